@@ -1,0 +1,38 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+
+const wranglerBin = createRequire(import.meta.url).resolve("wrangler/bin/wrangler.js");
+
+const quiet = { WRANGLER_SEND_METRICS: "false" };
+// CI=true makes one-shot commands (migrations apply) assume "yes" instead of prompting.
+const unattended = { ...quiet, CI: "true" };
+
+export interface WranglerResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs wrangler to completion and captures what it printed. */
+export function runWrangler(args: string[]): WranglerResult {
+  const result = spawnSync(process.execPath, [wranglerBin, ...args], {
+    env: { ...process.env, ...unattended },
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { status: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs wrangler and fails loudly, with its output, when it does. */
+export function mustRunWrangler(args: string[]): string {
+  const result = runWrangler(args);
+  if (result.status !== 0) {
+    throw new Error(`wrangler ${args.join(" ")} failed:\n${result.stderr || result.stdout}`);
+  }
+  return result.stdout;
+}
+
+/** Starts a long-running wrangler (dev) attached to this terminal. */
+export function startWrangler(args: string[]): ChildProcess {
+  return spawn(process.execPath, [wranglerBin, ...args], { env: { ...process.env, ...quiet }, stdio: "inherit" });
+}

@@ -1,0 +1,19 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import type { Operation } from "./operation";
+
+/** `GET /`: what this service is and where its operations live. */
+export function describeService(operations: readonly Operation[]) {
+  return (c: Context<AppEnv>) =>
+    c.json({
+      name: "Store Orders",
+      version: "1.0.0",
+      baseUrl: c.env.BASE_URL,
+      operations: operations.map(({ operationId, method, path, stability }) => ({
+        operationId,
+        method: method.toUpperCase(),
+        path: `/v1${path}`,
+        stability,
+      })),
+    });
+}

@@ -1,0 +1,92 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Hono } from "hono";
+import type { AppEnv } from "../src/env";
+import worker from "../src/index";
+import { handleError } from "../src/middleware/errors";
+import { requestId } from "../src/middleware/request-id";
+import { ORIGIN, errorBodyOf } from "./request";
+import { clearOrders, orderStatus, seedOrders } from "./seed";
+
+/** A D1 binding whose every call fails, as when D1 is unreachable. */
+function failingD1(): { db: D1Database; calls: () => number } {
+  let calls = 0;
+  const fail = () => {
+    calls += 1;
+    return Promise.reject(new Error("D1_ERROR: Network connection lost. SELECT secret FROM orders"));
+  };
+  const statement = { bind: () => statement, first: fail, all: fail, run: fail, raw: fail };
+  const db = { prepare: () => statement, batch: fail, exec: fail, withSession: () => db } as unknown as D1Database;
+  return { db, calls: () => calls };
+}
+
+async function fetchWith(bindings: Env, path: string, init: RequestInit = {}): Promise<Response> {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(new Request(`${ORIGIN}${path}`, init), bindings, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("when D1 fails", () => {
+  it.each([
+    ["GET", "/v1/store/orders", {}],
+    ["GET", "/v1/store/orders", { "If-None-Match": '"orders-x-1"' }],
+    ["DELETE", "/v1/store/orders/1", {}],
+  ])("%s %s answers 503 service_unavailable with Retry-After after one retry", async (method, path, headers) => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const d1 = failingD1();
+    const response = await fetchWith({ ...env, DB: d1.db }, path, { method, headers });
+    expect(response.status).toBe(503);
+    expect(response.headers.get("Retry-After")).toBe("1");
+    const body = await errorBodyOf(response);
+    expect(body.code).toBe("service_unavailable");
+    expect(body.message).not.toMatch(/D1_ERROR|SELECT/);
+    expect(d1.calls()).toBe(2);
+  });
+
+  it("recovers from a single transient failure without the client noticing", async () => {
+    await clearOrders();
+    await seedOrders([{ id: 1 }]);
+    let failed = false;
+    const flaky = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === "batch") {
+          return (statements: D1PreparedStatement[]) => {
+            if (!failed) {
+              failed = true;
+              return Promise.reject(new Error("transient"));
+            }
+            return target.batch(statements);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const response = await fetchWith({ ...env, DB: flaky }, "/v1/store/orders/1", { method: "DELETE" });
+    expect(response.status).toBe(204);
+    expect(await orderStatus(1)).toBe("cancelled");
+  });
+});
+
+describe("unexpected errors", () => {
+  it("answer 500 internal_error without internals, and are logged with the request id", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const app = new Hono<AppEnv>().use(requestId());
+    app.get("/boom", () => {
+      throw new TypeError("Cannot read properties of undefined (reading 'secret')");
+    });
+    app.onError(handleError);
+
+    const response = await app.request("/boom");
+    const body = await errorBodyOf(response);
+    expect(body.code).toBe("internal_error");
+    expect(body.message).not.toMatch(/TypeError|secret/);
+    const line = JSON.parse(String(logged.mock.calls.at(-1)?.[0]));
+    expect(line.requestId).toBe(response.headers.get("X-Request-Id"));
+    expect(line.error).toMatch(/TypeError/);
+  });
+});

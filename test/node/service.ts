@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A loopback port nobody is listening on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function tempStateDir(): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), "store-orders-state-"));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface RunningService {
+  baseUrl: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `npm start` as a user would, on a free port and a state directory of
+ * the test's own, and waits until it answers. stop() ends the whole process
+ * group (npm, tsx, wrangler, workerd) so nothing outlives the test.
+ */
+export async function startService(stateDir: string, extraEnv: Record<string, string> = {}): Promise<RunningService> {
+  const port = await freePort();
+  const child: ChildProcess = spawn("npm", ["start", "--", "--port", String(port), "--persist-to", stateDir], {
+    detached: true,
+    env: { ...process.env, ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => (output += chunk));
+  child.stderr?.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  const stop = async () => {
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => child.pid && process.kill(-child.pid, "SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    try {
+      await fetch(`${baseUrl}/`);
+      return { baseUrl, output: () => output, stop };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  await stop();
+  throw new Error(`npm start did not come up on ${baseUrl}:\n${output}`);
+}

@@ -1,0 +1,38 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("migrations");
+  return {
+    test: {
+      projects: [
+        {
+          // Tests that run inside workerd against the real bindings.
+          plugins: [
+            cloudflareTest({
+              main: "./src/index.ts",
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
+            }),
+          ],
+          test: {
+            name: "workers",
+            include: ["test/**/*.test.ts"],
+            exclude: ["test/**/*.e2e.test.ts"],
+            setupFiles: ["./test/apply-migrations.ts"],
+          },
+        },
+        {
+          // Tests that start real processes: wrangler dev, the npm scripts.
+          test: {
+            name: "e2e",
+            include: ["test/**/*.e2e.test.ts"],
+            environment: "node",
+            testTimeout: 120_000,
+            hookTimeout: 120_000,
+          },
+        },
+      ],
+    },
+  };
+});
