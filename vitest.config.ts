@@ -19,7 +19,7 @@ export default defineConfig(async () => {
             name: "workers",
             include: ["test/**/*.test.ts"],
             exclude: ["test/**/*.e2e.test.ts"],
-            setupFiles: ["./test/apply-migrations.ts"],
+            setupFiles: ["./test/setup.ts"],
           },
         },
         {

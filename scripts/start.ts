@@ -1,9 +1,13 @@
 /**
- * `npm start`: local D1 migrations, demo data (once), then `wrangler dev`.
- * State lives in wrangler's default .wrangler/state unless --persist-to says otherwise,
- * so `wrangler d1 execute --local` and `npm run keys` see the same data.
+ * `npm start`: local D1 migrations, demo data (once), a demo API key, then
+ * `wrangler dev`. State lives in wrangler's default .wrangler/state unless
+ * --persist-to says otherwise, so `wrangler d1 execute --local` and
+ * `npm run keys` see the same data.
  */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { issueKey, keyStore, storedRecordOf } from "./lib/key-store";
 import { mustRunWrangler, startWrangler } from "./lib/wrangler";
 
 const { values } = parseArgs({
@@ -12,14 +16,36 @@ const { values } = parseArgs({
     "persist-to": { type: "string" },
   },
 });
-const persist = values["persist-to"] ? ["--persist-to", values["persist-to"]] : [];
+const stateDir = values["persist-to"];
+const persist = stateDir ? ["--persist-to", stateDir] : [];
 
 console.log("Applying local D1 migrations…");
 mustRunWrangler(["d1", "migrations", "apply", "store-orders", "--local", ...persist]);
 console.log("Loading demo data (rows that exist are kept)…");
 mustRunWrangler(["d1", "execute", "store-orders", "--local", "--file", "scripts/demo-data.sql", ...persist]);
+const demoKey = await ensureDemoKey(stateDir ?? ".wrangler/state");
 
-console.log(`Starting the service on http://localhost:${values.port}/v1`);
+const base = `http://localhost:${values.port}/v1`;
+console.log(`\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization: Bearer ${demoKey}" ${base}/store/orders\n`);
 const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", ...persist]);
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => dev.kill(signal));
 dev.on("exit", (code) => process.exit(code ?? 0));
+
+/**
+ * The demo key is a local-only convenience: KV keeps only its hash, so the key
+ * itself is kept beside the local state to be printed on every start.
+ */
+async function ensureDemoKey(dir: string): Promise<string> {
+  const store = keyStore("local", stateDir);
+  const file = join(dir, "demo-api-key");
+  if (existsSync(file)) {
+    const saved = readFileSync(file, "utf8").trim();
+    const record = await storedRecordOf(store, saved);
+    if (record && !record.revokedAt) return saved;
+  }
+  console.log("Creating a local demo API key (pro plan)…");
+  const { key } = await issueKey(store, { plan: "pro", name: "local demo key" });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./env";
+import { identifyCaller, requireApiKey } from "./middleware/auth";
 import { handleError, handleNotFound } from "./middleware/errors";
 import { requestId } from "./middleware/request-id";
 import { operations } from "./routes";
@@ -7,6 +8,7 @@ import { mountOperations } from "./routes/operation";
 import { describeService } from "./routes/service";
 
 const v1 = new Hono<AppEnv>();
+v1.use(identifyCaller(), requireApiKey());
 mountOperations(v1, operations);
 
 const app = new Hono<AppEnv>();

@@ -1,12 +1,11 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Hono } from "hono";
 import type { AppEnv } from "../src/env";
-import worker from "../src/index";
 import { handleError } from "../src/middleware/errors";
 import { requestId } from "../src/middleware/request-id";
-import { ORIGIN, errorBodyOf } from "./request";
+import { apiWith, errorBodyOf } from "./request";
+import { storeTestKey } from "./keys";
 import { clearOrders, orderStatus, seedOrders } from "./seed";
 
 /** A D1 binding whose every call fails, as when D1 is unreachable. */
@@ -21,13 +20,6 @@ function failingD1(): { db: D1Database; calls: () => number } {
   return { db, calls: () => calls };
 }
 
-async function fetchWith(bindings: Env, path: string, init: RequestInit = {}): Promise<Response> {
-  const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(`${ORIGIN}${path}`, init), bindings, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
-}
-
 afterEach(() => vi.restoreAllMocks());
 
 describe("when D1 fails", () => {
@@ -38,7 +30,7 @@ describe("when D1 fails", () => {
   ])("%s %s answers 503 service_unavailable with Retry-After after one retry", async (method, path, headers) => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const d1 = failingD1();
-    const response = await fetchWith({ ...env, DB: d1.db }, path, { method, headers });
+    const response = await apiWith({ ...env, DB: d1.db }, path, { method, headers });
     expect(response.status).toBe(503);
     expect(response.headers.get("Retry-After")).toBe("1");
     const body = await errorBodyOf(response);
@@ -66,9 +58,30 @@ describe("when D1 fails", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const response = await fetchWith({ ...env, DB: flaky }, "/v1/store/orders/1", { method: "DELETE" });
+    const response = await apiWith({ ...env, DB: flaky }, "/v1/store/orders/1", { method: "DELETE" });
     expect(response.status).toBe(204);
     expect(await orderStatus(1)).toBe("cancelled");
+  });
+});
+
+describe("when KV fails", () => {
+  it("a key that is not cached answers 503 service_unavailable after one retry", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const { key } = await storeTestKey();
+    let reads = 0;
+    const failingKv = {
+      get: () => {
+        reads += 1;
+        return Promise.reject(new Error("KV GET failed: 500 Internal Server Error"));
+      },
+    } as unknown as KVNamespace;
+    const response = await apiWith({ ...env, API_KEYS: failingKv }, "/v1/store/orders", { key });
+    expect(response.status).toBe(503);
+    expect(response.headers.get("Retry-After")).toBe("1");
+    expect((await errorBodyOf(response)).code).toBe("service_unavailable");
+    expect(reads).toBe(2);
+
+    expect((await apiWith(env, "/v1/store/orders", { key })).status).toBe(200);
   });
 });
 

@@ -15,7 +15,7 @@ describe("npm start", () => {
   });
 
   it("serves the demo orders, in every status, on /v1", async () => {
-    const response = await fetch(`${service!.baseUrl}/v1/store/orders`);
+    const response = await service!.call("/v1/store/orders");
     expect(response.status).toBe(200);
     const text = await response.text();
     const statuses = new Set((JSON.parse(text) as { status: string }[]).map((order) => order.status));
@@ -23,13 +23,20 @@ describe("npm start", () => {
     expect(text).toContain('"id":9223372036854775807');
   });
 
-  it("keeps the data when started again on the same state", async () => {
-    expect((await fetch(`${service!.baseUrl}/v1/store/orders/1`, { method: "DELETE" })).status).toBe(204);
+  it("prints a ready-to-paste curl line with a working local demo key", async () => {
+    expect(service!.demoKey).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+    expect(service!.output()).toContain(`curl -H "Authorization: Bearer ${service!.demoKey}"`);
+    expect((await service!.call("/v1/store/orders", { headers: { Authorization: "" } })).status).toBe(401);
+  });
+
+  it("keeps the data, and the demo key, when started again on the same state", async () => {
+    expect((await service!.call("/v1/store/orders/1", { method: "DELETE" })).status).toBe(204);
     await service!.stop();
 
     service = await startService(state.path);
-    const orders = (await (await fetch(`${service.baseUrl}/v1/store/orders`)).json()) as { id: number; status: string }[];
+    const orders = (await (await service.call("/v1/store/orders")).json()) as { id: number; status: string }[];
     expect(orders.find((order) => order.id === 1)?.status).toBe("cancelled");
     expect(orders).toHaveLength(37);
+    expect(service.output()).not.toContain("Creating a local demo API key");
   });
 });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +16,21 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * fetch(), retried once when a kept-alive connection turns out to have been
+ * closed by the server while idle (undici: "other side closed"). The request
+ * never reached the service then, and every call the tests make is
+ * idempotent, so one retry is what a well-behaved client does too.
+ */
+export async function fetchLocal(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if ((error as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw error;
+    return fetch(url, init);
+  }
+}
+
 export function tempStateDir(): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), "store-orders-state-"));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
@@ -23,6 +38,10 @@ export function tempStateDir(): { path: string; remove(): void } {
 
 export interface RunningService {
   baseUrl: string;
+  /** The demo key `npm start` made, for authenticated calls. */
+  demoKey: string;
+  /** fetch() against the service with the demo key, unless the init has its own Authorization. */
+  call(path: string, init?: RequestInit): Promise<Response>;
   output(): string;
   stop(): Promise<void>;
 }
@@ -63,7 +82,13 @@ export async function startService(stateDir: string, extraEnv: Record<string, st
     if (child.exitCode !== null) break;
     try {
       await fetch(`${baseUrl}/`);
-      return { baseUrl, output: () => output, stop };
+      const demoKey = readFileSync(join(stateDir, "demo-api-key"), "utf8").trim();
+      const call = (path: string, init: RequestInit = {}) => {
+        const headers = new Headers(init.headers);
+        if (!headers.has("Authorization")) headers.set("Authorization", `Bearer ${demoKey}`);
+        return fetchLocal(`${baseUrl}${path}`, { ...init, headers });
+      };
+      return { baseUrl, demoKey, call, output: () => output, stop };
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }

@@ -1,0 +1,134 @@
+/**
+ * `npm run keys -- <command>`: issue, list, show and revoke API keys in the
+ * local state or a deployed environment (CONTRACT section 4).
+ */
+import { parseArgs } from "node:util";
+import { PLANS, Plan, type Limits } from "../src/schemas/api-key";
+import { ENVIRONMENTS, findById, issueKey, keyStore, type Environment } from "./lib/key-store";
+
+const USAGE = `Usage: npm run keys -- <command> [options]
+
+  create --plan <${PLANS.join("|")}> [--name N] [--per-minute N --per-day N] [--json]
+  list
+  show <keyId>
+  revoke <keyId>
+
+Every command takes --env <${ENVIRONMENTS.join("|")}> (default local).
+Local commands take --persist-to <dir> to use a state folder other than .wrangler/state.`;
+
+class UsageError extends Error {}
+
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        plan: { type: "string" },
+        name: { type: "string" },
+        "per-minute": { type: "string" },
+        "per-day": { type: "string" },
+        env: { type: "string", default: "local" },
+        "persist-to": { type: "string" },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseCommandLine(argv);
+  const [command, keyId, ...extra] = positionals;
+  if (values.help) return void console.log(USAGE);
+  if (extra.length > 0) throw new UsageError(`Unexpected arguments: ${extra.join(" ")}`);
+
+  const environment = oneOf(values.env, ENVIRONMENTS, "--env");
+  if (values["persist-to"] && environment !== "local") throw new UsageError("--persist-to only applies to --env local");
+  const store = keyStore(environment, values["persist-to"]);
+
+  switch (command) {
+    case "create": {
+      const plan = oneOf(values.plan, PLANS, "--plan");
+      const limits = limitsFrom(plan, values["per-minute"], values["per-day"]);
+      const { key, record } = await issueKey(store, { plan, name: values.name ?? `${plan} key`, limits });
+      if (values.json) {
+        console.log(JSON.stringify({ id: record.id, key, plan: record.plan }));
+      } else {
+        console.log(`Created ${record.id} (${record.plan}${limits ? `, ${describeLimits(limits)}` : ""}) in ${environment}.`);
+        console.log(`API key, shown this once only; store it now:\n\n  ${key}\n`);
+      }
+      return;
+    }
+    case "list": {
+      const rows = store.list("id:").map(({ name, metadata }) => ({ id: name.slice(3), ...metadata }));
+      if (values.json) return void console.log(JSON.stringify(rows));
+      if (rows.length === 0) return void console.log(`No keys in ${environment}.`);
+      for (const row of rows) {
+        const state = row.revokedAt ? `revoked ${row.revokedAt}` : "active";
+        console.log([row.id, row.plan, JSON.stringify(row.name), `created ${row.createdAt}`, state].join("  "));
+      }
+      return;
+    }
+    case "show":
+    case "revoke": {
+      if (!keyId) throw new UsageError(`${command} needs a key id, such as key_0123456789abcdef`);
+      const found = findById(store, keyId);
+      if (!found) throw new UsageError(`No key ${keyId} in ${environment}.`);
+      let { record } = found;
+      if (command === "revoke" && !record.revokedAt) {
+        record = { ...record, revokedAt: new Date().toISOString() };
+        store.putRecord(found.hash, record);
+        console.error(`Revoked ${keyId}. Every location refuses it within about 65 seconds (KV propagation plus the worker's key cache).`);
+      }
+      console.log(values.json ? JSON.stringify(record) : describeRecord(record));
+      return;
+    }
+    default:
+      throw new UsageError(command ? `Unknown command: ${command}` : "No command given.");
+  }
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T {
+  if (value !== undefined && (allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`${flag} must be one of ${allowed.join(", ")}${value === undefined ? "" : ` (got "${value}")`}`);
+}
+
+/** Enterprise keys carry their own limits; other plans may override theirs. Both numbers or neither. */
+function limitsFrom(plan: Plan, perMinute: string | undefined, perDay: string | undefined): Limits | undefined {
+  if (perMinute === undefined && perDay === undefined) {
+    if (plan === "enterprise") throw new UsageError("enterprise keys need --per-minute and --per-day");
+    return undefined;
+  }
+  if (perMinute === undefined || perDay === undefined) throw new UsageError("give both --per-minute and --per-day");
+  return { perMinute: positiveInteger(perMinute, "--per-minute"), perDay: positiveInteger(perDay, "--per-day") };
+}
+
+function positiveInteger(text: string, flag: string): number {
+  if (!/^[1-9][0-9]{0,8}$/.test(text)) throw new UsageError(`${flag} must be a whole number from 1 to 999999999 (got "${text}")`);
+  return Number(text);
+}
+
+const describeLimits = (limits: Limits) => `${limits.perMinute}/minute, ${limits.perDay}/day`;
+
+function describeRecord(record: { id: string; plan: string; name: string; createdAt: string; limits?: Limits; revokedAt?: string }): string {
+  return [
+    `id:       ${record.id}`,
+    `plan:     ${record.plan}`,
+    `name:     ${record.name}`,
+    `created:  ${record.createdAt}`,
+    `limits:   ${record.limits ? describeLimits(record.limits) : "the plan's"}`,
+    `state:    ${record.revokedAt ? `revoked ${record.revokedAt}` : "active"}`,
+  ].join("\n");
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(`Error: ${error.message}\n\n${USAGE}`);
+  } else {
+    console.error(`Error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  process.exit(1);
+});

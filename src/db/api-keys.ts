@@ -1,0 +1,31 @@
+import { recordName, sha256Hex } from "../lib/api-key";
+import { callDependency } from "../lib/dependency";
+import { TtlCache } from "../lib/ttl-cache";
+import { ApiKeyRecord } from "../schemas/api-key";
+
+/**
+ * Lifetimes of the per-isolate key cache. They bound how long a revoked key
+ * keeps working in one isolate on top of KV's own propagation (about 60 s),
+ * and how long a key created a moment ago can stay unknown where it was just
+ * tried: misses are kept more briefly than hits.
+ */
+export const KEY_CACHE_HIT_MS = 5_000;
+export const KEY_CACHE_MISS_MS = 1_000;
+// KV's edge cache lifetime; 60 s is its default and adds no delay beyond propagation.
+const KV_CACHE_TTL_SECONDS = 60;
+
+const cache = new TtlCache<string, ApiKeyRecord | null>(10_000);
+
+/** The record of an API key, or null when KV has none. Cached by the key's hash, never the key. */
+export async function findApiKey(kv: KVNamespace, token: string, now = Date.now()): Promise<ApiKeyRecord | null> {
+  const hash = await sha256Hex(token);
+  const cached = cache.get(hash, now);
+  if (cached !== undefined) return cached;
+
+  const stored = await callDependency("KV", () =>
+    kv.get<unknown>(recordName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }),
+  );
+  const record = stored === null ? null : ApiKeyRecord.parse(stored);
+  cache.set(hash, record, record ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
+  return record;
+}

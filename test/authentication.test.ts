@@ -1,0 +1,113 @@
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { PLANS } from "../src/schemas/api-key";
+import { storeTestKey } from "./keys";
+import { api, apiWith, errorBodyOf } from "./request";
+
+const CHALLENGE = 'Bearer realm="store-orders"';
+const listWith = (authorization: string | null) =>
+  api("/v1/store/orders", authorization === null ? { key: null } : { headers: { Authorization: authorization } });
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("bearer authentication", () => {
+  it.each([
+    ["no header", null],
+    ["another scheme", "Basic dXNlcjpwYXNz"],
+    ["a token without a scheme", "so_test_0123456789abcdefghijABCDEFGHIJKL"],
+    ["the scheme with no token", "Bearer"],
+  ])("answers 401 missing_api_key for %s, with a bare challenge", async (_, authorization) => {
+    const response = await listWith(authorization);
+    expect(await errorBodyOf(response)).toMatchObject({ code: "missing_api_key", status: 401 });
+    expect(response.headers.get("WWW-Authenticate")).toBe(CHALLENGE);
+  });
+
+  it.each([
+    ["a malformed token", "Bearer not-a-key"],
+    ["a wrong prefix", "Bearer sk_live_0123456789abcdefghijABCDEFGHIJKL"],
+    ["a token one character short", "Bearer so_test_0123456789abcdefghijABCDEFGHIJK"],
+    ["a token with characters outside base62", "Bearer so_test_0123456789abcdefghijABCDEFGHIJK+"],
+    ["a 10 KB token", `Bearer so_test_${"a".repeat(10_240)}`],
+    ["two keys in one header", "Bearer so_test_0123456789abcdefghijABCDEFGHIJKL, Bearer so_test_0123456789abcdefghijABCDEFGHIJKL"],
+    ["an unknown key", "Bearer so_test_0123456789abcdefghijABCDEFGHIJKL"],
+  ])("answers 401 invalid_api_key for %s, with error=invalid_token", async (_, authorization) => {
+    const response = await listWith(authorization);
+    expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_api_key", status: 401 });
+    expect(response.headers.get("WWW-Authenticate")).toBe(`${CHALLENGE}, error="invalid_token"`);
+  });
+
+  it("answers 401 invalid_api_key for a revoked key", async () => {
+    const { key } = await storeTestKey({ revokedAt: "2026-11-01T00:00:00Z" });
+    const response = await listWith(`Bearer ${key}`);
+    expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_api_key", status: 401 });
+  });
+
+  it.each(PLANS)("accepts a valid %s key", async (plan) => {
+    const { key } = await storeTestKey({
+      plan,
+      ...(plan === "enterprise" && { limits: { perMinute: 5000, perDay: 50000 } }),
+    });
+    expect((await listWith(`Bearer ${key}`)).status).toBe(200);
+    expect((await api("/v1/store/orders/1", { method: "DELETE", key })).status).toBe(404);
+  });
+
+  it("accepts the scheme in any case", async () => {
+    const { key } = await storeTestKey();
+    expect((await listWith(`bearer ${key}`)).status).toBe(200);
+    expect((await listWith(`BEARER ${key}`)).status).toBe(200);
+  });
+
+  it("guards every operation, and unknown paths under /v1", async () => {
+    for (const [method, path] of [
+      ["GET", "/v1/store/orders"],
+      ["DELETE", "/v1/store/orders/1"],
+      ["GET", "/v1/anything"],
+    ]) {
+      expect((await api(path, { method, key: null })).status).toBe(401);
+    }
+  });
+
+  it("reads KV once per key while the key is cached, not on every request", async () => {
+    const { key } = await storeTestKey();
+    let reads = 0;
+    const countingKv = new Proxy(env.API_KEYS, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (property !== "get") return typeof value === "function" ? value.bind(target) : value;
+        return (...args: unknown[]) => {
+          reads += 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    for (let i = 0; i < 5; i++) {
+      expect((await apiWith({ ...env, API_KEYS: countingKv }, "/v1/store/orders", { key })).status).toBe(200);
+    }
+    expect(reads).toBe(1);
+  });
+
+  it("never puts a key in a response or a log line", async () => {
+    const lines: string[] = [];
+    for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
+    }
+    const valid = await storeTestKey();
+    const revoked = await storeTestKey({ revokedAt: "2026-11-01T00:00:00Z" });
+    const unknown = "so_test_ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ";
+    for (const key of [valid.key, revoked.key, unknown]) {
+      for (const [method, path] of [
+        ["GET", "/v1/store/orders"],
+        ["DELETE", "/v1/store/orders/1"],
+        ["DELETE", "/v1/store/orders/abc"],
+        ["POST", "/v1/store/orders"],
+        ["GET", "/v1/nope"],
+      ]) {
+        const response = await api(path, { method, key });
+        const text = `${[...response.headers].join("\n")}\n${await response.text()}`;
+        expect(text).not.toContain(key);
+        expect(text).not.toContain(key.slice(8));
+      }
+    }
+    expect(lines.join("\n")).not.toMatch(/so_test_/);
+  });
+});

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runKeys } from "./node/keys-cli";
+import { startService, tempStateDir, type RunningService } from "./node/service";
+
+describe("npm run keys, against the running service", () => {
+  const state = tempStateDir();
+  let service: RunningService;
+
+  beforeAll(async () => {
+    service = await startService(state.path);
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    state.remove();
+  });
+
+  const listWith = (key: string) =>
+    service.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
+
+  it("create --json prints exactly one JSON line, and the key works in the next request", async () => {
+    const result = await runKeys(state.path, "create", "--plan", "free", "--json");
+    expect(result.status).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const created = JSON.parse(lines[0]);
+    expect(Object.keys(created).sort()).toEqual(["id", "key", "plan"]);
+    expect(created).toMatchObject({ id: expect.stringMatching(/^key_[0-9A-Za-z]{16}$/), plan: "free" });
+    expect(created.key).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+
+    expect((await listWith(created.key)).status).toBe(200);
+  });
+
+  it("create, list, show and revoke a key; the service then refuses it", async () => {
+    const created = await runKeys(state.path, "create", "--plan", "enterprise", "--per-minute", "500", "--per-day", "9000", "--name", "Acme");
+    expect(created.status).toBe(0);
+    const key = /so_test_[0-9A-Za-z]{32}/.exec(created.stdout)![0];
+    const id = /key_[0-9A-Za-z]{16}/.exec(created.stdout)![0];
+    expect((await listWith(key)).status).toBe(200);
+
+    const list = await runKeys(state.path, "list");
+    expect(list.status).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`${id}\\s+enterprise\\s+"Acme"`));
+    expect(list.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
+
+    const show = await runKeys(state.path, "show", id);
+    expect(show.status).toBe(0);
+    expect(show.stdout).toContain("500/minute, 9000/day");
+    expect(show.stdout).toMatch(/state:\s+active/);
+    expect(show.stdout).not.toContain(key);
+
+    const revoke = await runKeys(state.path, "revoke", id);
+    expect(revoke.status).toBe(0);
+    expect((await runKeys(state.path, "show", id)).stdout).toMatch(/state:\s+revoked/);
+
+    // The worker may keep the key for its short cache lifetime (5 s); then it is refused.
+    const deadline = Date.now() + 15_000;
+    let status = 200;
+    while (Date.now() < deadline && status === 200) {
+      const response = await listWith(key);
+      await response.arrayBuffer();
+      status = response.status;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(status).toBe(401);
+  });
+
+  describe("bad arguments", () => {
+    let before: string;
+    beforeAll(async () => {
+      before = (await runKeys(state.path, "list", "--json")).stdout;
+    });
+
+    it.each([
+      ["an unknown plan", ["create", "--plan", "gold"]],
+      ["no plan", ["create"]],
+      ["enterprise without limits", ["create", "--plan", "enterprise"]],
+      ["only one limit", ["create", "--plan", "pro", "--per-minute", "10"]],
+      ["a zero limit", ["create", "--plan", "pro", "--per-minute", "0", "--per-day", "10"]],
+      ["a negative limit", ["create", "--plan", "pro", "--per-minute", "-5", "--per-day", "10"]],
+      ["a fractional limit", ["create", "--plan", "pro", "--per-minute", "1.5", "--per-day", "10"]],
+      ["an unknown environment", ["create", "--plan", "pro", "--env", "qa"]],
+      ["an unknown option", ["create", "--plan", "pro", "--colour", "red"]],
+      ["an unknown command", ["delete", "key_0123456789abcdef"]],
+      ["revoking an unknown key id", ["revoke", "key_0123456789abcdef"]],
+      ["showing an unknown key id", ["show", "key_0123456789abcdef"]],
+      ["revoke without an id", ["revoke"]],
+    ])("exit 1 with a message for %s", async (_, args) => {
+      const result = await runKeys(state.path, ...args);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/^Error: /);
+      expect(result.stdout).toBe("");
+    });
+
+    it("wrote nothing", async () => {
+      expect(JSON.parse(before).length).toBeGreaterThan(0);
+      expect((await runKeys(state.path, "list", "--json")).stdout).toBe(before);
+    });
+  });
+});
