@@ -2,20 +2,24 @@ import { Hono } from "hono";
 import type { AppEnv } from "./env";
 import { identifyCaller, requireApiKey } from "./middleware/auth";
 import { handleError, handleNotFound } from "./middleware/errors";
+import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { operations } from "./routes";
 import { mountOperations } from "./routes/operation";
 import { describeService } from "./routes/service";
 
 const v1 = new Hono<AppEnv>();
-v1.use(identifyCaller(), requireApiKey());
+v1.use(requireApiKey());
 mountOperations(v1, operations);
 
 const app = new Hono<AppEnv>();
-app.use(requestId());
+// Every request is counted, keyed or not, so even 401s and 404s carry limits.
+app.use(requestId(), identifyCaller(), rateLimit());
 app.get("/", describeService(operations));
 app.route("/v1", v1);
 app.notFound(handleNotFound);
 app.onError(handleError);
 
 export default app;
+
+export { RateLimiter } from "./limiter/rate-limiter";

@@ -65,6 +65,33 @@ describe("npm run keys, against the running service", () => {
     expect(status).toBe(401);
   });
 
+  it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
+    const created = await runKeys(state.path, "create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json");
+    const { key } = JSON.parse(created.stdout);
+    // All seven requests must fall in one UTC minute.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoMinute));
+
+    const responses: Response[] = [];
+    for (let i = 0; i < 7; i++) {
+      const response = await listWith(key);
+      await response.arrayBuffer();
+      responses.push(response);
+    }
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(responses.map((response) => response.headers.get("X-RateLimit-Remaining"))).toEqual(["4", "3", "2", "1", "0", "0", "0"]);
+
+    const refused = responses[5].headers;
+    const minuteEnd = Math.floor(Date.now() / 60_000) * 60 + 60;
+    expect(refused.get("X-RateLimit-Limit")).toBe("5");
+    expect(refused.get("X-RateLimit-Resource")).toBe("minute");
+    expect(Number(refused.get("X-RateLimit-Reset"))).toBe(minuteEnd);
+    expect(Number(refused.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.get("Retry-After"))).toBeLessThanOrEqual(60);
+    expect(refused.get("RateLimit-Policy")).toBe('"minute";q=5;w=60, "day";q=100;w=86400');
+    expect(refused.get("RateLimit")).toMatch(/^"minute";r=0;t=\d+, "day";r=95;t=\d+$/);
+  });
+
   describe("bad arguments", () => {
     let before: string;
     beforeAll(async () => {

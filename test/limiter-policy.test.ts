@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import { rateLimitHeaders } from "../src/limiter/headers";
+import { ANONYMOUS_LIMITS, PLAN_LIMITS, limitsFor } from "../src/limiter/plans";
+import { decide, expiresAt, quieterWindow, windowStart, type LimiterState } from "../src/limiter/policy";
+
+const ban = { threshold: 3, seconds: 100 };
+const limits = { perMinute: 2, perDay: 5 };
+const DAY = Date.UTC(2030, 0, 1) / 1000;
+const ms = (seconds: number) => (DAY + seconds) * 1000;
+
+/** Runs a sequence of requests at the given second offsets and returns the outcomes and last state. */
+function run(times: number[], start?: LimiterState, lim = limits) {
+  let state = start;
+  const outcomes: string[] = [];
+  for (const time of times) {
+    const result = decide(state, lim, ban, ms(time));
+    state = result.state;
+    outcomes.push(result.verdict.outcome);
+  }
+  return { outcomes, state: state! };
+}
+
+describe("windowStart", () => {
+  it("aligns minutes and days to UTC", () => {
+    expect(windowStart(DAY + 59.9, 60)).toBe(DAY);
+    expect(windowStart(DAY + 60, 60)).toBe(DAY + 60);
+    expect(windowStart(DAY + 86399, 86400)).toBe(DAY);
+    expect(windowStart(DAY + 86400, 86400)).toBe(DAY + 86400);
+  });
+});
+
+describe("decide", () => {
+  it("admits while both windows have room and counts an admitted request in both", () => {
+    const { outcomes, state } = run([0, 1, 2]);
+    expect(outcomes).toEqual(["admitted", "admitted", "limited"]);
+    expect(state).toMatchObject({ minuteCount: 2, dayCount: 2, refusedInARow: 1 });
+  });
+
+  it("starts a new minute at the boundary, keeping the day's count", () => {
+    const { outcomes, state } = run([0, 1, 59.999, 60]);
+    expect(outcomes).toEqual(["admitted", "admitted", "limited", "admitted"]);
+    expect(state).toMatchObject({ minuteStart: DAY + 60, minuteCount: 1, dayCount: 3 });
+  });
+
+  it("refuses on the day window across minutes, until UTC midnight", () => {
+    const { outcomes } = run([0, 1, 60, 61, 120, 180, 86399, 86400]);
+    expect(outcomes).toEqual(["admitted", "admitted", "admitted", "admitted", "admitted", "limited", "limited", "admitted"]);
+  });
+
+  it("gives Retry-After to the end of the refusing window, at least 1 second", () => {
+    const minute = decide(run([10, 11]).state, limits, ban, ms(12.5)).verdict;
+    expect(minute).toMatchObject({ outcome: "limited", reported: "minute", retryAfter: 48 });
+    const lastMoment = decide(run([10, 11]).state, limits, ban, ms(59.9)).verdict;
+    expect(lastMoment.retryAfter).toBe(1);
+    const day = decide(run([0, 1, 60, 61, 120]).state, limits, ban, ms(180)).verdict;
+    expect(day).toMatchObject({ outcome: "limited", reported: "day", retryAfter: 86400 - 180 });
+  });
+
+  it("names the day when both windows are full, since it resets later", () => {
+    const both = decide(run([0, 1]).state, { perMinute: 2, perDay: 2 }, ban, ms(2)).verdict;
+    expect(both).toMatchObject({ reported: "day", retryAfter: 86398 });
+  });
+
+  it("bans once more than the threshold were refused in a row, and the ban neither counts nor extends", () => {
+    const { outcomes, state } = run([0, 1, 2, 3, 4, 5, 6, 50]);
+    expect(outcomes).toEqual(["admitted", "admitted", "limited", "limited", "limited", "banned", "banned", "banned"]);
+    expect(state.bannedUntil).toBe(DAY + 5 + 100);
+    expect(state).toMatchObject({ minuteCount: 2, dayCount: 2 });
+    const during = decide(state, limits, ban, ms(50)).verdict;
+    expect(during).toMatchObject({ outcome: "banned", retryAfter: 55, bannedUntil: DAY + 105 });
+  });
+
+  it("ends a ban on time with a clean streak", () => {
+    const banned = run([0, 1, 2, 3, 4, 5]).state;
+    const { outcomes, state } = run([105, 106, 107], banned);
+    expect(outcomes).toEqual(["admitted", "admitted", "limited"]);
+    expect(state).toMatchObject({ bannedUntil: 0, refusedInARow: 1 });
+  });
+
+  it("resets the streak on an admitted request", () => {
+    const { outcomes } = run([0, 1, 2, 3, 4, 60, 61, 62, 63, 64]);
+    expect(outcomes).not.toContain("banned");
+  });
+
+  it("starts fresh counts on a later day", () => {
+    const yesterday = run([0, 1]).state;
+    const { state } = run([86400 * 3], yesterday);
+    expect(state).toMatchObject({ minuteCount: 1, dayCount: 1, dayStart: DAY + 86400 * 3 });
+  });
+});
+
+describe("quieterWindow", () => {
+  const report = (name: "minute" | "day", remaining: number, reset: number) => ({ name, limit: 9, size: 1, remaining, reset });
+  it("prefers fewer remaining, then the later reset", () => {
+    expect(quieterWindow({ minute: report("minute", 1, 60), day: report("day", 5, 86400) })).toBe("minute");
+    expect(quieterWindow({ minute: report("minute", 5, 60), day: report("day", 1, 86400) })).toBe("day");
+    expect(quieterWindow({ minute: report("minute", 3, 60), day: report("day", 3, 86400) })).toBe("day");
+  });
+});
+
+describe("expiresAt", () => {
+  it("is the end of the day, or of a ban that outlasts it", () => {
+    const state = run([0]).state;
+    expect(expiresAt(state)).toBe(DAY + 86400);
+    expect(expiresAt({ ...state, bannedUntil: DAY + 90000 })).toBe(DAY + 90000);
+  });
+});
+
+describe("rateLimitHeaders", () => {
+  it("describes the reported window and both windows in the IETF fields", () => {
+    const { verdict } = decide(undefined, limits, ban, ms(10.5));
+    expect(rateLimitHeaders(verdict)).toEqual({
+      "X-RateLimit-Limit": "2",
+      "X-RateLimit-Remaining": "1",
+      "X-RateLimit-Reset": String(DAY + 60),
+      "X-RateLimit-Resource": "minute",
+      "RateLimit-Policy": '"minute";q=2;w=60, "day";q=5;w=86400',
+      RateLimit: `"minute";r=1;t=50, "day";r=4;t=${86400 - 10}`,
+    });
+  });
+
+  it("adds Retry-After to refusals and reports zero left until a ban ends", () => {
+    const banned = run([0, 1, 2, 3, 4, 5]).state;
+    const { verdict } = decide(banned, limits, ban, ms(30));
+    expect(rateLimitHeaders(verdict)).toMatchObject({
+      "X-RateLimit-Remaining": "0",
+      "X-RateLimit-Reset": String(DAY + 105),
+      "Retry-After": "75",
+      RateLimit: '"minute";r=0;t=75, "day";r=0;t=75',
+    });
+  });
+});
+
+describe("plan limits", () => {
+  it("matches the published table", () => {
+    expect(PLAN_LIMITS).toEqual({
+      free: { perMinute: 60, perDay: 1000 },
+      pro: { perMinute: 300, perDay: 10000 },
+      business: { perMinute: 1000, perDay: 100000 },
+    });
+    expect(ANONYMOUS_LIMITS).toEqual(PLAN_LIMITS.free);
+  });
+
+  it("takes a key's own limits first, and refuses an enterprise key without them", () => {
+    const key = { id: "key_0123456789abcdef", name: "", createdAt: "" };
+    expect(limitsFor({ ...key, plan: "pro" })).toEqual(PLAN_LIMITS.pro);
+    expect(limitsFor({ ...key, plan: "pro", limits: { perMinute: 1, perDay: 2 } })).toEqual({ perMinute: 1, perDay: 2 });
+    expect(limitsFor({ ...key, plan: "enterprise", limits: { perMinute: 7, perDay: 8 } })).toEqual({ perMinute: 7, perDay: 8 });
+    expect(() => limitsFor({ ...key, plan: "enterprise" })).toThrow(/no limits/);
+  });
+});
