@@ -117,21 +117,13 @@ export function decide(
 
 function windowReports(state: LimiterState, limits: Limits): { minute: WindowReport; day: WindowReport } {
   return {
-    minute: {
-      name: "minute",
-      limit: limits.perMinute,
-      size: MINUTE_SECONDS,
-      remaining: Math.max(0, limits.perMinute - state.minuteCount),
-      reset: state.minuteStart + MINUTE_SECONDS,
-    },
-    day: {
-      name: "day",
-      limit: limits.perDay,
-      size: DAY_SECONDS,
-      remaining: Math.max(0, limits.perDay - state.dayCount),
-      reset: state.dayStart + DAY_SECONDS,
-    },
+    minute: report("minute", limits.perMinute, MINUTE_SECONDS, state.minuteCount, state.minuteStart),
+    day: report("day", limits.perDay, DAY_SECONDS, state.dayCount, state.dayStart),
   };
+}
+
+function report(name: WindowName, limit: number, size: number, count: number, start: number): WindowReport {
+  return { name, limit, size, remaining: Math.max(0, limit - count), reset: start + size };
 }
 
 /** The window with fewer requests left; on a tie the one that resets later. */
