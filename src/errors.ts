@@ -1,6 +1,8 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { z } from "zod";
+import type { ErrorBody } from "./schemas/error";
 
 /** The one table of error codes and their HTTP statuses (CONTRACT section 2). */
 export const ERROR_STATUS = {
@@ -23,12 +25,6 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-export interface ErrorBody {
-  code: ErrorCode;
-  message: string;
-  status: number;
-}
-
 /** An error the client should see as it is: a code from the table, a message for people, extra headers. */
 export class ApiError extends HTTPException {
   readonly code: ErrorCode;
@@ -42,6 +38,6 @@ export class ApiError extends HTTPException {
 }
 
 export function errorResponse(c: Context, err: ApiError): Response {
-  const body: ErrorBody = { code: err.code, message: err.message, status: err.status };
+  const body: z.infer<typeof ErrorBody> = { code: err.code, message: err.message, status: err.status };
   return c.json(body, err.status, err.headers);
 }

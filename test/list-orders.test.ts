@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
+import { Order } from "../src/schemas/order";
 import { api } from "./request";
 import { clearOrders, seedManyOrders, seedOrders } from "./seed";
 
@@ -24,6 +25,16 @@ describe("GET /v1/store/orders", () => {
       { id: 2, petId: 6, quantity: 4, status: "delivered", complete: true },
       { id: 3, petId: 7, quantity: 2, shipDate: "2026-03-01T10:00:00.000Z", status: "shipped", complete: true },
     ]);
+  });
+
+  it("sends exactly what the documented Order schema describes", async () => {
+    await seedOrders([
+      { id: 1, petId: 2, quantity: 3, shipDate: "2026-02-01T09:30:00Z", status: "shipped", complete: true },
+      { id: 2 },
+    ]);
+    const orders = await (await api("/v1/store/orders")).json();
+    expect(Order.array().safeParse(orders).success).toBe(true);
+    expect(Order.array().parse(orders)).toEqual(orders);
   });
 
   it("omits absent fields instead of sending null", async () => {

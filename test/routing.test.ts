@@ -7,7 +7,12 @@ describe("routing and the Error shape", () => {
     expect(response.status).toBe(200);
     const body = await response.json<{ name: string; operations: { operationId: string }[] }>();
     expect(body.name).toBe("Store Orders");
-    expect(body.operations.map((operation) => operation.operationId)).toEqual(["listOrders", "cancelOrder"]);
+    expect(body.operations.map((operation) => operation.operationId)).toEqual([
+      "listOrders",
+      "cancelOrder",
+      "getPetById",
+      "getOpenApiDocument",
+    ]);
   });
 
   it.each(["/nope", "/store/orders", "/v1/nope", "/v1/store/orders/1/items", "/v1x/store/orders"])(
@@ -22,10 +27,12 @@ describe("routing and the Error shape", () => {
   });
 
   it.each([
-    ["POST", "/v1/store/orders", "GET, HEAD"],
-    ["PUT", "/v1/store/orders", "GET, HEAD"],
-    ["GET", "/v1/store/orders/1", "DELETE"],
-    ["PATCH", "/v1/store/orders/1", "DELETE"],
+    ["POST", "/v1/store/orders", "GET, HEAD, OPTIONS"],
+    ["PUT", "/v1/store/orders", "GET, HEAD, OPTIONS"],
+    ["GET", "/v1/store/orders/1", "DELETE, OPTIONS"],
+    ["PATCH", "/v1/store/orders/1", "DELETE, OPTIONS"],
+    ["DELETE", "/v1/pets/1", "GET, HEAD, OPTIONS"],
+    ["POST", "/v1/openapi.json", "GET, HEAD, OPTIONS"],
   ])("answers 405 with Allow for %s %s", async (method, path, allow) => {
     const response = await api(path, { method });
     expect(response.headers.get("Allow")).toBe(allow);

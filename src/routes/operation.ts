@@ -1,15 +1,29 @@
 import { zValidator } from "@hono/zod-validator";
-import type { Context, Hono } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import type { z } from "zod";
 import type { AppEnv } from "../env";
 import { ApiError, type ErrorCode } from "../errors";
+import type { DeprecationSchedule } from "../lib/deprecation";
+import { requireApiKey } from "../middleware/auth";
+import { deprecation } from "../middleware/deprecation";
 
 export type Stability = "stable" | "beta" | "experimental";
 
+/** Response headers the OpenAPI document describes (see openapi.ts). */
+export type DocumentedHeader = "ETag" | "Deprecation" | "Sunset" | "Link";
+
+export interface SuccessResponse {
+  description: string;
+  /** The body's schema; none for 204 and 304. */
+  body?: z.ZodType;
+  headers?: DocumentedHeader[];
+}
+
 /**
- * One public operation: how it is routed, validated and described. The router
- * (and, from the same list, the 405 answers and the OpenAPI document) is built
- * from these, so what is served and what is documented cannot drift apart.
+ * One public operation: how it is routed, guarded, validated and described.
+ * The router, the 405 answers, `GET /` and the OpenAPI document are all built
+ * from the one list of these, so what is served and what is documented cannot
+ * drift apart.
  */
 export interface Operation<Params extends z.ZodType = z.ZodType> {
   operationId: string;
@@ -17,9 +31,16 @@ export interface Operation<Params extends z.ZodType = z.ZodType> {
   /** OpenAPI path template, relative to /v1, e.g. `/store/orders/{orderId}`. */
   path: string;
   summary: string;
+  description?: string;
   stability: Stability;
-  deprecated?: boolean;
+  /** Served without an API key (still rate limited per address). */
+  public?: boolean;
+  /** Present on deprecated operations: their headers and their sunset. */
+  deprecation?: (env: Env) => DeprecationSchedule;
   params?: { schema: Params; invalid: { code: ErrorCode; message: string } };
+  responses: Record<number, SuccessResponse>;
+  /** Errors particular to this operation; authentication, limits and outages are added for all. */
+  errors: ErrorCode[];
   handle(c: Context<AppEnv>, params: z.output<Params>): Response | Promise<Response>;
 }
 
@@ -42,16 +63,10 @@ export function mountOperations(app: Hono<AppEnv>, operations: readonly Operatio
     const path = honoPath(operation.path);
     const method = operation.method.toUpperCase();
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
-
-    const { params } = operation;
-    if (params) {
-      const validate = zValidator("param", params.schema, (result) => {
-        if (!result.success) throw new ApiError(params.invalid.code, params.invalid.message);
-      });
-      app.on(method, path, validate, (c) => operation.handle(c, c.req.valid("param" as never)));
-    } else {
-      app.on(method, path, (c) => operation.handle(c, undefined));
-    }
+    const handler: MiddlewareHandler<AppEnv> = async (c) =>
+      operation.handle(c, operation.params ? c.req.valid("param" as never) : undefined);
+    // Hono's typings cannot follow a spread chain; every element is a plain middleware.
+    app.on(method, path, ...([...middlewareOf(operation), handler] as [MiddlewareHandler<AppEnv>]));
   }
 
   // Registered after every operation, so it only answers methods none of them took.
@@ -65,7 +80,22 @@ export function mountOperations(app: Hono<AppEnv>, operations: readonly Operatio
   }
 }
 
+function middlewareOf(operation: Operation): MiddlewareHandler<AppEnv>[] {
+  const chain: MiddlewareHandler<AppEnv>[] = [];
+  if (!operation.public) chain.push(requireApiKey());
+  if (operation.deprecation) chain.push(deprecation(operation.deprecation));
+  const { params } = operation;
+  if (params) {
+    chain.push(
+      zValidator("param", params.schema, (result) => {
+        if (!result.success) throw new ApiError(params.invalid.code, params.invalid.message);
+      }) as MiddlewareHandler<AppEnv>,
+    );
+  }
+  return chain;
+}
+
 function allowHeader(methods: string[]): string {
-  // Hono answers HEAD from the GET handler.
-  return (methods.includes("GET") ? [...methods, "HEAD"] : methods).join(", ");
+  // Hono answers HEAD from the GET handler; CORS answers OPTIONS everywhere.
+  return [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
 }

@@ -2,7 +2,7 @@ import { cancelOrder, readFirstOrderPage, readOrderPageAfter, readOrdersVersion 
 import { ApiError } from "../errors";
 import { ifNoneMatchMatches } from "../lib/etag";
 import { orderListStream } from "../lib/order-stream";
-import { OrderIdParams } from "../schemas/ids";
+import { Order, OrderIdParams } from "../schemas/order";
 import { defineOperation } from "./operation";
 
 const etagOf = (version: string) => `"orders-${version}"`;
@@ -11,8 +11,16 @@ export const listOrders = defineOperation({
   operationId: "listOrders",
   method: "get",
   path: "/store/orders",
-  summary: "List every order, ascending by id",
+  summary: "List every order",
+  description:
+    "Every order placed in the store, ascending by id, as one JSON array. Filtering and pagination are not " +
+    "supported in v1 (they are planned for v2). Revalidate with If-None-Match to get 304 when nothing changed.",
   stability: "stable",
+  responses: {
+    200: { description: "All orders", body: Order.array(), headers: ["ETag"] },
+    304: { description: "Not modified: the ETag in If-None-Match is current", headers: ["ETag"] },
+  },
+  errors: [],
   async handle(c) {
     const db = c.env.DB;
     // Only a client that revalidates pays for the version read; everyone else
@@ -39,7 +47,12 @@ export const cancelOrderOperation = defineOperation({
   method: "delete",
   path: "/store/orders/{orderId}",
   summary: "Cancel a pending order",
+  description:
+    "Cancels an order whose status is pending. Cancelling an order that is already cancelled succeeds again " +
+    "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be cancelled.",
   stability: "stable",
+  responses: { 204: { description: "The order is cancelled" } },
+  errors: ["invalid_order_id", "order_not_found", "order_already_shipped"],
   params: {
     schema: OrderIdParams,
     invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },

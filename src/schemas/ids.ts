@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { isCanonicalInt64 } from "../lib/int64";
 
-/** An int64 path parameter, kept as its decimal text so it never passes through a double. */
-export const Int64Id = z.string().refine(isCanonicalInt64);
+/**
+ * An int64 path parameter. It is validated and kept as decimal text so it
+ * never passes through a double; the document presents it as what it means.
+ */
+export const Int64Param = z
+  .string()
+  .refine(isCanonicalInt64)
+  .meta({ type: "integer", format: "int64" } as Record<string, unknown>);
 
-export const OrderIdParams = z.object({ orderId: Int64Id });
+/** An int64 in a response body, written digit for digit (never through a double). */
+export const Int64 = z.number().int().meta({ format: "int64" });

@@ -1,0 +1,17 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { deprecationHeaders, isSunset, type DeprecationSchedule } from "../lib/deprecation";
+
+/** Marks a deprecated operation's responses, and retires it with 410 from its sunset date. */
+export function deprecation(schedule: (env: Env) => DeprecationSchedule): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const current = schedule(c.env);
+    const headers = deprecationHeaders(current);
+    if (isSunset(current, Date.now())) {
+      throw new ApiError("endpoint_sunset", `This endpoint was retired on ${headers.Sunset}. See the Link header.`, headers);
+    }
+    await next();
+    for (const [header, value] of Object.entries(headers)) c.header(header, value);
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * The OpenAPI 3.1 document, generated from the operation registry and the
+ * same zod schemas the routes validate with.
+ */
+import { z } from "zod";
+import { ERROR_STATUS, type ErrorCode } from "./errors";
+import type { DocumentedHeader, Operation } from "./routes/operation";
+// Named schemas register themselves (zod .meta({ id })) when imported; routes import Order and Pet.
+import "./schemas/error";
+
+type JsonObject = Record<string, unknown>;
+
+const GUARDED_ERRORS: ErrorCode[] = ["missing_api_key", "invalid_api_key"];
+const COMMON_ERRORS: ErrorCode[] = ["rate_limit_exceeded", "api_key_banned", "internal_error", "service_unavailable"];
+
+const RATE_LIMIT_HEADERS = [
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+  "X-RateLimit-Resource",
+  "RateLimit",
+  "RateLimit-Policy",
+  "X-Request-Id",
+] as const;
+
+const HEADERS: Record<(typeof RATE_LIMIT_HEADERS)[number] | DocumentedHeader | "Retry-After" | "WWW-Authenticate", JsonObject> = {
+  "X-RateLimit-Limit": { description: "Requests allowed in the reported window", schema: { type: "integer" } },
+  "X-RateLimit-Remaining": { description: "Requests left in the reported window (0 during a ban)", schema: { type: "integer" } },
+  "X-RateLimit-Reset": { description: "Unix seconds when the reported window resets (or the ban ends)", schema: { type: "integer" } },
+  "X-RateLimit-Resource": { description: "Which window the X-RateLimit fields describe", schema: { enum: ["minute", "day"] } },
+  RateLimit: { description: 'Both windows: `"minute";r=<remaining>;t=<seconds>, "day";r=...;t=...`', schema: { type: "string" } },
+  "RateLimit-Policy": { description: 'Both quotas: `"minute";q=<quota>;w=60, "day";q=<quota>;w=86400`', schema: { type: "string" } },
+  "X-Request-Id": { description: "The request's id, also in the logs", schema: { type: "string" } },
+  "Retry-After": { description: "Whole seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
+  "WWW-Authenticate": { description: 'RFC 6750 challenge: `Bearer realm="store-orders"`', schema: { type: "string" } },
+  ETag: { description: "Version of the whole order list", schema: { type: "string" } },
+  Deprecation: { description: "RFC 9745: `@<unix seconds>` when this operation was deprecated", schema: { type: "string" } },
+  Sunset: { description: "RFC 8594: HTTP-date from which this operation answers 410", schema: { type: "string" } },
+  Link: { description: 'Where the deprecation is documented, rel="deprecation"', schema: { type: "string" } },
+};
+
+const toSchemaRef = (id: string) => `#/components/schemas/${id}`;
+
+/** zod emits JSON Schema's safe-integer bounds for ints; int64 values go beyond them. */
+const jsonSchemaOptions = {
+  target: "draft-2020-12",
+  unrepresentable: "any",
+  override: ({ jsonSchema }: { jsonSchema: JsonObject }) => {
+    if (jsonSchema.format === "int64") {
+      delete jsonSchema.minimum;
+      delete jsonSchema.maximum;
+    }
+  },
+} as const;
+
+function schemaOf(schema: z.ZodType): JsonObject {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, jsonSchemaOptions) as JsonObject;
+  // Named schemas live in components; point at them instead of inlining copies.
+  const text = JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/');
+  const { $defs: __, ...rest } = JSON.parse(text) as JsonObject;
+  return rest;
+}
+
+function headerRefs(names: readonly string[]): JsonObject {
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+function responsesOf(operation: Operation): JsonObject {
+  const extra: DocumentedHeader[] = operation.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
+  const responses: JsonObject = {};
+  for (const [status, response] of Object.entries(operation.responses)) {
+    responses[status] = {
+      description: response.description,
+      headers: headerRefs([...RATE_LIMIT_HEADERS, ...(response.headers ?? [])]),
+      ...(response.body && { content: { "application/json": { schema: schemaOf(response.body) } } }),
+    };
+  }
+
+  const codes = [...operation.errors, ...(operation.public ? [] : GUARDED_ERRORS), ...COMMON_ERRORS];
+  for (const status of [...new Set(codes.map((code) => ERROR_STATUS[code]))].sort()) {
+    const codesHere = codes.filter((code) => ERROR_STATUS[code] === status);
+    const headers: string[] = [...RATE_LIMIT_HEADERS];
+    if (status === 401) headers.push("WWW-Authenticate");
+    if (status === 429 || status === 503) headers.push("Retry-After");
+    if (status !== 401 && status !== 429 && status !== 503) headers.push(...extra);
+    responses[status] = {
+      description: `Error: ${codesHere.map((code) => `\`${code}\``).join(" or ")}`,
+      headers: headerRefs(headers),
+      content: {
+        "application/json": {
+          schema: { allOf: [{ $ref: toSchemaRef("Error") }, { properties: { code: { enum: codesHere } } }] },
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+function parametersOf(operation: Operation): JsonObject[] {
+  if (!operation.params) return [];
+  const shape = (operation.params.schema as z.ZodObject).shape as Record<string, z.ZodType>;
+  return Object.entries(shape).map(([name, schema]) => {
+    const { description, ...json } = schemaOf(schema);
+    return { name, in: "path", required: true, description, schema: json };
+  });
+}
+
+export function openApiDocument(operations: readonly Operation[], env: Env): JsonObject {
+  const paths: Record<string, JsonObject> = {};
+  for (const operation of operations) {
+    paths[operation.path] = {
+      ...paths[operation.path],
+      [operation.method]: {
+        operationId: operation.operationId,
+        summary: operation.summary,
+        ...(operation.description && { description: operation.description }),
+        ...(operation.deprecation && { deprecated: true }),
+        "x-stability": operation.stability,
+        security: operation.public ? [] : [{ bearerAuth: [] }],
+        parameters: parametersOf(operation),
+        responses: responsesOf(operation),
+      },
+    };
+  }
+
+  const registered = z.toJSONSchema(z.globalRegistry, { ...jsonSchemaOptions, uri: toSchemaRef }) as {
+    schemas: Record<string, JsonObject>;
+  };
+  const schemas = Object.fromEntries(
+    Object.entries(registered.schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]),
+  );
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Store Orders",
+      version: "1.0.0",
+      description:
+        "List the orders placed in a store and cancel pending ones. Every operation needs an API key as a bearer " +
+        "token unless marked otherwise, and every response carries rate-limit headers. Each operation has an " +
+        "x-stability marker: stable (covered by the /v1 promise), beta (may still change), experimental (may go away).",
+    },
+    servers: [
+      { url: env.PRODUCTION_BASE_URL, description: "Production" },
+      { url: env.STAGING_BASE_URL, description: "Staging" },
+    ],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description: "An API key: so_live_ (production) or so_test_ (staging) and 32 letters and digits.",
+        },
+      },
+      schemas,
+      headers: HEADERS,
+    },
+  };
+}

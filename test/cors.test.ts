@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { api } from "./request";
+
+describe("CORS", () => {
+  it("answers a preflight without a key, without rate-limit headers", async () => {
+    const response = await api("/v1/store/orders/1", {
+      method: "OPTIONS",
+      key: null,
+      headers: {
+        Origin: "https://shop.example",
+        "Access-Control-Request-Method": "DELETE",
+        "Access-Control-Request-Headers": "authorization",
+      },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(response.headers.get("Access-Control-Allow-Methods")).toContain("DELETE");
+    expect(response.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("authorization");
+    expect(response.headers.get("X-RateLimit-Limit")).toBeNull();
+  });
+
+  it("lets browser code read every rate-limit, retry, id, cache and deprecation header", async () => {
+    const response = await api("/v1/store/orders", { headers: { Origin: "https://shop.example" } });
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    const exposed = (response.headers.get("Access-Control-Expose-Headers") ?? "").split(/,\s*/).map((h) => h.toLowerCase());
+    for (const header of [
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+      "X-RateLimit-Reset",
+      "X-RateLimit-Resource",
+      "RateLimit",
+      "RateLimit-Policy",
+      "Retry-After",
+      "X-Request-Id",
+      "ETag",
+      "Deprecation",
+      "Sunset",
+      "Link",
+    ]) {
+      expect(exposed).toContain(header.toLowerCase());
+    }
+  });
+
+  it("sends CORS headers on errors too", async () => {
+    const response = await api("/v1/store/orders", { key: null, headers: { Origin: "https://shop.example" } });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+  });
+});
