@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "./errors";
+import { RATE_LIMIT_HEADER_NAMES } from "./limiter/headers";
 import type { DocumentedHeader, Operation } from "./routes/operation";
 // Named schemas register themselves (zod .meta({ id })) when imported; routes import Order and Pet.
 import "./schemas/error";
@@ -13,15 +14,8 @@ type JsonObject = Record<string, unknown>;
 const GUARDED_ERRORS: ErrorCode[] = ["missing_api_key", "invalid_api_key"];
 const COMMON_ERRORS: ErrorCode[] = ["rate_limit_exceeded", "api_key_banned", "internal_error", "service_unavailable"];
 
-const RATE_LIMIT_HEADERS = [
-  "X-RateLimit-Limit",
-  "X-RateLimit-Remaining",
-  "X-RateLimit-Reset",
-  "X-RateLimit-Resource",
-  "RateLimit",
-  "RateLimit-Policy",
-  "X-Request-Id",
-] as const;
+/** Headers on every response. */
+const RATE_LIMIT_HEADERS = [...RATE_LIMIT_HEADER_NAMES, "X-Request-Id"] as const;
 
 const HEADERS: Record<(typeof RATE_LIMIT_HEADERS)[number] | DocumentedHeader | "Retry-After" | "WWW-Authenticate", JsonObject> = {
   "X-RateLimit-Limit": { description: "Requests allowed in the reported window", schema: { type: "integer" } },

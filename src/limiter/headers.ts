@@ -1,5 +1,15 @@
 import type { Verdict, WindowReport } from "./policy";
 
+/** Every rate-limit header a response carries (Retry-After only on refusals). */
+export const RATE_LIMIT_HEADER_NAMES = [
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+  "X-RateLimit-Resource",
+  "RateLimit",
+  "RateLimit-Policy",
+] as const;
+
 /**
  * The rate-limit headers of one verdict: the X-RateLimit-* fields for the
  * window that matters most, and the IETF RateLimit fields for both windows.

@@ -1,13 +1,9 @@
 import { cors } from "hono/cors";
+import { RATE_LIMIT_HEADER_NAMES } from "../limiter/headers";
 
 /** Headers browser code may read from responses (CONTRACT section 1). */
 export const EXPOSED_HEADERS = [
-  "X-RateLimit-Limit",
-  "X-RateLimit-Remaining",
-  "X-RateLimit-Reset",
-  "X-RateLimit-Resource",
-  "RateLimit",
-  "RateLimit-Policy",
+  ...RATE_LIMIT_HEADER_NAMES,
   "Retry-After",
   "X-Request-Id",
   "ETag",
