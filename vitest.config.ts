@@ -29,8 +29,10 @@ export default defineConfig(async () => {
             name: "node",
             include: ["test/**/*.e2e.test.ts", "test/**/*.node.test.ts"],
             environment: "node",
+            // Each file starts its own wrangler; one at a time keeps a 2-core machine from starving them.
+            fileParallelism: false,
             testTimeout: 120_000,
-            hookTimeout: 120_000,
+            hookTimeout: 240_000,
           },
         },
       ],

@@ -77,7 +77,8 @@ export async function startService(stateDir: string, extraEnv: Record<string, st
   };
 
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
+  // Generous: migrations and workerd start slowly on a loaded 2-core machine.
+  const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
     try {
