@@ -5,6 +5,8 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("migrations");
   return {
     test: {
+      // Every request writes a log line; show them only for tests that fail.
+      silent: "passed-only",
       projects: [
         {
           // Tests that run inside workerd against the real bindings.

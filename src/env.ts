@@ -1,4 +1,5 @@
 import type { ApiError } from "./errors";
+import type { Verdict } from "./limiter/policy";
 import type { ApiKeyRecord } from "./schemas/api-key";
 
 /** Who is calling: a valid API key, or an address that did not present one (and why). */
@@ -15,5 +16,11 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     caller: Caller;
+    /** Set by mountOperations(): the matched operation's path template, for the request log. */
+    route?: string;
+    /** Set by rateLimit(): the limiter's decision, for the request log. */
+    limit?: Verdict["outcome"];
+    /** Set by handleError() for 5xx: the internal cause, for the request log only. */
+    failure?: string;
   };
 }

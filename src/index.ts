@@ -5,19 +5,17 @@ import { corsPolicy } from "./middleware/cors";
 import { handleError, handleNotFound } from "./middleware/errors";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
+import { requestLog } from "./middleware/request-log";
 import { operations } from "./routes";
 import { mountOperations } from "./routes/operation";
 import { describeService } from "./routes/service";
 
-const v1 = new Hono<AppEnv>();
-mountOperations(v1, operations);
-
 const app = new Hono<AppEnv>();
 // CORS answers preflights before anything else; every other request is
 // counted, keyed or not, so even 401s and 404s carry limits.
-app.use(requestId(), corsPolicy(), identifyCaller(), rateLimit());
+app.use(requestId(), requestLog(), corsPolicy(), identifyCaller(), rateLimit());
 app.get("/", describeService(operations));
-app.route("/v1", v1);
+mountOperations(app, "/v1", operations);
 app.notFound(handleNotFound);
 app.onError(handleError);
 

@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../src/env";
 import { handleError } from "../src/middleware/errors";
 import { requestId } from "../src/middleware/request-id";
+import { requestLog } from "../src/middleware/request-log";
 import { apiWith, errorBodyOf } from "./request";
 import { storeTestKey } from "./keys";
 import { clearOrders, orderStatus, seedOrders } from "./seed";
@@ -86,9 +87,9 @@ describe("when KV fails", () => {
 });
 
 describe("unexpected errors", () => {
-  it("answer 500 internal_error without internals, and are logged with the request id", async () => {
+  it("answer 500 internal_error without internals, and are logged on the request's line", async () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const app = new Hono<AppEnv>().use(requestId());
+    const app = new Hono<AppEnv>().use(requestId(), requestLog());
     app.get("/boom", () => {
       throw new TypeError("Cannot read properties of undefined (reading 'secret')");
     });
@@ -100,6 +101,7 @@ describe("unexpected errors", () => {
     expect(body.message).not.toMatch(/TypeError|secret/);
     const line = JSON.parse(String(logged.mock.calls.at(-1)?.[0]));
     expect(line.requestId).toBe(response.headers.get("X-Request-Id"));
-    expect(line.error).toMatch(/TypeError/);
+    expect(line).toMatchObject({ level: "error", status: 500, error: expect.stringMatching(/TypeError/) });
+    expect(logged).toHaveBeenCalledTimes(1);
   });
 });

@@ -1,25 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runKeys } from "./node/keys-cli";
-import { startService, tempStateDir, type RunningService } from "./node/service";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runKeys } from "./node/npm-script";
+import { useService } from "./node/service";
 
 describe("npm run keys, against the running service", () => {
-  const state = tempStateDir();
-  let service: RunningService;
-
-  beforeAll(async () => {
-    service = await startService(state.path);
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    state.remove();
-  });
+  const service = useService();
 
   const listWith = (key: string) =>
-    service.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
+    service.current.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
 
   it("create --json prints exactly one JSON line, and the key works in the next request", async () => {
-    const result = await runKeys(state.path, "create", "--plan", "free", "--json");
+    const result = await runKeys(service.statePath, "create", "--plan", "free", "--json");
     expect(result.status).toBe(0);
     const lines = result.stdout.trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -32,26 +22,26 @@ describe("npm run keys, against the running service", () => {
   });
 
   it("create, list, show and revoke a key; the service then refuses it", async () => {
-    const created = await runKeys(state.path, "create", "--plan", "enterprise", "--per-minute", "500", "--per-day", "9000", "--name", "Acme");
+    const created = await runKeys(service.statePath, "create", "--plan", "enterprise", "--per-minute", "500", "--per-day", "9000", "--name", "Acme");
     expect(created.status).toBe(0);
     const key = /so_test_[0-9A-Za-z]{32}/.exec(created.stdout)![0];
     const id = /key_[0-9A-Za-z]{16}/.exec(created.stdout)![0];
     expect((await listWith(key)).status).toBe(200);
 
-    const list = await runKeys(state.path, "list");
+    const list = await runKeys(service.statePath, "list");
     expect(list.status).toBe(0);
     expect(list.stdout).toMatch(new RegExp(`${id}\\s+enterprise\\s+"Acme"`));
     expect(list.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
 
-    const show = await runKeys(state.path, "show", id);
+    const show = await runKeys(service.statePath, "show", id);
     expect(show.status).toBe(0);
     expect(show.stdout).toContain("500/minute, 9000/day");
     expect(show.stdout).toMatch(/state:\s+active/);
     expect(show.stdout).not.toContain(key);
 
-    const revoke = await runKeys(state.path, "revoke", id);
+    const revoke = await runKeys(service.statePath, "revoke", id);
     expect(revoke.status).toBe(0);
-    expect((await runKeys(state.path, "show", id)).stdout).toMatch(/state:\s+revoked/);
+    expect((await runKeys(service.statePath, "show", id)).stdout).toMatch(/state:\s+revoked/);
 
     // The worker may keep the key for its short cache lifetime (5 s); then it is refused.
     const deadline = Date.now() + 15_000;
@@ -66,7 +56,7 @@ describe("npm run keys, against the running service", () => {
   });
 
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
-    const created = await runKeys(state.path, "create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json");
+    const created = await runKeys(service.statePath, "create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json");
     const { key } = JSON.parse(created.stdout);
     // All seven requests must fall in one UTC minute.
     const intoMinute = Date.now() % 60_000;
@@ -95,7 +85,7 @@ describe("npm run keys, against the running service", () => {
   describe("bad arguments", () => {
     let before: string;
     beforeAll(async () => {
-      before = (await runKeys(state.path, "list", "--json")).stdout;
+      before = (await runKeys(service.statePath, "list", "--json")).stdout;
     });
 
     it.each([
@@ -113,7 +103,7 @@ describe("npm run keys, against the running service", () => {
       ["showing an unknown key id", ["show", "key_0123456789abcdef"]],
       ["revoke without an id", ["revoke"]],
     ])("exit 1 with a message for %s", async (_, args) => {
-      const result = await runKeys(state.path, ...args);
+      const result = await runKeys(service.statePath, ...args);
       expect(result.status).toBe(1);
       expect(result.stderr).toMatch(/^Error: /);
       expect(result.stdout).toBe("");
@@ -121,7 +111,7 @@ describe("npm run keys, against the running service", () => {
 
     it("wrote nothing", async () => {
       expect(JSON.parse(before).length).toBeGreaterThan(0);
-      expect((await runKeys(state.path, "list", "--json")).stdout).toBe(before);
+      expect((await runKeys(service.statePath, "list", "--json")).stdout).toBe(before);
     });
   });
 });

@@ -32,6 +32,12 @@ export function mustRunWrangler(args: string[]): string {
   return result.stdout;
 }
 
+/** Runs wrangler to completion in this terminal (its output shown as it comes) and returns its exit status. */
+export function runWranglerInTerminal(args: string[]): number {
+  const result = spawnSync(process.execPath, [wranglerBin, ...args], { env: { ...process.env, ...unattended }, stdio: "inherit" });
+  return result.status ?? 1;
+}
+
 /** Starts a long-running wrangler (dev) attached to this terminal. */
 export function startWrangler(args: string[]): ChildProcess {
   return spawn(process.execPath, [wranglerBin, ...args], { env: { ...process.env, ...quiet }, stdio: "inherit" });

@@ -7,10 +7,10 @@ const VERSION_PREFIX = /^\/v\d+(\/|$)/;
 /** The one place an error becomes a response. */
 export const handleError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ApiError) {
-    if (err.status >= 500) logFailure(c, err.cause ?? err);
+    if (err.status >= 500) recordFailure(c, err.cause ?? err);
     return errorResponse(c, err);
   }
-  logFailure(c, err);
+  recordFailure(c, err);
   return errorResponse(c, new ApiError("internal_error", "Something went wrong on our side. It has been logged."));
 };
 
@@ -22,7 +22,7 @@ export const handleNotFound: NotFoundHandler<AppEnv> = (c) => {
   return errorResponse(c, new ApiError("not_found", "No such resource. See GET / for what this service offers."));
 };
 
-function logFailure(c: Context<AppEnv>, error: unknown): void {
-  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  console.error(JSON.stringify({ requestId: c.get("requestId"), level: "error", error: detail }));
+/** The request log (middleware/request-log.ts) writes it on the request's one line. */
+function recordFailure(c: Context<AppEnv>, error: unknown): void {
+  c.set("failure", error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 }

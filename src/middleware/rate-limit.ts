@@ -18,6 +18,7 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
       caller.kind === "key" ? [caller.key.id, limitsFor(caller.key)] : [`ip:${caller.address}`, ANONYMOUS_LIMITS];
     const limiter = c.env.RATE_LIMITER.getByName(name);
     const verdict = await callDependency("rate limiter", () => limiter.check(limits, banRule(c.env)));
+    c.set("limit", verdict.outcome);
     const headers = rateLimitHeaders(verdict);
 
     if (verdict.outcome === "banned") {

@@ -57,27 +57,35 @@ export function honoPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ":$1{[^/]*}");
 }
 
-export function mountOperations(app: Hono<AppEnv>, operations: readonly Operation[]): void {
+/** Routes every operation under `base` (the version prefix, e.g. `/v1`). */
+export function mountOperations(app: Hono<AppEnv>, base: string, operations: readonly Operation[]): void {
   const methodsByPath = new Map<string, string[]>();
   for (const operation of operations) {
-    const path = honoPath(operation.path);
     const method = operation.method.toUpperCase();
-    methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
+    methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), method]);
     const handler: MiddlewareHandler<AppEnv> = async (c) =>
       operation.handle(c, operation.params ? c.req.valid("param" as never) : undefined);
+    const chain = [routeName(base + operation.path), ...middlewareOf(operation), handler];
     // Hono's typings cannot follow a spread chain; every element is a plain middleware.
-    app.on(method, path, ...([...middlewareOf(operation), handler] as [MiddlewareHandler<AppEnv>]));
+    app.on(method, base + honoPath(operation.path), ...(chain as [MiddlewareHandler<AppEnv>]));
   }
 
   // Registered after every operation, so it only answers methods none of them took.
   for (const [path, methods] of methodsByPath) {
     const allow = allowHeader(methods);
-    app.all(path, (c) => {
+    app.all(base + honoPath(path), routeName(base + path), (c) => {
       throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here. Allowed: ${allow}.`, {
         Allow: allow,
       });
     });
   }
+}
+
+function routeName(route: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set("route", route);
+    await next();
+  };
 }
 
 function middlewareOf(operation: Operation): MiddlewareHandler<AppEnv>[] {

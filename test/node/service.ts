@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -96,4 +97,42 @@ export async function startService(stateDir: string, extraEnv: Record<string, st
   }
   await stop();
   throw new Error(`npm start did not come up on ${baseUrl}:\n${output}`);
+}
+
+export interface ServiceForTests {
+  /** The state folder the service persists to. */
+  readonly statePath: string;
+  /** The running service (started before the file's first test). */
+  readonly current: RunningService;
+  /** Stops the service and starts it again on the same state, as an operator restarting it would. */
+  restart(): Promise<RunningService>;
+}
+
+/**
+ * One `npm start` for a test file: started before its tests on a state
+ * folder of its own, stopped and removed after them.
+ */
+export function useService(): ServiceForTests {
+  const state = tempStateDir();
+  let running: RunningService | undefined;
+  beforeAll(async () => {
+    running = await startService(state.path);
+  });
+  afterAll(async () => {
+    await running?.stop();
+    state.remove();
+  });
+  return {
+    statePath: state.path,
+    get current() {
+      if (!running) throw new Error("the service is not running (useService() starts it in beforeAll)");
+      return running;
+    },
+    async restart() {
+      await running?.stop();
+      running = undefined;
+      running = await startService(state.path);
+      return running;
+    },
+  };
 }

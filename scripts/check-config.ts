@@ -1,0 +1,33 @@
+/**
+ * `npm run check` (and so `npm test`): every deployed environment in
+ * wrangler.toml has what the local one has, and builds. Wrangler only warns
+ * about some mistakes (a binding left out of an environment, an unknown
+ * field), so its configuration warnings fail this check too.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEPLOYED_ENVIRONMENTS, configProblems, readEnvironment } from "./lib/environments";
+import { runWrangler } from "./lib/wrangler";
+
+const config = process.argv[2] ?? "wrangler.toml";
+const local = readEnvironment(undefined, config);
+let failed = false;
+
+for (const env of DEPLOYED_ENVIRONMENTS) {
+  const problems = configProblems(env, readEnvironment(env, config), local);
+  const outdir = mkdtempSync(join(tmpdir(), `store-orders-dry-run-${env}-`));
+  const dryRun = runWrangler(["deploy", "--dry-run", "--env", env, "--config", config, "--outdir", outdir]);
+  rmSync(outdir, { recursive: true, force: true });
+  const output = `${dryRun.stdout}\n${dryRun.stderr}`;
+  if (dryRun.status !== 0) problems.push(`${env}: wrangler deploy --dry-run failed:\n${output.trim()}`);
+  else if (/WARNING.*Processing .* configuration/.test(output)) {
+    problems.push(`${env}: wrangler warned about the configuration:\n${output.trim()}`);
+  }
+
+  for (const problem of problems) console.error(`FAIL ${problem}`);
+  if (problems.length === 0) console.log(`ok   ${env}: configuration complete, dry-run build succeeded`);
+  failed ||= problems.length > 0;
+}
+
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,70 @@
+import { unstable_readConfig } from "wrangler";
+
+export const DEPLOYED_ENVIRONMENTS = ["staging", "production"] as const;
+export type DeployedEnvironment = (typeof DEPLOYED_ENVIRONMENTS)[number];
+
+/** What this project needs from one environment of wrangler.toml. */
+export interface EnvironmentConfig {
+  name: string;
+  vars: Record<string, unknown>;
+  d1: { binding: string; database_id?: string }[];
+  kv: { binding: string; id?: string }[];
+  durableObjects: { name: string; class_name: string }[];
+  observability: boolean;
+}
+
+const PLACEHOLDER = "REPLACE_WITH_";
+
+export function isDeployedEnvironment(name: string): name is DeployedEnvironment {
+  return (DEPLOYED_ENVIRONMENTS as readonly string[]).includes(name);
+}
+
+/** The top level (local development) when `env` is undefined. */
+export function readEnvironment(env: DeployedEnvironment | undefined, config = "wrangler.toml"): EnvironmentConfig {
+  const resolved = unstable_readConfig({ config, env }, { hideWarnings: true });
+  return {
+    name: resolved.name ?? "",
+    vars: resolved.vars,
+    d1: resolved.d1_databases,
+    kv: resolved.kv_namespaces,
+    durableObjects: resolved.durable_objects.bindings,
+    observability: resolved.observability?.enabled === true,
+  };
+}
+
+/**
+ * Why a deployed environment would not work like the local one. Wrangler does
+ * not inherit bindings or vars, so a name added at the top level and forgotten
+ * in an environment would only show up as a failure in that deployment.
+ */
+export function configProblems(env: DeployedEnvironment, config: EnvironmentConfig, local: EnvironmentConfig): string[] {
+  const problems: string[] = [];
+  const missing = (kind: string, wanted: string[], present: string[]) => {
+    for (const name of wanted.filter((n) => !present.includes(n))) problems.push(`${env}: ${kind} "${name}" is missing`);
+  };
+  missing("var", Object.keys(local.vars), Object.keys(config.vars));
+  missing("D1 binding", bindingNames(local.d1), bindingNames(config.d1));
+  missing("KV binding", bindingNames(local.kv), bindingNames(config.kv));
+  missing("Durable Object binding", local.durableObjects.map((b) => b.name), config.durableObjects.map((b) => b.name));
+
+  const baseUrl = config.vars.BASE_URL;
+  if (typeof baseUrl !== "string" || !/^https:\/\/[^/]+\/v1$/.test(baseUrl)) {
+    problems.push(`${env}: BASE_URL must be an https URL ending in /v1, got ${JSON.stringify(baseUrl)}`);
+  }
+  if (!config.observability) problems.push(`${env}: [env.${env}.observability] enabled must be true`);
+  if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
+  return problems;
+}
+
+/** The ids an operator still has to fill in before this environment can be deployed. */
+export function placeholdersIn(config: EnvironmentConfig): string[] {
+  const ids = [
+    ...config.d1.map((d) => ({ what: `D1 database_id of ${d.binding}`, value: d.database_id })),
+    ...config.kv.map((k) => ({ what: `KV namespace id of ${k.binding}`, value: k.id })),
+  ];
+  return ids.filter(({ value }) => value === undefined || value.startsWith(PLACEHOLDER)).map(({ what }) => what);
+}
+
+function bindingNames(bindings: { binding: string }[]): string[] {
+  return bindings.map((b) => b.binding);
+}
