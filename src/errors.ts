@@ -8,6 +8,7 @@ import type { ErrorBody } from "./schemas/error";
 export const ERROR_STATUS = {
   invalid_order_id: 400,
   invalid_pet_id: 400,
+  invalid_bookmark: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   order_not_found: 404,

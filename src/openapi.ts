@@ -3,6 +3,7 @@
  * same zod schemas the routes validate with.
  */
 import { z } from "zod";
+import { BOOKMARK_PATTERN } from "./db/session";
 import { ERROR_STATUS, type ErrorCode } from "./errors";
 import { RATE_LIMIT_HEADER_NAMES } from "./limiter/headers";
 import type { DocumentedHeader, Operation } from "./routes/operation";
@@ -31,6 +32,10 @@ const HEADERS: Record<(typeof RATE_LIMIT_HEADERS)[number] | DocumentedHeader | "
   Deprecation: { description: "RFC 9745: `@<unix seconds>` when this operation was deprecated", schema: { type: "string" } },
   Sunset: { description: "RFC 8594: HTTP-date from which this operation answers 410", schema: { type: "string" } },
   Link: { description: 'Where the deprecation is documented, rel="deprecation"', schema: { type: "string" } },
+  "X-D1-Bookmark": {
+    description: "D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that",
+    schema: { type: "string", pattern: BOOKMARK_PATTERN.source },
+  },
 };
 
 const toSchemaRef = (id: string) => `#/components/schemas/${id}`;
@@ -91,12 +96,14 @@ function responsesOf(operation: Operation): JsonObject {
 }
 
 function parametersOf(operation: Operation): JsonObject[] {
-  if (!operation.params) return [];
+  const headers = (operation.requestHeaders ?? []).map((name) => ({ name, in: "header", required: false, ...HEADERS[name] }));
+  if (!operation.params) return headers;
   const shape = (operation.params.schema as z.ZodObject).shape as Record<string, z.ZodType>;
-  return Object.entries(shape).map(([name, schema]) => {
+  const path = Object.entries(shape).map(([name, schema]) => {
     const { description, ...json } = schemaOf(schema);
     return { name, in: "path", required: true, description, schema: json };
   });
+  return [...path, ...headers];
 }
 
 export function openApiDocument(operations: readonly Operation[], env: Env): JsonObject {

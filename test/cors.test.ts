@@ -9,17 +9,18 @@ describe("CORS", () => {
       headers: {
         Origin: "https://shop.example",
         "Access-Control-Request-Method": "DELETE",
-        "Access-Control-Request-Headers": "authorization",
+        "Access-Control-Request-Headers": "authorization, x-d1-bookmark",
       },
     });
     expect(response.status).toBe(204);
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(response.headers.get("Access-Control-Allow-Methods")).toContain("DELETE");
     expect(response.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("authorization");
+    expect(response.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-d1-bookmark");
     expect(response.headers.get("X-RateLimit-Limit")).toBeNull();
   });
 
-  it("lets browser code read every rate-limit, retry, id, cache and deprecation header", async () => {
+  it("lets browser code read every rate-limit, retry, id, cache, deprecation and bookmark header", async () => {
     const response = await api("/v1/store/orders", { headers: { Origin: "https://shop.example" } });
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
     const exposed = (response.headers.get("Access-Control-Expose-Headers") ?? "").split(/,\s*/).map((h) => h.toLowerCase());
@@ -36,6 +37,7 @@ describe("CORS", () => {
       "Deprecation",
       "Sunset",
       "Link",
+      "X-D1-Bookmark",
     ]) {
       expect(exposed).toContain(header.toLowerCase());
     }

@@ -7,19 +7,8 @@ import { requestId } from "../src/middleware/request-id";
 import { requestLog } from "../src/middleware/request-log";
 import { apiWith, errorBodyOf } from "./request";
 import { storeTestKey } from "./keys";
+import { failingD1 } from "./faults";
 import { clearOrders, orderStatus, seedOrders } from "./seed";
-
-/** A D1 binding whose every call fails, as when D1 is unreachable. */
-function failingD1(): { db: D1Database; calls: () => number } {
-  let calls = 0;
-  const fail = () => {
-    calls += 1;
-    return Promise.reject(new Error("D1_ERROR: Network connection lost. SELECT secret FROM orders"));
-  };
-  const statement = { bind: () => statement, first: fail, all: fail, run: fail, raw: fail };
-  const db = { prepare: () => statement, batch: fail, exec: fail, withSession: () => db } as unknown as D1Database;
-  return { db, calls: () => calls };
-}
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RequestLogLine } from "../src/middleware/request-log";
+import { failingD1 } from "./faults";
 import { storeTestKey, type TestKey } from "./keys";
 import { api, apiWith } from "./request";
 import { clearOrders, seedOrders } from "./seed";
@@ -71,11 +72,11 @@ describe("the request log", () => {
   });
 
   it("writes a 5xx as one error line with the internal cause the client is not shown", async () => {
-    const broken = { ...env, DB: { prepare: () => { throw new Error("D1_ERROR: disk I/O error"); } } as unknown as D1Database };
+    const broken = { ...env, DB: failingD1().db };
     const { response, lines } = await logLinesOf(() => apiWith(broken, "/v1/store/orders", { key: key.key }));
     expect(response.status).toBe(503);
     expect(lines).toEqual([
-      expect.objectContaining({ level: "error", status: 503, limit: "admitted", error: expect.stringContaining("disk I/O error") }),
+      expect.objectContaining({ level: "error", status: 503, limit: "admitted", error: expect.stringContaining("Network connection lost") }),
     ]);
   });
 

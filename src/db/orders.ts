@@ -1,4 +1,5 @@
 import { callDependency } from "../lib/dependency";
+import type { D1Queryable } from "./session";
 
 /**
  * An order as D1 gives it back. Integer columns are read as TEXT because D1
@@ -28,13 +29,13 @@ const NEXT_PAGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1
 const VERSION_SQL = `SELECT epoch || '-' || version AS tag FROM orders_version WHERE singleton = 1`;
 
 /** The version of the whole order table, bumped by triggers on every write. */
-export async function readOrdersVersion(db: D1Database): Promise<string> {
+export async function readOrdersVersion(db: D1Queryable): Promise<string> {
   const tag = await callDependency("D1", () => db.prepare(VERSION_SQL).first<string>("tag"));
   return tag ?? "none";
 }
 
 /** The version and the first page, read in one round trip and one transaction so the ETag describes that page. */
-export async function readFirstOrderPage(db: D1Database): Promise<{ version: string; rows: OrderRow[] }> {
+export async function readFirstOrderPage(db: D1Queryable): Promise<{ version: string; rows: OrderRow[] }> {
   const [version, page] = await callDependency("D1", () =>
     db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(FIRST_PAGE_SQL)]),
   );
@@ -42,7 +43,7 @@ export async function readFirstOrderPage(db: D1Database): Promise<{ version: str
   return { version: tag, rows: page.results as OrderRow[] };
 }
 
-export async function readOrderPageAfter(db: D1Database, afterId: string): Promise<OrderRow[]> {
+export async function readOrderPageAfter(db: D1Queryable, afterId: string): Promise<OrderRow[]> {
   const page = await callDependency("D1", () => db.prepare(NEXT_PAGE_SQL).bind(afterId).all<OrderRow>());
   return page.results;
 }
@@ -55,7 +56,7 @@ export type CancelOutcome = "cancelled" | "already_cancelled" | "not_cancellable
  * changed. The guard makes concurrent cancels change the row exactly once, and
  * makes the retry inside callDependency safe.
  */
-export async function cancelOrder(db: D1Database, id: string, now: string): Promise<CancelOutcome> {
+export async function cancelOrder(db: D1Queryable, id: string, now: string): Promise<CancelOutcome> {
   const [update, current] = await callDependency("D1", () =>
     db.batch<{ status: string }>([
       db

@@ -1,4 +1,5 @@
 import { cors } from "hono/cors";
+import { BOOKMARK_HEADER } from "../db/session";
 import { RATE_LIMIT_HEADER_NAMES } from "../limiter/headers";
 
 /** Headers browser code may read from responses (CONTRACT section 1). */
@@ -10,6 +11,7 @@ export const EXPOSED_HEADERS = [
   "Deprecation",
   "Sunset",
   "Link",
+  BOOKMARK_HEADER,
 ];
 
 /**
@@ -20,7 +22,7 @@ export function corsPolicy() {
   return cors({
     origin: "*",
     allowMethods: ["GET", "HEAD", "DELETE", "OPTIONS"],
-    allowHeaders: ["Authorization", "Content-Type", "If-None-Match"],
+    allowHeaders: ["Authorization", "Content-Type", "If-None-Match", BOOKMARK_HEADER],
     exposeHeaders: EXPOSED_HEADERS,
     maxAge: 86_400,
   });

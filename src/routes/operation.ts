@@ -10,7 +10,7 @@ import { deprecation } from "../middleware/deprecation";
 export type Stability = "stable" | "beta" | "experimental";
 
 /** Response headers the OpenAPI document describes (see openapi.ts). */
-export type DocumentedHeader = "ETag" | "Deprecation" | "Sunset" | "Link";
+export type DocumentedHeader = "ETag" | "Deprecation" | "Sunset" | "Link" | "X-D1-Bookmark";
 
 export interface SuccessResponse {
   description: string;
@@ -38,6 +38,8 @@ export interface Operation<Params extends z.ZodType = z.ZodType> {
   /** Present on deprecated operations: their headers and their sunset. */
   deprecation?: (env: Env) => DeprecationSchedule;
   params?: { schema: Params; invalid: { code: ErrorCode; message: string } };
+  /** Optional request headers the operation reads (validated by its handler). */
+  requestHeaders?: DocumentedHeader[];
   responses: Record<number, SuccessResponse>;
   /** Errors particular to this operation; authentication, limits and outages are added for all. */
   errors: ErrorCode[];

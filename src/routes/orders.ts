@@ -1,4 +1,7 @@
+import type { Context } from "hono";
 import { cancelOrder, readFirstOrderPage, readOrderPageAfter, readOrdersVersion } from "../db/orders";
+import { BOOKMARK_HEADER, isBookmark, readSession, writeSession } from "../db/session";
+import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { ifNoneMatchMatches } from "../lib/etag";
 import { orderListStream } from "../lib/order-stream";
@@ -7,6 +10,21 @@ import { defineOperation } from "./operation";
 
 const etagOf = (version: string) => `"orders-${version}"`;
 
+/** The client's bookmark, if it sent one; a malformed one is refused rather than silently dropped. */
+function bookmarkOf(c: Context<AppEnv>): string | undefined {
+  const bookmark = c.req.header(BOOKMARK_HEADER);
+  if (bookmark !== undefined && !isBookmark(bookmark)) {
+    throw new ApiError("invalid_bookmark", `${BOOKMARK_HEADER} must be a bookmark exactly as this API returned it.`);
+  }
+  return bookmark;
+}
+
+/** The session's bookmark for the response, when D1 gave one. */
+function bookmarkHeader(session: D1DatabaseSession): Record<string, string> {
+  const bookmark = session.getBookmark();
+  return bookmark === null ? {} : { [BOOKMARK_HEADER]: bookmark };
+}
+
 export const listOrders = defineOperation({
   operationId: "listOrders",
   method: "get",
@@ -14,21 +32,24 @@ export const listOrders = defineOperation({
   summary: "List every order",
   description:
     "Every order placed in the store, ascending by id, as one JSON array. Filtering and pagination are not " +
-    "supported in v1 (they are planned for v2). Revalidate with If-None-Match to get 304 when nothing changed.",
+    "supported in v1 (they are planned for v2). Revalidate with If-None-Match to get 304 when nothing changed. " +
+    "Reads are served by the nearest D1 replica; send the X-D1-Bookmark of an earlier response (a cancel's) to " +
+    "read data at least as new as that response saw.",
   stability: "stable",
   responses: {
-    200: { description: "All orders", body: Order.array(), headers: ["ETag"] },
-    304: { description: "Not modified: the ETag in If-None-Match is current", headers: ["ETag"] },
+    200: { description: "All orders", body: Order.array(), headers: ["ETag", "X-D1-Bookmark"] },
+    304: { description: "Not modified: the ETag in If-None-Match is current", headers: ["ETag", "X-D1-Bookmark"] },
   },
-  errors: [],
+  requestHeaders: ["X-D1-Bookmark"],
+  errors: ["invalid_bookmark"],
   async handle(c) {
-    const db = c.env.DB;
+    const db = readSession(c.env.DB, bookmarkOf(c));
     // Only a client that revalidates pays for the version read; everyone else
     // gets version and first page in one round trip.
     if (c.req.header("If-None-Match") !== undefined) {
       const etag = etagOf(await readOrdersVersion(db));
       if (ifNoneMatchMatches(c.req.header("If-None-Match"), etag)) {
-        return c.body(null, 304, { ETag: etag });
+        return c.body(null, 304, { ETag: etag, ...bookmarkHeader(db) });
       }
     }
     const { version, rows } = await readFirstOrderPage(db);
@@ -38,7 +59,7 @@ export const listOrders = defineOperation({
       (afterId) => readOrderPageAfter(db, afterId),
       (error) => console.error(JSON.stringify({ requestId, message: "order list stream aborted", error: String(error) })),
     );
-    return c.body(body, 200, { "Content-Type": "application/json", ETag: etagOf(version) });
+    return c.body(body, 200, { "Content-Type": "application/json", ETag: etagOf(version), ...bookmarkHeader(db) });
   },
 });
 
@@ -51,18 +72,24 @@ export const cancelOrderOperation = defineOperation({
     "Cancels an order whose status is pending. Cancelling an order that is already cancelled succeeds again " +
     "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be cancelled.",
   stability: "stable",
-  responses: { 204: { description: "The order is cancelled" } },
+  responses: {
+    204: {
+      description: "The order is cancelled. X-D1-Bookmark: send it with the next list to be sure to see this cancel.",
+      headers: ["X-D1-Bookmark"],
+    },
+  },
   errors: ["invalid_order_id", "order_not_found", "order_already_shipped"],
   params: {
     schema: OrderIdParams,
     invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
   },
   async handle(c, { orderId }) {
-    const outcome = await cancelOrder(c.env.DB, orderId, new Date().toISOString());
+    const db = writeSession(c.env.DB);
+    const outcome = await cancelOrder(db, orderId, new Date().toISOString());
     if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
     if (outcome === "not_cancellable") {
       throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);
     }
-    return c.body(null, 204);
+    return c.body(null, 204, bookmarkHeader(db));
   },
 });
