@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { describe, expect, it } from "vitest";
 import { runNpmScript } from "./node/npm-script";
-import { freePort, useService } from "./node/service";
+import { freePort } from "../scripts/lib/ports";
+import { useService } from "./node/service";
 
 type Breakage = (method: string, path: string, response: { status: number; headers: Headers; body: string }) => void;
 

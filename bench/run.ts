@@ -1,0 +1,195 @@
+/**
+ * `npm run bench`: the service and its baselines in one local workerd
+ * (bench/worker.ts on Miniflare), loaded with autocannon, then the
+ * list at 1,000 / 10,000 / 100,000 orders. Prints markdown tables and writes
+ * bench/results.json. Figures are ratios on purpose: absolute numbers depend
+ * on the machine, ratios to baselines measured in the same run do not.
+ */
+import autocannon from "autocannon";
+import { readFileSync, writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { evaluateTargets, loadTable, medianRow, scaleTable, type LoadRow, type ScaleRow } from "./report";
+import { startBenchRuntime } from "./runtime";
+
+/** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
+type RowOptions = Omit<autocannon.Options, "url"> & { path: string };
+
+interface RowSpec {
+  name: string;
+  expected: number;
+  options(): Promise<RowOptions>;
+}
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "5" },
+    warmup: { type: "string", default: "1" },
+    rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: "10" },
+    out: { type: "string", default: "bench/results.json" },
+  },
+});
+const duration = Number(values.duration);
+const warmup = Number(values.warmup);
+const connections = Number(values.connections);
+const rounds = Number(values.rounds);
+
+console.error("Starting the bench worker on Miniflare…");
+const runtime = await startBenchRuntime();
+const origin = runtime.origin;
+
+try {
+  const keys = (await (await fetch(`${origin}/bench/keys`, { method: "POST" })).json()) as { roomy: string; limited: string };
+  const roomy = { Authorization: `Bearer ${keys.roomy}` };
+
+  await seed(100);
+  // The limited key's one request a minute, spent, so every later request of it is a 429.
+  await fetch(`${origin}/v1/store/orders`, { headers: { Authorization: `Bearer ${keys.limited}` } });
+
+  const currentEtag = async () => (await fetch(`${origin}/v1/store/orders`, { headers: roomy })).headers.get("ETag")!;
+  // Cancels change the list (and its ETag), so they come after every row that reads it.
+  const rows: RowSpec[] = [
+    { name: "bare Hono `[]` (runtime limit)", expected: 200, options: async () => ({ path: "/bench/bare" }) },
+    { name: "list query alone, 100 orders (data baseline)", expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) },
+    { name: "authenticated list, 100 orders", expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) },
+    {
+      name: "304 revalidation, 100 orders",
+      expected: 304,
+      options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, "If-None-Match": await currentEtag() } }),
+    },
+    {
+      name: "401, no key",
+      expected: 401,
+      options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromRandomAddress }] }),
+    },
+    {
+      name: "429, limited key",
+      expected: 429,
+      options: async () => ({ path: "/v1/store/orders", headers: { Authorization: `Bearer ${keys.limited}` } }),
+    },
+    {
+      name: "peer: list behind Cloudflare's rate limiting binding",
+      expected: 200,
+      options: async () => ({ path: "/bench/peer/store/orders", headers: roomy }),
+    },
+    {
+      name: "cancel (DELETE, one D1 batch)",
+      expected: 204,
+      options: async () => ({
+        path: "/v1/store/orders/1",
+        method: "DELETE",
+        headers: roomy,
+        requests: [{ setupRequest: (req) => ({ ...req, path: `/v1/store/orders/${1 + Math.floor(Math.random() * 100)}` }) }],
+      }),
+    },
+  ];
+  // Rounds, interleaved, and the median of each row: a busy moment on the machine then hits every row alike.
+  const measured = rows.map(() => [] as LoadRow[]);
+  for (let round = 1; round <= rounds; round++) {
+    for (const [index, row] of rows.entries()) {
+      console.error(`Load, round ${round}/${rounds}: ${row.name}…`);
+      measured[index]!.push(await drive(row.name, row.expected, await row.options()));
+    }
+  }
+  const load = measured.map(medianRow);
+
+  const scale: ScaleRow[] = [];
+  for (const [orders, runs] of [[1_000, 7], [10_000, 5], [100_000, 3]] as const) {
+    console.error(`Scale: ${orders} orders…`);
+    await seed(orders);
+    // A fresh workerd for each size, so its peak memory is this list's and not the seeding's or a larger list's.
+    await runtime.restart();
+    scale.push(await measureList(`${orders.toLocaleString("en")} orders, full list`, orders, runs, roomy));
+    if (orders === 10_000) {
+      const current = (await fetch(`${origin}/v1/store/orders`, { headers: roomy })).headers.get("ETag")!;
+      await fetch(`${origin}/v1/store/orders`, { headers: roomy }).then((r) => r.arrayBuffer());
+      scale.push(await measureList("10,000 orders, 304 revalidation", 0, 21, { ...roomy, "If-None-Match": current }, 304));
+    }
+  }
+
+  const targets = evaluateTargets(load, scale);
+  console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
+  console.log(loadTable(load));
+  console.log("\n## Scale (sequential requests; median time; workerd's peak resident memory)\n");
+  console.log(scaleTable(scale));
+  console.log("\n## Targets\n");
+  for (const target of targets) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
+
+  const invalid = load.filter((r) => r.unexpected > 0);
+  for (const r of invalid) console.log(`\nWARNING: ${r.name}: ${r.unexpected} responses had another status than ${r.expected}`);
+  writeFileSync(
+    values.out,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, targets }, null, 2)}\n`,
+  );
+  console.log(`\nJSON: ${values.out}`);
+  process.exitCode = invalid.length > 0 ? 1 : 0;
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await runtime.dispose();
+}
+
+async function seed(orders: number): Promise<void> {
+  const response = await fetch(`${origin}/bench/seed?orders=${orders}`, { method: "POST" });
+  if (!response.ok) throw new Error(`seeding ${orders} orders failed: ${response.status}`);
+}
+
+function fromRandomAddress(request: autocannon.Request): autocannon.Request {
+  // Callers without a key are limited per address; scanners come from many.
+  const address = `2001:db8::${Math.floor(Math.random() * 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`;
+  return { ...request, headers: { ...request.headers, "CF-Connecting-IP": address } };
+}
+
+async function drive(name: string, expected: number, options: RowOptions): Promise<LoadRow> {
+  const { path, ...rest } = options;
+  const result = await autocannon({
+    url: `${origin}${path}`,
+    connections,
+    duration,
+    warmup: { connections, duration: warmup },
+    ...rest,
+  } as autocannon.Options);
+  const total = result.requests.total;
+  const matching = (result.statusCodeStats as Record<string, { count: number }> | undefined)?.[expected]?.count ?? 0;
+  return {
+    name,
+    expected,
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total,
+    unexpected: total - matching + result.errors + result.timeouts,
+  };
+}
+
+/** Sequential full reads of the list: median time to the last byte, bytes, and workerd's peak memory meanwhile. */
+async function measureList(
+  name: string,
+  orders: number,
+  runs: number,
+  headers: Record<string, string>,
+  status = 200,
+): Promise<ScaleRow> {
+  const times: number[] = [];
+  let bytes = 0;
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    const response = await fetch(`${origin}/v1/store/orders`, { headers });
+    if (response.status !== status) throw new Error(`${name}: status ${response.status}`);
+    const body = new Uint8Array(await response.arrayBuffer());
+    times.push(performance.now() - started);
+    bytes = body.byteLength;
+    if (run === 0 && status === 200) {
+      const listed = (JSON.parse(new TextDecoder().decode(body)) as unknown[]).length;
+      if (listed !== orders) throw new Error(`${name}: listed ${listed} orders, expected ${orders}`);
+    }
+  }
+  times.sort((a, b) => a - b);
+  return { name, orders, runs, medianMs: times[Math.floor(times.length / 2)]!, bytes, peakRssBytes: runtime.peakResidentBytes() };
+}
+
+function machine(): Record<string, unknown> {
+  const cpus = readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.+)$/gm) ?? [];
+  return { node: process.version, cpus: cpus.length, cpu: cpus[0]?.split(":")[1]?.trim() };
+}

@@ -1,0 +1,100 @@
+/**
+ * The bench worker on Miniflare: workerd serving on a loopback port with no
+ * proxy in front (wrangler dev adds one, and it, not the worker, would set the
+ * pace). The bundle is the one `wrangler deploy` would upload.
+ */
+import { Miniflare } from "miniflare";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
+import { freePort } from "../scripts/lib/ports";
+import { mustRunWrangler } from "../scripts/lib/wrangler";
+
+const CONFIG = "bench/wrangler.toml";
+
+export interface BenchRuntime {
+  origin: string;
+  /** Peak resident memory of the workerd process since it started (Linux VmHWM). */
+  peakResidentBytes(): number;
+  /** Stops workerd and starts a fresh one on the same persisted state. */
+  restart(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export async function startBenchRuntime(): Promise<BenchRuntime> {
+  const dir = mkdtempSync(join(tmpdir(), "store-orders-bench-"));
+  const bundle = join(dir, "bundle");
+  mustRunWrangler(["deploy", "--dry-run", "-c", CONFIG, "--outdir", bundle]);
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(CONFIG);
+  const port = await freePort();
+  const options = {
+    ...workerOptions,
+    modules: true,
+    scriptPath: join(bundle, "worker.js"),
+    modulesRoot: bundle,
+    host: "127.0.0.1",
+    port,
+    defaultPersistRoot: join(dir, "state"),
+    // Every request writes a log line; drain them so workerd never blocks on a full pipe.
+    handleRuntimeStdio: (stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) => {
+      stdout.resume();
+      stderr.resume();
+    },
+  } as ConstructorParameters<typeof Miniflare>[0];
+
+  let mf = new Miniflare(options);
+  await mf.ready;
+  await applyMigrations(await mf.getD1Database("DB"));
+
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    peakResidentBytes: () => workerdPids().reduce((sum, pid) => sum + statusField(pid, "VmHWM"), 0),
+    async restart() {
+      await mf.dispose();
+      mf = new Miniflare(options);
+      await mf.ready;
+    },
+    async dispose() {
+      await mf.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function applyMigrations(db: Awaited<ReturnType<Miniflare["getD1Database"]>>): Promise<void> {
+  for (const file of readdirSync("migrations").filter((name) => name.endsWith(".sql")).sort()) {
+    const statements = unstable_splitSqlQuery(readFileSync(join("migrations", file), "utf8"));
+    await db.batch(statements.map((sql) => db.prepare(sql)));
+  }
+}
+
+/** workerd processes this Node process started. */
+function workerdPids(): number[] {
+  const parentOf = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  };
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("workerd")) continue;
+      for (let ancestor = parentOf(pid); ancestor > 1; ancestor = parentOf(ancestor)) {
+        if (ancestor === process.pid) {
+          pids.push(pid);
+          break;
+        }
+      }
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+function statusField(pid: number, field: string): number {
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(match?.[1] ?? 0) * 1024;
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { evaluateTargets, loadTable, medianRow, type LoadRow, type ScaleRow } from "../bench/report";
+
+const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
+  name,
+  expected: 200,
+  requestsPerSecond,
+  p50: 1,
+  p99: 2,
+  total: 100,
+  unexpected,
+});
+
+const scaleRow = (orders: number, medianMs: number, peakRssBytes: number): ScaleRow => ({
+  name: `${orders}`,
+  orders,
+  runs: 3,
+  medianMs,
+  bytes: orders * 110,
+  peakRssBytes,
+});
+
+const MB = 1024 * 1024;
+
+describe("the benchmark report", () => {
+  it("gives each load row its ratio to both baselines", () => {
+    const table = loadTable([loadRow("bare", 4000), loadRow("query", 1000), loadRow("authenticated list", 900)]);
+    expect(table.split("\n")[4]).toBe("| authenticated list | 900 | 1 | 2 | 0.23× | 0.90× |");
+  });
+
+  it("takes the median round and keeps every round's unexpected responses", () => {
+    const row = medianRow([loadRow("a", 300, 1), loadRow("a", 100), loadRow("a", 200, 2)]);
+    expect(row.requestsPerSecond).toBe(200);
+    expect(row.unexpected).toBe(3);
+    expect(row.total).toBe(300);
+  });
+
+  it("reads the four targets from the figures, met or missed", () => {
+    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow("authenticated list, 100 orders", 860)];
+    const scale = [scaleRow(1_000, 20, 100 * MB), scaleRow(10_000, 100, 110 * MB), scaleRow(0, 19, 110 * MB), scaleRow(100_000, 1_600, 170 * MB)];
+    expect(evaluateTargets(load, scale).map(({ met, detail }) => [met, detail])).toEqual([
+      [true, "0.86×"],
+      [true, "0.190× (19.0 ms vs 100.0 ms)"],
+      [false, "1.60×"],
+      [false, "70.0 MB"],
+    ]);
+  });
+});
