@@ -5,10 +5,12 @@ import type { AppEnv } from "../src/env";
 import { handleError } from "../src/middleware/errors";
 import { requestId } from "../src/middleware/request-id";
 import { requestLog } from "../src/middleware/request-log";
-import { apiWith, errorBodyOf } from "./request";
+import { LIMITER_TIMEOUT_MS } from "../src/middleware/rate-limit";
+import type { RateLimiter } from "../src/limiter/rate-limiter";
+import { api, apiWith, errorBodyOf } from "./request";
 import { storeTestKey } from "./keys";
-import { failingD1 } from "./faults";
-import { clearOrders, orderStatus, seedOrders } from "./seed";
+import { failingD1, withBatch } from "./faults";
+import { clearOrders, orderStatus, ordersVersion, seedOrders } from "./seed";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -27,26 +29,45 @@ describe("when D1 fails", () => {
     expect(body.code).toBe("service_unavailable");
     expect(body.message).not.toMatch(/D1_ERROR|SELECT/);
     expect(d1.calls()).toBe(2);
+
+    expect((await api(path, { method, headers })).status).toBeLessThan(500);
+  });
+
+  it("leaves the order untouched when a cancel cannot reach D1", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    await clearOrders();
+    await seedOrders([{ id: 1 }]);
+    const version = await ordersVersion();
+    const response = await apiWith({ ...env, DB: failingD1().db }, "/v1/store/orders/1", { method: "DELETE" });
+    expect(response.status).toBe(503);
+    expect(await orderStatus(1)).toBe("pending");
+    expect(await ordersVersion()).toBe(version);
+  });
+
+  it("changes an order once when a cancel committed but its answer was lost, and is retried", async () => {
+    await clearOrders();
+    await seedOrders([{ id: 1 }]);
+    const version = await ordersVersion();
+    let lost = false;
+    const lossy = withBatch((target, statements) => {
+      if (lost) return target.batch(statements);
+      lost = true;
+      return target.batch(statements).then(() => Promise.reject(new Error("Network connection lost.")));
+    });
+    const response = await apiWith({ ...env, DB: lossy }, "/v1/store/orders/1", { method: "DELETE" });
+    expect(response.status).toBe(204);
+    expect(await orderStatus(1)).toBe("cancelled");
+    expect(await ordersVersion()).toBe(version + 1);
   });
 
   it("recovers from a single transient failure without the client noticing", async () => {
     await clearOrders();
     await seedOrders([{ id: 1 }]);
     let failed = false;
-    const flaky = new Proxy(env.DB, {
-      get(target, property) {
-        if (property === "batch") {
-          return (statements: D1PreparedStatement[]) => {
-            if (!failed) {
-              failed = true;
-              return Promise.reject(new Error("transient"));
-            }
-            return target.batch(statements);
-          };
-        }
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
+    const flaky = withBatch((target, statements) => {
+      if (failed) return target.batch(statements);
+      failed = true;
+      return Promise.reject(new Error("transient"));
     });
     const response = await apiWith({ ...env, DB: flaky }, "/v1/store/orders/1", { method: "DELETE" });
     expect(response.status).toBe(204);
@@ -72,6 +93,40 @@ describe("when KV fails", () => {
     expect(reads).toBe(2);
 
     expect((await apiWith(env, "/v1/store/orders", { key })).status).toBe(200);
+  });
+});
+
+describe("when the limiter is slow", () => {
+  /** A limiter binding whose first `stuck` checks never answer; later ones ask the real limiter. */
+  function stuckLimiter(stuck: number): { binding: Env["RATE_LIMITER"]; calls: () => number } {
+    let calls = 0;
+    const binding = {
+      getByName: (name: string) => ({
+        check: (...args: Parameters<RateLimiter["check"]>) => {
+          calls += 1;
+          return calls <= stuck ? new Promise(() => {}) : env.RATE_LIMITER.getByName(name).check(...args);
+        },
+      }),
+    } as unknown as Env["RATE_LIMITER"];
+    return { binding, calls: () => calls };
+  }
+
+  it(`answers 503 with Retry-After when it does not answer within ${LIMITER_TIMEOUT_MS} ms, twice`, async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const limiter = stuckLimiter(2);
+    const response = await apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders");
+    expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
+    expect(response.headers.get("Retry-After")).toBe("1");
+    expect(limiter.calls()).toBe(2);
+
+    expect((await apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders")).status).toBe(200);
+  });
+
+  it("serves the request when only the first attempt was stuck", async () => {
+    const limiter = stuckLimiter(1);
+    const response = await apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
   });
 });
 

@@ -56,6 +56,14 @@ describe("routing and the Error shape", () => {
     expect(fromRay.headers.get("X-Request-Id")).toBe("8f1e2d3c4b5a6978-AMS");
   });
 
+  it.each(["x".repeat(4000), 'abc", "level": "info', "8f1e2d3c4b5a6978-AMS; admin=1", "<script>"])(
+    "does not echo a cf-ray that is not a ray id (%#)",
+    async (ray) => {
+      const response = await api("/v1/store/orders", { headers: { "cf-ray": ray } });
+      expect(response.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+    },
+  );
+
   it("does not trust a client-chosen X-Request-Id", async () => {
     const response = await api("/v1/store/orders", { headers: { "X-Request-Id": "injected" } });
     expect(response.headers.get("X-Request-Id")).not.toBe("injected");

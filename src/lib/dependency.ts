@@ -3,14 +3,17 @@ import { ApiError } from "../errors";
 /**
  * Calls a platform dependency (D1, KV, the limiter) and retries once: a single
  * transient failure should not reach the client, a persistent one becomes 503
- * so the client backs off instead of seeing a 500.
+ * so the client backs off instead of seeing a 500. With `timeoutMs`, an
+ * attempt that has not answered by then counts as failed, so a stuck
+ * dependency costs the client a bounded wait rather than a hung request.
  */
-export async function callDependency<T>(name: string, call: () => Promise<T>): Promise<T> {
+export async function callDependency<T>(name: string, call: () => Promise<T>, options: { timeoutMs?: number } = {}): Promise<T> {
+  const attempt = () => (options.timeoutMs === undefined ? call() : withTimeout(call(), options.timeoutMs));
   try {
-    return await call();
+    return await attempt();
   } catch {
     try {
-      return await call();
+      return await attempt();
     } catch (cause) {
       throw new ApiError(
         "service_unavailable",
@@ -19,5 +22,17 @@ export async function callDependency<T>(name: string, call: () => Promise<T>): P
         cause,
       );
     }
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

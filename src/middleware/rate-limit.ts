@@ -7,6 +7,13 @@ import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
 import type { BanRule } from "../limiter/policy";
 
 /**
+ * A limiter answers in milliseconds; one that has not answered in a second is
+ * treated as failed (and retried once). A timed-out check may still have
+ * counted the request: that errs towards refusing, never towards over-admitting.
+ */
+export const LIMITER_TIMEOUT_MS = 1_000;
+
+/**
  * Asks the caller's limiter object before anything else runs, refuses with
  * 429 when it says so, and puts the rate-limit headers on whatever response
  * follows, errors included. A limiter that cannot answer fails closed (503).
@@ -17,7 +24,9 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
     const [name, limits] =
       caller.kind === "key" ? [caller.key.id, limitsFor(caller.key)] : [`ip:${caller.address}`, ANONYMOUS_LIMITS];
     const limiter = c.env.RATE_LIMITER.getByName(name);
-    const verdict = await callDependency("rate limiter", () => limiter.check(limits, banRule(c.env)));
+    const verdict = await callDependency("rate limiter", () => limiter.check(limits, banRule(c.env)), {
+      timeoutMs: LIMITER_TIMEOUT_MS,
+    });
     c.set("limit", verdict.outcome);
     const headers = rateLimitHeaders(verdict);
 

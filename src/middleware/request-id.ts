@@ -1,13 +1,20 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 
+// A ray id as Cloudflare writes it: 16 hex digits and, at the edge, the data centre.
+const RAY_ID = /^[0-9a-f]{16}(-[A-Z]{3,4})?$/;
+
 /**
  * Cloudflare's own `cf-ray` is the id operators can search for in the
- * dashboard, so it wins; a client-chosen id is never trusted.
+ * dashboard, so it wins; a client-chosen id is never trusted. The edge sets
+ * cf-ray itself, but anything else in front of the worker (wrangler dev, a
+ * proxy) may pass one through from the client, so only the ray format is
+ * echoed into headers and logs.
  */
 export function requestId(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const id = c.req.header("cf-ray") ?? crypto.randomUUID();
+    const ray = c.req.header("cf-ray");
+    const id = ray !== undefined && RAY_ID.test(ray) ? ray : crypto.randomUUID();
     c.set("requestId", id);
     c.header("X-Request-Id", id);
     await next();

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import app from "../src/index";
+import { api } from "./request";
+
+/** The only routes served without an API key (README, "API keys"); everything else must refuse with 401. */
+const PUBLIC = ["GET /", "GET /v1/openapi.json"];
+
+/** Every route the app serves, as "METHOD /path" with parameters filled in, 405 fallbacks and middleware left out. */
+function servedRoutes(): string[] {
+  const routes = app.routes
+    .filter((route) => route.method !== "ALL")
+    .map((route) => `${route.method} ${route.path.replace(/:\w+(\{[^}]*\})?/g, "1")}`);
+  return [...new Set(routes)];
+}
+
+describe("every route is behind an API key unless documented as public", () => {
+  it("finds the routes it guards (so an empty list cannot pass)", () => {
+    expect(servedRoutes()).toEqual(expect.arrayContaining(["GET /v1/store/orders", "DELETE /v1/store/orders/1", "GET /v1/pets/1", ...PUBLIC]));
+  });
+
+  it.each(servedRoutes())("%s", async (route) => {
+    const [method, path] = route.split(" ") as [string, string];
+    const response = await api(path, { method, key: null });
+    if (PUBLIC.includes(route)) expect(response.status).toBe(200);
+    else {
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { code: string }).code).toBe("missing_api_key");
+    }
+  });
+});
