@@ -26,13 +26,14 @@ export async function callDependency<T>(name: string, call: () => Promise<T>, op
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel = () => {};
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    cancel = () => clearTimeout(timer);
   });
   try {
     return await Promise.race([promise, timeout]);
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }
