@@ -1,25 +1,14 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { BOOKMARK_HEADER, isBookmark } from "../src/db/session";
+import { interceptD1 } from "./faults";
 import { api, apiWith, errorBodyOf } from "./request";
 import { clearOrders, seedOrders } from "./seed";
 
 /** The real D1 binding, noting the constraint of every session the worker opens. */
 function sessionRecordingD1(): { db: D1Database; constraints: string[] } {
   const constraints: string[] = [];
-  const db = new Proxy(env.DB, {
-    get(target, property) {
-      if (property === "withSession") {
-        return (constraint: string) => {
-          constraints.push(constraint);
-          return target.withSession(constraint);
-        };
-      }
-      const value = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { db, constraints };
+  return { db: interceptD1({ onSession: (constraint) => constraints.push(constraint) }), constraints };
 }
 
 beforeEach(async () => {

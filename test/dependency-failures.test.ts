@@ -9,8 +9,8 @@ import { LIMITER_TIMEOUT_MS } from "../src/middleware/rate-limit";
 import type { RateLimiter } from "../src/limiter/rate-limiter";
 import { api, apiWith, errorBodyOf } from "./request";
 import { storeTestKey } from "./keys";
-import { failingD1, withBatch } from "./faults";
-import { clearOrders, orderStatus, ordersVersion, seedOrders } from "./seed";
+import { failingD1, failingReads, withBatch } from "./faults";
+import { clearOrders, orderStatus, ordersVersion, seedManyOrders, seedOrders } from "./seed";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -49,10 +49,10 @@ describe("when D1 fails", () => {
     await seedOrders([{ id: 1 }]);
     const version = await ordersVersion();
     let lost = false;
-    const lossy = withBatch((target, statements) => {
-      if (lost) return target.batch(statements);
+    const lossy = withBatch((batch, statements) => {
+      if (lost) return batch(statements);
       lost = true;
-      return target.batch(statements).then(() => Promise.reject(new Error("Network connection lost.")));
+      return batch(statements).then(() => Promise.reject(new Error("Network connection lost.")));
     });
     const response = await apiWith({ ...env, DB: lossy }, "/v1/store/orders/1", { method: "DELETE" });
     expect(response.status).toBe(204);
@@ -64,14 +64,30 @@ describe("when D1 fails", () => {
     await clearOrders();
     await seedOrders([{ id: 1 }]);
     let failed = false;
-    const flaky = withBatch((target, statements) => {
-      if (failed) return target.batch(statements);
+    const flaky = withBatch((batch, statements) => {
+      if (failed) return batch(statements);
       failed = true;
       return Promise.reject(new Error("transient"));
     });
     const response = await apiWith({ ...env, DB: flaky }, "/v1/store/orders/1", { method: "DELETE" });
     expect(response.status).toBe(204);
     expect(await orderStatus(1)).toBe("cancelled");
+  });
+});
+
+describe("when D1 fails in the middle of a list", () => {
+  it("cuts the 200 response off, so no client parses a short list, and logs it with the request id", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    await clearOrders();
+    await seedManyOrders(1_500);
+    const response = await apiWith({ ...env, DB: failingReads() }, "/v1/store/orders");
+    expect(response.status).toBe(200);
+    await expect(response.text()).rejects.toThrow();
+    const lines = logged.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: "error", requestId: response.headers.get("X-Request-Id"), message: "order list stream aborted" }),
+    );
+    await clearOrders();
   });
 });
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 
-/** Bindings that fail the way Cloudflare's can, for the outage tests. */
+/** Bindings that fail (or are watched) the way the outage and session tests need. */
 
 /** A D1 binding whose every call fails, as when D1 is unreachable. */
 export function failingD1(): { db: D1Database; calls: () => number } {
@@ -14,18 +14,52 @@ export function failingD1(): { db: D1Database; calls: () => number } {
   return { db, calls: () => calls };
 }
 
-/** The real D1 binding (and its sessions), with batch() replaced: to fail, lose answers or delay, around the real call. */
-export function withBatch(
-  batch: (target: Pick<D1Database, "batch">, statements: D1PreparedStatement[]) => Promise<D1Result[]>,
-): D1Database {
+type Batch = (statements: D1PreparedStatement[]) => Promise<D1Result[]>;
+
+/** A property of `target`, with methods bound to it, as a transparent proxy passes it through. */
+function passThrough(target: object, property: string | symbol): unknown {
+  const value = Reflect.get(target, property);
+  return typeof value === "function" ? value.bind(target) : value;
+}
+
+/** The real D1 binding, and every session opened on it, with batch() or prepare() replaced, or sessions observed. */
+export function interceptD1(overrides: {
+  batch?: (real: Batch, statements: D1PreparedStatement[]) => Promise<D1Result[]>;
+  prepare?: (statement: D1PreparedStatement) => D1PreparedStatement;
+  onSession?: (constraint: string) => void;
+}): D1Database {
   const wrap = <T extends D1Database | D1DatabaseSession>(real: T): T =>
     new Proxy(real, {
       get(target, property) {
-        if (property === "withSession") return (constraint: string) => wrap((target as D1Database).withSession(constraint));
-        if (property === "batch") return (statements: D1PreparedStatement[]) => batch(target, statements);
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
+        const { batch, prepare } = overrides;
+        if (property === "withSession") {
+          return (constraint: string) => {
+            overrides.onSession?.(constraint);
+            return wrap((target as D1Database).withSession(constraint));
+          };
+        }
+        if (property === "batch" && batch) return (statements: D1PreparedStatement[]) => batch(target.batch.bind(target), statements);
+        if (property === "prepare" && prepare) return (sql: string) => prepare(target.prepare(sql));
+        return passThrough(target, property);
       },
     });
   return wrap(env.DB);
+}
+
+/** The real D1, with batch() replaced: to fail, lose answers or delay, around the real call. */
+export function withBatch(batch: (real: Batch, statements: D1PreparedStatement[]) => Promise<D1Result[]>): D1Database {
+  return interceptD1({ batch });
+}
+
+/** The real D1, whose single-statement reads (`all()`) fail while batches still work. */
+export function failingReads(): D1Database {
+  const failing = (statement: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(statement, {
+      get(target, property) {
+        if (property === "bind") return (...values: unknown[]) => failing(target.bind(...values));
+        if (property === "all") return () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+        return passThrough(target, property);
+      },
+    });
+  return interceptD1({ prepare: failing });
 }

@@ -57,7 +57,7 @@ export const listOrders = defineOperation({
     const body = orderListStream(
       rows,
       (afterId) => readOrderPageAfter(db, afterId),
-      (error) => console.error(JSON.stringify({ requestId, message: "order list stream aborted", error: String(error) })),
+      (error) => console.error(JSON.stringify({ level: "error", requestId, message: "order list stream aborted", error: String(error) })),
     );
     return c.body(body, 200, { "Content-Type": "application/json", ETag: etagOf(version), ...bookmarkHeader(db) });
   },
