@@ -2,12 +2,13 @@
  * `npm run check` (and so `npm test`): every deployed environment in
  * wrangler.toml has what the local one has, and builds. Wrangler only warns
  * about some mistakes (a binding left out of an environment, an unknown
- * field), so its configuration warnings fail this check too.
+ * field), so its configuration warnings fail this check too. The bench
+ * worker's configuration must have everything the local one has.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEPLOYED_ENVIRONMENTS, configProblems, readEnvironment } from "./lib/environments";
+import { DEPLOYED_ENVIRONMENTS, configProblems, missingFromConfig, readEnvironment } from "./lib/environments";
 import { runWrangler } from "./lib/wrangler";
 
 const config = process.argv[2] ?? "wrangler.toml";
@@ -29,5 +30,11 @@ for (const env of DEPLOYED_ENVIRONMENTS) {
   if (problems.length === 0) console.log(`ok   ${env}: configuration complete, dry-run build succeeded`);
   failed ||= problems.length > 0;
 }
+
+// The benchmark runs the app under its own wrangler.toml, which must keep up with the app's.
+const bench = missingFromConfig("bench/wrangler.toml", readEnvironment(undefined, "bench/wrangler.toml"), local);
+for (const problem of bench) console.error(`FAIL ${problem}`);
+if (bench.length === 0) console.log("ok   bench: the benchmark's worker has every var and binding");
+failed ||= bench.length > 0;
 
 process.exit(failed ? 1 : 0);

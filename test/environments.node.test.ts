@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   DEPLOYED_ENVIRONMENTS,
   configProblems,
+  missingFromConfig,
   placeholdersIn,
   readEnvironment,
   type EnvironmentConfig,
@@ -20,6 +21,10 @@ function staging(overrides: Partial<EnvironmentConfig> = {}): EnvironmentConfig 
 describe("wrangler.toml environments", () => {
   it.each(DEPLOYED_ENVIRONMENTS)("%s has every binding and var the local worker has", (env) => {
     expect(configProblems(env, readEnvironment(env), local)).toEqual([]);
+  });
+
+  it("keeps the benchmark's worker in step with the app's vars and bindings", () => {
+    expect(missingFromConfig("bench", readEnvironment(undefined, "bench/wrangler.toml"), local)).toEqual([]);
   });
 
   it("gives each deployment its own database, namespace, worker name and base URL", () => {
@@ -78,6 +83,7 @@ describe("npm run check's configuration step", () => {
     const result = await runNpmScript("check:config", configCopy((toml) => toml));
     expect(result.stdout).toContain("ok   staging");
     expect(result.stdout).toContain("ok   production");
+    expect(result.stdout).toContain("ok   bench");
     expect(result.status).toBe(0);
   });
 

@@ -19,7 +19,7 @@ export function isDeployedEnvironment(name: string): name is DeployedEnvironment
   return (DEPLOYED_ENVIRONMENTS as readonly string[]).includes(name);
 }
 
-/** The top level (local development) when `env` is undefined. */
+/** The top level (local development) when `env` is undefined; another wrangler.toml with `config`. */
 export function readEnvironment(env: DeployedEnvironment | undefined, config = "wrangler.toml"): EnvironmentConfig {
   const resolved = unstable_readConfig({ config, env }, { hideWarnings: true });
   return {
@@ -38,14 +38,7 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
  * in an environment would only show up as a failure in that deployment.
  */
 export function configProblems(env: DeployedEnvironment, config: EnvironmentConfig, local: EnvironmentConfig): string[] {
-  const problems: string[] = [];
-  const missing = (kind: string, wanted: string[], present: string[]) => {
-    for (const name of wanted.filter((n) => !present.includes(n))) problems.push(`${env}: ${kind} "${name}" is missing`);
-  };
-  missing("var", Object.keys(local.vars), Object.keys(config.vars));
-  missing("D1 binding", bindingNames(local.d1), bindingNames(config.d1));
-  missing("KV binding", bindingNames(local.kv), bindingNames(config.kv));
-  missing("Durable Object binding", local.durableObjects.map((b) => b.name), config.durableObjects.map((b) => b.name));
+  const problems = missingFromConfig(env, config, local);
 
   const baseUrl = config.vars.BASE_URL;
   if (typeof baseUrl !== "string" || !/^https:\/\/[^/]+\/v1$/.test(baseUrl)) {
@@ -53,6 +46,19 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
   }
   if (!config.observability) problems.push(`${env}: [env.${env}.observability] enabled must be true`);
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
+  return problems;
+}
+
+/** Every var and binding of the local worker that `config` (named `label` in messages) lacks. */
+export function missingFromConfig(label: string, config: EnvironmentConfig, local: EnvironmentConfig): string[] {
+  const problems: string[] = [];
+  const missing = (kind: string, wanted: string[], present: string[]) => {
+    for (const name of wanted.filter((n) => !present.includes(n))) problems.push(`${label}: ${kind} "${name}" is missing`);
+  };
+  missing("var", Object.keys(local.vars), Object.keys(config.vars));
+  missing("D1 binding", bindingNames(local.d1), bindingNames(config.d1));
+  missing("KV binding", bindingNames(local.kv), bindingNames(config.kv));
+  missing("Durable Object binding", local.durableObjects.map((b) => b.name), config.durableObjects.map((b) => b.name));
   return problems;
 }
 
