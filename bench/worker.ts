@@ -4,10 +4,11 @@
  * runs it (bench/wrangler.toml); it is never deployed.
  */
 import { Hono, type MiddlewareHandler } from "hono";
+import { putApiKey } from "../src/db/api-keys";
 import app from "../src/index";
 import type { AppEnv } from "../src/env";
 import { ApiError } from "../src/errors";
-import { generateApiKey, generateKeyId, keyEntries, sha256Hex } from "../src/lib/api-key";
+import { generateApiKey, generateKeyId } from "../src/lib/api-key";
 import { identifyCaller } from "../src/middleware/auth";
 import { handleError } from "../src/middleware/errors";
 import { requestId } from "../src/middleware/request-id";
@@ -50,9 +51,7 @@ bench.post("/bench/keys", async (c) => {
   const store = async (limits: Limits) => {
     const key = generateApiKey("so_test_");
     const record: ApiKeyRecord = { id: generateKeyId(), plan: "enterprise", name: "bench", createdAt: new Date().toISOString(), limits };
-    for (const entry of keyEntries(await sha256Hex(key), record)) {
-      await c.env.API_KEYS.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata });
-    }
+    await putApiKey(c.env.API_KEYS, key, record);
     return key;
   };
   return c.json({

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
-import { generateApiKey, generateKeyId, keyEntries, sha256Hex } from "../src/lib/api-key";
+import { putApiKey } from "../src/db/api-keys";
+import { generateApiKey, generateKeyId } from "../src/lib/api-key";
 import type { ApiKeyRecord, Limits, Plan } from "../src/schemas/api-key";
 
 export interface TestKey {
@@ -18,9 +19,7 @@ export async function storeTestKey(options: { plan?: Plan; limits?: Limits; revo
     ...(options.limits && { limits: options.limits }),
     ...(options.revokedAt && { revokedAt: options.revokedAt }),
   };
-  for (const entry of keyEntries(await sha256Hex(key), record)) {
-    await env.API_KEYS.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata });
-  }
+  await putApiKey(env.API_KEYS, key, record);
   return { key, record };
 }
 

@@ -1,4 +1,4 @@
-import { recordName, sha256Hex } from "../lib/api-key";
+import { keyEntries, recordName, sha256Hex } from "../lib/api-key";
 import { callDependency } from "../lib/dependency";
 import { TtlCache } from "../lib/ttl-cache";
 import { ApiKeyRecord } from "../schemas/api-key";
@@ -28,4 +28,15 @@ export async function findApiKey(kv: KVNamespace, token: string, now = Date.now(
   const record = stored === null ? null : ApiKeyRecord.parse(stored);
   cache.set(hash, record, record ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
   return record;
+}
+
+/**
+ * Stores a key through the binding, with the same entries `npm run keys --
+ * create` writes through wrangler. The worker never issues keys; the tests and
+ * the benchmark do.
+ */
+export async function putApiKey(kv: KVNamespace, key: string, record: ApiKeyRecord): Promise<void> {
+  for (const entry of keyEntries(await sha256Hex(key), record)) {
+    await kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata });
+  }
 }
