@@ -40,7 +40,7 @@ const HEADERS: Record<(typeof RATE_LIMIT_HEADERS)[number] | DocumentedHeader | "
 
 const toSchemaRef = (id: string) => `#/components/schemas/${id}`;
 
-/** zod emits JSON Schema's safe-integer bounds for ints; int64 values go beyond them. */
+/** zod emits JSON Schema's safe-integer bounds for ints, but int64 values go beyond them. */
 const jsonSchemaOptions = {
   target: "draft-2020-12",
   unrepresentable: "any",
@@ -49,6 +49,8 @@ const jsonSchemaOptions = {
       delete jsonSchema.minimum;
       delete jsonSchema.maximum;
     }
+    // `format: date-time` says it all; zod's long calendar regex only obscures the document.
+    if (jsonSchema.format === "date-time") delete jsonSchema.pattern;
   },
 } as const;
 

@@ -1,24 +1,45 @@
 import { describe, expect, it } from "vitest";
-import { orderJson } from "../src/lib/order-json";
+import { orderJson, type DroppedValue } from "../src/lib/order-json";
 
 const row = { id: "1", petId: null, quantity: null, shipDate: null, status: "pending", complete: 0 };
 
+function write(values: Partial<typeof row> | Record<string, string | null>): { json: string; dropped: DroppedValue[] } {
+  const dropped: DroppedValue[] = [];
+  return { json: orderJson({ ...row, ...values }, dropped), dropped };
+}
+
 describe("orderJson", () => {
   it("omits absent fields", () => {
-    expect(orderJson(row)).toBe('{"id":1,"status":"pending","complete":false}');
+    expect(write({}).json).toBe('{"id":1,"status":"pending","complete":false}');
   });
 
   it("writes int64 digits exactly", () => {
-    const json = orderJson({ ...row, id: "9223372036854775807", petId: "-9223372036854775808", quantity: "3" });
+    const { json } = write({ id: "9223372036854775807", petId: "-9223372036854775808", quantity: "3" });
     expect(json).toBe('{"id":9223372036854775807,"petId":-9223372036854775808,"quantity":3,"status":"pending","complete":false}');
   });
 
-  it("normalises ship dates to UTC and keeps unparseable ones as stored", () => {
-    expect(JSON.parse(orderJson({ ...row, shipDate: "2026-01-02T03:04:05-01:00" })).shipDate).toBe("2026-01-02T04:04:05.000Z");
-    expect(JSON.parse(orderJson({ ...row, shipDate: "soon" })).shipDate).toBe("soon");
+  it("normalises ship dates to UTC", () => {
+    expect(JSON.parse(write({ shipDate: "2026-01-02T03:04:05-01:00" }).json).shipDate).toBe("2026-01-02T04:04:05.000Z");
+  });
+
+  it.each([
+    ["petId", "abc", "pet_id"],
+    ["petId", "1.5", "pet_id"],
+    ["petId", "9223372036854775808", "pet_id"],
+    ["petId", '2,"status":"delivered"', "pet_id"],
+    ["quantity", "1.5", "quantity"],
+    ["quantity", "9007199254740992", "quantity"],
+    ["quantity", "", "quantity"],
+    ["shipDate", "soon", "ship_date"],
+    ["shipDate", "2026-13-45", "ship_date"],
+    ["shipDate", "", "ship_date"],
+  ])("leaves out %s %j and notes it as %s", (field, value, column) => {
+    const { json, dropped } = write({ [field]: value });
+    expect(json).toBe('{"id":1,"status":"pending","complete":false}');
+    expect(dropped).toEqual([{ orderId: "1", column }]);
   });
 
   it("escapes the status as a JSON string", () => {
-    expect(JSON.parse(orderJson({ ...row, status: 'sh"ipped', complete: 1 }))).toMatchObject({ status: 'sh"ipped', complete: true });
+    expect(JSON.parse(write({ status: 'sh"ipped', complete: 1 } as never).json)).toMatchObject({ status: 'sh"ipped', complete: true });
   });
 });

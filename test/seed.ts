@@ -59,3 +59,42 @@ export async function orderStatus(id: bigint | number | string): Promise<string 
 export async function ordersVersion(): Promise<number> {
   return (await env.DB.prepare("SELECT version FROM orders_version").first<number>("version")) ?? 0;
 }
+
+/** Any value SQLite can hold, as D1 binds it: null, integer, real, text or blob. */
+export type SqliteValue = null | number | string | ArrayBuffer;
+
+export interface RawOrder {
+  id: string;
+  petId: SqliteValue;
+  quantity: SqliteValue;
+  shipDate: SqliteValue;
+  status: OrderStatus;
+  complete: 0 | 1;
+}
+
+/** Inserts rows exactly as given, as another system writing SQL would; throws when a write guard refuses one. */
+export async function insertRawOrder(order: RawOrder): Promise<void> {
+  await env.DB.prepare(INSERT_ORDER)
+    .bind(order.id, order.petId, order.quantity, order.shipDate, order.status, order.complete)
+    .run();
+}
+
+const GUARD_MIGRATION = "0002_orders_write_guards.sql";
+
+/**
+ * Runs `write` with the write-guard triggers dropped, as on a table written
+ * before they existed, then puts them back exactly as the migration makes them.
+ */
+export async function withoutWriteGuards<T>(write: () => Promise<T>): Promise<T> {
+  const { results } = await env.DB.prepare(
+    "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'orders_guard_%'",
+  ).all<{ name: string }>();
+  await env.DB.batch(results.map(({ name }) => env.DB.prepare(`DROP TRIGGER ${name}`)));
+  try {
+    return await write();
+  } finally {
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name === GUARD_MIGRATION);
+    if (!migration) throw new Error(`${GUARD_MIGRATION} is not among the migrations`);
+    await env.DB.batch(migration.queries.map((query) => env.DB.prepare(query)));
+  }
+}

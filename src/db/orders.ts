@@ -3,7 +3,9 @@ import type { D1Queryable } from "./session";
 
 /**
  * An order as D1 gives it back. Integer columns are read as TEXT because D1
- * hands integers to JavaScript as doubles, which corrupts ids above 2^53.
+ * hands integers to JavaScript as doubles, which corrupts ids above 2^53; the
+ * other systems that write this table may have put any type in any column, so
+ * every optional column arrives as text and is checked before it is written.
  */
 export interface OrderRow {
   id: string;
@@ -18,7 +20,7 @@ export interface OrderRow {
 export const ORDER_PAGE_SIZE = 1000;
 
 const ORDER_COLUMNS = `CAST(id AS TEXT) AS id, CAST(pet_id AS TEXT) AS petId,
-  CAST(quantity AS TEXT) AS quantity, ship_date AS shipDate, status, complete`;
+  CAST(quantity AS TEXT) AS quantity, CAST(ship_date AS TEXT) AS shipDate, status, complete`;
 
 // `orders.id`, qualified: a bare `id` in ORDER BY would sort by the TEXT alias.
 const FIRST_PAGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;

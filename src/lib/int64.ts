@@ -1,15 +1,23 @@
 const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MAX_DIGITS = "9223372036854775807";
+const INT64_MIN_DIGITS = "9223372036854775808";
 
 /**
  * True for the canonical decimal spelling of a signed 64-bit integer. Ids stay
  * strings end to end because JavaScript numbers lose precision above 2^53.
+ * Compared as text, so checking every id of a long list allocates nothing.
  */
 export function isCanonicalInt64(text: string): boolean {
-  // 20 characters is "-9223372036854775808"; anything longer is out of range
-  // and not worth a BigInt allocation.
+  // 20 characters is "-9223372036854775808"; anything longer is out of range.
   if (text.length > 20 || !CANONICAL_INTEGER.test(text)) return false;
-  const value = BigInt(text);
-  return value >= INT64_MIN && value <= INT64_MAX;
+  const negative = text.charCodeAt(0) === 45; // "-"
+  const digits = negative ? text.length - 1 : text.length;
+  if (digits < 19) return true;
+  // Same length, so lexicographic order is numeric order.
+  return (negative ? text.slice(1) : text) <= (negative ? INT64_MIN_DIGITS : INT64_MAX_DIGITS);
+}
+
+/** True for canonical decimal integers JavaScript numbers hold exactly (|n| <= 2^53 - 1). */
+export function isCanonicalSafeInteger(text: string): boolean {
+  return text.length <= 17 && CANONICAL_INTEGER.test(text) && Number.isSafeInteger(Number(text));
 }

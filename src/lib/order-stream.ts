@@ -1,7 +1,15 @@
 import { ORDER_PAGE_SIZE, type OrderRow } from "../db/orders";
-import { orderJson } from "./order-json";
+import { orderJson, type DroppedValue } from "./order-json";
 
 const encoder = new TextEncoder();
+
+/** What the stream tells its caller once, at its end. */
+export interface ListOutcome {
+  /** The list was cut off by a failure after its first byte. */
+  aborted(error: unknown): void;
+  /** Values left out of the list because they do not fit the Order schema (only called when there are some). */
+  dropped(values: DroppedValue[]): void;
+}
 
 /**
  * Streams the order list as one JSON array, one page per pull: only a page of
@@ -13,26 +21,33 @@ const encoder = new TextEncoder();
 export function orderListStream(
   firstPage: OrderRow[],
   nextPage: (afterId: string) => Promise<OrderRow[]>,
-  onError: (error: unknown) => void,
+  outcome: ListOutcome,
 ): ReadableStream<Uint8Array> {
   let page = firstPage;
   let first = true;
+  const dropped: DroppedValue[] = [];
+  const writeOrder = (row: OrderRow) => orderJson(row, dropped);
+  const reportDropped = () => {
+    if (dropped.length > 0) outcome.dropped(dropped);
+  };
 
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         let chunk = first ? "[" : "";
-        if (page.length > 0) chunk += (first ? "" : ",") + page.map(orderJson).join(",");
+        if (page.length > 0) chunk += (first ? "" : ",") + page.map(writeOrder).join(",");
         first = false;
         if (page.length < ORDER_PAGE_SIZE) {
           controller.enqueue(encoder.encode(chunk + "]"));
           controller.close();
+          reportDropped();
           return;
         }
         controller.enqueue(encoder.encode(chunk));
         page = await nextPage(page[page.length - 1].id);
       } catch (error) {
-        onError(error);
+        reportDropped();
+        outcome.aborted(error);
         controller.error(error);
       }
     },

@@ -8,6 +8,9 @@ import { orderListStream } from "../lib/order-stream";
 import { Order, OrderIdParams } from "../schemas/order";
 import { defineOperation } from "./operation";
 
+/** How many of a list's left-out values one log line names; the count covers the rest. */
+const DROPPED_VALUES_LOGGED = 20;
+
 const etagOf = (version: string) => `"orders-${version}"`;
 
 /** The client's bookmark, if it sent one; a malformed one is refused rather than silently dropped. */
@@ -54,11 +57,21 @@ export const listOrders = defineOperation({
     }
     const { version, rows } = await readFirstOrderPage(db);
     const requestId = c.get("requestId");
-    const body = orderListStream(
-      rows,
-      (afterId) => readOrderPageAfter(db, afterId),
-      (error) => console.error(JSON.stringify({ level: "error", requestId, message: "order list stream aborted", error: String(error) })),
-    );
+    const body = orderListStream(rows, (afterId) => readOrderPageAfter(db, afterId), {
+      aborted: (error) =>
+        console.error(JSON.stringify({ level: "error", requestId, message: "order list stream aborted", error: String(error) })),
+      // One line per request, however many rows are bad; the values themselves stay out of the logs.
+      dropped: (values) =>
+        console.warn(
+          JSON.stringify({
+            level: "warn",
+            requestId,
+            message: "order list: values that do not fit the Order schema were left out",
+            count: values.length,
+            values: values.slice(0, DROPPED_VALUES_LOGGED),
+          }),
+        ),
+    });
     return c.body(body, 200, { "Content-Type": "application/json", ETag: etagOf(version), ...bookmarkHeader(db) });
   },
 });

@@ -8,7 +8,7 @@ export const Order = z
     id: Int64.describe("Unique order identifier"),
     petId: Int64.optional().describe("Identifier of the animal in this order"),
     quantity: z.number().int().optional().describe("Number of units ordered"),
-    shipDate: z.string().meta({ format: "date-time" }).optional().describe("Expected or actual ship date, RFC 3339 in UTC"),
+    shipDate: z.iso.datetime().optional().describe("Expected or actual ship date, RFC 3339 in UTC"),
     status: z.enum(ORDER_STATUSES).describe("Only pending orders can be cancelled"),
     complete: z.boolean().describe("Whether the order has been fulfilled"),
   })

@@ -1,0 +1,34 @@
+/**
+ * RFC 3339 `date-time` (section 5.6), strictly: a four-digit year, a real
+ * calendar day, hours 00-23, seconds 00-59 (no leap seconds: JavaScript dates
+ * cannot hold them), optional fraction, and a `Z` or `±hh:mm` offset. `T` and
+ * `Z` may be lower case, as the RFC's ABNF is case-insensitive. The triggers
+ * in migrations/0002_orders_write_guards.sql accept exactly the same strings.
+ */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/** The instant as `YYYY-MM-DDTHH:mm:ss.sssZ`, or undefined when `value` is not an RFC 3339 date-time. */
+export function rfc3339ToUtc(value: string): string | undefined {
+  const match = RFC3339.exec(value);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const offsetHours = Number(match[9] ?? 0);
+  const offsetMinutes = Number(match[10] ?? 0);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return undefined;
+
+  const millis = Math.floor(Number(`0.${match[7] ?? "0"}`) * 1000);
+  const offset = (match[8] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
+  // Date.UTC would map years 0-99 to 1900-1999; the setters do not.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute - offset, second, millis);
+  const utc = date.toISOString();
+  // An offset can carry 0000-01-01 or 9999-12-31 out of the four-digit years RFC 3339 allows.
+  return /^\d{4}-/.test(utc) ? utc : undefined;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
