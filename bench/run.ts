@@ -63,6 +63,11 @@ try {
       options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromRandomAddress }] }),
     },
     {
+      name: "429, no key, many addresses in one /64",
+      expected: 429,
+      options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromOneNetwork }] }),
+    },
+    {
       name: "429, limited key",
       expected: 429,
       options: async () => ({ path: "/v1/store/orders", headers: { Authorization: `Bearer ${keys.limited}` } }),
@@ -135,9 +140,19 @@ async function seed(orders: number): Promise<void> {
   if (!response.ok) throw new Error(`seeding ${orders} orders failed: ${response.status}`);
 }
 
+const randomGroup = () => Math.floor(Math.random() * 0x10000).toString(16);
+
 function fromRandomAddress(request: autocannon.Request): autocannon.Request {
-  // Callers without a key are limited per address; scanners come from many.
-  const address = `2001:db8::${Math.floor(Math.random() * 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`;
+  // Callers without a key are limited per address, IPv6 per /64; scanners come from many networks.
+  return fromAddress(request, `2001:db8:${randomGroup()}:${randomGroup()}::1`);
+}
+
+function fromOneNetwork(request: autocannon.Request): autocannon.Request {
+  // Many addresses of one /64: one budget, so after its first 60 requests each is refused (and then banned).
+  return fromAddress(request, `2001:db8:bad:1:${randomGroup()}:${randomGroup()}::`);
+}
+
+function fromAddress(request: autocannon.Request, address: string): autocannon.Request {
   return { ...request, headers: { ...request.headers, "CF-Connecting-IP": address } };
 }
 

@@ -2,7 +2,7 @@ import type { ApiError } from "./errors";
 import type { Verdict } from "./limiter/policy";
 import type { ApiKeyRecord } from "./schemas/api-key";
 
-/** Who is calling: a valid API key, or an address that did not present one (and why). */
+/** Who is calling: a valid API key, or an address group (lib/client-address.ts) that did not present one, and why. */
 export type Caller =
   | { kind: "key"; key: ApiKeyRecord }
   | { kind: "anonymous"; address: string; rejection: ApiError };

@@ -200,6 +200,27 @@ describe("callers without a valid key", () => {
     expect(elsewhere.headers.get("X-RateLimit-Remaining")).toBe("59");
   });
 
+  it("share one budget per IPv6 /64, however the addresses in it are written", async () => {
+    setClock(0);
+    const addresses = ["2001:db8:77::1", "2001:DB8:77:0::2", "2001:0db8:0077:0000:ffff::3"];
+    const remaining: (string | null)[] = [];
+    for (const address of addresses) {
+      const response = await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": address } });
+      remaining.push(response.headers.get("X-RateLimit-Remaining"));
+    }
+    expect(remaining).toEqual(["59", "58", "57"]);
+    const nextNetwork = await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": "2001:db8:77:1::1" } });
+    expect(nextNetwork.headers.get("X-RateLimit-Remaining")).toBe("59");
+  });
+
+  it("count an IPv4 caller by its address", async () => {
+    setClock(0);
+    const first = await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": "192.0.2.44" } });
+    const mapped = await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": "::ffff:192.0.2.44" } });
+    const neighbour = await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": "192.0.2.45" } });
+    expect([first, mapped, neighbour].map((r) => r.headers.get("X-RateLimit-Remaining"))).toEqual(["59", "58", "59"]);
+  });
+
   it("put rate-limit headers on every kind of response", async () => {
     const { key } = await storeTestKey();
     for (const [method, path, status] of [

@@ -31,11 +31,13 @@ function clientRequest(path: string, init: ApiInit): Request {
   const { key = defaultKey.key, ...rest } = init;
   const headers = new Headers(rest.headers);
   if (key !== null && !headers.has("Authorization")) headers.set("Authorization", `Bearer ${key}`);
-  // Callers without a key are limited per address: a fresh address per request
-  // keeps unrelated tests from sharing one budget. Tests of that limit set their own.
-  if (!headers.has("CF-Connecting-IP")) headers.set("CF-Connecting-IP", `2001:db8::${crypto.randomUUID().slice(0, 4)}`);
+  // Callers without a key are limited per address (IPv6 per /64): a fresh /64
+  // per request keeps unrelated tests from sharing one budget. Tests of that limit set their own.
+  if (!headers.has("CF-Connecting-IP")) headers.set("CF-Connecting-IP", `2001:db8:${randomGroup()}:${randomGroup()}::1`);
   return new Request(`${ORIGIN}${path}`, { ...rest, headers });
 }
+
+const randomGroup = () => Math.floor(Math.random() * 0x10000).toString(16);
 
 export async function errorBodyOf(response: Response): Promise<{ code: string; message: string; status: number }> {
   expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);

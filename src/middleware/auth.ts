@@ -3,6 +3,7 @@ import { findApiKey } from "../db/api-keys";
 import type { AppEnv, Caller } from "../env";
 import { ApiError } from "../errors";
 import { parseBearer } from "../lib/api-key";
+import { addressGroup } from "../lib/client-address";
 
 const CHALLENGE = 'Bearer realm="store-orders"';
 
@@ -28,7 +29,7 @@ export function requireApiKey(): MiddlewareHandler<AppEnv> {
 }
 
 async function callerOf(authorization: string | undefined, kv: KVNamespace, ip: string | undefined): Promise<Caller> {
-  const address = ip ?? "local";
+  const address = addressGroup(ip);
   const bearer = parseBearer(authorization);
   if (bearer.kind === "missing") {
     const rejection = new ApiError("missing_api_key", 'Send your API key in the header "Authorization: Bearer <key>".', {
