@@ -8,15 +8,22 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEPLOYED_ENVIRONMENTS, configProblems, missingFromConfig, readEnvironment } from "./lib/environments";
+import { DEPLOYED_ENVIRONMENTS, configProblems, missingFromConfig, readEnvironment, varProblems } from "./lib/environments";
 import { runWrangler } from "./lib/wrangler";
 
 const config = process.argv[2] ?? "wrangler.toml";
 const local = readEnvironment(undefined, config);
 let failed = false;
 
+// The local worker's vars are what `npm start` and the tests run with.
+const localVars = varProblems("local", local);
+for (const problem of localVars) console.error(`FAIL ${problem}`);
+if (localVars.length === 0) console.log("ok   local: vars valid");
+failed ||= localVars.length > 0;
+
 for (const env of DEPLOYED_ENVIRONMENTS) {
-  const problems = configProblems(env, readEnvironment(env, config), local);
+  const deployed = readEnvironment(env, config);
+  const problems = [...varProblems(env, deployed), ...configProblems(env, deployed, local)];
   const outdir = mkdtempSync(join(tmpdir(), `store-orders-dry-run-${env}-`));
   const dryRun = runWrangler(["deploy", "--dry-run", "--env", env, "--config", config, "--outdir", outdir]);
   rmSync(outdir, { recursive: true, force: true });

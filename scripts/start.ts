@@ -27,7 +27,8 @@ const demoKey = await ensureDemoKey(stateDir ?? ".wrangler/state");
 
 const base = `http://localhost:${values.port}/v1`;
 console.log(`\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization: Bearer ${demoKey}" ${base}/store/orders\n`);
-const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", ...persist]);
+// BASE_URL follows the port, so GET / and the deprecation Link point where the service really is.
+const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, ...persist]);
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => dev.kill(signal));
 dev.on("exit", (code) => process.exit(code ?? 0));
 

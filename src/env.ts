@@ -1,3 +1,4 @@
+import type { Config } from "./config";
 import type { ApiError } from "./errors";
 import type { Verdict } from "./limiter/policy";
 import type { ApiKeyRecord } from "./schemas/api-key";
@@ -15,6 +16,8 @@ export interface AppEnv {
   Bindings: Env;
   Variables: {
     requestId: string;
+    /** Set by loadConfig(): the vars, parsed and checked. */
+    config: Config;
     caller: Caller;
     /** Set by mountOperations(): the matched operation's path template, for the request log. */
     route?: string;

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./env";
 import { identifyCaller } from "./middleware/auth";
+import { loadConfig } from "./middleware/config";
 import { corsPolicy } from "./middleware/cors";
 import { handleError, handleNotFound } from "./middleware/errors";
 import { rateLimit } from "./middleware/rate-limit";
@@ -13,7 +14,7 @@ import { describeService } from "./routes/service";
 const app = new Hono<AppEnv>();
 // CORS answers preflights before anything else; every other request is
 // counted, keyed or not, so even 401s and 404s carry limits.
-app.use(requestId(), requestLog(), corsPolicy(), identifyCaller(), rateLimit());
+app.use(requestId(), requestLog(), corsPolicy(), loadConfig(), identifyCaller(), rateLimit());
 app.get("/", describeService(operations));
 mountOperations(app, "/v1", operations);
 app.notFound(handleNotFound);

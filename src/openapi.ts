@@ -3,6 +3,7 @@
  * same zod schemas the routes validate with.
  */
 import { z } from "zod";
+import type { Config } from "./config";
 import { BOOKMARK_PATTERN } from "./db/session";
 import { ERROR_STATUS, type ErrorCode } from "./errors";
 import { RATE_LIMIT_HEADER_NAMES } from "./limiter/headers";
@@ -108,7 +109,7 @@ function parametersOf(operation: Operation): JsonObject[] {
   return [...path, ...headers];
 }
 
-export function openApiDocument(operations: readonly Operation[], env: Env): JsonObject {
+export function openApiDocument(operations: readonly Operation[], config: Pick<Config, "productionBaseUrl" | "stagingBaseUrl">): JsonObject {
   const paths: Record<string, JsonObject> = {};
   for (const operation of operations) {
     paths[operation.path] = {
@@ -144,8 +145,8 @@ export function openApiDocument(operations: readonly Operation[], env: Env): Jso
         "x-stability marker: stable (covered by the /v1 promise), beta (may still change), experimental (may go away).",
     },
     servers: [
-      { url: env.PRODUCTION_BASE_URL, description: "Production" },
-      { url: env.STAGING_BASE_URL, description: "Staging" },
+      { url: config.productionBaseUrl, description: "Production" },
+      { url: config.stagingBaseUrl, description: "Staging" },
     ],
     security: [{ bearerAuth: [] }],
     paths,

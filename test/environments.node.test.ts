@@ -8,6 +8,7 @@ import {
   missingFromConfig,
   placeholdersIn,
   readEnvironment,
+  varProblems,
   type EnvironmentConfig,
 } from "../scripts/lib/environments";
 import { runNpmScript } from "./node/npm-script";
@@ -19,8 +20,9 @@ function staging(overrides: Partial<EnvironmentConfig> = {}): EnvironmentConfig 
 }
 
 describe("wrangler.toml environments", () => {
-  it.each(DEPLOYED_ENVIRONMENTS)("%s has every binding and var the local worker has", (env) => {
+  it.each(DEPLOYED_ENVIRONMENTS)("%s has every binding and var the local worker has, each valid", (env) => {
     expect(configProblems(env, readEnvironment(env), local)).toEqual([]);
+    expect(varProblems(env, readEnvironment(env))).toEqual([]);
   });
 
   it("keeps the benchmark's worker in step with the app's vars and bindings", () => {
@@ -43,13 +45,31 @@ describe("wrangler.toml environments", () => {
     ]);
   });
 
-  it.each(["http://store-orders.example.com/v1", "https://store-orders.example.com", "https://x.example.com/v1/"])(
-    "reports BASE_URL %s",
+  it("reports a deployed BASE_URL that is not https", () => {
+    const BASE_URL = "http://store-orders.example.com/v1";
+    const problems = configProblems("staging", staging({ vars: { ...staging().vars, BASE_URL } }), local);
+    expect(problems).toEqual([`staging: BASE_URL must be an https URL, got "${BASE_URL}"`]);
+  });
+
+  it.each(["https://store-orders.example.com", "https://x.example.com/v1/", "store-orders.example.com/v1"])(
+    "reports BASE_URL %s as the var the worker would refuse",
     (BASE_URL) => {
-      const problems = configProblems("staging", staging({ vars: { ...staging().vars, BASE_URL } }), local);
-      expect(problems).toEqual([`staging: BASE_URL must be an https URL ending in /v1, got "${BASE_URL}"`]);
+      expect(varProblems("staging", staging({ vars: { ...staging().vars, BASE_URL } }))).toEqual([
+        `staging: BASE_URL must be an http(s) URL ending in /v1, got "${BASE_URL}"`,
+      ]);
     },
   );
+
+  it.each([
+    [{ BAN_THRESHOLD: "2O" }, 'staging: BAN_THRESHOLD must be a positive whole number, got "2O"'],
+    [{ BAN_SECONDS: "0" }, 'staging: BAN_SECONDS must be a positive whole number, got "0"'],
+    [{ BAN_SECONDS: "-900" }, 'staging: BAN_SECONDS must be a positive whole number, got "-900"'],
+    [{ PETS_SUNSET_AT: "next June" }, 'staging: PETS_SUNSET_AT must be an ISO 8601 date or date-time, got "next June"'],
+    [{ PETS_SUNSET_AT: "2026-01-01" }, 'staging: PETS_SUNSET_AT must be later than PETS_DEPRECATED_AT, got "2026-01-01"'],
+    [{ STAGING_BASE_URL: undefined }, "staging: STAGING_BASE_URL is missing"],
+  ])("reports %j", (override, problem) => {
+    expect(varProblems("staging", staging({ vars: { ...staging().vars, ...override } }))).toEqual([problem]);
+  });
 
   it("reports observability switched off and a worker name shared with local", () => {
     expect(configProblems("staging", staging({ observability: false, name: local.name }), local)).toEqual([
@@ -92,6 +112,13 @@ describe("npm run check's configuration step", () => {
     const result = await runNpmScript("check:config", broken);
     expect(result.stderr).toContain('FAIL production: Durable Object binding "RATE_LIMITER" is missing');
     expect(result.stdout).toContain("ok   staging");
+    expect(result.status).toBe(1);
+  });
+  it("fails, naming the environment and the var, when staging's BAN_THRESHOLD is not a number", async () => {
+    const broken = configCopy((toml) => toml.replace(/(\[env\.staging\.vars\][^[]*?)BAN_THRESHOLD = "20"/, '$1BAN_THRESHOLD = "2O"'));
+    const result = await runNpmScript("check:config", broken);
+    expect(result.stderr).toContain('FAIL staging: BAN_THRESHOLD must be a positive whole number, got "2O"');
+    expect(result.stdout).toContain("ok   production");
     expect(result.status).toBe(1);
   });
 });

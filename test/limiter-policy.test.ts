@@ -70,6 +70,15 @@ describe("decide", () => {
     expect(during).toMatchObject({ outcome: "banned", retryAfter: 55, bannedUntil: DAY + 105 });
   });
 
+  it("bans for exactly the ban's seconds when it starts mid-second", () => {
+    const { state } = run([0, 1, 2, 3, 4, 5.3]);
+    expect(state.bannedUntil).toBeCloseTo(DAY + 105.3, 6);
+    const started = decide(run([0, 1, 2, 3, 4]).state, limits, ban, ms(5.3)).verdict;
+    expect(started).toMatchObject({ outcome: "banned", retryAfter: 100, bannedUntil: DAY + 106 });
+    expect(decide(state, limits, ban, ms(105.2)).verdict.outcome).toBe("banned");
+    expect(decide(state, limits, ban, ms(105.3)).verdict.outcome).toBe("admitted");
+  });
+
   it("ends a ban on time with a clean streak", () => {
     const banned = run([0, 1, 2, 3, 4, 5]).state;
     const { outcomes, state } = run([105, 106, 107], banned);

@@ -13,6 +13,14 @@ describe("npm start", () => {
     expect(text).toContain('"id":9223372036854775807');
   });
 
+  it("serves BASE_URL on the port it was started with, in GET / and the deprecation Link", async () => {
+    const port = new URL(service.current.baseUrl).port;
+    const described = (await (await service.current.call("/")).json()) as { baseUrl: string };
+    expect(described.baseUrl).toBe(`http://localhost:${port}/v1`);
+    const pet = await service.current.call("/v1/pets/1");
+    expect(pet.headers.get("Link")).toMatch(new RegExp(`^<http://localhost:${port}/v1/`));
+  });
+
   it("prints a ready-to-paste curl line with a working local demo key", async () => {
     expect(service.current.demoKey).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
     expect(service.current.output()).toContain(`curl -H "Authorization: Bearer ${service.current.demoKey}"`);

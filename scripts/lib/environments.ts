@@ -1,4 +1,5 @@
 import { unstable_readConfig } from "wrangler";
+import { readConfig } from "../../src/config";
 
 export const DEPLOYED_ENVIRONMENTS = ["staging", "production"] as const;
 export type DeployedEnvironment = (typeof DEPLOYED_ENVIRONMENTS)[number];
@@ -40,13 +41,20 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
 export function configProblems(env: DeployedEnvironment, config: EnvironmentConfig, local: EnvironmentConfig): string[] {
   const problems = missingFromConfig(env, config, local);
 
+  // The vars' own rules (src/config.ts) are checked for every environment by varProblems(); deployments also need https.
   const baseUrl = config.vars.BASE_URL;
-  if (typeof baseUrl !== "string" || !/^https:\/\/[^/]+\/v1$/.test(baseUrl)) {
-    problems.push(`${env}: BASE_URL must be an https URL ending in /v1, got ${JSON.stringify(baseUrl)}`);
+  if (typeof baseUrl !== "string" || !baseUrl.startsWith("https://")) {
+    problems.push(`${env}: BASE_URL must be an https URL, got ${JSON.stringify(baseUrl)}`);
   }
   if (!config.observability) problems.push(`${env}: [env.${env}.observability] enabled must be true`);
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
   return problems;
+}
+
+/** The vars the worker would refuse to run with (src/config.ts), each naming the environment (`label`) and the var. */
+export function varProblems(label: string, config: EnvironmentConfig): string[] {
+  const result = readConfig(config.vars);
+  return result.ok ? [] : result.problems.map((problem) => `${label}: ${problem}`);
 }
 
 /** Every var and binding of the local worker that `config` (named `label` in messages) lacks. */

@@ -22,6 +22,7 @@ export interface LimiterState {
   dayStart: number;
   dayCount: number;
   refusedInARow: number;
+  /** Exact, with a fraction: a ban lasts exactly BAN_SECONDS from the refusal that started it. */
   bannedUntil: number;
 }
 
@@ -97,7 +98,7 @@ export function decide(
 
   state.refusedInARow += 1;
   if (state.refusedInARow > ban.threshold) {
-    state.bannedUntil = Math.ceil(t) + ban.seconds;
+    state.bannedUntil = t + ban.seconds;
     return { state, verdict: banVerdict(state, limits, now) };
   }
   const reports = windowReports(state, limits);
@@ -141,11 +142,12 @@ function banVerdict(state: LimiterState, limits: Limits, now: number): Verdict {
     ...reports,
     reported: quieterWindow(reports),
     retryAfter: secondsUntil(state.bannedUntil, now / 1000),
-    bannedUntil: state.bannedUntil,
+    // Headers carry whole seconds: the first second at which the ban is over.
+    bannedUntil: Math.ceil(state.bannedUntil),
   };
 }
 
 /** When this state stops mattering: the day window is over and any ban has ended. */
 export function expiresAt(state: LimiterState): number {
-  return Math.max(state.dayStart + DAY_SECONDS, state.bannedUntil);
+  return Math.max(state.dayStart + DAY_SECONDS, Math.ceil(state.bannedUntil));
 }

@@ -1,12 +1,13 @@
 import type { MiddlewareHandler } from "hono";
+import type { Config } from "../config";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { deprecationHeaders, isSunset, type DeprecationSchedule } from "../lib/deprecation";
 
 /** Marks a deprecated operation's responses, and retires it with 410 from its sunset date. */
-export function deprecation(schedule: (env: Env) => DeprecationSchedule): MiddlewareHandler<AppEnv> {
+export function deprecation(schedule: (config: Config) => DeprecationSchedule): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const current = schedule(c.env);
+    const current = schedule(c.get("config"));
     const headers = deprecationHeaders(current);
     if (isSunset(current, Date.now())) {
       throw new ApiError("endpoint_sunset", `This endpoint was retired on ${headers.Sunset}. See the Link header.`, headers);

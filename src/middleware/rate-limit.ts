@@ -4,7 +4,6 @@ import { ApiError } from "../errors";
 import { callDependency } from "../lib/dependency";
 import { rateLimitHeaders } from "../limiter/headers";
 import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
-import type { BanRule } from "../limiter/policy";
 
 /**
  * A limiter answers in milliseconds; one that has not answered in a second is
@@ -24,7 +23,7 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
     const [name, limits] =
       caller.kind === "key" ? [caller.key.id, limitsFor(caller.key)] : [`ip:${caller.address}`, ANONYMOUS_LIMITS];
     const limiter = c.env.RATE_LIMITER.getByName(name);
-    const verdict = await callDependency("rate limiter", () => limiter.check(limits, banRule(c.env)), {
+    const verdict = await callDependency("rate limiter", () => limiter.check(limits, c.get("config").ban), {
       timeoutMs: LIMITER_TIMEOUT_MS,
     });
     c.set("limit", verdict.outcome);
@@ -47,8 +46,4 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
     await next();
     for (const [header, value] of Object.entries(headers)) c.header(header, value);
   };
-}
-
-function banRule(env: Env): BanRule {
-  return { threshold: Number(env.BAN_THRESHOLD), seconds: Number(env.BAN_SECONDS) };
 }

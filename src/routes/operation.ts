@@ -1,6 +1,7 @@
 import { zValidator } from "@hono/zod-validator";
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import type { z } from "zod";
+import type { Config } from "../config";
 import type { AppEnv } from "../env";
 import { ApiError, type ErrorCode } from "../errors";
 import type { DeprecationSchedule } from "../lib/deprecation";
@@ -36,7 +37,7 @@ export interface Operation<Params extends z.ZodType = z.ZodType> {
   /** Served without an API key (still rate limited per address). */
   public?: boolean;
   /** Present on deprecated operations: their headers and their sunset. */
-  deprecation?: (env: Env) => DeprecationSchedule;
+  deprecation?: (config: Config) => DeprecationSchedule;
   params?: { schema: Params; invalid: { code: ErrorCode; message: string } };
   /** Optional request headers the operation reads (validated by its handler). */
   requestHeaders?: DocumentedHeader[];

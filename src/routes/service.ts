@@ -8,7 +8,7 @@ export function describeService(operations: readonly Operation[]) {
     c.json({
       name: "Store Orders",
       version: "1.0.0",
-      baseUrl: c.env.BASE_URL,
+      baseUrl: c.get("config").baseUrl,
       operations: operations.map(({ operationId, method, path, stability }) => ({
         operationId,
         method: method.toUpperCase(),

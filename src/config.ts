@@ -1,0 +1,61 @@
+import { z } from "zod";
+
+/**
+ * The worker's vars (wrangler.toml), parsed and checked once. A typo must not
+ * quietly become NaN (nobody ever banned) or a default nobody chose: an
+ * invalid var fails `npm run check:config` before a deploy, and makes the
+ * worker answer 503 instead of running with it (README, "Operator guide").
+ */
+/** zod's error option: "is missing" when the var is not set at all, else what it must be. */
+const rule = (message: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? "is missing" : message),
+});
+const URL_RULE = "must be an http(s) URL ending in /v1";
+const baseUrl = z.url({ protocol: /^https?$/, ...rule(URL_RULE) }).refine((url) => url.endsWith("/v1"), URL_RULE);
+const positiveWholeNumber = z
+  .string(rule("must be a positive whole number"))
+  .regex(/^[1-9][0-9]{0,8}$/, "must be a positive whole number")
+  .transform(Number);
+const isoDate = z
+  .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))
+  .transform((value) => Date.parse(value));
+
+const Vars = z
+  .object({
+    BASE_URL: baseUrl,
+    PRODUCTION_BASE_URL: baseUrl,
+    STAGING_BASE_URL: baseUrl,
+    BAN_THRESHOLD: positiveWholeNumber,
+    BAN_SECONDS: positiveWholeNumber,
+    PETS_DEPRECATED_AT: isoDate,
+    PETS_SUNSET_AT: isoDate,
+  })
+  .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
+    path: ["PETS_SUNSET_AT"],
+    message: "must be later than PETS_DEPRECATED_AT",
+  })
+  .transform((vars) => ({
+    baseUrl: vars.BASE_URL,
+    productionBaseUrl: vars.PRODUCTION_BASE_URL,
+    stagingBaseUrl: vars.STAGING_BASE_URL,
+    ban: { threshold: vars.BAN_THRESHOLD, seconds: vars.BAN_SECONDS },
+    /** Unix milliseconds. */
+    pets: { deprecatedAt: vars.PETS_DEPRECATED_AT, sunsetAt: vars.PETS_SUNSET_AT },
+  }));
+
+export type Config = z.output<typeof Vars>;
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+
+/** Every problem with the vars, one line each, naming the var and its value. */
+export function readConfig(vars: Record<string, unknown>): ConfigResult {
+  const result = Vars.safeParse(vars);
+  if (result.success) return { ok: true, config: result.data };
+  return {
+    ok: false,
+    problems: result.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? "vars");
+      return vars[name] === undefined ? `${name} ${issue.message}` : `${name} ${issue.message}, got ${JSON.stringify(vars[name])}`;
+    }),
+  };
+}
