@@ -26,6 +26,14 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** Headers every error of a status carries, beyond the ones on every response. */
+export const ERROR_STATUS_HEADERS: Partial<Record<ContentfulStatusCode, readonly ("WWW-Authenticate" | "Allow" | "Retry-After")[]>> = {
+  401: ["WWW-Authenticate"],
+  405: ["Allow"],
+  429: ["Retry-After"],
+  503: ["Retry-After"],
+};
+
 /** An error the client should see as it is: a code from the table, a message for people, extra headers. */
 export class ApiError extends HTTPException {
   readonly code: ErrorCode;

@@ -8,13 +8,13 @@ import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
 import { operations } from "./routes";
-import { mountOperations } from "./routes/operation";
+import { allowedMethods, mountOperations } from "./routes/operation";
 import { describeService } from "./routes/service";
 
 const app = new Hono<AppEnv>();
 // CORS answers preflights before anything else; every other request is
 // counted, keyed or not, so even 401s and 404s carry limits.
-app.use(requestId(), requestLog(), corsPolicy(), loadConfig(), identifyCaller(), rateLimit());
+app.use(requestId(), requestLog(), corsPolicy(allowedMethods("/v1", operations)), loadConfig(), identifyCaller(), rateLimit());
 app.get("/", describeService(operations));
 mountOperations(app, "/v1", operations);
 app.notFound(handleNotFound);

@@ -5,21 +5,34 @@
 import { z } from "zod";
 import type { Config } from "./config";
 import { BOOKMARK_PATTERN } from "./db/session";
-import { ERROR_STATUS, type ErrorCode } from "./errors";
+import { ERROR_STATUS, ERROR_STATUS_HEADERS, type ErrorCode } from "./errors";
 import { RATE_LIMIT_HEADER_NAMES } from "./limiter/headers";
-import type { DocumentedHeader, Operation } from "./routes/operation";
+import { TAGS, type DocumentedHeader, type Operation } from "./routes/operation";
 // Named schemas register themselves (zod .meta({ id })) when imported; routes import Order and Pet.
 import "./schemas/error";
 
 type JsonObject = Record<string, unknown>;
 
 const GUARDED_ERRORS: ErrorCode[] = ["missing_api_key", "invalid_api_key"];
-const COMMON_ERRORS: ErrorCode[] = ["rate_limit_exceeded", "api_key_banned", "internal_error", "service_unavailable"];
+/** What any path under /v1 may answer: a wrong path or version, a method the path lacks, limits, outages. */
+const COMMON_ERRORS: ErrorCode[] = [
+  "not_found",
+  "unsupported_version",
+  "method_not_allowed",
+  "rate_limit_exceeded",
+  "api_key_banned",
+  "internal_error",
+  "service_unavailable",
+];
 
 /** Headers on every response. */
 const RATE_LIMIT_HEADERS = [...RATE_LIMIT_HEADER_NAMES, "X-Request-Id"] as const;
 
-const HEADERS: Record<(typeof RATE_LIMIT_HEADERS)[number] | DocumentedHeader | "Retry-After" | "WWW-Authenticate", JsonObject> = {
+type ErrorHeader = NonNullable<(typeof ERROR_STATUS_HEADERS)[keyof typeof ERROR_STATUS_HEADERS]>[number];
+
+type HeaderName = (typeof RATE_LIMIT_HEADERS)[number] | DocumentedHeader | ErrorHeader;
+
+const HEADERS: Record<HeaderName, JsonObject> = {
   "X-RateLimit-Limit": { description: "Requests allowed in the reported window", schema: { type: "integer" } },
   "X-RateLimit-Remaining": { description: "Requests left in the reported window (0 during a ban)", schema: { type: "integer" } },
   "X-RateLimit-Reset": { description: "Unix seconds when the reported window resets (or the ban ends)", schema: { type: "integer" } },
@@ -29,7 +42,14 @@ const HEADERS: Record<(typeof RATE_LIMIT_HEADERS)[number] | DocumentedHeader | "
   "X-Request-Id": { description: "The request's id, also in the logs", schema: { type: "string" } },
   "Retry-After": { description: "Whole seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
   "WWW-Authenticate": { description: 'RFC 6750 challenge: `Bearer realm="store-orders"`', schema: { type: "string" } },
+  Allow: { description: "The methods this path answers", schema: { type: "string" } },
   ETag: { description: "Version of the whole order list", schema: { type: "string" } },
+  "If-None-Match": {
+    description:
+      "ETags of lists you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current " +
+      "list's ETag the answer is 304 with no body; a malformed value is ignored and the list is sent",
+    schema: { type: "string" },
+  },
   Deprecation: { description: "RFC 9745: `@<unix seconds>` when this operation was deprecated", schema: { type: "string" } },
   Sunset: { description: "RFC 8594: HTTP-date from which this operation answers 410", schema: { type: "string" } },
   Link: { description: 'Where the deprecation is documented, rel="deprecation"', schema: { type: "string" } },
@@ -63,17 +83,19 @@ function schemaOf(schema: z.ZodType): JsonObject {
   return rest;
 }
 
-function headerRefs(names: readonly string[]): JsonObject {
+/** References to response headers, noting each in `used` so components lists exactly those. */
+function headerRefs(names: readonly HeaderName[], used: Set<HeaderName>): JsonObject {
+  for (const name of names) used.add(name);
   return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 }
 
-function responsesOf(operation: Operation): JsonObject {
+function responsesOf(operation: Operation, used: Set<HeaderName>): JsonObject {
   const extra: DocumentedHeader[] = operation.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
   const responses: JsonObject = {};
   for (const [status, response] of Object.entries(operation.responses)) {
     responses[status] = {
       description: response.description,
-      headers: headerRefs([...RATE_LIMIT_HEADERS, ...(response.headers ?? [])]),
+      headers: headerRefs([...RATE_LIMIT_HEADERS, ...(response.headers ?? [])], used),
       ...(response.body && { content: { "application/json": { schema: schemaOf(response.body) } } }),
     };
   }
@@ -81,13 +103,12 @@ function responsesOf(operation: Operation): JsonObject {
   const codes = [...operation.errors, ...(operation.public ? [] : GUARDED_ERRORS), ...COMMON_ERRORS];
   for (const status of [...new Set(codes.map((code) => ERROR_STATUS[code]))].sort()) {
     const codesHere = codes.filter((code) => ERROR_STATUS[code] === status);
-    const headers: string[] = [...RATE_LIMIT_HEADERS];
-    if (status === 401) headers.push("WWW-Authenticate");
-    if (status === 429 || status === 503) headers.push("Retry-After");
-    if (status !== 401 && status !== 429 && status !== 503) headers.push(...extra);
+    const headers: HeaderName[] = [...RATE_LIMIT_HEADERS, ...(ERROR_STATUS_HEADERS[status as keyof typeof ERROR_STATUS_HEADERS] ?? [])];
+    // The deprecation headers go on what the operation itself answers, not on what the middleware before it refuses.
+    if (codesHere.some((code) => operation.errors.includes(code))) headers.push(...extra);
     responses[status] = {
       description: `Error: ${codesHere.map((code) => `\`${code}\``).join(" or ")}`,
-      headers: headerRefs(headers),
+      headers: headerRefs(headers, used),
       content: {
         "application/json": {
           schema: { allOf: [{ $ref: toSchemaRef("Error") }, { properties: { code: { enum: codesHere } } }] },
@@ -110,19 +131,22 @@ function parametersOf(operation: Operation): JsonObject[] {
 }
 
 export function openApiDocument(operations: readonly Operation[], config: Pick<Config, "productionBaseUrl" | "stagingBaseUrl">): JsonObject {
+  const serviceRoot = config.productionBaseUrl.replace(/\/v1$/, "/");
   const paths: Record<string, JsonObject> = {};
+  const usedHeaders = new Set<HeaderName>();
   for (const operation of operations) {
     paths[operation.path] = {
       ...paths[operation.path],
       [operation.method]: {
         operationId: operation.operationId,
         summary: operation.summary,
-        ...(operation.description && { description: operation.description }),
+        description: operation.description,
+        tags: [operation.tag],
         ...(operation.deprecation && { deprecated: true }),
         "x-stability": operation.stability,
         security: operation.public ? [] : [{ bearerAuth: [] }],
         parameters: parametersOf(operation),
-        responses: responsesOf(operation),
+        responses: responsesOf(operation, usedHeaders),
       },
     };
   }
@@ -142,13 +166,18 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
       description:
         "List the orders placed in a store and cancel pending ones. Every operation needs an API key as a bearer " +
         "token unless marked otherwise, and every response carries rate-limit headers. Each operation has an " +
-        "x-stability marker: stable (covered by the /v1 promise), beta (may still change), experimental (may go away).",
+        "x-stability marker: stable (covered by the /v1 promise), beta (may still change), experimental (may go away). " +
+        "Ids are 64-bit integers and go beyond 2^53: parse them exactly, never into a double.",
+      // GET / at the service's root says what the service is and where its operations live.
+      contact: { name: "Store Orders API", url: serviceRoot },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [
       { url: config.productionBaseUrl, description: "Production" },
       { url: config.stagingBaseUrl, description: "Staging" },
     ],
     security: [{ bearerAuth: [] }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
       securitySchemes: {
@@ -159,7 +188,7 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
         },
       },
       schemas,
-      headers: HEADERS,
+      headers: Object.fromEntries([...usedHeaders].map((name) => [name, HEADERS[name]])),
     },
   };
 }

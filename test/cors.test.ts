@@ -20,6 +20,22 @@ describe("CORS", () => {
     expect(response.headers.get("X-RateLimit-Limit")).toBeNull();
   });
 
+  it.each([
+    ["/v1/store/orders", "GET,HEAD,OPTIONS"],
+    ["/v1/store/orders/42", "DELETE,OPTIONS"],
+    ["/v1/pets/1", "GET,HEAD,OPTIONS"],
+    ["/v1/openapi.json", "GET,HEAD,OPTIONS"],
+    ["/v1/store/orders/42/extra", null],
+  ])("answers a preflight for %s with that path's methods: %s", async (path, methods) => {
+    const response = await api(path, {
+      method: "OPTIONS",
+      key: null,
+      headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "GET" },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("Access-Control-Allow-Methods")).toBe(methods);
+  });
+
   it("lets browser code read every rate-limit, retry, id, cache, deprecation and bookmark header", async () => {
     const response = await api("/v1/store/orders", { headers: { Origin: "https://shop.example" } });
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");

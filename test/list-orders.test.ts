@@ -101,6 +101,13 @@ describe("ETag revalidation", () => {
     }
   });
 
+  it("sends the list when If-None-Match does not follow RFC 9110's grammar, even if it holds the current tag", async () => {
+    const etag = (await api("/v1/store/orders")).headers.get("ETag")!;
+    for (const header of [`"x", *`, `garbage, ${etag}`, `${etag} ${etag}`]) {
+      expect((await api("/v1/store/orders", { headers: { "If-None-Match": header } })).status, header).toBe(200);
+    }
+  });
+
   it("changes the ETag when any order is written, so stale copies get the new list", async () => {
     await seedOrders([{ id: 1 }]);
     const etag = (await api("/v1/store/orders")).headers.get("ETag")!;

@@ -1,18 +1,25 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { readConfig } from "../src/config";
 import app from "../src/index";
+import { openApiDocument } from "../src/openapi";
+import { operations } from "../src/routes";
 import { api } from "./request";
 
 interface OperationObject {
   operationId: string;
+  description?: string;
+  tags?: string[];
+  parameters: { name: string; in: string; description?: string }[];
   deprecated?: boolean;
   "x-stability": string;
   security: object[];
-  responses: Record<string, { headers: Record<string, unknown> }>;
+  responses: Record<string, { description: string; headers: Record<string, unknown>; content?: Record<string, unknown> }>;
 }
 interface Document {
   openapi: string;
-  info: { version: string };
+  info: { version: string; contact?: object; license?: object };
+  tags: { name: string; description: string }[];
   servers: { url: string }[];
   paths: Record<string, Record<string, OperationObject>>;
   components: { securitySchemes: Record<string, object>; schemas: Record<string, object> };
@@ -89,7 +96,7 @@ describe("GET /v1/openapi.json", () => {
   it("describes each operation's errors and the rate-limit headers on every response", async () => {
     const document = await fetchDocument();
     const cancel = document.paths["/store/orders/{orderId}"].delete;
-    expect(Object.keys(cancel.responses).sort()).toEqual(["204", "400", "401", "404", "409", "429", "500", "503"]);
+    expect(Object.keys(cancel.responses).sort()).toEqual(["204", "400", "401", "404", "405", "409", "429", "500", "503"]);
     for (const operation of Object.values(document.paths).flatMap((methods) => Object.values(methods))) {
       for (const [status, response] of Object.entries(operation.responses)) {
         expect(Object.keys(response.headers), `${operation.operationId} ${status}`).toEqual(
@@ -99,5 +106,55 @@ describe("GET /v1/openapi.json", () => {
       }
     }
     expect(Object.keys(document.components.schemas).sort()).toEqual(["Error", "Order", "Pet"]);
+  });
+
+  it("is exactly the document the registry builds from this environment's vars (the one npm test lints)", async () => {
+    const config = readConfig(env as unknown as Record<string, unknown>);
+    if (!config.ok) throw new Error(config.problems.join("; "));
+    expect(await fetchDocument()).toEqual(JSON.parse(JSON.stringify(openApiDocument(operations, config.config))));
+  });
+
+  it("describes wrong paths, wrong versions and missing methods on every operation, 405 with Allow", async () => {
+    const document = await fetchDocument();
+    for (const operation of Object.values(document.paths).flatMap((methods) => Object.values(methods))) {
+      expect(operation.responses["404"]!.description).toMatch(/`not_found`.*`unsupported_version`/);
+      expect(operation.responses["405"]!.description).toContain("`method_not_allowed`");
+      expect(operation.responses["405"]!.headers).toHaveProperty("Allow");
+    }
+  });
+
+  it("documents the document's own body, If-None-Match on listOrders, and 304 as Not Modified", async () => {
+    const document = await fetchDocument();
+    expect(document.paths["/openapi.json"].get.responses["200"]!.content).toHaveProperty("application/json");
+    const list = document.paths["/store/orders"].get;
+    expect(list.parameters.map((p) => `${p.in} ${p.name}`)).toContain("header If-None-Match");
+    expect(list.responses["304"]!.description).toMatch(/^Not Modified/);
+    expect(list.responses["304"]!.content).toBeUndefined();
+  });
+
+  it("warns in every int64 id's description that it exceeds 2^53 and must be parsed exactly", async () => {
+    const document = (await fetchDocument()) as unknown as {
+      components: { schemas: Record<string, { properties: Record<string, { description: string }> }> };
+    };
+    const { Order, Pet } = document.components.schemas;
+    for (const field of [Order!.properties.id, Order!.properties.petId, Pet!.properties.id]) {
+      expect(field!.description).toMatch(/2\^53.*exactly/);
+    }
+    const paths = (await fetchDocument()).paths;
+    for (const parameter of [...paths["/store/orders/{orderId}"].delete.parameters, ...paths["/pets/{petId}"].get.parameters]) {
+      expect(parameter.description).toMatch(/2\^53.*exactly/);
+    }
+  });
+
+  it("has contact, license, defined tags, and a description and a tag on every operation", async () => {
+    const document = await fetchDocument();
+    expect(document.info.contact).toBeDefined();
+    expect(document.info.license).toBeDefined();
+    const tags = document.tags.map((tag) => tag.name);
+    for (const operation of Object.values(document.paths).flatMap((methods) => Object.values(methods))) {
+      expect(operation.description, operation.operationId).toBeTruthy();
+      expect(operation.tags, operation.operationId).toHaveLength(1);
+      expect(tags).toContain(operation.tags![0]);
+    }
   });
 });

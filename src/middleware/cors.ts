@@ -15,13 +15,14 @@ export const EXPOSED_HEADERS = [
 ];
 
 /**
+ * A preflight is answered with the methods of the path it asks about.
  * Any origin may call: keys travel in a header, never in cookies, so there is
  * no ambient credential for another site to ride on. Preflights need no key.
  */
-export function corsPolicy() {
+export function corsPolicy(allowedMethods: (path: string) => string[]) {
   return cors({
     origin: "*",
-    allowMethods: ["GET", "HEAD", "DELETE", "OPTIONS"],
+    allowMethods: (_origin, c) => allowedMethods(c.req.path),
     allowHeaders: ["Authorization", "Content-Type", "If-None-Match", BOOKMARK_HEADER],
     exposeHeaders: EXPOSED_HEADERS,
     maxAge: 86_400,

@@ -1,6 +1,12 @@
 import type { Config } from "../config";
 import { openApiDocument } from "../openapi";
+import { z } from "zod";
 import { defineOperation, type Operation } from "./operation";
+
+const OpenApiDocumentBody = z
+  .object({ openapi: z.string().describe("The OpenAPI version, 3.1.0") })
+  .loose()
+  .describe("An OpenAPI 3.1 document");
 
 /** `GET /v1/openapi.json`. Takes the registry lazily because the registry includes this operation. */
 export function openApiDocumentOperation(operations: () => readonly Operation[]): Operation {
@@ -11,9 +17,13 @@ export function openApiDocumentOperation(operations: () => readonly Operation[])
     method: "get",
     path: "/openapi.json",
     summary: "This API's OpenAPI 3.1 document",
+    description:
+      "This document, for tools and generated clients. It needs no API key; like every call without one, it is " +
+      "rate limited per address.",
+    tag: "Service",
     stability: "beta",
     public: true,
-    responses: { 200: { description: "The OpenAPI document" } },
+    responses: { 200: { description: "The OpenAPI document", body: OpenApiDocumentBody } },
     errors: [],
     handle(c) {
       const config = c.get("config");

@@ -11,7 +11,14 @@ import { deprecation } from "../middleware/deprecation";
 export type Stability = "stable" | "beta" | "experimental";
 
 /** Response headers the OpenAPI document describes (see openapi.ts). */
-export type DocumentedHeader = "ETag" | "Deprecation" | "Sunset" | "Link" | "X-D1-Bookmark";
+export type DocumentedHeader = "ETag" | "If-None-Match" | "Deprecation" | "Sunset" | "Link" | "X-D1-Bookmark";
+
+/** The document's tags, one per resource, with what each groups. */
+export const TAGS = {
+  Orders: "The orders placed in the store: list them all, cancel pending ones.",
+  Pets: "Deprecated pet operations, kept until their sunset date.",
+  Service: "About this API itself.",
+} as const;
 
 export interface SuccessResponse {
   description: string;
@@ -32,7 +39,8 @@ export interface Operation<Params extends z.ZodType = z.ZodType> {
   /** OpenAPI path template, relative to /v1, e.g. `/store/orders/{orderId}`. */
   path: string;
   summary: string;
-  description?: string;
+  description: string;
+  tag: keyof typeof TAGS;
   stability: Stability;
   /** Served without an API key (still rate limited per address). */
   public?: boolean;
@@ -62,10 +70,8 @@ export function honoPath(path: string): string {
 
 /** Routes every operation under `base` (the version prefix, e.g. `/v1`). */
 export function mountOperations(app: Hono<AppEnv>, base: string, operations: readonly Operation[]): void {
-  const methodsByPath = new Map<string, string[]>();
   for (const operation of operations) {
     const method = operation.method.toUpperCase();
-    methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), method]);
     const handler: MiddlewareHandler<AppEnv> = async (c) =>
       operation.handle(c, operation.params ? c.req.valid("param" as never) : undefined);
     const chain = [routeName(base + operation.path), ...middlewareOf(operation), handler];
@@ -74,8 +80,8 @@ export function mountOperations(app: Hono<AppEnv>, base: string, operations: rea
   }
 
   // Registered after every operation, so it only answers methods none of them took.
-  for (const [path, methods] of methodsByPath) {
-    const allow = allowHeader(methods);
+  for (const [path, methods] of methodsByPath(operations)) {
+    const allow = methods.join(", ");
     app.all(base + honoPath(path), routeName(base + path), (c) => {
       throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here. Allowed: ${allow}.`, {
         Allow: allow,
@@ -106,7 +112,24 @@ function middlewareOf(operation: Operation): MiddlewareHandler<AppEnv>[] {
   return chain;
 }
 
-function allowHeader(methods: string[]): string {
-  // Hono answers HEAD from the GET handler; CORS answers OPTIONS everywhere.
-  return [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+/** The methods each path template answers: its operations', HEAD with GET (Hono answers it from GET), and OPTIONS (CORS). */
+function methodsByPath(operations: readonly Operation[]): Map<string, string[]> {
+  const byPath = new Map<string, string[]>();
+  for (const { path, method } of operations) byPath.set(path, [...(byPath.get(path) ?? []), method.toUpperCase()]);
+  for (const [path, methods] of byPath) byPath.set(path, [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"]);
+  return byPath;
+}
+
+/**
+ * For a request path, the methods its operation path answers (the 405's Allow
+ * list), or an empty list for a path no operation serves. CORS preflights
+ * answer with it, so a browser learns what this path really allows.
+ */
+export function allowedMethods(base: string, operations: readonly Operation[]): (path: string) => string[] {
+  const patterns = [...methodsByPath(operations)].map(([path, methods]) => {
+    const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const source = (base + path).split(/\{\w+\}/).map(literal).join("[^/]*");
+    return { pattern: new RegExp(`^${source}$`), methods };
+  });
+  return (path) => patterns.find(({ pattern }) => pattern.test(path))?.methods ?? [];
 }

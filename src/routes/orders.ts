@@ -33,6 +33,7 @@ export const listOrders = defineOperation({
   method: "get",
   path: "/store/orders",
   summary: "List every order",
+  tag: "Orders",
   description:
     "Every order placed in the store, ascending by id, as one JSON array. Filtering and pagination are not " +
     "supported in v1 (they are planned for v2). Revalidate with If-None-Match to get 304 when nothing changed. " +
@@ -41,17 +42,21 @@ export const listOrders = defineOperation({
   stability: "stable",
   responses: {
     200: { description: "All orders", body: Order.array(), headers: ["ETag", "X-D1-Bookmark"] },
-    304: { description: "Not modified: the ETag in If-None-Match is current", headers: ["ETag", "X-D1-Bookmark"] },
+    304: {
+      description: "Not Modified: an ETag in If-None-Match is the current list's. No body; keep using the list you hold.",
+      headers: ["ETag", "X-D1-Bookmark"],
+    },
   },
-  requestHeaders: ["X-D1-Bookmark"],
+  requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
   errors: ["invalid_bookmark"],
   async handle(c) {
     const db = readSession(c.env.DB, bookmarkOf(c));
     // Only a client that revalidates pays for the version read; everyone else
     // gets version and first page in one round trip.
-    if (c.req.header("If-None-Match") !== undefined) {
+    const ifNoneMatch = c.req.header("If-None-Match");
+    if (ifNoneMatch !== undefined) {
       const etag = etagOf(await readOrdersVersion(db));
-      if (ifNoneMatchMatches(c.req.header("If-None-Match"), etag)) {
+      if (ifNoneMatchMatches(ifNoneMatch, etag)) {
         return c.body(null, 304, { ETag: etag, ...bookmarkHeader(db) });
       }
     }
@@ -81,6 +86,7 @@ export const cancelOrderOperation = defineOperation({
   method: "delete",
   path: "/store/orders/{orderId}",
   summary: "Cancel a pending order",
+  tag: "Orders",
   description:
     "Cancels an order whose status is pending. Cancelling an order that is already cancelled succeeds again " +
     "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be cancelled.",

@@ -8,6 +8,7 @@ export const getPetById = defineOperation({
   method: "get",
   path: "/pets/{petId}",
   summary: "Find a pet by id (deprecated)",
+  tag: "Pets",
   description:
     "Deprecated: answers with Deprecation, Sunset and Link headers until its sunset date, and 410 endpoint_sunset " +
     "from then on. Pet catalog operations are not part of this API.",

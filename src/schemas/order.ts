@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { Int64, Int64Param } from "./ids";
+import { int64Field, int64Param } from "./ids";
 
 export const ORDER_STATUSES = ["pending", "shipped", "delivered", "cancelled"] as const;
 
 export const Order = z
   .object({
-    id: Int64.describe("Unique order identifier"),
-    petId: Int64.optional().describe("Identifier of the animal in this order"),
+    id: int64Field("Unique order identifier"),
+    petId: int64Field("Identifier of the animal in this order").optional(),
     quantity: z.number().int().optional().describe("Number of units ordered"),
     shipDate: z.iso.datetime().optional().describe("Expected or actual ship date, RFC 3339 in UTC"),
     status: z.enum(ORDER_STATUSES).describe("Only pending orders can be cancelled"),
@@ -15,5 +15,5 @@ export const Order = z
   .meta({ id: "Order", description: "An order placed in the store. Fields without a value are omitted." });
 
 export const OrderIdParams = z.object({
-  orderId: Int64Param.describe("The identifier of the order to cancel"),
+  orderId: int64Param("The identifier of the order to cancel"),
 });

@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { Int64, Int64Param } from "./ids";
+import { int64Field, int64Param } from "./ids";
 
 export const Pet = z
   .object({
-    id: Int64,
+    id: int64Field("The pet's identifier"),
     name: z.string(),
     status: z.string().optional(),
   })
   .meta({ id: "Pet", description: "A pet. Fields without a value are omitted." });
 
 export const PetIdParams = z.object({
-  petId: Int64Param.describe("The identifier of the pet"),
+  petId: int64Param("The identifier of the pet"),
 });
