@@ -140,7 +140,9 @@ async function seed(orders: number): Promise<void> {
   if (!response.ok) throw new Error(`seeding ${orders} orders failed: ${response.status}`);
 }
 
-const randomGroup = () => Math.floor(Math.random() * 0x10000).toString(16);
+function randomGroup(): string {
+  return Math.floor(Math.random() * 0x10000).toString(16);
+}
 
 function fromRandomAddress(request: autocannon.Request): autocannon.Request {
   // Callers without a key are limited per address, IPv6 per /64; scanners come from many networks.
