@@ -193,7 +193,9 @@ async function measureList(
   for (let run = 0; run < runs; run++) {
     const started = performance.now();
     const response = await fetch(`${origin}/v1/store/orders`, { headers });
-    if (response.status !== status) throw new Error(`${name}: status ${response.status}`);
+    if (response.status !== status) {
+      throw new Error(`${name}: status ${response.status}: ${await response.text()}\n${runtime.recentErrors().join("\n")}`);
+    }
     const body = new Uint8Array(await response.arrayBuffer());
     times.push(performance.now() - started);
     bytes = body.byteLength;

@@ -17,6 +17,8 @@ export interface BenchRuntime {
   origin: string;
   /** Peak resident memory of the workerd process since it started (Linux VmHWM). */
   peakResidentBytes(): number;
+  /** The last error lines the worker logged. */
+  recentErrors(): string[];
   /** Stops workerd and starts a fresh one on the same persisted state. */
   restart(): Promise<void>;
   dispose(): Promise<void>;
@@ -24,6 +26,7 @@ export interface BenchRuntime {
 
 export async function startBenchRuntime(): Promise<BenchRuntime> {
   const dir = mkdtempSync(join(tmpdir(), "store-orders-bench-"));
+  const errors: string[] = [];
   const bundle = join(dir, "bundle");
   mustRunWrangler(["deploy", "--dry-run", "-c", CONFIG, "--outdir", bundle]);
   const { workerOptions } = unstable_getMiniflareWorkerOptions(CONFIG);
@@ -36,10 +39,14 @@ export async function startBenchRuntime(): Promise<BenchRuntime> {
     host: "127.0.0.1",
     port,
     defaultPersistRoot: join(dir, "state"),
-    // Every request writes a log line; drain them so workerd never blocks on a full pipe.
+    // Every request writes a log line; drain them so workerd never blocks on a full pipe,
+    // keeping the last error lines so a failed row can say why.
     handleRuntimeStdio: (stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) => {
       stdout.resume();
-      stderr.resume();
+      stderr.on("data", (chunk: Buffer) => {
+        for (const line of chunk.toString().split("\n")) if (line.includes('"level":"error"')) errors.push(line);
+        errors.splice(0, Math.max(0, errors.length - 5));
+      });
     },
   } as ConstructorParameters<typeof Miniflare>[0];
 
@@ -49,6 +56,7 @@ export async function startBenchRuntime(): Promise<BenchRuntime> {
 
   return {
     origin: `http://127.0.0.1:${port}`,
+    recentErrors: () => [...errors],
     peakResidentBytes: () => workerdPids().reduce((sum, pid) => sum + statusField(pid, "VmHWM"), 0),
     async restart() {
       await mf.dispose();

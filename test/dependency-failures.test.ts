@@ -5,7 +5,7 @@ import type { AppEnv } from "../src/env";
 import { handleError } from "../src/middleware/errors";
 import { requestId } from "../src/middleware/request-id";
 import { requestLog } from "../src/middleware/request-log";
-import { LIMITER_TIMEOUT_MS } from "../src/middleware/rate-limit";
+import { LIMITER_TIMEOUT_MS } from "../src/limiter/lease-client";
 import type { RateLimiter } from "../src/limiter/rate-limiter";
 import { api, apiWith, errorBodyOf } from "./request";
 import { storeTestKey } from "./keys";
@@ -113,14 +113,14 @@ describe("when KV fails", () => {
 });
 
 describe("when the limiter is slow", () => {
-  /** A limiter binding whose first `stuck` checks never answer; later ones ask the real limiter. */
+  /** A limiter binding whose first `stuck` lease requests never answer; later ones ask the real limiter. */
   function stuckLimiter(stuck: number): { binding: Env["RATE_LIMITER"]; calls: () => number } {
     let calls = 0;
     const binding = {
       getByName: (name: string) => ({
-        check: (...args: Parameters<RateLimiter["check"]>) => {
+        acquire: (...args: Parameters<RateLimiter["acquire"]>) => {
           calls += 1;
-          return calls <= stuck ? new Promise(() => {}) : env.RATE_LIMITER.getByName(name).check(...args);
+          return calls <= stuck ? new Promise(() => {}) : env.RATE_LIMITER.getByName(name).acquire(...args);
         },
       }),
     } as unknown as Env["RATE_LIMITER"];

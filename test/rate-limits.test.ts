@@ -259,7 +259,7 @@ describe("the limiter object", () => {
 
     const afterEviction = (name: string, limits: { perMinute: number; perDay: number }) =>
       runInDurableObject(env.RATE_LIMITER.getByName(name), (_, state) =>
-        new RateLimiter(state, env).check(limits, ban),
+        new RateLimiter(state, env).acquire({ limits, ban, want: 1, speculative: false }),
       );
     expect(await afterEviction(counted.record.id, counted.record.limits!)).toMatchObject({
       outcome: "admitted",
@@ -286,7 +286,7 @@ describe("the limiter object", () => {
     let calls = 0;
     const unreachable = {
       getByName: () => ({
-        check: () => {
+        acquire: () => {
           calls += 1;
           return Promise.reject(new Error("Durable Object reset because its code was updated."));
         },

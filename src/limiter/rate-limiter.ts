@@ -1,30 +1,70 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "../schemas/api-key";
-import { decide, expiresAt, type BanRule, type LimiterState, type Verdict } from "./policy";
+import { decide, expiresAt, settle, type BanRule, type LeaseAnswer, type LimiterState, type RefusalBatch, type Unspent } from "./policy";
 
 const STATE = "state";
 
+export interface LeaseRequest {
+  limits: Limits;
+  ban: BanRule;
+  /** Admissions wanted, the asking request's own included. */
+  want: number;
+  /** A renewal ahead of need: no client request is refused if there is no room. */
+  speculative: boolean;
+  /** Refusals the isolate answered itself, counted before this request is decided. */
+  refusals?: RefusalBatch;
+}
+
+export interface SettleRequest {
+  ban: BanRule;
+  unspent: Unspent[];
+  refusals?: RefusalBatch;
+}
+
+export interface SettleAnswer {
+  refusedInARow: number;
+  banEnds: number;
+}
+
 /**
- * One object per API key (or per address, for callers without one). check()
- * reads, decides and writes with no await in between, so concurrent requests
- * are decided one after another and never over-admit. State lives in the
- * object's SQLite storage, so it survives eviction and restarts; a copy in
- * memory saves the read on every request but the first of each instance.
+ * One object per API key (or per address group, for callers without one): the
+ * counter of record. It grants leases of admissions that worker isolates spend
+ * on their own (README, "Rate limits"). Each method reads, decides and writes
+ * with no await in between, so concurrent calls are decided one after another
+ * and never over-grant. State lives in the object's SQLite storage, written
+ * before the answer leaves, so a grant survives eviction and restarts; a copy
+ * in memory saves the read on every call but the first of each instance.
  */
 export class RateLimiter extends DurableObject<Env> {
   #state: LimiterState | undefined;
 
-  check(limits: Limits, ban: BanRule): Verdict {
-    const storage = this.ctx.storage;
+  acquire(request: LeaseRequest): LeaseAnswer {
+    const now = Date.now();
+    const previous = this.#load();
+    const settled = request.refusals ? settle(previous, [], request.refusals, request.ban, now) : previous;
+    const { state, verdict } = decide(settled, request.limits, request.ban, now, request.want, request.speculative);
+    this.#save(previous, state);
+    return verdict;
+  }
+
+  settle(request: SettleRequest): SettleAnswer {
+    const previous = this.#load();
+    const state = settle(previous, request.unspent, request.refusals, request.ban, Date.now());
+    this.#save(previous, state);
+    return { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil };
+  }
+
+  #load(): LimiterState | undefined {
     // This instance is the only writer, so what it last wrote is what storage holds.
-    const previous = this.#state ?? storage.kv.get<LimiterState>(STATE);
-    const { state, verdict } = decide(previous, limits, ban, Date.now());
-    storage.kv.put(STATE, state);
+    return this.#state ?? this.ctx.storage.kv.get<LimiterState>(STATE);
+  }
+
+  #save(previous: LimiterState | undefined, state: LimiterState): void {
+    this.ctx.storage.kv.put(STATE, state);
     this.#state = state;
     if (!previous || expiresAt(previous) !== expiresAt(state)) {
-      void storage.setAlarm(expiresAt(state) * 1000);
+      void this.ctx.storage.setAlarm(expiresAt(state) * 1000);
     }
-    return verdict;
   }
 
   /** Forgets the caller once nothing stored can affect a decision any more. */

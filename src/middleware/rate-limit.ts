@@ -1,30 +1,33 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { callDependency } from "../lib/dependency";
 import { rateLimitHeaders } from "../limiter/headers";
+import { LeaseClient } from "../limiter/lease-client";
 import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
 
-/**
- * A limiter answers in milliseconds; one that has not answered in a second is
- * treated as failed (and retried once). A timed-out check may still have
- * counted the request: that errs towards refusing, never towards over-admitting.
- */
-export const LIMITER_TIMEOUT_MS = 1_000;
+/** This isolate's leases, for every caller it has served lately. */
+const leases = new LeaseClient();
 
 /**
- * Asks the caller's limiter object before anything else runs, refuses with
- * 429 when it says so, and puts the rate-limit headers on whatever response
- * follows, errors included. A limiter that cannot answer fails closed (503).
+ * Admits or refuses the caller before anything else runs, from this isolate's
+ * lease when it has one and from the caller's limiter object when it must,
+ * refuses with 429 when the limits say so, and puts the rate-limit headers on
+ * whatever response follows, errors included. A limiter that cannot answer
+ * when it is needed fails closed (503).
  */
 export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
     const [name, limits] =
       caller.kind === "key" ? [caller.key.id, limitsFor(caller.key)] : [`ip:${caller.address}`, ANONYMOUS_LIMITS];
-    const limiter = c.env.RATE_LIMITER.getByName(name);
-    const verdict = await callDependency("rate limiter", () => limiter.check(limits, c.get("config").ban), {
-      timeoutMs: LIMITER_TIMEOUT_MS,
+    const requestId = c.get("requestId");
+    const verdict = await leases.admit(name, {
+      limits,
+      ban: c.get("config").ban,
+      limiter: (objectName) => c.env.RATE_LIMITER.getByName(objectName),
+      background: (work) => c.executionCtx.waitUntil(work),
+      onBackgroundError: (error) =>
+        console.error(JSON.stringify({ level: "error", requestId, message: "limiter call in the background failed", error: String(error) })),
     });
     c.set("limit", verdict.outcome);
     const headers = rateLimitHeaders(verdict);

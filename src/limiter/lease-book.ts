@@ -1,0 +1,192 @@
+/**
+ * What one worker isolate knows about one caller's limits, and the rules it
+ * decides by without calling the caller's Durable Object: pure functions of
+ * an explicit clock (README, "Rate limits", "Leases"). The isolate admits
+ * only what the object granted it, so admissions never exceed a limit
+ * however many isolates serve the caller.
+ */
+import { LEASE_MS, quieterWindow, type BanRule, type LeaseAnswer, type RefusalBatch, type Unspent, type Verdict } from "./policy";
+
+/** Refusals answered here are sent to the object in the background once this many have gathered. */
+export const REFUSAL_BATCH = 10;
+/** A lease that ends within this long is renewed ahead, so a steady caller never waits for the object. */
+const RENEW_AHEAD_MS = 1_000;
+
+interface Lease extends Unspent {
+  expiresAt: number;
+}
+
+export interface LeaseBook {
+  /** Unexpired grants, oldest first; `count` is what is left of each. */
+  leases: Lease[];
+  /** The object's last answer: its windows as it counted them then, grants included. */
+  last: LeaseAnswer | undefined;
+  /** Until then (Unix ms) the object has no room: refusals are answered here. */
+  refusedUntil: number;
+  /** Exact end of a known ban, Unix seconds; 0 when none. */
+  banEnds: number;
+  /** The object's refusals in a row at its last answer. */
+  streak: number;
+  /** Refusals answered here, not yet sent to the object. */
+  pending: Omit<RefusalBatch, "id">;
+  /** Refusals sent, whose answer is not back yet. */
+  sending: number;
+  /** Requests seen in the current lease-length period and in the one before. */
+  demand: { periodStart: number; current: number; previous: number };
+}
+
+export function newLeaseBook(): LeaseBook {
+  return {
+    leases: [],
+    last: undefined,
+    refusedUntil: 0,
+    banEnds: 0,
+    streak: 0,
+    pending: { count: 0, since: 0 },
+    sending: 0,
+    demand: { periodStart: 0, current: 0, previous: 0 },
+  };
+}
+
+export function noteArrival(book: LeaseBook, now: number): void {
+  const demand = book.demand;
+  if (now - demand.periodStart >= LEASE_MS) {
+    demand.previous = now - demand.periodStart < 2 * LEASE_MS ? demand.current : 0;
+    demand.current = 0;
+    demand.periodStart = now;
+  }
+  demand.current += 1;
+}
+
+/**
+ * How many admissions to ask for: one for each request waiting now, or what
+ * this isolate expects to spend within one lease, judged by the requests it
+ * saw in the last whole lease-length period. A quiet isolate asks for one.
+ */
+export function leaseWant(book: LeaseBook, waiting: number): number {
+  return Math.max(waiting + 1, book.demand.previous);
+}
+
+/**
+ * Takes expired leases out of the book; what they left unspent goes back to
+ * the object. Handing capacity back makes room, so a refusal known here no
+ * longer holds.
+ */
+export function takeExpired(book: LeaseBook, now: number): Unspent[] {
+  const expired = book.leases.filter((lease) => lease.expiresAt <= now);
+  if (expired.length === 0) return [];
+  book.leases = book.leases.filter((lease) => lease.expiresAt > now);
+  const unspent = expired
+    .filter((lease) => lease.count > 0)
+    .map(({ minuteStart, dayStart, count }) => ({ minuteStart, dayStart, count }));
+  if (unspent.length > 0) book.refusedUntil = 0;
+  return unspent;
+}
+
+export function unspent(book: LeaseBook, now: number): number {
+  return book.leases.reduce((sum, lease) => sum + (lease.expiresAt > now ? lease.count : 0), 0);
+}
+
+/**
+ * Decides a request here when the book allows it: a known ban, an admission
+ * from an unexpired lease, or a refusal while the object has no room. Returns
+ * undefined when only the object can decide, including the refusal that would
+ * take the streak past the ban threshold, so a ban starts on time.
+ */
+export function decideLocally(book: LeaseBook, ban: BanRule, now: number): Verdict | undefined {
+  const t = now / 1000;
+  const last = book.last;
+  if (!last) return undefined;
+
+  if (book.banEnds > t) {
+    return { ...last, outcome: "banned", now, retryAfter: Math.max(1, Math.ceil(book.banEnds - t)), bannedUntil: Math.ceil(book.banEnds) };
+  }
+
+  const lease = book.leases.find((candidate) => candidate.expiresAt > now && candidate.count > 0);
+  if (lease) {
+    lease.count -= 1;
+    return admittedWithUnspent(last, unspent(book, now), now);
+  }
+
+  if (book.refusedUntil > now && last.outcome === "limited") {
+    if (book.streak + book.sending + book.pending.count + 1 > ban.threshold) return undefined;
+    if (book.pending.count === 0) book.pending.since = now;
+    book.pending.count += 1;
+    const reset = last[last.reported].reset;
+    return { ...last, now, retryAfter: Math.max(1, Math.ceil(reset - t)) };
+  }
+  return undefined;
+}
+
+/**
+ * Headers at the last grant described the object's windows with every grant
+ * counted; what this isolate still holds is as good as remaining to it. Other
+ * isolates may have spent some of the rest since: "at most this many".
+ */
+function admittedWithUnspent(last: LeaseAnswer, held: number, now: number): Verdict {
+  const minute = { ...last.minute, remaining: last.minute.remaining + held };
+  const day = { ...last.day, remaining: last.day.remaining + held };
+  return { outcome: "admitted", now, minute, day, reported: quieterWindow({ minute, day }) };
+}
+
+/**
+ * Records the object's answer. For the request that asked (`asker`), the
+ * first granted admission is its own; the rest become a lease. Returns the
+ * asker's verdict, or undefined for a renewal that no request waits on.
+ */
+export function absorbAnswer(book: LeaseBook, answer: LeaseAnswer, now: number, asker: boolean, sent: number): Verdict | undefined {
+  book.last = answer;
+  book.streak = answer.refusedInARow;
+  book.banEnds = answer.banEnds;
+  book.sending = Math.max(0, book.sending - sent);
+  if (answer.outcome === "admitted") {
+    book.refusedUntil = 0;
+    const count = answer.granted - (asker ? 1 : 0);
+    if (count > 0) {
+      book.leases.push({
+        minuteStart: answer.minute.reset - answer.minute.size,
+        dayStart: answer.day.reset - answer.day.size,
+        count,
+        expiresAt: answer.expiresAt,
+      });
+    }
+    return asker ? admittedWithUnspent(answer, unspent(book, now), answer.now) : undefined;
+  }
+  if (answer.outcome === "limited") {
+    // Ask again within a lease's length at the latest: capacity handed back
+    // by other isolates, or a raised limit, reaches this one that soon.
+    book.refusedUntil = Math.min(now + LEASE_MS, answer[answer.reported].reset * 1000);
+  }
+  return asker ? answer : undefined;
+}
+
+/** Moves the refusals answered here into a batch (named `id`) to send; undefined when there are none. */
+export function takeRefusals(book: LeaseBook, id: string): RefusalBatch | undefined {
+  if (book.pending.count === 0) return undefined;
+  const batch = { ...book.pending, id };
+  book.sending += batch.count;
+  book.pending = { count: 0, since: 0 };
+  return batch;
+}
+
+/** Records the object's answer to refusals and returns sent in the background. */
+export function absorbSettled(book: LeaseBook, answer: { refusedInARow: number; banEnds: number }, sent: number): void {
+  book.sending = Math.max(0, book.sending - sent);
+  book.streak = answer.refusedInARow;
+  book.banEnds = answer.banEnds;
+}
+
+/**
+ * True when a steady caller's lease should be renewed in the background: one
+ * that was busy in the previous period too, and whose lease would last about
+ * a quarter of a lease at the recent rate, or ends within a second. A burst
+ * is not renewed for, so it leaves nothing unspent. Not while refused or banned.
+ */
+export function needsRenewal(book: LeaseBook, now: number): boolean {
+  if (book.leases.length === 0 || book.demand.previous === 0) return false;
+  if (book.refusedUntil > now || book.banEnds > now / 1000) return false;
+  const expected = Math.max(book.demand.current, book.demand.previous);
+  const lowWater = Math.max(1, Math.floor(expected / 4));
+  const newest = book.leases[book.leases.length - 1]!;
+  return unspent(book, now) <= lowWater || (newest.expiresAt - now <= RENEW_AHEAD_MS && book.demand.current > 1);
+}

@@ -1,0 +1,172 @@
+import { callDependency } from "../lib/dependency";
+import type { Limits } from "../schemas/api-key";
+import {
+  REFUSAL_BATCH,
+  absorbAnswer,
+  absorbSettled,
+  decideLocally,
+  leaseWant,
+  needsRenewal,
+  newLeaseBook,
+  noteArrival,
+  takeExpired,
+  takeRefusals,
+  type LeaseBook,
+} from "./lease-book";
+import type { BanRule, LeaseAnswer, Verdict } from "./policy";
+import type { LeaseRequest, SettleAnswer, SettleRequest } from "./rate-limiter";
+
+/**
+ * A limiter answers in milliseconds; one that has not answered in a second is
+ * treated as failed (and retried once). A timed-out grant may still have been
+ * counted: that errs towards refusing, never towards over-admitting.
+ */
+export const LIMITER_TIMEOUT_MS = 1_000;
+/** Callers an isolate keeps books for; the least recently seen is dropped beyond this (its unspent lease with it). */
+const MAX_CALLERS = 10_000;
+
+/** What the isolate calls on a caller's Durable Object. */
+export interface LimiterStub {
+  acquire(request: LeaseRequest): Promise<LeaseAnswer>;
+  settle(request: SettleRequest): Promise<SettleAnswer>;
+}
+
+export interface AdmitContext {
+  limits: Limits;
+  ban: BanRule;
+  limiter(name: string): LimiterStub;
+  /** Work that may finish after the response (waitUntil). */
+  background(work: Promise<unknown>): void;
+  onBackgroundError(error: unknown): void;
+}
+
+type AskOutcome = { ok: true } | { ok: false; error: unknown; speculative: boolean };
+
+type Lease = LeaseBook["leases"][number];
+
+interface Caller {
+  book: LeaseBook;
+  /** Wakes the timer of a lease that has been spent before it expired: it has nothing to hand back. */
+  spent: Map<Lease, () => void>;
+  /** The lease request in flight: concurrent requests wait for it instead of asking too. */
+  asking?: Promise<AskOutcome>;
+  waiting: number;
+}
+
+/**
+ * The isolate's side of leases (README, "Rate limits"): decides from its
+ * books when it can, asks the caller's object when it must (one request at a
+ * time per caller), renews steady callers' leases in the background, and hands
+ * back what expired unspent. The rules themselves are in lease-book.ts.
+ */
+export class LeaseClient {
+  readonly #callers = new Map<string, Caller>();
+
+  async admit(name: string, context: AdmitContext): Promise<Verdict> {
+    const caller = this.#caller(name);
+    const arrived = Date.now();
+    noteArrival(caller.book, arrived);
+    // Normally a lease's own timer hands back what it left; this catches any it missed.
+    if (caller.book.leases.some((lease) => lease.expiresAt <= arrived)) context.background(this.#settle(name, caller, context, arrived));
+    for (;;) {
+      const now = Date.now();
+      const verdict = decideLocally(caller.book, context.ban, now);
+      if (verdict) {
+        this.#afterLocal(name, caller, verdict, context, now);
+        return verdict;
+      }
+      if (!caller.asking) return (await this.#ask(name, caller, context, false))!;
+      caller.waiting += 1;
+      const outcome = await caller.asking;
+      caller.waiting -= 1;
+      // A failed renewal is no answer to this request: it asks itself.
+      if (!outcome.ok && !outcome.speculative) throw outcome.error;
+    }
+  }
+
+  #afterLocal(name: string, caller: Caller, verdict: Verdict, context: AdmitContext, now: number): void {
+    if (verdict.outcome === "admitted") {
+      for (const [lease, wake] of caller.spent) if (lease.count === 0) wake();
+      if (!caller.asking && needsRenewal(caller.book, now)) {
+        context.background(this.#ask(name, caller, context, true).catch(context.onBackgroundError));
+      }
+    }
+    if (verdict.outcome === "limited" && caller.book.pending.count >= REFUSAL_BATCH) {
+      context.background(this.#settle(name, caller, context, now));
+    }
+  }
+
+  /** Asks the object for a lease; a speculative ask is a renewal no request waits on. */
+  async #ask(name: string, caller: Caller, context: AdmitContext, speculative: boolean): Promise<Verdict | undefined> {
+    const { book } = caller;
+    // Refusals answered here go with a request's own ask, so a ban starts on time.
+    const refusals = speculative ? undefined : takeRefusals(book, crypto.randomUUID());
+    const request: LeaseRequest = { limits: context.limits, ban: context.ban, want: leaseWant(book, caller.waiting), speculative, refusals };
+    let settled!: (outcome: AskOutcome) => void;
+    caller.asking = new Promise((resolve) => (settled = resolve));
+    try {
+      const answer = await callDependency("rate limiter", () => context.limiter(name).acquire(request), {
+        timeoutMs: LIMITER_TIMEOUT_MS,
+      });
+      const leases = book.leases.length;
+      const verdict = absorbAnswer(book, answer, Date.now(), !speculative, refusals?.count ?? 0);
+      if (book.leases.length > leases) context.background(this.#returnWhenExpired(name, caller, context, book.leases.at(-1)!));
+      settled({ ok: true });
+      return verdict;
+    } catch (error) {
+      book.sending = Math.max(0, book.sending - (refusals?.count ?? 0));
+      settled({ ok: false, error, speculative });
+      throw error;
+    } finally {
+      caller.asking = undefined;
+    }
+  }
+
+  /**
+   * Waits, in the background, until the lease is spent or expires; what an
+   * expired lease left unspent goes back to the object, so other isolates can
+   * use it within the same window.
+   */
+  async #returnWhenExpired(name: string, caller: Caller, context: AdmitContext, lease: Lease): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, lease.expiresAt - Date.now()));
+      caller.spent.set(lease, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    caller.spent.delete(lease);
+    if (lease.count > 0) await this.#settle(name, caller, context, Date.now());
+  }
+
+  /**
+   * Hands back what expired leases left unspent and sends the refusals
+   * answered here, in one attempt: a return applied twice could over-admit,
+   * so one that fails is lost instead (which can only under-admit).
+   */
+  async #settle(name: string, caller: Caller, context: AdmitContext, now: number): Promise<void> {
+    const unspent = takeExpired(caller.book, now);
+    const refusals = takeRefusals(caller.book, crypto.randomUUID());
+    if (unspent.length === 0 && !refusals) return;
+    const sent = refusals?.count ?? 0;
+    try {
+      absorbSettled(caller.book, await context.limiter(name).settle({ ban: context.ban, unspent, refusals }), sent);
+    } catch (error) {
+      caller.book.sending = Math.max(0, caller.book.sending - sent);
+      context.onBackgroundError(error);
+    }
+  }
+
+  #caller(name: string): Caller {
+    let caller = this.#callers.get(name);
+    if (caller) {
+      // Map keeps insertion order: re-inserting makes the first entry the least recently seen.
+      this.#callers.delete(name);
+    } else {
+      caller = { book: newLeaseBook(), spent: new Map(), waiting: 0 };
+      if (this.#callers.size >= MAX_CALLERS) this.#callers.delete(this.#callers.keys().next().value!);
+    }
+    this.#callers.set(name, caller);
+    return caller;
+  }
+}
