@@ -8,7 +8,7 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { evaluateTargets, loadTable, medianRow, scaleTable, type LoadRow, type ScaleRow } from "./report";
+import { ROWS, evaluateTargets, loadTable, medianRow, scaleTable, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { startBenchRuntime } from "./runtime";
 
 /** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
@@ -34,24 +34,36 @@ const warmup = Number(values.warmup);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
 
+/** Isolates of the bench worker: the load rows use the first; the fan-out measurement uses them all. */
+const ISOLATES = 4;
+
 console.error("Starting the bench worker on Miniflare…");
-const runtime = await startBenchRuntime();
+const runtime = await startBenchRuntime("bench/wrangler.toml", ISOLATES);
 const origin = runtime.origin;
 
 try {
-  const keys = (await (await fetch(`${origin}/bench/keys`, { method: "POST" })).json()) as { roomy: string; limited: string };
+  type Keys = Record<"roomy" | "far" | "enterprise" | "limited" | "banned", string>;
+  const keys = (await (await fetch(`${origin}/bench/keys`, { method: "POST" })).json()) as Keys;
   const roomy = { Authorization: `Bearer ${keys.roomy}` };
+  const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
   await seed(100);
   // The limited key's one request a minute, spent, so every later request of it is a 429.
   await fetch(`${origin}/v1/store/orders`, { headers: { Authorization: `Bearer ${keys.limited}` } });
+  // The banned key: one admitted, then refused until the service's ban rule (20 in a row) bans it for 15 minutes.
+  for (let i = 0; i < 23; i++) await (await fetch(`${origin}/bench/bans/v1/store/orders`, { headers: bearer(keys.banned) })).arrayBuffer();
 
   const currentEtag = async () => (await fetch(`${origin}/v1/store/orders`, { headers: roomy })).headers.get("ETag")!;
   // Cancels change the list (and its ETag), so they come after every row that reads it.
   const rows: RowSpec[] = [
     { name: "bare Hono `[]` (runtime limit)", expected: 200, options: async () => ({ path: "/bench/bare" }) },
     { name: "list query alone, 100 orders (data baseline)", expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) },
-    { name: "authenticated list, 100 orders", expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) },
+    { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) },
+    {
+      name: ROWS.farList,
+      expected: 200,
+      options: async () => ({ path: "/bench/far/v1/store/orders", headers: bearer(keys.far) }),
+    },
     {
       name: "304 revalidation, 100 orders",
       expected: 304,
@@ -68,9 +80,14 @@ try {
       options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromOneNetwork }] }),
     },
     {
-      name: "429, limited key",
+      name: ROWS.limited,
       expected: 429,
-      options: async () => ({ path: "/v1/store/orders", headers: { Authorization: `Bearer ${keys.limited}` } }),
+      options: async () => ({ path: "/v1/store/orders", headers: bearer(keys.limited) }),
+    },
+    {
+      name: ROWS.banned,
+      expected: 429,
+      options: async () => ({ path: "/bench/bans/v1/store/orders", headers: bearer(keys.banned) }),
     },
     {
       name: "peer: list behind Cloudflare's rate limiting binding",
@@ -98,6 +115,9 @@ try {
   }
   const load = measured.map(medianRow);
 
+  console.error(`Fan-out: one enterprise key from ${ISOLATES} isolates…`);
+  const fanOut = await driveFromEveryIsolate(bearer(keys.enterprise));
+
   const scale: ScaleRow[] = [];
   for (const [orders, runs] of [[1_000, 7], [10_000, 5], [100_000, 3]] as const) {
     console.error(`Scale: ${orders} orders…`);
@@ -112,11 +132,12 @@ try {
     }
   }
 
-  const targets = evaluateTargets(load, scale);
+  const targets = evaluateTargets(load, scale, fanOut);
   console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
   console.log(loadTable(load));
   console.log("\n## Scale (sequential requests; median time; workerd's peak resident memory)\n");
   console.log(scaleTable(scale));
+  console.log(`\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`);
   console.log("\n## Targets\n");
   for (const target of targets) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
 
@@ -124,7 +145,7 @@ try {
   for (const r of invalid) console.log(`\nWARNING: ${r.name}: ${r.unexpected} responses had another status than ${r.expected}`);
   writeFileSync(
     values.out,
-    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, targets }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, targets }, null, 2)}\n`,
   );
   console.log(`\nJSON: ${values.out}`);
   process.exitCode = invalid.length > 0 ? 1 : 0;
@@ -133,6 +154,36 @@ try {
   process.exitCode = 1;
 } finally {
   await runtime.dispose();
+}
+
+/**
+ * The same key, from every isolate at once (10 requests in flight each, for
+ * the load rows' duration): how many requests were admitted, and how many
+ * calls the isolates made to the key's limiter object for them.
+ */
+async function driveFromEveryIsolate(headers: Record<string, string>): Promise<FanOut> {
+  const callsNow = async () => {
+    let sum = 0;
+    for (let isolate = 0; isolate < ISOLATES; isolate++) {
+      sum += ((await (await runtime.fetchOn(isolate, "/bench/calls")).json()) as { calls: number }).calls;
+    }
+    return sum;
+  };
+  const before = await callsNow();
+  const until = Date.now() + duration * 1000;
+  let admitted = 0;
+  const worker = async (isolate: number) => {
+    while (Date.now() < until) {
+      const response = await runtime.fetchOn(isolate, "/v1/store/orders", { headers });
+      await response.arrayBuffer();
+      if (response.status === 200) admitted += 1;
+      else throw new Error(`fan-out: status ${response.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: ISOLATES * 10 }, (_, index) => worker(index % ISOLATES)));
+  // Unspent leases come back when they expire, in calls of their own: wait for them so they are counted.
+  await new Promise((resolve) => setTimeout(resolve, 6_000));
+  return { isolates: ISOLATES, admitted, objectCalls: (await callsNow()) - before };
 }
 
 async function seed(orders: number): Promise<void> {

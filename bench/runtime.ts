@@ -1,7 +1,10 @@
 /**
- * The bench worker on Miniflare: workerd serving on a loopback port with no
- * proxy in front (wrangler dev adds one, and it, not the worker, would set the
- * pace). The bundle is the one `wrangler deploy` would upload.
+ * A worker on Miniflare: workerd serving on a loopback port with no proxy in
+ * front (wrangler dev adds one, and it, not the worker, would set the pace).
+ * The bundle is the one `wrangler deploy` would upload. With `isolates` above
+ * one, that many copies of the worker run side by side, each in its own
+ * isolate, all bound to the first one's Durable Object namespace, D1 and KV:
+ * one service seen from several locations.
  */
 import { Miniflare } from "miniflare";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -11,10 +14,11 @@ import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wran
 import { freePort } from "../scripts/lib/ports";
 import { mustRunWrangler } from "../scripts/lib/wrangler";
 
-const CONFIG = "bench/wrangler.toml";
-
 export interface BenchRuntime {
+  /** The first isolate's address. */
   origin: string;
+  /** A request to the given isolate (0 is the one at `origin`). */
+  fetchOn(isolate: number, path: string, init?: RequestInit): Promise<Response>;
   /** Peak resident memory of the workerd process since it started (Linux VmHWM). */
   peakResidentBytes(): number;
   /** The last error lines the worker logged. */
@@ -24,18 +28,32 @@ export interface BenchRuntime {
   dispose(): Promise<void>;
 }
 
-export async function startBenchRuntime(): Promise<BenchRuntime> {
+export async function startBenchRuntime(config = "bench/wrangler.toml", isolates = 1): Promise<BenchRuntime> {
   const dir = mkdtempSync(join(tmpdir(), "store-orders-bench-"));
   const errors: string[] = [];
   const bundle = join(dir, "bundle");
-  mustRunWrangler(["deploy", "--dry-run", "-c", CONFIG, "--outdir", bundle]);
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(CONFIG);
+  mustRunWrangler(["deploy", "--dry-run", "-c", config, "--outdir", bundle]);
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
+  const script = readdirSync(bundle).find((file) => file.endsWith(".js"))!;
+  const worker = (index: number) => ({
+    ...workerOptions,
+    name: `isolate-${index}`,
+    modules: true,
+    scriptPath: join(bundle, script),
+    modulesRoot: bundle,
+    // The copies use the first isolate's objects: one counter of record per caller, as in production.
+    ...(index > 0 && {
+      durableObjects: Object.fromEntries(
+        Object.entries(workerOptions.durableObjects ?? {}).map(([binding, target]) => [
+          binding,
+          { ...(typeof target === "string" ? { className: target } : (target as object)), scriptName: "isolate-0" },
+        ]),
+      ),
+    }),
+  });
   const port = await freePort();
   const options = {
-    ...workerOptions,
-    modules: true,
-    scriptPath: join(bundle, "worker.js"),
-    modulesRoot: bundle,
+    workers: Array.from({ length: isolates }, (_, index) => worker(index)),
     host: "127.0.0.1",
     port,
     defaultPersistRoot: join(dir, "state"),
@@ -48,14 +66,20 @@ export async function startBenchRuntime(): Promise<BenchRuntime> {
         errors.splice(0, Math.max(0, errors.length - 5));
       });
     },
-  } as ConstructorParameters<typeof Miniflare>[0];
+  } as unknown as ConstructorParameters<typeof Miniflare>[0];
 
   let mf = new Miniflare(options);
   await mf.ready;
   await applyMigrations(await mf.getD1Database("DB"));
 
+  const origin = `http://127.0.0.1:${port}`;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin,
+    async fetchOn(isolate, path, init) {
+      // Miniflare's Fetcher speaks undici's types; these are the same requests and responses.
+      const target = (await mf.getWorker(`isolate-${isolate}`)) as unknown as { fetch(url: string, init?: RequestInit): Promise<Response> };
+      return target.fetch(`${origin}${path}`, init);
+    },
     recentErrors: () => [...errors],
     peakResidentBytes: () => workerdPids().reduce((sum, pid) => sum + statusField(pid, "VmHWM"), 0),
     async restart() {

@@ -46,17 +46,30 @@ bench.post("/bench/seed", async (c) => {
   return c.json({ orders: count });
 });
 
-/** Stores two keys as `npm run keys` would: one with room for every request, one that is always limited. */
+/** Calls this isolate made to limiter objects, for the calls-per-admission figure. */
+bench.get("/bench/calls", (c) => c.json({ calls: limiterCalls }));
+
+async function storeKey(env: Env, limits: Limits): Promise<string> {
+  const key = generateApiKey("so_test_");
+  const record: ApiKeyRecord = { id: generateKeyId(), plan: "enterprise", name: "bench", createdAt: new Date().toISOString(), limits };
+  await putApiKey(env.API_KEYS, key, record);
+  return key;
+}
+
+/** One key with the limits asked for, for tests of limits across isolates. */
+bench.post("/bench/key", async (c) =>
+  c.json({ key: await storeKey(c.env, { perMinute: Number(c.req.query("perMinute")), perDay: Number(c.req.query("perDay")) }) }),
+);
+
+/** Stores the benchmark's keys as `npm run keys` would: roomy ones, one that is always limited. */
 bench.post("/bench/keys", async (c) => {
-  const store = async (limits: Limits) => {
-    const key = generateApiKey("so_test_");
-    const record: ApiKeyRecord = { id: generateKeyId(), plan: "enterprise", name: "bench", createdAt: new Date().toISOString(), limits };
-    await putApiKey(c.env.API_KEYS, key, record);
-    return key;
-  };
+  const store = (limits: Limits) => storeKey(c.env, limits);
   return c.json({
     roomy: await store({ perMinute: 1_000_000_000, perDay: 1_000_000_000 }),
+    far: await store({ perMinute: 1_000_000_000, perDay: 1_000_000_000 }),
+    enterprise: await store({ perMinute: 100_000, perDay: 100_000_000 }),
     limited: await store({ perMinute: 1, perDay: 1_000_000_000 }),
+    banned: await store({ perMinute: 1, perDay: 1_000_000_000 }),
   });
 });
 
@@ -71,9 +84,57 @@ function peerRateLimit(): MiddlewareHandler<AppEnv> {
   };
 }
 
+let limiterCalls = 0;
+
+/**
+ * The limiter binding as the app sees it, counting the calls this isolate
+ * makes, and delaying each by `delayMs` to stand in for an object far away.
+ */
+function limiterOf(env: Env, delayMs: number): Env["RATE_LIMITER"] {
+  const call = async <T>(work: () => Promise<T>) => {
+    limiterCalls += 1;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return work();
+  };
+  return {
+    getByName: (name: string) => {
+      const stub = env.RATE_LIMITER.getByName(name);
+      return {
+        acquire: (request: Parameters<typeof stub.acquire>[0]) => call(() => stub.acquire(request)),
+        settle: (request: Parameters<typeof stub.settle>[0]) => call(() => stub.settle(request)),
+      };
+    },
+  } as unknown as Env["RATE_LIMITER"];
+}
+
+/** The app's bindings for each kind of bench route, made once per isolate so its config is parsed once. */
+const variants = new WeakMap<Env, Record<"near" | "far" | "bans", Env>>();
+function variantsOf(env: Env) {
+  let made = variants.get(env);
+  if (!made) {
+    made = {
+      near: { ...env, RATE_LIMITER: limiterOf(env, 0) },
+      // Every limiter call 50 ms away, as from a client far from its key's object.
+      far: { ...env, RATE_LIMITER: limiterOf(env, 50) },
+      // The service's own ban rule (bench/wrangler.toml sets a threshold no row reaches).
+      bans: { ...env, RATE_LIMITER: limiterOf(env, 0), BAN_THRESHOLD: "20" },
+    };
+    variants.set(env, made);
+  }
+  return made;
+}
+
+const PREFIXED = /^\/bench\/(far|bans)(\/.*)$/;
+
 export default {
   fetch(request, env, ctx) {
-    const target = new URL(request.url).pathname.startsWith("/bench/") ? bench : app;
-    return target.fetch(request, env, ctx);
+    const url = new URL(request.url);
+    const prefixed = PREFIXED.exec(url.pathname);
+    if (prefixed) {
+      url.pathname = prefixed[2]!;
+      return app.fetch(new Request(url, request), variantsOf(env)[prefixed[1] as "far" | "bans"], ctx);
+    }
+    if (url.pathname.startsWith("/bench/")) return bench.fetch(request, env, ctx);
+    return app.fetch(request, variantsOf(env).near, ctx);
   },
 } satisfies ExportedHandler<Env>;

@@ -39,9 +39,10 @@ for (const env of DEPLOYED_ENVIRONMENTS) {
 }
 
 // The benchmark runs the app under its own wrangler.toml, which must keep up with the app's.
-const bench = missingFromConfig("bench/wrangler.toml", readEnvironment(undefined, "bench/wrangler.toml"), local);
+const benchConfig = readEnvironment(undefined, "bench/wrangler.toml");
+const bench = [...missingFromConfig("bench/wrangler.toml", benchConfig, local), ...varProblems("bench/wrangler.toml", benchConfig)];
 for (const problem of bench) console.error(`FAIL ${problem}`);
-if (bench.length === 0) console.log("ok   bench: the benchmark's worker has every var and binding");
+if (bench.length === 0) console.log("ok   bench: the benchmark's worker has every var and binding, each valid");
 failed ||= bench.length > 0;
 
 process.exit(failed ? 1 : 0);

@@ -14,7 +14,7 @@ const URL_RULE = "must be an http(s) URL ending in /v1";
 const baseUrl = z.url({ protocol: /^https?$/, ...rule(URL_RULE) }).refine((url) => url.endsWith("/v1"), URL_RULE);
 const positiveWholeNumber = z
   .string(rule("must be a positive whole number"))
-  .regex(/^[1-9][0-9]{0,8}$/, "must be a positive whole number")
+  .regex(/^[1-9][0-9]{0,14}$/, "must be a positive whole number")
   .transform(Number);
 const isoDate = z
   .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))

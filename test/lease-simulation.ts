@@ -170,7 +170,7 @@ export function simulate(scenario: Scenario): SimulationResult {
     const refusals = speculative ? undefined : takeRefusals(book, `batch-${batch++}`);
     objectCalls += 1;
     const settled = refusals ? settle(state, [], refusals, BAN, now) : state;
-    const result = decide(settled, limitsAt(now), BAN, now, leaseWant(book, 0), speculative);
+    const result = decide(settled, limitsAt(now), BAN, now, leaseWant(book, 0, now), speculative);
     state = result.state;
     if (result.verdict.granted > 0) limitedSinceGrant = 0;
     noteBan();

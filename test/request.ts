@@ -17,11 +17,18 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
   return apiWith(env, path, init);
 }
 
+/**
+ * How long a request's background work (waitUntil) is waited for. Sending
+ * refusals and handing back leases take milliseconds; a lease's timer waits
+ * up to its expiry (5 s) and is left to run, as the runtime would.
+ */
+const BACKGROUND_WAIT_MS = 250;
+
 /** The same, with bindings of the test's choosing (a failing D1, a counting KV...). */
 export async function apiWith(bindings: Env, path: string, init: ApiInit = {}): Promise<Response> {
   const ctx = createExecutionContext();
   const response = await worker.fetch(clientRequest(path, init), bindings, ctx);
-  await waitOnExecutionContext(ctx);
+  await Promise.race([waitOnExecutionContext(ctx), new Promise((resolve) => setTimeout(resolve, BACKGROUND_WAIT_MS))]);
   return response;
 }
 

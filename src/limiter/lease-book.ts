@@ -11,6 +11,8 @@ import { LEASE_MS, quieterWindow, type BanRule, type LeaseAnswer, type RefusalBa
 export const REFUSAL_BATCH = 10;
 /** A lease that ends within this long is renewed ahead, so a steady caller never waits for the object. */
 const RENEW_AHEAD_MS = 1_000;
+/** The current period says something about the rate once it is this long. */
+const MIN_SAMPLE_MS = 250;
 
 interface Lease extends Unspent {
   expiresAt: number;
@@ -59,12 +61,23 @@ export function noteArrival(book: LeaseBook, now: number): void {
 }
 
 /**
- * How many admissions to ask for: one for each request waiting now, or what
- * this isolate expects to spend within one lease, judged by the requests it
- * saw in the last whole lease-length period. A quiet isolate asks for one.
+ * Requests this isolate expects from the caller within one lease: as many as
+ * in the last whole lease-length period, or the current period's rate if it
+ * is higher (once the period is long enough to tell), so a caller that
+ * speeds up gets larger leases within a quarter of a second.
  */
-export function leaseWant(book: LeaseBook, waiting: number): number {
-  return Math.max(waiting + 1, book.demand.previous);
+export function expectedDemand(book: LeaseBook, now: number): number {
+  const { periodStart, current, previous } = book.demand;
+  const elapsed = now - periodStart;
+  return Math.max(previous, elapsed >= MIN_SAMPLE_MS ? Math.ceil((current * LEASE_MS) / elapsed) : 0);
+}
+
+/**
+ * How many admissions to ask for: one for each request waiting now, or what
+ * this isolate expects to spend within one lease. A quiet isolate asks for one.
+ */
+export function leaseWant(book: LeaseBook, waiting: number, now: number): number {
+  return Math.max(waiting + 1, expectedDemand(book, now));
 }
 
 /**
@@ -178,15 +191,16 @@ export function absorbSettled(book: LeaseBook, answer: { refusedInARow: number; 
 
 /**
  * True when a steady caller's lease should be renewed in the background: one
- * that was busy in the previous period too, and whose lease would last about
- * a quarter of a lease at the recent rate, or ends within a second. A burst
- * is not renewed for, so it leaves nothing unspent. Not while refused or banned.
+ * expected to send several requests within a lease, whose lease would last
+ * about a quarter of a lease at that rate, or ends within a second. A short
+ * burst is not renewed for, so it leaves nothing unspent. Not while refused
+ * or banned.
  */
 export function needsRenewal(book: LeaseBook, now: number): boolean {
-  if (book.leases.length === 0 || book.demand.previous === 0) return false;
+  const expected = expectedDemand(book, now);
+  if (book.leases.length === 0 || expected < 2) return false;
   if (book.refusedUntil > now || book.banEnds > now / 1000) return false;
-  const expected = Math.max(book.demand.current, book.demand.previous);
   const lowWater = Math.max(1, Math.floor(expected / 4));
   const newest = book.leases[book.leases.length - 1]!;
-  return unspent(book, now) <= lowWater || (newest.expiresAt - now <= RENEW_AHEAD_MS && book.demand.current > 1);
+  return unspent(book, now) <= lowWater || newest.expiresAt - now <= RENEW_AHEAD_MS;
 }

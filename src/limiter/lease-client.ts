@@ -101,7 +101,7 @@ export class LeaseClient {
     const { book } = caller;
     // Refusals answered here go with a request's own ask, so a ban starts on time.
     const refusals = speculative ? undefined : takeRefusals(book, crypto.randomUUID());
-    const request: LeaseRequest = { limits: context.limits, ban: context.ban, want: leaseWant(book, caller.waiting), speculative, refusals };
+    const request: LeaseRequest = { limits: context.limits, ban: context.ban, want: leaseWant(book, caller.waiting, Date.now()), speculative, refusals };
     let settled!: (outcome: AskOutcome) => void;
     caller.asking = new Promise((resolve) => (settled = resolve));
     try {
