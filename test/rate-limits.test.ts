@@ -298,3 +298,65 @@ describe("the limiter object", () => {
     expect(calls).toBe(2);
   });
 });
+
+describe("leases", () => {
+  /** The real limiter binding, counting the lease requests made through it. */
+  function countingLimiter(): { binding: Env["RATE_LIMITER"]; acquires: () => number } {
+    let acquires = 0;
+    const binding = {
+      getByName: (name: string) => {
+        const stub = env.RATE_LIMITER.getByName(name);
+        return {
+          acquire: (...args: Parameters<RateLimiter["acquire"]>) => {
+            acquires += 1;
+            return stub.acquire(...args);
+          },
+          settle: (...args: Parameters<RateLimiter["settle"]>) => stub.settle(...args),
+        };
+      },
+    } as unknown as Env["RATE_LIMITER"];
+    return { binding, acquires: () => acquires };
+  }
+
+  const counted = (name: string) =>
+    runInDurableObject(env.RATE_LIMITER.getByName(name), (_, state) => state.storage.kv.get<{ minuteCount: number }>("state"));
+
+  it("lets concurrent requests in one isolate share one lease request instead of each calling the object", async () => {
+    const { key } = await storeTestKey({ plan: "enterprise", limits: { perMinute: 10_000, perDay: 100_000 } });
+    setClock(1);
+    const limiter = countingLimiter();
+    const responses = await Promise.all(Array.from({ length: 40 }, () => apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders", { key })));
+    expect(statuses(responses)).toEqual(Array(40).fill(200));
+    expect(limiter.acquires()).toBeLessThanOrEqual(3);
+  });
+
+  it("answers a caller it knows is refused without calling the object, and sends the refusals in a batch", async () => {
+    const { key, record } = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 1000 } });
+    setClock(2);
+    const limiter = countingLimiter();
+    const send = () => apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders", { key });
+    expect((await send()).status).toBe(200);
+    for (let i = 0; i < 15; i++) expect((await send()).status).toBe(429);
+    // One call admitted the first request, one refused the second; the rest were answered here.
+    expect(limiter.acquires()).toBe(2);
+    const state = await runInDurableObject(env.RATE_LIMITER.getByName(record.id), (_, s) => s.storage.kv.get<{ refusedInARow: number }>("state"));
+    expect(state!.refusedInARow).toBeGreaterThanOrEqual(1 + 10);
+  });
+
+  it("hands back what an expired lease left unspent, so the admissions are not lost to the window", async () => {
+    vi.useRealTimers();
+    // Far from a minute's end, so the lease is not cut short by the window.
+    const secondsLeft = 60 - ((Date.now() / 1000) % 60);
+    if (secondsLeft < 12) await new Promise((resolve) => setTimeout(resolve, secondsLeft * 1000 + 100));
+    const { key, record } = await storeTestKey({ plan: "enterprise", limits: { perMinute: 1_000, perDay: 10_000 } });
+    // A steady caller: its isolate expects more requests and leases ahead of them.
+    for (let i = 0; i < 8; i++) {
+      expect((await api("/v1/store/orders", { key })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await counted(record.id))!.minuteCount).toBeGreaterThan(8);
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    expect((await counted(record.id))!.minuteCount).toBe(8);
+  }, 20_000);
+});
+
