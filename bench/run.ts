@@ -27,6 +27,9 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     connections: { type: "string", default: "10" },
     out: { type: "string", default: "bench/results.json" },
+    // For quick comparisons while working on one path: only the load rows whose names contain one of these
+    // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets.
+    only: { type: "string" },
   },
 });
 const duration = Number(values.duration);
@@ -105,15 +108,21 @@ try {
       }),
     },
   ];
+  const only = values.only?.split(",");
+  const selected = only ? rows.filter((row, index) => index < 2 || only.some((part) => row.name.includes(part))) : rows;
   // Rounds, interleaved, and the median of each row: a busy moment on the machine then hits every row alike.
-  const measured = rows.map(() => [] as LoadRow[]);
+  const measured = selected.map(() => [] as LoadRow[]);
   for (let round = 1; round <= rounds; round++) {
-    for (const [index, row] of rows.entries()) {
+    for (const [index, row] of selected.entries()) {
       console.error(`Load, round ${round}/${rounds}: ${row.name}…`);
       measured[index]!.push(await drive(row.name, row.expected, await row.options()));
     }
   }
   const load = measured.map(medianRow);
+  if (only) {
+    console.log(loadTable(load));
+    process.exit(0);
+  }
 
   console.error(`Fan-out: one enterprise key from ${ISOLATES} isolates…`);
   const fanOut = await driveFromEveryIsolate(bearer(keys.enterprise));
