@@ -4,17 +4,17 @@
  * runs it (bench/wrangler.toml); it is never deployed.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { putApiKey } from "../src/db/api-keys";
+import { putApiKey } from "../src/keys/lookup";
 import app from "../src/index";
 import type { AppEnv } from "../src/env";
 import { ApiError } from "../src/errors";
-import { generateApiKey, generateKeyId } from "../src/lib/api-key";
+import { generateApiKey, generateKeyId } from "../src/keys/bearer";
 import { identifyCaller } from "../src/middleware/auth";
 import { handleError } from "../src/middleware/errors";
 import { requestId } from "../src/middleware/request-id";
-import { mountOperations } from "../src/routes/operation";
-import { listOrders } from "../src/routes/orders";
-import type { ApiKeyRecord, Limits } from "../src/schemas/api-key";
+import { mountOperations } from "../src/api/operation";
+import { listOrders } from "../src/orders/operations";
+import type { ApiKeyRecord, Limits } from "../src/keys/schemas";
 
 export { RateLimiter } from "../src/index";
 

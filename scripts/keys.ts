@@ -3,7 +3,7 @@
  * local state or a deployed environment (CONTRACT section 4).
  */
 import { parseArgs } from "node:util";
-import { PLANS, Plan, type Limits } from "../src/schemas/api-key";
+import { PLANS, Plan, type Limits } from "../src/keys/schemas";
 import { ENVIRONMENTS, findById, issueKey, keyStore, type Environment } from "./lib/key-store";
 
 const USAGE = `Usage: npm run keys -- <command> [options]

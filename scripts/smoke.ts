@@ -5,9 +5,9 @@
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { RATE_LIMIT_HEADER_NAMES } from "../src/limiter/headers";
-import { ErrorBody } from "../src/schemas/error";
-import { Order } from "../src/schemas/order";
+import { ALWAYS_SENT } from "../src/headers";
+import { ErrorBody } from "../src/errors";
+import { Order } from "../src/orders/schemas";
 
 const USAGE = "Usage: npm run smoke -- --base-url https://host/v1 --key <API key>";
 const TIMEOUT_MS = 10_000;
@@ -76,7 +76,7 @@ const checks: Check[] = [
     async run() {
       const response = await call("GET", "/store/orders");
       await response.body?.cancel();
-      const missing = RATE_LIMIT_HEADER_NAMES.filter((name) => !response.headers.has(name));
+      const missing = ALWAYS_SENT.filter((name) => !response.headers.has(name));
       expect(missing.length === 0, `missing: ${missing.join(", ")}`);
     },
   },

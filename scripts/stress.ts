@@ -7,7 +7,7 @@
  * exits 1 on any violation.
  */
 import { parseArgs } from "node:util";
-import type { Limits, Plan } from "../src/schemas/api-key";
+import type { Limits, Plan } from "../src/keys/schemas";
 import { fetchLocal, startService, tempStateDir } from "./lib/local-service";
 import { issueKey, keyStore } from "./lib/key-store";
 import {

@@ -1,7 +1,7 @@
 import type { Config } from "./config";
 import type { ApiError } from "./errors";
 import type { Verdict } from "./limiter/policy";
-import type { ApiKeyRecord } from "./schemas/api-key";
+import type { ApiKeyRecord } from "./keys/schemas";
 
 /** Who is calling: a valid API key, or an address group (lib/client-address.ts) that did not present one, and why. */
 export type Caller =

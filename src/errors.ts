@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { z } from "zod";
-import type { ErrorBody } from "./schemas/error";
+import { z } from "zod";
+import type { HeaderName } from "./headers";
 
-/** The one table of error codes and their HTTP statuses (CONTRACT section 2). */
+/** The one table of error codes and their HTTP statuses (README, "Errors"). */
 export const ERROR_STATUS = {
   invalid_order_id: 400,
   invalid_pet_id: 400,
@@ -25,16 +25,30 @@ export const ERROR_STATUS = {
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 
 /** Headers every error of a status carries, beyond the ones on every response. */
-export const ERROR_STATUS_HEADERS: Partial<Record<ContentfulStatusCode, readonly ("WWW-Authenticate" | "Allow" | "Retry-After")[]>> = {
+export const ERROR_STATUS_HEADERS: Partial<Record<ErrorStatus, readonly HeaderName[]>> = {
   401: ["WWW-Authenticate"],
   405: ["Allow"],
   429: ["Retry-After"],
   503: ["Retry-After"],
 };
 
-/** An error the client should see as it is: a code from the table, a message for people, extra headers. */
+/** The Error shape every error body has: the one schema for validation, types and the document. */
+export const ErrorBody = z
+  .object({
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).describe("Machine-readable error code"),
+    message: z.string().describe("Human-readable description"),
+    status: z.number().int().describe("The HTTP status code"),
+  })
+  .meta({ id: "Error" });
+
+/**
+ * An error the client should see as it is: a code from the table, a message
+ * for people, extra headers. It builds its own response (Hono's
+ * HTTPException convention), so the one error handler only picks it up.
+ */
 export class ApiError extends HTTPException {
   readonly code: ErrorCode;
   readonly headers: Record<string, string>;
@@ -44,9 +58,10 @@ export class ApiError extends HTTPException {
     this.code = code;
     this.headers = headers;
   }
-}
 
-export function errorResponse(c: Context, err: ApiError): Response {
-  const body: z.infer<typeof ErrorBody> = { code: err.code, message: err.message, status: err.status };
-  return c.json(body, err.status, err.headers);
+  /** The Error body, with the headers prepared on the context (request id, limits, CORS) kept. */
+  toResponse(c: Context): Response {
+    const body: z.infer<typeof ErrorBody> = { code: this.code, message: this.message, status: this.status };
+    return c.json(body, this.status, this.headers);
+  }
 }

@@ -1,4 +1,6 @@
 import { Hono } from "hono";
+import { allowedMethods, mountOperations } from "./api/operation";
+import { describeService } from "./api/service";
 import type { AppEnv } from "./env";
 import { identifyCaller } from "./middleware/auth";
 import { loadConfig } from "./middleware/config";
@@ -7,16 +9,22 @@ import { handleError, handleNotFound } from "./middleware/errors";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
-import { operations } from "./routes";
-import { allowedMethods, mountOperations } from "./routes/operation";
-import { describeService } from "./routes/service";
+import { operations } from "./operations";
+import { VERSION_PREFIX } from "./service";
 
 const app = new Hono<AppEnv>();
 // CORS answers preflights before anything else; every other request is
 // counted, keyed or not, so even 401s and 404s carry limits.
-app.use(requestId(), requestLog(), corsPolicy(allowedMethods("/v1", operations)), loadConfig(), identifyCaller(), rateLimit());
+app.use(
+  requestId(),
+  requestLog(),
+  corsPolicy(allowedMethods(VERSION_PREFIX, operations)),
+  loadConfig(),
+  identifyCaller(),
+  rateLimit(),
+);
 app.get("/", describeService(operations));
-mountOperations(app, "/v1", operations);
+mountOperations(app, VERSION_PREFIX, operations);
 app.notFound(handleNotFound);
 app.onError(handleError);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { generateApiKey, generateKeyId, keyEntries, parseBearer, sha256Hex } from "../src/lib/api-key";
+import { generateApiKey, generateKeyId, keyEntries, parseBearer, sha256Hex } from "../src/keys/bearer";
 
 describe("parseBearer", () => {
   const key = "so_live_0123456789abcdefghijABCDEFGHIJKL";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { PLANS } from "../src/schemas/api-key";
+import { PLANS } from "../src/keys/schemas";
 import { storeTestKey } from "./keys";
 import { api, apiWith, errorBodyOf } from "./request";
 

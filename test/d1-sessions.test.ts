@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { BOOKMARK_HEADER, isBookmark } from "../src/db/session";
+import { BOOKMARK_HEADER, isBookmark } from "../src/lib/bookmark";
 import { interceptD1 } from "./faults";
 import { api, apiWith, errorBodyOf } from "./request";
 import { clearOrders, seedOrders } from "./seed";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
-import { putApiKey } from "../src/db/api-keys";
-import { generateApiKey, generateKeyId } from "../src/lib/api-key";
-import type { ApiKeyRecord, Limits, Plan } from "../src/schemas/api-key";
+import { putApiKey } from "../src/keys/lookup";
+import { generateApiKey, generateKeyId } from "../src/keys/bearer";
+import type { ApiKeyRecord, Limits, Plan } from "../src/keys/schemas";
 
 export interface TestKey {
   key: string;

@@ -12,7 +12,7 @@ import {
   type LeaseBook,
 } from "../src/limiter/lease-book";
 import { DAY_SECONDS, MINUTE_SECONDS, decide, settle, windowStart, type BanRule, type LimiterState } from "../src/limiter/policy";
-import type { Limits } from "../src/schemas/api-key";
+import type { Limits } from "../src/keys/schemas";
 
 /**
  * A deterministic simulation of the limit rules (README, "Rate limits"): one

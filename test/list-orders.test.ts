@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { Order } from "../src/schemas/order";
+import { Order } from "../src/orders/schemas";
 import { api } from "./request";
 import { clearOrders, seedManyOrders, seedOrders } from "./seed";
 

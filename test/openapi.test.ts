@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../src/config";
 import app from "../src/index";
-import { openApiDocument } from "../src/openapi";
-import { operations } from "../src/routes";
+import { openApiDocument } from "../src/api/document";
+import { operations } from "../src/operations";
 import { api } from "./request";
 
 interface OperationObject {

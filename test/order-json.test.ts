@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { orderJson, type DroppedValue } from "../src/lib/order-json";
+import { orderJson, type DroppedValue } from "../src/orders/json";
 
 const row = { id: "1", petId: null, quantity: null, shipDate: null, status: "pending", complete: 0 };
 

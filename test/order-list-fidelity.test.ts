@@ -2,7 +2,7 @@ import { fc, test } from "@fast-check/vitest";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isCanonicalInt64 } from "../src/lib/int64";
-import { Order, ORDER_STATUSES } from "../src/schemas/order";
+import { Order, ORDER_STATUSES } from "../src/orders/schemas";
 import { api } from "./request";
 import { clearOrders, insertRawOrder, withoutWriteGuards, type RawOrder, type SqliteValue } from "./seed";
 

@@ -1,7 +1,7 @@
 import { readEnvironment, type DeployedEnvironment } from "../scripts/lib/environments";
 import { readConfig } from "../src/config";
-import { openApiDocument } from "../src/openapi";
-import { operations } from "../src/routes";
+import { openApiDocument } from "../src/api/document";
+import { operations } from "../src/operations";
 
 /** The OpenAPI document an environment of wrangler.toml serves at /v1/openapi.json (local when none is named). */
 export function servedDocument(env?: DeployedEnvironment): Record<string, unknown> {

@@ -14,8 +14,8 @@ import {
   recordName,
   sha256Hex,
   type KeySummary,
-} from "../../src/lib/api-key";
-import { ApiKeyRecord, type Limits, type Plan } from "../../src/schemas/api-key";
+} from "../../src/keys/bearer";
+import { ApiKeyRecord, type Limits, type Plan } from "../../src/keys/schemas";
 import { mustRunWrangler } from "./wrangler";
 
 export const ENVIRONMENTS = ["local", "staging", "production"] as const;

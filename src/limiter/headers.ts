@@ -1,21 +1,12 @@
+import type { HeaderName } from "../headers";
 import type { Verdict, WindowReport } from "./policy";
-
-/** Every rate-limit header a response carries (Retry-After only on refusals). */
-export const RATE_LIMIT_HEADER_NAMES = [
-  "X-RateLimit-Limit",
-  "X-RateLimit-Remaining",
-  "X-RateLimit-Reset",
-  "X-RateLimit-Resource",
-  "RateLimit",
-  "RateLimit-Policy",
-] as const;
 
 /**
  * The rate-limit headers of one verdict: the X-RateLimit-* fields for the
  * window that matters most, and the IETF RateLimit fields for both windows.
  * During a ban nothing is left until the ban ends, whatever the windows say.
  */
-export function rateLimitHeaders(verdict: Verdict): Record<string, string> {
+export function rateLimitHeaders(verdict: Verdict): Partial<Record<HeaderName, string>> {
   const now = verdict.now / 1000;
   const banEnd = verdict.outcome === "banned" ? verdict.bannedUntil : undefined;
   const remaining = (window: WindowReport) => (banEnd === undefined ? window.remaining : 0);
@@ -24,7 +15,7 @@ export function rateLimitHeaders(verdict: Verdict): Record<string, string> {
 
   const reported = verdict[verdict.reported];
   const windows = [verdict.minute, verdict.day];
-  const headers: Record<string, string> = {
+  const headers: Partial<Record<HeaderName, string>> = {
     "X-RateLimit-Limit": String(reported.limit),
     "X-RateLimit-Remaining": String(remaining(reported)),
     "X-RateLimit-Reset": String(reset(reported)),

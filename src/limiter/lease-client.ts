@@ -1,5 +1,5 @@
 import { callDependency } from "../lib/dependency";
-import type { Limits } from "../schemas/api-key";
+import type { Limits } from "../keys/schemas";
 import {
   REFUSAL_BATCH,
   absorbAnswer,

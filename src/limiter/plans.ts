@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Limits, Plan } from "../schemas/api-key";
+import type { ApiKeyRecord, Limits, Plan } from "../keys/schemas";
 
 /** The one table of plan limits (CONTRACT section 5). Enterprise limits come from each key. */
 export const PLAN_LIMITS: Record<Exclude<Plan, "enterprise">, Limits> = {

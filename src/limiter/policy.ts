@@ -5,7 +5,7 @@
  * callers that keep going while refused. The object only stores what these
  * return; the worker isolates spend the leases (lease-book.ts).
  */
-import type { Limits } from "../schemas/api-key";
+import type { Limits } from "../keys/schemas";
 
 export const MINUTE_SECONDS = 60;
 export const DAY_SECONDS = 86_400;

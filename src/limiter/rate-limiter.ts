@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Limits } from "../schemas/api-key";
+import type { Limits } from "../keys/schemas";
 import { decide, expiresAt, settle, type BanRule, type LeaseAnswer, type LimiterState, type RefusalBatch, type Unspent } from "./policy";
 
 const STATE = "state";

@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from "hono";
-import { findApiKey } from "../db/api-keys";
+import { findApiKey } from "../keys/lookup";
 import type { AppEnv, Caller } from "../env";
 import { ApiError } from "../errors";
-import { parseBearer } from "../lib/api-key";
+import { parseBearer } from "../keys/bearer";
 import { addressGroup } from "../lib/client-address";
 
 const CHALLENGE = 'Bearer realm="store-orders"';

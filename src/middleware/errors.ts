@@ -1,25 +1,26 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import type { AppEnv } from "../env";
-import { ApiError, errorResponse } from "../errors";
+import { ApiError } from "../errors";
+import { VERSION_PREFIX } from "../service";
 
-const VERSION_PREFIX = /^\/v\d+(\/|$)/;
+const ANY_VERSION = /^\/v\d+(\/|$)/;
 
 /** The one place an error becomes a response. */
 export const handleError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ApiError) {
     if (err.status >= 500) recordFailure(c, err.cause ?? err);
-    return errorResponse(c, err);
+    return err.toResponse(c);
   }
   recordFailure(c, err);
-  return errorResponse(c, new ApiError("internal_error", "Something went wrong on our side. It has been logged."));
+  return new ApiError("internal_error", "Something went wrong on our side. It has been logged.").toResponse(c);
 };
 
 export const handleNotFound: NotFoundHandler<AppEnv> = (c) => {
   const { path } = c.req;
-  if (VERSION_PREFIX.test(path) && !path.startsWith("/v1/") && path !== "/v1") {
-    return errorResponse(c, new ApiError("unsupported_version", "This API version does not exist. Use /v1."));
+  if (ANY_VERSION.test(path) && !path.startsWith(`${VERSION_PREFIX}/`) && path !== VERSION_PREFIX) {
+    return new ApiError("unsupported_version", `This API version does not exist. Use ${VERSION_PREFIX}.`).toResponse(c);
   }
-  return errorResponse(c, new ApiError("not_found", "No such resource. See GET / for what this service offers."));
+  return new ApiError("not_found", "No such resource. See GET / for what this service offers.").toResponse(c);
 };
 
 /** The request log (middleware/request-log.ts) writes it on the request's one line. */

@@ -3,13 +3,11 @@
  * same zod schemas the routes validate with.
  */
 import { z } from "zod";
-import type { Config } from "./config";
-import { BOOKMARK_PATTERN } from "./db/session";
-import { ERROR_STATUS, ERROR_STATUS_HEADERS, type ErrorCode } from "./errors";
-import { RATE_LIMIT_HEADER_NAMES } from "./limiter/headers";
-import { TAGS, type DocumentedHeader, type Operation } from "./routes/operation";
-// Named schemas register themselves (zod .meta({ id })) when imported; routes import Order and Pet.
-import "./schemas/error";
+import type { Config } from "../config";
+import { ERROR_STATUS, ERROR_STATUS_HEADERS, type ErrorCode } from "../errors";
+import { ALWAYS_SENT, HEADERS, type HeaderName } from "../headers";
+import { SERVICE, VERSION_PREFIX } from "../service";
+import { TAGS, type Operation } from "./operation";
 
 type JsonObject = Record<string, unknown>;
 
@@ -24,40 +22,6 @@ const COMMON_ERRORS: ErrorCode[] = [
   "internal_error",
   "service_unavailable",
 ];
-
-/** Headers on every response. */
-const RATE_LIMIT_HEADERS = [...RATE_LIMIT_HEADER_NAMES, "X-Request-Id"] as const;
-
-type ErrorHeader = NonNullable<(typeof ERROR_STATUS_HEADERS)[keyof typeof ERROR_STATUS_HEADERS]>[number];
-
-type HeaderName = (typeof RATE_LIMIT_HEADERS)[number] | DocumentedHeader | ErrorHeader;
-
-const HEADERS: Record<HeaderName, JsonObject> = {
-  "X-RateLimit-Limit": { description: "Requests allowed in the reported window", schema: { type: "integer" } },
-  "X-RateLimit-Remaining": { description: "Requests left in the reported window (0 during a ban)", schema: { type: "integer" } },
-  "X-RateLimit-Reset": { description: "Unix seconds when the reported window resets (or the ban ends)", schema: { type: "integer" } },
-  "X-RateLimit-Resource": { description: "Which window the X-RateLimit fields describe", schema: { enum: ["minute", "day"] } },
-  RateLimit: { description: 'Both windows: `"minute";r=<remaining>;t=<seconds>, "day";r=...;t=...`', schema: { type: "string" } },
-  "RateLimit-Policy": { description: 'Both quotas: `"minute";q=<quota>;w=60, "day";q=<quota>;w=86400`', schema: { type: "string" } },
-  "X-Request-Id": { description: "The request's id, also in the logs", schema: { type: "string" } },
-  "Retry-After": { description: "Whole seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
-  "WWW-Authenticate": { description: 'RFC 6750 challenge: `Bearer realm="store-orders"`', schema: { type: "string" } },
-  Allow: { description: "The methods this path answers", schema: { type: "string" } },
-  ETag: { description: "Version of the whole order list", schema: { type: "string" } },
-  "If-None-Match": {
-    description:
-      "ETags of lists you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current " +
-      "list's ETag the answer is 304 with no body; a malformed value is ignored and the list is sent",
-    schema: { type: "string" },
-  },
-  Deprecation: { description: "RFC 9745: `@<unix seconds>` when this operation was deprecated", schema: { type: "string" } },
-  Sunset: { description: "RFC 8594: HTTP-date from which this operation answers 410", schema: { type: "string" } },
-  Link: { description: 'Where the deprecation is documented, rel="deprecation"', schema: { type: "string" } },
-  "X-D1-Bookmark": {
-    description: "D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that",
-    schema: { type: "string", pattern: BOOKMARK_PATTERN.source },
-  },
-};
 
 const toSchemaRef = (id: string) => `#/components/schemas/${id}`;
 
@@ -75,7 +39,10 @@ const jsonSchemaOptions = {
   },
 } as const;
 
-function schemaOf(schema: z.ZodType): JsonObject {
+/** A header as the document describes it: the catalogue's description and schema. */
+const headerObject = (name: HeaderName) => ({ description: HEADERS[name].description, schema: HEADERS[name].schema });
+
+function schemaOf(schema: z.core.$ZodType): JsonObject {
   const { $schema: _, ...json } = z.toJSONSchema(schema, jsonSchemaOptions) as JsonObject;
   // Named schemas live in components; point at them instead of inlining copies.
   const text = JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/');
@@ -90,12 +57,12 @@ function headerRefs(names: readonly HeaderName[], used: Set<HeaderName>): JsonOb
 }
 
 function responsesOf(operation: Operation, used: Set<HeaderName>): JsonObject {
-  const extra: DocumentedHeader[] = operation.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
+  const extra: HeaderName[] = operation.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
   const responses: JsonObject = {};
   for (const [status, response] of Object.entries(operation.responses)) {
     responses[status] = {
       description: response.description,
-      headers: headerRefs([...RATE_LIMIT_HEADERS, ...(response.headers ?? [])], used),
+      headers: headerRefs([...ALWAYS_SENT, ...(response.headers ?? [])], used),
       ...(response.body && { content: { "application/json": { schema: schemaOf(response.body) } } }),
     };
   }
@@ -103,7 +70,7 @@ function responsesOf(operation: Operation, used: Set<HeaderName>): JsonObject {
   const codes = [...operation.errors, ...(operation.public ? [] : GUARDED_ERRORS), ...COMMON_ERRORS];
   for (const status of [...new Set(codes.map((code) => ERROR_STATUS[code]))].sort()) {
     const codesHere = codes.filter((code) => ERROR_STATUS[code] === status);
-    const headers: HeaderName[] = [...RATE_LIMIT_HEADERS, ...(ERROR_STATUS_HEADERS[status as keyof typeof ERROR_STATUS_HEADERS] ?? [])];
+    const headers: HeaderName[] = [...ALWAYS_SENT, ...(ERROR_STATUS_HEADERS[status] ?? [])];
     // The deprecation headers go on what the operation itself answers, not on what the middleware before it refuses.
     if (codesHere.some((code) => operation.errors.includes(code))) headers.push(...extra);
     responses[status] = {
@@ -120,10 +87,9 @@ function responsesOf(operation: Operation, used: Set<HeaderName>): JsonObject {
 }
 
 function parametersOf(operation: Operation): JsonObject[] {
-  const headers = (operation.requestHeaders ?? []).map((name) => ({ name, in: "header", required: false, ...HEADERS[name] }));
+  const headers = (operation.requestHeaders ?? []).map((name) => ({ name, in: "header", required: false, ...headerObject(name) }));
   if (!operation.params) return headers;
-  const shape = (operation.params.schema as z.ZodObject).shape as Record<string, z.ZodType>;
-  const path = Object.entries(shape).map(([name, schema]) => {
+  const path = Object.entries(operation.params.schema.shape).map(([name, schema]) => {
     const { description, ...json } = schemaOf(schema);
     return { name, in: "path", required: true, description, schema: json };
   });
@@ -131,7 +97,7 @@ function parametersOf(operation: Operation): JsonObject[] {
 }
 
 export function openApiDocument(operations: readonly Operation[], config: Pick<Config, "productionBaseUrl" | "stagingBaseUrl">): JsonObject {
-  const serviceRoot = config.productionBaseUrl.replace(/\/v1$/, "/");
+  const serviceRoot = config.productionBaseUrl.slice(0, -VERSION_PREFIX.length) + "/";
   const paths: Record<string, JsonObject> = {};
   const usedHeaders = new Set<HeaderName>();
   for (const operation of operations) {
@@ -161,8 +127,8 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
   return {
     openapi: "3.1.0",
     info: {
-      title: "Store Orders",
-      version: "1.0.0",
+      title: SERVICE.name,
+      version: SERVICE.version,
       description:
         "List the orders placed in a store and cancel pending ones. Every operation needs an API key as a bearer " +
         "token unless marked otherwise, and every response carries rate-limit headers. Each operation has an " +
@@ -188,7 +154,7 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
         },
       },
       schemas,
-      headers: Object.fromEntries([...usedHeaders].map((name) => [name, HEADERS[name]])),
+      headers: Object.fromEntries([...usedHeaders].map((name) => [name, headerObject(name)])),
     },
   };
 }

@@ -1,6 +1,6 @@
-import type { OrderRow } from "../db/orders";
-import { rfc3339ToUtc } from "./date-time";
-import { isCanonicalInt64, isCanonicalSafeInteger } from "./int64";
+import type { OrderRow } from "./queries";
+import { rfc3339ToUtc } from "../lib/date-time";
+import { isCanonicalInt64, isCanonicalSafeInteger } from "../lib/int64";
 
 /** A value left out of the list because it does not have the type the document promises. */
 export interface DroppedValue {

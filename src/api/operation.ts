@@ -4,14 +4,12 @@ import type { z } from "zod";
 import type { Config } from "../config";
 import type { AppEnv } from "../env";
 import { ApiError, type ErrorCode } from "../errors";
+import type { HeaderName } from "../headers";
 import type { DeprecationSchedule } from "../lib/deprecation";
 import { requireApiKey } from "../middleware/auth";
 import { deprecation } from "../middleware/deprecation";
 
 export type Stability = "stable" | "beta" | "experimental";
-
-/** Response headers the OpenAPI document describes (see openapi.ts). */
-export type DocumentedHeader = "ETag" | "If-None-Match" | "Deprecation" | "Sunset" | "Link" | "X-D1-Bookmark";
 
 /** The document's tags, one per resource, with what each groups. */
 export const TAGS = {
@@ -20,23 +18,20 @@ export const TAGS = {
   Service: "About this API itself.",
 } as const;
 
-export interface SuccessResponse {
+interface SuccessResponse {
   description: string;
   /** The body's schema; none for 204 and 304. */
   body?: z.ZodType;
-  headers?: DocumentedHeader[];
+  headers?: HeaderName[];
 }
 
-/**
- * One public operation: how it is routed, guarded, validated and described.
- * The router, the 405 answers, `GET /` and the OpenAPI document are all built
- * from the one list of these, so what is served and what is documented cannot
- * drift apart.
- */
-export interface Operation<Params extends z.ZodType = z.ZodType> {
+type Reply = Response | Promise<Response>;
+
+/** What describes an operation, for the router, `GET /` and the OpenAPI document. */
+interface OperationDescription {
   operationId: string;
   method: "get" | "delete";
-  /** OpenAPI path template, relative to /v1, e.g. `/store/orders/{orderId}`. */
+  /** OpenAPI path template, relative to the version prefix, e.g. `/store/orders/{orderId}`. */
   path: string;
   summary: string;
   description: string;
@@ -46,18 +41,56 @@ export interface Operation<Params extends z.ZodType = z.ZodType> {
   public?: boolean;
   /** Present on deprecated operations: their headers and their sunset. */
   deprecation?: (config: Config) => DeprecationSchedule;
-  params?: { schema: Params; invalid: { code: ErrorCode; message: string } };
   /** Optional request headers the operation reads (validated by its handler). */
-  requestHeaders?: DocumentedHeader[];
+  requestHeaders?: HeaderName[];
   responses: Record<number, SuccessResponse>;
   /** Errors particular to this operation; authentication, limits and outages are added for all. */
   errors: ErrorCode[];
-  handle(c: Context<AppEnv>, params: z.output<Params>): Response | Promise<Response>;
 }
 
-/** Keeps each operation's own Params type when several are put in one list. */
-export function defineOperation<Params extends z.ZodType>(operation: Operation<Params>): Operation {
-  return operation as unknown as Operation;
+interface PathParams<P extends z.ZodObject> {
+  schema: P;
+  /** The error a value that does not fit gets. */
+  invalid: { code: ErrorCode; message: string };
+}
+
+/** An operation as it is written: with path parameters its handler gets them validated, without them it gets none. */
+type OperationSpec<P extends z.ZodObject> = OperationDescription &
+  (
+    | { params: PathParams<P>; handle(c: Context<AppEnv>, params: z.output<P>): Reply }
+    | { params?: undefined; handle(c: Context<AppEnv>): Reply }
+  );
+
+/**
+ * One public operation: how it is routed, guarded, validated and described.
+ * The router, the 405 answers, CORS, `GET /` and the OpenAPI document are all
+ * built from the one list of these, so what is served and what is documented
+ * cannot drift apart.
+ */
+export interface Operation extends OperationDescription {
+  params?: PathParams<z.ZodObject>;
+  /** What Hono runs for it after the shared middleware: its guards, then validation, then the operation. */
+  handlers: MiddlewareHandler<AppEnv>[];
+}
+
+export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): Operation {
+  const handlers: MiddlewareHandler<AppEnv>[] = [];
+  if (!spec.public) handlers.push(requireApiKey());
+  if (spec.deprecation) handlers.push(deprecation(spec.deprecation));
+  if (spec.params) {
+    const { params, handle } = spec;
+    handlers.push(
+      zValidator("param", params.schema, (result, _c: Context<AppEnv>) => {
+        if (!result.success) throw new ApiError(params.invalid.code, params.invalid.message);
+      }),
+      async (c: Context<AppEnv, string, { out: { param: z.output<P> } }>) => handle(c, c.req.valid("param")),
+    );
+  } else {
+    const { handle } = spec;
+    handlers.push(async (c) => handle(c));
+  }
+  const { handle: _, ...description } = spec;
+  return { ...description, handlers };
 }
 
 /**
@@ -68,15 +101,13 @@ export function honoPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ":$1{[^/]*}");
 }
 
-/** Routes every operation under `base` (the version prefix, e.g. `/v1`). */
+/** Routes every operation under `base` (the version prefix). */
 export function mountOperations(app: Hono<AppEnv>, base: string, operations: readonly Operation[]): void {
   for (const operation of operations) {
+    const path = base + honoPath(operation.path);
     const method = operation.method.toUpperCase();
-    const handler: MiddlewareHandler<AppEnv> = async (c) =>
-      operation.handle(c, operation.params ? c.req.valid("param" as never) : undefined);
-    const chain = [routeName(base + operation.path), ...middlewareOf(operation), handler];
-    // Hono's typings cannot follow a spread chain; every element is a plain middleware.
-    app.on(method, base + honoPath(operation.path), ...(chain as [MiddlewareHandler<AppEnv>]));
+    // Handlers registered for one route run in order, each passing on with next().
+    for (const handler of [routeName(base + operation.path), ...operation.handlers]) app.on(method, path, handler);
   }
 
   // Registered after every operation, so it only answers methods none of them took.
@@ -95,21 +126,6 @@ function routeName(route: string): MiddlewareHandler<AppEnv> {
     c.set("route", route);
     await next();
   };
-}
-
-function middlewareOf(operation: Operation): MiddlewareHandler<AppEnv>[] {
-  const chain: MiddlewareHandler<AppEnv>[] = [];
-  if (!operation.public) chain.push(requireApiKey());
-  if (operation.deprecation) chain.push(deprecation(operation.deprecation));
-  const { params } = operation;
-  if (params) {
-    chain.push(
-      zValidator("param", params.schema, (result) => {
-        if (!result.success) throw new ApiError(params.invalid.code, params.invalid.message);
-      }) as MiddlewareHandler<AppEnv>,
-    );
-  }
-  return chain;
 }
 
 /** The methods each path template answers: its operations', HEAD with GET (Hono answers it from GET), and OPTIONS (CORS). */

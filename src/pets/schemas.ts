@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { int64Field, int64Param } from "./ids";
+import { int64Field, int64Param } from "../lib/ids";
 
 export const Pet = z
   .object({

@@ -1,7 +1,7 @@
-import { keyEntries, recordName, sha256Hex } from "../lib/api-key";
+import { keyEntries, recordName, sha256Hex } from "./bearer";
 import { callDependency } from "../lib/dependency";
 import { TtlCache } from "../lib/ttl-cache";
-import { ApiKeyRecord } from "../schemas/api-key";
+import { ApiKeyRecord } from "./schemas";
 
 /**
  * Lifetimes of the per-isolate key cache. They bound how long a revoked key

@@ -1,5 +1,5 @@
-import { ORDER_PAGE_SIZE, type OrderRow } from "../db/orders";
-import { orderJson, type DroppedValue } from "./order-json";
+import { ORDER_PAGE_SIZE, type OrderRow } from "./queries";
+import { orderJson, type DroppedValue } from "./json";
 
 const encoder = new TextEncoder();
 

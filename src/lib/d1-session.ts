@@ -8,16 +8,6 @@
 /** What the data-access functions need from D1: a database or one session on it. */
 export type D1Queryable = Pick<D1Database, "prepare" | "batch">;
 
-export const BOOKMARK_HEADER = "X-D1-Bookmark";
-
-// The format D1 hands out: four hex groups. Checked before it reaches D1, so a
-// mangled header is the client's 400, not a D1 error that looks like an outage.
-export const BOOKMARK_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
-
-export function isBookmark(value: string): boolean {
-  return BOOKMARK_PATTERN.test(value);
-}
-
 export function readSession(db: D1Database, bookmark: string | undefined): D1DatabaseSession {
   return db.withSession(bookmark ?? "first-unconstrained");
 }

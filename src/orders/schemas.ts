@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { int64Field, int64Param } from "./ids";
+import { int64Field, int64Param } from "../lib/ids";
 
 export const ORDER_STATUSES = ["pending", "shipped", "delivered", "cancelled"] as const;
 

@@ -1,7 +1,7 @@
-import { findPet } from "../db/pets";
+import { findPet } from "./queries";
 import { ApiError } from "../errors";
-import { Pet, PetIdParams } from "../schemas/pet";
-import { defineOperation } from "./operation";
+import { Pet, PetIdParams } from "./schemas";
+import { defineOperation } from "../api/operation";
 
 export const getPetById = defineOperation({
   operationId: "getPetById",

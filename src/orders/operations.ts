@@ -1,12 +1,13 @@
 import type { Context } from "hono";
-import { cancelOrder, readFirstOrderPage, readOrderPageAfter, readOrdersVersion } from "../db/orders";
-import { BOOKMARK_HEADER, isBookmark, readSession, writeSession } from "../db/session";
+import { cancelPendingOrder, readFirstOrderPage, readOrderPageAfter, readOrdersVersion } from "./queries";
+import { BOOKMARK_HEADER, isBookmark } from "../lib/bookmark";
+import { readSession, writeSession } from "../lib/d1-session";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { ifNoneMatchMatches } from "../lib/etag";
-import { orderListStream } from "../lib/order-stream";
-import { Order, OrderIdParams } from "../schemas/order";
-import { defineOperation } from "./operation";
+import { orderListStream } from "./stream";
+import { Order, OrderIdParams } from "./schemas";
+import { defineOperation } from "../api/operation";
 
 /** How many of a list's left-out values one log line names; the count covers the rest. */
 const DROPPED_VALUES_LOGGED = 20;
@@ -81,7 +82,7 @@ export const listOrders = defineOperation({
   },
 });
 
-export const cancelOrderOperation = defineOperation({
+export const cancelOrder = defineOperation({
   operationId: "cancelOrder",
   method: "delete",
   path: "/store/orders/{orderId}",
@@ -104,7 +105,7 @@ export const cancelOrderOperation = defineOperation({
   },
   async handle(c, { orderId }) {
     const db = writeSession(c.env.DB);
-    const outcome = await cancelOrder(db, orderId, new Date().toISOString());
+    const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
     if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
     if (outcome === "not_cancellable") {
       throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);

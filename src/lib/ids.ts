@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isCanonicalInt64 } from "../lib/int64";
+import { isCanonicalInt64 } from "./int64";
 
 /**
  * An int64 path parameter. It is validated and kept as decimal text so it

@@ -1,6 +1,6 @@
-import type { Config } from "../config";
-import { openApiDocument } from "../openapi";
 import { z } from "zod";
+import type { Config } from "../config";
+import { openApiDocument } from "./document";
 import { defineOperation, type Operation } from "./operation";
 
 const OpenApiDocumentBody = z
@@ -8,11 +8,11 @@ const OpenApiDocumentBody = z
   .loose()
   .describe("An OpenAPI 3.1 document");
 
-/** `GET /v1/openapi.json`. Takes the registry lazily because the registry includes this operation. */
-export function openApiDocumentOperation(operations: () => readonly Operation[]): Operation {
-  // The document depends only on the registry and the vars: build it once per isolate and environment.
+/** `GET /v1/openapi.json`: the document of `operations` and of itself. */
+export function openApiDocumentOperation(operations: readonly Operation[]): Operation {
+  // The document depends only on the operations and the vars: build it once per isolate and environment.
   let cached: { for: Config; json: string } | undefined;
-  return defineOperation({
+  const self: Operation = defineOperation({
     operationId: "getOpenApiDocument",
     method: "get",
     path: "/openapi.json",
@@ -27,8 +27,9 @@ export function openApiDocumentOperation(operations: () => readonly Operation[])
     errors: [],
     handle(c) {
       const config = c.get("config");
-      if (cached?.for !== config) cached = { for: config, json: JSON.stringify(openApiDocument(operations(), config)) };
+      if (cached?.for !== config) cached = { for: config, json: JSON.stringify(openApiDocument([...operations, self], config)) };
       return c.body(cached.json, 200, { "Content-Type": "application/json" });
     },
   });
+  return self;
 }

@@ -1,5 +1,5 @@
 import { callDependency } from "../lib/dependency";
-import type { D1Queryable } from "./session";
+import type { D1Queryable } from "../lib/d1-session";
 
 /**
  * An order as D1 gives it back. Integer columns are read as TEXT because D1
@@ -58,7 +58,7 @@ export type CancelOutcome = "cancelled" | "already_cancelled" | "not_cancellable
  * changed. The guard makes concurrent cancels change the row exactly once, and
  * makes the retry inside callDependency safe.
  */
-export async function cancelOrder(db: D1Queryable, id: string, now: string): Promise<CancelOutcome> {
+export async function cancelPendingOrder(db: D1Queryable, id: string, now: string): Promise<CancelOutcome> {
   const [update, current] = await callDependency("D1", () =>
     db.batch<{ status: string }>([
       db

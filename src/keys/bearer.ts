@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from "../schemas/api-key";
+import type { ApiKeyRecord } from "./schemas";
 
 export type KeyPrefix = "so_live_" | "so_test_";
 

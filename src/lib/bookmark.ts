@@ -1,0 +1,10 @@
+/** The header a client sends a D1 bookmark back in (README, "Orders"). */
+export const BOOKMARK_HEADER = "X-D1-Bookmark";
+
+// The format D1 hands out: four hex groups. Checked before it reaches D1, so a
+// mangled header is the client's 400, not a D1 error that looks like an outage.
+export const BOOKMARK_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+
+export function isBookmark(value: string): boolean {
+  return BOOKMARK_PATTERN.test(value);
+}
