@@ -4,17 +4,16 @@
  * runs it (bench/wrangler.toml); it is never deployed.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { putApiKey } from "../src/keys/lookup";
 import app from "../src/index";
 import type { AppEnv } from "../src/env";
 import { ApiError } from "../src/errors";
-import { generateApiKey, generateKeyId } from "../src/keys/bearer";
+import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
 import { identifyCaller } from "../src/middleware/auth";
 import { handleError } from "../src/middleware/errors";
 import { requestId } from "../src/middleware/request-id";
 import { mountOperations } from "../src/api/operation";
 import { listOrders } from "../src/orders/operations";
-import type { ApiKeyRecord, Limits } from "../src/keys/schemas";
+import type { Limits } from "../src/keys/schemas";
 
 export { RateLimiter } from "../src/index";
 
@@ -50,8 +49,7 @@ bench.post("/bench/seed", async (c) => {
 bench.get("/bench/calls", (c) => c.json({ calls: limiterCalls }));
 
 async function storeKey(env: Env, limits: Limits): Promise<string> {
-  const key = generateApiKey("so_test_");
-  const record: ApiKeyRecord = { id: generateKeyId(), plan: "enterprise", name: "bench", createdAt: new Date().toISOString(), limits };
+  const { key, record } = newApiKey("so_test_", { plan: "enterprise", name: "bench", limits });
   await putApiKey(env.API_KEYS, key, record);
   return key;
 }

@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
-import { putApiKey } from "../src/keys/lookup";
-import { generateApiKey, generateKeyId } from "../src/keys/bearer";
+import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
 import type { ApiKeyRecord, Limits, Plan } from "../src/keys/schemas";
 
 export interface TestKey {
@@ -10,17 +9,9 @@ export interface TestKey {
 
 /** Stores a key in KV exactly as `npm run keys -- create` does. */
 export async function storeTestKey(options: { plan?: Plan; limits?: Limits; revokedAt?: string } = {}): Promise<TestKey> {
-  const key = generateApiKey("so_test_");
-  const record: ApiKeyRecord = {
-    id: generateKeyId(),
-    plan: options.plan ?? "pro",
-    name: "test key",
-    createdAt: new Date().toISOString(),
-    ...(options.limits && { limits: options.limits }),
-    ...(options.revokedAt && { revokedAt: options.revokedAt }),
-  };
-  await putApiKey(env.API_KEYS, key, record);
-  return { key, record };
+  const issued = newApiKey("so_test_", { plan: "pro", name: "test key", ...options });
+  await putApiKey(env.API_KEYS, issued.key, issued.record);
+  return issued;
 }
 
 /** The key `api()` sends unless a test says otherwise; a generous plan so it does not trip limits. */

@@ -6,16 +6,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  generateApiKey,
-  generateKeyId,
-  idName,
-  keyEntries,
-  recordName,
-  sha256Hex,
-  type KeySummary,
-} from "../../src/keys/bearer";
+import { idName, recordName, sha256Hex } from "../../src/keys/layout";
 import { ApiKeyRecord, type Limits, type Plan } from "../../src/keys/schemas";
+import { keyEntries, newApiKey, type KeySummary } from "./issue-key";
 import { mustRunWrangler } from "./wrangler";
 
 export const ENVIRONMENTS = ["local", "staging", "production"] as const;
@@ -76,14 +69,7 @@ export async function issueKey(
   store: KeyStore,
   options: { plan: Plan; name: string; limits?: Limits },
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  const key = generateApiKey(store.environment === "production" ? "so_live_" : "so_test_");
-  const record: ApiKeyRecord = {
-    id: generateKeyId(),
-    plan: options.plan,
-    name: options.name,
-    createdAt: new Date().toISOString(),
-    ...(options.limits && { limits: options.limits }),
-  };
+  const { key, record } = newApiKey(store.environment === "production" ? "so_live_" : "so_test_", options);
   store.putRecord(await sha256Hex(key), record);
   return { key, record };
 }

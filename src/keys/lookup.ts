@@ -1,7 +1,8 @@
-import { keyEntries, recordName, sha256Hex } from "./bearer";
 import { callDependency } from "../lib/dependency";
 import { TtlCache } from "../lib/ttl-cache";
+import { recordName, sha256Hex } from "./layout";
 import { ApiKeyRecord } from "./schemas";
+
 
 /**
  * Lifetimes of the per-isolate key cache. They bound how long a revoked key
@@ -9,8 +10,8 @@ import { ApiKeyRecord } from "./schemas";
  * and how long a key created a moment ago can stay unknown where it was just
  * tried: misses are kept more briefly than hits.
  */
-export const KEY_CACHE_HIT_MS = 5_000;
-export const KEY_CACHE_MISS_MS = 1_000;
+const KEY_CACHE_HIT_MS = 5_000;
+const KEY_CACHE_MISS_MS = 1_000;
 // KV's edge cache lifetime; 60 s is its default and adds no delay beyond propagation.
 const KV_CACHE_TTL_SECONDS = 60;
 
@@ -28,15 +29,4 @@ export async function findApiKey(kv: KVNamespace, token: string, now = Date.now(
   const record = stored === null ? null : ApiKeyRecord.parse(stored);
   cache.set(hash, record, record ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
   return record;
-}
-
-/**
- * Stores a key through the binding, with the same entries `npm run keys --
- * create` writes through wrangler. The worker never issues keys; the tests and
- * the benchmark do.
- */
-export async function putApiKey(kv: KVNamespace, key: string, record: ApiKeyRecord): Promise<void> {
-  for (const entry of keyEntries(await sha256Hex(key), record)) {
-    await kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata });
-  }
 }

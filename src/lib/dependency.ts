@@ -1,9 +1,22 @@
-import { ApiError } from "../errors";
+/**
+ * A platform dependency that failed twice, or did not answer in time: the one
+ * error handler answers it with 503 `service_unavailable` and `Retry-After`,
+ * so the client backs off instead of seeing a 500.
+ */
+export class DependencyUnavailable extends Error {
+  constructor(
+    readonly dependency: string,
+    cause: unknown,
+  ) {
+    super(`${dependency} is unavailable`, { cause });
+    this.name = "DependencyUnavailable";
+  }
+}
 
 /**
  * Calls a platform dependency (D1, KV, the limiter) and retries once: a single
- * transient failure should not reach the client, a persistent one becomes 503
- * so the client backs off instead of seeing a 500. With `timeoutMs`, an
+ * transient failure should not reach the client, a persistent one becomes
+ * DependencyUnavailable. With `timeoutMs`, an
  * attempt that has not answered by then counts as failed, so a stuck
  * dependency costs the client a bounded wait rather than a hung request.
  */
@@ -15,12 +28,7 @@ export async function callDependency<T>(name: string, call: () => Promise<T>, op
     try {
       return await attempt();
     } catch (cause) {
-      throw new ApiError(
-        "service_unavailable",
-        `The service is temporarily unavailable (${name}). Retry shortly.`,
-        { "Retry-After": "1" },
-        cause,
-      );
+      throw new DependencyUnavailable(name, cause);
     }
   }
 }

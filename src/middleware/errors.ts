@@ -1,6 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import { DependencyUnavailable } from "../lib/dependency";
 import { VERSION_PREFIX } from "../service";
 
 const ANY_VERSION = /^\/v\d+(\/|$)/;
@@ -10,6 +11,12 @@ export const handleError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ApiError) {
     if (err.status >= 500) recordFailure(c, err.cause ?? err);
     return err.toResponse(c);
+  }
+  if (err instanceof DependencyUnavailable) {
+    recordFailure(c, err.cause ?? err);
+    return new ApiError("service_unavailable", `The service is temporarily unavailable (${err.dependency}). Retry shortly.`, {
+      "Retry-After": "1",
+    }).toResponse(c);
   }
   recordFailure(c, err);
   return new ApiError("internal_error", "Something went wrong on our side. It has been logged.").toResponse(c);

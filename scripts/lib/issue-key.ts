@@ -1,0 +1,81 @@
+/**
+ * Issuing API keys: a new key and its record, and the KV entries they are
+ * stored as. Only `npm run keys`, the tests and the benchmark issue keys; the
+ * worker never does, so none of this is in it. It uses Web Crypto only, so it
+ * runs in Node (the keys command) and in workerd (tests, the bench worker).
+ */
+import { idName, recordName, sha256Hex } from "../../src/keys/layout";
+import type { ApiKeyRecord, Limits, Plan } from "../../src/keys/schemas";
+
+export type KeyPrefix = "so_live_" | "so_test_";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+function randomBase62(length: number): string {
+  // 62 does not divide 256: reject bytes >= 248 so every character is equally likely.
+  let out = "";
+  while (out.length < length) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+export function generateApiKey(prefix: KeyPrefix): string {
+  return prefix + randomBase62(32);
+}
+
+export function generateKeyId(): string {
+  return "key_" + randomBase62(16);
+}
+
+export interface KeyOptions {
+  plan: Plan;
+  name: string;
+  limits?: Limits;
+  revokedAt?: string;
+}
+
+/** A new key and its record: the one place a record is made. */
+export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string; record: ApiKeyRecord } {
+  const record: ApiKeyRecord = {
+    id: generateKeyId(),
+    plan: options.plan,
+    name: options.name,
+    createdAt: new Date().toISOString(),
+    ...(options.limits && { limits: options.limits }),
+    ...(options.revokedAt && { revokedAt: options.revokedAt }),
+  };
+  return { key: generateApiKey(prefix), record };
+}
+
+/** Summary kept as metadata on `id:` entries so listing keys is one KV list call. */
+export type KeySummary = Omit<ApiKeyRecord, "id">;
+
+interface KvEntry {
+  key: string;
+  value: string;
+  metadata?: KeySummary;
+}
+
+/** The two KV entries that make up one stored key. */
+export function keyEntries(hash: string, record: ApiKeyRecord): KvEntry[] {
+  const { id, ...summary } = record;
+  return [
+    { key: recordName(hash), value: JSON.stringify(record) },
+    { key: idName(id), value: hash, metadata: summary },
+  ];
+}
+
+/** The part of a KV binding that stores entries. */
+interface KvWriter {
+  put(key: string, value: string, options?: { metadata?: KeySummary }): Promise<unknown>;
+}
+
+/** Stores a key through a KV binding (the tests and the bench), with the entries `npm run keys` writes through wrangler. */
+export async function putApiKey(kv: KvWriter, key: string, record: ApiKeyRecord): Promise<void> {
+  for (const entry of keyEntries(await sha256Hex(key), record)) {
+    await kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata });
+  }
+}
