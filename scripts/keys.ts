@@ -1,6 +1,6 @@
 /**
  * `npm run keys -- <command>`: issue, list, show and revoke API keys in the
- * local state or a deployed environment (CONTRACT section 4).
+ * local state or a deployed environment (README, "API keys").
  */
 import { parseArgs } from "node:util";
 import { PLANS, Plan, type Limits } from "../src/keys/schemas";

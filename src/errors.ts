@@ -25,7 +25,7 @@ export const ERROR_STATUS = {
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
-export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
+type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 
 /** Headers every error of a status carries, beyond the ones on every response. */
 export const ERROR_STATUS_HEADERS: Partial<Record<ErrorStatus, readonly HeaderName[]>> = {

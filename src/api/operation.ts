@@ -9,7 +9,7 @@ import type { DeprecationSchedule } from "../lib/deprecation";
 import { requireApiKey } from "../middleware/auth";
 import { deprecation } from "../middleware/deprecation";
 
-export type Stability = "stable" | "beta" | "experimental";
+type Stability = "stable" | "beta" | "experimental";
 
 /** The document's tags, one per resource, with what each groups. */
 export const TAGS = {
@@ -97,7 +97,7 @@ export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): 
  * `{name}` becomes a Hono parameter that also matches an empty segment, so
  * `DELETE /store/orders/` reaches the validator and gets 400, not 404.
  */
-export function honoPath(path: string): string {
+function honoPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ":$1{[^/]*}");
 }
 

@@ -2,7 +2,7 @@
 const API_KEY_FORMAT = /^so_(live|test)_[0-9A-Za-z]{32}$/;
 const BEARER = /^bearer(?: +(.*))?$/is;
 
-export type BearerToken =
+type BearerToken =
   | { kind: "missing" }
   | { kind: "malformed" }
   | { kind: "token"; token: string };

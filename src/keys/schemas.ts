@@ -10,7 +10,7 @@ export const Limits = z.object({
 });
 export type Limits = z.infer<typeof Limits>;
 
-/** What KV holds under `key:<sha256 hex>` (CONTRACT section 4). The key itself is never stored. */
+/** What KV holds under `key:<sha256 hex>` (README, "API keys"). The key itself is never stored. */
 export const ApiKeyRecord = z.object({
   id: z.string().regex(/^key_[0-9A-Za-z]{16}$/),
   plan: Plan,

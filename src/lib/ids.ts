@@ -9,13 +9,13 @@ const EXACT =
   "A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a " +
   "decimal string, never as a double (which would round it to another id).";
 
-export const Int64Param = z
+const Int64Param = z
   .string()
   .refine(isCanonicalInt64)
   .meta({ type: "integer", format: "int64" } as Record<string, unknown>);
 
 /** An int64 in a response body, written digit for digit (never through a double). */
-export const Int64 = z.number().int().meta({ format: "int64" });
+const Int64 = z.number().int().meta({ format: "int64" });
 
 /** The int64 schemas with a description that warns about parsing them. */
 export const int64Field = (what: string) => Int64.describe(`${what}. ${EXACT}`);

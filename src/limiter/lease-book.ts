@@ -66,7 +66,7 @@ export function noteArrival(book: LeaseBook, now: number): void {
  * is higher (once the period is long enough to tell), so a caller that
  * speeds up gets larger leases within a quarter of a second.
  */
-export function expectedDemand(book: LeaseBook, now: number): number {
+function expectedDemand(book: LeaseBook, now: number): number {
   const { periodStart, current, previous } = book.demand;
   const elapsed = now - periodStart;
   return Math.max(previous, elapsed >= MIN_SAMPLE_MS ? Math.ceil((current * LEASE_MS) / elapsed) : 0);

@@ -26,12 +26,12 @@ export const LIMITER_TIMEOUT_MS = 1_000;
 const MAX_CALLERS = 10_000;
 
 /** What the isolate calls on a caller's Durable Object. */
-export interface LimiterStub {
+interface LimiterStub {
   acquire(request: LeaseRequest): Promise<LeaseAnswer>;
   settle(request: SettleRequest): Promise<SettleAnswer>;
 }
 
-export interface AdmitContext {
+interface AdmitContext {
   limits: Limits;
   ban: BanRule;
   limiter(name: string): LimiterStub;

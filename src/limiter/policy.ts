@@ -37,7 +37,7 @@ export interface LimiterState {
   batches?: string[];
 }
 
-export type WindowName = "minute" | "day";
+type WindowName = "minute" | "day";
 
 export interface WindowReport {
   name: WindowName;
@@ -123,7 +123,7 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
  * what is left, at least one. Near the limit that is one, so the last
  * admissions of a window are decided one at a time, here.
  */
-export function leaseSize(want: number, room: number): number {
+function leaseSize(want: number, room: number): number {
   return Math.min(room, Math.max(1, Math.min(Math.floor(want), Math.floor(room * LEASE_SHARE))));
 }
 

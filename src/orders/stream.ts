@@ -1,10 +1,10 @@
 import { ORDER_PAGE_SIZE, type OrderRow } from "./queries";
-import { orderJson, type DroppedValue } from "./json";
+import { orderWriter, type DroppedValue } from "./json";
 
 const encoder = new TextEncoder();
 
 /** What the stream tells its caller once, at its end. */
-export interface ListOutcome {
+interface ListOutcome {
   /** The list was cut off by a failure after its first byte. */
   aborted(error: unknown): void;
   /** Values left out of the list because they do not fit the Order schema (only called when there are some). */
@@ -26,7 +26,7 @@ export function orderListStream(
   let page = firstPage;
   let first = true;
   const dropped: DroppedValue[] = [];
-  const writeOrder = (row: OrderRow) => orderJson(row, dropped);
+  const writeOrder = orderWriter(dropped);
   const reportDropped = () => {
     if (dropped.length > 0) outcome.dropped(dropped);
   };

@@ -1,7 +1,7 @@
 import { callDependency } from "../lib/dependency";
 
-/** A pet as D1 gives it back; the id as TEXT, as for orders, to keep int64 exact. */
-export interface PetRow {
+/** A pet as D1 gives it back: every column as TEXT, as for orders, to keep the int64 id exact. */
+interface PetRow {
   id: string;
   name: string;
   status: string | null;
@@ -9,6 +9,6 @@ export interface PetRow {
 
 export async function findPet(db: D1Database, id: string): Promise<PetRow | null> {
   return callDependency("D1", () =>
-    db.prepare("SELECT CAST(id AS TEXT) AS id, name, status FROM pets WHERE pets.id = ?1").bind(id).first<PetRow>(),
+    db.prepare("SELECT CAST(id AS TEXT) AS id, CAST(name AS TEXT) AS name, CAST(status AS TEXT) AS status FROM pets WHERE pets.id = ?1").bind(id).first<PetRow>(),
   );
 }
