@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PLANS } from "../src/keys/schemas";
 import { storeTestKey } from "./keys";
+import { EVERY_OUTCOME } from "./routes";
 import { api, apiWith, errorBodyOf } from "./request";
 
 const CHALLENGE = 'Bearer realm="store-orders"';
@@ -57,17 +58,6 @@ describe("bearer authentication", () => {
     expect((await listWith(`BEARER ${key}`)).status).toBe(200);
   });
 
-  it("guards every operation but the public OpenAPI document", async () => {
-    for (const [method, path] of [
-      ["GET", "/v1/store/orders"],
-      ["DELETE", "/v1/store/orders/1"],
-      ["GET", "/v1/pets/1"],
-    ]) {
-      expect((await api(path, { method, key: null })).status).toBe(401);
-    }
-    expect((await api("/v1/openapi.json", { key: null })).status).toBe(200);
-  });
-
   it("reads KV once per key while the key is cached, not on every request", async () => {
     const { key } = await storeTestKey();
     let reads = 0;
@@ -87,28 +77,18 @@ describe("bearer authentication", () => {
     expect(reads).toBe(1);
   });
 
-  it("never puts a key in a response or a log line", async () => {
-    const lines: string[] = [];
-    for (const level of ["log", "info", "warn", "error", "debug"] as const) {
-      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
-    }
+  it("never puts a key in a response (the request log's tests keep it out of logs)", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
     const valid = await storeTestKey();
     const revoked = await storeTestKey({ revokedAt: "2026-11-01T00:00:00Z" });
     const unknown = "so_test_ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ";
     for (const key of [valid.key, revoked.key, unknown]) {
-      for (const [method, path] of [
-        ["GET", "/v1/store/orders"],
-        ["DELETE", "/v1/store/orders/1"],
-        ["DELETE", "/v1/store/orders/abc"],
-        ["POST", "/v1/store/orders"],
-        ["GET", "/v1/nope"],
-      ]) {
+      for (const [method, path] of EVERY_OUTCOME) {
         const response = await api(path, { method, key });
         const text = `${[...response.headers].join("\n")}\n${await response.text()}`;
         expect(text).not.toContain(key);
         expect(text).not.toContain(key.slice(8));
       }
     }
-    expect(lines.join("\n")).not.toMatch(/so_test_/);
   });
 });

@@ -1,16 +1,4 @@
-import {
-  REFUSAL_BATCH,
-  absorbAnswer,
-  absorbSettled,
-  decideLocally,
-  leaseWant,
-  needsRenewal,
-  newLeaseBook,
-  noteArrival,
-  takeExpired,
-  takeRefusals,
-  type LeaseBook,
-} from "../src/limiter/lease-book";
+import * as rules from "../src/limiter/lease-book";
 import { DAY_SECONDS, MINUTE_SECONDS, decide, settle, windowStart, type BanRule, type LimiterState } from "../src/limiter/policy";
 import type { Limits } from "../src/keys/schemas";
 
@@ -95,7 +83,7 @@ export function scenarioFor(seed: number, demand: Demand, options: { deaths?: bo
 }
 
 interface Isolate {
-  book: LeaseBook;
+  book: rules.LeaseBook;
   /** Mean milliseconds between this isolate's requests. */
   gapMs: number;
   next: number;
@@ -150,7 +138,7 @@ export function simulate(scenario: Scenario): SimulationResult {
   const isolates: Isolate[] = Array.from({ length: scenario.isolates }, (_, index) => {
     const gapMs = (60_000 * scenario.isolates) / total;
     return {
-      book: newLeaseBook(),
+      book: rules.newLeaseBook(),
       gapMs,
       next: start + (scenario.demand === "below" ? (index * gapMs) / scenario.isolates : random() * gapMs),
       diesAt: scenario.deaths && random() < 0.5 ? start + random() * durationMs : Infinity,
@@ -159,22 +147,22 @@ export function simulate(scenario: Scenario): SimulationResult {
   const gap = (isolate: Isolate) =>
     scenario.demand === "below" ? isolate.gapMs : -Math.log(1 - random()) * isolate.gapMs;
 
-  const settleBook = (book: LeaseBook, now: number, unspent: ReturnType<typeof takeExpired>) => {
-    const refusals = takeRefusals(book, `batch-${batch++}`);
+  const settleBook = (book: rules.LeaseBook, now: number, unspent: ReturnType<typeof rules.takeExpired>) => {
+    const refusals = rules.takeRefusals(book, `batch-${batch++}`);
     objectCalls += 1;
     state = settle(state, unspent, refusals, BAN, now);
     noteBan();
-    absorbSettled(book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, refusals?.count ?? 0);
+    rules.absorbSettled(book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, refusals?.count ?? 0);
   };
-  const ask = (book: LeaseBook, now: number, speculative: boolean) => {
-    const refusals = speculative ? undefined : takeRefusals(book, `batch-${batch++}`);
+  const ask = (book: rules.LeaseBook, now: number, speculative: boolean) => {
+    const refusals = speculative ? undefined : rules.takeRefusals(book, `batch-${batch++}`);
     objectCalls += 1;
     const settled = refusals ? settle(state, [], refusals, BAN, now) : state;
-    const result = decide(settled, limitsAt(now), BAN, now, leaseWant(book, 0, now), speculative);
+    const result = decide(settled, limitsAt(now), BAN, now, rules.leaseWant(book, 0, now), speculative);
     state = result.state;
     if (result.verdict.granted > 0) limitedSinceGrant = 0;
     noteBan();
-    return absorbAnswer(book, result.verdict, now, !speculative, refusals?.count ?? 0);
+    return rules.absorbAnswer(book, result.verdict, now, !speculative, refusals?.count ?? 0);
   };
 
   for (;;) {
@@ -185,7 +173,7 @@ export function simulate(scenario: Scenario): SimulationResult {
 
     // Each lease's timer hands back what it left unspent when it expires (here, at the next event).
     for (const other of isolates) {
-      const unspent = takeExpired(other.book, now);
+      const unspent = rules.takeExpired(other.book, now);
       if (unspent.length > 0) settleBook(other.book, now, unspent);
     }
     if (now >= isolate.diesAt) {
@@ -195,15 +183,15 @@ export function simulate(scenario: Scenario): SimulationResult {
         minutes.get(lease.minuteStart)!.lostToDeaths += lease.count;
         days.get(lease.dayStart)!.lostToDeaths += lease.count;
       }
-      isolate.book = newLeaseBook();
+      isolate.book = rules.newLeaseBook();
       isolate.diesAt = Infinity;
     }
 
     const { book } = isolate;
-    noteArrival(book, now);
-    let verdict = decideLocally(book, BAN, now);
-    if (verdict?.outcome === "admitted" && needsRenewal(book, now)) ask(book, now, true);
-    if (verdict?.outcome === "limited" && book.pending.count >= REFUSAL_BATCH) settleBook(book, now, []);
+    rules.noteArrival(book, now);
+    let verdict = rules.decideLocally(book, BAN, now);
+    if (verdict?.outcome === "admitted" && rules.needsRenewal(book, now)) ask(book, now, true);
+    if (verdict?.outcome === "limited" && book.pending.count >= rules.REFUSAL_BATCH) settleBook(book, now, []);
     verdict ??= ask(book, now, false)!;
 
     const [minute, day] = windowsOf(now);

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../src/config";
-import app from "../src/index";
 import { openApiDocument } from "../src/api/document";
 import { operations } from "../src/operations";
 import { api } from "./request";
+import { servedRoutes } from "./routes";
 
 interface OperationObject {
   operationId: string;
@@ -27,17 +27,11 @@ interface Document {
 
 const fetchDocument = async () => (await (await api("/v1/openapi.json", { key: null })).json()) as Document;
 
-/**
- * What the app serves under /v1, as OpenAPI path templates: its method-specific
- * routes (Hono lists one entry per handler in a chain), not the 405 fallbacks
- * or the middleware that runs for every method.
- */
-function servedOperations(): string[] {
-  const served = app.routes
-    .filter((route) => route.method !== "ALL" && route.path.startsWith("/v1/"))
-    .map((route) => `${route.method.toLowerCase()} ${route.path.slice(3).replace(/:(\w+)\{[^}]*\}/g, "{$1}")}`);
-  return [...new Set(served)];
-}
+/** What the app serves under /v1, as "method /template" relative to the prefix. */
+const servedOperations = () =>
+  servedRoutes()
+    .filter(({ path }) => path.startsWith("/v1/"))
+    .map(({ method, path }) => `${method.toLowerCase()} ${path.slice(3)}`);
 
 function documentedOperations(document: Document): string[] {
   return Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method} ${path}`));

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RequestLogLine } from "../src/middleware/request-log";
 import { failingD1 } from "./faults";
 import { storeTestKey, type TestKey } from "./keys";
+import { EVERY_OUTCOME } from "./routes";
 import { api, apiWith } from "./request";
 import { clearOrders, seedOrders } from "./seed";
 
@@ -82,10 +83,14 @@ describe("the request log", () => {
 
   it("never writes the key, whatever the outcome", async () => {
     const revoked = await storeTestKey({ revokedAt: "2026-01-01T00:00:00Z" });
-    for (const sent of [key.key, revoked.key, `${key.key}x`]) {
-      const { raw } = await logLinesOf(() => api("/v1/store/orders", { key: sent }));
-      expect(raw).not.toContain(sent);
-      expect(raw).not.toContain(sent.slice(8));
+    const unknown = "so_test_ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ";
+    for (const sent of [key.key, revoked.key, unknown, `${key.key}x`]) {
+      for (const [method, path] of EVERY_OUTCOME) {
+        const { raw } = await logLinesOf(() => api(path, { method, key: sent }));
+        expect(raw).not.toContain(sent);
+        expect(raw).not.toContain(sent.slice(8));
+        expect(raw).not.toMatch(/so_test_/);
+      }
     }
   });
 });

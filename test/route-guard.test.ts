@@ -1,24 +1,19 @@
 import { describe, expect, it } from "vitest";
-import app from "../src/index";
 import { api } from "./request";
+import { servedRoutes } from "./routes";
 
 /** The only routes served without an API key (README, "API keys"); everything else must refuse with 401. */
 const PUBLIC = ["GET /", "GET /v1/openapi.json"];
 
-/** Every route the app serves, as "METHOD /path" with parameters filled in, 405 fallbacks and middleware left out. */
-function servedRoutes(): string[] {
-  const routes = app.routes
-    .filter((route) => route.method !== "ALL")
-    .map((route) => `${route.method} ${route.path.replace(/:\w+(\{[^}]*\})?/g, "1")}`);
-  return [...new Set(routes)];
-}
+/** Every route the app serves, as "METHOD /path" with parameters filled in. */
+const callableRoutes = () => servedRoutes().map(({ method, path }) => `${method} ${path.replace(/\{\w+\}/g, "1")}`);
 
 describe("every route is behind an API key unless documented as public", () => {
   it("finds the routes it guards (so an empty list cannot pass)", () => {
-    expect(servedRoutes()).toEqual(expect.arrayContaining(["GET /v1/store/orders", "DELETE /v1/store/orders/1", "GET /v1/pets/1", ...PUBLIC]));
+    expect(callableRoutes()).toEqual(expect.arrayContaining(["GET /v1/store/orders", "DELETE /v1/store/orders/1", "GET /v1/pets/1", ...PUBLIC]));
   });
 
-  it.each(servedRoutes())("%s", async (route) => {
+  it.each(callableRoutes())("%s", async (route) => {
     const [method, path] = route.split(" ") as [string, string];
     const response = await api(path, { method, key: null });
     if (PUBLIC.includes(route)) expect(response.status).toBe(200);

@@ -82,14 +82,17 @@ export async function insertRawOrder(order: RawOrder): Promise<void> {
 const GUARD_MIGRATION = "0002_orders_write_guards.sql";
 
 /**
- * Runs `write` with the write-guard triggers dropped, as on a table written
- * before they existed, then puts them back exactly as the migration makes them.
+ * Runs `write` with the write guards dropped, as on a table written before
+ * they existed, then puts them back exactly as the migration makes them.
  */
 export async function withoutWriteGuards<T>(write: () => Promise<T>): Promise<T> {
   const { results } = await env.DB.prepare(
     "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'orders_guard_%'",
   ).all<{ name: string }>();
-  await env.DB.batch(results.map(({ name }) => env.DB.prepare(`DROP TRIGGER ${name}`)));
+  await env.DB.batch([
+    ...results.map(({ name }) => env.DB.prepare(`DROP TRIGGER ${name}`)),
+    env.DB.prepare("DROP TABLE orders_ship_date_rule"),
+  ]);
   try {
     return await write();
   } finally {
