@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { VERSION_PREFIX } from "./service";
 
 /**
  * The worker's vars (wrangler.toml), parsed and checked once. A typo must not
@@ -10,8 +11,8 @@ import { z } from "zod";
 const rule = (message: string) => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? "is missing" : message),
 });
-const URL_RULE = "must be an http(s) URL ending in /v1";
-const baseUrl = z.url({ protocol: /^https?$/, ...rule(URL_RULE) }).refine((url) => url.endsWith("/v1"), URL_RULE);
+const URL_RULE = `must be an http(s) URL ending in ${VERSION_PREFIX}`;
+const baseUrl = z.url({ protocol: /^https?$/, ...rule(URL_RULE) }).refine((url) => url.endsWith(VERSION_PREFIX), URL_RULE);
 const positiveWholeNumber = z
   .string(rule("must be a positive whole number"))
   .regex(/^[1-9][0-9]{0,14}$/, "must be a positive whole number")

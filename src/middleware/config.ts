@@ -9,7 +9,7 @@ const parsed = new WeakMap<Env, ConfigResult>();
 function configOf(env: Env): ConfigResult {
   let result = parsed.get(env);
   if (!result) {
-    result = readConfig(env as unknown as Record<string, unknown>);
+    result = readConfig(Object.fromEntries(Object.entries(env)));
     parsed.set(env, result);
   }
   return result;
