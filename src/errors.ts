@@ -54,7 +54,15 @@ export class ApiError extends HTTPException {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}, cause?: unknown) {
-    super(ERROR_STATUS[code], { message, cause });
+    // A client error is an outcome, not a fault: no stack to capture, which is most of what throwing costs
+    // (a 429 or a 401 is thrown on every refused request). Server errors keep theirs, and their cause's.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (ERROR_STATUS[code] < 500) Error.stackTraceLimit = 0;
+    try {
+      super(ERROR_STATUS[code], { message, cause });
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
     this.code = code;
     this.headers = headers;
   }

@@ -69,17 +69,15 @@ type OperationSpec<P extends z.ZodObject> = OperationDescription &
  */
 export interface Operation extends OperationDescription {
   params?: PathParams<z.ZodObject>;
-  /** What Hono runs for it after the shared middleware: its guards, then validation, then the operation. */
-  handlers: MiddlewareHandler<AppEnv>[];
+  /** Its parameters' validation, then the operation; mountOperations() puts the guards its description asks for before them. */
+  run: MiddlewareHandler<AppEnv>[];
 }
 
 export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): Operation {
-  const handlers: MiddlewareHandler<AppEnv>[] = [];
-  if (!spec.public) handlers.push(requireApiKey());
-  if (spec.deprecation) handlers.push(deprecation(spec.deprecation));
+  const run: MiddlewareHandler<AppEnv>[] = [];
   if (spec.params) {
     const { params, handle } = spec;
-    handlers.push(
+    run.push(
       zValidator("param", params.schema, (result, _c: Context<AppEnv>) => {
         if (!result.success) throw new ApiError(params.invalid.code, params.invalid.message);
       }),
@@ -87,10 +85,15 @@ export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): 
     );
   } else {
     const { handle } = spec;
-    handlers.push(async (c) => handle(c));
+    run.push(async (c) => handle(c));
   }
   const { handle: _, ...description } = spec;
-  return { ...description, handlers };
+  return { ...description, run };
+}
+
+/** The guards an operation's description asks for: a key unless it is public, the deprecation headers and sunset. */
+function guardsOf(operation: Operation): MiddlewareHandler<AppEnv>[] {
+  return [...(operation.public ? [] : [requireApiKey()]), ...(operation.deprecation ? [deprecation(operation.deprecation)] : [])];
 }
 
 /**
@@ -107,7 +110,7 @@ export function mountOperations(app: Hono<AppEnv>, base: string, operations: rea
     const path = base + honoPath(operation.path);
     const method = operation.method.toUpperCase();
     // Handlers registered for one route run in order, each passing on with next().
-    for (const handler of [routeName(base + operation.path), ...operation.handlers]) app.on(method, path, handler);
+    for (const handler of [routeName(base + operation.path), ...guardsOf(operation), ...operation.run]) app.on(method, path, handler);
   }
 
   // Registered after every operation, so it only answers methods none of them took.
