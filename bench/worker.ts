@@ -23,7 +23,7 @@ const bench = new Hono<AppEnv>();
 bench.get("/bench/bare", (c) => c.json([]));
 
 // The data baseline: the list operation exactly as the service runs it, without keys, limits or logs.
-mountOperations(bench, "/bench/query", [{ ...listOrders, public: true }]);
+mountOperations(bench, "/bench/query", [{ ...listOrders, public: true, scope: undefined }]);
 
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
 bench.use("/bench/peer/*", requestId(), identifyCaller(), peerRateLimit());

@@ -3,12 +3,13 @@
  * local state or a deployed environment (README, "API keys").
  */
 import { parseArgs } from "node:util";
-import { PLANS, Plan, type Limits } from "../src/keys/schemas";
+import { PLANS, Plan, SCOPES, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/schemas";
 import { ENVIRONMENTS, findById, issueKey, keyStore, type Environment } from "./lib/key-store";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
-  create --plan <${PLANS.join("|")}> [--name N] [--per-minute N --per-day N] [--json]
+  create --plan <${PLANS.join("|")}> [--name N] [--per-minute N --per-day N]
+         [--scopes ${SCOPES.join(",")}] [--expires-in 30d|12h|90m] [--json]
   list
   show <keyId>
   revoke <keyId>
@@ -28,6 +29,8 @@ function parseCommandLine(argv: string[]) {
         name: { type: "string" },
         "per-minute": { type: "string" },
         "per-day": { type: "string" },
+        scopes: { type: "string" },
+        "expires-in": { type: "string" },
         env: { type: "string", default: "local" },
         "persist-to": { type: "string" },
         json: { type: "boolean", default: false },
@@ -53,11 +56,14 @@ async function main(argv: string[]): Promise<void> {
     case "create": {
       const plan = oneOf(values.plan, PLANS, "--plan");
       const limits = limitsFrom(plan, values["per-minute"], values["per-day"]);
-      const { key, record } = await issueKey(store, { plan, name: values.name ?? `${plan} key`, limits });
+      const scopes = scopesFrom(values.scopes);
+      const expiresAt = values["expires-in"] === undefined ? undefined : expiryFrom(values["expires-in"]);
+      const { key, record } = await issueKey(store, { plan, name: values.name ?? `${plan} key`, limits, scopes, expiresAt });
       if (values.json) {
         console.log(JSON.stringify({ id: record.id, key, plan: record.plan }));
       } else {
         console.log(`Created ${record.id} (${record.plan}${limits ? `, ${describeLimits(limits)}` : ""}) in ${environment}.`);
+        console.log(`Scopes: ${scopesOf(record).join(", ")}; ${record.expiresAt ? `expires ${record.expiresAt}` : "does not expire"}.`);
         console.log(`API key, shown this once only; store it now:\n\n  ${key}\n`);
       }
       return;
@@ -67,8 +73,8 @@ async function main(argv: string[]): Promise<void> {
       if (values.json) return void console.log(JSON.stringify(rows));
       if (rows.length === 0) return void console.log(`No keys in ${environment}.`);
       for (const row of rows) {
-        const state = row.revokedAt ? `revoked ${row.revokedAt}` : "active";
-        console.log([row.id, row.plan, JSON.stringify(row.name), `created ${row.createdAt}`, state].join("  "));
+        const expiry = row.expiresAt ? `expires ${row.expiresAt}` : "no expiry";
+        console.log([row.id, row.plan, JSON.stringify(row.name), `created ${row.createdAt}`, expiry, stateOf(row)].join("  "));
       }
       return;
     }
@@ -106,6 +112,32 @@ function limitsFrom(plan: Plan, perMinute: string | undefined, perDay: string | 
   return { perMinute: positiveInteger(perMinute, "--per-minute"), perDay: positiveInteger(perDay, "--per-day") };
 }
 
+/** The scopes asked for, both when none are named. */
+function scopesFrom(text: string | undefined): Scope[] {
+  if (text === undefined) return [...SCOPES];
+  const scopes = text.split(",").map((scope) => scope.trim());
+  for (const scope of scopes) {
+    if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`--scopes takes ${SCOPES.join(", ")} (got "${scope}")`);
+  }
+  return [...new Set(scopes)] as Scope[];
+}
+
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `30d`, `12h` or `90m` from now, as an ISO 8601 instant (at most ten years). */
+function expiryFrom(text: string): string {
+  const match = /^([1-9][0-9]{0,5})([mhd])$/.exec(text);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : NaN;
+  if (!(ms <= 3_650 * UNIT_MS.d)) throw new UsageError(`--expires-in takes a number and m, h or d, up to 3650d, such as 30d (got "${text}")`);
+  return new Date(Date.now() + ms).toISOString();
+}
+
+function stateOf(record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt">): string {
+  if (record.revokedAt) return `revoked ${record.revokedAt}`;
+  if (record.expiresAt && Date.parse(record.expiresAt) <= Date.now()) return `expired ${record.expiresAt}`;
+  return "active";
+}
+
 function positiveInteger(text: string, flag: string): number {
   if (!/^[1-9][0-9]{0,8}$/.test(text)) throw new UsageError(`${flag} must be a whole number from 1 to 999999999 (got "${text}")`);
   return Number(text);
@@ -113,14 +145,16 @@ function positiveInteger(text: string, flag: string): number {
 
 const describeLimits = (limits: Limits) => `${limits.perMinute}/minute, ${limits.perDay}/day`;
 
-function describeRecord(record: { id: string; plan: string; name: string; createdAt: string; limits?: Limits; revokedAt?: string }): string {
+function describeRecord(record: ApiKeyRecord): string {
   return [
     `id:       ${record.id}`,
     `plan:     ${record.plan}`,
     `name:     ${record.name}`,
     `created:  ${record.createdAt}`,
     `limits:   ${record.limits ? describeLimits(record.limits) : "the plan's"}`,
-    `state:    ${record.revokedAt ? `revoked ${record.revokedAt}` : "active"}`,
+    `scopes:   ${scopesOf(record).join(", ")}`,
+    `expires:  ${record.expiresAt ?? "never"}`,
+    `state:    ${stateOf(record)}`,
   ].join("\n");
 }
 

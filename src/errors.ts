@@ -4,6 +4,13 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import type { HeaderName } from "./headers";
 
+declare global {
+  interface ErrorConstructor {
+    /** V8's: how many frames a new Error captures. workerd has it; its type definitions leave it out. */
+    stackTraceLimit: number;
+  }
+}
+
 /** The one table of error codes and their HTTP statuses (README, "Errors"). */
 export const ERROR_STATUS = {
   invalid_order_id: 400,
@@ -11,6 +18,7 @@ export const ERROR_STATUS = {
   invalid_bookmark: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
+  insufficient_scope: 403,
   order_not_found: 404,
   pet_not_found: 404,
   not_found: 404,
@@ -30,6 +38,7 @@ type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 /** Headers every error of a status carries, beyond the ones on every response. */
 export const ERROR_STATUS_HEADERS: Partial<Record<ErrorStatus, readonly HeaderName[]>> = {
   401: ["WWW-Authenticate"],
+  403: ["WWW-Authenticate"],
   405: ["Allow"],
   429: ["Retry-After"],
   503: ["Retry-After"],

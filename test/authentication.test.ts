@@ -43,6 +43,20 @@ describe("bearer authentication", () => {
     expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_api_key", status: 401 });
   });
 
+  it("answers 401 invalid_api_key for an expired key, saying that it expired", async () => {
+    const { key } = await storeTestKey({ expiresAt: "2026-01-01T00:00:00.000Z" });
+    const response = await listWith(`Bearer ${key}`);
+    const body = await errorBodyOf(response);
+    expect(body).toMatchObject({ code: "invalid_api_key", status: 401 });
+    expect(body.message).toBe("The API key expired at 2026-01-01T00:00:00.000Z. Ask for a new one.");
+    expect(response.headers.get("WWW-Authenticate")).toBe(`${CHALLENGE}, error="invalid_token"`);
+  });
+
+  it("accepts a key until the moment it expires", async () => {
+    const { key } = await storeTestKey({ expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    expect((await listWith(`Bearer ${key}`)).status).toBe(200);
+  });
+
   it.each(PLANS)("accepts a valid %s key", async (plan) => {
     const { key } = await storeTestKey({
       plan,
@@ -90,5 +104,30 @@ describe("bearer authentication", () => {
         expect(text).not.toContain(key.slice(8));
       }
     }
+  });
+});
+
+describe("scopes", () => {
+  it("refuses a cancel by a read-only key with 403 insufficient_scope and the RFC 6750 challenge", async () => {
+    const { key } = await storeTestKey({ scopes: ["orders:read"] });
+    expect((await listWith(`Bearer ${key}`)).status).toBe(200);
+    const response = await api("/v1/store/orders/1", { method: "DELETE", key });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "insufficient_scope", status: 403 });
+    expect(response.headers.get("WWW-Authenticate")).toBe(`${CHALLENGE}, error="insufficient_scope", scope="orders:write"`);
+    expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
+  });
+
+  it("refuses the list to a write-only key, naming orders:read", async () => {
+    const { key } = await storeTestKey({ scopes: ["orders:write"] });
+    const response = await listWith(`Bearer ${key}`);
+    expect(response.status).toBe(403);
+    expect(response.headers.get("WWW-Authenticate")).toBe(`${CHALLENGE}, error="insufficient_scope", scope="orders:read"`);
+    expect((await api("/v1/store/orders/1", { method: "DELETE", key })).status).toBe(404);
+  });
+
+  it("lets a key made before scopes existed (no scopes in its record) do everything", async () => {
+    const { key } = await storeTestKey();
+    expect((await listWith(`Bearer ${key}`)).status).toBe(200);
+    expect((await api("/v1/store/orders/1", { method: "DELETE", key })).status).toBe(404);
   });
 });

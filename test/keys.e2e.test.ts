@@ -55,6 +55,22 @@ describe("npm run keys, against the running service", () => {
     expect(status).toBe(401);
   });
 
+  it("create --scopes and --expires-in: a read-only key lists but cannot cancel; show and list print scopes and expiry", async () => {
+    const created = await runKeys(service.statePath, "create", "--plan", "pro", "--scopes", "orders:read", "--expires-in", "30d", "--json");
+    expect(created.status).toBe(0);
+    const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
+    expect((await listWith(key)).status).toBe(200);
+    const cancel = await service.current.call("/v1/store/orders/1", { method: "DELETE", headers: { Authorization: `Bearer ${key}` } });
+    expect(cancel.status).toBe(403);
+    expect(cancel.headers.get("WWW-Authenticate")).toBe('Bearer realm="store-orders", error="insufficient_scope", scope="orders:write"');
+
+    const show = await runKeys(service.statePath, "show", id);
+    expect(show.stdout).toMatch(/scopes:\s+orders:read\n/);
+    const expires = /expires:\s+(\S+)/.exec(show.stdout)![1]!;
+    expect(Math.abs(Date.parse(expires) - (Date.now() + 30 * 86_400_000))).toBeLessThan(60_000);
+    expect((await runKeys(service.statePath, "list")).stdout).toMatch(new RegExp(`${id}.*expires ${expires}`));
+  });
+
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
     const created = await runKeys(service.statePath, "create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json");
     const { key } = JSON.parse(created.stdout);
@@ -102,6 +118,10 @@ describe("npm run keys, against the running service", () => {
       ["revoking an unknown key id", ["revoke", "key_0123456789abcdef"]],
       ["showing an unknown key id", ["show", "key_0123456789abcdef"]],
       ["revoke without an id", ["revoke"]],
+      ["an unknown scope", ["create", "--plan", "pro", "--scopes", "orders:read,orders:delete"]],
+      ["an expiry that does not parse", ["create", "--plan", "pro", "--expires-in", "a month"]],
+      ["an expiry in weeks", ["create", "--plan", "pro", "--expires-in", "4w"]],
+      ["an expiry of zero", ["create", "--plan", "pro", "--expires-in", "0d"]],
     ])("exit 1 with a message for %s", async (_, args) => {
       const result = await runKeys(service.statePath, ...args);
       expect(result.status).toBe(1);

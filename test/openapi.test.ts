@@ -84,13 +84,13 @@ describe("GET /v1/openapi.json", () => {
     const document = await fetchDocument();
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     expect(document.paths["/openapi.json"].get.security).toEqual([]);
-    expect(document.paths["/store/orders"].get.security).toEqual([{ bearerAuth: [] }]);
+    expect(document.paths["/store/orders"].get.security).toEqual([{ bearerAuth: ["orders:read"] }]);
   });
 
   it("describes each operation's errors and the rate-limit headers on every response", async () => {
     const document = await fetchDocument();
     const cancel = document.paths["/store/orders/{orderId}"].delete;
-    expect(Object.keys(cancel.responses).sort()).toEqual(["204", "400", "401", "404", "405", "409", "429", "500", "503"]);
+    expect(Object.keys(cancel.responses).sort()).toEqual(["204", "400", "401", "403", "404", "405", "409", "429", "500", "503"]);
     for (const operation of Object.values(document.paths).flatMap((methods) => Object.values(methods))) {
       for (const [status, response] of Object.entries(operation.responses)) {
         expect(Object.keys(response.headers), `${operation.operationId} ${status}`).toEqual(
@@ -150,5 +150,14 @@ describe("GET /v1/openapi.json", () => {
       expect(operation.tags, operation.operationId).toHaveLength(1);
       expect(tags).toContain(operation.tags![0]);
     }
+  });
+
+  it("declares the scope each operation needs, and 403 insufficient_scope where one is needed", async () => {
+    const { paths } = await fetchDocument();
+    expect(paths["/store/orders"].get.security).toEqual([{ bearerAuth: ["orders:read"] }]);
+    expect(paths["/store/orders/{orderId}"].delete.security).toEqual([{ bearerAuth: ["orders:write"] }]);
+    expect(paths["/pets/{petId}"].get.security).toEqual([{ bearerAuth: ["orders:read"] }]);
+    expect(paths["/store/orders/{orderId}"].delete.responses["403"]!.headers).toHaveProperty("WWW-Authenticate");
+    expect(paths["/openapi.json"].get.responses["403"]).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@
  * runs in Node (the keys command) and in workerd (tests, the bench worker).
  */
 import { idName, recordName, sha256Hex } from "../../src/keys/layout";
-import type { ApiKeyRecord, Limits, Plan } from "../../src/keys/schemas";
+import type { ApiKeyRecord, Limits, Plan, Scope } from "../../src/keys/schemas";
 
 export type KeyPrefix = "so_live_" | "so_test_";
 
@@ -34,6 +34,8 @@ export interface KeyOptions {
   plan: Plan;
   name: string;
   limits?: Limits;
+  scopes?: Scope[];
+  expiresAt?: string;
   revokedAt?: string;
 }
 
@@ -45,6 +47,8 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
     name: options.name,
     createdAt: new Date().toISOString(),
     ...(options.limits && { limits: options.limits }),
+    ...(options.scopes && { scopes: options.scopes }),
+    ...(options.expiresAt && { expiresAt: options.expiresAt }),
     ...(options.revokedAt && { revokedAt: options.revokedAt }),
   };
   return { key: generateApiKey(prefix), record };

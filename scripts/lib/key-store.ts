@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { idName, recordName, sha256Hex } from "../../src/keys/layout";
-import { ApiKeyRecord, type Limits, type Plan } from "../../src/keys/schemas";
+import { ApiKeyRecord, type Limits, type Plan, type Scope } from "../../src/keys/schemas";
 import { keyEntries, newApiKey, type KeySummary } from "./issue-key";
 import { mustRunWrangler } from "./wrangler";
 
@@ -67,7 +67,7 @@ export function findById(store: KeyStore, keyId: string): { hash: string; record
 /** Makes a new key, stores only its hash, and returns the key: the one time it is ever seen. */
 export async function issueKey(
   store: KeyStore,
-  options: { plan: Plan; name: string; limits?: Limits },
+  options: { plan: Plan; name: string; limits?: Limits; scopes?: Scope[]; expiresAt?: string },
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const { key, record } = newApiKey(store.environment === "production" ? "so_live_" : "so_test_", options);
   store.putRecord(await sha256Hex(key), record);

@@ -11,7 +11,7 @@ import { TAGS, type Operation } from "./operation";
 
 type JsonObject = Record<string, unknown>;
 
-const GUARDED_ERRORS: ErrorCode[] = ["missing_api_key", "invalid_api_key"];
+const GUARDED_ERRORS: ErrorCode[] = ["missing_api_key", "invalid_api_key", "insufficient_scope"];
 /** What any path under /v1 may answer: a wrong path or version, a method the path lacks, limits, outages. */
 const COMMON_ERRORS: ErrorCode[] = [
   "not_found",
@@ -110,7 +110,8 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
         tags: [operation.tag],
         ...(operation.deprecation && { deprecated: true }),
         "x-stability": operation.stability,
-        security: operation.public ? [] : [{ bearerAuth: [] }],
+        // Scopes on an http scheme name what a key must be allowed (OpenAPI 3.1, "Security Requirement Object").
+        security: operation.public ? [] : [{ bearerAuth: [operation.scope] }],
         parameters: parametersOf(operation),
         responses: responsesOf(operation, usedHeaders),
       },
@@ -150,7 +151,9 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
         bearerAuth: {
           type: "http",
           scheme: "bearer",
-          description: "An API key: so_live_ (production) or so_test_ (staging) and 32 letters and digits.",
+          description:
+            "An API key: so_live_ (production) or so_test_ (staging) and 32 letters and digits. A key has the scopes " +
+            "orders:read (list orders; the deprecated pets) and orders:write (cancel); each operation names the one it needs.",
         },
       },
       schemas,

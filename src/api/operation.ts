@@ -5,6 +5,7 @@ import type { Config } from "../config";
 import type { AppEnv } from "../env";
 import { ApiError, type ErrorCode } from "../errors";
 import type { HeaderName } from "../headers";
+import type { Scope } from "../keys/schemas";
 import type { DeprecationSchedule } from "../lib/deprecation";
 import { requireApiKey } from "../middleware/auth";
 import { deprecation } from "../middleware/deprecation";
@@ -27,8 +28,11 @@ interface SuccessResponse {
 
 type Reply = Response | Promise<Response>;
 
+/** Who may call: anyone (still rate limited per address), or keys with a scope (README, "API keys"). */
+type Access = { public: true; scope?: undefined } | { public?: false; scope: Scope };
+
 /** What describes an operation, for the router, `GET /` and the OpenAPI document. */
-interface OperationDescription {
+type OperationDescription = Access & {
   operationId: string;
   method: "get" | "delete";
   /** OpenAPI path template, relative to the version prefix, e.g. `/store/orders/{orderId}`. */
@@ -37,8 +41,6 @@ interface OperationDescription {
   description: string;
   tag: keyof typeof TAGS;
   stability: Stability;
-  /** Served without an API key (still rate limited per address). */
-  public?: boolean;
   /** Present on deprecated operations: their headers and their sunset. */
   deprecation?: (config: Config) => DeprecationSchedule;
   /** Optional request headers the operation reads (validated by its handler). */
@@ -46,7 +48,7 @@ interface OperationDescription {
   responses: Record<number, SuccessResponse>;
   /** Errors particular to this operation; authentication, limits and outages are added for all. */
   errors: ErrorCode[];
-}
+};
 
 interface PathParams<P extends z.ZodObject> {
   schema: P;
@@ -67,11 +69,11 @@ type OperationSpec<P extends z.ZodObject> = OperationDescription &
  * built from the one list of these, so what is served and what is documented
  * cannot drift apart.
  */
-export interface Operation extends OperationDescription {
+export type Operation = OperationDescription & {
   params?: PathParams<z.ZodObject>;
   /** Its parameters' validation, then the operation; mountOperations() puts the guards its description asks for before them. */
   run: MiddlewareHandler<AppEnv>[];
-}
+};
 
 export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): Operation {
   const run: MiddlewareHandler<AppEnv>[] = [];
@@ -91,9 +93,10 @@ export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): 
   return { ...description, run };
 }
 
-/** The guards an operation's description asks for: a key unless it is public, the deprecation headers and sunset. */
+/** The guards an operation's description asks for: a key with its scope unless it is public, the deprecation headers and sunset. */
 function guardsOf(operation: Operation): MiddlewareHandler<AppEnv>[] {
-  return [...(operation.public ? [] : [requireApiKey()]), ...(operation.deprecation ? [deprecation(operation.deprecation)] : [])];
+  const key = operation.public ? [] : [requireApiKey(operation.scope)];
+  return [...key, ...(operation.deprecation ? [deprecation(operation.deprecation)] : [])];
 }
 
 /**

@@ -10,6 +10,11 @@ export const Limits = z.object({
 });
 export type Limits = z.infer<typeof Limits>;
 
+/** What a key may do: read orders (the list, the deprecated pets), write them (cancel). */
+export const SCOPES = ["orders:read", "orders:write"] as const;
+export const Scope = z.enum(SCOPES);
+export type Scope = z.infer<typeof Scope>;
+
 /** What KV holds under `key:<sha256 hex>` (README, "API keys"). The key itself is never stored. */
 export const ApiKeyRecord = z.object({
   id: z.string().regex(/^key_[0-9A-Za-z]{16}$/),
@@ -17,6 +22,12 @@ export const ApiKeyRecord = z.object({
   name: z.string(),
   createdAt: z.string(),
   limits: Limits.optional(),
+  /** Absent on keys made before scopes existed: those may do everything. */
+  scopes: z.array(Scope).optional(),
+  /** ISO 8601; from then on the key answers 401. */
+  expiresAt: z.string().optional(),
   revokedAt: z.string().optional(),
 });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
+
+export const scopesOf = (record: ApiKeyRecord): readonly Scope[] => record.scopes ?? SCOPES;

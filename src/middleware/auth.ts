@@ -3,6 +3,7 @@ import { findApiKey } from "../keys/lookup";
 import type { AppEnv, Caller } from "../env";
 import { ApiError } from "../errors";
 import { parseBearer } from "../keys/bearer";
+import { scopesOf, type Scope } from "../keys/schemas";
 import { addressGroup } from "../lib/client-address";
 
 const CHALLENGE = 'Bearer realm="store-orders"';
@@ -10,7 +11,7 @@ const CHALLENGE = 'Bearer realm="store-orders"';
 /**
  * Works out who is calling without refusing anyone yet: the limiter runs
  * between this and requireApiKey(), so requests without a valid key are
- * counted (per address) before they get their 401.
+ * counted (per address) before they get their 401 or 403.
  */
 export function identifyCaller(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -19,11 +20,20 @@ export function identifyCaller(): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** Refuses callers without a valid key, with the reason identifyCaller() found. */
-export function requireApiKey(): MiddlewareHandler<AppEnv> {
+/**
+ * Refuses callers without a valid key, with the reason identifyCaller()
+ * found, and keys without the scope the operation needs (403, with the RFC
+ * 6750 challenge naming the scope).
+ */
+export function requireApiKey(scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
     if (caller.kind === "anonymous") throw caller.rejection;
+    if (!scopesOf(caller.key).includes(scope)) {
+      throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
+        "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,
+      });
+    }
     await next();
   };
 }
@@ -38,10 +48,13 @@ async function callerOf(authorization: string | undefined, kv: KVNamespace, ip: 
     return { kind: "anonymous", address, rejection };
   }
   const key = bearer.kind === "token" ? await findApiKey(kv, bearer.token) : null;
-  if (key && key.revokedAt === undefined) return { kind: "key", key };
-  // Malformed, unknown and revoked keys get the same answer: nothing here helps someone guessing keys.
-  const rejection = new ApiError("invalid_api_key", "The API key is not valid. Check it, or ask for a new one.", {
-    "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"`,
-  });
+  const expired = key?.expiresAt !== undefined && Date.parse(key.expiresAt) <= Date.now();
+  if (key && key.revokedAt === undefined && !expired) return { kind: "key", key };
+  // Malformed, unknown and revoked keys get the same answer: nothing here helps someone guessing keys. An
+  // expired key says so, so its owner knows to ask for a new one rather than check for a typo.
+  const message = expired
+    ? `The API key expired at ${key!.expiresAt}. Ask for a new one.`
+    : "The API key is not valid. Check it, or ask for a new one.";
+  const rejection = new ApiError("invalid_api_key", message, { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
   return { kind: "anonymous", address, rejection };
 }

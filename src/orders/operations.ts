@@ -31,6 +31,7 @@ function bookmarkHeader(session: D1DatabaseSession): Record<string, string> {
 
 export const listOrders = defineOperation({
   operationId: "listOrders",
+  scope: "orders:read",
   method: "get",
   path: "/store/orders",
   summary: "List every order",
@@ -84,6 +85,7 @@ export const listOrders = defineOperation({
 
 export const cancelOrder = defineOperation({
   operationId: "cancelOrder",
+  scope: "orders:write",
   method: "delete",
   path: "/store/orders/{orderId}",
   summary: "Cancel a pending order",

@@ -8,6 +8,7 @@ const writePet = jsonWriter(Pet);
 
 export const getPetById = defineOperation({
   operationId: "getPetById",
+  scope: "orders:read",
   method: "get",
   path: "/pets/{petId}",
   summary: "Find a pet by id (deprecated)",
