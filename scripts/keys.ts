@@ -3,16 +3,19 @@
  * local state or a deployed environment (README, "API keys").
  */
 import { parseArgs } from "node:util";
-import { PLANS, Plan, SCOPES, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/schemas";
-import { ENVIRONMENTS, findById, issueKey, keyStore, type Environment } from "./lib/key-store";
+import { PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/schemas";
+import { ENVIRONMENTS, findById, issueKey, keyStore, type Environment, type KeyStore } from "./lib/key-store";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
   create --plan <${PLANS.join("|")}> [--name N] [--per-minute N --per-day N]
          [--scopes ${SCOPES.join(",")}] [--expires-in 30d|12h|90m] [--json]
+  update <keyId> [--plan P] [--per-minute N --per-day N] [--name N] [--expires-in D]
+  rotate <keyId> [--grace 24h] [--json]
   list
   show <keyId>
   revoke <keyId>
+  history <keyId>
 
 Every command takes --env <${ENVIRONMENTS.join("|")}> (default local).
 Local commands take --persist-to <dir> to use a state folder other than .wrangler/state.`;
@@ -31,6 +34,7 @@ function parseCommandLine(argv: string[]) {
         "per-day": { type: "string" },
         scopes: { type: "string" },
         "expires-in": { type: "string" },
+        grace: { type: "string" },
         env: { type: "string", default: "local" },
         "persist-to": { type: "string" },
         json: { type: "boolean", default: false },
@@ -59,6 +63,7 @@ async function main(argv: string[]): Promise<void> {
       const scopes = scopesFrom(values.scopes);
       const expiresAt = values["expires-in"] === undefined ? undefined : expiryFrom(values["expires-in"]);
       const { key, record } = await issueKey(store, { plan, name: values.name ?? `${plan} key`, limits, scopes, expiresAt });
+      store.record("create", record.id, { plan, name: record.name, ...(limits && { limits }), scopes, ...(expiresAt && { expiresAt }) });
       if (values.json) {
         console.log(JSON.stringify({ id: record.id, key, plan: record.plan }));
       } else {
@@ -79,15 +84,40 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "show":
-    case "revoke": {
+    case "revoke":
+    case "update":
+    case "rotate":
+    case "history": {
       if (!keyId) throw new UsageError(`${command} needs a key id, such as key_0123456789abcdef`);
       const found = findById(store, keyId);
       if (!found) throw new UsageError(`No key ${keyId} in ${environment}.`);
       let { record } = found;
+      if (command === "history") {
+        for (const event of store.history(keyId)) {
+          console.log([event.at, event.operation.padEnd(6), event.actor, JSON.stringify(event.changes)].join("  "));
+        }
+        return;
+      }
       if (command === "revoke" && !record.revokedAt) {
         record = { ...record, revokedAt: new Date().toISOString() };
         store.putRecord(found.hash, record);
+        store.record("revoke", keyId, { revokedAt: record.revokedAt });
         console.error(`Revoked ${keyId}. Every location refuses it within about 65 seconds (KV propagation plus the worker's key cache).`);
+      }
+      if (command === "update") {
+        const changes = updatesFrom(record, values);
+        record = { ...record, ...changes };
+        if (changes.limits === undefined && "limits" in changes) delete record.limits;
+        store.putRecord(found.hash, record);
+        store.record("update", keyId, changes);
+        console.error(`Updated ${keyId}. The worker applies it within its key cache time (5 s; plus KV propagation, about 60 s, when deployed).`);
+      }
+      if (command === "rotate") {
+        const rotated = await rotate(store, found.hash, record, values.grace ?? "24h");
+        if (values.json) return void console.log(JSON.stringify({ id: rotated.record.id, key: rotated.key, plan: rotated.record.plan }));
+        console.log(`Rotated ${keyId} to ${rotated.record.id}: both share one budget; ${keyId} works until ${rotated.oldExpiresAt}.`);
+        console.log(`New API key, shown this once only; store it now:\n\n  ${rotated.key}\n`);
+        return;
       }
       console.log(values.json ? JSON.stringify(record) : describeRecord(record));
       return;
@@ -112,6 +142,48 @@ function limitsFrom(plan: Plan, perMinute: string | undefined, perDay: string | 
   return { perMinute: positiveInteger(perMinute, "--per-minute"), perDay: positiveInteger(perDay, "--per-day") };
 }
 
+/**
+ * What `update` changes: a plan (dropping a limits override unless new limits
+ * come with it), limits, a name, an expiry. Nothing to change, or a change
+ * that would leave an enterprise key without limits, is a usage error.
+ */
+function updatesFrom(record: ApiKeyRecord, values: ReturnType<typeof parseCommandLine>["values"]): Partial<ApiKeyRecord> {
+  if (record.revokedAt) throw new UsageError(`${record.id} is revoked; issue a new key instead.`);
+  const changes: Partial<ApiKeyRecord> = {};
+  const plan = values.plan === undefined ? record.plan : oneOf(values.plan, PLANS, "--plan");
+  const newLimits = values["per-minute"] === undefined && values["per-day"] === undefined ? undefined : limitsFrom(plan, values["per-minute"], values["per-day"]);
+  if (plan !== record.plan) {
+    changes.plan = plan;
+    if (!newLimits) {
+      if (plan === "enterprise") throw new UsageError("enterprise keys need --per-minute and --per-day");
+      if (record.limits) changes.limits = undefined;
+    }
+  }
+  if (newLimits) changes.limits = newLimits;
+  if (values.name !== undefined) changes.name = values.name;
+  if (values["expires-in"] !== undefined) changes.expiresAt = expiryFrom(values["expires-in"]);
+  if (Object.keys(changes).length === 0) throw new UsageError("update needs --plan, --per-minute and --per-day, --name or --expires-in");
+  return changes;
+}
+
+/**
+ * A new key with the same plan, limits, scopes and expiry, counting against
+ * the same budget; the old key keeps working for the grace period, then
+ * expires. Rotating a revoked or expired key is a usage error.
+ */
+async function rotate(store: KeyStore, hash: string, record: ApiKeyRecord, grace: string) {
+  if (record.revokedAt) throw new UsageError(`${record.id} is revoked; issue a new key instead.`);
+  if (record.expiresAt && Date.parse(record.expiresAt) <= Date.now()) throw new UsageError(`${record.id} has expired; issue a new key instead.`);
+  const graceEnds = expiryFrom(grace, "--grace");
+  const { id: _, createdAt: __, ...kept } = record;
+  const rotated = await issueKey(store, { ...kept, budget: budgetOf(record) });
+  const oldExpiresAt = record.expiresAt && record.expiresAt < graceEnds ? record.expiresAt : graceEnds;
+  store.putRecord(hash, { ...record, expiresAt: oldExpiresAt });
+  store.record("rotate", record.id, { rotatedTo: rotated.record.id, expiresAt: oldExpiresAt });
+  store.record("create", rotated.record.id, { rotatedFrom: record.id, plan: record.plan });
+  return { ...rotated, oldExpiresAt };
+}
+
 /** The scopes asked for, both when none are named. */
 function scopesFrom(text: string | undefined): Scope[] {
   if (text === undefined) return [...SCOPES];
@@ -125,10 +197,10 @@ function scopesFrom(text: string | undefined): Scope[] {
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** `30d`, `12h` or `90m` from now, as an ISO 8601 instant (at most ten years). */
-function expiryFrom(text: string): string {
+function expiryFrom(text: string, flag = "--expires-in"): string {
   const match = /^([1-9][0-9]{0,5})([mhd])$/.exec(text);
   const ms = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : NaN;
-  if (!(ms <= 3_650 * UNIT_MS.d)) throw new UsageError(`--expires-in takes a number and m, h or d, up to 3650d, such as 30d (got "${text}")`);
+  if (!(ms <= 3_650 * UNIT_MS.d)) throw new UsageError(`${flag} takes a number and m, h or d, up to 3650d, such as 30d (got "${text}")`);
   return new Date(Date.now() + ms).toISOString();
 }
 

@@ -131,3 +131,18 @@ describe("scopes", () => {
     expect((await api("/v1/store/orders/1", { method: "DELETE", key })).status).toBe(404);
   });
 });
+
+describe("rotated keys", () => {
+  it("count a rotated key and the key it replaced against one budget, and refuse the old one once its grace is over", async () => {
+    const old = await storeTestKey({ plan: "free", expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    const rotated = await storeTestKey({ plan: "free", budget: old.record.id });
+    const remaining = async (key: string) => (await listWith(`Bearer ${key}`)).headers.get("X-RateLimit-Remaining");
+    expect([await remaining(old.key), await remaining(rotated.key), await remaining(old.key)]).toEqual(["59", "58", "57"]);
+
+    const graceOver = await storeTestKey({ plan: "free", expiresAt: new Date(Date.now() - 1_000).toISOString() });
+    const sharing = await storeTestKey({ plan: "free", budget: graceOver.record.id });
+    expect((await listWith(`Bearer ${graceOver.key}`)).status).toBe(401);
+    expect((await listWith(`Bearer ${sharing.key}`)).status).toBe(200);
+  });
+});
+

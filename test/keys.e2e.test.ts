@@ -71,6 +71,44 @@ describe("npm run keys, against the running service", () => {
     expect((await runKeys(service.statePath, "list")).stdout).toMatch(new RegExp(`${id}.*expires ${expires}`));
   });
 
+  /** Calls until `done` holds for a response (the worker caches a key for 5 s), within 15 s. */
+  async function eventually(key: string, done: (response: Response) => boolean): Promise<Response> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const response = await listWith(key);
+      await response.arrayBuffer();
+      if (done(response) || Date.now() > deadline) return response;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  it("update, rotate and history: a new limit applies to the same key, a rotated pair shares one budget, every step is audited", async () => {
+    const created = await runKeys(service.statePath, "create", "--plan", "free", "--json");
+    const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
+    expect((await listWith(key)).headers.get("X-RateLimit-Limit")).toBe("60");
+
+    const updated = await runKeys(service.statePath, "update", id, "--plan", "pro", "--name", "upgraded");
+    expect(updated.status).toBe(0);
+    expect(updated.stdout).toMatch(/plan:\s+pro/);
+    expect((await eventually(key, (r) => r.headers.get("X-RateLimit-Limit") === "300")).headers.get("X-RateLimit-Limit")).toBe("300");
+
+    const rotated = await runKeys(service.statePath, "rotate", id, "--grace", "1h", "--json");
+    expect(rotated.status).toBe(0);
+    const next = JSON.parse(rotated.stdout) as { id: string; key: string; plan: string };
+    expect(next).toMatchObject({ plan: "pro" });
+    expect(next.key).not.toBe(key);
+    const oldRemaining = Number((await listWith(key)).headers.get("X-RateLimit-Remaining"));
+    const newRemaining = Number((await listWith(next.key)).headers.get("X-RateLimit-Remaining"));
+    // One budget: the new key's request counted after the old key's, in the same windows.
+    expect(newRemaining).toBeLessThan(oldRemaining);
+    expect((await runKeys(service.statePath, "show", id)).stdout).toMatch(/expires:\s+\d{4}-/);
+
+    const history = await runKeys(service.statePath, "history", id);
+    expect(history.stdout.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "update", "rotate"]);
+    expect(history.stdout).toContain(next.id);
+    expect(history.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
+  });
+
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
     const created = await runKeys(service.statePath, "create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json");
     const { key } = JSON.parse(created.stdout);
@@ -122,11 +160,33 @@ describe("npm run keys, against the running service", () => {
       ["an expiry that does not parse", ["create", "--plan", "pro", "--expires-in", "a month"]],
       ["an expiry in weeks", ["create", "--plan", "pro", "--expires-in", "4w"]],
       ["an expiry of zero", ["create", "--plan", "pro", "--expires-in", "0d"]],
+      ["updating an unknown key id", ["update", "key_0123456789abcdef", "--plan", "pro"]],
+      ["rotating an unknown key id", ["rotate", "key_0123456789abcdef"]],
     ])("exit 1 with a message for %s", async (_, args) => {
       const result = await runKeys(service.statePath, ...args);
       expect(result.status).toBe(1);
       expect(result.stderr).toMatch(/^Error: /);
       expect(result.stdout).toBe("");
+    });
+
+    it.each([
+      ["an update with nothing to change", (id: string) => ["update", id]],
+      ["an update to enterprise without limits", (id: string) => ["update", id, "--plan", "enterprise"]],
+      ["a grace that does not parse", (id: string) => ["rotate", id, "--grace", "a day"]],
+    ])("exit 1 with a message for %s", async (_, argsFor) => {
+      const { id } = (JSON.parse(before) as { id: string; revokedAt?: string }[]).find((row) => !row.revokedAt)!;
+      const result = await runKeys(service.statePath, ...argsFor(id));
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/^Error: /);
+    });
+
+    it("exit 1 for rotating or updating a revoked key", async () => {
+      const { id } = (JSON.parse(before) as { id: string; revokedAt?: string }[]).find((row) => row.revokedAt)!;
+      for (const args of [["rotate", id], ["update", id, "--name", "x"]]) {
+        const result = await runKeys(service.statePath, ...args);
+        expect(result.status).toBe(1);
+        expect(result.stderr).toMatch(/is revoked/);
+      }
     });
 
     it("wrote nothing", async () => {

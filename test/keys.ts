@@ -9,7 +9,7 @@ export interface TestKey {
 
 /** Stores a key in KV exactly as `npm run keys -- create` does. */
 export async function storeTestKey(
-  options: { plan?: Plan; limits?: Limits; scopes?: Scope[]; expiresAt?: string; revokedAt?: string } = {},
+  options: { plan?: Plan; limits?: Limits; scopes?: Scope[]; expiresAt?: string; budget?: string; revokedAt?: string } = {},
 ): Promise<TestKey> {
   const issued = newApiKey("so_test_", { plan: "pro", name: "test key", ...options });
   await putApiKey(env.API_KEYS, issued.key, issued.record);

@@ -36,6 +36,7 @@ export interface KeyOptions {
   limits?: Limits;
   scopes?: Scope[];
   expiresAt?: string;
+  budget?: string;
   revokedAt?: string;
 }
 
@@ -49,6 +50,7 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
     ...(options.limits && { limits: options.limits }),
     ...(options.scopes && { scopes: options.scopes }),
     ...(options.expiresAt && { expiresAt: options.expiresAt }),
+    ...(options.budget && { budget: options.budget }),
     ...(options.revokedAt && { revokedAt: options.revokedAt }),
   };
   return { key: generateApiKey(prefix), record };

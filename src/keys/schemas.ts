@@ -26,8 +26,13 @@ export const ApiKeyRecord = z.object({
   scopes: z.array(Scope).optional(),
   /** ISO 8601; from then on the key answers 401. */
   expiresAt: z.string().optional(),
+  /** Set on a key made by rotation: the id of the key whose budget (limiter) it shares. */
+  budget: z.string().optional(),
   revokedAt: z.string().optional(),
 });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
 export const scopesOf = (record: ApiKeyRecord): readonly Scope[] => record.scopes ?? SCOPES;
+
+/** The name of the limiter that counts this key: a rotated key and the key it replaced share one budget. */
+export const budgetOf = (record: ApiKeyRecord): string => record.budget ?? record.id;

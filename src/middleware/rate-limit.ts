@@ -3,6 +3,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { rateLimitHeaders } from "../limiter/headers";
 import { LeaseClient } from "../limiter/lease-client";
+import { budgetOf } from "../keys/schemas";
 import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
 
 /** This isolate's leases, for every caller it has served lately. */
@@ -19,7 +20,7 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
     const [name, limits] =
-      caller.kind === "key" ? [caller.key.id, limitsFor(caller.key)] : [`ip:${caller.address}`, ANONYMOUS_LIMITS];
+      caller.kind === "key" ? [budgetOf(caller.key), limitsFor(caller.key)] : [`ip:${caller.address}`, ANONYMOUS_LIMITS];
     const requestId = c.get("requestId");
     const verdict = await leases.admit(name, {
       limits,
