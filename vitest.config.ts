@@ -14,7 +14,8 @@ export default defineConfig(async () => {
             cloudflareTest({
               main: "./src/index.ts",
               wrangler: { configPath: "./wrangler.toml" },
-              miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
+              // The operator API is on in tests (README, "Operator API"); a test switches it off by leaving this out.
+              miniflare: { bindings: { TEST_MIGRATIONS: migrations, OPERATOR_TOKEN: "tests:operator-token-for-tests" } },
             }),
           ],
           test: {

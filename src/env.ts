@@ -8,6 +8,18 @@ export type Caller =
   | { kind: "key"; key: ApiKeyRecord }
   | { kind: "anonymous"; address: string; rejection: ApiError };
 
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      /**
+       * A secret, not a var (`wrangler secret put OPERATOR_TOKEN`; `.dev.vars` locally, made by `npm start`):
+       * `<name>:<token>`. The operator API is off without it (README, "Operator API").
+       */
+      OPERATOR_TOKEN?: string;
+    }
+  }
+}
+
 /**
  * The Hono environment of every handler. `Env` (the bindings) is generated
  * from wrangler.toml by `wrangler types` into worker-configuration.d.ts.
@@ -23,6 +35,8 @@ export interface AppEnv {
     route?: string;
     /** Set by rateLimit(): the limiter's decision, for the request log. */
     limit?: Verdict["outcome"];
+    /** Set by requireOperator(): the operator token's name, for the audit. */
+    operator?: string;
     /** Set by handleError() for 5xx: the internal cause, for the request log only. */
     failure?: string;
   };

@@ -10,6 +10,7 @@ import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
 import { operations } from "./operations";
+import { mountOperatorApi } from "./operator/routes";
 import { VERSION_PREFIX } from "./service";
 
 const app = new Hono<AppEnv>();
@@ -25,6 +26,7 @@ app.use(
 );
 app.get("/", describeService(operations));
 mountOperations(app, VERSION_PREFIX, operations);
+mountOperatorApi(app);
 app.notFound(handleNotFound);
 app.onError(handleError);
 

@@ -152,7 +152,7 @@ export function simulate(scenario: Scenario): SimulationResult {
     objectCalls += 1;
     state = settle(state, unspent, refusals, BAN, now);
     noteBan();
-    rules.absorbSettled(book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, refusals?.count ?? 0);
+    rules.absorbSettled(book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, refusals?.count ?? 0, now);
   };
   const ask = (book: rules.LeaseBook, now: number, speculative: boolean) => {
     const refusals = speculative ? undefined : rules.takeRefusals(book, `batch-${batch++}`);

@@ -1,6 +1,6 @@
 import { callDependency } from "../lib/dependency";
 import { TtlCache } from "../lib/ttl-cache";
-import { recordName, sha256Hex } from "./layout";
+import { idName, recordName, sha256Hex } from "./layout";
 import { ApiKeyRecord } from "./schemas";
 
 
@@ -29,4 +29,12 @@ export async function findApiKey(kv: KVNamespace, token: string, now = Date.now(
   const record = stored === null ? null : ApiKeyRecord.parse(stored);
   cache.set(hash, record, record ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
   return record;
+}
+
+/** A key's record by its id, for the operator API (two KV reads, no cache: operators want what KV holds now). */
+export async function findApiKeyById(kv: KVNamespace, keyId: string): Promise<ApiKeyRecord | null> {
+  const hash = await callDependency("KV", () => kv.get(idName(keyId)));
+  if (hash === null) return null;
+  const stored = await callDependency("KV", () => kv.get<unknown>(recordName(hash.trim()), { type: "json" }));
+  return stored === null ? null : ApiKeyRecord.parse(stored);
 }

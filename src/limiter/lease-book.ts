@@ -27,6 +27,10 @@ export interface LeaseBook {
   refusedUntil: number;
   /** Exact end of a known ban, Unix seconds; 0 when none. */
   banEnds: number;
+  /** Until then (Unix ms) a known ban is answered here; after it the object is asked again, so an unban reaches the isolate. */
+  banKnownUntil: number;
+  /** Keys of this budget the object has been told are revoked. */
+  revoked: string[];
   /** The object's refusals in a row at its last answer. */
   streak: number;
   /** Refusals answered here, not yet sent to the object. */
@@ -43,6 +47,8 @@ export function newLeaseBook(): LeaseBook {
     last: undefined,
     refusedUntil: 0,
     banEnds: 0,
+    banKnownUntil: 0,
+    revoked: [],
     streak: 0,
     pending: { count: 0, since: 0 },
     sending: 0,
@@ -111,7 +117,7 @@ export function decideLocally(book: LeaseBook, ban: BanRule, now: number): Verdi
   const last = book.last;
   if (!last) return undefined;
 
-  if (book.banEnds > t) {
+  if (book.banEnds > t && now < book.banKnownUntil) {
     return { ...last, outcome: "banned", now, retryAfter: Math.max(1, Math.ceil(book.banEnds - t)), bannedUntil: Math.ceil(book.banEnds) };
   }
 
@@ -151,6 +157,8 @@ export function absorbAnswer(book: LeaseBook, answer: LeaseAnswer, now: number, 
   book.last = answer;
   book.streak = answer.refusedInARow;
   book.banEnds = answer.banEnds;
+  book.banKnownUntil = now + LEASE_MS;
+  book.revoked = answer.revoked;
   book.sending = Math.max(0, book.sending - sent);
   if (answer.outcome === "admitted") {
     book.refusedUntil = 0;
@@ -183,10 +191,11 @@ export function takeRefusals(book: LeaseBook, id: string): RefusalBatch | undefi
 }
 
 /** Records the object's answer to refusals and returns sent in the background. */
-export function absorbSettled(book: LeaseBook, answer: { refusedInARow: number; banEnds: number }, sent: number): void {
+export function absorbSettled(book: LeaseBook, answer: { refusedInARow: number; banEnds: number }, sent: number, now: number): void {
   book.sending = Math.max(0, book.sending - sent);
   book.streak = answer.refusedInARow;
   book.banEnds = answer.banEnds;
+  book.banKnownUntil = now + LEASE_MS;
 }
 
 /**

@@ -62,6 +62,11 @@ interface Caller {
 export class LeaseClient {
   readonly #callers = new Map<string, Caller>();
 
+  /** True once the caller's object has said this key of the budget is revoked (operator API). */
+  knowsRevoked(name: string, keyId: string): boolean {
+    return this.#callers.get(name)?.book.revoked.includes(keyId) ?? false;
+  }
+
   async admit(name: string, context: AdmitContext): Promise<Verdict> {
     const caller = this.#caller(name);
     const arrived = Date.now();
@@ -150,7 +155,7 @@ export class LeaseClient {
     if (unspent.length === 0 && !refusals) return;
     const sent = refusals?.count ?? 0;
     try {
-      absorbSettled(caller.book, await context.limiter(name).settle({ ban: context.ban, unspent, refusals }), sent);
+      absorbSettled(caller.book, await context.limiter(name).settle({ ban: context.ban, unspent, refusals }), sent, Date.now());
     } catch (error) {
       caller.book.sending = Math.max(0, caller.book.sending - sent);
       context.onBackgroundError(error);

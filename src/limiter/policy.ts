@@ -35,6 +35,8 @@ export interface LimiterState {
   grantedAt?: number;
   /** Ids of the refusal batches counted last. */
   batches?: string[];
+  /** Keys of this budget revoked through the operator API: refused within a lease's expiry, before KV has spread the news. */
+  revoked?: string[];
 }
 
 type WindowName = "minute" | "day";
@@ -72,6 +74,8 @@ export interface LeaseAnswer extends Verdict {
   refusedInARow: number;
   /** Exact end of a ban, Unix seconds (0 when none). */
   banEnds: number;
+  /** Keys of this budget revoked through the operator API. */
+  revoked: string[];
 }
 
 /** Admissions an isolate did not spend, handed back once its lease expired. */
@@ -110,6 +114,7 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
     bannedUntil: previous?.bannedUntil ?? 0,
     grantedAt: previous?.grantedAt ?? 0,
     batches: previous?.batches ?? [],
+    ...(previous?.revoked && { revoked: previous.revoked }),
   };
   if (state.bannedUntil > 0 && state.bannedUntil <= t) {
     state.bannedUntil = 0;
@@ -151,6 +156,7 @@ export function decide(
     expiresAt: granted > 0 ? Math.min(now + LEASE_MS, (state.minuteStart + MINUTE_SECONDS) * 1000) : now,
     refusedInARow: state.refusedInARow,
     banEnds: state.bannedUntil,
+    revoked: state.revoked ?? [],
   });
 
   if (state.bannedUntil > t) return { state, verdict: answer(banVerdict(state, limits, now)) };
@@ -201,6 +207,38 @@ export function settle(
     if (state.refusedInARow > ban.threshold) state.bannedUntil = t + ban.seconds;
   }
   return state;
+}
+
+/** What the operator API reports of a budget: its counts in both windows (grants included), streak, ban, revocations. */
+export interface Usage {
+  minute: { count: number; reset: number };
+  day: { count: number; reset: number };
+  refusedInARow: number;
+  /** Exact end of the ban, Unix seconds; 0 when none. */
+  bannedUntil: number;
+  revoked: string[];
+}
+
+export function usageOf(previous: LimiterState | undefined, now: number): Usage {
+  const state = current(previous, now / 1000);
+  return {
+    minute: { count: state.minuteCount, reset: state.minuteStart + MINUTE_SECONDS },
+    day: { count: state.dayCount, reset: state.dayStart + DAY_SECONDS },
+    refusedInARow: state.refusedInARow,
+    bannedUntil: state.bannedUntil,
+    revoked: state.revoked ?? [],
+  };
+}
+
+/** Ends a ban now and clears the streak. */
+export function unban(previous: LimiterState | undefined, now: number): LimiterState {
+  return { ...current(previous, now / 1000), bannedUntil: 0, refusedInARow: 0 };
+}
+
+/** Marks one key of this budget revoked: its next lease request is answered with the list. */
+export function revokeKey(previous: LimiterState | undefined, keyId: string, now: number): LimiterState {
+  const state = current(previous, now / 1000);
+  return { ...state, revoked: [...new Set([...(state.revoked ?? []), keyId])] };
 }
 
 function windowReports(state: LimiterState, limits: Limits): { minute: WindowReport; day: WindowReport } {

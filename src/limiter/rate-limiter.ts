@@ -1,6 +1,19 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "../keys/schemas";
-import { decide, expiresAt, settle, type BanRule, type LeaseAnswer, type LimiterState, type RefusalBatch, type Unspent } from "./policy";
+import {
+  decide,
+  expiresAt,
+  revokeKey,
+  settle,
+  unban,
+  usageOf,
+  type BanRule,
+  type LeaseAnswer,
+  type LimiterState,
+  type RefusalBatch,
+  type Unspent,
+  type Usage,
+} from "./policy";
 
 const STATE = "state";
 
@@ -52,6 +65,25 @@ export class RateLimiter extends DurableObject<Env> {
     const state = settle(previous, request.unspent, request.refusals, request.ban, Date.now());
     this.#save(previous, state);
     return { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil };
+  }
+
+  /** The operator API's view of this budget. */
+  usage(): Usage {
+    return usageOf(this.#load(), Date.now());
+  }
+
+  /** The operator API's unban: the ban ends now, and isolates learn it at their next call (within a lease's length). */
+  unban(): Usage {
+    const previous = this.#load();
+    this.#save(previous, unban(previous, Date.now()));
+    return this.usage();
+  }
+
+  /** The operator API's revocation: isolates refuse the key from their next call on (within a lease's length). */
+  revoke(keyId: string): Usage {
+    const previous = this.#load();
+    this.#save(previous, revokeKey(previous, keyId, Date.now()));
+    return this.usage();
   }
 
   #load(): LimiterState | undefined {

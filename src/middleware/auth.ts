@@ -52,9 +52,13 @@ async function callerOf(authorization: string | undefined, kv: KVNamespace, ip: 
   if (key && key.revokedAt === undefined && !expired) return { kind: "key", key };
   // Malformed, unknown and revoked keys get the same answer: nothing here helps someone guessing keys. An
   // expired key says so, so its owner knows to ask for a new one rather than check for a typo.
-  const message = expired
-    ? `The API key expired at ${key!.expiresAt}. Ask for a new one.`
-    : "The API key is not valid. Check it, or ask for a new one.";
-  const rejection = new ApiError("invalid_api_key", message, { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
-  return { kind: "anonymous", address, rejection };
+  const message = expired ? `The API key expired at ${key!.expiresAt}. Ask for a new one.` : INVALID_KEY;
+  return { kind: "anonymous", address, rejection: invalidKey(message) };
+}
+
+export const INVALID_KEY = "The API key is not valid. Check it, or ask for a new one.";
+
+/** 401 invalid_api_key with the RFC 6750 challenge, and any other headers the response must carry. */
+export function invalidKey(message: string, headers: Record<string, string> = {}): ApiError {
+  return new ApiError("invalid_api_key", message, { ...headers, "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
 }

@@ -4,6 +4,7 @@ import { ApiError } from "../errors";
 import { rateLimitHeaders } from "../limiter/headers";
 import { LeaseClient } from "../limiter/lease-client";
 import { budgetOf } from "../keys/schemas";
+import { INVALID_KEY, invalidKey } from "./auth";
 import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
 
 /** This isolate's leases, for every caller it has served lately. */
@@ -32,6 +33,8 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
     });
     c.set("limit", verdict.outcome);
     const headers = rateLimitHeaders(verdict);
+    // Revoked through the operator API: refused here before KV has spread the news (README, "API keys").
+    if (caller.kind === "key" && leases.knowsRevoked(name, caller.key.id)) throw invalidKey(INVALID_KEY, headers);
 
     if (verdict.outcome === "banned") {
       throw new ApiError(

@@ -1,0 +1,81 @@
+import { env } from "cloudflare:workers";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { storeTestKey, type TestKey } from "./keys";
+import { api, apiWith, errorBodyOf } from "./request";
+
+const TOKEN = "operator-token-for-tests";
+const asOperator = (path: string, method = "GET", token: string | null = TOKEN) =>
+  api(path, { method, key: null, headers: token === null ? {} : { Authorization: `Bearer ${token}` } });
+
+let key: TestKey;
+beforeEach(async () => {
+  key = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 100 } });
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe("the operator API", () => {
+  it("needs the operator token: none is 401 missing, a wrong one 401 invalid, the right one passes", async () => {
+    const path = `/admin/keys/${key.record.id}/usage`;
+    expect(await errorBodyOf(await asOperator(path, "GET", null))).toMatchObject({ code: "missing_api_key", status: 401 });
+    expect(await errorBodyOf(await asOperator(path, "GET", "not-the-token"))).toMatchObject({ code: "invalid_api_key", status: 401 });
+    // An API key is not an operator token.
+    expect((await asOperator(path, "GET", key.key)).status).toBe(401);
+    expect((await asOperator(path)).status).toBe(200);
+  });
+
+  it("does not exist without an OPERATOR_TOKEN secret", async () => {
+    const { OPERATOR_TOKEN: _, ...withoutToken } = env;
+    const response = await apiWith(withoutToken as Env, `/admin/keys/${key.record.id}/usage`, {
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "not_found", status: 404 });
+  });
+
+  it("is limited per address like other keyless traffic, and answers 404 for an unknown key id", async () => {
+    const response = await asOperator("/admin/keys/key_0123456789abcdef/usage");
+    expect(await errorBodyOf(response)).toMatchObject({ code: "not_found" });
+    expect(response.headers.get("X-RateLimit-Limit")).toBe("60");
+  });
+
+  it("reports live usage from the key's object", async () => {
+    await api("/v1/store/orders", { key: key.key });
+    await api("/v1/store/orders", { key: key.key });
+    const body = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as {
+      usage: { minute: { count: number }; day: { count: number }; refusedInARow: number };
+    };
+    expect(body.usage).toMatchObject({ minute: { count: 1 }, day: { count: 1 }, refusedInARow: 1 });
+  });
+
+  it("unbans: the next request is admitted, and the unban is in the audit with the operator's name", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 10));
+    for (let i = 0; i < 22; i++) await api("/v1/store/orders", { key: key.key });
+    expect((await errorBodyOf(await api("/v1/store/orders", { key: key.key }))).code).toBe("api_key_banned");
+
+    const unbanned = await asOperator(`/admin/keys/${key.record.id}/unban`, "POST");
+    expect(unbanned.status).toBe(200);
+    // The isolate asks the object again within a lease's length; the next minute has room again.
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 1, 0));
+    expect((await api("/v1/store/orders", { key: key.key })).status).toBe(200);
+    const event = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1").bind(key.record.id).first();
+    expect(event).toEqual({ operation: "unban", actor: "tests" });
+  });
+
+  it("revokes through the key's object: refused within a lease's length, though KV still holds the key as active", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const roomy = await storeTestKey({ plan: "pro" });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 1));
+    expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(200);
+    expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
+
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 7));
+    const refused = await api("/v1/store/orders", { key: roomy.key });
+    expect(await errorBodyOf(refused)).toMatchObject({ code: "invalid_api_key", status: 401 });
+    expect(refused.headers.get("X-RateLimit-Limit")).toBe("300");
+    expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(401);
+  });
+});
