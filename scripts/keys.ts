@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/schemas";
 import { ENVIRONMENTS, findById, issueKey, keyStore, type Environment, type KeyStore } from "./lib/key-store";
+import { operatorApi } from "./lib/operator-api";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
@@ -16,9 +17,13 @@ const USAGE = `Usage: npm run keys -- <command> [options]
   show <keyId>
   revoke <keyId>
   history <keyId>
+  usage <keyId>      (through the operator API)
+  unban <keyId>      (through the operator API)
 
 Every command takes --env <${ENVIRONMENTS.join("|")}> (default local).
-Local commands take --persist-to <dir> to use a state folder other than .wrangler/state.`;
+Local commands take --persist-to <dir> to use a state folder other than .wrangler/state.
+usage, unban and revoke use the operator API at --base-url (locally, the service npm start runs on
+port 8787 by default), with the token from OPERATOR_TOKEN (locally, from .dev.vars).`;
 
 class UsageError extends Error {}
 
@@ -35,6 +40,7 @@ function parseCommandLine(argv: string[]) {
         scopes: { type: "string" },
         "expires-in": { type: "string" },
         grace: { type: "string" },
+        "base-url": { type: "string" },
         env: { type: "string", default: "local" },
         "persist-to": { type: "string" },
         json: { type: "boolean", default: false },
@@ -87,11 +93,20 @@ async function main(argv: string[]): Promise<void> {
     case "revoke":
     case "update":
     case "rotate":
-    case "history": {
+    case "history":
+    case "usage":
+    case "unban": {
       if (!keyId) throw new UsageError(`${command} needs a key id, such as key_0123456789abcdef`);
       const found = findById(store, keyId);
       if (!found) throw new UsageError(`No key ${keyId} in ${environment}.`);
       let { record } = found;
+      if (command === "usage" || command === "unban") {
+        const api = operatorApi(values["base-url"], environment === "local");
+        const answer = api && (await api.call(command === "usage" ? "GET" : "POST", `/keys/${keyId}/${command}`));
+        if (answer === undefined) throw new Error(`${command} needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.`);
+        if (command === "unban") console.error(`Unbanned ${keyId}; every location admits it again within 5 seconds.`);
+        return void console.log(JSON.stringify(answer, null, values.json ? undefined : 2));
+      }
       if (command === "history") {
         for (const event of store.history(keyId)) {
           console.log([event.at, event.operation.padEnd(6), event.actor, JSON.stringify(event.changes)].join("  "));
@@ -102,7 +117,14 @@ async function main(argv: string[]): Promise<void> {
         record = { ...record, revokedAt: new Date().toISOString() };
         store.putRecord(found.hash, record);
         store.record("revoke", keyId, { revokedAt: record.revokedAt });
-        console.error(`Revoked ${keyId}. Every location refuses it within about 65 seconds (KV propagation plus the worker's key cache).`);
+        const api = operatorApi(values["base-url"], environment === "local");
+        // KV is already the record; the limiter is only the fast path, so a failure here is reported, not fatal.
+        const told = api && (await api.call("POST", `/keys/${keyId}/revoke`).catch(() => undefined));
+        console.error(
+          told === undefined
+            ? `Revoked ${keyId} in KV only (the operator API was not reachable): every location refuses it within about 65 seconds.`
+            : `Revoked ${keyId}, and told its limiter at ${api!.baseUrl}: every location refuses it within 5 seconds.`,
+        );
       }
       if (command === "update") {
         const changes = updatesFrom(record, values);

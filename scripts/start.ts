@@ -24,13 +24,28 @@ mustRunWrangler(["d1", "migrations", "apply", "store-orders", "--local", ...pers
 console.log("Loading demo data (rows that exist are kept)…");
 mustRunWrangler(["d1", "execute", "store-orders", "--local", "--file", "scripts/demo-data.sql", ...persist]);
 const demoKey = await ensureDemoKey(stateDir ?? ".wrangler/state");
+const operatorToken = ensureOperatorToken();
 
 const base = `http://localhost:${values.port}/v1`;
 console.log(`\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization: Bearer ${demoKey}" ${base}/store/orders\n`);
+console.log(`Operator API (local token, from .dev.vars): curl -H "Authorization: Bearer ${operatorToken}" http://localhost:${values.port}/admin/keys/<keyId>/usage\n`);
 // BASE_URL follows the port, so GET / and the deprecation Link point where the service really is.
 const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, ...persist]);
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => dev.kill(signal));
 dev.on("exit", (code) => process.exit(code ?? 0));
+
+/**
+ * The operator API's local token, in .dev.vars (which wrangler dev reads as
+ * secrets, and git ignores): made once, then kept. Deployed environments set
+ * theirs with `wrangler secret put OPERATOR_TOKEN`.
+ */
+function ensureOperatorToken(): string {
+  const existing = existsSync(".dev.vars") ? /^OPERATOR_TOKEN="?local:([^"\n]+)"?$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1] : undefined;
+  if (existing) return existing;
+  const token = Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
+  writeFileSync(".dev.vars", `${existsSync(".dev.vars") ? readFileSync(".dev.vars", "utf8") : ""}OPERATOR_TOKEN="local:${token}"\n`, { mode: 0o600 });
+  return token;
+}
 
 /**
  * The demo key is a local-only convenience: KV keeps only its hash, so the key

@@ -109,6 +109,37 @@ describe("npm run keys, against the running service", () => {
     expect(history.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
   });
 
+  it("through the operator API: usage, revoke refused within 5 s, unban admitted again, each in the history", async () => {
+    const base = ["--base-url", service.current.baseUrl];
+    const { id, key } = JSON.parse((await runKeys(service.statePath, "create", "--plan", "free", "--per-minute", "2", "--per-day", "100", "--json")).stdout);
+    // The flood ends late in a minute, so the next one (with room again) comes soon after the unban.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute < 45_000) await new Promise((resolve) => setTimeout(resolve, 45_000 - intoMinute));
+    for (let i = 0; i < 25; i++) await (await listWith(key)).arrayBuffer();
+    const banned = await listWith(key);
+    expect(((await banned.json()) as { code: string }).code).toBe("api_key_banned");
+
+    const usage = await runKeys(service.statePath, "usage", id, ...base, "--json");
+    expect(usage.status).toBe(0);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ keyId: id, usage: { minute: { count: 2 }, bannedUntil: expect.any(Number) } });
+
+    const unban = await runKeys(service.statePath, "unban", id, ...base);
+    expect(unban.status).toBe(0);
+    const admitted = await eventually(key, (r) => r.status === 200);
+    expect(admitted.status).toBe(200);
+
+    const revoke = await runKeys(service.statePath, "revoke", id, ...base);
+    expect(revoke.stderr).toContain("refuses it within 5 seconds");
+    const started = Date.now();
+    const refused = await eventually(key, (r) => r.status === 401);
+    expect(refused.status).toBe(401);
+    expect(Date.now() - started).toBeLessThan(5_500);
+
+    const history = (await runKeys(service.statePath, "history", id)).stdout;
+    expect(history.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "unban", "revoke"]);
+    expect(history).toMatch(/unban\s+local/);
+  }, 150_000);
+
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
     const created = await runKeys(service.statePath, "create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json");
     const { key } = JSON.parse(created.stdout);
@@ -162,6 +193,7 @@ describe("npm run keys, against the running service", () => {
       ["an expiry of zero", ["create", "--plan", "pro", "--expires-in", "0d"]],
       ["updating an unknown key id", ["update", "key_0123456789abcdef", "--plan", "pro"]],
       ["rotating an unknown key id", ["rotate", "key_0123456789abcdef"]],
+      ["usage with no operator API to reach", ["usage", "key_0123456789abcdef", "--base-url", "http://127.0.0.1:9"]],
     ])("exit 1 with a message for %s", async (_, args) => {
       const result = await runKeys(service.statePath, ...args);
       expect(result.status).toBe(1);
