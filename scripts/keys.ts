@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/schemas";
 import { ENVIRONMENTS, findById, issueKey, keyStore, type Environment, type KeyStore } from "./lib/key-store";
 import { operatorApi } from "./lib/operator-api";
+import { limitsFor } from "../src/limiter/plans";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
@@ -132,7 +133,13 @@ async function main(argv: string[]): Promise<void> {
         if (changes.limits === undefined && "limits" in changes) delete record.limits;
         store.putRecord(found.hash, record);
         store.record("update", keyId, changes);
-        console.error(`Updated ${keyId}. The worker applies it within its key cache time (5 s; plus KV propagation, about 60 s, when deployed).`);
+        const api = operatorApi(values["base-url"], environment === "local");
+        const told = api && (await api.call("POST", `/keys/${keyId}/limits`, limitsFor(record)).catch(() => undefined));
+        console.error(
+          told === undefined
+            ? `Updated ${keyId} in KV only (the operator API was not reachable): the worker applies it within its key cache time (5 s; plus KV propagation, about 60 s, when deployed).`
+            : `Updated ${keyId}, and told its limiter at ${api!.baseUrl}: every location applies the new limits within 5 seconds.`,
+        );
       }
       if (command === "rotate") {
         const rotated = await rotate(store, found.hash, record, values.grace ?? "24h");

@@ -87,8 +87,9 @@ describe("npm run keys, against the running service", () => {
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     expect((await listWith(key)).headers.get("X-RateLimit-Limit")).toBe("60");
 
-    const updated = await runKeys(service.statePath, "update", id, "--plan", "pro", "--name", "upgraded");
+    const updated = await runKeys(service.statePath, "update", id, "--plan", "pro", "--name", "upgraded", "--base-url", service.current.baseUrl);
     expect(updated.status).toBe(0);
+    expect(updated.stderr).toContain("within 5 seconds");
     expect(updated.stdout).toMatch(/plan:\s+pro/);
     expect((await eventually(key, (r) => r.headers.get("X-RateLimit-Limit") === "300")).headers.get("X-RateLimit-Limit")).toBe("300");
 

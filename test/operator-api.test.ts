@@ -78,4 +78,23 @@ describe("the operator API", () => {
     expect(refused.headers.get("X-RateLimit-Limit")).toBe("300");
     expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(401);
   });
+
+  it("applies new limits through the key's object within a lease's length, before KV changes", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const pro = await storeTestKey({ plan: "pro" });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 1));
+    expect((await api("/v1/store/orders", { key: pro.key })).headers.get("X-RateLimit-Limit")).toBe("300");
+    const response = await api(`/admin/keys/${pro.record.id}/limits`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ perMinute: 1000, perDay: 100000 }),
+    });
+    expect(response.status).toBe(200);
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 7));
+    expect((await api("/v1/store/orders", { key: pro.key })).headers.get("X-RateLimit-Limit")).toBe("1000");
+
+    const bad = await api(`/admin/keys/${pro.record.id}/limits`, { method: "POST", key: null, headers: { Authorization: `Bearer ${TOKEN}` }, body: "{}" });
+    expect(await errorBodyOf(bad)).toMatchObject({ code: "invalid_limits", status: 400 });
+  });
 });

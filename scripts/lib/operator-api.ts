@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 
 export interface OperatorApi {
   /** The answer's JSON, or undefined when the service could not be reached. */
-  call(method: "GET" | "POST", path: string): Promise<unknown | undefined>;
+  call(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown | undefined>;
   readonly baseUrl: string;
 }
 
@@ -25,16 +25,20 @@ export function operatorApi(baseUrl: string | undefined, local: boolean): Operat
   if (!root || !configured) return undefined;
   return {
     baseUrl: root,
-    async call(method, path) {
+    async call(method, path, body) {
       let response: Response;
       try {
-        response = await fetch(`${root}/admin${path}`, { method, headers: { Authorization: `Bearer ${tokenOf(configured)}` } });
+        response = await fetch(`${root}/admin${path}`, {
+          method,
+          headers: { Authorization: `Bearer ${tokenOf(configured)}`, "Content-Type": "application/json" },
+          ...(body !== undefined && { body: JSON.stringify(body) }),
+        });
       } catch {
         return undefined;
       }
-      const body = (await response.json().catch(() => ({}))) as { message?: string };
-      if (!response.ok) throw new Error(`the operator API answered ${response.status}: ${body.message ?? "no message"}`);
-      return body;
+      const answer = (await response.json().catch(() => ({}))) as { message?: string };
+      if (!response.ok) throw new Error(`the operator API answered ${response.status}: ${answer.message ?? "no message"}`);
+      return answer;
     },
   };
 }

@@ -37,6 +37,11 @@ export interface LimiterState {
   batches?: string[];
   /** Keys of this budget revoked through the operator API: refused within a lease's expiry, before KV has spread the news. */
   revoked?: string[];
+  /**
+   * Limits set through the operator API (a plan change): used instead of the
+   * ones isolates send until `until` (Unix ms), by when KV has spread them.
+   */
+  override?: { limits: Limits; until: number };
 }
 
 type WindowName = "minute" | "day";
@@ -115,6 +120,7 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
     grantedAt: previous?.grantedAt ?? 0,
     batches: previous?.batches ?? [],
     ...(previous?.revoked && { revoked: previous.revoked }),
+    ...(previous?.override && previous.override.until > t * 1000 && { override: previous.override }),
   };
   if (state.bannedUntil > 0 && state.bannedUntil <= t) {
     state.bannedUntil = 0;
@@ -150,6 +156,7 @@ export function decide(
 ): { state: LimiterState; verdict: LeaseAnswer } {
   const t = now / 1000;
   const state = current(previous, t);
+  limits = state.override?.limits ?? limits;
   const answer = (verdict: Verdict, granted = 0): LeaseAnswer => ({
     ...verdict,
     granted,
@@ -233,6 +240,11 @@ export function usageOf(previous: LimiterState | undefined, now: number): Usage 
 /** Ends a ban now and clears the streak. */
 export function unban(previous: LimiterState | undefined, now: number): LimiterState {
   return { ...current(previous, now / 1000), bannedUntil: 0, refusedInARow: 0 };
+}
+
+/** Limits from the operator API, in force for `forMs` (until every isolate sends them itself). */
+export function overrideLimits(previous: LimiterState | undefined, limits: Limits, forMs: number, now: number): LimiterState {
+  return { ...current(previous, now / 1000), override: { limits, until: now + forMs } };
 }
 
 /** Marks one key of this budget revoked: its next lease request is answered with the list. */

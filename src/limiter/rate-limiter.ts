@@ -3,6 +3,7 @@ import type { Limits } from "../keys/schemas";
 import {
   decide,
   expiresAt,
+  overrideLimits,
   revokeKey,
   settle,
   unban,
@@ -16,6 +17,8 @@ import {
 } from "./policy";
 
 const STATE = "state";
+/** KV's propagation (about 60 s) and the worker's key cache (5 s), with room to spare. */
+const LIMITS_OVERRIDE_MS = 120_000;
 
 export interface LeaseRequest {
   limits: Limits;
@@ -76,6 +79,17 @@ export class RateLimiter extends DurableObject<Env> {
   unban(): Usage {
     const previous = this.#load();
     this.#save(previous, unban(previous, Date.now()));
+    return this.usage();
+  }
+
+  /**
+   * The operator API's update: these limits from every isolate's next call on
+   * (within a lease's length), for as long as KV and the key caches may still
+   * hand isolates the old ones.
+   */
+  updateLimits(limits: Limits): Usage {
+    const previous = this.#load();
+    this.#save(previous, overrideLimits(previous, limits, LIMITS_OVERRIDE_MS, Date.now()));
     return this.usage();
   }
 

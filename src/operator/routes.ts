@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { findApiKeyById } from "../keys/lookup";
-import { budgetOf, type ApiKeyRecord } from "../keys/schemas";
+import { Limits, budgetOf, type ApiKeyRecord } from "../keys/schemas";
 import { callDependency } from "../lib/dependency";
 import { requireOperator } from "./auth";
 
@@ -44,6 +44,12 @@ export function mountOperatorApi(app: Hono<AppEnv>): void {
     const usage = await limiterOf(c, record).unban();
     await audit(c, "unban", record.id, { budget: budgetOf(record) });
     return c.json({ keyId: record.id, budget: budgetOf(record), usage });
+  });
+  app.post(`${keys}/limits`, async (c) => {
+    const record = await keyOf(c);
+    const limits = Limits.safeParse(await c.req.json().catch(() => undefined));
+    if (!limits.success) throw new ApiError("invalid_limits", "Send {\"perMinute\": N, \"perDay\": N}, both positive whole numbers.");
+    return c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).updateLimits(limits.data) });
   });
   app.post(`${keys}/revoke`, async (c) => {
     const record = await keyOf(c);
