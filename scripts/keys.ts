@@ -24,7 +24,7 @@ const USAGE = `Usage: npm run keys -- <command> [options]
 Every command takes --env <${ENVIRONMENTS.join("|")}> (default local).
 Local commands take --persist-to <dir> to use a state folder other than .wrangler/state.
 usage, unban and revoke use the operator API at --base-url (locally, the service npm start runs on
-port 8787 by default), with the token from OPERATOR_TOKEN (locally, from .dev.vars).`;
+port 8787 by default), with the token from OPERATOR_TOKEN (locally, from the state folder's operator.env).`;
 
 class UsageError extends Error {}
 
@@ -102,7 +102,7 @@ async function main(argv: string[]): Promise<void> {
       if (!found) throw new UsageError(`No key ${keyId} in ${environment}.`);
       let { record } = found;
       if (command === "usage" || command === "unban") {
-        const api = operatorApi(values["base-url"], environment === "local");
+        const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
         const answer = api && (await api.call(command === "usage" ? "GET" : "POST", `/keys/${keyId}/${command}`));
         if (answer === undefined) throw new Error(`${command} needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.`);
         if (command === "unban") console.error(`Unbanned ${keyId}; every location admits it again within 5 seconds.`);
@@ -118,7 +118,7 @@ async function main(argv: string[]): Promise<void> {
         record = { ...record, revokedAt: new Date().toISOString() };
         store.putRecord(found.hash, record);
         store.record("revoke", keyId, { revokedAt: record.revokedAt });
-        const api = operatorApi(values["base-url"], environment === "local");
+        const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
         // KV is already the record; the limiter is only the fast path, so a failure here is reported, not fatal.
         const told = api && (await api.call("POST", `/keys/${keyId}/revoke`).catch(() => undefined));
         console.error(
@@ -133,7 +133,7 @@ async function main(argv: string[]): Promise<void> {
         if (changes.limits === undefined && "limits" in changes) delete record.limits;
         store.putRecord(found.hash, record);
         store.record("update", keyId, changes);
-        const api = operatorApi(values["base-url"], environment === "local");
+        const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
         const told = api && (await api.call("POST", `/keys/${keyId}/limits`, limitsFor(record)).catch(() => undefined));
         console.error(
           told === undefined

@@ -5,9 +5,10 @@
  * `npm run keys` see the same data.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { issueKey, keyStore, storedRecordOf } from "./lib/key-store";
+import { operatorEnvFile } from "./lib/operator-api";
 import { mustRunWrangler, startWrangler } from "./lib/wrangler";
 
 const { values } = parseArgs({
@@ -24,26 +25,29 @@ mustRunWrangler(["d1", "migrations", "apply", "store-orders", "--local", ...pers
 console.log("Loading demo data (rows that exist are kept)…");
 mustRunWrangler(["d1", "execute", "store-orders", "--local", "--file", "scripts/demo-data.sql", ...persist]);
 const demoKey = await ensureDemoKey(stateDir ?? ".wrangler/state");
-const operatorToken = ensureOperatorToken();
+const operatorEnv = operatorEnvFile(stateDir);
+const operatorToken = ensureOperatorToken(operatorEnv);
 
 const base = `http://localhost:${values.port}/v1`;
 console.log(`\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization: Bearer ${demoKey}" ${base}/store/orders\n`);
-console.log(`Operator API (local token, from .dev.vars): curl -H "Authorization: Bearer ${operatorToken}" http://localhost:${values.port}/admin/keys/<keyId>/usage\n`);
+console.log(`Operator API (local token, from ${operatorEnv}): curl -H "Authorization: Bearer ${operatorToken}" http://localhost:${values.port}/admin/keys/<keyId>/usage\n`);
 // BASE_URL follows the port, so GET / and the deprecation Link point where the service really is.
-const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, ...persist]);
+const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, "--env-file", operatorEnv, ...persist]);
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => dev.kill(signal));
 dev.on("exit", (code) => process.exit(code ?? 0));
 
 /**
- * The operator API's local token, in .dev.vars (which wrangler dev reads as
- * secrets, and git ignores): made once, then kept. Deployed environments set
- * theirs with `wrangler secret put OPERATOR_TOKEN`.
+ * The operator API's local token, in `operator.env` beside the local state
+ * (git ignores it), which wrangler dev reads as secrets: made once, then kept.
+ * Not `.dev.vars`, whose secrets `wrangler types --check` would add to the
+ * checked types. Deployed environments set theirs with `wrangler secret put`.
  */
-function ensureOperatorToken(): string {
-  const existing = existsSync(".dev.vars") ? /^OPERATOR_TOKEN="?local:([^"\n]+)"?$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1] : undefined;
+function ensureOperatorToken(file: string): string {
+  const existing = existsSync(file) ? /^OPERATOR_TOKEN="?local:([^"\n]+)"?$/m.exec(readFileSync(file, "utf8"))?.[1] : undefined;
   if (existing) return existing;
   const token = Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
-  writeFileSync(".dev.vars", `${existsSync(".dev.vars") ? readFileSync(".dev.vars", "utf8") : ""}OPERATOR_TOKEN="local:${token}"\n`, { mode: 0o600 });
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `OPERATOR_TOKEN="local:${token}"\n`, { mode: 0o600 });
   return token;
 }
 

@@ -12,7 +12,7 @@ declare global {
   namespace Cloudflare {
     interface Env {
       /**
-       * A secret, not a var (`wrangler secret put OPERATOR_TOKEN`; `.dev.vars` locally, made by `npm start`):
+       * A secret, not a var (`wrangler secret put OPERATOR_TOKEN`; locally `operator.env` beside the state, made by `npm start`):
        * `<name>:<token>`. The operator API is off without it (README, "Operator API").
        */
       OPERATOR_TOKEN?: string;
