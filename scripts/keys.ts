@@ -101,8 +101,11 @@ async function main(argv: string[]): Promise<void> {
       const found = findById(store, keyId);
       if (!found) throw new UsageError(`No key ${keyId} in ${environment}.`);
       let { record } = found;
+      const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
+      // After a KV write the limiter is only the fast path: a failure to tell it is reported, not fatal.
+      const tellLimiter = async (action: string, body?: unknown) =>
+        api && (await api.call("POST", `/keys/${keyId}/${action}`, body).catch(() => undefined)) !== undefined ? api.baseUrl : undefined;
       if (command === "usage" || command === "unban") {
-        const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
         const answer = api && (await api.call(command === "usage" ? "GET" : "POST", `/keys/${keyId}/${command}`));
         if (answer === undefined) throw new Error(`${command} needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.`);
         if (command === "unban") console.error(`Unbanned ${keyId}; every location admits it again within 5 seconds.`);
@@ -118,13 +121,11 @@ async function main(argv: string[]): Promise<void> {
         record = { ...record, revokedAt: new Date().toISOString() };
         store.putRecord(found.hash, record);
         store.record("revoke", keyId, { revokedAt: record.revokedAt });
-        const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
-        // KV is already the record; the limiter is only the fast path, so a failure here is reported, not fatal.
-        const told = api && (await api.call("POST", `/keys/${keyId}/revoke`).catch(() => undefined));
+        const told = await tellLimiter("revoke");
         console.error(
           told === undefined
             ? `Revoked ${keyId} in KV only (the operator API was not reachable): every location refuses it within about 65 seconds.`
-            : `Revoked ${keyId}, and told its limiter at ${api!.baseUrl}: every location refuses it within 5 seconds.`,
+            : `Revoked ${keyId}, and told its limiter at ${told}: every location refuses it within 5 seconds.`,
         );
       }
       if (command === "update") {
@@ -133,12 +134,11 @@ async function main(argv: string[]): Promise<void> {
         if (changes.limits === undefined && "limits" in changes) delete record.limits;
         store.putRecord(found.hash, record);
         store.record("update", keyId, changes);
-        const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
-        const told = api && (await api.call("POST", `/keys/${keyId}/limits`, limitsFor(record)).catch(() => undefined));
+        const told = await tellLimiter("limits", limitsFor(record));
         console.error(
           told === undefined
             ? `Updated ${keyId} in KV only (the operator API was not reachable): the worker applies it within its key cache time (5 s; plus KV propagation, about 60 s, when deployed).`
-            : `Updated ${keyId}, and told its limiter at ${api!.baseUrl}: every location applies the new limits within 5 seconds.`,
+            : `Updated ${keyId}, and told its limiter at ${told}: every location applies the new limits within 5 seconds.`,
         );
       }
       if (command === "rotate") {
