@@ -17,6 +17,13 @@ const positiveWholeNumber = z
   .string(rule("must be a positive whole number"))
   .regex(/^[1-9][0-9]{0,14}$/, "must be a positive whole number")
   .transform(Number);
+const onOff = z
+  .enum(["on", "off"], rule('must be "on" or "off"'))
+  .transform((value) => value === "on");
+const readAhead = z
+  .string(rule("must be a whole number from 0 to 8"))
+  .regex(/^[0-8]$/, "must be a whole number from 0 to 8")
+  .transform(Number);
 const isoDate = z
   .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))
   .transform((value) => Date.parse(value));
@@ -30,6 +37,9 @@ const Vars = z
     BAN_SECONDS: positiveWholeNumber,
     PETS_DEPRECATED_AT: isoDate,
     PETS_SUNSET_AT: isoDate,
+    ORDER_LIST_CACHE: onOff,
+    ORDER_LIST_READ_AHEAD: readAhead,
+    SUBREQUEST_LIMIT: positiveWholeNumber,
   })
   .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
     path: ["PETS_SUNSET_AT"],
@@ -42,6 +52,10 @@ const Vars = z
     ban: { threshold: vars.BAN_THRESHOLD, seconds: vars.BAN_SECONDS },
     /** Unix milliseconds. */
     pets: { deprecatedAt: vars.PETS_DEPRECATED_AT, sunsetAt: vars.PETS_SUNSET_AT },
+    /** README, "Orders": the cache of unchanged lists, and how many pages a list reads ahead. */
+    orderList: { cache: vars.ORDER_LIST_CACHE, readAhead: vars.ORDER_LIST_READ_AHEAD },
+    /** The plan's subrequests per invocation, which bounds the pages one list may read (README, "Capacity"). */
+    subrequestLimit: vars.SUBREQUEST_LIMIT,
   }));
 
 export type Config = z.output<typeof Vars>;

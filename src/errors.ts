@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   rate_limit_exceeded: 429,
   api_key_banned: 429,
   internal_error: 500,
+  order_list_too_large: 500,
   service_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 

@@ -25,7 +25,7 @@ function passThrough(target: object, property: string | symbol): unknown {
 /** The real D1 binding, and every session opened on it, with batch() or prepare() replaced, or sessions observed. */
 export function interceptD1(overrides: {
   batch?: (real: Batch, statements: D1PreparedStatement[]) => Promise<D1Result[]>;
-  prepare?: (statement: D1PreparedStatement) => D1PreparedStatement;
+  prepare?: (statement: D1PreparedStatement, sql: string) => D1PreparedStatement;
   onSession?: (constraint: string) => void;
 }): D1Database {
   const wrap = <T extends D1Database | D1DatabaseSession>(real: T): T =>
@@ -39,7 +39,7 @@ export function interceptD1(overrides: {
           };
         }
         if (property === "batch" && batch) return (statements: D1PreparedStatement[]) => batch(target.batch.bind(target), statements);
-        if (property === "prepare" && prepare) return (sql: string) => prepare(target.prepare(sql));
+        if (property === "prepare" && prepare) return (sql: string) => prepare(target.prepare(sql), sql);
         return passThrough(target, property);
       },
     });
@@ -62,4 +62,16 @@ export function failingReads(): D1Database {
       },
     });
   return interceptD1({ prepare: failing });
+}
+
+/** The real D1, counting the statements prepared on it: one per query, batched or not. */
+export function countingD1(): { db: D1Database; queries: () => number } {
+  let queries = 0;
+  const db = interceptD1({
+    prepare: (statement) => {
+      queries += 1;
+      return statement;
+    },
+  });
+  return { db, queries: () => queries };
 }

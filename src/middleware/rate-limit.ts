@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
+import { logLine } from "../lib/log";
 import { ApiError } from "../errors";
 import { rateLimitHeaders } from "../limiter/headers";
 import { LeaseClient } from "../limiter/lease-client";
@@ -28,8 +29,7 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
       ban: c.get("config").ban,
       limiter: (objectName) => c.env.RATE_LIMITER.getByName(objectName),
       background: (work) => c.executionCtx.waitUntil(work),
-      onBackgroundError: (error) =>
-        console.error(JSON.stringify({ level: "error", requestId, message: "limiter call in the background failed", error: String(error) })),
+      onBackgroundError: (error) => logLine("error", requestId, "limiter call in the background failed", { error: String(error) }),
     });
     c.set("limit", verdict.outcome);
     const headers = rateLimitHeaders(verdict);

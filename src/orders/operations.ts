@@ -1,11 +1,21 @@
 import type { Context } from "hono";
-import { cancelPendingOrder, readFirstOrderPage, readOrderPageAfter, readOrdersVersion } from "./queries";
+import {
+  cancelPendingOrder,
+  ORDER_PAGE_SIZE,
+  readFirstOrderPage,
+  readOrderPage,
+  readOrdersVersion,
+  type FirstOrderPage,
+} from "./queries";
 import { BOOKMARK_HEADER, isBookmark } from "../lib/bookmark";
 import { readSession, writeSession } from "../lib/d1-session";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { ifNoneMatchMatches } from "../lib/etag";
 import { orderListStream } from "./stream";
+import { orderPages, laterPageQueries } from "./pages";
+import { cachedOrderList, cachingOrderList } from "./list-cache";
+import { logLine } from "../lib/log";
 import { Order, OrderIdParams } from "./schemas";
 import { defineOperation } from "../api/operation";
 
@@ -50,38 +60,79 @@ export const listOrders = defineOperation({
     },
   },
   requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
-  errors: ["invalid_bookmark"],
+  errors: ["invalid_bookmark", "order_list_too_large"],
   async handle(c) {
+    const config = c.get("config");
+    const requestId = c.get("requestId");
     const db = readSession(c.env.DB, bookmarkOf(c));
-    // Only a client that revalidates pays for the version read; everyone else
-    // gets version and first page in one round trip.
+    const respond = (body: ReadableStream<Uint8Array>, version: string) =>
+      c.body(body, 200, { "Content-Type": "application/json", ETag: etagOf(version), ...bookmarkHeader(db) });
+
+    // The version first when it can save the list: a 304, or a cached body.
+    // Otherwise version and first page come in one round trip.
     const ifNoneMatch = c.req.header("If-None-Match");
-    if (ifNoneMatch !== undefined) {
-      const etag = etagOf(await readOrdersVersion(db));
-      if (ifNoneMatchMatches(ifNoneMatch, etag)) {
-        return c.body(null, 304, { ETag: etag, ...bookmarkHeader(db) });
+    if (ifNoneMatch !== undefined || config.orderList.cache) {
+      const version = await readOrdersVersion(db);
+      if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etagOf(version))) {
+        return c.body(null, 304, { ETag: etagOf(version), ...bookmarkHeader(db) });
+      }
+      if (config.orderList.cache) {
+        const cached = await cachedOrderList(config.baseUrl, version, (error) =>
+          logLine("warn", requestId, "order list cache: lookup failed, read from D1", { error: String(error) }),
+        );
+        if (cached) return respond(cached, version);
       }
     }
-    const { version, rows } = await readFirstOrderPage(db);
-    const requestId = c.get("requestId");
-    const body = orderListStream(rows, (afterId) => readOrderPageAfter(db, afterId), {
-      aborted: (error) =>
-        console.error(JSON.stringify({ level: "error", requestId, message: "order list stream aborted", error: String(error) })),
+
+    const first = await readFirstOrderPage(db);
+    refuseOverBudget(first, config.subrequestLimit);
+    const pages = orderPages(first, (after, upTo) => readOrderPage(db, after, upTo), config.orderList.readAhead);
+    const body = orderListStream(pages, {
+      aborted: (error) => logLine("error", requestId, "order list stream aborted", { error: String(error) }),
       // One line per request, however many rows are bad; the values themselves stay out of the logs.
       dropped: (values) =>
-        console.warn(
-          JSON.stringify({
-            level: "warn",
-            requestId,
-            message: "order list: values that do not fit the Order schema were left out",
-            count: values.length,
-            values: values.slice(0, DROPPED_VALUES_LOGGED),
-          }),
-        ),
+        logLine("warn", requestId, "order list: values that do not fit the Order schema were left out", {
+          count: values.length,
+          values: values.slice(0, DROPPED_VALUES_LOGGED),
+        }),
     });
-    return c.body(body, 200, { "Content-Type": "application/json", ETag: etagOf(version), ...bookmarkHeader(db) });
+    // HEAD has no body to copy.
+    if (!config.orderList.cache || c.req.raw.method === "HEAD") return respond(body, first.version);
+    return respond(
+      cachingOrderList(config.baseUrl, first.version, body, {
+        background: (work) => c.executionCtx.waitUntil(work),
+        // The first page was read in one transaction with the version. Later
+        // pages come from the same session, whose reads never go back in time:
+        // if the version is unchanged after the last, every page was that version's.
+        stillCurrent: async () => laterPageQueries(first) === 0 || (await readOrdersVersion(db)) === first.version,
+        onError: (error) => logLine("warn", requestId, "order list cache: the list was not stored", { error: String(error) }),
+      }),
+      first.version,
+    );
   },
 });
+
+/**
+ * Subrequests a list leaves for the rest of its request: the key's KV read,
+ * the limiter's calls, the cache's lookup and fill, the version reads.
+ */
+const OTHER_SUBREQUESTS = 10;
+
+/**
+ * A list that would need more D1 queries than one invocation may make would
+ * be cut off mid-body; it is refused before its first byte instead
+ * (README, "Capacity").
+ */
+function refuseOverBudget(first: FirstOrderPage, subrequestLimit: number): void {
+  const pages = 1 + laterPageQueries(first);
+  const limit = subrequestLimit - OTHER_SUBREQUESTS;
+  if (pages > limit) {
+    throw new ApiError(
+      "order_list_too_large",
+      `The order list needs ${pages} reads of ${ORDER_PAGE_SIZE.toLocaleString("en")} orders, more than this deployment can make for one response (${limit}).`,
+    );
+  }
+}
 
 export const cancelOrder = defineOperation({
   operationId: "cancelOrder",

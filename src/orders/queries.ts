@@ -24,29 +24,43 @@ const ORDER_COLUMNS = `CAST(id AS TEXT) AS id, CAST(pet_id AS TEXT) AS petId,
 
 // `orders.id`, qualified: a bare `id` in ORDER BY would sort by the TEXT alias.
 const FIRST_PAGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
+// The id that closes each full page (rows 1000, 2000, ...): with them known,
+// the pages after the first are independent range reads, so the next one can
+// be read while this one is written (orders/pages.ts). One scan of the ids.
+const PAGE_ENDS_SQL = `SELECT CAST(id AS TEXT) AS id FROM
+  (SELECT id, row_number() OVER (ORDER BY id) AS n FROM orders) WHERE n % ${ORDER_PAGE_SIZE} = 0 ORDER BY n`;
 // Ids are bound as strings (D1 rejects BigInt); the INTEGER column's affinity
 // makes SQLite compare them as integers, so the primary key index is used.
-const NEXT_PAGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1
-  ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
-const VERSION_SQL = `SELECT epoch || '-' || version AS tag FROM orders_version WHERE singleton = 1`;
+const RANGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 AND orders.id <= ?2 ORDER BY orders.id`;
+const TAIL_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
+const VERSION_SQL = `SELECT epoch || '-' || version || '-' || stamp AS tag FROM orders_version WHERE singleton = 1`;
 
-/** The version of the whole order table, bumped by triggers on every write. */
+/** The version of the whole order table, changed by triggers on every write. */
 export async function readOrdersVersion(db: D1Queryable): Promise<string> {
   const tag = await callDependency("D1", () => db.prepare(VERSION_SQL).first<string>("tag"));
   return tag ?? "none";
 }
 
-/** The version and the first page, read in one round trip and one transaction so the ETag describes that page. */
-export async function readFirstOrderPage(db: D1Queryable): Promise<{ version: string; rows: OrderRow[] }> {
-  const [version, page] = await callDependency("D1", () =>
-    db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(FIRST_PAGE_SQL)]),
-  );
-  const tag = (version.results[0] as { tag: string } | undefined)?.tag ?? "none";
-  return { version: tag, rows: page.results as OrderRow[] };
+export interface FirstOrderPage {
+  version: string;
+  rows: OrderRow[];
+  /** The last id of each full page, the first page's included, ascending. */
+  pageEnds: string[];
 }
 
-export async function readOrderPageAfter(db: D1Queryable, afterId: string): Promise<OrderRow[]> {
-  const page = await callDependency("D1", () => db.prepare(NEXT_PAGE_SQL).bind(afterId).all<OrderRow>());
+/** The version, the first page and where every page ends, in one round trip and one transaction. */
+export async function readFirstOrderPage(db: D1Queryable): Promise<FirstOrderPage> {
+  const [version, page, ends] = await callDependency("D1", () =>
+    db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(FIRST_PAGE_SQL), db.prepare(PAGE_ENDS_SQL)]),
+  );
+  const tag = (version.results[0] as { tag: string } | undefined)?.tag ?? "none";
+  return { version: tag, rows: page.results as OrderRow[], pageEnds: (ends.results as { id: string }[]).map((row) => row.id) };
+}
+
+/** The orders after `after` up to and including `upTo`; without `upTo`, at most a page of them. */
+export async function readOrderPage(db: D1Queryable, after: string, upTo: string | undefined): Promise<OrderRow[]> {
+  const statement = upTo === undefined ? db.prepare(TAIL_SQL).bind(after) : db.prepare(RANGE_SQL).bind(after, upTo);
+  const page = await callDependency("D1", () => statement.all<OrderRow>());
   return page.results;
 }
 

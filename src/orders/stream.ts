@@ -1,4 +1,4 @@
-import { ORDER_PAGE_SIZE, type OrderRow } from "./queries";
+import type { OrderRow } from "./queries";
 import { orderWriter, type DroppedValue } from "./json";
 
 const encoder = new TextEncoder();
@@ -12,19 +12,17 @@ interface ListOutcome {
 }
 
 /**
- * Streams the order list as one JSON array, one page per pull: only a page of
- * rows is ever held, however large the table. Pages are keyset by id so each
- * query is an index range scan. A failure after the first byte can no longer
+ * Streams the order list as one JSON array, one page per pull (orders/pages.ts
+ * says how many are read ahead): only a few pages of rows are ever held,
+ * however large the table. A failure after the first byte can no longer
  * become an error status, so it aborts the stream: the client sees a
  * truncated body, never a short list that parses.
  */
 export function orderListStream(
-  firstPage: OrderRow[],
-  nextPage: (afterId: string) => Promise<OrderRow[]>,
+  nextPage: () => Promise<OrderRow[] | undefined>,
   outcome: ListOutcome,
 ): ReadableStream<Uint8Array> {
-  let page = firstPage;
-  let first = true;
+  let written = 0;
   const dropped: DroppedValue[] = [];
   const writeOrder = orderWriter(dropped);
   const reportDropped = () => {
@@ -34,17 +32,17 @@ export function orderListStream(
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        let chunk = first ? "[" : "";
-        if (page.length > 0) chunk += (first ? "" : ",") + page.map(writeOrder).join(",");
-        first = false;
-        if (page.length < ORDER_PAGE_SIZE) {
-          controller.enqueue(encoder.encode(chunk + "]"));
+        // A pull must enqueue something, or the stream stops asking: skip empty pages here.
+        let page = await nextPage();
+        while (page?.length === 0) page = await nextPage();
+        if (page === undefined) {
+          controller.enqueue(encoder.encode(written === 0 ? "[]" : "]"));
           controller.close();
           reportDropped();
           return;
         }
-        controller.enqueue(encoder.encode(chunk));
-        page = await nextPage(page[page.length - 1].id);
+        controller.enqueue(encoder.encode((written === 0 ? "[" : ",") + page.map(writeOrder).join(",")));
+        written += page.length;
       } catch (error) {
         reportDropped();
         outcome.aborted(error);

@@ -1,4 +1,5 @@
 import { defineOperation } from "../api/operation";
+import { logLine } from "../lib/log";
 import { ApiError } from "../errors";
 import { jsonWriter } from "../lib/json-writer";
 import { findPet } from "./queries";
@@ -29,7 +30,7 @@ export const getPetById = defineOperation({
     if (!pet) throw new ApiError("pet_not_found", `Pet ${petId} does not exist.`);
     // As the Pet schema says, like orders: the int64 id digit for digit, nothing of another type.
     const json = writePet(pet, (field) =>
-      console.warn(JSON.stringify({ level: "warn", requestId: c.get("requestId"), message: "pet: a value that does not fit the Pet schema was left out", petId, field })),
+      logLine("warn", c.get("requestId"), "pet: a value that does not fit the Pet schema was left out", { petId, field }),
     );
     return c.body(json, 200, { "Content-Type": "application/json" });
   },
