@@ -8,7 +8,7 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { ROWS, evaluateTargets, loadTable, medianRow, scaleTable, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { ROWS, SCALE, evaluateTargets, loadTable, medianRow, scaleTable, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { startBenchRuntime } from "./runtime";
 
 /** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
@@ -62,6 +62,7 @@ try {
     { name: "bare Hono `[]` (runtime limit)", expected: 200, options: async () => ({ path: "/bench/bare" }) },
     { name: "list query alone, 100 orders (data baseline)", expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) },
     { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) },
+    { name: ROWS.listUncached, expected: 200, options: async () => ({ path: "/bench/nocache/v1/store/orders", headers: roomy }) },
     {
       name: ROWS.farList,
       expected: 200,
@@ -131,13 +132,25 @@ try {
   for (const [orders, runs] of [[1_000, 7], [10_000, 5], [100_000, 3]] as const) {
     console.error(`Scale: ${orders} orders…`);
     await seed(orders);
-    // A fresh workerd for each size, so its peak memory is this list's and not the seeding's or a larger list's.
+    // A fresh workerd for each size, so its peak memory is this size's (a miss, a fill and hits) and not a larger list's.
     await runtime.restart();
-    scale.push(await measureList(`${orders.toLocaleString("en")} orders, full list`, orders, runs, roomy));
+    const size = orders.toLocaleString("en");
+    const uncached = await measureList(`${size} orders, ${SCALE.uncached}`, "/bench/nocache/v1/store/orders", orders, runs, roomy);
+    // The first list of a version is a miss that fills the cache; the runs after it are hits.
+    await measureList(`${size} orders, cache fill`, "/v1/store/orders", orders, 1, roomy);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const cached = await measureList(`${size} orders, ${SCALE.cached}`, "/v1/store/orders", orders, runs, roomy);
+    scale.push(uncached, { ...cached, peakRssBytes: runtime.peakResidentBytes() });
     if (orders === 10_000) {
-      const current = (await fetch(`${origin}/v1/store/orders`, { headers: roomy })).headers.get("ETag")!;
-      await fetch(`${origin}/v1/store/orders`, { headers: roomy }).then((r) => r.arrayBuffer());
-      scale.push(await measureList("10,000 orders, 304 revalidation", 0, 21, { ...roomy, "If-None-Match": current }, 304));
+      const latest = await fetch(`${origin}/v1/store/orders`, { headers: roomy });
+      await latest.arrayBuffer();
+      const current = latest.headers.get("ETag")!;
+      scale.push(await measureList(`${size} orders, ${SCALE.revalidation}`, "/v1/store/orders", 0, 21, { ...roomy, "If-None-Match": current }, 304));
+    }
+    if (orders === 100_000) {
+      for (const [name, path] of [[SCALE.farD1, "/bench/d1far/v1/store/orders"], [SCALE.farD1Serial, "/bench/d1far-serial/v1/store/orders"]]) {
+        scale.push(await measureList(`${size} orders, ${name}`, path!, orders, runs, roomy));
+      }
     }
   }
 
@@ -240,9 +253,10 @@ async function drive(name: string, expected: number, options: RowOptions): Promi
   };
 }
 
-/** Sequential full reads of the list: median time to the last byte, bytes, and workerd's peak memory meanwhile. */
+/** Sequential full reads of a list: median time to the last byte, bytes, and workerd's peak memory meanwhile. */
 async function measureList(
   name: string,
+  path: string,
   orders: number,
   runs: number,
   headers: Record<string, string>,
@@ -252,7 +266,7 @@ async function measureList(
   let bytes = 0;
   for (let run = 0; run < runs; run++) {
     const started = performance.now();
-    const response = await fetch(`${origin}/v1/store/orders`, { headers });
+    const response = await fetch(`${origin}${path}`, { headers });
     if (response.status !== status) {
       throw new Error(`${name}: status ${response.status}: ${await response.text()}\n${runtime.recentErrors().join("\n")}`);
     }

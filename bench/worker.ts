@@ -11,6 +11,7 @@ import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
 import { identifyCaller } from "../src/middleware/auth";
 import { handleError } from "../src/middleware/errors";
 import { requestId } from "../src/middleware/request-id";
+import { loadConfig } from "../src/middleware/config";
 import { mountOperations } from "../src/api/operation";
 import { listOrders } from "../src/orders/operations";
 import type { Limits } from "../src/keys/schemas";
@@ -22,11 +23,13 @@ const bench = new Hono<AppEnv>();
 // The runtime's limit: routing and a JSON response, nothing else.
 bench.get("/bench/bare", (c) => c.json([]));
 
-// The data baseline: the list operation exactly as the service runs it, without keys, limits or logs.
+// The data baseline: the list operation exactly as the service runs it, without keys, limits, logs or
+// the cache (the fetch handler gives it bindings with ORDER_LIST_CACHE off): the query it all stands on.
+bench.use("/bench/query/*", requestId(), loadConfig());
 mountOperations(bench, "/bench/query", [{ ...listOrders, public: true, scope: undefined }]);
 
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
-bench.use("/bench/peer/*", requestId(), identifyCaller(), peerRateLimit());
+bench.use("/bench/peer/*", requestId(), loadConfig(), identifyCaller(), peerRateLimit());
 mountOperations(bench, "/bench/peer", [listOrders]);
 
 /** Replaces every order with `count` pending ones, ids 1..count, in one statement. */
@@ -105,24 +108,61 @@ function limiterOf(env: Env, delayMs: number): Env["RATE_LIMITER"] {
   } as unknown as Env["RATE_LIMITER"];
 }
 
+/**
+ * D1 as the app sees it, with every query answered `delayMs` later, as from a
+ * location far from the database: sessions, statements and batches alike.
+ */
+function delayedD1(db: D1Database, delayMs: number): D1Database {
+  const later = <T>(work: () => Promise<T>) => new Promise((resolve) => setTimeout(resolve, delayMs)).then(work);
+  const statement = (real: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(real, {
+      get(target, property) {
+        if (property === "bind") return (...values: unknown[]) => statement(target.bind(...values));
+        if (property === "first" || property === "all" || property === "run" || property === "raw") {
+          return (...args: unknown[]) => later(() => (target[property] as (...a: unknown[]) => Promise<unknown>)(...args));
+        }
+        return Reflect.get(target, property, target);
+      },
+    });
+  const session = <T extends D1Database | D1DatabaseSession>(real: T): T =>
+    new Proxy(real, {
+      get(target, property) {
+        if (property === "withSession") return (constraint: string) => session((target as D1Database).withSession(constraint));
+        if (property === "prepare") return (sql: string) => statement(target.prepare(sql));
+        if (property === "batch") return (statements: D1PreparedStatement[]) => later(() => target.batch(statements));
+        const value = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  return session(db);
+}
+
+type Variant = "near" | "far" | "bans" | "nocache" | "d1far" | "d1far-serial";
+
 /** The app's bindings for each kind of bench route, made once per isolate so its config is parsed once. */
-const variants = new WeakMap<Env, Record<"near" | "far" | "bans", Env>>();
+const variants = new WeakMap<Env, Record<Variant, Env>>();
 function variantsOf(env: Env) {
   let made = variants.get(env);
   if (!made) {
+    const near = { ...env, RATE_LIMITER: limiterOf(env, 0) };
+    // D1 50 ms away, every list read from it: with the read-ahead as deployed, and with none.
+    const d1far = { ...near, ORDER_LIST_CACHE: "off", DB: delayedD1(env.DB, 50) };
     made = {
-      near: { ...env, RATE_LIMITER: limiterOf(env, 0) },
+      near,
       // Every limiter call 50 ms away, as from a client far from its key's object.
       far: { ...env, RATE_LIMITER: limiterOf(env, 50) },
       // The service's own ban rule (bench/wrangler.toml sets a threshold no row reaches).
-      bans: { ...env, RATE_LIMITER: limiterOf(env, 0), BAN_THRESHOLD: "20" },
+      bans: { ...near, BAN_THRESHOLD: "20" },
+      nocache: { ...near, ORDER_LIST_CACHE: "off" },
+      d1far,
+      "d1far-serial": { ...d1far, ORDER_LIST_READ_AHEAD: "0" },
     };
     variants.set(env, made);
   }
   return made;
 }
 
-const PREFIXED = /^\/bench\/(far|bans)(\/.*)$/;
+const PREFIXED = /^\/bench\/(far|bans|nocache|d1far|d1far-serial)(\/.*)$/;
 
 export default {
   fetch(request, env, ctx) {
@@ -130,8 +170,9 @@ export default {
     const prefixed = PREFIXED.exec(url.pathname);
     if (prefixed) {
       url.pathname = prefixed[2]!;
-      return app.fetch(new Request(url, request), variantsOf(env)[prefixed[1] as "far" | "bans"], ctx);
+      return app.fetch(new Request(url, request), variantsOf(env)[prefixed[1] as Variant], ctx);
     }
+    if (url.pathname.startsWith("/bench/query/")) return bench.fetch(request, variantsOf(env).nocache, ctx);
     if (url.pathname.startsWith("/bench/")) return bench.fetch(request, env, ctx);
     return app.fetch(request, variantsOf(env).near, ctx);
   },

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { allowedMethods, mountOperations } from "./api/operation";
 import { describeService } from "./api/service";
+import { REFERENCE_PATH, referencePage } from "./api/reference-page";
 import type { AppEnv } from "./env";
 import { identifyCaller } from "./middleware/auth";
 import { loadConfig } from "./middleware/config";
@@ -25,6 +26,7 @@ app.use(
   rateLimit(),
 );
 app.get("/", describeService(operations));
+app.get(REFERENCE_PATH, referencePage());
 mountOperations(app, VERSION_PREFIX, operations);
 mountOperatorApi(app);
 app.notFound(handleNotFound);

@@ -28,7 +28,8 @@ describe("GET /v1/pets/{petId} before its sunset", () => {
     expect(await response.json()).toEqual({ id: 1, name: "Rex", status: "available" });
     expect(response.headers.get("Deprecation")).toBe(`@${DEPRECATED_AT / 1000}`);
     expect(response.headers.get("Sunset")).toBe(new Date(SUNSET_AT).toUTCString());
-    expect(response.headers.get("Link")).toBe(`<${env.BASE_URL}/openapi.json>; rel="deprecation"`);
+    // The operation's section of the reference page, a page for people (RFC 9745).
+    expect(response.headers.get("Link")).toBe(`<${env.BASE_URL}/docs#tag/pets/GET/pets/%7BpetId%7D>; rel="deprecation"; type="text/html"`);
   });
 
   it("writes the headers in their exact syntax", async () => {
@@ -38,7 +39,7 @@ describe("GET /v1/pets/{petId} before its sunset", () => {
     expect(response.headers.get("Sunset")).toMatch(
       /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/,
     );
-    expect(response.headers.get("Link")).toMatch(/^<https?:\/\/[^>]+>; rel="deprecation"$/);
+    expect(response.headers.get("Link")).toMatch(/^<https?:\/\/[^>]+>; rel="deprecation"; type="text\/html"$/);
   });
 
   it("omits an absent status and keeps int64 ids exact", async () => {

@@ -139,6 +139,8 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
       contact: { name: "Store Orders API", url: serviceRoot },
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
+    // The reference page for people, rendered from this document: not an operation of the API.
+    externalDocs: { description: "The API reference", url: `${config.baseUrl}/docs` },
     servers: [
       { url: config.productionBaseUrl, description: "Production" },
       { url: config.stagingBaseUrl, description: "Staging" },

@@ -9,6 +9,7 @@ import type { Scope } from "../keys/schemas";
 import type { DeprecationSchedule } from "../lib/deprecation";
 import { requireApiKey } from "../middleware/auth";
 import { deprecation } from "../middleware/deprecation";
+import { referenceLink } from "./reference-page";
 
 type Stability = "stable" | "beta" | "experimental";
 
@@ -41,8 +42,8 @@ type OperationDescription = Access & {
   description: string;
   tag: keyof typeof TAGS;
   stability: Stability;
-  /** Present on deprecated operations: their headers and their sunset. */
-  deprecation?: (config: Config) => DeprecationSchedule;
+  /** Present on deprecated operations: their dates (the Link goes to the operation's section of the reference page). */
+  deprecation?: (config: Config) => Omit<DeprecationSchedule, "link">;
   /** Optional request headers the operation reads (validated by its handler). */
   requestHeaders?: HeaderName[];
   responses: Record<number, SuccessResponse>;
@@ -96,7 +97,9 @@ export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): 
 /** The guards an operation's description asks for: a key with its scope unless it is public, the deprecation headers and sunset. */
 function guardsOf(operation: Operation): MiddlewareHandler<AppEnv>[] {
   const key = operation.public ? [] : [requireApiKey(operation.scope)];
-  return [...key, ...(operation.deprecation ? [deprecation(operation.deprecation)] : [])];
+  const dates = operation.deprecation;
+  if (!dates) return key;
+  return [...key, deprecation((config) => ({ ...dates(config), link: referenceLink(config.baseUrl, operation) }))];
 }
 
 /**

@@ -18,7 +18,7 @@ export const getPetById = defineOperation({
     "Deprecated: answers with Deprecation, Sunset and Link headers until its sunset date, and 410 endpoint_sunset " +
     "from then on. Pet catalog operations are not part of this API.",
   stability: "stable",
-  deprecation: (config) => ({ ...config.pets, link: `${config.baseUrl}/openapi.json` }),
+  deprecation: (config) => config.pets,
   params: {
     schema: PetIdParams,
     invalid: { code: "invalid_pet_id", message: "petId must be a decimal 64-bit integer such as 42." },

@@ -1,0 +1,82 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { VERSION_PREFIX } from "../service";
+
+/** Where the reference page lives, and its script among the static assets (scripts/docs-assets.ts copies it there). */
+export const REFERENCE_PATH = `${VERSION_PREFIX}/docs`;
+const SCRIPT_PATH = `${REFERENCE_PATH}/scalar.js`;
+
+/**
+ * The address of an operation's section on the reference page: Scalar's
+ * anchor, `#tag/<tag slug>/<METHOD><path>`, with the path's braces encoded.
+ */
+export function referenceLink(baseUrl: string, operation: { tag: string; method: string; path: string }): string {
+  const tag = operation.tag.toLowerCase().replaceAll(" ", "-");
+  return `${baseUrl}/docs#tag/${tag}/${operation.method.toUpperCase()}${encodeURI(operation.path)}`;
+}
+
+/**
+ * Scalar's options, read from the page's data attributes so the page needs no
+ * inline script: no fonts from Scalar's servers, no third-party client
+ * generators or AI features, nothing that calls out of this origin.
+ */
+const SCALAR_CONFIGURATION = {
+  withDefaultFonts: false,
+  // Every operation on the page from the start, so a link to one always finds its section.
+  defaultOpenAllTags: true,
+  hideClientButton: true,
+  hideDarkModeToggle: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  telemetry: false,
+  showDeveloperTools: "never",
+  documentDownloadType: "json",
+};
+
+/**
+ * Only this origin: the page, its script and the document. Scalar writes its
+ * styles at run time, hence 'unsafe-inline' for styles (never for scripts).
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const escapeAttribute = (value: string) => value.replaceAll("&", "&amp;").replaceAll("'", "&#39;").replaceAll("<", "&lt;");
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Store Orders API reference</title>
+<link rel="icon" href="data:,">
+</head>
+<body>
+<noscript>This reference needs JavaScript. The OpenAPI document itself is at <a href="${VERSION_PREFIX}/openapi.json">${VERSION_PREFIX}/openapi.json</a>.</noscript>
+<script id="api-reference" data-url="${VERSION_PREFIX}/openapi.json" data-configuration='${escapeAttribute(JSON.stringify(SCALAR_CONFIGURATION))}'></script>
+<script src="${SCRIPT_PATH}"></script>
+</body>
+</html>
+`;
+
+/**
+ * `GET /v1/docs`: the API reference for people, rendered in the browser from
+ * the served OpenAPI document (README, "Clients"). It needs no key; like every
+ * call without one, it is limited per address.
+ */
+export function referencePage() {
+  return (c: Context<AppEnv>) =>
+    c.html(PAGE, 200, {
+      "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+      "X-Content-Type-Options": "nosniff",
+      "Referrer-Policy": "no-referrer",
+    });
+}
