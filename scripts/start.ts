@@ -1,5 +1,6 @@
 /**
- * `npm start`: local D1 migrations, demo data (once), a demo API key, then
+ * `npm start`: local D1 migrations, demo data (once; `--orders N` adds N
+ * synthetic ones), a demo API key, then
  * `wrangler dev`. State lives in wrangler's default .wrangler/state unless
  * --persist-to says otherwise, so `wrangler d1 execute --local` and
  * `npm run keys` see the same data.
@@ -15,6 +16,7 @@ const { values } = parseArgs({
   options: {
     port: { type: "string", default: "8787" },
     "persist-to": { type: "string" },
+    orders: { type: "string" },
   },
 });
 const stateDir = values["persist-to"];
@@ -24,6 +26,15 @@ console.log("Applying local D1 migrations…");
 mustRunWrangler(["d1", "migrations", "apply", "store-orders", "--local", ...persist]);
 console.log("Loading demo data (rows that exist are kept)…");
 mustRunWrangler(["d1", "execute", "store-orders", "--local", "--file", "scripts/demo-data.sql", ...persist]);
+if (values.orders !== undefined) {
+  const count = Number(values.orders);
+  if (!/^[1-9][0-9]{0,6}$/.test(values.orders) || count > 1_000_000) {
+    console.error("--orders must be a whole number from 1 to 1000000");
+    process.exit(2);
+  }
+  console.log(`Loading ${count.toLocaleString("en")} synthetic orders (once: orders that exist are kept)…`);
+  mustRunWrangler(["d1", "execute", "store-orders", "--local", "--command", syntheticOrdersSql(count), ...persist]);
+}
 const demoKey = await ensureDemoKey(stateDir ?? ".wrangler/state");
 const operatorEnv = operatorEnvFile(stateDir);
 const operatorToken = ensureOperatorToken(operatorEnv);
@@ -35,6 +46,22 @@ console.log(`Operator API (local token, from ${operatorEnv}): curl -H "Authoriza
 const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, "--env-file", operatorEnv, ...persist]);
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => dev.kill(signal));
 dev.on("exit", (code) => process.exit(code ?? 0));
+
+/**
+ * `--orders N`: N orders to try the streamed list, the cache and the client
+ * on at scale. Their ids are consecutive from 2^53 + 1, where a double cannot
+ * tell neighbours apart (JSON.parse would merge them), pet ids likewise; every
+ * status, ship dates on most. INSERT OR IGNORE: loading again keeps what a
+ * developer changed.
+ */
+function syntheticOrdersSql(count: number): string {
+  return `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+INSERT OR IGNORE INTO orders (id, pet_id, quantity, ship_date, status, complete, created_at, updated_at)
+SELECT 9007199254740992 + i, 9007199254740992 + i % 1000, 1 + i % 5,
+  CASE WHEN i % 7 = 0 THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%SZ', '2026-11-01T00:00:00Z', '+' || (i % 525600) || ' minutes') END,
+  CASE i % 4 WHEN 1 THEN 'pending' WHEN 2 THEN 'shipped' WHEN 3 THEN 'delivered' ELSE 'cancelled' END,
+  CASE WHEN i % 4 = 3 THEN 1 ELSE 0 END, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z' FROM n`;
+}
 
 /**
  * The operator API's local token, in `operator.env` beside the local state

@@ -39,9 +39,13 @@ export interface RunningService {
  * the test's own, and waits until it answers. stop() ends the whole process
  * group (npm, tsx, wrangler, workerd) so nothing outlives the test.
  */
-export async function startService(stateDir: string, extraEnv: Record<string, string> = {}): Promise<RunningService> {
+export async function startService(
+  stateDir: string,
+  extraEnv: Record<string, string> = {},
+  extraArgs: string[] = [],
+): Promise<RunningService> {
   const port = await freePort();
-  const child: ChildProcess = spawn("npm", ["start", "--", "--port", String(port), "--persist-to", stateDir], {
+  const child: ChildProcess = spawn("npm", ["start", "--", "--port", String(port), "--persist-to", stateDir, ...extraArgs], {
     detached: true,
     env: { ...process.env, ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],

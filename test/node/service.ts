@@ -14,11 +14,11 @@ export interface ServiceForTests {
  * One `npm start` for a test file: started before its tests on a state
  * folder of its own, stopped and removed after them.
  */
-export function useService(): ServiceForTests {
+export function useService(args: string[] = []): ServiceForTests {
   const state = tempStateDir();
   let running: RunningService | undefined;
   beforeAll(async () => {
-    running = await startService(state.path);
+    running = await startService(state.path, {}, args);
   });
   afterAll(async () => {
     await running?.stop();
@@ -33,7 +33,7 @@ export function useService(): ServiceForTests {
     async restart() {
       await running?.stop();
       running = undefined;
-      running = await startService(state.path);
+      running = await startService(state.path, {}, args);
       return running;
     },
   };
