@@ -85,7 +85,8 @@ describe("npm run check's configuration step", () => {
   function configCopy(edit: (toml: string) => string): string {
     const toml = readFileSync("wrangler.toml", "utf8")
       .replace('main = "src/index.ts"', `main = "${resolve("src/index.ts")}"`)
-      .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${resolve("migrations")}"`);
+      .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${resolve("migrations")}"`)
+      .replace('directory = "./public"', `directory = "${resolve("public")}"`);
     const path = join(dir, `wrangler-${Math.random().toString(36).slice(2)}.toml`);
     writeFileSync(path, edit(toml));
     return path;

@@ -23,7 +23,7 @@ describe("GET /v1/docs", () => {
 
   it("is the document's externalDocs", async () => {
     const document = await (await api("/v1/openapi.json")).json<{ externalDocs: { url: string } }>();
-    expect(document.externalDocs.url).toBe(`${env.BASE_URL}/docs`);
+    expect(document.externalDocs.url).toBe(`${env.PRODUCTION_BASE_URL}/docs`);
   });
 
   it("links each operation's section by Scalar's anchor", () => {

@@ -3,7 +3,7 @@ import { api } from "./request";
 import { servedRoutes } from "./routes";
 
 /** The only routes served without an API key (README, "API keys"); everything else must refuse with 401. */
-const PUBLIC = ["GET /", "GET /v1/openapi.json"];
+const PUBLIC = ["GET /", "GET /v1/openapi.json", "GET /v1/docs"];
 
 /** Every route the app serves, as "METHOD /path" with parameters filled in. */
 const callableRoutes = () => servedRoutes().map(({ method, path }) => `${method} ${path.replace(/\{\w+\}/g, "1")}`);

@@ -140,7 +140,7 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     // The reference page for people, rendered from this document: not an operation of the API.
-    externalDocs: { description: "The API reference", url: `${config.baseUrl}/docs` },
+    externalDocs: { description: "The API reference", url: `${config.productionBaseUrl}/docs` },
     servers: [
       { url: config.productionBaseUrl, description: "Production" },
       { url: config.stagingBaseUrl, description: "Staging" },

@@ -73,10 +73,12 @@ const PAGE = `<!doctype html>
  * call without one, it is limited per address.
  */
 export function referencePage() {
-  return (c: Context<AppEnv>) =>
-    c.html(PAGE, 200, {
+  return (c: Context<AppEnv>) => {
+    c.set("route", REFERENCE_PATH);
+    return c.html(PAGE, 200, {
       "Content-Security-Policy": CONTENT_SECURITY_POLICY,
       "X-Content-Type-Options": "nosniff",
       "Referrer-Policy": "no-referrer",
     });
+  };
 }
