@@ -24,6 +24,11 @@ const readAhead = z
   .string(rule("must be a whole number from 0 to 8"))
   .regex(/^[0-8]$/, "must be a whole number from 0 to 8")
   .transform(Number);
+const reuseMs = z
+  .string(rule("must be a whole number of milliseconds from 0 to 60000"))
+  .regex(/^(0|[1-9][0-9]{0,4})$/, "must be a whole number of milliseconds from 0 to 60000")
+  .transform(Number)
+  .refine((ms) => ms <= 60_000, "must be a whole number of milliseconds from 0 to 60000");
 const isoDate = z
   .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))
   .transform((value) => Date.parse(value));
@@ -39,6 +44,7 @@ const Vars = z
     PETS_SUNSET_AT: isoDate,
     ORDER_LIST_CACHE: onOff,
     ORDER_LIST_READ_AHEAD: readAhead,
+    ORDER_LIST_VERSION_REUSE_MS: reuseMs,
     SUBREQUEST_LIMIT: positiveWholeNumber,
   })
   .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
@@ -52,8 +58,8 @@ const Vars = z
     ban: { threshold: vars.BAN_THRESHOLD, seconds: vars.BAN_SECONDS },
     /** Unix milliseconds. */
     pets: { deprecatedAt: vars.PETS_DEPRECATED_AT, sunsetAt: vars.PETS_SUNSET_AT },
-    /** README, "Orders": the cache of unchanged lists, and how many pages a list reads ahead. */
-    orderList: { cache: vars.ORDER_LIST_CACHE, readAhead: vars.ORDER_LIST_READ_AHEAD },
+    /** README, "Orders": the cache of unchanged lists, how many pages a list reads ahead, how long a version read is reused. */
+    orderList: { cache: vars.ORDER_LIST_CACHE, readAhead: vars.ORDER_LIST_READ_AHEAD, versionReuseMs: vars.ORDER_LIST_VERSION_REUSE_MS },
     /** The plan's subrequests per invocation, which bounds the pages one list may read (README, "Capacity"). */
     subrequestLimit: vars.SUBREQUEST_LIMIT,
   }));

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BOOKMARK_HEADER } from "../src/lib/bookmark";
 import { cachedOrderList } from "../src/orders/list-cache";
+import { reusableVersion } from "../src/orders/recent-version";
 import { api, apiWith, errorBodyOf } from "./request";
 import { countingD1, failingReads, interceptD1 } from "./faults";
 import { clearOrders, seedManyOrders, seedOrders } from "./seed";
@@ -178,5 +179,51 @@ describe("a list larger than one invocation may read", () => {
     expect(body.message).toContain("needs 4 reads");
     expect((await apiWith({ ...env, SUBREQUEST_LIMIT: "14" } as Env, LIST)).status).toBe(200);
     errors.mockRestore();
+  });
+});
+
+describe("reusing the version for lists without a bookmark", () => {
+  const REUSE = { ORDER_LIST_VERSION_REUSE_MS: "1000" };
+  afterEach(() => vi.useRealTimers());
+
+  it("answers an unchanged list from the cache without any D1 query within a second, and reads afresh after it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    await seedOrders([{ id: 1 }]);
+    const first = await countedList(REUSE);
+    await seedOrders([{ id: 2 }]);
+    const reused = await countedList(REUSE);
+    expect(reused.queries).toBe(0);
+    expect(reused.body).toBe(first.body);
+    expect(reused.response.headers.get("ETag")).toBe(first.response.headers.get("ETag"));
+
+    vi.setSystemTime(Date.now() + 1_000);
+    const fresh = await countedList(REUSE);
+    expect(fresh.queries).toBeGreaterThan(0);
+    expect(JSON.parse(fresh.body)).toHaveLength(2);
+  });
+
+  it("never reuses it for a request with a bookmark, nor after a cancel through this isolate", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    await seedOrders([{ id: 1 }, { id: 2 }]);
+    const first = await countedList(REUSE);
+    await seedOrders([{ id: 3 }]);
+    const bookmarked = await countedList(REUSE, { headers: { [BOOKMARK_HEADER]: first.response.headers.get(BOOKMARK_HEADER)! } });
+    expect(bookmarked.queries).toBeGreaterThan(0);
+    expect(JSON.parse(bookmarked.body)).toHaveLength(3);
+
+    await countedList(REUSE);
+    expect((await apiWith({ ...env, ...REUSE } as Env, `${LIST}/2`, { method: "DELETE" })).status).toBe(204);
+    const afterCancel = await countedList(REUSE);
+    expect(afterCancel.queries).toBeGreaterThan(0);
+    expect(JSON.parse(afterCancel.body)[1]).toMatchObject({ id: 2, status: "cancelled" });
+  });
+
+  it("is a plain rule of the clock", () => {
+    const recent = { version: "v", readAt: 10_000 };
+    expect(reusableVersion(recent, 10_999, 1_000)).toBe("v");
+    expect(reusableVersion(recent, 11_000, 1_000)).toBeUndefined();
+    expect(reusableVersion(recent, 9_999, 1_000)).toBeUndefined();
+    expect(reusableVersion(recent, 10_500, 0)).toBeUndefined();
+    expect(reusableVersion(undefined, 10_500, 1_000)).toBeUndefined();
   });
 });

@@ -16,6 +16,7 @@ import { orderListStream } from "./stream";
 import { orderPages, laterPageQueries } from "./pages";
 import { cachedOrderList, cachingOrderList } from "./list-cache";
 import { logLine } from "../lib/log";
+import { recentVersion } from "./recent-version";
 import { Order, OrderIdParams } from "./schemas";
 import { defineOperation } from "../api/operation";
 
@@ -64,15 +65,18 @@ export const listOrders = defineOperation({
   async handle(c) {
     const config = c.get("config");
     const requestId = c.get("requestId");
-    const db = readSession(c.env.DB, bookmarkOf(c));
+    const bookmark = bookmarkOf(c);
+    const db = readSession(c.env.DB, bookmark);
     const respond = (body: ReadableStream<Uint8Array>, version: string) =>
       c.body(body, 200, { "Content-Type": "application/json", ETag: etagOf(version), ...bookmarkHeader(db) });
 
     // The version first when it can save the list: a 304, or a cached body.
-    // Otherwise version and first page come in one round trip.
+    // Otherwise version and first page come in one round trip. A request
+    // with a bookmark never reuses a version this isolate read before.
     const ifNoneMatch = c.req.header("If-None-Match");
     if (ifNoneMatch !== undefined || config.orderList.cache) {
-      const version = await readOrdersVersion(db);
+      const reuseMs = bookmark === undefined ? config.orderList.versionReuseMs : 0;
+      const version = recentVersion.get(Date.now(), reuseMs) ?? (await readVersionOf(db));
       if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etagOf(version))) {
         return c.body(null, 304, { ETag: etagOf(version), ...bookmarkHeader(db) });
       }
@@ -85,6 +89,7 @@ export const listOrders = defineOperation({
     }
 
     const first = await readFirstOrderPage(db);
+    recentVersion.remember(first.version, Date.now());
     refuseOverBudget(first, config.subrequestLimit);
     const pages = orderPages(first, (after, upTo) => readOrderPage(db, after, upTo), config.orderList.readAhead);
     const body = orderListStream(pages, {
@@ -111,6 +116,13 @@ export const listOrders = defineOperation({
     );
   },
 });
+
+/** The version from D1, remembered for lists without a bookmark. */
+async function readVersionOf(db: D1DatabaseSession): Promise<string> {
+  const version = await readOrdersVersion(db);
+  recentVersion.remember(version, Date.now());
+  return version;
+}
 
 /**
  * Subrequests a list leaves for the rest of its request: the key's KV read,
@@ -159,6 +171,8 @@ export const cancelOrder = defineOperation({
   async handle(c, { orderId }) {
     const db = writeSession(c.env.DB);
     const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
+    // The canceller's next list must not be answered with a version read before the cancel.
+    recentVersion.forget();
     if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
     if (outcome === "not_cancellable") {
       throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);
