@@ -14,13 +14,14 @@ export function laterPageQueries(first: FirstOrderPage): number {
 }
 
 /**
- * The list's pages in id order, one per call, then undefined. With the page
- * ends known (queries.ts), every later page is an independent range read, so
- * `readAhead` of them are already in flight while the caller writes the one it
- * was given (a page may be empty, when its rows were deleted meanwhile): with D1 far away, the list takes about 1/(readAhead + 1) of the
- * round trips' time one after another. At most readAhead + 1 pages are held.
- * After the last page end, pages follow by keyset, so rows inserted at the
- * end while the list streams are read too.
+ * The list's pages in id order, one per call, then undefined (a page may be
+ * empty, when its rows were deleted meanwhile). With the page ends known
+ * (queries.ts), every later page is an independent range read, so `readAhead`
+ * of them are already in flight while the caller writes the one it was given:
+ * with D1 far away, the list takes about 1/(readAhead + 1) of the round trips'
+ * time one after another. At most readAhead + 1 pages are held. After the last
+ * page end, pages follow by keyset, so rows inserted at the end while the list
+ * streams are read too.
  */
 export function orderPages(first: FirstOrderPage, read: PageRead, readAhead: number): () => Promise<OrderRow[] | undefined> {
   const ends = first.rows.length < ORDER_PAGE_SIZE ? [] : first.pageEnds;
