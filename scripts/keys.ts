@@ -4,7 +4,8 @@
  */
 import { parseArgs } from "node:util";
 import { PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/schemas";
-import { ENVIRONMENTS, findById, issueKey, keyStore, type Environment, type KeyStore } from "./lib/key-store";
+import { ENVIRONMENTS, findById, issueKey, keyStore, keysOfBudget, type KeyStore, type StoredRecord } from "./lib/key-store";
+import { budgetUpdate } from "./lib/budget-update";
 import { operatorApi } from "./lib/operator-api";
 import { limitsFor } from "../src/limiter/plans";
 
@@ -70,7 +71,6 @@ async function main(argv: string[]): Promise<void> {
       const scopes = scopesFrom(values.scopes);
       const expiresAt = values["expires-in"] === undefined ? undefined : expiryFrom(values["expires-in"]);
       const { key, record } = await issueKey(store, { plan, name: values.name ?? `${plan} key`, limits, scopes, expiresAt });
-      store.record("create", record.id, { plan, name: record.name, ...(limits && { limits }), scopes, ...(expiresAt && { expiresAt }) });
       if (values.json) {
         console.log(JSON.stringify({ id: record.id, key, plan: record.plan }));
       } else {
@@ -118,9 +118,9 @@ async function main(argv: string[]): Promise<void> {
         return;
       }
       if (command === "revoke" && !record.revokedAt) {
-        record = { ...record, revokedAt: new Date().toISOString() };
-        store.putRecord(found.hash, record);
-        store.record("revoke", keyId, { revokedAt: record.revokedAt });
+        const revoked = { ...record, revokedAt: new Date().toISOString() };
+        await store.audited([{ operation: "revoke", keyId, changes: { revokedAt: revoked.revokedAt } }], () => store.putRecords([{ hash: found.hash, record: revoked }]));
+        record = revoked;
         const told = await tellLimiter("revoke");
         console.error(
           told === undefined
@@ -130,19 +130,24 @@ async function main(argv: string[]): Promise<void> {
       }
       if (command === "update") {
         const changes = updatesFrom(record, values);
-        record = { ...record, ...changes };
-        if (changes.limits === undefined && "limits" in changes) delete record.limits;
-        store.putRecord(found.hash, record);
-        store.record("update", keyId, changes);
-        const told = await tellLimiter("limits", limitsFor(record));
-        console.error(
-          told === undefined
-            ? `Updated ${keyId} in KV only (the operator API was not reachable): the worker applies it within its key cache time (5 s; plus KV propagation, about 60 s, when deployed).`
-            : `Updated ${keyId}, and told its limiter at ${told}: every location applies the new limits within 5 seconds.`,
-        );
+        const sharing = "limitsSetAt" in changes ? keysOfBudget(store, record).filter((key) => key.record.id !== keyId) : [];
+        const update = budgetUpdate(found, sharing, changes);
+        await store.audited(update.events, () => store.putRecords(update.records));
+        record = update.records[0]!.record;
+        const reached = update.records.map((key) => key.record.id).join(", ");
+        if (!("limitsSetAt" in changes)) {
+          console.error(`Updated ${keyId}.`);
+        } else {
+          const told = await tellLimiter("limits", { ...limitsFor(record), setAt: record.limitsSetAt });
+          console.error(
+            told === undefined
+              ? `Updated the budget of ${reached} in KV only (the operator API was not reachable): every location applies it within about 65 seconds (KV's propagation and the key cache).`
+              : `Updated the budget of ${reached}, and told its limiter at ${told}: every location applies the new limits within 5 seconds.`,
+          );
+        }
       }
       if (command === "rotate") {
-        const rotated = await rotate(store, found.hash, record, values.grace ?? "24h");
+        const rotated = await rotate(store, found, values.grace ?? "24h");
         if (values.json) return void console.log(JSON.stringify({ id: rotated.record.id, key: rotated.key, plan: rotated.record.plan }));
         console.log(`Rotated ${keyId} to ${rotated.record.id}: both share one budget; ${keyId} works until ${rotated.oldExpiresAt}.`);
         console.log(`New API key, shown this once only; store it now:\n\n  ${rotated.key}\n`);
@@ -173,8 +178,10 @@ function limitsFrom(plan: Plan, perMinute: string | undefined, perDay: string | 
 
 /**
  * What `update` changes: a plan (dropping a limits override unless new limits
- * come with it), limits, a name, an expiry. Nothing to change, or a change
- * that would leave an enterprise key without limits, is a usage error.
+ * come with it), limits, a name, an expiry. Plan and limits belong to the
+ * budget (every key of a rotated pair); name and expiry to the one key.
+ * Nothing to change, or a change that would leave an enterprise key without
+ * limits, is a usage error.
  */
 function updatesFrom(record: ApiKeyRecord, values: ReturnType<typeof parseCommandLine>["values"]): Partial<ApiKeyRecord> {
   if (record.revokedAt) throw new UsageError(`${record.id} is revoked; issue a new key instead.`);
@@ -189,6 +196,8 @@ function updatesFrom(record: ApiKeyRecord, values: ReturnType<typeof parseComman
     }
   }
   if (newLimits) changes.limits = newLimits;
+  // One stamp for the budget's new limits: the object never lets an older record's limits win (README, "API keys").
+  if ("plan" in changes || "limits" in changes) changes.limitsSetAt = new Date().toISOString();
   if (values.name !== undefined) changes.name = values.name;
   if (values["expires-in"] !== undefined) changes.expiresAt = expiryFrom(values["expires-in"]);
   if (Object.keys(changes).length === 0) throw new UsageError("update needs --plan, --per-minute and --per-day, --name or --expires-in");
@@ -200,16 +209,17 @@ function updatesFrom(record: ApiKeyRecord, values: ReturnType<typeof parseComman
  * the same budget; the old key keeps working for the grace period, then
  * expires. Rotating a revoked or expired key is a usage error.
  */
-async function rotate(store: KeyStore, hash: string, record: ApiKeyRecord, grace: string) {
+async function rotate(store: KeyStore, { hash, record }: StoredRecord, grace: string) {
   if (record.revokedAt) throw new UsageError(`${record.id} is revoked; issue a new key instead.`);
   if (record.expiresAt && Date.parse(record.expiresAt) <= Date.now()) throw new UsageError(`${record.id} has expired; issue a new key instead.`);
   const graceEnds = expiryFrom(grace, "--grace");
   const { id: _, createdAt: __, ...kept } = record;
-  const rotated = await issueKey(store, { ...kept, budget: budgetOf(record) });
+  // The budget's limits and their stamp go with it: one budget, one set of limits.
+  const rotated = await issueKey(store, { ...kept, limitsSetAt: record.limitsSetAt ?? record.createdAt, budget: budgetOf(record) }, { rotatedFrom: record.id });
   const oldExpiresAt = record.expiresAt && record.expiresAt < graceEnds ? record.expiresAt : graceEnds;
-  store.putRecord(hash, { ...record, expiresAt: oldExpiresAt });
-  store.record("rotate", record.id, { rotatedTo: rotated.record.id, expiresAt: oldExpiresAt });
-  store.record("create", rotated.record.id, { rotatedFrom: record.id, plan: record.plan });
+  await store.audited([{ operation: "rotate", keyId: record.id, changes: { rotatedTo: rotated.record.id, expiresAt: oldExpiresAt } }], () =>
+    store.putRecords([{ hash, record: { ...record, expiresAt: oldExpiresAt } }]),
+  );
   return { ...rotated, oldExpiresAt };
 }
 
@@ -252,7 +262,7 @@ function describeRecord(record: ApiKeyRecord): string {
     `plan:     ${record.plan}`,
     `name:     ${record.name}`,
     `created:  ${record.createdAt}`,
-    `limits:   ${record.limits ? describeLimits(record.limits) : "the plan's"}`,
+    `limits:   ${describeLimits(limitsFor(record))}${record.limits ? "" : " (the plan's)"}, for budget ${budgetOf(record)}`,
     `scopes:   ${scopesOf(record).join(", ")}`,
     `expires:  ${record.expiresAt ?? "never"}`,
     `state:    ${stateOf(record)}`,

@@ -93,7 +93,16 @@ try {
       observations.push(await send(pick(callers)));
     }
   };
-  await Promise.all(Array.from({ length: clients }, client));
+  // A line every 10 s, so a long run shows it is moving.
+  const progress = setInterval(() => {
+    const elapsed = Math.round((Date.now() - started) / 1000);
+    console.error(`  ${observations.length} of ${totalRequests} requests answered after ${elapsed} s`);
+  }, 10_000);
+  try {
+    await Promise.all(Array.from({ length: clients }, client));
+  } finally {
+    clearInterval(progress);
+  }
   const seconds = (Date.now() - started) / 1000;
 
   const statusesOf = (range: { from: number; to: number }) =>

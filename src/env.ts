@@ -1,11 +1,11 @@
 import type { Config } from "./config";
 import type { ApiError } from "./errors";
-import type { Verdict } from "./limiter/policy";
+import type { Verdict } from "./limiter/protocol";
 import type { ApiKeyRecord } from "./keys/schemas";
 
 /** Who is calling: a valid API key, or an address group (lib/client-address.ts) that did not present one, and why. */
 export type Caller =
-  | { kind: "key"; key: ApiKeyRecord }
+  | { kind: "key"; key: ApiKeyRecord; address: string }
   | { kind: "anonymous"; address: string; rejection: ApiError };
 
 declare global {

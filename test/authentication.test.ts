@@ -144,5 +144,29 @@ describe("rotated keys", () => {
     expect((await listWith(`Bearer ${graceOver.key}`)).status).toBe(401);
     expect((await listWith(`Bearer ${sharing.key}`)).status).toBe(200);
   });
+
+  it("answer both keys of a pair with the budget's newest limits, even where one key's record is older", async () => {
+    const stamp = (agoMs: number) => new Date(Date.now() - agoMs).toISOString();
+    const old = await storeTestKey({ plan: "business", limitsSetAt: stamp(60_000) });
+    // `keys update <new> --plan free`, as an isolate may see it: the old key's record from before the update (a cached copy).
+    const rotated = await storeTestKey({ plan: "free", budget: old.record.id, limitsSetAt: stamp(1_000) });
+    const policies: (string | null)[] = [];
+    for (const key of [rotated.key, old.key, old.key]) policies.push((await listWith(`Bearer ${key}`)).headers.get("RateLimit-Policy"));
+    expect(policies).toEqual(Array(3).fill('"minute";q=60;w=60, "day";q=1000;w=86400'));
+  });
+});
+
+describe("key records", () => {
+  it("refuse a key whose record does not fit the schema (an expiry that does not parse) and log it as an error", async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((line: unknown) => void errors.push(String(line)));
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const { key } = await storeTestKey({ expiresAt: "next tuesday" });
+    const response = await listWith(`Bearer ${key}`);
+    expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_api_key", status: 401 });
+    const logged = errors.map((line) => JSON.parse(line) as { level: string; message: string; problems?: string });
+    expect(logged).toContainEqual(expect.objectContaining({ level: "error", problems: expect.stringContaining("expiresAt") }));
+    expect(errors.join("\n")).not.toContain(key);
+  });
 });
 

@@ -104,8 +104,20 @@ describe("npm run keys, against the running service", () => {
     expect(newRemaining).toBeLessThan(oldRemaining);
     expect((await runKeys(service.statePath, "show", id)).stdout).toMatch(/expires:\s+\d{4}-/);
 
+    // Either key of the pair updates the budget: both keys answer with the new limits within a lease, and show them.
+    const business = '"minute";q=1000;w=60, "day";q=100000;w=86400';
+    const policyOf = async (k: string) => (await eventually(k, (r) => r.headers.get("RateLimit-Policy") === business)).headers.get("RateLimit-Policy");
+    const budgetUpdated = await runKeys(service.statePath, "update", id, "--plan", "business", "--base-url", service.current.baseUrl);
+    expect(budgetUpdated.stderr).toContain(next.id);
+    const updatedAt = Date.now();
+    expect([await policyOf(key), await policyOf(next.key)]).toEqual([business, business]);
+    expect(Date.now() - updatedAt).toBeLessThan(5_500);
+    for (const keyId of [id, next.id]) expect((await runKeys(service.statePath, "show", keyId)).stdout).toMatch(/plan:\s+business\nname:.*\n.*\nlimits:\s+1000\/minute, 100000\/day/);
+
     const history = await runKeys(service.statePath, "history", id);
-    expect(history.stdout.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "update", "rotate"]);
+    // Each update twice: the records (the keys command, `cli:<user>`) and the budget's limiter (the operator API, `local`).
+    expect(history.stdout.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "update", "update", "rotate", "update", "update"]);
+    expect((await runKeys(service.statePath, "history", next.id)).stdout).toMatch(new RegExp(`update\\s+cli:\\S+\\s+.*"reached":\\["${id}","${next.id}"\\]`));
     expect(history.stdout).toContain(next.id);
     expect(history.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
   });
@@ -138,8 +150,10 @@ describe("npm run keys, against the running service", () => {
     expect(Date.now() - started).toBeLessThan(5_500);
 
     const history = (await runKeys(service.statePath, "history", id)).stdout;
-    expect(history.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "unban", "revoke"]);
+    // The revocation twice: the record (the keys command) and the budget's limiter (the operator API).
+    expect(history.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "unban", "revoke", "revoke"]);
     expect(history).toMatch(/unban\s+local/);
+    expect(history).toMatch(/revoke\s+local/);
   }, 150_000);
 
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
-import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
-import type { ApiKeyRecord, Limits, Plan, Scope } from "../src/keys/schemas";
+import { newApiKey, putApiKey, type KeyOptions } from "../scripts/lib/issue-key";
+import type { ApiKeyRecord } from "../src/keys/schemas";
 
 export interface TestKey {
   key: string;
@@ -9,7 +9,7 @@ export interface TestKey {
 
 /** Stores a key in KV exactly as `npm run keys -- create` does. */
 export async function storeTestKey(
-  options: { plan?: Plan; limits?: Limits; scopes?: Scope[]; expiresAt?: string; budget?: string; revokedAt?: string } = {},
+  options: Partial<KeyOptions> = {},
 ): Promise<TestKey> {
   const issued = newApiKey("so_test_", { plan: "pro", name: "test key", ...options });
   await putApiKey(env.API_KEYS, issued.key, issued.record);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { REFUSAL_BATCH } from "../src/limiter/lease-book";
 import { BAN, scenarioFor, simulate, type SimulationResult } from "./lease-simulation";
 
@@ -8,7 +8,21 @@ import { BAN, scenarioFor, simulate, type SimulationResult } from "./lease-simul
  * replays it exactly. `npm run stress` runs many more seeds.
  */
 const RUNS = Number(process.env.LEASE_SIMULATION_RUNS ?? 1000);
-const seeds = (salt: number) => Array.from({ length: RUNS }, (_, i) => (i + 1) * 7919 + salt);
+/**
+ * A run takes about 10 ms here, two runs per seed at most; the limit allows
+ * six times that, so `npm run stress` (20,000 seeds) passes or fails on the
+ * properties alone, never on the clock.
+ */
+const TIMEOUT_MS = Math.max(60_000, RUNS * 2 * 10 * 6);
+vi.setConfig({ testTimeout: TIMEOUT_MS });
+
+/** The seeds of one property; long runs print their progress every tenth. */
+function* seeds(salt: number): Generator<number> {
+  for (let i = 0; i < RUNS; i++) {
+    if (RUNS >= 10_000 && i > 0 && i % (RUNS / 10) === 0) process.stderr.write(`  simulation ${salt}: ${i} of ${RUNS} seeds\n`);
+    yield (i + 1) * 7919 + salt;
+  }
+}
 
 function everyWindow(result: SimulationResult) {
   return [...result.minutes.entries(), ...result.days.entries()].map(([start, ledger]) => ({ start, ...ledger }));
@@ -76,6 +90,35 @@ describe("leases, simulated", () => {
       }
     }
     expect(bans).toBeGreaterThan(RUNS / 2);
+  });
+
+  it("with an object that loses a fifth of its calls or answers, admit no more than the limit, stranded grants included, and ban no caller that was not answered 429 BAN_THRESHOLD times", () => {
+    let bans = 0;
+    for (const seed of seeds(6)) {
+      for (const demand of ["below", "above"] as const) {
+        const result = simulate(scenarioFor(seed, demand, { ban: BAN, lossRate: 0.2, deaths: seed % 2 === 0 }));
+        for (const window of everyWindow(result)) {
+          if (window.admitted + window.stranded > window.maxLimit) {
+            expect.fail(`seed ${seed} ${demand}: ${window.admitted} admitted and ${window.stranded} stranded against ${window.maxLimit}`);
+          }
+        }
+        if (result.limitedBeforeBan === undefined) continue;
+        bans += 1;
+        if (result.limitedBeforeBan < BAN.threshold) {
+          expect.fail(`seed ${seed} ${demand}: banned after ${result.limitedBeforeBan} 429s in a row (${result.unavailable} answered 503)`);
+        }
+      }
+    }
+    expect(bans).toBeGreaterThan(RUNS / 2);
+  });
+
+  it("with isolate clocks up to 2 s off the object's, never admit more than the limit in any of the object's windows", () => {
+    for (const seed of seeds(7)) {
+      const result = simulate(scenarioFor(seed, "above", { skewMs: 2_000, deaths: seed % 2 === 0, limitChange: seed % 3 === 0 }));
+      for (const window of everyWindow(result)) {
+        if (window.admitted > window.maxLimit) expect.fail(`seed ${seed}: ${window.admitted} admitted against ${window.maxLimit}, isolates skewed`);
+      }
+    }
   });
 
   it("call the object far less than once per request for a busy caller", () => {

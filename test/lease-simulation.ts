@@ -1,13 +1,17 @@
 import * as rules from "../src/limiter/lease-book";
-import { DAY_SECONDS, MINUTE_SECONDS, decide, settle, windowStart, type BanRule, type LimiterState } from "../src/limiter/policy";
+import { DAY_SECONDS, MINUTE_SECONDS, acquire, settle, windowStart, type LimiterState } from "../src/limiter/policy";
+import type { BanRule, LeaseRequest, SettleRequest } from "../src/limiter/protocol";
 import type { Limits } from "../src/keys/schemas";
 
 /**
  * A deterministic simulation of the limit rules (README, "Rate limits"): one
  * caller's object, many isolates spending leases, random arrivals, lease
- * expiry, isolate deaths, window boundaries and a limit changed mid-window.
- * It runs the same pure functions the object and the isolates run; calls to
- * the object take effect at once, which only makes grants earlier.
+ * expiry, isolate deaths, window boundaries, a limit changed mid-window, an
+ * object whose answers are lost (each ask tried twice with one id, as the
+ * isolates do) and isolate clocks skewed from the object's. It runs the same
+ * pure functions the object and the isolates run; calls to the object take
+ * effect at once, which only makes grants earlier. Windows are the object's:
+ * it is the counter of record.
  */
 
 /** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
@@ -36,6 +40,10 @@ export interface Scenario {
   ban: BanRule;
   start: number;
   durationMs: number;
+  /** Each call to the object is lost with this probability: before it arrives, or its answer after it was decided. */
+  lossRate: number;
+  /** Each isolate's clock is off from the object's by up to this many ms, either way. */
+  skewMs: number;
 }
 
 export interface WindowLedger {
@@ -43,6 +51,8 @@ export interface WindowLedger {
   refused: number;
   /** Admissions granted to isolates that died before spending them. */
   lostToDeaths: number;
+  /** Admissions granted to asks whose answers were lost, and not taken back. */
+  stranded: number;
   /** The highest limit in force during the window. */
   maxLimit: number;
   /** The window lies entirely within the run, and the limit did not change in it. */
@@ -59,6 +69,8 @@ export interface SimulationResult {
   limitedBeforeBan?: number;
   /** Requests still answered "limited" by isolates that had not heard of the ban yet. */
   limitedDuringBan: number;
+  /** Requests answered 503: the object did not answer twice. */
+  unavailable: number;
 }
 
 /** Bans as configured: the efficiency properties run without them, since a caller above its limit is soon banned. */
@@ -66,8 +78,12 @@ export const BAN: BanRule = { threshold: 20, seconds: 900 };
 export const NO_BAN: BanRule = { threshold: Number.MAX_SAFE_INTEGER, seconds: 1 };
 
 /** A scenario drawn from the seed: 1 to 32 isolates, limits from tiny to large, often across a minute or day boundary. */
-export function scenarioFor(seed: number, demand: Demand, options: { deaths?: boolean; limitChange?: boolean; ban?: BanRule; isolates?: number } = {}): Scenario {
-  const { deaths = false, limitChange = false, ban = NO_BAN } = options;
+export function scenarioFor(
+  seed: number,
+  demand: Demand,
+  options: { deaths?: boolean; limitChange?: boolean; ban?: BanRule; isolates?: number; lossRate?: number; skewMs?: number } = {},
+): Scenario {
+  const { deaths = false, limitChange = false, ban = NO_BAN, lossRate = 0, skewMs = 0 } = options;
   const random = seededRandom(seed);
   const isolates = options.isolates ?? 1 + Math.floor(random() * 32);
   const perMinute = [3, 10, 60, 300, 1000][Math.floor(random() * 5)]!;
@@ -79,11 +95,13 @@ export function scenarioFor(seed: number, demand: Demand, options: { deaths?: bo
   const changed = limitChange
     ? { at: start + Math.floor(random() * durationMs), limits: { perMinute: Math.max(1, Math.round(perMinute * (random() < 0.5 ? 0.5 : 2))), perDay } }
     : undefined;
-  return { seed, isolates, limits: { perMinute, perDay }, changed, demand, deaths, ban, start, durationMs };
+  return { seed, isolates, limits: { perMinute, perDay }, changed, demand, deaths, ban, start, durationMs, lossRate, skewMs };
 }
 
 interface Isolate {
   book: rules.LeaseBook;
+  /** Its clock minus the object's. */
+  skew: number;
   /** Mean milliseconds between this isolate's requests. */
   gapMs: number;
   next: number;
@@ -103,6 +121,8 @@ export function simulate(scenario: Scenario): SimulationResult {
   let limitedSinceGrant = 0;
   let limitedDuringBan = 0;
   let limitedBeforeBan: number | undefined;
+  let unavailable = 0;
+  let asks = 0;
   const noteBan = () => {
     if (limitedBeforeBan === undefined && (state?.bannedUntil ?? 0) > 0) limitedBeforeBan = limitedSinceGrant;
   };
@@ -120,6 +140,7 @@ export function simulate(scenario: Scenario): SimulationResult {
         admitted: 0,
         refused: 0,
         lostToDeaths: 0,
+        stranded: 0,
         maxLimit: Math.max(...limits.map(limit)),
         whole: from >= start && to <= end && !changedInside,
       };
@@ -139,6 +160,7 @@ export function simulate(scenario: Scenario): SimulationResult {
     const gapMs = (60_000 * scenario.isolates) / total;
     return {
       book: rules.newLeaseBook(),
+      skew: Math.round((random() * 2 - 1) * scenario.skewMs),
       gapMs,
       next: start + (scenario.demand === "below" ? (index * gapMs) / scenario.isolates : random() * gapMs),
       diesAt: scenario.deaths && random() < 0.5 ? start + random() * durationMs : Infinity,
@@ -147,22 +169,54 @@ export function simulate(scenario: Scenario): SimulationResult {
   const gap = (isolate: Isolate) =>
     scenario.demand === "below" ? isolate.gapMs : -Math.log(1 - random()) * isolate.gapMs;
 
-  const settleBook = (book: rules.LeaseBook, now: number, unspent: ReturnType<typeof rules.takeExpired>) => {
-    const refusals = rules.takeRefusals(book, `batch-${batch++}`);
-    objectCalls += 1;
-    state = settle(state, unspent, refusals, BAN, now);
-    noteBan();
-    rules.absorbSettled(book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, refusals?.count ?? 0, now);
+  const limitsSetAt = (now: number) => (scenario.changed && now >= scenario.changed.at ? scenario.changed.at : 0);
+  /** One call reaching the object and its answer reaching the isolate, or not. */
+  const lost = () => scenario.lossRate > 0 && random() < scenario.lossRate;
+  /** What the lost asks named in a call had been granted, in the object's current windows: taken back, no longer stranded. */
+  const takenBack = (abandoned: readonly string[] | undefined, now: number) => {
+    for (const grant of state?.grants ?? []) {
+      if (!abandoned?.includes(grant.id)) continue;
+      const [minute, day] = windowsOf(now);
+      if (grant.minuteStart === windowStart(now / 1000, MINUTE_SECONDS)) minute!.stranded -= grant.count;
+      if (grant.dayStart === windowStart(now / 1000, DAY_SECONDS)) day!.stranded -= grant.count;
+    }
   };
-  const ask = (book: rules.LeaseBook, now: number, speculative: boolean) => {
-    const refusals = speculative ? undefined : rules.takeRefusals(book, `batch-${batch++}`);
+
+  const settleBook = (isolate: Isolate, now: number) => {
+    const request: SettleRequest | undefined = rules.settleRequest(isolate.book, BAN, now + isolate.skew, `batch-${batch++}`);
+    if (!request) return;
     objectCalls += 1;
-    const settled = refusals ? settle(state, [], refusals, BAN, now) : state;
-    const result = decide(settled, limitsAt(now), BAN, now, rules.leaseWant(book, 0, now), speculative);
-    state = result.state;
-    if (result.verdict.granted > 0) limitedSinceGrant = 0;
+    if (lost()) return rules.settleFailed(isolate.book, request);
+    takenBack(request.abandoned, now);
+    state = settle(state, request.unspent, request.refusals, BAN, now, request.abandoned);
     noteBan();
-    return rules.absorbAnswer(book, result.verdict, now, !speculative, refusals?.count ?? 0);
+    // A settle whose answer is lost is not sent again: the object has it all the same.
+    if (lost()) return rules.settleFailed(isolate.book, request);
+    rules.absorbSettled(isolate.book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, request, now + isolate.skew);
+  };
+  /** An ask as the isolates make it: tried twice with one id; undefined when both attempts were lost (the client gets 503). */
+  const ask = (isolate: Isolate, now: number, speculative: boolean) => {
+    const { book } = isolate;
+    const sentAt = now + isolate.skew;
+    const request: LeaseRequest = rules.leaseRequest(book, { limits: limitsAt(now), limitsSetAt: limitsSetAt(now), ban: BAN }, 0, sentAt, speculative, `ask-${asks++}`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      objectCalls += 1;
+      if (lost()) continue;
+      takenBack(request.abandoned, now);
+      const result = acquire(state, request, now);
+      const fresh = result.verdict.granted > 0 && !(state?.grants ?? []).some((grant) => grant.id === request.id);
+      state = result.state;
+      if (fresh) limitedSinceGrant = 0;
+      noteBan();
+      if (lost()) {
+        if (fresh) for (const window of windowsOf(now)) window.stranded += result.verdict.granted;
+        continue;
+      }
+      if (!fresh && result.verdict.granted > 0) for (const window of windowsOf(now)) window.stranded -= result.verdict.granted;
+      return rules.absorbAnswer(book, result.verdict, now + isolate.skew, !speculative, request, sentAt) ?? "renewed";
+    }
+    rules.abandonAsk(book, request);
+    return undefined;
   };
 
   for (;;) {
@@ -171,15 +225,14 @@ export function simulate(scenario: Scenario): SimulationResult {
     if (now >= end) break;
     isolate.next += gap(isolate);
 
-    // Each lease's timer hands back what it left unspent when it expires (here, at the next event).
+    // Each lease's timer hands back what it left unspent when it expires (here, at the next event), on its isolate's clock.
     for (const other of isolates) {
-      const unspent = rules.takeExpired(other.book, now);
-      if (unspent.length > 0) settleBook(other.book, now, unspent);
+      if (other.book.leases.some((lease) => lease.expiresAt <= now + other.skew)) settleBook(other, now);
     }
     if (now >= isolate.diesAt) {
       // It dies with whatever it holds: granted and counted, never spent.
       for (const lease of isolate.book.leases) {
-        if (lease.expiresAt <= now || lease.count === 0) continue;
+        if (lease.expiresAt <= now + isolate.skew || lease.count === 0) continue;
         minutes.get(lease.minuteStart)!.lostToDeaths += lease.count;
         days.get(lease.dayStart)!.lostToDeaths += lease.count;
       }
@@ -188,11 +241,20 @@ export function simulate(scenario: Scenario): SimulationResult {
     }
 
     const { book } = isolate;
-    rules.noteArrival(book, now);
-    let verdict = rules.decideLocally(book, BAN, now);
-    if (verdict?.outcome === "admitted" && rules.needsRenewal(book, now)) ask(book, now, true);
-    if (verdict?.outcome === "limited" && book.pending.count >= rules.REFUSAL_BATCH) settleBook(book, now, []);
-    verdict ??= ask(book, now, false)!;
+    const local = now + isolate.skew;
+    rules.noteArrival(book, local);
+    let verdict = rules.decideLocally(book, BAN, local);
+    if (verdict?.outcome === "admitted" && rules.needsRenewal(book, local)) ask(isolate, now, true);
+    if (verdict?.outcome === "limited" && book.pending.count >= rules.REFUSAL_BATCH) settleBook(isolate, now);
+    if (!verdict) {
+      const answered = ask(isolate, now, false);
+      if (answered === undefined) {
+        unavailable += 1;
+        continue;
+      }
+      verdict = answered === "renewed" ? undefined : answered;
+    }
+    if (!verdict) continue;
 
     const [minute, day] = windowsOf(now);
     if (verdict.outcome === "admitted") {
@@ -206,5 +268,5 @@ export function simulate(scenario: Scenario): SimulationResult {
       else if (verdict.outcome === "limited") limitedSinceGrant += 1;
     }
   }
-  return { scenario, minutes, days, objectCalls, admitted, limitedBeforeBan, limitedDuringBan };
+  return { scenario, minutes, days, objectCalls, admitted, limitedBeforeBan, limitedDuringBan, unavailable };
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { rateLimitHeaders } from "../src/limiter/headers";
 import { ANONYMOUS_LIMITS, PLAN_LIMITS, limitsFor } from "../src/limiter/plans";
-import { decide, expiresAt, quieterWindow, windowStart, type LimiterState } from "../src/limiter/policy";
+import { absorbAnswer, abandonAsk, leaseRequest, newLeaseBook } from "../src/limiter/lease-book";
+import { KEEP_FOR_KV_MS, acquire, decide, expiresAt, quieterWindow, revokeKey, setLimits, settle, unban, usageOf, windowStart, type LimiterState } from "../src/limiter/policy";
+import type { LeaseRequest } from "../src/limiter/protocol";
 
 const ban = { threshold: 3, seconds: 100 };
 const limits = { perMinute: 2, perDay: 5 };
@@ -112,6 +114,107 @@ describe("expiresAt", () => {
     const state = run([0]).state;
     expect(expiresAt(state)).toBe(DAY + 86400);
     expect(expiresAt({ ...state, bannedUntil: DAY + 90000 })).toBe(DAY + 90000);
+  });
+});
+
+describe("acquire: one lease request as the object takes it", () => {
+  const request = (fields: Partial<LeaseRequest> = {}): LeaseRequest => ({ limits: { perMinute: 100, perDay: 1000 }, ban, want: 10, speculative: false, deferRefusal: true, ...fields });
+
+  it("answers a retried ask (same id) with its first grant, counted once", () => {
+    const first = acquire(undefined, request({ id: "a" }), ms(1));
+    const retried = acquire(first.state, request({ id: "a" }), ms(2));
+    expect(first.verdict.granted).toBeGreaterThan(1);
+    expect(retried.verdict).toMatchObject({ granted: first.verdict.granted, expiresAt: first.verdict.expiresAt, now: ms(1) });
+    expect(usageOf(retried.state, ms(2)).minute.count).toBe(first.verdict.granted);
+    expect(usageOf(acquire(retried.state, request({ id: "b" }), ms(3)).state, ms(3)).minute.count).toBeGreaterThan(first.verdict.granted);
+  });
+
+  it("takes back what an abandoned ask was granted, once", () => {
+    const lost = acquire(undefined, request({ id: "a" }), ms(1));
+    const next = acquire(lost.state, request({ id: "b", abandoned: ["a"] }), ms(2));
+    expect(usageOf(next.state, ms(2)).minute.count).toBe(next.verdict.granted);
+    const again = settle(next.state, [], undefined, ban, ms(3), ["a"]);
+    expect(usageOf(again, ms(3)).minute.count).toBe(next.verdict.granted);
+  });
+
+  it("leaves a deferred refusal to the isolate, but counts the one that crosses the threshold, so a ban starts on time", () => {
+    const full = run([0, 1]).state;
+    const refused = acquire(full, request({ id: "r", limits }), ms(2));
+    expect(refused.verdict).toMatchObject({ outcome: "limited", refusalDeferred: true, refusedInARow: 0 });
+    const delivered = { ...full, refusedInARow: ban.threshold };
+    expect(acquire(delivered, request({ id: "x", limits }), ms(2)).verdict).toMatchObject({ outcome: "banned" });
+    // An isolate from before deferred refusals: counted at once, as it expects.
+    expect(acquire(full, request({ limits, deferRefusal: undefined }), ms(2)).verdict).toMatchObject({ outcome: "limited", refusedInARow: 1 });
+  });
+
+  it("refuses a revoked key without counting it or touching the streak", () => {
+    const revoked = revokeKey(run([0]).state, "key_revoked", ms(1));
+    const { state, verdict } = acquire(revoked, request({ id: "a", keyId: "key_revoked", limits }), ms(2));
+    expect(verdict).toMatchObject({ keyRevoked: true, granted: 0 });
+    expect(usageOf(state, ms(2))).toMatchObject({ minute: { count: 1 }, refusedInARow: 0 });
+  });
+
+  it("decides by the newest limits it has been shown, whichever key or the operator showed them", () => {
+    const business = { perMinute: 1000, perDay: 100_000 };
+    const free = { perMinute: 60, perDay: 1000 };
+    const newer = acquire(undefined, request({ id: "a", limits: free, limitsSetAt: ms(-10) }), ms(1));
+    expect(newer.verdict.minute.limit).toBe(60);
+    const stale = acquire(newer.state, request({ id: "b", limits: business, limitsSetAt: ms(-100) }), ms(2));
+    expect(stale.verdict.minute.limit).toBe(60);
+    const operator = setLimits(stale.state, business, ms(3), ms(3));
+    expect(acquire(operator, request({ id: "c", limits: free, limitsSetAt: ms(-10) }), ms(4)).verdict.minute.limit).toBe(1000);
+  });
+
+  it("keeps revocations and learned limits across the day boundary until KV has spread them", () => {
+    const lateInDay = 86_400 - 20;
+    const revoked = revokeKey(setLimits(undefined, { perMinute: 7, perDay: 70 }, ms(lateInDay), ms(lateInDay)), "key_revoked", ms(lateInDay));
+    expect(expiresAt(revoked)).toBe(Math.ceil((ms(lateInDay) + KEEP_FOR_KV_MS) / 1000));
+    const afterMidnight = acquire(revoked, request({ id: "a", keyId: "key_revoked", limits }), ms(86_400 + 30));
+    expect(afterMidnight.verdict.keyRevoked).toBe(true);
+    expect(afterMidnight.verdict.minute.limit).toBe(7);
+    const later = acquire(revoked, request({ id: "b", keyId: "key_revoked", limits }), ms(lateInDay) + KEEP_FOR_KV_MS + 1);
+    expect(later.verdict.keyRevoked).toBeUndefined();
+  });
+});
+
+describe("refusal batches and the streak", () => {
+  const batch = (since: number, id: string) => ({ count: 5, since: ms(since), id });
+
+  it("never counts refusals answered before a ban ended toward the next streak", () => {
+    const banned = run([0, 1, 2, 3, 4, 5]).state;
+    expect(banned.bannedUntil).toBeGreaterThan(0);
+    const afterBan = settle(banned, [], batch(50, "late"), ban, ms(200));
+    expect(usageOf(afterBan, ms(200)).refusedInARow).toBe(0);
+  });
+
+  it("never counts refusals answered before an unban", () => {
+    const unbanned = unban(run([0, 1, 2, 3, 4, 5]).state, ms(10));
+    expect(usageOf(settle(unbanned, [], batch(9, "before"), ban, ms(11)), ms(11)).refusedInARow).toBe(0);
+    expect(usageOf(settle(unbanned, [], batch(10.5, "after"), ban, ms(11)), ms(11)).refusedInARow).toBe(5);
+  });
+});
+
+describe("the isolate's reading of an answer", () => {
+  it("reads a lease's expiry as a duration from when the ask was sent, whatever the isolate's clock says", () => {
+    const answer = decide(undefined, { perMinute: 100, perDay: 1000 }, ban, ms(10), 20).verdict;
+    const book = newLeaseBook();
+    // This isolate's clock is 2 s behind the object's: the lease ends 5 s after the ask by its own clock.
+    const sentAt = ms(8);
+    absorbAnswer(book, answer, sentAt + 30, true, {}, sentAt);
+    expect(book.leases[0]!.expiresAt).toBe(sentAt + 5_000);
+  });
+
+  it("counts a refusal the object deferred once it answers the client, and names a lost ask in its next request", () => {
+    const book = newLeaseBook();
+    const asker = { limits, ban };
+    const lost = leaseRequest(book, asker, 0, ms(1), false, "lost");
+    abandonAsk(book, lost);
+    const next = leaseRequest(book, asker, 0, ms(2), false, "next");
+    expect(next).toMatchObject({ id: "next", abandoned: ["lost"], deferRefusal: true });
+    const refused = acquire(run([0, 1]).state, next, ms(2)).verdict;
+    absorbAnswer(book, refused, ms(2), true, next, ms(2));
+    expect(book.abandoned).toEqual([]);
+    expect(book.pending.count).toBe(1);
   });
 });
 

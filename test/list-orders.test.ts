@@ -1,11 +1,30 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Order } from "../src/orders/schemas";
-import { api } from "./request";
+import { api, errorBodyOf } from "./request";
 import { clearOrders, seedManyOrders, seedOrders } from "./seed";
 
 beforeEach(clearOrders);
+afterEach(() => vi.restoreAllMocks());
 
 describe("GET /v1/store/orders", () => {
+  it("answers 500 internal_error, never a list or a 304, when the list's version row is missing, and logs why", async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((line: unknown) => void errors.push(String(line)));
+    await env.DB.prepare("DELETE FROM orders_version").run();
+    try {
+      expect(await errorBodyOf(await api("/v1/store/orders"))).toMatchObject({ code: "internal_error", status: 500 });
+      const revalidated = await api("/v1/store/orders", { headers: { "If-None-Match": '"orders-none"' } });
+      expect(await errorBodyOf(revalidated)).toMatchObject({ code: "internal_error", status: 500 });
+      expect(errors.filter((line) => line.includes("the orders_version row is missing"))).toHaveLength(2);
+    } finally {
+      // Storage outlives a test in this file: the row goes back as a migration makes it.
+      await env.DB.prepare(
+        "INSERT INTO orders_version (singleton, epoch, version, stamp) VALUES (1, lower(hex(randomblob(6))), 0, lower(hex(randomblob(6))))",
+      ).run();
+    }
+  });
+
   it("returns an empty array when there are no orders", async () => {
     const response = await api("/v1/store/orders");
     expect(response.status).toBe(200);

@@ -34,6 +34,7 @@ export interface KeyOptions {
   plan: Plan;
   name: string;
   limits?: Limits;
+  limitsSetAt?: string;
   scopes?: Scope[];
   expiresAt?: string;
   budget?: string;
@@ -48,6 +49,7 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
     name: options.name,
     createdAt: new Date().toISOString(),
     ...(options.limits && { limits: options.limits }),
+    ...(options.limitsSetAt && { limitsSetAt: options.limitsSetAt }),
     ...(options.scopes && { scopes: options.scopes }),
     ...(options.expiresAt && { expiresAt: options.expiresAt }),
     ...(options.budget && { budget: options.budget }),

@@ -15,10 +15,20 @@ const KEY_CACHE_MISS_MS = 1_000;
 // KV's edge cache lifetime; 60 s is its default and adds no delay beyond propagation.
 const KV_CACHE_TTL_SECONDS = 60;
 
-const cache = new TtlCache<string, ApiKeyRecord | null>(10_000);
+/** What KV holds for a key: its record, nothing, or a record that does not fit the schema (what is wrong, never the values). */
+export type StoredKey = { kind: "found"; record: ApiKeyRecord } | { kind: "unknown" } | { kind: "invalid"; problems: string };
 
-/** The record of an API key, or null when KV has none. Cached by the key's hash, never the key. */
-export async function findApiKey(kv: KVNamespace, token: string, now = Date.now()): Promise<ApiKeyRecord | null> {
+const cache = new TtlCache<string, StoredKey>(10_000);
+
+function readRecord(stored: unknown): StoredKey {
+  if (stored === null) return { kind: "unknown" };
+  const parsed = ApiKeyRecord.safeParse(stored);
+  if (parsed.success) return { kind: "found", record: parsed.data };
+  return { kind: "invalid", problems: parsed.error.issues.map((issue) => `${issue.path.join(".") || "record"}: ${issue.message}`).join("; ") };
+}
+
+/** What KV holds for an API key. Cached by the key's hash, never the key; only a valid record is kept as long as a hit. */
+export async function findApiKey(kv: KVNamespace, token: string, now = Date.now()): Promise<StoredKey> {
   const hash = await sha256Hex(token);
   const cached = cache.get(hash, now);
   if (cached !== undefined) return cached;
@@ -26,9 +36,9 @@ export async function findApiKey(kv: KVNamespace, token: string, now = Date.now(
   const stored = await callDependency("KV", () =>
     kv.get<unknown>(recordName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }),
   );
-  const record = stored === null ? null : ApiKeyRecord.parse(stored);
-  cache.set(hash, record, record ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
-  return record;
+  const found = readRecord(stored);
+  cache.set(hash, found, found.kind === "found" ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
+  return found;
 }
 
 /** A key's record by its id, for the operator API (two KV reads, no cache: operators want what KV holds now). */

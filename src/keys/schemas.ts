@@ -15,24 +15,40 @@ export const SCOPES = ["orders:read", "orders:write"] as const;
 export const Scope = z.enum(SCOPES);
 export type Scope = z.infer<typeof Scope>;
 
-/** What KV holds under `key:<sha256 hex>` (README, "API keys"). The key itself is never stored. */
+/** An instant as the keys command writes it; anything else would compare as NaN, and a NaN expiry never comes. */
+const Instant = z.iso.datetime({ offset: true });
+
+/**
+ * What KV holds under `key:<sha256 hex>` (README, "API keys"). The key itself
+ * is never stored. Checked whenever it is read: a record that does not fit is
+ * refused, never half-trusted.
+ */
 export const ApiKeyRecord = z.object({
   id: z.string().regex(/^key_[0-9A-Za-z]{16}$/),
   plan: Plan,
   name: z.string(),
-  createdAt: z.string(),
+  createdAt: Instant,
   limits: Limits.optional(),
+  /**
+   * When the plan or limits were last set (absent: at creation). Every key of
+   * a budget carries the same stamp; the budget's object keeps the newest
+   * limits it is shown, so a record read before an update never wins.
+   */
+  limitsSetAt: Instant.optional(),
   /** Absent on keys made before scopes existed: those may do everything. */
   scopes: z.array(Scope).optional(),
-  /** ISO 8601; from then on the key answers 401. */
-  expiresAt: z.string().optional(),
+  /** From then on the key answers 401. */
+  expiresAt: Instant.optional(),
   /** Set on a key made by rotation: the id of the key whose budget (limiter) it shares. */
   budget: z.string().optional(),
-  revokedAt: z.string().optional(),
+  revokedAt: Instant.optional(),
 });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
 export const scopesOf = (record: ApiKeyRecord): readonly Scope[] => record.scopes ?? SCOPES;
 
 /** The name of the limiter that counts this key: a rotated key and the key it replaced share one budget. */
-export const budgetOf = (record: ApiKeyRecord): string => record.budget ?? record.id;
+export const budgetOf = (record: Pick<ApiKeyRecord, "id" | "budget">): string => record.budget ?? record.id;
+
+/** When the record's limits were set, Unix ms. */
+export const limitsSetAtOf = (record: ApiKeyRecord): number => Date.parse(record.limitsSetAt ?? record.createdAt);

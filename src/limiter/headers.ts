@@ -1,5 +1,5 @@
 import type { HeaderName } from "../headers";
-import type { Verdict, WindowReport } from "./policy";
+import type { Verdict, WindowReport } from "./protocol";
 
 /**
  * The rate-limit headers of one verdict: the X-RateLimit-* fields for the

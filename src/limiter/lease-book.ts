@@ -5,7 +5,9 @@
  * only what the object granted it, so admissions never exceed a limit
  * however many isolates serve the caller.
  */
-import { LEASE_MS, quieterWindow, type BanRule, type LeaseAnswer, type RefusalBatch, type Unspent, type Verdict } from "./policy";
+import type { Limits } from "../keys/schemas";
+import { LEASE_MS, quieterWindow } from "./policy";
+import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, SettleRequest, Unspent, Verdict } from "./protocol";
 
 /** Refusals answered here are sent to the object in the background once this many have gathered. */
 export const REFUSAL_BATCH = 10;
@@ -13,8 +15,11 @@ export const REFUSAL_BATCH = 10;
 const RENEW_AHEAD_MS = 1_000;
 /** The current period says something about the rate once it is this long. */
 const MIN_SAMPLE_MS = 250;
+/** Lost asks an isolate keeps naming to the object; the oldest are dropped beyond this (their grants stay counted: safe). */
+const ABANDONED_KEPT = 32;
 
 interface Lease extends Unspent {
+  /** On this isolate's clock. */
   expiresAt: number;
 }
 
@@ -39,6 +44,8 @@ export interface LeaseBook {
   sending: number;
   /** Requests seen in the current lease-length period and in the one before. */
   demand: { periodStart: number; current: number; previous: number };
+  /** Ids of asks whose answers never arrived, to name in the next call so the object takes their grants back. */
+  abandoned: string[];
 }
 
 export function newLeaseBook(): LeaseBook {
@@ -53,6 +60,7 @@ export function newLeaseBook(): LeaseBook {
     pending: { count: 0, since: 0 },
     sending: 0,
     demand: { periodStart: 0, current: 0, previous: 0 },
+    abandoned: [],
   };
 }
 
@@ -129,8 +137,7 @@ export function decideLocally(book: LeaseBook, ban: BanRule, now: number): Verdi
 
   if (book.refusedUntil > now && last.outcome === "limited") {
     if (book.streak + book.sending + book.pending.count + 1 > ban.threshold) return undefined;
-    if (book.pending.count === 0) book.pending.since = now;
-    book.pending.count += 1;
+    noteRefusal(book, now);
     const reset = last[last.reported].reset;
     return { ...last, now, retryAfter: Math.max(1, Math.ceil(reset - t)) };
   }
@@ -148,18 +155,60 @@ function admittedWithUnspent(last: LeaseAnswer, held: number, now: number): Verd
   return { outcome: "admitted", now, minute, day, reported: quieterWindow({ minute, day }) };
 }
 
+/** What the isolate knows of the caller when it asks: the limits of the record it holds, the ban rule, the key presented. */
+export interface Asker {
+  limits: Limits;
+  limitsSetAt?: number;
+  ban: BanRule;
+  keyId?: string;
+}
+
 /**
- * Records the object's answer. For the request that asked (`asker`), the
- * first granted admission is its own; the rest become a lease. Returns the
- * asker's verdict, or undefined for a renewal that no request waits on.
+ * A lease request for a request waiting on it, or a speculative renewal, named
+ * `id`. A request's ask carries the refusals answered here, so a ban starts on
+ * time; every ask names the asks whose answers were lost.
  */
-export function absorbAnswer(book: LeaseBook, answer: LeaseAnswer, now: number, asker: boolean, sent: number): Verdict | undefined {
+export function leaseRequest(book: LeaseBook, asker: Asker, waiting: number, now: number, speculative: boolean, id: string): LeaseRequest {
+  const refusals = speculative ? undefined : takeRefusals(book, `${id}/refusals`);
+  return {
+    id,
+    ...(asker.keyId !== undefined && { keyId: asker.keyId }),
+    limits: asker.limits,
+    ...(asker.limitsSetAt !== undefined && { limitsSetAt: asker.limitsSetAt }),
+    ban: asker.ban,
+    want: leaseWant(book, waiting, now),
+    speculative,
+    ...(refusals && { refusals }),
+    ...(book.abandoned.length > 0 && { abandoned: [...book.abandoned] }),
+    deferRefusal: true,
+  };
+}
+
+/**
+ * Records the object's answer to `request`, sent at `sentAt` and received at
+ * `now` (both on this isolate's clock). The object's times are read as
+ * durations from `sentAt`, which is no later than the object's decision: a
+ * lease expires here no later than the object meant, whatever the two clocks
+ * say. For the request that asked (`asker`), the first granted admission is
+ * its own, and a refusal the object left to it is counted here, now that the
+ * client is about to get its 429. Returns the asker's verdict, or undefined for
+ * a renewal that no request waits on.
+ */
+export function absorbAnswer(
+  book: LeaseBook,
+  answer: LeaseAnswer,
+  now: number,
+  asker: boolean,
+  request: Pick<LeaseRequest, "refusals" | "abandoned">,
+  sentAt = now,
+): Verdict | undefined {
+  acknowledged(book, request, now);
+  book.revoked = answer.revoked;
+  if (answer.keyRevoked) return asker ? answer : undefined;
   book.last = answer;
   book.streak = answer.refusedInARow;
   book.banEnds = answer.banEnds;
-  book.banKnownUntil = now + LEASE_MS;
-  book.revoked = answer.revoked;
-  book.sending = Math.max(0, book.sending - sent);
+  const fromObject = (moment: number) => sentAt + (moment - answer.now);
   if (answer.outcome === "admitted") {
     book.refusedUntil = 0;
     const count = answer.granted - (asker ? 1 : 0);
@@ -168,7 +217,7 @@ export function absorbAnswer(book: LeaseBook, answer: LeaseAnswer, now: number, 
         minuteStart: answer.minute.reset - answer.minute.size,
         dayStart: answer.day.reset - answer.day.size,
         count,
-        expiresAt: answer.expiresAt,
+        expiresAt: fromObject(answer.expiresAt),
       });
     }
     return asker ? admittedWithUnspent(answer, unspent(book, now), answer.now) : undefined;
@@ -176,9 +225,28 @@ export function absorbAnswer(book: LeaseBook, answer: LeaseAnswer, now: number, 
   if (answer.outcome === "limited") {
     // Ask again within a lease's length at the latest: capacity handed back
     // by other isolates, or a raised limit, reaches this one that soon.
-    book.refusedUntil = Math.min(now + LEASE_MS, answer[answer.reported].reset * 1000);
+    book.refusedUntil = Math.min(now + LEASE_MS, fromObject(answer[answer.reported].reset * 1000));
+    if (asker && answer.refusalDeferred) noteRefusal(book, now);
   }
   return asker ? answer : undefined;
+}
+
+/** An ask whose answer never arrived (the client got 503): the object is told of it with the next call. */
+export function abandonAsk(book: LeaseBook, request: Pick<LeaseRequest, "id" | "refusals">): void {
+  book.sending = Math.max(0, book.sending - (request.refusals?.count ?? 0));
+  if (request.id !== undefined) book.abandoned = [...book.abandoned, request.id].slice(-ABANDONED_KEPT);
+}
+
+/** The object has the call: the refusals it carried are counted, the lost asks it named are settled. */
+function acknowledged(book: LeaseBook, request: Pick<LeaseRequest, "refusals" | "abandoned">, now: number): void {
+  book.sending = Math.max(0, book.sending - (request.refusals?.count ?? 0));
+  if (request.abandoned) book.abandoned = book.abandoned.filter((id) => !request.abandoned!.includes(id));
+  book.banKnownUntil = now + LEASE_MS;
+}
+
+function noteRefusal(book: LeaseBook, now: number): void {
+  if (book.pending.count === 0) book.pending.since = now;
+  book.pending.count += 1;
 }
 
 /** Moves the refusals answered here into a batch (named `id`) to send; undefined when there are none. */
@@ -190,12 +258,28 @@ export function takeRefusals(book: LeaseBook, id: string): RefusalBatch | undefi
   return batch;
 }
 
-/** Records the object's answer to refusals and returns sent in the background. */
-export function absorbSettled(book: LeaseBook, answer: { refusedInARow: number; banEnds: number }, sent: number, now: number): void {
-  book.sending = Math.max(0, book.sending - sent);
+/**
+ * What to send the object in the background: what expired leases left
+ * unspent, the refusals answered here (a batch named `id`), the lost asks.
+ * Undefined when there is nothing to send.
+ */
+export function settleRequest(book: LeaseBook, ban: BanRule, now: number, id: string): SettleRequest | undefined {
+  const unspent = takeExpired(book, now);
+  const refusals = takeRefusals(book, id);
+  if (unspent.length === 0 && !refusals && book.abandoned.length === 0) return undefined;
+  return { ban, unspent, ...(refusals && { refusals }), ...(book.abandoned.length > 0 && { abandoned: [...book.abandoned] }) };
+}
+
+/** Records the object's answer to a settle request. */
+export function absorbSettled(book: LeaseBook, answer: { refusedInARow: number; banEnds: number }, request: SettleRequest, now: number): void {
+  acknowledged(book, request, now);
   book.streak = answer.refusedInARow;
   book.banEnds = answer.banEnds;
-  book.banKnownUntil = now + LEASE_MS;
+}
+
+/** A settle request that failed: its refusals are lost (which can only delay a ban); the lost asks are named again next time. */
+export function settleFailed(book: LeaseBook, request: SettleRequest): void {
+  book.sending = Math.max(0, book.sending - (request.refusals?.count ?? 0));
 }
 
 /**

@@ -1,25 +1,27 @@
 import { callDependency } from "../lib/dependency";
-import type { Limits } from "../keys/schemas";
 import {
   REFUSAL_BATCH,
+  abandonAsk,
   absorbAnswer,
   absorbSettled,
   decideLocally,
-  leaseWant,
+  leaseRequest,
   needsRenewal,
   newLeaseBook,
   noteArrival,
-  takeExpired,
-  takeRefusals,
+  settleFailed,
+  settleRequest,
+  type Asker,
   type LeaseBook,
 } from "./lease-book";
-import type { BanRule, LeaseAnswer, Verdict } from "./policy";
-import type { LeaseRequest, SettleAnswer, SettleRequest } from "./rate-limiter";
+import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest, Verdict } from "./protocol";
 
 /**
  * A limiter answers in milliseconds; one that has not answered in a second is
- * treated as failed (and retried once). A timed-out grant may still have been
- * counted: that errs towards refusing, never towards over-admitting.
+ * treated as failed and retried once, with the same ask id, so a grant made
+ * for the first attempt is the retry's answer and is counted once. An ask
+ * that fails both times is named to the object with the next call, which
+ * takes its grant back; its refusal was never counted.
  */
 export const LIMITER_TIMEOUT_MS = 1_000;
 /** Callers an isolate keeps books for; the least recently seen is dropped beyond this (its unspent lease with it). */
@@ -31,9 +33,7 @@ interface LimiterStub {
   settle(request: SettleRequest): Promise<SettleAnswer>;
 }
 
-interface AdmitContext {
-  limits: Limits;
-  ban: BanRule;
+interface AdmitContext extends Asker {
   limiter(name: string): LimiterStub;
   /** Work that may finish after the response (waitUntil). */
   background(work: Promise<unknown>): void;
@@ -62,7 +62,7 @@ interface Caller {
 export class LeaseClient {
   readonly #callers = new Map<string, Caller>();
 
-  /** True once the caller's object has said this key of the budget is revoked (operator API). */
+  /** True once the budget's object has said this key of the budget is revoked (operator API). */
   knowsRevoked(name: string, keyId: string): boolean {
     return this.#callers.get(name)?.book.revoked.includes(keyId) ?? false;
   }
@@ -104,22 +104,21 @@ export class LeaseClient {
   /** Asks the object for a lease; a speculative ask is a renewal no request waits on. */
   async #ask(name: string, caller: Caller, context: AdmitContext, speculative: boolean): Promise<Verdict | undefined> {
     const { book } = caller;
-    // Refusals answered here go with a request's own ask, so a ban starts on time.
-    const refusals = speculative ? undefined : takeRefusals(book, crypto.randomUUID());
-    const request: LeaseRequest = { limits: context.limits, ban: context.ban, want: leaseWant(book, caller.waiting, Date.now()), speculative, refusals };
+    const sentAt = Date.now();
+    const request: LeaseRequest = leaseRequest(book, context, caller.waiting, sentAt, speculative, crypto.randomUUID());
     let settled!: (outcome: AskOutcome) => void;
     caller.asking = new Promise((resolve) => (settled = resolve));
     try {
-      const answer = await callDependency("rate limiter", () => context.limiter(name).acquire(request), {
+      const answer: LeaseAnswer = await callDependency("rate limiter", () => context.limiter(name).acquire(request), {
         timeoutMs: LIMITER_TIMEOUT_MS,
       });
       const leases = book.leases.length;
-      const verdict = absorbAnswer(book, answer, Date.now(), !speculative, refusals?.count ?? 0);
+      const verdict = absorbAnswer(book, answer, Date.now(), !speculative, request, sentAt);
       if (book.leases.length > leases) context.background(this.#returnWhenExpired(name, caller, context, book.leases.at(-1)!));
       settled({ ok: true });
       return verdict;
     } catch (error) {
-      book.sending = Math.max(0, book.sending - (refusals?.count ?? 0));
+      abandonAsk(book, request);
       settled({ ok: false, error, speculative });
       throw error;
     } finally {
@@ -145,19 +144,17 @@ export class LeaseClient {
   }
 
   /**
-   * Hands back what expired leases left unspent and sends the refusals
-   * answered here, in one attempt: a return applied twice could over-admit,
-   * so one that fails is lost instead (which can only under-admit).
+   * Hands back what expired leases left unspent, sends the refusals answered
+   * here and names lost asks, in one attempt: a return applied twice could
+   * over-admit, so one that fails is lost instead (which can only under-admit).
    */
   async #settle(name: string, caller: Caller, context: AdmitContext, now: number): Promise<void> {
-    const unspent = takeExpired(caller.book, now);
-    const refusals = takeRefusals(caller.book, crypto.randomUUID());
-    if (unspent.length === 0 && !refusals) return;
-    const sent = refusals?.count ?? 0;
+    const request = settleRequest(caller.book, context.ban, now, crypto.randomUUID());
+    if (!request) return;
     try {
-      absorbSettled(caller.book, await context.limiter(name).settle({ ban: context.ban, unspent, refusals }), sent, Date.now());
+      absorbSettled(caller.book, await context.limiter(name).settle(request), request, Date.now());
     } catch (error) {
-      caller.book.sending = Math.max(0, caller.book.sending - sent);
+      settleFailed(caller.book, request);
       context.onBackgroundError(error);
     }
   }

@@ -6,6 +6,7 @@
  * return; the worker isolates spend the leases (lease-book.ts).
  */
 import type { Limits } from "../keys/schemas";
+import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, Unspent, Verdict, WindowReport } from "./protocol";
 
 export const MINUTE_SECONDS = 60;
 export const DAY_SECONDS = 86_400;
@@ -14,14 +15,31 @@ export const DAY_SECONDS = 86_400;
 export const LEASE_MS = 5_000;
 /** A lease takes at most this share of what is left, so other isolates still find room. */
 const LEASE_SHARE = 1 / 4;
+/**
+ * How long a revocation, or limits the object learned, outlive the day they
+ * were made in: KV's propagation (about 60 s), its edge cache (60 s) and the
+ * isolates' key cache (5 s), with room to spare. By then every isolate reads
+ * the same from KV (README, "API keys").
+ */
+export const KEEP_FOR_KV_MS = 600_000;
 
-export interface BanRule {
-  /** A ban starts once more than this many requests in a row were refused. */
-  threshold: number;
-  seconds: number;
+/** The budget's limits as the object knows them: the newest it has been shown. */
+export interface BudgetLimits extends Limits {
+  /** When they were set (Unix ms), as the key records or the operator API stamp them. */
+  setAt: number;
+  /** Kept at least until then (Unix ms), across the day boundary too. */
+  keepUntil: number;
 }
 
-/** What one caller's object keeps. Times are Unix seconds. */
+/** A grant the object remembers, so a retried ask gets it again and an abandoned one gives it back. */
+interface RecentGrant extends Unspent {
+  id: string;
+  /** When it was granted and until when it may be spent, Unix ms on the object's clock. */
+  at: number;
+  expiresAt: number;
+}
+
+/** What one caller's object keeps. Times are Unix seconds unless named otherwise. */
 export interface LimiterState {
   minuteStart: number;
   /** Admissions granted in this minute window, spent or not yet. */
@@ -31,98 +49,63 @@ export interface LimiterState {
   refusedInARow: number;
   /** Exact, with a fraction: a ban lasts exactly BAN_SECONDS from the refusal that started it. */
   bannedUntil: number;
-  /** When admissions were last granted: refusals reported from before it were interrupted by them. */
+  /**
+   * When the streak last started over (a grant, a ban's end, an unban):
+   * refusals answered before it belong to an earlier streak and never count.
+   */
+  streakFrom?: number;
+  /** Written by objects older than streakFrom: the last grant. */
   grantedAt?: number;
   /** Ids of the refusal batches counted last. */
   batches?: string[];
+  /** The last grants, newest last. */
+  grants?: RecentGrant[];
   /** Keys of this budget revoked through the operator API: refused within a lease's expiry, before KV has spread the news. */
   revoked?: string[];
-  /**
-   * Limits set through the operator API (a plan change): used instead of the
-   * ones isolates send until `until` (Unix ms), by when KV has spread them.
-   */
+  /** Unix ms until which `revoked` is kept (absent: written before revocations expired, kept with the day). */
+  revokedKeepUntil?: number;
+  limits?: BudgetLimits;
+  /** Written by objects older than `limits`: limits from the operator API until `until` (Unix ms). */
   override?: { limits: Limits; until: number };
-}
-
-type WindowName = "minute" | "day";
-
-export interface WindowReport {
-  name: WindowName;
-  limit: number;
-  size: number;
-  remaining: number;
-  /** Unix seconds at which this window ends. */
-  reset: number;
-}
-
-export interface Verdict {
-  outcome: "admitted" | "limited" | "banned";
-  /** The decision's clock, in Unix milliseconds, so headers agree with it exactly. */
-  now: number;
-  minute: WindowReport;
-  day: WindowReport;
-  /** The window the headers describe (README, "Rate limits"). */
-  reported: WindowName;
-  /** For refusals: whole seconds until a retry can succeed. */
-  retryAfter?: number;
-  /** For bans: Unix seconds at which the ban ends (the first whole second after it). */
-  bannedUntil?: number;
-}
-
-/** The object's answer to a lease request: the verdict for the asking request, and what the isolate may spend after it. */
-export interface LeaseAnswer extends Verdict {
-  /** Admissions granted, the asking request's own included (0 when refused). */
-  granted: number;
-  /** Unix milliseconds after which the isolate must not spend the grant. */
-  expiresAt: number;
-  /** The object's refusals in a row after this answer. */
-  refusedInARow: number;
-  /** Exact end of a ban, Unix seconds (0 when none). */
-  banEnds: number;
-  /** Keys of this budget revoked through the operator API. */
-  revoked: string[];
-}
-
-/** Admissions an isolate did not spend, handed back once its lease expired. */
-export interface Unspent {
-  minuteStart: number;
-  dayStart: number;
-  count: number;
-}
-
-/** Refusals an isolate answered itself, counted in the object later. */
-export interface RefusalBatch {
-  count: number;
-  /** Unix milliseconds of the first of them. */
-  since: number;
-  /** Unique per batch: a batch sent again (a retried call) is counted once. */
-  id: string;
 }
 
 /** How many batch ids the object remembers to count each batch once. */
 const BATCHES_REMEMBERED = 8;
+/** How many grants it remembers: more than the asks of a budget that can be in flight at once. */
+const GRANTS_REMEMBERED = 16;
 
 export const windowStart = (nowSeconds: number, size: number) => Math.floor(nowSeconds / size) * size;
 
 const secondsUntil = (moment: number, nowSeconds: number) => Math.max(1, Math.ceil(moment - nowSeconds));
 
-/** The state as of `t`: windows rolled over, an ended ban cleared with its streak. */
+/**
+ * The state as of `t`: windows rolled over (with the grants of the current
+ * day only), an ended ban cleared with its streak. Revocations and learned
+ * limits stay across the day boundary until their keep time.
+ */
 function current(previous: LimiterState | undefined, t: number): LimiterState {
   const minuteStart = windowStart(t, MINUTE_SECONDS);
   const dayStart = windowStart(t, DAY_SECONDS);
+  const now = t * 1000;
+  const sameDay = previous?.dayStart === dayStart;
+  const legacyOverride = previous?.override && previous.override.until > now && previous.override;
+  const limits = previous?.limits ?? (legacyOverride ? { ...legacyOverride.limits, setAt: now, keepUntil: legacyOverride.until } : undefined);
+  const revokedKept = previous?.revoked && (previous.revokedKeepUntil === undefined ? sameDay : previous.revokedKeepUntil > now);
   const state: LimiterState = {
     minuteStart,
     minuteCount: previous?.minuteStart === minuteStart ? previous.minuteCount : 0,
     dayStart,
-    dayCount: previous?.dayStart === dayStart ? previous.dayCount : 0,
+    dayCount: sameDay ? previous.dayCount : 0,
     refusedInARow: previous?.refusedInARow ?? 0,
     bannedUntil: previous?.bannedUntil ?? 0,
-    grantedAt: previous?.grantedAt ?? 0,
+    streakFrom: previous?.streakFrom ?? previous?.grantedAt ?? 0,
     batches: previous?.batches ?? [],
-    ...(previous?.revoked && { revoked: previous.revoked }),
-    ...(previous?.override && previous.override.until > t * 1000 && { override: previous.override }),
+    grants: sameDay ? (previous.grants ?? []) : [],
+    ...(revokedKept && { revoked: previous.revoked, ...(previous.revokedKeepUntil !== undefined && { revokedKeepUntil: previous.revokedKeepUntil }) }),
+    ...(limits && (sameDay || limits.keepUntil > now) && { limits }),
   };
   if (state.bannedUntil > 0 && state.bannedUntil <= t) {
+    state.streakFrom = state.bannedUntil;
     state.bannedUntil = 0;
     state.refusedInARow = 0;
   }
@@ -139,9 +122,32 @@ function leaseSize(want: number, room: number): number {
 }
 
 /**
+ * The limits to decide by: the newest the object has been shown for this
+ * budget, by any key's record or the operator API. Isolates send the limits
+ * of the record they hold, and records can disagree for a while (a cached
+ * one, a key of a rotated pair read before an update reached it); a stale
+ * record never wins over a newer one (README, "API keys").
+ */
+function learnLimits(state: LimiterState, limits: Limits, setAt: number, now: number): Limits {
+  if (!state.limits || setAt > state.limits.setAt) {
+    state.limits = { perMinute: limits.perMinute, perDay: limits.perDay, setAt, keepUntil: now + KEEP_FOR_KV_MS };
+  }
+  return { perMinute: state.limits.perMinute, perDay: state.limits.perDay };
+}
+
+export interface DecideOptions {
+  /** Remember the grant under this id (the ask's), for a retry and for an abandoned ask. */
+  grantId?: string;
+  /** Leave this request's refusal uncounted: the isolate counts it once the client has its 429. */
+  deferRefusal?: boolean;
+}
+
+/**
  * Decides one request and, when it is admitted, grants up to `want`
  * admissions (its own included), counted in both windows at once. A refused
- * request counts in neither and adds to the streak that leads to a ban;
+ * request counts in neither and adds to the streak that leads to a ban
+ * (unless the isolate counts it later, `deferRefusal`; the refusal that
+ * crosses the threshold is always counted here, so a ban starts on time);
  * requests during a ban neither count nor extend it. A `speculative` request
  * (an isolate renewing its lease before it runs out) is no client's request:
  * refusing it adds nothing to the streak.
@@ -153,18 +159,11 @@ export function decide(
   now: number,
   want = 1,
   speculative = false,
+  options: DecideOptions = {},
 ): { state: LimiterState; verdict: LeaseAnswer } {
   const t = now / 1000;
   const state = current(previous, t);
-  limits = state.override?.limits ?? limits;
-  const answer = (verdict: Verdict, granted = 0): LeaseAnswer => ({
-    ...verdict,
-    granted,
-    expiresAt: granted > 0 ? Math.min(now + LEASE_MS, (state.minuteStart + MINUTE_SECONDS) * 1000) : now,
-    refusedInARow: state.refusedInARow,
-    banEnds: state.bannedUntil,
-    revoked: state.revoked ?? [],
-  });
+  const answer = (verdict: Verdict, granted = 0, expiresAt = now) => leaseAnswer(state, verdict, granted, expiresAt);
 
   if (state.bannedUntil > t) return { state, verdict: answer(banVerdict(state, limits, now)) };
 
@@ -172,27 +171,58 @@ export function decide(
   const dayRoom = limits.perDay - state.dayCount;
   if (minuteRoom > 0 && dayRoom > 0) {
     const granted = leaseSize(want, Math.min(minuteRoom, dayRoom));
+    const expiresAt = Math.min(now + LEASE_MS, (state.minuteStart + MINUTE_SECONDS) * 1000);
     state.minuteCount += granted;
     state.dayCount += granted;
     state.refusedInARow = 0;
-    state.grantedAt = t;
+    state.streakFrom = t;
+    if (options.grantId !== undefined) {
+      const grant = { id: options.grantId, minuteStart: state.minuteStart, dayStart: state.dayStart, count: granted, at: now, expiresAt };
+      state.grants = [...state.grants!, grant].slice(-GRANTS_REMEMBERED);
+    }
     const reports = windowReports(state, limits);
-    return { state, verdict: answer({ outcome: "admitted", now, ...reports, reported: quieterWindow(reports) }, granted) };
+    return { state, verdict: answer({ outcome: "admitted", now, ...reports, reported: quieterWindow(reports) }, granted, expiresAt) };
   }
 
-  if (!speculative) state.refusedInARow += 1;
+  const counted = !speculative && (!options.deferRefusal || state.refusedInARow + 1 > ban.threshold);
+  if (counted) state.refusedInARow += 1;
   if (state.refusedInARow > ban.threshold) {
     state.bannedUntil = t + ban.seconds;
     return { state, verdict: answer(banVerdict(state, limits, now)) };
   }
-  return { state, verdict: answer(refusal(state, limits, now, dayRoom <= 0)) };
+  const verdict = answer(refusal(state, limits, now, dayRoom <= 0));
+  return { state, verdict: !speculative && options.deferRefusal ? { ...verdict, refusalDeferred: true } : verdict };
+}
+
+/**
+ * One lease request, as the object takes it: the asks whose answers were
+ * lost give back their grants, the isolate's refusals are counted, a retried
+ * ask gets its grant again without counting it twice, a revoked key is
+ * refused without touching the budget, and the rest is decide().
+ */
+export function acquire(previous: LimiterState | undefined, request: LeaseRequest, now: number): { state: LimiterState; verdict: LeaseAnswer } {
+  const state = settle(previous, [], request.refusals, request.ban, now, request.abandoned);
+  const limits = learnLimits(state, request.limits, request.limitsSetAt ?? 0, now);
+  const repeated = request.id === undefined ? undefined : state.grants!.find((grant) => grant.id === request.id);
+  if (repeated) {
+    // The first answer's grant, with the windows as they are now; nothing is counted again.
+    const reports = windowReports(state, limits);
+    const verdict: Verdict = { outcome: "admitted", now: repeated.at, ...reports, reported: quieterWindow(reports) };
+    return { state, verdict: leaseAnswer(state, verdict, repeated.count, repeated.expiresAt) };
+  }
+  if (request.keyId !== undefined && state.revoked?.includes(request.keyId)) {
+    return { state, verdict: { ...leaseAnswer(state, refusal(state, limits, now, false)), keyRevoked: true } };
+  }
+  return decide(state, limits, request.ban, now, request.want, request.speculative, { grantId: request.id, deferRefusal: request.deferRefusal });
 }
 
 /**
  * Takes back what isolates did not spend (in the windows it was granted for,
- * if they are still current) and counts refusals they answered themselves.
- * Refusals from before the last grant were interrupted by an admission, so
- * they no longer count; during a ban refusals do not count at all.
+ * if they are still current), and what asks whose answers were lost
+ * (`abandoned`) were granted, and counts refusals isolates answered
+ * themselves. Refusals answered before the streak last started over (a grant,
+ * a ban's end, an unban) belong to an earlier streak and do not count; during
+ * a ban refusals do not count at all.
  */
 export function settle(
   previous: LimiterState | undefined,
@@ -200,16 +230,19 @@ export function settle(
   refusals: RefusalBatch | undefined,
   ban: BanRule,
   now: number,
+  abandoned: readonly string[] = [],
 ): LimiterState {
   const t = now / 1000;
   const state = current(previous, t);
-  for (const lease of unspent) {
+  const lost = state.grants!.filter((grant) => abandoned.includes(grant.id));
+  if (lost.length > 0) state.grants = state.grants!.filter((grant) => !abandoned.includes(grant.id));
+  for (const lease of [...unspent, ...lost]) {
     if (lease.minuteStart === state.minuteStart) state.minuteCount = Math.max(0, state.minuteCount - lease.count);
     if (lease.dayStart === state.dayStart) state.dayCount = Math.max(0, state.dayCount - lease.count);
   }
   if (!refusals || state.batches!.includes(refusals.id)) return state;
   state.batches = [...state.batches!, refusals.id].slice(-BATCHES_REMEMBERED);
-  if (refusals.count > 0 && state.bannedUntil <= t && refusals.since / 1000 >= state.grantedAt!) {
+  if (refusals.count > 0 && state.bannedUntil <= t && refusals.since / 1000 >= state.streakFrom!) {
     state.refusedInARow += refusals.count;
     if (state.refusedInARow > ban.threshold) state.bannedUntil = t + ban.seconds;
   }
@@ -237,20 +270,30 @@ export function usageOf(previous: LimiterState | undefined, now: number): Usage 
   };
 }
 
-/** Ends a ban now and clears the streak. */
+/** Ends a ban now and starts the streak over: refusals answered before now never count toward the next ban. */
 export function unban(previous: LimiterState | undefined, now: number): LimiterState {
-  return { ...current(previous, now / 1000), bannedUntil: 0, refusedInARow: 0 };
+  return { ...current(previous, now / 1000), bannedUntil: 0, refusedInARow: 0, streakFrom: now / 1000 };
 }
 
-/** Limits from the operator API, in force for `forMs` (until every isolate sends them itself). */
-export function overrideLimits(previous: LimiterState | undefined, limits: Limits, forMs: number, now: number): LimiterState {
-  return { ...current(previous, now / 1000), override: { limits, until: now + forMs } };
+/**
+ * Limits from the operator API, stamped `setAt` (the stamp `keys update`
+ * wrote into the key records; now when none is given): in force from every
+ * isolate's next call, and never replaced by a record with an older stamp.
+ */
+export function setLimits(previous: LimiterState | undefined, limits: Limits, setAt: number, now: number): LimiterState {
+  const state = current(previous, now / 1000);
+  learnLimits(state, limits, setAt, now);
+  return state;
 }
 
-/** Marks one key of this budget revoked: its next lease request is answered with the list. */
+/** Marks one key of this budget revoked: refused from its next lease request on, kept until KV says so everywhere. */
 export function revokeKey(previous: LimiterState | undefined, keyId: string, now: number): LimiterState {
   const state = current(previous, now / 1000);
-  return { ...state, revoked: [...new Set([...(state.revoked ?? []), keyId])] };
+  return { ...state, revoked: [...new Set([...(state.revoked ?? []), keyId])], revokedKeepUntil: now + KEEP_FOR_KV_MS };
+}
+
+function leaseAnswer(state: LimiterState, verdict: Verdict, granted = 0, expiresAt = verdict.now): LeaseAnswer {
+  return { ...verdict, granted, expiresAt, refusedInARow: state.refusedInARow, banEnds: state.bannedUntil, revoked: state.revoked ?? [] };
 }
 
 function windowReports(state: LimiterState, limits: Limits): { minute: WindowReport; day: WindowReport } {
@@ -260,12 +303,12 @@ function windowReports(state: LimiterState, limits: Limits): { minute: WindowRep
   };
 }
 
-function report(name: WindowName, limit: number, size: number, count: number, start: number): WindowReport {
+function report(name: WindowReport["name"], limit: number, size: number, count: number, start: number): WindowReport {
   return { name, limit, size, remaining: Math.max(0, limit - count), reset: start + size };
 }
 
 /** The window with fewer requests left; on a tie the one that resets later. */
-export function quieterWindow(reports: { minute: WindowReport; day: WindowReport }): WindowName {
+export function quieterWindow(reports: { minute: WindowReport; day: WindowReport }): WindowReport["name"] {
   const { minute, day } = reports;
   if (minute.remaining !== day.remaining) return minute.remaining < day.remaining ? "minute" : "day";
   return minute.reset > day.reset ? "minute" : "day";
@@ -274,7 +317,7 @@ export function quieterWindow(reports: { minute: WindowReport; day: WindowReport
 function refusal(state: LimiterState, limits: Limits, now: number, dayFull: boolean): Verdict {
   const reports = windowReports(state, limits);
   // With both windows full, the later reset is the one that must pass.
-  const refusing: WindowName = dayFull ? "day" : "minute";
+  const refusing: WindowReport["name"] = dayFull ? "day" : "minute";
   return { outcome: "limited", now, ...reports, reported: refusing, retryAfter: secondsUntil(reports[refusing].reset, now / 1000) };
 }
 
@@ -291,7 +334,11 @@ function banVerdict(state: LimiterState, limits: Limits, now: number): Verdict {
   };
 }
 
-/** When this state stops mattering: the day window is over and any ban has ended. */
+/**
+ * When this state stops mattering, in Unix seconds: the day window is over,
+ * any ban has ended, and revocations and learned limits are past their keep time.
+ */
 export function expiresAt(state: LimiterState): number {
-  return Math.max(state.dayStart + DAY_SECONDS, Math.ceil(state.bannedUntil));
+  const keptUntil = Math.max(state.revokedKeepUntil ?? 0, state.limits?.keepUntil ?? 0) / 1000;
+  return Math.ceil(Math.max(state.dayStart + DAY_SECONDS, state.bannedUntil, keptUntil));
 }

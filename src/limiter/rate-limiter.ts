@@ -1,71 +1,33 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "../keys/schemas";
-import {
-  decide,
-  expiresAt,
-  overrideLimits,
-  revokeKey,
-  settle,
-  unban,
-  usageOf,
-  type BanRule,
-  type LeaseAnswer,
-  type LimiterState,
-  type RefusalBatch,
-  type Unspent,
-  type Usage,
-} from "./policy";
+import { acquire, expiresAt, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
+import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
 
 const STATE = "state";
-/** KV's propagation (about 60 s) and the worker's key cache (5 s), with room to spare. */
-const LIMITS_OVERRIDE_MS = 120_000;
-
-export interface LeaseRequest {
-  limits: Limits;
-  ban: BanRule;
-  /** Admissions wanted, the asking request's own included. */
-  want: number;
-  /** A renewal ahead of need: no client request is refused if there is no room. */
-  speculative: boolean;
-  /** Refusals the isolate answered itself, counted before this request is decided. */
-  refusals?: RefusalBatch;
-}
-
-export interface SettleRequest {
-  ban: BanRule;
-  unspent: Unspent[];
-  refusals?: RefusalBatch;
-}
-
-export interface SettleAnswer {
-  refusedInARow: number;
-  banEnds: number;
-}
 
 /**
- * One object per API key (or per address group, for callers without one): the
- * counter of record. It grants leases of admissions that worker isolates spend
- * on their own (README, "Rate limits"). Each method reads, decides and writes
- * with no await in between, so concurrent calls are decided one after another
- * and never over-grant. State lives in the object's SQLite storage, written
- * before the answer leaves, so a grant survives eviction and restarts; a copy
- * in memory saves the read on every call but the first of each instance.
+ * One object per budget (an API key and the keys rotated from it, or an
+ * address group, for callers without one): the counter of record. It grants
+ * leases of admissions that worker isolates spend on their own (README, "Rate
+ * limits"). Each method reads, decides and writes with no await in between,
+ * so concurrent calls are decided one after another and never over-grant.
+ * State lives in the object's SQLite storage, written before the answer
+ * leaves, so a grant survives eviction and restarts; a copy in memory saves
+ * the read on every call but the first of each instance.
  */
 export class RateLimiter extends DurableObject<Env> {
   #state: LimiterState | undefined;
 
   acquire(request: LeaseRequest): LeaseAnswer {
-    const now = Date.now();
     const previous = this.#load();
-    const settled = request.refusals ? settle(previous, [], request.refusals, request.ban, now) : previous;
-    const { state, verdict } = decide(settled, request.limits, request.ban, now, request.want, request.speculative);
+    const { state, verdict } = acquire(previous, request, Date.now());
     this.#save(previous, state);
     return verdict;
   }
 
   settle(request: SettleRequest): SettleAnswer {
     const previous = this.#load();
-    const state = settle(previous, request.unspent, request.refusals, request.ban, Date.now());
+    const state = settle(previous, request.unspent, request.refusals, request.ban, Date.now(), request.abandoned);
     this.#save(previous, state);
     return { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil };
   }
@@ -77,26 +39,26 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** The operator API's unban: the ban ends now, and isolates learn it at their next call (within a lease's length). */
   unban(): Usage {
-    const previous = this.#load();
-    this.#save(previous, unban(previous, Date.now()));
-    return this.usage();
+    return this.#change((previous, now) => unban(previous, now));
   }
 
   /**
-   * The operator API's update: these limits from every isolate's next call on
-   * (within a lease's length), for as long as KV and the key caches may still
-   * hand isolates the old ones.
+   * The operator API's limits: the budget's from every isolate's next call on
+   * (within a lease's length). `setAt` is the stamp the key records carry, so
+   * a record read before the update can never bring the old limits back.
    */
-  updateLimits(limits: Limits): Usage {
-    const previous = this.#load();
-    this.#save(previous, overrideLimits(previous, limits, LIMITS_OVERRIDE_MS, Date.now()));
-    return this.usage();
+  updateLimits(limits: Limits, setAt?: number): Usage {
+    return this.#change((previous, now) => setLimits(previous, limits, setAt ?? now, now));
   }
 
   /** The operator API's revocation: isolates refuse the key from their next call on (within a lease's length). */
   revoke(keyId: string): Usage {
+    return this.#change((previous, now) => revokeKey(previous, keyId, now));
+  }
+
+  #change(change: (previous: LimiterState | undefined, now: number) => LimiterState): Usage {
     const previous = this.#load();
-    this.#save(previous, revokeKey(previous, keyId, Date.now()));
+    this.#save(previous, change(previous, Date.now()));
     return this.usage();
   }
 
@@ -113,7 +75,7 @@ export class RateLimiter extends DurableObject<Env> {
     }
   }
 
-  /** Forgets the caller once nothing stored can affect a decision any more. */
+  /** Forgets the budget once nothing stored can affect a decision any more (revocations and learned limits included). */
   async alarm(): Promise<void> {
     const state = this.ctx.storage.kv.get<LimiterState>(STATE);
     if (state && expiresAt(state) * 1000 > Date.now()) {

@@ -5,6 +5,7 @@ import { ApiError } from "../errors";
 import { parseBearer } from "../keys/bearer";
 import { scopesOf, type Scope } from "../keys/schemas";
 import { addressGroup } from "../lib/client-address";
+import { logLine } from "../lib/log";
 
 const CHALLENGE = 'Bearer realm="store-orders"';
 
@@ -15,7 +16,11 @@ const CHALLENGE = 'Bearer realm="store-orders"';
  */
 export function identifyCaller(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    c.set("caller", await callerOf(c.req.header("Authorization"), c.env.API_KEYS, c.req.header("CF-Connecting-IP")));
+    const address = addressGroup(c.req.header("CF-Connecting-IP"));
+    const { caller, problems } = await callerOf(c.req.header("Authorization"), c.env.API_KEYS, address);
+    // A record nobody can trust is a fault for operators to fix; the client is told only that the key is not valid.
+    if (problems) logLine("error", c.get("requestId"), "an API key's record in KV does not fit the schema; the key is refused", { problems });
+    c.set("caller", caller);
     await next();
   };
 }
@@ -38,27 +43,33 @@ export function requireApiKey(scope: Scope): MiddlewareHandler<AppEnv> {
   };
 }
 
-async function callerOf(authorization: string | undefined, kv: KVNamespace, ip: string | undefined): Promise<Caller> {
-  const address = addressGroup(ip);
+async function callerOf(authorization: string | undefined, kv: KVNamespace, address: string): Promise<{ caller: Caller; problems?: string }> {
   const bearer = parseBearer(authorization);
   if (bearer.kind === "missing") {
     const rejection = new ApiError("missing_api_key", 'Send your API key in the header "Authorization: Bearer <key>".', {
       "WWW-Authenticate": CHALLENGE,
     });
-    return { kind: "anonymous", address, rejection };
+    return { caller: { kind: "anonymous", address, rejection } };
   }
-  const key = bearer.kind === "token" ? await findApiKey(kv, bearer.token) : null;
+  const found = bearer.kind === "token" ? await findApiKey(kv, bearer.token) : undefined;
+  if (found?.kind === "invalid") return { caller: invalidCaller(address), problems: found.problems };
+  const key = found?.kind === "found" ? found.record : undefined;
   const expired = key?.expiresAt !== undefined && Date.parse(key.expiresAt) <= Date.now();
-  if (key && key.revokedAt === undefined && !expired) return { kind: "key", key };
+  if (key && key.revokedAt === undefined && !expired) return { caller: { kind: "key", key, address } };
   // Malformed, unknown and revoked keys get the same answer: nothing here helps someone guessing keys. An
   // expired key says so, so its owner knows to ask for a new one rather than check for a typo.
-  const message = expired ? `The API key expired at ${key!.expiresAt}. Ask for a new one.` : INVALID_KEY;
-  return { kind: "anonymous", address, rejection: invalidKey(message) };
+  if (expired) return { caller: { kind: "anonymous", address, rejection: invalidKey(`The API key expired at ${key!.expiresAt}. Ask for a new one.`) } };
+  return { caller: invalidCaller(address) };
 }
 
-export const INVALID_KEY = "The API key is not valid. Check it, or ask for a new one.";
+/** A caller whose key is not valid (malformed, unknown, revoked): limited by its address, answered 401 where a key is needed. */
+export function invalidCaller(address: string): Caller {
+  return { kind: "anonymous", address, rejection: invalidKey(INVALID_KEY) };
+}
 
-/** 401 invalid_api_key with the RFC 6750 challenge, and any other headers the response must carry. */
-export function invalidKey(message: string, headers: Record<string, string> = {}): ApiError {
-  return new ApiError("invalid_api_key", message, { ...headers, "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+const INVALID_KEY = "The API key is not valid. Check it, or ask for a new one.";
+
+/** 401 invalid_api_key with the RFC 6750 challenge. */
+function invalidKey(message: string): ApiError {
+  return new ApiError("invalid_api_key", message, { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
 }

@@ -1,40 +1,57 @@
-import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv, Caller } from "../env";
 import { logLine } from "../lib/log";
 import { ApiError } from "../errors";
 import { rateLimitHeaders } from "../limiter/headers";
 import { LeaseClient } from "../limiter/lease-client";
-import { budgetOf } from "../keys/schemas";
-import { INVALID_KEY, invalidKey } from "./auth";
+import type { Verdict } from "../limiter/protocol";
+import { budgetOf, limitsSetAtOf } from "../keys/schemas";
+import { invalidCaller } from "./auth";
 import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
 
 /** This isolate's leases, for every caller it has served lately. */
 const leases = new LeaseClient();
+
+/** True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news. */
+const knownRevoked = (caller: Caller) => caller.kind === "key" && leases.knowsRevoked(budgetOf(caller.key), caller.key.id);
+
+function admit(c: Context<AppEnv>, caller: Caller): Promise<Verdict> {
+  const requestId = c.get("requestId");
+  const asker =
+    caller.kind === "key"
+      ? { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsSetAtOf(caller.key), keyId: caller.key.id }
+      : { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS };
+  return leases.admit(asker.name, {
+    ...asker,
+    ban: c.get("config").ban,
+    limiter: (objectName) => c.env.RATE_LIMITER.getByName(objectName),
+    background: (work) => c.executionCtx.waitUntil(work),
+    onBackgroundError: (error) => logLine("error", requestId, "limiter call in the background failed", { error: String(error) }),
+  });
+}
 
 /**
  * Admits or refuses the caller before anything else runs, from this isolate's
  * lease when it has one and from the caller's limiter object when it must,
  * refuses with 429 when the limits say so, and puts the rate-limit headers on
  * whatever response follows, errors included. A limiter that cannot answer
- * when it is needed fails closed (503).
+ * when it is needed fails closed (503). A key revoked through the operator
+ * API is counted as what it now is, a caller without a valid key: it never
+ * spends its budget nor counts toward its ban (README, "API keys").
  */
 export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const caller = c.get("caller");
-    const [name, limits] =
-      caller.kind === "key" ? [budgetOf(caller.key), limitsFor(caller.key)] : [`ip:${caller.address}`, ANONYMOUS_LIMITS];
-    const requestId = c.get("requestId");
-    const verdict = await leases.admit(name, {
-      limits,
-      ban: c.get("config").ban,
-      limiter: (objectName) => c.env.RATE_LIMITER.getByName(objectName),
-      background: (work) => c.executionCtx.waitUntil(work),
-      onBackgroundError: (error) => logLine("error", requestId, "limiter call in the background failed", { error: String(error) }),
-    });
+    let caller = c.get("caller");
+    if (knownRevoked(caller)) caller = invalidCaller(caller.address);
+    let verdict = await admit(c, caller);
+    // The budget's object refused the key as revoked without counting it: count the request by its address instead.
+    if (knownRevoked(caller)) {
+      caller = invalidCaller(caller.address);
+      verdict = await admit(c, caller);
+    }
+    c.set("caller", caller);
     c.set("limit", verdict.outcome);
     const headers = rateLimitHeaders(verdict);
-    // Revoked through the operator API: refused here before KV has spread the news (README, "API keys").
-    if (caller.kind === "key" && leases.knowsRevoked(name, caller.key.id)) throw invalidKey(INVALID_KEY, headers);
 
     if (verdict.outcome === "banned") {
       throw new ApiError(

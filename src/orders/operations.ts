@@ -88,8 +88,10 @@ export const listOrders = defineOperation({
       }
     }
 
+    const began = recentVersion.beginRead();
     const first = await readFirstOrderPage(db);
-    recentVersion.remember(first.version, Date.now());
+    const firstVersion = versionOrFault(first.version);
+    recentVersion.remember(firstVersion, Date.now(), began);
     refuseOverBudget(first, config.subrequestLimit);
     const pages = orderPages(first, (after, upTo) => readOrderPage(db, after, upTo), config.orderList.readAhead);
     const body = orderListStream(pages, {
@@ -102,26 +104,38 @@ export const listOrders = defineOperation({
         }),
     });
     // HEAD has no body to copy.
-    if (!config.orderList.cache || c.req.raw.method === "HEAD") return respond(body, first.version);
+    if (!config.orderList.cache || c.req.raw.method === "HEAD") return respond(body, firstVersion);
     return respond(
-      cachingOrderList(config.baseUrl, first.version, body, {
+      cachingOrderList(config.baseUrl, firstVersion, body, {
         background: (work) => c.executionCtx.waitUntil(work),
         // The first page was read in one transaction with the version. Later
         // pages come from the same session, whose reads never go back in time:
         // if the version is unchanged after the last, every page was that version's.
-        stillCurrent: async () => laterPageQueries(first) === 0 || (await readOrdersVersion(db)) === first.version,
+        stillCurrent: async () => laterPageQueries(first) === 0 || (await readOrdersVersion(db)) === firstVersion,
         onError: (error) => logLine("warn", requestId, "order list cache: the list was not stored", { error: String(error) }),
       }),
-      first.version,
+      firstVersion,
     );
   },
 });
 
 /** The version from D1, remembered for lists without a bookmark. */
 async function readVersionOf(db: D1DatabaseSession): Promise<string> {
-  const version = await readOrdersVersion(db);
-  recentVersion.remember(version, Date.now());
+  const began = recentVersion.beginRead();
+  const version = versionOrFault(await readOrdersVersion(db));
+  recentVersion.remember(version, Date.now(), began);
   return version;
+}
+
+/**
+ * The orders_version row is the list's only version: without it every list
+ * would look like one version forever (cached, revalidated as unchanged). A
+ * server fault, never a 200 or a 304.
+ */
+function versionOrFault(version: string | undefined): string {
+  if (version !== undefined) return version;
+  // The cause is the request's error log line.
+  throw new ApiError("internal_error", "Something went wrong on our side. It has been logged.", {}, new Error("the orders_version row is missing"));
 }
 
 /**

@@ -35,14 +35,15 @@ const RANGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 AND 
 const TAIL_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
 const VERSION_SQL = `SELECT epoch || '-' || version || '-' || stamp AS tag FROM orders_version WHERE singleton = 1`;
 
-/** The version of the whole order table, changed by triggers on every write. */
-export async function readOrdersVersion(db: D1Queryable): Promise<string> {
+/** The version of the whole order table, changed by triggers on every write; undefined when its row is missing. */
+export async function readOrdersVersion(db: D1Queryable): Promise<string | undefined> {
   const tag = await callDependency("D1", () => db.prepare(VERSION_SQL).first<string>("tag"));
-  return tag ?? "none";
+  return tag ?? undefined;
 }
 
 export interface FirstOrderPage {
-  version: string;
+  /** Undefined when the version row is missing. */
+  version: string | undefined;
   rows: OrderRow[];
   /** The last id of each full page, the first page's included, ascending. */
   pageEnds: string[];
@@ -53,7 +54,7 @@ export async function readFirstOrderPage(db: D1Queryable): Promise<FirstOrderPag
   const [version, page, ends] = await callDependency("D1", () =>
     db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(FIRST_PAGE_SQL), db.prepare(PAGE_ENDS_SQL)]),
   );
-  const tag = (version.results[0] as { tag: string } | undefined)?.tag ?? "none";
+  const tag = (version.results[0] as { tag: string } | undefined)?.tag;
   return { version: tag, rows: page.results as OrderRow[], pageEnds: (ends.results as { id: string }[]).map((row) => row.id) };
 }
 

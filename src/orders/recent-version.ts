@@ -4,7 +4,9 @@
  * reusing a version read a moment ago promises nothing new: within
  * ORDER_LIST_VERSION_REUSE_MS of a read, an unbookmarked list (with the
  * cache, an unchanged one) needs no D1 query at all. A cancel through this
- * isolate forgets it, so the canceller's next list reads afresh.
+ * isolate forgets it, so the canceller's next list reads afresh; a read that
+ * began before that forget may have seen the list from before the cancel, so
+ * it is never remembered.
  */
 export interface RecentVersion {
   version: string;
@@ -19,15 +21,30 @@ export function reusableVersion(recent: RecentVersion | undefined, now: number, 
   return age >= 0 && age < reuseMs ? recent.version : undefined;
 }
 
-/** One per isolate: an isolate serves one database. */
-let recent: RecentVersion | undefined;
+/** What one isolate remembers: one database, so one version; `forgets` counts the forgets, so a read can tell it began before one. */
+export class VersionMemory {
+  #recent: RecentVersion | undefined;
+  #forgets = 0;
 
-export const recentVersion = {
-  get: (now: number, reuseMs: number) => reusableVersion(recent, now, reuseMs),
-  remember: (version: string, now: number) => {
-    recent = { version, readAt: now };
-  },
-  forget: () => {
-    recent = undefined;
-  },
-};
+  get(now: number, reuseMs: number): string | undefined {
+    return reusableVersion(this.#recent, now, reuseMs);
+  }
+
+  /** Call before reading the version; pass what it returns to remember(). */
+  beginRead(): number {
+    return this.#forgets;
+  }
+
+  /** Keeps a version read since `began`, unless a forget came in between. */
+  remember(version: string, now: number, began: number): void {
+    if (began === this.#forgets) this.#recent = { version, readAt: now };
+  }
+
+  forget(): void {
+    this.#recent = undefined;
+    this.#forgets += 1;
+  }
+}
+
+/** One per isolate: an isolate serves one database. */
+export const recentVersion = new VersionMemory();

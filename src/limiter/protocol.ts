@@ -1,0 +1,122 @@
+/**
+ * The messages between a worker isolate and a caller's Durable Object. During
+ * a gradual deployment old isolates talk to a new object and new isolates to
+ * an old one, so these shapes only ever grow: a new field is optional, and a
+ * reader treats a missing field as the older behaviour
+ * (README, "Rate limits"). test/limiter-protocol.test.ts pins them, so a
+ * change is deliberate.
+ */
+import type { Limits } from "../keys/schemas";
+
+export interface BanRule {
+  /** A ban starts once more than this many requests in a row were refused. */
+  threshold: number;
+  seconds: number;
+}
+
+type WindowName = "minute" | "day";
+
+export interface WindowReport {
+  name: WindowName;
+  limit: number;
+  size: number;
+  remaining: number;
+  /** Unix seconds at which this window ends. */
+  reset: number;
+}
+
+export interface Verdict {
+  outcome: "admitted" | "limited" | "banned";
+  /** The decision's clock, in Unix milliseconds, so headers agree with it exactly. */
+  now: number;
+  minute: WindowReport;
+  day: WindowReport;
+  /** The window the headers describe (README, "Rate limits"). */
+  reported: WindowName;
+  /** For refusals: whole seconds until a retry can succeed. */
+  retryAfter?: number;
+  /** For bans: Unix seconds at which the ban ends (the first whole second after it). */
+  bannedUntil?: number;
+}
+
+/** Admissions an isolate did not spend, handed back once its lease expired. */
+export interface Unspent {
+  minuteStart: number;
+  dayStart: number;
+  count: number;
+}
+
+/** Refusals an isolate answered (or was told to answer) itself, counted in the object later. */
+export interface RefusalBatch {
+  count: number;
+  /** Unix milliseconds of the first of them. */
+  since: number;
+  /** Unique per batch: a batch sent again (a retried call) is counted once. */
+  id: string;
+}
+
+/** An isolate asking for admissions: for a request waiting on it, or ahead of need (`speculative`). */
+export interface LeaseRequest {
+  /**
+   * Unique per ask; a retry of the same ask carries the same id and gets the
+   * same grant, counted once. Absent from isolates older than ids.
+   */
+  id?: string;
+  /** The key presented, so a key revoked through the operator API is refused without spending the budget. */
+  keyId?: string;
+  /** The limits of the record the isolate holds. */
+  limits: Limits;
+  /** When those limits were set (Unix ms): the object keeps the newest limits it has been shown for the budget. */
+  limitsSetAt?: number;
+  ban: BanRule;
+  /** Admissions wanted, the asking request's own included. */
+  want: number;
+  /** A renewal ahead of need: no client request is refused if there is no room. */
+  speculative: boolean;
+  /** Refusals the isolate answered itself, counted before this request is decided. */
+  refusals?: RefusalBatch;
+  /** Ids of earlier asks whose answers never arrived (the client got 503): what they were granted goes back. */
+  abandoned?: string[];
+  /**
+   * The isolate counts this request's refusal itself, in a later batch, once
+   * the client has been answered 429: a refusal whose answer is lost (503)
+   * never counts toward a ban. Absent: the object counts it at once.
+   */
+  deferRefusal?: boolean;
+}
+
+/** The object's answer to a lease request: the verdict for the asking request, and what the isolate may spend after it. */
+export interface LeaseAnswer extends Verdict {
+  /** Admissions granted, the asking request's own included (0 when refused). */
+  granted: number;
+  /**
+   * Unix milliseconds, on the object's clock, after which the grant must not
+   * be spent. Isolates read it as a duration, `expiresAt - now`, from when
+   * they sent the ask, so clock skew cannot stretch a lease.
+   */
+  expiresAt: number;
+  /** The object's refusals in a row after this answer. */
+  refusedInARow: number;
+  /** Exact end of a ban, Unix seconds (0 when none). */
+  banEnds: number;
+  /** Keys of this budget revoked through the operator API. */
+  revoked: string[];
+  /** Set when the request's refusal was not counted: the isolate counts it once the client has it. */
+  refusalDeferred?: boolean;
+  /** Set when the key presented (`keyId`) is revoked: nothing was counted, and the request is not this budget's. */
+  keyRevoked?: boolean;
+}
+
+/** An isolate handing back what it did not spend, and sending refusals it answered itself. */
+export interface SettleRequest {
+  ban: BanRule;
+  unspent: Unspent[];
+  refusals?: RefusalBatch;
+  /** As in LeaseRequest. */
+  abandoned?: string[];
+}
+
+export interface SettleAnswer {
+  refusedInARow: number;
+  banEnds: number;
+}
