@@ -24,17 +24,25 @@ export default defineConfig(async () => {
           ],
           test: {
             name: "workers",
-            include: ["test/**/*.test.ts"],
-            exclude: ["test/**/*.e2e.test.ts", "test/**/*.node.test.ts"],
-            setupFiles: ["./test/setup.ts"],
+            include: ["test/workers/**/*.test.ts"],
+            setupFiles: ["./test/support/setup.ts"],
           },
         },
         {
-          // Tests that run in Node: real processes (wrangler dev, the npm scripts)
+          // Tests that run in Node without a service: pure logic of the scripts and the client, the simulation,
           // and tools that cannot run inside workerd (the OpenAPI validator compiles code at run time).
           test: {
             name: "node",
-            include: ["test/**/*.e2e.test.ts", "test/**/*.node.test.ts"],
+            include: ["test/node/**/*.test.ts"],
+            environment: "node",
+            testTimeout: 120_000,
+          },
+        },
+        {
+          // Tests of real processes: `npm start` (wrangler dev), the npm scripts, a browser.
+          test: {
+            name: "e2e",
+            include: ["test/e2e/**/*.test.ts"],
             environment: "node",
             // Each file starts its own wrangler; one at a time keeps a 2-core machine from starving them.
             fileParallelism: false,

@@ -6,15 +6,15 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import app from "../src/index";
 import type { AppEnv } from "../src/env";
-import { ApiError } from "../src/errors";
+import { ApiError } from "../src/api-error";
 import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
-import { identifyCaller } from "../src/middleware/auth";
-import { handleError } from "../src/middleware/errors";
+import { identifyCaller } from "../src/middleware/api-key-auth";
+import { handleError } from "../src/middleware/error-handler";
 import { requestId } from "../src/middleware/request-id";
-import { loadConfig } from "../src/middleware/config";
-import { mountOperations } from "../src/api/operation";
-import { listOrders } from "../src/orders/operations";
-import type { Limits } from "../src/keys/schemas";
+import { loadConfig } from "../src/middleware/load-config";
+import { mountRoutes } from "../src/api/mount-routes";
+import { listOrders } from "../src/orders/list-orders";
+import type { Limits } from "../src/keys/api-key-record";
 
 export { RateLimiter } from "../src/index";
 
@@ -26,11 +26,11 @@ bench.get("/bench/bare", (c) => c.json([]));
 // The data baseline: the list operation exactly as the service runs it, without keys, limits, logs or
 // the cache (the fetch handler gives it bindings with ORDER_LIST_CACHE off): the query it all stands on.
 bench.use("/bench/query/*", requestId(), loadConfig());
-mountOperations(bench, "/bench/query", [{ ...listOrders, public: true, scope: undefined }]);
+mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...listOrders, public: true, scope: undefined, operator: undefined }] }]);
 
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
 bench.use("/bench/peer/*", requestId(), loadConfig(), identifyCaller(), peerRateLimit());
-mountOperations(bench, "/bench/peer", [listOrders]);
+mountRoutes(bench, [{ base: "/bench/peer", operations: [listOrders] }]);
 
 /** Replaces every order with `count` pending ones, ids 1..count, in one statement. */
 bench.post("/bench/seed", async (c) => {

@@ -2,11 +2,12 @@
  * `npm run keys -- <command>`: issue, list, show and revoke API keys in the
  * local state or a deployed environment (README, "API keys").
  */
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/schemas";
-import { ENVIRONMENTS, findById, issueKey, keyStore, keysOfBudget, type KeyStore, type StoredRecord } from "./lib/key-store";
+import { PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/api-key-record";
+import { ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
 import { budgetUpdate } from "./lib/budget-update";
-import { operatorApi } from "./lib/operator-api";
+import { operatorApi } from "./lib/operator-client";
 import { limitsFor } from "../src/limiter/plans";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
@@ -54,15 +55,48 @@ function parseCommandLine(argv: string[]) {
   }
 }
 
-async function main(argv: string[]): Promise<void> {
+/** Where the command writes: lines for standard output and for standard error. */
+export interface KeysOutput {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/**
+ * Runs one keys command and returns its exit code: 0, or 1 with the reason on
+ * standard error. `store` is an already open local store to use instead of
+ * opening one (the tests keep one open for many commands).
+ */
+export async function runKeysCommand(argv: string[], output: KeysOutput, store?: KeyStore): Promise<number> {
+  try {
+    await keysCommand(argv, output, store);
+    return 0;
+  } catch (error) {
+    output.err(error instanceof UsageError ? `Error: ${error.message}\n\n${USAGE}` : `Error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+async function keysCommand(argv: string[], output: KeysOutput, shared: KeyStore | undefined): Promise<void> {
   const { positionals, values } = parseCommandLine(argv);
   const [command, keyId, ...extra] = positionals;
-  if (values.help) return void console.log(USAGE);
+  if (values.help) return void output.out(USAGE);
   if (extra.length > 0) throw new UsageError(`Unexpected arguments: ${extra.join(" ")}`);
 
   const environment = oneOf(values.env, ENVIRONMENTS, "--env");
   if (values["persist-to"] && environment !== "local") throw new UsageError("--persist-to only applies to --env local");
-  const store = keyStore(environment, values["persist-to"]);
+  if (!KNOWN_COMMANDS.includes(command ?? "")) throw new UsageError(command ? `Unknown command: ${command}` : "No command given.");
+  const store = shared?.environment === environment ? shared : await openKeyStore(environment, values["persist-to"]);
+  try {
+    await onStore(store, command!, keyId, values, output);
+  } finally {
+    if (store !== shared) await store.close();
+  }
+}
+
+const KNOWN_COMMANDS = ["create", "list", "show", "revoke", "update", "rotate", "history", "usage", "unban"];
+
+async function onStore(store: KeyStore, command: string, keyId: string | undefined, values: ReturnType<typeof parseCommandLine>["values"], output: KeysOutput): Promise<void> {
+  const environment = store.environment;
 
   switch (command) {
     case "create": {
@@ -72,21 +106,21 @@ async function main(argv: string[]): Promise<void> {
       const expiresAt = values["expires-in"] === undefined ? undefined : expiryFrom(values["expires-in"]);
       const { key, record } = await issueKey(store, { plan, name: values.name ?? `${plan} key`, limits, scopes, expiresAt });
       if (values.json) {
-        console.log(JSON.stringify({ id: record.id, key, plan: record.plan }));
+        output.out(JSON.stringify({ id: record.id, key, plan: record.plan }));
       } else {
-        console.log(`Created ${record.id} (${record.plan}${limits ? `, ${describeLimits(limits)}` : ""}) in ${environment}.`);
-        console.log(`Scopes: ${scopesOf(record).join(", ")}; ${record.expiresAt ? `expires ${record.expiresAt}` : "does not expire"}.`);
-        console.log(`API key, shown this once only; store it now:\n\n  ${key}\n`);
+        output.out(`Created ${record.id} (${record.plan}${limits ? `, ${describeLimits(limits)}` : ""}) in ${environment}.`);
+        output.out(`Scopes: ${scopesOf(record).join(", ")}; ${record.expiresAt ? `expires ${record.expiresAt}` : "does not expire"}.`);
+        output.out(`API key, shown this once only; store it now:\n\n  ${key}\n`);
       }
       return;
     }
     case "list": {
-      const rows = store.list("id:").map(({ name, metadata }) => ({ id: name.slice(3), ...metadata }));
-      if (values.json) return void console.log(JSON.stringify(rows));
-      if (rows.length === 0) return void console.log(`No keys in ${environment}.`);
+      const rows = (await store.list("id:")).map(({ name, metadata }) => ({ id: name.slice(3), ...metadata }));
+      if (values.json) return void output.out(JSON.stringify(rows));
+      if (rows.length === 0) return void output.out(`No keys in ${environment}.`);
       for (const row of rows) {
         const expiry = row.expiresAt ? `expires ${row.expiresAt}` : "no expiry";
-        console.log([row.id, row.plan, JSON.stringify(row.name), `created ${row.createdAt}`, expiry, stateOf(row)].join("  "));
+        output.out([row.id, row.plan, JSON.stringify(row.name), `created ${row.createdAt}`, expiry, stateOf(row)].join("  "));
       }
       return;
     }
@@ -98,7 +132,7 @@ async function main(argv: string[]): Promise<void> {
     case "usage":
     case "unban": {
       if (!keyId) throw new UsageError(`${command} needs a key id, such as key_0123456789abcdef`);
-      const found = findById(store, keyId);
+      const found = await findById(store, keyId);
       if (!found) throw new UsageError(`No key ${keyId} in ${environment}.`);
       let { record } = found;
       const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
@@ -108,12 +142,12 @@ async function main(argv: string[]): Promise<void> {
       if (command === "usage" || command === "unban") {
         const answer = api && (await api.call(command === "usage" ? "GET" : "POST", `/keys/${keyId}/${command}`));
         if (answer === undefined) throw new Error(`${command} needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.`);
-        if (command === "unban") console.error(`Unbanned ${keyId}; every location admits it again within 5 seconds.`);
-        return void console.log(JSON.stringify(answer, null, values.json ? undefined : 2));
+        if (command === "unban") output.err(`Unbanned ${keyId}; every location admits it again within 5 seconds.`);
+        return void output.out(JSON.stringify(answer, null, values.json ? undefined : 2));
       }
       if (command === "history") {
-        for (const event of store.history(keyId)) {
-          console.log([event.at, event.operation.padEnd(6), event.actor, JSON.stringify(event.changes)].join("  "));
+        for (const event of await store.history(keyId)) {
+          output.out([event.at, event.operation.padEnd(6), event.actor, JSON.stringify(event.changes)].join("  "));
         }
         return;
       }
@@ -122,7 +156,7 @@ async function main(argv: string[]): Promise<void> {
         await store.audited([{ operation: "revoke", keyId, changes: { revokedAt: revoked.revokedAt } }], () => store.putRecords([{ hash: found.hash, record: revoked }]));
         record = revoked;
         const told = await tellLimiter("revoke");
-        console.error(
+        output.err(
           told === undefined
             ? `Revoked ${keyId} in KV only (the operator API was not reachable): every location refuses it within about 65 seconds.`
             : `Revoked ${keyId}, and told its limiter at ${told}: every location refuses it within 5 seconds.`,
@@ -130,16 +164,16 @@ async function main(argv: string[]): Promise<void> {
       }
       if (command === "update") {
         const changes = updatesFrom(record, values);
-        const sharing = "limitsSetAt" in changes ? keysOfBudget(store, record).filter((key) => key.record.id !== keyId) : [];
+        const sharing = "limitsSetAt" in changes ? (await keysOfBudget(store, record)).filter((key) => key.record.id !== keyId) : [];
         const update = budgetUpdate(found, sharing, changes);
         await store.audited(update.events, () => store.putRecords(update.records));
         record = update.records[0]!.record;
         const reached = update.records.map((key) => key.record.id).join(", ");
         if (!("limitsSetAt" in changes)) {
-          console.error(`Updated ${keyId}.`);
+          output.err(`Updated ${keyId}.`);
         } else {
           const told = await tellLimiter("limits", { ...limitsFor(record), setAt: record.limitsSetAt });
-          console.error(
+          output.err(
             told === undefined
               ? `Updated the budget of ${reached} in KV only (the operator API was not reachable): every location applies it within about 65 seconds (KV's propagation and the key cache).`
               : `Updated the budget of ${reached}, and told its limiter at ${told}: every location applies the new limits within 5 seconds.`,
@@ -148,16 +182,14 @@ async function main(argv: string[]): Promise<void> {
       }
       if (command === "rotate") {
         const rotated = await rotate(store, found, values.grace ?? "24h");
-        if (values.json) return void console.log(JSON.stringify({ id: rotated.record.id, key: rotated.key, plan: rotated.record.plan }));
-        console.log(`Rotated ${keyId} to ${rotated.record.id}: both share one budget; ${keyId} works until ${rotated.oldExpiresAt}.`);
-        console.log(`New API key, shown this once only; store it now:\n\n  ${rotated.key}\n`);
+        if (values.json) return void output.out(JSON.stringify({ id: rotated.record.id, key: rotated.key, plan: rotated.record.plan }));
+        output.out(`Rotated ${keyId} to ${rotated.record.id}: both share one budget; ${keyId} works until ${rotated.oldExpiresAt}.`);
+        output.out(`New API key, shown this once only; store it now:\n\n  ${rotated.key}\n`);
         return;
       }
-      console.log(values.json ? JSON.stringify(record) : describeRecord(record));
+      output.out(values.json ? JSON.stringify(record) : describeRecord(record));
       return;
     }
-    default:
-      throw new UsageError(command ? `Unknown command: ${command}` : "No command given.");
   }
 }
 
@@ -269,11 +301,6 @@ function describeRecord(record: ApiKeyRecord): string {
   ].join("\n");
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) {
-    console.error(`Error: ${error.message}\n\n${USAGE}`);
-  } else {
-    console.error(`Error: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  process.exit(1);
-});
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  process.exitCode = await runKeysCommand(process.argv.slice(2), { out: (line) => console.log(line), err: (line) => console.error(line) });
+}

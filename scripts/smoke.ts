@@ -5,9 +5,9 @@
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { ALWAYS_SENT } from "../src/headers";
-import { ErrorBody } from "../src/errors";
-import { Order } from "../src/orders/schemas";
+import { ALWAYS_SENT } from "../src/header-catalogue";
+import { ErrorBody } from "../src/api-error";
+import { Order } from "../src/orders/order-schemas";
 
 const USAGE = "Usage: npm run smoke -- --base-url https://host/v1 --key <API key>";
 const TIMEOUT_MS = 10_000;

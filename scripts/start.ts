@@ -8,8 +8,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { issueKey, keyStore, storedRecordOf } from "./lib/key-store";
-import { operatorEnvFile } from "./lib/operator-api";
+import { issueKey, openKeyStore, storedRecordOf } from "./lib/key-store";
+import { operatorEnvFile } from "./lib/operator-client";
 import { mustRunWrangler, startWrangler } from "./lib/wrangler";
 
 const { values } = parseArgs({
@@ -83,16 +83,20 @@ function ensureOperatorToken(file: string): string {
  * itself is kept beside the local state to be printed on every start.
  */
 async function ensureDemoKey(dir: string): Promise<string> {
-  const store = keyStore("local", stateDir);
-  const file = join(dir, "demo-api-key");
-  if (existsSync(file)) {
-    const saved = readFileSync(file, "utf8").trim();
-    const record = await storedRecordOf(store, saved);
-    if (record && !record.revokedAt) return saved;
+  const store = await openKeyStore("local", stateDir);
+  try {
+    const file = join(dir, "demo-api-key");
+    if (existsSync(file)) {
+      const saved = readFileSync(file, "utf8").trim();
+      const record = await storedRecordOf(store, saved);
+      if (record && !record.revokedAt) return saved;
+    }
+    console.log("Creating a local demo API key (pro plan)…");
+    const { key } = await issueKey(store, { plan: "pro", name: "local demo key" });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, `${key}\n`, { mode: 0o600 });
+    return key;
+  } finally {
+    await store.close();
   }
-  console.log("Creating a local demo API key (pro plan)…");
-  const { key } = await issueKey(store, { plan: "pro", name: "local demo key" });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  return key;
 }

@@ -7,9 +7,9 @@
  * exits 1 on any violation.
  */
 import { parseArgs } from "node:util";
-import type { Limits, Plan } from "../src/keys/schemas";
+import type { Limits, Plan } from "../src/keys/api-key-record";
 import { fetchLocal, startService, tempStateDir } from "./lib/local-service";
-import { issueKey, keyStore } from "./lib/key-store";
+import { issueKey, openKeyStore } from "./lib/key-store";
 import {
   admissionsByWindow,
   cancelViolations,
@@ -56,7 +56,7 @@ d1(
    WITH RECURSIVE n(i) AS (SELECT ${PENDING.from} UNION ALL SELECT i + 1 FROM n WHERE i < ${SHIPPED.to})
    SELECT i, 1, 1, CASE WHEN i > ${PENDING.to} THEN 'shipped' ELSE 'pending' END, 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
 );
-const store = keyStore("local", state.path);
+const store = await openKeyStore("local", state.path);
 const keyed = async (label: string, plan: Plan, limits?: Limits): Promise<Caller> => {
   const { key } = await issueKey(store, { plan, name: `stress ${label}`, limits });
   return { label, plan, headers: { Authorization: `Bearer ${key}` } };
@@ -69,6 +69,7 @@ const callers: Caller[] = [
   await keyed("enterprise, tight", "enterprise", { perMinute: 40, perDay: 200 }),
   ...[1, 2, 3].map((n) => ({ label: `no key, 198.51.100.${n}`, plan: "none" as const, headers: { "CF-Connecting-IP": `198.51.100.${n}` } })),
 ];
+await store.close();
 
 const versionOf = () => Number(d1("SELECT version FROM orders_version WHERE singleton = 1")[0]!.results[0]!.version);
 const service = await startService(state.path);

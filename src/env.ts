@@ -1,7 +1,7 @@
-import type { Config } from "./config";
-import type { ApiError } from "./errors";
+import type { Config } from "./read-config";
+import type { ApiError } from "./api-error";
 import type { Verdict } from "./limiter/protocol";
-import type { ApiKeyRecord } from "./keys/schemas";
+import type { ApiKeyRecord } from "./keys/api-key-record";
 
 /** Who is calling: a valid API key, or an address group (lib/client-address.ts) that did not present one, and why. */
 export type Caller =

@@ -1,34 +1,27 @@
 import { Hono } from "hono";
-import { allowedMethods, mountOperations } from "./api/operation";
-import { describeService } from "./api/service";
-import { REFERENCE_PATH, referencePage } from "./api/reference-page";
+import { describeServiceOperation } from "./api/describe-service";
+import { allowedMethods, mountRoutes, type RouteGroup } from "./api/mount-routes";
 import type { AppEnv } from "./env";
-import { identifyCaller } from "./middleware/auth";
-import { loadConfig } from "./middleware/config";
+import { identifyCaller } from "./middleware/api-key-auth";
 import { corsPolicy } from "./middleware/cors";
-import { handleError, handleNotFound } from "./middleware/errors";
+import { handleError, handleNotFound } from "./middleware/error-handler";
+import { loadConfig } from "./middleware/load-config";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
-import { operations } from "./operations";
-import { mountOperatorApi } from "./operator/routes";
-import { VERSION_PREFIX } from "./service";
+import { OPERATOR_PREFIX, operatorOperations } from "./operator/operator-routes";
+import { VERSION_PREFIX } from "./service-identity";
+import { operations as v1 } from "./v1-operations";
+
+const versions: RouteGroup[] = [{ base: VERSION_PREFIX, operations: v1 }];
+/** Every route the worker serves, one way: `GET /`, each version's operations, the operator API. */
+const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions)] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations }];
 
 const app = new Hono<AppEnv>();
 // CORS answers preflights before anything else; every other request is
 // counted, keyed or not, so even 401s and 404s carry limits.
-app.use(
-  requestId(),
-  requestLog(),
-  corsPolicy(allowedMethods(VERSION_PREFIX, operations)),
-  loadConfig(),
-  identifyCaller(),
-  rateLimit(),
-);
-app.get("/", describeService(operations));
-app.get(REFERENCE_PATH, referencePage());
-mountOperations(app, VERSION_PREFIX, operations);
-mountOperatorApi(app);
+app.use(requestId(), requestLog(), corsPolicy(allowedMethods(routes)), loadConfig(), identifyCaller(), rateLimit());
+mountRoutes(app, routes);
 app.notFound(handleNotFound);
 app.onError(handleError);
 

@@ -5,7 +5,7 @@
  * (README, "API keys").
  */
 import type { KeyEvent } from "../../src/keys/audit";
-import type { ApiKeyRecord } from "../../src/keys/schemas";
+import type { ApiKeyRecord } from "../../src/keys/api-key-record";
 import type { StoredRecord } from "./key-store";
 
 /** The fields that belong to the budget rather than to one key. */

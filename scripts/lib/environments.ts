@@ -1,5 +1,5 @@
 import { unstable_readConfig } from "wrangler";
-import { readConfig } from "../../src/config";
+import { readConfig } from "../../src/read-config";
 
 export const DEPLOYED_ENVIRONMENTS = ["staging", "production"] as const;
 export type DeployedEnvironment = (typeof DEPLOYED_ENVIRONMENTS)[number];
@@ -41,7 +41,7 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
 export function configProblems(env: DeployedEnvironment, config: EnvironmentConfig, local: EnvironmentConfig): string[] {
   const problems = missingFromConfig(env, config, local);
 
-  // The vars' own rules (src/config.ts) are checked for every environment by varProblems(); deployments also need https.
+  // The vars' own rules (src/read-config.ts) are checked for every environment by varProblems(); deployments also need https.
   const baseUrl = config.vars.BASE_URL;
   if (typeof baseUrl !== "string" || !baseUrl.startsWith("https://")) {
     problems.push(`${env}: BASE_URL must be an https URL, got ${JSON.stringify(baseUrl)}`);
@@ -51,7 +51,7 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
   return problems;
 }
 
-/** The vars the worker would refuse to run with (src/config.ts), each naming the environment (`label`) and the var. */
+/** The vars the worker would refuse to run with (src/read-config.ts), each naming the environment (`label`) and the var. */
 export function varProblems(label: string, config: EnvironmentConfig): string[] {
   const result = readConfig(config.vars);
   return result.ok ? [] : result.problems.map((problem) => `${label}: ${problem}`);

@@ -5,7 +5,7 @@
  * runs in Node (the keys command) and in workerd (tests, the bench worker).
  */
 import { idName, recordName, sha256Hex } from "../../src/keys/layout";
-import type { ApiKeyRecord, Limits, Plan, Scope } from "../../src/keys/schemas";
+import type { ApiKeyRecord, Limits, Plan, Scope } from "../../src/keys/api-key-record";
 
 export type KeyPrefix = "so_live_" | "so_test_";
 

@@ -1,14 +1,16 @@
 /**
- * API keys in the API_KEYS namespace of one environment, read and written
- * through wrangler: `--local` (optionally another state folder) for local,
- * `--remote --env <name>` for staging and production.
+ * API keys in the API_KEYS namespace of one environment, with the audit in
+ * its D1: locally through the same storage `npm start` serves from (wrangler's
+ * platform proxy, one local runtime for the whole command), remotely through
+ * `wrangler --remote --env <name>` for staging and production.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { getPlatformProxy } from "wrangler";
 import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, KEY_HISTORY, keyEventOf, keyEventValues, withAuditRow, type KeyEvent, type KeyEventRow } from "../../src/keys/audit";
 import { idName, recordName, sha256Hex } from "../../src/keys/layout";
-import { ApiKeyRecord, budgetOf } from "../../src/keys/schemas";
+import { ApiKeyRecord, budgetOf } from "../../src/keys/api-key-record";
 import { keyEntries, newApiKey, type KeyOptions, type KeySummary } from "./issue-key";
 import { mustRunWrangler } from "./wrangler";
 
@@ -21,18 +23,75 @@ export interface StoredRecord {
   record: ApiKeyRecord;
 }
 
+type AuditEvent = Omit<KeyEvent, "at" | "actor">;
+
 export interface KeyStore {
   environment: Environment;
-  get(name: string): string | null;
-  list(prefix: string): { name: string; metadata?: KeySummary }[];
-  /** Writes records in one bulk write, so the keys of a budget never disagree for long. */
-  putRecords(records: StoredRecord[]): void;
+  get(name: string): Promise<string | null>;
+  list(prefix: string): Promise<{ name: string; metadata?: KeySummary }[]>;
+  /** Writes records together, so the keys of a budget never disagree for long. */
+  putRecords(records: StoredRecord[]): Promise<void>;
   /**
    * Runs `operation` with its audit rows: written first, taken back when the
    * operation fails, so an operation and its rows happen together (README, "API keys").
    */
-  audited<T>(events: Omit<KeyEvent, "at" | "actor">[], operation: () => T | Promise<T>): Promise<T>;
-  history(keyId: string): KeyEvent[];
+  audited<T>(events: AuditEvent[], operation: () => Promise<T>): Promise<T>;
+  history(keyId: string): Promise<KeyEvent[]>;
+  close(): Promise<void>;
+}
+
+/** Who runs the keys command, for the audit. */
+const CLI_ACTOR = `cli:${userInfo().username}`;
+
+const auditRows = (events: AuditEvent[]) => {
+  const at = new Date().toISOString();
+  return events.map((event) => keyEventValues({ ...event, at, actor: CLI_ACTOR }));
+};
+
+/** The parts of the KV and D1 bindings the local store uses. */
+interface LocalBindings {
+  API_KEYS: {
+    get(key: string): Promise<string | null>;
+    put(key: string, value: string, options?: { metadata?: unknown }): Promise<void>;
+    list(options: { prefix: string; cursor?: string }): Promise<{ keys: { name: string; metadata?: unknown }[]; list_complete: boolean; cursor?: string }>;
+  };
+  DB: {
+    prepare(sql: string): { bind(...values: unknown[]): { first<T>(column?: string): Promise<T | null>; run(): Promise<unknown>; all<T>(): Promise<{ results: T[] }> } };
+  };
+}
+
+/** The local state (the folder `npm start` persists to, `.wrangler/state` by default), opened once for the whole command. */
+async function localKeyStore(persistTo = ".wrangler/state"): Promise<KeyStore> {
+  const proxy = await getPlatformProxy<LocalBindings>({ persist: { path: join(persistTo, "v3") }, remoteBindings: false, envFiles: [] });
+  const { API_KEYS: kv, DB: db } = proxy.env;
+  return {
+    environment: "local",
+    get: (name) => kv.get(name),
+    async list(prefix) {
+      const names: { name: string; metadata?: KeySummary }[] = [];
+      for (let cursor: string | undefined, page; !page?.list_complete; cursor = page.cursor) {
+        page = await kv.list({ prefix, ...(cursor && { cursor }) });
+        names.push(...page.keys.map(({ name, metadata }) => ({ name, metadata: metadata as KeySummary | undefined })));
+      }
+      return names;
+    },
+    async putRecords(records) {
+      for (const entry of records.flatMap(({ hash, record }) => keyEntries(hash, record))) {
+        await kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata });
+      }
+    },
+    audited(events, operation) {
+      return withAuditRow(
+        async () => Promise.all(auditRows(events).map(async (values) => (await db.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id"))!)),
+        async (rowIds) => Promise.all(rowIds.map((id) => db.prepare(DELETE_KEY_EVENT).bind(id).run())),
+        operation,
+      );
+    },
+    async history(keyId) {
+      return (await db.prepare(KEY_HISTORY).bind(keyId).all<KeyEventRow>()).results.map(keyEventOf);
+    },
+    close: () => proxy.dispose(),
+  };
 }
 
 /** An SQL string literal. */
@@ -43,29 +102,27 @@ const inline = (sql: string, values: readonly (string | number)[]) =>
     const value = values[Number(n) - 1]!;
     return typeof value === "number" ? String(value) : literal(value);
   });
-
-/** Who runs the keys command, for the audit. */
-const CLI_ACTOR = `cli:${userInfo().username}`;
+const statements = (template: string, rows: (string | number)[][]) => rows.map((values) => inline(template, values)).join(";\n");
 
 type D1Results<T> = { results: T[] }[];
 
-export function keyStore(environment: Environment, persistTo?: string): KeyStore {
-  const where = environment === "local" ? ["--local", ...(persistTo ? ["--persist-to", persistTo] : [])] : ["--remote", "--env", environment];
+/** A deployed environment, through wrangler's remote commands (wrangler login or CLOUDFLARE_API_TOKEN). */
+function remoteKeyStore(environment: Exclude<Environment, "local">): KeyStore {
+  const where = ["--remote", "--env", environment];
   const target = ["--binding", "API_KEYS", ...where];
-  const sql = (command: string, json = false) =>
-    mustRunWrangler(["d1", "execute", "DB", ...where, "--command", command, ...(json ? ["--json"] : [])]);
+  const sql = (command: string, json = false) => mustRunWrangler(["d1", "execute", "DB", ...where, "--command", command, ...(json ? ["--json"] : [])]);
 
   return {
     environment,
-    get(name) {
+    async get(name) {
       const out = mustRunWrangler(["kv", "key", "get", name, ...target]);
       // wrangler reports a missing key on stdout, with exit code 0.
       return out.trim() === "Value not found" ? null : out;
     },
-    list(prefix) {
+    async list(prefix) {
       return JSON.parse(mustRunWrangler(["kv", "key", "list", "--prefix", prefix, ...target]));
     },
-    putRecords(records) {
+    async putRecords(records) {
       // Every entry in one bulk write, so a key is never stored half-way.
       const dir = mkdtempSync(join(tmpdir(), "store-orders-keys-"));
       try {
@@ -77,47 +134,46 @@ export function keyStore(environment: Environment, persistTo?: string): KeyStore
       }
     },
     audited(events, operation) {
-      const at = new Date().toISOString();
-      const statements = (template: string, rows: (string | number)[][]) => rows.map((values) => inline(template, values)).join(";\n");
       return withAuditRow(
-        async () => {
-          const rows = events.map((event) => keyEventValues({ ...event, at, actor: CLI_ACTOR }));
-          const results = JSON.parse(sql(statements(INSERT_KEY_EVENT, rows), true)) as D1Results<{ id: number }>;
-          return results.map((result) => result.results[0]!.id);
-        },
+        async () => (JSON.parse(sql(statements(INSERT_KEY_EVENT, auditRows(events)), true)) as D1Results<{ id: number }>).map((result) => result.results[0]!.id),
         async (rowIds) => sql(statements(DELETE_KEY_EVENT, rowIds.map((id) => [id]))),
-        async () => operation(),
+        operation,
       );
     },
-    history(keyId) {
+    async history(keyId) {
       const [{ results }] = JSON.parse(sql(inline(KEY_HISTORY, [keyId]), true)) as D1Results<KeyEventRow>;
       return results.map(keyEventOf);
     },
+    close: async () => {},
   };
 }
 
+/** The key store of an environment; `persistTo` is the local state folder (local only). Close it when done. */
+export function openKeyStore(environment: Environment, persistTo?: string): Promise<KeyStore> {
+  return environment === "local" ? localKeyStore(persistTo) : Promise.resolve(remoteKeyStore(environment));
+}
+
 export async function storedRecordOf(store: KeyStore, key: string): Promise<ApiKeyRecord | null> {
-  const stored = store.get(recordName(await sha256Hex(key)));
+  const stored = await store.get(recordName(await sha256Hex(key)));
   return stored === null ? null : ApiKeyRecord.parse(JSON.parse(stored));
 }
 
 /** The record and hash behind a key id, or null for an id this environment does not know. */
-export function findById(store: KeyStore, keyId: string): StoredRecord | null {
-  const hash = store.get(idName(keyId))?.trim();
+export async function findById(store: KeyStore, keyId: string): Promise<StoredRecord | null> {
+  const hash = (await store.get(idName(keyId)))?.trim();
   if (!hash) return null;
-  const stored = store.get(recordName(hash));
+  const stored = await store.get(recordName(hash));
   return stored === null ? null : { hash, record: ApiKeyRecord.parse(JSON.parse(stored)) };
 }
 
 /** Every key that spends the budget `record` spends (itself included): the keys a rotation made, or the key they replaced. */
-export function keysOfBudget(store: KeyStore, record: ApiKeyRecord): StoredRecord[] {
+export async function keysOfBudget(store: KeyStore, record: ApiKeyRecord): Promise<StoredRecord[]> {
   const budget = budgetOf(record);
-  return store
-    .list("id:")
+  const ids = (await store.list("id:"))
     .map(({ name, metadata }) => ({ id: name.slice(idName("").length), budget: metadata?.budget }))
-    .filter((key) => budgetOf(key) === budget)
-    .map((key) => findById(store, key.id))
-    .filter((found): found is StoredRecord => found !== null);
+    .filter((key) => budgetOf(key) === budget);
+  const found = await Promise.all(ids.map((key) => findById(store, key.id)));
+  return found.filter((key): key is StoredRecord => key !== null);
 }
 
 /** Makes a new key, stores only its hash, audits its creation, and returns the key: the one time it is ever seen. */

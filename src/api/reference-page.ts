@@ -1,6 +1,5 @@
-import type { Context } from "hono";
-import type { AppEnv } from "../env";
-import { VERSION_PREFIX } from "../service";
+import { VERSION_PREFIX } from "../service-identity";
+import { defineOperation } from "./define-operation";
 
 /** Where the reference page lives, and its script among the static assets (scripts/docs-assets.ts copies it there). */
 export const REFERENCE_PATH = `${VERSION_PREFIX}/docs`;
@@ -70,15 +69,26 @@ const PAGE = `<!doctype html>
 /**
  * `GET /v1/docs`: the API reference for people, rendered in the browser from
  * the served OpenAPI document (README, "Clients"). It needs no key; like every
- * call without one, it is limited per address.
+ * call without one, it is limited per address. Not an operation of the API:
+ * the document points to it as its externalDocs.
  */
-export function referencePage() {
-  return (c: Context<AppEnv>) => {
-    c.set("route", REFERENCE_PATH);
+export const referencePageOperation = defineOperation({
+  operationId: "getReferencePage",
+  public: true,
+  documented: false,
+  method: "get",
+  path: REFERENCE_PATH.slice(VERSION_PREFIX.length),
+  summary: "The API reference page",
+  description: "This API's reference for people, rendered from the OpenAPI document, with no third-party hosts.",
+  tag: "Service",
+  stability: "stable",
+  responses: { 200: { description: "The reference page (HTML)" } },
+  errors: [],
+  handle(c) {
     return c.html(PAGE, 200, {
       "Content-Security-Policy": CONTENT_SECURITY_POLICY,
       "X-Content-Type-Options": "nosniff",
       "Referrer-Policy": "no-referrer",
     });
-  };
-}
+  },
+});

@@ -8,14 +8,22 @@ type BearerToken =
   | { kind: "token"; token: string };
 
 /**
- * Reads `Authorization: Bearer <token>` strictly. The scheme is
- * case-insensitive (RFC 9110); a scheme with no token sent no key. The token
+ * The token of `Authorization: Bearer <token>`, or undefined when there is
+ * none. The scheme is case-insensitive (RFC 9110); a scheme with no token sent
+ * no token.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  return (header === undefined ? undefined : BEARER.exec(header)?.[1]) || undefined;
+}
+
+/**
+ * Reads an API key from `Authorization: Bearer <key>` strictly. The token
  * must be in this service's key format (README, "API keys"), so garbage is
  * refused without a KV read. Two Authorization headers arrive joined by ", "
  * and so fail the format.
  */
 export function parseBearer(header: string | undefined): BearerToken {
-  const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
+  const token = bearerToken(header);
   if (!token) return { kind: "missing" };
   return API_KEY_FORMAT.test(token) ? { kind: "token", token } : { kind: "malformed" };
 }

@@ -1,7 +1,7 @@
 import { callDependency } from "../lib/dependency";
 import { TtlCache } from "../lib/ttl-cache";
 import { idName, recordName, sha256Hex } from "./layout";
-import { ApiKeyRecord } from "./schemas";
+import { ApiKeyRecord } from "./api-key-record";
 
 
 /**

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Limits, Plan } from "../keys/schemas";
+import type { ApiKeyRecord, Limits, Plan } from "../keys/api-key-record";
 
 /** The one table of plan limits (README, "Rate limits"). Enterprise limits come from each key. */
 export const PLAN_LIMITS: Record<Exclude<Plan, "enterprise">, Limits> = {

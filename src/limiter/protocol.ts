@@ -3,10 +3,10 @@
  * a gradual deployment old isolates talk to a new object and new isolates to
  * an old one, so these shapes only ever grow: a new field is optional, and a
  * reader treats a missing field as the older behaviour
- * (README, "Rate limits"). test/limiter-protocol.test.ts pins them, so a
+ * (README, "Rate limits"). test/workers/limiter-protocol.test.ts pins them, so a
  * change is deliberate.
  */
-import type { Limits } from "../keys/schemas";
+import type { Limits } from "../keys/api-key-record";
 
 export interface BanRule {
   /** A ban starts once more than this many requests in a row were refused. */

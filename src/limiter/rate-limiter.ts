@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Limits } from "../keys/schemas";
+import type { Limits } from "../keys/api-key-record";
 import { acquire, expiresAt, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
 

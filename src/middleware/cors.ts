@@ -1,5 +1,5 @@
 import { cors } from "hono/cors";
-import { CLIENT_SENT, EXPOSED } from "../headers";
+import { CLIENT_SENT, EXPOSED } from "../header-catalogue";
 
 /**
  * Any origin may call: keys travel in a header, never in cookies, so there is

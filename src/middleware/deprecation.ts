@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from "hono";
-import type { Config } from "../config";
+import type { Config } from "../read-config";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
-import { deprecationHeaders, isSunset, type DeprecationSchedule } from "../lib/deprecation";
+import { ApiError } from "../api-error";
+import { deprecationHeaders, isSunset, type DeprecationSchedule } from "../lib/deprecation-schedule";
 
 /** Marks a deprecated operation's responses, and retires it with 410 from its sunset date. */
 export function deprecation(schedule: (config: Config) => DeprecationSchedule): MiddlewareHandler<AppEnv> {

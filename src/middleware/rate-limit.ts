@@ -1,12 +1,12 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, Caller } from "../env";
 import { logLine } from "../lib/log";
-import { ApiError } from "../errors";
-import { rateLimitHeaders } from "../limiter/headers";
+import { ApiError } from "../api-error";
+import { rateLimitHeaders } from "../limiter/rate-limit-headers";
 import { LeaseClient } from "../limiter/lease-client";
 import type { Verdict } from "../limiter/protocol";
-import { budgetOf, limitsSetAtOf } from "../keys/schemas";
-import { invalidCaller } from "./auth";
+import { budgetOf, limitsSetAtOf } from "../keys/api-key-record";
+import { invalidCaller } from "./api-key-auth";
 import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
 
 /** This isolate's leases, for every caller it has served lately. */

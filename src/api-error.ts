@@ -1,0 +1,86 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
+import type { HeaderName } from "./header-catalogue";
+
+declare global {
+  interface ErrorConstructor {
+    /** V8's: how many frames a new Error captures. workerd has it; its type definitions leave it out. */
+    stackTraceLimit: number;
+  }
+}
+
+/** The one table of error codes and their HTTP statuses (README, "Errors"). */
+export const ERROR_STATUS = {
+  invalid_order_id: 400,
+  invalid_pet_id: 400,
+  invalid_bookmark: 400,
+  invalid_limits: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  insufficient_scope: 403,
+  order_not_found: 404,
+  pet_not_found: 404,
+  not_found: 404,
+  unsupported_version: 404,
+  method_not_allowed: 405,
+  order_already_shipped: 409,
+  endpoint_sunset: 410,
+  rate_limit_exceeded: 429,
+  api_key_banned: 429,
+  internal_error: 500,
+  order_list_too_large: 500,
+  service_unavailable: 503,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
+
+/** Headers every error of a status carries, beyond the ones on every response. */
+export const ERROR_STATUS_HEADERS: Partial<Record<ErrorStatus, readonly HeaderName[]>> = {
+  401: ["WWW-Authenticate"],
+  403: ["WWW-Authenticate"],
+  405: ["Allow"],
+  429: ["Retry-After"],
+  503: ["Retry-After"],
+};
+
+/** The Error shape every error body has: the one schema for validation, types and the document. */
+export const ErrorBody = z
+  .object({
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).describe("Machine-readable error code"),
+    message: z.string().describe("Human-readable description"),
+    status: z.number().int().describe("The HTTP status code"),
+  })
+  .meta({ id: "Error" });
+
+/**
+ * An error the client should see as it is: a code from the table, a message
+ * for people, extra headers. It builds its own response (Hono's
+ * HTTPException convention), so the one error handler only picks it up.
+ */
+export class ApiError extends HTTPException {
+  readonly code: ErrorCode;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}, cause?: unknown) {
+    // A client error is an outcome, not a fault: no stack to capture, which is most of what throwing costs
+    // (a 429 or a 401 is thrown on every refused request). Server errors keep theirs, and their cause's.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (ERROR_STATUS[code] < 500) Error.stackTraceLimit = 0;
+    try {
+      super(ERROR_STATUS[code], { message, cause });
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
+    this.code = code;
+    this.headers = headers;
+  }
+
+  /** The Error body, with the headers prepared on the context (request id, limits, CORS) kept. */
+  toResponse(c: Context): Response {
+    const body: z.infer<typeof ErrorBody> = { code: this.code, message: this.message, status: this.status };
+    return c.json(body, this.status, this.headers);
+  }
+}

@@ -1,0 +1,89 @@
+import type { Hono, MiddlewareHandler } from "hono";
+import { ApiError } from "../api-error";
+import type { AppEnv } from "../env";
+import { requireApiKey } from "../middleware/api-key-auth";
+import { deprecation } from "../middleware/deprecation";
+import { requireOperator } from "../middleware/require-operator";
+import type { Operation } from "./define-operation";
+import { referenceLink } from "./reference-page";
+
+/** Operations served under one path prefix: `` for `GET /`, `/v1` for the first version, `/admin` for operators. */
+export interface RouteGroup {
+  base: string;
+  operations: readonly Operation[];
+}
+
+/** The guards an operation's description asks for: a key with its scope, or the operator token; the deprecation headers and sunset. */
+function guardsOf(base: string, operation: Operation): MiddlewareHandler<AppEnv>[] {
+  const access = operation.public ? [] : operation.operator ? [requireOperator()] : [requireApiKey(operation.scope)];
+  const dates = operation.deprecation;
+  if (!dates) return access;
+  return [...access, deprecation((config) => ({ ...dates(config), link: referenceLink(config.baseUrl, operation) }))];
+}
+
+/**
+ * `{name}` becomes a Hono parameter that also matches an empty segment, so
+ * `DELETE /store/orders/` reaches the validator and gets 400, not 404.
+ */
+function honoPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ":$1{[^/]*}");
+}
+
+/**
+ * Routes every operation of every group, the one way any route is served:
+ * each named for the request log by its path template, behind the guards its
+ * description asks for, and every path answering the methods it lacks with
+ * 405 and `Allow`.
+ */
+export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[]): void {
+  for (const { base, operations } of groups) {
+    for (const operation of operations) {
+      const path = base + honoPath(operation.path);
+      const method = operation.method.toUpperCase();
+      // Handlers registered for one route run in order, each passing on with next().
+      for (const handler of [routeName(base + operation.path), ...guardsOf(base, operation), ...operation.run]) app.on(method, path, handler);
+    }
+  }
+  // Registered after every operation, so they only answer methods none of them took.
+  for (const { base, operations } of groups) {
+    for (const [path, methods] of methodsByPath(operations)) {
+      const allow = methods.join(", ");
+      app.all(base + honoPath(path), routeName(base + path), (c) => {
+        throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here. Allowed: ${allow}.`, {
+          Allow: allow,
+        });
+      });
+    }
+  }
+}
+
+function routeName(route: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set("route", route);
+    await next();
+  };
+}
+
+/** The methods each path template answers: its operations', HEAD with GET (Hono answers it from GET), and OPTIONS (CORS). */
+function methodsByPath(operations: readonly Operation[]): Map<string, string[]> {
+  const byPath = new Map<string, string[]>();
+  for (const { path, method } of operations) byPath.set(path, [...(byPath.get(path) ?? []), method.toUpperCase()]);
+  for (const [path, methods] of byPath) byPath.set(path, [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"]);
+  return byPath;
+}
+
+/**
+ * For a request path, the methods its operation path answers (the 405's Allow
+ * list), or an empty list for a path no operation serves. CORS preflights
+ * answer with it, so a browser learns what this path really allows.
+ */
+export function allowedMethods(groups: readonly RouteGroup[]): (path: string) => string[] {
+  const patterns = groups.flatMap(({ base, operations }) =>
+    [...methodsByPath(operations)].map(([path, methods]) => {
+      const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      const source = (base + path).split(/\{\w+\}/).map(literal).join("[^/]*");
+      return { pattern: new RegExp(`^${source}$`), methods };
+    }),
+  );
+  return (path) => patterns.find(({ pattern }) => pattern.test(path))?.methods ?? [];
+}

@@ -1,0 +1,166 @@
+/**
+ * The OpenAPI 3.1 document, generated from the operation registry and the
+ * same zod schemas the routes validate with.
+ */
+import { z } from "zod";
+import type { Config } from "../read-config";
+import { ERROR_STATUS, ERROR_STATUS_HEADERS, type ErrorCode } from "../api-error";
+import { ALWAYS_SENT, HEADERS, type HeaderName } from "../header-catalogue";
+import { SERVICE, VERSION_PREFIX } from "../service-identity";
+import { TAGS, type Operation } from "./define-operation";
+
+type JsonObject = Record<string, unknown>;
+
+const GUARDED_ERRORS: ErrorCode[] = ["missing_api_key", "invalid_api_key", "insufficient_scope"];
+/** What any path under /v1 may answer: a wrong path or version, a method the path lacks, limits, outages. */
+const COMMON_ERRORS: ErrorCode[] = [
+  "not_found",
+  "unsupported_version",
+  "method_not_allowed",
+  "rate_limit_exceeded",
+  "api_key_banned",
+  "internal_error",
+  "service_unavailable",
+];
+
+const toSchemaRef = (id: string) => `#/components/schemas/${id}`;
+
+/** zod emits JSON Schema's safe-integer bounds for ints, but int64 values go beyond them. */
+const jsonSchemaOptions = {
+  target: "draft-2020-12",
+  unrepresentable: "any",
+  override: ({ jsonSchema }: { jsonSchema: JsonObject }) => {
+    if (jsonSchema.format === "int64") {
+      delete jsonSchema.minimum;
+      delete jsonSchema.maximum;
+    }
+    // `format: date-time` says it all; zod's long calendar regex only obscures the document.
+    if (jsonSchema.format === "date-time") delete jsonSchema.pattern;
+  },
+} as const;
+
+/** A header as the document describes it: the catalogue's description and schema. */
+const headerObject = (name: HeaderName) => ({ description: HEADERS[name].description, schema: HEADERS[name].schema });
+
+function schemaOf(schema: z.core.$ZodType): JsonObject {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, jsonSchemaOptions) as JsonObject;
+  // Named schemas live in components; point at them instead of inlining copies.
+  const text = JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/');
+  const { $defs: __, ...rest } = JSON.parse(text) as JsonObject;
+  return rest;
+}
+
+/** References to response headers, noting each in `used` so components lists exactly those. */
+function headerRefs(names: readonly HeaderName[], used: Set<HeaderName>): JsonObject {
+  for (const name of names) used.add(name);
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+function responsesOf(operation: Operation, used: Set<HeaderName>): JsonObject {
+  const extra: HeaderName[] = operation.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
+  const responses: JsonObject = {};
+  for (const [status, response] of Object.entries(operation.responses)) {
+    responses[status] = {
+      description: response.description,
+      headers: headerRefs([...ALWAYS_SENT, ...(response.headers ?? [])], used),
+      ...(response.body && { content: { "application/json": { schema: schemaOf(response.body) } } }),
+    };
+  }
+
+  const codes = [...operation.errors, ...(operation.public ? [] : GUARDED_ERRORS), ...COMMON_ERRORS];
+  for (const status of [...new Set(codes.map((code) => ERROR_STATUS[code]))].sort()) {
+    const codesHere = codes.filter((code) => ERROR_STATUS[code] === status);
+    const headers: HeaderName[] = [...ALWAYS_SENT, ...(ERROR_STATUS_HEADERS[status] ?? [])];
+    // The deprecation headers go on what the operation itself answers, not on what the middleware before it refuses.
+    if (codesHere.some((code) => operation.errors.includes(code))) headers.push(...extra);
+    responses[status] = {
+      description: `Error: ${codesHere.map((code) => `\`${code}\``).join(" or ")}`,
+      headers: headerRefs(headers, used),
+      content: {
+        "application/json": {
+          schema: { allOf: [{ $ref: toSchemaRef("Error") }, { properties: { code: { enum: codesHere } } }] },
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+function parametersOf(operation: Operation): JsonObject[] {
+  const headers = (operation.requestHeaders ?? []).map((name) => ({ name, in: "header", required: false, ...headerObject(name) }));
+  if (!operation.params) return headers;
+  const path = Object.entries(operation.params.schema.shape).map(([name, schema]) => {
+    const { description, ...json } = schemaOf(schema);
+    return { name, in: "path", required: true, description, schema: json };
+  });
+  return [...path, ...headers];
+}
+
+export function openApiDocument(operations: readonly Operation[], config: Pick<Config, "productionBaseUrl" | "stagingBaseUrl">): JsonObject {
+  const serviceRoot = config.productionBaseUrl.slice(0, -VERSION_PREFIX.length) + "/";
+  const paths: Record<string, JsonObject> = {};
+  const usedHeaders = new Set<HeaderName>();
+  // What is routed like an operation but is not one of the API's (the reference page) stays out.
+  for (const operation of operations.filter(({ documented }) => documented !== false)) {
+    paths[operation.path] = {
+      ...paths[operation.path],
+      [operation.method]: {
+        operationId: operation.operationId,
+        summary: operation.summary,
+        description: operation.description,
+        tags: [operation.tag],
+        ...(operation.deprecation && { deprecated: true }),
+        "x-stability": operation.stability,
+        // Scopes on an http scheme name what a key must be allowed (OpenAPI 3.1, "Security Requirement Object").
+        security: operation.public ? [] : [{ bearerAuth: [operation.scope] }],
+        parameters: parametersOf(operation),
+        responses: responsesOf(operation, usedHeaders),
+      },
+    };
+  }
+
+  const registered = z.toJSONSchema(z.globalRegistry, { ...jsonSchemaOptions, uri: toSchemaRef }) as {
+    schemas: Record<string, JsonObject>;
+  };
+  const schemas = Object.fromEntries(
+    Object.entries(registered.schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]),
+  );
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: SERVICE.name,
+      version: SERVICE.version,
+      description:
+        "List the orders placed in a store and cancel pending ones. Every operation needs an API key as a bearer " +
+        "token unless marked otherwise, and every response carries rate-limit headers. Each operation has an " +
+        "x-stability marker: stable (covered by the /v1 promise), beta (may still change), experimental (may go away). " +
+        "Ids are 64-bit integers and go beyond 2^53: parse them exactly, never into a double.",
+      // GET / at the service's root says what the service is and where its operations live.
+      contact: { name: "Store Orders API", url: serviceRoot },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+    },
+    // The reference page for people, rendered from this document: not an operation of the API.
+    externalDocs: { description: "The API reference", url: `${config.productionBaseUrl}/docs` },
+    servers: [
+      { url: config.productionBaseUrl, description: "Production" },
+      { url: config.stagingBaseUrl, description: "Staging" },
+    ],
+    security: [{ bearerAuth: [] }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "An API key: so_live_ (production) or so_test_ (staging) and 32 letters and digits. A key has the scopes " +
+            "orders:read (list orders; the deprecated pets) and orders:write (cancel); each operation names the one it needs.",
+        },
+      },
+      schemas,
+      headers: Object.fromEntries([...usedHeaders].map((name) => [name, headerObject(name)])),
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { z } from "zod";
+import type { Config } from "../read-config";
+import { openApiDocument } from "./openapi-document";
+import { defineOperation, type Operation } from "./define-operation";
+
+const OpenApiDocumentBody = z
+  .object({ openapi: z.string().describe("The OpenAPI version, 3.1.0") })
+  .loose()
+  .describe("An OpenAPI 3.1 document");
+
+/** `GET /v1/openapi.json`: the document of `operations` and of itself. */
+export function openApiDocumentOperation(operations: readonly Operation[]): Operation {
+  // The document depends only on the operations and the vars: build it once per isolate and environment.
+  let cached: { for: Config; json: string } | undefined;
+  const self: Operation = defineOperation({
+    operationId: "getOpenApiDocument",
+    method: "get",
+    path: "/openapi.json",
+    summary: "This API's OpenAPI 3.1 document",
+    description:
+      "This document, for tools and generated clients. It needs no API key; like every call without one, it is " +
+      "rate limited per address.",
+    tag: "Service",
+    stability: "beta",
+    public: true,
+    responses: { 200: { description: "The OpenAPI document", body: OpenApiDocumentBody } },
+    errors: [],
+    handle(c) {
+      const config = c.get("config");
+      if (cached?.for !== config) cached = { for: config, json: JSON.stringify(openApiDocument([...operations, self], config)) };
+      return c.body(cached.json, 200, { "Content-Type": "application/json" });
+    },
+  });
+  return self;
+}

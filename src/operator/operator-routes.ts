@@ -1,0 +1,125 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import { defineOperation } from "../api/define-operation";
+import type { AppEnv } from "../env";
+import { ApiError } from "../api-error";
+import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, keyEventValues, withAuditRow, type KeyOperation } from "../keys/audit";
+import { findApiKeyById } from "../keys/lookup";
+import { Limits, budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
+import type { Usage } from "../limiter/policy";
+import { callDependency } from "../lib/dependency";
+
+/** Where the operator API lives: outside /v1, never in the public document (README, "Operator API"). */
+export const OPERATOR_PREFIX = "/admin";
+
+/** New limits, and the stamp `keys update` wrote into the records with them (absent: now). */
+const LimitsUpdate = Limits.extend({ setAt: z.iso.datetime({ offset: true }).optional() });
+
+async function keyOf(c: Context<AppEnv>, keyId: string): Promise<ApiKeyRecord> {
+  const record = await findApiKeyById(c.env.API_KEYS, keyId);
+  if (!record) throw new ApiError("not_found", `No key ${keyId}.`);
+  return record;
+}
+
+const limiterOf = (c: Context<AppEnv>, record: ApiKeyRecord) => c.env.RATE_LIMITER.getByName(budgetOf(record));
+
+/**
+ * Does one operator action on a key's budget with its audit row (the
+ * operator's name as who did it): both happen or neither does (README,
+ * "Operator API").
+ */
+async function audited(
+  c: Context<AppEnv>,
+  record: ApiKeyRecord,
+  operation: KeyOperation,
+  changes: Record<string, unknown>,
+  action: () => Promise<Usage>,
+): Promise<Response> {
+  const db = c.env.DB;
+  const event = { at: new Date().toISOString(), operation, keyId: record.id, changes: { ...changes, budget: budgetOf(record) }, actor: c.get("operator") ?? "operator" };
+  const usage = await withAuditRow(
+    async () => (await callDependency("D1", () => db.prepare(INSERT_KEY_EVENT).bind(...keyEventValues(event)).first<number>("id")))!,
+    (rowId) => callDependency("D1", () => db.prepare(DELETE_KEY_EVENT).bind(rowId).run()),
+    () => callDependency("rate limiter", action),
+  );
+  return c.json({ keyId: record.id, budget: budgetOf(record), usage });
+}
+
+const KeyIdParams = z.object({ keyId: z.string().regex(/^key_[0-9A-Za-z]{16}$/) });
+const keyIdInvalid = { code: "not_found", message: "No such key: key ids look like key_0123456789abcdef." } as const;
+const UsageBody = z.object({ keyId: z.string(), budget: z.string(), usage: z.object({}).loose() });
+
+/** What every operator operation shares: the operator token, and no place in the public documents. */
+const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false, errors: ["not_found"] } as const;
+
+/**
+ * The operator API (README, "Operator API"), under OPERATOR_PREFIX: a key's
+ * live usage, and the actions that reach every isolate through the budget's
+ * Durable Object at its next call (within a lease's length, 5 s), sooner than
+ * KV spreads a change: unban, limits, revocation.
+ */
+export const operatorOperations = [
+  defineOperation({
+    ...OPERATOR,
+    operationId: "getKeyUsage",
+    method: "get",
+    path: "/keys/{keyId}/usage",
+    summary: "A key's budget as its object counts it now",
+    description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys.",
+    responses: { 200: { description: "The budget's usage", body: UsageBody } },
+    params: { schema: KeyIdParams, invalid: keyIdInvalid },
+    async handle(c, { keyId }) {
+      const record = await keyOf(c, keyId);
+      return c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() });
+    },
+  }),
+  defineOperation({
+    ...OPERATOR,
+    operationId: "unbanKey",
+    method: "post",
+    path: "/keys/{keyId}/unban",
+    summary: "End a ban now",
+    description: "Ends the budget's ban and starts its streak over; audited with the operator's name.",
+    responses: { 200: { description: "The budget's usage after the unban", body: UsageBody } },
+    params: { schema: KeyIdParams, invalid: keyIdInvalid },
+    async handle(c, { keyId }) {
+      const record = await keyOf(c, keyId);
+      return audited(c, record, "unban", {}, () => limiterOf(c, record).unban());
+    },
+  }),
+  defineOperation({
+    ...OPERATOR,
+    operationId: "setBudgetLimits",
+    method: "post",
+    path: "/keys/{keyId}/limits",
+    summary: "Set the budget's limits",
+    description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote); audited.",
+    responses: { 200: { description: "The budget's usage under the new limits", body: UsageBody } },
+    errors: ["not_found", "invalid_limits"],
+    params: { schema: KeyIdParams, invalid: keyIdInvalid },
+    async handle(c, { keyId }) {
+      const record = await keyOf(c, keyId);
+      const update = LimitsUpdate.safeParse(await c.req.json().catch(() => undefined));
+      if (!update.success) {
+        throw new ApiError("invalid_limits", 'Send {"perMinute": N, "perDay": N}, both positive whole numbers, and optionally "setAt", an RFC 3339 instant.');
+      }
+      const { setAt, ...limits } = update.data;
+      const stamp = setAt === undefined ? Date.now() : Date.parse(setAt);
+      return audited(c, record, "update", { limits, limitsSetAt: new Date(stamp).toISOString() }, () => limiterOf(c, record).updateLimits(limits, stamp));
+    },
+  }),
+  defineOperation({
+    ...OPERATOR,
+    operationId: "revokeKey",
+    method: "post",
+    path: "/keys/{keyId}/revoke",
+    summary: "Revoke a key everywhere within a lease",
+    description: "The budget's object refuses the key from every isolate's next call, without counting it; audited.",
+    responses: { 200: { description: "The budget's usage", body: UsageBody } },
+    params: { schema: KeyIdParams, invalid: keyIdInvalid },
+    async handle(c, { keyId }) {
+      const record = await keyOf(c, keyId);
+      return audited(c, record, "revoke", {}, () => limiterOf(c, record).revoke(record.id));
+    },
+  }),
+];

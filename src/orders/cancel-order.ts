@@ -1,0 +1,42 @@
+import { defineOperation } from "../api/define-operation";
+import { ApiError } from "../api-error";
+import { writeSession } from "../lib/d1-session";
+import { bookmarkHeader } from "./d1-bookmark";
+import { cancelPendingOrder } from "./order-queries";
+import { OrderIdParams } from "./order-schemas";
+import { recentVersion } from "./recent-version";
+
+export const cancelOrder = defineOperation({
+  operationId: "cancelOrder",
+  scope: "orders:write",
+  method: "delete",
+  path: "/store/orders/{orderId}",
+  summary: "Cancel a pending order",
+  tag: "Orders",
+  description:
+    "Cancels an order whose status is pending. Cancelling an order that is already cancelled succeeds again " +
+    "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be cancelled.",
+  stability: "stable",
+  responses: {
+    204: {
+      description: "The order is cancelled. X-D1-Bookmark: send it with the next list to be sure to see this cancel.",
+      headers: ["X-D1-Bookmark"],
+    },
+  },
+  errors: ["invalid_order_id", "order_not_found", "order_already_shipped"],
+  params: {
+    schema: OrderIdParams,
+    invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
+  },
+  async handle(c, { orderId }) {
+    const db = writeSession(c.env.DB);
+    const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
+    // The canceller's next list must not be answered with a version read before the cancel.
+    recentVersion.forget();
+    if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
+    if (outcome === "not_cancellable") {
+      throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);
+    }
+    return c.body(null, 204, bookmarkHeader(db));
+  },
+});

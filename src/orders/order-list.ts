@@ -1,0 +1,122 @@
+/**
+ * The whole order list as one pipeline (README, "Orders"): the version (reused
+ * within a second, or read), a 304 when the client holds it, the edge's cached
+ * body, or the first page with every page's end, the capacity check, the later
+ * pages read ahead, the schema-driven writer, and the cache filled from the
+ * same pass. Plain inputs and outputs; the operation only maps them to HTTP.
+ */
+import { ApiError } from "../api-error";
+import type { Config } from "../read-config";
+import { ifNoneMatchMatches } from "../lib/etag";
+import { cachedOrderList, cachingOrderList } from "./order-list-cache";
+import { orderListStream } from "./order-list-stream";
+import { laterPageQueries, orderPages } from "./order-pages";
+import { ORDER_PAGE_SIZE, readFirstOrderPage, readOrderPage, readOrdersVersion, type FirstOrderPage } from "./order-queries";
+import { recentVersion } from "./recent-version";
+
+/** How many of a list's left-out values one log line names; the count covers the rest. */
+const DROPPED_VALUES_LOGGED = 20;
+/**
+ * Subrequests a list leaves for the rest of its request: the key's KV read,
+ * the limiter's calls, the cache's lookup and fill, the version reads.
+ */
+const OTHER_SUBREQUESTS = 10;
+
+export interface OrderListRequest {
+  /** The client's D1 bookmark: then no version this isolate read before is reused. */
+  bookmark: string | undefined;
+  ifNoneMatch: string | undefined;
+  /** A HEAD has no body to copy into the cache. */
+  head: boolean;
+}
+
+export interface OrderListContext {
+  /** The request's D1 session (bookmarked or not). */
+  db: D1DatabaseSession;
+  config: Pick<Config, "baseUrl" | "orderList" | "subrequestLimit">;
+  log(level: "warn" | "error", message: string, fields: Record<string, unknown>): void;
+  /** Work that may finish after the response (waitUntil). */
+  background(work: Promise<unknown>): void;
+}
+
+export type OrderList = { kind: "not-modified"; version: string } | { kind: "list"; version: string; body: ReadableStream<Uint8Array> };
+
+export const orderListEtag = (version: string) => `"orders-${version}"`;
+
+export async function readOrderList(request: OrderListRequest, context: OrderListContext): Promise<OrderList> {
+  const { db, config, log } = context;
+  // The version first when it can save the list: a 304, or a cached body.
+  // Otherwise version and first page come in one round trip.
+  if (request.ifNoneMatch !== undefined || config.orderList.cache) {
+    const reuseMs = request.bookmark === undefined ? config.orderList.versionReuseMs : 0;
+    const version = recentVersion.get(Date.now(), reuseMs) ?? (await readVersion(db));
+    if (request.ifNoneMatch !== undefined && ifNoneMatchMatches(request.ifNoneMatch, orderListEtag(version))) return { kind: "not-modified", version };
+    if (config.orderList.cache) {
+      const cached = await cachedOrderList(config.baseUrl, version, (error) =>
+        log("warn", "order list cache: lookup failed, read from D1", { error: String(error) }),
+      );
+      if (cached) return { kind: "list", version, body: cached };
+    }
+  }
+
+  const began = recentVersion.beginRead();
+  const first = await readFirstOrderPage(db);
+  const version = versionOrFault(first.version);
+  recentVersion.remember(version, Date.now(), began);
+  refuseOverBudget(first, config.subrequestLimit);
+  const pages = orderPages(first, (after, upTo) => readOrderPage(db, after, upTo), config.orderList.readAhead);
+  const body = orderListStream(pages, {
+    aborted: (error) => log("error", "order list stream aborted", { error: String(error) }),
+    // One line per request, however many rows are bad; the values themselves stay out of the logs.
+    dropped: (values) =>
+      log("warn", "order list: values that do not fit the Order schema were left out", {
+        count: values.length,
+        values: values.slice(0, DROPPED_VALUES_LOGGED),
+      }),
+  });
+  if (!config.orderList.cache || request.head) return { kind: "list", version, body };
+  const filling = cachingOrderList(config.baseUrl, version, body, {
+    background: context.background,
+    // The first page was read in one transaction with the version. Later
+    // pages come from the same session, whose reads never go back in time:
+    // if the version is unchanged after the last, every page was that version's.
+    stillCurrent: async () => laterPageQueries(first) === 0 || (await readOrdersVersion(db)) === version,
+    onError: (error) => log("warn", "order list cache: the list was not stored", { error: String(error) }),
+  });
+  return { kind: "list", version, body: filling };
+}
+
+/** The version from D1, remembered for lists without a bookmark. */
+async function readVersion(db: D1DatabaseSession): Promise<string> {
+  const began = recentVersion.beginRead();
+  const version = versionOrFault(await readOrdersVersion(db));
+  recentVersion.remember(version, Date.now(), began);
+  return version;
+}
+
+/**
+ * The orders_version row is the list's only version: without it every list
+ * would look like one version forever (cached, revalidated as unchanged). A
+ * server fault, never a 200 or a 304.
+ */
+function versionOrFault(version: string | undefined): string {
+  if (version !== undefined) return version;
+  // The cause is the request's error log line.
+  throw new ApiError("internal_error", "Something went wrong on our side. It has been logged.", {}, new Error("the orders_version row is missing"));
+}
+
+/**
+ * A list that would need more D1 queries than one invocation may make would
+ * be cut off mid-body; it is refused before its first byte instead
+ * (README, "Capacity").
+ */
+function refuseOverBudget(first: FirstOrderPage, subrequestLimit: number): void {
+  const pages = 1 + laterPageQueries(first);
+  const limit = subrequestLimit - OTHER_SUBREQUESTS;
+  if (pages > limit) {
+    throw new ApiError(
+      "order_list_too_large",
+      `The order list needs ${pages} reads of ${ORDER_PAGE_SIZE.toLocaleString("en")} orders, more than this deployment can make for one response (${limit}).`,
+    );
+  }
+}

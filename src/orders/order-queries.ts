@@ -1,0 +1,92 @@
+import { callDependency } from "../lib/dependency";
+import type { D1Queryable } from "../lib/d1-session";
+
+/**
+ * An order as D1 gives it back. Integer columns are read as TEXT because D1
+ * hands integers to JavaScript as doubles, which corrupts ids above 2^53; the
+ * other systems that write this table may have put any type in any column, so
+ * every optional column arrives as text and is checked before it is written.
+ */
+export interface OrderRow {
+  id: string;
+  petId: string | null;
+  quantity: string | null;
+  shipDate: string | null;
+  status: string;
+  complete: number;
+}
+
+/** Rows per D1 query while streaming the list: big enough to amortise the round trip, small enough to keep memory flat. */
+export const ORDER_PAGE_SIZE = 1000;
+
+const ORDER_COLUMNS = `CAST(id AS TEXT) AS id, CAST(pet_id AS TEXT) AS petId,
+  CAST(quantity AS TEXT) AS quantity, CAST(ship_date AS TEXT) AS shipDate, status, complete`;
+
+// `orders.id`, qualified: a bare `id` in ORDER BY would sort by the TEXT alias.
+const FIRST_PAGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
+// The id that closes each full page (rows 1000, 2000, ...): with them known,
+// the pages after the first are independent range reads, so the next one can
+// be read while this one is written (orders/order-pages.ts). One scan of the ids.
+const PAGE_ENDS_SQL = `SELECT CAST(id AS TEXT) AS id FROM
+  (SELECT id, row_number() OVER (ORDER BY id) AS n FROM orders) WHERE n % ${ORDER_PAGE_SIZE} = 0 ORDER BY n`;
+// Ids are bound as strings (D1 rejects BigInt); the INTEGER column's affinity
+// makes SQLite compare them as integers, so the primary key index is used.
+const RANGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 AND orders.id <= ?2 ORDER BY orders.id`;
+const TAIL_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
+const VERSION_SQL = `SELECT epoch || '-' || version || '-' || stamp AS tag FROM orders_version WHERE singleton = 1`;
+
+/** The version of the whole order table, changed by triggers on every write; undefined when its row is missing. */
+export async function readOrdersVersion(db: D1Queryable): Promise<string | undefined> {
+  const tag = await callDependency("D1", () => db.prepare(VERSION_SQL).first<string>("tag"));
+  return tag ?? undefined;
+}
+
+export interface FirstOrderPage {
+  /** Undefined when the version row is missing. */
+  version: string | undefined;
+  rows: OrderRow[];
+  /** The last id of each full page, the first page's included, ascending. */
+  pageEnds: string[];
+}
+
+/** The version, the first page and where every page ends, in one round trip and one transaction. */
+export async function readFirstOrderPage(db: D1Queryable): Promise<FirstOrderPage> {
+  const [version, page, ends] = await callDependency("D1", () =>
+    db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(FIRST_PAGE_SQL), db.prepare(PAGE_ENDS_SQL)]),
+  );
+  const tag = (version.results[0] as { tag: string } | undefined)?.tag;
+  return { version: tag, rows: page.results as OrderRow[], pageEnds: (ends.results as { id: string }[]).map((row) => row.id) };
+}
+
+/** The orders after `after` up to and including `upTo`; without `upTo`, at most a page of them. */
+export async function readOrderPage(db: D1Queryable, after: string, upTo: string | undefined): Promise<OrderRow[]> {
+  const statement = upTo === undefined ? db.prepare(TAIL_SQL).bind(after) : db.prepare(RANGE_SQL).bind(after, upTo);
+  const page = await callDependency("D1", () => statement.all<OrderRow>());
+  return page.results;
+}
+
+export type CancelOutcome = "cancelled" | "already_cancelled" | "not_cancellable" | "not_found";
+
+/**
+ * Cancels a pending order with one guarded UPDATE, and reads the status in the
+ * same batch (one round trip, one transaction) to tell the caller why nothing
+ * changed. The guard makes concurrent cancels change the row exactly once, and
+ * makes the retry inside callDependency safe.
+ */
+export async function cancelPendingOrder(db: D1Queryable, id: string, now: string): Promise<CancelOutcome> {
+  const [update, current] = await callDependency("D1", () =>
+    db.batch<{ status: string }>([
+      db
+        .prepare(
+          `UPDATE orders SET status = 'cancelled', cancelled_at = ?2, updated_at = ?2
+           WHERE id = ?1 AND status = 'pending'`,
+        )
+        .bind(id, now),
+      db.prepare(`SELECT status FROM orders WHERE id = ?1`).bind(id),
+    ]),
+  );
+  if (update.meta.changes > 0) return "cancelled";
+  const status = current.results[0]?.status;
+  if (status === undefined) return "not_found";
+  return status === "cancelled" ? "already_cancelled" : "not_cancellable";
+}

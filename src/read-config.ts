@@ -1,0 +1,82 @@
+import { z } from "zod";
+import { VERSION_PREFIX } from "./service-identity";
+
+/**
+ * The worker's vars (wrangler.toml), parsed and checked once. A typo must not
+ * quietly become NaN (nobody ever banned) or a default nobody chose: an
+ * invalid var fails `npm run check:config` before a deploy, and makes the
+ * worker answer 503 instead of running with it (README, "Operator guide").
+ */
+/** zod's error option: "is missing" when the var is not set at all, else what it must be. */
+const rule = (message: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? "is missing" : message),
+});
+const URL_RULE = `must be an http(s) URL ending in ${VERSION_PREFIX}`;
+const baseUrl = z.url({ protocol: /^https?$/, ...rule(URL_RULE) }).refine((url) => url.endsWith(VERSION_PREFIX), URL_RULE);
+const positiveWholeNumber = z
+  .string(rule("must be a positive whole number"))
+  .regex(/^[1-9][0-9]{0,14}$/, "must be a positive whole number")
+  .transform(Number);
+const onOff = z
+  .enum(["on", "off"], rule('must be "on" or "off"'))
+  .transform((value) => value === "on");
+const readAhead = z
+  .string(rule("must be a whole number from 0 to 8"))
+  .regex(/^[0-8]$/, "must be a whole number from 0 to 8")
+  .transform(Number);
+const reuseMs = z
+  .string(rule("must be a whole number of milliseconds from 0 to 60000"))
+  .regex(/^(0|[1-9][0-9]{0,4})$/, "must be a whole number of milliseconds from 0 to 60000")
+  .transform(Number)
+  .refine((ms) => ms <= 60_000, "must be a whole number of milliseconds from 0 to 60000");
+const isoDate = z
+  .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))
+  .transform((value) => Date.parse(value));
+
+const Vars = z
+  .object({
+    BASE_URL: baseUrl,
+    PRODUCTION_BASE_URL: baseUrl,
+    STAGING_BASE_URL: baseUrl,
+    BAN_THRESHOLD: positiveWholeNumber,
+    BAN_SECONDS: positiveWholeNumber,
+    PETS_DEPRECATED_AT: isoDate,
+    PETS_SUNSET_AT: isoDate,
+    ORDER_LIST_CACHE: onOff,
+    ORDER_LIST_READ_AHEAD: readAhead,
+    ORDER_LIST_VERSION_REUSE_MS: reuseMs,
+    SUBREQUEST_LIMIT: positiveWholeNumber,
+  })
+  .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
+    path: ["PETS_SUNSET_AT"],
+    message: "must be later than PETS_DEPRECATED_AT",
+  })
+  .transform((vars) => ({
+    baseUrl: vars.BASE_URL,
+    productionBaseUrl: vars.PRODUCTION_BASE_URL,
+    stagingBaseUrl: vars.STAGING_BASE_URL,
+    ban: { threshold: vars.BAN_THRESHOLD, seconds: vars.BAN_SECONDS },
+    /** Unix milliseconds. */
+    pets: { deprecatedAt: vars.PETS_DEPRECATED_AT, sunsetAt: vars.PETS_SUNSET_AT },
+    /** README, "Orders": the cache of unchanged lists, how many pages a list reads ahead, how long a version read is reused. */
+    orderList: { cache: vars.ORDER_LIST_CACHE, readAhead: vars.ORDER_LIST_READ_AHEAD, versionReuseMs: vars.ORDER_LIST_VERSION_REUSE_MS },
+    /** The plan's subrequests per invocation, which bounds the pages one list may read (README, "Capacity"). */
+    subrequestLimit: vars.SUBREQUEST_LIMIT,
+  }));
+
+export type Config = z.output<typeof Vars>;
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+
+/** Every problem with the vars, one line each, naming the var and its value. */
+export function readConfig(vars: Record<string, unknown>): ConfigResult {
+  const result = Vars.safeParse(vars);
+  if (result.success) return { ok: true, config: result.data };
+  return {
+    ok: false,
+    problems: result.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? "vars");
+      return vars[name] === undefined ? `${name} ${issue.message}` : `${name} ${issue.message}, got ${JSON.stringify(vars[name])}`;
+    }),
+  };
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { StoreOrdersClient } from "../../client/src/store-orders-client";
+import { useKeysCommand } from "../support/npm-script";
+import { useService } from "../support/service-fixture";
+
+/** The client against `npm start -- --orders 2000`: 2,000 synthetic orders with ids just beyond 2^53, and the demo data. */
+const service = useService(["--orders", "2000"]);
+const keys = useKeysCommand(() => service.statePath);
+
+/** A client on the service, recording each response's status and Retry-After, and each wait (`wait` stands in for the clock). */
+function clientOf(apiKey = service.current.demoKey, wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))) {
+  const responses: { status: number; retryAfter: string | null }[] = [];
+  const waits: number[] = [];
+  const client = new StoreOrdersClient({
+    baseUrl: `${service.current.baseUrl}/v1`,
+    apiKey,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      responses.push({ status: response.status, retryAfter: response.headers.get("Retry-After") });
+      return response;
+    },
+    sleep: (ms) => {
+      waits.push(ms);
+      return wait(ms);
+    },
+  });
+  return { client, responses, waits };
+}
+
+describe("the TypeScript client against npm start", () => {
+  it("lists every id exactly, up to 9223372036854775807, and cancels by exact id; the next list sees the cancel", async () => {
+    const { client } = clientOf();
+    const orders = await client.listOrders();
+    expect(orders).toHaveLength(2_037);
+    expect(new Set(orders.map((order) => order.id)).size).toBe(2_037);
+    const largest = orders.find((order) => order.id === "9223372036854775807");
+    expect(largest).toMatchObject({ petId: "9223372036854775807", status: "pending" });
+    // 2^53 + 1 and 2^53 + 2 are one double: only exact ids tell them apart.
+    expect(orders.find((order) => order.id === "9007199254740993")?.status).toBe("pending");
+    expect(orders.find((order) => order.id === "9007199254740994")?.status).toBe("shipped");
+
+    await client.cancelOrder("9223372036854775807");
+    await client.cancelOrder(9007199254740993n);
+    const after = await client.listOrders();
+    const status = (id: string) => after.find((order) => order.id === id)?.status;
+    expect(status("9223372036854775807")).toBe("cancelled");
+    expect(status("9007199254740993")).toBe("cancelled");
+    expect(status("9007199254740994")).toBe("shipped");
+    expect(client.bookmark).toBeDefined();
+  });
+
+  it("returns the list it holds on 304", async () => {
+    const { client, responses } = clientOf();
+    const first = await client.listOrders();
+    const second = await client.listOrders();
+    expect(responses.map((response) => response.status)).toEqual([200, 304]);
+    expect(second).toBe(first);
+    expect(client.rateLimit?.windows.map((window) => window.name)).toEqual(["minute", "day"]);
+  });
+
+  it("fails with the Error shape and the request id", async () => {
+    const { client } = clientOf();
+    await expect(client.cancelOrder("9007199254740994")).rejects.toMatchObject({
+      name: "StoreOrdersError",
+      code: "order_already_shipped",
+      status: 409,
+      requestId: expect.any(String),
+    });
+  });
+
+  it("retries a 429 after its Retry-After, and then succeeds", async () => {
+    const created = await keys.run("create", "--plan", "enterprise", "--per-minute", "1", "--per-day", "1000", "--json");
+    const { id, key } = JSON.parse(created.stdout.trim()) as { id: string; key: string };
+    // The window passing, without waiting for the clock: the operator raises the limit, which every location has within a lease (5 s).
+    const windowPasses = async () => {
+      await keys.run("update", id, "--per-minute", "1000", "--per-day", "1000", "--base-url", service.current.baseUrl);
+      for (let deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 500))) {
+        const probe = await fetch(`${service.current.baseUrl}/v1/openapi.json`, { headers: { Authorization: `Bearer ${key}` } });
+        await probe.arrayBuffer();
+        if (probe.status === 200) return;
+      }
+    };
+    const { client, responses, waits } = clientOf(key, windowPasses);
+    await client.listOrders();
+    expect(responses).toEqual([{ status: 200, retryAfter: null }]);
+    const again = await client.listOrders();
+    expect(again.length).toBeGreaterThan(0);
+    // The retry revalidates the list the client holds.
+    expect(responses.map((response) => response.status)).toEqual([200, 429, 304]);
+    expect(waits).toEqual([Number(responses[1]!.retryAfter) * 1000]);
+  });
+});

@@ -1,0 +1,247 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { runKeys, useKeysCommand } from "../support/npm-script";
+import { useService } from "../support/service-fixture";
+
+describe("npm run keys, against the running service", () => {
+  const service = useService();
+  // The command itself, in this process: the first test runs the real `npm run keys`, the rest call the same code.
+  const keys = useKeysCommand(() => service.statePath);
+
+  const listWith = (key: string) =>
+    service.current.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
+
+  it("create --json prints exactly one JSON line, and the key works in the next request", async () => {
+    const result = await runKeys(service.statePath, "create", "--plan", "free", "--json");
+    expect(result.status).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const created = JSON.parse(lines[0]);
+    expect(Object.keys(created).sort()).toEqual(["id", "key", "plan"]);
+    expect(created).toMatchObject({ id: expect.stringMatching(/^key_[0-9A-Za-z]{16}$/), plan: "free" });
+    expect(created.key).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+
+    expect((await listWith(created.key)).status).toBe(200);
+  });
+
+  it("create, list, show and revoke a key; the service then refuses it", async () => {
+    const created = await keys.run("create", "--plan", "enterprise", "--per-minute", "500", "--per-day", "9000", "--name", "Acme");
+    expect(created.status).toBe(0);
+    const key = /so_test_[0-9A-Za-z]{32}/.exec(created.stdout)![0];
+    const id = /key_[0-9A-Za-z]{16}/.exec(created.stdout)![0];
+    expect((await listWith(key)).status).toBe(200);
+
+    const list = await keys.run("list");
+    expect(list.status).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`${id}\\s+enterprise\\s+"Acme"`));
+    expect(list.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
+
+    const show = await keys.run("show", id);
+    expect(show.status).toBe(0);
+    expect(show.stdout).toContain("500/minute, 9000/day");
+    expect(show.stdout).toMatch(/state:\s+active/);
+    expect(show.stdout).not.toContain(key);
+
+    const revoke = await keys.run("revoke", id);
+    expect(revoke.status).toBe(0);
+    expect((await keys.run("show", id)).stdout).toMatch(/state:\s+revoked/);
+
+    // The worker may keep the key for its short cache lifetime (5 s); then it is refused.
+    const deadline = Date.now() + 15_000;
+    let status = 200;
+    while (Date.now() < deadline && status === 200) {
+      const response = await listWith(key);
+      await response.arrayBuffer();
+      status = response.status;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(status).toBe(401);
+  });
+
+  it("create --scopes and --expires-in: a read-only key lists but cannot cancel; show and list print scopes and expiry", async () => {
+    const created = await keys.run("create", "--plan", "pro", "--scopes", "orders:read", "--expires-in", "30d", "--json");
+    expect(created.status).toBe(0);
+    const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
+    expect((await listWith(key)).status).toBe(200);
+    const cancel = await service.current.call("/v1/store/orders/1", { method: "DELETE", headers: { Authorization: `Bearer ${key}` } });
+    expect(cancel.status).toBe(403);
+    expect(cancel.headers.get("WWW-Authenticate")).toBe('Bearer realm="store-orders", error="insufficient_scope", scope="orders:write"');
+
+    const show = await keys.run("show", id);
+    expect(show.stdout).toMatch(/scopes:\s+orders:read\n/);
+    const expires = /expires:\s+(\S+)/.exec(show.stdout)![1]!;
+    expect(Math.abs(Date.parse(expires) - (Date.now() + 30 * 86_400_000))).toBeLessThan(60_000);
+    expect((await keys.run("list")).stdout).toMatch(new RegExp(`${id}.*expires ${expires}`));
+  });
+
+  /** Calls until `done` holds for a response (the worker caches a key for 5 s), within 15 s. */
+  async function eventually(key: string, done: (response: Response) => boolean): Promise<Response> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const response = await listWith(key);
+      await response.arrayBuffer();
+      if (done(response) || Date.now() > deadline) return response;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  it("update, rotate and history: a new limit applies to the same key, a rotated pair shares one budget, every step is audited", async () => {
+    const created = await keys.run("create", "--plan", "free", "--json");
+    const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
+    expect((await listWith(key)).headers.get("X-RateLimit-Limit")).toBe("60");
+
+    const updated = await keys.run("update", id, "--plan", "pro", "--name", "upgraded", "--base-url", service.current.baseUrl);
+    expect(updated.status).toBe(0);
+    expect(updated.stderr).toContain("within 5 seconds");
+    expect(updated.stdout).toMatch(/plan:\s+pro/);
+    expect((await eventually(key, (r) => r.headers.get("X-RateLimit-Limit") === "300")).headers.get("X-RateLimit-Limit")).toBe("300");
+
+    const rotated = await keys.run("rotate", id, "--grace", "1h", "--json");
+    expect(rotated.status).toBe(0);
+    const next = JSON.parse(rotated.stdout) as { id: string; key: string; plan: string };
+    expect(next).toMatchObject({ plan: "pro" });
+    expect(next.key).not.toBe(key);
+    const oldRemaining = Number((await listWith(key)).headers.get("X-RateLimit-Remaining"));
+    const newRemaining = Number((await listWith(next.key)).headers.get("X-RateLimit-Remaining"));
+    // One budget: the new key's request counted after the old key's, in the same windows.
+    expect(newRemaining).toBeLessThan(oldRemaining);
+    expect((await keys.run("show", id)).stdout).toMatch(/expires:\s+\d{4}-/);
+
+    // Either key of the pair updates the budget: both keys answer with the new limits within a lease, and show them.
+    const business = '"minute";q=1000;w=60, "day";q=100000;w=86400';
+    const policyOf = async (k: string) => (await eventually(k, (r) => r.headers.get("RateLimit-Policy") === business)).headers.get("RateLimit-Policy");
+    const budgetUpdated = await keys.run("update", id, "--plan", "business", "--base-url", service.current.baseUrl);
+    expect(budgetUpdated.stderr).toContain(next.id);
+    const updatedAt = Date.now();
+    expect([await policyOf(key), await policyOf(next.key)]).toEqual([business, business]);
+    expect(Date.now() - updatedAt).toBeLessThan(5_500);
+    for (const keyId of [id, next.id]) expect((await keys.run("show", keyId)).stdout).toMatch(/plan:\s+business\nname:.*\n.*\nlimits:\s+1000\/minute, 100000\/day/);
+
+    const history = await keys.run("history", id);
+    // Each update twice: the records (the keys command, `cli:<user>`) and the budget's limiter (the operator API, `local`).
+    expect(history.stdout.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "update", "update", "rotate", "update", "update"]);
+    expect((await keys.run("history", next.id)).stdout).toMatch(new RegExp(`update\\s+cli:\\S+\\s+.*"reached":\\["${id}","${next.id}"\\]`));
+    expect(history.stdout).toContain(next.id);
+    expect(history.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
+  });
+
+  it("through the operator API: usage, revoke refused within 5 s, unban admitted again, each in the history", async () => {
+    const base = ["--base-url", service.current.baseUrl];
+    const { id, key } = JSON.parse((await keys.run("create", "--plan", "free", "--per-minute", "2", "--per-day", "100", "--json")).stdout);
+    for (let i = 0; i < 25; i++) await (await listWith(key)).arrayBuffer();
+    const banned = await listWith(key);
+    expect(((await banned.json()) as { code: string }).code).toBe("api_key_banned");
+
+    const usage = await keys.run("usage", id, ...base, "--json");
+    expect(usage.status).toBe(0);
+    // The day's count: on a loaded machine the minute may have turned by the time `npm run keys` answers.
+    expect(JSON.parse(usage.stdout)).toMatchObject({ keyId: id, usage: { day: { count: 2 }, bannedUntil: expect.any(Number) } });
+
+    const unban = await keys.run("unban", id, ...base);
+    expect(unban.status).toBe(0);
+    // The minute's two are spent: room again through a raised limit rather than by waiting for the next minute.
+    expect((await keys.run("update", id, "--per-minute", "100", "--per-day", "100", ...base)).status).toBe(0);
+    const admitted = await eventually(key, (r) => r.status === 200);
+    expect(admitted.status).toBe(200);
+
+    const revoke = await keys.run("revoke", id, ...base);
+    expect(revoke.stderr).toContain("refuses it within 5 seconds");
+    const started = Date.now();
+    const refused = await eventually(key, (r) => r.status === 401);
+    expect(refused.status).toBe(401);
+    expect(Date.now() - started).toBeLessThan(5_500);
+
+    const history = (await keys.run("history", id)).stdout;
+    // The revocation twice: the record (the keys command) and the budget's limiter (the operator API).
+    expect(history.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "unban", "update", "update", "revoke", "revoke"]);
+    expect(history).toMatch(/unban\s+local/);
+    expect(history).toMatch(/revoke\s+local/);
+  });
+
+  it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
+    // All seven requests must fall in one UTC minute: if the minute turns mid-way, the flood is made again with a fresh key.
+    const flood = async () => {
+      const { key } = JSON.parse((await keys.run("create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json")).stdout);
+      const minute = Math.floor(Date.now() / 60_000);
+      const sent: Response[] = [];
+      for (let i = 0; i < 7; i++) {
+        const response = await listWith(key);
+        await response.arrayBuffer();
+        sent.push(response);
+      }
+      return Math.floor(Date.now() / 60_000) === minute ? sent : undefined;
+    };
+    const responses = (await flood()) ?? (await flood())!;
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(responses.map((response) => response.headers.get("X-RateLimit-Remaining"))).toEqual(["4", "3", "2", "1", "0", "0", "0"]);
+
+    const refused = responses[5].headers;
+    const minuteEnd = Math.floor(Date.now() / 60_000) * 60 + 60;
+    expect(refused.get("X-RateLimit-Limit")).toBe("5");
+    expect(refused.get("X-RateLimit-Resource")).toBe("minute");
+    expect(Number(refused.get("X-RateLimit-Reset"))).toBe(minuteEnd);
+    expect(Number(refused.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.get("Retry-After"))).toBeLessThanOrEqual(60);
+    expect(refused.get("RateLimit-Policy")).toBe('"minute";q=5;w=60, "day";q=100;w=86400');
+    expect(refused.get("RateLimit")).toMatch(/^"minute";r=0;t=\d+, "day";r=95;t=\d+$/);
+  });
+
+  describe("bad arguments", () => {
+    let before: string;
+    beforeAll(async () => {
+      before = (await keys.run("list", "--json")).stdout;
+    });
+
+    it.each([
+      ["an unknown plan", ["create", "--plan", "gold"]],
+      ["no plan", ["create"]],
+      ["enterprise without limits", ["create", "--plan", "enterprise"]],
+      ["only one limit", ["create", "--plan", "pro", "--per-minute", "10"]],
+      ["a zero limit", ["create", "--plan", "pro", "--per-minute", "0", "--per-day", "10"]],
+      ["a negative limit", ["create", "--plan", "pro", "--per-minute", "-5", "--per-day", "10"]],
+      ["a fractional limit", ["create", "--plan", "pro", "--per-minute", "1.5", "--per-day", "10"]],
+      ["an unknown environment", ["create", "--plan", "pro", "--env", "qa"]],
+      ["an unknown option", ["create", "--plan", "pro", "--colour", "red"]],
+      ["an unknown command", ["delete", "key_0123456789abcdef"]],
+      ["revoking an unknown key id", ["revoke", "key_0123456789abcdef"]],
+      ["showing an unknown key id", ["show", "key_0123456789abcdef"]],
+      ["revoke without an id", ["revoke"]],
+      ["an unknown scope", ["create", "--plan", "pro", "--scopes", "orders:read,orders:delete"]],
+      ["an expiry that does not parse", ["create", "--plan", "pro", "--expires-in", "a month"]],
+      ["an expiry in weeks", ["create", "--plan", "pro", "--expires-in", "4w"]],
+      ["an expiry of zero", ["create", "--plan", "pro", "--expires-in", "0d"]],
+      ["updating an unknown key id", ["update", "key_0123456789abcdef", "--plan", "pro"]],
+      ["rotating an unknown key id", ["rotate", "key_0123456789abcdef"]],
+      ["usage with no operator API to reach", ["usage", "key_0123456789abcdef", "--base-url", "http://127.0.0.1:9"]],
+    ])("exit 1 with a message for %s", async (_, args) => {
+      const result = await keys.run(...args);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/^Error: /);
+      expect(result.stdout).toBe("");
+    });
+
+    it.each([
+      ["an update with nothing to change", (id: string) => ["update", id]],
+      ["an update to enterprise without limits", (id: string) => ["update", id, "--plan", "enterprise"]],
+      ["a grace that does not parse", (id: string) => ["rotate", id, "--grace", "a day"]],
+    ])("exit 1 with a message for %s", async (_, argsFor) => {
+      const { id } = (JSON.parse(before) as { id: string; revokedAt?: string }[]).find((row) => !row.revokedAt)!;
+      const result = await keys.run(...argsFor(id));
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/^Error: /);
+    });
+
+    it("exit 1 for rotating or updating a revoked key", async () => {
+      const { id } = (JSON.parse(before) as { id: string; revokedAt?: string }[]).find((row) => row.revokedAt)!;
+      for (const args of [["rotate", id], ["update", id, "--name", "x"]]) {
+        const result = await keys.run(...args);
+        expect(result.status).toBe(1);
+        expect(result.stderr).toMatch(/is revoked/);
+      }
+    });
+
+    it("wrote nothing", async () => {
+      expect(JSON.parse(before).length).toBeGreaterThan(0);
+      expect((await keys.run("list", "--json")).stdout).toBe(before);
+    });
+  });
+});

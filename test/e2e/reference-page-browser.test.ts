@@ -1,0 +1,103 @@
+import { mkdirSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { useService } from "../support/service-fixture";
+
+/**
+ * The reference page in a real browser: Debian's chromium (installed by
+ * .ci/run), never one a tool downloads, against `npm start`.
+ */
+const service = useService();
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+interface Visit {
+  page: Page;
+  requests: string[];
+  errors: string[];
+}
+
+/** Opens a URL and waits until the page has rendered the reference. */
+async function visit(url: string): Promise<Visit> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on("request", (request) => requests.push(request.url()));
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") errors.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
+  await page.goto(url, { waitUntil: "networkidle" });
+  await page.getByText("List every order").first().waitFor();
+  return { page, requests, errors };
+}
+
+interface DocumentedOperation {
+  operationId: string;
+  summary: string;
+  tags: string[];
+  deprecated?: boolean;
+}
+
+/** The section Scalar renders for an operation (its id ends with the operation's anchor). */
+const sectionOf = (page: Page, tag: string, method: string, path: string) =>
+  page.locator(`[id$="tag/${tag.toLowerCase()}/${method.toUpperCase()}${path}"]`).first();
+
+describe("the API reference page in chromium", () => {
+  it("shows every operation of the served document, marks the deprecated one, and loads nothing from elsewhere", async () => {
+    const document = (await (await service.current.call("/v1/openapi.json")).json()) as {
+      paths: Record<string, Record<string, DocumentedOperation>>;
+    };
+    const { page, requests, errors } = await visit(`${service.current.baseUrl}/v1/docs`);
+    try {
+      const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+        Object.entries(methods).map(([method, operation]) => ({ path, method, ...operation })),
+      );
+      expect(operations).toHaveLength(4);
+      for (const operation of operations) {
+        const section = sectionOf(page, operation.tags[0]!, operation.method, operation.path);
+        await section.waitFor({ state: "attached" });
+        // Scalar renders a section's content once it comes near the viewport.
+        await section.scrollIntoViewIfNeeded();
+        await expect.poll(() => section.innerText(), { timeout: 10_000 }).toContain(operation.summary);
+        const text = await section.innerText();
+        expect(text.startsWith("Deprecated"), operation.operationId).toBe(operation.deprecated === true);
+      }
+      await page.mouse.wheel(0, -100_000);
+      mkdirSync("test-artifacts", { recursive: true });
+      await page.screenshot({ path: "test-artifacts/reference-page.png", fullPage: false });
+      expect(errors).toEqual([]);
+      const elsewhere = requests.filter((url) => !["127.0.0.1", "localhost"].includes(new URL(url).hostname));
+      expect(elsewhere).toEqual([]);
+      expect(requests.some((url) => url.endsWith("/v1/docs/scalar.js"))).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("opens the deprecated operation's section from its Link header", async () => {
+    const response = await service.current.call("/v1/pets/1");
+    const link = /^<([^>]+)>; rel="deprecation"; type="text\/html"$/.exec(response.headers.get("Link") ?? "")?.[1];
+    expect(link).toBeDefined();
+    // BASE_URL names localhost; the service listens on 127.0.0.1.
+    const { page, errors } = await visit(link!.replace("//localhost:", "//127.0.0.1:"));
+    try {
+      const section = sectionOf(page, "pets", "get", "/pets/{petId}");
+      // Scrolled to: the section starts at the top of the viewport (give or take a pixel of rounding).
+      await expect.poll(async () => Math.abs((await section.boundingBox())?.y ?? Infinity), { timeout: 10_000 }).toBeLessThan(50);
+      expect(await section.innerText()).toMatch(/^Deprecated/);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+
+const MB = 1024 * 1024;
+import { ROWS, SCALE, evaluateTargets, loadTable, medianRow, type LoadRow, type ScaleRow } from "../../bench/report";
+
+const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
+  name,
+  expected: 200,
+  requestsPerSecond,
+  p50: 1,
+  p99: 2,
+  total: 100,
+  unexpected,
+});
+
+const scaleRow = (orders: number, kind: string, medianMs: number, peakRssBytes = 100 * MB): ScaleRow => ({
+  name: `${orders.toLocaleString("en")} orders, ${kind}`,
+  orders,
+  runs: 3,
+  medianMs,
+  bytes: orders * 110,
+  peakRssBytes,
+});
+
+
+describe("the benchmark report", () => {
+  it("gives each load row its ratio to both baselines", () => {
+    const table = loadTable([loadRow("bare", 4000), loadRow("query", 1000), loadRow("authenticated list", 900)]);
+    expect(table.split("\n")[4]).toBe("| authenticated list | 900 | 1 | 2 | 0.23× | 0.90× |");
+  });
+
+  it("takes the median round and keeps every round's unexpected responses", () => {
+    const row = medianRow([loadRow("a", 300, 1), loadRow("a", 100), loadRow("a", 200, 2)]);
+    expect(row.requestsPerSecond).toBe(200);
+    expect(row.unexpected).toBe(3);
+    expect(row.total).toBe(300);
+  });
+
+  it("reads the targets from the figures, met or missed", () => {
+    const far = { ...loadRow(ROWS.farList, 700), p50: 7 };
+    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow(ROWS.list, 860), far, loadRow(ROWS.banned, 2400), loadRow(ROWS.limited, 1200)];
+    const scale = [
+      scaleRow(1_000, SCALE.uncached, 20),
+      scaleRow(1_000, SCALE.cached, 5, 100 * MB),
+      scaleRow(10_000, SCALE.uncached, 100),
+      scaleRow(10_000, SCALE.cached, 30, 110 * MB),
+      scaleRow(10_000, SCALE.revalidation, 19),
+      scaleRow(100_000, SCALE.uncached, 1_600),
+      scaleRow(100_000, SCALE.cached, 300, 170 * MB),
+      scaleRow(100_000, SCALE.farD1, 3_000),
+      scaleRow(100_000, SCALE.farD1Serial, 5_500),
+    ];
+    const fanOut = { isolates: 4, admitted: 10_000, objectCalls: 120 };
+    expect(evaluateTargets(load, scale, fanOut).map(({ met, detail }) => [met, detail])).toEqual([
+      [false, "0.86× (stretch missed)"],
+      [false, "0.86×"],
+      [false, "7 ms vs 1 ms"],
+      [true, "0.60×"],
+      [false, "0.30×"],
+      [true, "0.012 (120 calls for 10000 admitted, 4 isolates)"],
+      [true, "0.190× (19.0 ms vs 100.0 ms)"],
+      [false, "1.60×"],
+      [false, "0.300× (30.0 ms vs 100.0 ms)"],
+      [false, "70.0 MB"],
+      [true, "0.55× (3000 ms vs 5500 ms)"],
+    ]);
+  });
+});

@@ -1,0 +1,140 @@
+import { describe, expect, it } from "vitest";
+import { StoreOrdersClient, StoreOrdersError } from "../../client/src/store-orders-client";
+import { parseWithExactIntegers } from "../../client/src/exact-json";
+import { rateLimitOf } from "../../client/src/rate-limit";
+import { retryDelayMs, DEFAULT_RETRY } from "../../client/src/retry";
+
+/** A fake service: answers each call with the next response, and records the requests. */
+function fakeService(...responses: (Response | Error)[]) {
+  const requests: { url: string; headers: Headers; method: string }[] = [];
+  const slept: number[] = [];
+  const client = new StoreOrdersClient({
+    baseUrl: "https://api.test/v1",
+    apiKey: "so_test_key",
+    fetch: async (input, init) => {
+      requests.push({ url: String(input), headers: new Headers(init?.headers), method: init?.method ?? "GET" });
+      const next = responses.shift();
+      if (next === undefined) throw new Error("no more responses");
+      if (next instanceof Error) throw next;
+      return next;
+    },
+    sleep: async (ms) => {
+      slept.push(ms);
+    },
+    random: () => 0.5,
+  });
+  return { client, requests, slept };
+}
+
+const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+const error = (code: string, status: number, headers: Record<string, string> = {}) =>
+  json({ code, message: `${code}!`, status }, status, { "X-Request-Id": "req-1", ...headers });
+
+describe("exact ids", () => {
+  it("parses ids and petIds above 2^53 digit for digit, and leaves everything else as JSON.parse would", () => {
+    const text = '[{"id":9223372036854775807,"petId":9007199254740993,"quantity":3,"shipDate":"x\\"id\\":1","status":"pending","complete":false},' +
+      ' {"id" : -9223372036854775808 ,"quantity":1.5e3}]';
+    expect(parseWithExactIntegers(text, new Set(["id", "petId"]))).toEqual([
+      { id: "9223372036854775807", petId: "9007199254740993", quantity: 3, shipDate: 'x"id":1', status: "pending", complete: false },
+      { id: "-9223372036854775808", quantity: 1500 },
+    ]);
+  });
+
+  it("keeps 100,000 consecutive ids beyond 2^53 distinct, which JSON.parse halves", () => {
+    const text = `[${Array.from({ length: 100_000 }, (_, i) => `{"id":${9007199254740993n + BigInt(i)}}`).join(",")}]`;
+    const exact = parseWithExactIntegers(text, new Set(["id"])) as { id: string }[];
+    expect(new Set(exact.map((order) => order.id)).size).toBe(100_000);
+    expect(new Set((JSON.parse(text) as { id: number }[]).map((order) => order.id)).size).toBe(50_001);
+  });
+});
+
+describe("retries", () => {
+  it("waits what Retry-After says for 429 and 503, then tries again", async () => {
+    const { client, slept, requests } = fakeService(
+      error("rate_limit_exceeded", 429, { "Retry-After": "2" }),
+      error("service_unavailable", 503, { "Retry-After": "1" }),
+      json([]),
+    );
+    expect(await client.listOrders()).toEqual([]);
+    expect(slept).toEqual([2000, 1000]);
+    expect(requests).toHaveLength(3);
+  });
+
+  it("backs off exponentially with jitter when there is no Retry-After, and stops after maxAttempts", async () => {
+    const { client, slept, requests } = fakeService(new TypeError("fetch failed"), new Response("", { status: 502 }), new Response("", { status: 504 }), new TypeError("again"));
+    const failure = await client.listOrders().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(StoreOrdersError);
+    expect(failure).toMatchObject({ code: "network_error", status: 0 });
+    // Full jitter (random 0.5) of 200, 400, 800 ms.
+    expect(slept).toEqual([100, 200, 400]);
+    expect(requests).toHaveLength(DEFAULT_RETRY.maxAttempts);
+  });
+
+  it("never retries another 4xx, nor a 500", async () => {
+    for (const [code, status] of [["invalid_api_key", 401], ["order_already_shipped", 409], ["insufficient_scope", 403], ["internal_error", 500]] as const) {
+      const { client, slept } = fakeService(error(code, status));
+      await expect(client.cancelOrder("5")).rejects.toMatchObject({ code, status, requestId: "req-1", message: `${code}!` });
+      expect(slept).toEqual([]);
+    }
+  });
+
+  it("does not wait for a Retry-After beyond maxRetryAfterSeconds: the 429 is the answer", async () => {
+    const { client, slept } = fakeService(error("api_key_banned", 429, { "Retry-After": "900" }));
+    await expect(client.listOrders()).rejects.toMatchObject({ code: "api_key_banned", status: 429 });
+    expect(slept).toEqual([]);
+  });
+
+  it("computes delays as a plain function", () => {
+    const now = Date.parse("2026-11-23T12:00:00Z");
+    expect(retryDelayMs({ status: 429, retryAfter: "Mon, 23 Nov 2026 12:00:03 GMT" }, 1, DEFAULT_RETRY, () => 0, now)).toBe(3000);
+    expect(retryDelayMs({ status: 429, retryAfter: null }, 3, DEFAULT_RETRY, () => 0.999, now)).toBe(799);
+    expect(retryDelayMs({ status: 503, retryAfter: "1" }, 4, DEFAULT_RETRY, () => 0, now)).toBeUndefined();
+    expect(retryDelayMs({ status: 404, retryAfter: "1" }, 1, DEFAULT_RETRY, () => 0, now)).toBeUndefined();
+  });
+});
+
+describe("reading its own writes, revalidating, and the limits", () => {
+  it("sends the newest bookmark with every list, and If-None-Match with the list it holds; a 304 returns that list", async () => {
+    const list = '[{"id":9223372036854775807,"status":"pending","complete":false}]';
+    const { client, requests } = fakeService(
+      new Response(list, { headers: { ETag: '"orders-a"', "X-D1-Bookmark": "b1" } }),
+      new Response(null, { status: 204, headers: { "X-D1-Bookmark": "b2" } }),
+      new Response(null, { status: 304, headers: { ETag: '"orders-a"', "X-D1-Bookmark": "b3" } }),
+    );
+    const first = await client.listOrders();
+    expect(first).toEqual([{ id: "9223372036854775807", status: "pending", complete: false }]);
+    await client.cancelOrder(9223372036854775807n);
+    expect(requests[1]).toMatchObject({ method: "DELETE", url: "https://api.test/v1/store/orders/9223372036854775807" });
+    expect(await client.listOrders()).toBe(first);
+    expect(requests[2]!.headers.get("X-D1-Bookmark")).toBe("b2");
+    expect(requests[2]!.headers.get("If-None-Match")).toBe('"orders-a"');
+    expect(client.bookmark).toBe("b3");
+  });
+
+  it("refuses an id that is not a decimal int64 before sending anything", async () => {
+    const { client, requests } = fakeService();
+    await expect(client.cancelOrder("1e3")).rejects.toMatchObject({ code: "invalid_order_id" });
+    expect(requests).toEqual([]);
+  });
+
+  it("exposes the RateLimit and RateLimit-Policy state of the last response", async () => {
+    const headers = { RateLimit: '"minute";r=58;t=56, "day";r=998;t=39476', "RateLimit-Policy": '"minute";q=60;w=60, "day";q=1000;w=86400' };
+    const { client } = fakeService(json([], 200, headers));
+    await client.listOrders();
+    expect(client.rateLimit?.windows).toEqual([
+      { name: "minute", quota: 60, windowSeconds: 60, remaining: 58, resetSeconds: 56 },
+      { name: "day", quota: 1000, windowSeconds: 86400, remaining: 998, resetSeconds: 39476 },
+    ]);
+    expect(rateLimitOf(new Headers())).toBeUndefined();
+  });
+
+  it("retries a list cut off mid-way, and reports a body that is not the Error shape as unexpected_response", async () => {
+    const cut = new Response(new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode("[{")), c.error(new Error("cut"))) }));
+    const { client, requests } = fakeService(cut, json([]));
+    expect(await client.listOrders()).toEqual([]);
+    expect(requests).toHaveLength(2);
+    const { client: other } = fakeService(new Response("<html>", { status: 418 }));
+    await expect(other.listOrders()).rejects.toMatchObject({ code: "unexpected_response", status: 418 });
+  });
+});

@@ -1,0 +1,120 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  DEPLOYED_ENVIRONMENTS,
+  configProblems,
+  placeholdersIn,
+  readEnvironment,
+  varProblems,
+  type EnvironmentConfig,
+} from "../../scripts/lib/environments";
+import { runNpmScript } from "../support/npm-script";
+
+const local = readEnvironment(undefined);
+
+function staging(overrides: Partial<EnvironmentConfig> = {}): EnvironmentConfig {
+  return { ...readEnvironment("staging"), ...overrides };
+}
+
+describe("wrangler.toml environments", () => {
+  // That the committed wrangler.toml passes is checked by `npm run check:config`, which `npm test` runs first;
+  // these tests check that the checks catch what they should.
+  it("gives each deployment its own database, namespace, worker name and base URL", () => {
+    const [a, b] = DEPLOYED_ENVIRONMENTS.map((env) => readEnvironment(env));
+    expect(a!.name).not.toBe(b!.name);
+    expect(a!.d1[0]!.database_id).not.toBe(b!.d1[0]!.database_id);
+    expect(a!.kv[0]!.id).not.toBe(b!.kv[0]!.id);
+    expect(a!.vars.BASE_URL).not.toBe(b!.vars.BASE_URL);
+  });
+
+  it("reports a var or binding left out of an environment", () => {
+    const { BAN_SECONDS: _, ...vars } = staging().vars;
+    expect(configProblems("staging", staging({ vars, kv: [] }), local)).toEqual([
+      'staging: var "BAN_SECONDS" is missing',
+      'staging: KV binding "API_KEYS" is missing',
+    ]);
+  });
+
+  it("reports a deployed BASE_URL that is not https", () => {
+    const BASE_URL = "http://store-orders.example.com/v1";
+    const problems = configProblems("staging", staging({ vars: { ...staging().vars, BASE_URL } }), local);
+    expect(problems).toEqual([`staging: BASE_URL must be an https URL, got "${BASE_URL}"`]);
+  });
+
+  it.each(["https://store-orders.example.com", "https://x.example.com/v1/", "store-orders.example.com/v1"])(
+    "reports BASE_URL %s as the var the worker would refuse",
+    (BASE_URL) => {
+      expect(varProblems("staging", staging({ vars: { ...staging().vars, BASE_URL } }))).toEqual([
+        `staging: BASE_URL must be an http(s) URL ending in /v1, got "${BASE_URL}"`,
+      ]);
+    },
+  );
+
+  it.each([
+    [{ BAN_THRESHOLD: "2O" }, 'staging: BAN_THRESHOLD must be a positive whole number, got "2O"'],
+    [{ BAN_SECONDS: "0" }, 'staging: BAN_SECONDS must be a positive whole number, got "0"'],
+    [{ BAN_SECONDS: "-900" }, 'staging: BAN_SECONDS must be a positive whole number, got "-900"'],
+    [{ PETS_SUNSET_AT: "next June" }, 'staging: PETS_SUNSET_AT must be an ISO 8601 date or date-time, got "next June"'],
+    [{ PETS_SUNSET_AT: "2026-01-01" }, 'staging: PETS_SUNSET_AT must be later than PETS_DEPRECATED_AT, got "2026-01-01"'],
+    [{ STAGING_BASE_URL: undefined }, "staging: STAGING_BASE_URL is missing"],
+  ])("reports %j", (override, problem) => {
+    expect(varProblems("staging", staging({ vars: { ...staging().vars, ...override } }))).toEqual([problem]);
+  });
+
+  it("reports observability switched off and a worker name shared with local", () => {
+    expect(configProblems("staging", staging({ observability: false, name: local.name }), local)).toEqual([
+      "staging: [env.staging.observability] enabled must be true",
+      `staging: name must differ from the local worker's "${local.name}"`,
+    ]);
+  });
+
+  it("lists the ids an operator still has to fill in", () => {
+    expect(placeholdersIn(staging())).toEqual(["D1 database_id of DB", "KV namespace id of API_KEYS"]);
+    const filled = staging({ d1: [{ binding: "DB", database_id: "5e6f0c1e-0000-4000-8000-000000000001" }], kv: [{ binding: "API_KEYS", id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0" }] });
+    expect(placeholdersIn(filled)).toEqual([]);
+  });
+});
+
+describe("npm run check's configuration step", () => {
+  const dir = mkdtempSync(join(tmpdir(), "store-orders-config-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** wrangler.toml with its relative paths made absolute, so a copy elsewhere still builds. */
+  function configCopy(edit: (toml: string) => string): string {
+    const toml = readFileSync("wrangler.toml", "utf8")
+      .replace('main = "src/index.ts"', `main = "${resolve("src/index.ts")}"`)
+      .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${resolve("migrations")}"`)
+      .replace('directory = "./public"', `directory = "${resolve("public")}"`);
+    const path = join(dir, `wrangler-${Math.random().toString(36).slice(2)}.toml`);
+    writeFileSync(path, edit(toml));
+    return path;
+  }
+
+  it("fails, naming the environment, when production loses its Durable Object binding", async () => {
+    const broken = configCopy((toml) => toml.replace(/\[\[env\.production\.durable_objects\.bindings\]\][^[]*/, ""));
+    const result = await runNpmScript("check:config", broken);
+    expect(result.stderr).toContain('FAIL production: Durable Object binding "RATE_LIMITER" is missing');
+    expect(result.stdout).toContain("ok   staging");
+    expect(result.status).toBe(1);
+  });
+  it("fails, naming the environment and the var, when staging's BAN_THRESHOLD is not a number", async () => {
+    const broken = configCopy((toml) => toml.replace(/(\[env\.staging\.vars\][^[]*?)BAN_THRESHOLD = "20"/, '$1BAN_THRESHOLD = "2O"'));
+    const result = await runNpmScript("check:config", broken);
+    expect(result.stderr).toContain('FAIL staging: BAN_THRESHOLD must be a positive whole number, got "2O"');
+    expect(result.stdout).toContain("ok   production");
+    expect(result.status).toBe(1);
+  });
+});
+
+describe("npm run deploy:*", () => {
+  it.each(DEPLOYED_ENVIRONMENTS)("refuses to deploy %s while its ids are placeholders, before calling wrangler", async (env) => {
+    const result = await runNpmScript(`deploy:${env}`);
+    expect(result.stderr).toContain(
+      `Not deploying ${env}: wrangler.toml still has placeholder ids for D1 database_id of DB, KV namespace id of API_KEYS.`,
+    );
+    expect(result.stdout).not.toContain("Applying D1 migrations");
+    expect(result.status).toBe(1);
+  });
+});

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startBenchRuntime, type BenchRuntime } from "../../bench/runtime";
+
+/**
+ * The real worker, bundled as for a deploy, running as three isolates (three
+ * locations) bound to one Durable Object namespace, D1 and KV: each isolate
+ * keeps its own leases, and the key's object is the one counter of record.
+ * The bench worker is the app plus the routes that store keys.
+ */
+const ISOLATES = 3;
+let runtime: BenchRuntime;
+
+beforeAll(async () => {
+  runtime = await startBenchRuntime("bench/wrangler.toml", ISOLATES);
+});
+afterAll(() => runtime?.dispose());
+
+async function storeKeys(): Promise<Record<"enterprise" | "limited" | "banned", string>> {
+  return (await (await runtime.fetchOn(0, "/bench/keys", { method: "POST" })).json()) as never;
+}
+
+async function keyWith(perMinute: number, perDay: number): Promise<string> {
+  const response = await runtime.fetchOn(0, `/bench/key?perMinute=${perMinute}&perDay=${perDay}`, { method: "POST" });
+  return ((await response.json()) as { key: string }).key;
+}
+
+/** Waits until at least `seconds` are left in the current UTC minute, so a burst stays inside one minute window. */
+async function awayFromMinuteEnd(seconds: number): Promise<void> {
+  const left = 60 - (Date.now() / 1000) % 60;
+  if (left < seconds) await new Promise((resolve) => setTimeout(resolve, left * 1000 + 100));
+}
+
+const list = (isolate: number, key: string, prefix = "") =>
+  runtime.fetchOn(isolate, `${prefix}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}` } }).then(async (response) => {
+    await response.arrayBuffer();
+    return response;
+  });
+
+describe("limits across isolates", () => {
+  it("runs each isolate with its own memory (its own leases)", async () => {
+    const { enterprise } = await storeKeys();
+    await list(0, enterprise);
+    const calls = await Promise.all([0, 1, 2].map(async (i) => ((await (await runtime.fetchOn(i, "/bench/calls")).json()) as { calls: number }).calls));
+    expect(calls[0]).toBeGreaterThan(0);
+    expect(calls.slice(1)).toEqual([0, 0]);
+  });
+
+  it("never admits more than the limit when every isolate hammers one key at once, and admits close to it", async () => {
+    await awayFromMinuteEnd(20);
+    const key = await keyWith(50, 1_000);
+    const responses = await Promise.all(Array.from({ length: 300 }, (_, index) => list(index % ISOLATES, key)));
+    const admitted = responses.filter((response) => response.status === 200).length;
+    expect(responses.filter((response) => response.status === 429)).toHaveLength(300 - admitted);
+    expect(admitted).toBeLessThanOrEqual(50);
+    expect(admitted).toBeGreaterThanOrEqual(48);
+  });
+
+  it("shows a ban started through one isolate to every other", async () => {
+    const { banned } = await storeKeys();
+    // The bench's own routes keep the service's ban rule on /bench/bans: 20 refusals in a row, then a ban.
+    const statuses: number[] = [];
+    for (let i = 0; i < 23; i++) statuses.push((await list(0, banned, "/bench/bans")).status);
+    expect(statuses[0]).toBe(200);
+    for (const isolate of [1, 2]) {
+      const response = await runtime.fetchOn(isolate, "/bench/bans/v1/store/orders", { headers: { Authorization: `Bearer ${banned}` } });
+      expect(response.status).toBe(429);
+      expect(((await response.json()) as { code: string }).code).toBe("api_key_banned");
+    }
+  });
+});

@@ -1,0 +1,272 @@
+import * as rules from "../../src/limiter/lease-book";
+import { DAY_SECONDS, MINUTE_SECONDS, acquire, settle, windowStart, type LimiterState } from "../../src/limiter/policy";
+import type { BanRule, LeaseRequest, SettleRequest } from "../../src/limiter/protocol";
+import type { Limits } from "../../src/keys/api-key-record";
+
+/**
+ * A deterministic simulation of the limit rules (README, "Rate limits"): one
+ * caller's object, many isolates spending leases, random arrivals, lease
+ * expiry, isolate deaths, window boundaries, a limit changed mid-window, an
+ * object whose answers are lost (each ask tried twice with one id, as the
+ * isolates do) and isolate clocks skewed from the object's. It runs the same
+ * pure functions the object and the isolates run; calls to the object take
+ * effect at once, which only makes grants earlier. Windows are the object's:
+ * it is the counter of record.
+ */
+
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export type Demand = "below" | "above";
+
+export interface Scenario {
+  seed: number;
+  isolates: number;
+  limits: Limits;
+  /** The limits from `changeAt` on, when they change mid-run. */
+  changed?: { at: number; limits: Limits };
+  demand: Demand;
+  /** Isolate deaths: each isolate dies at most once, at a random moment, and a fresh one takes its place. */
+  deaths: boolean;
+  ban: BanRule;
+  start: number;
+  durationMs: number;
+  /** Each call to the object is lost with this probability: before it arrives, or its answer after it was decided. */
+  lossRate: number;
+  /** Each isolate's clock is off from the object's by up to this many ms, either way. */
+  skewMs: number;
+}
+
+export interface WindowLedger {
+  admitted: number;
+  refused: number;
+  /** Admissions granted to isolates that died before spending them. */
+  lostToDeaths: number;
+  /** Admissions granted to asks whose answers were lost, and not taken back. */
+  stranded: number;
+  /** The highest limit in force during the window. */
+  maxLimit: number;
+  /** The window lies entirely within the run, and the limit did not change in it. */
+  whole: boolean;
+}
+
+export interface SimulationResult {
+  scenario: Scenario;
+  minutes: Map<number, WindowLedger>;
+  days: Map<number, WindowLedger>;
+  objectCalls: number;
+  admitted: number;
+  /** Requests answered "limited" since the object last granted anything, when the object started the first ban. */
+  limitedBeforeBan?: number;
+  /** Requests still answered "limited" by isolates that had not heard of the ban yet. */
+  limitedDuringBan: number;
+  /** Requests answered 503: the object did not answer twice. */
+  unavailable: number;
+}
+
+/** Bans as configured: the efficiency properties run without them, since a caller above its limit is soon banned. */
+export const BAN: BanRule = { threshold: 20, seconds: 900 };
+export const NO_BAN: BanRule = { threshold: Number.MAX_SAFE_INTEGER, seconds: 1 };
+
+/** A scenario drawn from the seed: 1 to 32 isolates, limits from tiny to large, often across a minute or day boundary. */
+export function scenarioFor(
+  seed: number,
+  demand: Demand,
+  options: { deaths?: boolean; limitChange?: boolean; ban?: BanRule; isolates?: number; lossRate?: number; skewMs?: number } = {},
+): Scenario {
+  const { deaths = false, limitChange = false, ban = NO_BAN, lossRate = 0, skewMs = 0 } = options;
+  const random = seededRandom(seed);
+  const isolates = options.isolates ?? 1 + Math.floor(random() * 32);
+  const perMinute = [3, 10, 60, 300, 1000][Math.floor(random() * 5)]!;
+  // The day window binds in some runs (a small day limit), never in the "above the minute limit" ones.
+  const perDay = demand === "below" && random() < 0.3 ? perMinute * 3 : perMinute * 10_000;
+  const dayBoundary = Date.UTC(2030, 0, 2);
+  const start = random() < 0.5 ? dayBoundary - Math.floor(random() * 120_000) : dayBoundary + Math.floor(random() * 3_600_000);
+  const durationMs = 240_000;
+  const changed = limitChange
+    ? { at: start + Math.floor(random() * durationMs), limits: { perMinute: Math.max(1, Math.round(perMinute * (random() < 0.5 ? 0.5 : 2))), perDay } }
+    : undefined;
+  return { seed, isolates, limits: { perMinute, perDay }, changed, demand, deaths, ban, start, durationMs, lossRate, skewMs };
+}
+
+interface Isolate {
+  book: rules.LeaseBook;
+  /** Its clock minus the object's. */
+  skew: number;
+  /** Mean milliseconds between this isolate's requests. */
+  gapMs: number;
+  next: number;
+  diesAt: number;
+}
+
+export function simulate(scenario: Scenario): SimulationResult {
+  const random = seededRandom(scenario.seed ^ 0x9e3779b9);
+  const { start, durationMs } = scenario;
+  const end = start + durationMs;
+  const minutes = new Map<number, WindowLedger>();
+  const days = new Map<number, WindowLedger>();
+  let state: LimiterState | undefined;
+  let objectCalls = 0;
+  let admitted = 0;
+  let batch = 0;
+  let limitedSinceGrant = 0;
+  let limitedDuringBan = 0;
+  let limitedBeforeBan: number | undefined;
+  let unavailable = 0;
+  let asks = 0;
+  const noteBan = () => {
+    if (limitedBeforeBan === undefined && (state?.bannedUntil ?? 0) > 0) limitedBeforeBan = limitedSinceGrant;
+  };
+  const BAN = scenario.ban;
+
+  const limitsAt = (now: number) => (scenario.changed && now >= scenario.changed.at ? scenario.changed.limits : scenario.limits);
+  const ledger = (map: Map<number, WindowLedger>, windowStartSeconds: number, size: number, limit: (l: Limits) => number) => {
+    let entry = map.get(windowStartSeconds);
+    if (!entry) {
+      const from = windowStartSeconds * 1000;
+      const to = from + size * 1000;
+      const changedInside = scenario.changed !== undefined && scenario.changed.at > from && scenario.changed.at < to;
+      const limits = [limitsAt(from), limitsAt(to - 1)];
+      entry = {
+        admitted: 0,
+        refused: 0,
+        lostToDeaths: 0,
+        stranded: 0,
+        maxLimit: Math.max(...limits.map(limit)),
+        whole: from >= start && to <= end && !changedInside,
+      };
+      map.set(windowStartSeconds, entry);
+    }
+    return entry;
+  };
+  const windowsOf = (now: number) => [
+    ledger(minutes, windowStart(now / 1000, MINUTE_SECONDS), MINUTE_SECONDS, (l) => l.perMinute),
+    ledger(days, windowStart(now / 1000, DAY_SECONDS), DAY_SECONDS, (l) => l.perDay),
+  ];
+
+  // Demand "below": half the minute limit in total, evenly spaced, the isolates taking turns; "above": twice it, at random.
+  const perMinute = Math.min(scenario.limits.perMinute, scenario.changed?.limits.perMinute ?? Infinity);
+  const total = scenario.demand === "below" ? perMinute * 0.5 : Math.max(scenario.limits.perMinute, scenario.changed?.limits.perMinute ?? 0) * 2;
+  const isolates: Isolate[] = Array.from({ length: scenario.isolates }, (_, index) => {
+    const gapMs = (60_000 * scenario.isolates) / total;
+    return {
+      book: rules.newLeaseBook(),
+      skew: Math.round((random() * 2 - 1) * scenario.skewMs),
+      gapMs,
+      next: start + (scenario.demand === "below" ? (index * gapMs) / scenario.isolates : random() * gapMs),
+      diesAt: scenario.deaths && random() < 0.5 ? start + random() * durationMs : Infinity,
+    };
+  });
+  const gap = (isolate: Isolate) =>
+    scenario.demand === "below" ? isolate.gapMs : -Math.log(1 - random()) * isolate.gapMs;
+
+  const limitsSetAt = (now: number) => (scenario.changed && now >= scenario.changed.at ? scenario.changed.at : 0);
+  /** One call reaching the object and its answer reaching the isolate, or not. */
+  const lost = () => scenario.lossRate > 0 && random() < scenario.lossRate;
+  /** What the lost asks named in a call had been granted, in the object's current windows: taken back, no longer stranded. */
+  const takenBack = (abandoned: readonly string[] | undefined, now: number) => {
+    for (const grant of state?.grants ?? []) {
+      if (!abandoned?.includes(grant.id)) continue;
+      const [minute, day] = windowsOf(now);
+      if (grant.minuteStart === windowStart(now / 1000, MINUTE_SECONDS)) minute!.stranded -= grant.count;
+      if (grant.dayStart === windowStart(now / 1000, DAY_SECONDS)) day!.stranded -= grant.count;
+    }
+  };
+
+  const settleBook = (isolate: Isolate, now: number) => {
+    const request: SettleRequest | undefined = rules.settleRequest(isolate.book, BAN, now + isolate.skew, `batch-${batch++}`);
+    if (!request) return;
+    objectCalls += 1;
+    if (lost()) return rules.settleFailed(isolate.book, request);
+    takenBack(request.abandoned, now);
+    state = settle(state, request.unspent, request.refusals, BAN, now, request.abandoned);
+    noteBan();
+    // A settle whose answer is lost is not sent again: the object has it all the same.
+    if (lost()) return rules.settleFailed(isolate.book, request);
+    rules.absorbSettled(isolate.book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, request, now + isolate.skew);
+  };
+  /** An ask as the isolates make it: tried twice with one id; undefined when both attempts were lost (the client gets 503). */
+  const ask = (isolate: Isolate, now: number, speculative: boolean) => {
+    const { book } = isolate;
+    const sentAt = now + isolate.skew;
+    const request: LeaseRequest = rules.leaseRequest(book, { limits: limitsAt(now), limitsSetAt: limitsSetAt(now), ban: BAN }, 0, sentAt, speculative, `ask-${asks++}`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      objectCalls += 1;
+      if (lost()) continue;
+      takenBack(request.abandoned, now);
+      const result = acquire(state, request, now);
+      const fresh = result.verdict.granted > 0 && !(state?.grants ?? []).some((grant) => grant.id === request.id);
+      state = result.state;
+      if (fresh) limitedSinceGrant = 0;
+      noteBan();
+      if (lost()) {
+        if (fresh) for (const window of windowsOf(now)) window.stranded += result.verdict.granted;
+        continue;
+      }
+      if (!fresh && result.verdict.granted > 0) for (const window of windowsOf(now)) window.stranded -= result.verdict.granted;
+      return rules.absorbAnswer(book, result.verdict, now + isolate.skew, !speculative, request, sentAt) ?? "renewed";
+    }
+    rules.abandonAsk(book, request);
+    return undefined;
+  };
+
+  for (;;) {
+    const isolate = isolates.reduce((soonest, candidate) => (candidate.next < soonest.next ? candidate : soonest));
+    const now = Math.floor(isolate.next);
+    if (now >= end) break;
+    isolate.next += gap(isolate);
+
+    // Each lease's timer hands back what it left unspent when it expires (here, at the next event), on its isolate's clock.
+    for (const other of isolates) {
+      if (other.book.leases.some((lease) => lease.expiresAt <= now + other.skew)) settleBook(other, now);
+    }
+    if (now >= isolate.diesAt) {
+      // It dies with whatever it holds: granted and counted, never spent.
+      for (const lease of isolate.book.leases) {
+        if (lease.expiresAt <= now + isolate.skew || lease.count === 0) continue;
+        minutes.get(lease.minuteStart)!.lostToDeaths += lease.count;
+        days.get(lease.dayStart)!.lostToDeaths += lease.count;
+      }
+      isolate.book = rules.newLeaseBook();
+      isolate.diesAt = Infinity;
+    }
+
+    const { book } = isolate;
+    const local = now + isolate.skew;
+    rules.noteArrival(book, local);
+    let verdict = rules.decideLocally(book, BAN, local);
+    if (verdict?.outcome === "admitted" && rules.needsRenewal(book, local)) ask(isolate, now, true);
+    if (verdict?.outcome === "limited" && book.pending.count >= rules.REFUSAL_BATCH) settleBook(isolate, now);
+    if (!verdict) {
+      const answered = ask(isolate, now, false);
+      if (answered === undefined) {
+        unavailable += 1;
+        continue;
+      }
+      verdict = answered === "renewed" ? undefined : answered;
+    }
+    if (!verdict) continue;
+
+    const [minute, day] = windowsOf(now);
+    if (verdict.outcome === "admitted") {
+      admitted += 1;
+      minute!.admitted += 1;
+      day!.admitted += 1;
+    } else {
+      minute!.refused += 1;
+      day!.refused += 1;
+      if (verdict.outcome === "limited" && limitedBeforeBan !== undefined) limitedDuringBan += 1;
+      else if (verdict.outcome === "limited") limitedSinceGrant += 1;
+    }
+  }
+  return { scenario, minutes, days, objectCalls, admitted, limitedBeforeBan, limitedDuringBan, unavailable };
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { api, errorBodyOf } from "../support/request";
+
+describe("routing and the Error shape", () => {
+  it("describes the service at GET /", async () => {
+    const response = await api("/");
+    expect(response.status).toBe(200);
+    const body = await response.json<{ name: string; operations: { operationId: string }[] }>();
+    expect(body.name).toBe("Store Orders");
+    expect(body.operations.map((operation) => operation.operationId)).toEqual([
+      "listOrders",
+      "cancelOrder",
+      "getPetById",
+      "getOpenApiDocument",
+    ]);
+  });
+
+  it.each(["/nope", "/store/orders", "/v1/nope", "/v1/store/orders/1/items", "/v1x/store/orders"])(
+    "answers 404 not_found for %s",
+    async (path) => {
+      expect(await errorBodyOf(await api(path))).toMatchObject({ code: "not_found", status: 404 });
+    },
+  );
+
+  it.each(["/v2/store/orders", "/v0", "/v12/pets/1"])("answers 404 unsupported_version for %s", async (path) => {
+    expect(await errorBodyOf(await api(path))).toMatchObject({ code: "unsupported_version", status: 404 });
+  });
+
+  it.each([
+    ["POST", "/v1/store/orders", "GET, HEAD, OPTIONS"],
+    ["PUT", "/v1/store/orders", "GET, HEAD, OPTIONS"],
+    ["GET", "/v1/store/orders/1", "DELETE, OPTIONS"],
+    ["PATCH", "/v1/store/orders/1", "DELETE, OPTIONS"],
+    ["DELETE", "/v1/pets/1", "GET, HEAD, OPTIONS"],
+    ["POST", "/v1/openapi.json", "GET, HEAD, OPTIONS"],
+  ])("answers 405 with Allow for %s %s", async (method, path, allow) => {
+    const response = await api(path, { method });
+    expect(response.headers.get("Allow")).toBe(allow);
+    expect(await errorBodyOf(response)).toMatchObject({ code: "method_not_allowed", status: 405 });
+  });
+
+  it("answers HEAD like GET without a body", async () => {
+    const response = await api("/v1/store/orders", { method: "HEAD" });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+  });
+
+  it("puts X-Request-Id on every response, from cf-ray when present", async () => {
+    const ok = await api("/v1/store/orders");
+    const missing = await api("/v1/nope");
+    expect(ok.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(missing.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ok.headers.get("X-Request-Id")).not.toBe(missing.headers.get("X-Request-Id"));
+
+    const fromRay = await api("/v1/store/orders", { headers: { "cf-ray": "8f1e2d3c4b5a6978-AMS" } });
+    expect(fromRay.headers.get("X-Request-Id")).toBe("8f1e2d3c4b5a6978-AMS");
+  });
+
+  it.each(["x".repeat(4000), 'abc", "level": "info', "8f1e2d3c4b5a6978-AMS; admin=1", "<script>"])(
+    "does not echo a cf-ray that is not a ray id (%#)",
+    async (ray) => {
+      const response = await api("/v1/store/orders", { headers: { "cf-ray": ray } });
+      expect(response.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+    },
+  );
+
+  it("does not trust a client-chosen X-Request-Id", async () => {
+    const response = await api("/v1/store/orders", { headers: { "X-Request-Id": "injected" } });
+    expect(response.headers.get("X-Request-Id")).not.toBe("injected");
+  });
+});
