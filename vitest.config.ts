@@ -44,6 +44,7 @@ export default defineConfig(async () => {
             name: "e2e",
             include: ["test/e2e/**/*.test.ts"],
             environment: "node",
+            globalSetup: ["./test/support/shared-service.ts"],
             // Each file starts its own wrangler; one at a time keeps a 2-core machine from starving them.
             fileParallelism: false,
             testTimeout: 120_000,

@@ -14,6 +14,7 @@ import { requestId } from "../src/middleware/request-id";
 import { loadConfig } from "../src/middleware/load-config";
 import { mountRoutes } from "../src/api/mount-routes";
 import { listOrders } from "../src/orders/list-orders";
+import { isolateMemory } from "../src/isolate-memory";
 import type { Limits } from "../src/keys/api-key-record";
 
 export { RateLimiter } from "../src/index";
@@ -25,12 +26,14 @@ bench.get("/bench/bare", (c) => c.json([]));
 
 // The data baseline: the list operation exactly as the service runs it, without keys, limits, logs or
 // the cache (the fetch handler gives it bindings with ORDER_LIST_CACHE off): the query it all stands on.
-bench.use("/bench/query/*", requestId(), loadConfig());
-mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...listOrders, public: true, scope: undefined, operator: undefined }] }]);
+// The baselines share the app's isolate memory, as the app's own routes do.
+const list = listOrders(isolateMemory.listVersion);
+bench.use("/bench/query/*", requestId(), loadConfig(isolateMemory.configs));
+mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }]);
 
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
-bench.use("/bench/peer/*", requestId(), loadConfig(), identifyCaller(), peerRateLimit());
-mountRoutes(bench, [{ base: "/bench/peer", operations: [listOrders] }]);
+bench.use("/bench/peer/*", requestId(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
+mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }]);
 
 /** Replaces every order with `count` pending ones, ids 1..count, in one statement. */
 bench.post("/bench/seed", async (c) => {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEPLOYED_ENVIRONMENTS, configProblems, missingFromConfig, readEnvironment, varProblems } from "./lib/environments";
-import { runWrangler } from "./lib/wrangler";
+import { runWranglerAsync } from "./lib/wrangler";
 
 const config = process.argv[2] ?? "wrangler.toml";
 const local = readEnvironment(undefined, config);
@@ -21,18 +21,23 @@ for (const problem of localVars) console.error(`FAIL ${problem}`);
 if (localVars.length === 0) console.log("ok   local: vars valid");
 failed ||= localVars.length > 0;
 
-for (const env of DEPLOYED_ENVIRONMENTS) {
-  const deployed = readEnvironment(env, config);
-  const problems = [...varProblems(env, deployed), ...configProblems(env, deployed, local)];
-  const outdir = mkdtempSync(join(tmpdir(), `store-orders-dry-run-${env}-`));
-  const dryRun = runWrangler(["deploy", "--dry-run", "--env", env, "--config", config, "--outdir", outdir]);
-  rmSync(outdir, { recursive: true, force: true });
-  const output = `${dryRun.stdout}\n${dryRun.stderr}`;
-  if (dryRun.status !== 0) problems.push(`${env}: wrangler deploy --dry-run failed:\n${output.trim()}`);
-  else if (/WARNING.*Processing .* configuration/.test(output)) {
-    problems.push(`${env}: wrangler warned about the configuration:\n${output.trim()}`);
-  }
-
+// The environments' dry-run builds run side by side: each is seconds of wrangler and esbuild.
+const checked = await Promise.all(
+  DEPLOYED_ENVIRONMENTS.map(async (env) => {
+    const deployed = readEnvironment(env, config);
+    const problems = [...varProblems(env, deployed), ...configProblems(env, deployed, local)];
+    const outdir = mkdtempSync(join(tmpdir(), `store-orders-dry-run-${env}-`));
+    const dryRun = await runWranglerAsync(["deploy", "--dry-run", "--env", env, "--config", config, "--outdir", outdir]);
+    rmSync(outdir, { recursive: true, force: true });
+    const output = `${dryRun.stdout}\n${dryRun.stderr}`;
+    if (dryRun.status !== 0) problems.push(`${env}: wrangler deploy --dry-run failed:\n${output.trim()}`);
+    else if (/WARNING.*Processing .* configuration/.test(output)) {
+      problems.push(`${env}: wrangler warned about the configuration:\n${output.trim()}`);
+    }
+    return { env, problems };
+  }),
+);
+for (const { env, problems } of checked) {
   for (const problem of problems) console.error(`FAIL ${problem}`);
   if (problems.length === 0) console.log(`ok   ${env}: configuration complete, dry-run build succeeded`);
   failed ||= problems.length > 0;

@@ -17,7 +17,7 @@ const config = readEnvironment(env);
 const placeholders = placeholdersIn(config);
 if (placeholders.length > 0) {
   console.error(`Not deploying ${env}: wrangler.toml still has placeholder ids for ${placeholders.join(", ")}.`);
-  console.error(`Create the resources and fill in the ids first (README, "Operator guide").`);
+  console.error(`Create the resources and fill in the ids first (docs/operations.md#first-time-set-up-of-an-environment).`);
   process.exit(1);
 }
 

@@ -1,7 +1,7 @@
 /**
  * Puts the API reference page's script (Scalar's standalone bundle, from
  * node_modules) among the worker's static assets, so `GET /v1/docs` loads
- * nothing from third-party hosts (README, "Clients"). Run by `npm install`
+ * nothing from third-party hosts (docs/api.md#clients). Run by `npm install`
  * (postinstall), so `npm start`, `npm test` and a deploy always have it; the
  * copy is not committed, so it can never drift from the locked version.
  */

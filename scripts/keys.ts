@@ -1,6 +1,6 @@
 /**
  * `npm run keys -- <command>`: issue, list, show and revoke API keys in the
- * local state or a deployed environment (README, "API keys").
+ * local state or a deployed environment (docs/operations.md#api-keys).
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -228,7 +228,7 @@ function updatesFrom(record: ApiKeyRecord, values: ReturnType<typeof parseComman
     }
   }
   if (newLimits) changes.limits = newLimits;
-  // One stamp for the budget's new limits: the object never lets an older record's limits win (README, "API keys").
+  // One stamp for the budget's new limits: the object never lets an older record's limits win (docs/operations.md#api-keys).
   if ("plan" in changes || "limits" in changes) changes.limitsSetAt = new Date().toISOString();
   if (values.name !== undefined) changes.name = values.name;
   if (values["expires-in"] !== undefined) changes.expiresAt = expiryFrom(values["expires-in"]);

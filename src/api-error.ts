@@ -11,7 +11,7 @@ declare global {
   }
 }
 
-/** The one table of error codes and their HTTP statuses (README, "Errors"). */
+/** The one table of error codes and their HTTP statuses (docs/api.md#errors). */
 export const ERROR_STATUS = {
   invalid_order_id: 400,
   invalid_pet_id: 400,

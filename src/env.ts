@@ -13,7 +13,7 @@ declare global {
     interface Env {
       /**
        * A secret, not a var (`wrangler secret put OPERATOR_TOKEN`; locally `operator.env` beside the state, made by `npm start`):
-       * `<name>:<token>`. The operator API is off without it (README, "Operator API").
+       * `<name>:<token>`. The operator API is off without it (docs/operations.md#operator-api).
        */
       OPERATOR_TOKEN?: string;
     }

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { describeServiceOperation } from "./api/describe-service";
 import { allowedMethods, mountRoutes, type RouteGroup } from "./api/mount-routes";
 import type { AppEnv } from "./env";
+import { isolateMemory } from "./isolate-memory";
 import { identifyCaller } from "./middleware/api-key-auth";
 import { corsPolicy } from "./middleware/cors";
 import { handleError, handleNotFound } from "./middleware/error-handler";
@@ -20,7 +21,14 @@ const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(
 const app = new Hono<AppEnv>();
 // CORS answers preflights before anything else; every other request is
 // counted, keyed or not, so even 401s and 404s carry limits.
-app.use(requestId(), requestLog(), corsPolicy(allowedMethods(routes)), loadConfig(), identifyCaller(), rateLimit());
+app.use(
+  requestId(),
+  requestLog(),
+  corsPolicy(allowedMethods(routes)),
+  loadConfig(isolateMemory.configs),
+  identifyCaller(isolateMemory.apiKeys),
+  rateLimit(isolateMemory.leases),
+);
 mountRoutes(app, routes);
 app.notFound(handleNotFound);
 app.onError(handleError);

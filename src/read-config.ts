@@ -5,7 +5,7 @@ import { VERSION_PREFIX } from "./service-identity";
  * The worker's vars (wrangler.toml), parsed and checked once. A typo must not
  * quietly become NaN (nobody ever banned) or a default nobody chose: an
  * invalid var fails `npm run check:config` before a deploy, and makes the
- * worker answer 503 instead of running with it (README, "Operator guide").
+ * worker answer 503 instead of running with it (docs/operations.md#configuration).
  */
 /** zod's error option: "is missing" when the var is not set at all, else what it must be. */
 const rule = (message: string) => ({
@@ -58,9 +58,9 @@ const Vars = z
     ban: { threshold: vars.BAN_THRESHOLD, seconds: vars.BAN_SECONDS },
     /** Unix milliseconds. */
     pets: { deprecatedAt: vars.PETS_DEPRECATED_AT, sunsetAt: vars.PETS_SUNSET_AT },
-    /** README, "Orders": the cache of unchanged lists, how many pages a list reads ahead, how long a version read is reused. */
+    /** docs/design/order-list.md#the-cache: the cache of unchanged lists, how many pages a list reads ahead, how long a version read is reused. */
     orderList: { cache: vars.ORDER_LIST_CACHE, readAhead: vars.ORDER_LIST_READ_AHEAD, versionReuseMs: vars.ORDER_LIST_VERSION_REUSE_MS },
-    /** The plan's subrequests per invocation, which bounds the pages one list may read (README, "Capacity"). */
+    /** The plan's subrequests per invocation, which bounds the pages one list may read (docs/design/order-list.md#capacity). */
     subrequestLimit: vars.SUBREQUEST_LIMIT,
   }));
 

@@ -1,15 +1,16 @@
 import type { Operation } from "./api/define-operation";
+import { isolateMemory } from "./isolate-memory";
 import { openApiDocumentOperation } from "./api/openapi-operation";
 import { referencePageOperation } from "./api/reference-page";
 import { cancelOrder } from "./orders/cancel-order";
 import { listOrders } from "./orders/list-orders";
 import { getPetById } from "./pets/get-pet";
 
-const served = [listOrders, cancelOrder, getPetById];
+const served = [listOrders(isolateMemory.listVersion), cancelOrder(isolateMemory.listVersion), getPetById];
 
 /**
  * Every operation under /v1, in the order they are documented; the document
  * itself is the last documented one, then the reference page, which is for
  * people and not in the document.
  */
-export const operations: readonly Operation[] = [...served, openApiDocumentOperation(served), referencePageOperation];
+export const operations: readonly Operation[] = [...served, openApiDocumentOperation(served, isolateMemory.documents), referencePageOperation];

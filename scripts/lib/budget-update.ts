@@ -2,7 +2,7 @@
  * What `npm run keys -- update` writes: a plan or limits change reaches every
  * key that spends the same budget (a rotated pair), a name or expiry only the
  * key named, and each key reached gets its own audit row naming all of them
- * (README, "API keys").
+ * (docs/operations.md#api-keys).
  */
 import type { KeyEvent } from "../../src/keys/audit";
 import type { ApiKeyRecord } from "../../src/keys/api-key-record";

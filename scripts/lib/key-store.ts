@@ -33,7 +33,7 @@ export interface KeyStore {
   putRecords(records: StoredRecord[]): Promise<void>;
   /**
    * Runs `operation` with its audit rows: written first, taken back when the
-   * operation fails, so an operation and its rows happen together (README, "API keys").
+   * operation fails, so an operation and its rows happen together (docs/operations.md#api-keys).
    */
   audited<T>(events: AuditEvent[], operation: () => Promise<T>): Promise<T>;
   history(keyId: string): Promise<KeyEvent[]>;

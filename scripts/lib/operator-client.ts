@@ -1,5 +1,5 @@
 /**
- * The keys command's way to the operator API (README, "Operator API"): the
+ * The keys command's way to the operator API (docs/operations.md#operator-api): the
  * service at --base-url, or for local keys the one `npm start` runs on port
  * 8787, with the token from OPERATOR_TOKEN or, locally, from the state
  * folder's operator.env (made by `npm start`).

@@ -88,7 +88,7 @@ export function admissionsByWindow(observations: Observation[]): WindowAdmission
  * No caller was admitted beyond a window's quota: no more admissions than the
  * quota, and no admission that reported more left than the window could have
  * had (that would mean the counter raced). With leases `Remaining` is "at
- * most this many" (README, "Rate limits"), so counts may repeat; but if n
+ * most this many" (docs/design/rate-limits.md#leases), so counts may repeat; but if n
  * admissions were counted, the i-th smallest count any of them reported is at
  * most quota - n + i, whatever order they were decided in.
  */

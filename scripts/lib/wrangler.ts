@@ -23,6 +23,18 @@ export function runWrangler(args: string[]): WranglerResult {
   return { status: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Runs wrangler to completion without blocking, so several can run at once, and captures what it printed. */
+export function runWranglerAsync(args: string[]): Promise<WranglerResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [wranglerBin, ...args], { env: { ...process.env, ...unattended }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("close", (status) => resolve({ status: status ?? 1, stdout, stderr }));
+  });
+}
+
 /** Runs wrangler and fails loudly, with its output, when it does. */
 export function mustRunWrangler(args: string[]): string {
   const result = runWrangler(args);

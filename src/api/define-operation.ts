@@ -28,7 +28,7 @@ type Reply = Response | Promise<Response>;
 
 /**
  * Who may call: anyone (still rate limited per address), keys with a scope
- * (README, "API keys"), or operators with the operator token (README,
+ * (docs/api.md#authentication), or operators with the operator token (README,
  * "Operator API").
  */
 type Access =

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { Config } from "../read-config";
 import { openApiDocument } from "./openapi-document";
 import { defineOperation, type Operation } from "./define-operation";
 
@@ -8,10 +7,8 @@ const OpenApiDocumentBody = z
   .loose()
   .describe("An OpenAPI 3.1 document");
 
-/** `GET /v1/openapi.json`: the document of `operations` and of itself. */
-export function openApiDocumentOperation(operations: readonly Operation[]): Operation {
-  // The document depends only on the operations and the vars: build it once per isolate and environment.
-  let cached: { for: Config; json: string } | undefined;
+/** `GET /v1/openapi.json`: the document of `operations` and of itself, built once per parsed config into `documents` (isolate-memory.ts). */
+export function openApiDocumentOperation(operations: readonly Operation[], documents: WeakMap<object, string>): Operation {
   const self: Operation = defineOperation({
     operationId: "getOpenApiDocument",
     method: "get",
@@ -27,8 +24,9 @@ export function openApiDocumentOperation(operations: readonly Operation[]): Oper
     errors: [],
     handle(c) {
       const config = c.get("config");
-      if (cached?.for !== config) cached = { for: config, json: JSON.stringify(openApiDocument([...operations, self], config)) };
-      return c.body(cached.json, 200, { "Content-Type": "application/json" });
+      let json = documents.get(config);
+      if (json === undefined) documents.set(config, (json = JSON.stringify(openApiDocument([...operations, self], config))));
+      return c.body(json, 200, { "Content-Type": "application/json" });
     },
   });
   return self;

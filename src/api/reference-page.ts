@@ -68,7 +68,7 @@ const PAGE = `<!doctype html>
 
 /**
  * `GET /v1/docs`: the API reference for people, rendered in the browser from
- * the served OpenAPI document (README, "Clients"). It needs no key; like every
+ * the served OpenAPI document (docs/api.md#clients). It needs no key; like every
  * call without one, it is limited per address. Not an operation of the API:
  * the document points to it as its externalDocs.
  */

@@ -19,7 +19,7 @@ export type Scope = z.infer<typeof Scope>;
 const Instant = z.iso.datetime({ offset: true });
 
 /**
- * What KV holds under `key:<sha256 hex>` (README, "API keys"). The key itself
+ * What KV holds under `key:<sha256 hex>` (docs/operations.md#api-keys). The key itself
  * is never stored. Checked whenever it is read: a record that does not fit is
  * refused, never half-trusted.
  */

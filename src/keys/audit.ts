@@ -1,5 +1,5 @@
 /**
- * The audit of key operations (the D1 table key_events, README "API keys"):
+ * The audit of key operations (the D1 table key_events, docs/operations.md#api-keys):
  * one row for every operation on a key, from `npm run keys` or the operator
  * API, with who made it. Never a key or a hash. The statements are written
  * once, here, for the worker (bound) and the keys command (through wrangler).
@@ -43,7 +43,7 @@ export const keyEventOf = (row: KeyEventRow): KeyEvent => ({
  * Runs an operation with its audit row: the row first, then the operation;
  * when the operation fails, the row is taken back. So the audit never misses
  * an operation that happened, and holds one that did not only if taking the
- * row back failed too, which the caller reports (README, "Operator API").
+ * row back failed too, which the caller reports (docs/operations.md#operator-api).
  */
 export async function withAuditRow<Rows, T>(
   insert: () => Promise<Rows>,

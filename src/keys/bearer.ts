@@ -18,7 +18,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /**
  * Reads an API key from `Authorization: Bearer <key>` strictly. The token
- * must be in this service's key format (README, "API keys"), so garbage is
+ * must be in this service's key format (docs/api.md#authentication), so garbage is
  * refused without a KV read. Two Authorization headers arrive joined by ", "
  * and so fail the format.
  */

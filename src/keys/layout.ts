@@ -1,5 +1,5 @@
 /**
- * Where a key lives in KV (README, "API keys"): its record under the SHA-256
+ * Where a key lives in KV (docs/operations.md#api-keys): its record under the SHA-256
  * of the key, and an entry that leads from its id back to that hash, for
  * revoking by id. The key itself is never stored.
  */

@@ -1,5 +1,5 @@
 import { callDependency } from "../lib/dependency";
-import { TtlCache } from "../lib/ttl-cache";
+import type { TtlCache } from "../lib/ttl-cache";
 import { idName, recordName, sha256Hex } from "./layout";
 import { ApiKeyRecord } from "./api-key-record";
 
@@ -18,8 +18,6 @@ const KV_CACHE_TTL_SECONDS = 60;
 /** What KV holds for a key: its record, nothing, or a record that does not fit the schema (what is wrong, never the values). */
 export type StoredKey = { kind: "found"; record: ApiKeyRecord } | { kind: "unknown" } | { kind: "invalid"; problems: string };
 
-const cache = new TtlCache<string, StoredKey>(10_000);
-
 function readRecord(stored: unknown): StoredKey {
   if (stored === null) return { kind: "unknown" };
   const parsed = ApiKeyRecord.safeParse(stored);
@@ -27,8 +25,11 @@ function readRecord(stored: unknown): StoredKey {
   return { kind: "invalid", problems: parsed.error.issues.map((issue) => `${issue.path.join(".") || "record"}: ${issue.message}`).join("; ") };
 }
 
-/** What KV holds for an API key. Cached by the key's hash, never the key; only a valid record is kept as long as a hit. */
-export async function findApiKey(kv: KVNamespace, token: string, now = Date.now()): Promise<StoredKey> {
+/**
+ * What KV holds for an API key, through the isolate's cache (isolate-memory.ts):
+ * by the key's hash, never the key; only a valid record is kept as long as a hit.
+ */
+export async function findApiKey(kv: KVNamespace, token: string, cache: TtlCache<string, StoredKey>, now = Date.now()): Promise<StoredKey> {
   const hash = await sha256Hex(token);
   const cached = cache.get(hash, now);
   if (cached !== undefined) return cached;

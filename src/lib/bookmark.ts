@@ -1,4 +1,4 @@
-/** The header a client sends a D1 bookmark back in (README, "Orders"). */
+/** The header a client sends a D1 bookmark back in (docs/api.md#orders). */
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
 // The format D1 hands out: four hex groups. Checked before it reaches D1, so a

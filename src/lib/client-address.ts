@@ -1,5 +1,5 @@
 /**
- * Callers without a key are limited per address (README, "Rate limits"). An
+ * Callers without a key are limited per address (docs/api.md#rate-limits). An
  * IPv6 user gets a whole /64 (2^64 addresses) from one provider, so counting
  * each IPv6 address alone would hand every such caller unlimited budgets:
  * IPv6 callers are grouped by their /64, IPv4 callers by their address. The

@@ -1,7 +1,7 @@
 /**
  * What one worker isolate knows about one caller's limits, and the rules it
  * decides by without calling the caller's Durable Object: pure functions of
- * an explicit clock (README, "Rate limits", "Leases"). The isolate admits
+ * an explicit clock (docs/design/rate-limits.md#leases). The isolate admits
  * only what the object granted it, so admissions never exceed a limit
  * however many isolates serve the caller.
  */

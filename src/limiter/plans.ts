@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, Limits, Plan } from "../keys/api-key-record";
 
-/** The one table of plan limits (README, "Rate limits"). Enterprise limits come from each key. */
+/** The one table of plan limits (docs/api.md#rate-limits). Enterprise limits come from each key. */
 export const PLAN_LIMITS: Record<Exclude<Plan, "enterprise">, Limits> = {
   free: { perMinute: 60, perDay: 1_000 },
   pro: { perMinute: 300, perDay: 10_000 },

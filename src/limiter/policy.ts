@@ -1,6 +1,6 @@
 /**
  * The rate-limit rules the caller's Durable Object applies, as pure functions
- * of an explicit clock (README, "Rate limits"): fixed UTC-aligned windows,
+ * of an explicit clock (docs/design/rate-limits.md#leases): fixed UTC-aligned windows,
  * admissions granted in leases only while both windows have room, bans for
  * callers that keep going while refused. The object only stores what these
  * return; the worker isolates spend the leases (lease-book.ts).
@@ -19,7 +19,7 @@ const LEASE_SHARE = 1 / 4;
  * How long a revocation, or limits the object learned, outlive the day they
  * were made in: KV's propagation (about 60 s), its edge cache (60 s) and the
  * isolates' key cache (5 s), with room to spare. By then every isolate reads
- * the same from KV (README, "API keys").
+ * the same from KV (docs/operations.md#api-keys).
  */
 export const KEEP_FOR_KV_MS = 600_000;
 
@@ -126,7 +126,7 @@ function leaseSize(want: number, room: number): number {
  * budget, by any key's record or the operator API. Isolates send the limits
  * of the record they hold, and records can disagree for a while (a cached
  * one, a key of a rotated pair read before an update reached it); a stale
- * record never wins over a newer one (README, "API keys").
+ * record never wins over a newer one (docs/operations.md#api-keys).
  */
 function learnLimits(state: LimiterState, limits: Limits, setAt: number, now: number): Limits {
   if (!state.limits || setAt > state.limits.setAt) {

@@ -3,7 +3,7 @@
  * a gradual deployment old isolates talk to a new object and new isolates to
  * an old one, so these shapes only ever grow: a new field is optional, and a
  * reader treats a missing field as the older behaviour
- * (README, "Rate limits"). test/workers/limiter-protocol.test.ts pins them, so a
+ * (docs/api.md#rate-limits). test/workers/limiter-protocol.test.ts pins them, so a
  * change is deliberate.
  */
 import type { Limits } from "../keys/api-key-record";
@@ -31,7 +31,7 @@ export interface Verdict {
   now: number;
   minute: WindowReport;
   day: WindowReport;
-  /** The window the headers describe (README, "Rate limits"). */
+  /** The window the headers describe (docs/api.md#rate-limits). */
   reported: WindowName;
   /** For refusals: whole seconds until a retry can succeed. */
   retryAfter?: number;

@@ -8,8 +8,7 @@ const STATE = "state";
 /**
  * One object per budget (an API key and the keys rotated from it, or an
  * address group, for callers without one): the counter of record. It grants
- * leases of admissions that worker isolates spend on their own (README, "Rate
- * limits"). Each method reads, decides and writes with no await in between,
+ * leases of admissions that worker isolates spend on their own (docs/design/rate-limits.md#leases). Each method reads, decides and writes with no await in between,
  * so concurrent calls are decided one after another and never over-grant.
  * State lives in the object's SQLite storage, written before the answer
  * leaves, so a grant survives eviction and restarts; a copy in memory saves

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import { findApiKey } from "../keys/lookup";
+import { findApiKey, type StoredKey } from "../keys/lookup";
+import type { TtlCache } from "../lib/ttl-cache";
 import type { AppEnv, Caller } from "../env";
 import { ApiError } from "../api-error";
 import { parseBearer } from "../keys/bearer";
@@ -14,10 +15,10 @@ const CHALLENGE = 'Bearer realm="store-orders"';
  * between this and requireApiKey(), so requests without a valid key are
  * counted (per address) before they get their 401 or 403.
  */
-export function identifyCaller(): MiddlewareHandler<AppEnv> {
+export function identifyCaller(apiKeys: TtlCache<string, StoredKey>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const address = addressGroup(c.req.header("CF-Connecting-IP"));
-    const { caller, problems } = await callerOf(c.req.header("Authorization"), c.env.API_KEYS, address);
+    const { caller, problems } = await callerOf(c.req.header("Authorization"), c.env.API_KEYS, apiKeys, address);
     // A record nobody can trust is a fault for operators to fix; the client is told only that the key is not valid.
     if (problems) logLine("error", c.get("requestId"), "an API key's record in KV does not fit the schema; the key is refused", { problems });
     c.set("caller", caller);
@@ -43,7 +44,12 @@ export function requireApiKey(scope: Scope): MiddlewareHandler<AppEnv> {
   };
 }
 
-async function callerOf(authorization: string | undefined, kv: KVNamespace, address: string): Promise<{ caller: Caller; problems?: string }> {
+async function callerOf(
+  authorization: string | undefined,
+  kv: KVNamespace,
+  apiKeys: TtlCache<string, StoredKey>,
+  address: string,
+): Promise<{ caller: Caller; problems?: string }> {
   const bearer = parseBearer(authorization);
   if (bearer.kind === "missing") {
     const rejection = new ApiError("missing_api_key", 'Send your API key in the header "Authorization: Bearer <key>".', {
@@ -51,7 +57,7 @@ async function callerOf(authorization: string | undefined, kv: KVNamespace, addr
     });
     return { caller: { kind: "anonymous", address, rejection } };
   }
-  const found = bearer.kind === "token" ? await findApiKey(kv, bearer.token) : undefined;
+  const found = bearer.kind === "token" ? await findApiKey(kv, bearer.token, apiKeys) : undefined;
   if (found?.kind === "invalid") return { caller: invalidCaller(address), problems: found.problems };
   const key = found?.kind === "found" ? found.record : undefined;
   const expired = key?.expiresAt !== undefined && Date.parse(key.expiresAt) <= Date.now();

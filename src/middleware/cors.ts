@@ -5,8 +5,7 @@ import { CLIENT_SENT, EXPOSED } from "../header-catalogue";
  * Any origin may call: keys travel in a header, never in cookies, so there is
  * no ambient credential for another site to ride on. Preflights need no key,
  * and are answered with the methods of the path they ask about. Browser code
- * may read every header the catalogue marks exposed (README, "Versioning,
- * stability and deprecation").
+ * may read every header the catalogue marks exposed (docs/api.md#versioning-stability-and-deprecation).
  */
 export function corsPolicy(allowedMethods: (path: string) => string[]) {
   return cors({

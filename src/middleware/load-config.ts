@@ -3,10 +3,8 @@ import { readConfig, type ConfigResult } from "../read-config";
 import type { AppEnv } from "../env";
 import { ApiError } from "../api-error";
 
-const parsed = new WeakMap<Env, ConfigResult>();
-
-/** The config of these bindings, parsed on first use and then kept for the isolate's life. */
-function configOf(env: Env): ConfigResult {
+/** The config of these bindings, parsed on first use and then kept for the isolate's life (isolate-memory.ts). */
+function configOf(env: Env, parsed: WeakMap<Env, ConfigResult>): ConfigResult {
   let result = parsed.get(env);
   if (!result) {
     result = readConfig(Object.fromEntries(Object.entries(env)));
@@ -19,9 +17,9 @@ function configOf(env: Env): ConfigResult {
  * Puts the parsed vars on the context. With an invalid var the worker refuses
  * to serve (503) rather than guess; the request's log line names the var.
  */
-export function loadConfig(): MiddlewareHandler<AppEnv> {
+export function loadConfig(parsed: WeakMap<Env, ConfigResult>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const result = configOf(c.env);
+    const result = configOf(c.env, parsed);
     if (!result.ok) {
       throw new ApiError(
         "service_unavailable",

@@ -3,19 +3,16 @@ import type { AppEnv, Caller } from "../env";
 import { logLine } from "../lib/log";
 import { ApiError } from "../api-error";
 import { rateLimitHeaders } from "../limiter/rate-limit-headers";
-import { LeaseClient } from "../limiter/lease-client";
+import type { LeaseClient } from "../limiter/lease-client";
 import type { Verdict } from "../limiter/protocol";
 import { budgetOf, limitsSetAtOf } from "../keys/api-key-record";
 import { invalidCaller } from "./api-key-auth";
 import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
 
-/** This isolate's leases, for every caller it has served lately. */
-const leases = new LeaseClient();
-
 /** True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news. */
-const knownRevoked = (caller: Caller) => caller.kind === "key" && leases.knowsRevoked(budgetOf(caller.key), caller.key.id);
+const knownRevoked = (leases: LeaseClient, caller: Caller) => caller.kind === "key" && leases.knowsRevoked(budgetOf(caller.key), caller.key.id);
 
-function admit(c: Context<AppEnv>, caller: Caller): Promise<Verdict> {
+function admit(c: Context<AppEnv>, leases: LeaseClient, caller: Caller): Promise<Verdict> {
   const requestId = c.get("requestId");
   const asker =
     caller.kind === "key"
@@ -33,21 +30,21 @@ function admit(c: Context<AppEnv>, caller: Caller): Promise<Verdict> {
 /**
  * Admits or refuses the caller before anything else runs, from this isolate's
  * lease when it has one and from the caller's limiter object when it must,
- * refuses with 429 when the limits say so, and puts the rate-limit headers on
+ * (this isolate's leases, isolate-memory.ts), refuses with 429 when the limits say so, and puts the rate-limit headers on
  * whatever response follows, errors included. A limiter that cannot answer
  * when it is needed fails closed (503). A key revoked through the operator
  * API is counted as what it now is, a caller without a valid key: it never
- * spends its budget nor counts toward its ban (README, "API keys").
+ * spends its budget nor counts toward its ban (docs/operations.md#api-keys).
  */
-export function rateLimit(): MiddlewareHandler<AppEnv> {
+export function rateLimit(leases: LeaseClient): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     let caller = c.get("caller");
-    if (knownRevoked(caller)) caller = invalidCaller(caller.address);
-    let verdict = await admit(c, caller);
+    if (knownRevoked(leases, caller)) caller = invalidCaller(caller.address);
+    let verdict = await admit(c, leases, caller);
     // The budget's object refused the key as revoked without counting it: count the request by its address instead.
-    if (knownRevoked(caller)) {
+    if (knownRevoked(leases, caller)) {
       caller = invalidCaller(caller.address);
-      verdict = await admit(c, caller);
+      verdict = await admit(c, leases, caller);
     }
     c.set("caller", caller);
     c.set("limit", verdict.outcome);

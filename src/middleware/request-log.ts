@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 
-/** One request as operators search for it in Workers Logs (README, "Logs"). */
+/** One request as operators search for it in Workers Logs (docs/operations.md#logs). */
 export interface RequestLogLine {
   level: "info" | "error";
   requestId: string;

@@ -9,7 +9,7 @@ import { Limits, budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
 import { callDependency } from "../lib/dependency";
 
-/** Where the operator API lives: outside /v1, never in the public document (README, "Operator API"). */
+/** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
 
 /** New limits, and the stamp `keys update` wrote into the records with them (absent: now). */
@@ -53,7 +53,7 @@ const UsageBody = z.object({ keyId: z.string(), budget: z.string(), usage: z.obj
 const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false, errors: ["not_found"] } as const;
 
 /**
- * The operator API (README, "Operator API"), under OPERATOR_PREFIX: a key's
+ * The operator API (docs/operations.md#operator-api), under OPERATOR_PREFIX: a key's
  * live usage, and the actions that reach every isolate through the budget's
  * Durable Object at its next call (within a lease's length, 5 s), sooner than
  * KV spreads a change: unban, limits, revocation.

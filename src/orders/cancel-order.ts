@@ -4,9 +4,11 @@ import { writeSession } from "../lib/d1-session";
 import { bookmarkHeader } from "./d1-bookmark";
 import { cancelPendingOrder } from "./order-queries";
 import { OrderIdParams } from "./order-schemas";
-import { recentVersion } from "./recent-version";
+import type { VersionMemory } from "./recent-version";
 
-export const cancelOrder = defineOperation({
+/** `DELETE /store/orders/{orderId}`; a cancel makes `versions` (isolate-memory.ts) forget the list's version. */
+export const cancelOrder = (versions: VersionMemory) =>
+  defineOperation({
   operationId: "cancelOrder",
   scope: "orders:write",
   method: "delete",
@@ -32,7 +34,7 @@ export const cancelOrder = defineOperation({
     const db = writeSession(c.env.DB);
     const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
     // The canceller's next list must not be answered with a version read before the cancel.
-    recentVersion.forget();
+    versions.forget();
     if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
     if (outcome === "not_cancellable") {
       throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);

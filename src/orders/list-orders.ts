@@ -4,8 +4,11 @@ import { logLine } from "../lib/log";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
 import { orderListEtag, readOrderList } from "./order-list";
 import { Order } from "./order-schemas";
+import type { VersionMemory } from "./recent-version";
 
-export const listOrders = defineOperation({
+/** `GET /store/orders`, remembering the list's version in `versions` (isolate-memory.ts). */
+export const listOrders = (versions: VersionMemory) =>
+  defineOperation({
   operationId: "listOrders",
   scope: "orders:read",
   method: "get",
@@ -38,6 +41,7 @@ export const listOrders = defineOperation({
         config: c.get("config"),
         log: (level, message, fields) => logLine(level, requestId, message, fields),
         background: (work) => c.executionCtx.waitUntil(work),
+        versions,
       },
     );
     const headers = { ETag: orderListEtag(list.version), ...bookmarkHeader(db) };

@@ -8,7 +8,7 @@ export interface DroppedValue {
   column: string;
 }
 
-/** The table's name for each field that can be left out, for the log (README, "Data model"). */
+/** The table's name for each field that can be left out, for the log (docs/design/order-list.md#data-model). */
 const COLUMNS: Record<string, string> = { petId: "pet_id", quantity: "quantity", shipDate: "ship_date" };
 
 const writeOrder = jsonWriter(Order);

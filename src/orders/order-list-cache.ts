@@ -1,7 +1,7 @@
 import { pacedCopy } from "../lib/paced-copy";
 
 /**
- * Unchanged versions of the order list from the Cache API (README, "Orders").
+ * Unchanged versions of the order list from the Cache API (docs/design/order-list.md#the-cache).
  * An entry is keyed by the list's version tag and nothing a client sends, so
  * it is only ever served for exactly the version it was built from; it
  * expires on its own, since the cache is not a store of record.

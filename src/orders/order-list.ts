@@ -1,5 +1,5 @@
 /**
- * The whole order list as one pipeline (README, "Orders"): the version (reused
+ * The whole order list as one pipeline (docs/design/order-list.md#the-cache): the version (reused
  * within a second, or read), a 304 when the client holds it, the edge's cached
  * body, or the first page with every page's end, the capacity check, the later
  * pages read ahead, the schema-driven writer, and the cache filled from the
@@ -12,7 +12,7 @@ import { cachedOrderList, cachingOrderList } from "./order-list-cache";
 import { orderListStream } from "./order-list-stream";
 import { laterPageQueries, orderPages } from "./order-pages";
 import { ORDER_PAGE_SIZE, readFirstOrderPage, readOrderPage, readOrdersVersion, type FirstOrderPage } from "./order-queries";
-import { recentVersion } from "./recent-version";
+import type { VersionMemory } from "./recent-version";
 
 /** How many of a list's left-out values one log line names; the count covers the rest. */
 const DROPPED_VALUES_LOGGED = 20;
@@ -37,6 +37,8 @@ export interface OrderListContext {
   log(level: "warn" | "error", message: string, fields: Record<string, unknown>): void;
   /** Work that may finish after the response (waitUntil). */
   background(work: Promise<unknown>): void;
+  /** The version this isolate read last (isolate-memory.ts). */
+  versions: VersionMemory;
 }
 
 export type OrderList = { kind: "not-modified"; version: string } | { kind: "list"; version: string; body: ReadableStream<Uint8Array> };
@@ -44,12 +46,12 @@ export type OrderList = { kind: "not-modified"; version: string } | { kind: "lis
 export const orderListEtag = (version: string) => `"orders-${version}"`;
 
 export async function readOrderList(request: OrderListRequest, context: OrderListContext): Promise<OrderList> {
-  const { db, config, log } = context;
+  const { db, config, log, versions } = context;
   // The version first when it can save the list: a 304, or a cached body.
   // Otherwise version and first page come in one round trip.
   if (request.ifNoneMatch !== undefined || config.orderList.cache) {
     const reuseMs = request.bookmark === undefined ? config.orderList.versionReuseMs : 0;
-    const version = recentVersion.get(Date.now(), reuseMs) ?? (await readVersion(db));
+    const version = versions.get(Date.now(), reuseMs) ?? (await readVersion(db, versions));
     if (request.ifNoneMatch !== undefined && ifNoneMatchMatches(request.ifNoneMatch, orderListEtag(version))) return { kind: "not-modified", version };
     if (config.orderList.cache) {
       const cached = await cachedOrderList(config.baseUrl, version, (error) =>
@@ -59,10 +61,10 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
     }
   }
 
-  const began = recentVersion.beginRead();
+  const began = versions.beginRead();
   const first = await readFirstOrderPage(db);
   const version = versionOrFault(first.version);
-  recentVersion.remember(version, Date.now(), began);
+  versions.remember(version, Date.now(), began);
   refuseOverBudget(first, config.subrequestLimit);
   const pages = orderPages(first, (after, upTo) => readOrderPage(db, after, upTo), config.orderList.readAhead);
   const body = orderListStream(pages, {
@@ -87,10 +89,10 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
 }
 
 /** The version from D1, remembered for lists without a bookmark. */
-async function readVersion(db: D1DatabaseSession): Promise<string> {
-  const began = recentVersion.beginRead();
+async function readVersion(db: D1DatabaseSession, versions: VersionMemory): Promise<string> {
+  const began = versions.beginRead();
   const version = versionOrFault(await readOrdersVersion(db));
-  recentVersion.remember(version, Date.now(), began);
+  versions.remember(version, Date.now(), began);
   return version;
 }
 
@@ -108,7 +110,7 @@ function versionOrFault(version: string | undefined): string {
 /**
  * A list that would need more D1 queries than one invocation may make would
  * be cut off mid-body; it is refused before its first byte instead
- * (README, "Capacity").
+ * (docs/design/order-list.md#capacity).
  */
 function refuseOverBudget(first: FirstOrderPage, subrequestLimit: number): void {
   const pages = 1 + laterPageQueries(first);

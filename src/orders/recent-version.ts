@@ -1,5 +1,5 @@
 /**
- * The list's version as this isolate last read it (README, "Orders"). A list
+ * The list's version as this isolate last read it (docs/design/order-list.md#the-cache). A list
  * without a bookmark may be served by a replica that lags the primary, so
  * reusing a version read a moment ago promises nothing new: within
  * ORDER_LIST_VERSION_REUSE_MS of a read, an unbookmarked list (with the
@@ -21,7 +21,7 @@ export function reusableVersion(recent: RecentVersion | undefined, now: number, 
   return age >= 0 && age < reuseMs ? recent.version : undefined;
 }
 
-/** What one isolate remembers: one database, so one version; `forgets` counts the forgets, so a read can tell it began before one. */
+/** What one isolate remembers (isolate-memory.ts): one database, so one version; `forgets` counts the forgets, so a read can tell it began before one. */
 export class VersionMemory {
   #recent: RecentVersion | undefined;
   #forgets = 0;
@@ -45,6 +45,3 @@ export class VersionMemory {
     this.#forgets += 1;
   }
 }
-
-/** One per isolate: an isolate serves one database. */
-export const recentVersion = new VersionMemory();

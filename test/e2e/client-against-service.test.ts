@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { StoreOrdersClient } from "../../client/src/store-orders-client";
 import { useKeysCommand } from "../support/npm-script";
-import { useService } from "../support/service-fixture";
+import { useSharedService } from "../support/service-fixture";
 
 /** The client against `npm start -- --orders 2000`: 2,000 synthetic orders with ids just beyond 2^53, and the demo data. */
-const service = useService(["--orders", "2000"]);
+const service = useSharedService();
 const keys = useKeysCommand(() => service.statePath);
 
 /** A client on the service, recording each response's status and Retry-After, and each wait (`wait` stands in for the clock). */

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { runKeys, useKeysCommand } from "../support/npm-script";
-import { useService } from "../support/service-fixture";
+import { useSharedService } from "../support/service-fixture";
 
 describe("npm run keys, against the running service", () => {
-  const service = useService();
+  const service = useSharedService();
   // The command itself, in this process: the first test runs the real `npm run keys`, the rest call the same code.
   const keys = useKeysCommand(() => service.statePath);
 

@@ -1,13 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { useService } from "../support/service-fixture";
+import { useSharedService } from "../support/service-fixture";
 
 /**
  * The reference page in a real browser: Debian's chromium (installed by
  * .ci/run), never one a tool downloads, against `npm start`.
  */
-const service = useService();
+const service = useSharedService();
 let browser: Browser;
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { describe, expect, it } from "vitest";
 import { runNpmScript } from "../support/npm-script";
 import { freePort } from "../../scripts/lib/ports";
-import { useService } from "../support/service-fixture";
+import { useSharedService } from "../support/service-fixture";
 
 type Breakage = (method: string, path: string, response: { status: number; headers: Headers; body: string }) => void;
 
@@ -32,7 +32,7 @@ function lines(stdout: string, verdict: "PASS" | "FAIL"): string[] {
 }
 
 describe("npm run smoke", () => {
-  const service = useService();
+  const service = useSharedService();
 
   it("passes every check against npm start", async () => {
     const result = await runNpmScript("smoke", "--base-url", `${service.current.baseUrl}/v1`, "--key", service.current.demoKey);

@@ -3,7 +3,7 @@ import { dirname, join, normalize, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * The layout shows the architecture (README, "Development"): no import cycle
+ * The layout shows the architecture (CONTRIBUTING.md#layout): no import cycle
  * between modules, and no arrow that runs back up between layers. A layer is
  * a folder of src/ (lib, keys, limiter, orders, pets, api, middleware) or one
  * of the files at its top (api-error.ts, header-catalogue.ts, env.ts...). Type-only
@@ -70,6 +70,13 @@ describe("src's imports", () => {
       graph.set(from, edges);
     }
     expect(findCycle(graph)).toBeUndefined();
+  });
+
+  it("keep state between requests only in isolate-memory.ts, which says what each entry holds and why sharing it is safe", () => {
+    const keepsState = /^(?:export )?(?:let |var |const \w+ = new (?!Error|TextEncoder|TextDecoder|RegExp)\w+\()/m;
+    expect(keepsState.test("const leases = new LeaseClient();")).toBe(true);
+    const holders = [...modules.keys()].filter((file) => file !== "src/isolate-memory.ts" && keepsState.test(readFileSync(file, "utf8")));
+    expect(holders).toEqual([]);
   });
 
   it("are checked by a search that does find a cycle", () => {

@@ -270,3 +270,25 @@ export function simulate(scenario: Scenario): SimulationResult {
   }
   return { scenario, minutes, days, objectCalls, admitted, limitedBeforeBan, limitedDuringBan, unavailable };
 }
+
+/** The property runs: 1,000 seeds each in `npm test`, LEASE_SIMULATION_RUNS in `npm run stress`. */
+export const RUNS = Number(process.env.LEASE_SIMULATION_RUNS ?? 1000);
+/**
+ * A run takes about 10 ms here, two runs per seed at most; the limit allows
+ * six times that, so `npm run stress` (20,000 seeds) passes or fails on the
+ * properties alone, never on the clock.
+ */
+export const TIMEOUT_MS = Math.max(60_000, RUNS * 2 * 10 * 6);
+
+/** The seeds of one property; long runs print their progress every tenth. */
+export function* seeds(salt: number): Generator<number> {
+  for (let i = 0; i < RUNS; i++) {
+    if (RUNS >= 10_000 && i > 0 && i % (RUNS / 10) === 0) process.stderr.write(`  simulation ${salt}: ${i} of ${RUNS} seeds\n`);
+    yield (i + 1) * 7919 + salt;
+  }
+}
+
+export function everyWindow(result: SimulationResult) {
+  return [...result.minutes.entries(), ...result.days.entries()].map(([start, ledger]) => ({ start, ...ledger }));
+}
+

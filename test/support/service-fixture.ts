@@ -1,4 +1,5 @@
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
+import { sharedServiceOf } from "./shared-service";
 import { startService, tempStateDir, type RunningService } from "../../scripts/lib/local-service";
 
 export interface ServiceForTests {
@@ -37,4 +38,9 @@ export function useService(args: string[] = []): ServiceForTests {
       return running;
     },
   };
+}
+
+/** The e2e project's one shared `npm start -- --orders 2000` (shared-service.ts), for files that need no service of their own. */
+export function useSharedService() {
+  return sharedServiceOf(inject("sharedService"));
 }

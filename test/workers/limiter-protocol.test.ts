@@ -6,7 +6,7 @@ import type { LeaseAnswer } from "../../src/limiter/protocol";
 /**
  * The messages between isolates and a budget's object, pinned: during a
  * gradual deployment an old isolate may talk to a new object and a new
- * isolate to an old one (README, "Rate limits"). A field added or renamed
+ * isolate to an old one (docs/design/rate-limits.md#leases). A field added or renamed
  * here is a protocol change: make it optional and tolerant in both directions,
  * then update these lists on purpose.
  */

@@ -55,7 +55,7 @@ describe("the operator API", () => {
     const body = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as {
       usage: { minute: { count: number }; day: { count: number }; refusedInARow: number };
     };
-    // The refusal reaches the object with the isolate's next batch, once its client has the 429 (README, "Rate limits").
+    // The refusal reaches the object with the isolate's next batch, once its client has the 429 (docs/design/rate-limits.md#leases).
     expect(body.usage).toMatchObject({ minute: { count: 1 }, day: { count: 1 }, refusedInARow: 0 });
   });
 

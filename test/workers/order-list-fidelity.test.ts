@@ -8,7 +8,7 @@ import { clearOrders, insertRawOrder, withoutWriteGuards, type RawOrder, type Sq
 
 /**
  * The order table is shared with other systems, so the list must be valid
- * JSON in the documented shape whatever they wrote (README, "Data model").
+ * JSON in the documented shape whatever they wrote (docs/design/order-list.md#data-model).
  */
 
 const RUNS = { numRuns: 200 };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { api } from "../support/request";
 import { servedRoutes } from "../support/routes";
 
-/** The only routes served without an API key (README, "API keys"); everything else must refuse with 401. */
+/** The only routes served without an API key (docs/api.md#authentication); everything else must refuse with 401. */
 const PUBLIC = ["GET /", "GET /v1/openapi.json", "GET /v1/docs"];
 
 /** Every route the app serves, as "METHOD /path" with parameters filled in. */
