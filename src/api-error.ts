@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   invalid_order_id: 400,
   invalid_pet_id: 400,
   invalid_bookmark: 400,
+  invalid_query: 400,
+  invalid_cursor: 400,
   invalid_limits: 400,
   missing_api_key: 401,
   invalid_api_key: 401,

@@ -66,7 +66,11 @@ export const HEADERS = {
   },
   Deprecation: { description: "RFC 9745: `@<unix seconds>` when this operation was deprecated", schema: text, exposed: true },
   Sunset: { description: "RFC 8594: HTTP-date from which this operation answers 410", schema: text, exposed: true },
-  Link: { description: 'Where the deprecation is documented, rel="deprecation"', schema: text, exposed: true },
+  Link: {
+    description: 'RFC 8288 links: rel="deprecation" where a deprecation is documented, rel="next" for the next page of a v2 list',
+    schema: text,
+    exposed: true,
+  },
   [BOOKMARK_HEADER]: {
     description: "D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that",
     schema: { type: "string", pattern: BOOKMARK_PATTERN.source },

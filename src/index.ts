@@ -11,10 +11,14 @@ import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
 import { OPERATOR_PREFIX, operatorOperations } from "./operator/operator-routes";
-import { VERSION_PREFIX } from "./service-identity";
+import { API_VERSIONS } from "./service-identity";
 import { operations as v1 } from "./v1-operations";
+import { operations as v2 } from "./v2-operations";
 
-const versions: RouteGroup[] = [{ base: VERSION_PREFIX, operations: v1 }];
+const versions: RouteGroup[] = [
+  { base: API_VERSIONS.v1.prefix, operations: v1, version: API_VERSIONS.v1 },
+  { base: API_VERSIONS.v2.prefix, operations: v2, version: API_VERSIONS.v2 },
+];
 /** Every route the worker serves, one way: `GET /`, each version's operations, the operator API. */
 const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions)] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations }];
 

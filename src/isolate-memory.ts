@@ -43,7 +43,7 @@ export const isolateMemory = {
    * Each version's OpenAPI document as JSON, per parsed config: for the
    * isolate's life. Safe: it depends only on the operations and the vars.
    */
-  documents: new WeakMap<object, string>(),
+  documents: { v1: new WeakMap<object, string>(), v2: new WeakMap<object, string>() },
 };
 
 export type IsolateMemory = typeof isolateMemory;

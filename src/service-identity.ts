@@ -1,5 +1,20 @@
-/** What this service is, as `GET /` and the OpenAPI document name it. */
-export const SERVICE = { name: "Store Orders", version: "1.0.0" } as const;
+/** What this service is, as `GET /` and the OpenAPI documents name it. */
+export const SERVICE = { name: "Store Orders" } as const;
 
-/** The version prefix of every path (docs/api.md#versioning-stability-and-deprecation). */
-export const VERSION_PREFIX = "/v1";
+/**
+ * The versions of the API, each under its own path prefix with its own
+ * document (docs/api.md#versioning-stability-and-deprecation). Adding one is
+ * an entry here and a registry of its operations.
+ */
+export const API_VERSIONS = {
+  v1: { prefix: "/v1", version: "1.0.0", stable: "covered by the /v1 promise" },
+  v2: { prefix: "/v2", version: "2.0.0", stable: "covered by the /v2 promise once v2 is declared stable" },
+} as const;
+
+export type ApiVersion = (typeof API_VERSIONS)[keyof typeof API_VERSIONS];
+
+/** BASE_URL and the other base URL vars end in this prefix; each version's base URL is derived from them. */
+export const VERSION_PREFIX = API_VERSIONS.v1.prefix;
+
+/** The base URL of `version` on the deployment whose /v1 base URL is `v1BaseUrl`. */
+export const versionBaseUrl = (v1BaseUrl: string, version: ApiVersion) => v1BaseUrl.slice(0, -VERSION_PREFIX.length) + version.prefix;

@@ -5,6 +5,7 @@ import { referencePageOperation } from "./api/reference-page";
 import { cancelOrder } from "./orders/cancel-order";
 import { listOrders } from "./orders/list-orders";
 import { getPetById } from "./pets/get-pet";
+import { API_VERSIONS } from "./service-identity";
 
 const served = [listOrders(isolateMemory.listVersion), cancelOrder(isolateMemory.listVersion), getPetById];
 
@@ -13,4 +14,8 @@ const served = [listOrders(isolateMemory.listVersion), cancelOrder(isolateMemory
  * itself is the last documented one, then the reference page, which is for
  * people and not in the document.
  */
-export const operations: readonly Operation[] = [...served, openApiDocumentOperation(served, isolateMemory.documents), referencePageOperation];
+export const operations: readonly Operation[] = [
+  ...served,
+  openApiDocumentOperation(served, API_VERSIONS.v1, isolateMemory.documents.v1),
+  referencePageOperation(API_VERSIONS.v1),
+];

@@ -48,6 +48,8 @@ type OperationDescription = Access & {
   stability: Stability;
   /** Present on deprecated operations: their dates (the Link goes to the operation's section of the reference page). */
   deprecation?: (config: Config) => Omit<DeprecationSchedule, "link">;
+  /** Query parameters the operation reads (validated by its handler): each with its JSON schema, all optional. */
+  queryParameters?: readonly { name: string; description: string; schema: Record<string, unknown> }[];
   /** Optional request headers the operation reads (validated by its handler). */
   requestHeaders?: readonly HeaderName[];
   responses: Record<number, SuccessResponse>;

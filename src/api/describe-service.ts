@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { SERVICE } from "../service-identity";
+import { SERVICE, versionBaseUrl } from "../service-identity";
 import { defineOperation, type Operation } from "./define-operation";
 import type { RouteGroup } from "./mount-routes";
 
 const ServiceDescription = z
-  .object({ name: z.string(), version: z.string(), baseUrl: z.string(), operations: z.array(z.object({}).loose()) })
-  .describe("What this service is and where its operations live");
+  .object({ name: z.string(), baseUrl: z.string(), versions: z.array(z.object({}).loose()), operations: z.array(z.object({}).loose()) })
+  .describe("What this service is, its versions with their documents, and where its operations live");
 
-/** `GET /`: what this service is and where the documented operations of `versions` live. */
+/** `GET /`: what this service is, each version with its document and reference page, and every documented operation. */
 export function describeServiceOperation(versions: readonly RouteGroup[]): Operation {
   return defineOperation({
     operationId: "describeService",
@@ -16,15 +16,21 @@ export function describeServiceOperation(versions: readonly RouteGroup[]): Opera
     method: "get",
     path: "/",
     summary: "What this service is",
-    description: "The service's name, version and base URL, and every documented operation with its path and stability.",
+    description: "The service's name and base URL, its versions with their documents, and every documented operation with its path and stability.",
     tag: "Service",
     stability: "stable",
     responses: { 200: { description: "The service description", body: ServiceDescription } },
     errors: [],
     handle(c) {
+      const { baseUrl } = c.get("config");
       return c.json({
         ...SERVICE,
-        baseUrl: c.get("config").baseUrl,
+        baseUrl,
+        versions: versions.flatMap(({ version }) => {
+          if (!version) return [];
+          const base = versionBaseUrl(baseUrl, version);
+          return [{ version: version.version, baseUrl: base, document: `${base}/openapi.json`, reference: `${base}/docs` }];
+        }),
         operations: versions.flatMap(({ base, operations }) =>
           operations
             .filter((operation) => operation.documented !== false)

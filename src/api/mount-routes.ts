@@ -1,16 +1,19 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import { ApiError } from "../api-error";
 import type { AppEnv } from "../env";
+import type { ApiVersion } from "../service-identity";
 import { requireApiKey } from "../middleware/api-key-auth";
 import { deprecation } from "../middleware/deprecation";
 import { requireOperator } from "../middleware/require-operator";
 import type { Operation } from "./define-operation";
 import { referenceLink } from "./reference-page";
 
-/** Operations served under one path prefix: `` for `GET /`, `/v1` for the first version, `/admin` for operators. */
+/** Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2` for the versions, `/admin` for operators. */
 export interface RouteGroup {
   base: string;
   operations: readonly Operation[];
+  /** Set on a version of the API: what `GET /` says of it. */
+  version?: ApiVersion;
 }
 
 /** The guards an operation's description asks for: a key with its scope, or the operator token; the deprecation headers and sunset. */

@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { Config } from "../read-config";
 import { ERROR_STATUS, ERROR_STATUS_HEADERS, type ErrorCode } from "../api-error";
 import { ALWAYS_SENT, HEADERS, type HeaderName } from "../header-catalogue";
-import { SERVICE, VERSION_PREFIX } from "../service-identity";
+import { API_VERSIONS, SERVICE, VERSION_PREFIX, versionBaseUrl, type ApiVersion } from "../service-identity";
 import { TAGS, type Operation } from "./define-operation";
 
 type JsonObject = Record<string, unknown>;
@@ -88,16 +88,31 @@ function responsesOf(operation: Operation, used: Set<HeaderName>): JsonObject {
 
 function parametersOf(operation: Operation): JsonObject[] {
   const headers = (operation.requestHeaders ?? []).map((name) => ({ name, in: "header", required: false, ...headerObject(name) }));
-  if (!operation.params) return headers;
-  const path = Object.entries(operation.params.schema.shape).map(([name, schema]) => {
-    const { description, ...json } = schemaOf(schema);
+  const query = (operation.queryParameters ?? []).map(({ name, description, schema }) => ({ name, in: "query", required: false, description, schema }));
+  const path = Object.entries(operation.params?.schema.shape ?? {}).map(([name, schema]) => {
+    const { description, ...json } = schemaOf(schema as z.ZodType);
     return { name, in: "path", required: true, description, schema: json };
   });
-  return [...path, ...headers];
+  return [...path, ...query, ...headers];
 }
 
-export function openApiDocument(operations: readonly Operation[], config: Pick<Config, "productionBaseUrl" | "stagingBaseUrl">): JsonObject {
+/**
+ * The OpenAPI document of one version's operations. Its servers are this
+ * deployment's first (so the reference page's requests go where the page
+ * came from), then production and staging.
+ */
+export function openApiDocument(
+  operations: readonly Operation[],
+  config: Pick<Config, "baseUrl" | "productionBaseUrl" | "stagingBaseUrl">,
+  version: ApiVersion = API_VERSIONS.v1,
+): JsonObject {
   const serviceRoot = config.productionBaseUrl.slice(0, -VERSION_PREFIX.length) + "/";
+  const base = (v1BaseUrl: string) => versionBaseUrl(v1BaseUrl, version);
+  const servers = [
+    { url: base(config.baseUrl), description: "This deployment" },
+    { url: base(config.productionBaseUrl), description: "Production" },
+    { url: base(config.stagingBaseUrl), description: "Staging" },
+  ].filter((server, index, all) => all.findIndex((other) => other.url === server.url) === index);
   const paths: Record<string, JsonObject> = {};
   const usedHeaders = new Set<HeaderName>();
   // What is routed like an operation but is not one of the API's (the reference page) stays out.
@@ -122,30 +137,34 @@ export function openApiDocument(operations: readonly Operation[], config: Pick<C
   const registered = z.toJSONSchema(z.globalRegistry, { ...jsonSchemaOptions, uri: toSchemaRef }) as {
     schemas: Record<string, JsonObject>;
   };
-  const schemas = Object.fromEntries(
-    Object.entries(registered.schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]),
-  );
+  const all = Object.fromEntries(Object.entries(registered.schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]));
+  // Only the schemas this version's operations refer to, and the ones those refer to: the registry holds every version's.
+  const schemas: Record<string, JsonObject> = {};
+  const refsIn = (value: unknown) => [...JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
+  for (let pending = refsIn(paths); pending.length > 0; ) {
+    const id = pending.pop()!;
+    if (schemas[id] || !all[id]) continue;
+    schemas[id] = all[id]!;
+    pending.push(...refsIn(all[id]));
+  }
 
   return {
     openapi: "3.1.0",
     info: {
       title: SERVICE.name,
-      version: SERVICE.version,
+      version: version.version,
       description:
-        "List the orders placed in a store and cancel pending ones. Every operation needs an API key as a bearer " +
-        "token unless marked otherwise, and every response carries rate-limit headers. Each operation has an " +
-        "x-stability marker: stable (covered by the /v1 promise), beta (may still change), experimental (may go away). " +
+        `Version ${version.prefix.slice(1)} of the Store Orders API: the orders placed in a store. Every operation needs an ` +
+        "API key as a bearer token unless marked otherwise, and every response carries rate-limit headers. Each operation has an " +
+        `x-stability marker: stable (${version.stable}), beta (may still change), experimental (may go away). ` +
         "Ids are 64-bit integers and go beyond 2^53: parse them exactly, never into a double.",
       // GET / at the service's root says what the service is and where its operations live.
       contact: { name: "Store Orders API", url: serviceRoot },
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     // The reference page for people, rendered from this document: not an operation of the API.
-    externalDocs: { description: "The API reference", url: `${config.productionBaseUrl}/docs` },
-    servers: [
-      { url: config.productionBaseUrl, description: "Production" },
-      { url: config.stagingBaseUrl, description: "Staging" },
-    ],
+    externalDocs: { description: "The API reference", url: `${base(config.productionBaseUrl)}/docs` },
+    servers,
     security: [{ bearerAuth: [] }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,

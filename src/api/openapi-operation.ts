@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { openApiDocument } from "./openapi-document";
+import type { ApiVersion } from "../service-identity";
 import { defineOperation, type Operation } from "./define-operation";
 
 const OpenApiDocumentBody = z
@@ -7,8 +8,11 @@ const OpenApiDocumentBody = z
   .loose()
   .describe("An OpenAPI 3.1 document");
 
-/** `GET /v1/openapi.json`: the document of `operations` and of itself, built once per parsed config into `documents` (isolate-memory.ts). */
-export function openApiDocumentOperation(operations: readonly Operation[], documents: WeakMap<object, string>): Operation {
+/**
+ * `GET <version>/openapi.json`: the document of `operations` and of itself,
+ * built once per parsed config into `documents` (isolate-memory.ts).
+ */
+export function openApiDocumentOperation(operations: readonly Operation[], version: ApiVersion, documents: WeakMap<object, string>): Operation {
   const self: Operation = defineOperation({
     operationId: "getOpenApiDocument",
     method: "get",
@@ -25,7 +29,7 @@ export function openApiDocumentOperation(operations: readonly Operation[], docum
     handle(c) {
       const config = c.get("config");
       let json = documents.get(config);
-      if (json === undefined) documents.set(config, (json = JSON.stringify(openApiDocument([...operations, self], config))));
+      if (json === undefined) documents.set(config, (json = JSON.stringify(openApiDocument([...operations, self], config, version))));
       return c.body(json, 200, { "Content-Type": "application/json" });
     },
   });

@@ -1,7 +1,7 @@
-import { VERSION_PREFIX } from "../service-identity";
+import { API_VERSIONS, VERSION_PREFIX, type ApiVersion } from "../service-identity";
 import { defineOperation } from "./define-operation";
 
-/** Where the reference page lives, and its script among the static assets (scripts/docs-assets.ts copies it there). */
+/** Where v1's reference page lives, and the script of every version's page among the static assets (scripts/docs-assets.ts copies it there). */
 export const REFERENCE_PATH = `${VERSION_PREFIX}/docs`;
 const SCRIPT_PATH = `${REFERENCE_PATH}/scalar.js`;
 
@@ -50,34 +50,41 @@ const CONTENT_SECURITY_POLICY = [
 
 const escapeAttribute = (value: string) => value.replaceAll("&", "&amp;").replaceAll("'", "&#39;").replaceAll("<", "&lt;");
 
-const PAGE = `<!doctype html>
+/** The page of one version: its document, the script from the assets (under /v1/docs, where `npm install` copies it), links to every version's page. */
+function pageOf(version: ApiVersion): string {
+  const others = Object.values(API_VERSIONS).map(({ prefix }) => `<a href="${prefix}/docs">${prefix.slice(1)}</a>`).join(" · ");
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Store Orders API reference</title>
+<title>Store Orders API ${version.prefix.slice(1)} reference</title>
 <link rel="icon" href="data:,">
 </head>
 <body>
-<noscript>This reference needs JavaScript. The OpenAPI document itself is at <a href="${VERSION_PREFIX}/openapi.json">${VERSION_PREFIX}/openapi.json</a>.</noscript>
-<script id="api-reference" data-url="${VERSION_PREFIX}/openapi.json" data-configuration='${escapeAttribute(JSON.stringify(SCALAR_CONFIGURATION))}'></script>
+<nav aria-label="API versions">Versions: ${others}</nav>
+<noscript>This reference needs JavaScript. The OpenAPI document itself is at <a href="${version.prefix}/openapi.json">${version.prefix}/openapi.json</a>.</noscript>
+<script id="api-reference" data-url="${version.prefix}/openapi.json" data-configuration='${escapeAttribute(JSON.stringify(SCALAR_CONFIGURATION))}'></script>
 <script src="${SCRIPT_PATH}"></script>
 </body>
 </html>
 `;
+}
 
 /**
- * `GET /v1/docs`: the API reference for people, rendered in the browser from
- * the served OpenAPI document (docs/api.md#clients). It needs no key; like every
- * call without one, it is limited per address. Not an operation of the API:
- * the document points to it as its externalDocs.
+ * `GET <version>/docs`: the API reference for people, rendered in the browser
+ * from that version's OpenAPI document (docs/api.md#clients). It needs no key;
+ * like every call without one, it is limited per address. Not an operation of
+ * the API: the document points to it as its externalDocs.
  */
-export const referencePageOperation = defineOperation({
+export const referencePageOperation = (version: ApiVersion) => {
+  const page = pageOf(version);
+  return defineOperation({
   operationId: "getReferencePage",
   public: true,
   documented: false,
   method: "get",
-  path: REFERENCE_PATH.slice(VERSION_PREFIX.length),
+  path: "/docs",
   summary: "The API reference page",
   description: "This API's reference for people, rendered from the OpenAPI document, with no third-party hosts.",
   tag: "Service",
@@ -85,10 +92,11 @@ export const referencePageOperation = defineOperation({
   responses: { 200: { description: "The reference page (HTML)" } },
   errors: [],
   handle(c) {
-    return c.html(PAGE, 200, {
+    return c.html(page, 200, {
       "Content-Security-Policy": CONTENT_SECURITY_POLICY,
       "X-Content-Type-Options": "nosniff",
       "Referrer-Policy": "no-referrer",
     });
   },
-});
+  });
+};

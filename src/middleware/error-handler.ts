@@ -2,7 +2,9 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../api-error";
 import { DependencyUnavailable } from "../lib/dependency";
-import { VERSION_PREFIX } from "../service-identity";
+import { API_VERSIONS } from "../service-identity";
+
+const PREFIXES = Object.values(API_VERSIONS).map(({ prefix }) => prefix);
 
 const ANY_VERSION = /^\/v\d+(\/|$)/;
 
@@ -24,8 +26,9 @@ export const handleError: ErrorHandler<AppEnv> = (err, c) => {
 
 export const handleNotFound: NotFoundHandler<AppEnv> = (c) => {
   const { path } = c.req;
-  if (ANY_VERSION.test(path) && !path.startsWith(`${VERSION_PREFIX}/`) && path !== VERSION_PREFIX) {
-    return new ApiError("unsupported_version", `This API version does not exist. Use ${VERSION_PREFIX}.`).toResponse(c);
+  const known = PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+  if (ANY_VERSION.test(path) && !known) {
+    return new ApiError("unsupported_version", `This API version does not exist. Use ${PREFIXES.join(" or ")}.`).toResponse(c);
   }
   return new ApiError("not_found", "No such resource. See GET / for what this service offers.").toResponse(c);
 };

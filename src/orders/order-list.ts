@@ -101,7 +101,7 @@ async function readVersion(db: D1DatabaseSession, versions: VersionMemory): Prom
  * would look like one version forever (cached, revalidated as unchanged). A
  * server fault, never a 200 or a 304.
  */
-function versionOrFault(version: string | undefined): string {
+export function versionOrFault(version: string | undefined): string {
   if (version !== undefined) return version;
   // The cause is the request's error log line.
   throw new ApiError("internal_error", "Something went wrong on our side. It has been logged.", {}, new Error("the orders_version row is missing"));
@@ -118,7 +118,8 @@ function refuseOverBudget(first: FirstOrderPage, subrequestLimit: number): void 
   if (pages > limit) {
     throw new ApiError(
       "order_list_too_large",
-      `The order list needs ${pages} reads of ${ORDER_PAGE_SIZE.toLocaleString("en")} orders, more than this deployment can make for one response (${limit}).`,
+      `The order list needs ${pages} reads of ${ORDER_PAGE_SIZE.toLocaleString("en")} orders, more than this deployment can make for one response (${limit}). ` +
+        "Read it a page at a time with GET /v2/store/orders.",
     );
   }
 }

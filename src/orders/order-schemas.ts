@@ -17,3 +17,15 @@ export const Order = z
 export const OrderIdParams = z.object({
   orderId: int64Param("The identifier of the order to cancel"),
 });
+
+/** A page of v2's order list: orders ascending by id, and where the next page starts (null on the last). */
+export const OrderPage = z
+  .object({
+    data: z.array(Order).describe("The page's orders, ascending by id"),
+    nextCursor: z.string().nullable().describe("Send it as cursor, with the same filters, for the next page; null on the last page"),
+  })
+  .meta({ id: "OrderPage", description: "One page of the orders that match the filters." });
+
+export const OrderIdOnlyParams = z.object({
+  orderId: int64Param("The identifier of the order"),
+});

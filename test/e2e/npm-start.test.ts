@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { RunningService } from "../../scripts/lib/local-service";
+import { useKeysCommand } from "../support/npm-script";
 import { useService } from "../support/service-fixture";
 
 describe("npm start", () => {
   const service = useService();
+  const keys = useKeysCommand(() => service.statePath);
 
   it("serves the demo orders, in every status, on /v1", async () => {
     const response = await service.current.call("/v1/store/orders");
@@ -27,12 +30,51 @@ describe("npm start", () => {
     expect((await service.current.call("/v1/store/orders", { headers: { Authorization: "" } })).status).toBe(401);
   });
 
-  it("keeps the data, and the demo key, when started again on the same state", async () => {
+  async function createKey(perMinute: number, perDay: number): Promise<string> {
+    const args = ["create", "--plan", "enterprise", "--per-minute", String(perMinute), "--per-day", String(perDay), "--json"];
+    const result = await keys.run(...args);
+    expect(result.status).toBe(0);
+    return (JSON.parse(result.stdout) as { key: string }).key;
+  }
+
+  const listAs = (running: RunningService, key: string) => running.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
+
+  // A restart of the real service on the same persisted state, as an operator restarting `npm start` (or workerd restarting) would.
+  it("keeps orders, cancellations, usage counts, bans and the demo key when started again on the same state", async () => {
+    // Usage: the day window (50) is the one with less left, so it is the one reported.
+    const counted = await createKey(1_000, 50);
+    for (let i = 0; i < 3; i++) expect((await listAs(service.current, counted)).status).toBe(200);
+
+    // A ban: one admitted, then more than BAN_THRESHOLD (20) refused in a row.
+    const banned = await createKey(1, 1_000);
+    let last: Response | undefined;
+    for (let i = 0; i < 23; i++) {
+      last = await listAs(service.current, banned);
+      await last.arrayBuffer();
+    }
+    expect(last!.status).toBe(429);
+    const banEnd = Number(last!.headers.get("X-RateLimit-Reset"));
+
     expect((await service.current.call("/v1/store/orders/1", { method: "DELETE" })).status).toBe(204);
+    const before = await (await service.current.call("/v1/store/orders")).text();
+
     const restarted = await service.restart();
-    const orders = (await (await restarted.call("/v1/store/orders")).json()) as { id: number; status: string }[];
+
+    expect(await (await restarted.call("/v1/store/orders")).text()).toBe(before);
+    expect((await restarted.call("/v1/store/orders/1", { method: "DELETE" })).status).toBe(204);
+    const orders = JSON.parse(before) as { id: number; status: string }[];
     expect(orders.find((order) => order.id === 1)?.status).toBe("cancelled");
     expect(orders).toHaveLength(37);
     expect(restarted.output()).not.toContain("Creating a local demo API key");
+
+    const next = await listAs(restarted, counted);
+    expect(next.status).toBe(200);
+    expect(next.headers.get("X-RateLimit-Resource")).toBe("day");
+    expect(next.headers.get("X-RateLimit-Remaining")).toBe("46");
+
+    const stillBanned = await listAs(restarted, banned);
+    expect(stillBanned.status).toBe(429);
+    expect(((await stillBanned.json()) as { code: string }).code).toBe("api_key_banned");
+    expect(Number(stillBanned.headers.get("X-RateLimit-Reset"))).toBe(banEnd);
   });
 });

@@ -69,3 +69,4 @@ describe("leases, simulated, when things go wrong", () => {
       }
     }
   });
+});

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEPLOYED_ENVIRONMENTS } from "../../scripts/lib/environments";
-import { servedDocument } from "../support/served-document";
+import { servedDocument, type VersionName } from "../support/served-document";
 
 /**
  * Two third-party linters read the document as its users' tools will. The
@@ -32,23 +32,23 @@ interface RedoclyReport {
 const redocly = async (path: string) =>
   JSON.parse((await run("redocly", ["lint", path, "--config", "redocly.yaml", "--format", "json"])).stdout) as RedoclyReport;
 
-function documentFile(env: (typeof DEPLOYED_ENVIRONMENTS)[number] | undefined): string {
-  const path = join(dir, `openapi-${env ?? "local"}.json`);
-  writeFileSync(path, JSON.stringify(servedDocument(env), null, 2));
+function documentFile(env: (typeof DEPLOYED_ENVIRONMENTS)[number] | undefined, version: VersionName): string {
+  const path = join(dir, `openapi-${env ?? "local"}-${version}.json`);
+  writeFileSync(path, JSON.stringify(servedDocument(env, version), null, 2));
   return path;
 }
 
-const environments = [undefined, ...DEPLOYED_ENVIRONMENTS];
+const documents = [undefined, ...DEPLOYED_ENVIRONMENTS].flatMap((env) => (["v1", "v2"] as const).map((version) => [env ?? "local", env, version] as const));
 
-describe.each(environments)("the OpenAPI document served by %s", (env) => {
+describe.each(documents)("the OpenAPI document served by %s, %s", (_, env, version) => {
   it("passes Redocly's recommended rules with no errors and no warnings", async () => {
-    const report = await redocly(documentFile(env));
+    const report = await redocly(documentFile(env, version));
     expect(report.problems).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   });
 
   it("passes Spectral's spectral:oas rules with no errors and no warnings", async () => {
-    const result = await run("spectral", ["lint", documentFile(env), "--ruleset", ".spectral.yaml", "--fail-severity", "warn"]);
+    const result = await run("spectral", ["lint", documentFile(env, version), "--ruleset", ".spectral.yaml", "--fail-severity", "warn"]);
     expect(result.output, result.output).toContain("No results with a severity of 'warn' or higher found!");
     expect(result.status).toBe(0);
   });

@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { servedDocument } from "../support/served-document";
 
 describe("the OpenAPI document", () => {
-  it("validates as OpenAPI 3.1", async () => {
+  it.each(["v1", "v2"] as const)("of %s validates as OpenAPI 3.1", async (version) => {
     const validator = new Validator();
-    const result = await validator.validate(servedDocument() as never);
+    const result = await validator.validate(servedDocument(undefined, version) as never);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");

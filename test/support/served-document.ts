@@ -1,11 +1,15 @@
 import { readEnvironment, type DeployedEnvironment } from "../../scripts/lib/environments";
 import { readConfig } from "../../src/read-config";
 import { openApiDocument } from "../../src/api/openapi-document";
-import { operations } from "../../src/v1-operations";
+import { API_VERSIONS } from "../../src/service-identity";
+import { operations as v1 } from "../../src/v1-operations";
+import { operations as v2 } from "../../src/v2-operations";
 
-/** The OpenAPI document an environment of wrangler.toml serves at /v1/openapi.json (local when none is named). */
-export function servedDocument(env?: DeployedEnvironment): Record<string, unknown> {
+export type VersionName = keyof typeof API_VERSIONS;
+
+/** The OpenAPI document an environment of wrangler.toml serves at /<version>/openapi.json (local when none is named). */
+export function servedDocument(env?: DeployedEnvironment, version: VersionName = "v1"): Record<string, unknown> {
   const result = readConfig(readEnvironment(env).vars);
   if (!result.ok) throw new Error(`wrangler.toml's vars are invalid: ${result.problems.join("; ")}`);
-  return openApiDocument(operations, result.config);
+  return openApiDocument(version === "v1" ? v1 : v2, result.config, API_VERSIONS[version]);
 }

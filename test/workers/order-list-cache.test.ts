@@ -177,6 +177,7 @@ describe("a list larger than one invocation may read", () => {
     const body = await errorBodyOf(response);
     expect(body.code).toBe("order_list_too_large");
     expect(body.message).toContain("needs 4 reads");
+    expect(body.message).toContain("GET /v2/store/orders");
     expect((await apiWith({ ...env, SUBREQUEST_LIMIT: "14" } as Env, LIST)).status).toBe(200);
     errors.mockRestore();
   });

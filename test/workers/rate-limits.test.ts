@@ -231,7 +231,7 @@ describe("callers without a valid key", () => {
       ["DELETE", "/v1/store/orders/1", 404],
       ["DELETE", "/v1/store/orders/x", 400],
       ["POST", "/v1/store/orders", 405],
-      ["GET", "/v2/store/orders", 404],
+      ["GET", "/v3/store/orders", 404],
     ] as const) {
       const response = await api(path, { method, key });
       expect(response.status).toBe(status);

@@ -7,10 +7,15 @@ describe("routing and the Error shape", () => {
     expect(response.status).toBe(200);
     const body = await response.json<{ name: string; operations: { operationId: string }[] }>();
     expect(body.name).toBe("Store Orders");
+    // v1's documented operations, then v2's.
     expect(body.operations.map((operation) => operation.operationId)).toEqual([
       "listOrders",
       "cancelOrder",
       "getPetById",
+      "getOpenApiDocument",
+      "listOrdersV2",
+      "getOrderV2",
+      "cancelOrderV2",
       "getOpenApiDocument",
     ]);
   });
@@ -22,7 +27,8 @@ describe("routing and the Error shape", () => {
     },
   );
 
-  it.each(["/v2/store/orders", "/v0", "/v12/pets/1"])("answers 404 unsupported_version for %s", async (path) => {
+  // /v2 exists now: /v3 is the next version that does not.
+  it.each(["/v3/store/orders", "/v0", "/v12/pets/1"])("answers 404 unsupported_version for %s", async (path) => {
     expect(await errorBodyOf(await api(path))).toMatchObject({ code: "unsupported_version", status: 404 });
   });
 

@@ -50,9 +50,9 @@ describe("GET /v1/openapi.json", () => {
     expect(document.info.version).toBe("1.0.0");
   });
 
-  it("lists production and staging from the vars", async () => {
+  it("lists this deployment first, then production and staging, from the vars", async () => {
     const document = await fetchDocument();
-    expect(document.servers.map((server) => server.url)).toEqual([env.PRODUCTION_BASE_URL, env.STAGING_BASE_URL]);
+    expect(document.servers.map((server) => server.url)).toEqual([env.BASE_URL, env.PRODUCTION_BASE_URL, env.STAGING_BASE_URL]);
     for (const server of document.servers) expect(server.url).toMatch(/\/v1$/);
   });
 

@@ -1,0 +1,106 @@
+/**
+ * v2's query parameters for the order list (docs/api.md#v2-filtering-and-pagination):
+ * read strictly, so a typo never silently widens a filter. An unknown or
+ * repeated parameter, or a value that does not parse, is 400 `invalid_query`
+ * naming the parameter and what it accepts.
+ */
+import { ApiError } from "../api-error";
+import { rfc3339ToUtc } from "../lib/date-time";
+import { isCanonicalInt64 } from "../lib/int64";
+import { ORDER_STATUSES } from "./order-schemas";
+
+type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+/** The filters of a page, combined with AND. */
+export interface OrderFilters {
+  /** Any of these statuses; sorted, without repeats. */
+  status?: OrderStatus[];
+  /** A decimal int64, kept as text. */
+  petId?: string;
+  complete?: boolean;
+  /** Instants in UTC (`YYYY-MM-DDTHH:mm:ss.sssZ`): from inclusive, to exclusive. */
+  shipDateFrom?: string;
+  shipDateTo?: string;
+}
+
+export interface OrderPageQuery {
+  filters: OrderFilters;
+  limit: number;
+  cursor?: string;
+}
+
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 1000;
+
+/** What each parameter accepts, as the 400's message and the document say it. */
+export const PARAMETERS = {
+  status: `one or more of ${ORDER_STATUSES.join(", ")}, comma-separated`,
+  petId: "a decimal 64-bit integer such as 42",
+  complete: "true or false",
+  shipDateFrom: "an RFC 3339 date-time such as 2026-01-01T00:00:00Z (inclusive)",
+  shipDateTo: "an RFC 3339 date-time such as 2026-02-01T00:00:00Z (exclusive)",
+  limit: `a whole number from 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`,
+  cursor: "the nextCursor of the previous page, as it was given",
+} as const;
+
+type Parameter = keyof typeof PARAMETERS;
+
+const invalid = (parameter: Parameter, value: string) =>
+  new ApiError("invalid_query", `${parameter} must be ${PARAMETERS[parameter]}; got ${JSON.stringify(value.slice(0, 100))}.`);
+
+/** Reads a page's query from the request's search parameters. */
+export function readOrderPageQuery(search: URLSearchParams): OrderPageQuery {
+  const seen = new Set<string>();
+  for (const name of search.keys()) {
+    if (!(name in PARAMETERS)) {
+      throw new ApiError("invalid_query", `Unknown query parameter ${JSON.stringify(name.slice(0, 100))}. This operation takes ${Object.keys(PARAMETERS).join(", ")}.`);
+    }
+    if (seen.has(name)) throw new ApiError("invalid_query", `${name} is given more than once; give it once (status takes a comma-separated list).`);
+    seen.add(name);
+  }
+  const value = (name: Parameter) => search.get(name) ?? undefined;
+  const filters: OrderFilters = {};
+
+  const status = value("status");
+  if (status !== undefined) {
+    const listed = status.split(",");
+    if (!listed.every((one): one is OrderStatus => (ORDER_STATUSES as readonly string[]).includes(one))) throw invalid("status", status);
+    filters.status = [...new Set(listed)].sort();
+  }
+  const petId = value("petId");
+  if (petId !== undefined) {
+    if (!isCanonicalInt64(petId)) throw invalid("petId", petId);
+    filters.petId = petId;
+  }
+  const complete = value("complete");
+  if (complete !== undefined) {
+    if (complete !== "true" && complete !== "false") throw invalid("complete", complete);
+    filters.complete = complete === "true";
+  }
+  for (const bound of ["shipDateFrom", "shipDateTo"] as const) {
+    const text = value(bound);
+    if (text === undefined) continue;
+    const instant = rfc3339ToUtc(text);
+    if (instant === undefined) throw invalid(bound, text);
+    filters[bound] = instant;
+  }
+  const limitText = value("limit");
+  let limit = DEFAULT_PAGE_LIMIT;
+  if (limitText !== undefined) {
+    limit = /^[1-9][0-9]{0,3}$/.test(limitText) ? Number(limitText) : NaN;
+    if (!(limit <= MAX_PAGE_LIMIT)) throw invalid("limit", limitText);
+  }
+  const cursor = value("cursor");
+  return { filters, limit, ...(cursor !== undefined && { cursor }) };
+}
+
+/** The filters as query parameters in one canonical order and spelling: for the cursor's binding, the next link and the ETag. */
+export function canonicalFilters(filters: OrderFilters): [string, string][] {
+  const pairs: [string, string][] = [];
+  if (filters.status) pairs.push(["status", filters.status.join(",")]);
+  if (filters.petId !== undefined) pairs.push(["petId", filters.petId]);
+  if (filters.complete !== undefined) pairs.push(["complete", String(filters.complete)]);
+  if (filters.shipDateFrom !== undefined) pairs.push(["shipDateFrom", filters.shipDateFrom]);
+  if (filters.shipDateTo !== undefined) pairs.push(["shipDateTo", filters.shipDateTo]);
+  return pairs;
+}

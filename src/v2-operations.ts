@@ -1,0 +1,23 @@
+import type { Operation } from "./api/define-operation";
+import { openApiDocumentOperation } from "./api/openapi-operation";
+import { referencePageOperation } from "./api/reference-page";
+import { isolateMemory } from "./isolate-memory";
+import { cancelOrder } from "./orders/cancel-order";
+import { getOrderV2 } from "./orders/get-order-v2";
+import { listOrdersV2 } from "./orders/list-orders-v2";
+import { API_VERSIONS } from "./service-identity";
+
+/** v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders). */
+const cancelOrderV2: Operation = { ...cancelOrder(isolateMemory.listVersion), operationId: "cancelOrderV2", stability: "beta" };
+
+const served = [listOrdersV2, getOrderV2, cancelOrderV2];
+
+/**
+ * Every operation under /v2, in the order they are documented; then its
+ * document and reference page. No pets: v2 never had them.
+ */
+export const operations: readonly Operation[] = [
+  ...served,
+  openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2),
+  referencePageOperation(API_VERSIONS.v2),
+];
