@@ -1,12 +1,13 @@
-import type { components } from "./schema";
-import { errorOf, StoreOrdersError } from "./store-orders-error";
-import { parseWithExactIntegers } from "./exact-json";
-import { rateLimitOf, type RateLimitState } from "./rate-limit";
-import { DEFAULT_RETRY, retryDelayMs, type Outcome, type RetryOptions } from "./retry";
+import type { components } from "./schema.js";
+import type { components as componentsV2 } from "./schema-v2.js";
+import { errorOf, StoreOrdersError } from "./store-orders-error.js";
+import { parseWithExactIntegers } from "./exact-json.js";
+import { rateLimitOf, type RateLimitState } from "./rate-limit.js";
+import { DEFAULT_RETRY, retryDelayMs, type Outcome, type RetryOptions } from "./retry.js";
 
-export { StoreOrdersError } from "./store-orders-error";
-export type { RateLimitState, RateLimitWindow } from "./rate-limit";
-export type { RetryOptions } from "./retry";
+export { StoreOrdersError } from "./store-orders-error.js";
+export type { RateLimitState, RateLimitWindow } from "./rate-limit.js";
+export type { RetryOptions } from "./retry.js";
 
 /**
  * An order as the document describes it, with its int64 ids as exact decimal
@@ -18,8 +19,28 @@ export type Order = Omit<components["schemas"]["Order"], "id" | "petId"> & { id:
 /** An order id as the client takes it: a decimal string or a bigint (never a number, which may already be rounded). */
 export type OrderId = string | bigint;
 
+/** v2's filters of the order list, combined with AND; `limit` is the page size (1 to 1000). */
+export interface OrderFilters {
+  status?: componentsV2["schemas"]["Order"]["status"][];
+  petId?: OrderId;
+  complete?: boolean;
+  /** RFC 3339 date-times: from inclusive, to exclusive. */
+  shipDateFrom?: string;
+  shipDateTo?: string;
+  limit?: number;
+}
+
+/** v2's operations on orders. */
+export interface OrdersV2 {
+  /** Every order that matches, page after page (each page's bookmark sent with the next), as one async iteration. */
+  list(filters?: OrderFilters): AsyncIterable<Order>;
+  get(orderId: OrderId): Promise<Order>;
+  /** v1's cancel, through /v2. */
+  cancel(orderId: OrderId): Promise<void>;
+}
+
 export interface ClientOptions {
-  /** The service's base URL, ending in /v1 (e.g. http://localhost:8787/v1). */
+  /** The service's base URL, ending in /v1 (e.g. http://localhost:8787/v1); v2 is beside it, at /v2. */
   baseUrl: string;
   apiKey: string;
   retry?: Partial<RetryOptions>;
@@ -59,6 +80,15 @@ export class StoreOrdersClient {
     this.#random = options.random ?? Math.random;
   }
 
+  /** Version 2 of the API (beta): the order list filtered and paged, one order, cancel. */
+  readonly v2: { orders: OrdersV2 } = {
+    orders: {
+      list: (filters = {}) => this.#walk(filters),
+      get: (orderId) => this.#getOrder(orderId),
+      cancel: (orderId) => this.#cancel(`${this.#v2Base}/store/orders`, orderId),
+    },
+  };
+
   /** The limits as the last response reported them: what is left in each window, and when it resets. */
   get rateLimit(): RateLimitState | undefined {
     return this.#rateLimit;
@@ -77,7 +107,7 @@ export class StoreOrdersClient {
     const headers: Record<string, string> = {};
     if (this.#bookmark !== undefined) headers["X-D1-Bookmark"] = this.#bookmark;
     if (this.#list !== undefined) headers["If-None-Match"] = this.#list.etag;
-    return this.#call("GET", "/store/orders", headers, async (response) => {
+    return this.#call("GET", `${this.#options.baseUrl}/store/orders`, headers, async (response) => {
       if (response.status === 304 && this.#list) return this.#list.orders;
       const orders = this.#ordersOf(await response.text(), response);
       const etag = response.headers.get("ETag");
@@ -87,19 +117,59 @@ export class StoreOrdersClient {
   }
 
   /** Cancels a pending order. Cancelling one already cancelled succeeds; a shipped one fails with `order_already_shipped`. */
-  async cancelOrder(orderId: OrderId): Promise<void> {
-    const id = String(orderId);
-    if (!INT64.test(id)) throw new StoreOrdersError("invalid_order_id", `orderId must be a decimal 64-bit integer, got ${id}`, 400, undefined);
-    await this.#call("DELETE", `/store/orders/${id}`, {}, async () => undefined);
+  cancelOrder(orderId: OrderId): Promise<void> {
+    return this.#cancel(`${this.#options.baseUrl}/store/orders`, orderId);
+  }
+
+  get #v2Base(): string {
+    return this.#options.baseUrl.replace(/\/v1$/, "") + "/v2";
+  }
+
+  async #cancel(orders: string, orderId: OrderId): Promise<void> {
+    await this.#call("DELETE", `${orders}/${exactId(orderId)}`, {}, async () => undefined);
+  }
+
+  async *#walk(filters: OrderFilters): AsyncGenerator<Order> {
+    const query = new URLSearchParams();
+    if (filters.status) query.set("status", filters.status.join(","));
+    if (filters.petId !== undefined) query.set("petId", exactId(filters.petId, "petId"));
+    if (filters.complete !== undefined) query.set("complete", String(filters.complete));
+    if (filters.shipDateFrom !== undefined) query.set("shipDateFrom", filters.shipDateFrom);
+    if (filters.shipDateTo !== undefined) query.set("shipDateTo", filters.shipDateTo);
+    if (filters.limit !== undefined) query.set("limit", String(filters.limit));
+    for (let cursor: string | null | undefined; cursor !== null; ) {
+      if (cursor !== undefined) query.set("cursor", cursor);
+      const page = await this.#call("GET", `${this.#v2Base}/store/orders?${query}`, this.#bookmarkHeader(), async (response) => {
+        const body = this.#parse(await response.text(), response) as { data?: unknown; nextCursor?: unknown };
+        if (!isOrders(body.data) || (typeof body.nextCursor !== "string" && body.nextCursor !== null)) {
+          throw new StoreOrdersError("unexpected_response", "The page is not {data, nextCursor}.", response.status, requestIdOf(response));
+        }
+        return { orders: body.data, next: body.nextCursor };
+      });
+      yield* page.orders;
+      cursor = page.next;
+    }
+  }
+
+  async #getOrder(orderId: OrderId): Promise<Order> {
+    return this.#call("GET", `${this.#v2Base}/store/orders/${exactId(orderId)}`, this.#bookmarkHeader(), async (response) => {
+      const order = this.#parse(await response.text(), response);
+      if (!isOrders([order])) throw new StoreOrdersError("unexpected_response", "The answer is not an order.", response.status, requestIdOf(response));
+      return order as Order;
+    });
+  }
+
+  #bookmarkHeader(): Record<string, string> {
+    return this.#bookmark === undefined ? {} : { "X-D1-Bookmark": this.#bookmark };
   }
 
   /** One operation: attempts until a success, an error not worth retrying, or the attempts run out. */
-  async #call<T>(method: string, path: string, headers: Record<string, string>, read: (response: Response) => Promise<T>): Promise<T> {
+  async #call<T>(method: string, url: string, headers: Record<string, string>, read: (response: Response) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let outcome: Outcome;
       let failure: StoreOrdersError;
       try {
-        const response = await this.#fetch(`${this.#options.baseUrl}${path}`, {
+        const response = await this.#fetch(url, {
           method,
           headers: { ...headers, Authorization: `Bearer ${this.#options.apiKey}`, Accept: "application/json" },
         });
@@ -133,18 +203,29 @@ export class StoreOrdersClient {
     this.#rateLimit = rateLimitOf(response.headers) ?? this.#rateLimit;
   }
 
-  #ordersOf(text: string, response: Response): Order[] {
-    let orders: unknown;
+  #parse(text: string, response: Response): unknown {
     try {
-      orders = parseWithExactIntegers(text, ID_KEYS);
+      return parseWithExactIntegers(text, ID_KEYS);
     } catch (error) {
-      throw new StoreOrdersError("unexpected_response", "The order list is not valid JSON.", response.status, requestIdOf(response), { cause: error });
+      throw new StoreOrdersError("unexpected_response", "The answer is not valid JSON.", response.status, requestIdOf(response), { cause: error });
     }
-    if (!Array.isArray(orders) || !orders.every((order) => typeof order?.id === "string" && INT64.test(order.id))) {
-      throw new StoreOrdersError("unexpected_response", "The order list is not an array of orders.", response.status, requestIdOf(response));
-    }
-    return orders as Order[];
   }
+
+  #ordersOf(text: string, response: Response): Order[] {
+    const orders = this.#parse(text, response);
+    if (!isOrders(orders)) throw new StoreOrdersError("unexpected_response", "The order list is not an array of orders.", response.status, requestIdOf(response));
+    return orders;
+  }
+}
+
+const isOrders = (value: unknown): value is Order[] =>
+  Array.isArray(value) && value.every((order) => typeof order?.id === "string" && INT64.test(order.id));
+
+/** An id as the exact decimal text the API takes, refused before sending when it is not one. */
+function exactId(id: OrderId, name = "orderId"): string {
+  const text = String(id);
+  if (!INT64.test(text)) throw new StoreOrdersError(`invalid_${name === "orderId" ? "order" : "pet"}_id`, `${name} must be a decimal 64-bit integer, got ${text}`, 400, undefined);
+  return text;
 }
 
 const requestIdOf = (response: Response) => response.headers.get("X-Request-Id") ?? undefined;

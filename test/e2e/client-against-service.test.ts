@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { StoreOrdersClient } from "../../client/src/store-orders-client";
 import { useKeysCommand } from "../support/npm-script";
 import { useSharedService } from "../support/service-fixture";
+import { SYNTHETIC_ORDERS } from "../support/shared-service";
 
-/** The client against `npm start -- --orders 2000`: 2,000 synthetic orders with ids just beyond 2^53, and the demo data. */
+/** The client against the shared `npm start -- --orders 100000`: synthetic orders with ids just beyond 2^53, and the demo data. */
 const service = useSharedService();
 const keys = useKeysCommand(() => service.statePath);
 
@@ -31,8 +32,8 @@ describe("the TypeScript client against npm start", () => {
   it("lists every id exactly, up to 9223372036854775807, and cancels by exact id; the next list sees the cancel", async () => {
     const { client } = clientOf();
     const orders = await client.listOrders();
-    expect(orders).toHaveLength(2_037);
-    expect(new Set(orders.map((order) => order.id)).size).toBe(2_037);
+    expect(orders).toHaveLength(37 + SYNTHETIC_ORDERS);
+    expect(new Set(orders.map((order) => order.id)).size).toBe(37 + SYNTHETIC_ORDERS);
     const largest = orders.find((order) => order.id === "9223372036854775807");
     expect(largest).toMatchObject({ petId: "9223372036854775807", status: "pending" });
     // 2^53 + 1 and 2^53 + 2 are one double: only exact ids tell them apart.

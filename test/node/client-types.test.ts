@@ -10,7 +10,10 @@ const HEADER = `/**
 
 `;
 
-it("client/src/schema.d.ts is openapi-typescript's reading of the served document (npm run client:types)", async () => {
-  const types = astToString(await openapiTS(servedDocument() as never));
-  await expect(HEADER + types).toMatchFileSnapshot("../client/src/schema.d.ts");
+it.each([
+  ["v1", "schema.ts"],
+  ["v2", "schema-v2.ts"],
+] as const)("client/src/ holds openapi-typescript's reading of the %s document the service serves, as %s (npm run client:types)", async (version, file) => {
+  const types = astToString(await openapiTS(servedDocument(undefined, version) as never));
+  await expect(HEADER + types).toMatchFileSnapshot(`../../client/src/${file}`);
 });

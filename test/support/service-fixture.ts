@@ -40,7 +40,7 @@ export function useService(args: string[] = []): ServiceForTests {
   };
 }
 
-/** The e2e project's one shared `npm start -- --orders 2000` (shared-service.ts), for files that need no service of their own. */
+/** The e2e project's one shared `npm start -- --orders 100000` (shared-service.ts), for files that need no service of their own. */
 export function useSharedService() {
   return sharedServiceOf(inject("sharedService"));
 }

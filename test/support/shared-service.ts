@@ -1,5 +1,5 @@
 /**
- * One `npm start -- --orders 2000` for the e2e files that can share it (the
+ * One `npm start -- --orders 100000` for the e2e files that can share it (the
  * keys command, the client, the reference page, the smoke check): each start
  * costs seconds of a 2-core machine. The e2e project's globalSetup starts it
  * before the first file and stops it after the last; the files run one at a
@@ -8,6 +8,9 @@
  */
 import type { TestProject } from "vitest/node";
 import { fetchLocal, startService, tempStateDir } from "../../scripts/lib/local-service";
+
+/** Synthetic orders the shared service adds to the demo data's 37 (ids consecutive from 2^53 + 1). */
+export const SYNTHETIC_ORDERS = 100_000;
 
 export interface SharedService {
   baseUrl: string;
@@ -23,7 +26,7 @@ declare module "vitest" {
 
 export default async function startSharedService(project: TestProject): Promise<() => Promise<void>> {
   const state = tempStateDir();
-  const running = await startService(state.path, {}, ["--orders", "2000"]);
+  const running = await startService(state.path, {}, ["--orders", String(SYNTHETIC_ORDERS)]);
   project.provide("sharedService", { baseUrl: running.baseUrl, demoKey: running.demoKey, statePath: state.path });
   return async () => {
     await running.stop();
