@@ -12,7 +12,7 @@ type Stability = "stable" | "beta" | "experimental";
 
 /** The document's tags, one per resource, with what each groups. */
 export const TAGS = {
-  Orders: "The orders placed in the store: list them all, cancel pending ones.",
+  Orders: "The orders placed in the store: list them, cancel pending ones.",
   Pets: "Deprecated pet operations, kept until their sunset date.",
   Service: "About this API itself.",
 } as const;

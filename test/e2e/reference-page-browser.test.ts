@@ -26,8 +26,8 @@ interface Visit {
   errors: string[];
 }
 
-/** Opens a URL and waits until the page has rendered the reference. */
-async function visit(url: string): Promise<Visit> {
+/** Opens a URL and waits until the page has rendered the reference (`shown`: a summary it renders). */
+async function visit(url: string, shown = "List every order"): Promise<Visit> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const requests: string[] = [];
   const errors: string[] = [];
@@ -37,7 +37,7 @@ async function visit(url: string): Promise<Visit> {
   });
   page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
   await page.goto(url, { waitUntil: "networkidle" });
-  await page.getByText("List every order").first().waitFor();
+  await page.getByText(shown).first().waitFor();
   return { page, requests, errors };
 }
 
@@ -53,11 +53,11 @@ const sectionOf = (page: Page, tag: string, method: string, path: string) =>
   page.locator(`[id$="tag/${tag.toLowerCase()}/${method.toUpperCase()}${path}"]`).first();
 
 describe("the API reference page in chromium", () => {
-  it("shows every operation of the served document, marks the deprecated one, and loads nothing from elsewhere", async () => {
-    const document = (await (await service.current.call("/v1/openapi.json")).json()) as {
+  it.each(["v1", "v2"])("shows every operation of the served %s document, marks the deprecated one, and loads nothing from elsewhere", async (version) => {
+    const document = (await (await service.current.call(`/${version}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, DocumentedOperation>>;
     };
-    const { page, requests, errors } = await visit(`${service.current.baseUrl}/v1/docs`);
+    const { page, requests, errors } = await visit(`${service.current.baseUrl}/${version}/docs`, version === "v1" ? "List every order" : "List orders, filtered");
     try {
       const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
         Object.entries(methods).map(([method, operation]) => ({ path, method, ...operation })),
@@ -74,7 +74,7 @@ describe("the API reference page in chromium", () => {
       }
       await page.mouse.wheel(0, -100_000);
       mkdirSync("test-artifacts", { recursive: true });
-      await page.screenshot({ path: "test-artifacts/reference-page.png", fullPage: false });
+      await page.screenshot({ path: `test-artifacts/reference-page-${version}.png`, fullPage: false });
       expect(errors).toEqual([]);
       const elsewhere = requests.filter((url) => !["127.0.0.1", "localhost"].includes(new URL(url).hostname));
       expect(elsewhere).toEqual([]);

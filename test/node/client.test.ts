@@ -138,3 +138,34 @@ describe("reading its own writes, revalidating, and the limits", () => {
     await expect(other.listOrders()).rejects.toMatchObject({ code: "unexpected_response", status: 418 });
   });
 });
+
+describe("v2", () => {
+  const page = (ids: string[], nextCursor: string | null, bookmark: string) =>
+    new Response(`{"data":[${ids.map((id) => `{"id":${id},"status":"pending","complete":false}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`, {
+      headers: { "Content-Type": "application/json", "X-D1-Bookmark": bookmark },
+    });
+
+  it("walks every page with the same filters, following nextCursor and sending each page's bookmark with the next", async () => {
+    const { client, requests } = fakeService(page(["9007199254740993", "9007199254740994"], "c1", "b1"), page(["9223372036854775807"], null, "b2"));
+    const ids: string[] = [];
+    for await (const order of client.v2.orders.list({ status: ["pending", "shipped"], petId: 7n, complete: false, limit: 2 })) ids.push(order.id);
+    expect(ids).toEqual(["9007199254740993", "9007199254740994", "9223372036854775807"]);
+    expect(requests.map((request) => request.url)).toEqual([
+      "https://api.test/v2/store/orders?status=pending%2Cshipped&petId=7&complete=false&limit=2",
+      "https://api.test/v2/store/orders?status=pending%2Cshipped&petId=7&complete=false&limit=2&cursor=c1",
+    ]);
+    expect(requests[1]!.headers.get("X-D1-Bookmark")).toBe("b1");
+  });
+
+  it("gets one order exactly, cancels through /v2, and refuses an id that is not a decimal int64 before sending", async () => {
+    const { client, requests } = fakeService(json({ id: 1, status: "pending", complete: false }), new Response(null, { status: 204 }));
+    const text = '{"id":9223372036854775807,"status":"pending","complete":false}';
+    const exact = fakeService(new Response(text, { headers: { "Content-Type": "application/json" } }));
+    expect((await exact.client.v2.orders.get("9223372036854775807")).id).toBe("9223372036854775807");
+    expect((await client.v2.orders.get(1n)).id).toBe("1");
+    await client.v2.orders.cancel("1");
+    expect(requests.map((request) => `${request.method} ${request.url}`)).toEqual(["GET https://api.test/v2/store/orders/1", "DELETE https://api.test/v2/store/orders/1"]);
+    await expect(client.v2.orders.get("1.5")).rejects.toMatchObject({ code: "invalid_order_id" });
+    await expect(client.v2.orders.list({ petId: "x" })[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: "invalid_pet_id" });
+  });
+});
