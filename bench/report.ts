@@ -77,6 +77,7 @@ export const ROWS = {
   list: "authenticated list, 100 orders",
   listUncached: "authenticated list, 100 orders, cache off",
   farList: "limiter 50 ms away: authenticated list, 100 orders",
+  v2Page: "v2 page of 100, status=pending",
   limited: "429, limited key",
   banned: "429, banned key",
 } as const;
@@ -86,6 +87,8 @@ export const SCALE = {
   uncached: "full list, cache off",
   cached: "full list, from the cache",
   revalidation: "304 revalidation",
+  v2Page: "v2 page of 100 status=pending (a quarter pending)",
+  v2Walk: "v2 walk of every order, pages of 1,000",
   farD1: "D1 50 ms away, read-ahead 1",
   farD1Serial: "D1 50 ms away, no read-ahead",
 } as const;
@@ -170,6 +173,26 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     name: "100,000 orders with D1 50 ms away: read-ahead ≤ 0.6× the time without",
     met: readAhead <= 0.6,
     detail: `${readAhead.toFixed(2)}× (${sized(100_000, SCALE.farD1)?.medianMs.toFixed(0)} ms vs ${sized(100_000, SCALE.farD1Serial)?.medianMs.toFixed(0)} ms)`,
+  });
+  const pageAt = (orders: number) => sized(orders, SCALE.v2Page)?.medianMs ?? NaN;
+  const pageGrowth = pageAt(1_000_000) / pageAt(10_000);
+  targets.push({
+    name: "v2: a page of 100 status=pending among 1,000,000 orders ≤ 1.5× its time among 10,000",
+    met: pageGrowth <= 1.5,
+    detail: `${pageGrowth.toFixed(2)}× (${pageAt(1_000_000).toFixed(1)} ms vs ${pageAt(10_000).toFixed(1)} ms)`,
+  });
+  const walk = (sized(100_000, SCALE.v2Walk)?.medianMs ?? NaN) / (full(100_000)?.medianMs ?? NaN);
+  targets.push({
+    name: "v2: walking all 100,000 orders in pages of 1,000 ≤ 1.5× v1's uncached full list",
+    met: walk <= 1.5,
+    detail: `${walk.toFixed(2)}× (${sized(100_000, SCALE.v2Walk)?.medianMs.toFixed(0)} ms vs ${full(100_000)?.medianMs.toFixed(0)} ms)`,
+  });
+  const v2Page = row(ROWS.v2Page);
+  const v2VsData = v2Page && data ? v2Page.requestsPerSecond / data.requestsPerSecond : NaN;
+  targets.push({
+    name: "v2: a filtered page of 100 (key, limits, log included) ≥ 0.9× the data baseline's throughput, as the v1 list's target",
+    met: v2VsData >= 0.9,
+    detail: `${v2VsData.toFixed(2)}×`,
   });
   return targets;
 }

@@ -63,6 +63,7 @@ try {
     { name: "list query alone, 100 orders (data baseline)", expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) },
     { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) },
     { name: ROWS.listUncached, expected: 200, options: async () => ({ path: "/bench/nocache/v1/store/orders", headers: roomy }) },
+    { name: ROWS.v2Page, expected: 200, options: async () => ({ path: "/v2/store/orders?status=pending&limit=100", headers: roomy }) },
     {
       name: ROWS.farList,
       expected: 200,
@@ -151,7 +152,17 @@ try {
       for (const [name, path] of [[SCALE.farD1, "/bench/d1far/v1/store/orders"], [SCALE.farD1Serial, "/bench/d1far-serial/v1/store/orders"]]) {
         scale.push(await measureList(`${size} orders, ${name}`, path!, orders, runs, roomy));
       }
+      scale.push(await measureWalk(`${size} orders, ${SCALE.v2Walk}`, orders, runs, roomy));
     }
+  }
+
+  // v2's filtered page costs what a page reads, not what the table holds.
+  for (const [orders, runs] of [[10_000, 21], [1_000_000, 21]] as const) {
+    console.error(`Scale: v2 pages among ${orders} orders…`);
+    await seed(orders, "mixed");
+    await runtime.restart();
+    await measureList(`warm-up`, "/v2/store/orders?status=pending&limit=100", 100, 3, roomy);
+    scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.v2Page}`, "/v2/store/orders?status=pending&limit=100", 100, runs, roomy));
   }
 
   const targets = evaluateTargets(load, scale, fanOut);
@@ -208,8 +219,8 @@ async function driveFromEveryIsolate(headers: Record<string, string>): Promise<F
   return { isolates: ISOLATES, admitted, objectCalls: (await callsNow()) - before };
 }
 
-async function seed(orders: number): Promise<void> {
-  const response = await fetch(`${origin}/bench/seed?orders=${orders}`, { method: "POST" });
+async function seed(orders: number, statuses: "pending" | "mixed" = "pending"): Promise<void> {
+  const response = await fetch(`${origin}/bench/seed?orders=${orders}&statuses=${statuses}`, { method: "POST" });
   if (!response.ok) throw new Error(`seeding ${orders} orders failed: ${response.status}`);
 }
 
@@ -251,6 +262,30 @@ async function drive(name: string, expected: number, options: RowOptions): Promi
     total,
     unexpected: total - matching + result.errors + result.timeouts,
   };
+}
+
+/** Sequential walks of v2's whole list, page after page of 1,000 following nextCursor: median time to the last page. */
+async function measureWalk(name: string, orders: number, runs: number, headers: Record<string, string>): Promise<ScaleRow> {
+  const times: number[] = [];
+  let bytes = 0;
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    let seen = 0;
+    bytes = 0;
+    for (let cursor: string | null = ""; cursor !== null; ) {
+      const response = await fetch(`${origin}/v2/store/orders?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { headers });
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`${name}: status ${response.status}`);
+      bytes += text.length;
+      const page = JSON.parse(text) as { data: unknown[]; nextCursor: string | null };
+      seen += page.data.length;
+      cursor = page.nextCursor;
+    }
+    if (seen !== orders) throw new Error(`${name}: walked ${seen} orders, not ${orders}`);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { name, orders, runs, medianMs: times[Math.floor(times.length / 2)]!, bytes, peakRssBytes: runtime.peakResidentBytes() };
 }
 
 /** Sequential full reads of a list: median time to the last byte, bytes, and workerd's peak memory meanwhile. */

@@ -39,12 +39,14 @@ mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }]);
 bench.post("/bench/seed", async (c) => {
   const count = Number(c.req.query("orders"));
   if (!Number.isInteger(count) || count < 0) return c.json({ error: "orders must be a count" }, 400);
+  // `statuses=mixed`: every fourth order pending, the rest shipped, delivered or cancelled (v2's filtered pages).
+  const status = c.req.query("statuses") === "mixed" ? "CASE i % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'shipped' WHEN 2 THEN 'delivered' ELSE 'cancelled' END" : "'pending'";
   await c.env.DB.batch([
     c.env.DB.prepare("DELETE FROM orders"),
     c.env.DB.prepare(
       `INSERT INTO orders (id, pet_id, quantity, ship_date, status, complete, created_at, updated_at)
        WITH RECURSIVE n(i) AS (SELECT 1 WHERE ?1 > 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-       SELECT i, i % 1000, 1 + i % 5, '2026-11-02T09:00:00.000Z', 'pending', 0,
+       SELECT i, i % 1000, 1 + i % 5, '2026-11-02T09:00:00.000Z', ${status}, 0,
               '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
     ).bind(count),
   ]);

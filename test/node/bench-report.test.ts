@@ -38,7 +38,7 @@ describe("the benchmark report", () => {
 
   it("reads the targets from the figures, met or missed", () => {
     const far = { ...loadRow(ROWS.farList, 700), p50: 7 };
-    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow(ROWS.list, 860), far, loadRow(ROWS.banned, 2400), loadRow(ROWS.limited, 1200)];
+    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow(ROWS.list, 860), far, loadRow(ROWS.banned, 2400), loadRow(ROWS.limited, 1200), loadRow(ROWS.v2Page, 950)];
     const scale = [
       scaleRow(1_000, SCALE.uncached, 20),
       scaleRow(1_000, SCALE.cached, 5, 100 * MB),
@@ -49,6 +49,9 @@ describe("the benchmark report", () => {
       scaleRow(100_000, SCALE.cached, 300, 170 * MB),
       scaleRow(100_000, SCALE.farD1, 3_000),
       scaleRow(100_000, SCALE.farD1Serial, 5_500),
+      scaleRow(100_000, SCALE.v2Walk, 2_800),
+      scaleRow(10_000, SCALE.v2Page, 4),
+      scaleRow(1_000_000, SCALE.v2Page, 7),
     ];
     const fanOut = { isolates: 4, admitted: 10_000, objectCalls: 120 };
     expect(evaluateTargets(load, scale, fanOut).map(({ met, detail }) => [met, detail])).toEqual([
@@ -63,6 +66,9 @@ describe("the benchmark report", () => {
       [false, "0.300× (30.0 ms vs 100.0 ms)"],
       [false, "70.0 MB"],
       [true, "0.55× (3000 ms vs 5500 ms)"],
+      [false, "1.75× (7.0 ms vs 4.0 ms)"],
+      [false, "1.75× (2800 ms vs 1600 ms)"],
+      [true, "0.95×"],
     ]);
   });
 });
