@@ -309,7 +309,9 @@ async function measureList(
     times.push(performance.now() - started);
     bytes = body.byteLength;
     if (run === 0 && status === 200) {
-      const listed = (JSON.parse(new TextDecoder().decode(body)) as unknown[]).length;
+      // v1's list is an array; v2's page is {data, nextCursor}.
+      const parsed = JSON.parse(new TextDecoder().decode(body)) as unknown[] | { data: unknown[] };
+      const listed = (Array.isArray(parsed) ? parsed : parsed.data).length;
       if (listed !== orders) throw new Error(`${name}: listed ${listed} orders, expected ${orders}`);
     }
   }

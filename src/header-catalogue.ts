@@ -53,6 +53,12 @@ export const HEADERS = {
     exposed: true,
   },
   "X-Request-Id": { description: "The request's id, also in the logs", schema: text, always: true, exposed: true },
+  "X-Worker-Version": {
+    description: "The id of the Worker version that answered, also in the logs: during a gradual deployment, which release this was",
+    schema: text,
+    always: true,
+    exposed: true,
+  },
   "Retry-After": { description: "Whole seconds to wait before retrying", schema: { type: "integer", minimum: 1 }, exposed: true },
   "WWW-Authenticate": { description: 'RFC 6750 challenge: `Bearer realm="store-orders"`', schema: text },
   Allow: { description: "The methods this path answers", schema: text },

@@ -10,6 +10,7 @@ import { loadConfig } from "./middleware/load-config";
 import { rateLimit } from "./middleware/rate-limit";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
+import { workerVersion } from "./middleware/worker-version";
 import { OPERATOR_PREFIX, operatorOperations } from "./operator/operator-routes";
 import { API_VERSIONS } from "./service-identity";
 import { operations as v1 } from "./v1-operations";
@@ -27,6 +28,7 @@ const app = new Hono<AppEnv>();
 // counted, keyed or not, so even 401s and 404s carry limits.
 app.use(
   requestId(),
+  workerVersion(),
   requestLog(),
   corsPolicy(allowedMethods(routes)),
   loadConfig(isolateMemory.configs),

@@ -3,6 +3,13 @@ import { createRequire } from "node:module";
 
 const wranglerBin = createRequire(import.meta.url).resolve("wrangler/bin/wrangler.js");
 
+/**
+ * How wrangler is run: the project's own, or the executable STORE_ORDERS_WRANGLER
+ * names (the deploy's tests use a fake that records its arguments).
+ */
+const wranglerCommand = (): [string, string[]] =>
+  process.env.STORE_ORDERS_WRANGLER ? [process.env.STORE_ORDERS_WRANGLER, []] : [process.execPath, [wranglerBin]];
+
 const quiet = { WRANGLER_SEND_METRICS: "false" };
 // CI=true makes one-shot commands (migrations apply) assume "yes" instead of prompting.
 const unattended = { ...quiet, CI: "true" };
@@ -15,7 +22,8 @@ export interface WranglerResult {
 
 /** Runs wrangler to completion and captures what it printed. */
 export function runWrangler(args: string[]): WranglerResult {
-  const result = spawnSync(process.execPath, [wranglerBin, ...args], {
+  const [command, prefix] = wranglerCommand();
+  const result = spawnSync(command, [...prefix, ...args], {
     env: { ...process.env, ...unattended },
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
@@ -26,7 +34,8 @@ export function runWrangler(args: string[]): WranglerResult {
 /** Runs wrangler to completion without blocking, so several can run at once, and captures what it printed. */
 export function runWranglerAsync(args: string[]): Promise<WranglerResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [wranglerBin, ...args], { env: { ...process.env, ...unattended }, stdio: ["ignore", "pipe", "pipe"] });
+    const [command, prefix] = wranglerCommand();
+    const child = spawn(command, [...prefix, ...args], { env: { ...process.env, ...unattended }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -45,8 +54,9 @@ export function mustRunWrangler(args: string[]): string {
 }
 
 /** Runs wrangler to completion in this terminal (its output shown as it comes) and returns its exit status. */
-export function runWranglerInTerminal(args: string[]): number {
-  const result = spawnSync(process.execPath, [wranglerBin, ...args], { env: { ...process.env, ...unattended }, stdio: "inherit" });
+export function runWranglerInTerminal(args: string[], env: Record<string, string> = {}): number {
+  const [command, prefix] = wranglerCommand();
+  const result = spawnSync(command, [...prefix, ...args], { env: { ...process.env, ...unattended, ...env }, stdio: "inherit" });
   return result.status ?? 1;
 }
 

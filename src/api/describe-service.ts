@@ -23,9 +23,12 @@ export function describeServiceOperation(versions: readonly RouteGroup[]): Opera
     errors: [],
     handle(c) {
       const { baseUrl } = c.get("config");
+      const { id = null, tag = null } = c.env.CF_VERSION_METADATA ?? {};
       return c.json({
         ...SERVICE,
         baseUrl,
+        // The Worker version answering: during a gradual deployment, which release this is.
+        workerVersion: { id: id || null, tag: tag || null },
         versions: versions.flatMap(({ version }) => {
           if (!version) return [];
           const base = versionBaseUrl(baseUrl, version);

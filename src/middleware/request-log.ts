@@ -13,6 +13,8 @@ export interface RequestLogLine {
   durationMs: number;
   keyId: string | null;
   plan: string | null;
+  /** The Worker version that answered (docs/operations.md#versions); null where the runtime gives none. */
+  versionId: string | null;
   /** What the limiter decided; null when it was not reached or did not answer. */
   limit: "admitted" | "limited" | "banned" | null;
   /** For 5xx: what went wrong inside, which the client is never told. */
@@ -40,6 +42,7 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
       durationMs: Date.now() - started,
       keyId: key?.id ?? null,
       plan: key?.plan ?? null,
+      versionId: c.env.CF_VERSION_METADATA?.id || null,
       limit: c.get("limit") ?? null,
       ...(failure === undefined ? {} : { error: failure }),
     };

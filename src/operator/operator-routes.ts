@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { z } from "zod";
-import { defineOperation } from "../api/define-operation";
+import { defineOperation, type Operation } from "../api/define-operation";
 import type { AppEnv } from "../env";
-import { ApiError } from "../api-error";
+import { ApiError, type ErrorCode } from "../api-error";
 import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, keyEventValues, withAuditRow, type KeyOperation } from "../keys/audit";
 import { findApiKeyById } from "../keys/lookup";
 import { Limits, budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
@@ -58,47 +58,46 @@ const OPERATOR = { operator: true, tag: "Service", stability: "experimental", do
  * Durable Object at its next call (within a lease's length, 5 s), sooner than
  * KV spreads a change: unban, limits, revocation.
  */
-export const operatorOperations = [
-  defineOperation({
+/** An operation on a key's budget: the key from the path, then the action, audited (the operator API's shape). */
+function keyOperation(
+  spec: { operationId: string; method: "get" | "post"; action: string; summary: string; description: string; errors?: readonly ErrorCode[] },
+  handle: (c: Context<AppEnv>, record: ApiKeyRecord) => Promise<Response>,
+): Operation {
+  return defineOperation({
     ...OPERATOR,
-    operationId: "getKeyUsage",
-    method: "get",
-    path: "/keys/{keyId}/usage",
-    summary: "A key's budget as its object counts it now",
-    description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys.",
+    ...(spec.errors && { errors: spec.errors }),
+    operationId: spec.operationId,
+    method: spec.method,
+    path: `/keys/{keyId}/${spec.action}`,
+    summary: spec.summary,
+    description: spec.description,
     responses: { 200: { description: "The budget's usage", body: UsageBody } },
     params: { schema: KeyIdParams, invalid: keyIdInvalid },
     async handle(c, { keyId }) {
-      const record = await keyOf(c, keyId);
-      return c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() });
+      return handle(c, await keyOf(c, keyId));
     },
-  }),
-  defineOperation({
-    ...OPERATOR,
-    operationId: "unbanKey",
-    method: "post",
-    path: "/keys/{keyId}/unban",
-    summary: "End a ban now",
-    description: "Ends the budget's ban and starts its streak over; audited with the operator's name.",
-    responses: { 200: { description: "The budget's usage after the unban", body: UsageBody } },
-    params: { schema: KeyIdParams, invalid: keyIdInvalid },
-    async handle(c, { keyId }) {
-      const record = await keyOf(c, keyId);
-      return audited(c, record, "unban", {}, () => limiterOf(c, record).unban());
+  });
+}
+
+export const operatorOperations = [
+  keyOperation(
+    { operationId: "getKeyUsage", method: "get", action: "usage", summary: "A key's budget as its object counts it now", description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys." },
+    async (c, record) => c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
+  ),
+  keyOperation(
+    { operationId: "unbanKey", method: "post", action: "unban", summary: "End a ban now", description: "Ends the budget's ban and starts its streak over; audited with the operator's name." },
+    (c, record) => audited(c, record, "unban", {}, () => limiterOf(c, record).unban()),
+  ),
+  keyOperation(
+    {
+      operationId: "setBudgetLimits",
+      method: "post",
+      action: "limits",
+      summary: "Set the budget's limits",
+      description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote); audited.",
+      errors: ["not_found", "invalid_limits"],
     },
-  }),
-  defineOperation({
-    ...OPERATOR,
-    operationId: "setBudgetLimits",
-    method: "post",
-    path: "/keys/{keyId}/limits",
-    summary: "Set the budget's limits",
-    description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote); audited.",
-    responses: { 200: { description: "The budget's usage under the new limits", body: UsageBody } },
-    errors: ["not_found", "invalid_limits"],
-    params: { schema: KeyIdParams, invalid: keyIdInvalid },
-    async handle(c, { keyId }) {
-      const record = await keyOf(c, keyId);
+    async (c, record) => {
       const update = LimitsUpdate.safeParse(await c.req.json().catch(() => undefined));
       if (!update.success) {
         throw new ApiError("invalid_limits", 'Send {"perMinute": N, "perDay": N}, both positive whole numbers, and optionally "setAt", an RFC 3339 instant.');
@@ -107,19 +106,9 @@ export const operatorOperations = [
       const stamp = setAt === undefined ? Date.now() : Date.parse(setAt);
       return audited(c, record, "update", { limits, limitsSetAt: new Date(stamp).toISOString() }, () => limiterOf(c, record).updateLimits(limits, stamp));
     },
-  }),
-  defineOperation({
-    ...OPERATOR,
-    operationId: "revokeKey",
-    method: "post",
-    path: "/keys/{keyId}/revoke",
-    summary: "Revoke a key everywhere within a lease",
-    description: "The budget's object refuses the key from every isolate's next call, without counting it; audited.",
-    responses: { 200: { description: "The budget's usage", body: UsageBody } },
-    params: { schema: KeyIdParams, invalid: keyIdInvalid },
-    async handle(c, { keyId }) {
-      const record = await keyOf(c, keyId);
-      return audited(c, record, "revoke", {}, () => limiterOf(c, record).revoke(record.id));
-    },
-  }),
+  ),
+  keyOperation(
+    { operationId: "revokeKey", method: "post", action: "revoke", summary: "Revoke a key everywhere within a lease", description: "The budget's object refuses the key from every isolate's next call, without counting it; audited." },
+    (c, record) => audited(c, record, "revoke", {}, () => limiterOf(c, record).revoke(record.id)),
+  ),
 ];

@@ -42,6 +42,7 @@ describe("the request log", () => {
         durationMs: expect.any(Number),
         keyId: key.record.id,
         plan: "free",
+        versionId: env.CF_VERSION_METADATA.id,
         limit: "admitted",
       },
     ]);

@@ -1,7 +1,20 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, errorBodyOf } from "../support/request";
+import { EVERY_OUTCOME } from "../support/routes";
 
 describe("routing and the Error shape", () => {
+  it("names the Worker version that answered on every kind of response, and at GET /", async () => {
+    const { id, tag } = env.CF_VERSION_METADATA;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    for (const [method, path] of [...EVERY_OUTCOME, ["OPTIONS", "/v1/store/orders"]] as [string, string][]) {
+      const response = await api(path, { method, headers: method === "OPTIONS" ? { Origin: "https://shop.example", "Access-Control-Request-Method": "GET" } : {} });
+      expect(response.headers.get("X-Worker-Version"), `${method} ${path}`).toBe(id);
+    }
+    const described = await (await api("/")).json<{ workerVersion: { id: string; tag: string | null } }>();
+    expect(described.workerVersion).toEqual({ id, tag: tag || null });
+  });
+
   it("describes the service at GET /", async () => {
     const response = await api("/");
     expect(response.status).toBe(200);

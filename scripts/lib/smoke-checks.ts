@@ -1,0 +1,139 @@
+/**
+ * The smoke checks (docs/operations.md#promotion-staging-smoke-production): a
+ * read-only check of a running deployment against the contract. The only
+ * write is a cancel of an order id that does not exist. With `version`, every
+ * request asks for that Worker version (`Cloudflare-Workers-Version-Overrides`)
+ * and every answer must come from it (`X-Worker-Version`): an override that
+ * was not applied fails the check, never passes silently.
+ */
+import { z } from "zod";
+import { ALWAYS_SENT } from "../../src/header-catalogue";
+import { ErrorBody } from "../../src/api-error";
+import { Order } from "../../src/orders/order-schemas";
+
+const TIMEOUT_MS = 10_000;
+
+// Ids beyond 2^53 lose digits in JSON.parse; the shape check only needs "a number".
+const ListedOrder = Order.extend({ id: z.number(), petId: z.number().optional() });
+
+export interface SmokeTarget {
+  /** The deployment's base URL, ending in /v1. */
+  baseUrl: string;
+  key: string;
+  /** Check this Worker version only: the worker's name and the version id. */
+  version?: { worker: string; id: string };
+}
+
+export interface SmokeResult {
+  name: string;
+  /** Undefined when the check passed. */
+  problem?: string;
+  /** The answer came from another version: the override is not (yet) applied. */
+  wrongVersion?: boolean;
+}
+
+class WrongVersion extends Error {}
+
+/** A large id that the list does not contain, so the cancel cannot touch a real order. */
+function unusedOrderId(list: string): string {
+  for (;;) {
+    const id = `9${String(Math.floor(Math.random() * 1e15)).padStart(15, "0")}`;
+    if (!new RegExp(`"id":${id}[,}]`).test(list)) return id;
+  }
+}
+
+function expect(condition: boolean, problem: string): asserts condition {
+  if (!condition) throw new Error(problem);
+}
+
+export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Promise<SmokeResult[]> {
+  async function call(method: string, path: string, authorized = true): Promise<Response> {
+    const headers: Record<string, string> = authorized ? { Authorization: `Bearer ${key}` } : {};
+    if (version) headers["Cloudflare-Workers-Version-Overrides"] = `${version.worker}="${version.id}"`;
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const answeredBy = response.headers.get("X-Worker-Version");
+    if (version && answeredBy !== version.id) {
+      await response.body?.cancel();
+      throw new WrongVersion(`answered by version ${answeredBy ?? "(none named)"}, not ${version.id}: the version override was not applied`);
+    }
+    return response;
+  }
+
+  async function expectError(response: Response, status: number, code: string): Promise<void> {
+    expect(response.status === status, `expected ${status}, got ${response.status}`);
+    const parsed = ErrorBody.safeParse(await response.json().catch(() => undefined));
+    expect(parsed.success, "the body is not the Error shape {code, message, status}");
+    expect(parsed.data.code === code, `expected code ${code}, got ${parsed.data.code}`);
+    expect(parsed.data.status === status, `body status ${parsed.data.status} differs from HTTP ${status}`);
+  }
+
+  let listBody = "";
+
+  const checks: { name: string; run(): Promise<void> }[] = [
+    {
+      name: "GET /store/orders lists orders in the Order shape",
+      async run() {
+        const response = await call("GET", "/store/orders");
+        expect(response.status === 200, `expected 200, got ${response.status}`);
+        expect(/^application\/json/.test(response.headers.get("Content-Type") ?? ""), "Content-Type is not JSON");
+        listBody = await response.text();
+        const orders = z.array(ListedOrder).safeParse(JSON.parse(listBody));
+        expect(orders.success, `not an array of orders: ${orders.error?.issues[0]?.message}`);
+      },
+    },
+    {
+      name: "an authenticated response carries every rate-limit header",
+      async run() {
+        const response = await call("GET", "/store/orders");
+        await response.body?.cancel();
+        const missing = ALWAYS_SENT.filter((name) => !response.headers.has(name));
+        expect(missing.length === 0, `missing: ${missing.join(", ")}`);
+      },
+    },
+    {
+      name: "DELETE /store/orders/{id} of an unknown id is 404 order_not_found",
+      async run() {
+        await expectError(await call("DELETE", `/store/orders/${unusedOrderId(listBody)}`), 404, "order_not_found");
+      },
+    },
+    {
+      name: "a call without a key is 401 missing_api_key with a Bearer challenge",
+      async run() {
+        const response = await call("GET", "/store/orders", false);
+        const challenge = response.headers.get("WWW-Authenticate") ?? "";
+        await expectError(response, 401, "missing_api_key");
+        expect(challenge.startsWith("Bearer "), `WWW-Authenticate is "${challenge}"`);
+        expect(response.headers.has("X-RateLimit-Limit"), "rate-limit headers missing on the 401");
+      },
+    },
+    {
+      name: "GET /openapi.json is an OpenAPI 3.1 document with both operations",
+      async run() {
+        const response = await call("GET", "/openapi.json", false);
+        expect(response.status === 200, `expected 200, got ${response.status}`);
+        const document = (await response.json()) as { openapi?: string; paths?: Record<string, object> };
+        expect(document.openapi?.startsWith("3.1") === true, `openapi is ${document.openapi}`);
+        for (const path of ["/store/orders", "/store/orders/{orderId}"]) {
+          expect(document.paths?.[path] !== undefined, `the document has no ${path}`);
+        }
+      },
+    },
+  ];
+
+
+
+  const results: SmokeResult[] = [];
+  for (const check of checks) {
+    try {
+      await check.run();
+      results.push({ name: check.name });
+    } catch (error) {
+      const reason = error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error);
+      results.push({ name: check.name, problem: reason, ...(error instanceof WrongVersion && { wrongVersion: true }) });
+    }
+  }
+  return results;
+}
+
+/** One line per check, PASS or FAIL with the reason. */
+export const describeResults = (results: SmokeResult[]) => results.map((result) => (result.problem === undefined ? `PASS ${result.name}` : `FAIL ${result.name}: ${result.problem}`));

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+/**
+ * A stand-in for wrangler in the deploy's tests (STORE_ORDERS_WRANGLER names
+ * it): records every call's arguments and answers like wrangler 4.86 for the
+ * commands a release uses. Its state, one JSON file (FAKE_WRANGLER_STATE),
+ * holds what is deployed (`split`: version id to percentage), the serving
+ * version's tag, the calls so far, and `failOn`: calls whose arguments
+ * contain one of these strings exit 1, as a failing wrangler does.
+ */
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+
+const file = process.env.FAKE_WRANGLER_STATE;
+const state = JSON.parse(readFileSync(file, "utf8"));
+const args = process.argv.slice(2);
+const line = args.join(" ");
+state.calls.push(args);
+const save = () => writeFileSync(file, JSON.stringify(state, null, 2));
+save();
+
+if (state.failOn.some((part) => line.includes(part))) {
+  process.stderr.write(`✘ [ERROR] A request to the Cloudflare API failed (fake: ${line})\n`);
+  process.exit(1);
+}
+const [first, second] = args;
+if (first === "deployments" && second === "status") {
+  const versions = Object.entries(state.split).map(([version_id, percentage]) => ({ version_id, percentage }));
+  process.stdout.write(JSON.stringify({ id: "deployment", versions }, null, 2));
+} else if (first === "versions" && second === "view") {
+  process.stdout.write(JSON.stringify({ id: args[2], annotations: { "workers/tag": state.tags[args[2]] ?? "", "workers/message": "" } }, null, 2));
+} else if (first === "versions" && second === "upload") {
+  const tag = args[args.indexOf("--tag") + 1];
+  state.tags[state.newVersion] = tag;
+  save();
+  appendFileSync(process.env.WRANGLER_OUTPUT_FILE_PATH, `${JSON.stringify({ version: 1, type: "wrangler-session", wrangler_version: "4.86.0" })}\n`);
+  appendFileSync(
+    process.env.WRANGLER_OUTPUT_FILE_PATH,
+    `${JSON.stringify({ type: "version-upload", version: 1, worker_name: state.worker, worker_tag: null, version_id: state.newVersion, preview_url: null })}\n`,
+  );
+  process.stdout.write(`Worker Version ID: ${state.newVersion}\n`);
+} else if (first === "versions" && second === "deploy") {
+  state.split = Object.fromEntries(args.filter((arg) => /@\d+%$/.test(arg)).map((spec) => [spec.split("@")[0], Number(spec.split("@")[1].slice(0, -1))]));
+  save();
+} else if (first === "deploy") {
+  state.split = { [state.newVersion]: 100 };
+  save();
+}
+process.exit(0);
