@@ -7,7 +7,8 @@ import { listOrders } from "./orders/list-orders";
 import { getPetById } from "./pets/get-pet";
 import { API_VERSIONS } from "./service-identity";
 
-const served = [listOrders(isolateMemory.listVersion), cancelOrder(isolateMemory.listVersion), getPetById];
+const { listVersion, ownWrites } = isolateMemory;
+const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites), getPetById];
 
 /**
  * Every operation under /v1, in the order they are documented; the document

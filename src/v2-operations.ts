@@ -8,9 +8,10 @@ import { listOrdersV2 } from "./orders/list-orders-v2";
 import { API_VERSIONS } from "./service-identity";
 
 /** v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders). */
-const cancelOrderV2: Operation = { ...cancelOrder(isolateMemory.listVersion), operationId: "cancelOrderV2", stability: "beta" };
+const { listVersion, ownWrites } = isolateMemory;
+const cancelOrderV2: Operation = { ...cancelOrder(listVersion, ownWrites), operationId: "cancelOrderV2", stability: "beta" };
 
-const served = [listOrdersV2, getOrderV2, cancelOrderV2];
+const served = [listOrdersV2(ownWrites), getOrderV2(ownWrites), cancelOrderV2];
 
 /**
  * Every operation under /v2, in the order they are documented; then its

@@ -4,10 +4,14 @@ import { writeSession } from "../lib/d1-session";
 import { bookmarkHeader } from "./d1-bookmark";
 import { cancelPendingOrder } from "./order-queries";
 import { OrderIdParams } from "./order-schemas";
+import type { LatestWrite } from "../lib/d1-session";
 import type { VersionMemory } from "./recent-version";
 
-/** `DELETE /store/orders/{orderId}`; a cancel makes `versions` (isolate-memory.ts) forget the list's version. */
-export const cancelOrder = (versions: VersionMemory) =>
+/**
+ * `DELETE /store/orders/{orderId}`; a cancel makes `versions` (isolate-memory.ts)
+ * forget the list's version, and `ownWrites` keep its bookmark.
+ */
+export const cancelOrder = (versions: VersionMemory, ownWrites: LatestWrite) =>
   defineOperation({
   operationId: "cancelOrder",
   scope: "orders:write",
@@ -35,6 +39,7 @@ export const cancelOrder = (versions: VersionMemory) =>
     const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
     // The canceller's next list must not be answered with a version read before the cancel.
     versions.forget();
+    ownWrites.note(db.getBookmark(), Date.now());
     if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
     if (outcome === "not_cancellable") {
       throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);

@@ -1,6 +1,6 @@
 import { defineOperation } from "../api/define-operation";
 import { ApiError } from "../api-error";
-import { readSession } from "../lib/d1-session";
+import { readSession, type LatestWrite } from "../lib/d1-session";
 import { ifNoneMatchMatches } from "../lib/etag";
 import { logLine } from "../lib/log";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
@@ -15,34 +15,35 @@ async function orderEtag(body: string): Promise<string> {
 }
 
 /** `GET /v2/store/orders/{orderId}`: one order. */
-export const getOrderV2 = defineOperation({
-  operationId: "getOrderV2",
-  scope: "orders:read",
-  method: "get",
-  path: "/store/orders/{orderId}",
-  summary: "Get one order",
-  tag: "Orders",
-  description: "One order by its id, with an ETag: revalidate with If-None-Match to get 304 while it is unchanged.",
-  stability: "beta",
-  responses: {
-    200: { description: "The order", body: Order, headers: ["ETag", "X-D1-Bookmark"] },
-    304: { description: "Not Modified: the order is as the ETag in If-None-Match says. No body.", headers: ["ETag", "X-D1-Bookmark"] },
-  },
-  requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
-  errors: ["invalid_order_id", "order_not_found", "invalid_bookmark"],
-  params: {
-    schema: OrderIdOnlyParams,
-    invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
-  },
-  async handle(c, { orderId }) {
-    const db = readSession(c.env.DB, bookmarkOf(c));
-    const row = await readOrder(db, orderId);
-    if (!row) throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
-    const dropped: DroppedValue[] = [];
-    const body = orderWriter(dropped)(row);
-    if (dropped.length > 0) logLine("warn", c.get("requestId"), "order: values that do not fit the Order schema were left out", { values: dropped });
-    const headers = { ETag: await orderEtag(body), ...bookmarkHeader(db) };
-    if (ifNoneMatchMatches(c.req.header("If-None-Match"), headers.ETag)) return c.body(null, 304, headers);
-    return c.body(body, 200, { "Content-Type": "application/json", ...headers });
-  },
-});
+export const getOrderV2 = (ownWrites: LatestWrite) =>
+  defineOperation({
+    operationId: "getOrderV2",
+    scope: "orders:read",
+    method: "get",
+    path: "/store/orders/{orderId}",
+    summary: "Get one order",
+    tag: "Orders",
+    description: "One order by its id, with an ETag: revalidate with If-None-Match to get 304 while it is unchanged.",
+    stability: "beta",
+    responses: {
+      200: { description: "The order", body: Order, headers: ["ETag", "X-D1-Bookmark"] },
+      304: { description: "Not Modified: the order is as the ETag in If-None-Match says. No body.", headers: ["ETag", "X-D1-Bookmark"] },
+    },
+    requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
+    errors: ["invalid_order_id", "order_not_found", "invalid_bookmark"],
+    params: {
+      schema: OrderIdOnlyParams,
+      invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
+    },
+    async handle(c, { orderId }) {
+      const db = readSession(c.env.DB, bookmarkOf(c) ?? ownWrites.floor(Date.now()));
+      const row = await readOrder(db, orderId);
+      if (!row) throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
+      const dropped: DroppedValue[] = [];
+      const body = orderWriter(dropped)(row);
+      if (dropped.length > 0) logLine("warn", c.get("requestId"), "order: values that do not fit the Order schema were left out", { values: dropped });
+      const headers = { ETag: await orderEtag(body), ...bookmarkHeader(db) };
+      if (ifNoneMatchMatches(c.req.header("If-None-Match"), headers.ETag)) return c.body(null, 304, headers);
+      return c.body(body, 200, { "Content-Type": "application/json", ...headers });
+    },
+  });

@@ -1,5 +1,5 @@
 import { defineOperation } from "../api/define-operation";
-import { readSession } from "../lib/d1-session";
+import { readSession, type LatestWrite } from "../lib/d1-session";
 import { logLine } from "../lib/log";
 import { API_VERSIONS, versionBaseUrl } from "../service-identity";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
@@ -19,49 +19,50 @@ const QUERY_SCHEMAS: Record<keyof typeof PARAMETERS, Record<string, unknown>> = 
 };
 
 /** `GET /v2/store/orders`: the orders that match the filters, a page at a time (docs/api.md#v2-filtering-and-pagination). */
-export const listOrdersV2 = defineOperation({
-  operationId: "listOrdersV2",
-  scope: "orders:read",
-  method: "get",
-  path: "/store/orders",
-  summary: "List orders, filtered, a page at a time",
-  tag: "Orders",
-  description:
-    "The orders that match every filter given, ascending by id, a page at a time. Pages are keyed by id, not by " +
-    "offset: an order that exists and matches during a whole walk appears exactly once, whatever is inserted, " +
-    "cancelled or shipped meanwhile. Follow nextCursor (or the Link rel=\"next\") with the same filters until it is " +
-    "null. An unknown, repeated or unparseable parameter is 400 invalid_query. Each page has an ETag; send the " +
-    "X-D1-Bookmark of an earlier response to read data at least as new as it saw.",
-  stability: "beta",
-  queryParameters: Object.entries(PARAMETERS).map(([name, accepts]) => ({
-    name,
-    description: accepts[0]!.toUpperCase() + accepts.slice(1),
-    schema: QUERY_SCHEMAS[name as keyof typeof PARAMETERS],
-  })),
-  responses: {
-    200: { description: "A page of orders", body: OrderPage, headers: ["ETag", "X-D1-Bookmark", "Link"] },
-    304: {
-      description: "Not Modified: an ETag in If-None-Match is this page's, as the list stands now. No body.",
-      headers: ["ETag", "X-D1-Bookmark"],
-    },
-  },
-  requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
-  errors: ["invalid_query", "invalid_cursor", "invalid_bookmark"],
-  async handle(c) {
-    const query = readOrderPageQuery(new URL(c.req.url).searchParams);
-    const bookmark = bookmarkOf(c);
-    const db = readSession(c.env.DB, bookmark);
-    const requestId = c.get("requestId");
-    const page = await readOrderPage(
-      { query, ifNoneMatch: c.req.header("If-None-Match") },
-      {
-        db,
-        listUrl: `${versionBaseUrl(c.get("config").baseUrl, API_VERSIONS.v2)}/store/orders`,
-        dropped: (values) => logLine("warn", requestId, "order page: values that do not fit the Order schema were left out", { count: values.length, values: values.slice(0, 20) }),
+export const listOrdersV2 = (ownWrites: LatestWrite) =>
+  defineOperation({
+    operationId: "listOrdersV2",
+    scope: "orders:read",
+    method: "get",
+    path: "/store/orders",
+    summary: "List orders, filtered, a page at a time",
+    tag: "Orders",
+    description:
+      "The orders that match every filter given, ascending by id, a page at a time. Pages are keyed by id, not by " +
+      "offset: an order that exists and matches during a whole walk appears exactly once, whatever is inserted, " +
+      "cancelled or shipped meanwhile. Follow nextCursor (or the Link rel=\"next\") with the same filters until it is " +
+      "null. An unknown, repeated or unparseable parameter is 400 invalid_query. Each page has an ETag; send the " +
+      "X-D1-Bookmark of an earlier response to read data at least as new as it saw.",
+    stability: "beta",
+    queryParameters: Object.entries(PARAMETERS).map(([name, accepts]) => ({
+      name,
+      description: accepts[0]!.toUpperCase() + accepts.slice(1),
+      schema: QUERY_SCHEMAS[name as keyof typeof PARAMETERS],
+    })),
+    responses: {
+      200: { description: "A page of orders", body: OrderPage, headers: ["ETag", "X-D1-Bookmark", "Link"] },
+      304: {
+        description: "Not Modified: an ETag in If-None-Match is this page's, as the list stands now. No body.",
+        headers: ["ETag", "X-D1-Bookmark"],
       },
-    );
-    const headers = { ETag: page.etag, ...bookmarkHeader(db) };
-    if (page.kind === "not-modified") return c.body(null, 304, headers);
-    return c.body(page.body, 200, { "Content-Type": "application/json", ...headers, ...(page.next && { Link: `<${page.next}>; rel="next"` }) });
-  },
-});
+    },
+    requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
+    errors: ["invalid_query", "invalid_cursor", "invalid_bookmark"],
+    async handle(c) {
+      const query = readOrderPageQuery(new URL(c.req.url).searchParams);
+      const bookmark = bookmarkOf(c);
+      const db = readSession(c.env.DB, bookmark ?? ownWrites.floor(Date.now()));
+      const requestId = c.get("requestId");
+      const page = await readOrderPage(
+        { query, ifNoneMatch: c.req.header("If-None-Match") },
+        {
+          db,
+          listUrl: `${versionBaseUrl(c.get("config").baseUrl, API_VERSIONS.v2)}/store/orders`,
+          dropped: (values) => logLine("warn", requestId, "order page: values that do not fit the Order schema were left out", { count: values.length, values: values.slice(0, 20) }),
+        },
+      );
+      const headers = { ETag: page.etag, ...bookmarkHeader(db) };
+      if (page.kind === "not-modified") return c.body(null, 304, headers);
+      return c.body(page.body, 200, { "Content-Type": "application/json", ...headers, ...(page.next && { Link: `<${page.next}>; rel="next"` }) });
+    },
+  });

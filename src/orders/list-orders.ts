@@ -1,5 +1,5 @@
 import { defineOperation } from "../api/define-operation";
-import { readSession } from "../lib/d1-session";
+import { readSession, type LatestWrite } from "../lib/d1-session";
 import { logLine } from "../lib/log";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
 import { orderListEtag, readOrderList } from "./order-list";
@@ -7,7 +7,7 @@ import { Order } from "./order-schemas";
 import type { VersionMemory } from "./recent-version";
 
 /** `GET /store/orders`, remembering the list's version in `versions` (isolate-memory.ts). */
-export const listOrders = (versions: VersionMemory) =>
+export const listOrders = (versions: VersionMemory, ownWrites: LatestWrite) =>
   defineOperation({
   operationId: "listOrders",
   scope: "orders:read",
@@ -32,7 +32,7 @@ export const listOrders = (versions: VersionMemory) =>
   errors: ["invalid_bookmark", "order_list_too_large"],
   async handle(c) {
     const bookmark = bookmarkOf(c);
-    const db = readSession(c.env.DB, bookmark);
+    const db = readSession(c.env.DB, bookmark ?? ownWrites.floor(Date.now()));
     const requestId = c.get("requestId");
     const list = await readOrderList(
       { bookmark, ifNoneMatch: c.req.header("If-None-Match"), head: c.req.method === "HEAD" },
