@@ -2,11 +2,11 @@ import type { components } from "./schema.js";
 import type { components as componentsV2 } from "./schema-v2.js";
 import { errorOf, StoreOrdersError } from "./store-orders-error.js";
 import { parseWithExactIntegers } from "./exact-json.js";
-import { rateLimitOf, type RateLimitState } from "./rate-limit.js";
+import { rateLimitOf, type RateLimitState } from "./rate-limit-state.js";
 import { DEFAULT_RETRY, retryDelayMs, type Outcome, type RetryOptions } from "./retry.js";
 
 export { StoreOrdersError } from "./store-orders-error.js";
-export type { RateLimitState, RateLimitWindow } from "./rate-limit.js";
+export type { RateLimitState, RateLimitWindow } from "./rate-limit-state.js";
 export type { RetryOptions } from "./retry.js";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { StoreOrdersClient, StoreOrdersError } from "../../client/src/store-orders-client";
 import { parseWithExactIntegers } from "../../client/src/exact-json";
-import { rateLimitOf } from "../../client/src/rate-limit";
+import { rateLimitOf } from "../../client/src/rate-limit-state";
 import { retryDelayMs, DEFAULT_RETRY } from "../../client/src/retry";
 
 /** A fake service: answers each call with the next response, and records the requests. */
