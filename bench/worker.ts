@@ -10,7 +10,7 @@ import { ApiError } from "../src/api-error";
 import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
 import { identifyCaller } from "../src/middleware/api-key-auth";
 import { handleError } from "../src/middleware/error-handler";
-import { requestId } from "../src/middleware/request-id";
+import { responseIdentity } from "../src/middleware/response-identity";
 import { loadConfig } from "../src/middleware/load-config";
 import { mountRoutes } from "../src/api/mount-routes";
 import { listOrders } from "../src/orders/list-orders";
@@ -28,11 +28,11 @@ bench.get("/bench/bare", (c) => c.json([]));
 // the cache (the fetch handler gives it bindings with ORDER_LIST_CACHE off): the query it all stands on.
 // The baselines share the app's isolate memory, as the app's own routes do.
 const list = listOrders(isolateMemory.listVersion, isolateMemory.ownWrites);
-bench.use("/bench/query/*", requestId(), loadConfig(isolateMemory.configs));
+bench.use("/bench/query/*", responseIdentity(), loadConfig(isolateMemory.configs));
 mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }]);
 
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
-bench.use("/bench/peer/*", requestId(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
+bench.use("/bench/peer/*", responseIdentity(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
 mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }]);
 
 /** Replaces every order with `count` pending ones, ids 1..count, in one statement. */

@@ -8,9 +8,8 @@ import { corsPolicy } from "./middleware/cors";
 import { handleError, handleNotFound } from "./middleware/error-handler";
 import { loadConfig } from "./middleware/load-config";
 import { rateLimit } from "./middleware/rate-limit";
-import { requestId } from "./middleware/request-id";
+import { responseIdentity } from "./middleware/response-identity";
 import { requestLog } from "./middleware/request-log";
-import { workerVersion } from "./middleware/worker-version";
 import { OPERATOR_PREFIX, operatorOperations } from "./operator/operator-routes";
 import { API_VERSIONS } from "./service-identity";
 import { operations as v1 } from "./v1-operations";
@@ -27,8 +26,7 @@ const app = new Hono<AppEnv>();
 // CORS answers preflights before anything else; every other request is
 // counted, keyed or not, so even 401s and 404s carry limits.
 app.use(
-  requestId(),
-  workerVersion(),
+  responseIdentity(),
   requestLog(),
   corsPolicy(allowedMethods(routes)),
   loadConfig(isolateMemory.configs),

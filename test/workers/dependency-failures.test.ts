@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { Hono } from "hono";
 import type { AppEnv } from "../../src/env";
 import { handleError } from "../../src/middleware/error-handler";
-import { requestId } from "../../src/middleware/request-id";
+import { responseIdentity } from "../../src/middleware/response-identity";
 import { requestLog } from "../../src/middleware/request-log";
 import { LIMITER_TIMEOUT_MS } from "../../src/limiter/lease-client";
 import type { RateLimiter } from "../../src/limiter/rate-limiter";
@@ -149,7 +149,7 @@ describe("when the limiter is slow", () => {
 describe("unexpected errors", () => {
   it("answer 500 internal_error without internals, and are logged on the request's line", async () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const app = new Hono<AppEnv>().use(requestId(), requestLog());
+    const app = new Hono<AppEnv>().use(responseIdentity(), requestLog());
     app.get("/boom", () => {
       throw new TypeError("Cannot read properties of undefined (reading 'secret')");
     });

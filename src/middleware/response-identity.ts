@@ -5,18 +5,23 @@ import type { AppEnv } from "../env";
 const RAY_ID = /^[0-9a-f]{16}(-[A-Z]{3,4})?$/;
 
 /**
+ * Names every response: its request id and the Worker version answering.
  * Cloudflare's own `cf-ray` is the id operators can search for in the
  * dashboard, so it wins; a client-chosen id is never trusted. The edge sets
  * cf-ray itself, but anything else in front of the worker (wrangler dev, a
  * proxy) may pass one through from the client, so only the ray format is
  * echoed into headers and logs.
  */
-export function requestId(): MiddlewareHandler<AppEnv> {
+export function responseIdentity(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const ray = c.req.header("cf-ray");
     const id = ray !== undefined && RAY_ID.test(ray) ? ray : crypto.randomUUID();
     c.set("requestId", id);
     c.header("X-Request-Id", id);
+    // The Worker version that answers (docs/operations.md#versions): during a gradual deployment two serve side
+    // by side, and a smoke check verifies the one it meant is answering. Locally, whatever `wrangler dev` provides.
+    const version = c.env.CF_VERSION_METADATA?.id;
+    if (version) c.header("X-Worker-Version", version);
     await next();
   };
 }
