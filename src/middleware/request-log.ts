@@ -42,7 +42,7 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
       durationMs: Date.now() - started,
       keyId: key?.id ?? null,
       plan: key?.plan ?? null,
-      versionId: c.env.CF_VERSION_METADATA?.id || null,
+      versionId: c.env?.CF_VERSION_METADATA?.id || null,
       limit: c.get("limit") ?? null,
       ...(failure === undefined ? {} : { error: failure }),
     };

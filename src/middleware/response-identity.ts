@@ -20,7 +20,7 @@ export function responseIdentity(): MiddlewareHandler<AppEnv> {
     c.header("X-Request-Id", id);
     // The Worker version that answers (docs/operations.md#versions): during a gradual deployment two serve side
     // by side, and a smoke check verifies the one it meant is answering. Locally, whatever `wrangler dev` provides.
-    const version = c.env.CF_VERSION_METADATA?.id;
+    const version = c.env?.CF_VERSION_METADATA?.id;
     if (version) c.header("X-Worker-Version", version);
     await next();
   };
