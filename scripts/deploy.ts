@@ -12,6 +12,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { isDeployedEnvironment, placeholdersIn, readEnvironment } from "./lib/environments";
 import { DEFAULT_STEPS, deployVersions, durableObjectMigrations, parseSteps, split } from "./lib/release-plan";
@@ -23,8 +24,9 @@ const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for
 
 class Refused extends Error {}
 
-function options() {
+function options(argv: string[]) {
   const { values, positionals } = parseArgs({
+    args: argv,
     allowPositionals: true,
     options: {
       key: { type: "string" },
@@ -46,12 +48,31 @@ function options() {
   return { env, steps, wait, propagationWait, key: values.key ?? process.env.SMOKE_API_KEY, baseUrl: values["base-url"], allAtOnce: values["all-at-once"], dryRun: values["dry-run"] };
 }
 
-const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
-async function main(): Promise<void> {
-  const { env, steps, wait, propagationWait, key, baseUrl, allAtOnce, dryRun } = options();
-  const config = readEnvironment(env);
+/** Where a release runs (the project's folder) and where it reports. */
+export interface DeployContext {
+  cwd: string;
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** Runs one release and returns its exit code: 0, or 1 with one line saying what failed (and what was restored). */
+export async function runDeploy(argv: string[], context: DeployContext): Promise<number> {
+  try {
+    await release(argv, context);
+    return 0;
+  } catch (error) {
+    context.err(error instanceof Refused ? error.message : `FAILED: ${error instanceof Error ? error.message : String(error)}. Nothing was deployed.`);
+    return 1;
+  }
+}
+
+async function release(argv: string[], { cwd, out }: DeployContext): Promise<void> {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+  const { env, steps, wait, propagationWait, key, baseUrl, allAtOnce, dryRun } = options(argv);
+  const toml = join(cwd, "wrangler.toml");
+  const config = readEnvironment(env, toml);
   const placeholders = placeholdersIn(config);
   if (placeholders.length > 0) {
     throw new Refused(`Not deploying ${env}: wrangler.toml still has placeholder ids for ${placeholders.join(", ")}. Create the resources and fill in the ids first (docs/operations.md#first-time-set-up-of-an-environment).`);
@@ -66,22 +87,22 @@ async function main(): Promise<void> {
 
   /** A wrangler call as the plan prints it; in a dry run, printed and not run. */
   const step = (title: string, args: string[], env: Record<string, string> = {}) => {
-    console.log(`== ${title}: wrangler ${args.join(" ")}`);
+    out(`== ${title}: wrangler ${args.join(" ")}`);
     if (dryRun) return;
     const status = runWranglerInTerminal(args, env);
     if (status !== 0) throw new Error(`${title} failed (wrangler exit ${status})`);
   };
   const smoke = async (title: string, target: SmokeTarget) => {
-    console.log(`== ${title}: smoke checks against ${target.baseUrl}${target.version ? `, ${target.version.worker}="${target.version.id}" only` : ""}`);
+    out(`== ${title}: smoke checks against ${target.baseUrl}${target.version ? `, ${target.version.worker}="${target.version.id}" only` : ""}`);
     if (dryRun) return;
     // A version deployed a moment ago may take seconds to answer its override everywhere: retried, then a clear failure.
     for (let attempt = 1; ; attempt++) {
       const results = await runSmokeChecks(target);
       const failed = results.filter((result) => result.problem !== undefined);
-      for (const line of describeResults(results)) console.log(`   ${line}`);
+      for (const line of describeResults(results)) out(`   ${line}`);
       if (failed.length === 0) return;
       if (attempt < 5 && failed.every((result) => result.wrongVersion)) {
-        console.log(`   (the version override is not applied yet; again in ${propagationWait} s)`);
+        out(`   (the version override is not applied yet; again in ${propagationWait} s)`);
         await sleep(propagationWait);
         continue;
       }
@@ -91,9 +112,9 @@ async function main(): Promise<void> {
 
   // What serves now, and the commit it was tagged with.
   const current = dryRun ? { id: "<current version>", tag: "<its commit>" } : currentVersion(env);
-  console.log(`Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}.`);
+  out(`Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}.`);
 
-  const migrationsChanged = current.tag === undefined || !sameMigrations(current.tag, env);
+  const migrationsChanged = current.tag === undefined || !sameMigrations(git, current.tag, env, toml);
   if (migrationsChanged && !allAtOnce && !dryRun) {
     throw new Refused(
       `Not deploying ${env} gradually: the Durable Object migrations in wrangler.toml changed since the deployed version ` +
@@ -105,8 +126,8 @@ async function main(): Promise<void> {
   step(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
   if (allAtOnce) {
     step(`Deploying ${worker} all at once`, ["deploy", "--env", env, "--message", subject]);
-    await guarded(env, current.id, dryRun, () => smoke("100%", { baseUrl: smokeBase, key: key ?? "" }));
-    return done(env, dryRun);
+    await guarded(env, current.id, dryRun, out, () => smoke("100%", { baseUrl: smokeBase, key: key ?? "" }));
+    return out(done(env, dryRun));
   }
 
   const output = join(mkdtempSync(join(tmpdir(), "store-orders-deploy-")), "wrangler-output.ndjson");
@@ -114,7 +135,7 @@ async function main(): Promise<void> {
   const newVersion = dryRun ? "<new version>" : uploadedVersion(output);
   const target: SmokeTarget = { baseUrl: smokeBase, key: key ?? "", version: { worker, id: newVersion } };
 
-  await guarded(env, current.id, dryRun, async () => {
+  await guarded(env, current.id, dryRun, out, async () => {
     step(`Deploying the new version at 0%`, deployVersions(env, split(newVersion, current.id, 0), `${subject} (0%)`));
     await smoke("0%", target);
     for (const percent of steps) {
@@ -123,18 +144,18 @@ async function main(): Promise<void> {
       await smoke(`${percent}%`, target);
     }
   });
-  return done(env, dryRun);
+  out(done(env, dryRun));
 }
 
 /** Runs the release's traffic steps; on any failure, 100% back on `previous`, and one line saying so. */
-async function guarded(env: string, previous: string, dryRun: boolean, release: () => Promise<void>): Promise<void> {
+async function guarded(env: string, previous: string, dryRun: boolean, out: (line: string) => void, steps: () => Promise<void>): Promise<void> {
   if (dryRun) {
-    await release();
-    console.log(`== On any failure from here: wrangler ${deployVersions(env, [`${previous}@100%`], "rollback").join(" ")}`);
+    await steps();
+    out(`== On any failure from here: wrangler ${deployVersions(env, [`${previous}@100%`], "rollback").join(" ")}`);
     return;
   }
   try {
-    await release();
+    await steps();
   } catch (error) {
     const what = error instanceof Error ? error.message : String(error);
     const restored = runWranglerInTerminal(deployVersions(env, [`${previous}@100%`], `rollback: ${what}`)) === 0;
@@ -146,9 +167,8 @@ async function guarded(env: string, previous: string, dryRun: boolean, release: 
   }
 }
 
-function done(env: string, dryRun: boolean): void {
-  console.log(dryRun ? `\nDry run: nothing was run.` : `\nReleased to ${env}: 100% on the new version, every smoke check passed.`);
-}
+const done = (env: string, dryRun: boolean) =>
+  dryRun ? `\nDry run: nothing was run.` : `\nReleased to ${env}: 100% on the new version, every smoke check passed.`;
 
 /** The version serving 100% of `env` now, and its tag (the commit it was uploaded with). */
 function currentVersion(env: string): { id: string; tag: string | undefined } {
@@ -165,9 +185,9 @@ function currentVersion(env: string): { id: string; tag: string | undefined } {
 }
 
 /** Whether the env's Durable Object migrations are the same now as at commit `tag`; false when that commit cannot be read. */
-function sameMigrations(tag: string, env: string): boolean {
+function sameMigrations(git: (...args: string[]) => string, tag: string, env: string, toml: string): boolean {
   try {
-    return durableObjectMigrations(git("show", `${tag}:wrangler.toml`), env) === durableObjectMigrations(readFileSync("wrangler.toml", "utf8"), env);
+    return durableObjectMigrations(git("show", `${tag}:wrangler.toml`), env) === durableObjectMigrations(readFileSync(toml, "utf8"), env);
   } catch {
     return false;
   }
@@ -182,7 +202,6 @@ function uploadedVersion(output: string): string {
   return id;
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Refused ? error.message : `FAILED: ${error instanceof Error ? error.message : String(error)}. Nothing was deployed.`);
-  process.exit(1);
-});
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  process.exitCode = await runDeploy(process.argv.slice(2), { cwd: process.cwd(), out: (line) => console.log(line), err: (line) => console.error(line) });
+}

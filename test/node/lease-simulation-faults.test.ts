@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { REFUSAL_BATCH } from "../../src/limiter/lease-book";
-import { BAN, RUNS, TIMEOUT_MS, everyWindow, scenarioFor, seeds, simulate } from "../support/lease-simulation";
+import { BAN, RUNS, TIMEOUT_MS, everyWindow, scenarioFor, seeds, simulate, wanted } from "../support/lease-simulation";
 
 /**
  * Properties of the lease rules when things go wrong, over thousands of

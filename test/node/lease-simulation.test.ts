@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { BAN, TIMEOUT_MS, everyWindow, scenarioFor, seeds, simulate } from "../support/lease-simulation";
+import { BAN, TIMEOUT_MS, everyWindow, scenarioFor, seeds, simulate, wanted } from "../support/lease-simulation";
 
 /**
  * Properties of the lease rules over thousands of seeded runs
@@ -30,9 +30,6 @@ describe("leases, simulated", () => {
       if (refused > 0) expect.fail(`seed ${seed}: ${refused} refused`);
     }
   });
-
-  // Random arrivals: a minute's demand can fall short of the limit, so the mark is 95% of what was asked, up to the limit.
-  const wanted = (minute: { admitted: number; refused: number; maxLimit: number }) => Math.min(minute.maxLimit, minute.admitted + minute.refused);
 
   it("admit at least 95% of the limit in every minute while demand is above it", () => {
     for (const seed of seeds(3)) {

@@ -292,3 +292,6 @@ export function everyWindow(result: SimulationResult) {
   return [...result.minutes.entries(), ...result.days.entries()].map(([start, ledger]) => ({ start, ...ledger }));
 }
 
+
+/** What a minute asked for, up to its limit: random arrivals can fall short of the limit, so the efficiency marks are of this. */
+export const wanted = (minute: { admitted: number; refused: number; maxLimit: number }) => Math.min(minute.maxLimit, minute.admitted + minute.refused);
