@@ -60,6 +60,22 @@ interface LocalBindings {
   };
 }
 
+/**
+ * The local SQLite files are shared with `npm start`'s runtime (and any other
+ * command's): a write that meets another's lock is tried again for up to 2 s
+ * rather than failing with SQLITE_BUSY.
+ */
+async function whenFree<T>(operation: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (attempt >= 20 || !/SQLITE_BUSY|database is locked/.test(String(error))) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 /** The local state (the folder `npm start` persists to, `.wrangler/state` by default), opened once for the whole command. */
 async function localKeyStore(persistTo = ".wrangler/state"): Promise<KeyStore> {
   const proxy = await getPlatformProxy<LocalBindings>({ persist: { path: join(persistTo, "v3") }, remoteBindings: false, envFiles: [] });
@@ -77,18 +93,18 @@ async function localKeyStore(persistTo = ".wrangler/state"): Promise<KeyStore> {
     },
     async putRecords(records) {
       for (const entry of records.flatMap(({ hash, record }) => keyEntries(hash, record))) {
-        await kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata });
+        await whenFree(() => kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata }));
       }
     },
     audited(events, operation) {
       return withAuditRow(
-        async () => Promise.all(auditRows(events).map(async (values) => (await db.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id"))!)),
-        async (rowIds) => Promise.all(rowIds.map((id) => db.prepare(DELETE_KEY_EVENT).bind(id).run())),
+        async () => Promise.all(auditRows(events).map(async (values) => (await whenFree(() => db.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id")))!)),
+        async (rowIds) => Promise.all(rowIds.map((id) => whenFree(() => db.prepare(DELETE_KEY_EVENT).bind(id).run()))),
         operation,
       );
     },
     async history(keyId) {
-      return (await db.prepare(KEY_HISTORY).bind(keyId).all<KeyEventRow>()).results.map(keyEventOf);
+      return (await whenFree(() => db.prepare(KEY_HISTORY).bind(keyId).all<KeyEventRow>())).results.map(keyEventOf);
     },
     close: () => proxy.dispose(),
   };
