@@ -24,7 +24,8 @@ describe("leases, simulated", () => {
   });
 
   it("refuse nothing while demand stays steadily below the limit", () => {
-    for (const seed of seeds(2)) {
+    // Efficiency, not safety: half the seeds of the safety properties (500 in npm test, 10,000 in npm run stress).
+    for (const seed of seeds(2, 0.5)) {
       const result = simulate(scenarioFor(seed, "below", { deaths: seed % 2 === 0 }));
       const refused = everyWindow(result).reduce((sum, window) => sum + window.refused, 0);
       if (refused > 0) expect.fail(`seed ${seed}: ${refused} refused`);
@@ -32,7 +33,7 @@ describe("leases, simulated", () => {
   });
 
   it("admit at least 95% of the limit in every minute while demand is above it", () => {
-    for (const seed of seeds(3)) {
+    for (const seed of seeds(3, 0.5)) {
       const result = simulate(scenarioFor(seed, "above"));
       for (const [start, minute] of result.minutes) {
         if (minute.whole && minute.admitted < 0.95 * wanted(minute)) {

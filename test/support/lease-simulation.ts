@@ -281,9 +281,10 @@ export const RUNS = Number(process.env.LEASE_SIMULATION_RUNS ?? 1000);
 export const TIMEOUT_MS = Math.max(60_000, RUNS * 2 * 10 * 6);
 
 /** The seeds of one property; long runs print their progress every tenth. */
-export function* seeds(salt: number): Generator<number> {
-  for (let i = 0; i < RUNS; i++) {
-    if (RUNS >= 10_000 && i > 0 && i % (RUNS / 10) === 0) process.stderr.write(`  simulation ${salt}: ${i} of ${RUNS} seeds\n`);
+export function* seeds(salt: number, share = 1): Generator<number> {
+  const runs = Math.ceil(RUNS * share);
+  for (let i = 0; i < runs; i++) {
+    if (runs >= 10_000 && i > 0 && i % (runs / 10) === 0) process.stderr.write(`  simulation ${salt}: ${i} of ${runs} seeds\n`);
     yield (i + 1) * 7919 + salt;
   }
 }
