@@ -25,6 +25,8 @@ export default defineConfig(async () => {
           test: {
             name: "workers",
             include: ["test/workers/**/*.test.ts"],
+            // Both cores: each file runs in a runtime of its own, with storage of its own.
+            maxWorkers: 2,
             setupFiles: ["./test/support/setup.ts"],
           },
         },
@@ -35,6 +37,8 @@ export default defineConfig(async () => {
             name: "node",
             include: ["test/node/**/*.test.ts"],
             environment: "node",
+            // Both cores: these files are independent (no shared service, temporary folders of their own).
+            maxWorkers: 2,
             testTimeout: 120_000,
           },
         },
