@@ -80,23 +80,23 @@ function pageOf(version: ApiVersion): string {
 export const referencePageOperation = (version: ApiVersion) => {
   const page = pageOf(version);
   return defineOperation({
-  operationId: "getReferencePage",
-  public: true,
-  documented: false,
-  method: "get",
-  path: "/docs",
-  summary: "The API reference page",
-  description: "This API's reference for people, rendered from the OpenAPI document, with no third-party hosts.",
-  tag: "Service",
-  stability: "stable",
-  responses: { 200: { description: "The reference page (HTML)" } },
-  errors: [],
-  handle(c) {
-    return c.html(page, 200, {
-      "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-      "X-Content-Type-Options": "nosniff",
-      "Referrer-Policy": "no-referrer",
-    });
-  },
+    operationId: "getReferencePage",
+    public: true,
+    documented: false,
+    method: "get",
+    path: "/docs",
+    summary: "The API reference page",
+    description: "This API's reference for people, rendered from the OpenAPI document, with no third-party hosts.",
+    tag: "Service",
+    stability: "stable",
+    responses: { 200: { description: "The reference page (HTML)" } },
+    errors: [],
+    handle(c) {
+      return c.html(page, 200, {
+        "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+      });
+    },
   });
 };

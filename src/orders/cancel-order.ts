@@ -13,37 +13,37 @@ import type { VersionMemory } from "./recent-version";
  */
 export const cancelOrder = (versions: VersionMemory, ownWrites: LatestWrite) =>
   defineOperation({
-  operationId: "cancelOrder",
-  scope: "orders:write",
-  method: "delete",
-  path: "/store/orders/{orderId}",
-  summary: "Cancel a pending order",
-  tag: "Orders",
-  description:
-    "Cancels an order whose status is pending. Cancelling an order that is already cancelled succeeds again " +
-    "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be cancelled.",
-  stability: "stable",
-  responses: {
-    204: {
-      description: "The order is cancelled. X-D1-Bookmark: send it with the next list to be sure to see this cancel.",
-      headers: ["X-D1-Bookmark"],
+    operationId: "cancelOrder",
+    scope: "orders:write",
+    method: "delete",
+    path: "/store/orders/{orderId}",
+    summary: "Cancel a pending order",
+    tag: "Orders",
+    description:
+      "Cancels an order whose status is pending. Cancelling an order that is already cancelled succeeds again " +
+      "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be cancelled.",
+    stability: "stable",
+    responses: {
+      204: {
+        description: "The order is cancelled. X-D1-Bookmark: send it with the next list to be sure to see this cancel.",
+        headers: ["X-D1-Bookmark"],
+      },
     },
-  },
-  errors: ["invalid_order_id", "order_not_found", "order_already_shipped"],
-  params: {
-    schema: OrderIdParams,
-    invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
-  },
-  async handle(c, { orderId }) {
-    const db = writeSession(c.env.DB);
-    const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
-    // The canceller's next list must not be answered with a version read before the cancel.
-    versions.forget();
-    ownWrites.note(db.getBookmark(), Date.now());
-    if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
-    if (outcome === "not_cancellable") {
-      throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);
-    }
-    return c.body(null, 204, bookmarkHeader(db));
-  },
-});
+    errors: ["invalid_order_id", "order_not_found", "order_already_shipped"],
+    params: {
+      schema: OrderIdParams,
+      invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
+    },
+    async handle(c, { orderId }) {
+      const db = writeSession(c.env.DB);
+      const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
+      // The canceller's next list must not be answered with a version read before the cancel.
+      versions.forget();
+      ownWrites.note(db.getBookmark(), Date.now());
+      if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
+      if (outcome === "not_cancellable") {
+        throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);
+      }
+      return c.body(null, 204, bookmarkHeader(db));
+    },
+  });

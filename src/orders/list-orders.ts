@@ -9,43 +9,43 @@ import type { VersionMemory } from "./recent-version";
 /** `GET /store/orders`, remembering the list's version in `versions` (isolate-memory.ts). */
 export const listOrders = (versions: VersionMemory, ownWrites: LatestWrite) =>
   defineOperation({
-  operationId: "listOrders",
-  scope: "orders:read",
-  method: "get",
-  path: "/store/orders",
-  summary: "List every order",
-  tag: "Orders",
-  description:
-    "Every order placed in the store, ascending by id, as one JSON array. Filtering and pagination are not " +
-    "supported in v1 (they are planned for v2). Revalidate with If-None-Match to get 304 when nothing changed. " +
-    "Reads are served by the nearest D1 replica; send the X-D1-Bookmark of an earlier response (a cancel's) to " +
-    "read data at least as new as that response saw.",
-  stability: "stable",
-  responses: {
-    200: { description: "All orders", body: Order.array(), headers: ["ETag", "X-D1-Bookmark"] },
-    304: {
-      description: "Not Modified: an ETag in If-None-Match is the current list's. No body; keep using the list you hold.",
-      headers: ["ETag", "X-D1-Bookmark"],
-    },
-  },
-  requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
-  errors: ["invalid_bookmark", "order_list_too_large"],
-  async handle(c) {
-    const bookmark = bookmarkOf(c);
-    const db = readSession(c.env.DB, bookmark ?? ownWrites.floor(Date.now()));
-    const requestId = c.get("requestId");
-    const list = await readOrderList(
-      { bookmark, ifNoneMatch: c.req.header("If-None-Match"), head: c.req.method === "HEAD" },
-      {
-        db,
-        config: c.get("config"),
-        log: (level, message, fields) => logLine(level, requestId, message, fields),
-        background: (work) => c.executionCtx.waitUntil(work),
-        versions,
+    operationId: "listOrders",
+    scope: "orders:read",
+    method: "get",
+    path: "/store/orders",
+    summary: "List every order",
+    tag: "Orders",
+    description:
+      "Every order placed in the store, ascending by id, as one JSON array. Filtering and pagination are not " +
+      "supported in v1 (they are planned for v2). Revalidate with If-None-Match to get 304 when nothing changed. " +
+      "Reads are served by the nearest D1 replica; send the X-D1-Bookmark of an earlier response (a cancel's) to " +
+      "read data at least as new as that response saw.",
+    stability: "stable",
+    responses: {
+      200: { description: "All orders", body: Order.array(), headers: ["ETag", "X-D1-Bookmark"] },
+      304: {
+        description: "Not Modified: an ETag in If-None-Match is the current list's. No body; keep using the list you hold.",
+        headers: ["ETag", "X-D1-Bookmark"],
       },
-    );
-    const headers = { ETag: orderListEtag(list.version), ...bookmarkHeader(db) };
-    if (list.kind === "not-modified") return c.body(null, 304, headers);
-    return c.body(list.body, 200, { "Content-Type": "application/json", ...headers });
-  },
-});
+    },
+    requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
+    errors: ["invalid_bookmark", "order_list_too_large"],
+    async handle(c) {
+      const bookmark = bookmarkOf(c);
+      const db = readSession(c.env.DB, bookmark ?? ownWrites.floor(Date.now()));
+      const requestId = c.get("requestId");
+      const list = await readOrderList(
+        { bookmark, ifNoneMatch: c.req.header("If-None-Match"), head: c.req.method === "HEAD" },
+        {
+          db,
+          config: c.get("config"),
+          log: (level, message, fields) => logLine(level, requestId, message, fields),
+          background: (work) => c.executionCtx.waitUntil(work),
+          versions,
+        },
+      );
+      const headers = { ETag: orderListEtag(list.version), ...bookmarkHeader(db) };
+      if (list.kind === "not-modified") return c.body(null, 304, headers);
+      return c.body(list.body, 200, { "Content-Type": "application/json", ...headers });
+    },
+  });
