@@ -58,7 +58,7 @@ export interface LimiterState {
   grantedAt?: number;
   /** Ids of the refusal batches counted last. */
   batches?: string[];
-  /** The last grants, newest last. */
+  /** The grants of the last GRANT_MEMORY_MS, oldest first. */
   grants?: RecentGrant[];
   /** Keys of this budget revoked through the operator API: refused within a lease's expiry, before KV has spread the news. */
   revoked?: string[];
@@ -71,16 +71,22 @@ export interface LimiterState {
 
 /** How many batch ids the object remembers to count each batch once. */
 const BATCHES_REMEMBERED = 8;
-/** How many grants it remembers: more than the asks of a budget that can be in flight at once. */
-const GRANTS_REMEMBERED = 16;
+/**
+ * How long the object remembers a grant. An isolate retries an ask within two
+ * of its limiter timeouts (2 s) and names a lost one with its next call, so
+ * every retry finds its grant however many asks of a hot budget are in flight
+ * (a memory sized by count forgot them, and counted a retry twice). A lost
+ * ask named later than this keeps its grant counted: under-admission, never over.
+ */
+const GRANT_MEMORY_MS = 2 * LEASE_MS;
 
 export const windowStart = (nowSeconds: number, size: number) => Math.floor(nowSeconds / size) * size;
 
 const secondsUntil = (moment: number, nowSeconds: number) => Math.max(1, Math.ceil(moment - nowSeconds));
 
 /**
- * The state as of `t`: windows rolled over (with the grants of the current
- * day only), an ended ban cleared with its streak. Revocations and learned
+ * The state as of `t`: windows rolled over, grants too old to be retried
+ * forgotten, an ended ban cleared with its streak. Revocations and learned
  * limits stay across the day boundary until their keep time.
  */
 function current(previous: LimiterState | undefined, t: number): LimiterState {
@@ -100,7 +106,7 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
     bannedUntil: previous?.bannedUntil ?? 0,
     streakFrom: previous?.streakFrom ?? previous?.grantedAt ?? 0,
     batches: previous?.batches ?? [],
-    grants: sameDay ? (previous.grants ?? []) : [],
+    grants: (previous?.grants ?? []).filter((grant) => grant.at + GRANT_MEMORY_MS > now),
     ...(revokedKept && { revoked: previous.revoked, ...(previous.revokedKeepUntil !== undefined && { revokedKeepUntil: previous.revokedKeepUntil }) }),
     ...(limits && (sameDay || limits.keepUntil > now) && { limits }),
   };
@@ -178,7 +184,7 @@ export function decide(
     state.streakFrom = t;
     if (options.grantId !== undefined) {
       const grant = { id: options.grantId, minuteStart: state.minuteStart, dayStart: state.dayStart, count: granted, at: now, expiresAt };
-      state.grants = [...state.grants!, grant].slice(-GRANTS_REMEMBERED);
+      state.grants = [...state.grants!, grant];
     }
     const reports = windowReports(state, limits);
     return { state, verdict: answer({ outcome: "admitted", now, ...reports, reported: quieterWindow(reports) }, granted, expiresAt) };
@@ -204,11 +210,21 @@ export function acquire(previous: LimiterState | undefined, request: LeaseReques
   const state = settle(previous, [], request.refusals, request.ban, now, request.abandoned);
   const limits = learnLimits(state, request.limits, request.limitsSetAt ?? 0, now);
   const repeated = request.id === undefined ? undefined : state.grants!.find((grant) => grant.id === request.id);
-  if (repeated) {
-    // The first answer's grant, with the windows as they are now; nothing is counted again.
+  if (repeated && repeated.minuteStart === state.minuteStart && repeated.expiresAt > now) {
+    // The first answer's grant, in the windows it was granted in (still the
+    // current ones); nothing is counted again. Its expiry is read from now,
+    // so the isolate spends it no longer than the object meant.
     const reports = windowReports(state, limits);
-    const verdict: Verdict = { outcome: "admitted", now: repeated.at, ...reports, reported: quieterWindow(reports) };
+    const verdict: Verdict = { outcome: "admitted", now, ...reports, reported: quieterWindow(reports) };
     return { state, verdict: leaseAnswer(state, verdict, repeated.count, repeated.expiresAt) };
+  }
+  if (repeated) {
+    // Its minute passed (or its lease ran out) before the isolate heard of it:
+    // none of it was spent, so it goes back, and the ask is decided afresh in
+    // the windows of now. Answering it in the new minute would have the
+    // isolate hand its unspent part back to a window it was never counted in.
+    state.grants = state.grants!.filter((grant) => grant !== repeated);
+    takeBack(state, [repeated]);
   }
   if (request.keyId !== undefined && state.revoked?.includes(request.keyId)) {
     return { state, verdict: { ...leaseAnswer(state, refusal(state, limits, now, false)), keyRevoked: true } };
@@ -236,10 +252,7 @@ export function settle(
   const state = current(previous, t);
   const lost = state.grants!.filter((grant) => abandoned.includes(grant.id));
   if (lost.length > 0) state.grants = state.grants!.filter((grant) => !abandoned.includes(grant.id));
-  for (const lease of [...unspent, ...lost]) {
-    if (lease.minuteStart === state.minuteStart) state.minuteCount = Math.max(0, state.minuteCount - lease.count);
-    if (lease.dayStart === state.dayStart) state.dayCount = Math.max(0, state.dayCount - lease.count);
-  }
+  takeBack(state, [...unspent, ...lost]);
   if (!refusals || state.batches!.includes(refusals.id)) return state;
   state.batches = [...state.batches!, refusals.id].slice(-BATCHES_REMEMBERED);
   if (refusals.count > 0 && state.bannedUntil <= t && refusals.since / 1000 >= state.streakFrom!) {
@@ -247,6 +260,14 @@ export function settle(
     if (state.refusedInARow > ban.threshold) state.bannedUntil = t + ban.seconds;
   }
   return state;
+}
+
+/** Uncounts admissions granted and never spent, in the windows they were counted in when those are still current: nothing of one window is ever taken from another. */
+function takeBack(state: LimiterState, leases: readonly Unspent[]): void {
+  for (const lease of leases) {
+    if (lease.minuteStart === state.minuteStart) state.minuteCount = Math.max(0, state.minuteCount - lease.count);
+    if (lease.dayStart === state.dayStart) state.dayCount = Math.max(0, state.dayCount - lease.count);
+  }
 }
 
 /** What the operator API reports of a budget: its counts in both windows (grants included), streak, ban, revocations. */

@@ -5,9 +5,9 @@ import { ApiError } from "../api-error";
 import { rateLimitHeaders } from "../limiter/rate-limit-headers";
 import type { LeaseClient } from "../limiter/lease-client";
 import type { Verdict } from "../limiter/protocol";
-import { budgetOf, limitsSetAtOf } from "../keys/api-key-record";
+import { budgetOf } from "../keys/api-key-record";
 import { invalidCaller } from "./api-key-auth";
-import { ANONYMOUS_LIMITS, limitsFor } from "../limiter/plans";
+import { ANONYMOUS_LIMITS, PLAN_LIMITS_REVISED_AT, limitsFor, limitsStampOf } from "../limiter/plans";
 
 /** True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news. */
 const knownRevoked = (leases: LeaseClient, caller: Caller) => caller.kind === "key" && leases.knowsRevoked(budgetOf(caller.key), caller.key.id);
@@ -16,8 +16,8 @@ function admit(c: Context<AppEnv>, leases: LeaseClient, caller: Caller): Promise
   const requestId = c.get("requestId");
   const asker =
     caller.kind === "key"
-      ? { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsSetAtOf(caller.key), keyId: caller.key.id }
-      : { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS };
+      ? { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsStampOf(caller.key), keyId: caller.key.id }
+      : { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
   return leases.admit(asker.name, {
     ...asker,
     ban: c.get("config").ban,

@@ -1,6 +1,6 @@
 import * as rules from "../../src/limiter/lease-book";
 import { DAY_SECONDS, MINUTE_SECONDS, acquire, settle, windowStart, type LimiterState } from "../../src/limiter/policy";
-import type { BanRule, LeaseRequest, SettleRequest } from "../../src/limiter/protocol";
+import type { BanRule, LeaseAnswer, LeaseRequest, SettleRequest, Verdict } from "../../src/limiter/protocol";
 import type { Limits } from "../../src/keys/api-key-record";
 
 /**
@@ -8,10 +8,11 @@ import type { Limits } from "../../src/keys/api-key-record";
  * caller's object, many isolates spending leases, random arrivals, lease
  * expiry, isolate deaths, window boundaries, a limit changed mid-window, an
  * object whose answers are lost (each ask tried twice with one id, as the
- * isolates do) and isolate clocks skewed from the object's. It runs the same
- * pure functions the object and the isolates run; calls to the object take
- * effect at once, which only makes grants earlier. Windows are the object's:
- * it is the counter of record.
+ * isolates do; the retry may arrive late, past a minute or day boundary) and
+ * isolate clocks skewed from the object's. It runs the same pure functions the
+ * object and the isolates run; other calls to the object take effect at once,
+ * which only makes grants earlier. Windows are the object's: it is the
+ * counter of record.
  */
 
 /** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
@@ -44,6 +45,8 @@ export interface Scenario {
   lossRate: number;
   /** Each isolate's clock is off from the object's by up to this many ms, either way. */
   skewMs: number;
+  /** The retry of an ask whose first attempt was lost reaches the object up to this many ms later (0: at once); the isolate's requests wait for it. */
+  retryDelayMs: number;
 }
 
 export interface WindowLedger {
@@ -81,9 +84,9 @@ export const NO_BAN: BanRule = { threshold: Number.MAX_SAFE_INTEGER, seconds: 1 
 export function scenarioFor(
   seed: number,
   demand: Demand,
-  options: { deaths?: boolean; limitChange?: boolean; ban?: BanRule; isolates?: number; lossRate?: number; skewMs?: number } = {},
+  options: { deaths?: boolean; limitChange?: boolean; ban?: BanRule; isolates?: number; lossRate?: number; skewMs?: number; retryDelayMs?: number } = {},
 ): Scenario {
-  const { deaths = false, limitChange = false, ban = NO_BAN, lossRate = 0, skewMs = 0 } = options;
+  const { deaths = false, limitChange = false, ban = NO_BAN, lossRate = 0, skewMs = 0, retryDelayMs = 0 } = options;
   const random = seededRandom(seed);
   const isolates = options.isolates ?? 1 + Math.floor(random() * 32);
   const perMinute = [3, 10, 60, 300, 1000][Math.floor(random() * 5)]!;
@@ -95,7 +98,7 @@ export function scenarioFor(
   const changed = limitChange
     ? { at: start + Math.floor(random() * durationMs), limits: { perMinute: Math.max(1, Math.round(perMinute * (random() < 0.5 ? 0.5 : 2))), perDay } }
     : undefined;
-  return { seed, isolates, limits: { perMinute, perDay }, changed, demand, deaths, ban, start, durationMs, lossRate, skewMs };
+  return { seed, isolates, limits: { perMinute, perDay }, changed, demand, deaths, ban, start, durationMs, lossRate, skewMs, retryDelayMs };
 }
 
 interface Isolate {
@@ -106,6 +109,15 @@ interface Isolate {
   gapMs: number;
   next: number;
   diesAt: number;
+  /** An ask whose first attempt was lost, retried at `at`; the isolate's requests wait for it. */
+  retry?: { request: LeaseRequest; at: number; sentAt: number; speculative: boolean };
+}
+
+/** Where a grant was counted, for what an ask whose answer was lost left stranded. */
+interface StrandedGrant {
+  minuteStart: number;
+  dayStart: number;
+  count: number;
 }
 
 export function simulate(scenario: Scenario): SimulationResult {
@@ -172,13 +184,20 @@ export function simulate(scenario: Scenario): SimulationResult {
   const limitsSetAt = (now: number) => (scenario.changed && now >= scenario.changed.at ? scenario.changed.at : 0);
   /** One call reaching the object and its answer reaching the isolate, or not. */
   const lost = () => scenario.lossRate > 0 && random() < scenario.lossRate;
-  /** What the lost asks named in a call had been granted, in the object's current windows: taken back, no longer stranded. */
+  /** Grants the object made whose answers were lost, by ask id, counted in the windows they were granted in. */
+  const stranded = new Map<string, StrandedGrant>();
+  const strand = (id: string, grant: StrandedGrant, sign: 1 | -1, now?: number) => {
+    // Given back (now set): only the windows still current are uncounted, as the object does.
+    if (now === undefined || grant.minuteStart === windowStart(now / 1000, MINUTE_SECONDS)) {
+      ledger(minutes, grant.minuteStart, MINUTE_SECONDS, (l) => l.perMinute).stranded += sign * grant.count;
+    }
+    if (now === undefined || grant.dayStart === windowStart(now / 1000, DAY_SECONDS)) ledger(days, grant.dayStart, DAY_SECONDS, (l) => l.perDay).stranded += sign * grant.count;
+    if (sign < 0) stranded.delete(id);
+  };
+  /** What the lost asks named in a call had been granted, if the object still remembers it: taken back, no longer stranded. */
   const takenBack = (abandoned: readonly string[] | undefined, now: number) => {
     for (const grant of state?.grants ?? []) {
-      if (!abandoned?.includes(grant.id)) continue;
-      const [minute, day] = windowsOf(now);
-      if (grant.minuteStart === windowStart(now / 1000, MINUTE_SECONDS)) minute!.stranded -= grant.count;
-      if (grant.dayStart === windowStart(now / 1000, DAY_SECONDS)) day!.stranded -= grant.count;
+      if (abandoned?.includes(grant.id) && stranded.has(grant.id)) strand(grant.id, stranded.get(grant.id)!, -1, now);
     }
   };
 
@@ -194,41 +213,97 @@ export function simulate(scenario: Scenario): SimulationResult {
     if (lost()) return rules.settleFailed(isolate.book, request);
     rules.absorbSettled(isolate.book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, request, now + isolate.skew);
   };
-  /** An ask as the isolates make it: tried twice with one id; undefined when both attempts were lost (the client gets 503). */
+  /**
+   * One attempt of an ask at the object. Returns the answer, or undefined when
+   * the call or its answer was lost; keeps the ledgers of what lost answers
+   * leave stranded: a grant made for the first attempt is the retry's answer,
+   * or goes back when the retry comes too late for it.
+   */
+  const attempt = (request: LeaseRequest, now: number) => {
+    objectCalls += 1;
+    if (lost()) return undefined;
+    takenBack(request.abandoned, now);
+    const before = state?.grants?.find((grant) => grant.id === request.id);
+    const result = acquire(state, request, now);
+    const after = result.state.grants?.find((grant) => grant.id === request.id);
+    const repeated = before !== undefined && after?.at === before.at;
+    if (before && !repeated && stranded.has(request.id!)) strand(request.id!, stranded.get(request.id!)!, -1, now);
+    const fresh = after !== undefined && !repeated;
+    state = result.state;
+    if (fresh) limitedSinceGrant = 0;
+    noteBan();
+    if (lost()) {
+      if (fresh) {
+        const grant = { minuteStart: after.minuteStart, dayStart: after.dayStart, count: after.count };
+        stranded.set(request.id!, grant);
+        strand(request.id!, grant, 1);
+      }
+      return undefined;
+    }
+    if (repeated && stranded.has(request.id!)) strand(request.id!, stranded.get(request.id!)!, -1);
+    return result.verdict;
+  };
+  /** What the isolate makes of an answer: the asking request's verdict, "renewed" for a renewal, or undefined (503) when there was none. */
+  const absorb = (isolate: Isolate, request: LeaseRequest, answer: LeaseAnswer | undefined, now: number, sentAt: number, speculative: boolean) => {
+    if (!answer) {
+      rules.abandonAsk(isolate.book, request);
+      return undefined;
+    }
+    return rules.absorbAnswer(isolate.book, answer, now + isolate.skew, !speculative, request, sentAt) ?? "renewed";
+  };
+  /**
+   * An ask as the isolates make it: tried twice with one id. With a retry
+   * delay, a lost first attempt is retried later ("waiting": the isolate's
+   * requests wait for it); else at once. Undefined when both attempts were
+   * lost (the client gets 503).
+   */
   const ask = (isolate: Isolate, now: number, speculative: boolean) => {
     const { book } = isolate;
     const sentAt = now + isolate.skew;
     const request: LeaseRequest = rules.leaseRequest(book, { limits: limitsAt(now), limitsSetAt: limitsSetAt(now), ban: BAN }, 0, sentAt, speculative, `ask-${asks++}`);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      objectCalls += 1;
-      if (lost()) continue;
-      takenBack(request.abandoned, now);
-      const result = acquire(state, request, now);
-      const fresh = result.verdict.granted > 0 && !(state?.grants ?? []).some((grant) => grant.id === request.id);
-      state = result.state;
-      if (fresh) limitedSinceGrant = 0;
-      noteBan();
-      if (lost()) {
-        if (fresh) for (const window of windowsOf(now)) window.stranded += result.verdict.granted;
-        continue;
-      }
-      if (!fresh && result.verdict.granted > 0) for (const window of windowsOf(now)) window.stranded -= result.verdict.granted;
-      return rules.absorbAnswer(book, result.verdict, now + isolate.skew, !speculative, request, sentAt) ?? "renewed";
+    const answer = attempt(request, now);
+    if (answer || scenario.retryDelayMs === 0) return absorb(isolate, request, answer ?? attempt(request, now), now, sentAt, speculative);
+    const at = now + Math.floor(random() * scenario.retryDelayMs);
+    isolate.retry = { request, at, sentAt, speculative };
+    isolate.next = Math.max(isolate.next, at);
+    return "waiting" as const;
+  };
+  /** The request that waits on a retry: admitted or refused by its answer, counted when it arrives. */
+  const count = (verdict: Verdict, now: number) => {
+    const [minute, day] = windowsOf(now);
+    if (verdict.outcome === "admitted") {
+      admitted += 1;
+      minute!.admitted += 1;
+      day!.admitted += 1;
+    } else {
+      minute!.refused += 1;
+      day!.refused += 1;
+      if (verdict.outcome === "limited" && limitedBeforeBan !== undefined) limitedDuringBan += 1;
+      else if (verdict.outcome === "limited") limitedSinceGrant += 1;
     }
-    rules.abandonAsk(book, request);
-    return undefined;
   };
 
+  const eventAt = (isolate: Isolate) => isolate.retry?.at ?? isolate.next;
   for (;;) {
-    const isolate = isolates.reduce((soonest, candidate) => (candidate.next < soonest.next ? candidate : soonest));
-    const now = Math.floor(isolate.next);
+    const isolate = isolates.reduce((soonest, candidate) => (eventAt(candidate) < eventAt(soonest) ? candidate : soonest));
+    const now = Math.floor(eventAt(isolate));
     if (now >= end) break;
-    isolate.next += gap(isolate);
 
     // Each lease's timer hands back what it left unspent when it expires (here, at the next event), on its isolate's clock.
     for (const other of isolates) {
       if (other.book.leases.some((lease) => lease.expiresAt <= now + other.skew)) settleBook(other, now);
     }
+
+    if (isolate.retry) {
+      const { request, sentAt, speculative } = isolate.retry;
+      isolate.retry = undefined;
+      const answered = absorb(isolate, request, attempt(request, now), now, sentAt, speculative);
+      if (answered === undefined && !speculative) unavailable += 1;
+      if (answered !== undefined && answered !== "renewed") count(answered, now);
+      continue;
+    }
+    isolate.next += gap(isolate);
+
     if (now >= isolate.diesAt) {
       // It dies with whatever it holds: granted and counted, never spent.
       for (const lease of isolate.book.leases) {
@@ -246,27 +321,15 @@ export function simulate(scenario: Scenario): SimulationResult {
     let verdict = rules.decideLocally(book, BAN, local);
     if (verdict?.outcome === "admitted" && rules.needsRenewal(book, local)) ask(isolate, now, true);
     if (verdict?.outcome === "limited" && book.pending.count >= rules.REFUSAL_BATCH) settleBook(isolate, now);
-    if (!verdict) {
+    if (!verdict && !isolate.retry) {
       const answered = ask(isolate, now, false);
       if (answered === undefined) {
         unavailable += 1;
         continue;
       }
-      verdict = answered === "renewed" ? undefined : answered;
+      verdict = answered === "renewed" || answered === "waiting" ? undefined : answered;
     }
-    if (!verdict) continue;
-
-    const [minute, day] = windowsOf(now);
-    if (verdict.outcome === "admitted") {
-      admitted += 1;
-      minute!.admitted += 1;
-      day!.admitted += 1;
-    } else {
-      minute!.refused += 1;
-      day!.refused += 1;
-      if (verdict.outcome === "limited" && limitedBeforeBan !== undefined) limitedDuringBan += 1;
-      else if (verdict.outcome === "limited") limitedSinceGrant += 1;
-    }
+    if (verdict) count(verdict, now);
   }
   return { scenario, minutes, days, objectCalls, admitted, limitedBeforeBan, limitedDuringBan, unavailable };
 }

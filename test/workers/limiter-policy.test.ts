@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { rateLimitHeaders } from "../../src/limiter/rate-limit-headers";
-import { ANONYMOUS_LIMITS, PLAN_LIMITS, limitsFor } from "../../src/limiter/plans";
-import { absorbAnswer, abandonAsk, leaseRequest, newLeaseBook } from "../../src/limiter/lease-book";
+import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT, limitsFor, limitsStampOf } from "../../src/limiter/plans";
+import { absorbAnswer, abandonAsk, leaseRequest, newLeaseBook, takeExpired } from "../../src/limiter/lease-book";
 import { KEEP_FOR_KV_MS, acquire, decide, expiresAt, quieterWindow, revokeKey, setLimits, settle, unban, usageOf, windowStart, type LimiterState } from "../../src/limiter/policy";
 import type { LeaseRequest } from "../../src/limiter/protocol";
 
@@ -124,9 +124,45 @@ describe("acquire: one lease request as the object takes it", () => {
     const first = acquire(undefined, request({ id: "a" }), ms(1));
     const retried = acquire(first.state, request({ id: "a" }), ms(2));
     expect(first.verdict.granted).toBeGreaterThan(1);
-    expect(retried.verdict).toMatchObject({ granted: first.verdict.granted, expiresAt: first.verdict.expiresAt, now: ms(1) });
+    // Its expiry as the first answer set it, read from now: the isolate never spends it longer than the object meant.
+    expect(retried.verdict).toMatchObject({ granted: first.verdict.granted, expiresAt: first.verdict.expiresAt, now: ms(2) });
     expect(usageOf(retried.state, ms(2)).minute.count).toBe(first.verdict.granted);
     expect(usageOf(acquire(retried.state, request({ id: "b" }), ms(3)).state, ms(3)).minute.count).toBeGreaterThan(first.verdict.granted);
+  });
+
+  it("answers a retry that arrives after its minute turned in the windows of now, and never takes one minute's grant from the next", () => {
+    const wide = { perMinute: 100, perDay: 10_000 };
+    const first = acquire(undefined, request({ id: "late", limits: wide, want: 40 }), ms(59.5));
+    expect(first.verdict.granted).toBe(25);
+    // Other isolates fill the next minute while the first answer is lost.
+    let state = first.state;
+    for (let i = 0; usageOf(state, ms(60.1)).minute.count < 100; i++) state = acquire(state, request({ id: `other-${i}`, limits: wide, want: 100 }), ms(60.1)).state;
+    const retried = acquire(state, request({ id: "late", limits: wide, want: 40 }), ms(60.6));
+    expect(retried.verdict).toMatchObject({ outcome: "limited", granted: 0 });
+    // The isolate reads the answer and hands back whatever it left unspent: minute 60 still counts exactly its 100.
+    const book = newLeaseBook();
+    absorbAnswer(book, retried.verdict, ms(60.6), true, {}, ms(59.5));
+    const after = settle(retried.state, takeExpired(book, ms(70)), undefined, ban, ms(61));
+    expect(usageOf(after, ms(61)).minute.count).toBe(100);
+    // The lost grant went back to the day too: the day counts minute 60 alone.
+    expect(usageOf(after, ms(61)).day.count).toBe(100);
+  });
+
+  it("decides a retry afresh, giving its first grant back, once that grant's lease has run out", () => {
+    const first = acquire(undefined, request({ id: "a", want: 40 }), ms(1));
+    const retried = acquire(first.state, request({ id: "a", want: 40 }), ms(1) + 5_001);
+    expect(retried.verdict.expiresAt).toBeGreaterThan(ms(1) + 5_001);
+    expect(usageOf(retried.state, ms(7)).minute.count).toBe(retried.verdict.granted);
+  });
+
+  it("finds a retried ask's grant however many asks of the budget are in flight", () => {
+    const wide = { perMinute: 100_000, perDay: 1_000_000 };
+    let state = acquire(undefined, request({ id: "first", limits: wide, want: 1 }), ms(1)).state;
+    for (let i = 0; i < 40; i++) state = acquire(state, request({ id: `busy-${i}`, limits: wide, want: 1 }), ms(1.5)).state;
+    const counted = usageOf(state, ms(2)).minute.count;
+    const retried = acquire(state, request({ id: "first", limits: wide, want: 1 }), ms(2.5));
+    expect(retried.verdict.granted).toBe(1);
+    expect(usageOf(retried.state, ms(2.5)).minute.count).toBe(counted);
   });
 
   it("takes back what an abandoned ask was granted, once", () => {
@@ -244,13 +280,31 @@ describe("rateLimitHeaders", () => {
 });
 
 describe("plan limits", () => {
-  it("matches the published table", () => {
-    expect(PLAN_LIMITS).toEqual({
-      free: { perMinute: 60, perDay: 1000 },
-      pro: { perMinute: 300, perDay: 10000 },
-      business: { perMinute: 1000, perDay: 100000 },
+  it("matches the published table, at its revision", () => {
+    // A change to the table changes PLAN_LIMITS_REVISED_AT too, or budgets keep the old limits until midnight.
+    expect({ revisedAt: new Date(PLAN_LIMITS_REVISED_AT).toISOString(), limits: PLAN_LIMITS }).toEqual({
+      revisedAt: "2026-11-24T00:00:00.000Z",
+      limits: {
+        free: { perMinute: 60, perDay: 1000 },
+        pro: { perMinute: 300, perDay: 10000 },
+        business: { perMinute: 1000, perDay: 100000 },
+      },
     });
     expect(ANONYMOUS_LIMITS).toEqual(PLAN_LIMITS.free);
+  });
+
+  it("stamps a plan's limits no older than the table, so a changed table reaches a budget within a lease", () => {
+    const key = { id: "key_0123456789abcdef", name: "", plan: "pro" as const, createdAt: "2026-01-01T00:00:00Z" };
+    const before = PLAN_LIMITS_REVISED_AT - 86_400_000;
+    // The object learned the pro plan's limits as an earlier table had them, from a record of that time.
+    const learned = setLimits(undefined, { perMinute: 200, perDay: 5000 }, Date.parse(key.createdAt), before);
+    const now = PLAN_LIMITS_REVISED_AT + 1000;
+    const asked = acquire(learned, { limits: limitsFor(key), limitsSetAt: limitsStampOf(key), ban, want: 1, speculative: false, id: "a" }, now);
+    expect(asked.verdict.minute.limit).toBe(PLAN_LIMITS.pro.perMinute);
+    // A key's own limits keep their own stamp: an override set before the table changed is not outdated by it.
+    const own = { ...key, limits: { perMinute: 7, perDay: 70 } };
+    expect(limitsStampOf(own)).toBe(Date.parse(key.createdAt));
+    expect(limitsStampOf({ ...key, limitsSetAt: "2027-01-01T00:00:00Z" })).toBe(Date.parse("2027-01-01T00:00:00Z"));
   });
 
   it("takes a key's own limits first, and refuses an enterprise key without them", () => {
