@@ -54,9 +54,10 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
     const version = versions.get(Date.now(), reuseMs) ?? (await readVersion(db, versions));
     if (request.ifNoneMatch !== undefined && ifNoneMatchMatches(request.ifNoneMatch, orderListEtag(version))) return { kind: "not-modified", version };
     if (config.orderList.cache) {
-      const cached = await cachedOrderList(config.baseUrl, version, (error) =>
-        log("warn", "order list cache: lookup failed, read from D1", { error: String(error) }),
-      );
+      const cached = await cachedOrderList(config.baseUrl, version, {
+        background: context.background,
+        onError: (error) => log("warn", "order list cache: not served from the cache", { error: String(error) }),
+      });
       if (cached) return { kind: "list", version, body: cached };
     }
   }

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BOOKMARK_HEADER } from "../../src/lib/bookmark";
-import { cachedOrderList } from "../../src/orders/order-list-cache";
+import { ORDER_LIST_CACHE_NAME, cachedOrderList, orderListCacheKey } from "../../src/orders/order-list-cache";
 import { reusableVersion } from "../../src/orders/recent-version";
 import { api, apiWith, errorBodyOf } from "../support/request";
 import { countingD1, failingReads, interceptD1 } from "../support/faults";
@@ -9,15 +9,21 @@ import { clearOrders, seedManyOrders, seedOrders } from "../support/seed";
 
 beforeEach(clearOrders);
 
-/** Cache writes run after the response (waitUntil), once the body has been read: this waits for those started so far. */
+/** Cache writes (and the deletes after them) run after the response (waitUntil), once the body has been read: this waits for those started so far. */
 const cacheWrites = vi.spyOn(Cache.prototype, "put");
-const cacheWritesSettled = () => Promise.allSettled(cacheWrites.mock.results.map((result) => result.value));
+const cacheDeletes = vi.spyOn(Cache.prototype, "delete");
+const cacheWritesSettled = async () => {
+  await Promise.allSettled(cacheWrites.mock.results.map((result) => result.value));
+  // A delete follows a put that must not stay; give it its turn, then wait for it.
+  await scheduler.wait(50);
+  await Promise.allSettled(cacheDeletes.mock.results.map((result) => result.value));
+};
 
 /** The cached body of the version a response's ETag names, once the cache writes have settled. */
 async function cachedBodyOf(response: Response): Promise<string | undefined> {
   await cacheWritesSettled();
   const version = response.headers.get("ETag")!.slice('"orders-'.length, -1);
-  const body = await cachedOrderList(env.BASE_URL, version, () => {});
+  const body = await cachedOrderList(env.BASE_URL, version, { background: () => {}, onError: () => {} });
   return body && new Response(body).text();
 }
 
@@ -80,6 +86,38 @@ describe("the order list from the cache", () => {
     expect(await cachedBodyOf(failed)).toBeUndefined();
     const next = await countedList();
     expect(JSON.parse(next.body)).toHaveLength(1_500);
+    expect(next.queries).toBeGreaterThan(1);
+    errors.mockRestore();
+  });
+
+  it("keeps nothing when the client goes away part-way through the list, and the next list is whole", async () => {
+    await seedManyOrders(3_000);
+    const gone = await api(LIST);
+    const reader = gone.body!.getReader();
+    const { value } = await reader.read();
+    expect(new TextDecoder().decode(value).startsWith("[")).toBe(true);
+    await reader.cancel("client went away");
+    expect(await cachedBodyOf(gone)).toBeUndefined();
+    const next = await countedList();
+    expect(JSON.parse(next.body)).toHaveLength(3_000);
+    expect(await cachedBodyOf(next.response)).toBe(next.body);
+  });
+
+  it("never serves a cut-short body from the cache as a list: it fails the stream, drops the entry, and the next list is whole", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    await seedManyOrders(1_500);
+    const whole = await countedList();
+    const version = whole.response.headers.get("ETag")!.slice('"orders-'.length, -1);
+    await cacheWritesSettled();
+    // What a runtime that stores an aborted upload leaves behind: the first part of the list, under its version.
+    const cache = await caches.open(ORDER_LIST_CACHE_NAME);
+    await cache.put(orderListCacheKey(env.BASE_URL, version), new Response(whole.body.slice(0, 40_000), { headers: { "Cache-Control": "max-age=600" } }));
+    const served = await api(LIST);
+    expect(served.status).toBe(200);
+    await expect(served.text()).rejects.toThrow();
+    await cacheWritesSettled();
+    const next = await countedList();
+    expect(next.body).toBe(whole.body);
     expect(next.queries).toBeGreaterThan(1);
     errors.mockRestore();
   });
