@@ -7,9 +7,9 @@
  * state at module level.
  */
 import type { StoredKey } from "./keys/lookup";
-import { LatestWrite } from "./lib/d1-session";
 import { TtlCache } from "./lib/ttl-cache";
 import { LeaseClient } from "./limiter/lease-client";
+import { OwnWrites } from "./orders/own-writes";
 import { VersionMemory } from "./orders/recent-version";
 import type { ConfigResult } from "./read-config";
 
@@ -35,12 +35,13 @@ export const isolateMemory = {
    */
   listVersion: new VersionMemory(),
   /**
-   * The bookmark of the latest cancel through this isolate, for a minute:
-   * unbookmarked reads read at least that new, so a canceller's next list or
-   * page never comes from a replica that lags behind its cancel. Safe: it
-   * only ever asks D1 for newer data (docs/api.md#orders).
+   * The bookmark of the newest cancel through this isolate, for a minute:
+   * reads read at least that new (or the client's bookmark, if newer), so a
+   * canceller's next list or page never comes from a replica that lags
+   * behind its cancel. Safe: it only ever asks D1 for newer data
+   * (docs/api.md#orders).
    */
-  ownWrites: new LatestWrite(60_000),
+  ownWrites: new OwnWrites(60_000),
   /**
    * The vars, parsed and checked, per bindings object (one per environment):
    * for the isolate's life. Safe: vars only change with a new deployment,

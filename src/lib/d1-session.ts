@@ -15,24 +15,3 @@ export function readSession(db: D1Database, bookmark: string | undefined): D1Dat
 export function writeSession(db: D1Database): D1DatabaseSession {
   return db.withSession("first-primary");
 }
-
-/**
- * The bookmark of the latest write through this isolate, for `keepMs`: reads
- * that carry no bookmark of their own read at least that new, so whoever
- * cancelled through this isolate never lists from a replica that has not
- * seen the cancel yet.
- */
-export class LatestWrite {
-  #latest: { bookmark: string; at: number } | undefined;
-
-  constructor(private readonly keepMs: number) {}
-
-  note(bookmark: string | null, now: number): void {
-    if (bookmark !== null) this.#latest = { bookmark, at: now };
-  }
-
-  /** The bookmark to read at least as new as, if a write was noted within `keepMs`. */
-  floor(now: number): string | undefined {
-    return this.#latest && now - this.#latest.at < this.keepMs ? this.#latest.bookmark : undefined;
-  }
-}

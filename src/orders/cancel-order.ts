@@ -4,14 +4,14 @@ import { writeSession } from "../lib/d1-session";
 import { bookmarkHeader } from "./d1-bookmark";
 import { cancelPendingOrder } from "./order-queries";
 import { OrderIdParams } from "./order-schemas";
-import type { LatestWrite } from "../lib/d1-session";
+import type { OwnWrites } from "./own-writes";
 import type { VersionMemory } from "./recent-version";
 
 /**
  * `DELETE /store/orders/{orderId}`; a cancel makes `versions` (isolate-memory.ts)
  * forget the list's version, and `ownWrites` keep its bookmark.
  */
-export const cancelOrder = (versions: VersionMemory, ownWrites: LatestWrite) =>
+export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites) =>
   defineOperation({
     operationId: "cancelOrder",
     scope: "orders:write",
@@ -37,9 +37,13 @@ export const cancelOrder = (versions: VersionMemory, ownWrites: LatestWrite) =>
     async handle(c, { orderId }) {
       const db = writeSession(c.env.DB);
       const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
-      // The canceller's next list must not be answered with a version read before the cancel.
-      versions.forget();
-      ownWrites.note(db.getBookmark(), Date.now());
+      if (outcome === "cancelled" || outcome === "already_cancelled") {
+        // The canceller's next list must not be answered with a version read
+        // before the cancel. A cancel that changed nothing (404, 409) leaves
+        // both alone: forgetting would only cost other callers' reads.
+        versions.forget();
+        ownWrites.note(db.getBookmark(), Date.now());
+      }
       if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
       if (outcome === "not_cancellable") {
         throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);

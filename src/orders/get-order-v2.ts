@@ -1,6 +1,7 @@
 import { defineOperation } from "../api/define-operation";
 import { ApiError } from "../api-error";
-import { readSession, type LatestWrite } from "../lib/d1-session";
+import { readSession } from "../lib/d1-session";
+import type { OwnWrites } from "./own-writes";
 import { ifNoneMatchMatches } from "../lib/etag";
 import { logLine } from "../lib/log";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
@@ -15,7 +16,7 @@ async function orderEtag(body: string): Promise<string> {
 }
 
 /** `GET /v2/store/orders/{orderId}`: one order. */
-export const getOrderV2 = (ownWrites: LatestWrite) =>
+export const getOrderV2 = (ownWrites: OwnWrites) =>
   defineOperation({
     operationId: "getOrderV2",
     scope: "orders:read",
@@ -36,7 +37,7 @@ export const getOrderV2 = (ownWrites: LatestWrite) =>
       invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
     },
     async handle(c, { orderId }) {
-      const db = readSession(c.env.DB, bookmarkOf(c) ?? ownWrites.floor(Date.now()));
+      const db = readSession(c.env.DB, ownWrites.floor(bookmarkOf(c), Date.now()));
       const row = await readOrder(db, orderId);
       if (!row) throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
       const dropped: DroppedValue[] = [];

@@ -1,5 +1,6 @@
 import { defineOperation } from "../api/define-operation";
-import { readSession, type LatestWrite } from "../lib/d1-session";
+import { readSession } from "../lib/d1-session";
+import type { OwnWrites } from "./own-writes";
 import { logLine } from "../lib/log";
 import { API_VERSIONS, versionBaseUrl } from "../service-identity";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
@@ -19,7 +20,7 @@ const QUERY_SCHEMAS: Record<keyof typeof PARAMETERS, Record<string, unknown>> = 
 };
 
 /** `GET /v2/store/orders`: the orders that match the filters, a page at a time (docs/api.md#v2-filtering-and-pagination). */
-export const listOrdersV2 = (ownWrites: LatestWrite) =>
+export const listOrdersV2 = (ownWrites: OwnWrites) =>
   defineOperation({
     operationId: "listOrdersV2",
     scope: "orders:read",
@@ -51,7 +52,7 @@ export const listOrdersV2 = (ownWrites: LatestWrite) =>
     async handle(c) {
       const query = readOrderPageQuery(new URL(c.req.url).searchParams);
       const bookmark = bookmarkOf(c);
-      const db = readSession(c.env.DB, bookmark ?? ownWrites.floor(Date.now()));
+      const db = readSession(c.env.DB, ownWrites.floor(bookmark, Date.now()));
       const requestId = c.get("requestId");
       const page = await readOrderPage(
         { query, ifNoneMatch: c.req.header("If-None-Match") },

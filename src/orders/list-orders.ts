@@ -1,13 +1,14 @@
 import { defineOperation } from "../api/define-operation";
-import { readSession, type LatestWrite } from "../lib/d1-session";
+import { readSession } from "../lib/d1-session";
 import { logLine } from "../lib/log";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
 import { orderListEtag, readOrderList } from "./order-list";
 import { Order } from "./order-schemas";
+import { startRead, type OwnWrites } from "./own-writes";
 import type { VersionMemory } from "./recent-version";
 
 /** `GET /store/orders`, remembering the list's version in `versions` (isolate-memory.ts). */
-export const listOrders = (versions: VersionMemory, ownWrites: LatestWrite) =>
+export const listOrders = (versions: VersionMemory, ownWrites: OwnWrites) =>
   defineOperation({
     operationId: "listOrders",
     scope: "orders:read",
@@ -32,10 +33,11 @@ export const listOrders = (versions: VersionMemory, ownWrites: LatestWrite) =>
     errors: ["invalid_bookmark", "order_list_too_large"],
     async handle(c) {
       const bookmark = bookmarkOf(c);
-      const db = readSession(c.env.DB, bookmark ?? ownWrites.floor(Date.now()));
+      const start = startRead(versions, ownWrites, bookmark, Date.now());
+      const db = readSession(c.env.DB, start.floor);
       const requestId = c.get("requestId");
       const list = await readOrderList(
-        { bookmark, ifNoneMatch: c.req.header("If-None-Match"), head: c.req.method === "HEAD" },
+        { bookmark, ifNoneMatch: c.req.header("If-None-Match"), head: c.req.method === "HEAD", began: start.began },
         {
           db,
           config: c.get("config"),

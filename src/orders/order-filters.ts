@@ -52,7 +52,7 @@ const invalid = (parameter: Parameter, value: string) =>
 export function readOrderPageQuery(search: URLSearchParams): OrderPageQuery {
   const seen = new Set<string>();
   for (const name of search.keys()) {
-    if (!(name in PARAMETERS)) {
+    if (!Object.hasOwn(PARAMETERS, name)) {
       throw new ApiError("invalid_query", `Unknown query parameter ${JSON.stringify(name.slice(0, 100))}. This operation takes ${Object.keys(PARAMETERS).join(", ")}.`);
     }
     if (seen.has(name)) throw new ApiError("invalid_query", `${name} is given more than once; give it once (status takes a comma-separated list).`);

@@ -28,6 +28,8 @@ export interface OrderListRequest {
   ifNoneMatch: string | undefined;
   /** A HEAD has no body to copy into the cache. */
   head: boolean;
+  /** versions.beginRead() as the request's D1 session was opened (own-writes.ts, startRead). */
+  began: number;
 }
 
 export interface OrderListContext {
@@ -51,7 +53,7 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
   // Otherwise version and first page come in one round trip.
   if (request.ifNoneMatch !== undefined || config.orderList.cache) {
     const reuseMs = request.bookmark === undefined ? config.orderList.versionReuseMs : 0;
-    const version = versions.get(Date.now(), reuseMs) ?? (await readVersion(db, versions));
+    const version = versions.get(Date.now(), reuseMs) ?? (await readVersion(db, versions, request.began));
     if (request.ifNoneMatch !== undefined && ifNoneMatchMatches(request.ifNoneMatch, orderListEtag(version))) return { kind: "not-modified", version };
     if (config.orderList.cache) {
       const cached = await cachedOrderList(config.baseUrl, version, {
@@ -62,10 +64,9 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
     }
   }
 
-  const began = versions.beginRead();
   const first = await readFirstOrderPage(db);
   const version = versionOrFault(first.version);
-  versions.remember(version, Date.now(), began);
+  versions.remember(version, Date.now(), request.began);
   refuseOverBudget(first, config.subrequestLimit);
   const pages = orderPages(first, (after, upTo) => readOrderPage(db, after, upTo), config.orderList.readAhead);
   const body = orderListStream(pages, {
@@ -89,9 +90,8 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
   return { kind: "list", version, body: filling };
 }
 
-/** The version from D1, remembered for lists without a bookmark. */
-async function readVersion(db: D1DatabaseSession, versions: VersionMemory): Promise<string> {
-  const began = versions.beginRead();
+/** The version from D1, remembered for lists without a bookmark, unless a cancel came after the read began. */
+async function readVersion(db: D1DatabaseSession, versions: VersionMemory, began: number): Promise<string> {
   const version = versionOrFault(await readOrdersVersion(db));
   versions.remember(version, Date.now(), began);
   return version;

@@ -79,6 +79,10 @@ afterEach(() => vi.restoreAllMocks());
 describe("GET /v2/store/orders: the query", () => {
   it.each([
     ["an unknown parameter", "state=pending", /Unknown query parameter "state"/],
+    // Names every object inherits are no parameters either.
+    ["constructor", "constructor=1", /Unknown query parameter "constructor"/],
+    ["toString", "toString=1", /Unknown query parameter "toString"/],
+    ["__proto__", "__proto__=1", /Unknown query parameter "__proto__"/],
     ["a repeated parameter", "status=pending&status=shipped", /status is given more than once/],
     ["an unknown status", "status=pending,lost", /status must be one or more of pending, shipped, delivered, cancelled/],
     ["an empty status", "status=", /status must be/],

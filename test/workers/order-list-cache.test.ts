@@ -257,6 +257,15 @@ describe("reusing the version for lists without a bookmark", () => {
     expect(JSON.parse(afterCancel.body)[1]).toMatchObject({ id: 2, status: "cancelled" });
   });
 
+  it("keeps it after a cancel that changed nothing (404, 409): only a cancel forgets", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    await seedOrders([{ id: 1, status: "shipped" }]);
+    await countedList(REUSE);
+    expect((await apiWith({ ...env, ...REUSE } as Env, `${LIST}/404`, { method: "DELETE" })).status).toBe(404);
+    expect((await apiWith({ ...env, ...REUSE } as Env, `${LIST}/1`, { method: "DELETE" })).status).toBe(409);
+    expect((await countedList(REUSE)).queries).toBe(0);
+  });
+
   it("is a plain rule of the clock", () => {
     const recent = { version: "v", readAt: 10_000 };
     expect(reusableVersion(recent, 10_999, 1_000)).toBe("v");
