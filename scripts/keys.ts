@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/api-key-record";
 import { ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
 import { budgetUpdate } from "./lib/budget-update";
-import { operatorApi } from "./lib/operator-client";
+import { operatorApi, tellOperatorApi } from "./lib/operator-client";
 import { limitsFor } from "../src/limiter/plans";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
@@ -136,9 +136,8 @@ async function onStore(store: KeyStore, command: string, keyId: string | undefin
       if (!found) throw new UsageError(`No key ${keyId} in ${environment}.`);
       let { record } = found;
       const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
-      // After a KV write the limiter is only the fast path: a failure to tell it is reported, not fatal.
-      const tellLimiter = async (action: string, body?: unknown) =>
-        api && (await api.call("POST", `/keys/${keyId}/${action}`, body).catch(() => undefined)) !== undefined ? api.baseUrl : undefined;
+      // After a KV write the limiter is only the fast path: a failure to tell it is reported as what it was, not fatal.
+      const tellLimiter = (action: string, body?: unknown) => tellOperatorApi(api, `/keys/${keyId}/${action}`, body);
       if (command === "usage" || command === "unban") {
         const answer = api && (await api.call(command === "usage" ? "GET" : "POST", `/keys/${keyId}/${command}`));
         if (answer === undefined) throw new Error(`${command} needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.`);
@@ -147,19 +146,23 @@ async function onStore(store: KeyStore, command: string, keyId: string | undefin
       }
       if (command === "history") {
         for (const event of await store.history(keyId)) {
-          output.out([event.at, event.operation.padEnd(6), event.actor, JSON.stringify(event.changes)].join("  "));
+          const outcome = event.outcome === "unknown" ? ["(outcome unknown: it failed, and may have taken effect)"] : [];
+          output.out([event.at, event.operation.padEnd(6), event.actor, JSON.stringify(event.changes), ...outcome].join("  "));
         }
         return;
       }
-      if (command === "revoke" && !record.revokedAt) {
-        const revoked = { ...record, revokedAt: new Date().toISOString() };
-        await store.audited([{ operation: "revoke", keyId, changes: { revokedAt: revoked.revokedAt } }], () => store.putRecords([{ hash: found.hash, record: revoked }]));
-        record = revoked;
+      if (command === "revoke") {
+        if (!record.revokedAt) {
+          const revoked = { ...record, revokedAt: new Date().toISOString() };
+          await store.audited([{ operation: "revoke", keyId, changes: { revokedAt: revoked.revokedAt } }], () => store.putRecords([{ hash: found.hash, record: revoked }]));
+          record = revoked;
+        }
+        // Told again for a key already revoked: a revoke whose limiter call failed is finished by running it again.
         const told = await tellLimiter("revoke");
         output.err(
-          told === undefined
-            ? `Revoked ${keyId} in KV only (the operator API was not reachable): every location refuses it within about 65 seconds.`
-            : `Revoked ${keyId}, and told its limiter at ${told}: every location refuses it within 5 seconds.`,
+          told.ok
+            ? `Revoked ${keyId}, and told its limiter at ${told.at}: every location refuses it within 5 seconds.`
+            : `Revoked ${keyId} in KV only (${told.problem}): every location refuses it within about 65 seconds.`,
         );
       }
       if (command === "update") {
@@ -174,9 +177,9 @@ async function onStore(store: KeyStore, command: string, keyId: string | undefin
         } else {
           const told = await tellLimiter("limits", { ...limitsFor(record), setAt: record.limitsSetAt });
           output.err(
-            told === undefined
-              ? `Updated the budget of ${reached} in KV only (the operator API was not reachable): every location applies it within about 65 seconds (KV's propagation and the key cache).`
-              : `Updated the budget of ${reached}, and told its limiter at ${told}: every location applies the new limits within 5 seconds.`,
+            told.ok
+              ? `Updated the budget of ${reached}, and told its limiter at ${told.at}: every location applies the new limits within 5 seconds.`
+              : `Updated the budget of ${reached} in KV only (${told.problem}): every location applies it within about 65 seconds (KV's propagation and the key cache).`,
           );
         }
       }

@@ -10,6 +10,7 @@ import { loadConfig } from "./middleware/load-config";
 import { rateLimit } from "./middleware/rate-limit";
 import { responseIdentity } from "./middleware/response-identity";
 import { requestLog } from "./middleware/request-log";
+import { operatorApiAvailable } from "./middleware/require-operator";
 import { OPERATOR_PREFIX, operatorOperations } from "./operator/operator-routes";
 import { API_VERSIONS } from "./service-identity";
 import { operations as v1 } from "./v1-operations";
@@ -20,7 +21,7 @@ const versions: RouteGroup[] = [
   { base: API_VERSIONS.v2.prefix, operations: v2, version: API_VERSIONS.v2 },
 ];
 /** Every route the worker serves, one way: `GET /`, each version's operations, the operator API. */
-const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions)] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations }];
+const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions)] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApiAvailable }];
 
 const app = new Hono<AppEnv>();
 // CORS answers preflights before anything else; every other request is

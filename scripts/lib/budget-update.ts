@@ -26,7 +26,7 @@ export function budgetUpdate(named: StoredRecord, sharing: readonly StoredRecord
     ...sharing.map(({ hash, record }) => ({ hash, record: applied(record, budgetChanges) })),
   ];
   const reached = records.map(({ record }) => record.id);
-  const events: Omit<KeyEvent, "at" | "actor">[] = records.map(({ record }, index) => ({
+  const events: Omit<KeyEvent, "id" | "at" | "actor" | "outcome">[] = records.map(({ record }, index) => ({
     operation: "update",
     keyId: record.id,
     changes: { ...(index === 0 ? changes : budgetChanges), ...(reached.length > 1 && { reached }) },

@@ -4,7 +4,7 @@
  * worker never does, so none of this is in it. It uses Web Crypto only, so it
  * runs in Node (the keys command) and in workerd (tests, the bench worker).
  */
-import { idName, recordName, sha256Hex } from "../../src/keys/layout";
+import { keyEntries, sha256Hex, type KeySummary } from "../../src/keys/layout";
 import type { ApiKeyRecord, Limits, Plan, Scope } from "../../src/keys/api-key-record";
 
 export type KeyPrefix = "so_live_" | "so_test_";
@@ -58,23 +58,6 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
   return { key: generateApiKey(prefix), record };
 }
 
-/** Summary kept as metadata on `id:` entries so listing keys is one KV list call. */
-export type KeySummary = Omit<ApiKeyRecord, "id">;
-
-interface KvEntry {
-  key: string;
-  value: string;
-  metadata?: KeySummary;
-}
-
-/** The two KV entries that make up one stored key. */
-export function keyEntries(hash: string, record: ApiKeyRecord): KvEntry[] {
-  const { id, ...summary } = record;
-  return [
-    { key: recordName(hash), value: JSON.stringify(record) },
-    { key: idName(id), value: hash, metadata: summary },
-  ];
-}
 
 /** The part of a KV binding that stores entries. */
 interface KvWriter {

@@ -8,10 +8,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { getPlatformProxy } from "wrangler";
-import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, KEY_HISTORY, keyEventOf, keyEventValues, withAuditRow, type KeyEvent, type KeyEventRow } from "../../src/keys/audit";
+import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, KEY_HISTORY, MARK_KEY_EVENT_UNKNOWN, keyEventOf, keyEventValues, withAuditRow, type KeyEvent, type KeyEventRow } from "../../src/keys/audit";
 import { idName, recordName, sha256Hex } from "../../src/keys/layout";
 import { ApiKeyRecord, budgetOf } from "../../src/keys/api-key-record";
-import { keyEntries, newApiKey, type KeyOptions, type KeySummary } from "./issue-key";
+import { keyEntries, type KeySummary } from "../../src/keys/layout";
+import { newApiKey, type KeyOptions } from "./issue-key";
 import { mustRunWrangler } from "./wrangler";
 
 export const ENVIRONMENTS = ["local", "staging", "production"] as const;
@@ -23,7 +24,7 @@ export interface StoredRecord {
   record: ApiKeyRecord;
 }
 
-type AuditEvent = Omit<KeyEvent, "at" | "actor">;
+type AuditEvent = Omit<KeyEvent, "id" | "at" | "actor" | "outcome">;
 
 export interface KeyStore {
   environment: Environment;
@@ -45,7 +46,8 @@ const CLI_ACTOR = `cli:${userInfo().username}`;
 
 const auditRows = (events: AuditEvent[]) => {
   const at = new Date().toISOString();
-  return events.map((event) => keyEventValues({ ...event, at, actor: CLI_ACTOR }));
+  // Each row's event id is made here, once: the inserts' retries (a busy local database) carry the same one.
+  return events.map((event) => keyEventValues({ ...event, id: crypto.randomUUID(), at, actor: CLI_ACTOR }));
 };
 
 /** The parts of the KV and D1 bindings the local store uses. */
@@ -99,7 +101,10 @@ async function localKeyStore(persistTo = ".wrangler/state"): Promise<KeyStore> {
     audited(events, operation) {
       return withAuditRow(
         async () => Promise.all(auditRows(events).map(async (values) => (await whenFree(() => db.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id")))!)),
-        async (rowIds) => Promise.all(rowIds.map((id) => whenFree(() => db.prepare(DELETE_KEY_EVENT).bind(id).run()))),
+        {
+          remove: async (rowIds) => Promise.all(rowIds.map((id) => whenFree(() => db.prepare(DELETE_KEY_EVENT).bind(id).run()))),
+          markUnknown: async (rowIds) => Promise.all(rowIds.map((id) => whenFree(() => db.prepare(MARK_KEY_EVENT_UNKNOWN).bind(id).run()))),
+        },
         operation,
       );
     },
@@ -152,7 +157,10 @@ function remoteKeyStore(environment: Exclude<Environment, "local">): KeyStore {
     audited(events, operation) {
       return withAuditRow(
         async () => (JSON.parse(sql(statements(INSERT_KEY_EVENT, auditRows(events)), true)) as D1Results<{ id: number }>).map((result) => result.results[0]!.id),
-        async (rowIds) => sql(statements(DELETE_KEY_EVENT, rowIds.map((id) => [id]))),
+        {
+          remove: async (rowIds) => sql(statements(DELETE_KEY_EVENT, rowIds.map((id) => [id]))),
+          markUnknown: async (rowIds) => sql(statements(MARK_KEY_EVENT_UNKNOWN, rowIds.map((id) => [id]))),
+        },
         operation,
       );
     },

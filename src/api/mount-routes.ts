@@ -14,7 +14,15 @@ export interface RouteGroup {
   operations: readonly Operation[];
   /** Set on a version of the API: what `GET /` says of it. */
   version?: ApiVersion;
+  /**
+   * Set on a group that exists only in some deployments (the operator API,
+   * only with its token): where it says no, every path of the group is 404
+   * `not_found`, whatever the method, preflights included.
+   */
+  available?: (env: Env) => boolean;
 }
+
+const notFound = () => new ApiError("not_found", "No such resource. See GET / for what this service offers.");
 
 /** The guards an operation's description asks for: a key with its scope, or the operator token; the deprecation headers and sunset. */
 function guardsOf(base: string, operation: Operation): MiddlewareHandler<AppEnv>[] {
@@ -39,6 +47,15 @@ function honoPath(path: string): string {
  * 405 and `Allow`.
  */
 export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[]): void {
+  for (const { base, available } of groups) {
+    // Before the group's routes (and after the shared middleware): the 404 is counted and limited like any other.
+    if (available) {
+      app.use(`${base}/*`, async (c, next) => {
+        if (!available(c.env)) throw notFound();
+        await next();
+      });
+    }
+  }
   for (const { base, operations } of groups) {
     for (const operation of operations) {
       const path = base + honoPath(operation.path);
@@ -77,10 +94,12 @@ function methodsByPath(operations: readonly Operation[]): Map<string, string[]> 
 
 /**
  * For a request path, the methods its operation path answers (the 405's Allow
- * list), or an empty list for a path no operation serves. CORS preflights
- * answer with it, so a browser learns what this path really allows.
+ * list), or an empty list for a path no operation serves; undefined for a
+ * path of a group not available in this deployment (no preflight is answered
+ * for it). CORS preflights answer with it, so a browser learns what this path
+ * really allows.
  */
-export function allowedMethods(groups: readonly RouteGroup[]): (path: string) => string[] {
+export function allowedMethods(groups: readonly RouteGroup[]): (path: string, env: Env) => string[] | undefined {
   const patterns = groups.flatMap(({ base, operations }) =>
     [...methodsByPath(operations)].map(([path, methods]) => {
       const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -88,5 +107,9 @@ export function allowedMethods(groups: readonly RouteGroup[]): (path: string) =>
       return { pattern: new RegExp(`^${source}$`), methods };
     }),
   );
-  return (path) => patterns.find(({ pattern }) => pattern.test(path))?.methods ?? [];
+  const optional = groups.filter((group) => group.available);
+  return (path, env) => {
+    if (optional.some(({ base, available }) => (path === base || path.startsWith(`${base}/`)) && !available!(env))) return undefined;
+    return patterns.find(({ pattern }) => pattern.test(path))?.methods ?? [];
+  };
 }

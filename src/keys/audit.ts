@@ -7,6 +7,8 @@
 export type KeyOperation = "create" | "update" | "rotate" | "revoke" | "unban";
 
 export interface KeyEvent {
+  /** Made once per operation, before its row is first written: a retried insert finds the row instead of adding one. */
+  id: string;
   at: string;
   operation: KeyOperation;
   keyId: string;
@@ -14,14 +16,23 @@ export interface KeyEvent {
   changes: Record<string, unknown>;
   /** The operator token's name for the operator API; `cli:<user>` for npm run keys. */
   actor: string;
+  /** Set when the operation failed in a way that may have come after it took effect. */
+  outcome?: "unknown";
 }
 
-/** Appends one event and returns its row id, so an operation that then fails can take its row back. */
-export const INSERT_KEY_EVENT = "INSERT INTO key_events (at, operation, key_id, changes, actor) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id";
+/**
+ * Appends one event and returns its row id, so an operation that then fails
+ * can take its row back. Written again with the same event id (a retry whose
+ * first answer was lost), it returns the row the first attempt wrote.
+ */
+export const INSERT_KEY_EVENT =
+  "INSERT INTO key_events (at, operation, key_id, changes, actor, event_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6) " +
+  "ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id RETURNING id";
 export const DELETE_KEY_EVENT = "DELETE FROM key_events WHERE id = ?1";
-export const KEY_HISTORY = "SELECT at, operation, key_id, changes, actor FROM key_events WHERE key_id = ?1 ORDER BY id";
+export const MARK_KEY_EVENT_UNKNOWN = "UPDATE key_events SET outcome = 'unknown' WHERE id = ?1";
+export const KEY_HISTORY = "SELECT at, operation, key_id, changes, actor, event_id, outcome FROM key_events WHERE key_id = ?1 ORDER BY id";
 
-export const keyEventValues = (event: KeyEvent): string[] => [event.at, event.operation, event.keyId, JSON.stringify(event.changes), event.actor];
+export const keyEventValues = (event: KeyEvent): string[] => [event.at, event.operation, event.keyId, JSON.stringify(event.changes), event.actor, event.id];
 
 export interface KeyEventRow {
   at: string;
@@ -29,35 +40,54 @@ export interface KeyEventRow {
   key_id: string;
   changes: string;
   actor: string;
+  event_id: string | null;
+  outcome: "unknown" | null;
 }
 
 export const keyEventOf = (row: KeyEventRow): KeyEvent => ({
+  id: row.event_id ?? "",
   at: row.at,
   operation: row.operation,
   keyId: row.key_id,
   changes: JSON.parse(row.changes) as Record<string, unknown>,
   actor: row.actor,
+  ...(row.outcome === "unknown" && { outcome: "unknown" as const }),
 });
 
 /**
- * Runs an operation with its audit row: the row first, then the operation;
- * when the operation fails, the row is taken back. So the audit never misses
- * an operation that happened, and holds one that did not only if taking the
- * row back failed too, which the caller reports (docs/operations.md#operator-api).
+ * Thrown by an operation that failed before it changed anything (nothing was
+ * sent, or the other side refused it unread): its audit row is taken back.
  */
-export async function withAuditRow<Rows, T>(
-  insert: () => Promise<Rows>,
-  remove: (rows: Rows) => Promise<unknown>,
-  operation: () => Promise<T>,
-): Promise<T> {
+export class OperationNotTaken extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "OperationNotTaken";
+  }
+}
+
+/** What to do with an operation's rows when it fails: take them back, or keep them marked 'unknown'. */
+export interface AuditRowsOnFailure<Rows> {
+  remove(rows: Rows): Promise<unknown>;
+  markUnknown(rows: Rows): Promise<unknown>;
+}
+
+/**
+ * Runs an operation with its audit row: the row first, then the operation.
+ * When the operation fails before changing anything (OperationNotTaken), the
+ * row is taken back; any other failure may have come after it took effect
+ * (a write whose answer was lost), so the row stays, marked 'unknown'. The
+ * audit never misses an operation that happened (docs/operations.md#operator-api).
+ */
+export async function withAuditRow<Rows, T>(insert: () => Promise<Rows>, onFailure: AuditRowsOnFailure<Rows>, operation: () => Promise<T>): Promise<T> {
   const rows = await insert();
   try {
     return await operation();
   } catch (error) {
+    const notTaken = error instanceof OperationNotTaken;
     try {
-      await remove(rows);
-    } catch (removal) {
-      throw new AggregateError([error, removal], `the operation failed and its audit rows ${JSON.stringify(rows)} could not be taken back`);
+      await (notTaken ? onFailure.remove(rows) : onFailure.markUnknown(rows));
+    } catch (settling) {
+      throw new AggregateError([error, settling], `the operation failed and its audit rows ${JSON.stringify(rows)} could not be ${notTaken ? "taken back" : "marked unknown"}`);
     }
     throw error;
   }

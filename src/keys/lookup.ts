@@ -42,10 +42,10 @@ export async function findApiKey(kv: KVNamespace, token: string, cache: TtlCache
   return found;
 }
 
-/** A key's record by its id, for the operator API (two KV reads, no cache: operators want what KV holds now). */
-export async function findApiKeyById(kv: KVNamespace, keyId: string): Promise<ApiKeyRecord | null> {
-  const hash = await callDependency("KV", () => kv.get(idName(keyId)));
-  if (hash === null) return null;
-  const stored = await callDependency("KV", () => kv.get<unknown>(recordName(hash.trim()), { type: "json" }));
-  return stored === null ? null : ApiKeyRecord.parse(stored);
+/** A key's record by its id, and the hash it is stored under, for the operator API (two KV reads, no cache: operators want what KV holds now). */
+export async function findApiKeyById(kv: KVNamespace, keyId: string): Promise<{ hash: string; record: ApiKeyRecord } | null> {
+  const hash = (await callDependency("KV", () => kv.get(idName(keyId))))?.trim();
+  if (hash === undefined) return null;
+  const stored = await callDependency("KV", () => kv.get<unknown>(recordName(hash), { type: "json" }));
+  return stored === null ? null : { hash, record: ApiKeyRecord.parse(stored) };
 }

@@ -1,4 +1,6 @@
+import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
+import type { AppEnv } from "../env";
 import { CLIENT_SENT, EXPOSED } from "../header-catalogue";
 
 /**
@@ -7,12 +9,14 @@ import { CLIENT_SENT, EXPOSED } from "../header-catalogue";
  * and are answered with the methods of the path they ask about. Browser code
  * may read every header the catalogue marks exposed (docs/api.md#versioning-stability-and-deprecation).
  */
-export function corsPolicy(allowedMethods: (path: string) => string[]) {
-  return cors({
+export function corsPolicy(allowedMethods: (path: string, env: Env) => string[] | undefined): MiddlewareHandler<AppEnv> {
+  const policy = cors({
     origin: "*",
-    allowMethods: (_origin, c) => allowedMethods(c.req.path),
+    allowMethods: (_origin, c) => allowedMethods(c.req.path, c.env) ?? [],
     allowHeaders: ["Authorization", "Content-Type", ...CLIENT_SENT],
     exposeHeaders: EXPOSED,
     maxAge: 86_400,
   });
+  // A path that does not exist in this deployment (the operator API without its token) answers no preflight: its 404 follows.
+  return (c, next) => (c.req.method === "OPTIONS" && allowedMethods(c.req.path, c.env) === undefined ? next() : policy(c, next));
 }

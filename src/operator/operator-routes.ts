@@ -3,7 +3,8 @@ import { z } from "zod";
 import { defineOperation, type Operation } from "../api/define-operation";
 import type { AppEnv } from "../env";
 import { ApiError, type ErrorCode } from "../api-error";
-import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, keyEventValues, withAuditRow, type KeyOperation } from "../keys/audit";
+import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, MARK_KEY_EVENT_UNKNOWN, keyEventValues, withAuditRow, type KeyOperation } from "../keys/audit";
+import { keyEntries } from "../keys/layout";
 import { findApiKeyById } from "../keys/lookup";
 import { Limits, budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
@@ -15,18 +16,31 @@ export const OPERATOR_PREFIX = "/admin";
 /** New limits, and the stamp `keys update` wrote into the records with them (absent: now). */
 const LimitsUpdate = Limits.extend({ setAt: z.iso.datetime({ offset: true }).optional() });
 
-async function keyOf(c: Context<AppEnv>, keyId: string): Promise<ApiKeyRecord> {
-  const record = await findApiKeyById(c.env.API_KEYS, keyId);
-  if (!record) throw new ApiError("not_found", `No key ${keyId}.`);
-  return record;
+interface StoredKeyRecord {
+  hash: string;
+  record: ApiKeyRecord;
+}
+
+async function keyOf(c: Context<AppEnv>, keyId: string): Promise<StoredKeyRecord> {
+  const found = await findApiKeyById(c.env.API_KEYS, keyId);
+  if (!found) throw new ApiError("not_found", `No key ${keyId}.`);
+  return found;
+}
+
+/** Writes the key's record revoked (KV), as `npm run keys -- revoke` does: what every location reads once KV has spread it, for good. */
+async function storeRevoked(kv: KVNamespace, { hash, record }: StoredKeyRecord, at: string): Promise<void> {
+  for (const entry of keyEntries(hash, { ...record, revokedAt: at })) {
+    await callDependency("KV", () => kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata }));
+  }
 }
 
 const limiterOf = (c: Context<AppEnv>, record: ApiKeyRecord) => c.env.RATE_LIMITER.getByName(budgetOf(record));
 
 /**
  * Does one operator action on a key's budget with its audit row (the
- * operator's name as who did it): both happen or neither does (README,
- * "Operator API").
+ * operator's name as who did it), the row first: an action that fails keeps
+ * its row marked 'unknown' (it may have taken effect), and one whose row
+ * cannot be written does not happen (docs/operations.md#operator-api).
  */
 async function audited(
   c: Context<AppEnv>,
@@ -36,11 +50,21 @@ async function audited(
   action: () => Promise<Usage>,
 ): Promise<Response> {
   const db = c.env.DB;
-  const event = { at: new Date().toISOString(), operation, keyId: record.id, changes: { ...changes, budget: budgetOf(record) }, actor: c.get("operator") ?? "operator" };
+  const event = {
+    id: crypto.randomUUID(),
+    at: new Date().toISOString(),
+    operation,
+    keyId: record.id,
+    changes: { ...changes, budget: budgetOf(record) },
+    actor: c.get("operator") ?? "operator",
+  };
   const usage = await withAuditRow(
     async () => (await callDependency("D1", () => db.prepare(INSERT_KEY_EVENT).bind(...keyEventValues(event)).first<number>("id")))!,
-    (rowId) => callDependency("D1", () => db.prepare(DELETE_KEY_EVENT).bind(rowId).run()),
-    () => callDependency("rate limiter", action),
+    {
+      remove: (rowId) => callDependency("D1", () => db.prepare(DELETE_KEY_EVENT).bind(rowId).run()),
+      markUnknown: (rowId) => callDependency("D1", () => db.prepare(MARK_KEY_EVENT_UNKNOWN).bind(rowId).run()),
+    },
+    action,
   );
   return c.json({ keyId: record.id, budget: budgetOf(record), usage });
 }
@@ -61,7 +85,7 @@ const OPERATOR = { operator: true, tag: "Service", stability: "experimental", do
 /** An operation on a key's budget: the key from the path, then the action, audited (the operator API's shape). */
 function keyOperation(
   spec: { operationId: string; method: "get" | "post"; action: string; summary: string; description: string; errors?: readonly ErrorCode[] },
-  handle: (c: Context<AppEnv>, record: ApiKeyRecord) => Promise<Response>,
+  handle: (c: Context<AppEnv>, key: StoredKeyRecord) => Promise<Response>,
 ): Operation {
   return defineOperation({
     ...OPERATOR,
@@ -82,11 +106,11 @@ function keyOperation(
 export const operatorOperations = [
   keyOperation(
     { operationId: "getKeyUsage", method: "get", action: "usage", summary: "A key's budget as its object counts it now", description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys." },
-    async (c, record) => c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
+    async (c, { record }) => c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
   ),
   keyOperation(
     { operationId: "unbanKey", method: "post", action: "unban", summary: "End a ban now", description: "Ends the budget's ban and starts its streak over; audited with the operator's name." },
-    (c, record) => audited(c, record, "unban", {}, () => limiterOf(c, record).unban()),
+    (c, { record }) => audited(c, record, "unban", {}, () => callDependency("rate limiter", () => limiterOf(c, record).unban())),
   ),
   keyOperation(
     {
@@ -97,18 +121,33 @@ export const operatorOperations = [
       description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote); audited.",
       errors: ["not_found", "invalid_limits"],
     },
-    async (c, record) => {
+    async (c, { record }) => {
       const update = LimitsUpdate.safeParse(await c.req.json().catch(() => undefined));
       if (!update.success) {
         throw new ApiError("invalid_limits", 'Send {"perMinute": N, "perDay": N}, both positive whole numbers, and optionally "setAt", an RFC 3339 instant.');
       }
       const { setAt, ...limits } = update.data;
       const stamp = setAt === undefined ? Date.now() : Date.parse(setAt);
-      return audited(c, record, "update", { limits, limitsSetAt: new Date(stamp).toISOString() }, () => limiterOf(c, record).updateLimits(limits, stamp));
+      return audited(c, record, "update", { limits, limitsSetAt: new Date(stamp).toISOString() }, () =>
+        callDependency("rate limiter", () => limiterOf(c, record).updateLimits(limits, stamp)),
+      );
     },
   ),
   keyOperation(
-    { operationId: "revokeKey", method: "post", action: "revoke", summary: "Revoke a key everywhere within a lease", description: "The budget's object refuses the key from every isolate's next call, without counting it; audited." },
-    (c, record) => audited(c, record, "revoke", {}, () => limiterOf(c, record).revoke(record.id)),
+    {
+      operationId: "revokeKey",
+      method: "post",
+      action: "revoke",
+      summary: "Revoke a key, for good, everywhere within a lease",
+      description:
+        "Writes the key's record revoked (KV, for good), then has the budget's object refuse the key from every isolate's next call, without counting it, until KV has spread the record; audited.",
+    },
+    (c, key) => {
+      const at = key.record.revokedAt ?? new Date().toISOString();
+      return audited(c, key.record, "revoke", { revokedAt: at }, async () => {
+        if (!key.record.revokedAt) await storeRevoked(c.env.API_KEYS, key, at);
+        return callDependency("rate limiter", () => limiterOf(c, key.record).revoke(key.record.id));
+      });
+    },
   ),
 ];

@@ -150,10 +150,12 @@ describe("npm run keys, against the running service", () => {
     const refused = await eventually(key, (r) => r.status === 401);
     expect(refused.status).toBe(401);
     expect(Date.now() - started).toBeLessThan(5_500);
+    // Revoking it again tells the limiter again (a revoke whose limiter call failed is finished this way).
+    expect((await keys.run("revoke", id, ...base)).stderr).toContain(`told its limiter at ${service.current.baseUrl}`);
 
     const history = (await keys.run("history", id)).stdout;
-    // The revocation twice: the record (the keys command) and the budget's limiter (the operator API).
-    expect(history.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "unban", "update", "update", "revoke", "revoke"]);
+    // The revocation: the record (the keys command) and the budget's limiter (the operator API), then the limiter again.
+    expect(history.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "unban", "update", "update", "revoke", "revoke", "revoke"]);
     expect(history).toMatch(/unban\s+local/);
     expect(history).toMatch(/revoke\s+local/);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { generateApiKey, generateKeyId, keyEntries } from "../../scripts/lib/issue-key";
+import { generateApiKey, generateKeyId } from "../../scripts/lib/issue-key";
 import { parseBearer } from "../../src/keys/bearer";
-import { sha256Hex } from "../../src/keys/layout";
+import { keyEntries, sha256Hex } from "../../src/keys/layout";
 
 describe("parseBearer", () => {
   const key = "so_live_0123456789abcdefghijABCDEFGHIJKL";

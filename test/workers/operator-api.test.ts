@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { INSERT_KEY_EVENT, keyEventValues } from "../../src/keys/audit";
+import { sha256Hex } from "../../src/keys/layout";
 import { interceptD1 } from "../support/faults";
 import { storeTestKey, type TestKey } from "../support/test-keys";
 import { api, apiWith, errorBodyOf } from "../support/request";
@@ -28,13 +30,25 @@ describe("the operator API", () => {
     expect((await asOperator(path)).status).toBe(200);
   });
 
-  it("does not exist without an OPERATOR_TOKEN secret", async () => {
+  it("does not exist without an OPERATOR_TOKEN secret: every path 404, whatever the method, preflights included", async () => {
     const { OPERATOR_TOKEN: _, ...withoutToken } = env;
-    const response = await apiWith(withoutToken as Env, `/admin/keys/${key.record.id}/usage`, {
-      key: null,
-      headers: { Authorization: `Bearer ${TOKEN}` },
-    });
-    expect(await errorBodyOf(response)).toMatchObject({ code: "not_found", status: 404 });
+    const without = (path: string, method: string, headers: Record<string, string> = {}) =>
+      apiWith(withoutToken as Env, path, { method, key: null, headers: { Authorization: `Bearer ${TOKEN}`, ...headers } });
+    const preflight = { Origin: "https://ops.example", "Access-Control-Request-Method": "POST" };
+    for (const [path, method, headers] of [
+      [`/admin/keys/${key.record.id}/usage`, "GET"],
+      [`/admin/keys/${key.record.id}/unban`, "GET"],
+      [`/admin/keys/${key.record.id}/revoke`, "DELETE"],
+      [`/admin/keys/${key.record.id}/revoke`, "OPTIONS", preflight],
+      ["/admin/anything", "OPTIONS", preflight],
+      ["/admin", "GET"],
+    ] as [string, string, Record<string, string>?][]) {
+      const response = await without(path, method, headers);
+      expect(await errorBodyOf(response), `${method} ${path}`).toMatchObject({ code: "not_found", status: 404 });
+      expect(response.headers.get("Allow"), `${method} ${path}`).toBeNull();
+    }
+    // With the token, the same preflight is answered as usual.
+    expect((await api(`/admin/keys/${key.record.id}/revoke`, { method: "OPTIONS", key: null, headers: preflight })).status).toBe(204);
   });
 
   it("is limited per address like other keyless traffic, and answers 404 for an unknown key id", async () => {
@@ -99,6 +113,48 @@ describe("the operator API", () => {
     expect(usage).toMatchObject({ minute: { count: 1 }, refusedInARow: 0, bannedUntil: 0 });
   });
 
+  it("revokes for good: the record in KV says revoked, so the key stays refused after the object has forgotten it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const roomy = await storeTestKey({ plan: "pro" });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 0));
+    expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(200);
+    expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
+    const stored = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(roomy.key)}`))!) as { revokedAt?: string };
+    expect(stored.revokedAt).toBe(new Date(Date.UTC(2030, 2, 10, 12, 0, 0)).toISOString());
+    // The next day, long after the object's 10 minutes: its state is gone, KV's record is what refuses the key.
+    vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
+    await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
+    expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({ code: "invalid_api_key" });
+    const { results } = await env.DB.prepare("SELECT operation, changes, outcome FROM key_events WHERE key_id = ?1").bind(roomy.record.id).all();
+    expect(results).toEqual([{ operation: "revoke", changes: JSON.stringify({ revokedAt: stored.revokedAt, budget: roomy.record.id }), outcome: null }]);
+  });
+
+  it("keeps the audit row of an action whose outcome is unknown, marked so, instead of deleting it", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const lostAnswers = {
+      ...env,
+      // The object is reached for limits as usual; the unban's answer is lost on the way back.
+      RATE_LIMITER: {
+        getByName: (name: string) => {
+          const real = env.RATE_LIMITER.getByName(name);
+          return { acquire: (request: never) => real.acquire(request), settle: (request: never) => real.settle(request), unban: () => Promise.reject(new Error("Network connection lost.")) };
+        },
+      },
+    } as unknown as Env;
+    const response = await apiWith(lostAnswers, `/admin/keys/${key.record.id}/unban`, { method: "POST", key: null, headers: { Authorization: `Bearer ${TOKEN}` } });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
+    const { results } = await env.DB.prepare("SELECT operation, actor, outcome FROM key_events WHERE key_id = ?1").bind(key.record.id).all();
+    expect(results).toEqual([{ operation: "unban", actor: "tests", outcome: "unknown" }]);
+  });
+
+  it("writes one row for an audit insert sent twice (its first answer lost)", async () => {
+    const values = keyEventValues({ id: "evt-once", at: "2030-03-10T12:00:00.000Z", operation: "unban", keyId: key.record.id, changes: {}, actor: "tests" });
+    const first = await env.DB.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id");
+    const again = await env.DB.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id");
+    expect(again).toBe(first);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first("n")).toBe(1);
+  });
+
   it("keeps a revocation made just before midnight when the day's state is cleared", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const roomy = await storeTestKey({ plan: "pro" });
@@ -107,7 +163,6 @@ describe("the operator API", () => {
     expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
     vi.setSystemTime(Date.UTC(2030, 2, 11, 0, 0, 5));
     await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
-    // KV still holds the key as active here; the budget's object is what refuses it.
     expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({ code: "invalid_api_key" });
   });
 
@@ -126,7 +181,8 @@ describe("the operator API", () => {
     expect(results.map((row) => ({ ...row, changes: JSON.parse(String(row.changes)) }))).toEqual([
       { operation: "update", actor: "tests", changes: { limits: { perMinute: 5, perDay: 50 }, limitsSetAt: "2030-03-10T12:00:00.000Z", budget: key.record.id } },
       { operation: "unban", actor: "tests", changes: { budget: key.record.id } },
-      { operation: "revoke", actor: "tests", changes: { budget: key.record.id } },
+      // The revoke names when: the instant it wrote into the key's record.
+      { operation: "revoke", actor: "tests", changes: { revokedAt: expect.any(String), budget: key.record.id } },
     ]);
   });
 

@@ -1,0 +1,51 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { operatorApi, tellOperatorApi } from "../../scripts/lib/operator-client";
+
+/**
+ * How the keys command reports telling the operator API after a KV write
+ * (docs/operations.md#api-keys): done, not reachable, or refused, each as what
+ * it was, never one for another.
+ */
+let server: Server | undefined;
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+async function serviceAnswering(status: number, body: unknown): Promise<string> {
+  server = createServer((_, response) => response.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body)));
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("telling the operator API after a KV write", () => {
+  const withToken = (baseUrl: string) => {
+    process.env.OPERATOR_TOKEN = "ops:token";
+    try {
+      return operatorApi(baseUrl, undefined);
+    } finally {
+      delete process.env.OPERATOR_TOKEN;
+    }
+  };
+
+  it("says where it told the limiter", async () => {
+    const api = withToken(await serviceAnswering(200, { keyId: "key_0123456789abcdef" }));
+    expect(await tellOperatorApi(api, "/keys/key_0123456789abcdef/revoke")).toEqual({ ok: true, at: api!.baseUrl });
+  });
+
+  it("reports a 401 or a 500 as the answer it was, not as unreachable", async () => {
+    const refusing = withToken(await serviceAnswering(401, { code: "invalid_api_key", message: "The operator token is not valid.", status: 401 }));
+    expect(await tellOperatorApi(refusing, "/keys/key_0123456789abcdef/revoke")).toEqual({
+      ok: false,
+      problem: "the operator API answered 401: The operator token is not valid.",
+    });
+    server!.close();
+    const failing = withToken(await serviceAnswering(500, { code: "internal_error", message: "Something went wrong.", status: 500 }));
+    expect(await tellOperatorApi(failing, "/keys/key_0123456789abcdef/revoke")).toMatchObject({ ok: false, problem: expect.stringContaining("answered 500") });
+  });
+
+  it("says when it could not reach it, or has none to tell", async () => {
+    const nowhere = withToken("http://127.0.0.1:9");
+    expect(await tellOperatorApi(nowhere, "/keys/key_0123456789abcdef/revoke")).toEqual({ ok: false, problem: "the operator API at http://127.0.0.1:9 was not reachable" });
+    expect(await tellOperatorApi(undefined, "/keys/key_0123456789abcdef/revoke")).toMatchObject({ ok: false, problem: expect.stringContaining("no operator API configured") });
+  });
+});
