@@ -1,7 +1,7 @@
 /**
  * The smoke checks (docs/operations.md#promotion-staging-smoke-production): a
- * read-only check of a running deployment against the contract. The only
- * write is a cancel of an order id that does not exist. With `version`, every
+ * read-only check of a running deployment against the contract, v1 and v2.
+ * The only write is a cancel of an order id that does not exist. With `version`, every
  * request asks for that Worker version (`Cloudflare-Workers-Version-Overrides`)
  * and every answer must come from it (`X-Worker-Version`): an override that
  * was not applied fails the check, never passes silently.
@@ -46,11 +46,22 @@ function expect(condition: boolean, problem: string): asserts condition {
   if (!condition) throw new Error(problem);
 }
 
+/** A v2 page: orders, and where the next one is. */
+const OrderPage = z.object({ data: z.array(ListedOrder), nextCursor: z.string().nullable() });
+
+/** The `rel="next"` target of a Link header. */
+const nextLink = (link: string | null) => (link === null ? undefined : /<([^>]+)>\s*;\s*rel="next"/.exec(link)?.[1]);
+
 export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Promise<SmokeResult[]> {
+  // The same deployment serves v2 beside v1 (BASE_URL names v1's base).
+  const v2 = baseUrl.replace(/\/v1\/?$/, "/v2");
+
+  /** A request to `path` under v1's base, or to an absolute URL (a Link); with the version override when one is checked. */
   async function call(method: string, path: string, authorized = true): Promise<Response> {
     const headers: Record<string, string> = authorized ? { Authorization: `Bearer ${key}` } : {};
     if (version) headers["Cloudflare-Workers-Version-Overrides"] = `${version.worker}="${version.id}"`;
-    const response = await fetch(`${baseUrl}${path}`, { method, headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const url = /^https?:\/\//.test(path) ? path : `${baseUrl}${path}`;
+    const response = await fetch(url, { method, headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
     const answeredBy = response.headers.get("X-Worker-Version");
     if (version && answeredBy !== version.id) {
       await response.body?.cancel();
@@ -68,6 +79,21 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
   }
 
   let listBody = "";
+  let pageOrderId: string | undefined;
+  /** Why the page check failed: the single-order check, which needs its order, fails the same way (a version not applied yet stays that). */
+  let pageFailure: unknown;
+
+  /** A v2 page of pending orders: 200, the page shape, every order pending; the first id kept (as digits) for the single-order check. */
+  async function pendingPage(url: string): Promise<Response> {
+    const response = await call("GET", url);
+    expect(response.status === 200, `${url}: expected 200, got ${response.status}`);
+    const text = await response.text();
+    const page = OrderPage.safeParse(JSON.parse(text));
+    expect(page.success, `${url}: not a page {data, nextCursor}: ${page.error?.issues[0]?.message}`);
+    expect(page.data.data.every((order) => order.status === "pending"), `${url}: an order that is not pending in a status=pending page`);
+    pageOrderId ??= /"id":(-?\d+)/.exec(text)?.[1];
+    return new Response(null, { headers: response.headers });
+  }
 
   const checks: { name: string; run(): Promise<void> }[] = [
     {
@@ -104,6 +130,46 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
         await expectError(response, 401, "missing_api_key");
         expect(challenge.startsWith("Bearer "), `WWW-Authenticate is "${challenge}"`);
         expect(response.headers.has("X-RateLimit-Limit"), "rate-limit headers missing on the 401");
+      },
+    },
+    {
+      name: "GET /v2/store/orders?status=pending is a page of pending orders, and its Link leads to the next",
+      async run() {
+        try {
+          const first = await pendingPage(`${v2}/store/orders?status=pending&limit=2`);
+          const next = nextLink(first.headers.get("Link"));
+          // A deployment with two pending orders or fewer has no next page to follow.
+          if (next !== undefined) await pendingPage(next);
+        } catch (error) {
+          pageFailure = error;
+          throw error;
+        }
+      },
+    },
+    {
+      name: "GET /v2/store/orders/{id} of a listed order is that order",
+      async run() {
+        if (pageFailure !== undefined) throw pageFailure;
+        // A listed pending order, else any listed one; a deployment without orders has none to look up.
+        const id = pageOrderId ?? /"id":(-?\d+)/.exec(listBody)?.[1];
+        if (id === undefined) return;
+        const response = await call("GET", `${v2}/store/orders/${id}`);
+        expect(response.status === 200, `expected 200, got ${response.status}`);
+        const text = await response.text();
+        expect(ListedOrder.safeParse(JSON.parse(text)).success, "not an Order");
+        expect(new RegExp(`"id":${id}[,}]`).test(text), `answered another order than ${id}`);
+      },
+    },
+    {
+      name: "GET /v2/openapi.json is an OpenAPI 3.1 document with v2's operations",
+      async run() {
+        const response = await call("GET", `${v2}/openapi.json`, false);
+        expect(response.status === 200, `expected 200, got ${response.status}`);
+        const document = (await response.json()) as { openapi?: string; paths?: Record<string, object> };
+        expect(document.openapi?.startsWith("3.1") === true, `openapi is ${document.openapi}`);
+        for (const path of ["/store/orders", "/store/orders/{orderId}"]) {
+          expect(document.paths?.[path] !== undefined, `the document has no ${path}`);
+        }
       },
     },
     {

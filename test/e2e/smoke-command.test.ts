@@ -38,7 +38,7 @@ describe("npm run smoke", () => {
   it("passes every check against npm start", async () => {
     const result = await runNpmScript("smoke", "--base-url", `${service.current.baseUrl}/v1`, "--key", service.current.demoKey);
     expect(lines(result.stdout, "FAIL")).toEqual([]);
-    expect(lines(result.stdout, "PASS")).toHaveLength(5);
+    expect(lines(result.stdout, "PASS")).toHaveLength(8);
     expect(result.status).toBe(0);
   });
 
@@ -51,7 +51,8 @@ describe("npm run smoke", () => {
     expect(await (await service.current.call("/v1/store/orders")).text()).toBe(before);
   });
 
-  const breakages: { name: string; breakage: Breakage; failure: RegExp }[] = [
+  // `failed`: how many checks that one breakage fails (1 unless a check needs another's result).
+  const breakages: { name: string; breakage: Breakage; failure: RegExp; failed?: number }[] = [
     {
       name: "drops a rate-limit header",
       breakage: (_method, _path, response) => response.headers.delete("X-RateLimit-Remaining"),
@@ -65,6 +66,15 @@ describe("npm run smoke", () => {
       failure: /^FAIL DELETE \/store\/orders\/\{id\} of an unknown id is 404 order_not_found: the body is not the Error shape/,
     },
     {
+      name: "answers 500 for every filtered v2 page",
+      breakage: (_method, path, response) => {
+        if (path.startsWith("/v2/store/orders?")) Object.assign(response, { status: 500, body: JSON.stringify({ code: "internal_error", message: "broken", status: 500 }) });
+      },
+      failure: /^FAIL GET \/v2\/store\/orders\?status=pending is a page of pending orders, and its Link leads to the next: .*expected 200, got 500$/,
+      // The single-order check looks up an order of that page, and fails with it.
+      failed: 2,
+    },
+    {
       name: "lets unauthenticated calls through",
       breakage: (_method, _path, response) => {
         if (response.status === 401) Object.assign(response, { status: 200, body: "[]" });
@@ -75,16 +85,16 @@ describe("npm run smoke", () => {
 
   it.each(breakages.map((breakage, index) => ({ ...breakage, command: index === 0 })))(
     "fails with one clear line against a server that $name",
-    async ({ breakage, failure, command }) => {
+    async ({ breakage, failure, command, failed: failing = 1 }) => {
       const proxy = await brokenProxy(service.current.baseUrl, breakage);
       try {
         // The first through `npm run smoke` itself, for its exit code; the others through the same checks in this process.
         const result = command ? await runNpmScript("smoke", "--base-url", proxy.baseUrl, "--key", service.current.demoKey) : undefined;
         const output = result ? result.stdout : await smokeLines(proxy.baseUrl);
         const failed = lines(output, "FAIL");
-        expect(failed).toHaveLength(1);
+        expect(failed).toHaveLength(failing);
         expect(failed[0]).toMatch(failure);
-        expect(lines(output, "PASS")).toHaveLength(4);
+        expect(lines(output, "PASS")).toHaveLength(8 - failing);
         if (result) expect(result.status).toBe(1);
       } finally {
         await proxy.close();
