@@ -4,9 +4,12 @@
  * (they only add, so old and new code both run on the new schema); the new
  * version uploaded, tagged with the commit; deployed at 0%; smoke-checked
  * against that version only; then ramped (10%, 50%, 100% by default) with a
- * smoke check between steps. Any failure puts 100% back on the version that
- * was serving and exits 1 with one line saying what failed and what was
- * restored. `--dry-run` prints every command and runs none.
+ * smoke check between steps. Any failure, or an interruption (SIGINT,
+ * SIGTERM), puts 100% back on the version that was serving and exits 1 with
+ * one line saying what failed and what was restored. `--all-at-once` (a
+ * Durable Object migration) deploys tagged too, and smoke-checks that version.
+ * `--dry-run` makes the same pre-flight checks (reading what is deployed),
+ * then prints every command and runs none.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -20,9 +23,12 @@ import { describeResults, runSmokeChecks, type SmokeTarget } from "./lib/smoke-c
 import { runWrangler, runWranglerInTerminal } from "./lib/wrangler";
 
 const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for the smoke checks>] [--steps 10,50,100] [--wait 60]
-       [--base-url https://host/v1] [--all-at-once] [--dry-run]`;
+       [--base-url https://host/v1] [--all-at-once] [--compare-migrations-with <commit>] [--dry-run]`;
 
 class Refused extends Error {}
+
+/** A commit as the release tags its versions: the full id, which is all `git show` is ever given. */
+const COMMIT = /^[0-9a-f]{40}$/;
 
 function options(argv: string[]) {
   const { values, positionals } = parseArgs({
@@ -35,6 +41,7 @@ function options(argv: string[]) {
       "base-url": { type: "string" },
       "propagation-wait": { type: "string", default: "3" },
       "all-at-once": { type: "boolean", default: false },
+      "compare-migrations-with": { type: "string" },
       "dry-run": { type: "boolean", default: false },
     },
   });
@@ -45,16 +52,36 @@ function options(argv: string[]) {
   const wait = Number(values.wait);
   const propagationWait = Number(values["propagation-wait"]);
   if (!(wait >= 0) || !(propagationWait >= 0)) throw new Refused("--wait and --propagation-wait take seconds");
-  return { env, steps, wait, propagationWait, key: values.key ?? process.env.SMOKE_API_KEY, baseUrl: values["base-url"], allAtOnce: values["all-at-once"], dryRun: values["dry-run"] };
+  const compareWith = values["compare-migrations-with"];
+  if (compareWith !== undefined && !/^[0-9a-f]{7,40}$/.test(compareWith)) throw new Refused(`--compare-migrations-with takes a commit id (hex), such as 3f9a1c2b7d4e (got "${compareWith}")`);
+  return {
+    env,
+    steps,
+    wait,
+    propagationWait,
+    key: values.key ?? process.env.SMOKE_API_KEY,
+    baseUrl: values["base-url"],
+    allAtOnce: values["all-at-once"],
+    compareWith,
+    dryRun: values["dry-run"],
+  };
 }
 
-const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+/** Waits, unless the release is interrupted first. */
+const sleep = (seconds: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, seconds * 1000);
+    signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
 
 /** Where a release runs (the project's folder) and where it reports. */
 export interface DeployContext {
   cwd: string;
   out(line: string): void;
   err(line: string): void;
+  /** Where SIGINT and SIGTERM come from: the process, unless a test stands in for it. */
+  signals?: Pick<NodeJS.EventEmitter, "on" | "off">;
 }
 
 /** Runs one release and returns its exit code: 0, or 1 with one line saying what failed (and what was restored). */
@@ -68,9 +95,9 @@ export async function runDeploy(argv: string[], context: DeployContext): Promise
   }
 }
 
-async function release(argv: string[], { cwd, out }: DeployContext): Promise<void> {
+async function release(argv: string[], { cwd, out, signals = process }: DeployContext): Promise<void> {
   const git = (...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
-  const { env, steps, wait, propagationWait, key, baseUrl, allAtOnce, dryRun } = options(argv);
+  const { env, steps, wait, propagationWait, key, baseUrl, allAtOnce, compareWith, dryRun } = options(argv);
   const toml = join(cwd, "wrangler.toml");
   const config = readEnvironment(env, toml);
   const placeholders = placeholdersIn(config);
@@ -85,92 +112,146 @@ async function release(argv: string[], { cwd, out }: DeployContext): Promise<voi
   const subject = git("log", "-1", "--format=%s");
   const smokeBase = (baseUrl ?? String(config.vars.BASE_URL)).replace(/\/+$/, "");
 
-  /** A wrangler call as the plan prints it; in a dry run, printed and not run. */
-  const step = (title: string, args: string[], env: Record<string, string> = {}) => {
-    out(`== ${title}: wrangler ${args.join(" ")}`);
-    if (dryRun) return;
-    const status = runWranglerInTerminal(args, env);
-    if (status !== 0) throw new Error(`${title} failed (wrangler exit ${status})`);
-  };
-  const smoke = async (title: string, target: SmokeTarget) => {
-    out(`== ${title}: smoke checks against ${target.baseUrl}${target.version ? `, ${target.version.worker}="${target.version.id}" only` : ""}`);
-    if (dryRun) return;
-    // A version deployed a moment ago may take seconds to answer its override everywhere: retried, then a clear failure.
-    for (let attempt = 1; ; attempt++) {
-      const results = await runSmokeChecks(target);
-      const failed = results.filter((result) => result.problem !== undefined);
-      for (const line of describeResults(results)) out(`   ${line}`);
-      if (failed.length === 0) return;
-      if (attempt < 5 && failed.every((result) => result.wrongVersion)) {
-        out(`   (the version override is not applied yet; again in ${propagationWait} s)`);
-        await sleep(propagationWait);
-        continue;
-      }
-      throw new Error(`the smoke checks failed at ${title}: ${failed[0]!.problem}`);
-    }
-  };
-
-  // What serves now, and the commit it was tagged with.
-  const current = dryRun ? { id: "<current version>", tag: "<its commit>" } : currentVersion(env);
-  out(`Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}.`);
-
-  const migrationsChanged = current.tag === undefined || !sameMigrations(git, current.tag, env, toml);
-  if (migrationsChanged && !allAtOnce && !dryRun) {
+  // What serves now, and the commit it was released from: read in a dry run too, so it refuses what a release would.
+  const current = currentVersion(env);
+  out(`Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}${current.tag ? ` (commit ${current.tag.slice(0, 12)})` : " (no commit tag)"}.`);
+  const baseline = current.tag ?? (compareWith && resolveCommit(git, compareWith));
+  const migrationsChanged = baseline === undefined || !sameMigrations(git, baseline, env, toml);
+  if (migrationsChanged && !allAtOnce) {
     throw new Refused(
-      `Not deploying ${env} gradually: the Durable Object migrations in wrangler.toml changed since the deployed version ` +
-        `(${current.tag ? `tag ${current.tag.slice(0, 12)}` : "no tag to compare with"}), and versions cannot carry a migration. ` +
-        `Check the release, then run it again with --all-at-once (plain wrangler deploy, then the same smoke checks).`,
+      baseline === undefined
+        ? `Not deploying ${env} gradually: the serving version has no commit tag (it was not released by this script), so its Durable Object migrations cannot be compared. ` +
+            `Name the commit it was deployed from with --compare-migrations-with <commit>, or check the release and run it with --all-at-once.`
+        : `Not deploying ${env} gradually: the Durable Object migrations in wrangler.toml changed since the deployed version ` +
+            `(commit ${baseline.slice(0, 12)}), and versions cannot carry a migration. ` +
+            `Check the release, then run it again with --all-at-once (wrangler deploy, tagged, then the same smoke checks).`,
     );
   }
 
-  step(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
-  if (allAtOnce) {
-    step(`Deploying ${worker} all at once`, ["deploy", "--env", env, "--message", subject]);
-    await guarded(env, current.id, dryRun, out, () => smoke("100%", { baseUrl: smokeBase, key: key ?? "" }));
-    return out(done(env, dryRun));
-  }
+  const interruption = interruptible(signals);
+  try {
+    const { signal } = interruption;
+    /** A wrangler call as the plan prints it; in a dry run, printed and not run. */
+    const step = (title: string, args: string[], stepEnv: Record<string, string> = {}) => {
+      out(`== ${title}: wrangler ${args.join(" ")}`);
+      if (dryRun) return;
+      if (signal.aborted) throw signal.reason;
+      const status = runWranglerInTerminal(args, stepEnv);
+      if (status !== 0) throw new Error(`${title} failed (wrangler exit ${status})`);
+    };
+    const smoke = async (title: string, target: SmokeTarget) => {
+      out(`== ${title}: smoke checks against ${target.baseUrl}${target.version ? `, ${target.version.worker}="${target.version.id}" only` : ""}`);
+      if (dryRun) return;
+      // A version deployed a moment ago may take seconds to answer its override everywhere: retried, then a clear failure.
+      for (let attempt = 1; ; attempt++) {
+        if (signal.aborted) throw signal.reason;
+        const results = await runSmokeChecks(target);
+        const failed = results.filter((result) => result.problem !== undefined);
+        for (const line of describeResults(results)) out(`   ${line}`);
+        if (failed.length === 0) return;
+        if (attempt < 5 && failed.every((result) => result.wrongVersion)) {
+          out(`   (the version override is not applied yet; again in ${propagationWait} s)`);
+          await sleep(propagationWait, signal);
+          continue;
+        }
+        throw new Error(`the smoke checks failed at ${title}: ${failed[0]!.problem}`);
+      }
+    };
+    /** Runs a wrangler step that writes wrangler's output file, and reads the new version's id from it (never from the printed text). */
+    const versionStep = (title: string, args: string[], record: "version-upload" | "deploy") => {
+      if (dryRun) {
+        step(title, args);
+        return "<new version>";
+      }
+      const dir = mkdtempSync(join(tmpdir(), "store-orders-deploy-"));
+      try {
+        const output = join(dir, "wrangler-output.ndjson");
+        step(title, args, { WRANGLER_OUTPUT_FILE_PATH: output });
+        return versionFromOutput(output, record);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    };
+    const guard = (restorable: boolean, traffic: () => Promise<void>) => guarded({ env, previous: current.id, restorable, dryRun, out }, traffic);
 
-  const output = join(mkdtempSync(join(tmpdir(), "store-orders-deploy-")), "wrangler-output.ndjson");
-  step(`Uploading the new version`, ["versions", "upload", "--env", env, "--tag", commit, "--message", subject], { WRANGLER_OUTPUT_FILE_PATH: output });
-  const newVersion = dryRun ? "<new version>" : uploadedVersion(output);
-  const target: SmokeTarget = { baseUrl: smokeBase, key: key ?? "", version: { worker, id: newVersion } };
-
-  await guarded(env, current.id, dryRun, out, async () => {
-    step(`Deploying the new version at 0%`, deployVersions(env, split(newVersion, current.id, 0), `${subject} (0%)`));
-    await smoke("0%", target);
-    for (const percent of steps) {
-      step(`Ramping to ${percent}%`, deployVersions(env, split(newVersion, current.id, percent), `${subject} (${percent}%)`));
-      if (!dryRun && wait > 0 && percent < 100) await sleep(wait);
-      await smoke(`${percent}%`, target);
+    step(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
+    if (allAtOnce) {
+      const newVersion = versionStep(`Deploying ${worker} all at once`, ["deploy", "--env", env, "--tag", commit, `--message=${subject}`], "deploy");
+      // A migration the previous version never had cannot be rolled back to it: the smoke check decides, and a failure says what to do by hand.
+      await guard(!migrationsChanged, () => smoke("100%", { baseUrl: smokeBase, key: key ?? "", version: { worker, id: newVersion } }));
+      return out(done(env, dryRun));
     }
-  });
-  out(done(env, dryRun));
+
+    const newVersion = versionStep(`Uploading the new version`, ["versions", "upload", "--env", env, "--tag", commit, `--message=${subject}`], "version-upload");
+    const target: SmokeTarget = { baseUrl: smokeBase, key: key ?? "", version: { worker, id: newVersion } };
+    await guard(true, async () => {
+      step(`Deploying the new version at 0%`, deployVersions(env, split(newVersion, current.id, 0), `${subject} (0%)`));
+      await smoke("0%", target);
+      for (const percent of steps) {
+        step(`Ramping to ${percent}%`, deployVersions(env, split(newVersion, current.id, percent), `${subject} (${percent}%)`));
+        if (!dryRun && wait > 0 && percent < 100) await sleep(wait, signal);
+        await smoke(`${percent}%`, target);
+      }
+    });
+    out(done(env, dryRun));
+  } finally {
+    interruption.dispose();
+  }
 }
 
-/** Runs the release's traffic steps; on any failure, 100% back on `previous`, and one line saying so. */
-async function guarded(env: string, previous: string, dryRun: boolean, out: (line: string) => void, steps: () => Promise<void>): Promise<void> {
+/** SIGINT and SIGTERM (a Ctrl-C, a CI timeout) during a release abort it, so its guard restores the previous version instead of the process dying mid-ramp. */
+function interruptible(signals: Pick<NodeJS.EventEmitter, "on" | "off">): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const handlers = (["SIGINT", "SIGTERM"] as const).map((name) => [name, () => controller.abort(new Error(`interrupted by ${name}`))] as const);
+  for (const [name, handler] of handlers) signals.on(name, handler);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const [name, handler] of handlers) signals.off(name, handler);
+    },
+  };
+}
+
+interface Guard {
+  env: string;
+  previous: string;
+  /** False when the release changed the Durable Object migrations: the previous version cannot run on them. */
+  restorable: boolean;
+  dryRun: boolean;
+  out(line: string): void;
+}
+
+/** Runs the release's traffic steps; on any failure or interruption (the steps stop at `signal`), 100% back on the previous version (when it can run), and one line saying so. */
+async function guarded({ env, previous, restorable, dryRun, out }: Guard, traffic: () => Promise<void>): Promise<void> {
+  const rollback = (why: string) => deployVersions(env, [`${previous}@100%`], why);
   if (dryRun) {
-    await steps();
-    out(`== On any failure from here: wrangler ${deployVersions(env, [`${previous}@100%`], "rollback").join(" ")}`);
+    await traffic();
+    out(restorable ? `== On any failure from here: wrangler ${rollback("rollback").join(" ")}` : `== On any failure from here: no rollback (${MIGRATED})`);
     return;
   }
   try {
-    await steps();
+    await traffic();
   } catch (error) {
     const what = error instanceof Error ? error.message : String(error);
-    const restored = runWranglerInTerminal(deployVersions(env, [`${previous}@100%`], `rollback: ${what}`)) === 0;
+    if (!restorable) throw new Refused(`FAILED: ${what}. Not rolled back to ${previous}: ${MIGRATED}. ${MIGRATED_BY_HAND}`);
+    const restored = runWranglerInTerminal(rollback(`rollback: ${what}`)) === 0;
     throw new Refused(
       restored
         ? `FAILED: ${what}. Restored 100% of ${env} to ${previous}.`
-        : `FAILED: ${what}. Restoring 100% to ${previous} FAILED too: run wrangler ${deployVersions(env, [`${previous}@100%`], "rollback").join(" ")}`,
+        : `FAILED: ${what}. Restoring 100% to ${previous} FAILED too: run wrangler ${rollback("rollback").join(" ")}`,
     );
   }
 }
+
+const MIGRATED = "this release changed the Durable Object migrations, which the previous version cannot run with";
+const MIGRATED_BY_HAND =
+  "By hand (docs/operations.md#rollback): fix forward with another --all-at-once release, or, if the new class holds nothing yet, " +
+  "add a migration that deletes it (deleted_classes) and release that --all-at-once before moving traffic back";
 
 const done = (env: string, dryRun: boolean) =>
   dryRun ? `\nDry run: nothing was run.` : `\nReleased to ${env}: 100% on the new version, every smoke check passed.`;
 
-/** The version serving 100% of `env` now, and its tag (the commit it was uploaded with). */
+/** The version serving 100% of `env` now, and its tag when it is a commit id (anything else is read as no tag). */
 function currentVersion(env: string): { id: string; tag: string | undefined } {
   const status = runWrangler(["deployments", "status", "--env", env, "--json"]);
   if (status.status !== 0) throw new Error(`wrangler deployments status failed: ${status.stderr.trim()}`);
@@ -181,24 +262,32 @@ function currentVersion(env: string): { id: string; tag: string | undefined } {
   const id = versions[0]!.version_id;
   const view = runWrangler(["versions", "view", id, "--env", env, "--json"]);
   const tag = view.status === 0 ? (JSON.parse(view.stdout) as { annotations?: Record<string, string> }).annotations?.["workers/tag"] : undefined;
-  return { id, tag: tag || undefined };
+  return { id, tag: tag !== undefined && COMMIT.test(tag) ? tag : undefined };
 }
 
-/** Whether the env's Durable Object migrations are the same now as at commit `tag`; false when that commit cannot be read. */
-function sameMigrations(git: (...args: string[]) => string, tag: string, env: string, toml: string): boolean {
+/** The full id of a commit the operator named (hex only, so it cannot be an option); refused when this repository does not have it. */
+function resolveCommit(git: (...args: string[]) => string, named: string): string {
   try {
-    return durableObjectMigrations(git("show", `${tag}:wrangler.toml`), env) === durableObjectMigrations(readFileSync(toml, "utf8"), env);
+    return git("rev-parse", "--verify", "--end-of-options", `${named}^{commit}`);
+  } catch {
+    throw new Refused(`--compare-migrations-with ${named}: no such commit in this repository`);
+  }
+}
+
+/** Whether the env's Durable Object migrations are the same now as at `commit` (40 hex digits, never an option: `--end-of-options`); false when that commit cannot be read. */
+function sameMigrations(git: (...args: string[]) => string, commit: string, env: string, toml: string): boolean {
+  try {
+    return durableObjectMigrations(git("show", "--end-of-options", `${commit}:wrangler.toml`), env) === durableObjectMigrations(readFileSync(toml, "utf8"), env);
   } catch {
     return false;
   }
 }
 
-/** The new version's id, from wrangler's output file (never from its printed text). */
-function uploadedVersion(output: string): string {
+/** The new version's id, from the record wrangler wrote to its output file. */
+function versionFromOutput(output: string, type: "version-upload" | "deploy"): string {
   const records = readFileSync(output, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type?: string; version_id?: string });
-  rmSync(join(output, ".."), { recursive: true, force: true });
-  const id = records.find((record) => record.type === "version-upload")?.version_id;
-  if (!id) throw new Error("wrangler versions upload wrote no version id to its output file");
+  const id = records.find((record) => record.type === type)?.version_id;
+  if (!id) throw new Error(`wrangler wrote no version id to its output file (no "${type}" record)`);
   return id;
 }
 

@@ -23,8 +23,8 @@ export function split(newVersion: string, currentVersion: string, percent: numbe
   return percent >= 100 ? [`${newVersion}@100%`] : [`${newVersion}@${percent}%`, `${currentVersion}@${100 - percent}%`];
 }
 
-/** The arguments of a traffic change. */
-export const deployVersions = (env: string, versions: string[], message: string) => ["versions", "deploy", ...versions, "--env", env, "--yes", "--message", message];
+/** The arguments of a traffic change; the message joined to its flag, so a subject starting with "-" is never an option. */
+export const deployVersions = (env: string, versions: string[], message: string) => ["versions", "deploy", ...versions, "--env", env, "--yes", `--message=${message}`];
 
 /** The environment's Durable Object migrations in a wrangler.toml's text, as comparable JSON. */
 export function durableObjectMigrations(toml: string, env: string): string {

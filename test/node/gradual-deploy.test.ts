@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { EventEmitter } from "node:events";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -45,7 +46,8 @@ beforeAll(async () => {
     const override = /="([^"]+)"/.exec(String(request.headers["cloudflare-workers-version-overrides"] ?? ""))?.[1];
     const serving = Object.entries(split).sort(([, a], [, b]) => b - a)[0]![0];
     const version = !behaviour.ignoreOverrides && override !== undefined && override in split ? override : serving;
-    const broken = version === NEW && behaviour.newBrokenFrom !== undefined && (split[NEW] ?? 0) >= behaviour.newBrokenFrom;
+    const releasing = readState().newVersion;
+    const broken = version === releasing && behaviour.newBrokenFrom !== undefined && (split[releasing] ?? 0) >= behaviour.newBrokenFrom;
     const headers: Record<string, string> = { "Content-Type": "application/json", "X-Worker-Version": version };
     for (const name of ALWAYS_SENT) headers[name] ??= name === "X-RateLimit-Resource" ? "minute" : "1";
     const send = (status: number, body: unknown, extra: Record<string, string> = {}) => {
@@ -100,22 +102,40 @@ function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir:
   return { dir, commit: gitIn(dir, "rev-parse", "HEAD") };
 }
 
-/** The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake, a process per call as the real one). */
-async function deploy(dir: string, ...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+/** The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake, a process per call as the real one); `onLine` sees each line it prints. */
+async function deploy(dir: string, ...args: (string | ((line: string) => void) | EventEmitter)[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
+  const onLine = args.find((arg) => typeof arg === "function") ?? (() => {});
+  const signals = args.find((arg) => arg instanceof EventEmitter);
   process.env.STORE_ORDERS_WRANGLER = join(ROOT, "test/support/fake-wrangler.mjs");
   process.env.FAKE_WRANGLER_STATE = statePath;
-  const argv = ["production", "--base-url", `http://127.0.0.1:${port}/v1`, "--wait", "0", "--propagation-wait", "0", "--key", "so_test_key", ...args];
-  const status = await runDeploy(argv, { cwd: dir, out: (line) => void (stdout += `${line}\n`), err: (line) => void (stderr += `${line}\n`) });
+  const given = args.filter((arg): arg is string => typeof arg === "string");
+  const argv = ["production", "--base-url", `http://127.0.0.1:${port}/v1`, "--wait", "0", "--propagation-wait", "0", "--key", "so_test_key", ...given];
+  const out = (line: string) => {
+    stdout += `${line}\n`;
+    onLine(line);
+  };
+  const status = await runDeploy(argv, { cwd: dir, out, err: (line) => void (stderr += `${line}\n`), ...(signals && { signals }) });
   return { status, stdout, stderr };
 }
 
-/** The wrangler calls that change something, in order (the read-only look-ups left out). */
+/** The wrangler calls that change something, in order (the read-only look-ups left out; a release's own message shortened to its flag). */
 const changes = () =>
   readState()
     .calls.filter(([first, second]) => !(first === "deployments" && second === "status") && !(first === "versions" && second === "view"))
-    .map((call) => call.filter((arg) => !arg.startsWith("Release 42")).join(" "));
+    .map((call) => call.map((arg) => arg.replace(/^--message=(Release|Next release).*$/, "--message")).join(" "));
+
+/** Commits a change to the configured copy and makes the fake's next version `id`: the next release. */
+function nextRelease(dir: string, subject: string, id: string): string {
+  writeFileSync(join(dir, "CHANGES"), `${subject}\n`);
+  gitIn(dir, "commit", "-qam", subject);
+  writeFileSync(statePath, JSON.stringify({ ...readState(), newVersion: id, calls: [] }));
+  return gitIn(dir, "rev-parse", "HEAD");
+}
+
+/** The deploy's temporary folders left in the system's temporary directory. */
+const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith("store-orders-deploy-"));
 
 describe("npm run deploy:production, as a gradual release", () => {
   it("migrates, uploads tagged with the commit, deploys at 0%, smoke-checks that version only, then ramps 10%, 50%, 100% with a smoke check at each", async () => {
@@ -143,7 +163,7 @@ describe("npm run deploy:production, as a gradual release", () => {
     expect(result.stderr.trim().split("\n")).toEqual([`FAILED: the smoke checks failed at 0%: expected 200, got 500. Restored 100% of production to ${OLD}.`]);
     expect(changes().filter((call) => call.startsWith("versions deploy"))).toEqual([
       `versions deploy ${NEW}@0% ${OLD}@100% --env production --yes --message`,
-      `versions deploy ${OLD}@100% --env production --yes --message rollback: the smoke checks failed at 0%: expected 200, got 500`,
+      `versions deploy ${OLD}@100% --env production --yes --message=rollback: the smoke checks failed at 0%: expected 200, got 500`,
     ]);
     expect(readState().split).toEqual({ [OLD]: 100 });
   });
@@ -188,29 +208,146 @@ describe("npm run deploy:production, as a gradual release", () => {
 
     const plain = await deploy(dir, "--all-at-once");
     expect(plain.status, plain.stderr).toBe(0);
-    expect(changes()).toEqual(["d1 migrations apply DB --remote --env production", "deploy --env production --message"]);
+    expect(changes()).toEqual(["d1 migrations apply DB --remote --env production", `deploy --env production --tag ${gitIn(dir, "rev-parse", "HEAD")} --message`]);
+    // Smoke-checked as the version it deployed, read from wrangler's output file.
+    expect(plain.stdout).toContain(`== 100%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="${NEW}" only`);
     expect(plain.stdout).toContain("PASS GET /store/orders");
   });
 
-  it("--dry-run prints the whole plan in order and runs nothing", async () => {
+  it("--dry-run reads what is deployed, prints the whole plan in order, changes nothing and leaves no temporary folder", async () => {
     const { dir } = configuredCopy();
+    const before = leftovers();
     const result = await deploy(dir, "--dry-run");
     expect(result.status, result.stderr).toBe(0);
     const plan = result.stdout.split("\n").filter((line) => line.startsWith("== "));
-    expect(plan.map((line) => line.replace(/ --message .*/, ""))).toEqual([
+    expect(plan.map((line) => line.replace(/ --message=.*/, ""))).toEqual([
       "== Applying D1 migrations to production: wrangler d1 migrations apply DB --remote --env production",
       expect.stringMatching(/^== Uploading the new version: wrangler versions upload --env production --tag [0-9a-f]{40}$/),
-      "== Deploying the new version at 0%: wrangler versions deploy <new version>@0% <current version>@100% --env production --yes",
+      `== Deploying the new version at 0%: wrangler versions deploy <new version>@0% ${OLD}@100% --env production --yes`,
       `== 0%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
-      "== Ramping to 10%: wrangler versions deploy <new version>@10% <current version>@90% --env production --yes",
+      `== Ramping to 10%: wrangler versions deploy <new version>@10% ${OLD}@90% --env production --yes`,
       `== 10%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
-      "== Ramping to 50%: wrangler versions deploy <new version>@50% <current version>@50% --env production --yes",
+      `== Ramping to 50%: wrangler versions deploy <new version>@50% ${OLD}@50% --env production --yes`,
       `== 50%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
       "== Ramping to 100%: wrangler versions deploy <new version>@100% --env production --yes",
       `== 100%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
-      "== On any failure from here: wrangler versions deploy <current version>@100% --env production --yes",
+      `== On any failure from here: wrangler versions deploy ${OLD}@100% --env production --yes`,
     ]);
-    expect(readState().calls).toEqual([]);
+    expect(changes()).toEqual([]);
+    expect(leftovers()).toEqual(before);
+  });
+
+  it("--dry-run refuses what a real release would: an untagged deployment, a split one", async () => {
+    const { dir } = configuredCopy();
+    writeFileSync(statePath, JSON.stringify({ ...readState(), tags: {} }));
+    const untagged = await deploy(dir, "--dry-run");
+    expect(untagged.status).toBe(1);
+    expect(untagged.stderr).toMatch(/no commit tag .* --compare-migrations-with <commit>, or .* --all-at-once/);
+    writeFileSync(statePath, JSON.stringify({ ...readState(), split: { [OLD]: 50, [NEW]: 50 } }));
+    const split = await deploy(dir, "--dry-run");
+    expect(split.status).toBe(1);
+    expect(split.stderr).toContain("is already split between versions");
+    expect(changes()).toEqual([]);
+  });
+
+  it("releases three times in a row from a production never released by this script: all at once (tagged), then gradually, twice", async () => {
+    const { dir } = configuredCopy();
+    writeFileSync(statePath, JSON.stringify({ ...readState(), tags: {} }));
+    expect((await deploy(dir)).status).toBe(1);
+    const first = await deploy(dir, "--all-at-once");
+    expect(first.status, first.stderr).toBe(0);
+    expect(readState().tags[NEW]).toBe(gitIn(dir, "rev-parse", "HEAD"));
+
+    const THIRD = "2b2b2b2b-new0-4000-8000-000000000003";
+    const secondCommit = nextRelease(dir, "Next release: v2 pages", THIRD);
+    const second = await deploy(dir);
+    expect(second.status, second.stderr).toBe(0);
+    expect(changes()).toContain(`versions deploy ${THIRD}@0% ${NEW}@100% --env production --yes --message`);
+    expect(readState()).toMatchObject({ split: { [THIRD]: 100 }, tags: { [THIRD]: secondCommit } });
+
+    const FOURTH = "3c3c3c3c-new0-4000-8000-000000000004";
+    nextRelease(dir, "Next release: events", FOURTH);
+    const third = await deploy(dir);
+    expect(third.status, third.stderr).toBe(0);
+    expect(changes()).toContain(`versions deploy ${FOURTH}@0% ${THIRD}@100% --env production --yes --message`);
+    expect(readState().split).toEqual({ [FOURTH]: 100 });
+  });
+
+  it("takes an untagged production gradually, through 0% and its smoke check, when the operator names the commit it was deployed from", async () => {
+    const { dir } = configuredCopy();
+    const deployedFrom = readState().tags[OLD]!;
+    writeFileSync(statePath, JSON.stringify({ ...readState(), tags: {} }));
+    const result = await deploy(dir, "--compare-migrations-with", deployedFrom.slice(0, 12));
+    expect(result.status, result.stderr).toBe(0);
+    expect(changes()[2]).toBe(`versions deploy ${NEW}@0% ${OLD}@100% --env production --yes --message`);
+    expect(result.stdout).toContain(`== 0%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="${NEW}" only`);
+    expect((await deploy(dir, "--compare-migrations-with", "HEAD~1;touch")).stderr).toContain("--compare-migrations-with takes a commit id");
+  });
+
+  it("leaves 100% on a version that passed its smoke check, whichever step fails", async () => {
+    const failures: { name: string; failOn?: string; brokenFrom?: number }[] = [
+      { name: "the migrations", failOn: "d1 migrations" },
+      { name: "the upload", failOn: "versions upload" },
+      { name: "0%", failOn: `${NEW}@0%` },
+      { name: "the smoke at 0%", brokenFrom: 0 },
+      { name: "10%", failOn: `${NEW}@10%` },
+      { name: "the smoke at 10%", brokenFrom: 10 },
+      { name: "50%", failOn: `${NEW}@50%` },
+      { name: "100%", failOn: `${NEW}@100%` },
+      { name: "the smoke at 100%", brokenFrom: 100 },
+    ];
+    for (const failure of failures) {
+      const { dir } = configuredCopy();
+      writeFileSync(statePath, JSON.stringify({ ...readState(), failOn: failure.failOn ? [failure.failOn] : [] }));
+      behaviour = { newBrokenFrom: failure.brokenFrom };
+      const result = await deploy(dir);
+      expect(result.status, failure.name).toBe(1);
+      expect(readState().split, failure.name).toEqual({ [OLD]: 100 });
+    }
+  });
+
+  it("puts 100% back on the previous version when the release is interrupted mid-ramp (SIGINT, SIGTERM), and says so", async () => {
+    // The process's signals, stood in for: in this process they would reach the test runner too.
+    const signals = new EventEmitter();
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      const { dir } = configuredCopy();
+      const result = await deploy(dir, "--wait", "30", signals, (line) => {
+        if (line.startsWith("== Ramping to 10%")) setTimeout(() => signals.emit(signal), 50);
+      });
+      expect(result.status, signal).toBe(1);
+      expect(result.stderr.trim()).toBe(`FAILED: interrupted by ${signal}. Restored 100% of production to ${OLD}.`);
+      expect(readState().split).toEqual({ [OLD]: 100 });
+      expect(changes().filter((call) => call.includes("@50%"))).toEqual([]);
+    }
+    expect(signals.listenerCount("SIGINT") + signals.listenerCount("SIGTERM")).toBe(0);
+  });
+
+  it("reads a tag that is not a commit id as no tag, so it never reaches git", async () => {
+    const { dir } = configuredCopy();
+    writeFileSync(statePath, JSON.stringify({ ...readState(), tags: { [OLD]: "--output=/tmp/owned" } }));
+    const result = await deploy(dir);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain(`serving now: ${OLD} (no commit tag)`);
+    expect(result.stderr).toContain("no commit tag");
+  });
+
+  it("passes a commit subject that starts with '-' as the message, never as an option", async () => {
+    const { dir } = configuredCopy();
+    gitIn(dir, "commit", "--allow-empty", "-qm", "--yes --dry-run");
+    const result = await deploy(dir);
+    expect(result.status, result.stderr).toBe(0);
+    const upload = readState().calls.find(([first, second]) => first === "versions" && second === "upload")!;
+    expect(upload).toContain("--message=--yes --dry-run");
+  });
+
+  it("refuses to roll back an all-at-once release that changed the Durable Object migrations, saying why and what to do by hand", async () => {
+    const addClass = (toml: string) => toml.replace(/(\[\[env\.production\.migrations\]\]\ntag = "v1"\nnew_sqlite_classes = \["RateLimiter"\]\n)/, '$1\n[[env.production.migrations]]\ntag = "v2"\nnew_sqlite_classes = ["Another"]\n');
+    const { dir } = configuredCopy(addClass);
+    behaviour = { newBrokenFrom: 100 };
+    const result = await deploy(dir, "--all-at-once");
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^FAILED: the smoke checks failed at 100%: .*Not rolled back to .*Durable Object migrations.*By hand/);
+    expect(changes().filter((call) => call.startsWith("versions deploy"))).toEqual([]);
   });
 
   it("refuses placeholders and a dirty tree before anything runs", async () => {

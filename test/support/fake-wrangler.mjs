@@ -42,6 +42,13 @@ if (first === "deployments" && second === "status") {
   save();
 } else if (first === "deploy") {
   state.split = { [state.newVersion]: 100 };
+  if (args.includes("--tag")) state.tags[state.newVersion] = args[args.indexOf("--tag") + 1];
   save();
+  if (process.env.WRANGLER_OUTPUT_FILE_PATH) {
+    appendFileSync(
+      process.env.WRANGLER_OUTPUT_FILE_PATH,
+      `${JSON.stringify({ type: "deploy", version: 1, worker_name: state.worker, worker_tag: null, version_id: state.newVersion, targets: [], wrangler_environment: "production" })}\n`,
+    );
+  }
 }
 process.exit(0);
