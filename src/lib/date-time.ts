@@ -17,7 +17,8 @@ export function rfc3339ToUtc(value: string): string | undefined {
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return undefined;
 
-  const millis = Math.floor(Number(`0.${match[7] ?? "0"}`) * 1000);
+  // Cut to the millisecond by its digits, as ship_instant cuts it in SQL (migrations/0007): a listed date and a range never disagree.
+  const millis = Number((match[7] ?? "").padEnd(3, "0").slice(0, 3));
   const offset = (match[8] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
   // Date.UTC would map years 0-99 to 1900-1999; the setters do not.
   const date = new Date(0);

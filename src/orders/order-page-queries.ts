@@ -5,8 +5,11 @@
  * page names the index that starts with exactly its equality filters, then
  * `id` (migrations/0005_order_filter_indexes.sql), so it reads about a page's
  * rows whatever the table's size. Several statuses are one arm each, merged
- * by id: each arm reads at most a page. A shipDate range reads its range
- * through the ship date index instead.
+ * by id: each arm reads at most a page. A ship date range cannot be read in
+ * id order through an index, so with one each arm scans a bounded number of
+ * rows of its index in id order and keeps those in the range: a page costs a
+ * page however wide or sparse the range, and may come back short, with the
+ * place its scan reached as the next page's start.
  */
 import { callDependency } from "../lib/dependency";
 import type { D1Queryable } from "../lib/d1-session";
@@ -15,7 +18,10 @@ import { ORDER_COLUMNS, VERSION_SQL, type OrderRow } from "./order-queries";
 
 const INT64_MIN = "-9223372036854775808";
 
-/** The index for a set of equality filters (sorted names), or for a ship date range. */
+/** With a ship date range, each arm scans at most this many rows of its index per row the page asks for. */
+export const RANGE_SCAN_FACTOR = 4;
+
+/** The index for a set of equality filters (sorted names). */
 const INDEXES: Record<string, string> = {
   status: "orders_by_status",
   petId: "orders_by_pet",
@@ -25,47 +31,95 @@ const INDEXES: Record<string, string> = {
   "complete,petId": "orders_by_pet_complete",
   "complete,petId,status": "orders_by_status_pet_complete",
 };
-const SHIP_INDEX = "orders_by_ship_instant";
 
-/** The index a page with these filters reads through; undefined for the primary key. */
+/** The index a page with these filters reads through (the ship date range does not choose it); undefined for the primary key. */
 export function pageIndex(filters: OrderFilters): string | undefined {
-  if (filters.shipDateFrom !== undefined || filters.shipDateTo !== undefined) return SHIP_INDEX;
   const equalities = (["status", "petId", "complete"] as const).filter((name) => filters[name] !== undefined).sort();
   return INDEXES[equalities.join(",")];
 }
 
-/** The SQL and bound values of a page: orders matching `filters` after `after` (from the start when undefined), at most `rows`. */
-export function pageSql(filters: OrderFilters, after: string | undefined, rows: number): { sql: string; values: (string | number)[] } {
+const hasRange = (filters: OrderFilters) => filters.shipDateFrom !== undefined || filters.shipDateTo !== undefined;
+
+export interface Statement {
+  sql: string;
+  values: (string | number)[];
+}
+
+/** A statement whose placeholders are numbered as `build` binds its values. */
+function statement(build: (bind: (value: string | number) => string) => string): Statement {
   const values: (string | number)[] = [];
-  const bind = (value: string | number) => `?${values.push(value)}`;
-  const shared: string[] = [];
-  if (filters.petId !== undefined) shared.push(`pet_id = ${bind(filters.petId)}`);
-  if (filters.complete !== undefined) shared.push(`complete = ${bind(filters.complete ? 1 : 0)}`);
-  if (filters.shipDateFrom !== undefined) shared.push(`ship_instant >= julianday(${bind(filters.shipDateFrom)})`);
-  if (filters.shipDateTo !== undefined) shared.push(`ship_instant < julianday(${bind(filters.shipDateTo)})`);
-  // Ids are bound as text (D1 rejects BigInt); the INTEGER column's affinity compares them as integers.
-  shared.push(after === undefined ? `orders.id >= ${bind(INT64_MIN)}` : `orders.id > ${bind(after)}`);
+  const sql = build((value) => `?${values.push(value)}`);
+  return { sql, values };
+}
+
+export interface PagePlan {
+  /** The page: orders matching the filters after `after`, in id order, at most `rows`. */
+  page: Statement;
+  /** With a ship date range: per arm, how many rows its bounded scan read and the last id it reached. */
+  scans: Statement[];
+  /** The most rows each arm's scan reads (with a ship date range). */
+  scanRows: number;
+}
+
+/** The statements of a page: orders matching `filters` after `after` (from the start when undefined), at most `rows`. */
+export function pageSql(filters: OrderFilters, after: string | undefined, rows: number): PagePlan {
   const index = pageIndex(filters);
   const from = `orders${index ? ` INDEXED BY ${index}` : ""}`;
-  const arm = (status: string | undefined) =>
-    `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM ${from} WHERE ${[...(status === undefined ? [] : [`status = ${bind(status)}`]), ...shared].join(" AND ")} ORDER BY orders.id LIMIT ${rows}`;
+  const scanRows = RANGE_SCAN_FACTOR * rows;
+  /** The equality filters of one arm, and the keyset start; ids are bound as text (D1 rejects BigInt), compared as integers by the column's affinity. */
+  const keyed = (bind: (value: string | number) => string, status: string | undefined) => [
+    ...(status === undefined ? [] : [`status = ${bind(status)}`]),
+    ...(filters.petId === undefined ? [] : [`pet_id = ${bind(filters.petId)}`]),
+    ...(filters.complete === undefined ? [] : [`complete = ${bind(filters.complete ? 1 : 0)}`]),
+    after === undefined ? `orders.id >= ${bind(INT64_MIN)}` : `orders.id > ${bind(after)}`,
+  ];
+  const range = (bind: (value: string | number) => string) => [
+    ...(filters.shipDateFrom === undefined ? [] : [`ship_instant >= julianday(${bind(filters.shipDateFrom)})`]),
+    ...(filters.shipDateTo === undefined ? [] : [`ship_instant < julianday(${bind(filters.shipDateTo)})`]),
+  ];
+  /** The ids one arm's bounded scan reads, in id order. */
+  const scan = (bind: (value: string | number) => string, status: string | undefined) =>
+    `SELECT orders.id FROM ${from} WHERE ${keyed(bind, status).join(" AND ")} ORDER BY orders.id LIMIT ${scanRows}`;
+  const arm = (bind: (value: string | number) => string, status: string | undefined) =>
+    hasRange(filters)
+      ? `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM orders WHERE orders.id IN (${scan(bind, status)}) AND ${range(bind).join(" AND ")} ORDER BY orders.id LIMIT ${rows}`
+      : `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM ${from} WHERE ${keyed(bind, status).join(" AND ")} ORDER BY orders.id LIMIT ${rows}`;
   const statuses = filters.status ?? [undefined];
-  if (statuses.length === 1) return { sql: arm(statuses[0]), values };
-  const sql = `${statuses.map((status) => `SELECT * FROM (${arm(status)})`).join(" UNION ALL ")} ORDER BY position LIMIT ${rows}`;
-  return { sql, values };
+  const page = statement((bind) =>
+    statuses.length === 1
+      ? arm(bind, statuses[0])
+      : `${statuses.map((status) => `SELECT * FROM (${arm(bind, status)})`).join(" UNION ALL ")} ORDER BY position LIMIT ${rows}`,
+  );
+  const scans = hasRange(filters) ? statuses.map((status) => statement((bind) => `SELECT count(*) AS scanned, CAST(max(id) AS TEXT) AS last FROM (${scan(bind, status)})`)) : [];
+  return { page, scans, scanRows };
 }
 
 export interface OrderPageRead {
   /** The list's version the page was read at; undefined when its row is missing. */
   version: string | undefined;
   rows: OrderRow[];
+  /**
+   * Set when a bounded scan stopped before the end of its index: every order
+   * up to this id has been looked at, none after it. A page that is not full
+   * goes on from here.
+   */
+  scannedTo?: string;
 }
 
 /** The version and a page in one round trip and one transaction. */
 export async function readOrderPageAfter(db: D1Queryable, filters: OrderFilters, after: string | undefined, rows: number): Promise<OrderPageRead> {
-  const { sql, values } = pageSql(filters, after, rows);
-  const [version, page] = await callDependency("D1", () => db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(sql).bind(...values)]));
-  return { version: (version.results[0] as { tag: string } | undefined)?.tag, rows: page.results as OrderRow[] };
+  const plan = pageSql(filters, after, rows);
+  const prepared = [plan.page, ...plan.scans].map(({ sql, values }) => db.prepare(sql).bind(...values));
+  const [version, page, ...scans] = await callDependency("D1", () => db.batch<unknown>([db.prepare(VERSION_SQL), ...prepared]));
+  const read = { version: (version!.results[0] as { tag: string } | undefined)?.tag, rows: page!.results as OrderRow[] };
+  // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has looked at.
+  const cuts = scans
+    .map((result) => result.results[0] as { scanned: number; last: string | null })
+    .filter((scan) => scan.scanned >= plan.scanRows && scan.last !== null)
+    .map((scan) => BigInt(scan.last!));
+  if (cuts.length === 0) return read;
+  const scannedTo = cuts.reduce((low, cut) => (cut < low ? cut : low));
+  return { ...read, rows: read.rows.filter((row) => BigInt(row.id) <= scannedTo), scannedTo: String(scannedTo) };
 }
 
 /** One order by id, or undefined. */

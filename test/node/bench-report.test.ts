@@ -52,6 +52,9 @@ describe("the benchmark report", () => {
       scaleRow(100_000, SCALE.v2Walk, 2_800),
       scaleRow(10_000, SCALE.v2Page, 4),
       scaleRow(1_000_000, SCALE.v2Page, 7),
+      scaleRow(100_000, SCALE.v2RangeWalk, 2_000),
+      scaleRow(10_000, SCALE.v2RangePage, 5),
+      scaleRow(1_000_000, SCALE.v2RangePage, 6),
     ];
     const fanOut = { isolates: 4, admitted: 10_000, objectCalls: 120 };
     expect(evaluateTargets(load, scale, fanOut).map(({ met, detail }) => [met, detail])).toEqual([
@@ -68,6 +71,8 @@ describe("the benchmark report", () => {
       [true, "0.55× (3000 ms vs 5500 ms)"],
       [false, "1.75× (7.0 ms vs 4.0 ms)"],
       [false, "1.75× (2800 ms vs 1600 ms)"],
+      [true, "1.20× (6.0 ms vs 5.0 ms)"],
+      [true, "1.25× (2000 ms vs 1600 ms)"],
       [true, "0.95×"],
     ]);
   });

@@ -1,0 +1,104 @@
+import { readD1Migrations, type D1Migration } from "@cloudflare/vitest-pool-workers";
+import { Miniflare } from "miniflare";
+import { afterEach, describe, expect, it } from "vitest";
+import { rfc3339ToUtc } from "../../src/lib/date-time";
+
+/**
+ * The migrations that define `ship_instant` (0005, and 0007 for databases
+ * that applied 0005's first text), run on a database that holds rows written
+ * before the write guards existed (docs/design/order-list.md#v2-pages): they
+ * apply, and only a ship date the guards would accept matches a range, cut to
+ * the millisecond as the list writes it.
+ */
+const migrations = await readD1Migrations("migrations");
+const named = (prefix: string) => migrations.find((migration) => migration.name.startsWith(prefix))!;
+
+/** 0005 as it was first written, for a database that applied it before it was mended. */
+const FIRST_0005: D1Migration = {
+  name: "0005 (first text)",
+  queries: named("0005").queries.map((query) =>
+    query.startsWith("ALTER TABLE orders ADD COLUMN ship_instant") ? "ALTER TABLE orders ADD COLUMN ship_instant REAL GENERATED ALWAYS AS (julianday(upper(ship_date))) VIRTUAL" : query,
+  ),
+};
+
+let runtime: Miniflare | undefined;
+afterEach(async () => {
+  await runtime?.dispose();
+  runtime = undefined;
+});
+
+async function database(): Promise<D1Database> {
+  runtime = new Miniflare({ modules: true, script: "export default {}", d1Databases: ["DB"] });
+  return (await runtime.getD1Database("DB")) as unknown as D1Database;
+}
+
+const apply = async (db: D1Database, migration: D1Migration) => db.batch(migration.queries.map((query) => db.prepare(query)));
+
+/** Rows as another system wrote them before 0002's guards: (id, ship_date). */
+async function legacyRows(db: D1Database, rows: [number, unknown][]) {
+  for (const [id, shipDate] of rows) {
+    await db.prepare("INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, 'x', 'x')").bind(id, shipDate).run();
+  }
+}
+
+const inRange = async (db: D1Database, from: string, to = "9999-12-31T23:59:59.999Z") =>
+  (await db.prepare("SELECT id FROM orders WHERE ship_instant >= julianday(?1) AND ship_instant < julianday(?2) ORDER BY id").bind(from, to).all<{ id: number }>()).results.map((row) => row.id);
+
+const LEGACY: [number, unknown][] = [
+  [1, "2026-01-01T10:00:00Z"],
+  [2, "2026-01-01"],
+  [3, "2026-01-01T10:00:00"],
+  [4, 2461041.5],
+  [5, "2026-02-30T10:00:00Z"],
+  [6, "2026-01-01T10:00:00.9996Z"],
+  [7, "2026-01-01t11:00:00+01:00"],
+  [8, null],
+];
+
+describe("ship_instant on rows from before the write guards", () => {
+  it("applies every migration over a legacy 'now', and matches only RFC 3339 instants", async () => {
+    const db = await database();
+    await apply(db, named("0001"));
+    await legacyRows(db, [...LEGACY, [9, "now"]]);
+    for (const migration of migrations.slice(1)) await apply(db, migration);
+    expect(await inRange(db, "0000-01-01T00:00:00Z")).toEqual([1, 6, 7]);
+  });
+
+  it("(0005's first text could not apply there at all)", async () => {
+    const db = await database();
+    await apply(db, named("0001"));
+    await legacyRows(db, [[9, "now"]]);
+    for (const migration of migrations.slice(1, 4)) await apply(db, migration);
+    await expect(apply(db, FIRST_0005)).rejects.toThrow(/non-deterministic/);
+  });
+
+  it("mends a database that applied 0005's first text: 0007 leaves no date without a zone, number or impossible day in a range", async () => {
+    const db = await database();
+    await apply(db, named("0001"));
+    await legacyRows(db, LEGACY);
+    for (const migration of migrations.slice(1, 4)) await apply(db, migration);
+    await apply(db, FIRST_0005);
+    expect(await inRange(db, "0000-01-01T00:00:00Z")).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    for (const migration of migrations.slice(5)) await apply(db, migration);
+    expect(await inRange(db, "0000-01-01T00:00:00Z")).toEqual([1, 6, 7]);
+  });
+
+  it("cuts a fraction to the millisecond as the list does: a range never disagrees with the date listed", async () => {
+    const db = await database();
+    for (const migration of migrations) await apply(db, migration);
+    await legacyRows(db, [[6, "2026-01-01T10:00:00.9996Z"], [10, "2026-01-01T10:00:00.0005+00:00"]]);
+    // What the list writes for them.
+    expect(rfc3339ToUtc("2026-01-01T10:00:00.9996Z")).toBe("2026-01-01T10:00:00.999Z");
+    expect(rfc3339ToUtc("2026-01-01T10:00:00.0005+00:00")).toBe("2026-01-01T10:00:00.000Z");
+    expect(await inRange(db, "2026-01-01T10:00:00.999Z", "2026-01-01T10:00:01.000Z")).toEqual([6]);
+    expect(await inRange(db, "2026-01-01T10:00:01.000Z")).toEqual([]);
+    expect(await inRange(db, "2026-01-01T10:00:00.000Z", "2026-01-01T10:00:00.001Z")).toEqual([10]);
+  });
+
+  it("cuts fractions in JavaScript by their digits, never by floating-point arithmetic", () => {
+    for (let ms = 0; ms < 1000; ms++) {
+      const digits = String(ms).padStart(3, "0");
+      expect(rfc3339ToUtc(`2026-01-01T00:00:00.${digits}9Z`)).toBe(`2026-01-01T00:00:00.${digits}Z`);
+    }
+  });
+});
