@@ -62,11 +62,17 @@ export const HEADERS = {
   "Retry-After": { description: "Whole seconds to wait before retrying", schema: { type: "integer", minimum: 1 }, exposed: true },
   "WWW-Authenticate": { description: 'RFC 6750 challenge: `Bearer realm="store-orders"`', schema: text },
   Allow: { description: "The methods this path answers", schema: text },
-  ETag: { description: "Version of the whole order list", schema: text, exposed: true },
+  ETag: {
+    description:
+      "What the response holds, for revalidation with If-None-Match: the order list's version (v1's list), that version " +
+      "and the page's query (a v2 page), or the order's JSON (one v2 order)",
+    schema: text,
+    exposed: true,
+  },
   "If-None-Match": {
     description:
-      "ETags of lists you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current " +
-      "list's ETag the answer is 304 with no body; a malformed value is ignored and the list is sent",
+      "ETags of what you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current " +
+      "ETag of what you ask for the answer is 304 with no body; a malformed value is ignored and the body is sent",
     schema: text,
     request: true,
   },

@@ -8,7 +8,7 @@ import { getPetById } from "./pets/get-pet";
 import { API_VERSIONS } from "./service-identity";
 
 const { listVersion, ownWrites } = isolateMemory;
-const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites), getPetById];
+const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable" }), getPetById];
 
 /**
  * Every operation under /v1, in the order they are documented; the document

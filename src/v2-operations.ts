@@ -7,11 +7,9 @@ import { getOrderV2 } from "./orders/get-order-v2";
 import { listOrdersV2 } from "./orders/list-orders-v2";
 import { API_VERSIONS } from "./service-identity";
 
-/** v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders). */
 const { listVersion, ownWrites } = isolateMemory;
-const cancelOrderV2: Operation = { ...cancelOrder(listVersion, ownWrites), operationId: "cancelOrderV2", stability: "beta" };
-
-const served = [listOrdersV2(ownWrites), getOrderV2(ownWrites), cancelOrderV2];
+// v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
+const served = [listOrdersV2(ownWrites), getOrderV2(ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta" })];
 
 /**
  * Every operation under /v2, in the order they are documented; then its

@@ -4,7 +4,8 @@
  * worker never does, so none of this is in it. It uses Web Crypto only, so it
  * runs in Node (the keys command) and in workerd (tests, the bench worker).
  */
-import { keyEntries, sha256Hex, type KeySummary } from "../../src/keys/layout";
+import { keyEntries, type KeySummary } from "../../src/keys/layout";
+import { sha256Hex } from "../../src/lib/digest";
 import type { ApiKeyRecord, Limits, Plan, Scope } from "../../src/keys/api-key-record";
 
 export type KeyPrefix = "so_live_" | "so_test_";

@@ -8,7 +8,7 @@ import type { HeaderName } from "../header-catalogue";
 import type { Scope } from "../keys/api-key-record";
 import type { DeprecationSchedule } from "../lib/deprecation-schedule";
 
-type Stability = "stable" | "beta" | "experimental";
+export type Stability = "stable" | "beta" | "experimental";
 
 /** The document's tags, one per resource, with what each groups. */
 export const TAGS = {

@@ -25,8 +25,3 @@ export function keyEntries(hash: string, record: ApiKeyRecord): KvEntry[] {
     { key: idName(id), value: hash, metadata: summary },
   ];
 }
-
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-}

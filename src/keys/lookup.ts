@@ -1,6 +1,7 @@
 import { callDependency } from "../lib/dependency";
 import type { TtlCache } from "../lib/ttl-cache";
-import { idName, recordName, sha256Hex } from "./layout";
+import { sha256Hex } from "../lib/digest";
+import { idName, recordName } from "./layout";
 import { ApiKeyRecord } from "./api-key-record";
 
 

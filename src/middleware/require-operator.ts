@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../api-error";
 import { bearerToken } from "../keys/bearer";
-import { sha256Hex } from "../keys/layout";
+import { sha256Hex } from "../lib/digest";
 
 const CHALLENGE = 'Bearer realm="store-orders-operator"';
 

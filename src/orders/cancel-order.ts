@@ -1,4 +1,4 @@
-import { defineOperation } from "../api/define-operation";
+import { defineOperation, type Stability } from "../api/define-operation";
 import { ApiError } from "../api-error";
 import { writeSession } from "../lib/d1-session";
 import { bookmarkHeader } from "./d1-bookmark";
@@ -7,13 +7,20 @@ import { OrderIdParams } from "./order-schemas";
 import type { OwnWrites } from "./own-writes";
 import type { VersionMemory } from "./recent-version";
 
+/** How a version of the API names and labels the cancel: v1's, and v2's (the same operation, beta there). */
+export interface CancelOrderIn {
+  operationId: "cancelOrder" | "cancelOrderV2";
+  stability: Stability;
+}
+
 /**
- * `DELETE /store/orders/{orderId}`; a cancel makes `versions` (isolate-memory.ts)
- * forget the list's version, and `ownWrites` keep its bookmark.
+ * `DELETE /store/orders/{orderId}`, in v1 and v2 alike; a cancel makes
+ * `versions` (isolate-memory.ts) forget the list's version, and `ownWrites`
+ * keep its bookmark.
  */
-export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites) =>
+export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites, version: CancelOrderIn) =>
   defineOperation({
-    operationId: "cancelOrder",
+    operationId: version.operationId,
     scope: "orders:write",
     method: "delete",
     path: "/store/orders/{orderId}",
@@ -22,7 +29,7 @@ export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites) =>
     description:
       "Cancels an order whose status is pending. Cancelling an order that is already cancelled succeeds again " +
       "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be cancelled.",
-    stability: "stable",
+    stability: version.stability,
     responses: {
       204: {
         description: "The order is cancelled. X-D1-Bookmark: send it with the next list to be sure to see this cancel.",

@@ -2,18 +2,16 @@ import { defineOperation } from "../api/define-operation";
 import { ApiError } from "../api-error";
 import { readSession } from "../lib/d1-session";
 import type { OwnWrites } from "./own-writes";
+import { sha256Hex } from "../lib/digest";
 import { ifNoneMatchMatches } from "../lib/etag";
 import { logLine } from "../lib/log";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
 import { orderWriter, type DroppedValue } from "./order-json";
 import { readOrder } from "./order-page-queries";
-import { Order, OrderIdOnlyParams } from "./order-schemas";
+import { Order, OrderIdParams } from "./order-schemas";
 
 /** An order's ETag: from what the client would receive, so it changes exactly when the order's JSON does. */
-async function orderEtag(body: string): Promise<string> {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)));
-  return `"order-${[...bytes.slice(0, 12)].map((byte) => byte.toString(16).padStart(2, "0")).join("")}"`;
-}
+const orderEtag = async (body: string) => `"order-${await sha256Hex(body, 12)}"`;
 
 /** `GET /v2/store/orders/{orderId}`: one order. */
 export const getOrderV2 = (ownWrites: OwnWrites) =>
@@ -33,7 +31,7 @@ export const getOrderV2 = (ownWrites: OwnWrites) =>
     requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
     errors: ["invalid_order_id", "order_not_found", "invalid_bookmark"],
     params: {
-      schema: OrderIdOnlyParams,
+      schema: OrderIdParams,
       invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
     },
     async handle(c, { orderId }) {

@@ -5,6 +5,7 @@ import { logLine } from "../lib/log";
 import { API_VERSIONS, versionBaseUrl } from "../service-identity";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PARAMETERS, readOrderPageQuery } from "./order-filters";
+import { CURSOR_PATTERN } from "./order-cursor";
 import { readOrderPage } from "./order-page";
 import { ORDER_STATUSES, OrderPage } from "./order-schemas";
 
@@ -16,7 +17,7 @@ const QUERY_SCHEMAS: Record<keyof typeof PARAMETERS, Record<string, unknown>> = 
   shipDateFrom: { type: "string", format: "date-time" },
   shipDateTo: { type: "string", format: "date-time" },
   limit: { type: "integer", minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
-  cursor: { type: "string" },
+  cursor: { type: "string", minLength: 1, maxLength: 200, pattern: CURSOR_PATTERN },
 };
 
 /** `GET /v2/store/orders`: the orders that match the filters, a page at a time (docs/api.md#v2-filtering-and-pagination). */

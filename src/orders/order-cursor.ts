@@ -8,21 +8,23 @@
  * it to protect; a changed `limit` keeps it valid.
  */
 import { ApiError } from "../api-error";
+import { sha256Hex } from "../lib/digest";
 import { isCanonicalInt64 } from "../lib/int64";
 import { canonicalFilters, type OrderFilters } from "./order-filters";
 
 const PURPOSE = "store-orders v2 order cursor 1";
 
-async function digest(text: string): Promise<string> {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${PURPOSE}\n${text}`)));
-  return [...bytes.slice(0, 9)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-}
+const digest = (text: string) => sha256Hex(`${PURPOSE}\n${text}`, 9);
 
 const filtersDigest = (filters: OrderFilters) => digest(new URLSearchParams(canonicalFilters(filters)).toString());
 
+/** Every cursor this API makes is base64url of at most 200 characters: the document says so, and anything else is refused unread. */
+export const CURSOR_PATTERN = "^[A-Za-z0-9_-]{1,200}$";
+const CURSOR = new RegExp(CURSOR_PATTERN);
+
 const base64url = (text: string) => btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 function fromBase64url(text: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(text)) return undefined;
+  if (!CURSOR.test(text)) return undefined;
   try {
     return atob(text.replaceAll("-", "+").replaceAll("_", "/"));
   } catch {

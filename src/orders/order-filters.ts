@@ -84,14 +84,16 @@ export function readOrderPageQuery(search: URLSearchParams): OrderPageQuery {
     if (instant === undefined) throw invalid(bound, text);
     filters[bound] = instant;
   }
-  const limitText = value("limit");
-  let limit = DEFAULT_PAGE_LIMIT;
-  if (limitText !== undefined) {
-    limit = /^[1-9][0-9]{0,3}$/.test(limitText) ? Number(limitText) : NaN;
-    if (!(limit <= MAX_PAGE_LIMIT)) throw invalid("limit", limitText);
-  }
   const cursor = value("cursor");
-  return { filters, limit, ...(cursor !== undefined && { cursor }) };
+  return { filters, limit: readLimit(value("limit")), ...(cursor !== undefined && { cursor }) };
+}
+
+/** `limit`: a whole number from 1 to MAX_PAGE_LIMIT, written plainly (no sign, no leading zero, no exponent). */
+function readLimit(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_PAGE_LIMIT;
+  const limit = Number(text);
+  if (!/^[1-9][0-9]*$/.test(text) || limit > MAX_PAGE_LIMIT) throw invalid("limit", text);
+  return limit;
 }
 
 /** The filters as query parameters in one canonical order and spelling: for the cursor's binding, the next link and the ETag. */

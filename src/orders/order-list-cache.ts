@@ -22,38 +22,24 @@ export interface CacheUse {
   onError(error: unknown): void;
 }
 
-/** `]`: the last byte of every whole list, and of no cut-short one (an Order holds no array, and none of its strings can hold a bracket). */
-const LIST_END = 0x5d;
-
 /**
- * The cached body of this version, if there is one. A cache that fails is a
- * miss, never a failed list. A body that turns out cut short (a runtime may
- * store an aborted upload) fails its stream, so the client sees a broken
- * response rather than a short list, and is dropped, so the next request
- * reads D1 (docs/design/order-list.md#the-cache).
+ * Beside each body, once it was stored whole on purpose, a marker: a body is
+ * served only with its marker. A runtime may store an upload that was aborted
+ * (Miniflare does, cut short or not), and a cut-short list must never be
+ * served; checking the body itself as it streams would cost every hit its
+ * bytes passing through JavaScript (1.8× the time at 100,000 orders).
  */
+const wholeMarkerKey = (baseUrl: string, version: string) => new Request(`${orderListCacheKey(baseUrl, version).url}&whole=1`);
+
+/** The cached body of this version, if there is one stored whole. A cache that fails is a miss, never a failed list (docs/design/order-list.md#the-cache). */
 export async function cachedOrderList(baseUrl: string, version: string, use: CacheUse): Promise<ReadableStream<Uint8Array> | undefined> {
   try {
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
-    const key = orderListCacheKey(baseUrl, version);
-    const hit = await cache.match(key);
-    if (!hit?.body) return undefined;
-    let last = -1;
-    return hit.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          if (chunk.length > 0) last = chunk[chunk.length - 1]!;
-          controller.enqueue(chunk);
-        },
-        flush(controller) {
-          if (last === LIST_END) return;
-          use.background(cache.delete(key).catch(use.onError));
-          const error = new Error(`the cached order list of version ${version} is cut short; dropped`);
-          use.onError(error);
-          controller.error(error);
-        },
-      }),
-    );
+    // Both at once: a hit costs one lookup's time.
+    const [marker, hit] = await Promise.all([cache.match(wholeMarkerKey(baseUrl, version)), cache.match(orderListCacheKey(baseUrl, version))]);
+    if (marker && hit?.body) return hit.body;
+    await hit?.body?.cancel();
+    return undefined;
   } catch (error) {
     use.onError(error);
     return undefined;
@@ -69,10 +55,9 @@ export interface CacheFill extends CacheUse {
  * The body for the client, stored under its version as it streams (paced, so
  * memory stays flat: lib/paced-copy.ts). Only a complete body that is still
  * the version's is stored: a failed read, a client gone away or a write
- * during the read leaves nothing behind. Aborting the upload is not always
- * enough to keep it out (Miniflare stores an aborted upload, whole or cut
- * short), so whatever was not kept on purpose is deleted once the upload has
- * settled.
+ * during the read leaves nothing behind: only a body kept on purpose gets
+ * its marker, without which it is never served; one that was not is also
+ * deleted once its upload has settled (a runtime may store it all the same).
  */
 export function cachingOrderList(baseUrl: string, version: string, body: ReadableStream<Uint8Array>, fill: CacheFill): ReadableStream<Uint8Array> {
   let kept: boolean | undefined;
@@ -91,7 +76,11 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
             // A list found stale at its end was thrown away on purpose.
             if (kept !== false) fill.onError(error);
           }
-          if (kept !== true) await cache.delete(key);
+          if (kept === true) {
+            await cache.put(wholeMarkerKey(baseUrl, version), new Response("", { headers: { "Cache-Control": `max-age=${TTL_SECONDS}` } }));
+          } else {
+            await cache.delete(key);
+          }
         }).catch(fill.onError),
       );
       return writable;

@@ -5,6 +5,7 @@
  * and an ETag per page so a client revalidates with 304. Plain inputs and
  * outputs; the operation only maps them to HTTP.
  */
+import { sha256Hex } from "../lib/digest";
 import { ifNoneMatchMatches } from "../lib/etag";
 import { decodeCursor, encodeCursor } from "./order-cursor";
 import { canonicalFilters, type OrderPageQuery } from "./order-filters";
@@ -35,10 +36,7 @@ function canonicalQuery(query: OrderPageQuery): URLSearchParams {
   return new URLSearchParams([...canonicalFilters(query.filters), ["limit", String(query.limit)], ...(query.cursor === undefined ? [] : [["cursor", query.cursor] as [string, string]])]);
 }
 
-async function pageEtag(version: string, query: OrderPageQuery): Promise<string> {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalQuery(query).toString())));
-  return `"orders-${version}-${[...bytes.slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("")}"`;
-}
+const pageEtag = async (version: string, query: OrderPageQuery) => `"orders-${version}-${await sha256Hex(canonicalQuery(query).toString(), 8)}"`;
 
 export async function readOrderPage(request: OrderPageRequest, context: OrderPageContext): Promise<OrderPageResult> {
   const { query } = request;

@@ -14,8 +14,9 @@ export const Order = z
   })
   .meta({ id: "Order", description: "An order placed in the store. Fields without a value are omitted." });
 
+/** The one order-id path parameter, of every operation on one order. */
 export const OrderIdParams = z.object({
-  orderId: int64Param("The identifier of the order to cancel"),
+  orderId: int64Param("The identifier of the order"),
 });
 
 /** A page of v2's order list: orders ascending by id, and where the next page starts (null on the last). */
@@ -26,6 +27,3 @@ export const OrderPage = z
   })
   .meta({ id: "OrderPage", description: "One page of the orders that match the filters." });
 
-export const OrderIdOnlyParams = z.object({
-  orderId: int64Param("The identifier of the order"),
-});

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { generateApiKey, generateKeyId } from "../../scripts/lib/issue-key";
 import { parseBearer } from "../../src/keys/bearer";
-import { keyEntries, sha256Hex } from "../../src/keys/layout";
+import { keyEntries } from "../../src/keys/layout";
+import { sha256Hex } from "../../src/lib/digest";
 
 describe("parseBearer", () => {
   const key = "so_live_0123456789abcdefghijABCDEFGHIJKL";

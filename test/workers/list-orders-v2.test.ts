@@ -385,6 +385,9 @@ describe("the v2 document and GET /", () => {
       "limit",
       "cursor",
     ]);
+    // What a cursor can be, so a third-party fuzzer or client never sends an empty or non-ASCII one as valid.
+    const cursor = document.paths["/store/orders"]!.get!.parameters.find((parameter) => parameter.name === "cursor") as unknown as { schema: Record<string, unknown> };
+    expect(cursor.schema).toEqual({ type: "string", minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_-]{1,200}$" });
     expect(Object.keys(document.paths)).not.toContain("/pets/{petId}");
   });
 

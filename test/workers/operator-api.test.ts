@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { INSERT_KEY_EVENT, keyEventValues } from "../../src/keys/audit";
-import { sha256Hex } from "../../src/keys/layout";
+import { sha256Hex } from "../../src/lib/digest";
 import { interceptD1 } from "../support/faults";
 import { storeTestKey, type TestKey } from "../support/test-keys";
 import { api, apiWith, errorBodyOf } from "../support/request";
