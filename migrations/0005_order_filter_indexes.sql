@@ -29,9 +29,12 @@ ALTER TABLE orders ADD COLUMN ship_instant REAL GENERATED ALWAYS AS (
   CASE WHEN typeof(ship_date) = 'text'
       AND substr(ship_date, 1, 10) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'
       AND substr(ship_date, 11, 9) GLOB '[Tt][0-2][0-9]:[0-5][0-9]:[0-5][0-9]'
-      AND date(substr(ship_date, 1, 10), '+0 days') IS substr(ship_date, 1, 10)
+      AND substr(ship_date, 6, 2) BETWEEN '01' AND '12' AND substr(ship_date, 9, 2) >= '01'
+      -- The calendar (no 2026-02-30), parsed only for days past the 28th: every month has those.
+      AND (substr(ship_date, 9, 2) <= '28' OR date(substr(ship_date, 1, 10), '+0 days') IS substr(ship_date, 1, 10))
       AND substr(ship_date, 12, 2) <= '23'
-      AND coalesce(datetime(upper(ship_date)), '') GLOB '[0-9][0-9][0-9][0-9]-*'
+      -- In UTC still within the four-digit years: only the first and last year can leave them.
+      AND (substr(ship_date, 1, 4) NOT IN ('0000', '9999') OR coalesce(datetime(upper(ship_date)), '') GLOB '[0-9][0-9][0-9][0-9]-*')
       AND (
         substr(ship_date, 20) IN ('Z', 'z')
         OR (substr(ship_date, 20) GLOB '[+-][0-2][0-9]:[0-5][0-9]' AND substr(ship_date, 21, 2) <= '23')

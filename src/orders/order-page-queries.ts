@@ -17,6 +17,7 @@ import type { OrderFilters } from "./order-filters";
 import { ORDER_COLUMNS, VERSION_SQL, type OrderRow } from "./order-queries";
 
 const INT64_MIN = "-9223372036854775808";
+const INT64_MAX = "9223372036854775807";
 
 /** With a ship date range, each arm scans at most this many rows of its index per row the page asks for. */
 export const RANGE_SCAN_FACTOR = 4;
@@ -55,10 +56,8 @@ function statement(build: (bind: (value: string | number) => string) => string):
 export interface PagePlan {
   /** The page: orders matching the filters after `after`, in id order, at most `rows`. */
   page: Statement;
-  /** With a ship date range: per arm, how many rows its bounded scan read and the last id it reached. */
+  /** With a ship date range: per arm, the last id its bounded scan reaches (NULL when it reaches the end). */
   scans: Statement[];
-  /** The most rows each arm's scan reads (with a ship date range). */
-  scanRows: number;
 }
 
 /** The statements of a page: orders matching `filters` after `after` (from the start when undefined), at most `rows`. */
@@ -77,21 +76,23 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
     ...(filters.shipDateFrom === undefined ? [] : [`ship_instant >= julianday(${bind(filters.shipDateFrom)})`]),
     ...(filters.shipDateTo === undefined ? [] : [`ship_instant < julianday(${bind(filters.shipDateTo)})`]),
   ];
-  /** The ids one arm's bounded scan reads, in id order. */
-  const scan = (bind: (value: string | number) => string, status: string | undefined) =>
-    `SELECT orders.id FROM ${from} WHERE ${keyed(bind, status).join(" AND ")} ORDER BY orders.id LIMIT ${scanRows}`;
+  /** The last id one arm's bounded scan reaches (its index's entries only); NULL when fewer remain: the scan reaches the end. */
+  const frontier = (bind: (value: string | number) => string, status: string | undefined) =>
+    `SELECT orders.id FROM ${from} WHERE ${keyed(bind, status).join(" AND ")} ORDER BY orders.id LIMIT 1 OFFSET ${scanRows - 1}`;
+  // With a range, the arm reads its index in id order up to its frontier, and stops as soon as the page is full.
   const arm = (bind: (value: string | number) => string, status: string | undefined) =>
-    hasRange(filters)
-      ? `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM orders WHERE orders.id IN (${scan(bind, status)}) AND ${range(bind).join(" AND ")} ORDER BY orders.id LIMIT ${rows}`
-      : `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM ${from} WHERE ${keyed(bind, status).join(" AND ")} ORDER BY orders.id LIMIT ${rows}`;
+    `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM ${from} WHERE ${[
+      ...keyed(bind, status),
+      ...(hasRange(filters) ? [`orders.id <= coalesce((${frontier(bind, status)}), ${INT64_MAX})`, ...range(bind)] : []),
+    ].join(" AND ")} ORDER BY orders.id LIMIT ${rows}`;
   const statuses = filters.status ?? [undefined];
   const page = statement((bind) =>
     statuses.length === 1
       ? arm(bind, statuses[0])
       : `${statuses.map((status) => `SELECT * FROM (${arm(bind, status)})`).join(" UNION ALL ")} ORDER BY position LIMIT ${rows}`,
   );
-  const scans = hasRange(filters) ? statuses.map((status) => statement((bind) => `SELECT count(*) AS scanned, CAST(max(id) AS TEXT) AS last FROM (${scan(bind, status)})`)) : [];
-  return { page, scans, scanRows };
+  const scans = hasRange(filters) ? statuses.map((status) => statement((bind) => `SELECT CAST((${frontier(bind, status)}) AS TEXT) AS last`)) : [];
+  return { page, scans };
 }
 
 export interface OrderPageRead {
@@ -113,10 +114,7 @@ export async function readOrderPageAfter(db: D1Queryable, filters: OrderFilters,
   const [version, page, ...scans] = await callDependency("D1", () => db.batch<unknown>([db.prepare(VERSION_SQL), ...prepared]));
   const read = { version: (version!.results[0] as { tag: string } | undefined)?.tag, rows: page!.results as OrderRow[] };
   // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has looked at.
-  const cuts = scans
-    .map((result) => result.results[0] as { scanned: number; last: string | null })
-    .filter((scan) => scan.scanned >= plan.scanRows && scan.last !== null)
-    .map((scan) => BigInt(scan.last!));
+  const cuts = scans.map((result) => (result.results[0] as { last: string | null }).last).flatMap((last) => (last === null ? [] : [BigInt(last)]));
   if (cuts.length === 0) return read;
   const scannedTo = cuts.reduce((low, cut) => (cut < low ? cut : low));
   return { ...read, rows: read.rows.filter((row) => BigInt(row.id) <= scannedTo), scannedTo: String(scannedTo) };

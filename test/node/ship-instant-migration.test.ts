@@ -95,6 +95,26 @@ describe("ship_instant on rows from before the write guards", () => {
     expect(await inRange(db, "2026-01-01T10:00:00.000Z", "2026-01-01T10:00:00.001Z")).toEqual([10]);
   });
 
+  it("agrees with the list's reading of every value: an instant exactly where JavaScript reads one, and the same instant", async () => {
+    const db = await database();
+    await apply(db, named("0001"));
+    const values = [
+      "2026-01-01T10:00:00Z", "2026-13-01T00:00:00Z", "2026-00-10T00:00:00Z", "2026-01-00T00:00:00Z", "2026-02-29T00:00:00Z",
+      "2028-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-04-30T23:59:59.5-02:00", "0000-01-01T00:00:00+01:00",
+      "0000-01-01T00:00:00-01:00", "9999-12-31T23:59:59Z", "9999-12-31T23:30:00-01:00", "2026-01-01T24:00:00Z",
+      "2026-01-01T10:00:60Z", "2026-01-01T10:00:00+24:00", "2026-01-01T10:00:00.Z", "2026-01-01 10:00:00Z", "2026-1-01T10:00:00Z",
+    ];
+    await legacyRows(db, values.map((value, index) => [index + 1, value]));
+    for (const migration of migrations.slice(1)) await apply(db, migration);
+    const { results } = await db.prepare("SELECT id, ship_instant AS instant, julianday(?1) AS epoch FROM orders ORDER BY id").bind("1970-01-01T00:00:00Z").all<{ id: number; instant: number | null; epoch: number }>();
+    for (const row of results) {
+      const value = values[row.id - 1]!;
+      const listed = rfc3339ToUtc(value);
+      expect(row.instant === null, value).toBe(listed === undefined);
+      if (listed !== undefined) expect(Math.round((row.instant! - row.epoch) * 86_400_000), value).toBe(Date.parse(listed));
+    }
+  });
+
   it("cuts fractions in JavaScript by their digits, never by floating-point arithmetic", () => {
     for (let ms = 0; ms < 1000; ms++) {
       const digits = String(ms).padStart(3, "0");
