@@ -139,7 +139,7 @@ export interface components {
         "X-Request-Id": string;
         /** @description The id of the Worker version that answered, also in the logs: during a gradual deployment, which release this was */
         "X-Worker-Version": string;
-        /** @description Version of the whole order list */
+        /** @description What the response holds, for revalidation with If-None-Match: the order list's version (v1's list), that version and the page's query (a v2 page), or the order's JSON (one v2 order) */
         ETag: string;
         /** @description D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that */
         "X-D1-Bookmark": string;
@@ -175,7 +175,7 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
-                /** @description ETags of lists you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current list's ETag the answer is 304 with no body; a malformed value is ignored and the list is sent */
+                /** @description ETags of what you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current ETag of what you ask for the answer is 304 with no body; a malformed value is ignored and the body is sent */
                 "If-None-Match"?: string;
                 /** @description D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that */
                 "X-D1-Bookmark"?: string;
@@ -393,7 +393,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description ETags of lists you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current list's ETag the answer is 304 with no body; a malformed value is ignored and the list is sent */
+                /** @description ETags of what you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current ETag of what you ask for the answer is 304 with no body; a malformed value is ignored and the body is sent */
                 "If-None-Match"?: string;
                 /** @description D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that */
                 "X-D1-Bookmark"?: string;
@@ -614,7 +614,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The identifier of the order to cancel. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). */
+                /** @description The identifier of the order. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). */
                 orderId: number;
             };
             cookie?: never;
