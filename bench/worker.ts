@@ -4,7 +4,7 @@
  * runs it (bench/wrangler.toml); it is never deployed.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import app from "../src/index";
+import { app } from "../src/index";
 import type { AppEnv } from "../src/env";
 import { ApiError } from "../src/api-error";
 import { newApiKey, putApiKey } from "../scripts/lib/issue-key";

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { describeServiceOperation } from "./api/describe-service";
 import { allowedMethods, mountRoutes, type RouteGroup } from "./api/mount-routes";
 import type { AppEnv } from "./env";
+import { pruneOrderEvents } from "./events/prune-order-events";
 import { isolateMemory } from "./isolate-memory";
 import { identifyCaller } from "./middleware/api-key-auth";
 import { corsPolicy } from "./middleware/cors";
@@ -38,6 +39,15 @@ mountRoutes(app, routes);
 app.notFound(handleNotFound);
 app.onError(handleError);
 
-export default app;
+/** The Worker: the HTTP API, and a daily prune of the order events older than they are kept. */
+export default {
+  fetch: app.fetch,
+  scheduled(controller, env, ctx) {
+    ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime));
+  },
+} satisfies ExportedHandler<Env>;
+
+/** The HTTP API alone, for the bench's worker and the tests that read its routes. */
+export { app };
 
 export { RateLimiter } from "./limiter/rate-limiter";

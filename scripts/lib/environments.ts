@@ -12,6 +12,7 @@ export interface EnvironmentConfig {
   kv: { binding: string; id?: string }[];
   durableObjects: { name: string; class_name: string }[];
   observability: boolean;
+  crons: string[];
 }
 
 const PLACEHOLDER = "REPLACE_WITH_";
@@ -30,6 +31,7 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
     kv: resolved.kv_namespaces,
     durableObjects: resolved.durable_objects.bindings,
     observability: resolved.observability?.enabled === true,
+    crons: resolved.triggers?.crons ?? [],
   };
 }
 
@@ -47,6 +49,8 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
     problems.push(`${env}: BASE_URL must be an https URL, got ${JSON.stringify(baseUrl)}`);
   }
   if (!config.observability) problems.push(`${env}: [env.${env}.observability] enabled must be true`);
+  // The daily prune of order events (docs/design/order-events.md#retention): without it they grow for ever.
+  for (const cron of local.crons) if (!config.crons.includes(cron)) problems.push(`${env}: [env.${env}.triggers] crons lacks "${cron}"`);
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
   return problems;
 }
