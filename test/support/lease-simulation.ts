@@ -308,8 +308,9 @@ export function simulate(scenario: Scenario): SimulationResult {
       // It dies with whatever it holds: granted and counted, never spent.
       for (const lease of isolate.book.leases) {
         if (lease.expiresAt <= now + isolate.skew || lease.count === 0) continue;
-        minutes.get(lease.minuteStart)!.lostToDeaths += lease.count;
-        days.get(lease.dayStart)!.lostToDeaths += lease.count;
+        // Its windows may have no ledger yet: a late retry can grant in a minute no request was counted in.
+        ledger(minutes, lease.minuteStart, MINUTE_SECONDS, (l) => l.perMinute).lostToDeaths += lease.count;
+        ledger(days, lease.dayStart, DAY_SECONDS, (l) => l.perDay).lostToDeaths += lease.count;
       }
       isolate.book = rules.newLeaseBook();
       isolate.diesAt = Infinity;
