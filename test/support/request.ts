@@ -34,7 +34,8 @@ export async function apiWith(bindings: Env, path: string, init: ApiInit = {}): 
 
 type ApiInit = RequestInit & { key?: string | null };
 
-function clientRequest(path: string, init: ApiInit): Request {
+/** The request a client would send: the default test key unless `init` says otherwise, an address of its own. */
+export function clientRequest(path: string, init: ApiInit): Request {
   const { key = defaultKey.key, ...rest } = init;
   const headers = new Headers(rest.headers);
   if (key !== null && !headers.has("Authorization")) headers.set("Authorization", `Bearer ${key}`);

@@ -1,10 +1,12 @@
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { REFUSAL_BATCH } from "../../src/limiter/lease-book";
+import { LEASE_MS } from "../../src/limiter/policy";
 import { RateLimiter } from "../../src/limiter/rate-limiter";
+import worker from "../../src/index";
 import { storeTestKey } from "../support/test-keys";
-import { api, apiWith, errorBodyOf } from "../support/request";
+import { api, apiWith, clientRequest, errorBodyOf } from "../support/request";
 
 /**
  * 2030-03-10T12:00:00Z plus the given seconds. The fake clock runs ahead of the
@@ -386,17 +388,19 @@ describe("leases", () => {
   });
 
   it("hands back what an expired lease left unspent, so the admissions are not lost to the window", async () => {
-    vi.useRealTimers();
+    // The lease's own timer hands it back: its timers and the clock are the test's, so nothing waits for the wall clock.
+    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
     const { key, record } = await storeTestKey({ plan: "enterprise", limits: { perMinute: 1_000, perDay: 10_000 } });
-    // A steady caller: its isolate expects more requests and leases ahead of them.
+    setClock(1);
+    // A steady caller, one request every 50 ms: its isolate expects more and leases ahead of them.
     for (let i = 0; i < 8; i++) {
-      expect((await api("/v1/store/orders", { key })).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await worker.fetch(clientRequest("/v1/store/orders", { key }), env, createExecutionContext())).status).toBe(200);
+      await vi.advanceTimersByTimeAsync(50);
     }
-    // The day's count, which a minute turning meanwhile does not reset (so no waiting for a quiet part of the minute).
-    expect((await counted(record.id))!.dayCount).toBeGreaterThan(8);
-    await new Promise((resolve) => setTimeout(resolve, 5_500));
-    expect((await counted(record.id))!.dayCount).toBe(8);
-  }, 20_000);
+    // vi.waitFor polls on the real timers: the renewal is the object's call, in the background.
+    await vi.waitFor(async () => expect((await counted(record.id))!.dayCount).toBeGreaterThan(8), { timeout: 10_000, interval: 20 });
+    await vi.advanceTimersByTimeAsync(LEASE_MS);
+    await vi.waitFor(async () => expect((await counted(record.id))!.dayCount).toBe(8), { timeout: 10_000, interval: 20 });
+  }, 30_000);
 });
 
