@@ -91,6 +91,8 @@ export const SCALE = {
   v2Walk: "v2 walk of every order, pages of 1,000",
   v2RangeWalk: "v2 walk of every order, status=pending and a ship date range covering all, pages of 1,000",
   v2RangePage: "v2 page of 100, a ship date range covering every order",
+  feedPage: "event feed page of 100 (as many events as orders)",
+  feedTypesPage: "event feed page of 100, types=order.created,order.cancelled (as many events as orders)",
   farD1: "D1 50 ms away, read-ahead 1",
   farD1Serial: "D1 50 ms away, no read-ahead",
 } as const;
@@ -192,6 +194,8 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     full(100_000),
     0,
   );
+  timeRatio("events: a feed page of 100 among 1,000,000 events ≤ 1.5× its time among 10,000", 1.5, sized(1_000_000, SCALE.feedPage), sized(10_000, SCALE.feedPage), 1);
+  timeRatio("events: a feed page of 100 with two types among 1,000,000 events ≤ 1.5× its time among 10,000", 1.5, sized(1_000_000, SCALE.feedTypesPage), sized(10_000, SCALE.feedTypesPage), 1);
   const v2Page = row(ROWS.v2Page);
   const v2VsData = v2Page && data ? v2Page.requestsPerSecond / data.requestsPerSecond : NaN;
   targets.push({

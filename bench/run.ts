@@ -166,6 +166,9 @@ try {
     await measureList(`warm-up`, "/v2/store/orders?status=pending&limit=100", 100, 3, roomy);
     scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.v2Page}`, "/v2/store/orders?status=pending&limit=100", 100, runs, roomy));
     scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.v2RangePage}`, "/v2/store/orders?shipDateFrom=2026-01-01T00:00:00Z&limit=100", 100, runs, roomy));
+    // The seed leaves one order.created per order in the feed.
+    scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.feedPage}`, "/v2/store/order-events?limit=100", 100, runs, roomy));
+    scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.feedTypesPage}`, "/v2/store/order-events?types=order.created,order.cancelled&limit=100", 100, runs, roomy));
   }
 
   const targets = evaluateTargets(load, scale, fanOut);

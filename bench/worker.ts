@@ -35,7 +35,7 @@ mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true
 bench.use("/bench/peer/*", responseIdentity(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
 mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }]);
 
-/** Replaces every order with `count` pending ones, ids 1..count, in one statement. */
+/** Replaces every order with `count` pending ones, ids 1..count, in one statement; the event feed then holds their creations. */
 bench.post("/bench/seed", async (c) => {
   const count = Number(c.req.query("orders"));
   if (!Number.isInteger(count) || count < 0) return c.json({ error: "orders must be a count" }, 400);
@@ -43,6 +43,7 @@ bench.post("/bench/seed", async (c) => {
   const status = c.req.query("statuses") === "mixed" ? "CASE i % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'shipped' WHEN 2 THEN 'delivered' ELSE 'cancelled' END" : "'pending'";
   await c.env.DB.batch([
     c.env.DB.prepare("DELETE FROM orders"),
+    c.env.DB.prepare("DELETE FROM order_events"),
     c.env.DB.prepare(
       `INSERT INTO orders (id, pet_id, quantity, ship_date, status, complete, created_at, updated_at)
        WITH RECURSIVE n(i) AS (SELECT 1 WHERE ?1 > 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)

@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   unsupported_version: 404,
   method_not_allowed: 405,
   order_already_shipped: 409,
+  cursor_expired: 410,
   endpoint_sunset: 410,
   rate_limit_exceeded: 429,
   api_key_banned: 429,

@@ -1,6 +1,7 @@
 import type { Operation } from "./api/define-operation";
 import { openApiDocumentOperation } from "./api/openapi-operation";
 import { referencePageOperation } from "./api/reference-page";
+import { listOrderEvents } from "./events/list-order-events";
 import { isolateMemory } from "./isolate-memory";
 import { cancelOrder } from "./orders/cancel-order";
 import { getOrderV2 } from "./orders/get-order-v2";
@@ -8,8 +9,13 @@ import { listOrdersV2 } from "./orders/list-orders-v2";
 import { API_VERSIONS } from "./service-identity";
 
 const { listVersion, ownWrites } = isolateMemory;
-// v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
-const served = [listOrdersV2(ownWrites), getOrderV2(ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta" })];
+const served = [
+  listOrdersV2(ownWrites),
+  getOrderV2(ownWrites),
+  // v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
+  cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta" }),
+  listOrderEvents(ownWrites),
+];
 
 /**
  * Every operation under /v2, in the order they are documented; then its

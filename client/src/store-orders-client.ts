@@ -39,6 +39,46 @@ export interface OrdersV2 {
   cancel(orderId: OrderId): Promise<void>;
 }
 
+/** v2's order events. */
+export interface EventsV2 {
+  /** Every change to an order from `after` on, in commit order. */
+  follow(options?: FollowOptions): OrderEventFeed;
+}
+
+type OrderEventSchema = componentsV2["schemas"]["OrderEvent"];
+export type OrderEventType = OrderEventSchema["type"];
+
+/** An order event (docs/api.md, "Events and webhooks"), its order's ids exact as in Order. */
+export type OrderEvent = Omit<OrderEventSchema, "order" | "previous"> & {
+  order: Order;
+  previous?: Omit<NonNullable<OrderEventSchema["previous"]>, "id" | "petId"> & { id?: string | null; petId?: string | null };
+};
+
+export interface FollowOptions {
+  /** Where to resume: a `cursor` saved from an earlier feed. Without it, the oldest event kept. */
+  after?: string;
+  types?: OrderEventType[];
+  /** Events a request asks for (1 to 1000). */
+  limit?: number;
+  /** How long each request waits for an event when there is none (0 to 20 s, default 20). */
+  waitSeconds?: number;
+  /** Ends the iteration once a page comes back empty: everything until now has been seen. Default: follow forever. */
+  untilCaughtUp?: boolean;
+  /** Ends the iteration (after the request in flight). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The feed as one async iteration, long-polling when caught up. `cursor` is
+ * where to resume: save it after handling an event and pass it as `after`
+ * later. It moves a whole page at a time (as a page's last event is handed
+ * over), so resuming from a stop in the middle of a page repeats that page's
+ * earlier events: deduplicate by `id`, as for webhooks.
+ */
+export interface OrderEventFeed extends AsyncIterable<OrderEvent> {
+  readonly cursor: string | undefined;
+}
+
 export interface ClientOptions {
   /** The service's base URL, ending in /v1 (e.g. http://localhost:8787/v1); v2 is beside it, at /v2. */
   baseUrl: string;
@@ -80,13 +120,14 @@ export class StoreOrdersClient {
     this.#random = options.random ?? Math.random;
   }
 
-  /** Version 2 of the API (beta): the order list filtered and paged, one order, cancel. */
-  readonly v2: { orders: OrdersV2 } = {
+  /** Version 2 of the API (beta): the order list filtered and paged, one order, cancel; the order event feed. */
+  readonly v2: { orders: OrdersV2; events: EventsV2 } = {
     orders: {
       list: (filters = {}) => this.#walk(filters),
       get: (orderId) => this.#getOrder(orderId),
       cancel: (orderId) => this.#cancel(`${this.#v2Base}/store/orders`, orderId),
     },
+    events: { follow: (options = {}) => this.#follow(options) },
   };
 
   /** The limits as the last response reported them: what is left in each window, and when it resets. */
@@ -149,6 +190,37 @@ export class StoreOrdersClient {
       yield* page.orders;
       cursor = page.next;
     }
+  }
+
+  #follow(options: FollowOptions): OrderEventFeed {
+    const query = new URLSearchParams();
+    if (options.types) query.set("types", options.types.join(","));
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
+    query.set("wait", String(options.waitSeconds ?? 20));
+    const feed = { cursor: options.after, [Symbol.asyncIterator]: () => pages() };
+    const eventsPage = (after: string | undefined) => {
+      if (after !== undefined) query.set("after", after);
+      return this.#call("GET", `${this.#v2Base}/store/order-events?${query}`, this.#bookmarkHeader(), async (response) => {
+        const body = this.#parse(await response.text(), response) as { data?: unknown; nextCursor?: unknown };
+        if (!isEvents(body.data) || typeof body.nextCursor !== "string") {
+          throw new StoreOrdersError("unexpected_response", "The page is not {data, nextCursor}.", response.status, requestIdOf(response));
+        }
+        return { events: body.data, next: body.nextCursor };
+      });
+    };
+    async function* pages(): AsyncGenerator<OrderEvent> {
+      while (!options.signal?.aborted) {
+        const page = await eventsPage(feed.cursor);
+        for (const [i, event] of page.events.entries()) {
+          // The cursor passes the page as its last event is handed over: saved after handling that event, it resumes exactly.
+          if (i === page.events.length - 1) feed.cursor = page.next;
+          yield event;
+        }
+        feed.cursor = page.next;
+        if (page.events.length === 0 && options.untilCaughtUp) return;
+      }
+    }
+    return feed;
   }
 
   async #getOrder(orderId: OrderId): Promise<Order> {
@@ -220,6 +292,9 @@ export class StoreOrdersClient {
 
 const isOrders = (value: unknown): value is Order[] =>
   Array.isArray(value) && value.every((order) => typeof order?.id === "string" && INT64.test(order.id));
+
+const isEvents = (value: unknown): value is OrderEvent[] =>
+  Array.isArray(value) && value.every((event) => typeof event?.id === "string" && /^evt_[0-9]+$/.test(event.id) && isOrders([event.order]));
 
 /** An id as the exact decimal text the API takes, refused before sending when it is not one. */
 function exactId(id: OrderId, name = "orderId"): string {

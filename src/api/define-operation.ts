@@ -13,6 +13,7 @@ export type Stability = "stable" | "beta" | "experimental";
 /** The document's tags, one per resource, with what each groups. */
 export const TAGS = {
   Orders: "The orders placed in the store: list them, cancel pending ones.",
+  Events: "Every change to an order, whoever made it: a feed to follow.",
   Pets: "Deprecated pet operations, kept until their sunset date.",
   Service: "About this API itself.",
 } as const;

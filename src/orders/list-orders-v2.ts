@@ -5,7 +5,7 @@ import { logLine } from "../lib/log";
 import { API_VERSIONS, versionBaseUrl } from "../service-identity";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PARAMETERS, readOrderPageQuery } from "./order-filters";
-import { CURSOR_PATTERN } from "./order-cursor";
+import { CURSOR_PATTERN } from "../lib/opaque-cursor";
 import { readOrderPage } from "./order-page";
 import { ORDER_STATUSES, OrderPage } from "./order-schemas";
 

@@ -1,12 +1,7 @@
-/**
- * v2's query parameters for the order list (docs/api.md#v2-filtering-and-pagination):
- * read strictly, so a typo never silently widens a filter. An unknown or
- * repeated parameter, or a value that does not parse, is 400 `invalid_query`
- * naming the parameter and what it accepts.
- */
-import { ApiError } from "../api-error";
+/** v2's query parameters for the order list (docs/api.md#v2-filtering-and-pagination), read strictly (api/strict-query.ts). */
 import { rfc3339ToUtc } from "../lib/date-time";
 import { isCanonicalInt64 } from "../lib/int64";
+import { oneOrMoreOf, plainWholeNumber, strictQuery } from "../api/strict-query";
 import { ORDER_STATUSES } from "./order-schemas";
 
 type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -43,29 +38,16 @@ export const PARAMETERS = {
   cursor: "the nextCursor of the previous page, as it was given",
 } as const;
 
-type Parameter = keyof typeof PARAMETERS;
-
-const invalid = (parameter: Parameter, value: string) =>
-  new ApiError("invalid_query", `${parameter} must be ${PARAMETERS[parameter]}; got ${JSON.stringify(value.slice(0, 100))}.`);
-
 /** Reads a page's query from the request's search parameters. */
 export function readOrderPageQuery(search: URLSearchParams): OrderPageQuery {
-  const seen = new Set<string>();
-  for (const name of search.keys()) {
-    if (!Object.hasOwn(PARAMETERS, name)) {
-      throw new ApiError("invalid_query", `Unknown query parameter ${JSON.stringify(name.slice(0, 100))}. This operation takes ${Object.keys(PARAMETERS).join(", ")}.`);
-    }
-    if (seen.has(name)) throw new ApiError("invalid_query", `${name} is given more than once; give it once (status takes a comma-separated list).`);
-    seen.add(name);
-  }
-  const value = (name: Parameter) => search.get(name) ?? undefined;
+  const { value, invalid } = strictQuery(search, PARAMETERS);
   const filters: OrderFilters = {};
 
   const status = value("status");
   if (status !== undefined) {
-    const listed = status.split(",");
-    if (!listed.every((one): one is OrderStatus => (ORDER_STATUSES as readonly string[]).includes(one))) throw invalid("status", status);
-    filters.status = [...new Set(listed)].sort();
+    const statuses = oneOrMoreOf(status, ORDER_STATUSES);
+    if (!statuses) throw invalid("status", status);
+    filters.status = statuses;
   }
   const petId = value("petId");
   if (petId !== undefined) {
@@ -84,16 +66,11 @@ export function readOrderPageQuery(search: URLSearchParams): OrderPageQuery {
     if (instant === undefined) throw invalid(bound, text);
     filters[bound] = instant;
   }
+  const limitText = value("limit") ?? String(DEFAULT_PAGE_LIMIT);
+  const limit = plainWholeNumber(limitText, 1, MAX_PAGE_LIMIT);
+  if (limit === undefined) throw invalid("limit", limitText);
   const cursor = value("cursor");
-  return { filters, limit: readLimit(value("limit")), ...(cursor !== undefined && { cursor }) };
-}
-
-/** `limit`: a whole number from 1 to MAX_PAGE_LIMIT, written plainly (no sign, no leading zero, no exponent). */
-function readLimit(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_PAGE_LIMIT;
-  const limit = Number(text);
-  if (!/^[1-9][0-9]*$/.test(text) || limit > MAX_PAGE_LIMIT) throw invalid("limit", text);
-  return limit;
+  return { filters, limit, ...(cursor !== undefined && { cursor }) };
 }
 
 /** The filters as query parameters in one canonical order and spelling: for the cursor's binding, the next link and the ETag. */

@@ -90,4 +90,23 @@ describe("the TypeScript client against npm start", () => {
     expect(responses.map((response) => response.status)).toEqual([200, 429, 304]);
     expect(waits).toEqual([Number(responses[1]!.retryAfter) * 1000]);
   });
+
+  it("follows the event feed from where it stands, and sees a cancel as order.cancelled with what it was", async () => {
+    const { client } = clientOf();
+    // To the feed's head without reading the 100,000 creations: a type nothing has is one short page.
+    const head = client.v2.events.follow({ types: ["order.deleted"], waitSeconds: 0, untilCaughtUp: true });
+    for await (const _ of head);
+    expect(head.cursor).toEqual(expect.any(String));
+    let pending: string | undefined;
+    for await (const order of client.v2.orders.list({ status: ["pending"], limit: 5 })) {
+      pending = order.id;
+      break;
+    }
+    await client.v2.orders.cancel(pending!);
+    const events = [];
+    for await (const event of client.v2.events.follow({ after: head.cursor, waitSeconds: 0, untilCaughtUp: true })) events.push(event);
+    expect(events).toEqual([
+      expect.objectContaining({ type: "order.cancelled", order: expect.objectContaining({ id: pending, status: "cancelled" }), previous: { status: "pending" } }),
+    ]);
+  });
 });

@@ -55,6 +55,10 @@ describe("the benchmark report", () => {
       scaleRow(100_000, SCALE.v2RangeWalk, 2_000),
       scaleRow(10_000, SCALE.v2RangePage, 5),
       scaleRow(1_000_000, SCALE.v2RangePage, 6),
+      scaleRow(10_000, SCALE.feedPage, 2),
+      scaleRow(1_000_000, SCALE.feedPage, 2.5),
+      scaleRow(10_000, SCALE.feedTypesPage, 2),
+      scaleRow(1_000_000, SCALE.feedTypesPage, 3.2),
     ];
     const fanOut = { isolates: 4, admitted: 10_000, objectCalls: 120 };
     expect(evaluateTargets(load, scale, fanOut).map(({ met, detail }) => [met, detail])).toEqual([
@@ -73,6 +77,8 @@ describe("the benchmark report", () => {
       [false, "1.75× (2800 ms vs 1600 ms)"],
       [true, "1.20× (6.0 ms vs 5.0 ms)"],
       [true, "1.25× (2000 ms vs 1600 ms)"],
+      [true, "1.25× (2.5 ms vs 2.0 ms)"],
+      [false, "1.60× (3.2 ms vs 2.0 ms)"],
       [true, "0.95×"],
     ]);
   });

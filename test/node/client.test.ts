@@ -169,3 +169,44 @@ describe("v2", () => {
     await expect(client.v2.orders.list({ petId: "x" })[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: "invalid_pet_id" });
   });
 });
+
+describe("v2 events", () => {
+  const eventsPage = (seqs: number[], nextCursor: string) =>
+    new Response(
+      `{"data":[${seqs.map((seq) => `{"id":"evt_${seq}","type":"order.created","createdAt":"2026-11-24T00:00:00.000Z","order":{"id":9223372036854775807,"status":"pending","complete":false}}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`,
+      { headers: { "Content-Type": "application/json" } },
+    );
+
+  it("follows the feed page after page, long-polling, and keeps a cursor that resumes exactly after a whole page", async () => {
+    const { client, requests } = fakeService(eventsPage([1, 2], "c2"), eventsPage([3], "c3"), eventsPage([], "c3"));
+    const feed = client.v2.events.follow({ types: ["order.created", "order.cancelled"], limit: 2, untilCaughtUp: true });
+    const seen: { id: string; orderId: string; cursor: string | undefined }[] = [];
+    for await (const event of feed) seen.push({ id: event.id, orderId: event.order.id, cursor: feed.cursor });
+    expect(seen).toEqual([
+      { id: "evt_1", orderId: "9223372036854775807", cursor: undefined },
+      { id: "evt_2", orderId: "9223372036854775807", cursor: "c2" },
+      { id: "evt_3", orderId: "9223372036854775807", cursor: "c3" },
+    ]);
+    expect(requests.map((request) => request.url)).toEqual([
+      "https://api.test/v2/store/order-events?types=order.created%2Corder.cancelled&limit=2&wait=20",
+      "https://api.test/v2/store/order-events?types=order.created%2Corder.cancelled&limit=2&wait=20&after=c2",
+      "https://api.test/v2/store/order-events?types=order.created%2Corder.cancelled&limit=2&wait=20&after=c3",
+    ]);
+    const resumed = fakeService(eventsPage([], "c3"));
+    for await (const _ of resumed.client.v2.events.follow({ after: feed.cursor, waitSeconds: 0, untilCaughtUp: true })) expect.unreachable();
+    expect(resumed.requests[0]!.url).toBe("https://api.test/v2/store/order-events?wait=0&after=c3");
+  });
+
+  it("stops when its signal aborts, and reports an expired cursor as the error it is", async () => {
+    const stop = new AbortController();
+    const { client } = fakeService(eventsPage([1], "c1"), eventsPage([2], "c2"));
+    const ids: string[] = [];
+    for await (const event of client.v2.events.follow({ signal: stop.signal })) {
+      ids.push(event.id);
+      stop.abort();
+    }
+    expect(ids).toEqual(["evt_1"]);
+    const expired = fakeService(error("cursor_expired", 410));
+    await expect(expired.client.v2.events.follow({ after: "old" })[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: "cursor_expired", status: 410 });
+  });
+});

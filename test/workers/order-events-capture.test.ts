@@ -110,7 +110,7 @@ describe("order events, captured by triggers", () => {
 });
 
 describe("order events, kept 30 days", () => {
-  it("are pruned by the daily cron once older than that, oldest first, and no sooner", async () => {
+  it("are pruned by the daily cron once older than that, oldest first, and no sooner, the pruned part marked", async () => {
     const now = Date.UTC(2030, 5, 1, 3, 17);
     const at = (ms: number) => new Date(ms).toISOString();
     for (const [seq, createdAt] of [[900_001, at(now - EVENT_RETENTION_MS - 60_000)], [900_002, at(now - EVENT_RETENTION_MS - 1)], [900_003, at(now - EVENT_RETENTION_MS + 1)], [900_004, at(now - 1_000)]] as const) {
@@ -121,5 +121,7 @@ describe("order events, kept 30 days", () => {
     await waitOnExecutionContext(ctx);
     const { results } = await env.DB.prepare("SELECT seq FROM order_events WHERE seq > 900000 ORDER BY seq").all<{ seq: number }>();
     expect(results.map((row) => row.seq)).toEqual([900_003, 900_004]);
+    // The feed's mark moved with the delete: a cursor before 900,002 is expired, one at it is not.
+    expect(await env.DB.prepare("SELECT pruned_through FROM order_event_retention").first("pruned_through")).toBe(900_002);
   });
 });

@@ -29,6 +29,7 @@ describe("routing and the Error shape", () => {
       "listOrdersV2",
       "getOrderV2",
       "cancelOrderV2",
+      "listOrderEvents",
       "getOpenApiDocument",
     ]);
   });

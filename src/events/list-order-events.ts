@@ -1,0 +1,61 @@
+import { defineOperation } from "../api/define-operation";
+import { readSession } from "../lib/d1-session";
+import { logLine } from "../lib/log";
+import { CURSOR_PATTERN } from "../lib/opaque-cursor";
+import type { DroppedValue } from "../orders/order-json";
+import { bookmarkHeader, bookmarkOf } from "../orders/d1-bookmark";
+import type { OwnWrites } from "../orders/own-writes";
+import { DEFAULT_EVENT_LIMIT, FEED_PARAMETERS, feedCursor, MAX_EVENT_LIMIT, MAX_WAIT_SECONDS, readFeedQuery } from "./order-event-feed-query";
+import { readFeed, sleepUnlessAborted } from "./order-event-feed";
+import { orderEventJson } from "./order-event-json";
+import { ORDER_EVENT_TYPES, OrderEventPage } from "./order-event-schemas";
+
+const typePattern = ORDER_EVENT_TYPES.map((type) => type.replace(".", "\\.")).join("|");
+
+/** Each query parameter's JSON schema in the document; readFeedQuery() is what enforces them. */
+const QUERY_SCHEMAS: Record<keyof typeof FEED_PARAMETERS, Record<string, unknown>> = {
+  after: { type: "string", minLength: 1, maxLength: 200, pattern: CURSOR_PATTERN },
+  types: { type: "string", pattern: `^(${typePattern})(,(${typePattern}))*$` },
+  limit: { type: "integer", minimum: 1, maximum: MAX_EVENT_LIMIT, default: DEFAULT_EVENT_LIMIT },
+  wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0 },
+};
+
+/**
+ * `GET /v2/store/order-events`: every change to an order, whoever made it, in
+ * the order it was committed (docs/api.md#events-and-webhooks).
+ */
+export const listOrderEvents = (ownWrites: OwnWrites) =>
+  defineOperation({
+    operationId: "listOrderEvents",
+    scope: "orders:read",
+    method: "get",
+    path: "/store/order-events",
+    summary: "Follow the changes to orders",
+    tag: "Events",
+    description:
+      "Every change to an order, by this API or by any other system writing the store's database, in the order it " +
+      "was committed, a page at a time, kept 30 days. Send nextCursor as after for the next page; it is never null: " +
+      "after an empty page it says where the next event will be. With wait, an empty page is held open until an " +
+      "event arrives or the wait ends. An after older than the events kept is 410 cursor_expired.",
+    stability: "beta",
+    queryParameters: Object.entries(FEED_PARAMETERS).map(([name, accepts]) => ({
+      name,
+      description: accepts[0]!.toUpperCase() + accepts.slice(1),
+      schema: QUERY_SCHEMAS[name as keyof typeof FEED_PARAMETERS],
+    })),
+    responses: { 200: { description: "A page of events", body: OrderEventPage, headers: ["X-D1-Bookmark"] } },
+    requestHeaders: ["X-D1-Bookmark"],
+    errors: ["invalid_query", "invalid_cursor", "cursor_expired", "invalid_bookmark"],
+    async handle(c) {
+      const query = await readFeedQuery(new URL(c.req.url).searchParams);
+      const db = readSession(c.env.DB, ownWrites.floor(bookmarkOf(c), Date.now()));
+      const page = await readFeed(db, query, { signal: c.req.raw.signal, sleep: sleepUnlessAborted });
+      const dropped: DroppedValue[] = [];
+      const data = page.events.map((event) => orderEventJson(event, dropped)).join(",");
+      if (dropped.length > 0) {
+        logLine("warn", c.get("requestId"), "order events: values that do not fit the Order schema were left out", { count: dropped.length, values: dropped.slice(0, 20) });
+      }
+      const body = `{"data":[${data}],"nextCursor":${JSON.stringify(await feedCursor(page.nextSeq))}}`;
+      return c.body(body, 200, { "Content-Type": "application/json", ...bookmarkHeader(db) });
+    },
+  });

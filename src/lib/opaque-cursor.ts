@@ -1,0 +1,40 @@
+/**
+ * Cursors clients hand back as they were given (v2's pages, the event feed):
+ * base64url of `<field>.<field>....<check>`. The check, a digest of the
+ * fields under the cursor's purpose, makes a cursor this API did not make
+ * (mistyped, truncated, from elsewhere, of another kind) a 400, never a
+ * silent restart. A cursor only ever says where to continue, so there is
+ * nothing secret in it to protect.
+ */
+import { sha256Hex } from "./digest";
+
+/** Every cursor this API makes is base64url of at most 200 characters: the documents say so, and anything else is refused unread. */
+export const CURSOR_PATTERN = "^[A-Za-z0-9_-]{1,200}$";
+const CURSOR = new RegExp(CURSOR_PATTERN);
+
+/** A digest under a cursor kind's purpose: its checks, and whatever else it binds itself to. */
+export const cursorDigest = (purpose: string, text: string) => sha256Hex(`${purpose}\n${text}`, 9);
+
+const base64url = (text: string) => btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+function fromBase64url(text: string): string | undefined {
+  if (!CURSOR.test(text)) return undefined;
+  try {
+    return atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A cursor of `purpose` carrying these fields (none may contain a dot). */
+export async function sealCursor(purpose: string, fields: readonly string[]): Promise<string> {
+  const payload = fields.join(".");
+  return base64url(`${payload}.${await cursorDigest(purpose, payload)}`);
+}
+
+/** The fields of a cursor this API made for `purpose` with `count` fields; undefined for anything else. */
+export async function openCursor(purpose: string, cursor: string, count: number): Promise<string[] | undefined> {
+  const parts = fromBase64url(cursor)?.split(".");
+  if (parts?.length !== count + 1) return undefined;
+  const check = parts.pop()!;
+  return check === (await cursorDigest(purpose, parts.join("."))) ? parts : undefined;
+}
