@@ -4,7 +4,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/api-key-record";
+import { DEFAULT_SCOPES, PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/api-key-record";
 import { ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
 import { budgetUpdate } from "./lib/budget-update";
 import { operatorApi, tellOperatorApi } from "./lib/operator-client";
@@ -258,9 +258,9 @@ async function rotate(store: KeyStore, { hash, record }: StoredRecord, grace: st
   return { ...rotated, oldExpiresAt };
 }
 
-/** The scopes asked for, both when none are named. */
+/** The scopes asked for, DEFAULT_SCOPES when none are named. */
 function scopesFrom(text: string | undefined): Scope[] {
-  if (text === undefined) return [...SCOPES];
+  if (text === undefined) return [...DEFAULT_SCOPES];
   const scopes = text.split(",").map((scope) => scope.trim());
   for (const scope of scopes) {
     if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`--scopes takes ${SCOPES.join(", ")} (got "${scope}")`);

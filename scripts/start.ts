@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import { SCOPES } from "../src/keys/api-key-record";
 import { issueKey, openKeyStore, storedRecordOf } from "./lib/key-store";
 import { operatorEnvFile } from "./lib/operator-client";
 import { mustRunWrangler, startWrangler } from "./lib/wrangler";
@@ -37,7 +38,7 @@ if (values.orders !== undefined) {
 }
 const demoKey = await ensureDemoKey(stateDir ?? ".wrangler/state");
 const operatorEnv = operatorEnvFile(stateDir);
-const operatorToken = ensureOperatorToken(operatorEnv);
+const operatorToken = ensureLocalSecrets(operatorEnv);
 
 const base = `http://localhost:${values.port}/v1`;
 console.log(`\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization: Bearer ${demoKey}" ${base}/store/orders\n`);
@@ -64,17 +65,21 @@ SELECT 9007199254740992 + i, 9007199254740992 + i % 1000, 1 + i % 5,
 }
 
 /**
- * The operator API's local token, in `operator.env` beside the local state
- * (git ignores it), which wrangler dev reads as secrets: made once, then kept.
- * Not `.dev.vars`, whose secrets `wrangler types --check` would add to the
+ * The local secrets, in `operator.env` beside the local state (git ignores
+ * it), which wrangler dev reads as secrets: the operator API's token and the
+ * key webhook secrets are sealed with, each made once, then kept (a new
+ * sealing key would leave every endpoint's secret unreadable). Not
+ * `.dev.vars`, whose secrets `wrangler types --check` would add to the
  * checked types. Deployed environments set theirs with `wrangler secret put`.
+ * Returns the operator token.
  */
-function ensureOperatorToken(file: string): string {
-  const existing = existsSync(file) ? /^OPERATOR_TOKEN="?local:([^"\n]+)"?$/m.exec(readFileSync(file, "utf8"))?.[1] : undefined;
-  if (existing) return existing;
-  const token = Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
+function ensureLocalSecrets(file: string): string {
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const random = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
+  const token = /^OPERATOR_TOKEN="?local:([^"\n]+)"?$/m.exec(text)?.[1] ?? random();
+  const sealing = /^WEBHOOK_SECRETS_KEY="?([^"\n]+)"?$/m.exec(text)?.[1] ?? random() + random();
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `OPERATOR_TOKEN="local:${token}"\n`, { mode: 0o600 });
+  writeFileSync(file, `OPERATOR_TOKEN="local:${token}"\nWEBHOOK_SECRETS_KEY="${sealing}"\n`, { mode: 0o600 });
   return token;
 }
 
@@ -89,10 +94,12 @@ async function ensureDemoKey(dir: string): Promise<string> {
     if (existsSync(file)) {
       const saved = readFileSync(file, "utf8").trim();
       const record = await storedRecordOf(store, saved);
-      if (record && !record.revokedAt) return saved;
+      // A key made before a scope existed lacks it: the walk-through needs every one.
+      if (record && !record.revokedAt && SCOPES.every((scope) => record.scopes?.includes(scope))) return saved;
     }
     console.log("Creating a local demo API key (pro plan)…");
-    const { key } = await issueKey(store, { plan: "pro", name: "local demo key" });
+    // Every scope, webhooks:manage too: the README's walk-through makes an endpoint with it.
+    const { key } = await issueKey(store, { plan: "pro", name: "local demo key", scopes: [...SCOPES] });
     mkdirSync(dir, { recursive: true });
     writeFileSync(file, `${key}\n`, { mode: 0o600 });
     return key;

@@ -7,6 +7,7 @@ import { cancelOrder } from "./orders/cancel-order";
 import { getOrderV2 } from "./orders/get-order-v2";
 import { listOrdersV2 } from "./orders/list-orders-v2";
 import { API_VERSIONS } from "./service-identity";
+import { webhookEndpointOperations } from "./webhooks/webhook-endpoint-operations";
 
 const { listVersion, ownWrites } = isolateMemory;
 const served = [
@@ -15,6 +16,7 @@ const served = [
   // v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
   cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta" }),
   listOrderEvents(ownWrites),
+  ...webhookEndpointOperations,
 ];
 
 /**

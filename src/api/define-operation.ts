@@ -14,6 +14,7 @@ export type Stability = "stable" | "beta" | "experimental";
 export const TAGS = {
   Orders: "The orders placed in the store: list them, cancel pending ones.",
   Events: "Every change to an order, whoever made it: a feed to follow.",
+  Webhooks: "Where a budget's order events are delivered, signed, as they happen.",
   Pets: "Deprecated pet operations, kept until their sunset date.",
   Service: "About this API itself.",
 } as const;
@@ -51,6 +52,8 @@ type OperationDescription = Access & {
   deprecation?: (config: Config) => Omit<DeprecationSchedule, "link">;
   /** Query parameters the operation reads (validated by its handler): each with its JSON schema, all optional. */
   queryParameters?: readonly { name: string; description: string; schema: Record<string, unknown> }[];
+  /** The JSON body the operation takes (read with readJsonBody() by its handler). */
+  requestBody?: { description: string; schema: z.ZodType };
   /** Optional request headers the operation reads (validated by its handler). */
   requestHeaders?: readonly HeaderName[];
   responses: Record<number, SuccessResponse>;

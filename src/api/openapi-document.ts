@@ -129,6 +129,13 @@ export function openApiDocument(
         // Scopes on an http scheme name what a key must be allowed (OpenAPI 3.1, "Security Requirement Object").
         security: operation.public ? [] : [{ bearerAuth: [operation.scope] }],
         parameters: parametersOf(operation),
+        ...(operation.requestBody && {
+          requestBody: {
+            required: true,
+            description: operation.requestBody.description,
+            content: { "application/json": { schema: schemaOf(operation.requestBody.schema) } },
+          },
+        }),
         responses: responsesOf(operation, usedHeaders),
       },
     };

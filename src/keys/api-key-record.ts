@@ -10,8 +10,8 @@ export const Limits = z.object({
 });
 export type Limits = z.infer<typeof Limits>;
 
-/** What a key may do: read orders (the list, the deprecated pets), write them (cancel). */
-export const SCOPES = ["orders:read", "orders:write"] as const;
+/** What a key may do: read orders (the list, the feed, the deprecated pets), write them (cancel), manage its budget's webhook endpoints. */
+export const SCOPES = ["orders:read", "orders:write", "webhooks:manage"] as const;
 export const Scope = z.enum(SCOPES);
 export type Scope = z.infer<typeof Scope>;
 
@@ -35,7 +35,7 @@ export const ApiKeyRecord = z.object({
    * limits it is shown, so a record read before an update never wins.
    */
   limitsSetAt: Instant.optional(),
-  /** Absent on keys made before scopes existed: those may do everything. */
+  /** Absent on keys made before scopes existed: those keep DEFAULT_SCOPES. */
   scopes: z.array(Scope).optional(),
   /** From then on the key answers 401. */
   expiresAt: Instant.optional(),
@@ -45,7 +45,10 @@ export const ApiKeyRecord = z.object({
 });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
-export const scopesOf = (record: ApiKeyRecord): readonly Scope[] => record.scopes ?? SCOPES;
+/** What a key may do unless it asks for more (`--scopes`), and what a key made before scopes existed keeps: no scope added since. */
+export const DEFAULT_SCOPES: readonly Scope[] = ["orders:read", "orders:write"];
+
+export const scopesOf = (record: ApiKeyRecord): readonly Scope[] => record.scopes ?? DEFAULT_SCOPES;
 
 /** The name of the limiter that counts this key: a rotated key and the key it replaced share one budget. */
 export const budgetOf = (record: Pick<ApiKeyRecord, "id" | "budget">): string => record.budget ?? record.id;

@@ -9,6 +9,7 @@ import { findApiKeyById } from "../keys/lookup";
 import { Limits, budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
 import { callDependency } from "../lib/dependency";
+import { webhookOperatorOperations } from "../webhooks/webhook-operator-operations";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
@@ -104,6 +105,7 @@ function keyOperation(
 }
 
 export const operatorOperations = [
+  ...webhookOperatorOperations,
   keyOperation(
     { operationId: "getKeyUsage", method: "get", action: "usage", summary: "A key's budget as its object counts it now", description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys." },
     async (c, { record }) => c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),

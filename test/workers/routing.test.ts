@@ -30,6 +30,10 @@ describe("routing and the Error shape", () => {
       "getOrderV2",
       "cancelOrderV2",
       "listOrderEvents",
+      "createWebhookEndpoint",
+      "listWebhookEndpoints",
+      "getWebhookEndpoint",
+      "deleteWebhookEndpoint",
       "getOpenApiDocument",
     ]);
   });

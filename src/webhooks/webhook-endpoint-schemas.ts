@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { ORDER_EVENT_TYPES } from "../events/order-event-schemas";
+import { MAX_WEBHOOK_URL_LENGTH } from "./webhook-url";
+
+export const MAX_ENDPOINTS_PER_BUDGET = 10;
+
+const EventTypes = z.array(z.enum(ORDER_EVENT_TYPES)).min(1);
+
+export const CreateWebhookEndpoint = z
+  .strictObject({
+    url: z.string().meta({ maxLength: MAX_WEBHOOK_URL_LENGTH }).describe("Where to POST the events: https (http to localhost only while the service runs locally), no credentials"),
+    types: EventTypes.optional().describe("The event types to deliver; every type when left out"),
+  })
+  .meta({ id: "CreateWebhookEndpoint" });
+
+export const WebhookEndpoint = z
+  .object({
+    id: z.string().regex(/^we_[0-9a-f]{20}$/),
+    url: z.string(),
+    types: EventTypes.describe("The event types delivered"),
+    status: z.enum(["enabled", "disabled"]).describe("disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)"),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: "WebhookEndpoint", description: "Where a budget's order events are delivered." });
+
+export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
+  secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{43}=$/).describe("The signing secret: shown here only, keep it"),
+}).meta({ id: "CreatedWebhookEndpoint", description: "A new endpoint and its signing secret, shown only once." });
+
+export const WebhookEndpointList = z
+  .object({ data: z.array(WebhookEndpoint).describe("The budget's endpoints, oldest first") })
+  .meta({ id: "WebhookEndpointList" });
+
+export const EndpointIdParams = z.object({
+  endpointId: z.string().regex(/^we_[0-9a-f]{20}$/).describe("The endpoint's id, we_ and 20 hex digits"),
+});

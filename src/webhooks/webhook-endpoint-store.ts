@@ -1,0 +1,83 @@
+/**
+ * Webhook endpoints in D1 (migrations/0010_webhook_endpoints.sql). Every
+ * statement of the API names the budget, so one budget never reads or
+ * deletes another's endpoint.
+ */
+import type { z } from "zod";
+import type { D1Queryable } from "../lib/d1-session";
+import { MAX_ENDPOINTS_PER_BUDGET, type WebhookEndpoint } from "./webhook-endpoint-schemas";
+
+export interface WebhookEndpointRow {
+  id: string;
+  budget: string;
+  url: string;
+  types: string;
+  status: "enabled" | "disabled";
+  created_at: string;
+  secret_sealed: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+}
+
+const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason";
+
+/** The endpoint as its owner sees it. */
+export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEndpoint> => ({
+  id: row.id,
+  url: row.url,
+  types: row.types.split(",") as z.output<typeof WebhookEndpoint>["types"],
+  status: row.status,
+  createdAt: row.created_at,
+});
+
+export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+
+/**
+ * Adds an endpoint unless its budget has MAX_ENDPOINTS_PER_BUDGET already, in
+ * one statement (two concurrent creations cannot both pass the count); it
+ * receives the events after the feed's head as it is now. False when full.
+ * Safe to retry: the id is made once per creation.
+ */
+export async function insertEndpoint(db: D1Queryable, row: Omit<WebhookEndpointRow, "status" | "disabled_at" | "disabled_reason">): Promise<boolean> {
+  const { meta } = await db
+    .prepare(
+      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed) " +
+        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6 " +
+        `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
+        // A retry of an insert that did happen (its answer lost) adds nothing.
+        "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1)",
+    )
+    .bind(row.id, row.budget, row.url, row.types, row.created_at, row.secret_sealed)
+    .run();
+  return meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null;
+}
+
+export async function budgetEndpoints(db: D1Queryable, budget: string): Promise<WebhookEndpointRow[]> {
+  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 ORDER BY created_at, id`).bind(budget).all<WebhookEndpointRow>();
+  return results;
+}
+
+export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Promise<WebhookEndpointRow | null> {
+  return db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 AND id = ?2`).bind(budget, id).first<WebhookEndpointRow>();
+}
+
+/** Deletes a budget's endpoint; false when it has none by that id. */
+export async function deleteEndpoint(db: D1Queryable, budget: string, id: string): Promise<boolean> {
+  const { meta } = await db.prepare("DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2").bind(budget, id).run();
+  return meta.changes === 1;
+}
+
+/** Every endpoint of every budget, for operators. */
+export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[]> {
+  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`).all<WebhookEndpointRow>();
+  return results;
+}
+
+/** Disables an endpoint (nothing more is delivered to it); false when there is none by that id. */
+export async function disableEndpoint(db: D1Queryable, id: string, reason: string, at: string): Promise<boolean> {
+  const { meta } = await db
+    .prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = coalesce(disabled_at, ?2), disabled_reason = coalesce(disabled_reason, ?3) WHERE id = ?1")
+    .bind(id, at, reason)
+    .run();
+  return meta.changes === 1;
+}

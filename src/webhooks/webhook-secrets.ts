@@ -1,0 +1,41 @@
+/**
+ * Webhook signing secrets (docs/operations.md#webhooks). A secret is
+ * `whsec_` and the base64 of 32 random bytes, shown to its owner once. D1
+ * keeps it sealed with AES-GCM under a key derived from the Workers secret
+ * WEBHOOK_SECRETS_KEY, bound to its endpoint's id (the additional data), so
+ * a database copy alone never yields a secret, and a sealed secret moved to
+ * another endpoint does not open.
+ */
+const PREFIX = "whsec_";
+
+const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+const fromBase64 = (text: string) => Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+
+/** A new secret, as its owner sees it once. */
+export const newWebhookSecret = () => `${PREFIX}${base64(crypto.getRandomValues(new Uint8Array(32)))}`;
+
+/** The bytes a secret signs with (Standard Webhooks: the base64 after the prefix, decoded). */
+export const secretBytes = (secret: string) => fromBase64(secret.slice(PREFIX.length));
+
+async function sealingKey(keyMaterial: string): Promise<CryptoKey> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`store-orders webhook secrets 1\n${keyMaterial}`));
+  return crypto.subtle.importKey("raw", digest, "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+/** `<iv>.<ciphertext>`, each base64. */
+export async function sealSecret(keyMaterial: string, endpointId: string, secret: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode(endpointId) }, await sealingKey(keyMaterial), new TextEncoder().encode(secret));
+  return `${base64(iv)}.${base64(new Uint8Array(sealed))}`;
+}
+
+/** The secret; throws when the key or the endpoint is not the one it was sealed with. */
+export async function openSecret(keyMaterial: string, endpointId: string, sealed: string): Promise<string> {
+  const [iv, ciphertext] = sealed.split(".");
+  const opened = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: fromBase64(iv!), additionalData: new TextEncoder().encode(endpointId) },
+    await sealingKey(keyMaterial),
+    fromBase64(ciphertext!),
+  );
+  return new TextDecoder().decode(opened);
+}

@@ -1,0 +1,22 @@
+/**
+ * Standard Webhooks signatures (https://www.standardwebhooks.com/): HMAC-SHA256
+ * over `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the secret's
+ * decoded bytes, sent as `v1,<base64>` in `webhook-signature`.
+ */
+import { secretBytes } from "./webhook-secrets";
+
+export async function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", secretBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestampSeconds}.${body}`));
+  return `v1,${btoa(String.fromCharCode(...new Uint8Array(mac)))}`;
+}
+
+/** The headers of one delivery attempt. */
+export async function webhookHeaders(secret: string, id: string, timestampSeconds: number, body: string): Promise<Record<string, string>> {
+  return {
+    "Content-Type": "application/json",
+    "webhook-id": id,
+    "webhook-timestamp": String(timestampSeconds),
+    "webhook-signature": await signWebhook(secret, id, timestampSeconds, body),
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Where a webhook may point (docs/api.md#webhook-endpoints): `https`, or
+ * plain `http` to this machine when the service itself runs locally; no
+ * credentials in the URL (they would be stored and logged as part of it);
+ * at most 2,048 characters. Returns what is wrong, or undefined.
+ */
+export const MAX_WEBHOOK_URL_LENGTH = 2_048;
+const LOCAL_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
+
+export function webhookUrlProblem(text: string, local: boolean): string | undefined {
+  if (text.length > MAX_WEBHOOK_URL_LENGTH) return `url is longer than ${MAX_WEBHOOK_URL_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "url is not an absolute URL";
+  }
+  if (url.username !== "" || url.password !== "") return "url must not carry credentials: the signature is how a receiver knows the sender";
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:" && local && LOCAL_HOSTS.includes(url.hostname)) return undefined;
+  return local ? "url must be https (or http to localhost or 127.0.0.1 while the service runs locally)" : "url must be https";
+}
+
+/** True when the service runs on this machine (npm start): its own base URL is on a loopback host. */
+export const servedLocally = (baseUrl: string) => LOCAL_HOSTS.includes(new URL(baseUrl).hostname);
