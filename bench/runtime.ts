@@ -41,8 +41,10 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
     modules: true,
     scriptPath: join(bundle, script),
     modulesRoot: bundle,
-    // The copies use the first isolate's objects: one counter of record per caller, as in production.
+    // The copies use the first isolate's objects: one counter of record per caller, as in production;
+    // the first consumes the webhook queues (a queue has one consumer).
     ...(index > 0 && {
+      queueConsumers: undefined,
       durableObjects: Object.fromEntries(
         Object.entries(workerOptions.durableObjects ?? {}).map(([binding, target]) => [
           binding,

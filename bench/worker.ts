@@ -17,7 +17,9 @@ import { listOrders } from "../src/orders/list-orders";
 import { isolateMemory } from "../src/isolate-memory";
 import type { Limits } from "../src/keys/api-key-record";
 
-export { RateLimiter } from "../src/index";
+export { RateLimiter, WebhookDispatcher } from "../src/index";
+import service from "../src/index";
+import type { DeliveryMessage } from "../src/webhooks/dispatch-events";
 
 const bench = new Hono<AppEnv>();
 
@@ -182,4 +184,5 @@ export default {
     if (url.pathname.startsWith("/bench/")) return bench.fetch(request, env, ctx);
     return app.fetch(request, variantsOf(env).near, ctx);
   },
-} satisfies ExportedHandler<Env>;
+  queue: service.queue,
+} satisfies ExportedHandler<Env, DeliveryMessage>;

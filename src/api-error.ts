@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   order_not_found: 404,
   pet_not_found: 404,
   webhook_endpoint_not_found: 404,
+  webhook_delivery_not_found: 404,
   not_found: 404,
   unsupported_version: 404,
   method_not_allowed: 405,

@@ -3,6 +3,9 @@ import { describeServiceOperation } from "./api/describe-service";
 import { allowedMethods, mountRoutes, type RouteGroup } from "./api/mount-routes";
 import type { AppEnv } from "./env";
 import { pruneOrderEvents } from "./events/prune-order-events";
+import type { DeliveryMessage } from "./webhooks/dispatch-events";
+import { deliverBatch } from "./webhooks/delivery-queue";
+import { nudge } from "./webhooks/nudge-dispatcher";
 import { isolateMemory } from "./isolate-memory";
 import { identifyCaller } from "./middleware/api-key-auth";
 import { corsPolicy } from "./middleware/cors";
@@ -39,15 +42,23 @@ mountRoutes(app, routes);
 app.notFound(handleNotFound);
 app.onError(handleError);
 
-/** The Worker: the HTTP API, and a daily prune of the order events older than they are kept. */
+/**
+ * The Worker: the HTTP API; a daily prune of the order events older than
+ * they are kept (and a nudge that wakes the webhook dispatcher, should it
+ * have lost its alarm); the webhook deliveries of its queue and their
+ * dead letters.
+ */
 export default {
   fetch: app.fetch,
   scheduled(controller, env, ctx) {
     ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime));
+    ctx.waitUntil(nudge(env));
   },
-} satisfies ExportedHandler<Env>;
+  queue: (batch, env) => deliverBatch(batch, env, isolateMemory.configs),
+} satisfies ExportedHandler<Env, DeliveryMessage>;
 
 /** The HTTP API alone, for the bench's worker and the tests that read its routes. */
 export { app };
 
 export { RateLimiter } from "./limiter/rate-limiter";
+export { WebhookDispatcher } from "./webhooks/webhook-dispatcher";

@@ -29,6 +29,12 @@ const reuseMs = z
   .regex(/^(0|[1-9][0-9]{0,4})$/, "must be a whole number of milliseconds from 0 to 60000")
   .transform(Number)
   .refine((ms) => ms <= 60_000, "must be a whole number of milliseconds from 0 to 60000");
+const SCHEDULE_RULE = "must be one or more whole numbers of seconds from 1 to 86400 (a day), comma-separated";
+const retrySeconds = z
+  .string(rule(SCHEDULE_RULE))
+  .regex(/^[1-9][0-9]{0,4}(,[1-9][0-9]{0,4})*$/, SCHEDULE_RULE)
+  .transform((text) => text.split(",").map(Number))
+  .refine((delays) => delays.every((seconds) => seconds <= 86_400) && delays.length <= 100, SCHEDULE_RULE);
 const isoDate = z
   .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))
   .transform((value) => Date.parse(value));
@@ -46,6 +52,7 @@ const Vars = z
     ORDER_LIST_READ_AHEAD: readAhead,
     ORDER_LIST_VERSION_REUSE_MS: reuseMs,
     SUBREQUEST_LIMIT: positiveWholeNumber,
+    WEBHOOK_RETRY_SECONDS: retrySeconds,
   })
   .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
     path: ["PETS_SUNSET_AT"],
@@ -62,6 +69,8 @@ const Vars = z
     orderList: { cache: vars.ORDER_LIST_CACHE, readAhead: vars.ORDER_LIST_READ_AHEAD, versionReuseMs: vars.ORDER_LIST_VERSION_REUSE_MS },
     /** The plan's subrequests per invocation, which bounds the pages one list may read (docs/design/order-list.md#capacity). */
     subrequestLimit: vars.SUBREQUEST_LIMIT,
+    /** Seconds before each retry of a failed webhook delivery (docs/operations.md#webhooks); Queues' max_retries is its length. */
+    webhookRetrySeconds: vars.WEBHOOK_RETRY_SECONDS,
   }));
 
 export type Config = z.output<typeof Vars>;

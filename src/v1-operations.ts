@@ -5,10 +5,11 @@ import { referencePageOperation } from "./api/reference-page";
 import { cancelOrder } from "./orders/cancel-order";
 import { listOrders } from "./orders/list-orders";
 import { getPetById } from "./pets/get-pet";
+import { nudgeDispatcher } from "./webhooks/nudge-dispatcher";
 import { API_VERSIONS } from "./service-identity";
 
 const { listVersion, ownWrites } = isolateMemory;
-const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable" }), getPetById];
+const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable", cancelled: nudgeDispatcher }), getPetById];
 
 /**
  * Every operation under /v1, in the order they are documented; the document

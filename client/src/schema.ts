@@ -95,7 +95,7 @@ export interface components {
              * @description Machine-readable error code
              * @enum {string}
              */
-            code: "invalid_order_id" | "invalid_pet_id" | "invalid_bookmark" | "invalid_query" | "invalid_cursor" | "invalid_limits" | "invalid_body" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "insufficient_scope" | "order_not_found" | "pet_not_found" | "webhook_endpoint_not_found" | "not_found" | "unsupported_version" | "method_not_allowed" | "order_already_shipped" | "too_many_webhook_endpoints" | "cursor_expired" | "endpoint_sunset" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "order_list_too_large" | "service_unavailable";
+            code: "invalid_order_id" | "invalid_pet_id" | "invalid_bookmark" | "invalid_query" | "invalid_cursor" | "invalid_limits" | "invalid_body" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "insufficient_scope" | "order_not_found" | "pet_not_found" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "not_found" | "unsupported_version" | "method_not_allowed" | "order_already_shipped" | "too_many_webhook_endpoints" | "cursor_expired" | "endpoint_sunset" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "order_list_too_large" | "service_unavailable";
             /** @description Human-readable description */
             message: string;
             /** @description The HTTP status code */

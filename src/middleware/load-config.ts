@@ -4,7 +4,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../api-error";
 
 /** The config of these bindings, parsed on first use and then kept for the isolate's life (isolate-memory.ts). */
-function configOf(env: Env, parsed: WeakMap<Env, ConfigResult>): ConfigResult {
+export function configOf(env: Env, parsed: WeakMap<Env, ConfigResult>): ConfigResult {
   let result = parsed.get(env);
   if (!result) {
     result = readConfig(Object.fromEntries(Object.entries(env)));

@@ -1,4 +1,6 @@
+import type { Context } from "hono";
 import { defineOperation, type Stability } from "../api/define-operation";
+import type { AppEnv } from "../env";
 import { ApiError } from "../api-error";
 import { writeSession } from "../lib/d1-session";
 import { bookmarkHeader } from "./d1-bookmark";
@@ -11,6 +13,8 @@ import type { VersionMemory } from "./recent-version";
 export interface CancelOrderIn {
   operationId: "cancelOrder" | "cancelOrderV2";
   stability: Stability;
+  /** After a cancel that changed the order (its event is written): the composition's hook, which nudges webhook delivery. */
+  cancelled(c: Context<AppEnv>): void;
 }
 
 /**
@@ -51,6 +55,7 @@ export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites, versi
         versions.forget();
         ownWrites.note(db.getBookmark(), Date.now());
       }
+      if (outcome === "cancelled") version.cancelled(c);
       if (outcome === "not_found") throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
       if (outcome === "not_cancellable") {
         throw new ApiError("order_already_shipped", `Order ${orderId} has already shipped and cannot be cancelled.`);

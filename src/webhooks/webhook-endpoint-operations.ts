@@ -6,9 +6,11 @@ import type { AppEnv } from "../env";
 import { budgetOf } from "../keys/api-key-record";
 import { callDependency } from "../lib/dependency";
 import { ORDER_EVENT_TYPES } from "../events/order-event-schemas";
-import { CreatedWebhookEndpoint, CreateWebhookEndpoint, EndpointIdParams, MAX_ENDPOINTS_PER_BUDGET, WebhookEndpoint, WebhookEndpointList } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, budgetEndpoints, deleteEndpoint, endpointJson, insertEndpoint, newEndpointId } from "./webhook-endpoint-store";
-import { newWebhookSecret, sealSecret } from "./webhook-secrets";
+import { z } from "zod";
+import { CreatedWebhookEndpoint, CreateWebhookEndpoint, DeliveryParams, DELIVERIES_SHOWN, EndpointIdParams, MAX_ENDPOINTS_PER_BUDGET, WebhookDelivery, WebhookEndpoint, WebhookEndpointList } from "./webhook-endpoint-schemas";
+import { budgetEndpoint, budgetEndpoints, deleteEndpoint, deliveryJson, endpointDeliveries, endpointJson, insertEndpoint, newEndpointId, resetDelivery } from "./webhook-endpoint-store";
+import { nudgeDispatcher } from "./nudge-dispatcher";
+import { newWebhookSecret, sealingKeyOf, sealSecret } from "./webhook-secrets";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 
 /** The calling key's budget: its endpoints are the budget's, so a rotated pair shares them. */
@@ -16,12 +18,6 @@ function budgetOfCaller(c: Context<AppEnv>): string {
   const caller = c.get("caller");
   if (caller.kind !== "key") throw new Error("a webhook operation ran without a key: its scope guard is missing");
   return budgetOf(caller.key);
-}
-
-/** The Workers secret secrets are sealed with; a deployment without it is misconfigured (docs/operations.md#webhooks). */
-export function sealingKeyOf(env: Env): string {
-  if (!env.WEBHOOK_SECRETS_KEY) throw new Error("WEBHOOK_SECRETS_KEY is not set: webhook secrets cannot be sealed or opened");
-  return env.WEBHOOK_SECRETS_KEY;
 }
 
 const notFound = (id: string) => new ApiError("webhook_endpoint_not_found", `No webhook endpoint ${id} in this key's budget.`);
@@ -57,6 +53,8 @@ export const webhookEndpointOperations = [
       if (!inserted) {
         throw new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
       }
+      // The dispatcher may be asleep (no endpoints until now): it watches from here on.
+      nudgeDispatcher(c);
       return c.json({ ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null }), secret }, 201);
     },
   }),
@@ -103,6 +101,42 @@ export const webhookEndpointOperations = [
     async handle(c, { endpointId }) {
       if (!(await callDependency("D1", () => deleteEndpoint(c.env.DB, budgetOfCaller(c), endpointId)))) throw notFound(endpointId);
       return c.body(null, 204);
+    },
+  }),
+  defineOperation({
+    ...WEBHOOKS,
+    operationId: "listWebhookDeliveries",
+    method: "get",
+    path: "/webhook-endpoints/{endpointId}/deliveries",
+    summary: "List an endpoint's deliveries",
+    description: `The endpoint's ${DELIVERIES_SHOWN} newest deliveries, newest event first: attempts, the last status, the next attempt, the outcome.`,
+    params: ENDPOINT_PARAMS,
+    responses: { 200: { description: "The deliveries", body: z.object({ data: z.array(WebhookDelivery) }).meta({ id: "WebhookDeliveryList" }) } },
+    errors: ["webhook_endpoint_not_found"],
+    async handle(c, { endpointId }) {
+      const db = c.env.DB;
+      if (!(await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId)))) throw notFound(endpointId);
+      return c.json({ data: (await callDependency("D1", () => endpointDeliveries(db, endpointId, DELIVERIES_SHOWN))).map(deliveryJson) });
+    },
+  }),
+  defineOperation({
+    ...WEBHOOKS,
+    operationId: "retryWebhookDelivery",
+    method: "post",
+    path: "/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry",
+    summary: "Deliver an event again",
+    description: "Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too.",
+    params: { schema: DeliveryParams, invalid: { code: "webhook_delivery_not_found", message: "No such delivery: ids are as the deliveries list gives them." } },
+    responses: { 202: { description: "The delivery, due now", body: WebhookDelivery } },
+    errors: ["webhook_endpoint_not_found", "webhook_delivery_not_found"],
+    async handle(c, { endpointId, deliveryId }) {
+      const db = c.env.DB;
+      const endpoint = await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId));
+      if (!endpoint) throw notFound(endpointId);
+      const row = await callDependency("D1", () => resetDelivery(db, endpointId, deliveryId, new Date().toISOString()));
+      if (!row) throw new ApiError("webhook_delivery_not_found", `No delivery ${deliveryId} to endpoint ${endpointId}.`);
+      await callDependency("Queues", () => c.env.WEBHOOK_DELIVERIES.send({ deliveryId }, { contentType: "json" }));
+      return c.json(deliveryJson(row), 202);
     },
   }),
 ];

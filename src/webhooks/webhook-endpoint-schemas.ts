@@ -31,6 +31,25 @@ export const WebhookEndpointList = z
   .object({ data: z.array(WebhookEndpoint).describe("The budget's endpoints, oldest first") })
   .meta({ id: "WebhookEndpointList" });
 
-export const EndpointIdParams = z.object({
-  endpointId: z.string().regex(/^we_[0-9a-f]{20}$/).describe("The endpoint's id, we_ and 20 hex digits"),
+const endpointId = z.string().regex(/^we_[0-9a-f]{20}$/).describe("The endpoint's id, we_ and 20 hex digits");
+export const EndpointIdParams = z.object({ endpointId });
+export const DeliveryParams = z.object({
+  endpointId,
+  deliveryId: z.string().regex(/^wd_[0-9a-f]{20}_[1-9][0-9]{0,18}$/).describe("The delivery's id, as the deliveries list gives it"),
 });
+
+export const WebhookDelivery = z
+  .object({
+    id: z.string(),
+    eventId: z.string().regex(/^evt_[1-9][0-9]*$/).describe("The event delivered: its webhook-id"),
+    attempts: z.number().int().describe("Attempts made so far"),
+    lastStatus: z.number().int().nullable().describe("The receiver's HTTP status at the last attempt; null before one, or when it gave none"),
+    lastError: z.string().nullable().describe("What went wrong at the last attempt"),
+    nextAttemptAt: z.iso.datetime().nullable().describe("When the next attempt is due; null when none is"),
+    outcome: z.enum(["pending", "delivered", "failed"]).describe("failed: every attempt of the retry schedule failed, or the endpoint was disabled"),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: "WebhookDelivery", description: "One event's delivery to one endpoint." });
+
+/** The most deliveries the list shows, newest first. */
+export const DELIVERIES_SHOWN = 100;

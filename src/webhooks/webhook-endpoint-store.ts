@@ -61,10 +61,13 @@ export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Pro
   return db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 AND id = ?2`).bind(budget, id).first<WebhookEndpointRow>();
 }
 
-/** Deletes a budget's endpoint; false when it has none by that id. */
+/** Deletes a budget's endpoint and its deliveries (messages still queued find nothing and are dropped); false when it has none by that id. */
 export async function deleteEndpoint(db: D1Queryable, budget: string, id: string): Promise<boolean> {
-  const { meta } = await db.prepare("DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2").bind(budget, id).run();
-  return meta.changes === 1;
+  const [, endpoint] = await db.batch([
+    db.prepare("DELETE FROM webhook_deliveries WHERE endpoint_id = (SELECT id FROM webhook_endpoints WHERE budget = ?1 AND id = ?2)").bind(budget, id),
+    db.prepare("DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2").bind(budget, id),
+  ]);
+  return endpoint!.meta.changes === 1;
 }
 
 /** Every endpoint of every budget, for operators. */
@@ -80,4 +83,42 @@ export async function disableEndpoint(db: D1Queryable, id: string, reason: strin
     .bind(id, at, reason)
     .run();
   return meta.changes === 1;
+}
+
+export interface WebhookDeliveryRow {
+  id: string;
+  event_seq: string;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  outcome: "pending" | "delivered" | "failed";
+  created_at: string;
+}
+
+export const deliveryJson = (row: WebhookDeliveryRow) => ({
+  id: row.id,
+  eventId: `evt_${row.event_seq}`,
+  attempts: row.attempts,
+  lastStatus: row.last_status,
+  lastError: row.last_error,
+  nextAttemptAt: row.next_attempt_at,
+  outcome: row.outcome,
+  createdAt: row.created_at,
+});
+
+const DELIVERY_COLUMNS = "id, CAST(event_seq AS TEXT) AS event_seq, attempts, last_status, last_error, next_attempt_at, outcome, created_at";
+
+/** An endpoint's newest deliveries, newest event first. */
+export async function endpointDeliveries(db: D1Queryable, endpointId: string, limit: number): Promise<WebhookDeliveryRow[]> {
+  const { results } = await db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ?1 ORDER BY event_seq DESC LIMIT ?2`).bind(endpointId, limit).all<WebhookDeliveryRow>();
+  return results;
+}
+
+/** Makes a delivery pending again, due now; null when the endpoint has none by that id. */
+export function resetDelivery(db: D1Queryable, endpointId: string, deliveryId: string, at: string): Promise<WebhookDeliveryRow | null> {
+  return db
+    .prepare(`UPDATE webhook_deliveries SET outcome = 'pending', next_attempt_at = ?3, updated_at = ?3 WHERE id = ?2 AND endpoint_id = ?1 RETURNING ${DELIVERY_COLUMNS}`)
+    .bind(endpointId, deliveryId, at)
+    .first<WebhookDeliveryRow>();
 }

@@ -8,6 +8,12 @@
  */
 const PREFIX = "whsec_";
 
+/** The Workers secret secrets are sealed with; a deployment without it is misconfigured (docs/operations.md#webhooks). */
+export function sealingKeyOf(env: Env): string {
+  if (!env.WEBHOOK_SECRETS_KEY) throw new Error("WEBHOOK_SECRETS_KEY is not set: webhook secrets cannot be sealed or opened");
+  return env.WEBHOOK_SECRETS_KEY;
+}
+
 const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 const fromBase64 = (text: string) => Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
 

@@ -34,6 +34,8 @@ describe("routing and the Error shape", () => {
       "listWebhookEndpoints",
       "getWebhookEndpoint",
       "deleteWebhookEndpoint",
+      "listWebhookDeliveries",
+      "retryWebhookDelivery",
       "getOpenApiDocument",
     ]);
   });

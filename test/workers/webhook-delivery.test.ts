@@ -1,0 +1,242 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { beforeEach, describe, expect, it } from "vitest";
+import { deliverOne, recordDeadLetter, type DeliveryContext } from "../../src/webhooks/deliver-webhooks";
+import { deliveryIdOf, dispatchEvents, type DeliveryMessage } from "../../src/webhooks/dispatch-events";
+import { DISPATCHER_NAME } from "../../src/webhooks/nudge-dispatcher";
+import { signWebhook } from "../../src/webhooks/webhook-signature";
+import { apiWith } from "../support/request";
+import { clearOrders, seedOrders } from "../support/seed";
+import { storeTestKey, type TestKey } from "../support/test-keys";
+
+/**
+ * Webhook delivery (docs/design/order-events.md#delivery): the dispatcher's
+ * pass, the queue consumer's attempt with a receiver of the test's making,
+ * the dead letters, the signature against the Standard Webhooks vector.
+ */
+const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
+
+/** A queue that records what is sent. */
+function recordingQueue() {
+  const sent: DeliveryMessage[] = [];
+  const queue: Pick<Queue<DeliveryMessage>, "send" | "sendBatch"> = {
+    send: async (body) => {
+      sent.push(body);
+      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as unknown as QueueSendResponse;
+    },
+    sendBatch: async (messages) => {
+      sent.push(...[...messages].map((message) => message.body));
+      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as unknown as QueueSendBatchResponse;
+    },
+  };
+  return { sent, queue };
+}
+
+let owner: TestKey;
+beforeEach(async () => {
+  await clearOrders();
+  await sql("DELETE FROM webhook_deliveries");
+  await sql("DELETE FROM webhook_endpoints");
+  owner = await storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
+});
+
+/** The feed's head now: a pass from there sees only what the test writes. */
+const head = async () => String((await env.DB.prepare("SELECT coalesce(max(seq), 0) AS seq FROM order_events").first<number>("seq"))!);
+
+async function endpoint(body: { url: string; types?: string[] }, key = owner.key): Promise<{ id: string; secret: string }> {
+  // Endpoints are made through the API, with a recording dispatcher binding: these tests run the passes themselves.
+  const response = await apiWith(
+    { ...env, WEBHOOK_DISPATCHER: { getByName: () => ({ nudge: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"] },
+    "/v2/webhook-endpoints",
+    { method: "POST", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) },
+  );
+  expect(response.status).toBe(201);
+  return response.json();
+}
+
+describe("the dispatcher's pass", () => {
+  it("enqueues one message per event and endpoint that wants it, for events after the endpoint was made", async () => {
+    await seedOrders([{ id: 1 }]);
+    const cancelled = await endpoint({ url: "https://a.example/", types: ["order.cancelled"] });
+    const every = await endpoint({ url: "https://b.example/" }, (await storeTestKey({ scopes: ["webhooks:manage"] })).key);
+    const mark = await head();
+    await seedOrders([{ id: 2 }]);
+    await sql("UPDATE orders SET status = 'cancelled' WHERE id = 1");
+    const { queue, sent } = recordingQueue();
+    const pass = await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
+
+    const created = String(Number(mark) + 1);
+    const cancel = String(Number(mark) + 2);
+    expect(sent).toEqual([{ deliveryId: deliveryIdOf(every.id, created) }, { deliveryId: deliveryIdOf(cancelled.id, cancel) }, { deliveryId: deliveryIdOf(every.id, cancel) }]);
+    expect(pass).toMatchObject({ mark: cancel, more: false, endpoints: 2, enqueued: 3 });
+    const rows = await env.DB.prepare("SELECT id, outcome, attempts FROM webhook_deliveries ORDER BY id").all();
+    expect(rows.results).toHaveLength(3);
+
+    // Run again from the old mark (a crash before the mark was stored): the same messages again, no new rows.
+    const again = recordingQueue();
+    await dispatchEvents(env.DB, again.queue, "0", new Date().toISOString());
+    expect(again.sent).toEqual(sent);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries").first("n"))).toBe(3);
+    // From the stored mark: nothing.
+    const next = recordingQueue();
+    expect(await dispatchEvents(env.DB, next.queue, pass.mark, new Date().toISOString())).toMatchObject({ mark: cancel, enqueued: 0 });
+  });
+
+  it("delivers nothing to a disabled endpoint, and with no endpoint moves its mark to the head", async () => {
+    const made = await endpoint({ url: "https://a.example/" });
+    await sql("UPDATE webhook_endpoints SET status = 'disabled' WHERE id = ?1", made.id);
+    await seedOrders([{ id: 3 }]);
+    const { queue, sent } = recordingQueue();
+    expect(await dispatchEvents(env.DB, queue, "0", new Date().toISOString())).toEqual({ mark: await head(), more: false, endpoints: 0, enqueued: 0 });
+    expect(sent).toEqual([]);
+  });
+
+  it("keeps its mark in its object's storage across a restart", async () => {
+    await endpoint({ url: "https://a.example/", types: ["order.deleted"] });
+    await seedOrders([{ id: 4 }]);
+    const stub = env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME);
+    await runInDurableObject(stub, async (instance) => instance.alarm());
+    const reached = await stub.mark();
+    expect(reached).toBe(await head());
+    // The object's memory is gone (a new instance reads storage): the mark is not.
+    expect(await runInDurableObject(stub, (_, state) => state.storage.kv.get("mark"))).toBe(reached);
+    // A nudge runs a pass at once: nothing new, so the mark stays.
+    await stub.nudge();
+    await runDurableObjectAlarm(stub);
+    expect(await stub.mark()).toBe(reached);
+  });
+});
+
+describe("a delivery attempt", () => {
+  /** A receiver that answers the statuses given, in turn, and records what it got. */
+  function receiver(...statuses: number[]) {
+    const got: { url: string; headers: Headers; body: string }[] = [];
+    const fetch = (async (url: string, init: RequestInit) => {
+      got.push({ url, headers: new Headers(init.headers), body: String(init.body) });
+      const status = statuses.shift() ?? 200;
+      if (status === 0) throw new TypeError("connection refused");
+      return new Response(status === 204 ? null : "ok", { status });
+    }) as unknown as typeof globalThis.fetch;
+    return { got, fetch };
+  }
+
+  const context = (fetch: typeof globalThis.fetch, now = Date.now()): DeliveryContext => ({
+    db: env.DB,
+    fetch,
+    sealingKey: env.WEBHOOK_SECRETS_KEY!,
+    retrySeconds: [1, 2, 3],
+    now: () => now,
+  });
+
+  async function pendingDelivery(types?: string[]) {
+    const made = await endpoint({ url: "https://receiver.example/hooks", ...(types && { types }) });
+    await seedOrders([{ id: 9223372036854775807n, petId: 5 }]);
+    const { queue, sent } = recordingQueue();
+    await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
+    expect(sent).toHaveLength(1);
+    return { made, deliveryId: sent[0]!.deliveryId };
+  }
+
+  const deliveryRow = (id: string) => env.DB.prepare("SELECT outcome, attempts, last_status, last_error, next_attempt_at FROM webhook_deliveries WHERE id = ?1").bind(id).first();
+
+  it("posts the event signed as Standard Webhooks specifies, exact ids, and records it delivered", async () => {
+    const { made, deliveryId } = await pendingDelivery();
+    const { got, fetch } = receiver(204);
+    expect(await deliverOne({ body: { deliveryId }, attempts: 1 }, context(fetch, 1_790_000_000_000))).toBe("ack");
+    const [post] = got;
+    expect(post!.url).toBe("https://receiver.example/hooks");
+    const id = post!.headers.get("webhook-id")!;
+    expect(id).toMatch(/^evt_[0-9]+$/);
+    expect(post!.headers.get("webhook-timestamp")).toBe("1790000000");
+    expect(post!.headers.get("content-type")).toBe("application/json");
+    expect(post!.headers.get("webhook-signature")).toBe(await signWebhook(made.secret, id, 1_790_000_000, post!.body));
+    expect(post!.body).toContain('"order":{"id":9223372036854775807,"petId":5,');
+    expect(JSON.parse(post!.body)).toMatchObject({ id, type: "order.created" });
+    expect(await deliveryRow(deliveryId)).toMatchObject({ outcome: "delivered", attempts: 1, last_status: 204 });
+    // A message delivered twice (at least once) is acked without a second POST.
+    expect(await deliverOne({ body: { deliveryId }, attempts: 1 }, context(fetch))).toBe("ack");
+    expect(got).toHaveLength(1);
+  });
+
+  it("is retried on the schedule while the receiver fails, with the same webhook-id, until it answers 2xx", async () => {
+    const { deliveryId } = await pendingDelivery();
+    const { got, fetch } = receiver(500, 0, 200);
+    expect(await deliverOne({ body: { deliveryId }, attempts: 1 }, context(fetch, 1_790_000_000_000))).toEqual({ retryAfterSeconds: 1 });
+    expect(await deliveryRow(deliveryId)).toMatchObject({ outcome: "pending", attempts: 1, last_status: 500, next_attempt_at: new Date(1_790_000_001_000).toISOString() });
+    expect(await deliverOne({ body: { deliveryId }, attempts: 2 }, context(fetch))).toEqual({ retryAfterSeconds: 2 });
+    expect(await deliveryRow(deliveryId)).toMatchObject({ attempts: 2, last_status: null, last_error: "could not connect" });
+    expect(await deliverOne({ body: { deliveryId }, attempts: 3 }, context(fetch))).toBe("ack");
+    expect(new Set(got.map((post) => post.headers.get("webhook-id"))).size).toBe(1);
+    expect(await deliveryRow(deliveryId)).toMatchObject({ outcome: "delivered", attempts: 3, last_status: 200 });
+  });
+
+  it("ends in the dead letters when the receiver is down for the whole schedule, and its endpoint is disabled", async () => {
+    const { made, deliveryId } = await pendingDelivery();
+    const { fetch } = receiver(503, 503, 503, 503);
+    for (const attempts of [1, 2, 3, 4]) expect(await deliverOne({ body: { deliveryId }, attempts }, context(fetch))).not.toBe("ack");
+    await recordDeadLetter({ body: { deliveryId } }, context(fetch));
+    expect(await deliveryRow(deliveryId)).toMatchObject({ outcome: "failed", attempts: 4, last_status: 503, next_attempt_at: null });
+    const disabled = await env.DB.prepare("SELECT status, disabled_reason FROM webhook_endpoints WHERE id = ?1").bind(made.id).first();
+    expect(disabled).toEqual({ status: "disabled", disabled_reason: "every delivery failed for 6 s" });
+    // Nothing more goes to it.
+    const next = recordingQueue();
+    await seedOrders([{ id: 77 }]);
+    await dispatchEvents(env.DB, next.queue, "0", new Date().toISOString());
+    expect(next.sent).toEqual([]);
+  });
+
+  it("keeps an endpoint that had a delivery through while one failed", async () => {
+    const { made, deliveryId } = await pendingDelivery();
+    await seedOrders([{ id: 78 }]);
+    const { queue, sent } = recordingQueue();
+    await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
+    const other = sent.find((message) => message.deliveryId !== deliveryId)!;
+    expect(await deliverOne({ body: other, attempts: 1 }, context(receiver(200).fetch))).toBe("ack");
+    await recordDeadLetter({ body: { deliveryId } }, context(receiver().fetch));
+    expect(await env.DB.prepare("SELECT status FROM webhook_endpoints WHERE id = ?1").bind(made.id).first("status")).toBe("enabled");
+  });
+
+  it("is dropped when its endpoint was deleted, and never reaches another budget's endpoint", async () => {
+    const { made, deliveryId } = await pendingDelivery();
+    const response = await apiWith(env, `/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key });
+    expect(response.status).toBe(204);
+    const { got, fetch } = receiver();
+    expect(await deliverOne({ body: { deliveryId }, attempts: 1 }, context(fetch))).toBe("ack");
+    expect(got).toEqual([]);
+  });
+});
+
+describe("an endpoint's deliveries", () => {
+  it("are listed newest first for the endpoint's budget, and one is sent again on request with the same event", async () => {
+    const made = await endpoint({ url: "https://receiver.example/" });
+    await seedOrders([{ id: 11 }, { id: 12 }]);
+    const { queue, sent } = recordingQueue();
+    await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
+    await recordDeadLetter({ body: sent[0]! }, { db: env.DB, now: Date.now, retrySeconds: [1] });
+    const listed = await (await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{ data: Record<string, unknown>[] }>();
+    expect(listed.data.map((delivery) => [delivery.id, delivery.outcome])).toEqual([
+      [sent[1]!.deliveryId, "pending"],
+      [sent[0]!.deliveryId, "failed"],
+    ]);
+    expect(listed.data[1]).toEqual({ id: sent[0]!.deliveryId, eventId: expect.stringMatching(/^evt_/), attempts: 0, lastStatus: null, lastError: null, nextAttemptAt: null, outcome: "failed", createdAt: expect.any(String) });
+
+    const requeued = recordingQueue();
+    const retry = await apiWith({ ...env, WEBHOOK_DELIVERIES: requeued.queue as unknown as Env["WEBHOOK_DELIVERIES"] }, `/v2/webhook-endpoints/${made.id}/deliveries/${sent[0]!.deliveryId}/retry`, { method: "POST", key: owner.key });
+    expect(retry.status).toBe(202);
+    expect(await retry.json()).toMatchObject({ id: sent[0]!.deliveryId, outcome: "pending", nextAttemptAt: expect.any(String) });
+    expect(requeued.sent).toEqual([sent[0]]);
+
+    const stranger = (await storeTestKey({ scopes: ["webhooks:manage"] })).key;
+    expect((await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: stranger })).status).toBe(404);
+    const unknown = await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries/wd_00000000000000000000_1/retry`, { method: "POST", key: owner.key });
+    expect(((await unknown.json()) as { code: string }).code).toBe("webhook_delivery_not_found");
+  });
+});
+
+describe("Standard Webhooks signatures", () => {
+  it("reproduce the specification's test vector", async () => {
+    expect(await signWebhook("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, '{"test": 2432232314}')).toBe(
+      "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+    );
+  });
+});
