@@ -6,6 +6,7 @@ import { rateLimitOf, type RateLimitState } from "./rate-limit-state.js";
 import { DEFAULT_RETRY, retryDelayMs, type Outcome, type RetryOptions } from "./retry.js";
 
 export { StoreOrdersError } from "./store-orders-error.js";
+export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from "./verify-webhook.js";
 export type { RateLimitState, RateLimitWindow } from "./rate-limit-state.js";
 export type { RetryOptions } from "./retry.js";
 

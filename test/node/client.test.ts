@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StoreOrdersClient, StoreOrdersError } from "../../client/src/store-orders-client";
+import { StoreOrdersClient, StoreOrdersError, verifyWebhook } from "../../client/src/store-orders-client";
 import { parseWithExactIntegers } from "../../client/src/exact-json";
 import { rateLimitOf } from "../../client/src/rate-limit-state";
 import { retryDelayMs, DEFAULT_RETRY } from "../../client/src/retry";
@@ -208,5 +208,39 @@ describe("v2 events", () => {
     expect(ids).toEqual(["evt_1"]);
     const expired = fakeService(error("cursor_expired", 410));
     await expect(expired.client.v2.events.follow({ after: "old" })[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: "cursor_expired", status: 410 });
+  });
+});
+
+describe("verifyWebhook", () => {
+  const vector = {
+    secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    headers: { "webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek", "webhook-timestamp": "1614265330", "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=" },
+    body: '{"test": 2432232314}',
+  };
+  const at = 1614265330_000;
+
+  it("accepts the Standard Webhooks reference vector, among other signatures, with Headers or a plain object", async () => {
+    expect(await verifyWebhook(vector.secret, vector.headers, vector.body, { now: at })).toEqual({ test: 2432232314 });
+    const rotated = { ...vector.headers, "webhook-signature": `v1,bm9wZQ== ${vector.headers["webhook-signature"]}` };
+    expect(await verifyWebhook(vector.secret, new Headers(rotated), vector.body, { now: at + 299_000 })).toEqual({ test: 2432232314 });
+  });
+
+  it.each([
+    ["a changed body", { body: '{"test": 2432232315}' }, /no signature matches/],
+    ["another secret", { secret: "whsec_" + btoa("x".repeat(24)) }, /no signature matches/],
+    ["a changed id", { headers: { ...vector.headers, "webhook-id": "msg_other" } }, /no signature matches/],
+    ["an old timestamp", { now: at + 301_000 }, /outside the tolerance/],
+    ["a missing signature", { headers: { "webhook-id": "x", "webhook-timestamp": "1614265330" } }, /required/],
+  ])("refuses %s", async (_, change, message) => {
+    const { secret, headers, body, now } = { ...vector, now: at, ...change };
+    await expect(verifyWebhook(secret, headers, body, { now })).rejects.toThrow(message);
+  });
+
+  it("reads an event's ids exactly", async () => {
+    const body = '{"id":"evt_1","type":"order.created","order":{"id":9223372036854775807,"status":"pending","complete":false}}';
+    const secret = "whsec_" + btoa("k".repeat(32));
+    const { signWebhook } = await import("../../src/webhooks/webhook-signature");
+    const headers = { "webhook-id": "evt_1", "webhook-timestamp": "1614265330", "webhook-signature": await signWebhook(secret, "evt_1", 1614265330, body) };
+    expect(await verifyWebhook<{ order: { id: string } }>(secret, headers, body, { now: at })).toMatchObject({ order: { id: "9223372036854775807" } });
   });
 });
