@@ -9,6 +9,7 @@ import { listOrdersV2 } from "./orders/list-orders-v2";
 import { API_VERSIONS } from "./service-identity";
 import { nudgeDispatcher } from "./webhooks/nudge-dispatcher";
 import { webhookEndpointOperations } from "./webhooks/webhook-endpoint-operations";
+import { orderEventWebhook } from "./webhooks/order-event-webhook";
 
 const { listVersion, ownWrites } = isolateMemory;
 const served = [
@@ -26,6 +27,6 @@ const served = [
  */
 export const operations: readonly Operation[] = [
   ...served,
-  openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2),
+  openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook]),
   referencePageOperation(API_VERSIONS.v2),
 ];

@@ -13,6 +13,7 @@ export interface EnvironmentConfig {
   durableObjects: { name: string; class_name: string }[];
   observability: boolean;
   crons: string[];
+  queues: { producers: { binding: string; queue: string }[]; consumers: { queue: string; max_retries?: number; dead_letter_queue?: string }[] };
 }
 
 const PLACEHOLDER = "REPLACE_WITH_";
@@ -32,7 +33,27 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
     durableObjects: resolved.durable_objects.bindings,
     observability: resolved.observability?.enabled === true,
     crons: resolved.triggers?.crons ?? [],
+    queues: { producers: resolved.queues.producers ?? [], consumers: resolved.queues.consumers ?? [] },
   };
+}
+
+/**
+ * The webhook queue's consumer and the retry schedule agree
+ * (docs/operations.md#webhooks): it retries as many times as the schedule
+ * has delays, into a dead-letter queue the Worker also consumes.
+ */
+export function webhookQueueProblems(label: string, config: EnvironmentConfig): string[] {
+  const producer = config.queues.producers.find((queue) => queue.binding === "WEBHOOK_DELIVERIES");
+  if (!producer) return [`${label}: the WEBHOOK_DELIVERIES queue producer is missing`];
+  const consumer = config.queues.consumers.find((queue) => queue.queue === producer.queue);
+  const schedule = String(config.vars.WEBHOOK_RETRY_SECONDS ?? "").split(",").length;
+  const problems: string[] = [];
+  if (!consumer) return [`${label}: nothing consumes the queue "${producer.queue}"`];
+  if (consumer.max_retries !== schedule) problems.push(`${label}: the queue "${producer.queue}" has max_retries ${consumer.max_retries}, but WEBHOOK_RETRY_SECONDS has ${schedule} delays`);
+  const deadLetters = `${producer.queue}-dlq`;
+  if (consumer.dead_letter_queue !== deadLetters) problems.push(`${label}: the queue "${producer.queue}" must dead-letter into "${deadLetters}"`);
+  if (!config.queues.consumers.some((queue) => queue.queue === deadLetters)) problems.push(`${label}: nothing consumes the dead-letter queue "${deadLetters}"`);
+  return problems;
 }
 
 /**
@@ -52,6 +73,7 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
   // The daily prune of order events (docs/design/order-events.md#retention): without it they grow for ever.
   for (const cron of local.crons) if (!config.crons.includes(cron)) problems.push(`${env}: [env.${env}.triggers] crons lacks "${cron}"`);
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
+  problems.push(...webhookQueueProblems(env, config));
   return problems;
 }
 

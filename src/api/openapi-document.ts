@@ -96,8 +96,36 @@ function parametersOf(operation: Operation): JsonObject[] {
   return [...path, ...query, ...headers];
 }
 
+/** A request this API sends (OpenAPI 3.1 `webhooks`): what a receiver gets. */
+export interface WebhookDescription {
+  name: string;
+  summary: string;
+  description: string;
+  body: z.ZodType;
+  headers: readonly { name: string; description: string; schema: Record<string, unknown> }[];
+  /** What the receiver answers, by status range. */
+  responses: Record<string, string>;
+}
+
+function webhooksOf(webhooks: readonly WebhookDescription[]): JsonObject {
+  return Object.fromEntries(
+    webhooks.map((webhook) => [
+      webhook.name,
+      {
+        post: {
+          summary: webhook.summary,
+          description: webhook.description,
+          parameters: webhook.headers.map(({ name, description, schema }) => ({ name, in: "header", required: true, description, schema })),
+          requestBody: { required: true, content: { "application/json": { schema: schemaOf(webhook.body) } } },
+          responses: Object.fromEntries(Object.entries(webhook.responses).map(([status, description]) => [status, { description }])),
+        },
+      },
+    ]),
+  );
+}
+
 /**
- * The OpenAPI document of one version's operations. Its servers are this
+ * The OpenAPI document of one version's operations (and the requests it sends, `webhooks`). Its servers are this
  * deployment's first (so the reference page's requests go where the page
  * came from), then production and staging.
  */
@@ -105,6 +133,7 @@ export function openApiDocument(
   operations: readonly Operation[],
   config: Pick<Config, "baseUrl" | "productionBaseUrl" | "stagingBaseUrl">,
   version: ApiVersion = API_VERSIONS.v1,
+  webhooks: readonly WebhookDescription[] = [],
 ): JsonObject {
   const serviceRoot = config.productionBaseUrl.slice(0, -VERSION_PREFIX.length) + "/";
   const base = (v1BaseUrl: string) => versionBaseUrl(v1BaseUrl, version);
@@ -148,7 +177,8 @@ export function openApiDocument(
   // Only the schemas this version's operations refer to, and the ones those refer to: the registry holds every version's.
   const schemas: Record<string, JsonObject> = {};
   const refsIn = (value: unknown) => [...JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
-  for (let pending = refsIn(paths); pending.length > 0; ) {
+  const sent = webhooksOf(webhooks);
+  for (let pending = [...refsIn(paths), ...refsIn(sent)]; pending.length > 0; ) {
     const id = pending.pop()!;
     if (schemas[id] || !all[id]) continue;
     schemas[id] = all[id]!;
@@ -178,6 +208,7 @@ export function openApiDocument(
       .filter(([name]) => operations.some((operation) => operation.documented !== false && operation.tag === name))
       .map(([name, description]) => ({ name, description })),
     paths,
+    ...(webhooks.length > 0 && { webhooks: sent }),
     components: {
       securitySchemes: {
         bearerAuth: {
@@ -185,7 +216,8 @@ export function openApiDocument(
           scheme: "bearer",
           description:
             "An API key: so_live_ (production) or so_test_ (staging) and 32 letters and digits. A key has the scopes " +
-            "orders:read (list orders; the deprecated pets) and orders:write (cancel); each operation names the one it needs.",
+            "orders:read (list orders, the event feed; the deprecated pets), orders:write (cancel) and webhooks:manage (webhook " +
+            "endpoints); each operation names the one it needs.",
         },
       },
       schemas,

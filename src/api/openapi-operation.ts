@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { openApiDocument } from "./openapi-document";
+import { openApiDocument, type WebhookDescription } from "./openapi-document";
 import type { ApiVersion } from "../service-identity";
 import { defineOperation, type Operation } from "./define-operation";
 
@@ -12,7 +12,12 @@ const OpenApiDocumentBody = z
  * `GET <version>/openapi.json`: the document of `operations` and of itself,
  * built once per parsed config into `documents` (isolate-memory.ts).
  */
-export function openApiDocumentOperation(operations: readonly Operation[], version: ApiVersion, documents: WeakMap<object, string>): Operation {
+export function openApiDocumentOperation(
+  operations: readonly Operation[],
+  version: ApiVersion,
+  documents: WeakMap<object, string>,
+  webhooks: readonly WebhookDescription[] = [],
+): Operation {
   const self: Operation = defineOperation({
     operationId: "getOpenApiDocument",
     method: "get",
@@ -29,7 +34,7 @@ export function openApiDocumentOperation(operations: readonly Operation[], versi
     handle(c) {
       const config = c.get("config");
       let json = documents.get(config);
-      if (json === undefined) documents.set(config, (json = JSON.stringify(openApiDocument([...operations, self], config, version))));
+      if (json === undefined) documents.set(config, (json = JSON.stringify(openApiDocument([...operations, self], config, version, webhooks))));
       return c.body(json, 200, { "Content-Type": "application/json" });
     },
   });

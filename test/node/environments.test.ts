@@ -37,6 +37,21 @@ describe("wrangler.toml environments", () => {
     ]);
   });
 
+  it("reports a webhook queue whose retries differ from the schedule, or without its dead letters", () => {
+    const config = staging();
+    const [consumer, deadLetters] = config.queues.consumers;
+    const vars = { ...config.vars, WEBHOOK_RETRY_SECONDS: "1,2" };
+    expect(configProblems("staging", staging({ vars }), local)).toEqual([
+      'staging: the queue "store-orders-staging-webhooks" has max_retries 9, but WEBHOOK_RETRY_SECONDS has 2 delays',
+    ]);
+    expect(configProblems("staging", staging({ queues: { producers: config.queues.producers, consumers: [{ ...consumer!, dead_letter_queue: undefined }] } }), local)).toEqual([
+      'staging: the queue "store-orders-staging-webhooks" must dead-letter into "store-orders-staging-webhooks-dlq"',
+      'staging: nothing consumes the dead-letter queue "store-orders-staging-webhooks-dlq"',
+    ]);
+    expect(deadLetters!.queue).toBe("store-orders-staging-webhooks-dlq");
+    expect(configProblems("staging", staging({ queues: { producers: [], consumers: [] } }), local)).toEqual(["staging: the WEBHOOK_DELIVERIES queue producer is missing"]);
+  });
+
   it("reports a deployed BASE_URL that is not https", () => {
     const BASE_URL = "http://store-orders.example.com/v1";
     const problems = configProblems("staging", staging({ vars: { ...staging().vars, BASE_URL } }), local);

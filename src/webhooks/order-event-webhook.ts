@@ -1,0 +1,25 @@
+import type { WebhookDescription } from "../api/openapi-document";
+import { OrderEvent } from "../events/order-event-schemas";
+import { DELIVERY_TIMEOUT_MS } from "./deliver-webhooks";
+
+/** The request every webhook endpoint receives, as v2's document describes it (docs/api.md#receiving-webhooks). */
+export const orderEventWebhook: WebhookDescription = {
+  name: "orderEvent",
+  summary: "An order event, delivered to a webhook endpoint",
+  description:
+    "POSTed to each enabled endpoint whose types hold the event, signed as Standard Webhooks specifies. Verify the " +
+    "signature over the raw body before acting, and deduplicate by webhook-id: delivery is at least once, in no promised " +
+    `order across events. An answer other than 2xx within ${DELIVERY_TIMEOUT_MS / 1000} s is retried on the retry schedule ` +
+    "(about 3 days); an endpoint that fails for all of it is disabled.",
+  body: OrderEvent,
+  headers: [
+    { name: "webhook-id", description: "The event's id (evt_ and its sequence number): the same on every attempt", schema: { type: "string", pattern: "^evt_[1-9][0-9]*$" } },
+    { name: "webhook-timestamp", description: "When this attempt was signed, Unix seconds: refuse one far from now", schema: { type: "string", pattern: "^[0-9]+$" } },
+    {
+      name: "webhook-signature",
+      description: "v1, and the base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body keyed with the secret's decoded bytes (after whsec_)",
+      schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$" },
+    },
+  ],
+  responses: { "2XX": "Received: the delivery is done", default: "Not received: the event is sent again later" },
+};
