@@ -43,3 +43,8 @@ export function oneOrMoreOf<T extends string>(text: string, allowed: readonly T[
   if (!listed.every((one): one is T => (allowed as readonly string[]).includes(one))) return undefined;
   return [...new Set(listed)].sort();
 }
+
+/** The parameters as the document lists them: what each accepts (the 400's words), and its JSON schema. */
+export function documentedParameters<P extends ParameterTexts>(texts: P, schemas: Record<keyof P, Record<string, unknown>>) {
+  return Object.entries(texts).map(([name, accepts]) => ({ name, description: accepts[0]!.toUpperCase() + accepts.slice(1), schema: schemas[name as keyof P] }));
+}

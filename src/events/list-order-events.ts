@@ -1,4 +1,5 @@
 import { defineOperation } from "../api/define-operation";
+import { documentedParameters } from "../api/strict-query";
 import { readSession } from "../lib/d1-session";
 import { logLine } from "../lib/log";
 import { CURSOR_PATTERN } from "../lib/opaque-cursor";
@@ -38,11 +39,7 @@ export const listOrderEvents = (ownWrites: OwnWrites) =>
       "after an empty page it says where the next event will be. With wait, an empty page is held open until an " +
       "event arrives or the wait ends. An after older than the events kept is 410 cursor_expired.",
     stability: "beta",
-    queryParameters: Object.entries(FEED_PARAMETERS).map(([name, accepts]) => ({
-      name,
-      description: accepts[0]!.toUpperCase() + accepts.slice(1),
-      schema: QUERY_SCHEMAS[name as keyof typeof FEED_PARAMETERS],
-    })),
+    queryParameters: documentedParameters(FEED_PARAMETERS, QUERY_SCHEMAS),
     responses: { 200: { description: "A page of events", body: OrderEventPage, headers: ["X-D1-Bookmark"] } },
     requestHeaders: ["X-D1-Bookmark"],
     errors: ["invalid_query", "invalid_cursor", "cursor_expired", "invalid_bookmark"],

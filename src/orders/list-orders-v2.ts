@@ -1,4 +1,5 @@
 import { defineOperation } from "../api/define-operation";
+import { documentedParameters } from "../api/strict-query";
 import { readSession } from "../lib/d1-session";
 import type { OwnWrites } from "./own-writes";
 import { logLine } from "../lib/log";
@@ -36,11 +37,7 @@ export const listOrdersV2 = (ownWrites: OwnWrites) =>
       "null. An unknown, repeated or unparseable parameter is 400 invalid_query. Each page has an ETag; send the " +
       "X-D1-Bookmark of an earlier response to read data at least as new as it saw.",
     stability: "beta",
-    queryParameters: Object.entries(PARAMETERS).map(([name, accepts]) => ({
-      name,
-      description: accepts[0]!.toUpperCase() + accepts.slice(1),
-      schema: QUERY_SCHEMAS[name as keyof typeof PARAMETERS],
-    })),
+    queryParameters: documentedParameters(PARAMETERS, QUERY_SCHEMAS),
     responses: {
       200: { description: "A page of orders", body: OrderPage, headers: ["ETag", "X-D1-Bookmark", "Link"] },
       304: {
