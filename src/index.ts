@@ -5,7 +5,7 @@ import type { AppEnv } from "./env";
 import { pruneOrderEvents } from "./events/prune-order-events";
 import type { DeliveryMessage } from "./webhooks/dispatch-events";
 import { deliverBatch } from "./webhooks/delivery-queue";
-import { nudge } from "./webhooks/nudge-dispatcher";
+import { dispatcherOf } from "./webhooks/nudge-dispatcher";
 import { isolateMemory } from "./isolate-memory";
 import { identifyCaller } from "./middleware/api-key-auth";
 import { corsPolicy } from "./middleware/cors";
@@ -52,7 +52,7 @@ export default {
   fetch: app.fetch,
   scheduled(controller, env, ctx) {
     ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime));
-    ctx.waitUntil(nudge(env));
+    ctx.waitUntil(dispatcherOf(env).wake());
   },
   queue: (batch, env) => deliverBatch(batch, env, isolateMemory.configs),
 } satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -5,16 +5,19 @@ import { logLine } from "../lib/log";
 /** The one dispatcher's name: one object reads the feed for every endpoint (webhook-dispatcher.ts). */
 export const DISPATCHER_NAME = "order-events";
 
-/** Runs a dispatch pass now. */
-export const nudge = (env: Env) => env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME).nudge();
+export const dispatcherOf = (env: Env) => env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME);
 
-/**
- * Tells the dispatcher an event was just written through the API, so it is
- * delivered at once rather than at the next poll; after the response, and a
- * failure only costs that second (docs/design/order-events.md#delivery).
- */
-export function nudgeDispatcher(c: Context<AppEnv>): void {
+/** Calls the dispatcher after the response; a failure only costs a second, until its next poll (docs/design/order-events.md#delivery). */
+function inBackground(c: Context<AppEnv>, call: (dispatcher: ReturnType<typeof dispatcherOf>) => Promise<void>): void {
   c.executionCtx.waitUntil(
-    nudge(c.env).catch((error: unknown) => logLine("warn", c.get("requestId"), "the webhook dispatcher could not be nudged; its next poll delivers the event", { error: String(error) })),
+    call(dispatcherOf(c.env)).catch((error: unknown) =>
+      logLine("warn", c.get("requestId"), "the webhook dispatcher could not be nudged; its next poll delivers the event", { error: String(error) }),
+    ),
   );
 }
+
+/** An event was just written through the API: delivered at once rather than at the next poll. */
+export const nudgeDispatcher = (c: Context<AppEnv>) => inBackground(c, (dispatcher) => dispatcher.nudge());
+
+/** An endpoint was just made: the dispatcher may be asleep (there were none), and watches from now on. */
+export const wakeDispatcher = (c: Context<AppEnv>) => inBackground(c, (dispatcher) => dispatcher.wake());

@@ -8,14 +8,24 @@ export const DISPATCH_POLL_MS = 1_000;
  * The webhook dispatcher (docs/design/order-events.md#delivery): a Durable
  * Object whose alarm runs dispatch passes and keeps the mark they reach in
  * its storage, so a restart resumes where it was. It watches once a second
- * while there are endpoints; otherwise it sleeps until nudged (an endpoint
- * made, a cancel through the API, the daily cron).
+ * while there are endpoints, and a cancel through the API brings the next
+ * pass forward; otherwise it sleeps until woken (an endpoint made, the daily cron).
  */
 export class WebhookDispatcher extends DurableObject<Env> {
-  /** Runs a pass now (unless one is due sooner). */
-  async nudge(): Promise<void> {
+  /** Runs a pass now (unless one is due sooner): there may be an endpoint to watch for now. */
+  async wake(): Promise<void> {
     const due = await this.ctx.storage.getAlarm();
     if (due === null || due > Date.now()) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /**
+   * An event was just written: brings a pass that is due forward. A sleeping
+   * dispatcher (no endpoints, so no pass due) stays asleep: nothing waits for
+   * the event, and a cancel costs no pass.
+   */
+  async nudge(): Promise<void> {
+    const due = await this.ctx.storage.getAlarm();
+    if (due !== null && due > Date.now()) await this.ctx.storage.setAlarm(Date.now());
   }
 
   /** Where the next pass starts, for operators and tests. */

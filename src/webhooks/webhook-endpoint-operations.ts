@@ -9,7 +9,7 @@ import { ORDER_EVENT_TYPES } from "../events/order-event-schemas";
 import { z } from "zod";
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint, DeliveryParams, DELIVERIES_SHOWN, EndpointIdParams, MAX_ENDPOINTS_PER_BUDGET, WebhookDelivery, WebhookEndpoint, WebhookEndpointList } from "./webhook-endpoint-schemas";
 import { budgetEndpoint, budgetEndpoints, deleteEndpoint, deliveryJson, endpointDeliveries, endpointJson, insertEndpoint, newEndpointId, resetDelivery } from "./webhook-endpoint-store";
-import { nudgeDispatcher } from "./nudge-dispatcher";
+import { wakeDispatcher } from "./nudge-dispatcher";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "./webhook-secrets";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 
@@ -53,8 +53,7 @@ export const webhookEndpointOperations = [
       if (!inserted) {
         throw new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
       }
-      // The dispatcher may be asleep (no endpoints until now): it watches from here on.
-      nudgeDispatcher(c);
+      wakeDispatcher(c);
       return c.json({ ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null }), secret }, 201);
     },
   }),

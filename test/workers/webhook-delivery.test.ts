@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { deliverOne, recordDeadLetter, type DeliveryContext } from "../../src/webhooks/deliver-webhooks";
 import { deliveryIdOf, dispatchEvents, type DeliveryMessage } from "../../src/webhooks/dispatch-events";
 import { DISPATCHER_NAME } from "../../src/webhooks/nudge-dispatcher";
@@ -46,7 +46,7 @@ const head = async () => String((await env.DB.prepare("SELECT coalesce(max(seq),
 async function endpoint(body: { url: string; types?: string[] }, key = owner.key): Promise<{ id: string; secret: string }> {
   // Endpoints are made through the API, with a recording dispatcher binding: these tests run the passes themselves.
   const response = await apiWith(
-    { ...env, WEBHOOK_DISPATCHER: { getByName: () => ({ nudge: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"] },
+    { ...env, WEBHOOK_DISPATCHER: { getByName: () => ({ wake: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"] },
     "/v2/webhook-endpoints",
     { method: "POST", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) },
   );
@@ -100,10 +100,25 @@ describe("the dispatcher's pass", () => {
     expect(reached).toBe(await head());
     // The object's memory is gone (a new instance reads storage): the mark is not.
     expect(await runInDurableObject(stub, (_, state) => state.storage.kv.get("mark"))).toBe(reached);
-    // A nudge runs a pass at once: nothing new, so the mark stays.
-    await stub.nudge();
+    // A wake runs a pass at once: nothing new, so the mark stays.
+    await stub.wake();
     await runDurableObjectAlarm(stub);
     expect(await stub.mark()).toBe(reached);
+  });
+
+  it("is brought forward by a cancel's nudge while it watches, and never woken by one while it sleeps", async () => {
+    const stub = env.WEBHOOK_DISPATCHER.getByName("nudge-test");
+    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
+    const passes = () => runInDurableObject(stub, (_, state) => state.storage.kv.get("mark"));
+    await stub.nudge();
+    expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBeNull();
+    expect(await passes()).toBeUndefined();
+    // Watching: its next pass is due in a while; the nudge makes it now, and the pass runs (and stores its mark).
+    const later = Date.now() + 60_000;
+    await runInDurableObject(stub, (_, state) => state.storage.setAlarm(later));
+    await stub.nudge();
+    await vi.waitFor(async () => expect(await passes()).toEqual(expect.any(String)), { timeout: 10_000 });
+    expect((await runInDurableObject(stub, (_, state) => state.storage.getAlarm())) ?? 0).toBeLessThan(later);
   });
 });
 
