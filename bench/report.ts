@@ -20,6 +20,18 @@ export interface ScaleRow {
   peakRssBytes: number;
 }
 
+/** Webhook deliveries of changes written at a steady rate: commit to first arrival at a local receiver. */
+export interface DeliveryRow {
+  name: string;
+  changes: number;
+  perSecond: number;
+  /** Events that arrived within the row's patience; every change should. */
+  delivered: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
 export interface Target {
   name: string;
   met: boolean;
@@ -65,6 +77,17 @@ export function scaleTable(rows: ScaleRow[]): string {
   return lines.join("\n");
 }
 
+/** Nearest rank: the smallest value at least a fraction `p` of `sorted` is at or below. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+export function deliveryTable(rows: DeliveryRow[]): string {
+  const lines = ["| Row | changes | a second | delivered | p50 ms | p99 ms | max ms |", "|---|---:|---:|---:|---:|---:|---:|"];
+  for (const row of rows) lines.push(`| ${row.name} | ${row.changes} | ${row.perSecond} | ${row.delivered} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} |`);
+  return lines.join("\n");
+}
+
 /** One caller driven through several isolates: what it cost in calls to its limiter object. */
 export interface FanOut {
   isolates: number;
@@ -97,8 +120,14 @@ export const SCALE = {
   farD1Serial: "D1 50 ms away, no read-ahead",
 } as const;
 
+/** The delivery rows the targets read. */
+export const DELIVERY = {
+  api: "webhook: cancels through the API",
+  external: "webhook: updates written to D1 by another system",
+} as const;
+
 /** The targets, read from one run's figures. */
-export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: FanOut): Target[] {
+export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: FanOut, delivery: DeliveryRow[] = []): Target[] {
   const [bare, data] = load;
   const row = (name: string) => load.find((candidate) => candidate.name === name);
   const list = row(ROWS.list);
@@ -203,6 +232,16 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     met: v2VsData >= 0.9,
     detail: `${v2VsData.toFixed(2)}×`,
   });
+
+  // Every change must arrive: a row that lost one misses its target whatever its percentiles.
+  for (const [name, boundMs] of [[DELIVERY.api, 2_000], [DELIVERY.external, 5_000]] as const) {
+    const measured = delivery.find((candidate) => candidate.name === name);
+    targets.push({
+      name: `${name}: every event at a local receiver, p99 from commit to receipt ≤ ${boundMs / 1000} s`,
+      met: measured !== undefined && measured.delivered === measured.changes && measured.p99Ms <= boundMs,
+      detail: measured ? `p99 ${measured.p99Ms} ms, p50 ${measured.p50Ms} ms, ${measured.delivered} of ${measured.changes} delivered` : "not measured",
+    });
+  }
   return targets;
 }
 

@@ -8,7 +8,9 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { ROWS, SCALE, evaluateTargets, loadTable, medianRow, scaleTable, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, deliveryTable, evaluateTargets, loadTable, medianRow, scaleTable, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { measureDelivery } from "./delivery-latency";
+import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
 import { startBenchRuntime } from "./runtime";
 
 /** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
@@ -28,7 +30,7 @@ const { values } = parseArgs({
     connections: { type: "string", default: "10" },
     out: { type: "string", default: "bench/results.json" },
     // For quick comparisons while working on one path: only the load rows whose names contain one of these
-    // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets.
+    // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets. `--only webhook`: the delivery rows alone.
     only: { type: "string" },
   },
 });
@@ -36,6 +38,10 @@ const duration = Number(values.duration);
 const warmup = Number(values.warmup);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
+
+/** The webhook delivery rows: changes of each kind, and how many a second. */
+const DELIVERY_CHANGES = 1_000;
+const DELIVERY_RATE = 100;
 
 /** Isolates of the bench worker: the load rows use the first; the fan-out measurement uses them all. */
 const ISOLATES = 4;
@@ -45,7 +51,7 @@ const runtime = await startBenchRuntime("bench/wrangler.toml", ISOLATES);
 const origin = runtime.origin;
 
 try {
-  type Keys = Record<"roomy" | "far" | "enterprise" | "limited" | "banned", string>;
+  type Keys = Record<"roomy" | "far" | "enterprise" | "limited" | "banned" | "webhooks", string>;
   const keys = (await (await fetch(`${origin}/bench/keys`, { method: "POST" })).json()) as Keys;
   const roomy = { Authorization: `Bearer ${keys.roomy}` };
   const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -111,6 +117,10 @@ try {
     },
   ];
   const only = values.only?.split(",");
+  if (values.only === "webhook") {
+    console.log(deliveryTable(await measureDeliveries(keys.webhooks, roomy)));
+    process.exit(0);
+  }
   const selected = only ? rows.filter((row, index) => index < 2 || only.some((part) => row.name.includes(part))) : rows;
   // Rounds, interleaved, and the median of each row: a busy moment on the machine then hits every row alike.
   const measured = selected.map(() => [] as LoadRow[]);
@@ -128,6 +138,8 @@ try {
 
   console.error(`Fan-out: one enterprise key from ${ISOLATES} isolates…`);
   const fanOut = await driveFromEveryIsolate(bearer(keys.enterprise));
+
+  const delivery = await measureDeliveries(keys.webhooks, roomy);
 
   const scale: ScaleRow[] = [];
   for (const [orders, runs] of [[1_000, 7], [10_000, 5], [100_000, 3]] as const) {
@@ -171,11 +183,13 @@ try {
     scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.feedTypesPage}`, "/v2/store/order-events?types=order.created,order.cancelled&limit=100", 100, runs, roomy));
   }
 
-  const targets = evaluateTargets(load, scale, fanOut);
+  const targets = evaluateTargets(load, scale, fanOut, delivery);
   console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
   console.log(loadTable(load));
   console.log("\n## Scale (sequential requests; median time; workerd's peak resident memory)\n");
   console.log(scaleTable(scale));
+  console.log(`\n## Webhook delivery (${DELIVERY_CHANGES} changes at ${DELIVERY_RATE} a second each; commit to first arrival at a receiver on this machine)\n`);
+  console.log(deliveryTable(delivery));
   console.log(`\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`);
   console.log("\n## Targets\n");
   for (const target of targets) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
@@ -184,7 +198,7 @@ try {
   for (const r of invalid) console.log(`\nWARNING: ${r.name}: ${r.unexpected} responses had another status than ${r.expected}`);
   writeFileSync(
     values.out,
-    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, targets }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, delivery, targets }, null, 2)}\n`,
   );
   console.log(`\nJSON: ${values.out}`);
   process.exitCode = invalid.length > 0 ? 1 : 0;
@@ -193,6 +207,48 @@ try {
   process.exitCode = 1;
 } finally {
   await runtime.dispose();
+}
+
+/**
+ * Webhook latency at 100 changes a second: cancels through the API (each
+ * nudges the dispatcher), then updates written straight to D1 as another
+ * system would (found by the dispatcher's poll), delivered by the Queue to a
+ * receiver on this machine through one endpoint that wants every type.
+ */
+async function measureDeliveries(webhooksKey: string, roomy: Record<string, string>): Promise<DeliveryRow[]> {
+  console.error(`Webhook delivery: ${DELIVERY_CHANGES} cancels, then ${DELIVERY_CHANGES} external updates, ${DELIVERY_RATE} a second…`);
+  // Orders 1..N for the cancels, N+1..2N for the external updates; the endpoint comes after their creations.
+  await seed(2 * DELIVERY_CHANGES);
+  const receiver = await startWebhookReceiver();
+  const manage = { Authorization: `Bearer ${webhooksKey}`, "Content-Type": "application/json" };
+  const created = await fetch(`${origin}/v2/webhook-endpoints`, { method: "POST", headers: manage, body: JSON.stringify({ url: receiver.url }) });
+  if (created.status !== 201) throw new Error(`webhook endpoint: status ${created.status}: ${await created.text()}`);
+  const endpoint = (await created.json()) as { id: string; secret: string };
+  receiver.secret = endpoint.secret;
+  const db = await runtime.database();
+  const options = { changes: DELIVERY_CHANGES, perSecond: DELIVERY_RATE, patienceMs: 60_000 };
+  try {
+    const api = await measureDelivery(DELIVERY.api, receiver, {
+      ...options,
+      async write(index) {
+        const response = await fetch(`${origin}/v1/store/orders/${index + 1}`, { method: "DELETE", headers: roomy });
+        if (response.status !== 204) throw new Error(`cancel of order ${index + 1}: status ${response.status}`);
+      },
+      ours: (arrival) => arrival.type === "order.cancelled",
+    });
+    const external = await measureDelivery(DELIVERY.external, receiver, {
+      ...options,
+      async write(index) {
+        await db.prepare("UPDATE orders SET quantity = quantity + 1 WHERE id = ?1").bind(DELIVERY_CHANGES + index + 1).run();
+      },
+      ours: (arrival) => arrival.type === "order.updated",
+    });
+    if (receiver.rejected.length > 0) throw new Error(`webhook signatures did not verify: ${receiver.rejected.slice(0, 3).join("; ")}`);
+    return [api, external];
+  } finally {
+    await fetch(`${origin}/v2/webhook-endpoints/${endpoint.id}`, { method: "DELETE", headers: manage });
+    await receiver.close();
+  }
 }
 
 /**

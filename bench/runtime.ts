@@ -23,10 +23,14 @@ export interface BenchRuntime {
   peakResidentBytes(): number;
   /** The last error lines the worker logged. */
   recentErrors(): string[];
+  /** The D1 database the isolates share, written as another system would (not through the Worker). */
+  database(): Promise<D1Like>;
   /** Stops workerd and starts a fresh one on the same persisted state. */
   restart(): Promise<void>;
   dispose(): Promise<void>;
 }
+
+export type D1Like = Awaited<ReturnType<Miniflare["getD1Database"]>>;
 
 export async function startBenchRuntime(config = "bench/wrangler.toml", isolates = 1): Promise<BenchRuntime> {
   const dir = mkdtempSync(join(tmpdir(), "store-orders-bench-"));
@@ -35,12 +39,15 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
   mustRunWrangler(["deploy", "--dry-run", "-c", config, "--outdir", bundle]);
   const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
   const script = readdirSync(bundle).find((file) => file.endsWith(".js"))!;
+  // What webhook secrets are sealed under, one for every isolate, as `npm start` makes one in operator.env.
+  const sealingKey = crypto.randomUUID();
   const worker = (index: number) => ({
     ...workerOptions,
     name: `isolate-${index}`,
     modules: true,
     scriptPath: join(bundle, script),
     modulesRoot: bundle,
+    bindings: { ...workerOptions.bindings, WEBHOOK_SECRETS_KEY: sealingKey },
     // The copies use the first isolate's objects: one counter of record per caller, as in production;
     // the first consumes the webhook queues (a queue has one consumer).
     ...(index > 0 && {
@@ -83,6 +90,7 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
       return target.fetch(`${origin}${path}`, init);
     },
     recentErrors: () => [...errors],
+    database: () => mf.getD1Database("DB"),
     peakResidentBytes: () => workerdPids().reduce((sum, pid) => sum + statusField(pid, "VmHWM"), 0),
     async restart() {
       await mf.dispose();
@@ -96,7 +104,7 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
   };
 }
 
-async function applyMigrations(db: Awaited<ReturnType<Miniflare["getD1Database"]>>): Promise<void> {
+async function applyMigrations(db: D1Like): Promise<void> {
   for (const file of readdirSync("migrations").filter((name) => name.endsWith(".sql")).sort()) {
     const statements = unstable_splitSqlQuery(readFileSync(join("migrations", file), "utf8"));
     await db.batch(statements.map((sql) => db.prepare(sql)));

@@ -15,7 +15,7 @@ import { loadConfig } from "../src/middleware/load-config";
 import { mountRoutes } from "../src/api/mount-routes";
 import { listOrders } from "../src/orders/list-orders";
 import { isolateMemory } from "../src/isolate-memory";
-import type { Limits } from "../src/keys/api-key-record";
+import { SCOPES, type Limits, type Scope } from "../src/keys/api-key-record";
 
 export { RateLimiter, WebhookDispatcher } from "../src/index";
 import service from "../src/index";
@@ -59,8 +59,8 @@ bench.post("/bench/seed", async (c) => {
 /** Calls this isolate made to limiter objects, for the calls-per-admission figure. */
 bench.get("/bench/calls", (c) => c.json({ calls: limiterCalls }));
 
-async function storeKey(env: Env, limits: Limits): Promise<string> {
-  const { key, record } = newApiKey("so_test_", { plan: "enterprise", name: "bench", limits });
+async function storeKey(env: Env, limits: Limits, scopes?: Scope[]): Promise<string> {
+  const { key, record } = newApiKey("so_test_", { plan: "enterprise", name: "bench", limits, scopes });
   await putApiKey(env.API_KEYS, key, record);
   return key;
 }
@@ -79,6 +79,8 @@ bench.post("/bench/keys", async (c) => {
     enterprise: await store({ perMinute: 100_000, perDay: 100_000_000 }),
     limited: await store({ perMinute: 1, perDay: 1_000_000_000 }),
     banned: await store({ perMinute: 1, perDay: 1_000_000_000 }),
+    // Every scope: the delivery rows make their webhook endpoint with it.
+    webhooks: await storeKey(c.env, { perMinute: 1_000_000_000, perDay: 1_000_000_000 }, [...SCOPES]),
   });
 });
 

@@ -1,19 +1,26 @@
 /**
  * `npm run stress`: many concurrent clients with several keys and plans
  * against the real local service over loopback HTTP, for a bounded number of
- * requests and time. Afterwards it checks, from the responses' own headers and
- * from D1, that nothing was over-admitted, nothing answered 5xx, and
- * concurrent cancels changed each order exactly once. It prints a summary and
- * exits 1 on any violation.
+ * requests and time, while another system writes orders straight to D1 and
+ * two webhook endpoints receive their events. Afterwards it checks, from the
+ * responses' own headers, from D1, the event feed and the receivers, that
+ * nothing was over-admitted, nothing answered 5xx, concurrent cancels changed
+ * each order exactly once, and every change is in the feed exactly once and
+ * at each endpoint at least once. It prints a summary and exits 1 on any
+ * violation.
  */
 import { parseArgs } from "node:util";
-import type { Limits, Plan } from "../src/keys/api-key-record";
+import { SCOPES, type Limits, type Plan, type Scope } from "../src/keys/api-key-record";
 import { fetchLocal, startService, tempStateDir } from "./lib/local-service";
 import { issueKey, openKeyStore } from "./lib/key-store";
+import { startWebhookReceiver, type WebhookReceiver } from "./lib/webhook-receiver";
+import { writeExternally, type Execute, type ExternalWrites } from "./lib/stress-writes";
 import {
   admissionsByWindow,
   cancelViolations,
+  eventViolations,
   isAdmitted,
+  type FeedEvent,
   overAdmissions,
   serverErrors,
   type Observation,
@@ -35,6 +42,10 @@ const maxSeconds = Number(values["max-seconds"]);
 // Orders of the stress run's own: cancels target only these.
 const PENDING = { from: 20_001, to: 20_400 };
 const SHIPPED = { from: 20_401, to: 20_450 };
+// The other system's orders, written straight to D1.
+const EXTERNAL_FROM = 30_001;
+/** The endpoint that wants only cancellations; the other wants every type. */
+const CANCELS_ONLY = ["order.cancelled"];
 
 interface Caller {
   label: string;
@@ -57,8 +68,8 @@ d1(
    SELECT i, 1, 1, CASE WHEN i > ${PENDING.to} THEN 'shipped' ELSE 'pending' END, 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
 );
 const store = await openKeyStore("local", state.path);
-const keyed = async (label: string, plan: Plan, limits?: Limits): Promise<Caller> => {
-  const { key } = await issueKey(store, { plan, name: `stress ${label}`, limits });
+const keyed = async (label: string, plan: Plan, limits?: Limits, scopes?: Scope[]): Promise<Caller> => {
+  const { key } = await issueKey(store, { plan, name: `stress ${label}`, limits, scopes });
   return { label, plan, headers: { Authorization: `Bearer ${key}` } };
 };
 const callers: Caller[] = [
@@ -69,6 +80,8 @@ const callers: Caller[] = [
   await keyed("enterprise, tight", "enterprise", { perMinute: 40, perDay: 200 }),
   ...[1, 2, 3].map((n) => ({ label: `no key, 198.51.100.${n}`, plan: "none" as const, headers: { "CF-Connecting-IP": `198.51.100.${n}` } })),
 ];
+// Makes the webhook endpoints and reads the feed; not one of the load's callers.
+const integrator = await keyed("integrator", "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, [...SCOPES]);
 await store.close();
 
 const versionOf = () => Number(d1("SELECT version FROM orders_version WHERE singleton = 1")[0]!.results[0]!.version);
@@ -76,8 +89,13 @@ const service = await startService(state.path);
 const observations: Observation[] = [];
 let violations: Violation[] = [];
 let timedOut = false;
+const receivers = { all: await startWebhookReceiver({ refuseFirst: 0.2 }), cancels: await startWebhookReceiver({ refuseFirst: 0.2 }) };
 
 try {
+  await createEndpoint(receivers.all);
+  await createEndpoint(receivers.cancels, CANCELS_ONLY);
+  // Everything before this mark was there before the run.
+  const { after: feedMark } = await readFeed(undefined);
   const versionBefore = versionOf();
   const started = Date.now();
   const deadline = started + maxSeconds * 1000;
@@ -99,8 +117,13 @@ try {
     const elapsed = Math.round((Date.now() - started) / 1000);
     console.error(`  ${observations.length} of ${totalRequests} requests answered after ${elapsed} s`);
   }, 10_000);
+  let loadDone = false;
+  let external: ExternalWrites;
   try {
-    await Promise.all(Array.from({ length: clients }, client));
+    [external] = await Promise.all([
+      writeExternally(await d1HttpApi(), { firstId: EXTERNAL_FROM, stop: () => loadDone, pauseMs: 20 }),
+      Promise.all(Array.from({ length: clients }, client)).finally(() => (loadDone = true)),
+    ]);
   } finally {
     clearInterval(progress);
   }
@@ -112,16 +135,103 @@ try {
         (row) => [String(row.id), String(row.status)] as const,
       ),
     );
-  const outcome = { pendingAfter: statusesOf(PENDING), shippedAfter: statusesOf(SHIPPED), versionDelta: versionOf() - versionBefore };
+  // The other system's rows moved the version too; the cancels' check counts the API's writes.
+  const outcome = {
+    pendingAfter: statusesOf(PENDING),
+    shippedAfter: statusesOf(SHIPPED),
+    versionDelta: versionOf() - versionBefore - external.statements,
+  };
+  const feed = (await readFeed(feedMark)).events;
+  const cancelled = [...outcome.pendingAfter].filter(([, status]) => status === "cancelled").map(([id]) => id);
+  console.error(`Waiting for ${feed.length} events at the two endpoints…`);
+  const delivered = await untilDelivered(feed, 120_000);
 
-  violations = [...serverErrors(observations), ...overAdmissions(observations), ...cancelViolations(observations, outcome)];
+  violations = [
+    ...serverErrors(observations),
+    ...overAdmissions(observations),
+    ...cancelViolations(observations, outcome),
+    ...eventViolations({
+      feed,
+      external: external.changes,
+      cancelled,
+      endpoints: [
+        { label: "endpoint for every type", received: new Set(receivers.all.arrivals.keys()), rejected: receivers.all.rejected },
+        { label: "endpoint for order.cancelled", types: CANCELS_ONLY, received: new Set(receivers.cancels.arrivals.keys()), rejected: receivers.cancels.rejected },
+      ],
+    }),
+  ];
   if (timedOut) violations.push({ check: "bounds", detail: `only ${observations.length} of ${totalRequests} requests within ${maxSeconds} s` });
   printSummary(seconds, outcome);
+  console.log(
+    `Events: ${feed.length} in the feed after the mark (${external.changes.length} changes by the other system in ${external.statements} statements, ` +
+      `${cancelled.length} cancels); every endpoint had them ${delivered ? "" : "NOT "}all within 120 s; ` +
+      `${receivers.all.refused + receivers.cancels.refused} first attempts refused on purpose and retried.`,
+  );
+  printChecks();
 } finally {
   await service.stop();
+  await Promise.all(Object.values(receivers).map((receiver) => receiver.close()));
   state.remove();
 }
 process.exit(violations.length === 0 ? 0 : 1);
+
+/**
+ * The other system's way in: D1's HTTP API (`/d1/database/{id}/raw`), as a
+ * back office calls Cloudflare's. Locally wrangler dev's Local Explorer serves
+ * the same API from the runtime that owns the database, so its writes are
+ * serialized with the service's as D1's are (a second process opening the
+ * SQLite files would race the service's writes instead).
+ */
+async function d1HttpApi(): Promise<Execute> {
+  const api = `${service.baseUrl}/cdn-cgi/explorer/api/d1/database`;
+  const { result } = (await (await fetchLocal(api)).json()) as { result: { name: string; uuid: string }[] };
+  const database = result.find((candidate) => candidate.name === "DB")!;
+  return async (sql, params) => {
+    const response = await fetchLocal(`${api}/${database.uuid}/raw`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ sql, params }) });
+    const answer = (await response.json()) as { success: boolean; errors: unknown[] };
+    if (!answer.success) throw new Error(`the other system's ${sql}: ${JSON.stringify(answer.errors)}`);
+  };
+}
+
+async function asIntegrator(path: string, init: RequestInit = {}): Promise<Response> {
+  const response = await fetchLocal(`${service.baseUrl}${path}`, {
+    ...init,
+    headers: { ...integrator.headers, "Content-Type": "application/json", ...init.headers },
+  });
+  if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${await response.text()}`);
+  return response;
+}
+
+async function createEndpoint(receiver: WebhookReceiver, types?: string[]): Promise<void> {
+  const response = await asIntegrator("/v2/webhook-endpoints", { method: "POST", body: JSON.stringify({ url: receiver.url, ...(types && { types }) }) });
+  receiver.secret = ((await response.json()) as { secret: string }).secret;
+}
+
+/** The feed from `after` (the start when undefined) to its head, and the cursor after it. */
+async function readFeed(after: string | undefined): Promise<{ events: FeedEvent[]; after: string }> {
+  const events: FeedEvent[] = [];
+  for (let cursor = after; ; ) {
+    const page = (await (await asIntegrator(`/v2/store/order-events?limit=1000${cursor ? `&after=${encodeURIComponent(cursor)}` : ""}`)).json()) as {
+      data: { id: string; type: string; order: { id: number | string } }[];
+      nextCursor: string;
+    };
+    events.push(...page.data.map((event) => ({ id: event.id, type: event.type, orderId: String(event.order.id) })));
+    cursor = page.nextCursor;
+    if (page.data.length < 1000) return { events, after: cursor };
+  }
+}
+
+/** Until both endpoints acknowledged every event they want, or `patienceMs` passed. */
+async function untilDelivered(feed: FeedEvent[], patienceMs: number): Promise<boolean> {
+  const deadline = Date.now() + patienceMs;
+  const complete = () =>
+    feed.every((event) => receivers.all.arrivals.has(event.id) && (!CANCELS_ONLY.includes(event.type) || receivers.cancels.arrivals.has(event.id)));
+  while (!complete()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return true;
+}
 
 function pick<T>(items: readonly T[]): T {
   return items[Math.floor(Math.random() * items.length)]!;
@@ -188,8 +298,11 @@ function printSummary(seconds: number, outcome: { pendingAfter: Map<string, stri
     `Cancels: ${deletes.length} DELETEs of ${PENDING.to - PENDING.from + 1} pending and ${SHIPPED.to - SHIPPED.from + 1} shipped orders; ` +
       `${cancelled} orders cancelled, ${outcome.versionDelta} order writes.`,
   );
+}
+
+function printChecks(): void {
   console.log(`\n## Checks\n`);
-  const checks = ["no 5xx", "over-admission", "cancels", "bounds"];
+  const checks = ["no 5xx", "over-admission", "cancels", "events", "bounds"];
   for (const check of checks) {
     const found = violations.filter((v) => v.check === check);
     console.log(`- ${found.length === 0 ? "PASS" : "FAIL"} ${check}${found.length ? `: ${found.length} violations` : ""}`);

@@ -151,3 +151,76 @@ export function cancelViolations(observations: Observation[], outcome: CancelOut
   }
   return violations;
 }
+
+/** An event of the feed, as the stress run read it back. */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  orderId: string;
+}
+
+/** A change the run made, and the event type it must appear as. */
+export interface ExpectedChange {
+  type: string;
+  orderId: string;
+}
+
+export interface EndpointReceipts {
+  label: string;
+  /** The types it asked for; undefined: all. */
+  types?: readonly string[];
+  /** Event ids it acknowledged, at least once each. */
+  received: ReadonlySet<string>;
+  /** Requests whose signature did not verify. */
+  rejected: readonly string[];
+}
+
+/**
+ * Every change is in the feed exactly once, and at every endpoint at least
+ * once (docs/design/order-events.md#delivery): `feed` is the feed read after
+ * the run from the mark before it; `external` the changes made straight to D1,
+ * in the order they were made (one writer: their events must keep it);
+ * `cancelled` the orders the API's cancels changed.
+ */
+export function eventViolations(input: { feed: readonly FeedEvent[]; external: readonly ExpectedChange[]; cancelled: readonly string[]; endpoints: readonly EndpointReceipts[] }): Violation[] {
+  const violations: Violation[] = [];
+  const add = (detail: string) => violations.push({ check: "events", detail });
+  const ids = new Set<string>();
+  let previous = 0n;
+  for (const event of input.feed) {
+    if (ids.has(event.id)) add(`${event.id} appears twice in the feed`);
+    ids.add(event.id);
+    const seq = BigInt(event.id.slice("evt_".length));
+    if (seq <= previous) add(`${event.id} comes after evt_${previous}: the feed is not ascending`);
+    previous = seq;
+  }
+
+  const expected = new Map<string, number>();
+  const key = (change: ExpectedChange) => `${change.type} of order ${change.orderId}`;
+  for (const change of [...input.external, ...input.cancelled.map((orderId) => ({ type: "order.cancelled", orderId }))]) {
+    expected.set(key(change), (expected.get(key(change)) ?? 0) + 1);
+  }
+  const found = new Map<string, number>();
+  for (const event of input.feed) found.set(key(event), (found.get(key(event)) ?? 0) + 1);
+  for (const [change, times] of expected) {
+    const seen = found.get(change) ?? 0;
+    if (seen !== times) add(`${change}: made ${times} time(s), in the feed ${seen} time(s)`);
+  }
+  for (const [change, times] of found) if (!expected.has(change)) add(`${change}: in the feed ${times} time(s), never made`);
+
+  const externalOrders = new Set(input.external.map((change) => change.orderId));
+  const externalInFeed = input.feed.filter((event) => externalOrders.has(event.orderId)).map(key);
+  const firstOutOfOrder = input.external.findIndex((change, index) => externalInFeed[index] !== key(change));
+  if (firstOutOfOrder >= 0 && violations.length === 0) add(`the external writes' events are out of order from the ${firstOutOfOrder + 1}th: ${externalInFeed[firstOutOfOrder]} where ${key(input.external[firstOutOfOrder]!)} was made`);
+
+  for (const endpoint of input.endpoints) {
+    const wanted = input.feed.filter((event) => !endpoint.types || endpoint.types.includes(event.type));
+    const missing = wanted.filter((event) => !endpoint.received.has(event.id));
+    if (missing.length > 0) add(`${endpoint.label}: ${missing.length} of ${wanted.length} events never delivered (first ${missing[0]!.id})`);
+    const wantedIds = new Set(wanted.map((event) => event.id));
+    const stray = [...endpoint.received].filter((id) => !wantedIds.has(id));
+    if (stray.length > 0) add(`${endpoint.label}: ${stray.length} events delivered it did not ask for or that are not in the feed (first ${stray[0]})`);
+    if (endpoint.rejected.length > 0) add(`${endpoint.label}: ${endpoint.rejected.length} deliveries failed verification (${endpoint.rejected[0]})`);
+  }
+  return violations;
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 const MB = 1024 * 1024;
-import { ROWS, SCALE, evaluateTargets, loadTable, medianRow, type LoadRow, type ScaleRow } from "../../bench/report";
+import { DELIVERY, ROWS, SCALE, deliveryTable, evaluateTargets, loadTable, medianRow, percentile, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
 
 const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
   name,
@@ -61,7 +61,12 @@ describe("the benchmark report", () => {
       scaleRow(1_000_000, SCALE.feedTypesPage, 3.2),
     ];
     const fanOut = { isolates: 4, admitted: 10_000, objectCalls: 120 };
-    expect(evaluateTargets(load, scale, fanOut).map(({ met, detail }) => [met, detail])).toEqual([
+    const delivery: DeliveryRow[] = [
+      { name: DELIVERY.api, changes: 1000, perSecond: 100, delivered: 1000, p50Ms: 300, p99Ms: 1900, maxMs: 2500 },
+      // Fast, but one change never arrived: missed.
+      { name: DELIVERY.external, changes: 1000, perSecond: 100, delivered: 999, p50Ms: 900, p99Ms: 1800, maxMs: 2000 },
+    ];
+    expect(evaluateTargets(load, scale, fanOut, delivery).map(({ met, detail }) => [met, detail])).toEqual([
       [false, "0.86× (stretch missed)"],
       [false, "0.86×"],
       [false, "7 ms vs 1 ms"],
@@ -80,6 +85,20 @@ describe("the benchmark report", () => {
       [true, "1.25× (2.5 ms vs 2.0 ms)"],
       [false, "1.60× (3.2 ms vs 2.0 ms)"],
       [true, "0.95×"],
+      [true, "p99 1900 ms, p50 300 ms, 1000 of 1000 delivered"],
+      [false, "p99 1800 ms, p50 900 ms, 999 of 1000 delivered"],
     ]);
+    expect(evaluateTargets(load, scale, fanOut).slice(-2).map(({ met, detail }) => [met, detail])).toEqual([
+      [false, "not measured"],
+      [false, "not measured"],
+    ]);
+  });
+
+  it("takes percentiles by nearest rank and tabulates deliveries", () => {
+    const latencies = Array.from({ length: 200 }, (_, index) => index + 1);
+    expect([percentile(latencies, 0.5), percentile(latencies, 0.99), percentile([7], 0.99), percentile([], 0.5)]).toEqual([100, 198, 7, NaN]);
+    expect(deliveryTable([{ name: DELIVERY.api, changes: 10, perSecond: 100, delivered: 10, p50Ms: 40, p99Ms: 90, maxMs: 95 }]).split("\n")[2]).toBe(
+      `| ${DELIVERY.api} | 10 | 100 | 10 | 40 | 90 | 95 |`,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cancelViolations, overAdmissions, parseRateLimit, serverErrors, type Observation } from "../../scripts/lib/stress-checks";
+import { cancelViolations, eventViolations, overAdmissions, parseRateLimit, serverErrors, type Observation } from "../../scripts/lib/stress-checks";
 
 const MINUTE_END = Date.UTC(2026, 10, 22, 12, 1, 0);
 const POLICY = '"minute";q=3;w=60, "day";q=1000;w=86400';
@@ -67,5 +67,61 @@ describe("the stress run's checks", () => {
       "shipped order 8 is now cancelled",
       "1 orders were cancelled but 2 order writes happened: some changed more than once",
     ]);
+  });
+
+  describe("of order events", () => {
+    const feed = [
+      { id: "evt_10", type: "order.created", orderId: "30001" },
+      { id: "evt_11", type: "order.cancelled", orderId: "20001" },
+      { id: "evt_12", type: "order.updated", orderId: "30001" },
+      { id: "evt_14", type: "order.deleted", orderId: "30001" },
+    ];
+    const external = [
+      { type: "order.created", orderId: "30001" },
+      { type: "order.updated", orderId: "30001" },
+      { type: "order.deleted", orderId: "30001" },
+    ];
+    const everything = { label: "all", received: new Set(feed.map((event) => event.id)), rejected: [] };
+    const cancels = { label: "cancels", types: ["order.cancelled"], received: new Set(["evt_11"]), rejected: [] };
+    const run = { feed, external, cancelled: ["20001"], endpoints: [everything, cancels] };
+
+    it("pass when every change is in the feed once and at each endpoint that asked for it", () => {
+      expect(eventViolations(run)).toEqual([]);
+    });
+
+    it("find a change missing from the feed, one in it twice, and one nobody made", () => {
+      const details = (input: Partial<typeof run>) => eventViolations({ ...run, ...input }).map((v) => v.detail);
+      expect(details({ feed: feed.filter((event) => event.id !== "evt_11"), endpoints: [] })).toEqual(["order.cancelled of order 20001: made 1 time(s), in the feed 0 time(s)"]);
+      expect(details({ feed: [...feed, { id: "evt_15", type: "order.cancelled", orderId: "20001" }], endpoints: [] })).toEqual([
+        "order.cancelled of order 20001: made 1 time(s), in the feed 2 time(s)",
+      ]);
+      expect(details({ cancelled: [], endpoints: [] })).toEqual(["order.cancelled of order 20001: in the feed 1 time(s), never made"]);
+      expect(details({ feed: [...feed, feed[0]!], endpoints: [] })).toContain("evt_10 appears twice in the feed");
+    });
+
+    it("find external writes whose events are out of order, and a feed that is not ascending", () => {
+      const swapped = [feed[0]!, feed[1]!, { ...feed[3]!, id: "evt_12" }, { ...feed[2]!, id: "evt_14" }];
+      expect(eventViolations({ ...run, feed: swapped, endpoints: [] }).map((v) => v.detail)).toEqual([
+        "the external writes' events are out of order from the 2th: order.deleted of order 30001 where order.updated of order 30001 was made",
+      ]);
+      expect(eventViolations({ ...run, feed: [feed[1]!, feed[0]!, feed[2]!, feed[3]!], endpoints: [] }).map((v) => v.detail)).toEqual([
+        "evt_10 comes after evt_11: the feed is not ascending",
+      ]);
+    });
+
+    it("find an endpoint that missed an event, got one it did not ask for, or failed verification", () => {
+      const details = eventViolations({
+        ...run,
+        endpoints: [
+          { ...everything, received: new Set(["evt_10", "evt_11", "evt_12"]) },
+          { ...cancels, received: new Set(["evt_11", "evt_12"]), rejected: ["evt_11: signature does not match"] },
+        ],
+      }).map((v) => v.detail);
+      expect(details).toEqual([
+        "all: 1 of 4 events never delivered (first evt_14)",
+        "cancels: 1 events delivered it did not ask for or that are not in the feed (first evt_12)",
+        "cancels: 1 deliveries failed verification (evt_11: signature does not match)",
+      ]);
+    });
   });
 });
