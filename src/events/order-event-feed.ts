@@ -30,7 +30,8 @@ function pageStatement(db: D1Queryable, query: FeedQuery, after: string): D1Prep
   const arms = (query.types ?? [undefined]).map(
     (_, i) => `SELECT * FROM (SELECT ${COLUMNS} FROM order_events WHERE ${query.types ? `type = ?${i + 3} AND ` : ""}seq > ${START} ORDER BY seq LIMIT ?2)`,
   );
-  const sql = `SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM (${arms.join(" UNION ALL ")}) ORDER BY seq LIMIT ?2`;
+  // ORDER BY the arms' integer (qualified): a bare `seq` would be the text column of the result, and "100" sorts before "99".
+  const sql = `SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM (${arms.join(" UNION ALL ")}) AS arms ORDER BY arms.seq LIMIT ?2`;
   return db.prepare(sql).bind(after, query.limit, ...(query.types ?? []));
 }
 

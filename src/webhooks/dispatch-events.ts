@@ -50,10 +50,11 @@ export interface DispatchResult {
 export async function dispatchEvents(db: D1Queryable, queue: Pick<Queue<DeliveryMessage>, "sendBatch">, mark: string, now: string): Promise<DispatchResult> {
   const [eventRows, endpointRows, headRows] = await db.batch([
     // From the mark, or from the oldest endpoint's start: what came before every endpoint is nobody's.
+    // ORDER BY the qualified integer: a bare `seq` is the text column, and "1000" sorts before "999".
     db
       .prepare(
         "SELECT CAST(seq AS TEXT) AS seq, type FROM order_events WHERE seq > max(CAST(?1 AS INTEGER), " +
-          "(SELECT coalesce(min(from_seq), 0) FROM webhook_endpoints WHERE status = 'enabled')) ORDER BY seq LIMIT ?2",
+          "(SELECT coalesce(min(from_seq), 0) FROM webhook_endpoints WHERE status = 'enabled')) ORDER BY order_events.seq LIMIT ?2",
       )
       .bind(mark, DISPATCH_BATCH),
     db.prepare("SELECT id, types, CAST(from_seq AS TEXT) AS from_seq FROM webhook_endpoints WHERE status = 'enabled'"),

@@ -107,11 +107,12 @@ export const deliveryJson = (row: WebhookDeliveryRow) => ({
   createdAt: row.created_at,
 });
 
+// Ordered by the qualified integer column: the bare name is the text alias below.
 const DELIVERY_COLUMNS = "id, CAST(event_seq AS TEXT) AS event_seq, attempts, last_status, last_error, next_attempt_at, outcome, created_at";
 
 /** An endpoint's newest deliveries, newest event first. */
 export async function endpointDeliveries(db: D1Queryable, endpointId: string, limit: number): Promise<WebhookDeliveryRow[]> {
-  const { results } = await db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ?1 ORDER BY event_seq DESC LIMIT ?2`).bind(endpointId, limit).all<WebhookDeliveryRow>();
+  const { results } = await db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ?1 ORDER BY webhook_deliveries.event_seq DESC LIMIT ?2`).bind(endpointId, limit).all<WebhookDeliveryRow>();
   return results;
 }
 

@@ -89,6 +89,23 @@ describe("the order event feed", () => {
     expect(after.data.map((event) => [event.type, event.order.id])).toEqual([["order.created", 3]]);
   });
 
+  it("orders a page by the sequence's number, not its digits, where it crosses into another length (99 before 100)", async () => {
+    // The next events get sequence numbers 98, 99, 100, 101: sorted as text, 100 and 101 would come first.
+    await sql("UPDATE sqlite_sequence SET seq = 97 WHERE name = 'order_events'");
+    await sql("DELETE FROM order_events WHERE seq > 97");
+    await seedOrders([{ id: 1 }, { id: 2 }]);
+    expect((await api("/v2/store/orders/1", { method: "DELETE" })).status).toBe(204);
+    expect((await api("/v2/store/orders/2", { method: "DELETE" })).status).toBe(204);
+    const after = await feedCursor("97");
+    expect((await page(`limit=10&after=${after}`)).data.map((event) => event.id)).toEqual(["evt_98", "evt_99", "evt_100", "evt_101"]);
+    expect((await page(`limit=10&types=order.created,order.cancelled&after=${after}`)).data.map((event) => event.id)).toEqual([
+      "evt_98",
+      "evt_99",
+      "evt_100",
+      "evt_101",
+    ]);
+  });
+
   it("starts at the oldest event kept without after", async () => {
     await seedOrders([{ id: 4 }]);
     const first = await page("limit=1");

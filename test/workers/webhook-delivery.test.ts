@@ -82,6 +82,27 @@ describe("the dispatcher's pass", () => {
     expect(await dispatchEvents(env.DB, next.queue, pass.mark, new Date().toISOString())).toMatchObject({ mark: cancel, enqueued: 0 });
   });
 
+  it("reads events by the sequence's number, not its digits, where it crosses into another length: none skipped, none out of order", async () => {
+    const made = await endpoint({ url: "https://a.example/", types: ["order.created"] });
+    // The next 151 events get 950..1100: sorted as text, "1000".."1099" would fill the first pass and 950..999 be passed over.
+    await sql("UPDATE sqlite_sequence SET seq = 949 WHERE name = 'order_events'");
+    await sql(
+      `INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 151) SELECT i, 1, 1, 'pending', 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
+    );
+    const { queue, sent } = recordingQueue();
+    const first = await dispatchEvents(env.DB, queue, "949", new Date().toISOString());
+    expect(first).toMatchObject({ mark: "1049", more: true, enqueued: 100 });
+    expect(await dispatchEvents(env.DB, queue, first.mark, new Date().toISOString())).toMatchObject({ mark: "1100", more: false, enqueued: 51 });
+    const seqs = Array.from({ length: 151 }, (_, index) => String(950 + index));
+    expect(sent).toEqual(seqs.map((seq) => ({ deliveryId: deliveryIdOf(made.id, seq) })));
+
+    // The deliveries list, newest first by number too.
+    const listed = await (await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{ data: { eventId: string }[] }>();
+    expect(listed.data.slice(0, 2).map((delivery) => delivery.eventId)).toEqual(["evt_1100", "evt_1099"]);
+    expect(listed.data.map((delivery) => Number(delivery.eventId.slice(4)))).toEqual([...listed.data.map((delivery) => Number(delivery.eventId.slice(4)))].sort((a, b) => b - a));
+  });
+
   it("delivers nothing to a disabled endpoint, and with no endpoint moves its mark to the head", async () => {
     const made = await endpoint({ url: "https://a.example/" });
     await sql("UPDATE webhook_endpoints SET status = 'disabled' WHERE id = ?1", made.id);
