@@ -9,6 +9,7 @@ import { listOrdersV2 } from "./orders/list-orders-v2";
 import { API_VERSIONS } from "./service-identity";
 import { nudgeDispatcher } from "./webhooks/nudge-dispatcher";
 import { webhookEndpointOperations } from "./webhooks/webhook-endpoint-operations";
+import { getUsage } from "./usage/usage-operations";
 import { orderEventWebhook } from "./webhooks/order-event-webhook";
 
 const { listVersion, ownWrites } = isolateMemory;
@@ -19,6 +20,7 @@ const served = [
   cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta", cancelled: nudgeDispatcher }),
   listOrderEvents(ownWrites),
   ...webhookEndpointOperations,
+  getUsage,
 ];
 
 /**

@@ -15,6 +15,7 @@ export const TAGS = {
   Orders: "The orders placed in the store: list them, cancel pending ones.",
   Events: "Every change to an order, whoever made it: a feed to follow.",
   Webhooks: "Where a budget's order events are delivered, signed, as they happen.",
+  Usage: "What the limiter admitted and refused for the caller's budget, minute by minute, hour by hour, day by day.",
   Pets: "Deprecated pet operations, kept until their sunset date.",
   Service: "About this API itself.",
 } as const;

@@ -6,7 +6,7 @@
  * however many isolates serve the caller.
  */
 import type { Limits } from "../keys/api-key-record";
-import { LEASE_MS, quieterWindow } from "./policy";
+import { LEASE_MS, MINUTE_SECONDS, quieterWindow, windowStart } from "./policy";
 import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, SettleRequest, Unspent, Verdict } from "./protocol";
 
 /** Refusals answered here are sent to the object in the background once this many have gathered. */
@@ -126,6 +126,7 @@ export function decideLocally(book: LeaseBook, ban: BanRule, now: number): Verdi
   if (!last) return undefined;
 
   if (book.banEnds > t && now < book.banKnownUntil) {
+    noteAnswered(book, now);
     return { ...last, outcome: "banned", now, retryAfter: Math.max(1, Math.ceil(book.banEnds - t)), bannedUntil: Math.ceil(book.banEnds) };
   }
 
@@ -138,6 +139,7 @@ export function decideLocally(book: LeaseBook, ban: BanRule, now: number): Verdi
   if (book.refusedUntil > now && last.outcome === "limited") {
     if (book.streak + book.sending + book.pending.count + 1 > ban.threshold) return undefined;
     noteRefusal(book, now);
+    noteAnswered(book, now);
     const reset = last[last.reported].reset;
     return { ...last, now, retryAfter: Math.max(1, Math.ceil(reset - t)) };
   }
@@ -249,9 +251,18 @@ function noteRefusal(book: LeaseBook, now: number): void {
   book.pending.count += 1;
 }
 
+/** A 429 decided here, for the budget's usage history (the object counts the ones it decides). */
+function noteAnswered(book: LeaseBook, now: number): void {
+  const minuteStart = windowStart(now / 1000, MINUTE_SECONDS);
+  const answered = (book.pending.answered ??= []);
+  const latest = answered.at(-1);
+  if (latest && latest[0] === minuteStart) latest[1] += 1;
+  else answered.push([minuteStart, 1]);
+}
+
 /** Moves the refusals answered here into a batch (named `id`) to send; undefined when there are none. */
 export function takeRefusals(book: LeaseBook, id: string): RefusalBatch | undefined {
-  if (book.pending.count === 0) return undefined;
+  if (book.pending.count === 0 && !book.pending.answered?.length) return undefined;
   const batch = { ...book.pending, id };
   book.sending += batch.count;
   book.pending = { count: 0, since: 0 };

@@ -24,6 +24,12 @@ import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest, Verdict } 
  * takes its grant back; its refusal was never counted.
  */
 export const LIMITER_TIMEOUT_MS = 1_000;
+/**
+ * Refusals answered here reach the object (its usage history, its streak) at
+ * most this long after the first of them, in one call for all of them, when
+ * no other call takes them sooner.
+ */
+export const REFUSAL_FLUSH_MS = 1_000;
 /** Callers an isolate keeps books for; the least recently seen is dropped beyond this (its unspent lease with it). */
 const MAX_CALLERS = 10_000;
 
@@ -51,6 +57,8 @@ interface Caller {
   /** The lease request in flight: concurrent requests wait for it instead of asking too. */
   asking?: Promise<AskOutcome>;
   waiting: number;
+  /** A send of the refusals answered here is scheduled. */
+  flushing?: boolean;
 }
 
 /**
@@ -98,6 +106,14 @@ export class LeaseClient {
     }
     if (verdict.outcome === "limited" && caller.book.pending.count >= REFUSAL_BATCH) {
       context.background(this.#settle(name, caller, context, now));
+    } else if (verdict.outcome !== "admitted" && !caller.flushing) {
+      caller.flushing = true;
+      context.background(
+        new Promise((resolve) => setTimeout(resolve, REFUSAL_FLUSH_MS)).then(() => {
+          caller.flushing = false;
+          return this.#settle(name, caller, context, Date.now());
+        }),
+      );
     }
   }
 

@@ -6,7 +6,9 @@
  * return; the worker isolates spend the leases (lease-book.ts).
  */
 import type { Limits } from "../keys/api-key-record";
+import type { UsageChange } from "../usage/usage-change";
 import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, Unspent, Verdict, WindowReport } from "./protocol";
+
 
 export const MINUTE_SECONDS = 60;
 export const DAY_SECONDS = 86_400;
@@ -144,6 +146,8 @@ function learnLimits(state: LimiterState, limits: Limits, setAt: number, now: nu
 export interface DecideOptions {
   /** Remember the grant under this id (the ask's), for a retry and for an abandoned ask. */
   grantId?: string;
+  /** Where the decision's usage change goes (a client's request only: speculative asks are nobody's request). */
+  tally?: UsageChange[];
   /** Leave this request's refusal uncounted: the isolate counts it once the client has its 429. */
   deferRefusal?: boolean;
 }
@@ -171,7 +175,11 @@ export function decide(
   const state = current(previous, t);
   const answer = (verdict: Verdict, granted = 0, expiresAt = now) => leaseAnswer(state, verdict, granted, expiresAt);
 
-  if (state.bannedUntil > t) return { state, verdict: answer(banVerdict(state, limits, now)) };
+  const count = (admitted: number, refused: number) => options.tally?.push({ minuteStart: state.minuteStart, dayStart: state.dayStart, admitted, refused });
+  if (state.bannedUntil > t) {
+    if (!speculative) count(0, 1);
+    return { state, verdict: answer(banVerdict(state, limits, now)) };
+  }
 
   const minuteRoom = limits.perMinute - state.minuteCount;
   const dayRoom = limits.perDay - state.dayCount;
@@ -180,6 +188,7 @@ export function decide(
     const expiresAt = Math.min(now + LEASE_MS, (state.minuteStart + MINUTE_SECONDS) * 1000);
     state.minuteCount += granted;
     state.dayCount += granted;
+    count(granted, 0);
     state.refusedInARow = 0;
     state.streakFrom = t;
     if (options.grantId !== undefined) {
@@ -192,6 +201,8 @@ export function decide(
 
   const counted = !speculative && (!options.deferRefusal || state.refusedInARow + 1 > ban.threshold);
   if (counted) state.refusedInARow += 1;
+  // The history counts the refusal the object decided, deferred or not: the deferral is the streak's.
+  if (!speculative) count(0, 1);
   if (state.refusedInARow > ban.threshold) {
     state.bannedUntil = t + ban.seconds;
     return { state, verdict: answer(banVerdict(state, limits, now)) };
@@ -206,8 +217,13 @@ export function decide(
  * ask gets its grant again without counting it twice, a revoked key is
  * refused without touching the budget, and the rest is decide().
  */
-export function acquire(previous: LimiterState | undefined, request: LeaseRequest, now: number): { state: LimiterState; verdict: LeaseAnswer } {
-  const state = settle(previous, [], request.refusals, request.ban, now, request.abandoned);
+export function acquire(
+  previous: LimiterState | undefined,
+  request: LeaseRequest,
+  now: number,
+  tally: UsageChange[] = [],
+): { state: LimiterState; verdict: LeaseAnswer } {
+  const state = settle(previous, [], request.refusals, request.ban, now, request.abandoned, tally);
   const limits = learnLimits(state, request.limits, request.limitsSetAt ?? 0, now);
   const repeated = request.id === undefined ? undefined : state.grants!.find((grant) => grant.id === request.id);
   if (repeated && repeated.minuteStart === state.minuteStart && repeated.expiresAt > now) {
@@ -224,12 +240,12 @@ export function acquire(previous: LimiterState | undefined, request: LeaseReques
     // the windows of now. Answering it in the new minute would have the
     // isolate hand its unspent part back to a window it was never counted in.
     state.grants = state.grants!.filter((grant) => grant !== repeated);
-    takeBack(state, [repeated]);
+    takeBack(state, [repeated], tally);
   }
   if (request.keyId !== undefined && state.revoked?.includes(request.keyId)) {
     return { state, verdict: { ...leaseAnswer(state, refusal(state, limits, now, false)), keyRevoked: true } };
   }
-  return decide(state, limits, request.ban, now, request.want, request.speculative, { grantId: request.id, deferRefusal: request.deferRefusal });
+  return decide(state, limits, request.ban, now, request.want, request.speculative, { grantId: request.id, deferRefusal: request.deferRefusal, tally });
 }
 
 /**
@@ -247,14 +263,18 @@ export function settle(
   ban: BanRule,
   now: number,
   abandoned: readonly string[] = [],
+  tally: UsageChange[] = [],
 ): LimiterState {
   const t = now / 1000;
   const state = current(previous, t);
   const lost = state.grants!.filter((grant) => abandoned.includes(grant.id));
   if (lost.length > 0) state.grants = state.grants!.filter((grant) => !abandoned.includes(grant.id));
-  takeBack(state, [...unspent, ...lost]);
+  takeBack(state, [...unspent, ...lost], tally);
   if (!refusals || state.batches!.includes(refusals.id)) return state;
   state.batches = [...state.batches!, refusals.id].slice(-BATCHES_REMEMBERED);
+  for (const [minuteStart, count] of refusals.answered ?? []) {
+    tally.push({ minuteStart, dayStart: windowStart(minuteStart, DAY_SECONDS), admitted: 0, refused: count });
+  }
   if (refusals.count > 0 && state.bannedUntil <= t && refusals.since / 1000 >= state.streakFrom!) {
     state.refusedInARow += refusals.count;
     if (state.refusedInARow > ban.threshold) state.bannedUntil = t + ban.seconds;
@@ -262,9 +282,15 @@ export function settle(
   return state;
 }
 
-/** Uncounts admissions granted and never spent, in the windows they were counted in when those are still current: nothing of one window is ever taken from another. */
-function takeBack(state: LimiterState, leases: readonly Unspent[]): void {
+/**
+ * Uncounts admissions granted and never spent, in the windows they were
+ * counted in when those are still current: nothing of one window is ever
+ * taken from another. The history takes them back from their own minute and
+ * day, past or not, so a settled minute counts what was spent in it.
+ */
+function takeBack(state: LimiterState, leases: readonly Unspent[], tally: UsageChange[]): void {
   for (const lease of leases) {
+    if (lease.count > 0) tally.push({ minuteStart: lease.minuteStart, dayStart: lease.dayStart, admitted: -lease.count, refused: 0 });
     if (lease.minuteStart === state.minuteStart) state.minuteCount = Math.max(0, state.minuteCount - lease.count);
     if (lease.dayStart === state.dayStart) state.dayCount = Math.max(0, state.dayCount - lease.count);
   }

@@ -53,6 +53,13 @@ export interface RefusalBatch {
   since: number;
   /** Unique per batch: a batch sent again (a retried call) is counted once. */
   id: string;
+  /**
+   * Every 429 the isolate decided itself (limited or banned) since its last
+   * batch, by the minute it was answered in: [Unix seconds of the minute's
+   * start, count]. The usage history's refusals; the object counts the ones
+   * it decides. Absent from isolates older than the history.
+   */
+  answered?: [number, number][];
 }
 
 /** An isolate asking for admissions: for a request waiting on it, or ahead of need (`speculative`). */

@@ -2,6 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "../keys/api-key-record";
 import { acquire, expiresAt, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
+import type { UsageChange } from "../usage/usage-change";
+import { UsageLedger } from "../usage/usage-ledger";
+import type { UsageQuery, UsageRow } from "../usage/usage-query";
 
 const STATE = "state";
 
@@ -12,23 +15,38 @@ const STATE = "state";
  * so concurrent calls are decided one after another and never over-grant.
  * State lives in the object's SQLite storage, written before the answer
  * leaves, so a grant survives eviction and restarts; a copy in memory saves
- * the read on every call but the first of each instance.
+ * the read on every call but the first of each instance. The usage history
+ * is written in the same call as the decisions it counts (one transaction:
+ * nothing awaits in between).
  */
 export class RateLimiter extends DurableObject<Env> {
   #state: LimiterState | undefined;
+  readonly #ledger: UsageLedger;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#ledger = new UsageLedger(ctx.storage.sql);
+  }
 
   acquire(request: LeaseRequest): LeaseAnswer {
     const previous = this.#load();
-    const { state, verdict } = acquire(previous, request, Date.now());
-    this.#save(previous, state);
+    const tally: UsageChange[] = [];
+    const { state, verdict } = acquire(previous, request, Date.now(), tally);
+    this.#save(previous, state, tally);
     return verdict;
   }
 
   settle(request: SettleRequest): SettleAnswer {
     const previous = this.#load();
-    const state = settle(previous, request.unspent, request.refusals, request.ban, Date.now(), request.abandoned);
-    this.#save(previous, state);
+    const tally: UsageChange[] = [];
+    const state = settle(previous, request.unspent, request.refusals, request.ban, Date.now(), request.abandoned, tally);
+    this.#save(previous, state, tally);
     return { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil };
+  }
+
+  /** The budget's history: the non-empty buckets of the range (docs/api.md#usage). */
+  usageHistory(query: UsageQuery): UsageRow[] {
+    return this.#ledger.read(query);
   }
 
   /** The operator API's view of this budget. */
@@ -66,22 +84,31 @@ export class RateLimiter extends DurableObject<Env> {
     return this.#state ?? this.ctx.storage.kv.get<LimiterState>(STATE);
   }
 
-  #save(previous: LimiterState | undefined, state: LimiterState): void {
+  #save(previous: LimiterState | undefined, state: LimiterState, tally: readonly UsageChange[] = []): void {
     this.ctx.storage.kv.put(STATE, state);
+    this.#ledger.record(tally);
     this.#state = state;
     if (!previous || expiresAt(previous) !== expiresAt(state)) {
       void this.ctx.storage.setAlarm(expiresAt(state) * 1000);
     }
   }
 
-  /** Forgets the budget once nothing stored can affect a decision any more (revocations and learned limits included). */
+  /**
+   * Forgets the budget's state once nothing stored can affect a decision any
+   * more (revocations and learned limits included), and its history as it
+   * passes its keeping time; the object is emptied when neither is left.
+   */
   async alarm(): Promise<void> {
+    const now = Date.now();
+    const nextPrune = this.#ledger.prune(now / 1000);
     const state = this.ctx.storage.kv.get<LimiterState>(STATE);
-    if (state && expiresAt(state) * 1000 > Date.now()) {
-      await this.ctx.storage.setAlarm(expiresAt(state) * 1000);
-      return;
+    const stateLive = state !== undefined && expiresAt(state) * 1000 > now;
+    if (!stateLive) {
+      this.#state = undefined;
+      this.ctx.storage.kv.delete(STATE);
     }
-    this.#state = undefined;
-    await this.ctx.storage.deleteAll();
+    const next = Math.min(stateLive ? expiresAt(state) : Infinity, nextPrune ?? Infinity);
+    if (next !== Infinity) await this.ctx.storage.setAlarm(next * 1000);
+    else await this.ctx.storage.deleteAll();
   }
 }

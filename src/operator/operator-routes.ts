@@ -10,6 +10,7 @@ import { Limits, budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
 import { callDependency } from "../lib/dependency";
 import { webhookOperatorOperations } from "../webhooks/webhook-operator-operations";
+import { UsageHistory, usageHistoryResponse, usageQueryParameters } from "../usage/usage-operations";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
@@ -85,18 +86,28 @@ const OPERATOR = { operator: true, tag: "Service", stability: "experimental", do
  */
 /** An operation on a key's budget: the key from the path, then the action, audited (the operator API's shape). */
 function keyOperation(
-  spec: { operationId: string; method: "get" | "post"; action: string; summary: string; description: string; errors?: readonly ErrorCode[] },
+  spec: {
+    operationId: string;
+    method: "get" | "post";
+    action: string;
+    summary: string;
+    description: string;
+    errors?: readonly ErrorCode[];
+    queryParameters?: typeof usageQueryParameters;
+    body?: z.ZodType;
+  },
   handle: (c: Context<AppEnv>, key: StoredKeyRecord) => Promise<Response>,
 ): Operation {
   return defineOperation({
     ...OPERATOR,
     ...(spec.errors && { errors: spec.errors }),
+    ...(spec.queryParameters && { queryParameters: spec.queryParameters }),
     operationId: spec.operationId,
     method: spec.method,
     path: `/keys/{keyId}/${spec.action}`,
     summary: spec.summary,
     description: spec.description,
-    responses: { 200: { description: "The budget's usage", body: UsageBody } },
+    responses: { 200: { description: "The budget's usage", body: spec.body ?? UsageBody } },
     params: { schema: KeyIdParams, invalid: keyIdInvalid },
     async handle(c, { keyId }) {
       return handle(c, await keyOf(c, keyId));
@@ -109,6 +120,19 @@ export const operatorOperations = [
   keyOperation(
     { operationId: "getKeyUsage", method: "get", action: "usage", summary: "A key's budget as its object counts it now", description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys." },
     async (c, { record }) => c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
+  ),
+  keyOperation(
+    {
+      operationId: "getKeyUsageHistory",
+      method: "get",
+      action: "usage/history",
+      summary: "A key's budget's usage history",
+      description: "As GET /v2/usage answers the key itself: admitted and refused per minute, hour or day, exactly as the limiter decided.",
+      errors: ["not_found", "invalid_query"],
+      queryParameters: usageQueryParameters,
+      body: UsageHistory,
+    },
+    (c, { record }) => usageHistoryResponse(c, budgetOf(record)),
   ),
   keyOperation(
     { operationId: "unbanKey", method: "post", action: "unban", summary: "End a ban now", description: "Ends the budget's ban and starts its streak over; audited with the operator's name." },

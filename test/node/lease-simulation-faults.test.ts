@@ -69,4 +69,26 @@ describe("leases, simulated, when things go wrong", () => {
       }
     }
   });
+
+  it("keep a usage history that equals, minute by minute, the requests admitted and refused, but for what isolates held when they died (unspent leases count as admitted, unreported refusals are missing)", () => {
+    let refusals = 0;
+    for (const seed of seeds(8)) {
+      for (const demand of ["below", "above"] as const) {
+        const result = simulate(scenarioFor(seed, demand, { ban: seed % 2 === 0 ? BAN : undefined, deaths: seed % 3 === 0, limitChange: seed % 5 === 0 }));
+        const minutes = new Set([...result.minutes.keys(), ...result.history.keys()]);
+        for (const start of minutes) {
+          const counted = result.minutes.get(start) ?? { admitted: 0, refused: 0, lostToDeaths: 0, refusalsLostToDeaths: 0 };
+          const kept = result.history.get(start) ?? { admitted: 0, refused: 0 };
+          refusals += counted.refused;
+          if (kept.admitted !== counted.admitted + counted.lostToDeaths || kept.refused !== counted.refused - counted.refusalsLostToDeaths) {
+            expect.fail(
+              `seed ${seed} ${demand}, minute ${start}: history ${kept.admitted} admitted, ${kept.refused} refused; ` +
+                `requests ${counted.admitted} admitted (${counted.lostToDeaths} lost to deaths), ${counted.refused} refused (${counted.refusalsLostToDeaths} unreported by the dead)`,
+            );
+          }
+        }
+      }
+    }
+    expect(refusals).toBeGreaterThan(RUNS);
+  });
 });

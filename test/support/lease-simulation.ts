@@ -1,5 +1,6 @@
 import * as rules from "../../src/limiter/lease-book";
-import { DAY_SECONDS, MINUTE_SECONDS, acquire, settle, windowStart, type LimiterState } from "../../src/limiter/policy";
+import { DAY_SECONDS, LEASE_MS, MINUTE_SECONDS, acquire, settle, windowStart, type LimiterState } from "../../src/limiter/policy";
+import type { UsageChange } from "../../src/usage/usage-change";
 import type { BanRule, LeaseAnswer, LeaseRequest, SettleRequest, Verdict } from "../../src/limiter/protocol";
 import type { Limits } from "../../src/keys/api-key-record";
 
@@ -54,6 +55,8 @@ export interface WindowLedger {
   refused: number;
   /** Admissions granted to isolates that died before spending them. */
   lostToDeaths: number;
+  /** Refusals isolates answered and died before reporting. */
+  refusalsLostToDeaths: number;
   /** Admissions granted to asks whose answers were lost, and not taken back. */
   stranded: number;
   /** The highest limit in force during the window. */
@@ -64,6 +67,8 @@ export interface WindowLedger {
 
 export interface SimulationResult {
   scenario: Scenario;
+  /** The object's usage history per minute (the changes its calls returned), after every isolate settled at the end. */
+  history: Map<number, { admitted: number; refused: number }>;
   minutes: Map<number, WindowLedger>;
   days: Map<number, WindowLedger>;
   objectCalls: number;
@@ -127,6 +132,15 @@ export function simulate(scenario: Scenario): SimulationResult {
   const minutes = new Map<number, WindowLedger>();
   const days = new Map<number, WindowLedger>();
   let state: LimiterState | undefined;
+  const history = new Map<number, { admitted: number; refused: number }>();
+  const record = (tally: UsageChange[]) => {
+    for (const change of tally) {
+      const entry = history.get(change.minuteStart) ?? { admitted: 0, refused: 0 };
+      entry.admitted += change.admitted;
+      entry.refused += change.refused;
+      history.set(change.minuteStart, entry);
+    }
+  };
   let objectCalls = 0;
   let admitted = 0;
   let batch = 0;
@@ -152,6 +166,7 @@ export function simulate(scenario: Scenario): SimulationResult {
         admitted: 0,
         refused: 0,
         lostToDeaths: 0,
+        refusalsLostToDeaths: 0,
         stranded: 0,
         maxLimit: Math.max(...limits.map(limit)),
         whole: from >= start && to <= end && !changedInside,
@@ -207,7 +222,9 @@ export function simulate(scenario: Scenario): SimulationResult {
     objectCalls += 1;
     if (lost()) return rules.settleFailed(isolate.book, request);
     takenBack(request.abandoned, now);
-    state = settle(state, request.unspent, request.refusals, BAN, now, request.abandoned);
+    const tally: UsageChange[] = [];
+    state = settle(state, request.unspent, request.refusals, BAN, now, request.abandoned, tally);
+    record(tally);
     noteBan();
     // A settle whose answer is lost is not sent again: the object has it all the same.
     if (lost()) return rules.settleFailed(isolate.book, request);
@@ -224,7 +241,9 @@ export function simulate(scenario: Scenario): SimulationResult {
     if (lost()) return undefined;
     takenBack(request.abandoned, now);
     const before = state?.grants?.find((grant) => grant.id === request.id);
-    const result = acquire(state, request, now);
+    const tally: UsageChange[] = [];
+    const result = acquire(state, request, now, tally);
+    record(tally);
     const after = result.state.grants?.find((grant) => grant.id === request.id);
     const repeated = before !== undefined && after?.at === before.at;
     if (before && !repeated && stranded.has(request.id!)) strand(request.id!, stranded.get(request.id!)!, -1, now);
@@ -312,6 +331,9 @@ export function simulate(scenario: Scenario): SimulationResult {
         ledger(minutes, lease.minuteStart, MINUTE_SECONDS, (l) => l.perMinute).lostToDeaths += lease.count;
         ledger(days, lease.dayStart, DAY_SECONDS, (l) => l.perDay).lostToDeaths += lease.count;
       }
+      for (const [minuteStart, count] of isolate.book.pending.answered ?? []) {
+        ledger(minutes, minuteStart, MINUTE_SECONDS, (l) => l.perMinute).refusalsLostToDeaths += count;
+      }
       isolate.book = rules.newLeaseBook();
       isolate.diesAt = Infinity;
     }
@@ -332,7 +354,9 @@ export function simulate(scenario: Scenario): SimulationResult {
     }
     if (verdict) count(verdict, now);
   }
-  return { scenario, minutes, days, objectCalls, admitted, limitedBeforeBan, limitedDuringBan, unavailable };
+  // Every lease has expired: what was left unspent, and the refusals answered locally, go back as the isolates' timers would send them.
+  for (const isolate of isolates) settleBook(isolate, end + LEASE_MS);
+  return { scenario, history, minutes, days, objectCalls, admitted, limitedBeforeBan, limitedDuringBan, unavailable };
 }
 
 /** The property runs: 1,000 seeds each in `npm test`, LEASE_SIMULATION_RUNS in `npm run stress`. */

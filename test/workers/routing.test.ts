@@ -36,6 +36,7 @@ describe("routing and the Error shape", () => {
       "deleteWebhookEndpoint",
       "listWebhookDeliveries",
       "retryWebhookDelivery",
+      "getUsage",
       "getOpenApiDocument",
     ]);
   });

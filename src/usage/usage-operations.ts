@@ -1,0 +1,66 @@
+/**
+ * The usage history, for callers (`GET /v2/usage`, their own budget) and
+ * operators (`GET /admin/keys/{keyId}/usage/history`, any key's): the counts
+ * the budget's limiter object decided (docs/api.md#usage).
+ */
+import type { Context } from "hono";
+import { z } from "zod";
+import { defineOperation } from "../api/define-operation";
+import { documentedParameters } from "../api/strict-query";
+import type { AppEnv } from "../env";
+import { budgetOf } from "../keys/api-key-record";
+import { callDependency } from "../lib/dependency";
+import { GRANULARITIES, MAX_BUCKETS, USAGE_PARAMETERS, fillBuckets, readUsageQuery } from "./usage-query";
+
+export const UsageHistory = z
+  .object({
+    budget: z.string().describe("The budget counted: the key's id, or the first key's of a rotated pair"),
+    granularity: z.enum(GRANULARITIES),
+    buckets: z
+      .array(
+        z.object({
+          start: z.string().describe("RFC 3339 UTC instant at which the bucket begins"),
+          admitted: z.number().int().describe("Requests the limiter admitted in the bucket"),
+          refused: z.number().int().describe("Requests the limiter refused (429) in the bucket"),
+        }),
+      )
+      .describe(`Every bucket of the range, oldest first, empty ones as zeros; at most ${MAX_BUCKETS}`),
+  })
+  .meta({ id: "UsageHistory" });
+
+/** Each query parameter's JSON schema in the document; readUsageQuery() is what enforces them. */
+const QUERY_SCHEMAS: Record<keyof typeof USAGE_PARAMETERS, Record<string, unknown>> = {
+  granularity: { type: "string", enum: [...GRANULARITIES], default: "hour" },
+  from: { type: "string", format: "date-time" },
+  to: { type: "string", format: "date-time" },
+};
+export const usageQueryParameters = documentedParameters(USAGE_PARAMETERS, QUERY_SCHEMAS);
+
+/** The budget's history for the request's query, as the answer's JSON. */
+export async function usageHistoryResponse(c: Context<AppEnv>, budget: string): Promise<Response> {
+  const query = readUsageQuery(new URL(c.req.url).searchParams, Date.now());
+  const rows = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).usageHistory(query));
+  return c.json({ budget, granularity: query.granularity, buckets: fillBuckets(rows, query) });
+}
+
+export const getUsage = defineOperation({
+  operationId: "getUsage",
+  scope: "orders:read",
+  method: "get",
+  path: "/usage",
+  summary: "The caller's usage, minute by minute, hour by hour or day by day",
+  tag: "Usage",
+  description:
+    "What the limiter admitted and refused for the calling key's budget (a rotated pair shares one), exactly as it " +
+    "decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, empty ones as zeros.",
+  stability: "beta",
+  queryParameters: usageQueryParameters,
+  responses: { 200: { description: "The budget's usage history", body: UsageHistory } },
+  errors: ["invalid_query"],
+  async handle(c) {
+    const caller = c.get("caller");
+    // Scoped operations only ever see key callers; the check keeps the type honest.
+    if (caller.kind !== "key") throw new Error("a scoped operation without a key");
+    return usageHistoryResponse(c, budgetOf(caller.key));
+  },
+});

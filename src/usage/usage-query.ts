@@ -1,0 +1,93 @@
+/**
+ * The usage history's query and answer (docs/api.md#usage): a granularity, a
+ * range of whole buckets, read strictly (api/strict-query.ts); the answer has
+ * every bucket of the range, empty ones as zeros.
+ */
+import { ApiError } from "../api-error";
+import { strictQuery } from "../api/strict-query";
+import { rfc3339ToUtc } from "../lib/date-time";
+
+export const GRANULARITIES = ["minute", "hour", "day"] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+
+/** Seconds in each bucket. */
+export const BUCKET_SECONDS: Record<Granularity, number> = { minute: 60, hour: 3_600, day: 86_400 };
+/** How far back each granularity goes: minutes (and the hours made of them) 48 hours, days 400 days. */
+export const KEPT_SECONDS: Record<Granularity, number> = { minute: 48 * 3_600, hour: 48 * 3_600, day: 400 * 86_400 };
+/** The range without from: the last hour, day or 30 days, the current bucket included. */
+const DEFAULT_BUCKETS: Record<Granularity, number> = { minute: 60, hour: 24, day: 30 };
+/** Buckets in one answer at most: a day of minutes. */
+export const MAX_BUCKETS = 1_440;
+
+export const USAGE_PARAMETERS = {
+  granularity: `one of ${GRANULARITIES.join(", ")} (default hour)`,
+  from: "an RFC 3339 date-time: the first bucket is the one holding it (default: the last hour of minutes, day of hours or 30 days)",
+  to: "an RFC 3339 date-time after from: the range ends before the bucket holding it begins, unless it starts one (default: now, the current bucket included)",
+} as const;
+
+export interface UsageQuery {
+  granularity: Granularity;
+  /** Unix seconds: the first bucket's start, and the end of the last (exclusive). */
+  from: number;
+  to: number;
+}
+
+export interface UsageRow {
+  /** Unix seconds of the bucket's start. */
+  start: number;
+  admitted: number;
+  refused: number;
+}
+
+export interface UsageBucket {
+  start: string;
+  admitted: number;
+  refused: number;
+}
+
+const floorTo = (seconds: number, size: number) => Math.floor(seconds / size) * size;
+const ceilTo = (seconds: number, size: number) => Math.ceil(seconds / size) * size;
+
+/** The query of `search` at `now` (Unix ms); 400 invalid_query naming what is wrong. */
+export function readUsageQuery(search: URLSearchParams, now: number): UsageQuery {
+  const { value, invalid } = strictQuery(search, USAGE_PARAMETERS);
+  const granularityText = value("granularity") ?? "hour";
+  if (!(GRANULARITIES as readonly string[]).includes(granularityText)) throw invalid("granularity", granularityText);
+  const granularity = granularityText as Granularity;
+  const size = BUCKET_SECONDS[granularity];
+  const instant = (name: "from" | "to") => {
+    const text = value(name);
+    if (text === undefined) return undefined;
+    const utc = rfc3339ToUtc(text);
+    if (utc === undefined) throw invalid(name, text);
+    return Date.parse(utc) / 1000;
+  };
+  const nowSeconds = now / 1000;
+  const to = ceilTo(instant("to") ?? floorTo(nowSeconds, size) + size, size);
+  const fromInstant = instant("from");
+  const from = fromInstant === undefined ? to - DEFAULT_BUCKETS[granularity] * size : floorTo(fromInstant, size);
+  if (from >= to) throw new ApiError("invalid_query", "from must come before to.");
+  if ((to - from) / size > MAX_BUCKETS) {
+    throw new ApiError("invalid_query", `At most ${MAX_BUCKETS} buckets in one answer; this range has ${(to - from) / size}. Ask for a shorter range or a coarser granularity.`);
+  }
+  const oldest = floorTo(nowSeconds - KEPT_SECONDS[granularity], size);
+  if (from < oldest) {
+    throw new ApiError(
+      "invalid_query",
+      `${granularity === "day" ? "Days are" : "Minutes and hours are"} kept for ${granularity === "day" ? "400 days" : "48 hours"}: from must be ${new Date(oldest * 1000).toISOString()} or later${granularity === "day" ? "" : "; ask for days before then"}.`,
+    );
+  }
+  return { granularity, from, to };
+}
+
+/** Every bucket of the query's range, in order, the rows' counts where there are rows and zeros elsewhere. */
+export function fillBuckets(rows: readonly UsageRow[], query: UsageQuery): UsageBucket[] {
+  const size = BUCKET_SECONDS[query.granularity];
+  const byStart = new Map(rows.map((row) => [row.start, row]));
+  const buckets: UsageBucket[] = [];
+  for (let start = query.from; start < query.to; start += size) {
+    const row = byStart.get(start);
+    buckets.push({ start: new Date(start * 1000).toISOString(), admitted: row?.admitted ?? 0, refused: row?.refused ?? 0 });
+  }
+  return buckets;
+}
