@@ -8,6 +8,7 @@ import { DEFAULT_SCOPES, PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRec
 import { ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
 import { budgetUpdate } from "./lib/budget-update";
 import { operatorApi, tellOperatorApi } from "./lib/operator-client";
+import { usageReport, type UsageHistoryAnswer } from "./lib/usage-report";
 import { limitsFor } from "../src/limiter/plans";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
@@ -20,7 +21,8 @@ const USAGE = `Usage: npm run keys -- <command> [options]
   show <keyId>
   revoke <keyId>
   history <keyId>
-  usage <keyId>      (through the operator API)
+  usage <keyId> [--history [--granularity minute|hour|day] [--from T] [--to T]]
+                     (through the operator API; --history: admitted and refused per bucket, with a sparkline)
   unban <keyId>      (through the operator API)
 
 Every command takes --env <${ENVIRONMENTS.join("|")}> (default local).
@@ -43,6 +45,10 @@ function parseCommandLine(argv: string[]) {
         scopes: { type: "string" },
         "expires-in": { type: "string" },
         grace: { type: "string" },
+        history: { type: "boolean", default: false },
+        granularity: { type: "string" },
+        from: { type: "string" },
+        to: { type: "string" },
         "base-url": { type: "string" },
         env: { type: "string", default: "local" },
         "persist-to": { type: "string" },
@@ -138,6 +144,14 @@ async function onStore(store: KeyStore, command: string, keyId: string | undefin
       const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
       // After a KV write the limiter is only the fast path: a failure to tell it is reported as what it was, not fatal.
       const tellLimiter = (action: string, body?: unknown) => tellOperatorApi(api, `/keys/${keyId}/${action}`, body);
+      if (command === "usage" && values.history) {
+        const query = new URLSearchParams(Object.entries({ granularity: values.granularity, from: values.from, to: values.to }).filter((entry): entry is [string, string] => entry[1] !== undefined));
+        const answer = api && ((await api.call("GET", `/keys/${keyId}/usage/history${query.size ? `?${query}` : ""}`)) as UsageHistoryAnswer | undefined);
+        if (answer === undefined) throw new Error("usage needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.");
+        if (values.json) return void output.out(JSON.stringify(answer));
+        for (const line of usageReport(answer)) output.out(line);
+        return;
+      }
       if (command === "usage" || command === "unban") {
         const answer = api && (await api.call(command === "usage" ? "GET" : "POST", `/keys/${keyId}/${command}`));
         if (answer === undefined) throw new Error(`${command} needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.`);

@@ -55,6 +55,16 @@ export type OrderEvent = Omit<OrderEventSchema, "order" | "previous"> & {
   previous?: Omit<NonNullable<OrderEventSchema["previous"]>, "id" | "petId"> & { id?: string | null; petId?: string | null };
 };
 
+/** The caller's usage history: admitted and refused per bucket, empty ones as zeros (docs/api.md#usage). */
+export type UsageHistory = componentsV2["schemas"]["UsageHistory"];
+
+export interface UsageOptions {
+  granularity?: UsageHistory["granularity"];
+  /** RFC 3339 date-times: the first bucket holds from; the range ends at to. */
+  from?: string;
+  to?: string;
+}
+
 export interface FollowOptions {
   /** Where to resume: a `cursor` saved from an earlier feed. Without it, the oldest event kept. */
   after?: string;
@@ -121,14 +131,15 @@ export class StoreOrdersClient {
     this.#random = options.random ?? Math.random;
   }
 
-  /** Version 2 of the API (beta): the order list filtered and paged, one order, cancel; the order event feed. */
-  readonly v2: { orders: OrdersV2; events: EventsV2 } = {
+  /** Version 2 of the API (beta): the order list filtered and paged, one order, cancel; the order event feed; the key's usage. */
+  readonly v2: { orders: OrdersV2; events: EventsV2; usage(options?: UsageOptions): Promise<UsageHistory> } = {
     orders: {
       list: (filters = {}) => this.#walk(filters),
       get: (orderId) => this.#getOrder(orderId),
       cancel: (orderId) => this.#cancel(`${this.#v2Base}/store/orders`, orderId),
     },
     events: { follow: (options = {}) => this.#follow(options) },
+    usage: (options = {}) => this.#usage(options),
   };
 
   /** The limits as the last response reported them: what is left in each window, and when it resets. */
@@ -191,6 +202,17 @@ export class StoreOrdersClient {
       yield* page.orders;
       cursor = page.next;
     }
+  }
+
+  #usage(options: UsageOptions): Promise<UsageHistory> {
+    const query = new URLSearchParams(Object.entries(options).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    return this.#call("GET", `${this.#v2Base}/usage${query.size ? `?${query}` : ""}`, {}, async (response) => {
+      const body = this.#parse(await response.text(), response) as Partial<UsageHistory>;
+      if (typeof body.budget !== "string" || !Array.isArray(body.buckets)) {
+        throw new StoreOrdersError("unexpected_response", "The answer is not {budget, granularity, buckets}.", response.status, requestIdOf(response));
+      }
+      return body as UsageHistory;
+    });
   }
 
   #follow(options: FollowOptions): OrderEventFeed {

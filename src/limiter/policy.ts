@@ -6,7 +6,7 @@
  * return; the worker isolates spend the leases (lease-book.ts).
  */
 import type { Limits } from "../keys/api-key-record";
-import type { UsageChange } from "../usage/usage-change";
+import type { UsageChange } from "./usage-ledger";
 import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, Unspent, Verdict, WindowReport } from "./protocol";
 
 

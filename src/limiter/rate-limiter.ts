@@ -2,9 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "../keys/api-key-record";
 import { acquire, expiresAt, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
-import type { UsageChange } from "../usage/usage-change";
-import { UsageLedger } from "../usage/usage-ledger";
-import type { UsageQuery, UsageRow } from "../usage/usage-query";
+import { UsageLedger, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 
 const STATE = "state";
 
@@ -45,7 +43,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /** The budget's history: the non-empty buckets of the range (docs/api.md#usage). */
-  usageHistory(query: UsageQuery): UsageRow[] {
+  usageHistory(query: HistoryRange): UsageRow[] {
     return this.#ledger.read(query);
   }
 

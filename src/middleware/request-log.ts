@@ -1,5 +1,7 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
+import { budgetOf } from "../keys/api-key-record";
+import { countedBody, dataPoint, outcomeOf, type RequestFacts } from "./request-analytics";
 
 /** One request as operators search for it in Workers Logs (docs/operations.md#logs). */
 export interface RequestLogLine {
@@ -23,8 +25,9 @@ export interface RequestLogLine {
 
 /**
  * Writes one JSON line per request once its response is known, errors
- * included (app.onError has already turned them into responses by then).
- * It names the key by its id only; the key itself never reaches a log.
+ * included (app.onError has already turned them into responses by then), and
+ * its analytics data point (usage/request-analytics.ts) once its body has
+ * gone. It names the key by its id only; the key itself never reaches a log.
  */
 export function requestLog(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -47,5 +50,43 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
       ...(failure === undefined ? {} : { error: failure }),
     };
     (line.level === "error" ? console.error : console.log)(JSON.stringify(line));
+    recordRequest(c, line, caller && (caller.kind === "key" ? budgetOf(caller.key) : `ip:${caller.address}`));
   };
+}
+
+/** The request's data point: at once when the body's size is known, else when a streamed body has gone. */
+function recordRequest(c: Context<AppEnv>, line: RequestLogLine, index: string | undefined): void {
+  const dataset = c.env?.REQUESTS;
+  if (!dataset) return;
+  const facts: RequestFacts = {
+    index: index ?? "unidentified",
+    versionId: line.versionId ?? "",
+    route: line.route ?? "unmatched",
+    method: line.method,
+    status: line.status,
+    outcome: outcomeOf(line.status, line.limit ?? undefined),
+    plan: line.plan ?? "none",
+    colo: (c.req.raw.cf?.colo as string | undefined) ?? "local",
+    durationMs: line.durationMs,
+    bytes: 0,
+  };
+  // Analytics never fails a request: a point that cannot be written is dropped.
+  const write = (bytes: number) => {
+    try {
+      dataset.writeDataPoint(dataPoint({ ...facts, bytes }));
+    } catch {
+      // dropped
+    }
+  };
+  const length = c.res.headers.get("Content-Length");
+  if (!c.res.body || length !== null) return write(Number(length ?? 0));
+  let finished!: () => void;
+  c.executionCtx.waitUntil(new Promise<void>((resolve) => (finished = resolve)));
+  c.res = new Response(
+    countedBody(c.res.body, (bytes) => {
+      write(bytes);
+      finished();
+    }),
+    c.res,
+  );
 }

@@ -6,14 +6,9 @@
 import { ApiError } from "../api-error";
 import { strictQuery } from "../api/strict-query";
 import { rfc3339ToUtc } from "../lib/date-time";
+import { BUCKET_SECONDS, GRANULARITIES, KEPT_SECONDS, type Granularity, type HistoryRange, type UsageRow } from "../limiter/usage-ledger";
 
-export const GRANULARITIES = ["minute", "hour", "day"] as const;
-export type Granularity = (typeof GRANULARITIES)[number];
-
-/** Seconds in each bucket. */
-export const BUCKET_SECONDS: Record<Granularity, number> = { minute: 60, hour: 3_600, day: 86_400 };
-/** How far back each granularity goes: minutes (and the hours made of them) 48 hours, days 400 days. */
-export const KEPT_SECONDS: Record<Granularity, number> = { minute: 48 * 3_600, hour: 48 * 3_600, day: 400 * 86_400 };
+export { GRANULARITIES };
 /** The range without from: the last hour, day or 30 days, the current bucket included. */
 const DEFAULT_BUCKETS: Record<Granularity, number> = { minute: 60, hour: 24, day: 30 };
 /** Buckets in one answer at most: a day of minutes. */
@@ -25,19 +20,7 @@ export const USAGE_PARAMETERS = {
   to: "an RFC 3339 date-time after from: the range ends before the bucket holding it begins, unless it starts one (default: now, the current bucket included)",
 } as const;
 
-export interface UsageQuery {
-  granularity: Granularity;
-  /** Unix seconds: the first bucket's start, and the end of the last (exclusive). */
-  from: number;
-  to: number;
-}
-
-export interface UsageRow {
-  /** Unix seconds of the bucket's start. */
-  start: number;
-  admitted: number;
-  refused: number;
-}
+export type UsageQuery = HistoryRange;
 
 export interface UsageBucket {
   start: string;

@@ -137,6 +137,16 @@ describe("npm run keys, against the running service", () => {
     // The day's count: on a loaded machine the minute may have turned by the time `npm run keys` answers.
     expect(JSON.parse(usage.stdout)).toMatchObject({ keyId: id, usage: { day: { count: 2 }, bannedUntil: expect.any(Number) } });
 
+    // The history: exactly the 2 admitted and the 24 refused (21 limited, then 3 banned), once the isolate has sent the refusals it answered itself (within a second).
+    const today = async () => {
+      const history = await keys.run("usage", id, "--history", "--granularity", "day", ...base, "--json");
+      expect(history.status).toBe(0);
+      return (JSON.parse(history.stdout) as { buckets: { admitted: number; refused: number }[] }).buckets.at(-1);
+    };
+    await expect.poll(today, { timeout: 15_000, interval: 250 }).toEqual({ start: expect.any(String), admitted: 2, refused: 24 });
+    const table = await keys.run("usage", id, "--history", "--granularity", "day", ...base);
+    expect(table.stdout).toMatch(/by day, .*: 2 admitted, 24 refused\.\nadmitted ▁+█/);
+
     const unban = await keys.run("unban", id, ...base);
     expect(unban.status).toBe(0);
     // The minute's two are spent: room again through a raised limit rather than by waiting for the next minute.

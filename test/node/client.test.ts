@@ -157,6 +157,14 @@ describe("v2", () => {
     expect(requests[1]!.headers.get("X-D1-Bookmark")).toBe("b1");
   });
 
+  it("reads the key's usage history with the range asked for", async () => {
+    const history = { budget: "key_0123456789abcdef", granularity: "day", buckets: [{ start: "2030-03-10T00:00:00.000Z", admitted: 12, refused: 3 }] };
+    const { client, requests } = fakeService(json(history), json(history));
+    expect(await client.v2.usage({ granularity: "day", from: "2030-03-10T00:00:00Z" })).toEqual(history);
+    await client.v2.usage();
+    expect(requests.map((request) => request.url)).toEqual(["https://api.test/v2/usage?granularity=day&from=2030-03-10T00%3A00%3A00Z", "https://api.test/v2/usage"]);
+  });
+
   it("gets one order exactly, cancels through /v2, and refuses an id that is not a decimal int64 before sending", async () => {
     const { client, requests } = fakeService(json({ id: 1, status: "pending", complete: false }), new Response(null, { status: 204 }));
     const text = '{"id":9223372036854775807,"status":"pending","complete":false}';

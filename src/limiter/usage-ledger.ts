@@ -5,8 +5,42 @@
  * call as the decision it counts, so the history and the limiter never
  * disagree; hours are read as sums of minutes.
  */
-import type { UsageChange } from "./usage-change";
-import { BUCKET_SECONDS, KEPT_SECONDS, type UsageQuery, type UsageRow } from "./usage-query";
+
+/**
+ * One change to the budget's usage history (docs/design/rate-limits.md#usage-history):
+ * admissions granted (or, negative, handed back unspent) and refusals, in the
+ * minute and day they belong to. Summed, a settled minute's admitted count is
+ * the requests admitted in it.
+ */
+export interface UsageChange {
+  minuteStart: number;
+  dayStart: number;
+  admitted: number;
+  refused: number;
+}
+
+export const GRANULARITIES = ["minute", "hour", "day"] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+
+/** Seconds in each bucket. */
+export const BUCKET_SECONDS: Record<Granularity, number> = { minute: 60, hour: 3_600, day: 86_400 };
+/** How far back each granularity goes: minutes (and the hours made of them) 48 hours, days 400 days. */
+export const KEPT_SECONDS: Record<Granularity, number> = { minute: 48 * 3_600, hour: 48 * 3_600, day: 400 * 86_400 };
+
+/** A range of whole buckets. */
+export interface HistoryRange {
+  granularity: Granularity;
+  /** Unix seconds: the first bucket's start, and the end of the last (exclusive). */
+  from: number;
+  to: number;
+}
+
+export interface UsageRow {
+  /** Unix seconds of the bucket's start. */
+  start: number;
+  admitted: number;
+  refused: number;
+}
 
 const TABLES = {
   minute: "usage_minutes",
@@ -47,7 +81,7 @@ export class UsageLedger {
   }
 
   /** The non-empty buckets of the query's range. */
-  read(query: UsageQuery): UsageRow[] {
+  read(query: HistoryRange): UsageRow[] {
     const table = query.granularity === "day" ? TABLES.day : TABLES.minute;
     const size = BUCKET_SECONDS[query.granularity];
     return this.#sql
