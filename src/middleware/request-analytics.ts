@@ -24,7 +24,7 @@ export interface RequestFacts {
   /** The Cloudflare data center that answered; "local" where the runtime gives none. */
   colo: string;
   durationMs: number;
-  /** Response body bytes as sent. */
+  /** Response body bytes as declared (Content-Length); 0 without a body; -1 for a body streamed without a declared length. */
   bytes: number;
 }
 
@@ -42,39 +42,4 @@ export function dataPoint(facts: RequestFacts): AnalyticsEngineDataPoint {
     blobs: [facts.versionId, facts.route, facts.method, `${Math.floor(facts.status / 100)}xx`, facts.outcome, facts.plan, facts.colo],
     doubles: [facts.status, facts.durationMs, facts.bytes],
   };
-}
-
-/**
- * The body as sent, counted: calls `done(bytes)` once, when it has all gone
- * or the client went away, so a streamed list reports what it streamed.
- */
-export function countedBody(body: ReadableStream<Uint8Array>, done: (bytes: number) => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let bytes = 0;
-  let reported = false;
-  const report = () => {
-    if (!reported) done(bytes);
-    reported = true;
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done: ended, value } = await reader.read();
-        if (ended) {
-          controller.close();
-          report();
-          return;
-        }
-        bytes += value.byteLength;
-        controller.enqueue(value);
-      } catch (error) {
-        report();
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      report();
-      return reader.cancel(reason);
-    },
-  });
 }
