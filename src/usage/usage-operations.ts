@@ -10,7 +10,8 @@ import { documentedParameters } from "../api/strict-query";
 import type { AppEnv } from "../env";
 import { budgetOf } from "../keys/api-key-record";
 import { callDependency } from "../lib/dependency";
-import { GRANULARITIES, MAX_BUCKETS, USAGE_PARAMETERS, fillBuckets, readUsageQuery } from "./usage-query";
+import { GRANULARITIES } from "../limiter/usage-ledger";
+import { MAX_BUCKETS, USAGE_PARAMETERS, fillBuckets, readUsageQuery } from "./usage-query";
 
 export const UsageHistory = z
   .object({

@@ -7,8 +7,6 @@ import { ApiError } from "../api-error";
 import { strictQuery } from "../api/strict-query";
 import { rfc3339ToUtc } from "../lib/date-time";
 import { BUCKET_SECONDS, GRANULARITIES, KEPT_SECONDS, type Granularity, type HistoryRange, type UsageRow } from "../limiter/usage-ledger";
-
-export { GRANULARITIES };
 /** The range without from: the last hour, day or 30 days, the current bucket included. */
 const DEFAULT_BUCKETS: Record<Granularity, number> = { minute: 60, hour: 24, day: 30 };
 /** Buckets in one answer at most: a day of minutes. */
