@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DELIVERY, ROWS, SCALE, deliveryTable, evaluateTargets, loadTable, medianRow, scaleTable, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { measureDelivery } from "./delivery-latency";
+import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
 import { startBenchRuntime } from "./runtime";
 
@@ -225,7 +226,7 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
   if (created.status !== 201) throw new Error(`webhook endpoint: status ${created.status}: ${await created.text()}`);
   const endpoint = (await created.json()) as { id: string; secret: string };
   receiver.secret = endpoint.secret;
-  const db = await runtime.database();
+  const execute = await d1HttpApi(origin);
   const options = { changes: DELIVERY_CHANGES, perSecond: DELIVERY_RATE, patienceMs: 60_000 };
   try {
     const api = await measureDelivery(DELIVERY.api, receiver, {
@@ -239,7 +240,7 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
     const external = await measureDelivery(DELIVERY.external, receiver, {
       ...options,
       async write(index) {
-        await db.prepare("UPDATE orders SET quantity = quantity + 1 WHERE id = ?1").bind(DELIVERY_CHANGES + index + 1).run();
+        await execute("UPDATE orders SET quantity = quantity + 1 WHERE id = ?1", [String(DELIVERY_CHANGES + index + 1)]);
       },
       ours: (arrival) => arrival.type === "order.updated",
     });

@@ -23,8 +23,6 @@ export interface BenchRuntime {
   peakResidentBytes(): number;
   /** The last error lines the worker logged. */
   recentErrors(): string[];
-  /** The D1 database the isolates share, written as another system would (not through the Worker). */
-  database(): Promise<D1Like>;
   /** Stops workerd and starts a fresh one on the same persisted state. */
   restart(): Promise<void>;
   dispose(): Promise<void>;
@@ -66,6 +64,8 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
     host: "127.0.0.1",
     port,
     defaultPersistRoot: join(dir, "state"),
+    // D1's HTTP API, for the bench's other system (scripts/lib/d1-http-api.ts).
+    unsafeLocalExplorer: true,
     // Every request writes a log line; drain them so workerd never blocks on a full pipe,
     // keeping the last error lines so a failed row can say why.
     handleRuntimeStdio: (stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) => {
@@ -90,7 +90,6 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
       return target.fetch(`${origin}${path}`, init);
     },
     recentErrors: () => [...errors],
-    database: () => mf.getD1Database("DB"),
     peakResidentBytes: () => workerdPids().reduce((sum, pid) => sum + statusField(pid, "VmHWM"), 0),
     async restart() {
       await mf.dispose();

@@ -14,7 +14,8 @@ import { SCOPES, type Limits, type Plan, type Scope } from "../src/keys/api-key-
 import { fetchLocal, startService, tempStateDir } from "./lib/local-service";
 import { issueKey, openKeyStore } from "./lib/key-store";
 import { startWebhookReceiver, type WebhookReceiver } from "./lib/webhook-receiver";
-import { writeExternally, type Execute, type ExternalWrites } from "./lib/stress-writes";
+import { d1HttpApi } from "./lib/d1-http-api";
+import { writeExternally, type ExternalWrites } from "./lib/stress-writes";
 import {
   admissionsByWindow,
   cancelViolations,
@@ -121,7 +122,7 @@ try {
   let external: ExternalWrites;
   try {
     [external] = await Promise.all([
-      writeExternally(await d1HttpApi(), { firstId: EXTERNAL_FROM, stop: () => loadDone, pauseMs: 20 }),
+      writeExternally(await d1HttpApi(service.baseUrl), { firstId: EXTERNAL_FROM, stop: () => loadDone, pauseMs: 20 }),
       Promise.all(Array.from({ length: clients }, client)).finally(() => (loadDone = true)),
     ]);
   } finally {
@@ -174,24 +175,6 @@ try {
   state.remove();
 }
 process.exit(violations.length === 0 ? 0 : 1);
-
-/**
- * The other system's way in: D1's HTTP API (`/d1/database/{id}/raw`), as a
- * back office calls Cloudflare's. Locally wrangler dev's Local Explorer serves
- * the same API from the runtime that owns the database, so its writes are
- * serialized with the service's as D1's are (a second process opening the
- * SQLite files would race the service's writes instead).
- */
-async function d1HttpApi(): Promise<Execute> {
-  const api = `${service.baseUrl}/cdn-cgi/explorer/api/d1/database`;
-  const { result } = (await (await fetchLocal(api)).json()) as { result: { name: string; uuid: string }[] };
-  const database = result.find((candidate) => candidate.name === "DB")!;
-  return async (sql, params) => {
-    const response = await fetchLocal(`${api}/${database.uuid}/raw`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ sql, params }) });
-    const answer = (await response.json()) as { success: boolean; errors: unknown[] };
-    if (!answer.success) throw new Error(`the other system's ${sql}: ${JSON.stringify(answer.errors)}`);
-  };
-}
 
 async function asIntegrator(path: string, init: RequestInit = {}): Promise<Response> {
   const response = await fetchLocal(`${service.baseUrl}${path}`, {

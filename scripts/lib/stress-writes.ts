@@ -5,10 +5,8 @@
  * appear as (docs/design/order-events.md#capture). Its orders have ids of
  * their own, apart from the ones the API's cancels target.
  */
+import type { Execute } from "./d1-http-api";
 import type { ExpectedChange } from "./stress-checks";
-
-/** Runs one statement, as D1's HTTP API does for another system. */
-export type Execute = (sql: string, params: string[]) => Promise<void>;
 
 export interface ExternalWrites {
   /** Every change, in the order it was made; a no-op update appears nowhere. */
