@@ -4,7 +4,10 @@
  * (they only add, so old and new code both run on the new schema); the new
  * version uploaded, tagged with the commit; deployed at 0%; smoke-checked
  * against that version only; then ramped (10%, 50%, 100% by default) with a
- * smoke check between steps. Any failure, or an interruption (SIGINT,
+ * smoke check between steps, and at each step that splits traffic a health
+ * gate: the new version against the previous one on the step's real
+ * traffic, from the request analytics (docs/operations.md#promotion-by-health).
+ * Any failure, or an interruption (SIGINT,
  * SIGTERM), puts 100% back on the version that was serving and exits 1 with
  * one line saying what failed and what was restored. `--all-at-once` (a
  * Durable Object migration) deploys tagged too, and smoke-checks that version.
@@ -18,12 +21,17 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { isDeployedEnvironment, placeholdersIn, readEnvironment } from "./lib/environments";
+import { DEFAULT_THRESHOLDS, healthQuery, judgeHealth, readHealthAnswer, runAnalyticsSql, type AnalyticsAccess, type HealthThresholds } from "./lib/health-gate";
 import { DEFAULT_STEPS, deployVersions, durableObjectMigrations, parseSteps, split } from "./lib/release-plan";
 import { describeResults, runSmokeChecks, type SmokeTarget } from "./lib/smoke-checks";
 import { runWrangler, runWranglerInTerminal } from "./lib/wrangler";
 
 const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for the smoke checks>] [--steps 10,50,100] [--wait 60]
-       [--base-url https://host/v1] [--all-at-once] [--compare-migrations-with <commit>] [--dry-run]`;
+       [--base-url https://host/v1] [--all-at-once] [--compare-migrations-with <commit>] [--dry-run]
+       [--no-health-gate] [--min-requests 100] [--error-ratio-factor 2] [--error-ratio-floor 0.5] [--p99-factor 1.5] [--p99-slack 50]
+The health gate reads CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (and CLOUDFLARE_API_BASE_URL, as wrangler does).`;
+
+const CLOUDFLARE_API = "https://api.cloudflare.com/client/v4";
 
 class Refused extends Error {}
 
@@ -43,6 +51,12 @@ function options(argv: string[]) {
       "all-at-once": { type: "boolean", default: false },
       "compare-migrations-with": { type: "string" },
       "dry-run": { type: "boolean", default: false },
+      "no-health-gate": { type: "boolean", default: false },
+      "min-requests": { type: "string", default: String(DEFAULT_THRESHOLDS.minRequests) },
+      "error-ratio-factor": { type: "string", default: String(DEFAULT_THRESHOLDS.errorRatioFactor) },
+      "error-ratio-floor": { type: "string", default: String(DEFAULT_THRESHOLDS.errorRatioFloor * 100) },
+      "p99-factor": { type: "string", default: String(DEFAULT_THRESHOLDS.p99Factor) },
+      "p99-slack": { type: "string", default: String(DEFAULT_THRESHOLDS.p99SlackMs) },
     },
   });
   const env = positionals[0] ?? "";
@@ -54,9 +68,12 @@ function options(argv: string[]) {
   if (!(wait >= 0) || !(propagationWait >= 0)) throw new Refused("--wait and --propagation-wait take seconds");
   const compareWith = values["compare-migrations-with"];
   if (compareWith !== undefined && !/^[0-9a-f]{7,40}$/.test(compareWith)) throw new Refused(`--compare-migrations-with takes a commit id (hex), such as 3f9a1c2b7d4e (got "${compareWith}")`);
+  const thresholds = thresholdsFrom(values);
   return {
     env,
     steps,
+    thresholds,
+    healthGate: !values["no-health-gate"],
     wait,
     propagationWait,
     key: values.key ?? process.env.SMOKE_API_KEY,
@@ -64,6 +81,22 @@ function options(argv: string[]) {
     allAtOnce: values["all-at-once"],
     compareWith,
     dryRun: values["dry-run"],
+  };
+}
+
+/** The health gate's thresholds from their options: numbers, each at least 0 (the floor is a percentage). */
+function thresholdsFrom(values: Record<string, string | boolean | undefined>): HealthThresholds {
+  const read = (name: string) => {
+    const value = Number(values[name]);
+    if (!(value >= 0) || String(values[name]).trim() === "") throw new Refused(`--${name} takes a number of at least 0 (got "${values[name]}")`);
+    return value;
+  };
+  return {
+    minRequests: read("min-requests"),
+    errorRatioFactor: read("error-ratio-factor"),
+    errorRatioFloor: read("error-ratio-floor") / 100,
+    p99Factor: read("p99-factor"),
+    p99SlackMs: read("p99-slack"),
   };
 }
 
@@ -97,7 +130,7 @@ export async function runDeploy(argv: string[], context: DeployContext): Promise
 
 async function release(argv: string[], { cwd, out, signals = process }: DeployContext): Promise<void> {
   const git = (...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
-  const { env, steps, wait, propagationWait, key, baseUrl, allAtOnce, compareWith, dryRun } = options(argv);
+  const { env, steps, thresholds, healthGate, wait, propagationWait, key, baseUrl, allAtOnce, compareWith, dryRun } = options(argv);
   const toml = join(cwd, "wrangler.toml");
   const config = readEnvironment(env, toml);
   const placeholders = placeholdersIn(config);
@@ -106,6 +139,12 @@ async function release(argv: string[], { cwd, out, signals = process }: DeployCo
   }
   if (git("status", "--porcelain") !== "") throw new Refused(`Not deploying ${env}: the working tree has uncommitted changes; a release is one commit.`);
   if (!key && !dryRun) throw new Refused(`Not deploying ${env}: the smoke checks need an API key of ${env} (--key, or SMOKE_API_KEY).`);
+
+  // The gate compares versions on a split: a release that ramps needs it, or the operator's word that it goes without.
+  const gated = healthGate && !allAtOnce;
+  const access = gated ? analyticsAccess(env) : undefined;
+  const dataset = config.analyticsDatasets.find((binding) => binding.binding === "REQUESTS")?.dataset;
+  if (gated && !dataset) throw new Refused(`Not deploying ${env} gradually: wrangler.toml has no REQUESTS analytics dataset for ${env}, which the health gate reads.`);
 
   const worker = config.name;
   const commit = git("rev-parse", "HEAD");
@@ -172,6 +211,27 @@ async function release(argv: string[], { cwd, out, signals = process }: DeployCo
         rmSync(dir, { recursive: true, force: true });
       }
     };
+    /** The step's health: the new version against the previous one over the step's window; unhealthy fails the release (rolled back). */
+    const gate = async (percent: number, windowSeconds: number) => {
+      if (!gated) return out(`== ${percent}%: no health gate (--no-health-gate): the smoke check decides`);
+      const sql = healthQuery(dataset!, [newVersion, current.id], windowSeconds);
+      out(`== ${percent}%: health gate: the new version against ${current.id} over the step's ${Math.ceil(windowSeconds)} s (Analytics Engine SQL API)`);
+      if (dryRun) {
+        for (const line of sql.split("\n")) out(`   ${line}`);
+        return;
+      }
+      if (signal.aborted) throw signal.reason;
+      let health: ReturnType<typeof readHealthAnswer>;
+      try {
+        health = readHealthAnswer(await runAnalyticsSql(access!, sql), [newVersion, current.id]);
+      } catch (error) {
+        throw new Error(`the health gate could not judge ${percent}% (${(error as Error).message}); not ramping blind`);
+      }
+      const judged = judgeHealth(health.get(newVersion)!, health.get(current.id)!, thresholds);
+      out(`   ${judged.line}: ${judged.verdict}`);
+      if (judged.verdict === "unhealthy") throw new Error(`the health gate failed at ${percent}%: ${judged.reasons.join("; ")}`);
+      for (const reason of judged.reasons) out(`   ${reason}`);
+    };
     const guard = (restorable: boolean, traffic: () => Promise<void>) => guarded({ env, previous: current.id, restorable, dryRun, out }, traffic);
 
     step(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
@@ -189,7 +249,10 @@ async function release(argv: string[], { cwd, out, signals = process }: DeployCo
       await smoke("0%", target);
       for (const percent of steps) {
         step(`Ramping to ${percent}%`, deployVersions(env, split(newVersion, current.id, percent), `${subject} (${percent}%)`));
+        const stepStarted = Date.now();
         if (!dryRun && wait > 0 && percent < 100) await sleep(wait, signal);
+        // At 100% there is no previous version's traffic left to compare with: the smoke check ends the ramp.
+        if (percent < 100) await gate(percent, dryRun ? wait : (Date.now() - stepStarted) / 1000);
         await smoke(`${percent}%`, target);
       }
     });
@@ -250,6 +313,19 @@ const MIGRATED_BY_HAND =
 
 const done = (env: string, dryRun: boolean) =>
   dryRun ? `\nDry run: nothing was run.` : `\nReleased to ${env}: 100% on the new version, every smoke check passed.`;
+
+/** Where the health gate reads the request analytics: refused without credentials (the release must not ramp blind unless told to). */
+function analyticsAccess(env: string): AnalyticsAccess {
+  const accountId = process.env.CLOUDFLARE_ACCOUNT_ID?.trim();
+  const apiToken = process.env.CLOUDFLARE_API_TOKEN?.trim();
+  if (!accountId || !apiToken) {
+    throw new Refused(
+      `Not deploying ${env} gradually: the health gate needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (a token that may read Account Analytics) ` +
+        `to compare the new version with the previous one at each step. Set them, or run with --no-health-gate to ramp on the smoke checks alone.`,
+    );
+  }
+  return { accountId, apiToken, apiBase: process.env.CLOUDFLARE_API_BASE_URL?.trim() || CLOUDFLARE_API };
+}
 
 /** The version serving 100% of `env` now, and its tag when it is a commit id (anything else is read as no tag). */
 function currentVersion(env: string): { id: string; tag: string | undefined } {

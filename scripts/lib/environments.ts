@@ -14,6 +14,7 @@ export interface EnvironmentConfig {
   observability: boolean;
   crons: string[];
   queues: { producers: { binding: string; queue: string }[]; consumers: { queue: string; max_retries?: number; dead_letter_queue?: string }[] };
+  analyticsDatasets: { binding: string; dataset?: string }[];
 }
 
 const PLACEHOLDER = "REPLACE_WITH_";
@@ -34,6 +35,7 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
     observability: resolved.observability?.enabled === true,
     crons: resolved.triggers?.crons ?? [],
     queues: { producers: resolved.queues.producers ?? [], consumers: resolved.queues.consumers ?? [] },
+    analyticsDatasets: resolved.analytics_engine_datasets,
   };
 }
 

@@ -6,7 +6,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDeploy } from "../../scripts/deploy";
+import { freePort } from "../../scripts/lib/ports";
 import { ALWAYS_SENT } from "../../src/header-catalogue";
+import { dataPoint } from "../../src/middleware/request-analytics";
+import { engineRow, runEngineSql, tableOf } from "../support/analytics-engine-sql";
 
 /**
  * `npm run deploy:production` end to end, with nothing deployed: a fake
@@ -16,7 +19,10 @@ import { ALWAYS_SENT } from "../../src/header-catalogue";
  * deployed). Each case runs the release (the command's own code) in a
  * configured copy of the project: a git repository whose wrangler.toml has
  * its ids filled in. The wrangler failure's own line is wrangler's output,
- * which goes to this process's terminal.
+ * which goes to this process's terminal. A second local server stands in
+ * for Analytics Engine's SQL API: it runs the health gate's query (through
+ * an evaluator of the engine's SQL) over the data points the versions would
+ * have written in the step's window, split as the fake's traffic is.
  */
 const ROOT = resolve(".");
 const WORKER = "store-orders-production";
@@ -37,6 +43,36 @@ let behaviour: { newBrokenFrom?: number; ignoreOverrides?: boolean } = {};
 let statePath = "";
 let server: Server;
 let port = 0;
+
+/**
+ * The real traffic the SQL API stand-in reports for a step's window: `total`
+ * requests split as the deployment is; the previous version answers 0.2% 500s
+ * in 20-119 ms; the new one the same unless, from `from` percent on, it has
+ * `errorRatio` 500s or is `slowerMs` slower. `answer` breaks the API itself.
+ */
+let traffic: { total: number; from?: number; errorRatio?: number; slowerMs?: number; answer?: "unreachable" | "500" | "not JSON" } = { total: 1_000 };
+let credentials = true;
+let analytics: Server;
+let analyticsPort = 0;
+/** The SQL the stand-in was sent, in order. */
+const queries: string[] = [];
+const ACCOUNT = "0123abcd0123abcd0123abcd0123abcd";
+const TOKEN = "analytics-read-token-for-tests";
+
+function windowRows(now: number) {
+  const { split, newVersion } = readState();
+  return Object.entries(split).flatMap(([version, percentage]) => {
+    const count = Math.round((traffic.total * percentage) / 100);
+    const degraded = version === newVersion && percentage >= (traffic.from ?? 0);
+    const errorRatio = degraded ? (traffic.errorRatio ?? 0.002) : 0.002;
+    return Array.from({ length: count }, (_, i) => {
+      const status = i < Math.round(count * errorRatio) ? 500 : 200;
+      const durationMs = 20 + (i % 100) + (degraded ? (traffic.slowerMs ?? 0) : 0);
+      const point = dataPoint({ index: "key_1", versionId: version, route: "/v1/store/orders", method: "GET", status, outcome: status >= 500 ? "error" : "admitted", plan: "pro", colo: "AMS", durationMs, bytes: 10 });
+      return engineRow(point, now - 200);
+    });
+  });
+}
 
 const readState = (): FakeState => JSON.parse(readFileSync(statePath, "utf8")) as FakeState;
 
@@ -66,13 +102,35 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   port = (server.address() as { port: number }).port;
+
+  analytics = createServer(async (request, response) => {
+    let sql = "";
+    for await (const chunk of request) sql += chunk;
+    queries.push(sql);
+    const reply = (status: number, body: string) => (response.writeHead(status, { "Content-Type": "application/json" }), response.end(body));
+    if (request.method !== "POST" || request.url !== `/client/v4/accounts/${ACCOUNT}/analytics_engine/sql`) return reply(404, '{"errors":["no such route"]}');
+    if (request.headers.authorization !== `Bearer ${TOKEN}`) return reply(401, '{"errors":["authentication error"]}');
+    if (traffic.answer === "500") return reply(500, '{"errors":["internal error"]}');
+    if (traffic.answer === "not JSON") return reply(200, "<html>maintenance</html>");
+    if (tableOf(sql) !== "store_orders_requests_production") return reply(422, `{"errors":["unknown table ${tableOf(sql)}"]}`);
+    const now = Date.now();
+    reply(200, JSON.stringify(runEngineSql(sql, windowRows(now), now)));
+  });
+  await new Promise<void>((done) => analytics.listen(0, "127.0.0.1", done));
+  analyticsPort = (analytics.address() as { port: number }).port;
 });
-afterAll(() => new Promise<void>((done) => server.close(() => done())));
+afterAll(async () => {
+  await new Promise<void>((done) => server.close(() => done()));
+  await new Promise<void>((done) => analytics.close(() => done()));
+});
 
 const repos: string[] = [];
 afterEach(() => {
   for (const dir of repos.splice(0)) rmSync(dir, { recursive: true, force: true });
   behaviour = {};
+  traffic = { total: 1_000 };
+  credentials = true;
+  queries.length = 0;
 });
 
 const gitIn = (dir: string, ...args: string[]) =>
@@ -110,6 +168,12 @@ async function deploy(dir: string, ...args: (string | ((line: string) => void) |
   const signals = args.find((arg) => arg instanceof EventEmitter);
   process.env.STORE_ORDERS_WRANGLER = join(ROOT, "test/support/fake-wrangler.mjs");
   process.env.FAKE_WRANGLER_STATE = statePath;
+  // The health gate's credentials, and the SQL API's stand-in where wrangler would read Cloudflare's API from.
+  for (const [name, value] of [["CLOUDFLARE_ACCOUNT_ID", ACCOUNT], ["CLOUDFLARE_API_TOKEN", TOKEN]] as const) {
+    if (credentials) process.env[name] = value;
+    else delete process.env[name];
+  }
+  process.env.CLOUDFLARE_API_BASE_URL = traffic.answer === "unreachable" ? `http://127.0.0.1:${await freePort()}/client/v4` : `http://127.0.0.1:${analyticsPort}/client/v4`;
   const given = args.filter((arg): arg is string => typeof arg === "string");
   const argv = ["production", "--base-url", `http://127.0.0.1:${port}/v1`, "--wait", "0", "--propagation-wait", "0", "--key", "so_test_key", ...given];
   const out = (line: string) => {
@@ -217,8 +281,11 @@ describe("npm run deploy:production, as a gradual release", () => {
   it("--dry-run reads what is deployed, prints the whole plan in order, changes nothing and leaves no temporary folder", async () => {
     const { dir } = configuredCopy();
     const before = leftovers();
-    const result = await deploy(dir, "--dry-run");
+    const result = await deploy(dir, "--dry-run", "--wait", "60");
     expect(result.status, result.stderr).toBe(0);
+    // The query each gate would run, and nothing sent.
+    expect(result.stdout).toContain(`   FROM store_orders_requests_production\n   WHERE timestamp > NOW() - INTERVAL '60' SECOND AND blob1 IN ('<new version>', '${OLD}')`);
+    expect(queries).toEqual([]);
     const plan = result.stdout.split("\n").filter((line) => line.startsWith("== "));
     expect(plan.map((line) => line.replace(/ --message=.*/, ""))).toEqual([
       "== Applying D1 migrations to production: wrangler d1 migrations apply DB --remote --env production",
@@ -226,8 +293,10 @@ describe("npm run deploy:production, as a gradual release", () => {
       `== Deploying the new version at 0%: wrangler versions deploy <new version>@0% ${OLD}@100% --env production --yes`,
       `== 0%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
       `== Ramping to 10%: wrangler versions deploy <new version>@10% ${OLD}@90% --env production --yes`,
+      `== 10%: health gate: the new version against ${OLD} over the step's 60 s (Analytics Engine SQL API)`,
       `== 10%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
       `== Ramping to 50%: wrangler versions deploy <new version>@50% ${OLD}@50% --env production --yes`,
+      `== 50%: health gate: the new version against ${OLD} over the step's 60 s (Analytics Engine SQL API)`,
       `== 50%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
       "== Ramping to 100%: wrangler versions deploy <new version>@100% --env production --yes",
       `== 100%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
@@ -285,14 +354,16 @@ describe("npm run deploy:production, as a gradual release", () => {
   });
 
   it("leaves 100% on a version that passed its smoke check, whichever step fails", async () => {
-    const failures: { name: string; failOn?: string; brokenFrom?: number }[] = [
+    const failures: { name: string; failOn?: string; brokenFrom?: number; unhealthyFrom?: number }[] = [
       { name: "the migrations", failOn: "d1 migrations" },
       { name: "the upload", failOn: "versions upload" },
       { name: "0%", failOn: `${NEW}@0%` },
       { name: "the smoke at 0%", brokenFrom: 0 },
       { name: "10%", failOn: `${NEW}@10%` },
       { name: "the smoke at 10%", brokenFrom: 10 },
+      { name: "the health at 10%", unhealthyFrom: 10 },
       { name: "50%", failOn: `${NEW}@50%` },
+      { name: "the health at 50%", unhealthyFrom: 50 },
       { name: "100%", failOn: `${NEW}@100%` },
       { name: "the smoke at 100%", brokenFrom: 100 },
     ];
@@ -300,6 +371,7 @@ describe("npm run deploy:production, as a gradual release", () => {
       const { dir } = configuredCopy();
       writeFileSync(statePath, JSON.stringify({ ...readState(), failOn: failure.failOn ? [failure.failOn] : [] }));
       behaviour = { newBrokenFrom: failure.brokenFrom };
+      traffic = { total: 1_000, ...(failure.unhealthyFrom !== undefined && { from: failure.unhealthyFrom, errorRatio: 0.05 }) };
       const result = await deploy(dir);
       expect(result.status, failure.name).toBe(1);
       expect(readState().split, failure.name).toEqual({ [OLD]: 100 });
@@ -365,3 +437,102 @@ describe("npm run deploy:production, as a gradual release", () => {
     expect(readState().calls).toEqual([]);
   });
 });
+
+describe("npm run deploy:production, promoted by health", () => {
+  const gateLines = (stdout: string) => stdout.split("\n").filter((line) => /^   new [\d,]+ requests/.test(line));
+
+  it("ramps a healthy version to 100%, printing the comparison at each split step from the versions' real traffic", async () => {
+    const { dir } = configuredCopy();
+    const result = await deploy(dir);
+    expect(result.status, result.stderr + result.stdout).toBe(0);
+    expect(gateLines(result.stdout)).toEqual([
+      "   new 100 requests, 5xx 0.00%, p99 118 ms; previous 900 requests, 5xx 0.22%, p99 118 ms: healthy",
+      "   new 500 requests, 5xx 0.20%, p99 118 ms; previous 500 requests, 5xx 0.20%, p99 118 ms: healthy",
+    ]);
+    // One query a split step, over the step's window, naming both versions; sent with the token to the account's SQL API.
+    expect(queries).toHaveLength(2);
+    expect(queries[0]).toMatch(new RegExp(`FROM store_orders_requests_production\\nWHERE timestamp > NOW\\(\\) - INTERVAL '\\d+' SECOND AND blob1 IN \\('${NEW}', '${OLD}'\\)`));
+    expect(readState().split).toEqual({ [NEW]: 100 });
+  });
+
+  it("rolls back a version with more 5xx at the step where it shows, before it takes more traffic", async () => {
+    const { dir } = configuredCopy();
+    traffic = { total: 1_000, from: 50, errorRatio: 0.03 };
+    const result = await deploy(dir);
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      `FAILED: the health gate failed at 50%: its 5xx ratio 3.00% is above 0.50% (max of 2x the previous 0.20% and 0.50%). Restored 100% of production to ${OLD}.`,
+    );
+    expect(gateLines(result.stdout)).toHaveLength(2);
+    expect(changes().filter((call) => call.includes("@100%")).at(-1)).toMatch(new RegExp(`^versions deploy ${OLD}@100% .*--message=rollback: the health gate failed at 50%`));
+    expect(changes().some((call) => call.includes(`${NEW}@100%`))).toBe(false);
+    expect(readState().split).toEqual({ [OLD]: 100 });
+  });
+
+  it("rolls back a version whose p99 is slower than 1.5x the previous one's plus 50 ms, at the first step", async () => {
+    const { dir } = configuredCopy();
+    traffic = { total: 1_000, slowerMs: 200 };
+    const result = await deploy(dir);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("FAILED: the health gate failed at 10%: its p99 318 ms is above 227 ms (1.5x the previous 118 ms + 50 ms)");
+    expect(changes().some((call) => call.includes(`${NEW}@50%`))).toBe(false);
+    expect(readState().split).toEqual({ [OLD]: 100 });
+  });
+
+  it("takes the thresholds and the minimum as options: a stricter p99 rolls back what the defaults pass", async () => {
+    const { dir } = configuredCopy();
+    traffic = { total: 1_000, slowerMs: 30 };
+    expect((await deploy(dir)).status).toBe(0);
+    const strict = configuredCopy();
+    const result = await deploy(strict.dir, "--p99-factor", "1", "--p99-slack", "10");
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("its p99 148 ms is above 128 ms (1x the previous 118 ms + 10 ms)");
+    expect((await deploy(strict.dir, "--min-requests", "lots")).stderr).toContain("--min-requests takes a number of at least 0");
+  });
+
+  it("says when there is too little traffic to judge, and lets the smoke check decide", async () => {
+    const { dir } = configuredCopy();
+    traffic = { total: 60, errorRatio: 0.5 };
+    const result = await deploy(dir);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain("the new version served 6 requests, fewer than the 100 needed to judge: the smoke check decides");
+    expect(result.stdout).toContain(": too little traffic");
+    expect(readState().split).toEqual({ [NEW]: 100 });
+
+    // The same traffic with a smoke check that fails: rolled back by the smoke check.
+    const broken = configuredCopy();
+    behaviour = { newBrokenFrom: 10 };
+    expect((await deploy(broken.dir)).stderr).toContain("FAILED: the smoke checks failed at 10%");
+  });
+
+  it("stops the ramp and rolls back when the SQL API cannot be read, rather than going on blind", async () => {
+    for (const answer of ["unreachable", "500", "not JSON"] as const) {
+      const { dir } = configuredCopy();
+      traffic = { total: 1_000, answer };
+      const result = await deploy(dir);
+      expect(result.status, answer).toBe(1);
+      expect(result.stderr, answer).toMatch(new RegExp(`^FAILED: the health gate could not judge 10% \\(the Analytics Engine SQL API .*\\); not ramping blind. Restored 100% of production to ${OLD}.`));
+      expect(readState().split, answer).toEqual({ [OLD]: 100 });
+    }
+  });
+
+  it("refuses to ramp without credentials, in a dry run too, unless --no-health-gate, which the plan prints", async () => {
+    const { dir } = configuredCopy();
+    credentials = false;
+    for (const args of [[], ["--dry-run"]]) {
+      const refused = await deploy(dir, ...args);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain("the health gate needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN");
+      expect(refused.stderr).toContain("--no-health-gate");
+    }
+    expect(changes()).toEqual([]);
+    const ungated = await deploy(dir, "--no-health-gate");
+    expect(ungated.status, ungated.stderr).toBe(0);
+    expect(ungated.stdout).toContain("== 10%: no health gate (--no-health-gate): the smoke check decides");
+    expect(queries).toEqual([]);
+    // An all-at-once release has no split to judge: it needs no credentials.
+    nextRelease(dir, "Next release: at once", "2b2b2b2b-new0-4000-8000-000000000003");
+    expect((await deploy(dir, "--all-at-once")).status).toBe(0);
+  });
+});
+
