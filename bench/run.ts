@@ -102,6 +102,11 @@ try {
       options: async () => ({ path: "/bench/bans/v1/store/orders", headers: bearer(keys.banned) }),
     },
     {
+      name: ROWS.bannedUnrecorded,
+      expected: 429,
+      options: async () => ({ path: "/bench/bans-unrecorded/v1/store/orders", headers: bearer(keys.banned) }),
+    },
+    {
       name: "peer: list behind Cloudflare's rate limiting binding",
       expected: 200,
       options: async () => ({ path: "/bench/peer/store/orders", headers: roomy }),

@@ -147,7 +147,7 @@ function delayedD1(db: D1Database, delayMs: number): D1Database {
   return session(db);
 }
 
-type Variant = "near" | "far" | "bans" | "nocache" | "d1far" | "d1far-serial";
+type Variant = "near" | "far" | "bans" | "bans-unrecorded" | "nocache" | "d1far" | "d1far-serial";
 
 /** The app's bindings for each kind of bench route, made once per isolate so its config is parsed once. */
 const variants = new WeakMap<Env, Record<Variant, Env>>();
@@ -157,12 +157,15 @@ function variantsOf(env: Env) {
     const near = { ...env, RATE_LIMITER: limiterOf(env, 0) };
     // D1 50 ms away, every list read from it: with the read-ahead as deployed, and with none.
     const d1far = { ...near, ORDER_LIST_CACHE: "off", DB: delayedD1(env.DB, 50) };
+    const bans = { ...near, BAN_THRESHOLD: "20" };
     made = {
       near,
       // Every limiter call 50 ms away, as from a client far from its key's object.
       far: { ...env, RATE_LIMITER: limiterOf(env, 50) },
       // The service's own ban rule (bench/wrangler.toml sets a threshold no row reaches).
-      bans: { ...near, BAN_THRESHOLD: "20" },
+      bans,
+      // The same, with no analytics binding: no data point built or written (the point's cost, side by side).
+      "bans-unrecorded": { ...bans, REQUESTS: undefined as unknown as AnalyticsEngineDataset },
       nocache: { ...near, ORDER_LIST_CACHE: "off" },
       d1far,
       "d1far-serial": { ...d1far, ORDER_LIST_READ_AHEAD: "0" },
@@ -172,7 +175,7 @@ function variantsOf(env: Env) {
   return made;
 }
 
-const PREFIXED = /^\/bench\/(far|bans|nocache|d1far|d1far-serial)(\/.*)$/;
+const PREFIXED = /^\/bench\/(far|bans|bans-unrecorded|nocache|d1far|d1far-serial)(\/.*)$/;
 
 export default {
   fetch(request, env, ctx) {

@@ -137,7 +137,7 @@ function parse(sql: string): Query {
     take(), take("BY");
     query.orderBy = list(() => {
       const expr = expression();
-      const descending = peek("DESC");
+      const descending = peek("DESC") === true;
       if (peek("DESC") || peek("ASC")) take();
       return { expr, descending };
     });

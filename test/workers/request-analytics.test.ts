@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import operations from "../../docs/operations.md?raw";
+import { healthQuery, readHealthAnswer } from "../../scripts/lib/health-gate";
 import { BLOB_COLUMNS, DOUBLE_COLUMNS, outcomeOf } from "../../src/middleware/request-analytics";
+import { engineRow, runEngineSql } from "../support/analytics-engine-sql";
 import { apiWith } from "../support/request";
 import { failingD1 } from "../support/faults";
 import { seedOrders } from "../support/seed";
@@ -66,3 +69,60 @@ describe("the request analytics point", () => {
     ]);
   });
 });
+
+/** The operator's queries in docs/operations.md#request-analytics, each with the comment line that names it. */
+function documentedQueries(): Map<string, string> {
+  const section = operations.slice(operations.indexOf("## Request analytics"), operations.indexOf("\n## ", operations.indexOf("## Request analytics") + 1));
+  const sql = [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((match) => match[1]!).join("\n");
+  return new Map(
+    sql
+      .split(/\n(?=-- )/)
+      .map((block) => block.trim())
+      .filter(Boolean)
+      .map((block) => [block.split("\n")[0]!.replace(/^-- /, ""), block.split("\n").slice(1).join("\n")]),
+  );
+}
+
+describe("the operator's analytics queries", () => {
+  it("answer what the Worker wrote: requests and 5xx by version, top budgets today, p99 by route; and the release's health gate reads the same points", async () => {
+    await seedOrders([{ id: 11 }, { id: 12, status: "shipped" }, { id: 13 }]);
+    const busy = await storeTestKey({ plan: "pro" });
+    const quiet = await storeTestKey({ plan: "free" });
+    const stand = recording();
+    const sends: [Parameters<typeof apiWith>[1], Parameters<typeof apiWith>[2], Env?][] = [
+      ["/v1/store/orders", { key: busy.key }],
+      ["/v1/store/orders", { key: busy.key }],
+      ["/v2/store/orders?limit=1", { key: busy.key }],
+      ["/v1/store/orders/12", { key: busy.key, method: "DELETE" }],
+      ["/v1/store/orders/13", { key: busy.key, method: "DELETE" }, { ...stand.env, DB: failingD1().db }],
+      ["/v1/store/orders", { key: quiet.key }],
+      ["/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": "198.51.100.7" } }],
+    ];
+    for (const [path, init, bindings] of sends) await (await apiWith(bindings ?? stand.env, path, init)).arrayBuffer();
+    expect(stand.points).toHaveLength(sends.length);
+
+    // Stamped a millisecond apart on a fixed clock, so "today" and "the last hour" never straddle a boundary.
+    const now = Date.UTC(2026, 10, 24, 12, 0, 0);
+    const rows = stand.points.map((point, i) => engineRow(point, now - (stand.points.length - i)));
+    const named = stand.named();
+    const version = named[0]!.version as string;
+    const queries = documentedQueries();
+    expect([...queries.keys()]).toEqual(["Requests and 5xx by version, the last hour", "Top budgets by requests today", "p99 duration by route, the last hour"]);
+    const run = (title: string) => runEngineSql(queries.get(title)!, rows, now).data;
+
+    expect(run("Requests and 5xx by version, the last hour")).toEqual([{ version, requests: 7, errors: 1 }]);
+    expect(run("Top budgets by requests today")).toEqual([
+      { budget: busy.record.id, requests: 5 },
+      { budget: quiet.record.id, requests: 1 },
+      { budget: "ip:198.51.100.7", requests: 1 },
+    ]);
+    const slowest = (route: string) => Math.max(...named.filter((point) => point.route === route).map((point) => point.durationMs as number));
+    expect(run("p99 duration by route, the last hour").map((row) => [row.route, row.p99_ms])).toEqual(
+      expect.arrayContaining(["/v1/store/orders", "/v2/store/orders", "/v1/store/orders/{orderId}"].map((route) => [route, slowest(route)])),
+    );
+
+    const health = readHealthAnswer(runEngineSql(healthQuery("store_orders_requests_local", [version], 60), rows, now), [version]);
+    expect(health.get(version)).toEqual({ requests: 7, errors: 1, p99Ms: Math.max(...named.map((point) => point.durationMs as number)) });
+  });
+});
+
