@@ -106,6 +106,30 @@ export const ROWS = {
   bannedUnrecorded: "429, banned key, without the analytics point",
 } as const;
 
+/** The breakdown rows: the per-request chain cut after each layer (bench/worker.ts), named by the last layer kept. */
+export const BREAKDOWN = "breakdown: a bare 429 after ";
+export const breakdownRowName = (layers: readonly string[], cut: number) => `${BREAKDOWN}${cut === 0 ? "no layer" : `${layers[cut - 1]} (${cut} of ${layers.length})`}`;
+
+/**
+ * Each layer's share of a refused request: the time a request takes at each
+ * cut (1 / throughput, the machine's cores being the limit at 10
+ * connections) minus the time at the cut before.
+ */
+export function breakdownTable(rows: LoadRow[]): string {
+  const cuts = rows.filter((row) => row.name.startsWith(BREAKDOWN));
+  if (cuts.length === 0) return "";
+  const micros = (row: LoadRow) => 1e6 / row.requestsPerSecond;
+  const total = micros(cuts.at(-1)!) - micros(cuts[0]!);
+  const lines = ["| Layer added | req/s | µs per request | its share, µs | of the chain's cost |", "|---|---:|---:|---:|---:|"];
+  cuts.forEach((row, i) => {
+    const share = i === 0 ? NaN : micros(row) - micros(cuts[i - 1]!);
+    lines.push(
+      `| ${row.name.slice(BREAKDOWN.length)} | ${Math.round(row.requestsPerSecond)} | ${Math.round(micros(row))} | ${i === 0 ? "–" : Math.round(share)} | ${i === 0 ? "–" : `${Math.round((share / total) * 100)}%`} |`,
+    );
+  });
+  return lines.join("\n");
+}
+
 /** What each scale row measures, after "N orders, "; the targets find rows by it. */
 export const SCALE = {
   uncached: "full list, cache off",

@@ -8,7 +8,7 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, deliveryTable, evaluateTargets, loadTable, medianRow, scaleTable, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, evaluateTargets, loadTable, medianRow, scaleTable, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
@@ -63,6 +63,8 @@ try {
   // The banned key: one admitted, then refused until the service's ban rule (20 in a row) bans it for 15 minutes.
   for (let i = 0; i < 23; i++) await (await fetch(`${origin}/bench/bans/v1/store/orders`, { headers: bearer(keys.banned) })).arrayBuffer();
 
+  // The per-request chain's layers, by name, as the worker has them (bench/worker.ts).
+  const { layers } = (await (await fetch(`${origin}/bench/breakdown`)).json()) as { layers: string[] };
   const currentEtag = async () => (await fetch(`${origin}/v1/store/orders`, { headers: roomy })).headers.get("ETag")!;
   // Cancels change the list (and its ETag), so they come after every row that reads it.
   const rows: RowSpec[] = [
@@ -106,6 +108,12 @@ try {
       expected: 429,
       options: async () => ({ path: "/bench/bans-unrecorded/v1/store/orders", headers: bearer(keys.banned) }),
     },
+    // The fixed cost's breakdown: the banned key through the chain cut after each layer.
+    ...Array.from({ length: layers.length + 1 }, (_, cut) => ({
+      name: breakdownRowName(layers, cut),
+      expected: 429,
+      options: async () => ({ path: `/bench/breakdown/${cut}/v1/store/orders`, headers: bearer(keys.banned) }),
+    })),
     {
       name: "peer: list behind Cloudflare's rate limiting binding",
       expected: 200,
@@ -139,6 +147,7 @@ try {
   const load = measured.map(medianRow);
   if (only) {
     console.log(loadTable(load));
+    console.log(`\n${breakdownTable(load)}`);
     process.exit(0);
   }
 
@@ -192,6 +201,8 @@ try {
   const targets = evaluateTargets(load, scale, fanOut, delivery);
   console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
   console.log(loadTable(load));
+  console.log(`\n## Where a refused request's time goes (the banned key through the chain cut after each layer)\n`);
+  console.log(breakdownTable(load));
   console.log("\n## Scale (sequential requests; median time; workerd's peak resident memory)\n");
   console.log(scaleTable(scale));
   console.log(`\n## Webhook delivery (${DELIVERY_CHANGES} changes at ${DELIVERY_RATE} a second each; commit to first arrival at a receiver on this machine)\n`);

@@ -4,7 +4,7 @@
  * runs it (bench/wrangler.toml); it is never deployed.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { app } from "../src/index";
+import { app, perRequestChain } from "../src/index";
 import type { AppEnv } from "../src/env";
 import { ApiError } from "../src/api-error";
 import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
@@ -36,6 +36,23 @@ mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
 bench.use("/bench/peer/*", responseIdentity(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
 mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }]);
+
+/**
+ * The fixed cost's breakdown: the app's per-request chain cut after each of
+ * its layers (0 to all), each ending in a bare 429 where the chain does not
+ * refuse first. Driven with the banned key, the last is the banned row
+ * without the route table; the differences between neighbours are each
+ * layer's share.
+ */
+const breakdown = Array.from({ length: perRequestChain.length + 1 }, (_, cut) => {
+  const partial = new Hono<AppEnv>();
+  for (const [, handler] of perRequestChain.slice(0, cut)) partial.use(handler);
+  partial.all("*", (c) => c.body(null, 429));
+  partial.onError(handleError);
+  return partial;
+});
+
+bench.get("/bench/breakdown", (c) => c.json({ layers: perRequestChain.map(([name]) => name) }));
 
 /** Replaces every order with `count` pending ones, ids 1..count, in one statement; the event feed then holds their creations. */
 bench.post("/bench/seed", async (c) => {
@@ -184,6 +201,11 @@ export default {
     if (prefixed) {
       url.pathname = prefixed[2]!;
       return app.fetch(new Request(url, request), variantsOf(env)[prefixed[1] as Variant], ctx);
+    }
+    const cut = /^\/bench\/breakdown\/(\d)(\/.*)$/.exec(url.pathname);
+    if (cut && breakdown[Number(cut[1])]) {
+      url.pathname = cut[2]!;
+      return breakdown[Number(cut[1])]!.fetch(new Request(url, request), variantsOf(env).bans, ctx);
     }
     if (url.pathname.startsWith("/bench/query/")) return bench.fetch(request, variantsOf(env).nocache, ctx);
     if (url.pathname.startsWith("/bench/")) return bench.fetch(request, env, ctx);

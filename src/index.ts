@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { describeServiceOperation } from "./api/describe-service";
 import { allowedMethods, mountRoutes, type RouteGroup } from "./api/mount-routes";
 import type { AppEnv } from "./env";
@@ -27,17 +27,23 @@ const versions: RouteGroup[] = [
 /** Every route the worker serves, one way: `GET /`, each version's operations, the operator API. */
 const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions)] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApiAvailable }];
 
+/**
+ * What every request passes through before its operation, in order, each
+ * named for the bench's breakdown of the fixed cost (bench/README.md). CORS
+ * answers preflights before anything else; every other request is counted,
+ * keyed or not, so even 401s and 404s carry limits.
+ */
+export const perRequestChain: readonly (readonly [name: string, handler: MiddlewareHandler<AppEnv>])[] = [
+  ["request id and version", responseIdentity()],
+  ["request log and analytics point", requestLog()],
+  ["CORS", corsPolicy(allowedMethods(routes))],
+  ["configuration", loadConfig(isolateMemory.configs)],
+  ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys)],
+  ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases)],
+];
+
 const app = new Hono<AppEnv>();
-// CORS answers preflights before anything else; every other request is
-// counted, keyed or not, so even 401s and 404s carry limits.
-app.use(
-  responseIdentity(),
-  requestLog(),
-  corsPolicy(allowedMethods(routes)),
-  loadConfig(isolateMemory.configs),
-  identifyCaller(isolateMemory.apiKeys),
-  rateLimit(isolateMemory.leases),
-);
+app.use(...perRequestChain.map(([, handler]) => handler));
 mountRoutes(app, routes);
 app.notFound(handleNotFound);
 app.onError(handleError);

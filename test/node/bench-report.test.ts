@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 const MB = 1024 * 1024;
-import { DELIVERY, ROWS, SCALE, deliveryTable, evaluateTargets, loadTable, medianRow, percentile, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, evaluateTargets, loadTable, medianRow, percentile, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
 
 const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
   name,
@@ -27,6 +27,18 @@ describe("the benchmark report", () => {
   it("gives each load row its ratio to both baselines", () => {
     const table = loadTable([loadRow("bare", 4000), loadRow("query", 1000), loadRow("authenticated list", 900)]);
     expect(table.split("\n")[4]).toBe("| authenticated list | 900 | 1 | 2 | 0.23× | 0.90× |");
+  });
+
+  it("breaks a refused request's time down by layer: each cut's time per request minus the cut's before", () => {
+    const layers = ["log", "limit"];
+    // 4,000 req/s is 250 µs a request; 2,000 is 500; 1,000 is 1,000: the log adds 250 µs, the limit 500.
+    const rows = [loadRow("bare", 5000), loadRow(breakdownRowName(layers, 0), 4000), loadRow(breakdownRowName(layers, 1), 2000), loadRow(breakdownRowName(layers, 2), 1000)];
+    expect(breakdownTable(rows).split("\n").slice(2)).toEqual([
+      "| no layer | 4000 | 250 | – | – |",
+      "| log (1 of 2) | 2000 | 500 | 250 | 33% |",
+      "| limit (2 of 2) | 1000 | 1000 | 500 | 67% |",
+    ]);
+    expect(breakdownTable([loadRow("bare", 5000)])).toBe("");
   });
 
   it("takes the median round and keeps every round's unexpected responses", () => {
