@@ -104,6 +104,9 @@ export const ROWS = {
   limited: "429, limited key",
   banned: "429, banned key",
   bannedUnrecorded: "429, banned key, without the analytics point",
+  revalidation: "304 revalidation, 100 orders",
+  peer: "peer: list behind Cloudflare's rate limiting binding",
+  peerLogged: "peer, with the request log and analytics point as deployed",
 } as const;
 
 /** The breakdown rows: the per-request chain cut after each layer (bench/worker.ts), named by the last layer kept. */
@@ -195,6 +198,21 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     met: vsBare(ROWS.limited) >= 0.32,
     detail: `${vsBare(ROWS.limited).toFixed(2)}×`,
   });
+
+  // Issue 30: the fixed cost every request pays, against the peer and the bare route.
+  const vsPeer = (list?.requestsPerSecond ?? NaN) / (row(ROWS.peer)?.requestsPerSecond ?? NaN);
+  const vsPeerLogged = (list?.requestsPerSecond ?? NaN) / (row(ROWS.peerLogged)?.requestsPerSecond ?? NaN);
+  targets.push({
+    name: "authenticated list (cache on) ≥ 1.0× the same list behind Cloudflare's rate limiting binding",
+    met: vsPeer >= 1,
+    detail: `${vsPeer.toFixed(2)}× (${vsPeerLogged.toFixed(2)}× the peer with the request log and analytics point)`,
+  });
+  for (const [name, label] of [[ROWS.banned, "429 banned key"], [ROWS.limited, "429 limited key"], [ROWS.revalidation, "304 revalidation of the list"]] as const) {
+    targets.push({ name: `${label} ≥ 0.7× the bare route`, met: vsBare(name) >= 0.7, detail: `${vsBare(name).toFixed(2)}×` });
+  }
+  const uncached = row(ROWS.listUncached);
+  const uncachedVsData = uncached && data ? uncached.requestsPerSecond / data.requestsPerSecond : NaN;
+  targets.push({ name: "authenticated list, cache off ≥ 0.95× the data baseline", met: uncachedVsData >= 0.95, detail: `${uncachedVsData.toFixed(2)}×` });
 
   const perAdmission = fanOut ? fanOut.objectCalls / fanOut.admitted : NaN;
   targets.push({

@@ -79,7 +79,7 @@ try {
       options: async () => ({ path: "/bench/far/v1/store/orders", headers: bearer(keys.far) }),
     },
     {
-      name: "304 revalidation, 100 orders",
+      name: ROWS.revalidation,
       expected: 304,
       options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, "If-None-Match": await currentEtag() } }),
     },
@@ -115,9 +115,14 @@ try {
       options: async () => ({ path: `/bench/breakdown/${cut}/v1/store/orders`, headers: bearer(keys.banned) }),
     })),
     {
-      name: "peer: list behind Cloudflare's rate limiting binding",
+      name: ROWS.peer,
       expected: 200,
       options: async () => ({ path: "/bench/peer/store/orders", headers: roomy }),
+    },
+    {
+      name: ROWS.peerLogged,
+      expected: 200,
+      options: async () => ({ path: "/bench/peer-logged/store/orders", headers: roomy }),
     },
     {
       name: "cancel (DELETE, one D1 batch)",

@@ -10,6 +10,7 @@ import { ApiError } from "../src/api-error";
 import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
 import { identifyCaller } from "../src/middleware/api-key-auth";
 import { handleError } from "../src/middleware/error-handler";
+import { requestLog } from "../src/middleware/request-log";
 import { responseIdentity } from "../src/middleware/response-identity";
 import { loadConfig } from "../src/middleware/load-config";
 import { mountRoutes } from "../src/api/mount-routes";
@@ -36,6 +37,9 @@ mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
 bench.use("/bench/peer/*", responseIdentity(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
 mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }]);
+// The peer as this service would deploy it: the same, with the request log line and the analytics point.
+bench.use("/bench/peer-logged/*", responseIdentity(), requestLog(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
+mountRoutes(bench, [{ base: "/bench/peer-logged", operations: [list] }]);
 
 /**
  * The fixed cost's breakdown: the app's per-request chain cut after each of

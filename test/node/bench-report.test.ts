@@ -50,7 +50,8 @@ describe("the benchmark report", () => {
 
   it("reads the targets from the figures, met or missed", () => {
     const far = { ...loadRow(ROWS.farList, 700), p50: 7 };
-    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow(ROWS.list, 860), far, loadRow(ROWS.banned, 2400), loadRow(ROWS.bannedUnrecorded, 2600), loadRow(ROWS.limited, 1200), loadRow(ROWS.v2Page, 950)];
+    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow(ROWS.list, 860), far, loadRow(ROWS.banned, 2400), loadRow(ROWS.bannedUnrecorded, 2600), loadRow(ROWS.limited, 1200), loadRow(ROWS.v2Page, 950),
+      loadRow(ROWS.listUncached, 900), loadRow(ROWS.revalidation, 3000), loadRow(ROWS.peer, 782), loadRow(ROWS.peerLogged, 688)];
     const scale = [
       scaleRow(1_000, SCALE.uncached, 20),
       scaleRow(1_000, SCALE.cached, 5, 100 * MB),
@@ -86,6 +87,12 @@ describe("the benchmark report", () => {
       // 2,400 with the point vs 2,600 without: it costs 8%.
       [false, "0.92× (0.60× vs 0.65× the bare route)"],
       [false, "0.30×"],
+      // Issue 30's: the list against the peer, the refusals and the 304 against the bare route, the uncached list against the data.
+      [true, "1.10× (1.25× the peer with the request log and analytics point)"],
+      [false, "0.60×"],
+      [false, "0.30×"],
+      [true, "0.75×"],
+      [false, "0.90×"],
       [true, "0.012 (120 calls for 10000 admitted, 4 isolates)"],
       [true, "0.190× (19.0 ms vs 100.0 ms)"],
       [false, "1.60×"],
