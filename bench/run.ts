@@ -56,12 +56,14 @@ try {
   const keys = (await (await fetch(`${origin}/bench/keys`, { method: "POST" })).json()) as Keys;
   const roomy = { Authorization: `Bearer ${keys.roomy}` };
   const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+  // Rows that need bindings of their own name them in a header (bench/worker.ts).
+  const variant = (name: string) => ({ "X-Bench-Variant": name });
 
   await seed(100);
   // The limited key's one request a minute, spent, so every later request of it is a 429.
   await fetch(`${origin}/v1/store/orders`, { headers: { Authorization: `Bearer ${keys.limited}` } });
   // The banned key: one admitted, then refused until the service's ban rule (20 in a row) bans it for 15 minutes.
-  for (let i = 0; i < 23; i++) await (await fetch(`${origin}/bench/bans/v1/store/orders`, { headers: bearer(keys.banned) })).arrayBuffer();
+  for (let i = 0; i < 23; i++) await (await fetch(`${origin}/v1/store/orders`, { headers: { ...bearer(keys.banned), ...variant("bans") } })).arrayBuffer();
 
   // The per-request chain's layers, by name, as the worker has them (bench/worker.ts).
   const { layers } = (await (await fetch(`${origin}/bench/breakdown`)).json()) as { layers: string[] };
@@ -71,12 +73,12 @@ try {
     { name: "bare Hono `[]` (runtime limit)", expected: 200, options: async () => ({ path: "/bench/bare" }) },
     { name: "list query alone, 100 orders (data baseline)", expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) },
     { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) },
-    { name: ROWS.listUncached, expected: 200, options: async () => ({ path: "/bench/nocache/v1/store/orders", headers: roomy }) },
+    { name: ROWS.listUncached, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, ...variant("nocache") } }) },
     { name: ROWS.v2Page, expected: 200, options: async () => ({ path: "/v2/store/orders?status=pending&limit=100", headers: roomy }) },
     {
       name: ROWS.farList,
       expected: 200,
-      options: async () => ({ path: "/bench/far/v1/store/orders", headers: bearer(keys.far) }),
+      options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.far), ...variant("far") } }),
     },
     {
       name: ROWS.revalidation,
@@ -101,18 +103,18 @@ try {
     {
       name: ROWS.banned,
       expected: 429,
-      options: async () => ({ path: "/bench/bans/v1/store/orders", headers: bearer(keys.banned) }),
+      options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans") } }),
     },
     {
       name: ROWS.bannedUnrecorded,
       expected: 429,
-      options: async () => ({ path: "/bench/bans-unrecorded/v1/store/orders", headers: bearer(keys.banned) }),
+      options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans-unrecorded") } }),
     },
     // The fixed cost's breakdown: the banned key through the chain cut after each layer.
     ...Array.from({ length: layers.length + 1 }, (_, cut) => ({
       name: breakdownRowName(layers, cut),
       expected: 429,
-      options: async () => ({ path: `/bench/breakdown/${cut}/v1/store/orders`, headers: bearer(keys.banned) }),
+      options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant(`breakdown-${cut}`) } }),
     })),
     {
       name: ROWS.peer,
@@ -168,7 +170,7 @@ try {
     // A fresh workerd for each size, so its peak memory is this size's (a miss, a fill and hits) and not a larger list's.
     await runtime.restart();
     const size = orders.toLocaleString("en");
-    const uncached = await measureList(`${size} orders, ${SCALE.uncached}`, "/bench/nocache/v1/store/orders", orders, runs, roomy);
+    const uncached = await measureList(`${size} orders, ${SCALE.uncached}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant("nocache") });
     // The first list of a version is a miss that fills the cache; the runs after it are hits.
     await measureList(`${size} orders, cache fill`, "/v1/store/orders", orders, 1, roomy);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -181,8 +183,8 @@ try {
       scale.push(await measureList(`${size} orders, ${SCALE.revalidation}`, "/v1/store/orders", 0, 21, { ...roomy, "If-None-Match": current }, 304));
     }
     if (orders === 100_000) {
-      for (const [name, path] of [[SCALE.farD1, "/bench/d1far/v1/store/orders"], [SCALE.farD1Serial, "/bench/d1far-serial/v1/store/orders"]]) {
-        scale.push(await measureList(`${size} orders, ${name}`, path!, orders, runs, roomy));
+      for (const [name, bindings] of [[SCALE.farD1, "d1far"], [SCALE.farD1Serial, "d1far-serial"]]) {
+        scale.push(await measureList(`${size} orders, ${name}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant(bindings!) }));
       }
       scale.push(await measureWalk(`${size} orders, ${SCALE.v2Walk}`, "", orders, runs, roomy));
       // The seed ships every order on one day, and all are pending: the range and the status cover the whole list.

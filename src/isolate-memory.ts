@@ -22,8 +22,9 @@ export const isolateMemory = {
    */
   leases: new LeaseClient(),
   /**
-   * API key records by the key's SHA-256 (never the key): a record for 5 s,
-   * an unknown or invalid one for 1 s, 10,000 at most. Safe: it only delays a
+   * API key records by the key as presented, so a known key costs no
+   * SHA-256 (keys/lookup.ts): a record for 5 s, an unknown or invalid one
+   * for 1 s, 10,000 at most. Safe: it only delays a
    * revocation or update by those seconds, on top of KV's own propagation
    * (docs/operations.md#api-keys).
    */

@@ -1,4 +1,4 @@
-import type { Hono, MiddlewareHandler } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import { ApiError } from "../api-error";
 import type { AppEnv } from "../env";
 import type { ApiVersion } from "../service-identity";
@@ -33,11 +33,16 @@ function guardsOf(base: string, operation: Operation): MiddlewareHandler<AppEnv>
 }
 
 /**
- * `{name}` becomes a Hono parameter that also matches an empty segment, so
- * `DELETE /store/orders/` reaches the validator and gets 400, not 404.
+ * The Hono paths of a path template: `{name}` becomes a parameter, and a
+ * template ending in one also gets a path with that segment empty, so
+ * `DELETE /store/orders/` reaches the validator (the parameter missing) and
+ * gets 400, not 404. Hono's RegExpRouter, which matches this table in one
+ * step, refuses a parameter that can match nothing and a literal beside a
+ * parameter, so an empty segment within a path (`/admin/keys//revoke`) is 404.
  */
-function honoPath(path: string): string {
-  return path.replace(/\{(\w+)\}/g, ":$1{[^/]*}");
+function honoPaths(path: string): string[] {
+  const hono = path.replace(/\{(\w+)\}/g, ":$1");
+  return /\{\w+\}$/.test(path) ? [hono, path.replace(/\{\w+\}$/, "")] : [hono];
 }
 
 /**
@@ -58,21 +63,22 @@ export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[]): v
   }
   for (const { base, operations } of groups) {
     for (const operation of operations) {
-      const path = base + honoPath(operation.path);
       const method = operation.method.toUpperCase();
+      const handlers = [routeName(base + operation.path), ...guardsOf(base, operation), ...operation.run];
       // Handlers registered for one route run in order, each passing on with next().
-      for (const handler of [routeName(base + operation.path), ...guardsOf(base, operation), ...operation.run]) app.on(method, path, handler);
+      for (const path of honoPaths(base + operation.path)) for (const handler of handlers) app.on(method, path, handler);
     }
   }
   // Registered after every operation, so they only answer methods none of them took.
   for (const { base, operations } of groups) {
     for (const [path, methods] of methodsByPath(operations)) {
       const allow = methods.join(", ");
-      app.all(base + honoPath(path), routeName(base + path), (c) => {
+      const refuse = (c: Context<AppEnv>) => {
         throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here. Allowed: ${allow}.`, {
           Allow: allow,
         });
-      });
+      };
+      for (const honoPath of honoPaths(base + path)) app.all(honoPath, routeName(base + path), refuse);
     }
   }
 }

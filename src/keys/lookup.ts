@@ -4,7 +4,6 @@ import { sha256Hex } from "../lib/digest";
 import { idName, recordName } from "./layout";
 import { ApiKeyRecord } from "./api-key-record";
 
-
 /**
  * Lifetimes of the per-isolate key cache. They bound how long a revoked key
  * keeps working in one isolate on top of KV's own propagation (about 60 s),
@@ -28,18 +27,20 @@ function readRecord(stored: unknown): StoredKey {
 
 /**
  * What KV holds for an API key, through the isolate's cache (isolate-memory.ts):
- * by the key's hash, never the key; only a valid record is kept as long as a hit.
+ * kept under the key as presented, so a hit costs no digest (the request
+ * carried the key into this memory anyway; only its hash names it in KV, and
+ * neither reaches a log or an error); only a valid record is kept as long as a hit.
  */
 export async function findApiKey(kv: KVNamespace, token: string, cache: TtlCache<string, StoredKey>, now = Date.now()): Promise<StoredKey> {
-  const hash = await sha256Hex(token);
-  const cached = cache.get(hash, now);
+  const cached = cache.get(token, now);
   if (cached !== undefined) return cached;
 
+  const hash = await sha256Hex(token);
   const stored = await callDependency("KV", () =>
     kv.get<unknown>(recordName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }),
   );
   const found = readRecord(stored);
-  cache.set(hash, found, found.kind === "found" ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
+  cache.set(token, found, found.kind === "found" ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
   return found;
 }
 

@@ -12,7 +12,8 @@ export function deprecation(schedule: (config: Config) => DeprecationSchedule): 
     if (isSunset(current, Date.now())) {
       throw new ApiError("endpoint_sunset", `This endpoint was retired on ${headers.Sunset}. See the Link header.`, headers);
     }
-    await next();
+    // Prepared before the response exists, so they join it as it is made (rate-limit.ts says why).
     for (const [header, value] of Object.entries(headers)) c.header(header, value);
+    await next();
   };
 }

@@ -48,23 +48,19 @@ export function rateLimit(leases: LeaseClient): MiddlewareHandler<AppEnv> {
     }
     c.set("caller", caller);
     c.set("limit", verdict.outcome);
+    // Prepared before the response exists, so they join it as it is made: set afterwards, each header would copy the response.
     const headers = rateLimitHeaders(verdict);
+    for (const header in headers) c.header(header, headers[header as keyof typeof headers]);
 
     if (verdict.outcome === "banned") {
-      throw new ApiError(
-        "api_key_banned",
-        `Too many requests were sent while rate limited; this caller is banned for ${verdict.retryAfter} more seconds.`,
-        headers,
-      );
+      throw new ApiError("api_key_banned", `Too many requests were sent while rate limited; this caller is banned for ${verdict.retryAfter} more seconds.`);
     }
     if (verdict.outcome === "limited") {
       throw new ApiError(
         "rate_limit_exceeded",
         `The ${verdict.reported} limit of ${verdict[verdict.reported].limit} requests is used up. Retry after ${verdict.retryAfter} seconds, and back off exponentially.`,
-        headers,
       );
     }
     await next();
-    for (const [header, value] of Object.entries(headers)) c.header(header, value);
   };
 }

@@ -30,8 +30,11 @@ async function awayFromMinuteEnd(seconds: number): Promise<void> {
   if (left < seconds) await new Promise((resolve) => setTimeout(resolve, left * 1000 + 100));
 }
 
-const list = (isolate: number, key: string, prefix = "") =>
-  runtime.fetchOn(isolate, `${prefix}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}` } }).then(async (response) => {
+/** The bench worker's variant (bench/worker.ts) with the service's ban rule. */
+const BANS = { "X-Bench-Variant": "bans" };
+
+const list = (isolate: number, key: string, headers: Record<string, string> = {}) =>
+  runtime.fetchOn(isolate, "/v1/store/orders", { headers: { Authorization: `Bearer ${key}`, ...headers } }).then(async (response) => {
     await response.arrayBuffer();
     return response;
   });
@@ -57,12 +60,12 @@ describe("limits across isolates", () => {
 
   it("shows a ban started through one isolate to every other", async () => {
     const { banned } = await storeKeys();
-    // The bench's own routes keep the service's ban rule on /bench/bans: 20 refusals in a row, then a ban.
+    // The bench's "bans" variant keeps the service's ban rule: 20 refusals in a row, then a ban.
     const statuses: number[] = [];
-    for (let i = 0; i < 23; i++) statuses.push((await list(0, banned, "/bench/bans")).status);
+    for (let i = 0; i < 23; i++) statuses.push((await list(0, banned, BANS)).status);
     expect(statuses[0]).toBe(200);
     for (const isolate of [1, 2]) {
-      const response = await runtime.fetchOn(isolate, "/bench/bans/v1/store/orders", { headers: { Authorization: `Bearer ${banned}` } });
+      const response = await runtime.fetchOn(isolate, "/v1/store/orders", { headers: { Authorization: `Bearer ${banned}`, ...BANS } });
       expect(response.status).toBe(429);
       expect(((await response.json()) as { code: string }).code).toBe("api_key_banned");
     }

@@ -3,12 +3,14 @@ import { app } from "../../src/index";
 /**
  * Every route the app serves, as method and OpenAPI path template: its
  * method-specific routes (Hono lists one entry per handler of a route), not
- * the 405 fallbacks or the middleware that runs for every method.
+ * the 405 fallbacks, the middleware that runs for every method, or the
+ * empty-last-segment paths that only lead a missing id to its 400
+ * (src/api/mount-routes.ts).
  */
 export function servedRoutes(): { method: string; path: string }[] {
   const routes = app.routes
-    .filter((route) => route.method !== "ALL")
-    .map((route) => `${route.method} ${route.path.replace(/:(\w+)\{[^}]*\}/g, "{$1}")}`);
+    .filter((route) => route.method !== "ALL" && !(route.path.endsWith("/") && route.path !== "/"))
+    .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
   return [...new Set(routes)].map((route) => {
     const [method, path] = route.split(" ") as [string, string];
     return { method, path };

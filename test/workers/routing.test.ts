@@ -2,6 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, errorBodyOf } from "../support/request";
 import { EVERY_OUTCOME } from "../support/routes";
+import type { SmartRouter } from "hono/router/smart-router";
+import { app } from "../../src/index";
 
 describe("routing and the Error shape", () => {
   it("names the Worker version that answered on every kind of response, and at GET /", async () => {
@@ -64,6 +66,22 @@ describe("routing and the Error shape", () => {
     const response = await api(path, { method });
     expect(response.headers.get("Allow")).toBe(allow);
     expect(await errorBodyOf(response)).toMatchObject({ code: "method_not_allowed", status: 405 });
+  });
+
+  it("answers an empty last segment as a missing id (400), with its route's 405 for other methods", async () => {
+    expect(await errorBodyOf(await api("/v1/store/orders/", { method: "DELETE" }))).toMatchObject({ code: "invalid_order_id", status: 400 });
+    const other = await api("/v1/store/orders/", { method: "PATCH" });
+    expect(other.headers.get("Allow")).toBe("DELETE, OPTIONS");
+    expect(await errorBodyOf(other)).toMatchObject({ code: "method_not_allowed", status: 405 });
+  });
+
+  it("answers an empty segment within a path 404 not_found: no resource lives there", async () => {
+    expect(await errorBodyOf(await api("/v2/webhook-endpoints//deliveries"))).toMatchObject({ code: "not_found", status: 404 });
+  });
+
+  it("routes with Hono's RegExpRouter, one match for the whole table (a route it cannot take would fall back to the slower TrieRouter)", async () => {
+    await api("/v1/store/orders");
+    expect((app.router as SmartRouter<unknown>).activeRouter.name).toBe("RegExpRouter");
   });
 
   it("answers HEAD like GET without a body", async () => {
