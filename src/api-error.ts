@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import type { HeaderName } from "./header-catalogue";
+import { jsonBody } from "./counted-body";
 
 declare global {
   interface ErrorConstructor {
@@ -89,6 +90,6 @@ export class ApiError extends HTTPException {
   /** The Error body, with the headers prepared on the context (request id, limits, CORS) kept. */
   toResponse(c: Context): Response {
     const body: z.infer<typeof ErrorBody> = { code: this.code, message: this.message, status: this.status };
-    return c.json(body, this.status, this.headers);
+    return jsonBody(c, body, this.status, this.headers);
   }
 }

@@ -45,5 +45,7 @@ export interface AppEnv {
     operator?: string;
     /** Set by handleError() for 5xx: the internal cause, for the request log only. */
     failure?: string;
+    /** Set by what writes the body (counted-body.ts): its size, or when it streams, its size once it has ended; for the analytics point. */
+    bodyBytes?: number | Promise<number>;
   };
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { SERVICE, versionBaseUrl } from "../service-identity";
 import { defineOperation, type Operation } from "./define-operation";
 import type { RouteGroup } from "./mount-routes";
+import { jsonBody } from "../counted-body";
 
 const ServiceDescription = z
   .object({ name: z.string(), baseUrl: z.string(), versions: z.array(z.object({}).loose()), operations: z.array(z.object({}).loose()) })
@@ -24,7 +25,7 @@ export function describeServiceOperation(versions: readonly RouteGroup[]): Opera
     handle(c) {
       const { baseUrl } = c.get("config");
       const { id = null, tag = null } = c.env.CF_VERSION_METADATA ?? {};
-      return c.json({
+      return jsonBody(c, {
         ...SERVICE,
         baseUrl,
         // The Worker version answering: during a gradual deployment, which release this is.

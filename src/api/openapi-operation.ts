@@ -2,6 +2,7 @@ import { z } from "zod";
 import { openApiDocument, type WebhookDescription } from "./openapi-document";
 import type { ApiVersion } from "../service-identity";
 import { defineOperation, type Operation } from "./define-operation";
+import { textBody } from "../counted-body";
 
 const OpenApiDocumentBody = z
   .object({ openapi: z.string().describe("The OpenAPI version, 3.1.0") })
@@ -35,7 +36,7 @@ export function openApiDocumentOperation(
       const config = c.get("config");
       let json = documents.get(config);
       if (json === undefined) documents.set(config, (json = JSON.stringify(openApiDocument([...operations, self], config, version, webhooks))));
-      return c.body(json, 200, { "Content-Type": "application/json" });
+      return textBody(c, json, 200, { "Content-Type": "application/json" });
     },
   });
   return self;

@@ -10,6 +10,7 @@ import { DEFAULT_EVENT_LIMIT, FEED_PARAMETERS, feedCursor, MAX_EVENT_LIMIT, MAX_
 import { readFeed, sleepUnlessAborted } from "./order-event-feed";
 import { orderEventJson } from "./order-event-json";
 import { ORDER_EVENT_TYPES, OrderEventPage } from "./order-event-schemas";
+import { textBody } from "../counted-body";
 
 const typePattern = ORDER_EVENT_TYPES.map((type) => type.replace(".", "\\.")).join("|");
 
@@ -53,6 +54,6 @@ export const listOrderEvents = (ownWrites: OwnWrites) =>
         logLine("warn", c.get("requestId"), "order events: values that do not fit the Order schema were left out", { count: dropped.length, values: dropped.slice(0, 20) });
       }
       const body = `{"data":[${data}],"nextCursor":${JSON.stringify(await feedCursor(page.nextSeq))}}`;
-      return c.body(body, 200, { "Content-Type": "application/json", ...bookmarkHeader(db) });
+      return textBody(c, body, 200, { "Content-Type": "application/json", ...bookmarkHeader(db) });
     },
   });

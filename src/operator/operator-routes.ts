@@ -11,6 +11,7 @@ import type { Usage } from "../limiter/policy";
 import { callDependency } from "../lib/dependency";
 import { webhookOperatorOperations } from "../webhooks/webhook-operator-operations";
 import { UsageHistory, usageHistoryResponse, usageQueryParameters } from "../usage/usage-operations";
+import { jsonBody } from "../counted-body";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
@@ -68,7 +69,7 @@ async function audited(
     },
     action,
   );
-  return c.json({ keyId: record.id, budget: budgetOf(record), usage });
+  return jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage });
 }
 
 const KeyIdParams = z.object({ keyId: z.string().regex(/^key_[0-9A-Za-z]{16}$/) });
@@ -119,7 +120,7 @@ export const operatorOperations = [
   ...webhookOperatorOperations,
   keyOperation(
     { operationId: "getKeyUsage", method: "get", action: "usage", summary: "A key's budget as its object counts it now", description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys." },
-    async (c, { record }) => c.json({ keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
+    async (c, { record }) => jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
   ),
   keyOperation(
     {

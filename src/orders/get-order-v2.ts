@@ -9,6 +9,7 @@ import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
 import { orderWriter, type DroppedValue } from "./order-json";
 import { readOrder } from "./order-page-queries";
 import { Order, OrderIdParams } from "./order-schemas";
+import { textBody } from "../counted-body";
 
 /** An order's ETag: from what the client would receive, so it changes exactly when the order's JSON does. */
 const orderEtag = async (body: string) => `"order-${await sha256Hex(body, 12)}"`;
@@ -43,6 +44,6 @@ export const getOrderV2 = (ownWrites: OwnWrites) =>
       if (dropped.length > 0) logLine("warn", c.get("requestId"), "order: values that do not fit the Order schema were left out", { values: dropped });
       const headers = { ETag: await orderEtag(body), ...bookmarkHeader(db) };
       if (ifNoneMatchMatches(c.req.header("If-None-Match"), headers.ETag)) return c.body(null, 304, headers);
-      return c.body(body, 200, { "Content-Type": "application/json", ...headers });
+      return textBody(c, body, 200, { "Content-Type": "application/json", ...headers });
     },
   });

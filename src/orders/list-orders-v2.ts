@@ -9,6 +9,7 @@ import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PARAMETERS, readOrderPageQuery } fr
 import { CURSOR_PATTERN } from "../lib/opaque-cursor";
 import { readOrderPage } from "./order-page";
 import { ORDER_STATUSES, OrderPage } from "./order-schemas";
+import { textBody } from "../counted-body";
 
 /** Each query parameter's JSON schema in the document; readOrderPageQuery() is what enforces them. */
 const QUERY_SCHEMAS: Record<keyof typeof PARAMETERS, Record<string, unknown>> = {
@@ -62,6 +63,6 @@ export const listOrdersV2 = (ownWrites: OwnWrites) =>
       );
       const headers = { ETag: page.etag, ...bookmarkHeader(db) };
       if (page.kind === "not-modified") return c.body(null, 304, headers);
-      return c.body(page.body, 200, { "Content-Type": "application/json", ...headers, ...(page.next && { Link: `<${page.next}>; rel="next"` }) });
+      return textBody(c, page.body, 200, { "Content-Type": "application/json", ...headers, ...(page.next && { Link: `<${page.next}>; rel="next"` }) });
     },
   });

@@ -48,6 +48,7 @@ export const listOrders = (versions: VersionMemory, ownWrites: OwnWrites) =>
       );
       const headers = { ETag: orderListEtag(list.version), ...bookmarkHeader(db) };
       if (list.kind === "not-modified") return c.body(null, 304, headers);
+      c.set("bodyBytes", list.bytes);
       return c.body(list.body, 200, { "Content-Type": "application/json", ...headers });
     },
   });

@@ -31,13 +31,24 @@ export interface CacheUse {
  */
 const wholeMarkerKey = (baseUrl: string, version: string) => new Request(`${orderListCacheKey(baseUrl, version).url}&whole=1`);
 
-/** The cached body of this version, if there is one stored whole. A cache that fails is a miss, never a failed list (docs/design/order-list.md#the-cache). */
-export async function cachedOrderList(baseUrl: string, version: string, use: CacheUse): Promise<ReadableStream<Uint8Array> | undefined> {
+/** The body's size, written on its marker (the cache declares no length on a body stored as it streamed). */
+const BYTES_HEADER = "X-Body-Bytes";
+
+/**
+ * The cached body of this version and its size, if there is one stored whole
+ * (-1 for the size when its marker predates it). A cache that fails is a
+ * miss, never a failed list (docs/design/order-list.md#the-cache).
+ */
+export async function cachedOrderList(
+  baseUrl: string,
+  version: string,
+  use: CacheUse,
+): Promise<{ body: ReadableStream<Uint8Array>; bytes: number } | undefined> {
   try {
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
     // Both at once: a hit costs one lookup's time.
     const [marker, hit] = await Promise.all([cache.match(wholeMarkerKey(baseUrl, version)), cache.match(orderListCacheKey(baseUrl, version))]);
-    if (marker && hit?.body) return hit.body;
+    if (marker && hit?.body) return { body: hit.body, bytes: Number(marker.headers.get(BYTES_HEADER) ?? -1) };
     await hit?.body?.cancel();
     return undefined;
   } catch (error) {
@@ -49,6 +60,8 @@ export async function cachedOrderList(baseUrl: string, version: string, use: Cac
 export interface CacheFill extends CacheUse {
   /** Whether the body that was read is still this version's whole list (asked once it has ended). */
   stillCurrent(): Promise<boolean>;
+  /** The body's size, known once it has ended. */
+  bytes: Promise<number>;
 }
 
 /**
@@ -77,7 +90,8 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
             if (kept !== false) fill.onError(error);
           }
           if (kept === true) {
-            await cache.put(wholeMarkerKey(baseUrl, version), new Response("", { headers: { "Cache-Control": `max-age=${TTL_SECONDS}` } }));
+            const headers = { "Cache-Control": `max-age=${TTL_SECONDS}`, [BYTES_HEADER]: String(await fill.bytes) };
+            await cache.put(wholeMarkerKey(baseUrl, version), new Response("", { headers }));
           } else {
             await cache.delete(key);
           }

@@ -9,6 +9,8 @@ interface ListOutcome {
   aborted(error: unknown): void;
   /** Values left out of the list because they do not fit the Order schema (only called when there are some). */
   dropped(values: DroppedValue[]): void;
+  /** The bytes it gave out, once it has closed, failed or been cancelled (the request's analytics point). */
+  ended(bytes: number): void;
 }
 
 /**
@@ -23,10 +25,17 @@ export function orderListStream(
   outcome: ListOutcome,
 ): ReadableStream<Uint8Array> {
   let written = 0;
+  let bytes = 0;
   const dropped: DroppedValue[] = [];
   const writeOrder = orderWriter(dropped);
   const reportDropped = () => {
     if (dropped.length > 0) outcome.dropped(dropped);
+  };
+
+  const give = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+    const chunk = encoder.encode(text);
+    bytes += chunk.byteLength;
+    controller.enqueue(chunk);
   };
 
   return new ReadableStream<Uint8Array>({
@@ -36,18 +45,23 @@ export function orderListStream(
         let page = await nextPage();
         while (page?.length === 0) page = await nextPage();
         if (page === undefined) {
-          controller.enqueue(encoder.encode(written === 0 ? "[]" : "]"));
+          give(controller, written === 0 ? "[]" : "]");
           controller.close();
           reportDropped();
+          outcome.ended(bytes);
           return;
         }
-        controller.enqueue(encoder.encode((written === 0 ? "[" : ",") + page.map(writeOrder).join(",")));
+        give(controller, (written === 0 ? "[" : ",") + page.map(writeOrder).join(","));
         written += page.length;
       } catch (error) {
         reportDropped();
         outcome.aborted(error);
+        outcome.ended(bytes);
         controller.error(error);
       }
+    },
+    cancel() {
+      outcome.ended(bytes);
     },
   });
 }

@@ -43,7 +43,8 @@ export interface OrderListContext {
   versions: VersionMemory;
 }
 
-export type OrderList = { kind: "not-modified"; version: string } | { kind: "list"; version: string; body: ReadableStream<Uint8Array> };
+/** A list's body comes with its size: known for a cached one, once it has streamed for one read now (the request's analytics point). */
+export type OrderList = { kind: "not-modified"; version: string } | { kind: "list"; version: string; body: ReadableStream<Uint8Array>; bytes: number | Promise<number> };
 
 export const orderListEtag = (version: string) => `"orders-${version}"`;
 
@@ -60,7 +61,7 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
         background: context.background,
         onError: (error) => log("warn", "order list cache: not served from the cache", { error: String(error) }),
       });
-      if (cached) return { kind: "list", version, body: cached };
+      if (cached) return { kind: "list", version, ...cached };
     }
   }
 
@@ -69,7 +70,10 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
   versions.remember(version, Date.now(), request.began);
   refuseOverBudget(first, config.subrequestLimit);
   const pages = orderPages(first, (after, upTo) => readOrderPage(db, after, upTo), config.orderList.readAhead);
+  let ended!: (bytes: number) => void;
+  const bytes = new Promise<number>((resolve) => (ended = resolve));
   const body = orderListStream(pages, {
+    ended,
     aborted: (error) => log("error", "order list stream aborted", { error: String(error) }),
     // One line per request, however many rows are bad; the values themselves stay out of the logs.
     dropped: (values) =>
@@ -78,16 +82,17 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
         values: values.slice(0, DROPPED_VALUES_LOGGED),
       }),
   });
-  if (!config.orderList.cache || request.head) return { kind: "list", version, body };
+  if (!config.orderList.cache || request.head) return { kind: "list", version, body, bytes };
   const filling = cachingOrderList(config.baseUrl, version, body, {
     background: context.background,
+    bytes,
     // The first page was read in one transaction with the version. Later
     // pages come from the same session, whose reads never go back in time:
     // if the version is unchanged after the last, every page was that version's.
     stillCurrent: async () => laterPageQueries(first) === 0 || (await readOrdersVersion(db)) === version,
     onError: (error) => log("warn", "order list cache: the list was not stored", { error: String(error) }),
   });
-  return { kind: "list", version, body: filling };
+  return { kind: "list", version, body: filling, bytes };
 }
 
 /** The version from D1, remembered for lists without a bookmark, unless a cancel came after the read began. */

@@ -4,6 +4,7 @@ import { ApiError } from "../api-error";
 import { jsonWriter } from "../lib/json-writer";
 import { findPet } from "./pet-queries";
 import { Pet, PetIdParams } from "./pet-schemas";
+import { textBody } from "../counted-body";
 
 const writePet = jsonWriter(Pet);
 
@@ -32,6 +33,6 @@ export const getPetById = defineOperation({
     const json = writePet(pet, (field) =>
       logLine("warn", c.get("requestId"), "pet: a value that does not fit the Pet schema was left out", { petId, field }),
     );
-    return c.body(json, 200, { "Content-Type": "application/json" });
+    return textBody(c, json, 200, { "Content-Type": "application/json" });
   },
 });

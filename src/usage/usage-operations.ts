@@ -12,6 +12,7 @@ import { budgetOf } from "../keys/api-key-record";
 import { callDependency } from "../lib/dependency";
 import { GRANULARITIES } from "../limiter/usage-ledger";
 import { MAX_BUCKETS, USAGE_PARAMETERS, fillBuckets, readUsageQuery } from "./usage-query";
+import { jsonBody } from "../counted-body";
 
 export const UsageHistory = z
   .object({
@@ -41,7 +42,7 @@ export const usageQueryParameters = documentedParameters(USAGE_PARAMETERS, QUERY
 export async function usageHistoryResponse(c: Context<AppEnv>, budget: string): Promise<Response> {
   const query = readUsageQuery(new URL(c.req.url).searchParams, Date.now());
   const rows = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).usageHistory(query));
-  return c.json({ budget, granularity: query.granularity, buckets: fillBuckets(rows, query) });
+  return jsonBody(c, { budget, granularity: query.granularity, buckets: fillBuckets(rows, query) });
 }
 
 export const getUsage = defineOperation({

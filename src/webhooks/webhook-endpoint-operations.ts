@@ -12,6 +12,7 @@ import { budgetEndpoint, budgetEndpoints, deleteEndpoint, deliveryJson, endpoint
 import { wakeDispatcher } from "./nudge-dispatcher";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "./webhook-secrets";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
+import { jsonBody } from "../counted-body";
 
 /** The calling key's budget: its endpoints are the budget's, so a rotated pair shares them. */
 function budgetOfCaller(c: Context<AppEnv>): string {
@@ -54,7 +55,7 @@ export const webhookEndpointOperations = [
         throw new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
       }
       wakeDispatcher(c);
-      return c.json({ ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null }), secret }, 201);
+      return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null }), secret }, 201);
     },
   }),
   defineOperation({
@@ -68,7 +69,7 @@ export const webhookEndpointOperations = [
     errors: [],
     async handle(c) {
       const rows = await callDependency("D1", () => budgetEndpoints(c.env.DB, budgetOfCaller(c)));
-      return c.json({ data: rows.map(endpointJson) });
+      return jsonBody(c, { data: rows.map(endpointJson) });
     },
   }),
   defineOperation({
@@ -84,7 +85,7 @@ export const webhookEndpointOperations = [
     async handle(c, { endpointId }) {
       const row = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
       if (!row) throw notFound(endpointId);
-      return c.json(endpointJson(row));
+      return jsonBody(c, endpointJson(row));
     },
   }),
   defineOperation({
@@ -115,7 +116,7 @@ export const webhookEndpointOperations = [
     async handle(c, { endpointId }) {
       const db = c.env.DB;
       if (!(await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId)))) throw notFound(endpointId);
-      return c.json({ data: (await callDependency("D1", () => endpointDeliveries(db, endpointId, DELIVERIES_SHOWN))).map(deliveryJson) });
+      return jsonBody(c, { data: (await callDependency("D1", () => endpointDeliveries(db, endpointId, DELIVERIES_SHOWN))).map(deliveryJson) });
     },
   }),
   defineOperation({
@@ -135,7 +136,7 @@ export const webhookEndpointOperations = [
       const row = await callDependency("D1", () => resetDelivery(db, endpointId, deliveryId, new Date().toISOString()));
       if (!row) throw new ApiError("webhook_delivery_not_found", `No delivery ${deliveryId} to endpoint ${endpointId}.`);
       await callDependency("Queues", () => c.env.WEBHOOK_DELIVERIES.send({ deliveryId }, { contentType: "json" }));
-      return c.json(deliveryJson(row), 202);
+      return jsonBody(c, deliveryJson(row), 202);
     },
   }),
 ];

@@ -5,6 +5,7 @@ import { OperationNotTaken, withAuditRow } from "../keys/audit";
 import { callDependency } from "../lib/dependency";
 import { EndpointIdParams, WebhookEndpoint } from "./webhook-endpoint-schemas";
 import { allEndpoints, disableEndpoint, endpointJson, type WebhookEndpointRow } from "./webhook-endpoint-store";
+import { jsonBody } from "../counted-body";
 
 const OperatorEndpoint = WebhookEndpoint.extend({ budget: z.string(), disabledAt: z.string().nullable(), disabledReason: z.string().nullable() });
 const operatorJson = (row: WebhookEndpointRow) => ({ ...endpointJson(row), budget: row.budget, disabledAt: row.disabled_at, disabledReason: row.disabled_reason });
@@ -27,7 +28,7 @@ export const webhookOperatorOperations = [
     responses: { 200: { description: "The endpoints", body: z.object({ data: z.array(OperatorEndpoint) }) } },
     errors: [],
     async handle(c) {
-      return c.json({ data: (await callDependency("D1", () => allEndpoints(c.env.DB))).map(operatorJson) });
+      return jsonBody(c, { data: (await callDependency("D1", () => allEndpoints(c.env.DB))).map(operatorJson) });
     },
   }),
   defineOperation({
@@ -70,7 +71,7 @@ export const webhookOperatorOperations = [
         if (error instanceof OperationNotTaken) throw new ApiError("not_found", `No webhook endpoint ${endpointId}.`);
         throw error;
       }
-      return c.json({ endpointId, status: "disabled" as const });
+      return jsonBody(c, { endpointId, status: "disabled" as const });
     },
   }),
 ];

@@ -1,0 +1,24 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+const encoder = new TextEncoder();
+
+/**
+ * Bodies written with their size counted, for the request's analytics point
+ * (docs/operations.md#request-analytics): only what writes a body knows its
+ * size, since the runtime declares no length on a response made from a
+ * string. The text is encoded here instead of by the runtime, so counting
+ * costs no second pass. Every body the API writes goes through these two or,
+ * streamed, reports its size when it ends (`bodyBytes` on the context).
+ */
+export function textBody(c: Context, text: string, status: ContentfulStatusCode, headers: Record<string, string>): Response {
+  // A fresh encoding owns a plain ArrayBuffer; the type definitions only say ArrayBufferLike.
+  const bytes = encoder.encode(text) as Uint8Array<ArrayBuffer>;
+  c.set("bodyBytes", bytes.byteLength);
+  return c.body(bytes, status, headers);
+}
+
+/** A JSON body, counted (textBody). */
+export function jsonBody(c: Context, value: unknown, status: ContentfulStatusCode = 200, headers: Record<string, string> = {}): Response {
+  return textBody(c, JSON.stringify(value), status, { "Content-Type": "application/json", ...headers });
+}
