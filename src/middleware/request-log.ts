@@ -79,7 +79,8 @@ function recordRequest(c: Context<AppEnv>, line: RequestLogLine, index: string |
   };
   // The writers count what they write (counted-body.ts); a streamed body's point waits for its end, which
   // comes while the response is still being sent (no waitUntil: nothing should wait on a body nobody reads).
-  const bytes = c.req.method === "HEAD" || !c.res.body ? 0 : (c.get("bodyBytes") ?? -1);
+  // Only an uncounted response is asked for its body: the runtime makes a stream object to answer.
+  const bytes = c.req.method === "HEAD" ? 0 : (c.get("bodyBytes") ?? (c.res.body ? -1 : 0));
   if (typeof bytes === "number") write(bytes);
   else void bytes.then(write);
 }
