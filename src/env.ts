@@ -34,6 +34,8 @@ export interface AppEnv {
   Bindings: Env;
   Variables: {
     requestId: string;
+    /** Set by responseIdentity() from the ray id: the Cloudflare data centre that answered; none locally. */
+    colo?: string;
     /** Set by loadConfig(): the vars, parsed and checked. */
     config: Config;
     caller: Caller;

@@ -65,7 +65,7 @@ function recordRequest(c: Context<AppEnv>, line: RequestLogLine, index: string |
     status: line.status,
     outcome: outcomeOf(line.status, line.limit ?? undefined),
     plan: line.plan ?? "none",
-    colo: (c.req.raw.cf?.colo as string | undefined) ?? "local",
+    colo: c.get("colo") ?? "local",
     durationMs: line.durationMs,
     bytes: 0,
   };

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 
 // A ray id as Cloudflare writes it: 16 hex digits and, at the edge, the data centre.
-const RAY_ID = /^[0-9a-f]{16}(-[A-Z]{3,4})?$/;
+const RAY_ID = /^[0-9a-f]{16}(?:-([A-Z]{3,4}))?$/;
 
 /**
  * Names every response: its request id and the Worker version answering.
@@ -15,8 +15,11 @@ const RAY_ID = /^[0-9a-f]{16}(-[A-Z]{3,4})?$/;
 export function responseIdentity(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const ray = c.req.header("cf-ray");
-    const id = ray !== undefined && RAY_ID.test(ray) ? ray : crypto.randomUUID();
+    const valid = ray === undefined ? null : RAY_ID.exec(ray);
+    const id = valid ? ray! : crypto.randomUUID();
     c.set("requestId", id);
+    // The data centre, for the analytics point: read from the ray, because request.cf is parsed from JSON on first use.
+    if (valid?.[1]) c.set("colo", valid[1]);
     c.header("X-Request-Id", id);
     // The Worker version that answers (docs/operations.md#versions): during a gradual deployment two serve side
     // by side, and a smoke check verifies the one it meant is answering. Locally, whatever `wrangler dev` provides.

@@ -43,6 +43,7 @@ describe("the request analytics point", () => {
       ["list from the cache", (b) => apiWith(b, "/v1/store/orders", { key: key.key }), { route: "/v1/store/orders", status: 200 }],
       ["list, HEAD", (b) => apiWith(b, "/v1/store/orders", { key: key.key, method: "HEAD" }), { method: "HEAD", status: 200 }],
       ["v2 page", (b) => apiWith(b, "/v2/store/orders?limit=1", { key: key.key }), { route: "/v2/store/orders", status: 200 }],
+      ["at the edge: the data centre from the ray id", (b) => apiWith(b, "/v1/store/orders", { key: key.key, headers: { "cf-ray": "0123456789abcdef-LHR" } }), { colo: "LHR", status: 200 }],
       ["reference page", (b) => apiWith(b, "/v1/docs", { key: key.key }), { route: "/v1/docs", status: 200 }],
     ];
     for (const [name, send, expected] of cases) {
