@@ -75,7 +75,7 @@ export class ApiError extends HTTPException {
 
   constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}, cause?: unknown) {
     // A client error is an outcome, not a fault: no stack to capture, which is most of what throwing costs
-    // (a 429 or a 401 is thrown on every refused request). Server errors keep theirs, and their cause's.
+    // (a 401 is thrown on every request without a valid key). Server errors keep theirs, and their cause's.
     const stackTraceLimit = Error.stackTraceLimit;
     if (ERROR_STATUS[code] < 500) Error.stackTraceLimit = 0;
     try {
@@ -89,7 +89,17 @@ export class ApiError extends HTTPException {
 
   /** The Error body, with the headers prepared on the context (request id, limits, CORS) kept. */
   toResponse(c: Context): Response {
-    const body: z.infer<typeof ErrorBody> = { code: this.code, message: this.message, status: this.status };
-    return jsonBody(c, body, this.status, this.headers);
+    return errorResponse(c, this.code, this.message, this.headers);
   }
+}
+
+/**
+ * Every error response: the code's status and the Error body, with the
+ * headers prepared on the context kept. ApiError.toResponse() writes through
+ * it; so does the rate limiter, which answers its refusals without throwing.
+ */
+export function errorResponse(c: Context, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
+  const status = ERROR_STATUS[code];
+  const body: z.infer<typeof ErrorBody> = { code, message, status };
+  return jsonBody(c, body, status, headers);
 }

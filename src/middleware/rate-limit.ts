@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, Caller } from "../env";
 import { logLine } from "../lib/log";
-import { ApiError } from "../api-error";
+import { errorResponse } from "../api-error";
 import { rateLimitHeaders } from "../limiter/rate-limit-headers";
 import type { LeaseClient } from "../limiter/lease-client";
 import type { Verdict } from "../limiter/protocol";
@@ -52,11 +52,13 @@ export function rateLimit(leases: LeaseClient): MiddlewareHandler<AppEnv> {
     const headers = rateLimitHeaders(verdict);
     for (const header in headers) c.header(header, headers[header as keyof typeof headers]);
 
+    // A refusal is the limiter's answer, not a fault: written here, with no error to build and throw on every refused request.
     if (verdict.outcome === "banned") {
-      throw new ApiError("api_key_banned", `Too many requests were sent while rate limited; this caller is banned for ${verdict.retryAfter} more seconds.`);
+      return errorResponse(c, "api_key_banned", `Too many requests were sent while rate limited; this caller is banned for ${verdict.retryAfter} more seconds.`);
     }
     if (verdict.outcome === "limited") {
-      throw new ApiError(
+      return errorResponse(
+        c,
         "rate_limit_exceeded",
         `The ${verdict.reported} limit of ${verdict[verdict.reported].limit} requests is used up. Retry after ${verdict.retryAfter} seconds, and back off exponentially.`,
       );
