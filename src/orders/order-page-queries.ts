@@ -19,6 +19,9 @@ import { ORDER_COLUMNS, VERSION_SQL, type OrderRow } from "./order-queries";
 const INT64_MIN = "-9223372036854775808";
 const INT64_MAX = "9223372036854775807";
 
+/** A page's columns: the order's and its position. */
+const PAGE_COLUMNS = ORDER_COLUMNS.split(",").length + 1;
+
 /** With a ship date range, each arm scans at most this many rows of its index per row the page asks for. */
 export const RANGE_SCAN_FACTOR = 4;
 
@@ -53,46 +56,52 @@ function statement(build: (bind: (value: string | number) => string) => string):
   return { sql, values };
 }
 
-export interface PagePlan {
-  /** The page: orders matching the filters after `after`, in id order, at most `rows`. */
-  page: Statement;
-  /** With a ship date range: per arm, the last id its bounded scan reaches (NULL when it reaches the end). */
-  scans: Statement[];
-}
-
-/** The statements of a page: orders matching `filters` after `after` (from the start when undefined), at most `rows`. */
-export function pageSql(filters: OrderFilters, after: string | undefined, rows: number): PagePlan {
+/**
+ * The statement of a page: orders matching `filters` after `after` (from the
+ * start when undefined), in id order, at most `rows`. With a ship date range
+ * each arm's frontier (the last id its bounded scan reaches, NULL when it
+ * reaches the end) is found once, materialised, and bounds that arm's read;
+ * the lowest comes back as `scanned_to` on a last row of its own, every
+ * order column NULL.
+ */
+export function pageSql(filters: OrderFilters, after: string | undefined, rows: number): Statement {
   const index = pageIndex(filters);
   const from = `orders${index ? ` INDEXED BY ${index}` : ""}`;
   const scanRows = RANGE_SCAN_FACTOR * rows;
-  /** The equality filters of one arm, and the keyset start; ids are bound as text (D1 rejects BigInt), compared as integers by the column's affinity. */
-  const keyed = (bind: (value: string | number) => string, status: string | undefined) => [
-    ...(status === undefined ? [] : [`status = ${bind(status)}`]),
-    ...(filters.petId === undefined ? [] : [`pet_id = ${bind(filters.petId)}`]),
-    ...(filters.complete === undefined ? [] : [`complete = ${bind(filters.complete ? 1 : 0)}`]),
-    after === undefined ? `orders.id >= ${bind(INT64_MIN)}` : `orders.id > ${bind(after)}`,
-  ];
-  const range = (bind: (value: string | number) => string) => [
-    ...(filters.shipDateFrom === undefined ? [] : [`ship_instant >= julianday(${bind(filters.shipDateFrom)})`]),
-    ...(filters.shipDateTo === undefined ? [] : [`ship_instant < julianday(${bind(filters.shipDateTo)})`]),
-  ];
-  /** The last id one arm's bounded scan reaches (its index's entries only); NULL when fewer remain: the scan reaches the end. */
-  const frontier = (bind: (value: string | number) => string, status: string | undefined) =>
-    `SELECT orders.id FROM ${from} WHERE ${keyed(bind, status).join(" AND ")} ORDER BY orders.id LIMIT 1 OFFSET ${scanRows - 1}`;
-  // With a range, the arm reads its index in id order up to its frontier, and stops as soon as the page is full.
-  const arm = (bind: (value: string | number) => string, status: string | undefined) =>
-    `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM ${from} WHERE ${[
-      ...keyed(bind, status),
-      ...(hasRange(filters) ? [`orders.id <= coalesce((${frontier(bind, status)}), ${INT64_MAX})`, ...range(bind)] : []),
-    ].join(" AND ")} ORDER BY orders.id LIMIT ${rows}`;
   const statuses = filters.status ?? [undefined];
-  const page = statement((bind) =>
-    statuses.length === 1
-      ? arm(bind, statuses[0])
-      : `${statuses.map((status) => `SELECT * FROM (${arm(bind, status)})`).join(" UNION ALL ")} ORDER BY position LIMIT ${rows}`,
-  );
-  const scans = hasRange(filters) ? statuses.map((status) => statement((bind) => `SELECT CAST((${frontier(bind, status)}) AS TEXT) AS last`)) : [];
-  return { page, scans };
+  return statement((bind) => {
+    /** The equality filters of one arm, and the keyset start; ids are bound as text (D1 rejects BigInt), compared as integers by the column's affinity. */
+    const keyed = (status: string | undefined) => [
+      ...(status === undefined ? [] : [`status = ${bind(status)}`]),
+      ...(filters.petId === undefined ? [] : [`pet_id = ${bind(filters.petId)}`]),
+      ...(filters.complete === undefined ? [] : [`complete = ${bind(filters.complete ? 1 : 0)}`]),
+      after === undefined ? `orders.id >= ${bind(INT64_MIN)}` : `orders.id > ${bind(after)}`,
+    ];
+    const range = () => [
+      ...(filters.shipDateFrom === undefined ? [] : [`ship_instant >= julianday(${bind(filters.shipDateFrom)})`]),
+      ...(filters.shipDateTo === undefined ? [] : [`ship_instant < julianday(${bind(filters.shipDateTo)})`]),
+    ];
+    // With a range, the arm reads its index in id order up to its frontier, and stops as soon as the page is full.
+    const arm = (status: string | undefined, armIndex: number) =>
+      `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM ${from} WHERE ${[
+        ...keyed(status),
+        ...(hasRange(filters) ? [`orders.id <= coalesce((SELECT last FROM frontier${armIndex}), ${INT64_MAX})`, ...range()] : []),
+      ].join(" AND ")} ORDER BY orders.id LIMIT ${rows}`;
+    const page = () =>
+      statuses.length === 1
+        ? arm(statuses[0], 0)
+        : `${statuses.map((status, i) => `SELECT * FROM (${arm(status, i)})`).join(" UNION ALL ")} ORDER BY position LIMIT ${rows}`;
+    if (!hasRange(filters)) return page();
+    // Each frontier first, once (MATERIALIZED: referenced twice, it would otherwise be found twice), from the index's entries alone.
+    const frontiers = statuses.map(
+      (status, i) =>
+        `frontier${i} AS MATERIALIZED (SELECT (SELECT orders.id FROM ${from} WHERE ${keyed(status).join(" AND ")} ORDER BY orders.id LIMIT 1 OFFSET ${scanRows - 1}) AS last)`,
+    );
+    const lowest = `SELECT CAST(min(last) AS TEXT) AS scanned_to FROM (${statuses.map((_, i) => `SELECT last FROM frontier${i}`).join(" UNION ALL ")})`;
+    // The page as it is read (no copy, no second sort), then one row of its own for the frontier.
+    const blanks = Array.from({ length: PAGE_COLUMNS }, () => "NULL").join(", ");
+    return `WITH ${frontiers.join(", ")} SELECT *, NULL AS scanned_to FROM (${page()}) UNION ALL SELECT ${blanks}, (${lowest})`;
+  });
 }
 
 export interface OrderPageRead {
@@ -107,17 +116,18 @@ export interface OrderPageRead {
   scannedTo?: string;
 }
 
+type PageRow = OrderRow & { scanned_to?: string | null };
+
 /** The version and a page in one round trip and one transaction. */
 export async function readOrderPageAfter(db: D1Queryable, filters: OrderFilters, after: string | undefined, rows: number): Promise<OrderPageRead> {
-  const plan = pageSql(filters, after, rows);
-  const prepared = [plan.page, ...plan.scans].map(({ sql, values }) => db.prepare(sql).bind(...values));
-  const [version, page, ...scans] = await callDependency("D1", () => db.batch<unknown>([db.prepare(VERSION_SQL), ...prepared]));
-  const read = { version: (version!.results[0] as { tag: string } | undefined)?.tag, rows: page!.results as OrderRow[] };
+  const { sql, values } = pageSql(filters, after, rows);
+  const [version, page] = await callDependency("D1", () => db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(sql).bind(...values)]));
+  const results = page!.results as PageRow[];
+  const read = { version: (version!.results[0] as { tag: string } | undefined)?.tag, rows: results.filter((row) => row.id !== null) };
   // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has looked at.
-  const cuts = scans.map((result) => (result.results[0] as { last: string | null }).last).flatMap((last) => (last === null ? [] : [BigInt(last)]));
-  if (cuts.length === 0) return read;
-  const scannedTo = cuts.reduce((low, cut) => (cut < low ? cut : low));
-  return { ...read, rows: read.rows.filter((row) => BigInt(row.id) <= scannedTo), scannedTo: String(scannedTo) };
+  const cut = results.at(-1)?.scanned_to;
+  if (cut === undefined || cut === null) return read;
+  return { ...read, rows: read.rows.filter((row) => BigInt(row.id) <= BigInt(cut)), scannedTo: cut };
 }
 
 /** One order by id, or undefined. */
