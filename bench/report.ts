@@ -141,6 +141,8 @@ export const SCALE = {
   v2Page: "v2 page of 100 status=pending (a quarter pending)",
   v2Walk: "v2 walk of every order, pages of 1,000",
   v2RangeWalk: "v2 walk of every order, status=pending and a ship date range covering all, pages of 1,000",
+  // No target: it says how much of the range walk's time the status alone takes (read through its index).
+  v2StatusWalk: "v2 walk of every order, status=pending, pages of 1,000",
   v2RangePage: "v2 page of 100, a ship date range covering every order",
   feedPage: "event feed page of 100 (as many events as orders)",
   feedTypesPage: "event feed page of 100, types=order.created,order.cancelled (as many events as orders)",

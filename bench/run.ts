@@ -187,6 +187,7 @@ try {
         scale.push(await measureList(`${size} orders, ${name}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant(bindings!) }));
       }
       scale.push(await measureWalk(`${size} orders, ${SCALE.v2Walk}`, "", orders, runs, roomy));
+      scale.push(await measureWalk(`${size} orders, ${SCALE.v2StatusWalk}`, "status=pending&", orders, runs, roomy));
       // The seed ships every order on one day, and all are pending: the range and the status cover the whole list.
       scale.push(await measureWalk(`${size} orders, ${SCALE.v2RangeWalk}`, "status=pending&shipDateFrom=2026-01-01T00:00:00Z&", orders, runs, roomy));
     }
