@@ -78,8 +78,8 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
       after === undefined ? `orders.id >= ${bind(INT64_MIN)}` : `orders.id > ${bind(after)}`,
     ];
     const range = () => [
-      ...(filters.shipDateFrom === undefined ? [] : [`ship_instant >= julianday(${bind(filters.shipDateFrom)})`]),
-      ...(filters.shipDateTo === undefined ? [] : [`ship_instant < julianday(${bind(filters.shipDateTo)})`]),
+      ...(filters.shipDateFrom === undefined ? [] : [`ship_instant_stored >= julianday(${bind(filters.shipDateFrom)})`]),
+      ...(filters.shipDateTo === undefined ? [] : [`ship_instant_stored < julianday(${bind(filters.shipDateTo)})`]),
     ];
     // With a range, the arm reads its index in id order up to its frontier, and stops as soon as the page is full.
     const arm = (status: string | undefined, armIndex: number) =>

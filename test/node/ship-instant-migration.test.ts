@@ -5,10 +5,11 @@ import { rfc3339ToUtc } from "../../src/lib/date-time";
 
 /**
  * The migrations that define `ship_instant` (0005, and 0007 for databases
- * that applied 0005's first text), run on a database that holds rows written
- * before the write guards existed (docs/design/order-list.md#v2-pages): they
- * apply, and only a ship date the guards would accept matches a range, cut to
- * the millisecond as the list writes it.
+ * that applied 0005's first text) and keep its stored copy, which ranges
+ * compare (0012), run on a database that holds rows written before the write
+ * guards existed (docs/design/order-list.md#v2-pages): they apply, and only a
+ * ship date the guards would accept matches a range, cut to the millisecond as
+ * the list writes it.
  */
 const migrations = await readD1Migrations("migrations");
 const named = (prefix: string) => migrations.find((migration) => migration.name.startsWith(prefix))!;
@@ -41,8 +42,9 @@ async function legacyRows(db: D1Database, rows: [number, unknown][]) {
   }
 }
 
-const inRange = async (db: D1Database, from: string, to = "9999-12-31T23:59:59.999Z") =>
-  (await db.prepare("SELECT id FROM orders WHERE ship_instant >= julianday(?1) AND ship_instant < julianday(?2) ORDER BY id").bind(from, to).all<{ id: number }>()).results.map((row) => row.id);
+/** What a range matches: the stored copy, as pages compare it, or (before 0012) the generated column. */
+const inRange = async (db: D1Database, from: string, to = "9999-12-31T23:59:59.999Z", column = "ship_instant_stored") =>
+  (await db.prepare(`SELECT id FROM orders WHERE ${column} >= julianday(?1) AND ${column} < julianday(?2) ORDER BY id`).bind(from, to).all<{ id: number }>()).results.map((row) => row.id);
 
 const LEGACY: [number, unknown][] = [
   [1, "2026-01-01T10:00:00Z"],
@@ -78,7 +80,7 @@ describe("ship_instant on rows from before the write guards", () => {
     await legacyRows(db, LEGACY);
     for (const migration of migrations.slice(1, 4)) await apply(db, migration);
     await apply(db, FIRST_0005);
-    expect(await inRange(db, "0000-01-01T00:00:00Z")).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await inRange(db, "0000-01-01T00:00:00Z", undefined, "ship_instant")).toEqual([1, 2, 3, 4, 5, 6, 7]);
     for (const migration of migrations.slice(5)) await apply(db, migration);
     expect(await inRange(db, "0000-01-01T00:00:00Z")).toEqual([1, 6, 7]);
   });
@@ -106,7 +108,7 @@ describe("ship_instant on rows from before the write guards", () => {
     ];
     await legacyRows(db, values.map((value, index) => [index + 1, value]));
     for (const migration of migrations.slice(1)) await apply(db, migration);
-    const { results } = await db.prepare("SELECT id, ship_instant AS instant, julianday(?1) AS epoch FROM orders ORDER BY id").bind("1970-01-01T00:00:00Z").all<{ id: number; instant: number | null; epoch: number }>();
+    const { results } = await db.prepare("SELECT id, ship_instant_stored AS instant, julianday(?1) AS epoch FROM orders ORDER BY id").bind("1970-01-01T00:00:00Z").all<{ id: number; instant: number | null; epoch: number }>();
     for (const row of results) {
       const value = values[row.id - 1]!;
       const listed = rfc3339ToUtc(value);
@@ -120,5 +122,55 @@ describe("ship_instant on rows from before the write guards", () => {
       const digits = String(ms).padStart(3, "0");
       expect(rfc3339ToUtc(`2026-01-01T00:00:00.${digits}9Z`)).toBe(`2026-01-01T00:00:00.${digits}Z`);
     }
+  });
+});
+
+describe("ship_instant_stored, kept by triggers", () => {
+  const copies = async (db: D1Database) =>
+    (await db.prepare("SELECT id, ship_instant_stored IS ship_instant AS same, ship_instant_stored AS stored FROM orders ORDER BY id").all<{ id: number; same: number; stored: number | null }>()).results;
+  const events = async (db: D1Database) =>
+    (await db.prepare("SELECT type, changed FROM order_events ORDER BY seq").all<{ type: string; changed: string | null }>()).results;
+
+  it("is filled for the rows a database already holds, legacy values included", async () => {
+    const db = await database();
+    await apply(db, named("0001"));
+    await legacyRows(db, [...LEGACY, [9, "now"]]);
+    for (const migration of migrations.slice(1, -1)) await apply(db, migration);
+    expect(migrations.at(-1)!.name).toMatch(/^0012/);
+    await apply(db, migrations.at(-1)!);
+    expect((await copies(db)).map((row) => [row.id, row.same, row.stored !== null])).toEqual([
+      [1, 1, true], [2, 1, false], [3, 1, false], [4, 1, false], [5, 1, false], [6, 1, true], [7, 1, true], [8, 1, false], [9, 1, false],
+    ]);
+  });
+
+  it("follows every write of a ship date, and is set back when another system writes the copy itself, with no event of its own", async () => {
+    const db = await database();
+    for (const migration of migrations) await apply(db, migration);
+    const insert = "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, 'x', 'x')";
+    await db.prepare(insert).bind(1, "2026-01-01T10:00:00Z").run();
+    await db.prepare(insert).bind(2, null).run();
+    await db.prepare("INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at, ship_instant_stored) VALUES (3, '2026-01-01T10:00:00Z', 'pending', 0, 'x', 'x', 0)").run();
+    expect(await inRange(db, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.001Z")).toEqual([1, 3]);
+
+    await db.prepare("UPDATE orders SET ship_date = '2026-02-01T10:00:00+01:00' WHERE id = 1").run();
+    await db.prepare("UPDATE orders SET ship_date = '2026-03-01T00:00:00Z' WHERE id = 2").run();
+    await db.prepare("UPDATE orders SET ship_date = NULL WHERE id = 3").run();
+    expect(await inRange(db, "2026-02-01T09:00:00Z", "2026-02-01T09:00:00.001Z")).toEqual([1]);
+    expect(await inRange(db, "2026-03-01T00:00:00Z", "2026-03-01T00:00:00.001Z")).toEqual([2]);
+    expect(await inRange(db, "0000-01-01T00:00:00Z")).toEqual([1, 2]);
+
+    await db.prepare("UPDATE orders SET ship_instant_stored = 0 WHERE id = 1").run();
+    await db.prepare("UPDATE orders SET ship_instant_stored = julianday('2026-01-01T00:00:00Z') WHERE id = 3").run();
+    await db.prepare("UPDATE orders SET status = 'cancelled' WHERE id = 2").run();
+    expect((await copies(db)).map((row) => row.same)).toEqual([1, 1, 1]);
+    expect(await events(db)).toEqual([
+      { type: "order.created", changed: null },
+      { type: "order.created", changed: null },
+      { type: "order.created", changed: null },
+      { type: "order.updated", changed: "shipDate" },
+      { type: "order.updated", changed: "shipDate" },
+      { type: "order.updated", changed: "shipDate" },
+      { type: "order.cancelled", changed: "status" },
+    ]);
   });
 });
