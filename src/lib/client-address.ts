@@ -21,11 +21,14 @@ export function addressGroup(connectingIp: string | undefined): string {
   return `${formatIpv6([...v6.slice(0, 4), 0, 0, 0, 0])}/64`;
 }
 
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+// One match, no intermediate arrays: every request without a key, and every request with one (its fallback), reads its address.
 function parseIpv4(text: string): number[] | undefined {
-  const parts = text.split(".");
-  if (parts.length !== 4 || !parts.every((part) => /^\d{1,3}$/.test(part))) return undefined;
-  const octets = parts.map(Number);
-  return octets.every((octet) => octet <= 255) ? octets : undefined;
+  const match = IPV4.exec(text);
+  if (!match) return undefined;
+  const octets = [Number(match[1]), Number(match[2]), Number(match[3]), Number(match[4])];
+  return octets[0]! <= 255 && octets[1]! <= 255 && octets[2]! <= 255 && octets[3]! <= 255 ? octets : undefined;
 }
 
 /** The eight 16-bit groups of an IPv6 address, or undefined when `text` is not one. */
