@@ -1,7 +1,7 @@
 -- A stored copy of ship_instant (docs/design/order-list.md#v2-pages). The
 -- VIRTUAL column of 0007 stays the one definition of a ship date's instant,
 -- but a range page that compares it parses every row it reads: the bench's
--- walk of 100,000 orders with a range paid a fifth of its time there. A range
+-- walk of 100,000 orders with a range paid nearly a quarter of its time there. A range
 -- now compares this plain number; the parse moves to the writes that change
 -- it. A STORED column cannot be added to a table, and migrations only add
 -- (0002), so triggers keep the copy: after any write that leaves it different
