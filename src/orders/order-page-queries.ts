@@ -14,7 +14,7 @@
 import { callDependency } from "../lib/dependency";
 import type { D1Queryable } from "../lib/d1-session";
 import type { OrderFilters } from "./order-filters";
-import { ORDER_COLUMNS, VERSION_SQL, type OrderRow } from "./order-queries";
+import { ORDER_COLUMNS, VERSION_SQL, orderRows, type OrderCells, type OrderRow } from "./order-queries";
 
 const INT64_MIN = "-9223372036854775808";
 const INT64_MAX = "9223372036854775807";
@@ -58,11 +58,13 @@ function statement(build: (bind: (value: string | number) => string) => string):
 
 /**
  * The statement of a page: orders matching `filters` after `after` (from the
- * start when undefined), in id order, at most `rows`. With a ship date range
- * each arm's frontier (the last id its bounded scan reaches, NULL when it
- * reaches the end) is found once, materialised, and bounds that arm's read;
- * the lowest comes back as `scanned_to` on a last row of its own, every
- * order column NULL.
+ * start when undefined), in id order, at most `rows`, then a last row of its
+ * own, every order column NULL, with the list's version as `tag`: one
+ * statement, so one read of the database, and its cells come back as they
+ * are (`.raw()`), without D1 building an object per row. With a ship date
+ * range each arm's frontier (the last id its bounded scan reaches, NULL when
+ * it reaches the end) is found once, materialised, and bounds that arm's
+ * read; the lowest comes back on the last row as `scanned_to`.
  */
 export function pageSql(filters: OrderFilters, after: string | undefined, rows: number): Statement {
   const index = pageIndex(filters);
@@ -87,20 +89,21 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
         ...keyed(status),
         ...(hasRange(filters) ? [`orders.id <= coalesce((SELECT last FROM frontier${armIndex}), ${INT64_MAX})`, ...range()] : []),
       ].join(" AND ")} ORDER BY orders.id LIMIT ${rows}`;
-    const page = () =>
+    const page =
       statuses.length === 1
         ? arm(statuses[0], 0)
         : `${statuses.map((status, i) => `SELECT * FROM (${arm(status, i)})`).join(" UNION ALL ")} ORDER BY position LIMIT ${rows}`;
-    if (!hasRange(filters)) return page();
+    const blanks = Array.from({ length: PAGE_COLUMNS }, () => "NULL").join(", ");
+    // The page as it is read (no copy, no second sort), then its last row.
+    const withLastRow = (scannedTo: string) => `SELECT *, NULL AS scanned_to, NULL AS tag FROM (${page}) UNION ALL SELECT ${blanks}, ${scannedTo}, (${VERSION_SQL})`;
+    if (!hasRange(filters)) return withLastRow("NULL");
     // Each frontier first, once (MATERIALIZED: referenced twice, it would otherwise be found twice), from the index's entries alone.
     const frontiers = statuses.map(
       (status, i) =>
         `frontier${i} AS MATERIALIZED (SELECT (SELECT orders.id FROM ${from} WHERE ${keyed(status).join(" AND ")} ORDER BY orders.id LIMIT 1 OFFSET ${scanRows - 1}) AS last)`,
     );
-    const lowest = `SELECT CAST(min(last) AS TEXT) AS scanned_to FROM (${statuses.map((_, i) => `SELECT last FROM frontier${i}`).join(" UNION ALL ")})`;
-    // The page as it is read (no copy, no second sort), then one row of its own for the frontier.
-    const blanks = Array.from({ length: PAGE_COLUMNS }, () => "NULL").join(", ");
-    return `WITH ${frontiers.join(", ")} SELECT *, NULL AS scanned_to FROM (${page()}) UNION ALL SELECT ${blanks}, (${lowest})`;
+    const lowest = `SELECT CAST(min(last) AS TEXT) FROM (${statuses.map((_, i) => `SELECT last FROM frontier${i}`).join(" UNION ALL ")})`;
+    return `WITH ${frontiers.join(", ")} ${withLastRow(`(${lowest})`)}`;
   });
 }
 
@@ -116,17 +119,17 @@ export interface OrderPageRead {
   scannedTo?: string;
 }
 
-type PageRow = OrderRow & { scanned_to?: string | null };
+/** A page's cells: an order's, its position, and on the last row only, where the scan stopped and the version. */
+type PageCells = [...OrderCells, position: string | null, scannedTo: string | null, tag: string | null];
 
-/** The version and a page in one round trip and one transaction. */
+/** The version and a page in one statement. */
 export async function readOrderPageAfter(db: D1Queryable, filters: OrderFilters, after: string | undefined, rows: number): Promise<OrderPageRead> {
   const { sql, values } = pageSql(filters, after, rows);
-  const [version, page] = await callDependency("D1", () => db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(sql).bind(...values)]));
-  const results = page!.results as PageRow[];
-  const read = { version: (version!.results[0] as { tag: string } | undefined)?.tag, rows: results.filter((row) => row.id !== null) };
+  const cells = await callDependency("D1", () => db.prepare(sql).bind(...values).raw<PageCells>());
+  const [, , , , , , , cut, tag] = cells.pop()!;
+  const read = { version: tag ?? undefined, rows: orderRows(cells) };
   // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has looked at.
-  const cut = results.at(-1)?.scanned_to;
-  if (cut === undefined || cut === null) return read;
+  if (cut === null) return read;
   return { ...read, rows: read.rows.filter((row) => BigInt(row.id) <= BigInt(cut)), scannedTo: cut };
 }
 

@@ -19,6 +19,17 @@ export interface OrderRow {
 /** Rows per D1 query while streaming the list: big enough to amortise the round trip, small enough to keep memory flat. */
 export const ORDER_PAGE_SIZE = 1000;
 
+/** An order's cells as `.raw()` gives them, in ORDER_COLUMNS' order. */
+export type OrderCells = [id: string, petId: string | null, quantity: string | null, shipDate: string | null, status: string, complete: number];
+
+/**
+ * Rows of one shape, built here from the cells: D1's `.all()` builds each
+ * row's object key by key from pairs, which cost a list of 100,000 orders a
+ * tenth of its time.
+ */
+export const orderRows = (cells: [...OrderCells, ...unknown[]][]): OrderRow[] =>
+  cells.map(([id, petId, quantity, shipDate, status, complete]) => ({ id, petId, quantity, shipDate, status, complete }));
+
 export const ORDER_COLUMNS = `CAST(id AS TEXT) AS id, CAST(pet_id AS TEXT) AS petId,
   CAST(quantity AS TEXT) AS quantity, CAST(ship_date AS TEXT) AS shipDate, status, complete`;
 
@@ -61,8 +72,7 @@ export async function readFirstOrderPage(db: D1Queryable): Promise<FirstOrderPag
 /** The orders after `after` up to and including `upTo`; without `upTo`, at most a page of them. */
 export async function readOrderPage(db: D1Queryable, after: string, upTo: string | undefined): Promise<OrderRow[]> {
   const statement = upTo === undefined ? db.prepare(TAIL_SQL).bind(after) : db.prepare(RANGE_SQL).bind(after, upTo);
-  const page = await callDependency("D1", () => statement.all<OrderRow>());
-  return page.results;
+  return orderRows(await callDependency("D1", () => statement.raw<OrderCells>()));
 }
 
 export type CancelOutcome = "cancelled" | "already_cancelled" | "not_cancellable" | "not_found";

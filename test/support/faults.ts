@@ -51,13 +51,13 @@ export function withBatch(batch: (real: Batch, statements: D1PreparedStatement[]
   return interceptD1({ batch });
 }
 
-/** The real D1, whose single-statement reads (`all()`) fail while batches still work. */
+/** The real D1, whose single-statement reads of rows (`all()`, `raw()`) fail while batches still work. */
 export function failingReads(): D1Database {
   const failing = (statement: D1PreparedStatement): D1PreparedStatement =>
     new Proxy(statement, {
       get(target, property) {
         if (property === "bind") return (...values: unknown[]) => failing(target.bind(...values));
-        if (property === "all") return () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+        if (property === "all" || property === "raw") return () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
         return passThrough(target, property);
       },
     });

@@ -134,12 +134,12 @@ describe("the order list from the cache", () => {
                   return (...values: unknown[]) => {
                     const bound = target.bind(...values);
                     return {
-                      all: async () => {
+                      raw: async () => {
                         if (!wrote) {
                           wrote = true;
                           await env.DB.prepare("UPDATE orders SET status = 'shipped' WHERE id = 1").run();
                         }
-                        return bound.all();
+                        return bound.raw();
                       },
                     };
                   };
