@@ -13,6 +13,7 @@ import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
 import { startBenchRuntime } from "./runtime";
+import { sequentialClient } from "./sequential-client";
 
 /** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
 type RowOptions = Omit<autocannon.Options, "url"> & { path: string };
@@ -50,6 +51,7 @@ const ISOLATES = 4;
 console.error("Starting the bench worker on Miniflare…");
 const runtime = await startBenchRuntime("bench/wrangler.toml", ISOLATES);
 const origin = runtime.origin;
+const client = sequentialClient(origin);
 
 try {
   type Keys = Record<"roomy" | "far" | "enterprise" | "limited" | "banned" | "webhooks", string>;
@@ -168,6 +170,7 @@ try {
     console.error(`Scale: ${orders} orders…`);
     await seed(orders);
     // A fresh workerd for each size, so its peak memory is this size's (a miss, a fill and hits) and not a larger list's.
+    client.disconnect();
     await runtime.restart();
     const size = orders.toLocaleString("en");
     const uncached = await measureList(`${size} orders, ${SCALE.uncached}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant("nocache") });
@@ -197,6 +200,7 @@ try {
   for (const [orders, runs] of [[10_000, 21], [1_000_000, 21]] as const) {
     console.error(`Scale: v2 pages among ${orders} orders…`);
     await seed(orders, "mixed");
+    client.disconnect();
     await runtime.restart();
     await measureList(`warm-up`, "/v2/store/orders?status=pending&limit=100", 100, 3, roomy);
     scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.v2Page}`, "/v2/store/orders?status=pending&limit=100", 100, runs, roomy));
@@ -231,6 +235,7 @@ try {
   console.error(error);
   process.exitCode = 1;
 } finally {
+  client.disconnect();
   await runtime.dispose();
 }
 
@@ -363,12 +368,11 @@ async function measureWalk(name: string, filters: string, orders: number, runs: 
       // Each page timed to its last byte, as measureList times v1's list: the bench's own parse of a page (to
       // count it and find the next cursor) is the load generator's work, kept out of the service's time.
       const started = performance.now();
-      const response = await fetch(`${origin}/v2/store/orders?${filters}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { headers });
-      const body = new Uint8Array(await response.arrayBuffer());
+      const { status, body } = await client.get(`/v2/store/orders?${filters}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, headers);
       elapsed += performance.now() - started;
-      if (response.status !== 200) throw new Error(`${name}: status ${response.status}`);
+      if (status !== 200) throw new Error(`${name}: status ${status}`);
       bytes += body.byteLength;
-      const page = JSON.parse(new TextDecoder().decode(body)) as { data: unknown[]; nextCursor: string | null };
+      const page = JSON.parse(body.toString()) as { data: unknown[]; nextCursor: string | null };
       seen += page.data.length;
       cursor = page.nextCursor;
     }
@@ -392,16 +396,16 @@ async function measureList(
   let bytes = 0;
   for (let run = 0; run < runs; run++) {
     const started = performance.now();
-    const response = await fetch(`${origin}${path}`, { headers });
-    if (response.status !== status) {
-      throw new Error(`${name}: status ${response.status}: ${await response.text()}\n${runtime.recentErrors().join("\n")}`);
-    }
-    const body = new Uint8Array(await response.arrayBuffer());
+    const response = await client.get(path, headers);
     times.push(performance.now() - started);
+    const { body } = response;
+    if (response.status !== status) {
+      throw new Error(`${name}: status ${response.status}: ${body.toString()}\n${runtime.recentErrors().join("\n")}`);
+    }
     bytes = body.byteLength;
     if (run === 0 && status === 200) {
       // v1's list is an array; v2's page is {data, nextCursor}.
-      const parsed = JSON.parse(new TextDecoder().decode(body)) as unknown[] | { data: unknown[] };
+      const parsed = JSON.parse(body.toString()) as unknown[] | { data: unknown[] };
       const listed = (Array.isArray(parsed) ? parsed : parsed.data).length;
       if (listed !== orders) throw new Error(`${name}: listed ${listed} orders, expected ${orders}`);
     }
