@@ -10,7 +10,6 @@ import { Agent, request } from "node:http";
 
 export interface Fetched {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
   body: Buffer;
 }
 
@@ -28,7 +27,7 @@ export function sequentialClient(origin: string): SequentialClient {
         request(`${origin}${path}`, { agent, headers }, (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+          response.on("end", () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks) }));
           response.on("error", reject);
         })
           .on("error", reject)
