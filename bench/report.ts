@@ -9,6 +9,14 @@ export interface LoadRow {
   total: number;
   /** Responses with another status, errors and timeouts: the row does not measure what it says if this is not 0. */
   unexpected: number;
+  /**
+   * CPU time per response (user and system, µs), warm-up included: of the
+   * workerd process (the service, Miniflare's entry worker in front of it, its
+   * log writes), and of the bench's own process (the load generator, which
+   * also drains workerd's log). Absent in runs before 2026-11-24.
+   */
+  workerdCpuMicros?: number;
+  benchCpuMicros?: number;
 }
 
 export interface ScaleRow {
@@ -56,13 +64,15 @@ export function medianRow(rounds: LoadRow[]): LoadRow {
 export function loadTable(rows: LoadRow[]): string {
   const [runtime, data] = rows;
   const lines = [
-    "| Row | req/s | p50 ms | p99 ms | vs bare Hono | vs list query |",
-    "|---|---:|---:|---:|---:|---:|",
+    "| Row | req/s | p50 ms | p99 ms | vs bare Hono | vs list query | workerd CPU µs | bench CPU µs |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
   ];
+  const micros = (value: number | undefined) => (value === undefined ? "–" : String(Math.round(value)));
   for (const row of rows) {
     lines.push(
       `| ${row.name} | ${Math.round(row.requestsPerSecond)} | ${row.p50} | ${row.p99} | ` +
-        `${ratio(row.requestsPerSecond, runtime?.requestsPerSecond)} | ${ratio(row.requestsPerSecond, data?.requestsPerSecond)} |`,
+        `${ratio(row.requestsPerSecond, runtime?.requestsPerSecond)} | ${ratio(row.requestsPerSecond, data?.requestsPerSecond)} | ` +
+        `${micros(row.workerdCpuMicros)} | ${micros(row.benchCpuMicros)} |`,
     );
   }
   return lines.join("\n");
@@ -116,18 +126,25 @@ export const breakdownRowName = (layers: readonly string[], cut: number) => `${B
 /**
  * Each layer's share of a refused request: the time a request takes at each
  * cut (1 / throughput, the machine's cores being the limit at 10
- * connections) minus the time at the cut before.
+ * connections) minus the time at the cut before; and the same difference in
+ * workerd's CPU per request, where the run measured it.
  */
 export function breakdownTable(rows: LoadRow[]): string {
   const cuts = rows.filter((row) => row.name.startsWith(BREAKDOWN));
   if (cuts.length === 0) return "";
   const micros = (row: LoadRow) => 1e6 / row.requestsPerSecond;
   const total = micros(cuts.at(-1)!) - micros(cuts[0]!);
-  const lines = ["| Layer added | req/s | µs per request | its share, µs | of the chain's cost |", "|---|---:|---:|---:|---:|"];
+  const cpuShare = (row: LoadRow, before: LoadRow | undefined) =>
+    before?.workerdCpuMicros === undefined || row.workerdCpuMicros === undefined ? "–" : String(Math.round(row.workerdCpuMicros - before.workerdCpuMicros));
+  const lines = [
+    "| Layer added | req/s | µs per request | its share, µs | of the chain's cost | its share of workerd CPU, µs |",
+    "|---|---:|---:|---:|---:|---:|",
+  ];
   cuts.forEach((row, i) => {
     const share = i === 0 ? NaN : micros(row) - micros(cuts[i - 1]!);
     lines.push(
-      `| ${row.name.slice(BREAKDOWN.length)} | ${Math.round(row.requestsPerSecond)} | ${Math.round(micros(row))} | ${i === 0 ? "–" : Math.round(share)} | ${i === 0 ? "–" : `${Math.round((share / total) * 100)}%`} |`,
+      `| ${row.name.slice(BREAKDOWN.length)} | ${Math.round(row.requestsPerSecond)} | ${Math.round(micros(row))} | ${i === 0 ? "–" : Math.round(share)} | ` +
+        `${i === 0 ? "–" : `${Math.round((share / total) * 100)}%`} | ${cpuShare(row, cuts[i - 1])} |`,
     );
   });
   return lines.join("\n");

@@ -336,6 +336,8 @@ function fromAddress(request: autocannon.Request, address: string): autocannon.R
 
 async function drive(name: string, expected: number, options: RowOptions): Promise<LoadRow> {
   const { path, ...rest } = options;
+  const workerdBefore = runtime.cpuMicros();
+  const benchBefore = process.cpuUsage();
   const result = await autocannon({
     url: `${origin}${path}`,
     connections,
@@ -343,7 +345,11 @@ async function drive(name: string, expected: number, options: RowOptions): Promi
     warmup: { connections, duration: warmup },
     ...rest,
   } as autocannon.Options);
+  const bench = process.cpuUsage(benchBefore);
+  const workerd = runtime.cpuMicros() - workerdBefore;
   const total = result.requests.total;
+  // The CPU was spent on the warm-up's responses too (autocannon 8 reports its run beside the row's).
+  const served = total + ((result as { warmup?: autocannon.Result }).warmup?.requests.total ?? 0);
   const matching = (result.statusCodeStats as Record<string, { count: number }> | undefined)?.[expected]?.count ?? 0;
   return {
     name,
@@ -353,6 +359,8 @@ async function drive(name: string, expected: number, options: RowOptions): Promi
     p99: result.latency.p99,
     total,
     unexpected: total - matching + result.errors + result.timeouts,
+    workerdCpuMicros: workerd / served,
+    benchCpuMicros: (bench.user + bench.system) / served,
   };
 }
 

@@ -7,6 +7,7 @@
  * one service seen from several locations.
  */
 import { Miniflare } from "miniflare";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,8 @@ export interface BenchRuntime {
   fetchOn(isolate: number, path: string, init?: RequestInit): Promise<Response>;
   /** Peak resident memory of the workerd process since it started (Linux VmHWM). */
   peakResidentBytes(): number;
+  /** CPU time (user and system, µs) the workerd process has used since it started. */
+  cpuMicros(): number;
   /** The last error lines the worker logged. */
   recentErrors(): string[];
   /** Stops workerd and starts a fresh one on the same persisted state. */
@@ -91,6 +94,7 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
     },
     recentErrors: () => [...errors],
     peakResidentBytes: () => workerdPids().reduce((sum, pid) => sum + statusField(pid, "VmHWM"), 0),
+    cpuMicros: () => workerdPids().reduce((sum, pid) => sum + cpuTicks(pid), 0) * (1e6 / CLOCK_TICKS),
     async restart() {
       await mf.dispose();
       mf = new Miniflare(options);
@@ -110,12 +114,24 @@ async function applyMigrations(db: D1Like): Promise<void> {
   }
 }
 
+/** The kernel's unit of process CPU time, per second. */
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
+
+/** A process's /proc/<pid>/stat fields after its name, from the state on (proc(5), fields 3 onwards). */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** User and system CPU time of a process, in clock ticks (utime and stime). */
+function cpuTicks(pid: number): number {
+  const fields = statFields(pid);
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 /** workerd processes this Node process started. */
 function workerdPids(): number[] {
-  const parentOf = (pid: number) => {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-  };
+  const parentOf = (pid: number) => Number(statFields(pid)[1]);
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {
     const pid = Number(entry);

@@ -25,19 +25,26 @@ const scaleRow = (orders: number, kind: string, medianMs: number, peakRssBytes =
 
 describe("the benchmark report", () => {
   it("gives each load row its ratio to both baselines", () => {
-    const table = loadTable([loadRow("bare", 4000), loadRow("query", 1000), loadRow("authenticated list", 900)]);
-    expect(table.split("\n")[4]).toBe("| authenticated list | 900 | 1 | 2 | 0.23× | 0.90× |");
+    const list = { ...loadRow("authenticated list", 900), workerdCpuMicros: 412.6, benchCpuMicros: 51.2 };
+    const table = loadTable([loadRow("bare", 4000), loadRow("query", 1000), list]);
+    expect(table.split("\n")[4]).toBe("| authenticated list | 900 | 1 | 2 | 0.23× | 0.90× | 413 | 51 |");
+    // Rows of runs that did not measure CPU.
+    expect(table.split("\n")[2]).toBe("| bare | 4000 | 1 | 2 | 1.00× | 4.00× | – | – |");
   });
 
   it("breaks a refused request's time down by layer: each cut's time per request minus the cut's before", () => {
     const layers = ["log", "limit"];
     // 4,000 req/s is 250 µs a request; 2,000 is 500; 1,000 is 1,000: the log adds 250 µs, the limit 500.
-    const rows = [loadRow("bare", 5000), loadRow(breakdownRowName(layers, 0), 4000), loadRow(breakdownRowName(layers, 1), 2000), loadRow(breakdownRowName(layers, 2), 1000)];
+    // workerd's CPU a request at each cut: 150, 180 and 260 µs, so the log takes 30 of it and the limit 80.
+    const cut = (index: number, requestsPerSecond: number, workerdCpuMicros: number) => ({ ...loadRow(breakdownRowName(layers, index), requestsPerSecond), workerdCpuMicros });
+    const rows = [loadRow("bare", 5000), cut(0, 4000, 150), cut(1, 2000, 180.4), cut(2, 1000, 260.4)];
     expect(breakdownTable(rows).split("\n").slice(2)).toEqual([
-      "| no layer | 4000 | 250 | – | – |",
-      "| log (1 of 2) | 2000 | 500 | 250 | 33% |",
-      "| limit (2 of 2) | 1000 | 1000 | 500 | 67% |",
+      "| no layer | 4000 | 250 | – | – | – |",
+      "| log (1 of 2) | 2000 | 500 | 250 | 33% | 30 |",
+      "| limit (2 of 2) | 1000 | 1000 | 500 | 67% | 80 |",
     ]);
+    // A run that did not measure CPU.
+    expect(breakdownTable([loadRow(breakdownRowName(layers, 0), 4000), loadRow(breakdownRowName(layers, 1), 2000)]).split("\n")[3]).toBe("| log (1 of 2) | 2000 | 500 | 250 | 100% | – |");
     expect(breakdownTable([loadRow("bare", 5000)])).toBe("");
   });
 
