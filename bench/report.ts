@@ -117,7 +117,25 @@ export const ROWS = {
   revalidation: "304 revalidation, 100 orders",
   peer: "peer: list behind Cloudflare's rate limiting binding",
   peerLogged: "peer, with the request log and analytics point as deployed",
+  bareDirect: "bare Hono `[]`, direct socket (no Miniflare entry worker in front)",
+  bannedDirect: "429, banned key, direct socket (no Miniflare entry worker in front)",
 } as const;
+
+/**
+ * The banned row against the bare route with nothing in front of the worker,
+ * beside the same ratio through Miniflare's entry worker (the load table's):
+ * how much of every ratio to the bare route that worker, which Cloudflare
+ * does not run, accounts for. No target; empty when the rows were not run.
+ */
+export function directSocketNote(rows: LoadRow[]): string {
+  const row = (name: string) => rows.find((candidate) => candidate.name === name);
+  const [bare, banned, bareDirect, bannedDirect] = [rows[0], row(ROWS.banned), row(ROWS.bareDirect), row(ROWS.bannedDirect)];
+  if (!bare || !banned || !bareDirect || !bannedDirect) return "";
+  return (
+    `Banned key / bare route: ${ratio(banned.requestsPerSecond, bare.requestsPerSecond)} through Miniflare's entry worker, ` +
+    `${ratio(bannedDirect.requestsPerSecond, bareDirect.requestsPerSecond)} with nothing in front (no target; see bench/README.md).`
+  );
+}
 
 /** The breakdown rows: the per-request chain cut after each layer (bench/worker.ts), named by the last layer kept. */
 export const BREAKDOWN = "breakdown: a bare 429 after ";

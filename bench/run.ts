@@ -8,7 +8,7 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, evaluateTargets, loadTable, medianRow, scaleTable, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, loadTable, medianRow, scaleTable, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
@@ -16,7 +16,7 @@ import { startBenchRuntime } from "./runtime";
 import { sequentialClient } from "./sequential-client";
 
 /** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
-type RowOptions = Omit<autocannon.Options, "url"> & { path: string };
+type RowOptions = Omit<autocannon.Options, "url"> & { path: string; /** The runtime's origin unless given. */ origin?: string };
 
 interface RowSpec {
   name: string;
@@ -107,6 +107,13 @@ try {
       expected: 429,
       options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans") } }),
     },
+    // The same two with nothing in front of the worker: what Miniflare's entry worker adds to each.
+    { name: ROWS.bareDirect, expected: 200, options: async () => ({ origin: runtime.directOrigin, path: "/bench/bare" }) },
+    {
+      name: ROWS.bannedDirect,
+      expected: 429,
+      options: async () => ({ origin: runtime.directOrigin, path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans") } }),
+    },
     {
       name: ROWS.bannedUnrecorded,
       expected: 429,
@@ -156,7 +163,7 @@ try {
   const load = measured.map(medianRow);
   if (only) {
     console.log(loadTable(load));
-    console.log(`\n${breakdownTable(load)}`);
+    console.log(`\n${directSocketNote(load)}\n\n${breakdownTable(load)}`);
     process.exit(0);
   }
 
@@ -213,6 +220,7 @@ try {
   const targets = evaluateTargets(load, scale, fanOut, delivery);
   console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
   console.log(loadTable(load));
+  console.log(`\n${directSocketNote(load)}`);
   console.log(`\n## Where a refused request's time goes (the banned key through the chain cut after each layer)\n`);
   console.log(breakdownTable(load));
   console.log("\n## Scale (sequential requests; median time; workerd's peak resident memory)\n");
@@ -335,11 +343,11 @@ function fromAddress(request: autocannon.Request, address: string): autocannon.R
 }
 
 async function drive(name: string, expected: number, options: RowOptions): Promise<LoadRow> {
-  const { path, ...rest } = options;
+  const { path, origin: base = origin, ...rest } = options;
   const workerdBefore = runtime.cpuMicros();
   const benchBefore = process.cpuUsage();
   const result = await autocannon({
-    url: `${origin}${path}`,
+    url: `${base}${path}`,
     connections,
     duration,
     warmup: { connections, duration: warmup },

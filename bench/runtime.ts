@@ -18,6 +18,13 @@ import { mustRunWrangler } from "../scripts/lib/wrangler";
 export interface BenchRuntime {
   /** The first isolate's address. */
   origin: string;
+  /**
+   * The first isolate on a socket of its own, with nothing in front: every
+   * request to `origin` passes through Miniflare's entry worker first (a
+   * JavaScript worker that copies the request and the response), which
+   * Cloudflare does not run.
+   */
+  directOrigin: string;
   /** A request to the given isolate (0 is the one at `origin`). */
   fetchOn(isolate: number, path: string, init?: RequestInit): Promise<Response>;
   /** Peak resident memory of the workerd process since it started (Linux VmHWM). */
@@ -49,6 +56,7 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
     scriptPath: join(bundle, script),
     modulesRoot: bundle,
     bindings: { ...workerOptions.bindings, WEBHOOK_SECRETS_KEY: sealingKey },
+    ...(index === 0 && { unsafeDirectSockets: [{ host: "127.0.0.1", port: directPort }] }),
     // The copies use the first isolate's objects: one counter of record per caller, as in production;
     // the first consumes the webhook queues (a queue has one consumer).
     ...(index > 0 && {
@@ -62,6 +70,7 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
     }),
   });
   const port = await freePort();
+  const directPort = await freePort();
   const options = {
     workers: Array.from({ length: isolates }, (_, index) => worker(index)),
     host: "127.0.0.1",
@@ -87,6 +96,7 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
   const origin = `http://127.0.0.1:${port}`;
   return {
     origin,
+    directOrigin: `http://127.0.0.1:${directPort}`,
     async fetchOn(isolate, path, init) {
       // Miniflare's Fetcher speaks undici's types; these are the same requests and responses.
       const target = (await mf.getWorker(`isolate-${isolate}`)) as unknown as { fetch(url: string, init?: RequestInit): Promise<Response> };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 const MB = 1024 * 1024;
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, evaluateTargets, loadTable, medianRow, percentile, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, loadTable, medianRow, percentile, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
 
 const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
   name,
@@ -46,6 +46,15 @@ describe("the benchmark report", () => {
     // A run that did not measure CPU.
     expect(breakdownTable([loadRow(breakdownRowName(layers, 0), 4000), loadRow(breakdownRowName(layers, 1), 2000)]).split("\n")[3]).toBe("| log (1 of 2) | 2000 | 500 | 250 | 100% | – |");
     expect(breakdownTable([loadRow("bare", 5000)])).toBe("");
+  });
+
+  it("sets the banned row against the bare route with nothing in front of the worker beside the ratio through Miniflare's", () => {
+    const rows = [loadRow("bare", 5000), loadRow("query", 1000), loadRow(ROWS.banned, 3000), loadRow(ROWS.bareDirect, 16000), loadRow(ROWS.bannedDirect, 7200)];
+    expect(directSocketNote(rows)).toBe(
+      "Banned key / bare route: 0.60× through Miniflare's entry worker, 0.45× with nothing in front (no target; see bench/README.md).",
+    );
+    // `--only` runs without the direct rows.
+    expect(directSocketNote(rows.slice(0, 3))).toBe("");
   });
 
   it("takes the median round and keeps every round's unexpected responses", () => {
