@@ -62,7 +62,7 @@ try {
   const variant = (name: string) => ({ "X-Bench-Variant": name });
 
   await seed(100);
-  // The limited key's one request a minute, spent, so every later request of it is a 429.
+  // The limited key's one request a day, spent, so every later request of it is a 429 (until midnight UTC).
   await fetch(`${origin}/v1/store/orders`, { headers: { Authorization: `Bearer ${keys.limited}` } });
   // The banned key: one admitted, then refused until the service's ban rule (20 in a row) bans it for 15 minutes.
   for (let i = 0; i < 23; i++) await (await fetch(`${origin}/v1/store/orders`, { headers: { ...bearer(keys.banned), ...variant("bans") } })).arrayBuffer();

@@ -1,10 +1,12 @@
 /**
- * A worker on Miniflare: workerd serving on a loopback port with no proxy in
- * front (wrangler dev adds one, and it, not the worker, would set the pace).
- * The bundle is the one `wrangler deploy` would upload. With `isolates` above
- * one, that many copies of the worker run side by side, each in its own
- * isolate, all bound to the first one's Durable Object namespace, D1 and KV:
- * one service seen from several locations.
+ * A worker on Miniflare: workerd serving on a loopback port without wrangler
+ * dev's proxy (it, not the worker, would set the pace), through Miniflare's
+ * entry worker as `npm start` serves it, and the first isolate on a second
+ * port with nothing in front (`directOrigin`). The bundle is the one
+ * `wrangler deploy` would upload. With `isolates` above one, that many copies
+ * of the worker run side by side, each in its own isolate, all bound to the
+ * first one's Durable Object namespace, D1 and KV: one service seen from
+ * several locations.
  */
 import { Miniflare } from "miniflare";
 import { execFileSync } from "node:child_process";
