@@ -15,7 +15,11 @@ export interface EnvironmentConfig {
   crons: string[];
   queues: { producers: { binding: string; queue: string }[]; consumers: { queue: string; max_retries?: number; dead_letter_queue?: string }[] };
   analyticsDatasets: { binding: string; dataset?: string }[];
+  compatibilityFlags: string[];
 }
+
+/** Flags every environment runs with: fetch() only to public addresses (docs/operations.md#webhooks). */
+export const REQUIRED_COMPATIBILITY_FLAGS = ["global_fetch_strictly_public"];
 
 const PLACEHOLDER = "REPLACE_WITH_";
 
@@ -36,6 +40,7 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
     crons: resolved.triggers?.crons ?? [],
     queues: { producers: resolved.queues.producers ?? [], consumers: resolved.queues.consumers ?? [] },
     analyticsDatasets: resolved.analytics_engine_datasets,
+    compatibilityFlags: resolved.compatibility_flags,
   };
 }
 
@@ -76,6 +81,7 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
   for (const cron of local.crons) if (!config.crons.includes(cron)) problems.push(`${env}: [env.${env}.triggers] crons lacks "${cron}"`);
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
   problems.push(...webhookQueueProblems(env, config));
+  for (const flag of REQUIRED_COMPATIBILITY_FLAGS) if (!config.compatibilityFlags.includes(flag)) problems.push(`${env}: compatibility_flags lacks "${flag}"`);
   return problems;
 }
 

@@ -8,7 +8,7 @@ const EventTypes = z.array(z.enum(ORDER_EVENT_TYPES)).min(1);
 
 export const CreateWebhookEndpoint = z
   .strictObject({
-    url: z.string().meta({ maxLength: MAX_WEBHOOK_URL_LENGTH }).describe("Where to POST the events: https (http to localhost only while the service runs locally), no credentials"),
+    url: z.string().meta({ maxLength: MAX_WEBHOOK_URL_LENGTH }).describe("Where to POST the events: https to a host on the public internet (while the service runs locally, any https host or http to localhost), no credentials"),
     types: EventTypes.optional().describe("The event types to deliver; every type when left out"),
   })
   .meta({ id: "CreateWebhookEndpoint" });

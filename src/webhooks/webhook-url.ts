@@ -1,11 +1,16 @@
+import { nonPublicHost } from "../lib/non-public-host";
+
 /**
  * Where a webhook may point (docs/api.md#webhook-endpoints): `https`, or
  * plain `http` to this machine when the service itself runs locally; no
  * credentials in the URL (they would be stored and logged as part of it);
- * at most 2,048 characters. Returns what is wrong, or undefined.
+ * at most 2,048 characters. A deployed service also refuses hosts that are
+ * not on the public internet: a URL naming one would have the Worker call
+ * into a network it can reach and the caller cannot (docs/operations.md#webhooks).
+ * Returns what is wrong, or undefined.
  */
 export const MAX_WEBHOOK_URL_LENGTH = 2_048;
-const LOCAL_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
+const LOCAL_HOSTS: readonly string[] = ["localhost", "127.0.0.1"];
 
 export function webhookUrlProblem(text: string, local: boolean): string | undefined {
   if (text.length > MAX_WEBHOOK_URL_LENGTH) return `url is longer than ${MAX_WEBHOOK_URL_LENGTH} characters`;
@@ -16,9 +21,13 @@ export function webhookUrlProblem(text: string, local: boolean): string | undefi
     return "url is not an absolute URL";
   }
   if (url.username !== "" || url.password !== "") return "url must not carry credentials: the signature is how a receiver knows the sender";
-  if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:" && local && LOCAL_HOSTS.includes(url.hostname)) return undefined;
-  return local ? "url must be https (or http to localhost or 127.0.0.1 while the service runs locally)" : "url must be https";
+  if (local) {
+    if (url.protocol === "https:" || (url.protocol === "http:" && LOCAL_HOSTS.includes(url.hostname))) return undefined;
+    return "url must be https (or http to localhost or 127.0.0.1 while the service runs locally)";
+  }
+  if (url.protocol !== "https:") return "url must be https";
+  const host = nonPublicHost(url.hostname);
+  return host === undefined ? undefined : `url must name a host on the public internet: ${url.hostname} is ${host}`;
 }
 
 /** True when the service runs on this machine (npm start): its own base URL is on a loopback host. */

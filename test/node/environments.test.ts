@@ -85,6 +85,11 @@ describe("wrangler.toml environments", () => {
     ]);
   });
 
+  it("runs every environment with fetch() to public addresses only, and reports one without it", () => {
+    for (const env of [undefined, ...DEPLOYED_ENVIRONMENTS]) expect(readEnvironment(env).compatibilityFlags).toContain("global_fetch_strictly_public");
+    expect(configProblems("staging", staging({ compatibilityFlags: [] }), local)).toEqual(['staging: compatibility_flags lacks "global_fetch_strictly_public"']);
+  });
+
   it("lists the ids an operator still has to fill in", () => {
     expect(placeholdersIn(staging())).toEqual(["D1 database_id of DB", "KV namespace id of API_KEYS"]);
     const filled = staging({ d1: [{ binding: "DB", database_id: "5e6f0c1e-0000-4000-8000-000000000001" }], kv: [{ binding: "API_KEYS", id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0" }] });

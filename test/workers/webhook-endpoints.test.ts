@@ -18,6 +18,9 @@ beforeEach(async () => {
 const create = (body: unknown, key = owner.key, bindings: Env = env) =>
   apiWith(bindings, "/v2/webhook-endpoints", { method: "POST", key, headers: { "Content-Type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
 
+/** The bindings of a deployment: a base URL that is not this machine's. */
+const deployed: Env = { ...env, BASE_URL: "https://store-orders.example.com/v1" };
+
 interface Endpoint {
   id: string;
   url: string;
@@ -103,8 +106,47 @@ describe("webhook endpoints", () => {
   it("take http to localhost only while the service itself runs locally", async () => {
     expect((await create({ url: "http://localhost:9999/hooks" })).status).toBe(201);
     expect((await create({ url: "http://127.0.0.1:9999/hooks" })).status).toBe(201);
-    const deployed = { ...env, BASE_URL: "https://store-orders.example.com/v1" };
     expect(await errorBodyOf(await create({ url: "http://localhost:9999/hooks" }, owner.key, deployed))).toMatchObject({ code: "invalid_webhook_url" });
+  });
+
+  it.each([
+    ["https://127.0.0.1/hooks", /127\.0\.0\.1 is a loopback address/],
+    ["https://2130706433/hooks", /127\.0\.0\.1 is a loopback address/],
+    ["https://0x7f000001/hooks", /127\.0\.0\.1 is a loopback address/],
+    ["https://0177.0.0.1/hooks", /127\.0\.0\.1 is a loopback address/],
+    ["https://127.1/hooks", /127\.0\.0\.1 is a loopback address/],
+    ["https://[::1]/hooks", /\[::1\] is a loopback address/],
+    ["https://[::ffff:127.0.0.1]/hooks", /\[::ffff:7f00:1\] is a loopback address/],
+    ["https://[::ffff:7f00:1]/hooks", /\[::ffff:7f00:1\] is a loopback address/],
+    ["https://10.0.0.1:8443/hooks", /10\.0\.0\.1 is a private address/],
+    ["https://172.16.0.1/hooks", /172\.16\.0\.1 is a private address/],
+    ["https://192.168.1.1/hooks", /192\.168\.1\.1 is a private address/],
+    ["https://100.64.0.1/hooks", /100\.64\.0\.1 is a shared \(carrier-grade NAT\) address/],
+    ["https://[fd00::1]/hooks", /\[fd00::1\] is a private \(unique local\) address/],
+    ["https://169.254.169.254/latest/meta-data/", /169\.254\.169\.254 is a link-local address/],
+    ["https://[fe80::1]/hooks", /\[fe80::1\] is a link-local address/],
+    ["https://0.0.0.0/hooks", /0\.0\.0\.0 is an unspecified address/],
+    ["https://[::]/hooks", /\[::\] is an unspecified address/],
+    ["https://localhost:8795/admin/keys", /localhost is a name for the machine itself/],
+    ["https://hooks.localhost/", /hooks\.localhost is a name for the machine itself/],
+    ["https://printer.local/hooks", /printer\.local is a name that only resolves inside a network/],
+    ["https://billing.internal/hooks", /billing\.internal is a name that only resolves inside a network/],
+  ])("refuse %s in staging and production: 400 invalid_webhook_url", async (url, message) => {
+    const body = await errorBodyOf(await create({ url }, owner.key, deployed));
+    expect(body).toMatchObject({ code: "invalid_webhook_url", status: 400 });
+    expect(body.message).toMatch(/^url must name a host on the public internet: /);
+    expect(body.message).toMatch(message);
+    // Locally a receiver on this machine or its network is what a developer has.
+    expect((await create({ url })).status).toBe(201);
+  });
+
+  it("take a public https URL in staging and production", async () => {
+    expect((await create({ url: "https://receiver.example/hooks" }, owner.key, deployed)).status).toBe(201);
+    expect((await create({ url: "https://8.8.8.8/hooks" }, owner.key, deployed)).status).toBe(201);
+  });
+
+  it("take plain http locally only to localhost and 127.0.0.1, as documented", async () => {
+    expect(await errorBodyOf(await create({ url: "http://[::1]:9999/hooks" }))).toMatchObject({ code: "invalid_webhook_url" });
   });
 
   it.each([

@@ -1,0 +1,77 @@
+/**
+ * Whether a URL's host is one that no service on the public internet can be:
+ * an IP literal in a private, shared (CGNAT), loopback, link-local or
+ * unspecified range, or a name that only resolves inside a machine or a
+ * network (`localhost`, `*.localhost`, `*.local`, `*.internal`).
+ *
+ * It takes `new URL(...).hostname`, as the WHATWG URL parser leaves it: that
+ * parser has already turned every IPv4 notation (`2130706433`, `0x7f000001`,
+ * `0177.0.0.1`, `127.1`) into dotted decimal, lower-cased names and written
+ * IPv6 in compressed hex between brackets (`[::ffff:7f00:1]`), so those two
+ * shapes are the only ones to read. Returns what the host is, for a message,
+ * or undefined for a host that may be public.
+ */
+export function nonPublicHost(hostname: string): string | undefined {
+  if (hostname.startsWith("[")) return nonPublicIpv6(hostname.slice(1, -1));
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(hostname)) return nonPublicIpv4(ipv4Number(hostname));
+  // A fully qualified name may end in a dot (`localhost.`): it names the same host.
+  const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
+  if (name === "localhost" || name.endsWith(".localhost")) return "a name for the machine itself";
+  const suffix = LOCAL_NAME_SUFFIXES.find((ending) => name.endsWith(ending));
+  return suffix ? `a name that only resolves inside a network (${suffix})` : undefined;
+}
+
+/** Special-use names (RFC 6762 mDNS, ICANN's private-use TLD) that public DNS never answers. */
+const LOCAL_NAME_SUFFIXES = [".local", ".internal"];
+
+/** IPv4 ranges by first address and prefix length (RFC 6890). */
+const IPV4_RANGES: readonly (readonly [network: string, prefix: number, kind: string])[] = [
+  ["0.0.0.0", 8, "an unspecified address"],
+  ["10.0.0.0", 8, "a private address"],
+  ["100.64.0.0", 10, "a shared (carrier-grade NAT) address"],
+  ["127.0.0.0", 8, "a loopback address"],
+  ["169.254.0.0", 16, "a link-local address"],
+  ["172.16.0.0", 12, "a private address"],
+  ["192.168.0.0", 16, "a private address"],
+];
+
+const ipv4Number = (dotted: string) => dotted.split(".").reduce((address, octet) => address * 256 + Number(octet), 0);
+const IPV4_NETWORKS = IPV4_RANGES.map(([network, prefix, kind]) => ({ first: ipv4Number(network), size: 2 ** (32 - prefix), kind }));
+
+function nonPublicIpv4(address: number): string | undefined {
+  return IPV4_NETWORKS.find(({ first, size }) => address >= first && address < first + size)?.kind;
+}
+
+/**
+ * IPv6: the unspecified and loopback addresses, unique local (fc00::/7) and
+ * link-local (fe80::/10) ranges, and the forms that carry an IPv4 address,
+ * judged by that address: IPv4-mapped (::ffff:0:0/96), IPv4-compatible
+ * (::/96), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
+ */
+function nonPublicIpv6(text: string): string | undefined {
+  const groups = ipv6Groups(text);
+  if (!groups) return undefined;
+  const ipv4At = (index: number) => groups[index]! * 65_536 + groups[index + 1]!;
+  const zeros = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  if (zeros(0, 8)) return "an unspecified address";
+  if (zeros(0, 7) && groups[7] === 1) return "a loopback address";
+  if ((groups[0]! & 0xfe00) === 0xfc00) return "a private (unique local) address";
+  if ((groups[0]! & 0xffc0) === 0xfe80) return "a link-local address";
+  if (zeros(0, 5) && (groups[5] === 0xffff || groups[5] === 0)) return nonPublicIpv4(ipv4At(6));
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return nonPublicIpv4(ipv4At(6));
+  if (groups[0] === 0x2002) return nonPublicIpv4(ipv4At(1));
+  return undefined;
+}
+
+/** The eight 16-bit groups of an IPv6 address in hex (`::` expanded), or undefined for anything else. */
+function ipv6Groups(text: string): number[] | undefined {
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((group) => (/^[0-9a-f]{1,4}$/i.test(group) ? parseInt(group, 16) : NaN)));
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const groups = [...head, ...new Array<number>(missing).fill(0), ...tail];
+  return groups.some(Number.isNaN) ? undefined : groups;
+}
