@@ -1,5 +1,6 @@
 import type { Operation } from "./api/define-operation";
 import { isolateMemory } from "./isolate-memory";
+import { describeVersionOperation } from "./api/describe-service";
 import { openApiDocumentOperation } from "./api/openapi-operation";
 import { referencePageOperation } from "./api/reference-page";
 import { cancelOrder } from "./orders/cancel-order";
@@ -11,13 +12,16 @@ import { API_VERSIONS } from "./service-identity";
 const { listVersion, ownWrites } = isolateMemory;
 const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable", cancelled: nudgeDispatcher }), getPetById];
 
+const document = openApiDocumentOperation(served, API_VERSIONS.v1, isolateMemory.documents.v1);
+
 /**
  * Every operation under /v1, in the order they are documented; the document
  * itself is the last documented one, then the reference page, which is for
- * people and not in the document.
+ * people and not in the document, and `GET /v1`, which describes them.
  */
 export const operations: readonly Operation[] = [
   ...served,
-  openApiDocumentOperation(served, API_VERSIONS.v1, isolateMemory.documents.v1),
+  document,
   referencePageOperation(API_VERSIONS.v1),
+  describeVersionOperation(API_VERSIONS.v1, [...served, document]),
 ];

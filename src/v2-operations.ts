@@ -1,4 +1,5 @@
 import type { Operation } from "./api/define-operation";
+import { describeVersionOperation } from "./api/describe-service";
 import { openApiDocumentOperation } from "./api/openapi-operation";
 import { referencePageOperation } from "./api/reference-page";
 import { listOrderEvents } from "./events/list-order-events";
@@ -23,12 +24,16 @@ const served = [
   getUsage,
 ];
 
+const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook]);
+
 /**
  * Every operation under /v2, in the order they are documented; then its
- * document and reference page. No pets: v2 never had them.
+ * document and reference page, and `GET /v2`, which describes them. No pets:
+ * v2 never had them.
  */
 export const operations: readonly Operation[] = [
   ...served,
-  openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook]),
+  document,
   referencePageOperation(API_VERSIONS.v2),
+  describeVersionOperation(API_VERSIONS.v2, [...served, document]),
 ];

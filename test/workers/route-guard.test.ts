@@ -3,7 +3,7 @@ import { api } from "../support/request";
 import { servedRoutes } from "../support/routes";
 
 /** The only routes served without an API key (docs/api.md#authentication); everything else must refuse with 401. */
-const PUBLIC = ["GET /", "GET /v1/openapi.json", "GET /v1/docs", "GET /v2/openapi.json", "GET /v2/docs"];
+const PUBLIC = ["GET /", "GET /v1", "GET /v1/openapi.json", "GET /v1/docs", "GET /v2", "GET /v2/openapi.json", "GET /v2/docs"];
 
 /** Every route the app serves, as "METHOD /path" with parameters filled in. */
 const callableRoutes = () => servedRoutes().map(({ method, path }) => `${method} ${path.replace(/\{\w+\}/g, "1")}`);

@@ -43,6 +43,23 @@ describe("routing and the Error shape", () => {
     ]);
   });
 
+  it.each([
+    ["/v1", "1.0.0", ["listOrders", "cancelOrder", "getPetById", "getOpenApiDocument"]],
+    ["/v2", "2.0.0", ["listOrdersV2", "getOrderV2", "cancelOrderV2", "listOrderEvents", "createWebhookEndpoint", "listWebhookEndpoints", "getWebhookEndpoint", "deleteWebhookEndpoint", "listWebhookDeliveries", "retryWebhookDelivery", "getUsage", "getOpenApiDocument"]],
+  ])("describes the version at its base address, GET %s, as GET / lists it, without a key", async (prefix, version, operationIds) => {
+    const response = await api(prefix, { key: null });
+    expect(response.status).toBe(200);
+    const body = await response.json<{ name: string; version: string; baseUrl: string; operations: { operationId: string; path: string }[] }>();
+    const service = await (await api("/")).json<{ versions: { version: string }[]; operations: { operationId: string; path: string }[] }>();
+    expect(body).toMatchObject({ name: "Store Orders", ...service.versions.find((entry) => entry.version === version) });
+    expect(body.baseUrl).toBe(`http://localhost:8787${prefix}`);
+    expect(body.operations.map((operation) => operation.operationId)).toEqual(operationIds);
+    expect(body.operations).toEqual(service.operations.filter((operation) => operation.path.startsWith(`${prefix}/`)));
+    expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
+    const refused = await api(prefix, { method: "POST" });
+    expect(refused.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+  });
+
   it.each(["/nope", "/store/orders", "/v1/nope", "/v1/store/orders/1/items", "/v1x/store/orders"])(
     "answers 404 not_found for %s",
     async (path) => {
