@@ -60,7 +60,7 @@ export default {
     ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime));
     ctx.waitUntil(dispatcherOf(env).wake());
   },
-  queue: (batch, env) => deliverBatch(batch, env, isolateMemory.configs),
+  queue: (batch, env) => deliverBatch(batch, env, isolateMemory),
 } satisfies ExportedHandler<Env, DeliveryMessage>;
 
 /** The HTTP API alone, for the bench's worker and the tests that read its routes. */

@@ -30,6 +30,12 @@ export const isolateMemory = {
    */
   apiKeys: new TtlCache<string, StoredKey>(10_000),
   /**
+   * Whether each webhook budget has a live key (keys/live-budget.ts), for
+   * 5 s, 10,000 budgets at most. Safe: a revocation or expiry stops its
+   * deliveries that much later, as the key cache delays it for requests.
+   */
+  liveBudgets: new TtlCache<string, boolean>(10_000),
+  /**
    * The order list's version as last read, reused for ORDER_LIST_VERSION_REUSE_MS
    * by lists without a bookmark. Safe: such a list may be as stale as a
    * replica anyway; a cancel through the isolate forgets it (docs/design/order-list.md#the-cache).

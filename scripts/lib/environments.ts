@@ -59,7 +59,10 @@ export function webhookQueueProblems(label: string, config: EnvironmentConfig): 
   if (consumer.max_retries !== schedule) problems.push(`${label}: the queue "${producer.queue}" has max_retries ${consumer.max_retries}, but WEBHOOK_RETRY_SECONDS has ${schedule} delays`);
   const deadLetters = `${producer.queue}-dlq`;
   if (consumer.dead_letter_queue !== deadLetters) problems.push(`${label}: the queue "${producer.queue}" must dead-letter into "${deadLetters}"`);
-  if (!config.queues.consumers.some((queue) => queue.queue === deadLetters)) problems.push(`${label}: nothing consumes the dead-letter queue "${deadLetters}"`);
+  const deadLetterConsumer = config.queues.consumers.find((queue) => queue.queue === deadLetters);
+  if (!deadLetterConsumer) problems.push(`${label}: nothing consumes the dead-letter queue "${deadLetters}"`);
+  // Its messages wait there while D1 is down; a consumer that gives up after the default 3 tries leaves them to the sweeper.
+  else if ((deadLetterConsumer.max_retries ?? 3) < 100) problems.push(`${label}: the dead-letter queue "${deadLetters}" must have max_retries 100, to outlast a D1 outage`);
   return problems;
 }
 

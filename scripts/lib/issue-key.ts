@@ -4,7 +4,7 @@
  * worker never does, so none of this is in it. It uses Web Crypto only, so it
  * runs in Node (the keys command) and in workerd (tests, the bench worker).
  */
-import { keyEntries, type KeySummary } from "../../src/keys/layout";
+import { keyEntries } from "../../src/keys/layout";
 import { sha256Hex } from "../../src/lib/digest";
 import type { ApiKeyRecord, Limits, Plan, Scope } from "../../src/keys/api-key-record";
 
@@ -62,7 +62,7 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
 
 /** The part of a KV binding that stores entries. */
 interface KvWriter {
-  put(key: string, value: string, options?: { metadata?: KeySummary }): Promise<unknown>;
+  put(key: string, value: string, options?: { metadata?: unknown }): Promise<unknown>;
 }
 
 /** Stores a key through a KV binding (the tests and the bench), with the entries `npm run keys` writes through wrangler. */

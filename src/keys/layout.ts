@@ -1,27 +1,35 @@
 /**
  * Where a key lives in KV (docs/operations.md#api-keys): its record under the SHA-256
- * of the key, and an entry that leads from its id back to that hash, for
- * revoking by id. The key itself is never stored.
+ * of the key, an entry that leads from its id back to that hash, for
+ * revoking by id, and one under its budget, so the keys of a budget are one
+ * list call. The key itself is never stored.
  */
-import type { ApiKeyRecord } from "./api-key-record";
+import { budgetOf, type ApiKeyRecord } from "./api-key-record";
 
 export const recordName = (hash: string) => `key:${hash}`;
 export const idName = (keyId: string) => `id:${keyId}`;
+/** Every key of a budget lists under `budgetPrefix(budget)`. */
+export const budgetPrefix = (budget: string) => `budget:${budget}:`;
 
 /** Summary kept as metadata on `id:` entries so listing keys is one KV list call. */
 export type KeySummary = Omit<ApiKeyRecord, "id">;
 
+/** What a budget's entry of a key says: enough to tell whether the key is live (webhooks are delivered only for a budget that has one). */
+export type BudgetMember = Pick<ApiKeyRecord, "revokedAt" | "expiresAt">;
+
 interface KvEntry {
   key: string;
   value: string;
-  metadata?: KeySummary;
+  metadata?: KeySummary | BudgetMember;
 }
 
-/** The two KV entries that make up one stored key: written alike by `npm run keys` and by the operator API's revoke. */
+/** The KV entries that make up one stored key: written alike by `npm run keys` and by the operator API's revoke. */
 export function keyEntries(hash: string, record: ApiKeyRecord): KvEntry[] {
   const { id, ...summary } = record;
+  const member: BudgetMember = { ...(record.revokedAt && { revokedAt: record.revokedAt }), ...(record.expiresAt && { expiresAt: record.expiresAt }) };
   return [
     { key: recordName(hash), value: JSON.stringify(record) },
     { key: idName(id), value: hash, metadata: summary },
+    { key: `${budgetPrefix(budgetOf(record))}${id}`, value: "", metadata: member },
   ];
 }

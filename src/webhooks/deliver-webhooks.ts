@@ -2,9 +2,10 @@
  * The queue consumer's work (docs/design/order-events.md#delivery): one
  * message is one delivery, posted signed (Standard Webhooks) with a 10 s
  * timeout. A 2xx is delivered; anything else is retried after the schedule's
- * next delay, and once the schedule is spent the queue dead-letters it,
- * where the failure is recorded and an endpoint that failed the whole span
- * is disabled.
+ * next delay. The schedule is counted in the delivery's row (schedule_step),
+ * not by the queue, whose attempts also count this service's own failures
+ * (docs/design/order-events.md#faults); once it is spent the delivery is
+ * failed, and an endpoint that failed the whole span is disabled.
  */
 import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
 import type { D1Queryable } from "../lib/d1-session";
@@ -15,6 +16,13 @@ import { webhookHeaders } from "./webhook-signature";
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
+/**
+ * The longest delay Cloudflare Queues puts on a message (12 hours). A longer
+ * wait is kept in the row alone: the message is acked, and the sweeper
+ * (resend-overdue-deliveries.ts) sends it again once it is due.
+ */
+export const MAX_QUEUE_DELAY_SECONDS = 43_200;
+
 export interface DeliveryContext {
   db: D1Queryable;
   /** How the POST goes out (the global fetch in the Worker). */
@@ -22,12 +30,20 @@ export interface DeliveryContext {
   sealingKey: string;
   retrySeconds: readonly number[];
   now(): number;
+  /** Whether a budget has a key that is neither revoked nor expired: nothing is delivered for one that has none. */
+  budgetHasLiveKey(budget: string): Promise<boolean>;
 }
+
+/** What the queue should do with the message: drop it, or bring it back after a delay. */
+export type Settlement = "ack" | { retryAfterSeconds: number };
 
 type DeliveryRow = OrderEventRow & {
   id: string;
   outcome: "pending" | "delivered" | "failed";
+  schedule_step: number;
+  next_attempt_at: string | null;
   endpoint_id: string;
+  budget: string;
   url: string;
   endpoint_status: "enabled" | "disabled";
   secret_sealed: string;
@@ -36,66 +52,117 @@ type DeliveryRow = OrderEventRow & {
 const loadDelivery = (db: D1Queryable, id: string) =>
   db
     .prepare(
-      "SELECT d.id, d.outcome, d.endpoint_id, e.url, e.status AS endpoint_status, e.secret_sealed, " +
+      "SELECT d.id, d.outcome, d.schedule_step, d.next_attempt_at, d.endpoint_id, e.budget, e.url, e.status AS endpoint_status, e.secret_sealed, " +
         "CAST(v.seq AS TEXT) AS seq, v.type, v.created_at, v.order_row, v.previous_row, v.changed " +
         "FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id LEFT JOIN order_events v ON v.seq = d.event_seq WHERE d.id = ?1",
     )
     .bind(id)
     .first<DeliveryRow>();
 
-const settle = (db: D1Queryable, id: string, outcome: "delivered" | "failed", status: number | null, error: string | null, at: string) =>
+const settle = (db: D1Queryable, id: string, outcome: "delivered" | "failed", attempt: { status: number | null; error: string | null; counts: boolean }, at: string) =>
   db
     .prepare(
-      "UPDATE webhook_deliveries SET outcome = ?2, attempts = attempts + 1, last_status = ?3, last_error = ?4, next_attempt_at = NULL, updated_at = ?5 WHERE id = ?1",
+      "UPDATE webhook_deliveries SET outcome = ?2, attempts = attempts + ?6, last_status = coalesce(?3, last_status), last_error = ?4, next_attempt_at = NULL, updated_at = ?5 WHERE id = ?1",
     )
-    .bind(id, outcome, status, error, at)
+    .bind(id, outcome, attempt.status, attempt.error, at, attempt.counts ? 1 : 0)
     .run();
 
-/** One attempt: POST, then what the queue should do with the message. */
-export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" | "attempts">, context: DeliveryContext): Promise<"ack" | { retryAfterSeconds: number }> {
+/** Seconds a `Retry-After` asks for (delta-seconds or an HTTP-date), or null when it asks for nothing readable. */
+export function retryAfterSeconds(value: string | null, now: number): number | null {
+  if (value === null) return null;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * The wait before the next attempt after a failed one: the schedule's, or
+ * longer when a 429 or 503 asked for longer with `Retry-After`, but never
+ * past the schedule's whole span (a receiver cannot park its deliveries for ever).
+ */
+export function nextDelaySeconds(schedule: readonly number[], step: number, status: number | null, retryAfter: number | null): number {
+  const scheduled = schedule[Math.min(step, schedule.length) - 1]!;
+  if ((status !== 429 && status !== 503) || retryAfter === null) return scheduled;
+  const span = schedule.reduce((sum, seconds) => sum + seconds, 0);
+  return Math.max(scheduled, Math.min(retryAfter, span));
+}
+
+const queueDelay = (seconds: number) => Math.min(MAX_QUEUE_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
+
+/** One attempt: POST, then what the queue should do with the message. A dependency's failure throws: the caller retries the message. */
+export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" | "attempts">, context: DeliveryContext): Promise<Settlement> {
   const now = context.now();
   const at = new Date(now).toISOString();
   const row = await loadDelivery(context.db, message.body.deliveryId);
   // The endpoint was deleted (its deliveries with it), or this one is settled: nothing to do.
   if (!row || row.outcome !== "pending") return "ack";
+  const none = { status: null, error: null, counts: false };
   if (row.endpoint_status !== "enabled") {
-    await settle(context.db, row.id, "failed", null, "the endpoint is disabled", at);
+    await settle(context.db, row.id, "failed", { ...none, error: "the endpoint is disabled" }, at);
     return "ack";
   }
   if (row.seq === null) {
-    await settle(context.db, row.id, "failed", null, "the event is older than the events kept", at);
+    await settle(context.db, row.id, "failed", { ...none, error: "the event is older than the events kept" }, at);
     return "ack";
   }
+  // The schedule was spent by an earlier message of this delivery; this one outlived it.
+  if (row.schedule_step > context.retrySeconds.length) {
+    await recordDeadLetter(message, context);
+    return "ack";
+  }
+  if (!(await context.budgetHasLiveKey(row.budget))) {
+    await settle(context.db, row.id, "failed", { ...none, error: "the endpoint's budget has no live key (revoked or expired)" }, at);
+    return "ack";
+  }
+
   const body = orderEventJson(row, [] as DroppedValue[]);
   const secret = await openSecret(context.sealingKey, row.endpoint_id, row.secret_sealed);
   const headers = await webhookHeaders(secret, `evt_${row.seq}`, Math.floor(now / 1000), body);
   let status: number | null = null;
+  let retryAfter: number | null = null;
   let error: string | null = null;
   try {
     const response = await context.fetch(row.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
     status = response.status;
+    retryAfter = retryAfterSeconds(response.headers.get("Retry-After"), now);
     await response.body?.cancel();
   } catch (cause) {
     error = cause instanceof Error && cause.name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
   }
   if (status !== null && status >= 200 && status < 300) {
-    await settle(context.db, row.id, "delivered", status, null, at);
+    await settle(context.db, row.id, "delivered", { status, error: null, counts: true }, at);
     return "ack";
   }
-  const delays = context.retrySeconds;
-  const retryAfterSeconds = delays[Math.min(message.attempts, delays.length) - 1]!;
-  const last = message.attempts > delays.length;
+  // Standard Webhooks: 410 Gone is the receiver saying it wants no more.
+  if (status === 410) {
+    const reason = "the receiver answered 410 Gone";
+    await context.db.batch([
+      context.db
+        .prepare("UPDATE webhook_deliveries SET outcome = 'failed', attempts = attempts + 1, last_status = 410, last_error = ?2, next_attempt_at = NULL, updated_at = ?3 WHERE id = ?1")
+        .bind(row.id, reason, at),
+      context.db.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3 WHERE id = ?1 AND status = 'enabled'").bind(row.endpoint_id, at, reason),
+    ]);
+    return "ack";
+  }
+  const step = row.schedule_step + 1;
+  const last = step > context.retrySeconds.length;
+  const delay = nextDelaySeconds(context.retrySeconds, step, status, retryAfter);
   await context.db
-    .prepare("UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = ?2, last_error = ?3, next_attempt_at = ?4, updated_at = ?5 WHERE id = ?1")
-    .bind(row.id, status, error ?? `the receiver answered ${status}`, last ? null : new Date(now + retryAfterSeconds * 1000).toISOString(), at)
+    .prepare(
+      "UPDATE webhook_deliveries SET attempts = attempts + 1, schedule_step = ?2, last_status = ?3, last_error = ?4, next_attempt_at = ?5, updated_at = ?6 WHERE id = ?1",
+    )
+    .bind(row.id, step, status, error ?? `the receiver answered ${status}`, last ? null : new Date(now + delay * 1000).toISOString(), at)
     .run();
-  return { retryAfterSeconds };
+  // After the last step the queue dead-letters the message (its max_retries is the schedule's length), or, for a
+  // message sent again mid-schedule, brings it back once more: either way recordDeadLetter() settles it.
+  if (!last && delay > MAX_QUEUE_DELAY_SECONDS) return "ack";
+  return { retryAfterSeconds: queueDelay(delay) };
 }
 
 /**
- * A delivery the queue gave up on (its dead-letter queue): failed. Its
- * endpoint is disabled when nothing was delivered to it since this delivery
- * began: it failed every attempt for the schedule's whole span.
+ * A delivery whose schedule is spent: failed. Its endpoint is disabled when
+ * nothing was delivered to it since this delivery began: it failed every
+ * attempt for the schedule's whole span.
  */
 export async function recordDeadLetter(message: Pick<Message<DeliveryMessage>, "body">, context: Pick<DeliveryContext, "db" | "now" | "retrySeconds">): Promise<void> {
   const at = new Date(context.now()).toISOString();
@@ -112,4 +179,25 @@ export async function recordDeadLetter(message: Pick<Message<DeliveryMessage>, "
       )
       .bind(id, at, `every delivery failed for ${days < 1 ? `${Math.round(days * 86_400)} s` : `${days.toFixed(1)} days`}`),
   ]);
+}
+
+/**
+ * A message of the dead-letter queue. The queue's attempts ran out, which
+ * happens at the end of the schedule, and also when this service's own
+ * dependencies failed it that many times (a D1 outage): only the first is a
+ * failed delivery. The second goes back to the delivery queue, due when its
+ * row says.
+ */
+export async function handleDeadLetter(
+  message: Pick<Message<DeliveryMessage>, "body">,
+  context: Pick<DeliveryContext, "db" | "now" | "retrySeconds"> & { resend(message: DeliveryMessage, delaySeconds: number): Promise<void> },
+): Promise<"ack"> {
+  const row = await context.db
+    .prepare("SELECT outcome, schedule_step, next_attempt_at FROM webhook_deliveries WHERE id = ?1")
+    .bind(message.body.deliveryId)
+    .first<{ outcome: string; schedule_step: number; next_attempt_at: string | null }>();
+  if (!row || row.outcome !== "pending") return "ack";
+  if (row.schedule_step > context.retrySeconds.length) await recordDeadLetter(message, context);
+  else await context.resend(message.body, queueDelay(((row.next_attempt_at === null ? 0 : Date.parse(row.next_attempt_at)) - context.now()) / 1000));
+  return "ack";
 }

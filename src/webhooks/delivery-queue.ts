@@ -1,34 +1,67 @@
+import { budgetHasLiveKey } from "../keys/live-budget";
+import { logLine } from "../lib/log";
+import type { TtlCache } from "../lib/ttl-cache";
 import { configOf } from "../middleware/load-config";
 import type { ConfigResult } from "../read-config";
 import type { DeliveryMessage } from "./dispatch-events";
-import { deliverOne, recordDeadLetter } from "./deliver-webhooks";
+import { deliverOne, handleDeadLetter, type DeliveryContext, type Settlement } from "./deliver-webhooks";
 import { sealingKeyOf } from "./webhook-secrets";
 
 /** The dead-letter queue's name is the delivery queue's and this (wrangler.toml). */
 export const DEAD_LETTER_SUFFIX = "-dlq";
 
 /**
- * The Worker's queue handler (docs/design/order-events.md#delivery): a batch
- * of the delivery queue is attempted message by message, each acked or
- * retried after the schedule's delay; a batch of its dead-letter queue is
- * recorded as failed. A message whose handling throws is retried by the
- * queue as it is.
+ * The wait before a message is tried again after this service's own
+ * dependencies failed it (D1, KV: not the receiver), by the queue's attempt:
+ * 1, 2, 4 … 30 s. Apart from the receiver's schedule, so a database outage
+ * neither spends nor stretches it (docs/design/order-events.md#faults).
  */
-export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: Env, configs: WeakMap<Env, ConfigResult>): Promise<void> {
-  const config = configOf(env, configs);
-  if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
-  const context = { db: env.DB, fetch: (input: RequestInfo | URL, init?: RequestInit) => fetch(input, init), sealingKey: sealingKeyOf(env), retrySeconds: config.config.webhookRetrySeconds, now: Date.now };
+export const infrastructureRetrySeconds = (attempts: number) => Math.min(30, 2 ** Math.max(0, attempts - 1));
+
+export type ConsumerContext = DeliveryContext & {
+  /** Sends a message back to the delivery queue (the dead letters that a dependency's failure put there). */
+  resend(message: DeliveryMessage, delaySeconds: number): Promise<void>;
+};
+
+/**
+ * A batch of the delivery queue or of its dead-letter queue. Each message
+ * settles on its own, as soon as it is done: a receiver that hangs never
+ * holds its batch-mates' outcomes, and a message whose handling throws (a
+ * dependency down) is retried after a delay of its own while the others are
+ * acked, so none is posted twice because another failed.
+ */
+export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, context: ConsumerContext): Promise<void> {
   const deadLetters = batch.queue.endsWith(DEAD_LETTER_SUFFIX);
-  await Promise.all(
+  await Promise.allSettled(
     batch.messages.map(async (message) => {
-      if (deadLetters) {
-        await recordDeadLetter(message, context);
-        message.ack();
+      let settlement: Settlement;
+      try {
+        settlement = deadLetters ? await handleDeadLetter(message, context) : await deliverOne(message, context);
+      } catch (error) {
+        const delaySeconds = infrastructureRetrySeconds(message.attempts);
+        logLine("warn", message.id, "a webhook delivery could not be handled; it is tried again", { deliveryId: message.body.deliveryId, queue: batch.queue, delaySeconds, error: String(error) });
+        message.retry({ delaySeconds });
         return;
       }
-      const next = await deliverOne(message, context);
-      if (next === "ack") message.ack();
-      else message.retry({ delaySeconds: next.retryAfterSeconds });
+      if (settlement === "ack") message.ack();
+      else message.retry({ delaySeconds: settlement.retryAfterSeconds });
     }),
   );
+}
+
+/** The Worker's queue handler (docs/design/order-events.md#delivery): the platform's bindings made into the consumer's context. */
+export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: Env, memory: { configs: WeakMap<Env, ConfigResult>; liveBudgets: TtlCache<string, boolean> }): Promise<void> {
+  const config = configOf(env, memory.configs);
+  if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
+  await consumeDeliveries(batch, {
+    db: env.DB,
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => fetch(input, init),
+    sealingKey: sealingKeyOf(env),
+    retrySeconds: config.config.webhookRetrySeconds,
+    now: Date.now,
+    budgetHasLiveKey: (budget) => budgetHasLiveKey(env.API_KEYS, budget, memory.liveBudgets),
+    resend: async (message, delaySeconds) => {
+      await env.WEBHOOK_DELIVERIES.send(message, { contentType: "json", delaySeconds });
+    },
+  });
 }

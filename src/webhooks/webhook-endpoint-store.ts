@@ -119,7 +119,7 @@ export async function endpointDeliveries(db: D1Queryable, endpointId: string, li
 /** Makes a delivery pending again, due now; null when the endpoint has none by that id. */
 export function resetDelivery(db: D1Queryable, endpointId: string, deliveryId: string, at: string): Promise<WebhookDeliveryRow | null> {
   return db
-    .prepare(`UPDATE webhook_deliveries SET outcome = 'pending', next_attempt_at = ?3, updated_at = ?3 WHERE id = ?2 AND endpoint_id = ?1 RETURNING ${DELIVERY_COLUMNS}`)
+    .prepare(`UPDATE webhook_deliveries SET outcome = 'pending', schedule_step = 0, next_attempt_at = ?3, updated_at = ?3 WHERE id = ?2 AND endpoint_id = ?1 RETURNING ${DELIVERY_COLUMNS}`)
     .bind(endpointId, deliveryId, at)
     .first<WebhookDeliveryRow>();
 }

@@ -49,6 +49,9 @@ describe("wrangler.toml environments", () => {
       'staging: nothing consumes the dead-letter queue "store-orders-staging-webhooks-dlq"',
     ]);
     expect(deadLetters!.queue).toBe("store-orders-staging-webhooks-dlq");
+    expect(configProblems("staging", staging({ queues: { producers: config.queues.producers, consumers: [consumer!, { ...deadLetters!, max_retries: undefined }] } }), local)).toEqual([
+      'staging: the dead-letter queue "store-orders-staging-webhooks-dlq" must have max_retries 100, to outlast a D1 outage',
+    ]);
     expect(configProblems("staging", staging({ queues: { producers: [], consumers: [] } }), local)).toEqual(["staging: the WEBHOOK_DELIVERIES queue producer is missing"]);
   });
 

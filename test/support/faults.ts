@@ -75,3 +75,23 @@ export function countingD1(): { db: D1Database; queries: () => number } {
   });
   return { db, queries: () => queries };
 }
+
+/** The real D1, unreachable while `down` is true (every read, write and batch of it, sessions included): an outage for a stretch. */
+export function outageD1(): { db: D1Database; setDown(down: boolean): void; failedCalls(): number } {
+  let down = false;
+  let failed = 0;
+  const unreachable = () => {
+    failed += 1;
+    return Promise.reject(new Error("D1_ERROR: Network connection lost."));
+  };
+  const guarded = (statement: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(statement, {
+      get(target, property) {
+        if (property === "bind") return (...values: unknown[]) => guarded(target.bind(...values));
+        if (down && (property === "first" || property === "all" || property === "run" || property === "raw")) return unreachable;
+        return passThrough(target, property);
+      },
+    });
+  const db = interceptD1({ prepare: guarded, batch: (real, statements) => (down ? unreachable() : real(statements)) });
+  return { db, setDown: (value) => void (down = value), failedCalls: () => failed };
+}

@@ -1,11 +1,15 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { Webhook } from "standardwebhooks";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { deliverOne, recordDeadLetter, type DeliveryContext } from "../../src/webhooks/deliver-webhooks";
-import { deliveryIdOf, dispatchEvents, type DeliveryMessage } from "../../src/webhooks/dispatch-events";
+import { deliveryIdOf, dispatchEvents } from "../../src/webhooks/dispatch-events";
 import { DISPATCHER_NAME } from "../../src/webhooks/nudge-dispatcher";
 import { signWebhook } from "../../src/webhooks/webhook-signature";
+import { budgetHasLiveKey } from "../../src/keys/live-budget";
+import { TtlCache } from "../../src/lib/ttl-cache";
 import { apiWith } from "../support/request";
+import { feedHead, makeEndpoint, recordingQueue } from "../support/webhook-fixtures";
 import { clearOrders, seedOrders } from "../support/seed";
 import { storeTestKey, type TestKey } from "../support/test-keys";
 
@@ -16,22 +20,6 @@ import { storeTestKey, type TestKey } from "../support/test-keys";
  */
 const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
 
-/** A queue that records what is sent. */
-function recordingQueue() {
-  const sent: DeliveryMessage[] = [];
-  const queue: Pick<Queue<DeliveryMessage>, "send" | "sendBatch"> = {
-    send: async (body) => {
-      sent.push(body);
-      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as unknown as QueueSendResponse;
-    },
-    sendBatch: async (messages) => {
-      sent.push(...[...messages].map((message) => message.body));
-      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as unknown as QueueSendBatchResponse;
-    },
-  };
-  return { sent, queue };
-}
-
 let owner: TestKey;
 beforeEach(async () => {
   await clearOrders();
@@ -40,19 +28,8 @@ beforeEach(async () => {
   owner = await storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
 });
 
-/** The feed's head now: a pass from there sees only what the test writes. */
-const head = async () => String((await env.DB.prepare("SELECT coalesce(max(seq), 0) AS seq FROM order_events").first<number>("seq"))!);
-
-async function endpoint(body: { url: string; types?: string[] }, key = owner.key): Promise<{ id: string; secret: string }> {
-  // Endpoints are made through the API, with a recording dispatcher binding: these tests run the passes themselves.
-  const response = await apiWith(
-    { ...env, WEBHOOK_DISPATCHER: { getByName: () => ({ wake: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"] },
-    "/v2/webhook-endpoints",
-    { method: "POST", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) },
-  );
-  expect(response.status).toBe(201);
-  return response.json();
-}
+const head = feedHead;
+const endpoint = (body: { url: string; types?: string[] }, key = owner.key) => makeEndpoint(key, body);
 
 describe("the dispatcher's pass", () => {
   it("enqueues one message per event and endpoint that wants it, for events after the endpoint was made", async () => {
@@ -162,6 +139,7 @@ describe("a delivery attempt", () => {
     sealingKey: env.WEBHOOK_SECRETS_KEY!,
     retrySeconds: [1, 2, 3],
     now: () => now,
+    budgetHasLiveKey: (budget) => budgetHasLiveKey(env.API_KEYS, budget, new TtlCache(10), now),
   });
 
   async function pendingDelivery(types?: string[]) {
@@ -186,12 +164,28 @@ describe("a delivery attempt", () => {
     expect(post!.headers.get("webhook-timestamp")).toBe("1790000000");
     expect(post!.headers.get("content-type")).toBe("application/json");
     expect(post!.headers.get("webhook-signature")).toBe(await signWebhook(made.secret, id, 1_790_000_000, post!.body));
-    expect(post!.body).toContain('"order":{"id":9223372036854775807,"petId":5,');
+    expect(post!.body).toContain('"order":{"id":"9223372036854775807","petId":"5",');
     expect(JSON.parse(post!.body)).toMatchObject({ id, type: "order.created" });
     expect(await deliveryRow(deliveryId)).toMatchObject({ outcome: "delivered", attempts: 1, last_status: 204 });
     // A message delivered twice (at least once) is acked without a second POST.
     expect(await deliverOne({ body: { deliveryId }, attempts: 1 }, context(fetch))).toBe("ack");
     expect(got).toHaveLength(1);
+  });
+
+  it("posts ids that Standard Webhooks' own verifier hands back exact, as strings, in order and previous alike", async () => {
+    const made = await endpoint({ url: "https://receiver.example/hooks", types: ["order.created", "order.updated"] });
+    // Above 2^53 a double cannot tell an id from its neighbours: 9007199254740993 would come back as 9007199254740992.
+    await seedOrders([{ id: 9007199254740993n, petId: 9007199254740995n }]);
+    await sql("UPDATE orders SET pet_id = '9007199254740997' WHERE id = '9007199254740993'");
+    const { queue, sent } = recordingQueue();
+    await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
+    const { got, fetch } = receiver();
+    for (const { deliveryId } of sent) expect(await deliverOne({ body: { deliveryId }, attempts: 1 }, context(fetch))).toBe("ack");
+    const verified = got.map((post) => new Webhook(made.secret).verify(post.body, Object.fromEntries(post.headers)));
+    expect(verified).toEqual([
+      expect.objectContaining({ type: "order.created", order: expect.objectContaining({ id: "9007199254740993", petId: "9007199254740995" }) }),
+      expect.objectContaining({ type: "order.updated", order: expect.objectContaining({ id: "9007199254740993", petId: "9007199254740997" }), previous: { petId: "9007199254740995" } }),
+    ]);
   });
 
   it("is retried on the schedule while the receiver fails, with the same webhook-id, until it answers 2xx", async () => {
