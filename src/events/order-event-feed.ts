@@ -7,6 +7,7 @@
  */
 import { ApiError } from "../api-error";
 import type { D1Queryable } from "../lib/d1-session";
+import { callDependency } from "../lib/dependency";
 import type { FeedQuery } from "./order-event-feed-query";
 import type { OrderEventRow } from "./order-event-json";
 
@@ -40,13 +41,16 @@ const larger = (a: string, b: string) => (BigInt(a) >= BigInt(b) ? a : b);
 /** One page after `query.after` (or the oldest event kept); 410 `cursor_expired` when events after it were pruned. */
 export async function readFeedPage(db: D1Queryable, query: FeedQuery): Promise<FeedPage> {
   const after = query.after ?? "0";
-  const [bounds, page] = await db.batch([
-    db.prepare(
-      "SELECT CAST(pruned_through AS TEXT) AS pruned, CAST(max(pruned_through, coalesce((SELECT max(seq) FROM order_events), 0)) AS TEXT) AS head " +
-        "FROM order_event_retention WHERE id = 1",
-    ),
-    pageStatement(db, query, after),
-  ]);
+  // D1 failing twice is 503 service_unavailable with Retry-After, as for every other read.
+  const [bounds, page] = await callDependency("D1", () =>
+    db.batch([
+      db.prepare(
+        "SELECT CAST(pruned_through AS TEXT) AS pruned, CAST(max(pruned_through, coalesce((SELECT max(seq) FROM order_events), 0)) AS TEXT) AS head " +
+          "FROM order_event_retention WHERE id = 1",
+      ),
+      pageStatement(db, query, after),
+    ]),
+  );
   const { pruned, head } = bounds!.results[0] as { pruned: string; head: string };
   if (query.after !== undefined && BigInt(query.after) < BigInt(pruned)) {
     throw new ApiError("cursor_expired", "after is older than the events kept (30 days): start again without after, from the oldest event kept, and refresh what you keep from the order list.");

@@ -19,6 +19,7 @@ describe("when D1 fails", () => {
     ["GET", "/v1/store/orders", {}],
     ["GET", "/v1/store/orders", { "If-None-Match": '"orders-x-1"' }],
     ["DELETE", "/v1/store/orders/1", {}],
+    ["GET", "/v2/store/order-events", {}],
   ])("%s %s answers 503 service_unavailable with Retry-After after one retry", async (method, path, headers) => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const d1 = failingD1();
