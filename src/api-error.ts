@@ -55,10 +55,18 @@ export const ERROR_STATUS_HEADERS: Partial<Record<ErrorStatus, readonly HeaderNa
   503: ["Retry-After"],
 };
 
-/** The Error shape every error body has: the one schema for validation, types and the document. */
+/**
+ * The Error shape every error body has: the one schema for validation, types
+ * and the document. `code` is an open string there, the table's codes its
+ * examples: new codes may be added (docs/api.md#versioning-stability-and-deprecation),
+ * and a closed enum would have generated clients reject them.
+ */
 export const ErrorBody = z
   .object({
-    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).describe("Machine-readable error code"),
+    code: z
+      .string()
+      .meta({ examples: Object.keys(ERROR_STATUS) })
+      .describe("Machine-readable error code: one of the examples, or one added later; a client that does not know a code acts on the HTTP status"),
     message: z.string().describe("Human-readable description"),
     status: z.number().int().describe("The HTTP status code"),
   })

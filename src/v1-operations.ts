@@ -5,12 +5,13 @@ import { openApiDocumentOperation } from "./api/openapi-operation";
 import { referencePageOperation } from "./api/reference-page";
 import { cancelOrder } from "./orders/cancel-order";
 import { listOrders } from "./orders/list-orders";
+import { OrderIdParams } from "./orders/order-schemas";
 import { getPetById } from "./pets/get-pet";
 import { nudgeDispatcher } from "./webhooks/nudge-dispatcher";
 import { API_VERSIONS } from "./service-identity";
 
 const { listVersion, ownWrites } = isolateMemory;
-const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable", cancelled: nudgeDispatcher }), getPetById];
+const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable", params: OrderIdParams, cancelled: nudgeDispatcher }), getPetById];
 
 const document = openApiDocumentOperation(served, API_VERSIONS.v1, isolateMemory.documents.v1);
 

@@ -7,6 +7,7 @@ import { isolateMemory } from "./isolate-memory";
 import { cancelOrder } from "./orders/cancel-order";
 import { getOrderV2 } from "./orders/get-order-v2";
 import { listOrdersV2 } from "./orders/list-orders-v2";
+import { OrderIdParamsV2 } from "./orders/order-schemas";
 import { API_VERSIONS } from "./service-identity";
 import { nudgeDispatcher } from "./webhooks/nudge-dispatcher";
 import { webhookEndpointOperations } from "./webhooks/webhook-endpoint-operations";
@@ -18,7 +19,7 @@ const served = [
   listOrdersV2(ownWrites),
   getOrderV2(ownWrites),
   // v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
-  cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta", cancelled: nudgeDispatcher }),
+  cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta", params: OrderIdParamsV2, cancelled: nudgeDispatcher }),
   listOrderEvents(ownWrites),
   ...webhookEndpointOperations,
   getUsage,

@@ -201,95 +201,76 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        Error: {
+        /** @description One page of the orders that match the filters. */
+        OrderPage: {
+            /** @description The page's orders, ascending by id */
+            data: components["schemas"]["Order"][];
+            /** @description Send it as cursor, with the same filters, for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** @description An order placed in the store. Fields without a value are omitted. */
+        Order: {
             /**
-             * @description Machine-readable error code
+             * Format: int64
+             * @description Unique order identifier. A 64-bit integer (up to 9223372036854775807) as a string of decimal digits, so that no JSON parser rounds it beyond 2^53: keep it a string (or a BigInt), never a number.
+             */
+            id: string;
+            /**
+             * Format: int64
+             * @description Identifier of the animal in this order. A 64-bit integer (up to 9223372036854775807) as a string of decimal digits, so that no JSON parser rounds it beyond 2^53: keep it a string (or a BigInt), never a number.
+             */
+            petId?: string;
+            /** @description Number of units ordered */
+            quantity?: number;
+            /**
+             * Format: date-time
+             * @description Expected or actual ship date, RFC 3339 in UTC
+             */
+            shipDate?: string;
+            /**
+             * @description Only pending orders can be cancelled
              * @enum {string}
              */
-            code: "invalid_order_id" | "invalid_pet_id" | "invalid_bookmark" | "invalid_query" | "invalid_cursor" | "invalid_limits" | "invalid_body" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "insufficient_scope" | "order_not_found" | "pet_not_found" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "not_found" | "unsupported_version" | "method_not_allowed" | "order_already_shipped" | "too_many_webhook_endpoints" | "cursor_expired" | "endpoint_sunset" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "order_list_too_large" | "service_unavailable";
+            status: "pending" | "shipped" | "delivered" | "cancelled";
+            /** @description Whether the order has been fulfilled */
+            complete: boolean;
+        };
+        Error: {
+            /**
+             * @description Machine-readable error code: one of the examples, or one added later; a client that does not know a code acts on the HTTP status
+             * @example invalid_order_id
+             * @example invalid_pet_id
+             * @example invalid_bookmark
+             * @example invalid_query
+             * @example invalid_cursor
+             * @example invalid_limits
+             * @example invalid_body
+             * @example invalid_webhook_url
+             * @example missing_api_key
+             * @example invalid_api_key
+             * @example insufficient_scope
+             * @example order_not_found
+             * @example pet_not_found
+             * @example webhook_endpoint_not_found
+             * @example webhook_delivery_not_found
+             * @example not_found
+             * @example unsupported_version
+             * @example method_not_allowed
+             * @example order_already_shipped
+             * @example too_many_webhook_endpoints
+             * @example cursor_expired
+             * @example endpoint_sunset
+             * @example rate_limit_exceeded
+             * @example api_key_banned
+             * @example internal_error
+             * @example order_list_too_large
+             * @example service_unavailable
+             */
+            code: string;
             /** @description Human-readable description */
             message: string;
             /** @description The HTTP status code */
             status: number;
-        };
-        UsageHistory: {
-            /** @description The budget counted: the key's id, or the first key's of a rotated pair */
-            budget: string;
-            /** @enum {string} */
-            granularity: "minute" | "hour" | "day";
-            /** @description Every bucket of the range, oldest first, empty ones as zeros; at most 1440 */
-            buckets: {
-                /** @description RFC 3339 UTC instant at which the bucket begins */
-                start: string;
-                /** @description Requests the limiter admitted in the bucket */
-                admitted: number;
-                /** @description Requests the limiter refused (429) in the bucket */
-                refused: number;
-            }[];
-        };
-        /** @description One event's delivery to one endpoint. */
-        WebhookDelivery: {
-            id: string;
-            /** @description The event delivered: its webhook-id */
-            eventId: string;
-            /** @description Attempts made so far */
-            attempts: number;
-            /** @description The receiver's HTTP status at the last attempt; null before one, or when it gave none */
-            lastStatus: number | null;
-            /** @description What went wrong at the last attempt */
-            lastError: string | null;
-            /** @description When the next attempt is due; null when none is */
-            nextAttemptAt: string | null;
-            /**
-             * @description failed: every attempt of the retry schedule failed, or the endpoint was disabled
-             * @enum {string}
-             */
-            outcome: "pending" | "delivered" | "failed";
-            /** Format: date-time */
-            createdAt: string;
-        };
-        WebhookDeliveryList: {
-            data: components["schemas"]["WebhookDelivery"][];
-        };
-        /** @description Where a budget's order events are delivered. */
-        WebhookEndpoint: {
-            id: string;
-            url: string;
-            /** @description The event types delivered */
-            types: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
-            /**
-             * @description disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)
-             * @enum {string}
-             */
-            status: "enabled" | "disabled";
-            /** Format: date-time */
-            createdAt: string;
-        };
-        WebhookEndpointList: {
-            /** @description The budget's endpoints, oldest first */
-            data: components["schemas"]["WebhookEndpoint"][];
-        };
-        /** @description A new endpoint and its signing secret, shown only once. */
-        CreatedWebhookEndpoint: {
-            id: string;
-            url: string;
-            /** @description The event types delivered */
-            types: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
-            /**
-             * @description disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)
-             * @enum {string}
-             */
-            status: "enabled" | "disabled";
-            /** Format: date-time */
-            createdAt: string;
-            /** @description The signing secret: shown here only, keep it */
-            secret: string;
-        };
-        CreateWebhookEndpoint: {
-            /** @description Where to POST the events: https (http to localhost only while the service runs locally), no credentials */
-            url: string;
-            /** @description The event types to deliver; every type when left out */
-            types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
         };
         /** @description One page of the order event feed. */
         OrderEventPage: {
@@ -319,46 +300,91 @@ export interface components {
         };
         /** @description The old value of each Order field the change changed (null: it had none); {} when only the table's own columns changed. */
         OrderEventPrevious: {
-            id?: number | null;
-            petId?: number | null;
+            id?: string | null;
+            petId?: string | null;
             quantity?: number | null;
             shipDate?: string | null;
             status?: ("pending" | "shipped" | "delivered" | "cancelled") | null;
             complete?: boolean | null;
         };
-        /** @description An order placed in the store. Fields without a value are omitted. */
-        Order: {
+        CreateWebhookEndpoint: {
+            /** @description Where to POST the events: https to a host on the public internet (while the service runs locally, any https host or http to localhost), no credentials */
+            url: string;
+            /** @description The event types to deliver; every type when left out */
+            types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
+        };
+        /** @description A new endpoint and its signing secret, shown only once. */
+        CreatedWebhookEndpoint: {
+            id: string;
+            url: string;
+            /** @description The event types delivered */
+            types: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
             /**
-             * Format: int64
-             * @description Unique order identifier. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id).
-             */
-            id: number;
-            /**
-             * Format: int64
-             * @description Identifier of the animal in this order. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id).
-             */
-            petId?: number;
-            /** @description Number of units ordered */
-            quantity?: number;
-            /**
-             * Format: date-time
-             * @description Expected or actual ship date, RFC 3339 in UTC
-             */
-            shipDate?: string;
-            /**
-             * @description Only pending orders can be cancelled
+             * @description disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)
              * @enum {string}
              */
-            status: "pending" | "shipped" | "delivered" | "cancelled";
-            /** @description Whether the order has been fulfilled */
-            complete: boolean;
+            status: "enabled" | "disabled";
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The signing secret: shown here only, keep it */
+            secret: string;
         };
-        /** @description One page of the orders that match the filters. */
-        OrderPage: {
-            /** @description The page's orders, ascending by id */
-            data: components["schemas"]["Order"][];
-            /** @description Send it as cursor, with the same filters, for the next page; null on the last page */
-            nextCursor: string | null;
+        WebhookEndpointList: {
+            /** @description The budget's endpoints, oldest first */
+            data: components["schemas"]["WebhookEndpoint"][];
+        };
+        /** @description Where a budget's order events are delivered. */
+        WebhookEndpoint: {
+            id: string;
+            url: string;
+            /** @description The event types delivered */
+            types: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
+            /**
+             * @description disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** Format: date-time */
+            createdAt: string;
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+        };
+        /** @description One event's delivery to one endpoint. */
+        WebhookDelivery: {
+            id: string;
+            /** @description The event delivered: its webhook-id */
+            eventId: string;
+            /** @description Attempts made so far */
+            attempts: number;
+            /** @description The receiver's HTTP status at the last attempt; null before one, or when it gave none */
+            lastStatus: number | null;
+            /** @description What went wrong at the last attempt */
+            lastError: string | null;
+            /** @description When the next attempt is due; null when none is */
+            nextAttemptAt: string | null;
+            /**
+             * @description failed: every attempt of the retry schedule failed, or the endpoint was disabled
+             * @enum {string}
+             */
+            outcome: "pending" | "delivered" | "failed";
+            /** Format: date-time */
+            createdAt: string;
+        };
+        UsageHistory: {
+            /** @description The budget counted: the key's id, or the first key's of a rotated pair */
+            budget: string;
+            /** @enum {string} */
+            granularity: "minute" | "hour" | "day";
+            /** @description Every bucket of the range, oldest first, empty ones as zeros; at most 1440 */
+            buckets: {
+                /** @description RFC 3339 UTC instant at which the bucket begins */
+                start: string;
+                /** @description Requests the limiter admitted in the bucket */
+                admitted: number;
+                /** @description Requests the limiter refused (429) in the bucket */
+                refused: number;
+            }[];
         };
     };
     responses: never;
@@ -404,7 +430,7 @@ export interface operations {
                 /** @description One or more of pending, shipped, delivered, cancelled, comma-separated */
                 status?: string;
                 /** @description A decimal 64-bit integer such as 42 */
-                petId?: number;
+                petId?: string;
                 /** @description True or false */
                 complete?: boolean;
                 /** @description An RFC 3339 date-time such as 2026-01-01T00:00:00Z (inclusive) */
@@ -479,8 +505,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_query" | "invalid_cursor" | "invalid_bookmark";
+                        /**
+                         * @example invalid_query
+                         * @example invalid_cursor
+                         * @example invalid_bookmark
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -500,8 +530,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -521,8 +554,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -541,8 +574,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "not_found" | "unsupported_version";
+                        /**
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -562,8 +598,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -583,8 +619,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -603,8 +642,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -624,8 +663,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -641,8 +680,8 @@ export interface operations {
                 "X-D1-Bookmark"?: string;
             };
             path: {
-                /** @description The identifier of the order. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). */
-                orderId: number;
+                /** @description The identifier of the order. A 64-bit integer (up to 9223372036854775807) as a string of decimal digits, so that no JSON parser rounds it beyond 2^53: keep it a string (or a BigInt), never a number. */
+                orderId: string;
             };
             cookie?: never;
         };
@@ -699,8 +738,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_order_id" | "invalid_bookmark";
+                        /**
+                         * @example invalid_order_id
+                         * @example invalid_bookmark
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -720,8 +762,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -741,8 +786,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -761,8 +806,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "order_not_found" | "not_found" | "unsupported_version";
+                        /**
+                         * @example order_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -782,8 +831,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -803,8 +852,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -823,8 +875,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -844,8 +896,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -856,8 +908,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The identifier of the order. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). */
-                orderId: number;
+                /** @description The identifier of the order. A 64-bit integer (up to 9223372036854775807) as a string of decimal digits, so that no JSON parser rounds it beyond 2^53: keep it a string (or a BigInt), never a number. */
+                orderId: string;
             };
             cookie?: never;
         };
@@ -894,8 +946,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_order_id";
+                        /** @example invalid_order_id */
+                        code?: unknown;
                     };
                 };
             };
@@ -915,8 +967,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -936,8 +991,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -956,8 +1011,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "order_not_found" | "not_found" | "unsupported_version";
+                        /**
+                         * @example order_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -977,8 +1036,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -997,8 +1056,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "order_already_shipped";
+                        /** @example order_already_shipped */
+                        code?: unknown;
                     };
                 };
             };
@@ -1018,8 +1077,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1038,8 +1100,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -1059,8 +1121,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -1120,8 +1182,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_query" | "invalid_cursor" | "invalid_bookmark";
+                        /**
+                         * @example invalid_query
+                         * @example invalid_cursor
+                         * @example invalid_bookmark
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1141,8 +1207,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1162,8 +1231,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -1182,8 +1251,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "not_found" | "unsupported_version";
+                        /**
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1203,8 +1275,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -1223,8 +1295,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "cursor_expired";
+                        /** @example cursor_expired */
+                        code?: unknown;
                     };
                 };
             };
@@ -1244,8 +1316,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1264,8 +1339,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -1285,8 +1360,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -1334,8 +1409,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1355,8 +1433,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -1375,8 +1453,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "not_found" | "unsupported_version";
+                        /**
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1396,8 +1477,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -1417,8 +1498,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1437,8 +1521,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -1458,8 +1542,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -1511,8 +1595,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_body" | "invalid_webhook_url";
+                        /**
+                         * @example invalid_body
+                         * @example invalid_webhook_url
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1532,8 +1619,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1553,8 +1643,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -1573,8 +1663,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "not_found" | "unsupported_version";
+                        /**
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1594,8 +1687,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -1614,8 +1707,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "too_many_webhook_endpoints";
+                        /** @example too_many_webhook_endpoints */
+                        code?: unknown;
                     };
                 };
             };
@@ -1635,8 +1728,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1655,8 +1751,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -1676,8 +1772,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -1728,8 +1824,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1749,8 +1848,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -1769,8 +1868,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "webhook_endpoint_not_found" | "not_found" | "unsupported_version";
+                        /**
+                         * @example webhook_endpoint_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1790,8 +1893,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -1811,8 +1914,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1831,8 +1937,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -1852,8 +1958,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -1902,8 +2008,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1923,8 +2032,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -1943,8 +2052,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "webhook_endpoint_not_found" | "not_found" | "unsupported_version";
+                        /**
+                         * @example webhook_endpoint_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -1964,8 +2077,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -1985,8 +2098,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2005,8 +2121,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -2026,8 +2142,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -2078,8 +2194,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2099,8 +2218,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -2119,8 +2238,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "webhook_endpoint_not_found" | "not_found" | "unsupported_version";
+                        /**
+                         * @example webhook_endpoint_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2140,8 +2263,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -2161,8 +2284,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2181,8 +2307,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -2202,8 +2328,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -2256,8 +2382,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2277,8 +2406,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -2297,8 +2426,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "not_found" | "unsupported_version";
+                        /**
+                         * @example webhook_endpoint_not_found
+                         * @example webhook_delivery_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2318,8 +2452,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -2339,8 +2473,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2359,8 +2496,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -2380,8 +2517,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -2435,8 +2572,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_query";
+                        /** @example invalid_query */
+                        code?: unknown;
                     };
                 };
             };
@@ -2456,8 +2593,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2477,8 +2617,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -2497,8 +2637,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "not_found" | "unsupported_version";
+                        /**
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2518,8 +2661,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -2539,8 +2682,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2559,8 +2705,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -2580,8 +2726,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -2633,8 +2779,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "not_found" | "unsupported_version";
+                        /**
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2654,8 +2803,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -2675,8 +2824,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -2695,8 +2847,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -2716,8 +2868,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };

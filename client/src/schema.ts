@@ -90,37 +90,16 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        Error: {
-            /**
-             * @description Machine-readable error code
-             * @enum {string}
-             */
-            code: "invalid_order_id" | "invalid_pet_id" | "invalid_bookmark" | "invalid_query" | "invalid_cursor" | "invalid_limits" | "invalid_body" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "insufficient_scope" | "order_not_found" | "pet_not_found" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "not_found" | "unsupported_version" | "method_not_allowed" | "order_already_shipped" | "too_many_webhook_endpoints" | "cursor_expired" | "endpoint_sunset" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "order_list_too_large" | "service_unavailable";
-            /** @description Human-readable description */
-            message: string;
-            /** @description The HTTP status code */
-            status: number;
-        };
-        /** @description A pet. Fields without a value are omitted. */
-        Pet: {
-            /**
-             * Format: int64
-             * @description The pet's identifier. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id).
-             */
-            id: number;
-            name: string;
-            status?: string;
-        };
         /** @description An order placed in the store. Fields without a value are omitted. */
         Order: {
             /**
              * Format: int64
-             * @description Unique order identifier. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id).
+             * @description Unique order identifier. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). Clients generated from this document type it as a JavaScript number, which rounds it: read ids through v2 (/v2), which writes them as strings, or through the TypeScript client (@store-orders/client, client/ in the API's repository), which keeps them exact.
              */
             id: number;
             /**
              * Format: int64
-             * @description Identifier of the animal in this order. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id).
+             * @description Identifier of the animal in this order. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). Clients generated from this document type it as a JavaScript number, which rounds it: read ids through v2 (/v2), which writes them as strings, or through the TypeScript client (@store-orders/client, client/ in the API's repository), which keeps them exact.
              */
             petId?: number;
             /** @description Number of units ordered */
@@ -137,6 +116,53 @@ export interface components {
             status: "pending" | "shipped" | "delivered" | "cancelled";
             /** @description Whether the order has been fulfilled */
             complete: boolean;
+        };
+        Error: {
+            /**
+             * @description Machine-readable error code: one of the examples, or one added later; a client that does not know a code acts on the HTTP status
+             * @example invalid_order_id
+             * @example invalid_pet_id
+             * @example invalid_bookmark
+             * @example invalid_query
+             * @example invalid_cursor
+             * @example invalid_limits
+             * @example invalid_body
+             * @example invalid_webhook_url
+             * @example missing_api_key
+             * @example invalid_api_key
+             * @example insufficient_scope
+             * @example order_not_found
+             * @example pet_not_found
+             * @example webhook_endpoint_not_found
+             * @example webhook_delivery_not_found
+             * @example not_found
+             * @example unsupported_version
+             * @example method_not_allowed
+             * @example order_already_shipped
+             * @example too_many_webhook_endpoints
+             * @example cursor_expired
+             * @example endpoint_sunset
+             * @example rate_limit_exceeded
+             * @example api_key_banned
+             * @example internal_error
+             * @example order_list_too_large
+             * @example service_unavailable
+             */
+            code: string;
+            /** @description Human-readable description */
+            message: string;
+            /** @description The HTTP status code */
+            status: number;
+        };
+        /** @description A pet. Fields without a value are omitted. */
+        Pet: {
+            /**
+             * Format: int64
+             * @description The pet's identifier. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). Clients generated from this document type it as a JavaScript number, which rounds it: read ids through v2 (/v2), which writes them as strings, or through the TypeScript client (@store-orders/client, client/ in the API's repository), which keeps them exact.
+             */
+            id: number;
+            name: string;
+            status?: string;
         };
     };
     responses: never;
@@ -245,8 +271,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_bookmark";
+                        /** @example invalid_bookmark */
+                        code?: unknown;
                     };
                 };
             };
@@ -266,8 +292,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -287,8 +316,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -307,8 +336,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "not_found" | "unsupported_version";
+                        /**
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -328,8 +360,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -349,8 +381,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -369,8 +404,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "order_list_too_large" | "internal_error";
+                        /**
+                         * @example order_list_too_large
+                         * @example internal_error
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -390,8 +428,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -402,7 +440,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The identifier of the order. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). */
+                /** @description The identifier of the order. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). Clients generated from this document type it as a JavaScript number, which rounds it: read ids through v2 (/v2), which writes them as strings, or through the TypeScript client (@store-orders/client, client/ in the API's repository), which keeps them exact. */
                 orderId: number;
             };
             cookie?: never;
@@ -440,8 +478,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_order_id";
+                        /** @example invalid_order_id */
+                        code?: unknown;
                     };
                 };
             };
@@ -461,8 +499,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -482,8 +523,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -502,8 +543,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "order_not_found" | "not_found" | "unsupported_version";
+                        /**
+                         * @example order_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -523,8 +568,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -543,8 +588,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "order_already_shipped";
+                        /** @example order_already_shipped */
+                        code?: unknown;
                     };
                 };
             };
@@ -564,8 +609,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -584,8 +632,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -605,8 +653,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -617,7 +665,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The identifier of the pet. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). */
+                /** @description The identifier of the pet. A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a decimal string, never as a double (which would round it to another id). Clients generated from this document type it as a JavaScript number, which rounds it: read ids through v2 (/v2), which writes them as strings, or through the TypeScript client (@store-orders/client, client/ in the API's repository), which keeps them exact. */
                 petId: number;
             };
             cookie?: never;
@@ -662,8 +710,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "invalid_pet_id";
+                        /** @example invalid_pet_id */
+                        code?: unknown;
                     };
                 };
             };
@@ -683,8 +731,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "missing_api_key" | "invalid_api_key";
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -704,8 +755,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "insufficient_scope";
+                        /** @example insufficient_scope */
+                        code?: unknown;
                     };
                 };
             };
@@ -727,8 +778,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "pet_not_found" | "not_found" | "unsupported_version";
+                        /**
+                         * @example pet_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -748,8 +803,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -771,8 +826,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "endpoint_sunset";
+                        /** @example endpoint_sunset */
+                        code?: unknown;
                     };
                 };
             };
@@ -792,8 +847,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -812,8 +870,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -833,8 +891,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };
@@ -886,8 +944,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "not_found" | "unsupported_version";
+                        /**
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -907,8 +968,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
+                        /** @example method_not_allowed */
+                        code?: unknown;
                     };
                 };
             };
@@ -928,8 +989,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "rate_limit_exceeded" | "api_key_banned";
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
                     };
                 };
             };
@@ -948,8 +1012,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
+                        /** @example internal_error */
+                        code?: unknown;
                     };
                 };
             };
@@ -969,8 +1033,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        /** @example service_unavailable */
+                        code?: unknown;
                     };
                 };
             };

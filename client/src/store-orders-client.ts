@@ -1,4 +1,3 @@
-import type { components } from "./schema.js";
 import type { components as componentsV2 } from "./schema-v2.js";
 import { errorOf, StoreOrdersError } from "./store-orders-error.js";
 import { parseWithExactIntegers } from "./exact-json.js";
@@ -11,18 +10,20 @@ export type { RateLimitState, RateLimitWindow } from "./rate-limit-state.js";
 export type { RetryOptions } from "./retry.js";
 
 /**
- * An order as the document describes it, with its int64 ids as exact decimal
- * strings ("9223372036854775807"): JSON numbers above 2^53 cannot survive a
- * double, and strings compare, print and go back into URLs unchanged.
+ * An order as v2's document describes it, its int64 ids exact decimal strings
+ * ("9223372036854775807"), as v2 writes them: JSON numbers above 2^53 cannot
+ * survive a double, and strings compare, print and go back into URLs
+ * unchanged. v1's list, which writes them as JSON integers, is read into the
+ * same shape.
  */
-export type Order = Omit<components["schemas"]["Order"], "id" | "petId"> & { id: string; petId?: string };
+export type Order = componentsV2["schemas"]["Order"];
 
 /** An order id as the client takes it: a decimal string or a bigint (never a number, which may already be rounded). */
 export type OrderId = string | bigint;
 
 /** v2's filters of the order list, combined with AND; `limit` is the page size (1 to 1000). */
 export interface OrderFilters {
-  status?: componentsV2["schemas"]["Order"]["status"][];
+  status?: Order["status"][];
   petId?: OrderId;
   complete?: boolean;
   /** RFC 3339 date-times: from inclusive, to exclusive. */
@@ -46,14 +47,9 @@ export interface EventsV2 {
   follow(options?: FollowOptions): OrderEventFeed;
 }
 
-type OrderEventSchema = componentsV2["schemas"]["OrderEvent"];
-export type OrderEventType = OrderEventSchema["type"];
-
-/** An order event (docs/api.md, "Events and webhooks"), its order's ids exact as in Order. */
-export type OrderEvent = Omit<OrderEventSchema, "order" | "previous"> & {
-  order: Order;
-  previous?: Omit<NonNullable<OrderEventSchema["previous"]>, "id" | "petId"> & { id?: string | null; petId?: string | null };
-};
+/** An order event (docs/api.md, "Events and webhooks"), its order's ids exact strings as in Order. */
+export type OrderEvent = componentsV2["schemas"]["OrderEvent"];
+export type OrderEventType = OrderEvent["type"];
 
 /** The caller's usage history: admitted and refused per bucket, empty ones as zeros (docs/api.md#usage). */
 export type UsageHistory = componentsV2["schemas"]["UsageHistory"];
@@ -298,6 +294,7 @@ export class StoreOrdersClient {
     this.#rateLimit = rateLimitOf(response.headers) ?? this.#rateLimit;
   }
 
+  /** v1's ids arrive as JSON integers and come out as their exact digits; v2's already are strings, and stay as they are. */
   #parse(text: string, response: Response): unknown {
     try {
       return parseWithExactIntegers(text, ID_KEYS);

@@ -40,8 +40,10 @@ function sameText(a: string, b: string): boolean {
  * webhooks"): the HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
  * keyed with the secret's decoded bytes must be one of the `v1,` signatures,
  * and the timestamp within the tolerance. `body` is the raw text as it
- * arrived (parse it only after). Returns the event, its ids exact as the
- * client's orders are; throws WebhookVerificationError otherwise.
+ * arrived (parse it only after). Returns the event, its ids exact strings as
+ * the client's orders are (a delivery signed before v2 wrote ids as strings
+ * carried JSON integers: those are read exactly too); throws
+ * WebhookVerificationError otherwise.
  */
 export async function verifyWebhook<Event = unknown>(
   secret: string,

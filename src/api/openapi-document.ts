@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { Config } from "../read-config";
-import { ERROR_STATUS, ERROR_STATUS_HEADERS, type ErrorCode } from "../api-error";
+import { ERROR_STATUS, ERROR_STATUS_HEADERS, ErrorBody, type ErrorCode } from "../api-error";
 import { ALWAYS_SENT, HEADERS, type HeaderName } from "../header-catalogue";
 import { API_VERSIONS, SERVICE, VERSION_PREFIX, versionBaseUrl, type ApiVersion } from "../service-identity";
 import { TAGS, type Operation } from "./define-operation";
@@ -23,8 +23,6 @@ const COMMON_ERRORS: ErrorCode[] = [
   "service_unavailable",
 ];
 
-const toSchemaRef = (id: string) => `#/components/schemas/${id}`;
-
 /** zod emits JSON Schema's safe-integer bounds for ints, but int64 values go beyond them. */
 const jsonSchemaOptions = {
   target: "draft-2020-12",
@@ -42,28 +40,44 @@ const jsonSchemaOptions = {
 /** A header as the document describes it: the catalogue's description and schema. */
 const headerObject = (name: HeaderName) => ({ description: HEADERS[name].description, schema: HEADERS[name].schema });
 
-function schemaOf(schema: z.core.$ZodType): JsonObject {
+/** What a document's components hold: exactly the headers and named schemas its operations refer to. */
+interface Components {
+  headers: Set<HeaderName>;
+  schemas: Record<string, JsonObject>;
+}
+
+/**
+ * A schema's JSON, the named schemas it refers to added to the components.
+ * Named by id within one document only: v1's and v2's Order are two schemas
+ * (v2 writes ids as strings), each "Order" in its own version's document.
+ */
+function schemaOf(schema: z.core.$ZodType, components: Components): JsonObject {
   const { $schema: _, ...json } = z.toJSONSchema(schema, jsonSchemaOptions) as JsonObject;
   // Named schemas live in components; point at them instead of inlining copies.
   const text = JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/');
-  const { $defs: __, ...rest } = JSON.parse(text) as JsonObject;
+  const { $defs = {}, ...rest } = JSON.parse(text) as { $defs?: Record<string, JsonObject> };
+  for (const [id, named] of Object.entries($defs)) {
+    const known = components.schemas[id];
+    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(named)) throw new Error(`two schemas named ${id} in one document`);
+    components.schemas[id] = named;
+  }
   return rest;
 }
 
-/** References to response headers, noting each in `used` so components lists exactly those. */
-function headerRefs(names: readonly HeaderName[], used: Set<HeaderName>): JsonObject {
-  for (const name of names) used.add(name);
+/** References to response headers, noting each in the components. */
+function headerRefs(names: readonly HeaderName[], components: Components): JsonObject {
+  for (const name of names) components.headers.add(name);
   return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 }
 
-function responsesOf(operation: Operation, used: Set<HeaderName>): JsonObject {
+function responsesOf(operation: Operation, components: Components): JsonObject {
   const extra: HeaderName[] = operation.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
   const responses: JsonObject = {};
   for (const [status, response] of Object.entries(operation.responses)) {
     responses[status] = {
       description: response.description,
-      headers: headerRefs([...ALWAYS_SENT, ...(response.headers ?? [])], used),
-      ...(response.body && { content: { "application/json": { schema: schemaOf(response.body) } } }),
+      headers: headerRefs([...ALWAYS_SENT, ...(response.headers ?? [])], components),
+      ...(response.body && { content: { "application/json": { schema: schemaOf(response.body, components) } } }),
     };
   }
 
@@ -75,22 +89,21 @@ function responsesOf(operation: Operation, used: Set<HeaderName>): JsonObject {
     if (codesHere.some((code) => operation.errors.includes(code))) headers.push(...extra);
     responses[status] = {
       description: `Error: ${codesHere.map((code) => `\`${code}\``).join(" or ")}`,
-      headers: headerRefs(headers, used),
+      headers: headerRefs(headers, components),
       content: {
-        "application/json": {
-          schema: { allOf: [{ $ref: toSchemaRef("Error") }, { properties: { code: { enum: codesHere } } }] },
-        },
+        // The codes as examples, not an enum: Error.code is open (api-error.ts).
+        "application/json": { schema: { allOf: [schemaOf(ErrorBody, components), { properties: { code: { examples: codesHere } } }] } },
       },
     };
   }
   return responses;
 }
 
-function parametersOf(operation: Operation): JsonObject[] {
+function parametersOf(operation: Operation, components: Components): JsonObject[] {
   const headers = (operation.requestHeaders ?? []).map((name) => ({ name, in: "header", required: false, ...headerObject(name) }));
   const query = (operation.queryParameters ?? []).map(({ name, description, schema }) => ({ name, in: "query", required: false, description, schema }));
   const path = Object.entries(operation.params?.schema.shape ?? {}).map(([name, schema]) => {
-    const { description, ...json } = schemaOf(schema as z.ZodType);
+    const { description, ...json } = schemaOf(schema as z.ZodType, components);
     return { name, in: "path", required: true, description, schema: json };
   });
   return [...path, ...query, ...headers];
@@ -107,7 +120,7 @@ export interface WebhookDescription {
   responses: Record<string, string>;
 }
 
-function webhooksOf(webhooks: readonly WebhookDescription[]): JsonObject {
+function webhooksOf(webhooks: readonly WebhookDescription[], components: Components): JsonObject {
   return Object.fromEntries(
     webhooks.map((webhook) => [
       webhook.name,
@@ -116,7 +129,7 @@ function webhooksOf(webhooks: readonly WebhookDescription[]): JsonObject {
           summary: webhook.summary,
           description: webhook.description,
           parameters: webhook.headers.map(({ name, description, schema }) => ({ name, in: "header", required: true, description, schema })),
-          requestBody: { required: true, content: { "application/json": { schema: schemaOf(webhook.body) } } },
+          requestBody: { required: true, content: { "application/json": { schema: schemaOf(webhook.body, components) } } },
           responses: Object.fromEntries(Object.entries(webhook.responses).map(([status, description]) => [status, { description }])),
         },
       },
@@ -143,7 +156,7 @@ export function openApiDocument(
     { url: base(config.stagingBaseUrl), description: "Staging" },
   ].filter((server, index, all) => all.findIndex((other) => other.url === server.url) === index);
   const paths: Record<string, JsonObject> = {};
-  const usedHeaders = new Set<HeaderName>();
+  const components: Components = { headers: new Set<HeaderName>(), schemas: {} };
   // What is routed like an operation but is not one of the API's (the reference page) stays out.
   for (const operation of operations.filter(({ documented }) => documented !== false)) {
     paths[operation.path] = {
@@ -157,33 +170,20 @@ export function openApiDocument(
         "x-stability": operation.stability,
         // Scopes on an http scheme name what a key must be allowed (OpenAPI 3.1, "Security Requirement Object").
         security: operation.public ? [] : [{ bearerAuth: [operation.scope] }],
-        parameters: parametersOf(operation),
+        parameters: parametersOf(operation, components),
         ...(operation.requestBody && {
           requestBody: {
             required: true,
             description: operation.requestBody.description,
-            content: { "application/json": { schema: schemaOf(operation.requestBody.schema) } },
+            content: { "application/json": { schema: schemaOf(operation.requestBody.schema, components) } },
           },
         }),
-        responses: responsesOf(operation, usedHeaders),
+        responses: responsesOf(operation, components),
       },
     };
   }
 
-  const registered = z.toJSONSchema(z.globalRegistry, { ...jsonSchemaOptions, uri: toSchemaRef }) as {
-    schemas: Record<string, JsonObject>;
-  };
-  const all = Object.fromEntries(Object.entries(registered.schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]));
-  // Only the schemas this version's operations refer to, and the ones those refer to: the registry holds every version's.
-  const schemas: Record<string, JsonObject> = {};
-  const refsIn = (value: unknown) => [...JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
-  const sent = webhooksOf(webhooks);
-  for (let pending = [...refsIn(paths), ...refsIn(sent)]; pending.length > 0; ) {
-    const id = pending.pop()!;
-    if (schemas[id] || !all[id]) continue;
-    schemas[id] = all[id]!;
-    pending.push(...refsIn(all[id]));
-  }
+  const sent = webhooksOf(webhooks, components);
 
   return {
     openapi: "3.1.0",
@@ -194,7 +194,7 @@ export function openApiDocument(
         `Version ${version.prefix.slice(1)} of the Store Orders API: the orders placed in a store. Every operation needs an ` +
         "API key as a bearer token unless marked otherwise, and every response carries rate-limit headers. Each operation has an " +
         `x-stability marker: stable (${version.stable}), beta (may still change), experimental (may go away). ` +
-        "Ids are 64-bit integers and go beyond 2^53: parse them exactly, never into a double.",
+        version.ids,
       // GET / at the service's root says what the service is and where its operations live.
       contact: { name: "Store Orders API", url: serviceRoot },
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
@@ -220,8 +220,8 @@ export function openApiDocument(
             "endpoints); each operation names the one it needs.",
         },
       },
-      schemas,
-      headers: Object.fromEntries([...usedHeaders].map((name) => [name, headerObject(name)])),
+      schemas: components.schemas,
+      headers: Object.fromEntries([...components.headers].map((name) => [name, headerObject(name)])),
     },
   };
 }

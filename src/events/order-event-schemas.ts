@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { Order } from "../orders/order-schemas";
+import { OrderV2 } from "../orders/order-schemas";
 
 export const ORDER_EVENT_TYPES = ["order.created", "order.cancelled", "order.shipped", "order.delivered", "order.updated", "order.deleted"] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /** Each Order field as `previous` holds it: its old value, or null where the order had none. */
-const { id, petId, quantity, shipDate, status, complete } = Order.shape;
+const { id, petId, quantity, shipDate, status, complete } = OrderV2.shape;
 const PreviousOrder = z
   .object({
     id: id.nullable().optional(),
@@ -25,7 +25,7 @@ export const OrderEvent = z
     id: z.string().regex(/^evt_[1-9][0-9]*$/).describe("evt_ and the event's sequence number: unique, and the webhook-id of its deliveries"),
     type: z.enum(ORDER_EVENT_TYPES).describe("created, a status changed to cancelled, shipped or delivered, any other change (updated), or deleted"),
     createdAt: z.iso.datetime().describe("When the change was committed, RFC 3339 in UTC"),
-    order: Order.describe("The order after the change (before it, for order.deleted)"),
+    order: OrderV2.describe("The order after the change (before it, for order.deleted)"),
     previous: PreviousOrder.optional().describe("order.updated and the status changes only"),
   })
   .meta({ id: "OrderEvent", description: "One change to an order, whoever made it (this API or another system writing the database)." });

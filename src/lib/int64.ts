@@ -1,4 +1,5 @@
-const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+/** A canonical decimal integer: no sign but "-", no leading zeros. */
+export const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
 const INT64_MAX_DIGITS = "9223372036854775807";
 const INT64_MIN_DIGITS = "9223372036854775808";
 

@@ -14,13 +14,18 @@ type FieldWriter = (value: Cell) => string | undefined;
 
 /**
  * How the schema says a field is written: int64s digit for digit (the
- * `format: int64` the ids carry), other integers only within JavaScript's
- * safe range (what the document says), date-times only as RFC 3339 and then
- * in UTC, enum values only when listed, strings always JSON-escaped, and
- * booleans from SQLite's 0 and 1.
+ * `format: int64` the ids carry), as a JSON integer or, where the schema is a
+ * string, a string of the same digits; other integers only within
+ * JavaScript's safe range (what the document says), date-times only as RFC
+ * 3339 and then in UTC, enum values only when listed, strings always
+ * JSON-escaped, and booleans from SQLite's 0 and 1.
  */
 function writerOf(schema: z.ZodType): FieldWriter {
-  if (schema.meta()?.format === "int64") return (v) => (typeof v === "string" && isCanonicalInt64(v) ? v : undefined);
+  if (schema.meta()?.format === "int64") {
+    // Digits and a sign only: nothing to escape.
+    const quote = schema instanceof z.ZodString ? '"' : "";
+    return (v) => (typeof v === "string" && isCanonicalInt64(v) ? quote + v + quote : undefined);
+  }
   if (schema instanceof z.ZodISODateTime) {
     return (v) => {
       const utc = typeof v === "string" ? rfc3339ToUtc(v) : undefined;

@@ -5,7 +5,7 @@ import { ApiError } from "../api-error";
 import { writeSession } from "../lib/d1-session";
 import { bookmarkHeader } from "./d1-bookmark";
 import { cancelPendingOrder } from "./order-queries";
-import { OrderIdParams } from "./order-schemas";
+import type { OrderIdParams, OrderIdParamsV2 } from "./order-schemas";
 import type { OwnWrites } from "./own-writes";
 import type { VersionMemory } from "./recent-version";
 
@@ -13,6 +13,8 @@ import type { VersionMemory } from "./recent-version";
 export interface CancelOrderIn {
   operationId: "cancelOrder" | "cancelOrderV2";
   stability: Stability;
+  /** The order id as the version's document presents it: the same text on the wire in both. */
+  params: typeof OrderIdParams | typeof OrderIdParamsV2;
   /** After a cancel that changed the order (its event is written): the composition's hook, which nudges webhook delivery. */
   cancelled(c: Context<AppEnv>): void;
 }
@@ -42,7 +44,7 @@ export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites, versi
     },
     errors: ["invalid_order_id", "order_not_found", "order_already_shipped"],
     params: {
-      schema: OrderIdParams,
+      schema: version.params,
       invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
     },
     async handle(c, { orderId }) {

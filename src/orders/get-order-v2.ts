@@ -8,7 +8,7 @@ import { logLine } from "../lib/log";
 import { bookmarkHeader, bookmarkOf } from "./d1-bookmark";
 import { orderWriter, type DroppedValue } from "./order-json";
 import { readOrder } from "./order-page-queries";
-import { Order, OrderIdParams } from "./order-schemas";
+import { OrderIdParamsV2, OrderV2 } from "./order-schemas";
 import { textBody } from "../counted-body";
 
 /** An order's ETag: from what the client would receive, so it changes exactly when the order's JSON does. */
@@ -26,13 +26,13 @@ export const getOrderV2 = (ownWrites: OwnWrites) =>
     description: "One order by its id, with an ETag: revalidate with If-None-Match to get 304 while it is unchanged.",
     stability: "beta",
     responses: {
-      200: { description: "The order", body: Order, headers: ["ETag", "X-D1-Bookmark"] },
+      200: { description: "The order", body: OrderV2, headers: ["ETag", "X-D1-Bookmark"] },
       304: { description: "Not Modified: the order is as the ETag in If-None-Match says. No body.", headers: ["ETag", "X-D1-Bookmark"] },
     },
     requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
     errors: ["invalid_order_id", "order_not_found", "invalid_bookmark"],
     params: {
-      schema: OrderIdParams,
+      schema: OrderIdParamsV2,
       invalid: { code: "invalid_order_id", message: "orderId must be a decimal 64-bit integer such as 42." },
     },
     async handle(c, { orderId }) {
@@ -40,7 +40,7 @@ export const getOrderV2 = (ownWrites: OwnWrites) =>
       const row = await readOrder(db, orderId);
       if (!row) throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
       const dropped: DroppedValue[] = [];
-      const body = orderWriter(dropped)(row);
+      const body = orderWriter(dropped, "v2")(row);
       if (dropped.length > 0) logLine("warn", c.get("requestId"), "order: values that do not fit the Order schema were left out", { values: dropped });
       const headers = { ETag: await orderEtag(body), ...bookmarkHeader(db) };
       if (ifNoneMatchMatches(c.req.header("If-None-Match"), headers.ETag)) return c.body(null, 304, headers);

@@ -1,6 +1,7 @@
 import { defineOperation } from "../api/define-operation";
 import { documentedParameters } from "../api/strict-query";
 import { readSession } from "../lib/d1-session";
+import { CANONICAL_INTEGER } from "../lib/int64";
 import type { OwnWrites } from "./own-writes";
 import { logLine } from "../lib/log";
 import { API_VERSIONS, versionBaseUrl } from "../service-identity";
@@ -14,7 +15,8 @@ import { textBody } from "../counted-body";
 /** Each query parameter's JSON schema in the document; readOrderPageQuery() is what enforces them. */
 const QUERY_SCHEMAS: Record<keyof typeof PARAMETERS, Record<string, unknown>> = {
   status: { type: "string", pattern: `^(${ORDER_STATUSES.join("|")})(,(${ORDER_STATUSES.join("|")}))*$` },
-  petId: { type: "integer", format: "int64" },
+  // A string, as v2 writes every int64 (docs/api.md#int64-ids-in-v2).
+  petId: { type: "string", format: "int64", pattern: CANONICAL_INTEGER.source },
   complete: { type: "boolean" },
   shipDateFrom: { type: "string", format: "date-time" },
   shipDateTo: { type: "string", format: "date-time" },

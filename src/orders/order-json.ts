@@ -1,6 +1,6 @@
 import { jsonWriter } from "../lib/json-writer";
 import type { OrderRow } from "./order-queries";
-import { Order } from "./order-schemas";
+import { Order, OrderV2 } from "./order-schemas";
 
 /** A value left out of the list because it does not have the type the document promises. */
 export interface DroppedValue {
@@ -11,14 +11,16 @@ export interface DroppedValue {
 /** The table's name for each field that can be left out, for the log (docs/design/order-list.md#data-model). */
 const COLUMNS: Record<string, string> = { petId: "pet_id", quantity: "quantity", shipDate: "ship_date" };
 
-const writeOrder = jsonWriter(Order);
+const writeOrder = { v1: jsonWriter(Order), v2: jsonWriter(OrderV2) };
 
 /**
- * A writer of orders as the Order schema says (lib/json-writer.ts): ids digit
- * for digit, and only values of the promised type, whatever other systems
- * wrote to the table. What it leaves out is noted in `dropped`.
+ * A writer of orders as the version's Order schema says (lib/json-writer.ts):
+ * ids digit for digit (v2's as strings), and only values of the promised
+ * type, whatever other systems wrote to the table. What it leaves out is
+ * noted in `dropped`.
  */
-export function orderWriter(dropped: DroppedValue[]): (row: OrderRow) => string {
+export function orderWriter(dropped: DroppedValue[], version: keyof typeof writeOrder): (row: OrderRow) => string {
   const leftOut = (field: string, row: OrderRow) => dropped.push({ orderId: row.id, column: COLUMNS[field] ?? field });
-  return (row) => writeOrder(row, leftOut);
+  const write = writeOrder[version];
+  return (row) => write(row, leftOut);
 }

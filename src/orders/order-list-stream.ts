@@ -27,7 +27,7 @@ export function orderListStream(
   let written = 0;
   let bytes = 0;
   const dropped: DroppedValue[] = [];
-  const writeOrder = orderWriter(dropped);
+  const writeOrder = orderWriter(dropped, "v1");
   const reportDropped = () => {
     if (dropped.length > 0) outcome.dropped(dropped);
   };

@@ -55,7 +55,7 @@ export async function readOrderPage(request: OrderPageRequest, context: OrderPag
   const nextAfter = more ? rows.at(-1)!.id : read.scannedTo;
   const nextCursor = nextAfter === undefined ? null : await encodeCursor(nextAfter, query.filters);
   const dropped: DroppedValue[] = [];
-  const write = orderWriter(dropped);
+  const write = orderWriter(dropped, "v2");
   const body = `{"data":[${rows.map(write).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
   if (dropped.length > 0) context.dropped(dropped);
   if (nextCursor === null) return { kind: "page", etag, body };

@@ -50,7 +50,7 @@ describe("webhooks against npm start", () => {
     expect(created.status).toBe(201);
     const endpoint = (await created.json()) as { id: string; secret: string };
     try {
-      const page = (await (await call("/v2/store/orders?status=pending&limit=1")).text()).match(/"id":(\d+)/);
+      const page = (await (await call("/v2/store/orders?status=pending&limit=1")).text()).match(/"id":"(\d+)"/);
       const orderId = page![1]!;
       expect((await call(`/v2/store/orders/${orderId}`, { method: "DELETE" })).status).toBe(204);
 

@@ -141,7 +141,7 @@ describe("reading its own writes, revalidating, and the limits", () => {
 
 describe("v2", () => {
   const page = (ids: string[], nextCursor: string | null, bookmark: string) =>
-    new Response(`{"data":[${ids.map((id) => `{"id":${id},"status":"pending","complete":false}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`, {
+    new Response(`{"data":[${ids.map((id) => `{"id":"${id}","status":"pending","complete":false}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`, {
       headers: { "Content-Type": "application/json", "X-D1-Bookmark": bookmark },
     });
 
@@ -166,8 +166,8 @@ describe("v2", () => {
   });
 
   it("gets one order exactly, cancels through /v2, and refuses an id that is not a decimal int64 before sending", async () => {
-    const { client, requests } = fakeService(json({ id: 1, status: "pending", complete: false }), new Response(null, { status: 204 }));
-    const text = '{"id":9223372036854775807,"status":"pending","complete":false}';
+    const { client, requests } = fakeService(json({ id: "1", status: "pending", complete: false }), new Response(null, { status: 204 }));
+    const text = '{"id":"9223372036854775807","status":"pending","complete":false}';
     const exact = fakeService(new Response(text, { headers: { "Content-Type": "application/json" } }));
     expect((await exact.client.v2.orders.get("9223372036854775807")).id).toBe("9223372036854775807");
     expect((await client.v2.orders.get(1n)).id).toBe("1");
@@ -181,7 +181,7 @@ describe("v2", () => {
 describe("v2 events", () => {
   const eventsPage = (seqs: number[], nextCursor: string) =>
     new Response(
-      `{"data":[${seqs.map((seq) => `{"id":"evt_${seq}","type":"order.created","createdAt":"2026-11-24T00:00:00.000Z","order":{"id":9223372036854775807,"status":"pending","complete":false}}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`,
+      `{"data":[${seqs.map((seq) => `{"id":"evt_${seq}","type":"order.created","createdAt":"2026-11-24T00:00:00.000Z","order":{"id":"9223372036854775807","status":"pending","complete":false}}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`,
       { headers: { "Content-Type": "application/json" } },
     );
 
@@ -244,11 +244,13 @@ describe("verifyWebhook", () => {
     await expect(verifyWebhook(secret, headers, body, { now })).rejects.toThrow(message);
   });
 
-  it("reads an event's ids exactly", async () => {
-    const body = '{"id":"evt_1","type":"order.created","order":{"id":9223372036854775807,"status":"pending","complete":false}}';
+  it("reads an event's ids exactly: strings as v2 writes them, and integers as deliveries signed before that carried them", async () => {
     const secret = "whsec_" + btoa("k".repeat(32));
     const { signWebhook } = await import("../../src/webhooks/webhook-signature");
-    const headers = { "webhook-id": "evt_1", "webhook-timestamp": "1614265330", "webhook-signature": await signWebhook(secret, "evt_1", 1614265330, body) };
-    expect(await verifyWebhook<{ order: { id: string } }>(secret, headers, body, { now: at })).toMatchObject({ order: { id: "9223372036854775807" } });
+    for (const id of ['"9223372036854775807"', "9223372036854775807"]) {
+      const body = `{"id":"evt_1","type":"order.created","order":{"id":${id},"status":"pending","complete":false}}`;
+      const headers = { "webhook-id": "evt_1", "webhook-timestamp": "1614265330", "webhook-signature": await signWebhook(secret, "evt_1", 1614265330, body) };
+      expect(await verifyWebhook<{ order: { id: string } }>(secret, headers, body, { now: at })).toMatchObject({ order: { id: "9223372036854775807" } });
+    }
   });
 });

@@ -95,8 +95,8 @@ beforeAll(async () => {
     if (path === "/v1/openapi.json" || path === "/v2/openapi.json") return send(200, { openapi: "3.1.0", paths: { "/store/orders": {}, "/store/orders/{orderId}": {} } });
     if (!request.headers.authorization) return send(401, { code: "missing_api_key", message: "no key", status: 401 }, { "WWW-Authenticate": 'Bearer realm="store-orders"' });
     if (request.method === "GET" && path === "/v1/store/orders") return send(200, [{ id: 1, status: "pending", complete: false }]);
-    if (request.method === "GET" && path.startsWith("/v2/store/orders?")) return send(200, { data: [{ id: 1, status: "pending", complete: false }], nextCursor: null });
-    if (request.method === "GET" && path === "/v2/store/orders/1") return send(200, { id: 1, status: "pending", complete: false });
+    if (request.method === "GET" && path.startsWith("/v2/store/orders?")) return send(200, { data: [{ id: "1", status: "pending", complete: false }], nextCursor: null });
+    if (request.method === "GET" && path === "/v2/store/orders/1") return send(200, { id: "1", status: "pending", complete: false });
     if (request.method === "DELETE") return send(404, { code: "order_not_found", message: "none", status: 404 });
     return send(404, { code: "not_found", message: "none", status: 404 });
   });

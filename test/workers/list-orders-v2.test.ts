@@ -21,8 +21,8 @@ interface Page {
 
 const STATUSES = ["pending", "shipped", "delivered", "cancelled"] as const;
 
-/** The ids of a body as their exact decimal text (ids go beyond 2^53). */
-const idsOf = (body: string) => [...body.matchAll(/"id":(-?\d+)/g)].map((match) => match[1]!);
+/** The ids of a page, which v2 writes as strings of decimal digits (docs/api.md#int64-ids-in-v2). */
+const idsOf = (body: string) => [...body.matchAll(/"id":"(-?\d+)"/g)].map((match) => match[1]!);
 
 async function page(query: string, init: RequestInit = {}): Promise<{ response: Response; body: string; page: Page }> {
   const response = await api(`/v2/store/orders${query ? `?${query}` : ""}`, init);
@@ -125,7 +125,7 @@ describe("GET /v2/store/orders: the query", () => {
 });
 
 describe("GET /v2/store/orders: pages", () => {
-  it("answers the orders ascending by id, with the same writer as v1, and nextCursor null on the last page", async () => {
+  it("answers the orders ascending by id, with v1's writer but int64s as strings, and nextCursor null on the last page", async () => {
     await seedOrders([
       { id: "9223372036854775807", petId: "9007199254740993", quantity: 2, shipDate: "2026-03-01T10:00:00+01:00", status: "shipped", complete: true },
       { id: 1, petId: 5, status: "pending" },
@@ -133,8 +133,8 @@ describe("GET /v2/store/orders: pages", () => {
     const { response, body, page: only } = await page("");
     expect(response.headers.get("Content-Type")).toBe("application/json");
     expect(body).toBe(
-      '{"data":[{"id":1,"petId":5,"status":"pending","complete":false},' +
-        '{"id":9223372036854775807,"petId":9007199254740993,"quantity":2,"shipDate":"2026-03-01T09:00:00.000Z","status":"shipped","complete":true}],"nextCursor":null}',
+      '{"data":[{"id":"1","petId":"5","status":"pending","complete":false},' +
+        '{"id":"9223372036854775807","petId":"9007199254740993","quantity":2,"shipDate":"2026-03-01T09:00:00.000Z","status":"shipped","complete":true}],"nextCursor":null}',
     );
     expect(only.nextCursor).toBeNull();
     expect(response.headers.get("Link")).toBeNull();
@@ -336,7 +336,7 @@ describe("/v2/store/orders/{orderId}", () => {
   it("GET answers the order with an ETag, 304 to it, 404 for none and 400 for a bad id", async () => {
     await seedOrders([{ id: "9223372036854775807", petId: 1, status: "pending" }]);
     const response = await api("/v2/store/orders/9223372036854775807");
-    expect(await response.text()).toBe('{"id":9223372036854775807,"petId":1,"status":"pending","complete":false}');
+    expect(await response.text()).toBe('{"id":"9223372036854775807","petId":"1","status":"pending","complete":false}');
     const etag = response.headers.get("ETag")!;
     expect((await api("/v2/store/orders/9223372036854775807", { headers: { "If-None-Match": etag } })).status).toBe(304);
     expect(await errorBodyOf(await api("/v2/store/orders/42"))).toMatchObject({ code: "order_not_found", status: 404 });
@@ -389,6 +389,24 @@ describe("the v2 document and GET /", () => {
     const cursor = document.paths["/store/orders"]!.get!.parameters.find((parameter) => parameter.name === "cursor") as unknown as { schema: Record<string, unknown> };
     expect(cursor.schema).toEqual({ type: "string", minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_-]{1,200}$" });
     expect(Object.keys(document.paths)).not.toContain("/pets/{petId}");
+  });
+
+  it("says every int64 is a string of decimal digits (format int64, with the pattern), in bodies and parameters; Error.code is open", async () => {
+    const document = (await (await api("/v2/openapi.json", { key: null })).json()) as {
+      paths: Record<string, Record<string, { parameters: { name: string; in: string; schema: Record<string, unknown> }[] }>>;
+      components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
+    };
+    const int64 = { type: "string", format: "int64", pattern: "^-?(0|[1-9][0-9]*)$" };
+    const { Order, OrderEventPrevious, Error } = document.components.schemas;
+    for (const schema of [Order!.properties.id, Order!.properties.petId]) expect(schema).toMatchObject(int64);
+    for (const schema of [OrderEventPrevious!.properties.id, OrderEventPrevious!.properties.petId]) expect(schema!.anyOf).toContainEqual(expect.objectContaining(int64));
+    const parameter = (path: string, method: string, name: string) => document.paths[path]![method]!.parameters.find((p) => p.name === name)!.schema;
+    for (const method of ["get", "delete"]) expect(parameter("/store/orders/{orderId}", method, "orderId")).toMatchObject(int64);
+    expect(parameter("/store/orders", "get", "petId")).toEqual(int64);
+    expect(JSON.stringify(document)).not.toMatch(/"type":"integer","format":"int64"/);
+    expect(Error!.properties.code).toMatchObject({ type: "string", examples: expect.arrayContaining(["order_not_found", "invalid_order_id"]) });
+    // Neither the Error schema nor an operation's error responses close the list of codes.
+    expect(JSON.stringify(document)).not.toMatch(/"code":\{[^{}]*"enum"/);
   });
 
   it("lists both versions at GET /, each with its document and reference page", async () => {

@@ -65,28 +65,28 @@ describe("the order event feed", () => {
     const { events, pages, last } = await walk(start);
     expect(pages).toBe(4);
     expect(events.map((event) => [event.type, event.order.id])).toEqual([
-      ["order.created", 1],
-      ["order.created", 2],
-      ["order.created", 9223372036854775807],
-      ["order.cancelled", 1],
-      ["order.delivered", 9223372036854775807],
-      ["order.updated", 2],
-      ["order.deleted", 2],
+      ["order.created", "1"],
+      ["order.created", "2"],
+      ["order.created", "9223372036854775807"],
+      ["order.cancelled", "1"],
+      ["order.delivered", "9223372036854775807"],
+      ["order.updated", "2"],
+      ["order.deleted", "2"],
     ]);
     const ids = events.map((event) => Number(event.id.slice("evt_".length)));
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(ids.length);
-    expect(events[3]).toMatchObject({ order: { id: 1, petId: 5, quantity: 2, status: "cancelled", complete: false }, previous: { status: "pending" } });
+    expect(events[3]).toMatchObject({ order: { id: "1", petId: "5", quantity: 2, status: "cancelled", complete: false }, previous: { status: "pending" } });
     expect(events[5]!.previous).toEqual({ quantity: null });
 
-    // Exact int64 on the wire, never a float.
+    // Exact int64 on the wire, as a string of its digits (docs/api.md#int64-ids-in-v2).
     const raw = await (await api(`/v2/store/order-events?after=${start}&types=order.delivered`)).text();
-    expect(raw).toContain('"id":9223372036854775807');
+    expect(raw).toContain('"id":"9223372036854775807"');
 
     // The empty last page says where the next event will be: nothing is seen twice, nothing missed.
     await seedOrders([{ id: 3 }]);
     const after = await page(`after=${last}`);
-    expect(after.data.map((event) => [event.type, event.order.id])).toEqual([["order.created", 3]]);
+    expect(after.data.map((event) => [event.type, event.order.id])).toEqual([["order.created", "3"]]);
   });
 
   it("orders a page by the sequence's number, not its digits, where it crosses into another length (99 before 100)", async () => {
@@ -120,8 +120,8 @@ describe("the order event feed", () => {
     await sql("UPDATE orders SET status = 'shipped' WHERE id = 3");
     const cancelled = await page(`after=${start}&types=order.shipped,order.cancelled`);
     expect(cancelled.data.map((event) => [event.type, event.order.id])).toEqual([
-      ["order.cancelled", 2],
-      ["order.shipped", 3],
+      ["order.cancelled", "2"],
+      ["order.shipped", "3"],
     ]);
     // Nothing of these types since: the cursor is the head of the feed, so the next read skips the creations for good.
     expect(cancelled.nextCursor).toBe(await feedCursor(await headSeq()));
@@ -198,9 +198,9 @@ describe("the order event feed", () => {
     expect((await errorBodyOf(await api(`/v2/store/order-events?after=${start}`))).code).toBe("cursor_expired");
     // At the mark itself nothing was skipped: the page goes on.
     const kept = await page(`after=${await feedCursor(String(head + 2))}`);
-    expect(kept.data.map((event) => event.order.id)).toEqual([7]);
+    expect(kept.data.map((event) => event.order.id)).toEqual(["7"]);
     const oldest = await page("");
-    expect(oldest.data.map((event) => event.order.id)).toEqual([7]);
+    expect(oldest.data.map((event) => event.order.id)).toEqual(["7"]);
   });
 
   it("needs the orders:read scope", async () => {
@@ -265,7 +265,7 @@ describe("the feed's wait", () => {
     await vi.advanceTimersByTimeAsync(1_000);
     const response = await request.done;
     expect(response.status).toBe(200);
-    expect((await response.json<EventPage>()).data.map((event: EventPage["data"][number]) => event.order.id)).toEqual([8]);
+    expect((await response.json<EventPage>()).data.map((event: EventPage["data"][number]) => event.order.id)).toEqual(["8"]);
     expect(reads()).toBe(4);
   });
 

@@ -29,14 +29,13 @@ async function events(): Promise<Record<string, unknown>[]> {
     .bind(before)
     .all<OrderEventRow>();
   const dropped: DroppedValue[] = [];
-  // Ids beyond 2^53 kept exact: read back as strings.
-  return results.map((row) => JSON.parse(orderEventJson(row, dropped).replace(/"(id|petId)":(-?\d+)/g, '"$1":"$2"')) as Record<string, unknown>);
+  return results.map((row) => JSON.parse(orderEventJson(row, dropped)) as Record<string, unknown>);
 }
 
 const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
 
 describe("order events, captured by triggers", () => {
-  it("appends order.created for an insert, with the order exactly as the list writes it", async () => {
+  it("appends order.created for an insert, with the order exactly as v2's pages write it (int64s as strings)", async () => {
     await seedOrders([{ id: 9223372036854775807n, petId: 9007199254740993n, quantity: 2, shipDate: "2026-03-01T10:00:00+01:00", status: "pending" }]);
     const [created, ...rest] = await events();
     expect(rest).toEqual([]);
@@ -101,7 +100,7 @@ describe("order events, captured by triggers", () => {
     await sql("INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (7, 'seven', 2.5, 'pending', 0, 'x', 'x')");
     const { results } = await env.DB.prepare("SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq > ?1").bind(before).all<OrderEventRow>();
     const dropped: DroppedValue[] = [];
-    expect(JSON.parse(orderEventJson(results[0]!, dropped)).order).toEqual({ id: 7, status: "pending", complete: false });
+    expect(JSON.parse(orderEventJson(results[0]!, dropped)).order).toEqual({ id: "7", status: "pending", complete: false });
     expect(dropped).toEqual([
       { orderId: "7", column: "pet_id" },
       { orderId: "7", column: "quantity" },

@@ -3,9 +3,9 @@ import { orderWriter, type DroppedValue } from "../../src/orders/order-json";
 
 const row = { id: "1", petId: null, quantity: null, shipDate: null, status: "pending", complete: 0 };
 
-function write(values: Partial<typeof row> | Record<string, string | null>): { json: string; dropped: DroppedValue[] } {
+function write(values: Partial<typeof row> | Record<string, string | null>, version: "v1" | "v2" = "v1"): { json: string; dropped: DroppedValue[] } {
   const dropped: DroppedValue[] = [];
-  return { json: orderWriter(dropped)({ ...row, ...values } as typeof row), dropped };
+  return { json: orderWriter(dropped, version)({ ...row, ...values } as typeof row), dropped };
 }
 
 describe("the order writer", () => {
@@ -16,6 +16,14 @@ describe("the order writer", () => {
   it("writes int64 digits exactly", () => {
     const { json } = write({ id: "9223372036854775807", petId: "-9223372036854775808", quantity: "3" });
     expect(json).toBe('{"id":9223372036854775807,"petId":-9223372036854775808,"quantity":3,"status":"pending","complete":false}');
+  });
+
+  it("writes v2's int64s as strings of the same digits, and leaves out one that is not an int64 as v1 does", () => {
+    const { json } = write({ id: "9223372036854775807", petId: "-9223372036854775808", quantity: "3" }, "v2");
+    expect(json).toBe('{"id":"9223372036854775807","petId":"-9223372036854775808","quantity":3,"status":"pending","complete":false}');
+    const odd = write({ petId: '2,"status":"delivered"' }, "v2");
+    expect(odd.json).toBe('{"id":"1","status":"pending","complete":false}');
+    expect(odd.dropped).toEqual([{ orderId: "1", column: "pet_id" }]);
   });
 
   it("normalises ship dates to UTC", () => {

@@ -1,6 +1,7 @@
 import { REFERENCE_PATH } from "../../src/api/reference-page";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ERROR_STATUS } from "../../src/api-error";
 import { readConfig } from "../../src/read-config";
 import { openApiDocument } from "../../src/api/openapi-document";
 import { operations } from "../../src/v1-operations";
@@ -140,6 +141,26 @@ describe("GET /v1/openapi.json", () => {
     for (const parameter of [...paths["/store/orders/{orderId}"].delete.parameters, ...paths["/pets/{petId}"].get.parameters]) {
       expect(parameter.description).toMatch(/2\^53.*exactly/);
     }
+  });
+
+  it("keeps v1's int64s JSON integers, as the specification says, and points each to v2's strings and the TypeScript client", async () => {
+    const document = await fetchDocument();
+    const { Order, Pet } = document.components.schemas as Record<string, { properties: Record<string, { type: string; format: string; description: string }> }>;
+    const orderId = document.paths["/store/orders/{orderId}"].delete.parameters.find((parameter) => parameter.name === "orderId") as unknown as { schema: object; description: string };
+    for (const int64 of [Order!.properties.id!, Order!.properties.petId!, Pet!.properties.id!, { ...orderId.schema, description: orderId.description }]) {
+      expect(int64).toMatchObject({ type: "integer", format: "int64" });
+      expect(int64.description).toMatch(/v2.*strings.*TypeScript client.*client\//);
+    }
+  });
+
+  it("leaves Error.code open: the known codes are examples, in the Error schema and in each response, never an enum", async () => {
+    const document = await fetchDocument();
+    const { Error } = document.components.schemas as Record<string, { properties: Record<string, object> }>;
+    expect(Error!.properties.code).toMatchObject({ type: "string", examples: Object.keys(ERROR_STATUS) });
+    expect(document.paths["/store/orders/{orderId}"].delete.responses["404"]!.content).toEqual({
+      "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { code: { examples: ["order_not_found", "not_found", "unsupported_version"] } } }] } },
+    });
+    expect(JSON.stringify(document)).not.toMatch(/"code":\{[^{}]*"enum"/);
   });
 
   it("has contact, license, defined tags, and a description and a tag on every operation", async () => {
