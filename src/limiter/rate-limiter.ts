@@ -107,6 +107,10 @@ export class RateLimiter extends DurableObject<Env> {
     }
     const next = Math.min(stateLive ? expiresAt(state) : Infinity, nextPrune ?? Infinity);
     if (next !== Infinity) await this.ctx.storage.setAlarm(next * 1000);
-    else await this.ctx.storage.deleteAll();
+    else {
+      await this.ctx.storage.deleteAll();
+      // This instance may serve the budget's next request: its ledger's tables must be there (deleteAll dropped them).
+      this.#ledger.createTables();
+    }
   }
 }

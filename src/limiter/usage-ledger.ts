@@ -52,8 +52,13 @@ export class UsageLedger {
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
+    this.createTables();
+  }
+
+  /** Makes its tables where they are missing: on a new object, and again after the object's storage was emptied (deleteAll drops them). */
+  createTables(): void {
     for (const table of Object.values(TABLES)) {
-      sql.exec(`CREATE TABLE IF NOT EXISTS ${table} (start INTEGER PRIMARY KEY, admitted INTEGER NOT NULL, refused INTEGER NOT NULL)`);
+      this.#sql.exec(`CREATE TABLE IF NOT EXISTS ${table} (start INTEGER PRIMARY KEY, admitted INTEGER NOT NULL, refused INTEGER NOT NULL)`);
     }
   }
 
