@@ -13,7 +13,7 @@ export interface EnvironmentConfig {
   durableObjects: { name: string; class_name: string }[];
   observability: boolean;
   crons: string[];
-  queues: { producers: { binding: string; queue: string }[]; consumers: { queue: string; max_retries?: number; dead_letter_queue?: string }[] };
+  queues: { producers: { binding: string; queue: string }[]; consumers: { queue: string; max_retries?: number; max_batch_timeout?: number; dead_letter_queue?: string }[] };
   analyticsDatasets: { binding: string; dataset?: string }[];
   compatibilityFlags: string[];
 }

@@ -55,6 +55,12 @@ describe("wrangler.toml environments", () => {
     expect(configProblems("staging", staging({ queues: { producers: [], consumers: [] } }), local)).toEqual(["staging: the WEBHOOK_DELIVERIES queue producer is missing"]);
   });
 
+  it("retries webhooks locally on the schedule's own gaps: the delivery queue's consumer waits for no batch", () => {
+    const producer = local.queues.producers.find((queue) => queue.binding === "WEBHOOK_DELIVERIES")!;
+    expect(local.vars.WEBHOOK_RETRY_SECONDS).toBe("1,2,3");
+    expect(local.queues.consumers.find((queue) => queue.queue === producer.queue)?.max_batch_timeout).toBe(0);
+  });
+
   it("reports a deployed BASE_URL that is not https", () => {
     const BASE_URL = "http://store-orders.example.com/v1";
     const problems = configProblems("staging", staging({ vars: { ...staging().vars, BASE_URL } }), local);
