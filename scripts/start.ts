@@ -45,7 +45,13 @@ console.log(`\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization
 console.log(`Operator API (local token, from ${operatorEnv}): curl -H "Authorization: Bearer ${operatorToken}" http://localhost:${values.port}/admin/keys/<keyId>/usage\n`);
 // BASE_URL follows the port, so GET / and the deprecation Link point where the service really is.
 const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, "--env-file", operatorEnv, ...persist]);
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => dev.kill(signal));
+// A stop of npm start is wrangler dev's: it stops workerd and frees the port, then this process follows it out.
+// The key store's Miniflare leaves exit hooks behind that would end this process at once, before wrangler hears
+// of it, and leave wrangler and workerd holding the port: from here on, this process only stands for wrangler dev.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.removeAllListeners(signal);
+  process.on(signal, () => dev.kill(signal));
+}
 dev.on("exit", (code) => process.exit(code ?? 0));
 
 /**

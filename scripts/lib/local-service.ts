@@ -26,6 +26,8 @@ export function tempStateDir(): { path: string; remove(): void } {
 
 export interface RunningService {
   baseUrl: string;
+  /** The npm process's id, which is also its process group's: every process `npm start` runs is in that group. */
+  pid: number;
   /** The demo key `npm start` made, for authenticated calls. */
   demoKey: string;
   /** fetch() against the service with the demo key, unless the init has its own Authorization. */
@@ -81,7 +83,7 @@ export async function startService(
         if (!headers.has("Authorization")) headers.set("Authorization", `Bearer ${demoKey}`);
         return fetchLocal(`${baseUrl}${path}`, { ...init, headers });
       };
-      return { baseUrl, demoKey, call, output: () => output, stop };
+      return { baseUrl, pid: child.pid!, demoKey, call, output: () => output, stop };
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }

@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RunningService } from "../../scripts/lib/local-service";
+import { startService, tempStateDir, type RunningService } from "../../scripts/lib/local-service";
 import { useKeysCommand } from "../support/npm-script";
 import { useService } from "../support/service-fixture";
 
@@ -22,6 +25,13 @@ describe("npm start", () => {
     expect(described.baseUrl).toBe(`http://localhost:${port}/v1`);
     const pet = await service.current.call("/v1/pets/1");
     expect(pet.headers.get("Link")).toMatch(new RegExp(`^<http://localhost:${port}/v1/`));
+  });
+
+  it("keeps the demo key where the README says it is with --persist-to", () => {
+    const readme = readFileSync("README.md", "utf8");
+    const documented = /`--persist-to <dir>` keeps it in `<dir>\/([\w./-]+)`/.exec(readme);
+    expect(documented, "the README names the demo key's file under --persist-to").not.toBeNull();
+    expect(readFileSync(join(service.statePath, documented![1]!), "utf8").trim()).toBe(service.current.demoKey);
   });
 
   it("prints a ready-to-paste curl line with a working local demo key", async () => {
@@ -77,4 +87,47 @@ describe("npm start", () => {
     expect(((await stillBanned.json()) as { code: string }).code).toBe("api_key_banned");
     expect(Number(stillBanned.headers.get("X-RateLimit-Reset"))).toBe(banEnd);
   });
+});
+
+/** Whether any process is left in the process group `pgid` (signal 0 only asks). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** Whether a new server could listen on the loopback port now. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+// A terminal's Ctrl-C signals every process of the job; a process manager, or `kill`, signals npm alone.
+describe("npm start, stopped by a signal to npm alone", () => {
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "%s: stops wrangler and workerd with it, and frees the port",
+    async (signal) => {
+      const state = tempStateDir();
+      const running = await startService(state.path);
+      try {
+        const port = Number(new URL(running.baseUrl).port);
+        expect(await portFree(port)).toBe(false);
+        process.kill(running.pid, signal);
+        // Every process npm start ran is in npm's process group (startService starts it detached).
+        await expect.poll(() => groupAlive(running.pid), { timeout: 30_000, interval: 250 }).toBe(false);
+        expect(await portFree(port)).toBe(true);
+      } finally {
+        // What an earlier npm start left behind is not left to the next test.
+        if (groupAlive(running.pid)) process.kill(-running.pid, "SIGKILL");
+        state.remove();
+      }
+    },
+    240_000,
+  );
 });
