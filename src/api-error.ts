@@ -36,6 +36,8 @@ export const ERROR_STATUS = {
   too_many_webhook_endpoints: 409,
   cursor_expired: 410,
   endpoint_sunset: 410,
+  body_too_large: 413,
+  unsupported_media_type: 415,
   rate_limit_exceeded: 429,
   api_key_banned: 429,
   internal_error: 500,

@@ -9,7 +9,7 @@ import { BOOKMARK_HEADER, BOOKMARK_PATTERN } from "./lib/bookmark";
 interface HeaderSpec {
   description: string;
   schema: Record<string, unknown>;
-  /** Sent on every response but CORS preflights. */
+  /** Sent on every response but the answers to OPTIONS (CORS preflights and plain OPTIONS alike). */
   always?: true;
   /** Browser code may read it (Access-Control-Expose-Headers). */
   exposed?: true;
@@ -78,6 +78,11 @@ export const HEADERS = {
   },
   Deprecation: { description: "RFC 9745: `@<unix seconds>` when this operation was deprecated", schema: text, exposed: true },
   Sunset: { description: "RFC 8594: HTTP-date from which this operation answers 410", schema: text, exposed: true },
+  Location: {
+    description: "The URL of what a 201 made, where it is read and deleted",
+    schema: { type: "string", format: "uri" },
+    exposed: true,
+  },
   Link: {
     description: 'RFC 8288 links: rel="deprecation" where a deprecation is documented, rel="next" for the next page of a v2 list',
     schema: text,

@@ -39,8 +39,8 @@ export const webhookEndpointOperations = [
       `the next event on. The answer holds the signing secret, shown this once. At most ${MAX_ENDPOINTS_PER_BUDGET} ` +
       "endpoints a budget (a key and the key it was rotated from share them).",
     requestBody: { description: "The endpoint's URL and, optionally, the event types it wants", schema: CreateWebhookEndpoint },
-    responses: { 201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint } },
-    errors: ["invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints"],
+    responses: { 201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint, headers: ["Location"] } },
+    errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints"],
     async handle(c) {
       const body = await readJsonBody(c, CreateWebhookEndpoint);
       const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
@@ -55,7 +55,8 @@ export const webhookEndpointOperations = [
         throw new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
       }
       wakeDispatcher(c);
-      return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null }), secret }, 201);
+      const location = new URL(`${c.req.path}/${id}`, c.req.url).href;
+      return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null }), secret }, 201, { Location: location });
     },
   }),
   defineOperation({

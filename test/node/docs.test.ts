@@ -3,7 +3,7 @@ import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readEnvironment } from "../../scripts/lib/environments";
 import { ERROR_STATUS } from "../../src/api-error";
-import { HEADERS } from "../../src/header-catalogue";
+import { EXPOSED, HEADERS } from "../../src/header-catalogue";
 import { PLAN_LIMITS } from "../../src/limiter/plans";
 
 /**
@@ -130,6 +130,13 @@ describe("the docs", () => {
       }),
     );
     expect(documented).toEqual(catalogue);
+  });
+
+  it("name, in the CORS prose, exactly the headers browser code may read", () => {
+    const prose = /^\*\*CORS\.\*\*[\s\S]*?\n\n/m.exec(readFileSync("docs/api.md", "utf8"))?.[0] ?? "";
+    const sentence = /`Access-Control-Expose-Headers`\s+lists([^.]*)\./.exec(prose)?.[1] ?? "";
+    const named = [...sentence.matchAll(/`([\w-]+)`/g)].map((match) => match[1]!);
+    expect(named.sort()).toEqual([...EXPOSED].sort());
   });
 
   it("list exactly the vars every environment has", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { api } from "../support/request";
+import { EXPOSED } from "../../src/header-catalogue";
+import { api, errorBodyOf } from "../support/request";
 
 describe("CORS", () => {
   it("answers a preflight without a key, without rate-limit headers", async () => {
@@ -57,6 +58,32 @@ describe("CORS", () => {
     ]) {
       expect(exposed).toContain(header.toLowerCase());
     }
+  });
+
+  it.each([
+    ["/v1/store/orders", "GET, HEAD, OPTIONS"],
+    ["/v1/store/orders/42", "DELETE, OPTIONS"],
+    ["/v1", "GET, HEAD, OPTIONS"],
+    ["/v2/webhook-endpoints", "POST, GET, HEAD, OPTIONS"],
+  ])("answers a plain OPTIONS (no Access-Control-Request-Method) for %s with 204 and Allow: %s, without a key", async (path, allow) => {
+    const response = await api(path, { method: "OPTIONS", key: null });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("Allow")).toBe(allow);
+    expect(response.headers.get("Access-Control-Allow-Methods")).toBeNull();
+    expect(await response.text()).toBe("");
+    const preflight = await api(path, { method: "OPTIONS", key: null, headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "GET" } });
+    expect(preflight.headers.get("Access-Control-Allow-Methods")).toBe(allow.replaceAll(", ", ","));
+  });
+
+  it("answers a plain OPTIONS for a path no operation serves 404 not_found", async () => {
+    expect(await errorBodyOf(await api("/v1/store/orders/42/extra", { method: "OPTIONS", key: null }))).toMatchObject({ code: "not_found", status: 404 });
+  });
+
+  it("exposes exactly the headers the catalogue marks readable, a 201's Location among them", async () => {
+    const response = await api("/v1/store/orders", { headers: { Origin: "https://shop.example" } });
+    const exposed = (response.headers.get("Access-Control-Expose-Headers") ?? "").split(",");
+    expect(exposed).toEqual(EXPOSED);
+    expect(exposed).toContain("Location");
   });
 
   it("sends CORS headers on errors too", async () => {

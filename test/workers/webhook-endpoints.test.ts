@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { openSecret } from "../../src/webhooks/webhook-secrets";
-import { api, apiWith, errorBodyOf } from "../support/request";
+import { api, apiWith, errorBodyOf, ORIGIN } from "../support/request";
 import { storeTestKey, type TestKey } from "../support/test-keys";
 
 /**
@@ -60,6 +60,14 @@ describe("webhook endpoints", () => {
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
     expect(await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key }))).toMatchObject({ code: "webhook_endpoint_not_found", status: 404 });
     expect((await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key }))).code).toBe("webhook_endpoint_not_found");
+  });
+
+  it("are answered 201 with Location, the new endpoint's own URL", async () => {
+    const response = await create({ url: "https://receiver.example/hooks" });
+    const made = await response.json<Endpoint>();
+    expect(response.headers.get("Location")).toBe(`${ORIGIN}/v2/webhook-endpoints/${made.id}`);
+    const path = new URL(response.headers.get("Location")!).pathname;
+    expect(await (await api(path, { key: owner.key })).json<Endpoint>()).toMatchObject({ id: made.id });
   });
 
   it("keep the types asked for, each once", async () => {
@@ -159,6 +167,59 @@ describe("webhook endpoints", () => {
     const error = await errorBodyOf(await create(body));
     expect(error).toMatchObject({ code: "invalid_body", status: 400 });
     expect(error.message).toMatch(message);
+  });
+
+  it.each([
+    ["text/plain", { "Content-Type": "text/plain" }],
+    ["a form", { "Content-Type": "application/x-www-form-urlencoded" }],
+    ["a JSON-like type that is not JSON", { "Content-Type": "application/json-seq" }],
+    ["no Content-Type", {}],
+  ])("refuse a body sent as %s: 415 unsupported_media_type", async (_, headers) => {
+    const response = await apiWith(env, "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers, body: JSON.stringify({ url: "https://receiver.example/" }) });
+    const error = await errorBodyOf(response);
+    expect(error).toMatchObject({ code: "unsupported_media_type", status: 415 });
+    expect(error.message).toMatch(/Content-Type: application\/json/);
+  });
+
+  it("take JSON sent with a charset", async () => {
+    const headers = { "Content-Type": "application/json; charset=utf-8" };
+    const response = await apiWith(env, "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers, body: JSON.stringify({ url: "https://receiver.example/" }) });
+    expect(response.status).toBe(201);
+  });
+
+  it("refuse a body over 16,384 bytes: 413 body_too_large", async () => {
+    const body = JSON.stringify({ url: `https://receiver.example/${"a".repeat(16_384)}` });
+    expect(await errorBodyOf(await create(body))).toMatchObject({ code: "body_too_large", status: 413 });
+    // Just under the cap, the same URL is read, and refused for what it is.
+    expect((await errorBodyOf(await create({ url: `https://receiver.example/${"a".repeat(16_300)}` }))).code).toBe("invalid_webhook_url");
+  });
+
+  /** A body that counts how many of its chunks were read: `chunks` of 4 KB, then its end. */
+  function countedBody(chunks: number) {
+    const read = { count: 0 };
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (read.count === chunks) return controller.close();
+        read.count += 1;
+        controller.enqueue(new TextEncoder().encode(read.count === 1 ? `{"url": "https://receiver.example/${"a".repeat(4_060)}` : "a".repeat(4_096)));
+      },
+    });
+    return { stream, read };
+  }
+
+  it("refuse a body whose Content-Length is over the cap before reading any of it", async () => {
+    const { stream, read } = countedBody(8);
+    const headers = { "Content-Type": "application/json", "Content-Length": String(8 * 4_096) };
+    const response = await apiWith(env, "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers, body: stream });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "body_too_large", status: 413 });
+    expect(read.count).toBeLessThanOrEqual(1);
+  });
+
+  it("refuse a body sent without a length as soon as it passes the cap, not after reading it all", async () => {
+    const { stream, read } = countedBody(1_000);
+    const response = await apiWith(env, "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers: { "Content-Type": "application/json" }, body: stream });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "body_too_large", status: 413 });
+    expect(read.count).toBeLessThan(10);
   });
 
   it("need the webhooks:manage scope, which keys without scopes never had", async () => {
