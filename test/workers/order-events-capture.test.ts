@@ -95,6 +95,30 @@ describe("order events, captured by triggers", () => {
     expect((await events())[2]!.order).toMatchObject({ status: "shipped" });
   });
 
+  it("captures another system's INSERT OR REPLACE of an existing order as the change it is, and an ignored insert as nothing", async () => {
+    await seedOrders([{ id: 3, petId: 7, quantity: 1, status: "pending" }]);
+    const replace = (status: string, quantity: number) =>
+      sql(
+        "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 7, ?2, ?1, 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')",
+        status,
+        quantity,
+      );
+    await replace("delivered", 1);
+    // The same row again: nothing changed, nothing appended.
+    await replace("delivered", 1);
+    await replace("delivered", 4);
+    await sql("INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 9, 9, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')");
+    // A new order by REPLACE is a creation.
+    await sql("INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (4, 7, 1, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')");
+    const appended = await events();
+    expect(appended.map((event) => [event.type, (event.order as { id: unknown }).id, event.previous])).toEqual([
+      ["order.created", "3", undefined],
+      ["order.delivered", "3", { status: "pending", complete: false }],
+      ["order.updated", "3", { quantity: 1 }],
+      ["order.created", "4", undefined],
+    ]);
+  });
+
   it("leaves out of an event what the list leaves out of the order, and notes it", async () => {
     await sql("DROP TRIGGER orders_guard_insert");
     await sql("INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (7, 'seven', 2.5, 'pending', 0, 'x', 'x')");
