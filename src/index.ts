@@ -5,6 +5,7 @@ import type { AppEnv } from "./env";
 import { pruneOrderEvents } from "./events/prune-order-events";
 import type { DeliveryMessage } from "./webhooks/dispatch-events";
 import { deliverBatch } from "./webhooks/delivery-queue";
+import { pruneWebhookDeliveries } from "./webhooks/prune-webhook-deliveries";
 import { dispatcherOf } from "./webhooks/nudge-dispatcher";
 import { isolateMemory } from "./isolate-memory";
 import { identifyCaller } from "./middleware/api-key-auth";
@@ -49,15 +50,16 @@ app.notFound(handleNotFound);
 app.onError(handleError);
 
 /**
- * The Worker: the HTTP API; a daily prune of the order events older than
- * they are kept (and a nudge that wakes the webhook dispatcher, should it
- * have lost its alarm); the webhook deliveries of its queue and their
- * dead letters.
+ * The Worker: the HTTP API; a daily prune of the order events and webhook
+ * deliveries older than they are kept (and a nudge that wakes the webhook
+ * dispatcher, should it be asleep with endpoints waiting); the webhook
+ * deliveries of its queue and their dead letters.
  */
 export default {
   fetch: app.fetch,
   scheduled(controller, env, ctx) {
     ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime));
+    ctx.waitUntil(pruneWebhookDeliveries(env.DB, controller.scheduledTime));
     ctx.waitUntil(dispatcherOf(env).wake());
   },
   queue: (batch, env) => deliverBatch(batch, env, isolateMemory),

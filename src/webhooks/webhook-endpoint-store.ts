@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import type { D1Queryable } from "../lib/d1-session";
 import { MAX_ENDPOINTS_PER_BUDGET, type WebhookEndpoint } from "./webhook-endpoint-schemas";
+import { DELIVERY_PRUNE_BATCH } from "./prune-webhook-deliveries";
 
 export interface WebhookEndpointRow {
   id: string;
@@ -61,10 +62,20 @@ export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Pro
   return db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 AND id = ?2`).bind(budget, id).first<WebhookEndpointRow>();
 }
 
-/** Deletes a budget's endpoint and its deliveries (messages still queued find nothing and are dropped); false when it has none by that id. */
+/**
+ * Deletes a budget's endpoint and the first batch of its deliveries
+ * (messages still queued find nothing and are dropped); false when it has
+ * none by that id. An endpoint with more deliveries than a batch leaves the
+ * rest to the daily prune (prune-webhook-deliveries.ts): one statement never
+ * deletes a million rows.
+ */
 export async function deleteEndpoint(db: D1Queryable, budget: string, id: string): Promise<boolean> {
   const [, endpoint] = await db.batch([
-    db.prepare("DELETE FROM webhook_deliveries WHERE endpoint_id = (SELECT id FROM webhook_endpoints WHERE budget = ?1 AND id = ?2)").bind(budget, id),
+    db
+      .prepare(
+        "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = (SELECT id FROM webhook_endpoints WHERE budget = ?1 AND id = ?2) LIMIT ?3)",
+      )
+      .bind(budget, id, DELIVERY_PRUNE_BATCH),
     db.prepare("DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2").bind(budget, id),
   ]);
   return endpoint!.meta.changes === 1;

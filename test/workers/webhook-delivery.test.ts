@@ -8,6 +8,8 @@ import { DISPATCHER_NAME } from "../../src/webhooks/nudge-dispatcher";
 import { signWebhook } from "../../src/webhooks/webhook-signature";
 import { budgetHasLiveKey } from "../../src/keys/live-budget";
 import { TtlCache } from "../../src/lib/ttl-cache";
+import { EVENT_RETENTION_MS } from "../../src/events/prune-order-events";
+import { DELIVERY_PRUNE_BATCH, pruneWebhookDeliveries } from "../../src/webhooks/prune-webhook-deliveries";
 import { apiWith } from "../support/request";
 import { feedHead, makeEndpoint, recordingQueue } from "../support/webhook-fixtures";
 import { clearOrders, seedOrders } from "../support/seed";
@@ -260,6 +262,33 @@ describe("an endpoint's deliveries", () => {
     expect((await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: stranger })).status).toBe(404);
     const unknown = await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries/wd_00000000000000000000_1/retry`, { method: "POST", key: owner.key });
     expect(((await unknown.json()) as { code: string }).code).toBe("webhook_delivery_not_found");
+  });
+});
+
+describe("keeping deliveries", () => {
+  it("prunes settled deliveries past the events' retention and a deleted endpoint's, in batches, and keeps the rest", async () => {
+    const kept = await endpoint({ url: "https://kept.example/" });
+    const deleted = await endpoint({ url: "https://deleted.example/" });
+    // 2,500 deliveries to the endpoint that goes, 3 to the one that stays.
+    await sql(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, outcome, created_at, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500) SELECT 'wd_deleted_' || i, ?1, i, 'delivered', '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
+      deleted.id,
+    );
+    const old = new Date(Date.now() - EVENT_RETENTION_MS - 86_400_000).toISOString();
+    const rows = [["wd_old_delivered", "delivered", old], ["wd_old_pending", "pending", old], ["wd_recent_failed", "failed", new Date().toISOString()]];
+    for (const [seq, [id, outcome, at]] of rows.entries()) {
+      await sql("INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, outcome, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)", id, kept.id, seq + 1, outcome, at);
+    }
+    expect((await apiWith(env, `/v2/webhook-endpoints/${deleted.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
+    const count = (endpointId: string) => env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?1").bind(endpointId).first<number>("n");
+    // The delete took one batch with it; the rest are the prune's.
+    expect(await count(deleted.id)).toBe(2500 - DELIVERY_PRUNE_BATCH);
+
+    expect(await pruneWebhookDeliveries(env.DB, Date.now())).toBe(2500 - DELIVERY_PRUNE_BATCH + 1);
+    expect(await count(deleted.id)).toBe(0);
+    const left = await env.DB.prepare("SELECT id FROM webhook_deliveries ORDER BY id").all<{ id: string }>();
+    expect(left.results.map((row) => row.id)).toEqual(["wd_old_pending", "wd_recent_failed"]);
   });
 });
 
