@@ -47,7 +47,14 @@ export const listOrderEvents = (ownWrites: OwnWrites) =>
     async handle(c) {
       const query = await readFeedQuery(new URL(c.req.url).searchParams);
       const db = readSession(c.env.DB, ownWrites.floor(bookmarkOf(c), Date.now()));
-      const page = await readFeed(db, query, { signal: c.req.raw.signal, sleep: sleepUnlessAborted });
+      let heldMs = 0;
+      const sleep = async (ms: number, signal: AbortSignal) => {
+        const from = Date.now();
+        await sleepUnlessAborted(ms, signal);
+        heldMs += Date.now() - from;
+      };
+      const page = await readFeed(db, query, { signal: c.req.raw.signal, sleep });
+      if (query.waitSeconds > 0) c.set("heldMs", heldMs);
       const dropped: DroppedValue[] = [];
       const data = page.events.map((event) => orderEventJson(event, dropped)).join(",");
       if (dropped.length > 0) {

@@ -28,6 +28,28 @@ function recording() {
 }
 
 describe("the request analytics point", () => {
+  it("leaves a long poll's held wait out of the duration the health gate judges, and the log line says how long it held", async () => {
+    const key = await storeTestKey({ plan: "pro" });
+    // From the feed's head: nothing comes, so the poll holds for its whole wait.
+    let after = "";
+    for (;;) {
+      const page = await (await apiWith(env, `/v2/store/order-events?limit=1000${after && `&after=${encodeURIComponent(after)}`}`, { key: key.key })).json<{ data: unknown[]; nextCursor: string }>();
+      after = page.nextCursor;
+      if (page.data.length === 0) break;
+    }
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
+    const stand = recording();
+    const response = await apiWith(stand.env, `/v2/store/order-events?wait=1&after=${encodeURIComponent(after)}`, { key: key.key });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    vi.restoreAllMocks();
+    const line = JSON.parse(lines.find((text) => text.includes('"route":"/v2/store/order-events"'))!) as { durationMs: number; heldMs: number };
+    expect(line.heldMs).toBeGreaterThan(0);
+    expect(line.heldMs).toBeLessThanOrEqual(line.durationMs);
+    expect(stand.named()).toEqual([expect.objectContaining({ route: "/v2/store/order-events", durationMs: line.durationMs - line.heldMs })]);
+  });
+
   it("is written once for each kind of response, with its outcome, route, status class and plan, never the key", async () => {
     await seedOrders([{ id: 1 }, { id: 2, status: "shipped" }]);
     const key = await storeTestKey({ plan: "pro" });
