@@ -135,9 +135,11 @@ describe("ship_instant_stored, kept by triggers", () => {
     const db = await database();
     await apply(db, named("0001"));
     await legacyRows(db, [...LEGACY, [9, "now"]]);
-    for (const migration of migrations.slice(1, -1)) await apply(db, migration);
-    expect(migrations.at(-1)!.name).toMatch(/^0012/);
-    await apply(db, migrations.at(-1)!);
+    // Up to 0012, which fills the copy of what the database holds; later migrations come after it in every database.
+    const stored = migrations.indexOf(named("0012"));
+    for (const migration of migrations.slice(1, stored)) await apply(db, migration);
+    expect(migrations[stored]!.name).toMatch(/^0012/);
+    await apply(db, migrations[stored]!);
     expect((await copies(db)).map((row) => [row.id, row.same, row.stored !== null])).toEqual([
       [1, 1, true], [2, 1, false], [3, 1, false], [4, 1, false], [5, 1, false], [6, 1, true], [7, 1, true], [8, 1, false], [9, 1, false],
     ]);
