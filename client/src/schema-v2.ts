@@ -260,6 +260,8 @@ export interface components {
              * @example too_many_webhook_endpoints
              * @example cursor_expired
              * @example endpoint_sunset
+             * @example body_too_large
+             * @example unsupported_media_type
              * @example rate_limit_exceeded
              * @example api_key_banned
              * @example internal_error
@@ -419,6 +421,8 @@ export interface components {
         Allow: string;
         /** @description Whole seconds to wait before retrying */
         "Retry-After": number;
+        /** @description The URL of what a 201 made, where it is read and deleted */
+        Location: string;
     };
     pathItems: never;
 }
@@ -1574,6 +1578,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1708,6 +1713,46 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example too_many_webhook_endpoints */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `body_too_large` */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example body_too_large */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example unsupported_media_type */
                         code?: unknown;
                     };
                 };

@@ -142,6 +142,8 @@ export interface components {
              * @example too_many_webhook_endpoints
              * @example cursor_expired
              * @example endpoint_sunset
+             * @example body_too_large
+             * @example unsupported_media_type
              * @example rate_limit_exceeded
              * @example api_key_banned
              * @example internal_error
