@@ -6,8 +6,10 @@
  * responses' own headers, from D1, the event feed and the receivers, that
  * nothing was over-admitted, nothing answered 5xx, concurrent cancels changed
  * each order exactly once, and every change is in the feed exactly once and
- * at each endpoint at least once. It prints a summary and exits 1 on any
- * violation.
+ * at each endpoint at least once, though the webhook tables were taken
+ * away for 30 s in the middle of the traffic (every D1 call of the
+ * dispatcher, the queue consumer and the dead-letter consumer fails). It
+ * prints a summary and exits 1 on any violation.
  */
 import { parseArgs } from "node:util";
 import { SCOPES, type Limits, type Plan, type Scope } from "../src/keys/api-key-record";
@@ -34,8 +36,14 @@ const { values } = parseArgs({
     requests: { type: "string", default: "20000" },
     clients: { type: "string", default: "32" },
     "max-seconds": { type: "string", default: "300" },
+    // When the webhook machinery's tables go away, after the traffic starts, and for how long (0: no outage).
+    "outage-after": { type: "string", default: "10" },
+    "outage-seconds": { type: "string", default: "30" },
   },
 });
+const outage = { afterMs: Number(values["outage-after"]) * 1000, forMs: Number(values["outage-seconds"]) * 1000 };
+/** The tables every D1 call of the webhook machinery reads: renamed away, they are an outage for it alone (the API's own reads go on). */
+const OUTAGE_TABLES = ["webhook_endpoints", "webhook_deliveries"];
 const totalRequests = Number(values.requests);
 const clients = Number(values.clients);
 const maxSeconds = Number(values["max-seconds"]);
@@ -45,6 +53,8 @@ const PENDING = { from: 20_001, to: 20_400 };
 const SHIPPED = { from: 20_401, to: 20_450 };
 // The other system's orders, written straight to D1.
 const EXTERNAL_FROM = 30_001;
+/** How long the endpoints may take, after the traffic, to have every event. */
+const DELIVERY_PATIENCE_MS = 240_000;
 /** The endpoint that wants only cancellations; the other wants every type. */
 const CANCELS_ONLY = ["order.cancelled"];
 
@@ -85,8 +95,10 @@ const callers: Caller[] = [
 const integrator = await keyed("integrator", "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, [...SCOPES]);
 await store.close();
 
-const versionOf = () => Number(d1("SELECT version FROM orders_version WHERE singleton = 1")[0]!.results[0]!.version);
 const service = await startService(state.path);
+// Read through the runtime that owns the database: a second process opening the SQLite files beside it meets SQLITE_BUSY.
+const live = await d1HttpApi(service.baseUrl);
+const versionOf = async () => Number((await live("SELECT version FROM orders_version WHERE singleton = 1"))[0]!.version);
 const observations: Observation[] = [];
 let violations: Violation[] = [];
 let timedOut = false;
@@ -97,7 +109,7 @@ try {
   await createEndpoint(receivers.cancels, CANCELS_ONLY);
   // Everything before this mark was there before the run.
   const { after: feedMark } = await readFeed(undefined);
-  const versionBefore = versionOf();
+  const versionBefore = await versionOf();
   const started = Date.now();
   const deadline = started + maxSeconds * 1000;
   let issued = 0;
@@ -122,30 +134,28 @@ try {
   let external: ExternalWrites;
   try {
     [external] = await Promise.all([
-      writeExternally(await d1HttpApi(service.baseUrl), { firstId: EXTERNAL_FROM, stop: () => loadDone, pauseMs: 20 }),
+      writeExternally(live, { firstId: EXTERNAL_FROM, stop: () => loadDone, pauseMs: 20 }),
       Promise.all(Array.from({ length: clients }, client)).finally(() => (loadDone = true)),
+      webhookOutage(),
     ]);
   } finally {
     clearInterval(progress);
   }
   const seconds = (Date.now() - started) / 1000;
 
-  const statusesOf = (range: { from: number; to: number }) =>
-    new Map(
-      d1(`SELECT CAST(id AS TEXT) AS id, status FROM orders WHERE id BETWEEN ${range.from} AND ${range.to}`)[0]!.results.map(
-        (row) => [String(row.id), String(row.status)] as const,
-      ),
-    );
+  const statusesOf = async (range: { from: number; to: number }) =>
+    new Map((await live(`SELECT CAST(id AS TEXT) AS id, status FROM orders WHERE id BETWEEN ${range.from} AND ${range.to}`)).map((row) => [String(row.id), String(row.status)] as const));
   // The other system's rows moved the version too; the cancels' check counts the API's writes.
   const outcome = {
-    pendingAfter: statusesOf(PENDING),
-    shippedAfter: statusesOf(SHIPPED),
-    versionDelta: versionOf() - versionBefore - external.statements,
+    pendingAfter: await statusesOf(PENDING),
+    shippedAfter: await statusesOf(SHIPPED),
+    versionDelta: (await versionOf()) - versionBefore - external.statements,
   };
   const feed = (await readFeed(feedMark)).events;
   const cancelled = [...outcome.pendingAfter].filter(([, status]) => status === "cancelled").map(([id]) => id);
   console.error(`Waiting for ${feed.length} events at the two endpoints…`);
-  const delivered = await untilDelivered(feed, 120_000);
+  // Long enough for the sweeper to send again what a queue lost in the outage (two minutes overdue, then the next sweep).
+  const delivered = await untilDelivered(feed, DELIVERY_PATIENCE_MS);
 
   violations = [
     ...serverErrors(observations),
@@ -165,16 +175,50 @@ try {
   printSummary(seconds, outcome);
   console.log(
     `Events: ${feed.length} in the feed after the mark (${external.changes.length} changes by the other system in ${external.statements} statements, ` +
-      `${cancelled.length} cancels); every endpoint had them ${delivered ? "" : "NOT "}all within 120 s; ` +
-      `${receivers.all.refused + receivers.cancels.refused} first attempts refused on purpose and retried.`,
+      `${cancelled.length} cancels); every endpoint had them ${delivered ? "" : "NOT "}all within ${DELIVERY_PATIENCE_MS / 1000} s; ` +
+      `${receivers.all.refused + receivers.cancels.refused} first attempts refused on purpose and retried; ` +
+      `${receivers.all.duplicates + receivers.cancels.duplicates} events acknowledged twice (at least once: a receipt D1 could not record is posted again).`,
   );
   printChecks();
+  // What the service said about it (its warnings and errors, counted by message), and where the undelivered events' deliveries stand.
+  if (violations.length > 0) {
+    const said = new Map<string, number>();
+    for (const line of service.output().split("\n")) {
+      const message = /"message":"([^"]+)"/.exec(line)?.[1] ?? (/✘|Error|wrangler:warn/.test(line) ? line.trim().replace(/"[0-9a-f]{32}"/g, "…").slice(0, 160) : undefined);
+      if (message && /"level":"(warn|error)"|✘|Error|wrangler:warn/.test(line)) said.set(message, (said.get(message) ?? 0) + 1);
+    }
+    console.log(`\nThe service's warnings and errors:\n${[...said].map(([message, n]) => `  ${n} × ${message}`).join("\n")}`);
+    for (const line of service.output().split("\n").filter((text) => /hung|canceled/.test(text)).slice(0, 3)) console.log(`  ${line.slice(0, 600)}`);
+    console.log(`  pending: ${JSON.stringify(await live("SELECT count(*) AS n, min(coalesce(next_attempt_at, created_at)) AS oldestDue, max(updated_at) AS lastTouched FROM webhook_deliveries WHERE outcome = 'pending'"))}`);
+    console.log(`  newest touched: ${JSON.stringify(await live("SELECT max(updated_at) AS at FROM webhook_deliveries"))}, now ${new Date().toISOString()}`);
+    await untilDelivered(feed, 180_000);
+    console.log(`  after 180 s more: ${feed.filter((event) => !receivers.all.arrivals.has(event.id)).length} still missing at the endpoint for every type`);
+    const missing = feed.filter((event) => !receivers.all.arrivals.has(event.id)).slice(0, 5);
+    for (const event of missing) {
+      const rows = await live(`SELECT id, outcome, attempts, schedule_step, next_attempt_at, last_status, last_error, created_at FROM webhook_deliveries WHERE event_seq = ${event.id.slice(4)}`);
+      console.log(`  ${event.id}: ${rows.length === 0 ? "no delivery rows" : JSON.stringify(rows)}`);
+    }
+  }
 } finally {
   await service.stop();
   await Promise.all(Object.values(receivers).map((receiver) => receiver.close()));
   state.remove();
 }
 process.exit(violations.length === 0 ? 0 : 1);
+
+/** The webhook tables away for `outage.forMs`, from `outage.afterMs` into the traffic: deliveries must all arrive after it. */
+async function webhookOutage(): Promise<void> {
+  if (outage.forMs <= 0) return;
+  await new Promise((resolve) => setTimeout(resolve, outage.afterMs));
+  console.error(`  Outage: the webhook tables unavailable for ${outage.forMs / 1000} s…`);
+  for (const table of OUTAGE_TABLES) await live(`ALTER TABLE ${table} RENAME TO ${table}_outage`);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, outage.forMs));
+  } finally {
+    for (const table of OUTAGE_TABLES) await live(`ALTER TABLE ${table}_outage RENAME TO ${table}`);
+    console.error("  Outage over.");
+  }
+}
 
 async function asIntegrator(path: string, init: RequestInit = {}): Promise<Response> {
   const response = await fetchLocal(`${service.baseUrl}${path}`, {

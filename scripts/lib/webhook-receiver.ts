@@ -24,6 +24,8 @@ export interface WebhookReceiver {
   arrivals: Map<string, Arrival>;
   /** Requests refused on purpose (500), to be retried. */
   refused: number;
+  /** Acknowledged requests of an event already acknowledged (at least once allows them). */
+  duplicates: number;
   /** Requests whose signature or timestamp did not verify: each a reason. */
   rejected: string[];
   close(): Promise<void>;
@@ -52,7 +54,8 @@ export async function startWebhookReceiver(options: { refuseFirst?: number } = {
         response.writeHead(500).end();
         return;
       }
-      if (!receiver.arrivals.has(id)) {
+      if (receiver.arrivals.has(id)) receiver.duplicates += 1;
+      else {
         const event = JSON.parse(body) as { type: string; createdAt: string; order: { id: number | string } };
         receiver.arrivals.set(id, { type: event.type, orderId: String(event.order.id), createdAt: event.createdAt, receivedAt });
       }
@@ -65,6 +68,7 @@ export async function startWebhookReceiver(options: { refuseFirst?: number } = {
     secret: undefined,
     arrivals: new Map(),
     refused: 0,
+    duplicates: 0,
     rejected: [],
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -14,18 +14,25 @@ import type { DeliveryMessage } from "./dispatch-events";
  */
 export const OVERDUE_AFTER_MS = 120_000;
 
-/** Deliveries one sweep sends again at most; the next sweep takes the rest. */
+/** Deliveries one statement marks and one queue batch carries (the Queues API's limit on a batch). */
 export const SWEEP_BATCH = 100;
+/** Batches one sweep sends at most; the next sweep takes the rest. */
+export const SWEEP_BATCHES = 10;
 
 /** Sends the overdue deliveries again, due now; how many. Marked before they are sent: a failed send leaves them overdue for the next sweep. */
 export async function resendOverdueDeliveries(db: D1Queryable, queue: Pick<Queue<DeliveryMessage>, "sendBatch">, now: number): Promise<number> {
-  const { results } = await db
+  const mark = db
     .prepare(
       "UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id IN (SELECT id FROM webhook_deliveries " +
         "WHERE outcome = 'pending' AND coalesce(next_attempt_at, created_at) < ?1 ORDER BY coalesce(next_attempt_at, created_at) LIMIT ?3) RETURNING id",
     )
-    .bind(new Date(now - OVERDUE_AFTER_MS).toISOString(), new Date(now).toISOString(), SWEEP_BATCH)
-    .all<{ id: string }>();
-  if (results.length > 0) await queue.sendBatch(results.map(({ id }) => ({ body: { deliveryId: id }, contentType: "json" as const })));
-  return results.length;
+    .bind(new Date(now - OVERDUE_AFTER_MS).toISOString(), new Date(now).toISOString(), SWEEP_BATCH);
+  let sent = 0;
+  for (let batch = 0; batch < SWEEP_BATCHES; batch++) {
+    const { results } = await mark.all<{ id: string }>();
+    if (results.length > 0) await queue.sendBatch(results.map(({ id }) => ({ body: { deliveryId: id }, contentType: "json" as const })));
+    sent += results.length;
+    if (results.length < SWEEP_BATCH) break;
+  }
+  return sent;
 }

@@ -12,6 +12,9 @@ export const SWEEP_EVERY_MS = 30_000;
 /** The longest wait before a pass that failed is tried again: bounds how late delivery resumes after an outage. */
 export const FAILED_PASS_RETRY_MAX_MS = 10_000;
 
+/** The wait after the `failed`th pass in a row failed: 1, 2, 4, 8 s, then FAILED_PASS_RETRY_MAX_MS. */
+export const failedPassRetryMs = (failed: number) => Math.min(FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS * 2 ** (failed - 1));
+
 /**
  * The webhook dispatcher (docs/design/order-events.md#delivery): a Durable
  * Object whose alarm runs dispatch passes and keeps the mark they reach in
@@ -67,7 +70,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
     } catch (error) {
       const failed = (storage.get<number>("failedPasses") ?? 0) + 1;
       storage.put("failedPasses", failed);
-      next = now + Math.min(FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS * 2 ** (failed - 1));
+      next = now + failedPassRetryMs(failed);
       logLine("warn", "webhook-dispatcher", "a dispatch pass failed; it is tried again", { failedPasses: failed, retryAt: new Date(next).toISOString(), error: String(error) });
     }
     if (next !== null) await this.ctx.storage.setAlarm(next);
