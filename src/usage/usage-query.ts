@@ -15,7 +15,7 @@ export const MAX_BUCKETS = 1_440;
 export const USAGE_PARAMETERS = {
   granularity: `one of ${GRANULARITIES.join(", ")} (default hour)`,
   from: "an RFC 3339 date-time: the first bucket is the one holding it (default: the last hour of minutes, day of hours or 30 days)",
-  to: "an RFC 3339 date-time after from: the range ends before the bucket holding it begins, unless it starts one (default: now, the current bucket included)",
+  to: "an RFC 3339 date-time after from: the last bucket is the one holding it, or the one before when it is a bucket's start (default: now, the current bucket included)",
 } as const;
 
 export type UsageQuery = HistoryRange;
@@ -51,7 +51,8 @@ export function readUsageQuery(search: URLSearchParams, now: number): UsageQuery
   if ((to - from) / size > MAX_BUCKETS) {
     throw new ApiError("invalid_query", `At most ${MAX_BUCKETS} buckets in one answer; this range has ${(to - from) / size}. Ask for a shorter range or a coarser granularity.`);
   }
-  const oldest = floorTo(nowSeconds - KEPT_SECONDS[granularity], size);
+  // The oldest bucket wholly kept: the one holding the keeping time's edge is being pruned, and would read 0.
+  const oldest = floorTo(nowSeconds - KEPT_SECONDS[granularity], size) + size;
   if (from < oldest) {
     throw new ApiError(
       "invalid_query",
