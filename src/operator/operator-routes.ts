@@ -10,6 +10,7 @@ import { Limits, budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
 import { callDependency } from "../lib/dependency";
 import { webhookOperatorOperations } from "../webhooks/webhook-operator-operations";
+import { eventSequenceOperations } from "../events/event-sequence-operations";
 import { UsageHistory, usageHistoryResponse, usageQueryParameters } from "../usage/usage-operations";
 import { jsonBody } from "../counted-body";
 
@@ -118,6 +119,7 @@ function keyOperation(
 
 export const operatorOperations = [
   ...webhookOperatorOperations,
+  ...eventSequenceOperations,
   keyOperation(
     { operationId: "getKeyUsage", method: "get", action: "usage", summary: "A key's budget as its object counts it now", description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys." },
     async (c, { record }) => jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),

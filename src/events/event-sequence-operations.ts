@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { defineOperation } from "../api/define-operation";
+import { ApiError } from "../api-error";
+import { jsonBody } from "../counted-body";
+import { callDependency } from "../lib/dependency";
+import { logLine } from "../lib/log";
+import { eventSequence, raiseEventSequence } from "./event-sequence";
+
+const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false } as const;
+const Sequence = z.object({ sequence: z.string().regex(/^(0|[1-9][0-9]*)$/) });
+const RaiseBody = z.object({ atLeast: z.string().regex(/^(0|[1-9][0-9]*)$/).max(19) });
+
+/**
+ * The operator API's order event sequence (docs/operations.md#restoring-d1):
+ * read it before a D1 Time Travel restore, raise it back after, so no event
+ * id is handed out twice.
+ */
+export const eventSequenceOperations = [
+  defineOperation({
+    ...OPERATOR,
+    operationId: "getEventSequence",
+    method: "get",
+    path: "/order-events/sequence",
+    summary: "The highest order event id handed out",
+    description: "Note it before a D1 Time Travel restore.",
+    responses: { 200: { description: "The sequence", body: Sequence } },
+    errors: [],
+    async handle(c) {
+      return jsonBody(c, { sequence: await callDependency("D1", () => eventSequence(c.env.DB)) });
+    },
+  }),
+  defineOperation({
+    ...OPERATOR,
+    operationId: "raiseEventSequence",
+    method: "post",
+    path: "/order-events/sequence",
+    summary: "Raise the order event sequence after a restore",
+    description: 'Body {"atLeast": "<digits>"}: the next event id is above it. Never lowers it.',
+    responses: { 200: { description: "The sequence now", body: Sequence } },
+    errors: ["invalid_body"],
+    async handle(c) {
+      const body = RaiseBody.safeParse(await c.req.json().catch(() => undefined));
+      if (!body.success) throw new ApiError("invalid_body", 'Send {"atLeast": "<digits>"}: the sequence noted before the restore.');
+      const sequence = await callDependency("D1", () => raiseEventSequence(c.env.DB, body.data.atLeast));
+      logLine("warn", c.get("requestId"), "the order event sequence was raised (after a D1 restore)", { atLeast: body.data.atLeast, sequence, operator: c.get("operator") });
+      return jsonBody(c, { sequence });
+    },
+  }),
+];

@@ -1,0 +1,91 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runRestore } from "../../scripts/restore-d1";
+import { freePort } from "../../scripts/lib/ports";
+
+/**
+ * `npm run restore` (docs/operations.md#restoring-d1) against a fake wrangler
+ * (test/support/fake-wrangler.mjs, which records its calls) and a fake
+ * operator API: the sequence is noted before the restore and raised back
+ * after it, in that order, and nothing is restored when it cannot be noted.
+ */
+const dir = mkdtempSync(join(tmpdir(), "store-orders-restore-"));
+const statePath = join(dir, "fake-wrangler.json");
+let server: Server;
+let port: number;
+let sequence: string;
+const asked: string[] = [];
+
+beforeAll(async () => {
+  port = await freePort();
+  server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    request.on("end", () => {
+      asked.push(`${request.method} ${request.url} ${body}`.trim());
+      if (request.headers.authorization !== "Bearer token-for-restore-tests") return void response.writeHead(401).end("{}");
+      if (request.method === "POST") sequence = (JSON.parse(body) as { atLeast: string }).atLeast;
+      response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ sequence }));
+    });
+  });
+  await new Promise<void>((ready) => server.listen(port, "127.0.0.1", ready));
+});
+afterAll(() => {
+  server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  asked.length = 0;
+  sequence = "9007199254741000";
+  writeFileSync(statePath, JSON.stringify({ worker: "store-orders-production", newVersion: "v", split: {}, tags: {}, failOn: [], calls: [] }));
+  process.env.STORE_ORDERS_WRANGLER = resolve("test/support/fake-wrangler.mjs");
+  process.env.FAKE_WRANGLER_STATE = statePath;
+  process.env.OPERATOR_TOKEN = "restore-tests:token-for-restore-tests";
+});
+
+async function restore(...args: string[]) {
+  const lines: string[] = [];
+  const status = await runRestore(["--env", "production", "--timestamp", "2026-11-24T09:00:00Z", "--base-url", `http://127.0.0.1:${port}/v1`, ...args], {
+    out: (line) => lines.push(line),
+    err: (line) => lines.push(line),
+  });
+  const calls = (JSON.parse(readFileSync(statePath, "utf8")) as { calls: string[][] }).calls.map((call) => call.join(" "));
+  return { status, output: lines.join("\n"), calls };
+}
+
+describe("npm run restore", () => {
+  it("notes the event sequence, restores, then raises the sequence back to what it noted", async () => {
+    const { status, output, calls } = await restore();
+    expect(status).toBe(0);
+    expect(calls).toEqual(["d1 time-travel restore DB --env production --timestamp 2026-11-24T09:00:00Z"]);
+    expect(asked).toEqual(["GET /admin/order-events/sequence", 'POST /admin/order-events/sequence {"atLeast":"9007199254741000"}']);
+    expect(output).toContain("Order event sequence before the restore: 9007199254741000");
+  });
+
+  it("restores nothing when the sequence cannot be noted", async () => {
+    process.env.OPERATOR_TOKEN = "restore-tests:wrong";
+    const { status, output, calls } = await restore();
+    expect(status).toBe(1);
+    expect(calls).toEqual([]);
+    expect(output).toContain("Not restored: the event sequence could not be noted (the operator API answered 401");
+  });
+
+  it("raises nothing when the restore fails, and --dry-run runs nothing", async () => {
+    writeFileSync(statePath, JSON.stringify({ ...JSON.parse(readFileSync(statePath, "utf8")), failOn: ["time-travel"] }));
+    const failed = await restore();
+    expect(failed.status).toBe(1);
+    expect(asked).toEqual(["GET /admin/order-events/sequence"]);
+    expect(failed.output).toContain("The restore failed; nothing changed");
+
+    asked.length = 0;
+    writeFileSync(statePath, JSON.stringify({ ...JSON.parse(readFileSync(statePath, "utf8")), failOn: [], calls: [] }));
+    const planned = await restore("--dry-run");
+    expect(planned.status).toBe(0);
+    expect(planned.calls).toEqual([]);
+    expect(asked).toEqual([]);
+    expect(planned.output).toContain("wrangler d1 time-travel restore DB --env production --timestamp 2026-11-24T09:00:00Z");
+  });
+});
