@@ -45,20 +45,29 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
 }
 
 /**
- * The webhook queue's consumer and the retry schedule agree
- * (docs/operations.md#webhooks): it retries as many times as the schedule
- * has delays, into a dead-letter queue the Worker also consumes.
+ * The webhook queues' consumers and the retry schedule agree
+ * (docs/operations.md#webhooks): the delivery queue and its slow lane each
+ * retry as many times as the schedule has delays, into one dead-letter
+ * queue the Worker also consumes.
  */
 export function webhookQueueProblems(label: string, config: EnvironmentConfig): string[] {
   const producer = config.queues.producers.find((queue) => queue.binding === "WEBHOOK_DELIVERIES");
   if (!producer) return [`${label}: the WEBHOOK_DELIVERIES queue producer is missing`];
-  const consumer = config.queues.consumers.find((queue) => queue.queue === producer.queue);
   const schedule = String(config.vars.WEBHOOK_RETRY_SECONDS ?? "").split(",").length;
-  const problems: string[] = [];
-  if (!consumer) return [`${label}: nothing consumes the queue "${producer.queue}"`];
-  if (consumer.max_retries !== schedule) problems.push(`${label}: the queue "${producer.queue}" has max_retries ${consumer.max_retries}, but WEBHOOK_RETRY_SECONDS has ${schedule} delays`);
   const deadLetters = `${producer.queue}-dlq`;
-  if (consumer.dead_letter_queue !== deadLetters) problems.push(`${label}: the queue "${producer.queue}" must dead-letter into "${deadLetters}"`);
+  const problems: string[] = [];
+  const slowLane = config.queues.producers.find((queue) => queue.binding === "WEBHOOK_SLOW_DELIVERIES");
+  if (!slowLane) problems.push(`${label}: the WEBHOOK_SLOW_DELIVERIES queue producer is missing`);
+  else if (slowLane.queue !== `${producer.queue}-slow`) problems.push(`${label}: the slow lane's queue must be "${producer.queue}-slow"`);
+  for (const queue of [producer.queue, ...(slowLane ? [slowLane.queue] : [])]) {
+    const consumer = config.queues.consumers.find((candidate) => candidate.queue === queue);
+    if (!consumer) {
+      problems.push(`${label}: nothing consumes the queue "${queue}"`);
+      continue;
+    }
+    if (consumer.max_retries !== schedule) problems.push(`${label}: the queue "${queue}" has max_retries ${consumer.max_retries}, but WEBHOOK_RETRY_SECONDS has ${schedule} delays`);
+    if (consumer.dead_letter_queue !== deadLetters) problems.push(`${label}: the queue "${queue}" must dead-letter into "${deadLetters}"`);
+  }
   const deadLetterConsumer = config.queues.consumers.find((queue) => queue.queue === deadLetters);
   if (!deadLetterConsumer) problems.push(`${label}: nothing consumes the dead-letter queue "${deadLetters}"`);
   // Its messages wait there while D1 is down; a consumer that gives up after the default 3 tries leaves them to the sweeper.

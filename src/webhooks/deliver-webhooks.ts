@@ -17,6 +17,18 @@ import { webhookHeaders } from "./webhook-signature";
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
 /**
+ * How long a receiver gets in the fast lane (the delivery queue). A queue
+ * hands over its next batch only once this one is done, so a receiver that
+ * took its full 10 s there would hold back every endpoint's next deliveries:
+ * one that does not answer in 2 s has the delivery moved to the slow lane
+ * (its own queue), which gives it the full DELIVERY_TIMEOUT_MS
+ * (docs/design/order-events.md#faults).
+ */
+export const FAST_LANE_TIMEOUT_MS = 2_000;
+/** How long an endpoint whose receiver was too slow for the fast lane has its deliveries go straight to the slow lane. */
+export const SLOW_LANE_MS = 10 * 60_000;
+
+/**
  * The longest delay Cloudflare Queues puts on a message (12 hours). A longer
  * wait is kept in the row alone: the message is acked, and the sweeper
  * (resend-overdue-deliveries.ts) sends it again once it is due.
@@ -32,10 +44,12 @@ export interface DeliveryContext {
   now(): number;
   /** Whether a budget has a key that is neither revoked nor expired: nothing is delivered for one that has none. */
   budgetHasLiveKey(budget: string): Promise<boolean>;
+  /** The delivery queue's consumer: a receiver gets FAST_LANE_TIMEOUT_MS, then the delivery moves to the slow lane. */
+  fastLane?: boolean;
 }
 
-/** What the queue should do with the message: drop it, or bring it back after a delay. */
-export type Settlement = "ack" | { retryAfterSeconds: number };
+/** What the queue should do with the message: drop it, move it to the slow lane, or bring it back after a delay. */
+export type Settlement = "ack" | "slow" | { retryAfterSeconds: number };
 
 type DeliveryRow = OrderEventRow & {
   id: string;
@@ -47,12 +61,13 @@ type DeliveryRow = OrderEventRow & {
   url: string;
   endpoint_status: "enabled" | "disabled";
   secret_sealed: string;
+  slow_until: string | null;
 };
 
 const loadDelivery = (db: D1Queryable, id: string) =>
   db
     .prepare(
-      "SELECT d.id, d.outcome, d.schedule_step, d.next_attempt_at, d.endpoint_id, e.budget, e.url, e.status AS endpoint_status, e.secret_sealed, " +
+      "SELECT d.id, d.outcome, d.schedule_step, d.next_attempt_at, d.endpoint_id, e.budget, e.url, e.status AS endpoint_status, e.secret_sealed, e.slow_until, " +
         "CAST(v.seq AS TEXT) AS seq, v.type, v.created_at, v.order_row, v.previous_row, v.changed " +
         "FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id LEFT JOIN order_events v ON v.seq = d.event_seq WHERE d.id = ?1",
     )
@@ -110,6 +125,7 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
     await recordDeadLetter(message, context);
     return "ack";
   }
+  if (context.fastLane && row.slow_until !== null && Date.parse(row.slow_until) > now) return "slow";
   if (!(await context.budgetHasLiveKey(row.budget))) {
     await settle(context.db, row.id, "failed", { ...none, error: "the endpoint's budget has no live key (revoked or expired)" }, at);
     return "ack";
@@ -122,12 +138,19 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
   let retryAfter: number | null = null;
   let error: string | null = null;
   try {
-    const response = await context.fetch(row.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+    const timeout = context.fastLane ? FAST_LANE_TIMEOUT_MS : DELIVERY_TIMEOUT_MS;
+    const response = await context.fetch(row.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(timeout) });
     status = response.status;
     retryAfter = retryAfterSeconds(response.headers.get("Retry-After"), now);
     await response.body?.cancel();
   } catch (cause) {
-    error = cause instanceof Error && cause.name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
+    const timedOut = cause instanceof Error && cause.name === "TimeoutError";
+    // Not an attempt against the schedule: the receiver gets its full 10 s in the slow lane (and may see this POST twice).
+    if (timedOut && context.fastLane) {
+      await context.db.prepare("UPDATE webhook_endpoints SET slow_until = ?2 WHERE id = ?1").bind(row.endpoint_id, new Date(now + SLOW_LANE_MS).toISOString()).run();
+      return "slow";
+    }
+    error = timedOut ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
   }
   if (status !== null && status >= 200 && status < 300) {
     await settle(context.db, row.id, "delivered", { status, error: null, counts: true }, at);

@@ -75,4 +75,52 @@ describe("webhooks against npm start", () => {
       expect((await call(`/v2/webhook-endpoints/${endpoint.id}`, { method: "DELETE" })).status).toBe(204);
     }
   });
+
+  it("hold back no endpoint's deliveries while another endpoint's receiver hangs", async () => {
+    // The slow receiver keeps every request open until the test ends it; the healthy one answers at once.
+    const open = new Set<import("node:http").ServerResponse>();
+    const healthyGot: string[] = [];
+    const slow = createServer((request, response) => {
+      open.add(response);
+      response.on("close", () => open.delete(response));
+      request.resume();
+    });
+    const healthy = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      request.on("end", () => {
+        healthyGot.push((JSON.parse(body) as { order: { id: string } }).order.id);
+        response.writeHead(204).end();
+      });
+    });
+    const listen = async (server: Server) => {
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`;
+    };
+    const endpoints: string[] = [];
+    try {
+      for (const url of [await listen(slow), await listen(healthy)]) {
+        const created = await call("/v2/webhook-endpoints", { method: "POST", body: JSON.stringify({ url, types: ["order.cancelled"] }) });
+        expect(created.status).toBe(201);
+        endpoints.push(((await created.json()) as { id: string }).id);
+      }
+      const ids = [...(await (await call("/v2/store/orders?status=pending&limit=2")).text()).matchAll(/"id":"(\d+)"/g)].map((match) => match[1]!);
+      expect(ids).toHaveLength(2);
+      expect((await call(`/v2/store/orders/${ids[0]}`, { method: "DELETE" })).status).toBe(204);
+      await expect.poll(() => open.size, { timeout: 30_000, interval: 50 }).toBe(1);
+      await expect.poll(() => healthyGot.includes(ids[0]!), { timeout: 30_000, interval: 50 }).toBe(true);
+
+      // The second cancel reaches the healthy endpoint while the slow one's first attempt is still out: not yet
+      // recorded, as it is once its 10 s are over (before, the queue's next batch waited for that).
+      expect((await call(`/v2/store/orders/${ids[1]}`, { method: "DELETE" })).status).toBe(204);
+      await expect.poll(() => healthyGot.includes(ids[1]!), { timeout: 30_000, interval: 50 }).toBe(true);
+      const slowDeliveries = (await (await call(`/v2/webhook-endpoints/${endpoints[0]}/deliveries`)).json()) as { data: { attempts: number; outcome: string }[] };
+      // Newest first: the first cancel's delivery is the last.
+      expect(slowDeliveries.data.at(-1)).toMatchObject({ outcome: "pending", attempts: 0 });
+    } finally {
+      for (const response of open) response.writeHead(204).end();
+      for (const id of endpoints) expect((await call(`/v2/webhook-endpoints/${id}`, { method: "DELETE" })).status).toBe(204);
+      await Promise.all([slow, healthy].map((server) => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))));
+    }
+  });
 });

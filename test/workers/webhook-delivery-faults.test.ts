@@ -43,8 +43,9 @@ function receivers(answer: (url: string, signal: AbortSignal | undefined) => Pro
   return { posts, fetch };
 }
 
-function consumerContext(overrides: Partial<ConsumerContext> & Pick<DeliveryContext, "fetch">): ConsumerContext & { resent: DeliveryMessage[] } {
+function consumerContext(overrides: Partial<ConsumerContext> & Pick<DeliveryContext, "fetch">): ConsumerContext & { resent: DeliveryMessage[]; slowed: DeliveryMessage[] } {
   const resent: DeliveryMessage[] = [];
+  const slowed: DeliveryMessage[] = [];
   return {
     db: env.DB,
     sealingKey: env.WEBHOOK_SECRETS_KEY!,
@@ -52,7 +53,9 @@ function consumerContext(overrides: Partial<ConsumerContext> & Pick<DeliveryCont
     now: Date.now,
     budgetHasLiveKey: (budget) => budgetHasLiveKey(env.API_KEYS, budget, new TtlCache(10)),
     resend: async (message) => void resent.push(message),
+    toSlowLane: async (message) => void slowed.push(message),
     resent,
+    slowed,
     ...overrides,
   };
 }
@@ -163,7 +166,7 @@ function outageStatement(): D1PreparedStatement {
 }
 
 describe("a slow receiver beside a healthy one", () => {
-  it("holds back nothing of its batch-mates: the healthy delivery is recorded and acked while the slow one still waits", async () => {
+  async function slowAndHealthy() {
     const slowKey = await storeTestKey({ scopes: ["webhooks:manage"] });
     const slow = await pendingDeliveries([8], "https://slow.example/hooks", slowKey.key);
     const healthy = await pendingDeliveries([], "https://healthy.example/hooks");
@@ -172,21 +175,56 @@ describe("a slow receiver beside a healthy one", () => {
     await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
     const healthyId = sent.find((message) => message.deliveryId.includes(healthy.endpointId.slice(3)))!.deliveryId;
     const slowId = sent.find((message) => message.deliveryId.includes(slow.endpointId.slice(3)) && message.deliveryId !== slow.deliveryIds[0])!.deliveryId;
+    // The slow receiver answers nothing; the test plays its timeout (AbortSignal.timeout) running out.
+    const timeouts: (() => void)[] = [];
+    const { fetch, posts } = receivers((url) =>
+      url.startsWith("https://slow.")
+        ? new Promise<Response>((_, reject) => timeouts.push(() => reject(Object.assign(new Error("timed out"), { name: "TimeoutError" }))))
+        : new Response(null, { status: 204 }),
+    );
+    return { healthyId, slowId, slowEndpoint: slow.endpointId, fetch, posts, timeouts };
+  }
 
-    let release!: () => void;
-    const hanging = new Promise<Response>((_, reject) => (release = () => reject(Object.assign(new Error("timed out"), { name: "TimeoutError" }))));
-    const { fetch } = receivers((url) => (url.startsWith("https://slow.") ? hanging : new Response(null, { status: 204 })));
+  it("holds back nothing of its batch-mates, and past the fast lane's 2 s moves to the slow lane, where it gets its 10 s", async () => {
+    const { healthyId, slowId, slowEndpoint, fetch, timeouts } = await slowAndHealthy();
     const slowMessage = queuedMessage(slowId);
     const healthyMessage = queuedMessage(healthyId);
-    const done = consumeDeliveries(queuedBatch("store-orders-webhooks", [slowMessage.message, healthyMessage.message]), consumerContext({ fetch }));
+    const context = consumerContext({ fetch });
+    const done = consumeDeliveries(queuedBatch("store-orders-webhooks", [slowMessage.message, healthyMessage.message]), context);
 
     await expect.poll(() => healthyMessage.settled).toEqual([{ how: "ack" }]);
     expect(await deliveryRow(healthyId)).toMatchObject({ outcome: "delivered", last_status: 204 });
     expect(slowMessage.settled).toEqual([]);
-    release();
+    timeouts.shift()!();
     await done;
-    expect(slowMessage.settled).toEqual([{ how: "retry", delaySeconds: 1 }]);
-    expect(await deliveryRow(slowId)).toMatchObject({ outcome: "pending", last_error: "no answer within 10 s" });
+    // Not an attempt against the schedule: moved, and its endpoint's next deliveries go straight to the slow lane.
+    expect(slowMessage.settled).toEqual([{ how: "ack" }]);
+    expect(context.slowed).toEqual([{ deliveryId: slowId }]);
+    expect(await deliveryRow(slowId)).toMatchObject({ outcome: "pending", attempts: 0, schedule_step: 0 });
+    expect(await env.DB.prepare("SELECT slow_until FROM webhook_endpoints WHERE id = ?1").bind(slowEndpoint).first("slow_until")).toEqual(expect.any(String));
+
+    // In the slow lane it runs out its full time, and is retried there on the schedule.
+    const inSlowLane = queuedMessage(slowId);
+    const slowBatch = consumeDeliveries(queuedBatch("store-orders-webhooks-slow", [inSlowLane.message]), context);
+    await expect.poll(() => timeouts.length).toBe(1);
+    timeouts.shift()!();
+    await slowBatch;
+    expect(inSlowLane.settled).toEqual([{ how: "retry", delaySeconds: 1 }]);
+    expect(await deliveryRow(slowId)).toMatchObject({ outcome: "pending", attempts: 1, schedule_step: 1, last_error: "no answer within 10 s" });
+  });
+
+  it("sends an endpoint that was too slow straight to the slow lane, without a POST, for a while", async () => {
+    const { slowId, slowEndpoint, fetch, posts } = await slowAndHealthy();
+    await sql("UPDATE webhook_endpoints SET slow_until = ?2 WHERE id = ?1", slowEndpoint, new Date(Date.now() + 60_000).toISOString());
+    const message = queuedMessage(slowId);
+    const context = consumerContext({ fetch });
+    await consumeDeliveries(queuedBatch("store-orders-webhooks", [message.message]), context);
+    expect(message.settled).toEqual([{ how: "ack" }]);
+    expect(context.slowed).toEqual([{ deliveryId: slowId }]);
+    expect(posts).toEqual([]);
+    // Once the while is over, the fast lane again.
+    await sql("UPDATE webhook_endpoints SET slow_until = ?2 WHERE id = ?1", slowEndpoint, new Date(Date.now() - 1000).toISOString());
+    expect(await deliverOne({ body: { deliveryId: slowId }, attempts: 1 }, { ...consumerContext({ fetch: receivers(() => new Response(null, { status: 204 })).fetch }), fastLane: true })).toBe("ack");
   });
 });
 
