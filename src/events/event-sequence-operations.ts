@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "../api/define-operation";
-import { ApiError } from "../api-error";
+import { readJsonBody } from "../api/read-json-body";
 import { jsonBody } from "../counted-body";
 import { callDependency } from "../lib/dependency";
 import { logLine } from "../lib/log";
@@ -8,7 +8,8 @@ import { eventSequence, raiseEventSequence } from "./event-sequence";
 
 const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false } as const;
 const Sequence = z.object({ sequence: z.string().regex(/^(0|[1-9][0-9]*)$/) });
-const RaiseBody = z.object({ atLeast: z.string().regex(/^(0|[1-9][0-9]*)$/).max(19) });
+/** The sequence noted before the restore. */
+const RaiseBody = z.object({ atLeast: z.string().regex(/^(0|[1-9][0-9]*)$/, "the sequence noted before the restore, as digits").max(19) });
 
 /**
  * The operator API's order event sequence (docs/operations.md#restoring-d1):
@@ -37,12 +38,11 @@ export const eventSequenceOperations = [
     summary: "Raise the order event sequence after a restore",
     description: 'Body {"atLeast": "<digits>"}: the next event id is above it. Never lowers it.',
     responses: { 200: { description: "The sequence now", body: Sequence } },
-    errors: ["invalid_body"],
+    errors: ["invalid_body", "unsupported_media_type", "body_too_large"],
     async handle(c) {
-      const body = RaiseBody.safeParse(await c.req.json().catch(() => undefined));
-      if (!body.success) throw new ApiError("invalid_body", 'Send {"atLeast": "<digits>"}: the sequence noted before the restore.');
-      const sequence = await callDependency("D1", () => raiseEventSequence(c.env.DB, body.data.atLeast));
-      logLine("warn", c.get("requestId"), "the order event sequence was raised (after a D1 restore)", { atLeast: body.data.atLeast, sequence, operator: c.get("operator") });
+      const { atLeast } = await readJsonBody(c, RaiseBody);
+      const sequence = await callDependency("D1", () => raiseEventSequence(c.env.DB, atLeast));
+      logLine("warn", c.get("requestId"), "the order event sequence was raised (after a D1 restore)", { atLeast, sequence, operator: c.get("operator") });
       return jsonBody(c, { sequence });
     },
   }),
