@@ -155,7 +155,9 @@ try {
   const cancelled = [...outcome.pendingAfter].filter(([, status]) => status === "cancelled").map(([id]) => id);
   console.error(`Waiting for ${feed.length} events at the two endpoints…`);
   // Long enough for the sweeper to send again what a queue lost in the outage (two minutes overdue, then the next sweep).
+  const waitedFrom = Date.now();
   const delivered = await untilDelivered(feed, DELIVERY_PATIENCE_MS);
+  const waited = ((Date.now() - waitedFrom) / 1000).toFixed(1);
 
   violations = [
     ...serverErrors(observations),
@@ -175,7 +177,7 @@ try {
   printSummary(seconds, outcome);
   console.log(
     `Events: ${feed.length} in the feed after the mark (${external.changes.length} changes by the other system in ${external.statements} statements, ` +
-      `${cancelled.length} cancels); every endpoint had them ${delivered ? "" : "NOT "}all within ${DELIVERY_PATIENCE_MS / 1000} s; ` +
+      `${cancelled.length} cancels); every endpoint had them ${delivered ? `all ${waited} s after the traffic` : `NOT all within ${DELIVERY_PATIENCE_MS / 1000} s`}; ` +
       `${receivers.all.refused + receivers.cancels.refused} first attempts refused on purpose and retried; ` +
       `${receivers.all.duplicates + receivers.cancels.duplicates} events acknowledged twice (at least once: a receipt D1 could not record is posted again).`,
   );
