@@ -2,6 +2,8 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { DeliveryMessage } from "../../src/webhooks/dispatch-events";
 import { apiWith } from "./request";
+import { clearOrders } from "./seed";
+import { storeTestKey, type TestKey } from "./test-keys";
 
 /** A queue that records what is sent. */
 export function recordingQueue() {
@@ -55,3 +57,10 @@ export const queuedBatch = (queue: string, messages: Message<DeliveryMessage>[])
   ackAll: () => messages.forEach((message) => message.ack()),
   retryAll: (options) => messages.forEach((message) => message.retry(options)),
 });
+
+/** A clean slate for a webhook test (no orders, endpoints or deliveries), and a key that manages endpoints: the owner of what the test makes. */
+export async function freshWebhookOwner(): Promise<TestKey> {
+  await clearOrders();
+  await env.DB.batch([env.DB.prepare("DELETE FROM webhook_deliveries"), env.DB.prepare("DELETE FROM webhook_endpoints")]);
+  return storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
+}

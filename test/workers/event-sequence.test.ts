@@ -2,9 +2,9 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { dispatchEvents } from "../../src/webhooks/dispatch-events";
 import { apiWith } from "../support/request";
-import { clearOrders, seedOrders } from "../support/seed";
-import { storeTestKey, type TestKey } from "../support/test-keys";
-import { makeEndpoint, recordingQueue } from "../support/webhook-fixtures";
+import { seedOrders } from "../support/seed";
+import type { TestKey } from "../support/test-keys";
+import { freshWebhookOwner, makeEndpoint, recordingQueue } from "../support/webhook-fixtures";
 
 /**
  * Event ids across a D1 Time Travel restore (docs/operations.md#restoring-d1):
@@ -19,10 +19,7 @@ const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statemen
 
 let owner: TestKey;
 beforeEach(async () => {
-  await clearOrders();
-  await sql("DELETE FROM webhook_deliveries");
-  await sql("DELETE FROM webhook_endpoints");
-  owner = await storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
+  owner = await freshWebhookOwner();
 });
 
 async function feedToHead(after = ""): Promise<{ ids: string[]; cursor: string }> {

@@ -10,9 +10,9 @@ import { OVERDUE_AFTER_MS, resendOverdueDeliveries } from "../../src/webhooks/re
 import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs, type WebhookDispatcher } from "../../src/webhooks/webhook-dispatcher";
 import { putApiKey, newApiKey } from "../../scripts/lib/issue-key";
 import { outageD1 } from "../support/faults";
-import { clearOrders, seedOrders } from "../support/seed";
+import { seedOrders } from "../support/seed";
 import { storeTestKey, type TestKey } from "../support/test-keys";
-import { makeEndpoint, queuedBatch, queuedMessage, recordingQueue } from "../support/webhook-fixtures";
+import { freshWebhookOwner, makeEndpoint, queuedBatch, queuedMessage, recordingQueue } from "../support/webhook-fixtures";
 
 /**
  * Webhook delivery under faults (docs/design/order-events.md#faults): D1
@@ -27,10 +27,7 @@ const deliveryRow = (id: string) =>
 
 let owner: TestKey;
 beforeEach(async () => {
-  await clearOrders();
-  await sql("DELETE FROM webhook_deliveries");
-  await sql("DELETE FROM webhook_endpoints");
-  owner = await storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
+  owner = await freshWebhookOwner();
 });
 
 /** A receiver per URL: answers the statuses given in turn (200 after), or what `answer` makes; records each POST. */

@@ -11,8 +11,8 @@ import { TtlCache } from "../../src/lib/ttl-cache";
 import { EVENT_RETENTION_MS } from "../../src/events/prune-order-events";
 import { DELIVERY_PRUNE_BATCH, pruneWebhookDeliveries } from "../../src/webhooks/prune-webhook-deliveries";
 import { apiWith } from "../support/request";
-import { feedHead, makeEndpoint, recordingQueue } from "../support/webhook-fixtures";
-import { clearOrders, seedOrders } from "../support/seed";
+import { feedHead, freshWebhookOwner, makeEndpoint, recordingQueue } from "../support/webhook-fixtures";
+import { seedOrders } from "../support/seed";
 import { storeTestKey, type TestKey } from "../support/test-keys";
 
 /**
@@ -24,10 +24,7 @@ const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statemen
 
 let owner: TestKey;
 beforeEach(async () => {
-  await clearOrders();
-  await sql("DELETE FROM webhook_deliveries");
-  await sql("DELETE FROM webhook_endpoints");
-  owner = await storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
+  owner = await freshWebhookOwner();
 });
 
 const head = feedHead;
