@@ -2576,7 +2576,7 @@ export interface operations {
                 granularity?: "minute" | "hour" | "day";
                 /** @description An RFC 3339 date-time: the first bucket is the one holding it (default: the last hour of minutes, day of hours or 30 days) */
                 from?: string;
-                /** @description An RFC 3339 date-time after from: the range ends before the bucket holding it begins, unless it starts one (default: now, the current bucket included) */
+                /** @description An RFC 3339 date-time after from: the last bucket is the one holding it, or the one before when it is a bucket's start (default: now, the current bucket included) */
                 to?: string;
             };
             header?: never;
