@@ -12,6 +12,13 @@ import { isDeployedEnvironment } from "./lib/environments";
 import { operatorApi } from "./lib/operator-client";
 import { runWrangler } from "./lib/wrangler";
 
+/**
+ * Ids left unused above the noted sequence: events written between the note
+ * and the restore were seen by feeds and webhooks, then rewound away; the
+ * ids after the raise must be above theirs too. Gaps in ids are harmless.
+ */
+export const RESTORE_MARGIN = 100_000n;
+
 const USAGE = "Usage: npm run restore -- --env <staging|production> --timestamp <RFC 3339 or Unix seconds> --base-url <https://host/v1> [--dry-run]   (OPERATOR_TOKEN set)";
 
 export interface RestoreContext {
@@ -50,7 +57,8 @@ export async function runRestore(argv: string[], context: RestoreContext): Promi
     context.err(`Not restored: the event sequence could not be noted (${error instanceof Error ? error.message : String(error)}).`);
     return 1;
   }
-  context.out(`Order event sequence before the restore: ${noted}`);
+  const raiseTo = String(BigInt(noted) + RESTORE_MARGIN);
+  context.out(`Order event sequence before the restore: ${noted}; it is raised to ${raiseTo} after it.`);
   const restored = runWrangler(restore);
   if (restored.status !== 0) {
     context.err(`The restore failed; nothing changed:\n${(restored.stderr || restored.stdout).trim()}`);
@@ -58,14 +66,14 @@ export async function runRestore(argv: string[], context: RestoreContext): Promi
   }
   context.out(restored.stdout.trim());
   try {
-    const answer = (await api.call("POST", "/order-events/sequence", { atLeast: noted })) as { sequence?: string } | undefined;
+    const answer = (await api.call("POST", "/order-events/sequence", { atLeast: raiseTo })) as { sequence?: string } | undefined;
     if (answer?.sequence === undefined) throw new Error(`the operator API at ${api.baseUrl} was not reachable`);
     context.out(`Order event sequence raised back: ${answer.sequence}. New events take ids above every one handed out before the restore.`);
     return 0;
   } catch (error) {
     context.err(
       `RESTORED, BUT THE EVENT SEQUENCE WAS NOT RAISED (${error instanceof Error ? error.message : String(error)}). Before any order changes, ` +
-        `run: curl -X POST -H "Authorization: Bearer $OPERATOR_TOKEN" -d '{"atLeast":"${noted}"}' ${api.baseUrl}/admin/order-events/sequence`,
+        `run: curl -X POST -H "Authorization: Bearer \${OPERATOR_TOKEN#*:}" -H "Content-Type: application/json" -d '{"atLeast":"${raiseTo}"}' ${api.baseUrl}/admin/order-events/sequence`,
     );
     return 1;
   }

@@ -6,6 +6,7 @@
  * it by the composition (index.ts, v1-operations.ts): nothing else keeps
  * state at module level.
  */
+import type { BudgetLiveness } from "./keys/live-budget";
 import type { StoredKey } from "./keys/lookup";
 import { TtlCache } from "./lib/ttl-cache";
 import { LeaseClient } from "./limiter/lease-client";
@@ -34,7 +35,7 @@ export const isolateMemory = {
    * 5 s, 10,000 budgets at most. Safe: a revocation or expiry stops its
    * deliveries that much later, as the key cache delays it for requests.
    */
-  liveBudgets: new TtlCache<string, boolean>(10_000),
+  liveBudgets: new TtlCache<string, BudgetLiveness>(10_000),
   /**
    * The order list's version as last read, reused for ORDER_LIST_VERSION_REUSE_MS
    * by lists without a bookmark. Safe: such a list may be as stale as a

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "../api/define-operation";
+import { ApiError } from "../api-error";
 import { readJsonBody } from "../api/read-json-body";
 import { jsonBody } from "../counted-body";
 import { callDependency } from "../lib/dependency";
@@ -8,6 +9,9 @@ import { eventSequence, raiseEventSequence } from "./event-sequence";
 
 const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false } as const;
 const Sequence = z.object({ sequence: z.string().regex(/^(0|[1-9][0-9]*)$/) });
+/** How far above the sequence a raise may go: far more ids than a restore can rewind, far fewer than int64 holds. */
+const MAX_RAISE = 1_000_000_000_000n;
+
 /** The sequence noted before the restore. */
 const RaiseBody = z.object({ atLeast: z.string().regex(/^(0|[1-9][0-9]*)$/, "the sequence noted before the restore, as digits").max(19) });
 
@@ -41,6 +45,11 @@ export const eventSequenceOperations = [
     errors: ["invalid_body", "unsupported_media_type", "body_too_large"],
     async handle(c) {
       const { atLeast } = await readJsonBody(c, RaiseBody);
+      const current = await callDependency("D1", () => eventSequence(c.env.DB));
+      // A typo of a digit too many would spend the int64 sequence, and every later order write would fail.
+      if (BigInt(atLeast) > BigInt(current) + MAX_RAISE) {
+        throw new ApiError("invalid_body", `atLeast is more than ${MAX_RAISE} above the sequence (${current}): check the value noted before the restore.`);
+      }
       const sequence = await callDependency("D1", () => raiseEventSequence(c.env.DB, atLeast));
       logLine("warn", c.get("requestId"), "the order event sequence was raised (after a D1 restore)", { atLeast, sequence, operator: c.get("operator") });
       return jsonBody(c, { sequence });

@@ -11,7 +11,8 @@ import type { D1Queryable } from "../lib/d1-session";
 
 /** The highest id the sequence has handed out (0 when none), as decimal digits. */
 export async function eventSequence(db: D1Queryable): Promise<string> {
-  const row = await db.prepare("SELECT CAST(coalesce(max(seq), 0) AS TEXT) AS seq FROM sqlite_sequence WHERE name = 'order_events'").first<{ seq: string }>();
+  // sqlite_sequence's column has no type: a value written there as a real (2.0) must still read as digits.
+  const row = await db.prepare("SELECT CAST(CAST(coalesce(max(seq), 0) AS INTEGER) AS TEXT) AS seq FROM sqlite_sequence WHERE name = 'order_events'").first<{ seq: string }>();
   return row?.seq ?? "0";
 }
 

@@ -27,9 +27,10 @@ interface KvEntry {
 export function keyEntries(hash: string, record: ApiKeyRecord): KvEntry[] {
   const { id, ...summary } = record;
   const member: BudgetMember = { ...(record.revokedAt && { revokedAt: record.revokedAt }), ...(record.expiresAt && { expiresAt: record.expiresAt }) };
+  // The budget's entry first: a revocation whose later writes fail has still stopped the budget's webhooks.
   return [
+    { key: `${budgetPrefix(budgetOf(record))}${id}`, value: "", metadata: member },
     { key: recordName(hash), value: JSON.stringify(record) },
     { key: idName(id), value: hash, metadata: summary },
-    { key: `${budgetPrefix(budgetOf(record))}${id}`, value: "", metadata: member },
   ];
 }

@@ -12,6 +12,9 @@ import { budgetPrefix, idName, type BudgetMember, type KeySummary } from "./layo
 /** How long one answer is kept per isolate: a revocation reaches deliveries this much later than KV has it, as it reaches requests. */
 const LIVENESS_CACHE_MS = 5_000;
 
+/** `unknown`: no key of the budget is listed at all, as for a key made a moment ago that KV's list does not show yet. */
+export type BudgetLiveness = "live" | "dead" | "unknown";
+
 const isLive = (member: BudgetMember, now: number) => !member.revokedAt && (!member.expiresAt || Date.parse(member.expiresAt) > now);
 
 async function listAll<M>(kv: KVNamespace, prefix: string): Promise<{ name: string; metadata: M | null }[]> {
@@ -25,17 +28,20 @@ async function listAll<M>(kv: KVNamespace, prefix: string): Promise<{ name: stri
   return entries;
 }
 
-export async function budgetHasLiveKey(kv: KVNamespace, budget: string, cache: TtlCache<string, boolean>, now = Date.now()): Promise<boolean> {
+export async function budgetLiveness(kv: KVNamespace, budget: string, cache: TtlCache<string, BudgetLiveness>, now = Date.now()): Promise<BudgetLiveness> {
   const cached = cache.get(budget, now);
   if (cached !== undefined) return cached;
-  const members = await listAll<BudgetMember>(kv, budgetPrefix(budget));
-  // A budget whose keys were all stored before budgets were listed: its keys are found among every key's id entry.
-  const live =
-    members.length > 0
-      ? members.some(({ metadata }) => isLive(metadata ?? {}, now))
-      : (await listAll<KeySummary>(kv, idName(""))).some(
-          ({ name, metadata }) => metadata !== null && budgetOf({ id: name.slice(idName("").length), budget: metadata.budget }) === budget && isLive(metadata, now),
-        );
-  cache.set(budget, live, LIVENESS_CACHE_MS, now);
-  return live;
+  const members = (await listAll<BudgetMember>(kv, budgetPrefix(budget))).map(({ metadata }) => metadata ?? {});
+  let liveness: BudgetLiveness = members.some((member) => isLive(member, now)) ? "live" : members.length > 0 ? "dead" : "unknown";
+  // Keys stored before budgets were listed have no entry of their own here (a rotated pair may have one key with and one
+  // without): they are found among every key's id entry, at the cost of listing them all.
+  if (liveness !== "live") {
+    const legacy = (await listAll<KeySummary>(kv, idName(""))).filter(
+      ({ name, metadata }) => metadata !== null && budgetOf({ id: name.slice(idName("").length), budget: metadata.budget }) === budget,
+    );
+    if (legacy.some(({ metadata }) => isLive(metadata!, now))) liveness = "live";
+    else if (legacy.length > 0) liveness = "dead";
+  }
+  cache.set(budget, liveness, LIVENESS_CACHE_MS, now);
+  return liveness;
 }

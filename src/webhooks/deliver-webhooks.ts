@@ -1,7 +1,7 @@
 /**
  * The queue consumer's work (docs/design/order-events.md#delivery): one
- * message is one delivery, posted signed (Standard Webhooks) with a 10 s
- * timeout. A 2xx is delivered; anything else is retried after the schedule's
+ * message is one delivery, posted signed (Standard Webhooks) with a 2 s
+ * timeout in the fast lane and 10 s in the slow lane. A 2xx is delivered; anything else is retried after the schedule's
  * next delay. The schedule is counted in the delivery's row (schedule_step),
  * not by the queue, whose attempts also count this service's own failures
  * (docs/design/order-events.md#faults); once it is spent the delivery is
@@ -11,6 +11,7 @@ import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
 import type { D1Queryable } from "../lib/d1-session";
 import type { DroppedValue } from "../orders/order-json";
 import type { DeliveryMessage } from "./dispatch-events";
+import type { BudgetLiveness } from "../keys/live-budget";
 import { openSecret } from "./webhook-secrets";
 import { webhookHeaders } from "./webhook-signature";
 
@@ -28,6 +29,12 @@ export const FAST_LANE_TIMEOUT_MS = 2_000;
 /** How long an endpoint whose receiver was too slow for the fast lane has its deliveries go straight to the slow lane. */
 export const SLOW_LANE_MS = 10 * 60_000;
 
+/** How soon a delivery whose budget shows no key at all is tried again: KV's list catches up within a minute. */
+const UNKNOWN_BUDGET_RETRY_SECONDS = 30;
+
+/** A message arriving this long before its delivery's next attempt is a stale copy (queue delays are never early by more). */
+const STALE_AFTER_MS = 5_000;
+
 /**
  * The longest delay Cloudflare Queues puts on a message (12 hours). A longer
  * wait is kept in the row alone: the message is acked, and the sweeper
@@ -42,8 +49,8 @@ export interface DeliveryContext {
   sealingKey: string;
   retrySeconds: readonly number[];
   now(): number;
-  /** Whether a budget has a key that is neither revoked nor expired: nothing is delivered for one that has none. */
-  budgetHasLiveKey(budget: string): Promise<boolean>;
+  /** Whether a budget has a key that is neither revoked nor expired (nothing is delivered for one that has none), or no key is seen yet. */
+  budgetLiveness(budget: string): Promise<BudgetLiveness>;
   /** The delivery queue's consumer: a receiver gets FAST_LANE_TIMEOUT_MS, then the delivery moves to the slow lane. */
   fastLane?: boolean;
 }
@@ -74,10 +81,12 @@ const loadDelivery = (db: D1Queryable, id: string) =>
     .bind(id)
     .first<DeliveryRow>();
 
+// A second message of a delivery (at least once) may settle it late: never a delivered one failed.
 const settle = (db: D1Queryable, id: string, outcome: "delivered" | "failed", attempt: { status: number | null; error: string | null; counts: boolean }, at: string) =>
   db
     .prepare(
-      "UPDATE webhook_deliveries SET outcome = ?2, attempts = attempts + ?6, last_status = coalesce(?3, last_status), last_error = ?4, next_attempt_at = NULL, updated_at = ?5 WHERE id = ?1",
+      "UPDATE webhook_deliveries SET outcome = ?2, attempts = attempts + ?6, last_status = coalesce(?3, last_status), last_error = ?4, next_attempt_at = NULL, updated_at = ?5 " +
+        "WHERE id = ?1 AND (outcome = 'pending' OR ?2 = 'delivered')",
     )
     .bind(id, outcome, attempt.status, attempt.error, at, attempt.counts ? 1 : 0)
     .run();
@@ -125,14 +134,25 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
     await recordDeadLetter(message, context);
     return "ack";
   }
+  // A second message of this delivery (the sweeper's, a dead letter sent back) after another one failed and set the next
+  // attempt later: that one's message comes then; this one would spend the schedule twice.
+  if (row.next_attempt_at !== null && Date.parse(row.next_attempt_at) - now > STALE_AFTER_MS) return "ack";
   if (context.fastLane && row.slow_until !== null && Date.parse(row.slow_until) > now) return "slow";
-  if (!(await context.budgetHasLiveKey(row.budget))) {
+  const liveness = await context.budgetLiveness(row.budget);
+  // No key of the budget seen at all: a key so new that KV's list does not show it yet, not a revoked one. Asked again later.
+  if (liveness === "unknown") return { retryAfterSeconds: UNKNOWN_BUDGET_RETRY_SECONDS };
+  if (liveness === "dead") {
     await settle(context.db, row.id, "failed", { ...none, error: "the endpoint's budget has no live key (revoked or expired)" }, at);
     return "ack";
   }
 
   const body = orderEventJson(row, [] as DroppedValue[]);
-  const secret = await openSecret(context.sealingKey, row.endpoint_id, row.secret_sealed);
+  const secret = await openSecret(context.sealingKey, row.endpoint_id, row.secret_sealed).catch(() => undefined);
+  // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves secrets unreadable).
+  if (secret === undefined) {
+    await settle(context.db, row.id, "failed", { ...none, error: "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)" }, at);
+    return "ack";
+  }
   const headers = await webhookHeaders(secret, `evt_${row.seq}`, Math.floor(now / 1000), body);
   let status: number | null = null;
   let retryAfter: number | null = null;
@@ -170,12 +190,15 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
   const step = row.schedule_step + 1;
   const last = step > context.retrySeconds.length;
   const delay = nextDelaySeconds(context.retrySeconds, step, status, retryAfter);
-  await context.db
+  const { meta } = await context.db
     .prepare(
-      "UPDATE webhook_deliveries SET attempts = attempts + 1, schedule_step = ?2, last_status = ?3, last_error = ?4, next_attempt_at = ?5, updated_at = ?6 WHERE id = ?1",
+      "UPDATE webhook_deliveries SET attempts = attempts + 1, schedule_step = ?2, last_status = ?3, last_error = ?4, next_attempt_at = ?5, updated_at = ?6 " +
+        "WHERE id = ?1 AND outcome = 'pending' AND schedule_step = ?7",
     )
-    .bind(row.id, step, status, error ?? `the receiver answered ${status}`, last ? null : new Date(now + delay * 1000).toISOString(), at)
+    .bind(row.id, step, status, error ?? `the receiver answered ${status}`, last ? null : new Date(now + delay * 1000).toISOString(), at, row.schedule_step)
     .run();
+  // Another message of this delivery moved it on meanwhile (or settled it): that one carries it; this one would count a step twice.
+  if (meta.changes === 0) return "ack";
   // After the last step the queue dead-letters the message (its max_retries is the schedule's length), or, for a
   // message sent again mid-schedule, brings it back once more: either way recordDeadLetter() settles it.
   if (!last && delay > MAX_QUEUE_DELAY_SECONDS) return "ack";

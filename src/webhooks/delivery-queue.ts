@@ -1,4 +1,4 @@
-import { budgetHasLiveKey } from "../keys/live-budget";
+import { budgetLiveness, type BudgetLiveness } from "../keys/live-budget";
 import { logLine } from "../lib/log";
 import type { TtlCache } from "../lib/ttl-cache";
 import { configOf } from "../middleware/load-config";
@@ -57,7 +57,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, co
 }
 
 /** The Worker's queue handler (docs/design/order-events.md#delivery): the platform's bindings made into the consumer's context. */
-export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: Env, memory: { configs: WeakMap<Env, ConfigResult>; liveBudgets: TtlCache<string, boolean> }): Promise<void> {
+export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: Env, memory: { configs: WeakMap<Env, ConfigResult>; liveBudgets: TtlCache<string, BudgetLiveness> }): Promise<void> {
   const config = configOf(env, memory.configs);
   if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
   await consumeDeliveries(batch, {
@@ -66,7 +66,7 @@ export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: En
     sealingKey: sealingKeyOf(env),
     retrySeconds: config.config.webhookRetrySeconds,
     now: Date.now,
-    budgetHasLiveKey: (budget) => budgetHasLiveKey(env.API_KEYS, budget, memory.liveBudgets),
+    budgetLiveness: (budget) => budgetLiveness(env.API_KEYS, budget, memory.liveBudgets),
     resend: async (message, delaySeconds) => {
       await env.WEBHOOK_DELIVERIES.send(message, { contentType: "json", delaySeconds });
     },

@@ -9,8 +9,10 @@ import type { DeliveryMessage } from "./dispatch-events";
 
 /**
  * How late a pending delivery may be before it counts as lost: longer than
- * a live message can be late (30 s of backoff after a dependency's failure,
- * a batch's second, a 10 s POST), so a delivery is rarely sent twice.
+ * a live message is late in the normal run (30 s of backoff after a
+ * dependency's failure, a batch's second, a 10 s POST). After a longer
+ * outage a live message and the sweeper's may both arrive: the consumer
+ * lets only one of them count a step (deliver-webhooks.ts).
  */
 export const OVERDUE_AFTER_MS = 120_000;
 
@@ -24,7 +26,9 @@ export async function resendOverdueDeliveries(db: D1Queryable, queue: Pick<Queue
   const mark = db
     .prepare(
       "UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id IN (SELECT id FROM webhook_deliveries " +
-        "WHERE outcome = 'pending' AND coalesce(next_attempt_at, created_at) < ?1 ORDER BY coalesce(next_attempt_at, created_at) LIMIT ?3) RETURNING id",
+        "WHERE outcome = 'pending' AND coalesce(next_attempt_at, created_at) < ?1 " +
+        // A deleted endpoint's deliveries wait for the daily prune; sent again, they would push the lost ones back.
+        "AND endpoint_id IN (SELECT id FROM webhook_endpoints) ORDER BY coalesce(next_attempt_at, created_at) LIMIT ?3) RETURNING id",
     )
     .bind(new Date(now - OVERDUE_AFTER_MS).toISOString(), new Date(now).toISOString(), SWEEP_BATCH);
   let sent = 0;

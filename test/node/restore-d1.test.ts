@@ -17,6 +17,7 @@ const statePath = join(dir, "fake-wrangler.json");
 let server: Server;
 let port: number;
 let sequence: string;
+let raiseFails = false;
 const asked: string[] = [];
 
 beforeAll(async () => {
@@ -27,6 +28,7 @@ beforeAll(async () => {
     request.on("end", () => {
       asked.push(`${request.method} ${request.url} ${body}`.trim());
       if (request.headers.authorization !== "Bearer token-for-restore-tests") return void response.writeHead(401).end("{}");
+      if (request.method === "POST" && raiseFails) return void response.writeHead(500, { "Content-Type": "application/json" }).end('{"message":"D1 is down"}');
       if (request.method === "POST") sequence = (JSON.parse(body) as { atLeast: string }).atLeast;
       response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ sequence }));
     });
@@ -39,6 +41,7 @@ afterAll(() => {
 });
 beforeEach(() => {
   asked.length = 0;
+  raiseFails = false;
   sequence = "9007199254741000";
   writeFileSync(statePath, JSON.stringify({ worker: "store-orders-production", newVersion: "v", split: {}, tags: {}, failOn: [], calls: [] }));
   process.env.STORE_ORDERS_WRANGLER = resolve("test/support/fake-wrangler.mjs");
@@ -61,8 +64,9 @@ describe("npm run restore", () => {
     const { status, output, calls } = await restore();
     expect(status).toBe(0);
     expect(calls).toEqual(["d1 time-travel restore DB --env production --timestamp 2026-11-24T09:00:00Z"]);
-    expect(asked).toEqual(["GET /admin/order-events/sequence", 'POST /admin/order-events/sequence {"atLeast":"9007199254741000"}']);
-    expect(output).toContain("Order event sequence before the restore: 9007199254741000");
+    // Raised with room for the events written between the note and the restore, which feeds and webhooks saw.
+    expect(asked).toEqual(["GET /admin/order-events/sequence", 'POST /admin/order-events/sequence {"atLeast":"9007199254841000"}']);
+    expect(output).toContain("Order event sequence before the restore: 9007199254741000; it is raised to 9007199254841000 after it.");
   });
 
   it("restores nothing when the sequence cannot be noted", async () => {
@@ -87,5 +91,15 @@ describe("npm run restore", () => {
     expect(planned.calls).toEqual([]);
     expect(asked).toEqual([]);
     expect(planned.output).toContain("wrangler d1 time-travel restore DB --env production --timestamp 2026-11-24T09:00:00Z");
+  });
+
+  it("says how to raise the sequence by hand when the raise fails after the restore, with a command that works", async () => {
+    raiseFails = true;
+    const { status, output, calls } = await restore();
+    expect(status).toBe(1);
+    expect(calls).toHaveLength(1);
+    expect(output).toContain("RESTORED, BUT THE EVENT SEQUENCE WAS NOT RAISED (the operator API answered 500: D1 is down)");
+    // The token without its name, as the operator API compares it; a JSON body, as it reads one.
+    expect(output).toContain(`curl -X POST -H "Authorization: Bearer \${OPERATOR_TOKEN#*:}" -H "Content-Type: application/json" -d '{"atLeast":"9007199254841000"}' http://127.0.0.1:${port}/admin/order-events/sequence`);
   });
 });

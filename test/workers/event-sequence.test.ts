@@ -66,5 +66,9 @@ describe("the order event sequence across a restore", () => {
     // Never lowered; a body that is not a sequence is refused.
     expect(await (await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "1" }) })).json()).toEqual({ sequence: String(BigInt(noted.sequence) + 1n) });
     expect((await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "-5" }) })).status).toBe(400);
+    // A digit too many would spend the int64 sequence: refused.
+    const typo = await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "9223372036854775800" }) });
+    expect(typo.status).toBe(400);
+    expect(((await typo.json()) as { message: string }).message).toContain("check the value noted before the restore");
   });
 });

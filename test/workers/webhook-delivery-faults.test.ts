@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { budgetHasLiveKey } from "../../src/keys/live-budget";
+import { budgetLiveness } from "../../src/keys/live-budget";
 import { TtlCache } from "../../src/lib/ttl-cache";
 import { deliverOne, nextDelaySeconds, retryAfterSeconds, type DeliveryContext } from "../../src/webhooks/deliver-webhooks";
 import { consumeDeliveries, type ConsumerContext } from "../../src/webhooks/delivery-queue";
@@ -48,7 +48,7 @@ function consumerContext(overrides: Partial<ConsumerContext> & Pick<DeliveryCont
     sealingKey: env.WEBHOOK_SECRETS_KEY!,
     retrySeconds: [1, 2, 3],
     now: Date.now,
-    budgetHasLiveKey: (budget) => budgetHasLiveKey(env.API_KEYS, budget, new TtlCache(10)),
+    budgetLiveness: (budget) => budgetLiveness(env.API_KEYS, budget, new TtlCache(10)),
     resend: async (message) => void resent.push(message),
     toSlowLane: async (message) => void slowed.push(message),
     resent,
@@ -161,6 +161,70 @@ function outageStatement(): D1PreparedStatement {
   const fail = () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
   return { bind: () => outageStatement(), first: fail, all: fail, run: fail, raw: fail } as unknown as D1PreparedStatement;
 }
+
+describe("two messages of one delivery (at least once)", () => {
+  it("count one step of the schedule between them, and a copy that comes before the next attempt is due is dropped unsent", async () => {
+    const { deliveryIds } = await pendingDeliveries([19]);
+    const id = deliveryIds[0]!;
+    // Two copies read the row together (a live message and the sweeper's): the receiver fails both POSTs.
+    let arrived = 0;
+    let bothIn!: () => void;
+    const together = new Promise<void>((resolve) => (bothIn = resolve));
+    const { posts, fetch } = receivers(async () => {
+      if (++arrived === 2) bothIn();
+      await together;
+      return new Response("down", { status: 500 });
+    });
+    const context = consumerContext({ fetch });
+    const [first, second] = await Promise.all([deliverOne({ body: { deliveryId: id }, attempts: 1 }, context), deliverOne({ body: { deliveryId: id }, attempts: 1 }, context)]);
+    expect(posts).toHaveLength(2);
+    expect([first, second].filter((settlement) => settlement === "ack")).toHaveLength(1);
+    expect(await deliveryRow(id)).toMatchObject({ attempts: 1, schedule_step: 1 });
+
+    // A third copy while the next attempt is a minute away: acked, no POST, nothing counted.
+    await sql("UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id = ?1", id, new Date(Date.now() + 60_000).toISOString());
+    expect(await deliverOne({ body: { deliveryId: id }, attempts: 1 }, context)).toBe("ack");
+    expect(posts).toHaveLength(2);
+    expect(await deliveryRow(id)).toMatchObject({ attempts: 1, schedule_step: 1 });
+  });
+
+  it("never fail a delivery another copy delivered meanwhile", async () => {
+    const { deliveryIds } = await pendingDeliveries([20]);
+    const id = deliveryIds[0]!;
+    const other = consumerContext({ fetch: receivers().fetch });
+    // This copy has read the row as pending; before it settles, the other copy delivers it; then this one finds no live key.
+    const late = consumerContext({
+      fetch: receivers().fetch,
+      budgetLiveness: async () => {
+        expect(await deliverOne({ body: { deliveryId: id }, attempts: 1 }, other)).toBe("ack");
+        return "dead";
+      },
+    });
+    expect(await deliverOne({ body: { deliveryId: id }, attempts: 1 }, late)).toBe("ack");
+    expect(await deliveryRow(id)).toMatchObject({ outcome: "delivered", last_status: 200 });
+  });
+});
+
+describe("what cannot be delivered", () => {
+  it("fails a delivery whose secret cannot be opened (it never could), rather than retrying it for ever", async () => {
+    const { deliveryIds } = await pendingDeliveries([21]);
+    const { posts, fetch } = receivers();
+    expect(await deliverOne({ body: { deliveryId: deliveryIds[0]! }, attempts: 1 }, consumerContext({ fetch, sealingKey: "another-sealing-key" }))).toBe("ack");
+    expect(posts).toEqual([]);
+    expect(await deliveryRow(deliveryIds[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)" });
+  });
+
+  it("asks again later about a budget none of whose keys is listed yet (a key made a moment ago), failing nothing", async () => {
+    const { deliveryIds } = await pendingDeliveries([22]);
+    const { posts, fetch } = receivers();
+    const unseen = consumerContext({ fetch, budgetLiveness: async () => "unknown" });
+    expect(await deliverOne({ body: { deliveryId: deliveryIds[0]! }, attempts: 1 }, unseen)).toEqual({ retryAfterSeconds: 30 });
+    expect(posts).toEqual([]);
+    expect(await deliveryRow(deliveryIds[0]!)).toMatchObject({ outcome: "pending", attempts: 0, schedule_step: 0 });
+    const listed = await budgetLiveness({ list: async () => ({ keys: [], list_complete: true, cacheStatus: null }) } as unknown as KVNamespace, "key_nobodyknowsthis", new TtlCache(10));
+    expect(listed).toBe("unknown");
+  });
+});
 
 describe("a slow receiver beside a healthy one", () => {
   async function slowAndHealthy() {
@@ -277,13 +341,24 @@ describe("a budget with no live key", () => {
     expect(posts).toHaveLength(1);
   });
 
+  it("finds a live key stored before budgets were listed beside a revoked key of the same budget that is listed", async () => {
+    const legacyPut = { put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) };
+    const first = newApiKey("so_test_", { plan: "pro", name: "first" });
+    const rotated = newApiKey("so_test_", { plan: "pro", name: "rotated", budget: first.record.id });
+    await putApiKey(legacyPut, first.key, first.record);
+    await putApiKey(legacyPut, rotated.key, rotated.record);
+    // Revoked since (the runbook's "revoke the old key"): that write lists it, revoked; the rotated key is not listed.
+    await putApiKey(env.API_KEYS, first.key, { ...first.record, revokedAt: new Date().toISOString() });
+    expect(await budgetLiveness(env.API_KEYS, first.record.id, new TtlCache(10))).toBe("live");
+  });
+
   it("finds the keys of a budget stored before budgets were listed", async () => {
     const legacy = newApiKey("so_test_", { plan: "pro", name: "legacy" });
     // Only the record and the id entry, as keys made before the budget entry existed.
-    await putApiKey({ put: async (name, value, options) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) }, legacy.key, legacy.record);
-    expect(await budgetHasLiveKey(env.API_KEYS, legacy.record.id, new TtlCache(10))).toBe(true);
-    await putApiKey({ put: async (name, value, options) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) }, legacy.key, { ...legacy.record, revokedAt: new Date().toISOString() });
-    expect(await budgetHasLiveKey(env.API_KEYS, legacy.record.id, new TtlCache(10))).toBe(false);
+    await putApiKey({ put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) }, legacy.key, legacy.record);
+    expect(await budgetLiveness(env.API_KEYS, legacy.record.id, new TtlCache(10))).toBe("live");
+    await putApiKey({ put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) }, legacy.key, { ...legacy.record, revokedAt: new Date().toISOString() });
+    expect(await budgetLiveness(env.API_KEYS, legacy.record.id, new TtlCache(10))).toBe("dead");
   });
 });
 
@@ -301,6 +376,11 @@ describe("the sweeper", () => {
     // Due now: the next sweep leaves them to their new messages.
     expect(await deliveryRow(lost)).toMatchObject({ next_attempt_at: new Date(now).toISOString() });
     expect(await resendOverdueDeliveries(env.DB, queue, now + 1000)).toBe(0);
+
+    // A deleted endpoint's pending deliveries wait for the prune: not sent again.
+    await sql("DELETE FROM webhook_endpoints");
+    await sql("UPDATE webhook_deliveries SET next_attempt_at = ?1", new Date(now - OVERDUE_AFTER_MS - 1000).toISOString());
+    expect(await resendOverdueDeliveries(env.DB, queue, now)).toBe(0);
   });
 });
 

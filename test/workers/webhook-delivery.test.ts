@@ -6,7 +6,7 @@ import { deliverOne, recordDeadLetter, type DeliveryContext } from "../../src/we
 import { deliveryIdOf, dispatchEvents } from "../../src/webhooks/dispatch-events";
 import { DISPATCHER_NAME } from "../../src/webhooks/nudge-dispatcher";
 import { signWebhook } from "../../src/webhooks/webhook-signature";
-import { budgetHasLiveKey } from "../../src/keys/live-budget";
+import { budgetLiveness } from "../../src/keys/live-budget";
 import { TtlCache } from "../../src/lib/ttl-cache";
 import { EVENT_RETENTION_MS } from "../../src/events/prune-order-events";
 import { DELIVERY_PRUNE_BATCH, pruneWebhookDeliveries } from "../../src/webhooks/prune-webhook-deliveries";
@@ -138,7 +138,7 @@ describe("a delivery attempt", () => {
     sealingKey: env.WEBHOOK_SECRETS_KEY!,
     retrySeconds: [1, 2, 3],
     now: () => now,
-    budgetHasLiveKey: (budget) => budgetHasLiveKey(env.API_KEYS, budget, new TtlCache(10), now),
+    budgetLiveness: (budget) => budgetLiveness(env.API_KEYS, budget, new TtlCache(10), now),
   });
 
   async function pendingDelivery(types?: string[]) {
