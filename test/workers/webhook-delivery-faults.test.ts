@@ -10,6 +10,7 @@ import { OVERDUE_AFTER_MS, resendOverdueDeliveries } from "../../src/webhooks/re
 import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs, type WebhookDispatcher } from "../../src/webhooks/webhook-dispatcher";
 import { putApiKey, newApiKey } from "../../scripts/lib/issue-key";
 import { outageD1 } from "../support/faults";
+import { apiWith } from "../support/request";
 import { seedOrders } from "../support/seed";
 import { storeTestKey, type TestKey } from "../support/test-keys";
 import { freshWebhookOwner, makeEndpoint, queuedBatch, queuedMessage, recordingQueue } from "../support/webhook-fixtures";
@@ -451,6 +452,27 @@ describe("the dispatcher in an outage", () => {
     expect(sent).toHaveLength(1);
     expect(await stub.mark()).not.toBe(markBefore);
     expect(await runInDurableObject(stub, (_, state) => state.storage.kv.get("failedPasses"))).toBeUndefined();
+  });
+
+  it("is woken for a new endpoint even when the first call to it fails", async () => {
+    let calls = 0;
+    const wakes: number[] = [];
+    const dispatcher = {
+      getByName: () => ({
+        wake: async () => {
+          wakes.push(++calls);
+          if (calls === 1) throw new Error("the object was restarting");
+        },
+      }),
+    };
+    const response = await apiWith({ ...env, WEBHOOK_DISPATCHER: dispatcher as unknown as Env["WEBHOOK_DISPATCHER"] }, "/v2/webhook-endpoints", {
+      method: "POST",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ url: "https://receiver.example/hooks" }),
+    });
+    expect(response.status).toBe(201);
+    await expect.poll(() => wakes).toEqual([1, 2]);
   });
 
   it("sets an alarm on a nudge when a watching dispatcher has lost its own", async () => {
