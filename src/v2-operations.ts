@@ -14,7 +14,7 @@ import { webhookEndpointOperations } from "./webhooks/webhook-endpoint-operation
 import { getUsage } from "./usage/usage-operations";
 import { orderEventWebhook } from "./webhooks/order-event-webhook";
 
-const { listVersion, ownWrites } = isolateMemory;
+const { leases, listVersion, ownWrites } = isolateMemory;
 const served = [
   listOrdersV2(ownWrites),
   getOrderV2(ownWrites),
@@ -22,7 +22,7 @@ const served = [
   cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta", params: OrderIdParamsV2, cancelled: nudgeDispatcher }),
   listOrderEvents(ownWrites),
   ...webhookEndpointOperations,
-  getUsage,
+  getUsage(leases),
 ];
 
 const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook]);

@@ -382,10 +382,12 @@ export interface components {
             buckets: {
                 /** @description RFC 3339 UTC instant at which the bucket begins */
                 start: string;
-                /** @description Requests the limiter admitted in the bucket */
+                /** @description Requests admitted in the bucket and served, as far as the limiter knows */
                 admitted: number;
                 /** @description Requests the limiter refused (429) in the bucket */
                 refused: number;
+                /** @description Admissions granted in the bucket to a Worker isolate ahead of need, not yet handed back: some may have been spent; within 5 s they move to admitted or are gone */
+                reserved: number;
             }[];
         };
     };

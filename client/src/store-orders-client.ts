@@ -51,7 +51,7 @@ export interface EventsV2 {
 export type OrderEvent = componentsV2["schemas"]["OrderEvent"];
 export type OrderEventType = OrderEvent["type"];
 
-/** The caller's usage history: admitted and refused per bucket, empty ones as zeros (docs/api.md#usage). */
+/** The caller's usage history: admitted, refused and reserved per bucket, empty ones as zeros (docs/api.md#usage). */
 export type UsageHistory = componentsV2["schemas"]["UsageHistory"];
 
 export interface UsageOptions {

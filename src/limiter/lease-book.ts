@@ -103,11 +103,17 @@ export function takeExpired(book: LeaseBook, now: number): Unspent[] {
   const expired = book.leases.filter((lease) => lease.expiresAt <= now);
   if (expired.length === 0) return [];
   book.leases = book.leases.filter((lease) => lease.expiresAt > now);
+  // A spent lease is named too when its grant is known, so the object stops counting it as reserved.
   const unspent = expired
-    .filter((lease) => lease.count > 0)
-    .map(({ minuteStart, dayStart, count }) => ({ minuteStart, dayStart, count }));
-  if (unspent.length > 0) book.refusedUntil = 0;
+    .filter((lease) => lease.count > 0 || lease.grantId !== undefined)
+    .map(({ minuteStart, dayStart, count, grantId }) => ({ minuteStart, dayStart, count, ...(grantId !== undefined && { grantId }) }));
+  if (unspent.some((lease) => lease.count > 0)) book.refusedUntil = 0;
   return unspent;
+}
+
+/** Ends every lease now, so the next settle hands back all that is left of them (the usage history, read where it was spent). */
+export function expireLeases(book: LeaseBook, now: number): void {
+  for (const lease of book.leases) lease.expiresAt = Math.min(lease.expiresAt, now);
 }
 
 export function unspent(book: LeaseBook, now: number): number {
@@ -201,7 +207,7 @@ export function absorbAnswer(
   answer: LeaseAnswer,
   now: number,
   asker: boolean,
-  request: Pick<LeaseRequest, "refusals" | "abandoned">,
+  request: Pick<LeaseRequest, "refusals" | "abandoned" | "id">,
   sentAt = now,
 ): Verdict | undefined {
   acknowledged(book, request, now);
@@ -220,6 +226,7 @@ export function absorbAnswer(
         dayStart: answer.day.reset - answer.day.size,
         count,
         expiresAt: fromObject(answer.expiresAt),
+        ...(request.id !== undefined && { grantId: request.id }),
       });
     }
     return asker ? admittedWithUnspent(answer, unspent(book, now), answer.now) : undefined;

@@ -1,5 +1,6 @@
 import { callDependency } from "../lib/dependency";
 import {
+  expireLeases,
   REFUSAL_BATCH,
   abandonAsk,
   absorbAnswer,
@@ -46,6 +47,9 @@ interface AdmitContext extends Asker {
   onBackgroundError(error: unknown): void;
 }
 
+/** What a settle needs of the admit context. */
+export type SettleContext = Pick<AdmitContext, "ban" | "limiter" | "onBackgroundError">;
+
 type AskOutcome = { ok: true } | { ok: false; error: unknown; speculative: boolean };
 
 type Lease = LeaseBook["leases"][number];
@@ -69,6 +73,18 @@ interface Caller {
  */
 export class LeaseClient {
   readonly #callers = new Map<string, Caller>();
+
+  /**
+   * Hands back now what this isolate holds of the caller's leases, so the
+   * object's history counts as admitted exactly what was served here
+   * (GET /v2/usage, docs/api.md#usage). The next request asks for a new lease.
+   */
+  async handBack(name: string, context: SettleContext): Promise<void> {
+    const caller = this.#callers.get(name);
+    if (!caller) return;
+    expireLeases(caller.book, Date.now());
+    await this.#settle(name, caller, context, Date.now());
+  }
 
   /** True once the budget's object has said this key of the budget is revoked (operator API). */
   knowsRevoked(name: string, keyId: string): boolean {
@@ -164,7 +180,7 @@ export class LeaseClient {
    * here and names lost asks, in one attempt: a return applied twice could
    * over-admit, so one that fails is lost instead (which can only under-admit).
    */
-  async #settle(name: string, caller: Caller, context: AdmitContext, now: number): Promise<void> {
+  async #settle(name: string, caller: Caller, context: SettleContext, now: number): Promise<void> {
     const request = settleRequest(caller.book, context.ban, now, crypto.randomUUID());
     if (!request) return;
     try {

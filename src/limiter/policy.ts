@@ -39,6 +39,10 @@ interface RecentGrant extends Unspent {
   /** When it was granted and until when it may be spent, Unix ms on the object's clock. */
   at: number;
   expiresAt: number;
+  /** What the isolate holds of it beyond the asking request's own admission (absent in grants stored by older objects). */
+  held?: number;
+  /** The isolate has handed back what it left of it (a settle named it): none of it is reserved any more. */
+  handedBack?: true;
 }
 
 /** What one caller's object keeps. Times are Unix seconds unless named otherwise. */
@@ -192,7 +196,7 @@ export function decide(
     state.refusedInARow = 0;
     state.streakFrom = t;
     if (options.grantId !== undefined) {
-      const grant = { id: options.grantId, minuteStart: state.minuteStart, dayStart: state.dayStart, count: granted, at: now, expiresAt };
+      const grant = { id: options.grantId, minuteStart: state.minuteStart, dayStart: state.dayStart, count: granted, at: now, expiresAt, held: granted - (speculative ? 0 : 1) };
       state.grants = [...state.grants!, grant];
     }
     const reports = windowReports(state, limits);
@@ -270,6 +274,8 @@ export function settle(
   const lost = state.grants!.filter((grant) => abandoned.includes(grant.id));
   if (lost.length > 0) state.grants = state.grants!.filter((grant) => !abandoned.includes(grant.id));
   takeBack(state, [...unspent, ...lost], tally);
+  const handedBack = unspent.flatMap((lease) => (lease.grantId === undefined ? [] : [lease.grantId]));
+  if (handedBack.length > 0) state.grants = state.grants!.map((grant) => (handedBack.includes(grant.id) ? { ...grant, handedBack: true as const } : grant));
   if (!refusals || state.batches!.includes(refusals.id)) return state;
   state.batches = [...state.batches!, refusals.id].slice(-BATCHES_REMEMBERED);
   for (const [minuteStart, count] of refusals.answered ?? []) {
@@ -294,6 +300,19 @@ function takeBack(state: LimiterState, leases: readonly Unspent[], tally: UsageC
     if (lease.minuteStart === state.minuteStart) state.minuteCount = Math.max(0, state.minuteCount - lease.count);
     if (lease.dayStart === state.dayStart) state.dayCount = Math.max(0, state.dayCount - lease.count);
   }
+}
+
+/**
+ * Admissions granted to isolates that they may still spend or hand back, in
+ * the windows they were counted in: the usage history's `reserved`
+ * (docs/api.md#usage). A grant stops being reserved when its isolate hands
+ * it back (GET /v2/usage has its own isolate do so first) or its lease ends;
+ * what an isolate then hands back leaves the admitted count within moments.
+ */
+export function reservedGrants(state: LimiterState | undefined, now: number): Unspent[] {
+  return (state?.grants ?? [])
+    .filter((grant) => !grant.handedBack && grant.expiresAt > now && (grant.held ?? grant.count) > 0)
+    .map(({ minuteStart, dayStart, count, held }) => ({ minuteStart, dayStart, count: held ?? count }));
 }
 
 /** What the operator API reports of a budget: its counts in both windows (grants included), streak, ban, revocations. */

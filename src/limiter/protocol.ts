@@ -44,6 +44,12 @@ export interface Unspent {
   minuteStart: number;
   dayStart: number;
   count: number;
+  /**
+   * The ask whose grant this was (absent from isolates older than it): the
+   * object marks the grant handed back, so the usage history no longer
+   * counts it as reserved (docs/api.md#usage). Sent with a count of 0 too.
+   */
+  grantId?: string;
 }
 
 /** Refusals an isolate answered (or was told to answer) itself, counted in the object later. */

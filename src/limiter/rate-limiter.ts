@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "../keys/api-key-record";
-import { acquire, expiresAt, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
+import { acquire, expiresAt, reservedGrants, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
-import { UsageLedger, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
+import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 
 const STATE = "state";
 
@@ -42,9 +42,10 @@ export class RateLimiter extends DurableObject<Env> {
     return { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil };
   }
 
-  /** The budget's history: the non-empty buckets of the range (docs/api.md#usage). */
+  /** The budget's history: the non-empty buckets of the range, what isolates still hold of their grants apart (docs/api.md#usage). */
   usageHistory(query: HistoryRange): UsageRow[] {
-    return this.#ledger.read(query);
+    const reserved = reservedGrants(this.#load(), Date.now()).map(({ minuteStart, dayStart, count }) => ({ minuteStart, dayStart, admitted: count, refused: 0 }));
+    return withReserved(this.#ledger.read(query), reserved, query);
   }
 
   /** The operator API's view of this budget. */

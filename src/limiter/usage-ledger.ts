@@ -40,6 +40,26 @@ export interface UsageRow {
   start: number;
   admitted: number;
   refused: number;
+  /** Of what was granted in the bucket, what isolates hold and may yet hand back (absent from objects older than it). */
+  reserved?: number;
+}
+
+/**
+ * The rows with the reserved grants set apart: a grant counts as admitted in
+ * the ledger when it is made, so what an isolate still holds of it moves
+ * from `admitted` to `reserved` in the bucket it was granted in.
+ */
+export function withReserved(rows: readonly UsageRow[], reserved: readonly UsageChange[], query: HistoryRange): UsageRow[] {
+  const size = BUCKET_SECONDS[query.granularity];
+  const held = new Map<number, number>();
+  for (const grant of reserved) {
+    const start = query.granularity === "day" ? grant.dayStart : Math.floor(grant.minuteStart / size) * size;
+    held.set(start, (held.get(start) ?? 0) + grant.admitted);
+  }
+  return rows.map((row) => {
+    const reservedHere = Math.min(row.admitted, held.get(row.start) ?? 0);
+    return { ...row, admitted: row.admitted - reservedHere, reserved: reservedHere };
+  });
 }
 
 const TABLES = {

@@ -10,7 +10,9 @@ import { documentedParameters } from "../api/strict-query";
 import type { AppEnv } from "../env";
 import { budgetOf } from "../keys/api-key-record";
 import { callDependency } from "../lib/dependency";
+import type { LeaseClient } from "../limiter/lease-client";
 import { GRANULARITIES } from "../limiter/usage-ledger";
+import { logLine } from "../lib/log";
 import { MAX_BUCKETS, USAGE_PARAMETERS, fillBuckets, readUsageQuery } from "./usage-query";
 import { jsonBody } from "../counted-body";
 
@@ -22,8 +24,12 @@ export const UsageHistory = z
       .array(
         z.object({
           start: z.string().describe("RFC 3339 UTC instant at which the bucket begins"),
-          admitted: z.number().int().describe("Requests the limiter admitted in the bucket"),
+          admitted: z.number().int().describe("Requests admitted in the bucket and served, as far as the limiter knows"),
           refused: z.number().int().describe("Requests the limiter refused (429) in the bucket"),
+          reserved: z
+            .number()
+            .int()
+            .describe("Admissions granted in the bucket to a Worker isolate ahead of need, not yet handed back: some may have been spent; within 5 s they move to admitted or are gone"),
         }),
       )
       .describe(`Every bucket of the range, oldest first, empty ones as zeros; at most ${MAX_BUCKETS}`),
@@ -45,7 +51,7 @@ export async function usageHistoryResponse(c: Context<AppEnv>, budget: string): 
   return jsonBody(c, { budget, granularity: query.granularity, buckets: fillBuckets(rows, query) });
 }
 
-export const getUsage = defineOperation({
+export const getUsage = (leases: LeaseClient) => defineOperation({
   operationId: "getUsage",
   scope: "orders:read",
   method: "get",
@@ -63,6 +69,13 @@ export const getUsage = defineOperation({
     const caller = c.get("caller");
     // Scoped operations only ever see key callers; the check keeps the type honest.
     if (caller.kind !== "key") throw new Error("a scoped operation without a key");
-    return usageHistoryResponse(c, budgetOf(caller.key));
+    const budget = budgetOf(caller.key);
+    // What this isolate holds of the budget's leases goes back first: what was served here reads as admitted, not reserved.
+    await leases.handBack(budget, {
+      ban: c.get("config").ban,
+      limiter: (name) => c.env.RATE_LIMITER.getByName(name),
+      onBackgroundError: (error) => logLine("error", c.get("requestId"), "handing back leases before the usage history failed", { error: String(error) }),
+    });
+    return usageHistoryResponse(c, budget);
   },
 });

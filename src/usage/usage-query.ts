@@ -24,6 +24,7 @@ export interface UsageBucket {
   start: string;
   admitted: number;
   refused: number;
+  reserved: number;
 }
 
 const floorTo = (seconds: number, size: number) => Math.floor(seconds / size) * size;
@@ -69,7 +70,7 @@ export function fillBuckets(rows: readonly UsageRow[], query: UsageQuery): Usage
   const buckets: UsageBucket[] = [];
   for (let start = query.from; start < query.to; start += size) {
     const row = byStart.get(start);
-    buckets.push({ start: new Date(start * 1000).toISOString(), admitted: row?.admitted ?? 0, refused: row?.refused ?? 0 });
+    buckets.push({ start: new Date(start * 1000).toISOString(), admitted: row?.admitted ?? 0, refused: row?.refused ?? 0, reserved: row?.reserved ?? 0 });
   }
   return buckets;
 }

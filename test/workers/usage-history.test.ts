@@ -20,7 +20,7 @@ const at = (seconds: number) => Date.UTC(2030, 2, 10, 12, 0, 0) + seconds * 1000
 interface History {
   budget: string;
   granularity: string;
-  buckets: { start: string; admitted: number; refused: number }[];
+  buckets: { start: string; admitted: number; refused: number; reserved: number }[];
 }
 
 const pending: Promise<void>[] = [];
@@ -66,24 +66,24 @@ describe("the usage history", () => {
     await vi.waitFor(
       async () => {
         expect((await minutes(steady.record.id)).buckets).toEqual([
-          { start: "2030-03-10T11:59:00.000Z", admitted: 0, refused: 0 },
-          { start: "2030-03-10T12:00:00.000Z", admitted: 8, refused: 0 },
-          { start: "2030-03-10T12:01:00.000Z", admitted: 1, refused: 0 },
+          { start: "2030-03-10T11:59:00.000Z", admitted: 0, refused: 0, reserved: 0 },
+          { start: "2030-03-10T12:00:00.000Z", admitted: 8, refused: 0, reserved: 0 },
+          { start: "2030-03-10T12:01:00.000Z", admitted: 1, refused: 0, reserved: 0 },
         ]);
         expect((await minutes(tight.record.id)).buckets).toEqual([
-          { start: "2030-03-10T11:59:00.000Z", admitted: 0, refused: 0 },
-          { start: "2030-03-10T12:00:00.000Z", admitted: 3, refused: 6 },
-          { start: "2030-03-10T12:01:00.000Z", admitted: 1, refused: 0 },
+          { start: "2030-03-10T11:59:00.000Z", admitted: 0, refused: 0, reserved: 0 },
+          { start: "2030-03-10T12:00:00.000Z", admitted: 3, refused: 6, reserved: 0 },
+          { start: "2030-03-10T12:01:00.000Z", admitted: 1, refused: 0, reserved: 0 },
         ]);
       },
       { timeout: 10_000, interval: 20 },
     );
     const hours = await (await asOperator(`/admin/keys/${tight.record.id}/usage/history?granularity=hour&from=2030-03-10T12:00:00Z&to=2030-03-10T13:00:00Z`)).json<History>();
-    expect(hours).toEqual({ budget: tight.record.id, granularity: "hour", buckets: [{ start: "2030-03-10T12:00:00.000Z", admitted: 4, refused: 6 }] });
+    expect(hours).toEqual({ budget: tight.record.id, granularity: "hour", buckets: [{ start: "2030-03-10T12:00:00.000Z", admitted: 4, refused: 6, reserved: 0 }] });
     const days = await (await asOperator(`/admin/keys/${tight.record.id}/usage/history?granularity=day&from=2030-03-09T00:00:00Z&to=2030-03-11T00:00:00Z`)).json<History>();
     expect(days.buckets).toEqual([
-      { start: "2030-03-09T00:00:00.000Z", admitted: 0, refused: 0 },
-      { start: "2030-03-10T00:00:00.000Z", admitted: 4, refused: 6 },
+      { start: "2030-03-09T00:00:00.000Z", admitted: 0, refused: 0, reserved: 0 },
+      { start: "2030-03-10T00:00:00.000Z", admitted: 4, refused: 6, reserved: 0 },
     ]);
   }, 30_000);
 
@@ -108,7 +108,7 @@ describe("the usage history", () => {
     const theirs = await (await send("/v2/usage?granularity=day", { key: stranger.key })).json<History>();
     expect(theirs.budget).toBe(stranger.record.id);
     expect(theirs.buckets).toHaveLength(30);
-    expect(theirs.buckets.at(-1)).toEqual({ start: "2030-03-10T00:00:00.000Z", admitted: expect.any(Number), refused: 0 });
+    expect(theirs.buckets.at(-1)).toEqual({ start: "2030-03-10T00:00:00.000Z", admitted: expect.any(Number), refused: 0, reserved: expect.any(Number) });
     expect((await (await send("/v2/usage", { key: stranger.key })).json<History>()).buckets).toHaveLength(24);
   });
 
@@ -131,6 +131,39 @@ describe("the usage history", () => {
       expect(error.code).toBe("invalid_query");
       expect(error.message, query).toContain(words);
     }
+  });
+
+  it("reads what was served: the caller's own isolate hands its leases back first, so a quiet key reads its own requests", async () => {
+    const key = await storeTestKey({ plan: "enterprise", limits: { perMinute: 10_000, perDay: 100_000 } });
+    // A steady caller: its isolate leases ahead of need, and holds what it has not spent yet.
+    for (let round = 0; round < 4; round++) {
+      const responses = await Promise.all(Array.from({ length: 10 }, () => send("/v1/store/orders", { key: key.key })));
+      for (const response of responses) expect(response.status).toBe(200);
+    }
+    const history = await (await send("/v2/usage?granularity=minute", { key: key.key })).json<History>();
+    const sum = (field: "admitted" | "reserved") => history.buckets.reduce((total, bucket) => total + bucket[field], 0);
+    // 40 lists and the usage request itself.
+    expect(sum("admitted")).toBe(41);
+    expect(sum("reserved")).toBe(0);
+  });
+
+  it("sets apart as reserved what another isolate holds of its grant, until it hands it back, spent or not", async () => {
+    const key = await storeTestKey({ plan: "enterprise", limits: { perMinute: 10_000, perDay: 100_000 } });
+    const stub = env.RATE_LIMITER.getByName(key.record.id);
+    const ban = { threshold: 20, seconds: 900 };
+    // Another isolate asks for 10, its asking request's own included: 9 are held.
+    const answer = await stub.acquire({ id: "ask-elsewhere", limits: { perMinute: 10_000, perDay: 100_000 }, ban, want: 10, speculative: false });
+    expect(answer.granted).toBe(10);
+    const read = async () => {
+      const history = await (await send("/v2/usage?granularity=minute", { key: key.key })).json<History>();
+      return { admitted: history.buckets.reduce((total, bucket) => total + bucket.admitted, 0), reserved: history.buckets.reduce((total, bucket) => total + bucket.reserved, 0) };
+    };
+    // The asking request and this read are admitted; the other isolate's 9 are reserved.
+    expect(await read()).toEqual({ admitted: 2, reserved: 9 });
+    // It spends 4 and hands back 5 (naming its grant): 4 more admitted, nothing reserved.
+    const minuteStart = answer.minute.reset - answer.minute.size;
+    await stub.settle({ ban, unspent: [{ minuteStart, dayStart: answer.day.reset - answer.day.size, count: 5, grantId: "ask-elsewhere" }] });
+    expect(await read()).toEqual({ admitted: 2 + 4 + 1, reserved: 0 });
   });
 
   it("forgets minutes after 48 hours and days after 400 days, on the object's alarm, and empties an object with nothing left", async () => {
