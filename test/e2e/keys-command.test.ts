@@ -143,7 +143,7 @@ describe("npm run keys, against the running service", () => {
       expect(history.status).toBe(0);
       return (JSON.parse(history.stdout) as { buckets: { admitted: number; refused: number }[] }).buckets.at(-1);
     };
-    await expect.poll(today, { timeout: 15_000, interval: 250 }).toEqual({ start: expect.any(String), admitted: 2, refused: 24 });
+    await expect.poll(today, { timeout: 15_000, interval: 250 }).toEqual({ start: expect.any(String), admitted: 2, refused: 24, reserved: 0 });
     const table = await keys.run("usage", id, "--history", "--granularity", "day", ...base);
     expect(table.stdout).toMatch(/by day, .*: 2 admitted, 24 refused\.\nadmitted ▁+█/);
 
