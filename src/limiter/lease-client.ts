@@ -1,11 +1,11 @@
 import { callDependency } from "../lib/dependency";
 import {
-  expireLeases,
   REFUSAL_BATCH,
   abandonAsk,
   absorbAnswer,
   absorbSettled,
   decideLocally,
+  expireLeases,
   leaseRequest,
   needsRenewal,
   newLeaseBook,
