@@ -1,5 +1,5 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { feedCursor } from "../../src/events/order-event-feed-query";
@@ -291,6 +291,36 @@ describe("the feed's wait", () => {
     await vi.waitFor(() => expect(request.answered()).toBeDefined(), { timeout: 10_000 });
     expect(reads()).toBe(1);
   });
+
+  it("ends a wait its caller cancels, through workerd itself", async () => {
+    // A request cancelled by its caller, as Cloudflare's front line cancels one whose client disconnected:
+    // the runtime, not the test, aborts the request's signal. The feed's reads are seen on D1's sessions;
+    // it reads no more once cancelled, and answers at once, so the request's line is logged.
+    vi.useRealTimers();
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(String(line)));
+    const session = Object.getPrototypeOf(env.DB.withSession("first-unconstrained")) as D1DatabaseSession;
+    const prepare = session.prepare;
+    let statements = 0;
+    session.prepare = function (this: D1DatabaseSession, query: string) {
+      statements++;
+      return prepare.call(this, query);
+    };
+    try {
+      const caller = new AbortController();
+      const request = clientRequest(`/v2/store/order-events?after=${start}&wait=20`, { signal: caller.signal });
+      const answer = exports.default.fetch(request).catch((error: Error) => error);
+      await vi.waitFor(() => expect(statements).toBeGreaterThan(0), { timeout: 10_000 });
+      const readsBeforeCancel = statements;
+      caller.abort();
+      expect(await answer).toBeInstanceOf(Error);
+      // Answered, so logged: without the signal the runtime dropped the cancelled wait unanswered and unlogged.
+      await vi.waitFor(() => expect(lines.some((line) => line.includes('"route":"/v2/store/order-events"'))).toBe(true), { timeout: 30_000 });
+      expect(statements).toBe(readsBeforeCancel);
+    } finally {
+      session.prepare = prepare;
+    }
+  }, 40_000);
 
   it("does not wait without wait", async () => {
     vi.useRealTimers();
