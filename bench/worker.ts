@@ -5,22 +5,22 @@
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { app, perRequestChain } from "../src/index";
-import type { AppEnv } from "../src/env";
-import { ApiError } from "../src/api-error";
+import type { AppEnv } from "../src/framework/app-env";
+import { ApiError } from "../src/framework/api-error";
 import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
-import { identifyCaller } from "../src/middleware/api-key-auth";
-import { handleError } from "../src/middleware/error-handler";
-import { requestLog } from "../src/middleware/request-log";
-import { responseIdentity } from "../src/middleware/response-identity";
-import { loadConfig } from "../src/middleware/load-config";
-import { mountRoutes } from "../src/api/mount-routes";
-import { listOrders } from "../src/orders/list-orders";
-import { isolateMemory } from "../src/isolate-memory";
+import { identifyCaller } from "../src/keys/api-key-auth";
+import { handleError } from "../src/framework/middleware/error-handler";
+import { requestLog } from "../src/framework/middleware/request-log";
+import { responseIdentity } from "../src/framework/middleware/response-identity";
+import { loadConfig } from "../src/framework/middleware/load-config";
+import { mountRoutes } from "../src/framework/operations/mount-routes";
+import { listOrders } from "../src/orders/whole-list/list-orders-v1";
+import { isolateMemory } from "../src/app/isolate-memory";
 import { SCOPES, type Limits, type Scope } from "../src/keys/api-key-record";
 
 export { RateLimiter, WebhookDispatcher } from "../src/index";
 import service from "../src/index";
-import type { DeliveryMessage } from "../src/webhooks/dispatch-events";
+import type { DeliveryMessage } from "../src/webhooks/dispatch-pass";
 
 const bench = new Hono<AppEnv>();
 

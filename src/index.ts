@@ -1,25 +1,25 @@
 import { Hono, type MiddlewareHandler } from "hono";
-import { describeServiceOperation } from "./api/describe-service";
-import { allowedMethods, mountRoutes, type RouteGroup } from "./api/mount-routes";
-import type { AppEnv } from "./env";
+import { describeServiceOperation } from "./framework/documents/describe-service";
+import { allowedMethods, mountRoutes, type RouteGroup } from "./framework/operations/mount-routes";
+import type { AppEnv } from "./framework/app-env";
 import { pruneOrderEvents } from "./events/prune-order-events";
-import type { DeliveryMessage } from "./webhooks/dispatch-events";
-import { deliverBatch } from "./webhooks/delivery-queue";
+import type { DeliveryMessage } from "./webhooks/dispatch-pass";
+import { deliverBatch } from "./webhooks/queue-consumer";
 import { pruneWebhookDeliveries } from "./webhooks/prune-webhook-deliveries";
-import { dispatcherOf } from "./webhooks/nudge-dispatcher";
-import { isolateMemory } from "./isolate-memory";
-import { identifyCaller } from "./middleware/api-key-auth";
-import { corsPolicy } from "./middleware/cors";
-import { handleError, handleNotFound } from "./middleware/error-handler";
-import { loadConfig } from "./middleware/load-config";
-import { rateLimit } from "./middleware/rate-limit";
-import { responseIdentity } from "./middleware/response-identity";
-import { requestLog } from "./middleware/request-log";
-import { operatorApiAvailable } from "./middleware/require-operator";
+import { dispatcherOf } from "./webhooks/dispatcher-calls";
+import { isolateMemory } from "./app/isolate-memory";
+import { identifyCaller } from "./keys/api-key-auth";
+import { corsPolicy } from "./framework/middleware/cors";
+import { handleError, handleNotFound } from "./framework/middleware/error-handler";
+import { loadConfig } from "./framework/middleware/load-config";
+import { rateLimit } from "./limiter/rate-limit";
+import { responseIdentity } from "./framework/middleware/response-identity";
+import { requestLog } from "./framework/middleware/request-log";
+import { operatorApiAvailable } from "./operator/require-operator";
 import { OPERATOR_PREFIX, operatorOperations } from "./operator/operator-routes";
-import { API_VERSIONS } from "./service-identity";
-import { operations as v1 } from "./v1-operations";
-import { operations as v2 } from "./v2-operations";
+import { API_VERSIONS } from "./framework/service-identity";
+import { operations as v1 } from "./app/v1-operations";
+import { operations as v2 } from "./app/v2-operations";
 
 const versions: RouteGroup[] = [
   { base: API_VERSIONS.v1.prefix, operations: v1, version: API_VERSIONS.v1 },
@@ -69,4 +69,4 @@ export default {
 export { app };
 
 export { RateLimiter } from "./limiter/rate-limiter";
-export { WebhookDispatcher } from "./webhooks/webhook-dispatcher";
+export { WebhookDispatcher } from "./webhooks/dispatcher-object";

@@ -1,5 +1,5 @@
 import { unstable_readConfig } from "wrangler";
-import { readConfig } from "../../src/read-config";
+import { readConfig } from "../../src/framework/read-config";
 
 export const DEPLOYED_ENVIRONMENTS = ["staging", "production"] as const;
 export type DeployedEnvironment = (typeof DEPLOYED_ENVIRONMENTS)[number];
@@ -83,7 +83,7 @@ export function webhookQueueProblems(label: string, config: EnvironmentConfig): 
 export function configProblems(env: DeployedEnvironment, config: EnvironmentConfig, local: EnvironmentConfig): string[] {
   const problems = missingFromConfig(env, config, local);
 
-  // The vars' own rules (src/read-config.ts) are checked for every environment by varProblems(); deployments also need https.
+  // The vars' own rules (src/framework/read-config.ts) are checked for every environment by varProblems(); deployments also need https.
   const baseUrl = config.vars.BASE_URL;
   if (typeof baseUrl !== "string" || !baseUrl.startsWith("https://")) {
     problems.push(`${env}: BASE_URL must be an https URL, got ${JSON.stringify(baseUrl)}`);
@@ -97,7 +97,7 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
   return problems;
 }
 
-/** The vars the worker would refuse to run with (src/read-config.ts), each naming the environment (`label`) and the var. */
+/** The vars the worker would refuse to run with (src/framework/read-config.ts), each naming the environment (`label`) and the var. */
 export function varProblems(label: string, config: EnvironmentConfig): string[] {
   const result = readConfig(config.vars);
   return result.ok ? [] : result.problems.map((problem) => `${label}: ${problem}`);

@@ -7,8 +7,8 @@
  * was not applied fails the check, never passes silently.
  */
 import { z } from "zod";
-import { ALWAYS_SENT } from "../../src/header-catalogue";
-import { ErrorBody } from "../../src/api-error";
+import { ALWAYS_SENT } from "../../src/framework/header-catalogue";
+import { ErrorBody } from "../../src/framework/api-error";
 import { Order, OrderPage, OrderV2 } from "../../src/orders/order-schemas";
 
 const TIMEOUT_MS = 10_000;

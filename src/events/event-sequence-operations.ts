@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { defineOperation } from "../api/define-operation";
-import { ApiError } from "../api-error";
-import { readJsonBody } from "../api/read-json-body";
-import { jsonBody } from "../counted-body";
+import { defineOperation } from "../framework/operations/define-operation";
+import { ApiError } from "../framework/api-error";
+import { readJsonBody } from "../framework/operations/read-json-body";
+import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/dependency";
 import { logLine } from "../lib/log";
 import { eventSequence, raiseEventSequence } from "./event-sequence";

@@ -1,16 +1,16 @@
-import { defineOperation } from "../api/define-operation";
-import { documentedParameters } from "../api/strict-query";
+import { defineOperation } from "../framework/operations/define-operation";
+import { documentedParameters } from "../framework/operations/strict-query";
 import { readSession } from "../lib/d1-session";
 import { logLine } from "../lib/log";
 import { CURSOR_PATTERN } from "../lib/opaque-cursor";
 import type { DroppedValue } from "../orders/order-json";
-import { bookmarkHeader, bookmarkOf } from "../orders/d1-bookmark";
-import type { OwnWrites } from "../orders/own-writes";
+import { bookmarkHeader, bookmarkOf } from "../read-your-writes/d1-bookmark";
+import type { OwnWrites } from "../read-your-writes/own-writes";
 import { DEFAULT_EVENT_LIMIT, FEED_PARAMETERS, feedCursor, MAX_EVENT_LIMIT, MAX_WAIT_SECONDS, readFeedQuery } from "./order-event-feed-query";
 import { readFeed, sleepUnlessAborted } from "./order-event-feed";
 import { orderEventJson } from "./order-event-json";
 import { ORDER_EVENT_TYPES, OrderEventPage } from "./order-event-schemas";
-import { textBody } from "../counted-body";
+import { textBody } from "../framework/counted-body";
 
 const typePattern = ORDER_EVENT_TYPES.map((type) => type.replace(".", "\\.")).join("|");
 

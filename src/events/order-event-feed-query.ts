@@ -1,13 +1,13 @@
 /**
  * The event feed's query (docs/api.md#events-and-webhooks): `after`,
- * `types`, `limit`, `wait`, read strictly (api/strict-query.ts). `after` is
+ * `types`, `limit`, `wait`, read strictly (framework/operations/strict-query.ts). `after` is
  * a cursor (lib/opaque-cursor.ts) holding a position in the sequence: it
  * is bound to no filter, since a position means the same whatever types
  * are asked for.
  */
-import { ApiError } from "../api-error";
+import { ApiError } from "../framework/api-error";
 import { openCursor, sealCursor } from "../lib/opaque-cursor";
-import { oneOrMoreOf, plainWholeNumber, strictQuery } from "../api/strict-query";
+import { oneOrMoreOf, plainWholeNumber, strictQuery } from "../framework/operations/strict-query";
 import { ORDER_EVENT_TYPES, type OrderEventType } from "./order-event-schemas";
 
 export const DEFAULT_EVENT_LIMIT = 100;

@@ -5,7 +5,7 @@
  * second until an event comes or the wait ends. Plain inputs and outputs;
  * the operation only maps them to HTTP.
  */
-import { ApiError } from "../api-error";
+import { ApiError } from "../framework/api-error";
 import type { D1Queryable } from "../lib/d1-session";
 import { callDependency } from "../lib/dependency";
 import type { FeedQuery } from "./order-event-feed-query";

@@ -1,4 +1,4 @@
-import type { HeaderName } from "../header-catalogue";
+import type { HeaderName } from "../framework/header-catalogue";
 import type { Verdict, WindowReport } from "./protocol";
 
 /**

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { z } from "zod";
-import { defineOperation, type Operation } from "../api/define-operation";
-import type { AppEnv } from "../env";
-import { ApiError, type ErrorCode } from "../api-error";
+import { defineOperation, type Operation } from "../framework/operations/define-operation";
+import type { AppEnv } from "../framework/app-env";
+import { ApiError, type ErrorCode } from "../framework/api-error";
 import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, MARK_KEY_EVENT_UNKNOWN, keyEventValues, withAuditRow, type KeyOperation } from "../keys/audit";
 import { keyEntries } from "../keys/layout";
 import { findApiKeyById } from "../keys/lookup";
@@ -12,7 +12,7 @@ import { callDependency } from "../lib/dependency";
 import { webhookOperatorOperations } from "../webhooks/webhook-operator-operations";
 import { eventSequenceOperations } from "../events/event-sequence-operations";
 import { UsageHistory, usageHistoryResponse, usageQueryParameters } from "../usage/usage-operations";
-import { jsonBody } from "../counted-body";
+import { jsonBody } from "../framework/counted-body";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";

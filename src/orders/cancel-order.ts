@@ -1,13 +1,13 @@
 import type { Context } from "hono";
-import { defineOperation, type Stability } from "../api/define-operation";
-import type { AppEnv } from "../env";
-import { ApiError } from "../api-error";
+import { defineOperation, type Stability } from "../framework/operations/define-operation";
+import type { AppEnv } from "../framework/app-env";
+import { ApiError } from "../framework/api-error";
 import { writeSession } from "../lib/d1-session";
-import { bookmarkHeader } from "./d1-bookmark";
+import { bookmarkHeader } from "../read-your-writes/d1-bookmark";
 import { cancelPendingOrder } from "./order-queries";
 import type { OrderIdParams, OrderIdParamsV2 } from "./order-schemas";
-import type { OwnWrites } from "./own-writes";
-import type { VersionMemory } from "./recent-version";
+import type { OwnWrites } from "../read-your-writes/own-writes";
+import type { VersionMemory } from "../read-your-writes/recent-version";
 
 /** How a version of the API names and labels the cancel: v1's, and v2's (the same operation, beta there). */
 export interface CancelOrderIn {

@@ -37,7 +37,7 @@ export const ORDER_COLUMNS = `CAST(id AS TEXT) AS id, CAST(pet_id AS TEXT) AS pe
 const FIRST_PAGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
 // The id that closes each full page (rows 1000, 2000, ...): with them known,
 // the pages after the first are independent range reads, so the next one can
-// be read while this one is written (orders/order-pages.ts). One scan of the ids.
+// be read while this one is written (orders/whole-list/list-read-ahead.ts). One scan of the ids.
 const PAGE_ENDS_SQL = `SELECT CAST(id AS TEXT) AS id FROM
   (SELECT id, row_number() OVER (ORDER BY id) AS n FROM orders) WHERE n % ${ORDER_PAGE_SIZE} = 0 ORDER BY n`;
 // Ids are bound as strings (D1 rejects BigInt); the INTEGER column's affinity

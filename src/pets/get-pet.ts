@@ -1,10 +1,10 @@
-import { defineOperation } from "../api/define-operation";
+import { defineOperation } from "../framework/operations/define-operation";
 import { logLine } from "../lib/log";
-import { ApiError } from "../api-error";
+import { ApiError } from "../framework/api-error";
 import { jsonWriter } from "../lib/json-writer";
 import { findPet } from "./pet-queries";
 import { Pet, PetIdParams } from "./pet-schemas";
-import { textBody } from "../counted-body";
+import { textBody } from "../framework/counted-body";
 
 const writePet = jsonWriter(Pet);
 

@@ -5,16 +5,16 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
-import { defineOperation } from "../api/define-operation";
-import { documentedParameters } from "../api/strict-query";
-import type { AppEnv } from "../env";
+import { defineOperation } from "../framework/operations/define-operation";
+import { documentedParameters } from "../framework/operations/strict-query";
+import type { AppEnv } from "../framework/app-env";
 import { budgetOf } from "../keys/api-key-record";
 import { callDependency } from "../lib/dependency";
 import type { LeaseClient } from "../limiter/lease-client";
 import { GRANULARITIES } from "../limiter/usage-ledger";
 import { logLine } from "../lib/log";
 import { MAX_BUCKETS, USAGE_PARAMETERS, fillBuckets, readUsageQuery } from "./usage-query";
-import { jsonBody } from "../counted-body";
+import { jsonBody } from "../framework/counted-body";
 
 export const UsageHistory = z
   .object({

@@ -1,10 +1,10 @@
 /**
  * The usage history's query and answer (docs/api.md#usage): a granularity, a
- * range of whole buckets, read strictly (api/strict-query.ts); the answer has
+ * range of whole buckets, read strictly (framework/operations/strict-query.ts); the answer has
  * every bucket of the range, empty ones as zeros.
  */
-import { ApiError } from "../api-error";
-import { strictQuery } from "../api/strict-query";
+import { ApiError } from "../framework/api-error";
+import { strictQuery } from "../framework/operations/strict-query";
 import { rfc3339ToUtc } from "../lib/date-time";
 import { BUCKET_SECONDS, GRANULARITIES, KEPT_SECONDS, type Granularity, type HistoryRange, type UsageRow } from "../limiter/usage-ledger";
 /** The range without from: the last hour, day or 30 days, the current bucket included. */

@@ -1,6 +1,6 @@
-import type { WebhookDescription } from "../api/openapi-document";
+import type { WebhookDescription } from "../framework/documents/openapi-document";
 import { OrderEvent } from "../events/order-event-schemas";
-import { DELIVERY_TIMEOUT_MS } from "./deliver-webhooks";
+import { DELIVERY_TIMEOUT_MS } from "./delivery-attempt";
 
 /** The request every webhook endpoint receives, as v2's document describes it (docs/api.md#receiving-webhooks). */
 export const orderEventWebhook: WebhookDescription = {

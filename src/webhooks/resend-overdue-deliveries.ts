@@ -5,7 +5,7 @@
  * than the queue can hold): it gets a new one. Run by the dispatcher's alarm.
  */
 import type { D1Queryable } from "../lib/d1-session";
-import type { DeliveryMessage } from "./dispatch-events";
+import type { DeliveryMessage } from "./dispatch-pass";
 
 /**
  * How late a pending delivery may be before it counts as lost: longer than

@@ -1,18 +1,18 @@
 import type { Context } from "hono";
-import { defineOperation } from "../api/define-operation";
-import { readJsonBody } from "../api/read-json-body";
-import { ApiError } from "../api-error";
-import type { AppEnv } from "../env";
+import { defineOperation } from "../framework/operations/define-operation";
+import { readJsonBody } from "../framework/operations/read-json-body";
+import { ApiError } from "../framework/api-error";
+import type { AppEnv } from "../framework/app-env";
 import { budgetOf } from "../keys/api-key-record";
 import { callDependency } from "../lib/dependency";
 import { ORDER_EVENT_TYPES } from "../events/order-event-schemas";
 import { z } from "zod";
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint, DeliveryParams, DELIVERIES_SHOWN, EndpointIdParams, MAX_ENDPOINTS_PER_BUDGET, WebhookDelivery, WebhookEndpoint, WebhookEndpointList } from "./webhook-endpoint-schemas";
 import { budgetEndpoint, budgetEndpoints, deleteEndpoint, deliveryJson, endpointDeliveries, endpointJson, insertEndpoint, newEndpointId, resetDelivery } from "./webhook-endpoint-store";
-import { wakeDispatcher } from "./nudge-dispatcher";
+import { wakeDispatcher } from "./dispatcher-calls";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "./webhook-secrets";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
-import { jsonBody } from "../counted-body";
+import { jsonBody } from "../framework/counted-body";
 
 /** The calling key's budget: its endpoints are the budget's, so a rotated pair shares them. */
 function budgetOfCaller(c: Context<AppEnv>): string {

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { defineOperation } from "../api/define-operation";
-import { ApiError } from "../api-error";
+import { defineOperation } from "../framework/operations/define-operation";
+import { ApiError } from "../framework/api-error";
 import { OperationNotTaken, withAuditRow } from "../keys/audit";
 import { callDependency } from "../lib/dependency";
 import { EndpointIdParams, WebhookEndpoint } from "./webhook-endpoint-schemas";
 import { allEndpoints, disableEndpoint, endpointJson, type WebhookEndpointRow } from "./webhook-endpoint-store";
-import { jsonBody } from "../counted-body";
+import { jsonBody } from "../framework/counted-body";
 
 const OperatorEndpoint = WebhookEndpoint.extend({ budget: z.string(), disabledAt: z.string().nullable(), disabledReason: z.string().nullable() });
 const operatorJson = (row: WebhookEndpointRow) => ({ ...endpointJson(row), budget: row.budget, disabledAt: row.disabled_at, disabledReason: row.disabled_reason });

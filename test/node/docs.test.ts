@@ -2,8 +2,8 @@ import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readEnvironment } from "../../scripts/lib/environments";
-import { ERROR_STATUS } from "../../src/api-error";
-import { EXPOSED, HEADERS } from "../../src/header-catalogue";
+import { ERROR_STATUS } from "../../src/framework/api-error";
+import { EXPOSED, HEADERS } from "../../src/framework/header-catalogue";
 import { PLAN_LIMITS } from "../../src/limiter/plans";
 
 /**

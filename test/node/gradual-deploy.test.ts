@@ -7,8 +7,8 @@ import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDeploy } from "../../scripts/deploy";
 import { freePort } from "../../scripts/lib/ports";
-import { ALWAYS_SENT } from "../../src/header-catalogue";
-import { dataPoint } from "../../src/middleware/request-analytics";
+import { ALWAYS_SENT } from "../../src/framework/header-catalogue";
+import { dataPoint } from "../../src/framework/middleware/request-analytics";
 import { engineRow, runEngineSql, tableOf } from "../support/analytics-engine-sql";
 
 /**

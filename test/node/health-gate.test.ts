@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_THRESHOLDS, healthQuery, judgeHealth, readHealthAnswer } from "../../scripts/lib/health-gate";
-import { dataPoint, type RequestFacts } from "../../src/middleware/request-analytics";
+import { dataPoint, type RequestFacts } from "../../src/framework/middleware/request-analytics";
 import { engineRow, runEngineSql } from "../support/analytics-engine-sql";
 
 /**

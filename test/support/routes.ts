@@ -5,7 +5,7 @@ import { app } from "../../src/index";
  * method-specific routes (Hono lists one entry per handler of a route), not
  * the 405 fallbacks, the middleware that runs for every method, or the
  * empty-last-segment paths that only lead a missing id to its 400
- * (src/api/mount-routes.ts).
+ * (src/framework/operations/mount-routes.ts).
  */
 export function servedRoutes(): { method: string; path: string }[] {
   const routes = app.routes

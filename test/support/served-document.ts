@@ -1,9 +1,9 @@
 import { readEnvironment, type DeployedEnvironment } from "../../scripts/lib/environments";
-import { readConfig } from "../../src/read-config";
-import { openApiDocument } from "../../src/api/openapi-document";
-import { API_VERSIONS } from "../../src/service-identity";
-import { operations as v1 } from "../../src/v1-operations";
-import { operations as v2 } from "../../src/v2-operations";
+import { readConfig } from "../../src/framework/read-config";
+import { openApiDocument } from "../../src/framework/documents/openapi-document";
+import { API_VERSIONS } from "../../src/framework/service-identity";
+import { operations as v1 } from "../../src/app/v1-operations";
+import { operations as v2 } from "../../src/app/v2-operations";
 
 export type VersionName = keyof typeof API_VERSIONS;
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import type { DeliveryMessage } from "../../src/webhooks/dispatch-events";
+import type { DeliveryMessage } from "../../src/webhooks/dispatch-pass";
 import { apiWith } from "./request";
 import { clearOrders } from "./seed";
 import { storeTestKey, type TestKey } from "./test-keys";

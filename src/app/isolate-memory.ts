@@ -1,0 +1,66 @@
+/**
+ * Everything one worker isolate keeps between requests, in one place. An
+ * isolate serves many requests, of many callers, until the runtime ends it;
+ * each entry says how long what it holds lives and why sharing it between
+ * requests is safe. Made once per isolate, handed to the modules that use
+ * it by the composition (index.ts, v1-operations.ts): nothing else keeps
+ * state at module level.
+ */
+import type { BudgetLiveness } from "../keys/live-budget";
+import type { StoredKey } from "../keys/lookup";
+import { TtlCache } from "../lib/ttl-cache";
+import { LeaseClient } from "../limiter/lease-client";
+import { OwnWrites } from "../read-your-writes/own-writes";
+import { VersionMemory } from "../read-your-writes/recent-version";
+import type { ConfigResult } from "../framework/read-config";
+
+export const isolateMemory = {
+  /**
+   * Leases and what the isolate knows of each caller's limits (bans,
+   * refusals, revocations), for up to 10,000 callers, least recently seen
+   * dropped first. Safe: an isolate admits only what the caller's object
+   * granted it, and a lease expires within 5 s (docs/design/rate-limits.md#leases).
+   */
+  leases: new LeaseClient(),
+  /**
+   * API key records by the key as presented, so a known key costs no
+   * SHA-256 (keys/lookup.ts): a record for 5 s, an unknown or invalid one
+   * for 1 s, 10,000 at most. Safe: it only delays a
+   * revocation or update by those seconds, on top of KV's own propagation
+   * (docs/operations.md#api-keys).
+   */
+  apiKeys: new TtlCache<string, StoredKey>(10_000),
+  /**
+   * Whether each webhook budget has a live key (keys/live-budget.ts), for
+   * 5 s, 10,000 budgets at most. Safe: a revocation or expiry stops its
+   * deliveries that much later, as the key cache delays it for requests.
+   */
+  liveBudgets: new TtlCache<string, BudgetLiveness>(10_000),
+  /**
+   * The order list's version as last read, reused for ORDER_LIST_VERSION_REUSE_MS
+   * by lists without a bookmark. Safe: such a list may be as stale as a
+   * replica anyway; a cancel through the isolate forgets it (docs/design/order-list.md#the-cache).
+   */
+  listVersion: new VersionMemory(),
+  /**
+   * The bookmark of the newest cancel through this isolate, for a minute:
+   * reads read at least that new (or the client's bookmark, if newer), so a
+   * canceller's next list or page never comes from a replica that lags
+   * behind its cancel. Safe: it only ever asks D1 for newer data
+   * (docs/api.md#orders).
+   */
+  ownWrites: new OwnWrites(60_000),
+  /**
+   * The vars, parsed and checked, per bindings object (one per environment):
+   * for the isolate's life. Safe: vars only change with a new deployment,
+   * which starts new isolates.
+   */
+  configs: new WeakMap<Env, ConfigResult>(),
+  /**
+   * Each version's OpenAPI document as JSON, per parsed config: for the
+   * isolate's life. Safe: it depends only on the operations and the vars.
+   */
+  documents: { v1: new WeakMap<object, string>(), v2: new WeakMap<object, string>() },
+};
+
+export type IsolateMemory = typeof isolateMemory;

@@ -1,0 +1,40 @@
+import type { Operation } from "../framework/operations/define-operation";
+import { describeVersionOperation } from "../framework/documents/describe-service";
+import { openApiDocumentOperation } from "../framework/documents/openapi-operation";
+import { referencePageOperation } from "../framework/documents/reference-page";
+import { listOrderEvents } from "../events/list-order-events";
+import { isolateMemory } from "./isolate-memory";
+import { cancelOrder } from "../orders/cancel-order";
+import { getOrderV2 } from "../orders/pages/get-order-v2";
+import { listOrdersV2 } from "../orders/pages/list-orders-v2";
+import { OrderIdParamsV2 } from "../orders/order-schemas";
+import { API_VERSIONS } from "../framework/service-identity";
+import { nudgeDispatcher } from "../webhooks/dispatcher-calls";
+import { webhookEndpointOperations } from "../webhooks/webhook-endpoint-operations";
+import { getUsage } from "../usage/usage-operations";
+import { orderEventWebhook } from "../webhooks/order-event-webhook";
+
+const { leases, listVersion, ownWrites } = isolateMemory;
+const served = [
+  listOrdersV2(ownWrites),
+  getOrderV2(ownWrites),
+  // v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
+  cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta", params: OrderIdParamsV2, cancelled: nudgeDispatcher }),
+  listOrderEvents(ownWrites),
+  ...webhookEndpointOperations,
+  getUsage(leases),
+];
+
+const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook]);
+
+/**
+ * Every operation under /v2, in the order they are documented; then its
+ * document and reference page, and `GET /v2`, which describes them. No pets:
+ * v2 never had them.
+ */
+export const operations: readonly Operation[] = [
+  ...served,
+  document,
+  referencePageOperation(API_VERSIONS.v2),
+  describeVersionOperation(API_VERSIONS.v2, [...served, document]),
+];

@@ -1,0 +1,59 @@
+import type { Config } from "./read-config";
+import type { ApiError } from "./api-error";
+import type { Verdict } from "../limiter/protocol";
+import type { ApiKeyRecord } from "../keys/api-key-record";
+
+/** Who is calling: a valid API key, or an address group (lib/client-address.ts) that did not present one, and why. */
+export type Caller =
+  | { kind: "key"; key: ApiKeyRecord; address: string }
+  | { kind: "anonymous"; address: string; rejection: ApiError };
+
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      /**
+       * A secret, not a var (`wrangler secret put OPERATOR_TOKEN`; locally `operator.env` beside the state, made by `npm start`):
+       * `<name>:<token>`. The operator API is off without it (docs/operations.md#operator-api).
+       */
+      OPERATOR_TOKEN?: string;
+      /**
+       * A secret (`wrangler secret put WEBHOOK_SECRETS_KEY`; locally in `operator.env`, made by `npm start`): what webhook
+       * signing secrets are sealed with in D1. Webhook endpoints cannot be made or delivered to without it
+       * (docs/operations.md#webhooks).
+       */
+      WEBHOOK_SECRETS_KEY?: string;
+    }
+  }
+}
+
+/**
+ * The Hono environment of every handler. `Env` (the bindings) is generated
+ * from wrangler.toml by `wrangler types` into worker-configuration.d.ts.
+ */
+export interface AppEnv {
+  Bindings: Env;
+  Variables: {
+    requestId: string;
+    /** Set by responseIdentity() from the ray id: the Cloudflare data centre that answered; none locally. */
+    colo?: string;
+    /** Set by loadConfig(): the vars, parsed and checked. */
+    config: Config;
+    caller: Caller;
+    /** Set by mountOperations(): the matched operation's path template, for the request log. */
+    route?: string;
+    /** Set by rateLimit(): the limiter's decision, for the request log. */
+    limit?: Verdict["outcome"];
+    /** Set by requireOperator(): the operator token's name, for the audit. */
+    operator?: string;
+    /**
+     * Set by a long poll (the event feed's wait): how long it held the request waiting for an event. The
+     * request log shows it; the analytics point's duration leaves it out, so the release health gate judges
+     * the service's time, not a client's chosen wait (docs/operations.md#promotion-by-health).
+     */
+    heldMs?: number;
+    /** Set by handleError() for 5xx: the internal cause, for the request log only. */
+    failure?: string;
+    /** Set by what writes the body (counted-body.ts): its size, or when it streams, its size once it has ended; for the analytics point. */
+    bodyBytes?: number | Promise<number>;
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The one catalogue of the headers this API sends or reads: what each means
+ * and its schema (for the OpenAPI document), whether every response carries
+ * it, whether browser code may read it (CORS exposure) and whether clients
+ * send it (CORS allowance). Adding a header is one entry here.
+ */
+import { BOOKMARK_HEADER, BOOKMARK_PATTERN } from "../lib/bookmark";
+
+interface HeaderSpec {
+  description: string;
+  schema: Record<string, unknown>;
+  /** Sent on every response but the answers to OPTIONS (CORS preflights and plain OPTIONS alike). */
+  always?: true;
+  /** Browser code may read it (Access-Control-Expose-Headers). */
+  exposed?: true;
+  /** Clients send it (Access-Control-Allow-Headers; a documented parameter where an operation reads it). */
+  request?: true;
+}
+
+const integer = { type: "integer" };
+const text = { type: "string" };
+
+export const HEADERS = {
+  "X-RateLimit-Limit": { description: "Requests allowed in the reported window", schema: integer, always: true, exposed: true },
+  "X-RateLimit-Remaining": {
+    description: "At most this many requests are left in the reported window (other locations may have used some); 0 during a ban",
+    schema: integer,
+    always: true,
+    exposed: true,
+  },
+  "X-RateLimit-Reset": {
+    description: "Unix seconds when the reported window resets (or the ban ends)",
+    schema: integer,
+    always: true,
+    exposed: true,
+  },
+  "X-RateLimit-Resource": {
+    description: "Which window the X-RateLimit fields describe",
+    schema: { type: "string", enum: ["minute", "day"] },
+    always: true,
+    exposed: true,
+  },
+  RateLimit: {
+    description: 'Both windows: `"minute";r=<remaining>;t=<seconds>, "day";r=...;t=...`',
+    schema: text,
+    always: true,
+    exposed: true,
+  },
+  "RateLimit-Policy": {
+    description: 'Both quotas: `"minute";q=<quota>;w=60, "day";q=<quota>;w=86400`',
+    schema: text,
+    always: true,
+    exposed: true,
+  },
+  "X-Request-Id": { description: "The request's id, also in the logs", schema: text, always: true, exposed: true },
+  "X-Worker-Version": {
+    description: "The id of the Worker version that answered, also in the logs: during a gradual deployment, which release this was",
+    schema: text,
+    always: true,
+    exposed: true,
+  },
+  "Retry-After": { description: "Whole seconds to wait before retrying", schema: { type: "integer", minimum: 1 }, exposed: true },
+  "WWW-Authenticate": { description: 'RFC 6750 challenge: `Bearer realm="store-orders"`', schema: text },
+  Allow: { description: "The methods this path answers", schema: text },
+  ETag: {
+    description:
+      "What the response holds, for revalidation with If-None-Match: the order list's version (v1's list), that version " +
+      "and the page's query (a v2 page), or the order's JSON (one v2 order)",
+    schema: text,
+    exposed: true,
+  },
+  "If-None-Match": {
+    description:
+      "ETags of what you hold (RFC 9110: `*` or a comma-separated list of entity tags). When one is the current " +
+      "ETag of what you ask for the answer is 304 with no body; a malformed value is ignored and the body is sent",
+    schema: text,
+    request: true,
+  },
+  Deprecation: { description: "RFC 9745: `@<unix seconds>` when this operation was deprecated", schema: text, exposed: true },
+  Sunset: { description: "RFC 8594: HTTP-date from which this operation answers 410", schema: text, exposed: true },
+  Location: {
+    description: "The URL of what a 201 made, where it is read and deleted",
+    schema: { type: "string", format: "uri" },
+    exposed: true,
+  },
+  Link: {
+    description: 'RFC 8288 links: rel="deprecation" where a deprecation is documented, rel="next" for the next page of a v2 list',
+    schema: text,
+    exposed: true,
+  },
+  [BOOKMARK_HEADER]: {
+    description: "D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that",
+    schema: { type: "string", pattern: BOOKMARK_PATTERN.source },
+    exposed: true,
+    request: true,
+  },
+} as const satisfies Record<string, HeaderSpec>;
+
+export type HeaderName = keyof typeof HEADERS;
+
+const names = (flag: "always" | "exposed" | "request") =>
+  (Object.keys(HEADERS) as HeaderName[]).filter((name) => (HEADERS[name] as HeaderSpec)[flag]);
+
+export const ALWAYS_SENT = names("always");
+export const EXPOSED = names("exposed");
+export const CLIENT_SENT = names("request");

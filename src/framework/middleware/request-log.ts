@@ -1,0 +1,91 @@
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../app-env";
+import { budgetOf } from "../../keys/api-key-record";
+import { dataPoint, outcomeOf, type RequestFacts } from "./request-analytics";
+
+/** One request as operators search for it in Workers Logs (docs/operations.md#logs). */
+export interface RequestLogLine {
+  level: "info" | "error";
+  requestId: string;
+  method: string;
+  /** The operation's path template, so lines group by route rather than by id; null when nothing matched. */
+  route: string | null;
+  status: number;
+  /** Wall time in ms. Workers only advance the clock across I/O, so this is time spent waiting, not CPU. */
+  durationMs: number;
+  /** Of that, how long a long poll held the request waiting for an event (absent for every other request). */
+  heldMs?: number;
+  keyId: string | null;
+  plan: string | null;
+  /** The Worker version that answered (docs/operations.md#versions); null where the runtime gives none. */
+  versionId: string | null;
+  /** What the limiter decided; null when it was not reached or did not answer. */
+  limit: "admitted" | "limited" | "banned" | null;
+  /** For 5xx: what went wrong inside, which the client is never told. */
+  error?: string;
+}
+
+/**
+ * Writes one JSON line per request once its response is known, errors
+ * included (app.onError has already turned them into responses by then), and
+ * its analytics data point (request-analytics.ts). It names the key by its id only; the key itself never reaches a log.
+ */
+export function requestLog(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const started = Date.now();
+    await next();
+    const caller = c.get("caller");
+    const key = caller?.kind === "key" ? caller.key : undefined;
+    const failure = c.get("failure");
+    const heldMs = c.get("heldMs");
+    const line: RequestLogLine = {
+      level: c.res.status >= 500 ? "error" : "info",
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      route: c.get("route") ?? null,
+      status: c.res.status,
+      durationMs: Date.now() - started,
+      keyId: key?.id ?? null,
+      plan: key?.plan ?? null,
+      versionId: c.env?.CF_VERSION_METADATA?.id || null,
+      limit: c.get("limit") ?? null,
+      ...(heldMs === undefined ? {} : { heldMs }),
+      ...(failure === undefined ? {} : { error: failure }),
+    };
+    (line.level === "error" ? console.error : console.log)(JSON.stringify(line));
+    recordRequest(c, line, caller && (caller.kind === "key" ? budgetOf(caller.key) : `ip:${caller.address}`));
+  };
+}
+
+/** The request's data point, written once its response is known. */
+function recordRequest(c: Context<AppEnv>, line: RequestLogLine, index: string | undefined): void {
+  const dataset = c.env?.REQUESTS;
+  if (!dataset) return;
+  const facts: RequestFacts = {
+    index: index ?? "unidentified",
+    versionId: line.versionId ?? "",
+    route: line.route ?? "unmatched",
+    method: line.method,
+    status: line.status,
+    outcome: outcomeOf(line.status, line.limit ?? undefined),
+    plan: line.plan ?? "none",
+    colo: c.get("colo") ?? "local",
+    // A long poll's wait is the client's choice, not the service's time: the health gate's p99 would judge it.
+    durationMs: line.durationMs - (line.heldMs ?? 0),
+    bytes: 0,
+  };
+  // Analytics never fails a request: a point that cannot be written is dropped.
+  const write = (bytes: number) => {
+    try {
+      dataset.writeDataPoint(dataPoint({ ...facts, bytes }));
+    } catch {
+      // dropped
+    }
+  };
+  // The writers count what they write (counted-body.ts); a streamed body's point waits for its end, which
+  // comes while the response is still being sent (no waitUntil: nothing should wait on a body nobody reads).
+  // Only an uncounted response is asked for its body: the runtime makes a stream object to answer.
+  const bytes = c.req.method === "HEAD" ? 0 : (c.get("bodyBytes") ?? (c.res.body ? -1 : 0));
+  if (typeof bytes === "number") write(bytes);
+  else void bytes.then(write);
+}

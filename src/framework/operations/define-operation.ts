@@ -1,0 +1,109 @@
+import { zValidator } from "@hono/zod-validator";
+import type { Context, MiddlewareHandler } from "hono";
+import type { z } from "zod";
+import type { Config } from "../read-config";
+import type { AppEnv } from "../app-env";
+import { ApiError, type ErrorCode } from "../api-error";
+import type { HeaderName } from "../header-catalogue";
+import type { Scope } from "../../keys/api-key-record";
+import type { DeprecationSchedule } from "../../lib/deprecation-schedule";
+
+export type Stability = "stable" | "beta" | "experimental";
+
+/** The document's tags, one per resource, with what each groups. */
+export const TAGS = {
+  Orders: "The orders placed in the store: list them, cancel pending ones.",
+  Events: "Every change to an order, whoever made it: a feed to follow.",
+  Webhooks: "Where a budget's order events are delivered, signed, as they happen.",
+  Usage: "What the limiter admitted and refused for the caller's budget, minute by minute, hour by hour, day by day.",
+  Pets: "Deprecated pet operations, kept until their sunset date.",
+  Service: "About this API itself.",
+} as const;
+
+interface SuccessResponse {
+  description: string;
+  /** The body's schema; none for 204 and 304. */
+  body?: z.ZodType;
+  headers?: HeaderName[];
+}
+
+type Reply = Response | Promise<Response>;
+
+/**
+ * Who may call: anyone (still rate limited per address), keys with a scope
+ * (docs/api.md#authentication), or operators with the operator token (README,
+ * "Operator API").
+ */
+type Access =
+  | { public: true; scope?: undefined; operator?: undefined }
+  | { public?: false; scope: Scope; operator?: undefined }
+  | { public?: false; scope?: undefined; operator: true };
+
+/** What describes an operation, for the router, `GET /` and the OpenAPI document. */
+type OperationDescription = Access & {
+  operationId: string;
+  method: "get" | "post" | "delete";
+  /** OpenAPI path template, relative to the version prefix, e.g. `/store/orders/{orderId}`. */
+  path: string;
+  summary: string;
+  description: string;
+  tag: keyof typeof TAGS;
+  stability: Stability;
+  /** Present on deprecated operations: their dates (the Link goes to the operation's section of the reference page). */
+  deprecation?: (config: Config) => Omit<DeprecationSchedule, "link">;
+  /** Query parameters the operation reads (validated by its handler): each with its JSON schema, all optional. */
+  queryParameters?: readonly { name: string; description: string; schema: Record<string, unknown> }[];
+  /** The JSON body the operation takes (read with readJsonBody() by its handler). */
+  requestBody?: { description: string; schema: z.ZodType };
+  /** Optional request headers the operation reads (validated by its handler). */
+  requestHeaders?: readonly HeaderName[];
+  responses: Record<number, SuccessResponse>;
+  /** Errors particular to this operation; authentication, limits and outages are added for all. */
+  errors: readonly ErrorCode[];
+  /** False for what is routed like an operation but is not one of the API's (GET /, the reference page, the operator API): left out of documents. */
+  documented?: false;
+};
+
+interface PathParams<P extends z.ZodObject> {
+  schema: P;
+  /** The error a value that does not fit gets. */
+  invalid: { code: ErrorCode; message: string };
+}
+
+/** An operation as it is written: with path parameters its handler gets them validated, without them it gets none. */
+type OperationSpec<P extends z.ZodObject> = OperationDescription &
+  (
+    | { params: PathParams<P>; handle(c: Context<AppEnv>, params: z.output<P>): Reply }
+    | { params?: undefined; handle(c: Context<AppEnv>): Reply }
+  );
+
+/**
+ * One operation: how it is routed, guarded, validated and described. The
+ * router, the 405 answers, CORS, `GET /` and the OpenAPI documents are all
+ * built from the lists of these (mount-routes.ts), so what is served and what
+ * is documented cannot drift apart.
+ */
+export type Operation = OperationDescription & {
+  params?: PathParams<z.ZodObject>;
+  /** Its parameters' validation, then the operation; mountRoutes() puts the guards its description asks for before them. */
+  run: MiddlewareHandler<AppEnv>[];
+};
+
+export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): Operation {
+  const run: MiddlewareHandler<AppEnv>[] = [];
+  if (spec.params) {
+    const { params, handle } = spec;
+    run.push(
+      zValidator("param", params.schema, (result, _c: Context<AppEnv>) => {
+        if (!result.success) throw new ApiError(params.invalid.code, params.invalid.message);
+      }),
+      async (c: Context<AppEnv, string, { out: { param: z.output<P> } }>) => handle(c, c.req.valid("param")),
+    );
+  } else {
+    const { handle } = spec;
+    run.push(async (c) => handle(c));
+  }
+  const { handle: _, ...description } = spec;
+  return { ...description, run };
+}
+

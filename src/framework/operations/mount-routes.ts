@@ -1,0 +1,121 @@
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import { ApiError } from "../api-error";
+import type { AppEnv } from "../app-env";
+import type { ApiVersion } from "../service-identity";
+import { requireApiKey } from "../../keys/api-key-auth";
+import { deprecation } from "../middleware/deprecation";
+import { requireOperator } from "../../operator/require-operator";
+import type { Operation } from "./define-operation";
+import { referenceLink } from "../documents/reference-page";
+
+/** Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2` for the versions, `/admin` for operators. */
+export interface RouteGroup {
+  base: string;
+  operations: readonly Operation[];
+  /** Set on a version of the API: what `GET /` says of it. */
+  version?: ApiVersion;
+  /**
+   * Set on a group that exists only in some deployments (the operator API,
+   * only with its token): where it says no, every path of the group is 404
+   * `not_found`, whatever the method, preflights included.
+   */
+  available?: (env: Env) => boolean;
+}
+
+const notFound = () => new ApiError("not_found", "No such resource. See GET / for what this service offers.");
+
+/** The guards an operation's description asks for: a key with its scope, or the operator token; the deprecation headers and sunset. */
+function guardsOf(base: string, operation: Operation): MiddlewareHandler<AppEnv>[] {
+  const access = operation.public ? [] : operation.operator ? [requireOperator()] : [requireApiKey(operation.scope)];
+  const dates = operation.deprecation;
+  if (!dates) return access;
+  return [...access, deprecation((config) => ({ ...dates(config), link: referenceLink(config.baseUrl, operation) }))];
+}
+
+/**
+ * The Hono paths of a path template: `{name}` becomes a parameter, and a
+ * template ending in one also gets a path with that segment empty, so
+ * `DELETE /store/orders/` reaches the validator (the parameter missing) and
+ * gets 400, not 404. Hono's RegExpRouter, which matches this table in one
+ * step, refuses a parameter that can match nothing and a literal beside a
+ * parameter, so an empty segment within a path (`/admin/keys//revoke`) is 404.
+ */
+function honoPaths(path: string): string[] {
+  const hono = path.replace(/\{(\w+)\}/g, ":$1");
+  return /\{\w+\}$/.test(path) ? [hono, path.replace(/\{\w+\}$/, "")] : [hono];
+}
+
+/**
+ * Routes every operation of every group, the one way any route is served:
+ * each named for the request log by its path template, behind the guards its
+ * description asks for, and every path answering the methods it lacks with
+ * 405 and `Allow`.
+ */
+export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[]): void {
+  for (const { base, available } of groups) {
+    // Before the group's routes (and after the shared middleware): the 404 is counted and limited like any other.
+    if (available) {
+      app.use(`${base}/*`, async (c, next) => {
+        if (!available(c.env)) throw notFound();
+        await next();
+      });
+    }
+  }
+  for (const { base, operations } of groups) {
+    for (const operation of operations) {
+      const method = operation.method.toUpperCase();
+      const handlers = [routeName(base + operation.path), ...guardsOf(base, operation), ...operation.run];
+      // Handlers registered for one route run in order, each passing on with next().
+      for (const path of honoPaths(base + operation.path)) for (const handler of handlers) app.on(method, path, handler);
+    }
+  }
+  // Registered after every operation, so they only answer methods none of them took.
+  for (const { base, operations } of groups) {
+    for (const [path, methods] of methodsByPath(operations)) {
+      const allow = methods.join(", ");
+      const refuse = (c: Context<AppEnv>) => {
+        throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here. Allowed: ${allow}.`, {
+          Allow: allow,
+        });
+      };
+      for (const honoPath of honoPaths(base + path)) app.all(honoPath, routeName(base + path), refuse);
+    }
+  }
+}
+
+function routeName(route: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set("route", route);
+    await next();
+  };
+}
+
+/** The methods each path template answers: its operations', HEAD with GET (Hono answers it from GET), and OPTIONS (CORS). */
+function methodsByPath(operations: readonly Operation[]): Map<string, string[]> {
+  const byPath = new Map<string, string[]>();
+  for (const { path, method } of operations) byPath.set(path, [...(byPath.get(path) ?? []), method.toUpperCase()]);
+  for (const [path, methods] of byPath) byPath.set(path, [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"]);
+  return byPath;
+}
+
+/**
+ * For a request path, the methods its operation path answers (the 405's Allow
+ * list), or an empty list for a path no operation serves; undefined for a
+ * path of a group not available in this deployment (no preflight is answered
+ * for it). CORS preflights answer with it, so a browser learns what this path
+ * really allows.
+ */
+export function allowedMethods(groups: readonly RouteGroup[]): (path: string, env: Env) => string[] | undefined {
+  const patterns = groups.flatMap(({ base, operations }) =>
+    [...methodsByPath(operations)].map(([path, methods]) => {
+      const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      const source = (base + path).split(/\{\w+\}/).map(literal).join("[^/]*");
+      return { pattern: new RegExp(`^${source}$`), methods };
+    }),
+  );
+  const optional = groups.filter((group) => group.available);
+  return (path, env) => {
+    if (optional.some(({ base, available }) => (path === base || path.startsWith(`${base}/`)) && !available!(env))) return undefined;
+    return patterns.find(({ pattern }) => pattern.test(path))?.methods ?? [];
+  };
+}

@@ -1,0 +1,57 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { ApiError } from "../api-error";
+import type { AppEnv } from "../app-env";
+
+/** Bodies are small JSON objects: anything longer is refused unread. */
+export const MAX_BODY_BYTES = 16_384;
+
+/**
+ * The request's JSON body, checked against `schema` (docs/api.md#errors): 415
+ * `unsupported_media_type` for a body not sent as JSON, 413 `body_too_large`
+ * past MAX_BODY_BYTES, 400 `invalid_body` for JSON that does not parse or fit,
+ * naming what does not fit.
+ */
+export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
+  if (!/^application\/json\s*(;|$)/i.test(c.req.header("Content-Type") ?? "")) {
+    throw new ApiError("unsupported_media_type", "The body must be JSON, sent with Content-Type: application/json.");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await cappedBody(c.req.raw, MAX_BODY_BYTES)));
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw new ApiError("invalid_body", "The body is not valid JSON.");
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? issue.path.join(".") : "the body";
+    throw new ApiError("invalid_body", `${where}: ${issue.message}`.slice(0, 300));
+  }
+  return parsed.data;
+}
+
+/**
+ * The body's bytes, at most `limit`: a body whose Content-Length says more is
+ * refused before any of it is read, and one sent without it (chunked) as soon
+ * as more than `limit` bytes have arrived, so no caller makes the Worker hold
+ * more than that.
+ */
+async function cappedBody(request: Request, limit: number): Promise<Uint8Array> {
+  const tooLarge = () => new ApiError("body_too_large", `The body is longer than ${limit} bytes.`);
+  if (Number(request.headers.get("Content-Length")) > limit) throw tooLarge();
+  const bytes = new Uint8Array(limit);
+  let size = 0;
+  if (!request.body) return bytes.subarray(0, 0);
+  const reader = request.body.getReader();
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    if (size + chunk.value.byteLength > limit) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    bytes.set(chunk.value, size);
+    size += chunk.value.byteLength;
+  }
+  return bytes.subarray(0, size);
+}

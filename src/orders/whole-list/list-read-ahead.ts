@@ -1,0 +1,53 @@
+import { ORDER_PAGE_SIZE, type FirstOrderPage, type OrderRow } from "../order-queries";
+
+/** Reads the orders after `after` up to `upTo` inclusive; without `upTo`, the next page of at most ORDER_PAGE_SIZE. */
+export type PageRead = (after: string, upTo: string | undefined) => Promise<OrderRow[]>;
+
+/**
+ * The D1 queries a list makes after its first page: one per page end (the
+ * range that follows it; the last one reads to the end of the table). Rows
+ * inserted past the last page end while the list streams add a query per
+ * page of them, which the budget check cannot foresee.
+ */
+export function laterPageQueries(first: FirstOrderPage): number {
+  return first.pageEnds.length;
+}
+
+/**
+ * The list's pages in id order, one per call, then undefined (a page may be
+ * empty, when its rows were deleted meanwhile). With the page ends known
+ * (order-queries.ts), every later page is an independent range read, so `readAhead`
+ * of them are already in flight while the caller writes the one it was given:
+ * with D1 far away, the list takes about 1/(readAhead + 1) of the round trips'
+ * time one after another. At most readAhead + 1 pages are held. After the last
+ * page end, pages follow by keyset, so rows inserted at the end while the list
+ * streams are read too.
+ */
+export function orderPages(first: FirstOrderPage, read: PageRead, readAhead: number): () => Promise<OrderRow[] | undefined> {
+  const ends = first.rows.length < ORDER_PAGE_SIZE ? [] : first.pageEnds;
+  let next = 0;
+  const inFlight: { rows: Promise<OrderRow[]>; tail: boolean }[] = [{ rows: Promise.resolve(first.rows), tail: false }];
+
+  const start = (after: string, upTo: string | undefined) => {
+    const rows = read(after, upTo);
+    // Awaited in order later; until then a failure must not count as unhandled.
+    rows.catch(() => {});
+    inFlight.push({ rows, tail: upTo === undefined });
+  };
+  const fill = () => {
+    while (inFlight.length <= readAhead && next < ends.length) {
+      start(ends[next]!, ends[next + 1]);
+      next += 1;
+    }
+  };
+
+  return async () => {
+    fill();
+    const page = inFlight.shift();
+    if (page === undefined) return undefined;
+    const rows = await page.rows;
+    // A full tail page means rows were added at the end: read on after them.
+    if (page.tail && rows.length === ORDER_PAGE_SIZE) start(rows[rows.length - 1]!.id, undefined);
+    return rows;
+  };
+}

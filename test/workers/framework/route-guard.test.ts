@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { api } from "../../support/request";
+import { servedRoutes } from "../../support/routes";
+
+/** The only routes served without an API key (docs/api.md#authentication); everything else must refuse with 401. */
+const PUBLIC = ["GET /", "GET /v1", "GET /v1/openapi.json", "GET /v1/docs", "GET /v2", "GET /v2/openapi.json", "GET /v2/docs"];
+
+/** Every route the app serves, as "METHOD /path" with parameters filled in. */
+const callableRoutes = () => servedRoutes().map(({ method, path }) => `${method} ${path.replace(/\{\w+\}/g, "1")}`);
+
+describe("every route is behind an API key unless documented as public", () => {
+  it("finds the routes it guards (so an empty list cannot pass)", () => {
+    expect(callableRoutes()).toEqual(expect.arrayContaining(["GET /v1/store/orders", "DELETE /v1/store/orders/1", "GET /v1/pets/1", ...PUBLIC]));
+  });
+
+  it.each(callableRoutes())("%s", async (route) => {
+    const [method, path] = route.split(" ") as [string, string];
+    const response = await api(path, { method, key: null });
+    if (PUBLIC.includes(route)) expect(response.status).toBe(200);
+    else {
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { code: string }).code).toBe("missing_api_key");
+    }
+  });
+});

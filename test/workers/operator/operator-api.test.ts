@@ -1,0 +1,226 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { INSERT_KEY_EVENT, keyEventValues } from "../../../src/keys/audit";
+import { sha256Hex } from "../../../src/lib/digest";
+import { interceptD1 } from "../../support/faults";
+import { storeTestKey, type TestKey } from "../../support/test-keys";
+import { api, apiWith, errorBodyOf } from "../../support/request";
+
+const TOKEN = "operator-token-for-tests";
+const asOperator = (path: string, method = "GET", token: string | null = TOKEN) =>
+  api(path, { method, key: null, headers: token === null ? {} : { Authorization: `Bearer ${token}` } });
+
+let key: TestKey;
+beforeEach(async () => {
+  key = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 100 } });
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe("the operator API", () => {
+  it("needs the operator token: none is 401 missing, a wrong one 401 invalid, the right one passes", async () => {
+    const path = `/admin/keys/${key.record.id}/usage`;
+    expect(await errorBodyOf(await asOperator(path, "GET", null))).toMatchObject({ code: "missing_api_key", status: 401 });
+    expect(await errorBodyOf(await asOperator(path, "GET", "not-the-token"))).toMatchObject({ code: "invalid_api_key", status: 401 });
+    // An API key is not an operator token.
+    expect((await asOperator(path, "GET", key.key)).status).toBe(401);
+    expect((await asOperator(path)).status).toBe(200);
+  });
+
+  it("does not exist without an OPERATOR_TOKEN secret: every path 404, whatever the method, preflights included", async () => {
+    const { OPERATOR_TOKEN: _, ...withoutToken } = env;
+    const without = (path: string, method: string, headers: Record<string, string> = {}) =>
+      apiWith(withoutToken as Env, path, { method, key: null, headers: { Authorization: `Bearer ${TOKEN}`, ...headers } });
+    const preflight = { Origin: "https://ops.example", "Access-Control-Request-Method": "POST" };
+    for (const [path, method, headers] of [
+      [`/admin/keys/${key.record.id}/usage`, "GET"],
+      [`/admin/keys/${key.record.id}/unban`, "GET"],
+      [`/admin/keys/${key.record.id}/revoke`, "DELETE"],
+      [`/admin/keys/${key.record.id}/revoke`, "OPTIONS", preflight],
+      ["/admin/anything", "OPTIONS", preflight],
+      ["/admin", "GET"],
+    ] as [string, string, Record<string, string>?][]) {
+      const response = await without(path, method, headers);
+      expect(await errorBodyOf(response), `${method} ${path}`).toMatchObject({ code: "not_found", status: 404 });
+      expect(response.headers.get("Allow"), `${method} ${path}`).toBeNull();
+    }
+    // With the token, the same preflight is answered as usual.
+    expect((await api(`/admin/keys/${key.record.id}/revoke`, { method: "OPTIONS", key: null, headers: preflight })).status).toBe(204);
+  });
+
+  it("is limited per address like other keyless traffic, and answers 404 for an unknown key id", async () => {
+    const response = await asOperator("/admin/keys/key_0123456789abcdef/usage");
+    expect(await errorBodyOf(response)).toMatchObject({ code: "not_found" });
+    expect(response.headers.get("X-RateLimit-Limit")).toBe("60");
+  });
+
+  it("answers a method an operator path lacks with 405 and Allow, like every other path", async () => {
+    const response = await asOperator(`/admin/keys/${key.record.id}/unban`, "GET");
+    expect(await errorBodyOf(response)).toMatchObject({ code: "method_not_allowed", status: 405 });
+    expect(response.headers.get("Allow")).toBe("POST, OPTIONS");
+  });
+
+  it("reports live usage from the key's object", async () => {
+    await api("/v1/store/orders", { key: key.key });
+    await api("/v1/store/orders", { key: key.key });
+    const body = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as {
+      usage: { minute: { count: number }; day: { count: number }; refusedInARow: number };
+    };
+    // The refusal reaches the object with the isolate's next batch, once its client has the 429 (docs/design/rate-limits.md#leases).
+    expect(body.usage).toMatchObject({ minute: { count: 1 }, day: { count: 1 }, refusedInARow: 0 });
+  });
+
+  it("unbans: the next request is admitted, and the unban is in the audit with the operator's name", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 10));
+    for (let i = 0; i < 22; i++) await api("/v1/store/orders", { key: key.key });
+    expect((await errorBodyOf(await api("/v1/store/orders", { key: key.key }))).code).toBe("api_key_banned");
+
+    const unbanned = await asOperator(`/admin/keys/${key.record.id}/unban`, "POST");
+    expect(unbanned.status).toBe(200);
+    // The isolate asks the object again within a lease's length; the next minute has room again.
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 1, 0));
+    expect((await api("/v1/store/orders", { key: key.key })).status).toBe(200);
+    const event = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1").bind(key.record.id).first();
+    expect(event).toEqual({ operation: "unban", actor: "tests" });
+  });
+
+  it("revokes through the key's object: refused within a lease's length, though KV still holds the key as active", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const roomy = await storeTestKey({ plan: "pro" });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 1));
+    expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(200);
+    expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
+
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 7));
+    const refused = await api("/v1/store/orders", { key: roomy.key });
+    expect(await errorBodyOf(refused)).toMatchObject({ code: "invalid_api_key", status: 401 });
+    // Counted as what it now is, a caller without a valid key: by its address, at the free plan's limits.
+    expect(refused.headers.get("X-RateLimit-Limit")).toBe("60");
+    expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(401);
+  });
+
+  it("lets a revoked key spend nothing of its budget and count nothing toward its ban", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 1));
+    expect((await api("/v1/store/orders", { key: key.key })).status).toBe(200);
+    expect((await asOperator(`/admin/keys/${key.record.id}/revoke`, "POST")).status).toBe(200);
+    for (let i = 0; i < 25; i++) expect((await api("/v1/store/orders", { key: key.key })).status).toBe(401);
+    const { usage } = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as { usage: { minute: { count: number }; refusedInARow: number; bannedUntil: number } };
+    expect(usage).toMatchObject({ minute: { count: 1 }, refusedInARow: 0, bannedUntil: 0 });
+  });
+
+  it("revokes for good: the record in KV says revoked, so the key stays refused after the object has forgotten it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const roomy = await storeTestKey({ plan: "pro" });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 0));
+    expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(200);
+    expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
+    const stored = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(roomy.key)}`))!) as { revokedAt?: string };
+    expect(stored.revokedAt).toBe(new Date(Date.UTC(2030, 2, 10, 12, 0, 0)).toISOString());
+    // The next day, long after the object's 10 minutes: its state is gone, KV's record is what refuses the key.
+    vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
+    await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
+    expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({ code: "invalid_api_key" });
+    const { results } = await env.DB.prepare("SELECT operation, changes, outcome FROM key_events WHERE key_id = ?1").bind(roomy.record.id).all();
+    expect(results).toEqual([{ operation: "revoke", changes: JSON.stringify({ revokedAt: stored.revokedAt, budget: roomy.record.id }), outcome: null }]);
+  });
+
+  it("keeps the audit row of an action whose outcome is unknown, marked so, instead of deleting it", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const lostAnswers = {
+      ...env,
+      // The object is reached for limits as usual; the unban's answer is lost on the way back.
+      RATE_LIMITER: {
+        getByName: (name: string) => {
+          const real = env.RATE_LIMITER.getByName(name);
+          return { acquire: (request: never) => real.acquire(request), settle: (request: never) => real.settle(request), unban: () => Promise.reject(new Error("Network connection lost.")) };
+        },
+      },
+    } as unknown as Env;
+    const response = await apiWith(lostAnswers, `/admin/keys/${key.record.id}/unban`, { method: "POST", key: null, headers: { Authorization: `Bearer ${TOKEN}` } });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
+    const { results } = await env.DB.prepare("SELECT operation, actor, outcome FROM key_events WHERE key_id = ?1").bind(key.record.id).all();
+    expect(results).toEqual([{ operation: "unban", actor: "tests", outcome: "unknown" }]);
+  });
+
+  it("writes one row for an audit insert sent twice (its first answer lost)", async () => {
+    const values = keyEventValues({ id: "evt-once", at: "2030-03-10T12:00:00.000Z", operation: "unban", keyId: key.record.id, changes: {}, actor: "tests" });
+    const first = await env.DB.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id");
+    const again = await env.DB.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id");
+    expect(again).toBe(first);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first("n")).toBe(1);
+  });
+
+  it("keeps a revocation made just before midnight when the day's state is cleared", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const roomy = await storeTestKey({ plan: "pro" });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 23, 59, 40));
+    expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(200);
+    expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
+    vi.setSystemTime(Date.UTC(2030, 2, 11, 0, 0, 5));
+    await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
+    expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({ code: "invalid_api_key" });
+  });
+
+  it("writes every action to the audit with the operator's name: limits, revocation, unban", async () => {
+    const post = (action: string, body?: unknown) =>
+      api(`/admin/keys/${key.record.id}/${action}`, {
+        method: "POST",
+        key: null,
+        headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+    expect((await post("limits", { perMinute: 5, perDay: 50, setAt: "2030-03-10T12:00:00.000Z" })).status).toBe(200);
+    expect((await post("unban")).status).toBe(200);
+    expect((await post("revoke")).status).toBe(200);
+    const { results } = await env.DB.prepare("SELECT operation, changes, actor FROM key_events WHERE key_id = ?1 ORDER BY id").bind(key.record.id).all();
+    expect(results.map((row) => ({ ...row, changes: JSON.parse(String(row.changes)) }))).toEqual([
+      { operation: "update", actor: "tests", changes: { limits: { perMinute: 5, perDay: 50 }, limitsSetAt: "2030-03-10T12:00:00.000Z", budget: key.record.id } },
+      { operation: "unban", actor: "tests", changes: { budget: key.record.id } },
+      // The revoke names when: the instant it wrote into the key's record.
+      { operation: "revoke", actor: "tests", changes: { revokedAt: expect.any(String), budget: key.record.id } },
+    ]);
+  });
+
+  it("does not act when its audit row cannot be written: a banned key stays banned", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 10));
+    for (let i = 0; i < 22; i++) await api("/v1/store/orders", { key: key.key });
+    const noAudit = interceptD1({
+      prepare: (statement, sql) => (sql.startsWith("INSERT INTO key_events") ? ({ bind: () => ({ first: () => Promise.reject(new Error("D1_ERROR: overloaded")) }) } as unknown as D1PreparedStatement) : statement),
+    });
+    const response = await apiWith({ ...env, DB: noAudit }, `/admin/keys/${key.record.id}/unban`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
+    const { usage } = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as { usage: { bannedUntil: number } };
+    expect(usage.bannedUntil).toBeGreaterThan(Date.UTC(2030, 2, 10, 12, 0, 10) / 1000);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first("n")).toBe(0);
+  });
+
+  it("applies new limits through the key's object within a lease's length, before KV changes", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const pro = await storeTestKey({ plan: "pro" });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 1));
+    expect((await api("/v1/store/orders", { key: pro.key })).headers.get("X-RateLimit-Limit")).toBe("300");
+    const response = await api(`/admin/keys/${pro.record.id}/limits`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ perMinute: 1000, perDay: 100000 }),
+    });
+    expect(response.status).toBe(200);
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 7));
+    expect((await api("/v1/store/orders", { key: pro.key })).headers.get("X-RateLimit-Limit")).toBe("1000");
+
+    const bad = await api(`/admin/keys/${pro.record.id}/limits`, { method: "POST", key: null, headers: { Authorization: `Bearer ${TOKEN}` }, body: "{}" });
+    expect(await errorBodyOf(bad)).toMatchObject({ code: "invalid_limits", status: 400 });
+  });
+});
