@@ -12,7 +12,7 @@ export default defineConfig(async () => {
           // Tests that run inside workerd against the real bindings.
           plugins: [
             cloudflareTest({
-              main: "./src/index.ts",
+              main: "./src/app/worker.ts",
               wrangler: { configPath: "./wrangler.toml" },
               // The operator API is on in tests (README, "Operator API"); a test switches it off by leaving this out.
               // Lists read the version afresh (README, "Orders"): tests write through SQL and list at once, as

@@ -3,7 +3,7 @@
 // Runtime types generated with workerd@1.20260426.1 2026-04-01 enable_request_signal,global_fetch_strictly_public
 declare namespace Cloudflare {
 	interface GlobalProps {
-		mainModule: typeof import("./src/index");
+		mainModule: typeof import("./src/app/worker");
 		durableNamespaces: "RateLimiter" | "WebhookDispatcher";
 	}
 	interface StagingEnv {
@@ -25,8 +25,8 @@ declare namespace Cloudflare {
 		ORDER_LIST_VERSION_REUSE_MS: string;
 		SUBREQUEST_LIMIT: string;
 		WEBHOOK_RETRY_SECONDS: string;
-		RATE_LIMITER: DurableObjectNamespace<import("./src/index").RateLimiter>;
-		WEBHOOK_DISPATCHER: DurableObjectNamespace<import("./src/index").WebhookDispatcher>;
+		RATE_LIMITER: DurableObjectNamespace<import("./src/app/worker").RateLimiter>;
+		WEBHOOK_DISPATCHER: DurableObjectNamespace<import("./src/app/worker").WebhookDispatcher>;
 	}
 	interface ProductionEnv {
 		API_KEYS: KVNamespace;
@@ -47,8 +47,8 @@ declare namespace Cloudflare {
 		ORDER_LIST_VERSION_REUSE_MS: string;
 		SUBREQUEST_LIMIT: string;
 		WEBHOOK_RETRY_SECONDS: string;
-		RATE_LIMITER: DurableObjectNamespace<import("./src/index").RateLimiter>;
-		WEBHOOK_DISPATCHER: DurableObjectNamespace<import("./src/index").WebhookDispatcher>;
+		RATE_LIMITER: DurableObjectNamespace<import("./src/app/worker").RateLimiter>;
+		WEBHOOK_DISPATCHER: DurableObjectNamespace<import("./src/app/worker").WebhookDispatcher>;
 	}
 	interface Env {
 		API_KEYS: KVNamespace;
@@ -69,8 +69,8 @@ declare namespace Cloudflare {
 		ORDER_LIST_VERSION_REUSE_MS: string;
 		SUBREQUEST_LIMIT: string;
 		WEBHOOK_RETRY_SECONDS: string;
-		RATE_LIMITER: DurableObjectNamespace<import("./src/index").RateLimiter>;
-		WEBHOOK_DISPATCHER: DurableObjectNamespace<import("./src/index").WebhookDispatcher>;
+		RATE_LIMITER: DurableObjectNamespace<import("./src/app/worker").RateLimiter>;
+		WEBHOOK_DISPATCHER: DurableObjectNamespace<import("./src/app/worker").WebhookDispatcher>;
 	}
 }
 interface Env extends Cloudflare.Env {}

@@ -4,11 +4,11 @@
  * runs it (bench/wrangler.toml); it is never deployed.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { app, perRequestChain } from "../src/index";
+import { accessGuards, app, perRequestChain } from "../src/app/worker";
 import type { AppEnv } from "../src/framework/app-env";
 import { ApiError } from "../src/framework/api-error";
 import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
-import { identifyCaller } from "../src/keys/api-key-auth";
+import { identifyCaller, requestParty } from "../src/keys/api-key-auth";
 import { handleError } from "../src/framework/middleware/error-handler";
 import { requestLog } from "../src/framework/middleware/request-log";
 import { responseIdentity } from "../src/framework/middleware/response-identity";
@@ -16,10 +16,11 @@ import { loadConfig } from "../src/framework/middleware/load-config";
 import { mountRoutes } from "../src/framework/operations/mount-routes";
 import { listOrders } from "../src/orders/whole-list/list-orders-v1";
 import { isolateMemory } from "../src/app/isolate-memory";
-import { SCOPES, type Limits, type Scope } from "../src/keys/api-key-record";
+import { SCOPES, type Scope } from "../src/framework/operations/scopes";
+import type { Limits } from "../src/limiter/plans";
 
-export { RateLimiter, WebhookDispatcher } from "../src/index";
-import service from "../src/index";
+export { RateLimiter, WebhookDispatcher } from "../src/app/worker";
+import service from "../src/app/worker";
 import type { DeliveryMessage } from "../src/webhooks/dispatch-pass";
 
 const bench = new Hono<AppEnv>();
@@ -32,14 +33,14 @@ bench.get("/bench/bare", (c) => c.json([]));
 // The baselines share the app's isolate memory, as the app's own routes do.
 const list = listOrders(isolateMemory.listVersion, isolateMemory.ownWrites);
 bench.use("/bench/query/*", responseIdentity(), loadConfig(isolateMemory.configs));
-mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }]);
+mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }], accessGuards);
 
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
 bench.use("/bench/peer/*", responseIdentity(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
-mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }]);
+mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }], accessGuards);
 // The peer as this service would deploy it: the same, with the request log line and the analytics point.
-bench.use("/bench/peer-logged/*", responseIdentity(), requestLog(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
-mountRoutes(bench, [{ base: "/bench/peer-logged", operations: [list] }]);
+bench.use("/bench/peer-logged/*", responseIdentity(), requestLog(requestParty), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
+mountRoutes(bench, [{ base: "/bench/peer-logged", operations: [list] }], accessGuards);
 
 /**
  * The fixed cost's breakdown: the app's per-request chain cut after each of

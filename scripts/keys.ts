@@ -4,12 +4,13 @@
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { DEFAULT_SCOPES, PLANS, Plan, SCOPES, budgetOf, scopesOf, type ApiKeyRecord, type Limits, type Scope } from "../src/keys/api-key-record";
+import { SCOPES, type Scope } from "../src/framework/operations/scopes";
+import { DEFAULT_SCOPES, budgetOf, limitsFor, scopesOf, type ApiKeyRecord } from "../src/keys/api-key-record";
+import { PLANS, Plan, type Limits } from "../src/limiter/plans";
 import { ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
 import { budgetUpdate } from "./lib/budget-update";
 import { operatorApi, tellOperatorApi } from "./lib/operator-client";
 import { usageReport, type UsageHistoryAnswer } from "./lib/usage-report";
-import { limitsFor } from "../src/limiter/plans";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { SCOPES } from "../src/keys/api-key-record";
+import { SCOPES } from "../src/framework/operations/scopes";
 import { issueKey, openKeyStore, storedRecordOf } from "./lib/key-store";
 import { operatorEnvFile } from "./lib/operator-client";
 import { mustRunWrangler, startWrangler } from "./lib/wrangler";

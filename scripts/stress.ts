@@ -12,7 +12,8 @@
  * prints a summary and exits 1 on any violation.
  */
 import { parseArgs } from "node:util";
-import { SCOPES, type Limits, type Plan, type Scope } from "../src/keys/api-key-record";
+import { SCOPES, type Scope } from "../src/framework/operations/scopes";
+import type { Limits, Plan } from "../src/limiter/plans";
 import { fetchLocal, startService, tempStateDir } from "./lib/local-service";
 import { issueKey, openKeyStore } from "./lib/key-store";
 import { startWebhookReceiver, type WebhookReceiver } from "./lib/webhook-receiver";

@@ -6,7 +6,9 @@
  */
 import { keyEntries } from "../../src/keys/layout";
 import { sha256Hex } from "../../src/lib/digest";
-import type { ApiKeyRecord, Limits, Plan, Scope } from "../../src/keys/api-key-record";
+import type { Scope } from "../../src/framework/operations/scopes";
+import type { ApiKeyRecord } from "../../src/keys/api-key-record";
+import type { Limits, Plan } from "../../src/limiter/plans";
 
 export type KeyPrefix = "so_live_" | "so_test_";
 

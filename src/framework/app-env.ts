@@ -1,12 +1,4 @@
 import type { Config } from "./read-config";
-import type { ApiError } from "./api-error";
-import type { Verdict } from "../limiter/protocol";
-import type { ApiKeyRecord } from "../keys/api-key-record";
-
-/** Who is calling: a valid API key, or an address group (lib/client-address.ts) that did not present one, and why. */
-export type Caller =
-  | { kind: "key"; key: ApiKeyRecord; address: string }
-  | { kind: "anonymous"; address: string; rejection: ApiError };
 
 declare global {
   namespace Cloudflare {
@@ -28,7 +20,9 @@ declare global {
 
 /**
  * The Hono environment of every handler. `Env` (the bindings) is generated
- * from wrangler.toml by `wrangler types` into worker-configuration.d.ts.
+ * from wrangler.toml by `wrangler types` into worker-configuration.d.ts. The
+ * variables here are the framework's; a feature's middleware declares the
+ * ones it sets in Hono's ContextVariableMap beside itself, as Hono's own do.
  */
 export interface AppEnv {
   Bindings: Env;
@@ -38,12 +32,9 @@ export interface AppEnv {
     colo?: string;
     /** Set by loadConfig(): the vars, parsed and checked. */
     config: Config;
-    caller: Caller;
-    /** Set by mountOperations(): the matched operation's path template, for the request log. */
+    /** Set by mountRoutes(): the matched operation's path template, for the request log. */
     route?: string;
-    /** Set by rateLimit(): the limiter's decision, for the request log. */
-    limit?: Verdict["outcome"];
-    /** Set by requireOperator(): the operator token's name, for the audit. */
+    /** Set by the operator guard handed to mountRoutes(): the operator token's name, for the audit. */
     operator?: string;
     /**
      * Set by a long poll (the event feed's wait): how long it held the request waiting for an event. The

@@ -1,14 +1,30 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { findApiKey, type StoredKey } from "./lookup";
 import type { TtlCache } from "../lib/ttl-cache";
-import type { AppEnv, Caller } from "../framework/app-env";
+import type { AppEnv } from "../framework/app-env";
+import type { RequestParty } from "../framework/middleware/request-log";
 import { ApiError } from "../framework/api-error";
 import { parseBearer } from "./bearer";
-import { scopesOf, type Scope } from "./api-key-record";
+import type { Scope } from "../framework/operations/scopes";
+import type { CountedCallers } from "../limiter/rate-limit";
+import { ANONYMOUS_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
+import { budgetOf, limitsFor, limitsStampOf, scopesOf, type ApiKeyRecord } from "./api-key-record";
 import { addressGroup } from "../lib/client-address";
 import { logLine } from "../lib/log";
 
 const CHALLENGE = 'Bearer realm="store-orders"';
+
+/** Who is calling: a valid API key, or an address group (lib/client-address.ts) that did not present one, and why. */
+export type Caller =
+  | { kind: "key"; key: ApiKeyRecord; address: string }
+  | { kind: "anonymous"; address: string; rejection: ApiError };
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set by identifyCaller(); a key the limiter knows revoked is set again as an invalid caller. */
+    caller: Caller;
+  }
+}
 
 /**
  * Works out who is calling without refusing anyone yet: the limiter runs
@@ -78,4 +94,25 @@ const INVALID_KEY = "The API key is not valid. Check it, or ask for a new one.";
 /** 401 invalid_api_key with the RFC 6750 challenge. */
 function invalidKey(message: string): ApiError {
   return new ApiError("invalid_api_key", message, { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+}
+
+/** How rateLimit() counts callers: a key against its budget, anyone else against its address group. */
+export const countedCallers: CountedCallers = {
+  budgetOf(c) {
+    const caller = c.get("caller");
+    return caller.kind === "key"
+      ? { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsStampOf(caller.key), keyId: caller.key.id }
+      : { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
+  },
+  demote(c) {
+    c.set("caller", invalidCaller(c.get("caller").address));
+  },
+};
+
+/** The request as the request log names it (framework/middleware/request-log.ts): the key by its id only, never the key itself. */
+export function requestParty(c: Context<AppEnv>): RequestParty {
+  const caller = c.get("caller") as Caller | undefined;
+  const limit = c.get("limit") ?? null;
+  if (caller?.kind === "key") return { keyId: caller.key.id, plan: caller.key.plan, limit, index: budgetOf(caller.key) };
+  return { keyId: null, plan: null, limit, index: caller && `ip:${caller.address}` };
 }

@@ -1,19 +1,7 @@
 import { z } from "zod";
+import { Scope } from "../framework/operations/scopes";
+import { Limits, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT, Plan } from "../limiter/plans";
 
-export const PLANS = ["free", "pro", "business", "enterprise"] as const;
-export const Plan = z.enum(PLANS);
-export type Plan = z.infer<typeof Plan>;
-
-export const Limits = z.object({
-  perMinute: z.number().int().positive(),
-  perDay: z.number().int().positive(),
-});
-export type Limits = z.infer<typeof Limits>;
-
-/** What a key may do: read orders (the list, the feed, the deprecated pets), write them (cancel), manage its budget's webhook endpoints. */
-export const SCOPES = ["orders:read", "orders:write", "webhooks:manage"] as const;
-export const Scope = z.enum(SCOPES);
-export type Scope = z.infer<typeof Scope>;
 
 /** An instant as the keys command writes it; anything else would compare as NaN, and a NaN expiry never comes. */
 const Instant = z.iso.datetime({ offset: true });
@@ -55,3 +43,16 @@ export const budgetOf = (record: Pick<ApiKeyRecord, "id" | "budget">): string =>
 
 /** When the record's limits were set, Unix ms. */
 export const limitsSetAtOf = (record: ApiKeyRecord): number => Date.parse(record.limitsSetAt ?? record.createdAt);
+
+/** A key's own limits when it has them (enterprise, or an override), else its plan's (the limiter's table). */
+export function limitsFor(key: ApiKeyRecord): Limits {
+  if (key.limits) return key.limits;
+  if (key.plan === "enterprise") throw new Error(`enterprise key ${key.id} has no limits`);
+  return PLAN_LIMITS[key.plan];
+}
+
+/** The stamp of the limits limitsFor() gives, Unix ms: the record's, and no older than the plan table when they come from it. */
+export function limitsStampOf(key: ApiKeyRecord): number {
+  const setAt = limitsSetAtOf(key);
+  return key.limits ? setAt : Math.max(setAt, PLAN_LIMITS_REVISED_AT);
+}

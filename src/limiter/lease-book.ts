@@ -5,7 +5,7 @@
  * only what the object granted it, so admissions never exceed a limit
  * however many isolates serve the caller.
  */
-import type { Limits } from "../keys/api-key-record";
+import type { Limits } from "./plans";
 import { LEASE_MS, MINUTE_SECONDS, quieterWindow, windowStart } from "./policy";
 import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, SettleRequest, Unspent, Verdict } from "./protocol";
 

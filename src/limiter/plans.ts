@@ -1,4 +1,14 @@
-import { limitsSetAtOf, type ApiKeyRecord, type Limits, type Plan } from "../keys/api-key-record";
+import { z } from "zod";
+
+export const PLANS = ["free", "pro", "business", "enterprise"] as const;
+export const Plan = z.enum(PLANS);
+export type Plan = z.infer<typeof Plan>;
+
+export const Limits = z.object({
+  perMinute: z.number().int().positive(),
+  perDay: z.number().int().positive(),
+});
+export type Limits = z.infer<typeof Limits>;
 
 /** The one table of plan limits (docs/api.md#rate-limits). Enterprise limits come from each key. */
 export const PLAN_LIMITS: Record<Exclude<Plan, "enterprise">, Limits> = {
@@ -19,16 +29,3 @@ export const PLAN_LIMITS_REVISED_AT = Date.parse("2026-11-24T00:00:00Z");
 
 /** Callers without a valid key are limited per address like a free key. */
 export const ANONYMOUS_LIMITS = PLAN_LIMITS.free;
-
-/** A key's own limits when it has them (enterprise, or an override), else its plan's. */
-export function limitsFor(key: ApiKeyRecord): Limits {
-  if (key.limits) return key.limits;
-  if (key.plan === "enterprise") throw new Error(`enterprise key ${key.id} has no limits`);
-  return PLAN_LIMITS[key.plan];
-}
-
-/** The stamp of the limits limitsFor() gives, Unix ms: the record's, and no older than the plan table when they come from it. */
-export function limitsStampOf(key: ApiKeyRecord): number {
-  const setAt = limitsSetAtOf(key);
-  return key.limits ? setAt : Math.max(setAt, PLAN_LIMITS_REVISED_AT);
-}

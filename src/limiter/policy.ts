@@ -5,7 +5,7 @@
  * callers that keep going while refused. The object only stores what these
  * return; the worker isolates spend the leases (lease-book.ts).
  */
-import type { Limits } from "../keys/api-key-record";
+import type { Limits } from "./plans";
 import type { UsageChange } from "./usage-ledger";
 import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, Unspent, Verdict, WindowReport } from "./protocol";
 

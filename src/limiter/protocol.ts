@@ -6,7 +6,7 @@
  * (docs/api.md#rate-limits). test/workers/limiter/limiter-protocol.test.ts pins them, so a
  * change is deliberate.
  */
-import type { Limits } from "../keys/api-key-record";
+import type { Limits } from "./plans";
 
 export interface BanRule {
   /** A ban starts once more than this many requests in a row were refused. */

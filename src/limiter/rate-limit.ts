@@ -1,25 +1,46 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv, Caller } from "../framework/app-env";
+import type { AppEnv } from "../framework/app-env";
 import { logLine } from "../lib/log";
 import { errorResponse } from "../framework/api-error";
 import { rateLimitHeaders } from "./rate-limit-headers";
 import type { LeaseClient } from "./lease-client";
+import type { Limits } from "./plans";
 import type { Verdict } from "./protocol";
-import { budgetOf } from "../keys/api-key-record";
-import { invalidCaller } from "../keys/api-key-auth";
-import { ANONYMOUS_LIMITS, PLAN_LIMITS_REVISED_AT, limitsFor, limitsStampOf } from "./plans";
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set by rateLimit(): the limiter's decision, for the request log. */
+    limit?: Verdict["outcome"];
+  }
+}
+
+/** What a request is counted against: a key's budget, or an address's. */
+export interface Budget {
+  name: string;
+  limits: Limits;
+  /** When those limits were set, Unix ms: the budget's object keeps the newest it is shown. */
+  limitsSetAt: number;
+  /** The key's id, when a key is counted: the object may know it revoked before KV does. */
+  keyId?: string;
+}
+
+/**
+ * How the caller that identification found is counted, handed to rateLimit()
+ * by the app (keys/api-key-auth.ts): the limiter knows budgets, not keys.
+ */
+export interface CountedCallers {
+  budgetOf(c: Context<AppEnv>): Budget;
+  /** The caller's key is revoked: from now on the request is what it is, one without a valid key. */
+  demote(c: Context<AppEnv>): void;
+}
 
 /** True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news. */
-const knownRevoked = (leases: LeaseClient, caller: Caller) => caller.kind === "key" && leases.knowsRevoked(budgetOf(caller.key), caller.key.id);
+const knownRevoked = (leases: LeaseClient, budget: Budget) => budget.keyId !== undefined && leases.knowsRevoked(budget.name, budget.keyId);
 
-function admit(c: Context<AppEnv>, leases: LeaseClient, caller: Caller): Promise<Verdict> {
+function admit(c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise<Verdict> {
   const requestId = c.get("requestId");
-  const asker =
-    caller.kind === "key"
-      ? { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsStampOf(caller.key), keyId: caller.key.id }
-      : { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
-  return leases.admit(asker.name, {
-    ...asker,
+  return leases.admit(budget.name, {
+    ...budget,
     ban: c.get("config").ban,
     limiter: (objectName) => c.env.RATE_LIMITER.getByName(objectName),
     background: (work) => c.executionCtx.waitUntil(work),
@@ -29,24 +50,27 @@ function admit(c: Context<AppEnv>, leases: LeaseClient, caller: Caller): Promise
 
 /**
  * Admits or refuses the caller before anything else runs, from this isolate's
- * lease when it has one and from the caller's limiter object when it must,
- * (this isolate's leases, isolate-memory.ts), refuses with 429 when the limits say so, and puts the rate-limit headers on
+ * lease when it has one and from the budget's limiter object when it must;
+ * refuses with 429 when the limits say so, and puts the rate-limit headers on
  * whatever response follows, errors included. A limiter that cannot answer
  * when it is needed fails closed (503). A key revoked through the operator
  * API is counted as what it now is, a caller without a valid key: it never
  * spends its budget nor counts toward its ban (docs/operations.md#api-keys).
  */
-export function rateLimit(leases: LeaseClient): MiddlewareHandler<AppEnv> {
+export function rateLimit(leases: LeaseClient, callers: CountedCallers): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    let caller = c.get("caller");
-    if (knownRevoked(leases, caller)) caller = invalidCaller(caller.address);
-    let verdict = await admit(c, leases, caller);
-    // The budget's object refused the key as revoked without counting it: count the request by its address instead.
-    if (knownRevoked(leases, caller)) {
-      caller = invalidCaller(caller.address);
-      verdict = await admit(c, leases, caller);
+    let budget = callers.budgetOf(c);
+    if (knownRevoked(leases, budget)) {
+      callers.demote(c);
+      budget = callers.budgetOf(c);
     }
-    c.set("caller", caller);
+    let verdict = await admit(c, leases, budget);
+    // The budget's object refused the key as revoked without counting it: count the request by its address instead.
+    if (knownRevoked(leases, budget)) {
+      callers.demote(c);
+      budget = callers.budgetOf(c);
+      verdict = await admit(c, leases, budget);
+    }
     c.set("limit", verdict.outcome);
     // Prepared before the response exists, so they join it as it is made: set afterwards, each header would copy the response.
     const headers = rateLimitHeaders(verdict);

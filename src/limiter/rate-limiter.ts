@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Limits } from "../keys/api-key-record";
+import type { Limits } from "./plans";
 import { acquire, expiresAt, reservedGrants, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";

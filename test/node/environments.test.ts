@@ -122,7 +122,7 @@ describe("npm run check's configuration step", () => {
   /** wrangler.toml with its relative paths made absolute, so a copy elsewhere still builds. */
   function configCopy(edit: (toml: string) => string): string {
     const toml = readFileSync("wrangler.toml", "utf8")
-      .replace('main = "src/index.ts"', `main = "${resolve("src/index.ts")}"`)
+      .replace('main = "src/app/worker.ts"', `main = "${resolve("src/app/worker.ts")}"`)
       .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${resolve("migrations")}"`)
       .replace('directory = "./public"', `directory = "${resolve("public")}"`);
     const path = join(dir, `wrangler-${Math.random().toString(36).slice(2)}.toml`);

@@ -4,11 +4,21 @@ import { describe, expect, it } from "vitest";
 
 /**
  * The layout shows the architecture (CONTRIBUTING.md#layout): no import cycle
- * between modules, and no arrow that runs back up between layers. A layer is
- * a folder of src/ (lib, keys, limiter, orders, pets, api, middleware) or one
- * of the files at its top (api-error.ts, header-catalogue.ts, env.ts...). Type-only
- * imports count: they are dependencies too.
+ * between modules, and every import between rooms (the folders of src/) runs
+ * down the declared order of layers below. Type-only imports count: they are
+ * dependencies too.
  */
+
+/** The layers of src/, bottom first: a room imports only from rooms on a lower layer (CONTRIBUTING.md#layout). */
+const LAYERS: readonly (readonly string[])[] = [
+  ["lib"],
+  ["framework"],
+  ["limiter", "read-your-writes", "pets"],
+  ["keys", "orders"],
+  ["usage", "events"],
+  ["webhooks", "operator"],
+  ["app"],
+];
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
@@ -22,10 +32,23 @@ function importsOf(file: string): string[] {
 }
 
 const modules = new Map(sourceFiles("src").map((file) => [file, importsOf(file)]));
-const layerOf = (file: string) => {
+const roomOf = (file: string) => {
   const [top, ...rest] = relative("src", file).split("/");
   return rest.length > 0 ? top! : relative("src", file);
 };
+
+/** The imports between rooms that do not run down the layers: "from -> to". */
+function upwardImports(graph: ReadonlyMap<string, readonly string[]>, layers: readonly (readonly string[])[]): string[] {
+  const floor = new Map(layers.flatMap((rooms, index) => rooms.map((room) => [room, index] as const)));
+  const found: string[] = [];
+  for (const [file, imports] of graph) {
+    for (const target of imports) {
+      const [from, to] = [roomOf(file), roomOf(target)];
+      if (from !== to && !(floor.get(to)! < floor.get(from)!)) found.push(`${from} -> ${to} (${file} imports ${target})`);
+    }
+  }
+  return found;
+}
 
 /** One cycle in the graph, as the path around it, or undefined. */
 function findCycle(graph: Map<string, Set<string>>): string[] | undefined {
@@ -61,15 +84,32 @@ describe("src's imports", () => {
     expect(findCycle(graph)).toBeUndefined();
   });
 
-  it("have no arrow back up between layers", () => {
-    const graph = new Map<string, Set<string>>();
-    for (const [file, imports] of modules) {
-      const from = layerOf(file);
-      const edges = graph.get(from) ?? new Set<string>();
-      for (const target of imports) if (layerOf(target) !== from) edges.add(layerOf(target));
-      graph.set(from, edges);
-    }
-    expect(findCycle(graph)).toBeUndefined();
+  it("place every room of src/ on a layer, and nothing loose but the entry's folder", () => {
+    const rooms = new Set([...modules.keys()].map(roomOf));
+    expect([...rooms].sort()).toEqual(LAYERS.flat().sort());
+  });
+
+  it("are the layers CONTRIBUTING.md's table shows, in its order, top first", () => {
+    const section = readFileSync("CONTRIBUTING.md", "utf8").split("## Layout")[1]!.split("\n## ")[0]!;
+    const rows = section.split("\n").filter((line) => /^\| \d+ \|/.test(line));
+    const shown = rows.map((row) => [...row.split("|")[2]!.matchAll(/`src\/([\w-]+)\/`/g)].map((match) => match[1]!));
+    expect(shown).toEqual([...LAYERS].reverse());
+  });
+
+  it("run down the layers: a room imports only from rooms below it", () => {
+    expect(upwardImports(modules, LAYERS)).toEqual([]);
+  });
+
+  it("are checked by a rule that does find an import up the layers, or across one", () => {
+    const planted = new Map([
+      ["src/lib/int64.ts", ["src/framework/api-error.ts"]],
+      ["src/keys/lookup.ts", ["src/orders/order-json.ts", "src/lib/digest.ts"]],
+      ["src/app/worker.ts", ["src/keys/lookup.ts"]],
+    ]);
+    expect(upwardImports(planted, LAYERS)).toEqual([
+      "lib -> framework (src/lib/int64.ts imports src/framework/api-error.ts)",
+      "keys -> orders (src/keys/lookup.ts imports src/orders/order-json.ts)",
+    ]);
   });
 
   it("keep state between requests only in isolate-memory.ts, which says what each entry holds and why sharing it is safe", () => {

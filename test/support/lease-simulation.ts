@@ -2,7 +2,7 @@ import * as rules from "../../src/limiter/lease-book";
 import { DAY_SECONDS, LEASE_MS, MINUTE_SECONDS, acquire, settle, windowStart, type LimiterState } from "../../src/limiter/policy";
 import type { UsageChange } from "../../src/limiter/usage-ledger";
 import type { BanRule, LeaseAnswer, LeaseRequest, SettleRequest, Verdict } from "../../src/limiter/protocol";
-import type { Limits } from "../../src/keys/api-key-record";
+import type { Limits } from "../../src/limiter/plans";
 
 /**
  * A deterministic simulation of the limit rules (README, "Rate limits"): one

@@ -1,6 +1,6 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import worker from "../../src/index";
+import worker from "../../src/app/worker";
 import { expect } from "vitest";
 import { defaultKey } from "./test-keys";
 

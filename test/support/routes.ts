@@ -1,4 +1,4 @@
-import { app } from "../../src/index";
+import { app } from "../../src/app/worker";
 
 /**
  * Every route the app serves, as method and OpenAPI path template: its

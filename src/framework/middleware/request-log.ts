@@ -1,6 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
-import { budgetOf } from "../../keys/api-key-record";
 import { dataPoint, outcomeOf, type RequestFacts } from "./request-analytics";
 
 /** One request as operators search for it in Workers Logs (docs/operations.md#logs). */
@@ -26,16 +25,28 @@ export interface RequestLogLine {
 }
 
 /**
+ * Who a request was for, as the app's features know it (handed to
+ * requestLog() by the app): the key by its id and plan, the limiter's
+ * decision, and the budget that indexes its analytics point.
+ */
+export interface RequestParty {
+  keyId: string | null;
+  plan: string | null;
+  limit: RequestLogLine["limit"];
+  /** The analytics point's index; undefined before the caller was identified. */
+  index: string | undefined;
+}
+
+/**
  * Writes one JSON line per request once its response is known, errors
  * included (app.onError has already turned them into responses by then), and
  * its analytics data point (request-analytics.ts). It names the key by its id only; the key itself never reaches a log.
  */
-export function requestLog(): MiddlewareHandler<AppEnv> {
+export function requestLog(partyOf: (c: Context<AppEnv>) => RequestParty): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = Date.now();
     await next();
-    const caller = c.get("caller");
-    const key = caller?.kind === "key" ? caller.key : undefined;
+    const party = partyOf(c);
     const failure = c.get("failure");
     const heldMs = c.get("heldMs");
     const line: RequestLogLine = {
@@ -45,15 +56,15 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
       route: c.get("route") ?? null,
       status: c.res.status,
       durationMs: Date.now() - started,
-      keyId: key?.id ?? null,
-      plan: key?.plan ?? null,
+      keyId: party.keyId,
+      plan: party.plan,
       versionId: c.env?.CF_VERSION_METADATA?.id || null,
-      limit: c.get("limit") ?? null,
+      limit: party.limit,
       ...(heldMs === undefined ? {} : { heldMs }),
       ...(failure === undefined ? {} : { error: failure }),
     };
     (line.level === "error" ? console.error : console.log)(JSON.stringify(line));
-    recordRequest(c, line, caller && (caller.kind === "key" ? budgetOf(caller.key) : `ip:${caller.address}`));
+    recordRequest(c, line, party.index);
   };
 }
 

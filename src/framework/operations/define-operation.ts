@@ -5,7 +5,7 @@ import type { Config } from "../read-config";
 import type { AppEnv } from "../app-env";
 import { ApiError, type ErrorCode } from "../api-error";
 import type { HeaderName } from "../header-catalogue";
-import type { Scope } from "../../keys/api-key-record";
+import type { Scope } from "./scopes";
 import type { DeprecationSchedule } from "../../lib/deprecation-schedule";
 
 export type Stability = "stable" | "beta" | "experimental";

@@ -2,10 +2,9 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import { ApiError } from "../api-error";
 import type { AppEnv } from "../app-env";
 import type { ApiVersion } from "../service-identity";
-import { requireApiKey } from "../../keys/api-key-auth";
 import { deprecation } from "../middleware/deprecation";
-import { requireOperator } from "../../operator/require-operator";
 import type { Operation } from "./define-operation";
+import type { Scope } from "./scopes";
 import { referenceLink } from "../documents/reference-page";
 
 /** Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2` for the versions, `/admin` for operators. */
@@ -22,11 +21,23 @@ export interface RouteGroup {
   available?: (env: Env) => boolean;
 }
 
+/**
+ * The guards an operation's access asks for, handed to mountRoutes() by the
+ * app: the framework knows that an operation needs a key with a scope or the
+ * operator token, not how either is checked.
+ */
+export interface AccessGuards {
+  /** Refuses a caller without a valid key, or with one that lacks the scope. */
+  apiKey(scope: Scope): MiddlewareHandler<AppEnv>;
+  /** Refuses a caller without the operator token; sets `operator`. */
+  operator(): MiddlewareHandler<AppEnv>;
+}
+
 const notFound = () => new ApiError("not_found", "No such resource. See GET / for what this service offers.");
 
 /** The guards an operation's description asks for: a key with its scope, or the operator token; the deprecation headers and sunset. */
-function guardsOf(base: string, operation: Operation): MiddlewareHandler<AppEnv>[] {
-  const access = operation.public ? [] : operation.operator ? [requireOperator()] : [requireApiKey(operation.scope)];
+function guardsOf(guards: AccessGuards, operation: Operation): MiddlewareHandler<AppEnv>[] {
+  const access = operation.public ? [] : operation.operator ? [guards.operator()] : [guards.apiKey(operation.scope)];
   const dates = operation.deprecation;
   if (!dates) return access;
   return [...access, deprecation((config) => ({ ...dates(config), link: referenceLink(config.baseUrl, operation) }))];
@@ -51,7 +62,7 @@ function honoPaths(path: string): string[] {
  * description asks for, and every path answering the methods it lacks with
  * 405 and `Allow`.
  */
-export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[]): void {
+export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[], guards: AccessGuards): void {
   for (const { base, available } of groups) {
     // Before the group's routes (and after the shared middleware): the 404 is counted and limited like any other.
     if (available) {
@@ -64,7 +75,7 @@ export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[]): v
   for (const { base, operations } of groups) {
     for (const operation of operations) {
       const method = operation.method.toUpperCase();
-      const handlers = [routeName(base + operation.path), ...guardsOf(base, operation), ...operation.run];
+      const handlers = [routeName(base + operation.path), ...guardsOf(guards, operation), ...operation.run];
       // Handlers registered for one route run in order, each passing on with next().
       for (const path of honoPaths(base + operation.path)) for (const handler of handlers) app.on(method, path, handler);
     }

@@ -1,7 +1,7 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import worker from "../../../src/index";
+import worker from "../../../src/app/worker";
 import { feedCursor } from "../../../src/events/order-event-feed-query";
 import { readFeedPage } from "../../../src/events/order-event-feed";
 import { EVENT_RETENTION_MS } from "../../../src/events/prune-order-events";

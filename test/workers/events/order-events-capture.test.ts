@@ -1,6 +1,6 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import worker from "../../../src/index";
+import worker from "../../../src/app/worker";
 import { EVENT_RETENTION_MS } from "../../../src/events/prune-order-events";
 import { beforeEach, describe, expect, it } from "vitest";
 import { orderEventJson, type OrderEventRow } from "../../../src/events/order-event-json";

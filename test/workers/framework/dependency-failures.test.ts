@@ -5,6 +5,7 @@ import type { AppEnv } from "../../../src/framework/app-env";
 import { handleError } from "../../../src/framework/middleware/error-handler";
 import { responseIdentity } from "../../../src/framework/middleware/response-identity";
 import { requestLog } from "../../../src/framework/middleware/request-log";
+import { requestParty } from "../../../src/keys/api-key-auth";
 import { LIMITER_TIMEOUT_MS } from "../../../src/limiter/lease-client";
 import type { RateLimiter } from "../../../src/limiter/rate-limiter";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -150,7 +151,7 @@ describe("when the limiter is slow", () => {
 describe("unexpected errors", () => {
   it("answer 500 internal_error without internals, and are logged on the request's line", async () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const app = new Hono<AppEnv>().use(responseIdentity(), requestLog());
+    const app = new Hono<AppEnv>().use(responseIdentity(), requestLog(requestParty));
     app.get("/boom", () => {
       throw new TypeError("Cannot read properties of undefined (reading 'secret')");
     });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { api, errorBodyOf } from "../../support/request";
 import { EVERY_OUTCOME } from "../../support/routes";
 import type { SmartRouter } from "hono/router/smart-router";
-import { app } from "../../../src/index";
+import { app } from "../../../src/app/worker";
 
 describe("routing and the Error shape", () => {
   it("names the Worker version that answered on every kind of response, and at GET /", async () => {

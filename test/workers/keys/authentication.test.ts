@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { PLANS } from "../../../src/keys/api-key-record";
+import { PLANS } from "../../../src/limiter/plans";
 import { storeTestKey } from "../../support/test-keys";
 import { EVERY_OUTCOME } from "../../support/routes";
 import { api, apiWith, errorBodyOf } from "../../support/request";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { rateLimitHeaders } from "../../../src/limiter/rate-limit-headers";
-import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT, limitsFor, limitsStampOf } from "../../../src/limiter/plans";
+import { limitsFor, limitsStampOf } from "../../../src/keys/api-key-record";
+import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT } from "../../../src/limiter/plans";
 import { absorbAnswer, abandonAsk, leaseRequest, newLeaseBook, takeExpired } from "../../../src/limiter/lease-book";
 import { KEEP_FOR_KV_MS, acquire, decide, expiresAt, quieterWindow, revokeKey, setLimits, settle, unban, usageOf, windowStart, type LimiterState } from "../../../src/limiter/policy";
 import type { LeaseRequest } from "../../../src/limiter/protocol";

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { REFUSAL_BATCH } from "../../../src/limiter/lease-book";
 import { LEASE_MS } from "../../../src/limiter/policy";
 import { RateLimiter } from "../../../src/limiter/rate-limiter";
-import worker from "../../../src/index";
+import worker from "../../../src/app/worker";
 import { storeTestKey } from "../../support/test-keys";
 import { api, apiWith, clientRequest, errorBodyOf } from "../../support/request";
 

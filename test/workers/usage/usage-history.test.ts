@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../../src/index";
+import worker from "../../../src/app/worker";
 import { REFUSAL_FLUSH_MS } from "../../../src/limiter/lease-client";
 import { LEASE_MS } from "../../../src/limiter/policy";
 import { clientRequest, errorBodyOf } from "../../support/request";

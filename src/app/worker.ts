@@ -1,25 +1,25 @@
 import { Hono, type MiddlewareHandler } from "hono";
-import { describeServiceOperation } from "./framework/documents/describe-service";
-import { allowedMethods, mountRoutes, type RouteGroup } from "./framework/operations/mount-routes";
-import type { AppEnv } from "./framework/app-env";
-import { pruneOrderEvents } from "./events/prune-order-events";
-import type { DeliveryMessage } from "./webhooks/dispatch-pass";
-import { deliverBatch } from "./webhooks/queue-consumer";
-import { pruneWebhookDeliveries } from "./webhooks/prune-webhook-deliveries";
-import { dispatcherOf } from "./webhooks/dispatcher-calls";
-import { isolateMemory } from "./app/isolate-memory";
-import { identifyCaller } from "./keys/api-key-auth";
-import { corsPolicy } from "./framework/middleware/cors";
-import { handleError, handleNotFound } from "./framework/middleware/error-handler";
-import { loadConfig } from "./framework/middleware/load-config";
-import { rateLimit } from "./limiter/rate-limit";
-import { responseIdentity } from "./framework/middleware/response-identity";
-import { requestLog } from "./framework/middleware/request-log";
-import { operatorApiAvailable } from "./operator/require-operator";
-import { OPERATOR_PREFIX, operatorOperations } from "./operator/operator-routes";
-import { API_VERSIONS } from "./framework/service-identity";
-import { operations as v1 } from "./app/v1-operations";
-import { operations as v2 } from "./app/v2-operations";
+import { describeServiceOperation } from "../framework/documents/describe-service";
+import { allowedMethods, mountRoutes, type AccessGuards, type RouteGroup } from "../framework/operations/mount-routes";
+import type { AppEnv } from "../framework/app-env";
+import { pruneOrderEvents } from "../events/prune-order-events";
+import type { DeliveryMessage } from "../webhooks/dispatch-pass";
+import { deliverBatch } from "../webhooks/queue-consumer";
+import { pruneWebhookDeliveries } from "../webhooks/prune-webhook-deliveries";
+import { dispatcherOf } from "../webhooks/dispatcher-calls";
+import { isolateMemory } from "./isolate-memory";
+import { countedCallers, identifyCaller, requestParty, requireApiKey } from "../keys/api-key-auth";
+import { corsPolicy } from "../framework/middleware/cors";
+import { handleError, handleNotFound } from "../framework/middleware/error-handler";
+import { loadConfig } from "../framework/middleware/load-config";
+import { rateLimit } from "../limiter/rate-limit";
+import { responseIdentity } from "../framework/middleware/response-identity";
+import { requestLog } from "../framework/middleware/request-log";
+import { operatorApiAvailable, requireOperator } from "../operator/require-operator";
+import { OPERATOR_PREFIX, operatorOperations } from "./operator-operations";
+import { API_VERSIONS } from "../framework/service-identity";
+import { operations as v1 } from "./v1-operations";
+import { operations as v2 } from "./v2-operations";
 
 const versions: RouteGroup[] = [
   { base: API_VERSIONS.v1.prefix, operations: v1, version: API_VERSIONS.v1 },
@@ -36,16 +36,19 @@ const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(
  */
 export const perRequestChain: readonly (readonly [name: string, handler: MiddlewareHandler<AppEnv>])[] = [
   ["request id and version", responseIdentity()],
-  ["request log and analytics point", requestLog()],
+  ["request log and analytics point", requestLog(requestParty)],
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
   ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys)],
-  ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases)],
+  ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, countedCallers)],
 ];
+
+/** How an operation's access is checked: API keys with their scopes, the operator token. */
+export const accessGuards: AccessGuards = { apiKey: requireApiKey, operator: requireOperator };
 
 const app = new Hono<AppEnv>();
 app.use(...perRequestChain.map(([, handler]) => handler));
-mountRoutes(app, routes);
+mountRoutes(app, routes, accessGuards);
 app.notFound(handleNotFound);
 app.onError(handleError);
 
@@ -68,5 +71,5 @@ export default {
 /** The HTTP API alone, for the bench's worker and the tests that read its routes. */
 export { app };
 
-export { RateLimiter } from "./limiter/rate-limiter";
-export { WebhookDispatcher } from "./webhooks/dispatcher-object";
+export { RateLimiter } from "../limiter/rate-limiter";
+export { WebhookDispatcher } from "../webhooks/dispatcher-object";

@@ -1,0 +1,13 @@
+import { eventSequenceOperations } from "../events/event-sequence-operations";
+import { getKeyUsage } from "../operator/get-key-usage";
+import { getKeyUsageHistory } from "../operator/get-key-usage-history";
+import { revokeKey } from "../operator/revoke-key";
+import { setBudgetLimits } from "../operator/set-budget-limits";
+import { unbanKey } from "../operator/unban-key";
+import { webhookOperatorOperations } from "../webhooks/webhook-operator-operations";
+
+/** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
+export const OPERATOR_PREFIX = "/admin";
+
+/** The operator API (docs/operations.md#operator-api): webhook endpoints and the event sequence, then keys' budgets. */
+export const operatorOperations = [...webhookOperatorOperations, ...eventSequenceOperations, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey];

@@ -1,0 +1,9 @@
+import { budgetOf } from "../keys/api-key-record";
+import { jsonBody } from "../framework/counted-body";
+import { keyOperation, limiterOf } from "./key-operation";
+
+/** A key's budget as its object counts it now. */
+export const getKeyUsage = keyOperation(
+  { operationId: "getKeyUsage", method: "get", action: "usage", summary: "A key's budget as its object counts it now", description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys." },
+  async (c, { record }) => jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
+);

@@ -1,0 +1,110 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import { defineOperation, type Operation } from "../framework/operations/define-operation";
+import type { AppEnv } from "../framework/app-env";
+import { ApiError, type ErrorCode } from "../framework/api-error";
+import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, MARK_KEY_EVENT_UNKNOWN, keyEventValues, withAuditRow, type KeyOperation } from "../keys/audit";
+import { keyEntries } from "../keys/layout";
+import { findApiKeyById } from "../keys/lookup";
+import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
+import type { Usage } from "../limiter/policy";
+import { callDependency } from "../lib/dependency";
+import type { usageQueryParameters } from "../usage/usage-operations";
+import { jsonBody } from "../framework/counted-body";
+
+export interface StoredKeyRecord {
+  hash: string;
+  record: ApiKeyRecord;
+}
+
+async function keyOf(c: Context<AppEnv>, keyId: string): Promise<StoredKeyRecord> {
+  const found = await findApiKeyById(c.env.API_KEYS, keyId);
+  if (!found) throw new ApiError("not_found", `No key ${keyId}.`);
+  return found;
+}
+
+/** Writes the key's record revoked (KV), as `npm run keys -- revoke` does: what every location reads once KV has spread it, for good. */
+export async function storeRevoked(kv: KVNamespace, { hash, record }: StoredKeyRecord, at: string): Promise<void> {
+  for (const entry of keyEntries(hash, { ...record, revokedAt: at })) {
+    await callDependency("KV", () => kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata }));
+  }
+}
+
+export const limiterOf = (c: Context<AppEnv>, record: ApiKeyRecord) => c.env.RATE_LIMITER.getByName(budgetOf(record));
+
+/**
+ * Does one operator action on a key's budget with its audit row (the
+ * operator's name as who did it), the row first: an action that fails keeps
+ * its row marked 'unknown' (it may have taken effect), and one whose row
+ * cannot be written does not happen (docs/operations.md#operator-api).
+ */
+export async function audited(
+  c: Context<AppEnv>,
+  record: ApiKeyRecord,
+  operation: KeyOperation,
+  changes: Record<string, unknown>,
+  action: () => Promise<Usage>,
+): Promise<Response> {
+  const db = c.env.DB;
+  const event = {
+    id: crypto.randomUUID(),
+    at: new Date().toISOString(),
+    operation,
+    keyId: record.id,
+    changes: { ...changes, budget: budgetOf(record) },
+    actor: c.get("operator") ?? "operator",
+  };
+  const usage = await withAuditRow(
+    async () => (await callDependency("D1", () => db.prepare(INSERT_KEY_EVENT).bind(...keyEventValues(event)).first<number>("id")))!,
+    {
+      remove: (rowId) => callDependency("D1", () => db.prepare(DELETE_KEY_EVENT).bind(rowId).run()),
+      markUnknown: (rowId) => callDependency("D1", () => db.prepare(MARK_KEY_EVENT_UNKNOWN).bind(rowId).run()),
+    },
+    action,
+  );
+  return jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage });
+}
+
+const KeyIdParams = z.object({ keyId: z.string().regex(/^key_[0-9A-Za-z]{16}$/) });
+const keyIdInvalid = { code: "not_found", message: "No such key: key ids look like key_0123456789abcdef." } as const;
+const UsageBody = z.object({ keyId: z.string(), budget: z.string(), usage: z.object({}).loose() });
+
+/** What every operator operation shares: the operator token, and no place in the public documents. */
+const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false, errors: ["not_found"] } as const;
+
+/**
+ * An operation of the operator API (docs/operations.md#operator-api) on a
+ * key's budget: the key from the path, then the action. The actions reach
+ * every isolate through the budget's Durable Object at its next call (within
+ * a lease's length, 5 s), sooner than KV spreads a change.
+ */
+export function keyOperation(
+  spec: {
+    operationId: string;
+    method: "get" | "post";
+    action: string;
+    summary: string;
+    description: string;
+    errors?: readonly ErrorCode[];
+    queryParameters?: typeof usageQueryParameters;
+    body?: z.ZodType;
+  },
+  handle: (c: Context<AppEnv>, key: StoredKeyRecord) => Promise<Response>,
+): Operation {
+  return defineOperation({
+    ...OPERATOR,
+    ...(spec.errors && { errors: spec.errors }),
+    ...(spec.queryParameters && { queryParameters: spec.queryParameters }),
+    operationId: spec.operationId,
+    method: spec.method,
+    path: `/keys/{keyId}/${spec.action}`,
+    summary: spec.summary,
+    description: spec.description,
+    responses: { 200: { description: "The budget's usage", body: spec.body ?? UsageBody } },
+    params: { schema: KeyIdParams, invalid: keyIdInvalid },
+    async handle(c, { keyId }) {
+      return handle(c, await keyOf(c, keyId));
+    },
+  });
+}
+

@@ -1,0 +1,21 @@
+import { callDependency } from "../lib/dependency";
+import { audited, keyOperation, limiterOf, storeRevoked } from "./key-operation";
+
+/** Revokes a key for good: KV first, then the budget's object refuses it everywhere within a lease; audited. */
+export const revokeKey = keyOperation(
+  {
+    operationId: "revokeKey",
+    method: "post",
+    action: "revoke",
+    summary: "Revoke a key, for good, everywhere within a lease",
+    description:
+      "Writes the key's record revoked (KV, for good), then has the budget's object refuse the key from every isolate's next call, without counting it, until KV has spread the record; audited.",
+  },
+  (c, key) => {
+    const at = key.record.revokedAt ?? new Date().toISOString();
+    return audited(c, key.record, "revoke", { revokedAt: at }, async () => {
+      if (!key.record.revokedAt) await storeRevoked(c.env.API_KEYS, key, at);
+      return callDependency("rate limiter", () => limiterOf(c, key.record).revoke(key.record.id));
+    });
+  },
+);

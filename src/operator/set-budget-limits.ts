@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { ApiError } from "../framework/api-error";
+import { callDependency } from "../lib/dependency";
+import { Limits } from "../limiter/plans";
+import { audited, keyOperation, limiterOf } from "./key-operation";
+
+/** New limits, and the stamp `keys update` wrote into the records with them (absent: now). */
+const LimitsUpdate = Limits.extend({ setAt: z.iso.datetime({ offset: true }).optional() });
+
+/** Sets a budget's limits from every isolate's next call, audited. */
+export const setBudgetLimits = keyOperation(
+  {
+    operationId: "setBudgetLimits",
+    method: "post",
+    action: "limits",
+    summary: "Set the budget's limits",
+    description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote); audited.",
+    errors: ["not_found", "invalid_limits"],
+  },
+  async (c, { record }) => {
+    const update = LimitsUpdate.safeParse(await c.req.json().catch(() => undefined));
+    if (!update.success) {
+      throw new ApiError("invalid_limits", 'Send {"perMinute": N, "perDay": N}, both positive whole numbers, and optionally "setAt", an RFC 3339 instant.');
+    }
+    const { setAt, ...limits } = update.data;
+    const stamp = setAt === undefined ? Date.now() : Date.parse(setAt);
+    return audited(c, record, "update", { limits, limitsSetAt: new Date(stamp).toISOString() }, () =>
+      callDependency("rate limiter", () => limiterOf(c, record).updateLimits(limits, stamp)),
+    );
+  },
+);
