@@ -3,7 +3,7 @@
  * isolate serves many requests, of many callers, until the runtime ends it;
  * each entry says how long what it holds lives and why sharing it between
  * requests is safe. Made once per isolate, handed to the modules that use
- * it by the composition (index.ts, v1-operations.ts): nothing else keeps
+ * it by the composition (worker.ts and the v1, v2 registries): nothing else keeps
  * state at module level.
  */
 import type { BudgetLiveness } from "../keys/live-budget";

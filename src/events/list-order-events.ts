@@ -3,7 +3,7 @@ import { documentedParameters } from "../framework/operations/strict-query";
 import { readSession } from "../lib/d1-session";
 import { logLine } from "../lib/log";
 import { CURSOR_PATTERN } from "../lib/opaque-cursor";
-import type { DroppedValue } from "../orders/order-json";
+import { droppedValuesWarning, type DroppedValue } from "../orders/order-json";
 import { bookmarkHeader, bookmarkOf } from "../read-your-writes/d1-bookmark";
 import type { OwnWrites } from "../read-your-writes/own-writes";
 import { DEFAULT_EVENT_LIMIT, FEED_PARAMETERS, feedCursor, MAX_EVENT_LIMIT, MAX_WAIT_SECONDS, readFeedQuery } from "./order-event-feed-query";
@@ -58,7 +58,7 @@ export const listOrderEvents = (ownWrites: OwnWrites) =>
       const dropped: DroppedValue[] = [];
       const data = page.events.map((event) => orderEventJson(event, dropped)).join(",");
       if (dropped.length > 0) {
-        logLine("warn", c.get("requestId"), "order events: values that do not fit the Order schema were left out", { count: dropped.length, values: dropped.slice(0, 20) });
+        logLine("warn", c.get("requestId"), ...droppedValuesWarning("order events", dropped));
       }
       const body = `{"data":[${data}],"nextCursor":${JSON.stringify(await feedCursor(page.nextSeq))}}`;
       return textBody(c, body, 200, { "Content-Type": "application/json", ...bookmarkHeader(db) });

@@ -70,7 +70,7 @@ export async function readFirstOrderPage(db: D1Queryable): Promise<FirstOrderPag
 }
 
 /** The orders after `after` up to and including `upTo`; without `upTo`, at most a page of them. */
-export async function readOrderPage(db: D1Queryable, after: string, upTo: string | undefined): Promise<OrderRow[]> {
+export async function readOrderRange(db: D1Queryable, after: string, upTo: string | undefined): Promise<OrderRow[]> {
   const statement = upTo === undefined ? db.prepare(TAIL_SQL).bind(after) : db.prepare(RANGE_SQL).bind(after, upTo);
   return orderRows(await callDependency("D1", () => statement.raw<OrderCells>()));
 }

@@ -6,7 +6,7 @@ import { sha256Hex } from "../../lib/digest";
 import { ifNoneMatchMatches } from "../../lib/etag";
 import { logLine } from "../../lib/log";
 import { bookmarkHeader, bookmarkOf } from "../../read-your-writes/d1-bookmark";
-import { orderWriter, type DroppedValue } from "../order-json";
+import { droppedValuesWarning, orderWriter, type DroppedValue } from "../order-json";
 import { readOrder } from "./page-queries";
 import { OrderIdParamsV2, OrderV2 } from "../order-schemas";
 import { textBody } from "../../framework/counted-body";
@@ -41,7 +41,7 @@ export const getOrderV2 = (ownWrites: OwnWrites) =>
       if (!row) throw new ApiError("order_not_found", `Order ${orderId} does not exist.`);
       const dropped: DroppedValue[] = [];
       const body = orderWriter(dropped, "v2")(row);
-      if (dropped.length > 0) logLine("warn", c.get("requestId"), "order: values that do not fit the Order schema were left out", { values: dropped });
+      if (dropped.length > 0) logLine("warn", c.get("requestId"), ...droppedValuesWarning("order", dropped));
       const headers = { ETag: await orderEtag(body), ...bookmarkHeader(db) };
       if (ifNoneMatchMatches(c.req.header("If-None-Match"), headers.ETag)) return c.body(null, 304, headers);
       return textBody(c, body, 200, { "Content-Type": "application/json", ...headers });

@@ -9,6 +9,7 @@ import { bookmarkHeader, bookmarkOf } from "../../read-your-writes/d1-bookmark";
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PARAMETERS, readOrderPageQuery } from "./order-filters";
 import { CURSOR_PATTERN } from "../../lib/opaque-cursor";
 import { readOrderPage } from "./read-order-page";
+import { droppedValuesWarning } from "../order-json";
 import { ORDER_STATUSES, OrderPage } from "../order-schemas";
 import { textBody } from "../../framework/counted-body";
 
@@ -60,7 +61,7 @@ export const listOrdersV2 = (ownWrites: OwnWrites) =>
         {
           db,
           listUrl: `${versionBaseUrl(c.get("config").baseUrl, API_VERSIONS.v2)}/store/orders`,
-          dropped: (values) => logLine("warn", requestId, "order page: values that do not fit the Order schema were left out", { count: values.length, values: values.slice(0, 20) }),
+          dropped: (values) => logLine("warn", requestId, ...droppedValuesWarning("order page", values)),
         },
       );
       const headers = { ETag: page.etag, ...bookmarkHeader(db) };

@@ -10,12 +10,11 @@ import type { Config } from "../../framework/read-config";
 import { ifNoneMatchMatches } from "../../lib/etag";
 import { cachedOrderList, cachingOrderList } from "./order-list-cache";
 import { orderListStream } from "./order-list-stream";
-import { laterPageQueries, orderPages } from "./list-read-ahead";
-import { ORDER_PAGE_SIZE, readFirstOrderPage, readOrderPage, readOrdersVersion, type FirstOrderPage } from "../order-queries";
+import { laterPageQueries, pagesReadAhead } from "./list-read-ahead";
+import { ORDER_PAGE_SIZE, readFirstOrderPage, readOrderRange, readOrdersVersion, type FirstOrderPage } from "../order-queries";
 import type { VersionMemory } from "../../read-your-writes/recent-version";
+import { droppedValuesWarning } from "../order-json";
 
-/** How many of a list's left-out values one log line names; the count covers the rest. */
-const DROPPED_VALUES_LOGGED = 20;
 /**
  * Subrequests a list leaves for the rest of its request: the key's KV read,
  * the limiter's calls, the cache's lookup and fill, the version reads.
@@ -69,18 +68,14 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
   const version = versionOrFault(first.version);
   versions.remember(version, Date.now(), request.began);
   refuseOverBudget(first, config.subrequestLimit);
-  const pages = orderPages(first, (after, upTo) => readOrderPage(db, after, upTo), config.orderList.readAhead);
+  const pages = pagesReadAhead(first, (after, upTo) => readOrderRange(db, after, upTo), config.orderList.readAhead);
   let ended!: (bytes: number) => void;
   const bytes = new Promise<number>((resolve) => (ended = resolve));
   const body = orderListStream(pages, {
     ended,
     aborted: (error) => log("error", "order list stream aborted", { error: String(error) }),
     // One line per request, however many rows are bad; the values themselves stay out of the logs.
-    dropped: (values) =>
-      log("warn", "order list: values that do not fit the Order schema were left out", {
-        count: values.length,
-        values: values.slice(0, DROPPED_VALUES_LOGGED),
-      }),
+    dropped: (values) => log("warn", ...droppedValuesWarning("order list", values)),
   });
   if (!config.orderList.cache || request.head) return { kind: "list", version, body, bytes };
   const filling = cachingOrderList(config.baseUrl, version, body, {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { orderPages, laterPageQueries } from "../../../src/orders/whole-list/list-read-ahead";
+import { pagesReadAhead, laterPageQueries } from "../../../src/orders/whole-list/list-read-ahead";
 import { ORDER_PAGE_SIZE, type OrderRow } from "../../../src/orders/order-queries";
 
 const row = (id: number): OrderRow => ({ id: String(id), petId: null, quantity: null, shipDate: null, status: "pending", complete: 0 });
@@ -48,11 +48,11 @@ async function drain(next: () => Promise<OrderRow[] | undefined>, answer: () => 
   }
 }
 
-describe("orderPages", () => {
+describe("pagesReadAhead", () => {
   it.each([0, 1, 999, 1_000, 1_001, 3_000, 4_321])("reads %i orders exactly once each, in order, with any read-ahead", async (count) => {
     for (const readAhead of [0, 1, 2, 5]) {
       const t = table(count);
-      const ids = await drain(orderPages(t.first, t.read, readAhead), () => t.waiting.shift()?.());
+      const ids = await drain(pagesReadAhead(t.first, t.read, readAhead), () => t.waiting.shift()?.());
       expect(ids).toEqual(t.ids.map(String));
       expect(t.maxInFlight()).toBeLessThanOrEqual(Math.max(readAhead, 1));
     }
@@ -60,11 +60,11 @@ describe("orderPages", () => {
 
   it("has `readAhead` pages in flight while the caller writes one, and none without read-ahead", async () => {
     const t = table(5_000);
-    const next = orderPages(t.first, t.read, 2);
+    const next = pagesReadAhead(t.first, t.read, 2);
     await next();
     expect(t.inFlight()).toBe(2);
     const t0 = table(5_000);
-    await orderPages(t0.first, t0.read, 0)();
+    await pagesReadAhead(t0.first, t0.read, 0)();
     expect(t0.inFlight()).toBe(0);
   });
 
@@ -72,7 +72,7 @@ describe("orderPages", () => {
     const t = table(2_000);
     // The page ends were read when there were 1,000 orders; 1,000 more arrived since.
     const stale = { ...t.first, pageEnds: ["1000"] };
-    const ids = await drain(orderPages(stale, t.read, 1), () => t.waiting.shift()?.());
+    const ids = await drain(pagesReadAhead(stale, t.read, 1), () => t.waiting.shift()?.());
     expect(ids).toEqual(t.ids.map(String));
   });
 
