@@ -4,10 +4,11 @@ import { getKeyUsageHistory } from "../operator/get-key-usage-history";
 import { revokeKey } from "../operator/revoke-key";
 import { setBudgetLimits } from "../operator/set-budget-limits";
 import { unbanKey } from "../operator/unban-key";
-import { webhookOperatorOperations } from "../webhooks/webhook-operator-operations";
+import { disableWebhookEndpoint } from "../webhooks/disable-webhook-endpoint";
+import { listAllWebhookEndpoints } from "../webhooks/list-all-webhook-endpoints";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
 
 /** The operator API (docs/operations.md#operator-api): webhook endpoints and the event sequence, then keys' budgets. */
-export const operatorOperations = [...webhookOperatorOperations, ...eventSequenceOperations, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey];
+export const operatorOperations = [listAllWebhookEndpoints, disableWebhookEndpoint, ...eventSequenceOperations, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey];

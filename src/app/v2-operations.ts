@@ -10,7 +10,12 @@ import { listOrdersV2 } from "../orders/pages/list-orders-v2";
 import { OrderIdParamsV2 } from "../orders/order-schemas";
 import { API_VERSIONS } from "../framework/service-identity";
 import { nudgeDispatcher } from "../webhooks/dispatcher-calls";
-import { webhookEndpointOperations } from "../webhooks/webhook-endpoint-operations";
+import { createWebhookEndpoint } from "../webhooks/create-webhook-endpoint";
+import { deleteWebhookEndpoint } from "../webhooks/delete-webhook-endpoint";
+import { getWebhookEndpoint } from "../webhooks/get-webhook-endpoint";
+import { listWebhookDeliveries } from "../webhooks/list-webhook-deliveries";
+import { listWebhookEndpoints } from "../webhooks/list-webhook-endpoints";
+import { retryWebhookDelivery } from "../webhooks/retry-webhook-delivery";
 import { getUsage } from "../usage/usage-operations";
 import { orderEventWebhook } from "../webhooks/order-event-webhook";
 
@@ -21,7 +26,12 @@ const served = [
   // v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
   cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta", params: OrderIdParamsV2, cancelled: nudgeDispatcher }),
   listOrderEvents(ownWrites),
-  ...webhookEndpointOperations,
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listWebhookDeliveries,
+  retryWebhookDelivery,
   getUsage(leases),
 ];
 

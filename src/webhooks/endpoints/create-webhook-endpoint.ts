@@ -1,0 +1,45 @@
+import { defineOperation } from "../framework/operations/define-operation";
+import { readJsonBody } from "../framework/operations/read-json-body";
+import { ApiError } from "../framework/api-error";
+import { callDependency } from "../lib/dependency";
+import { ORDER_EVENT_TYPES } from "../events/order-event-schemas";
+import { CreatedWebhookEndpoint, CreateWebhookEndpoint, MAX_ENDPOINTS_PER_BUDGET } from "./webhook-endpoint-schemas";
+import { endpointJson, insertEndpoint, newEndpointId } from "./webhook-endpoint-store";
+import { wakeDispatcher } from "./dispatcher-calls";
+import { newWebhookSecret, sealingKeyOf, sealSecret } from "./webhook-secrets";
+import { servedLocally, webhookUrlProblem } from "./webhook-url";
+import { jsonBody } from "../framework/counted-body";
+import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
+
+/** POST /v2/webhook-endpoints: a new endpoint of the caller's budget, its secret shown once. */
+export const createWebhookEndpoint = defineOperation({
+  ...WEBHOOKS,
+  operationId: "createWebhookEndpoint",
+  method: "post",
+  path: "/webhook-endpoints",
+  summary: "Add a webhook endpoint",
+  description:
+    `Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from ` +
+    `the next event on. The answer holds the signing secret, shown this once. At most ${MAX_ENDPOINTS_PER_BUDGET} ` +
+    "endpoints a budget (a key and the key it was rotated from share them).",
+  requestBody: { description: "The endpoint's URL and, optionally, the event types it wants", schema: CreateWebhookEndpoint },
+  responses: { 201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint, headers: ["Location"] } },
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints"],
+  async handle(c) {
+    const body = await readJsonBody(c, CreateWebhookEndpoint);
+    const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
+    if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
+    const budget = budgetOfCaller(c);
+    const id = newEndpointId();
+    const secret = newWebhookSecret();
+    const types = [...new Set(body.types ?? ORDER_EVENT_TYPES)].sort().join(",");
+    const row = { id, budget, url: body.url, types, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
+    const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row));
+    if (!inserted) {
+      throw new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
+    }
+    wakeDispatcher(c);
+    const location = new URL(`${c.req.path}/${id}`, c.req.url).href;
+    return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null }), secret }, 201, { Location: location });
+  },
+});

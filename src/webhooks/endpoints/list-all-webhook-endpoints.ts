@@ -1,0 +1,21 @@
+import { z } from "zod";
+import { defineOperation } from "../framework/operations/define-operation";
+import { callDependency } from "../lib/dependency";
+import { allEndpoints } from "./webhook-endpoint-store";
+import { jsonBody } from "../framework/counted-body";
+import { OperatorEndpoint, operatorJson, OPERATOR } from "./operator-webhook-endpoint";
+
+/** The operator's view of every budget's endpoints. */
+export const listAllWebhookEndpoints = defineOperation({
+  ...OPERATOR,
+  operationId: "listAllWebhookEndpoints",
+  method: "get",
+  path: "/webhook-endpoints",
+  summary: "Every webhook endpoint, of every budget",
+  description: "With its budget, its status and why it was disabled. Never a secret.",
+  responses: { 200: { description: "The endpoints", body: z.object({ data: z.array(OperatorEndpoint) }) } },
+  errors: [],
+  async handle(c) {
+    return jsonBody(c, { data: (await callDependency("D1", () => allEndpoints(c.env.DB))).map(operatorJson) });
+  },
+});
