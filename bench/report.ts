@@ -133,7 +133,7 @@ export function directSocketNote(rows: LoadRow[]): string {
   if (!bare || !banned || !bareDirect || !bannedDirect) return "";
   return (
     `Banned key / bare route: ${ratio(banned.requestsPerSecond, bare.requestsPerSecond)} through Miniflare's entry worker, ` +
-    `${ratio(bannedDirect.requestsPerSecond, bareDirect.requestsPerSecond)} with nothing in front (no target; see bench/README.md).`
+    `${ratio(bannedDirect.requestsPerSecond, bareDirect.requestsPerSecond)} with nothing in front (no target; see docs/design/performance.md).`
   );
 }
 
@@ -333,4 +333,34 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
 
 function ratio(value: number, baseline: number | undefined): string {
   return baseline ? `${(value / baseline).toFixed(2)}×` : "–";
+}
+
+/** What `npm run bench` writes to results.json. */
+export interface BenchResults {
+  date: string;
+  machine: { node: string; cpus: number; cpu: string };
+  settings: { connections: number; warmup: number; duration: number; rounds: number };
+  targets: Target[];
+}
+
+/** Where bench/README.md's last run begins and ends: the bench rewrites what lies between. */
+export const LAST_RUN_MARKERS = ["<!-- last run: written by npm run bench from results.json -->", "<!-- end of last run -->"] as const;
+
+/** bench/README.md's "Last run": the machine, the settings and every target's verdict and figure, from results.json. */
+export function lastRunSection({ date, machine, settings, targets }: BenchResults): string {
+  return [
+    `${date.slice(0, 10)}: ${machine.cpus} cores (${machine.cpu}), Node ${machine.node}; ${settings.connections} connections, ` +
+      `${settings.warmup} s warm-up, ${settings.duration} s per row, median of ${settings.rounds} rounds. Every row's figures: [results.json](results.json).`,
+    "",
+    ...targets.map((target) => `- ${target.met ? "met" : "**MISSED**"}: ${target.name}: ${target.detail}`),
+  ].join("\n");
+}
+
+/** The README with its last run replaced by `section`. */
+export function withLastRun(readme: string, section: string): string {
+  const [start, end] = LAST_RUN_MARKERS;
+  const from = readme.indexOf(start);
+  const to = readme.indexOf(end);
+  if (from < 0 || to < from) throw new Error("bench/README.md has lost its last run's markers");
+  return `${readme.slice(0, from + start.length)}\n${section}\n${readme.slice(to)}`;
 }

@@ -8,12 +8,16 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, loadTable, medianRow, scaleTable, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, lastRunSection, loadTable, medianRow, scaleTable, withLastRun, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
 import { startBenchRuntime } from "./runtime";
 import { sequentialClient } from "./sequential-client";
+
+/** The run of record: results.json and the guide's last run. */
+const OUT_OF_RECORD = "bench/results.json";
+const README = "bench/README.md";
 
 /** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
 type RowOptions = Omit<autocannon.Options, "url"> & { path: string; /** The runtime's origin unless given. */ origin?: string };
@@ -30,7 +34,7 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "1" },
     rounds: { type: "string", default: "3" },
     connections: { type: "string", default: "10" },
-    out: { type: "string", default: "bench/results.json" },
+    out: { type: "string", default: OUT_OF_RECORD },
     // For quick comparisons while working on one path: only the load rows whose names contain one of these
     // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets. `--only webhook`: the delivery rows alone.
     only: { type: "string" },
@@ -233,11 +237,14 @@ try {
 
   const invalid = load.filter((r) => r.unexpected > 0);
   for (const r of invalid) console.log(`\nWARNING: ${r.name}: ${r.unexpected} responses had another status than ${r.expected}`);
-  writeFileSync(
-    values.out,
-    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, delivery, targets }, null, 2)}\n`,
-  );
+  const results = { date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, delivery, targets };
+  writeFileSync(values.out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nJSON: ${values.out}`);
+  // The guide shows the last full run of record, never a partial or scratch one.
+  if (values.out === OUT_OF_RECORD) {
+    writeFileSync(README, withLastRun(readFileSync(README, "utf8"), lastRunSection(results)));
+    console.log(`Last run: ${README}`);
+  }
   process.exitCode = invalid.length > 0 ? 1 : 0;
 } catch (error) {
   console.error(error);

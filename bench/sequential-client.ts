@@ -4,7 +4,7 @@
  * last byte. Not Node's `fetch`: its WHATWG streams cost this machine's
  * client about 0.5 ms a request and more for every chunk of a body, time the
  * rows counted as the service's. A walk of 100 pages paid it 100 times and
- * v1's list once (bench/README.md, "The sequential rows' client").
+ * v1's list once (docs/design/performance.md#what-the-local-runtime-does-to-a-ratio).
  */
 import { Agent, request } from "node:http";
 

@@ -4,8 +4,8 @@ import { getKeyUsageHistory } from "../operator/get-key-usage-history";
 import { revokeKey } from "../operator/revoke-key";
 import { setBudgetLimits } from "../operator/set-budget-limits";
 import { unbanKey } from "../operator/unban-key";
-import { disableWebhookEndpoint } from "../webhooks/disable-webhook-endpoint";
-import { listAllWebhookEndpoints } from "../webhooks/list-all-webhook-endpoints";
+import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-endpoint";
+import { listAllWebhookEndpoints } from "../webhooks/endpoints/list-all-webhook-endpoints";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";

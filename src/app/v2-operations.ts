@@ -10,12 +10,12 @@ import { listOrdersV2 } from "../orders/pages/list-orders-v2";
 import { OrderIdParamsV2 } from "../orders/order-schemas";
 import { API_VERSIONS } from "../framework/service-identity";
 import { nudgeDispatcher } from "../webhooks/dispatcher-calls";
-import { createWebhookEndpoint } from "../webhooks/create-webhook-endpoint";
-import { deleteWebhookEndpoint } from "../webhooks/delete-webhook-endpoint";
-import { getWebhookEndpoint } from "../webhooks/get-webhook-endpoint";
-import { listWebhookDeliveries } from "../webhooks/list-webhook-deliveries";
-import { listWebhookEndpoints } from "../webhooks/list-webhook-endpoints";
-import { retryWebhookDelivery } from "../webhooks/retry-webhook-delivery";
+import { createWebhookEndpoint } from "../webhooks/endpoints/create-webhook-endpoint";
+import { deleteWebhookEndpoint } from "../webhooks/endpoints/delete-webhook-endpoint";
+import { getWebhookEndpoint } from "../webhooks/endpoints/get-webhook-endpoint";
+import { listWebhookDeliveries } from "../webhooks/endpoints/list-webhook-deliveries";
+import { listWebhookEndpoints } from "../webhooks/endpoints/list-webhook-endpoints";
+import { retryWebhookDelivery } from "../webhooks/endpoints/retry-webhook-delivery";
 import { getUsage } from "../usage/usage-operations";
 import { orderEventWebhook } from "../webhooks/order-event-webhook";
 

@@ -1,7 +1,8 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 const MB = 1024 * 1024;
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, loadTable, medianRow, percentile, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, lastRunSection, LAST_RUN_MARKERS, loadTable, medianRow, percentile, withLastRun, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
 
 const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
   name,
@@ -51,7 +52,7 @@ describe("the benchmark report", () => {
   it("sets the banned row against the bare route with nothing in front of the worker beside the ratio through Miniflare's", () => {
     const rows = [loadRow("bare", 5000), loadRow("query", 1000), loadRow(ROWS.banned, 3000), loadRow(ROWS.bareDirect, 16000), loadRow(ROWS.bannedDirect, 7200)];
     expect(directSocketNote(rows)).toBe(
-      "Banned key / bare route: 0.60× through Miniflare's entry worker, 0.45× with nothing in front (no target; see bench/README.md).",
+      "Banned key / bare route: 0.60× through Miniflare's entry worker, 0.45× with nothing in front (no target; see docs/design/performance.md).",
     );
     // `--only` runs without the direct rows.
     expect(directSocketNote(rows.slice(0, 3))).toBe("");
@@ -137,5 +138,24 @@ describe("the benchmark report", () => {
     expect(deliveryTable([{ name: DELIVERY.api, changes: 10, perSecond: 100, delivered: 10, p50Ms: 40, p99Ms: 90, maxMs: 95 }]).split("\n")[2]).toBe(
       `| ${DELIVERY.api} | 10 | 100 | 10 | 40 | 90 | 95 |`,
     );
+  });
+});
+
+describe("the guide's last run", () => {
+  it("is what the bench wrote to results.json, every target's verdict and figure", () => {
+    const results = JSON.parse(readFileSync("bench/results.json", "utf8"));
+    const readme = readFileSync("bench/README.md", "utf8");
+    expect(withLastRun(readme, lastRunSection(results))).toBe(readme);
+    for (const target of results.targets) expect(readme).toContain(`${target.name}: ${target.detail}`);
+  });
+
+  it("replaces only what lies between its markers", () => {
+    const [start, end] = LAST_RUN_MARKERS;
+    expect(withLastRun(`intro\n${start}\nold\n${end}\nafter`, "new")).toBe(`intro\n${start}\nnew\n${end}\nafter`);
+    expect(() => withLastRun("no markers", "new")).toThrow(/markers/);
+  });
+
+  it("is short enough to be a guide", () => {
+    expect(readFileSync("bench/README.md", "utf8").split("\n").length).toBeLessThan(150);
   });
 });

@@ -24,7 +24,7 @@ export function corsPolicy(allowedMethods: (path: string, env: Env) => string[] 
     if (c.req.method !== "OPTIONS" || c.req.header("Access-Control-Request-Method") === undefined) {
       // What Hono's cors sets on every other request, set before the response exists so they join it as it is
       // made: Hono's sets them on a placeholder response, and every request then paid for two more responses and
-      // their headers' copies, a quarter of a refused request's fixed cost (bench/README.md, the breakdown).
+      // their headers' copies, a quarter of a refused request's fixed cost (docs/design/performance.md#why-the-refusal-targets-are-missed).
       c.header("Access-Control-Allow-Origin", "*");
       c.header("Access-Control-Expose-Headers", exposed);
       if (c.req.method !== "OPTIONS") return next();

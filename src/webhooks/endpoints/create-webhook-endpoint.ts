@@ -1,14 +1,14 @@
-import { defineOperation } from "../framework/operations/define-operation";
-import { readJsonBody } from "../framework/operations/read-json-body";
-import { ApiError } from "../framework/api-error";
-import { callDependency } from "../lib/dependency";
-import { ORDER_EVENT_TYPES } from "../events/order-event-schemas";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { readJsonBody } from "../../framework/operations/read-json-body";
+import { ApiError } from "../../framework/api-error";
+import { callDependency } from "../../lib/dependency";
+import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint, MAX_ENDPOINTS_PER_BUDGET } from "./webhook-endpoint-schemas";
 import { endpointJson, insertEndpoint, newEndpointId } from "./webhook-endpoint-store";
-import { wakeDispatcher } from "./dispatcher-calls";
-import { newWebhookSecret, sealingKeyOf, sealSecret } from "./webhook-secrets";
+import { wakeDispatcher } from "../dispatcher-calls";
+import { newWebhookSecret, sealingKeyOf, sealSecret } from "../webhook-secrets";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
-import { jsonBody } from "../framework/counted-body";
+import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** POST /v2/webhook-endpoints: a new endpoint of the caller's budget, its secret shown once. */

@@ -1,5 +1,5 @@
-import { defineOperation } from "../framework/operations/define-operation";
-import { callDependency } from "../lib/dependency";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { callDependency } from "../../lib/dependency";
 import { deleteEndpoint } from "./webhook-endpoint-store";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { defineOperation } from "../framework/operations/define-operation";
-import { ApiError } from "../framework/api-error";
-import { OperationNotTaken, withAuditRow } from "../keys/audit";
-import { callDependency } from "../lib/dependency";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { ApiError } from "../../framework/api-error";
+import { OperationNotTaken, withAuditRow } from "../../keys/audit";
+import { callDependency } from "../../lib/dependency";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 import { disableEndpoint } from "./webhook-endpoint-store";
-import { jsonBody } from "../framework/counted-body";
+import { jsonBody } from "../../framework/counted-body";
 import { OPERATOR } from "./operator-webhook-endpoint";
 
 /** Disables an endpoint now, audited (a leaked secret, an abusive receiver). */

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { defineOperation } from "../framework/operations/define-operation";
-import { callDependency } from "../lib/dependency";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { callDependency } from "../../lib/dependency";
 import { allEndpoints } from "./webhook-endpoint-store";
-import { jsonBody } from "../framework/counted-body";
+import { jsonBody } from "../../framework/counted-body";
 import { OperatorEndpoint, operatorJson, OPERATOR } from "./operator-webhook-endpoint";
 
 /** The operator's view of every budget's endpoints. */

@@ -1,9 +1,9 @@
-import { defineOperation } from "../framework/operations/define-operation";
-import { callDependency } from "../lib/dependency";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { callDependency } from "../../lib/dependency";
 import { z } from "zod";
 import { DELIVERIES_SHOWN, WebhookDelivery } from "./webhook-endpoint-schemas";
 import { budgetEndpoint, deliveryJson, endpointDeliveries } from "./webhook-endpoint-store";
-import { jsonBody } from "../framework/counted-body";
+import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 
 /** GET /v2/webhook-endpoints/{endpointId}/deliveries: its latest deliveries. */

@@ -1,8 +1,8 @@
-import { defineOperation } from "../framework/operations/define-operation";
-import { callDependency } from "../lib/dependency";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { callDependency } from "../../lib/dependency";
 import { WebhookEndpointList } from "./webhook-endpoint-schemas";
 import { budgetEndpoints, endpointJson } from "./webhook-endpoint-store";
-import { jsonBody } from "../framework/counted-body";
+import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** GET /v2/webhook-endpoints: the budget's endpoints. */

@@ -1,9 +1,9 @@
-import { defineOperation } from "../framework/operations/define-operation";
-import { ApiError } from "../framework/api-error";
-import { callDependency } from "../lib/dependency";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { ApiError } from "../../framework/api-error";
+import { callDependency } from "../../lib/dependency";
 import { DeliveryParams, WebhookDelivery } from "./webhook-endpoint-schemas";
 import { budgetEndpoint, deliveryJson, resetDelivery } from "./webhook-endpoint-store";
-import { jsonBody } from "../framework/counted-body";
+import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** POST .../deliveries/{deliveryId}/retry: one delivery sent again, its schedule afresh. */

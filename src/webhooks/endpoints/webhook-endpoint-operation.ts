@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import { ApiError } from "../framework/api-error";
-import type { AppEnv } from "../framework/app-env";
-import { budgetOf } from "../keys/api-key-record";
+import { ApiError } from "../../framework/api-error";
+import type { AppEnv } from "../../framework/app-env";
+import { budgetOf } from "../../keys/api-key-record";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 
 /** The calling key's budget: its endpoints are the budget's, so a rotated pair shares them. */

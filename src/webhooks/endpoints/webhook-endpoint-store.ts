@@ -4,9 +4,9 @@
  * deletes another's endpoint.
  */
 import type { z } from "zod";
-import type { D1Queryable } from "../lib/d1-session";
+import type { D1Queryable } from "../../lib/d1-session";
 import { MAX_ENDPOINTS_PER_BUDGET, type WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { DELIVERY_PRUNE_BATCH } from "./prune-webhook-deliveries";
+import { DELIVERY_PRUNE_BATCH } from "../prune-webhook-deliveries";
 
 export interface WebhookEndpointRow {
   id: string;

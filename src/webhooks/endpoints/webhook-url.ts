@@ -1,4 +1,4 @@
-import { nonPublicHost } from "../lib/non-public-host";
+import { nonPublicHost } from "../../lib/non-public-host";
 
 /**
  * Where a webhook may point (docs/api.md#webhook-endpoints): `https`, or

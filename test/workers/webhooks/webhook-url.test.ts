@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { nonPublicHost } from "../../../src/lib/non-public-host";
-import { servedLocally, webhookUrlProblem } from "../../../src/webhooks/webhook-url";
+import { servedLocally, webhookUrlProblem } from "../../../src/webhooks/endpoints/webhook-url";
 
 /**
  * Where a webhook may point (docs/api.md#webhook-endpoints), as the pure
