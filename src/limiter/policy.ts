@@ -91,17 +91,33 @@ export const windowStart = (nowSeconds: number, size: number) => Math.floor(nowS
 const secondsUntil = (moment: number, nowSeconds: number) => Math.max(1, Math.ceil(moment - nowSeconds));
 
 /**
+ * State as objects before leases' limits and streaks wrote it, read as today's:
+ * an operator override becomes the budget's limits until its end, the last
+ * grant starts the streak. Delete it once no deployed object can still hold
+ * state written before 2a2dc6f: every request an object serves writes its
+ * state anew, and an override lasted a day at most.
+ */
+function upgradedState(previous: LimiterState, now: number): LimiterState {
+  const override = previous.override && previous.override.until > now && previous.override;
+  return {
+    ...previous,
+    streakFrom: previous.streakFrom ?? previous.grantedAt ?? 0,
+    ...(!previous.limits && override && { limits: { ...override.limits, setAt: now, keepUntil: override.until } }),
+  };
+}
+
+/**
  * The state as of `t`: windows rolled over, grants too old to be retried
  * forgotten, an ended ban cleared with its streak. Revocations and learned
  * limits stay across the day boundary until their keep time.
  */
-function current(previous: LimiterState | undefined, t: number): LimiterState {
+function current(stored: LimiterState | undefined, t: number): LimiterState {
   const minuteStart = windowStart(t, MINUTE_SECONDS);
   const dayStart = windowStart(t, DAY_SECONDS);
   const now = t * 1000;
+  const previous = stored && upgradedState(stored, now);
   const sameDay = previous?.dayStart === dayStart;
-  const legacyOverride = previous?.override && previous.override.until > now && previous.override;
-  const limits = previous?.limits ?? (legacyOverride ? { ...legacyOverride.limits, setAt: now, keepUntil: legacyOverride.until } : undefined);
+  const limits = previous?.limits;
   const revokedKept = previous?.revoked && (previous.revokedKeepUntil === undefined ? sameDay : previous.revokedKeepUntil > now);
   const state: LimiterState = {
     minuteStart,
@@ -110,7 +126,7 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
     dayCount: sameDay ? previous.dayCount : 0,
     refusedInARow: previous?.refusedInARow ?? 0,
     bannedUntil: previous?.bannedUntil ?? 0,
-    streakFrom: previous?.streakFrom ?? previous?.grantedAt ?? 0,
+    streakFrom: previous?.streakFrom ?? 0,
     batches: previous?.batches ?? [],
     grants: (previous?.grants ?? []).filter((grant) => grant.at + GRANT_MEMORY_MS > now),
     ...(revokedKept && { revoked: previous.revoked, ...(previous.revokedKeepUntil !== undefined && { revokedKeepUntil: previous.revokedKeepUntil }) }),
@@ -148,6 +164,10 @@ function learnLimits(state: LimiterState, limits: Limits, setAt: number, now: nu
 }
 
 export interface DecideOptions {
+  /** Admissions to grant at most, the request's own included (default 1). */
+  want?: number;
+  /** An isolate renewing its lease before it runs out: no client's request (default false). */
+  speculative?: boolean;
   /** Remember the grant under this id (the ask's), for a retry and for an abandoned ask. */
   grantId?: string;
   /** Where the decision's usage change goes (a client's request only: speculative asks are nobody's request). */
@@ -171,10 +191,9 @@ export function decide(
   limits: Limits,
   ban: BanRule,
   now: number,
-  want = 1,
-  speculative = false,
   options: DecideOptions = {},
 ): { state: LimiterState; verdict: LeaseAnswer } {
+  const { want = 1, speculative = false } = options;
   const t = now / 1000;
   const state = current(previous, t);
   const answer = (verdict: Verdict, granted = 0, expiresAt = now) => leaseAnswer(state, verdict, granted, expiresAt);
@@ -249,7 +268,7 @@ export function acquire(
   if (request.keyId !== undefined && state.revoked?.includes(request.keyId)) {
     return { state, verdict: { ...leaseAnswer(state, refusal(state, limits, now, false)), keyRevoked: true } };
   }
-  return decide(state, limits, request.ban, now, request.want, request.speculative, { grantId: request.id, deferRefusal: request.deferRefusal, tally });
+  return decide(state, limits, request.ban, now, { want: request.want, speculative: request.speculative, grantId: request.id, deferRefusal: request.deferRefusal, tally });
 }
 
 /**

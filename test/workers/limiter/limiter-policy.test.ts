@@ -233,7 +233,7 @@ describe("refusal batches and the streak", () => {
 
 describe("the isolate's reading of an answer", () => {
   it("reads a lease's expiry as a duration from when the ask was sent, whatever the isolate's clock says", () => {
-    const answer = decide(undefined, { perMinute: 100, perDay: 1000 }, ban, ms(10), 20).verdict;
+    const answer = decide(undefined, { perMinute: 100, perDay: 1000 }, ban, ms(10), { want: 20 }).verdict;
     const book = newLeaseBook();
     // This isolate's clock is 2 s behind the object's: the lease ends 5 s after the ask by its own clock.
     const sentAt = ms(8);
