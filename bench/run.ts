@@ -8,7 +8,7 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, lastRunSection, loadTable, medianRow, scaleTable, withLastRun, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, lastRunSection, loadTable, medianRow, scaleTable, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
@@ -57,25 +57,31 @@ const runtime = await startBenchRuntime("bench/wrangler.toml", ISOLATES);
 const origin = runtime.origin;
 const client = sequentialClient(origin);
 
-try {
-  type Keys = Record<"roomy" | "far" | "enterprise" | "limited" | "banned" | "webhooks", string>;
+type Keys = Record<"roomy" | "far" | "enterprise" | "limited" | "banned" | "webhooks", string>;
+const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+// Rows that need bindings of their own name them in a header (bench/worker.ts).
+const variant = (name: string) => ({ "X-Bench-Variant": name });
+
+/** The keys the rows drive, made by the bench worker, and the state the refusal rows need: a day spent, a ban. */
+async function prepareKeys(): Promise<Keys> {
   const keys = (await (await fetch(`${origin}/bench/keys`, { method: "POST" })).json()) as Keys;
-  const roomy = { Authorization: `Bearer ${keys.roomy}` };
-  const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
-  // Rows that need bindings of their own name them in a header (bench/worker.ts).
-  const variant = (name: string) => ({ "X-Bench-Variant": name });
 
   await seed(100);
   // The limited key's one request a day, spent, so every later request of it is a 429 (until midnight UTC).
   await fetch(`${origin}/v1/store/orders`, { headers: { Authorization: `Bearer ${keys.limited}` } });
   // The banned key: one admitted, then refused until the service's ban rule (20 in a row) bans it for 15 minutes.
   for (let i = 0; i < 23; i++) await (await fetch(`${origin}/v1/store/orders`, { headers: { ...bearer(keys.banned), ...variant("bans") } })).arrayBuffer();
+  return keys;
+}
 
+/** The load rows, as data: each row's name, the status it expects, and what it sends. */
+async function loadRows(keys: Keys): Promise<RowSpec[]> {
+  const roomy = bearer(keys.roomy);
   // The per-request chain's layers, by name, as the worker has them (bench/worker.ts).
   const { layers } = (await (await fetch(`${origin}/bench/breakdown`)).json()) as { layers: string[] };
   const currentEtag = async () => (await fetch(`${origin}/v1/store/orders`, { headers: roomy })).headers.get("ETag")!;
   // Cancels change the list (and its ETag), so they come after every row that reads it.
-  const rows: RowSpec[] = [
+  return [
     { name: "bare Hono `[]` (runtime limit)", expected: 200, options: async () => ({ path: "/bench/bare" }) },
     { name: "list query alone, 100 orders (data baseline)", expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) },
     { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) },
@@ -150,13 +156,10 @@ try {
       }),
     },
   ];
-  const only = values.only?.split(",");
-  if (values.only === "webhook") {
-    console.log(deliveryTable(await measureDeliveries(keys.webhooks, roomy)));
-    process.exit(0);
-  }
-  const selected = only ? rows.filter((row, index) => index < 2 || only.some((part) => row.name.includes(part))) : rows;
-  // Rounds, interleaved, and the median of each row: a busy moment on the machine then hits every row alike.
+}
+
+/** Rounds, interleaved, and the median of each row: a busy moment on the machine then hits every row alike. */
+async function measureLoad(selected: readonly RowSpec[]): Promise<LoadRow[]> {
   const measured = selected.map(() => [] as LoadRow[]);
   for (let round = 1; round <= rounds; round++) {
     for (const [index, row] of selected.entries()) {
@@ -164,18 +167,11 @@ try {
       measured[index]!.push(await drive(row.name, row.expected, await row.options()));
     }
   }
-  const load = measured.map(medianRow);
-  if (only) {
-    console.log(loadTable(load));
-    console.log(`\n${directSocketNote(load)}\n\n${breakdownTable(load)}`);
-    process.exit(0);
-  }
+  return measured.map(medianRow);
+}
 
-  console.error(`Fan-out: one enterprise key from ${ISOLATES} isolates…`);
-  const fanOut = await driveFromEveryIsolate(bearer(keys.enterprise));
-
-  const delivery = await measureDeliveries(keys.webhooks, roomy);
-
+/** The scale rows: sequential requests, each size on a fresh workerd. */
+async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> {
   const scale: ScaleRow[] = [];
   for (const [orders, runs] of [[1_000, 7], [10_000, 5], [100_000, 3]] as const) {
     console.error(`Scale: ${orders} orders…`);
@@ -220,6 +216,32 @@ try {
     scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.feedPage}`, "/v2/store/order-events?limit=100", 100, runs, roomy));
     scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.feedTypesPage}`, "/v2/store/order-events?types=order.created,order.cancelled&limit=100", 100, runs, roomy));
   }
+  return scale;
+}
+
+try {
+  const keys = await prepareKeys();
+  const roomy = bearer(keys.roomy);
+  const rows = await loadRows(keys);
+  const only = values.only?.split(",");
+  if (values.only === "webhook") {
+    console.log(deliveryTable(await measureDeliveries(keys.webhooks, roomy)));
+    process.exit(0);
+  }
+  const selected = only ? rows.filter((row, index) => index < 2 || only.some((part) => row.name.includes(part))) : rows;
+  const load = await measureLoad(selected);
+  if (only) {
+    console.log(loadTable(load));
+    console.log(`\n${directSocketNote(load)}\n\n${breakdownTable(load)}`);
+    process.exit(0);
+  }
+
+  console.error(`Fan-out: one enterprise key from ${ISOLATES} isolates…`);
+  const fanOut = await driveFromEveryIsolate(bearer(keys.enterprise));
+
+  const delivery = await measureDeliveries(keys.webhooks, roomy);
+
+  const scale = await measureScale(roomy);
 
   const targets = evaluateTargets(load, scale, fanOut, delivery);
   console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
@@ -437,7 +459,7 @@ async function measureList(
   return { name, orders, runs, medianMs: times[Math.floor(times.length / 2)]!, bytes, peakRssBytes: runtime.peakResidentBytes() };
 }
 
-function machine(): Record<string, unknown> {
+function machine(): BenchResults["machine"] {
   const cpus = readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.+)$/gm) ?? [];
-  return { node: process.version, cpus: cpus.length, cpu: cpus[0]?.split(":")[1]?.trim() };
+  return { node: process.version, cpus: cpus.length, cpu: cpus[0]?.split(":")[1]?.trim() ?? "unknown" };
 }

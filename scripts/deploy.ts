@@ -128,9 +128,24 @@ export async function runDeploy(argv: string[], context: DeployContext): Promise
   }
 }
 
-async function release(argv: string[], { cwd, out, signals = process }: DeployContext): Promise<void> {
-  const git = (...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
-  const { env, steps, thresholds, healthGate, wait, propagationWait, key, baseUrl, allAtOnce, compareWith, dryRun } = options(argv);
+type Git = (...args: string[]) => string;
+
+/** What the pre-flight established: the options, the environment, what serves now, and whether the release may ramp. */
+interface ReleaseFacts extends ReturnType<typeof options> {
+  worker: string;
+  commit: string;
+  subject: string;
+  smokeBase: string;
+  current: { id: string; tag: string | undefined };
+  migrationsChanged: boolean;
+  /** Set when each ramp step is judged by the health gate: where it reads the request analytics. */
+  gate?: { access: AnalyticsAccess; dataset: string };
+}
+
+/** Everything a release checks before it changes anything; a dry run makes the same checks. Refuses with the reason and what to do. */
+function preflight(argv: string[], cwd: string, git: Git, out: (line: string) => void): ReleaseFacts {
+  const chosen = options(argv);
+  const { env, healthGate, key, baseUrl, allAtOnce, compareWith, dryRun } = chosen;
   const toml = join(cwd, "wrangler.toml");
   const config = readEnvironment(env, toml);
   const placeholders = placeholdersIn(config);
@@ -166,94 +181,121 @@ async function release(argv: string[], { cwd, out, signals = process }: DeployCo
             `Check the release, then run it again with --all-at-once (wrangler deploy, tagged, then the same smoke checks).`,
     );
   }
+  return { ...chosen, worker, commit, subject, smokeBase, current, migrationsChanged, ...(access && dataset && { gate: { access, dataset } }) };
+}
 
+/** The release's steps, each printed as it runs; in a dry run printed and not run. Each stops at `signal` (an interruption). */
+class ReleaseSteps {
+  constructor(
+    private readonly facts: ReleaseFacts,
+    private readonly out: (line: string) => void,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** A wrangler call as the plan prints it. */
+  wrangler(title: string, args: string[], stepEnv: Record<string, string> = {}): void {
+    this.out(`== ${title}: wrangler ${args.join(" ")}`);
+    if (this.facts.dryRun) return;
+    if (this.signal.aborted) throw this.signal.reason;
+    const status = runWranglerInTerminal(args, stepEnv);
+    if (status !== 0) throw new Error(`${title} failed (wrangler exit ${status})`);
+  }
+
+  /** A wrangler step that writes wrangler's output file, and the new version's id read from it (never from the printed text). */
+  newVersion(title: string, args: string[], record: "version-upload" | "deploy"): string {
+    if (this.facts.dryRun) {
+      this.wrangler(title, args);
+      return "<new version>";
+    }
+    const dir = mkdtempSync(join(tmpdir(), "store-orders-deploy-"));
+    try {
+      const output = join(dir, "wrangler-output.ndjson");
+      this.wrangler(title, args, { WRANGLER_OUTPUT_FILE_PATH: output });
+      return versionFromOutput(output, record);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The smoke checks against the new version only; a version deployed a moment ago may take seconds to answer its override everywhere: retried, then a clear failure. */
+  async smoke(title: string, newVersion: string): Promise<void> {
+    const { smokeBase, key, worker, propagationWait, dryRun } = this.facts;
+    const target: SmokeTarget = { baseUrl: smokeBase, key: key ?? "", version: { worker, id: newVersion } };
+    this.out(`== ${title}: smoke checks against ${target.baseUrl}, ${worker}="${newVersion}" only`);
+    if (dryRun) return;
+    for (let attempt = 1; ; attempt++) {
+      if (this.signal.aborted) throw this.signal.reason;
+      const results = await runSmokeChecks(target);
+      const failed = results.filter((result) => result.problem !== undefined);
+      for (const line of describeResults(results)) this.out(`   ${line}`);
+      if (failed.length === 0) return;
+      if (attempt < 5 && failed.every((result) => result.wrongVersion)) {
+        this.out(`   (the version override is not applied yet; again in ${propagationWait} s)`);
+        await sleep(propagationWait, this.signal);
+        continue;
+      }
+      throw new Error(`the smoke checks failed at ${title}: ${failed[0]!.problem}`);
+    }
+  }
+
+  /** The step's health: the new version against the previous one over the step's window; unhealthy fails the release (rolled back). */
+  async gate(percent: number, windowSeconds: number, newVersion: string): Promise<void> {
+    const { gate, current, dryRun, thresholds } = this.facts;
+    if (!gate) return this.out(`== ${percent}%: no health gate (--no-health-gate): the smoke check decides`);
+    const sql = healthQuery(gate.dataset, [newVersion, current.id], windowSeconds);
+    this.out(`== ${percent}%: health gate: the new version against ${current.id} over the step's ${Math.ceil(windowSeconds)} s (Analytics Engine SQL API)`);
+    if (dryRun) {
+      for (const line of sql.split("\n")) this.out(`   ${line}`);
+      return;
+    }
+    if (this.signal.aborted) throw this.signal.reason;
+    let health: ReturnType<typeof readHealthAnswer>;
+    try {
+      health = readHealthAnswer(await runAnalyticsSql(gate.access, sql), [newVersion, current.id]);
+    } catch (error) {
+      throw new Error(`the health gate could not judge ${percent}% (${(error as Error).message}); not ramping blind`);
+    }
+    const judged = judgeHealth(health.get(newVersion)!, health.get(current.id)!, thresholds);
+    this.out(`   ${judged.line}: ${judged.verdict}`);
+    if (judged.verdict === "unhealthy") throw new Error(`the health gate failed at ${percent}%: ${judged.reasons.join("; ")}`);
+    for (const reason of judged.reasons) this.out(`   ${reason}`);
+  }
+}
+
+/** The ramp as data: 0% first (the new version deployed, reached only by the smoke checks' override), then each step. */
+const rampOf = (steps: readonly number[]) => [
+  { percent: 0, title: "Deploying the new version at 0%" },
+  ...steps.map((percent) => ({ percent, title: `Ramping to ${percent}%` })),
+];
+
+async function release(argv: string[], { cwd, out, signals = process }: DeployContext): Promise<void> {
+  const git: Git = (...args) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+  const facts = preflight(argv, cwd, git, out);
+  const { env, worker, commit, subject, current, allAtOnce, migrationsChanged, wait, dryRun } = facts;
   const interruption = interruptible(signals);
   try {
-    const { signal } = interruption;
-    /** A wrangler call as the plan prints it; in a dry run, printed and not run. */
-    const step = (title: string, args: string[], stepEnv: Record<string, string> = {}) => {
-      out(`== ${title}: wrangler ${args.join(" ")}`);
-      if (dryRun) return;
-      if (signal.aborted) throw signal.reason;
-      const status = runWranglerInTerminal(args, stepEnv);
-      if (status !== 0) throw new Error(`${title} failed (wrangler exit ${status})`);
-    };
-    const smoke = async (title: string, target: SmokeTarget) => {
-      out(`== ${title}: smoke checks against ${target.baseUrl}${target.version ? `, ${target.version.worker}="${target.version.id}" only` : ""}`);
-      if (dryRun) return;
-      // A version deployed a moment ago may take seconds to answer its override everywhere: retried, then a clear failure.
-      for (let attempt = 1; ; attempt++) {
-        if (signal.aborted) throw signal.reason;
-        const results = await runSmokeChecks(target);
-        const failed = results.filter((result) => result.problem !== undefined);
-        for (const line of describeResults(results)) out(`   ${line}`);
-        if (failed.length === 0) return;
-        if (attempt < 5 && failed.every((result) => result.wrongVersion)) {
-          out(`   (the version override is not applied yet; again in ${propagationWait} s)`);
-          await sleep(propagationWait, signal);
-          continue;
-        }
-        throw new Error(`the smoke checks failed at ${title}: ${failed[0]!.problem}`);
-      }
-    };
-    /** Runs a wrangler step that writes wrangler's output file, and reads the new version's id from it (never from the printed text). */
-    const versionStep = (title: string, args: string[], record: "version-upload" | "deploy") => {
-      if (dryRun) {
-        step(title, args);
-        return "<new version>";
-      }
-      const dir = mkdtempSync(join(tmpdir(), "store-orders-deploy-"));
-      try {
-        const output = join(dir, "wrangler-output.ndjson");
-        step(title, args, { WRANGLER_OUTPUT_FILE_PATH: output });
-        return versionFromOutput(output, record);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    };
-    /** The step's health: the new version against the previous one over the step's window; unhealthy fails the release (rolled back). */
-    const gate = async (percent: number, windowSeconds: number) => {
-      if (!gated) return out(`== ${percent}%: no health gate (--no-health-gate): the smoke check decides`);
-      const sql = healthQuery(dataset!, [newVersion, current.id], windowSeconds);
-      out(`== ${percent}%: health gate: the new version against ${current.id} over the step's ${Math.ceil(windowSeconds)} s (Analytics Engine SQL API)`);
-      if (dryRun) {
-        for (const line of sql.split("\n")) out(`   ${line}`);
-        return;
-      }
-      if (signal.aborted) throw signal.reason;
-      let health: ReturnType<typeof readHealthAnswer>;
-      try {
-        health = readHealthAnswer(await runAnalyticsSql(access!, sql), [newVersion, current.id]);
-      } catch (error) {
-        throw new Error(`the health gate could not judge ${percent}% (${(error as Error).message}); not ramping blind`);
-      }
-      const judged = judgeHealth(health.get(newVersion)!, health.get(current.id)!, thresholds);
-      out(`   ${judged.line}: ${judged.verdict}`);
-      if (judged.verdict === "unhealthy") throw new Error(`the health gate failed at ${percent}%: ${judged.reasons.join("; ")}`);
-      for (const reason of judged.reasons) out(`   ${reason}`);
-    };
+    const steps = new ReleaseSteps(facts, out, interruption.signal);
     const guard = (restorable: boolean, traffic: () => Promise<void>) => guarded({ env, previous: current.id, restorable, dryRun, out }, traffic);
 
-    step(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
+    steps.wrangler(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
     if (allAtOnce) {
-      const newVersion = versionStep(`Deploying ${worker} all at once`, ["deploy", "--env", env, "--tag", commit, `--message=${subject}`], "deploy");
+      const newVersion = steps.newVersion(`Deploying ${worker} all at once`, ["deploy", "--env", env, "--tag", commit, `--message=${subject}`], "deploy");
       // A migration the previous version never had cannot be rolled back to it: the smoke check decides, and a failure says what to do by hand.
-      await guard(!migrationsChanged, () => smoke("100%", { baseUrl: smokeBase, key: key ?? "", version: { worker, id: newVersion } }));
+      await guard(!migrationsChanged, () => steps.smoke("100%", newVersion));
       return out(done(env, dryRun));
     }
 
-    const newVersion = versionStep(`Uploading the new version`, ["versions", "upload", "--env", env, "--tag", commit, `--message=${subject}`], "version-upload");
-    const target: SmokeTarget = { baseUrl: smokeBase, key: key ?? "", version: { worker, id: newVersion } };
+    const newVersion = steps.newVersion(`Uploading the new version`, ["versions", "upload", "--env", env, "--tag", commit, `--message=${subject}`], "version-upload");
     await guard(true, async () => {
-      step(`Deploying the new version at 0%`, deployVersions(env, split(newVersion, current.id, 0), `${subject} (0%)`));
-      await smoke("0%", target);
-      for (const percent of steps) {
-        step(`Ramping to ${percent}%`, deployVersions(env, split(newVersion, current.id, percent), `${subject} (${percent}%)`));
-        const stepStarted = Date.now();
-        if (!dryRun && wait > 0 && percent < 100) await sleep(wait, signal);
-        // At 100% there is no previous version's traffic left to compare with: the smoke check ends the ramp.
-        if (percent < 100) await gate(percent, dryRun ? wait : (Date.now() - stepStarted) / 1000);
-        await smoke(`${percent}%`, target);
+      for (const { percent, title } of rampOf(facts.steps)) {
+        steps.wrangler(title, deployVersions(env, split(newVersion, current.id, percent), `${subject} (${percent}%)`));
+        // A step that splits traffic runs its wait, then the gate on that traffic; at 100% there is no previous version's traffic left to compare with.
+        if (percent > 0 && percent < 100) {
+          const stepStarted = Date.now();
+          if (!dryRun && wait > 0) await sleep(wait, interruption.signal);
+          await steps.gate(percent, dryRun ? wait : (Date.now() - stepStarted) / 1000, newVersion);
+        }
+        await steps.smoke(`${percent}%`, newVersion);
       }
     });
     out(done(env, dryRun));

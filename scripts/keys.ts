@@ -9,7 +9,7 @@ import { DEFAULT_SCOPES, budgetOf, limitsFor, scopesOf, type ApiKeyRecord } from
 import { PLANS, Plan, type Limits } from "../src/limiter/plans";
 import { ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
 import { budgetUpdate } from "./lib/budget-update";
-import { operatorApi, tellOperatorApi } from "./lib/operator-client";
+import { operatorApi, tellOperatorApi, type OperatorApi, type Told } from "./lib/operator-client";
 import { usageReport, type UsageHistoryAnswer } from "./lib/usage-report";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
@@ -100,115 +100,144 @@ async function keysCommand(argv: string[], output: KeysOutput, shared: KeyStore 
   }
 }
 
-const KNOWN_COMMANDS = ["create", "list", "show", "revoke", "update", "rotate", "history", "usage", "unban"];
+type Values = ReturnType<typeof parseCommandLine>["values"];
 
-async function onStore(store: KeyStore, command: string, keyId: string | undefined, values: ReturnType<typeof parseCommandLine>["values"], output: KeysOutput): Promise<void> {
-  const environment = store.environment;
+/** What every subcommand gets: the open store, the options, where to write. */
+interface CommandContext {
+  store: KeyStore;
+  values: Values;
+  output: KeysOutput;
+}
 
-  switch (command) {
-    case "create": {
-      const plan = oneOf(values.plan, PLANS, "--plan");
-      const limits = limitsFrom(plan, values["per-minute"], values["per-day"]);
-      const scopes = scopesFrom(values.scopes);
-      const expiresAt = values["expires-in"] === undefined ? undefined : expiryFrom(values["expires-in"]);
-      const { key, record } = await issueKey(store, { plan, name: values.name ?? `${plan} key`, limits, scopes, expiresAt });
-      if (values.json) {
-        output.out(JSON.stringify({ id: record.id, key, plan: record.plan }));
-      } else {
-        output.out(`Created ${record.id} (${record.plan}${limits ? `, ${describeLimits(limits)}` : ""}) in ${environment}.`);
-        output.out(`Scopes: ${scopesOf(record).join(", ")}; ${record.expiresAt ? `expires ${record.expiresAt}` : "does not expire"}.`);
-        output.out(`API key, shown this once only; store it now:\n\n  ${key}\n`);
-      }
-      return;
-    }
-    case "list": {
-      const rows = (await store.list("id:")).map(({ name, metadata }) => ({ id: name.slice(3), ...metadata }));
-      if (values.json) return void output.out(JSON.stringify(rows));
-      if (rows.length === 0) return void output.out(`No keys in ${environment}.`);
-      for (const row of rows) {
-        const expiry = row.expiresAt ? `expires ${row.expiresAt}` : "no expiry";
-        output.out([row.id, row.plan, JSON.stringify(row.name), `created ${row.createdAt}`, expiry, stateOf(row)].join("  "));
-      }
-      return;
-    }
-    case "show":
-    case "revoke":
-    case "update":
-    case "rotate":
-    case "history":
-    case "usage":
-    case "unban": {
-      if (!keyId) throw new UsageError(`${command} needs a key id, such as key_0123456789abcdef`);
-      const found = await findById(store, keyId);
-      if (!found) throw new UsageError(`No key ${keyId} in ${environment}.`);
-      let { record } = found;
-      const api = operatorApi(values["base-url"], environment === "local" ? { stateDir: values["persist-to"] } : undefined);
-      // After a KV write the limiter is only the fast path: a failure to tell it is reported as what it was, not fatal.
-      const tellLimiter = (action: string, body?: unknown) => tellOperatorApi(api, `/keys/${keyId}/${action}`, body);
-      if (command === "usage" && values.history) {
-        const query = new URLSearchParams(Object.entries({ granularity: values.granularity, from: values.from, to: values.to }).filter((entry): entry is [string, string] => entry[1] !== undefined));
-        const answer = api && ((await api.call("GET", `/keys/${keyId}/usage/history${query.size ? `?${query}` : ""}`)) as UsageHistoryAnswer | undefined);
-        if (answer === undefined) throw new Error("usage needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.");
-        if (values.json) return void output.out(JSON.stringify(answer));
-        for (const line of usageReport(answer)) output.out(line);
-        return;
-      }
-      if (command === "usage" || command === "unban") {
-        const answer = api && (await api.call(command === "usage" ? "GET" : "POST", `/keys/${keyId}/${command}`));
-        if (answer === undefined) throw new Error(`${command} needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.`);
-        if (command === "unban") output.err(`Unbanned ${keyId}; every location admits it again within 5 seconds.`);
-        return void output.out(JSON.stringify(answer, null, values.json ? undefined : 2));
-      }
-      if (command === "history") {
-        for (const event of await store.history(keyId)) {
-          const outcome = event.outcome === "unknown" ? ["(outcome unknown: it failed, and may have taken effect)"] : [];
-          output.out([event.at, event.operation.padEnd(6), event.actor, JSON.stringify(event.changes), ...outcome].join("  "));
-        }
-        return;
-      }
-      if (command === "revoke") {
-        if (!record.revokedAt) {
-          const revoked = { ...record, revokedAt: new Date().toISOString() };
-          await store.audited([{ operation: "revoke", keyId, changes: { revokedAt: revoked.revokedAt } }], () => store.putRecords([{ hash: found.hash, record: revoked }]));
-          record = revoked;
-        }
-        // Told again for a key already revoked: a revoke whose limiter call failed is finished by running it again.
-        const told = await tellLimiter("revoke");
-        output.err(
-          told.ok
-            ? `Revoked ${keyId}, and told its limiter at ${told.at}: every location refuses it within 5 seconds.`
-            : `Revoked ${keyId} in KV only (${told.problem}): every location refuses it within about 65 seconds.`,
-        );
-      }
-      if (command === "update") {
-        const changes = updatesFrom(record, values);
-        const sharing = "limitsSetAt" in changes ? (await keysOfBudget(store, record)).filter((key) => key.record.id !== keyId) : [];
-        const update = budgetUpdate(found, sharing, changes);
-        await store.audited(update.events, () => store.putRecords(update.records));
-        record = update.records[0]!.record;
-        const reached = update.records.map((key) => key.record.id).join(", ");
-        if (!("limitsSetAt" in changes)) {
-          output.err(`Updated ${keyId}.`);
-        } else {
-          const told = await tellLimiter("limits", { ...limitsFor(record), setAt: record.limitsSetAt });
-          output.err(
-            told.ok
-              ? `Updated the budget of ${reached}, and told its limiter at ${told.at}: every location applies the new limits within 5 seconds.`
-              : `Updated the budget of ${reached} in KV only (${told.problem}): every location applies it within about 65 seconds (KV's propagation and the key cache).`,
-          );
-        }
-      }
-      if (command === "rotate") {
-        const rotated = await rotate(store, found, values.grace ?? "24h");
-        if (values.json) return void output.out(JSON.stringify({ id: rotated.record.id, key: rotated.key, plan: rotated.record.plan }));
-        output.out(`Rotated ${keyId} to ${rotated.record.id}: both share one budget; ${keyId} works until ${rotated.oldExpiresAt}.`);
-        output.out(`New API key, shown this once only; store it now:\n\n  ${rotated.key}\n`);
-        return;
-      }
-      output.out(values.json ? JSON.stringify(record) : describeRecord(record));
-      return;
-    }
+/** What a subcommand on one key gets besides: the key as stored, and the operator API (absent when none is reachable). */
+interface KeyCommandContext extends CommandContext {
+  keyId: string;
+  found: StoredRecord;
+  api: OperatorApi | undefined;
+  /** After a KV write the limiter is only the fast path: a failure to tell it is reported as what it was, not fatal. */
+  tellLimiter(action: string, body?: unknown): Promise<Told>;
+}
+
+async function create({ store, values, output }: CommandContext): Promise<void> {
+  const plan = oneOf(values.plan, PLANS, "--plan");
+  const limits = limitsFrom(plan, values["per-minute"], values["per-day"]);
+  const scopes = scopesFrom(values.scopes);
+  const expiresAt = values["expires-in"] === undefined ? undefined : expiryFrom(values["expires-in"]);
+  const { key, record } = await issueKey(store, { plan, name: values.name ?? `${plan} key`, limits, scopes, expiresAt });
+  if (values.json) return void output.out(JSON.stringify({ id: record.id, key, plan: record.plan }));
+  output.out(`Created ${record.id} (${record.plan}${limits ? `, ${describeLimits(limits)}` : ""}) in ${store.environment}.`);
+  output.out(`Scopes: ${scopesOf(record).join(", ")}; ${record.expiresAt ? `expires ${record.expiresAt}` : "does not expire"}.`);
+  output.out(`API key, shown this once only; store it now:\n\n  ${key}\n`);
+}
+
+async function list({ store, values, output }: CommandContext): Promise<void> {
+  const rows = (await store.list("id:")).map(({ name, metadata }) => ({ id: name.slice(3), ...metadata }));
+  if (values.json) return void output.out(JSON.stringify(rows));
+  if (rows.length === 0) return void output.out(`No keys in ${store.environment}.`);
+  for (const row of rows) {
+    const expiry = row.expiresAt ? `expires ${row.expiresAt}` : "no expiry";
+    output.out([row.id, row.plan, JSON.stringify(row.name), `created ${row.createdAt}`, expiry, stateOf(row)].join("  "));
   }
+}
+
+function showRecord({ values, output }: CommandContext, record: ApiKeyRecord): void {
+  output.out(values.json ? JSON.stringify(record) : describeRecord(record));
+}
+
+async function show(context: KeyCommandContext): Promise<void> {
+  showRecord(context, context.found.record);
+}
+
+async function revoke(context: KeyCommandContext): Promise<void> {
+  const { store, found, keyId, output } = context;
+  let { record } = found;
+  if (!record.revokedAt) {
+    const revoked = { ...record, revokedAt: new Date().toISOString() };
+    await store.audited([{ operation: "revoke", keyId, changes: { revokedAt: revoked.revokedAt } }], () => store.putRecords([{ hash: found.hash, record: revoked }]));
+    record = revoked;
+  }
+  // Told again for a key already revoked: a revoke whose limiter call failed is finished by running it again.
+  const told = await context.tellLimiter("revoke");
+  output.err(
+    told.ok
+      ? `Revoked ${keyId}, and told its limiter at ${told.at}: every location refuses it within 5 seconds.`
+      : `Revoked ${keyId} in KV only (${told.problem}): every location refuses it within about 65 seconds.`,
+  );
+  showRecord(context, record);
+}
+
+async function update(context: KeyCommandContext): Promise<void> {
+  const { store, found, keyId, output } = context;
+  const changes = updatesFrom(found.record, context.values);
+  const sharing = "limitsSetAt" in changes ? (await keysOfBudget(store, found.record)).filter((key) => key.record.id !== keyId) : [];
+  const budget = budgetUpdate(found, sharing, changes);
+  await store.audited(budget.events, () => store.putRecords(budget.records));
+  const record = budget.records[0]!.record;
+  const reached = budget.records.map((key) => key.record.id).join(", ");
+  if (!("limitsSetAt" in changes)) {
+    output.err(`Updated ${keyId}.`);
+  } else {
+    const told = await context.tellLimiter("limits", { ...limitsFor(record), setAt: record.limitsSetAt });
+    output.err(
+      told.ok
+        ? `Updated the budget of ${reached}, and told its limiter at ${told.at}: every location applies the new limits within 5 seconds.`
+        : `Updated the budget of ${reached} in KV only (${told.problem}): every location applies it within about 65 seconds (KV's propagation and the key cache).`,
+    );
+  }
+  showRecord(context, record);
+}
+
+async function rotateKey({ store, found, keyId, values, output }: KeyCommandContext): Promise<void> {
+  const rotated = await rotate(store, found, values.grace ?? "24h");
+  if (values.json) return void output.out(JSON.stringify({ id: rotated.record.id, key: rotated.key, plan: rotated.record.plan }));
+  output.out(`Rotated ${keyId} to ${rotated.record.id}: both share one budget; ${keyId} works until ${rotated.oldExpiresAt}.`);
+  output.out(`New API key, shown this once only; store it now:\n\n  ${rotated.key}\n`);
+}
+
+async function history({ store, keyId, output }: KeyCommandContext): Promise<void> {
+  for (const event of await store.history(keyId)) {
+    const outcome = event.outcome === "unknown" ? ["(outcome unknown: it failed, and may have taken effect)"] : [];
+    output.out([event.at, event.operation.padEnd(6), event.actor, JSON.stringify(event.changes), ...outcome].join("  "));
+  }
+}
+
+const needsOperatorApi = (command: string) => new Error(`${command} needs the operator API: start the service, or pass --base-url and OPERATOR_TOKEN.`);
+
+async function usage({ api, keyId, values, output }: KeyCommandContext): Promise<void> {
+  if (values.history) {
+    const query = new URLSearchParams(Object.entries({ granularity: values.granularity, from: values.from, to: values.to }).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const answer = api && ((await api.call("GET", `/keys/${keyId}/usage/history${query.size ? `?${query}` : ""}`)) as UsageHistoryAnswer | undefined);
+    if (answer === undefined) throw needsOperatorApi("usage");
+    if (values.json) return void output.out(JSON.stringify(answer));
+    for (const line of usageReport(answer)) output.out(line);
+    return;
+  }
+  const answer = api && (await api.call("GET", `/keys/${keyId}/usage`));
+  if (answer === undefined) throw needsOperatorApi("usage");
+  output.out(JSON.stringify(answer, null, values.json ? undefined : 2));
+}
+
+async function unban({ api, keyId, values, output }: KeyCommandContext): Promise<void> {
+  const answer = api && (await api.call("POST", `/keys/${keyId}/unban`));
+  if (answer === undefined) throw needsOperatorApi("unban");
+  output.err(`Unbanned ${keyId}; every location admits it again within 5 seconds.`);
+  output.out(JSON.stringify(answer, null, values.json ? undefined : 2));
+}
+
+/** The subcommands on the store, and those on one key (named by its id). */
+const STORE_COMMANDS: Record<string, (context: CommandContext) => Promise<void>> = { create, list };
+const KEY_COMMANDS: Record<string, (context: KeyCommandContext) => Promise<void>> = { show, revoke, update, rotate: rotateKey, history, usage, unban };
+const KNOWN_COMMANDS = [...Object.keys(STORE_COMMANDS), ...Object.keys(KEY_COMMANDS)];
+
+async function onStore(store: KeyStore, command: string, keyId: string | undefined, values: Values, output: KeysOutput): Promise<void> {
+  const onTheStore = STORE_COMMANDS[command];
+  if (onTheStore) return onTheStore({ store, values, output });
+  if (!keyId) throw new UsageError(`${command} needs a key id, such as key_0123456789abcdef`);
+  const found = await findById(store, keyId);
+  if (!found) throw new UsageError(`No key ${keyId} in ${store.environment}.`);
+  const api = operatorApi(values["base-url"], store.environment === "local" ? { stateDir: values["persist-to"] } : undefined);
+  const tellLimiter = (action: string, body?: unknown) => tellOperatorApi(api, `/keys/${keyId}/${action}`, body);
+  await KEY_COMMANDS[command]!({ store, values, output, keyId, found, api, tellLimiter });
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T {
