@@ -1,8 +1,13 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { DeliveryMessage } from "../../src/webhooks/dispatch-pass";
+import { budgetLiveness } from "../../src/keys/live-budget";
+import { TtlCache } from "../../src/lib/ttl-cache";
+import type { DeliveryContext } from "../../src/webhooks/delivery-attempt";
+import { dispatchEvents } from "../../src/webhooks/dispatch-pass";
+import type { ConsumerContext } from "../../src/webhooks/queue-consumer";
+import { clearOrders, seedOrders } from "./seed";
 import { apiWith } from "./request";
-import { clearOrders } from "./seed";
 import { storeTestKey, type TestKey } from "./test-keys";
 
 /** A queue that records what is sent. */
@@ -63,4 +68,51 @@ export async function freshWebhookOwner(): Promise<TestKey> {
   await clearOrders();
   await env.DB.batch([env.DB.prepare("DELETE FROM webhook_deliveries"), env.DB.prepare("DELETE FROM webhook_endpoints")]);
   return storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
+}
+
+/** A delivery's row as the consumer and the sweeper leave it. */
+export const deliveryRow = (id: string) =>
+  env.DB.prepare("SELECT outcome, attempts, schedule_step, last_status, last_error, next_attempt_at FROM webhook_deliveries WHERE id = ?1").bind(id).first();
+
+/** A receiver per URL: answers the statuses given in turn (200 after), or what `answer` makes; records each POST. */
+export function receivers(answer: (url: string, signal: AbortSignal | undefined) => Promise<Response> | Response = () => new Response("ok")) {
+  const posts: { url: string; webhookId: string }[] = [];
+  const fetch = (async (url: string, init: RequestInit) => {
+    posts.push({ url, webhookId: new Headers(init.headers).get("webhook-id")! });
+    return answer(url, init.signal ?? undefined);
+  }) as unknown as typeof globalThis.fetch;
+  return { posts, fetch };
+}
+
+/** What the queue consumer is handed, over the real D1 and KV, with what it re-sends and moves to the slow lane recorded. */
+export function consumerContext(overrides: Partial<ConsumerContext> & Pick<DeliveryContext, "fetch">): ConsumerContext & { resent: DeliveryMessage[]; slowed: DeliveryMessage[] } {
+  const resent: DeliveryMessage[] = [];
+  const slowed: DeliveryMessage[] = [];
+  return {
+    db: env.DB,
+    sealingKey: env.WEBHOOK_SECRETS_KEY!,
+    retrySeconds: [1, 2, 3],
+    now: Date.now,
+    budgetLiveness: (budget) => budgetLiveness(env.API_KEYS, budget, new TtlCache(10)),
+    resend: async (message) => void resent.push(message),
+    toSlowLane: async (message) => void slowed.push(message),
+    resent,
+    slowed,
+    ...overrides,
+  };
+}
+
+/** Pending deliveries of new orders to a new endpoint of the key's budget; their ids, in the order made. */
+export async function pendingDeliveries(key: string, ids: number[], url = "https://receiver.example/hooks"): Promise<{ endpointId: string; deliveryIds: string[] }> {
+  const made = await makeEndpoint(key, { url });
+  await seedOrders(ids.map((id) => ({ id })));
+  const { queue, sent } = recordingQueue();
+  await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
+  return { endpointId: made.id, deliveryIds: sent.map((message) => message.deliveryId) };
+}
+
+/** A statement whose every call fails, as one read during an outage. */
+export function outageStatement(): D1PreparedStatement {
+  const fail = () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+  return { bind: () => outageStatement(), first: fail, all: fail, run: fail, raw: fail } as unknown as D1PreparedStatement;
 }
