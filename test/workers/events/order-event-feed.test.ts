@@ -1,39 +1,26 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
 import worker from "../../../src/app/worker";
 import { feedCursor } from "../../../src/events/order-event-feed-query";
 import { readFeedPage } from "../../../src/events/order-event-feed";
 import { EVENT_RETENTION_MS } from "../../../src/events/prune-order-events";
 import type { D1Queryable } from "../../../src/lib/d1-session";
 import { encodeCursor } from "../../../src/orders/pages/order-cursor";
-import { api, apiWith, clientRequest, errorBodyOf } from "../../support/request";
-import { clearOrders, seedOrders } from "../../support/seed";
+import { api, errorBodyOf } from "../../support/request";
+import { seedOrders } from "../../support/seed";
 import { storeTestKey } from "../../support/test-keys";
+import { eventsOfEachTest, type EventPage } from "../../support/event-feed";
+import { feedHead } from "../../support/webhook-fixtures";
 
 /**
  * The order event feed, GET /v2/store/order-events (docs/api.md#events-and-webhooks):
  * every change in commit order, a page at a time, whoever wrote it; a
- * position that is never null; a wait that reads at most once a second.
+ * position that is never null. Its wait: order-event-feed-wait.test.ts.
  */
-interface EventPage {
-  data: { id: string; type: string; createdAt: string; order: Record<string, unknown>; previous?: Record<string, unknown> }[];
-  nextCursor: string;
-}
-
 const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
-const headSeq = async () => String((await env.DB.prepare("SELECT coalesce(max(seq), 0) AS seq FROM order_events").first<number>("seq"))!);
 
-/** The cursor just after every event written so far: a test reads only its own. */
-let start = "";
-beforeEach(async () => {
-  await clearOrders();
-  start = await feedCursor(await headSeq());
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+const feed = eventsOfEachTest();
 
 async function page(query: string): Promise<EventPage> {
   const response = await api(`/v2/store/order-events?${query}`);
@@ -62,7 +49,7 @@ describe("the order event feed", () => {
     await sql("UPDATE orders SET quantity = 3 WHERE id = 2");
     await sql("DELETE FROM orders WHERE id = 2");
 
-    const { events, pages, last } = await walk(start);
+    const { events, pages, last } = await walk(feed.start);
     expect(pages).toBe(4);
     expect(events.map((event) => [event.type, event.order.id])).toEqual([
       ["order.created", "1"],
@@ -80,7 +67,7 @@ describe("the order event feed", () => {
     expect(events[5]!.previous).toEqual({ quantity: null });
 
     // Exact int64 on the wire, as a string of its digits (docs/api.md#int64-ids-in-v2).
-    const raw = await (await api(`/v2/store/order-events?after=${start}&types=order.delivered`)).text();
+    const raw = await (await api(`/v2/store/order-events?after=${feed.start}&types=order.delivered`)).text();
     expect(raw).toContain('"id":"9223372036854775807"');
 
     // The empty last page says where the next event will be: nothing is seen twice, nothing missed.
@@ -110,7 +97,7 @@ describe("the order event feed", () => {
     await seedOrders([{ id: 4 }]);
     const first = await page("limit=1");
     expect(first.data).toHaveLength(1);
-    expect(Number(first.data[0]!.id.slice(4))).toBeLessThanOrEqual(Number(await headSeq()));
+    expect(Number(first.data[0]!.id.slice(4))).toBeLessThanOrEqual(Number(await feedHead()));
     expect(first.nextCursor).toBe(await feedCursor(first.data[0]!.id.slice(4)));
   });
 
@@ -118,20 +105,20 @@ describe("the order event feed", () => {
     await seedOrders([{ id: 1 }, { id: 2 }, { id: 3 }]);
     await sql("UPDATE orders SET status = 'cancelled' WHERE id = 2");
     await sql("UPDATE orders SET status = 'shipped' WHERE id = 3");
-    const cancelled = await page(`after=${start}&types=order.shipped,order.cancelled`);
+    const cancelled = await page(`after=${feed.start}&types=order.shipped,order.cancelled`);
     expect(cancelled.data.map((event) => [event.type, event.order.id])).toEqual([
       ["order.cancelled", "2"],
       ["order.shipped", "3"],
     ]);
     // Nothing of these types since: the cursor is the head of the feed, so the next read skips the creations for good.
-    expect(cancelled.nextCursor).toBe(await feedCursor(await headSeq()));
-    const none = await page(`after=${start}&types=order.deleted`);
+    expect(cancelled.nextCursor).toBe(await feedCursor(await feedHead()));
+    const none = await page(`after=${feed.start}&types=order.deleted`);
     expect(none.data).toEqual([]);
-    expect(none.nextCursor).toBe(await feedCursor(await headSeq()));
+    expect(none.nextCursor).toBe(await feedCursor(await feedHead()));
   });
 
   it("reads about a page's rows through the sequence and type keys, however many events there are", async () => {
-    const after = await headSeq();
+    const after = await feedHead();
     // 3,000 creations and 3 cancels among them.
     await env.DB.prepare(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
@@ -186,7 +173,7 @@ describe("the order event feed", () => {
     // The triggers date events by the database's clock: the prune runs at the present.
     const now = Date.now();
     const old = new Date(now - EVENT_RETENTION_MS - 1_000).toISOString();
-    const head = Number(await headSeq());
+    const head = Number(await feedHead());
     for (const seq of [head + 1, head + 2]) await sql("INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, ?3)", seq, old, '{"id":"1","status":"pending","complete":0}');
     await seedOrders([{ id: 7 }]);
     const ctx = createExecutionContext();
@@ -195,7 +182,7 @@ describe("the order event feed", () => {
 
     const expired = await api(`/v2/store/order-events?after=${await feedCursor(String(head + 1))}`);
     expect(await errorBodyOf(expired)).toMatchObject({ code: "cursor_expired", status: 410 });
-    expect((await errorBodyOf(await api(`/v2/store/order-events?after=${start}`))).code).toBe("cursor_expired");
+    expect((await errorBodyOf(await api(`/v2/store/order-events?after=${feed.start}`))).code).toBe("cursor_expired");
     // At the mark itself nothing was skipped: the page goes on.
     const kept = await page(`after=${await feedCursor(String(head + 2))}`);
     expect(kept.data.map((event) => event.order.id)).toEqual(["7"]);
@@ -206,127 +193,5 @@ describe("the order event feed", () => {
   it("needs the orders:read scope", async () => {
     const { key } = await storeTestKey({ scopes: ["orders:write"] });
     expect(await errorBodyOf(await api("/v2/store/order-events", { key }))).toMatchObject({ code: "insufficient_scope", status: 403 });
-  });
-});
-
-describe("the feed's wait", () => {
-  /** D1 with its batches (one per feed read) counted. */
-  function countingReads(): { binding: D1Database; reads: () => number } {
-    let reads = 0;
-    const binding = new Proxy(env.DB, {
-      get(target, property) {
-        if (property === "withSession") {
-          return (bookmark: string) => {
-            const session = target.withSession(bookmark);
-            return {
-              prepare: (query: string) => session.prepare(query),
-              // Counted once answered: the request then goes on to its next sleep at once.
-              batch: async (statements: D1PreparedStatement[]) => {
-                const results = await session.batch(statements);
-                reads += 1;
-                return results;
-              },
-              getBookmark: () => session.getBookmark(),
-            };
-          };
-        }
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    return { binding, reads: () => reads };
-  }
-
-  /** A feed request on the test's timers: its response, when it comes. */
-  function held(bindings: Env, query: string, init: RequestInit = {}) {
-    let response: Response | undefined;
-    const done = Promise.resolve(worker.fetch(clientRequest(`/v2/store/order-events?${query}`, init), bindings, createExecutionContext())).then((answer: Response) => (response = answer));
-    return { done, answered: () => response };
-  }
-
-  /** One second more on the test's timers, then the read it lets the request make (real I/O: waited for on the real timers). */
-  async function nextSecond(reads: () => number, expected: number): Promise<void> {
-    await vi.advanceTimersByTimeAsync(1_000);
-    await vi.waitFor(() => expect(reads()).toBe(expected), { timeout: 10_000 });
-  }
-
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
-  });
-
-  it("holds an empty page until an event comes, reading D1 once a second, and answers with it", async () => {
-    const { binding, reads } = countingReads();
-    const request = held({ ...env, DB: binding }, `after=${start}&wait=20`);
-    await vi.waitFor(() => expect(reads()).toBe(1), { timeout: 10_000 });
-    await nextSecond(reads, 2);
-    await nextSecond(reads, 3);
-    expect(request.answered()).toBeUndefined();
-    await seedOrders([{ id: 8 }]);
-    await vi.advanceTimersByTimeAsync(1_000);
-    const response = await request.done;
-    expect(response.status).toBe(200);
-    expect((await response.json<EventPage>()).data.map((event: EventPage["data"][number]) => event.order.id)).toEqual(["8"]);
-    expect(reads()).toBe(4);
-  });
-
-  it("answers an empty page with the position when the wait ends, after one read a second", async () => {
-    const { binding, reads } = countingReads();
-    const request = held({ ...env, DB: binding }, `after=${start}&wait=3`);
-    await vi.waitFor(() => expect(reads()).toBe(1), { timeout: 10_000 });
-    for (let second = 1; second <= 3; second++) {
-      expect(request.answered()).toBeUndefined();
-      await nextSecond(reads, 1 + second);
-    }
-    const body = await (await request.done).json<EventPage>();
-    expect(body).toEqual({ data: [], nextCursor: await feedCursor(await headSeq()) });
-    expect(reads()).toBe(4);
-  });
-
-  it("stops waiting when the client goes away", async () => {
-    const { binding, reads } = countingReads();
-    const client = new AbortController();
-    const request = held({ ...env, DB: binding }, `after=${start}&wait=20`, { signal: client.signal });
-    await vi.waitFor(() => expect(reads()).toBe(1), { timeout: 10_000 });
-    client.abort();
-    await vi.waitFor(() => expect(request.answered()).toBeDefined(), { timeout: 10_000 });
-    expect(reads()).toBe(1);
-  });
-
-  it("ends a wait its caller cancels, through workerd itself", async () => {
-    // A request cancelled by its caller, as Cloudflare's front line cancels one whose client disconnected:
-    // the runtime, not the test, aborts the request's signal. The feed's reads are seen on D1's sessions;
-    // it reads no more once cancelled, and answers at once, so the request's line is logged.
-    vi.useRealTimers();
-    const lines: string[] = [];
-    vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(String(line)));
-    const session = Object.getPrototypeOf(env.DB.withSession("first-unconstrained")) as D1DatabaseSession;
-    const prepare = session.prepare;
-    let statements = 0;
-    session.prepare = function (this: D1DatabaseSession, query: string) {
-      statements++;
-      return prepare.call(this, query);
-    };
-    try {
-      const caller = new AbortController();
-      const request = clientRequest(`/v2/store/order-events?after=${start}&wait=20`, { signal: caller.signal });
-      const answer = exports.default.fetch(request).catch((error: Error) => error);
-      await vi.waitFor(() => expect(statements).toBeGreaterThan(0), { timeout: 10_000 });
-      const readsBeforeCancel = statements;
-      caller.abort();
-      expect(await answer).toBeInstanceOf(Error);
-      // Answered, so logged: without the signal the runtime dropped the cancelled wait unanswered and unlogged.
-      await vi.waitFor(() => expect(lines.some((line) => line.includes('"route":"/v2/store/order-events"'))).toBe(true), { timeout: 30_000 });
-      expect(statements).toBe(readsBeforeCancel);
-    } finally {
-      session.prepare = prepare;
-    }
-  }, 40_000);
-
-  it("does not wait without wait", async () => {
-    vi.useRealTimers();
-    const { binding, reads } = countingReads();
-    const response = await apiWith({ ...env, DB: binding }, `/v2/store/order-events?after=${start}`);
-    expect((await response.json<EventPage>()).data).toEqual([]);
-    expect(reads()).toBe(1);
   });
 });
