@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { expect } from "vitest";
+import { beforeEach, expect } from "vitest";
 import type { DeliveryMessage } from "../../src/webhooks/dispatch-pass";
 import { budgetLiveness } from "../../src/keys/live-budget";
 import { TtlCache } from "../../src/lib/ttl-cache";
@@ -115,4 +115,11 @@ export async function pendingDeliveries(key: string, ids: number[], url = "https
 export function outageStatement(): D1PreparedStatement {
   const fail = () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
   return { bind: () => outageStatement(), first: fail, all: fail, run: fail, raw: fail } as unknown as D1PreparedStatement;
+}
+
+/** The test's owner of webhook endpoints: a fresh one before each test of the file (freshWebhookOwner). */
+export function webhookOwnerOfEachTest(): TestKey {
+  const owner = {} as TestKey;
+  beforeEach(async () => void Object.assign(owner, await freshWebhookOwner()));
+  return owner;
 }

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { consumeDeliveries } from "../../../src/webhooks/queue-consumer";
 import type { DeliveryMessage } from "../../../src/webhooks/dispatch-pass";
 import { OVERDUE_AFTER_MS, resendOverdueDeliveries } from "../../../src/webhooks/resend-overdue-deliveries";
@@ -8,8 +8,7 @@ import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs, type WebhookDispatcher } f
 import { outageD1 } from "../../support/faults";
 import { apiWith } from "../../support/request";
 import { seedOrders } from "../../support/seed";
-import type { TestKey } from "../../support/test-keys";
-import { consumerContext, deliveryRow, freshWebhookOwner, makeEndpoint, outageStatement, pendingDeliveries, queuedBatch, queuedMessage, receivers, recordingQueue } from "../../support/webhook-fixtures";
+import { webhookOwnerOfEachTest, consumerContext, deliveryRow, makeEndpoint, outageStatement, pendingDeliveries, queuedBatch, queuedMessage, receivers, recordingQueue } from "../../support/webhook-fixtures";
 
 /**
  * Webhook delivery through outages (docs/design/order-events.md#faults): D1
@@ -19,10 +18,7 @@ import { consumerContext, deliveryRow, freshWebhookOwner, makeEndpoint, outageSt
  */
 const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
 
-let owner: TestKey;
-beforeEach(async () => {
-  owner = await freshWebhookOwner();
-});
+const owner = webhookOwnerOfEachTest();
 
 describe("a D1 outage during delivery", () => {
   it("retries each message on its own with backoff, spends none of the receiver's schedule, and delivers every one once D1 is back", async () => {

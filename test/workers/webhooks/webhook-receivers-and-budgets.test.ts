@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { budgetLiveness } from "../../../src/keys/live-budget";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { deliverOne, nextDelaySeconds, retryAfterSeconds } from "../../../src/webhooks/delivery-attempt";
@@ -7,8 +7,8 @@ import { consumeDeliveries } from "../../../src/webhooks/queue-consumer";
 import { dispatchEvents } from "../../../src/webhooks/dispatch-pass";
 import { putApiKey, newApiKey } from "../../../scripts/lib/issue-key";
 import { seedOrders } from "../../support/seed";
-import { storeTestKey, type TestKey } from "../../support/test-keys";
-import { consumerContext, deliveryRow, freshWebhookOwner, pendingDeliveries, queuedBatch, queuedMessage, receivers, recordingQueue } from "../../support/webhook-fixtures";
+import { storeTestKey } from "../../support/test-keys";
+import { webhookOwnerOfEachTest, consumerContext, deliveryRow, pendingDeliveries, queuedBatch, queuedMessage, receivers, recordingQueue } from "../../support/webhook-fixtures";
 
 /**
  * Webhook delivery against what receivers and budgets do (docs/design/order-events.md#faults):
@@ -18,10 +18,7 @@ import { consumerContext, deliveryRow, freshWebhookOwner, pendingDeliveries, que
  */
 const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
 
-let owner: TestKey;
-beforeEach(async () => {
-  owner = await freshWebhookOwner();
-});
+const owner = webhookOwnerOfEachTest();
 
 describe("two messages of one delivery (at least once)", () => {
   it("count one step of the schedule between them, and a copy that comes before the next attempt is due is dropped unsent", async () => {
