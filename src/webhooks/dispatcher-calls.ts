@@ -3,7 +3,7 @@ import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/dependency";
 import { logLine } from "../lib/log";
 
-/** The one dispatcher's name: one object reads the feed for every endpoint (webhook-dispatcher.ts). */
+/** The one dispatcher's name: one object reads the feed for every endpoint (dispatcher-object.ts). */
 export const DISPATCHER_NAME = "order-events";
 
 export const dispatcherOf = (env: Env) => env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME);

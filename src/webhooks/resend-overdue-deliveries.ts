@@ -12,7 +12,7 @@ import type { DeliveryMessage } from "./dispatch-pass";
  * a live message is late in the normal run (30 s of backoff after a
  * dependency's failure, a batch's second, a 10 s POST). After a longer
  * outage a live message and the sweeper's may both arrive: the consumer
- * lets only one of them count a step (deliver-webhooks.ts).
+ * lets only one of them count a step (delivery-attempt.ts).
  */
 export const OVERDUE_AFTER_MS = 120_000;
 
