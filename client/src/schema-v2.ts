@@ -114,6 +114,30 @@ export interface paths {
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes what is sent: the URL (checked as a new endpoint's), the event types, or the status. Disabled, nothing is delivered; enabled again, deliveries resume with the next event (the service's own disabling after failures included; an operator's is lifted only by an operator). Audited with the key that asked.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Makes a new signing secret, shown this once. For the overlap (a day unless asked, at most a week) every delivery carries a signature with each secret, space-separated as Standard Webhooks specifies, so the receiver can change to the new one at its own pace; then only the new one signs. The body may be left out. Audited with the key that asked.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -151,6 +175,26 @@ export interface paths {
          * @description Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too.
          */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every failed delivery since a time
+         * @description After the receiver is fixed: each failed delivery of an event since `since` is due now, with the same webhook-id and a fresh retry schedule, 1000 a request in event order; `more` says to ask again. The endpoint must be enabled. Audited with the key that asked.
+         */
+        post: operations["recoverWebhookDeliveries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -258,6 +302,8 @@ export interface components {
              * @example method_not_allowed
              * @example order_already_shipped
              * @example too_many_webhook_endpoints
+             * @example webhook_endpoint_disabled
+             * @example webhook_endpoint_locked
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large
@@ -349,6 +395,34 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        UpdateWebhookEndpoint: {
+            /** @description A new URL, checked as a new endpoint's is */
+            url?: string;
+            /** @description The event types to deliver from now on */
+            types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
+            /**
+             * @description disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event (not for an endpoint an operator disabled)
+             * @enum {string}
+             */
+            status?: "enabled" | "disabled";
+        };
+        RotateWebhookSecret: {
+            /**
+             * @description How long deliveries are signed with the replaced secret too (0: not at all); a day unless given
+             * @default 86400
+             */
+            overlapSeconds: number;
+        };
+        /** @description An endpoint's new signing secret, shown only once. */
+        RotatedWebhookSecret: {
+            /** @description The new signing secret: shown here only, keep it */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description Until then deliveries carry a signature with each secret, space-separated
+             */
+            previousSecretExpiresAt: string;
+        };
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
         };
@@ -372,6 +446,19 @@ export interface components {
             outcome: "pending" | "delivered" | "failed";
             /** Format: date-time */
             createdAt: string;
+        };
+        RecoverWebhookDeliveries: {
+            /**
+             * Format: date-time
+             * @description Every delivery of an event since then that failed is sent again (deliveries are kept 30 days)
+             */
+            since: string;
+        };
+        RecoveredWebhookDeliveries: {
+            /** @description Failed deliveries made due now, each with a fresh retry schedule */
+            recovered: number;
+            /** @description true: more remain; ask again with the same since */
+            more: boolean;
         };
         UsageHistory: {
             /** @description The budget counted: the key's id, or the first key's of a rotated pair */
@@ -2196,6 +2283,531 @@ export interface operations {
             };
         };
     };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, we_ and 20 hex digits */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        /** @description What to change: any of url, types and status */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Error: `invalid_body` or `invalid_webhook_url` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example invalid_body
+                         * @example invalid_webhook_url
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `missing_api_key` or `invalid_api_key` */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example insufficient_scope */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `webhook_endpoint_not_found` or `not_found` or `unsupported_version` */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example webhook_endpoint_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `method_not_allowed` */
+            405: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example method_not_allowed */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `webhook_endpoint_locked` */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example webhook_endpoint_locked */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `body_too_large` */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example body_too_large */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example unsupported_media_type */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `rate_limit_exceeded` or `api_key_banned` */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `internal_error` */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example internal_error */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `service_unavailable` */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example service_unavailable */
+                        code?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, we_ and 20 hex digits */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        /** @description How long the old secret signs too (optional) */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecret"];
+            };
+        };
+        responses: {
+            /** @description The new secret, and when the old one stops signing */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedWebhookSecret"];
+                };
+            };
+            /** @description Error: `invalid_body` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example invalid_body */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `missing_api_key` or `invalid_api_key` */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example insufficient_scope */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `webhook_endpoint_not_found` or `not_found` or `unsupported_version` */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example webhook_endpoint_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `method_not_allowed` */
+            405: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example method_not_allowed */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `body_too_large` */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example body_too_large */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example unsupported_media_type */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `rate_limit_exceeded` or `api_key_banned` */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `internal_error` */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example internal_error */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `service_unavailable` */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example service_unavailable */
+                        code?: unknown;
+                    };
+                };
+            };
+        };
+    };
     listWebhookDeliveries: {
         parameters: {
             query?: never;
@@ -2500,6 +3112,297 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example method_not_allowed */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example webhook_endpoint_disabled */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `rate_limit_exceeded` or `api_key_banned` */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example rate_limit_exceeded
+                         * @example api_key_banned
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `internal_error` */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example internal_error */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `service_unavailable` */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example service_unavailable */
+                        code?: unknown;
+                    };
+                };
+            };
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id, we_ and 20 hex digits */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Since when */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverWebhookDeliveries"];
+            };
+        };
+        responses: {
+            /** @description How many were made due */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveredWebhookDeliveries"];
+                };
+            };
+            /** @description Error: `invalid_body` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example invalid_body */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `missing_api_key` or `invalid_api_key` */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example missing_api_key
+                         * @example invalid_api_key
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `insufficient_scope` */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example insufficient_scope */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `webhook_endpoint_not_found` or `not_found` or `unsupported_version` */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /**
+                         * @example webhook_endpoint_not_found
+                         * @example not_found
+                         * @example unsupported_version
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `method_not_allowed` */
+            405: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example method_not_allowed */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example webhook_endpoint_disabled */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `body_too_large` */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example body_too_large */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example unsupported_media_type */
                         code?: unknown;
                     };
                 };

@@ -140,6 +140,8 @@ export interface components {
              * @example method_not_allowed
              * @example order_already_shipped
              * @example too_many_webhook_endpoints
+             * @example webhook_endpoint_disabled
+             * @example webhook_endpoint_locked
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large

@@ -15,7 +15,10 @@ import { deleteWebhookEndpoint } from "../webhooks/endpoints/delete-webhook-endp
 import { getWebhookEndpoint } from "../webhooks/endpoints/get-webhook-endpoint";
 import { listWebhookDeliveries } from "../webhooks/endpoints/list-webhook-deliveries";
 import { listWebhookEndpoints } from "../webhooks/endpoints/list-webhook-endpoints";
+import { recoverWebhookDeliveries } from "../webhooks/endpoints/recover-webhook-deliveries";
 import { retryWebhookDelivery } from "../webhooks/endpoints/retry-webhook-delivery";
+import { rotateWebhookSecret } from "../webhooks/endpoints/rotate-webhook-secret";
+import { updateWebhookEndpoint } from "../webhooks/endpoints/update-webhook-endpoint";
 import { getUsage } from "../usage/usage-operations";
 import { orderEventWebhook } from "../webhooks/order-event-webhook";
 
@@ -29,9 +32,12 @@ const served = [
   createWebhookEndpoint,
   listWebhookEndpoints,
   getWebhookEndpoint,
+  updateWebhookEndpoint,
+  rotateWebhookSecret,
   deleteWebhookEndpoint,
   listWebhookDeliveries,
   retryWebhookDelivery,
+  recoverWebhookDeliveries,
   getUsage(leases),
 ];
 

@@ -34,6 +34,8 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   order_already_shipped: 409,
   too_many_webhook_endpoints: 409,
+  webhook_endpoint_disabled: 409,
+  webhook_endpoint_locked: 409,
   cursor_expired: 410,
   endpoint_sunset: 410,
   body_too_large: 413,

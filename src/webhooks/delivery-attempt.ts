@@ -68,13 +68,16 @@ type DeliveryRow = OrderEventRow & {
   url: string;
   endpoint_status: "enabled" | "disabled";
   secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_until: string | null;
   slow_until: string | null;
 };
 
 const loadDelivery = (db: D1Queryable, id: string) =>
   db
     .prepare(
-      "SELECT d.id, d.outcome, d.schedule_step, d.next_attempt_at, d.endpoint_id, e.budget, e.url, e.status AS endpoint_status, e.secret_sealed, e.slow_until, " +
+      "SELECT d.id, d.outcome, d.schedule_step, d.next_attempt_at, d.endpoint_id, e.budget, e.url, e.status AS endpoint_status, e.secret_sealed, " +
+        "e.previous_secret_sealed, e.previous_secret_until, e.slow_until, " +
         "CAST(v.seq AS TEXT) AS seq, v.type, v.created_at, v.order_row, v.previous_row, v.changed " +
         "FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id LEFT JOIN order_events v ON v.seq = d.event_seq WHERE d.id = ?1",
     )
@@ -153,7 +156,12 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
     await settle(context.db, row.id, "failed", { ...none, error: "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)" }, at);
     return "ack";
   }
-  const headers = await webhookHeaders(secret, `evt_${row.seq}`, Math.floor(now / 1000), body);
+  // While a rotation's overlap lasts, the replaced secret signs too; one that no longer opens is left out, never fatal.
+  const previous =
+    row.previous_secret_sealed !== null && row.previous_secret_until !== null && Date.parse(row.previous_secret_until) > now
+      ? await openSecret(context.sealingKey, row.endpoint_id, row.previous_secret_sealed).catch(() => undefined)
+      : undefined;
+  const headers = await webhookHeaders(previous === undefined ? [secret] : [secret, previous], `evt_${row.seq}`, Math.floor(now / 1000), body);
   let status: number | null = null;
   let retryAfter: number | null = null;
   let error: string | null = null;
@@ -183,7 +191,7 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
       context.db
         .prepare("UPDATE webhook_deliveries SET outcome = 'failed', attempts = attempts + 1, last_status = 410, last_error = ?2, next_attempt_at = NULL, updated_at = ?3 WHERE id = ?1")
         .bind(row.id, reason, at),
-      context.db.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3 WHERE id = ?1 AND status = 'enabled'").bind(row.endpoint_id, at, reason),
+      context.db.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = 'service' WHERE id = ?1 AND status = 'enabled'").bind(row.endpoint_id, at, reason),
     ]);
     return "ack";
   }
@@ -218,7 +226,7 @@ export async function recordDeadLetter(message: Pick<Message<DeliveryMessage>, "
     context.db.prepare("UPDATE webhook_deliveries SET outcome = 'failed', next_attempt_at = NULL, updated_at = ?2 WHERE id = ?1 AND outcome = 'pending'").bind(id, at),
     context.db
       .prepare(
-        "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3 " +
+        "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = 'service' " +
           "WHERE id = (SELECT endpoint_id FROM webhook_deliveries WHERE id = ?1) AND status = 'enabled' AND NOT EXISTS (" +
           "SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = webhook_endpoints.id AND d.outcome = 'delivered' " +
           "AND d.updated_at >= (SELECT created_at FROM webhook_deliveries WHERE id = ?1))",

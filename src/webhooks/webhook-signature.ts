@@ -1,7 +1,9 @@
 /**
  * Standard Webhooks signatures (https://www.standardwebhooks.com/): HMAC-SHA256
  * over `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the secret's
- * decoded bytes, sent as `v1,<base64>` in `webhook-signature`.
+ * decoded bytes, sent as `v1,<base64>` in `webhook-signature`; during a
+ * secret's rotation one signature per secret, space-separated, so a receiver
+ * holding either verifies it.
  */
 import { secretBytes } from "./webhook-secrets";
 
@@ -11,12 +13,13 @@ export async function signWebhook(secret: string, id: string, timestampSeconds: 
   return `v1,${btoa(String.fromCharCode(...new Uint8Array(mac)))}`;
 }
 
-/** The headers of one delivery attempt. */
-export async function webhookHeaders(secret: string, id: string, timestampSeconds: number, body: string): Promise<Record<string, string>> {
+/** The headers of one delivery attempt, signed with each of the endpoint's live secrets (the newest first). */
+export async function webhookHeaders(secrets: readonly string[], id: string, timestampSeconds: number, body: string): Promise<Record<string, string>> {
+  const signatures = await Promise.all(secrets.map((secret) => signWebhook(secret, id, timestampSeconds, body)));
   return {
     "Content-Type": "application/json",
     "webhook-id": id,
     "webhook-timestamp": String(timestampSeconds),
-    "webhook-signature": await signWebhook(secret, id, timestampSeconds, body),
+    "webhook-signature": signatures.join(" "),
   };
 }

@@ -26,10 +26,13 @@ export function recordingQueue() {
   return { sent, queue };
 }
 
-/** Makes an endpoint through the API, with a dispatcher binding that does nothing: these tests run the passes themselves. */
+/** The bindings with a dispatcher that does nothing when woken: these tests run the passes themselves. */
+export const withoutDispatcher = (): Env => ({ ...env, WEBHOOK_DISPATCHER: { getByName: () => ({ wake: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"] });
+
+/** Makes an endpoint through the API, without waking the dispatcher. */
 export async function makeEndpoint(key: string, body: { url: string; types?: string[] }): Promise<{ id: string; secret: string }> {
   const response = await apiWith(
-    { ...env, WEBHOOK_DISPATCHER: { getByName: () => ({ wake: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"] },
+    withoutDispatcher(),
     "/v2/webhook-endpoints",
     { method: "POST", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) },
   );
@@ -103,12 +106,12 @@ export function consumerContext(overrides: Partial<ConsumerContext> & Pick<Deliv
 }
 
 /** Pending deliveries of new orders to a new endpoint of the key's budget; their ids, in the order made. */
-export async function pendingDeliveries(key: string, ids: number[], url = "https://receiver.example/hooks"): Promise<{ endpointId: string; deliveryIds: string[] }> {
+export async function pendingDeliveries(key: string, ids: number[], url = "https://receiver.example/hooks"): Promise<{ endpointId: string; secret: string; deliveryIds: string[] }> {
   const made = await makeEndpoint(key, { url });
   await seedOrders(ids.map((id) => ({ id })));
   const { queue, sent } = recordingQueue();
   await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
-  return { endpointId: made.id, deliveryIds: sent.map((message) => message.deliveryId) };
+  return { endpointId: made.id, secret: made.secret, deliveryIds: sent.map((message) => message.deliveryId) };
 }
 
 /** A statement whose every call fails, as one read during an outage. */

@@ -42,7 +42,7 @@ type Access =
 /** What describes an operation, for the router, `GET /` and the OpenAPI document. */
 type OperationDescription = Access & {
   operationId: string;
-  method: "get" | "post" | "delete";
+  method: "get" | "post" | "patch" | "delete";
   /** OpenAPI path template, relative to the version prefix, e.g. `/store/orders/{orderId}`. */
   path: string;
   summary: string;

@@ -33,6 +33,18 @@ export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sche
 }
 
 /**
+ * The same for a body that may be left out: a request without one (no
+ * Content-Type and nothing sent) reads as `{}`, so its defaults apply.
+ */
+export function readOptionalJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
+  const sent = c.req.header("Content-Type") !== undefined || (c.req.raw.body !== null && c.req.header("Content-Length") !== "0");
+  if (sent) return readJsonBody(c, schema);
+  const parsed = schema.safeParse({});
+  if (!parsed.success) throw new ApiError("invalid_body", "A body is needed here.");
+  return Promise.resolve(parsed.data);
+}
+
+/**
  * The body's bytes, at most `limit`: a body whose Content-Length says more is
  * refused before any of it is read, and one sent without it (chunked) as soon
  * as more than `limit` bytes have arrived, so no caller makes the Worker hold

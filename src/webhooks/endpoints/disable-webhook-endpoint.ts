@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
-import { OperationNotTaken, withAuditRow } from "../../keys/audit";
+import { OperationNotTaken } from "../../keys/audit";
+import { auditedEndpointChange } from "./endpoint-audit";
 import { callDependency } from "../../lib/dependency";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 import { disableEndpoint } from "./webhook-endpoint-store";
@@ -23,26 +24,10 @@ export const disableWebhookEndpoint = defineOperation({
     const db = c.env.DB;
     const at = new Date().toISOString();
     const actor = c.get("operator") ?? "operator";
-    const disabled = withAuditRow(
-      async () =>
-        (await callDependency("D1", () =>
-          db
-            .prepare(
-              "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES (?1, ?2, 'disable', ?3, '{}', ?4) " +
-                "ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id RETURNING id",
-            )
-            .bind(crypto.randomUUID(), at, endpointId, actor)
-            .first<number>("id"),
-        ))!,
-      {
-        remove: (rowId) => callDependency("D1", () => db.prepare("DELETE FROM webhook_endpoint_events WHERE id = ?1").bind(rowId).run()),
-        markUnknown: (rowId) => callDependency("D1", () => db.prepare("UPDATE webhook_endpoint_events SET outcome = 'unknown' WHERE id = ?1").bind(rowId).run()),
-      },
-      async () => {
-        // No such endpoint: nothing was done, so its audit row is taken back.
-        if (!(await callDependency("D1", () => disableEndpoint(db, endpointId, `disabled by the operator ${actor}`, at)))) throw new OperationNotTaken("no such endpoint");
-      },
-    );
+    const disabled = auditedEndpointChange(db, { endpointId, operation: "disable", changes: {}, actor, at }, async () => {
+      // No such endpoint: nothing was done, so its audit row is taken back.
+      if (!(await callDependency("D1", () => disableEndpoint(db, endpointId, `disabled by the operator ${actor}`, at)))) throw new OperationNotTaken("no such endpoint");
+    });
     try {
       await disabled;
     } catch (error) {

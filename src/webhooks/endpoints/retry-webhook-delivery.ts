@@ -16,11 +16,14 @@ export const retryWebhookDelivery = defineOperation({
   description: "Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too.",
   params: { schema: DeliveryParams, invalid: { code: "webhook_delivery_not_found", message: "No such delivery: ids are as the deliveries list gives them." } },
   responses: { 202: { description: "The delivery, due now", body: WebhookDelivery } },
-  errors: ["webhook_endpoint_not_found", "webhook_delivery_not_found"],
+  errors: ["webhook_endpoint_not_found", "webhook_delivery_not_found", "webhook_endpoint_disabled"],
   async handle(c, { endpointId, deliveryId }) {
     const db = c.env.DB;
     const endpoint = await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
+    if (endpoint.status === "disabled") {
+      throw new ApiError("webhook_endpoint_disabled", `The endpoint is disabled (${endpoint.disabled_reason ?? "disabled"}): enable it first, then retry.`);
+    }
     const row = await callDependency("D1", () => resetDelivery(db, endpointId, deliveryId, new Date().toISOString()));
     if (!row) throw new ApiError("webhook_delivery_not_found", `No delivery ${deliveryId} to endpoint ${endpointId}.`);
     await callDependency("Queues", () => c.env.WEBHOOK_DELIVERIES.send({ deliveryId }, { contentType: "json" }));

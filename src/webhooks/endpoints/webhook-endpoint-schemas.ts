@@ -13,6 +13,18 @@ export const CreateWebhookEndpoint = z
   })
   .meta({ id: "CreateWebhookEndpoint" });
 
+export const UpdateWebhookEndpoint = z
+  .strictObject({
+    url: z.string().meta({ maxLength: MAX_WEBHOOK_URL_LENGTH }).optional().describe("A new URL, checked as a new endpoint's is"),
+    types: EventTypes.optional().describe("The event types to deliver from now on"),
+    status: z
+      .enum(["enabled", "disabled"])
+      .optional()
+      .describe("disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event (not for an endpoint an operator disabled)"),
+  })
+  .refine((body) => Object.keys(body).length > 0, "send at least one of url, types and status")
+  .meta({ id: "UpdateWebhookEndpoint", minProperties: 1 });
+
 export const WebhookEndpoint = z
   .object({
     id: z.string().regex(/^we_[0-9a-f]{20}$/),
@@ -26,6 +38,41 @@ export const WebhookEndpoint = z
 export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
   secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{43}=$/).describe("The signing secret: shown here only, keep it"),
 }).meta({ id: "CreatedWebhookEndpoint", description: "A new endpoint and its signing secret, shown only once." });
+
+/** How long a replaced secret signs beside the new one, at most a week; a day unless asked. */
+export const MAX_SECRET_OVERLAP_SECONDS = 7 * 86_400;
+
+export const RotateWebhookSecret = z
+  .strictObject({
+    overlapSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SECRET_OVERLAP_SECONDS)
+      .default(86_400)
+      .describe("How long deliveries are signed with the replaced secret too (0: not at all); a day unless given"),
+  })
+  .meta({ id: "RotateWebhookSecret" });
+
+export const RotatedWebhookSecret = z
+  .object({
+    secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{43}=$/).describe("The new signing secret: shown here only, keep it"),
+    previousSecretExpiresAt: z.iso.datetime().describe("Until then deliveries carry a signature with each secret, space-separated"),
+  })
+  .meta({ id: "RotatedWebhookSecret", description: "An endpoint's new signing secret, shown only once." });
+
+export const RecoverWebhookDeliveries = z
+  .strictObject({
+    since: z.iso.datetime({ offset: true }).describe("Every delivery of an event since then that failed is sent again (deliveries are kept 30 days)"),
+  })
+  .meta({ id: "RecoverWebhookDeliveries" });
+
+export const RecoveredWebhookDeliveries = z
+  .object({
+    recovered: z.number().int().describe("Failed deliveries made due now, each with a fresh retry schedule"),
+    more: z.boolean().describe("true: more remain; ask again with the same since"),
+  })
+  .meta({ id: "RecoveredWebhookDeliveries" });
 
 export const WebhookEndpointList = z
   .object({ data: z.array(WebhookEndpoint).describe("The budget's endpoints, oldest first") })

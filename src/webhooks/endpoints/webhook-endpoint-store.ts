@@ -18,9 +18,10 @@ export interface WebhookEndpointRow {
   secret_sealed: string;
   disabled_at: string | null;
   disabled_reason: string | null;
+  disabled_by: "operator" | "owner" | "service" | null;
 }
 
-const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason";
+const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by";
 
 /** The endpoint as its owner sees it. */
 export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEndpoint> => ({
@@ -39,7 +40,7 @@ export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Arr
  * receives the events after the feed's head as it is now. False when full.
  * Safe to retry: the id is made once per creation.
  */
-export async function insertEndpoint(db: D1Queryable, row: Omit<WebhookEndpointRow, "status" | "disabled_at" | "disabled_reason">): Promise<boolean> {
+export async function insertEndpoint(db: D1Queryable, row: Omit<WebhookEndpointRow, "status" | "disabled_at" | "disabled_reason" | "disabled_by">): Promise<boolean> {
   const { meta } = await db
     .prepare(
       "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed) " +
@@ -90,10 +91,74 @@ export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[
 /** Disables an endpoint (nothing more is delivered to it); false when there is none by that id. */
 export async function disableEndpoint(db: D1Queryable, id: string, reason: string, at: string): Promise<boolean> {
   const { meta } = await db
-    .prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = coalesce(disabled_at, ?2), disabled_reason = coalesce(disabled_reason, ?3) WHERE id = ?1")
+    .prepare(
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = coalesce(disabled_at, ?2), disabled_reason = coalesce(disabled_reason, ?3), disabled_by = 'operator' WHERE id = ?1",
+    )
     .bind(id, at, reason)
     .run();
   return meta.changes === 1;
+}
+
+/** What an owner changes of its endpoint; a field left out stays as it is. */
+export interface EndpointChanges {
+  url?: string;
+  /** Comma-separated, as stored. */
+  types?: string;
+  status?: "enabled" | "disabled";
+}
+
+/**
+ * Changes a budget's endpoint, in one statement: enabling clears why it was
+ * disabled, disabling records the owner as who did. Null when the budget has
+ * no endpoint by that id, or when it asks to enable one an operator disabled
+ * (the row is then read back unchanged: `locked`).
+ */
+export async function updateEndpoint(db: D1Queryable, budget: string, id: string, changes: EndpointChanges, at: string): Promise<{ row: WebhookEndpointRow; locked: boolean } | null> {
+  const enable = changes.status === "enabled" ? 1 : 0;
+  const disable = changes.status === "disabled" ? 1 : 0;
+  const row = await db
+    .prepare(
+      "UPDATE webhook_endpoints SET url = coalesce(?3, url), types = coalesce(?4, types), " +
+        "status = CASE WHEN ?5 THEN 'enabled' WHEN ?6 THEN 'disabled' ELSE status END, " +
+        "disabled_at = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_at, ?7) ELSE disabled_at END, " +
+        "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') ELSE disabled_reason END, " +
+        "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END " +
+        `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND disabled_by IS 'operator') RETURNING ${COLUMNS}`,
+    )
+    .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at)
+    .first<WebhookEndpointRow>();
+  if (row) return { row, locked: false };
+  const unchanged = await budgetEndpoint(db, budget, id);
+  return unchanged && { row: unchanged, locked: true };
+}
+
+/**
+ * Replaces a budget's endpoint's secret; the one it replaces signs beside it
+ * until `previousUntil` (a rotation during an overlap ends the older one's at
+ * once). False when the budget has no endpoint by that id.
+ */
+export async function rotateEndpointSecret(db: D1Queryable, budget: string, id: string, sealed: string, previousUntil: string): Promise<boolean> {
+  const { meta } = await db
+    .prepare("UPDATE webhook_endpoints SET previous_secret_sealed = secret_sealed, previous_secret_until = ?4, secret_sealed = ?3 WHERE budget = ?1 AND id = ?2")
+    .bind(budget, id, sealed, previousUntil)
+    .run();
+  return meta.changes === 1;
+}
+
+/**
+ * Makes up to `limit` of an endpoint's failed deliveries of events since
+ * `since` pending again, due now, with a fresh schedule: their ids. Marked
+ * before they are sent, so one whose message is lost is sent by the sweeper.
+ */
+export async function recoverFailedDeliveries(db: D1Queryable, endpointId: string, since: string, now: string, limit: number): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      "UPDATE webhook_deliveries SET outcome = 'pending', schedule_step = 0, next_attempt_at = ?3, updated_at = ?3 WHERE id IN (" +
+        "SELECT id FROM webhook_deliveries WHERE endpoint_id = ?1 AND outcome = 'failed' AND created_at >= ?2 ORDER BY webhook_deliveries.event_seq LIMIT ?4) RETURNING id",
+    )
+    .bind(endpointId, since, now, limit)
+    .all<{ id: string }>();
+  return results.map(({ id }) => id);
 }
 
 export interface WebhookDeliveryRow {

@@ -11,7 +11,7 @@ import { TtlCache } from "../../../src/lib/ttl-cache";
 import { EVENT_RETENTION_MS } from "../../../src/events/prune-order-events";
 import { DELIVERY_PRUNE_BATCH, pruneWebhookDeliveries } from "../../../src/webhooks/prune-webhook-deliveries";
 import { apiWith } from "../../support/request";
-import { feedHead, freshWebhookOwner, makeEndpoint, recordingQueue } from "../../support/webhook-fixtures";
+import { feedHead, freshWebhookOwner, makeEndpoint, recordingQueue, withoutDispatcher } from "../../support/webhook-fixtures";
 import { seedOrders } from "../../support/seed";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
@@ -249,6 +249,11 @@ describe("an endpoint's deliveries", () => {
     ]);
     expect(listed.data[1]).toEqual({ id: sent[0]!.deliveryId, eventId: expect.stringMatching(/^evt_/), attempts: 0, lastStatus: null, lastError: null, nextAttemptAt: null, outcome: "failed", createdAt: expect.any(String) });
 
+    // The dead letter disabled the endpoint (it failed the whole schedule): a retry says so until it is enabled again.
+    const path = `/v2/webhook-endpoints/${made.id}/deliveries/${sent[0]!.deliveryId}/retry`;
+    expect(((await (await apiWith(env, path, { method: "POST", key: owner.key })).json()) as { code: string }).code).toBe("webhook_endpoint_disabled");
+    const enable = { method: "PATCH", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ status: "enabled" }) };
+    expect((await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}`, enable)).status).toBe(200);
     const requeued = recordingQueue();
     const retry = await apiWith({ ...env, WEBHOOK_DELIVERIES: requeued.queue as unknown as Env["WEBHOOK_DELIVERIES"] }, `/v2/webhook-endpoints/${made.id}/deliveries/${sent[0]!.deliveryId}/retry`, { method: "POST", key: owner.key });
     expect(retry.status).toBe(202);

@@ -1,0 +1,48 @@
+import { defineOperation } from "../../framework/operations/define-operation";
+import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
+import { jsonBody } from "../../framework/counted-body";
+import { OperationNotTaken } from "../../keys/audit";
+import { callDependency } from "../../lib/dependency";
+import { newWebhookSecret, sealingKeyOf, sealSecret } from "../webhook-secrets";
+import { auditedEndpointChange } from "./endpoint-audit";
+import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
+import { rotateEndpointSecret } from "./webhook-endpoint-store";
+import { budgetOfCaller, ENDPOINT_PARAMS, keyOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+
+/** POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the overlap. */
+export const rotateWebhookSecret = defineOperation({
+  ...WEBHOOKS,
+  operationId: "rotateWebhookSecret",
+  method: "post",
+  path: "/webhook-endpoints/{endpointId}/rotate-secret",
+  summary: "Rotate a webhook endpoint's signing secret",
+  description:
+    "Makes a new signing secret, shown this once. For the overlap (a day unless asked, at most a week) every delivery carries a " +
+    "signature with each secret, space-separated as Standard Webhooks specifies, so the receiver can change to the new one at its " +
+    "own pace; then only the new one signs. The body may be left out. Audited with the key that asked.",
+  params: ENDPOINT_PARAMS,
+  requestBody: { description: "How long the old secret signs too (optional)", schema: RotateWebhookSecret },
+  responses: { 200: { description: "The new secret, and when the old one stops signing", body: RotatedWebhookSecret } },
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found"],
+  async handle(c, { endpointId }) {
+    const { overlapSeconds } = await readOptionalJsonBody(c, RotateWebhookSecret);
+    const now = Date.now();
+    const at = new Date(now).toISOString();
+    const previousSecretExpiresAt = new Date(now + overlapSeconds * 1000).toISOString();
+    const secret = newWebhookSecret();
+    const sealed = await sealSecret(sealingKeyOf(c.env), endpointId, secret);
+    const db = c.env.DB;
+    const event = { endpointId, operation: "rotate_secret" as const, changes: { previousSecretExpiresAt }, actor: `key:${keyOfCaller(c).id}`, at };
+    try {
+      await auditedEndpointChange(db, event, async () => {
+        if (!(await callDependency("D1", () => rotateEndpointSecret(db, budgetOfCaller(c), endpointId, sealed, previousSecretExpiresAt)))) {
+          throw new OperationNotTaken("no such endpoint");
+        }
+      });
+    } catch (error) {
+      if (error instanceof OperationNotTaken) throw notFound(endpointId);
+      throw error;
+    }
+    return jsonBody(c, { secret, previousSecretExpiresAt });
+  },
+});

@@ -1,0 +1,55 @@
+import { defineOperation } from "../../framework/operations/define-operation";
+import { readJsonBody } from "../../framework/operations/read-json-body";
+import { ApiError } from "../../framework/api-error";
+import { jsonBody } from "../../framework/counted-body";
+import { OperationNotTaken } from "../../keys/audit";
+import { callDependency } from "../../lib/dependency";
+import { wakeDispatcher } from "../dispatcher-calls";
+import { auditedEndpointChange } from "./endpoint-audit";
+import { UpdateWebhookEndpoint, WebhookEndpoint } from "./webhook-endpoint-schemas";
+import { endpointJson, updateEndpoint, type WebhookEndpointRow } from "./webhook-endpoint-store";
+import { servedLocally, webhookUrlProblem } from "./webhook-url";
+import { budgetOfCaller, ENDPOINT_PARAMS, keyOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+
+/** PATCH /v2/webhook-endpoints/{endpointId}: its URL, its types, enabled or disabled; audited. */
+export const updateWebhookEndpoint = defineOperation({
+  ...WEBHOOKS,
+  operationId: "updateWebhookEndpoint",
+  method: "patch",
+  path: "/webhook-endpoints/{endpointId}",
+  summary: "Change a webhook endpoint",
+  description:
+    "Changes what is sent: the URL (checked as a new endpoint's), the event types, or the status. Disabled, nothing is delivered; " +
+    "enabled again, deliveries resume with the next event (the service's own disabling after failures included; an operator's is " +
+    "lifted only by an operator). Audited with the key that asked.",
+  params: ENDPOINT_PARAMS,
+  requestBody: { description: "What to change: any of url, types and status", schema: UpdateWebhookEndpoint },
+  responses: { 200: { description: "The endpoint as it is now", body: WebhookEndpoint } },
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "webhook_endpoint_not_found", "webhook_endpoint_locked"],
+  async handle(c, { endpointId }) {
+    const body = await readJsonBody(c, UpdateWebhookEndpoint);
+    if (body.url !== undefined) {
+      const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
+      if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
+    }
+    const changes = { url: body.url, status: body.status, types: body.types && [...new Set(body.types)].sort().join(",") };
+    const at = new Date().toISOString();
+    const db = c.env.DB;
+    let updated: WebhookEndpointRow;
+    try {
+      updated = await auditedEndpointChange(db, { endpointId, operation: "update", changes: body, actor: `key:${keyOfCaller(c).id}`, at }, async () => {
+        const result = await callDependency("D1", () => updateEndpoint(db, budgetOfCaller(c), endpointId, changes, at));
+        if (!result) throw new OperationNotTaken("no such endpoint");
+        if (result.locked) throw new OperationNotTaken(result.row.disabled_reason ?? "disabled by an operator");
+        return result.row;
+      });
+    } catch (error) {
+      if (!(error instanceof OperationNotTaken)) throw error;
+      if (error.message === "no such endpoint") throw notFound(endpointId);
+      throw new ApiError("webhook_endpoint_locked", `An operator disabled this endpoint (${error.message}): only an operator can enable it.`);
+    }
+    // An endpoint enabled again is watched by the dispatcher from its next pass.
+    if (body.status === "enabled") wakeDispatcher(c);
+    return jsonBody(c, endpointJson(updated));
+  },
+});

@@ -1,0 +1,181 @@
+import { env } from "cloudflare:workers";
+import { beforeEach, describe, expect, it } from "vitest";
+import { dispatchEvents } from "../../../src/webhooks/dispatch-pass";
+import { api, apiWith, errorBodyOf } from "../../support/request";
+import { seedOrders } from "../../support/seed";
+import { storeTestKey } from "../../support/test-keys";
+import { feedHead, makeEndpoint, pendingDeliveries, recordingQueue, webhookOwnerOfEachTest, withoutDispatcher } from "../../support/webhook-fixtures";
+
+/**
+ * An owner's changes to its endpoints (docs/api.md#webhook-endpoints): the
+ * URL, the types, disabling and enabling again, each audited; a retry asked
+ * of a disabled endpoint says so.
+ */
+const owner = webhookOwnerOfEachTest();
+const OPERATOR = "Bearer operator-token-for-tests";
+
+const change = (id: string, body: unknown, key = owner.key) =>
+  apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}`, { method: "PATCH", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+const auditOf = async (id: string) =>
+  (await env.DB.prepare("SELECT operation, changes, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 ORDER BY id").bind(id).all()).results;
+
+/** What the next dispatch pass makes for each endpoint, from the events after `mark`. */
+async function dispatched(mark: string): Promise<string[]> {
+  const { queue, sent } = recordingQueue();
+  await dispatchEvents(env.DB, queue, mark, new Date().toISOString());
+  return sent.map((message) => message.deliveryId);
+}
+
+describe("changing a webhook endpoint", () => {
+  it("changes its URL and types, answers it as it is now, and audits who asked", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const response = await change(made.id, { url: "https://other.example/hooks", types: ["order.shipped", "order.cancelled", "order.shipped"] });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ id: made.id, url: "https://other.example/hooks", types: ["order.cancelled", "order.shipped"], status: "enabled" });
+    expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toMatchObject({ url: "https://other.example/hooks", types: ["order.cancelled", "order.shipped"] });
+    expect(await auditOf(made.id)).toEqual([
+      {
+        operation: "update",
+        changes: JSON.stringify({ url: "https://other.example/hooks", types: ["order.shipped", "order.cancelled", "order.shipped"] }),
+        actor: `key:${owner.record.id}`,
+        outcome: null,
+      },
+    ]);
+  });
+
+  it("refuses what a new endpoint would be refused, and an empty change", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    expect((await errorBodyOf(await change(made.id, { url: "ftp://receiver.example/hooks" }))).code).toBe("invalid_webhook_url");
+    expect((await errorBodyOf(await change(made.id, { types: ["order.exploded"] }))).code).toBe("invalid_body");
+    expect((await errorBodyOf(await change(made.id, {}))).code).toBe("invalid_body");
+    expect((await errorBodyOf(await change(made.id, { status: "paused" }))).code).toBe("invalid_body");
+    expect((await errorBodyOf(await change(made.id, { secret: "mine" }))).code).toBe("invalid_body");
+    expect(await auditOf(made.id)).toEqual([]);
+  });
+
+  it("is its budget's only: another budget's key gets 404 and changes nothing", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const stranger = await storeTestKey({ scopes: ["webhooks:manage"] });
+    const refused = await change(made.id, { status: "disabled" }, stranger.key);
+    expect(refused.status).toBe(404);
+    expect((await errorBodyOf(refused)).code).toBe("webhook_endpoint_not_found");
+    expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toMatchObject({ status: "enabled" });
+    expect(await auditOf(made.id)).toEqual([]);
+  });
+
+  it("disables it: no delivery is made for it, a retry says so; enabled again, the next event is delivered", async () => {
+    const { endpointId, deliveryIds } = await pendingDeliveries(owner.key, [1]);
+    expect((await change(endpointId, { status: "disabled" })).status).toBe(200);
+    const mark = await feedHead();
+    await seedOrders([{ id: 2 }]);
+    expect(await dispatched(mark)).toEqual([]);
+
+    const retry = await api(`/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryIds[0]}/retry`, { method: "POST", key: owner.key });
+    expect(retry.status).toBe(409);
+    expect(await errorBodyOf(retry)).toMatchObject({ code: "webhook_endpoint_disabled", message: expect.stringContaining("disabled by its owner") });
+
+    expect(await (await change(endpointId, { status: "enabled" })).json()).toMatchObject({ status: "enabled" });
+    const next = await feedHead();
+    await seedOrders([{ id: 3 }]);
+    expect(await dispatched(next)).toEqual([`wd_${endpointId.slice(3)}_${BigInt(next) + 1n}`]);
+    const requeued = recordingQueue();
+    const bindings = { ...env, WEBHOOK_DELIVERIES: requeued.queue as unknown as Env["WEBHOOK_DELIVERIES"] };
+    expect((await apiWith(bindings, `/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryIds[0]}/retry`, { method: "POST", key: owner.key })).status).toBe(202);
+    expect(requeued.sent).toEqual([{ deliveryId: deliveryIds[0] }]);
+  });
+
+  it("enables again what the service disabled after its receiver failed, not what an operator disabled", async () => {
+    const byService = await makeEndpoint(owner.key, { url: "https://receiver.example/gone" });
+    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = 'the receiver answered 410 Gone', disabled_by = 'service' WHERE id = ?1")
+      .bind(byService.id, new Date().toISOString())
+      .run();
+    expect(await (await change(byService.id, { status: "enabled" })).json()).toMatchObject({ status: "enabled" });
+
+    const byOperator = await makeEndpoint(owner.key, { url: "https://receiver.example/abusive" });
+    expect((await api(`/admin/webhook-endpoints/${byOperator.id}/disable`, { method: "POST", key: null, headers: { Authorization: OPERATOR } })).status).toBe(200);
+    const refused = await change(byOperator.id, { status: "enabled" });
+    expect(refused.status).toBe(409);
+    expect(await errorBodyOf(refused)).toMatchObject({ code: "webhook_endpoint_locked", message: expect.stringContaining("only an operator") });
+    expect(await (await api(`/v2/webhook-endpoints/${byOperator.id}`, { key: owner.key })).json()).toMatchObject({ status: "disabled" });
+    // Its URL may still change while it stays disabled; only the audit of the refused enabling is taken back.
+    expect(await (await change(byOperator.id, { url: "https://receiver.example/fixed" })).json()).toMatchObject({ url: "https://receiver.example/fixed", status: "disabled" });
+    expect((await auditOf(byOperator.id)).map((row) => row.operation)).toEqual(["disable", "update"]);
+  });
+
+  it("needs the webhooks:manage scope", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const reader = await storeTestKey({ scopes: ["orders:read"] });
+    expect((await errorBodyOf(await change(made.id, { status: "disabled" }, reader.key))).code).toBe("insufficient_scope");
+  });
+});
+
+describe("recovering failed deliveries", () => {
+  /** What the queue was sent by the recoveries of a test. */
+  let sent: string[] = [];
+  const recover = (id: string, body: unknown) => {
+    const { queue, sent: recorded } = recordingQueue();
+    const bindings = { ...env, WEBHOOK_DELIVERIES: queue as unknown as Env["WEBHOOK_DELIVERIES"] };
+    return apiWith(bindings, `/v2/webhook-endpoints/${id}/recover`, { method: "POST", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }).finally(
+      () => void sent.push(...recorded.map((message) => message.deliveryId)),
+    );
+  };
+  beforeEach(() => {
+    sent = [];
+  });
+
+  /** `count` failed deliveries to the endpoint, of events 1..count, made at `createdAt`. */
+  const failedDeliveries = (endpointId: string, count: number, createdAt: string, firstSeq = 1) =>
+    env.DB.prepare(
+      "WITH RECURSIVE n(i) AS (SELECT CAST(?3 AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?3 + ?2 - 1) " +
+        "INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, attempts, schedule_step, outcome, created_at, updated_at) " +
+        "SELECT 'wd_' || substr(?1, 4) || '_' || i, ?1, i, 4, 3, 'failed', ?4, ?4 FROM n",
+    )
+      .bind(endpointId, count, firstSeq, createdAt)
+      .run();
+
+  const outcomes = async (endpointId: string) =>
+    (await env.DB.prepare("SELECT outcome, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?1 GROUP BY outcome ORDER BY outcome").bind(endpointId).all()).results;
+
+  it("makes every failed delivery since the time due again with a fresh schedule, and audits it", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    await failedDeliveries(made.id, 2, "2030-01-01T00:00:00.000Z");
+    await failedDeliveries(made.id, 3, "2030-01-02T00:00:00.000Z", 3);
+    const response = await recover(made.id, { since: "2030-01-02T01:00:00+01:00" });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ recovered: 3, more: false });
+    expect(sent).toEqual([3, 4, 5].map((seq) => `wd_${made.id.slice(3)}_${seq}`));
+    expect(await outcomes(made.id)).toEqual([
+      { outcome: "failed", n: 2 },
+      { outcome: "pending", n: 3 },
+    ]);
+    expect(await env.DB.prepare("SELECT DISTINCT schedule_step FROM webhook_deliveries WHERE endpoint_id = ?1 AND outcome = 'pending'").bind(made.id).all()).toMatchObject({
+      results: [{ schedule_step: 0 }],
+    });
+    expect(await auditOf(made.id)).toEqual([{ operation: "recover", changes: JSON.stringify({ since: "2030-01-02T00:00:00.000Z" }), actor: `key:${owner.record.id}`, outcome: null }]);
+  });
+
+  it("takes 1,000 a request and says when more remain", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    await failedDeliveries(made.id, 1_001, "2030-01-02T00:00:00.000Z");
+    expect(await (await recover(made.id, { since: "2030-01-01T00:00:00Z" })).json()).toEqual({ recovered: 1_000, more: true });
+    expect(await (await recover(made.id, { since: "2030-01-01T00:00:00Z" })).json()).toEqual({ recovered: 1, more: false });
+    expect(await outcomes(made.id)).toEqual([{ outcome: "pending", n: 1_001 }]);
+    expect(new Set(sent).size).toBe(1_001);
+  });
+
+  it("refuses a disabled endpoint, another budget's, and a since that is not an instant", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    expect((await errorBodyOf(await recover(made.id, { since: "yesterday" }))).code).toBe("invalid_body");
+    await change(made.id, { status: "disabled" });
+    expect((await errorBodyOf(await recover(made.id, { since: "2030-01-01T00:00:00Z" }))).code).toBe("webhook_endpoint_disabled");
+    const stranger = await storeTestKey({ scopes: ["webhooks:manage"] });
+    const other = await api(`/v2/webhook-endpoints/${made.id}/recover`, {
+      method: "POST",
+      key: stranger.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ since: "2030-01-01T00:00:00Z" }),
+    });
+    expect((await errorBodyOf(other)).code).toBe("webhook_endpoint_not_found");
+  });
+});
