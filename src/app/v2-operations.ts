@@ -17,10 +17,11 @@ import { listWebhookDeliveries } from "../webhooks/endpoints/list-webhook-delive
 import { listWebhookEndpoints } from "../webhooks/endpoints/list-webhook-endpoints";
 import { recoverWebhookDeliveries } from "../webhooks/endpoints/recover-webhook-deliveries";
 import { retryWebhookDelivery } from "../webhooks/endpoints/retry-webhook-delivery";
+import { sendWebhookTestEvent } from "../webhooks/endpoints/send-webhook-test-event";
 import { rotateWebhookSecret } from "../webhooks/endpoints/rotate-webhook-secret";
 import { updateWebhookEndpoint } from "../webhooks/endpoints/update-webhook-endpoint";
 import { getUsage } from "../usage/usage-operations";
-import { orderEventWebhook } from "../webhooks/order-event-webhook";
+import { orderEventWebhook, testEventWebhook } from "../webhooks/webhook-descriptions";
 
 const { leases, listVersion, ownWrites } = isolateMemory;
 const served = [
@@ -34,6 +35,7 @@ const served = [
   getWebhookEndpoint,
   updateWebhookEndpoint,
   rotateWebhookSecret,
+  sendWebhookTestEvent,
   deleteWebhookEndpoint,
   listWebhookDeliveries,
   retryWebhookDelivery,
@@ -41,7 +43,7 @@ const served = [
   getUsage(leases),
 ];
 
-const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook]);
+const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook, testEventWebhook]);
 
 /**
  * Every operation under /v2, in the order they are documented; then its

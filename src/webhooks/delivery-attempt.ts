@@ -12,7 +12,7 @@ import type { D1Queryable } from "../lib/d1-session";
 import type { DroppedValue } from "../orders/order-json";
 import type { DeliveryMessage } from "./dispatch-pass";
 import type { BudgetLiveness } from "../keys/live-budget";
-import { openSecret } from "./webhook-secrets";
+import { liveSecrets } from "./webhook-secrets";
 import { webhookHeaders } from "./webhook-signature";
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -150,18 +150,13 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
   }
 
   const body = orderEventJson(row, [] as DroppedValue[]);
-  const secret = await openSecret(context.sealingKey, row.endpoint_id, row.secret_sealed).catch(() => undefined);
+  const secrets = await liveSecrets(context.sealingKey, { ...row, id: row.endpoint_id }, now);
   // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves secrets unreadable).
-  if (secret === undefined) {
+  if (secrets === undefined) {
     await settle(context.db, row.id, "failed", { ...none, error: "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)" }, at);
     return "ack";
   }
-  // While a rotation's overlap lasts, the replaced secret signs too; one that no longer opens is left out, never fatal.
-  const previous =
-    row.previous_secret_sealed !== null && row.previous_secret_until !== null && Date.parse(row.previous_secret_until) > now
-      ? await openSecret(context.sealingKey, row.endpoint_id, row.previous_secret_sealed).catch(() => undefined)
-      : undefined;
-  const headers = await webhookHeaders(previous === undefined ? [secret] : [secret, previous], `evt_${row.seq}`, Math.floor(now / 1000), body);
+  const headers = await webhookHeaders(secrets, `evt_${row.seq}`, Math.floor(now / 1000), body);
   let status: number | null = null;
   let retryAfter: number | null = null;
   let error: string | null = null;

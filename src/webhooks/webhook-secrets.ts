@@ -45,3 +45,20 @@ export async function openSecret(keyMaterial: string, endpointId: string, sealed
   );
   return new TextDecoder().decode(opened);
 }
+
+/**
+ * The secrets that sign an endpoint's deliveries now: its own, and the one a
+ * rotation replaced while the overlap lasts (left out, never fatal, should it
+ * no longer open). Undefined when its own cannot be opened.
+ */
+export async function liveSecrets(
+  keyMaterial: string,
+  endpoint: { id: string; secret_sealed: string; previous_secret_sealed: string | null; previous_secret_until: string | null },
+  now: number,
+): Promise<string[] | undefined> {
+  const secret = await openSecret(keyMaterial, endpoint.id, endpoint.secret_sealed).catch(() => undefined);
+  if (secret === undefined) return undefined;
+  const overlapping = endpoint.previous_secret_sealed !== null && endpoint.previous_secret_until !== null && Date.parse(endpoint.previous_secret_until) > now;
+  const previous = overlapping ? await openSecret(keyMaterial, endpoint.id, endpoint.previous_secret_sealed!).catch(() => undefined) : undefined;
+  return previous === undefined ? [secret] : [secret, previous];
+}

@@ -74,6 +74,26 @@ export const RecoveredWebhookDeliveries = z
   })
   .meta({ id: "RecoveredWebhookDeliveries" });
 
+export const WebhookTestEvent = z
+  .object({
+    id: z.string().regex(/^evt_test_[0-9a-f]{32}$/).describe("The test's id, also its webhook-id"),
+    type: z.literal("webhook.test").describe("Never an order event's type: nothing changed"),
+    createdAt: z.iso.datetime(),
+    endpointId: z.string().regex(/^we_[0-9a-f]{20}$/).describe("The endpoint it was sent to"),
+  })
+  .meta({ id: "WebhookTestEvent", description: "A test event: signed as every delivery, about no order." });
+
+export const WebhookTestResult = z
+  .object({
+    id: z.string().describe("The test event's id"),
+    delivered: z.boolean().describe("true: the receiver answered 2xx"),
+    status: z.number().int().nullable().describe("The receiver's HTTP status; null when it gave none"),
+    durationMs: z.number().int().describe("From sending to the answer's headers, or to the failure"),
+    response: z.string().nullable().describe("The first 256 characters of the receiver's answer"),
+    error: z.string().nullable().describe("What went wrong, when no answer came"),
+  })
+  .meta({ id: "WebhookTestResult", description: "What the receiver made of a test event." });
+
 export const WebhookEndpointList = z
   .object({ data: z.array(WebhookEndpoint).describe("The budget's endpoints, oldest first") })
   .meta({ id: "WebhookEndpointList" });

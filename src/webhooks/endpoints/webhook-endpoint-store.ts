@@ -19,9 +19,11 @@ export interface WebhookEndpointRow {
   disabled_at: string | null;
   disabled_reason: string | null;
   disabled_by: "operator" | "owner" | "service" | null;
+  previous_secret_sealed: string | null;
+  previous_secret_until: string | null;
 }
 
-const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by";
+const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, previous_secret_sealed, previous_secret_until";
 
 /** The endpoint as its owner sees it. */
 export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEndpoint> => ({
@@ -40,7 +42,7 @@ export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Arr
  * receives the events after the feed's head as it is now. False when full.
  * Safe to retry: the id is made once per creation.
  */
-export async function insertEndpoint(db: D1Queryable, row: Omit<WebhookEndpointRow, "status" | "disabled_at" | "disabled_reason" | "disabled_by">): Promise<boolean> {
+export async function insertEndpoint(db: D1Queryable, row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed">): Promise<boolean> {
   const { meta } = await db
     .prepare(
       "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed) " +

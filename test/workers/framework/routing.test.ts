@@ -37,6 +37,7 @@ describe("routing and the Error shape", () => {
       "getWebhookEndpoint",
       "updateWebhookEndpoint",
       "rotateWebhookSecret",
+      "sendWebhookTestEvent",
       "deleteWebhookEndpoint",
       "listWebhookDeliveries",
       "retryWebhookDelivery",
@@ -48,7 +49,7 @@ describe("routing and the Error shape", () => {
 
   it.each([
     ["/v1", "1.0.0", ["listOrders", "cancelOrder", "getPetById", "getOpenApiDocument"]],
-    ["/v2", "2.0.0", ["listOrdersV2", "getOrderV2", "cancelOrderV2", "listOrderEvents", "createWebhookEndpoint", "listWebhookEndpoints", "getWebhookEndpoint", "updateWebhookEndpoint", "rotateWebhookSecret", "deleteWebhookEndpoint", "listWebhookDeliveries", "retryWebhookDelivery", "recoverWebhookDeliveries", "getUsage", "getOpenApiDocument"]],
+    ["/v2", "2.0.0", ["listOrdersV2", "getOrderV2", "cancelOrderV2", "listOrderEvents", "createWebhookEndpoint", "listWebhookEndpoints", "getWebhookEndpoint", "updateWebhookEndpoint", "rotateWebhookSecret", "sendWebhookTestEvent", "deleteWebhookEndpoint", "listWebhookDeliveries", "retryWebhookDelivery", "recoverWebhookDeliveries", "getUsage", "getOpenApiDocument"]],
   ])("describes the version at its base address, GET %s, as GET / lists it, without a key", async (prefix, version, operationIds) => {
     const response = await api(prefix, { key: null });
     expect(response.status).toBe(200);

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { dispatchEvents } from "../../../src/webhooks/dispatch-pass";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { seedOrders } from "../../support/seed";
@@ -12,6 +13,7 @@ import { feedHead, makeEndpoint, pendingDeliveries, recordingQueue, webhookOwner
  * of a disabled endpoint says so.
  */
 const owner = webhookOwnerOfEachTest();
+afterEach(() => vi.restoreAllMocks());
 const OPERATOR = "Bearer operator-token-for-tests";
 
 const change = (id: string, body: unknown, key = owner.key) =>
@@ -177,5 +179,34 @@ describe("recovering failed deliveries", () => {
       body: JSON.stringify({ since: "2030-01-01T00:00:00Z" }),
     });
     expect((await errorBodyOf(other)).code).toBe("webhook_endpoint_not_found");
+  });
+});
+
+describe("a test event", () => {
+  const test = (id: string) => apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}/test`, { method: "POST", key: owner.key });
+
+  it("is POSTed at once, signed as a delivery, and answers what the receiver said; it is no delivery", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const posts: { url: string; body: string; headers: Record<string, string> }[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (url, init) => {
+      posts.push({ url: String(url), body: String(init!.body), headers: Object.fromEntries(new Headers(init!.headers)) });
+      return new Response("thanks, ".repeat(100), { status: 202 });
+    });
+    const response = await test(made.id);
+    expect(response.status).toBe(200);
+    const result = await response.json<{ id: string; delivered: boolean; status: number; durationMs: number; response: string; error: null }>();
+    expect(result).toEqual({ id: expect.stringMatching(/^evt_test_[0-9a-f]{32}$/), delivered: true, status: 202, durationMs: expect.any(Number), response: "thanks, ".repeat(32), error: null });
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.url).toBe("https://receiver.example/hooks");
+    expect(new Webhook(made.secret).verify(posts[0]!.body, posts[0]!.headers)).toEqual({ id: result.id, type: "webhook.test", createdAt: expect.any(String), endpointId: made.id });
+    expect((await (await api(`/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{ data: unknown[] }>()).data).toEqual([]);
+  });
+
+  it("says what went wrong when the receiver cannot be reached, and is refused for a disabled endpoint", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("Network connection lost."));
+    expect(await (await test(made.id)).json()).toMatchObject({ delivered: false, status: null, response: null, error: "could not connect" });
+    await change(made.id, { status: "disabled" });
+    expect((await errorBodyOf(await test(made.id))).code).toBe("webhook_endpoint_disabled");
   });
 });

@@ -1,0 +1,62 @@
+import { defineOperation } from "../../framework/operations/define-operation";
+import { ApiError } from "../../framework/api-error";
+import { jsonBody } from "../../framework/counted-body";
+import { callDependency } from "../../lib/dependency";
+import { DELIVERY_TIMEOUT_MS } from "../delivery-attempt";
+import { webhookHeaders } from "../webhook-signature";
+import { liveSecrets, sealingKeyOf } from "../webhook-secrets";
+import { WebhookTestResult } from "./webhook-endpoint-schemas";
+import { budgetEndpoint } from "./webhook-endpoint-store";
+import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+
+/** How much of the receiver's answer the result shows. */
+const RESPONSE_SHOWN = 256;
+
+/** POST /v2/webhook-endpoints/{endpointId}/test: a signed webhook.test event, sent now; what the receiver answered. */
+export const sendWebhookTestEvent = defineOperation({
+  ...WEBHOOKS,
+  operationId: "sendWebhookTestEvent",
+  method: "post",
+  path: "/webhook-endpoints/{endpointId}/test",
+  summary: "Send a test event",
+  description:
+    "POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), " +
+    `and answers what the receiver did within ${DELIVERY_TIMEOUT_MS / 1000} s. Never retried, and never in the deliveries list: ` +
+    "no order changed. The endpoint must be enabled.",
+  params: ENDPOINT_PARAMS,
+  responses: { 200: { description: "What the receiver answered", body: WebhookTestResult } },
+  errors: ["webhook_endpoint_not_found", "webhook_endpoint_disabled"],
+  async handle(c, { endpointId }) {
+    const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+    if (!endpoint) throw notFound(endpointId);
+    if (endpoint.status === "disabled") {
+      throw new ApiError("webhook_endpoint_disabled", `The endpoint is disabled (${endpoint.disabled_reason ?? "disabled"}): enable it first, then test it.`);
+    }
+    const now = Date.now();
+    const secrets = await liveSecrets(sealingKeyOf(c.env), endpoint, now);
+    if (!secrets) throw new Error("the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
+    const id = `evt_test_${[...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+    const body = JSON.stringify({ id, type: "webhook.test", createdAt: new Date(now).toISOString(), endpointId });
+    const headers = await webhookHeaders(secrets, id, Math.floor(now / 1000), body);
+    const result = { id, delivered: false, status: null as number | null, durationMs: 0, response: null as string | null, error: null as string | null };
+    try {
+      const answer = await fetch(endpoint.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+      result.status = answer.status;
+      result.delivered = answer.status >= 200 && answer.status < 300;
+      result.response = await answerStart(answer);
+    } catch (cause) {
+      result.error = cause instanceof Error && cause.name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
+    }
+    result.durationMs = Date.now() - now;
+    return jsonBody(c, result);
+  },
+});
+
+/** The start of the receiver's answer, and no more of it: a receiver may answer with anything, of any length. */
+async function answerStart(answer: Response): Promise<string> {
+  const reader = answer.body?.getReader();
+  if (!reader) return "";
+  const { value } = await reader.read();
+  await reader.cancel();
+  return new TextDecoder().decode(value ?? new Uint8Array()).slice(0, RESPONSE_SHOWN);
+}
