@@ -109,7 +109,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Nothing more is delivered to it, deliveries waiting for a retry included.
+         * @description Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until an operator enables it.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -132,7 +132,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's signing secret
-         * @description Makes a new signing secret, shown this once. For the overlap (a day unless asked, at most a week) every delivery carries a signature with each secret, space-separated as Standard Webhooks specifies, so the receiver can change to the new one at its own pace; then only the new one signs. The body may be left out. Audited with the key that asked.
+         * @description Makes a new signing secret, shown this once. For the overlap (a day unless asked, at most a week) every delivery carries a signature with each secret, space-separated as Standard Webhooks specifies, so the receiver can change to the new one at its own pace; then only the new one signs. A rotation during an overlap keeps the secret from before it signing (a retried rotation never cuts the receiver off); an overlap of 0 ends every old secret at once. The body may be left out. Audited with the key that asked.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -212,7 +212,7 @@ export interface paths {
         put?: never;
         /**
          * Send again every failed delivery since a time
-         * @description After the receiver is fixed: each failed delivery of an event since `since` is due now, with the same webhook-id and a fresh retry schedule, 1000 a request in event order; `more` says to ask again. The endpoint must be enabled. Audited with the key that asked.
+         * @description After the receiver is fixed: each failed delivery made since `since` is due now, with the same webhook-id and a fresh retry schedule, 1000 a request in event order; `more` says to ask again. The endpoint must be enabled. Audited with the key that asked.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -451,11 +451,11 @@ export interface components {
             delivered: boolean;
             /** @description The receiver's HTTP status; null when it gave none */
             status: number | null;
-            /** @description From sending to the answer's headers, or to the failure */
+            /** @description From sending to the answer's status and headers, or to the failure */
             durationMs: number;
-            /** @description The first 256 characters of the receiver's answer */
+            /** @description The start of the receiver's answer (its first chunk, at most 256 characters); null without one */
             response: string | null;
-            /** @description What went wrong, when no answer came */
+            /** @description What went wrong, when no answer came, or why it was not sent */
             error: string | null;
         };
         WebhookDeliveryList: {
@@ -1821,7 +1821,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `too_many_webhook_endpoints` */
+            /** @description Error: `too_many_webhook_endpoints` or `webhook_endpoint_locked` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1836,7 +1836,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example too_many_webhook_endpoints */
+                        /**
+                         * @example too_many_webhook_endpoints
+                         * @example webhook_endpoint_locked
+                         */
                         code?: unknown;
                     };
                 };
@@ -2247,6 +2250,26 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example method_not_allowed */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `webhook_endpoint_locked` */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example webhook_endpoint_locked */
                         code?: unknown;
                     };
                 };

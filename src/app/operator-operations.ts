@@ -5,10 +5,11 @@ import { revokeKey } from "../operator/revoke-key";
 import { setBudgetLimits } from "../operator/set-budget-limits";
 import { unbanKey } from "../operator/unban-key";
 import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-endpoint";
+import { enableWebhookEndpoint } from "../webhooks/endpoints/enable-webhook-endpoint";
 import { listAllWebhookEndpoints } from "../webhooks/endpoints/list-all-webhook-endpoints";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
 
 /** The operator API (docs/operations.md#operator-api): webhook endpoints and the event sequence, then keys' budgets. */
-export const operatorOperations = [listAllWebhookEndpoints, disableWebhookEndpoint, ...eventSequenceOperations, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey];
+export const operatorOperations = [listAllWebhookEndpoints, disableWebhookEndpoint, enableWebhookEndpoint, ...eventSequenceOperations, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey];

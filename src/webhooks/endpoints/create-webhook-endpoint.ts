@@ -24,7 +24,7 @@ export const createWebhookEndpoint = defineOperation({
     "endpoints a budget (a key and the key it was rotated from share them).",
   requestBody: { description: "The endpoint's URL and, optionally, the event types it wants", schema: CreateWebhookEndpoint },
   responses: { 201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint, headers: ["Location"] } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints"],
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints", "webhook_endpoint_locked"],
   async handle(c) {
     const body = await readJsonBody(c, CreateWebhookEndpoint);
     const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
@@ -35,9 +35,10 @@ export const createWebhookEndpoint = defineOperation({
     const types = [...new Set(body.types ?? ORDER_EVENT_TYPES)].sort().join(",");
     const row = { id, budget, url: body.url, types, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
     const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row));
-    if (!inserted) {
+    if (inserted === "full") {
       throw new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
     }
+    if (inserted === "locked") throw new ApiError("webhook_endpoint_locked", "An operator disabled this budget's endpoint for this URL: only an operator can enable it.");
     wakeDispatcher(c);
     const location = new URL(`${c.req.path}/${id}`, c.req.url).href;
     return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, previous_secret_sealed: null, previous_secret_until: null }), secret }, 201, { Location: location });

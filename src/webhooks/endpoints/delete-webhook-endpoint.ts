@@ -1,4 +1,5 @@
 import { defineOperation } from "../../framework/operations/define-operation";
+import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
 import { deleteEndpoint } from "./webhook-endpoint-store";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
@@ -10,12 +11,14 @@ export const deleteWebhookEndpoint = defineOperation({
   method: "delete",
   path: "/webhook-endpoints/{endpointId}",
   summary: "Delete a webhook endpoint",
-  description: "Nothing more is delivered to it, deliveries waiting for a retry included.",
+  description: "Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until an operator enables it.",
   params: ENDPOINT_PARAMS,
   responses: { 204: { description: "Deleted" } },
-  errors: ["webhook_endpoint_not_found"],
+  errors: ["webhook_endpoint_not_found", "webhook_endpoint_locked"],
   async handle(c, { endpointId }) {
-    if (!(await callDependency("D1", () => deleteEndpoint(c.env.DB, budgetOfCaller(c), endpointId)))) throw notFound(endpointId);
+    const deleted = await callDependency("D1", () => deleteEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+    if (deleted === "none") throw notFound(endpointId);
+    if (deleted === "locked") throw new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: it stays until an operator enables it.");
     return c.body(null, 204);
   },
 });

@@ -4,7 +4,7 @@ import { callDependency } from "../../lib/dependency";
 /** What is recorded of an endpoint's change (migrations/0016_webhook_endpoint_owner_changes.sql). */
 export interface EndpointEvent {
   endpointId: string;
-  operation: "disable" | "update" | "rotate_secret" | "recover";
+  operation: "disable" | "enable" | "update" | "rotate_secret" | "recover";
   changes: Record<string, unknown>;
   /** The operator's name, or `key:<id>` for the owner's key that asked. */
   actor: string;

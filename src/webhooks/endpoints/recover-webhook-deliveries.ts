@@ -5,9 +5,10 @@ import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/dependency";
 import { rfc3339ToUtc } from "../../lib/date-time";
 import { SWEEP_BATCH, SWEEP_BATCHES } from "../resend-overdue-deliveries";
+import { OperationNotTaken } from "../../keys/audit";
 import { auditedEndpointChange } from "./endpoint-audit";
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, recoverFailedDeliveries } from "./webhook-endpoint-store";
+import { budgetEndpoint, disabledBecause, recoverFailedDeliveries } from "./webhook-endpoint-store";
 import { budgetOfCaller, ENDPOINT_PARAMS, keyOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** POST /v2/webhook-endpoints/{endpointId}/recover: every failed delivery since a time, sent again; audited. */
@@ -18,7 +19,7 @@ export const recoverWebhookDeliveries = defineOperation({
   path: "/webhook-endpoints/{endpointId}/recover",
   summary: "Send again every failed delivery since a time",
   description:
-    `After the receiver is fixed: each failed delivery of an event since \`since\` is due now, with the same webhook-id and a fresh ` +
+    `After the receiver is fixed: each failed delivery made since \`since\` is due now, with the same webhook-id and a fresh ` +
     `retry schedule, ${SWEEP_BATCH * SWEEP_BATCHES} a request in event order; \`more\` says to ask again. The endpoint must be ` +
     "enabled. Audited with the key that asked.",
   params: ENDPOINT_PARAMS,
@@ -27,23 +28,33 @@ export const recoverWebhookDeliveries = defineOperation({
   errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found", "webhook_endpoint_disabled"],
   async handle(c, { endpointId }) {
     const { since } = await readJsonBody(c, RecoverWebhookDeliveries);
+    // A valid form may still name no instant a date-time can hold (an offset moving it before the year 0000).
+    const from = rfc3339ToUtc(since);
+    if (from === undefined) throw new ApiError("invalid_body", "since: not an instant a date-time can hold once in UTC (its offset moves it out of years 0000 to 9999).");
     const db = c.env.DB;
     const endpoint = await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
-      throw new ApiError("webhook_endpoint_disabled", `The endpoint is disabled (${endpoint.disabled_reason ?? "disabled"}): enable it first, then recover.`);
+      throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then recover.`);
     }
     const at = new Date().toISOString();
-    const from = rfc3339ToUtc(since)!;
-    const recovered = await auditedEndpointChange(db, { endpointId, operation: "recover", changes: { since: from }, actor: `key:${keyOfCaller(c).id}`, at }, async () => {
+    const recovering = auditedEndpointChange(db, { endpointId, operation: "recover", changes: { since: from }, actor: `key:${keyOfCaller(c).id}`, at }, async () => {
       let count = 0;
       for (let batch = 0; batch < SWEEP_BATCHES; batch++) {
         const ids = await callDependency("D1", () => recoverFailedDeliveries(db, endpointId, from, at, SWEEP_BATCH));
         if (ids.length > 0) await callDependency("Queues", () => c.env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId }, contentType: "json" as const }))));
         count += ids.length;
-        if (ids.length < SWEEP_BATCH) return { recovered: count, more: false };
+        if (ids.length < SWEEP_BATCH) {
+          // Nothing to recover changed nothing: no audit row stays for it.
+          if (count === 0) throw new OperationNotTaken("no failed delivery since then");
+          return { recovered: count, more: false };
+        }
       }
       return { recovered: count, more: true };
+    });
+    const recovered = await recovering.catch((error: unknown) => {
+      if (error instanceof OperationNotTaken) return { recovered: 0, more: false };
+      throw error;
     });
     return jsonBody(c, recovered, 202);
   },

@@ -2,7 +2,7 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
 import { DeliveryParams, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, deliveryJson, resetDelivery } from "./webhook-endpoint-store";
+import { budgetEndpoint, deliveryJson, disabledBecause, resetDelivery } from "./webhook-endpoint-store";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 
@@ -22,7 +22,7 @@ export const retryWebhookDelivery = defineOperation({
     const endpoint = await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
-      throw new ApiError("webhook_endpoint_disabled", `The endpoint is disabled (${endpoint.disabled_reason ?? "disabled"}): enable it first, then retry.`);
+      throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then retry.`);
     }
     const row = await callDependency("D1", () => resetDelivery(db, endpointId, deliveryId, new Date().toISOString()));
     if (!row) throw new ApiError("webhook_delivery_not_found", `No delivery ${deliveryId} to endpoint ${endpointId}.`);

@@ -19,7 +19,9 @@ export const rotateWebhookSecret = defineOperation({
   description:
     "Makes a new signing secret, shown this once. For the overlap (a day unless asked, at most a week) every delivery carries a " +
     "signature with each secret, space-separated as Standard Webhooks specifies, so the receiver can change to the new one at its " +
-    "own pace; then only the new one signs. The body may be left out. Audited with the key that asked.",
+    "own pace; then only the new one signs. A rotation during an overlap keeps the secret from before it signing (a retried " +
+    "rotation never cuts the receiver off); an overlap of 0 ends every old secret at once. The body may be left out. Audited " +
+    "with the key that asked.",
   params: ENDPOINT_PARAMS,
   requestBody: { description: "How long the old secret signs too (optional)", schema: RotateWebhookSecret },
   responses: { 200: { description: "The new secret, and when the old one stops signing", body: RotatedWebhookSecret } },
@@ -29,13 +31,15 @@ export const rotateWebhookSecret = defineOperation({
     const now = Date.now();
     const at = new Date(now).toISOString();
     const previousSecretExpiresAt = new Date(now + overlapSeconds * 1000).toISOString();
+    // No overlap: no old secret signs at all (a leak), not even one an earlier overlap kept.
+    const previousUntil = overlapSeconds === 0 ? null : previousSecretExpiresAt;
     const secret = newWebhookSecret();
     const sealed = await sealSecret(sealingKeyOf(c.env), endpointId, secret);
     const db = c.env.DB;
     const event = { endpointId, operation: "rotate_secret" as const, changes: { previousSecretExpiresAt }, actor: `key:${keyOfCaller(c).id}`, at };
     try {
       await auditedEndpointChange(db, event, async () => {
-        if (!(await callDependency("D1", () => rotateEndpointSecret(db, budgetOfCaller(c), endpointId, sealed, previousSecretExpiresAt)))) {
+        if (!(await callDependency("D1", () => rotateEndpointSecret(db, budgetOfCaller(c), endpointId, sealed, previousUntil, at)))) {
           throw new OperationNotTaken("no such endpoint");
         }
       });

@@ -6,7 +6,8 @@ import { DELIVERY_TIMEOUT_MS } from "../delivery-attempt";
 import { webhookHeaders } from "../webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "./webhook-endpoint-store";
+import { budgetEndpoint, disabledBecause } from "./webhook-endpoint-store";
+import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** How much of the receiver's answer the result shows. */
@@ -30,7 +31,7 @@ export const sendWebhookTestEvent = defineOperation({
     const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
-      throw new ApiError("webhook_endpoint_disabled", `The endpoint is disabled (${endpoint.disabled_reason ?? "disabled"}): enable it first, then test it.`);
+      throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then test it.`);
     }
     const now = Date.now();
     const secrets = await liveSecrets(sealingKeyOf(c.env), endpoint, now);
@@ -39,15 +40,21 @@ export const sendWebhookTestEvent = defineOperation({
     const body = JSON.stringify({ id, type: "webhook.test", createdAt: new Date(now).toISOString(), endpointId });
     const headers = await webhookHeaders(secrets, id, Math.floor(now / 1000), body);
     const result = { id, delivered: false, status: null as number | null, durationMs: 0, response: null as string | null, error: null as string | null };
+    // The rules of today, not of when the URL was taken: a URL they now refuse is not called.
+    const refused = webhookUrlProblem(endpoint.url, servedLocally(c.get("config").baseUrl));
+    if (refused) return jsonBody(c, { ...result, error: `not sent: ${refused}` });
+    const sent = Date.now();
     try {
       const answer = await fetch(endpoint.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+      result.durationMs = Date.now() - sent;
       result.status = answer.status;
       result.delivered = answer.status >= 200 && answer.status < 300;
-      result.response = await answerStart(answer);
+      // The answer's start, on its own: a receiver that stalls after its headers still answered.
+      result.response = await answerStart(answer).catch(() => null);
     } catch (cause) {
+      result.durationMs = Date.now() - sent;
       result.error = cause instanceof Error && cause.name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
     }
-    result.durationMs = Date.now() - now;
     return jsonBody(c, result);
   },
 });

@@ -11,6 +11,9 @@ import { endpointJson, updateEndpoint, type WebhookEndpointRow } from "./webhook
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, keyOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 
+/** Enabling refused: nothing changed, so the audit row goes too. */
+class EndpointLocked extends OperationNotTaken {}
+
 /** PATCH /v2/webhook-endpoints/{endpointId}: its URL, its types, enabled or disabled; audited. */
 export const updateWebhookEndpoint = defineOperation({
   ...WEBHOOKS,
@@ -40,13 +43,13 @@ export const updateWebhookEndpoint = defineOperation({
       updated = await auditedEndpointChange(db, { endpointId, operation: "update", changes: body, actor: `key:${keyOfCaller(c).id}`, at }, async () => {
         const result = await callDependency("D1", () => updateEndpoint(db, budgetOfCaller(c), endpointId, changes, at));
         if (!result) throw new OperationNotTaken("no such endpoint");
-        if (result.locked) throw new OperationNotTaken(result.row.disabled_reason ?? "disabled by an operator");
+        if (result.locked) throw new EndpointLocked("an operator disabled it");
         return result.row;
       });
     } catch (error) {
-      if (!(error instanceof OperationNotTaken)) throw error;
-      if (error.message === "no such endpoint") throw notFound(endpointId);
-      throw new ApiError("webhook_endpoint_locked", `An operator disabled this endpoint (${error.message}): only an operator can enable it.`);
+      if (error instanceof EndpointLocked) throw new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: only an operator can enable it.");
+      if (error instanceof OperationNotTaken) throw notFound(endpointId);
+      throw error;
     }
     // An endpoint enabled again is watched by the dispatcher from its next pass.
     if (body.status === "enabled") wakeDispatcher(c);

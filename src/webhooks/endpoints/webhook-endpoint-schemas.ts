@@ -88,9 +88,9 @@ export const WebhookTestResult = z
     id: z.string().describe("The test event's id"),
     delivered: z.boolean().describe("true: the receiver answered 2xx"),
     status: z.number().int().nullable().describe("The receiver's HTTP status; null when it gave none"),
-    durationMs: z.number().int().describe("From sending to the answer's headers, or to the failure"),
-    response: z.string().nullable().describe("The first 256 characters of the receiver's answer"),
-    error: z.string().nullable().describe("What went wrong, when no answer came"),
+    durationMs: z.number().int().describe("From sending to the answer's status and headers, or to the failure"),
+    response: z.string().nullable().describe("The start of the receiver's answer (its first chunk, at most 256 characters); null without one"),
+    error: z.string().nullable().describe("What went wrong, when no answer came, or why it was not sent"),
   })
   .meta({ id: "WebhookTestResult", description: "What the receiver made of a test event." });
 

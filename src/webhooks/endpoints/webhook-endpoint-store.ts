@@ -39,21 +39,26 @@ export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Arr
 /**
  * Adds an endpoint unless its budget has MAX_ENDPOINTS_PER_BUDGET already, in
  * one statement (two concurrent creations cannot both pass the count); it
- * receives the events after the feed's head as it is now. False when full.
+ * receives the events after the feed's head as it is now. Not when full, nor
+ * beside an endpoint of the same URL that an operator disabled (`locked`).
  * Safe to retry: the id is made once per creation.
  */
-export async function insertEndpoint(db: D1Queryable, row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed">): Promise<boolean> {
+export async function insertEndpoint(db: D1Queryable, row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed">): Promise<"inserted" | "full" | "locked"> {
   const { meta } = await db
     .prepare(
       "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed) " +
         "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6 " +
         `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
+        // The same URL again beside one an operator disabled would lift the lock by the back door.
+        `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
         // A retry of an insert that did happen (its answer lost) adds nothing.
         "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1)",
     )
     .bind(row.id, row.budget, row.url, row.types, row.created_at, row.secret_sealed)
     .run();
-  return meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null;
+  if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";
+  const locked = await db.prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`).bind(row.budget, row.url).first();
+  return locked ? "locked" : "full";
 }
 
 export async function budgetEndpoints(db: D1Queryable, budget: string): Promise<WebhookEndpointRow[]> {
@@ -72,16 +77,15 @@ export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Pro
  * rest to the daily prune (prune-webhook-deliveries.ts): one statement never
  * deletes a million rows.
  */
-export async function deleteEndpoint(db: D1Queryable, budget: string, id: string): Promise<boolean> {
-  const [, endpoint] = await db.batch([
-    db
-      .prepare(
-        "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = (SELECT id FROM webhook_endpoints WHERE budget = ?1 AND id = ?2) LIMIT ?3)",
-      )
-      .bind(budget, id, DELIVERY_PRUNE_BATCH),
-    db.prepare("DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2").bind(budget, id),
+export async function deleteEndpoint(db: D1Queryable, budget: string, id: string): Promise<"deleted" | "locked" | "none"> {
+  // An endpoint an operator disabled stays (its owner would otherwise lift the lock by making it again).
+  const endpoint = `SELECT id FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`;
+  const [, deleted] = await db.batch([
+    db.prepare(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = (${endpoint}) LIMIT ?3)`).bind(budget, id, DELIVERY_PRUNE_BATCH),
+    db.prepare(`DELETE FROM webhook_endpoints WHERE id = (${endpoint})`).bind(budget, id),
   ]);
-  return endpoint!.meta.changes === 1;
+  if (deleted!.meta.changes === 1) return "deleted";
+  return (await budgetEndpoint(db, budget, id)) ? "locked" : "none";
 }
 
 /** Every endpoint of every budget, for operators. */
@@ -90,15 +94,41 @@ export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[
   return results;
 }
 
-/** Disables an endpoint (nothing more is delivered to it); false when there is none by that id. */
+/**
+ * An operator disables an endpoint (nothing more is delivered to it, and its owner cannot enable it again);
+ * an earlier disabling by its owner or the service gives way to it. False when there is none by that id.
+ */
 export async function disableEndpoint(db: D1Queryable, id: string, reason: string, at: string): Promise<boolean> {
   const { meta } = await db
     .prepare(
-      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = coalesce(disabled_at, ?2), disabled_reason = coalesce(disabled_reason, ?3), disabled_by = 'operator' WHERE id = ?1",
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = CASE WHEN disabled_by IS 'operator' THEN disabled_at ELSE ?2 END, " +
+        "disabled_reason = CASE WHEN disabled_by IS 'operator' THEN disabled_reason ELSE ?3 END, disabled_by = 'operator' WHERE id = ?1",
     )
     .bind(id, at, reason)
     .run();
   return meta.changes === 1;
+}
+
+/** An operator enables an endpoint, whoever disabled it; false when there is none by that id. */
+export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
+  const { meta } = await db.prepare("UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = NULL WHERE id = ?1").bind(id).run();
+  return meta.changes === 1;
+}
+
+/**
+ * Disabled by an operator: only an operator enables it again. A disabled endpoint that does not say who
+ * disabled it (written by code older than migrations/0016) counts as locked: the safe reading.
+ */
+const LOCKED = "status = 'disabled' AND coalesce(disabled_by, 'operator') = 'operator'";
+
+/** Whether the owner may not enable (nor delete) the endpoint: an operator disabled it. */
+export const isLocked = (row: Pick<WebhookEndpointRow, "status" | "disabled_by">) => row.status === "disabled" && (row.disabled_by ?? "operator") === "operator";
+
+/** Why an endpoint is disabled, as its owner is told: the service's reasons, never an operator's name. */
+export function disabledBecause(row: Pick<WebhookEndpointRow, "disabled_by" | "disabled_reason">): string {
+  if (row.disabled_by === "owner") return "disabled by its owner";
+  if (row.disabled_by === "service" && row.disabled_reason) return `disabled by the service: ${row.disabled_reason}`;
+  return "disabled by an operator";
 }
 
 /** What an owner changes of its endpoint; a field left out stays as it is. */
@@ -125,7 +155,7 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
         "disabled_at = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_at, ?7) ELSE disabled_at END, " +
         "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') ELSE disabled_reason END, " +
         "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END " +
-        `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND disabled_by IS 'operator') RETURNING ${COLUMNS}`,
+        `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) RETURNING ${COLUMNS}`,
     )
     .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at)
     .first<WebhookEndpointRow>();
@@ -135,14 +165,20 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
 }
 
 /**
- * Replaces a budget's endpoint's secret; the one it replaces signs beside it
- * until `previousUntil` (a rotation during an overlap ends the older one's at
- * once). False when the budget has no endpoint by that id.
+ * Replaces a budget's endpoint's secret. The one the receiver holds keeps
+ * signing beside the new until `previousUntil`: during an overlap that is
+ * still the secret from before it began (a rotation retried after its answer
+ * was lost must not cut the receiver off for a secret it never saw); with no
+ * overlap (`previousUntil` null, a leak) no old secret signs at all. False
+ * when the budget has no endpoint by that id.
  */
-export async function rotateEndpointSecret(db: D1Queryable, budget: string, id: string, sealed: string, previousUntil: string): Promise<boolean> {
+export async function rotateEndpointSecret(db: D1Queryable, budget: string, id: string, sealed: string, previousUntil: string | null, now: string): Promise<boolean> {
   const { meta } = await db
-    .prepare("UPDATE webhook_endpoints SET previous_secret_sealed = secret_sealed, previous_secret_until = ?4, secret_sealed = ?3 WHERE budget = ?1 AND id = ?2")
-    .bind(budget, id, sealed, previousUntil)
+    .prepare(
+      "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
+        "previous_secret_until = ?4, secret_sealed = ?3 WHERE budget = ?1 AND id = ?2",
+    )
+    .bind(budget, id, sealed, previousUntil, now)
     .run();
   return meta.changes === 1;
 }

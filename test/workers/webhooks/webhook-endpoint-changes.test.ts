@@ -210,3 +210,63 @@ describe("a test event", () => {
     expect((await errorBodyOf(await test(made.id))).code).toBe("webhook_endpoint_disabled");
   });
 });
+
+describe("an operator's disabling", () => {
+  const operator = (id: string, action: "disable" | "enable") => api(`/admin/webhook-endpoints/${id}/${action}`, { method: "POST", key: null, headers: { Authorization: OPERATOR } });
+  const create = (url: string) =>
+    apiWith(withoutDispatcher(), "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url }) });
+
+  it("is lifted by no back door: the owner can neither delete the endpoint nor make another of its URL; an operator enables it", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/abusive" });
+    await change(made.id, { status: "disabled" });
+    expect((await operator(made.id, "disable")).status).toBe(200);
+    // The operator's disabling took over the owner's: the owner is told an operator did it, and by no name.
+    const refused = await errorBodyOf(await change(made.id, { status: "enabled" }));
+    expect(refused).toMatchObject({ code: "webhook_endpoint_locked" });
+    expect(refused.message).not.toContain("operator-token");
+    expect((await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key }))).code).toBe("webhook_endpoint_locked");
+    expect((await errorBodyOf(await create("https://receiver.example/abusive"))).code).toBe("webhook_endpoint_locked");
+    expect((await create("https://receiver.example/another")).status).toBe(201);
+
+    expect(await (await operator(made.id, "enable")).json()).toEqual({ endpointId: made.id, status: "enabled" });
+    expect((await auditOf(made.id)).map((row) => row.operation)).toEqual(["update", "disable", "enable"]);
+    expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
+  });
+
+  it("is assumed of a disabled endpoint that does not say who disabled it (written before who was kept)", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/legacy" });
+    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'disabled by the operator ops', disabled_by = NULL WHERE id = ?1").bind(made.id).run();
+    expect((await errorBodyOf(await change(made.id, { status: "enabled" }))).code).toBe("webhook_endpoint_locked");
+    const retried = await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key }));
+    expect(retried).toMatchObject({ code: "webhook_endpoint_disabled", message: "The endpoint is disabled by an operator: enable it first, then test it." });
+  });
+});
+
+describe("edge cases of the owner's operations", () => {
+  it("recovers nothing without an audit row when nothing failed, and refuses a since whose offset moves it out of the four-digit years", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const recover = (since: string) =>
+      apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}/recover`, { method: "POST", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ since }) });
+    expect(await (await recover("2030-01-01T00:00:00Z")).json()).toEqual({ recovered: 0, more: false });
+    expect(await auditOf(made.id)).toEqual([]);
+    expect((await errorBodyOf(await recover("0000-01-01T00:00:00+00:30"))).code).toBe("invalid_body");
+  });
+
+  it("sends no test event to a URL today's rules refuse, and reports a receiver that stalls after its status as answering", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const fetched = vi.spyOn(globalThis, "fetch").mockResolvedValue(
+      new Response(new ReadableStream({ pull: () => new Promise(() => {}) }), { status: 200 }),
+    );
+    const stalled = vi.spyOn(ReadableStreamDefaultReader.prototype, "read").mockRejectedValueOnce(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    const answered = await (await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key })).json();
+    expect(answered).toMatchObject({ delivered: true, status: 200, response: null, error: null });
+    stalled.mockRestore();
+
+    await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://10.0.0.1/hooks' WHERE id = ?1").bind(made.id).run();
+    fetched.mockClear();
+    const deployed = { ...withoutDispatcher(), BASE_URL: "https://store-orders.example.com/v1" };
+    const refused = await (await apiWith(deployed, `/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key })).json();
+    expect(refused).toMatchObject({ delivered: false, status: null, error: expect.stringMatching(/^not sent: /) });
+    expect(fetched).not.toHaveBeenCalled();
+  });
+});

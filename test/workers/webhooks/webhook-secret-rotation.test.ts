@@ -93,3 +93,14 @@ describe("rotating a webhook endpoint's secret", () => {
     expect((await errorBodyOf(await rotate(endpointId, {}, reader.key))).code).toBe("insufficient_scope");
   });
 });
+
+describe("a rotation retried during its overlap", () => {
+  it("keeps the secret the receiver holds signing, replacing only the newest it never saw", async () => {
+    const { endpointId, secret: held, deliveryIds } = await pendingDeliveries(owner.key, [4]);
+    await rotate(endpointId, { overlapSeconds: 3600 });
+    // The answer was lost: the owner asks again.
+    const again = await (await rotate(endpointId, { overlapSeconds: 3600 })).json<{ secret: string; previousSecretExpiresAt: string }>();
+    const post = await deliveredAt(deliveryIds[0]!, Date.parse(again.previousSecretExpiresAt) - HOUR / 2);
+    expect([verifies(again.secret, post), verifies(held, post)]).toEqual([true, true]);
+  });
+});
