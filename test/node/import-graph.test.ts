@@ -96,6 +96,17 @@ describe("src's imports", () => {
     expect(shown).toEqual([...LAYERS].reverse());
   });
 
+  it("stay a shallow house: at most 8 floors (the longest chain of rooms) and 70 arrows between rooms", () => {
+    const arrows = new Map<string, Set<string>>();
+    for (const [file, imports] of modules) {
+      for (const target of imports) if (roomOf(target) !== roomOf(file)) arrows.set(roomOf(file), (arrows.get(roomOf(file)) ?? new Set()).add(roomOf(target)));
+    }
+    const floor = new Map<string, number>();
+    const floorOf = (room: string): number => floor.get(room) ?? (floor.set(room, 1 + Math.max(0, ...[...(arrows.get(room) ?? [])].map(floorOf))), floor.get(room)!);
+    expect(Math.max(...[...new Set([...modules.keys()].map(roomOf))].map(floorOf))).toBeLessThanOrEqual(8);
+    expect([...arrows.values()].reduce((sum, targets) => sum + targets.size, 0)).toBeLessThanOrEqual(70);
+  });
+
   it("run down the layers: a room imports only from rooms below it", () => {
     expect(upwardImports(modules, LAYERS)).toEqual([]);
   });
