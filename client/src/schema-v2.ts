@@ -392,6 +392,10 @@ export interface components {
              * @enum {string}
              */
             status: "enabled" | "disabled";
+            /** @description Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an operator enables it); null while enabled */
+            disabledBy: ("owner" | "service" | "operator") | null;
+            /** @description Why, as its owner is told; null while enabled */
+            disabledReason: string | null;
             /** Format: date-time */
             createdAt: string;
             /** @description The signing secret: shown here only, keep it */
@@ -412,6 +416,10 @@ export interface components {
              * @enum {string}
              */
             status: "enabled" | "disabled";
+            /** @description Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an operator enables it); null while enabled */
+            disabledBy: ("owner" | "service" | "operator") | null;
+            /** @description Why, as its owner is told; null while enabled */
+            disabledReason: string | null;
             /** Format: date-time */
             createdAt: string;
         };

@@ -31,6 +31,11 @@ export const WebhookEndpoint = z
     url: z.string(),
     types: EventTypes.describe("The event types delivered"),
     status: z.enum(["enabled", "disabled"]).describe("disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)"),
+    disabledBy: z
+      .enum(["owner", "service", "operator"])
+      .nullable()
+      .describe("Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an operator enables it); null while enabled"),
+    disabledReason: z.string().nullable().describe("Why, as its owner is told; null while enabled"),
     createdAt: z.iso.datetime(),
   })
   .meta({ id: "WebhookEndpoint", description: "Where a budget's order events are delivered." });

@@ -31,6 +31,8 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
   url: row.url,
   types: row.types.split(",") as z.output<typeof WebhookEndpoint>["types"],
   status: row.status,
+  disabledBy: row.status === "disabled" ? (row.disabled_by ?? "operator") : null,
+  disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
   createdAt: row.created_at,
 });
 

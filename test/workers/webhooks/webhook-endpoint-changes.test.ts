@@ -92,14 +92,23 @@ describe("changing a webhook endpoint", () => {
     await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = 'the receiver answered 410 Gone', disabled_by = 'service' WHERE id = ?1")
       .bind(byService.id, new Date().toISOString())
       .run();
-    expect(await (await change(byService.id, { status: "enabled" })).json()).toMatchObject({ status: "enabled" });
+    expect(await (await api(`/v2/webhook-endpoints/${byService.id}`, { key: owner.key })).json()).toMatchObject({
+      status: "disabled",
+      disabledBy: "service",
+      disabledReason: "disabled by the service: the receiver answered 410 Gone",
+    });
+    expect(await (await change(byService.id, { status: "enabled" })).json()).toMatchObject({ status: "enabled", disabledBy: null, disabledReason: null });
 
     const byOperator = await makeEndpoint(owner.key, { url: "https://receiver.example/abusive" });
     expect((await api(`/admin/webhook-endpoints/${byOperator.id}/disable`, { method: "POST", key: null, headers: { Authorization: OPERATOR } })).status).toBe(200);
     const refused = await change(byOperator.id, { status: "enabled" });
     expect(refused.status).toBe(409);
     expect(await errorBodyOf(refused)).toMatchObject({ code: "webhook_endpoint_locked", message: expect.stringContaining("only an operator") });
-    expect(await (await api(`/v2/webhook-endpoints/${byOperator.id}`, { key: owner.key })).json()).toMatchObject({ status: "disabled" });
+    expect(await (await api(`/v2/webhook-endpoints/${byOperator.id}`, { key: owner.key })).json()).toMatchObject({
+      status: "disabled",
+      disabledBy: "operator",
+      disabledReason: "disabled by an operator",
+    });
     // Its URL may still change while it stays disabled; only the audit of the refused enabling is taken back.
     expect(await (await change(byOperator.id, { url: "https://receiver.example/fixed" })).json()).toMatchObject({ url: "https://receiver.example/fixed", status: "disabled" });
     expect((await auditOf(byOperator.id)).map((row) => row.operation)).toEqual(["disable", "update"]);

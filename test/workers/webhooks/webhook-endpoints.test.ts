@@ -40,6 +40,8 @@ describe("webhook endpoints", () => {
       url: "https://receiver.example/hooks",
       types: ["order.cancelled", "order.created", "order.deleted", "order.delivered", "order.shipped", "order.updated"],
       status: "enabled",
+      disabledBy: null,
+      disabledReason: null,
       createdAt: expect.any(String),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
