@@ -170,7 +170,7 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries
-         * @description The endpoint's 100 newest deliveries, newest event first: attempts, the last status, the next attempt, the outcome.
+         * @description The endpoint's 100 newest deliveries, newest event first: attempts, the last status, the next attempt, the outcome, and each delivery's newest attempts (time, status, duration, the start of the answer).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -489,6 +489,24 @@ export interface components {
             outcome: "pending" | "delivered" | "failed";
             /** Format: date-time */
             createdAt: string;
+            /** @description Its newest attempts, newest first (at most 10) */
+            attemptLog: components["schemas"]["WebhookAttempt"][];
+        };
+        /** @description One attempt of a delivery. */
+        WebhookAttempt: {
+            /**
+             * Format: date-time
+             * @description When the attempt was made
+             */
+            at: string;
+            /** @description The receiver's HTTP status; null when it gave none */
+            status: number | null;
+            /** @description From sending to the answer, or to the failure */
+            durationMs: number;
+            /** @description The start of the receiver's answer (at most 256 characters); null without one */
+            response: string | null;
+            /** @description What went wrong, when no answer came */
+            error: string | null;
         };
         RecoverWebhookDeliveries: {
             /**

@@ -12,6 +12,7 @@ import type { D1Queryable } from "../lib/d1-session";
 import type { DroppedValue } from "../orders/order-json";
 import type { DeliveryMessage } from "./dispatch-pass";
 import type { BudgetLiveness } from "../keys/live-budget";
+import { answerStart } from "./receiver-answer";
 import { liveSecrets } from "./webhook-secrets";
 import { webhookHeaders } from "./webhook-signature";
 
@@ -116,6 +117,22 @@ export function nextDelaySeconds(schedule: readonly number[], step: number, stat
 
 const queueDelay = (seconds: number) => Math.min(MAX_QUEUE_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
 
+/** One attempt as its endpoint's owner sees it in the deliveries list (migrations/0017_webhook_attempts.sql). */
+interface AttemptRecord {
+  deliveryId: string;
+  endpointId: string;
+  at: string;
+  status: number | null;
+  durationMs: number;
+  answer: string | null;
+  error: string | null;
+}
+
+const recordAttempt = (db: D1Queryable, attempt: AttemptRecord) =>
+  db
+    .prepare("INSERT INTO webhook_attempts (delivery_id, endpoint_id, at, status, duration_ms, response, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+    .bind(attempt.deliveryId, attempt.endpointId, attempt.at, attempt.status, attempt.durationMs, attempt.answer, attempt.error);
+
 /** One attempt: POST, then what the queue should do with the message. A dependency's failure throws: the caller retries the message. */
 export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" | "attempts">, context: DeliveryContext): Promise<Settlement> {
   const now = context.now();
@@ -160,21 +177,30 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
   let status: number | null = null;
   let retryAfter: number | null = null;
   let error: string | null = null;
+  let answer: string | null = null;
+  const sent = Date.now();
+  const attempt = () => ({ deliveryId: row.id, endpointId: row.endpoint_id, at, status, durationMs: Date.now() - sent, answer, error });
   try {
     const timeout = context.fastLane ? FAST_LANE_TIMEOUT_MS : DELIVERY_TIMEOUT_MS;
     const response = await context.fetch(row.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(timeout) });
     status = response.status;
     retryAfter = retryAfterSeconds(response.headers.get("Retry-After"), now);
-    await response.body?.cancel();
+    answer = await answerStart(response);
   } catch (cause) {
     const timedOut = cause instanceof Error && cause.name === "TimeoutError";
     // Not an attempt against the schedule: the receiver gets its full 10 s in the slow lane (and may see this POST twice).
     if (timedOut && context.fastLane) {
-      await context.db.prepare("UPDATE webhook_endpoints SET slow_until = ?2 WHERE id = ?1").bind(row.endpoint_id, new Date(now + SLOW_LANE_MS).toISOString()).run();
+      error = `no answer within ${FAST_LANE_TIMEOUT_MS / 1000} s: sent again with ${DELIVERY_TIMEOUT_MS / 1000} s to answer`;
+      await context.db.batch([
+        recordAttempt(context.db, attempt()),
+        context.db.prepare("UPDATE webhook_endpoints SET slow_until = ?2 WHERE id = ?1").bind(row.endpoint_id, new Date(now + SLOW_LANE_MS).toISOString()),
+      ]);
       return "slow";
     }
     error = timedOut ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
   }
+  // The owner's log of this attempt, before its outcome: a failure to write either retries the message (at least once).
+  await recordAttempt(context.db, attempt()).run();
   if (status !== null && status >= 200 && status < 300) {
     await settle(context.db, row.id, "delivered", { status, error: null, counts: true }, at);
     return "ack";

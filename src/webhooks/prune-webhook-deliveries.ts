@@ -19,7 +19,7 @@ async function inBatches(statement: D1PreparedStatement): Promise<number> {
   }
 }
 
-/** Deletes what is past keeping at `now` (Unix ms); returns how many rows. */
+/** Deletes what is past keeping at `now` (Unix ms), deliveries and their attempts; returns how many deliveries. */
 export async function pruneWebhookDeliveries(db: D1Database, now: number): Promise<number> {
   // updated_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order. Pending ones stay: the consumer settles them.
   const settled = db
@@ -33,5 +33,15 @@ export async function pruneWebhookDeliveries(db: D1Database, now: number): Promi
       "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id NOT IN (SELECT id FROM webhook_endpoints) LIMIT ?1)",
     )
     .bind(DELIVERY_PRUNE_BATCH);
-  return (await inBatches(settled)) + (await inBatches(orphaned));
+  // Attempts go with their deliveries: by age, and those of deleted endpoints.
+  const oldAttempts = db
+    .prepare("DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts WHERE at < ?1 LIMIT ?2)")
+    .bind(new Date(now - EVENT_RETENTION_MS).toISOString(), DELIVERY_PRUNE_BATCH);
+  const orphanedAttempts = db
+    .prepare("DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts WHERE endpoint_id NOT IN (SELECT id FROM webhook_endpoints) LIMIT ?1)")
+    .bind(DELIVERY_PRUNE_BATCH);
+  const deliveries = (await inBatches(settled)) + (await inBatches(orphaned));
+  await inBatches(oldAttempts);
+  await inBatches(orphanedAttempts);
+  return deliveries;
 }

@@ -2,7 +2,7 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
 import { DeliveryParams, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, deliveryJson, disabledBecause, resetDelivery } from "./webhook-endpoint-store";
+import { budgetEndpoint, deliveryAttempts, deliveryJson, disabledBecause, resetDelivery } from "./webhook-endpoint-store";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 
@@ -27,6 +27,6 @@ export const retryWebhookDelivery = defineOperation({
     const row = await callDependency("D1", () => resetDelivery(db, endpointId, deliveryId, new Date().toISOString()));
     if (!row) throw new ApiError("webhook_delivery_not_found", `No delivery ${deliveryId} to endpoint ${endpointId}.`);
     await callDependency("Queues", () => c.env.WEBHOOK_DELIVERIES.send({ deliveryId }, { contentType: "json" }));
-    return jsonBody(c, deliveryJson(row), 202);
+    return jsonBody(c, deliveryJson(row, await callDependency("D1", () => deliveryAttempts(db, endpointId, [row.id]))), 202);
   },
 });

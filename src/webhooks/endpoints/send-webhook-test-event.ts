@@ -3,15 +3,13 @@ import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/dependency";
 import { DELIVERY_TIMEOUT_MS } from "../delivery-attempt";
+import { answerStart } from "../receiver-answer";
 import { webhookHeaders } from "../webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
 import { budgetEndpoint, disabledBecause } from "./webhook-endpoint-store";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
-
-/** How much of the receiver's answer the result shows. */
-const RESPONSE_SHOWN = 256;
 
 /** POST /v2/webhook-endpoints/{endpointId}/test: a signed webhook.test event, sent now; what the receiver answered. */
 export const sendWebhookTestEvent = defineOperation({
@@ -50,7 +48,7 @@ export const sendWebhookTestEvent = defineOperation({
       result.status = answer.status;
       result.delivered = answer.status >= 200 && answer.status < 300;
       // The answer's start, on its own: a receiver that stalls after its headers still answered.
-      result.response = await answerStart(answer).catch(() => null);
+      result.response = await answerStart(answer);
     } catch (cause) {
       result.durationMs = Date.now() - sent;
       result.error = cause instanceof Error && cause.name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
@@ -59,11 +57,3 @@ export const sendWebhookTestEvent = defineOperation({
   },
 });
 
-/** The start of the receiver's answer, and no more of it: a receiver may answer with anything, of any length. */
-async function answerStart(answer: Response): Promise<string> {
-  const reader = answer.body?.getReader();
-  if (!reader) return "";
-  const { value } = await reader.read();
-  await reader.cancel();
-  return new TextDecoder().decode(value ?? new Uint8Array()).slice(0, RESPONSE_SHOWN);
-}

@@ -110,6 +110,19 @@ export const DeliveryParams = z.object({
   deliveryId: z.string().regex(/^wd_[0-9a-f]{20}_[1-9][0-9]{0,18}$/).describe("The delivery's id, as the deliveries list gives it"),
 });
 
+/** The most attempts a delivery shows, newest first. */
+export const ATTEMPTS_SHOWN = 10;
+
+export const WebhookAttempt = z
+  .object({
+    at: z.iso.datetime().describe("When the attempt was made"),
+    status: z.number().int().nullable().describe("The receiver's HTTP status; null when it gave none"),
+    durationMs: z.number().int().describe("From sending to the answer, or to the failure"),
+    response: z.string().nullable().describe("The start of the receiver's answer (at most 256 characters); null without one"),
+    error: z.string().nullable().describe("What went wrong, when no answer came"),
+  })
+  .meta({ id: "WebhookAttempt", description: "One attempt of a delivery." });
+
 export const WebhookDelivery = z
   .object({
     id: z.string(),
@@ -120,6 +133,7 @@ export const WebhookDelivery = z
     nextAttemptAt: z.iso.datetime().nullable().describe("When the next attempt is due; null when none is"),
     outcome: z.enum(["pending", "delivered", "failed"]).describe("failed: every attempt of the retry schedule failed, or the endpoint was disabled"),
     createdAt: z.iso.datetime(),
+    attemptLog: z.array(WebhookAttempt).describe(`Its newest attempts, newest first (at most ${ATTEMPTS_SHOWN})`),
   })
   .meta({ id: "WebhookDelivery", description: "One event's delivery to one endpoint." });
 

@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import type { D1Queryable } from "../../lib/d1-session";
-import { MAX_ENDPOINTS_PER_BUDGET, type WebhookEndpoint } from "./webhook-endpoint-schemas";
+import { ATTEMPTS_SHOWN, MAX_ENDPOINTS_PER_BUDGET, type WebhookAttempt, type WebhookEndpoint } from "./webhook-endpoint-schemas";
 import { DELIVERY_PRUNE_BATCH } from "../prune-webhook-deliveries";
 
 export interface WebhookEndpointRow {
@@ -82,7 +82,8 @@ export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Pro
 export async function deleteEndpoint(db: D1Queryable, budget: string, id: string): Promise<"deleted" | "locked" | "none"> {
   // An endpoint an operator disabled stays (its owner would otherwise lift the lock by making it again).
   const endpoint = `SELECT id FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`;
-  const [, deleted] = await db.batch([
+  const [, , deleted] = await db.batch([
+    db.prepare(`DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts WHERE endpoint_id = (${endpoint}) LIMIT ?3)`).bind(budget, id, DELIVERY_PRUNE_BATCH),
     db.prepare(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = (${endpoint}) LIMIT ?3)`).bind(budget, id, DELIVERY_PRUNE_BATCH),
     db.prepare(`DELETE FROM webhook_endpoints WHERE id = (${endpoint})`).bind(budget, id),
   ]);
@@ -212,7 +213,9 @@ export interface WebhookDeliveryRow {
   created_at: string;
 }
 
-export const deliveryJson = (row: WebhookDeliveryRow) => ({
+type AttemptJson = z.output<typeof WebhookAttempt>;
+
+export const deliveryJson = (row: WebhookDeliveryRow, attempts: ReadonlyMap<string, AttemptJson[]> = new Map()) => ({
   id: row.id,
   eventId: `evt_${row.event_seq}`,
   attempts: row.attempts,
@@ -221,7 +224,25 @@ export const deliveryJson = (row: WebhookDeliveryRow) => ({
   nextAttemptAt: row.next_attempt_at,
   outcome: row.outcome,
   createdAt: row.created_at,
+  attemptLog: attempts.get(row.id) ?? [],
 });
+
+/** The newest attempts of each of an endpoint's deliveries named, newest first, ATTEMPTS_SHOWN at most each. */
+export async function deliveryAttempts(db: D1Queryable, endpointId: string, deliveryIds: readonly string[]): Promise<Map<string, AttemptJson[]>> {
+  const { results } = await db
+    .prepare(
+      "SELECT delivery_id, at, status, duration_ms, response, error FROM webhook_attempts WHERE endpoint_id = ?1 AND delivery_id IN (SELECT value FROM json_each(?2)) ORDER BY id DESC",
+    )
+    .bind(endpointId, JSON.stringify(deliveryIds))
+    .all<{ delivery_id: string; at: string; status: number | null; duration_ms: number; response: string | null; error: string | null }>();
+  const byDelivery = new Map<string, AttemptJson[]>();
+  for (const row of results) {
+    const attempts = byDelivery.get(row.delivery_id) ?? [];
+    if (attempts.length < ATTEMPTS_SHOWN) attempts.push({ at: row.at, status: row.status, durationMs: row.duration_ms, response: row.response, error: row.error });
+    byDelivery.set(row.delivery_id, attempts);
+  }
+  return byDelivery;
+}
 
 // Ordered by the qualified integer column: the bare name is the text alias below.
 const DELIVERY_COLUMNS = "id, CAST(event_seq AS TEXT) AS event_seq, attempts, last_status, last_error, next_attempt_at, outcome, created_at";

@@ -247,7 +247,7 @@ describe("an endpoint's deliveries", () => {
       [sent[1]!.deliveryId, "pending"],
       [sent[0]!.deliveryId, "failed"],
     ]);
-    expect(listed.data[1]).toEqual({ id: sent[0]!.deliveryId, eventId: expect.stringMatching(/^evt_/), attempts: 0, lastStatus: null, lastError: null, nextAttemptAt: null, outcome: "failed", createdAt: expect.any(String) });
+    expect(listed.data[1]).toEqual({ id: sent[0]!.deliveryId, eventId: expect.stringMatching(/^evt_/), attempts: 0, lastStatus: null, lastError: null, nextAttemptAt: null, outcome: "failed", createdAt: expect.any(String), attemptLog: [] });
 
     // The dead letter disabled the endpoint (it failed the whole schedule): a retry says so until it is enabled again.
     const path = `/v2/webhook-endpoints/${made.id}/deliveries/${sent[0]!.deliveryId}/retry`;
