@@ -463,7 +463,7 @@ export interface components {
             durationMs: number;
             /** @description The start of the receiver's answer (its first chunk, at most 256 characters); null without one */
             response: string | null;
-            /** @description What went wrong, when no answer came, or why it was not sent */
+            /** @description What went wrong, when no answer came, or why nothing was sent */
             error: string | null;
         };
         WebhookDeliveryList: {
@@ -501,11 +501,11 @@ export interface components {
             at: string;
             /** @description The receiver's HTTP status; null when it gave none */
             status: number | null;
-            /** @description From sending to the answer, or to the failure */
+            /** @description From sending to the answer's status and headers, or to the failure */
             durationMs: number;
-            /** @description The start of the receiver's answer (at most 256 characters); null without one */
+            /** @description The start of the receiver's answer (its first chunk, at most 256 characters); null without one */
             response: string | null;
-            /** @description What went wrong, when no answer came */
+            /** @description What went wrong, when no answer came, or why nothing was sent */
             error: string | null;
         };
         RecoverWebhookDeliveries: {

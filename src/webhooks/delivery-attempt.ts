@@ -12,7 +12,7 @@ import type { D1Queryable } from "../lib/d1-session";
 import type { DroppedValue } from "../orders/order-json";
 import type { DeliveryMessage } from "./dispatch-pass";
 import type { BudgetLiveness } from "../keys/live-budget";
-import { answerStart } from "./receiver-answer";
+import { postToReceiver } from "./receiver-answer";
 import { liveSecrets } from "./webhook-secrets";
 import { webhookHeaders } from "./webhook-signature";
 
@@ -174,33 +174,21 @@ export async function deliverOne(message: Pick<Message<DeliveryMessage>, "body" 
     return "ack";
   }
   const headers = await webhookHeaders(secrets, `evt_${row.seq}`, Math.floor(now / 1000), body);
-  let status: number | null = null;
-  let retryAfter: number | null = null;
-  let error: string | null = null;
-  let answer: string | null = null;
-  const sent = Date.now();
-  const attempt = () => ({ deliveryId: row.id, endpointId: row.endpoint_id, at, status, durationMs: Date.now() - sent, answer, error });
-  try {
-    const timeout = context.fastLane ? FAST_LANE_TIMEOUT_MS : DELIVERY_TIMEOUT_MS;
-    const response = await context.fetch(row.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(timeout) });
-    status = response.status;
-    retryAfter = retryAfterSeconds(response.headers.get("Retry-After"), now);
-    answer = await answerStart(response);
-  } catch (cause) {
-    const timedOut = cause instanceof Error && cause.name === "TimeoutError";
-    // Not an attempt against the schedule: the receiver gets its full 10 s in the slow lane (and may see this POST twice).
-    if (timedOut && context.fastLane) {
-      error = `no answer within ${FAST_LANE_TIMEOUT_MS / 1000} s: sent again with ${DELIVERY_TIMEOUT_MS / 1000} s to answer`;
-      await context.db.batch([
-        recordAttempt(context.db, attempt()),
-        context.db.prepare("UPDATE webhook_endpoints SET slow_until = ?2 WHERE id = ?1").bind(row.endpoint_id, new Date(now + SLOW_LANE_MS).toISOString()),
-      ]);
-      return "slow";
-    }
-    error = timedOut ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
+  const posted = await postToReceiver(context.fetch, row.url, { headers, body }, context.fastLane ? FAST_LANE_TIMEOUT_MS : DELIVERY_TIMEOUT_MS);
+  const attempt = { deliveryId: row.id, endpointId: row.endpoint_id, at, status: posted.status, durationMs: posted.durationMs, answer: posted.response, error: posted.error };
+  // Not an attempt against the schedule: the receiver gets its full 10 s in the slow lane (and may see this POST twice).
+  if (posted.timedOut && context.fastLane) {
+    const moved = { ...attempt, error: `no answer within ${FAST_LANE_TIMEOUT_MS / 1000} s: sent again with ${DELIVERY_TIMEOUT_MS / 1000} s to answer` };
+    await context.db.batch([
+      recordAttempt(context.db, moved),
+      context.db.prepare("UPDATE webhook_endpoints SET slow_until = ?2 WHERE id = ?1").bind(row.endpoint_id, new Date(now + SLOW_LANE_MS).toISOString()),
+    ]);
+    return "slow";
   }
   // The owner's log of this attempt, before its outcome: a failure to write either retries the message (at least once).
-  await recordAttempt(context.db, attempt()).run();
+  await recordAttempt(context.db, attempt).run();
+  const { status, error } = posted;
+  const retryAfter = retryAfterSeconds(posted.retryAfter, now);
   if (status !== null && status >= 200 && status < 300) {
     await settle(context.db, row.id, "delivered", { status, error: null, counts: true }, at);
     return "ack";

@@ -3,7 +3,7 @@ import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/dependency";
 import { DELIVERY_TIMEOUT_MS } from "../delivery-attempt";
-import { answerStart } from "../receiver-answer";
+import { postToReceiver } from "../receiver-answer";
 import { webhookHeaders } from "../webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
@@ -37,23 +37,11 @@ export const sendWebhookTestEvent = defineOperation({
     const id = `evt_test_${[...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
     const body = JSON.stringify({ id, type: "webhook.test", createdAt: new Date(now).toISOString(), endpointId });
     const headers = await webhookHeaders(secrets, id, Math.floor(now / 1000), body);
-    const result = { id, delivered: false, status: null as number | null, durationMs: 0, response: null as string | null, error: null as string | null };
     // The rules of today, not of when the URL was taken: a URL they now refuse is not called.
     const refused = webhookUrlProblem(endpoint.url, servedLocally(c.get("config").baseUrl));
-    if (refused) return jsonBody(c, { ...result, error: `not sent: ${refused}` });
-    const sent = Date.now();
-    try {
-      const answer = await fetch(endpoint.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
-      result.durationMs = Date.now() - sent;
-      result.status = answer.status;
-      result.delivered = answer.status >= 200 && answer.status < 300;
-      // The answer's start, on its own: a receiver that stalls after its headers still answered.
-      result.response = await answerStart(answer);
-    } catch (cause) {
-      result.durationMs = Date.now() - sent;
-      result.error = cause instanceof Error && cause.name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect";
-    }
-    return jsonBody(c, result);
+    if (refused) return jsonBody(c, { id, delivered: false, status: null, durationMs: 0, response: null, error: `not sent: ${refused}` });
+    const { status, durationMs, response, error } = await postToReceiver(fetch, endpoint.url, { headers, body }, DELIVERY_TIMEOUT_MS);
+    return jsonBody(c, { id, delivered: status !== null && status >= 200 && status < 300, status, durationMs, response, error });
   },
 });
 

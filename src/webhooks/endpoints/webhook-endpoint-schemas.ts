@@ -88,17 +88,6 @@ export const WebhookTestEvent = z
   })
   .meta({ id: "WebhookTestEvent", description: "A test event: signed as every delivery, about no order." });
 
-export const WebhookTestResult = z
-  .object({
-    id: z.string().describe("The test event's id"),
-    delivered: z.boolean().describe("true: the receiver answered 2xx"),
-    status: z.number().int().nullable().describe("The receiver's HTTP status; null when it gave none"),
-    durationMs: z.number().int().describe("From sending to the answer's status and headers, or to the failure"),
-    response: z.string().nullable().describe("The start of the receiver's answer (its first chunk, at most 256 characters); null without one"),
-    error: z.string().nullable().describe("What went wrong, when no answer came, or why it was not sent"),
-  })
-  .meta({ id: "WebhookTestResult", description: "What the receiver made of a test event." });
-
 export const WebhookEndpointList = z
   .object({ data: z.array(WebhookEndpoint).describe("The budget's endpoints, oldest first") })
   .meta({ id: "WebhookEndpointList" });
@@ -113,15 +102,25 @@ export const DeliveryParams = z.object({
 /** The most attempts a delivery shows, newest first. */
 export const ATTEMPTS_SHOWN = 10;
 
+/** What a receiver made of one POST: what a delivery's attempt and a test event's result both say. */
+const receiverAnswer = {
+  status: z.number().int().nullable().describe("The receiver's HTTP status; null when it gave none"),
+  durationMs: z.number().int().describe("From sending to the answer's status and headers, or to the failure"),
+  response: z.string().nullable().describe("The start of the receiver's answer (its first chunk, at most 256 characters); null without one"),
+  error: z.string().nullable().describe("What went wrong, when no answer came, or why nothing was sent"),
+};
+
 export const WebhookAttempt = z
-  .object({
-    at: z.iso.datetime().describe("When the attempt was made"),
-    status: z.number().int().nullable().describe("The receiver's HTTP status; null when it gave none"),
-    durationMs: z.number().int().describe("From sending to the answer, or to the failure"),
-    response: z.string().nullable().describe("The start of the receiver's answer (at most 256 characters); null without one"),
-    error: z.string().nullable().describe("What went wrong, when no answer came"),
-  })
+  .object({ at: z.iso.datetime().describe("When the attempt was made"), ...receiverAnswer })
   .meta({ id: "WebhookAttempt", description: "One attempt of a delivery." });
+
+export const WebhookTestResult = z
+  .object({
+    id: z.string().describe("The test event's id"),
+    delivered: z.boolean().describe("true: the receiver answered 2xx"),
+    ...receiverAnswer,
+  })
+  .meta({ id: "WebhookTestResult", description: "What the receiver made of a test event." });
 
 export const WebhookDelivery = z
   .object({
