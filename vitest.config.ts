@@ -18,7 +18,7 @@ export default defineConfig(async () => {
               // Lists read the version afresh (README, "Orders"): tests write through SQL and list at once, as
               // a client with a bookmark would; the tests of the reuse turn it on.
               miniflare: {
-                bindings: { TEST_MIGRATIONS: migrations, OPERATOR_TOKEN: "tests:operator-token-for-tests", WEBHOOK_SECRETS_KEY: "tests-webhook-sealing-key", ORDER_LIST_VERSION_REUSE_MS: "0" },
+                bindings: { TEST_MIGRATIONS: migrations, OPERATOR_TOKEN: "tests:operator-token-for-tests", WEBHOOK_SECRETS_KEY: "tests-webhook-sealing-key", CONSOLE_SESSION_KEY: "tests-console-session-key", ORDER_LIST_VERSION_REUSE_MS: "0" },
               },
             }),
           ],

@@ -7,7 +7,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { accessGuards, app, perRequestChain } from "../src/app/worker";
 import type { AppEnv } from "../src/framework/app-env";
 import { ApiError } from "../src/framework/api-error";
-import { newApiKey, putApiKey } from "../scripts/lib/issue-key";
+import { newApiKey, putApiKey } from "../src/keys/issue-key";
 import { identifyCaller, requestParty } from "../src/keys/api-key-auth";
 import { handleError } from "../src/framework/middleware/error-handler";
 import { requestLog } from "../src/framework/middleware/request-log";

@@ -25,10 +25,12 @@ const USAGE = `Usage: npm run keys -- <command> [options]
   usage <keyId> [--history [--granularity minute|hour|day] [--from T] [--to T]]
                      (through the operator API; --history: admitted and refused per bucket, with a sparkline)
   unban <keyId>      (through the operator API)
+  console-link <keyId> [--json]
+                     (through the operator API) a single-use console sign-in link, 15 minutes
 
 Every command takes --env <${ENVIRONMENTS.join("|")}> (default local).
 Local commands take --persist-to <dir> to use a state folder other than .wrangler/state.
-usage, unban and revoke use the operator API at --base-url (locally, the service npm start runs on
+usage, unban, console-link and revoke use the operator API at --base-url (locally, the service npm start runs on
 port 8787 by default), with the token from OPERATOR_TOKEN (locally, from the state folder's operator.env).`;
 
 class UsageError extends Error {}
@@ -224,9 +226,18 @@ async function unban({ api, keyId, values, output }: KeyCommandContext): Promise
   output.out(JSON.stringify(answer, null, values.json ? undefined : 2));
 }
 
+/** A single-use console sign-in link for the key, for 15 minutes: printed once, for the operator to hand to the key's holder. */
+async function consoleLink({ api, keyId, values, output }: KeyCommandContext): Promise<void> {
+  const answer = api && ((await api.call("POST", `/keys/${keyId}/console-link`)) as { url: string; expiresAt: string } | undefined);
+  if (answer === undefined) throw needsOperatorApi("console-link");
+  if (values.json) return void output.out(JSON.stringify(answer));
+  output.err(`A console sign-in link for ${keyId}: it works once, until ${answer.expiresAt}. Hand it to the key's holder, privately.`);
+  output.out(answer.url);
+}
+
 /** The subcommands on the store, and those on one key (named by its id). */
 const STORE_COMMANDS: Record<string, (context: CommandContext) => Promise<void>> = { create, list };
-const KEY_COMMANDS: Record<string, (context: KeyCommandContext) => Promise<void>> = { show, revoke, update, rotate: rotateKey, history, usage, unban };
+const KEY_COMMANDS: Record<string, (context: KeyCommandContext) => Promise<void>> = { show, revoke, update, rotate: rotateKey, history, usage, unban, "console-link": consoleLink };
 const KNOWN_COMMANDS = [...Object.keys(STORE_COMMANDS), ...Object.keys(KEY_COMMANDS)];
 
 async function onStore(store: KeyStore, command: string, keyId: string | undefined, values: Values, output: KeysOutput): Promise<void> {

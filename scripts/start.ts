@@ -72,9 +72,10 @@ SELECT 9007199254740992 + i, 9007199254740992 + i % 1000, 1 + i % 5,
 
 /**
  * The local secrets, in `operator.env` beside the local state (git ignores
- * it), which wrangler dev reads as secrets: the operator API's token and the
- * key webhook secrets are sealed with, each made once, then kept (a new
- * sealing key would leave every endpoint's secret unreadable). Not
+ * it), which wrangler dev reads as secrets: the operator API's token, the
+ * key webhook secrets are sealed with and the key console sessions are
+ * sealed with, each made once, then kept (a new sealing key would leave every
+ * endpoint's secret unreadable, and sign everyone out of the console). Not
  * `.dev.vars`, whose secrets `wrangler types --check` would add to the
  * checked types. Deployed environments set theirs with `wrangler secret put`.
  * Returns the operator token.
@@ -84,8 +85,9 @@ function ensureLocalSecrets(file: string): string {
   const random = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
   const token = /^OPERATOR_TOKEN="?local:([^"\n]+)"?$/m.exec(text)?.[1] ?? random();
   const sealing = /^WEBHOOK_SECRETS_KEY="?([^"\n]+)"?$/m.exec(text)?.[1] ?? random() + random();
+  const sessions = /^CONSOLE_SESSION_KEY="?([^"\n]+)"?$/m.exec(text)?.[1] ?? random() + random();
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `OPERATOR_TOKEN="local:${token}"\nWEBHOOK_SECRETS_KEY="${sealing}"\n`, { mode: 0o600 });
+  writeFileSync(file, `OPERATOR_TOKEN="local:${token}"\nWEBHOOK_SECRETS_KEY="${sealing}"\nCONSOLE_SESSION_KEY="${sessions}"\n`, { mode: 0o600 });
   return token;
 }
 

@@ -130,8 +130,12 @@ export interface components {
              * @example invalid_webhook_url
              * @example missing_api_key
              * @example invalid_api_key
+             * @example invalid_console_link
+             * @example session_ended
              * @example insufficient_scope
+             * @example cross_site_request
              * @example order_not_found
+             * @example key_not_found
              * @example pet_not_found
              * @example webhook_endpoint_not_found
              * @example webhook_delivery_not_found

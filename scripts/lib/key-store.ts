@@ -13,7 +13,7 @@ import { idName, recordName } from "../../src/keys/layout";
 import { sha256Hex } from "../../src/lib/digest";
 import { ApiKeyRecord, budgetOf } from "../../src/keys/api-key-record";
 import { keyEntries, type KeySummary } from "../../src/keys/layout";
-import { newApiKey, type KeyOptions } from "./issue-key";
+import { newApiKey, type KeyOptions } from "../../src/keys/issue-key";
 import { mustRunWrangler } from "./wrangler";
 
 export const ENVIRONMENTS = ["local", "staging", "production"] as const;

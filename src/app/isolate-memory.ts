@@ -8,6 +8,7 @@
  */
 import type { BudgetLiveness } from "../keys/live-budget";
 import type { StoredKey } from "../keys/lookup";
+import type { ApiKeyRecord } from "../keys/api-key-record";
 import { TtlCache } from "../lib/ttl-cache";
 import { LeaseClient } from "../limiter/lease-client";
 import { OwnWrites } from "../read-your-writes/own-writes";
@@ -30,6 +31,13 @@ export const isolateMemory = {
    * (docs/operations.md#api-keys).
    */
   apiKeys: new TtlCache<string, StoredKey>(10_000),
+  /**
+   * Key records by id, for console sessions (console/console-sessions.ts):
+   * as long as `apiKeys` keeps them (5 s a record, 1 s a miss), 10,000 at
+   * most. Safe for the same reason: a revoked key's session ends as soon as
+   * its requests with the key do.
+   */
+  sessionKeys: new TtlCache<string, ApiKeyRecord | null>(10_000),
   /**
    * Whether each webhook budget has a live key (keys/live-budget.ts), for
    * 5 s, 10,000 budgets at most. Safe: a revocation or expiry stops its

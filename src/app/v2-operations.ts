@@ -21,6 +21,13 @@ import { sendWebhookTestEvent } from "../webhooks/endpoints/send-webhook-test-ev
 import { rotateWebhookSecret } from "../webhooks/endpoints/rotate-webhook-secret";
 import { updateWebhookEndpoint } from "../webhooks/endpoints/update-webhook-endpoint";
 import { getUsage } from "../usage/usage-operations";
+import { listOwnKeys } from "../keys/own-keys/list-own-keys";
+import { rotateOwnKey } from "../keys/own-keys/rotate-own-key";
+import { revokeOwnKey } from "../keys/own-keys/revoke-own-key";
+import { openConsoleSessionOperation } from "../console/open-console-session";
+import { redeemConsoleLinkOperation } from "../console/redeem-console-link";
+import { getConsoleSession } from "../console/get-console-session";
+import { endConsoleSessionOperation } from "../console/end-console-session";
 import { orderEventWebhook, testEventWebhook } from "../webhooks/webhook-descriptions";
 
 const { leases, listVersion, ownWrites } = isolateMemory;
@@ -41,6 +48,13 @@ const served = [
   retryWebhookDelivery,
   recoverWebhookDeliveries,
   getUsage(leases),
+  listOwnKeys,
+  rotateOwnKey,
+  revokeOwnKey,
+  openConsoleSessionOperation,
+  redeemConsoleLinkOperation,
+  getConsoleSession,
+  endConsoleSessionOperation,
 ];
 
 const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook, testEventWebhook]);

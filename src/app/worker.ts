@@ -8,6 +8,8 @@ import { deliverBatch } from "../webhooks/queue-consumer";
 import { pruneWebhookDeliveries } from "../webhooks/prune-webhook-deliveries";
 import { dispatcherOf } from "../webhooks/dispatcher-calls";
 import { isolateMemory } from "./isolate-memory";
+import { consolePageOperation } from "../console/console-page";
+import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
 import { countedCallers, identifyCaller, requestParty, requireApiKey } from "../keys/api-key-auth";
 import { corsPolicy } from "../framework/middleware/cors";
 import { handleError, handleNotFound } from "../framework/middleware/error-handler";
@@ -25,8 +27,8 @@ const versions: RouteGroup[] = [
   { base: API_VERSIONS.v1.prefix, operations: v1, version: API_VERSIONS.v1 },
   { base: API_VERSIONS.v2.prefix, operations: v2, version: API_VERSIONS.v2 },
 ];
-/** Every route the worker serves, one way: `GET /`, each version's operations, the operator API. */
-const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions)] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApiAvailable }];
+/** Every route the worker serves, one way: `GET /` and the console, each version's operations, the operator API. */
+const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions), consolePageOperation] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApiAvailable }];
 
 /**
  * What every request passes through before its operation, in order, each
@@ -39,7 +41,7 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
   ["request log and analytics point", requestLog(requestParty)],
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
-  ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys)],
+  ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys, consoleSessionCredential(isolateMemory.sessionKeys))],
   ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, countedCallers)],
 ];
 
@@ -53,8 +55,8 @@ app.notFound(handleNotFound);
 app.onError(handleError);
 
 /**
- * The Worker: the HTTP API; a daily prune of the order events and webhook
- * deliveries older than they are kept (and a nudge that wakes the webhook
+ * The Worker: the HTTP API and the console; a daily prune of the order events, webhook
+ * deliveries and console sessions older than they are kept (and a nudge that wakes the webhook
  * dispatcher, should it be asleep with endpoints waiting); the webhook
  * deliveries of its queue and their dead letters.
  */
@@ -63,6 +65,7 @@ export default {
   scheduled(controller, env, ctx) {
     ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneWebhookDeliveries(env.DB, controller.scheduledTime));
+    ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(dispatcherOf(env).wake());
   },
   queue: (batch, env) => deliverBatch(batch, env, isolateMemory),

@@ -16,14 +16,14 @@ export const MAX_EVENT_LIMIT = 1000;
 export const MAX_WAIT_SECONDS = 20;
 
 export const FEED_PARAMETERS = {
-  after: "the nextCursor of the previous page, as it was given (without it, the oldest event kept)",
+  after: "the nextCursor of the previous page, as it was given (without it, the oldest event kept); latest: after the newest event now, to follow only what comes next",
   types: `one or more of ${ORDER_EVENT_TYPES.join(", ")}, comma-separated`,
   limit: `a whole number from 1 to ${MAX_EVENT_LIMIT} (default ${DEFAULT_EVENT_LIMIT})`,
   wait: `a whole number of seconds from 0 to ${MAX_WAIT_SECONDS} (default 0): how long to hold an empty page open for the next event`,
 } as const;
 
 export interface FeedQuery {
-  /** The sequence number to continue after, as decimal digits; undefined: from the oldest event kept. */
+  /** The sequence number to continue after, as decimal digits; undefined: from the oldest event kept; "latest": after the newest now. */
   after?: string;
   types?: OrderEventType[];
   limit: number;
@@ -39,7 +39,8 @@ export async function readFeedQuery(search: URLSearchParams): Promise<FeedQuery>
   const { value, invalid } = strictQuery(search, FEED_PARAMETERS);
   const query: FeedQuery = { limit: DEFAULT_EVENT_LIMIT, waitSeconds: 0 };
   const after = value("after");
-  if (after !== undefined) {
+  if (after === "latest") query.after = "latest";
+  else if (after !== undefined) {
     const [seq] = (await openCursor(PURPOSE, after, 1)) ?? [];
     if (seq === undefined || !/^(0|[1-9][0-9]{0,18})$/.test(seq)) {
       throw new ApiError("invalid_cursor", "after is not a cursor this API made: send the nextCursor of a page of this feed exactly as it was given.");

@@ -40,6 +40,13 @@ const larger = (a: string, b: string) => (BigInt(a) >= BigInt(b) ? a : b);
 
 /** One page after `query.after` (or the oldest event kept); 410 `cursor_expired` when events after it were pruned. */
 export async function readFeedPage(db: D1Queryable, query: FeedQuery): Promise<FeedPage> {
+  if (query.after === "latest") {
+    // Where the next event will be: after the newest (or what was pruned, should none be kept).
+    const head = await callDependency("D1", () =>
+      db.prepare("SELECT CAST(max(pruned_through, coalesce((SELECT max(seq) FROM order_events), 0)) AS TEXT) AS head FROM order_event_retention WHERE id = 1").first<string>("head"),
+    );
+    return { events: [], nextSeq: head ?? "0" };
+  }
   const after = query.after ?? "0";
   // D1 failing twice is 503 service_unavailable with Retry-After, as for every other read.
   const [bounds, page] = await callDependency("D1", () =>

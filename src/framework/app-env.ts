@@ -14,6 +14,11 @@ declare global {
        * (docs/operations.md#webhooks).
        */
       WEBHOOK_SECRETS_KEY?: string;
+      /**
+       * A secret (`wrangler secret put CONSOLE_SESSION_KEY`; locally in `operator.env`, made by `npm start`): what the
+       * console's session cookies are sealed with. The console cannot sign anyone in without it (docs/operations.md#the-console).
+       */
+      CONSOLE_SESSION_KEY?: string;
     }
   }
 }

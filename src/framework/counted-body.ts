@@ -22,3 +22,18 @@ export function textBody(c: Context, text: string, status: ContentfulStatusCode,
 export function jsonBody(c: Context, value: unknown, status: ContentfulStatusCode = 200, headers: Record<string, string> = {}): Response {
   return textBody(c, JSON.stringify(value), status, { "Content-Type": "application/json", ...headers });
 }
+
+/**
+ * A page for people (the reference page, the console), counted: HTML under
+ * its Content-Security-Policy, never sniffed as anything else, sending no
+ * Referer onward.
+ */
+export function htmlBody(c: Context, html: string, contentSecurityPolicy: string, headers: Record<string, string> = {}): Response {
+  return textBody(c, html, 200, {
+    "Content-Type": "text/html; charset=UTF-8",
+    "Content-Security-Policy": contentSecurityPolicy,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    ...headers,
+  });
+}

@@ -88,6 +88,10 @@ export const HEADERS = {
     schema: text,
     exposed: true,
   },
+  "Set-Cookie": {
+    description: "The console's session cookie (so_console): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out",
+    schema: text,
+  },
   [BOOKMARK_HEADER]: {
     description: "D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that",
     schema: { type: "string", pattern: BOOKMARK_PATTERN.source },

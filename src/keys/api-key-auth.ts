@@ -5,19 +5,36 @@ import type { AppEnv } from "../framework/app-env";
 import type { RequestParty } from "../framework/middleware/request-log";
 import { ApiError } from "../framework/api-error";
 import { parseBearer } from "./bearer";
-import type { Scope } from "../framework/operations/scopes";
+import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
 import type { CountedCallers } from "../limiter/rate-limit";
 import { ANONYMOUS_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
 import { budgetOf, limitsFor, limitsStampOf, scopesOf, type ApiKeyRecord } from "./api-key-record";
 import { addressGroup } from "../lib/client-address";
 import { logLine } from "../lib/log";
 
-const CHALLENGE = 'Bearer realm="store-orders"';
+export const CHALLENGE = 'Bearer realm="store-orders"';
 
-/** Who is calling: a valid API key, or an address group (lib/client-address.ts) that did not present one, and why. */
+/** A console session (console/): which one, and until when it lasts. */
+export interface CallerSession {
+  id: string;
+  expiresAt: string;
+}
+
+/**
+ * Who is calling: a valid API key (presented, or standing behind a console
+ * session), or an address group (lib/client-address.ts) that did not present
+ * one, and why.
+ */
 export type Caller =
-  | { kind: "key"; key: ApiKeyRecord; address: string }
+  | { kind: "key"; key: ApiKeyRecord; address: string; session?: CallerSession }
   | { kind: "anonymous"; address: string; rejection: ApiError };
+
+/**
+ * Who a request without an Authorization header is, when it carries
+ * something else that stands for a key (the console's session cookie):
+ * undefined when it carries nothing of the kind.
+ */
+export type OtherCredential = (c: Context<AppEnv>, address: string) => Promise<Caller | undefined>;
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -31,10 +48,17 @@ declare module "hono" {
  * between this and requireApiKey(), so requests without a valid key are
  * counted (per address) before they get their 401 or 403.
  */
-export function identifyCaller(apiKeys: TtlCache<string, StoredKey>): MiddlewareHandler<AppEnv> {
+export function identifyCaller(apiKeys: TtlCache<string, StoredKey>, otherCredential?: OtherCredential): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const address = addressGroup(c.req.header("CF-Connecting-IP"));
-    const { caller, problems } = await callerOf(c.req.header("Authorization"), c.env.API_KEYS, apiKeys, address);
+    const authorization = c.req.header("Authorization");
+    // A key in the header wins over a cookie: an API client never rides on a browser's session.
+    const other = authorization === undefined && otherCredential ? await otherCredential(c, address) : undefined;
+    if (other) {
+      c.set("caller", other);
+      return next();
+    }
+    const { caller, problems } = await callerOf(authorization, c.env.API_KEYS, apiKeys, address);
     // A record nobody can trust is a fault for operators to fix; the client is told only that the key is not valid.
     if (problems) logLine("error", c.get("requestId"), "an API key's record in KV does not fit the schema; the key is refused", { problems });
     c.set("caller", caller);
@@ -47,11 +71,11 @@ export function identifyCaller(apiKeys: TtlCache<string, StoredKey>): Middleware
  * found, and keys without the scope the operation needs (403, with the RFC
  * 6750 challenge naming the scope).
  */
-export function requireApiKey(scope: Scope): MiddlewareHandler<AppEnv> {
+export function requireApiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
     if (caller.kind === "anonymous") throw caller.rejection;
-    if (!scopesOf(caller.key).includes(scope)) {
+    if (scope !== ANY_KEY && !scopesOf(caller.key).includes(scope)) {
       throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
         "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,
       });
@@ -88,6 +112,17 @@ async function callerOf(
 export function invalidCaller(address: string): Caller {
   return { kind: "anonymous", address, rejection: invalidKey(INVALID_KEY) };
 }
+
+/** The calling key, in an operation behind a key's guard. */
+export function keyOfCaller(c: Context<AppEnv>): ApiKeyRecord {
+  const caller = c.get("caller");
+  if (caller.kind !== "key") throw new Error("an operation that needs a key ran without one: its guard is missing");
+  return caller.key;
+}
+
+/** Whether a key may be used now: not revoked, not expired. */
+export const isUsable = (key: ApiKeyRecord, now = Date.now()): boolean =>
+  key.revokedAt === undefined && (key.expiresAt === undefined || Date.parse(key.expiresAt) > now);
 
 const INVALID_KEY = "The API key is not valid. Check it, or ask for a new one.";
 

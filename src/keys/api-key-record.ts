@@ -13,6 +13,8 @@ const Instant = z.iso.datetime({ offset: true });
  */
 export const ApiKeyRecord = z.object({
   id: z.string().regex(/^key_[0-9A-Za-z]{16}$/),
+  /** The key's first 12 characters, shown so its holder can tell keys apart (absent on keys made before they were kept). */
+  start: z.string().regex(/^so_(live|test)_[0-9A-Za-z]{4}$/).optional(),
   plan: Plan,
   name: z.string(),
   createdAt: Instant,

@@ -1,10 +1,11 @@
 /**
  * The audit of key operations (the D1 table key_events, docs/operations.md#api-keys):
  * one row for every operation on a key, from `npm run keys` or the operator
- * API, with who made it. Never a key or a hash. The statements are written
+ * API, the console's sign-ins and links, and what a key does to its own
+ * budget's keys, with who made it. Never a key, a hash, a link or a session. The statements are written
  * once, here, for the worker (bound) and the keys command (through wrangler).
  */
-export type KeyOperation = "create" | "update" | "rotate" | "revoke" | "unban";
+export type KeyOperation = "create" | "update" | "rotate" | "revoke" | "unban" | "console_link" | "console_sign_in" | "console_sign_out";
 
 export interface KeyEvent {
   /** Made once per operation, before its row is first written: a retried insert finds the row instead of adding one. */
@@ -92,3 +93,4 @@ export async function withAuditRow<Rows, T>(insert: () => Promise<Rows>, onFailu
     throw error;
   }
 }
+

@@ -5,6 +5,7 @@
  * list call. The key itself is never stored.
  */
 import { budgetOf, type ApiKeyRecord } from "./api-key-record";
+import { callDependency } from "../lib/dependency";
 
 export const recordName = (hash: string) => `key:${hash}`;
 export const idName = (keyId: string) => `id:${keyId}`;
@@ -33,4 +34,16 @@ export function keyEntries(hash: string, record: ApiKeyRecord): KvEntry[] {
     { key: recordName(hash), value: JSON.stringify(record) },
     { key: idName(id), value: hash, metadata: summary },
   ];
+}
+
+/** The part of a KV binding that stores entries. */
+export interface KvWriter {
+  put(key: string, value: string, options?: { metadata?: unknown }): Promise<unknown>;
+}
+
+/** Stores a key's entries through a KV binding (the worker, the tests, the bench), as `npm run keys` writes them through wrangler. */
+export async function storeKeyRecord(kv: KvWriter, hash: string, record: ApiKeyRecord): Promise<void> {
+  for (const entry of keyEntries(hash, record)) {
+    await callDependency("KV", () => kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata }));
+  }
 }

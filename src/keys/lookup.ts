@@ -51,3 +51,20 @@ export async function findApiKeyById(kv: KVNamespace, keyId: string): Promise<{ 
   const stored = await callDependency("KV", () => kv.get<unknown>(recordName(hash), { type: "json" }));
   return stored === null ? null : { hash, record: ApiKeyRecord.parse(stored) };
 }
+
+/**
+ * A key's record by its id, through the isolate's cache, for a console
+ * session (console/): kept as briefly as a key's record is, so a revocation
+ * or expiry ends the session when it ends the key's own requests. Null for
+ * no key, or a record that does not fit.
+ */
+export async function findUsableRecordById(kv: KVNamespace, keyId: string, cache: TtlCache<string, ApiKeyRecord | null>, now = Date.now()): Promise<ApiKeyRecord | null> {
+  const cached = cache.get(keyId, now);
+  if (cached !== undefined) return cached;
+  const hash = (await callDependency("KV", () => kv.get(idName(keyId), { cacheTtl: KV_CACHE_TTL_SECONDS })))?.trim();
+  const stored = hash === undefined ? null : await callDependency("KV", () => kv.get<unknown>(recordName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }));
+  const found = readRecord(stored);
+  const record = found.kind === "found" ? found.record : null;
+  cache.set(keyId, record, record ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
+  return record;
+}

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { defineOperation, type Operation } from "../framework/operations/define-operation";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError, type ErrorCode } from "../framework/api-error";
-import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, MARK_KEY_EVENT_UNKNOWN, keyEventValues, withAuditRow, type KeyOperation } from "../keys/audit";
-import { keyEntries } from "../keys/layout";
+import { type KeyOperation } from "../keys/audit";
+import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findApiKeyById } from "../keys/lookup";
 import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
@@ -23,13 +23,6 @@ async function keyOf(c: Context<AppEnv>, keyId: string): Promise<StoredKeyRecord
   return found;
 }
 
-/** Writes the key's record revoked (KV), as `npm run keys -- revoke` does: what every location reads once KV has spread it, for good. */
-export async function storeRevoked(kv: KVNamespace, { hash, record }: StoredKeyRecord, at: string): Promise<void> {
-  for (const entry of keyEntries(hash, { ...record, revokedAt: at })) {
-    await callDependency("KV", () => kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata }));
-  }
-}
-
 export const limiterOf = (c: Context<AppEnv>, record: ApiKeyRecord) => c.env.RATE_LIMITER.getByName(budgetOf(record));
 
 /**
@@ -45,21 +38,9 @@ export async function audited(
   changes: Record<string, unknown>,
   action: () => Promise<Usage>,
 ): Promise<Response> {
-  const db = c.env.DB;
-  const event = {
-    id: crypto.randomUUID(),
-    at: new Date().toISOString(),
-    operation,
-    keyId: record.id,
-    changes: { ...changes, budget: budgetOf(record) },
-    actor: c.get("operator") ?? "operator",
-  };
-  const usage = await withAuditRow(
-    async () => (await callDependency("D1", () => db.prepare(INSERT_KEY_EVENT).bind(...keyEventValues(event)).first<number>("id")))!,
-    {
-      remove: (rowId) => callDependency("D1", () => db.prepare(DELETE_KEY_EVENT).bind(rowId).run()),
-      markUnknown: (rowId) => callDependency("D1", () => db.prepare(MARK_KEY_EVENT_UNKNOWN).bind(rowId).run()),
-    },
+  const usage = await auditedKeyOperation(
+    c.env.DB,
+    { operation, keyId: record.id, changes: { ...changes, budget: budgetOf(record) }, actor: c.get("operator") ?? "operator" },
     action,
   );
   return jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage });
@@ -88,6 +69,7 @@ export function keyOperation(
     errors?: readonly ErrorCode[];
     queryParameters?: typeof usageQueryParameters;
     body?: z.ZodType;
+    status?: 200 | 201;
   },
   handle: (c: Context<AppEnv>, key: StoredKeyRecord) => Promise<Response>,
 ): Operation {
@@ -100,7 +82,7 @@ export function keyOperation(
     path: `/keys/{keyId}/${spec.action}`,
     summary: spec.summary,
     description: spec.description,
-    responses: { 200: { description: "The budget's usage", body: spec.body ?? UsageBody } },
+    responses: { [spec.status ?? 200]: { description: spec.body ? spec.summary : "The budget's usage", body: spec.body ?? UsageBody } },
     params: { schema: KeyIdParams, invalid: keyIdInvalid },
     async handle(c, { keyId }) {
       return handle(c, await keyOf(c, keyId));

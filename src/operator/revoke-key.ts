@@ -1,5 +1,6 @@
 import { callDependency } from "../lib/dependency";
-import { audited, keyOperation, limiterOf, storeRevoked } from "./key-operation";
+import { storeKeyRecord } from "../keys/layout";
+import { audited, keyOperation, limiterOf } from "./key-operation";
 
 /** Revokes a key for good: KV first, then the budget's object refuses it everywhere within a lease; audited. */
 export const revokeKey = keyOperation(
@@ -14,7 +15,7 @@ export const revokeKey = keyOperation(
   (c, key) => {
     const at = key.record.revokedAt ?? new Date().toISOString();
     return audited(c, key.record, "revoke", { revokedAt: at }, async () => {
-      if (!key.record.revokedAt) await storeRevoked(c.env.API_KEYS, key, at);
+      if (!key.record.revokedAt) await storeKeyRecord(c.env.API_KEYS, key.hash, { ...key.record, revokedAt: at });
       return callDependency("rate limiter", () => limiterOf(c, key.record).revoke(key.record.id));
     });
   },

@@ -6,6 +6,8 @@
  * a database copy alone never yields a secret, and a sealed secret moved to
  * another endpoint does not open.
  */
+import { base64, fromBase64, openText, sealText } from "../lib/sealing";
+
 const PREFIX = "whsec_";
 
 /** The Workers secret secrets are sealed with; a deployment without it is misconfigured (docs/operations.md#webhooks). */
@@ -14,37 +16,20 @@ export function sealingKeyOf(env: Env): string {
   return env.WEBHOOK_SECRETS_KEY;
 }
 
-const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
-const fromBase64 = (text: string) => Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
-
 /** A new secret, as its owner sees it once. */
 export const newWebhookSecret = () => `${PREFIX}${base64(crypto.getRandomValues(new Uint8Array(32)))}`;
 
 /** The bytes a secret signs with (Standard Webhooks: the base64 after the prefix, decoded). */
 export const secretBytes = (secret: string) => fromBase64(secret.slice(PREFIX.length));
 
-async function sealingKey(keyMaterial: string): Promise<CryptoKey> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`store-orders webhook secrets 1\n${keyMaterial}`));
-  return crypto.subtle.importKey("raw", digest, "AES-GCM", false, ["encrypt", "decrypt"]);
-}
+// The purpose names the key: the same Workers secret seals nothing else under it.
+const PURPOSE = "store-orders webhook secrets 1";
 
-/** `<iv>.<ciphertext>`, each base64. */
-export async function sealSecret(keyMaterial: string, endpointId: string, secret: string): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode(endpointId) }, await sealingKey(keyMaterial), new TextEncoder().encode(secret));
-  return `${base64(iv)}.${base64(new Uint8Array(sealed))}`;
-}
+/** `<iv>.<ciphertext>`, each base64, bound to the endpoint's id. */
+export const sealSecret = (keyMaterial: string, endpointId: string, secret: string): Promise<string> => sealText(PURPOSE, keyMaterial, endpointId, secret);
 
 /** The secret; throws when the key or the endpoint is not the one it was sealed with. */
-export async function openSecret(keyMaterial: string, endpointId: string, sealed: string): Promise<string> {
-  const [iv, ciphertext] = sealed.split(".");
-  const opened = await crypto.subtle.decrypt(
-    { name: "AES-GCM", iv: fromBase64(iv!), additionalData: new TextEncoder().encode(endpointId) },
-    await sealingKey(keyMaterial),
-    fromBase64(ciphertext!),
-  );
-  return new TextDecoder().decode(opened);
-}
+export const openSecret = (keyMaterial: string, endpointId: string, sealed: string): Promise<string> => openText(PURPOSE, keyMaterial, endpointId, sealed);
 
 /**
  * The secrets that sign an endpoint's deliveries now: its own, and the one a

@@ -15,13 +15,21 @@ const LAYERS: readonly (readonly string[])[] = [
   ["framework"],
   ["limiter", "read-your-writes", "pets"],
   ["keys", "orders"],
-  ["usage", "events"],
+  ["usage", "events", "console"],
   ["webhooks", "operator"],
   ["app"],
 ];
+/**
+ * The console's page (src/console/browser) is a program of its own: it runs
+ * in the browser, bundled by scripts/build-assets.ts, and calls the worker
+ * only over HTTP. The worker's graph leaves it out; its own test is below.
+ */
+const BROWSER = "src/console/browser";
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
+    if (path === BROWSER) return [];
     return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith(".ts") ? [path] : [];
   });
 }
@@ -128,6 +136,14 @@ describe("src's imports", () => {
     expect(keepsState.test("const leases = new LeaseClient();")).toBe(true);
     const holders = [...modules.keys()].filter((file) => file !== "src/app/isolate-memory.ts" && keepsState.test(readFileSync(file, "utf8")));
     expect(holders).toEqual([]);
+  });
+
+  it("leave the console's page apart: no worker module imports it, and it imports nothing of the worker's but the API's generated types", () => {
+    expect([...modules].filter(([, imports]) => imports.some((target) => target.startsWith(BROWSER)))).toEqual([]);
+    const browserFiles = readdirSync(BROWSER, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts")).map((file) => join(BROWSER, file));
+    const outside = browserFiles.flatMap((file) => importsOf(file).filter((target) => !target.startsWith(BROWSER) && !target.endsWith(".css.ts") && target !== "client/src/schema-v2.ts").map((target) => `${file} imports ${target}`));
+    expect(browserFiles.length).toBeGreaterThan(5);
+    expect(outside).toEqual([]);
   });
 
   it("are checked by a search that does find a cycle", () => {

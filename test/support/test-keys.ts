@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { newApiKey, putApiKey, type KeyOptions } from "../../scripts/lib/issue-key";
+import { newApiKey, putApiKey, type KeyOptions } from "../../src/keys/issue-key";
 import type { ApiKeyRecord } from "../../src/keys/api-key-record";
 
 export interface TestKey {

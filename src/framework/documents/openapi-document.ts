@@ -8,6 +8,7 @@ import { ERROR_STATUS, ERROR_STATUS_HEADERS, ErrorBody, type ErrorCode } from ".
 import { ALWAYS_SENT, HEADERS, type HeaderName } from "../header-catalogue";
 import { API_VERSIONS, SERVICE, VERSION_PREFIX, versionBaseUrl, type ApiVersion } from "../service-identity";
 import { TAGS, type Operation } from "../operations/define-operation";
+import { ANY_KEY } from "../operations/scopes";
 
 type JsonObject = Record<string, unknown>;
 
@@ -81,7 +82,8 @@ function responsesOf(operation: Operation, components: Components): JsonObject {
     };
   }
 
-  const codes = [...operation.errors, ...(operation.public ? [] : GUARDED_ERRORS), ...COMMON_ERRORS];
+  const guarded = operation.public ? [] : operation.scope === ANY_KEY ? GUARDED_ERRORS.filter((code) => code !== "insufficient_scope") : GUARDED_ERRORS;
+  const codes = [...operation.errors, ...guarded, ...COMMON_ERRORS];
   for (const status of [...new Set(codes.map((code) => ERROR_STATUS[code]))].sort()) {
     const codesHere = codes.filter((code) => ERROR_STATUS[code] === status);
     const headers: HeaderName[] = [...ALWAYS_SENT, ...(ERROR_STATUS_HEADERS[status] ?? [])];
@@ -169,7 +171,7 @@ export function openApiDocument(
         ...(operation.deprecation && { deprecated: true }),
         "x-stability": operation.stability,
         // Scopes on an http scheme name what a key must be allowed (OpenAPI 3.1, "Security Requirement Object").
-        security: operation.public ? [] : [{ bearerAuth: [operation.scope] }],
+        security: operation.public ? [] : [{ bearerAuth: operation.scope === ANY_KEY ? [] : [operation.scope] }],
         parameters: parametersOf(operation, components),
         ...(operation.requestBody && {
           requestBody: {
@@ -216,8 +218,9 @@ export function openApiDocument(
           scheme: "bearer",
           description:
             "An API key: so_live_ (production) or so_test_ (staging) and 32 letters and digits. A key has the scopes " +
-            "orders:read (list orders, the event feed; the deprecated pets), orders:write (cancel) and webhooks:manage (webhook " +
-            "endpoints); each operation names the one it needs.",
+            "orders:read (list orders, the event feed; the deprecated pets), orders:write (cancel), webhooks:manage (webhook " +
+            "endpoints) and keys:manage (rotate and revoke its budget's keys); each operation names the one it needs, or none when " +
+            "any key will do. The console's session cookie stands for its key in every operation (docs/api.md#the-console).",
         },
       },
       schemas: components.schemas,

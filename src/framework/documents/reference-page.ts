@@ -1,8 +1,8 @@
 import { API_VERSIONS, VERSION_PREFIX, type ApiVersion } from "../service-identity";
 import { defineOperation } from "../operations/define-operation";
-import { textBody } from "../counted-body";
+import { htmlBody } from "../counted-body";
 
-/** Where v1's reference page lives, and the script of every version's page among the static assets (scripts/docs-assets.ts copies it there). */
+/** Where v1's reference page lives, and the script of every version's page among the static assets (scripts/build-assets.ts copies it there). */
 export const REFERENCE_PATH = `${VERSION_PREFIX}/docs`;
 const SCRIPT_PATH = `${REFERENCE_PATH}/scalar.js`;
 
@@ -93,12 +93,7 @@ export const referencePageOperation = (version: ApiVersion) => {
     responses: { 200: { description: "The reference page (HTML)" } },
     errors: [],
     handle(c) {
-      return textBody(c, page, 200, {
-        "Content-Type": "text/html; charset=UTF-8",
-        "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-        "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "no-referrer",
-      });
+      return htmlBody(c, page, CONTENT_SECURITY_POLICY);
     },
   });
 };

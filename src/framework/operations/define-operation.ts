@@ -5,7 +5,7 @@ import type { Config } from "../read-config";
 import type { AppEnv } from "../app-env";
 import { ApiError, type ErrorCode } from "../api-error";
 import type { HeaderName } from "../header-catalogue";
-import type { Scope } from "./scopes";
+import type { KeyRequirement } from "./scopes";
 import type { DeprecationSchedule } from "../../lib/deprecation-schedule";
 
 export type Stability = "stable" | "beta" | "experimental";
@@ -15,6 +15,8 @@ export const TAGS = {
   Orders: "The orders placed in the store: list them, cancel pending ones.",
   Events: "Every change to an order, whoever made it: a feed to follow.",
   Webhooks: "Where a budget's order events are delivered, signed, as they happen.",
+  Keys: "The keys of the caller's budget: see them, rotate the calling one with a grace period, revoke one early.",
+  Console: "The console's sign-in: a session for the web page, opened with a key or an operator's single-use link.",
   Usage: "What the limiter admitted and refused for the caller's budget, minute by minute, hour by hour, day by day.",
   Pets: "Deprecated pet operations, kept until their sunset date.",
   Service: "About this API itself.",
@@ -31,12 +33,12 @@ type Reply = Response | Promise<Response>;
 
 /**
  * Who may call: anyone (still rate limited per address), keys with a scope
- * (docs/api.md#authentication), or operators with the operator token (README,
+ * or any valid key (docs/api.md#authentication), or operators with the operator token (README,
  * "Operator API").
  */
 type Access =
   | { public: true; scope?: undefined; operator?: undefined }
-  | { public?: false; scope: Scope; operator?: undefined }
+  | { public?: false; scope: KeyRequirement; operator?: undefined }
   | { public?: false; scope?: undefined; operator: true };
 
 /** What describes an operation, for the router, `GET /` and the OpenAPI document. */

@@ -4,7 +4,7 @@ import type { AppEnv } from "../app-env";
 import type { ApiVersion } from "../service-identity";
 import { deprecation } from "../middleware/deprecation";
 import type { Operation } from "./define-operation";
-import type { Scope } from "./scopes";
+import type { KeyRequirement } from "./scopes";
 import { referenceLink } from "../documents/reference-page";
 
 /** Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2` for the versions, `/admin` for operators. */
@@ -28,7 +28,7 @@ export interface RouteGroup {
  */
 export interface AccessGuards {
   /** Refuses a caller without a valid key, or with one that lacks the scope. */
-  apiKey(scope: Scope): MiddlewareHandler<AppEnv>;
+  apiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv>;
   /** Refuses a caller without the operator token; sets `operator`. */
   operator(): MiddlewareHandler<AppEnv>;
 }

@@ -2,9 +2,13 @@ import { z } from "zod";
 
 /**
  * What an operation asks of a key (docs/api.md#authentication): read orders (the list, the feed, the
- * deprecated pets), write them (cancel), manage its budget's webhook endpoints. Keys carry them; the
- * operation names the one it needs.
+ * deprecated pets), write them (cancel), manage its budget's webhook endpoints, manage its budget's
+ * keys (rotate, revoke). Keys carry them; the operation names the one it needs.
  */
-export const SCOPES = ["orders:read", "orders:write", "webhooks:manage"] as const;
+export const SCOPES = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
 export const Scope = z.enum(SCOPES);
 export type Scope = z.infer<typeof Scope>;
+
+/** What an operation that any valid key may call asks for instead of a scope (the console's sign-in, its session). */
+export const ANY_KEY = "any key";
+export type KeyRequirement = Scope | typeof ANY_KEY;

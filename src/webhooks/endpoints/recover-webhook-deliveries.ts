@@ -9,7 +9,8 @@ import { OperationNotTaken } from "../../keys/audit";
 import { auditedEndpointChange } from "./endpoint-audit";
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
 import { budgetEndpoint, disabledBecause, recoverFailedDeliveries } from "./webhook-endpoint-store";
-import { budgetOfCaller, ENDPOINT_PARAMS, keyOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { keyOfCaller } from "../../keys/api-key-auth";
 
 /** POST /v2/webhook-endpoints/{endpointId}/recover: every failed delivery since a time, sent again; audited. */
 export const recoverWebhookDeliveries = defineOperation({

@@ -7,7 +7,8 @@ import { newWebhookSecret, sealingKeyOf, sealSecret } from "../webhook-secrets";
 import { auditedEndpointChange } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
 import { rotateEndpointSecret } from "./webhook-endpoint-store";
-import { budgetOfCaller, ENDPOINT_PARAMS, keyOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { keyOfCaller } from "../../keys/api-key-auth";
 
 /** POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the overlap. */
 export const rotateWebhookSecret = defineOperation({

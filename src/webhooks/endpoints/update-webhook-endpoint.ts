@@ -9,7 +9,8 @@ import { auditedEndpointChange } from "./endpoint-audit";
 import { UpdateWebhookEndpoint, WebhookEndpoint } from "./webhook-endpoint-schemas";
 import { endpointJson, updateEndpoint, type WebhookEndpointRow } from "./webhook-endpoint-store";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
-import { budgetOfCaller, ENDPOINT_PARAMS, keyOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { keyOfCaller } from "../../keys/api-key-auth";
 
 /** Enabling refused: nothing changed, so the audit row goes too. */
 class EndpointLocked extends OperationNotTaken {}

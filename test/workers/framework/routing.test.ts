@@ -43,13 +43,20 @@ describe("routing and the Error shape", () => {
       "retryWebhookDelivery",
       "recoverWebhookDeliveries",
       "getUsage",
+      "listOwnKeys",
+      "rotateOwnKey",
+      "revokeOwnKey",
+      "openConsoleSession",
+      "redeemConsoleLink",
+      "getConsoleSession",
+      "endConsoleSession",
       "getOpenApiDocument",
     ]);
   });
 
   it.each([
     ["/v1", "1.0.0", ["listOrders", "cancelOrder", "getPetById", "getOpenApiDocument"]],
-    ["/v2", "2.0.0", ["listOrdersV2", "getOrderV2", "cancelOrderV2", "listOrderEvents", "createWebhookEndpoint", "listWebhookEndpoints", "getWebhookEndpoint", "updateWebhookEndpoint", "rotateWebhookSecret", "sendWebhookTestEvent", "deleteWebhookEndpoint", "listWebhookDeliveries", "retryWebhookDelivery", "recoverWebhookDeliveries", "getUsage", "getOpenApiDocument"]],
+    ["/v2", "2.0.0", ["listOrdersV2", "getOrderV2", "cancelOrderV2", "listOrderEvents", "createWebhookEndpoint", "listWebhookEndpoints", "getWebhookEndpoint", "updateWebhookEndpoint", "rotateWebhookSecret", "sendWebhookTestEvent", "deleteWebhookEndpoint", "listWebhookDeliveries", "retryWebhookDelivery", "recoverWebhookDeliveries", "getUsage", "listOwnKeys", "rotateOwnKey", "revokeOwnKey", "openConsoleSession", "redeemConsoleLink", "getConsoleSession", "endConsoleSession", "getOpenApiDocument"]],
   ])("describes the version at its base address, GET %s, as GET / lists it, without a key", async (prefix, version, operationIds) => {
     const response = await api(prefix, { key: null });
     expect(response.status).toBe(200);

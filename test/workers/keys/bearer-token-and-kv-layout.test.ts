@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { generateApiKey, generateKeyId } from "../../../scripts/lib/issue-key";
+import { generateApiKey, generateKeyId } from "../../../src/keys/issue-key";
 import { parseBearer } from "../../../src/keys/bearer";
 import { keyEntries } from "../../../src/keys/layout";
 import { sha256Hex } from "../../../src/lib/digest";

@@ -160,7 +160,7 @@ describe("the v2 document and GET /", () => {
     expect(document.servers[0]!.url).toBe("http://localhost:8787/v2");
     for (const server of document.servers) expect(server.url).toMatch(/\/v2$/);
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
-    expect(operations.map((operation) => operation.operationId).sort()).toEqual(["cancelOrderV2", "createWebhookEndpoint", "deleteWebhookEndpoint", "getOpenApiDocument", "getOrderV2", "getUsage", "getWebhookEndpoint", "listOrderEvents", "listOrdersV2", "listWebhookDeliveries", "listWebhookEndpoints", "recoverWebhookDeliveries", "retryWebhookDelivery", "rotateWebhookSecret", "sendWebhookTestEvent", "updateWebhookEndpoint"]);
+    expect(operations.map((operation) => operation.operationId).sort()).toEqual(["cancelOrderV2", "createWebhookEndpoint", "deleteWebhookEndpoint", "endConsoleSession", "getConsoleSession", "getOpenApiDocument", "getOrderV2", "getUsage", "getWebhookEndpoint", "listOrderEvents", "listOrdersV2", "listOwnKeys", "listWebhookDeliveries", "listWebhookEndpoints", "openConsoleSession", "recoverWebhookDeliveries", "redeemConsoleLink", "retryWebhookDelivery", "revokeOwnKey", "rotateOwnKey", "rotateWebhookSecret", "sendWebhookTestEvent", "updateWebhookEndpoint"]);
     for (const operation of operations) expect(operation["x-stability"]).toBe("beta");
     expect(document.paths["/store/orders"]!.get!.parameters.filter((parameter) => parameter.in === "query").map((parameter) => parameter.name)).toEqual([
       "status",

@@ -5,7 +5,7 @@ import { TtlCache } from "../../../src/lib/ttl-cache";
 import { deliverOne, nextDelaySeconds, retryAfterSeconds } from "../../../src/webhooks/delivery-attempt";
 import { consumeDeliveries } from "../../../src/webhooks/queue-consumer";
 import { dispatchEvents } from "../../../src/webhooks/dispatch-pass";
-import { putApiKey, newApiKey } from "../../../scripts/lib/issue-key";
+import { putApiKey, newApiKey } from "../../../src/keys/issue-key";
 import { seedOrders } from "../../support/seed";
 import { storeTestKey } from "../../support/test-keys";
 import { webhookOwnerOfEachTest, consumerContext, deliveryRow, pendingDeliveries, queuedBatch, queuedMessage, receivers, recordingQueue } from "../../support/webhook-fixtures";

@@ -1,14 +1,17 @@
 /**
  * Issuing API keys: a new key and its record, and the KV entries they are
- * stored as. Only `npm run keys`, the tests and the benchmark issue keys; the
- * worker never does, so none of this is in it. It uses Web Crypto only, so it
- * runs in Node (the keys command) and in workerd (tests, the bench worker).
+ * stored as. `npm run keys`, the tests and the benchmark issue keys, and the
+ * worker when a key rotates itself (keys/own-keys). It uses Web Crypto only, so
+ * it runs in Node (the keys command) and in workerd.
  */
-import { keyEntries } from "../../src/keys/layout";
-import { sha256Hex } from "../../src/lib/digest";
-import type { Scope } from "../../src/framework/operations/scopes";
-import type { ApiKeyRecord } from "../../src/keys/api-key-record";
-import type { Limits, Plan } from "../../src/limiter/plans";
+import { storeKeyRecord, type KvWriter } from "./layout";
+import { sha256Hex } from "../lib/digest";
+import type { Scope } from "../framework/operations/scopes";
+import type { ApiKeyRecord } from "./api-key-record";
+import type { Limits, Plan } from "../limiter/plans";
+
+/** How much of a key its record keeps to tell it apart: the prefix and 4 of its 32 random characters (24 bits). */
+const KEY_START_LENGTH = 12;
 
 export type KeyPrefix = "so_live_" | "so_test_";
 
@@ -46,8 +49,10 @@ export interface KeyOptions {
 
 /** A new key and its record: the one place a record is made. */
 export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string; record: ApiKeyRecord } {
+  const key = generateApiKey(prefix);
   const record: ApiKeyRecord = {
     id: generateKeyId(),
+    start: key.slice(0, KEY_START_LENGTH),
     plan: options.plan,
     name: options.name,
     createdAt: new Date().toISOString(),
@@ -58,18 +63,11 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
     ...(options.budget && { budget: options.budget }),
     ...(options.revokedAt && { revokedAt: options.revokedAt }),
   };
-  return { key: generateApiKey(prefix), record };
+  return { key, record };
 }
 
 
-/** The part of a KV binding that stores entries. */
-interface KvWriter {
-  put(key: string, value: string, options?: { metadata?: unknown }): Promise<unknown>;
-}
-
-/** Stores a key through a KV binding (the tests and the bench), with the entries `npm run keys` writes through wrangler. */
+/** Stores a key through a KV binding (the worker, the tests and the bench), with the entries `npm run keys` writes through wrangler. */
 export async function putApiKey(kv: KvWriter, key: string, record: ApiKeyRecord): Promise<void> {
-  for (const entry of keyEntries(await sha256Hex(key), record)) {
-    await kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata });
-  }
+  await storeKeyRecord(kv, await sha256Hex(key), record);
 }

@@ -1,0 +1,51 @@
+/**
+ * The console is a client of the API: every call goes to /v2 with the
+ * session cookie (same origin), so scopes, limits and the audit apply as
+ * they do to any client. Errors arrive in the API's Error shape.
+ */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Called when the session has ended (401): the page goes back to signing in. */
+let onSignedOut: (message: string) => void = () => {};
+export const whenSignedOut = (handler: (message: string) => void) => {
+  onSignedOut = handler;
+};
+
+export interface CallOptions {
+  body?: unknown;
+  /** A key sent once, in the header, instead of the cookie (signing in). */
+  key?: string;
+  signal?: AbortSignal;
+}
+
+export async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  if (options.key !== undefined) headers.Authorization = `Bearer ${options.key}`;
+  const response = await fetch(`/v2${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    credentials: "same-origin",
+    signal: options.signal,
+  });
+  if (response.status === 204) return undefined as T;
+  const value = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
+  if (!response.ok) {
+    const failure = new ApiFailure(response.status, value.code ?? "unknown", value.message ?? `HTTP ${response.status}`);
+    if (response.status === 401 && options.key === undefined && !path.startsWith("/console/session")) onSignedOut(failure.message);
+    throw failure;
+  }
+  return value as T;
+}
+
+/** An error's message for the page. */
+export const messageOf = (error: unknown) => (error instanceof ApiFailure ? `${error.message} (${error.code})` : error instanceof Error ? error.message : String(error));

@@ -1,0 +1,102 @@
+import { call, messageOf } from "../api";
+import { h, notice, show, shownOnce, when } from "../dom";
+import type { OwnKey, RotatedKey, View } from "../types";
+
+const GRACES = [
+  { seconds: 3_600, label: "1 hour" },
+  { seconds: 86_400, label: "1 day" },
+  { seconds: 604_800, label: "7 days" },
+  { seconds: 0, label: "None: the old key stops now" },
+];
+
+const stateOf = (key: OwnKey) => (key.revokedAt ? "revoked" : !key.usable ? "expired" : key.expiresAt ? "expiring" : "active");
+
+/**
+ * The budget's keys: rotate the signed-in key with a grace period (the new
+ * key shown once; the session moves to it), see both while both live, revoke
+ * the old one early. Needs the keys:manage scope, and says so without it.
+ */
+export const keysView: View = (root, session) => {
+  if (!session.key.scopes.includes("keys:manage")) {
+    show(
+      root,
+      h("h1", { tabindex: -1 }, "Keys"),
+      notice(`This key cannot rotate or revoke keys: it lacks the keys:manage scope (it has ${session.key.scopes.join(", ")}). Ask your operator for a key with it, or for a rotation.`, "error"),
+    );
+    return;
+  }
+  const list = h("div", {});
+  const status = h("div", {});
+  const shown = h("div", {});
+
+  const load = async () => {
+    try {
+      const { data } = await call<{ data: OwnKey[] }>("GET", "/keys");
+      show(
+        list,
+        h(
+          "table",
+          { id: "keys-table" },
+          h("caption", {}, "This budget's keys, newest first"),
+          h("thead", {}, h("tr", {}, ["Key", "Name", "Created", "Stops working", "State", ""].map((title) => h("th", { scope: "col" }, title)))),
+          h(
+            "tbody",
+            {},
+            data.map((key) =>
+              h(
+                "tr",
+                { "data-key-id": key.id },
+                h("td", {}, h("code", {}, key.start ? `${key.start}…` : key.id), key.current ? " (signed in)" : ""),
+                h("td", {}, key.name),
+                h("td", {}, when(key.createdAt)),
+                h("td", {}, key.expiresAt ? when(key.expiresAt) : "never"),
+                h("td", {}, stateOf(key)),
+                h("td", {}, key.usable && !key.current ? h("button", { type: "button", class: "danger", onclick: () => revoke(key) }, `Revoke ${key.start ?? key.id} now`) : ""),
+              ),
+            ),
+          ),
+        ),
+      );
+    } catch (error) {
+      show(list, notice(messageOf(error), "error"));
+    }
+  };
+
+  const revoke = async (key: OwnKey) => {
+    if (!confirm(`Revoke ${key.start ?? key.id}? Every request with it is refused from now on, for good.`)) return;
+    try {
+      await call("POST", `/keys/${key.id}/revoke`);
+      show(status, notice(`Revoked ${key.start ?? key.id}.`));
+      await load();
+    } catch (error) {
+      show(status, notice(messageOf(error), "error"));
+    }
+  };
+
+  const grace = h("select", { id: "rotate-grace" }, GRACES.map(({ seconds, label }) => h("option", { value: seconds, selected: seconds === 86_400 }, label)));
+  const rotate = h(
+    "form",
+    {
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        try {
+          const rotated = await call<RotatedKey>("POST", `/keys/${session.key.id}/rotate`, { body: { graceSeconds: Number(grace.value) } });
+          // The session moves to the new key, so it outlives the old one; the key itself stays only on the page, until it is left.
+          await call("POST", "/console/session", { key: rotated.key });
+          show(shown, shownOnce("Your new key", rotated.key), notice(`The old key ${rotated.previous.id} works until ${new Date(rotated.previous.expiresAt).toLocaleString()}. This console now uses the new key.`));
+          show(status);
+          await load();
+        } catch (error) {
+          show(status, notice(messageOf(error), "error"));
+        }
+      },
+    },
+    h("h2", {}, "Rotate this key"),
+    h("p", {}, "A new key for the same budget, plan, limits, scopes and webhooks. The key you signed in with keeps working for the grace period, so your clients can move over."),
+    h("label", { for: "rotate-grace" }, "Grace period"),
+    grace,
+    h("button", { type: "submit" }, "Rotate"),
+  );
+  show(root, h("h1", { tabindex: -1 }, "Keys"), status, shown, list, rotate);
+  void load();
+};

@@ -1,0 +1,303 @@
+import { call, messageOf } from "../api";
+import { h, notice, show, shownOnce, when } from "../dom";
+import { ORDER_EVENT_TYPES, type CreatedWebhookEndpoint, type RotatedWebhookSecret, type WebhookDelivery, type WebhookEndpoint, type WebhookTestResult, type View } from "../types";
+
+const OVERLAPS = [
+  { seconds: 3_600, label: "1 hour" },
+  { seconds: 86_400, label: "1 day" },
+  { seconds: 604_800, label: "7 days" },
+  { seconds: 0, label: "None: the old secret stops now" },
+];
+
+/** Checkboxes for the event types, each checked when `chosen` has it. */
+function typePicker(idPrefix: string, chosen: readonly string[]): { fieldset: HTMLFieldSetElement; value: () => string[] } {
+  const boxes = ORDER_EVENT_TYPES.map((type) => h("input", { type: "checkbox", id: `${idPrefix}-${type}`, value: type, checked: chosen.includes(type) }));
+  const fieldset = h(
+    "fieldset",
+    { class: "types" },
+    h("legend", {}, "Event types"),
+    boxes.map((box) => h("span", { class: "choice" }, box, h("label", { for: box.id }, box.value))),
+  );
+  return { fieldset, value: () => boxes.filter((box) => box.checked).map((box) => box.value) };
+}
+
+/** #/webhooks: the budget's endpoints and a form to add one; #/webhooks/<id>: one endpoint. */
+export const webhooksView: View = (root, session, route) => {
+  if (!session.key.scopes.includes("webhooks:manage")) {
+    show(root, h("h1", { tabindex: -1 }, "Webhooks"), notice(`This key cannot manage webhooks: it lacks the webhooks:manage scope (it has ${session.key.scopes.join(", ")}).`, "error"));
+    return;
+  }
+  return route[0] ? endpointView(root, route[0]) : endpointsView(root);
+};
+
+function endpointsView(root: HTMLElement): void {
+  const list = h("div", {});
+  const status = h("div", {});
+  const load = async () => {
+    try {
+      const { data } = await call<{ data: WebhookEndpoint[] }>("GET", "/webhook-endpoints");
+      show(
+        list,
+        data.length === 0
+          ? h("p", {}, "No endpoints yet.")
+          : h(
+              "table",
+              { id: "endpoints-table" },
+              h("caption", {}, "Where this budget's order events are delivered"),
+              h("thead", {}, h("tr", {}, ["URL", "Types", "Status", "Created"].map((title) => h("th", { scope: "col" }, title)))),
+              h(
+                "tbody",
+                {},
+                data.map((endpoint) =>
+                  h(
+                    "tr",
+                    {},
+                    h("td", {}, h("a", { href: `#/webhooks/${endpoint.id}` }, endpoint.url)),
+                    h("td", {}, endpoint.types.join(", ")),
+                    h("td", {}, endpoint.status, endpoint.disabledBy ? ` (by ${endpoint.disabledBy})` : ""),
+                    h("td", {}, when(endpoint.createdAt)),
+                  ),
+                ),
+              ),
+            ),
+      );
+    } catch (error) {
+      show(list, notice(messageOf(error), "error"));
+    }
+  };
+  const url = h("input", { id: "new-endpoint-url", type: "url", required: true, placeholder: "https://example.com/webhooks", autocomplete: "off" });
+  const types = typePicker("new-endpoint", ORDER_EVENT_TYPES);
+  const form = h(
+    "form",
+    {
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        try {
+          const created = await call<CreatedWebhookEndpoint>("POST", "/webhook-endpoints", { body: { url: url.value, types: types.value() } });
+          show(status, notice(`Added ${created.url}.`), shownOnce("Its signing secret", created.secret), h("p", {}, h("a", { href: `#/webhooks/${created.id}` }, "Open the endpoint")));
+          url.value = "";
+          await load();
+        } catch (error) {
+          show(status, notice(messageOf(error), "error"));
+        }
+      },
+    },
+    h("h2", {}, "Add an endpoint"),
+    h("label", { for: "new-endpoint-url" }, "URL"),
+    url,
+    types.fieldset,
+    h("button", { type: "submit" }, "Add endpoint"),
+  );
+  show(root, h("h1", { tabindex: -1 }, "Webhooks"), status, list, form);
+  void load();
+}
+
+function endpointView(root: HTMLElement, id: string): () => void {
+  const status = h("div", {});
+  const facts = h("div", {});
+  const actions = h("div", {});
+  const log = h("div", {});
+  let drawnStatus: string | undefined;
+  const act = async (work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      show(status, notice(messageOf(error), "error"));
+    }
+  };
+
+  const load = async () => {
+    let endpoint: WebhookEndpoint;
+    try {
+      endpoint = await call<WebhookEndpoint>("GET", `/webhook-endpoints/${id}`);
+    } catch (error) {
+      show(facts, notice(messageOf(error), "error"));
+      return;
+    }
+    show(
+      facts,
+      h(
+        "dl",
+        { class: "facts" },
+        h("dt", {}, "URL"),
+        h("dd", {}, endpoint.url),
+        h("dt", {}, "Event types"),
+        h("dd", {}, endpoint.types.join(", ")),
+        h("dt", {}, "Status"),
+        h("dd", { id: "endpoint-status" }, endpoint.status, endpoint.disabledBy ? ` by ${endpoint.disabledBy}: ${endpoint.disabledReason ?? ""}` : ""),
+        h("dt", {}, "Created"),
+        h("dd", {}, when(endpoint.createdAt)),
+      ),
+    );
+    // The forms are drawn again only when what they offer changes (enable or disable), never under someone's typing.
+    if (endpoint.status !== drawnStatus) drawActions(endpoint);
+    drawnStatus = endpoint.status;
+    await loadLog();
+  };
+
+  const drawActions = (endpoint: WebhookEndpoint) => {
+    const enabled = endpoint.status === "enabled";
+    const toggle = h("button", {
+      type: "button",
+      onclick: () =>
+        act(async () => {
+          await call("PATCH", `/webhook-endpoints/${id}`, { body: { status: enabled ? "disabled" : "enabled" } });
+          show(status, notice(enabled ? "Disabled: nothing is delivered until you enable it." : "Enabled: deliveries resume with the next event."));
+          await load();
+        }),
+    }, enabled ? "Disable" : "Enable");
+    const test = h("button", {
+      type: "button",
+      onclick: () =>
+        act(async () => {
+          const result = await call<WebhookTestResult>("POST", `/webhook-endpoints/${id}/test`);
+          show(
+            status,
+            notice(
+              result.delivered
+                ? `Test event ${result.id} delivered: ${result.status} in ${result.durationMs} ms.`
+                : `Test event ${result.id} not delivered: ${result.status ?? result.error ?? "no answer"} after ${result.durationMs} ms.`,
+              result.delivered ? "ok" : "error",
+            ),
+          );
+        }),
+    }, "Send a test event");
+    const overlap = h("select", { id: "rotate-overlap" }, OVERLAPS.map(({ seconds, label }) => h("option", { value: seconds, selected: seconds === 86_400 }, label)));
+    const rotate = h(
+      "form",
+      {
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void act(async () => {
+            const rotated = await call<RotatedWebhookSecret>("POST", `/webhook-endpoints/${id}/rotate-secret`, { body: { overlapSeconds: Number(overlap.value) } });
+            show(status, shownOnce("The new signing secret", rotated.secret), notice(`Until ${new Date(rotated.previousSecretExpiresAt).toLocaleString()} each delivery is signed with both secrets.`));
+          });
+        },
+      },
+      h("h2", {}, "Rotate the signing secret"),
+      h("label", { for: "rotate-overlap" }, "Old secret also signs for"),
+      overlap,
+      h("button", { type: "submit" }, "Rotate secret"),
+    );
+    const url = h("input", { id: "edit-endpoint-url", type: "url", required: true, value: endpoint.url, autocomplete: "off" });
+    const types = typePicker("edit-endpoint", endpoint.types);
+    const edit = h(
+      "form",
+      {
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void act(async () => {
+            await call("PATCH", `/webhook-endpoints/${id}`, { body: { url: url.value, types: types.value() } });
+            show(status, notice("Saved."));
+            drawnStatus = undefined;
+            await load();
+          });
+        },
+      },
+      h("h2", {}, "Edit"),
+      h("label", { for: "edit-endpoint-url" }, "URL"),
+      url,
+      types.fieldset,
+      h("button", { type: "submit" }, "Save"),
+    );
+    const since = h("input", { id: "recover-since", type: "datetime-local", required: true, step: 1 });
+    const recover = h(
+      "form",
+      {
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void act(async () => {
+            const result = await call<{ recovered: number; more: boolean }>("POST", `/webhook-endpoints/${id}/recover`, { body: { since: new Date(since.value).toISOString() } });
+            show(status, notice(`${result.recovered} failed deliveries sent again${result.more ? "; more remain: recover again" : ""}.`));
+            await loadLog();
+          });
+        },
+      },
+      h("h2", {}, "Retry every failed delivery since a time"),
+      h("label", { for: "recover-since" }, "Since (your time)"),
+      since,
+      h("button", { type: "submit" }, "Recover"),
+    );
+    const remove = h("button", {
+      type: "button",
+      class: "danger",
+      onclick: () =>
+        act(async () => {
+          if (!confirm(`Delete the endpoint ${endpoint.url}? Nothing more is delivered to it.`)) return;
+          await call("DELETE", `/webhook-endpoints/${id}`);
+          location.hash = "#/webhooks";
+        }),
+    }, "Delete endpoint");
+    show(actions, h("div", { class: "row" }, test, toggle, remove), edit, rotate, recover);
+  };
+
+  const loadLog = async () => {
+    try {
+      const { data } = await call<{ data: WebhookDelivery[] }>("GET", `/webhook-endpoints/${id}/deliveries`);
+      // What the reader opened stays open when the log is drawn again.
+      const open = new Set([...log.querySelectorAll("tr[data-delivery-id] details[open]")].map((details) => details.closest("tr")!.dataset.deliveryId));
+      show(
+        log,
+        h("h2", {}, "Delivery log"),
+        data.length === 0
+          ? h("p", {}, "No deliveries yet.")
+          : h(
+              "table",
+              { id: "deliveries-table" },
+              h("caption", {}, "Newest first, each with its latest attempts"),
+              h("thead", {}, h("tr", {}, ["Event", "Outcome", "Attempts", "Next attempt", ""].map((title) => h("th", { scope: "col" }, title)))),
+              h("tbody", {}, data.map(deliveryRow)),
+            ),
+      );
+      for (const row of log.querySelectorAll<HTMLElement>("tr[data-delivery-id]")) if (open.has(row.dataset.deliveryId)) row.querySelector("details")!.open = true;
+    } catch (error) {
+      show(log, notice(messageOf(error), "error"));
+    }
+  };
+
+  const deliveryRow = (delivery: WebhookDelivery) =>
+    h(
+      "tr",
+      { "data-delivery-id": delivery.id, "data-outcome": delivery.outcome },
+      h("td", {}, h("code", {}, delivery.eventId)),
+      h("td", {}, delivery.outcome, delivery.lastStatus !== null ? ` (${delivery.lastStatus})` : delivery.lastError ? ` (${delivery.lastError})` : ""),
+      h(
+        "td",
+        {},
+        h(
+          "details",
+          {},
+          h("summary", {}, `${delivery.attempts} attempt${delivery.attempts === 1 ? "" : "s"}`),
+          h(
+            "ol",
+            { class: "attempts" },
+            delivery.attemptLog.map((attempt) =>
+              h("li", {}, when(attempt.at), ` · ${attempt.status ?? "no answer"} · ${attempt.durationMs} ms`, attempt.error ? ` · ${attempt.error}` : "", attempt.response !== null ? h("pre", {}, attempt.response) : null),
+            ),
+          ),
+        ),
+      ),
+      h("td", {}, delivery.nextAttemptAt ? when(delivery.nextAttemptAt) : "—"),
+      h(
+        "td",
+        {},
+        delivery.outcome === "failed"
+          ? h("button", {
+              type: "button",
+              onclick: () =>
+                act(async () => {
+                  await call("POST", `/webhook-endpoints/${id}/deliveries/${delivery.id}/retry`);
+                  show(status, notice(`Delivery of ${delivery.eventId} sent again.`));
+                  await loadLog();
+                }),
+            }, `Retry ${delivery.eventId}`)
+          : "",
+      ),
+    );
+
+  show(root, h("p", {}, h("a", { href: "#/webhooks" }, "← All endpoints")), h("h1", { tabindex: -1 }, "Endpoint"), status, facts, actions, log);
+  void load();
+  // The endpoint and its log follow the service: deliveries made and retried, a disabling after failures.
+  const timer = setInterval(() => void load(), 5_000);
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,59 @@
+import { defineOperation } from "../framework/operations/define-operation";
+import { htmlBody } from "../framework/counted-body";
+
+/** Where the console lives; its script and styles are static assets beside it (scripts/build-assets.ts bundles them). */
+export const CONSOLE_PATH = "/console";
+
+/**
+ * Only this origin, and no inline script or style at all: the page is one
+ * bundled script and one stylesheet, and the chart sets its sizes through
+ * the CSSOM, which a policy does not govern.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Store Orders console</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${CONSOLE_PATH}/console.css">
+<script type="module" src="${CONSOLE_PATH}/console.js"></script>
+</head>
+<body>
+<main id="console" aria-live="polite"><noscript>The console needs JavaScript. Everything it does, the API does too: see <a href="/v2/docs">the v2 reference</a>.</noscript></main>
+</body>
+</html>
+`;
+
+/**
+ * `GET /console`: the callers' web page (docs/api.md#the-console). It needs no
+ * key to load (it asks for one, or a link's token); like every call without
+ * one, it is limited per address. Not an operation of the API.
+ */
+export const consolePageOperation = defineOperation({
+  operationId: "getConsolePage",
+  public: true,
+  documented: false,
+  method: "get",
+  path: CONSOLE_PATH,
+  summary: "The console",
+  description: "The callers' web page: usage, keys, webhooks and the event feed, through this API.",
+  tag: "Service",
+  stability: "beta",
+  responses: { 200: { description: "The console (HTML)" } },
+  errors: [],
+  handle(c) {
+    return htmlBody(c, PAGE, CONTENT_SECURITY_POLICY, { "Cache-Control": "no-cache" });
+  },
+});

@@ -1,0 +1,85 @@
+/**
+ * Console sessions in D1 and as callers: a session's row (opened, ended),
+ * and the credential identifyCaller() asks about requests that carry the
+ * session cookie instead of a key (keys/api-key-auth.ts).
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../framework/app-env";
+import { ApiError } from "../framework/api-error";
+import { callDependency } from "../lib/dependency";
+import type { TtlCache } from "../lib/ttl-cache";
+import { CHALLENGE, isUsable, type Caller, type OtherCredential } from "../keys/api-key-auth";
+import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
+import { auditedKeyOperation } from "../keys/audited-key-operation";
+import { findUsableRecordById } from "../keys/lookup";
+import { fromThisOrigin, openSession, sealSession, sessionCookie, sessionCookieOf, sessionKeyOf, SESSION_SECONDS } from "./session-cookie";
+
+export type SessionVia = "key" | "link";
+
+const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
+
+const ended = (address: string, why: string): Caller => ({
+  kind: "anonymous",
+  address,
+  rejection: new ApiError("session_ended", `Your console session has ended (${why}). Sign in again.`, { "WWW-Authenticate": CHALLENGE }),
+});
+
+/**
+ * The caller a session cookie stands for: its key, while the session is
+ * neither expired nor signed out, and its key neither revoked nor expired
+ * (read as briefly cached as a key presented in a header: the same 5 s), of
+ * the budget it was opened for. Writes must come from this origin.
+ */
+export function consoleSessionCredential(records: TtlCache<string, ApiKeyRecord | null>): OtherCredential {
+  return async (c, address) => {
+    const sealed = sessionCookieOf(c.req.header("Cookie"));
+    if (sealed === undefined) return undefined;
+    if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, true)) {
+      return { kind: "anonymous", address, rejection: new ApiError("cross_site_request", "This request changes something, and came from another site: refused.") };
+    }
+    const now = Date.now();
+    const claims = await openSession(sessionKeyOf(c.env), sealed);
+    if (!claims || claims.expiresAt <= now) return ended(address, "it lasts 12 hours");
+    const row = await callDependency("D1", () => c.env.DB.prepare("SELECT ended_at FROM console_sessions WHERE id = ?1").bind(claims.sid).first<{ ended_at: string | null }>());
+    if (!row || row.ended_at !== null) return ended(address, "signed out");
+    const record = await findUsableRecordById(c.env.API_KEYS, claims.keyId, records, now);
+    if (!record || !isUsable(record, now) || budgetOf(record) !== claims.budget) return ended(address, "its key was revoked or expired");
+    return { kind: "key", key: record, address, session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() } };
+  };
+}
+
+/**
+ * Opens a session for a key (audited, with how it was opened) and answers
+ * with its cookie: 201 and the session as GET /v2/console/session shows it.
+ */
+export async function openConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, via: SessionVia, auditChanges: Record<string, unknown> = {}): Promise<{ cookie: string; expiresAt: string }> {
+  const now = Date.now();
+  const claims = { sid: crypto.randomUUID(), keyId: key.id, budget: budgetOf(key), expiresAt: now + SESSION_SECONDS * 1000 };
+  const expiresAt = new Date(claims.expiresAt).toISOString();
+  const cookie = sessionCookie(c.req.url, await sealSession(sessionKeyOf(c.env), claims));
+  const db = c.env.DB;
+  await auditedKeyOperation(db, { operation: "console_sign_in", keyId: key.id, changes: { via, session: claims.sid, expiresAt, budget: claims.budget, ...auditChanges }, actor: `key:${key.id}` }, () =>
+    callDependency("D1", () =>
+      db
+        .prepare("INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt)
+        .run(),
+    ),
+  );
+  return { cookie, expiresAt };
+}
+
+/** Ends a session everywhere at once (its row), audited; the cookie that ends it in this browser is the caller's to send. */
+export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, sessionId: string): Promise<void> {
+  const db = c.env.DB;
+  const at = new Date().toISOString();
+  await auditedKeyOperation(db, { operation: "console_sign_out", keyId: key.id, changes: { session: sessionId, budget: budgetOf(key) }, actor: `key:${key.id}` }, () =>
+    callDependency("D1", () => db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(sessionId, at).run()),
+  );
+}
+
+/** Rows a day past their end: sessions and links no one can use any more (the daily cron). */
+export async function pruneConsoleSessions(db: D1Database, now: number): Promise<void> {
+  const before = new Date(now - 86_400_000).toISOString();
+  await db.batch([db.prepare("DELETE FROM console_sessions WHERE expires_at < ?1").bind(before), db.prepare("DELETE FROM console_links WHERE expires_at < ?1").bind(before)]);
+}

@@ -1,0 +1,78 @@
+/**
+ * The console's session cookie (docs/api.md#the-console): what it carries,
+ * sealed with the Workers secret CONSOLE_SESSION_KEY so no one can make or
+ * change one, and how it is set. It carries the session's id, its key's id
+ * and budget, and its end: never the key.
+ */
+import { z } from "zod";
+import { openText, sealText } from "../lib/sealing";
+
+export const SESSION_COOKIE = "so_console";
+/** A session lasts 12 hours from sign-in, at most: the key's revocation, expiry or the sign-out end it sooner. */
+export const SESSION_SECONDS = 12 * 60 * 60;
+const PURPOSE = "store-orders console sessions 1";
+const ADDITIONAL_DATA = "console session";
+
+export const SessionClaims = z.object({
+  /** The session's id: its row in console_sessions, which sign-out ends. */
+  sid: z.string(),
+  keyId: z.string(),
+  budget: z.string(),
+  /** Unix ms. */
+  expiresAt: z.number(),
+});
+export type SessionClaims = z.infer<typeof SessionClaims>;
+
+/** The Workers secret sessions are sealed with; a deployment without it has no console sign-in (docs/operations.md#the-console). */
+export function sessionKeyOf(env: Env): string {
+  if (!env.CONSOLE_SESSION_KEY) throw new Error("CONSOLE_SESSION_KEY is not set: console sessions cannot be sealed or opened");
+  return env.CONSOLE_SESSION_KEY;
+}
+
+export const sealSession = (keyMaterial: string, claims: SessionClaims): Promise<string> => sealText(PURPOSE, keyMaterial, ADDITIONAL_DATA, JSON.stringify(claims));
+
+/** The claims of a sealed cookie; undefined for anything not sealed by this key (forged, changed, or another deployment's). */
+export async function openSession(keyMaterial: string, sealed: string): Promise<SessionClaims | undefined> {
+  try {
+    return SessionClaims.parse(JSON.parse(await openText(PURPOSE, keyMaterial, ADDITIONAL_DATA, sealed)));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The session cookie's value in a Cookie header, if any. */
+export function sessionCookieOf(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  for (const pair of header.split(";")) {
+    const at = pair.indexOf("=");
+    if (at > 0 && pair.slice(0, at).trim() === SESSION_COOKIE) return pair.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+const LOOPBACK = /^(localhost|127\.0\.0\.1|\[::1\])$/;
+
+/**
+ * `Set-Cookie` for a session (or, with no value, one that ends it): only
+ * over https, except plain http to this machine under `npm start`; never
+ * readable by scripts; never sent with a request another site starts.
+ */
+export function sessionCookie(requestUrl: string, value: string | undefined): string {
+  const url = new URL(requestUrl);
+  const secure = !(url.protocol === "http:" && LOOPBACK.test(url.hostname));
+  const attributes = ["Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${value === undefined ? 0 : SESSION_SECONDS}`, ...(secure ? ["Secure"] : [])];
+  return [`${SESSION_COOKIE}=${value ?? ""}`, ...attributes].join("; ");
+}
+
+/**
+ * Whether a request that would change something comes from this origin: a
+ * browser sends `Origin` with every such request, so a write riding on the
+ * session cookie without one, or from another origin, is refused. A request
+ * that brings its own key (sign-in) may come without one, as API clients do,
+ * but never from another site.
+ */
+export function fromThisOrigin(request: Request, originRequired: boolean): boolean {
+  const origin = request.headers.get("Origin");
+  if (origin === null) return !originRequired && request.headers.get("Sec-Fetch-Site") !== "cross-site";
+  return origin === new URL(request.url).origin;
+}

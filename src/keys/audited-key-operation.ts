@@ -1,0 +1,18 @@
+import { callDependency } from "../lib/dependency";
+import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, MARK_KEY_EVENT_UNKNOWN, keyEventValues, withAuditRow, type KeyEvent } from "./audit";
+
+/**
+ * Does one operation on a key with its audit row in the worker's D1 (the row
+ * first): withAuditRow() bound to the database.
+ */
+export async function auditedKeyOperation<T>(db: D1Database, event: Omit<KeyEvent, "id" | "at">, operation: () => Promise<T>): Promise<T> {
+  const row: KeyEvent = { id: crypto.randomUUID(), at: new Date().toISOString(), ...event };
+  return withAuditRow(
+    async () => (await callDependency("D1", () => db.prepare(INSERT_KEY_EVENT).bind(...keyEventValues(row)).first<number>("id")))!,
+    {
+      remove: (rowId) => callDependency("D1", () => db.prepare(DELETE_KEY_EVENT).bind(rowId).run()),
+      markUnknown: (rowId) => callDependency("D1", () => db.prepare(MARK_KEY_EVENT_UNKNOWN).bind(rowId).run()),
+    },
+    operation,
+  );
+}

@@ -1,0 +1,30 @@
+/**
+ * Sealing text with AES-GCM under a key derived from a Workers secret and a
+ * purpose (each purpose its own key), bound to additional data: what is
+ * sealed for one thing does not open as another. `<iv>.<ciphertext>`, each base64.
+ */
+export const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+export const fromBase64 = (text: string) => Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+const utf8 = (text: string) => new TextEncoder().encode(text);
+
+async function sealingKey(purpose: string, keyMaterial: string): Promise<CryptoKey> {
+  const digest = await crypto.subtle.digest("SHA-256", utf8(`${purpose}\n${keyMaterial}`));
+  return crypto.subtle.importKey("raw", digest, "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+export async function sealText(purpose: string, keyMaterial: string, additionalData: string, text: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: utf8(additionalData) }, await sealingKey(purpose, keyMaterial), utf8(text));
+  return `${base64(iv)}.${base64(new Uint8Array(sealed))}`;
+}
+
+/** The text; throws when the key, the purpose or the additional data is not the one it was sealed with, or the seal is not one. */
+export async function openText(purpose: string, keyMaterial: string, additionalData: string, sealed: string): Promise<string> {
+  const [iv, ciphertext] = sealed.split(".");
+  const opened = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: fromBase64(iv!), additionalData: utf8(additionalData) },
+    await sealingKey(purpose, keyMaterial),
+    fromBase64(ciphertext!),
+  );
+  return new TextDecoder().decode(opened);
+}

@@ -1,0 +1,443 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createRequire } from "node:module";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { Webhook } from "standardwebhooks";
+import { useSharedService } from "../support/service-fixture";
+import { useKeysCommand } from "../support/npm-script";
+import { launchChromium, watch, type Watched } from "../support/chromium";
+
+/**
+ * The console (docs/api.md#the-console) in a real browser: Debian's chromium,
+ * never one a tool downloads, against `npm start`. One signed-in page walks
+ * the views as a caller would; other contexts sign in by link, at 375 px, and
+ * with a key that lacks scopes. Every view is checked with axe-core, and
+ * none may trip the page's Content-Security-Policy. The screenshots in
+ * docs/api.md are taken here (CONSOLE_SCREENSHOTS=docs/images keeps them).
+ */
+const service = useSharedService();
+const keys = useKeysCommand(() => service.statePath);
+const root = () => service.current.baseUrl.replace(/\/v1$/, "");
+const ALL_SCOPES = "orders:read,orders:write,webhooks:manage,keys:manage";
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A receiver the test runs: /good answers 200, /flaky 500 while `flaky.failing`, then 200. */
+const received: Received[] = [];
+const flaky = { failing: true };
+let receiver: Server;
+let receiverRoot = "";
+let browser: Browser;
+
+interface Issued {
+  id: string;
+  key: string;
+}
+
+async function issueKey(name: string, scopes = ALL_SCOPES): Promise<Issued> {
+  const created = await keys.run("create", "--plan", "pro", "--scopes", scopes, "--name", name, "--json");
+  expect(created.status, created.stderr).toBe(0);
+  return JSON.parse(created.stdout) as Issued;
+}
+
+/** Pending orders to cancel, each used once: every cancel is an order event delivered to the budget's endpoints. */
+let pending: string[] = [];
+async function cancelAnOrder(): Promise<string> {
+  if (pending.length === 0) {
+    const page = await (await service.current.call("/v2/store/orders?status=pending&limit=50")).json() as { data: { id: string }[] };
+    pending = page.data.map(({ id }) => id);
+  }
+  const id = pending.shift()!;
+  const response = await service.current.call(`/v2/store/orders/${id}`, { method: "DELETE" });
+  expect(response.status).toBe(204);
+  return id;
+}
+
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    request.on("end", () => {
+      received.push({ path: request.url ?? "", headers: request.headers, body });
+      const failing = request.url === "/flaky" && flaky.failing;
+      response.writeHead(failing ? 500 : 200, { "Content-Type": "text/plain" }).end(failing ? "flaky says no" : `ok from ${request.url}`);
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  receiverRoot = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+});
+
+interface Visit extends Watched {
+  context: BrowserContext;
+  page: Page;
+}
+
+async function open(width = 1280): Promise<Visit> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: "UTC", locale: "en-GB" });
+  const page = await context.newPage();
+  const watched = watch(page);
+  // Confirmations (revoke, delete) are accepted, as the person at the keyboard would.
+  page.on("dialog", (dialog) => void dialog.accept());
+  return { context, page, ...watched };
+}
+
+/**
+ * What went wrong on the page: a CSP violation, an uncaught error, anything
+ * it logged; not Chromium's note of a 401, which the page answers by asking
+ * to sign in (with no session, its first call is one).
+ */
+const pageErrors = (visit: Visit) => visit.errors.filter((error) => !/^error: Failed to load resource: the server responded with a status of 401/.test(error));
+
+/** Signs in by typing the key and pressing Enter: the keyboard alone. */
+async function signInWithKey(visit: Visit, key: string): Promise<void> {
+  const { page } = visit;
+  await page.goto(`${root()}/console`);
+  await page.getByRole("heading", { name: "Sign in to the Store Orders console" }).waitFor();
+  await page.keyboard.press("Tab");
+  expect(await page.evaluate(() => document.activeElement?.id)).toBe("api-key");
+  await page.keyboard.type(key);
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+}
+
+/** The view's accessibility: no serious or critical violation (axe-core, injected through the debugger, which no CSP governs). */
+async function expectAccessible(page: Page, view: string): Promise<void> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(context: Document): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document);
+    return result.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+  });
+  expect(violations, view).toEqual([]);
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync("test-artifacts", { recursive: true });
+  const path = `test-artifacts/console-${name}.png`;
+  await page.screenshot({ path, fullPage: false });
+  const keep = process.env.CONSOLE_SCREENSHOTS;
+  if (keep) copyFileSync(path, `${keep}/console-${name}.png`);
+}
+
+const goTo = async (page: Page, view: string) => {
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: view }).click();
+  await page.getByRole("heading", { name: view, level: 1 }).waitFor();
+};
+
+/** Waits for what the receiver got at `path` to satisfy `found`. */
+async function receivedAt(path: string, found: (request: Received) => boolean, timeout = 30_000): Promise<Received> {
+  await expect.poll(() => received.some((request) => request.path === path && found(request)), { timeout }).toBe(true);
+  return received.find((request) => request.path === path && found(request))!;
+}
+
+const verifierHeaders = (request: Received) => ({
+  "webhook-id": String(request.headers["webhook-id"]),
+  "webhook-timestamp": String(request.headers["webhook-timestamp"]),
+  "webhook-signature": String(request.headers["webhook-signature"]),
+});
+
+describe("the console in chromium, against npm start", () => {
+  let owner: Issued;
+  let visit: Visit;
+  let endpointSecret = "";
+  let rotatedSecret = "";
+  let newKey = "";
+
+  beforeAll(async () => {
+    owner = await issueKey("Console owner");
+    visit = await open();
+  });
+  afterAll(async () => {
+    await visit?.context.close();
+  });
+
+  it("serves the page under 150 KB compressed, with no inline script or style allowed and nothing from another host", async () => {
+    const page = await fetch(`${root()}/console`);
+    const policy = page.headers.get("Content-Security-Policy")!;
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("style-src 'self'");
+    expect(policy).not.toContain("unsafe-inline");
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="(\/console\/[^"]+)"/g)].map((match) => match[1]!);
+    expect(assets.sort()).toEqual(["/console/console.css", "/console/console.js"]);
+    let compressed = gzipSync(html).byteLength;
+    for (const asset of assets) {
+      const response = await fetch(`${root()}${asset}`);
+      expect(response.status).toBe(200);
+      compressed += gzipSync(Buffer.from(await response.arrayBuffer())).byteLength;
+    }
+    expect(compressed).toBeLessThan(150_000);
+  });
+
+  it("signs in with a key, by keyboard alone; keeps no key in the browser; the cookie is HttpOnly and SameSite=Strict", async () => {
+    await signInWithKey(visit, owner.key);
+    const { page, context } = visit;
+    await expectAccessible(page, "overview");
+    await page.getByText("Console owner").first().waitFor();
+    expect(await page.locator("[data-remaining=minute]").innerText()).toMatch(/^\d+$/);
+    const cookies = await context.cookies();
+    expect(cookies.map(({ name, httpOnly, sameSite }) => ({ name, httpOnly, sameSite }))).toEqual([{ name: "so_console", httpOnly: true, sameSite: "Strict" }]);
+    expect(cookies[0]!.value).not.toContain(owner.key);
+    const storage = await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }));
+    expect(storage).toEqual({ local: 0, session: 0, cookie: "" });
+    expect(await page.content()).not.toContain(owner.key);
+    expect(visit.requests.filter((url) => url.includes(owner.key))).toEqual([]);
+    await screenshot(page, "overview");
+  });
+
+  it("draws the usage chart with the numbers the API answers, and shows them at the pointer", async () => {
+    const { page } = visit;
+    const answered = page.waitForResponse((response) => response.url().includes("/v2/usage?"));
+    await goTo(page, "Usage");
+    const history = (await (await answered).json()) as { granularity: string; buckets: { start: string; admitted: number; refused: number }[] };
+    expect(history.granularity).toBe("hour");
+    await page.locator(".chart canvas").first().waitFor();
+    await page.locator("summary", { hasText: "The numbers" }).click();
+    const rows = await page.locator("#usage-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+    expect(rows).toEqual(history.buckets.map((bucket) => [bucket.start, String(bucket.admitted), String(bucket.refused)]));
+    // This key's own requests are in the current hour: the chart is not empty.
+    expect(history.buckets.at(-1)!.admitted).toBeGreaterThan(0);
+    const over = (await page.locator(".u-over").boundingBox())!;
+    await page.mouse.move(over.x + over.width - 1, over.y + over.height / 2);
+    const legend = await page.locator(".u-legend .u-value").allInnerTexts();
+    const bucket = history.buckets.find(({ start }) => start === legend[0]);
+    expect(bucket, `the legend shows ${legend.join(" | ")}`).toBeDefined();
+    expect(legend.slice(1).map((value) => Number(value.replaceAll(",", "")))).toEqual([bucket!.admitted, bucket!.refused]);
+    await expectAccessible(page, "usage");
+    await screenshot(page, "usage");
+    const perMinute = page.waitForResponse((response) => response.url().includes("granularity=minute"));
+    await page.getByLabel("Granularity").selectOption("minute");
+    const minutes = (await (await perMinute).json()) as { buckets: unknown[] };
+    expect(minutes.buckets).toHaveLength(60);
+    await expect.poll(() => page.locator("#usage-table tbody tr").count()).toBe(60);
+  });
+
+  it("adds an endpoint (its secret shown once), sends a test event the receiver verifies, and shows the delivery log with each attempt", async () => {
+    const { page } = visit;
+    await goTo(page, "Webhooks");
+    await page.getByLabel("URL").fill(`${receiverRoot}/good`);
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    endpointSecret = await page.getByLabel("Its signing secret").inputValue();
+    expect(endpointSecret).toMatch(/^whsec_/);
+    await page.getByRole("link", { name: "Open the endpoint" }).click();
+    await page.getByRole("heading", { name: "Endpoint", level: 1 }).waitFor();
+    // The secret was shown once: the endpoint's page does not have it.
+    expect(await page.content()).not.toContain(endpointSecret);
+    await page.getByRole("button", { name: "Send a test event" }).click();
+    await page.getByText(/Test event evt_test_[0-9a-f]+ delivered: 200/).waitFor();
+    const test = await receivedAt("/good", (request) => String(request.headers["webhook-id"]).startsWith("evt_test_"));
+    expect(new Webhook(endpointSecret).verify(test.body, verifierHeaders(test))).toMatchObject({ type: "webhook.test" });
+
+    const orderId = await cancelAnOrder();
+    const delivery = await receivedAt("/good", (request) => request.body.includes(`"id":"${orderId}"`));
+    expect(new Webhook(endpointSecret).verify(delivery.body, verifierHeaders(delivery))).toMatchObject({ type: "order.cancelled" });
+    const row = page.locator(`tr[data-delivery-id][data-outcome=delivered]`, { hasText: String(delivery.headers["webhook-id"]) });
+    await row.waitFor({ timeout: 15_000 });
+    await row.getByText(/1 attempt/).click();
+    await expect.poll(() => row.innerText()).toMatch(/200 · \d+ ms/);
+    expect(await row.innerText()).toContain("ok from /good");
+    await expectAccessible(page, "webhook endpoint");
+    await screenshot(page, "webhook");
+  });
+
+  it("rotates the endpoint's secret: during the overlap a delivery verifies with the old secret and with the new", async () => {
+    const { page } = visit;
+    await page.getByLabel("Old secret also signs for").selectOption({ label: "1 hour" });
+    await page.getByRole("button", { name: "Rotate secret" }).click();
+    rotatedSecret = await page.getByLabel("The new signing secret").inputValue();
+    expect(rotatedSecret).toMatch(/^whsec_/);
+    expect(rotatedSecret).not.toBe(endpointSecret);
+    const orderId = await cancelAnOrder();
+    const delivery = await receivedAt("/good", (request) => request.body.includes(`"id":"${orderId}"`));
+    expect(String(delivery.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    for (const secret of [endpointSecret, rotatedSecret]) {
+      expect(new Webhook(secret).verify(delivery.body, verifierHeaders(delivery))).toMatchObject({ type: "order.cancelled" });
+    }
+  });
+
+  it("edits the endpoint's URL and types, disables it and enables it again", async () => {
+    const { page } = visit;
+    await page.getByLabel("URL").fill(`${receiverRoot}/good?edited`);
+    for (const type of ["order.created", "order.shipped", "order.delivered", "order.updated", "order.deleted"]) {
+      await page.locator(`#edit-endpoint-${type.replace(".", "\\.")}`).uncheck();
+    }
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Saved.").waitFor();
+    const facts = page.locator("dl.facts");
+    await expect.poll(() => facts.innerText()).toContain(`${receiverRoot}/good?edited`);
+    expect(await facts.innerText()).toMatch(/Event types\s+order\.cancelled\n/);
+    await page.getByRole("button", { name: "Disable" }).click();
+    await expect.poll(() => page.locator("#endpoint-status").innerText()).toMatch(/^disabled by owner/);
+    await page.getByRole("button", { name: "Enable" }).click();
+    await expect.poll(() => page.locator("#endpoint-status").innerText()).toBe("enabled");
+  });
+
+  it("retries a failing receiver's deliveries from the page: one by its button, the rest since a time", async () => {
+    const { page } = visit;
+    const since = new Date(Date.now() - 1000).toISOString().slice(0, 19);
+    await goTo(page, "Webhooks");
+    await page.getByLabel("URL").fill(`${receiverRoot}/flaky`);
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await page.getByRole("link", { name: "Open the endpoint" }).click();
+    await page.getByRole("heading", { name: "Endpoint", level: 1 }).waitFor();
+    await cancelAnOrder();
+    await cancelAnOrder();
+    // Every attempt of the (local, seconds-long) schedule fails: both deliveries end failed, and the service disables the endpoint.
+    const failed = page.locator("tr[data-delivery-id][data-outcome=failed]");
+    await expect.poll(() => failed.count(), { timeout: 90_000 }).toBe(2);
+    await expect.poll(() => page.locator("#endpoint-status").innerText(), { timeout: 15_000 }).toMatch(/^disabled by service/);
+    flaky.failing = false;
+    // A caller may enable what the service disabled.
+    await page.getByRole("button", { name: "Enable" }).click();
+    await expect.poll(() => page.locator("#endpoint-status").innerText()).toBe("enabled");
+    const first = failed.first();
+    const eventId = (await first.locator("code").innerText()).trim();
+    await first.getByRole("button", { name: `Retry ${eventId}` }).click();
+    await page.getByText(`Delivery of ${eventId} sent again.`).waitFor();
+    await page.locator(`tr[data-outcome=delivered]`, { hasText: eventId }).waitFor({ timeout: 30_000 });
+    await page.getByLabel("Since (your time)").fill(since);
+    await page.getByRole("button", { name: "Recover" }).click();
+    await page.getByText(/^1 failed deliveries sent again/).waitFor();
+    await expect.poll(() => page.locator("tr[data-outcome=delivered]").count(), { timeout: 30_000 }).toBe(2);
+  });
+
+  it("follows the event feed by type, and its live tail shows a change as it happens", async () => {
+    const { page } = visit;
+    await goTo(page, "Events");
+    await page.getByLabel("Type").selectOption("order.cancelled");
+    await page.locator("#events-table tbody tr").first().waitFor();
+    expect(new Set(await page.locator("#events-table tbody tr td:nth-child(2)").allInnerTexts())).toEqual(new Set(["order.cancelled"]));
+    // The tail's first long poll is out before the change is made.
+    const polling = page.waitForRequest((request) => request.url().includes("after=latest"));
+    await page.getByRole("button", { name: "Start live tail" }).click();
+    await page.getByText("Live: new events appear").waitFor();
+    await expect.poll(() => page.locator("#events-table tbody tr").count()).toBe(0);
+    await polling;
+    await page.waitForTimeout(500);
+    const orderId = await cancelAnOrder();
+    const row = page.locator("#events-table tbody tr", { hasText: orderId });
+    await row.waitFor({ timeout: 25_000 });
+    expect(await row.innerText()).toContain("order.cancelled");
+    await expectAccessible(page, "events");
+    await screenshot(page, "events");
+    await page.getByRole("button", { name: "Stop live tail" }).click();
+  });
+
+  it("rotates the signed-in key (the new key shown once), shows both, and revokes the old one early", async () => {
+    const { page } = visit;
+    await goTo(page, "Keys");
+    await expect.poll(() => page.locator("#keys-table tbody tr").count()).toBe(1);
+    await page.getByLabel("Grace period").selectOption({ label: "1 hour" });
+    await page.getByRole("button", { name: "Rotate" }).click();
+    newKey = await page.getByLabel("Your new key").inputValue();
+    expect(newKey).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+    await expect.poll(() => page.locator("#keys-table tbody tr").count()).toBe(2);
+    const oldRow = page.locator(`tr[data-key-id=${owner.id}]`);
+    expect(await oldRow.innerText()).toContain("expiring");
+    await expectAccessible(page, "keys");
+    await screenshot(page, "keys");
+    await oldRow.getByRole("button", { name: /^Revoke .* now$/ }).click();
+    await expect.poll(() => oldRow.innerText()).toContain("revoked");
+    expect((await fetch(`${root()}/v2/console/session`, { headers: { Authorization: `Bearer ${owner.key}` } })).status).toBe(401);
+    // The session moved to the new key: the page goes on.
+    const session = await page.evaluate(async () => (await (await fetch("/v2/console/session")).json()) as { key: { id: string } });
+    expect(session.key.id).not.toBe(owner.id);
+    await goTo(page, "Overview");
+    // Left: no secret or key on the page after its one showing.
+    for (const secret of [newKey, endpointSecret, rotatedSecret]) expect(await page.content()).not.toContain(secret);
+    expect(visit.requests.filter((url) => [newKey, endpointSecret, rotatedSecret, owner.key].some((secret) => url.includes(encodeURIComponent(secret)) || url.includes(secret)))).toEqual([]);
+  });
+
+  it("signs out: the page asks for a key again, and a copy of the cookie is refused", async () => {
+    const { page, context } = visit;
+    const [cookie] = await context.cookies();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByText("Signed out.").waitFor();
+    expect(await context.cookies()).toEqual([]);
+    const replayed = await fetch(`${root()}/v2/console/session`, { headers: { Cookie: `so_console=${cookie!.value}` } });
+    expect(replayed.status).toBe(401);
+    expect(pageErrors(visit)).toEqual([]);
+  });
+});
+
+describe("signing in with an operator's link, and ending with the key", () => {
+  it("signs in once with `npm run keys -- console-link`; the link is then refused; a revoked key's session ends within 5 s", async () => {
+    const holder = await issueKey("Link holder");
+    const made = await keys.run("console-link", holder.id, "--base-url", root());
+    expect(made.status, made.stderr).toBe(0);
+    expect(made.stderr).toMatch(/works once, until/);
+    // The link names the service's BASE_URL (localhost); the service listens on 127.0.0.1.
+    const link = made.stdout.trim().replace("//localhost:", "//127.0.0.1:").replace(/^http:\/\/[^/]+/, root());
+    expect(link).toMatch(/\/console#link=[A-Za-z0-9_-]{43}$/);
+    const first = await open();
+    const second = await open();
+    try {
+      await first.page.goto(link);
+      await first.page.getByRole("heading", { name: "Overview" }).waitFor();
+      await first.page.getByText("Link holder").first().waitFor();
+      // The token leaves the address bar at once.
+      expect(first.page.url()).not.toContain("#link=");
+      await second.page.goto(link);
+      await second.page.getByText(/This sign-in link was used already/).waitFor();
+      await expectAccessible(second.page, "sign-in");
+
+      const revoked = await keys.run("revoke", holder.id, "--base-url", root());
+      expect(revoked.status, revoked.stderr).toBe(0);
+      const from = Date.now();
+      // Any call the page makes from now on is refused: moving to a view makes one.
+      const views = ["Usage", "Overview"];
+      await expect
+        .poll(
+          async () => {
+            const view = views.reverse()[0]!;
+            await first.page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: view }).click({ timeout: 250 }).catch(() => undefined);
+            return first.page.getByRole("heading", { name: "Sign in to the Store Orders console" }).isVisible();
+          },
+          { timeout: 5_000, interval: 250 },
+        )
+        .toBe(true);
+      expect(Date.now() - from).toBeLessThan(5_000);
+      expect(pageErrors(first)).toEqual([]);
+    } finally {
+      await first.context.close();
+      await second.context.close();
+    }
+  });
+});
+
+describe("at 375 px, and with fewer scopes", () => {
+  it("reads every view at 375 px wide without sideways scrolling, and a key without a scope is told which it lacks", async () => {
+    const reader = await issueKey("Narrow reader", "orders:read");
+    const narrow = await open(375);
+    try {
+      await signInWithKey(narrow, reader.key);
+      for (const view of ["Overview", "Usage", "Keys", "Webhooks", "Events"]) {
+        await goTo(narrow.page, view);
+        await narrow.page.waitForTimeout(300);
+        const width = await narrow.page.evaluate(() => document.documentElement.scrollWidth);
+        expect(width, view).toBeLessThanOrEqual(375);
+        await expectAccessible(narrow.page, `${view} at 375 px`);
+      }
+      await goTo(narrow.page, "Keys");
+      await narrow.page.getByText(/lacks the keys:manage scope/).waitFor();
+      await goTo(narrow.page, "Webhooks");
+      await narrow.page.getByText(/lacks the webhooks:manage scope/).waitFor();
+      expect(pageErrors(narrow)).toEqual([]);
+    } finally {
+      await narrow.context.close();
+    }
+  });
+});
