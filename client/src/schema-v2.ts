@@ -84,7 +84,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint
-         * @description Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from the next event on. The answer holds the signing secret, shown this once. At most 10 endpoints a budget (a key and the key it was rotated from share them).
+         * @description Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from the next event on. The answer holds the signing secret, shown this once. At most 10 endpoints a budget (a key and the key it was rotated from share them). Audited, with the key that asked.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -109,7 +109,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until an operator enables it.
+         * @description Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until an operator enables it. Audited, with the key that asked.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -152,7 +152,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), and answers what the receiver did within 10 s. Never retried, and never in the deliveries list: no order changed. The endpoint must be enabled.
+         * @description POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), and answers what the receiver did within 10 s. Never retried, and never in the deliveries list: no order changed. The endpoint must be enabled. Audited, with the key that asked.
          */
         post: operations["sendWebhookTestEvent"];
         delete?: never;
@@ -192,7 +192,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver an event again
-         * @description Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too.
+         * @description Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too. Audited, with the key that asked.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;

@@ -8,7 +8,6 @@ import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findApiKeyById } from "../keys/lookup";
 import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
-import { callDependency } from "../lib/dependency";
 import type { usageQueryParameters } from "../usage/usage-operations";
 import { jsonBody } from "../framework/counted-body";
 

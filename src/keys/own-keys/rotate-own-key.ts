@@ -3,7 +3,6 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
 import type { AppEnv } from "../../framework/app-env";
 import { jsonBody } from "../../framework/counted-body";
-import { sha256Hex } from "../../lib/digest";
 import { ApiError } from "../../framework/api-error";
 import { keyOfCaller, isUsable } from "../api-key-auth";
 import { budgetOf } from "../api-key-record";

@@ -10,6 +10,7 @@ import { newWebhookSecret, sealingKeyOf, sealSecret } from "../webhook-secrets";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
+import { auditedUnlessRefused } from "./endpoint-audit";
 
 /** POST /v2/webhook-endpoints: a new endpoint of the caller's budget, its secret shown once. */
 export const createWebhookEndpoint = defineOperation({
@@ -21,7 +22,7 @@ export const createWebhookEndpoint = defineOperation({
   description:
     `Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from ` +
     `the next event on. The answer holds the signing secret, shown this once. At most ${MAX_ENDPOINTS_PER_BUDGET} ` +
-    "endpoints a budget (a key and the key it was rotated from share them).",
+    "endpoints a budget (a key and the key it was rotated from share them). Audited, with the key that asked.",
   requestBody: { description: "The endpoint's URL and, optionally, the event types it wants", schema: CreateWebhookEndpoint },
   responses: { 201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint, headers: ["Location"] } },
   errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints", "webhook_endpoint_locked"],
@@ -34,11 +35,14 @@ export const createWebhookEndpoint = defineOperation({
     const secret = newWebhookSecret();
     const types = [...new Set(body.types ?? ORDER_EVENT_TYPES)].sort().join(",");
     const row = { id, budget, url: body.url, types, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
-    const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row));
-    if (inserted === "full") {
-      throw new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
-    }
-    if (inserted === "locked") throw new ApiError("webhook_endpoint_locked", "An operator disabled this budget's endpoint for this URL: only an operator can enable it.");
+    await auditedUnlessRefused(c, { endpointId: id, operation: "create", changes: { url: body.url, types } }, async () => {
+      const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row));
+      if (inserted === "full") {
+        return new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
+      }
+      if (inserted === "locked") return new ApiError("webhook_endpoint_locked", "An operator disabled this budget's endpoint for this URL: only an operator can enable it.");
+      return inserted;
+    });
     wakeDispatcher(c);
     const location = new URL(`${c.req.path}/${id}`, c.req.url).href;
     return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, previous_secret_sealed: null, previous_secret_until: null }), secret }, 201, { Location: location });

@@ -3,6 +3,7 @@ import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
 import { deleteEndpoint } from "./webhook-endpoint-store";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
+import { auditedUnlessRefused } from "./endpoint-audit";
 
 /** DELETE /v2/webhook-endpoints/{endpointId}: the endpoint and its deliveries. */
 export const deleteWebhookEndpoint = defineOperation({
@@ -11,14 +12,17 @@ export const deleteWebhookEndpoint = defineOperation({
   method: "delete",
   path: "/webhook-endpoints/{endpointId}",
   summary: "Delete a webhook endpoint",
-  description: "Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until an operator enables it.",
+  description: "Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until an operator enables it. Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 204: { description: "Deleted" } },
   errors: ["webhook_endpoint_not_found", "webhook_endpoint_locked"],
   async handle(c, { endpointId }) {
-    const deleted = await callDependency("D1", () => deleteEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
-    if (deleted === "none") throw notFound(endpointId);
-    if (deleted === "locked") throw new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: it stays until an operator enables it.");
+    await auditedUnlessRefused(c, { endpointId, operation: "delete", changes: {} }, async () => {
+      const deleted = await callDependency("D1", () => deleteEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+      if (deleted === "none") return notFound(endpointId);
+      if (deleted === "locked") return new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: it stays until an operator enables it.");
+      return deleted;
+    });
     return c.body(null, 204);
   },
 });

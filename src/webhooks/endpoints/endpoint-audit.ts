@@ -1,10 +1,14 @@
-import { withAuditRow } from "../../keys/audit";
+import { OperationNotTaken, withAuditRow } from "../../keys/audit";
+import { ApiError } from "../../framework/api-error";
+import type { Context } from "hono";
+import type { AppEnv } from "../../framework/app-env";
+import { keyOfCaller } from "../../keys/api-key-auth";
 import { callDependency } from "../../lib/dependency";
 
-/** What is recorded of an endpoint's change (migrations/0016_webhook_endpoint_owner_changes.sql). */
+/** What is recorded of an action on an endpoint (migrations/0016_webhook_endpoint_owner_changes.sql, 0019). */
 export interface EndpointEvent {
   endpointId: string;
-  operation: "disable" | "enable" | "update" | "rotate_secret" | "recover";
+  operation: "create" | "delete" | "disable" | "enable" | "update" | "rotate_secret" | "recover" | "retry" | "test";
   changes: Record<string, unknown>;
   /** The operator's name, or `key:<id>` for the owner's key that asked. */
   actor: string;
@@ -34,4 +38,27 @@ export function auditedEndpointChange<T>(db: D1Database, event: EndpointEvent, c
     },
     change,
   );
+}
+
+/**
+ * An owner's action with its audit row, for an action the service may
+ * refuse (an ApiError returned): refused, the row is taken back and the
+ * refusal is the answer. The key that asked is who did it.
+ */
+export async function auditedUnlessRefused<T>(
+  c: Context<AppEnv>,
+  event: Pick<EndpointEvent, "endpointId" | "operation" | "changes">,
+  action: () => Promise<T | ApiError>,
+): Promise<T> {
+  const audited = { ...event, actor: `key:${keyOfCaller(c).id}`, at: new Date().toISOString() };
+  try {
+    return await auditedEndpointChange(c.env.DB, audited, async () => {
+      const result = await action();
+      if (result instanceof ApiError) throw new OperationNotTaken(result.message, { cause: result });
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof OperationNotTaken && error.cause instanceof ApiError) throw error.cause;
+    throw error;
+  }
 }

@@ -1,14 +1,12 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
 import { jsonBody } from "../../framework/counted-body";
-import { OperationNotTaken } from "../../keys/audit";
 import { callDependency } from "../../lib/dependency";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "../webhook-secrets";
-import { auditedEndpointChange } from "./endpoint-audit";
+import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
 import { rotateEndpointSecret } from "./webhook-endpoint-store";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
-import { keyOfCaller } from "../../keys/api-key-auth";
 
 /** POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the overlap. */
 export const rotateWebhookSecret = defineOperation({
@@ -36,18 +34,9 @@ export const rotateWebhookSecret = defineOperation({
     const previousUntil = overlapSeconds === 0 ? null : previousSecretExpiresAt;
     const secret = newWebhookSecret();
     const sealed = await sealSecret(sealingKeyOf(c.env), endpointId, secret);
-    const db = c.env.DB;
-    const event = { endpointId, operation: "rotate_secret" as const, changes: { previousSecretExpiresAt }, actor: `key:${keyOfCaller(c).id}`, at };
-    try {
-      await auditedEndpointChange(db, event, async () => {
-        if (!(await callDependency("D1", () => rotateEndpointSecret(db, budgetOfCaller(c), endpointId, sealed, previousUntil, at)))) {
-          throw new OperationNotTaken("no such endpoint");
-        }
-      });
-    } catch (error) {
-      if (error instanceof OperationNotTaken) throw notFound(endpointId);
-      throw error;
-    }
+    await auditedUnlessRefused(c, { endpointId, operation: "rotate_secret", changes: { previousSecretExpiresAt } }, async () =>
+      (await callDependency("D1", () => rotateEndpointSecret(c.env.DB, budgetOfCaller(c), endpointId, sealed, previousUntil, at))) || notFound(endpointId),
+    );
     return jsonBody(c, { secret, previousSecretExpiresAt });
   },
 });

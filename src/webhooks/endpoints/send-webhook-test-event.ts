@@ -10,6 +10,7 @@ import { WebhookTestResult } from "./webhook-endpoint-schemas";
 import { budgetEndpoint, disabledBecause } from "./webhook-endpoint-store";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { auditedUnlessRefused } from "./endpoint-audit";
 
 /** POST /v2/webhook-endpoints/{endpointId}/test: a signed webhook.test event, sent now; what the receiver answered. */
 export const sendWebhookTestEvent = defineOperation({
@@ -21,7 +22,7 @@ export const sendWebhookTestEvent = defineOperation({
   description:
     "POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), " +
     `and answers what the receiver did within ${DELIVERY_TIMEOUT_MS / 1000} s. Never retried, and never in the deliveries list: ` +
-    "no order changed. The endpoint must be enabled.",
+    "no order changed. The endpoint must be enabled. Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 200: { description: "What the receiver answered", body: WebhookTestResult } },
   errors: ["webhook_endpoint_not_found", "webhook_endpoint_disabled"],
@@ -40,7 +41,9 @@ export const sendWebhookTestEvent = defineOperation({
     // The rules of today, not of when the URL was taken: a URL they now refuse is not called.
     const refused = webhookUrlProblem(endpoint.url, servedLocally(c.get("config").baseUrl));
     if (refused) return jsonBody(c, { id, delivered: false, status: null, durationMs: 0, response: null, error: `not sent: ${refused}` });
-    const { status, durationMs, response, error } = await postToReceiver(fetch, endpoint.url, { headers, body }, DELIVERY_TIMEOUT_MS);
+    const { status, durationMs, response, error } = await auditedUnlessRefused(c, { endpointId, operation: "test", changes: { testEventId: id } }, () =>
+      postToReceiver(fetch, endpoint.url, { headers, body }, DELIVERY_TIMEOUT_MS),
+    );
     return jsonBody(c, { id, delivered: status !== null && status >= 200 && status < 300, status, durationMs, response, error });
   },
 });

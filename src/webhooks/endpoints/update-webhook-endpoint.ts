@@ -2,18 +2,15 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { readJsonBody } from "../../framework/operations/read-json-body";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
-import { OperationNotTaken } from "../../keys/audit";
 import { callDependency } from "../../lib/dependency";
 import { wakeDispatcher } from "../dispatcher-calls";
-import { auditedEndpointChange } from "./endpoint-audit";
+import { auditedUnlessRefused } from "./endpoint-audit";
 import { UpdateWebhookEndpoint, WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { endpointJson, updateEndpoint, type WebhookEndpointRow } from "./webhook-endpoint-store";
+import { endpointJson, updateEndpoint } from "./webhook-endpoint-store";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
-import { keyOfCaller } from "../../keys/api-key-auth";
 
 /** Enabling refused: nothing changed, so the audit row goes too. */
-class EndpointLocked extends OperationNotTaken {}
 
 /** PATCH /v2/webhook-endpoints/{endpointId}: its URL, its types, enabled or disabled; audited. */
 export const updateWebhookEndpoint = defineOperation({
@@ -37,21 +34,12 @@ export const updateWebhookEndpoint = defineOperation({
       if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
     }
     const changes = { url: body.url, status: body.status, types: body.types && [...new Set(body.types)].sort().join(",") };
-    const at = new Date().toISOString();
-    const db = c.env.DB;
-    let updated: WebhookEndpointRow;
-    try {
-      updated = await auditedEndpointChange(db, { endpointId, operation: "update", changes: body, actor: `key:${keyOfCaller(c).id}`, at }, async () => {
-        const result = await callDependency("D1", () => updateEndpoint(db, budgetOfCaller(c), endpointId, changes, at));
-        if (!result) throw new OperationNotTaken("no such endpoint");
-        if (result.locked) throw new EndpointLocked("an operator disabled it");
-        return result.row;
-      });
-    } catch (error) {
-      if (error instanceof EndpointLocked) throw new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: only an operator can enable it.");
-      if (error instanceof OperationNotTaken) throw notFound(endpointId);
-      throw error;
-    }
+    const updated = await auditedUnlessRefused(c, { endpointId, operation: "update", changes: body }, async () => {
+      const result = await callDependency("D1", () => updateEndpoint(c.env.DB, budgetOfCaller(c), endpointId, changes, new Date().toISOString()));
+      if (!result) return notFound(endpointId);
+      if (result.locked) return new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: only an operator can enable it.");
+      return result.row;
+    });
     // An endpoint enabled again is watched by the dispatcher from its next pass.
     if (body.status === "enabled") wakeDispatcher(c);
     return jsonBody(c, endpointJson(updated));
