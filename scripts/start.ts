@@ -42,6 +42,7 @@ const operatorToken = ensureLocalSecrets(operatorEnv);
 
 const base = `http://localhost:${values.port}/v1`;
 console.log(`\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization: Bearer ${demoKey}" ${base}/store/orders\n`);
+console.log(`The console (sign in with the demo key): http://localhost:${values.port}/console\n`);
 console.log(`Operator API (local token, from ${operatorEnv}): curl -H "Authorization: Bearer ${operatorToken}" http://localhost:${values.port}/admin/keys/<keyId>/usage\n`);
 // BASE_URL follows the port, so GET / and the deprecation Link point where the service really is.
 const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, "--env-file", operatorEnv, ...persist]);
