@@ -760,7 +760,7 @@ export interface components {
         "Retry-After": number;
         /** @description The URL of what a 201 made, where it is read and deleted */
         Location: string;
-        /** @description The console's session cookie (so_console): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out */
+        /** @description The console's session cookie (__Host-so_console; so_console on plain http to localhost): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out and when a session has ended */
         "Set-Cookie": string;
     };
     pathItems: never;

@@ -8,7 +8,7 @@ import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { callDependency } from "../lib/dependency";
 import type { TtlCache } from "../lib/ttl-cache";
-import { CHALLENGE, isUsable, type Caller, type OtherCredential } from "../keys/api-key-auth";
+import { CHALLENGE, isUsable, sessionEndedMessage, type Caller, type OtherCredential } from "../keys/api-key-auth";
 import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findUsableRecordById } from "../keys/lookup";
@@ -18,10 +18,11 @@ export type SessionVia = "key" | "link";
 
 const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 
-const ended = (address: string, why: string): Caller => ({
+/** A session that has ended: 401, and its cookie cleared, so the browser stops sending it. */
+const ended = (c: Context<AppEnv>, address: string, why: string): Caller => ({
   kind: "anonymous",
   address,
-  rejection: new ApiError("session_ended", `Your console session has ended (${why}). Sign in again.`, { "WWW-Authenticate": CHALLENGE }),
+  rejection: new ApiError("session_ended", sessionEndedMessage(why), { "WWW-Authenticate": CHALLENGE, "Set-Cookie": sessionCookie(c.req.url, undefined) }),
 });
 
 /**
@@ -32,18 +33,20 @@ const ended = (address: string, why: string): Caller => ({
  */
 export function consoleSessionCredential(records: TtlCache<string, ApiKeyRecord | null>): OtherCredential {
   return async (c, address) => {
-    const sealed = sessionCookieOf(c.req.header("Cookie"));
-    if (sealed === undefined) return undefined;
+    const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url);
+    // A deployment without the secret has no console: its cookies are not credentials (sign-in says why).
+    if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
     if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, true)) {
       return { kind: "anonymous", address, rejection: new ApiError("cross_site_request", "This request changes something, and came from another site: refused.") };
     }
     const now = Date.now();
     const claims = await openSession(sessionKeyOf(c.env), sealed);
-    if (!claims || claims.expiresAt <= now) return ended(address, "it lasts 12 hours");
+    if (!claims) return ended(c, address, "its cookie is not one this service sealed");
+    if (claims.expiresAt <= now) return ended(c, address, "a session lasts 12 hours");
     const row = await callDependency("D1", () => c.env.DB.prepare("SELECT ended_at FROM console_sessions WHERE id = ?1").bind(claims.sid).first<{ ended_at: string | null }>());
-    if (!row || row.ended_at !== null) return ended(address, "signed out");
+    if (!row || row.ended_at !== null) return ended(c, address, "signed out, or replaced by a newer sign-in");
     const record = await findUsableRecordById(c.env.API_KEYS, claims.keyId, records, now);
-    if (!record || !isUsable(record, now) || budgetOf(record) !== claims.budget) return ended(address, "its key was revoked or expired");
+    if (!record || !isUsable(record, now) || budgetOf(record) !== claims.budget) return ended(c, address, "its key was revoked or expired");
     return { kind: "key", key: record, address, session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() } };
   };
 }
@@ -51,19 +54,26 @@ export function consoleSessionCredential(records: TtlCache<string, ApiKeyRecord 
 /**
  * Opens a session for a key (audited, with how it was opened) and answers
  * with its cookie: 201 and the session as GET /v2/console/session shows it.
+ * A session this browser already had ends: a new sign-in replaces it (the
+ * console moving to a rotated key, or a link opened where someone was signed in).
  */
 export async function openConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, via: SessionVia, auditChanges: Record<string, unknown> = {}): Promise<{ cookie: string; expiresAt: string }> {
   const now = Date.now();
+  const previousCookie = sessionCookieOf(c.req.header("Cookie"), c.req.url);
+  const previous = previousCookie === undefined ? undefined : await openSession(sessionKeyOf(c.env), previousCookie);
   const claims = { sid: crypto.randomUUID(), keyId: key.id, budget: budgetOf(key), expiresAt: now + SESSION_SECONDS * 1000 };
   const expiresAt = new Date(claims.expiresAt).toISOString();
   const cookie = sessionCookie(c.req.url, await sealSession(sessionKeyOf(c.env), claims));
   const db = c.env.DB;
-  await auditedKeyOperation(db, { operation: "console_sign_in", keyId: key.id, changes: { via, session: claims.sid, expiresAt, budget: claims.budget, ...auditChanges }, actor: `key:${key.id}` }, () =>
+  const replaced = previous && { replaced: previous.sid };
+  await auditedKeyOperation(db, { operation: "console_sign_in", keyId: key.id, changes: { via, session: claims.sid, expiresAt, budget: claims.budget, ...replaced, ...auditChanges }, actor: `key:${key.id}` }, () =>
     callDependency("D1", () =>
-      db
-        .prepare("INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
-        .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt)
-        .run(),
+      db.batch([
+        db
+          .prepare("INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+          .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt),
+        db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(previous?.sid ?? "", new Date(now).toISOString()),
+      ]),
     ),
   );
   return { cookie, expiresAt };

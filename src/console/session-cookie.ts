@@ -7,7 +7,13 @@
 import { z } from "zod";
 import { openText, sealText } from "../lib/sealing";
 
+/**
+ * The cookie's name: `__Host-` over https, so no other host (a sibling
+ * subdomain) can set or shadow it; browsers take that prefix only with
+ * `Secure`, so plain http to this machine (`npm start`) has the bare name.
+ */
 export const SESSION_COOKIE = "so_console";
+export const sessionCookieName = (requestUrl: string) => (plainLoopback(requestUrl) ? SESSION_COOKIE : `__Host-${SESSION_COOKIE}`);
 /** A session lasts 12 hours from sign-in, at most: the key's revocation, expiry or the sign-out end it sooner. */
 export const SESSION_SECONDS = 12 * 60 * 60;
 const PURPOSE = "store-orders console sessions 1";
@@ -40,17 +46,23 @@ export async function openSession(keyMaterial: string, sealed: string): Promise<
   }
 }
 
-/** The session cookie's value in a Cookie header, if any. */
-export function sessionCookieOf(header: string | undefined): string | undefined {
+/** The session cookie's value in a Cookie header (by the name this transport uses), if any. */
+export function sessionCookieOf(header: string | undefined, requestUrl: string): string | undefined {
   if (!header) return undefined;
+  const name = sessionCookieName(requestUrl);
   for (const pair of header.split(";")) {
     const at = pair.indexOf("=");
-    if (at > 0 && pair.slice(0, at).trim() === SESSION_COOKIE) return pair.slice(at + 1).trim();
+    if (at > 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
   }
   return undefined;
 }
 
 const LOOPBACK = /^(localhost|127\.0\.0\.1|\[::1\])$/;
+
+function plainLoopback(requestUrl: string): boolean {
+  const url = new URL(requestUrl);
+  return url.protocol === "http:" && LOOPBACK.test(url.hostname);
+}
 
 /**
  * `Set-Cookie` for a session (or, with no value, one that ends it): only
@@ -58,10 +70,8 @@ const LOOPBACK = /^(localhost|127\.0\.0\.1|\[::1\])$/;
  * readable by scripts; never sent with a request another site starts.
  */
 export function sessionCookie(requestUrl: string, value: string | undefined): string {
-  const url = new URL(requestUrl);
-  const secure = !(url.protocol === "http:" && LOOPBACK.test(url.hostname));
-  const attributes = ["Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${value === undefined ? 0 : SESSION_SECONDS}`, ...(secure ? ["Secure"] : [])];
-  return [`${SESSION_COOKIE}=${value ?? ""}`, ...attributes].join("; ");
+  const attributes = ["Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${value === undefined ? 0 : SESSION_SECONDS}`, ...(plainLoopback(requestUrl) ? [] : ["Secure"])];
+  return [`${sessionCookieName(requestUrl)}=${value ?? ""}`, ...attributes].join("; ");
 }
 
 /**

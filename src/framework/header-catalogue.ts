@@ -89,7 +89,7 @@ export const HEADERS = {
     exposed: true,
   },
   "Set-Cookie": {
-    description: "The console's session cookie (so_console): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out",
+    description: "The console's session cookie (__Host-so_console; so_console on plain http to localhost): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out and when a session has ended",
     schema: text,
   },
   [BOOKMARK_HEADER]: {

@@ -120,6 +120,13 @@ export function keyOfCaller(c: Context<AppEnv>): ApiKeyRecord {
   return caller.key;
 }
 
+export const sessionEndedMessage = (why: string) => `Your console session has ended (${why}). Sign in again.`;
+
+/** A caller whose console session has ended (console/): 401 session_ended, saying why. */
+export function sessionEndedCaller(address: string, why: string): Caller {
+  return { kind: "anonymous", address, rejection: new ApiError("session_ended", sessionEndedMessage(why), { "WWW-Authenticate": CHALLENGE }) };
+}
+
 /** Whether a key may be used now: not revoked, not expired. */
 export const isUsable = (key: ApiKeyRecord, now = Date.now()): boolean =>
   key.revokedAt === undefined && (key.expiresAt === undefined || Date.parse(key.expiresAt) > now);
@@ -140,7 +147,9 @@ export const countedCallers: CountedCallers = {
       : { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
   },
   demote(c) {
-    c.set("caller", invalidCaller(c.get("caller").address));
+    const caller = c.get("caller");
+    // A console session learns why it ended: its key was revoked.
+    c.set("caller", caller.kind === "key" && caller.session ? sessionEndedCaller(caller.address, "its key was revoked") : invalidCaller(caller.address));
   },
 };
 

@@ -344,6 +344,9 @@ describe("the console in chromium, against npm start", () => {
     await page.getByRole("button", { name: "Rotate" }).click();
     newKey = await page.getByLabel("Your new key").inputValue();
     expect(newKey).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+    // The page moved to the new key: its header says so, and a second rotation would rotate the new key.
+    await page.getByText("This console now uses the new key.").waitFor();
+    expect(await page.locator("header .who code").innerText()).toBe(`${newKey.slice(0, 12)}…`);
     await expect.poll(() => page.locator("#keys-table tbody tr").count()).toBe(2);
     const oldRow = page.locator(`tr[data-key-id=${owner.id}]`);
     expect(await oldRow.innerText()).toContain("expiring");
@@ -385,9 +388,14 @@ describe("signing in with an operator's link, and ending with the key", () => {
     const first = await open();
     const second = await open();
     try {
+      // Signed in already, with another key: the link asks first (accepted), then replaces the session.
+      const other = await issueKey("Someone else");
+      await signInWithKey(first, other.key);
+      const asked = first.page.waitForEvent("dialog");
       await first.page.goto(link);
+      expect((await asked).message()).toContain("You are signed in as Someone else");
+      await expect.poll(() => first.page.locator("header .who").innerText()).toContain("Link holder");
       await first.page.getByRole("heading", { name: "Overview" }).waitFor();
-      await first.page.getByText("Link holder").first().waitFor();
       // The token leaves the address bar at once.
       expect(first.page.url()).not.toContain("#link=");
       await second.page.goto(link);

@@ -41,7 +41,9 @@ export async function call<T>(method: string, path: string, options: CallOptions
   const value = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
   if (!response.ok) {
     const failure = new ApiFailure(response.status, value.code ?? "unknown", value.message ?? `HTTP ${response.status}`);
-    if (response.status === 401 && options.key === undefined && !path.startsWith("/console/session")) onSignedOut(failure.message);
+    // A session that ended (signed out elsewhere, its key revoked): back to signing in. Not a key or a link being tried, and
+    // not the first look of a browser that has no session at all.
+    if (response.status === 401 && options.key === undefined && path !== "/console/session/link" && failure.code !== "missing_api_key") onSignedOut(failure.message);
     throw failure;
   }
   return value as T;

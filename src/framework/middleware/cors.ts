@@ -4,8 +4,10 @@ import type { AppEnv } from "../app-env";
 import { CLIENT_SENT, EXPOSED } from "../header-catalogue";
 
 /**
- * Any origin may call: keys travel in a header, never in cookies, so there is
- * no ambient credential for another site to ride on. Preflights need no key,
+ * Any origin may call: keys travel in a header, so there is no ambient
+ * credential for another site to ride on. The console's session cookie is
+ * one, but SameSite=Strict and sent without credentials mode by no other
+ * site's script; its writes check Origin besides (docs/api.md#the-console). Preflights need no key,
  * and are answered with the methods of the path they ask about; so is a plain
  * OPTIONS (no Access-Control-Request-Method), with `Allow` as RFC 9110 has it.
  * Browser code may read every header the catalogue marks exposed
@@ -24,7 +26,7 @@ export function corsPolicy(allowedMethods: (path: string, env: Env) => string[] 
     if (c.req.method !== "OPTIONS" || c.req.header("Access-Control-Request-Method") === undefined) {
       // What Hono's cors sets on every other request, set before the response exists so they join it as it is
       // made: Hono's sets them on a placeholder response, and every request then paid for two more responses and
-      // their headers' copies, a quarter of a refused request's fixed cost (docs/design/performance.md#why-the-refusal-targets-are-missed).
+      // their headers' copies, a quarter of a refused request's fixed cost (docs/design/performance.md#why-issue-30s-targets-were-missed).
       c.header("Access-Control-Allow-Origin", "*");
       c.header("Access-Control-Expose-Headers", exposed);
       if (c.req.method !== "OPTIONS") return next();

@@ -11,13 +11,13 @@ const ALL_SCOPES = ["orders:read", "orders:write", "webhooks:manage", "keys:mana
 
 async function signIn(key: TestKey, url = ""): Promise<{ response: Response; cookie: string }> {
   const response = await api(`${url}/v2/console/session`, { method: "POST", key: key.key, headers: { Origin: ORIGIN } });
-  const cookie = /^so_console=([^;]+)/.exec(response.headers.get("Set-Cookie") ?? "")?.[1] ?? "";
+  const cookie = /^__Host-so_console=([^;]+)/.exec(response.headers.get("Set-Cookie") ?? "")?.[1] ?? "";
   return { response, cookie };
 }
 
 /** A request the browser would send with the session cookie and no key. */
 const withCookie = (cookie: string, path: string, init: RequestInit = {}) =>
-  apiWith(withoutDispatcher(), path, { ...init, key: null, headers: { Cookie: `${SESSION_COOKIE}=${cookie}`, ...(init.method && init.method !== "GET" ? { Origin: ORIGIN } : {}), ...(init.headers as Record<string, string>) } });
+  apiWith(withoutDispatcher(), path, { ...init, key: null, headers: { Cookie: `__Host-${SESSION_COOKIE}=${cookie}`, ...(init.method && init.method !== "GET" ? { Origin: ORIGIN } : {}), ...(init.headers as Record<string, string>) } });
 
 const keyWith = () => storeTestKey({ scopes: [...ALL_SCOPES] });
 
@@ -32,7 +32,8 @@ describe("signing in with a key", () => {
     const { response, cookie } = await signIn(key);
     expect(response.status).toBe(201);
     const setCookie = response.headers.get("Set-Cookie")!;
-    expect(setCookie).toMatch(/^so_console=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    // Over https the name has the __Host- prefix: no other host may set or shadow it.
+    expect(setCookie).toMatch(/^__Host-so_console=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
     expect(setCookie).not.toContain(key.key);
     expect(setCookie).not.toContain(key.record.id);
     const session = await withCookie(cookie, "/v2/console/session");
@@ -54,7 +55,7 @@ describe("signing in with a key", () => {
     const { createExecutionContext } = await import("cloudflare:test");
     const response = await worker.fetch(request, env, createExecutionContext());
     expect(response.status).toBe(201);
-    expect(response.headers.get("Set-Cookie")).toMatch(/SameSite=Strict; Max-Age=43200$/);
+    expect(response.headers.get("Set-Cookie")).toMatch(/^so_console=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
   });
 
   it("is refused from another site, and without a key; a bad key is 401 as anywhere", async () => {
@@ -82,10 +83,12 @@ describe("a session", () => {
     const { cookie } = await signIn(key);
     const out = await withCookie(cookie, "/v2/console/session", { method: "DELETE" });
     expect(out.status).toBe(204);
-    expect(out.headers.get("Set-Cookie")).toMatch(/^so_console=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0; Secure$/);
+    expect(out.headers.get("Set-Cookie")).toMatch(/^__Host-so_console=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0; Secure$/);
     const after = await withCookie(cookie, "/v2/console/session");
     expect(after.status).toBe(401);
-    expect((await errorBodyOf(after)).code).toBe("session_ended");
+    expect(await errorBodyOf(after)).toMatchObject({ code: "session_ended", message: expect.stringContaining("signed out") });
+    // The browser is told to drop the cookie it still sends.
+    expect(after.headers.get("Set-Cookie")).toMatch(/^__Host-so_console=; .*Max-Age=0/);
   });
 
   it("ends when its key is revoked, at once", async () => {
@@ -95,7 +98,7 @@ describe("a session", () => {
     const revoked = await api(`/admin/keys/${key.record.id}/revoke`, { method: "POST", key: null, headers: { Authorization: OPERATOR } });
     expect(revoked.status).toBe(200);
     const after = await withCookie(cookie, "/v2/webhook-endpoints");
-    expect(after.status).toBe(401);
+    expect(await errorBodyOf(after)).toMatchObject({ code: "session_ended", message: expect.stringContaining("its key was revoked") });
   });
 
   it("ends within 5 s of its key's expiry, as the key's own requests do (the rotation's grace ending included)", async () => {
@@ -115,7 +118,7 @@ describe("a session", () => {
     const { cookie } = await signIn(key);
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.now() + 12 * 3_600_000 + 1);
-    expect((await errorBodyOf(await withCookie(cookie, "/v2/console/session"))).code).toBe("session_ended");
+    expect(await errorBodyOf(await withCookie(cookie, "/v2/console/session"))).toMatchObject({ code: "session_ended", message: expect.stringContaining("12 hours") });
     vi.useRealTimers();
     const forged = await sealSession("another deployment's key", { sid: crypto.randomUUID(), keyId: key.record.id, budget: key.record.id, expiresAt: Date.now() + 60_000 });
     expect((await withCookie(forged, "/v2/console/session")).status).toBe(401);
@@ -152,7 +155,7 @@ describe("a session", () => {
       apiWith(withoutDispatcher(), "/v2/webhook-endpoints", {
         method: "POST",
         key: null,
-        headers: { Cookie: `${SESSION_COOKIE}=${cookie}`, "Content-Type": "application/json", ...(origin && { Origin: origin }) },
+        headers: { Cookie: `__Host-${SESSION_COOKIE}=${cookie}`, "Content-Type": "application/json", ...(origin && { Origin: origin }) },
         body: JSON.stringify({ url: "https://receiver.example/hook" }),
       });
     expect((await errorBodyOf(await create("https://evil.example"))).code).toBe("cross_site_request");
@@ -168,11 +171,24 @@ describe("a session", () => {
     expect((await errorBodyOf(await withCookie(cookie, "/v2/keys"))).code).toBe("insufficient_scope");
   });
 
+  it("is replaced by a new sign-in from the same browser, which ends it; over https only the __Host- cookie counts", async () => {
+    const key = await keyWith();
+    const { cookie: first } = await signIn(key);
+    const second = await api("/v2/console/session", { method: "POST", key: key.key, headers: { Origin: ORIGIN, Cookie: `__Host-so_console=${first}` } });
+    expect(second.status).toBe(201);
+    expect(await errorBodyOf(await withCookie(first, "/v2/console/session"))).toMatchObject({ code: "session_ended", message: expect.stringContaining("replaced") });
+    const next = /^__Host-so_console=([^;]+)/.exec(second.headers.get("Set-Cookie")!)![1]!;
+    expect((await withCookie(next, "/v2/console/session")).status).toBe(200);
+    // Set by another host without the prefix: not this service's cookie.
+    const shadow = await apiWith(withoutDispatcher(), "/v2/console/session", { key: null, headers: { Cookie: `so_console=${next}` } });
+    expect((await errorBodyOf(shadow)).code).toBe("missing_api_key");
+  });
+
   it("gives way to a key in the header: an API client never rides on a cookie", async () => {
     const mine = await keyWith();
     const other = await keyWith();
     const { cookie } = await signIn(mine);
-    const response = await api("/v2/console/session", { key: other.key, headers: { Cookie: `${SESSION_COOKIE}=${cookie}` } });
+    const response = await api("/v2/console/session", { key: other.key, headers: { Cookie: `__Host-${SESSION_COOKIE}=${cookie}` } });
     expect((await response.json<{ key: { id: string }; session: null }>()).key.id).toBe(other.record.id);
   });
 });
@@ -194,7 +210,7 @@ describe("an operator's single-use link", () => {
     const token = link.url.split("#link=")[1]!;
     const first = await redeem(token);
     expect(first.status).toBe(201);
-    const cookie = /^so_console=([^;]+)/.exec(first.headers.get("Set-Cookie")!)![1]!;
+    const cookie = /^__Host-so_console=([^;]+)/.exec(first.headers.get("Set-Cookie")!)![1]!;
     expect((await (await withCookie(cookie, "/v2/console/session")).json<{ key: { id: string } }>()).key.id).toBe(key.record.id);
     const again = await redeem(token);
     expect((await errorBodyOf(again)).code).toBe("invalid_console_link");
@@ -243,7 +259,7 @@ describe("what reaches the logs", () => {
     const rotatedSecret = await (await withCookie(cookie, `/v2/webhook-endpoints/${created.id}/rotate-secret`, { method: "POST", headers: json, body: "{}" })).json<{ secret: string }>();
     const rotatedKey = await (await withCookie(cookie, `/v2/keys/${key.record.id}/rotate`, { method: "POST", headers: json, body: "{}" })).json<{ key: string }>();
     await withCookie(cookie, "/v2/console/session", { method: "DELETE" });
-    const secrets = [key.key, cookie, token, /^so_console=([^;]+)/.exec(redeemed.headers.get("Set-Cookie")!)![1]!, created.secret, rotatedSecret.secret, rotatedKey.key];
+    const secrets = [key.key, cookie, token, /^__Host-so_console=([^;]+)/.exec(redeemed.headers.get("Set-Cookie")!)![1]!, created.secret, rotatedSecret.secret, rotatedKey.key];
     expect(secrets.every((secret) => secret.length > 20)).toBe(true);
     // Every request above wrote its log line.
     const routes = lines.map((line) => /"route":"([^"]+)"/.exec(line)?.[1]);

@@ -36,7 +36,7 @@ export const eventsView: View = (root, session) => {
     return `/store/order-events?${params}${extra}`;
   };
   const rowOf = (event: OrderEvent) =>
-    h("tr", { "data-event-id": event.id }, h("td", {}, h("code", {}, event.id)), h("td", {}, event.type), h("td", {}, when(event.createdAt)), h("td", {}, String(event.order.id)), h("td", {}, event.order.status ?? "—"));
+    h("tr", { "data-event-id": event.id }, h("td", {}, h("code", {}, event.id)), h("td", {}, h("code", {}, event.type)), h("td", {}, when(event.createdAt)), h("td", {}, h("code", {}, String(event.order.id))), h("td", {}, event.order.status ?? "—"));
   const prepend = (events: OrderEvent[]) => {
     body.prepend(...events.map(rowOf).reverse());
     while (body.rows.length > SHOWN) body.lastElementChild!.remove();

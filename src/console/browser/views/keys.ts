@@ -16,7 +16,7 @@ const stateOf = (key: OwnKey) => (key.revokedAt ? "revoked" : !key.usable ? "exp
  * key shown once; the session moves to it), see both while both live, revoke
  * the old one early. Needs the keys:manage scope, and says so without it.
  */
-export const keysView: View = (root, session) => {
+export const keysView: View = (root, session, _route, page) => {
   if (!session.key.scopes.includes("keys:manage")) {
     show(
       root,
@@ -79,16 +79,24 @@ export const keysView: View = (root, session) => {
     {
       onsubmit: async (event: Event) => {
         event.preventDefault();
+        let rotated: RotatedKey;
         try {
-          const rotated = await call<RotatedKey>("POST", `/keys/${session.key.id}/rotate`, { body: { graceSeconds: Number(grace.value) } });
-          // The session moves to the new key, so it outlives the old one; the key itself stays only on the page, until it is left.
-          await call("POST", "/console/session", { key: rotated.key });
-          show(shown, shownOnce("Your new key", rotated.key), notice(`The old key ${rotated.previous.id} works until ${new Date(rotated.previous.expiresAt).toLocaleString()}. This console now uses the new key.`));
-          show(status);
-          await load();
+          rotated = await call<RotatedKey>("POST", `/keys/${session.key.id}/rotate`, { body: { graceSeconds: Number(grace.value) } });
         } catch (error) {
-          show(status, notice(messageOf(error), "error"));
+          return void show(status, notice(messageOf(error), "error"));
         }
+        // The key first: whatever happens next, it is on the page to be kept.
+        show(shown, shownOnce("Your new key", rotated.key), notice(`The old key ${rotated.previous.id} works until ${new Date(rotated.previous.expiresAt).toLocaleString()}.`));
+        show(status);
+        try {
+          // The session moves to the new key (the old session ends), so it outlives the old one.
+          await call("POST", "/console/session", { key: rotated.key });
+          await page.refreshSession();
+          shown.append(notice("This console now uses the new key."));
+        } catch (error) {
+          shown.append(notice(`This console still uses the old key: ${messageOf(error)} Sign in with the new key before the old one stops.`, "error"));
+        }
+        await load();
       },
     },
     h("h2", {}, "Rotate this key"),
