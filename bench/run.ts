@@ -8,7 +8,7 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, lastRunSection, loadTable, medianRow, scaleTable, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateTargets, floorName, lastRunSection, loadTable, medianRow, scaleTable, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
@@ -20,7 +20,7 @@ const OUT_OF_RECORD = "bench/results.json";
 const README = "bench/README.md";
 
 /** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
-type RowOptions = Omit<autocannon.Options, "url"> & { path: string; /** The runtime's origin unless given. */ origin?: string };
+type RowOptions = Omit<autocannon.Options, "url"> & { path: string; /** The direct socket (nothing in front of the worker) unless given. */ origin?: string };
 
 interface RowSpec {
   name: string;
@@ -85,51 +85,44 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
   // The per-request chain's layers, by name, as the worker has them (bench/worker.ts).
   const { layers } = (await (await fetch(`${origin}/bench/breakdown`)).json()) as { layers: string[] };
   const currentEtag = async () => (await fetch(`${origin}/v1/store/orders`, { headers: roomy })).headers.get("ETag")!;
+  const revalidation: RowSpec = {
+    name: ROWS.revalidation,
+    expected: 304,
+    options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, "If-None-Match": await currentEtag() } }),
+  };
+  const unauthenticated: RowSpec = { name: ROWS.unauthenticated, expected: 401, options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromRandomAddress }] }) };
+  const keyless: RowSpec = {
+    name: ROWS.keyless,
+    expected: 429,
+    withinOneMinute: true,
+    options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromOneNetwork }] }),
+  };
+  const limited: RowSpec = { name: ROWS.limited, expected: 429, options: async () => ({ path: "/v1/store/orders", headers: bearer(keys.limited) }) };
+  const banned: RowSpec = { name: ROWS.banned, expected: 429, options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans") } }) };
+  const bare: RowSpec = { name: ROWS.bare, expected: 200, options: async () => ({ path: "/bench/bare" }) };
+  const data: RowSpec = { name: ROWS.data, expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) };
+  const dataLogged: RowSpec = { name: ROWS.dataLogged, expected: 200, options: async () => ({ path: "/bench/query-logged/store/orders" }) };
+  const list: RowSpec = { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) };
+  const uncached: RowSpec = { name: ROWS.listUncached, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, ...variant("nocache") } }) };
+  const peerLogged: RowSpec = { name: ROWS.peerLogged, expected: 200, options: async () => ({ path: "/bench/peer-logged/store/orders", headers: roomy }) };
+  const refusals = [revalidation, unauthenticated, keyless, limited, banned];
+  // Every row runs on the direct socket, as Cloudflare runs the Worker; these run through Miniflare's entry worker too, for its share (no target).
+  const throughEntry = [bare, dataLogged, list, uncached, peerLogged, ...refusals.flatMap((row) => [row, floorOf(row)])].map(viaEntryWorker);
   // Cancels change the list (and its ETag), so they come after every row that reads it.
   return [
-    { name: "bare Hono `[]` (runtime limit)", expected: 200, options: async () => ({ path: "/bench/bare" }) },
-    { name: "list query alone, 100 orders (data baseline)", expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) },
-    { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) },
-    { name: ROWS.listUncached, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, ...variant("nocache") } }) },
+    bare,
+    data,
+    dataLogged,
+    list,
+    uncached,
     { name: ROWS.v2Page, expected: 200, options: async () => ({ path: "/v2/store/orders?status=pending&limit=100", headers: roomy }) },
     {
       name: ROWS.farList,
       expected: 200,
       options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.far), ...variant("far") } }),
     },
-    {
-      name: ROWS.revalidation,
-      expected: 304,
-      options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, "If-None-Match": await currentEtag() } }),
-    },
-    {
-      name: "401, no key",
-      expected: 401,
-      options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromRandomAddress }] }),
-    },
-    {
-      name: "429, no key, many addresses in one /64",
-      expected: 429,
-      withinOneMinute: true,
-      options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromOneNetwork }] }),
-    },
-    {
-      name: ROWS.limited,
-      expected: 429,
-      options: async () => ({ path: "/v1/store/orders", headers: bearer(keys.limited) }),
-    },
-    {
-      name: ROWS.banned,
-      expected: 429,
-      options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans") } }),
-    },
-    // The same two with nothing in front of the worker: what Miniflare's entry worker adds to each.
-    { name: ROWS.bareDirect, expected: 200, options: async () => ({ origin: runtime.directOrigin, path: "/bench/bare" }) },
-    {
-      name: ROWS.bannedDirect,
-      expected: 429,
-      options: async () => ({ origin: runtime.directOrigin, path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans") } }),
-    },
+    // Each refused or revalidated row, then its floor at once (a keyless /64 is still refused in the same minute).
+    ...refusals.flatMap((row) => [row, floorOf(row)]),
     {
       name: ROWS.bannedUnrecorded,
       expected: 429,
@@ -146,11 +139,8 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
       expected: 200,
       options: async () => ({ path: "/bench/peer/store/orders", headers: roomy }),
     },
-    {
-      name: ROWS.peerLogged,
-      expected: 200,
-      options: async () => ({ path: "/bench/peer-logged/store/orders", headers: roomy }),
-    },
+    peerLogged,
+    ...throughEntry,
     {
       name: "cancel (DELETE, one D1 batch)",
       expected: 204,
@@ -162,6 +152,27 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
       }),
     },
   ];
+}
+
+/**
+ * A row's floor (bench/worker.ts): the same request, answered with the
+ * service's response to it replayed, its log line and data point written,
+ * nothing computed.
+ */
+function floorOf(row: RowSpec): RowSpec {
+  return {
+    name: floorName(row.name),
+    expected: row.expected,
+    options: async () => {
+      const options = await row.options();
+      return { ...options, headers: { ...options.headers, "X-Bench-Floor": `${row.name}:${row.expected}` } };
+    },
+  };
+}
+
+/** The same row through Miniflare's entry worker, which Cloudflare does not run. */
+function viaEntryWorker(row: RowSpec): RowSpec {
+  return { ...row, name: entryName(row.name), options: async () => ({ ...(await row.options()), origin }) };
 }
 
 /** Rounds, interleaved, and the median of each row: a busy moment on the machine then hits every row alike. */
@@ -245,7 +256,7 @@ try {
   const load = await measureLoad(selected);
   if (only) {
     console.log(loadTable(load));
-    console.log(`\n${directSocketNote(load)}\n\n${breakdownTable(load)}`);
+    console.log(`\n${entryWorkerTable(load)}\n\n${breakdownTable(load)}`);
     process.exit(0);
   }
 
@@ -259,7 +270,7 @@ try {
   const targets = evaluateTargets(load, scale, fanOut, delivery);
   console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
   console.log(loadTable(load));
-  console.log(`\n${directSocketNote(load)}`);
+  console.log(`\n${entryWorkerTable(load)}`);
   console.log(`\n## Where a refused request's time goes (the banned key through the chain cut after each layer)\n`);
   console.log(breakdownTable(load));
   console.log("\n## Scale (sequential requests; median time; workerd's peak resident memory)\n");
@@ -385,7 +396,7 @@ function fromAddress(request: autocannon.Request, address: string): autocannon.R
 }
 
 async function drive(name: string, expected: number, options: RowOptions): Promise<LoadRow> {
-  const { path, origin: base = origin, ...rest } = options;
+  const { path, origin: base = runtime.directOrigin, ...rest } = options;
   const workerdBefore = runtime.cpuMicros();
   const benchBefore = process.cpuUsage();
   const result = await autocannon({

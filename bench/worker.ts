@@ -35,6 +35,10 @@ const list = listOrders(isolateMemory.listVersion, isolateMemory.ownWrites);
 bench.use("/bench/query/*", responseIdentity(), loadConfig(isolateMemory.configs));
 mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }], accessGuards);
 
+// The data baseline as a deployed route would be: the same, with the request log line and the analytics point.
+bench.use("/bench/query-logged/*", responseIdentity(), requestLog(requestParty), loadConfig(isolateMemory.configs));
+mountRoutes(bench, [{ base: "/bench/query-logged", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }], accessGuards);
+
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
 bench.use("/bench/peer/*", responseIdentity(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
 mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }], accessGuards);
@@ -199,6 +203,68 @@ function variantsOf(env: Env) {
 }
 
 /**
+ * A floor: what a refused or revalidated row would cost if the service
+ * computed nothing. It writes the byte-identical response (the status, every
+ * header with the same values, the same body; prepared once, from one
+ * answer of the service to the same request), the same request log line and
+ * the same analytics point, and does nothing else. A row's ratio to its floor
+ * is what the service's own work costs: the key lookup, the lease check,
+ * routing, the headers' values (docs/design/performance.md#floors-each-response-against-what-writes-the-same-bytes).
+ */
+interface Floor {
+  status: number;
+  headers: Headers;
+  body: ArrayBuffer;
+  line: string;
+  point: AnalyticsEngineDataPoint | undefined;
+}
+
+const floors = new Map<string, Promise<Floor>>();
+
+/**
+ * The service's answer to `request`, and the log line and data point it
+ * wrote: recorded once, as the floor replays them. Asked again until it is
+ * the row's status (a keyless /64 is refused only once its minute's
+ * admissions are spent), at most 100 times.
+ */
+async function recordFloor(request: Request, env: Env, ctx: ExecutionContext, expected: number): Promise<Floor> {
+  for (let attempt = 1; ; attempt++) {
+    const lines: string[] = [];
+    let point: AnalyticsEngineDataPoint | undefined;
+    const recording = { ...env, REQUESTS: { writeDataPoint: (written?: AnalyticsEngineDataPoint) => void (point = written) } as AnalyticsEngineDataset };
+    const log = console.log;
+    console.log = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+    let response: Response;
+    try {
+      response = await app.fetch(request.clone(), recording, ctx);
+    } finally {
+      console.log = log;
+    }
+    const body = await response.arrayBuffer();
+    if (response.status === expected && lines.length === 1) return { status: response.status, headers: new Headers(response.headers), body, line: lines[0]!, point };
+    if (attempt === 100) throw new Error(`the floor's sample answered ${response.status} with ${lines.length} log lines; expected ${expected} and one`);
+  }
+}
+
+/** Rows name their floor and its status here; the rest of the request is the row's own (bench/run.ts). */
+const FLOOR_HEADER = "X-Bench-Floor";
+
+async function serveFloor(request: Request, env: Env, made: Env, ctx: ExecutionContext, floor: string): Promise<Response> {
+  const [name, status] = floor.split(":");
+  let recorded = floors.get(name!);
+  if (!recorded) {
+    const sample = new Request(request, { headers: new Headers([...request.headers].filter(([header]) => header.toLowerCase() !== FLOOR_HEADER.toLowerCase())) });
+    recorded = recordFloor(sample, made, ctx, Number(status));
+    floors.set(name!, recorded);
+    recorded.catch(() => floors.delete(name!));
+  }
+  const { line, point, body, headers } = await recorded;
+  console.log(line);
+  if (point) env.REQUESTS.writeDataPoint(point);
+  return new Response(body, { status: Number(status), headers });
+}
+
+/**
  * The rows that need bindings of their own name them in this header rather
  * than in the path: a rewritten URL would cost those rows a second Request
  * that the bare route and the app's own rows do not pay.
@@ -207,6 +273,11 @@ const VARIANT_HEADER = "X-Bench-Variant";
 
 export default {
   fetch(request, env, ctx) {
+    const floor = request.headers.get(FLOOR_HEADER);
+    if (floor !== null) {
+      const name = request.headers.get(VARIANT_HEADER) as Variant | null;
+      return serveFloor(request, env, variantsOf(env)[name ?? "near"], ctx, floor);
+    }
     const variant = request.headers.get(VARIANT_HEADER);
     if (variant !== null) {
       const cut = /^breakdown-(\d)$/.exec(variant);
@@ -215,7 +286,7 @@ export default {
       return Object.hasOwn(made, variant) ? app.fetch(request, made[variant as Variant], ctx) : new Response(`No bench variant ${variant}.`, { status: 400 });
     }
     const { pathname } = new URL(request.url);
-    if (pathname.startsWith("/bench/query/")) return bench.fetch(request, variantsOf(env).nocache, ctx);
+    if (pathname.startsWith("/bench/query")) return bench.fetch(request, variantsOf(env).nocache, ctx);
     if (pathname.startsWith("/bench/")) return bench.fetch(request, env, ctx);
     return app.fetch(request, variantsOf(env).near, ctx);
   },

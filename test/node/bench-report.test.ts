@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 const MB = 1024 * 1024;
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, directSocketNote, evaluateTargets, lastRunSection, LAST_RUN_MARKERS, loadTable, medianRow, percentile, withLastRun, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateTargets, floorName, lastRunSection, LAST_RUN_MARKERS, loadTable, medianRow, percentile, withLastRun, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
 
 const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
   name,
@@ -49,13 +49,24 @@ describe("the benchmark report", () => {
     expect(breakdownTable([loadRow("bare", 5000)])).toBe("");
   });
 
-  it("sets the banned row against the bare route with nothing in front of the worker beside the ratio through Miniflare's", () => {
-    const rows = [loadRow("bare", 5000), loadRow("query", 1000), loadRow(ROWS.banned, 3000), loadRow(ROWS.bareDirect, 16000), loadRow(ROWS.bannedDirect, 7200)];
-    expect(directSocketNote(rows)).toBe(
-      "Banned key / bare route: 0.60× through Miniflare's entry worker, 0.45× with nothing in front (no target; see docs/design/performance.md).",
-    );
-    // `--only` runs without the direct rows.
-    expect(directSocketNote(rows.slice(0, 3))).toBe("");
+  it("sets each compared row against its floor or peer on the direct socket, beside the same ratio through Miniflare's entry worker, with the CPU beyond", () => {
+    const cpu = (row: LoadRow, workerdCpuMicros: number) => ({ ...row, workerdCpuMicros });
+    const rows = [
+      loadRow("bare", 5000),
+      loadRow("query", 1000),
+      cpu(loadRow(ROWS.banned, 7200), 180.4),
+      cpu(loadRow(floorName(ROWS.banned), 9000), 140),
+      loadRow(entryName(ROWS.banned), 3000),
+      loadRow(entryName(floorName(ROWS.banned)), 3300),
+      loadRow(ROWS.list, 900),
+      loadRow(ROWS.peerLogged, 1000),
+    ];
+    expect(entryWorkerTable(rows).split("\n").slice(2)).toEqual([
+      `| ${ROWS.banned} / ${floorName(ROWS.banned)} | 0.80× | 0.91× | 40 |`,
+      `| ${ROWS.list} / ${ROWS.peerLogged} | 0.90× | – | – |`,
+    ]);
+    // `--only` runs without the rows.
+    expect(entryWorkerTable(rows.slice(0, 2))).toBe("");
   });
 
   it("takes the median round and keeps every round's unexpected responses", () => {
@@ -67,8 +78,12 @@ describe("the benchmark report", () => {
 
   it("reads the targets from the figures, met or missed", () => {
     const far = { ...loadRow(ROWS.farList, 700), p50: 7 };
-    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow(ROWS.list, 860), far, loadRow(ROWS.banned, 2400), loadRow(ROWS.bannedUnrecorded, 2600), loadRow(ROWS.limited, 1200), loadRow(ROWS.v2Page, 950),
-      loadRow(ROWS.listUncached, 900), loadRow(ROWS.revalidation, 3000), loadRow(ROWS.peer, 782), loadRow(ROWS.peerLogged, 688)];
+    const floor = (name: string, requestsPerSecond: number) => loadRow(floorName(name), requestsPerSecond);
+    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow(ROWS.list, 860), far, { ...loadRow(ROWS.banned, 2400), workerdCpuMicros: 190.2 }, loadRow(ROWS.bannedUnrecorded, 2600), loadRow(ROWS.limited, 1200), loadRow(ROWS.v2Page, 950),
+      loadRow(ROWS.listUncached, 900), loadRow(ROWS.revalidation, 3000), loadRow(ROWS.peer, 782), loadRow(ROWS.peerLogged, 688),
+      loadRow(ROWS.keyless, 2000), loadRow(ROWS.unauthenticated, 1000), loadRow(ROWS.dataLogged, 920),
+      { ...floor(ROWS.banned, 2500), workerdCpuMicros: 150 }, floor(ROWS.limited, 2400), floor(ROWS.keyless, 2300), floor(ROWS.revalidation, 3500), floor(ROWS.unauthenticated, 2100),
+      { ...loadRow(entryName(ROWS.banned), 1800) }, { ...loadRow(entryName(floorName(ROWS.banned)), 2000) }];
     const scale = [
       scaleRow(1_000, SCALE.uncached, 20),
       scaleRow(1_000, SCALE.cached, 5, 100 * MB),
@@ -104,12 +119,15 @@ describe("the benchmark report", () => {
       // 2,400 with the point vs 2,600 without: it costs 8%.
       [false, "0.92× (0.60× vs 0.65× the bare route)"],
       [false, "0.30×"],
-      // Issue 30's: the list against the peer, the refusals and the 304 against the bare route, the uncached list against the data.
-      [true, "1.10× (1.25× the peer with the request log and analytics point)"],
-      [false, "0.60×"],
-      [false, "0.30×"],
-      [true, "0.75×"],
-      [false, "0.90×"],
+      // Issue 43's: each refusal and the 304 against its floor (0.85×; the 401 0.5×), the list against the peer as
+      // deployed, the uncached list against the data baseline with the log line and point.
+      [true, "0.96×, 40 µs of workerd CPU beyond it; 0.90× through the entry worker, no target"],
+      [false, "0.50×"],
+      [true, "0.87×"],
+      [true, "0.86×"],
+      [false, "0.48×"],
+      [true, "1.25×"],
+      [true, "0.98×"],
       [true, "0.012 (120 calls for 10000 admitted, 4 isolates)"],
       [true, "0.190× (19.0 ms vs 100.0 ms)"],
       [false, "1.60×"],
