@@ -11,6 +11,7 @@ import type { StoredKey } from "../keys/lookup";
 import type { ApiKeyRecord } from "../keys/api-key-record";
 import { TtlCache } from "../lib/ttl-cache";
 import { LeaseClient } from "../limiter/lease-client";
+import type { Budget } from "../limiter/rate-limit";
 import { OwnWrites } from "../read-your-writes/own-writes";
 import { VersionMemory } from "../read-your-writes/recent-version";
 import type { ConfigResult } from "../framework/read-config";
@@ -31,6 +32,13 @@ export const isolateMemory = {
    * (docs/operations.md#api-keys).
    */
   apiKeys: new TtlCache<string, StoredKey>(10_000),
+  /**
+   * Each cached key record's budget as the limiter counts it (its name,
+   * limits and their stamp), worked out once per record: held weakly by the
+   * record, so it goes when the key caches above let the record go. Safe: a
+   * record's budget never changes; a changed key is a new record.
+   */
+  budgets: new WeakMap<ApiKeyRecord, Budget>(),
   /**
    * Key records by id, for console sessions (console/console-sessions.ts):
    * as long as `apiKeys` keeps them (5 s a record, 1 s a miss), 10,000 at

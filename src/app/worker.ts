@@ -42,7 +42,7 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
   ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys, consoleSessionCredential(isolateMemory.sessionKeys))],
-  ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, countedCallers)],
+  ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, countedCallers(isolateMemory.budgets))],
 ];
 
 /** How an operation's access is checked: API keys with their scopes, the operator token. */

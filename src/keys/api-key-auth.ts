@@ -6,7 +6,7 @@ import type { RequestParty } from "../framework/middleware/request-log";
 import { ApiError } from "../framework/api-error";
 import { parseBearer } from "./bearer";
 import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
-import type { CountedCallers } from "../limiter/rate-limit";
+import type { Budget, CountedCallers } from "../limiter/rate-limit";
 import { ANONYMOUS_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
 import { budgetOf, limitsFor, limitsStampOf, scopesOf, type ApiKeyRecord } from "./api-key-record";
 import { addressGroup } from "../lib/client-address";
@@ -138,20 +138,29 @@ function invalidKey(message: string): ApiError {
   return new ApiError("invalid_api_key", message, { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
 }
 
-/** How rateLimit() counts callers: a key against its budget, anyone else against its address group. */
-export const countedCallers: CountedCallers = {
+/**
+ * How rateLimit() counts callers: a key against its budget, anyone else
+ * against its address group. A key's budget is worked out once per record
+ * the isolate holds (`budgets`, keyed by the cached record itself, so it
+ * lives exactly as long as that record), not on every request.
+ */
+export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>): CountedCallers => ({
   budgetOf(c) {
     const caller = c.get("caller");
-    return caller.kind === "key"
-      ? { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsStampOf(caller.key), keyId: caller.key.id }
-      : { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
+    if (caller.kind !== "key") return { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
+    let budget = budgets.get(caller.key);
+    if (!budget) {
+      budget = { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsStampOf(caller.key), keyId: caller.key.id };
+      budgets.set(caller.key, budget);
+    }
+    return budget;
   },
   demote(c) {
     const caller = c.get("caller");
     // A console session learns why it ended: its key was revoked.
     c.set("caller", caller.kind === "key" && caller.session ? sessionEndedCaller(caller.address, "its key was revoked") : invalidCaller(caller.address));
   },
-};
+});
 
 /** The request as the request log names it (framework/middleware/request-log.ts): the key by its id only, never the key itself. */
 export function requestParty(c: Context<AppEnv>): RequestParty {

@@ -40,10 +40,11 @@ interface LimiterStub {
   settle(request: SettleRequest): Promise<SettleAnswer>;
 }
 
-interface AdmitContext extends Asker {
+export interface AdmitContext extends Asker {
   limiter(name: string): LimiterStub;
   /** Work that may finish after the response (waitUntil). */
   background(work: Promise<unknown>): void;
+  /** Called as a method (it may be one of a class): never handed around unbound. */
   onBackgroundError(error: unknown): void;
 }
 
@@ -117,7 +118,7 @@ export class LeaseClient {
     if (verdict.outcome === "admitted") {
       for (const [lease, wake] of caller.spent) if (lease.count === 0) wake();
       if (!caller.asking && needsRenewal(caller.book, now)) {
-        context.background(this.#ask(name, caller, context, true).catch(context.onBackgroundError));
+        context.background(this.#ask(name, caller, context, true).catch((error: unknown) => context.onBackgroundError(error)));
       }
     }
     if (verdict.outcome === "limited" && caller.book.pending.count >= REFUSAL_BATCH) {

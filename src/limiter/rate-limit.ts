@@ -3,7 +3,7 @@ import type { AppEnv } from "../framework/app-env";
 import { logLine } from "../lib/log";
 import { errorResponse } from "../framework/api-error";
 import { rateLimitHeaders } from "./rate-limit-headers";
-import type { LeaseClient } from "./lease-client";
+import type { AdmitContext, LeaseClient } from "./lease-client";
 import type { Limits } from "./plans";
 import type { Verdict } from "./protocol";
 
@@ -37,16 +37,41 @@ export interface CountedCallers {
 /** True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news. */
 const knownRevoked = (leases: LeaseClient, budget: Budget) => budget.keyId !== undefined && leases.knowsRevoked(budget.name, budget.keyId);
 
-function admit(c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise<Verdict> {
-  const requestId = c.get("requestId");
-  return leases.admit(budget.name, {
-    ...budget,
-    ban: c.get("config").ban,
-    limiter: (objectName) => c.env.RATE_LIMITER.getByName(objectName),
-    background: (work) => c.executionCtx.waitUntil(work),
-    onBackgroundError: (error) => logLine("error", requestId, "limiter call in the background failed", { error: String(error) }),
-  });
+/**
+ * What the lease client may ask of one request: its budget, the ban rule,
+ * the limiter objects, the request's background work. One object a request,
+ * not a copy of the budget and a closure per need: the refusals this path
+ * answers cost little more than writing them (docs/design/performance.md#what-the-floors-show).
+ */
+class RequestAdmission implements AdmitContext {
+  readonly limits: Limits;
+  readonly limitsSetAt: number;
+  readonly keyId: string | undefined;
+  readonly ban: AdmitContext["ban"];
+  readonly #c: Context<AppEnv>;
+
+  constructor(c: Context<AppEnv>, budget: Budget) {
+    this.#c = c;
+    this.limits = budget.limits;
+    this.limitsSetAt = budget.limitsSetAt;
+    this.keyId = budget.keyId;
+    this.ban = c.get("config").ban;
+  }
+
+  limiter(name: string) {
+    return this.#c.env.RATE_LIMITER.getByName(name);
+  }
+
+  background(work: Promise<unknown>): void {
+    this.#c.executionCtx.waitUntil(work);
+  }
+
+  onBackgroundError(error: unknown): void {
+    logLine("error", this.#c.get("requestId"), "limiter call in the background failed", { error: String(error) });
+  }
 }
+
+const admit = (c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise<Verdict> => leases.admit(budget.name, new RequestAdmission(c, budget));
 
 /**
  * Admits or refuses the caller before anything else runs, from this isolate's
