@@ -5,18 +5,17 @@
  * no request log or proxy; D1 keeps only its SHA-256.
  */
 import { sha256Hex } from "../lib/digest";
+import { base64, urlSafe } from "../lib/base64";
 import { callDependency } from "../lib/dependency";
 
 export const LINK_SECONDS = 15 * 60;
-
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
 /** The token's form: 32 random bytes, base64url. */
 export const LINK_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 /** A new link's token and its row; the token is shown to the operator once. */
 export async function createConsoleLink(db: D1Database, keyId: string, createdBy: string, now = Date.now()): Promise<{ token: string; expiresAt: string }> {
-  const token = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const token = urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))));
   const expiresAt = new Date(now + LINK_SECONDS * 1000).toISOString();
   const hash = await sha256Hex(token);
   await callDependency("D1", () =>

@@ -72,7 +72,7 @@ export async function openConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, 
         db
           .prepare("INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
           .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt),
-        db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(previous?.sid ?? "", new Date(now).toISOString()),
+        ...(previous ? [db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(previous.sid, new Date(now).toISOString())] : []),
       ]),
     ),
   );
@@ -86,6 +86,11 @@ export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, s
   await auditedKeyOperation(db, { operation: "console_sign_out", keyId: key.id, changes: { session: sessionId, budget: budgetOf(key) }, actor: `key:${key.id}` }, () =>
     callDependency("D1", () => db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(sessionId, at).run()),
   );
+}
+
+/** A sign-in must not come from another site (login CSRF): API clients, which send no Origin, may sign in. */
+export function refuseSignInFromAnotherSite(request: Request): void {
+  if (!fromThisOrigin(request, false)) throw new ApiError("cross_site_request", "Sign in from this service's own console, not from another site.");
 }
 
 /** Rows a day past their end: sessions and links no one can use any more (the daily cron). */

@@ -5,7 +5,7 @@ import { jsonBody } from "../framework/counted-body";
 import { keyOfCaller } from "../keys/api-key-auth";
 import { CONSOLE, SignedIn } from "./console-session-schemas";
 import { openConsoleSession } from "./console-sessions";
-import { fromThisOrigin } from "./session-cookie";
+import { refuseSignInFromAnotherSite } from "./console-sessions";
 
 /** POST /v2/console/session: a key, presented once, exchanged for a console session (the cookie); the browser keeps no key. */
 export const openConsoleSessionOperation = defineOperation({
@@ -22,7 +22,7 @@ export const openConsoleSessionOperation = defineOperation({
   responses: { 201: { description: "Signed in: the cookie is set", body: SignedIn, headers: ["Set-Cookie"] } },
   errors: ["cross_site_request"],
   async handle(c) {
-    if (!fromThisOrigin(c.req.raw, false)) throw new ApiError("cross_site_request", "Sign in from this service's own console, not from another site.");
+    refuseSignInFromAnotherSite(c.req.raw);
     if (c.get("caller").kind === "key" && c.req.header("Authorization") === undefined) {
       throw new ApiError("missing_api_key", 'Send the key to sign in with in the header "Authorization: Bearer <key>".');
     }

@@ -7,7 +7,7 @@ import { findApiKeyById } from "../keys/lookup";
 import { CONSOLE, RedeemConsoleLink, SignedIn } from "./console-session-schemas";
 import { LINK_TOKEN, redeemConsoleLink } from "./console-links";
 import { openConsoleSession } from "./console-sessions";
-import { fromThisOrigin } from "./session-cookie";
+import { refuseSignInFromAnotherSite } from "./console-sessions";
 
 const invalidLink = () =>
   new ApiError("invalid_console_link", "This sign-in link was used already, has expired (links last 15 minutes), or never existed. Ask for a new one.", {
@@ -35,7 +35,7 @@ export const redeemConsoleLinkOperation = defineOperation({
   responses: { 201: { description: "Signed in: the cookie is set", body: SignedIn, headers: ["Set-Cookie"] } },
   errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_console_link", "cross_site_request"],
   async handle(c) {
-    if (!fromThisOrigin(c.req.raw, false)) throw new ApiError("cross_site_request", "Sign in from this service's own console, not from another site.");
+    refuseSignInFromAnotherSite(c.req.raw);
     const { token } = await readJsonBody(c, RedeemConsoleLink);
     // A token that cannot be one costs no database write.
     if (!LINK_TOKEN.test(token)) throw invalidLink();

@@ -11,8 +11,13 @@ const Instant = z.iso.datetime({ offset: true });
  * is never stored. Checked whenever it is read: a record that does not fit is
  * refused, never half-trusted.
  */
+/** A key's id: `key_` and 16 letters and digits. */
+export const KeyId = z.string().regex(/^key_[0-9A-Za-z]{16}$/);
+/** A key's id in a path (`/keys/{keyId}/...`), the owner's operations and the operator's alike. */
+export const KeyIdParams = z.object({ keyId: KeyId });
+
 export const ApiKeyRecord = z.object({
-  id: z.string().regex(/^key_[0-9A-Za-z]{16}$/),
+  id: KeyId,
   /** The key's first 12 characters, shown so its holder can tell keys apart (absent on keys made before they were kept). */
   start: z.string().regex(/^so_(live|test)_[0-9A-Za-z]{4}$/).optional(),
   plan: Plan,

@@ -6,6 +6,7 @@
  * silent restart. A cursor only ever says where to continue, so there is
  * nothing secret in it to protect.
  */
+import { urlSafe } from "./base64";
 import { sha256Hex } from "./digest";
 
 /** Every cursor this API makes is base64url of at most 200 characters: the documents say so, and anything else is refused unread. */
@@ -15,7 +16,7 @@ const CURSOR = new RegExp(CURSOR_PATTERN);
 /** A digest under a cursor kind's purpose: its checks, and whatever else it binds itself to. */
 export const cursorDigest = (purpose: string, text: string) => sha256Hex(`${purpose}\n${text}`, 9);
 
-const base64url = (text: string) => btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+const base64url = (text: string) => urlSafe(btoa(text));
 function fromBase64url(text: string): string | undefined {
   if (!CURSOR.test(text)) return undefined;
   try {

@@ -3,8 +3,8 @@
  * purpose (each purpose its own key), bound to additional data: what is
  * sealed for one thing does not open as another. `<iv>.<ciphertext>`, each base64.
  */
-export const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
-export const fromBase64 = (text: string) => Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+import { base64, fromBase64 } from "./base64";
+
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
 async function sealingKey(purpose: string, keyMaterial: string): Promise<CryptoKey> {

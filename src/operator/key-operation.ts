@@ -6,7 +6,7 @@ import { ApiError, type ErrorCode } from "../framework/api-error";
 import { type KeyOperation } from "../keys/audit";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findApiKeyById } from "../keys/lookup";
-import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
+import { budgetOf, KeyIdParams, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
 import type { usageQueryParameters } from "../usage/usage-operations";
 import { jsonBody } from "../framework/counted-body";
@@ -45,7 +45,6 @@ export async function audited(
   return jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage });
 }
 
-const KeyIdParams = z.object({ keyId: z.string().regex(/^key_[0-9A-Za-z]{16}$/) });
 const keyIdInvalid = { code: "not_found", message: "No such key: key ids look like key_0123456789abcdef." } as const;
 const UsageBody = z.object({ keyId: z.string(), budget: z.string(), usage: z.object({}).loose() });
 

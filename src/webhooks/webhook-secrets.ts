@@ -6,7 +6,8 @@
  * a database copy alone never yields a secret, and a sealed secret moved to
  * another endpoint does not open.
  */
-import { base64, fromBase64, openText, sealText } from "../lib/sealing";
+import { base64, fromBase64 } from "../lib/base64";
+import { openText, sealText } from "../lib/sealing";
 
 const PREFIX = "whsec_";
 

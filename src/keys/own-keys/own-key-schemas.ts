@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Scope } from "../../framework/operations/scopes";
 import { Plan } from "../../limiter/plans";
-import { scopesOf, type ApiKeyRecord } from "../api-key-record";
+import { KeyIdParams, scopesOf, type ApiKeyRecord } from "../api-key-record";
 import { isUsable } from "../api-key-auth";
 
 /** A key of the caller's budget as its holder sees it: never the key itself, never its hash. */
@@ -43,7 +43,6 @@ export const RotatedKey = z
 
 export const RevokedKey = z.object({ id: z.string(), revokedAt: z.string() }).meta({ id: "RevokedKey" });
 
-export const KeyIdParams = z.object({ keyId: z.string().regex(/^key_[0-9A-Za-z]{16}$/) });
 export const KEY_PARAMS = { schema: KeyIdParams, invalid: { code: "key_not_found", message: "No such key: key ids look like key_ and 16 letters and digits." } } as const;
 
 /** What every operation on the budget's own keys shares. */
