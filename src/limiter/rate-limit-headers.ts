@@ -1,26 +1,75 @@
 import type { HeaderName } from "../framework/header-catalogue";
-import type { Verdict } from "./protocol";
+import type { Verdict, WindowReport } from "./protocol";
+
+export type RateLimitHeaders = Readonly<Partial<Record<HeaderName, string>>>;
+
+/**
+ * A refusal's headers as last written, and every value they were written
+ * from. A caller refused by this isolate is refused from the same windows
+ * (the last answer its object gave) until the object answers again, so the
+ * values repeat for a second at a time: building them again for every
+ * refusal was a third of what a banned 429 cost beyond writing it
+ * (docs/design/performance.md#what-the-floors-show).
+ */
+interface WrittenRefusal {
+  day: WindowReport;
+  outcome: Verdict["outcome"];
+  reported: Verdict["reported"];
+  retryAfter: number | undefined;
+  banEnd: number | undefined;
+  minuteLeft: number;
+  dayLeft: number;
+  headers: RateLimitHeaders;
+}
+
+/** Keyed by the refusal's minute window, so an entry lives as long as the answer it was written from. */
+const writtenRefusals = new WeakMap<WindowReport, WrittenRefusal>();
 
 /**
  * The rate-limit headers of one verdict: the X-RateLimit-* fields for the
  * window that matters most, and the IETF RateLimit fields for both windows.
  * During a ban nothing is left until the ban ends, whatever the windows say.
- * Written out field by field, with no closure or array: every response pays
- * for this, a refused one most of all (docs/design/performance.md#what-the-floors-show).
+ * A refusal's are written once per state (its windows, its wait, the whole
+ * seconds left) and the same object returned while that state lasts: treat
+ * them as read-only.
  */
-export function rateLimitHeaders(verdict: Verdict): Partial<Record<HeaderName, string>> {
+export function rateLimitHeaders(verdict: Verdict): RateLimitHeaders {
+  const { minute, day, outcome, reported, retryAfter } = verdict;
+  const banEnd = outcome === "banned" ? verdict.bannedUntil : undefined;
+  const nowSeconds = verdict.now / 1000;
+  const minuteLeft = secondsLeft(banEnd ?? minute.reset, nowSeconds);
+  const dayLeft = secondsLeft(banEnd ?? day.reset, nowSeconds);
+  // An admission's remaining count changes with every request: nothing to reuse.
+  if (outcome === "admitted") return headersOf(verdict, banEnd, minuteLeft, dayLeft);
+  const written = writtenRefusals.get(minute);
+  if (
+    written?.day === day &&
+    written.outcome === outcome &&
+    written.reported === reported &&
+    written.retryAfter === retryAfter &&
+    written.banEnd === banEnd &&
+    written.minuteLeft === minuteLeft &&
+    written.dayLeft === dayLeft
+  ) {
+    return written.headers;
+  }
+  const headers = headersOf(verdict, banEnd, minuteLeft, dayLeft);
+  writtenRefusals.set(minute, { day, outcome, reported, retryAfter, banEnd, minuteLeft, dayLeft, headers });
+  return headers;
+}
+
+/** Written out field by field, with no closure or array: every response pays for this. */
+function headersOf(verdict: Verdict, banEnd: number | undefined, minuteLeft: number, dayLeft: number): RateLimitHeaders {
   const { minute, day } = verdict;
   const reported = verdict[verdict.reported];
-  const banEnd = verdict.outcome === "banned" ? verdict.bannedUntil : undefined;
   const banned = banEnd !== undefined;
-  const nowSeconds = verdict.now / 1000;
   const headers: Partial<Record<HeaderName, string>> = {
     "X-RateLimit-Limit": String(reported.limit),
     "X-RateLimit-Remaining": banned ? "0" : String(reported.remaining),
     "X-RateLimit-Reset": String(banEnd ?? reported.reset),
     "X-RateLimit-Resource": reported.name,
     "RateLimit-Policy": `"${minute.name}";q=${minute.limit};w=${minute.size}, "${day.name}";q=${day.limit};w=${day.size}`,
-    RateLimit: `"${minute.name}";r=${banned ? 0 : minute.remaining};t=${secondsLeft(banEnd ?? minute.reset, nowSeconds)}, "${day.name}";r=${banned ? 0 : day.remaining};t=${secondsLeft(banEnd ?? day.reset, nowSeconds)}`,
+    RateLimit: `"${minute.name}";r=${banned ? 0 : minute.remaining};t=${minuteLeft}, "${day.name}";r=${banned ? 0 : day.remaining};t=${dayLeft}`,
   };
   if (verdict.retryAfter !== undefined) headers["Retry-After"] = String(verdict.retryAfter);
   return headers;

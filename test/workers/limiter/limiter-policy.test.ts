@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { rateLimitHeaders } from "../../../src/limiter/rate-limit-headers";
 import { limitsFor, limitsStampOf } from "../../../src/keys/api-key-record";
 import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT } from "../../../src/limiter/plans";
 import { absorbAnswer, abandonAsk, leaseRequest, newLeaseBook, takeExpired } from "../../../src/limiter/lease-book";
@@ -252,31 +251,6 @@ describe("the isolate's reading of an answer", () => {
     absorbAnswer(book, refused, ms(2), true, next, ms(2));
     expect(book.abandoned).toEqual([]);
     expect(book.pending.count).toBe(1);
-  });
-});
-
-describe("rateLimitHeaders", () => {
-  it("describes the reported window and both windows in the IETF fields", () => {
-    const { verdict } = decide(undefined, limits, ban, ms(10.5));
-    expect(rateLimitHeaders(verdict)).toEqual({
-      "X-RateLimit-Limit": "2",
-      "X-RateLimit-Remaining": "1",
-      "X-RateLimit-Reset": String(DAY + 60),
-      "X-RateLimit-Resource": "minute",
-      "RateLimit-Policy": '"minute";q=2;w=60, "day";q=5;w=86400',
-      RateLimit: `"minute";r=1;t=50, "day";r=4;t=${86400 - 10}`,
-    });
-  });
-
-  it("adds Retry-After to refusals and reports zero left until a ban ends", () => {
-    const banned = run([0, 1, 2, 3, 4, 5]).state;
-    const { verdict } = decide(banned, limits, ban, ms(30));
-    expect(rateLimitHeaders(verdict)).toMatchObject({
-      "X-RateLimit-Remaining": "0",
-      "X-RateLimit-Reset": String(DAY + 105),
-      "Retry-After": "75",
-      RateLimit: '"minute";r=0;t=75, "day";r=0;t=75',
-    });
   });
 });
 
