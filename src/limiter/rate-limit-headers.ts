@@ -8,7 +8,7 @@ export type RateLimitHeaders = Readonly<Partial<Record<HeaderName, string>>>;
  * from. A caller refused by this isolate is refused from the same windows
  * (the last answer its object gave) until the object answers again, so the
  * values repeat for a second at a time: building them again for every
- * refusal was a third of what a banned 429 cost beyond writing it
+ * refusal was half of what a banned 429 cost beyond writing it
  * (docs/design/performance.md#what-the-floors-show).
  */
 interface WrittenRefusal {
