@@ -22,7 +22,7 @@ const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 const ended = (c: Context<AppEnv>, address: string, why: string): Caller => ({
   kind: "anonymous",
   address,
-  rejection: new ApiError("session_ended", sessionEndedMessage(why), { "WWW-Authenticate": CHALLENGE, "Set-Cookie": sessionCookie(c.req.url, undefined) }),
+  rejection: { code: "session_ended", message: sessionEndedMessage(why), headers: { "WWW-Authenticate": CHALLENGE, "Set-Cookie": sessionCookie(c.req.url, undefined) } },
 });
 
 /**
@@ -37,7 +37,7 @@ export function consoleSessionCredential(records: TtlCache<string, ApiKeyRecord 
     // A deployment without the secret has no console: its cookies are not credentials (sign-in says why).
     if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
     if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, true)) {
-      return { kind: "anonymous", address, rejection: new ApiError("cross_site_request", "This request changes something, and came from another site: refused.") };
+      return { kind: "anonymous", address, rejection: { code: "cross_site_request", message: "This request changes something, and came from another site: refused." } };
     }
     const now = Date.now();
     const claims = await openSession(sessionKeyOf(c.env), sealed);

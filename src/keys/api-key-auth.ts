@@ -3,7 +3,7 @@ import { findApiKey, type StoredKey } from "./lookup";
 import type { TtlCache } from "../lib/ttl-cache";
 import type { AppEnv } from "../framework/app-env";
 import type { RequestParty } from "../framework/middleware/request-log";
-import { ApiError } from "../framework/api-error";
+import { ApiError, type ErrorCode } from "../framework/api-error";
 import { parseBearer } from "./bearer";
 import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
 import type { Budget, CountedCallers } from "../limiter/rate-limit";
@@ -21,13 +21,26 @@ export interface CallerSession {
 }
 
 /**
+ * Why a caller without a valid key is refused where a key is needed,
+ * described and built into an ApiError only when requireApiKey() throws it:
+ * most requests without a key are counted and answered 429 before that, and
+ * building the Error was a tenth of such a 429's cost
+ * (docs/design/performance.md#what-the-floors-show).
+ */
+export interface Rejection {
+  code: ErrorCode;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+/**
  * Who is calling: a valid API key (presented, or standing behind a console
  * session), or an address group (lib/client-address.ts) that did not present
  * one, and why.
  */
 export type Caller =
   | { kind: "key"; key: ApiKeyRecord; address: string; session?: CallerSession }
-  | { kind: "anonymous"; address: string; rejection: ApiError };
+  | { kind: "anonymous"; address: string; rejection: Rejection };
 
 /**
  * Who a request without an Authorization header is, when it carries
@@ -74,7 +87,7 @@ export function identifyCaller(apiKeys: TtlCache<string, StoredKey>, otherCreden
 export function requireApiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
-    if (caller.kind === "anonymous") throw caller.rejection;
+    if (caller.kind === "anonymous") throw new ApiError(caller.rejection.code, caller.rejection.message, caller.rejection.headers);
     if (scope !== ANY_KEY && !scopesOf(caller.key).includes(scope)) {
       throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
         "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,
@@ -91,12 +104,7 @@ async function callerOf(
   address: string,
 ): Promise<{ caller: Caller; problems?: string }> {
   const bearer = parseBearer(authorization);
-  if (bearer.kind === "missing") {
-    const rejection = new ApiError("missing_api_key", 'Send your API key in the header "Authorization: Bearer <key>".', {
-      "WWW-Authenticate": CHALLENGE,
-    });
-    return { caller: { kind: "anonymous", address, rejection } };
-  }
+  if (bearer.kind === "missing") return { caller: { kind: "anonymous", address, rejection: MISSING_KEY } };
   const found = bearer.kind === "token" ? await findApiKey(kv, bearer.token, apiKeys) : undefined;
   if (found?.kind === "invalid") return { caller: invalidCaller(address), problems: found.problems };
   const key = found?.kind === "found" ? found.record : undefined;
@@ -110,7 +118,7 @@ async function callerOf(
 
 /** A caller whose key is not valid (malformed, unknown, revoked): limited by its address, answered 401 where a key is needed. */
 export function invalidCaller(address: string): Caller {
-  return { kind: "anonymous", address, rejection: invalidKey(INVALID_KEY) };
+  return { kind: "anonymous", address, rejection: INVALID_KEY };
 }
 
 /** The calling key, in an operation behind a key's guard. */
@@ -124,19 +132,25 @@ export const sessionEndedMessage = (why: string) => `Your console session has en
 
 /** A caller whose console session has ended (console/): 401 session_ended, saying why. */
 export function sessionEndedCaller(address: string, why: string): Caller {
-  return { kind: "anonymous", address, rejection: new ApiError("session_ended", sessionEndedMessage(why), { "WWW-Authenticate": CHALLENGE }) };
+  return { kind: "anonymous", address, rejection: { code: "session_ended", message: sessionEndedMessage(why), headers: { "WWW-Authenticate": CHALLENGE } } };
 }
 
 /** Whether a key may be used now: not revoked, not expired. */
 export const isUsable = (key: ApiKeyRecord, now = Date.now()): boolean =>
   key.revokedAt === undefined && (key.expiresAt === undefined || Date.parse(key.expiresAt) > now);
 
-const INVALID_KEY = "The API key is not valid. Check it, or ask for a new one.";
+const MISSING_KEY: Rejection = {
+  code: "missing_api_key",
+  message: 'Send your API key in the header "Authorization: Bearer <key>".',
+  headers: { "WWW-Authenticate": CHALLENGE },
+};
 
 /** 401 invalid_api_key with the RFC 6750 challenge. */
-function invalidKey(message: string): ApiError {
-  return new ApiError("invalid_api_key", message, { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+function invalidKey(message: string): Rejection {
+  return { code: "invalid_api_key", message, headers: { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` } };
 }
+
+const INVALID_KEY = invalidKey("The API key is not valid. Check it, or ask for a new one.");
 
 /**
  * How rateLimit() counts callers: a key against its budget, anyone else
