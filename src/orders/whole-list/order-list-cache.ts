@@ -70,7 +70,8 @@ export interface CacheFill extends CacheUse {
  * the version's is stored: a failed read, a client gone away or a write
  * during the read leaves nothing behind: only a body kept on purpose gets
  * its marker, without which it is never served; one that was not is also
- * deleted once its upload has settled (a runtime may store it all the same).
+ * deleted once its upload has settled (a runtime may store it all the same),
+ * and so is one whose upload failed.
  */
 export function cachingOrderList(baseUrl: string, version: string, body: ReadableStream<Uint8Array>, fill: CacheFill): ReadableStream<Uint8Array> {
   let kept: boolean | undefined;
@@ -83,13 +84,16 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
       const key = orderListCacheKey(baseUrl, version);
       fill.background(
         caches.open(ORDER_LIST_CACHE_NAME).then(async (cache) => {
+          let stored = false;
           try {
             await cache.put(key, entry);
+            stored = true;
           } catch (error) {
             // A list found stale at its end was thrown away on purpose.
             if (kept !== false) fill.onError(error);
           }
-          if (kept === true) {
+          // A put that failed may still have left part of the body behind, even of a list the client had whole.
+          if (stored && kept === true) {
             const headers = { "Cache-Control": `max-age=${TTL_SECONDS}`, [BYTES_HEADER]: String(await fill.bytes) };
             await cache.put(wholeMarkerKey(baseUrl, version), new Response("", { headers }));
           } else {
