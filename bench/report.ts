@@ -9,6 +9,8 @@ export interface LoadRow {
   total: number;
   /** Responses with another status, errors and timeouts: the row does not measure what it says if this is not 0. */
   unexpected: number;
+  /** The unexpected ones by status ("errors", "timeouts" for those), summed over the rounds. Absent in runs before 2026-11-26. */
+  unexpectedBy?: Record<string, number>;
   /**
    * CPU time per response (user and system, µs), warm-up included: of the
    * workerd process (the service, Miniflare's entry worker in front of it, its
@@ -57,7 +59,21 @@ export function medianRow(rounds: LoadRow[]): LoadRow {
     ...median,
     total: rounds.reduce((sum, r) => sum + r.total, 0),
     unexpected: rounds.reduce((sum, r) => sum + r.unexpected, 0),
+    unexpectedBy: rounds.reduce<Record<string, number>>((sum, r) => {
+      for (const [status, count] of Object.entries(r.unexpectedBy ?? {})) sum[status] = (sum[status] ?? 0) + count;
+      return sum;
+    }, {}),
   };
+}
+
+/** Each row that had responses it did not expect, saying which: such a row does not measure what it says. */
+export function unexpectedWarnings(rows: LoadRow[]): string[] {
+  return rows
+    .filter((row) => row.unexpected > 0)
+    .map((row) => {
+      const by = Object.entries(row.unexpectedBy ?? {}).map(([status, count]) => `${status}: ${count}`);
+      return `WARNING: ${row.name}: ${row.unexpected} responses had another status than ${row.expected}${by.length > 0 ? ` (${by.join(", ")})` : ""}`;
+    });
 }
 
 /** Rows 0 and 1 of the load table are the baselines: the runtime's limit and the data. */

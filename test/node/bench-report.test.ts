@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 const MB = 1024 * 1024;
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateTargets, floorName, lastRunSection, LAST_RUN_MARKERS, loadTable, medianRow, percentile, withLastRun, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
+import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateTargets, floorName, lastRunSection, LAST_RUN_MARKERS, loadTable, medianRow, percentile, unexpectedWarnings, withLastRun, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
 
 const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
   name,
@@ -25,6 +25,21 @@ const scaleRow = (orders: number, kind: string, medianMs: number, peakRssBytes =
 
 
 describe("the benchmark report", () => {
+  it("names each row that had responses it did not expect, and which, over every round", () => {
+    const round = (requestsPerSecond: number, unexpectedBy: Record<string, number>) => ({
+      ...loadRow(ROWS.keyless, requestsPerSecond, Object.values(unexpectedBy).reduce((sum, count) => sum + count, 0)),
+      expected: 429,
+      unexpectedBy,
+    });
+    const keyless = medianRow([round(2000, { 401: 10 }), round(2100, {}), round(1900, { 401: 40, errors: 2 })]);
+    expect(keyless.unexpected).toBe(52);
+    expect(unexpectedWarnings([loadRow("bare", 5000), keyless])).toEqual([
+      `WARNING: ${ROWS.keyless}: 52 responses had another status than 429 (401: 50, errors: 2)`,
+    ]);
+    // A row of a run that did not say which.
+    expect(unexpectedWarnings([loadRow("bare", 5000, 3)])).toEqual(["WARNING: bare: 3 responses had another status than 200"]);
+  });
+
   it("gives each load row its ratio to both baselines", () => {
     const list = { ...loadRow("authenticated list", 900), workerdCpuMicros: 412.6, benchCpuMicros: 51.2 };
     const table = loadTable([loadRow("bare", 4000), loadRow("query", 1000), list]);
