@@ -200,7 +200,8 @@ async function measureLoad(selected: readonly RowSpec[]): Promise<LoadRow[]> {
 async function untilRefused(row: RowSpec): Promise<void> {
   const { path, origin: base = runtime.directOrigin, headers = {}, requests } = await row.options();
   for (let attempt = 1; attempt <= 1_000; attempt++) {
-    const sent = requests?.[0]?.setupRequest?.({ headers } as autocannon.Request) ?? { headers };
+    const setup = requests?.[0]?.setupRequest;
+    const sent = typeof setup === "function" ? setup({ headers } as autocannon.Request, {}) : { headers };
     const response = await fetch(`${base}${path}`, { headers: sent.headers as Record<string, string> });
     await response.arrayBuffer();
     if (response.status === row.expected) return;
