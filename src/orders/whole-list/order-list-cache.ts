@@ -16,6 +16,20 @@ const TTL_SECONDS = 600;
 export const orderListCacheKey = (baseUrl: string, version: string) =>
   new Request(`${baseUrl}/store/orders?version=${encodeURIComponent(version)}&format=${LIST_FORMAT}`);
 
+/**
+ * Where one fill's body is stored: under its version and a fill id of its
+ * own, which its marker names. An upload cut short (a client gone away)
+ * may land seconds later, once its request is torn down, after another
+ * fill of the same version stored its whole body and marker; under a
+ * shared key it replaced that body, and the marker then served the part
+ * (seen as a list cut off at the same byte four times running). Under its
+ * own key, no marker ever names it.
+ */
+const fillBodyKey = (baseUrl: string, version: string, fill: string) => new Request(`${orderListCacheKey(baseUrl, version).url}&fill=${fill}`);
+
+/** The fill whose body the marker vouches for. */
+const FILL_HEADER = "X-Body-Fill";
+
 export interface CacheUse {
   /** Keeps the cache's writes going after the response (ctx.waitUntil). */
   background(work: Promise<unknown>): void;
@@ -46,11 +60,11 @@ export async function cachedOrderList(
 ): Promise<{ body: ReadableStream<Uint8Array>; bytes: number } | undefined> {
   try {
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
-    // Both at once: a hit costs one lookup's time.
-    const [marker, hit] = await Promise.all([cache.match(wholeMarkerKey(baseUrl, version)), cache.match(orderListCacheKey(baseUrl, version))]);
-    if (marker && hit?.body) return { body: hit.body, bytes: Number(marker.headers.get(BYTES_HEADER) ?? -1) };
-    await hit?.body?.cancel();
-    return undefined;
+    const marker = await cache.match(wholeMarkerKey(baseUrl, version));
+    const fill = marker?.headers.get(FILL_HEADER);
+    if (!marker || !fill) return undefined;
+    const hit = await cache.match(fillBodyKey(baseUrl, version, fill));
+    return hit?.body ? { body: hit.body, bytes: Number(marker.headers.get(BYTES_HEADER) ?? -1) } : undefined;
   } catch (error) {
     use.onError(error);
     return undefined;
@@ -81,7 +95,8 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
       const entry = new Response(readable, {
         headers: { "Content-Type": "application/json", "Cache-Control": `max-age=${TTL_SECONDS}` },
       });
-      const key = orderListCacheKey(baseUrl, version);
+      const id = crypto.randomUUID();
+      const key = fillBodyKey(baseUrl, version, id);
       fill.background(
         caches.open(ORDER_LIST_CACHE_NAME).then(async (cache) => {
           let stored = false;
@@ -94,7 +109,7 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
           }
           // A put that failed may still have left part of the body behind, even of a list the client had whole.
           if (stored && kept === true) {
-            const headers = { "Cache-Control": `max-age=${TTL_SECONDS}`, [BYTES_HEADER]: String(await fill.bytes) };
+            const headers = { "Cache-Control": `max-age=${TTL_SECONDS}`, [BYTES_HEADER]: String(await fill.bytes), [FILL_HEADER]: id };
             await cache.put(wholeMarkerKey(baseUrl, version), new Response("", { headers }));
           } else {
             await cache.delete(key);

@@ -142,6 +142,19 @@ describe("the order list from the cache", () => {
     expect(await cachedBodyOf(served.response)).toBe(whole.body);
   });
 
+  it("keeps serving a stored whole list when a cut-short upload of the same version lands after it", async () => {
+    await seedManyOrders(1_500);
+    const whole = await countedList();
+    const version = whole.response.headers.get("ETag")!.slice('"orders-'.length, -1);
+    expect(await cachedBodyOf(whole.response)).toBe(whole.body);
+    // What a client gone away mid-list leaves, seconds later, once its request is torn down: the first part, under the version.
+    const cache = await caches.open(ORDER_LIST_CACHE_NAME);
+    await cache.put(orderListCacheKey(env.BASE_URL, version), new Response(whole.body.slice(0, 40_000), { headers: { "Cache-Control": "max-age=600" } }));
+    const served = await countedList();
+    expect(served.body).toBe(whole.body);
+    expect(served.queries).toBe(1);
+  });
+
   it("stores nothing when the table changed while the list was read, and the next list has the change", async () => {
     await seedManyOrders(1_500);
     let wrote = false;
