@@ -119,6 +119,59 @@ describe("order events, captured by triggers", () => {
     ]);
   });
 
+  it("calls an insert whose id SQLite assigns a creation, after an ignored insert or an upsert that changed nothing (migrations/0020)", async () => {
+    await seedOrders([{ id: 1, status: "pending" }]);
+    before = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
+    const row = "(?1, 7, 1, 'shipped', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')";
+    const columns = "(id, pet_id, quantity, status, complete, created_at, updated_at)";
+    await sql(`INSERT OR IGNORE INTO orders ${columns} VALUES ${row}`, 1);
+    await sql(`INSERT INTO orders ${columns} VALUES ${row} ON CONFLICT (id) DO NOTHING`, 1);
+    // The kept row of order 1 was left behind by both; order 1 is deleted, and SQLite gives the next insert id 1 again.
+    await sql("DELETE FROM orders WHERE id = 1");
+    await sql(`INSERT INTO orders ${columns} VALUES ${row}`, null);
+    const appended = await events();
+    expect(appended.map((event) => [event.type, (event.order as { id: string }).id, event.previous])).toEqual([
+      ["order.deleted", "1", undefined],
+      ["order.created", "1", undefined],
+    ]);
+  });
+
+  it("records the order an UPDATE OR REPLACE overwrites by moving another onto its id as deleted, then the move", async () => {
+    await seedOrders([{ id: 1, status: "pending" }, { id: 2, status: "shipped" }]);
+    before = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
+    await sql("UPDATE OR REPLACE orders SET id = 2 WHERE id = 1");
+    const appended = await events();
+    expect(appended.map((event) => [event.type, (event.order as { id: string; status: string }).id, (event.order as { status: string }).status])).toEqual([
+      ["order.deleted", "2", "shipped"],
+      ["order.updated", "2", "pending"],
+    ]);
+    // An UPDATE OR IGNORE that conflicts changes nothing, and records nothing.
+    await seedOrders([{ id: 3 }]);
+    before = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
+    await sql("UPDATE OR IGNORE orders SET id = 3 WHERE id = 2");
+    await sql("DELETE FROM orders WHERE id = 3");
+    expect((await events()).map((event) => [event.type, (event.order as { id: string }).id])).toEqual([["order.deleted", "3"]]);
+  });
+
+  it("records one event for a REPLACE with recursive triggers on, as with them off", async () => {
+    await seedOrders([{ id: 3, petId: 7, quantity: 1, status: "pending" }, { id: 4 }, { id: 5, status: "shipped" }]);
+    before = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
+    await env.DB.batch([
+      env.DB.prepare("PRAGMA recursive_triggers = ON"),
+      env.DB.prepare("INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 7, 1, 'delivered', 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')"),
+      env.DB.prepare("UPDATE OR REPLACE orders SET id = 5 WHERE id = 4"),
+      env.DB.prepare("DELETE FROM orders WHERE id = 3"),
+      env.DB.prepare("PRAGMA recursive_triggers = OFF"),
+    ]);
+    const appended = await events();
+    expect(appended.map((event) => [event.type, (event.order as { id: string }).id])).toEqual([
+      ["order.delivered", "3"],
+      ["order.deleted", "5"],
+      ["order.updated", "5"],
+      ["order.deleted", "3"],
+    ]);
+  });
+
   it("leaves out of an event what the list leaves out of the order, and notes it", async () => {
     await sql("DROP TRIGGER orders_guard_insert");
     await sql("INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (7, 'seven', 2.5, 'pending', 0, 'x', 'x')");
