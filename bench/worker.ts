@@ -19,9 +19,8 @@ import { isolateMemory } from "../src/app/isolate-memory";
 import { SCOPES, type Scope } from "../src/framework/operations/scopes";
 import type { Limits } from "../src/limiter/plans";
 
-export { RateLimiter, WebhookDispatcher } from "../src/app/worker";
+export { RateLimiter, WebhookDispatcher, WebhookLane } from "../src/app/worker";
 import service from "../src/app/worker";
-import type { DeliveryMessage } from "../src/webhooks/dispatch-pass";
 
 const bench = new Hono<AppEnv>();
 
@@ -299,5 +298,5 @@ export default {
     if (path.startsWith("/bench/")) return bench.fetch(request, env, ctx);
     return app.fetch(request, variantsOf(env).near, ctx);
   },
-  queue: service.queue,
-} satisfies ExportedHandler<Env, DeliveryMessage>;
+  scheduled: service.scheduled,
+} satisfies ExportedHandler<Env>;

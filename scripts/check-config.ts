@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEPLOYED_ENVIRONMENTS, configProblems, missingFromConfig, readEnvironment, varProblems, webhookQueueProblems } from "./lib/environments";
+import { DEPLOYED_ENVIRONMENTS, configProblems, missingFromConfig, readEnvironment, varProblems, webhookPipelineProblems } from "./lib/environments";
 import { runWranglerAsync } from "./lib/wrangler";
 
 const config = process.argv[2] ?? "wrangler.toml";
@@ -16,7 +16,7 @@ const local = readEnvironment(undefined, config);
 let failed = false;
 
 // The local worker's vars are what `npm start` and the tests run with.
-const localVars = [...varProblems("local", local), ...webhookQueueProblems("local", local)];
+const localVars = [...varProblems("local", local), ...webhookPipelineProblems("local", local)];
 for (const problem of localVars) console.error(`FAIL ${problem}`);
 if (localVars.length === 0) console.log("ok   local: vars valid");
 failed ||= localVars.length > 0;
@@ -45,7 +45,7 @@ for (const { env, problems } of checked) {
 
 // The benchmark runs the app under its own wrangler.toml, which must keep up with the app's.
 const benchConfig = readEnvironment(undefined, "bench/wrangler.toml");
-const bench = [...missingFromConfig("bench/wrangler.toml", benchConfig, local), ...varProblems("bench/wrangler.toml", benchConfig), ...webhookQueueProblems("bench/wrangler.toml", benchConfig)];
+const bench = [...missingFromConfig("bench/wrangler.toml", benchConfig, local), ...varProblems("bench/wrangler.toml", benchConfig), ...webhookPipelineProblems("bench/wrangler.toml", benchConfig)];
 for (const problem of bench) console.error(`FAIL ${problem}`);
 if (bench.length === 0) console.log("ok   bench: the benchmark's worker has every var and binding, each valid");
 failed ||= bench.length > 0;

@@ -492,6 +492,8 @@ export interface components {
             url: string;
             /** @description The event types to deliver; every type when left out */
             types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
+            /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
+            rateLimit?: number | null;
         };
         /** @description A new endpoint and its signing secret, shown only once. */
         CreatedWebhookEndpoint: {
@@ -508,6 +510,8 @@ export interface components {
             disabledBy: ("owner" | "service" | "operator") | null;
             /** @description Why, as its owner is told; null while enabled */
             disabledReason: string | null;
+            /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
+            rateLimit: number | null;
             /** Format: date-time */
             createdAt: string;
             /** @description The signing secret: shown here only, keep it */
@@ -532,6 +536,8 @@ export interface components {
             disabledBy: ("owner" | "service" | "operator") | null;
             /** @description Why, as its owner is told; null while enabled */
             disabledReason: string | null;
+            /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
+            rateLimit: number | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -545,6 +551,8 @@ export interface components {
              * @enum {string}
              */
             status?: "enabled" | "disabled";
+            /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
+            rateLimit?: number | null;
         };
         RotateWebhookSecret: {
             /**
@@ -623,7 +631,7 @@ export interface components {
         RecoverWebhookDeliveries: {
             /**
              * Format: date-time
-             * @description Every delivery of an event since then that failed is sent again (deliveries are kept 30 days)
+             * @description Every delivery of an event since then that failed is sent again (settled deliveries are kept 7 days)
              */
             since: string;
         };

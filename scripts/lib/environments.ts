@@ -13,7 +13,6 @@ export interface EnvironmentConfig {
   durableObjects: { name: string; class_name: string }[];
   observability: boolean;
   crons: string[];
-  queues: { producers: { binding: string; queue: string }[]; consumers: { queue: string; max_retries?: number; max_batch_timeout?: number; dead_letter_queue?: string }[] };
   analyticsDatasets: { binding: string; dataset?: string }[];
   compatibilityFlags: string[];
 }
@@ -38,40 +37,23 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
     durableObjects: resolved.durable_objects.bindings,
     observability: resolved.observability?.enabled === true,
     crons: resolved.triggers?.crons ?? [],
-    queues: { producers: resolved.queues.producers ?? [], consumers: resolved.queues.consumers ?? [] },
     analyticsDatasets: resolved.analytics_engine_datasets,
     compatibilityFlags: resolved.compatibility_flags,
   };
 }
 
+/** The cron that prunes the order events a batch at a time and wakes a dispatcher whose alarm was lost (docs/design/order-events.md#retention). */
+export const PIPELINE_CRON = "* * * * *";
+
 /**
- * The webhook queues' consumers and the retry schedule agree
- * (docs/operations.md#webhooks): the delivery queue and its slow lane each
- * retry as many times as the schedule has delays, into one dead-letter
- * queue the Worker also consumes.
+ * What the event pipeline needs of an environment: its cron every minute
+ * (the prune keeps up with a busy store only in small, frequent runs) and
+ * each endpoint's lane.
  */
-export function webhookQueueProblems(label: string, config: EnvironmentConfig): string[] {
-  const producer = config.queues.producers.find((queue) => queue.binding === "WEBHOOK_DELIVERIES");
-  if (!producer) return [`${label}: the WEBHOOK_DELIVERIES queue producer is missing`];
-  const schedule = String(config.vars.WEBHOOK_RETRY_SECONDS ?? "").split(",").length;
-  const deadLetters = `${producer.queue}-dlq`;
+export function webhookPipelineProblems(label: string, config: EnvironmentConfig): string[] {
   const problems: string[] = [];
-  const slowLane = config.queues.producers.find((queue) => queue.binding === "WEBHOOK_SLOW_DELIVERIES");
-  if (!slowLane) problems.push(`${label}: the WEBHOOK_SLOW_DELIVERIES queue producer is missing`);
-  else if (slowLane.queue !== `${producer.queue}-slow`) problems.push(`${label}: the slow lane's queue must be "${producer.queue}-slow"`);
-  for (const queue of [producer.queue, ...(slowLane ? [slowLane.queue] : [])]) {
-    const consumer = config.queues.consumers.find((candidate) => candidate.queue === queue);
-    if (!consumer) {
-      problems.push(`${label}: nothing consumes the queue "${queue}"`);
-      continue;
-    }
-    if (consumer.max_retries !== schedule) problems.push(`${label}: the queue "${queue}" has max_retries ${consumer.max_retries}, but WEBHOOK_RETRY_SECONDS has ${schedule} delays`);
-    if (consumer.dead_letter_queue !== deadLetters) problems.push(`${label}: the queue "${queue}" must dead-letter into "${deadLetters}"`);
-  }
-  const deadLetterConsumer = config.queues.consumers.find((queue) => queue.queue === deadLetters);
-  if (!deadLetterConsumer) problems.push(`${label}: nothing consumes the dead-letter queue "${deadLetters}"`);
-  // Its messages wait there while D1 is down; a consumer that gives up after the default 3 tries leaves them to the sweeper.
-  else if ((deadLetterConsumer.max_retries ?? 3) < 100) problems.push(`${label}: the dead-letter queue "${deadLetters}" must have max_retries 100, to outlast a D1 outage`);
+  if (!config.crons.includes(PIPELINE_CRON)) problems.push(`${label}: the triggers' crons lack "${PIPELINE_CRON}", which prunes the order events and wakes the webhook dispatcher`);
+  if (!config.durableObjects.some((binding) => binding.name === "WEBHOOK_LANES" && binding.class_name === "WebhookLane")) problems.push(`${label}: the WEBHOOK_LANES Durable Object binding (class WebhookLane) is missing`);
   return problems;
 }
 
@@ -89,10 +71,10 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
     problems.push(`${env}: BASE_URL must be an https URL, got ${JSON.stringify(baseUrl)}`);
   }
   if (!config.observability) problems.push(`${env}: [env.${env}.observability] enabled must be true`);
-  // The daily prune of order events (docs/design/order-events.md#retention): without it they grow for ever.
+  // The prune of order events (docs/design/order-events.md#retention): without it they grow until the database stops.
   for (const cron of local.crons) if (!config.crons.includes(cron)) problems.push(`${env}: [env.${env}.triggers] crons lacks "${cron}"`);
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
-  problems.push(...webhookQueueProblems(env, config));
+  problems.push(...webhookPipelineProblems(env, config));
   for (const flag of REQUIRED_COMPATIBILITY_FLAGS) if (!config.compatibilityFlags.includes(flag)) problems.push(`${env}: compatibility_flags lacks "${flag}"`);
   return problems;
 }

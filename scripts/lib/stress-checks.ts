@@ -184,7 +184,7 @@ export interface EndpointReceipts {
 
 /**
  * Every change is in the feed exactly once, and at every endpoint at least
- * once (docs/design/order-events.md#delivery): `feed` is the feed read after
+ * once (docs/design/order-events.md#dispatch): `feed` is the feed read after
  * the run from the mark before it; `external` the changes made straight to D1,
  * in the order they were made (one writer: their events must keep it);
  * `cancelled` the orders the API's cancels changed.

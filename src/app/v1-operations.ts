@@ -7,7 +7,7 @@ import { cancelOrder } from "../orders/cancel-order";
 import { listOrders } from "../orders/whole-list/list-orders-v1";
 import { OrderIdParams } from "../orders/order-schemas";
 import { getPetById } from "../pets/get-pet";
-import { nudgeDispatcher } from "../webhooks/dispatcher-calls";
+import { nudgeDispatcher } from "../webhook-delivery/dispatcher-calls";
 import { API_VERSIONS } from "../framework/service-identity";
 
 const { listVersion, ownWrites } = isolateMemory;

@@ -9,7 +9,7 @@ import { getOrderV2 } from "../orders/pages/get-order-v2";
 import { listOrdersV2 } from "../orders/pages/list-orders-v2";
 import { OrderIdParamsV2 } from "../orders/order-schemas";
 import { API_VERSIONS } from "../framework/service-identity";
-import { nudgeDispatcher } from "../webhooks/dispatcher-calls";
+import { nudgeDispatcher } from "../webhook-delivery/dispatcher-calls";
 import { createWebhookEndpoint } from "../webhooks/endpoints/create-webhook-endpoint";
 import { deleteWebhookEndpoint } from "../webhooks/endpoints/delete-webhook-endpoint";
 import { getWebhookEndpoint } from "../webhooks/endpoints/get-webhook-endpoint";

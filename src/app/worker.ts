@@ -3,10 +3,9 @@ import { describeServiceOperation } from "../framework/documents/describe-servic
 import { allowedMethods, mountRoutes, type AccessGuards, type RouteGroup } from "../framework/operations/mount-routes";
 import type { AppEnv } from "../framework/app-env";
 import { pruneOrderEvents } from "../events/prune-order-events";
-import type { DeliveryMessage } from "../webhooks/dispatch-pass";
-import { deliverBatch } from "../webhooks/queue-consumer";
-import { pruneWebhookDeliveries } from "../webhooks/prune-webhook-deliveries";
-import { dispatcherOf } from "../webhooks/dispatcher-calls";
+import { dispatcherOf } from "../webhook-delivery/dispatcher-calls";
+import { pruneEndpointAudit } from "../webhooks/endpoints/endpoint-audit";
+import { configOf } from "../framework/middleware/load-config";
 import { isolateMemory } from "./isolate-memory";
 import { consolePageOperation } from "../console/console-page";
 import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
@@ -55,24 +54,26 @@ app.notFound(handleNotFound);
 app.onError(handleError);
 
 /**
- * The Worker: the HTTP API and the console; a daily prune of the order events, webhook
- * deliveries and console sessions older than they are kept (and a nudge that wakes the webhook
- * dispatcher, should it be asleep with endpoints waiting); the webhook
- * deliveries of its queue and their dead letters.
+ * The Worker: the HTTP API and the console; and every minute (the cron) the
+ * order events pruned past their age or budget, a batch at a time, the
+ * endpoints' audit and console sessions past keeping, and the webhook
+ * dispatcher woken, should its alarm have been lost
+ * (docs/design/order-events.md#the-dispatcher-never-stops).
  */
 export default {
   fetch: app.fetch,
   scheduled(controller, env, ctx) {
-    ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime));
-    ctx.waitUntil(pruneWebhookDeliveries(env.DB, controller.scheduledTime));
+    const config = configOf(env, isolateMemory.configs);
+    if (config.ok) ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime, config.config.orderEventsBudgetBytes));
+    ctx.waitUntil(pruneEndpointAudit(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(dispatcherOf(env).wake());
   },
-  queue: (batch, env) => deliverBatch(batch, env, isolateMemory),
-} satisfies ExportedHandler<Env, DeliveryMessage>;
+} satisfies ExportedHandler<Env>;
 
 /** The HTTP API alone, for the bench's worker and the tests that read its routes. */
 export { app };
 
-export { RateLimiter } from "../limiter/rate-limiter";
-export { WebhookDispatcher } from "../webhooks/dispatcher-object";
+export { RateLimiter } from "../limiter/limiter-object";
+export { WebhookDispatcher } from "../webhook-delivery/dispatcher-object";
+export { WebhookLane } from "../webhook-delivery/lane-object";

@@ -1,28 +1,74 @@
 /**
- * Order events are kept 30 days (docs/design/order-events.md#retention): the
- * Worker's daily cron deletes older ones, oldest first, in bounded batches so
- * no statement holds the database for long, and moves the mark the feed
- * answers 410 cursor_expired by in the same transaction.
+ * Order events are kept 30 days and within a storage budget
+ * (docs/design/order-events.md#retention), whichever keeps fewer: the
+ * Worker's cron, every minute, deletes the oldest, a bounded number of
+ * batches per run (so one run stays far inside the queries an invocation
+ * may make, and the next run goes on where it stopped), and moves the mark
+ * the feed answers 410 cursor_expired by in the same transaction as each
+ * delete.
  */
-export const EVENT_RETENTION_MS = 30 * 86_400_000;
-const PRUNE_BATCH = 5_000;
+import type { D1Queryable } from "../lib/d1-session";
+import { logLine } from "../lib/log";
 
-/** Deletes the events older than the retention at `now` (Unix ms); returns how many. */
-export async function pruneOrderEvents(db: D1Database, now: number): Promise<number> {
-  // created_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order.
+export const EVENT_RETENTION_MS = 30 * 86_400_000;
+/** Events one statement deletes. */
+export const PRUNE_BATCH = 5_000;
+/** Batches one run deletes at most: a read and two statements each, 120 queries a run. */
+export const PRUNE_BATCHES_PER_RUN = 40;
+/**
+ * What an event costs the database, its indexes included, measured on the
+ * migrations with rows as the triggers write them
+ * (test/workers/events/event-storage.test.ts keeps it true).
+ */
+export const EVENT_ROW_BYTES = 400;
+/** The share of its budget at which the prune warns an operator. */
+export const BUDGET_WARNING_SHARE = 0.8;
+
+export interface EventStorage {
+  /** The newest event's sequence. */
+  head: number;
+  /** Every event up to here is deleted. */
+  prunedThrough: number;
+  /** Events kept, at most (the sequence can have gaps, so no fewer are). */
+  rows: number;
+  bytes: number;
+  budgetBytes: number;
+}
+
+export async function eventStorage(db: D1Queryable, budgetBytes: number): Promise<EventStorage> {
+  const row = await db
+    .prepare("SELECT (SELECT coalesce(max(seq), 0) FROM order_events) AS head, (SELECT pruned_through FROM order_event_retention WHERE id = 1) AS pruned")
+    .first<{ head: number; pruned: number }>();
+  const rows = Math.max(0, row!.head - row!.pruned);
+  return { head: row!.head, prunedThrough: row!.pruned, rows, bytes: rows * EVENT_ROW_BYTES, budgetBytes };
+}
+
+/** Deletes, oldest first, what is past the retention at `now` (Unix ms) or over the budget; returns how many. */
+export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes: number): Promise<number> {
+  const storage = await eventStorage(db, budgetBytes);
+  if (storage.bytes >= storage.budgetBytes * BUDGET_WARNING_SHARE) {
+    logLine("warn", "order-events-prune", "the order events are near their storage budget: older events are pruned to stay under it, and the feed reaches back less far", {
+      bytes: storage.bytes,
+      budgetBytes: storage.budgetBytes,
+    });
+  }
+  const overBudgetThrough = storage.head - Math.floor(storage.budgetBytes / EVENT_ROW_BYTES);
+  // created_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order; each look reads at most a batch.
+  const oldThrough = db.prepare("SELECT max(seq) AS through FROM (SELECT seq FROM order_events WHERE created_at < ?3 AND seq > ?1 ORDER BY seq LIMIT ?2)");
   const cutoff = new Date(now - EVENT_RETENTION_MS).toISOString();
-  const lastOfBatch = db.prepare(
-    "SELECT max(seq) AS through FROM (SELECT seq FROM order_events WHERE created_at < ?1 ORDER BY seq LIMIT ?2)",
-  );
   let deleted = 0;
-  for (;;) {
-    const through = await lastOfBatch.bind(cutoff, PRUNE_BATCH).first<number | null>("through");
-    if (through === null) return deleted;
+  let from = storage.prunedThrough;
+  for (let batch = 0; batch < PRUNE_BATCHES_PER_RUN; batch++) {
+    const old = await oldThrough.bind(from, PRUNE_BATCH, cutoff).first<number | null>("through");
+    const through = Math.max(old ?? from, Math.min(overBudgetThrough, from + PRUNE_BATCH));
+    if (through <= from) break;
     // Everything up to the batch's last event goes, so the mark says exactly what is gone.
     const [, deletion] = await db.batch([
       db.prepare("UPDATE order_event_retention SET pruned_through = max(pruned_through, ?1) WHERE id = 1").bind(through),
-      db.prepare("DELETE FROM order_events WHERE seq <= ?1").bind(through),
+      db.prepare("DELETE FROM order_events WHERE seq > ?1 AND seq <= ?2").bind(from, through),
     ]);
     deleted += deletion!.meta.changes;
+    from = through;
   }
+  return deleted;
 }

@@ -39,6 +39,9 @@ const isoDate = z
   .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))
   .transform((value) => Date.parse(value));
 
+/** The order events' storage budget when ORDER_EVENTS_BUDGET_MB is not set: 7 days at 20 changes a second (docs/design/order-events.md#capacity). */
+export const DEFAULT_ORDER_EVENTS_BUDGET_MB = 5_120;
+
 const Vars = z
   .object({
     BASE_URL: baseUrl,
@@ -53,6 +56,7 @@ const Vars = z
     ORDER_LIST_VERSION_REUSE_MS: reuseMs,
     SUBREQUEST_LIMIT: positiveWholeNumber,
     WEBHOOK_RETRY_SECONDS: retrySeconds,
+    ORDER_EVENTS_BUDGET_MB: positiveWholeNumber.optional(),
   })
   .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
     path: ["PETS_SUNSET_AT"],
@@ -69,8 +73,10 @@ const Vars = z
     orderList: { cache: vars.ORDER_LIST_CACHE, readAhead: vars.ORDER_LIST_READ_AHEAD, versionReuseMs: vars.ORDER_LIST_VERSION_REUSE_MS },
     /** The plan's subrequests per invocation, which bounds the pages one list may read (docs/design/order-list.md#capacity). */
     subrequestLimit: vars.SUBREQUEST_LIMIT,
-    /** Seconds before each retry of a failed webhook delivery (docs/operations.md#webhooks); Queues' max_retries is its length. */
+    /** Seconds before each retry of a failed webhook delivery (docs/operations.md#webhooks). */
     webhookRetrySeconds: vars.WEBHOOK_RETRY_SECONDS,
+    /** The order events' storage budget in the orders database, bytes (docs/design/order-events.md#retention); 5 GiB unless set. */
+    orderEventsBudgetBytes: (vars.ORDER_EVENTS_BUDGET_MB ?? DEFAULT_ORDER_EVENTS_BUDGET_MB) * 1024 * 1024,
   }));
 
 export type Config = z.output<typeof Vars>;

@@ -1,6 +1,6 @@
 import type { WebhookDescription } from "../framework/documents/openapi-document";
 import { OrderEvent } from "../events/order-event-schemas";
-import { DELIVERY_TIMEOUT_MS } from "./delivery-attempt";
+import { DELIVERY_TIMEOUT_MS } from "../webhook-delivery/delivery-attempt";
 import { WebhookTestEvent } from "./endpoints/webhook-endpoint-schemas";
 
 /** The Standard Webhooks headers every request to a receiver carries, for ids of the given pattern. */

@@ -8,7 +8,7 @@ import {
   placeholdersIn,
   readEnvironment,
   varProblems,
-  webhookQueueProblems,
+  webhookPipelineProblems,
   type EnvironmentConfig,
 } from "../../scripts/lib/environments";
 import { runNpmScript } from "../support/npm-script";
@@ -38,36 +38,14 @@ describe("wrangler.toml environments", () => {
     ]);
   });
 
-  it("reports a webhook queue whose retries differ from the schedule, or without its dead letters", () => {
-    const config = staging();
-    const named = (queue: string) => config.queues.consumers.find((candidate) => candidate.queue === queue)!;
-    const [consumer, slowLane, deadLetters] = ["store-orders-staging-webhooks", "store-orders-staging-webhooks-slow", "store-orders-staging-webhooks-dlq"].map(named);
-    const vars = { ...config.vars, WEBHOOK_RETRY_SECONDS: "1,2" };
-    expect(configProblems("staging", staging({ vars }), local)).toEqual([
-      'staging: the queue "store-orders-staging-webhooks" has max_retries 9, but WEBHOOK_RETRY_SECONDS has 2 delays',
-      'staging: the queue "store-orders-staging-webhooks-slow" has max_retries 9, but WEBHOOK_RETRY_SECONDS has 2 delays',
+  it("reports an environment whose cron is not every minute, or without the webhook lanes", () => {
+    expect(local.crons).toEqual(["* * * * *"]);
+    expect(configProblems("staging", staging({ crons: ["17 3 * * *"] }), local)).toEqual([
+      'staging: [env.staging.triggers] crons lacks "* * * * *"',
+      'staging: the triggers\' crons lack "* * * * *", which prunes the order events and wakes the webhook dispatcher',
     ]);
-    expect(configProblems("staging", staging({ queues: { producers: config.queues.producers, consumers: [{ ...consumer!, dead_letter_queue: undefined }, slowLane!] } }), local)).toEqual([
-      'staging: the queue "store-orders-staging-webhooks" must dead-letter into "store-orders-staging-webhooks-dlq"',
-      'staging: nothing consumes the dead-letter queue "store-orders-staging-webhooks-dlq"',
-    ]);
-    expect(deadLetters!.queue).toBe("store-orders-staging-webhooks-dlq");
-    expect(configProblems("staging", staging({ queues: { producers: config.queues.producers, consumers: [consumer!, slowLane!, { ...deadLetters!, max_retries: undefined }] } }), local)).toEqual([
-      'staging: the dead-letter queue "store-orders-staging-webhooks-dlq" must have max_retries 100, to outlast a D1 outage',
-    ]);
-    // The slow lane: its producer, its consumer, and the same dead letters.
-    const fastOnly = config.queues.producers.filter((producer) => producer.binding !== "WEBHOOK_SLOW_DELIVERIES");
-    expect(webhookQueueProblems("staging", staging({ queues: { producers: fastOnly, consumers: config.queues.consumers } }))).toEqual(["staging: the WEBHOOK_SLOW_DELIVERIES queue producer is missing"]);
-    expect(webhookQueueProblems("staging", staging({ queues: { producers: config.queues.producers, consumers: [consumer!, deadLetters!] } }))).toEqual([
-      'staging: nothing consumes the queue "store-orders-staging-webhooks-slow"',
-    ]);
-    expect(configProblems("staging", staging({ queues: { producers: [], consumers: [] } }), local)).toEqual(["staging: the WEBHOOK_DELIVERIES queue producer is missing"]);
-  });
-
-  it("retries webhooks locally on the schedule's own gaps: the delivery queue's consumer waits for no batch", () => {
-    const producer = local.queues.producers.find((queue) => queue.binding === "WEBHOOK_DELIVERIES")!;
-    expect(local.vars.WEBHOOK_RETRY_SECONDS).toBe("1,2,3");
-    expect(local.queues.consumers.find((queue) => queue.queue === producer.queue)?.max_batch_timeout).toBe(0);
+    const withoutLanes = staging().durableObjects.filter((binding) => binding.name !== "WEBHOOK_LANES");
+    expect(webhookPipelineProblems("staging", staging({ durableObjects: withoutLanes }))).toEqual(["staging: the WEBHOOK_LANES Durable Object binding (class WebhookLane) is missing"]);
   });
 
   it("reports a deployed BASE_URL that is not https", () => {

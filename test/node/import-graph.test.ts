@@ -16,6 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["limiter", "read-your-writes", "pets"],
   ["keys", "orders"],
   ["usage", "events", "console"],
+  ["webhook-delivery"],
   ["webhooks", "operator"],
   ["app"],
 ];

@@ -95,3 +95,38 @@ export function outageD1(): { db: D1Database; setDown(down: boolean): void; fail
   const db = interceptD1({ prepare: guarded, batch: (real, statements) => (down ? unreachable() : real(statements)) });
   return { db, setDown: (value) => void (down = value), failedCalls: () => failed };
 }
+
+/**
+ * The real D1 with the platform's limit on queries per invocation enforced,
+ * as production does and the local runtime does not: each statement run
+ * counts (a batch counts each of its statements), and the one past `cap`
+ * throws. `reset()` starts a new invocation.
+ */
+export function cappedD1(cap = 1_000): { db: D1Database; queries(): number; reset(): void } {
+  let queries = 0;
+  const spend = (count: number) => {
+    queries += count;
+    if (queries > cap) throw new Error(`D1_ERROR: Too many API requests by single worker invocation (${queries} > ${cap})`);
+  };
+  const counted = (statement: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(statement, {
+      get(target, property) {
+        if (property === "bind") return (...values: unknown[]) => counted(target.bind(...values));
+        if (property === "first" || property === "all" || property === "run" || property === "raw") {
+          return (...args: unknown[]) => {
+            spend(1);
+            return (Reflect.get(target, property) as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return passThrough(target, property);
+      },
+    });
+  const db = interceptD1({
+    prepare: counted,
+    batch: (real, statements) => {
+      spend(statements.length);
+      return real(statements);
+    },
+  });
+  return { db, queries: () => queries, reset: () => void (queries = 0) };
+}

@@ -1,36 +1,21 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { beforeEach, expect } from "vitest";
-import type { DeliveryMessage } from "../../src/webhooks/dispatch-pass";
 import { budgetLiveness } from "../../src/keys/live-budget";
 import { TtlCache } from "../../src/lib/ttl-cache";
-import type { DeliveryContext } from "../../src/webhooks/delivery-attempt";
-import { dispatchEvents } from "../../src/webhooks/dispatch-pass";
-import type { ConsumerContext } from "../../src/webhooks/queue-consumer";
+import { dispatchEvents, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
+import { addDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
+import { laneOf } from "../../src/webhook-delivery/lane-calls";
+import { runLane, type LaneContext } from "../../src/webhook-delivery/lane-run";
 import { clearOrders, seedOrders } from "./seed";
 import { apiWith } from "./request";
 import { storeTestKey, type TestKey } from "./test-keys";
-
-/** A queue that records what is sent. */
-export function recordingQueue() {
-  const sent: DeliveryMessage[] = [];
-  const queue: Pick<Queue<DeliveryMessage>, "send" | "sendBatch"> = {
-    send: async (body) => {
-      sent.push(body);
-      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as unknown as QueueSendResponse;
-    },
-    sendBatch: async (messages) => {
-      sent.push(...[...messages].map((message) => message.body));
-      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as unknown as QueueSendBatchResponse;
-    },
-  };
-  return { sent, queue };
-}
 
 /** The bindings with a dispatcher that does nothing when woken: these tests run the passes themselves. */
 export const withoutDispatcher = (): Env => ({ ...env, WEBHOOK_DISPATCHER: { getByName: () => ({ wake: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"] });
 
 /** Makes an endpoint through the API, without waking the dispatcher. */
-export async function makeEndpoint(key: string, body: { url: string; types?: string[] }): Promise<{ id: string; secret: string }> {
+export async function makeEndpoint(key: string, body: { url: string; types?: string[]; rateLimit?: number }): Promise<{ id: string; secret: string }> {
   const response = await apiWith(
     withoutDispatcher(),
     "/v2/webhook-endpoints",
@@ -43,39 +28,12 @@ export async function makeEndpoint(key: string, body: { url: string; types?: str
 /** The feed's head now: a pass from there sees only what the test writes. */
 export const feedHead = async () => String((await env.DB.prepare("SELECT coalesce(max(seq), 0) AS seq FROM order_events").first<number>("seq"))!);
 
-/** A queue message as the consumer sees it, recording how it was settled. */
-export function queuedMessage(deliveryId: string, attempts = 1) {
-  const settled: { how: "ack" | "retry"; delaySeconds?: number }[] = [];
-  const message = {
-    id: `msg-${deliveryId}-${attempts}`,
-    timestamp: new Date(),
-    body: { deliveryId },
-    attempts,
-    ack: () => void settled.push({ how: "ack" }),
-    retry: (options?: QueueRetryOptions) => void settled.push({ how: "retry", ...(options?.delaySeconds !== undefined && { delaySeconds: options.delaySeconds }) }),
-  } satisfies Message<DeliveryMessage>;
-  return { message, settled };
-}
-
-/** A batch of those messages, from the delivery queue or its dead letters. */
-export const queuedBatch = (queue: string, messages: Message<DeliveryMessage>[]): MessageBatch<DeliveryMessage> => ({
-  queue,
-  messages,
-  metadata: { metrics: { backlogCount: messages.length, backlogBytes: 0 } },
-  ackAll: () => messages.forEach((message) => message.ack()),
-  retryAll: (options) => messages.forEach((message) => message.retry(options)),
-});
-
 /** A clean slate for a webhook test (no orders, endpoints or deliveries), and a key that manages endpoints: the owner of what the test makes. */
 export async function freshWebhookOwner(): Promise<TestKey> {
   await clearOrders();
-  await env.DB.batch([env.DB.prepare("DELETE FROM webhook_deliveries"), env.DB.prepare("DELETE FROM webhook_endpoints")]);
+  await env.DB.batch([env.DB.prepare("DELETE FROM webhook_endpoints"), env.DB.prepare("UPDATE webhook_dispatch SET mark = (SELECT coalesce(max(seq), 0) FROM order_events)")]);
   return storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
 }
-
-/** A delivery's row as the consumer and the sweeper leave it. */
-export const deliveryRow = (id: string) =>
-  env.DB.prepare("SELECT outcome, attempts, schedule_step, last_status, last_error, next_attempt_at FROM webhook_deliveries WHERE id = ?1").bind(id).first();
 
 /** A receiver per URL: answers the statuses given in turn (200 after), or what `answer` makes; records each POST. */
 export function receivers(answer: (url: string, signal: AbortSignal | undefined) => Promise<Response> | Response = () => new Response("ok")) {
@@ -87,31 +45,50 @@ export function receivers(answer: (url: string, signal: AbortSignal | undefined)
   return { posts, fetch };
 }
 
-/** What the queue consumer is handed, over the real D1 and KV, with what it re-sends and moves to the slow lane recorded. */
-export function consumerContext(overrides: Partial<ConsumerContext> & Pick<DeliveryContext, "fetch">): ConsumerContext & { resent: DeliveryMessage[]; slowed: DeliveryMessage[] } {
-  const resent: DeliveryMessage[] = [];
-  const slowed: DeliveryMessage[] = [];
-  return {
-    db: env.DB,
-    sealingKey: env.WEBHOOK_SECRETS_KEY!,
-    retrySeconds: [1, 2, 3],
-    now: Date.now,
-    budgetLiveness: (budget) => budgetLiveness(env.API_KEYS, budget, new TtlCache(10)),
-    resend: async (message) => void resent.push(message),
-    toSlowLane: async (message) => void slowed.push(message),
-    resent,
-    slowed,
-    ...overrides,
-  };
+/**
+ * Hands each lane its events as the dispatcher does, but wakes none: the
+ * test runs the lanes itself (runLaneOnce), with a receiver and a clock of
+ * its own.
+ */
+export const quietLanes: HandToLane = (endpointId, seqs) =>
+  runInDurableObject(laneOf(env, endpointId), (_, state) => {
+    state.storage.kv.put("endpointId", endpointId);
+    return addDeliveries(state.storage.sql, seqs.map(Number), Date.now());
+  });
+
+/** A dispatch pass from the mark in D1, handing the lanes their events quietly. */
+export const dispatchQuietly = (handToLane: HandToLane = quietLanes) => dispatchEvents(env.DB, handToLane);
+
+/** One run of an endpoint's lane, over the real D1 and KV, with what the test hands it. */
+export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> & Pick<LaneContext, "fetch">) {
+  return runInDurableObject(laneOf(env, endpointId), (_, state) =>
+    runLane({
+      sql: state.storage.sql,
+      db: env.DB,
+      endpointId,
+      sealingKey: env.WEBHOOK_SECRETS_KEY!,
+      retrySeconds: [1, 2, 3],
+      now: Date.now,
+      sleep: async () => {},
+      budgetLiveness: (budget) => budgetLiveness(env.API_KEYS, budget, new TtlCache(10)),
+      ...overrides,
+    }),
+  );
 }
 
-/** Pending deliveries of new orders to a new endpoint of the key's budget; their ids, in the order made. */
-export async function pendingDeliveries(key: string, ids: number[], url = "https://receiver.example/hooks"): Promise<{ endpointId: string; secret: string; deliveryIds: string[] }> {
+/** A lane's deliveries as it keeps them, by event. */
+export const laneDeliveries = (endpointId: string) =>
+  runInDurableObject(laneOf(env, endpointId), (_, state) => state.storage.sql.exec("SELECT * FROM deliveries ORDER BY seq").toArray() as unknown as LaneDelivery[]);
+
+/** One delivery of a lane, by its event. */
+export const laneDelivery = async (endpointId: string, seq: number | string) => (await laneDeliveries(endpointId)).find((row) => row.seq === Number(seq));
+
+/** Pending deliveries of new orders to a new endpoint of the key's budget: the endpoint and the events' sequences, in order. */
+export async function pendingDeliveries(key: string, ids: number[], url = "https://receiver.example/hooks"): Promise<{ endpointId: string; secret: string; seqs: number[] }> {
   const made = await makeEndpoint(key, { url });
   await seedOrders(ids.map((id) => ({ id })));
-  const { queue, sent } = recordingQueue();
-  await dispatchEvents(env.DB, queue, "0", new Date().toISOString());
-  return { endpointId: made.id, secret: made.secret, deliveryIds: sent.map((message) => message.deliveryId) };
+  await dispatchQuietly();
+  return { endpointId: made.id, secret: made.secret, seqs: (await laneDeliveries(made.id)).map((row) => row.seq) };
 }
 
 /** A statement whose every call fails, as one read during an outage. */

@@ -5,8 +5,8 @@ import { callDependency } from "../../lib/dependency";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint, MAX_ENDPOINTS_PER_BUDGET } from "./webhook-endpoint-schemas";
 import { endpointJson, insertEndpoint, newEndpointId } from "./webhook-endpoint-store";
-import { wakeDispatcher } from "../dispatcher-calls";
-import { newWebhookSecret, sealingKeyOf, sealSecret } from "../webhook-secrets";
+import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
+import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
@@ -34,8 +34,9 @@ export const createWebhookEndpoint = defineOperation({
     const id = newEndpointId();
     const secret = newWebhookSecret();
     const types = [...new Set(body.types ?? ORDER_EVENT_TYPES)].sort().join(",");
-    const row = { id, budget, url: body.url, types, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
-    await auditedUnlessRefused(c, { endpointId: id, operation: "create", changes: { url: body.url, types } }, async () => {
+    const rateLimit = body.rateLimit ?? null;
+    const row = { id, budget, url: body.url, types, rate_limit: rateLimit, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
+    await auditedUnlessRefused(c, { endpointId: id, operation: "create", changes: { url: body.url, types, ...(rateLimit !== null && { rateLimit }) } }, async () => {
       const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row));
       if (inserted === "full") {
         return new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);

@@ -2,6 +2,8 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
 import { deleteEndpoint } from "./webhook-endpoint-store";
+import { laneOf } from "../../webhook-delivery/lane-calls";
+import { logLine } from "../../lib/log";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 
@@ -23,6 +25,12 @@ export const deleteWebhookEndpoint = defineOperation({
       if (deleted === "locked") return new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: it stays until an operator enables it.");
       return deleted;
     });
+    // Its lane empties itself at its next run when this fails: it finds its endpoint gone.
+    c.executionCtx.waitUntil(
+      laneOf(c.env, endpointId)
+        .wipe()
+        .catch((error: unknown) => logLine("warn", c.get("requestId"), "a deleted endpoint's lane was not emptied now; it empties itself at its next run", { endpointId, error: String(error) })),
+    );
     return c.body(null, 204);
   },
 });

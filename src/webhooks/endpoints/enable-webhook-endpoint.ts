@@ -4,7 +4,7 @@ import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { OperationNotTaken } from "../../keys/audit";
 import { callDependency } from "../../lib/dependency";
-import { wakeDispatcher } from "../dispatcher-calls";
+import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedEndpointChange } from "./endpoint-audit";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 import { enableEndpoint } from "./webhook-endpoint-store";

@@ -62,3 +62,17 @@ export async function auditedUnlessRefused<T>(
     throw error;
   }
 }
+
+/** How long the endpoints' audit is kept: a year of who did what (docs/design/order-events.md#retention). */
+export const ENDPOINT_AUDIT_RETENTION_MS = 365 * 86_400_000;
+/** Rows one run deletes at most; the cron runs every minute. */
+const AUDIT_PRUNE_BATCH = 1_000;
+
+/** Deletes audit rows older than ENDPOINT_AUDIT_RETENTION_MS at `now`, oldest first, a batch a run; how many. */
+export async function pruneEndpointAudit(db: D1Database, now: number): Promise<number> {
+  const { meta } = await db
+    .prepare("DELETE FROM webhook_endpoint_events WHERE id IN (SELECT id FROM webhook_endpoint_events WHERE at < ?1 ORDER BY at LIMIT ?2)")
+    .bind(new Date(now - ENDPOINT_AUDIT_RETENTION_MS).toISOString(), AUDIT_PRUNE_BATCH)
+    .run();
+  return meta.changes;
+}

@@ -1,8 +1,9 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/dependency";
 import { z } from "zod";
-import { DELIVERIES_SHOWN, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, deliveryAttempts, deliveryJson, endpointDeliveries } from "./webhook-endpoint-store";
+import { ATTEMPTS_SHOWN, DELIVERIES_SHOWN, WebhookDelivery } from "./webhook-endpoint-schemas";
+import { budgetEndpoint } from "./webhook-endpoint-store";
+import { laneOf } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 
@@ -18,10 +19,8 @@ export const listWebhookDeliveries = defineOperation({
   responses: { 200: { description: "The deliveries", body: z.object({ data: z.array(WebhookDelivery) }).meta({ id: "WebhookDeliveryList" }) } },
   errors: ["webhook_endpoint_not_found"],
   async handle(c, { endpointId }) {
-    const db = c.env.DB;
-    if (!(await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId)))) throw notFound(endpointId);
-    const rows = await callDependency("D1", () => endpointDeliveries(db, endpointId, DELIVERIES_SHOWN));
-    const attempts = await callDependency("D1", () => deliveryAttempts(db, endpointId, rows.map((row) => row.id)));
-    return jsonBody(c, { data: rows.map((row) => deliveryJson(row, attempts)) });
+    if (!(await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId)))) throw notFound(endpointId);
+    const data = await callDependency("webhook lane", () => laneOf(c.env, endpointId).deliveries(endpointId, DELIVERIES_SHOWN, ATTEMPTS_SHOWN));
+    return jsonBody(c, { data });
   },
 });

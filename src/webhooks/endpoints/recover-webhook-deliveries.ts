@@ -4,13 +4,16 @@ import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/dependency";
 import { rfc3339ToUtc } from "../../lib/date-time";
-import { SWEEP_BATCH, SWEEP_BATCHES } from "../resend-overdue-deliveries";
+import { laneOf } from "../../webhook-delivery/lane-calls";
 import { OperationNotTaken } from "../../keys/audit";
 import { auditedEndpointChange } from "./endpoint-audit";
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, disabledBecause, recoverFailedDeliveries } from "./webhook-endpoint-store";
+import { budgetEndpoint, disabledBecause } from "./webhook-endpoint-store";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { keyOfCaller } from "../../keys/api-key-auth";
+
+/** Failed deliveries one request makes due at most; `more` says to ask again. */
+const RECOVER_AT_ONCE = 1_000;
 
 /** POST /v2/webhook-endpoints/{endpointId}/recover: every failed delivery since a time, sent again; audited. */
 export const recoverWebhookDeliveries = defineOperation({
@@ -21,7 +24,7 @@ export const recoverWebhookDeliveries = defineOperation({
   summary: "Send again every failed delivery since a time",
   description:
     `After the receiver is fixed: each failed delivery made since \`since\` is due now, with the same webhook-id and a fresh ` +
-    `retry schedule, ${SWEEP_BATCH * SWEEP_BATCHES} a request in event order; \`more\` says to ask again. The endpoint must be ` +
+    `retry schedule, ${RECOVER_AT_ONCE} a request in event order; \`more\` says to ask again. The endpoint must be ` +
     "enabled. Audited with the key that asked.",
   params: ENDPOINT_PARAMS,
   requestBody: { description: "Since when", schema: RecoverWebhookDeliveries },
@@ -40,18 +43,10 @@ export const recoverWebhookDeliveries = defineOperation({
     }
     const at = new Date().toISOString();
     const recovering = auditedEndpointChange(db, { endpointId, operation: "recover", changes: { since: from }, actor: `key:${keyOfCaller(c).id}`, at }, async () => {
-      let count = 0;
-      for (let batch = 0; batch < SWEEP_BATCHES; batch++) {
-        const ids = await callDependency("D1", () => recoverFailedDeliveries(db, endpointId, from, at, SWEEP_BATCH));
-        if (ids.length > 0) await callDependency("Queues", () => c.env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId }, contentType: "json" as const }))));
-        count += ids.length;
-        if (ids.length < SWEEP_BATCH) {
-          // Nothing to recover changed nothing: no audit row stays for it.
-          if (count === 0) throw new OperationNotTaken("no failed delivery since then");
-          return { recovered: count, more: false };
-        }
-      }
-      return { recovered: count, more: true };
+      const recovered = await callDependency("webhook lane", () => laneOf(c.env, endpointId).recover(Date.parse(from), RECOVER_AT_ONCE));
+      // Nothing to recover changed nothing: no audit row stays for it.
+      if (recovered.recovered === 0) throw new OperationNotTaken("no failed delivery since then");
+      return recovered;
     });
     const recovered = await recovering.catch((error: unknown) => {
       if (error instanceof OperationNotTaken) return { recovered: 0, more: false };

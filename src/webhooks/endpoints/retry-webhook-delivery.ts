@@ -1,8 +1,9 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
-import { DeliveryParams, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, deliveryAttempts, deliveryJson, disabledBecause, resetDelivery } from "./webhook-endpoint-store";
+import { ATTEMPTS_SHOWN, DeliveryParams, WebhookDelivery } from "./webhook-endpoint-schemas";
+import { budgetEndpoint, disabledBecause } from "./webhook-endpoint-store";
+import { laneOf, seqOfDeliveryId } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
@@ -19,17 +20,18 @@ export const retryWebhookDelivery = defineOperation({
   responses: { 202: { description: "The delivery, due now", body: WebhookDelivery } },
   errors: ["webhook_endpoint_not_found", "webhook_delivery_not_found", "webhook_endpoint_disabled"],
   async handle(c, { endpointId, deliveryId }) {
-    const db = c.env.DB;
-    const endpoint = await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId));
+    const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
       throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then retry.`);
     }
-    const row = await auditedUnlessRefused(c, { endpointId, operation: "retry", changes: { deliveryId } }, async () => {
-      const reset = await callDependency("D1", () => resetDelivery(db, endpointId, deliveryId, new Date().toISOString()));
-      return reset ?? new ApiError("webhook_delivery_not_found", `No delivery ${deliveryId} to endpoint ${endpointId}.`);
+    const notThisEndpoints = new ApiError("webhook_delivery_not_found", `No delivery ${deliveryId} to endpoint ${endpointId}.`);
+    // A delivery id names its endpoint: another endpoint's is none of this one's.
+    if (!deliveryId.startsWith(`wd_${endpointId.slice("we_".length)}_`)) throw notThisEndpoints;
+    const delivery = await auditedUnlessRefused(c, { endpointId, operation: "retry", changes: { deliveryId } }, async () => {
+      const reset = await callDependency("webhook lane", () => laneOf(c.env, endpointId).retry(endpointId, seqOfDeliveryId(deliveryId), ATTEMPTS_SHOWN));
+      return reset ?? notThisEndpoints;
     });
-    await callDependency("Queues", () => c.env.WEBHOOK_DELIVERIES.send({ deliveryId }, { contentType: "json" }));
-    return jsonBody(c, deliveryJson(row, await callDependency("D1", () => deliveryAttempts(db, endpointId, [row.id]))), 202);
+    return jsonBody(c, delivery, 202);
   },
 });

@@ -2,7 +2,7 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/dependency";
-import { newWebhookSecret, sealingKeyOf, sealSecret } from "../webhook-secrets";
+import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
 import { rotateEndpointSecret } from "./webhook-endpoint-store";

@@ -3,7 +3,7 @@ import { readJsonBody } from "../../framework/operations/read-json-body";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/dependency";
-import { wakeDispatcher } from "../dispatcher-calls";
+import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { UpdateWebhookEndpoint, WebhookEndpoint } from "./webhook-endpoint-schemas";
 import { endpointJson, updateEndpoint } from "./webhook-endpoint-store";
@@ -33,7 +33,7 @@ export const updateWebhookEndpoint = defineOperation({
       const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
       if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
     }
-    const changes = { url: body.url, status: body.status, types: body.types && [...new Set(body.types)].sort().join(",") };
+    const changes = { url: body.url, status: body.status, types: body.types && [...new Set(body.types)].sort().join(","), rateLimit: body.rateLimit };
     const updated = await auditedUnlessRefused(c, { endpointId, operation: "update", changes: body }, async () => {
       const result = await callDependency("D1", () => updateEndpoint(c.env.DB, budgetOfCaller(c), endpointId, changes, new Date().toISOString()));
       if (!result) return notFound(endpointId);

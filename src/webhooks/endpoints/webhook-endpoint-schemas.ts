@@ -6,10 +6,21 @@ export const MAX_ENDPOINTS_PER_BUDGET = 10;
 
 const EventTypes = z.array(z.enum(ORDER_EVENT_TYPES)).min(1);
 
+/** The fastest rate an owner may ask an endpoint's deliveries to be paced at. */
+export const MAX_RATE_LIMIT = 1_000;
+const RateLimit = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_RATE_LIMIT)
+  .nullable()
+  .describe("Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once)");
+
 export const CreateWebhookEndpoint = z
   .strictObject({
     url: z.string().meta({ maxLength: MAX_WEBHOOK_URL_LENGTH }).describe("Where to POST the events: https to a host on the public internet (while the service runs locally, any https host or http to localhost), no credentials"),
     types: EventTypes.optional().describe("The event types to deliver; every type when left out"),
+    rateLimit: RateLimit.optional(),
   })
   .meta({ id: "CreateWebhookEndpoint" });
 
@@ -21,8 +32,9 @@ export const UpdateWebhookEndpoint = z
       .enum(["enabled", "disabled"])
       .optional()
       .describe("disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event (not for an endpoint an operator disabled)"),
+    rateLimit: RateLimit.optional(),
   })
-  .refine((body) => Object.keys(body).length > 0, "send at least one of url, types and status")
+  .refine((body) => Object.keys(body).length > 0, "send at least one of url, types, status and rateLimit")
   .meta({ id: "UpdateWebhookEndpoint", minProperties: 1 });
 
 export const WebhookEndpoint = z
@@ -36,6 +48,7 @@ export const WebhookEndpoint = z
       .nullable()
       .describe("Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an operator enables it); null while enabled"),
     disabledReason: z.string().nullable().describe("Why, as its owner is told; null while enabled"),
+    rateLimit: RateLimit,
     createdAt: z.iso.datetime(),
   })
   .meta({ id: "WebhookEndpoint", description: "Where a budget's order events are delivered." });
@@ -68,7 +81,7 @@ export const RotatedWebhookSecret = z
 
 export const RecoverWebhookDeliveries = z
   .strictObject({
-    since: z.iso.datetime({ offset: true }).describe("Every delivery of an event since then that failed is sent again (deliveries are kept 30 days)"),
+    since: z.iso.datetime({ offset: true }).describe("Every delivery of an event since then that failed is sent again (settled deliveries are kept 7 days)"),
   })
   .meta({ id: "RecoverWebhookDeliveries" });
 

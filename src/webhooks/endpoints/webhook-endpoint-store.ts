@@ -5,8 +5,7 @@
  */
 import type { z } from "zod";
 import type { D1Queryable } from "../../lib/d1-session";
-import { ATTEMPTS_SHOWN, MAX_ENDPOINTS_PER_BUDGET, type WebhookAttempt, type WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { DELIVERY_PRUNE_BATCH } from "../prune-webhook-deliveries";
+import { MAX_ENDPOINTS_PER_BUDGET, type WebhookEndpoint } from "./webhook-endpoint-schemas";
 
 export interface WebhookEndpointRow {
   id: string;
@@ -21,9 +20,10 @@ export interface WebhookEndpointRow {
   disabled_by: "operator" | "owner" | "service" | null;
   previous_secret_sealed: string | null;
   previous_secret_until: string | null;
+  rate_limit: number | null;
 }
 
-const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, previous_secret_sealed, previous_secret_until";
+const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, previous_secret_sealed, previous_secret_until, rate_limit";
 
 /** The endpoint as its owner sees it. */
 export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEndpoint> => ({
@@ -33,6 +33,7 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
   status: row.status,
   disabledBy: row.status === "disabled" ? (row.disabled_by ?? "operator") : null,
   disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
+  rateLimit: row.rate_limit,
   createdAt: row.created_at,
 });
 
@@ -45,18 +46,18 @@ export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Arr
  * beside an endpoint of the same URL that an operator disabled (`locked`).
  * Safe to retry: the id is made once per creation.
  */
-export async function insertEndpoint(db: D1Queryable, row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed">): Promise<"inserted" | "full" | "locked"> {
+export async function insertEndpoint(db: D1Queryable, row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit">): Promise<"inserted" | "full" | "locked"> {
   const { meta } = await db
     .prepare(
-      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed) " +
-        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6 " +
+      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, rate_limit) " +
+        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7 " +
         `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
         // The same URL again beside one an operator disabled would lift the lock by the back door.
         `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
         // A retry of an insert that did happen (its answer lost) adds nothing.
         "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1)",
     )
-    .bind(row.id, row.budget, row.url, row.types, row.created_at, row.secret_sealed)
+    .bind(row.id, row.budget, row.url, row.types, row.created_at, row.secret_sealed, row.rate_limit)
     .run();
   if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";
   const locked = await db.prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`).bind(row.budget, row.url).first();
@@ -73,21 +74,14 @@ export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Pro
 }
 
 /**
- * Deletes a budget's endpoint and the first batch of its deliveries
- * (messages still queued find nothing and are dropped); false when it has
- * none by that id. An endpoint with more deliveries than a batch leaves the
- * rest to the daily prune (prune-webhook-deliveries.ts): one statement never
- * deletes a million rows.
+ * Deletes a budget's endpoint; false when it has none by that id. Its lane
+ * (its deliveries) is emptied by the caller, or by itself at its next run
+ * when it finds the endpoint gone.
  */
 export async function deleteEndpoint(db: D1Queryable, budget: string, id: string): Promise<"deleted" | "locked" | "none"> {
   // An endpoint an operator disabled stays (its owner would otherwise lift the lock by making it again).
-  const endpoint = `SELECT id FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`;
-  const [, , deleted] = await db.batch([
-    db.prepare(`DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts WHERE endpoint_id = (${endpoint}) LIMIT ?3)`).bind(budget, id, DELIVERY_PRUNE_BATCH),
-    db.prepare(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = (${endpoint}) LIMIT ?3)`).bind(budget, id, DELIVERY_PRUNE_BATCH),
-    db.prepare(`DELETE FROM webhook_endpoints WHERE id = (${endpoint})`).bind(budget, id),
-  ]);
-  if (deleted!.meta.changes === 1) return "deleted";
+  const { meta } = await db.prepare(`DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`).bind(budget, id).run();
+  if (meta.changes === 1) return "deleted";
   return (await budgetEndpoint(db, budget, id)) ? "locked" : "none";
 }
 
@@ -140,6 +134,8 @@ export interface EndpointChanges {
   /** Comma-separated, as stored. */
   types?: string;
   status?: "enabled" | "disabled";
+  /** null: no limit. */
+  rateLimit?: number | null;
 }
 
 /**
@@ -157,10 +153,11 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
         "status = CASE WHEN ?5 THEN 'enabled' WHEN ?6 THEN 'disabled' ELSE status END, " +
         "disabled_at = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_at, ?7) ELSE disabled_at END, " +
         "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') ELSE disabled_reason END, " +
-        "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END " +
+        "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END, " +
+        "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END " +
         `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) RETURNING ${COLUMNS}`,
     )
-    .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at)
+    .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at, changes.rateLimit === undefined ? 0 : 1, changes.rateLimit ?? null)
     .first<WebhookEndpointRow>();
   if (row) return { row, locked: false };
   const unchanged = await budgetEndpoint(db, budget, id);
@@ -184,79 +181,4 @@ export async function rotateEndpointSecret(db: D1Queryable, budget: string, id: 
     .bind(budget, id, sealed, previousUntil, now)
     .run();
   return meta.changes === 1;
-}
-
-/**
- * Makes up to `limit` of an endpoint's failed deliveries of events since
- * `since` pending again, due now, with a fresh schedule: their ids. Marked
- * before they are sent, so one whose message is lost is sent by the sweeper.
- */
-export async function recoverFailedDeliveries(db: D1Queryable, endpointId: string, since: string, now: string, limit: number): Promise<string[]> {
-  const { results } = await db
-    .prepare(
-      "UPDATE webhook_deliveries SET outcome = 'pending', schedule_step = 0, next_attempt_at = ?3, updated_at = ?3 WHERE id IN (" +
-        "SELECT id FROM webhook_deliveries WHERE endpoint_id = ?1 AND outcome = 'failed' AND created_at >= ?2 ORDER BY webhook_deliveries.event_seq LIMIT ?4) RETURNING id",
-    )
-    .bind(endpointId, since, now, limit)
-    .all<{ id: string }>();
-  return results.map(({ id }) => id);
-}
-
-export interface WebhookDeliveryRow {
-  id: string;
-  event_seq: string;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  outcome: "pending" | "delivered" | "failed";
-  created_at: string;
-}
-
-type AttemptJson = z.output<typeof WebhookAttempt>;
-
-export const deliveryJson = (row: WebhookDeliveryRow, attempts: ReadonlyMap<string, AttemptJson[]> = new Map()) => ({
-  id: row.id,
-  eventId: `evt_${row.event_seq}`,
-  attempts: row.attempts,
-  lastStatus: row.last_status,
-  lastError: row.last_error,
-  nextAttemptAt: row.next_attempt_at,
-  outcome: row.outcome,
-  createdAt: row.created_at,
-  attemptLog: attempts.get(row.id) ?? [],
-});
-
-/** The newest attempts of each of an endpoint's deliveries named, newest first, ATTEMPTS_SHOWN at most each. */
-export async function deliveryAttempts(db: D1Queryable, endpointId: string, deliveryIds: readonly string[]): Promise<Map<string, AttemptJson[]>> {
-  const { results } = await db
-    .prepare(
-      "SELECT delivery_id, at, status, duration_ms, response, error FROM webhook_attempts WHERE endpoint_id = ?1 AND delivery_id IN (SELECT value FROM json_each(?2)) ORDER BY id DESC",
-    )
-    .bind(endpointId, JSON.stringify(deliveryIds))
-    .all<{ delivery_id: string; at: string; status: number | null; duration_ms: number; response: string | null; error: string | null }>();
-  const byDelivery = new Map<string, AttemptJson[]>();
-  for (const row of results) {
-    const attempts = byDelivery.get(row.delivery_id) ?? [];
-    if (attempts.length < ATTEMPTS_SHOWN) attempts.push({ at: row.at, status: row.status, durationMs: row.duration_ms, response: row.response, error: row.error });
-    byDelivery.set(row.delivery_id, attempts);
-  }
-  return byDelivery;
-}
-
-// Ordered by the qualified integer column: the bare name is the text alias below.
-const DELIVERY_COLUMNS = "id, CAST(event_seq AS TEXT) AS event_seq, attempts, last_status, last_error, next_attempt_at, outcome, created_at";
-
-/** An endpoint's newest deliveries, newest event first. */
-export async function endpointDeliveries(db: D1Queryable, endpointId: string, limit: number): Promise<WebhookDeliveryRow[]> {
-  const { results } = await db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ?1 ORDER BY webhook_deliveries.event_seq DESC LIMIT ?2`).bind(endpointId, limit).all<WebhookDeliveryRow>();
-  return results;
-}
-
-/** Makes a delivery pending again, due now; null when the endpoint has none by that id. */
-export function resetDelivery(db: D1Queryable, endpointId: string, deliveryId: string, at: string): Promise<WebhookDeliveryRow | null> {
-  return db
-    .prepare(`UPDATE webhook_deliveries SET outcome = 'pending', schedule_step = 0, next_attempt_at = ?3, updated_at = ?3 WHERE id = ?2 AND endpoint_id = ?1 RETURNING ${DELIVERY_COLUMNS}`)
-    .bind(endpointId, deliveryId, at)
-    .first<WebhookDeliveryRow>();
 }

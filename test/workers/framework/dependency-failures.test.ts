@@ -7,7 +7,7 @@ import { responseIdentity } from "../../../src/framework/middleware/response-ide
 import { requestLog } from "../../../src/framework/middleware/request-log";
 import { requestParty } from "../../../src/keys/api-key-auth";
 import { LIMITER_TIMEOUT_MS } from "../../../src/limiter/lease-client";
-import type { RateLimiter } from "../../../src/limiter/rate-limiter";
+import type { RateLimiter } from "../../../src/limiter/limiter-object";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
 import { failingD1, failingReads, withBatch } from "../../support/faults";

@@ -3,7 +3,7 @@ import { createExecutionContext, runDurableObjectAlarm, runInDurableObject } fro
 import { describe, expect, it, vi } from "vitest";
 import { REFUSAL_BATCH } from "../../../src/limiter/lease-book";
 import { LEASE_MS } from "../../../src/limiter/policy";
-import { RateLimiter } from "../../../src/limiter/rate-limiter";
+import { RateLimiter } from "../../../src/limiter/limiter-object";
 import worker from "../../../src/app/worker";
 import { storeTestKey } from "../../support/test-keys";
 import { api, apiWith, clientRequest, errorBodyOf } from "../../support/request";

@@ -20,7 +20,8 @@ const post = (path: string) => apiWith(withoutDispatcher(), path, { method: "POS
 describe("the audit of an owner's actions on an endpoint", () => {
   it("records the making, a test event, a retry and the deletion, each with the key that asked", async () => {
     vi.spyOn(globalThis, "fetch").mockResolvedValue(new Response("ok", { status: 200 }));
-    const { endpointId, deliveryIds } = await pendingDeliveries(owner.key, [9_101]);
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [9_101]);
+    const deliveryIds = seqs.map((seq) => `wd_${endpointId.slice(3)}_${seq}`);
     const tested = await (await post(`/v2/webhook-endpoints/${endpointId}/test`)).json<{ id: string; delivered: boolean }>();
     expect(tested.delivered).toBe(true);
     expect((await post(`/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryIds[0]}/retry`)).status).toBe(202);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { openSecret } from "../../../src/webhooks/webhook-secrets";
+import { openSecret } from "../../../src/webhook-delivery/webhook-secrets";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
@@ -42,6 +42,7 @@ describe("webhook endpoints", () => {
       status: "enabled",
       disabledBy: null,
       disabledReason: null,
+      rateLimit: null,
       createdAt: expect.any(String),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });

@@ -1,182 +1,88 @@
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { consumeDeliveries } from "../../../src/webhooks/queue-consumer";
-import type { DeliveryMessage } from "../../../src/webhooks/dispatch-pass";
-import { OVERDUE_AFTER_MS, resendOverdueDeliveries } from "../../../src/webhooks/resend-overdue-deliveries";
-import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs, type WebhookDispatcher } from "../../../src/webhooks/dispatcher-object";
+import { createExecutionContext, createScheduledController, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import worker from "../../../src/app/worker";
+import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs, type WebhookDispatcher } from "../../../src/webhook-delivery/dispatcher-object";
+import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
+import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { failedRunRetryMs, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { outageD1 } from "../../support/faults";
 import { apiWith } from "../../support/request";
 import { seedOrders } from "../../support/seed";
-import { webhookOwnerOfEachTest, consumerContext, deliveryRow, makeEndpoint, outageStatement, pendingDeliveries, queuedBatch, queuedMessage, receivers, recordingQueue } from "../../support/webhook-fixtures";
+import { dispatchQuietly, laneDeliveries, makeEndpoint, pendingDeliveries, quietLanes, receivers, runLaneOnce, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
 
 /**
  * Webhook delivery through outages (docs/design/order-events.md#faults): D1
- * failing for a stretch of the consumer's, the dead-letter consumer's and
- * the dispatcher's calls, and the sweeper that sends again what fell out of
- * the queue. "None lost" is checked by delivering everything after the fault.
+ * failing for a stretch of a lane's runs and of the dispatcher's passes, a
+ * lane that cannot be reached, a dispatcher whose alarm is lost. "None
+ * lost" is checked by delivering everything after the fault; "none sent
+ * twice" by counting the POSTs.
  */
-const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
-
 const owner = webhookOwnerOfEachTest();
+const dispatchMark = async () => String(await env.DB.prepare("SELECT mark FROM webhook_dispatch").first<number>("mark"));
 
-describe("a D1 outage during delivery", () => {
-  it("retries each message on its own with backoff, spends none of the receiver's schedule, and delivers every one once D1 is back", async () => {
-    const { deliveryIds } = await pendingDeliveries(owner.key, [1, 2, 3]);
+/**
+ * Runs an object's alarm with the bindings given (a failing D1), as the
+ * platform would; answers when it set its next one, and takes that one back,
+ * so the platform runs nothing of its own between the test's.
+ */
+const alarmWith = <T extends WebhookDispatcher | WebhookLane>(stub: DurableObjectStub<T>, bindings: Env) =>
+  runInDurableObject(stub, async (instance: T, state) => {
+    const object = instance as unknown as { env: Env };
+    const real = object.env;
+    object.env = bindings;
+    try {
+      await instance.alarm();
+    } finally {
+      object.env = real;
+    }
+    const next = await state.storage.getAlarm();
+    await state.storage.deleteAlarm();
+    return next;
+  });
+
+describe("a D1 outage during a lane's run", () => {
+  it("sends nothing and loses nothing while D1 is down, then delivers every delivery once", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [1, 2, 3]);
     const outage = outageD1();
     const { posts, fetch } = receivers();
-    const context = consumerContext({ db: outage.db, fetch });
-
-    // Down: every message of the batch comes back after its own delay, more than the queue's max_retries (3) times.
     outage.setDown(true);
-    const delays: number[] = [];
-    for (const attempts of [1, 2, 3, 4, 5, 6, 7]) {
-      const messages = deliveryIds.map((id) => queuedMessage(id, attempts));
-      await consumeDeliveries(queuedBatch("store-orders-webhooks", messages.map((m) => m.message)), context);
-      for (const { settled } of messages) expect(settled).toEqual([{ how: "retry", delaySeconds: expect.any(Number) }]);
-      delays.push(messages[0]!.settled[0]!.delaySeconds!);
-    }
-    expect(delays).toEqual([1, 2, 4, 8, 16, 30, 30]);
+    for (let run = 0; run < 5; run++) await expect(runLaneOnce(endpointId, { db: outage.db, fetch })).rejects.toThrow(/Network connection lost/);
     expect(posts).toEqual([]);
-
-    // The queue gave up on one (its retries ran out): the dead-letter consumer, D1 still down, retries it too.
-    const dead = queuedMessage(deliveryIds[0]!, 1);
-    await consumeDeliveries(queuedBatch("store-orders-webhooks-dlq", [dead.message]), context);
-    expect(dead.settled).toEqual([{ how: "retry", delaySeconds: 1 }]);
-
-    // Back: the dead letter is not a failed delivery (the receiver was never asked): it goes back to the delivery queue.
+    expect((await laneDeliveries(endpointId)).map((row) => [row.outcome, row.attempts, row.schedule_step])).toEqual(seqs.map(() => ["pending", 0, 0]));
     outage.setDown(false);
-    const again = queuedMessage(deliveryIds[0]!, 2);
-    await consumeDeliveries(queuedBatch("store-orders-webhooks-dlq", [again.message]), context);
-    expect(again.settled).toEqual([{ how: "ack" }]);
-    expect(context.resent).toEqual([{ deliveryId: deliveryIds[0] }]);
-    expect(await deliveryRow(deliveryIds[0]!)).toMatchObject({ outcome: "pending", schedule_step: 0 });
-
-    const messages = deliveryIds.map((id) => queuedMessage(id, 8));
-    await consumeDeliveries(queuedBatch("store-orders-webhooks", messages.map((m) => m.message)), context);
-    for (const { settled } of messages) expect(settled).toEqual([{ how: "ack" }]);
-    expect(posts.map((post) => post.webhookId).sort()).toHaveLength(3);
-    expect(new Set(posts.map((post) => post.webhookId)).size).toBe(3);
-    for (const id of deliveryIds) expect(await deliveryRow(id)).toMatchObject({ outcome: "delivered", attempts: 1 });
+    await runLaneOnce(endpointId, { db: outage.db, fetch });
+    expect(posts.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
+    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "delivered" && row.attempts === 1)).toBe(true);
   });
 
-  it("settles the batch-mates of a message whose D1 call fails: each posted once, the failed one retried alone", async () => {
-    const { deliveryIds } = await pendingDeliveries(owner.key, [4, 5, 6]);
-    const failing = deliveryIds[1]!;
+  it("never lets the lane's alarm die: a failed run is tried again with backoff, then delivers", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [4]);
+    const lane = laneOf(env, endpointId);
     const outage = outageD1();
-    const { posts, fetch } = receivers();
-    // D1 fails only while the second delivery's row is read.
-    const db = new Proxy(outage.db, {
-      get(target, property) {
-        if (property !== "prepare") return Reflect.get(target, property);
-        return (query: string) => {
-          const statement = target.prepare(query);
-          return new Proxy(statement, {
-            get(inner, name) {
-              if (name === "bind") return (...values: unknown[]) => (values[0] === failing && query.includes("FROM webhook_deliveries d") ? outageStatement() : inner.bind(...values));
-              const value = Reflect.get(inner, name);
-              return typeof value === "function" ? value.bind(inner) : value;
-            },
-          });
-        };
-      },
-    });
-    const messages = deliveryIds.map((id) => queuedMessage(id));
-    await consumeDeliveries(queuedBatch("store-orders-webhooks", messages.map((m) => m.message)), consumerContext({ db, fetch }));
-    expect(messages.map((m) => m.settled)).toEqual([[{ how: "ack" }], [{ how: "retry", delaySeconds: 1 }], [{ how: "ack" }]]);
-    expect(posts).toHaveLength(2);
-    expect(await deliveryRow(failing)).toMatchObject({ outcome: "pending", attempts: 0 });
-  });
-
-  it("records a failure only when the receiver spent the schedule, however often the queue retried", async () => {
-    const { endpointId, deliveryIds } = await pendingDeliveries(owner.key, [7]);
-    const id = deliveryIds[0]!;
-    const { fetch } = receivers(() => new Response("down", { status: 500 }));
-    const context = consumerContext({ fetch });
-    for (const step of [1, 2, 3, 4]) {
-      const { message, settled } = queuedMessage(id, step + 10);
-      await consumeDeliveries(queuedBatch("store-orders-webhooks", [message]), context);
-      expect(settled).toEqual([{ how: "retry", delaySeconds: [1, 2, 3, 3][step - 1] }]);
-      await sql("UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE id = ?1", id);
+    outage.setDown(true);
+    for (let failed = 1; failed <= 6; failed++) {
+      const from = Date.now();
+      const at = await alarmWith(lane, { ...env, DB: outage.db });
+      expect(at!).toBeGreaterThanOrEqual(from + failedRunRetryMs(failed));
+      expect(at!).toBeLessThanOrEqual(Date.now() + failedRunRetryMs(failed));
     }
-    expect(await deliveryRow(id)).toMatchObject({ outcome: "pending", schedule_step: 4, attempts: 4 });
-    // Its dead letter is a failed delivery now, and the endpoint that got nothing through is disabled.
-    const dead = queuedMessage(id);
-    await consumeDeliveries(queuedBatch("store-orders-webhooks-dlq", [dead.message]), context);
-    expect(dead.settled).toEqual([{ how: "ack" }]);
-    expect(context.resent).toEqual([]);
-    expect(await deliveryRow(id)).toMatchObject({ outcome: "failed" });
-    expect(await env.DB.prepare("SELECT status FROM webhook_endpoints WHERE id = ?1").bind(endpointId).first("status")).toBe("disabled");
-  });
-});
-
-describe("the sweeper", () => {
-  it("sends again a pending delivery long past due (its message lost), and leaves the ones that are not", async () => {
-    const { deliveryIds } = await pendingDeliveries(owner.key, [15, 16, 17]);
-    const now = Date.now();
-    const [lost, neverTried, onTime] = deliveryIds as [string, string, string];
-    await sql("UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id = ?1", lost, new Date(now - OVERDUE_AFTER_MS - 1000).toISOString());
-    await sql("UPDATE webhook_deliveries SET created_at = ?2 WHERE id = ?1", neverTried, new Date(now - OVERDUE_AFTER_MS - 1000).toISOString());
-    await sql("UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id = ?1", onTime, new Date(now - 1000).toISOString());
-    const { queue, sent } = recordingQueue();
-    expect(await resendOverdueDeliveries(env.DB, queue, now)).toBe(2);
-    expect(sent.map((message) => message.deliveryId).sort()).toEqual([lost, neverTried].sort());
-    // Due now: the next sweep leaves them to their new messages.
-    expect(await deliveryRow(lost)).toMatchObject({ next_attempt_at: new Date(now).toISOString() });
-    expect(await resendOverdueDeliveries(env.DB, queue, now + 1000)).toBe(0);
-
-    // A deleted endpoint's pending deliveries wait for the prune: not sent again.
-    await sql("DELETE FROM webhook_endpoints");
-    await sql("UPDATE webhook_deliveries SET next_attempt_at = ?1", new Date(now - OVERDUE_AFTER_MS - 1000).toISOString());
-    expect(await resendOverdueDeliveries(env.DB, queue, now)).toBe(0);
-  });
-});
-
-describe("the sweeper after a long outage", () => {
-  it("sends every overdue delivery in one sweep, a queue batch at a time, up to its bound", async () => {
-    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
-    const due = new Date(Date.now() - OVERDUE_AFTER_MS - 60_000).toISOString();
-    await sql(
-      `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, outcome, created_at, updated_at, next_attempt_at)
-       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1250) SELECT 'wd_lost_' || i, ?1, i, 'pending', ?2, ?2, ?2 FROM n`,
-      made.id,
-      due,
-    );
-    const batches: number[] = [];
-    const queue = { sendBatch: async (messages: Iterable<MessageSendRequest<DeliveryMessage>>) => void batches.push([...messages].length) };
-    expect(await resendOverdueDeliveries(env.DB, queue as unknown as Queue<DeliveryMessage>, Date.now())).toBe(1000);
-    expect(batches).toEqual(Array(10).fill(100));
-    expect(await resendOverdueDeliveries(env.DB, queue as unknown as Queue<DeliveryMessage>, Date.now())).toBe(250);
+    const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    expect(await alarmWith(lane, env)).toBeNull();
+    expect(fetched).toHaveBeenCalledTimes(1);
+    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome])).toEqual([[seqs[0], "delivered"]]);
+    expect(await runInDurableObject(lane, (_, state) => state.storage.kv.get("failedRuns"))).toBeUndefined();
   });
 });
 
 describe("the dispatcher in an outage", () => {
   const dispatcher = (name: string) => env.WEBHOOK_DISPATCHER.getByName(name);
-  /**
-   * Runs the object's alarm with the bindings given (a failing D1), as the
-   * platform would; answers when it set its next one, and takes that one
-   * back, so the platform runs no pass of its own between the test's.
-   */
-  const passWith = (stub: DurableObjectStub<WebhookDispatcher>, bindings: Env) =>
-    runInDurableObject(stub, async (instance: WebhookDispatcher, state) => {
-      const object = instance as unknown as { env: Env };
-      const real = object.env;
-      object.env = bindings;
-      try {
-        await instance.alarm();
-      } finally {
-        object.env = real;
-      }
-      const next = await state.storage.getAlarm();
-      await state.storage.deleteAlarm();
-      return next;
-    });
 
-  it("never lets its alarm die: a failed pass is tried again with backoff, mark unmoved, and delivers once D1 is back", async () => {
-    await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+  it("never lets its alarm die: a failed pass is tried again with backoff, mark unmoved, and hands the events over once D1 is back", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const stub = dispatcher("outage-test");
-    await passWith(stub, env);
-    const markBefore = await stub.mark();
+    await alarmWith(stub, env);
+    const markBefore = await dispatchMark();
     await seedOrders([{ id: 18 }]);
 
     const outage = outageD1();
@@ -184,27 +90,65 @@ describe("the dispatcher in an outage", () => {
     for (let failed = 1; failed <= 8; failed++) {
       // The pass's own clock lies between these two: its next alarm is the backoff after it, however busy the machine.
       const from = Date.now();
-      const at = await passWith(stub, { ...env, DB: outage.db });
+      const at = await alarmWith(stub, { ...env, DB: outage.db });
       const to = Date.now();
-      expect(at).not.toBeNull();
       expect(at!).toBeGreaterThanOrEqual(from + failedPassRetryMs(failed));
       expect(at!).toBeLessThanOrEqual(to + failedPassRetryMs(failed));
     }
     // 1, 2, 4, 8 s, then never more than FAILED_PASS_RETRY_MAX_MS: however long the outage, a pass comes within that of its end.
     expect([1, 2, 3, 4, 5, 8, 100].map(failedPassRetryMs)).toEqual([1000, 2000, 4000, 8000, FAILED_PASS_RETRY_MAX_MS, FAILED_PASS_RETRY_MAX_MS, FAILED_PASS_RETRY_MAX_MS]);
-    expect(await stub.mark()).toBe(markBefore);
+    expect(await dispatchMark()).toBe(markBefore);
 
-    const { queue, sent } = recordingQueue();
-    expect(await passWith(stub, { ...env, WEBHOOK_DELIVERIES: queue as unknown as Env["WEBHOOK_DELIVERIES"] })).not.toBeNull();
-    expect(sent).toHaveLength(1);
-    expect(await stub.mark()).not.toBe(markBefore);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    expect(await alarmWith(stub, env)).not.toBeNull();
+    expect(await dispatchMark()).not.toBe(markBefore);
+    await vi.waitFor(async () => expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]));
     expect(await runInDurableObject(stub, (_, state) => state.storage.kv.get("failedPasses"))).toBeUndefined();
+  });
+
+  it("holds its mark before the first event of a lane it could not reach, and the next pass sends nothing twice", async () => {
+    const reached = await makeEndpoint(owner.key, { url: "https://reached.example/hooks" });
+    const unreachable = await makeEndpoint(owner.key, { url: "https://unreachable.example/hooks", types: ["order.cancelled"] });
+    const before = await dispatchMark();
+    await seedOrders([{ id: 30 }, { id: 31 }]);
+    await env.DB.prepare("UPDATE orders SET status = 'cancelled' WHERE id = 31").run();
+    const cancel = String(Number(before) + 3);
+    const pass = await dispatchQuietly(async (id, seqs) => {
+      if (id === unreachable.id) throw new Error("the lane's object was restarting");
+      return quietLanes(id, seqs);
+    });
+    // The two creations were fully fanned out; the cancel was not.
+    expect(pass).toMatchObject({ mark: String(Number(before) + 2), failedLanes: 1, more: false });
+    expect(await laneDeliveries(reached.id)).toHaveLength(3);
+    const { posts, fetch } = receivers();
+    await runLaneOnce(reached.id, { fetch });
+    expect(posts).toHaveLength(3);
+
+    // The next pass hands the cancel to both: the reached lane has it already and sends nothing again.
+    expect(await dispatchQuietly()).toMatchObject({ mark: cancel, failedLanes: 0, enqueued: 1 });
+    await runLaneOnce(reached.id, { fetch });
+    await runLaneOnce(unreachable.id, { fetch });
+    expect(posts).toHaveLength(4);
+    expect(posts.filter((post) => post.url.startsWith("https://reached")).length).toBe(3);
+    expect(posts.filter((post) => post.url.startsWith("https://unreachable")).map((post) => post.webhookId)).toEqual([`evt_${cancel}`]);
+  });
+
+  it("is woken by the cron every minute, whatever happened to its alarm (one that threw past the platform's retries)", async () => {
+    await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const stub = dispatcher(DISPATCHER_NAME);
+    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
+    expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBeNull();
+    const ctx = createExecutionContext();
+    worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    // The wake set an alarm at once; it runs, and the dispatcher, watching an endpoint, sets its next.
+    await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.kv.get("watching"))).toBe(true);
   });
 
   it("is woken for a new endpoint even when the first call to it fails", async () => {
     let calls = 0;
     const wakes: number[] = [];
-    const dispatcher = {
+    const stand_in = {
       getByName: () => ({
         wake: async () => {
           wakes.push(++calls);
@@ -212,7 +156,7 @@ describe("the dispatcher in an outage", () => {
         },
       }),
     };
-    const response = await apiWith({ ...env, WEBHOOK_DISPATCHER: dispatcher as unknown as Env["WEBHOOK_DISPATCHER"] }, "/v2/webhook-endpoints", {
+    const response = await apiWith({ ...env, WEBHOOK_DISPATCHER: stand_in as unknown as Env["WEBHOOK_DISPATCHER"] }, "/v2/webhook-endpoints", {
       method: "POST",
       key: owner.key,
       headers: { "Content-Type": "application/json" },
@@ -225,7 +169,7 @@ describe("the dispatcher in an outage", () => {
   it("sets an alarm on a nudge when a watching dispatcher has lost its own", async () => {
     await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const stub = dispatcher("lost-alarm-test");
-    await passWith(stub, env);
+    await alarmWith(stub, env);
     expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBeNull();
     await stub.nudge();
     // The nudge's alarm runs at once; while it runs none is set, and it sets the next (the dispatcher watches).

@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it, vi } from "vitest";
-import { deliverOne } from "../../../src/webhooks/delivery-attempt";
+import { runInDurableObject } from "cloudflare:test";
+import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { api, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
-import { consumerContext, pendingDeliveries, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
+import { pendingDeliveries, runLaneOnce, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
 
 /**
  * Rotating an endpoint's signing secret (docs/api.md#webhook-endpoints): the
@@ -22,14 +23,17 @@ const rotate = (id: string, body?: unknown, key = owner.key) =>
     ...(body !== undefined && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
   });
 
-/** One attempt of the delivery at `now`, to a receiver that keeps what it got. */
-async function deliveredAt(deliveryId: string, now: number): Promise<{ body: string; headers: Record<string, string> }> {
+/** One attempt of the delivery of event `seq` at `now` (the lane's others held back), to a receiver that keeps what it got. */
+async function deliveredAt(endpointId: string, seq: number, now: number): Promise<{ body: string; headers: Record<string, string> }> {
+  await runInDurableObject(laneOf(env, endpointId), (_, state) =>
+    state.storage.sql.exec("UPDATE deliveries SET due_at = CASE WHEN seq = ? THEN 0 ELSE 9000000000000000 END WHERE outcome = 'pending'", seq),
+  );
   const got: { body: string; headers: Record<string, string> }[] = [];
   const fetch = (async (_url: string, init: RequestInit) => {
     got.push({ body: String(init.body), headers: Object.fromEntries(new Headers(init.headers)) });
     return new Response("ok");
   }) as unknown as typeof globalThis.fetch;
-  expect(await deliverOne({ body: { deliveryId }, attempts: 1 }, consumerContext({ fetch, now: () => now }))).toBe("ack");
+  expect(await runLaneOnce(endpointId, { fetch, now: () => now })).toMatchObject({ delivered: 1 });
   return got[0]!;
 }
 
@@ -48,7 +52,7 @@ const verifies = (secret: string, post: { body: string; headers: Record<string, 
 
 describe("rotating a webhook endpoint's secret", () => {
   it("shows the new secret once; deliveries verify with either secret during the overlap, then with the new one only", async () => {
-    const { endpointId, secret: old, deliveryIds } = await pendingDeliveries(owner.key, [1, 2]);
+    const { endpointId, secret: old, seqs } = await pendingDeliveries(owner.key, [1, 2]);
     const before = Date.now();
     const response = await rotate(endpointId, { overlapSeconds: 3600 });
     expect(response.status).toBe(200);
@@ -60,11 +64,11 @@ describe("rotating a webhook endpoint's secret", () => {
     expect(until).toBeLessThanOrEqual(Date.now() + HOUR);
 
     // Within the overlap (by the delivery's clock, not the wall's): two signatures, each verifying.
-    const during = await deliveredAt(deliveryIds[0]!, until - HOUR / 2);
+    const during = await deliveredAt(endpointId, seqs[0]!, until - HOUR / 2);
     expect(during.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
     expect([verifies(rotated.secret, during), verifies(old, during)]).toEqual([true, true]);
 
-    const after = await deliveredAt(deliveryIds[1]!, until + 1);
+    const after = await deliveredAt(endpointId, seqs[1]!, until + 1);
     expect(after.headers["webhook-signature"]!.split(" ")).toHaveLength(1);
     expect([verifies(rotated.secret, after), verifies(old, after)]).toEqual([true, false]);
 
@@ -74,13 +78,13 @@ describe("rotating a webhook endpoint's secret", () => {
   });
 
   it("keeps the old secret a day without a body, not at all with an overlap of 0", async () => {
-    const { endpointId, secret: old, deliveryIds } = await pendingDeliveries(owner.key, [3]);
+    const { endpointId, secret: old, seqs } = await pendingDeliveries(owner.key, [3]);
     const before = Date.now();
     const byDefault = await (await rotate(endpointId)).json<{ previousSecretExpiresAt: string }>();
     expect(Date.parse(byDefault.previousSecretExpiresAt)).toBeGreaterThanOrEqual(before + 24 * HOUR);
 
     const none = await (await rotate(endpointId, { overlapSeconds: 0 })).json<{ secret: string }>();
-    const post = await deliveredAt(deliveryIds[0]!, Date.now());
+    const post = await deliveredAt(endpointId, seqs[0]!, Date.now());
     expect([verifies(none.secret, post), verifies(old, post)]).toEqual([true, false]);
   });
 
@@ -96,11 +100,11 @@ describe("rotating a webhook endpoint's secret", () => {
 
 describe("a rotation retried during its overlap", () => {
   it("keeps the secret the receiver holds signing, replacing only the newest it never saw", async () => {
-    const { endpointId, secret: held, deliveryIds } = await pendingDeliveries(owner.key, [4]);
+    const { endpointId, secret: held, seqs } = await pendingDeliveries(owner.key, [4]);
     await rotate(endpointId, { overlapSeconds: 3600 });
     // The answer was lost: the owner asks again.
     const again = await (await rotate(endpointId, { overlapSeconds: 3600 })).json<{ secret: string; previousSecretExpiresAt: string }>();
-    const post = await deliveredAt(deliveryIds[0]!, Date.parse(again.previousSecretExpiresAt) - HOUR / 2);
+    const post = await deliveredAt(endpointId, seqs[0]!, Date.parse(again.previousSecretExpiresAt) - HOUR / 2);
     expect([verifies(again.secret, post), verifies(held, post)]).toEqual([true, true]);
   });
 });

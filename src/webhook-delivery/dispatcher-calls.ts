@@ -12,7 +12,7 @@ export const dispatcherOf = (env: Env) => env.WEBHOOK_DISPATCHER.getByName(DISPA
  * Calls the dispatcher after the response, once more if the first call
  * fails. A lost nudge costs a second, until the next poll; a lost wake
  * leaves a sleeping dispatcher asleep until the daily cron, hence an error
- * line (docs/design/order-events.md#delivery).
+ * line (docs/design/order-events.md#dispatch).
  */
 function inBackground(c: Context<AppEnv>, call: (dispatcher: ReturnType<typeof dispatcherOf>) => Promise<void>, lost: { level: "warn" | "error"; message: string }): void {
   c.executionCtx.waitUntil(

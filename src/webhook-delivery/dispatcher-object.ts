@@ -1,13 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { logLine } from "../lib/log";
+import { adoptEarlierMark } from "./dispatch-mark";
 import { dispatchEvents } from "./dispatch-pass";
-import { resendOverdueDeliveries } from "./resend-overdue-deliveries";
+import { laneOf } from "./lane-calls";
 
 /** While endpoints exist, how often the dispatcher looks for events written by other systems (the API's own cancels nudge it). */
 export const DISPATCH_POLL_MS = 1_000;
-
-/** How often a pass also sweeps for deliveries that lost their message. */
-export const SWEEP_EVERY_MS = 30_000;
 
 /** The longest wait before a pass that failed is tried again: bounds how late delivery resumes after an outage. */
 export const FAILED_PASS_RETRY_MAX_MS = 10_000;
@@ -16,14 +14,15 @@ export const FAILED_PASS_RETRY_MAX_MS = 10_000;
 export const failedPassRetryMs = (failed: number) => Math.min(FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS * 2 ** (failed - 1));
 
 /**
- * The webhook dispatcher (docs/design/order-events.md#delivery): a Durable
- * Object whose alarm runs dispatch passes and keeps the mark they reach in
- * its storage, so a restart resumes where it was. It watches once a second
- * while there are endpoints, and a cancel through the API brings the next
- * pass forward; otherwise it sleeps until woken (an endpoint made, the daily cron).
+ * The webhook dispatcher (docs/design/order-events.md#dispatch): a Durable
+ * Object whose alarm runs dispatch passes, handing each endpoint's lane its
+ * events. Its mark is in D1, so a loss of this object's storage resumes
+ * where it was. It watches once a second while there are endpoints, and a
+ * cancel through the API brings the next pass forward; otherwise it sleeps
+ * until woken (an endpoint made, the cron every minute).
  */
 export class WebhookDispatcher extends DurableObject<Env> {
-  /** Runs a pass now (unless one is due sooner): there may be an endpoint to watch for now. */
+  /** Runs a pass now (unless one is due sooner): there may be an endpoint to watch for now, or its alarm was lost. */
   async wake(): Promise<void> {
     const due = await this.ctx.storage.getAlarm();
     if (due === null || due > Date.now()) await this.ctx.storage.setAlarm(Date.now());
@@ -41,32 +40,32 @@ export class WebhookDispatcher extends DurableObject<Env> {
     if (due === null ? watching : due > Date.now()) await this.ctx.storage.setAlarm(Date.now());
   }
 
-  /** Where the next pass starts, for operators and tests. */
-  mark(): string {
-    return this.ctx.storage.kv.get<string>("mark") ?? "0";
-  }
-
   /**
    * Never throws: the platform gives up on an alarm after a few failed
-   * retries, and nothing would set it again until an endpoint is made. A
-   * failed pass (D1 down) is tried again with backoff up to
-   * FAILED_PASS_RETRY_MAX_MS, its mark unmoved (docs/design/order-events.md#faults).
+   * retries (the cron wakes it within a minute all the same). A failed pass
+   * (D1 down) is tried again with backoff up to FAILED_PASS_RETRY_MAX_MS,
+   * the mark unmoved (docs/design/order-events.md#faults).
    */
   async alarm(): Promise<void> {
     const storage = this.ctx.storage.kv;
     const now = Date.now();
     let next: number | null;
     try {
-      const result = await dispatchEvents(this.env.DB, this.env.WEBHOOK_DELIVERIES, this.mark(), new Date(now).toISOString());
-      // Stored only once the messages are on the queue: a crash before re-sends them (at least once).
-      storage.put("mark", result.mark);
-      if (now - (storage.get<number>("sweptAt") ?? 0) >= SWEEP_EVERY_MS) {
-        await resendOverdueDeliveries(this.env.DB, this.env.WEBHOOK_DELIVERIES, now);
-        storage.put("sweptAt", now);
+      // A dispatcher of the code before migrations/0021 kept its mark here: the lower of the two is where to go on.
+      const earlier = storage.get<string>("mark");
+      if (earlier !== undefined) {
+        await adoptEarlierMark(this.env.DB, earlier);
+        storage.delete("mark");
       }
+      const result = await dispatchEvents(this.env.DB, (endpointId, seqs) => laneOf(this.env, endpointId).enqueue(endpointId, seqs));
+      if (BigInt(result.head) < BigInt(result.mark)) {
+        // A D1 restore rewound the feed below what was handed out: new events would reuse ids until the sequence is raised.
+        logLine("error", "webhook-dispatcher", "the feed's head is below the dispatcher's mark: raise the event sequence (docs/operations.md#restoring-d1)", { head: result.head, mark: result.mark });
+      }
+      if (result.failedLanes > 0) logLine("warn", "webhook-dispatcher", "some lanes could not be handed their events; the next pass hands them again", { failedLanes: result.failedLanes, mark: result.mark });
       storage.put("watching", result.endpoints > 0);
       storage.delete("failedPasses");
-      next = result.more ? now : result.endpoints > 0 ? now + DISPATCH_POLL_MS : null;
+      next = result.failedLanes > 0 ? now + DISPATCH_POLL_MS : result.more ? now : result.endpoints > 0 ? now + DISPATCH_POLL_MS : null;
     } catch (error) {
       const failed = (storage.get<number>("failedPasses") ?? 0) + 1;
       storage.put("failedPasses", failed);

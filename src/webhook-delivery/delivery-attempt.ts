@@ -1,0 +1,92 @@
+/**
+ * One attempt of one delivery (docs/design/order-events.md#lanes): the
+ * event signed (Standard Webhooks) and POSTed with 10 s to answer, the
+ * attempt logged, and the delivery settled by what the receiver said: a 2xx
+ * is delivered; a 410 Gone fails it and disables the endpoint; anything else
+ * is tried again on the retry schedule, counted in the delivery's row, and
+ * once that is spent the delivery is failed and an endpoint that delivered
+ * nothing meanwhile is disabled.
+ */
+import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
+import type { D1Queryable } from "../lib/d1-session";
+import type { DroppedValue } from "../orders/order-json";
+import { recordAttempt } from "./lane-attempts";
+import { deliveredSince, scheduleRetry, settleDelivery, type LaneDelivery } from "./lane-deliveries";
+import { disableByService, type LaneEndpoint } from "./lane-endpoint";
+import { postToReceiver, type ReceiverAnswer } from "./receiver-answer";
+import { nextDelaySeconds, retryAfterSeconds, scheduleSpan } from "./retry-schedule";
+import { webhookHeaders } from "./webhook-signature";
+
+/** How long a receiver has to answer. In a lane of its own, a slow one delays nobody else. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** What a receiver's answer does to the delivery. */
+export type AttemptOutcome =
+  | { kind: "delivered"; status: number }
+  | { kind: "gone" }
+  | { kind: "retry"; dueAt: number; status: number | null; error: string }
+  | { kind: "spent"; status: number | null; error: string };
+
+/** The outcome of an attempt made at `now` of a delivery at `step` of the schedule. */
+export function outcomeOf(posted: Pick<ReceiverAnswer, "status" | "error" | "retryAfter">, step: number, schedule: readonly number[], now: number): AttemptOutcome {
+  const { status } = posted;
+  if (status !== null && status >= 200 && status < 300) return { kind: "delivered", status };
+  // Standard Webhooks: 410 Gone is the receiver saying it wants no more.
+  if (status === 410) return { kind: "gone" };
+  const error = posted.error ?? `the receiver answered ${status}`;
+  const next = step + 1;
+  if (next > schedule.length) return { kind: "spent", status, error };
+  return { kind: "retry", dueAt: now + nextDelaySeconds(schedule, next, status, retryAfterSeconds(posted.retryAfter, now)) * 1000, status, error };
+}
+
+export interface AttemptContext {
+  sql: SqlStorage;
+  db: D1Queryable;
+  /** How the POST goes out (the global fetch in the Worker). */
+  fetch: typeof fetch;
+  now(): number;
+  retrySeconds: readonly number[];
+}
+
+/**
+ * Makes one attempt. The event is as the feed holds it, or null when it was
+ * pruned before its delivery was tried. A dependency's failure (D1, while
+ * disabling) throws: the delivery stays pending and its lane tries again.
+ */
+export async function attemptDelivery(context: AttemptContext, endpoint: LaneEndpoint, secrets: readonly string[], delivery: LaneDelivery, event: OrderEventRow | null): Promise<AttemptOutcome | "expired"> {
+  const { sql } = context;
+  const startedAt = context.now();
+  if (event === null) {
+    settleDelivery(sql, delivery.seq, "failed", { status: null, error: "the event is older than the events kept", counts: false }, startedAt);
+    return "expired";
+  }
+  const body = orderEventJson(event, [] as DroppedValue[]);
+  const headers = await webhookHeaders(secrets, `evt_${event.seq}`, Math.floor(startedAt / 1000), body);
+  const posted = await postToReceiver(context.fetch, endpoint.url, { headers, body }, DELIVERY_TIMEOUT_MS);
+  const now = context.now();
+  // The owner's log of this attempt, before its outcome.
+  recordAttempt(sql, { seq: delivery.seq, at: startedAt, status: posted.status, duration_ms: posted.durationMs, response: posted.response, error: posted.error });
+  const outcome = outcomeOf(posted, delivery.schedule_step, context.retrySeconds, now);
+  const at = new Date(now).toISOString();
+  switch (outcome.kind) {
+    case "delivered":
+      settleDelivery(sql, delivery.seq, "delivered", { status: outcome.status, error: null, counts: true }, now);
+      break;
+    case "gone": {
+      const reason = "the receiver answered 410 Gone";
+      // A delivery settled meanwhile (delivered by a manual retry) stays as it is: only a pending one fails.
+      settleDelivery(sql, delivery.seq, "failed", { status: 410, error: reason, counts: true }, now);
+      await disableByService(context.db, endpoint.id, reason, at);
+      break;
+    }
+    case "retry":
+      scheduleRetry(sql, delivery, outcome, outcome.dueAt, now);
+      break;
+    case "spent":
+      if (settleDelivery(sql, delivery.seq, "failed", { status: outcome.status, error: outcome.error, counts: true }, now) && !deliveredSince(sql, delivery.created_at)) {
+        await disableByService(context.db, endpoint.id, `every delivery failed for ${scheduleSpan(context.retrySeconds)}`, at);
+      }
+      break;
+  }
+  return outcome;
+}

@@ -1,0 +1,18 @@
+/**
+ * The dispatcher's mark (migrations/0021_webhook_lanes.sql): the last event
+ * every endpoint that wanted it has been handed. Kept in D1 beside the
+ * events, not in the dispatcher's own storage, so losing that storage never
+ * sends every kept event again; it only grows.
+ */
+import type { D1Queryable } from "../lib/d1-session";
+
+export const readDispatchMark = (db: D1Queryable) => db.prepare("SELECT CAST(mark AS TEXT) AS mark FROM webhook_dispatch WHERE id = 1");
+
+export async function storeDispatchMark(db: D1Queryable, mark: string): Promise<void> {
+  await db.prepare("UPDATE webhook_dispatch SET mark = max(mark, CAST(?1 AS INTEGER)) WHERE id = 1").bind(mark).run();
+}
+
+/** Takes a mark kept by a dispatcher from before the mark lived here, where it is lower: what it had not handed out yet is handed out. */
+export async function adoptEarlierMark(db: D1Queryable, mark: string): Promise<void> {
+  await db.prepare("UPDATE webhook_dispatch SET mark = min(mark, CAST(?1 AS INTEGER)) WHERE id = 1").bind(mark).run();
+}

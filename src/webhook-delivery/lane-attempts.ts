@@ -1,0 +1,50 @@
+/**
+ * A lane's attempts (docs/api.md#webhook-endpoints): each POST of each
+ * delivery, with what the receiver answered, so an endpoint's owner sees why
+ * a delivery fails. Kept in the lane's storage, pruned with the deliveries.
+ */
+
+export interface LaneAttempt {
+  seq: number;
+  at: number;
+  status: number | null;
+  duration_ms: number;
+  response: string | null;
+  error: string | null;
+}
+
+export const ATTEMPTS_DDL = `
+CREATE TABLE IF NOT EXISTS attempts (
+  id INTEGER PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  status INTEGER,
+  duration_ms INTEGER NOT NULL,
+  response TEXT,
+  error TEXT
+);
+CREATE INDEX IF NOT EXISTS attempts_by_delivery ON attempts (seq, id);
+`;
+
+export function recordAttempt(sql: SqlStorage, attempt: LaneAttempt): void {
+  sql.exec("INSERT INTO attempts (seq, at, status, duration_ms, response, error) VALUES (?, ?, ?, ?, ?, ?)", attempt.seq, attempt.at, attempt.status, attempt.duration_ms, attempt.response, attempt.error);
+}
+
+/** The newest attempts of each delivery named, newest first, `each` at most per delivery. */
+export function attemptsOf(sql: SqlStorage, seqs: readonly number[], each: number): Map<number, LaneAttempt[]> {
+  const found = sql
+    .exec("SELECT seq, at, status, duration_ms, response, error FROM attempts WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY id DESC", JSON.stringify(seqs))
+    .toArray() as unknown as LaneAttempt[];
+  const bySeq = new Map<number, LaneAttempt[]>();
+  for (const attempt of found) {
+    const list = bySeq.get(attempt.seq) ?? [];
+    if (list.length < each) list.push(attempt);
+    bySeq.set(attempt.seq, list);
+  }
+  return bySeq;
+}
+
+/** Deletes up to `limit` attempts made before `before`, oldest first; how many. */
+export function pruneAttempts(sql: SqlStorage, before: number, limit: number): number {
+  return sql.exec("DELETE FROM attempts WHERE id IN (SELECT id FROM attempts WHERE at < ? ORDER BY id LIMIT ?) RETURNING id", before, limit).toArray().length;
+}

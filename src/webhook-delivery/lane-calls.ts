@@ -1,0 +1,28 @@
+/**
+ * How the rest of the Worker reaches an endpoint's lane (lane-object.ts):
+ * its stub, and the delivery ids its owner sees, without importing the
+ * object itself.
+ */
+import type { LaneDelivery } from "./lane-deliveries";
+
+/** An endpoint's lane: one Durable Object per endpoint, named by its id. */
+export const laneOf = (env: Env, endpointId: string) => env.WEBHOOK_LANES.getByName(endpointId);
+
+/** A delivery as its endpoint's owner sees it in the deliveries list. */
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  outcome: LaneDelivery["outcome"];
+  createdAt: string;
+  attemptLog: { at: string; status: number | null; durationMs: number; response: string | null; error: string | null }[];
+}
+
+/** A delivery's id: one per endpoint and event. */
+export const deliveryIdOf = (endpointId: string, seq: number | string) => `wd_${endpointId.slice("we_".length)}_${seq}`;
+/** The event a delivery's id names. */
+export const seqOfDeliveryId = (deliveryId: string) => Number(deliveryId.slice(deliveryId.lastIndexOf("_") + 1));
+

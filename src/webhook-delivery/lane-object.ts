@@ -1,0 +1,132 @@
+import { DurableObject } from "cloudflare:workers";
+import { budgetLiveness, type BudgetLiveness } from "../keys/live-budget";
+import { logLine } from "../lib/log";
+import { TtlCache } from "../lib/ttl-cache";
+import { readConfig } from "../framework/read-config";
+import { ATTEMPTS_DDL, attemptsOf, type LaneAttempt } from "./lane-attempts";
+import { addDeliveries, DELIVERIES_DDL, deliveryCounts, failedSince, newestDeliveries, recoverFailed, resetDelivery, type LaneDelivery } from "./lane-deliveries";
+import { runLane } from "./lane-run";
+import { sealingKeyOf } from "./webhook-secrets";
+import { deliveryIdOf, type DeliveryView } from "./lane-calls";
+
+/** The longest wait before a run that failed (D1 or KV down) is tried again: bounds how late delivery resumes after an outage. */
+export const FAILED_RUN_RETRY_MAX_MS = 10_000;
+/** The wait after the `failed`th run in a row failed: 1, 2, 4, 8 s, then FAILED_RUN_RETRY_MAX_MS. */
+export const failedRunRetryMs = (failed: number) => Math.min(FAILED_RUN_RETRY_MAX_MS, 1_000 * 2 ** (failed - 1));
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const attemptJson = (attempt: LaneAttempt) => ({ at: iso(attempt.at), status: attempt.status, durationMs: attempt.duration_ms, response: attempt.response, error: attempt.error });
+
+/**
+ * One webhook endpoint's lane (docs/design/order-events.md#lanes): a Durable
+ * Object named by the endpoint's id that keeps the endpoint's deliveries and
+ * their attempts in its own SQLite storage, never in the orders database,
+ * and sends them from its alarm. Each endpoint in a lane of its own: a
+ * receiver that hangs or refuses holds back nothing but its own deliveries.
+ */
+export class WebhookLane extends DurableObject<Env> {
+  private readonly liveBudgets = new TtlCache<string, BudgetLiveness>(4);
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(DELIVERIES_DDL + ATTEMPTS_DDL);
+  }
+
+  /** Hands the lane events to deliver (a dispatch pass; again after a crash adds nothing); how many were new. */
+  async enqueue(endpointId: string, seqs: readonly string[]): Promise<number> {
+    this.ctx.storage.kv.put("endpointId", endpointId);
+    const added = addDeliveries(this.ctx.storage.sql, seqs.map(Number), Date.now());
+    if (added > 0) await this.runSoon();
+    return added;
+  }
+
+  /** The newest deliveries, with their newest attempts. */
+  async deliveries(endpointId: string, limit: number, attemptsEach: number): Promise<DeliveryView[]> {
+    const rows = newestDeliveries(this.ctx.storage.sql, limit);
+    const attempts = attemptsOf(this.ctx.storage.sql, rows.map((row) => row.seq), attemptsEach);
+    return rows.map((row) => this.view(endpointId, row, attempts.get(row.seq) ?? []));
+  }
+
+  /** One delivery due again now, its schedule afresh; null when the lane has none for that event. */
+  async retry(endpointId: string, seq: number, attemptsEach: number): Promise<DeliveryView | null> {
+    const row = resetDelivery(this.ctx.storage.sql, seq, Date.now());
+    if (!row) return null;
+    await this.runSoon();
+    return this.view(endpointId, row, attemptsOf(this.ctx.storage.sql, [seq], attemptsEach).get(seq) ?? []);
+  }
+
+  /** Failed deliveries made since `since` due again now, `limit` at most; how many, and whether more remain. */
+  async recover(since: number, limit: number): Promise<{ recovered: number; more: boolean }> {
+    const recovered = recoverFailed(this.ctx.storage.sql, since, Date.now(), limit);
+    if (recovered > 0) await this.runSoon();
+    return { recovered, more: failedSince(this.ctx.storage.sql, since) };
+  }
+
+  /** What the lane holds, and its storage's size in bytes, for operators. */
+  async report(): Promise<ReturnType<typeof deliveryCounts> & { bytes: number }> {
+    return { ...deliveryCounts(this.ctx.storage.sql), bytes: this.ctx.storage.sql.databaseSize };
+  }
+
+  /** The endpoint was deleted: the lane and everything in it go. */
+  async wipe(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    // The tables go with everything else; this instance may still be called (a late pass), so they are made again, empty.
+    this.ctx.storage.sql.exec(DELIVERIES_DDL + ATTEMPTS_DDL);
+  }
+
+  /**
+   * Never throws: the platform gives up on an alarm after a few failed
+   * retries. A run that failed (D1 or KV down) is tried again with backoff,
+   * its deliveries still pending in this storage: none is lost.
+   */
+  async alarm(): Promise<void> {
+    const endpointId = this.ctx.storage.kv.get<string>("endpointId");
+    if (endpointId === undefined) return;
+    const storage = this.ctx.storage.kv;
+    let next: number | null;
+    try {
+      const config = readConfig(this.env as unknown as Record<string, unknown>);
+      if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
+      const result = await runLane({
+        sql: this.ctx.storage.sql,
+        db: this.env.DB,
+        endpointId,
+        fetch: (input, init) => fetch(input, init),
+        now: Date.now,
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        retrySeconds: config.config.webhookRetrySeconds,
+        sealingKey: sealingKeyOf(this.env),
+        budgetLiveness: (budget) => budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets),
+      });
+      if (result === "endpoint gone") return await this.wipe();
+      storage.delete("failedRuns");
+      next = result.next;
+    } catch (error) {
+      const failed = (storage.get<number>("failedRuns") ?? 0) + 1;
+      storage.put("failedRuns", failed);
+      next = Date.now() + failedRunRetryMs(failed);
+      logLine("warn", "webhook-lane", "a lane's run failed; it is tried again", { endpointId, failedRuns: failed, retryAt: iso(next), error: String(error) });
+    }
+    if (next !== null) await this.ctx.storage.setAlarm(next);
+  }
+
+  private async runSoon(): Promise<void> {
+    const due = await this.ctx.storage.getAlarm();
+    if (due === null || due > Date.now()) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  private view(endpointId: string, row: LaneDelivery, attempts: LaneAttempt[]): DeliveryView {
+    return {
+      id: deliveryIdOf(endpointId, row.seq),
+      eventId: `evt_${row.seq}`,
+      attempts: row.attempts,
+      lastStatus: row.last_status,
+      lastError: row.last_error,
+      nextAttemptAt: row.outcome === "pending" && row.due_at !== null ? iso(row.due_at) : null,
+      outcome: row.outcome,
+      createdAt: iso(row.created_at),
+      attemptLog: attempts.map(attemptJson),
+    };
+  }
+}

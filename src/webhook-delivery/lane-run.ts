@@ -1,0 +1,136 @@
+/**
+ * One run of an endpoint's lane (docs/design/order-events.md#lanes): its due
+ * deliveries attempted, up to LANE_CONCURRENCY at once and paced by the
+ * endpoint's rateLimit, for at most LANE_RUN_MS; then when the next run is
+ * due. Everything a run needs is handed to it, so tests drive it with a
+ * receiver and a clock of their own.
+ */
+import type { OrderEventRow } from "../events/order-event-json";
+import type { BudgetLiveness } from "../keys/live-budget";
+import type { D1Queryable } from "../lib/d1-session";
+import { attemptDelivery, type AttemptContext } from "./delivery-attempt";
+import { pruneAttempts } from "./lane-attempts";
+import { dueDeliveries, failPending, nextDueAt, pruneSettled, type LaneDelivery } from "./lane-deliveries";
+import { laneEndpoint, type LaneEndpoint } from "./lane-endpoint";
+import { LANE_CONCURRENCY, nextStartAfter, waitBeforeStart } from "./lane-pacing";
+import { liveSecrets } from "./webhook-secrets";
+
+/** How long one run starts deliveries; those in flight then are finished before it ends. */
+export const LANE_RUN_MS = 20_000;
+/** Deliveries one run starts at most: bounds its D1 reads (one per page) and its CPU. */
+export const LANE_RUN_DELIVERIES = 600;
+/** Deliveries read (and their events fetched from D1 in one query) at a time. */
+const PAGE = 50;
+/** Rows failed, or pruned, per statement and run: a lane with a million left takes several runs, each short. */
+export const LANE_BATCH = 1_000;
+/** How long settled deliveries and their attempts are kept in a lane: the delivery log's reach. */
+export const DELIVERY_LOG_MS = 7 * 86_400_000;
+/**
+ * What a settled delivery and one attempt cost a lane's storage, indexes
+ * included, measured on its tables (test/workers/events/event-storage.test.ts
+ * keeps them true): the capacity table's figures (docs/design/order-events.md#capacity).
+ */
+export const LANE_DELIVERY_BYTES = 50;
+export const LANE_ATTEMPT_BYTES = 75;
+/** How soon a lane whose budget shows no key at all asks again: KV's list catches up within a minute. */
+const UNKNOWN_BUDGET_RETRY_MS = 30_000;
+
+export interface LaneContext extends AttemptContext {
+  endpointId: string;
+  sealingKey: string;
+  /** Whether the endpoint's budget has a key neither revoked nor expired, or no key is seen yet. */
+  budgetLiveness(budget: string): Promise<BudgetLiveness>;
+  /** Waits that long (a timer in the Worker; tests hand in their own). */
+  sleep(ms: number): Promise<void>;
+}
+
+/** What a run leaves: when the next is due (null: nothing pending), or that the endpoint is gone and its lane should be emptied. */
+export type LaneRunResult = { next: number | null; delivered: number; attempted: number } | "endpoint gone";
+
+const eventsOf = async (db: D1Queryable, seqs: readonly number[]) => {
+  const { results } = await db
+    .prepare("SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq IN (SELECT value FROM json_each(?1))")
+    .bind(JSON.stringify(seqs))
+    .all<OrderEventRow>();
+  return new Map(results.map((row) => [Number(row.seq), row]));
+};
+
+/** Settles what cannot be sent at all: every pending delivery fails with the reason, a batch a run. */
+function failAll(context: LaneContext, reason: string): LaneRunResult {
+  failPending(context.sql, reason, context.now(), LANE_BATCH);
+  const next = nextDueAt(context.sql);
+  return { next: next === null ? null : context.now(), delivered: 0, attempted: 0 };
+}
+
+export async function runLane(context: LaneContext): Promise<LaneRunResult> {
+  const { sql } = context;
+  const began = context.now();
+  pruneSettled(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
+  pruneAttempts(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
+  if (nextDueAt(sql) === null) return { next: null, delivered: 0, attempted: 0 };
+
+  const endpoint = await laneEndpoint(context.db, context.endpointId);
+  if (!endpoint) return "endpoint gone";
+  if (endpoint.status !== "enabled") return failAll(context, "the endpoint is disabled");
+  const liveness = await context.budgetLiveness(endpoint.budget);
+  if (liveness === "unknown") return { next: began + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0 };
+  if (liveness === "dead") return failAll(context, "the endpoint's budget has no live key (revoked or expired)");
+  const secrets = await liveSecrets(context.sealingKey, endpoint, began);
+  // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves secrets unreadable).
+  if (secrets === undefined) return failAll(context, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
+  return sendDue(context, endpoint, secrets, began);
+}
+
+/** The pool: due deliveries started in turn, LANE_CONCURRENCY at once, paced; the endpoint disabled meanwhile stops new starts. */
+async function sendDue(context: LaneContext, endpoint: LaneEndpoint, secrets: readonly string[], began: number): Promise<LaneRunResult> {
+  const inFlight = new Map<number, Promise<void>>();
+  let page: { delivery: LaneDelivery; event: OrderEventRow | null }[] = [];
+  let nextStartAt = began;
+  let attempted = 0;
+  let delivered = 0;
+  let stopped = false;
+  let failure: unknown;
+
+  const nextDelivery = async () => {
+    if (page.length === 0) {
+      const due = dueDeliveries(context.sql, context.now(), PAGE, [...inFlight.keys()]);
+      if (due.length === 0) return undefined;
+      const events = await eventsOf(context.db, due.map((delivery) => delivery.seq));
+      page = due.map((delivery) => ({ delivery, event: events.get(delivery.seq) ?? null }));
+    }
+    return page.shift();
+  };
+
+  while (!stopped && failure === undefined && attempted < LANE_RUN_DELIVERIES && context.now() - began < LANE_RUN_MS) {
+    const wait = waitBeforeStart(context.now(), nextStartAt, inFlight.size);
+    if (wait === "full") {
+      await Promise.race(inFlight.values());
+      continue;
+    }
+    if (wait > 0) {
+      await context.sleep(wait);
+      continue;
+    }
+    const next = await nextDelivery();
+    if (next === undefined) break;
+    attempted += 1;
+    nextStartAt = nextStartAfter(context.now(), endpoint.rate_limit);
+    const { seq } = next.delivery;
+    inFlight.set(
+      seq,
+      attemptDelivery(context, endpoint, secrets, next.delivery, next.event)
+        .then((outcome) => {
+          if (outcome !== "expired" && outcome.kind === "delivered") delivered += 1;
+          if (outcome !== "expired" && outcome.kind === "gone") stopped = true;
+        })
+        .catch((error: unknown) => {
+          failure ??= error;
+        })
+        .finally(() => inFlight.delete(seq)),
+    );
+  }
+  await Promise.all(inFlight.values());
+  if (failure !== undefined) throw failure;
+  const due = nextDueAt(context.sql);
+  return { next: due === null ? null : Math.max(due, context.now()), delivered, attempted };
+}

@@ -1,0 +1,31 @@
+/**
+ * When a failed delivery is tried again (docs/design/order-events.md#lanes):
+ * the schedule's next delay (WEBHOOK_RETRY_SECONDS), or longer when the
+ * receiver asked for longer, never past the schedule's whole span.
+ */
+
+/** Seconds a `Retry-After` asks for (delta-seconds or an HTTP-date), or null when it asks for nothing readable. */
+export function retryAfterSeconds(value: string | null, now: number): number | null {
+  if (value === null) return null;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * The wait before the next attempt after a failed one: the schedule's, or
+ * longer when a 429 or 503 asked for longer with `Retry-After`, but never
+ * past the schedule's whole span (a receiver cannot park its deliveries for ever).
+ */
+export function nextDelaySeconds(schedule: readonly number[], step: number, status: number | null, retryAfter: number | null): number {
+  const scheduled = schedule[Math.min(step, schedule.length) - 1]!;
+  if ((status !== 429 && status !== 503) || retryAfter === null) return scheduled;
+  const span = schedule.reduce((sum, seconds) => sum + seconds, 0);
+  return Math.max(scheduled, Math.min(retryAfter, span));
+}
+
+/** The schedule's whole span, as an endpoint's owner is told when it was spent. */
+export function scheduleSpan(schedule: readonly number[]): string {
+  const days = schedule.reduce((sum, seconds) => sum + seconds, 0) / 86_400;
+  return days < 1 ? `${Math.round(days * 86_400)} s` : `${days.toFixed(1)} days`;
+}
