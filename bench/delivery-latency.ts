@@ -3,7 +3,7 @@
  * its event's way from the commit (the event's `createdAt`, D1's clock on
  * this machine) to its first arrival at a receiver on this machine that
  * answers 204 at once. What the dispatcher's nudge, its one-second poll and
- * the Queue's batching add up to (docs/design/order-events.md#dispatch).
+ * the lane's alarm add up to (docs/design/order-events.md#dispatch).
  */
 import type { Arrival, WebhookReceiver } from "../scripts/lib/webhook-receiver";
 import { percentile, type DeliveryRow } from "./report";

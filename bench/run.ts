@@ -325,7 +325,7 @@ try {
 /**
  * Webhook latency at 100 changes a second: cancels through the API (each
  * nudges the dispatcher), then updates written straight to D1 as another
- * system would (found by the dispatcher's poll), delivered by the Queue to a
+ * system would (found by the dispatcher's poll), delivered by the endpoint's lane to a
  * receiver on this machine through one endpoint that wants every type.
  */
 async function measureDeliveries(webhooksKey: string, roomy: Record<string, string>): Promise<DeliveryRow[]> {

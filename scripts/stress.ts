@@ -8,8 +8,8 @@
  * each order exactly once, and every change is in the feed exactly once and
  * at each endpoint at least once, though the webhook tables were taken
  * away for 30 s in the middle of the traffic (every D1 call of the
- * dispatcher, the queue consumer and the dead-letter consumer fails). It
- * prints a summary and exits 1 on any violation.
+ * dispatcher and of the endpoints' lanes fails). It prints a summary and
+ * exits 1 on any violation.
  */
 import { parseArgs } from "node:util";
 import { SCOPES, type Scope } from "../src/framework/operations/scopes";
@@ -31,6 +31,8 @@ import {
   type Violation,
 } from "./lib/stress-checks";
 import { mustRunWrangler } from "./lib/wrangler";
+import { fanOutPhase } from "./lib/stress-fan-out";
+import { operatorApi } from "./lib/operator-client";
 
 const { values } = parseArgs({
   options: {
@@ -47,7 +49,7 @@ const outage = { afterMs: Number(values["outage-after"]) * 1000, forMs: Number(v
 const schemaChanges: { from: number; to: number }[] = [];
 const SCHEMA_CHANGE_GRACE_MS = 3_000;
 /** The tables every D1 call of the webhook machinery reads: renamed away, they are an outage for it alone (the API's own reads go on). */
-const OUTAGE_TABLES = ["webhook_endpoints", "webhook_deliveries"];
+const OUTAGE_TABLES = ["webhook_endpoints", "webhook_dispatch"];
 const totalRequests = Number(values.requests);
 const clients = Number(values.clients);
 const maxSeconds = Number(values["max-seconds"]);
@@ -97,6 +99,9 @@ const callers: Caller[] = [
 ];
 // Makes the webhook endpoints and reads the feed; not one of the load's callers.
 const integrator = await keyed("integrator", "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, [...SCOPES]);
+// The fan-out phase's budgets, ten endpoints each.
+const fanOutKeys: string[] = [];
+for (let n = 1; n <= 10; n++) fanOutKeys.push(String((await keyed(`fan-out ${n}`, "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, ["orders:read", "webhooks:manage"])).headers.Authorization).slice("Bearer ".length));
 await store.close();
 
 const service = await startService(state.path);
@@ -158,7 +163,7 @@ try {
   const feed = (await readFeed(feedMark)).events;
   const cancelled = [...outcome.pendingAfter].filter(([, status]) => status === "cancelled").map(([id]) => id);
   console.error(`Waiting for ${feed.length} events at the two endpoints…`);
-  // Long enough for the sweeper to send again what a queue lost in the outage (two minutes overdue, then the next sweep).
+  // Long enough for the lanes' backoff after the outage (10 s at most) and the retry schedule of the refused first attempts.
   const waitedFrom = Date.now();
   const delivered = await untilDelivered(feed, DELIVERY_PATIENCE_MS);
   const waited = ((Date.now() - waitedFrom) / 1000).toFixed(1);
@@ -178,6 +183,17 @@ try {
     }),
   ];
   if (timedOut) violations.push({ check: "bounds", detail: `only ${observations.length} of ${totalRequests} requests within ${maxSeconds} s` });
+  console.error("Fan-out: 100 endpoints over 10 budgets, one hanging and one slow, 500 changes by the other system in bursts…");
+  const operator = operatorApi(service.baseUrl, { stateDir: state.path });
+  const fanOut = await fanOutPhase({
+    baseUrl: service.baseUrl,
+    keys: fanOutKeys,
+    pipeline: async () => (await operator?.call("GET", "/pipeline")) ?? "(no operator token)",
+    live,
+    firstOrderId: 40_001,
+    patienceMs: DELIVERY_PATIENCE_MS,
+  });
+  violations.push(...fanOut.violations);
   printSummary(seconds, outcome);
   console.log(
     `Events: ${feed.length} in the feed after the mark (${external.changes.length} changes by the other system in ${external.statements} statements, ` +
@@ -187,6 +203,7 @@ try {
   );
   const excused = observations.filter((o) => o.status === 503 && schemaChanges.some((window) => o.receivedAt >= window.from && o.receivedAt <= window.to)).length;
   if (outage.forMs > 0) console.log(`Outage: ${excused} requests answered 503 (with Retry-After) while its renames changed D1's schema under the service, as a failing dependency is answered.`);
+  for (const line of fanOut.lines) console.log(line);
   printChecks();
   // What the service said about it (its warnings and errors, counted by message), and where the undelivered events' deliveries stand.
   if (violations.length > 0) {
@@ -198,15 +215,10 @@ try {
     console.log(`\nThe service's warnings and errors:\n${[...said].map(([message, n]) => `  ${n} × ${message}`).join("\n")}`);
     for (const line of service.output().split("\n").filter((text) => /"status":5\d\d/.test(text)).slice(0, 5)) console.log(`  ${line.slice(0, 500)}`);
     for (const line of service.output().split("\n").filter((text) => /hung|canceled/.test(text)).slice(0, 3)) console.log(`  ${line.slice(0, 600)}`);
-    console.log(`  pending: ${JSON.stringify(await live("SELECT count(*) AS n, min(coalesce(next_attempt_at, created_at)) AS oldestDue, max(updated_at) AS lastTouched FROM webhook_deliveries WHERE outcome = 'pending'"))}`);
-    console.log(`  newest touched: ${JSON.stringify(await live("SELECT max(updated_at) AS at FROM webhook_deliveries"))}, now ${new Date().toISOString()}`);
+    console.log(`  the dispatcher's mark: ${JSON.stringify(await live("SELECT mark FROM webhook_dispatch"))}, the feed's head: ${JSON.stringify(await live("SELECT max(seq) AS head FROM order_events"))}`);
     await untilDelivered(feed, 180_000);
     console.log(`  after 180 s more: ${feed.filter((event) => !receivers.all.arrivals.has(event.id)).length} still missing at the endpoint for every type`);
-    const missing = feed.filter((event) => !receivers.all.arrivals.has(event.id)).slice(0, 5);
-    for (const event of missing) {
-      const rows = await live(`SELECT id, outcome, attempts, schedule_step, next_attempt_at, last_status, last_error, created_at FROM webhook_deliveries WHERE event_seq = ${event.id.slice(4)}`);
-      console.log(`  ${event.id}: ${rows.length === 0 ? "no delivery rows" : JSON.stringify(rows)}`);
-    }
+    console.log(`  the first missing: ${feed.filter((event) => !receivers.all.arrivals.has(event.id)).slice(0, 5).map((event) => event.id).join(", ")}`);
   }
 } finally {
   await service.stop();

@@ -31,14 +31,15 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** `refuseFirst`: the fraction of events whose first attempt is answered 500. */
-export async function startWebhookReceiver(options: { refuseFirst?: number } = {}): Promise<WebhookReceiver> {
+/** `refuseFirst`: the fraction of events whose first attempt is answered 500; `answerAfterMs`: how long it takes to answer each. */
+export async function startWebhookReceiver(options: { refuseFirst?: number; answerAfterMs?: number } = {}): Promise<WebhookReceiver> {
   const attempted = new Set<string>();
   const server = createServer((request, response) => {
     const receivedAt = Date.now();
     let body = "";
     request.on("data", (chunk: Buffer) => (body += chunk.toString()));
     request.on("end", async () => {
+      if (options.answerAfterMs) await new Promise((resolve) => setTimeout(resolve, options.answerAfterMs));
       const id = String(request.headers["webhook-id"]);
       try {
         if (receiver.secret) await verifyWebhook(receiver.secret, request.headers as Record<string, string>, body);

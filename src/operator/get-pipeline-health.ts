@@ -16,7 +16,7 @@ const Health = z.object({
   }),
   dispatcher: z.object({
     mark: z.number().int().describe("The last event every lane that wanted it was handed"),
-    lag: z.number().int().describe("Events written after the mark: 0 when the dispatcher is caught up; negative after a D1 restore that rewound the feed"),
+    lag: z.number().int().describe("Events written after the mark: 0 when the dispatcher is caught up"),
   }),
   database: z.object({ bytes: z.number().int().nullable().describe("The orders database's size, as D1 reports it (10 GB is its limit)") }),
   warnings: z.array(z.string()).describe("What an operator should act on"),
@@ -44,7 +44,6 @@ export const getPipelineHealth = defineOperation({
     const lag = storage.head - mark;
     const warnings = [
       ...(share >= BUDGET_WARNING_SHARE ? [`the order events use ${Math.round(share * 100)}% of their budget: the feed reaches back less far than the 30 days kept otherwise`] : []),
-      ...(lag < 0 ? ["the feed's head is below the dispatcher's mark: raise the event sequence (docs/operations.md#restoring-d1)"] : []),
     ];
     return jsonBody(c, {
       orderEvents: { ...storage, share },

@@ -59,9 +59,10 @@ export interface DispatchResult {
 /** What a pass calls: an endpoint's lane, handed its events; how many were new to it. */
 export type HandToLane = (endpointId: string, seqs: string[]) => Promise<number>;
 
-export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane): Promise<DispatchResult> {
-  const markRow = await readDispatchMark(db).first<{ mark: string }>();
-  const mark = markRow?.mark ?? "0";
+/** A pass from the mark in D1, or from `floor` where that is higher (a mark a D1 restore rewound: what was handed out already). */
+export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, floor?: string): Promise<DispatchResult> {
+  const stored = (await readDispatchMark(db).first<{ mark: string }>())?.mark ?? "0";
+  const mark = floor !== undefined && BigInt(floor) > BigInt(stored) ? floor : stored;
   const [eventRows, endpointRows, headRows] = await db.batch([
     // From the mark, or from the oldest endpoint's start: what came before every endpoint is nobody's.
     // ORDER BY the qualified integer: a bare `seq` is the text column, and "1000" sorts before "999".
@@ -79,7 +80,7 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane): P
   const head = (headRows!.results[0] as { head: string }).head;
   if (endpoints.length === 0) {
     // Nobody to deliver to: nothing before now will ever be (endpoints start at their creation).
-    if (BigInt(head) > BigInt(mark)) await storeDispatchMark(db, head);
+    if (BigInt(head) > BigInt(stored)) await storeDispatchMark(db, head);
     return { mark: BigInt(head) > BigInt(mark) ? head : mark, more: false, endpoints: 0, enqueued: 0, head, failedLanes: 0 };
   }
   const lanes = [...matchDeliveries(events, endpoints)];
@@ -93,6 +94,6 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane): P
     });
   }
   const next = markAfter(events, failed, mark);
-  if (next !== mark) await storeDispatchMark(db, next);
+  if (next !== stored) await storeDispatchMark(db, next);
   return { mark: next, more: events.length === DISPATCH_BATCH && failed.length === 0, endpoints: endpoints.length, enqueued, head, failedLanes: failed.length };
 }

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { logLine } from "../lib/log";
+import { eventSequence } from "../events/event-sequence";
 import { adoptEarlierMark } from "./dispatch-mark";
 import { dispatchEvents } from "./dispatch-pass";
 import { laneOf } from "./lane-calls";
@@ -57,11 +58,19 @@ export class WebhookDispatcher extends DurableObject<Env> {
         await adoptEarlierMark(this.env.DB, earlier);
         storage.delete("mark");
       }
-      const result = await dispatchEvents(this.env.DB, (endpointId, seqs) => laneOf(this.env, endpointId).enqueue(endpointId, seqs));
-      if (BigInt(result.head) < BigInt(result.mark)) {
-        // A D1 restore rewound the feed below what was handed out: new events would reuse ids until the sequence is raised.
-        logLine("error", "webhook-dispatcher", "the feed's head is below the dispatcher's mark: raise the event sequence (docs/operations.md#restoring-d1)", { head: result.head, mark: result.mark });
+      // The highest mark reached is kept here too, where a D1 restore cannot rewind it. Below it, a new event would take an
+      // id a lane already holds, and no lane would send it: nothing is handed out until the sequence is raised past it.
+      const highest = storage.get<string>("highestMark");
+      if (highest !== undefined) {
+        const sequence = await eventSequence(this.env.DB);
+        if (BigInt(sequence) < BigInt(highest)) {
+          logLine("error", "webhook-dispatcher", "the event sequence is below what was handed out (a D1 restore): nothing is dispatched until it is raised (docs/operations.md#restoring-d1)", { sequence, highest });
+          await this.ctx.storage.setAlarm(now + FAILED_PASS_RETRY_MAX_MS);
+          return;
+        }
       }
+      const result = await dispatchEvents(this.env.DB, (endpointId, seqs) => laneOf(this.env, endpointId).enqueue(endpointId, seqs), highest);
+      storage.put("highestMark", result.mark);
       if (result.failedLanes > 0) logLine("warn", "webhook-dispatcher", "some lanes could not be handed their events; the next pass hands them again", { failedLanes: result.failedLanes, mark: result.mark });
       storage.put("watching", result.endpoints > 0);
       storage.delete("failedPasses");

@@ -246,7 +246,7 @@ describe("verifyWebhook", () => {
 
   it("reads an event's ids exactly: strings as v2 writes them, and integers as deliveries signed before that carried them", async () => {
     const secret = "whsec_" + btoa("k".repeat(32));
-    const { signWebhook } = await import("../../src/webhooks/webhook-signature");
+    const { signWebhook } = await import("../../src/webhook-delivery/webhook-signature");
     for (const id of ['"9223372036854775807"', "9223372036854775807"]) {
       const body = `{"id":"evt_1","type":"order.created","order":{"id":${id},"status":"pending","complete":false}}`;
       const headers = { "webhook-id": "evt_1", "webhook-timestamp": "1614265330", "webhook-signature": await signWebhook(secret, "evt_1", 1614265330, body) };

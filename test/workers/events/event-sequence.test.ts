@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { runInDurableObject } from "cloudflare:test";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { apiWith } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import type { TestKey } from "../../support/test-keys";
@@ -68,5 +69,37 @@ describe("the order event sequence across a restore", () => {
     const typo = await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "9223372036854775800" }) });
     expect(typo.status).toBe(400);
     expect(((await typo.json()) as { message: string }).message).toContain("check the value noted before the restore");
+  });
+});
+
+describe("the webhook dispatcher across a restore", () => {
+  it("hands out nothing while the sequence is below what it handed out, says so, and goes on once the sequence is raised", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    await seedOrders([{ id: 11 }, { id: 12 }]);
+    const restorePoint = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))! - 1;
+    const stub = env.WEBHOOK_DISPATCHER.getByName("restore-test");
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    await runInDurableObject(stub, (instance) => instance.alarm());
+    const handedOut = (await env.DB.prepare("SELECT mark FROM webhook_dispatch").first<number>("mark"))!;
+    const noted = await (await operator("/order-events/sequence")).json<{ sequence: string }>();
+
+    // The restore rewinds the events, their counter and the dispatcher's mark in D1 alike.
+    await sql("DELETE FROM order_events WHERE seq > ?1", restorePoint);
+    await sql("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'order_events'", restorePoint);
+    await sql("UPDATE webhook_dispatch SET mark = ?1", restorePoint);
+    const errors = vi.spyOn(console, "error");
+    await runInDurableObject(stub, (instance) => instance.alarm());
+    expect(errors.mock.calls.some(([line]) => String(line).includes("nothing is dispatched until it is raised"))).toBe(true);
+    // A write before the raise would reuse an id a lane holds: it is not handed out.
+    await sql("UPDATE orders SET status = 'cancelled' WHERE id = 11");
+    await runInDurableObject(stub, (instance) => instance.alarm());
+    expect((await laneDeliveries(made.id)).map((row) => row.seq)).toEqual([handedOut - 1, handedOut]);
+
+    expect((await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: noted.sequence }) })).status).toBe(200);
+    await sql("UPDATE orders SET status = 'cancelled' WHERE id = 12");
+    await runInDurableObject(stub, (instance) => instance.alarm());
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    expect(seqs.at(-1)).toBeGreaterThan(handedOut);
+    expect(seqs).toHaveLength(3);
   });
 });
