@@ -8,10 +8,11 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateTargets, floorName, lastRunSection, loadTable, medianRow, scaleTable, unexpectedWarnings, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, fanOutDeliveryTable, type FanOutDeliveryRow, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateTargets, floorName, lastRunSection, loadTable, medianRow, scaleTable, unexpectedWarnings, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
-import { startWebhookReceiver } from "../scripts/lib/webhook-receiver";
+import { startWebhookReceiver, type WebhookReceiver } from "../scripts/lib/webhook-receiver";
+import { createServer } from "node:http";
 import { startBenchRuntime } from "./runtime";
 import { sequentialClient } from "./sequential-client";
 
@@ -57,6 +58,8 @@ const rounds = Number(values.rounds);
 
 /** The webhook delivery rows: changes of each kind, and how many a second. */
 const DELIVERY_CHANGES = 1_000;
+/** The fan-out row's burst: new orders in one statement, each delivered to 100 endpoints. */
+const FAN_OUT_EVENTS = 100;
 const DELIVERY_RATE = 100;
 
 /** Isolates of the bench worker: the load rows use the first; the fan-out measurement uses them all. */
@@ -67,7 +70,7 @@ const runtime = await startBenchRuntime("bench/wrangler.toml", ISOLATES);
 const origin = runtime.origin;
 const client = sequentialClient(origin);
 
-type Keys = Record<"roomy" | "far" | "enterprise" | "limited" | "banned" | "webhooks", string>;
+type Keys = Record<"roomy" | "far" | "enterprise" | "limited" | "banned" | "webhooks", string> & { fanOut: string[] };
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 // Rows that need bindings of their own name them in a header (bench/worker.ts).
 const variant = (name: string) => ({ "X-Bench-Variant": name });
@@ -271,6 +274,7 @@ try {
   const only = values.only?.split(",");
   if (values.only === "webhook") {
     console.log(deliveryTable(await measureDeliveries(keys.webhooks, roomy)));
+    console.log(`\n${fanOutDeliveryTable(await measureFanOutDelivery(keys.fanOut))}`);
     process.exit(0);
   }
   const selected = only ? rows.filter((row, index) => index < 2 || only.some((part) => row.name.includes(part))) : rows;
@@ -286,10 +290,11 @@ try {
   const fanOut = await driveFromEveryIsolate(bearer(keys.enterprise));
 
   const delivery = await measureDeliveries(keys.webhooks, roomy);
+  const fanOutDelivery = await measureFanOutDelivery(keys.fanOut);
 
   const scale = await measureScale(roomy);
 
-  const targets = evaluateTargets(load, scale, fanOut, delivery);
+  const targets = evaluateTargets(load, scale, fanOut, delivery, fanOutDelivery);
   console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
   console.log(loadTable(load));
   console.log(`\n${entryWorkerTable(load)}`);
@@ -299,13 +304,14 @@ try {
   console.log(scaleTable(scale));
   console.log(`\n## Webhook delivery (${DELIVERY_CHANGES} changes at ${DELIVERY_RATE} a second each; commit to first arrival at a receiver on this machine)\n`);
   console.log(deliveryTable(delivery));
+  console.log(`\n${fanOutDeliveryTable(fanOutDelivery)}`);
   console.log(`\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`);
   console.log("\n## Targets\n");
   for (const target of targets) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
 
   const warnings = unexpectedWarnings(load);
   for (const warning of warnings) console.log(`\n${warning}`);
-  const results = { date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, delivery, targets };
+  const results = { date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, delivery, fanOutDelivery, targets };
   writeFileSync(values.out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nJSON: ${values.out}`);
   // The guide shows the last full run of record, never a partial or scratch one.
@@ -356,11 +362,95 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
       },
       ours: (arrival) => arrival.type === "order.updated",
     });
-    if (receiver.rejected.length > 0) throw new Error(`webhook signatures did not verify: ${receiver.rejected.slice(0, 3).join("; ")}`);
-    return [api, external];
+    // The same, with another endpoint of the budget whose receiver takes every POST and answers none.
+    const hanging = createServer(() => {});
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    const stuck = await fetch(`${origin}/v2/webhook-endpoints`, { method: "POST", headers: manage, body: JSON.stringify({ url: `http://127.0.0.1:${(hanging.address() as { port: number }).port}/hooks` }) });
+    const stuckId = ((await stuck.json()) as { id: string }).id;
+    const besideFrom = Date.now();
+    try {
+      const besideHanging = await measureDelivery(DELIVERY.besideHanging, receiver, {
+        ...options,
+        async write(index) {
+          await execute("UPDATE orders SET quantity = quantity + 1 WHERE id = ?1", [String(DELIVERY_CHANGES + index + 1)]);
+        },
+        // Each order's second update: its first was the row above's.
+        ours: (arrival) => arrival.type === "order.updated" && Date.parse(arrival.createdAt) >= besideFrom,
+      });
+      if (receiver.rejected.length > 0) throw new Error(`webhook signatures did not verify: ${receiver.rejected.slice(0, 3).join("; ")}`);
+      return [api, external, besideHanging];
+    } finally {
+      await fetch(`${origin}/v2/webhook-endpoints/${stuckId}`, { method: "DELETE", headers: manage });
+      hanging.closeAllConnections();
+      hanging.close();
+    }
   } finally {
     await fetch(`${origin}/v2/webhook-endpoints/${endpoint.id}`, { method: "DELETE", headers: manage });
     await receiver.close();
+  }
+}
+
+/**
+ * Fan-out (docs/design/order-events.md#capacity): 100 endpoints over ten
+ * budgets, each to a receiver of its own on this machine; one statement of
+ * another system writes FAN_OUT_EVENTS new orders; then the time from that
+ * commit to the last of their deliveries, beside the time a bare loop in
+ * this process takes to POST the same requests to the same receivers, six
+ * at a time each (a lane's concurrency).
+ */
+async function measureFanOutDelivery(keys: string[]): Promise<FanOutDeliveryRow> {
+  console.error(`Webhook fan-out: ${FAN_OUT_EVENTS} changes to 100 endpoints, then the same POSTs from a bare loop…`);
+  const execute = await d1HttpApi(origin);
+  const made: { id: string; key: string; receiver: WebhookReceiver }[] = [];
+  try {
+    for (const key of keys) {
+      for (let n = 0; n < 10; n++) {
+        const receiver = await startWebhookReceiver();
+        const response = await fetch(`${origin}/v2/webhook-endpoints`, { method: "POST", headers: { ...bearer(key), "Content-Type": "application/json" }, body: JSON.stringify({ url: receiver.url, types: ["order.created"] }) });
+        if (response.status !== 201) throw new Error(`fan-out endpoint: status ${response.status}: ${await response.text()}`);
+        const endpoint = (await response.json()) as { id: string; secret: string };
+        receiver.secret = endpoint.secret;
+        made.push({ id: endpoint.id, key, receiver });
+      }
+    }
+    const first = 5_000_001;
+    const started = Date.now();
+    await execute(
+      `INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT ${first} UNION ALL SELECT i + 1 FROM n WHERE i < ${first + FAN_OUT_EVENTS - 1})
+       SELECT i, 1, 1, 'pending', 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
+      [],
+    );
+    const arrived = () => made.reduce((sum, { receiver }) => sum + receiver.arrivals.size, 0);
+    const deadline = Date.now() + 120_000;
+    while (arrived() < made.length * FAN_OUT_EVENTS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const lastArrival = Math.max(...made.flatMap(({ receiver }) => [...receiver.arrivals.values()].map((arrival) => arrival.receivedAt)));
+    const seconds = (lastArrival - started) / 1000;
+    const delivered = arrived();
+
+    // The bare loop: the same number of POSTs, unsigned and unverified, six at a time per receiver.
+    const bareStarted = Date.now();
+    await Promise.all(
+      made.map(async ({ receiver }) => {
+        receiver.secret = undefined;
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: 6 }, async () => {
+            while (next < FAN_OUT_EVENTS) {
+              const index = next++;
+              const body = JSON.stringify({ id: `evt_bare_${index}`, type: "order.created", createdAt: new Date().toISOString(), order: { id: String(index) } });
+              await (await fetch(receiver.url, { method: "POST", headers: { "Content-Type": "application/json", "webhook-id": `evt_bare_${index}` }, body })).arrayBuffer();
+            }
+          }),
+        );
+      }),
+    );
+    return { endpoints: made.length, events: FAN_OUT_EVENTS, delivered, seconds, bareSeconds: (Date.now() - bareStarted) / 1000 };
+  } finally {
+    for (const { id, key, receiver } of made) {
+      await fetch(`${origin}/v2/webhook-endpoints/${id}`, { method: "DELETE", headers: bearer(key) });
+      await receiver.close();
+    }
   }
 }
 
