@@ -1,8 +1,9 @@
 /**
  * Whether a budget still has a key that may call the API: webhooks are
  * delivered only while it does (docs/api.md#webhook-endpoints). Checked
- * where deliveries are made, so a revocation stops them within KV's
- * propagation, and an expiry with no action at all.
+ * where deliveries are made (each endpoint's lane, with a 5 s cache), so a
+ * revocation stops them as soon as a request's read of the key sees it, and
+ * an expiry with no action at all.
  */
 import { callDependency } from "../lib/dependency";
 import type { TtlCache } from "../lib/ttl-cache";
@@ -31,7 +32,15 @@ async function listAll<M>(kv: KVNamespace, prefix: string): Promise<{ name: stri
 export async function budgetLiveness(kv: KVNamespace, budget: string, cache: TtlCache<string, BudgetLiveness>, now = Date.now()): Promise<BudgetLiveness> {
   const cached = cache.get(budget, now);
   if (cached !== undefined) return cached;
-  const members = (await listAll<BudgetMember>(kv, budgetPrefix(budget))).map(({ metadata }) => metadata ?? {});
+  // The list names the budget's keys; each entry is then read itself: a list's metadata can lag a revocation by
+  // KV's list propagation (about a minute), a read of the entry by no more than a request's read of the key does.
+  const listed = await listAll<BudgetMember>(kv, budgetPrefix(budget));
+  const members = await Promise.all(
+    listed.map(async ({ name, metadata }) => {
+      const read = await callDependency("KV", () => kv.getWithMetadata<BudgetMember>(name));
+      return read.value === null ? (metadata ?? {}) : (read.metadata ?? {});
+    }),
+  );
   let liveness: BudgetLiveness = members.some((member) => isLive(member, now)) ? "live" : members.length > 0 ? "dead" : "unknown";
   // Keys stored before budgets were listed have no entry of their own here (a rotated pair may have one key with and one
   // without): they are found among every key's id entry, at the cost of listing them all.

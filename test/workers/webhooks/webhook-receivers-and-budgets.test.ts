@@ -197,6 +197,23 @@ describe("a budget with no live key", () => {
     expect(posts).toHaveLength(1);
   });
 
+  it("sees a revocation that KV's list does not show yet: each listed key's entry is read itself", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [16]);
+    // A list a minute behind, as KV's is after a write: it still shows the key live.
+    const staleList: KVNamespace = new Proxy(env.API_KEYS, {
+      get(target, property) {
+        if (property === "list") return async () => ({ keys: [{ name: `budget:${owner.record.id}:${owner.record.id}`, metadata: {} }], list_complete: true, cacheStatus: null });
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await putApiKey(env.API_KEYS, owner.key, { ...owner.record, revokedAt: new Date(Date.now() - 1000).toISOString() });
+    const { posts, fetch } = receivers();
+    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(staleList, budget, new TtlCache(10)) });
+    expect(posts).toEqual([]);
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's budget has no live key (revoked or expired)" });
+  });
+
   it("finds a live key stored before budgets were listed beside a revoked key of the same budget that is listed", async () => {
     const legacyPut = { put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) };
     const first = newApiKey("so_test_", { plan: "pro", name: "first" });
