@@ -12,7 +12,7 @@ import type { D1Queryable } from "../lib/d1-session";
 import type { DroppedValue } from "../orders/order-json";
 import { recordAttempt } from "./lane-attempts";
 import { deliveredSince, scheduleRetry, settleDelivery, type LaneDelivery } from "./lane-deliveries";
-import { disableByService, type LaneEndpoint } from "./lane-endpoint";
+import { disableByService, type LaneEndpoint } from "./endpoint-table";
 import { postToReceiver, type ReceiverAnswer } from "./receiver-answer";
 import { nextDelaySeconds, retryAfterSeconds, scheduleSpan } from "./retry-schedule";
 import { webhookHeaders } from "./webhook-signature";

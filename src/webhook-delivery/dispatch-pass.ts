@@ -9,7 +9,7 @@
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { readDispatchMark, storeDispatchMark } from "./dispatch-mark";
-import { enabledEndpoints, type DispatchEndpoint } from "./lane-endpoint";
+import { enabledEndpoints, type DispatchEndpoint } from "./endpoint-table";
 
 /** Events a pass reads at most; a full pass is followed by another at once. */
 export const DISPATCH_BATCH = 100;

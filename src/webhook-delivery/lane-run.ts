@@ -11,7 +11,7 @@ import type { D1Queryable } from "../lib/d1-session";
 import { attemptDelivery, type AttemptContext } from "./delivery-attempt";
 import { pruneAttempts } from "./lane-attempts";
 import { dueDeliveries, failPending, nextDueAt, pruneSettled, type LaneDelivery } from "./lane-deliveries";
-import { laneEndpoint, type LaneEndpoint } from "./lane-endpoint";
+import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import { LANE_CONCURRENCY, nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { liveSecrets } from "./webhook-secrets";
 

@@ -6,6 +6,7 @@ import { TtlCache } from "../../src/lib/ttl-cache";
 import { dispatchEvents, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
 import { addDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
 import { laneOf } from "../../src/webhook-delivery/lane-calls";
+import { DISPATCHER_NAME } from "../../src/webhook-delivery/dispatcher-calls";
 import { runLane, type LaneContext } from "../../src/webhook-delivery/lane-run";
 import { clearOrders, seedOrders } from "./seed";
 import { apiWith } from "./request";
@@ -30,6 +31,8 @@ export const feedHead = async () => String((await env.DB.prepare("SELECT coalesc
 
 /** A clean slate for a webhook test (no orders, endpoints or deliveries), and a key that manages endpoints: the owner of what the test makes. */
 export async function freshWebhookOwner(): Promise<TestKey> {
+  // A dispatcher an earlier test ran watches on, once a second: stopped, it hands this test's lanes nothing behind its back.
+  await runInDurableObject(env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME), (_, state) => state.storage.deleteAlarm());
   await clearOrders();
   await env.DB.batch([env.DB.prepare("DELETE FROM webhook_endpoints"), env.DB.prepare("UPDATE webhook_dispatch SET mark = (SELECT coalesce(max(seq), 0) FROM order_events)")]);
   return storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });

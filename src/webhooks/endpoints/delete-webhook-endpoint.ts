@@ -1,7 +1,7 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
-import { deleteEndpoint } from "./webhook-endpoint-store";
+import { deleteEndpoint } from "../../webhook-delivery/endpoint-table";
 import { laneOf } from "../../webhook-delivery/lane-calls";
 import { logLine } from "../../lib/log";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";

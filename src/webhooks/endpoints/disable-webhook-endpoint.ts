@@ -5,7 +5,7 @@ import { OperationNotTaken } from "../../keys/audit";
 import { auditedEndpointChange } from "./endpoint-audit";
 import { callDependency } from "../../lib/dependency";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
-import { disableEndpoint } from "./webhook-endpoint-store";
+import { disableEndpoint } from "../../webhook-delivery/endpoint-table";
 import { jsonBody } from "../../framework/counted-body";
 import { OPERATOR } from "./operator-webhook-endpoint";
 

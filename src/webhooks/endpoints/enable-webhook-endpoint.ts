@@ -7,7 +7,7 @@ import { callDependency } from "../../lib/dependency";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedEndpointChange } from "./endpoint-audit";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
-import { enableEndpoint } from "./webhook-endpoint-store";
+import { enableEndpoint } from "../../webhook-delivery/endpoint-table";
 import { OPERATOR } from "./operator-webhook-endpoint";
 
 /** Enables an endpoint whoever disabled it, audited: the one way to lift an operator's disabling. */

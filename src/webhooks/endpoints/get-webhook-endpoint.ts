@@ -1,7 +1,8 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/dependency";
 import { WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, endpointJson } from "./webhook-endpoint-store";
+import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
+import { endpointJson } from "./endpoint-json";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 

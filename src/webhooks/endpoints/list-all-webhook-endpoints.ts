@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/dependency";
-import { allEndpoints } from "./webhook-endpoint-store";
+import { allEndpoints } from "../../webhook-delivery/endpoint-table";
 import { jsonBody } from "../../framework/counted-body";
 import { OperatorEndpoint, operatorJson, OPERATOR } from "./operator-webhook-endpoint";
 

@@ -1,7 +1,8 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/dependency";
 import { WebhookEndpointList } from "./webhook-endpoint-schemas";
-import { budgetEndpoints, endpointJson } from "./webhook-endpoint-store";
+import { budgetEndpoints } from "../../webhook-delivery/endpoint-table";
+import { endpointJson } from "./endpoint-json";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
 

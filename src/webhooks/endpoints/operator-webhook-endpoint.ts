@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { endpointJson, type WebhookEndpointRow } from "./webhook-endpoint-store";
+import { type WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";
+import { endpointJson } from "./endpoint-json";
 
 /** An endpoint as operators see it (docs/operations.md#webhooks): with its budget and why it is disabled. */
 export const OperatorEndpoint = WebhookEndpoint.extend({ budget: z.string(), disabledAt: z.string().nullable(), disabledReason: z.string().nullable() });

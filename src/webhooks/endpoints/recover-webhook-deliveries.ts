@@ -8,7 +8,8 @@ import { laneOf } from "../../webhook-delivery/lane-calls";
 import { OperationNotTaken } from "../../keys/audit";
 import { auditedEndpointChange } from "./endpoint-audit";
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
-import { budgetEndpoint, disabledBecause } from "./webhook-endpoint-store";
+import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
+import { disabledBecause } from "./endpoint-json";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { keyOfCaller } from "../../keys/api-key-auth";
 

@@ -5,7 +5,7 @@ import { callDependency } from "../../lib/dependency";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
-import { rotateEndpointSecret } from "./webhook-endpoint-store";
+import { rotateEndpointSecret } from "../../webhook-delivery/endpoint-table";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the overlap. */

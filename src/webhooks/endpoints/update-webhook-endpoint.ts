@@ -6,7 +6,8 @@ import { callDependency } from "../../lib/dependency";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { UpdateWebhookEndpoint, WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { endpointJson, updateEndpoint } from "./webhook-endpoint-store";
+import { updateEndpoint } from "../../webhook-delivery/endpoint-table";
+import { endpointJson } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 

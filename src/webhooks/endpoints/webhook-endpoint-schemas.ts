@@ -2,7 +2,6 @@ import { z } from "zod";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
 import { MAX_WEBHOOK_URL_LENGTH } from "./webhook-url";
 
-export const MAX_ENDPOINTS_PER_BUDGET = 10;
 
 const EventTypes = z.array(z.enum(ORDER_EVENT_TYPES)).min(1);
 

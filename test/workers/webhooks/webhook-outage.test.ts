@@ -143,6 +143,8 @@ describe("the dispatcher in an outage", () => {
     await waitOnExecutionContext(ctx);
     // The wake set an alarm at once; it runs, and the dispatcher, watching an endpoint, sets its next.
     await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.kv.get("watching"))).toBe(true);
+    // Stopped: a dispatcher left watching would hand the next tests' lanes their events behind their backs.
+    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });
 
   it("is woken for a new endpoint even when the first call to it fails", async () => {
@@ -174,5 +176,7 @@ describe("the dispatcher in an outage", () => {
     await stub.nudge();
     // The nudge's alarm runs at once; while it runs none is set, and it sets the next (the dispatcher watches).
     await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.getAlarm())).not.toBeNull();
+    // Stopped: a dispatcher left watching would hand the next tests' lanes their events behind their backs.
+    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });
 });

@@ -5,7 +5,7 @@ import { budgetLiveness } from "../../../src/keys/live-budget";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { attemptDelivery } from "../../../src/webhook-delivery/delivery-attempt";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { laneEndpoint } from "../../../src/webhook-delivery/lane-endpoint";
+import { laneEndpoint } from "../../../src/webhook-delivery/endpoint-table";
 import { nextDelaySeconds, retryAfterSeconds } from "../../../src/webhook-delivery/retry-schedule";
 import { putApiKey, newApiKey } from "../../../src/keys/issue-key";
 import { seedOrders } from "../../support/seed";

@@ -1,11 +1,15 @@
 /**
- * Webhook endpoints in D1 (migrations/0010_webhook_endpoints.sql). Every
- * statement of the API names the budget, so one budget never reads or
- * deletes another's endpoint.
+ * The webhook endpoints in D1 (migrations/0010_webhook_endpoints.sql and
+ * those after it), every statement on that table in one place: the owner's
+ * and the operator's (each of the owner's names the budget, so one budget
+ * never reads or changes another's endpoint) and the pipeline's (the
+ * endpoints a dispatch pass fans out to, one endpoint as its lane sends to
+ * it, the service's disabling).
  */
-import type { z } from "zod";
-import type { D1Queryable } from "../../lib/d1-session";
-import { MAX_ENDPOINTS_PER_BUDGET, type WebhookEndpoint } from "./webhook-endpoint-schemas";
+import type { D1Queryable } from "../lib/d1-session";
+
+/** The most endpoints one budget may have. */
+export const MAX_ENDPOINTS_PER_BUDGET = 10;
 
 export interface WebhookEndpointRow {
   id: string;
@@ -24,18 +28,6 @@ export interface WebhookEndpointRow {
 }
 
 const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, previous_secret_sealed, previous_secret_until, rate_limit";
-
-/** The endpoint as its owner sees it. */
-export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEndpoint> => ({
-  id: row.id,
-  url: row.url,
-  types: row.types.split(",") as z.output<typeof WebhookEndpoint>["types"],
-  status: row.status,
-  disabledBy: row.status === "disabled" ? (row.disabled_by ?? "operator") : null,
-  disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
-  rateLimit: row.rate_limit,
-  createdAt: row.created_at,
-});
 
 export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 
@@ -118,16 +110,6 @@ export async function enableEndpoint(db: D1Queryable, id: string): Promise<boole
  */
 const LOCKED = "status = 'disabled' AND coalesce(disabled_by, 'operator') = 'operator'";
 
-/** Whether the owner may not enable (nor delete) the endpoint: an operator disabled it. */
-export const isLocked = (row: Pick<WebhookEndpointRow, "status" | "disabled_by">) => row.status === "disabled" && (row.disabled_by ?? "operator") === "operator";
-
-/** Why an endpoint is disabled, as its owner is told: the service's reasons, never an operator's name. */
-export function disabledBecause(row: Pick<WebhookEndpointRow, "disabled_by" | "disabled_reason">): string {
-  if (row.disabled_by === "owner") return "disabled by its owner";
-  if (row.disabled_by === "service" && row.disabled_reason) return `disabled by the service: ${row.disabled_reason}`;
-  return "disabled by an operator";
-}
-
 /** What an owner changes of its endpoint; a field left out stays as it is. */
 export interface EndpointChanges {
   url?: string;
@@ -182,3 +164,43 @@ export async function rotateEndpointSecret(db: D1Queryable, budget: string, id: 
     .run();
   return meta.changes === 1;
 }
+
+/** An endpoint as its lane sends to it: where, signed with what, how fast, for whom. */
+export interface LaneEndpoint {
+  id: string;
+  budget: string;
+  url: string;
+  status: "enabled" | "disabled";
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_until: string | null;
+  /** Deliveries a second at most (its owner's `rateLimit`); null: as fast as the lane goes. */
+  rate_limit: number | null;
+}
+
+export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint | null> {
+  return db
+    .prepare("SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit FROM webhook_endpoints WHERE id = ?1")
+    .bind(id)
+    .first<LaneEndpoint>();
+}
+
+/** The service disables an endpoint (its receiver answered 410, or refused a whole schedule), unless it is disabled already. */
+export async function disableByService(db: D1Queryable, id: string, reason: string, at: string): Promise<void> {
+  await db
+    .prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = 'service' WHERE id = ?1 AND status = 'enabled'")
+    .bind(id, at, reason)
+    .run();
+}
+
+/** An enabled endpoint as a dispatch pass matches events to it. */
+export interface DispatchEndpoint {
+  id: string;
+  /** Comma-separated event types. */
+  types: string;
+  /** It receives the events after this one (the feed's head when it was made). */
+  from_seq: string;
+}
+
+export const enabledEndpoints = (db: D1Queryable) =>
+  db.prepare("SELECT id, types, CAST(from_seq AS TEXT) AS from_seq FROM webhook_endpoints WHERE status = 'enabled' ORDER BY id");

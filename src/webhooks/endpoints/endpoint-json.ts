@@ -1,0 +1,27 @@
+/**
+ * A webhook endpoint as its owner and the operator see it: never its secret,
+ * and an operator's reason for disabling it never shown to its owner.
+ */
+import type { z } from "zod";
+import type { WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";
+import type { WebhookEndpoint } from "./webhook-endpoint-schemas";
+
+/** The endpoint as its owner sees it. */
+export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEndpoint> => ({
+  id: row.id,
+  url: row.url,
+  types: row.types.split(",") as z.output<typeof WebhookEndpoint>["types"],
+  status: row.status,
+  disabledBy: row.status === "disabled" ? (row.disabled_by ?? "operator") : null,
+  disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
+  rateLimit: row.rate_limit,
+  createdAt: row.created_at,
+});
+
+/** Why an endpoint is disabled, as its owner is told: the service's reasons, never an operator's name. */
+export function disabledBecause(row: Pick<WebhookEndpointRow, "disabled_by" | "disabled_reason">): string {
+  if (row.disabled_by === "owner") return "disabled by its owner";
+  if (row.disabled_by === "service" && row.disabled_reason) return `disabled by the service: ${row.disabled_reason}`;
+  return "disabled by an operator";
+}
+
