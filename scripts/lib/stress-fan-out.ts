@@ -30,6 +30,15 @@ async function hangingReceiver(): Promise<{ url: string; requests: () => number;
   };
 }
 
+const retriedOnce = async <T>(call: () => Promise<T>): Promise<T> => {
+  try {
+    return await call();
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    return call();
+  }
+};
+
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
@@ -70,12 +79,13 @@ export async function fanOutPhase(options: { baseUrl: string; keys: readonly str
     // The other system's bursts: a statement of FAN_OUT.burst new orders, a second apart.
     const started = Date.now();
     for (let from = options.firstOrderId; from < options.firstOrderId + FAN_OUT.changes; from += FAN_OUT.burst) {
-      await options.live(
-        `INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
+      // Once more when wrangler dev answers that the runtime restarted mid-request (as it asks): the insert is idempotent.
+      await retriedOnce(() => options.live(
+        `INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
          WITH RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${from + FAN_OUT.burst - 1})
          SELECT i, 1, 1, 'pending', 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
         [],
-      );
+      ));
       await new Promise((resolve) => setTimeout(resolve, FAN_OUT.burstGapMs));
     }
     const expected = (receiver: WebhookReceiver) => [...receiver.arrivals.values()].filter((arrival) => Number(arrival.orderId) >= options.firstOrderId).length;

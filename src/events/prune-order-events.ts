@@ -53,8 +53,11 @@ export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes
     });
   }
   const overBudgetThrough = storage.head - Math.floor(storage.budgetBytes / EVENT_ROW_BYTES);
-  // created_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order; each look reads at most a batch.
-  const oldThrough = db.prepare("SELECT max(seq) AS through FROM (SELECT seq FROM order_events WHERE created_at < ?3 AND seq > ?1 ORDER BY seq LIMIT ?2)");
+  // created_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order, and the sequence follows it: each
+  // look reads the next batch by the key and no more (by created_at alone, a run with nothing old would read every event).
+  const oldThrough = db.prepare(
+    "SELECT max(seq) AS through FROM (SELECT seq, created_at FROM order_events WHERE seq > ?1 ORDER BY seq LIMIT ?2) WHERE created_at < ?3",
+  );
   const cutoff = new Date(now - EVENT_RETENTION_MS).toISOString();
   let deleted = 0;
   let from = storage.prunedThrough;

@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS attempts (
   error TEXT
 );
 CREATE INDEX IF NOT EXISTS attempts_by_delivery ON attempts (seq, id);
+CREATE INDEX IF NOT EXISTS attempts_by_age ON attempts (at);
 `;
 
 export function recordAttempt(sql: SqlStorage, attempt: LaneAttempt): void {
@@ -46,5 +47,5 @@ export function attemptsOf(sql: SqlStorage, seqs: readonly number[], each: numbe
 
 /** Deletes up to `limit` attempts made before `before`, oldest first; how many. */
 export function pruneAttempts(sql: SqlStorage, before: number, limit: number): number {
-  return sql.exec("DELETE FROM attempts WHERE id IN (SELECT id FROM attempts WHERE at < ? ORDER BY id LIMIT ?) RETURNING id", before, limit).toArray().length;
+  return sql.exec("DELETE FROM attempts WHERE id IN (SELECT id FROM attempts WHERE at < ? ORDER BY at LIMIT ?) RETURNING id", before, limit).toArray().length;
 }

@@ -4,7 +4,7 @@ import { logLine } from "../lib/log";
 import { TtlCache } from "../lib/ttl-cache";
 import { readConfig } from "../framework/read-config";
 import { ATTEMPTS_DDL, attemptsOf, type LaneAttempt } from "./lane-attempts";
-import { addDeliveries, DELIVERIES_DDL, deliveryCounts, failedSince, newestDeliveries, recoverFailed, resetDelivery, type LaneDelivery } from "./lane-deliveries";
+import { addDeliveries, DELIVERIES_DDL, deliveryCounts, failedSince, newestDeliveries, nextDueAt, recoverFailed, resetDelivery, type LaneDelivery } from "./lane-deliveries";
 import { runLane } from "./lane-run";
 import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, type DeliveryView } from "./lane-calls";
@@ -36,7 +36,8 @@ export class WebhookLane extends DurableObject<Env> {
   async enqueue(endpointId: string, seqs: readonly string[]): Promise<number> {
     this.ctx.storage.kv.put("endpointId", endpointId);
     const added = addDeliveries(this.ctx.storage.sql, seqs.map(Number), Date.now());
-    if (added > 0) await this.runSoon();
+    // Even when nothing is new: a lane reset between its rows and its alarm is handed the same events again, and must run.
+    await this.runSoon();
     return added;
   }
 
@@ -58,7 +59,7 @@ export class WebhookLane extends DurableObject<Env> {
   /** Failed deliveries made since `since` due again now, `limit` at most; how many, and whether more remain. */
   async recover(since: number, limit: number): Promise<{ recovered: number; more: boolean }> {
     const recovered = recoverFailed(this.ctx.storage.sql, since, Date.now(), limit);
-    if (recovered > 0) await this.runSoon();
+    await this.runSoon();
     return { recovered, more: failedSince(this.ctx.storage.sql, since) };
   }
 
@@ -111,9 +112,13 @@ export class WebhookLane extends DurableObject<Env> {
     if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 
+  /** Sets the alarm for the first due delivery, unless one is set sooner; none while nothing is pending. */
   private async runSoon(): Promise<void> {
+    const next = nextDueAt(this.ctx.storage.sql);
+    if (next === null) return;
+    const at = Math.max(next, Date.now());
     const due = await this.ctx.storage.getAlarm();
-    if (due === null || due > Date.now()) await this.ctx.storage.setAlarm(Date.now());
+    if (due === null || due > at) await this.ctx.storage.setAlarm(at);
   }
 
   private view(endpointId: string, row: LaneDelivery, attempts: LaneAttempt[]): DeliveryView {

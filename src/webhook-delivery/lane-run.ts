@@ -10,7 +10,7 @@ import type { BudgetLiveness } from "../keys/live-budget";
 import type { D1Queryable } from "../lib/d1-session";
 import { attemptDelivery, type AttemptContext } from "./delivery-attempt";
 import { pruneAttempts } from "./lane-attempts";
-import { dueDeliveries, failPending, nextDueAt, pruneSettled, type LaneDelivery } from "./lane-deliveries";
+import { deliveryOf, dueDeliveries, failPending, nextDueAt, pruneSettled, type LaneDelivery } from "./lane-deliveries";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import { LANE_CONCURRENCY, nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { liveSecrets } from "./webhook-secrets";
@@ -30,8 +30,8 @@ export const DELIVERY_LOG_MS = 7 * 86_400_000;
  * included, measured on its tables (test/workers/events/event-storage.test.ts
  * keeps them true): the capacity table's figures (docs/design/order-events.md#capacity).
  */
-export const LANE_DELIVERY_BYTES = 50;
-export const LANE_ATTEMPT_BYTES = 75;
+export const LANE_DELIVERY_BYTES = 70;
+export const LANE_ATTEMPT_BYTES = 90;
 /** How soon a lane whose budget shows no key at all asks again: KV's list catches up within a minute. */
 const UNKNOWN_BUDGET_RETRY_MS = 30_000;
 
@@ -68,23 +68,39 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   pruneSettled(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
   pruneAttempts(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
   if (nextDueAt(sql) === null) return { next: null, delivered: 0, attempted: 0 };
+  return sendDue(context, began);
+}
 
+/** The endpoint as it is now and the secrets it signs with, or what the run ends with when nothing can be sent to it. */
+async function sendable(context: LaneContext): Promise<{ endpoint: LaneEndpoint; secrets: readonly string[] } | LaneRunResult> {
+  const now = context.now();
   const endpoint = await laneEndpoint(context.db, context.endpointId);
   if (!endpoint) return "endpoint gone";
   if (endpoint.status !== "enabled") return failAll(context, "the endpoint is disabled");
   const liveness = await context.budgetLiveness(endpoint.budget);
-  if (liveness === "unknown") return { next: began + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0 };
+  if (liveness === "unknown") return { next: now + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0 };
   if (liveness === "dead") return failAll(context, "the endpoint's budget has no live key (revoked or expired)");
-  const secrets = await liveSecrets(context.sealingKey, endpoint, began);
+  const secrets = await liveSecrets(context.sealingKey, endpoint, now);
   // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves secrets unreadable).
   if (secrets === undefined) return failAll(context, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
-  return sendDue(context, endpoint, secrets, began);
+  return { endpoint, secrets };
 }
 
-/** The pool: due deliveries started in turn, LANE_CONCURRENCY at once, paced; the endpoint disabled meanwhile stops new starts. */
-async function sendDue(context: LaneContext, endpoint: LaneEndpoint, secrets: readonly string[], began: number): Promise<LaneRunResult> {
+/**
+ * The pool: due deliveries started in turn, LANE_CONCURRENCY at once, paced.
+ * The endpoint is read again with each page, so a disabling, a new URL or a
+ * rotated secret holds from the next page on; each delivery's row is read
+ * again just before it starts, so one settled, made due later or wiped
+ * meanwhile is not sent. Whatever ends the run, it ends only once every
+ * POST it started has been recorded: a run that follows never sends one of
+ * them a second time.
+ */
+async function sendDue(context: LaneContext, began: number): Promise<LaneRunResult> {
+  const { sql } = context;
   const inFlight = new Map<number, Promise<void>>();
   let page: { delivery: LaneDelivery; event: OrderEventRow | null }[] = [];
+  let current: { endpoint: LaneEndpoint; secrets: readonly string[] } | undefined;
+  let verdict: LaneRunResult | undefined;
   let nextStartAt = began;
   let attempted = 0;
   let delivered = 0;
@@ -92,45 +108,60 @@ async function sendDue(context: LaneContext, endpoint: LaneEndpoint, secrets: re
   let failure: unknown;
 
   const nextDelivery = async () => {
-    if (page.length === 0) {
-      const due = dueDeliveries(context.sql, context.now(), PAGE, [...inFlight.keys()]);
-      if (due.length === 0) return undefined;
-      const events = await eventsOf(context.db, due.map((delivery) => delivery.seq));
-      page = due.map((delivery) => ({ delivery, event: events.get(delivery.seq) ?? null }));
+    for (;;) {
+      if (page.length === 0) {
+        const due = dueDeliveries(sql, context.now(), PAGE, [...inFlight.keys()]);
+        if (due.length === 0) return undefined;
+        const ready = await sendable(context);
+        if (ready === "endpoint gone" || !("endpoint" in ready)) {
+          verdict = ready;
+          return undefined;
+        }
+        current = ready;
+        const events = await eventsOf(context.db, due.map((delivery) => delivery.seq));
+        page = due.map((delivery) => ({ delivery, event: events.get(delivery.seq) ?? null }));
+      }
+      const { delivery, event } = page.shift()!;
+      const fresh = deliveryOf(sql, delivery.seq);
+      if (fresh?.outcome === "pending" && fresh.due_at !== null && fresh.due_at <= context.now() && !inFlight.has(fresh.seq)) return { delivery: fresh, event };
     }
-    return page.shift();
   };
 
-  while (!stopped && failure === undefined && attempted < LANE_RUN_DELIVERIES && context.now() - began < LANE_RUN_MS) {
-    const wait = waitBeforeStart(context.now(), nextStartAt, inFlight.size);
-    if (wait === "full") {
-      await Promise.race(inFlight.values());
-      continue;
+  try {
+    while (!stopped && failure === undefined && attempted < LANE_RUN_DELIVERIES && context.now() - began < LANE_RUN_MS) {
+      const wait = waitBeforeStart(context.now(), nextStartAt, inFlight.size);
+      if (wait === "full") {
+        await Promise.race(inFlight.values());
+        continue;
+      }
+      if (wait > 0) {
+        await context.sleep(wait);
+        continue;
+      }
+      const next = await nextDelivery();
+      if (next === undefined || current === undefined) break;
+      const { endpoint, secrets } = current;
+      attempted += 1;
+      nextStartAt = nextStartAfter(context.now(), endpoint.rate_limit);
+      const { seq } = next.delivery;
+      inFlight.set(
+        seq,
+        attemptDelivery(context, endpoint, secrets, next.delivery, next.event)
+          .then((outcome) => {
+            if (outcome !== "expired" && outcome.kind === "delivered") delivered += 1;
+            if (outcome !== "expired" && outcome.kind === "gone") stopped = true;
+          })
+          .catch((error: unknown) => {
+            failure ??= error;
+          })
+          .finally(() => inFlight.delete(seq)),
+      );
     }
-    if (wait > 0) {
-      await context.sleep(wait);
-      continue;
-    }
-    const next = await nextDelivery();
-    if (next === undefined) break;
-    attempted += 1;
-    nextStartAt = nextStartAfter(context.now(), endpoint.rate_limit);
-    const { seq } = next.delivery;
-    inFlight.set(
-      seq,
-      attemptDelivery(context, endpoint, secrets, next.delivery, next.event)
-        .then((outcome) => {
-          if (outcome !== "expired" && outcome.kind === "delivered") delivered += 1;
-          if (outcome !== "expired" && outcome.kind === "gone") stopped = true;
-        })
-        .catch((error: unknown) => {
-          failure ??= error;
-        })
-        .finally(() => inFlight.delete(seq)),
-    );
+  } finally {
+    await Promise.allSettled(inFlight.values());
   }
-  await Promise.all(inFlight.values());
   if (failure !== undefined) throw failure;
-  const due = nextDueAt(context.sql);
+  if (verdict !== undefined && (verdict === "endpoint gone" || attempted === 0)) return verdict;
+  const due = nextDueAt(sql);
   return { next: due === null ? null : Math.max(due, context.now()), delivered, attempted };
 }

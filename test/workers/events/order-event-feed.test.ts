@@ -174,6 +174,8 @@ describe("the order event feed", () => {
     const now = Date.now();
     const old = new Date(now - EVENT_RETENTION_MS - 1_000).toISOString();
     const head = Number(await feedHead());
+    // Events come in time order: those before the old ones are older still.
+    await sql("UPDATE order_events SET created_at = ?1 WHERE seq <= ?2", old, head);
     for (const seq of [head + 1, head + 2]) await sql("INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, ?3)", seq, old, '{"id":"1","status":"pending","complete":0}');
     await seedOrders([{ id: 7 }]);
     const ctx = createExecutionContext();

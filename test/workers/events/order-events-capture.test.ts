@@ -189,6 +189,8 @@ describe("order events, kept 30 days", () => {
   it("are pruned by the daily cron once older than that, oldest first, and no sooner, the pruned part marked", async () => {
     const now = Date.UTC(2030, 5, 1, 3, 17);
     const at = (ms: number) => new Date(ms).toISOString();
+    // Events come in time order: those before these are older still.
+    await sql("UPDATE order_events SET created_at = ?1 WHERE seq < 900001", at(now - EVENT_RETENTION_MS - 120_000));
     for (const [seq, createdAt] of [[900_001, at(now - EVENT_RETENTION_MS - 60_000)], [900_002, at(now - EVENT_RETENTION_MS - 1)], [900_003, at(now - EVENT_RETENTION_MS + 1)], [900_004, at(now - 1_000)]] as const) {
       await sql("INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, '{}')", seq, createdAt);
     }

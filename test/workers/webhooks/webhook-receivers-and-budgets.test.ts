@@ -9,6 +9,7 @@ import { laneEndpoint } from "../../../src/webhook-delivery/endpoint-table";
 import { nextDelaySeconds, retryAfterSeconds } from "../../../src/webhook-delivery/retry-schedule";
 import { putApiKey, newApiKey } from "../../../src/keys/issue-key";
 import { seedOrders } from "../../support/seed";
+import { interceptD1 } from "../../support/faults";
 import { storeTestKey } from "../../support/test-keys";
 import { dispatchQuietly, laneDeliveries, laneDelivery, makeEndpoint, pendingDeliveries, receivers, runLaneOnce, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
 
@@ -102,6 +103,74 @@ describe("each endpoint in a lane of its own", () => {
     expect(posts).toHaveLength(7);
     held.released = 8;
     expect(await run).toMatchObject({ delivered: 8, attempted: 8, next: null });
+  });
+
+  it("ends a run D1 failed only once the POSTs it started are recorded: the next run sends none of them again", async () => {
+    const { endpointId } = await pendingDeliveries(owner.key, Array.from({ length: 51 }, (_, index) => 200 + index));
+    // The last five of the first page are held; the second page's events cannot be read (D1 down at that moment).
+    let answered = 0;
+    const release = { open: false };
+    const { fetch, posts } = receivers(async () => {
+      if (++answered > 45 && answered <= 50) while (!release.open) await scheduler.wait(5);
+      return new Response("ok");
+    });
+    let eventReads = 0;
+    const failing = interceptD1({
+      prepare: (statement, query) => {
+        if (query.includes("FROM order_events WHERE seq IN") && ++eventReads === 2) throw new Error("D1_ERROR: Network connection lost.");
+        return statement;
+      },
+    });
+    let settled = false;
+    const run = runLaneOnce(endpointId, { fetch, db: failing }).finally(() => void (settled = true));
+    await expect.poll(() => eventReads).toBe(2);
+    expect(settled).toBe(false);
+    release.open = true;
+    await expect(run).rejects.toThrow(/Network connection lost/);
+    expect((await laneDeliveries(endpointId)).filter((row) => row.outcome === "delivered")).toHaveLength(50);
+    await runLaneOnce(endpointId, { fetch });
+    expect(posts).toHaveLength(51);
+    expect(new Set(posts.map((post) => post.webhookId)).size).toBe(51);
+  });
+
+  it("sends no delivery settled or wiped after its page was read", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
+    await seedOrders([61, 62, 63].map((id) => ({ id })));
+    await dispatchQuietly();
+    const [first, second, third] = (await laneDeliveries(made.id)).map((row) => row.seq);
+    const { fetch, posts } = receivers();
+    await runInDurableObject(laneOf(env, made.id), async (_, state) => {
+      let clock = Date.now();
+      const { runLane } = await import("../../../src/webhook-delivery/lane-run");
+      await runLane({
+        sql: state.storage.sql,
+        db: env.DB,
+        endpointId: made.id,
+        sealingKey: env.WEBHOOK_SECRETS_KEY!,
+        retrySeconds: [1, 2, 3],
+        now: () => clock,
+        // While the lane waits its turn, a manual retry delivers the second and the third is settled by another run.
+        sleep: async (ms) => {
+          clock += ms;
+          state.storage.sql.exec("UPDATE deliveries SET outcome = 'delivered', due_at = NULL WHERE seq IN (?, ?)", second!, third!);
+        },
+        fetch,
+        budgetLiveness: async () => "live",
+      });
+    });
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${first}`]);
+  });
+
+  it("sets its alarm when handed events it has already, should its alarm have been lost", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [71]);
+    const lane = laneOf(env, endpointId);
+    // Due in an hour (a retry's wait), and no alarm for it: the object was reset between its row and its alarm.
+    const due = Date.now() + 3_600_000;
+    await runInDurableObject(lane, (_, state) => state.storage.sql.exec("UPDATE deliveries SET due_at = ?", due));
+    expect(await runInDurableObject(lane, (_, state) => state.storage.getAlarm())).toBeNull();
+    expect(await lane.enqueue(endpointId, seqs.map(String))).toBe(0);
+    expect(await runInDurableObject(lane, (_, state) => state.storage.getAlarm())).toBe(due);
+    await runInDurableObject(lane, (_, state) => state.storage.deleteAlarm());
   });
 
   it("paces an endpoint with a rateLimit: starts spaced by its rate, every delivery made, none dropped", async () => {
