@@ -33,7 +33,8 @@ export async function callDependency<T>(name: string, call: () => Promise<T>, op
   }
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** The promise's outcome, or a rejection once `ms` pass without one. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let cancel = () => {};
   const timeout = new Promise<never>((_, reject) => {
     const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);

@@ -8,6 +8,7 @@
  * for it.
  */
 import type { D1Queryable } from "../lib/d1-session";
+import { withTimeout } from "../lib/dependency";
 import { readDispatchMark, storeDispatchMark } from "./dispatch-mark";
 import { enabledEndpoints, type DispatchEndpoint } from "./endpoint-table";
 
@@ -15,6 +16,8 @@ import { enabledEndpoints, type DispatchEndpoint } from "./endpoint-table";
 export const DISPATCH_BATCH = 100;
 /** Lanes called at once. */
 const FAN_OUT = 50;
+/** How long a lane may take to take its events: one that hangs counts as unreachable, and holds back no other lane's. */
+export const LANE_CALL_TIMEOUT_MS = 10_000;
 
 export interface DispatchedEvent {
   seq: string;
@@ -60,7 +63,7 @@ export interface DispatchResult {
 export type HandToLane = (endpointId: string, seqs: string[]) => Promise<number>;
 
 /** A pass from the mark in D1, or from `floor` where that is higher (a mark a D1 restore rewound: what was handed out already). */
-export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, floor?: string): Promise<DispatchResult> {
+export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, floor?: string, laneTimeoutMs = LANE_CALL_TIMEOUT_MS): Promise<DispatchResult> {
   const stored = (await readDispatchMark(db).first<{ mark: string }>())?.mark ?? "0";
   const mark = floor !== undefined && BigInt(floor) > BigInt(stored) ? floor : stored;
   const [eventRows, endpointRows, headRows] = await db.batch([
@@ -87,7 +90,7 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, fl
   const failed: string[][] = [];
   let enqueued = 0;
   for (let i = 0; i < lanes.length; i += FAN_OUT) {
-    const settled = await Promise.allSettled(lanes.slice(i, i + FAN_OUT).map(([endpointId, seqs]) => handToLane(endpointId, seqs)));
+    const settled = await Promise.allSettled(lanes.slice(i, i + FAN_OUT).map(([endpointId, seqs]) => withTimeout(handToLane(endpointId, seqs), laneTimeoutMs)));
     settled.forEach((result, index) => {
       if (result.status === "fulfilled") enqueued += result.value;
       else failed.push(lanes[i + index]![1]);

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import worker from "../../../src/app/worker";
 import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs, type WebhookDispatcher } from "../../../src/webhook-delivery/dispatcher-object";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
+import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { failedRunRetryMs, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { outageD1 } from "../../support/faults";
@@ -131,6 +132,21 @@ describe("the dispatcher in an outage", () => {
     expect(posts).toHaveLength(4);
     expect(posts.filter((post) => post.url.startsWith("https://reached")).length).toBe(3);
     expect(posts.filter((post) => post.url.startsWith("https://unreachable")).map((post) => post.webhookId)).toEqual([`evt_${cancel}`]);
+  });
+
+  it("counts a lane that does not answer as unreachable, within its time, and hands the others their events", async () => {
+    const hung = await makeEndpoint(owner.key, { url: "https://hung.example/hooks" });
+    const healthy = await makeEndpoint(owner.key, { url: "https://healthy.example/hooks" });
+    const before = await dispatchMark();
+    await seedOrders([{ id: 41 }]);
+    const pass = await dispatchEvents(
+      env.DB,
+      (id, seqs) => (id === hung.id ? new Promise<number>(() => {}) : quietLanes(id, seqs)),
+      undefined,
+      50,
+    );
+    expect(pass).toMatchObject({ failedLanes: 1, mark: before });
+    expect(await laneDeliveries(healthy.id)).toHaveLength(1);
   });
 
   it("is woken by the cron every minute, whatever happened to its alarm (one that threw past the platform's retries)", async () => {
