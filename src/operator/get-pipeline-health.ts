@@ -4,6 +4,7 @@ import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/dependency";
 import { BUDGET_WARNING_SHARE, eventStorage } from "../events/prune-order-events";
 import { readDispatchMark } from "../webhook-delivery/dispatch-mark";
+import { countLanesBehind } from "../webhook-delivery/endpoint-table";
 
 const Health = z.object({
   orderEvents: z.object({
@@ -17,6 +18,7 @@ const Health = z.object({
   dispatcher: z.object({
     mark: z.number().int().describe("The last event every lane that wanted it was handed"),
     lag: z.number().int().describe("Events written after the mark: 0 when the dispatcher is caught up"),
+    lanesBehind: z.number().int().describe("Enabled endpoints whose lanes could not take their events: each catches up alone"),
   }),
   database: z.object({ bytes: z.number().int().nullable().describe("The orders database's size, as D1 reports it (10 GB is its limit)") }),
   warnings: z.array(z.string()).describe("What an operator should act on"),
@@ -39,15 +41,17 @@ export const getPipelineHealth = defineOperation({
     const db = c.env.DB;
     const storage = await callDependency("D1", () => eventStorage(db, c.get("config").orderEventsBudgetBytes));
     const mark = Number((await callDependency("D1", () => readDispatchMark(db).first<{ mark: string }>()))?.mark ?? 0);
+    const lanesBehind = (await callDependency("D1", () => countLanesBehind(db).first<{ behind: number }>()))?.behind ?? 0;
     const sized = await callDependency("D1", () => db.prepare("SELECT 1").run());
     const share = storage.bytes / storage.budgetBytes;
     const lag = storage.head - mark;
     const warnings = [
       ...(share >= BUDGET_WARNING_SHARE ? [`the order events use ${Math.round(share * 100)}% of their budget: the feed reaches back less far than the 30 days kept otherwise`] : []),
+      ...(lanesBehind > 0 ? [`${lanesBehind} endpoint lane(s) could not take their events and are behind the dispatcher's mark (its log says which)`] : []),
     ];
     return jsonBody(c, {
       orderEvents: { ...storage, share },
-      dispatcher: { mark, lag },
+      dispatcher: { mark, lag, lanesBehind },
       database: { bytes: typeof sized.meta.size_after === "number" ? sized.meta.size_after : null },
       warnings,
     });

@@ -2,52 +2,75 @@
  * One pass of the dispatcher (docs/design/order-events.md#dispatch): the
  * events after its mark, matched with the enabled endpoints that want them,
  * handed to each endpoint's lane in one call per lane; then the mark moves
- * to the last event every lane that wanted it took. A lane that failed holds
- * the mark at its first event, and the next pass hands it (and the others)
- * those events again: a lane keeps one row per event, so none is sent twice
- * for it.
+ * past them. A lane that failed falls behind: it no longer holds any other
+ * endpoint's events back, and is handed its own from where it stopped, in
+ * order, on its own schedule, until it reaches the mark. A lane keeps one row
+ * per event, so an event handed twice is sent once.
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { withTimeout } from "../lib/dependency";
 import { readDispatchMark, storeDispatchMark } from "./dispatch-mark";
-import { enabledEndpoints, type DispatchEndpoint } from "./endpoint-table";
+import { enabledEndpoints, recordLaneStandings, type DispatchEndpoint, type LaneStanding } from "./endpoint-table";
 
-/** Events a pass reads at most; a full pass is followed by another at once. */
+/** Events a pass reads at most, and a lane behind is handed at most per pass; a full pass is followed by another at once. */
 export const DISPATCH_BATCH = 100;
 /** Lanes called at once. */
 const FAN_OUT = 50;
-/** How long a lane may take to take its events: one that hangs counts as unreachable, and holds back no other lane's. */
-export const LANE_CALL_TIMEOUT_MS = 10_000;
+/** Lanes behind a pass tries at most: each costs a read of its events. */
+export const CATCH_UP_LANES = 20;
+/**
+ * How long a lane may take to take its events (rows written in its own
+ * SQLite: milliseconds when it is well): one slower counts as failed, falls
+ * behind, and holds the pass back at most this long.
+ */
+export const LANE_CALL_TIMEOUT_MS = 3_000;
+/** The longest wait before a lane behind that keeps failing is tried again. */
+export const BEHIND_RETRY_MAX_MS = 300_000;
+
+/** The wait after a lane's `failures`th failure in a row: 1, 2, 4 ... s, then BEHIND_RETRY_MAX_MS. */
+export const behindRetryMs = (failures: number) => Math.min(BEHIND_RETRY_MAX_MS, 1_000 * 2 ** (failures - 1));
 
 export interface DispatchedEvent {
   seq: string;
   type: string;
 }
 
-/** Each endpoint's events to hand over: it wants the type, and the event came after the endpoint. */
+/** The events an endpoint wants among these: it wants the type, and the event came after the endpoint. */
+export function wantedBy(endpoint: Pick<DispatchEndpoint, "types" | "from_seq">, events: readonly DispatchedEvent[]): string[] {
+  const types = new Set(endpoint.types.split(","));
+  const from = BigInt(endpoint.from_seq);
+  return events.filter((event) => BigInt(event.seq) > from && types.has(event.type)).map((event) => event.seq);
+}
+
+/** Each endpoint's events to hand over, for the endpoints at the mark (one behind catches up alone, in order). */
 export function matchDeliveries(events: readonly DispatchedEvent[], endpoints: readonly DispatchEndpoint[]): Map<string, string[]> {
   const byEndpoint = new Map<string, string[]>();
   for (const endpoint of endpoints) {
-    const types = new Set(endpoint.types.split(","));
-    const from = BigInt(endpoint.from_seq);
-    const seqs = events.filter((event) => BigInt(event.seq) > from && types.has(event.type)).map((event) => event.seq);
+    if (endpoint.behind_after !== null) continue;
+    const seqs = wantedBy(endpoint, events);
     if (seqs.length > 0) byEndpoint.set(endpoint.id, seqs);
   }
   return byEndpoint;
 }
 
-/** The last event fully fanned out: before the first event of any lane that failed, else the pass's last. */
-export function markAfter(events: readonly DispatchedEvent[], failed: readonly string[][], mark: string): string {
-  const firstFailed = failed.reduce<bigint | null>((low, seqs) => (low === null || BigInt(seqs[0]!) < low ? BigInt(seqs[0]!) : low), null);
-  if (firstFailed === null) return events.at(-1)?.seq ?? mark;
-  const done = events.filter((event) => BigInt(event.seq) < firstFailed).at(-1)?.seq;
-  return done ?? mark;
+/** The lanes behind whose turn it is, the longest waiting first. */
+export function lanesToCatchUp(endpoints: readonly DispatchEndpoint[], now: number): DispatchEndpoint[] {
+  return endpoints
+    .filter((endpoint) => endpoint.behind_after !== null && (endpoint.behind_retry_at ?? 0) <= now)
+    .sort((a, b) => (a.behind_retry_at ?? 0) - (b.behind_retry_at ?? 0))
+    .slice(0, CATCH_UP_LANES);
 }
+
+/** A lane's standing after a try failed: behind after what it had, tried again later. */
+export const fellBehind = (endpoint: DispatchEndpoint, had: string, now: number): LaneStanding => {
+  const failures = endpoint.behind_failures + 1;
+  return { id: endpoint.id, behindAfter: endpoint.behind_after ?? had, retryAt: now + behindRetryMs(failures), failures };
+};
 
 export interface DispatchResult {
   /** Where the next pass starts. */
   mark: string;
-  /** The pass was full: more events wait. */
+  /** The pass was full, or a lane behind has more: more events wait. */
   more: boolean;
   /** Enabled endpoints: none means nothing to watch for until one is made. */
   endpoints: number;
@@ -55,15 +78,27 @@ export interface DispatchResult {
   enqueued: number;
   /** The feed's newest event; below the mark after a D1 restore that rewound it. */
   head: string;
-  /** Lanes that could not be reached: their events are handed over again by the next pass. */
+  /** Lanes that could not be reached in this pass: each is behind, and catches up alone. */
   failedLanes: number;
+  /** Their endpoints. */
+  failedEndpoints: string[];
+  /** Lanes behind after this pass. */
+  behind: number;
 }
 
 /** What a pass calls: an endpoint's lane, handed its events; how many were new to it. */
 export type HandToLane = (endpointId: string, seqs: string[]) => Promise<number>;
 
-/** A pass from the mark in D1, or from `floor` where that is higher (a mark a D1 restore rewound: what was handed out already). */
-export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, floor?: string, laneTimeoutMs = LANE_CALL_TIMEOUT_MS): Promise<DispatchResult> {
+export interface DispatchOptions {
+  /** A mark a D1 restore rewound: what was handed out already; the pass starts there where it is higher. */
+  floor?: string;
+  laneTimeoutMs?: number;
+  now?: number;
+}
+
+/** A pass from the mark in D1 (or the floor), then the lanes behind whose turn it is. */
+export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, options: DispatchOptions = {}): Promise<DispatchResult> {
+  const { floor, laneTimeoutMs = LANE_CALL_TIMEOUT_MS, now = Date.now() } = options;
   const stored = (await readDispatchMark(db).first<{ mark: string }>())?.mark ?? "0";
   const mark = floor !== undefined && BigInt(floor) > BigInt(stored) ? floor : stored;
   const [eventRows, endpointRows, headRows] = await db.batch([
@@ -84,19 +119,51 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, fl
   if (endpoints.length === 0) {
     // Nobody to deliver to: nothing before now will ever be (endpoints start at their creation).
     if (BigInt(head) > BigInt(stored)) await storeDispatchMark(db, head);
-    return { mark: BigInt(head) > BigInt(mark) ? head : mark, more: false, endpoints: 0, enqueued: 0, head, failedLanes: 0 };
+    return { mark: BigInt(head) > BigInt(mark) ? head : mark, more: false, endpoints: 0, enqueued: 0, head, failedLanes: 0, failedEndpoints: [], behind: 0 };
   }
-  const lanes = [...matchDeliveries(events, endpoints)];
-  const failed: string[][] = [];
-  let enqueued = 0;
-  for (let i = 0; i < lanes.length; i += FAN_OUT) {
-    const settled = await Promise.allSettled(lanes.slice(i, i + FAN_OUT).map(([endpointId, seqs]) => withTimeout(handToLane(endpointId, seqs), laneTimeoutMs)));
-    settled.forEach((result, index) => {
-      if (result.status === "fulfilled") enqueued += result.value;
-      else failed.push(lanes[i + index]![1]);
+  const next = events.at(-1)?.seq ?? mark;
+  const calls: { endpoint: DispatchEndpoint; seqs: string[]; reached: string; full: boolean }[] = [];
+  const byId = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]));
+  for (const [id, seqs] of matchDeliveries(events, endpoints)) calls.push({ endpoint: byId.get(id)!, seqs, reached: next, full: false });
+  const catchingUp = lanesToCatchUp(endpoints, now);
+  if (catchingUp.length > 0) {
+    // Up to the mark this pass reaches: a lane that reaches it is at the mark, and the next pass hands it what follows.
+    const reads = await db.batch(
+      catchingUp.map((endpoint) =>
+        db
+          .prepare("SELECT CAST(seq AS TEXT) AS seq, type FROM order_events WHERE seq > CAST(?1 AS INTEGER) AND seq <= CAST(?2 AS INTEGER) ORDER BY order_events.seq LIMIT ?3")
+          .bind(endpoint.behind_after, next, DISPATCH_BATCH),
+      ),
+    );
+    catchingUp.forEach((endpoint, index) => {
+      const read = reads[index]!.results as unknown as DispatchedEvent[];
+      const full = read.length === DISPATCH_BATCH;
+      calls.push({ endpoint, seqs: wantedBy(endpoint, read), reached: full ? read.at(-1)!.seq : next, full });
     });
   }
-  const next = markAfter(events, failed, mark);
+  const standings: LaneStanding[] = [];
+  let enqueued = 0;
+  const failedEndpoints: string[] = [];
+  let more = events.length === DISPATCH_BATCH;
+  for (let i = 0; i < calls.length; i += FAN_OUT) {
+    const round = calls.slice(i, i + FAN_OUT);
+    const settled = await Promise.allSettled(round.map(({ endpoint, seqs }) => (seqs.length === 0 ? Promise.resolve(0) : withTimeout(handToLane(endpoint.id, seqs), laneTimeoutMs))));
+    settled.forEach((result, index) => {
+      const { endpoint, reached, full } = round[index]!;
+      if (result.status === "rejected") {
+        failedEndpoints.push(endpoint.id);
+        standings.push(fellBehind(endpoint, mark, now));
+        return;
+      }
+      enqueued += result.value;
+      more ||= full;
+      if (endpoint.behind_after !== null) standings.push({ id: endpoint.id, behindAfter: full ? reached : null, retryAt: null, failures: 0 });
+    });
+  }
+  await recordLaneStandings(db, standings);
   if (next !== stored) await storeDispatchMark(db, next);
-  return { mark: next, more: events.length === DISPATCH_BATCH && failed.length === 0, endpoints: endpoints.length, enqueued, head, failedLanes: failed.length };
+  const standingNow = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint.behind_after]));
+  for (const standing of standings) standingNow.set(standing.id, standing.behindAfter);
+  const behind = [...standingNow.values()].filter((after) => after !== null).length;
+  return { mark: next, more, endpoints: endpoints.length, enqueued, head, failedLanes: failedEndpoints.length, failedEndpoints, behind };
 }

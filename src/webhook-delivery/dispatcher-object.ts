@@ -69,12 +69,12 @@ export class WebhookDispatcher extends DurableObject<Env> {
           return;
         }
       }
-      const result = await dispatchEvents(this.env.DB, (endpointId, seqs) => laneOf(this.env, endpointId).enqueue(endpointId, seqs), highest);
+      const result = await dispatchEvents(this.env.DB, (endpointId, seqs) => laneOf(this.env, endpointId).enqueue(endpointId, seqs), { floor: highest, now });
       storage.put("highestMark", result.mark);
-      if (result.failedLanes > 0) logLine("warn", "webhook-dispatcher", "some lanes could not be handed their events; the next pass hands them again", { failedLanes: result.failedLanes, mark: result.mark });
+      if (result.failedLanes > 0) logLine("warn", "webhook-dispatcher", "some lanes could not be handed their events: each is behind and catches up alone", { endpoints: result.failedEndpoints, behind: result.behind, mark: result.mark });
       storage.put("watching", result.endpoints > 0);
       storage.delete("failedPasses");
-      next = result.failedLanes > 0 ? now + DISPATCH_POLL_MS : result.more ? now : result.endpoints > 0 ? now + DISPATCH_POLL_MS : null;
+      next = result.more ? now : result.endpoints > 0 ? now + DISPATCH_POLL_MS : null;
     } catch (error) {
       const failed = (storage.get<number>("failedPasses") ?? 0) + 1;
       storage.put("failedPasses", failed);

@@ -200,7 +200,40 @@ export interface DispatchEndpoint {
   types: string;
   /** It receives the events after this one (the feed's head when it was made). */
   from_seq: string;
+  /** Null while its lane is at the dispatcher's mark; else the last event its lane was handed, and it catches up alone. */
+  behind_after: string | null;
+  /** When a lane behind is tried again (epoch ms); null: at the next pass. */
+  behind_retry_at: number | null;
+  /** Tries in a row its lane failed. */
+  behind_failures: number;
 }
 
 export const enabledEndpoints = (db: D1Queryable) =>
-  db.prepare("SELECT id, types, CAST(from_seq AS TEXT) AS from_seq FROM webhook_endpoints WHERE status = 'enabled' ORDER BY id");
+  db.prepare(
+    "SELECT id, types, CAST(from_seq AS TEXT) AS from_seq, CAST(behind_after AS TEXT) AS behind_after, behind_retry_at, behind_failures " +
+      "FROM webhook_endpoints WHERE status = 'enabled' ORDER BY id",
+  );
+
+/** Enabled endpoints whose lanes are behind the dispatcher's mark (their lanes failed to take events). */
+export const countLanesBehind = (db: D1Queryable) =>
+  db.prepare("SELECT count(*) AS behind FROM webhook_endpoints WHERE status = 'enabled' AND behind_after IS NOT NULL");
+
+/** Where an endpoint's lane stands after a pass: behind (and when to try it again), or at the mark (`behindAfter` null). */
+export interface LaneStanding {
+  id: string;
+  behindAfter: string | null;
+  retryAt: number | null;
+  failures: number;
+}
+
+/** Records every lane whose standing a pass changed, in one statement whatever their number. */
+export async function recordLaneStandings(db: D1Queryable, standings: readonly LaneStanding[]): Promise<void> {
+  if (standings.length === 0) return;
+  await db
+    .prepare(
+      "UPDATE webhook_endpoints SET behind_after = CAST(s.value ->> '$.behindAfter' AS INTEGER), behind_retry_at = s.value ->> '$.retryAt', " +
+        "behind_failures = s.value ->> '$.failures' FROM json_each(?1) AS s WHERE webhook_endpoints.id = s.value ->> '$.id'",
+    )
+    .bind(JSON.stringify(standings))
+    .run();
+}

@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { beforeEach, expect } from "vitest";
 import { budgetLiveness } from "../../src/keys/live-budget";
 import { TtlCache } from "../../src/lib/ttl-cache";
-import { dispatchEvents, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
+import { dispatchEvents, type DispatchOptions, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
 import { addDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
 import { laneOf } from "../../src/webhook-delivery/lane-calls";
 import { DISPATCHER_NAME } from "../../src/webhook-delivery/dispatcher-calls";
@@ -60,7 +60,7 @@ export const quietLanes: HandToLane = (endpointId, seqs) =>
   });
 
 /** A dispatch pass from the mark in D1, handing the lanes their events quietly. */
-export const dispatchQuietly = (handToLane: HandToLane = quietLanes) => dispatchEvents(env.DB, handToLane);
+export const dispatchQuietly = (handToLane: HandToLane = quietLanes, options?: DispatchOptions) => dispatchEvents(env.DB, handToLane, options);
 
 /** One run of an endpoint's lane, over the real D1 and KV, with what the test hands it. */
 export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> & Pick<LaneContext, "fetch">) {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EVENT_RETENTION_MS, EVENT_ROW_BYTES, PRUNE_BATCH, PRUNE_BATCHES_PER_RUN, pruneOrderEvents } from "../../../src/events/prune-order-events";
-import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
+import { CATCH_UP_LANES, dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { cappedD1 } from "../../support/faults";
 import { api } from "../../support/request";
 import { feedHead } from "../../support/webhook-fixtures";
@@ -89,6 +89,25 @@ describe("a dispatch pass over a thousand endpoints", () => {
     expect(pass).toMatchObject({ endpoints: 1_000, enqueued: 100_000, failedLanes: 0, more: true });
     expect(calls).toHaveLength(1_000);
     expect(d1.queries()).toBeLessThanOrEqual(6);
+
+    // Every lane fails: all fall behind, recorded in one statement.
+    await appendEvents(100, new Date().toISOString());
+    d1.reset();
+    const now = Date.now();
+    const failed = await dispatchEvents(d1.db, async () => Promise.reject(new Error("lanes unreachable")), { now });
+    expect(failed).toMatchObject({ failedLanes: 1_000, behind: 1_000 });
+    expect(d1.queries()).toBeLessThanOrEqual(6);
+    // Their retries due: CATCH_UP_LANES a pass, one read each.
+    d1.reset();
+    calls.length = 0;
+    const catching = await dispatchEvents(d1.db, async (_, seqs) => (calls.push(seqs.length), seqs.length), { now: now + 1_000 });
+    // A full page each (the 100 they missed): another pass at once finds nothing more, and those 20 are at the mark.
+    expect(catching).toMatchObject({ failedLanes: 0, behind: 1_000, more: true });
+    expect(calls).toEqual(Array(CATCH_UP_LANES).fill(100));
+    expect(d1.queries()).toBeLessThanOrEqual(6 + CATCH_UP_LANES);
+    d1.reset();
+    expect(await dispatchEvents(d1.db, async (_, seqs) => seqs.length, { now: now + 1_000 })).toMatchObject({ behind: 1_000 - CATCH_UP_LANES, more: false });
+    expect(d1.queries()).toBeLessThanOrEqual(6 + CATCH_UP_LANES);
     await sql("DELETE FROM webhook_endpoints");
   });
 });

@@ -4,11 +4,11 @@ import { describe, expect, it, vi } from "vitest";
 import worker from "../../../src/app/worker";
 import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs, type WebhookDispatcher } from "../../../src/webhook-delivery/dispatcher-object";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
-import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
+import { BEHIND_RETRY_MAX_MS, behindRetryMs, dispatchEvents, type HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { failedRunRetryMs, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { outageD1 } from "../../support/faults";
-import { apiWith } from "../../support/request";
+import { api, apiWith } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import { dispatchQuietly, laneDeliveries, makeEndpoint, pendingDeliveries, quietLanes, receivers, runLaneOnce, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
 
@@ -107,45 +107,92 @@ describe("the dispatcher in an outage", () => {
     expect(await runInDurableObject(stub, (_, state) => state.storage.kv.get("failedPasses"))).toBeUndefined();
   });
 
-  it("holds its mark before the first event of a lane it could not reach, and the next pass sends nothing twice", async () => {
+  it("moves on past a lane it could not reach; that lane catches up alone, in order, once its retry is due, and nothing is sent twice", async () => {
     const reached = await makeEndpoint(owner.key, { url: "https://reached.example/hooks" });
-    const unreachable = await makeEndpoint(owner.key, { url: "https://unreachable.example/hooks", types: ["order.cancelled"] });
-    const before = await dispatchMark();
+    const unreachable = await makeEndpoint(owner.key, { url: "https://unreachable.example/hooks" });
+    const before = Number(await dispatchMark());
     await seedOrders([{ id: 30 }, { id: 31 }]);
     await env.DB.prepare("UPDATE orders SET status = 'cancelled' WHERE id = 31").run();
-    const cancel = String(Number(before) + 3);
-    const pass = await dispatchQuietly(async (id, seqs) => {
-      if (id === unreachable.id) throw new Error("the lane's object was restarting");
+    const now = Date.now();
+    const handed: { id: string; seqs: string[] }[] = [];
+    let reachable = false;
+    const lanes: HandToLane = async (id, seqs) => {
+      handed.push({ id, seqs });
+      if (id === unreachable.id && !reachable) throw new Error("the lane's object was restarting");
       return quietLanes(id, seqs);
-    });
-    // The two creations were fully fanned out; the cancel was not.
-    expect(pass).toMatchObject({ mark: String(Number(before) + 2), failedLanes: 1, more: false });
+    };
+    // The mark moves past all three: the reached endpoint is not held back by the other's lane.
+    expect(await dispatchQuietly(lanes, { now })).toMatchObject({ mark: String(before + 3), failedLanes: 1, failedEndpoints: [unreachable.id], behind: 1 });
     expect(await laneDeliveries(reached.id)).toHaveLength(3);
+    const health = await (await api("/admin/pipeline", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } })).json<{ dispatcher: { lanesBehind: number }; warnings: string[] }>();
+    expect(health.dispatcher.lanesBehind).toBe(1);
+    expect(health.warnings.join(" ")).toContain("behind the dispatcher's mark");
+
+    // A new event, before the lane's retry is due: the reached lane has it, the one behind is not called (nor handed it out of order).
+    await seedOrders([{ id: 32 }]);
+    handed.length = 0;
+    expect(await dispatchQuietly(lanes, { now: now + 500 })).toMatchObject({ mark: String(before + 4), failedLanes: 0, behind: 1 });
+    expect(handed.map((call) => call.id)).toEqual([reached.id]);
+
+    // Its retry is due and its lane answers: it is handed all four, oldest first, in one call, and is at the mark again.
+    reachable = true;
+    handed.length = 0;
+    expect(await dispatchQuietly(lanes, { now: now + 1_000 })).toMatchObject({ mark: String(before + 4), behind: 0, enqueued: 4 });
+    expect(handed).toEqual([{ id: unreachable.id, seqs: [1, 2, 3, 4].map((n) => String(before + n)) }]);
+
+    await seedOrders([{ id: 33 }]);
+    handed.length = 0;
+    expect(await dispatchQuietly(lanes, { now: now + 1_500 })).toMatchObject({ mark: String(before + 5), behind: 0, enqueued: 2 });
+    expect(handed.map((call) => call.id).sort()).toEqual([reached.id, unreachable.id].sort());
+
     const { posts, fetch } = receivers();
     await runLaneOnce(reached.id, { fetch });
-    expect(posts).toHaveLength(3);
-
-    // The next pass hands the cancel to both: the reached lane has it already and sends nothing again.
-    expect(await dispatchQuietly()).toMatchObject({ mark: cancel, failedLanes: 0, enqueued: 1 });
-    await runLaneOnce(reached.id, { fetch });
     await runLaneOnce(unreachable.id, { fetch });
-    expect(posts).toHaveLength(4);
-    expect(posts.filter((post) => post.url.startsWith("https://reached")).length).toBe(3);
-    expect(posts.filter((post) => post.url.startsWith("https://unreachable")).map((post) => post.webhookId)).toEqual([`evt_${cancel}`]);
+    for (const host of ["https://reached", "https://unreachable"]) {
+      expect(posts.filter((post) => post.url.startsWith(host)).map((post) => post.webhookId)).toEqual([1, 2, 3, 4, 5].map((n) => `evt_${before + n}`));
+    }
   });
 
-  it("counts a lane that does not answer as unreachable, within its time, and hands the others their events", async () => {
+  it("tries a lane that keeps failing less and less often, and pages one far behind through its events", async () => {
+    const behind = await makeEndpoint(owner.key, { url: "https://behind.example/hooks" });
+    const before = Number(await dispatchMark());
+    const failing: HandToLane = async () => {
+      throw new Error("the lane's storage is full");
+    };
+    await seedOrders([{ id: 50 }]);
+    let now = Date.now();
+    await dispatchQuietly(failing, { now });
+    const tries: number[] = [];
+    for (let failures = 1; failures <= 12; failures++) {
+      const { behind_retry_at: retryAt } = (await env.DB.prepare("SELECT behind_retry_at FROM webhook_endpoints WHERE id = ?1").bind(behind.id).first<{ behind_retry_at: number }>())!;
+      tries.push(retryAt - now);
+      // Not before it is due: a pass then leaves it alone.
+      expect(await dispatchQuietly(failing, { now: retryAt - 1 })).toMatchObject({ failedLanes: 0, behind: 1 });
+      now = retryAt;
+      expect(await dispatchQuietly(failing, { now })).toMatchObject({ failedLanes: 1, behind: 1 });
+    }
+    expect(tries).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300].map((s) => s * 1_000));
+    expect(tries.map((_, failures) => behindRetryMs(failures + 1))).toEqual(tries);
+
+    // 250 events behind: handed 100 a pass, in order, each pass followed by another at once (`more`).
+    await seedOrders(Array.from({ length: 249 }, (_, i) => ({ id: 100 + i })));
+    const handed: string[][] = [];
+    const results = [];
+    for (let pass = 0; pass < 3; pass++) {
+      results.push(await dispatchQuietly(async (id, seqs) => (handed.push(seqs), quietLanes(id, seqs)), { now: now + BEHIND_RETRY_MAX_MS }));
+    }
+    expect(results.map((result) => [result.more, result.behind])).toEqual([[true, 1], [true, 1], [false, 0]]);
+    expect(handed.flat()).toEqual(Array.from({ length: 250 }, (_, i) => String(before + 1 + i)));
+    expect(await laneDeliveries(behind.id)).toHaveLength(250);
+  });
+
+  it("counts a lane that does not answer as failed, within its time, and hands the others their events", async () => {
     const hung = await makeEndpoint(owner.key, { url: "https://hung.example/hooks" });
     const healthy = await makeEndpoint(owner.key, { url: "https://healthy.example/hooks" });
     const before = await dispatchMark();
     await seedOrders([{ id: 41 }]);
-    const pass = await dispatchEvents(
-      env.DB,
-      (id, seqs) => (id === hung.id ? new Promise<number>(() => {}) : quietLanes(id, seqs)),
-      undefined,
-      50,
-    );
-    expect(pass).toMatchObject({ failedLanes: 1, mark: before });
+    const pass = await dispatchEvents(env.DB, (id, seqs) => (id === hung.id ? new Promise<number>(() => {}) : quietLanes(id, seqs)), { laneTimeoutMs: 50 });
+    expect(pass).toMatchObject({ failedLanes: 1, failedEndpoints: [hung.id], mark: String(Number(before) + 1), behind: 1 });
     expect(await laneDeliveries(healthy.id)).toHaveLength(1);
   });
 
