@@ -5,6 +5,7 @@ import { readJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/dependency";
 import { logLine } from "../lib/log";
+import { releaseOrderWrites } from "../orders/order-writes-hold";
 import { eventSequence, raiseEventSequence } from "./event-sequence";
 
 const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false } as const;
@@ -40,7 +41,7 @@ export const eventSequenceOperations = [
     method: "post",
     path: "/order-events/sequence",
     summary: "Raise the order event sequence after a restore",
-    description: 'Body {"atLeast": "<digits>"}: the next event id is above it. Never lowers it.',
+    description: 'Body {"atLeast": "<digits>"}: the next event id is above it. Never lowers it. Lets order writes go on if a restore held them.',
     responses: { 200: { description: "The sequence now", body: Sequence } },
     errors: ["invalid_body", "unsupported_media_type", "body_too_large"],
     async handle(c) {
@@ -51,6 +52,8 @@ export const eventSequenceOperations = [
         throw new ApiError("invalid_body", `atLeast is more than ${MAX_RAISE} above the sequence (${current}): check the value noted before the restore.`);
       }
       const sequence = await callDependency("D1", () => raiseEventSequence(c.env.DB, atLeast));
+      // Order writes go on; the webhook dispatcher holds them again within its next pass if this is still below what it handed out.
+      await callDependency("D1", () => releaseOrderWrites(c.env.DB));
       logLine("warn", c.get("requestId"), "the order event sequence was raised (after a D1 restore)", { atLeast, sequence, operator: c.get("operator") });
       return jsonBody(c, { sequence });
     },

@@ -16,15 +16,17 @@ export class DependencyUnavailable extends Error {
 /**
  * Calls a platform dependency (D1, KV, the limiter) and retries once: a single
  * transient failure should not reach the client, a persistent one becomes
- * DependencyUnavailable. With `timeoutMs`, an
+ * DependencyUnavailable; an error `refusal` matches is thrown as it is. With `timeoutMs`, an
  * attempt that has not answered by then counts as failed, so a stuck
  * dependency costs the client a bounded wait rather than a hung request.
  */
-export async function callDependency<T>(name: string, call: () => Promise<T>, options: { timeoutMs?: number } = {}): Promise<T> {
+export async function callDependency<T>(name: string, call: () => Promise<T>, options: { timeoutMs?: number; refusal?: (error: unknown) => boolean } = {}): Promise<T> {
   const attempt = () => (options.timeoutMs === undefined ? call() : withTimeout(call(), options.timeoutMs));
   try {
     return await attempt();
-  } catch {
+  } catch (error) {
+    // A refusal (the dependency answered, and said no) is the caller's to answer: trying again would only repeat it.
+    if (options.refusal?.(error)) throw error;
     try {
       return await attempt();
     } catch (cause) {

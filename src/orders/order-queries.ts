@@ -1,5 +1,7 @@
 import { callDependency } from "../lib/dependency";
 import type { D1Queryable } from "../lib/d1-session";
+import { ApiError } from "../framework/api-error";
+import { HELD_RETRY_AFTER_SECONDS, isHeldWrite } from "./order-writes-hold";
 
 /**
  * An order as D1 gives it back. Integer columns are read as TEXT because D1
@@ -84,17 +86,25 @@ export type CancelOutcome = "cancelled" | "already_cancelled" | "not_cancellable
  * makes the retry inside callDependency safe.
  */
 export async function cancelPendingOrder(db: D1Queryable, id: string, now: string): Promise<CancelOutcome> {
-  const [update, current] = await callDependency("D1", () =>
-    db.batch<{ status: string }>([
-      db
-        .prepare(
-          `UPDATE orders SET status = 'cancelled', cancelled_at = ?2, updated_at = ?2
-           WHERE id = ?1 AND status = 'pending'`,
-        )
-        .bind(id, now),
-      db.prepare(`SELECT status FROM orders WHERE id = ?1`).bind(id),
-    ]),
-  );
+  const [update, current] = await callDependency(
+    "D1",
+    () =>
+      db.batch<{ status: string }>([
+        db
+          .prepare(
+            `UPDATE orders SET status = 'cancelled', cancelled_at = ?2, updated_at = ?2
+             WHERE id = ?1 AND status = 'pending'`,
+          )
+          .bind(id, now),
+        db.prepare(`SELECT status FROM orders WHERE id = ?1`).bind(id),
+      ]),
+    { refusal: isHeldWrite },
+  ).catch((error: unknown) => {
+    if (!isHeldWrite(error)) throw error;
+    throw new ApiError("service_unavailable", "Order writes are paused while the orders database is restored. Retry later; nothing was changed.", {
+      "Retry-After": String(HELD_RETRY_AFTER_SECONDS),
+    });
+  });
   if (update.meta.changes > 0) return "cancelled";
   const status = current.results[0]?.status;
   if (status === undefined) return "not_found";

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { logLine } from "../lib/log";
 import { eventSequence } from "../events/event-sequence";
+import { holdOrderWrites } from "../orders/order-writes-hold";
 import { adoptEarlierMark } from "./dispatch-mark";
 import { dispatchEvents } from "./dispatch-pass";
 import { laneOf } from "./lane-calls";
@@ -64,7 +65,9 @@ export class WebhookDispatcher extends DurableObject<Env> {
       if (highest !== undefined) {
         const sequence = await eventSequence(this.env.DB);
         if (BigInt(sequence) < BigInt(highest)) {
-          logLine("error", "webhook-dispatcher", "the event sequence is below what was handed out (a D1 restore): nothing is dispatched until it is raised (docs/operations.md#restoring-d1)", { sequence, highest });
+          // Every order write is refused meanwhile: each would make an event with an id receivers have seen.
+          await holdOrderWrites(this.env.DB, sequence, highest, new Date(now).toISOString());
+          logLine("error", "webhook-dispatcher", "the event sequence is below what was handed out (a D1 restore): order writes are refused and nothing is dispatched until it is raised (docs/operations.md#restoring-d1)", { sequence, highest });
           await this.ctx.storage.setAlarm(now + FAILED_PASS_RETRY_MAX_MS);
           return;
         }

@@ -73,7 +73,7 @@ describe("the order event sequence across a restore", () => {
 });
 
 describe("the webhook dispatcher across a restore", () => {
-  it("hands out nothing while the sequence is below what it handed out, says so, and goes on once the sequence is raised", async () => {
+  it("refuses every order write and hands out nothing while the sequence is below what it handed out, says so, and goes on once the sequence is raised", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     await seedOrders([{ id: 11 }, { id: 12 }]);
     const restorePoint = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))! - 1;
@@ -89,18 +89,35 @@ describe("the webhook dispatcher across a restore", () => {
     await sql("UPDATE webhook_dispatch SET mark = ?1", restorePoint);
     const errors = vi.spyOn(console, "error");
     await runInDurableObject(stub, (instance) => instance.alarm());
-    expect(errors.mock.calls.some(([line]) => String(line).includes("nothing is dispatched until it is raised"))).toBe(true);
-    // A write before the raise would reuse an id a lane holds: it is not handed out.
-    await sql("UPDATE orders SET status = 'cancelled' WHERE id = 11");
+    expect(errors.mock.calls.some(([line]) => String(line).includes("order writes are refused and nothing is dispatched until it is raised"))).toBe(true);
+    // A write before the raise would make an event with an id a lane holds already: every writer is refused, this API's
+    // cancels with 503 and Retry-After, and nothing changes.
+    await expect(sql("UPDATE orders SET status = 'cancelled' WHERE id = 11")).rejects.toThrow(/order writes are held/);
+    const refused = await apiWith(env, "/v1/store/orders/11", { method: "DELETE", key: owner.key });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("Retry-After")).toBe("60");
+    expect(await refused.json()).toMatchObject({ code: "service_unavailable", message: expect.stringContaining("restored") });
+    expect(await env.DB.prepare("SELECT status FROM orders WHERE id = 11").first("status")).toBe("pending");
+    const pipeline = await (await operator("/pipeline")).json<{ orderWrites: { heldSince: string | null }; warnings: string[] }>();
+    expect(pipeline.orderWrites.heldSince).not.toBeNull();
+    expect(pipeline.warnings.join(" ")).toContain("order writes are refused");
     await runInDurableObject(stub, (instance) => instance.alarm());
     expect((await laneDeliveries(made.id)).map((row) => row.seq)).toEqual([handedOut - 1, handedOut]);
 
+    // A raise short of what was handed out lets writes go on only until the dispatcher's next pass holds them again.
+    expect((await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: String(handedOut - 1) }) })).status).toBe(200);
+    await runInDurableObject(stub, (instance) => instance.alarm());
+    await expect(sql("UPDATE orders SET status = 'cancelled' WHERE id = 11")).rejects.toThrow(/order writes are held/);
+
     expect((await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: noted.sequence }) })).status).toBe(200);
+    expect((await apiWith(env, "/v1/store/orders/11", { method: "DELETE", key: owner.key })).status).toBe(204);
     await sql("UPDATE orders SET status = 'cancelled' WHERE id = 12");
     await runInDurableObject(stub, (instance) => instance.alarm());
+    expect((await (await operator("/pipeline")).json<{ orderWrites: { heldSince: string | null } }>()).orderWrites.heldSince).toBeNull();
     const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
-    expect(seqs.at(-1)).toBeGreaterThan(handedOut);
-    expect(seqs).toHaveLength(3);
+    expect(seqs.slice(0, 2)).toEqual([handedOut - 1, handedOut]);
+    expect(seqs.slice(2).every((seq) => seq > handedOut)).toBe(true);
+    expect(seqs).toHaveLength(4);
     // Stopped: a dispatcher left watching would hand the next tests' lanes their events behind their backs.
     await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });
