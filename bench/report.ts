@@ -52,14 +52,20 @@ export interface FanOutDeliveryRow {
   seconds: number;
   /** The same POSTs, six at a time per receiver, from this process. */
   bareSeconds: number;
+  /**
+   * workerd's CPU (user and system, µs) from the burst to the last arrival, a
+   * delivery: its dispatch share, its lane's run, its POST, and the local
+   * D1's SQL, which Cloudflare runs outside the Worker (an upper bound).
+   */
+  workerdCpuMicrosPerDelivery?: number;
 }
 
 export function fanOutDeliveryTable(row: FanOutDeliveryRow): string {
   const perSecond = (count: number, seconds: number) => Math.round(count / seconds);
   return [
-    "| Row | endpoints | deliveries | seconds | deliveries a second | the bare loop's a second | ratio |",
-    "|---|---:|---:|---:|---:|---:|---:|",
-    `| ${DELIVERY.fanOut} | ${row.endpoints} | ${row.delivered} of ${row.endpoints * row.events} | ${row.seconds.toFixed(2)} | ${perSecond(row.delivered, row.seconds)} | ${perSecond(row.endpoints * row.events, row.bareSeconds)} | ${(row.bareSeconds / row.seconds).toFixed(2)}× |`,
+    "| Row | endpoints | deliveries | seconds | deliveries a second | the bare loop's a second | ratio | workerd CPU µs a delivery |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    `| ${DELIVERY.fanOut} | ${row.endpoints} | ${row.delivered} of ${row.endpoints * row.events} | ${row.seconds.toFixed(2)} | ${perSecond(row.delivered, row.seconds)} | ${perSecond(row.endpoints * row.events, row.bareSeconds)} | ${(row.bareSeconds / row.seconds).toFixed(2)}× | ${row.workerdCpuMicrosPerDelivery === undefined ? "–" : Math.round(row.workerdCpuMicrosPerDelivery)} |`,
   ].join("\n");
 }
 
