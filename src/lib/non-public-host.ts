@@ -1,8 +1,10 @@
 /**
  * Whether a URL's host is one that no service on the public internet can be:
- * an IP literal in a private, shared (CGNAT), loopback, link-local or
- * unspecified range, or a name that only resolves inside a machine or a
- * network (`localhost`, `*.localhost`, `*.local`, `*.internal`).
+ * an IP literal in a private, shared (CGNAT), loopback, link-local,
+ * unspecified, reserved, multicast, benchmarking or documentation range, or
+ * a name that only resolves inside a machine or a network (`localhost`,
+ * `*.localhost`, a single label, `*.local`, `*.internal`, `*.home.arpa`,
+ * `*.lan`).
  *
  * It takes `new URL(...).hostname`, as the WHATWG URL parser leaves it: that
  * parser has already turned every IPv4 notation (`2130706433`, `0x7f000001`,
@@ -17,12 +19,17 @@ export function nonPublicHost(hostname: string): string | undefined {
   // A fully qualified name may end in a dot (`localhost.`): it names the same host.
   const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
   if (name === "localhost" || name.endsWith(".localhost")) return "a name for the machine itself";
+  // No public name has a single label: a resolver completes one with its own network's search domains.
+  if (!name.includes(".")) return "a single-label name, which only a network's own resolver completes";
   const suffix = LOCAL_NAME_SUFFIXES.find((ending) => name.endsWith(ending));
   return suffix ? `a name that only resolves inside a network (${suffix})` : undefined;
 }
 
-/** Special-use names (RFC 6762 mDNS, ICANN's private-use TLD) that public DNS never answers. */
-const LOCAL_NAME_SUFFIXES = [".local", ".internal"];
+/**
+ * Names public DNS never answers: mDNS (RFC 6762), ICANN's private-use TLD,
+ * home networks (RFC 8375), and the suffix home routers hand out.
+ */
+const LOCAL_NAME_SUFFIXES = [".local", ".internal", ".home.arpa", ".lan"];
 
 /** IPv4 ranges by first address and prefix length (RFC 6890). */
 const IPV4_RANGES: readonly (readonly [network: string, prefix: number, kind: string])[] = [
@@ -33,6 +40,13 @@ const IPV4_RANGES: readonly (readonly [network: string, prefix: number, kind: st
   ["169.254.0.0", 16, "a link-local address"],
   ["172.16.0.0", 12, "a private address"],
   ["192.168.0.0", 16, "a private address"],
+  ["192.0.0.0", 24, "an address of the IETF's protocol assignments"],
+  ["192.0.2.0", 24, "a documentation address"],
+  ["198.18.0.0", 15, "a benchmarking address"],
+  ["198.51.100.0", 24, "a documentation address"],
+  ["203.0.113.0", 24, "a documentation address"],
+  ["224.0.0.0", 4, "a multicast address"],
+  ["240.0.0.0", 4, "a reserved address"],
 ];
 
 const ipv4Number = (dotted: string) => dotted.split(".").reduce((address, octet) => address * 256 + Number(octet), 0);
@@ -43,23 +57,34 @@ function nonPublicIpv4(address: number): string | undefined {
 }
 
 /**
- * IPv6: the unspecified and loopback addresses, unique local (fc00::/7) and
- * link-local (fe80::/10) ranges, and the forms that carry an IPv4 address,
- * judged by that address: IPv4-mapped (::ffff:0:0/96), IPv4-compatible
- * (::/96), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
+ * IPv6: the unspecified and loopback addresses, unique local (fc00::/7),
+ * link-local (fe80::/10), site-local (fec0::/10), multicast (ff00::/8),
+ * discard (100::/64), documentation (2001:db8::/32), Teredo (2001::/32,
+ * whose IPv4 address is hidden) and local-use NAT64 (64:ff9b:1::/48)
+ * ranges; and the forms that carry an IPv4 address, judged by that address:
+ * IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96),
+ * IPv4-compatible (::/96), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
  */
 function nonPublicIpv6(text: string): string | undefined {
   const groups = ipv6Groups(text);
   if (!groups) return undefined;
   const ipv4At = (index: number) => groups[index]! * 65_536 + groups[index + 1]!;
   const zeros = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  const [first, second, third] = groups as [number, number, number];
   if (zeros(0, 8)) return "an unspecified address";
   if (zeros(0, 7) && groups[7] === 1) return "a loopback address";
-  if ((groups[0]! & 0xfe00) === 0xfc00) return "a private (unique local) address";
-  if ((groups[0]! & 0xffc0) === 0xfe80) return "a link-local address";
+  if ((first & 0xfe00) === 0xfc00) return "a private (unique local) address";
+  if ((first & 0xffc0) === 0xfe80) return "a link-local address";
+  if ((first & 0xffc0) === 0xfec0) return "a site-local address";
+  if ((first & 0xff00) === 0xff00) return "a multicast address";
+  if (first === 0x100 && zeros(1, 4)) return "a discard address";
+  if (first === 0x2001 && second === 0xdb8) return "a documentation address";
+  if (first === 0x2001 && second === 0) return "a Teredo address, whose IPv4 address cannot be judged";
+  if (first === 0x64 && second === 0xff9b && third === 1) return "a local-use NAT64 address";
   if (zeros(0, 5) && (groups[5] === 0xffff || groups[5] === 0)) return nonPublicIpv4(ipv4At(6));
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return nonPublicIpv4(ipv4At(6));
-  if (groups[0] === 0x2002) return nonPublicIpv4(ipv4At(1));
+  if (zeros(0, 4) && groups[4] === 0xffff && groups[5] === 0) return nonPublicIpv4(ipv4At(6));
+  if (first === 0x64 && second === 0xff9b && zeros(2, 6)) return nonPublicIpv4(ipv4At(6));
+  if (first === 0x2002) return nonPublicIpv4(ipv4At(1));
   return undefined;
 }
 

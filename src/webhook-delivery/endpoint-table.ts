@@ -110,6 +110,12 @@ export async function enableEndpoint(db: D1Queryable, id: string): Promise<boole
  */
 const LOCKED = "status = 'disabled' AND coalesce(disabled_by, 'operator') = 'operator'";
 
+/** A budget's endpoints an operator disabled: their URLs no owner may point an endpoint at. */
+export async function lockedEndpoints(db: D1Queryable, budget: string): Promise<{ id: string; url: string }[]> {
+  const { results } = await db.prepare(`SELECT id, url FROM webhook_endpoints WHERE budget = ?1 AND ${LOCKED}`).bind(budget).all<{ id: string; url: string }>();
+  return results;
+}
+
 /** What an owner changes of its endpoint; a field left out stays as it is. */
 export interface EndpointChanges {
   url?: string;
@@ -123,8 +129,9 @@ export interface EndpointChanges {
 /**
  * Changes a budget's endpoint, in one statement: enabling clears why it was
  * disabled, disabling records the owner as who did. Null when the budget has
- * no endpoint by that id, or when it asks to enable one an operator disabled
- * (the row is then read back unchanged: `locked`).
+ * no endpoint by that id. Nothing changes (the row is read back: `locked`)
+ * when it asks to enable one an operator disabled, to move such an
+ * endpoint's URL, or to point it at the URL of another an operator disabled.
  */
 export async function updateEndpoint(db: D1Queryable, budget: string, id: string, changes: EndpointChanges, at: string): Promise<{ row: WebhookEndpointRow; locked: boolean } | null> {
   const enable = changes.status === "enabled" ? 1 : 0;
@@ -137,7 +144,10 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
         "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') ELSE disabled_reason END, " +
         "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END, " +
         "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END " +
-        `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) RETURNING ${COLUMNS}`,
+        `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ${LOCKED}) ` +
+        // Unqualified, the lock's columns are the other endpoint's (SQLite reads a name in the innermost FROM first).
+        `AND NOT (?3 IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints AS other WHERE other.budget = ?1 AND other.id <> ?2 AND other.url = ?3 AND ${LOCKED})) ` +
+        `RETURNING ${COLUMNS}`,
     )
     .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at, changes.rateLimit === undefined ? 0 : 1, changes.rateLimit ?? null)
     .first<WebhookEndpointRow>();

@@ -4,11 +4,12 @@ import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint } from "./webhook-endpoint-schemas";
-import { insertEndpoint, MAX_ENDPOINTS_PER_BUDGET, newEndpointId } from "../../webhook-delivery/endpoint-table";
+import { insertEndpoint, lockedEndpoints, MAX_ENDPOINTS_PER_BUDGET, newEndpointId } from "../../webhook-delivery/endpoint-table";
 import { endpointJson } from "./endpoint-json";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
-import { servedLocally, webhookUrlProblem } from "./webhook-url";
+import { lockedUrl, lockRefusal } from "./endpoint-locks";
+import { normalWebhookUrl, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
@@ -31,18 +32,23 @@ export const createWebhookEndpoint = defineOperation({
     const body = await readJsonBody(c, CreateWebhookEndpoint);
     const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
     if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
+    const url = normalWebhookUrl(body.url);
     const budget = budgetOfCaller(c);
+    // Stored URLs from before they were kept in one form are compared in it here; the insert's own check covers a lock made meanwhile.
+    const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, budget));
+    const refusal = lockRefusal(locked, url);
+    if (refusal) throw refusal;
     const id = newEndpointId();
     const secret = newWebhookSecret();
     const types = [...new Set(body.types ?? ORDER_EVENT_TYPES)].sort().join(",");
     const rateLimit = body.rateLimit ?? null;
-    const row = { id, budget, url: body.url, types, rate_limit: rateLimit, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
-    await auditedUnlessRefused(c, { endpointId: id, operation: "create", changes: { url: body.url, types, ...(rateLimit !== null && { rateLimit }) } }, async () => {
+    const row = { id, budget, url, types, rate_limit: rateLimit, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
+    await auditedUnlessRefused(c, { endpointId: id, operation: "create", changes: { url, types, ...(rateLimit !== null && { rateLimit }) } }, async () => {
       const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row));
       if (inserted === "full") {
         return new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
       }
-      if (inserted === "locked") return new ApiError("webhook_endpoint_locked", "An operator disabled this budget's endpoint for this URL: only an operator can enable it.");
+      if (inserted === "locked") return lockedUrl();
       return inserted;
     });
     wakeDispatcher(c);

@@ -6,9 +6,10 @@ import { callDependency } from "../../lib/dependency";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { UpdateWebhookEndpoint, WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { updateEndpoint } from "../../webhook-delivery/endpoint-table";
+import { lockedEndpoints, updateEndpoint } from "../../webhook-delivery/endpoint-table";
 import { endpointJson } from "./endpoint-json";
-import { servedLocally, webhookUrlProblem } from "./webhook-url";
+import { lockedEndpoint, lockedUrl, lockRefusal } from "./endpoint-locks";
+import { normalWebhookUrl, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** Enabling refused: nothing changed, so the audit row goes too. */
@@ -30,15 +31,21 @@ export const updateWebhookEndpoint = defineOperation({
   errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "webhook_endpoint_not_found", "webhook_endpoint_locked"],
   async handle(c, { endpointId }) {
     const body = await readJsonBody(c, UpdateWebhookEndpoint);
+    let url: string | undefined;
     if (body.url !== undefined) {
       const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
       if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
+      url = normalWebhookUrl(body.url);
+      const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, budgetOfCaller(c)));
+      const refusal = lockRefusal(locked, url, endpointId);
+      if (refusal) throw refusal;
     }
-    const changes = { url: body.url, status: body.status, types: body.types && [...new Set(body.types)].sort().join(","), rateLimit: body.rateLimit };
-    const updated = await auditedUnlessRefused(c, { endpointId, operation: "update", changes: body }, async () => {
+    const changes = { url, status: body.status, types: body.types && [...new Set(body.types)].sort().join(","), rateLimit: body.rateLimit };
+    const updated = await auditedUnlessRefused(c, { endpointId, operation: "update", changes: { ...body, ...(url !== undefined && { url }) } }, async () => {
       const result = await callDependency("D1", () => updateEndpoint(c.env.DB, budgetOfCaller(c), endpointId, changes, new Date().toISOString()));
       if (!result) return notFound(endpointId);
-      if (result.locked) return new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: only an operator can enable it.");
+      // The endpoint is locked itself, or (a lock made since the check above) the URL asked for is another's.
+      if (result.locked) return result.row.status === "disabled" && (result.row.disabled_by ?? "operator") === "operator" ? lockedEndpoint() : lockedUrl();
       return result.row;
     });
     // An endpoint enabled again is watched by the dispatcher from its next pass.

@@ -21,6 +21,7 @@ export function webhookUrlProblem(text: string, local: boolean): string | undefi
     return "url is not an absolute URL";
   }
   if (url.username !== "" || url.password !== "") return "url must not carry credentials: the signature is how a receiver knows the sender";
+  if (text.includes("#")) return "url must not carry a fragment (#...): it is never sent to the receiver";
   if (local) {
     if (url.protocol === "https:" || (url.protocol === "http:" && LOCAL_HOSTS.includes(url.hostname))) return undefined;
     return "url must be https (or http to localhost or 127.0.0.1 while the service runs locally)";
@@ -28,6 +29,29 @@ export function webhookUrlProblem(text: string, local: boolean): string | undefi
   if (url.protocol !== "https:") return "url must be https";
   const host = nonPublicHost(url.hostname);
   return host === undefined ? undefined : `url must name a host on the public internet: ${url.hostname} is ${host}`;
+}
+
+/**
+ * The one form a webhook URL is stored and compared in (an operator's lock
+ * holds the URL, not one spelling of it): the WHATWG parser's (scheme and
+ * host lower-cased, the default port dropped, IP addresses in their one
+ * notation), with percent-encoded unreserved characters decoded and the
+ * rest in upper-case hex (RFC 3986, 6.2.2). For a URL webhookUrlProblem()
+ * took; a stored one it cannot parse (none should be) stays as it is.
+ */
+export function normalWebhookUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return text;
+  }
+  const unescape = (part: string) =>
+    part.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => {
+      const char = String.fromCharCode(parseInt(hex, 16));
+      return /[A-Za-z0-9\-._~]/.test(char) ? char : `%${hex.toUpperCase()}`;
+    });
+  return `${url.protocol}//${url.host}${unescape(url.pathname)}${unescape(url.search)}`;
 }
 
 /** True when the service runs on this machine (npm start): its own base URL is on a loopback host. */

@@ -113,8 +113,9 @@ describe("changing a webhook endpoint", () => {
       disabledBy: "operator",
       disabledReason: "disabled by an operator",
     });
-    // Its URL may still change while it stays disabled; only the audit of the refused enabling is taken back.
-    expect(await (await change(byOperator.id, { url: "https://receiver.example/fixed" })).json()).toMatchObject({ url: "https://receiver.example/fixed", status: "disabled" });
+    // Nor its URL (the lock would move away with it); its types may change. The audits of the refused changes are taken back.
+    expect((await errorBodyOf(await change(byOperator.id, { url: "https://receiver.example/fixed" }))).code).toBe("webhook_endpoint_locked");
+    expect(await (await change(byOperator.id, { types: ["order.cancelled"] })).json()).toMatchObject({ url: "https://receiver.example/abusive", status: "disabled", types: ["order.cancelled"] });
     expect((await auditOf(byOperator.id)).map((row) => row.operation)).toEqual(["disable", "update"]);
   });
 
@@ -247,6 +248,35 @@ describe("an operator's disabling", () => {
     expect(await (await operator(made.id, "enable")).json()).toEqual({ endpointId: made.id, status: "enabled" });
     expect((await auditOf(made.id)).map((row) => row.operation)).toEqual(["update", "disable", "enable"]);
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
+  });
+
+  it("holds the URL in every spelling, on creation and on every change: another of its URL, a PATCH of another endpoint to it, a move of the locked one's own URL", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/abusive" });
+    const other = await makeEndpoint(owner.key, { url: "https://receiver.example/other" });
+    expect((await operator(made.id, "disable")).status).toBe(200);
+    for (const spelling of ["https://RECEIVER.example:443/abusive", "https://receiver.EXAMPLE./abusive".replace("EXAMPLE.", "example"), "https://receiver.example/%61busive", "HTTPS://receiver.example/abusive"]) {
+      expect((await errorBodyOf(await create(spelling))).code, spelling).toBe("webhook_endpoint_locked");
+      expect((await errorBodyOf(await change(other.id, { url: spelling }))).code, spelling).toBe("webhook_endpoint_locked");
+    }
+    // The locked endpoint's URL cannot move away (after which it could be made again).
+    const moved = await errorBodyOf(await change(made.id, { url: "https://receiver.example/elsewhere" }));
+    expect(moved).toMatchObject({ code: "webhook_endpoint_locked", message: expect.stringContaining("change its URL") });
+    expect((await errorBodyOf(await create("https://receiver.example/abusive"))).code).toBe("webhook_endpoint_locked");
+    // A fragment is refused: the receiver never sees it, and it would be one more spelling.
+    expect((await errorBodyOf(await create("https://receiver.example/abusive#again"))).code).toBe("invalid_webhook_url");
+    // What is stored and shown is the one form.
+    const spelled = await create("https://Receiver.Example:443/%7Eteam/hooks");
+    expect(spelled.status).toBe(201);
+    expect((await spelled.json<{ url: string }>()).url).toBe("https://receiver.example/~team/hooks");
+    // Other endpoints of the budget change as before.
+    expect((await change(other.id, { url: "https://receiver.example/another" })).status).toBe(200);
+  });
+
+  it("holds a URL stored before URLs were kept in one form", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/legacy-lock" });
+    await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://RECEIVER.example:443/legacy-lock' WHERE id = ?1").bind(made.id).run();
+    expect((await operator(made.id, "disable")).status).toBe(200);
+    expect((await errorBodyOf(await create("https://receiver.example/legacy-lock"))).code).toBe("webhook_endpoint_locked");
   });
 
   it("is assumed of a disabled endpoint that does not say who disabled it (written before who was kept)", async () => {
