@@ -22,7 +22,7 @@ export const PLAN_LIMITS: Record<Exclude<Plan, "enterprise">, Limits> = {
  * object keeps the newest limits it has been shown, by stamp, so limits
  * from the table are stamped no older than this: a change to the table reaches
  * every budget on a plan within a lease, not at the end of the day
- * (docs/design/rate-limits.md#leases). test/workers/limiter/limiter-policy.test.ts
+ * (docs/design/rate-limits.md#leases). test/node/logic/limiter-policy.test.ts
  * pins the table to this revision.
  */
 export const PLAN_LIMITS_REVISED_AT = Date.parse("2026-11-24T00:00:00Z");

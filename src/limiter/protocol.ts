@@ -3,7 +3,7 @@
  * a gradual deployment old isolates talk to a new object and new isolates to
  * an old one, so these shapes only ever grow: a new field is optional, and a
  * reader treats a missing field as the older behaviour
- * (docs/api.md#rate-limits). test/workers/limiter/limiter-protocol.test.ts pins them, so a
+ * (docs/api.md#rate-limits). test/node/logic/limiter-protocol.test.ts pins them, so a
  * change is deliberate.
  */
 import type { Limits } from "./plans";

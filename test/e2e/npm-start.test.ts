@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { startService, tempStateDir, type RunningService } from "../../scripts/lib/local-service";
+import type { RunningService } from "../../scripts/lib/local-service";
 import { useKeysCommand } from "../support/npm-script";
 import { useService } from "../support/service-fixture";
 
@@ -50,7 +50,7 @@ describe("npm start", () => {
   const listAs = (running: RunningService, key: string) => running.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
 
   // A restart of the real service on the same persisted state, as an operator restarting `npm start` (or workerd restarting) would.
-  it("keeps orders, cancellations, usage counts, bans and the demo key when started again on the same state", async () => {
+  it("stops wrangler and workerd with it and frees the port on SIGTERM to npm alone; started again on the same state, keeps orders, cancellations, usage counts, bans and the demo key", async () => {
     // Usage: the day window (50) is the one with less left, so it is the one reported.
     const counted = await createKey(1_000, 50);
     for (let i = 0; i < 3; i++) expect((await listAs(service.current, counted)).status).toBe(200);
@@ -68,7 +68,8 @@ describe("npm start", () => {
     expect((await service.current.call("/v1/store/orders/1", { method: "DELETE" })).status).toBe(204);
     const before = await (await service.current.call("/v1/store/orders")).text();
 
-    const restarted = await service.restart();
+    // Stopped as a process manager (or `kill`) stops it: SIGTERM to npm alone.
+    const restarted = await service.restart((running) => stopsWithItsProcesses(running, "SIGTERM"));
 
     expect(await (await restarted.call("/v1/store/orders")).text()).toBe(before);
     expect((await restarted.call("/v1/store/orders/1", { method: "DELETE" })).status).toBe(204);
@@ -86,6 +87,10 @@ describe("npm start", () => {
     expect(stillBanned.status).toBe(429);
     expect(((await stillBanned.json()) as { code: string }).code).toBe("api_key_banned");
     expect(Number(stillBanned.headers.get("X-RateLimit-Reset"))).toBe(banEnd);
+  });
+
+  it("stops wrangler and workerd with it, and frees the port, on SIGINT to npm alone (as on SIGTERM above)", async () => {
+    await stopsWithItsProcesses(service.current, "SIGINT");
   });
 });
 
@@ -108,26 +113,21 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-// A terminal's Ctrl-C signals every process of the job; a process manager, or `kill`, signals npm alone.
-describe("npm start, stopped by a signal to npm alone", () => {
-  it.each(["SIGTERM", "SIGINT"] as const)(
-    "%s: stops wrangler and workerd with it, and frees the port",
-    async (signal) => {
-      const state = tempStateDir();
-      const running = await startService(state.path);
-      try {
-        const port = Number(new URL(running.baseUrl).port);
-        expect(await portFree(port)).toBe(false);
-        process.kill(running.pid, signal);
-        // Every process npm start ran is in npm's process group (startService starts it detached).
-        await expect.poll(() => groupAlive(running.pid), { timeout: 30_000, interval: 250 }).toBe(false);
-        expect(await portFree(port)).toBe(true);
-      } finally {
-        // What an earlier npm start left behind is not left to the next test.
-        if (groupAlive(running.pid)) process.kill(-running.pid, "SIGKILL");
-        state.remove();
-      }
-    },
-    240_000,
-  );
-});
+/**
+ * A terminal's Ctrl-C signals every process of the job; a process manager, or
+ * `kill`, signals npm alone: npm start must stop wrangler and workerd with it,
+ * and free the port.
+ */
+async function stopsWithItsProcesses(running: RunningService, signal: "SIGTERM" | "SIGINT"): Promise<void> {
+  const port = Number(new URL(running.baseUrl).port);
+  expect(await portFree(port)).toBe(false);
+  process.kill(running.pid, signal);
+  try {
+    // Every process npm start ran is in npm's process group (startService starts it detached).
+    await expect.poll(() => groupAlive(running.pid), { timeout: 30_000, interval: 250 }).toBe(false);
+    expect(await portFree(port)).toBe(true);
+  } finally {
+    // What an npm start left behind is not left to the next test.
+    if (groupAlive(running.pid)) process.kill(-running.pid, "SIGKILL");
+  }
+}

@@ -7,8 +7,8 @@ export interface ServiceForTests {
   readonly statePath: string;
   /** The running service (started before the file's first test). */
   readonly current: RunningService;
-  /** Stops the service and starts it again on the same state, as an operator restarting it would. */
-  restart(): Promise<RunningService>;
+  /** Stops the service (`stop`, else as the fixture stops it) and starts it again on the same state, as an operator restarting it would. */
+  restart(stop?: (running: RunningService) => Promise<void>): Promise<RunningService>;
 }
 
 /**
@@ -31,8 +31,8 @@ export function useService(args: string[] = []): ServiceForTests {
       if (!running) throw new Error("the service is not running (useService() starts it in beforeAll)");
       return running;
     },
-    async restart() {
-      await running?.stop();
+    async restart(stop = (service: RunningService) => service.stop()) {
+      if (running) await stop(running);
       running = undefined;
       running = await startService(state.path, {}, args);
       return running;
