@@ -360,7 +360,7 @@ function printSummary(seconds: number, outcome: { pendingAfter: Map<string, stri
 
 function printChecks(): void {
   console.log(`\n## Checks\n`);
-  const checks = ["no 5xx", "over-admission", "cancels", "events", "bounds"];
+  const checks = ["no 5xx", "over-admission", "cancels", "events", "fan-out", "bounds"];
   for (const check of checks) {
     const found = violations.filter((v) => v.check === check);
     console.log(`- ${found.length === 0 ? "PASS" : "FAIL"} ${check}${found.length ? `: ${found.length} violations` : ""}`);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ApiError } from "../framework/api-error";
+import { readJsonBody } from "../framework/operations/read-json-body";
 import { callDependency } from "../lib/dependency";
 import { Limits } from "../limiter/plans";
 import { audited, keyOperation, limiterOf } from "./key-operation";
@@ -15,10 +16,11 @@ export const setBudgetLimits = keyOperation(
     action: "limits",
     summary: "Set the budget's limits",
     description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote); audited.",
-    errors: ["not_found", "invalid_limits"],
+    errors: ["not_found", "invalid_limits", "invalid_body", "unsupported_media_type", "body_too_large"],
   },
   async (c, { record }) => {
-    const update = LimitsUpdate.safeParse(await c.req.json().catch(() => undefined));
+    // JSON as every body is read (415, 413, 400 invalid_body); then the limits' own rules, with their own code.
+    const update = LimitsUpdate.safeParse(await readJsonBody(c, z.unknown()));
     if (!update.success) {
       throw new ApiError("invalid_limits", 'Send {"perMinute": N, "perDay": N}, both positive whole numbers, and optionally "setAt", an RFC 3339 instant.');
     }

@@ -20,12 +20,13 @@ const FAN_OUT = 50;
 export const CATCH_UP_LANES = 20;
 /**
  * How long a lane may take to take its events (rows written in its own
- * SQLite: milliseconds when it is well): one slower counts as failed, falls
- * behind, and holds the pass back at most this long.
+ * SQLite: milliseconds when it is well, seconds on a machine that is not):
+ * one slower counts as failed, falls behind, and holds the pass back at most
+ * this long, and, while it keeps failing, at most once a BEHIND_RETRY_MAX_MS.
  */
-export const LANE_CALL_TIMEOUT_MS = 3_000;
-/** The longest wait before a lane behind that keeps failing is tried again. */
-export const BEHIND_RETRY_MAX_MS = 300_000;
+export const LANE_CALL_TIMEOUT_MS = 10_000;
+/** The longest wait before a lane behind that keeps failing is tried again: bounds how late it resumes once it answers. */
+export const BEHIND_RETRY_MAX_MS = 60_000;
 
 /** The wait after a lane's `failures`th failure in a row: 1, 2, 4 ... s, then BEHIND_RETRY_MAX_MS. */
 export const behindRetryMs = (failures: number) => Math.min(BEHIND_RETRY_MAX_MS, 1_000 * 2 ** (failures - 1));

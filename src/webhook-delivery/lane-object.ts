@@ -7,6 +7,7 @@ import { ATTEMPTS_DDL, attemptsOf, type LaneAttempt } from "./lane-attempts";
 import { addDeliveries, DELIVERIES_DDL, deliveryCounts, failedSince, newestDeliveries, nextDueAt, recoverFailed, resetDelivery, type LaneDelivery } from "./lane-deliveries";
 import { runLane } from "./lane-run";
 import { sealingKeyOf } from "./webhook-secrets";
+import { admitTestEvent } from "./test-event-limit";
 import { deliveryIdOf, type DeliveryView } from "./lane-calls";
 
 /** The longest wait before a run that failed (D1 or KV down) is tried again: bounds how late delivery resumes after an outage. */
@@ -61,6 +62,13 @@ export class WebhookLane extends DurableObject<Env> {
     const recovered = recoverFailed(this.ctx.storage.sql, since, Date.now(), limit);
     await this.runSoon();
     return { recovered, more: failedSince(this.ctx.storage.sql, since) };
+  }
+
+  /** Counts a test event to the endpoint: null when it may be sent, else the milliseconds until one may (test-event-limit.ts). */
+  async admitTestEvent(now: number): Promise<number | null> {
+    const { times, retryAfterMs } = admitTestEvent(this.ctx.storage.kv.get<number[]>("testEvents") ?? [], now);
+    this.ctx.storage.kv.put("testEvents", times);
+    return retryAfterMs;
   }
 
   /** What the lane holds, and its storage's size in bytes, for operators. */

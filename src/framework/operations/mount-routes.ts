@@ -53,8 +53,13 @@ function guardsOf(guards: AccessGuards, operation: Operation): MiddlewareHandler
  */
 function honoPaths(path: string): string[] {
   const hono = path.replace(/\{(\w+)\}/g, ":$1");
-  return /\{\w+\}$/.test(path) ? [hono, path.replace(/\{\w+\}$/, "")] : [hono];
+  if (/\{\w+\}$/.test(path)) return [hono, path.replace(/\{\w+\}$/, "")];
+  // A version's own path (`/v1`) is also asked for as a folder (`/v1/`), as its base URL is written with one.
+  return TOP_LEVEL.test(path) ? [hono, `${hono}/`] : [hono];
 }
+
+/** A path of one segment: a group's base, or a page at the top (`/console`). */
+const TOP_LEVEL = /^\/[^/]+$/;
 
 /**
  * Routes every operation of every group, the one way any route is served:
@@ -120,7 +125,7 @@ export function allowedMethods(groups: readonly RouteGroup[]): (path: string, en
   const patterns = groups.flatMap(({ base, operations }) =>
     [...methodsByPath(operations)].map(([path, methods]) => {
       const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      const source = (base + path).split(/\{\w+\}/).map(literal).join("[^/]*");
+      const source = (base + path).split(/\{\w+\}/).map(literal).join("[^/]*") + (TOP_LEVEL.test(base + path) ? "/?" : "");
       return { pattern: new RegExp(`^${source}$`), methods };
     }),
   );

@@ -8,6 +8,8 @@ import { webhookHeaders } from "../../webhook-delivery/webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../../webhook-delivery/webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
 import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
+import { laneOf } from "../../webhook-delivery/lane-calls";
+import { TEST_EVENTS_PER_WINDOW } from "../../webhook-delivery/test-event-limit";
 import { disabledBecause } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
@@ -23,10 +25,11 @@ export const sendWebhookTestEvent = defineOperation({
   description:
     "POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), " +
     `and answers what the receiver did within ${DELIVERY_TIMEOUT_MS / 1000} s. Never retried, and never in the deliveries list: ` +
-    "no order changed. The endpoint must be enabled. Audited, with the key that asked.",
+    `no order changed. The endpoint must be enabled. At most ${TEST_EVENTS_PER_WINDOW} a minute per endpoint (429 too_many_test_events, ` +
+    "with Retry-After, beyond). Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 200: { description: "What the receiver answered", body: WebhookTestResult } },
-  errors: ["webhook_endpoint_not_found", "webhook_endpoint_disabled"],
+  errors: ["webhook_endpoint_not_found", "webhook_endpoint_disabled", "too_many_test_events"],
   async handle(c, { endpointId }) {
     const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
@@ -34,6 +37,12 @@ export const sendWebhookTestEvent = defineOperation({
       throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then test it.`);
     }
     const now = Date.now();
+    const wait = await callDependency("webhook lane", () => laneOf(c.env, endpointId).admitTestEvent(now));
+    if (wait !== null) {
+      throw new ApiError("too_many_test_events", `This endpoint was sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute: try again in ${Math.ceil(wait / 1000)} s.`, {
+        "Retry-After": String(Math.ceil(wait / 1000)),
+      });
+    }
     const secrets = await liveSecrets(sealingKeyOf(c.env), endpoint, now);
     if (!secrets) throw new Error("the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
     const id = `evt_test_${[...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;

@@ -69,6 +69,12 @@ describe("routing and the Error shape", () => {
     expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
     const refused = await api(prefix, { method: "POST" });
     expect(refused.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+    // Its base URL asked for as a folder, as a client joining paths writes it: the same answer, and the same methods.
+    const folder = await api(`${prefix}/`, { key: null });
+    expect(folder.status).toBe(200);
+    expect(await folder.json()).toEqual(body);
+    expect((await api(`${prefix}/`, { method: "POST" })).headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+    expect((await api(`${prefix}/`, { method: "OPTIONS", key: null, headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET" } })).status).toBe(204);
   });
 
   it.each(["/nope", "/store/orders", "/v1/nope", "/v1/store/orders/1/items", "/v1x/store/orders"])(

@@ -220,7 +220,12 @@ describe("the operator API", () => {
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 7));
     expect((await api("/v1/store/orders", { key: pro.key })).headers.get("X-RateLimit-Limit")).toBe("1000");
 
-    const bad = await api(`/admin/keys/${pro.record.id}/limits`, { method: "POST", key: null, headers: { Authorization: `Bearer ${TOKEN}` }, body: "{}" });
-    expect(await errorBodyOf(bad)).toMatchObject({ code: "invalid_limits", status: 400 });
+    const post = (body: string, headers: Record<string, string> = { "Content-Type": "application/json" }) =>
+      api(`/admin/keys/${pro.record.id}/limits`, { method: "POST", key: null, headers: { Authorization: `Bearer ${TOKEN}`, ...headers }, body });
+    expect(await errorBodyOf(await post("{}"))).toMatchObject({ code: "invalid_limits", status: 400 });
+    // The body is read as every JSON body is: its type, its size and its syntax, each in the Error shape.
+    expect(await errorBodyOf(await post(JSON.stringify({ perMinute: 5, perDay: 50 }), {}))).toMatchObject({ code: "unsupported_media_type", status: 415 });
+    expect(await errorBodyOf(await post(`{"perMinute": 5, "perDay": 50, "pad": "${"x".repeat(20_000)}"}`))).toMatchObject({ code: "body_too_large", status: 413 });
+    expect(await errorBodyOf(await post("{"))).toMatchObject({ code: "invalid_body", status: 400 });
   });
 });
