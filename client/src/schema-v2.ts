@@ -152,7 +152,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), and answers what the receiver did within 10 s. Never retried, and never in the deliveries list: no order changed. The endpoint must be enabled. Audited, with the key that asked.
+         * @description POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), and answers what the receiver did within 10 s. Never retried, and never in the deliveries list: no order changed. The endpoint must be enabled. At most 10 a minute per endpoint (429 too_many_test_events, with Retry-After, beyond). Audited, with the key that asked.
          */
         post: operations["sendWebhookTestEvent"];
         delete?: never;
@@ -212,7 +212,7 @@ export interface paths {
         put?: never;
         /**
          * Send again every failed delivery since a time
-         * @description After the receiver is fixed: each failed delivery made since `since` is due now, with the same webhook-id and a fresh retry schedule, 1000 a request in event order; `more` says to ask again. The endpoint must be enabled. Audited with the key that asked.
+         * @description After the receiver is fixed: each failed delivery made since `since` is due now, with the same webhook-id and a fresh retry schedule, 1000 a request in event order; `more` says to ask again. The endpoint must be enabled; when its URL changed after `since`, `confirmUrl` must name the URL they will go to. Audited with the key that asked.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -272,7 +272,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a key of the caller's budget
-         * @description Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, plan, limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working for the grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends with it. A key of another budget, or one revoked or expired, is 404 key_not_found. Audited, with the key that asked.
+         * @description Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, plan, limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working for the grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends with it. A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated away, or expires, may rotate only itself (403 key_acts_only_on_itself), so no rotation returns a key that outlives the key that asked. Audited, with the key that asked.
          */
         post: operations["rotateOwnKey"];
         delete?: never;
@@ -292,7 +292,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke a key of the caller's budget
-         * @description Revokes a key of the calling key's budget for good, the calling key included: from the next call on (within 5 s everywhere) it is refused, and a console session of it ends. Revoking a revoked key answers as the first time did. Audited.
+         * @description Revokes a key of the calling key's budget for good, the calling key included: from the next call on (within 5 s everywhere) it is refused, and a console session of it ends. Revoking a revoked key answers as the first time did. A key that was rotated away, or expires, may revoke only itself (403 key_acts_only_on_itself). Audited.
          */
         post: operations["revokeOwnKey"];
         delete?: never;
@@ -423,6 +423,7 @@ export interface components {
              * @example invalid_console_link
              * @example session_ended
              * @example insufficient_scope
+             * @example key_acts_only_on_itself
              * @example cross_site_request
              * @example order_not_found
              * @example key_not_found
@@ -436,12 +437,14 @@ export interface components {
              * @example too_many_webhook_endpoints
              * @example webhook_endpoint_disabled
              * @example webhook_endpoint_locked
+             * @example webhook_url_unconfirmed
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large
              * @example unsupported_media_type
              * @example rate_limit_exceeded
              * @example api_key_banned
+             * @example too_many_test_events
              * @example internal_error
              * @example order_list_too_large
              * @example service_unavailable
@@ -634,6 +637,8 @@ export interface components {
              * @description Every delivery of an event since then that failed is sent again (settled deliveries are kept 7 days)
              */
             since: string;
+            /** @description The endpoint's URL as it is now: needed when it changed after `since` (those deliveries failed at another URL), else 409 webhook_url_unconfirmed */
+            confirmUrl?: string;
         };
         RecoveredWebhookDeliveries: {
             /** @description Failed deliveries made due now, each with a fresh retry schedule */
@@ -3228,7 +3233,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `rate_limit_exceeded` or `api_key_banned` */
+            /** @description Error: `too_many_test_events` or `rate_limit_exceeded` or `api_key_banned` */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3245,6 +3250,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /**
+                         * @example too_many_test_events
                          * @example rate_limit_exceeded
                          * @example api_key_banned
                          */
@@ -3834,7 +3840,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `webhook_endpoint_disabled` */
+            /** @description Error: `webhook_endpoint_disabled` or `webhook_url_unconfirmed` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3849,7 +3855,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example webhook_endpoint_disabled */
+                        /**
+                         * @example webhook_endpoint_disabled
+                         * @example webhook_url_unconfirmed
+                         */
                         code?: unknown;
                     };
                 };
@@ -4435,7 +4444,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4451,7 +4460,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };
@@ -4660,7 +4672,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4676,7 +4688,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };

@@ -133,6 +133,7 @@ export interface components {
              * @example invalid_console_link
              * @example session_ended
              * @example insufficient_scope
+             * @example key_acts_only_on_itself
              * @example cross_site_request
              * @example order_not_found
              * @example key_not_found
@@ -146,12 +147,14 @@ export interface components {
              * @example too_many_webhook_endpoints
              * @example webhook_endpoint_disabled
              * @example webhook_endpoint_locked
+             * @example webhook_url_unconfirmed
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large
              * @example unsupported_media_type
              * @example rate_limit_exceeded
              * @example api_key_banned
+             * @example too_many_test_events
              * @example internal_error
              * @example order_list_too_large
              * @example service_unavailable

@@ -9,7 +9,10 @@ import { configOf } from "../framework/middleware/load-config";
 import { isolateMemory } from "./isolate-memory";
 import { consolePageOperation } from "../console/console-page";
 import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
-import { countedCallers, identifyCaller, requestParty, requireApiKey } from "../keys/api-key-auth";
+import { countedCallers } from "../keys/counted-callers";
+import { identifyCaller } from "../keys/identify-caller";
+import { requestParty } from "../keys/request-party";
+import { requireApiKey } from "../keys/require-api-key";
 import { corsPolicy } from "../framework/middleware/cors";
 import { handleError, handleNotFound } from "../framework/middleware/error-handler";
 import { loadConfig } from "../framework/middleware/load-config";
@@ -71,8 +74,8 @@ export default {
   },
 } satisfies ExportedHandler<Env>;
 
-/** The HTTP API alone, for the bench's worker and the tests that read its routes. */
-export { app };
+/** The HTTP API alone, for the bench's worker and the tests that read its routes; its route table, for the authorization matrix (test/workers/app/authorization-matrix.test.ts). */
+export { app, routes };
 
 export { RateLimiter } from "../limiter/limiter-object";
 export { WebhookDispatcher } from "../webhook-delivery/dispatcher-object";

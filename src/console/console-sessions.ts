@@ -1,14 +1,15 @@
 /**
  * Console sessions in D1 and as callers: a session's row (opened, ended),
  * and the credential identifyCaller() asks about requests that carry the
- * session cookie instead of a key (keys/api-key-auth.ts).
+ * session cookie instead of a key (keys/identify-caller.ts).
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { callDependency } from "../lib/dependency";
 import type { TtlCache } from "../lib/ttl-cache";
-import { CHALLENGE, isUsable, sessionEndedMessage, type Caller, type OtherCredential } from "../keys/api-key-auth";
+import { CHALLENGE, sessionEndedMessage, type Caller, type OtherCredential } from "../keys/identify-caller";
+import { isUsable } from "../keys/api-key-record";
 import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findUsableRecordById } from "../keys/lookup";

@@ -1,6 +1,6 @@
 import { defineOperation } from "../framework/operations/define-operation";
 import { ANY_KEY } from "../framework/operations/scopes";
-import { keyOfCaller } from "../keys/api-key-auth";
+import { keyOfCaller } from "../keys/require-api-key";
 import { CONSOLE } from "./console-session-schemas";
 import { endConsoleSession } from "./console-sessions";
 import { sessionCookie } from "./session-cookie";

@@ -2,7 +2,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { ANY_KEY } from "../framework/operations/scopes";
 import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
-import { keyOfCaller } from "../keys/api-key-auth";
+import { keyOfCaller } from "../keys/require-api-key";
 import { CONSOLE, SignedIn } from "./console-session-schemas";
 import { openConsoleSession } from "./console-sessions";
 import { refuseSignInFromAnotherSite } from "./console-sessions";

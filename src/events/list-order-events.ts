@@ -14,6 +14,17 @@ import { textBody } from "../framework/counted-body";
 
 const typePattern = ORDER_EVENT_TYPES.map((type) => type.replace(".", "\\.")).join("|");
 
+declare module "hono" {
+  interface ContextVariableMap {
+    /**
+     * Set by the feed's wait: how long it held the request waiting for an event. The request log shows it;
+     * the analytics point's duration leaves it out, so the release health gate judges the service's time,
+     * not a client's chosen wait (docs/operations.md#promotion-by-health).
+     */
+    heldMs?: number;
+  }
+}
+
 /** Each query parameter's JSON schema in the document; readFeedQuery() is what enforces them. */
 const QUERY_SCHEMAS: Record<keyof typeof FEED_PARAMETERS, Record<string, unknown>> = {
   after: { type: "string", minLength: 1, maxLength: 200, pattern: CURSOR_PATTERN },

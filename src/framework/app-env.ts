@@ -39,14 +39,6 @@ export interface AppEnv {
     config: Config;
     /** Set by mountRoutes(): the matched operation's path template, for the request log. */
     route?: string;
-    /** Set by the operator guard handed to mountRoutes(): the operator token's name, for the audit. */
-    operator?: string;
-    /**
-     * Set by a long poll (the event feed's wait): how long it held the request waiting for an event. The
-     * request log shows it; the analytics point's duration leaves it out, so the release health gate judges
-     * the service's time, not a client's chosen wait (docs/operations.md#promotion-by-health).
-     */
-    heldMs?: number;
     /** Set by handleError() for 5xx: the internal cause, for the request log only. */
     failure?: string;
     /** Set by what writes the body (counted-body.ts): its size, or when it streams, its size once it has ended; for the analytics point. */

@@ -63,3 +63,7 @@ export function limitsStampOf(key: ApiKeyRecord): number {
   const setAt = limitsSetAtOf(key);
   return key.limits ? setAt : Math.max(setAt, PLAN_LIMITS_REVISED_AT);
 }
+
+/** Whether a key may be used now: not revoked, not expired. */
+export const isUsable = (key: ApiKeyRecord, now = Date.now()): boolean =>
+  key.revokedAt === undefined && (key.expiresAt === undefined || Date.parse(key.expiresAt) > now);

@@ -26,7 +26,7 @@ export interface Budget {
 
 /**
  * How the caller that identification found is counted, handed to rateLimit()
- * by the app (keys/api-key-auth.ts): the limiter knows budgets, not keys.
+ * by the app (keys/counted-callers.ts): the limiter knows budgets, not keys.
  */
 export interface CountedCallers {
   budgetOf(c: Context<AppEnv>): Budget;

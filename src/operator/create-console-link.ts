@@ -2,7 +2,7 @@ import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { budgetOf } from "../keys/api-key-record";
-import { isUsable } from "../keys/api-key-auth";
+import { isUsable } from "../keys/api-key-record";
 import { createConsoleLink, LINK_SECONDS } from "../console/console-links";
 import { ConsoleLink } from "../console/console-session-schemas";
 import { CONSOLE_PATH } from "../console/console-page";

@@ -6,6 +6,13 @@ import { sha256Hex } from "../lib/digest";
 
 const CHALLENGE = 'Bearer realm="store-orders-operator"';
 
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set by requireOperator(): the operator token's name, for the audit. */
+    operator?: string;
+  }
+}
+
 /**
  * The operator API's guard. Without an `OPERATOR_TOKEN` secret the API does
  * not exist (404, like any unknown path). With one, the request must carry

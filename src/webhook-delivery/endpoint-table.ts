@@ -25,9 +25,11 @@ export interface WebhookEndpointRow {
   previous_secret_sealed: string | null;
   previous_secret_until: string | null;
   rate_limit: number | null;
+  /** When its URL last changed; null: not since it was made. */
+  url_changed_at: string | null;
 }
 
-const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, previous_secret_sealed, previous_secret_until, rate_limit";
+const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, previous_secret_sealed, previous_secret_until, rate_limit, url_changed_at";
 
 export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 
@@ -138,7 +140,7 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
   const disable = changes.status === "disabled" ? 1 : 0;
   const row = await db
     .prepare(
-      "UPDATE webhook_endpoints SET url = coalesce(?3, url), types = coalesce(?4, types), " +
+      "UPDATE webhook_endpoints SET url = coalesce(?3, url), url_changed_at = CASE WHEN ?3 IS NOT NULL AND ?3 IS NOT url THEN ?7 ELSE url_changed_at END, types = coalesce(?4, types), " +
         "status = CASE WHEN ?5 THEN 'enabled' WHEN ?6 THEN 'disabled' ELSE status END, " +
         "disabled_at = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_at, ?7) ELSE disabled_at END, " +
         "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') ELSE disabled_reason END, " +

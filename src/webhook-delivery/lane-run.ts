@@ -79,7 +79,7 @@ async function sendable(context: LaneContext): Promise<{ endpoint: LaneEndpoint;
   if (endpoint.status !== "enabled") return failAll(context, "the endpoint is disabled");
   const liveness = await context.budgetLiveness(endpoint.budget);
   if (liveness === "unknown") return { next: now + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0 };
-  if (liveness === "dead") return failAll(context, "the endpoint's budget has no live key (revoked or expired)");
+  if (liveness === "dead") return failAll(context, "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)");
   const secrets = await liveSecrets(context.sealingKey, endpoint, now);
   // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves secrets unreadable).
   if (secrets === undefined) return failAll(context, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");

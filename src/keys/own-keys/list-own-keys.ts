@@ -1,7 +1,7 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/dependency";
-import { keyOfCaller } from "../api-key-auth";
+import { keyOfCaller } from "../require-api-key";
 import { ApiKeyRecord, budgetOf } from "../api-key-record";
 import { budgetPrefix, idName, type KeySummary } from "../layout";
 import { OWN_KEYS, OwnKeys, ownKeyOf } from "./own-key-schemas";

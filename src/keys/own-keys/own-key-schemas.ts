@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Scope } from "../../framework/operations/scopes";
 import { Plan } from "../../limiter/plans";
 import { KeyIdParams, scopesOf, type ApiKeyRecord } from "../api-key-record";
-import { isUsable } from "../api-key-auth";
+import { isUsable } from "../api-key-record";
 
 /** A key of the caller's budget as its holder sees it: never the key itself, never its hash. */
 export const OwnKey = z

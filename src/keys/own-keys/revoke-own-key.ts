@@ -2,11 +2,12 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { jsonBody } from "../../framework/counted-body";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
-import { keyOfCaller } from "../api-key-auth";
+import { keyOfCaller } from "../require-api-key";
 import { budgetOf } from "../api-key-record";
 import { auditedKeyOperation } from "../audited-key-operation";
 import { storeKeyRecord } from "../layout";
 import { findApiKeyById } from "../lookup";
+import { refuseActingOnAnother } from "./acting-key";
 import { KEY_PARAMS, OWN_KEYS, RevokedKey } from "./own-key-schemas";
 
 /**
@@ -23,12 +24,14 @@ export const revokeOwnKey = defineOperation({
   summary: "Revoke a key of the caller's budget",
   description:
     "Revokes a key of the calling key's budget for good, the calling key included: from the next call on (within 5 s " +
-    "everywhere) it is refused, and a console session of it ends. Revoking a revoked key answers as the first time did. Audited.",
+    "everywhere) it is refused, and a console session of it ends. Revoking a revoked key answers as the first time did. A key that " +
+    "was rotated away, or expires, may revoke only itself (403 key_acts_only_on_itself). Audited.",
   params: KEY_PARAMS,
   responses: { 200: { description: "The key, and when it was revoked", body: RevokedKey } },
-  errors: ["key_not_found"],
+  errors: ["key_not_found", "key_acts_only_on_itself"],
   async handle(c, { keyId }) {
     const caller = keyOfCaller(c);
+    await refuseActingOnAnother(c.env.API_KEYS, caller, keyId);
     const stored = await findApiKeyById(c.env.API_KEYS, keyId);
     if (!stored || budgetOf(stored.record) !== budgetOf(caller)) throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
     const { hash, record } = stored;

@@ -11,7 +11,7 @@ import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delive
 import { lockedUrl, lockRefusal } from "./endpoint-locks";
 import { normalWebhookUrl, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
-import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
+import { budgetOfCaller, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 
 /** POST /v2/webhook-endpoints: a new endpoint of the caller's budget, its secret shown once. */
@@ -29,6 +29,7 @@ export const createWebhookEndpoint = defineOperation({
   responses: { 201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint, headers: ["Location"] } },
   errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints", "webhook_endpoint_locked"],
   async handle(c) {
+    requireEventScope(c);
     const body = await readJsonBody(c, CreateWebhookEndpoint);
     const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
     if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
@@ -53,6 +54,6 @@ export const createWebhookEndpoint = defineOperation({
     });
     wakeDispatcher(c);
     const location = new URL(`${c.req.path}/${id}`, c.req.url).href;
-    return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, previous_secret_sealed: null, previous_secret_until: null }), secret }, 201, { Location: location });
+    return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, previous_secret_sealed: null, previous_secret_until: null, url_changed_at: null }), secret }, 201, { Location: location });
   },
 });

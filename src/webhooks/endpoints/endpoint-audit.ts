@@ -2,7 +2,7 @@ import { OperationNotTaken, withAuditRow } from "../../keys/audit";
 import { ApiError } from "../../framework/api-error";
 import type { Context } from "hono";
 import type { AppEnv } from "../../framework/app-env";
-import { keyOfCaller } from "../../keys/api-key-auth";
+import { keyOfCaller } from "../../keys/require-api-key";
 import { callDependency } from "../../lib/dependency";
 
 /** What is recorded of an action on an endpoint (migrations/0016_webhook_endpoint_owner_changes.sql, 0019). */

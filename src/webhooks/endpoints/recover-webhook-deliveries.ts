@@ -11,7 +11,8 @@ import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-
 import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
 import { disabledBecause } from "./endpoint-json";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
-import { keyOfCaller } from "../../keys/api-key-auth";
+import { keyOfCaller } from "../../keys/require-api-key";
+import { normalWebhookUrl } from "./webhook-url";
 
 /** Failed deliveries one request makes due at most; `more` says to ask again. */
 const RECOVER_AT_ONCE = 1_000;
@@ -26,13 +27,13 @@ export const recoverWebhookDeliveries = defineOperation({
   description:
     `After the receiver is fixed: each failed delivery made since \`since\` is due now, with the same webhook-id and a fresh ` +
     `retry schedule, ${RECOVER_AT_ONCE} a request in event order; \`more\` says to ask again. The endpoint must be ` +
-    "enabled. Audited with the key that asked.",
+    "enabled; when its URL changed after `since`, `confirmUrl` must name the URL they will go to. Audited with the key that asked.",
   params: ENDPOINT_PARAMS,
   requestBody: { description: "Since when", schema: RecoverWebhookDeliveries },
   responses: { 202: { description: "How many were made due", body: RecoveredWebhookDeliveries } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found", "webhook_endpoint_disabled"],
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found", "webhook_endpoint_disabled", "webhook_url_unconfirmed"],
   async handle(c, { endpointId }) {
-    const { since } = await readJsonBody(c, RecoverWebhookDeliveries);
+    const { since, confirmUrl } = await readJsonBody(c, RecoverWebhookDeliveries);
     // A valid form may still name no instant a date-time can hold (an offset moving it before the year 0000).
     const from = rfc3339ToUtc(since);
     if (from === undefined) throw new ApiError("invalid_body", "since: not an instant a date-time can hold once in UTC (its offset moves it out of years 0000 to 9999).");
@@ -41,6 +42,13 @@ export const recoverWebhookDeliveries = defineOperation({
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
       throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then recover.`);
+    }
+    // Deliveries that failed at an earlier URL are not aimed at a new host (a PATCH, then a thousand re-sends) unless the owner says so.
+    if (endpoint.url_changed_at !== null && endpoint.url_changed_at > from && (confirmUrl === undefined || normalWebhookUrl(confirmUrl) !== endpoint.url)) {
+      throw new ApiError(
+        "webhook_url_unconfirmed",
+        `The endpoint's URL changed at ${endpoint.url_changed_at}, after since: deliveries that failed at the URL before would go to ${endpoint.url}. Send "confirmUrl": "${endpoint.url}" to send them there.`,
+      );
     }
     const at = new Date().toISOString();
     const recovering = auditedEndpointChange(db, { endpointId, operation: "recover", changes: { since: from }, actor: `key:${keyOfCaller(c).id}`, at }, async () => {

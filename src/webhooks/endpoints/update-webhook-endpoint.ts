@@ -10,7 +10,7 @@ import { lockedEndpoints, updateEndpoint } from "../../webhook-delivery/endpoint
 import { endpointJson } from "./endpoint-json";
 import { lockedEndpoint, lockedUrl, lockRefusal } from "./endpoint-locks";
 import { normalWebhookUrl, servedLocally, webhookUrlProblem } from "./webhook-url";
-import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { budgetOfCaller, ENDPOINT_PARAMS, notFound, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** Enabling refused: nothing changed, so the audit row goes too. */
 
@@ -30,6 +30,7 @@ export const updateWebhookEndpoint = defineOperation({
   responses: { 200: { description: "The endpoint as it is now", body: WebhookEndpoint } },
   errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "webhook_endpoint_not_found", "webhook_endpoint_locked"],
   async handle(c, { endpointId }) {
+    requireEventScope(c);
     const body = await readJsonBody(c, UpdateWebhookEndpoint);
     let url: string | undefined;
     if (body.url !== undefined) {

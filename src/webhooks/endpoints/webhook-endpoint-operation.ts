@@ -1,8 +1,10 @@
 import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
-import { budgetOf } from "../../keys/api-key-record";
-import { keyOfCaller } from "../../keys/api-key-auth";
+import { budgetOf, scopesOf } from "../../keys/api-key-record";
+import { CHALLENGE } from "../../keys/identify-caller";
+import { keyOfCaller } from "../../keys/require-api-key";
+import { WEBHOOK_READER_SCOPE } from "../../keys/live-budget";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 
 /** The calling key's budget: its endpoints are the budget's, so a rotated pair shares them. */
@@ -11,6 +13,18 @@ export function budgetOfCaller(c: Context<AppEnv>): string {
 }
 
 export const notFound = (id: string) => new ApiError("webhook_endpoint_not_found", `No webhook endpoint ${id} in this key's budget.`);
+
+/**
+ * Making or changing an endpoint also needs the scope of what it will be sent
+ * (every event carries an order): `webhooks:manage` alone would receive by
+ * webhook what the feed refuses it.
+ */
+export function requireEventScope(c: Context<AppEnv>): void {
+  if (scopesOf(keyOfCaller(c)).includes(WEBHOOK_READER_SCOPE)) return;
+  throw new ApiError("insufficient_scope", `Webhook endpoints are sent whole orders: making or changing one needs the ${WEBHOOK_READER_SCOPE} scope too, which this key lacks.`, {
+    "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${WEBHOOK_READER_SCOPE}"`,
+  });
+}
 
 /** What every webhook endpoint operation shares: the scope, the tag, the stability, the endpoint id in the path. */
 export const WEBHOOKS = { scope: "webhooks:manage", tag: "Webhooks", stability: "beta" } as const;

@@ -81,6 +81,10 @@ export const RotatedWebhookSecret = z
 export const RecoverWebhookDeliveries = z
   .strictObject({
     since: z.iso.datetime({ offset: true }).describe("Every delivery of an event since then that failed is sent again (settled deliveries are kept 7 days)"),
+    confirmUrl: z
+      .string()
+      .optional()
+      .describe("The endpoint's URL as it is now: needed when it changed after `since` (those deliveries failed at another URL), else 409 webhook_url_unconfirmed"),
   })
   .meta({ id: "RecoverWebhookDeliveries" });
 

@@ -5,7 +5,7 @@ import type { AppEnv } from "../../../src/framework/app-env";
 import { handleError } from "../../../src/framework/middleware/error-handler";
 import { responseIdentity } from "../../../src/framework/middleware/response-identity";
 import { requestLog } from "../../../src/framework/middleware/request-log";
-import { requestParty } from "../../../src/keys/api-key-auth";
+import { requestParty } from "../../../src/keys/request-party";
 import { LIMITER_TIMEOUT_MS } from "../../../src/limiter/lease-client";
 import type { RateLimiter } from "../../../src/limiter/limiter-object";
 import { api, apiWith, errorBodyOf } from "../../support/request";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, errorBodyOf } from "../../support/request";
+import { api, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
 /** A budget's own keys (docs/api.md#authentication): listed, the calling one rotated with a grace period, one revoked early. */
@@ -78,5 +78,38 @@ describe("a key's own budget", () => {
     expect((await errorBodyOf(await rotate(nextKey, {}, key.record.id))).code).toBe("key_not_found");
     const stranger = await storeTestKey();
     expect((await errorBodyOf(await rotate(nextKey, {}, stranger.record.id))).code).toBe("key_not_found");
+  });
+});
+
+describe("a key in its grace period (rotated away), or one that expires", () => {
+  it("cannot take the budget over: it may neither rotate nor revoke the key that replaced it, with its key or a console session of it", async () => {
+    const leaked = await manager();
+    const replacement = await (await rotate(leaked, { graceSeconds: 86_400 })).json<Rotated>();
+    // Whoever holds the leaked key tries the takeover: rotate the replacement with no grace, for a key that never expires.
+    const takeover = await rotate(leaked, { graceSeconds: 0 }, replacement.id);
+    expect(takeover.status).toBe(403);
+    expect(takeover.headers.get("WWW-Authenticate")).toContain('error="insufficient_scope"');
+    expect(await errorBodyOf(takeover)).toMatchObject({ code: "key_acts_only_on_itself", message: expect.stringContaining("may act only on itself") });
+    expect((await errorBodyOf(await api(`/v2/keys/${replacement.id}/revoke`, { method: "POST", key: leaked.key }))).code).toBe("key_acts_only_on_itself");
+    // A console session of the leaked key is refused alike.
+    const session = await api("/v2/console/session", { method: "POST", key: leaked.key, headers: { Origin: ORIGIN } });
+    const cookie = session.headers.get("Set-Cookie")!.split(";")[0]!;
+    const fromSession = await api(`/v2/keys/${replacement.id}/rotate`, { method: "POST", key: null, headers: { Cookie: cookie, Origin: ORIGIN } });
+    expect((await errorBodyOf(fromSession)).code).toBe("key_acts_only_on_itself");
+    // The replacement still works, and nothing was audited for the refusals.
+    expect((await api("/v2/keys", { key: replacement.key })).status).toBe(200);
+    const audit = await env.DB.prepare("SELECT operation FROM key_events WHERE key_id = ?1").bind(replacement.id).all();
+    expect(audit.results).toEqual([{ operation: "create" }]);
+  });
+
+  it("may still act on itself, and a rotation of itself gives a key that stops when it would have", async () => {
+    const leaked = await manager();
+    const replacement = await (await rotate(leaked, { graceSeconds: 86_400 })).json<Rotated>();
+    const itself = await rotate(leaked, { graceSeconds: 0 });
+    expect(itself.status).toBe(201);
+    const again = await itself.json<Rotated & { expiresAt: string | null }>();
+    expect(again.expiresAt).toBe(replacement.previous.expiresAt);
+    // The replacement, which never expires, may act on the others of its budget.
+    expect((await api(`/v2/keys/${again.id}/revoke`, { method: "POST", key: replacement.key })).status).toBe(200);
   });
 });

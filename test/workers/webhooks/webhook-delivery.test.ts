@@ -45,7 +45,7 @@ describe("the dispatcher's pass", () => {
   it("hands each lane the events its endpoint wants, after the endpoint was made; a pass run again adds nothing", async () => {
     await seedOrders([{ id: 1 }]);
     const cancelled = await endpoint({ url: "https://a.example/", types: ["order.cancelled"] });
-    const every = await endpoint({ url: "https://b.example/" }, (await storeTestKey({ scopes: ["webhooks:manage"] })).key);
+    const every = await endpoint({ url: "https://b.example/" }, (await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] })).key);
     const mark = await head();
     await seedOrders([{ id: 2 }]);
     await sql("UPDATE orders SET status = 'cancelled' WHERE id = 1");
@@ -287,7 +287,7 @@ describe("an endpoint's deliveries", () => {
     // The retry woke the lane, which sends it now.
     await vi.waitFor(async () => expect((await laneDelivery(made.id, first!))?.outcome).toBe("delivered"));
 
-    const stranger = (await storeTestKey({ scopes: ["webhooks:manage"] })).key;
+    const stranger = (await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] })).key;
     expect((await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: stranger })).status).toBe(404);
     for (const unknown of ["wd_00000000000000000000_1", `wd_${made.id.slice(3)}_999999`]) {
       const answer = await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries/${unknown}/retry`, { method: "POST", key: owner.key });

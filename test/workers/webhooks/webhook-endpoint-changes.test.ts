@@ -63,7 +63,7 @@ describe("changing a webhook endpoint", () => {
 
   it("is its budget's only: another budget's key gets 404 and changes nothing", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
-    const stranger = await storeTestKey({ scopes: ["webhooks:manage"] });
+    const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const refused = await change(made.id, { status: "disabled" }, stranger.key);
     expect(refused.status).toBe(404);
     expect((await errorBodyOf(refused)).code).toBe("webhook_endpoint_not_found");
@@ -160,6 +160,23 @@ describe("recovering failed deliveries", () => {
     return { failed: rows.filter((row) => row.outcome === "failed").length, recovered: rows.filter((row) => row.outcome !== "failed").length };
   };
 
+  it("asks to confirm the URL when it changed after since: those deliveries failed at another host", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    await failedDeliveries(made.id, 3, since);
+    // The URL moves to a new host after they failed: a recovery would aim them all at it.
+    expect((await change(made.id, { url: "https://victim.example/" })).status).toBe(200);
+    const asked = await errorBodyOf(await recover(made.id, { since }));
+    expect(asked).toMatchObject({ code: "webhook_url_unconfirmed", status: 409, message: expect.stringContaining('"confirmUrl": "https://victim.example/"') });
+    expect(await outcomes(made.id)).toEqual({ failed: 3, recovered: 0 });
+    expect((await errorBodyOf(await recover(made.id, { since, confirmUrl: "https://receiver.example/hooks" }))).code).toBe("webhook_url_unconfirmed");
+    // Confirmed in any spelling of the URL they will go to.
+    expect(await (await recover(made.id, { since, confirmUrl: "https://VICTIM.example:443/" })).json()).toEqual({ recovered: 3, more: false });
+    // A window that starts after the change needs no confirmation.
+    await failedDeliveries(made.id, 1, "2099-01-01T00:00:00.000Z", 100);
+    expect(await (await recover(made.id, { since: new Date(Date.now() + 60_000).toISOString() })).json()).toEqual({ recovered: 1, more: false });
+  });
+
   it("makes every failed delivery since the time due again with a fresh schedule, and audits it", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     await failedDeliveries(made.id, 2, "2030-01-01T00:00:00.000Z");
@@ -188,7 +205,7 @@ describe("recovering failed deliveries", () => {
     expect((await errorBodyOf(await recover(made.id, { since: "yesterday" }))).code).toBe("invalid_body");
     await change(made.id, { status: "disabled" });
     expect((await errorBodyOf(await recover(made.id, { since: "2030-01-01T00:00:00Z" }))).code).toBe("webhook_endpoint_disabled");
-    const stranger = await storeTestKey({ scopes: ["webhooks:manage"] });
+    const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const other = await api(`/v2/webhook-endpoints/${made.id}/recover`, {
       method: "POST",
       key: stranger.key,
@@ -225,6 +242,24 @@ describe("a test event", () => {
     expect(await (await test(made.id)).json()).toMatchObject({ delivered: false, status: null, response: null, error: "could not connect" });
     await change(made.id, { status: "disabled" });
     expect((await errorBodyOf(await test(made.id))).code).toBe("webhook_endpoint_disabled");
+  });
+
+  it("is sent at most 10 times a minute per endpoint: the 11th is 429 too_many_test_events with Retry-After, and nothing is POSTed", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const other = await makeEndpoint(owner.key, { url: "https://receiver.example/other" });
+    const posts = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    for (let n = 0; n < 10; n++) expect((await test(made.id)).status).toBe(200);
+    const refused = await test(made.id);
+    expect(refused.status).toBe(429);
+    const wait = Number(refused.headers.get("Retry-After"));
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(60);
+    expect(await errorBodyOf(refused)).toMatchObject({ code: "too_many_test_events", status: 429 });
+    expect(posts).toHaveBeenCalledTimes(10);
+    // Another endpoint counts its own.
+    expect((await test(other.id)).status).toBe(200);
+    // Refused ones leave no audit row: ten tests, not eleven.
+    expect((await auditOf(made.id)).filter((row) => row.operation === "test")).toHaveLength(10);
   });
 });
 

@@ -73,6 +73,22 @@ describe("webhook endpoints", () => {
     expect(await (await api(path, { key: owner.key })).json<Endpoint>()).toMatchObject({ id: made.id });
   });
 
+  it("are made and changed only by a key that may also read what they are sent (orders:read), and say so", async () => {
+    const managerOnly = await storeTestKey({ scopes: ["webhooks:manage"] });
+    const refused = await create({ url: "https://receiver.example/hooks" }, managerOnly.key);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("WWW-Authenticate")).toBe('Bearer realm="store-orders", error="insufficient_scope", scope="orders:read"');
+    expect(await errorBodyOf(refused)).toMatchObject({ code: "insufficient_scope", message: expect.stringContaining("orders:read") });
+    // Nor may it change one of its budget's (made by a key that could).
+    const reader = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"], budget: managerOnly.record.id });
+    const made = await (await create({ url: "https://receiver.example/hooks" }, reader.key)).json<Endpoint>();
+    const patch = await api(`/v2/webhook-endpoints/${made.id}`, { method: "PATCH", key: managerOnly.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://elsewhere.example/" }) });
+    expect((await errorBodyOf(patch)).code).toBe("insufficient_scope");
+    // It may still list, read and delete them: nothing of an order is in those.
+    expect((await api("/v2/webhook-endpoints", { key: managerOnly.key })).status).toBe(200);
+    expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: managerOnly.key })).status).toBe(204);
+  });
+
   it("keep the types asked for, each once", async () => {
     const made = await (await create({ url: "https://receiver.example/", types: ["order.shipped", "order.cancelled", "order.shipped"] })).json<Endpoint>();
     expect(made.types).toEqual(["order.cancelled", "order.shipped"]);
@@ -80,8 +96,8 @@ describe("webhook endpoints", () => {
 
   it("belong to the budget: a rotated key sees them, another budget's key gets 404", async () => {
     const made = await (await create({ url: "https://receiver.example/" })).json<Endpoint>();
-    const rotated = await storeTestKey({ scopes: ["webhooks:manage"], budget: owner.record.id });
-    const stranger = await storeTestKey({ scopes: ["webhooks:manage"] });
+    const rotated = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"], budget: owner.record.id });
+    const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { key: rotated.key })).status).toBe(200);
     expect(await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { key: stranger.key }))).toMatchObject({ code: "webhook_endpoint_not_found" });
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: stranger.key })).status).toBe(404);

@@ -68,7 +68,7 @@ describe("each endpoint in a lane of its own", () => {
   }
 
   it("delivers to a healthy endpoint while another's receiver hangs, in no more time than its own receiver takes", async () => {
-    const slowKey = await storeTestKey({ scopes: ["webhooks:manage"] });
+    const slowKey = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const slow = await makeEndpoint(slowKey.key, { url: "https://slow.example/hooks" });
     const healthy = await makeEndpoint(owner.key, { url: "https://healthy.example/hooks" });
     await seedOrders([{ id: 8 }, { id: 9 }]);
@@ -247,7 +247,7 @@ describe("a budget with no live key", () => {
     await putApiKey(env.API_KEYS, owner.key, { ...owner.record, revokedAt: new Date(Date.now() - 1000).toISOString() });
     await runLaneOnce(endpointId, { fetch });
     expect(posts).toEqual([]);
-    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's budget has no live key (revoked or expired)" });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)" });
 
     // A key of the budget that has expired: still nothing.
     const expired = newApiKey("so_test_", { plan: "pro", name: "rotated", budget: owner.record.id, expiresAt: new Date(Date.now() - 1000).toISOString() });
@@ -280,7 +280,7 @@ describe("a budget with no live key", () => {
     const { posts, fetch } = receivers();
     await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(staleList, budget, new TtlCache(10)) });
     expect(posts).toEqual([]);
-    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's budget has no live key (revoked or expired)" });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)" });
   });
 
   it("finds a live key stored before budgets were listed beside a revoked key of the same budget that is listed", async () => {
@@ -292,6 +292,16 @@ describe("a budget with no live key", () => {
     // Revoked since (the runbook's "revoke the old key"): that write lists it, revoked; the rotated key is not listed.
     await putApiKey(env.API_KEYS, first.key, { ...first.record, revokedAt: new Date().toISOString() });
     expect(await budgetLiveness(env.API_KEYS, first.record.id, new TtlCache(10))).toBe("live");
+  });
+
+  it("counts only keys that may read orders: a budget whose one live key has webhooks:manage alone is sent nothing", async () => {
+    const manager = newApiKey("so_test_", { plan: "pro", name: "webhooks only", scopes: ["webhooks:manage"] });
+    await putApiKey(env.API_KEYS, manager.key, manager.record);
+    expect(await budgetLiveness(env.API_KEYS, manager.record.id, new TtlCache(10))).toBe("dead");
+    // A key of the budget that reads orders brings them back.
+    const reader = newApiKey("so_test_", { plan: "pro", name: "reader", scopes: ["orders:read"], budget: manager.record.id });
+    await putApiKey(env.API_KEYS, reader.key, reader.record);
+    expect(await budgetLiveness(env.API_KEYS, manager.record.id, new TtlCache(10))).toBe("live");
   });
 
   it("finds the keys of a budget stored before budgets were listed", async () => {

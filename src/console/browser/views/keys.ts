@@ -32,8 +32,13 @@ export const keysView: View = (root, session, _route, page) => {
   const load = async () => {
     try {
       const { data } = await call<{ data: OwnKey[] }>("GET", "/keys");
+      // A key rotated away, or one that expires, acts only on itself (docs/api.md#your-own-keys): no actions on the others.
+      const expiring = data.find((key) => key.current)?.expiresAt ?? null;
       show(
         list,
+        expiring
+          ? notice(`The signed-in key stops working at ${new Date(expiring).toLocaleString()}: it can act only on itself. Sign in with the key that replaced it to manage the others.`)
+          : null,
         h(
           "table",
           { id: "keys-table" },
@@ -51,7 +56,7 @@ export const keysView: View = (root, session, _route, page) => {
                 h("td", {}, when(key.createdAt)),
                 h("td", {}, key.expiresAt ? when(key.expiresAt) : "never"),
                 h("td", {}, stateOf(key)),
-                h("td", {}, key.usable && !key.current ? h("button", { type: "button", class: "danger", onclick: () => revoke(key) }, `Revoke ${key.start ?? key.id} now`) : ""),
+                h("td", {}, key.usable && !key.current && !expiring ? h("button", { type: "button", class: "danger", onclick: () => revoke(key) }, `Revoke ${key.start ?? key.id} now`) : ""),
               ),
             ),
           ),

@@ -1,14 +1,16 @@
+/**
+ * Who is calling (docs/api.md#authentication): a valid API key, presented or
+ * standing behind a console session, or an address group that did not
+ * present one, and why. Worked out once per request, before the limiter;
+ * nobody is refused here (require-api-key.ts refuses, after the count).
+ */
 import type { Context, MiddlewareHandler } from "hono";
 import { findApiKey, type StoredKey } from "./lookup";
 import type { TtlCache } from "../lib/ttl-cache";
 import type { AppEnv } from "../framework/app-env";
-import type { RequestParty } from "../framework/middleware/request-log";
-import { ApiError, type ErrorCode } from "../framework/api-error";
+import type { ErrorCode } from "../framework/api-error";
 import { parseBearer } from "./bearer";
-import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
-import type { Budget, CountedCallers } from "../limiter/rate-limit";
-import { ANONYMOUS_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
-import { budgetOf, limitsFor, limitsStampOf, scopesOf, type ApiKeyRecord } from "./api-key-record";
+import type { ApiKeyRecord } from "./api-key-record";
 import { addressGroup } from "../lib/client-address";
 import { logLine } from "../lib/log";
 
@@ -79,24 +81,6 @@ export function identifyCaller(apiKeys: TtlCache<string, StoredKey>, otherCreden
   };
 }
 
-/**
- * Refuses callers without a valid key, with the reason identifyCaller()
- * found, and keys without the scope the operation needs (403, with the RFC
- * 6750 challenge naming the scope).
- */
-export function requireApiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const caller = c.get("caller");
-    if (caller.kind === "anonymous") throw new ApiError(caller.rejection.code, caller.rejection.message, caller.rejection.headers);
-    if (scope !== ANY_KEY && !scopesOf(caller.key).includes(scope)) {
-      throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
-        "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,
-      });
-    }
-    await next();
-  };
-}
-
 async function callerOf(
   authorization: string | undefined,
   kv: KVNamespace,
@@ -121,23 +105,12 @@ export function invalidCaller(address: string): Caller {
   return { kind: "anonymous", address, rejection: INVALID_KEY };
 }
 
-/** The calling key, in an operation behind a key's guard. */
-export function keyOfCaller(c: Context<AppEnv>): ApiKeyRecord {
-  const caller = c.get("caller");
-  if (caller.kind !== "key") throw new Error("an operation that needs a key ran without one: its guard is missing");
-  return caller.key;
-}
-
 export const sessionEndedMessage = (why: string) => `Your console session has ended (${why}). Sign in again.`;
 
 /** A caller whose console session has ended (console/): 401 session_ended, saying why. */
 export function sessionEndedCaller(address: string, why: string): Caller {
   return { kind: "anonymous", address, rejection: { code: "session_ended", message: sessionEndedMessage(why), headers: { "WWW-Authenticate": CHALLENGE } } };
 }
-
-/** Whether a key may be used now: not revoked, not expired. */
-export const isUsable = (key: ApiKeyRecord, now = Date.now()): boolean =>
-  key.revokedAt === undefined && (key.expiresAt === undefined || Date.parse(key.expiresAt) > now);
 
 const MISSING_KEY: Rejection = {
   code: "missing_api_key",
@@ -151,35 +124,3 @@ function invalidKey(message: string): Rejection {
 }
 
 const INVALID_KEY = invalidKey("The API key is not valid. Check it, or ask for a new one.");
-
-/**
- * How rateLimit() counts callers: a key against its budget, anyone else
- * against its address group. A key's budget is worked out once per record
- * the isolate holds (`budgets`, keyed by the cached record itself, so it
- * lives exactly as long as that record), not on every request.
- */
-export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>): CountedCallers => ({
-  budgetOf(c) {
-    const caller = c.get("caller");
-    if (caller.kind !== "key") return { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
-    let budget = budgets.get(caller.key);
-    if (!budget) {
-      budget = { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsStampOf(caller.key), keyId: caller.key.id };
-      budgets.set(caller.key, budget);
-    }
-    return budget;
-  },
-  demote(c) {
-    const caller = c.get("caller");
-    // A console session learns why it ended: its key was revoked.
-    c.set("caller", caller.kind === "key" && caller.session ? sessionEndedCaller(caller.address, "its key was revoked") : invalidCaller(caller.address));
-  },
-});
-
-/** The request as the request log names it (framework/middleware/request-log.ts): the key by its id only, never the key itself. */
-export function requestParty(c: Context<AppEnv>): RequestParty {
-  const caller = c.get("caller") as Caller | undefined;
-  const limit = c.get("limit") ?? null;
-  if (caller?.kind === "key") return { keyId: caller.key.id, plan: caller.key.plan, limit, index: budgetOf(caller.key) };
-  return { keyId: null, plan: null, limit, index: caller && `ip:${caller.address}` };
-}

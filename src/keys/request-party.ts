@@ -1,0 +1,13 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../framework/app-env";
+import type { RequestParty } from "../framework/middleware/request-log";
+import { budgetOf } from "./api-key-record";
+import type { Caller } from "./identify-caller";
+
+/** The request as the request log names it (framework/middleware/request-log.ts): the key by its id only, never the key itself. */
+export function requestParty(c: Context<AppEnv>): RequestParty {
+  const caller = c.get("caller") as Caller | undefined;
+  const limit = c.get("limit") ?? null;
+  if (caller?.kind === "key") return { keyId: caller.key.id, plan: caller.key.plan, limit, index: budgetOf(caller.key) };
+  return { keyId: null, plan: null, limit, index: caller && `ip:${caller.address}` };
+}

@@ -1,0 +1,31 @@
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../framework/app-env";
+import { ApiError } from "../framework/api-error";
+import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
+import { scopesOf, type ApiKeyRecord } from "./api-key-record";
+import { CHALLENGE } from "./identify-caller";
+
+/**
+ * Refuses callers without a valid key, with the reason identifyCaller()
+ * found, and keys without the scope the operation needs (403, with the RFC
+ * 6750 challenge naming the scope).
+ */
+export function requireApiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const caller = c.get("caller");
+    if (caller.kind === "anonymous") throw new ApiError(caller.rejection.code, caller.rejection.message, caller.rejection.headers);
+    if (scope !== ANY_KEY && !scopesOf(caller.key).includes(scope)) {
+      throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
+        "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,
+      });
+    }
+    await next();
+  };
+}
+
+/** The calling key, in an operation behind a key's guard. */
+export function keyOfCaller(c: Context<AppEnv>): ApiKeyRecord {
+  const caller = c.get("caller");
+  if (caller.kind !== "key") throw new Error("an operation that needs a key ran without one: its guard is missing");
+  return caller.key;
+}
