@@ -74,7 +74,7 @@ export default {
   },
 } satisfies ExportedHandler<Env>;
 
-/** The HTTP API alone, for the bench's worker and the tests that read its routes; its route table, for the authorization matrix (test/workers/app/authorization-matrix.test.ts). */
+/** The HTTP API alone, for the bench's worker and the tests that read its routes; its route table, for the authorization matrix (test/support/authorization-matrix.ts). */
 export { app, routes };
 
 export { RateLimiter } from "../limiter/limiter-object";

@@ -376,6 +376,34 @@ describe("the console in chromium, against npm start", () => {
   });
 });
 
+describe("a key rotated away, signed in", () => {
+  it("is offered no actions on the key that replaced it, and told why; the replacement is offered them", async () => {
+    const leaked = await issueKey("rotated away in the console test");
+    const rotated = await fetch(`${root()}/v2/keys/${leaked.id}/rotate`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${leaked.key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ graceSeconds: 86_400 }),
+    });
+    expect(rotated.status).toBe(201);
+    const replacement = (await rotated.json()) as Issued;
+    for (const [signedIn, other, offered] of [[leaked, replacement, false], [replacement, leaked, true]] as const) {
+      const visit = await open();
+      try {
+        await signInWithKey(visit, signedIn.key);
+        await goTo(visit.page, "Keys");
+        const otherRow = visit.page.locator(`tr[data-key-id=${other.id}]`);
+        await otherRow.waitFor();
+        expect(await otherRow.getByRole("button", { name: /^Revoke / }).count(), `${signedIn === leaked ? "the leaked key" : "its replacement"} offered a revocation`).toBe(offered ? 1 : 0);
+        const told = visit.page.getByText("it can act only on itself");
+        expect(await told.count()).toBe(offered ? 0 : 1);
+        expect(pageErrors(visit)).toEqual([]);
+      } finally {
+        await visit.context.close();
+      }
+    }
+  });
+});
+
 describe("signing in with an operator's link, and ending with the key", () => {
   it("signs in once with `npm run keys -- console-link`; the link is then refused; a revoked key's session ends within 5 s", async () => {
     const holder = await issueKey("Link holder");

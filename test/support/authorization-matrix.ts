@@ -1,0 +1,294 @@
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import worker, { routes } from "../../src/app/worker";
+import type { Operation } from "../../src/framework/operations/define-operation";
+import { ANY_KEY, SCOPES, type Scope } from "../../src/framework/operations/scopes";
+import { addDeliveries } from "../../src/webhook-delivery/lane-deliveries";
+import { deliveryIdOf, laneOf } from "../../src/webhook-delivery/lane-calls";
+import { ORIGIN } from "./request";
+import { seedOrders } from "./seed";
+import { storeTestKey, type TestKey } from "./test-keys";
+import { withoutDispatcher } from "./webhook-fixtures";
+
+/**
+ * Every operation's answer to every kind of caller (docs/api.md#authentication,
+ * docs/operations.md#operator-api): one row per operation of the route table,
+ * so an operation is in it the day it is added, and the test fails on a row
+ * or a cell missing. Each cell is `status` or `status code`; the row is
+ * compared whole, so a diff shows which caller got what. A cell that is a
+ * decision rather than a rule (a public operation, a cookie on a GET) is
+ * written down here and in the docs.
+ *
+ * The callers, in the columns' order:
+ * - owner: a key of the subject's budget with every scope (on an operator
+ *   route: a caller's key where the operator token belongs);
+ * - none: no credential; malformed: `Bearer not-a-key`;
+ * - other budget: a valid key, every scope, of another budget;
+ * - lacks scope: a key of the budget with every scope but the operation's;
+ * - expired; revoked (before its first use: past the 5 s promise);
+ * - grace: a key of the budget rotated away (expiring), acting on another key
+ *   where the operation names one;
+ * - cookie: a console session of the budget's key, from the console's origin;
+ *   cookie, no Origin: the same without an `Origin`; cookie, other budget;
+ *   ended: the cookie of a session that was ended;
+ * - operator: the operator token (on a caller's route, it is not a key).
+ */
+const COLUMNS = ["owner", "none", "malformed", "other budget", "lacks scope", "expired", "revoked", "grace", "cookie", "cookie, no Origin", "cookie, other budget", "ended", "operator"] as const;
+type Column = (typeof COLUMNS)[number];
+
+const ALL: Scope[] = [...SCOPES];
+const LIMITS = { perMinute: 1_000_000, perDay: 10_000_000 };
+const OPERATOR_TOKEN = "operator-token-for-tests";
+const DAY = 86_400_000;
+
+// Columns: owner | none | malformed | other budget | lacks scope | expired | revoked | grace | cookie | cookie, no Origin | cookie, other budget | ended | operator
+// prettier-ignore
+export const MATRIX: Record<string, string> = {
+  // Public: what the service is, for anyone, whatever they send.
+  "GET /":                                                                 "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /console":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  // Orders are the one store's, not a budget's: any key with the scope reads and cancels them (docs/api.md#authentication).
+  // A cookie reads without an Origin (a GET changes nothing); every change needs the console's own.
+  "GET /v1/store/orders":                                                  "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  "DELETE /v1/store/orders/{orderId}":                                     "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key",
+  // Deprecated: the key is checked before the pet (1 is not a pet).
+  "GET /v1/pets/{petId}":                                                  "404 pet_not_found | 401 missing_api_key | 401 invalid_api_key | 404 pet_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 401 session_ended | 401 invalid_api_key",
+  // The documents, the reference pages and the versions' descriptions are public.
+  "GET /v1/openapi.json":                                                  "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v1/docs":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v1":                                                               "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2/store/orders":                                                  "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/store/orders/{orderId}":                                        "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  "DELETE /v2/store/orders/{orderId}":                                     "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/store/order-events":                                            "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  // A budget's endpoints are its own: another budget's key or session finds none (404), and makes one of its own budget.
+  // A key rotated away (grace) is still a key of its budget: it acts on endpoints; it acts only on itself among keys.
+  "POST /v2/webhook-endpoints":                                            "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 201 | 201 | 403 cross_site_request | 201 | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/webhook-endpoints":                                             "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/webhook-endpoints/{endpointId}":                                "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
+  "PATCH /v2/webhook-endpoints/{endpointId}":                              "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/rotate-secret":                 "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/test":                          "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
+  "DELETE /v2/webhook-endpoints/{endpointId}":                             "204 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/webhook-endpoints/{endpointId}/deliveries":                     "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry": "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/recover":                       "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/usage":                                                         "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/keys":                                                          "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  // Key operations act on another key of the budget: refused to a key rotated away (key_acts_only_on_itself).
+  "POST /v2/keys/{keyId}/rotate":                                          "201 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 201 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key",
+  "POST /v2/keys/{keyId}/revoke":                                          "200 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key",
+  // Signing in takes the key itself: a cookie cannot open another session (401 missing_api_key), an ended one is told so.
+  "POST /v2/console/session":                                              "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 201 | 401 invalid_api_key | 401 invalid_api_key | 201 | 401 missing_api_key | 403 cross_site_request | 401 missing_api_key | 401 session_ended | 401 invalid_api_key",
+  // Public: the link's token is the credential (an unknown one here), whoever sends it.
+  "POST /v2/console/session/link":                                         "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link",
+  // Any valid key may read its session: no scope asked.
+  "GET /v2/console/session":                                               "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 200 | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  // Signing out takes any valid key or session, and ends only the caller's own: one with a bearer key has none to end (204 all the same).
+  "DELETE /v2/console/session":                                            "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 204 | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/openapi.json":                                                  "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2/docs":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2":                                                               "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  // The operator API: only the operator token; a caller's key is not it (401 invalid_api_key), nor is a cookie (401 missing_api_key).
+  "GET /admin/webhook-endpoints":                                          "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "POST /admin/webhook-endpoints/{endpointId}/disable":                    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "POST /admin/webhook-endpoints/{endpointId}/enable":                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "GET /admin/pipeline":                                                   "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "GET /admin/order-events/sequence":                                      "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "POST /admin/order-events/sequence":                                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "GET /admin/keys/{keyId}/usage":                                         "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "GET /admin/keys/{keyId}/usage/history":                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "POST /admin/keys/{keyId}/unban":                                        "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "POST /admin/keys/{keyId}/limits":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "POST /admin/keys/{keyId}/revoke":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
+  "POST /admin/keys/{keyId}/console-link":                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201",
+};
+
+/**
+ * A budget and what its callers act on: the keys and sessions of each column,
+ * an endpoint with a failed delivery, a pending order, and another key of the
+ * budget (the one key operations act on).
+ */
+interface World {
+  owner: TestKey;
+  other: TestKey;
+  lacking: TestKey;
+  expired: TestKey;
+  revoked: TestKey;
+  grace: TestKey;
+  cookie: string;
+  endedCookie: string;
+  /** A key of another budget, every scope, and a console session of it. */
+  stranger: TestKey;
+  strangerCookie: string;
+  endpointId: string;
+  deliveryId: string;
+  orderId: string;
+}
+
+let serial = 0;
+const next = () => ++serial;
+
+async function signIn(key: TestKey): Promise<string> {
+  const response = await send(env, "/v2/console/session", { method: "POST", headers: { Authorization: `Bearer ${key.key}`, Origin: ORIGIN } });
+  expect(response.status, "a console sign-in").toBe(201);
+  return response.headers.get("Set-Cookie")!.split(";")[0]!;
+}
+
+/** The scope an operation's `lacks scope` caller lacks: its own; for one that asks none, a key with orders:read alone. */
+const scopeOf = (operation: Operation): Scope | undefined => (operation.scope && operation.scope !== ANY_KEY ? operation.scope : undefined);
+
+async function makeWorld(operation: Operation): Promise<World> {
+  const owner = await storeTestKey({ plan: "enterprise", limits: LIMITS, scopes: ALL });
+  const key = (options: Parameters<typeof storeTestKey>[0]) => storeTestKey({ plan: "enterprise", limits: LIMITS, scopes: ALL, budget: owner.record.id, ...options });
+  const lacks = scopeOf(operation);
+  const ended = await key({});
+  const endedCookie = await signIn(ended);
+  expect((await send(env, "/v2/console/session", { method: "DELETE", headers: { Cookie: endedCookie, Origin: ORIGIN } })).status).toBe(204);
+  // What the operation's path names, and only that: an order, an endpoint with a failed delivery.
+  const orderId = String(900_000 + next());
+  let endpointId = "we_00000000000000000000";
+  let seq = 0;
+  if (operation.path.includes("{orderId}") || operation.path.includes("{endpointId}")) {
+    await seedOrders([{ id: Number(orderId), status: "pending" }]);
+    seq = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
+  }
+  if (operation.path.includes("{endpointId}")) {
+    const made = await send(withoutDispatcher(), "/v2/webhook-endpoints", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${owner.key}` },
+      body: JSON.stringify({ url: `https://receiver.example/matrix-${next()}` }),
+    });
+    endpointId = (await made.json<{ id: string }>()).id;
+    await runInDurableObject(laneOf(env, endpointId), (_, state) => {
+      state.storage.kv.put("endpointId", endpointId);
+      addDeliveries(state.storage.sql, [seq], Date.now());
+      state.storage.sql.exec("UPDATE deliveries SET outcome = 'failed' WHERE seq = ?", seq);
+    });
+  }
+  const stranger = await storeTestKey({ plan: "enterprise", limits: LIMITS, scopes: ALL });
+  return {
+    owner,
+    stranger,
+    strangerCookie: await signIn(stranger),
+    other: await key({}),
+    lacking: await key({ scopes: lacks ? ALL.filter((each) => each !== lacks) : ["orders:read"] }),
+    expired: await key({ expiresAt: new Date(Date.now() - 60_000).toISOString() }),
+    revoked: await key({ revokedAt: new Date(Date.now() - 60_000).toISOString() }),
+    grace: await key({ expiresAt: new Date(Date.now() + DAY).toISOString() }),
+    cookie: await signIn(owner),
+    endedCookie,
+    endpointId,
+    deliveryId: deliveryIdOf(endpointId, seq),
+    orderId,
+  };
+}
+
+/** The operation's request against a world: path parameters by name, a body where it needs one. */
+function requestOf(base: string, operation: Operation, world: World): { path: string; method: string; body?: string } {
+  const ids: Record<string, string> = { orderId: world.orderId, endpointId: world.endpointId, deliveryId: world.deliveryId, keyId: world.other.record.id, petId: "1" };
+  const path = (base + operation.path).replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
+  const bodies: Record<string, unknown> = {
+    createWebhookEndpoint: { url: `https://receiver.example/made-${next()}` },
+    updateWebhookEndpoint: { types: ["order.cancelled"] },
+    recoverWebhookDeliveries: { since: "2000-01-01T00:00:00Z" },
+    redeemConsoleLink: { token: "A".repeat(43) },
+    raiseEventSequence: { atLeast: "0" },
+    setBudgetLimits: LIMITS,
+  };
+  const body = bodies[operation.operationId];
+  return { path: path || "/", method: operation.method.toUpperCase(), ...(body !== undefined && { body: JSON.stringify(body) }) };
+}
+
+/** The headers a column's caller sends. */
+function headersOf(column: Column, world: World): Record<string, string> {
+  const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+  switch (column) {
+    case "owner":
+      return bearer(world.owner.key);
+    case "none":
+      return {};
+    case "malformed":
+      return bearer("not-a-key");
+    case "other budget":
+      return bearer(world.stranger.key);
+    case "lacks scope":
+      return bearer(world.lacking.key);
+    case "expired":
+      return bearer(world.expired.key);
+    case "revoked":
+      return bearer(world.revoked.key);
+    case "grace":
+      return bearer(world.grace.key);
+    case "cookie":
+      return { Cookie: world.cookie, Origin: ORIGIN };
+    case "cookie, no Origin":
+      return { Cookie: world.cookie };
+    case "cookie, other budget":
+      return { Cookie: world.strangerCookie, Origin: ORIGIN };
+    case "ended":
+      return { Cookie: world.endedCookie, Origin: ORIGIN };
+    case "operator":
+      return bearer(OPERATOR_TOKEN);
+  }
+}
+
+/** Operations whose success uses up what the next cell needs (the endpoint deleted, the session ended): a world for each cell. */
+const CONSUMING = new Set(["deleteWebhookEndpoint", "endConsoleSession"]);
+
+/** Sends a request as a client would, from an address of its own. */
+async function send(bindings: Env, path: string, init: RequestInit): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set("CF-Connecting-IP", `2001:db8:${next().toString(16)}::1`);
+  if (init.body !== undefined) headers.set("Content-Type", "application/json");
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(new Request(`${ORIGIN}${path}`, { ...init, headers }), bindings, ctx);
+  // Its background work (a lease handed back, a log point) runs on; no answer here waits for it.
+  waitOnExecutionContext(ctx).catch(() => {});
+  return response;
+}
+
+async function outcome(response: Response): Promise<string> {
+  const text = await response.text();
+  if (response.status < 400) return String(response.status);
+  return `${response.status} ${(JSON.parse(text) as { code: string }).code}`;
+}
+
+export const operations = routes.flatMap(({ base, operations: each }) => each.map((operation) => ({ base, operation })));
+
+/** A row's name: the operation's method and path template (an operationId may be in both versions). */
+export const rowOf = ({ base, operation }: { base: string; operation: Operation }) => `${operation.method.toUpperCase()} ${base + operation.path || "/"}`;
+
+/**
+ * The matrix's rows that `select` takes, one test each, in a file of their
+ * own: the rows are spread over several files, each with a runtime of its
+ * own, so they run side by side (test/workers/app/authorization-matrix-*.test.ts).
+ */
+export function describeMatrixRows(title: string, select: (row: string) => boolean): void {
+  describe(title, () => {
+    beforeAll(() => {
+      // A test event is POSTed: to a receiver that takes it, never to the network.
+      vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    });
+
+    const rows = operations.filter((each) => select(rowOf(each)));
+    it.each(rows.map(({ base, operation }) => [rowOf({ base, operation }), base, operation] as const))("%s answers each kind of caller as its row says", async (row, base, operation) => {
+      const { operationId } = operation;
+      const expected = MATRIX[row]?.split("|").map((cell) => cell.trim());
+      const actual: string[] = [];
+      // One world a row: a success repeated (a cancel, a rotation, a revocation) answers alike, and refusals change nothing.
+      let world = await makeWorld(operation);
+      for (const column of COLUMNS) {
+        if (CONSUMING.has(operationId) && actual.length > 0) world = await makeWorld(operation);
+        const { path, method, body } = requestOf(base, operation, world);
+        const response = await send(withoutDispatcher(), path, { method, headers: headersOf(column, world), ...(body !== undefined && { body }) });
+        actual.push(await outcome(response));
+      }
+      // A new operation's row is reviewed like code: the failure shows what it answered, to be checked cell by cell.
+      expect(expected, `no row for ${row}; it answered: "${actual.join(" | ")}"`).toBeDefined();
+      expect(expected!.length, `${row}'s row has a cell for each of ${COLUMNS.length} callers`).toBe(COLUMNS.length);
+      expect(actual.join(" | ")).toBe(expected!.join(" | "));
+    });
+  });
+}
