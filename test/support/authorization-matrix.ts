@@ -294,6 +294,9 @@ export function describeMatrixRows(title: string, select: (row: string) => boole
       expect(expected, `no row for ${row}; it answered: "${actual.join(" | ")}"`).toBeDefined();
       expect(expected!.length, `${row}'s row has a cell for each of ${COLUMNS.length} callers`).toBe(COLUMNS.length);
       expect(actual.join(" | ")).toBe(expected!.join(" | "));
-    });
+    }, ROW_TIMEOUT_MS);
   });
 }
+
+/** A row's time on a busy machine: thirteen requests, and up to thirteen worlds of keys, sessions and an endpoint. */
+const ROW_TIMEOUT_MS = 60_000;
