@@ -25,9 +25,12 @@ export default defineConfig(async () => {
           test: {
             name: "workers",
             include: ["test/workers/**/*.test.ts"],
-            // Four at once on two cores: each file runs in a runtime of its own, with storage of its own, and
+            // Three at once on two cores: each file runs in a runtime of its own, with storage of its own, and
             // spends much of its time waiting (timers, I/O), so two files at a time left a core idle half the time.
-            maxWorkers: 4,
+            maxWorkers: 3,
+            // No test here waits for the clock; the limit only catches a hang, and a busy machine (the e2e run beside
+            // this one, an npm start serving traffic) makes a test of many requests take longer than vitest's 5 s.
+            testTimeout: 30_000,
             setupFiles: ["./test/support/setup.ts"],
             // hono and zod prebundled: each file's runtime loads them as one module each, not hundreds (a fifth of the project's time).
             deps: { optimizer: { ssr: { enabled: true, include: ["hono", "zod", "@hono/zod-validator"] } } },
@@ -42,8 +45,10 @@ export default defineConfig(async () => {
             environment: "node",
             // As many as the workers project (one group with it): these files are independent (no shared service,
             // temporary folders of their own), and several wait on processes they start.
-            maxWorkers: 4,
+            maxWorkers: 3,
             testTimeout: 120_000,
+            // A file's setup starts Miniflare or reads documents: on a busy machine, longer than vitest's 10 s.
+            hookTimeout: 120_000,
           },
         },
         {

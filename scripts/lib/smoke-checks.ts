@@ -49,6 +49,12 @@ function expect(condition: boolean, problem: string): asserts condition {
 /** The `rel="next"` target of a Link header. */
 const nextLink = (link: string | null) => (link === null ? undefined : /<([^>]+)>\s*;\s*rel="next"/.exec(link)?.[1]);
 
+/** fetch()'s failure when the connection was reset or closed under it (undici's TypeError, its cause the socket's error). */
+function connectionReset(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } } | undefined)?.cause?.code;
+  return error instanceof TypeError && ["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"].includes(code ?? "");
+}
+
 export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Promise<SmokeResult[]> {
   // The same deployment serves v2 beside v1 (BASE_URL names v1's base).
   const v2 = baseUrl.replace(/\/v1\/?$/, "/v2");
@@ -58,7 +64,13 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
     const headers: Record<string, string> = authorized ? { Authorization: `Bearer ${key}` } : {};
     if (version) headers["Cloudflare-Workers-Version-Overrides"] = `${version.worker}="${version.id}"`;
     const url = /^https?:\/\//.test(path) ? path : `${baseUrl}${path}`;
-    const response = await fetch(url, { method, headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const send = () => fetch(url, { method, headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    // A connection the server closed as it was reused is tried once more, as any client would (every check is safe to
+    // repeat: reads, and a cancel that answers alike again); a second failure is the check's.
+    const response = await send().catch((error: unknown) => {
+      if (!connectionReset(error)) throw error;
+      return send();
+    });
     const answeredBy = response.headers.get("X-Worker-Version");
     if (version && answeredBy !== version.id) {
       await response.body?.cancel();
