@@ -25,11 +25,10 @@ export default defineConfig(async () => {
           test: {
             name: "workers",
             include: ["test/workers/**/*.test.ts"],
-            // Three at once on two cores: each file runs in a runtime of its own, with storage of its own, and
-            // spends much of its time waiting (timers, I/O), so two files at a time left a core idle half the time.
-            maxWorkers: 3,
-            // No test here waits for the clock; the limit only catches a hang, and a busy machine (the e2e run beside
-            // this one, an npm start serving traffic) makes a test of many requests take longer than vitest's 5 s.
+            // Both cores: each file runs in a runtime of its own, with storage of its own.
+            maxWorkers: 2,
+            // No test here waits for the clock; the limit only catches a hang, and a busy machine (an npm start
+            // serving traffic beside it) makes a test of many requests take longer than vitest's 5 s.
             testTimeout: 30_000,
             setupFiles: ["./test/support/setup.ts"],
             // hono and zod prebundled: each file's runtime loads them as one module each, not hundreds (a fifth of the project's time).
@@ -43,9 +42,8 @@ export default defineConfig(async () => {
             name: "node",
             include: ["test/node/**/*.test.ts"],
             environment: "node",
-            // As many as the workers project (one group with it): these files are independent (no shared service,
-            // temporary folders of their own), and several wait on processes they start.
-            maxWorkers: 3,
+            // Both cores: these files are independent (no shared service, temporary folders of their own).
+            maxWorkers: 2,
             testTimeout: 120_000,
             // A file's setup starts Miniflare or reads documents: on a busy machine, longer than vitest's 10 s.
             hookTimeout: 120_000,
@@ -58,8 +56,7 @@ export default defineConfig(async () => {
             include: ["test/e2e/**/*.test.ts"],
             environment: "node",
             globalSetup: ["./test/support/shared-service.ts"],
-            // Each file starts its own wrangler; one at a time keeps a 2-core machine from starving them. `npm test`
-            // runs this project in a vitest of its own beside the others (scripts/run-tests.ts): vitest would run it after them.
+            // Each file starts its own wrangler; one at a time keeps a 2-core machine from starving them.
             fileParallelism: false,
             testTimeout: 120_000,
             hookTimeout: 240_000,
