@@ -27,6 +27,9 @@ interface Visit {
 /** Opens a URL and waits until the page has rendered the reference (`shown`: a summary it renders). */
 async function visit(url: string, shown = "List every order"): Promise<Visit> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  // Playwright's 30 s only catches a hang: on a busy machine a wrangler dev page load can take longer.
+  page.setDefaultNavigationTimeout(90_000);
+  page.setDefaultTimeout(90_000);
   const { requests, errors } = watch(page);
   await page.goto(url, { waitUntil: "networkidle" });
   await page.getByText(shown).first().waitFor();
