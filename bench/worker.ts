@@ -31,7 +31,7 @@ bench.get("/bench/bare", (c) => c.json([]));
 // The data baseline: the list operation exactly as the service runs it, without keys, limits, logs or
 // the cache (the fetch handler gives it bindings with ORDER_LIST_CACHE off): the query it all stands on.
 // The baselines share the app's isolate memory, as the app's own routes do.
-const list = listOrders(isolateMemory.listVersion, isolateMemory.ownWrites);
+const list = listOrders(isolateMemory.listVersion, isolateMemory.ownWrites, isolateMemory.listFills);
 bench.use("/bench/query/*", responseIdentity(), loadConfig(isolateMemory.configs));
 mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }], accessGuards);
 

@@ -14,6 +14,7 @@ import { LeaseClient } from "../limiter/lease-client";
 import type { Budget } from "../limiter/rate-limit";
 import { OwnWrites } from "../read-your-writes/own-writes";
 import { VersionMemory } from "../read-your-writes/recent-version";
+import { WholeFills } from "../orders/whole-list/order-list-cache";
 import type { ConfigResult } from "../framework/read-config";
 
 export const isolateMemory = {
@@ -58,6 +59,13 @@ export const isolateMemory = {
    * replica anyway; a cancel through the isolate forgets it (docs/design/order-list.md#the-cache).
    */
   listVersion: new VersionMemory(),
+  /**
+   * Which cached fill of each of the last 16 list versions is whole, as its
+   * marker said, for as long as the cache keeps the body (10 minutes), so
+   * a hit is one lookup. Safe: it names only fills a marker named, and a
+   * body the cache let go is a miss (docs/design/order-list.md#the-cache).
+   */
+  listFills: new WholeFills(),
   /**
    * The bookmark of the newest cancel through this isolate, for a minute:
    * reads read at least that new (or the client's bookmark, if newer), so a

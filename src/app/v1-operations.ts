@@ -10,8 +10,8 @@ import { getPetById } from "../pets/get-pet";
 import { nudgeDispatcher } from "../webhook-delivery/dispatcher-calls";
 import { API_VERSIONS } from "../framework/service-identity";
 
-const { listVersion, ownWrites } = isolateMemory;
-const served = [listOrders(listVersion, ownWrites), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable", params: OrderIdParams, cancelled: nudgeDispatcher }), getPetById];
+const { listVersion, ownWrites, listFills } = isolateMemory;
+const served = [listOrders(listVersion, ownWrites, listFills), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable", params: OrderIdParams, cancelled: nudgeDispatcher }), getPetById];
 
 const document = openApiDocumentOperation(served, API_VERSIONS.v1, isolateMemory.documents.v1);
 

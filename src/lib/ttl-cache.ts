@@ -24,4 +24,8 @@ export class TtlCache<K, V> {
     }
     this.entries.set(key, { value, expiresAt: now + ttlMs });
   }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
 }

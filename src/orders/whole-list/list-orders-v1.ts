@@ -6,9 +6,10 @@ import { orderListEtag, readOrderList } from "./read-order-list";
 import { Order } from "../order-schemas";
 import { startRead, type OwnWrites } from "../../read-your-writes/own-writes";
 import type { VersionMemory } from "../../read-your-writes/recent-version";
+import type { WholeFills } from "./order-list-cache";
 
-/** `GET /store/orders`, remembering the list's version in `versions` (isolate-memory.ts). */
-export const listOrders = (versions: VersionMemory, ownWrites: OwnWrites) =>
+/** `GET /store/orders`, remembering the list's version in `versions` and its cache's whole fills in `fills` (isolate-memory.ts). */
+export const listOrders = (versions: VersionMemory, ownWrites: OwnWrites, fills: WholeFills) =>
   defineOperation({
     operationId: "listOrders",
     scope: "orders:read",
@@ -44,6 +45,7 @@ export const listOrders = (versions: VersionMemory, ownWrites: OwnWrites) =>
           log: (level, message, fields) => logLine(level, requestId, message, fields),
           background: (work) => c.executionCtx.waitUntil(work),
           versions,
+          fills,
         },
       );
       const headers = { ETag: orderListEtag(list.version), ...bookmarkHeader(db) };

@@ -1,4 +1,5 @@
 import { pacedCopy } from "../../lib/paced-copy";
+import { TtlCache } from "../../lib/ttl-cache";
 
 /**
  * Unchanged versions of the order list from the Cache API (docs/design/order-list.md#the-cache).
@@ -48,23 +49,64 @@ const wholeMarkerKey = (baseUrl: string, version: string) => new Request(`${orde
 /** The body's size, written on its marker (the cache declares no length on a body stored as it streamed). */
 const BYTES_HEADER = "X-Body-Bytes";
 
+/** A fill a marker vouched for: its id and its body's size (-1 when the marker predates sizes). */
+interface WholeFill {
+  fill: string;
+  bytes: number;
+}
+
 /**
- * The cached body of this version and its size, if there is one stored whole
- * (-1 for the size when its marker predates it). A cache that fails is a
- * miss, never a failed list (docs/design/order-list.md#the-cache).
+ * What one isolate has learned from markers (and from its own fills stored
+ * whole): which fill of each recent version is whole, so its next hit is one
+ * lookup, the body, instead of the marker and then the body. It names only
+ * fills a marker named, so a cut-short upload stays unservable; a body the
+ * cache has since let go is a miss, and the marker is read again.
+ */
+export class WholeFills {
+  readonly #fills = new TtlCache<string, WholeFill>(16);
+
+  known(version: string, now: number): WholeFill | undefined {
+    return this.#fills.get(version, now);
+  }
+
+  /** No longer than the body is kept (the cache lets it go by then). */
+  learn(version: string, fill: WholeFill, now: number): void {
+    this.#fills.set(version, fill, TTL_SECONDS * 1000, now);
+  }
+
+  forget(version: string): void {
+    this.#fills.delete(version);
+  }
+}
+
+/**
+ * The cached body of this version and its size, if there is one stored whole.
+ * In one lookup when `fills` knows the version's whole fill; else its
+ * marker first. A cache that fails is a miss, never a failed list
+ * (docs/design/order-list.md#the-cache).
  */
 export async function cachedOrderList(
   baseUrl: string,
   version: string,
   use: CacheUse,
+  fills: WholeFills = new WholeFills(),
 ): Promise<{ body: ReadableStream<Uint8Array>; bytes: number } | undefined> {
   try {
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
+    const known = fills.known(version, Date.now());
+    if (known) {
+      const hit = await cache.match(fillBodyKey(baseUrl, version, known.fill));
+      if (hit?.body) return { body: hit.body, bytes: known.bytes };
+      fills.forget(version);
+    }
     const marker = await cache.match(wholeMarkerKey(baseUrl, version));
     const fill = marker?.headers.get(FILL_HEADER);
     if (!marker || !fill) return undefined;
     const hit = await cache.match(fillBodyKey(baseUrl, version, fill));
-    return hit?.body ? { body: hit.body, bytes: Number(marker.headers.get(BYTES_HEADER) ?? -1) } : undefined;
+    if (!hit?.body) return undefined;
+    const whole = { fill, bytes: Number(marker.headers.get(BYTES_HEADER) ?? -1) };
+    fills.learn(version, whole, Date.now());
+    return { body: hit.body, bytes: whole.bytes };
   } catch (error) {
     use.onError(error);
     return undefined;
@@ -76,6 +118,8 @@ export interface CacheFill extends CacheUse {
   stillCurrent(): Promise<boolean>;
   /** The body's size, known once it has ended. */
   bytes: Promise<number>;
+  /** Told of the fill once its marker is stored, so this isolate's next hit is one lookup. */
+  fills: WholeFills;
 }
 
 /**
@@ -109,8 +153,10 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
           }
           // A put that failed may still have left part of the body behind, even of a list the client had whole.
           if (stored && kept === true) {
-            const headers = { "Cache-Control": `max-age=${TTL_SECONDS}`, [BYTES_HEADER]: String(await fill.bytes), [FILL_HEADER]: id };
+            const bytes = await fill.bytes;
+            const headers = { "Cache-Control": `max-age=${TTL_SECONDS}`, [BYTES_HEADER]: String(bytes), [FILL_HEADER]: id };
             await cache.put(wholeMarkerKey(baseUrl, version), new Response("", { headers }));
+            fill.fills.learn(version, { fill: id, bytes }, Date.now());
           } else {
             await cache.delete(key);
           }

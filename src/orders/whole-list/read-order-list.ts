@@ -8,7 +8,7 @@
 import { ApiError } from "../../framework/api-error";
 import type { Config } from "../../framework/read-config";
 import { ifNoneMatchMatches } from "../../lib/etag";
-import { cachedOrderList, cachingOrderList } from "./order-list-cache";
+import { cachedOrderList, cachingOrderList, type WholeFills } from "./order-list-cache";
 import { orderListStream } from "./order-list-stream";
 import { laterPageQueries, pagesReadAhead } from "./list-read-ahead";
 import { ORDER_PAGE_SIZE, readFirstOrderPage, readOrderRange, readOrdersVersion, type FirstOrderPage } from "../order-queries";
@@ -40,6 +40,8 @@ export interface OrderListContext {
   background(work: Promise<unknown>): void;
   /** The version this isolate read last (isolate-memory.ts). */
   versions: VersionMemory;
+  /** Which fill of each recent version this isolate knows is whole (isolate-memory.ts). */
+  fills: WholeFills;
 }
 
 /** A list's body comes with its size: known for a cached one, once it has streamed for one read now (the request's analytics point). */
@@ -48,7 +50,7 @@ export type OrderList = { kind: "not-modified"; version: string } | { kind: "lis
 export const orderListEtag = (version: string) => `"orders-${version}"`;
 
 export async function readOrderList(request: OrderListRequest, context: OrderListContext): Promise<OrderList> {
-  const { db, config, log, versions } = context;
+  const { db, config, log, versions, fills } = context;
   // The version first when it can save the list: a 304, or a cached body.
   // Otherwise version and first page come in one round trip.
   if (request.ifNoneMatch !== undefined || config.orderList.cache) {
@@ -59,7 +61,7 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
       const cached = await cachedOrderList(config.baseUrl, version, {
         background: context.background,
         onError: (error) => log("warn", "order list cache: not served from the cache", { error: String(error) }),
-      });
+      }, fills);
       if (cached) return { kind: "list", version, ...cached };
     }
   }
@@ -81,6 +83,7 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
   const filling = cachingOrderList(config.baseUrl, version, body, {
     background: context.background,
     bytes,
+    fills,
     // The first page was read in one transaction with the version. Later
     // pages come from the same session, whose reads never go back in time:
     // if the version is unchanged after the last, every page was that version's.

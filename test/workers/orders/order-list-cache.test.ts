@@ -132,10 +132,16 @@ describe("the order list from the cache", () => {
     const whole = await countedList();
     const version = whole.response.headers.get("ETag")!.slice('"orders-'.length, -1);
     await cacheWritesSettled();
-    // What a runtime that stores an aborted upload leaves behind: the first part of the list, under its version, and no marker.
+    // What a runtime that stores an aborted upload leaves behind: the first part of the list, under its version and a fill
+    // of its own, and no marker; the whole fill and its marker have gone (the cache may let any entry go).
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
-    await cache.delete(new Request(`${orderListCacheKey(env.BASE_URL, version).url}&whole=1`));
-    await cache.put(orderListCacheKey(env.BASE_URL, version), new Response(whole.body.slice(0, 40_000), { headers: { "Cache-Control": "max-age=600" } }));
+    const base = orderListCacheKey(env.BASE_URL, version).url;
+    const marker = await cache.match(new Request(`${base}&whole=1`));
+    await cache.delete(new Request(`${base}&fill=${marker!.headers.get("X-Body-Fill")}`));
+    await cache.delete(new Request(`${base}&whole=1`));
+    const part = new Response(whole.body.slice(0, 40_000), { headers: { "Cache-Control": "max-age=600" } });
+    await cache.put(new Request(`${base}&fill=${crypto.randomUUID()}`), part.clone());
+    await cache.put(new Request(base), part);
     const served = await countedList();
     expect(served.body).toBe(whole.body);
     expect(served.queries).toBeGreaterThan(1);
@@ -153,6 +159,35 @@ describe("the order list from the cache", () => {
     const served = await countedList();
     expect(served.body).toBe(whole.body);
     expect(served.queries).toBe(1);
+  });
+
+  it("serves a hit in one cache lookup once this isolate knows the version's whole fill, and reads the marker again once the body is gone", async () => {
+    await seedManyOrders(1_500);
+    const whole = await countedList();
+    const version = whole.response.headers.get("ETag")!.slice('"orders-'.length, -1);
+    await cacheWritesSettled();
+    const lookups = vi.spyOn(Cache.prototype, "match");
+    try {
+      // This isolate stored the fill and its marker: it knows the fill, so the body is the one lookup.
+      const hit = await countedList();
+      expect(hit.body).toBe(whole.body);
+      expect(lookups.mock.calls.map(([request]) => new URL((request as Request).url).searchParams.has("fill"))).toEqual([true]);
+      expect(hit.queries).toBe(1);
+
+      // The cache let the body go: the known fill is a miss, the marker is read, and the list comes from D1, whole.
+      const cache = await caches.open(ORDER_LIST_CACHE_NAME);
+      expect(await cache.delete(lookups.mock.calls[0]![0] as Request)).toBe(true);
+      lookups.mockClear();
+      const refilled = await countedList();
+      expect(refilled.body).toBe(whole.body);
+      expect(refilled.queries).toBeGreaterThan(1);
+      // The known fill, then the marker, which still names the body that is gone.
+      expect(lookups.mock.calls.map(([request]) => new URL((request as Request).url).searchParams.has("whole"))).toEqual([false, true, false]);
+      expect(refilled.response.headers.get("ETag")).toBe(`"orders-${version}"`);
+      expect(await cachedBodyOf(refilled.response)).toBe(whole.body);
+    } finally {
+      lookups.mockRestore();
+    }
   });
 
   it("stores nothing when the table changed while the list was read, and the next list has the change", async () => {
