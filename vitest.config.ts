@@ -56,8 +56,9 @@ export default defineConfig(async () => {
             include: ["test/e2e/**/*.test.ts"],
             environment: "node",
             globalSetup: ["./test/support/shared-service.ts"],
-            // Each file starts its own wrangler; one at a time keeps a 2-core machine from starving them.
-            fileParallelism: false,
+            // In the same two places as the other projects' files, beside them: an e2e file mostly waits for its
+            // wrangler or browser, so run alone after the others it left a core idle for minutes.
+            maxWorkers: 2,
             testTimeout: 120_000,
             hookTimeout: 240_000,
           },
