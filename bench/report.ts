@@ -239,7 +239,7 @@ export const SCALE = {
   v2Page: "v2 page of 100 status=pending (a quarter pending)",
   v2Walk: "v2 walk of every order, pages of 1,000",
   v2RangeWalk: "v2 walk of every order, status=pending and a ship date range covering all, pages of 1,000",
-  // No target: it says how much of the range walk's time the status alone takes (read through its index).
+  // The range walk is judged against it: the same pages through the same index, without the range.
   v2StatusWalk: "v2 walk of every order, status=pending, pages of 1,000",
   v2RangePage: "v2 page of 100, a ship date range covering every order",
   feedPage: "event feed page of 100 (as many events as orders)",
@@ -257,6 +257,42 @@ export const DELIVERY = {
 } as const;
 
 /** The targets, read from one run's figures. */
+/** One row's throughput over another's, with the workerd CPU it costs beyond it and the same ratio through the entry worker. */
+function comparison(load: LoadRow[], measured: string, against: string): { value: number; detail: string } {
+  const row = (name: string) => load.find((candidate) => candidate.name === name);
+  const [m, a] = [row(measured), row(against)];
+  const value = (m?.requestsPerSecond ?? NaN) / (a?.requestsPerSecond ?? NaN);
+  const beyond = m?.workerdCpuMicros !== undefined && a?.workerdCpuMicros !== undefined ? `, ${cpuBeyond(m, a)} µs of workerd CPU beyond it` : "";
+  const [em, ea] = [row(entryName(measured)), row(entryName(against))];
+  const entry = em && ea ? `; ${(em.requestsPerSecond / ea.requestsPerSecond).toFixed(2)}× through the entry worker, no target` : "";
+  return { value, detail: `${value.toFixed(2)}×${beyond}${entry}` };
+}
+
+/** A figure the report prints with no target: a comparison retired, or a cost decided (each names why). */
+export interface Figure {
+  name: string;
+  detail: string;
+}
+
+/**
+ * What is printed beside the targets and judged by none: the refusals
+ * against the bare route (retired: its two bytes and three headers are not a
+ * 429's; the floors replaced it), and the 401 without a key, whose cost is a
+ * decision (docs/design/performance.md#the-401-without-a-key).
+ */
+export function evaluateFigures(load: LoadRow[]): Figure[] {
+  const bare = load[0];
+  const vsBare = (name: string) => `${((load.find((row) => row.name === name)?.requestsPerSecond ?? NaN) / (bare?.requestsPerSecond ?? NaN)).toFixed(2)}×`;
+  return [
+    { name: "banned key against the bare route (retired target 0.5×)", detail: vsBare(ROWS.banned) },
+    { name: "limited key against the bare route (retired target 0.32×)", detail: vsBare(ROWS.limited) },
+    {
+      name: "401 without a key against its floor: counted exactly, in an object per address group, a zone rule upstream (decided: docs/design/performance.md#the-401-without-a-key)",
+      detail: comparison(load, ROWS.unauthenticated, floorName(ROWS.unauthenticated)).detail,
+    },
+  ];
+}
+
 export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: FanOut, delivery: DeliveryRow[] = [], fanOutDelivery?: FanOutDeliveryRow): Target[] {
   const [bare, data] = load;
   const row = (name: string) => load.find((candidate) => candidate.name === name);
@@ -287,34 +323,23 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     detail: `${far?.p50} ms vs ${data?.p50} ms`,
   });
 
-  const vsBare = (name: string) => (row(name)?.requestsPerSecond ?? NaN) / (bare?.requestsPerSecond ?? NaN);
-  targets.push({ name: "banned key ≥ 0.5× the bare route", met: vsBare(ROWS.banned) >= 0.5, detail: `${vsBare(ROWS.banned).toFixed(2)}×` });
-  const recorded = vsBare(ROWS.banned) / vsBare(ROWS.bannedUnrecorded);
+  const [banned, unrecorded] = [row(ROWS.banned), row(ROWS.bannedUnrecorded)];
+  const recorded = (banned?.requestsPerSecond ?? NaN) / (unrecorded?.requestsPerSecond ?? NaN);
   targets.push({
     name: "the request analytics point costs the banned row at most 5% (with it ≥ 0.95× without it, side by side)",
     met: recorded >= 0.95,
-    detail: `${recorded.toFixed(2)}× (${vsBare(ROWS.banned).toFixed(2)}× vs ${vsBare(ROWS.bannedUnrecorded).toFixed(2)}× the bare route)`,
-  });
-  targets.push({
-    name: "limited key (429) ≥ 0.32× the bare route (twice the 0.16× of the run before leases)",
-    met: vsBare(ROWS.limited) >= 0.32,
-    detail: `${vsBare(ROWS.limited).toFixed(2)}×`,
+    detail: `${recorded.toFixed(2)}× (${Math.round(banned?.requestsPerSecond ?? NaN)} vs ${Math.round(unrecorded?.requestsPerSecond ?? NaN)} req/s)`,
   });
 
   // Issue 43: each response against what writes the same bytes, log line and point; the list against the peer as deployed.
   const compared = (measured: string, against: string, bound: number, label: string) => {
-    const [m, a] = [row(measured), row(against)];
-    const value = (m?.requestsPerSecond ?? NaN) / (a?.requestsPerSecond ?? NaN);
-    const beyond = m?.workerdCpuMicros !== undefined && a?.workerdCpuMicros !== undefined ? `, ${cpuBeyond(m, a)} µs of workerd CPU beyond it` : "";
-    const [em, ea] = [row(entryName(measured)), row(entryName(against))];
-    const entry = em && ea ? `; ${(em.requestsPerSecond / ea.requestsPerSecond).toFixed(2)}× through the entry worker, no target` : "";
-    targets.push({ name: `${label} ≥ ${bound.toFixed(2)}×`, met: value >= bound, detail: `${value.toFixed(2)}×${beyond}${entry}` });
+    const { value, detail } = comparison(load, measured, against);
+    targets.push({ name: `${label} ≥ ${bound.toFixed(2)}×`, met: value >= bound, detail });
   };
   compared(ROWS.banned, floorName(ROWS.banned), 0.85, "429 banned key against its floor");
   compared(ROWS.limited, floorName(ROWS.limited), 0.85, "429 limited key against its floor");
   compared(ROWS.keyless, floorName(ROWS.keyless), 0.85, "429 without a key, one /64, against its floor");
   compared(ROWS.revalidation, floorName(ROWS.revalidation), 0.85, "304 revalidation of the list against its floor");
-  compared(ROWS.unauthenticated, floorName(ROWS.unauthenticated), 0.5, "401 without a key against its floor");
   compared(ROWS.list, ROWS.peerLogged, 1, "authenticated list (cache on) against the peer as deployed (its log line and point)");
   compared(ROWS.listUncached, ROWS.dataLogged, 0.95, "authenticated list, cache off, against the data baseline with the log line and point");
 
@@ -369,11 +394,14 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     sized(10_000, SCALE.v2RangePage),
     1,
   );
+  // What a filtered walk must read beyond v1's list (docs/design/performance.md#why-the-other-targets-are-what-they-are):
+  // each order through its status index, then per page a range's bounded frontier.
+  timeRatio("v2: walking 100,000 orders with status=pending, pages of 1,000, ≤ 1.5× v1's uncached full list", 1.5, sized(100_000, SCALE.v2StatusWalk), full(100_000), 0);
   timeRatio(
-    "v2: walking 100,000 orders with status=pending and a wide ship date range, pages of 1,000, ≤ 1.5× v1's uncached full list",
-    1.5,
+    "v2: walking them with a wide ship date range as well ≤ 1.25× the walk with the status alone (the range's own cost: a bounded frontier a page)",
+    1.25,
     sized(100_000, SCALE.v2RangeWalk),
-    full(100_000),
+    sized(100_000, SCALE.v2StatusWalk),
     0,
   );
   timeRatio("events: a feed page of 100 among 1,000,000 events ≤ 1.5× its time among 10,000", 1.5, sized(1_000_000, SCALE.feedPage), sized(10_000, SCALE.feedPage), 1);
@@ -416,18 +444,21 @@ export interface BenchResults {
   machine: { node: string; cpus: number; cpu: string };
   settings: { connections: number; warmup: number; duration: number; rounds: number };
   targets: Target[];
+  /** Printed beside the targets, judged by none (evaluateFigures); absent from runs before they were split out. */
+  figures?: Figure[];
 }
 
 /** Where bench/README.md's last run begins and ends: the bench rewrites what lies between. */
 export const LAST_RUN_MARKERS = ["<!-- last run: written by npm run bench from results.json -->", "<!-- end of last run -->"] as const;
 
 /** bench/README.md's "Last run": the machine, the settings and every target's verdict and figure, from results.json. */
-export function lastRunSection({ date, machine, settings, targets }: BenchResults): string {
+export function lastRunSection({ date, machine, settings, targets, figures = [] }: BenchResults): string {
   return [
     `${date.slice(0, 10)}: ${machine.cpus} cores (${machine.cpu}), Node ${machine.node}; ${settings.connections} connections, ` +
       `${settings.warmup} s warm-up, ${settings.duration} s per row, median of ${settings.rounds} rounds. Every row's figures: [results.json](results.json).`,
     "",
     ...targets.map((target) => `- ${target.met ? "met" : "**MISSED**"}: ${target.name}: ${target.detail}`),
+    ...(figures.length > 0 ? ["", "No target:", "", ...figures.map((figure) => `- ${figure.name}: ${figure.detail}`)] : []),
   ].join("\n");
 }
 

@@ -8,7 +8,7 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, fanOutDeliveryTable, type FanOutDeliveryRow, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateTargets, floorName, lastRunSection, loadTable, medianRow, scaleTable, unexpectedWarnings, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, fanOutDeliveryTable, type FanOutDeliveryRow, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateFigures, evaluateTargets, floorName, lastRunSection, loadTable, medianRow, scaleTable, unexpectedWarnings, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver, type WebhookReceiver } from "../scripts/lib/webhook-receiver";
@@ -295,6 +295,7 @@ try {
   const scale = await measureScale(roomy);
 
   const targets = evaluateTargets(load, scale, fanOut, delivery, fanOutDelivery);
+  const figures = evaluateFigures(load);
   console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
   console.log(loadTable(load));
   console.log(`\n${entryWorkerTable(load)}`);
@@ -308,10 +309,12 @@ try {
   console.log(`\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`);
   console.log("\n## Targets\n");
   for (const target of targets) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
+  console.log("\n## No target\n");
+  for (const figure of figures) console.log(`- ${figure.name}: ${figure.detail}`);
 
   const warnings = unexpectedWarnings(load);
   for (const warning of warnings) console.log(`\n${warning}`);
-  const results = { date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, delivery, fanOutDelivery, targets };
+  const results = { date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, delivery, fanOutDelivery, targets, figures };
   writeFileSync(values.out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nJSON: ${values.out}`);
   // The guide shows the last full run of record, never a partial or scratch one.

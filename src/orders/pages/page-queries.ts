@@ -130,7 +130,11 @@ export async function readOrderPageAfter(db: D1Queryable, filters: OrderFilters,
   const read = { version: tag ?? undefined, rows: orderRows(cells) };
   // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has looked at.
   if (cut === null) return read;
-  return { ...read, rows: read.rows.filter((row) => BigInt(row.id) <= BigInt(cut)), scannedTo: cut };
+  // Rows come in id order: when the last is within the scan, so is every one (a full page of a wide range, as a rule).
+  const last = read.rows.at(-1);
+  const limit = BigInt(cut);
+  const scanned = last === undefined || BigInt(last.id) <= limit ? read.rows : read.rows.filter((row) => BigInt(row.id) <= limit);
+  return { ...read, rows: scanned, scannedTo: cut };
 }
 
 /** One order by id, or undefined. */
