@@ -7,7 +7,10 @@ import { parseArgs } from "node:util";
 import { SCOPES, type Scope } from "../src/framework/operations/scopes";
 import { DEFAULT_SCOPES, budgetOf, limitsFor, scopesOf, type ApiKeyRecord } from "../src/keys/api-key-record";
 import { PLANS, Plan, type Limits } from "../src/limiter/plans";
-import { ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
+import { CLI_ACTOR, ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
+import { sha256Hex } from "../src/lib/digest";
+import { base64, urlSafe } from "../src/lib/base64";
+import { INSERT_OPERATOR, LIST_OPERATORS, OPERATOR_BY_NAME, OPERATOR_NAME, REVOKE_OPERATOR, type OperatorRow } from "../src/operator/operator-table";
 import { budgetUpdate } from "./lib/budget-update";
 import { operatorApi, tellOperatorApi, type OperatorApi, type Told } from "./lib/operator-client";
 import { usageReport, type UsageHistoryAnswer } from "./lib/usage-report";
@@ -27,6 +30,11 @@ const USAGE = `Usage: npm run keys -- <command> [options]
   unban <keyId>      (through the operator API)
   console-link <keyId> [--json]
                      (through the operator API) a single-use console sign-in link, 15 minutes
+  operator add <name> [--json]
+                     a named operator with a token of its own, shown once (only its SHA-256 is kept)
+  operator list
+  operator revoke <name>
+                     its token is refused from the next request on
 
 Every command takes --env <${ENVIRONMENTS.join("|")}> (default local).
 Local commands take --persist-to <dir> to use a state folder other than .wrangler/state.
@@ -87,8 +95,10 @@ export async function runKeysCommand(argv: string[], output: KeysOutput, store?:
 
 async function keysCommand(argv: string[], output: KeysOutput, shared: KeyStore | undefined): Promise<void> {
   const { positionals, values } = parseCommandLine(argv);
-  const [command, keyId, ...extra] = positionals;
+  const [command, keyId, ...rest] = positionals;
   if (values.help) return void output.out(USAGE);
+  // `operator <add|list|revoke> [name]`: one word more than the key commands.
+  const [operatorName, ...extra] = command === "operator" ? rest : [undefined, ...rest];
   if (extra.length > 0) throw new UsageError(`Unexpected arguments: ${extra.join(" ")}`);
 
   const environment = oneOf(values.env, ENVIRONMENTS, "--env");
@@ -96,7 +106,8 @@ async function keysCommand(argv: string[], output: KeysOutput, shared: KeyStore 
   if (!KNOWN_COMMANDS.includes(command ?? "")) throw new UsageError(command ? `Unknown command: ${command}` : "No command given.");
   const store = shared?.environment === environment ? shared : await openKeyStore(environment, values["persist-to"]);
   try {
-    await onStore(store, command!, keyId, values, output);
+    if (command === "operator") await operator({ store, values, output }, keyId, operatorName);
+    else await onStore(store, command!, keyId, values, output);
   } finally {
     if (store !== shared) await store.close();
   }
@@ -238,7 +249,44 @@ async function consoleLink({ api, keyId, values, output }: KeyCommandContext): P
 /** The subcommands on the store, and those on one key (named by its id). */
 const STORE_COMMANDS: Record<string, (context: CommandContext) => Promise<void>> = { create, list };
 const KEY_COMMANDS: Record<string, (context: KeyCommandContext) => Promise<void>> = { show, revoke, update, rotate: rotateKey, history, usage, unban, "console-link": consoleLink };
-const KNOWN_COMMANDS = [...Object.keys(STORE_COMMANDS), ...Object.keys(KEY_COMMANDS)];
+const KNOWN_COMMANDS = [...Object.keys(STORE_COMMANDS), ...Object.keys(KEY_COMMANDS), "operator"];
+
+/**
+ * Named operators (docs/operations.md#operators): `add` makes one with a
+ * token of its own, printed once; `list` shows every one, revoked ones too
+ * (a name is never given twice); `revoke` ends one's token at once.
+ */
+async function operator({ store, values, output }: CommandContext, action: string | undefined, name: string | undefined): Promise<void> {
+  if (action === "list") {
+    if (name !== undefined) throw new UsageError(`Unexpected arguments: ${name}`);
+    const rows = await store.query<OperatorRow>(LIST_OPERATORS, []);
+    if (values.json) return void output.out(JSON.stringify(rows));
+    if (rows.length === 0) return void output.out(`No named operators in ${store.environment} (the OPERATOR_TOKEN secret's is the only one).`);
+    for (const row of rows) {
+      const state = row.revoked_at ? `revoked ${row.revoked_at} by ${row.revoked_by}` : "active";
+      output.out([row.name, `added ${row.created_at} by ${row.created_by}`, state].join("  "));
+    }
+    return;
+  }
+  if (action !== "add" && action !== "revoke") throw new UsageError("operator takes add <name>, list or revoke <name>");
+  if (name === undefined || !OPERATOR_NAME.test(name)) {
+    throw new UsageError(`operator ${action} needs a name: letters, digits and . _ @ + -, up to 64, such as ana or ana@example.com${name === undefined ? "" : ` (got "${name}")`}`);
+  }
+  const now = new Date().toISOString();
+  const [existing] = await store.query<OperatorRow>(OPERATOR_BY_NAME, [name]);
+  if (action === "add") {
+    if (existing) throw new UsageError(`An operator named ${name} ${existing.revoked_at ? `was revoked at ${existing.revoked_at}; a name is never given twice` : "exists"}.`);
+    const token = `so_op_${urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))))}`;
+    await store.query(INSERT_OPERATOR, [name, await sha256Hex(token), now, CLI_ACTOR]);
+    if (values.json) return void output.out(JSON.stringify({ name, token }));
+    output.out(`Added the operator ${name} in ${store.environment}. Their token, shown this once only; hand it to them privately:\n\n  ${token}\n`);
+    return;
+  }
+  if (!existing) throw new UsageError(`No operator ${name} in ${store.environment}.`);
+  if (existing.revoked_at) return void output.err(`${name} was revoked already, at ${existing.revoked_at}.`);
+  await store.query(REVOKE_OPERATOR, [name, now, CLI_ACTOR]);
+  output.err(`Revoked the operator ${name}: the operator API refuses their token from the next request on.`);
+}
 
 async function onStore(store: KeyStore, command: string, keyId: string | undefined, values: Values, output: KeysOutput): Promise<void> {
   const onTheStore = STORE_COMMANDS[command];

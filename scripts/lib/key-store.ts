@@ -39,11 +39,13 @@ export interface KeyStore {
    */
   audited<T>(events: AuditEvent[], operation: () => Promise<T>): Promise<T>;
   history(keyId: string): Promise<KeyEvent[]>;
+  /** Runs one statement on the environment's database with its values bound (the operators' table), returning its rows. */
+  query<T>(statement: string, values: readonly (string | number)[]): Promise<T[]>;
   close(): Promise<void>;
 }
 
 /** Who runs the keys command, for the audit. */
-const CLI_ACTOR = `cli:${userInfo().username}`;
+export const CLI_ACTOR = `cli:${userInfo().username}`;
 
 const auditRows = (events: AuditEvent[]) => {
   const at = new Date().toISOString();
@@ -112,6 +114,9 @@ async function localKeyStore(persistTo = ".wrangler/state"): Promise<KeyStore> {
     async history(keyId) {
       return (await whenFree(() => db.prepare(KEY_HISTORY).bind(keyId).all<KeyEventRow>())).results.map(keyEventOf);
     },
+    async query<T>(statement: string, values: readonly (string | number)[]) {
+      return (await whenFree(() => db.prepare(statement).bind(...values).all<T>())).results;
+    },
     close: () => proxy.dispose(),
   };
 }
@@ -168,6 +173,10 @@ function remoteKeyStore(environment: Exclude<Environment, "local">): KeyStore {
     async history(keyId) {
       const [{ results }] = JSON.parse(sql(inline(KEY_HISTORY, [keyId]), true)) as D1Results<KeyEventRow>;
       return results.map(keyEventOf);
+    },
+    async query<T>(statement: string, values: readonly (string | number)[]) {
+      const [{ results }] = JSON.parse(sql(inline(statement, values), true)) as D1Results<T>;
+      return results;
     },
     close: async () => {},
   };

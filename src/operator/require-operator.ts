@@ -3,6 +3,8 @@ import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { bearerToken } from "../keys/bearer";
 import { sha256Hex } from "../lib/digest";
+import { callDependency } from "../lib/dependency";
+import { LIVE_OPERATOR_BY_DIGEST } from "./operator-table";
 
 const CHALLENGE = 'Bearer realm="store-orders-operator"';
 
@@ -15,22 +17,36 @@ declare module "hono" {
 
 /**
  * The operator API's guard. Without an `OPERATOR_TOKEN` secret the API does
- * not exist (404, like any unknown path). With one, the request must carry
- * its token as a bearer token: compared by SHA-256, so the comparison says
- * nothing about how close a guess was. Sets the operator's name, for the audit.
+ * not exist (404, like any unknown path). With one, the request must carry an
+ * operator's token as a bearer token: the secret's own (the bootstrap
+ * operator, named in it), or a named operator's from the operators' table
+ * (`npm run keys -- operator add`), live when the request is read. Tokens are
+ * compared by SHA-256, so no comparison says how close a guess was. Sets the
+ * operator's name, which every audit row of the request's action carries.
  */
 export function requireOperator(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const configured = operatorToken(c.env);
     if (!configured) throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
     const presented = bearerToken(c.req.header("Authorization"));
-    if (!presented) throw new ApiError("missing_api_key", "Send the operator token as a bearer token.", { "WWW-Authenticate": CHALLENGE });
-    if ((await sha256Hex(presented)) !== (await sha256Hex(configured.token))) {
-      throw new ApiError("invalid_api_key", "The operator token is not valid.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+    if (!presented) throw new ApiError("missing_api_key", "Send an operator token as a bearer token.", { "WWW-Authenticate": CHALLENGE });
+    const digest = await sha256Hex(presented);
+    const name = digest === (await sha256Hex(configured.token)) ? configured.name : await liveOperatorNamed(c.env.DB, digest);
+    if (name === undefined) {
+      throw new ApiError("invalid_api_key", "The operator token is not valid: unknown, or its operator was revoked.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
     }
-    c.set("operator", configured.name);
+    c.set("operator", name);
     await next();
   };
+}
+
+/**
+ * The live operator whose token has this digest, read from the primary, so a
+ * revocation holds from the moment it is written; undefined for none.
+ */
+async function liveOperatorNamed(db: D1Database, tokenDigest: string): Promise<string | undefined> {
+  const row = await callDependency("D1", () => db.withSession("first-primary").prepare(LIVE_OPERATOR_BY_DIGEST).bind(tokenDigest).first<{ name: string }>());
+  return row?.name;
 }
 
 /** The `OPERATOR_TOKEN` secret, `<name>:<token>`; undefined when it is not set (or not of that form). */

@@ -170,6 +170,36 @@ describe("npm run keys, against the running service", () => {
     expect(history).toMatch(/revoke\s+local/);
   });
 
+  it("operator add, list and revoke: a named operator's token works on the operator API once, is never stored, and is refused from the request after its revocation", async () => {
+    const created = await keys.run("create", "--plan", "free", "--json");
+    const { id } = JSON.parse(created.stdout);
+    const usageAs = (token: string) => service.current.call(`/admin/keys/${id}/usage`, { headers: { Authorization: `Bearer ${token}` } });
+
+    const added = await keys.run("operator", "add", "ana@example.com", "--json");
+    expect(added.status, added.stderr).toBe(0);
+    const { name, token } = JSON.parse(added.stdout);
+    expect(name).toBe("ana@example.com");
+    expect(token).toMatch(/^so_op_[A-Za-z0-9_-]{43}$/);
+    expect((await usageAs(token)).status).toBe(200);
+
+    const list = await keys.run("operator", "list");
+    expect(list.stdout).toMatch(/^ana@example\.com {2}added \S+ by cli:\S+ {2}active$/m);
+    expect(list.stdout).not.toContain(token);
+    const again = await keys.run("operator", "add", "ana@example.com");
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain("An operator named ana@example.com exists");
+
+    const revoked = await keys.run("operator", "revoke", "ana@example.com");
+    expect(revoked.status).toBe(0);
+    expect(revoked.stderr).toContain("refuses their token from the next request on");
+    const refused = await usageAs(token);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { code: string }).code).toBe("invalid_api_key");
+    expect((await keys.run("operator", "list")).stdout).toMatch(/^ana@example\.com .* revoked \S+ by cli:\S+$/m);
+    // A name is never given twice: the audit's names stay one person's.
+    expect((await keys.run("operator", "add", "ana@example.com")).stderr).toContain("was revoked at");
+  });
+
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
     // All seven requests must fall in one UTC minute: if the minute turns mid-way, the flood is made again with a fresh key.
     const flood = async () => {
@@ -225,6 +255,10 @@ describe("npm run keys, against the running service", () => {
       ["updating an unknown key id", ["update", "key_0123456789abcdef", "--plan", "pro"]],
       ["rotating an unknown key id", ["rotate", "key_0123456789abcdef"]],
       ["usage with no operator API to reach", ["usage", "key_0123456789abcdef", "--base-url", "http://127.0.0.1:9"]],
+      ["an operator without a name", ["operator", "add"]],
+      ["an operator name with a space", ["operator", "add", "ana smith"]],
+      ["an unknown operator action", ["operator", "remove", "ana"]],
+      ["revoking an unknown operator", ["operator", "revoke", "nobody-here"]],
     ])("exit 1 with a message for %s", async (_, args) => {
       const result = await keys.run(...args);
       expect(result.status).toBe(1);

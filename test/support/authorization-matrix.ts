@@ -6,6 +6,8 @@ import type { Operation } from "../../src/framework/operations/define-operation"
 import { ANY_KEY, SCOPES, type Scope } from "../../src/framework/operations/scopes";
 import { addDeliveries } from "../../src/webhook-delivery/lane-deliveries";
 import { deliveryIdOf, laneOf } from "../../src/webhook-delivery/lane-calls";
+import { sha256Hex } from "../../src/lib/digest";
+import { INSERT_OPERATOR } from "../../src/operator/operator-table";
 import { ORIGIN } from "./request";
 import { seedOrders } from "./seed";
 import { storeTestKey, type TestKey } from "./test-keys";
@@ -32,9 +34,12 @@ import { withoutDispatcher } from "./webhook-fixtures";
  * - cookie: a console session of the budget's key, from the console's origin;
  *   cookie, no Origin: the same without an `Origin`; cookie, other budget;
  *   ended: the cookie of a session that was ended;
- * - operator: the operator token (on a caller's route, it is not a key).
+ * - operator: the OPERATOR_TOKEN secret's token (on a caller's route, it is
+ *   not a key); named operator: a token of the operators' table
+ *   (docs/operations.md#operators); revoked operator: one whose operator was
+ *   revoked before its first use.
  */
-const COLUMNS = ["owner", "none", "malformed", "other budget", "lacks scope", "expired", "revoked", "grace", "cookie", "cookie, no Origin", "cookie, other budget", "ended", "operator"] as const;
+const COLUMNS = ["owner", "none", "malformed", "other budget", "lacks scope", "expired", "revoked", "grace", "cookie", "cookie, no Origin", "cookie, other budget", "ended", "operator", "named operator", "revoked operator"] as const;
 type Column = (typeof COLUMNS)[number];
 
 const ALL: Scope[] = [...SCOPES];
@@ -42,67 +47,68 @@ const LIMITS = { perMinute: 1_000_000, perDay: 10_000_000 };
 const OPERATOR_TOKEN = "operator-token-for-tests";
 const DAY = 86_400_000;
 
-// Columns: owner | none | malformed | other budget | lacks scope | expired | revoked | grace | cookie | cookie, no Origin | cookie, other budget | ended | operator
+// Columns: owner | none | malformed | other budget | lacks scope | expired | revoked | grace | cookie | cookie, no Origin | cookie, other budget | ended | operator | named operator | revoked operator
 // prettier-ignore
 export const MATRIX: Record<string, string> = {
   // Public: what the service is, for anyone, whatever they send.
-  "GET /":                                                                 "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /console":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /":                                                                 "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /console":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
   // Orders are the one store's, not a budget's: any key with the scope reads and cancels them (docs/api.md#authentication).
   // A cookie reads without an Origin (a GET changes nothing); every change needs the console's own.
-  "GET /v1/store/orders":                                                  "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
-  "DELETE /v1/store/orders/{orderId}":                                     "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key",
+  "GET /v1/store/orders":                                                  "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "DELETE /v1/store/orders/{orderId}":                                     "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
   // Deprecated: the key is checked before the pet (1 is not a pet).
-  "GET /v1/pets/{petId}":                                                  "404 pet_not_found | 401 missing_api_key | 401 invalid_api_key | 404 pet_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 401 session_ended | 401 invalid_api_key",
+  "GET /v1/pets/{petId}":                                                  "404 pet_not_found | 401 missing_api_key | 401 invalid_api_key | 404 pet_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
   // The documents, the reference pages and the versions' descriptions are public.
-  "GET /v1/openapi.json":                                                  "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v1/docs":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v1":                                                               "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v2/store/orders":                                                  "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
-  "GET /v2/store/orders/{orderId}":                                        "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
-  "DELETE /v2/store/orders/{orderId}":                                     "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key",
-  "GET /v2/store/order-events":                                            "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  "GET /v1/openapi.json":                                                  "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v1/docs":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v1":                                                               "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2/store/orders":                                                  "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "GET /v2/store/orders/{orderId}":                                        "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "DELETE /v2/store/orders/{orderId}":                                     "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "GET /v2/store/order-events":                                            "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
   // A budget's endpoints are its own: another budget's key or session finds none (404), and makes one of its own budget.
   // A key rotated away (grace) is still a key of its budget: it acts on endpoints; it acts only on itself among keys.
-  "POST /v2/webhook-endpoints":                                            "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 201 | 201 | 403 cross_site_request | 201 | 401 session_ended | 401 invalid_api_key",
-  "GET /v2/webhook-endpoints":                                             "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
-  "GET /v2/webhook-endpoints/{endpointId}":                                "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
-  "PATCH /v2/webhook-endpoints/{endpointId}":                              "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
-  "POST /v2/webhook-endpoints/{endpointId}/rotate-secret":                 "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
-  "POST /v2/webhook-endpoints/{endpointId}/test":                          "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
-  "DELETE /v2/webhook-endpoints/{endpointId}":                             "204 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
-  "GET /v2/webhook-endpoints/{endpointId}/deliveries":                     "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
-  "POST /v2/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry": "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
-  "POST /v2/webhook-endpoints/{endpointId}/recover":                       "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key",
-  "GET /v2/usage":                                                         "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
-  "GET /v2/keys":                                                          "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints":                                            "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 201 | 201 | 403 cross_site_request | 201 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "GET /v2/webhook-endpoints":                                             "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "GET /v2/webhook-endpoints/{endpointId}":                                "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "PATCH /v2/webhook-endpoints/{endpointId}":                              "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/rotate-secret":                 "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/test":                          "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "DELETE /v2/webhook-endpoints/{endpointId}":                             "204 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "GET /v2/webhook-endpoints/{endpointId}/deliveries":                     "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry": "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/recover":                       "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "GET /v2/usage":                                                         "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "GET /v2/keys":                                                          "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
   // Key operations act on another key of the budget: refused to a key rotated away (key_acts_only_on_itself).
-  "POST /v2/keys/{keyId}/rotate":                                          "201 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 201 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key",
-  "POST /v2/keys/{keyId}/revoke":                                          "200 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key",
+  "POST /v2/keys/{keyId}/rotate":                                          "201 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 201 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "POST /v2/keys/{keyId}/revoke":                                          "200 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
   // Signing in takes the key itself: a cookie cannot open another session (401 missing_api_key), an ended one is told so.
-  "POST /v2/console/session":                                              "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 201 | 401 invalid_api_key | 401 invalid_api_key | 201 | 401 missing_api_key | 403 cross_site_request | 401 missing_api_key | 401 session_ended | 401 invalid_api_key",
+  "POST /v2/console/session":                                              "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 201 | 401 invalid_api_key | 401 invalid_api_key | 201 | 401 missing_api_key | 403 cross_site_request | 401 missing_api_key | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
   // Public: the link's token is the credential (an unknown one here), whoever sends it.
-  "POST /v2/console/session/link":                                         "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link",
+  "POST /v2/console/session/link":                                         "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link",
   // Any valid key may read its session: no scope asked.
-  "GET /v2/console/session":                                               "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 200 | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key",
+  "GET /v2/console/session":                                               "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 200 | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
   // Signing out takes any valid key or session, and ends only the caller's own: one with a bearer key has none to end (204 all the same).
-  "DELETE /v2/console/session":                                            "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 204 | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key",
-  "GET /v2/openapi.json":                                                  "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v2/docs":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v2":                                                               "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  // The operator API: only the operator token; a caller's key is not it (401 invalid_api_key), nor is a cookie (401 missing_api_key).
-  "GET /admin/webhook-endpoints":                                          "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "POST /admin/webhook-endpoints/{endpointId}/disable":                    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "POST /admin/webhook-endpoints/{endpointId}/enable":                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "GET /admin/pipeline":                                                   "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "GET /admin/order-events/sequence":                                      "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "POST /admin/order-events/sequence":                                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "GET /admin/keys/{keyId}/usage":                                         "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "GET /admin/keys/{keyId}/usage/history":                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "POST /admin/keys/{keyId}/unban":                                        "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "POST /admin/keys/{keyId}/limits":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "POST /admin/keys/{keyId}/revoke":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200",
-  "POST /admin/keys/{keyId}/console-link":                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201",
+  "DELETE /v2/console/session":                                            "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 204 | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key",
+  "GET /v2/openapi.json":                                                  "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2/docs":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2":                                                               "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  // The operator API: only an operator's token, the secret's or a live named operator's; a caller's key is not one (401 invalid_api_key),
+  // nor is a cookie (401 missing_api_key), nor a revoked operator's token.
+  "GET /admin/webhook-endpoints":                                          "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "POST /admin/webhook-endpoints/{endpointId}/disable":                    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "POST /admin/webhook-endpoints/{endpointId}/enable":                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "GET /admin/pipeline":                                                   "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "GET /admin/order-events/sequence":                                      "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "POST /admin/order-events/sequence":                                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "GET /admin/keys/{keyId}/usage":                                         "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "GET /admin/keys/{keyId}/usage/history":                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "POST /admin/keys/{keyId}/unban":                                        "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "POST /admin/keys/{keyId}/limits":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "POST /admin/keys/{keyId}/revoke":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key",
+  "POST /admin/keys/{keyId}/console-link":                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key",
 };
 
 /**
@@ -125,6 +131,9 @@ interface World {
   endpointId: string;
   deliveryId: string;
   orderId: string;
+  /** Tokens of a live named operator and of a revoked one. */
+  operatorToken: string;
+  revokedOperatorToken: string;
 }
 
 /** The endpoint id of a world whose operation names none. */
@@ -185,7 +194,17 @@ async function makeWorld(operation: Operation): Promise<World> {
     endpointId,
     deliveryId: deliveryIdOf(endpointId, seq),
     orderId,
+    operatorToken: await namedOperator(),
+    revokedOperatorToken: await namedOperator(new Date(Date.now() - 60_000).toISOString()),
   };
+}
+
+/** An operator of the operators' table (npm run keys -- operator add), revoked at `revokedAt` if given: its token. */
+async function namedOperator(revokedAt?: string): Promise<string> {
+  const token = `so_op_matrix_${next()}_${crypto.randomUUID()}`;
+  await env.DB.prepare(INSERT_OPERATOR).bind(`matrix-${next()}`, await sha256Hex(token), new Date().toISOString(), "cli:matrix").run();
+  if (revokedAt) await env.DB.prepare("UPDATE operators SET revoked_at = ?1, revoked_by = 'cli:matrix' WHERE token_digest = ?2").bind(revokedAt, await sha256Hex(token)).run();
+  return token;
 }
 
 /** The operation's request against a world: path parameters by name, a body where it needs one. */
@@ -234,6 +253,10 @@ function headersOf(column: Column, world: World): Record<string, string> {
       return { Cookie: world.endedCookie, Origin: ORIGIN };
     case "operator":
       return bearer(OPERATOR_TOKEN);
+    case "named operator":
+      return bearer(world.operatorToken);
+    case "revoked operator":
+      return bearer(world.revokedOperatorToken);
   }
 }
 
