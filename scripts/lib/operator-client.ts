@@ -2,7 +2,9 @@
  * The keys command's way to the operator API (docs/operations.md#operator-api): the
  * service at --base-url, or for local keys the one `npm start` runs on port
  * 8787, with the token from OPERATOR_TOKEN or, locally, from the state
- * folder's operator.env (made by `npm start`).
+ * folder's operator.env (made by `npm start`); where Cloudflare Access guards
+ * it, with an Access service token (CF_ACCESS_CLIENT_ID and
+ * CF_ACCESS_CLIENT_SECRET), which Access turns into its assertion.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -39,11 +41,19 @@ function localToken(stateDir: string | undefined): string | undefined {
   return /^OPERATOR_TOKEN="?([^"\n]+)"?$/m.exec(readFileSync(file, "utf8"))?.[1];
 }
 
-/** The operator API for `--env local` (with its state folder) or a deployed environment; undefined without a URL or token. */
+/** How the keys command signs in: an operator token, or an Access service token; undefined with neither. */
+function credentialHeaders(local: { stateDir: string | undefined } | undefined): Record<string, string> | undefined {
+  const { CF_ACCESS_CLIENT_ID: clientId, CF_ACCESS_CLIENT_SECRET: clientSecret } = process.env;
+  if (clientId && clientSecret) return { "CF-Access-Client-Id": clientId, "CF-Access-Client-Secret": clientSecret };
+  const configured = process.env.OPERATOR_TOKEN ?? (local ? localToken(local.stateDir) : undefined);
+  return configured ? { Authorization: `Bearer ${tokenOf(configured)}` } : undefined;
+}
+
+/** The operator API for `--env local` (with its state folder) or a deployed environment; undefined without a URL or a credential. */
 export function operatorApi(baseUrl: string | undefined, local: { stateDir: string | undefined } | undefined): OperatorApi | undefined {
   const root = (baseUrl ?? (local ? "http://127.0.0.1:8787" : undefined))?.replace(/\/v1\/?$/, "").replace(/\/$/, "");
-  const configured = process.env.OPERATOR_TOKEN ?? (local ? localToken(local.stateDir) : undefined);
-  if (!root || !configured) return undefined;
+  const credential = credentialHeaders(local);
+  if (!root || !credential) return undefined;
   return {
     baseUrl: root,
     async call(method, path, body) {
@@ -51,7 +61,7 @@ export function operatorApi(baseUrl: string | undefined, local: { stateDir: stri
       try {
         response = await fetch(`${root}/admin${path}`, {
           method,
-          headers: { Authorization: `Bearer ${tokenOf(configured)}`, "Content-Type": "application/json" },
+          headers: { ...credential, "Content-Type": "application/json" },
           ...(body !== undefined && { body: JSON.stringify(body) }),
         });
       } catch {

@@ -16,6 +16,7 @@ import { OwnWrites } from "../read-your-writes/own-writes";
 import { VersionMemory } from "../read-your-writes/recent-version";
 import { WholeFills } from "../orders/whole-list/order-list-cache";
 import type { ConfigResult } from "../framework/read-config";
+import { AccessKeys } from "../operator/access-assertion";
 
 export const isolateMemory = {
   /**
@@ -85,6 +86,14 @@ export const isolateMemory = {
    * isolate's life. Safe: it depends only on the operations and the vars.
    */
   documents: { v1: new WeakMap<object, string>(), v2: new WeakMap<object, string>() },
+  /**
+   * The signing keys each Cloudflare Access team publishes, as jose fetched
+   * them (operator/access-assertion.ts): kept 10 minutes, fetched again
+   * sooner for a key id not seen yet, at most every 30 s. Safe: they are
+   * public keys, and a key Access retires is no longer published, so it
+   * goes at the next fetch.
+   */
+  accessKeys: new AccessKeys(),
 };
 
 export type IsolateMemory = typeof isolateMemory;

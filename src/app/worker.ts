@@ -30,7 +30,12 @@ const versions: RouteGroup[] = [
   { base: API_VERSIONS.v2.prefix, operations: v2, version: API_VERSIONS.v2 },
 ];
 /** Every route the worker serves, one way: `GET /` and the console, each version's operations, the operator API. */
-const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions), consolePageOperation] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApiAvailable }];
+/** The operator API exists where its token is set or Access guards it; an environment whose vars are invalid answers 503 anyway. */
+const operatorApi = (env: Env) => {
+  const config = configOf(env, isolateMemory.configs);
+  return operatorApiAvailable(env, config.ok ? config.config : undefined);
+};
+const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions), consolePageOperation] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApi }];
 
 /**
  * What every request passes through before its operation, in order, each
@@ -47,8 +52,8 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
   ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, countedCallers(isolateMemory.budgets))],
 ];
 
-/** How an operation's access is checked: API keys with their scopes, the operator token. */
-export const accessGuards: AccessGuards = { apiKey: requireApiKey, operator: requireOperator };
+/** How an operation's access is checked: API keys with their scopes; an operator's token, or Cloudflare Access. */
+export const accessGuards: AccessGuards = { apiKey: requireApiKey, operator: () => requireOperator(isolateMemory.accessKeys) };
 
 const app = new Hono<AppEnv>();
 app.use(...perRequestChain.map(([, handler]) => handler));

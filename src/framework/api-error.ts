@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   invalid_api_key: 401,
   invalid_console_link: 401,
   session_ended: 401,
+  invalid_access_assertion: 401,
   insufficient_scope: 403,
   key_acts_only_on_itself: 403,
   cross_site_request: 403,

@@ -39,6 +39,10 @@ const isoDate = z
   .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))
   .transform((value) => Date.parse(value));
 
+const ACCESS_TEAM_RULE = "must be your Access team's domain, <team>.cloudflareaccess.com";
+const accessTeamDomain = z.string(rule(ACCESS_TEAM_RULE)).regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.cloudflareaccess\.com$/, ACCESS_TEAM_RULE);
+const accessAudience = z.string(rule("must be the Access application's audience tag")).regex(/^[0-9a-f]{64}$/, "must be the Access application's audience tag (64 hex digits)");
+
 /** The order events' storage budget when ORDER_EVENTS_BUDGET_MB is not set: 7 days at 20 changes a second (docs/design/order-events.md#capacity). */
 export const DEFAULT_ORDER_EVENTS_BUDGET_MB = 5_120;
 
@@ -57,6 +61,12 @@ const Vars = z
     SUBREQUEST_LIMIT: positiveWholeNumber,
     WEBHOOK_RETRY_SECONDS: retrySeconds,
     ORDER_EVENTS_BUDGET_MB: positiveWholeNumber.optional(),
+    ACCESS_TEAM_DOMAIN: accessTeamDomain.optional(),
+    ACCESS_AUD: accessAudience.optional(),
+  })
+  .refine((vars) => (vars.ACCESS_TEAM_DOMAIN === undefined) === (vars.ACCESS_AUD === undefined), {
+    path: ["ACCESS_AUD"],
+    message: "and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare Access, or neither",
   })
   .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
     path: ["PETS_SUNSET_AT"],
@@ -77,6 +87,8 @@ const Vars = z
     webhookRetrySeconds: vars.WEBHOOK_RETRY_SECONDS,
     /** The order events' storage budget in the orders database, bytes (docs/design/order-events.md#retention); 5 GiB unless set. */
     orderEventsBudgetBytes: (vars.ORDER_EVENTS_BUDGET_MB ?? DEFAULT_ORDER_EVENTS_BUDGET_MB) * 1024 * 1024,
+    /** The Access application in front of the operators' side (docs/operations.md#cloudflare-access); undefined: operator tokens alone. */
+    access: vars.ACCESS_TEAM_DOMAIN === undefined ? undefined : { teamDomain: vars.ACCESS_TEAM_DOMAIN, audience: vars.ACCESS_AUD! },
   }));
 
 export type Config = z.output<typeof Vars>;

@@ -5,8 +5,11 @@ import { bearerToken } from "../keys/bearer";
 import { sha256Hex } from "../lib/digest";
 import { callDependency } from "../lib/dependency";
 import { LIVE_OPERATOR_BY_DIGEST } from "./operator-table";
+import { ACCESS_ASSERTION_HEADER, verifyAccessAssertion, type AccessKeys } from "./access-assertion";
+import type { Config } from "../framework/read-config";
 
 const CHALLENGE = 'Bearer realm="store-orders-operator"';
+const ACCESS_CHALLENGE = 'CloudflareAccess realm="store-orders-operator"';
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -16,28 +19,43 @@ declare module "hono" {
 }
 
 /**
- * The operator API's guard. Without an `OPERATOR_TOKEN` secret the API does
- * not exist (404, like any unknown path). With one, the request must carry an
- * operator's token as a bearer token: the secret's own (the bootstrap
- * operator, named in it), or a named operator's from the operators' table
- * (`npm run keys -- operator add`), live when the request is read. Tokens are
- * compared by SHA-256, so no comparison says how close a guess was. Sets the
- * operator's name, which every audit row of the request's action carries.
+ * The operator API's guard. Where the environment names a Cloudflare Access
+ * application, the request must carry Access's assertion, verified here, and
+ * the operator is whom Access signed in; no token stands in for it. Elsewhere,
+ * without an `OPERATOR_TOKEN` secret the API does not exist (404, like any
+ * unknown path); with one, the request must carry an operator's token as a
+ * bearer token: the secret's own (the bootstrap operator, named in it), or a
+ * named operator's from the operators' table (`npm run keys -- operator add`),
+ * live when the request is read. Tokens are compared by SHA-256, so no
+ * comparison says how close a guess was. Sets the operator's name, which every
+ * audit row of the request's action carries.
  */
-export function requireOperator(): MiddlewareHandler<AppEnv> {
+export function requireOperator(accessKeys: AccessKeys): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const configured = operatorToken(c.env);
-    if (!configured) throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
-    const presented = bearerToken(c.req.header("Authorization"));
-    if (!presented) throw new ApiError("missing_api_key", "Send an operator token as a bearer token.", { "WWW-Authenticate": CHALLENGE });
-    const digest = await sha256Hex(presented);
-    const name = digest === (await sha256Hex(configured.token)) ? configured.name : await liveOperatorNamed(c.env.DB, digest);
-    if (name === undefined) {
-      throw new ApiError("invalid_api_key", "The operator token is not valid: unknown, or its operator was revoked.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
-    }
-    c.set("operator", name);
+    const access = c.get("config").access;
+    c.set("operator", access ? await accessOperator(c.req.header(ACCESS_ASSERTION_HEADER), access, accessKeys) : await tokenOperator(c.env, c.req.header("Authorization")));
     await next();
   };
+}
+
+async function accessOperator(assertion: string | undefined, access: NonNullable<Config["access"]>, keys: AccessKeys): Promise<string> {
+  const verdict = await callDependency("Cloudflare Access's keys", () => verifyAccessAssertion(assertion, access, keys));
+  // A 401 names how to authenticate (RFC 9110): here, through the Access application.
+  if (!verdict.ok) throw new ApiError("invalid_access_assertion", `Refused by the operators' sign-in: ${verdict.reason}.`, { "WWW-Authenticate": ACCESS_CHALLENGE });
+  return verdict.operator;
+}
+
+async function tokenOperator(env: Env, authorization: string | undefined): Promise<string> {
+  const configured = operatorToken(env);
+  if (!configured) throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
+  const presented = bearerToken(authorization);
+  if (!presented) throw new ApiError("missing_api_key", "Send an operator token as a bearer token.", { "WWW-Authenticate": CHALLENGE });
+  const digest = await sha256Hex(presented);
+  const name = digest === (await sha256Hex(configured.token)) ? configured.name : await liveOperatorNamed(env.DB, digest);
+  if (name === undefined) {
+    throw new ApiError("invalid_api_key", "The operator token is not valid: unknown, or its operator was revoked.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+  }
+  return name;
 }
 
 /**
@@ -56,5 +74,9 @@ function operatorToken(env: Env): { name: string; token: string } | undefined {
   return configured && separator >= 1 ? { name: configured.slice(0, separator), token: configured.slice(separator + 1) } : undefined;
 }
 
-/** The operator API exists only where its token is set (docs/operations.md#operator-api): elsewhere every path of it is 404. */
-export const operatorApiAvailable = (env: Env): boolean => operatorToken(env) !== undefined;
+/**
+ * The operator API exists only where its bootstrap token is set or an Access
+ * application guards it (docs/operations.md#operator-api): elsewhere every
+ * path of it is 404. `config` is the environment's parsed vars, when valid.
+ */
+export const operatorApiAvailable = (env: Env, config: Config | undefined): boolean => operatorToken(env) !== undefined || config?.access !== undefined;

@@ -70,6 +70,11 @@ describe("wrangler.toml environments", () => {
     [{ PETS_SUNSET_AT: "next June" }, 'staging: PETS_SUNSET_AT must be an ISO 8601 date or date-time, got "next June"'],
     [{ PETS_SUNSET_AT: "2026-01-01" }, 'staging: PETS_SUNSET_AT must be later than PETS_DEPRECATED_AT, got "2026-01-01"'],
     [{ STAGING_BASE_URL: undefined }, "staging: STAGING_BASE_URL is missing"],
+    [{ ACCESS_TEAM_DOMAIN: "store-ops.cloudflareaccess.com" }, "staging: ACCESS_AUD and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare Access, or neither"],
+    [
+      { ACCESS_TEAM_DOMAIN: "https://store-ops.cloudflareaccess.com", ACCESS_AUD: "f".repeat(64) },
+      'staging: ACCESS_TEAM_DOMAIN must be your Access team\'s domain, <team>.cloudflareaccess.com, got "https://store-ops.cloudflareaccess.com"',
+    ],
   ])("reports %j", (override, problem) => {
     expect(varProblems("staging", staging({ vars: { ...staging().vars, ...override } }))).toEqual([problem]);
   });

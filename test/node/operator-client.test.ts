@@ -49,3 +49,29 @@ describe("telling the operator API after a KV write", () => {
     expect(await tellOperatorApi(undefined, "/keys/key_0123456789abcdef/revoke")).toMatchObject({ ok: false, problem: expect.stringContaining("no operator API configured") });
   });
 });
+
+describe("signing in to the operator API", () => {
+  it("sends an Access service token where one is set (Access turns it into its assertion), else the operator token", async () => {
+    const seen: Record<string, string | undefined>[] = [];
+    server = createServer((request, response) => {
+      seen.push({ authorization: request.headers.authorization, id: request.headers["cf-access-client-id"] as string | undefined, secret: request.headers["cf-access-client-secret"] as string | undefined });
+      response.writeHead(200, { "Content-Type": "application/json" }).end("{}");
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const env = { OPERATOR_TOKEN: "ops:token", CF_ACCESS_CLIENT_ID: "8b1c0a4e.access", CF_ACCESS_CLIENT_SECRET: "service-secret" };
+    Object.assign(process.env, env);
+    try {
+      await operatorApi(baseUrl, undefined)!.call("GET", "/pipeline");
+      delete process.env.CF_ACCESS_CLIENT_ID;
+      delete process.env.CF_ACCESS_CLIENT_SECRET;
+      await operatorApi(baseUrl, undefined)!.call("GET", "/pipeline");
+    } finally {
+      for (const name of Object.keys(env)) delete process.env[name];
+    }
+    expect(seen).toEqual([
+      { authorization: undefined, id: "8b1c0a4e.access", secret: "service-secret" },
+      { authorization: "Bearer token", id: undefined, secret: undefined },
+    ]);
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * Cloudflare Access in front of the operators' side (docs/operations.md#cloudflare-access):
+ * Access signs in the person (or a service token) and hands the Worker a JWT
+ * in `Cf-Access-Jwt-Assertion`. It is trusted only once verified here: signed
+ * by a key the team publishes, for this application's audience, issued by the
+ * team, not expired. The operator's name is the email Access signed in, or
+ * `service:<client id>` for a service token.
+ */
+import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from "jose";
+
+export const ACCESS_ASSERTION_HEADER = "Cf-Access-Jwt-Assertion";
+
+export interface AccessApplication {
+  /** The team's domain, `<team>.cloudflareaccess.com`: the issuer, and where its signing keys are published. */
+  teamDomain: string;
+  /** The Access application's audience tag. */
+  audience: string;
+}
+
+export type AccessVerdict = { ok: true; operator: string } | { ok: false; reason: string };
+
+/**
+ * The team's published keys, one key set per team for the isolate's life:
+ * jose keeps the keys it fetched for 10 minutes, and fetches again sooner
+ * (at most every 30 s) for a key id it does not know, as when Access rotates
+ * its keys.
+ */
+export class AccessKeys {
+  readonly #sets = new Map<string, JWTVerifyGetKey>();
+
+  of(teamDomain: string): JWTVerifyGetKey {
+    let set = this.#sets.get(teamDomain);
+    if (!set) {
+      set = createRemoteJWKSet(new URL(`https://${teamDomain}/cdn-cgi/access/certs`));
+      this.#sets.set(teamDomain, set);
+    }
+    return set;
+  }
+}
+
+/**
+ * Verifies an Access assertion for `application`. A refusal says why, for the
+ * Error body; a failure to fetch the team's keys is thrown (the dependency is
+ * down: 503, not the caller's fault).
+ */
+export async function verifyAccessAssertion(assertion: string | undefined, application: AccessApplication, keys: AccessKeys): Promise<AccessVerdict> {
+  if (!assertion) return { ok: false, reason: `no ${ACCESS_ASSERTION_HEADER} header: reach this through the Access application that protects it` };
+  try {
+    const { payload } = await jwtVerify(assertion, keys.of(application.teamDomain), {
+      issuer: `https://${application.teamDomain}`,
+      audience: application.audience,
+      algorithms: ["RS256"],
+    });
+    if (typeof payload.email === "string" && payload.email !== "") return { ok: true, operator: payload.email };
+    if (typeof payload.common_name === "string" && payload.common_name !== "") return { ok: true, operator: `service:${payload.common_name}` };
+    return { ok: false, reason: "the Access token names no email and no service token" };
+  } catch (error) {
+    const reason = refusalOf(error);
+    if (reason === undefined) throw error;
+    return { ok: false, reason };
+  }
+}
+
+/** Why a token is refused, for the errors that are the token's; undefined for the rest (the keys could not be fetched). */
+function refusalOf(error: unknown): string | undefined {
+  if (error instanceof errors.JWTExpired) return "the Access token has expired: sign in again";
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === "aud") return "the Access token is for another application (its audience is not this one's)";
+    if (error.claim === "iss") return "the Access token was issued by another team";
+    return `the Access token's ${error.claim} claim is not valid`;
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) return "the Access token is signed by a key the team does not publish";
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "the Access token's signature does not verify";
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid || error instanceof errors.JOSEAlgNotAllowed) return "the Access token is not a valid signed token";
+  return undefined;
+}

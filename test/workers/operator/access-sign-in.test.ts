@@ -1,0 +1,129 @@
+import { env } from "cloudflare:workers";
+import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } from "jose";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { apiWith, errorBodyOf } from "../../support/request";
+import { storeTestKey, type TestKey } from "../../support/test-keys";
+
+/**
+ * A team and an application standing in for Cloudflare Access, as the deploy
+ * tests stand in for Cloudflare's API: its signing keys published at the
+ * team's certs URL (the worker's fetch answered here), and assertions signed
+ * as Access signs them.
+ */
+const TEAM = "store-ops.cloudflareaccess.com";
+const AUDIENCE = "4714c1358e65fe4b408ad6d432a5f878f08194bdb4752441fd56faefa9b2b6f2";
+const behindAccess = { ...env, ACCESS_TEAM_DOMAIN: TEAM, ACCESS_AUD: AUDIENCE } as Env;
+
+let published: { privateKey: CryptoKey; kid: string };
+let unpublished: { privateKey: CryptoKey; kid: string };
+let jwks: unknown;
+let certsFetched = 0;
+
+beforeAll(async () => {
+  const make = async (kid: string) => ({ ...(await generateKeyPair("RS256", { extractable: true })), kid });
+  const [one, other] = [await make("access-key-1"), await make("access-key-2")];
+  published = one;
+  unpublished = other;
+  jwks = { keys: [{ ...(await exportJWK(one.publicKey)), kid: one.kid, alg: "RS256", use: "sig" }] };
+});
+
+const realFetch = globalThis.fetch;
+beforeEach(() => {
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (url === `https://${TEAM}/cdn-cgi/access/certs`) {
+      certsFetched += 1;
+      return Response.json(jwks);
+    }
+    // A team whose keys cannot be fetched: Access unreachable.
+    if (url.includes("cloudflareaccess.com")) throw new TypeError("Network connection lost.");
+    return realFetch(input, init);
+  });
+});
+afterEach(() => vi.restoreAllMocks());
+
+/** An assertion as Access signs one: for this team and application, an hour long, unless the test says otherwise. */
+async function assertion(claims: JWTPayload, options: { key?: typeof published; audience?: string; issuer?: string; expires?: number | string } = {}) {
+  const key = options.key ?? published;
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: "RS256", kid: key.kid })
+    .setIssuer(options.issuer ?? `https://${TEAM}`)
+    .setAudience(options.audience ?? AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(options.expires ?? "1h")
+    .sign(key.privateKey);
+}
+
+const asOperator = (bindings: Env, path: string, headers: Record<string, string>, method = "GET") => apiWith(bindings, `/admin${path}`, { method, key: null, headers });
+
+let key: TestKey;
+beforeEach(async () => {
+  key = await storeTestKey({ plan: "free" });
+});
+
+describe("the operators' side behind Cloudflare Access", () => {
+  it("takes the person Access signed in as the operator: the audit names their email, and a service token by its client id", async () => {
+    const ana = await assertion({ email: "ana@example.com" });
+    expect((await asOperator(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status).toBe(200);
+    expect((await asOperator(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana }, "POST")).status).toBe(200);
+    const service = await assertion({ common_name: "8b1c0a4e.access" });
+    expect((await asOperator(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": service }, "POST")).status).toBe(200);
+    const rows = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id").bind(key.record.id).all();
+    expect(rows.results).toEqual([
+      { operation: "unban", actor: "ana@example.com" },
+      { operation: "unban", actor: "service:8b1c0a4e.access" },
+    ]);
+    // The team's keys were fetched once, then kept.
+    expect(certsFetched).toBe(1);
+  });
+
+  it.each([
+    ["a missing one", async () => undefined, "no Cf-Access-Jwt-Assertion header"],
+    ["one for another application", () => assertion({ email: "ana@example.com" }, { audience: "0".repeat(64) }), "for another application"],
+    ["an expired one", () => assertion({ email: "ana@example.com" }, { expires: Math.floor(Date.now() / 1000) - 60 }), "has expired"],
+    ["one signed by a key the team does not publish", () => assertion({ email: "ana@example.com" }, { key: unpublished }), "signed by a key the team does not publish"],
+    ["one from another team", () => assertion({ email: "ana@example.com" }, { issuer: "https://other-team.cloudflareaccess.com" }), "issued by another team"],
+    ["one that names nobody", () => assertion({}), "names no email and no service token"],
+    ["something that is not a token", async () => "not.a.token", "not a valid signed token"],
+  ])("refuses %s with 401 invalid_access_assertion, saying why", async (_, make, reason) => {
+    const token = await make();
+    const response = await asOperator(behindAccess, `/keys/${key.record.id}/unban`, token === undefined ? {} : { "Cf-Access-Jwt-Assertion": token }, "POST");
+    const body = await errorBodyOf(response);
+    expect(body).toMatchObject({ code: "invalid_access_assertion", status: 401 });
+    expect(body.message).toContain(reason);
+    expect(response.headers.get("WWW-Authenticate")).toBe('CloudflareAccess realm="store-orders-operator"');
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first<number>("n");
+    expect(rows).toBe(0);
+  });
+
+  it("takes no operator token in Access's place, not even the bootstrap one", async () => {
+    for (const token of ["operator-token-for-tests", "so_op_anything"]) {
+      const response = await asOperator(behindAccess, `/keys/${key.record.id}/usage`, { Authorization: `Bearer ${token}` });
+      expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_access_assertion" });
+    }
+  });
+
+  it("exists behind Access without an OPERATOR_TOKEN secret, and answers 503 while the team's keys cannot be fetched", async () => {
+    const { OPERATOR_TOKEN: _, ...withoutToken } = behindAccess;
+    const ana = await assertion({ email: "ana@example.com" });
+    expect((await asOperator(withoutToken as Env, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status).toBe(200);
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const unreachable = { ...behindAccess, ACCESS_TEAM_DOMAIN: "unreachable.cloudflareaccess.com" } as Env;
+    const response = await asOperator(unreachable, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
+  });
+
+  it("needs its team and audience together, each of its form: the worker answers 503, its log line naming the var", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    for (const [vars, named] of [
+      [{ ACCESS_TEAM_DOMAIN: TEAM }, "ACCESS_AUD and ACCESS_TEAM_DOMAIN go together"],
+      [{ ACCESS_TEAM_DOMAIN: "store-ops.example.com", ACCESS_AUD: AUDIENCE }, "ACCESS_TEAM_DOMAIN must be your Access team's domain"],
+      [{ ACCESS_TEAM_DOMAIN: TEAM, ACCESS_AUD: "aud" }, "ACCESS_AUD must be the Access application's audience tag"],
+    ] as const) {
+      errors.mockClear();
+      const response = await apiWith({ ...env, ...vars } as Env, "/v1/store/orders", {});
+      expect(response.status).toBe(503);
+      expect(errors.mock.calls.map(([line]) => String(line)).join("\n")).toContain(named);
+    }
+  });
+});
