@@ -1,8 +1,86 @@
 import { env } from "cloudflare:workers";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } from "jose";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { apiWith, errorBodyOf } from "../../support/request";
+import { sha256Hex } from "../../../src/lib/digest";
+import { INSERT_OPERATOR, REVOKE_OPERATOR } from "../../../src/operator/operator-table";
+import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
+import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
+
+/**
+ * How operators sign in to the operator API (docs/operations.md#operators,
+ * docs/operations.md#cloudflare-access): a named operator's token, or
+ * Cloudflare Access's assertion where the environment names an Access
+ * application; and that every audit row names who acted.
+ */
+
+let key: TestKey;
+beforeEach(async () => {
+  await env.DB.prepare("DELETE FROM operators").run();
+  key = await storeTestKey({ plan: "free" });
+});
+
+/** An operator added as `npm run keys -- operator add` adds one: only the token's SHA-256 stored. */
+async function addOperator(name: string): Promise<string> {
+  const token = `so_op_${crypto.randomUUID()}`;
+  await env.DB.prepare(INSERT_OPERATOR).bind(name, await sha256Hex(token), new Date().toISOString(), "cli:tests").run();
+  return token;
+}
+
+const withToken = (token: string, path: string, method = "GET", body?: unknown) =>
+  api(`/admin${path}`, {
+    method,
+    key: null,
+    headers: { Authorization: `Bearer ${token}`, ...(body !== undefined && { "Content-Type": "application/json" }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+
+describe("named operators", () => {
+  it("act with a token of their own, and every audit row of their actions names them", async () => {
+    const ana = await addOperator("ana@example.com");
+    expect((await withToken(ana, `/keys/${key.record.id}/limits`, "POST", { perMinute: 5, perDay: 50 })).status).toBe(200);
+    expect((await withToken(ana, `/keys/${key.record.id}/unban`, "POST")).status).toBe(200);
+    expect((await withToken(ana, `/keys/${key.record.id}/console-link`, "POST")).status).toBe(201);
+    expect((await withToken(ana, `/keys/${key.record.id}/revoke`, "POST")).status).toBe(200);
+    const keyRows = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id").bind(key.record.id).all();
+    expect(keyRows.results).toEqual(["update", "unban", "console_link", "revoke"].map((operation) => ({ operation, actor: "ana@example.com" })));
+
+    const owner = await freshWebhookOwner();
+    const endpoint = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    expect((await withToken(ana, `/webhook-endpoints/${endpoint.id}/disable`, "POST")).status).toBe(200);
+    expect((await withToken(ana, `/webhook-endpoints/${endpoint.id}/enable`, "POST")).status).toBe(200);
+    const endpointRows = await env.DB.prepare("SELECT operation, actor FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create' ORDER BY id").bind(endpoint.id).all();
+    expect(endpointRows.results).toEqual([
+      { operation: "disable", actor: "ana@example.com" },
+      { operation: "enable", actor: "ana@example.com" },
+    ]);
+  });
+
+  it("are refused from the request after their revocation, each alone: the others and the bootstrap operator go on", async () => {
+    const [ana, ben] = [await addOperator("ana"), await addOperator("ben")];
+    const usage = `/keys/${key.record.id}/usage`;
+    expect((await withToken(ana, usage)).status).toBe(200);
+    await env.DB.prepare(REVOKE_OPERATOR).bind("ana", new Date().toISOString(), "cli:tests").run();
+    const refused = await withToken(ana, usage);
+    expect(await errorBodyOf(refused)).toMatchObject({ code: "invalid_api_key", status: 401 });
+    expect(refused.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
+    expect((await withToken(ben, usage)).status).toBe(200);
+    expect((await withToken("operator-token-for-tests", usage)).status).toBe(200);
+  });
+
+  it("are never API keys, nor API keys operators: each is refused where the other is needed", async () => {
+    const ana = await addOperator("ana");
+    expect((await api("/v1/store/orders", { key: ana })).status).toBe(401);
+    expect((await withToken(key.key, `/keys/${key.record.id}/usage`)).status).toBe(401);
+  });
+
+  it("need the operator API to exist: without the bootstrap secret a named token finds nothing (404)", async () => {
+    const ana = await addOperator("ana");
+    const { OPERATOR_TOKEN: _, ...withoutToken } = env;
+    const response = await apiWith(withoutToken as Env, `/admin/keys/${key.record.id}/usage`, { key: null, headers: { Authorization: `Bearer ${ana}` } });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "not_found", status: 404 });
+  });
+});
 
 /**
  * A team and an application standing in for Cloudflare Access, as the deploy
@@ -54,20 +132,15 @@ async function assertion(claims: JWTPayload, options: { key?: typeof published; 
     .sign(key.privateKey);
 }
 
-const asOperator = (bindings: Env, path: string, headers: Record<string, string>, method = "GET") => apiWith(bindings, `/admin${path}`, { method, key: null, headers });
-
-let key: TestKey;
-beforeEach(async () => {
-  key = await storeTestKey({ plan: "free" });
-});
+const throughAccess = (bindings: Env, path: string, headers: Record<string, string>, method = "GET") => apiWith(bindings, `/admin${path}`, { method, key: null, headers });
 
 describe("the operators' side behind Cloudflare Access", () => {
   it("takes the person Access signed in as the operator: the audit names their email, and a service token by its client id", async () => {
     const ana = await assertion({ email: "ana@example.com" });
-    expect((await asOperator(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status).toBe(200);
-    expect((await asOperator(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana }, "POST")).status).toBe(200);
+    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status).toBe(200);
+    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana }, "POST")).status).toBe(200);
     const service = await assertion({ common_name: "8b1c0a4e.access" });
-    expect((await asOperator(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": service }, "POST")).status).toBe(200);
+    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": service }, "POST")).status).toBe(200);
     const rows = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id").bind(key.record.id).all();
     expect(rows.results).toEqual([
       { operation: "unban", actor: "ana@example.com" },
@@ -87,7 +160,7 @@ describe("the operators' side behind Cloudflare Access", () => {
     ["something that is not a token", async () => "not.a.token", "not a valid signed token"],
   ])("refuses %s with 401 invalid_access_assertion, saying why", async (_, make, reason) => {
     const token = await make();
-    const response = await asOperator(behindAccess, `/keys/${key.record.id}/unban`, token === undefined ? {} : { "Cf-Access-Jwt-Assertion": token }, "POST");
+    const response = await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, token === undefined ? {} : { "Cf-Access-Jwt-Assertion": token }, "POST");
     const body = await errorBodyOf(response);
     expect(body).toMatchObject({ code: "invalid_access_assertion", status: 401 });
     expect(body.message).toContain(reason);
@@ -98,7 +171,7 @@ describe("the operators' side behind Cloudflare Access", () => {
 
   it("takes no operator token in Access's place, not even the bootstrap one", async () => {
     for (const token of ["operator-token-for-tests", "so_op_anything"]) {
-      const response = await asOperator(behindAccess, `/keys/${key.record.id}/usage`, { Authorization: `Bearer ${token}` });
+      const response = await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { Authorization: `Bearer ${token}` });
       expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_access_assertion" });
     }
   });
@@ -106,10 +179,10 @@ describe("the operators' side behind Cloudflare Access", () => {
   it("exists behind Access without an OPERATOR_TOKEN secret, and answers 503 while the team's keys cannot be fetched", async () => {
     const { OPERATOR_TOKEN: _, ...withoutToken } = behindAccess;
     const ana = await assertion({ email: "ana@example.com" });
-    expect((await asOperator(withoutToken as Env, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status).toBe(200);
+    expect((await throughAccess(withoutToken as Env, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status).toBe(200);
     vi.spyOn(console, "error").mockImplementation(() => {});
     const unreachable = { ...behindAccess, ACCESS_TEAM_DOMAIN: "unreachable.cloudflareaccess.com" } as Env;
-    const response = await asOperator(unreachable, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana });
+    const response = await throughAccess(unreachable, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana });
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
   });
 
