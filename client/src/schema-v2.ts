@@ -422,6 +422,7 @@ export interface components {
              * @example invalid_api_key
              * @example invalid_console_link
              * @example session_ended
+             * @example invalid_access_assertion
              * @example insufficient_scope
              * @example key_acts_only_on_itself
              * @example cross_site_request
