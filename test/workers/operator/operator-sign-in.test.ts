@@ -5,6 +5,7 @@ import { sha256Hex } from "../../../src/lib/digest";
 import { INSERT_OPERATOR, REVOKE_OPERATOR } from "../../../src/operator/operator-table";
 import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
 import { api, apiWith, errorBodyOf } from "../../support/request";
+import { interceptD1 } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
 /**
@@ -66,6 +67,19 @@ describe("named operators", () => {
     expect(refused.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
     expect((await withToken(ben, usage)).status).toBe(200);
     expect((await withToken("operator-token-for-tests", usage)).status).toBe(200);
+  });
+
+  it("are looked up on the primary, and answered 503 while D1 cannot answer, never let in", async () => {
+    const ana = await addOperator("ana");
+    const sessions: string[] = [];
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const failing = interceptD1({
+      onSession: (constraint) => void sessions.push(constraint),
+      prepare: (statement, sql) => (sql.includes("FROM operators") ? ({ bind: () => ({ first: () => Promise.reject(new Error("D1_ERROR: overloaded")) }) } as unknown as D1PreparedStatement) : statement),
+    });
+    const response = await apiWith({ ...env, DB: failing }, `/admin/keys/${key.record.id}/usage`, { key: null, headers: { Authorization: `Bearer ${ana}` } });
+    expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
+    expect(sessions).toContain("first-primary");
   });
 
   it("are never API keys, nor API keys operators: each is refused where the other is needed", async () => {
