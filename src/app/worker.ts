@@ -29,12 +29,12 @@ const versions: RouteGroup[] = [
   { base: API_VERSIONS.v1.prefix, operations: v1, version: API_VERSIONS.v1 },
   { base: API_VERSIONS.v2.prefix, operations: v2, version: API_VERSIONS.v2 },
 ];
-/** Every route the worker serves, one way: `GET /` and the console, each version's operations, the operator API. */
 /** The operator API exists where its token is set or Access guards it; an environment whose vars are invalid answers 503 anyway. */
 const operatorApi = (env: Env) => {
   const config = configOf(env, isolateMemory.configs);
   return operatorApiAvailable(env, config.ok ? config.config : undefined);
 };
+/** Every route the worker serves, one way: `GET /` and the console, each version's operations, the operator API. */
 const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions), consolePageOperation] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApi }];
 
 /**
