@@ -9,6 +9,7 @@ import { configOf } from "../framework/middleware/load-config";
 import { isolateMemory } from "./isolate-memory";
 import { consolePageOperation } from "../console/console-page";
 import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
+import { backfillBudgetEntries } from "../keys/budget-entries-backfill";
 import { countedCallers } from "../keys/counted-callers";
 import { identifyCaller } from "../keys/identify-caller";
 import { requestParty } from "../keys/request-party";
@@ -64,7 +65,8 @@ app.onError(handleError);
 /**
  * The Worker: the HTTP API and the console; and every minute (the cron) the
  * order events pruned past their age or budget, a batch at a time, the
- * endpoints' audit and console sessions past keeping, and the webhook
+ * endpoints' audit and console sessions past keeping, keys stored before
+ * budgets were listed given their budget entries, and the webhook
  * dispatcher woken, should its alarm have been lost
  * (docs/design/order-events.md#the-dispatcher-never-stops).
  */
@@ -75,6 +77,7 @@ export default {
     if (config.ok) ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime, config.config.orderEventsBudgetBytes));
     ctx.waitUntil(pruneEndpointAudit(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
+    ctx.waitUntil(backfillBudgetEntries(env.API_KEYS));
     ctx.waitUntil(dispatcherOf(env).wake());
   },
 } satisfies ExportedHandler<Env>;

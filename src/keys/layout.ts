@@ -24,13 +24,18 @@ interface KvEntry {
   metadata?: KeySummary | BudgetMember;
 }
 
+/** A key's entry under its budget: its name, and what it says. */
+export function budgetEntry(record: ApiKeyRecord): { key: string; metadata: BudgetMember } {
+  const metadata: BudgetMember = { ...(record.revokedAt && { revokedAt: record.revokedAt }), ...(record.expiresAt && { expiresAt: record.expiresAt }) };
+  return { key: `${budgetPrefix(budgetOf(record))}${record.id}`, metadata };
+}
+
 /** The KV entries that make up one stored key: written alike by `npm run keys` and by the operator API's revoke. */
 export function keyEntries(hash: string, record: ApiKeyRecord): KvEntry[] {
   const { id, ...summary } = record;
-  const member: BudgetMember = { ...(record.revokedAt && { revokedAt: record.revokedAt }), ...(record.expiresAt && { expiresAt: record.expiresAt }) };
   // The budget's entry first: a revocation whose later writes fail has still stopped the budget's webhooks.
   return [
-    { key: `${budgetPrefix(budgetOf(record))}${id}`, value: "", metadata: member },
+    { ...budgetEntry(record), value: "" },
     { key: recordName(hash), value: JSON.stringify(record) },
     { key: idName(id), value: hash, metadata: summary },
   ];

@@ -11,6 +11,7 @@ import type { TtlCache } from "../lib/ttl-cache";
 import { budgetOf, DEFAULT_SCOPES } from "./api-key-record";
 import type { Scope } from "../framework/operations/scopes";
 import { budgetPrefix, idName, type BudgetMember, type KeySummary } from "./layout";
+import { budgetEntriesComplete } from "./budget-entries-backfill";
 
 /** How long one answer is kept per isolate: a revocation reaches deliveries this much later than KV has it, as it reaches requests. */
 const LIVENESS_CACHE_MS = 5_000;
@@ -52,10 +53,13 @@ export async function budgetLiveness(kv: KVNamespace, budget: string, cache: Ttl
       return { member: read.value === null ? (metadata ?? {}) : (read.metadata ?? {}), summary: summary.metadata };
     }),
   );
-  let liveness: BudgetLiveness = members.some(({ member, summary }) => isLive(member, now) && reads(summary)) ? "live" : members.length > 0 ? "dead" : "unknown";
+  // Live by both entries: a budget entry the backfill wrote from an id entry read just before a revocation says live.
+  const live = ({ member, summary }: (typeof members)[number]) => isLive(member, now) && (summary === null || isLive(summary, now)) && reads(summary);
+  let liveness: BudgetLiveness = members.some(live) ? "live" : members.length > 0 ? "dead" : "unknown";
   // Keys stored before budgets were listed have no entry of their own here (a rotated pair may have one key with and one
-  // without): they are found among every key's id entry, at the cost of listing them all.
-  if (liveness !== "live") {
+  // without) until the cron's backfill has given every key one: till then they are found among every key's id entry,
+  // at the cost of listing them all.
+  if (liveness !== "live" && !(await budgetEntriesComplete(kv))) {
     const legacy = (await listAll<KeySummary>(kv, idName(""))).filter(
       ({ name, metadata }) => metadata !== null && budgetOf({ id: name.slice(idName("").length), budget: metadata.budget }) === budget,
     );

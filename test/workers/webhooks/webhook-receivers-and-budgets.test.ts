@@ -37,7 +37,7 @@ describe("what cannot be delivered", () => {
     expect(await runLaneOnce(endpointId, { fetch, now: () => now, budgetLiveness: async () => "unknown" })).toMatchObject({ next: now + 30_000, attempted: 0 });
     expect(posts).toEqual([]);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0, schedule_step: 0 });
-    const listed = await budgetLiveness({ list: async () => ({ keys: [], list_complete: true, cacheStatus: null }) } as unknown as KVNamespace, "key_nobodyknowsthis", new TtlCache(10));
+    const listed = await budgetLiveness({ list: async () => ({ keys: [], list_complete: true, cacheStatus: null }), get: async () => null } as unknown as KVNamespace, "key_nobodyknowsthis", new TtlCache(10));
     expect(listed).toBe("unknown");
   });
 
