@@ -19,9 +19,24 @@ import { listOrders } from "../src/orders/whole-list/list-orders-v1";
 import { isolateMemory } from "../src/app/isolate-memory";
 import { SCOPES, type Scope } from "../src/framework/operations/scopes";
 import type { Limits } from "../src/limiter/plans";
+import { DISPATCHER_NAME } from "../src/webhook-delivery/dispatcher-calls";
 
-export { RateLimiter, WebhookDispatcher, WebhookLane } from "../src/app/worker";
-import service from "../src/app/worker";
+export { RateLimiter, WebhookLane } from "../src/app/worker";
+import service, { WebhookDispatcher as ServiceDispatcher } from "../src/app/worker";
+
+/** The service's dispatcher, and a way to make it hand out again what it handed out: the fan-out row's re-pass. */
+export class WebhookDispatcher extends ServiceDispatcher {
+  /** Moves its mark (D1's and the highest it keeps) back by `events` and runs a pass now. */
+  async rewind(events: number): Promise<string> {
+    const highest = this.ctx.storage.kv.get<string>("highestMark");
+    if (highest === undefined) throw new Error("the dispatcher has handed out nothing yet");
+    const back = String(BigInt(highest) - BigInt(events));
+    this.ctx.storage.kv.put("highestMark", back);
+    await this.env.DB.prepare("UPDATE webhook_dispatch SET mark = CAST(?1 AS INTEGER) WHERE id = 1").bind(back).run();
+    await this.ctx.storage.setAlarm(Date.now());
+    return highest;
+  }
+}
 
 const bench = new Hono<AppEnv>();
 
@@ -80,6 +95,13 @@ bench.post("/bench/seed", async (c) => {
     ).bind(count),
   ]);
   return c.json({ orders: count });
+});
+
+/** Hands the last `events` events to every endpoint again (their lanes add nothing): a dispatch pass's own cost. */
+bench.post("/bench/dispatch-again", async (c) => {
+  const events = Number(c.req.query("events"));
+  const dispatcher = c.env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME) as unknown as DurableObjectStub<WebhookDispatcher>;
+  return c.json({ mark: await dispatcher.rewind(events) });
 });
 
 /** Calls this isolate made to limiter objects, for the calls-per-admission figure. */
