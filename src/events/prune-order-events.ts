@@ -43,6 +43,29 @@ export async function eventStorage(db: D1Queryable, budgetBytes: number): Promis
   return { head: row!.head, prunedThrough: row!.pruned, rows, bytes: rows * EVENT_ROW_BYTES, budgetBytes };
 }
 
+/** What one run reads and deletes, apart from D1: the prune's rule, run against a month of traffic in test/node/logic/prune-month-simulation.test.ts. */
+export interface PruneSteps {
+  /** The last of the (at most PRUNE_BATCH) events after `from` created before the cutoff; null when none is. */
+  oldThrough(from: number): Promise<number | null>;
+  /** Deletes the events after `from` up to `through`, moving the mark in the same transaction; how many went. */
+  remove(from: number, through: number): Promise<number>;
+}
+
+/** One run's batches: the oldest first, past the retention or over the budget, PRUNE_BATCHES_PER_RUN at most; how many went. */
+export async function pruneBatches(storage: Pick<EventStorage, "head" | "prunedThrough" | "budgetBytes">, steps: PruneSteps): Promise<number> {
+  const overBudgetThrough = storage.head - Math.floor(storage.budgetBytes / EVENT_ROW_BYTES);
+  let deleted = 0;
+  let from = storage.prunedThrough;
+  for (let batch = 0; batch < PRUNE_BATCHES_PER_RUN; batch++) {
+    const old = await steps.oldThrough(from);
+    const through = Math.max(old ?? from, Math.min(overBudgetThrough, from + PRUNE_BATCH));
+    if (through <= from) break;
+    deleted += await steps.remove(from, through);
+    from = through;
+  }
+  return deleted;
+}
+
 /** Deletes, oldest first, what is past the retention at `now` (Unix ms) or over the budget; returns how many. */
 export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes: number): Promise<number> {
   const storage = await eventStorage(db, budgetBytes);
@@ -52,26 +75,21 @@ export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes
       budgetBytes: storage.budgetBytes,
     });
   }
-  const overBudgetThrough = storage.head - Math.floor(storage.budgetBytes / EVENT_ROW_BYTES);
   // created_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order, and the sequence follows it: each
   // look reads the next batch by the key and no more (by created_at alone, a run with nothing old would read every event).
   const oldThrough = db.prepare(
     "SELECT max(seq) AS through FROM (SELECT seq, created_at FROM order_events WHERE seq > ?1 ORDER BY seq LIMIT ?2) WHERE created_at < ?3",
   );
   const cutoff = new Date(now - EVENT_RETENTION_MS).toISOString();
-  let deleted = 0;
-  let from = storage.prunedThrough;
-  for (let batch = 0; batch < PRUNE_BATCHES_PER_RUN; batch++) {
-    const old = await oldThrough.bind(from, PRUNE_BATCH, cutoff).first<number | null>("through");
-    const through = Math.max(old ?? from, Math.min(overBudgetThrough, from + PRUNE_BATCH));
-    if (through <= from) break;
-    // Everything up to the batch's last event goes, so the mark says exactly what is gone.
-    const [, deletion] = await db.batch([
-      db.prepare("UPDATE order_event_retention SET pruned_through = max(pruned_through, ?1) WHERE id = 1").bind(through),
-      db.prepare("DELETE FROM order_events WHERE seq > ?1 AND seq <= ?2").bind(from, through),
-    ]);
-    deleted += deletion!.meta.changes;
-    from = through;
-  }
-  return deleted;
+  return pruneBatches(storage, {
+    oldThrough: (from) => oldThrough.bind(from, PRUNE_BATCH, cutoff).first<number | null>("through"),
+    async remove(from, through) {
+      // Everything up to the batch's last event goes, so the mark says exactly what is gone.
+      const [, deletion] = await db.batch([
+        db.prepare("UPDATE order_event_retention SET pruned_through = max(pruned_through, ?1) WHERE id = 1").bind(through),
+        db.prepare("DELETE FROM order_events WHERE seq > ?1 AND seq <= ?2").bind(from, through),
+      ]);
+      return deletion!.meta.changes;
+    },
+  });
 }
