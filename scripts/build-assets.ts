@@ -6,7 +6,9 @@
  * from the locked versions or the source.
  * - The API reference page's script (Scalar's standalone bundle), under /v1/docs.
  * - The console (docs/api.md#the-console): its script and stylesheet, bundled
- *   from src/console/browser with the chart library, under /console.
+ *   from src/console/browser with the chart library, under /console; and the
+ *   operators' console's (docs/operations.md#the-operators-console) from
+ *   src/operator/console/browser, under /operator.
  */
 import { copyFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -20,13 +22,19 @@ const target = "public/v1/docs/scalar.js";
 mkdirSync(dirname(target), { recursive: true });
 copyFileSync(bundle, target);
 
-await build({
-  entryPoints: { console: "src/console/browser/main.ts" },
-  bundle: true,
-  minify: true,
-  format: "esm",
-  target: "es2022",
-  outdir: "public/console",
-  legalComments: "none",
-  logLevel: "warning",
-});
+// The two consoles, each its own script and stylesheet beside its page.
+for (const [name, entry, outdir] of [
+  ["console", "src/console/browser/main.ts", "public/console"],
+  ["operator", "src/operator/console/browser/main.ts", "public/operator"],
+]) {
+  await build({
+    entryPoints: { [name]: entry },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    target: "es2022",
+    outdir,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+}

@@ -14,6 +14,7 @@ const COMMANDS: readonly (readonly string[])[] = [
   ["tsc", "-p", "scripts/tsconfig.json"],
   ["tsc", "-p", "bench/tsconfig.json"],
   ["tsc", "-p", "src/console/browser"],
+  ["tsc", "-p", "src/operator/console/browser"],
   ["tsc", "-p", "client/tsconfig.json"],
   ["wrangler", "types", "--check", ...wranglerTypes],
   ["wrangler", "types", "--check", "-c", "bench/wrangler.toml", "--env-interface", "BenchEnv", "--include-runtime", "false", ...wranglerTypes, "bench/worker-configuration.d.ts"],

@@ -11,6 +11,8 @@ import { CLI_ACTOR, ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore
 import { sha256Hex } from "../src/lib/digest";
 import { base64, urlSafe } from "../src/lib/base64";
 import { INSERT_OPERATOR, LIST_OPERATORS, OPERATOR_BY_NAME, OPERATOR_NAME, REVOKE_OPERATOR, type OperatorRow } from "../src/operator/operator-table";
+import { INSERT_OPERATOR_LINK, OPERATOR_CONSOLE_PATH, OPERATOR_LINK_SECONDS } from "../src/operator/operator-links";
+import { readEnvironment } from "./lib/environments";
 import { budgetUpdate } from "./lib/budget-update";
 import { operatorApi, tellOperatorApi, type OperatorApi, type Told } from "./lib/operator-client";
 import { usageReport, type UsageHistoryAnswer } from "./lib/usage-report";
@@ -34,7 +36,9 @@ const USAGE = `Usage: npm run keys -- <command> [options]
                      a named operator with a token of its own, shown once (only its SHA-256 is kept)
   operator list
   operator revoke <name>
-                     its token is refused from the next request on
+                     its token and sessions are refused from the next request on
+  operator-link <name> [--json]
+                     a single-use sign-in link to the operators' console for a named operator, 15 minutes
 
 Every command takes --env <${ENVIRONMENTS.join("|")}> (default local).
 Local commands take --persist-to <dir> to use a state folder other than .wrangler/state.
@@ -99,6 +103,7 @@ async function keysCommand(argv: string[], output: KeysOutput, shared: KeyStore 
   if (values.help) return void output.out(USAGE);
   // `operator <add|list|revoke> [name]`: one word more than the key commands.
   const [operatorName, ...extra] = command === "operator" ? rest : [undefined, ...rest];
+  if (command === "operator-link" && rest.length > 0) throw new UsageError(`Unexpected arguments: ${rest.join(" ")}`);
   if (extra.length > 0) throw new UsageError(`Unexpected arguments: ${extra.join(" ")}`);
 
   const environment = oneOf(values.env, ENVIRONMENTS, "--env");
@@ -107,6 +112,7 @@ async function keysCommand(argv: string[], output: KeysOutput, shared: KeyStore 
   const store = shared?.environment === environment ? shared : await openKeyStore(environment, values["persist-to"]);
   try {
     if (command === "operator") await operator({ store, values, output }, keyId, operatorName);
+    else if (command === "operator-link") await operatorLink({ store, values, output }, keyId);
     else await onStore(store, command!, keyId, values, output);
   } finally {
     if (store !== shared) await store.close();
@@ -249,7 +255,7 @@ async function consoleLink({ api, keyId, values, output }: KeyCommandContext): P
 /** The subcommands on the store, and those on one key (named by its id). */
 const STORE_COMMANDS: Record<string, (context: CommandContext) => Promise<void>> = { create, list };
 const KEY_COMMANDS: Record<string, (context: KeyCommandContext) => Promise<void>> = { show, revoke, update, rotate: rotateKey, history, usage, unban, "console-link": consoleLink };
-const KNOWN_COMMANDS = [...Object.keys(STORE_COMMANDS), ...Object.keys(KEY_COMMANDS), "operator"];
+const KNOWN_COMMANDS = [...Object.keys(STORE_COMMANDS), ...Object.keys(KEY_COMMANDS), "operator", "operator-link"];
 
 /**
  * Named operators (docs/operations.md#operators): `add` makes one with a
@@ -286,6 +292,26 @@ async function operator({ store, values, output }: CommandContext, action: strin
   if (existing.revoked_at) return void output.err(`${name} was revoked already, at ${existing.revoked_at}.`);
   await store.query(REVOKE_OPERATOR, [name, now, CLI_ACTOR]);
   output.err(`Revoked the operator ${name}: the operator API refuses their token from the next request on.`);
+}
+
+/**
+ * A single-use link that signs a named operator in to the operators' console
+ * (docs/operations.md#the-operators-console), for 15 minutes: its token made
+ * here and printed once in the link's fragment, only its SHA-256 stored.
+ */
+async function operatorLink({ store, values, output }: CommandContext, name: string | undefined): Promise<void> {
+  if (name === undefined || !OPERATOR_NAME.test(name)) throw new UsageError("operator-link needs a named operator's name, such as ana@example.com");
+  const [existing] = await store.query<OperatorRow>(OPERATOR_BY_NAME, [name]);
+  if (!existing || existing.revoked_at) throw new UsageError(`No live operator ${name} in ${store.environment}${existing ? ` (revoked at ${existing.revoked_at})` : ""}: links are for named operators (operator add).`);
+  const token = urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))));
+  const now = Date.now();
+  const expiresAt = new Date(now + OPERATOR_LINK_SECONDS * 1000).toISOString();
+  await store.query(INSERT_OPERATOR_LINK, [await sha256Hex(token), name, new Date(now).toISOString(), expiresAt, CLI_ACTOR]);
+  const baseUrl = values["base-url"] ?? (store.environment === "local" ? "http://localhost:8787" : String(readEnvironment(store.environment).vars.BASE_URL));
+  const url = `${new URL(baseUrl).origin}${OPERATOR_CONSOLE_PATH}#link=${token}`;
+  if (values.json) return void output.out(JSON.stringify({ operator: name, url, expiresAt }));
+  output.err(`A sign-in link to the operators' console for ${name}: it works once, until ${expiresAt}. Hand it to them privately.`);
+  output.out(url);
 }
 
 async function onStore(store: KeyStore, command: string, keyId: string | undefined, values: Values, output: KeysOutput): Promise<void> {

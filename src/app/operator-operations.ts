@@ -9,9 +9,15 @@ import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-en
 import { enableWebhookEndpoint } from "../webhooks/endpoints/enable-webhook-endpoint";
 import { listAllWebhookEndpoints } from "../webhooks/endpoints/list-all-webhook-endpoints";
 import { getPipelineHealth } from "../operator/get-pipeline-health";
+import { openOperatorSessionOperation } from "../operator/session/open-operator-session";
+import { redeemOperatorLinkOperation } from "../operator/session/redeem-operator-link";
+import { getOperatorSession } from "../operator/session/get-operator-session";
+import { endOperatorSessionOperation } from "../operator/session/end-operator-session";
+import { searchKeys } from "../operator/search-keys";
+import { getBudget } from "../operator/get-budget";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
 
-/** The operator API (docs/operations.md#operator-api): webhook endpoints, the event pipeline and the event sequence, then keys' budgets, and console sign-in links. */
-export const operatorOperations = [listAllWebhookEndpoints, disableWebhookEndpoint, enableWebhookEndpoint, getPipelineHealth, ...eventSequenceOperations, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey, createConsoleLinkOperation];
+/** The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event pipeline and the event sequence, then keys (found across budgets) and their budgets, and console sign-in links. */
+export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, disableWebhookEndpoint, enableWebhookEndpoint, getPipelineHealth, ...eventSequenceOperations, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey, createConsoleLinkOperation];

@@ -8,10 +8,12 @@ import { pruneEndpointAudit } from "../webhooks/endpoints/endpoint-audit";
 import { configOf } from "../framework/middleware/load-config";
 import { isolateMemory } from "./isolate-memory";
 import { consolePageOperation } from "../console/console-page";
+import { operatorConsolePageOperation } from "../operator/console/operator-console-page";
 import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
 import { backfillBudgetEntries } from "../keys/budget-entries-backfill";
+import { operatorSessionCredential, pruneOperatorSessions } from "../operator/operator-sessions";
 import { countedCallers } from "../keys/counted-callers";
-import { identifyCaller } from "../keys/identify-caller";
+import { identifyCaller, type OtherCredential } from "../keys/identify-caller";
 import { requestParty } from "../keys/request-party";
 import { requireApiKey } from "../keys/require-api-key";
 import { corsPolicy } from "../framework/middleware/cors";
@@ -35,8 +37,14 @@ const operatorApi = (env: Env) => {
   const config = configOf(env, isolateMemory.configs);
   return operatorApiAvailable(env, config.ok ? config.config : undefined);
 };
-/** Every route the worker serves, one way: `GET /` and the console, each version's operations, the operator API. */
-const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions), consolePageOperation] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApi }];
+/** Every route the worker serves, one way: `GET /` and the two consoles, each version's operations, the operator API. */
+const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions), consolePageOperation, operatorConsolePageOperation] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApi }];
+
+/** A request's cookie as a caller: the callers' console session, or else the operators' (each reads only its own cookie). */
+const eitherSession =
+  (callers: OtherCredential, operators: OtherCredential): OtherCredential =>
+  async (c, address) =>
+    (await callers(c, address)) ?? operators(c, address);
 
 /**
  * What every request passes through before its operation, in order, each
@@ -49,7 +57,7 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
   ["request log and analytics point", requestLog(requestParty)],
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
-  ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys, consoleSessionCredential(isolateMemory.sessionKeys))],
+  ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys, eitherSession(consoleSessionCredential(isolateMemory.sessionKeys), operatorSessionCredential))],
   ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, countedCallers(isolateMemory.budgets))],
 ];
 
@@ -65,7 +73,7 @@ app.onError(handleError);
 /**
  * The Worker: the HTTP API and the console; and every minute (the cron) the
  * order events pruned past their age or budget, a batch at a time, the
- * endpoints' audit and console sessions past keeping, keys stored before
+ * endpoints' audit and both consoles' sessions past keeping, keys stored before
  * budgets were listed given their budget entries, and the webhook
  * dispatcher woken, should its alarm have been lost
  * (docs/design/order-events.md#the-dispatcher-never-stops).
@@ -77,6 +85,7 @@ export default {
     if (config.ok) ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime, config.config.orderEventsBudgetBytes));
     ctx.waitUntil(pruneEndpointAudit(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
+    ctx.waitUntil(pruneOperatorSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(backfillBudgetEntries(env.API_KEYS));
     ctx.waitUntil(dispatcherOf(env).wake());
   },

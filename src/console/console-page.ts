@@ -9,7 +9,7 @@ export const CONSOLE_PATH = "/console";
  * bundled script and one stylesheet, and the chart sets its sizes through
  * the CSSOM, which a policy does not govern.
  */
-const CONTENT_SECURITY_POLICY = [
+export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -13,7 +13,8 @@ import { openText, sealText } from "../lib/sealing";
  * `Secure`, so plain http to this machine (`npm start`) has the bare name.
  */
 export const SESSION_COOKIE = "so_console";
-export const sessionCookieName = (requestUrl: string) => (plainLoopback(requestUrl) ? SESSION_COOKIE : `__Host-${SESSION_COOKIE}`);
+/** A session cookie's name on this transport; the operators' console has a cookie of its own (`name`). */
+export const sessionCookieName = (requestUrl: string, name = SESSION_COOKIE) => (plainLoopback(requestUrl) ? name : `__Host-${name}`);
 /** A session lasts 12 hours from sign-in, at most: the key's revocation, expiry or the sign-out end it sooner. */
 export const SESSION_SECONDS = 12 * 60 * 60;
 const PURPOSE = "store-orders console sessions 1";
@@ -47,9 +48,9 @@ export async function openSession(keyMaterial: string, sealed: string): Promise<
 }
 
 /** The session cookie's value in a Cookie header (by the name this transport uses), if any. */
-export function sessionCookieOf(header: string | undefined, requestUrl: string): string | undefined {
+export function sessionCookieOf(header: string | undefined, requestUrl: string, cookie = SESSION_COOKIE): string | undefined {
   if (!header) return undefined;
-  const name = sessionCookieName(requestUrl);
+  const name = sessionCookieName(requestUrl, cookie);
   for (const pair of header.split(";")) {
     const at = pair.indexOf("=");
     if (at > 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
@@ -69,9 +70,9 @@ function plainLoopback(requestUrl: string): boolean {
  * over https, except plain http to this machine under `npm start`; never
  * readable by scripts; never sent with a request another site starts.
  */
-export function sessionCookie(requestUrl: string, value: string | undefined): string {
+export function sessionCookie(requestUrl: string, value: string | undefined, cookie = SESSION_COOKIE): string {
   const attributes = ["Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${value === undefined ? 0 : SESSION_SECONDS}`, ...(plainLoopback(requestUrl) ? [] : ["Secure"])];
-  return [`${sessionCookieName(requestUrl)}=${value ?? ""}`, ...attributes].join("; ");
+  return [`${sessionCookieName(requestUrl, cookie)}=${value ?? ""}`, ...attributes].join("; ");
 }
 
 /**

@@ -42,12 +42,13 @@ export interface Rejection {
  */
 export type Caller =
   | { kind: "key"; key: ApiKeyRecord; address: string; session?: CallerSession }
-  | { kind: "anonymous"; address: string; rejection: Rejection };
+  | { kind: "anonymous"; address: string; rejection: Rejection; /** An operators' console session this service sealed: counted on its own, not by its address. */ operatorSession?: string };
 
 /**
  * Who a request without an Authorization header is, when it carries
- * something else that stands for a key (the console's session cookie):
- * undefined when it carries nothing of the kind.
+ * something else that stands for a key (the console's session cookie) or
+ * for an operator (the operators' console's): undefined when it carries
+ * nothing of the kind.
  */
 export type OtherCredential = (c: Context<AppEnv>, address: string) => Promise<Caller | undefined>;
 
@@ -112,7 +113,7 @@ export function sessionEndedCaller(address: string, why: string): Caller {
   return { kind: "anonymous", address, rejection: { code: "session_ended", message: sessionEndedMessage(why), headers: { "WWW-Authenticate": CHALLENGE } } };
 }
 
-const MISSING_KEY: Rejection = {
+export const MISSING_KEY: Rejection = {
   code: "missing_api_key",
   message: 'Send your API key in the header "Authorization: Bearer <key>".',
   headers: { "WWW-Authenticate": CHALLENGE },

@@ -29,3 +29,11 @@ export const PLAN_LIMITS_REVISED_AT = Date.parse("2026-11-24T00:00:00Z");
 
 /** Callers without a valid key are limited per address like a free key. */
 export const ANONYMOUS_LIMITS = PLAN_LIMITS.free;
+
+/**
+ * An operators' console session is limited on its own, like a business key:
+ * its page reads the pipeline every few seconds all day, which an address's
+ * 1,000 a day would refuse within hours (and every operator behind one
+ * office address with it).
+ */
+export const OPERATOR_SESSION_LIMITS = PLAN_LIMITS.business;

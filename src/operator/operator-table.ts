@@ -22,3 +22,5 @@ export const LIST_OPERATORS = "SELECT name, created_at, created_by, revoked_at, 
 export const OPERATOR_BY_NAME = "SELECT name, created_at, created_by, revoked_at, revoked_by FROM operators WHERE name = ?1";
 /** The live operator a token's digest names. */
 export const LIVE_OPERATOR_BY_DIGEST = "SELECT name FROM operators WHERE token_digest = ?1 AND revoked_at IS NULL";
+/** A live operator by name (an operator's console session names its operator). */
+export const LIVE_OPERATOR_BY_NAME = "SELECT name FROM operators WHERE name = ?1 AND revoked_at IS NULL";

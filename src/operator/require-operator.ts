@@ -1,10 +1,11 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { bearerToken } from "../keys/bearer";
 import { sha256Hex } from "../lib/digest";
 import { callDependency } from "../lib/dependency";
-import { LIVE_OPERATOR_BY_DIGEST } from "./operator-table";
+import { LIVE_OPERATOR_BY_DIGEST, LIVE_OPERATOR_BY_NAME } from "./operator-table";
+import { operatorOfSession, type OperatorSession } from "./operator-sessions";
 import { ACCESS_ASSERTION_HEADER, verifyAccessAssertion, type AccessKeys } from "./access-assertion";
 import type { Config } from "../framework/read-config";
 
@@ -15,6 +16,8 @@ declare module "hono" {
   interface ContextVariableMap {
     /** Set by requireOperator(): the operator token's name, for the audit. */
     operator?: string;
+    /** Set by requireOperator() when the operator came with a console session rather than a token or Access. */
+    operatorSession?: OperatorSession;
   }
 }
 
@@ -26,16 +29,32 @@ declare module "hono" {
  * unknown path); with one, the request must carry an operator's token as a
  * bearer token: the secret's own (the bootstrap operator, named in it), or a
  * named operator's from the operators' table (`npm run keys -- operator add`),
- * live when the request is read. Tokens are compared by SHA-256, so no
+ * live when the request is read; or, with no Authorization header, the
+ * operators' console session cookie (operator-sessions.ts). Tokens are compared by SHA-256, so no
  * comparison says how close a guess was. Sets the operator's name, which every
  * audit row of the request's action carries.
  */
 export function requireOperator(accessKeys: AccessKeys): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const access = c.get("config").access;
-    c.set("operator", access ? await accessOperator(c.req.header(ACCESS_ASSERTION_HEADER), access, accessKeys) : await tokenOperator(c.env, c.req.header("Authorization")));
+    c.set("operator", access ? await accessOperator(c.req.header(ACCESS_ASSERTION_HEADER), access, accessKeys) : await tokenOrSessionOperator(c));
     await next();
   };
+}
+
+/** A token in the header, or else the operators' console session cookie (never the callers' cookie, never a key). */
+async function tokenOrSessionOperator(c: Context<AppEnv>): Promise<string> {
+  const configured = operatorToken(c.env);
+  if (!configured) throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
+  if (c.req.header("Authorization") === undefined) {
+    const live = async (name: string) => name === configured.name || (await liveOperator(c.env.DB, LIVE_OPERATOR_BY_NAME, name)) !== undefined;
+    const signedIn = await operatorOfSession(c, live);
+    if (signedIn) {
+      c.set("operatorSession", signedIn.session);
+      return signedIn.operator;
+    }
+  }
+  return tokenOperator(c.env, c.req.header("Authorization"));
 }
 
 async function accessOperator(assertion: string | undefined, access: NonNullable<Config["access"]>, keys: AccessKeys): Promise<string> {
@@ -46,12 +65,11 @@ async function accessOperator(assertion: string | undefined, access: NonNullable
 }
 
 async function tokenOperator(env: Env, authorization: string | undefined): Promise<string> {
-  const configured = operatorToken(env);
-  if (!configured) throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
+  const configured = operatorToken(env)!;
   const presented = bearerToken(authorization);
   if (!presented) throw new ApiError("missing_api_key", "Send an operator token as a bearer token.", { "WWW-Authenticate": CHALLENGE });
   const digest = await sha256Hex(presented);
-  const name = digest === (await sha256Hex(configured.token)) ? configured.name : await liveOperatorNamed(env.DB, digest);
+  const name = digest === (await sha256Hex(configured.token)) ? configured.name : await liveOperator(env.DB, LIVE_OPERATOR_BY_DIGEST, digest);
   if (name === undefined) {
     throw new ApiError("invalid_api_key", "The operator token is not valid: unknown, or its operator was revoked.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
   }
@@ -59,11 +77,11 @@ async function tokenOperator(env: Env, authorization: string | undefined): Promi
 }
 
 /**
- * The live operator whose token has this digest, read from the primary, so a
- * revocation holds from the moment it is written; undefined for none.
+ * The live operator a token's digest (or a name) names, read from the primary,
+ * so a revocation holds from the moment it is written; undefined for none.
  */
-async function liveOperatorNamed(db: D1Database, tokenDigest: string): Promise<string | undefined> {
-  const row = await callDependency("D1", () => db.withSession("first-primary").prepare(LIVE_OPERATOR_BY_DIGEST).bind(tokenDigest).first<{ name: string }>());
+async function liveOperator(db: D1Database, statement: string, value: string): Promise<string | undefined> {
+  const row = await callDependency("D1", () => db.withSession("first-primary").prepare(statement).bind(value).first<{ name: string }>());
   return row?.name;
 }
 

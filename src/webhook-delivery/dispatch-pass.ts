@@ -112,17 +112,21 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, op
       )
       .bind(mark, DISPATCH_BATCH),
     enabledEndpoints(db),
-    db.prepare("SELECT CAST(coalesce(max(seq), 0) AS TEXT) AS head FROM order_events"),
+    db.prepare(
+      "SELECT CAST(coalesce(max(seq), 0) AS TEXT) AS head, CAST((SELECT coalesce(min(from_seq), 0) FROM webhook_endpoints WHERE status = 'enabled') AS TEXT) AS start FROM order_events",
+    ),
   ]);
   const events = eventRows!.results as unknown as DispatchedEvent[];
   const endpoints = endpointRows!.results as unknown as DispatchEndpoint[];
-  const head = (headRows!.results[0] as { head: string }).head;
+  const { head, start } = headRows!.results[0] as { head: string; start: string };
   if (endpoints.length === 0) {
     // Nobody to deliver to: nothing before now will ever be (endpoints start at their creation).
     if (BigInt(head) > BigInt(stored)) await storeDispatchMark(db, head);
     return { mark: BigInt(head) > BigInt(mark) ? head : mark, more: false, endpoints: 0, enqueued: 0, head, failedLanes: 0, failedEndpoints: [], behind: 0 };
   }
-  const next = events.at(-1)?.seq ?? mark;
+  // With nothing past the oldest endpoint's start, the mark moves up to it: the events before it are nobody's, and a mark
+  // left below them would show as lag that no pass can ever take away.
+  const next = events.at(-1)?.seq ?? (BigInt(start) > BigInt(mark) ? (BigInt(start) > BigInt(head) ? head : start) : mark);
   const calls: { endpoint: DispatchEndpoint; seqs: string[]; reached: string; full: boolean }[] = [];
   const byId = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]));
   for (const [id, seqs] of matchDeliveries(events, endpoints)) calls.push({ endpoint: byId.get(id)!, seqs, reached: next, full: false });

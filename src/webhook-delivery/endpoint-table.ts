@@ -22,6 +22,8 @@ export interface WebhookEndpointRow {
   disabled_at: string | null;
   disabled_reason: string | null;
   disabled_by: "operator" | "owner" | "service" | null;
+  /** What the operator who disabled it tells its owner; null for none. */
+  disabled_note: string | null;
   previous_secret_sealed: string | null;
   previous_secret_until: string | null;
   rate_limit: number | null;
@@ -29,7 +31,7 @@ export interface WebhookEndpointRow {
   url_changed_at: string | null;
 }
 
-const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, previous_secret_sealed, previous_secret_until, rate_limit, url_changed_at";
+const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, disabled_note, previous_secret_sealed, previous_secret_until, rate_limit, url_changed_at";
 
 export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 
@@ -86,23 +88,24 @@ export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[
 }
 
 /**
- * An operator disables an endpoint (nothing more is delivered to it, and its owner cannot enable it again);
- * an earlier disabling by its owner or the service gives way to it. False when there is none by that id.
+ * An operator disables an endpoint (nothing more is delivered to it, and its owner cannot enable it again),
+ * with what its owner is told (`note`, each disabling's own); an earlier disabling by its owner or the service
+ * gives way to it. False when there is none by that id.
  */
-export async function disableEndpoint(db: D1Queryable, id: string, reason: string, at: string): Promise<boolean> {
+export async function disableEndpoint(db: D1Queryable, id: string, reason: string, at: string, note: string | null = null): Promise<boolean> {
   const { meta } = await db
     .prepare(
       "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = CASE WHEN disabled_by IS 'operator' THEN disabled_at ELSE ?2 END, " +
-        "disabled_reason = CASE WHEN disabled_by IS 'operator' THEN disabled_reason ELSE ?3 END, disabled_by = 'operator' WHERE id = ?1",
+        "disabled_reason = CASE WHEN disabled_by IS 'operator' THEN disabled_reason ELSE ?3 END, disabled_by = 'operator', disabled_note = ?4 WHERE id = ?1",
     )
-    .bind(id, at, reason)
+    .bind(id, at, reason, note)
     .run();
   return meta.changes === 1;
 }
 
 /** An operator enables an endpoint, whoever disabled it; false when there is none by that id. */
 export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
-  const { meta } = await db.prepare("UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = NULL WHERE id = ?1").bind(id).run();
+  const { meta } = await db.prepare("UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = NULL, disabled_note = NULL WHERE id = ?1").bind(id).run();
   return meta.changes === 1;
 }
 

@@ -198,6 +198,8 @@ describe("npm run keys, against the running service", () => {
     expect((await keys.run("operator", "list")).stdout).toMatch(/^ana@example\.com .* revoked \S+ by cli:\S+$/m);
     // A name is never given twice: the audit's names stay one person's.
     expect((await keys.run("operator", "add", "ana@example.com")).stderr).toContain("was revoked at");
+    // Nor is a sign-in link made for a revoked operator.
+    expect((await keys.run("operator-link", "ana@example.com")).stderr).toContain("revoked at");
   });
 
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
@@ -259,6 +261,9 @@ describe("npm run keys, against the running service", () => {
       ["an operator name with a space", ["operator", "add", "ana smith"]],
       ["an unknown operator action", ["operator", "remove", "ana"]],
       ["revoking an unknown operator", ["operator", "revoke", "nobody-here"]],
+      ["a sign-in link without a name", ["operator-link"]],
+      ["a sign-in link for an unknown operator", ["operator-link", "nobody-here"]],
+      ["a sign-in link with a word more", ["operator-link", "ana", "now"]],
     ])("exit 1 with a message for %s", async (_, args) => {
       const result = await keys.run(...args);
       expect(result.status).toBe(1);

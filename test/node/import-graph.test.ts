@@ -21,16 +21,18 @@ const LAYERS: readonly (readonly string[])[] = [
   ["app"],
 ];
 /**
- * The console's page (src/console/browser) is a program of its own: it runs
- * in the browser, bundled by scripts/build-assets.ts, and calls the worker
- * only over HTTP. The worker's graph leaves it out; its own test is below.
+ * The consoles' pages (src/console/browser, src/operator/console/browser) are
+ * programs of their own: they run in the browser, bundled by
+ * scripts/build-assets.ts, and call the worker only over HTTP. The worker's
+ * graph leaves them out; their own test is below.
  */
-const BROWSER = "src/console/browser";
+const BROWSERS = ["src/console/browser", "src/operator/console/browser"];
+const inBrowser = (path: string) => BROWSERS.some((browser) => path.startsWith(browser));
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
-    if (path === BROWSER) return [];
+    if (BROWSERS.includes(path)) return [];
     return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith(".ts") ? [path] : [];
   });
 }
@@ -139,12 +141,15 @@ describe("src's imports", () => {
     expect(holders).toEqual([]);
   });
 
-  it("leave the console's page apart: no worker module imports it, and it imports nothing of the worker's but the API's generated types", () => {
-    expect([...modules].filter(([, imports]) => imports.some((target) => target.startsWith(BROWSER)))).toEqual([]);
-    const browserFiles = readdirSync(BROWSER, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts")).map((file) => join(BROWSER, file));
-    const outside = browserFiles.flatMap((file) => importsOf(file).filter((target) => !target.startsWith(BROWSER) && !target.endsWith(".css.ts") && target !== "client/src/schema-v2.ts").map((target) => `${file} imports ${target}`));
-    expect(browserFiles.length).toBeGreaterThan(5);
-    expect(outside).toEqual([]);
+  it("leave the consoles' pages apart: no worker module imports them, and they import nothing of the worker's but the API's generated types", () => {
+    expect([...modules].filter(([, imports]) => imports.some(inBrowser))).toEqual([]);
+    for (const browser of BROWSERS) {
+      const browserFiles = readdirSync(browser, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts")).map((file) => join(browser, file));
+      // The operators' page draws with the callers' page's helpers (the DOM, the API client, the usage chart): browser code both.
+      const outside = browserFiles.flatMap((file) => importsOf(file).filter((target) => !inBrowser(target) && !target.endsWith(".css.ts") && target !== "client/src/schema-v2.ts").map((target) => `${file} imports ${target}`));
+      expect(browserFiles.length, browser).toBeGreaterThan(5);
+      expect(outside).toEqual([]);
+    }
   });
 
   it("are checked by a search that does find a cycle", () => {

@@ -1,7 +1,8 @@
 /**
- * The console is a client of the API: every call goes to /v2 with the
- * session cookie (same origin), so scopes, limits and the audit apply as
- * they do to any client. Errors arrive in the API's Error shape.
+ * Each console is a client of the API: every call goes to /v2 (the
+ * operators', to /admin) with the session cookie (same origin), so scopes,
+ * limits and the audit apply as they do to any client. Errors arrive in the
+ * API's Error shape.
  */
 export class ApiFailure extends Error {
   constructor(
@@ -26,11 +27,19 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+/** A client of the API under `base`: /v2 for the callers' console, /admin for the operators'. */
+export const clientOf =
+  (base: string) =>
+  <T>(method: string, path: string, options: CallOptions = {}): Promise<T> =>
+    callAt<T>(base, method, path, options);
+
+export const call = clientOf("/v2");
+
+async function callAt<T>(base: string, method: string, path: string, options: CallOptions): Promise<T> {
   const headers: Record<string, string> = {};
   if (options.body !== undefined) headers["Content-Type"] = "application/json";
   if (options.key !== undefined) headers.Authorization = `Bearer ${options.key}`;
-  const response = await fetch(`/v2${path}`, {
+  const response = await fetch(`${base}${path}`, {
     method,
     headers,
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -43,7 +52,7 @@ export async function call<T>(method: string, path: string, options: CallOptions
     const failure = new ApiFailure(response.status, value.code ?? "unknown", value.message ?? `HTTP ${response.status}`);
     // A session that ended (signed out elsewhere, its key revoked): back to signing in. Not a key or a link being tried, and
     // not the first look of a browser that has no session at all.
-    if (response.status === 401 && options.key === undefined && path !== "/console/session/link" && failure.code !== "missing_api_key") onSignedOut(failure.message);
+    if (response.status === 401 && options.key === undefined && !path.endsWith("/session/link") && failure.code !== "missing_api_key") onSignedOut(failure.message);
     throw failure;
   }
   return value as T;

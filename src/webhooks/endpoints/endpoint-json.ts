@@ -1,6 +1,7 @@
 /**
  * A webhook endpoint as its owner and the operator see it: never its secret,
- * and an operator's reason for disabling it never shown to its owner.
+ * and never the name of the operator who disabled it to its owner, only
+ * what that operator chose to tell them.
  */
 import type { z } from "zod";
 import type { WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";
@@ -19,9 +20,9 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
 });
 
 /** Why an endpoint is disabled, as its owner is told: the service's reasons, never an operator's name. */
-export function disabledBecause(row: Pick<WebhookEndpointRow, "disabled_by" | "disabled_reason">): string {
+export function disabledBecause(row: Pick<WebhookEndpointRow, "disabled_by" | "disabled_reason" | "disabled_note">): string {
   if (row.disabled_by === "owner") return "disabled by its owner";
   if (row.disabled_by === "service" && row.disabled_reason) return `disabled by the service: ${row.disabled_reason}`;
-  return "disabled by an operator";
+  return `disabled by an operator${row.disabled_note ? `: ${row.disabled_note}` : ""}`;
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/dependency";
-import { allEndpoints } from "../../webhook-delivery/endpoint-table";
+import { allEndpoints, budgetEndpoints } from "../../webhook-delivery/endpoint-table";
 import { jsonBody } from "../../framework/counted-body";
 import { OperatorEndpoint, operatorJson, OPERATOR } from "./operator-webhook-endpoint";
 
@@ -12,10 +12,12 @@ export const listAllWebhookEndpoints = defineOperation({
   method: "get",
   path: "/webhook-endpoints",
   summary: "Every webhook endpoint, of every budget",
-  description: "With its budget, its status and why it was disabled. Never a secret.",
+  description: "With its budget, its status and why it was disabled; `?budget=` for one budget's. Never a secret.",
   responses: { 200: { description: "The endpoints", body: z.object({ data: z.array(OperatorEndpoint) }) } },
   errors: [],
   async handle(c) {
-    return jsonBody(c, { data: (await callDependency("D1", () => allEndpoints(c.env.DB))).map(operatorJson) });
+    const budget = c.req.query("budget");
+    const rows = await callDependency("D1", () => (budget === undefined ? allEndpoints(c.env.DB) : budgetEndpoints(c.env.DB, budget)));
+    return jsonBody(c, { data: rows.map(operatorJson) });
   },
 });

@@ -92,6 +92,19 @@ describe("the dispatcher's pass", () => {
     expect(await laneDeliveries(made.id)).toEqual([]);
   });
 
+  it("moves its mark up to the oldest endpoint's start when nothing follows it: the events before are nobody's, and no lag is left that no pass could take away", async () => {
+    // A dispatcher that slept with no endpoints (no cron locally) left its mark far below the head.
+    await seedOrders([{ id: 4 }, { id: 5 }, { id: 6 }]);
+    await sql("UPDATE webhook_dispatch SET mark = 0");
+    const made = await endpoint({ url: "https://a.example/" });
+    expect(await dispatchQuietly()).toMatchObject({ mark: await head(), more: false, endpoints: 1, enqueued: 0 });
+    expect(await dispatchMark()).toBe(await head());
+    expect(await laneDeliveries(made.id)).toEqual([]);
+    // What follows the endpoint's start is handed out as ever.
+    await seedOrders([{ id: 7 }]);
+    expect(await dispatchQuietly()).toMatchObject({ mark: await head(), enqueued: 1 });
+  });
+
   it("keeps its mark in D1: a dispatcher whose storage is lost resumes where it was, sending nothing again", async () => {
     const made = await endpoint({ url: "https://a.example/", types: ["order.created"] });
     await seedOrders([{ id: 4 }]);

@@ -26,11 +26,13 @@ const RANGES: Record<Granularity, { buckets: number; label: string }[]> = {
 };
 
 /**
- * Admitted and refused per minute, hour or day, as `GET /v2/usage` answers
- * them: the chart (uPlot; the numbers at the pointer in its legend) and the
- * same buckets as a table. Nothing is added up or filled in here.
+ * Admitted and refused per minute, hour or day, as the API answers them
+ * (`load`, with the query's granularity and start): the chart (uPlot; the
+ * numbers at the pointer in its legend) and the same buckets as a table.
+ * Nothing is added up or filled in here. Both consoles draw it: the
+ * callers' from `GET /v2/usage`, the operators' from a key's history.
  */
-export const usageView: View = (root) => {
+export function usageChart(load: (query: string, signal: AbortSignal) => Promise<UsageHistory>): { element: HTMLElement; stop: () => void } {
   const granularity = h("select", { id: "usage-granularity" }, ...(["minute", "hour", "day"] as const).map((g) => h("option", { value: g, selected: g === "hour" }, `Per ${g}`)));
   const range = h("select", { id: "usage-range" });
   const chart = h("figure", { class: "chart", "aria-labelledby": "usage-caption" });
@@ -49,7 +51,7 @@ export const usageView: View = (root) => {
     show(status, h("p", { role: "status" }, "Loading…"));
     let history: UsageHistory;
     try {
-      history = await call<UsageHistory>("GET", `/usage?granularity=${g}&from=${encodeURIComponent(from)}`, { signal: abort.signal });
+      history = await load(`granularity=${g}&from=${encodeURIComponent(from)}`, abort.signal);
     } catch (error) {
       if ((error as Error).name !== "AbortError") show(status, notice(messageOf(error), "error"));
       return;
@@ -100,19 +102,19 @@ export const usageView: View = (root) => {
   window.addEventListener("resize", resize);
 
   fillRanges();
-  show(
-    root,
-    h("h1", { tabindex: -1 }, "Usage"),
-    h("p", {}, "What the limiter admitted and refused for this key's budget, exactly as it decided."),
-    h("div", { class: "controls" }, h("label", { for: "usage-granularity" }, "Granularity"), granularity, h("label", { for: "usage-range" }, "Range"), range),
-    status,
-    chart,
-    table,
-  );
   void draw();
-  return () => {
-    abort.abort();
-    window.removeEventListener("resize", resize);
-    plot?.destroy();
+  return {
+    element: h("div", {}, h("div", { class: "controls" }, h("label", { for: "usage-granularity" }, "Granularity"), granularity, h("label", { for: "usage-range" }, "Range"), range), status, chart, table),
+    stop() {
+      abort.abort();
+      window.removeEventListener("resize", resize);
+      plot?.destroy();
+    },
   };
+}
+
+export const usageView: View = (root) => {
+  const chart = usageChart((query, signal) => call<UsageHistory>("GET", `/usage?${query}`, { signal }));
+  show(root, h("h1", { tabindex: -1 }, "Usage"), h("p", {}, "What the limiter admitted and refused for this key's budget, exactly as it decided."), chart.element);
+  return chart.stop;
 };

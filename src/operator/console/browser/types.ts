@@ -1,0 +1,57 @@
+/**
+ * What the operator API answers (docs/operations.md#operator-api). It is not
+ * in the public documents, so there is no generated client to take these
+ * from: they are written here after the operations' schemas in src/operator.
+ */
+export interface OperatorSignedIn {
+  operator: string;
+  via: "session" | "token" | "access";
+  expiresAt: string | null;
+}
+
+export interface FoundKey {
+  id: string;
+  name: string;
+  start: string | null;
+  plan: string;
+  budget: string;
+  scopes: string[];
+  state: "live" | "expiring" | "revoked" | "expired";
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface OperatorEndpoint {
+  id: string;
+  url: string;
+  budget: string;
+  status: "enabled" | "disabled";
+  disabledAt: string | null;
+  disabledReason: string | null;
+  types: string[];
+  createdAt: string;
+}
+
+export interface Budget {
+  budget: string;
+  keys: (Omit<FoundKey, "budget" | "scopes"> & { scopes: string[] | null; limits: { perMinute: number; perDay: number } | null })[];
+  timeline: { at: string; subject: string; operation: string; actor: string; changes: Record<string, unknown>; outcome: string | null }[];
+}
+
+export interface BudgetUsage {
+  keyId: string;
+  budget: string;
+  usage: { minute: { count: number; reset: number }; day: { count: number; reset: number }; refusedInARow: number; bannedUntil: number; revoked: string[] };
+}
+
+export interface PipelineHealth {
+  orderEvents: { head: number; prunedThrough: number; rows: number; bytes: number; budgetBytes: number; share: number };
+  dispatcher: { mark: number; lag: number; lanesBehind: number };
+  orderWrites: { heldSince: string | null };
+  database: { bytes: number | null };
+  warnings: string[];
+}
+
+/** A view draws into its element from the route's parts and returns what stops its timers. */
+export type OperatorView = (root: HTMLElement, route: string[]) => (() => void) | void;

@@ -1,0 +1,155 @@
+import { messageOf } from "../../../../console/browser/api";
+import { h, notice, show, shownOnce, when } from "../../../../console/browser/dom";
+import { usageChart } from "../../../../console/browser/views/usage";
+import type { UsageHistory } from "../../../../console/browser/types";
+import { admin } from "../api";
+import type { Budget, BudgetUsage, OperatorEndpoint, OperatorView } from "../types";
+
+const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+
+/**
+ * A budget's page, opened from one of its keys: its keys, what its limiter
+ * counts now (a ban with its Unban), its limits (edit), its usage chart (the
+ * callers' console's, reused), its webhook endpoints, a callers' console
+ * link to hand out, and its audit timeline, who did what.
+ */
+export const budgetView: OperatorView = (root, [keyId]) => {
+  if (!keyId) return void show(root, h("h1", { tabindex: -1 }, "Budget"), notice("Open a budget from a key found in Keys.", "error"));
+  const status = h("div", {});
+  const standing = h("div", { id: "budget-standing" });
+  const keys = h("div", {});
+  const limits = h("div", {});
+  const endpoints = h("div", {});
+  const link = h("div", {});
+  const timeline = h("div", { id: "budget-timeline" });
+  const chart = usageChart((query, signal) => admin<UsageHistory>("GET", `/keys/${keyId}/usage/history?${query}`, { signal }));
+
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    try {
+      await work();
+      show(status, notice(done));
+      await load();
+    } catch (error) {
+      show(status, notice(messageOf(error), "error"));
+    }
+  };
+
+  const load = async () => {
+    let budget: Budget;
+    let usage: BudgetUsage;
+    let budgetEndpoints: OperatorEndpoint[];
+    try {
+      [budget, usage] = await Promise.all([admin<Budget>("GET", `/keys/${keyId}/budget`), admin<BudgetUsage>("GET", `/keys/${keyId}/usage`)]);
+      budgetEndpoints = (await admin<{ data: OperatorEndpoint[] }>("GET", `/webhook-endpoints?budget=${encodeURIComponent(budget.budget)}`)).data;
+    } catch (error) {
+      return void show(status, notice(messageOf(error), "error"));
+    }
+    const banned = usage.usage.bannedUntil * 1000 > Date.now();
+    show(
+      standing,
+      h(
+        "dl",
+        { class: "facts" },
+        h("dt", {}, "Budget"), h("dd", {}, h("code", {}, budget.budget)),
+        h("dt", {}, "This minute"), h("dd", {}, `${usage.usage.minute.count} admitted, until ${iso(usage.usage.minute.reset)}`),
+        h("dt", {}, "Today"), h("dd", {}, `${usage.usage.day.count} admitted, until ${iso(usage.usage.day.reset)}`),
+        h("dt", {}, "Refused in a row"), h("dd", {}, usage.usage.refusedInARow),
+        h("dt", {}, "Ban"), h("dd", { id: "budget-ban" }, banned ? `banned until ${iso(usage.usage.bannedUntil)}` : "none"),
+      ),
+      // Offered unbanned too: it starts the refusal streak over, so a budget about to be banned is not.
+      h("button", { type: "button", class: banned ? "danger" : "quiet", onclick: () => void act(() => admin("POST", `/keys/${keyId}/unban`), "Unbanned, its refusal streak started over: every location admits it again within 5 seconds.") }, "Unban"),
+    );
+    show(
+      keys,
+      h(
+        "table",
+        {},
+        h("caption", {}, "The budget's keys"),
+        h("thead", {}, h("tr", {}, ["Name", "Id", "Plan", "State", "Scopes", "Expires"].map((title) => h("th", { scope: "col" }, title)))),
+        h("tbody", {}, budget.keys.map((key) => h("tr", {}, h("td", {}, key.name), h("td", {}, h("code", {}, key.id)), h("td", {}, key.plan), h("td", {}, key.state), h("td", {}, (key.scopes ?? ["orders:read", "orders:write"]).join(", ")), h("td", {}, when(key.expiresAt))))),
+      ),
+    );
+    const current = budget.keys.find((key) => key.limits)?.limits;
+    const perMinute = h("input", { id: "limit-minute", name: "perMinute", type: "number", min: 1, step: 1, required: true, value: current?.perMinute ?? "" });
+    const perDay = h("input", { id: "limit-day", name: "perDay", type: "number", min: 1, step: 1, required: true, value: current?.perDay ?? "" });
+    show(
+      limits,
+      h(
+        "form",
+        { onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", `/keys/${keyId}/limits`, { body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) } }), "Limits set: every location counts by them from its next call.")) },
+        h("div", { class: "controls" }, h("label", { for: "limit-minute" }, "Per minute"), perMinute, h("label", { for: "limit-day" }, "Per day"), perDay),
+        h("p", { class: "hint" }, current ? "The budget's own limits." : "Empty: the budget counts by its plan's limits."),
+        h("button", { type: "submit" }, "Set limits"),
+      ),
+    );
+    show(
+      endpoints,
+      budgetEndpoints.length === 0
+        ? h("p", {}, "No webhook endpoints.")
+        : h(
+            "table",
+            {},
+            h("caption", {}, "The budget's webhook endpoints"),
+            h("thead", {}, h("tr", {}, ["URL", "Status"].map((title) => h("th", { scope: "col" }, title)))),
+            h("tbody", {}, budgetEndpoints.map((endpoint) => h("tr", {}, h("td", {}, h("code", {}, endpoint.url)), h("td", {}, endpoint.status === "disabled" ? `disabled: ${endpoint.disabledReason ?? ""}` : "enabled")))),
+          ),
+    );
+    show(
+      timeline,
+      h(
+        "table",
+        {},
+        h("caption", {}, "Newest first: every key operation, console sign-in and endpoint action, with who did it"),
+        h("thead", {}, h("tr", {}, ["When", "What", "On", "Who", "Details"].map((title) => h("th", { scope: "col" }, title)))),
+        h(
+          "tbody",
+          {},
+          budget.timeline.map((row) =>
+            h("tr", {}, h("td", {}, when(row.at)), h("td", {}, row.operation, row.outcome ? ` (${row.outcome})` : ""), h("td", {}, h("code", {}, row.subject)), h("td", {}, row.actor), h("td", {}, h("code", {}, JSON.stringify(row.changes)))),
+          ),
+        ),
+      ),
+    );
+  };
+
+  show(
+    link,
+    h(
+      "button",
+      {
+        type: "button",
+        class: "quiet",
+        onclick: async () => {
+          try {
+            const made = await admin<{ url: string; expiresAt: string }>("POST", `/keys/${keyId}/console-link`);
+            show(link, shownOnce(`A callers' console sign-in link for ${keyId}, until ${made.expiresAt}: hand it to the key's holder`, made.url));
+          } catch (error) {
+            show(status, notice(messageOf(error), "error"));
+          }
+        },
+      },
+      "Make a callers' console link",
+    ),
+  );
+
+  show(
+    root,
+    h("h1", { tabindex: -1 }, `Budget of ${keyId}`),
+    status,
+    standing,
+    h("h2", {}, "Keys"),
+    keys,
+    h("h2", {}, "Limits"),
+    limits,
+    h("h2", {}, "Usage"),
+    chart.element,
+    h("h2", {}, "Webhook endpoints"),
+    endpoints,
+    h("h2", {}, "Callers' console"),
+    link,
+    h("h2", {}, "Audit timeline"),
+    timeline,
+  );
+  void load();
+  return chart.stop;
+};

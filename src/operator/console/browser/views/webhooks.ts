@@ -1,0 +1,65 @@
+import { messageOf } from "../../../../console/browser/api";
+import { h, notice, show, when } from "../../../../console/browser/dom";
+import { admin } from "../api";
+import type { OperatorEndpoint, OperatorView } from "../types";
+
+/** Every endpoint of every budget (GET /admin/webhook-endpoints): lock one with a reason its owner is told, or unlock it. */
+export const webhooksView: OperatorView = (root) => {
+  const status = h("div", {});
+  const list = h("div", { id: "webhook-list" });
+
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    try {
+      await work();
+      show(status, notice(done));
+      await load();
+    } catch (error) {
+      show(status, notice(messageOf(error), "error"));
+    }
+  };
+
+  const row = (endpoint: OperatorEndpoint) => {
+    const reasonId = `reason-${endpoint.id}`;
+    const reason = h("input", { id: reasonId, type: "text", maxlength: 200, size: 8, autocomplete: "off" });
+    const action =
+      endpoint.status === "enabled"
+        ? h(
+            "form",
+            { class: "row", onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", `/webhook-endpoints/${endpoint.id}/disable`, { body: reason.value.trim() ? { reason: reason.value.trim() } : {} }), `Locked ${endpoint.id}: nothing more is delivered to it.`)) },
+            h("label", { for: reasonId }, "Reason for its owner"),
+            reason,
+            h("button", { type: "submit", class: "danger" }, "Lock"),
+          )
+        : h("button", { type: "button", onclick: () => void act(() => admin("POST", `/webhook-endpoints/${endpoint.id}/enable`), `Unlocked ${endpoint.id}.`) }, "Unlock");
+    return h(
+      "tr",
+      {},
+      h("td", {}, h("code", {}, endpoint.url), h("br"), "of ", h("a", { href: `#/budget/${endpoint.budget}` }, h("code", {}, endpoint.budget))),
+      h("td", {}, endpoint.status === "disabled" ? ["disabled ", when(endpoint.disabledAt), h("br"), endpoint.disabledReason ?? ""] : "enabled"),
+      h("td", {}, action),
+    );
+  };
+
+  const load = async () => {
+    try {
+      const { data } = await admin<{ data: OperatorEndpoint[] }>("GET", "/webhook-endpoints");
+      show(
+        list,
+        data.length === 0
+          ? h("p", {}, "No webhook endpoints.")
+          : h(
+              "table",
+              {},
+              h("caption", {}, "Every endpoint of every budget"),
+              h("thead", {}, h("tr", {}, ["URL, of budget", "Status", "Action"].map((title) => h("th", { scope: "col" }, title)))),
+              h("tbody", {}, data.map(row)),
+            ),
+      );
+    } catch (error) {
+      show(status, notice(messageOf(error), "error"));
+    }
+  };
+
+  show(root, h("h1", { tabindex: -1 }, "Webhooks"), h("p", {}, "Locking an endpoint stops its deliveries; its owner sees that an operator locked it (never which) and the reason given, and cannot undo it."), status, list);
+  void load();
+};

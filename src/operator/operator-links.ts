@@ -1,0 +1,19 @@
+/**
+ * Operators' sign-in links (docs/operations.md#the-operators-console): where
+ * one leads, how long it works, and its row, written by `npm run keys --
+ * operator-link` through wrangler and used by the Worker, as the operators'
+ * table's statements are (operator-table.ts). Plain values: the keys command
+ * imports them without the Worker's runtime.
+ */
+
+/** Where the operators' console lives (its page: console/operator-console-page.ts). */
+export const OPERATOR_CONSOLE_PATH = "/operator";
+
+/** How long a link works. */
+export const OPERATOR_LINK_SECONDS = 15 * 60;
+
+/** A link's row: only its token's SHA-256 is kept. */
+export const INSERT_OPERATOR_LINK = "INSERT INTO operator_links (token_hash, operator, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/** Uses a link once (one guarded UPDATE: of two tries at once only one signs in): the operator it was made for. */
+export const REDEEM_OPERATOR_LINK = "UPDATE operator_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING operator";

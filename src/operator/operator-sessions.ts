@@ -1,0 +1,128 @@
+/**
+ * Operators' console sessions (docs/operations.md#the-operators-console): the
+ * callers' console's rules on a cookie of their own. A sealed, HttpOnly,
+ * SameSite=Strict cookie that carries the session's id, its operator and its
+ * end; sealed for another purpose than the callers' cookie, so neither opens
+ * as the other, and read only by the operator API's guard, as the callers'
+ * is only by the key check. Sign-out ends the session's row; revoking the
+ * operator ends every session of theirs; both read on D1's primary with each
+ * request, so they hold at once.
+ */
+import { z } from "zod";
+import type { Context } from "hono";
+import type { AppEnv } from "../framework/app-env";
+import { ApiError } from "../framework/api-error";
+import { callDependency } from "../lib/dependency";
+import { openText, sealText } from "../lib/sealing";
+import { sha256Hex } from "../lib/digest";
+import { fromThisOrigin, SESSION_SECONDS, sessionCookie, sessionCookieOf, sessionKeyOf } from "../console/session-cookie";
+import { LINK_TOKEN } from "../console/console-links";
+import { MISSING_KEY, type OtherCredential } from "../keys/identify-caller";
+import { REDEEM_OPERATOR_LINK } from "./operator-links";
+
+/** The operators' cookie (`__Host-so_operator` over https). */
+export const OPERATOR_COOKIE = "so_operator";
+const PURPOSE = "store-orders operator sessions 1";
+const ADDITIONAL_DATA = "operator session";
+const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
+
+export type OperatorSessionVia = "token" | "link";
+
+const OperatorClaims = z.object({ sid: z.string(), operator: z.string(), expiresAt: z.number() });
+type OperatorClaims = z.infer<typeof OperatorClaims>;
+
+export interface OperatorSession {
+  id: string;
+  expiresAt: string;
+}
+
+/** `Set-Cookie` for an operator's session, or with no value one that ends it. */
+export const operatorCookie = (requestUrl: string, value: string | undefined) => sessionCookie(requestUrl, value, OPERATOR_COOKIE);
+
+const ended = (c: Context<AppEnv>, why: string) =>
+  new ApiError("session_ended", `Your operator session has ended (${why}). Sign in again.`, { "Set-Cookie": operatorCookie(c.req.url, undefined) });
+
+/**
+ * The operator a request's session cookie stands for, and the session;
+ * undefined when it carries none (or the deployment has no session key).
+ * `live(name)` says whether an operator of that name may act now.
+ */
+export async function operatorOfSession(c: Context<AppEnv>, live: (name: string) => Promise<boolean>): Promise<{ operator: string; session: OperatorSession } | undefined> {
+  const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
+  if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
+  if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, true)) {
+    throw new ApiError("cross_site_request", "This request changes something, and came from another site: refused.");
+  }
+  const claims = await openClaims(c.env, sealed);
+  if (!claims) throw ended(c, "its cookie is not one this service sealed");
+  if (claims.expiresAt <= Date.now()) throw ended(c, "a session lasts 12 hours");
+  const row = await callDependency("D1", () =>
+    c.env.DB.withSession("first-primary").prepare("SELECT ended_at FROM operator_sessions WHERE id = ?1").bind(claims.sid).first<{ ended_at: string | null }>(),
+  );
+  if (!row || row.ended_at !== null) throw ended(c, "signed out");
+  if (!(await live(claims.operator))) throw ended(c, "its operator was revoked");
+  return { operator: claims.operator, session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() } };
+}
+
+/**
+ * The limiter's view of a request with an operators' console cookie and no
+ * Authorization header: a session this service sealed, not yet expired, is
+ * counted on its own (OPERATOR_SESSION_LIMITS) rather than by its address.
+ * Only the seal is checked here, no database: whether the session is still
+ * open is the operator API's guard's to say, after the count. A forged or
+ * stale cookie is counted by its address like any caller without a key.
+ */
+export const operatorSessionCredential: OtherCredential = async (c, address) => {
+  const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
+  if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
+  const claims = await openClaims(c.env, sealed);
+  if (!claims || claims.expiresAt <= Date.now()) return undefined;
+  return { kind: "anonymous", address, rejection: MISSING_KEY, operatorSession: claims.sid };
+};
+
+async function openClaims(env: Env, sealed: string): Promise<OperatorClaims | undefined> {
+  try {
+    return OperatorClaims.parse(JSON.parse(await openText(PURPOSE, sessionKeyOf(env), ADDITIONAL_DATA, sealed)));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Opens a session for an operator: its row (who, how, when) and the cookie that carries it. */
+export async function openOperatorSession(c: Context<AppEnv>, operator: string, via: OperatorSessionVia): Promise<{ cookie: string; session: OperatorSession }> {
+  const now = Date.now();
+  const claims: OperatorClaims = { sid: crypto.randomUUID(), operator, expiresAt: now + SESSION_SECONDS * 1000 };
+  const expiresAt = new Date(claims.expiresAt).toISOString();
+  await callDependency("D1", () =>
+    c.env.DB.prepare("INSERT INTO operator_sessions (id, operator, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+      .bind(claims.sid, operator, via, new Date(now).toISOString(), expiresAt)
+      .run(),
+  );
+  const sealed = await sealText(PURPOSE, sessionKeyOf(c.env), ADDITIONAL_DATA, JSON.stringify(claims));
+  return { cookie: operatorCookie(c.req.url, sealed), session: { id: claims.sid, expiresAt } };
+}
+
+/** Ends a session everywhere at once. */
+export async function endOperatorSession(db: D1Database, sessionId: string): Promise<void> {
+  await callDependency("D1", () => db.prepare("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(sessionId, new Date().toISOString()).run());
+}
+
+/** Uses a link once; the operator it was made for, or undefined for a token unknown, used or expired. */
+export async function redeemOperatorLink(db: D1Database, token: string, now = Date.now()): Promise<string | undefined> {
+  if (!LINK_TOKEN.test(token)) return undefined;
+  const at = new Date(now).toISOString();
+  const hash = await sha256Hex(token);
+  const row = await callDependency("D1", () =>
+    db
+      .prepare(REDEEM_OPERATOR_LINK)
+      .bind(hash, at)
+      .first<{ operator: string }>(),
+  );
+  return row?.operator;
+}
+
+/** Sessions and links a day past their end (the cron). */
+export async function pruneOperatorSessions(db: D1Database, now: number): Promise<void> {
+  const before = new Date(now - 86_400_000).toISOString();
+  await db.batch([db.prepare("DELETE FROM operator_sessions WHERE expires_at < ?1").bind(before), db.prepare("DELETE FROM operator_links WHERE expires_at < ?1").bind(before)]);
+}

@@ -1,0 +1,196 @@
+/// <reference lib="dom" />
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { useSharedService } from "../support/service-fixture";
+import { useKeysCommand } from "../support/npm-script";
+import { launchChromium, watch } from "../support/chromium";
+import { fetchLocal } from "../../scripts/lib/local-service";
+import { d1HttpApi } from "../../scripts/lib/d1-http-api";
+
+/**
+ * The operators' console (docs/operations.md#the-operators-console) in a real
+ * browser, Debian's chromium, against `npm start`: a named operator signs in
+ * with their token and with a link, finds a key by its first characters,
+ * reads its budget's usage as the operator API answers it, sets its limits
+ * and unbans it and finds both in the audit timeline under their name,
+ * locks a caller's endpoint with a reason (and the callers' console says it is
+ * locked by an operator, and why), watches the
+ * dispatcher's lag rise and drain as another system's changes back up, and
+ * signs out. Every view checked with axe-core,
+ * none tripping the page's CSP. The screenshots in docs/operations.md are
+ * taken here (CONSOLE_SCREENSHOTS=docs/images keeps them).
+ */
+const service = useSharedService();
+const keys = useKeysCommand(() => service.statePath);
+const root = () => service.current.baseUrl.replace(/\/v1$/, "");
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+// Its own name: the keys command's test adds and revokes ana@example.com on the same shared service.
+const OPERATOR = "oncall@example.com";
+
+let browser: Browser;
+let token: string;
+let caller: { id: string; key: string };
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  const added = await keys.run("operator", "add", OPERATOR, "--json");
+  expect(added.status, added.stderr).toBe(0);
+  token = (JSON.parse(added.stdout) as { token: string }).token;
+  const created = await keys.run("create", "--plan", "pro", "--scopes", "orders:read,orders:write,webhooks:manage,keys:manage", "--name", "Operators' console test", "--json");
+  expect(created.status, created.stderr).toBe(0);
+  caller = JSON.parse(created.stdout) as { id: string; key: string };
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+const asOperator = async <T>(path: string): Promise<T> => (await (await fetchLocal(`${root()}/admin${path}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as T;
+
+async function expectAccessible(page: Page, view: string): Promise<void> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(context: Document): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document);
+    return result.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+  });
+  expect(violations, view).toEqual([]);
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync("test-artifacts", { recursive: true });
+  const path = `test-artifacts/operator-${name}.png`;
+  await page.screenshot({ path, fullPage: false });
+  const keep = process.env.CONSOLE_SCREENSHOTS;
+  if (keep) copyFileSync(path, `${keep}/operator-${name}.png`);
+}
+
+async function open(width = 1280) {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: "UTC", locale: "en-GB" });
+  context.setDefaultNavigationTimeout(90_000);
+  context.setDefaultTimeout(90_000);
+  const page = await context.newPage();
+  const watched = watch(page);
+  const errors = () => watched.errors.filter((error) => !/status of 401/.test(error));
+  return { context, page, errors };
+}
+
+const goTo = (page: Page, view: string) => page.getByRole("navigation", { name: "Operators' console" }).getByRole("link", { name: view }).click();
+
+describe("the operators' console", () => {
+  it("signs a named operator in with a token, and finds, reads and acts on a budget, every action in its timeline under their name", async () => {
+    const { context, page, errors } = await open();
+    await page.goto(`${root()}/operator`);
+    await page.getByRole("heading", { name: "Sign in to the Store Orders operators' console" }).waitFor();
+    await expectAccessible(page, "sign-in");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("operator-token");
+    await page.keyboard.type(token);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    expect(await page.locator("#operator-name").textContent()).toBe(OPERATOR);
+    await page.locator("#pipeline-head").waitFor();
+    await expectAccessible(page, "pipeline");
+    await screenshot(page, "pipeline");
+
+    // The dispatcher's lag moves as events back up and drain: an endpoint keeps it watching (of a type no change here makes,
+    // so nothing is posted), and another system updates 20,000 orders in one statement, 200 passes' worth. The view reads
+    // it every 2 s, and at once with Read now.
+    const watcher = (await (
+      await fetchLocal(`${root()}/v2/webhook-endpoints`, { method: "POST", headers: { Authorization: `Bearer ${caller.key}`, "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://receiver.example/watch", types: ["order.deleted"] }) })
+    ).json()) as { id: string };
+    await expect.poll(async () => Number(await page.locator("#pipeline-lag").textContent()), { timeout: 60_000 }).toBe(0);
+    const headBefore = Number(await page.locator("#pipeline-head").textContent());
+    const execute = await d1HttpApi(root());
+    await execute("UPDATE orders SET quantity = quantity % 5 + 1 WHERE id IN (SELECT id FROM orders ORDER BY id DESC LIMIT 20000)", []);
+    const lags: number[] = [];
+    const readNow = async () => {
+      await page.getByRole("button", { name: "Read now" }).click();
+      await page.waitForResponse((response) => response.url().endsWith("/admin/pipeline"));
+      lags.push(Number(await page.locator("#pipeline-lag").textContent()));
+      return Number(await page.locator("#pipeline-head").textContent());
+    };
+    await expect.poll(readNow, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(headBefore + 20_000);
+    await expect.poll(async () => (await readNow(), lags.at(-1)), { timeout: 120_000, interval: 200 }).toBe(0);
+    expect(Math.max(...lags), "the lag the page showed while the events were handed out").toBeGreaterThan(0);
+    expect((await fetchLocal(`${root()}/v2/webhook-endpoints/${watcher.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${caller.key}` } })).status).toBe(204);
+
+    // A key found by its first characters, and its budget's page.
+    await goTo(page, "Keys");
+    await page.getByRole("heading", { name: "Keys" }).waitFor();
+    await page.getByLabel("Find keys").fill(caller.key.slice(0, 12));
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByRole("link", { name: "Operators' console test" }).click();
+    await page.getByRole("heading", { name: `Budget of ${caller.id}` }).waitFor();
+    await page.locator("#budget-ban").waitFor();
+    const usage = await asOperator<{ usage: { day: { count: number } } }>(`/keys/${caller.id}/usage`);
+    expect(await page.getByText(/admitted, until/).nth(1).textContent()).toContain(`${usage.usage.day.count} admitted`);
+    await expectAccessible(page, "budget");
+    await screenshot(page, "budget");
+
+    await page.getByLabel("Per minute").fill("321");
+    await page.getByLabel("Per day").fill("4321");
+    await page.getByRole("button", { name: "Set limits" }).click();
+    await page.getByText("Limits set").waitFor();
+    await page.getByRole("button", { name: "Unban" }).click();
+    await page.getByText(/^Unbanned/).waitFor();
+    const timeline = page.locator("#budget-timeline tbody tr");
+    await expect.poll(async () => (await timeline.allTextContents()).slice(0, 2).map((row) => [/unban/.test(row) ? "unban" : /update/.test(row) ? "update" : row, row.includes(OPERATOR)])).toEqual([
+      ["unban", true],
+      ["update", true],
+    ]);
+    expect(await asOperator<{ usage: unknown }>(`/keys/${caller.id}/usage`)).toBeTruthy();
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in to the Store Orders operators' console" }).waitFor();
+    await page.getByText("Signed out.").waitFor();
+    // The session is over: a request with its cookie is refused.
+    expect((await page.evaluate(async () => (await fetch("/admin/pipeline")).status))).toBe(401);
+    expect(errors()).toEqual([]);
+    await context.close();
+  });
+
+  it("signs in with a link, locks a caller's endpoint with a reason, and the callers' console says so; fits 375 px", async () => {
+    const endpoint = (await (
+      await fetchLocal(`${root()}/v2/webhook-endpoints`, { method: "POST", headers: { Authorization: `Bearer ${caller.key}`, "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://receiver.example/hooks" }) })
+    ).json()) as { id: string };
+    expect(endpoint.id).toMatch(/^we_/);
+    const link = await keys.run("operator-link", OPERATOR, "--json");
+    expect(link.status, link.stderr).toBe(0);
+    const { url } = JSON.parse(link.stdout) as { url: string };
+    expect(url).toMatch(/\/operator#link=[A-Za-z0-9_-]{43}$/);
+
+    const { context, page, errors } = await open(375);
+    await page.goto(url.replace(/^https?:\/\/[^/]+/, root()));
+    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    expect(page.url()).not.toContain("link=");
+    await goTo(page, "Webhooks");
+    const row = page.locator("#webhook-list tr", { hasText: endpoint.id.length > 0 ? "receiver.example" : "" }).filter({ has: page.locator(`#reason-${endpoint.id}`) });
+    await screenshot(page, "webhooks-narrow");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await row.getByLabel("Reason for its owner").fill("a leaked secret");
+    await row.getByRole("button", { name: "Lock" }).click();
+    await page.getByText(`Locked ${endpoint.id}`).waitFor();
+    await expectAccessible(page, "webhooks");
+    await screenshot(page, "webhooks");
+    // Nothing wider than the screen at 375 px.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    expect(errors()).toEqual([]);
+    await context.close();
+
+    // The caller's own console tells them an operator locked it, and why.
+    const callers = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const callerPage = await callers.newPage();
+    await callerPage.goto(`${root()}/console`);
+    await callerPage.getByLabel("API key").fill(caller.key);
+    await callerPage.getByRole("button", { name: "Sign in" }).click();
+    await callerPage.getByRole("heading", { name: "Overview" }).waitFor();
+    await callerPage.goto(`${root()}/console#/webhooks/${endpoint.id}`);
+    await expect.poll(async () => await callerPage.locator("#endpoint-status").textContent(), { timeout: 30_000 }).toContain("disabled by an operator: a leaked secret");
+    expect(await callerPage.locator("#endpoint-status").textContent()).not.toContain(OPERATOR);
+    await callers.close();
+    // Left as found: an operator unlocks it, and its owner deletes it.
+    expect((await fetchLocal(`${root()}/admin/webhook-endpoints/${endpoint.id}/enable`, { method: "POST", headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect((await fetchLocal(`${root()}/v2/webhook-endpoints/${endpoint.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${caller.key}` } })).status).toBe(204);
+  });
+});

@@ -1,0 +1,187 @@
+import { env } from "cloudflare:workers";
+import { beforeEach, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../../src/lib/digest";
+import { INSERT_OPERATOR, REVOKE_OPERATOR } from "../../../src/operator/operator-table";
+import { OPERATOR_COOKIE } from "../../../src/operator/operator-sessions";
+import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
+import { SESSION_COOKIE } from "../../../src/console/session-cookie";
+import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS } from "../../../src/limiter/plans";
+import { api, errorBodyOf, ORIGIN } from "../../support/request";
+import { storeTestKey, type TestKey } from "../../support/test-keys";
+import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
+
+/**
+ * The operators' console sessions (docs/operations.md#the-operators-console):
+ * a token or a single-use link exchanged for a sealed cookie of their own,
+ * ended by sign-out or the operator's revocation at once, never valid where
+ * a caller's credential is, nor the reverse.
+ */
+
+let key: TestKey;
+beforeEach(async () => {
+  await env.DB.prepare("DELETE FROM operators").run();
+  key = await storeTestKey({ plan: "free" });
+});
+
+async function addOperator(name: string): Promise<string> {
+  const token = `so_op_${crypto.randomUUID()}`;
+  await env.DB.prepare(INSERT_OPERATOR).bind(name, await sha256Hex(token), new Date().toISOString(), "cli:tests").run();
+  return token;
+}
+
+/** A link as `npm run keys -- operator-link` makes one; its token. */
+async function addLink(operator: string, expiresAt = new Date(Date.now() + 15 * 60_000).toISOString()): Promise<string> {
+  const token = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  await env.DB.prepare(INSERT_OPERATOR_LINK).bind(await sha256Hex(token), operator, new Date().toISOString(), expiresAt, "cli:tests").run();
+  return token;
+}
+
+const cookieOf = (response: Response, name = OPERATOR_COOKIE) => new RegExp(`^__Host-${name}=([^;]+)`).exec(response.headers.get("Set-Cookie") ?? "")?.[1] ?? "";
+
+async function signIn(token: string): Promise<{ response: Response; cookie: string }> {
+  const response = await api("/admin/session", { method: "POST", key: null, headers: { Authorization: `Bearer ${token}`, Origin: ORIGIN } });
+  return { response, cookie: cookieOf(response) };
+}
+
+/** What a browser sends with the operators' cookie: no token, and Origin on writes. */
+const withCookie = (cookie: string, path: string, method = "GET", body?: unknown) =>
+  api(path, {
+    method,
+    key: null,
+    headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie}`, ...(method !== "GET" && { Origin: ORIGIN }), ...(body !== undefined && { "Content-Type": "application/json" }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+
+describe("signing in to the operators' console", () => {
+  it("exchanges a named operator's token for a sealed HttpOnly, Secure, SameSite=Strict cookie that acts as them, audited under their name", async () => {
+    const ana = await addOperator("ana@example.com");
+    const { response, cookie } = await signIn(ana);
+    expect(response.status).toBe(201);
+    expect(await response.json()).toMatchObject({ operator: "ana@example.com", via: "session" });
+    expect(response.headers.get("Set-Cookie")).toMatch(/^__Host-so_operator=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    expect(response.headers.get("Set-Cookie")).not.toContain(ana);
+    expect(await (await withCookie(cookie, "/admin/session")).json()).toMatchObject({ operator: "ana@example.com", via: "session" });
+    expect((await withCookie(cookie, `/admin/keys/${key.record.id}/limits`, "POST", { perMinute: 7, perDay: 70 })).status).toBe(200);
+    const row = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1").bind(key.record.id).first();
+    expect(row).toEqual({ operation: "update", actor: "ana@example.com" });
+    const session = await env.DB.prepare("SELECT operator, via, ended_at FROM operator_sessions").first();
+    expect(session).toEqual({ operator: "ana@example.com", via: "token", ended_at: null });
+  });
+
+  it("signs in with a single-use link, once; a used, expired or unknown link is refused", async () => {
+    await addOperator("ben");
+    const link = await addLink("ben");
+    const redeem = (token: string) => api("/admin/session/link", { method: "POST", key: null, headers: { "Content-Type": "application/json", Origin: ORIGIN }, body: JSON.stringify({ token }) });
+    const first = await redeem(link);
+    expect(first.status).toBe(201);
+    expect(await (await withCookie(cookieOf(first), "/admin/session")).json()).toMatchObject({ operator: "ben", via: "session" });
+    expect(await errorBodyOf(await redeem(link))).toMatchObject({ code: "invalid_console_link", status: 401 });
+    expect(await errorBodyOf(await redeem(await addLink("ben", new Date(Date.now() - 1_000).toISOString())))).toMatchObject({ code: "invalid_console_link" });
+    expect(await errorBodyOf(await redeem("A".repeat(43)))).toMatchObject({ code: "invalid_console_link" });
+    // A link of an operator revoked since it was made signs no one in.
+    const late = await addLink("ben");
+    await env.DB.prepare(REVOKE_OPERATOR).bind("ben", new Date().toISOString(), "cli:tests").run();
+    expect(await errorBodyOf(await redeem(late))).toMatchObject({ code: "invalid_console_link" });
+  });
+
+  it("ends at sign-out and at the operator's revocation, from the next request on; the others go on", async () => {
+    const [ana, ben] = [await addOperator("ana"), await addOperator("ben")];
+    const { cookie: anaCookie } = await signIn(ana);
+    const { cookie: benCookie } = await signIn(ben);
+    const { cookie: benSecond } = await signIn(ben);
+    await env.DB.prepare(REVOKE_OPERATOR).bind("ana", new Date().toISOString(), "cli:tests").run();
+    const revoked = await withCookie(anaCookie, "/admin/pipeline");
+    const refusal = await errorBodyOf(revoked);
+    expect(refusal).toMatchObject({ code: "session_ended", status: 401 });
+    expect(refusal.message).toContain("revoked");
+    expect(revoked.headers.get("Set-Cookie")).toMatch(/^__Host-so_operator=; .*Max-Age=0/);
+
+    const out = await withCookie(benCookie, "/admin/session", "DELETE");
+    expect(out.status).toBe(204);
+    expect(out.headers.get("Set-Cookie")).toMatch(/Max-Age=0/);
+    expect(await errorBodyOf(await withCookie(benCookie, "/admin/pipeline"))).toMatchObject({ code: "session_ended" });
+    expect((await withCookie(benSecond, "/admin/pipeline")).status).toBe(200);
+  });
+
+  it("refuses a write that rides on the cookie from another site, or with no Origin", async () => {
+    const { cookie } = await signIn(await addOperator("ana"));
+    const fromElsewhere = await api(`/admin/keys/${key.record.id}/unban`, { method: "POST", key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie}`, Origin: "https://evil.example" } });
+    expect(await errorBodyOf(fromElsewhere)).toMatchObject({ code: "cross_site_request", status: 403 });
+    const noOrigin = await api(`/admin/keys/${key.record.id}/unban`, { method: "POST", key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie}` } });
+    expect(await errorBodyOf(noOrigin)).toMatchObject({ code: "cross_site_request" });
+    // A sign-in itself started by another site (login CSRF) is refused too.
+    const crossSignIn = await api("/admin/session", { method: "POST", key: null, headers: { Authorization: "Bearer operator-token-for-tests", Origin: "https://evil.example" } });
+    expect(await errorBodyOf(crossSignIn)).toMatchObject({ code: "cross_site_request" });
+  });
+
+  it("keeps the two consoles apart: an operator's cookie is no key on /v2, and a caller's cookie or key is no operator on /admin", async () => {
+    const { cookie } = await signIn("operator-token-for-tests");
+    const onV2 = await api("/v2/console/session", { key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie}` } });
+    expect(await errorBodyOf(onV2)).toMatchObject({ code: "missing_api_key", status: 401 });
+    // The operators' cookie under the callers' name does not open: it is sealed for another purpose.
+    const renamed = await api("/v2/console/session", { key: null, headers: { Cookie: `__Host-${SESSION_COOKIE}=${cookie}` } });
+    expect(await errorBodyOf(renamed)).toMatchObject({ code: "session_ended", status: 401 });
+
+    const caller = await api("/v2/console/session", { method: "POST", key: key.key, headers: { Origin: ORIGIN } });
+    const callerCookie = cookieOf(caller, SESSION_COOKIE);
+    expect(callerCookie).not.toBe("");
+    expect(await errorBodyOf(await api("/admin/pipeline", { key: null, headers: { Cookie: `__Host-${SESSION_COOKIE}=${callerCookie}` } }))).toMatchObject({ code: "missing_api_key", status: 401 });
+    expect(await errorBodyOf(await api("/admin/pipeline", { key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${callerCookie}` } }))).toMatchObject({ code: "session_ended", status: 401 });
+    expect(await errorBodyOf(await api("/admin/pipeline", { key: key.key }))).toMatchObject({ code: "invalid_api_key", status: 401 });
+  });
+
+  it("counts a session on its own, like a business key, not by its address: a page that reads every few seconds all day is never refused for it", async () => {
+    const { cookie } = await signIn(await addOperator("ana"));
+    const bySession = await withCookie(cookie, "/admin/pipeline");
+    expect(bySession.status).toBe(200);
+    expect(bySession.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_SESSION_LIMITS.perMinute));
+    // A token, from the same address, is counted by the address, as every caller without a key.
+    const byToken = await api("/admin/pipeline", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
+    expect(byToken.headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));
+    // A cookie this service did not seal earns nothing: the address counts it.
+    const forged = await api("/admin/pipeline", { key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie.slice(0, -4)}AAAA` } });
+    expect(forged.headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));
+    expect(await errorBodyOf(forged)).toMatchObject({ code: "session_ended" });
+  });
+
+  it("says who is signed in, and how, with a token and no session", async () => {
+    const answer = await api("/admin/session", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
+    expect(await answer.json()).toEqual({ operator: "tests", via: "token", expiresAt: null });
+  });
+});
+
+describe("finding keys and a budget's page", () => {
+  it("finds keys by part of a name, id or first characters, and by plan and state; a bad filter is invalid_query", async () => {
+    const pro = await storeTestKey({ plan: "pro", name: "Acme storefront" });
+    const search = async (query: string) => (await (await api(`/admin/keys?${query}`, { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } })).json<{ data: { id: string }[] }>()).data.map(({ id }) => id);
+    expect(await search("q=acme")).toEqual([pro.record.id]);
+    expect(await search(`q=${pro.key.slice(0, 12)}`)).toEqual([pro.record.id]);
+    expect(await search(`q=${pro.record.id.slice(4, 12).toUpperCase()}`)).toEqual([pro.record.id]);
+    expect(await search("plan=pro")).toContain(pro.record.id);
+    expect(await search("plan=pro")).not.toContain(key.record.id);
+    expect(await search("state=revoked&q=acme")).toEqual([]);
+    const bad = await api("/admin/keys?state=sleeping", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
+    expect(await errorBodyOf(bad)).toMatchObject({ code: "invalid_query", status: 400 });
+  });
+
+  it("shows a budget's keys, endpoints and audit timeline with who did what, and a lock's reason to the endpoint's owner, never the operator's name", async () => {
+    const owner = await freshWebhookOwner();
+    const endpoint = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const ana = await addOperator("ana");
+    const as = (path: string, method = "GET", body?: unknown) =>
+      api(`/admin${path}`, { method, key: null, headers: { Authorization: `Bearer ${ana}`, ...(body !== undefined && { "Content-Type": "application/json" }) }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    expect((await as(`/keys/${owner.record.id}/limits`, "POST", { perMinute: 9, perDay: 90 })).status).toBe(200);
+    expect((await as(`/webhook-endpoints/${endpoint.id}/disable`, "POST", { reason: "its receiver leaks secrets" })).status).toBe(200);
+    const page = await (await as(`/keys/${owner.record.id}/budget`)).json<{ keys: { id: string }[]; timeline: { operation: string; actor: string; subject: string }[] }>();
+    expect(page.keys.map(({ id }) => id)).toContain(owner.record.id);
+    const endpoints = await (await as(`/webhook-endpoints?budget=${owner.record.id}`)).json<{ data: { id: string; disabledReason: string }[] }>();
+    expect(endpoints.data).toEqual([expect.objectContaining({ id: endpoint.id, disabledReason: "disabled by the operator ana: its receiver leaks secrets" })]);
+    expect(page.timeline.slice(0, 2)).toEqual([
+      expect.objectContaining({ operation: "disable", actor: "ana", subject: endpoint.id }),
+      expect.objectContaining({ operation: "update", actor: "ana", subject: owner.record.id }),
+    ]);
+    // The owner is told why, by an operator, never which one.
+    const seen = await (await api(`/v2/webhook-endpoints/${endpoint.id}`, { key: owner.key })).json<{ disabledBy: string; disabledReason: string }>();
+    expect(seen).toMatchObject({ disabledBy: "operator", disabledReason: "disabled by an operator: its receiver leaks secrets" });
+  });
+});
