@@ -20,21 +20,24 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-const PAGE = `<!doctype html>
+/** A console's page: its one stylesheet and one script, served beside it under `path` as `<name>.css` and `<name>.js`. */
+export const consolePage = (title: string, path: string, name: string, noscript: string) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Store Orders console</title>
+<title>${title}</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="${CONSOLE_PATH}/console.css">
-<script type="module" src="${CONSOLE_PATH}/console.js"></script>
+<link rel="stylesheet" href="${path}/${name}.css">
+<script type="module" src="${path}/${name}.js"></script>
 </head>
 <body>
-<main id="console" aria-live="polite"><noscript>The console needs JavaScript. Everything it does, the API does too: see <a href="/v2/docs">the v2 reference</a>.</noscript></main>
+<main id="console" aria-live="polite"><noscript>${noscript}</noscript></main>
 </body>
 </html>
 `;
+
+const PAGE = consolePage("Store Orders console", CONSOLE_PATH, "console", 'The console needs JavaScript. Everything it does, the API does too: see <a href="/v2/docs">the v2 reference</a>.');
 
 /**
  * `GET /console`: the callers' web page (docs/api.md#the-console). It needs no

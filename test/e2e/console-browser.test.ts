@@ -1,15 +1,13 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { useSharedService } from "../support/service-fixture";
 import { useKeysCommand } from "../support/npm-script";
-import { launchChromium, watch, type Watched } from "../support/chromium";
+import { expectAccessible, launchChromium, screenshot, watch, type Watched } from "../support/chromium";
 
 /**
  * The console (docs/api.md#the-console) in a real browser: Debian's chromium,
@@ -23,7 +21,6 @@ const service = useSharedService();
 const keys = useKeysCommand(() => service.statePath);
 const root = () => service.current.baseUrl.replace(/\/v1$/, "");
 const ALL_SCOPES = "orders:read,orders:write,webhooks:manage,keys:manage";
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 interface Received {
   path: string;
@@ -118,23 +115,7 @@ async function signInWithKey(visit: Visit, key: string): Promise<void> {
   await page.getByRole("heading", { name: "Overview" }).waitFor();
 }
 
-/** The view's accessibility: no serious or critical violation (axe-core, injected through the debugger, which no CSP governs). */
-async function expectAccessible(page: Page, view: string): Promise<void> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(context: Document): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document);
-    return result.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-  });
-  expect(violations, view).toEqual([]);
-}
 
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync("test-artifacts", { recursive: true });
-  const path = `test-artifacts/console-${name}.png`;
-  await page.screenshot({ path, fullPage: false });
-  const keep = process.env.CONSOLE_SCREENSHOTS;
-  if (keep) copyFileSync(path, `${keep}/console-${name}.png`);
-}
 
 const goTo = async (page: Page, view: string) => {
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: view }).click();
@@ -199,7 +180,7 @@ describe("the console in chromium, against npm start", () => {
     expect(storage).toEqual({ local: 0, session: 0, cookie: "" });
     expect(await page.content()).not.toContain(owner.key);
     expect(visit.requests.filter((url) => url.includes(owner.key))).toEqual([]);
-    await screenshot(page, "overview");
+    await screenshot(page, "console-overview");
   });
 
   it("draws the usage chart with the numbers the API answers, and shows them at the pointer", async () => {
@@ -221,7 +202,7 @@ describe("the console in chromium, against npm start", () => {
     expect(bucket, `the legend shows ${legend.join(" | ")}`).toBeDefined();
     expect(legend.slice(1).map((value) => Number(value.replaceAll(",", "")))).toEqual([bucket!.admitted, bucket!.refused]);
     await expectAccessible(page, "usage");
-    await screenshot(page, "usage");
+    await screenshot(page, "console-usage");
     const perMinute = page.waitForResponse((response) => response.url().includes("granularity=minute"));
     await page.getByLabel("Granularity").selectOption("minute");
     const minutes = (await (await perMinute).json()) as { buckets: unknown[] };
@@ -254,7 +235,7 @@ describe("the console in chromium, against npm start", () => {
     await expect.poll(() => row.innerText()).toMatch(/200 · \d+ ms/);
     expect(await row.innerText()).toContain("ok from /good");
     await expectAccessible(page, "webhook endpoint");
-    await screenshot(page, "webhook");
+    await screenshot(page, "console-webhook");
   });
 
   it("rotates the endpoint's secret: during the overlap a delivery verifies with the old secret and with the new", async () => {
@@ -336,7 +317,7 @@ describe("the console in chromium, against npm start", () => {
     await row.waitFor({ timeout: 25_000 });
     expect(await row.innerText()).toContain("order.cancelled");
     await expectAccessible(page, "events");
-    await screenshot(page, "events");
+    await screenshot(page, "console-events");
     await page.getByRole("button", { name: "Stop live tail" }).click();
   });
 
@@ -355,7 +336,7 @@ describe("the console in chromium, against npm start", () => {
     const oldRow = page.locator(`tr[data-key-id=${owner.id}]`);
     expect(await oldRow.innerText()).toContain("expiring");
     await expectAccessible(page, "keys");
-    await screenshot(page, "keys");
+    await screenshot(page, "console-keys");
     await oldRow.getByRole("button", { name: /^Revoke .* now$/ }).click();
     await expect.poll(() => oldRow.innerText()).toContain("revoked");
     expect((await fetch(`${root()}/v2/console/session`, { headers: { Authorization: `Bearer ${owner.key}` } })).status).toBe(401);

@@ -1,11 +1,9 @@
 /// <reference lib="dom" />
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { useSharedService } from "../support/service-fixture";
 import { useKeysCommand } from "../support/npm-script";
-import { launchChromium, watch } from "../support/chromium";
+import { expectAccessible, launchChromium, screenshot, watch } from "../support/chromium";
 import { fetchLocal } from "../../scripts/lib/local-service";
 import { d1HttpApi } from "../../scripts/lib/d1-http-api";
 
@@ -25,7 +23,6 @@ import { d1HttpApi } from "../../scripts/lib/d1-http-api";
 const service = useSharedService();
 const keys = useKeysCommand(() => service.statePath);
 const root = () => service.current.baseUrl.replace(/\/v1$/, "");
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 // Its own name: the keys command's test adds and revokes ana@example.com on the same shared service.
 const OPERATOR = "oncall@example.com";
 
@@ -48,22 +45,7 @@ afterAll(async () => {
 
 const asOperator = async <T>(path: string): Promise<T> => (await (await fetchLocal(`${root()}/admin${path}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as T;
 
-async function expectAccessible(page: Page, view: string): Promise<void> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(context: Document): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document);
-    return result.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-  });
-  expect(violations, view).toEqual([]);
-}
 
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync("test-artifacts", { recursive: true });
-  const path = `test-artifacts/operator-${name}.png`;
-  await page.screenshot({ path, fullPage: false });
-  const keep = process.env.CONSOLE_SCREENSHOTS;
-  if (keep) copyFileSync(path, `${keep}/operator-${name}.png`);
-}
 
 async function open(width = 1280) {
   const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: "UTC", locale: "en-GB" });
@@ -91,7 +73,7 @@ describe("the operators' console", () => {
     expect(await page.locator("#operator-name").textContent()).toBe(OPERATOR);
     await page.locator("#pipeline-head").waitFor();
     await expectAccessible(page, "pipeline");
-    await screenshot(page, "pipeline");
+    await screenshot(page, "operator-pipeline");
 
     // The dispatcher's lag moves as events back up and drain: an endpoint keeps it watching (of a type no change here makes,
     // so nothing is posted), and another system updates 20,000 orders in one statement, 200 passes' worth. The view reads
@@ -126,7 +108,7 @@ describe("the operators' console", () => {
     const usage = await asOperator<{ usage: { day: { count: number } } }>(`/keys/${caller.id}/usage`);
     expect(await page.getByText(/admitted, until/).nth(1).textContent()).toContain(`${usage.usage.day.count} admitted`);
     await expectAccessible(page, "budget");
-    await screenshot(page, "budget");
+    await screenshot(page, "operator-budget");
 
     await page.getByLabel("Per minute").fill("321");
     await page.getByLabel("Per day").fill("4321");
@@ -166,13 +148,13 @@ describe("the operators' console", () => {
     expect(page.url()).not.toContain("link=");
     await goTo(page, "Webhooks");
     const row = page.locator("#webhook-list tr", { hasText: endpoint.id.length > 0 ? "receiver.example" : "" }).filter({ has: page.locator(`#reason-${endpoint.id}`) });
-    await screenshot(page, "webhooks-narrow");
+    await screenshot(page, "operator-webhooks-narrow");
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await row.getByLabel("Reason for its owner").fill("a leaked secret");
     await row.getByRole("button", { name: "Lock" }).click();
     await page.getByText(`Locked ${endpoint.id}`).waitFor();
     await expectAccessible(page, "webhooks");
-    await screenshot(page, "webhooks");
+    await screenshot(page, "operator-webhooks");
     // Nothing wider than the screen at 375 px.
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     expect(errors()).toEqual([]);

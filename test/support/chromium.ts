@@ -1,3 +1,7 @@
+/// <reference lib="dom" />
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { expect } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 
 /** Debian's chromium (installed by .ci/run), never one a tool downloads: headless, no sandbox, nothing fetched in the background. */
@@ -24,4 +28,25 @@ export function watch(page: Page): Watched {
   });
   page.on("pageerror", (error) => watched.errors.push(`page error: ${error.message}`));
   return watched;
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** The view's accessibility: no serious or critical violation (axe-core, injected through the debugger, which no CSP governs). */
+export async function expectAccessible(page: Page, view: string): Promise<void> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(context: Document): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document);
+    return result.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+  });
+  expect(violations, view).toEqual([]);
+}
+
+/** A screenshot in test-artifacts/, kept in the folder CONSOLE_SCREENSHOTS names as well (docs/images for the docs' pictures). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync("test-artifacts", { recursive: true });
+  const path = `test-artifacts/${name}.png`;
+  await page.screenshot({ path, fullPage: false });
+  const keep = process.env.CONSOLE_SCREENSHOTS;
+  if (keep) copyFileSync(path, `${keep}/${name}.png`);
 }

@@ -1,26 +1,11 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { htmlBody } from "../../framework/counted-body";
-import { CONTENT_SECURITY_POLICY } from "../../console/console-page";
+import { CONTENT_SECURITY_POLICY, consolePage } from "../../console/console-page";
 import { operatorApiAvailable } from "../require-operator";
 import { OPERATOR_CONSOLE_PATH } from "../operator-links";
 
-const PAGE = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Store Orders operators</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${OPERATOR_CONSOLE_PATH}/operator.css">
-<script type="module" src="${OPERATOR_CONSOLE_PATH}/operator.js"></script>
-</head>
-<body>
-<main id="console" aria-live="polite"><noscript>The operators' console needs JavaScript. Everything it does, the operator API does too: see docs/operations.md.</noscript></main>
-</body>
-</html>
-`;
+const PAGE = consolePage("Store Orders operators", OPERATOR_CONSOLE_PATH, "operator", "The operators' console needs JavaScript. Everything it does, the operator API does too: see docs/operations.md.");
 
 /**
  * `GET /operator`: the operators' web page (docs/operations.md#the-operators-console),

@@ -1,13 +1,14 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../../src/lib/digest";
-import { INSERT_OPERATOR, REVOKE_OPERATOR } from "../../../src/operator/operator-table";
+import { REVOKE_OPERATOR } from "../../../src/operator/operator-table";
 import { OPERATOR_COOKIE } from "../../../src/operator/operator-sessions";
 import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
 import { SESSION_COOKIE } from "../../../src/console/session-cookie";
 import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS } from "../../../src/limiter/plans";
 import { api, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
+import { addOperator } from "../../support/operators";
 import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
 
 /**
@@ -23,11 +24,6 @@ beforeEach(async () => {
   key = await storeTestKey({ plan: "free" });
 });
 
-async function addOperator(name: string): Promise<string> {
-  const token = `so_op_${crypto.randomUUID()}`;
-  await env.DB.prepare(INSERT_OPERATOR).bind(name, await sha256Hex(token), new Date().toISOString(), "cli:tests").run();
-  return token;
-}
 
 /** A link as `npm run keys -- operator-link` makes one; its token. */
 async function addLink(operator: string, expiresAt = new Date(Date.now() + 15 * 60_000).toISOString()): Promise<string> {

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } from "jose";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { sha256Hex } from "../../../src/lib/digest";
-import { INSERT_OPERATOR, REVOKE_OPERATOR } from "../../../src/operator/operator-table";
+import { REVOKE_OPERATOR } from "../../../src/operator/operator-table";
 import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { interceptD1 } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
+import { addOperator } from "../../support/operators";
 
 /**
  * How operators sign in to the operator API (docs/operations.md#operators,
@@ -21,12 +21,6 @@ beforeEach(async () => {
   key = await storeTestKey({ plan: "free" });
 });
 
-/** An operator added as `npm run keys -- operator add` adds one: only the token's SHA-256 stored. */
-async function addOperator(name: string): Promise<string> {
-  const token = `so_op_${crypto.randomUUID()}`;
-  await env.DB.prepare(INSERT_OPERATOR).bind(name, await sha256Hex(token), new Date().toISOString(), "cli:tests").run();
-  return token;
-}
 
 const withToken = (token: string, path: string, method = "GET", body?: unknown) =>
   api(`/admin${path}`, {

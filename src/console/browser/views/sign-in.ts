@@ -1,38 +1,64 @@
 import { call, messageOf } from "../api";
 import { h, notice } from "../dom";
 
-/** Signing in with a key: sent once, in a header, exchanged for the session cookie; never kept by the page. */
-export function signInView(message: string | undefined, signedIn: () => Promise<void>): HTMLElement {
+export interface SignInForm {
+  heading: string;
+  /** The field: its id, its label, what it looks like. */
+  field: { id: string; label: string; hint: string; pattern?: string };
+  /** Exchanges what was typed for the session cookie. */
+  exchange(secret: string): Promise<unknown>;
+  footer: string;
+}
+
+/**
+ * Signing in with a secret (a key, an operator's token): sent once, in a
+ * header, exchanged for the session cookie; never kept by the page. Both
+ * consoles sign in this way.
+ */
+export function signInForm(form: SignInForm, message: string | undefined, signedIn: () => Promise<void>): HTMLElement {
   const status = h("div", {});
-  const field = h("input", { id: "api-key", name: "api-key", type: "password", autocomplete: "off", required: true, spellcheck: "false", pattern: "so_(live|test)_[0-9A-Za-z]{32}", "aria-describedby": "api-key-hint" });
-  const form = h(
-    "form",
-    {
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        const key = field.value.trim();
-        field.value = "";
-        try {
-          await call("POST", "/console/session", { key });
-          await signedIn();
-        } catch (error) {
-          status.replaceChildren(notice(messageOf(error), "error"));
-          field.focus();
-        }
-      },
-    },
-    h("label", { for: "api-key" }, "API key"),
-    h("p", { id: "api-key-hint", class: "hint" }, "so_live_ or so_test_ and 32 letters and digits. It is exchanged for a 12-hour session and not kept by this page."),
-    field,
-    h("button", { type: "submit" }, "Sign in"),
-  );
+  const { id, label, hint, pattern } = form.field;
+  const field = h("input", { id, name: id, type: "password", autocomplete: "off", required: true, spellcheck: "false", pattern, "aria-describedby": `${id}-hint` });
   return h(
     "div",
     { class: "sign-in" },
-    h("h1", { tabindex: -1 }, "Sign in to the Store Orders console"),
+    h("h1", { tabindex: -1 }, form.heading),
     message ? notice(message, /signed out/i.test(message) ? "ok" : "error") : null,
-    form,
+    h(
+      "form",
+      {
+        onsubmit: async (event: Event) => {
+          event.preventDefault();
+          const secret = field.value.trim();
+          field.value = "";
+          try {
+            await form.exchange(secret);
+            await signedIn();
+          } catch (error) {
+            status.replaceChildren(notice(messageOf(error), "error"));
+            field.focus();
+          }
+        },
+      },
+      h("label", { for: id }, label),
+      h("p", { id: `${id}-hint`, class: "hint" }, hint),
+      field,
+      h("button", { type: "submit" }, "Sign in"),
+    ),
     status,
-    h("p", { class: "hint" }, "No key? An operator can send you a sign-in link instead."),
+    h("p", { class: "hint" }, form.footer),
   );
 }
+
+/** The callers' console: a key. */
+export const signInView = (message: string | undefined, signedIn: () => Promise<void>): HTMLElement =>
+  signInForm(
+    {
+      heading: "Sign in to the Store Orders console",
+      field: { id: "api-key", label: "API key", hint: "so_live_ or so_test_ and 32 letters and digits. It is exchanged for a 12-hour session and not kept by this page.", pattern: "so_(live|test)_[0-9A-Za-z]{32}" },
+      exchange: (key) => call("POST", "/console/session", { key }),
+      footer: "No key? An operator can send you a sign-in link instead.",
+    },
+    message,
+    signedIn,
+  );

@@ -2,7 +2,7 @@ import { messageOf } from "../../../../console/browser/api";
 import { h, notice, show, shownOnce, when } from "../../../../console/browser/dom";
 import { usageChart } from "../../../../console/browser/views/usage";
 import type { UsageHistory } from "../../../../console/browser/types";
-import { admin } from "../api";
+import { acting, admin } from "../api";
 import type { Budget, BudgetUsage, OperatorEndpoint, OperatorView } from "../types";
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
@@ -24,15 +24,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
   const timeline = h("div", { id: "budget-timeline" });
   const chart = usageChart((query, signal) => admin<UsageHistory>("GET", `/keys/${keyId}/usage/history?${query}`, { signal }));
 
-  const act = async (work: () => Promise<unknown>, done: string) => {
-    try {
-      await work();
-      show(status, notice(done));
-      await load();
-    } catch (error) {
-      show(status, notice(messageOf(error), "error"));
-    }
-  };
+  const act = acting(status, () => load());
 
   const load = async () => {
     let budget: Budget;

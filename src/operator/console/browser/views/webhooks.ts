@@ -1,6 +1,6 @@
 import { messageOf } from "../../../../console/browser/api";
 import { h, notice, show, when } from "../../../../console/browser/dom";
-import { admin } from "../api";
+import { acting, admin } from "../api";
 import type { OperatorEndpoint, OperatorView } from "../types";
 
 /** Every endpoint of every budget (GET /admin/webhook-endpoints): lock one with a reason its owner is told, or unlock it. */
@@ -8,15 +8,7 @@ export const webhooksView: OperatorView = (root) => {
   const status = h("div", {});
   const list = h("div", { id: "webhook-list" });
 
-  const act = async (work: () => Promise<unknown>, done: string) => {
-    try {
-      await work();
-      show(status, notice(done));
-      await load();
-    } catch (error) {
-      show(status, notice(messageOf(error), "error"));
-    }
-  };
+  const act = acting(status, () => load());
 
   const row = (endpoint: OperatorEndpoint) => {
     const reasonId = `reason-${endpoint.id}`;
