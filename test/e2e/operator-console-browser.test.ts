@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { useSharedService } from "../support/service-fixture";
 import { useKeysCommand } from "../support/npm-script";
-import { expectAccessible, launchChromium, screenshot, watch } from "../support/chromium";
+import { expectAccessible, expectLightPage, launchChromium, screenshot, watch } from "../support/chromium";
 import { fetchLocal } from "../../scripts/lib/local-service";
 import { d1HttpApi } from "../../scripts/lib/d1-http-api";
 
@@ -60,6 +60,10 @@ async function open(width = 1280) {
 const goTo = (page: Page, view: string) => page.getByRole("navigation", { name: "Operators' console" }).getByRole("link", { name: view }).click();
 
 describe("the operators' console", () => {
+  it("serves the page under 150 KB compressed, with no inline script or style allowed and nothing from another host", async () => {
+    await expectLightPage(root(), "/operator", "operator");
+  });
+
   it("signs a named operator in with a token, and finds, reads and acts on a budget, every action in its timeline under their name", async () => {
     const { context, page, errors } = await open();
     await page.goto(`${root()}/operator`);

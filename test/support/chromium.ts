@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
 import { expect } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -49,4 +50,28 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path, fullPage: false });
   const keep = process.env.CONSOLE_SCREENSHOTS;
   if (keep) copyFileSync(path, `${keep}/${name}.png`);
+}
+
+/**
+ * A console's page as a browser first loads it: a policy with no inline script
+ * or style, its one script and one stylesheet beside it (`<path>/<name>.js`,
+ * `.css`), nothing from another host, and all of it under 150 KB compressed.
+ */
+export async function expectLightPage(root: string, path: string, name: string): Promise<void> {
+  const page = await fetch(`${root}${path}`);
+  const policy = page.headers.get("Content-Security-Policy")!;
+  expect(policy).toContain("script-src 'self'");
+  expect(policy).toContain("style-src 'self'");
+  expect(policy).not.toContain("unsafe-inline");
+  const html = await page.text();
+  // What the page loads from beside it (a link in its <noscript> is not loaded).
+  const assets = [...html.matchAll(new RegExp(`(?:src|href)="(${path}/[^"]+)"`, "g"))].map((match) => match[1]!);
+  expect(assets.sort()).toEqual([`${path}/${name}.css`, `${path}/${name}.js`]);
+  let compressed = gzipSync(html).byteLength;
+  for (const asset of assets) {
+    const response = await fetch(`${root}${asset}`);
+    expect(response.status).toBe(200);
+    compressed += gzipSync(Buffer.from(await response.arrayBuffer())).byteLength;
+  }
+  expect(compressed).toBeLessThan(150_000);
 }
