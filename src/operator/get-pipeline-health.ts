@@ -6,6 +6,7 @@ import { BUDGET_WARNING_SHARE, eventStorage } from "../events/prune-order-events
 import { readDispatchMark } from "../webhook-delivery/dispatch-mark";
 import { countLanesBehind } from "../webhook-delivery/endpoint-table";
 import { orderWritesHold } from "../orders/order-writes-hold";
+import { workerVersionOf } from "../framework/documents/describe-service";
 
 const Health = z.object({
   orderEvents: z.object({
@@ -25,6 +26,7 @@ const Health = z.object({
     heldSince: z.string().nullable().describe("Since when order writes are refused: the event sequence is below what was handed out (a D1 restore); null when they are not"),
   }),
   database: z.object({ bytes: z.number().int().nullable().describe("The orders database's size, as D1 reports it (10 GB is its limit)") }),
+  worker: z.object({ id: z.string().nullable(), tag: z.string().nullable() }).describe("The Worker version that answered (its version metadata; null locally): during a gradual release, which one"),
   warnings: z.array(z.string()).describe("What an operator should act on"),
 });
 
@@ -38,7 +40,7 @@ export const getPipelineHealth = defineOperation({
   method: "get",
   path: "/pipeline",
   summary: "The event pipeline's storage and lag",
-  description: "The order events' storage against its budget, the dispatcher's mark and lag, the orders database's size; what to act on.",
+  description: "The order events' storage against its budget, the dispatcher's mark and lag, the orders database's size, the Worker version answering; what to act on.",
   responses: { 200: { description: "The figures", body: Health } },
   errors: [],
   async handle(c) {
@@ -60,6 +62,7 @@ export const getPipelineHealth = defineOperation({
       dispatcher: { mark, lag, lanesBehind },
       orderWrites: { heldSince: hold?.since ?? null },
       database: { bytes: typeof sized.meta.size_after === "number" ? sized.meta.size_after : null },
+      worker: workerVersionOf(c),
       warnings,
     });
   },

@@ -15,7 +15,7 @@ const VersionDescription = z
   .describe("One version of the API: its base URL, document, reference page and operations");
 
 /** The Worker version answering: during a gradual deployment, which release this is. */
-function workerVersionOf(c: Context<AppEnv>) {
+export function workerVersionOf(c: Context<AppEnv>) {
   const { id = null, tag = null } = c.env.CF_VERSION_METADATA ?? {};
   return { id: id || null, tag: tag || null };
 }

@@ -6,7 +6,7 @@ import { OPERATOR_COOKIE } from "../../../src/operator/operator-sessions";
 import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
 import { SESSION_COOKIE } from "../../../src/console/session-cookie";
 import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS } from "../../../src/limiter/plans";
-import { api, errorBodyOf, ORIGIN } from "../../support/request";
+import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { addOperator } from "../../support/operators";
 import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
@@ -179,5 +179,13 @@ describe("finding keys and a budget's page", () => {
     // The owner is told why, by an operator, never which one.
     const seen = await (await api(`/v2/webhook-endpoints/${endpoint.id}`, { key: owner.key })).json<{ disabledBy: string; disabledReason: string }>();
     expect(seen).toMatchObject({ disabledBy: "operator", disabledReason: "disabled by an operator: its receiver leaks secrets" });
+  });
+});
+
+describe("the pipeline's figures", () => {
+  it("name the Worker version that answered, from its version metadata, so an operator sees which release of a gradual one is live", async () => {
+    const bindings = { ...env, CF_VERSION_METADATA: { id: "0e3b2c1a-version", tag: "release-7", timestamp: "2026-11-27T00:00:00Z" } };
+    const answer = await apiWith(bindings, "/admin/pipeline", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
+    expect((await answer.json<{ worker: unknown }>()).worker).toEqual({ id: "0e3b2c1a-version", tag: "release-7" });
   });
 });

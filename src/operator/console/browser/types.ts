@@ -50,6 +50,7 @@ export interface PipelineHealth {
   dispatcher: { mark: number; lag: number; lanesBehind: number };
   orderWrites: { heldSince: string | null };
   database: { bytes: number | null };
+  worker: { id: string | null; tag: string | null };
   warnings: string[];
 }
 

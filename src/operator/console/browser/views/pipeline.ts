@@ -32,6 +32,7 @@ export const pipelineView: OperatorView = (root) => {
           h("dt", {}, "Lag (events not yet handed out)"), h("dd", { id: "pipeline-lag" }, dispatcher.lag),
           h("dt", {}, "Lanes behind"), h("dd", {}, dispatcher.lanesBehind),
           h("dt", {}, "Order writes"), h("dd", {}, orderWrites.heldSince ? `refused since ${orderWrites.heldSince}` : "accepted"),
+          h("dt", {}, "Worker version"), h("dd", { id: "pipeline-version" }, health.worker.id ? h("code", {}, health.worker.id, health.worker.tag ? ` (${health.worker.tag})` : "") : "— (not deployed: npm start)"),
         ),
         h("h2", {}, "Storage"),
         h(
