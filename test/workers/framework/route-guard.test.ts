@@ -3,9 +3,9 @@ import { api } from "../../support/request";
 import { servedRoutes } from "../../support/routes";
 
 /** The only routes served without an API key (docs/api.md#authentication); everything else must refuse with 401. */
-const PUBLIC = ["GET /", "GET /console", "GET /v1", "GET /v1/openapi.json", "GET /v1/docs", "GET /v2", "GET /v2/openapi.json", "GET /v2/docs"];
+const PUBLIC = ["GET /", "GET /console", "GET /operator", "GET /v1", "GET /v1/openapi.json", "GET /v1/docs", "GET /v2", "GET /v2/openapi.json", "GET /v2/docs"];
 /** A public operation that takes a body: its token is the credential (docs/api.md#the-console), so without one it answers what a bodiless request gets. */
-const PUBLIC_WITH_A_BODY = { "POST /v2/console/session/link": 415 } as Record<string, number>;
+const PUBLIC_WITH_A_BODY = { "POST /v2/console/session/link": 415, "POST /admin/session/link": 415 } as Record<string, number>;
 
 /** Every route the app serves, as "METHOD /path" with parameters filled in. */
 const callableRoutes = () => servedRoutes().map(({ method, path }) => `${method} ${path.replace(/\{\w+\}/g, "1")}`);
