@@ -49,6 +49,14 @@ export const isolateMemory = {
    */
   sessionKeys: new TtlCache<string, ApiKeyRecord | null>(10_000),
   /**
+   * Operators' console sessions this isolate found ended (signed out, their
+   * operator revoked, their token replaced), for their 12 hours at most,
+   * 1,000 at most: their cookies are counted by address again, not on the
+   * session's own budget (operator/operator-sessions.ts). Safe: it only ever
+   * takes a budget away; the guard reads every session's row regardless.
+   */
+  endedOperatorSessions: new TtlCache<string, true>(1_000),
+  /**
    * Whether each webhook budget has a live key (keys/live-budget.ts), for
    * 5 s, 10,000 budgets at most. Safe: a revocation or expiry stops its
    * deliveries that much later, as the key cache delays it for requests.

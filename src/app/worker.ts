@@ -40,11 +40,16 @@ const operatorApi = (env: Env) => {
 /** Every route the worker serves, one way: `GET /` and the two consoles, each version's operations, the operator API. */
 const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions), consolePageOperation, operatorConsolePageOperation] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApi }];
 
-/** A request's cookie as a caller: the callers' console session, or else the operators' (each reads only its own cookie). */
-const eitherSession =
+/**
+ * A request's cookie as a caller, by where it goes: under the operator API the
+ * operators' console session, anywhere else the callers'. Never the other: an
+ * operator who also holds a caller's session must not spend that caller's
+ * budget, nor a caller's cookie count as anything under /admin.
+ */
+const sessionFor =
   (callers: OtherCredential, operators: OtherCredential): OtherCredential =>
-  async (c, address) =>
-    (await callers(c, address)) ?? operators(c, address);
+  (c, address) =>
+    (c.req.path === OPERATOR_PREFIX || c.req.path.startsWith(`${OPERATOR_PREFIX}/`) ? operators : callers)(c, address);
 
 /**
  * What every request passes through before its operation, in order, each
@@ -57,12 +62,12 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
   ["request log and analytics point", requestLog(requestParty)],
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
-  ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys, eitherSession(consoleSessionCredential(isolateMemory.sessionKeys), operatorSessionCredential))],
+  ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys, sessionFor(consoleSessionCredential(isolateMemory.sessionKeys), operatorSessionCredential(isolateMemory.endedOperatorSessions)))],
   ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, countedCallers(isolateMemory.budgets))],
 ];
 
 /** How an operation's access is checked: API keys with their scopes; an operator's token, or Cloudflare Access. */
-export const accessGuards: AccessGuards = { apiKey: requireApiKey, operator: () => requireOperator(isolateMemory.accessKeys) };
+export const accessGuards: AccessGuards = { apiKey: requireApiKey, operator: () => requireOperator(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions) };
 
 const app = new Hono<AppEnv>();
 app.use(...perRequestChain.map(([, handler]) => handler));

@@ -18,6 +18,7 @@ import { sha256Hex } from "../lib/digest";
 import { fromThisOrigin, SESSION_SECONDS, sessionCookie, sessionCookieOf, sessionKeyOf } from "../console/session-cookie";
 import { LINK_TOKEN } from "../console/console-links";
 import { MISSING_KEY, type OtherCredential } from "../keys/identify-caller";
+import type { TtlCache } from "../lib/ttl-cache";
 import { REDEEM_OPERATOR_LINK } from "./operator-links";
 
 /** The operators' cookie (`__Host-so_operator` over https). */
@@ -28,7 +29,12 @@ const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 
 export type OperatorSessionVia = "token" | "link";
 
-const OperatorClaims = z.object({ sid: z.string(), operator: z.string(), expiresAt: z.number() });
+/**
+ * `bootstrap`: the SHA-256 of the OPERATOR_TOKEN secret's token, for a session
+ * it opened: the session lasts only while that token is the secret's (a
+ * replaced secret ends them), not while someone has the name.
+ */
+const OperatorClaims = z.object({ sid: z.string(), operator: z.string(), expiresAt: z.number(), bootstrap: z.string().optional() });
 type OperatorClaims = z.infer<typeof OperatorClaims>;
 
 export interface OperatorSession {
@@ -39,28 +45,40 @@ export interface OperatorSession {
 /** `Set-Cookie` for an operator's session, or with no value one that ends it. */
 export const operatorCookie = (requestUrl: string, value: string | undefined) => sessionCookie(requestUrl, value, OPERATOR_COOKIE);
 
-const ended = (c: Context<AppEnv>, why: string) =>
+const endedError = (c: Context<AppEnv>, why: string) =>
   new ApiError("session_ended", `Your operator session has ended (${why}). Sign in again.`, { "Set-Cookie": operatorCookie(c.req.url, undefined) });
+
+/** Whether a session's operator may act now: a named one live in the table, or the bootstrap operator by its token now. */
+export interface OperatorLiveness {
+  named(name: string): Promise<boolean>;
+  /** The SHA-256 of the OPERATOR_TOKEN secret's token now. */
+  bootstrapDigest(): Promise<string>;
+}
 
 /**
  * The operator a request's session cookie stands for, and the session;
  * undefined when it carries none (or the deployment has no session key).
- * `live(name)` says whether an operator of that name may act now.
+ * A session found ended goes into `ended`, so the limiter stops counting
+ * its cookie on the session's own budget.
  */
-export async function operatorOfSession(c: Context<AppEnv>, live: (name: string) => Promise<boolean>): Promise<{ operator: string; session: OperatorSession } | undefined> {
+export async function operatorOfSession(c: Context<AppEnv>, live: OperatorLiveness, ended: TtlCache<string, true>): Promise<{ operator: string; session: OperatorSession } | undefined> {
   const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
   if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
   if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, true)) {
     throw new ApiError("cross_site_request", "This request changes something, and came from another site: refused.");
   }
   const claims = await openClaims(c.env, sealed);
-  if (!claims) throw ended(c, "its cookie is not one this service sealed");
-  if (claims.expiresAt <= Date.now()) throw ended(c, "a session lasts 12 hours");
+  if (!claims) throw endedError(c, "its cookie is not one this service sealed");
+  if (claims.expiresAt <= Date.now()) throw endedError(c, "a session lasts 12 hours");
+  const refuse = (why: string) => {
+    ended.set(claims.sid, true, claims.expiresAt - Date.now(), Date.now());
+    return endedError(c, why);
+  };
   const row = await callDependency("D1", () =>
     c.env.DB.withSession("first-primary").prepare("SELECT ended_at FROM operator_sessions WHERE id = ?1").bind(claims.sid).first<{ ended_at: string | null }>(),
   );
-  if (!row || row.ended_at !== null) throw ended(c, "signed out");
-  if (!(await live(claims.operator))) throw ended(c, "its operator was revoked");
+  if (!row || row.ended_at !== null) throw refuse("signed out");
+  if (claims.bootstrap !== undefined ? claims.bootstrap !== (await live.bootstrapDigest()) : !(await live.named(claims.operator))) throw refuse("its operator was revoked, or its token replaced");
   return { operator: claims.operator, session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() } };
 }
 
@@ -69,16 +87,19 @@ export async function operatorOfSession(c: Context<AppEnv>, live: (name: string)
  * Authorization header: a session this service sealed, not yet expired, is
  * counted on its own (OPERATOR_SESSION_LIMITS) rather than by its address.
  * Only the seal is checked here, no database: whether the session is still
- * open is the operator API's guard's to say, after the count. A forged or
- * stale cookie is counted by its address like any caller without a key.
+ * open is the operator API's guard's to say, after the count; a session it
+ * found ended is in `ended`. A forged, stale or ended session's cookie is
+ * counted by its address like any caller without a key.
  */
-export const operatorSessionCredential: OtherCredential = async (c, address) => {
-  const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
-  if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
-  const claims = await openClaims(c.env, sealed);
-  if (!claims || claims.expiresAt <= Date.now()) return undefined;
-  return { kind: "anonymous", address, rejection: MISSING_KEY, operatorSession: claims.sid };
-};
+export const operatorSessionCredential =
+  (ended: TtlCache<string, true>): OtherCredential =>
+  async (c, address) => {
+    const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
+    if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
+    const claims = await openClaims(c.env, sealed);
+    if (!claims || claims.expiresAt <= Date.now() || ended.get(claims.sid, Date.now())) return undefined;
+    return { kind: "anonymous", address, rejection: MISSING_KEY, operatorSession: claims.sid };
+  };
 
 async function openClaims(env: Env, sealed: string): Promise<OperatorClaims | undefined> {
   try {
@@ -88,17 +109,19 @@ async function openClaims(env: Env, sealed: string): Promise<OperatorClaims | un
   }
 }
 
-/** Opens a session for an operator: its row (who, how, when) and the cookie that carries it. */
-export async function openOperatorSession(c: Context<AppEnv>, operator: string, via: OperatorSessionVia): Promise<{ cookie: string; session: OperatorSession }> {
+/** Opens a session for an operator: its row (who, how, when) and the cookie that carries it; `bootstrap`, the secret's token's SHA-256 when it opened it. */
+export async function openOperatorSession(c: Context<AppEnv>, operator: string, via: OperatorSessionVia, bootstrap?: string): Promise<{ cookie: string; session: OperatorSession }> {
+  // Before anything is written: a deployment without the key has no sessions.
+  const sealingKey = sessionKeyOf(c.env);
   const now = Date.now();
-  const claims: OperatorClaims = { sid: crypto.randomUUID(), operator, expiresAt: now + SESSION_SECONDS * 1000 };
+  const claims: OperatorClaims = { sid: crypto.randomUUID(), operator, expiresAt: now + SESSION_SECONDS * 1000, ...(bootstrap && { bootstrap }) };
   const expiresAt = new Date(claims.expiresAt).toISOString();
   await callDependency("D1", () =>
     c.env.DB.prepare("INSERT INTO operator_sessions (id, operator, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)")
       .bind(claims.sid, operator, via, new Date(now).toISOString(), expiresAt)
       .run(),
   );
-  const sealed = await sealText(PURPOSE, sessionKeyOf(c.env), ADDITIONAL_DATA, JSON.stringify(claims));
+  const sealed = await sealText(PURPOSE, sealingKey, ADDITIONAL_DATA, JSON.stringify(claims));
   return { cookie: operatorCookie(c.req.url, sealed), session: { id: claims.sid, expiresAt } };
 }
 

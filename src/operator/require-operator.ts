@@ -6,11 +6,14 @@ import { sha256Hex } from "../lib/digest";
 import { callDependency } from "../lib/dependency";
 import { LIVE_OPERATOR_BY_DIGEST, LIVE_OPERATOR_BY_NAME } from "./operator-table";
 import { operatorOfSession, type OperatorSession } from "./operator-sessions";
+import { fromThisOrigin } from "../console/session-cookie";
+import type { TtlCache } from "../lib/ttl-cache";
 import { ACCESS_ASSERTION_HEADER, verifyAccessAssertion, type AccessKeys } from "./access-assertion";
 import type { Config } from "../framework/read-config";
 
 const CHALLENGE = 'Bearer realm="store-orders-operator"';
 const ACCESS_CHALLENGE = 'CloudflareAccess realm="store-orders-operator"';
+const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -18,6 +21,8 @@ declare module "hono" {
     operator?: string;
     /** Set by requireOperator() when the operator came with a console session rather than a token or Access. */
     operatorSession?: OperatorSession;
+    /** Set by requireOperator() when the OPERATOR_TOKEN secret's token came: its SHA-256, which a session it opens is bound to. */
+    bootstrapDigest?: string;
   }
 }
 
@@ -34,27 +39,46 @@ declare module "hono" {
  * comparison says how close a guess was. Sets the operator's name, which every
  * audit row of the request's action carries.
  */
-export function requireOperator(accessKeys: AccessKeys): MiddlewareHandler<AppEnv> {
+export function requireOperator(accessKeys: AccessKeys, endedSessions: TtlCache<string, true>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const access = c.get("config").access;
-    c.set("operator", access ? await accessOperator(c.req.header(ACCESS_ASSERTION_HEADER), access, accessKeys) : await tokenOrSessionOperator(c));
+    if (access) {
+      // Access's own cookie rides along with any request the browser sends, so a change must come from this origin (or from
+      // no browser at all: the keys command, with a service token).
+      if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, false)) throw new ApiError("cross_site_request", "This request changes something, and came from another site: refused.");
+      c.set("operator", await accessOperator(c.req.header(ACCESS_ASSERTION_HEADER), access, accessKeys));
+    } else {
+      c.set("operator", await tokenOrSessionOperator(c, endedSessions));
+    }
     await next();
   };
 }
 
 /** A token in the header, or else the operators' console session cookie (never the callers' cookie, never a key). */
-async function tokenOrSessionOperator(c: Context<AppEnv>): Promise<string> {
+async function tokenOrSessionOperator(c: Context<AppEnv>, endedSessions: TtlCache<string, true>): Promise<string> {
   const configured = operatorToken(c.env);
   if (!configured) throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
+  const bootstrapDigest = () => sha256Hex(configured.token);
   if (c.req.header("Authorization") === undefined) {
-    const live = async (name: string) => name === configured.name || (await liveOperator(c.env.DB, LIVE_OPERATOR_BY_NAME, name)) !== undefined;
-    const signedIn = await operatorOfSession(c, live);
+    const live = { named: async (name: string) => (await liveOperator(c.env.DB, LIVE_OPERATOR_BY_NAME, name)) !== undefined, bootstrapDigest };
+    const signedIn = await operatorOfSession(c, live, endedSessions);
     if (signedIn) {
       c.set("operatorSession", signedIn.session);
       return signedIn.operator;
     }
   }
-  return tokenOperator(c.env, c.req.header("Authorization"));
+  const presented = bearerToken(c.req.header("Authorization"));
+  if (!presented) throw new ApiError("missing_api_key", "Send an operator token as a bearer token.", { "WWW-Authenticate": CHALLENGE });
+  const digest = await sha256Hex(presented);
+  if (digest === (await bootstrapDigest())) {
+    c.set("bootstrapDigest", digest);
+    return configured.name;
+  }
+  const name = await liveOperator(c.env.DB, LIVE_OPERATOR_BY_DIGEST, digest);
+  if (name === undefined) {
+    throw new ApiError("invalid_api_key", "The operator token is not valid: unknown, or its operator was revoked.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+  }
+  return name;
 }
 
 async function accessOperator(assertion: string | undefined, access: NonNullable<Config["access"]>, keys: AccessKeys): Promise<string> {
@@ -62,18 +86,6 @@ async function accessOperator(assertion: string | undefined, access: NonNullable
   // A 401 names how to authenticate (RFC 9110): here, through the Access application.
   if (!verdict.ok) throw new ApiError("invalid_access_assertion", `Refused by the operators' sign-in: ${verdict.reason}.`, { "WWW-Authenticate": ACCESS_CHALLENGE });
   return verdict.operator;
-}
-
-async function tokenOperator(env: Env, authorization: string | undefined): Promise<string> {
-  const configured = operatorToken(env)!;
-  const presented = bearerToken(authorization);
-  if (!presented) throw new ApiError("missing_api_key", "Send an operator token as a bearer token.", { "WWW-Authenticate": CHALLENGE });
-  const digest = await sha256Hex(presented);
-  const name = digest === (await sha256Hex(configured.token)) ? configured.name : await liveOperator(env.DB, LIVE_OPERATOR_BY_DIGEST, digest);
-  if (name === undefined) {
-    throw new ApiError("invalid_api_key", "The operator token is not valid: unknown, or its operator was revoked.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
-  }
-  return name;
 }
 
 /**

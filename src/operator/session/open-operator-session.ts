@@ -24,7 +24,7 @@ export const openOperatorSessionOperation = defineOperation({
     if (c.get("config").access) throw new ApiError("not_found", "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console through it.");
     if (c.req.header("Authorization") === undefined) throw new ApiError("missing_api_key", "Send the operator token to sign in with as a bearer token.");
     const operator = c.get("operator")!;
-    const { cookie, session } = await openOperatorSession(c, operator, "token");
+    const { cookie, session } = await openOperatorSession(c, operator, "token", c.get("bootstrapDigest"));
     return jsonBody(c, { operator, via: "session", expiresAt: session.expiresAt }, 201, { "Set-Cookie": cookie, "Cache-Control": "no-store" });
   },
 });

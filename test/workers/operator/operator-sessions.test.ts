@@ -140,6 +140,41 @@ describe("signing in to the operators' console", () => {
     expect(await errorBodyOf(forged)).toMatchObject({ code: "session_ended" });
   });
 
+  it("binds a session the bootstrap token opened to that token: a replaced OPERATOR_TOKEN secret ends it, even under the same name", async () => {
+    const { cookie } = await signIn("operator-token-for-tests");
+    expect((await withCookie(cookie, "/admin/pipeline")).status).toBe(200);
+    const replaced = { ...env, OPERATOR_TOKEN: "tests:a-new-token-after-a-leak" } as Env;
+    const answer = await apiWith(replaced, "/admin/pipeline", { key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie}` } });
+    expect(await errorBodyOf(answer)).toMatchObject({ code: "session_ended", status: 401 });
+    // A named operator given the bootstrap's name is someone else: the table says whether they are live, not the secret.
+    const namesake = await addOperator("tests");
+    const { cookie: theirs } = await signIn(namesake);
+    await env.DB.prepare(REVOKE_OPERATOR).bind("tests", new Date().toISOString(), "cli:tests").run();
+    expect(await errorBodyOf(await withCookie(theirs, "/admin/pipeline"))).toMatchObject({ code: "session_ended" });
+  });
+
+  it("counts by the path: a caller's console cookie under /admin spends nothing of the caller's budget, an operator's on /v2 nothing of the session's", async () => {
+    // A pro key: its budget's limit differs from an address's.
+    const pro = await storeTestKey({ plan: "pro" });
+    const caller = await api("/v2/console/session", { method: "POST", key: pro.key, headers: { Origin: ORIGIN } });
+    const callerCookie = cookieOf(caller, SESSION_COOKIE);
+    expect((await api("/v2/console/session", { key: null, headers: { Cookie: `__Host-${SESSION_COOKIE}=${callerCookie}` } })).headers.get("X-RateLimit-Limit")).toBe("300");
+    const underAdmin = await api("/admin/pipeline", { key: null, headers: { Cookie: `__Host-${SESSION_COOKIE}=${callerCookie}` } });
+    expect(underAdmin.headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));
+    const { cookie } = await signIn(await addOperator("ana"));
+    const onV2 = await api("/v2/console/session", { key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie}` } });
+    expect(onV2.headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));
+  });
+
+  it("stops counting a session on its own once it is found ended: its cookie is counted by the address again", async () => {
+    const { cookie } = await signIn(await addOperator("ana"));
+    expect((await withCookie(cookie, "/admin/session", "DELETE")).status).toBe(204);
+    const first = await withCookie(cookie, "/admin/pipeline");
+    expect(await errorBodyOf(first)).toMatchObject({ code: "session_ended" });
+    const next = await withCookie(cookie, "/admin/pipeline");
+    expect(next.headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));
+  });
+
   it("says who is signed in, and how, with a token and no session", async () => {
     const answer = await api("/admin/session", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
     expect(await answer.json()).toEqual({ operator: "tests", via: "token", expiresAt: null });

@@ -177,6 +177,17 @@ describe("the operators' side behind Cloudflare Access", () => {
     expect(rows).toBe(0);
   });
 
+  it("refuses a change another site's page sends with the operator's Access cookie riding along; the keys command, which sends no Origin, goes on", async () => {
+    const ana = await assertion({ email: "ana@example.com" });
+    const fromElsewhere = await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana, Origin: "https://evil.example" }, "POST");
+    expect(await errorBodyOf(fromElsewhere)).toMatchObject({ code: "cross_site_request", status: 403 });
+    const fetchSite = await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana, "Sec-Fetch-Site": "cross-site" }, "POST");
+    expect(await errorBodyOf(fetchSite)).toMatchObject({ code: "cross_site_request" });
+    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana }, "POST")).status).toBe(200);
+    // Reads are not changes: a cross-site read is the browser's to withhold (no CORS for /admin).
+    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana, Origin: "https://evil.example" })).status).toBe(200);
+  });
+
   it("takes no operator token in Access's place, not even the bootstrap one", async () => {
     for (const token of ["operator-token-for-tests", "so_op_anything"]) {
       const response = await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { Authorization: `Bearer ${token}` });
