@@ -48,7 +48,9 @@ export class Shell<S extends object> {
   ) {}
 
   async start(): Promise<void> {
-    whenSignedOut((message) => this.signIn(message));
+    // Only a signed-in page goes back to signing in: a request still under way when the reader signed out answers
+    // 401 too, and must not replace what signing out said.
+    whenSignedOut((message) => void (this.current && this.signIn(message)));
     window.onhashchange = () => (LINK.test(location.hash) ? void this.followLink() : this.route());
     if (LINK.test(location.hash)) return this.followLink();
     await this.enter();
