@@ -21,7 +21,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { isDeployedEnvironment, placeholdersIn, readEnvironment } from "./lib/environments";
-import { DEFAULT_THRESHOLDS, healthQuery, judgeHealth, readHealthAnswer, runAnalyticsSql, type AnalyticsAccess, type HealthThresholds } from "./lib/health-gate";
+import { DEFAULT_THRESHOLDS, healthQuery, judgeHealth, readHealthAnswer, type HealthThresholds } from "./lib/health-gate";
+import { CLOUDFLARE_API, runAnalyticsSql, type AnalyticsAccess } from "../src/lib/cloudflare-api";
 import { DEFAULT_STEPS, deployVersions, durableObjectMigrations, parseSteps, split } from "./lib/release-plan";
 import { describeResults, runSmokeChecks, type SmokeTarget } from "./lib/smoke-checks";
 import { runWrangler, runWranglerInTerminal } from "./lib/wrangler";
@@ -31,7 +32,6 @@ const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for
        [--no-health-gate] [--min-requests 100] [--error-ratio-factor 2] [--error-ratio-floor 0.5] [--p99-factor 1.5] [--p99-slack 50]
 The health gate reads CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (and CLOUDFLARE_API_BASE_URL, as wrangler does).`;
 
-const CLOUDFLARE_API = "https://api.cloudflare.com/client/v4";
 
 class Refused extends Error {}
 

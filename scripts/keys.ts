@@ -377,12 +377,12 @@ async function rotate(store: KeyStore, { hash, record }: StoredRecord, grace: st
   if (record.revokedAt) throw new UsageError(`${record.id} is revoked; issue a new key instead.`);
   if (record.expiresAt && Date.parse(record.expiresAt) <= Date.now()) throw new UsageError(`${record.id} has expired; issue a new key instead.`);
   const graceEnds = expiryFrom(grace, "--grace");
-  const { id: _, createdAt: __, ...kept } = record;
+  const { id: _, createdAt: __, rotatedTo: ___, ...kept } = record;
   // The budget's limits and their stamp go with it: one budget, one set of limits.
   const rotated = await issueKey(store, { ...kept, limitsSetAt: record.limitsSetAt ?? record.createdAt, budget: budgetOf(record) }, { rotatedFrom: record.id });
   const oldExpiresAt = record.expiresAt && record.expiresAt < graceEnds ? record.expiresAt : graceEnds;
   await store.audited([{ operation: "rotate", keyId: record.id, changes: { rotatedTo: rotated.record.id, expiresAt: oldExpiresAt } }], () =>
-    store.putRecords([{ hash, record: { ...record, expiresAt: oldExpiresAt } }]),
+    store.putRecords([{ hash, record: { ...record, expiresAt: oldExpiresAt, rotatedTo: rotated.record.id } }]),
   );
   return { ...rotated, oldExpiresAt };
 }

@@ -76,6 +76,9 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
   problems.push(...webhookPipelineProblems(env, config));
   for (const flag of REQUIRED_COMPATIBILITY_FLAGS) if (!config.compatibilityFlags.includes(flag)) problems.push(`${env}: compatibility_flags lacks "${flag}"`);
+  // The operators' traffic view reads the dataset the worker writes (docs/operations.md#traffic).
+  const written = config.analyticsDatasets.find((binding) => binding.binding === "REQUESTS")?.dataset;
+  if (config.vars.ANALYTICS_DATASET !== written) problems.push(`${env}: ANALYTICS_DATASET must name the REQUESTS binding's dataset "${written}", got ${JSON.stringify(config.vars.ANALYTICS_DATASET)}`);
   return problems;
 }
 

@@ -3,7 +3,8 @@
  * ramp step, the new and the previous version compared on the step's real
  * traffic, read from the request analytics (Workers Analytics Engine's SQL
  * API). The query, the reading of its answer and the judgement are plain
- * functions; `readVersionHealth` is the one call out.
+ * functions; the call out is src/lib/cloudflare-api.ts's, which the
+ * operators' traffic view shares.
  */
 
 export interface HealthThresholds {
@@ -90,29 +91,4 @@ export function judgeHealth(fresh: VersionHealth, old: VersionHealth, thresholds
     if (fresh.p99Ms > maxP99) reasons.push(`its p99 ${Math.round(fresh.p99Ms)} ms is above ${Math.round(maxP99)} ms (${thresholds.p99Factor}x the previous ${Math.round(old.p99Ms)} ms + ${thresholds.p99SlackMs} ms)`);
   }
   return { verdict: reasons.length > 0 ? "unhealthy" : "healthy", line, reasons };
-}
-
-export interface AnalyticsAccess {
-  accountId: string;
-  apiToken: string;
-  /** Cloudflare's API (CLOUDFLARE_API_BASE_URL, as wrangler reads it). */
-  apiBase: string;
-}
-
-/** Runs `sql` on the account's SQL API; any failure (unreachable, refused, an answer that is not JSON) is an error with the reason. */
-export async function runAnalyticsSql(access: AnalyticsAccess, sql: string, timeoutMs = 30_000): Promise<unknown> {
-  const url = `${access.apiBase.replace(/\/+$/, "")}/accounts/${encodeURIComponent(access.accountId)}/analytics_engine/sql`;
-  let response: Response;
-  try {
-    response = await fetch(url, { method: "POST", headers: { Authorization: `Bearer ${access.apiToken}` }, body: sql, signal: AbortSignal.timeout(timeoutMs) });
-  } catch (error) {
-    throw new Error(`the Analytics Engine SQL API could not be reached (${(error as Error).cause ?? (error as Error).message})`);
-  }
-  const text = await response.text();
-  if (!response.ok) throw new Error(`the Analytics Engine SQL API answered ${response.status}: ${text.slice(0, 200)}`);
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new Error(`the Analytics Engine SQL API answered something that is not JSON: ${text.slice(0, 200)}`);
-  }
 }

@@ -8,6 +8,7 @@ import { createConsoleLinkOperation } from "../operator/create-console-link";
 import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-endpoint";
 import { enableWebhookEndpoint } from "../webhooks/endpoints/enable-webhook-endpoint";
 import { listAllWebhookEndpoints } from "../webhooks/endpoints/list-all-webhook-endpoints";
+import { listEndpointDeliveries } from "../webhooks/endpoints/list-endpoint-deliveries";
 import { getPipelineHealth } from "../operator/get-pipeline-health";
 import { openOperatorSessionOperation } from "../operator/session/open-operator-session";
 import { redeemOperatorLinkOperation } from "../operator/session/redeem-operator-link";
@@ -15,9 +16,10 @@ import { getOperatorSession } from "../operator/session/get-operator-session";
 import { endOperatorSessionOperation } from "../operator/session/end-operator-session";
 import { searchKeys } from "../operator/search-keys";
 import { getBudget } from "../operator/get-budget";
+import { getTraffic } from "../operator/traffic/get-traffic";
 
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
 
-/** The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event pipeline and the event sequence, then keys (found across budgets) and their budgets, and console sign-in links. */
-export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, disableWebhookEndpoint, enableWebhookEndpoint, getPipelineHealth, ...eventSequenceOperations, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey, createConsoleLinkOperation];
+/** The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event pipeline and the event sequence, the traffic, then keys (found across budgets) and their budgets, and console sign-in links. */
+export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, listEndpointDeliveries, disableWebhookEndpoint, enableWebhookEndpoint, getPipelineHealth, ...eventSequenceOperations, getTraffic, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey, createConsoleLinkOperation];

@@ -52,6 +52,7 @@ export const ERROR_STATUS = {
   too_many_test_events: 429,
   internal_error: 500,
   order_list_too_large: 500,
+  traffic_not_configured: 501,
   service_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 

@@ -19,6 +19,11 @@ declare global {
        * console's session cookies are sealed with. The console cannot sign anyone in without it (docs/operations.md#the-console).
        */
       CONSOLE_SESSION_KEY?: string;
+      /**
+       * A secret (`wrangler secret put ANALYTICS_READ_TOKEN`): an API token that may read Account Analytics, with which
+       * the operators' traffic view queries the request analytics (docs/operations.md#traffic).
+       */
+      ANALYTICS_READ_TOKEN?: string;
     }
   }
 }

@@ -41,6 +41,8 @@ const isoDate = z
 
 const ACCESS_TEAM_RULE = "must be your Access team's domain, <team>.cloudflareaccess.com";
 const accessTeamDomain = z.string(rule(ACCESS_TEAM_RULE)).regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.cloudflareaccess\.com$/, ACCESS_TEAM_RULE);
+const accountId = z.string(rule("must be your Cloudflare account id (32 hex digits)")).regex(/^[0-9a-f]{32}$/, "must be your Cloudflare account id (32 hex digits)");
+const datasetName = z.string(rule("must be the REQUESTS binding's dataset name")).regex(/^[A-Za-z0-9_]+$/, "must be the REQUESTS binding's dataset name (letters, digits, _)");
 const accessAudience = z.string(rule("must be the Access application's audience tag")).regex(/^[0-9a-f]{64}$/, "must be the Access application's audience tag (64 hex digits)");
 
 /** The order events' storage budget when ORDER_EVENTS_BUDGET_MB is not set: 7 days at 20 changes a second (docs/design/order-events.md#capacity). */
@@ -63,6 +65,8 @@ const Vars = z
     ORDER_EVENTS_BUDGET_MB: positiveWholeNumber.optional(),
     ACCESS_TEAM_DOMAIN: accessTeamDomain.optional(),
     ACCESS_AUD: accessAudience.optional(),
+    ANALYTICS_ACCOUNT_ID: accountId.optional(),
+    ANALYTICS_DATASET: datasetName.optional(),
   })
   .refine((vars) => (vars.ACCESS_TEAM_DOMAIN === undefined) === (vars.ACCESS_AUD === undefined), {
     path: ["ACCESS_AUD"],
@@ -89,6 +93,8 @@ const Vars = z
     orderEventsBudgetBytes: (vars.ORDER_EVENTS_BUDGET_MB ?? DEFAULT_ORDER_EVENTS_BUDGET_MB) * 1024 * 1024,
     /** The Access application in front of the operators' side (docs/operations.md#cloudflare-access); undefined: operator tokens alone. */
     access: vars.ACCESS_TEAM_DOMAIN === undefined ? undefined : { teamDomain: vars.ACCESS_TEAM_DOMAIN, audience: vars.ACCESS_AUD! },
+    /** Where the operators' traffic view reads the request analytics (docs/operations.md#traffic): it needs both, and the ANALYTICS_READ_TOKEN secret. */
+    analytics: { accountId: vars.ANALYTICS_ACCOUNT_ID, dataset: vars.ANALYTICS_DATASET },
   }));
 
 export type Config = z.output<typeof Vars>;

@@ -36,6 +36,8 @@ export const ApiKeyRecord = z.object({
   expiresAt: Instant.optional(),
   /** Set on a key made by rotation: the id of the key whose budget (limiter) it shares. */
   budget: z.string().optional(),
+  /** Set on a key rotated away: the key that replaced it. It works until expiresAt, its grace (absent on keys rotated before this was kept). */
+  rotatedTo: z.string().optional(),
   revokedAt: Instant.optional(),
 });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;

@@ -7,13 +7,15 @@ import { callDependency } from "../lib/dependency";
 import { Plan } from "../limiter/plans";
 import { budgetOf, scopesOf, type ApiKeyRecord } from "../keys/api-key-record";
 import { idName, type KeySummary } from "../keys/layout";
+import { bannedBudgets } from "../limiter/ban-entries";
 
-/** A key expiring within this is `expiring`; a rotated-away key (an expiry set by rotation) is `in grace` until it ends. */
+/** A key expiring within this is `expiring`. */
 const EXPIRING_SOON_MS = 7 * 86_400_000;
 /** KV pages (1,000 keys each) one search reads at most before it answers with a cursor to go on from. */
 const PAGES_A_SEARCH = 5;
 
-export const KEY_STATES = ["live", "expiring", "revoked", "expired"] as const;
+/** A key that works is `banned` while its budget is, else `grace` once rotated away (until its expiry), else `expiring` or `live`. */
+export const KEY_STATES = ["live", "expiring", "grace", "banned", "revoked", "expired"] as const;
 type KeyState = (typeof KEY_STATES)[number];
 
 const SearchQuery = z.object({
@@ -36,23 +38,27 @@ const FoundKey = z.object({
   createdAt: z.string(),
   expiresAt: z.string().nullable(),
   revokedAt: z.string().nullable(),
+  bannedUntil: z.string().nullable().describe("When its budget's ban ends; null: not banned"),
 });
 
-export function keyState(record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt">, now: number): KeyState {
+export function keyState(record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt" | "rotatedTo">, now: number, budgetBanned = false): KeyState {
   if (record.revokedAt) return "revoked";
-  if (!record.expiresAt) return "live";
-  const left = Date.parse(record.expiresAt) - now;
-  return left <= 0 ? "expired" : left <= EXPIRING_SOON_MS ? "expiring" : "live";
+  const left = record.expiresAt ? Date.parse(record.expiresAt) - now : Infinity;
+  if (left <= 0) return "expired";
+  if (budgetBanned) return "banned";
+  if (record.rotatedTo) return "grace";
+  return left <= EXPIRING_SOON_MS ? "expiring" : "live";
 }
 
-const foundKey = (record: ApiKeyRecord, now: number): z.infer<typeof FoundKey> => ({
+const foundKey = (record: ApiKeyRecord, now: number, banned: ReadonlyMap<string, number>): z.infer<typeof FoundKey> => ({
   id: record.id,
   name: record.name,
   start: record.start ?? null,
   plan: record.plan,
   budget: budgetOf(record),
   scopes: [...scopesOf(record)],
-  state: keyState(record, now),
+  state: keyState(record, now, banned.has(budgetOf(record))),
+  bannedUntil: banned.has(budgetOf(record)) ? new Date(banned.get(budgetOf(record))! * 1000).toISOString() : null,
   createdAt: record.createdAt,
   expiresAt: record.expiresAt ?? null,
   revokedAt: record.revokedAt ?? null,
@@ -84,12 +90,13 @@ export const searchKeys = defineOperation({
     const needle = q?.trim().toLowerCase();
     const now = Date.now();
     const found: z.infer<typeof FoundKey>[] = [];
+    const banned = await callDependency("KV", () => bannedBudgets(c.env.API_KEYS, now / 1000));
     let cursor = parsed.data.cursor;
     for (let page = 0; page < PAGES_A_SEARCH && found.length < limit; page++) {
       const listed = await callDependency("KV", () => c.env.API_KEYS.list<KeySummary>({ prefix: idName(""), ...(cursor && { cursor }) }));
       for (const { name, metadata } of listed.keys) {
         if (!metadata) continue;
-        const key = foundKey({ id: name.slice(idName("").length), ...metadata }, now);
+        const key = foundKey({ id: name.slice(idName("").length), ...metadata }, now, banned);
         if (plan && key.plan !== plan) continue;
         if (state && key.state !== state) continue;
         if (scope && !key.scopes.includes(scope)) continue;

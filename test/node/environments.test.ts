@@ -91,6 +91,13 @@ describe("wrangler.toml environments", () => {
     expect(configProblems("staging", staging({ compatibilityFlags: [] }), local)).toEqual(['staging: compatibility_flags lacks "global_fetch_strictly_public"']);
   });
 
+  it("has the traffic view read the dataset each environment writes, and reports one that names another", () => {
+    for (const env of DEPLOYED_ENVIRONMENTS) expect(configProblems(env, readEnvironment(env), local)).toEqual([]);
+    expect(configProblems("staging", staging({ vars: { ...staging().vars, ANALYTICS_DATASET: "store_orders_requests_production" } }), local)).toEqual([
+      'staging: ANALYTICS_DATASET must name the REQUESTS binding\'s dataset "store_orders_requests_staging", got "store_orders_requests_production"',
+    ]);
+  });
+
   it("lists the ids an operator still has to fill in", () => {
     expect(placeholdersIn(staging())).toEqual(["D1 database_id of DB", "KV namespace id of API_KEYS"]);
     const filled = staging({ d1: [{ binding: "DB", database_id: "5e6f0c1e-0000-4000-8000-000000000001" }], kv: [{ binding: "API_KEYS", id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0" }] });

@@ -3,8 +3,8 @@
  * project's queries use (docs/operations.md#request-analytics and the
  * release's health gate): one table; SELECT expressions with AS; WHERE;
  * GROUP BY; ORDER BY; LIMIT; FORMAT JSON; comparison, arithmetic, AND, OR,
- * NOT, IN; `NOW()`, `INTERVAL 'n' UNIT`, `toStartOfDay`, `IF`, `SUM`,
- * `count()`, `AVG`, `quantileExactWeighted(level)(value, weight)`. Rows are
+ * NOT, IN; `NOW()`, `INTERVAL 'n' UNIT`, `toStartOfDay`,
+ * `toStartOfInterval`, `toUnixTimestamp`, `IF`, `SUM`, `count()`, `AVG`, `MAX`, `quantileExactWeighted(level)(value, weight)`. Rows are
  * the data points a recording stand-in of the binding kept, so the queries
  * operators run are checked against what the Worker writes. Anything outside
  * the subset is an error, never a guess.
@@ -40,7 +40,7 @@ interface Query {
 }
 
 const UNIT_MS: Record<string, number> = { SECOND: 1_000, MINUTE: 60_000, HOUR: 3_600_000, DAY: 86_400_000 };
-const AGGREGATES = new Set(["sum", "count", "avg", "quantileexactweighted"]);
+const AGGREGATES = new Set(["sum", "count", "avg", "max", "quantileexactweighted"]);
 
 function tokenize(sql: string): string[] {
   const tokens: string[] = [];
@@ -212,9 +212,16 @@ export function runEngineSql(sql: string, rows: readonly EngineRow[], now: numbe
           case "now": return now;
           case "todatetime": return number(evaluate(node.args[0]!, group)) * 1000;
           case "tostartofday": return Math.floor(number(evaluate(node.args[0]!, group)) / UNIT_MS.DAY!) * UNIT_MS.DAY!;
+          case "tostartofinterval": {
+            const size = number(evaluate(node.args[1]!, group));
+            return Math.floor(number(evaluate(node.args[0]!, group)) / size) * size;
+          }
+          // A DateTime (ms here) as whole seconds since 1970, as the engine answers it.
+          case "tounixtimestamp": return Math.floor(number(evaluate(node.args[0]!, group)) / 1000);
           case "if": return truthy(evaluate(node.args[0]!, group)) ? evaluate(node.args[1]!, group) : evaluate(node.args[2]!, group);
           case "sum": return each(node.args[0]!).reduce((sum, value) => sum + value, 0);
           case "count": return group.length;
+          case "max": return Math.max(...each(node.args[0]!));
           case "avg": return each(node.args[0]!).reduce((sum, value) => sum + value, 0) / group.length;
           case "quantileexactweighted": {
             const values = each(node.args[0]!);

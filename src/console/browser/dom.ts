@@ -2,7 +2,7 @@
  * Building the page without markup strings: every value reaches the DOM as
  * text (never parsed as HTML), so nothing the API answers can inject into it.
  */
-type Child = Node | string | number | null | undefined | false;
+export type Child = Node | string | number | null | undefined | false;
 type Attributes = Record<string, string | number | boolean | EventListener | undefined>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {

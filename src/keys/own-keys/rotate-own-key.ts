@@ -51,7 +51,7 @@ export const rotateOwnKey = defineOperation({
     const { record } = stored;
     const graceEnds = new Date(Date.now() + graceSeconds * 1000).toISOString();
     const oldExpiresAt = record.expiresAt && record.expiresAt < graceEnds ? record.expiresAt : graceEnds;
-    const { id: _, createdAt: __, start: ___, expiresAt, ...kept } = record;
+    const { id: _, createdAt: __, start: ___, expiresAt, rotatedTo: ____, ...kept } = record;
     const { key, record: rotated } = newApiKey(prefixOf(c), {
       ...kept,
       ...(expiresAt && { expiresAt }),
@@ -65,7 +65,7 @@ export const rotateOwnKey = defineOperation({
       await auditedKeyOperation(db, { operation: "create", keyId: rotated.id, changes: { plan: rotated.plan, name: rotated.name, rotatedFrom: record.id, budget: budgetOf(record) }, actor }, () =>
         putApiKey(kv, key, rotated),
       );
-      await storeKeyRecord(kv, stored.hash, { ...record, expiresAt: oldExpiresAt });
+      await storeKeyRecord(kv, stored.hash, { ...record, expiresAt: oldExpiresAt, rotatedTo: rotated.id });
     });
     // The new key is never logged or kept: this answer is its one showing.
     return jsonBody(c, { key, id: rotated.id, start: rotated.start!, expiresAt: rotated.expiresAt ?? null, previous: { id: record.id, expiresAt: oldExpiresAt } }, 201);

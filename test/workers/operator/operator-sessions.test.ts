@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../../../src/lib/digest";
 import { REVOKE_OPERATOR } from "../../../src/operator/operator-table";
 import { OPERATOR_COOKIE } from "../../../src/operator/operator-sessions";
@@ -193,6 +193,36 @@ describe("finding keys and a budget's page", () => {
     expect(await search("state=revoked&q=acme")).toEqual([]);
     const bad = await api("/admin/keys?state=sleeping", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
     expect(await errorBodyOf(bad)).toMatchObject({ code: "invalid_query", status: 400 });
+  });
+
+  it("finds a banned budget's keys by state=banned from the ban's notice until it is lifted, and a key rotated away as grace", async () => {
+    const operator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
+    type Found = { id: string; state: string; bannedUntil: string | null };
+    const search = async (query: string) => (await (await api(`/admin/keys?${query}`, operator)).json<{ data: Found[] }>()).data;
+    const tight = await storeTestKey({ plan: "free", name: "Banned shop", limits: { perMinute: 1, perDay: 1_000 } });
+    expect(await search("q=banned%20shop")).toEqual([expect.objectContaining({ id: tight.record.id, state: "live", bannedUntil: null })]);
+    let banned = false;
+    for (let i = 0; i < 60 && !banned; i++) {
+      const response = await api("/v1/store/orders", { key: tight.key });
+      banned = response.status === 429 && (await response.json<{ code: string }>()).code === "api_key_banned";
+    }
+    expect(banned).toBe(true);
+    // The budget's object writes the notice as the ban starts.
+    await vi.waitFor(async () => expect((await search("state=banned")).map(({ id }) => id)).toContain(tight.record.id));
+    const [found] = await search("q=banned%20shop");
+    expect(found).toMatchObject({ state: "banned", bannedUntil: expect.any(String) });
+    expect(Date.parse(found!.bannedUntil!)).toBeGreaterThan(Date.now());
+    expect((await api(`/admin/keys/${tight.record.id}/unban`, { ...operator, method: "POST" })).status).toBe(200);
+    await vi.waitFor(async () => expect(await search("q=banned%20shop")).toEqual([expect.objectContaining({ state: "live", bannedUntil: null })]));
+    expect((await search("state=banned")).map(({ id }) => id)).not.toContain(tight.record.id);
+
+    const rotating = await storeTestKey({ plan: "pro", name: "Rotating shop", scopes: ["orders:read", "keys:manage"] });
+    const rotated = await api(`/v2/keys/${rotating.record.id}/rotate`, { key: rotating.key, method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ graceSeconds: 3600 }) });
+    expect(rotated.status).toBe(201);
+    const { id: newId } = await rotated.json<{ id: string }>();
+    const states = Object.fromEntries((await search("q=rotating%20shop")).map(({ id, state }) => [id, state]));
+    expect(states).toEqual({ [rotating.record.id]: "grace", [newId]: "live" });
+    expect((await search("state=grace&q=rotating")).map(({ id }) => id)).toEqual([rotating.record.id]);
   });
 
   it("shows a budget's keys, endpoints and audit timeline with who did what, and a lock's reason to the endpoint's owner, never the operator's name", async () => {

@@ -269,7 +269,7 @@ describe("a lane's run", () => {
 });
 
 describe("an endpoint's deliveries", () => {
-  it("are listed newest first for the endpoint's budget, and one is sent again on request with the same event", async () => {
+  it("are listed newest first for the endpoint's budget (and for operators), and one is sent again on request with the same event", async () => {
     const made = await endpoint({ url: "https://receiver.example/" });
     await seedOrders([{ id: 11 }, { id: 12 }]);
     await dispatchQuietly();
@@ -287,6 +287,10 @@ describe("an endpoint's deliveries", () => {
     ]);
     expect(listed.data[1]).toMatchObject({ id: firstId, eventId: `evt_${first}`, attempts: 4, lastStatus: 500, lastError: "the receiver answered 500", nextAttemptAt: null, outcome: "failed" });
     expect((listed.data[1]!.attemptLog as unknown[]).length).toBe(4);
+    // An operator reads the same log of any budget's endpoint (docs/operations.md#operator-api); an unknown endpoint is 404.
+    const asOperator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
+    expect(await (await apiWith(env, `/admin/webhook-endpoints/${made.id}/deliveries`, asOperator)).json()).toEqual(listed);
+    expect((await apiWith(env, "/admin/webhook-endpoints/we_00000000000000000000/deliveries", asOperator)).status).toBe(404);
 
     // The schedule spent with nothing delivered disabled the endpoint: a retry says so until it is enabled again.
     const path = `/v2/webhook-endpoints/${made.id}/deliveries/${firstId}/retry`;

@@ -1,5 +1,5 @@
-import uPlot from "uplot";
 import { call, messageOf } from "../api";
+import { timeChart } from "../time-chart";
 import { h, notice, show } from "../dom";
 import type { UsageHistory, View } from "../types";
 
@@ -38,7 +38,10 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
   const chart = h("figure", { class: "chart", "aria-labelledby": "usage-caption" });
   const table = h("div", {});
   const status = h("div", {});
-  let plot: uPlot | undefined;
+  const plot = timeChart(chart, "Requests", [
+    { label: "Admitted", stroke: "#1b6e3a", fill: "rgba(27,110,58,0.12)" },
+    { label: "Refused", stroke: "#b3261e" },
+  ]);
   let abort = new AbortController();
 
   const fillRanges = () => show(range, RANGES[granularity.value as Granularity].map(({ buckets, label }) => h("option", { value: buckets }, label)));
@@ -58,23 +61,7 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
     }
     show(status);
     const { buckets } = history;
-    const data: uPlot.AlignedData = [buckets.map((b) => Date.parse(b.start) / 1000), buckets.map((b) => b.admitted), buckets.map((b) => b.refused)];
-    plot?.destroy();
-    plot = new uPlot(
-      {
-        width: Math.max(280, chart.clientWidth),
-        height: 260,
-        series: [
-          { label: "Bucket starting", value: (_u, v) => (v == null ? "—" : new Date(v * 1000).toISOString()) },
-          { label: "Admitted", stroke: "#1b6e3a", fill: "rgba(27,110,58,0.12)", width: 2 },
-          { label: "Refused", stroke: "#b3261e", width: 2 },
-        ],
-        axes: [{}, { label: "Requests" }],
-        scales: { x: { time: true } },
-      },
-      data,
-      chart,
-    );
+    plot.draw([buckets.map((b) => Date.parse(b.start) / 1000), buckets.map((b) => b.admitted), buckets.map((b) => b.refused)]);
     chart.append(h("figcaption", { id: "usage-caption" }, `Admitted and refused requests per ${g}, ${buckets.length} buckets from ${buckets[0]?.start ?? "—"}; point at the chart for the numbers.`));
     show(
       table,
@@ -98,8 +85,6 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
     void draw();
   });
   range.addEventListener("change", () => void draw());
-  const resize = () => plot?.setSize({ width: Math.max(280, chart.clientWidth), height: 260 });
-  window.addEventListener("resize", resize);
 
   fillRanges();
   void draw();
@@ -107,8 +92,7 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
     element: h("div", {}, h("div", { class: "controls" }, h("label", { for: "usage-granularity" }, "Granularity"), granularity, h("label", { for: "usage-range" }, "Range"), range), status, chart, table),
     stop() {
       abort.abort();
-      window.removeEventListener("resize", resize);
-      plot?.destroy();
+      plot.stop();
     },
   };
 }

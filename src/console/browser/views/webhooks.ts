@@ -1,5 +1,6 @@
 import { call, messageOf } from "../api";
 import { h, notice, show, shownOnce, when } from "../dom";
+import { deliveryLog } from "./delivery-log";
 import { ORDER_EVENT_TYPES, type CreatedWebhookEndpoint, type RotatedWebhookSecret, type WebhookDelivery, type WebhookEndpoint, type WebhookTestResult, type View } from "../types";
 
 const OVERLAPS = [
@@ -234,66 +235,24 @@ function endpointView(root: HTMLElement, id: string): () => void {
   const loadLog = async () => {
     try {
       const { data } = await call<{ data: WebhookDelivery[] }>("GET", `/webhook-endpoints/${id}/deliveries`);
-      // What the reader opened stays open when the log is drawn again.
-      const open = new Set([...log.querySelectorAll("tr[data-delivery-id] details[open]")].map((details) => details.closest("tr")!.dataset.deliveryId));
-      show(
-        log,
-        h("h2", {}, "Delivery log"),
-        data.length === 0
-          ? h("p", {}, "No deliveries yet.")
-          : h(
-              "table",
-              { id: "deliveries-table" },
-              h("caption", {}, "Newest first, each with its latest attempts"),
-              h("thead", {}, h("tr", {}, ["Event", "Outcome", "Attempts", "Next attempt", ""].map((title) => h("th", { scope: "col" }, title)))),
-              h("tbody", {}, data.map(deliveryRow)),
-            ),
-      );
-      for (const row of log.querySelectorAll<HTMLElement>("tr[data-delivery-id]")) if (open.has(row.dataset.deliveryId)) row.querySelector("details")!.open = true;
+      show(log, h("h2", {}, "Delivery log"), deliveryLog(log, data, retry));
     } catch (error) {
       show(log, notice(messageOf(error), "error"));
     }
   };
 
-  const deliveryRow = (delivery: WebhookDelivery) =>
-    h(
-      "tr",
-      { "data-delivery-id": delivery.id, "data-outcome": delivery.outcome },
-      h("td", {}, h("code", {}, delivery.eventId)),
-      h("td", {}, delivery.outcome, delivery.lastStatus !== null ? ` (${delivery.lastStatus})` : delivery.lastError ? ` (${delivery.lastError})` : ""),
-      h(
-        "td",
-        {},
-        h(
-          "details",
-          {},
-          h("summary", {}, `${delivery.attempts} attempt${delivery.attempts === 1 ? "" : "s"}`),
-          h(
-            "ol",
-            { class: "attempts" },
-            delivery.attemptLog.map((attempt) =>
-              h("li", {}, when(attempt.at), ` · ${attempt.status ?? "no answer"} · ${attempt.durationMs} ms`, attempt.error ? ` · ${attempt.error}` : "", attempt.response !== null ? h("pre", {}, attempt.response) : null),
-            ),
-          ),
-        ),
-      ),
-      h("td", {}, delivery.nextAttemptAt ? when(delivery.nextAttemptAt) : "—"),
-      h(
-        "td",
-        {},
-        delivery.outcome === "failed"
-          ? h("button", {
-              type: "button",
-              onclick: () =>
-                act(async () => {
-                  await call("POST", `/webhook-endpoints/${id}/deliveries/${delivery.id}/retry`);
-                  show(status, notice(`Delivery of ${delivery.eventId} sent again.`));
-                  await loadLog();
-                }),
-            }, `Retry ${delivery.eventId}`)
-          : "",
-      ),
-    );
+  const retry = (delivery: WebhookDelivery) =>
+    delivery.outcome === "failed"
+      ? h("button", {
+          type: "button",
+          onclick: () =>
+            act(async () => {
+              await call("POST", `/webhook-endpoints/${id}/deliveries/${delivery.id}/retry`);
+              show(status, notice(`Delivery of ${delivery.eventId} sent again.`));
+              await loadLog();
+            }),
+        }, `Retry ${delivery.eventId}`)
+      : "";
 
   show(root, h("p", {}, h("a", { href: "#/webhooks" }, "← All endpoints")), h("h1", { tabindex: -1 }, "Endpoint"), status, facts, actions, log);
   void load();

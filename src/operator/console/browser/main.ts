@@ -12,6 +12,7 @@ import { admin } from "./api";
 import type { OperatorSignedIn, OperatorView } from "./types";
 import { signInView } from "./views/sign-in";
 import { pipelineView } from "./views/pipeline";
+import { trafficView } from "./views/traffic";
 import { keysView } from "./views/keys";
 import { budgetView } from "./views/budget";
 import { webhooksView } from "./views/webhooks";
@@ -24,6 +25,7 @@ const shell: Shell<OperatorSignedIn> = new Shell(document.getElementById("consol
   navigation: "Operators' console",
   views: {
     pipeline: view("Pipeline", pipelineView),
+    traffic: view("Traffic", trafficView),
     keys: view("Keys", keysView),
     webhooks: view("Webhooks", webhooksView),
     // A budget's page is reached from a key or an endpoint, not from the navigation.

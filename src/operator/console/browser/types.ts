@@ -16,10 +16,11 @@ export interface FoundKey {
   plan: string;
   budget: string;
   scopes: string[];
-  state: "live" | "expiring" | "revoked" | "expired";
+  state: "live" | "expiring" | "grace" | "banned" | "revoked" | "expired";
   createdAt: string;
   expiresAt: string | null;
   revokedAt: string | null;
+  bannedUntil: string | null;
 }
 
 export interface OperatorEndpoint {
@@ -35,7 +36,7 @@ export interface OperatorEndpoint {
 
 export interface Budget {
   budget: string;
-  keys: (Omit<FoundKey, "budget" | "scopes"> & { scopes: string[] | null; limits: { perMinute: number; perDay: number } | null })[];
+  keys: (Omit<FoundKey, "budget" | "scopes" | "bannedUntil"> & { scopes: string[] | null; limits: { perMinute: number; perDay: number } | null })[];
   timeline: { at: string; subject: string; operation: string; actor: string; changes: Record<string, unknown>; outcome: string | null }[];
 }
 
@@ -52,6 +53,17 @@ export interface PipelineHealth {
   database: { bytes: number | null };
   worker: { id: string | null; tag: string | null };
   warnings: string[];
+}
+
+export interface Traffic {
+  range: "1h" | "6h" | "24h" | "7d";
+  bucketSeconds: number;
+  series: { start: string; admitted: number; limited: number; banned: number; unauthenticated: number; error: number }[];
+  topByRequests: { budget: string; requests: number; refused: number }[];
+  topByRefusals: { budget: string; requests: number; refused: number }[];
+  bans: { caller: string; refused: number; lastRefusedAt: string }[];
+  keyless: { addressGroup: string; requests: number; refused: number }[];
+  dataset: string;
 }
 
 /** A view draws into its element from the route's parts and returns what stops its timers. */

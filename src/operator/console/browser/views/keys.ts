@@ -4,7 +4,7 @@ import { admin } from "../api";
 import type { FoundKey, OperatorView } from "../types";
 
 const PLANS = ["free", "pro", "business", "enterprise"];
-const STATES = ["live", "expiring", "revoked", "expired"];
+const STATES = ["live", "expiring", "grace", "banned", "revoked", "expired"];
 const SCOPES = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"];
 
 const select = (id: string, label: string, values: string[]) => [
@@ -48,7 +48,7 @@ export const keysView: OperatorView = (root) => {
             h("td", {}, h("a", { href: `#/budget/${key.id}` }, key.name), h("br"), h("code", {}, key.start ? `${key.start}…` : key.id)),
             h("td", {}, h("code", {}, key.id)),
             h("td", {}, key.plan),
-            h("td", {}, key.state),
+            h("td", {}, key.state, key.bannedUntil ? [" until ", when(key.bannedUntil)] : ""),
             h("td", {}, h("code", {}, key.budget)),
             h("td", {}, when(key.createdAt)),
           ),

@@ -1,12 +1,36 @@
 import { messageOf } from "../../../../console/browser/api";
 import { h, notice, show, when } from "../../../../console/browser/dom";
 import { acting, admin } from "../api";
+import { deliveryLog } from "../../../../console/browser/views/delivery-log";
+import type { WebhookDelivery } from "../../../../console/browser/types";
 import type { OperatorEndpoint, OperatorView } from "../types";
 
-/** Every endpoint of every budget (GET /admin/webhook-endpoints): lock one with a reason its owner is told, or unlock it. */
+/**
+ * Every endpoint of every budget (GET /admin/webhook-endpoints): lock one
+ * with a reason its owner is told, or unlock it; read any endpoint's delivery
+ * log, as its owner does, with how its newest deliveries went.
+ */
 export const webhooksView: OperatorView = (root) => {
   const status = h("div", {});
   const list = h("div", { id: "webhook-list" });
+  const log = h("section", { id: "endpoint-log", "aria-live": "polite" });
+
+  const readLog = async (endpoint: OperatorEndpoint) => {
+    try {
+      const { data } = await admin<{ data: WebhookDelivery[] }>("GET", `/webhook-endpoints/${endpoint.id}/deliveries`);
+      const failed = data.filter((delivery) => delivery.outcome === "failed").length;
+      const lastDelivered = data.find((delivery) => delivery.outcome === "delivered");
+      show(
+        log,
+        h("h2", { tabindex: -1 }, "Delivery log of ", h("code", {}, endpoint.url)),
+        h("p", { id: "endpoint-health" }, `${failed} of the newest ${data.length} deliveries failed; the newest delivered: `, lastDelivered ? h("code", {}, lastDelivered.eventId) : "none"),
+        deliveryLog(log, data),
+      );
+      log.querySelector("h2")!.focus();
+    } catch (error) {
+      show(log, notice(messageOf(error), "error"));
+    }
+  };
 
   const act = acting(status, () => load());
 
@@ -28,7 +52,7 @@ export const webhooksView: OperatorView = (root) => {
       {},
       h("td", {}, h("code", {}, endpoint.url), h("br"), "of ", h("a", { href: `#/budget/${endpoint.budget}` }, h("code", {}, endpoint.budget))),
       h("td", {}, endpoint.status === "disabled" ? ["disabled ", when(endpoint.disabledAt), h("br"), endpoint.disabledReason ?? ""] : "enabled"),
-      h("td", {}, action),
+      h("td", {}, action, h("button", { type: "button", class: "quiet", "aria-label": `Delivery log of ${endpoint.url}`, onclick: () => void readLog(endpoint) }, "Delivery log")),
     );
   };
 
@@ -43,7 +67,7 @@ export const webhooksView: OperatorView = (root) => {
               "table",
               {},
               h("caption", {}, "Every endpoint of every budget"),
-              h("thead", {}, h("tr", {}, ["URL, of budget", "Status", "Action"].map((title) => h("th", { scope: "col" }, title)))),
+              h("thead", {}, h("tr", {}, ["URL, of budget", "Status", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
               h("tbody", {}, data.map(row)),
             ),
       );
@@ -52,6 +76,6 @@ export const webhooksView: OperatorView = (root) => {
     }
   };
 
-  show(root, h("h1", { tabindex: -1 }, "Webhooks"), h("p", {}, "Locking an endpoint stops its deliveries; its owner sees that an operator locked it (never which) and the reason given, and cannot undo it."), status, list);
+  show(root, h("h1", { tabindex: -1 }, "Webhooks"), h("p", {}, "Locking an endpoint stops its deliveries; its owner sees that an operator locked it (never which) and the reason given, and cannot undo it."), status, list, log);
   void load();
 };
