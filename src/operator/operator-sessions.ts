@@ -116,10 +116,16 @@ export async function openOperatorSession(c: Context<AppEnv>, operator: string, 
   const now = Date.now();
   const claims: OperatorClaims = { sid: crypto.randomUUID(), operator, expiresAt: now + SESSION_SECONDS * 1000, ...(bootstrap && { bootstrap }) };
   const expiresAt = new Date(claims.expiresAt).toISOString();
+  // As in the callers' console, a session this browser already had ends: a new sign-in replaces it.
+  const previousCookie = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
+  const previous = previousCookie === undefined ? undefined : await openClaims(c.env, previousCookie);
+  const db = c.env.DB;
+  const at = new Date(now).toISOString();
   await callDependency("D1", () =>
-    c.env.DB.prepare("INSERT INTO operator_sessions (id, operator, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-      .bind(claims.sid, operator, via, new Date(now).toISOString(), expiresAt)
-      .run(),
+    db.batch([
+      db.prepare("INSERT INTO operator_sessions (id, operator, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)").bind(claims.sid, operator, via, at, expiresAt),
+      ...(previous ? [db.prepare("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(previous.sid, at)] : []),
+    ]),
   );
   const sealed = await sealText(PURPOSE, sealingKey, ADDITIONAL_DATA, JSON.stringify(claims));
   return { cookie: operatorCookie(c.req.url, sealed), session: { id: claims.sid, expiresAt } };

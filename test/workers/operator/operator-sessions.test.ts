@@ -99,6 +99,19 @@ describe("signing in to the operators' console", () => {
     expect((await withCookie(benSecond, "/admin/pipeline")).status).toBe(200);
   });
 
+  it("ends the session a browser already had when it signs in again, with a token or a link, as the callers' console does", async () => {
+    const [ana, ben] = [await addOperator("ana"), await addOperator("ben")];
+    const { cookie: first } = await signIn(ana);
+    const again = await api("/admin/session", { method: "POST", key: null, headers: { Authorization: `Bearer ${ben}`, Origin: ORIGIN, Cookie: `__Host-${OPERATOR_COOKIE}=${first}` } });
+    expect(again.status).toBe(201);
+    expect(await errorBodyOf(await withCookie(first, "/admin/pipeline"))).toMatchObject({ code: "session_ended" });
+    const second = cookieOf(again);
+    const byLink = await api("/admin/session/link", { method: "POST", key: null, headers: { "Content-Type": "application/json", Origin: ORIGIN, Cookie: `__Host-${OPERATOR_COOKIE}=${second}` }, body: JSON.stringify({ token: await addLink("ana") }) });
+    expect(byLink.status).toBe(201);
+    expect(await errorBodyOf(await withCookie(second, "/admin/pipeline"))).toMatchObject({ code: "session_ended" });
+    expect(await (await withCookie(cookieOf(byLink), "/admin/session")).json()).toMatchObject({ operator: "ana" });
+  });
+
   it("refuses a write that rides on the cookie from another site, or with no Origin", async () => {
     const { cookie } = await signIn(await addOperator("ana"));
     const fromElsewhere = await api(`/admin/keys/${key.record.id}/unban`, { method: "POST", key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie}`, Origin: "https://evil.example" } });
