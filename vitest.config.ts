@@ -56,9 +56,9 @@ export default defineConfig(async () => {
             include: ["test/e2e/**/*.test.ts"],
             environment: "node",
             globalSetup: ["./test/support/shared-service.ts"],
-            // One at a time, after the other projects: most files share one npm start and assume no other file
-            // writes to it meanwhile (a smoke check that changes nothing, a live tail that sees one change). Run
-            // beside each other they were faster (about 570 s against 650 s of vitest on a busy machine) and failed.
+            // One at a time: most files share one npm start and assume no other file writes to it meanwhile (a smoke
+            // check that changes nothing, a live tail that sees one change). npm test runs this project in a vitest run
+            // of its own beside the other two (scripts/test.ts): in one run, vitest puts it after them.
             fileParallelism: false,
             testTimeout: 120_000,
             hookTimeout: 240_000,
