@@ -158,6 +158,7 @@ export interface components {
              * @example too_many_test_events
              * @example internal_error
              * @example order_list_too_large
+             * @example traffic_not_configured
              * @example service_unavailable
              */
             code: string;

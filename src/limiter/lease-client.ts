@@ -87,6 +87,12 @@ export class LeaseClient {
     await this.#settle(name, caller, context, Date.now());
   }
 
+  /** What the budget's object answered a revocation made from this isolate: its next request of the key is refused, not the one after its lease. */
+  learnRevoked(name: string, revoked: readonly string[]): void {
+    const caller = this.#callers.get(name);
+    if (caller) caller.book.revoked = [...revoked];
+  }
+
   /** True once the budget's object has said this key of the budget is revoked (operator API). */
   knowsRevoked(name: string, keyId: string): boolean {
     return this.#callers.get(name)?.book.revoked.includes(keyId) ?? false;

@@ -11,6 +11,8 @@ declare module "hono" {
   interface ContextVariableMap {
     /** Set by rateLimit(): the limiter's decision, for the request log. */
     limit?: Verdict["outcome"];
+    /** Set by an operation that revoked a key: its budget's revoked keys as the object answered, learned once it has answered. */
+    revocation?: { budget: string; revoked: readonly string[] };
   }
 }
 
@@ -113,5 +115,7 @@ export function rateLimit(leases: LeaseClient, callers: CountedCallers): Middlew
       );
     }
     await next();
+    const revocation = c.get("revocation");
+    if (revocation) leases.learnRevoked(revocation.budget, revocation.revoked);
   };
 }

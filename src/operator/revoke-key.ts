@@ -1,5 +1,6 @@
 import { callDependency } from "../lib/dependency";
 import { storeKeyRecord } from "../keys/layout";
+import { budgetOf } from "../keys/api-key-record";
 import { audited, keyOperation, limiterOf } from "./key-operation";
 
 /** Revokes a key for good: KV first, then the budget's object refuses it everywhere within a lease; audited. */
@@ -16,7 +17,9 @@ export const revokeKey = keyOperation(
     const at = key.record.revokedAt ?? new Date().toISOString();
     return audited(c, key.record, "revoke", { revokedAt: at }, async () => {
       if (!key.record.revokedAt) await storeKeyRecord(c.env.API_KEYS, key.hash, { ...key.record, revokedAt: at });
-      return callDependency("rate limiter", () => limiterOf(c, key.record).revoke(key.record.id));
+      const usage = await callDependency("rate limiter", () => limiterOf(c, key.record).revoke(key.record.id));
+      c.set("revocation", { budget: budgetOf(key.record), revoked: usage.revoked });
+      return usage;
     });
   },
 );

@@ -39,7 +39,8 @@ export const revokeOwnKey = defineOperation({
     if (!record.revokedAt) {
       await auditedKeyOperation(c.env.DB, { operation: "revoke", keyId, changes: { revokedAt, budget: budgetOf(record) }, actor: `key:${caller.id}` }, async () => {
         await storeKeyRecord(c.env.API_KEYS, hash, { ...record, revokedAt });
-        await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budgetOf(record)).revoke(keyId));
+        const { revoked } = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budgetOf(record)).revoke(keyId));
+        c.set("revocation", { budget: budgetOf(record), revoked });
       });
     }
     return jsonBody(c, { id: keyId, revokedAt });

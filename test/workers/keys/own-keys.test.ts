@@ -58,6 +58,16 @@ describe("a key's own budget", () => {
     expect((await api("/v2/console/session", { key: stranger.key })).status).toBe(200);
   });
 
+  it("refuses a key revoked in this isolate from its next request, even while the isolate holds admissions of its budget's lease", async () => {
+    const old = await manager();
+    const rotated = await (await rotate(old)).json<Rotated>();
+    // A busy key: the isolate is granted admissions ahead, which it spends without asking the budget's object.
+    for (let i = 0; i < 20; i++) expect((await api("/v2/keys", { key: old.key })).status).toBe(200);
+    expect((await api(`/v2/keys/${old.record.id}/revoke`, { method: "POST", key: rotated.key })).status).toBe(200);
+    expect((await api("/v2/keys", { key: old.key })).status).toBe(401);
+    expect((await api("/v2/keys", { key: rotated.key })).status).toBe(200);
+  });
+
   it("needs keys:manage, and says so", async () => {
     const plain = await storeTestKey({ scopes: ["orders:read"] });
     for (const response of [await rotate(plain), await api("/v2/keys", { key: plain.key }), await api(`/v2/keys/${plain.record.id}/revoke`, { method: "POST", key: plain.key })]) {
