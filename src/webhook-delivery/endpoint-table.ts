@@ -29,9 +29,12 @@ export interface WebhookEndpointRow {
   rate_limit: number | null;
   /** When its URL last changed; null: not since it was made. */
   url_changed_at: string | null;
+  /** Since when its deliveries fail (null while they succeed) and when one last succeeded, as its lane last wrote them (endpoint-health.ts). */
+  failing_since: string | null;
+  last_delivered_at: string | null;
 }
 
-const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, disabled_note, previous_secret_sealed, previous_secret_until, rate_limit, url_changed_at";
+const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, disabled_note, previous_secret_sealed, previous_secret_until, rate_limit, url_changed_at, failing_since, last_delivered_at";
 
 export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 
@@ -198,6 +201,11 @@ export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint 
     .prepare("SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit FROM webhook_endpoints WHERE id = ?1")
     .bind(id)
     .first<LaneEndpoint>();
+}
+
+/** What its lane noted of an endpoint's deliveries (endpoint-health.ts). */
+export async function recordEndpointHealth(db: D1Queryable, id: string, failingSince: string | null, lastDeliveredAt: string | null): Promise<void> {
+  await db.prepare("UPDATE webhook_endpoints SET failing_since = ?2, last_delivered_at = ?3 WHERE id = ?1").bind(id, failingSince, lastDeliveredAt).run();
 }
 
 /** The service disables an endpoint (its receiver answered 410, or refused a whole schedule), unless it is disabled already. */

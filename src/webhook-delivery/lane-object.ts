@@ -6,6 +6,8 @@ import { readConfig } from "../framework/read-config";
 import { ATTEMPTS_DDL, attemptsOf, type LaneAttempt } from "./lane-attempts";
 import { addDeliveries, DELIVERIES_DDL, deliveryCounts, failedSince, newestDeliveries, nextDueAt, recoverFailed, resetDelivery, type LaneDelivery } from "./lane-deliveries";
 import { runLane } from "./lane-run";
+import { nextHealth, type HealthNote } from "./endpoint-health";
+import { recordEndpointHealth } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
 import { admitTestEvent } from "./test-event-limit";
 import { deliveryIdOf, type DeliveryView } from "./lane-calls";
@@ -111,6 +113,7 @@ export class WebhookLane extends DurableObject<Env> {
       if (result === "endpoint gone") return await this.wipe();
       storage.delete("failedRuns");
       next = result.next;
+      await this.noteHealth(endpointId, result);
     } catch (error) {
       const failed = (storage.get<number>("failedRuns") ?? 0) + 1;
       storage.put("failedRuns", failed);
@@ -118,6 +121,19 @@ export class WebhookLane extends DurableObject<Env> {
       logLine("warn", "webhook-lane", "a lane's run failed; it is tried again", { endpointId, failedRuns: failed, retryAt: iso(next), error: String(error) });
     }
     if (next !== null) await this.ctx.storage.setAlarm(next);
+  }
+
+  /** The run's outcome in the endpoint's health, written to its row when operators should see it change; a write that fails is tried at the next run. */
+  private async noteHealth(endpointId: string, run: { delivered: number; attempted: number }): Promise<void> {
+    const storage = this.ctx.storage.kv;
+    const { note, write } = nextHealth(storage.get<HealthNote>("health"), run, Date.now());
+    if (!write) return void storage.put("health", note);
+    try {
+      await recordEndpointHealth(this.env.DB, endpointId, note.failingSince === null ? null : iso(note.failingSince), note.lastDeliveredAt === null ? null : iso(note.lastDeliveredAt));
+      storage.put("health", note);
+    } catch (error) {
+      logLine("warn", "webhook-lane", "an endpoint's health was not written; the next run tries again", { endpointId, error: String(error) });
+    }
   }
 
   /** Sets the alarm for the first due delivery, unless one is set sooner; none while nothing is pending. */

@@ -54,6 +54,6 @@ export const createWebhookEndpoint = defineOperation({
     });
     wakeDispatcher(c);
     const location = new URL(`${c.req.path}/${id}`, c.req.url).href;
-    return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, disabled_note: null, previous_secret_sealed: null, previous_secret_until: null, url_changed_at: null }), secret }, 201, { Location: location });
+    return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, disabled_note: null, previous_secret_sealed: null, previous_secret_until: null, url_changed_at: null, failing_since: null, last_delivered_at: null }), secret }, 201, { Location: location });
   },
 });

@@ -4,8 +4,21 @@ import { type WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";
 import { endpointJson } from "./endpoint-json";
 
 /** An endpoint as operators see it (docs/operations.md#webhooks): with its budget and why it is disabled. */
-export const OperatorEndpoint = WebhookEndpoint.extend({ budget: z.string(), disabledAt: z.string().nullable(), disabledReason: z.string().nullable() });
-export const operatorJson = (row: WebhookEndpointRow) => ({ ...endpointJson(row), budget: row.budget, disabledAt: row.disabled_at, disabledReason: row.disabled_reason && row.disabled_note ? `${row.disabled_reason}: ${row.disabled_note}` : row.disabled_reason });
+export const OperatorEndpoint = WebhookEndpoint.extend({
+  budget: z.string(),
+  disabledAt: z.string().nullable(),
+  disabledReason: z.string().nullable(),
+  failingSince: z.string().nullable().describe("Since when its deliveries fail; null while they succeed (as its lane last wrote it: on a change, and every 10 minutes while it delivers)"),
+  lastDeliveredAt: z.string().nullable().describe("When a delivery to it last succeeded, within 10 minutes; null: none yet"),
+});
+export const operatorJson = (row: WebhookEndpointRow) => ({
+  ...endpointJson(row),
+  budget: row.budget,
+  disabledAt: row.disabled_at,
+  disabledReason: row.disabled_reason && row.disabled_note ? `${row.disabled_reason}: ${row.disabled_note}` : row.disabled_reason,
+  failingSince: row.failing_since,
+  lastDeliveredAt: row.last_delivered_at,
+});
 
 /** What both operator operations on endpoints share; disabling is audited as every operator action is (the row first: keys/audit.ts). */
 export const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false } as const;

@@ -76,6 +76,30 @@ describe("a D1 outage during a lane's run", () => {
   });
 });
 
+describe("an endpoint's health, as operators list it", () => {
+  it("is failing from its lane's first run that delivered nothing, and delivering again, with when, once a delivery succeeds", async () => {
+    const { endpointId } = await pendingDeliveries(owner.key, [21]);
+    const lane = laneOf(env, endpointId);
+    const listed = async () =>
+      (await (await api(`/admin/webhook-endpoints?budget=${owner.record.id}`, { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } })).json<{ data: { id: string; failingSince: string | null; lastDeliveredAt: string | null }[] }>()).data.find(({ id }) => id === endpointId)!;
+    expect(await listed()).toMatchObject({ failingSince: null, lastDeliveredAt: null });
+    const refusing = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("down", { status: 503 }));
+    const before = Date.now();
+    await alarmWith(lane, env);
+    expect(refusing).toHaveBeenCalled();
+    const failing = await listed();
+    expect(Date.parse(failing.failingSince!)).toBeGreaterThanOrEqual(before);
+    expect(failing.lastDeliveredAt).toBeNull();
+    // Its retry made due now: the receiver is back.
+    await runInDurableObject(lane, (_, state) => state.storage.sql.exec("UPDATE deliveries SET due_at = ?", Date.now()));
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    await alarmWith(lane, env);
+    const recovered = await listed();
+    expect(recovered.failingSince).toBeNull();
+    expect(Date.parse(recovered.lastDeliveredAt!)).toBeGreaterThanOrEqual(Date.parse(failing.failingSince!));
+  });
+});
+
 describe("the dispatcher in an outage", () => {
   const dispatcher = (name: string) => env.WEBHOOK_DISPATCHER.getByName(name);
 

@@ -30,6 +30,8 @@ export interface OperatorEndpoint {
   status: "enabled" | "disabled";
   disabledAt: string | null;
   disabledReason: string | null;
+  failingSince: string | null;
+  lastDeliveredAt: string | null;
   types: string[];
   createdAt: string;
 }

@@ -51,7 +51,14 @@ export const webhooksView: OperatorView = (root) => {
       "tr",
       {},
       h("td", {}, h("code", {}, endpoint.url), h("br"), "of ", h("a", { href: `#/budget/${endpoint.budget}` }, h("code", {}, endpoint.budget))),
-      h("td", {}, endpoint.status === "disabled" ? ["disabled ", when(endpoint.disabledAt), h("br"), endpoint.disabledReason ?? ""] : "enabled"),
+      h(
+        "td",
+        {},
+        endpoint.status === "disabled" ? ["disabled ", when(endpoint.disabledAt), h("br"), endpoint.disabledReason ?? ""] : "enabled",
+        h("br"),
+        endpoint.failingSince ? h("strong", {}, "failing since ", when(endpoint.failingSince)) : endpoint.lastDeliveredAt ? "delivering" : "no delivery yet",
+        endpoint.lastDeliveredAt ? ["; last delivered ", when(endpoint.lastDeliveredAt)] : "",
+      ),
       h("td", {}, action, h("button", { type: "button", class: "quiet", "aria-label": `Delivery log of ${endpoint.url}`, onclick: () => void readLog(endpoint) }, "Delivery log")),
     );
   };
@@ -67,7 +74,7 @@ export const webhooksView: OperatorView = (root) => {
               "table",
               {},
               h("caption", {}, "Every endpoint of every budget"),
-              h("thead", {}, h("tr", {}, ["URL, of budget", "Status", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
+              h("thead", {}, h("tr", {}, ["URL, of budget", "Status and deliveries", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
               h("tbody", {}, data.map(row)),
             ),
       );
