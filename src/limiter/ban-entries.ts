@@ -9,6 +9,15 @@
  */
 export const BAN_PREFIX = "ban:";
 
+/**
+ * Only a key's budget is noticed: it is named by its first key's id
+ * (keys/api-key-record.ts, KeyId). Address groups and operators' sessions
+ * are counted by objects too, but the key search never shows them, and a
+ * spray of banned addresses must neither cost a KV write each nor push the
+ * keys' notices out of the one list call the search makes.
+ */
+export const noticesBansOf = (budget: string) => budget.startsWith("key_");
+
 /** KV's shortest expiry: a ban shorter than this is listed a little longer than it lasts. */
 const KV_MIN_TTL_SECONDS = 60;
 
@@ -32,7 +41,7 @@ export async function writeBanNotice(kv: KVNamespace, budget: string, change: No
 
 /** The budgets banned now, by one list call (a thousand bans; more are not expected, and the rest are not listed). */
 export async function bannedBudgets(kv: KVNamespace, now: number): Promise<Map<string, number>> {
-  const listed = await kv.list<BanNotice>({ prefix: BAN_PREFIX });
+  const listed = await kv.list<BanNotice>({ prefix: `${BAN_PREFIX}key_` });
   const banned = new Map<string, number>();
   for (const { name, metadata } of listed.keys) if (metadata && metadata.until > now) banned.set(name.slice(BAN_PREFIX.length), metadata.until);
   return banned;

@@ -36,6 +36,11 @@ export interface LeaseBook {
   banKnownUntil: number;
   /** Keys of this budget the object has been told are revoked. */
   revoked: string[];
+  /**
+   * Revocations this isolate made and learned from the object's answer (learnRevoked), kept for a lease's length:
+   * an answer the object gave before the revocation may still arrive, and must not take them back.
+   */
+  learned: { keyId: string; until: number }[];
   /** The object's refusals in a row at its last answer. */
   streak: number;
   /** Refusals answered here, not yet sent to the object. */
@@ -56,6 +61,7 @@ export function newLeaseBook(): LeaseBook {
     banEnds: 0,
     banKnownUntil: 0,
     revoked: [],
+    learned: [],
     streak: 0,
     pending: { count: 0, since: 0 },
     sending: 0,
@@ -211,7 +217,8 @@ export function absorbAnswer(
   sentAt = now,
 ): Verdict | undefined {
   acknowledged(book, request, now);
-  book.revoked = answer.revoked;
+  book.learned = book.learned.filter((learned) => learned.until > now);
+  book.revoked = book.learned.length === 0 ? answer.revoked : [...new Set([...answer.revoked, ...book.learned.map(({ keyId }) => keyId)])];
   if (answer.keyRevoked) return asker ? answer : undefined;
   book.last = answer;
   book.streak = answer.refusedInARow;
@@ -314,4 +321,10 @@ export function needsRenewal(book: LeaseBook, now: number): boolean {
   const lowWater = Math.max(1, Math.floor(expected / 4));
   const newest = book.leases[book.leases.length - 1]!;
   return unspent(book, now) <= lowWater || newest.expiresAt - now <= RENEW_AHEAD_MS;
+}
+
+/** A revocation this isolate made, as the object answered it: refused here from the next request, whatever older answer arrives after it. */
+export function learnRevoked(book: LeaseBook, revoked: readonly string[], now: number): void {
+  book.learned = [...book.learned.filter((learned) => learned.until > now && !revoked.includes(learned.keyId)), ...revoked.map((keyId) => ({ keyId, until: now + LEASE_MS }))];
+  book.revoked = [...new Set([...book.revoked, ...revoked])];
 }

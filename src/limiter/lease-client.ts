@@ -7,6 +7,7 @@ import {
   decideLocally,
   expireLeases,
   leaseRequest,
+  learnRevoked,
   needsRenewal,
   newLeaseBook,
   noteArrival,
@@ -90,7 +91,7 @@ export class LeaseClient {
   /** What the budget's object answered a revocation made from this isolate: its next request of the key is refused, not the one after its lease. */
   learnRevoked(name: string, revoked: readonly string[]): void {
     const caller = this.#callers.get(name);
-    if (caller) caller.book.revoked = [...revoked];
+    if (caller) learnRevoked(caller.book, revoked, Date.now());
   }
 
   /** True once the budget's object has said this key of the budget is revoked (operator API). */

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "./plans";
 import { acquire, expiresAt, reservedGrants, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
-import { banNoticeChange, writeBanNotice } from "./ban-entries";
+import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 
 const STATE = "state";
@@ -99,7 +99,7 @@ export class RateLimiter extends DurableObject<Env> {
     const now = Date.now() / 1000;
     const change = banNoticeChange(before, after, now);
     const budget = this.ctx.id.name;
-    if (!change || budget === undefined) return;
+    if (!change || budget === undefined || !noticesBansOf(budget)) return;
     this.ctx.waitUntil(
       writeBanNotice(this.env.API_KEYS, budget, change, now).catch((error: unknown) => console.error(JSON.stringify({ level: "error", message: "a ban's notice for the operators' search was not written", budget, error: String(error) }))),
     );

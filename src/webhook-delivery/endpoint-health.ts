@@ -17,10 +17,11 @@ export interface HealthNote {
   writtenAt: number;
 }
 
-/** The note after a run that delivered `delivered` of `attempted` at `now`, and whether the row must be written. */
-export function nextHealth(previous: HealthNote | undefined, run: { delivered: number; attempted: number }, now: number): { note: HealthNote; write: boolean } {
+/** The note after a run that POSTed `sent` deliveries, `delivered` of them accepted, at `now`, and whether the row must be written. */
+export function nextHealth(previous: HealthNote | undefined, run: { delivered: number; sent: number }, now: number): { note: HealthNote; write: boolean } {
   const unchanged = previous ?? { failingSince: null, lastDeliveredAt: null, writtenAt: 0 };
-  if (run.attempted === 0) return { note: unchanged, write: false };
+  // Nothing sent (nothing due, or only events pruned before their turn): the receiver was not asked, so nothing changed.
+  if (run.sent === 0) return { note: unchanged, write: false };
   if (run.delivered > 0) {
     const write = previous === undefined || previous.failingSince !== null || now - previous.writtenAt >= REFRESH_MS;
     return { note: { failingSince: null, lastDeliveredAt: now, writtenAt: write ? now : unchanged.writtenAt }, write };

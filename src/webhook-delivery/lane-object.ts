@@ -124,7 +124,7 @@ export class WebhookLane extends DurableObject<Env> {
   }
 
   /** The run's outcome in the endpoint's health, written to its row when operators should see it change; a write that fails is tried at the next run. */
-  private async noteHealth(endpointId: string, run: { delivered: number; attempted: number }): Promise<void> {
+  private async noteHealth(endpointId: string, run: { delivered: number; sent: number }): Promise<void> {
     const storage = this.ctx.storage.kv;
     const { note, write } = nextHealth(storage.get<HealthNote>("health"), run, Date.now());
     if (!write) return void storage.put("health", note);

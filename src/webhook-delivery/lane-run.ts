@@ -45,7 +45,8 @@ export interface LaneContext extends AttemptContext {
 }
 
 /** What a run leaves: when the next is due (null: nothing pending), or that the endpoint is gone and its lane should be emptied. */
-export type LaneRunResult = { next: number | null; delivered: number; attempted: number } | "endpoint gone";
+/** `attempted`: deliveries taken up; `sent`: of those, the ones POSTed (an event pruned before its turn is settled unsent). */
+export type LaneRunResult = { next: number | null; delivered: number; attempted: number; sent: number } | "endpoint gone";
 
 const eventsOf = async (db: D1Queryable, seqs: readonly number[]) => {
   const { results } = await db
@@ -59,7 +60,7 @@ const eventsOf = async (db: D1Queryable, seqs: readonly number[]) => {
 function failAll(context: LaneContext, reason: string): LaneRunResult {
   failPending(context.sql, reason, context.now(), LANE_BATCH);
   const next = nextDueAt(context.sql);
-  return { next: next === null ? null : context.now(), delivered: 0, attempted: 0 };
+  return { next: next === null ? null : context.now(), delivered: 0, attempted: 0, sent: 0 };
 }
 
 export async function runLane(context: LaneContext): Promise<LaneRunResult> {
@@ -67,7 +68,7 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   const began = context.now();
   pruneSettled(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
   pruneAttempts(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
-  if (nextDueAt(sql) === null) return { next: null, delivered: 0, attempted: 0 };
+  if (nextDueAt(sql) === null) return { next: null, delivered: 0, attempted: 0, sent: 0 };
   return sendDue(context, began);
 }
 
@@ -78,7 +79,7 @@ async function sendable(context: LaneContext): Promise<{ endpoint: LaneEndpoint;
   if (!endpoint) return "endpoint gone";
   if (endpoint.status !== "enabled") return failAll(context, "the endpoint is disabled");
   const liveness = await context.budgetLiveness(endpoint.budget);
-  if (liveness === "unknown") return { next: now + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0 };
+  if (liveness === "unknown") return { next: now + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0, sent: 0 };
   if (liveness === "dead") return failAll(context, "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)");
   const secrets = await liveSecrets(context.sealingKey, endpoint, now);
   // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves secrets unreadable).
@@ -103,6 +104,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   let verdict: LaneRunResult | undefined;
   let nextStartAt = began;
   let attempted = 0;
+  let sent = 0;
   let delivered = 0;
   let stopped = false;
   let failure: unknown;
@@ -148,6 +150,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
         seq,
         attemptDelivery(context, endpoint, secrets, next.delivery, next.event)
           .then((outcome) => {
+            if (outcome !== "expired") sent += 1;
             if (outcome !== "expired" && outcome.kind === "delivered") delivered += 1;
             if (outcome !== "expired" && outcome.kind === "gone") stopped = true;
           })
@@ -163,5 +166,5 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   if (failure !== undefined) throw failure;
   if (verdict !== undefined && (verdict === "endpoint gone" || attempted === 0)) return verdict;
   const due = nextDueAt(sql);
-  return { next: due === null ? null : Math.max(due, context.now()), delivered, attempted };
+  return { next: due === null ? null : Math.max(due, context.now()), delivered, attempted, sent };
 }

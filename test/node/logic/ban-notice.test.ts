@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { banNoticeChange } from "../../../src/limiter/ban-entries";
+import { banNoticeChange, noticesBansOf } from "../../../src/limiter/ban-entries";
 
 /** When a budget's object writes or removes the notice of its ban (docs/operations.md#operator-api). */
 describe("a ban's notice", () => {
@@ -14,5 +14,12 @@ describe("a ban's notice", () => {
     expect(banNoticeChange(now - 5, now - 5, now)).toBeUndefined();
     expect(banNoticeChange(0, 0, now)).toBeUndefined();
     expect(banNoticeChange(now - 5, 0, now)).toBeUndefined();
+  });
+
+  it("is kept for a key's budget only: an address group or an operator's session is never listed, nor costs a write", () => {
+    expect(noticesBansOf("key_0123456789abcdef")).toBe(true);
+    expect(noticesBansOf("ip:198.51.100.7")).toBe(false);
+    expect(noticesBansOf("ip:2001:db8:1:2::/64")).toBe(false);
+    expect(noticesBansOf("operator-session:0b1c")).toBe(false);
   });
 });

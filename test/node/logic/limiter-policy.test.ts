@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { limitsFor, limitsStampOf } from "../../../src/keys/api-key-record";
 import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT } from "../../../src/limiter/plans";
-import { absorbAnswer, abandonAsk, leaseRequest, newLeaseBook, takeExpired } from "../../../src/limiter/lease-book";
+import { absorbAnswer, abandonAsk, learnRevoked, leaseRequest, newLeaseBook, takeExpired } from "../../../src/limiter/lease-book";
 import { KEEP_FOR_KV_MS, acquire, decide, expiresAt, quieterWindow, revokeKey, setLimits, settle, unban, usageOf, windowStart, type LimiterState } from "../../../src/limiter/policy";
 import type { LeaseRequest } from "../../../src/limiter/protocol";
 
@@ -238,6 +238,19 @@ describe("the isolate's reading of an answer", () => {
     const sentAt = ms(8);
     absorbAnswer(book, answer, sentAt + 30, true, {}, sentAt);
     expect(book.leases[0]!.expiresAt).toBe(sentAt + 5_000);
+  });
+
+  it("keeps a revocation it made for a lease's length, though an answer the object gave before it arrives after", () => {
+    const older = decide(undefined, { perMinute: 100, perDay: 1000 }, ban, ms(10), { want: 20 }).verdict;
+    const revoked = revokeKey(undefined, "key_old", ms(10));
+    const book = newLeaseBook();
+    learnRevoked(book, usageOf(revoked, ms(10)).revoked, ms(10));
+    expect(book.revoked).toEqual(["key_old"]);
+    absorbAnswer(book, older, ms(10.5), false, {}, ms(9.9));
+    expect(book.revoked).toEqual(["key_old"]);
+    // A lease's length later every answer was given after the revocation: the object's list is the record again.
+    absorbAnswer(book, older, ms(16), false, {}, ms(15.9));
+    expect(book.revoked).toEqual([]);
   });
 
   it("counts a refusal the object deferred once it answers the client, and names a lost ask in its next request", () => {

@@ -169,7 +169,7 @@ describe("a lane's run", () => {
     const { made, seq } = await pendingDelivery();
     const { got, fetch } = receiver(204);
     const now = Date.now() + 1_000;
-    expect(await runLaneOnce(made.id, { fetch, now: () => now })).toEqual({ next: null, delivered: 1, attempted: 1 });
+    expect(await runLaneOnce(made.id, { fetch, now: () => now })).toEqual({ next: null, delivered: 1, attempted: 1, sent: 1 });
     const [post] = got;
     expect(post!.url).toBe("https://receiver.example/hooks");
     const id = post!.headers.get("webhook-id")!;
