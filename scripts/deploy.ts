@@ -25,7 +25,7 @@ import { DEFAULT_THRESHOLDS, healthQuery, judgeHealth, readHealthAnswer, type He
 import { CLOUDFLARE_API, runAnalyticsSql, type AnalyticsAccess } from "../src/lib/cloudflare-api";
 import { DEFAULT_STEPS, deployVersions, durableObjectMigrations, parseSteps, split } from "./lib/release-plan";
 import { describeResults, runSmokeChecks, type SmokeTarget } from "./lib/smoke-checks";
-import { runWrangler, runWranglerInTerminal } from "./lib/wrangler";
+import { wranglerProcesses, type Wrangler } from "./lib/wrangler";
 
 const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for the smoke checks>] [--steps 10,50,100] [--wait 60]
        [--base-url https://host/v1] [--all-at-once] [--compare-migrations-with <commit>] [--dry-run]
@@ -115,6 +115,8 @@ export interface DeployContext {
   err(line: string): void;
   /** Where SIGINT and SIGTERM come from: the process, unless a test stands in for it. */
   signals?: Pick<NodeJS.EventEmitter, "on" | "off">;
+  /** How wrangler runs: a process per call, unless a test stands in for it. */
+  wrangler?: Wrangler;
 }
 
 /** Runs one release and returns its exit code: 0, or 1 with one line saying what failed (and what was restored). */
@@ -143,7 +145,7 @@ interface ReleaseFacts extends ReturnType<typeof options> {
 }
 
 /** Everything a release checks before it changes anything; a dry run makes the same checks. Refuses with the reason and what to do. */
-function preflight(argv: string[], cwd: string, git: Git, out: (line: string) => void): ReleaseFacts {
+function preflight(argv: string[], cwd: string, git: Git, wrangler: Wrangler, out: (line: string) => void): ReleaseFacts {
   const chosen = options(argv);
   const { env, healthGate, key, baseUrl, allAtOnce, compareWith, dryRun } = chosen;
   const toml = join(cwd, "wrangler.toml");
@@ -167,7 +169,7 @@ function preflight(argv: string[], cwd: string, git: Git, out: (line: string) =>
   const smokeBase = (baseUrl ?? String(config.vars.BASE_URL)).replace(/\/+$/, "");
 
   // What serves now, and the commit it was released from: read in a dry run too, so it refuses what a release would.
-  const current = currentVersion(env);
+  const current = currentVersion(env, wrangler);
   out(`Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}${current.tag ? ` (commit ${current.tag.slice(0, 12)})` : " (no commit tag)"}.`);
   const baseline = current.tag ?? (compareWith && resolveCommit(git, compareWith));
   const migrationsChanged = baseline === undefined || !sameMigrations(git, baseline, env, toml);
@@ -188,6 +190,7 @@ function preflight(argv: string[], cwd: string, git: Git, out: (line: string) =>
 class ReleaseSteps {
   constructor(
     private readonly facts: ReleaseFacts,
+    private readonly run: Wrangler,
     private readonly out: (line: string) => void,
     private readonly signal: AbortSignal,
   ) {}
@@ -197,7 +200,7 @@ class ReleaseSteps {
     this.out(`== ${title}: wrangler ${args.join(" ")}`);
     if (this.facts.dryRun) return;
     if (this.signal.aborted) throw this.signal.reason;
-    const status = runWranglerInTerminal(args, stepEnv);
+    const status = this.run.inTerminal(args, stepEnv);
     if (status !== 0) throw new Error(`${title} failed (wrangler exit ${status})`);
   }
 
@@ -268,14 +271,14 @@ const rampOf = (steps: readonly number[]) => [
   ...steps.map((percent) => ({ percent, title: `Ramping to ${percent}%` })),
 ];
 
-async function release(argv: string[], { cwd, out, signals = process }: DeployContext): Promise<void> {
+async function release(argv: string[], { cwd, out, signals = process, wrangler = wranglerProcesses }: DeployContext): Promise<void> {
   const git: Git = (...args) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
-  const facts = preflight(argv, cwd, git, out);
+  const facts = preflight(argv, cwd, git, wrangler, out);
   const { env, worker, commit, subject, current, allAtOnce, migrationsChanged, wait, dryRun } = facts;
   const interruption = interruptible(signals);
   try {
-    const steps = new ReleaseSteps(facts, out, interruption.signal);
-    const guard = (restorable: boolean, traffic: () => Promise<void>) => guarded({ env, previous: current.id, restorable, dryRun, out }, traffic);
+    const steps = new ReleaseSteps(facts, wrangler, out, interruption.signal);
+    const guard = (restorable: boolean, traffic: () => Promise<void>) => guarded({ env, previous: current.id, restorable, dryRun, wrangler, out }, traffic);
 
     steps.wrangler(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
     if (allAtOnce) {
@@ -323,11 +326,12 @@ interface Guard {
   /** False when the release changed the Durable Object migrations: the previous version cannot run on them. */
   restorable: boolean;
   dryRun: boolean;
+  wrangler: Wrangler;
   out(line: string): void;
 }
 
 /** Runs the release's traffic steps; on any failure or interruption (the steps stop at `signal`), 100% back on the previous version (when it can run), and one line saying so. */
-async function guarded({ env, previous, restorable, dryRun, out }: Guard, traffic: () => Promise<void>): Promise<void> {
+async function guarded({ env, previous, restorable, dryRun, wrangler, out }: Guard, traffic: () => Promise<void>): Promise<void> {
   const rollback = (why: string) => deployVersions(env, [`${previous}@100%`], why);
   if (dryRun) {
     await traffic();
@@ -339,7 +343,7 @@ async function guarded({ env, previous, restorable, dryRun, out }: Guard, traffi
   } catch (error) {
     const what = error instanceof Error ? error.message : String(error);
     if (!restorable) throw new Refused(`FAILED: ${what}. Not rolled back to ${previous}: ${MIGRATED}. ${MIGRATED_BY_HAND}`);
-    const restored = runWranglerInTerminal(rollback(`rollback: ${what}`)) === 0;
+    const restored = wrangler.inTerminal(rollback(`rollback: ${what}`)) === 0;
     throw new Refused(
       restored
         ? `FAILED: ${what}. Restored 100% of ${env} to ${previous}.`
@@ -370,15 +374,15 @@ function analyticsAccess(env: string): AnalyticsAccess {
 }
 
 /** The version serving 100% of `env` now, and its tag when it is a commit id (anything else is read as no tag). */
-function currentVersion(env: string): { id: string; tag: string | undefined } {
-  const status = runWrangler(["deployments", "status", "--env", env, "--json"]);
+function currentVersion(env: string, wrangler: Wrangler): { id: string; tag: string | undefined } {
+  const status = wrangler.run(["deployments", "status", "--env", env, "--json"]);
   if (status.status !== 0) throw new Error(`wrangler deployments status failed: ${status.stderr.trim()}`);
   const versions = (JSON.parse(status.stdout) as { versions: { version_id: string; percentage: number }[] }).versions;
   if (versions.length !== 1 || versions[0]!.percentage !== 100) {
     throw new Refused(`Not deploying: ${env} is already split between versions (${versions.map((v) => `${v.version_id}@${v.percentage}%`).join(", ")}); finish or roll back that release first.`);
   }
   const id = versions[0]!.version_id;
-  const view = runWrangler(["versions", "view", id, "--env", env, "--json"]);
+  const view = wrangler.run(["versions", "view", id, "--env", env, "--json"]);
   const tag = view.status === 0 ? (JSON.parse(view.stdout) as { annotations?: Record<string, string> }).annotations?.["workers/tag"] : undefined;
   return { id, tag: tag !== undefined && COMMIT.test(tag) ? tag : undefined };
 }

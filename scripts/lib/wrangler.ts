@@ -60,6 +60,15 @@ export function runWranglerInTerminal(args: string[], env: Record<string, string
   return result.status ?? 1;
 }
 
+/** How a command runs wrangler: to completion, captured, or in this terminal. A release's tests hand one in that answers in-process. */
+export interface Wrangler {
+  run(args: string[]): WranglerResult;
+  inTerminal(args: string[], env?: Record<string, string>): number;
+}
+
+/** Wrangler as a process per call (the project's own, or STORE_ORDERS_WRANGLER). */
+export const wranglerProcesses: Wrangler = { run: runWrangler, inTerminal: runWranglerInTerminal };
+
 /** Starts a long-running wrangler (dev) attached to this terminal. */
 export function startWrangler(args: string[]): ChildProcess {
   return spawn(process.execPath, [wranglerBin, ...args], { env: { ...process.env, ...quiet }, stdio: "inherit" });

@@ -6,10 +6,12 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDeploy } from "../../scripts/deploy";
+import type { Wrangler } from "../../scripts/lib/wrangler";
 import { freePort } from "../../scripts/lib/ports";
 import { ALWAYS_SENT } from "../../src/framework/header-catalogue";
 import { dataPoint } from "../../src/framework/middleware/request-analytics";
 import { engineRow, runEngineSql, tableOf } from "../support/analytics-engine-sql";
+import { answerAsWrangler } from "../support/fake-wrangler.mjs";
 
 /**
  * `npm run deploy:production` end to end, with nothing deployed: a fake
@@ -18,8 +20,10 @@ import { engineRow, runEngineSql, tableOf } from "../support/analytics-engine-sq
  * as the new version only when the version override names it (and it is
  * deployed). Each case runs the release (the command's own code) in a
  * configured copy of the project: a git repository whose wrangler.toml has
- * its ids filled in. The wrangler failure's own line is wrangler's output,
- * which goes to this process's terminal. A second local server stands in
+ * its ids filled in. The fake answers in this process (a process per call
+ * was most of this file's time), except in the first case, which runs it
+ * as the release runs wrangler: a process per call. The wrangler failure's
+ * own line is wrangler's output, which goes to this process's terminal. A second local server stands in
  * for Analytics Engine's SQL API: it runs the health gate's query (through
  * an evaluator of the engine's SQL) over the data points the versions would
  * have written in the step's window, split as the fake's traffic is.
@@ -124,8 +128,21 @@ afterAll(async () => {
   await new Promise<void>((done) => analytics.close(() => done()));
 });
 
+/** Whether the release runs the fake as a process per call, as it runs wrangler, rather than in this process. */
+let asProcesses = false;
+const inProcess: Wrangler = {
+  run: (args) => answerAsWrangler(args, process.env),
+  inTerminal(args, env = {}) {
+    const { status, stdout, stderr } = answerAsWrangler(args, { ...process.env, ...env });
+    process.stdout.write(stdout);
+    process.stderr.write(stderr);
+    return status;
+  },
+};
+
 const repos: string[] = [];
 afterEach(() => {
+  asProcesses = false;
   for (const dir of repos.splice(0)) rmSync(dir, { recursive: true, force: true });
   behaviour = {};
   traffic = { total: 1_000 };
@@ -160,7 +177,7 @@ function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir:
   return { dir, commit: gitIn(dir, "rev-parse", "HEAD") };
 }
 
-/** The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake, a process per call as the real one); `onLine` sees each line it prints. */
+/** The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake); `onLine` sees each line it prints. */
 async function deploy(dir: string, ...args: (string | ((line: string) => void) | EventEmitter)[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
@@ -180,7 +197,7 @@ async function deploy(dir: string, ...args: (string | ((line: string) => void) |
     stdout += `${line}\n`;
     onLine(line);
   };
-  const status = await runDeploy(argv, { cwd: dir, out, err: (line) => void (stderr += `${line}\n`), ...(signals && { signals }) });
+  const status = await runDeploy(argv, { cwd: dir, out, err: (line) => void (stderr += `${line}\n`), ...(signals && { signals }), ...(!asProcesses && { wrangler: inProcess }) });
   return { status, stdout, stderr };
 }
 
@@ -203,6 +220,7 @@ const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith("
 
 describe("npm run deploy:production, as a gradual release", () => {
   it("migrates, uploads tagged with the commit, deploys at 0%, smoke-checks that version only, then ramps 10%, 50%, 100% with a smoke check at each", async () => {
+    asProcesses = true;
     const { dir, commit } = configuredCopy();
     const result = await deploy(dir);
     expect(result.status, result.stderr + result.stdout).toBe(0);
