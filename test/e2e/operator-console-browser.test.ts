@@ -82,7 +82,7 @@ describe("the operators' console", () => {
     await screenshot(page, "operator-pipeline");
 
     // The dispatcher's lag moves as events back up and drain: an endpoint keeps it watching (of a type no change here makes,
-    // so nothing is posted), and another system updates 20,000 orders in one statement, 200 passes' worth. The view reads
+    // so nothing is posted), and another system updates 5,000 orders in one statement, 50 passes' worth. The view reads
     // it every 2 s, and at once with Read now.
     const watcher = (await (
       await fetchLocal(`${root()}/v2/webhook-endpoints`, { method: "POST", headers: { Authorization: `Bearer ${caller.key}`, "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://receiver.example/watch", types: ["order.deleted"] }) })
@@ -90,7 +90,7 @@ describe("the operators' console", () => {
     await expect.poll(async () => Number(await page.locator("#pipeline-lag").textContent()), { timeout: 60_000 }).toBe(0);
     const headBefore = Number(await page.locator("#pipeline-head").textContent());
     const execute = await d1HttpApi(root());
-    await execute("UPDATE orders SET quantity = quantity % 5 + 1 WHERE id IN (SELECT id FROM orders ORDER BY id DESC LIMIT 20000)", []);
+    await execute("UPDATE orders SET quantity = quantity % 5 + 1 WHERE id IN (SELECT id FROM orders ORDER BY id DESC LIMIT 5000)", []);
     const lags: number[] = [];
     const readNow = async () => {
       await page.getByRole("button", { name: "Read now" }).click();
@@ -98,7 +98,7 @@ describe("the operators' console", () => {
       lags.push(Number(await page.locator("#pipeline-lag").textContent()));
       return Number(await page.locator("#pipeline-head").textContent());
     };
-    await expect.poll(readNow, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(headBefore + 20_000);
+    await expect.poll(readNow, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(headBefore + 5_000);
     await expect.poll(async () => (await readNow(), lags.at(-1)), { timeout: 120_000, interval: 200 }).toBe(0);
     expect(Math.max(...lags), "the lag the page showed while the events were handed out").toBeGreaterThan(0);
     expect((await fetchLocal(`${root()}/v2/webhook-endpoints/${watcher.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${caller.key}` } })).status).toBe(204);
@@ -164,7 +164,9 @@ describe("the operators' console", () => {
     expect((await page.evaluate(async () => (await fetch("/admin/pipeline")).status))).toBe(401);
     expect(errors()).toEqual([]);
     await context.close();
-  });
+    // Its polls allow four minutes in all: on a machine busy with another npm start, the drain alone can take the
+    // file's two.
+  }, 300_000);
 
   it("signs in with a link, locks a caller's endpoint with a reason, and the callers' console says so; fits 375 px", async () => {
     const endpoint = (await (
