@@ -70,25 +70,33 @@ describe("the TypeScript client against npm start", () => {
   });
 
   it("retries a 429 after its Retry-After, and then succeeds", async () => {
-    const created = await keys.run("create", "--plan", "enterprise", "--per-minute", "1", "--per-day", "1000", "--json");
-    const { id, key } = JSON.parse(created.stdout.trim()) as { id: string; key: string };
-    // The window passing, without waiting for the clock: the operator raises the limit, which every location has within a lease (5 s).
-    const windowPasses = async () => {
-      await keys.run("update", id, "--per-minute", "1000", "--per-day", "1000", "--base-url", service.current.baseUrl);
-      for (let deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 500))) {
-        const probe = await fetch(`${service.current.baseUrl}/v1/openapi.json`, { headers: { Authorization: `Bearer ${key}` } });
-        await probe.arrayBuffer();
-        if (probe.status === 200) return;
-      }
-    };
-    const { client, responses, waits } = clientOf(key, windowPasses);
-    await client.listOrders();
-    expect(responses).toEqual([{ status: 200, retryAfter: null }]);
-    const again = await client.listOrders();
-    expect(again.length).toBeGreaterThan(0);
-    // The retry revalidates the list the client holds.
-    expect(responses.map((response) => response.status)).toEqual([200, 429, 304]);
-    expect(waits).toEqual([Number(responses[1]!.retryAfter) * 1000]);
+    const minute = () => Math.floor(Date.now() / 60_000);
+    for (let attempt = 1; ; attempt++) {
+      const created = await keys.run("create", "--plan", "enterprise", "--per-minute", "1", "--per-day", "1000", "--json");
+      const { id, key } = JSON.parse(created.stdout.trim()) as { id: string; key: string };
+      // The window passing, without waiting for the clock: the operator raises the limit, which every location has within a lease (5 s).
+      const windowPasses = async () => {
+        await keys.run("update", id, "--per-minute", "1000", "--per-day", "1000", "--base-url", service.current.baseUrl);
+        for (let deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 500))) {
+          const probe = await fetch(`${service.current.baseUrl}/v1/openapi.json`, { headers: { Authorization: `Bearer ${key}` } });
+          await probe.arrayBuffer();
+          if (probe.status === 200) return;
+        }
+      };
+      const { client, responses, waits } = clientOf(key, windowPasses);
+      const began = minute();
+      await client.listOrders();
+      expect(responses).toEqual([{ status: 200, retryAfter: null }]);
+      const again = await client.listOrders();
+      // A minute that began between the two lists admits the second, as it should (the service shares this machine's
+      // clock): on a busy machine a list takes seconds, so the case runs again, with a new key, until both fall in one minute.
+      if (responses[1]?.status !== 429 && minute() !== began && attempt < 3) continue;
+      expect(again.length).toBeGreaterThan(0);
+      // The retry revalidates the list the client holds.
+      expect(responses.map((response) => response.status)).toEqual([200, 429, 304]);
+      expect(waits).toEqual([Number(responses[1]!.retryAfter) * 1000]);
+      return;
+    }
   });
 
   it("follows the event feed from where it stands, and sees a cancel as order.cancelled with what it was", async () => {
