@@ -23,10 +23,11 @@ import { answerAsWrangler } from "../support/fake-wrangler.mjs";
  * its ids filled in. The fake answers in this process (a process per call
  * was most of this file's time), except in the first case, which runs it
  * as the release runs wrangler: a process per call. The wrangler failure's
- * own line is wrangler's output, which goes to this process's terminal. A second local server stands in
- * for Analytics Engine's SQL API: it runs the health gate's query (through
- * an evaluator of the engine's SQL) over the data points the versions would
- * have written in the step's window, split as the fake's traffic is.
+ * own line is wrangler's output, which goes to this process's terminal. A
+ * second local server stands in for Analytics Engine's SQL API: it runs
+ * the health gate's query (through an evaluator of the engine's SQL) over
+ * the data points the versions would have written in the step's window,
+ * split as the fake's traffic is.
  */
 const ROOT = resolve(".");
 const WORKER = "store-orders-production";
