@@ -25,8 +25,11 @@ export default defineConfig(async () => {
           test: {
             name: "workers",
             include: ["test/workers/**/*.test.ts"],
-            // Both cores: each file runs in a runtime of its own, with storage of its own.
+            // Both cores, a runtime each, and every file of a core in its runtime: a runtime per file loaded the app
+            // into it again each time, half the project's CPU (CONTRIBUTING.md#tests). Each file starts as a new
+            // isolate with empty storage (test/support/setup.ts).
             maxWorkers: 2,
+            isolate: false,
             // No test here waits for the clock; the limit only catches a hang, and a busy machine (an npm start
             // serving traffic beside it) makes a test of many requests take longer than vitest's 5 s.
             testTimeout: 30_000,

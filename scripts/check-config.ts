@@ -2,7 +2,8 @@
  * `npm run check` (and so `npm test`): every deployed environment in
  * wrangler.toml has what the local one has, and builds. Wrangler only warns
  * about some mistakes (a binding left out of an environment, an unknown
- * field), so its configuration warnings fail this check too. The bench
+ * field), so its configuration warnings fail this check too; an
+ * environment with a problem found before its build is not built. The bench
  * worker's configuration must have everything the local one has.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -26,6 +27,8 @@ const checked = await Promise.all(
   DEPLOYED_ENVIRONMENTS.map(async (env) => {
     const deployed = readEnvironment(env, config);
     const problems = [...varProblems(env, deployed), ...configProblems(env, deployed, local)];
+    // A configuration already found wrong is reported as it is: its build would cost seconds to say no more.
+    if (problems.length > 0) return { env, problems: [...problems, `${env}: not built until the above is fixed`] };
     const outdir = mkdtempSync(join(tmpdir(), `store-orders-dry-run-${env}-`));
     const dryRun = await runWranglerAsync(["deploy", "--dry-run", "--env", env, "--config", config, "--outdir", outdir]);
     rmSync(outdir, { recursive: true, force: true });

@@ -94,6 +94,15 @@ export class LeaseClient {
     if (caller) learnRevoked(caller.book, revoked, Date.now());
   }
 
+  /**
+   * Forgets every caller, as a new isolate knows none. A lease already out
+   * still goes back to its object when it expires (its timer holds the
+   * caller), so no object counts less than was served.
+   */
+  clear(): void {
+    this.#callers.clear();
+  }
+
   /** True once the budget's object has said this key of the budget is revoked (operator API). */
   knowsRevoked(name: string, keyId: string): boolean {
     return this.#callers.get(name)?.book.revoked.includes(keyId) ?? false;

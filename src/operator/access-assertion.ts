@@ -36,6 +36,10 @@ export class AccessKeys {
     }
     return set;
   }
+
+  clear(): void {
+    this.#sets.clear();
+  }
 }
 
 /**

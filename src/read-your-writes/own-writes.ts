@@ -25,6 +25,10 @@ export class OwnWrites {
     return newerBookmark(clientBookmark, this.#current(now));
   }
 
+  clear(): void {
+    this.#latest = undefined;
+  }
+
   #current(now: number): string | undefined {
     return this.#latest && now - this.#latest.at < this.keepMs ? this.#latest.bookmark : undefined;
   }

@@ -44,4 +44,8 @@ export class VersionMemory {
     this.#recent = undefined;
     this.#forgets += 1;
   }
+
+  clear(): void {
+    this.forget();
+  }
 }

@@ -120,14 +120,14 @@ describe("npm run check's configuration step", () => {
     return path;
   }
 
-  // One run for both environments (each run is two wrangler builds): each fails on its own fault, and on nothing of the other's.
+  // One run for both environments: each fails on its own fault, and on nothing of the other's; neither is built.
   it("fails, naming the environment and what is wrong in each: production without its Durable Object binding, staging with a BAN_THRESHOLD that is not a number", async () => {
     const broken = configCopy((toml) =>
       toml.replace(/\[\[env\.production\.durable_objects\.bindings\]\][^[]*/, "").replace(/(\[env\.staging\.vars\][^[]*?)BAN_THRESHOLD = "20"/, '$1BAN_THRESHOLD = "2O"'),
     );
     const result = await runNpmScript("check:config", broken);
     const failures = (env: string) => result.stderr.split("\n").filter((line) => line.startsWith(`FAIL ${env}:`));
-    expect(failures("staging")).toEqual(['FAIL staging: BAN_THRESHOLD must be a positive whole number, got "2O"']);
+    expect(failures("staging")).toEqual(['FAIL staging: BAN_THRESHOLD must be a positive whole number, got "2O"', "FAIL staging: not built until the above is fixed"]);
     expect(failures("production")).toContain('FAIL production: Durable Object binding "RATE_LIMITER" is missing');
     expect(failures("production").join("\n")).not.toContain("BAN_THRESHOLD");
     expect(result.stdout).toContain("ok   local: vars valid");

@@ -77,6 +77,10 @@ export class WholeFills {
   forget(version: string): void {
     this.#fills.delete(version);
   }
+
+  clear(): void {
+    this.#fills.clear();
+  }
 }
 
 /**
