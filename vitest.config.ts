@@ -53,15 +53,27 @@ export default defineConfig(async () => {
           },
         },
         {
-          // Tests of real processes: `npm start` (wrangler dev), the npm scripts, a browser.
+          // Tests of real processes on services of their own: `npm start` itself, stopped and started again. They
+          // share nothing, so npm test runs them beside the workers and node files, not in the e2e files' turn.
+          test: {
+            name: "e2e-own",
+            include: ["test/e2e/npm-start.test.ts"],
+            environment: "node",
+            testTimeout: 120_000,
+            hookTimeout: 240_000,
+          },
+        },
+        {
+          // Tests of real processes on one shared `npm start` (wrangler dev): the npm scripts, the client, a browser.
           test: {
             name: "e2e",
             include: ["test/e2e/**/*.test.ts"],
+            exclude: ["test/e2e/npm-start.test.ts"],
             environment: "node",
             globalSetup: ["./test/support/shared-service.ts"],
             // One at a time: most files share one npm start and assume no other file writes to it meanwhile (a smoke
             // check that changes nothing, a live tail that sees one change). npm test runs this project in a vitest run
-            // of its own beside the other two (scripts/test.ts): in one run, vitest puts it after them.
+            // of its own beside the others (scripts/test.ts): in one run, vitest puts it after them.
             fileParallelism: false,
             testTimeout: 120_000,
             hookTimeout: 240_000,

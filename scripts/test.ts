@@ -1,22 +1,22 @@
 /**
- * The second half of `npm test`, after `npm run check`: the three vitest
- * projects (vitest.config.ts), two runs at once. The e2e files take turns on
- * one shared `npm start` and mostly wait on it and on a browser, so they run
- * beside the workers and node files rather than after them: vitest puts a
- * project that runs one file at a time in a group of its own, after every
- * other, which left a core idle for four minutes of every run. The workers
- * and node run is printed as it goes; the e2e run whole once it ends, so the
- * two never interleave. Arguments (`npm test -- <files>`) go to one plain
- * `vitest run`.
+ * `npm test`: `npm run check` and the vitest projects (vitest.config.ts), in
+ * three runs at once. The e2e files take turns on one shared `npm start` and
+ * mostly wait on it and on a browser, so they run from the first second,
+ * beside everything else, rather than after it: they are the longest run,
+ * and vitest puts a project that runs one file at a time in a group of its
+ * own, after every other. The check (types, wrangler's, the environments'
+ * configuration) runs beside them too: it is CPU while the e2e run waits.
+ * The workers, node and e2e-own run is printed as it goes; the check and the
+ * e2e run whole once each ends, so none interleave. Arguments
+ * (`npm test -- <files>`) go to one plain `vitest run`, after the check.
  */
 import { spawn } from "node:child_process";
 
-const vitest = "node_modules/.bin/vitest";
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
-function run(args: readonly string[], buffered: boolean): Promise<{ status: number; output: string }> {
+function run(command: string, args: readonly string[], buffered: boolean): Promise<{ status: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(vitest, ["run", ...args], { env, stdio: ["ignore", buffered ? "pipe" : "inherit", buffered ? "pipe" : "inherit"] });
+    const child = spawn(command, args, { env, stdio: ["ignore", buffered ? "pipe" : "inherit", buffered ? "pipe" : "inherit"] });
     let output = "";
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk));
     child.stderr?.on("data", (chunk: Buffer) => (output += chunk));
@@ -25,17 +25,29 @@ function run(args: readonly string[], buffered: boolean): Promise<{ status: numb
   });
 }
 
+const vitest = (args: readonly string[], buffered: boolean) => run("node_modules/.bin/vitest", ["run", ...args], buffered);
+const check = (buffered: boolean) => run("node_modules/.bin/tsx", ["scripts/check.ts"], buffered);
+
 const chosen = process.argv.slice(2);
-if (chosen.length > 0) process.exit((await run(chosen, false)).status);
+if (chosen.length > 0) {
+  const checked = await check(false);
+  process.exit(checked.status === 0 ? (await vitest(chosen, false)).status : checked.status);
+}
 
 const started = Date.now();
-let e2eEnded = false;
-const e2e = run(["--project", "e2e"], true).finally(() => (e2eEnded = true));
-const rest = await run(["--project", "workers", "--project", "node"], false);
-if (!e2eEnded) console.log("\nThe workers and node projects are done; the e2e project is still running (its output follows when it ends)…");
-const ended = await e2e;
-process.stdout.write(`\n── e2e ──\n${ended.output}`);
+const ended = new Set<string>();
+/** A run whose output is held and printed whole once it ends. */
+const held = (name: string, running: Promise<{ status: number; output: string }>) => ({ name, result: running.finally(() => ended.add(name)) });
+const others = [held("npm run check", check(true)), held("e2e", vitest(["--project", "e2e"], true))];
+const streamed = await vitest(["--project", "workers", "--project", "node", "--project", "e2e-own"], false);
+const waiting = others.filter(({ name }) => !ended.has(name)).map(({ name }) => name);
+if (waiting.length > 0) console.log(`\nThe workers, node and e2e-own projects are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
+const failed = streamed.status === 0 ? [] : ["workers, node and e2e-own"];
+for (const { name, result } of others) {
+  const { status, output } = await result;
+  process.stdout.write(`\n── ${name} ──\n${output}`);
+  if (status !== 0) failed.push(name);
+}
 const seconds = Math.round((Date.now() - started) / 1000);
-const failed = [...(rest.status === 0 ? [] : ["workers and node"]), ...(ended.status === 0 ? [] : ["e2e"])];
-console.log(failed.length === 0 ? `\nEvery project passed in ${seconds} s.` : `\nFAILED: ${failed.join(", ")} (${seconds} s).`);
+console.log(failed.length === 0 ? `\nThe check and every project passed in ${seconds} s.` : `\nFAILED: ${failed.join(", ")} (${seconds} s).`);
 process.exit(failed.length === 0 ? 0 : 1);

@@ -189,7 +189,7 @@ describe("npm run keys, against the running service", () => {
     expect((await usageAs(token)).status).toBe(200);
 
     const list = await keys.run("operator", "list");
-    expect(list.stdout).toMatch(/^ana@example\.com {2}added \S+ by cli:\S+ {2}active$/m);
+    expect(list.stdout, `status ${list.status}: ${list.stderr}`).toMatch(/^ana@example\.com {2}added \S+ by cli:\S+ {2}active$/m);
     expect(list.stdout).not.toContain(token);
     const again = await keys.run("operator", "add", "ana@example.com");
     expect(again.status).toBe(1);
