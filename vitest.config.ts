@@ -59,6 +59,8 @@ export default defineConfig(async () => {
             name: "e2e-own",
             include: ["test/e2e/npm-start.test.ts"],
             environment: "node",
+            // As the node project's: vitest runs projects side by side only when they allow as many workers.
+            maxWorkers: 2,
             testTimeout: 120_000,
             hookTimeout: 240_000,
           },
