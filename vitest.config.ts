@@ -54,12 +54,13 @@ export default defineConfig(async () => {
         },
         {
           // Tests of real processes on services of their own: `npm start` itself, stopped and started again. They
-          // share nothing, so npm test runs them beside the workers and node files, not in the e2e files' turn.
+          // share nothing, so npm test runs them beside everything else, not in the e2e files' turn.
           test: {
             name: "e2e-own",
             include: ["test/e2e/npm-start.test.ts"],
             environment: "node",
-            // As the node project's: vitest runs projects side by side only when they allow as many workers.
+            // As the node project's, so that a plain `vitest run` may group the two (it refuses projects in one group
+            // that allow different numbers of workers). npm test runs it in a vitest run of its own (scripts/test.ts).
             maxWorkers: 2,
             testTimeout: 120_000,
             hookTimeout: 240_000,

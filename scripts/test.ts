@@ -1,13 +1,15 @@
 /**
  * `npm test`: `npm run check` and the vitest projects (vitest.config.ts), in
- * three runs at once. The e2e files take turns on one shared `npm start` and
+ * four runs at once. The e2e files take turns on one shared `npm start` and
  * mostly wait on it and on a browser, so they run from the first second,
  * beside everything else, rather than after it: they are the longest run,
  * and vitest puts a project that runs one file at a time in a group of its
- * own, after every other. The check (types, wrangler's, the environments'
- * configuration) runs beside them too: it is CPU while the e2e run waits.
- * The workers, node and e2e-own run is printed as it goes; the check and the
- * e2e run whole once each ends, so none interleave. Arguments
+ * own, after every other. `npm start`'s own tests (e2e-own) mostly wait on
+ * their services too, and in a run with the workers and node projects would
+ * hold one of the two workers vitest allows the group. The check (types,
+ * wrangler's, the environments' configuration) is CPU while the e2e run
+ * waits. The workers and node run is printed as it goes; the others whole
+ * once each ends, so none interleave. Arguments
  * (`npm test -- <files>`) go to one plain `vitest run`, after the check.
  */
 import { spawn } from "node:child_process";
@@ -38,11 +40,11 @@ const started = Date.now();
 const ended = new Set<string>();
 /** A run whose output is held and printed whole once it ends. */
 const held = (name: string, running: Promise<{ status: number; output: string }>) => ({ name, result: running.finally(() => ended.add(name)) });
-const others = [held("npm run check", check(true)), held("e2e", vitest(["--project", "e2e"], true))];
-const streamed = await vitest(["--project", "workers", "--project", "node", "--project", "e2e-own"], false);
+const others = [held("npm run check", check(true)), held("e2e-own", vitest(["--project", "e2e-own"], true)), held("e2e", vitest(["--project", "e2e"], true))];
+const streamed = await vitest(["--project", "workers", "--project", "node"], false);
 const waiting = others.filter(({ name }) => !ended.has(name)).map(({ name }) => name);
-if (waiting.length > 0) console.log(`\nThe workers, node and e2e-own projects are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
-const failed = streamed.status === 0 ? [] : ["workers, node and e2e-own"];
+if (waiting.length > 0) console.log(`\nThe workers and node projects are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
+const failed = streamed.status === 0 ? [] : ["workers and node"];
 for (const { name, result } of others) {
   const { status, output } = await result;
   process.stdout.write(`\n── ${name} ──\n${output}`);
