@@ -1,16 +1,17 @@
 /**
- * `npm test`: `npm run check` and the vitest projects (vitest.config.ts), in
- * four runs at once. The e2e files take turns on one shared `npm start` and
- * mostly wait on it and on a browser, so they run from the first second,
- * beside everything else, rather than after it: they are the longest run,
- * and vitest puts a project that runs one file at a time in a group of its
- * own, after every other. `npm start`'s own tests (e2e-own) mostly wait on
- * their services too, and in a run with the workers and node projects would
- * hold one of the two workers vitest allows the group. The check (types,
- * wrangler's, the environments' configuration) is CPU while the e2e run
- * waits. The workers and node run is printed as it goes; the others whole
- * once each ends, so none interleave. Arguments
- * (`npm test -- <files>`) go to one plain `vitest run`, after the check.
+ * `npm test`: `npm run check` and the vitest projects (vitest.config.ts), each
+ * in a process of its own and all at once. Vitest runs the projects of one
+ * run in groups, one group after another, and caps a group's files at its
+ * workers (two here) whatever its projects: the e2e files, which take turns
+ * on one shared `npm start` and mostly wait on it and on a browser, waited
+ * for every other file; npm start's own tests (e2e-own), waiting on their
+ * services, held a worker the workers files needed; and the node files' long
+ * simulations went first and held both. The e2e run is the longest path, so
+ * it starts in the first second; the check (types, wrangler's, the
+ * environments' configuration) is CPU while it waits. The workers run is
+ * printed as it goes; the others whole once each ends, so none interleave.
+ * Arguments (`npm test -- <files>`) go to one plain `vitest run`, after the
+ * check.
  */
 import { spawn } from "node:child_process";
 
@@ -40,11 +41,16 @@ const started = Date.now();
 const ended = new Set<string>();
 /** A run whose output is held and printed whole once it ends. */
 const held = (name: string, running: Promise<{ status: number; output: string }>) => ({ name, result: running.finally(() => ended.add(name)) });
-const others = [held("npm run check", check(true)), held("e2e-own", vitest(["--project", "e2e-own"], true)), held("e2e", vitest(["--project", "e2e"], true))];
-const streamed = await vitest(["--project", "workers", "--project", "node"], false);
+const others = [
+  held("node", vitest(["--project", "node"], true)),
+  held("npm run check", check(true)),
+  held("e2e-own", vitest(["--project", "e2e-own"], true)),
+  held("e2e", vitest(["--project", "e2e"], true)),
+];
+const streamed = await vitest(["--project", "workers"], false);
 const waiting = others.filter(({ name }) => !ended.has(name)).map(({ name }) => name);
-if (waiting.length > 0) console.log(`\nThe workers and node projects are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
-const failed = streamed.status === 0 ? [] : ["workers and node"];
+if (waiting.length > 0) console.log(`\nThe workers project is done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
+const failed = streamed.status === 0 ? [] : ["workers"];
 for (const { name, result } of others) {
   const { status, output } = await result;
   process.stdout.write(`\n── ${name} ──\n${output}`);
