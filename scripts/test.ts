@@ -9,9 +9,9 @@
  * simulations went first and held both. The e2e run is the longest path, so
  * it starts in the first second, and the runs that are only CPU (the
  * workers and node projects, the check: types, wrangler's, the
- * environments' configuration) yield to it and to e2e-own: on a busy machine,
- * sharing the cores equally, the shared npm start took 170 s to start
- * instead of 35 and the whole took 553 s instead of 367. The workers run is
+ * environments' configuration) yield to it and to e2e-own: sharing the
+ * cores equally on a busy machine, the shared npm start took 170 s to start
+ * instead of 35, and the e2e run 534 s instead of 418. The workers run is
  * printed as it goes; the others whole once each ends, so none interleave.
  * Arguments (`npm test -- <files>`) go to one plain `vitest run`, after the
  * check.
