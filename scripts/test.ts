@@ -1,20 +1,20 @@
 /**
- * `npm test`: `npm run check` and the vitest projects (vitest.config.ts), each
- * in a process of its own and all at once. Vitest runs the projects of one
- * run in groups, one group after another, and caps a group's files at its
- * workers (two here) whatever its projects: the e2e files, which take turns
- * on one shared `npm start` and mostly wait on it and on a browser, waited
- * for every other file; npm start's own tests (e2e-own), waiting on their
- * services, held a worker the workers files needed; and the node files' long
- * simulations went first and held both. The e2e run is the longest path, so
- * it starts in the first second, and the runs that are only CPU (the
- * workers and node projects, the check: types, wrangler's, the
- * environments' configuration) yield to it and to e2e-own: sharing the
- * cores equally on a busy machine, the shared npm start took 170 s to start
- * instead of 35, and the e2e run 534 s instead of 418. The workers run is
- * printed as it goes; the others whole once each ends, so none interleave.
- * Arguments (`npm test -- <files>`) go to one plain `vitest run`, after the
- * check.
+ * `npm test`: `npm run check` and the vitest projects (vitest.config.ts). The
+ * e2e files take turns on one shared `npm start` and mostly wait on it and on
+ * a browser; `npm start`'s own tests (e2e-own) wait on their services. They
+ * are the longest path, so each starts in the first second, in a vitest run
+ * of its own: in one run with the others, vitest puts a project that runs
+ * one file at a time in a group after every other, and caps a group's files
+ * at its two workers whatever their projects. Beside them, one after
+ * another and at a lower priority (nice 10), the runs that are only CPU:
+ * the check (types, wrangler's, the environments' configuration), then the
+ * workers project, then the node project. All at once they slowed each
+ * other (407 s against 367 s for the check first and then the rest, on a
+ * clean clone of an idle machine); sharing the cores equally with the e2e
+ * runs on a busy machine, the shared npm start took 170 s to start instead
+ * of 35. The CPU runs are printed as they go, the e2e runs whole once each
+ * ends, so none interleave. Arguments (`npm test -- <files>`) go to one
+ * plain `vitest run`, after the check.
  */
 import { spawn } from "node:child_process";
 
@@ -46,17 +46,19 @@ const started = Date.now();
 const ended = new Set<string>();
 /** A run whose output is held and printed whole once it ends. */
 const held = (name: string, running: Promise<{ status: number; output: string }>) => ({ name, result: running.finally(() => ended.add(name)) });
-const others = [
-  held("node", vitest(["--project", "node"], true, true)),
-  held("npm run check", check(true, true)),
-  held("e2e-own", vitest(["--project", "e2e-own"], true)),
-  held("e2e", vitest(["--project", "e2e"], true)),
-];
-const streamed = await vitest(["--project", "workers"], false, true);
-const waiting = others.filter(({ name }) => !ended.has(name)).map(({ name }) => name);
-if (waiting.length > 0) console.log(`\nThe workers project is done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
-const failed = streamed.status === 0 ? [] : ["workers"];
-for (const { name, result } of others) {
+const waitingOnServices = [held("e2e-own", vitest(["--project", "e2e-own"], true)), held("e2e", vitest(["--project", "e2e"], true))];
+const failed: string[] = [];
+// One after another, each printed as it goes: side by side they slowed each other more than they gained.
+for (const [name, running] of [
+  ["npm run check", () => check(false, true)],
+  ["workers", () => vitest(["--project", "workers"], false, true)],
+  ["node", () => vitest(["--project", "node"], false, true)],
+] as const) {
+  if ((await running()).status !== 0) failed.push(name);
+}
+const waiting = waitingOnServices.filter(({ name }) => !ended.has(name)).map(({ name }) => name);
+if (waiting.length > 0) console.log(`\nThe check, the workers and the node projects are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
+for (const { name, result } of waitingOnServices) {
   const { status, output } = await result;
   process.stdout.write(`\n── ${name} ──\n${output}`);
   if (status !== 0) failed.push(name);
