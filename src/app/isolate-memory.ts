@@ -109,11 +109,11 @@ export type IsolateMemory = typeof isolateMemory;
 /**
  * Empties the isolate's memory, as a new isolate starts: the workers tests
  * run every file in one runtime (vitest.config.ts), each after its storage
- * was emptied, and each must meet the worker as a new isolate would. The
- * weak maps stay: each holds only what follows from its key (a bindings
- * object's vars, a record's budget, a config's document).
+ * was emptied, and each must meet the worker as a new isolate would. Every
+ * holder with a clear() is emptied; the weak maps, which have none, stay:
+ * each holds only what follows from its key (a bindings object's vars, a
+ * record's budget, a config's document).
  */
 export function forgetIsolateMemory(): void {
-  const { leases, apiKeys, sessionKeys, endedOperatorSessions, liveBudgets, listVersion, listFills, ownWrites, accessKeys } = isolateMemory;
-  for (const held of [leases, apiKeys, sessionKeys, endedOperatorSessions, liveBudgets, listVersion, listFills, ownWrites, accessKeys]) held.clear();
+  for (const held of Object.values(isolateMemory)) if ("clear" in held) held.clear();
 }
