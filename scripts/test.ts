@@ -9,8 +9,8 @@
  * another and at a lower priority (nice 10), the runs that are only CPU:
  * the check (types, wrangler's, the environments' configuration), then the
  * workers project, then the node project. All at once they slowed each
- * other (407 s against 367 s for the check first and then the rest, on a
- * clean clone of an idle machine); sharing the cores equally with the e2e
+ * other (npm test 407 s in `.ci/run` on an idle machine, against 397 s one
+ * after another); sharing the cores equally with the e2e
  * runs on a busy machine, the shared npm start took 170 s to start instead
  * of 35. The CPU runs are printed as they go, the e2e runs whole once each
  * ends, so none interleave. Arguments (`npm test -- <files>`) go to one
