@@ -9,9 +9,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
-import { issueKey, openKeyStore, storedRecordOf } from "./lib/key-store";
+import { issueKey, localKeyStore, storedRecordOf } from "./lib/key-store";
+import { applyMigrations, executeSql, openLocalState } from "./lib/local-state";
 import { operatorEnvFile } from "./lib/operator-client";
-import { mustRunWrangler, startWrangler } from "./lib/wrangler";
+import { startWrangler } from "./lib/wrangler";
 
 const { values } = parseArgs({
   options: {
@@ -23,20 +24,11 @@ const { values } = parseArgs({
 const stateDir = values["persist-to"];
 const persist = stateDir ? ["--persist-to", stateDir] : [];
 
-console.log("Applying local D1 migrations…");
-mustRunWrangler(["d1", "migrations", "apply", "store-orders", "--local", ...persist]);
-console.log("Loading demo data (rows that exist are kept)…");
-mustRunWrangler(["d1", "execute", "store-orders", "--local", "--file", "scripts/demo-data.sql", ...persist]);
-if (values.orders !== undefined) {
-  const count = Number(values.orders);
-  if (!/^[1-9][0-9]{0,6}$/.test(values.orders) || count > 1_000_000) {
-    console.error("--orders must be a whole number from 1 to 1000000");
-    process.exit(2);
-  }
-  console.log(`Loading ${count.toLocaleString("en")} synthetic orders (once: orders that exist are kept)…`);
-  mustRunWrangler(["d1", "execute", "store-orders", "--local", "--command", syntheticOrdersSql(count), ...persist]);
+if (values.orders !== undefined && (!/^[1-9][0-9]{0,6}$/.test(values.orders) || Number(values.orders) > 1_000_000)) {
+  console.error("--orders must be a whole number from 1 to 1000000");
+  process.exit(2);
 }
-const demoKey = await ensureDemoKey(stateDir ?? ".wrangler/state");
+const demoKey = await prepareLocalState();
 const operatorEnv = operatorEnvFile(stateDir);
 const operatorToken = ensureLocalSecrets(operatorEnv);
 
@@ -47,7 +39,7 @@ console.log(`Operator API (local token, from ${operatorEnv}): curl -H "Authoriza
 // BASE_URL follows the port, so GET / and the deprecation Link point where the service really is.
 const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, "--env-file", operatorEnv, ...persist]);
 // A stop of npm start is wrangler dev's: it stops workerd and frees the port, then this process follows it out.
-// The key store's Miniflare leaves exit hooks behind that would end this process at once, before wrangler hears
+// The local state's runtime leaves exit hooks behind that would end this process at once, before wrangler hears
 // of it, and leave wrangler and workerd holding the port: from here on, this process only stands for wrangler dev.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.removeAllListeners(signal);
@@ -93,13 +85,25 @@ function ensureLocalSecrets(file: string): string {
 }
 
 /**
- * The demo key is a local-only convenience: KV keeps only its hash, so the key
- * itself is kept beside the local state to be printed on every start.
+ * The local database migrated and loaded, and the demo key, through one
+ * local runtime (scripts/lib/local-state.ts). The demo key is a local-only
+ * convenience: KV keeps only its hash, so the key itself is kept beside the
+ * local state to be printed on every start.
  */
-async function ensureDemoKey(dir: string): Promise<string> {
-  const store = await openKeyStore("local", stateDir);
+async function prepareLocalState(): Promise<string> {
+  const state = await openLocalState(stateDir);
+  const store = localKeyStore(state);
   try {
-    const file = join(dir, "demo-api-key");
+    console.log("Applying local D1 migrations…");
+    for (const name of await applyMigrations(state.env.DB)) console.log(`  applied ${name}`);
+    console.log("Loading demo data (rows that exist are kept)…");
+    await executeSql(state.env.DB, readFileSync("scripts/demo-data.sql", "utf8"));
+    if (values.orders !== undefined) {
+      const count = Number(values.orders);
+      console.log(`Loading ${count.toLocaleString("en")} synthetic orders (once: orders that exist are kept)…`);
+      await executeSql(state.env.DB, syntheticOrdersSql(count));
+    }
+    const file = join(stateDir ?? ".wrangler/state", "demo-api-key");
     if (existsSync(file)) {
       const saved = readFileSync(file, "utf8").trim();
       const record = await storedRecordOf(store, saved);
@@ -109,7 +113,7 @@ async function ensureDemoKey(dir: string): Promise<string> {
     console.log("Creating a local demo API key (pro plan)…");
     // Every scope, webhooks:manage too: the README's walk-through makes an endpoint with it.
     const { key } = await issueKey(store, { plan: "pro", name: "local demo key", scopes: [...SCOPES] });
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, `${key}\n`, { mode: 0o600 });
     return key;
   } finally {

@@ -7,13 +7,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { getPlatformProxy } from "wrangler";
 import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, KEY_HISTORY, MARK_KEY_EVENT_UNKNOWN, keyEventOf, keyEventValues, withAuditRow, type KeyEvent, type KeyEventRow } from "../../src/keys/audit";
 import { idName, recordName } from "../../src/keys/layout";
 import { sha256Hex } from "../../src/lib/digest";
 import { ApiKeyRecord, budgetOf } from "../../src/keys/api-key-record";
 import { keyEntries, type KeySummary } from "../../src/keys/layout";
 import { newApiKey, type KeyOptions } from "../../src/keys/issue-key";
+import { openLocalState, type LocalState } from "./local-state";
 import { mustRunWrangler } from "./wrangler";
 
 export const ENVIRONMENTS = ["local", "staging", "production"] as const;
@@ -53,18 +53,6 @@ const auditRows = (events: AuditEvent[]) => {
   return events.map((event) => keyEventValues({ ...event, id: crypto.randomUUID(), at, actor: CLI_ACTOR }));
 };
 
-/** The parts of the KV and D1 bindings the local store uses. */
-interface LocalBindings {
-  API_KEYS: {
-    get(key: string): Promise<string | null>;
-    put(key: string, value: string, options?: { metadata?: unknown }): Promise<void>;
-    list(options: { prefix: string; cursor?: string }): Promise<{ keys: { name: string; metadata?: unknown }[]; list_complete: boolean; cursor?: string }>;
-  };
-  DB: {
-    prepare(sql: string): { bind(...values: unknown[]): { first<T>(column?: string): Promise<T | null>; run(): Promise<unknown>; all<T>(): Promise<{ results: T[] }> } };
-  };
-}
-
 /**
  * The local SQLite files are shared with `npm start`'s runtime (and any other
  * command's): a write that meets another's lock is tried again for up to 2 s
@@ -81,10 +69,9 @@ async function whenFree<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The local state (the folder `npm start` persists to, `.wrangler/state` by default), opened once for the whole command. */
-async function localKeyStore(persistTo = ".wrangler/state"): Promise<KeyStore> {
-  const proxy = await getPlatformProxy<LocalBindings>({ persist: { path: join(persistTo, "v3") }, remoteBindings: false, envFiles: [] });
-  const { API_KEYS: kv, DB: db } = proxy.env;
+/** The keys of the local state (the folder `npm start` persists to), open for the whole command; closing the store closes the state. */
+export function localKeyStore(state: LocalState): KeyStore {
+  const { API_KEYS: kv, DB: db } = state.env;
   return {
     environment: "local",
     get: (name) => kv.get(name),
@@ -117,7 +104,7 @@ async function localKeyStore(persistTo = ".wrangler/state"): Promise<KeyStore> {
     async query<T>(statement: string, values: readonly (string | number)[]) {
       return (await whenFree(() => db.prepare(statement).bind(...values).all<T>())).results;
     },
-    close: () => proxy.dispose(),
+    close: () => state.dispose(),
   };
 }
 
@@ -184,7 +171,7 @@ function remoteKeyStore(environment: Exclude<Environment, "local">): KeyStore {
 
 /** The key store of an environment; `persistTo` is the local state folder (local only). Close it when done. */
 export function openKeyStore(environment: Environment, persistTo?: string): Promise<KeyStore> {
-  return environment === "local" ? localKeyStore(persistTo) : Promise.resolve(remoteKeyStore(environment));
+  return environment === "local" ? openLocalState(persistTo).then(localKeyStore) : Promise.resolve(remoteKeyStore(environment));
 }
 
 export async function storedRecordOf(store: KeyStore, key: string): Promise<ApiKeyRecord | null> {

@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunningService } from "../../scripts/lib/local-service";
+import { runWranglerAsync } from "../../scripts/lib/wrangler";
 import { useKeysCommand } from "../support/npm-script";
 import { useService } from "../support/service-fixture";
 
@@ -25,6 +26,12 @@ describe("npm start", () => {
     expect(described.baseUrl).toBe(`http://localhost:${port}/v1`);
     const pet = await service.current.call("/v1/pets/1");
     expect(pet.headers.get("Link")).toMatch(new RegExp(`^<http://localhost:${port}/v1/`));
+  });
+
+  it("records the migrations it applied where wrangler looks for them: wrangler has none left to apply", async () => {
+    const listed = await runWranglerAsync(["d1", "migrations", "list", "store-orders", "--local", "--persist-to", service.statePath]);
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain("No migrations to apply");
   });
 
   it("keeps the demo key where the README says it is with --persist-to", () => {
