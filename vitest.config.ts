@@ -47,6 +47,11 @@ export default defineConfig(async () => {
             environment: "node",
             // Both cores: these files are independent (no shared service, temporary folders of their own).
             maxWorkers: 2,
+            // And the files of a core share one process: a process per file imported wrangler, Miniflare and the
+            // linters again each time (a quarter of the project's time). Each file starts with the environment the
+            // process started with (test/support/node-setup.ts).
+            isolate: false,
+            setupFiles: ["./test/support/node-setup.ts"],
             testTimeout: 120_000,
             // A file's setup starts Miniflare or reads documents: on a busy machine, longer than vitest's 10 s.
             hookTimeout: 120_000,

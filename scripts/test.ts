@@ -43,9 +43,13 @@ if (chosen.length > 0) {
 }
 
 const started = Date.now();
-const ended = new Set<string>();
+/** When each held run ended, in seconds since npm test started. */
+const endedAt = new Map<string, number>();
 /** A run whose output is held and printed whole once it ends. */
-const held = (name: string, running: Promise<{ status: number; output: string }>) => ({ name, result: running.finally(() => ended.add(name)) });
+const held = (name: string, running: Promise<{ status: number; output: string }>) => ({
+  name,
+  result: running.finally(() => endedAt.set(name, Math.round((Date.now() - started) / 1000))),
+});
 const waitingOnServices = [held("e2e-own", vitest(["--project", "e2e-own"], true)), held("e2e", vitest(["--project", "e2e"], true))];
 const failed: string[] = [];
 // One after another, each printed as it goes: side by side they slowed each other more than they gained.
@@ -54,13 +58,16 @@ for (const [name, running] of [
   ["workers", () => vitest(["--project", "workers"], false, true)],
   ["node", () => vitest(["--project", "node"], false, true)],
 ] as const) {
-  if ((await running()).status !== 0) failed.push(name);
+  const from = Date.now();
+  const { status } = await running();
+  console.log(`\n── ${name}: ${status === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - from) / 1000)} s (${Math.round((Date.now() - started) / 1000)} s since npm test started) ──`);
+  if (status !== 0) failed.push(name);
 }
-const waiting = waitingOnServices.filter(({ name }) => !ended.has(name)).map(({ name }) => name);
+const waiting = waitingOnServices.filter(({ name }) => !endedAt.has(name)).map(({ name }) => name);
 if (waiting.length > 0) console.log(`\nThe check, the workers and the node projects are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
 for (const { name, result } of waitingOnServices) {
   const { status, output } = await result;
-  process.stdout.write(`\n── ${name} ──\n${output}`);
+  process.stdout.write(`\n── ${name}: ended ${endedAt.get(name)} s after npm test started ──\n${output}`);
   if (status !== 0) failed.push(name);
 }
 const seconds = Math.round((Date.now() - started) / 1000);

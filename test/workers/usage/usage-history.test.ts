@@ -148,6 +148,9 @@ describe("the usage history", () => {
   });
 
   it("sets apart as reserved what another isolate holds of its grant, until it hands it back, spent or not", async () => {
+    // Mid-minute, and still: a grant's lease ends at its minute's end, and on the wall clock a read just after it found nothing reserved.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(at(10));
     const key = await storeTestKey({ plan: "enterprise", limits: { perMinute: 10_000, perDay: 100_000 } });
     const stub = env.RATE_LIMITER.getByName(key.record.id);
     const ban = { threshold: 20, seconds: 900 };
