@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/support/longest-first";
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("migrations");
@@ -7,6 +8,8 @@ export default defineConfig(async () => {
     test: {
       // Every request writes a log line; show them only for tests that fail.
       silent: "passed-only",
+      // The longest files first, with or without the durations vitest keeps from the run before (a clean clone has none).
+      sequence: { sequencer: LongestFirst },
       projects: [
         {
           // Tests that run inside workerd against the real bindings.

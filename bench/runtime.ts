@@ -14,7 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
-import { freePort } from "../scripts/lib/ports";
+import { freePorts } from "../scripts/lib/ports";
 import { mustRunWrangler } from "../scripts/lib/wrangler";
 
 export interface BenchRuntime {
@@ -71,8 +71,8 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
       ),
     }),
   });
-  const port = await freePort();
-  const directPort = await freePort();
+  // Two at once: asked one after the other, the second was once the first again.
+  const [port, directPort] = (await freePorts(2)) as [number, number];
   const options = {
     workers: Array.from({ length: isolates }, (_, index) => worker(index)),
     host: "127.0.0.1",
