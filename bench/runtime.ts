@@ -13,7 +13,8 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { applyMigrations } from "../scripts/lib/local-state";
 import { freePorts } from "../scripts/lib/ports";
 import { mustRunWrangler } from "../scripts/lib/wrangler";
 
@@ -117,13 +118,6 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function applyMigrations(db: D1Like): Promise<void> {
-  for (const file of readdirSync("migrations").filter((name) => name.endsWith(".sql")).sort()) {
-    const statements = unstable_splitSqlQuery(readFileSync(join("migrations", file), "utf8"));
-    await db.batch(statements.map((sql) => db.prepare(sql)));
-  }
 }
 
 /** The kernel's unit of process CPU time, per second. */

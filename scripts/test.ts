@@ -6,15 +6,18 @@
  * of its own: in one run with the others, vitest puts a project that runs
  * one file at a time in a group after every other, and caps a group's files
  * at its two workers whatever their projects. Beside them, one after
- * another and at a lower priority (nice 10), the runs that are only CPU:
- * the check (types, wrangler's, the environments' configuration), then the
- * workers project, then the node project. All at once they slowed each
- * other (npm test 407 s in `.ci/run` on an idle machine, against 397 s one
- * after another); sharing the cores equally with the e2e
+ * another, the runs that are only CPU: the check (types, wrangler's, the
+ * environments' configuration), then the workers project, then the node
+ * project, the two projects at a lower priority (nice 10). All at once they
+ * slowed each other (npm test 407 s in `.ci/run` on an idle machine,
+ * against 397 s one after another); sharing the cores equally with the e2e
  * runs on a busy machine, the shared npm start took 170 s to start instead
- * of 35. The CPU runs are printed as they go, the e2e runs whole once each
- * ends, so none interleave. Arguments (`npm test -- <files>`) go to one
- * plain `vitest run`, after the check.
+ * of 35. The check at that lower priority too took 133 s in `.ci/run` beside
+ * an `npm start` serving, as long as the e2e runs' starts wanted the CPU,
+ * while they ended 93 s before the node project. The CPU runs are printed
+ * as they go, the e2e runs whole once each ends, so none interleave.
+ * Arguments (`npm test -- <files>`) go to one plain `vitest run`, after the
+ * check.
  */
 import { spawn } from "node:child_process";
 
@@ -34,7 +37,7 @@ function run(command: string, args: readonly string[], buffered: boolean, yieldi
 }
 
 const vitest = (args: readonly string[], buffered: boolean, yielding = false) => run("node_modules/.bin/vitest", ["run", ...args], buffered, yielding);
-const check = (buffered: boolean, yielding = false) => run("node_modules/.bin/tsx", ["scripts/check.ts"], buffered, yielding);
+const check = (buffered: boolean) => run("node_modules/.bin/tsx", ["scripts/check.ts"], buffered, false);
 
 const chosen = process.argv.slice(2);
 if (chosen.length > 0) {
@@ -54,7 +57,7 @@ const waitingOnServices = [held("e2e-own", vitest(["--project", "e2e-own"], true
 const failed: string[] = [];
 // One after another, each printed as it goes: side by side they slowed each other more than they gained.
 for (const [name, running] of [
-  ["npm run check", () => check(false, true)],
+  ["npm run check", () => check(false)],
   ["workers", () => vitest(["--project", "workers"], false, true)],
   ["node", () => vitest(["--project", "node"], false, true)],
 ] as const) {

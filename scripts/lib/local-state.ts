@@ -48,7 +48,8 @@ const MIGRATIONS_TABLE = "d1_migrations";
 /**
  * Applies the migrations of `dir` the database has not had, in their numbers'
  * order, each with its row in the table of applied ones in one batch (one
- * transaction), as wrangler does. Returns the names applied.
+ * transaction), as wrangler does. Returns the names applied. The bench's
+ * runtime (bench/runtime.ts) migrates its fresh database with it too.
  */
 export async function applyMigrations(db: LocalBindings["DB"], dir = "migrations"): Promise<string[]> {
   await db
