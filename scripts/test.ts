@@ -55,20 +55,21 @@ const held = (name: string, running: Promise<{ status: number; output: string }>
 });
 const waitingOnServices = [held("e2e-own", vitest(["--project", "e2e-own"], true)), held("e2e", vitest(["--project", "e2e"], true))];
 const failed: string[] = [];
-// One after another, each printed as it goes: side by side they slowed each other more than they gained.
-for (const [name, running] of [
-  ["npm run check", () => check(false)],
-  ["workers", () => vitest(["--project", "workers"], false, true)],
-  ["node", () => vitest(["--project", "node"], false, true)],
-] as const) {
+/** Waits for a run printed as it goes, then says how it ended and when. */
+async function streamed(name: string, running: Promise<{ status: number }>): Promise<void> {
   const from = Date.now();
-  const { status } = await running();
+  const { status } = await running;
   console.log(`\n── ${name}: ${status === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - from) / 1000)} s (${Math.round((Date.now() - started) / 1000)} s since npm test started) ──`);
   if (status !== 0) failed.push(name);
 }
-const waiting = waitingOnServices.filter(({ name }) => !endedAt.has(name)).map(({ name }) => name);
-if (waiting.length > 0) console.log(`\nThe check, the workers and the node projects are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
-for (const { name, result } of waitingOnServices) {
+await streamed("npm run check", check(false));
+// The two projects side by side: one after the other, each left a core idle while its last file ran.
+const node = held("node", vitest(["--project", "node"], true, true));
+await streamed("workers", vitest(["--project", "workers"], false, true));
+const rest = [node, ...waitingOnServices];
+const waiting = rest.filter(({ name }) => !endedAt.has(name)).map(({ name }) => name);
+if (waiting.length > 0) console.log(`\nThe check and the workers project are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
+for (const { name, result } of rest) {
   const { status, output } = await result;
   process.stdout.write(`\n── ${name}: ended ${endedAt.get(name)} s after npm test started ──\n${output}`);
   if (status !== 0) failed.push(name);
