@@ -5,17 +5,17 @@
  * are the longest path, so each starts in the first second, in a vitest run
  * of its own: in one run with the others, vitest puts a project that runs
  * one file at a time in a group after every other, and caps a group's files
- * at its two workers whatever their projects. Beside them, one after
- * another, the runs that are only CPU: the check (types, wrangler's, the
- * environments' configuration), then the workers project, then the node
- * project, the two projects at a lower priority (nice 10). All at once they
- * slowed each other (npm test 407 s in `.ci/run` on an idle machine,
- * against 397 s one after another); sharing the cores equally with the e2e
- * runs on a busy machine, the shared npm start took 170 s to start instead
- * of 35. The check at that lower priority too took 133 s in `.ci/run` beside
- * an `npm start` serving, as long as the e2e runs' starts wanted the CPU,
- * while they ended 93 s before the node project. The CPU runs are printed
- * as they go, the e2e runs whole once each ends, so none interleave.
+ * at its two workers whatever their projects. Beside them, the runs that
+ * are only CPU: the check (types, wrangler's, the environments'
+ * configuration), then the workers and the node projects side by side at a
+ * lower priority (nice 10). With the check too, all at once they slowed
+ * each other (npm test 407 s in `.ci/run` on an idle machine, against 397 s
+ * one after another); sharing the cores equally with the e2e runs on a busy
+ * machine, the shared npm start took 170 s to start instead of 35. The
+ * check at the lower priority too took 133 s in `.ci/run` beside an `npm
+ * start` serving, as long as the e2e runs' starts wanted the CPU, while they
+ * ended 93 s before the node project. The check and the workers project are
+ * printed as they go, the other runs whole once each ends, so none interleave.
  * Arguments (`npm test -- <files>`) go to one plain `vitest run`, after the
  * check.
  */
