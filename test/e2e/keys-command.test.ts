@@ -120,7 +120,9 @@ describe("npm run keys, against the running service", () => {
     const history = await keys.run("history", id);
     // Each update twice: the records (the keys command, `cli:<user>`) and the budget's limiter (the operator API, `local`).
     expect(history.stdout.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "update", "update", "rotate", "update", "update"]);
-    expect((await keys.run("history", next.id)).stdout).toMatch(new RegExp(`update\\s+cli:\\S+\\s+.*"reached":\\["${id}","${next.id}"\\]`));
+    // With its status and standard error: once, on a busy machine, it printed nothing, for a cause not found yet.
+    const nextHistory = await keys.run("history", next.id);
+    expect(nextHistory.stdout, `status ${nextHistory.status}, stderr: ${nextHistory.stderr}`).toMatch(new RegExp(`update\\s+cli:\\S+\\s+.*"reached":\\["${id}","${next.id}"\\]`));
     expect(history.stdout).toContain(next.id);
     expect(history.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
   });
