@@ -11,7 +11,8 @@ import type { StoredKey } from "../keys/lookup";
 import type { ApiKeyRecord } from "../keys/api-key-record";
 import { TtlCache } from "../lib/ttl-cache";
 import { LeaseClient } from "../limiter/lease-client";
-import type { Budget } from "../limiter/rate-limit";
+import { WrittenRefusals } from "../limiter/refusal-replay";
+import type { Budget } from "../limiter/request-admission";
 import { OwnWrites } from "../read-your-writes/own-writes";
 import { VersionMemory } from "../read-your-writes/recent-version";
 import { WholeFills } from "../orders/whole-list/order-list-cache";
@@ -26,6 +27,15 @@ export const isolateMemory = {
    * granted it, and a lease expires within 5 s (docs/design/rate-limits.md#leases).
    */
   leases: new LeaseClient(),
+  /**
+   * The last refusal written to each caller this isolate refuses, by the
+   * credential it sent, 10,000 callers at most: repeated, with a new request
+   * id, while the caller's book refuses it in the same state (at most a
+   * second: the whole seconds in its headers change). Safe: it is replayed
+   * only while the key's record it was written for is the one `apiKeys`
+   * holds, under the same bindings (limiter/refusal-replay.ts).
+   */
+  refusals: new WrittenRefusals(),
   /**
    * API key records by the key as presented, so a known key costs no
    * SHA-256 (keys/lookup.ts): a record for 5 s, an unknown or invalid one

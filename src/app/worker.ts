@@ -20,6 +20,7 @@ import { corsPolicy } from "../framework/middleware/cors";
 import { handleError, handleNotFound } from "../framework/middleware/error-handler";
 import { loadConfig } from "../framework/middleware/load-config";
 import { rateLimit } from "../limiter/rate-limit";
+import { replayRefusal } from "../limiter/refusal-replay";
 import { responseIdentity } from "../framework/middleware/response-identity";
 import { requestLog } from "../framework/middleware/request-log";
 import { operatorApiAvailable, requireOperator } from "../operator/require-operator";
@@ -51,6 +52,9 @@ const sessionFor =
   (c, address) =>
     (c.req.path === OPERATOR_PREFIX || c.req.path.startsWith(`${OPERATOR_PREFIX}/`) ? operators : callers)(c, address);
 
+/** How callers are counted and known again: keys by their budgets, everyone else by address group. */
+const callers = countedCallers(isolateMemory.budgets, isolateMemory.apiKeys);
+
 /**
  * What every request passes through before its operation, in order, each
  * named for the bench's breakdown of the fixed cost (bench/README.md). CORS
@@ -60,10 +64,11 @@ const sessionFor =
 export const perRequestChain: readonly (readonly [name: string, handler: MiddlewareHandler<AppEnv>])[] = [
   ["request id and version", responseIdentity()],
   ["request log and analytics point", requestLog(requestParty)],
+  ["a refusal repeated", replayRefusal(isolateMemory.leases, callers, isolateMemory.refusals)],
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
   ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys, sessionFor(consoleSessionCredential(isolateMemory.sessionKeys), operatorSessionCredential(isolateMemory.endedOperatorSessions)))],
-  ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, countedCallers(isolateMemory.budgets))],
+  ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, callers, isolateMemory.refusals)],
 ];
 
 /** How an operation's access is checked: API keys with their scopes; an operator's token, or Cloudflare Access. */

@@ -1,4 +1,10 @@
-import type { Budget, CountedCallers } from "../limiter/rate-limit";
+import type { Context } from "hono";
+import type { AppEnv } from "../framework/app-env";
+import type { Budget, CountedCallers, Recognition } from "../limiter/request-admission";
+import type { TtlCache } from "../lib/ttl-cache";
+import { addressGroup } from "../lib/client-address";
+import { bearerToken } from "./bearer";
+import type { StoredKey } from "./lookup";
 import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
 import { budgetOf, limitsFor, limitsStampOf, type ApiKeyRecord } from "./api-key-record";
 import { invalidCaller, sessionEndedCaller } from "./identify-caller";
@@ -7,9 +13,11 @@ import { invalidCaller, sessionEndedCaller } from "./identify-caller";
  * How rateLimit() counts callers: a key against its budget, an operators'
  * console session against its own, anyone else against its address group. A key's budget is worked out once per record
  * the isolate holds (`budgets`, keyed by the cached record itself, so it
- * lives exactly as long as that record), not on every request.
+ * lives exactly as long as that record), not on every request. A key, or
+ * an address group that sent no credential, is known again by what it sent
+ * while the key's record is the one `apiKeys` holds; a cookie is never.
  */
-export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>): CountedCallers => ({
+export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: TtlCache<string, StoredKey>): CountedCallers => ({
   budgetOf(c) {
     const caller = c.get("caller");
     if (caller.kind !== "key") {
@@ -28,4 +36,38 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>): CountedC
     // A console session learns why it ended: its key was revoked.
     c.set("caller", caller.kind === "key" && caller.session ? sessionEndedCaller(caller.address, "its key was revoked") : invalidCaller(caller.address));
   },
+  credentialOf,
+  recognise(c) {
+    const caller = c.get("caller");
+    const credential = credentialOf(c);
+    if (credential === undefined) return undefined;
+    const restore = (request: Context<AppEnv>) => request.set("caller", caller);
+    if (caller.kind === "anonymous") {
+      // Counted by its address only when it sent nothing: a key not valid is looked up again (its miss lasts 1 s).
+      return caller.operatorSession === undefined && c.req.header("Authorization") === undefined ? { credential, holds: () => true, restore } : undefined;
+    }
+    const token = bearerToken(c.req.header("Authorization"));
+    if (caller.session || token === undefined) return undefined;
+    const record = caller.key;
+    const expires = record.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);
+    return {
+      credential,
+      holds(now) {
+        const stored = apiKeys.get(token, now);
+        return now < expires && stored?.kind === "found" && stored.record === record;
+      },
+      restore,
+    } satisfies Recognition;
+  },
 });
+
+/**
+ * What names a request's caller before identification: the Authorization
+ * header as sent, or, with none and no cookie (which may stand for a key or
+ * an operator), the address group it is counted by.
+ */
+function credentialOf(c: Context<AppEnv>): string | undefined {
+  const authorization = c.req.header("Authorization");
+  if (authorization !== undefined) return `key ${authorization}`;
+  return c.req.header("Cookie") === undefined ? `ip:${addressGroup(c.req.header("CF-Connecting-IP"))}` : undefined;
+}

@@ -9,8 +9,19 @@ import type { Limits } from "./plans";
 import { LEASE_MS, MINUTE_SECONDS, quieterWindow, windowStart } from "./policy";
 import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, SettleRequest, Unspent, Verdict } from "./protocol";
 
-/** Refusals answered here are sent to the object in the background once this many have gathered. */
-export const REFUSAL_BATCH = 10;
+/** The fewest refusals answered here that are sent to the object together, whatever the ban rule. */
+const MIN_REFUSAL_BATCH = 10;
+
+/**
+ * Refusals answered here are sent to the object in the background once this
+ * many have gathered: half the ban threshold, and at least 10. The batch
+ * bounds how late a ban starts when several isolates serve one caller (two
+ * batches per other isolate: the threshold, 20 in every environment;
+ * docs/design/rate-limits.md#leases); far below any ban, where the bound asks
+ * little, refusals go to the object by time instead (lease-client.ts,
+ * REFUSAL_FLUSH_MS), not every tenth one.
+ */
+export const refusalBatch = (ban: BanRule): number => Math.max(MIN_REFUSAL_BATCH, Math.floor(ban.threshold / 2));
 /** A lease that ends within this long is renewed ahead, so a steady caller never waits for the object. */
 const RENEW_AHEAD_MS = 1_000;
 /** The current period says something about the rate once it is this long. */
@@ -127,35 +138,48 @@ export function unspent(book: LeaseBook, now: number): number {
 }
 
 /**
- * Decides a request here when the book allows it: a known ban, an admission
- * from an unexpired lease, or a refusal while the object has no room. Returns
- * undefined when only the object can decide, including the refusal that would
- * take the streak past the ban threshold, so a ban starts on time.
+ * The refusal the book answers now without the object: a known ban, or a
+ * window the object has said is full while no lease is left. Undefined when
+ * there is none, including the refusal that would take the streak past the
+ * ban threshold, so a ban starts on time. It records nothing:
+ * noteLocalRefusal() counts the refusal once it is answered.
  */
-export function decideLocally(book: LeaseBook, ban: BanRule, now: number): Verdict | undefined {
+export function localRefusal(book: LeaseBook, ban: BanRule, now: number): Verdict | undefined {
   const t = now / 1000;
   const last = book.last;
   if (!last) return undefined;
-
   if (book.banEnds > t && now < book.banKnownUntil) {
-    noteAnswered(book, now);
     return { ...last, outcome: "banned", now, retryAfter: Math.max(1, Math.ceil(book.banEnds - t)), bannedUntil: Math.ceil(book.banEnds) };
   }
-
-  const lease = book.leases.find((candidate) => candidate.expiresAt > now && candidate.count > 0);
-  if (lease) {
-    lease.count -= 1;
-    return admittedWithUnspent(last, unspent(book, now), now);
-  }
-
-  if (book.refusedUntil > now && last.outcome === "limited") {
-    if (book.streak + book.sending + book.pending.count + 1 > ban.threshold) return undefined;
-    noteRefusal(book, now);
-    noteAnswered(book, now);
+  if (book.leases.some((lease) => lease.expiresAt > now && lease.count > 0)) return undefined;
+  if (book.refusedUntil > now && last.outcome === "limited" && book.streak + book.sending + book.pending.count + 1 <= ban.threshold) {
     const reset = last[last.reported].reset;
     return { ...last, now, retryAfter: Math.max(1, Math.ceil(reset - t)) };
   }
   return undefined;
+}
+
+/** Counts a refusal localRefusal() gave as answered here: toward the streak (a limited one) and into the usage history. */
+export function noteLocalRefusal(book: LeaseBook, refusal: Verdict, now: number): void {
+  if (refusal.outcome === "limited") noteRefusal(book, now);
+  noteAnswered(book, now);
+}
+
+/**
+ * Decides a request here when the book allows it: a known ban, an admission
+ * from an unexpired lease, or a refusal while the object has no room.
+ * Returns undefined when only the object can decide.
+ */
+export function decideLocally(book: LeaseBook, ban: BanRule, now: number): Verdict | undefined {
+  const refusal = localRefusal(book, ban, now);
+  if (refusal) {
+    noteLocalRefusal(book, refusal, now);
+    return refusal;
+  }
+  const lease = book.leases.find((candidate) => candidate.expiresAt > now && candidate.count > 0);
+  if (!lease || !book.last) return undefined;
+  lease.count -= 1;
+  return admittedWithUnspent(book.last, unspent(book, now), now);
 }
 
 /**

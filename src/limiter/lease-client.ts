@@ -1,6 +1,5 @@
 import { callDependency } from "../lib/dependency";
 import {
-  REFUSAL_BATCH,
   abandonAsk,
   absorbAnswer,
   absorbSettled,
@@ -8,9 +7,12 @@ import {
   expireLeases,
   leaseRequest,
   learnRevoked,
+  localRefusal,
   needsRenewal,
+  refusalBatch,
   newLeaseBook,
   noteArrival,
+  noteLocalRefusal,
   settleFailed,
   settleRequest,
   type Asker,
@@ -130,6 +132,26 @@ export class LeaseClient {
     }
   }
 
+  /**
+   * The refusal this isolate answers the caller now without its object (a
+   * known ban, a window known full), when `accept` takes it: then counted
+   * exactly as admit() counts it. Undefined, with nothing counted, for
+   * anything else: admit() decides that request.
+   */
+  refuseKnown(name: string, context: AdmitContext, accept: (refusal: Verdict) => boolean): Verdict | undefined {
+    const caller = this.#callers.get(name);
+    const now = Date.now();
+    // An expired lease goes back first, and what it hands back may make room: admit() decides that request.
+    if (!caller || caller.book.leases.some((lease) => lease.expiresAt <= now)) return undefined;
+    const refusal = localRefusal(caller.book, context.ban, now);
+    if (!refusal || !accept(refusal)) return undefined;
+    this.#caller(name);
+    noteArrival(caller.book, now);
+    noteLocalRefusal(caller.book, refusal, now);
+    this.#afterLocal(name, caller, refusal, context, now);
+    return refusal;
+  }
+
   #afterLocal(name: string, caller: Caller, verdict: Verdict, context: AdmitContext, now: number): void {
     if (verdict.outcome === "admitted") {
       for (const [lease, wake] of caller.spent) if (lease.count === 0) wake();
@@ -137,7 +159,7 @@ export class LeaseClient {
         context.background(this.#ask(name, caller, context, true).catch((error: unknown) => context.onBackgroundError(error)));
       }
     }
-    if (verdict.outcome === "limited" && caller.book.pending.count >= REFUSAL_BATCH) {
+    if (verdict.outcome === "limited" && caller.book.pending.count >= refusalBatch(context.ban)) {
       context.background(this.#settle(name, caller, context, now));
     } else if (verdict.outcome !== "admitted" && !caller.flushing) {
       caller.flushing = true;

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { REFUSAL_BATCH } from "../../src/limiter/lease-book";
+import { refusalBatch } from "../../src/limiter/lease-book";
 import { BAN, RUNS, TIMEOUT_MS, everyWindow, scenarioFor, seeds, simulate, wanted } from "../support/lease-simulation";
 
 /**
@@ -22,23 +22,27 @@ describe("leases, simulated, when things go wrong", () => {
     }
   });
 
-  it("start a ban never early, exactly on time in one isolate, at most two batches late per other isolate, and make it known within a batch", () => {
-    let bans = 0;
+  it("start a ban never early, exactly on time in one isolate, at most two batches late per other isolate, and make it known within a batch, for the threshold of every environment and a wider one", () => {
+    const bans = { 20: 0, 60: 0 };
     for (const seed of seeds(5)) {
-      const result = simulate(scenarioFor(seed, "above", { ban: BAN }));
+      // A threshold of 60 sends refusals in batches of 30 (half of it): the bound scales with the batch.
+      const ban = seed % 2 === 0 ? BAN : { ...BAN, threshold: 60 };
+      const batch = refusalBatch(ban);
+      const result = simulate(scenarioFor(seed, "above", { ban }));
       const { isolates } = result.scenario;
       if (result.limitedBeforeBan === undefined) continue;
-      bans += 1;
-      const late = result.limitedBeforeBan - BAN.threshold;
+      bans[ban.threshold as 20 | 60] += 1;
+      const late = result.limitedBeforeBan - ban.threshold;
       // Per other isolate: a batch not sent yet, and one whose refusals an admission elsewhere interrupted.
-      if (late < 0 || late > (isolates - 1) * 2 * REFUSAL_BATCH || (isolates === 1 && late !== 0)) {
-        expect.fail(`seed ${seed}: the object banned after ${result.limitedBeforeBan} refusals in a row, with ${isolates} isolates`);
+      if (late < 0 || late > (isolates - 1) * 2 * batch || (isolates === 1 && late !== 0)) {
+        expect.fail(`seed ${seed}: the object banned after ${result.limitedBeforeBan} refusals in a row (threshold ${ban.threshold}), with ${isolates} isolates`);
       }
-      if (result.limitedDuringBan > isolates * REFUSAL_BATCH) {
-        expect.fail(`seed ${seed}: ${result.limitedDuringBan} answered "limited" during the ban, with ${isolates} isolates`);
+      if (result.limitedDuringBan > isolates * batch) {
+        expect.fail(`seed ${seed}: ${result.limitedDuringBan} answered "limited" during the ban (threshold ${ban.threshold}), with ${isolates} isolates`);
       }
     }
-    expect(bans).toBeGreaterThan(RUNS / 2);
+    expect(bans[20]).toBeGreaterThan(RUNS / 4);
+    expect(bans[60]).toBeGreaterThan(RUNS / 8);
   });
 
   it("with an object that loses a fifth of its calls or answers, and retries that arrive up to 3 s late (past minute and day boundaries), admit no more than the limit in any window, stranded grants included, and ban no caller that was not answered 429 BAN_THRESHOLD times", () => {

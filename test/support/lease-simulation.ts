@@ -343,7 +343,7 @@ export function simulate(scenario: Scenario): SimulationResult {
     rules.noteArrival(book, local);
     let verdict = rules.decideLocally(book, BAN, local);
     if (verdict?.outcome === "admitted" && rules.needsRenewal(book, local)) ask(isolate, now, true);
-    if (verdict?.outcome === "limited" && book.pending.count >= rules.REFUSAL_BATCH) settleBook(isolate, now);
+    if (verdict?.outcome === "limited" && book.pending.count >= rules.refusalBatch(BAN)) settleBook(isolate, now);
     if (!verdict && !isolate.retry) {
       const answered = ask(isolate, now, false);
       if (answered === undefined) {

@@ -1,0 +1,111 @@
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../framework/app-env";
+import type { LeaseClient } from "./lease-client";
+import type { BanRule, Verdict } from "./protocol";
+import { RequestAdmission, knownRevoked, type Budget, type CountedCallers, type Recognition } from "./request-admission";
+import { rateLimitHeaders, type RateLimitHeaders } from "./rate-limit-headers";
+
+/**
+ * A refusal as rateLimit() wrote it, with what it was written for: the
+ * caller, its budget and the state of that budget (the rate-limit headers
+ * object, which rate-limit-headers.ts keeps while the state lasts).
+ */
+interface WrittenRefusal {
+  bindings: Env;
+  budget: Budget;
+  ban: BanRule;
+  recognition: Recognition;
+  outcome: Verdict["outcome"];
+  state: RateLimitHeaders;
+  status: number;
+  /** Every header the response had but its request id. */
+  headers: Headers;
+  body: ArrayBuffer;
+}
+
+/** Callers whose last refusal this isolate keeps; the least recently refused is dropped beyond this. */
+const MAX_KEPT = 10_000;
+
+/**
+ * The last refusal written to each caller this isolate refuses, by the
+ * credential that names the caller (CountedCallers.credentialOf), so the
+ * next refusal in the same state is the same response with a new request id
+ * (docs/design/performance.md#what-the-floors-show).
+ */
+export class WrittenRefusals {
+  readonly #entries = new Map<string, WrittenRefusal>();
+
+  get(credential: string): WrittenRefusal | undefined {
+    return this.#entries.get(credential);
+  }
+
+  set(credential: string, refusal: WrittenRefusal): void {
+    this.#entries.delete(credential);
+    if (this.#entries.size >= MAX_KEPT) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(credential, refusal);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}
+
+/**
+ * Keeps the refusal rateLimit() just wrote, once its body has been read from
+ * a copy (in the background: the client's response is not held for it). A
+ * caller identified anew on every request (a cookie, a key not valid) is
+ * not kept.
+ */
+export function keepRefusal(
+  c: Context<AppEnv>,
+  written: WrittenRefusals,
+  callers: CountedCallers,
+  budget: Budget,
+  verdict: Verdict,
+  state: RateLimitHeaders,
+  response: Response,
+): void {
+  const recognition = callers.recognise(c);
+  if (!recognition) return;
+  const headers = new Headers(response.headers);
+  headers.delete("X-Request-Id");
+  const { env: bindings } = c;
+  const ban = c.get("config").ban;
+  c.executionCtx.waitUntil(
+    response
+      .clone()
+      .arrayBuffer()
+      .then((body) => written.set(recognition.credential, { bindings, budget, ban, recognition, outcome: verdict.outcome, state, status: response.status, headers, body })),
+  );
+}
+
+/**
+ * Answers a caller this isolate already refuses, before CORS, configuration,
+ * identification and the limiter run again for it: when the request names
+ * the same caller by the same credential, under the same bindings, and its
+ * book refuses it in the same state as the refusal last written to it, the
+ * response is that refusal's, copied with this request's id. The refusal is
+ * counted as rateLimit() counts one (LeaseClient.refuseKnown), and the
+ * request log and analytics point are written as for any request. Anything
+ * else (a new state, an admission, a lookup to make) goes the whole way.
+ */
+export function replayRefusal(leases: LeaseClient, callers: CountedCallers, written: WrittenRefusals): MiddlewareHandler<AppEnv> {
+  return (c, next) => {
+    // A preflight is CORS's to answer; a plain OPTIONS is counted like any request, but rarely refused twice.
+    const credential = c.req.method === "OPTIONS" ? undefined : callers.credentialOf(c);
+    const refusal = credential === undefined ? undefined : written.get(credential);
+    if (!refusal || refusal.bindings !== c.env || !refusal.recognition.holds(Date.now()) || knownRevoked(leases, refusal.budget)) return next();
+    const verdict = leases.refuseKnown(
+      refusal.budget.name,
+      new RequestAdmission(c, refusal.budget, refusal.ban),
+      (candidate) => candidate.outcome === refusal.outcome && rateLimitHeaders(candidate) === refusal.state,
+    );
+    if (!verdict) return next();
+    refusal.recognition.restore(c);
+    c.set("limit", verdict.outcome);
+    c.set("bodyBytes", refusal.body.byteLength);
+    const headers = new Headers(refusal.headers);
+    headers.set("X-Request-Id", c.get("requestId"));
+    return Promise.resolve(new Response(refusal.body, { status: refusal.status, headers }));
+  };
+}

@@ -1,0 +1,80 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../framework/app-env";
+import { logLine } from "../lib/log";
+import type { AdmitContext, LeaseClient } from "./lease-client";
+import type { Limits } from "./plans";
+
+/** What a request is counted against: a key's budget, or an address's. */
+export interface Budget {
+  name: string;
+  limits: Limits;
+  /** When those limits were set, Unix ms: the budget's object keeps the newest it is shown. */
+  limitsSetAt: number;
+  /** The key's id, when a key is counted: the object may know it revoked before KV does. */
+  keyId?: string;
+}
+
+/**
+ * How the caller that identification found is counted, handed to rateLimit()
+ * by the app (keys/counted-callers.ts): the limiter knows budgets, not keys.
+ */
+export interface CountedCallers {
+  budgetOf(c: Context<AppEnv>): Budget;
+  /** The caller's key is revoked: from now on the request is what it is, one without a valid key. */
+  demote(c: Context<AppEnv>): void;
+  /**
+   * What names the request's caller before it is identified, cheaply (the
+   * key as sent, or the address group of a request with no credential);
+   * undefined when only identification can say (a cookie).
+   */
+  credentialOf(c: Context<AppEnv>): string | undefined;
+  /** How the identified caller is known again by its credential; undefined for one identified anew every time. */
+  recognise(c: Context<AppEnv>): Recognition | undefined;
+}
+
+/** A caller known by its credential (refusal-replay.ts), for as long as `holds` says. */
+export interface Recognition {
+  credential: string;
+  /** True while the credential still names this caller as identified (its key's record is still the one the isolate holds, unexpired). */
+  holds(now: number): boolean;
+  /** Sets the caller on a request named by the credential, as identification would. */
+  restore(c: Context<AppEnv>): void;
+}
+
+/** True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news. */
+export const knownRevoked = (leases: LeaseClient, budget: Budget) => budget.keyId !== undefined && leases.knowsRevoked(budget.name, budget.keyId);
+
+/**
+ * What the lease client may ask of one request: its budget, the ban rule,
+ * the limiter objects, the request's background work. One object a request,
+ * not a copy of the budget and a closure per need: the refusals this path
+ * answers cost little more than writing them (docs/design/performance.md#what-the-floors-show).
+ */
+export class RequestAdmission implements AdmitContext {
+  readonly limits: Limits;
+  readonly limitsSetAt: number;
+  readonly keyId: string | undefined;
+  readonly ban: AdmitContext["ban"];
+  readonly #c: Context<AppEnv>;
+
+  constructor(c: Context<AppEnv>, budget: Budget, ban: AdmitContext["ban"] = c.get("config").ban) {
+    this.#c = c;
+    this.limits = budget.limits;
+    this.limitsSetAt = budget.limitsSetAt;
+    this.keyId = budget.keyId;
+    this.ban = ban;
+  }
+
+  limiter(name: string) {
+    return this.#c.env.RATE_LIMITER.getByName(name);
+  }
+
+  background(work: Promise<unknown>): void {
+    this.#c.executionCtx.waitUntil(work);
+  }
+
+  onBackgroundError(error: unknown): void {
+    logLine("error", this.#c.get("requestId"), "limiter call in the background failed", { error: String(error) });
+  }
+}
+
