@@ -104,8 +104,9 @@ export function replayRefusal(leases: LeaseClient, callers: CountedCallers, writ
     refusal.recognition.restore(c);
     c.set("limit", verdict.outcome);
     c.set("bodyBytes", refusal.body.byteLength);
-    const headers = new Headers(refusal.headers);
-    headers.set("X-Request-Id", c.get("requestId"));
-    return Promise.resolve(new Response(refusal.body, { status: refusal.status, headers }));
+    // The runtime copies the kept headers into the response once; the request id is set on that copy.
+    const response = new Response(refusal.body, { status: refusal.status, headers: refusal.headers });
+    response.headers.set("X-Request-Id", c.get("requestId"));
+    return Promise.resolve(response);
   };
 }
