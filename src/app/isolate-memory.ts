@@ -29,7 +29,7 @@ export const isolateMemory = {
   leases: new LeaseClient(),
   /**
    * The last refusal written to each caller this isolate refuses, by the
-   * credential it sent, 10,000 callers at most: repeated, with a new request
+   * credential it sent, 1,000 callers at most (about 1.5 KB each): repeated, with a new request
    * id, while the caller's book refuses it in the same state (at most a
    * second: the whole seconds in its headers change). Safe: it is replayed
    * only while the key's record it was written for is the one `apiKeys`
