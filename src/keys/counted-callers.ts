@@ -46,8 +46,11 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
       // Counted by its address only when it sent nothing: a key not valid is looked up again (its miss lasts 1 s).
       return caller.operatorSession === undefined && c.req.header("Authorization") === undefined ? { credential, holds: () => true, restore } : undefined;
     }
-    const token = bearerToken(c.req.header("Authorization"));
-    if (caller.session || token === undefined) return undefined;
+    // Kept only under the header as written canonically: other spellings of the same key (any case, any
+    // spaces) are identified in full each time, so no caller can fill the isolate with copies of one refusal.
+    const authorization = c.req.header("Authorization");
+    const token = bearerToken(authorization);
+    if (caller.session || token === undefined || authorization !== `Bearer ${token}`) return undefined;
     const record = caller.key;
     const expires = record.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);
     return {

@@ -110,6 +110,18 @@ describe("a refusal repeated", () => {
     expect(admit).toHaveBeenCalledTimes(1);
   });
 
+  it("keeps no refusal for a key spelled otherwise than `Bearer <key>`: one key in many spellings cannot fill the isolate", async () => {
+    const { key } = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 100 } });
+    const recording = recordingBindings();
+    setClock(10.2);
+    const spelled = { key: null, headers: { Authorization: `bearer   ${key}` } };
+    await answer(recording, spelled);
+    for (let i = 0; i < 2; i++) expect((await answer(recording, spelled)).status).toBe(429);
+    const admit = vi.spyOn(isolateMemory.leases, "admit");
+    expect((await answer(recording, spelled)).status).toBe(429);
+    expect(admit).toHaveBeenCalledTimes(1);
+  });
+
   it("repeats a refusal to an address that sent no credential, never to a request carrying a cookie", async () => {
     const recording = recordingBindings();
     const address = { "CF-Connecting-IP": "2001:db8:5:7::1" };
