@@ -238,6 +238,9 @@ export function breakdownTable(rows: LoadRow[]): string {
   return lines.join("\n");
 }
 
+/** A walk's time over the time of its rows and of its pages' fixed costs, measured apart: at most this. */
+export const WALK_BOUND = 1.2;
+
 /** What each scale row measures, after "N orders, "; the targets find rows by it. */
 export const SCALE = {
   uncached: "full list, cache off",
@@ -248,6 +251,9 @@ export const SCALE = {
   v2RangeWalk: "v2 walk of every order, status=pending and a ship date range covering all, pages of 1,000",
   // The range walk is judged against it: the same pages through the same index, without the range.
   v2StatusWalk: "v2 walk of every order, status=pending, pages of 1,000",
+  // What each walk pays a page besides its rows: a request, its chain, its statement, its cursor and ETag.
+  v2PageOfOne: "v2 page of 1 after a cursor",
+  v2StatusPageOfOne: "v2 page of 1 status=pending after a cursor",
   v2RangePage: "v2 page of 100, a ship date range covering every order",
   feedPage: "event feed page of 100 (as many events as orders)",
   feedTypesPage: "event feed page of 100, types=order.created,order.cancelled (as many events as orders)",
@@ -393,7 +399,22 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
   };
   timeRatio("100,000 orders with D1 50 ms away: read-ahead ≤ 0.6× the time without", 0.6, sized(100_000, SCALE.farD1), sized(100_000, SCALE.farD1Serial), 0);
   timeRatio("v2: a page of 100 status=pending among 1,000,000 orders ≤ 1.5× its time among 10,000", 1.5, sized(1_000_000, SCALE.v2Page), sized(10_000, SCALE.v2Page), 1);
-  timeRatio("v2: walking all 100,000 orders in pages of 1,000 ≤ 1.5× v1's uncached full list", 1.5, sized(100_000, SCALE.v2Walk), full(100_000), 0);
+  /**
+   * A walk against what it must read (docs/design/performance.md#why-the-other-targets-are-what-they-are):
+   * the rows, as v1's uncached list reads them, and a page's fixed cost once per page, as a page of one pays it.
+   */
+  const walkTarget = (name: string, walk: ScaleRow | undefined, pageOfOne: ScaleRow | undefined) => {
+    const v1 = full(100_000)?.medianMs ?? NaN;
+    const pages = (walk?.orders ?? NaN) / 1_000;
+    const walkMs = walk?.medianMs ?? NaN;
+    const value = walkMs / (v1 + pages * (pageOfOne?.medianMs ?? NaN));
+    targets.push({
+      name: `${name} ≤ ${WALK_BOUND}× what it reads: v1's uncached full list, and a page of one for each of its pages`,
+      met: value <= WALK_BOUND,
+      detail: `${value.toFixed(2)}× (${walkMs.toFixed(0)} ms vs ${v1.toFixed(0)} ms + ${pages} × ${pageOfOne?.medianMs.toFixed(2)} ms; ${(walkMs / v1).toFixed(2)}× v1's list alone)`,
+    });
+  };
+  walkTarget("v2: walking all 100,000 orders in pages of 1,000", sized(100_000, SCALE.v2Walk), sized(100_000, SCALE.v2PageOfOne));
   timeRatio(
     "v2: a page of 100 with a ship date range covering every order, among 1,000,000 orders ≤ 1.5× its time among 10,000",
     1.5,
@@ -401,9 +422,8 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     sized(10_000, SCALE.v2RangePage),
     1,
   );
-  // What a filtered walk must read beyond v1's list (docs/design/performance.md#why-the-other-targets-are-what-they-are):
-  // each order through its status index, then per page a range's bounded frontier.
-  timeRatio("v2: walking 100,000 orders with status=pending, pages of 1,000, ≤ 1.5× v1's uncached full list", 1.5, sized(100_000, SCALE.v2StatusWalk), full(100_000), 0);
+  // A filtered walk reads each order through its status index, then per page a range's bounded frontier.
+  walkTarget("v2: walking 100,000 orders with status=pending, pages of 1,000,", sized(100_000, SCALE.v2StatusWalk), sized(100_000, SCALE.v2StatusPageOfOne));
   timeRatio(
     "v2: walking them with a wide ship date range as well ≤ 1.25× the walk with the status alone (the range's own cost: a bounded frontier a page)",
     1.25,

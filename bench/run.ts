@@ -47,7 +47,8 @@ const { values } = parseArgs({
     connections: { type: "string", default: "10" },
     out: { type: "string", default: OUT_OF_RECORD },
     // For quick comparisons while working on one path: only the load rows whose names contain one of these
-    // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets. `--only webhook`: the delivery rows alone.
+    // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets. `--only webhook`: the delivery rows alone;
+    // `--only walks`: v1's list of 100,000 orders and v2's walks of them, with the walks' targets, a round each.
     only: { type: "string" },
   },
 });
@@ -244,10 +245,7 @@ async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> 
       for (const [name, bindings] of [[SCALE.farD1, "d1far"], [SCALE.farD1Serial, "d1far-serial"]]) {
         scale.push(await measureList(`${size} orders, ${name}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant(bindings!) }));
       }
-      scale.push(await measureWalk(`${size} orders, ${SCALE.v2Walk}`, "", orders, runs, roomy));
-      scale.push(await measureWalk(`${size} orders, ${SCALE.v2StatusWalk}`, "status=pending&", orders, runs, roomy));
-      // The seed ships every order on one day, and all are pending: the range and the status cover the whole list.
-      scale.push(await measureWalk(`${size} orders, ${SCALE.v2RangeWalk}`, "status=pending&shipDateFrom=2026-01-01T00:00:00Z&", orders, runs, roomy));
+      scale.push(...(await measureWalks(orders, runs, roomy)));
     }
   }
 
@@ -272,6 +270,18 @@ try {
   const roomy = bearer(keys.roomy);
   const rows = await loadRows(keys);
   const only = values.only?.split(",");
+  if (values.only === "walks") {
+    // v1's uncached list of 100,000 orders and v2's walks of them, `--rounds` times: the walks' targets alone.
+    await seed(100_000);
+    client.disconnect();
+    await runtime.restart();
+    for (let round = 1; round <= rounds; round++) {
+      const scale = [await measureList(`100,000 orders, ${SCALE.uncached}`, "/v1/store/orders", 100_000, 3, { ...roomy, ...variant("nocache") }), ...(await measureWalks(100_000, 3, roomy))];
+      console.log(`\n## Round ${round}\n\n${scaleTable(scale)}\n`);
+      for (const target of evaluateTargets([], scale).filter(({ name }) => name.includes("walking"))) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
+    }
+    process.exit(0);
+  }
   if (values.only === "webhook") {
     console.log(deliveryTable(await measureDeliveries(keys.webhooks, roomy)));
     console.log(`\n${fanOutDeliveryTable(await measureFanOutDelivery(keys.fanOut))}`);
@@ -575,6 +585,19 @@ function unexpectedStatuses(result: autocannon.Result, expected: number): Record
   return by;
 }
 
+/** v2's walks of every order (the seed's), and what each walk's page pays besides its rows. */
+async function measureWalks(orders: number, runs: number, roomy: Record<string, string>): Promise<ScaleRow[]> {
+  const size = orders.toLocaleString("en");
+  return [
+    await measureWalk(`${size} orders, ${SCALE.v2Walk}`, "", orders, runs, roomy),
+    await measureWalk(`${size} orders, ${SCALE.v2StatusWalk}`, "status=pending&", orders, runs, roomy),
+    // The seed ships every order on one day, and all are pending: the range and the status cover the whole list.
+    await measureWalk(`${size} orders, ${SCALE.v2RangeWalk}`, "status=pending&shipDateFrom=2026-01-01T00:00:00Z&", orders, runs, roomy),
+    await measurePageOfOne(`${size} orders, ${SCALE.v2PageOfOne}`, "", roomy),
+    await measurePageOfOne(`${size} orders, ${SCALE.v2StatusPageOfOne}`, "status=pending&", roomy),
+  ];
+}
+
 /** Sequential walks of v2's list with `filters` (a query prefix), page after page of 1,000 following nextCursor: the median walk, each the sum of its pages' times to their last byte. */
 async function measureWalk(name: string, filters: string, orders: number, runs: number, headers: Record<string, string>): Promise<ScaleRow> {
   const times: number[] = [];
@@ -600,6 +623,13 @@ async function measureWalk(name: string, filters: string, orders: number, runs: 
   }
   times.sort((a, b) => a - b);
   return { name, orders, runs, medianMs: times[Math.floor(times.length / 2)]!, bytes, peakRssBytes: runtime.peakResidentBytes() };
+}
+
+/** A walk's page with one order, after the first page's cursor as every page but the first: its fixed cost, sequentially, the median of 51. */
+async function measurePageOfOne(name: string, filters: string, headers: Record<string, string>): Promise<ScaleRow> {
+  const { body } = await client.get(`/v2/store/orders?${filters}limit=1`, headers);
+  const { nextCursor } = JSON.parse(body.toString()) as { nextCursor: string };
+  return measureList(name, `/v2/store/orders?${filters}limit=1&cursor=${encodeURIComponent(nextCursor)}`, 1, 51, headers);
 }
 
 /** Sequential full reads of a list: median time to the last byte, bytes, and workerd's peak memory meanwhile. */
