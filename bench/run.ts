@@ -8,7 +8,7 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, fanOutDeliveryTable, type FanOutDeliveryRow, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateFigures, evaluateTargets, floorName, lastRunSection, loadTable, medianRow, scaleTable, unexpectedWarnings, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow } from "./report";
+import { DELIVERY, ROWS, SCALE, WALK_PAGE, fanOutDeliveryTable, type FanOutDeliveryRow, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateFigures, evaluateTargets, floorName, lastRunSection, loadTable, medianRow, scaleTable, unexpectedWarnings, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow, type Target } from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver, type WebhookReceiver } from "../scripts/lib/webhook-receiver";
@@ -48,7 +48,7 @@ const { values } = parseArgs({
     out: { type: "string", default: OUT_OF_RECORD },
     // For quick comparisons while working on one path: only the load rows whose names contain one of these
     // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets. `--only webhook`: the delivery rows alone;
-    // `--only walks`: v1's list of 100,000 orders and v2's walks of them, with the walks' targets, a round each.
+    // `--only walks`: v1's list of 100,000 orders and v2's walks of them, with the walks' targets, `--rounds` times.
     only: { type: "string" },
   },
 });
@@ -219,17 +219,26 @@ async function roomInTheMinute(seconds: number): Promise<void> {
   if (left < seconds * 1000) await new Promise((resolve) => setTimeout(resolve, left + 50));
 }
 
+/** `orders` orders (seed), on a workerd started afresh. */
+async function onFreshWorkerd(orders: number, statuses?: "pending" | "mixed"): Promise<void> {
+  await seed(orders, statuses);
+  client.disconnect();
+  await runtime.restart();
+}
+
+/** v1's whole list with the cache off: what a walk is judged by. */
+const measureUncached = (orders: number, runs: number, roomy: Record<string, string>) =>
+  measureList(`${orders.toLocaleString("en")} orders, ${SCALE.uncached}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant("nocache") });
+
 /** The scale rows: sequential requests, each size on a fresh workerd. */
 async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> {
   const scale: ScaleRow[] = [];
   for (const [orders, runs] of [[1_000, 7], [10_000, 5], [100_000, 3]] as const) {
     console.error(`Scale: ${orders} orders…`);
-    await seed(orders);
     // A fresh workerd for each size, so its peak memory is this size's (a miss, a fill and hits) and not a larger list's.
-    client.disconnect();
-    await runtime.restart();
+    await onFreshWorkerd(orders);
     const size = orders.toLocaleString("en");
-    const uncached = await measureList(`${size} orders, ${SCALE.uncached}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant("nocache") });
+    const uncached = await measureUncached(orders, runs, roomy);
     // The first list of a version is a miss that fills the cache; the runs after it are hits.
     await measureList(`${size} orders, cache fill`, "/v1/store/orders", orders, 1, roomy);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -252,9 +261,7 @@ async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> 
   // v2's filtered page costs what a page reads, not what the table holds.
   for (const [orders, runs] of [[10_000, 21], [1_000_000, 21]] as const) {
     console.error(`Scale: v2 pages among ${orders} orders…`);
-    await seed(orders, "mixed");
-    client.disconnect();
-    await runtime.restart();
+    await onFreshWorkerd(orders, "mixed");
     await measureList(`warm-up`, "/v2/store/orders?status=pending&limit=100", 100, 3, roomy);
     scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.v2Page}`, "/v2/store/orders?status=pending&limit=100", 100, runs, roomy));
     scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.v2RangePage}`, "/v2/store/orders?shipDateFrom=2026-01-01T00:00:00Z&limit=100", 100, runs, roomy));
@@ -272,13 +279,11 @@ try {
   const only = values.only?.split(",");
   if (values.only === "walks") {
     // v1's uncached list of 100,000 orders and v2's walks of them, `--rounds` times: the walks' targets alone.
-    await seed(100_000);
-    client.disconnect();
-    await runtime.restart();
+    await onFreshWorkerd(100_000);
     for (let round = 1; round <= rounds; round++) {
-      const scale = [await measureList(`100,000 orders, ${SCALE.uncached}`, "/v1/store/orders", 100_000, 3, { ...roomy, ...variant("nocache") }), ...(await measureWalks(100_000, 3, roomy))];
+      const scale = [await measureUncached(100_000, 3, roomy), ...(await measureWalks(100_000, 3, roomy))];
       console.log(`\n## Round ${round}\n\n${scaleTable(scale)}\n`);
-      for (const target of evaluateTargets([], scale).filter(({ name }) => name.includes("walking"))) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
+      printTargets(evaluateTargets([], scale).filter(({ name }) => name.includes("walking")));
     }
     process.exit(0);
   }
@@ -318,7 +323,7 @@ try {
   console.log(`\n${fanOutDeliveryTable(fanOutDelivery)}`);
   console.log(`\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`);
   console.log("\n## Targets\n");
-  for (const target of targets) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
+  printTargets(targets);
   console.log("\n## No target\n");
   for (const figure of figures) console.log(`- ${figure.name}: ${figure.detail}`);
 
@@ -585,6 +590,10 @@ function unexpectedStatuses(result: autocannon.Result, expected: number): Record
   return by;
 }
 
+function printTargets(targets: readonly Target[]): void {
+  for (const target of targets) console.log(`- ${target.met ? "met" : "MISSED"}: ${target.name}: ${target.detail}`);
+}
+
 /** v2's walks of every order (the seed's), and what each walk's page pays besides its rows. */
 async function measureWalks(orders: number, runs: number, roomy: Record<string, string>): Promise<ScaleRow[]> {
   const size = orders.toLocaleString("en");
@@ -610,7 +619,7 @@ async function measureWalk(name: string, filters: string, orders: number, runs: 
       // Each page timed to its last byte, as measureList times v1's list: the bench's own parse of a page (to
       // count it and find the next cursor) is the load generator's work, kept out of the service's time.
       const started = performance.now();
-      const { status, body } = await client.get(`/v2/store/orders?${filters}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, headers);
+      const { status, body } = await client.get(`/v2/store/orders?${filters}limit=${WALK_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, headers);
       elapsed += performance.now() - started;
       if (status !== 200) throw new Error(`${name}: status ${status}`);
       bytes += body.byteLength;
