@@ -72,11 +72,13 @@ export interface RawOrder {
   complete: 0 | 1;
 }
 
-/** Inserts rows exactly as given, as another system writing SQL would; throws when a write guard refuses one. */
+/** The statement that inserts a row exactly as given, as another system writing SQL would. */
+export const rawOrderInsert = (order: RawOrder): D1PreparedStatement =>
+  env.DB.prepare(INSERT_ORDER).bind(order.id, order.petId, order.quantity, order.shipDate, order.status, order.complete);
+
+/** Inserts the row; throws when a write guard refuses it. */
 export async function insertRawOrder(order: RawOrder): Promise<void> {
-  await env.DB.prepare(INSERT_ORDER)
-    .bind(order.id, order.petId, order.quantity, order.shipDate, order.status, order.complete)
-    .run();
+  await rawOrderInsert(order).run();
 }
 
 const GUARD_MIGRATION = "0002_orders_write_guards.sql";
