@@ -394,7 +394,6 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     detail: `${(memory / MB).toFixed(1)} MB`,
   });
 
-  /** A scale row's time over another's, at most `bound`: the detail names both times. */
   /** A time over another, at most `bound`; the detail names both, and `base` how the second was made up. */
   const ratioTarget = (name: string, bound: number, measuredMs: number, baselineMs: number, digits: number, base = "", after = "") => {
     const value = measuredMs / baselineMs;
