@@ -113,16 +113,21 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
   const dataLogged: RowSpec = { name: ROWS.dataLogged, expected: 200, options: async () => ({ path: "/bench/query-logged/store/orders" }) };
   const list: RowSpec = { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) };
   const uncached: RowSpec = { name: ROWS.listUncached, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, ...variant("nocache") } }) };
+  const peer: RowSpec = { name: ROWS.peer, expected: 200, options: async () => ({ path: "/bench/peer/store/orders", headers: roomy }) };
   const peerLogged: RowSpec = { name: ROWS.peerLogged, expected: 200, options: async () => ({ path: "/bench/peer-logged/store/orders", headers: roomy }) };
   const refusals = [revalidation, unauthenticated, keyless, limited, banned];
   // Every row runs on the direct socket, as Cloudflare runs the Worker; these run through Miniflare's entry worker too, for its share (no target).
-  const throughEntry = [bare, dataLogged, list, uncached, peerLogged, ...refusals.flatMap((row) => [row, floorOf(row)])].map(viaEntryWorker);
+  const throughEntry = [bare, dataLogged, list, peerLogged, uncached, ...refusals.flatMap((row) => [row, floorOf(row)])].map(viaEntryWorker);
   // Cancels change the list (and its ETag), so they come after every row that reads it.
   return [
     bare,
     data,
     dataLogged,
+    // The list and the peers it is compared with side by side, as each refusal beside its floor: what drifts
+    // over a run (the machine, the cache's store) then moves the compared rows alike.
     list,
+    peer,
+    peerLogged,
     uncached,
     { name: ROWS.v2Page, expected: 200, options: async () => ({ path: "/v2/store/orders?status=pending&limit=100", headers: roomy }) },
     {
@@ -143,12 +148,6 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
       expected: 429,
       options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant(`breakdown-${cut}`) } }),
     })),
-    {
-      name: ROWS.peer,
-      expected: 200,
-      options: async () => ({ path: "/bench/peer/store/orders", headers: roomy }),
-    },
-    peerLogged,
     ...throughEntry,
     {
       name: "cancel (DELETE, one D1 batch)",
