@@ -9,6 +9,7 @@ import { DEFAULT_SCOPES, budgetOf, limitsFor, scopesOf, type ApiKeyRecord } from
 import { PLANS, Plan, type Limits } from "../src/limiter/plans";
 import { CLI_ACTOR, ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
 import { sha256Hex } from "../src/lib/digest";
+import { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, keyShape } from "../src/keys/key-format";
 import { base64, urlSafe } from "../src/lib/base64";
 import { INSERT_OPERATOR, LIST_OPERATORS, OPERATOR_BY_NAME, OPERATOR_NAME, REVOKE_OPERATOR, type OperatorRow } from "../src/operator/operator-table";
 import { INSERT_OPERATOR_LINK, OPERATOR_CONSOLE_PATH, OPERATOR_LINK_SECONDS } from "../src/operator/operator-links";
@@ -24,6 +25,7 @@ const USAGE = `Usage: npm run keys -- <command> [options]
   update <keyId> [--plan P] [--per-minute N --per-day N] [--name N] [--expires-in D]
   rotate <keyId> [--grace 24h] [--json]
   list
+  check <token>      whether a string is a well-formed key (offline: its shape and checksum, no lookup)
   show <keyId>
   revoke <keyId>
   history <keyId>
@@ -106,6 +108,7 @@ async function keysCommand(argv: string[], output: KeysOutput, shared: KeyStore 
   if (command === "operator-link" && rest.length > 0) throw new UsageError(`Unexpected arguments: ${rest.join(" ")}`);
   if (extra.length > 0) throw new UsageError(`Unexpected arguments: ${extra.join(" ")}`);
 
+  if (command === "check") return check(keyId, output);
   const environment = oneOf(values.env, ENVIRONMENTS, "--env");
   if (values["persist-to"] && environment !== "local") throw new UsageError("--persist-to only applies to --env local");
   if (!KNOWN_COMMANDS.includes(command ?? "")) throw new UsageError(command ? `Unknown command: ${command}` : "No command given.");
@@ -135,6 +138,22 @@ interface KeyCommandContext extends CommandContext {
   api: OperatorApi | undefined;
   /** After a KV write the limiter is only the fast path: a failure to tell it is reported as what it was, not fatal. */
   tellLimiter(action: string, body?: unknown): Promise<Told>;
+}
+
+/** Offline: whether a string is a key in this service's format (docs/api.md#key-format); exit 1 when not. */
+function check(token: string | undefined, output: KeysOutput): void {
+  if (token === undefined) throw new UsageError("check takes the token to check");
+  const shape = keyShape(token.trim());
+  if (shape === "malformed") throw new Error(`Not a well-formed key: ${describeMalformed(token.trim())}.`);
+  output.out(shape === "checksummed" ? "A well-formed key: its checksum holds." : "A well-formed key of the shape issued before checksums (32 characters, no checksum to check).");
+}
+
+function describeMalformed(token: string): string {
+  if (!/^so_(live|test)_/.test(token)) return "it does not start with so_live_ or so_test_";
+  if (/[^0-9A-Za-z]/.test(token.slice(8))) return "it has characters other than letters and digits after its prefix";
+  const length = token.length - 8;
+  if (length !== KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH) return `it has ${length} characters after its prefix, not ${KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH}`;
+  return "its checksum (the last 6 characters) does not match: a character is mistyped or missing";
 }
 
 async function create({ store, values, output }: CommandContext): Promise<void> {

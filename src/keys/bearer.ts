@@ -1,5 +1,5 @@
-// A strict subset of RFC 6750's b64token, so checking it checks both.
-const API_KEY_FORMAT = /^so_(live|test)_[0-9A-Za-z]{32}$/;
+import { keyShape } from "./key-format";
+
 const BEARER = /^bearer(?: +(.*))?$/is;
 
 type BearerToken =
@@ -18,12 +18,13 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /**
  * Reads an API key from `Authorization: Bearer <key>` strictly. The token
- * must be in this service's key format (docs/api.md#authentication), so garbage is
- * refused without a KV read. Two Authorization headers arrive joined by ", "
- * and so fail the format.
+ * must be in this service's key format (docs/api.md#key-format), a strict
+ * subset of RFC 6750's b64token, its checksum right when it has one, so
+ * garbage and mistyped keys are refused without a KV read. Two Authorization
+ * headers arrive joined by ", " and so fail the format.
  */
 export function parseBearer(header: string | undefined): BearerToken {
   const token = bearerToken(header);
   if (!token) return { kind: "missing" };
-  return API_KEY_FORMAT.test(token) ? { kind: "token", token } : { kind: "malformed" };
+  return keyShape(token) === "malformed" ? { kind: "malformed" } : { kind: "token", token };
 }

@@ -9,13 +9,12 @@ import { sha256Hex } from "../lib/digest";
 import type { Scope } from "../framework/operations/scopes";
 import type { ApiKeyRecord } from "./api-key-record";
 import type { Limits, Plan } from "../limiter/plans";
+import { BASE62, KEY_RANDOM_LENGTH, keyChecksum } from "./key-format";
 
 /** How much of a key its record keeps to tell it apart: the prefix and 4 of its 32 random characters (24 bits). */
 const KEY_START_LENGTH = 12;
 
 export type KeyPrefix = "so_live_" | "so_test_";
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 function randomBase62(length: number): string {
   // 62 does not divide 256: reject bytes >= 248 so every character is equally likely.
@@ -28,8 +27,10 @@ function randomBase62(length: number): string {
   return out;
 }
 
+/** A new key in the current shape (key-format.ts): its prefix, 32 random base62 characters and their checksum. */
 export function generateApiKey(prefix: KeyPrefix): string {
-  return prefix + randomBase62(32);
+  const body = prefix + randomBase62(KEY_RANDOM_LENGTH);
+  return body + keyChecksum(body);
 }
 
 export function generateKeyId(): string {

@@ -18,7 +18,7 @@ describe("npm run keys, against the running service", () => {
     const created = JSON.parse(lines[0]);
     expect(Object.keys(created).sort()).toEqual(["id", "key", "plan"]);
     expect(created).toMatchObject({ id: expect.stringMatching(/^key_[0-9A-Za-z]{16}$/), plan: "free" });
-    expect(created.key).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+    expect(created.key).toMatch(/^so_test_[0-9A-Za-z]{38}$/);
 
     expect((await listWith(created.key)).status).toBe(200);
   });
@@ -26,7 +26,7 @@ describe("npm run keys, against the running service", () => {
   it("create, list, show and revoke a key; the service then refuses it", async () => {
     const created = await keys.run("create", "--plan", "enterprise", "--per-minute", "500", "--per-day", "9000", "--name", "Acme");
     expect(created.status, created.stderr).toBe(0);
-    const key = /so_test_[0-9A-Za-z]{32}/.exec(created.stdout)![0];
+    const key = /so_test_[0-9A-Za-z]{38}/.exec(created.stdout)![0];
     const id = /key_[0-9A-Za-z]{16}/.exec(created.stdout)![0];
     expect((await listWith(key)).status).toBe(200);
 

@@ -130,3 +130,21 @@ export function cappedD1(cap = 1_000): { db: D1Database; queries(): number; rese
   });
   return { db, queries: () => queries, reset: () => void (queries = 0) };
 }
+
+/** The real KV of API keys, counting every operation on it (reads, lists, writes, deletes): KV's limit is per invocation, and Miniflare enforces none. */
+export function countingKv(kv: KVNamespace = env.API_KEYS): { kv: KVNamespace; operations: () => number; reset(): void } {
+  let operations = 0;
+  const counted = new Set(["get", "getWithMetadata", "list", "put", "delete"]);
+  const wrapped = new Proxy(kv, {
+    get(target, property) {
+      const value = passThrough(target, property);
+      if (typeof property !== "string" || !counted.has(property) || typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        // A bulk read of many names is one operation as KV bills and limits it.
+        operations += 1;
+        return (value as (...a: unknown[]) => unknown)(...args);
+      };
+    },
+  });
+  return { kv: wrapped, operations: () => operations, reset: () => void (operations = 0) };
+}

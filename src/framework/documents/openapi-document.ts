@@ -217,7 +217,8 @@ export function openApiDocument(
           type: "http",
           scheme: "bearer",
           description:
-            "An API key: so_live_ (production) or so_test_ (staging) and 32 letters and digits. A key has the scopes " +
+            "An API key: so_live_ (production) or so_test_ (staging), 32 random letters and digits, then a 6-character checksum " +
+            "(CRC-32 in base62; keys made before it have none), so a mistyped or leaked key is recognised (docs/api.md#key-format). A key has the scopes " +
             "orders:read (list orders, the event feed; the deprecated pets), orders:write (cancel), webhooks:manage (webhook " +
             "endpoints) and keys:manage (rotate and revoke its budget's keys); each operation names the one it needs, or none when " +
             "any key will do. The console's session cookie stands for its key in every operation (docs/api.md#the-console).",

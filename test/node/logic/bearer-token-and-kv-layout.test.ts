@@ -1,14 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { generateApiKey, generateKeyId } from "../../../src/keys/issue-key";
 import { parseBearer } from "../../../src/keys/bearer";
+import { keyChecksum } from "../../../src/keys/key-format";
 import { keyEntries } from "../../../src/keys/layout";
 import { sha256Hex } from "../../../src/lib/digest";
 
 describe("parseBearer", () => {
   const key = "so_live_0123456789abcdefghijABCDEFGHIJKL";
 
+  const checksummed = "so_live_0123456789abcdefghijABCDEFGHIJKL" + keyChecksum("so_live_0123456789abcdefghijABCDEFGHIJKL");
+  const mistyped = checksummed.slice(0, 20) + (checksummed[20] === "x" ? "y" : "x") + checksummed.slice(21);
+
   it.each([
     [undefined, { kind: "missing" }],
+    [`Bearer ${checksummed}`, { kind: "token", token: checksummed }],
+    [`Bearer ${mistyped}`, { kind: "malformed" }],
     ["", { kind: "missing" }],
     ["Bearer", { kind: "missing" }],
     ["Basic abc", { kind: "missing" }],
@@ -25,15 +31,15 @@ describe("parseBearer", () => {
 });
 
 describe("key material", () => {
-  it("makes keys with the environment's prefix and 32 base62 characters", () => {
-    expect(generateApiKey("so_live_")).toMatch(/^so_live_[0-9A-Za-z]{32}$/);
-    expect(generateApiKey("so_test_")).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+  it("makes keys with the environment's prefix, 32 base62 characters and a 6-character checksum", () => {
+    expect(generateApiKey("so_live_")).toMatch(/^so_live_[0-9A-Za-z]{38}$/);
+    expect(generateApiKey("so_test_")).toMatch(/^so_test_[0-9A-Za-z]{38}$/);
     expect(generateKeyId()).toMatch(/^key_[0-9A-Za-z]{16}$/);
     expect(new Set(Array.from({ length: 1000 }, () => generateApiKey("so_test_"))).size).toBe(1000);
   });
 
   it("uses every base62 character", () => {
-    const seen = new Set(Array.from({ length: 200 }, () => generateApiKey("so_test_").slice(8)).join(""));
+    const seen = new Set(Array.from({ length: 200 }, () => generateApiKey("so_test_").slice(8, 40)).join(""));
     expect(seen.size).toBe(62);
   });
 

@@ -2,6 +2,9 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PLANS } from "../../../src/limiter/plans";
 import { storeTestKey } from "../../support/test-keys";
+import { countingKv } from "../../support/faults";
+import { keyChecksum } from "../../../src/keys/key-format";
+import { putApiKey } from "../../../src/keys/issue-key";
 import { EVERY_OUTCOME } from "../../support/routes";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 
@@ -35,6 +38,27 @@ describe("bearer authentication", () => {
     const response = await listWith(authorization);
     expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_api_key", status: 401 });
     expect(response.headers.get("WWW-Authenticate")).toBe(`${CHALLENGE}, error="invalid_token"`);
+  });
+
+  it("refuses a key of the current length whose checksum fails without reading KV, and reads KV for one whose checksum holds", async () => {
+    const { key } = await storeTestKey();
+    const mistyped = key.slice(0, 20) + (key[20] === "x" ? "y" : "x") + key.slice(21);
+    const counting = countingKv();
+    const bindings = { ...env, API_KEYS: counting.kv };
+    const refused = await apiWith(bindings, "/v1/store/orders", { key: mistyped });
+    expect(await errorBodyOf(refused)).toMatchObject({ code: "invalid_api_key", status: 401 });
+    expect(counting.operations()).toBe(0);
+    const unknown = "so_test_" + "Q".repeat(32);
+    const wellFormed = unknown + keyChecksum(unknown);
+    expect(await errorBodyOf(await apiWith(bindings, "/v1/store/orders", { key: wellFormed }))).toMatchObject({ code: "invalid_api_key" });
+    expect(counting.operations()).toBe(1);
+  });
+
+  it("keeps accepting a key issued before the checksum (32 characters, none)", async () => {
+    const { record } = await storeTestKey();
+    const legacy = "so_test_" + "L".repeat(16) + record.id.slice(4);
+    await putApiKey(env.API_KEYS, legacy, { ...record, id: `key_${"l".repeat(16)}` });
+    expect((await listWith(`Bearer ${legacy}`)).status).toBe(200);
   });
 
   it("answers 401 invalid_api_key for a revoked key", async () => {

@@ -21,7 +21,7 @@ describe("a key's own budget", () => {
     const response = await rotate(old, { graceSeconds: 3_600 });
     expect(response.status).toBe(201);
     const rotated = await response.json<Rotated>();
-    expect(rotated.key).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+    expect(rotated.key).toMatch(/^so_test_[0-9A-Za-z]{38}$/);
     expect(rotated.start).toBe(rotated.key.slice(0, 12));
     expect(rotated.previous.id).toBe(old.record.id);
     expect(Math.abs(Date.parse(rotated.previous.expiresAt) - (Date.now() + 3_600_000))).toBeLessThan(10_000);

@@ -1,0 +1,60 @@
+/**
+ * The shape of an API key (docs/api.md#key-format): `so_live_` or `so_test_`,
+ * 32 random base62 characters, then a 6-character checksum, the CRC-32 (IEEE)
+ * of everything before it in base62, left-padded with `0`. The checksum lets
+ * a secret scanner, and this service before any KV read, tell a real key from
+ * a string that only looks like one. Keys issued before the checksum (32
+ * characters, no checksum) keep working. Pure: the keys command, the consoles
+ * and the worker share it.
+ */
+
+export const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/** How many random characters follow the prefix. */
+export const KEY_RANDOM_LENGTH = 32;
+/** Base62 digits of a CRC-32: 62^5 < 2^32 <= 62^6. */
+export const KEY_CHECKSUM_LENGTH = 6;
+
+/** What secret scanners are given (a GitHub custom pattern, a gitleaks rule): the prefix, the random part and its checksum. */
+export const KEY_PATTERN_SOURCE = `so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH}}`;
+/** Either shape, for a form's `pattern`: a key with its checksum, or one issued before it. */
+export const ANY_KEY_PATTERN_SOURCE = `so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}([0-9A-Za-z]{${KEY_CHECKSUM_LENGTH}})?`;
+
+const CHECKSUMMED = new RegExp(`^${KEY_PATTERN_SOURCE}$`);
+const LEGACY = new RegExp(`^so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}$`);
+
+const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c;
+});
+
+/** CRC-32 (IEEE 802.3, as zlib and PNG compute it) of an ASCII string (a key is ASCII by its pattern). */
+export function crc32(ascii: string): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < ascii.length; i++) crc = CRC_TABLE[(crc ^ ascii.charCodeAt(i)) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** The checksum of a key's first part (prefix and random characters). */
+export function keyChecksum(body: string): string {
+  let value = crc32(body);
+  let digits = "";
+  do {
+    digits = BASE62[value % 62] + digits;
+    value = Math.floor(value / 62);
+  } while (value > 0);
+  return digits.padStart(KEY_CHECKSUM_LENGTH, "0");
+}
+
+/**
+ * What a string is as a key: `checksummed` (the current shape, checksum
+ * right), `legacy` (issued before the checksum), or `malformed` (anything
+ * else, a current-length token whose checksum fails included).
+ */
+export function keyShape(token: string): "checksummed" | "legacy" | "malformed" {
+  if (CHECKSUMMED.test(token)) {
+    const cut = token.length - KEY_CHECKSUM_LENGTH;
+    return keyChecksum(token.slice(0, cut)) === token.slice(cut) ? "checksummed" : "malformed";
+  }
+  return LEGACY.test(token) ? "legacy" : "malformed";
+}
