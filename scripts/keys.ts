@@ -27,7 +27,8 @@ const USAGE = `Usage: npm run keys -- <command> [options]
   list
   check <token>      whether a string is a well-formed key (offline: its shape and checksum, no lookup)
   show <keyId>
-  revoke <keyId>
+  revoke <keyId> [--leaked [--found-at <where>]]
+                     --leaked: what it started ends too (its webhook endpoints, console sessions), through the operator API
   history <keyId>
   usage <keyId> [--history [--granularity minute|hour|day] [--from T] [--to T]]
                      (through the operator API; --history: admitted and refused per bucket, with a sparkline)
@@ -62,6 +63,8 @@ function parseCommandLine(argv: string[]) {
         scopes: { type: "string" },
         "expires-in": { type: "string" },
         grace: { type: "string" },
+        leaked: { type: "boolean", default: false },
+        "found-at": { type: "string" },
         history: { type: "boolean", default: false },
         granularity: { type: "string" },
         from: { type: "string" },
@@ -187,20 +190,30 @@ async function show(context: KeyCommandContext): Promise<void> {
 }
 
 async function revoke(context: KeyCommandContext): Promise<void> {
-  const { store, found, keyId, output } = context;
+  const { store, found, keyId, output, values } = context;
+  const reason = values.leaked ? "leaked" : "retired";
+  if (values["found-at"] !== undefined && !values.leaked) throw new UsageError("--found-at goes with --leaked: where the leaked key was found");
   let { record } = found;
-  if (!record.revokedAt) {
-    const revoked = { ...record, revokedAt: new Date().toISOString() };
-    await store.audited([{ operation: "revoke", keyId, changes: { revokedAt: revoked.revokedAt } }], () => store.putRecords([{ hash: found.hash, record: revoked }]));
+  if (!record.revokedAt || (reason === "leaked" && record.revokedReason !== "leaked")) {
+    const revoked = { ...record, revokedAt: record.revokedAt ?? new Date().toISOString(), revokedReason: reason } as const;
+    await store.audited([{ operation: "revoke", keyId, changes: { revokedAt: revoked.revokedAt, reason } }], () => store.putRecords([{ hash: found.hash, record: revoked }]));
     record = revoked;
   }
-  // Told again for a key already revoked: a revoke whose limiter call failed is finished by running it again.
-  const told = await context.tellLimiter("revoke");
-  output.err(
-    told.ok
-      ? `Revoked ${keyId}, and told its limiter at ${told.at}: every location refuses it within 5 seconds.`
-      : `Revoked ${keyId} in KV only (${told.problem}): every location refuses it within about 65 seconds.`,
-  );
+  // Told again for a key already revoked: a revoke whose limiter call failed, or whose leak was not ended, is finished by running it again.
+  const told = await context.tellLimiter("revoke", { reason, ...(values["found-at"] !== undefined && { foundAt: values["found-at"] }) });
+  if (!told.ok) {
+    output.err(`Revoked ${keyId} in KV only (${told.problem}): every location refuses it within about 65 seconds.`);
+    if (reason === "leaked") output.err("Its leak is NOT ended: the webhook endpoints it made still deliver, its console sessions go on. Run this again once the operator API answers.");
+  } else if (reason === "leaked") {
+    const leak = (told.answer as { leak?: { endpointsDisabled: string[]; rotatedInto: string[]; sessionsEnded: number } }).leak;
+    output.err(`Revoked ${keyId} as leaked, and told its limiter at ${told.at}: every location refuses it within 5 seconds.`);
+    if (leak) {
+      output.err(`Disabled the webhook endpoints it made or last aimed: ${leak.endpointsDisabled.join(", ") || "none"}; ended ${leak.sessionsEnded} console session(s).`);
+      if (leak.rotatedInto.length > 0) output.err(`Keys it made by rotation still work, and whoever held it may hold them: ${leak.rotatedInto.join(", ")}. Rotate them.`);
+    }
+  } else {
+    output.err(`Revoked ${keyId}, and told its limiter at ${told.at}: every location refuses it within 5 seconds.`);
+  }
   showRecord(context, record);
 }
 
@@ -225,8 +238,11 @@ async function update(context: KeyCommandContext): Promise<void> {
   showRecord(context, record);
 }
 
-async function rotateKey({ store, found, keyId, values, output }: KeyCommandContext): Promise<void> {
+async function rotateKey({ store, found, keyId, values, output, tellLimiter }: KeyCommandContext): Promise<void> {
   const rotated = await rotate(store, found, values.grace ?? "24h");
+  // The budget's object decides at once what KV may show a minute late elsewhere: the old key acts only on itself, and ends with its grace.
+  const told = await tellLimiter("rotation", { endsAt: rotated.oldExpiresAt });
+  if (!told.ok) output.err(`Told only KV (${told.problem}): ${keyId} may act on the budget's other keys and endpoints for about 65 seconds more at other locations.`);
   if (values.json) return void output.out(JSON.stringify({ id: rotated.record.id, key: rotated.key, plan: rotated.record.plan }));
   output.out(`Rotated ${keyId} to ${rotated.record.id}: both share one budget; ${keyId} works until ${rotated.oldExpiresAt}.`);
   output.out(`New API key, shown this once only; store it now:\n\n  ${rotated.key}\n`);

@@ -116,7 +116,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint
-         * @description Changes what is sent: the URL (checked as a new endpoint's), the event types, or the status. Disabled, nothing is delivered; enabled again, deliveries resume with the next event (the service's own disabling after failures included; an operator's is lifted only by an operator). Audited with the key that asked.
+         * @description Changes what is sent: the URL (checked as a new endpoint's), the event types, or the status. Disabled, nothing is delivered; enabled again, deliveries resume with the next event (the service's own disabling after failures included; an operator's is lifted only by an operator; one disabled for a leaked key needs confirmUrl). A key rotated away may not change endpoints (403 key_acts_only_on_itself). Audited with the key that asked.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -250,7 +250,7 @@ export interface paths {
         };
         /**
          * List the keys of the caller's budget
-         * @description Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with their state. Never a key itself: only its first 12 characters.
+         * @description Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with their state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key itself: only its first 12 characters. A page at a time in key id order (newest first within a page; the calling key on its page, or on the first while the list does not show it yet), nextCursor for the next; a key that stopped working more than 30 days ago is no longer listed.
          */
         get: operations["listOwnKeys"];
         put?: never;
@@ -272,7 +272,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a key of the caller's budget
-         * @description Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, plan, limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working for the grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends with it. A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated away, or expires, may rotate only itself (403 key_acts_only_on_itself), so no rotation returns a key that outlives the key that asked. Audited, with the key that asked.
+         * @description Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, plan, limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working for the grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends with it. A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated away may rotate no key, itself included, and one made to expire only itself (403 key_acts_only_on_itself), so no rotation returns a key that outlives the key that asked. With no grace the old key is refused everywhere within 5 s. Audited, with the key that asked.
          */
         post: operations["rotateOwnKey"];
         delete?: never;
@@ -292,7 +292,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke a key of the caller's budget
-         * @description Revokes a key of the calling key's budget for good, the calling key included: from the next call on (within 5 s everywhere) it is refused, and a console session of it ends. Revoking a revoked key answers as the first time did. A key that was rotated away, or expires, may revoke only itself (403 key_acts_only_on_itself). Audited.
+         * @description Revokes a key of the calling key's budget for good, the calling key included: from the next call on (within 5 s everywhere) it is refused, and a console session of it ends. With reason leaked, every webhook endpoint it made or last aimed (URL, secret or types) is disabled, to be enabled again with confirmUrl, its console sessions and links end, and the keys it made by rotation are named (docs/api.md#what-a-leak-ends). Revoking a revoked key answers as the first time did; a key revoked as retired may be revoked again as leaked. A key that was rotated away, or expires, may revoke only itself (403 key_acts_only_on_itself). Audited.
          */
         post: operations["revokeOwnKey"];
         delete?: never;
@@ -423,6 +423,7 @@ export interface components {
              * @example invalid_console_link
              * @example session_ended
              * @example invalid_access_assertion
+             * @example invalid_signature
              * @example insufficient_scope
              * @example key_acts_only_on_itself
              * @example cross_site_request
@@ -515,6 +516,8 @@ export interface components {
             disabledBy: ("owner" | "service" | "operator") | null;
             /** @description Why, as its owner is told; null while enabled */
             disabledReason: string | null;
+            /** @description Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl */
+            disabledForLeakedKey: string | null;
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit: number | null;
             /** Format: date-time */
@@ -541,6 +544,8 @@ export interface components {
             disabledBy: ("owner" | "service" | "operator") | null;
             /** @description Why, as its owner is told; null while enabled */
             disabledReason: string | null;
+            /** @description Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl */
+            disabledForLeakedKey: string | null;
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit: number | null;
             /** Format: date-time */
@@ -558,6 +563,8 @@ export interface components {
             status?: "enabled" | "disabled";
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit?: number | null;
+            /** @description The endpoint's URL (the new one, with url): needed to enable an endpoint disabled because a leaked key made or changed it, else 409 webhook_url_unconfirmed */
+            confirmUrl?: string;
         };
         RotateWebhookSecret: {
             /**
@@ -667,6 +674,8 @@ export interface components {
         };
         OwnKeyList: {
             data: components["schemas"]["OwnKey"][];
+            /** @description Pass as cursor for the next page; null on the last */
+            nextCursor: string | null;
         };
         OwnKey: {
             /** @description The key's id (key_ and 16 letters and digits) */
@@ -682,6 +691,23 @@ export interface components {
             /** @description When it stops working (RFC 3339): a rotation's grace end, or the expiry it was made with */
             expiresAt: string | null;
             revokedAt: string | null;
+            /** @description Why it was revoked; null while it is not */
+            revokedReason: ("leaked" | "retired") | null;
+            /** @description What its revocation as leaked ended (docs/api.md#what-a-leak-ends); null for any other key */
+            leak: {
+                /** @description When its revocation as leaked ended what it started */
+                leakedAt: string;
+                /** @description Where it was found, when a scanner or an operator said */
+                foundAt: string | null;
+                /** @description What kind of place (GitHub's source: commit, issue_comment, ...) */
+                source: string | null;
+                /** @description Webhook endpoints it made or last aimed, disabled then */
+                endpointsDisabled: string[];
+                /** @description Keys it made by rotation: rotate them */
+                rotatedInto: string[];
+            } | null;
+            /** @description Set on a key that a key revoked as leaked made by rotation: whoever held that key may hold this one; rotate it */
+            madeByLeakedKey: string | null;
             /** @description Whether it may call the API now */
             usable: boolean;
             /** @description Whether it is the key making this request */
@@ -699,9 +725,29 @@ export interface components {
                 expiresAt: string;
             };
         };
+        RevokeOwnKey: {
+            /**
+             * @description leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console sessions); retired (the default): it is no longer used
+             * @default retired
+             * @enum {string}
+             */
+            reason: "leaked" | "retired";
+        };
         RevokedKey: {
             id: string;
             revokedAt: string;
+            /** @enum {string} */
+            reason: "leaked" | "retired";
+            /** @description Set when this request ended the key's leak */
+            leak?: components["schemas"]["LeakEnded"];
+        };
+        LeakEnded: {
+            /** @description Webhook endpoints it made, or last aimed, now disabled: enable each again with confirmUrl once its URL is checked */
+            endpointsDisabled: string[];
+            /** @description Keys it made by rotation: they still work, and whoever held it may hold them too; rotate them */
+            rotatedInto: string[];
+            /** @description Its console sessions ended */
+            sessionsEnded: number;
         };
         ConsoleSignIn: {
             /** @description When the session ends, at the latest (RFC 3339) */
@@ -1986,7 +2032,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2002,7 +2048,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };
@@ -2418,7 +2467,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2434,7 +2483,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };
@@ -2652,7 +2704,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2668,7 +2720,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };
@@ -2718,7 +2773,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `webhook_endpoint_locked` */
+            /** @description Error: `webhook_endpoint_locked` or `webhook_url_unconfirmed` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2733,7 +2788,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example webhook_endpoint_locked */
+                        /**
+                         * @example webhook_endpoint_locked
+                         * @example webhook_url_unconfirmed
+                         */
                         code?: unknown;
                     };
                 };
@@ -2923,7 +2981,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2939,7 +2997,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };
@@ -3149,7 +3210,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3165,7 +3226,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };
@@ -3544,7 +3608,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3560,7 +3624,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };
@@ -3776,7 +3843,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `insufficient_scope` */
+            /** @description Error: `key_acts_only_on_itself` or `insufficient_scope` */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3792,7 +3859,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example insufficient_scope */
+                        /**
+                         * @example key_acts_only_on_itself
+                         * @example insufficient_scope
+                         */
                         code?: unknown;
                     };
                 };
@@ -4183,7 +4253,12 @@ export interface operations {
     };
     listOwnKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A whole number from 1 to 100 (default 100): keys a page */
+                limit?: number;
+                /** @description The nextCursor of the page before */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4205,6 +4280,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OwnKeyList"];
+                };
+            };
+            /** @description Error: `invalid_query` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example invalid_query */
+                        code?: unknown;
+                    };
                 };
             };
             /** @description Error: `missing_api_key` or `invalid_api_key` */
@@ -4631,9 +4726,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Why (optional: retired) */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeOwnKey"];
+            };
+        };
         responses: {
-            /** @description The key, and when it was revoked */
+            /** @description The key, when it was revoked and why, and what a leak ended */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4648,6 +4748,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RevokedKey"];
+                };
+            };
+            /** @description Error: `invalid_body` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example invalid_body */
+                        code?: unknown;
+                    };
                 };
             };
             /** @description Error: `missing_api_key` or `invalid_api_key` */
@@ -4739,6 +4859,46 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example method_not_allowed */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `body_too_large` */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example body_too_large */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example unsupported_media_type */
                         code?: unknown;
                     };
                 };

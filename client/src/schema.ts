@@ -133,6 +133,7 @@ export interface components {
              * @example invalid_console_link
              * @example session_ended
              * @example invalid_access_assertion
+             * @example invalid_signature
              * @example insufficient_scope
              * @example key_acts_only_on_itself
              * @example cross_site_request

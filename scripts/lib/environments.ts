@@ -113,3 +113,13 @@ export function placeholdersIn(config: EnvironmentConfig): string[] {
 function bindingNames(bindings: { binding: string }[]): string[] {
   return bindings.map((b) => b.binding);
 }
+
+/**
+ * The vars wrangler.toml declares that the environment sets, as `wrangler dev`'s
+ * `--var NAME:value` arguments: `SECRET_SCANNING_KEYS_URL=http://127.0.0.1:9000/keys npm start`
+ * points the local service at a key server of its own. Names the file does not
+ * declare are left alone, so nothing else in a shell's environment reaches the worker.
+ */
+export function varsFromEnvironment(declared: readonly string[], environment: Record<string, string | undefined>): string[] {
+  return declared.flatMap((name) => (environment[name] === undefined ? [] : ["--var", `${name}:${environment[name]}`]));
+}

@@ -16,14 +16,14 @@ export interface OperatorApi {
 }
 
 /** What telling the operator API came to: done (where), or why not, as it was (not configured, not reachable, or its answer). */
-export type Told = { ok: true; at: string } | { ok: false; problem: string };
+export type Told = { ok: true; at: string; answer: unknown } | { ok: false; problem: string };
 
 /** A POST to the operator API whose failure is reported, never thrown: it follows a KV write that already happened. */
 export async function tellOperatorApi(api: OperatorApi | undefined, path: string, body?: unknown): Promise<Told> {
   if (!api) return { ok: false, problem: "no operator API configured: pass --base-url and OPERATOR_TOKEN" };
   try {
     const answer = await api.call("POST", path, body);
-    return answer === undefined ? { ok: false, problem: `the operator API at ${api.baseUrl} was not reachable` } : { ok: true, at: api.baseUrl };
+    return answer === undefined ? { ok: false, problem: `the operator API at ${api.baseUrl} was not reachable` } : { ok: true, at: api.baseUrl, answer };
   } catch (error) {
     return { ok: false, problem: error instanceof Error ? error.message : String(error) };
   }

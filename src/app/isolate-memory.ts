@@ -18,6 +18,7 @@ import { VersionMemory } from "../read-your-writes/recent-version";
 import { WholeFills } from "../orders/whole-list/order-list-cache";
 import type { ConfigResult } from "../framework/read-config";
 import { AccessKeys } from "../operator/access-assertion";
+import { GithubPublicKeys } from "../revocation/secret-scanning/github-public-keys";
 
 export const isolateMemory = {
   /**
@@ -112,6 +113,8 @@ export const isolateMemory = {
    * goes at the next fetch.
    */
   accessKeys: new AccessKeys(),
+  /** GitHub's secret scanning keys, by the URL they came from: a day at most, fetched again at most once a minute (github-public-keys.ts). */
+  githubKeys: new GithubPublicKeys(),
 };
 
 export type IsolateMemory = typeof isolateMemory;

@@ -1,9 +1,10 @@
 import { eventSequenceOperations } from "../events/event-sequence-operations";
 import { getKeyUsage } from "../operator/get-key-usage";
 import { getKeyUsageHistory } from "../operator/get-key-usage-history";
-import { revokeKey } from "../operator/revoke-key";
+import { revokeAnyKey } from "../revocation/revoke-any-key";
 import { setBudgetLimits } from "../operator/set-budget-limits";
 import { unbanKey } from "../operator/unban-key";
+import { tellKeyRotation } from "../operator/tell-key-rotation";
 import { createConsoleLinkOperation } from "../operator/create-console-link";
 import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-endpoint";
 import { enableWebhookEndpoint } from "../webhooks/endpoints/enable-webhook-endpoint";
@@ -22,4 +23,4 @@ import { getTraffic } from "../operator/traffic/get-traffic";
 export const OPERATOR_PREFIX = "/admin";
 
 /** The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event pipeline and the event sequence, the traffic, then keys (found across budgets) and their budgets, and console sign-in links. */
-export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, listEndpointDeliveries, disableWebhookEndpoint, enableWebhookEndpoint, getPipelineHealth, ...eventSequenceOperations, getTraffic, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, revokeKey, createConsoleLinkOperation];
+export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, listEndpointDeliveries, disableWebhookEndpoint, enableWebhookEndpoint, getPipelineHealth, ...eventSequenceOperations, getTraffic, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, tellKeyRotation, revokeAnyKey, createConsoleLinkOperation];

@@ -23,7 +23,7 @@ import { updateWebhookEndpoint } from "../webhooks/endpoints/update-webhook-endp
 import { getUsage } from "../usage/usage-operations";
 import { listOwnKeys } from "../keys/own-keys/list-own-keys";
 import { rotateOwnKey } from "../keys/own-keys/rotate-own-key";
-import { revokeOwnKey } from "../keys/own-keys/revoke-own-key";
+import { revokeOwnKey } from "../revocation/revoke-own-key";
 import { openConsoleSessionOperation } from "../console/open-console-session";
 import { redeemConsoleLinkOperation } from "../console/redeem-console-link";
 import { getConsoleSession } from "../console/get-console-session";

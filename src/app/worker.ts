@@ -4,13 +4,14 @@ import { allowedMethods, mountRoutes, type AccessGuards, type RouteGroup } from 
 import type { AppEnv } from "../framework/app-env";
 import { pruneOrderEvents } from "../events/prune-order-events";
 import { dispatcherOf } from "../webhook-delivery/dispatcher-calls";
-import { pruneEndpointAudit } from "../webhooks/endpoints/endpoint-audit";
+import { pruneEndpointAudit } from "../webhook-delivery/endpoint-audit-rows";
 import { configOf } from "../framework/middleware/load-config";
 import { isolateMemory } from "./isolate-memory";
 import { consolePageOperation } from "../console/console-page";
 import { operatorConsolePageOperation } from "../operator/console/operator-console-page";
 import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
 import { backfillBudgetEntries } from "../keys/budget-entries-backfill";
+import { pruneBudgetEntries } from "../keys/budget-entries-prune";
 import { operatorSessionCredential, pruneOperatorSessions } from "../operator/operator-sessions";
 import { countedCallers } from "../keys/counted-callers";
 import { identifyCaller, type OtherCredential } from "../keys/identify-caller";
@@ -26,6 +27,8 @@ import { requestLog } from "../framework/middleware/request-log";
 import { operatorApiAvailable, requireOperator } from "../operator/require-operator";
 import { OPERATOR_PREFIX, operatorOperations } from "./operator-operations";
 import { API_VERSIONS } from "../framework/service-identity";
+import { reportLeakedTokens } from "../revocation/secret-scanning/report-leaked-tokens";
+import { SECRET_SCANNING_PATH, secretScanningCredential } from "../revocation/secret-scanning/scanning-credential";
 import { operations as v1 } from "./v1-operations";
 import { operations as v2 } from "./v2-operations";
 
@@ -39,18 +42,25 @@ const operatorApi = (env: Env) => {
   return operatorApiAvailable(env, config.ok ? config.config : undefined);
 };
 /** Every route the worker serves, one way: `GET /` and the two consoles, each version's operations, the operator API. */
-const routes: RouteGroup[] = [{ base: "", operations: [describeServiceOperation(versions), consolePageOperation, operatorConsolePageOperation] }, ...versions, { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApi }];
+const routes: RouteGroup[] = [
+  { base: "", operations: [describeServiceOperation(versions), consolePageOperation, operatorConsolePageOperation, reportLeakedTokens] },
+  ...versions,
+  { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApi },
+];
 
 /**
- * A request's cookie as a caller, by where it goes: under the operator API the
- * operators' console session, anywhere else the callers'. Never the other: an
- * operator who also holds a caller's session must not spend that caller's
- * budget, nor a caller's cookie count as anything under /admin.
+ * A request's credential other than a key, by where it goes: under the
+ * operator API the operators' console session, at the secret scanning
+ * endpoint GitHub's signature, anywhere else the callers' session. Never the
+ * other: an operator who also holds a caller's session must not spend that
+ * caller's budget, nor a caller's cookie count as anything under /admin.
  */
-const sessionFor =
-  (callers: OtherCredential, operators: OtherCredential): OtherCredential =>
-  (c, address) =>
-    (c.req.path === OPERATOR_PREFIX || c.req.path.startsWith(`${OPERATOR_PREFIX}/`) ? operators : callers)(c, address);
+const credentialFor =
+  (callers: OtherCredential, operators: OtherCredential, scanner: OtherCredential): OtherCredential =>
+  (c, address) => {
+    if (c.req.path === SECRET_SCANNING_PATH) return scanner(c, address);
+    return (c.req.path === OPERATOR_PREFIX || c.req.path.startsWith(`${OPERATOR_PREFIX}/`) ? operators : callers)(c, address);
+  };
 
 /** How callers are counted and known again: keys by their budgets, everyone else by address group. */
 const callers = countedCallers(isolateMemory.budgets, isolateMemory.apiKeys);
@@ -67,7 +77,17 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
   ["a refusal repeated", replayRefusal(isolateMemory.leases, callers, isolateMemory.refusals)],
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
-  ["caller: key digest and lookup", identifyCaller(isolateMemory.apiKeys, sessionFor(consoleSessionCredential(isolateMemory.sessionKeys), operatorSessionCredential(isolateMemory.endedOperatorSessions)))],
+  [
+    "caller: key digest and lookup",
+    identifyCaller(
+      isolateMemory.apiKeys,
+      credentialFor(
+        consoleSessionCredential(isolateMemory.sessionKeys),
+        operatorSessionCredential(isolateMemory.endedOperatorSessions),
+        secretScanningCredential(isolateMemory.githubKeys),
+      ),
+    ),
+  ],
   ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, callers, isolateMemory.refusals)],
 ];
 
@@ -84,7 +104,8 @@ app.onError(handleError);
  * The Worker: the HTTP API and the console; and every minute (the cron) the
  * order events pruned past their age or budget, a batch at a time, the
  * endpoints' audit and both consoles' sessions past keeping, keys stored before
- * budgets were listed given their budget entries, and the webhook
+ * budgets were listed given their budget entries, keys stopped for 30 days
+ * taken out of their budgets' listings, and the webhook
  * dispatcher woken, should its alarm have been lost
  * (docs/design/order-events.md#the-dispatcher-never-stops).
  */
@@ -97,6 +118,7 @@ export default {
     ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneOperatorSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(backfillBudgetEntries(env.API_KEYS));
+    ctx.waitUntil(pruneBudgetEntries(env.API_KEYS, controller.scheduledTime));
     ctx.waitUntil(dispatcherOf(env).wake());
   },
 } satisfies ExportedHandler<Env>;

@@ -89,6 +89,19 @@ export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, s
   );
 }
 
+/**
+ * Ends every session of a key, and every link to it not yet used, at once (a key revoked as leaked):
+ * the statements counted by what they ended.
+ */
+export async function endEverySessionOfKey(db: D1Database, keyId: string, at: string): Promise<{ sessions: number; links: number }> {
+  const [sessions, links] = await db.batch([
+    db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE key_id = ?1 AND ended_at IS NULL").bind(keyId, at),
+    // A link is spent as its redemption spends it: no session can open from it any more.
+    db.prepare("UPDATE console_links SET used_at = ?2 WHERE key_id = ?1 AND used_at IS NULL").bind(keyId, at),
+  ]);
+  return { sessions: sessions!.meta.changes, links: links!.meta.changes };
+}
+
 /** A sign-in must not come from another site (login CSRF): API clients, which send no Origin, may sign in. */
 export function refuseSignInFromAnotherSite(request: Request): void {
   if (!fromThisOrigin(request, false)) throw new ApiError("cross_site_request", "Sign in from this service's own console, not from another site.");

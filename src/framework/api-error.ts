@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   invalid_console_link: 401,
   session_ended: 401,
   invalid_access_assertion: 401,
+  invalid_signature: 401,
   insufficient_scope: 403,
   key_acts_only_on_itself: 403,
   cross_site_request: 403,

@@ -45,6 +45,10 @@ const accountId = z.string(rule("must be your Cloudflare account id (32 hex digi
 const datasetName = z.string(rule("must be the REQUESTS binding's dataset name")).regex(/^[A-Za-z0-9_]+$/, "must be the REQUESTS binding's dataset name (letters, digits, _)");
 const accessAudience = z.string(rule("must be the Access application's audience tag")).regex(/^[0-9a-f]{64}$/, "must be the Access application's audience tag (64 hex digits)");
 
+/** Where GitHub publishes the keys it signs secret scanning reports with (docs/operations.md#secret-scanning), unless SECRET_SCANNING_KEYS_URL says otherwise. */
+export const GITHUB_SECRET_SCANNING_KEYS_URL = "https://api.github.com/meta/public_keys/secret_scanning";
+const keysUrl = z.string(rule("must be an http(s) URL")).refine((text) => /^https?:\/\//.test(text) && URL.canParse(text), "must be an http(s) URL");
+
 /** The order events' storage budget when ORDER_EVENTS_BUDGET_MB is not set: 7 days at 20 changes a second (docs/design/order-events.md#capacity). */
 export const DEFAULT_ORDER_EVENTS_BUDGET_MB = 5_120;
 
@@ -67,6 +71,7 @@ const Vars = z
     ACCESS_AUD: accessAudience.optional(),
     ANALYTICS_ACCOUNT_ID: accountId.optional(),
     ANALYTICS_DATASET: datasetName.optional(),
+    SECRET_SCANNING_KEYS_URL: keysUrl.optional(),
   })
   .refine((vars) => (vars.ACCESS_TEAM_DOMAIN === undefined) === (vars.ACCESS_AUD === undefined), {
     path: ["ACCESS_AUD"],
@@ -95,6 +100,8 @@ const Vars = z
     access: vars.ACCESS_TEAM_DOMAIN === undefined ? undefined : { teamDomain: vars.ACCESS_TEAM_DOMAIN, audience: vars.ACCESS_AUD! },
     /** Where the operators' traffic view reads the request analytics (docs/operations.md#traffic): it needs both, and the ANALYTICS_READ_TOKEN secret. */
     analytics: { accountId: vars.ANALYTICS_ACCOUNT_ID, dataset: vars.ANALYTICS_DATASET },
+    /** Where GitHub's secret scanning keys are fetched from (docs/operations.md#secret-scanning). */
+    secretScanningKeysUrl: vars.SECRET_SCANNING_KEYS_URL ?? GITHUB_SECRET_SCANNING_KEYS_URL,
   }));
 
 export type Config = z.output<typeof Vars>;

@@ -39,6 +39,10 @@ export const ApiKeyRecord = z.object({
   /** Set on a key rotated away: the key that replaced it. It works until expiresAt, its grace (absent on keys rotated before this was kept). */
   rotatedTo: z.string().optional(),
   revokedAt: Instant.optional(),
+  /** Why it was revoked: `leaked` ended what it started (docs/api.md#what-a-leak-ends); absent on a key revoked before reasons were kept: retired. */
+  revokedReason: z.enum(["leaked", "retired"]).optional(),
+  /** Set once a revocation as leaked has ended all the key started: until then, asking again ends it again. */
+  leakEndedAt: Instant.optional(),
 });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 

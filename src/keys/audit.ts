@@ -78,11 +78,12 @@ export interface AuditRowsOnFailure<Rows> {
  * row is taken back; any other failure may have come after it took effect
  * (a write whose answer was lost), so the row stays, marked 'unknown'. The
  * audit never misses an operation that happened (docs/operations.md#operator-api).
+ * The operation is handed its rows, to add to them what it learns as it goes.
  */
-export async function withAuditRow<Rows, T>(insert: () => Promise<Rows>, onFailure: AuditRowsOnFailure<Rows>, operation: () => Promise<T>): Promise<T> {
+export async function withAuditRow<Rows, T>(insert: () => Promise<Rows>, onFailure: AuditRowsOnFailure<Rows>, operation: (rows: Rows) => Promise<T>): Promise<T> {
   const rows = await insert();
   try {
-    return await operation();
+    return await operation(rows);
   } catch (error) {
     const notTaken = error instanceof OperationNotTaken;
     try {

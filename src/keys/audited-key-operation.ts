@@ -3,9 +3,10 @@ import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, MARK_KEY_EVENT_UNKNOWN, keyEventVal
 
 /**
  * Does one operation on a key with its audit row in the worker's D1 (the row
- * first): withAuditRow() bound to the database.
+ * first): withAuditRow() bound to the database. The operation is handed its
+ * row's id (addKeyEventChanges() adds what it learned).
  */
-export async function auditedKeyOperation<T>(db: D1Database, event: Omit<KeyEvent, "id" | "at">, operation: () => Promise<T>): Promise<T> {
+export async function auditedKeyOperation<T>(db: D1Database, event: Omit<KeyEvent, "id" | "at">, operation: (rowId: number) => Promise<T>): Promise<T> {
   const row: KeyEvent = { id: crypto.randomUUID(), at: new Date().toISOString(), ...event };
   return withAuditRow(
     async () => (await callDependency("D1", () => db.prepare(INSERT_KEY_EVENT).bind(...keyEventValues(row)).first<number>("id")))!,
@@ -16,3 +17,7 @@ export async function auditedKeyOperation<T>(db: D1Database, event: Omit<KeyEven
     operation,
   );
 }
+
+/** Adds to an audit row's changes what its operation learned as it went (a leak's ending: what it ended, and that it did). */
+export const addKeyEventChanges = (db: D1Database, rowId: number, added: Record<string, unknown>) =>
+  callDependency("D1", () => db.prepare("UPDATE key_events SET changes = json_patch(changes, ?2) WHERE id = ?1").bind(rowId, JSON.stringify(added)).run());

@@ -5,13 +5,14 @@ import type { TtlCache } from "../lib/ttl-cache";
 import { addressGroup } from "../lib/client-address";
 import { bearerToken } from "./bearer";
 import type { StoredKey } from "./lookup";
-import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
+import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS, PARTNER_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
 import { budgetOf, limitsFor, limitsStampOf, type ApiKeyRecord } from "./api-key-record";
-import { invalidCaller, sessionEndedCaller } from "./identify-caller";
+import { invalidCaller, PARTNER_SIGNATURE_HEADER, sessionEndedCaller } from "./identify-caller";
 
 /**
  * How rateLimit() counts callers: a key against its budget, an operators'
- * console session against its own, anyone else against its address group. A key's budget is worked out once per record
+ * console session and a partner whose signature verified against their own,
+ * anyone else against its address group. A key's budget is worked out once per record
  * the isolate holds (`budgets`, keyed by the cached record itself, so it
  * lives exactly as long as that record), not on every request. A key, or
  * an address group that sent no credential, is known again by what it sent
@@ -22,6 +23,7 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
     const caller = c.get("caller");
     if (caller.kind !== "key") {
       if (caller.operatorSession) return { name: `operator-session:${caller.operatorSession}`, limits: OPERATOR_SESSION_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
+      if (caller.partner) return { name: `partner:${caller.partner}`, limits: PARTNER_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
       return { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
     }
     let budget = budgets.get(caller.key);
@@ -44,7 +46,9 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
     const restore = (request: Context<AppEnv>) => request.set("caller", caller);
     if (caller.kind === "anonymous") {
       // Counted by its address only when it sent nothing: a key not valid is looked up again (its miss lasts 1 s).
-      return caller.operatorSession === undefined && c.req.header("Authorization") === undefined ? { credential, holds: () => true, restore } : undefined;
+      return caller.operatorSession === undefined && caller.partner === undefined && c.req.header("Authorization") === undefined
+        ? { credential, holds: () => true, restore }
+        : undefined;
     }
     // Kept only under the header as written canonically: other spellings of the same key (any case, any
     // spaces) are identified in full each time, so no caller can fill the isolate with copies of one refusal.
@@ -67,10 +71,12 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
 /**
  * What names a request's caller before identification: the Authorization
  * header as sent, or, with none and no cookie (which may stand for a key or
- * an operator), the address group it is counted by.
+ * an operator) nor a partner's signature (checked only by identification), the
+ * address group it is counted by.
  */
 function credentialOf(c: Context<AppEnv>): string | undefined {
   const authorization = c.req.header("Authorization");
   if (authorization !== undefined) return `key ${authorization}`;
+  if (c.req.header(PARTNER_SIGNATURE_HEADER) !== undefined) return undefined;
   return c.req.header("Cookie") === undefined ? `ip:${addressGroup(c.req.header("CF-Connecting-IP"))}` : undefined;
 }

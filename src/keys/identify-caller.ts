@@ -16,6 +16,9 @@ import { logLine } from "../lib/log";
 
 export const CHALLENGE = 'Bearer realm="store-orders"';
 
+/** What a partner's report is signed with (GitHub's secret scanning): a request that carries it is never known by its address alone. */
+export const PARTNER_SIGNATURE_HEADER = "Github-Public-Key-Signature";
+
 /** A console session (console/): which one, and until when it lasts. */
 export interface CallerSession {
   id: string;
@@ -42,7 +45,15 @@ export interface Rejection {
  */
 export type Caller =
   | { kind: "key"; key: ApiKeyRecord; address: string; session?: CallerSession }
-  | { kind: "anonymous"; address: string; rejection: Rejection; /** An operators' console session this service sealed: counted on its own, not by its address. */ operatorSession?: string };
+  | {
+      kind: "anonymous";
+      address: string;
+      rejection: Rejection;
+      /** An operators' console session this service sealed: counted on its own, not by its address. */
+      operatorSession?: string;
+      /** A partner whose signature verified (GitHub's secret scanning): counted on a budget of its own, never its address's. */
+      partner?: string;
+    };
 
 /**
  * Who a request without an Authorization header is, when it carries

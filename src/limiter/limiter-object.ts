@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "./plans";
-import { acquire, expiresAt, reservedGrants, revokeKey, setLimits, settle, unban, usageOf, type LimiterState, type Usage } from "./policy";
+import { acquire, expiresAt, keyStanding, lastKeyChange, reservedGrants, revokeKey, rotateKeyAway, setLimits, settle, unban, usageOf, type KeyStanding, type LimiterState, type Usage } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
 import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
@@ -71,6 +71,24 @@ export class RateLimiter extends DurableObject<Env> {
   /** The operator API's revocation: isolates refuse the key from their next call on (within a lease's length). */
   revoke(keyId: string): Usage {
     return this.#change((previous, now) => revokeKey(previous, keyId, now));
+  }
+
+  /**
+   * A key of this budget rotated away (the owner's rotation, the keys command's): it acts only on itself from
+   * now on, and isolates refuse it from `endsAt` (Unix ms) on, at their next call (within a lease's length).
+   */
+  rotate(keyId: string, endsAt: number): Usage {
+    return this.#change((previous, now) => rotateKeyAway(previous, keyId, endsAt, now));
+  }
+
+  /** Whether a key is ended or rotated away as this object knows now: who may act is decided here, never by a KV read that may lag. */
+  standing(keyId: string): KeyStanding {
+    return keyStanding(this.#load(), keyId, Date.now());
+  }
+
+  /** When the budget's keys last changed (Unix ms; 0: not within KV's reach): a lane calls a budget dead only well after it (live-budget.ts). */
+  keysChangedAt(): number {
+    return lastKeyChange(this.#load(), Date.now());
   }
 
   #change(change: (previous: LimiterState | undefined, now: number) => LimiterState): Usage {

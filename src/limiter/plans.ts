@@ -37,3 +37,11 @@ export const ANONYMOUS_LIMITS = PLAN_LIMITS.free;
  * office address with it).
  */
 export const OPERATOR_SESSION_LIMITS = PLAN_LIMITS.business;
+
+/**
+ * A partner that reports leaked keys (GitHub's secret scanning, once its
+ * signature verifies) is limited on its own, like a business key: a scan of
+ * a large push sends many reports at once, and behind its address may be
+ * anyone else's keyless traffic, whose ban must never refuse a leak's report.
+ */
+export const PARTNER_LIMITS = PLAN_LIMITS.business;

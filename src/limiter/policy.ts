@@ -70,6 +70,14 @@ export interface LimiterState {
   revoked?: string[];
   /** Unix ms until which `revoked` is kept (absent: written before revocations expired, kept with the day). */
   revokedKeepUntil?: number;
+  /**
+   * Keys of this budget rotated away: each acts only on itself from its rotation on, and is refused from
+   * `endsAt` (Unix ms, its grace's end) on, before KV has spread either (docs/design/rate-limits.md#key-state);
+   * each kept until KV's propagation past its end (a week's grace at most: a budget keeps a week's rotations).
+   */
+  rotated?: { keyId: string; endsAt: number }[];
+  /** Unix ms of the last revocation or rotation told: until KV has spread it, a budget that looks keyless in KV may not be. */
+  keysChangedAt?: number;
   limits?: BudgetLimits;
   /** Written by objects older than `limits`: limits from the operator API until `until` (Unix ms). */
   override?: { limits: Limits; until: number };
@@ -130,6 +138,8 @@ function current(stored: LimiterState | undefined, t: number): LimiterState {
     batches: previous?.batches ?? [],
     grants: (previous?.grants ?? []).filter((grant) => grant.at + GRANT_MEMORY_MS > now),
     ...(revokedKept && { revoked: previous.revoked, ...(previous.revokedKeepUntil !== undefined && { revokedKeepUntil: previous.revokedKeepUntil }) }),
+    ...(previous?.rotated && { rotated: previous.rotated.filter((key) => key.endsAt + KEEP_FOR_KV_MS > now) }),
+    ...(previous?.keysChangedAt !== undefined && previous.keysChangedAt + KEEP_FOR_KV_MS > now && { keysChangedAt: previous.keysChangedAt }),
     ...(limits && (sameDay || limits.keepUntil > now) && { limits }),
   };
   if (state.bannedUntil > 0 && state.bannedUntil <= t) {
@@ -265,7 +275,7 @@ export function acquire(
     state.grants = state.grants!.filter((grant) => grant !== repeated);
     takeBack(state, [repeated], tally);
   }
-  if (request.keyId !== undefined && state.revoked?.includes(request.keyId)) {
+  if (request.keyId !== undefined && endedKeys(state, now).includes(request.keyId)) {
     return { state, verdict: { ...leaseAnswer(state, refusal(state, limits, now, false)), keyRevoked: true } };
   }
   return decide(state, limits, request.ban, now, { want: request.want, speculative: request.speculative, grantId: request.id, deferRefusal: request.deferRefusal, tally });
@@ -351,7 +361,7 @@ export function usageOf(previous: LimiterState | undefined, now: number): Usage 
     day: { count: state.dayCount, reset: state.dayStart + DAY_SECONDS },
     refusedInARow: state.refusedInARow,
     bannedUntil: state.bannedUntil,
-    revoked: state.revoked ?? [],
+    revoked: endedKeys(state, now),
   };
 }
 
@@ -374,11 +384,48 @@ export function setLimits(previous: LimiterState | undefined, limits: Limits, se
 /** Marks one key of this budget revoked: refused from its next lease request on, kept until KV says so everywhere. */
 export function revokeKey(previous: LimiterState | undefined, keyId: string, now: number): LimiterState {
   const state = current(previous, now / 1000);
-  return { ...state, revoked: [...new Set([...(state.revoked ?? []), keyId])], revokedKeepUntil: now + KEEP_FOR_KV_MS };
+  return { ...state, revoked: [...new Set([...(state.revoked ?? []), keyId])], revokedKeepUntil: now + KEEP_FOR_KV_MS, keysChangedAt: now };
+}
+
+/**
+ * Marks one key of this budget rotated away, ending at `endsAt` (Unix ms; now for a rotation without grace):
+ * it acts only on itself from now on, and is refused from its end on, kept until KV says both everywhere.
+ */
+export function rotateKeyAway(previous: LimiterState | undefined, keyId: string, endsAt: number, now: number): LimiterState {
+  const state = current(previous, now / 1000);
+  return { ...state, rotated: [...(state.rotated ?? []).filter((key) => key.keyId !== keyId), { keyId, endsAt: Math.max(now, endsAt) }], keysChangedAt: now };
+}
+
+/** The keys this object refuses at `now`: revoked, or rotated away and past their grace. */
+export function endedKeys(state: LimiterState, now: number): string[] {
+  const ended = (state.rotated ?? []).filter((key) => key.endsAt <= now).map((key) => key.keyId);
+  return ended.length === 0 ? (state.revoked ?? []) : [...new Set([...(state.revoked ?? []), ...ended])];
+}
+
+/**
+ * When the budget's keys last changed as far as KV's readers can tell (Unix ms; 0 when this object knows of no
+ * change within KV's reach): the last revocation or rotation told, or a rotated key's grace ending since.
+ */
+export function lastKeyChange(previous: LimiterState | undefined, now: number): number {
+  const state = current(previous, now / 1000);
+  return Math.max(state.keysChangedAt ?? 0, ...(state.rotated ?? []).map((key) => key.endsAt).filter((endsAt) => endsAt <= now));
+}
+
+/** What the object knows of one key of its budget that KV may not show everywhere yet. */
+export interface KeyStanding {
+  /** Revoked, or rotated away and past its grace: refused. */
+  ended: boolean;
+  /** Rotated away (in its grace or past it): it acts only on itself. */
+  rotatedAway: boolean;
+}
+
+export function keyStanding(previous: LimiterState | undefined, keyId: string, now: number): KeyStanding {
+  const state = current(previous, now / 1000);
+  return { ended: endedKeys(state, now).includes(keyId), rotatedAway: (state.rotated ?? []).some((key) => key.keyId === keyId) };
 }
 
 function leaseAnswer(state: LimiterState, verdict: Verdict, granted = 0, expiresAt = verdict.now): LeaseAnswer {
-  return { ...verdict, granted, expiresAt, refusedInARow: state.refusedInARow, banEnds: state.bannedUntil, revoked: state.revoked ?? [] };
+  return { ...verdict, granted, expiresAt, refusedInARow: state.refusedInARow, banEnds: state.bannedUntil, revoked: endedKeys(state, verdict.now) };
 }
 
 function windowReports(state: LimiterState, limits: Limits): { minute: WindowReport; day: WindowReport } {
@@ -424,6 +471,7 @@ function banVerdict(state: LimiterState, limits: Limits, now: number): Verdict {
  * any ban has ended, and revocations and learned limits are past their keep time.
  */
 export function expiresAt(state: LimiterState): number {
-  const keptUntil = Math.max(state.revokedKeepUntil ?? 0, state.limits?.keepUntil ?? 0) / 1000;
+  const rotatedUntil = Math.max(0, ...(state.rotated ?? []).map((key) => key.endsAt + KEEP_FOR_KV_MS));
+  const keptUntil = Math.max(state.revokedKeepUntil ?? 0, rotatedUntil, state.limits?.keepUntil ?? 0) / 1000;
   return Math.ceil(Math.max(state.dayStart + DAY_SECONDS, state.bannedUntil, keptUntil));
 }

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/dependency";
-import { ApiKeyRecord, budgetOf, type ApiKeyRecord as KeyRecord } from "../keys/api-key-record";
-import { budgetPrefix, idName, type KeySummary } from "../keys/layout";
+import { budgetOf, type ApiKeyRecord as KeyRecord } from "../keys/api-key-record";
+import { budgetKeysPage, MAX_KEYS_PAGE } from "../keys/budget-keys";
 import { keyOperation } from "./key-operation";
 import { keyState } from "./search-keys";
+import { leakedMakerOf, leaksOf, type LeakOfKey } from "../keys/leaked-key-audit";
 
 /** Timeline entries a budget's page shows: the newest, keys' and endpoints' together. */
 const TIMELINE = 200;
@@ -18,21 +19,14 @@ const TimelineEntry = z.object({
   outcome: z.string().nullable().describe("`unknown` for an action that failed after its row was written (it may have taken effect)"),
 });
 
+/** The budget's first keys by id, MAX_KEYS_PAGE at most, each with its state, newest first; whether more are listed. */
 async function keysOfBudget(kv: KVNamespace, budget: string, now: number) {
-  const prefix = budgetPrefix(budget);
-  const listed = await callDependency("KV", () => kv.list({ prefix }));
-  const keys = await Promise.all(
-    listed.keys.map(async ({ name }) => {
-      const id = name.slice(prefix.length);
-      const summary = (await callDependency("KV", () => kv.getWithMetadata<KeySummary>(idName(id)))).metadata;
-      const parsed = ApiKeyRecord.safeParse({ id, ...summary });
-      return parsed.success ? [{ ...parsed.data, state: keyState(parsed.data, now) }] : [];
-    }),
-  );
-  return keys.flat().sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const page = await budgetKeysPage(kv, budget, { limit: MAX_KEYS_PAGE });
+  const keys = page.keys.map((record) => ({ ...record, state: keyState(record, now) })).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return { keys, more: page.more };
 }
 
-const recordJson = ({ id, name, start, plan, scopes, createdAt, expiresAt, revokedAt, limits, state }: KeyRecord & { state: string }) => ({
+const recordJson = ({ id, name, start, plan, scopes, createdAt, expiresAt, revokedAt, revokedReason, limits, state }: KeyRecord & { state: string }, leaks: ReadonlyMap<string, LeakOfKey>) => ({
   id,
   name,
   start: start ?? null,
@@ -43,6 +37,9 @@ const recordJson = ({ id, name, start, plan, scopes, createdAt, expiresAt, revok
   createdAt,
   expiresAt: expiresAt ?? null,
   revokedAt: revokedAt ?? null,
+  revokedReason: revokedAt ? (revokedReason ?? "retired") : null,
+  leak: leaks.get(id) ?? null,
+  madeByLeakedKey: leakedMakerOf(id, leaks),
 });
 
 /**
@@ -58,15 +55,16 @@ export const getBudget = keyOperation(
     action: "budget",
     summary: "A key's budget: its keys and audit timeline",
     description: "The budget the key spends: every key of it with its state, and the newest 200 audit rows of its keys and webhook endpoints, with who acted (its endpoints: GET /admin/webhook-endpoints?budget=).",
-    body: z.object({ budget: z.string(), keys: z.array(z.object({}).loose()), timeline: z.array(TimelineEntry) }),
+    body: z.object({ budget: z.string(), keys: z.array(z.object({}).loose()), moreKeys: z.boolean().describe("More keys are listed than the page shows (the first 100 by id)"), timeline: z.array(TimelineEntry) }),
   },
   async (c, { record }) => {
     const budget = budgetOf(record);
     const db = c.env.DB;
-    const keys = await keysOfBudget(c.env.API_KEYS, budget, Date.now());
+    const { keys, more } = await keysOfBudget(c.env.API_KEYS, budget, Date.now());
     // A key made a moment ago elsewhere may not be listed yet; the one asked for always is.
     if (!keys.some(({ id }) => id === record.id)) keys.unshift({ ...record, state: keyState(record, Date.now()) });
     const ids = JSON.stringify(keys.map(({ id }) => id));
+    const leaks = await leaksOf(db, keys);
     const timeline = await callDependency("D1", () =>
         db
           .prepare(
@@ -84,7 +82,8 @@ export const getBudget = keyOperation(
       c,
       {
         budget,
-        keys: keys.map(recordJson),
+        keys: keys.map((key) => recordJson(key, leaks)),
+        moreKeys: more,
         timeline: timeline.results.map((row) => ({ ...row, changes: JSON.parse(row.changes) as Record<string, unknown> })),
       },
       200,

@@ -32,9 +32,13 @@ export interface WebhookEndpointRow {
   /** Since when its deliveries fail (null while they succeed) and when one last succeeded, as its lane last wrote them (endpoint-health.ts). */
   failing_since: string | null;
   last_delivered_at: string | null;
+  /** The leaked key whose revocation disabled it (enabled again only with its URL confirmed); null otherwise. */
+  disabled_for_leak: string | null;
 }
 
-const COLUMNS = "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, disabled_note, previous_secret_sealed, previous_secret_until, rate_limit, url_changed_at, failing_since, last_delivered_at";
+const COLUMNS =
+  "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, disabled_note, previous_secret_sealed, previous_secret_until, " +
+  "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak";
 
 export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 
@@ -108,7 +112,10 @@ export async function disableEndpoint(db: D1Queryable, id: string, reason: strin
 
 /** An operator enables an endpoint, whoever disabled it; false when there is none by that id. */
 export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
-  const { meta } = await db.prepare("UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = NULL, disabled_note = NULL WHERE id = ?1").bind(id).run();
+  const { meta } = await db
+    .prepare("UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = NULL, disabled_note = NULL, disabled_for_leak = NULL WHERE id = ?1")
+    .bind(id)
+    .run();
   return meta.changes === 1;
 }
 
@@ -132,14 +139,19 @@ export interface EndpointChanges {
   status?: "enabled" | "disabled";
   /** null: no limit. */
   rateLimit?: number | null;
+  /** The URL the owner confirmed, normal form: enabling one disabled for a leaked key needs it to be the URL it will deliver to. */
+  confirmedUrl?: string;
+  /** The key asking: never the leaked key itself, whatever it confirms. */
+  keyId?: string;
 }
 
 /**
  * Changes a budget's endpoint, in one statement: enabling clears why it was
  * disabled, disabling records the owner as who did. Null when the budget has
  * no endpoint by that id. Nothing changes (the row is read back: `locked`)
- * when it asks to enable one an operator disabled, to move such an
- * endpoint's URL, or to point it at the URL of another an operator disabled.
+ * when it asks to enable one an operator disabled, or one disabled for a
+ * leaked key without its URL confirmed, to move such an endpoint's URL, or
+ * to point it at the URL of another an operator disabled.
  */
 export async function updateEndpoint(db: D1Queryable, budget: string, id: string, changes: EndpointChanges, at: string): Promise<{ row: WebhookEndpointRow; locked: boolean } | null> {
   const enable = changes.status === "enabled" ? 1 : 0;
@@ -151,13 +163,15 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
         "disabled_at = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_at, ?7) ELSE disabled_at END, " +
         "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') ELSE disabled_reason END, " +
         "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END, " +
+        "disabled_for_leak = CASE WHEN ?5 THEN NULL ELSE disabled_for_leak END, " +
         "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END " +
         `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ${LOCKED}) ` +
+        "AND NOT (?5 AND disabled_for_leak IS NOT NULL AND (?10 IS NOT coalesce(?3, url) OR disabled_for_leak IS ?11)) " +
         // Unqualified, the lock's columns are the other endpoint's (SQLite reads a name in the innermost FROM first).
         `AND NOT (?3 IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints AS other WHERE other.budget = ?1 AND other.id <> ?2 AND other.url = ?3 AND ${LOCKED})) ` +
         `RETURNING ${COLUMNS}`,
     )
-    .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at, changes.rateLimit === undefined ? 0 : 1, changes.rateLimit ?? null)
+    .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at, changes.rateLimit === undefined ? 0 : 1, changes.rateLimit ?? null, changes.confirmedUrl ?? null, changes.keyId ?? null)
     .first<WebhookEndpointRow>();
   if (row) return { row, locked: false };
   const unchanged = await budgetEndpoint(db, budget, id);
@@ -194,11 +208,13 @@ export interface LaneEndpoint {
   previous_secret_until: string | null;
   /** Deliveries a second at most (its owner's `rateLimit`); null: as fast as the lane goes. */
   rate_limit: number | null;
+  /** The leaked key whose revocation disabled it; null otherwise. */
+  disabled_for_leak: string | null;
 }
 
 export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint | null> {
   return db
-    .prepare("SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit FROM webhook_endpoints WHERE id = ?1")
+    .prepare("SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, disabled_for_leak FROM webhook_endpoints WHERE id = ?1")
     .bind(id)
     .first<LaneEndpoint>();
 }
@@ -214,6 +230,23 @@ export async function disableByService(db: D1Queryable, id: string, reason: stri
     .prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = 'service' WHERE id = ?1 AND status = 'enabled'")
     .bind(id, at, reason)
     .run();
+}
+
+/**
+ * The service disables an endpoint that a leaked key made or last changed (docs/api.md#what-a-leak-ends),
+ * naming the key: its owner enables it again only with its URL confirmed. An operator's lock and its reason
+ * stay as they are; any other disabling gives way to this one. False when there is none by that id.
+ */
+export async function disableForLeak(db: D1Queryable, id: string, keyId: string, reason: string, at: string): Promise<boolean> {
+  const { meta } = await db
+    .prepare(
+      `UPDATE webhook_endpoints SET disabled_at = CASE WHEN status = 'disabled' THEN disabled_at ELSE ?3 END, status = 'disabled', ` +
+        `disabled_reason = CASE WHEN ${LOCKED} THEN disabled_reason ELSE ?4 END, disabled_by = CASE WHEN ${LOCKED} THEN 'operator' ELSE 'service' END, ` +
+        "disabled_for_leak = ?2 WHERE id = ?1",
+    )
+    .bind(id, keyId, at, reason)
+    .run();
+  return meta.changes === 1;
 }
 
 /** An enabled endpoint as a dispatch pass matches events to it. */

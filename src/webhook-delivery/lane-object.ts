@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { budgetLiveness, type BudgetLiveness } from "../keys/live-budget";
+import { budgetLiveness, keysChangedAtOf, type BudgetLiveness } from "../keys/live-budget";
 import { logLine } from "../lib/log";
 import { TtlCache } from "../lib/ttl-cache";
 import { readConfig } from "../framework/read-config";
@@ -108,7 +108,7 @@ export class WebhookLane extends DurableObject<Env> {
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         retrySeconds: config.config.webhookRetrySeconds,
         sealingKey: sealingKeyOf(this.env),
-        budgetLiveness: (budget) => budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets),
+        budgetLiveness: (budget) => budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets, keysChangedAtOf(this.env.RATE_LIMITER, budget)),
       });
       if (result === "endpoint gone") return await this.wipe();
       storage.delete("failedRuns");

@@ -77,7 +77,11 @@ async function sendable(context: LaneContext): Promise<{ endpoint: LaneEndpoint;
   const now = context.now();
   const endpoint = await laneEndpoint(context.db, context.endpointId);
   if (!endpoint) return "endpoint gone";
-  if (endpoint.status !== "enabled") return failAll(context, "the endpoint is disabled");
+  if (endpoint.status !== "enabled") {
+    // Its owner reads why in the delivery log: a leak's disabling names the key (docs/api.md#what-a-leak-ends).
+    const leak = endpoint.disabled_for_leak === null ? "" : `: the key ${endpoint.disabled_for_leak}, which made or aimed it, was revoked as leaked`;
+    return failAll(context, `the endpoint is disabled${leak}`);
+  }
   const liveness = await context.budgetLiveness(endpoint.budget);
   if (liveness === "unknown") return { next: now + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0, sent: 0 };
   if (liveness === "dead") return failAll(context, "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)");

@@ -363,13 +363,66 @@ describe("a key rotated away, signed in", () => {
         await goTo(visit.page, "Keys");
         const otherRow = visit.page.locator(`tr[data-key-id=${other.id}]`);
         await otherRow.waitFor();
-        expect(await otherRow.getByRole("button", { name: /^Revoke / }).count(), `${signedIn === leaked ? "the leaked key" : "its replacement"} offered a revocation`).toBe(offered ? 1 : 0);
+        expect(await otherRow.getByRole("button", { name: /^Revoke / }).count(), `${signedIn === leaked ? "the leaked key" : "its replacement"} offered a revocation`).toBe(offered ? 2 : 0);
         const told = visit.page.getByText("it can act only on itself");
         expect(await told.count()).toBe(offered ? 0 : 1);
         expect(pageErrors(visit)).toEqual([]);
       } finally {
         await visit.context.close();
       }
+    }
+  });
+});
+
+describe("a key revoked as leaked", () => {
+  it("is shown with where it was found and the endpoint it disabled; enabling that endpoint again asks for its URL", async () => {
+    const leaked = await issueKey("leaked in the console test");
+    const plantedUrl = `${receiverRoot}/planted`;
+    const made = await fetch(`${root()}/v2/webhook-endpoints`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${leaked.key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ url: plantedUrl }),
+    });
+    expect(made.status).toBe(201);
+    const planted = ((await made.json()) as { id: string }).id;
+    const rotated = await fetch(`${root()}/v2/keys/${leaked.id}/rotate`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${leaked.key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ graceSeconds: 86_400 }),
+    });
+    const replacement = (await rotated.json()) as Issued;
+    const foundAt = "https://github.com/octocat/Hello-World/blob/main/.env";
+    const revoked = await keys.run("revoke", leaked.id, "--leaked", "--found-at", foundAt, "--base-url", root());
+    expect(revoked.status, revoked.stderr).toBe(0);
+    expect(revoked.stderr).toContain(planted);
+    const visit = await open();
+    try {
+      await signInWithKey(visit, replacement.key);
+      await goTo(visit.page, "Keys");
+      const told = visit.page.locator(`[data-leaked-key=${leaked.id}]`);
+      await told.waitFor();
+      const text = await told.innerText();
+      expect(text).toContain("revoked as leaked");
+      expect(text).toContain(foundAt);
+      expect(text).toContain(planted);
+      expect(text).toContain(replacement.id);
+      expect(await visit.page.locator(`tr[data-key-id=${replacement.id}]`).innerText()).toContain(`made by the leaked key ${leaked.id}`);
+      await screenshot(visit.page, "console-leaked-key");
+      await expectAccessible(visit.page, "the keys view with a leaked key");
+      await visit.page.goto(`${root()}/console#/webhooks/${planted}`);
+      await visit.page.locator("#confirm-url-form").waitFor();
+      expect(await visit.page.locator("#endpoint-status").innerText()).toContain("revoked as leaked");
+      await visit.page.fill("#confirm-url", `${receiverRoot}/somewhere-else`);
+      await visit.page.locator("#confirm-url-form").getByRole("button", { name: "Enable" }).click();
+      await visit.page.getByText("Check that URL is yours").waitFor();
+      expect(await visit.page.locator("#endpoint-status").innerText()).toMatch(/^disabled/);
+      await visit.page.fill("#confirm-url", plantedUrl);
+      await visit.page.locator("#confirm-url-form").getByRole("button", { name: "Enable" }).click();
+      await expect.poll(() => visit.page.locator("#endpoint-status").innerText(), { timeout: 30_000 }).toBe("enabled");
+      // The one refusal the test asked for (the wrong URL), as Chromium notes it; nothing else.
+      expect(pageErrors(visit).filter((error) => !/status of 409 \(Conflict\)/.test(error))).toEqual([]);
+    } finally {
+      await visit.context.close();
     }
   });
 });

@@ -36,7 +36,7 @@ describe("npm start", () => {
   });
 
   it("prints a ready-to-paste curl line with a working local demo key", async () => {
-    expect(service.current.demoKey).toMatch(/^so_test_[0-9A-Za-z]{32}$/);
+    expect(service.current.demoKey).toMatch(/^so_test_[0-9A-Za-z]{38}$/);
     expect(service.current.output()).toContain(`curl -H "Authorization: Bearer ${service.current.demoKey}"`);
     expect((await service.current.call("/v1/store/orders", { headers: { Authorization: "" } })).status).toBe(401);
   });

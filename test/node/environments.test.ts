@@ -8,6 +8,7 @@ import {
   placeholdersIn,
   readEnvironment,
   varProblems,
+  varsFromEnvironment,
   webhookPipelineProblems,
   type EnvironmentConfig,
 } from "../../scripts/lib/environments";
@@ -143,5 +144,17 @@ describe("npm run deploy:*", () => {
     );
     expect(result.stdout).not.toContain("Applying D1 migrations");
     expect(result.status).toBe(1);
+  });
+});
+
+describe("npm start's vars from its environment", () => {
+  const declared = Object.keys(readEnvironment(undefined).vars);
+
+  it("passes every var wrangler.toml declares that the environment sets, as wrangler dev's --var, and nothing else", () => {
+    expect(declared).toContain("SECRET_SCANNING_KEYS_URL");
+    const args = varsFromEnvironment(declared, { SECRET_SCANNING_KEYS_URL: "http://127.0.0.1:9000/keys", WEBHOOK_RETRY_SECONDS: "1", HOME: "/root", PATH: "/bin" });
+    const pairs = args.filter((_, index) => index % 2 === 1);
+    expect(args.filter((_, index) => index % 2 === 0).every((flag) => flag === "--var")).toBe(true);
+    expect(pairs.sort()).toEqual(["SECRET_SCANNING_KEYS_URL:http://127.0.0.1:9000/keys", "WEBHOOK_RETRY_SECONDS:1"]);
   });
 });

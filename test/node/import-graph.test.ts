@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["keys", "orders"],
   ["usage", "events", "console"],
   ["webhook-delivery"],
-  ["webhooks", "operator"],
+  ["webhooks", "operator", "revocation"],
   ["app"],
 ];
 /**

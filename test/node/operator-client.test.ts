@@ -27,9 +27,9 @@ describe("telling the operator API after a KV write", () => {
     }
   };
 
-  it("says where it told the limiter", async () => {
+  it("says where it told the limiter, and what it answered", async () => {
     const api = withToken(await serviceAnswering(200, { keyId: "key_0123456789abcdef" }));
-    expect(await tellOperatorApi(api, "/keys/key_0123456789abcdef/revoke")).toEqual({ ok: true, at: api!.baseUrl });
+    expect(await tellOperatorApi(api, "/keys/key_0123456789abcdef/revoke")).toEqual({ ok: true, at: api!.baseUrl, answer: { keyId: "key_0123456789abcdef" } });
   });
 
   it("reports a 401 or a 500 as the answer it was, not as unreachable", async () => {

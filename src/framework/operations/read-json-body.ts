@@ -33,11 +33,12 @@ export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sche
 }
 
 /**
- * The same for a body that may be left out: a request without one (no
- * Content-Type and nothing sent) reads as `{}`, so its defaults apply.
+ * The same for a body that may be left out: a request that sends nothing
+ * (no body, or an empty one, whatever its Content-Type says) reads as `{}`,
+ * so its defaults apply.
  */
 export function readOptionalJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
-  const sent = c.req.header("Content-Type") !== undefined || (c.req.raw.body !== null && c.req.header("Content-Length") !== "0");
+  const sent = c.req.raw.body !== null && c.req.header("Content-Length") !== "0";
   if (sent) return readJsonBody(c, schema);
   const parsed = schema.safeParse({});
   if (!parsed.success) throw new ApiError("invalid_body", "A body is needed here.");
@@ -50,7 +51,7 @@ export function readOptionalJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sc
  * as more than `limit` bytes have arrived, so no caller makes the Worker hold
  * more than that.
  */
-async function cappedBody(request: Request, limit: number): Promise<Uint8Array> {
+export async function cappedBody(request: Request, limit: number): Promise<Uint8Array> {
   const tooLarge = () => new ApiError("body_too_large", `The body is longer than ${limit} bytes.`);
   if (Number(request.headers.get("Content-Length")) > limit) throw tooLarge();
   const bytes = new Uint8Array(limit);

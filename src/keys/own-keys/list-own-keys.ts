@@ -2,29 +2,38 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/dependency";
 import { keyOfCaller } from "../require-api-key";
-import { ApiKeyRecord, budgetOf } from "../api-key-record";
-import { budgetPrefix, idName, type KeySummary } from "../layout";
+import { budgetOf, type ApiKeyRecord } from "../api-key-record";
+import { budgetKeysPage, MAX_KEYS_PAGE } from "../budget-keys";
+import { documentedParameters, plainWholeNumber, strictQuery } from "../../framework/operations/strict-query";
+import { CURSOR_PATTERN, openCursor, sealCursor } from "../../lib/opaque-cursor";
 import { OWN_KEYS, OwnKeys, ownKeyOf } from "./own-key-schemas";
+import { leaksOf } from "../leaked-key-audit";
+
+
+const PARAMETERS = {
+  limit: `a whole number from 1 to ${MAX_KEYS_PAGE} (default ${MAX_KEYS_PAGE}): keys a page`,
+  cursor: "the nextCursor of the page before",
+} as const;
+const QUERY_SCHEMAS = {
+  limit: { type: "integer", minimum: 1, maximum: MAX_KEYS_PAGE, default: MAX_KEYS_PAGE },
+  cursor: { type: "string", pattern: CURSOR_PATTERN },
+};
+const CURSOR_PURPOSE = "own-keys";
 
 /**
- * The keys of a budget as KV lists them, the calling key always among them
- * (KV's list may not show a key made a moment ago elsewhere).
+ * A page of the budget's keys, the calling key always on the first (KV's
+ * list may not show a key made a moment ago elsewhere), newest first within
+ * the page.
  */
-async function keysOfBudget(kv: KVNamespace, caller: ApiKeyRecord): Promise<ApiKeyRecord[]> {
-  const prefix = budgetPrefix(budgetOf(caller));
-  const listed = await callDependency("KV", () => kv.list({ prefix }));
-  const ids = listed.keys.map(({ name }) => name.slice(prefix.length)).filter((id) => id !== caller.id);
-  const others = await Promise.all(
-    ids.map(async (id) => {
-      const summary = (await callDependency("KV", () => kv.getWithMetadata<KeySummary>(idName(id)))).metadata;
-      const parsed = ApiKeyRecord.safeParse({ id, ...summary });
-      return parsed.success ? [parsed.data] : [];
-    }),
-  );
-  return [caller, ...others.flat()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+async function keysOfBudget(kv: KVNamespace, caller: ApiKeyRecord, after: string | undefined, limit: number) {
+  const page = await budgetKeysPage(kv, budgetOf(caller), { ...(after !== undefined && { after }), limit, id: caller.id });
+  const others = page.keys.filter((key) => key.id !== caller.id);
+  // Where the listing has the caller, on its own page; where it does not yet, on the first.
+  const keys = page.keys.length !== others.length || (after === undefined && !page.listsId) ? [caller, ...others] : others;
+  return { keys: keys.sort((a, b) => b.createdAt.localeCompare(a.createdAt)), more: page.more, last: page.lastId };
 }
 
-/** GET /v2/keys: the keys of the caller's budget, newest first (a rotated pair while both live). */
+/** GET /v2/keys: the keys of the caller's budget, a page at a time (a rotated pair while both live, and those that stopped within 30 days). */
 export const listOwnKeys = defineOperation({
   ...OWN_KEYS,
   operationId: "listOwnKeys",
@@ -33,12 +42,26 @@ export const listOwnKeys = defineOperation({
   summary: "List the keys of the caller's budget",
   description:
     "Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with their " +
-    "state. Never a key itself: only its first 12 characters.",
+    "state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key itself: only its first 12 characters. " +
+    "A page at a time in key id order (newest first within a page; the calling key on its page, or on the first while the list does not show it yet), " +
+    "nextCursor for the next; a key that stopped " +
+    "working more than 30 days ago is no longer listed.",
+  queryParameters: documentedParameters(PARAMETERS, QUERY_SCHEMAS),
   responses: { 200: { description: "The budget's keys", body: OwnKeys } },
-  errors: [],
+  errors: ["invalid_query"],
   async handle(c) {
     const caller = keyOfCaller(c);
+    const { value, invalid } = strictQuery(new URL(c.req.url).searchParams, PARAMETERS);
+    const limitText = value("limit");
+    const limit = limitText === undefined ? MAX_KEYS_PAGE : plainWholeNumber(limitText, 1, MAX_KEYS_PAGE);
+    if (limit === undefined) throw invalid("limit", limitText!);
+    const cursorText = value("cursor");
+    const after = cursorText === undefined ? undefined : (await openCursor(CURSOR_PURPOSE, cursorText, 1))?.[0];
+    if (cursorText !== undefined && after === undefined) throw invalid("cursor", cursorText);
     const now = Date.now();
-    return jsonBody(c, { data: (await keysOfBudget(c.env.API_KEYS, caller)).map((record) => ownKeyOf(record, caller.id, now)) });
+    const page = await keysOfBudget(c.env.API_KEYS, caller, after, limit);
+    const leaks = await leaksOf(c.env.DB, page.keys);
+    const nextCursor = page.more && page.last !== undefined ? await sealCursor(CURSOR_PURPOSE, [page.last]) : null;
+    return jsonBody(c, { data: page.keys.map((record) => ownKeyOf(record, caller.id, now, leaks)), nextCursor });
   },
 });

@@ -5,13 +5,14 @@ import type { AppEnv } from "../../framework/app-env";
 import { jsonBody } from "../../framework/counted-body";
 import { ApiError } from "../../framework/api-error";
 import { keyOfCaller } from "../require-api-key";
+import { callDependency } from "../../lib/dependency";
 import { isUsable } from "../api-key-record";
 import { budgetOf } from "../api-key-record";
 import { auditedKeyOperation } from "../audited-key-operation";
 import { newApiKey, putApiKey } from "../issue-key";
 import { storeKeyRecord } from "../layout";
 import { findApiKeyById } from "../lookup";
-import { refuseActingOnAnother } from "./acting-key";
+import { refuseRotatingFrom } from "./acting-key";
 import { KEY_PARAMS, OWN_KEYS, RotatedKey, RotateOwnKey } from "./own-key-schemas";
 
 /** Production's keys start so_live_, every other deployment's so_test_ (docs/api.md#authentication). */
@@ -33,8 +34,9 @@ export const rotateOwnKey = defineOperation({
     "Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, plan, " +
     "limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working for the " +
     "grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends with it. " +
-    "A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated away, or expires, may rotate " +
-    "only itself (403 key_acts_only_on_itself), so no rotation returns a key that outlives the key that asked. Audited, with the key that asked.",
+    "A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated away may rotate no key, " +
+    "itself included, and one made to expire only itself (403 key_acts_only_on_itself), so no rotation returns a key that outlives the key that asked. With no grace the " +
+    "old key is refused everywhere within 5 s. Audited, with the key that asked.",
   params: KEY_PARAMS,
   requestBody: { description: "The grace period (optional)", schema: RotateOwnKey },
   responses: { 201: { description: "The new key, shown once, and when the old one stops", body: RotatedKey } },
@@ -42,7 +44,7 @@ export const rotateOwnKey = defineOperation({
   async handle(c, { keyId }) {
     const { graceSeconds } = await readOptionalJsonBody(c, RotateOwnKey);
     const caller = keyOfCaller(c);
-    await refuseActingOnAnother(c.env.API_KEYS, caller, keyId);
+    await refuseRotatingFrom(c, keyId);
     const kv = c.env.API_KEYS;
     // What KV holds now, not the cached record: an expiry set since is kept.
     const stored = await findApiKeyById(kv, keyId);
@@ -66,6 +68,9 @@ export const rotateOwnKey = defineOperation({
         putApiKey(kv, key, rotated),
       );
       await storeKeyRecord(kv, stored.hash, { ...record, expiresAt: oldExpiresAt, rotatedTo: rotated.id });
+      // The object decides at once what KV may show a minute late elsewhere: the old key acts only on itself, and ends with its grace.
+      const { revoked } = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budgetOf(record)).rotate(record.id, Date.parse(oldExpiresAt)));
+      c.set("revocation", { budget: budgetOf(record), revoked });
     });
     // The new key is never logged or kept: this answer is its one showing.
     return jsonBody(c, { key, id: rotated.id, start: rotated.start!, expiresAt: rotated.expiresAt ?? null, previous: { id: record.id, expiresAt: oldExpiresAt } }, 201);

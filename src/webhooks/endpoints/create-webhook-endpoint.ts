@@ -13,6 +13,7 @@ import { normalWebhookUrl, servedLocally, webhookUrlProblem } from "./webhook-ur
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
+import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
 /** POST /v2/webhook-endpoints: a new endpoint of the caller's budget, its secret shown once. */
 export const createWebhookEndpoint = defineOperation({
@@ -27,9 +28,10 @@ export const createWebhookEndpoint = defineOperation({
     "endpoints a budget (a key and the key it was rotated from share them). Audited, with the key that asked.",
   requestBody: { description: "The endpoint's URL and, optionally, the event types it wants", schema: CreateWebhookEndpoint },
   responses: { 201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint, headers: ["Location"] } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints", "webhook_endpoint_locked"],
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints", "webhook_endpoint_locked", "key_acts_only_on_itself"],
   async handle(c) {
     requireEventScope(c);
+    await refuseRotatedAway(c);
     const body = await readJsonBody(c, CreateWebhookEndpoint);
     const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
     if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
@@ -54,6 +56,6 @@ export const createWebhookEndpoint = defineOperation({
     });
     wakeDispatcher(c);
     const location = new URL(`${c.req.path}/${id}`, c.req.url).href;
-    return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, disabled_note: null, previous_secret_sealed: null, previous_secret_until: null, url_changed_at: null, failing_since: null, last_delivered_at: null }), secret }, 201, { Location: location });
+    return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, disabled_note: null, previous_secret_sealed: null, previous_secret_until: null, url_changed_at: null, failing_since: null, last_delivered_at: null, disabled_for_leak: null }), secret }, 201, { Location: location });
   },
 });

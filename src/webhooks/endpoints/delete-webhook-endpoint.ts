@@ -6,6 +6,7 @@ import { laneOf } from "../../webhook-delivery/lane-calls";
 import { logLine } from "../../lib/log";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
+import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
 /** DELETE /v2/webhook-endpoints/{endpointId}: the endpoint and its deliveries. */
 export const deleteWebhookEndpoint = defineOperation({
@@ -17,8 +18,9 @@ export const deleteWebhookEndpoint = defineOperation({
   description: "Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until an operator enables it. Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 204: { description: "Deleted" } },
-  errors: ["webhook_endpoint_not_found", "webhook_endpoint_locked"],
+  errors: ["webhook_endpoint_not_found", "webhook_endpoint_locked", "key_acts_only_on_itself"],
   async handle(c, { endpointId }) {
+    await refuseRotatedAway(c);
     await auditedUnlessRefused(c, { endpointId, operation: "delete", changes: {} }, async () => {
       const deleted = await callDependency("D1", () => deleteEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
       if (deleted === "none") return notFound(endpointId);

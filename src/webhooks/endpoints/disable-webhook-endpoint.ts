@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { OperationNotTaken } from "../../keys/audit";
-import { auditedEndpointChange } from "./endpoint-audit";
+import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { callDependency } from "../../lib/dependency";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 import { disableEndpoint } from "../../webhook-delivery/endpoint-table";

@@ -5,7 +5,7 @@ import { jsonBody } from "../../framework/counted-body";
 import { OperationNotTaken } from "../../keys/audit";
 import { callDependency } from "../../lib/dependency";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
-import { auditedEndpointChange } from "./endpoint-audit";
+import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 import { enableEndpoint } from "../../webhook-delivery/endpoint-table";
 import { OPERATOR } from "./operator-webhook-endpoint";

@@ -15,6 +15,7 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
   status: row.status,
   disabledBy: row.status === "disabled" ? (row.disabled_by ?? "operator") : null,
   disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
+  disabledForLeakedKey: row.status === "disabled" ? row.disabled_for_leak : null,
   rateLimit: row.rate_limit,
   createdAt: row.created_at,
 });

@@ -6,13 +6,14 @@ import { callDependency } from "../../lib/dependency";
 import { rfc3339ToUtc } from "../../lib/date-time";
 import { laneOf } from "../../webhook-delivery/lane-calls";
 import { OperationNotTaken } from "../../keys/audit";
-import { auditedEndpointChange } from "./endpoint-audit";
+import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
 import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
 import { disabledBecause } from "./endpoint-json";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { keyOfCaller } from "../../keys/require-api-key";
 import { normalWebhookUrl } from "./webhook-url";
+import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
 /** Failed deliveries one request makes due at most; `more` says to ask again. */
 const RECOVER_AT_ONCE = 1_000;
@@ -31,8 +32,9 @@ export const recoverWebhookDeliveries = defineOperation({
   params: ENDPOINT_PARAMS,
   requestBody: { description: "Since when", schema: RecoverWebhookDeliveries },
   responses: { 202: { description: "How many were made due", body: RecoveredWebhookDeliveries } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found", "webhook_endpoint_disabled", "webhook_url_unconfirmed"],
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found", "webhook_endpoint_disabled", "webhook_url_unconfirmed", "key_acts_only_on_itself"],
   async handle(c, { endpointId }) {
+    await refuseRotatedAway(c);
     const { since, confirmUrl } = await readJsonBody(c, RecoverWebhookDeliveries);
     // A valid form may still name no instant a date-time can hold (an offset moving it before the year 0000).
     const from = rfc3339ToUtc(since);

@@ -8,6 +8,7 @@ import { laneOf, seqOfDeliveryId } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
+import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
 /** POST .../deliveries/{deliveryId}/retry: one delivery sent again, its schedule afresh. */
 export const retryWebhookDelivery = defineOperation({
@@ -19,8 +20,9 @@ export const retryWebhookDelivery = defineOperation({
   description: "Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too. Audited, with the key that asked.",
   params: { schema: DeliveryParams, invalid: { code: "webhook_delivery_not_found", message: "No such delivery: ids are as the deliveries list gives them." } },
   responses: { 202: { description: "The delivery, due now", body: WebhookDelivery } },
-  errors: ["webhook_endpoint_not_found", "webhook_delivery_not_found", "webhook_endpoint_disabled"],
+  errors: ["webhook_endpoint_not_found", "webhook_delivery_not_found", "webhook_endpoint_disabled", "key_acts_only_on_itself"],
   async handle(c, { endpointId, deliveryId }) {
+    await refuseRotatedAway(c);
     const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {

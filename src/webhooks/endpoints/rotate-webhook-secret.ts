@@ -7,6 +7,7 @@ import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
 import { rotateEndpointSecret } from "../../webhook-delivery/endpoint-table";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
 /** POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the overlap. */
 export const rotateWebhookSecret = defineOperation({
@@ -24,8 +25,9 @@ export const rotateWebhookSecret = defineOperation({
   params: ENDPOINT_PARAMS,
   requestBody: { description: "How long the old secret signs too (optional)", schema: RotateWebhookSecret },
   responses: { 200: { description: "The new secret, and when the old one stops signing", body: RotatedWebhookSecret } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found"],
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found", "key_acts_only_on_itself"],
   async handle(c, { endpointId }) {
+    await refuseRotatedAway(c);
     const { overlapSeconds } = await readOptionalJsonBody(c, RotateWebhookSecret);
     const now = Date.now();
     const at = new Date(now).toISOString();

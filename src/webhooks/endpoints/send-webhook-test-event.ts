@@ -14,6 +14,7 @@ import { disabledBecause } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
+import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
 /** POST /v2/webhook-endpoints/{endpointId}/test: a signed webhook.test event, sent now; what the receiver answered. */
 export const sendWebhookTestEvent = defineOperation({
@@ -29,8 +30,9 @@ export const sendWebhookTestEvent = defineOperation({
     "with Retry-After, beyond). Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 200: { description: "What the receiver answered", body: WebhookTestResult } },
-  errors: ["webhook_endpoint_not_found", "webhook_endpoint_disabled", "too_many_test_events"],
+  errors: ["webhook_endpoint_not_found", "webhook_endpoint_disabled", "too_many_test_events", "key_acts_only_on_itself"],
   async handle(c, { endpointId }) {
+    await refuseRotatedAway(c);
     const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {

@@ -7,12 +7,19 @@ import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { UpdateWebhookEndpoint, WebhookEndpoint } from "./webhook-endpoint-schemas";
 import { lockedEndpoints, updateEndpoint } from "../../webhook-delivery/endpoint-table";
+import { keyOfCaller } from "../../keys/require-api-key";
+import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { endpointJson } from "./endpoint-json";
 import { lockedEndpoint, lockedUrl, lockRefusal } from "./endpoint-locks";
 import { normalWebhookUrl, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 
-/** Enabling refused: nothing changed, so the audit row goes too. */
+/** Enabling an endpoint a leaked key made or changed, refused until its owner names the URL it will deliver to. */
+const unconfirmed = (url: string) =>
+  new ApiError(
+    "webhook_url_unconfirmed",
+    `The endpoint was disabled because a leaked key made or changed it: it would deliver your orders to ${url}. Check that URL is yours, then send "status": "enabled" with "confirmUrl": "${url}".`,
+  );
 
 /** PATCH /v2/webhook-endpoints/{endpointId}: its URL, its types, enabled or disabled; audited. */
 export const updateWebhookEndpoint = defineOperation({
@@ -24,13 +31,15 @@ export const updateWebhookEndpoint = defineOperation({
   description:
     "Changes what is sent: the URL (checked as a new endpoint's), the event types, or the status. Disabled, nothing is delivered; " +
     "enabled again, deliveries resume with the next event (the service's own disabling after failures included; an operator's is " +
-    "lifted only by an operator). Audited with the key that asked.",
+    "lifted only by an operator; one disabled for a leaked key needs confirmUrl). A key rotated away may not change endpoints " +
+    "(403 key_acts_only_on_itself). Audited with the key that asked.",
   params: ENDPOINT_PARAMS,
   requestBody: { description: "What to change: any of url, types and status", schema: UpdateWebhookEndpoint },
   responses: { 200: { description: "The endpoint as it is now", body: WebhookEndpoint } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "webhook_endpoint_not_found", "webhook_endpoint_locked"],
+  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "webhook_endpoint_not_found", "webhook_endpoint_locked", "webhook_url_unconfirmed", "key_acts_only_on_itself"],
   async handle(c, { endpointId }) {
     requireEventScope(c);
+    await refuseRotatedAway(c);
     const body = await readJsonBody(c, UpdateWebhookEndpoint);
     let url: string | undefined;
     if (body.url !== undefined) {
@@ -41,11 +50,22 @@ export const updateWebhookEndpoint = defineOperation({
       const refusal = lockRefusal(locked, url, endpointId);
       if (refusal) throw refusal;
     }
-    const changes = { url, status: body.status, types: body.types && [...new Set(body.types)].sort().join(","), rateLimit: body.rateLimit };
-    const updated = await auditedUnlessRefused(c, { endpointId, operation: "update", changes: { ...body, ...(url !== undefined && { url }) } }, async () => {
+    const { confirmUrl, ...asked } = body;
+    const confirmed = confirmUrl === undefined ? undefined : normalWebhookUrl(confirmUrl);
+    // The URL it will deliver to is the one to confirm (a leaked key may have pointed it anywhere), checked in the update itself.
+    const changes = {
+      url,
+      status: body.status,
+      types: body.types && [...new Set(body.types)].sort().join(","),
+      rateLimit: body.rateLimit,
+      ...(confirmed !== undefined && { confirmedUrl: confirmed }),
+      keyId: keyOfCaller(c).id,
+    };
+    const updated = await auditedUnlessRefused(c, { endpointId, operation: "update", changes: { ...asked, ...(url !== undefined && { url }) } }, async () => {
       const result = await callDependency("D1", () => updateEndpoint(c.env.DB, budgetOfCaller(c), endpointId, changes, new Date().toISOString()));
       if (!result) return notFound(endpointId);
       // The endpoint is locked itself, or (a lock made since the check above) the URL asked for is another's.
+      if (result.locked && body.status === "enabled" && result.row.disabled_for_leak !== null && (result.row.disabled_by ?? "operator") !== "operator") return unconfirmed(url ?? result.row.url);
       if (result.locked) return result.row.status === "disabled" && (result.row.disabled_by ?? "operator") === "operator" ? lockedEndpoint() : lockedUrl();
       return result.row;
     });

@@ -32,8 +32,13 @@ export const UpdateWebhookEndpoint = z
       .optional()
       .describe("disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event (not for an endpoint an operator disabled)"),
     rateLimit: RateLimit.optional(),
+    confirmUrl: z
+      .string()
+      .meta({ maxLength: MAX_WEBHOOK_URL_LENGTH })
+      .optional()
+      .describe("The endpoint's URL (the new one, with url): needed to enable an endpoint disabled because a leaked key made or changed it, else 409 webhook_url_unconfirmed"),
   })
-  .refine((body) => Object.keys(body).length > 0, "send at least one of url, types, status and rateLimit")
+  .refine((body) => Object.keys(body).some((name) => name !== "confirmUrl"), "send at least one of url, types, status and rateLimit")
   .meta({ id: "UpdateWebhookEndpoint", minProperties: 1 });
 
 export const WebhookEndpoint = z
@@ -47,6 +52,10 @@ export const WebhookEndpoint = z
       .nullable()
       .describe("Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an operator enables it); null while enabled"),
     disabledReason: z.string().nullable().describe("Why, as its owner is told; null while enabled"),
+    disabledForLeakedKey: z
+      .string()
+      .nullable()
+      .describe("Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl"),
     rateLimit: RateLimit,
     createdAt: z.iso.datetime(),
   })

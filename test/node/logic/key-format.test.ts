@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { crc32 as zlibCrc32 } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { fc, test } from "@fast-check/vitest";
-import { BASE62, KEY_PATTERN_SOURCE, crc32, keyChecksum, keyShape } from "../../../src/keys/key-format";
+import { ANY_KEY_PATTERN_SOURCE, BASE62, KEY_PATTERN_SOURCE, crc32, keyChecksum, keyShape } from "../../../src/keys/key-format";
 import { generateApiKey } from "../../../src/keys/issue-key";
 
 const base62 = fc.string({ unit: fc.constantFrom(...BASE62), minLength: 32, maxLength: 32 });
@@ -52,6 +52,10 @@ describe("the key format's checksum", () => {
     const docs = readFileSync("docs/api.md", "utf8");
     expect(docs).toContain("```\n" + KEY_PATTERN_SOURCE + "\n```");
     expect(docs).toContain(`regex = '''\\b${KEY_PATTERN_SOURCE}\\b'''`);
+  });
+
+  it("is the pattern the console's sign-in form asks for, either shape", () => {
+    expect(readFileSync("src/console/browser/views/sign-in.ts", "utf8")).toContain(`const KEY_PATTERN = "${ANY_KEY_PATTERN_SOURCE}";`);
   });
 
   it("is what new keys are made in", () => {

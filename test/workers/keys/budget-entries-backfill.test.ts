@@ -5,7 +5,7 @@ import worker from "../../../src/app/worker";
 import { BUDGET_ENTRIES_MARK, backfillBudgetEntries } from "../../../src/keys/budget-entries-backfill";
 import { newApiKey, putApiKey } from "../../../src/keys/issue-key";
 import { budgetPrefix } from "../../../src/keys/layout";
-import { budgetLiveness } from "../../../src/keys/live-budget";
+import { budgetLiveness, keysChangedAtOf } from "../../../src/keys/live-budget";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 
 /**
@@ -89,13 +89,13 @@ describe("the budget entries' backfill", () => {
     const { key, record } = newApiKey("so_test_", { plan: "pro", name: "revoked" });
     await putApiKey(env.API_KEYS, key, { ...record, revokedAt: new Date().toISOString() });
     const before = countingKv();
-    expect(await budgetLiveness(before.kv, record.id, new TtlCache(10))).toBe("dead");
+    expect(await budgetLiveness(before.kv, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id))).toBe("dead");
     // Before the backfill is done, a key stored before budgets were listed could be anywhere among the id entries.
     expect(before.listed).toEqual([budgetPrefix(record.id), "id:"]);
 
     await backfillBudgetEntries(env.API_KEYS);
     const after = countingKv();
-    expect(await budgetLiveness(after.kv, record.id, new TtlCache(10))).toBe("dead");
+    expect(await budgetLiveness(after.kv, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id))).toBe("dead");
     expect(after.listed).toEqual([budgetPrefix(record.id)]);
   });
 
@@ -104,6 +104,6 @@ describe("the budget entries' backfill", () => {
     await putApiKey(env.API_KEYS, key, { ...record, revokedAt: new Date().toISOString() });
     await env.API_KEYS.put(`${budgetPrefix(record.id)}${record.id}`, "", { metadata: {} });
     await backfillBudgetEntries(env.API_KEYS);
-    expect(await budgetLiveness(env.API_KEYS, record.id, new TtlCache(10))).toBe("dead");
+    expect(await budgetLiveness(env.API_KEYS, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id))).toBe("dead");
   });
 });

@@ -81,8 +81,8 @@ describe("a key's own budget", () => {
     const key = await manager();
     expect((await errorBodyOf(await rotate(key, { graceSeconds: 604_801 }))).code).toBe("invalid_body");
     const next = await (await rotate(key, { graceSeconds: 0 })).json<Rotated>();
-    // Within the isolate's 5 s the old key may still pass as a caller; KV says it has expired: nothing to rotate.
-    expect((await errorBodyOf(await rotate(key))).code).toBe("key_not_found");
+    // A rotation without grace ends the old key at once: its budget's object refuses it, whatever a cached record says.
+    expect((await errorBodyOf(await rotate(key))).code).toBe("invalid_api_key");
     // The new key cannot rotate the old one again, nor another budget's.
     const nextKey = { key: next.key, record: { ...key.record, id: next.id } };
     expect((await errorBodyOf(await rotate(nextKey, {}, key.record.id))).code).toBe("key_not_found");
@@ -112,14 +112,21 @@ describe("a key in its grace period (rotated away), or one that expires", () => 
     expect(audit.results).toEqual([{ operation: "create" }]);
   });
 
-  it("may still act on itself, and a rotation of itself gives a key that stops when it would have", async () => {
+  it("may revoke itself, and make no key, not even by rotating itself: the new key would not be rotated away", async () => {
     const leaked = await manager();
     const replacement = await (await rotate(leaked, { graceSeconds: 86_400 })).json<Rotated>();
-    const itself = await rotate(leaked, { graceSeconds: 0 });
+    expect(await errorBodyOf(await rotate(leaked, { graceSeconds: 0 }))).toMatchObject({ status: 403, code: "key_acts_only_on_itself" });
+    expect((await api(`/v2/keys/${leaked.record.id}/revoke`, { method: "POST", key: leaked.key })).status).toBe(200);
+    expect((await api("/v2/keys", { key: replacement.key })).status).toBe(200);
+  });
+
+  it("made to expire and never rotated, rotates itself into a key that stops when it would have", async () => {
+    const expiring = await storeTestKey({ scopes: ["orders:read", "keys:manage"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
+    const itself = await rotate(expiring, { graceSeconds: 0 });
     expect(itself.status).toBe(201);
     const again = await itself.json<Rotated & { expiresAt: string | null }>();
-    expect(again.expiresAt).toBe(replacement.previous.expiresAt);
-    // The replacement, which never expires, may act on the others of its budget.
-    expect((await api(`/v2/keys/${again.id}/revoke`, { method: "POST", key: replacement.key })).status).toBe(200);
+    expect(again.expiresAt).toBe(expiring.record.expiresAt);
+    // The new key, expiring too, acts only on itself.
+    expect(await errorBodyOf(await rotate({ key: again.key, record: { ...expiring.record, id: again.id } }, {}, expiring.record.id))).toMatchObject({ code: "key_acts_only_on_itself" });
   });
 });

@@ -126,7 +126,7 @@ describe("the operator API", () => {
     await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
     expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({ code: "invalid_api_key" });
     const { results } = await env.DB.prepare("SELECT operation, changes, outcome FROM key_events WHERE key_id = ?1").bind(roomy.record.id).all();
-    expect(results).toEqual([{ operation: "revoke", changes: JSON.stringify({ revokedAt: stored.revokedAt, budget: roomy.record.id }), outcome: null }]);
+    expect(results).toEqual([{ operation: "revoke", changes: JSON.stringify({ revokedAt: stored.revokedAt, reason: "retired", budget: roomy.record.id }), outcome: null }]);
   });
 
   it("keeps the audit row of an action whose outcome is unknown, marked so, instead of deleting it", async () => {
@@ -182,7 +182,7 @@ describe("the operator API", () => {
       { operation: "update", actor: "tests", changes: { limits: { perMinute: 5, perDay: 50 }, limitsSetAt: "2030-03-10T12:00:00.000Z", budget: key.record.id } },
       { operation: "unban", actor: "tests", changes: { budget: key.record.id } },
       // The revoke names when: the instant it wrote into the key's record.
-      { operation: "revoke", actor: "tests", changes: { revokedAt: expect.any(String), budget: key.record.id } },
+      { operation: "revoke", actor: "tests", changes: { revokedAt: expect.any(String), reason: "retired", budget: key.record.id } },
     ]);
   });
 

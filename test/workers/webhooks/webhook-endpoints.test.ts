@@ -42,6 +42,7 @@ describe("webhook endpoints", () => {
       status: "enabled",
       disabledBy: null,
       disabledReason: null,
+      disabledForLeakedKey: null,
       rateLimit: null,
       createdAt: expect.any(String),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),

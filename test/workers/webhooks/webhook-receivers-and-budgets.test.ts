@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { budgetLiveness } from "../../../src/keys/live-budget";
+import { budgetLiveness, keysChangedAtOf } from "../../../src/keys/live-budget";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { attemptDelivery } from "../../../src/webhook-delivery/delivery-attempt";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
@@ -11,6 +11,7 @@ import { putApiKey, newApiKey } from "../../../src/keys/issue-key";
 import { seedOrders } from "../../support/seed";
 import { interceptD1 } from "../../support/faults";
 import { storeTestKey } from "../../support/test-keys";
+import { api } from "../../support/request";
 import { dispatchQuietly, laneDeliveries, laneDelivery, makeEndpoint, pendingDeliveries, receivers, runLaneOnce, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
 
 /**
@@ -37,7 +38,7 @@ describe("what cannot be delivered", () => {
     expect(await runLaneOnce(endpointId, { fetch, now: () => now, budgetLiveness: async () => "unknown" })).toMatchObject({ next: now + 30_000, attempted: 0 });
     expect(posts).toEqual([]);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0, schedule_step: 0 });
-    const listed = await budgetLiveness({ list: async () => ({ keys: [], list_complete: true, cacheStatus: null }), get: async () => null } as unknown as KVNamespace, "key_nobodyknowsthis", new TtlCache(10));
+    const listed = await budgetLiveness({ list: async () => ({ keys: [], list_complete: true, cacheStatus: null }), get: async () => null } as unknown as KVNamespace, "key_nobodyknowsthis", new TtlCache(10), async () => 0);
     expect(listed).toBe("unknown");
   });
 
@@ -266,7 +267,7 @@ describe("a budget with no live key", () => {
     expect(posts).toHaveLength(1);
   });
 
-  it("sees a revocation that KV's list does not show yet: each listed key's entry is read itself", async () => {
+  it("sends nothing on a revocation that KV's list does not show yet, and fails nothing on it either until the list agrees", async () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [16]);
     // A list a minute behind, as KV's is after a write: it still shows the key live.
     const staleList: KVNamespace = new Proxy(env.API_KEYS, {
@@ -278,7 +279,12 @@ describe("a budget with no live key", () => {
     });
     await putApiKey(env.API_KEYS, owner.key, { ...owner.record, revokedAt: new Date(Date.now() - 1000).toISOString() });
     const { posts, fetch } = receivers();
-    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(staleList, budget, new TtlCache(10)) });
+    // Each listed key's entry is read itself: the revocation is seen, so nothing is posted; the list disagrees, so nothing fails.
+    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(staleList, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)) });
+    expect(posts).toEqual([]);
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
+    // The list catches up: the budget has had no live key since long before KV's propagation (its object was never told).
+    await runLaneOnce(endpointId, { fetch });
     expect(posts).toEqual([]);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)" });
   });
@@ -291,25 +297,82 @@ describe("a budget with no live key", () => {
     await putApiKey(legacyPut, rotated.key, rotated.record);
     // Revoked since (the runbook's "revoke the old key"): that write lists it, revoked; the rotated key is not listed.
     await putApiKey(env.API_KEYS, first.key, { ...first.record, revokedAt: new Date().toISOString() });
-    expect(await budgetLiveness(env.API_KEYS, first.record.id, new TtlCache(10))).toBe("live");
+    expect(await budgetLiveness(env.API_KEYS, first.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, first.record.id))).toBe("live");
   });
 
   it("counts only keys that may read orders: a budget whose one live key has webhooks:manage alone is sent nothing", async () => {
     const manager = newApiKey("so_test_", { plan: "pro", name: "webhooks only", scopes: ["webhooks:manage"] });
     await putApiKey(env.API_KEYS, manager.key, manager.record);
-    expect(await budgetLiveness(env.API_KEYS, manager.record.id, new TtlCache(10))).toBe("dead");
+    expect(await budgetLiveness(env.API_KEYS, manager.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, manager.record.id))).toBe("dead");
     // A key of the budget that reads orders brings them back.
     const reader = newApiKey("so_test_", { plan: "pro", name: "reader", scopes: ["orders:read"], budget: manager.record.id });
     await putApiKey(env.API_KEYS, reader.key, reader.record);
-    expect(await budgetLiveness(env.API_KEYS, manager.record.id, new TtlCache(10))).toBe("live");
+    expect(await budgetLiveness(env.API_KEYS, manager.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, manager.record.id))).toBe("live");
   });
 
   it("finds the keys of a budget stored before budgets were listed", async () => {
     const legacy = newApiKey("so_test_", { plan: "pro", name: "legacy" });
     // Only the record and the id entry, as keys made before the budget entry existed.
     await putApiKey({ put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) }, legacy.key, legacy.record);
-    expect(await budgetLiveness(env.API_KEYS, legacy.record.id, new TtlCache(10))).toBe("live");
+    expect(await budgetLiveness(env.API_KEYS, legacy.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, legacy.record.id))).toBe("live");
     await putApiKey({ put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) }, legacy.key, { ...legacy.record, revokedAt: new Date().toISOString() });
-    expect(await budgetLiveness(env.API_KEYS, legacy.record.id, new TtlCache(10))).toBe("dead");
+    expect(await budgetLiveness(env.API_KEYS, legacy.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, legacy.record.id))).toBe("dead");
+  });
+});
+
+describe("a budget's listing behind its writes (KV's list lags about a minute)", () => {
+  /** The real KV, but a list of the budget's entries as it stood: `entries`, each with what it said then. */
+  const listingOnly = (entries: { name: string; metadata: Record<string, string> }[]): KVNamespace =>
+    new Proxy(env.API_KEYS, {
+      get(target, property) {
+        if (property === "list") return async () => ({ keys: entries, list_complete: true, cacheStatus: null });
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const ownerWith = () => storeTestKey({ scopes: ["orders:read", "webhooks:manage", "keys:manage"] });
+  const runRequest = (path: string, key: string, body?: unknown) =>
+    api(path, { method: "POST", key, ...(body !== undefined && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }) });
+  const rotate = (key: string, keyId: string, graceSeconds: number) => runRequest(`/v2/keys/${keyId}/rotate`, key, { graceSeconds }).then((response) => response.json<{ id: string; key: string }>());
+  const failedForNoKey = { outcome: "failed", last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)" };
+
+  it("fails nothing right after a rotation without grace, while the list shows the old key and not yet the new one", async () => {
+    const first = await ownerWith();
+    const { endpointId, seqs } = await pendingDeliveries(first.key, [31]);
+    const next = await rotate(first.key, first.record.id, 0);
+    const entry = (id: string) => `budget:${first.record.id}:${id}`;
+    const { posts, fetch } = receivers();
+    // The list as before the rotation: the old key, live. Its entry, read, has stopped: the two disagree.
+    const before = listingOnly([{ name: entry(first.record.id), metadata: {} }]);
+    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(before, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)) });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
+    // The list has the old key's end, not the new key yet: KV alone says no live key, but the budget's object saw the rotation a moment ago.
+    const halfway = listingOnly([{ name: entry(first.record.id), metadata: { expiresAt: new Date(Date.now() - 1).toISOString() } }]);
+    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(halfway, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)) });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
+    expect(posts).toEqual([]);
+    // The list catches up: the new key is live, and the delivery goes out.
+    await runLaneOnce(endpointId, { fetch });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "delivered" });
+    expect(next.id).toMatch(/^key_/);
+  });
+
+  it("fails nothing right after a rotation then a revocation of the old key, until KV has had 2 minutes; then it does, if no live key came", async () => {
+    const first = await ownerWith();
+    const { endpointId, seqs } = await pendingDeliveries(first.key, [32]);
+    const next = await rotate(first.key, first.record.id, 86_400);
+    expect((await runRequest(`/v2/keys/${first.record.id}/revoke`, next.key)).status).toBe(200);
+    const { posts, fetch } = receivers();
+    // The list shows the old key revoked, and not the new one: consistent, and wrong for another minute.
+    const lagging = listingOnly([{ name: `budget:${first.record.id}:${first.record.id}`, metadata: { revokedAt: new Date().toISOString() } }]);
+    const liveness = (now: number) => (budget: string) => budgetLiveness(lagging, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget), now);
+    await runLaneOnce(endpointId, { fetch, budgetLiveness: liveness(Date.now()) });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
+    expect(await liveness(Date.now() + 119_000)(first.record.id)).toBe("unknown");
+    // Past KV's propagation, a budget that still lists no live key has none: its deliveries fail, as before.
+    expect(await liveness(Date.now() + 121_000)(first.record.id)).toBe("dead");
+    await runLaneOnce(endpointId, { fetch, budgetLiveness: liveness(Date.now() + 121_000) });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject(failedForNoKey);
+    expect(posts).toEqual([]);
   });
 });

@@ -9,7 +9,19 @@ const GRACES = [
   { seconds: 0, label: "None: the old key stops now" },
 ];
 
-const stateOf = (key: OwnKey) => (key.revokedAt ? "revoked" : !key.usable ? "expired" : key.expiresAt ? "expiring" : "active");
+const stateOf = (key: OwnKey) =>
+  key.revokedAt ? (key.revokedReason === "leaked" ? "revoked as leaked" : "revoked") : !key.usable ? "expired" : key.expiresAt ? "expiring" : "active";
+
+/** What a leaked key's revocation ended, and the keys it made that its holder may still hold (docs/api.md#what-a-leak-ends). */
+const leakNotices = (keys: OwnKey[]) =>
+  keys.flatMap((key) => {
+    const leak = key.leak;
+    if (!leak) return [];
+    const found = leak.foundAt ? ` It was found at ${leak.foundAt}${leak.source ? ` (${leak.source})` : ""}.` : "";
+    const endpoints = leak.endpointsDisabled.length > 0 ? ` The webhook endpoints it made or aimed were disabled: ${leak.endpointsDisabled.join(", ")}.` : "";
+    const made = leak.rotatedInto.length > 0 ? ` It made ${leak.rotatedInto.join(", ")} by rotation: whoever held it may hold them too. Rotate them.` : "";
+    return [h("div", { class: "leak", "data-leaked-key": key.id }, notice(`${key.start ?? key.id} was revoked as leaked at ${new Date(leak.leakedAt).toLocaleString()}.${found}${endpoints}${made}`, "error"))];
+  });
 
 /**
  * The budget's keys: rotate the signed-in key with a grace period (the new
@@ -39,6 +51,7 @@ export const keysView: View = (root, session, _route, page) => {
         expiring
           ? notice(`The signed-in key stops working at ${new Date(expiring).toLocaleString()}: it can act only on itself. Sign in with the key that replaced it to manage the others.`)
           : null,
+        ...leakNotices(data),
         h(
           "table",
           { id: "keys-table" },
@@ -55,8 +68,17 @@ export const keysView: View = (root, session, _route, page) => {
                 h("td", {}, key.name),
                 h("td", {}, when(key.createdAt)),
                 h("td", {}, key.expiresAt ? when(key.expiresAt) : "never"),
-                h("td", {}, stateOf(key)),
-                h("td", {}, key.usable && !key.current && !expiring ? h("button", { type: "button", class: "danger", onclick: () => revoke(key) }, `Revoke ${key.start ?? key.id} now`) : ""),
+                h("td", {}, stateOf(key), key.madeByLeakedKey ? h("strong", { class: "warning" }, ` (made by the leaked key ${key.madeByLeakedKey}: rotate it)`) : ""),
+                h(
+                  "td",
+                  {},
+                  key.usable && !key.current && !expiring
+                    ? [
+                        h("button", { type: "button", class: "danger", onclick: () => revoke(key, "retired") }, `Revoke ${key.start ?? key.id} now`),
+                        h("button", { type: "button", class: "danger", onclick: () => revoke(key, "leaked") }, "Revoke as leaked"),
+                      ]
+                    : "",
+                ),
               ),
             ),
           ),
@@ -67,11 +89,12 @@ export const keysView: View = (root, session, _route, page) => {
     }
   };
 
-  const revoke = async (key: OwnKey) => {
-    if (!confirm(`Revoke ${key.start ?? key.id}? Every request with it is refused from now on, for good.`)) return;
+  const revoke = async (key: OwnKey, reason: "retired" | "leaked") => {
+    const ends = reason === "leaked" ? " The webhook endpoints it made or aimed are disabled, and its console sessions end." : "";
+    if (!confirm(`Revoke ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}? Every request with it is refused from now on, for good.${ends}`)) return;
     try {
-      await call("POST", `/keys/${key.id}/revoke`);
-      show(status, notice(`Revoked ${key.start ?? key.id}.`));
+      await call("POST", `/keys/${key.id}/revoke`, { body: { reason } });
+      show(status, notice(`Revoked ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}.`));
       await load();
     } catch (error) {
       show(status, notice(messageOf(error), "error"));

@@ -136,9 +136,32 @@ function endpointView(root: HTMLElement, id: string): () => void {
     await loadLog();
   };
 
+  /** An endpoint a leaked key made or aimed is enabled again only with its URL typed (docs/api.md#what-a-leak-ends). */
+  const confirmedEnable = (leakedKey: string) => {
+    const url = h("input", { id: "confirm-url", type: "url", required: true, autocomplete: "off", spellcheck: "false" });
+    return h(
+      "form",
+      {
+        id: "confirm-url-form",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          act(async () => {
+            await call("PATCH", `/webhook-endpoints/${id}`, { body: { status: "enabled", confirmUrl: url.value } });
+            show(status, notice("Enabled: deliveries resume with the next event. Recover the window since the leak to send what failed."));
+            await load();
+          });
+        },
+      },
+      notice(`The key ${leakedKey}, which made this endpoint or last changed where it delivers, was revoked as leaked: whoever held it may have pointed it at their own server. Check the URL above is yours, then type it to enable the endpoint again.`, "error"),
+      h("label", { for: "confirm-url" }, "The endpoint's URL, to confirm"),
+      url,
+      h("button", { type: "submit" }, "Enable"),
+    );
+  };
+
   const drawActions = (endpoint: WebhookEndpoint) => {
     const enabled = endpoint.status === "enabled";
-    const toggle = h("button", {
+    const toggle = endpoint.disabledForLeakedKey ? confirmedEnable(endpoint.disabledForLeakedKey) : h("button", {
       type: "button",
       onclick: () =>
         act(async () => {

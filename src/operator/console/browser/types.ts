@@ -38,7 +38,15 @@ export interface OperatorEndpoint {
 
 export interface Budget {
   budget: string;
-  keys: (Omit<FoundKey, "budget" | "scopes" | "bannedUntil"> & { scopes: string[] | null; limits: { perMinute: number; perDay: number } | null })[];
+  keys: (Omit<FoundKey, "budget" | "scopes" | "bannedUntil"> & {
+    scopes: string[] | null;
+    limits: { perMinute: number; perDay: number } | null;
+    revokedReason: "leaked" | "retired" | null;
+    /** What its revocation as leaked ended (docs/api.md#what-a-leak-ends). */
+    leak: { leakedAt: string; foundAt: string | null; source: string | null; endpointsDisabled: string[]; rotatedInto: string[] } | null;
+    /** The leaked key that made this one by rotation. */
+    madeByLeakedKey: string | null;
+  })[];
   timeline: { at: string; subject: string; operation: string; actor: string; changes: Record<string, unknown>; outcome: string | null }[];
 }
 

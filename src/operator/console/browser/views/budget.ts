@@ -58,7 +58,32 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         {},
         h("caption", {}, "The budget's keys"),
         h("thead", {}, h("tr", {}, ["Name", "Id", "Plan", "State", "Scopes", "Expires"].map((title) => h("th", { scope: "col" }, title)))),
-        h("tbody", {}, budget.keys.map((key) => h("tr", {}, h("td", {}, key.name), h("td", {}, h("code", {}, key.id)), h("td", {}, key.plan), h("td", {}, key.state), h("td", {}, (key.scopes ?? ["orders:read", "orders:write"]).join(", ")), h("td", {}, when(key.expiresAt))))),
+        h(
+          "tbody",
+          {},
+          budget.keys.map((key) =>
+            h(
+              "tr",
+              {},
+              h("td", {}, key.name),
+              h("td", {}, h("code", {}, key.id)),
+              h("td", {}, key.plan),
+              h("td", {}, key.state, key.revokedReason === "leaked" ? " (leaked)" : "", key.madeByLeakedKey ? h("strong", { class: "warning" }, ` made by the leaked key ${key.madeByLeakedKey}: have its owner rotate it`) : ""),
+              h("td", {}, (key.scopes ?? ["orders:read", "orders:write"]).join(", ")),
+              h("td", {}, when(key.expiresAt)),
+            ),
+          ),
+        ),
+      ),
+      ...budget.keys.flatMap((key) =>
+        key.leak
+          ? [
+              notice(
+                `${key.id} was revoked as leaked at ${key.leak.leakedAt}${key.leak.foundAt ? `, found at ${key.leak.foundAt}` : ""}; endpoints disabled: ${key.leak.endpointsDisabled.join(", ") || "none"}; keys it made by rotation: ${key.leak.rotatedInto.join(", ") || "none"}.`,
+                "error",
+              ),
+            ]
+          : [],
       ),
     );
     const current = budget.keys.find((key) => key.limits)?.limits;

@@ -1,0 +1,106 @@
+import { z } from "zod";
+import type { Context } from "hono";
+import { defineOperation } from "../../framework/operations/define-operation";
+import type { AppEnv } from "../../framework/app-env";
+import { ApiError } from "../../framework/api-error";
+import { jsonBody } from "../../framework/counted-body";
+import { callDependency } from "../../lib/dependency";
+import { sha256Hex } from "../../lib/digest";
+import { ApiKeyRecord, isUsable } from "../../keys/api-key-record";
+import { keyShape } from "../../keys/key-format";
+import { recordName } from "../../keys/layout";
+import { revokeKey } from "../key-revocation";
+import { invalidSignature, MAX_REPORT_BYTES, SECRET_SCANNING_PATH } from "./scanning-credential";
+
+/** Matches one report may carry: beyond, 413, as for a body past MAX_REPORT_BYTES. */
+export const MAX_REPORT_TOKENS = 1_000;
+/** KV's bulk read takes at most 100 names: a report of 1,000 tokens is 10 reads, not 1,000. */
+const BULK_READ = 100;
+/**
+ * Live keys one request revokes at most: each costs about a dozen D1, KV and Durable Object calls (more with
+ * endpoints to disable), and an invocation has 1,000. A report with more is answered 503 once these are done,
+ * and GitHub sends it again.
+ */
+export const MAX_REVOCATIONS_PER_REPORT = 50;
+
+const Match = z.object({
+  token: z.string().max(1_024),
+  type: z.string().max(256),
+  url: z.string().max(4_096).optional(),
+  source: z.string().max(64).optional(),
+});
+const Report = z.array(Match).min(1);
+
+const Feedback = z.array(z.object({ token_hash: z.string(), token_type: z.string(), label: z.enum(["true_positive", "false_positive"]) }));
+
+/**
+ * POST /secret-scanning/github: GitHub's secret scanning partner endpoint
+ * (docs/operations.md#secret-scanning). Each token found in public is looked
+ * up by its digest; a live key is revoked as leaked before the answer, with
+ * where it was found in its audit, so nothing it started outlives the report.
+ * The answer is GitHub's feedback: `true_positive` for a key that was live,
+ * `false_positive` for anything else (malformed, unknown, already revoked or
+ * expired). A report sent again finds its keys revoked: it changes nothing.
+ */
+export const reportLeakedTokens = defineOperation({
+  operationId: "reportLeakedTokens",
+  public: true,
+  documented: false,
+  method: "post",
+  path: SECRET_SCANNING_PATH,
+  summary: "GitHub's report of keys found in public",
+  description: "Signed by GitHub (Github-Public-Key-Identifier, Github-Public-Key-Signature); each live key found is revoked as leaked.",
+  tag: "Service",
+  stability: "beta",
+  responses: { 200: { description: "GitHub's feedback: one label a match", body: Feedback } },
+  errors: ["invalid_signature", "body_too_large", "unsupported_media_type", "invalid_body"],
+  async handle(c) {
+    const report = c.get("secretScanningReport") ?? { ok: false, refusal: invalidSignature("no report was read") };
+    if (!report.ok) throw report.refusal;
+    const matches = parseReport(report.body);
+    return jsonBody(c, await judge(c, matches));
+  },
+});
+
+function parseReport(body: Uint8Array): z.infer<typeof Report> {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+  } catch {
+    throw new ApiError("invalid_body", "The report is not valid JSON.");
+  }
+  if (Array.isArray(value) && value.length > MAX_REPORT_TOKENS) {
+    throw new ApiError("body_too_large", `A report carries at most ${MAX_REPORT_TOKENS} matches and ${MAX_REPORT_BYTES} bytes; send the rest in another.`);
+  }
+  const parsed = Report.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ApiError("invalid_body", `${issue.path.join(".") || "the report"}: ${issue.message}`.slice(0, 300));
+  }
+  return parsed.data;
+}
+
+/** Each match's label, in the report's order; every live key among them revoked as leaked first. */
+async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promise<z.infer<typeof Feedback>> {
+  const hashes = new Map<string, string>();
+  for (const { token } of matches) if (!hashes.has(token)) hashes.set(token, await sha256Hex(token));
+  // A string not in the key format is no key of this service's: judged without a lookup.
+  const wellFormed = [...hashes].filter(([token]) => keyShape(token) !== "malformed");
+  const live = new Set<string>();
+  for (let start = 0; start < wellFormed.length; start += BULK_READ) {
+    const chunk = wellFormed.slice(start, start + BULK_READ);
+    const stored = await callDependency("KV", () => c.env.API_KEYS.get(chunk.map(([, hash]) => recordName(hash)), "json"));
+    for (const [token, hash] of chunk) {
+      const record = ApiKeyRecord.safeParse(stored.get(recordName(hash)));
+      // A key live, or one whose revocation as leaked stopped part way (this report's first sending failed after it began).
+      if (!record.success || !(isUsable(record.data) || (record.data.revokedReason === "leaked" && record.data.leakEndedAt === undefined))) continue;
+      if (live.size === MAX_REVOCATIONS_PER_REPORT) {
+        throw new ApiError("service_unavailable", `This report holds more than ${MAX_REVOCATIONS_PER_REPORT} live keys: the first are revoked; send it again for the rest.`, { "Retry-After": "1" });
+      }
+      const found = matches.find((match) => match.token === token)!;
+      await revokeKey(c, { hash, record: record.data }, { reason: "leaked", actor: "github-secret-scanning", found: { url: found.url, source: found.source } });
+      live.add(token);
+    }
+  }
+  return matches.map(({ token, type }) => ({ token_hash: hashes.get(token)!, token_type: type, label: live.has(token) ? ("true_positive" as const) : ("false_positive" as const) }));
+}

@@ -1,0 +1,73 @@
+/**
+ * Who sent a secret scanning report (docs/operations.md#secret-scanning): GitHub,
+ * when its signature over the raw body verifies with a key GitHub publishes.
+ * Worked out before the limiter, as every credential is, so a verified report
+ * is counted on the partner's own budget, never its address group's (where a
+ * keyless caller's ban would refuse it); a report whose signature fails is
+ * counted by its address, as any caller without a credential, and answered
+ * 401 by the operation. The body is read here, capped, once: the operation
+ * judges the bytes that were verified.
+ */
+import type { Context } from "hono";
+import { ApiError } from "../../framework/api-error";
+import type { AppEnv } from "../../framework/app-env";
+import { cappedBody } from "../../framework/operations/read-json-body";
+import { DependencyUnavailable } from "../../lib/dependency";
+import { MISSING_KEY, type OtherCredential } from "../../keys/identify-caller";
+import { GithubKeysUnavailable, type GithubPublicKeys } from "./github-public-keys";
+import { verifyGithubSignature } from "./github-signature";
+
+/** Where GitHub sends reports: outside the API's versions, with no bearer key. */
+export const SECRET_SCANNING_PATH = "/secret-scanning/github";
+/** A report's bytes at most: GitHub sends many matches at once, more than the API's 16 KB bodies. */
+export const MAX_REPORT_BYTES = 1_048_576;
+
+const KEY_IDENTIFIER_HEADER = "Github-Public-Key-Identifier";
+const SIGNATURE_HEADER = "Github-Public-Key-Signature";
+
+/** The report as the credential left it: its verified bytes, or why it was refused. */
+export type ScanningReport = { ok: true; body: Uint8Array } | { ok: false; refusal: ApiError };
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set by the secret scanning credential on a report to SECRET_SCANNING_PATH. */
+    secretScanningReport: ScanningReport;
+  }
+}
+
+export const invalidSignature = (why: string) =>
+  new ApiError("invalid_signature", `This report is not signed by GitHub: ${why}.`, { "WWW-Authenticate": 'Github-Public-Key-Signature realm="secret-scanning"' });
+
+export const secretScanningCredential =
+  (keys: GithubPublicKeys): OtherCredential =>
+  async (c, address) => {
+    if (c.req.method !== "POST") return undefined;
+    const report = await readReport(c, keys);
+    c.set("secretScanningReport", report);
+    return report.ok ? { kind: "anonymous", address, rejection: MISSING_KEY, partner: "github" } : undefined;
+  };
+
+async function readReport(c: Context<AppEnv>, keys: GithubPublicKeys): Promise<ScanningReport> {
+  const identifier = c.req.header(KEY_IDENTIFIER_HEADER);
+  const signature = c.req.header(SIGNATURE_HEADER);
+  if (!identifier || !signature) return { ok: false, refusal: invalidSignature(`send ${KEY_IDENTIFIER_HEADER} and ${SIGNATURE_HEADER}`) };
+  // The key before the body: a report naming no key GitHub publishes is refused without reading a byte of it.
+  let key: CryptoKey | undefined;
+  try {
+    key = await keys.find(c.get("config").secretScanningKeysUrl, identifier, fetch);
+  } catch (error) {
+    if (!(error instanceof GithubKeysUnavailable)) throw error;
+    // GitHub's keys could not be had: the report is neither trusted nor refused, and GitHub sends it again.
+    return { ok: false, refusal: new ApiError("service_unavailable", "GitHub's public keys could not be fetched; send the report again.", { "Retry-After": "60" }, new DependencyUnavailable("GitHub's public keys", error)) };
+  }
+  if (!key) return { ok: false, refusal: invalidSignature(`GitHub publishes no key ${identifier.slice(0, 80)}`) };
+  let body: Uint8Array;
+  try {
+    body = await cappedBody(c.req.raw, MAX_REPORT_BYTES);
+  } catch (error) {
+    if (error instanceof ApiError) return { ok: false, refusal: error };
+    throw error;
+  }
+  if (!(await verifyGithubSignature(key, signature, body))) return { ok: false, refusal: invalidSignature("the signature does not verify over the body") };
+  return { ok: true, body };
+}
