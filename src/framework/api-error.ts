@@ -44,6 +44,7 @@ export const ERROR_STATUS = {
   webhook_endpoint_disabled: 409,
   webhook_endpoint_locked: 409,
   webhook_url_unconfirmed: 409,
+  event_sequence_too_low: 409,
   cursor_expired: 410,
   endpoint_sunset: 410,
   body_too_large: 413,

@@ -22,9 +22,9 @@ export async function holdOrderWrites(db: D1Queryable, sequence: string, handedO
     .run();
 }
 
-/** Lets order writes go on: the sequence was raised. */
-export async function releaseOrderWrites(db: D1Queryable): Promise<void> {
-  await db.prepare("DELETE FROM order_writes_hold").run();
+/** Lets order writes go on: the sequence was raised to `sequence`, at or above what the hold says was handed out. */
+export async function releaseOrderWrites(db: D1Queryable, sequence: string): Promise<void> {
+  await db.prepare("DELETE FROM order_writes_hold WHERE handed_out <= CAST(?1 AS INTEGER)").bind(sequence).run();
 }
 
 /** The hold, when there is one. */

@@ -104,9 +104,12 @@ describe("the webhook dispatcher across a restore", () => {
     await runInDurableObject(stub, (instance) => instance.alarm());
     expect((await laneDeliveries(made.id)).map((row) => row.seq)).toEqual([handedOut - 1, handedOut]);
 
-    // A raise short of what was handed out lets writes go on only until the dispatcher's next pass holds them again.
-    expect((await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: String(handedOut - 1) }) })).status).toBe(200);
-    await runInDurableObject(stub, (instance) => instance.alarm());
+    // A raise short of what was handed out is refused, naming what it needs: a write in the gap would take an id a lane
+    // holds already, and its webhooks would be lost. Nothing is raised, and writes stay held.
+    const short = await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: String(handedOut - 1) }) });
+    expect(short.status).toBe(409);
+    expect(await short.json()).toMatchObject({ code: "event_sequence_too_low", status: 409, message: expect.stringContaining(`"atLeast": "${handedOut}"`) });
+    expect((await (await operator("/order-events/sequence")).json<{ sequence: string }>()).sequence).toBe(String(restorePoint));
     await expect(sql("UPDATE orders SET status = 'cancelled' WHERE id = 11")).rejects.toThrow(/order writes are held/);
 
     expect((await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: noted.sequence }) })).status).toBe(200);
