@@ -2,10 +2,13 @@ import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "./plans";
 import { acquire, expiresAt, keyStanding, lastKeyChange, reservedGrants, revokeKey, rotateKeyAway, setLimits, settle, unban, usageOf, type KeyStanding, type LimiterState, type Usage } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
+import { admitTestEvent } from "./test-event-quota";
 import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 
 const STATE = "state";
+/** The times of the budget's test events within the last minute. */
+const TEST_EVENTS = "testEvents";
 
 /**
  * One object per budget (an API key and the keys rotated from it, or an
@@ -89,6 +92,13 @@ export class RateLimiter extends DurableObject<Env> {
   /** When the budget's keys last changed (Unix ms; 0: not within KV's reach): a lane calls a budget dead only well after it (live-budget.ts). */
   keysChangedAt(): number {
     return lastKeyChange(this.#load(), Date.now());
+  }
+
+  /** Counts a test event of the budget's: null when it may be sent, else the milliseconds until one may (test-event-quota.ts). */
+  admitTestEvent(now: number): number | null {
+    const { times, retryAfterMs } = admitTestEvent(this.ctx.storage.kv.get<number[]>(TEST_EVENTS) ?? [], now);
+    this.ctx.storage.kv.put(TEST_EVENTS, times);
+    return retryAfterMs;
   }
 
   #change(change: (previous: LimiterState | undefined, now: number) => LimiterState): Usage {

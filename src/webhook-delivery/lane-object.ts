@@ -9,7 +9,6 @@ import { runLane } from "./lane-run";
 import { nextHealth, type HealthNote } from "./endpoint-health";
 import { recordEndpointHealth } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
-import { admitTestEvent } from "./test-event-limit";
 import { deliveryIdOf, type DeliveryView } from "./lane-calls";
 
 /** The longest wait before a run that failed (D1 or KV down) is tried again: bounds how late delivery resumes after an outage. */
@@ -64,13 +63,6 @@ export class WebhookLane extends DurableObject<Env> {
     const recovered = recoverFailed(this.ctx.storage.sql, since, Date.now(), limit);
     await this.runSoon();
     return { recovered, more: failedSince(this.ctx.storage.sql, since) };
-  }
-
-  /** Counts a test event to the endpoint: null when it may be sent, else the milliseconds until one may (test-event-limit.ts). */
-  async admitTestEvent(now: number): Promise<number | null> {
-    const { times, retryAfterMs } = admitTestEvent(this.ctx.storage.kv.get<number[]>("testEvents") ?? [], now);
-    this.ctx.storage.kv.put("testEvents", times);
-    return retryAfterMs;
   }
 
   /** What the lane holds, and its storage's size in bytes, for operators. */

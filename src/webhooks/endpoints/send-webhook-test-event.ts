@@ -8,8 +8,7 @@ import { webhookHeaders } from "../../webhook-delivery/webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../../webhook-delivery/webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
 import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
-import { laneOf } from "../../webhook-delivery/lane-calls";
-import { TEST_EVENTS_PER_WINDOW } from "../../webhook-delivery/test-event-limit";
+import { TEST_EVENTS_PER_WINDOW } from "../../limiter/test-event-quota";
 import { disabledBecause } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
@@ -26,7 +25,7 @@ export const sendWebhookTestEvent = defineOperation({
   description:
     "POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), " +
     `and answers what the receiver did within ${DELIVERY_TIMEOUT_MS / 1000} s. Never retried, and never in the deliveries list: ` +
-    `no order changed. The endpoint must be enabled. At most ${TEST_EVENTS_PER_WINDOW} a minute per endpoint (429 too_many_test_events, ` +
+    `no order changed. The endpoint must be enabled. At most ${TEST_EVENTS_PER_WINDOW} a minute per budget, across its endpoints (429 too_many_test_events, ` +
     "with Retry-After, beyond). Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 200: { description: "What the receiver answered", body: WebhookTestResult } },
@@ -39,9 +38,9 @@ export const sendWebhookTestEvent = defineOperation({
       throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then test it.`);
     }
     const now = Date.now();
-    const wait = await callDependency("webhook lane", () => laneOf(c.env, endpointId).admitTestEvent(now));
+    const wait = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budgetOfCaller(c)).admitTestEvent(now));
     if (wait !== null) {
-      throw new ApiError("too_many_test_events", `This endpoint was sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute: try again in ${Math.ceil(wait / 1000)} s.`, {
+      throw new ApiError("too_many_test_events", `This key's budget sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute, across its endpoints: try again in ${Math.ceil(wait / 1000)} s.`, {
         "Retry-After": String(Math.ceil(wait / 1000)),
       });
     }

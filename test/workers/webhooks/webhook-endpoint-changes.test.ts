@@ -244,22 +244,30 @@ describe("a test event", () => {
     expect((await errorBodyOf(await test(made.id))).code).toBe("webhook_endpoint_disabled");
   });
 
-  it("is sent at most 10 times a minute per endpoint: the 11th is 429 too_many_test_events with Retry-After, and nothing is POSTed", async () => {
+  it("is sent at most 10 times a minute per budget, across its endpoints: the 11th is 429 too_many_test_events with Retry-After, and nothing is POSTed", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const other = await makeEndpoint(owner.key, { url: "https://receiver.example/other" });
     const posts = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
-    for (let n = 0; n < 10; n++) expect((await test(made.id)).status).toBe(200);
+    for (let n = 0; n < 6; n++) expect((await test(made.id)).status).toBe(200);
+    for (let n = 0; n < 4; n++) expect((await test(other.id)).status).toBe(200);
     const refused = await test(made.id);
     expect(refused.status).toBe(429);
     const wait = Number(refused.headers.get("Retry-After"));
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(60);
     expect(await errorBodyOf(refused)).toMatchObject({ code: "too_many_test_events", status: 429 });
+    expect((await test(other.id)).status).toBe(429);
+    // Deleting an endpoint and making it again starts nothing over: the limit is the budget's, not the lane's.
+    expect((await api(`/v2/webhook-endpoints/${other.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
+    const again = await makeEndpoint(owner.key, { url: "https://receiver.example/other" });
+    expect((await test(again.id)).status).toBe(429);
     expect(posts).toHaveBeenCalledTimes(10);
-    // Another endpoint counts its own.
-    expect((await test(other.id)).status).toBe(200);
-    // Refused ones leave no audit row: ten tests, not eleven.
-    expect((await auditOf(made.id)).filter((row) => row.operation === "test")).toHaveLength(10);
+    // Refused ones leave no audit row: six tests of this endpoint, not seven.
+    expect((await auditOf(made.id)).filter((row) => row.operation === "test")).toHaveLength(6);
+    // Another budget counts its own.
+    const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
+    const theirs = await makeEndpoint(stranger.key, { url: "https://receiver.example/theirs" });
+    expect((await api(`/v2/webhook-endpoints/${theirs.id}/test`, { method: "POST", key: stranger.key })).status).toBe(200);
   });
 });
 

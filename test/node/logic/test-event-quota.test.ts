@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admitTestEvent, TEST_EVENT_WINDOW_MS, TEST_EVENTS_PER_WINDOW } from "../../../src/webhook-delivery/test-event-limit";
+import { admitTestEvent, TEST_EVENT_WINDOW_MS, TEST_EVENTS_PER_WINDOW } from "../../../src/limiter/test-event-quota";
 
 /** The test events an endpoint may be sent (docs/api.md#webhook-endpoints), on a clock the test moves. */
 describe("admitTestEvent", () => {
