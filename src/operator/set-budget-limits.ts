@@ -3,19 +3,23 @@ import { ApiError } from "../framework/api-error";
 import { readJsonBody } from "../framework/operations/read-json-body";
 import { callDependency } from "../lib/dependency";
 import { Limits } from "../limiter/plans";
+import { budgetOf, isUsable } from "../keys/api-key-record";
+import { budgetKeysPage, MAX_KEYS_PAGE } from "../keys/budget-keys";
+import { storeKeyRecord } from "../keys/layout";
+import { findApiKeyById } from "../keys/lookup";
 import { audited, keyOperation, limiterOf } from "./key-operation";
 
 /** New limits, and the stamp `keys update` wrote into the records with them (absent: now). */
 const LimitsUpdate = Limits.extend({ setAt: z.iso.datetime({ offset: true }).optional() });
 
-/** Sets a budget's limits from every isolate's next call, audited. */
+/** Sets a budget's limits from every isolate's next call, and for good in its keys' records; audited. */
 export const setBudgetLimits = keyOperation(
   {
     operationId: "setBudgetLimits",
     method: "post",
     action: "limits",
     summary: "Set the budget's limits",
-    description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote); audited.",
+    description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote), written into every live key's record so they hold until changed; audited.",
     errors: ["not_found", "invalid_limits", "invalid_body", "unsupported_media_type", "body_too_large"],
   },
   async (c, { record }) => {
@@ -26,8 +30,24 @@ export const setBudgetLimits = keyOperation(
     }
     const { setAt, ...limits } = update.data;
     const stamp = setAt === undefined ? Date.now() : Date.parse(setAt);
-    return audited(c, record, "update", { limits, limitsSetAt: new Date(stamp).toISOString() }, () =>
-      callDependency("rate limiter", () => limiterOf(c, record).updateLimits(limits, stamp)),
-    );
+    const limitsSetAt = new Date(stamp).toISOString();
+    return audited(c, record, "update", { limits, limitsSetAt }, async () => {
+      const usage = await callDependency("rate limiter", () => limiterOf(c, record).updateLimits(limits, stamp));
+      await writeLimitsToRecords(c.env.API_KEYS, budgetOf(record), limits, limitsSetAt);
+      return usage;
+    });
   },
 );
+
+/**
+ * The budget's limits written into every live key's record, as `keys update` writes them, so they hold after
+ * the object forgets the budget (the day it last counted, and 10 minutes): limits an operator sets stay until
+ * changed. A record stamped so already (`keys update`, which calls this after its own write) is left as it is.
+ */
+async function writeLimitsToRecords(kv: KVNamespace, budget: string, limits: Limits, limitsSetAt: string): Promise<void> {
+  const { keys } = await budgetKeysPage(kv, budget, { limit: MAX_KEYS_PAGE });
+  for (const key of keys.filter((each) => isUsable(each) && each.limitsSetAt !== limitsSetAt)) {
+    const stored = await findApiKeyById(kv, key.id);
+    if (stored && isUsable(stored.record)) await storeKeyRecord(kv, stored.hash, { ...stored.record, limits, limitsSetAt });
+  }
+}

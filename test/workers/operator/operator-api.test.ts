@@ -205,6 +205,34 @@ describe("the operator API", () => {
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first("n")).toBe(0);
   });
 
+  it("keeps limits an operator sets across a UTC midnight, after the object has forgotten the budget: they are in its keys' records", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 23, 50, 0));
+    const pro = await storeTestKey({ plan: "pro" });
+    const rotated = await storeTestKey({ plan: "pro", budget: pro.record.id });
+    const set = await api(`/admin/keys/${pro.record.id}/limits`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ perMinute: 2, perDay: 5 }),
+    });
+    expect(set.status).toBe(200);
+    for (const key of [pro, rotated]) {
+      const stored = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(key.key)}`))!) as { limits?: unknown; limitsSetAt?: string };
+      expect(stored).toMatchObject({ limits: { perMinute: 2, perDay: 5 }, limitsSetAt: new Date(Date.UTC(2030, 2, 10, 23, 50, 0)).toISOString() });
+    }
+    // The next day, long after the object's 10 minutes: its state is gone, and the records hold the limits.
+    vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
+    await runDurableObjectAlarm(env.RATE_LIMITER.getByName(pro.record.id));
+    const first = await api("/v1/store/orders", { key: pro.key });
+    expect(first.headers.get("X-RateLimit-Limit")).toBe("2");
+    expect((await api("/v1/store/orders", { key: rotated.key })).status).toBe(200);
+    expect((await api("/v1/store/orders", { key: pro.key })).status).toBe(429);
+    // The operators' budget page shows the limits in force.
+    const page = (await (await asOperator(`/admin/keys/${pro.record.id}/budget`)).json()) as { keys: { limits: unknown }[] };
+    expect(page.keys.every((key) => JSON.stringify(key.limits) === JSON.stringify({ perMinute: 2, perDay: 5 }))).toBe(true);
+  });
+
   it("applies new limits through the key's object within a lease's length, before KV changes", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const pro = await storeTestKey({ plan: "pro" });
