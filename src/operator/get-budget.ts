@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/dependency";
-import { budgetOf, type ApiKeyRecord as KeyRecord } from "../keys/api-key-record";
+import { budgetOf, limitsFor, type ApiKeyRecord as KeyRecord } from "../keys/api-key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../keys/budget-keys";
 import { keyOperation } from "./key-operation";
 import { keyState } from "./search-keys";
@@ -55,7 +55,7 @@ export const getBudget = keyOperation(
     action: "budget",
     summary: "A key's budget: its keys and audit timeline",
     description: "The budget the key spends: every key of it with its state, and the newest 200 audit rows of its keys and webhook endpoints, with who acted (its endpoints: GET /admin/webhook-endpoints?budget=).",
-    body: z.object({ budget: z.string(), keys: z.array(z.object({}).loose()), moreKeys: z.boolean().describe("More keys are listed than the page shows (the first 100 by id)"), timeline: z.array(TimelineEntry) }),
+    body: z.object({ budget: z.string(), keys: z.array(z.object({}).loose()), moreKeys: z.boolean().describe("More keys are listed than the page shows (the first 100 by id)"), limitsInForce: z.object({ perMinute: z.number(), perDay: z.number() }), timeline: z.array(TimelineEntry) }),
   },
   async (c, { record }) => {
     const budget = budgetOf(record);
@@ -84,6 +84,8 @@ export const getBudget = keyOperation(
         budget,
         keys: keys.map((key) => recordJson(key, leaks)),
         moreKeys: more,
+        /** What the budget counts by now: its keys' own limits, or their plan's. */
+        limitsInForce: limitsFor(record),
         timeline: timeline.results.map((row) => ({ ...row, changes: JSON.parse(row.changes) as Record<string, unknown> })),
       },
       200,

@@ -116,10 +116,15 @@ describe("the operators' console", () => {
     await expectAccessible(page, "budget");
     await screenshot(page, "operator-budget");
 
+    // The form shows the limits in force: a pro key's plan's.
+    expect(await page.getByLabel("Per minute").inputValue()).toBe("300");
+    expect(await page.getByLabel("Per day").inputValue()).toBe("10000");
     await page.getByLabel("Per minute").fill("321");
     await page.getByLabel("Per day").fill("4321");
     await page.getByRole("button", { name: "Set limits" }).click();
     await page.getByText("Limits set").waitFor();
+    // Written into the key's record: they hold until changed (docs/operations.md#operator-api).
+    expect((await keys.run("show", caller.id, "--json")).stdout).toContain('"limits":{"perMinute":321,"perDay":4321}');
     await page.getByRole("button", { name: "Unban" }).click();
     await page.getByText(/^Unbanned/).waitFor();
     const timeline = page.locator("#budget-timeline tbody tr");

@@ -37,6 +37,8 @@ export interface OperatorEndpoint {
 }
 
 export interface Budget {
+  /** What the budget counts by now: its keys' own limits, or their plan's. */
+  limitsInForce: { perMinute: number; perDay: number };
   budget: string;
   keys: (Omit<FoundKey, "budget" | "scopes" | "bannedUntil"> & {
     scopes: string[] | null;

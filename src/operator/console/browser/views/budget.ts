@@ -86,16 +86,16 @@ export const budgetView: OperatorView = (root, [keyId]) => {
           : [],
       ),
     );
-    const current = budget.keys.find((key) => key.limits)?.limits;
-    const perMinute = h("input", { id: "limit-minute", name: "perMinute", type: "number", min: 1, step: 1, required: true, value: current?.perMinute ?? "" });
-    const perDay = h("input", { id: "limit-day", name: "perDay", type: "number", min: 1, step: 1, required: true, value: current?.perDay ?? "" });
+    const own = budget.keys.some((key) => key.limits);
+    const perMinute = h("input", { id: "limit-minute", name: "perMinute", type: "number", min: 1, step: 1, required: true, value: budget.limitsInForce.perMinute });
+    const perDay = h("input", { id: "limit-day", name: "perDay", type: "number", min: 1, step: 1, required: true, value: budget.limitsInForce.perDay });
     show(
       limits,
       h(
         "form",
         { onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", `/keys/${keyId}/limits`, { body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) } }), "Limits set: every location counts by them from its next call.")) },
         h("div", { class: "controls" }, h("label", { for: "limit-minute" }, "Per minute"), perMinute, h("label", { for: "limit-day" }, "Per day"), perDay),
-        h("p", { class: "hint" }, current ? "The budget's own limits." : "Empty: the budget counts by its plan's limits."),
+        h("p", { class: "hint" }, own ? "The limits in force: the budget's own, kept in its keys' records until changed." : "The limits in force: its plan's. Set, they are kept in its keys' records until changed."),
         h("button", { type: "submit" }, "Set limits"),
       ),
     );
