@@ -173,6 +173,35 @@ describe("the operators' console", () => {
     // file's two.
   }, 300_000);
 
+  it("asks before a link replaces the operator signed in, and keeps them when told no", async () => {
+    const colleague = "colleague@example.com";
+    expect((await keys.run("operator", "add", colleague, "--json")).status).toBe(0);
+    const { context, page } = await open();
+    const asked: string[] = [];
+    let accept = false;
+    page.on("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void (accept ? dialog.accept() : dialog.dismiss());
+    });
+    await page.goto(`${root()}/operator`);
+    await page.getByLabel(/token/i).fill(token);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    const { url } = JSON.parse((await keys.run("operator-link", colleague, "--json")).stdout) as { url: string };
+    const local = url.replace(/^https?:\/\/[^/]+/, root());
+    await page.goto(local);
+    await expect.poll(() => asked.length, { timeout: 30_000 }).toBe(1);
+    expect(asked[0]).toBe(`You are signed in as ${OPERATOR}. Sign in as the operator this link was made for instead?`);
+    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    expect(await page.locator("#operator-name").textContent()).toBe(OPERATOR);
+    // Told yes, the link (not spent by the refusal) signs the colleague in.
+    accept = true;
+    await page.goto(local);
+    await expect.poll(() => page.locator("#operator-name").textContent(), { timeout: 30_000 }).toBe(colleague);
+    expect(asked).toHaveLength(2);
+    await context.close();
+  });
+
   it("signs in with a link, locks a caller's endpoint with a reason, and the callers' console says so; fits 375 px", async () => {
     const endpoint = (await (
       await fetchLocal(`${root()}/v2/webhook-endpoints`, { method: "POST", headers: { Authorization: `Bearer ${caller.key}`, "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://receiver.example/hooks" }) })
