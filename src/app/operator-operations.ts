@@ -8,6 +8,7 @@ import { tellKeyRotation } from "../operator/tell-key-rotation";
 import { createConsoleLinkOperation } from "../operator/create-console-link";
 import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-endpoint";
 import { enableWebhookEndpoint } from "../webhooks/endpoints/enable-webhook-endpoint";
+import { liftHostLockOperation, lockHostOperation } from "../webhooks/endpoints/host-lock-operations";
 import { listAllWebhookEndpoints } from "../webhooks/endpoints/list-all-webhook-endpoints";
 import { listEndpointDeliveries } from "../webhooks/endpoints/list-endpoint-deliveries";
 import { getPipelineHealth } from "../operator/get-pipeline-health";
@@ -23,4 +24,4 @@ import { getTraffic } from "../operator/traffic/get-traffic";
 export const OPERATOR_PREFIX = "/admin";
 
 /** The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event pipeline and the event sequence, the traffic, then keys (found across budgets) and their budgets, and console sign-in links. */
-export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, listEndpointDeliveries, disableWebhookEndpoint, enableWebhookEndpoint, getPipelineHealth, ...eventSequenceOperations, getTraffic, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, tellKeyRotation, revokeAnyKey, createConsoleLinkOperation];
+export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, listEndpointDeliveries, disableWebhookEndpoint, enableWebhookEndpoint, lockHostOperation, liftHostLockOperation, getPipelineHealth, ...eventSequenceOperations, getTraffic, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, tellKeyRotation, revokeAnyKey, createConsoleLinkOperation];

@@ -7,6 +7,7 @@
  * it, the service's disabling).
  */
 import type { D1Queryable } from "../lib/d1-session";
+import { HOST_LOCKED, hostLock } from "./host-lock-table";
 
 /** The most endpoints one budget may have. */
 export const MAX_ENDPOINTS_PER_BUDGET = 10;
@@ -46,10 +47,15 @@ export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Arr
  * Adds an endpoint unless its budget has MAX_ENDPOINTS_PER_BUDGET already, in
  * one statement (two concurrent creations cannot both pass the count); it
  * receives the events after the feed's head as it is now. Not when full, nor
- * beside an endpoint of the same URL that an operator disabled (`locked`).
+ * beside an endpoint of the same URL that an operator disabled (`locked`),
+ * nor on a host an operator locked (`host_locked`: `host` is the URL's).
  * Safe to retry: the id is made once per creation.
  */
-export async function insertEndpoint(db: D1Queryable, row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit">): Promise<"inserted" | "full" | "locked"> {
+export async function insertEndpoint(
+  db: D1Queryable,
+  row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit">,
+  host: string,
+): Promise<"inserted" | "full" | "locked" | "host_locked"> {
   const { meta } = await db
     .prepare(
       "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, rate_limit) " +
@@ -58,11 +64,13 @@ export async function insertEndpoint(db: D1Queryable, row: Pick<WebhookEndpointR
         // The same URL again beside one an operator disabled would lift the lock by the back door.
         `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
         // A retry of an insert that did happen (its answer lost) adds nothing.
-        "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1)",
+        "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1) " +
+        `AND NOT ${HOST_LOCKED(8)}`,
     )
-    .bind(row.id, row.budget, row.url, row.types, row.created_at, row.secret_sealed, row.rate_limit)
+    .bind(row.id, row.budget, row.url, row.types, row.created_at, row.secret_sealed, row.rate_limit, host)
     .run();
   if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";
+  if (await hostLock(db, host)) return "host_locked";
   const locked = await db.prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`).bind(row.budget, row.url).first();
   return locked ? "locked" : "full";
 }
@@ -143,6 +151,8 @@ export interface EndpointChanges {
   confirmedUrl?: string;
   /** The key asking: never the leaked key itself, whatever it confirms. */
   keyId?: string;
+  /** The new URL's host, normal form: never one an operator locked. */
+  host?: string;
 }
 
 /**
@@ -167,11 +177,12 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
         "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END " +
         `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ${LOCKED}) ` +
         "AND NOT (?5 AND disabled_for_leak IS NOT NULL AND (?10 IS NOT coalesce(?3, url) OR disabled_for_leak IS ?11)) " +
+        `AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ${HOST_LOCKED(12)}) ` +
         // Unqualified, the lock's columns are the other endpoint's (SQLite reads a name in the innermost FROM first).
         `AND NOT (?3 IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints AS other WHERE other.budget = ?1 AND other.id <> ?2 AND other.url = ?3 AND ${LOCKED})) ` +
         `RETURNING ${COLUMNS}`,
     )
-    .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at, changes.rateLimit === undefined ? 0 : 1, changes.rateLimit ?? null, changes.confirmedUrl ?? null, changes.keyId ?? null)
+    .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at, changes.rateLimit === undefined ? 0 : 1, changes.rateLimit ?? null, changes.confirmedUrl ?? null, changes.keyId ?? null, changes.host ?? null)
     .first<WebhookEndpointRow>();
   if (row) return { row, locked: false };
   const unchanged = await budgetEndpoint(db, budget, id);

@@ -121,6 +121,9 @@ export const MATRIX: Record<string, string> = {
   "GET /admin/webhook-endpoints/{endpointId}/deliveries":                  "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200",
   "POST /admin/webhook-endpoints/{endpointId}/disable":                    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request",
   "POST /admin/webhook-endpoints/{endpointId}/enable":                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request",
+  // A host never locked has no lock to lift: an operator is told 404, as for any lock that is not there.
+  "POST /admin/host-locks":                                                "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request",
+  "DELETE /admin/host-locks/{host}":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 404 not_found | 404 not_found | 401 invalid_api_key | 404 not_found | 403 cross_site_request",
   "GET /admin/pipeline":                                                   "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200",
   // Traffic reads the request analytics, which the tests' environment (as a local one) does not name: every operator gets the same 501.
   "GET /admin/traffic":                                                    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 501 traffic_not_configured | 501 traffic_not_configured | 401 invalid_api_key | 501 traffic_not_configured | 501 traffic_not_configured",
@@ -260,7 +263,7 @@ async function namedOperator(revokedAt?: string): Promise<string> {
 
 /** The operation's request against a world: path parameters by name, a body where it needs one. */
 function requestOf(base: string, operation: Operation, world: World): { path: string; method: string; body?: string } {
-  const ids: Record<string, string> = { orderId: world.orderId, endpointId: world.endpointId, deliveryId: world.deliveryId, keyId: world.other.record.id, petId: "1" };
+  const ids: Record<string, string> = { orderId: world.orderId, endpointId: world.endpointId, deliveryId: world.deliveryId, keyId: world.other.record.id, petId: "1", host: "never-locked.example" };
   const path = (base + operation.path).replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
   const bodies: Record<string, unknown> = {
     createWebhookEndpoint: { url: `https://receiver.example/made-${next()}` },
@@ -271,6 +274,7 @@ function requestOf(base: string, operation: Operation, world: World): { path: st
     raiseEventSequence: { atLeast: "0" },
     setBudgetLimits: LIMITS,
     tellKeyRotation: { endsAt: new Date(Date.now() + DAY).toISOString() },
+    lockHost: { host: `locked-${next()}.example` },
   };
   const body = bodies[operation.operationId];
   return { path: path || "/", method: operation.method.toUpperCase(), ...(body !== undefined && { body: JSON.stringify(body) }) };

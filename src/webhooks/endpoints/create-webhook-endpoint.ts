@@ -8,8 +8,9 @@ import { insertEndpoint, lockedEndpoints, MAX_ENDPOINTS_PER_BUDGET, newEndpointI
 import { endpointJson } from "./endpoint-json";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
-import { lockedUrl, lockRefusal } from "./endpoint-locks";
-import { normalWebhookUrl, servedLocally, webhookUrlProblem } from "./webhook-url";
+import { lockedHost, lockedUrl, lockRefusal } from "./endpoint-locks";
+import { hostLock } from "../../webhook-delivery/host-lock-table";
+import { normalWebhookUrl, webhookHost, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
@@ -36,7 +37,9 @@ export const createWebhookEndpoint = defineOperation({
     const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
     if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
     const url = normalWebhookUrl(body.url);
+    const host = webhookHost(url)!;
     const budget = budgetOfCaller(c);
+    if (await callDependency("D1", () => hostLock(c.env.DB, host))) throw lockedHost(host);
     // Stored URLs from before they were kept in one form are compared in it here; the insert's own check covers a lock made meanwhile.
     const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, budget));
     const refusal = lockRefusal(locked, url);
@@ -47,11 +50,12 @@ export const createWebhookEndpoint = defineOperation({
     const rateLimit = body.rateLimit ?? null;
     const row = { id, budget, url, types, rate_limit: rateLimit, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
     await auditedUnlessRefused(c, { endpointId: id, operation: "create", changes: { url, types, ...(rateLimit !== null && { rateLimit }) } }, async () => {
-      const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row));
+      const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row, host));
       if (inserted === "full") {
         return new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
       }
       if (inserted === "locked") return lockedUrl();
+      if (inserted === "host_locked") return lockedHost(host);
       return inserted;
     });
     wakeDispatcher(c);

@@ -2,13 +2,17 @@
  * An operator's lock on a webhook endpoint (docs/operations.md#webhooks), as
  * its owner's operations meet it: an endpoint an operator disabled can be
  * neither enabled, deleted nor moved by its owner, and no other endpoint of
- * its budget may point at its URL, in whatever spelling (normalWebhookUrl).
+ * its budget may point at its URL, in whatever spelling (normalWebhookUrl);
+ * and no endpoint of any budget at a host an operator locked.
  */
 import { ApiError } from "../../framework/api-error";
 import { normalWebhookUrl } from "./webhook-url";
 
 export const lockedUrl = () =>
   new ApiError("webhook_endpoint_locked", "An operator disabled this budget's endpoint for this URL: no endpoint of the budget may point at it, until an operator enables that one.");
+
+export const lockedHost = (host: string) =>
+  new ApiError("webhook_endpoint_locked", `An operator locked the host ${host}: no endpoint may point at it until an operator lifts the lock.`);
 
 export const lockedEndpoint = () => new ApiError("webhook_endpoint_locked", "An operator disabled this endpoint: only an operator can enable it or change its URL.");
 

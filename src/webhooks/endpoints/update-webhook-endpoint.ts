@@ -10,8 +10,9 @@ import { lockedEndpoints, updateEndpoint } from "../../webhook-delivery/endpoint
 import { keyOfCaller } from "../../keys/require-api-key";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { endpointJson } from "./endpoint-json";
-import { lockedEndpoint, lockedUrl, lockRefusal } from "./endpoint-locks";
-import { normalWebhookUrl, servedLocally, webhookUrlProblem } from "./webhook-url";
+import { lockedEndpoint, lockedHost, lockedUrl, lockRefusal } from "./endpoint-locks";
+import { hostLock } from "../../webhook-delivery/host-lock-table";
+import { normalWebhookUrl, servedLocally, webhookHost, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 
 /** Enabling an endpoint a leaked key made or changed, refused until its owner names the URL it will deliver to. */
@@ -46,6 +47,8 @@ export const updateWebhookEndpoint = defineOperation({
       const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
       if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
       url = normalWebhookUrl(body.url);
+      const host = webhookHost(url)!;
+      if (await callDependency("D1", () => hostLock(c.env.DB, host))) throw lockedHost(host);
       const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, budgetOfCaller(c)));
       const refusal = lockRefusal(locked, url, endpointId);
       if (refusal) throw refusal;
@@ -59,6 +62,7 @@ export const updateWebhookEndpoint = defineOperation({
       types: body.types && [...new Set(body.types)].sort().join(","),
       rateLimit: body.rateLimit,
       ...(confirmed !== undefined && { confirmedUrl: confirmed }),
+      ...(url !== undefined && { host: webhookHost(url)! }),
       keyId: keyOfCaller(c).id,
     };
     const updated = await auditedUnlessRefused(c, { endpointId, operation: "update", changes: { ...asked, ...(url !== undefined && { url }) } }, async () => {
@@ -66,6 +70,7 @@ export const updateWebhookEndpoint = defineOperation({
       if (!result) return notFound(endpointId);
       // The endpoint is locked itself, or (a lock made since the check above) the URL asked for is another's.
       if (result.locked && body.status === "enabled" && result.row.disabled_for_leak !== null && (result.row.disabled_by ?? "operator") !== "operator") return unconfirmed(url ?? result.row.url);
+      if (result.locked && url !== undefined && url !== result.row.url && (await callDependency("D1", () => hostLock(c.env.DB, webhookHost(url)!)))) return lockedHost(webhookHost(url)!);
       if (result.locked) return result.row.status === "disabled" && (result.row.disabled_by ?? "operator") === "operator" ? lockedEndpoint() : lockedUrl();
       return result.row;
     });

@@ -34,9 +34,9 @@ export function webhookUrlProblem(text: string, local: boolean): string | undefi
 /**
  * The one form a webhook URL is stored and compared in (an operator's lock
  * holds the URL, not one spelling of it): the WHATWG parser's (scheme and
- * host lower-cased, the default port dropped, IP addresses in their one
- * notation), with percent-encoded unreserved characters decoded and the
- * rest in upper-case hex (RFC 3986, 6.2.2). For a URL webhookUrlProblem()
+ * host lower-cased, IDNs in ASCII, the default port dropped, IP addresses in
+ * their one notation), the host without a trailing dot, with percent-encoded
+ * unreserved characters decoded and the rest in upper-case hex (RFC 3986, 6.2.2). For a URL webhookUrlProblem()
  * took; a stored one it cannot parse (none should be) stays as it is.
  */
 export function normalWebhookUrl(text: string): string {
@@ -51,7 +51,32 @@ export function normalWebhookUrl(text: string): string {
       const char = String.fromCharCode(parseInt(hex, 16));
       return /[A-Za-z0-9\-._~]/.test(char) ? char : `%${hex.toUpperCase()}`;
     });
-  return `${url.protocol}//${url.host}${unescape(url.pathname)}${unescape(url.search)}`;
+  // The WHATWG parser keeps a host's trailing dot (the root label): `receiver.example.` is `receiver.example`.
+  const host = `${hostOfUrl(url)}${url.port ? `:${url.port}` : ""}`;
+  return `${url.protocol}//${host}${unescape(url.pathname)}${unescape(url.search)}`;
+}
+
+/** A URL's host in the normal form: the parser's (lower-case, IDNs in ASCII), without a trailing dot. */
+const hostOfUrl = (url: URL) => url.hostname.replace(/\.$/, "");
+
+/** The host of a webhook URL in its normal form, as host locks name it; undefined for a URL that does not parse. */
+export function webhookHost(text: string): string | undefined {
+  try {
+    return hostOfUrl(new URL(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A host name as an operator writes it (`Receiver.Example.`, an IDN), in the normal form; undefined when it is not a host alone. */
+export function normalHost(text: string): string | undefined {
+  if (!/^[^\s/?#@:\\]+$/.test(text) && !/^\[[0-9A-Fa-f:.]+\]$/.test(text)) return undefined;
+  try {
+    const url = new URL(`https://${text}/`);
+    return url.port === "" && url.pathname === "/" ? hostOfUrl(url) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when the service runs on this machine (npm start): its own base URL is on a loopback host. */
