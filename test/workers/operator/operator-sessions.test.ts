@@ -2,7 +2,9 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../../../src/lib/digest";
 import { REVOKE_OPERATOR } from "../../../src/operator/operator-table";
-import { OPERATOR_COOKIE } from "../../../src/operator/operator-sessions";
+import { OPERATOR_COOKIE, pruneOperatorSessions } from "../../../src/operator/operator-sessions";
+import { pruneConsoleSessions } from "../../../src/console/console-sessions";
+import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
 import { SESSION_COOKIE } from "../../../src/console/session-cookie";
 import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS } from "../../../src/limiter/plans";
@@ -265,5 +267,54 @@ describe("the pipeline's figures", () => {
     const bindings = { ...env, CF_VERSION_METADATA: { id: "0e3b2c1a-version", tag: "release-7", timestamp: "2026-11-27T00:00:00Z" } };
     const answer = await apiWith(bindings, "/admin/pipeline", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
     expect((await answer.json<{ worker: unknown }>()).worker).toEqual({ id: "0e3b2c1a-version", tag: "release-7" });
+  });
+});
+
+describe("what the operators' sessions and the audit keep, and for how long", () => {
+  it("ends a session 12 hours after it opened, to the second", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const opened = Date.UTC(2030, 4, 1, 8, 0, 0);
+      vi.setSystemTime(opened);
+      const { cookie } = await signIn(await addOperator("twelve@example.com"));
+      vi.setSystemTime(opened + 12 * 3_600_000 - 1_000);
+      expect((await withCookie(cookie, "/admin/session")).status).toBe(200);
+      vi.setSystemTime(opened + 12 * 3_600_000);
+      expect((await withCookie(cookie, "/admin/session")).status).toBe(401);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("prunes operator sessions and links, console sessions and links a day past their end, and endpoint audit rows past a year; nothing else", async () => {
+    const now = Date.UTC(2030, 4, 2, 0, 0, 0);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const DAY = 86_400_000;
+    const past = iso(now - DAY - 1_000);
+    const recent = iso(now - DAY + 60_000);
+    await env.DB.batch([
+      env.DB.prepare("DELETE FROM operator_sessions"),
+      env.DB.prepare("DELETE FROM operator_links"),
+      env.DB.prepare("DELETE FROM console_sessions"),
+      env.DB.prepare("DELETE FROM console_links"),
+      env.DB.prepare("DELETE FROM webhook_endpoint_events"),
+      ...[["old", past], ["new", recent]].flatMap(([id, expires]) => [
+        env.DB.prepare("INSERT INTO operator_sessions (id, operator, via, created_at, expires_at) VALUES (?1, 'o', 'token', ?2, ?2)").bind(`op-${id}`, expires),
+        env.DB.prepare("INSERT INTO operator_links (token_hash, operator, created_at, expires_at, created_by) VALUES (?1, 'o', ?2, ?2, 'cli:t')").bind(`ol-${id}`, expires),
+        env.DB.prepare("INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, 'key_x', 'key_x', 'key', ?2, ?2)").bind(`cs-${id}`, expires),
+        env.DB.prepare("INSERT INTO console_links (token_hash, key_id, created_at, expires_at, created_by) VALUES (?1, 'key_x', ?2, ?2, 't')").bind(`cl-${id}`, expires),
+      ]),
+      env.DB.prepare("INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES ('old', ?1, 'create', 'we_x', '{}', 't')").bind(iso(now - 366 * DAY)),
+      env.DB.prepare("INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES ('kept', ?1, 'create', 'we_x', '{}', 't')").bind(iso(now - 364 * DAY)),
+    ]);
+    await pruneOperatorSessions(env.DB, now);
+    await pruneConsoleSessions(env.DB, now);
+    await pruneEndpointAudit(env.DB, now);
+    const ids = async (sql: string) => (await env.DB.prepare(sql).all<{ id: string }>()).results.map((row) => row.id);
+    expect(await ids("SELECT id FROM operator_sessions")).toEqual(["op-new"]);
+    expect(await ids("SELECT token_hash AS id FROM operator_links")).toEqual(["ol-new"]);
+    expect(await ids("SELECT id FROM console_sessions")).toEqual(["cs-new"]);
+    expect(await ids("SELECT token_hash AS id FROM console_links")).toEqual(["cl-new"]);
+    expect(await ids("SELECT event_id AS id FROM webhook_endpoint_events")).toEqual(["kept"]);
   });
 });

@@ -142,6 +142,22 @@ async function assertion(claims: JWTPayload, options: { key?: typeof published; 
 
 const throughAccess = (bindings: Env, path: string, headers: Record<string, string>, method = "GET") => apiWith(bindings, `/admin${path}`, { method, key: null, headers });
 
+const encode = (value: unknown) => btoa(JSON.stringify(value)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+const claimsOf = (claims: JWTPayload) => ({ ...claims, iss: `https://${TEAM}`, aud: AUDIENCE, iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 3600 });
+
+/** A token with `alg: none` and no signature, naming the published key. */
+async function unsigned(claims: JWTPayload): Promise<string> {
+  return `${encode({ alg: "none", kid: published.kid })}.${encode(claimsOf(claims))}.`;
+}
+
+/** A token HMAC-signed (HS256) with the bytes of the team's published public key as the secret: the algorithm-confusion forgery. */
+async function hmacWithPublicKey(claims: JWTPayload): Promise<string> {
+  const publicKey = await crypto.subtle.importKey("jwk", (jwks as { keys: JsonWebKey[] }).keys[0]!, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["verify"]);
+  const spki = new Uint8Array((await crypto.subtle.exportKey("spki", publicKey)) as ArrayBuffer);
+  const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki))}\n-----END PUBLIC KEY-----\n`;
+  return new SignJWT(claimsOf(claims)).setProtectedHeader({ alg: "HS256", kid: published.kid }).sign(new TextEncoder().encode(pem));
+}
+
 describe("the operators' side behind Cloudflare Access", () => {
   it("takes the person Access signed in as the operator: the audit names their email, and a service token by its client id", async () => {
     const ana = await assertion({ email: "ana@example.com" });
@@ -166,6 +182,11 @@ describe("the operators' side behind Cloudflare Access", () => {
     ["one from another team", () => assertion({ email: "ana@example.com" }, { issuer: "https://other-team.cloudflareaccess.com" }), "issued by another team"],
     ["one that names nobody", () => assertion({}), "names no email and no service token"],
     ["something that is not a token", async () => "not.a.token", "not a valid signed token"],
+    // Access signs with RS256 only: an unsigned token, and one "signed" with HMAC keyed by the team's public key
+    // (a verifier that takes the token's own alg would check it with that key and let it in), are refused.
+    ["one with alg none", () => unsigned({ email: "ana@example.com" }), "not a valid signed token"],
+    ["one HMAC-signed with the team's public key", () => hmacWithPublicKey({ email: "ana@example.com" }), "not a valid signed token"],
+    ["one naming a published key but signed by another", () => assertion({ email: "ana@example.com" }, { key: { ...unpublished, kid: published.kid } }), "signature does not verify"],
   ])("refuses %s with 401 invalid_access_assertion, saying why", async (_, make, reason) => {
     const token = await make();
     const response = await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, token === undefined ? {} : { "Cf-Access-Jwt-Assertion": token }, "POST");
@@ -175,6 +196,25 @@ describe("the operators' side behind Cloudflare Access", () => {
     expect(response.headers.get("WWW-Authenticate")).toBe('CloudflareAccess realm="store-orders-operator"');
     const rows = await env.DB.prepare("SELECT count(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first<number>("n");
     expect(rows).toBe(0);
+  });
+
+  it("takes an assertion whose aud is an array naming the application, as Access writes it", async () => {
+    const token = await new SignJWT({ email: "ana@example.com" })
+      .setProtectedHeader({ alg: "RS256", kid: published.kid })
+      .setIssuer(`https://${TEAM}`)
+      .setAudience([AUDIENCE])
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(published.privateKey);
+    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": token })).status).toBe(200);
+    const others = await new SignJWT({ email: "ana@example.com" })
+      .setProtectedHeader({ alg: "RS256", kid: published.kid })
+      .setIssuer(`https://${TEAM}`)
+      .setAudience(["0".repeat(64), "1".repeat(64)])
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(published.privateKey);
+    expect(await errorBodyOf(await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": others }))).toMatchObject({ code: "invalid_access_assertion" });
   });
 
   it("refuses a change another site's page sends with the operator's Access cookie riding along; the keys command, which sends no Origin, goes on", async () => {
