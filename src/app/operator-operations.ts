@@ -4,6 +4,7 @@ import { getKeyUsageHistory } from "../operator/get-key-usage-history";
 import { revokeAnyKey } from "../revocation/revoke-any-key";
 import { setBudgetLimits } from "../operator/set-budget-limits";
 import { unbanKey } from "../operator/unban-key";
+import { unbanAddressGroup } from "../operator/unban-address-group";
 import { tellKeyRotation } from "../operator/tell-key-rotation";
 import { createConsoleLinkOperation } from "../operator/create-console-link";
 import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-endpoint";
@@ -24,4 +25,4 @@ import { getTraffic } from "../operator/traffic/get-traffic";
 export const OPERATOR_PREFIX = "/admin";
 
 /** The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event pipeline and the event sequence, the traffic, then keys (found across budgets) and their budgets, and console sign-in links. */
-export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, listEndpointDeliveries, disableWebhookEndpoint, enableWebhookEndpoint, lockHostOperation, liftHostLockOperation, getPipelineHealth, ...eventSequenceOperations, getTraffic, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, setBudgetLimits, tellKeyRotation, revokeAnyKey, createConsoleLinkOperation];
+export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, listEndpointDeliveries, disableWebhookEndpoint, enableWebhookEndpoint, lockHostOperation, liftHostLockOperation, getPipelineHealth, ...eventSequenceOperations, getTraffic, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, unbanAddressGroup, setBudgetLimits, tellKeyRotation, revokeAnyKey, createConsoleLinkOperation];

@@ -12,7 +12,7 @@ import { operatorConsolePageOperation } from "../operator/console/operator-conso
 import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
 import { backfillBudgetEntries } from "../keys/budget-entries-backfill";
 import { pruneBudgetEntries } from "../keys/budget-entries-prune";
-import { operatorSessionCredential, pruneOperatorSessions } from "../operator/operator-sessions";
+import { pruneOperatorSessions } from "../operator/operator-sessions";
 import { countedCallers } from "../keys/counted-callers";
 import { identifyCaller, type OtherCredential } from "../keys/identify-caller";
 import { requestParty } from "../keys/request-party";
@@ -24,7 +24,7 @@ import { rateLimit } from "../limiter/rate-limit";
 import { replayRefusal } from "../limiter/refusal-replay";
 import { responseIdentity } from "../framework/middleware/response-identity";
 import { requestLog } from "../framework/middleware/request-log";
-import { operatorApiAvailable, requireOperator } from "../operator/require-operator";
+import { operatorApiAvailable, operatorCredential, requireOperator } from "../operator/require-operator";
 import { OPERATOR_PREFIX, operatorOperations } from "./operator-operations";
 import { API_VERSIONS } from "../framework/service-identity";
 import { reportLeakedTokens } from "../revocation/secret-scanning/report-leaked-tokens";
@@ -50,16 +50,19 @@ const routes: RouteGroup[] = [
 
 /**
  * A request's credential other than a key, by where it goes: under the
- * operator API the operators' console session, at the secret scanning
- * endpoint GitHub's signature, anywhere else the callers' session. Never the
- * other: an operator who also holds a caller's session must not spend that
- * caller's budget, nor a caller's cookie count as anything under /admin.
+ * operator API the operator (Access's assertion, an operator's token, or the
+ * operators' console session), at the secret scanning endpoint GitHub's
+ * signature, anywhere else the callers' session. Never the other: an
+ * operator who also holds a caller's session must not spend that caller's
+ * budget, nor a caller's cookie count as anything under /admin.
  */
 const credentialFor =
   (callers: OtherCredential, operators: OtherCredential, scanner: OtherCredential): OtherCredential =>
-  (c, address) => {
+  async (c, address) => {
     if (c.req.path === SECRET_SCANNING_PATH) return scanner(c, address);
-    return (c.req.path === OPERATOR_PREFIX || c.req.path.startsWith(`${OPERATOR_PREFIX}/`) ? operators : callers)(c, address);
+    if (c.req.path === OPERATOR_PREFIX || c.req.path.startsWith(`${OPERATOR_PREFIX}/`)) return operators(c, address);
+    // A key in the header wins over a cookie: an API client never rides on a browser's session.
+    return c.req.header("Authorization") === undefined ? callers(c, address) : undefined;
   };
 
 /** How callers are counted and known again: keys by their budgets, everyone else by address group. */
@@ -83,7 +86,7 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
       isolateMemory.apiKeys,
       credentialFor(
         consoleSessionCredential(isolateMemory.sessionKeys),
-        operatorSessionCredential(isolateMemory.endedOperatorSessions),
+        operatorCredential(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions),
         secretScanningCredential(isolateMemory.githubKeys),
       ),
     ),

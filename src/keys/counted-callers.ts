@@ -5,13 +5,13 @@ import type { TtlCache } from "../lib/ttl-cache";
 import { addressGroup } from "../lib/client-address";
 import { bearerToken } from "./bearer";
 import type { StoredKey } from "./lookup";
-import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS, PARTNER_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
+import { ANONYMOUS_LIMITS, OPERATOR_LIMITS, PARTNER_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
 import { budgetOf, limitsFor, limitsStampOf, type ApiKeyRecord } from "./api-key-record";
 import { invalidCaller, PARTNER_SIGNATURE_HEADER, sessionEndedCaller } from "./identify-caller";
 
 /**
- * How rateLimit() counts callers: a key against its budget, an operators'
- * console session and a partner whose signature verified against their own,
+ * How rateLimit() counts callers: a key against its budget, an operator and
+ * a partner whose signature verified against their own,
  * anyone else against its address group. A key's budget is worked out once per record
  * the isolate holds (`budgets`, keyed by the cached record itself, so it
  * lives exactly as long as that record), not on every request. A key, or
@@ -22,7 +22,7 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
   budgetOf(c) {
     const caller = c.get("caller");
     if (caller.kind !== "key") {
-      if (caller.operatorSession) return { name: `operator-session:${caller.operatorSession}`, limits: OPERATOR_SESSION_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
+      if (caller.operator) return { name: `operator:${caller.operator}`, limits: OPERATOR_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
       if (caller.partner) return { name: `partner:${caller.partner}`, limits: PARTNER_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
       return { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
     }
@@ -46,7 +46,7 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
     const restore = (request: Context<AppEnv>) => request.set("caller", caller);
     if (caller.kind === "anonymous") {
       // Counted by its address only when it sent nothing: a key not valid is looked up again (its miss lasts 1 s).
-      return caller.operatorSession === undefined && caller.partner === undefined && c.req.header("Authorization") === undefined
+      return caller.operator === undefined && caller.partner === undefined && c.req.header("Authorization") === undefined
         ? { credential, holds: () => true, restore }
         : undefined;
     }

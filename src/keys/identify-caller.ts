@@ -49,17 +49,18 @@ export type Caller =
       kind: "anonymous";
       address: string;
       rejection: Rejection;
-      /** An operators' console session this service sealed: counted on its own, not by its address. */
-      operatorSession?: string;
+      /** An operator identified before the count (Access, a token, a console session this service sealed): counted on their own, not by the address. */
+      operator?: string;
       /** A partner whose signature verified (GitHub's secret scanning): counted on a budget of its own, never its address's. */
       partner?: string;
     };
 
 /**
- * Who a request without an Authorization header is, when it carries
- * something else that stands for a key (the console's session cookie) or
- * for an operator (the operators' console's): undefined when it carries
- * nothing of the kind.
+ * Who a request is when it carries something other than an API key that
+ * stands for a key (the console's session cookie, where no Authorization
+ * header is sent: a key in the header wins) or for someone else (an
+ * operator, GitHub's signature): undefined when it carries nothing of the
+ * kind, and identification goes on with the Authorization header.
  */
 export type OtherCredential = (c: Context<AppEnv>, address: string) => Promise<Caller | undefined>;
 
@@ -79,8 +80,7 @@ export function identifyCaller(apiKeys: TtlCache<string, StoredKey>, otherCreden
   return async (c, next) => {
     const address = addressGroup(c.req.header("CF-Connecting-IP"));
     const authorization = c.req.header("Authorization");
-    // A key in the header wins over a cookie: an API client never rides on a browser's session.
-    const other = authorization === undefined && otherCredential ? await otherCredential(c, address) : undefined;
+    const other = otherCredential ? await otherCredential(c, address) : undefined;
     if (other) {
       c.set("caller", other);
       return next();

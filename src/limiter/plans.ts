@@ -31,12 +31,13 @@ export const PLAN_LIMITS_REVISED_AT = Date.parse("2026-11-24T00:00:00Z");
 export const ANONYMOUS_LIMITS = PLAN_LIMITS.free;
 
 /**
- * An operators' console session is limited on its own, like a business key:
- * its page reads the pipeline every few seconds all day, which an address's
- * 1,000 a day would refuse within hours (and every operator behind one
- * office address with it).
+ * An operator (behind Access, with a token, or in a console session) is
+ * limited on their own, like a business key: the console reads the pipeline
+ * every few seconds all day, which an address's 1,000 a day would refuse
+ * within hours (and ban every operator and caller behind one office address
+ * with it).
  */
-export const OPERATOR_SESSION_LIMITS = PLAN_LIMITS.business;
+export const OPERATOR_LIMITS = PLAN_LIMITS.business;
 
 /**
  * A partner that reports leaked keys (GitHub's secret scanning, once its

@@ -83,23 +83,18 @@ export async function operatorOfSession(c: Context<AppEnv>, live: OperatorLivene
 }
 
 /**
- * The limiter's view of a request with an operators' console cookie and no
- * Authorization header: a session this service sealed, not yet expired, is
- * counted on its own (OPERATOR_SESSION_LIMITS) rather than by its address.
- * Only the seal is checked here, no database: whether the session is still
- * open is the operator API's guard's to say, after the count; a session it
- * found ended is in `ended`. A forged, stale or ended session's cookie is
- * counted by its address like any caller without a key.
+ * The operator a request's operators' console cookie stands for, as the
+ * limiter sees it: a session this service sealed, not yet expired, nor found
+ * ended (`ended`). Only the seal is checked here, no database: whether the
+ * session is still open is the operator API's guard's to say, after the
+ * count. A forged, stale or ended session's cookie stands for nobody.
  */
-export const operatorSessionCredential =
-  (ended: TtlCache<string, true>): OtherCredential =>
-  async (c, address) => {
-    const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
-    if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
-    const claims = await openClaims(c.env, sealed);
-    if (!claims || claims.expiresAt <= Date.now() || ended.get(claims.sid, Date.now())) return undefined;
-    return { kind: "anonymous", address, rejection: MISSING_KEY, operatorSession: claims.sid };
-  };
+export async function sealedSessionOperator(c: Context<AppEnv>, ended: TtlCache<string, true>): Promise<string | undefined> {
+  const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
+  if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
+  const claims = await openClaims(c.env, sealed);
+  return !claims || claims.expiresAt <= Date.now() || ended.get(claims.sid, Date.now()) ? undefined : claims.operator;
+}
 
 async function openClaims(env: Env, sealed: string): Promise<OperatorClaims | undefined> {
   try {

@@ -5,7 +5,8 @@ import { bearerToken } from "../keys/bearer";
 import { sha256Hex } from "../lib/digest";
 import { callDependency } from "../lib/dependency";
 import { LIVE_OPERATOR_BY_DIGEST, LIVE_OPERATOR_BY_NAME } from "./operator-table";
-import { operatorOfSession, type OperatorSession } from "./operator-sessions";
+import { operatorOfSession, sealedSessionOperator, type OperatorSession } from "./operator-sessions";
+import { MISSING_KEY, type OtherCredential } from "../keys/identify-caller";
 import { fromThisOrigin } from "../console/session-cookie";
 import type { TtlCache } from "../lib/ttl-cache";
 import { ACCESS_ASSERTION_HEADER, verifyAccessAssertion, type AccessKeys } from "./access-assertion";
@@ -52,6 +53,39 @@ export function requireOperator(accessKeys: AccessKeys, endedSessions: TtlCache<
     }
     await next();
   };
+}
+
+/**
+ * Who the operator is, as the limiter counts them (docs/operations.md#operators-budgets):
+ * worked out before the count, so each operator spends a budget of their own
+ * (OPERATOR_LIMITS) and never an address group's, which every operator, the
+ * service-token CLI and every keyless caller behind one office address would
+ * share, and be banned together on. Access's assertion verified by its
+ * identity; a token by the operator it names (the table read on the primary,
+ * as the guard reads it); a console session by its seal. A credential that
+ * fails stands for nobody here: the request is counted as any without one,
+ * and the guard refuses it after the count, saying why.
+ */
+export const operatorCredential =
+  (accessKeys: AccessKeys, endedSessions: TtlCache<string, true>): OtherCredential =>
+  async (c, address) => {
+    const operator = await identifiedOperator(c, accessKeys, endedSessions).catch(() => undefined);
+    return operator === undefined ? undefined : { kind: "anonymous", address, rejection: MISSING_KEY, operator };
+  };
+
+async function identifiedOperator(c: Context<AppEnv>, accessKeys: AccessKeys, endedSessions: TtlCache<string, true>): Promise<string | undefined> {
+  const access = c.get("config").access;
+  if (access) {
+    const verdict = await verifyAccessAssertion(c.req.header(ACCESS_ASSERTION_HEADER), access, accessKeys);
+    return verdict.ok ? verdict.operator : undefined;
+  }
+  const configured = operatorToken(c.env);
+  if (!configured) return undefined;
+  const presented = bearerToken(c.req.header("Authorization"));
+  if (presented === undefined) return c.req.header("Authorization") === undefined ? sealedSessionOperator(c, endedSessions) : undefined;
+  const digest = await sha256Hex(presented);
+  if (digest === (await sha256Hex(configured.token))) return configured.name;
+  return liveOperator(c.env.DB, LIVE_OPERATOR_BY_DIGEST, digest);
 }
 
 /** A token in the header, or else the operators' console session cookie (never the callers' cookie, never a key). */

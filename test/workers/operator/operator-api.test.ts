@@ -5,6 +5,7 @@ import { INSERT_KEY_EVENT, keyEventValues } from "../../../src/keys/audit";
 import { sha256Hex } from "../../../src/lib/digest";
 import { interceptD1 } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
+import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 
 const TOKEN = "operator-token-for-tests";
@@ -51,10 +52,55 @@ describe("the operator API", () => {
     expect((await api(`/admin/keys/${key.record.id}/revoke`, { method: "OPTIONS", key: null, headers: preflight })).status).toBe(204);
   });
 
-  it("is limited per address like other keyless traffic, and answers 404 for an unknown key id", async () => {
+  it("counts the operator on their own budget, never the address's: 61 requests in a minute meet no 429", async () => {
     const response = await asOperator("/admin/keys/key_0123456789abcdef/usage");
     expect(await errorBodyOf(response)).toMatchObject({ code: "not_found" });
-    expect(response.headers.get("X-RateLimit-Limit")).toBe("60");
+    expect(response.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_LIMITS.perMinute));
+    const address = { "CF-Connecting-IP": "198.51.100.61" };
+    const statuses: number[] = [];
+    for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 1; i++) {
+      statuses.push((await api(`/admin/keys/${key.record.id}/usage`, { key: null, headers: { Authorization: `Bearer ${TOKEN}`, ...address } })).status);
+    }
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    // The address's own keyless callers are counted apart, as before.
+    expect((await api("/v1/store/orders", { key: null, headers: address })).headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));
+    // A token that is not an operator's is counted by the address.
+    expect((await api(`/admin/keys/${key.record.id}/usage`, { key: null, headers: { Authorization: "Bearer not-a-token", ...address } })).headers.get("X-RateLimit-Limit")).toBe(
+      String(ANONYMOUS_LIMITS.perMinute),
+    );
+  });
+
+  it("unbans an address group, audited under the operator's name; a group spelled otherwise is 400", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 5));
+    const address = { "CF-Connecting-IP": "2001:db8:77:1::9" };
+    let code: string | undefined;
+    for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 30 && code !== "api_key_banned"; i++) {
+      code = (await (await api("/v1/store/orders", { key: null, headers: address })).json<{ code?: string }>()).code;
+    }
+    expect(code).toBe("api_key_banned");
+    const unban = await api("/admin/address-groups/unban", {
+      method: "POST",
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ group: "2001:db8:77:1::/64" }),
+    });
+    expect(unban.status).toBe(200);
+    expect(await unban.json()).toMatchObject({ group: "2001:db8:77:1::/64", usage: { bannedUntil: 0 } });
+    // Not banned any more once this isolate asks the object again (within a lease): its minute is still spent, so it is limited, no more.
+    vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 11));
+    expect((await errorBodyOf(await api("/v1/store/orders", { key: null, headers: address }))).code).toBe("rate_limit_exceeded");
+    const row = await env.DB.prepare("SELECT actor, changes FROM key_events WHERE key_id = ?1 AND operation = 'unban'").bind("ip:2001:db8:77:1::/64").first();
+    expect(row).toEqual({ actor: "tests", changes: JSON.stringify({ group: "2001:db8:77:1::/64" }) });
+    for (const group of ["2001:db8:77:1::9", "2001:0db8:77:1::/64", "not an address", "10.0.0.1/24"]) {
+      const refused = await api("/admin/address-groups/unban", {
+        method: "POST",
+        key: null,
+        headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ group }),
+      });
+      expect(await errorBodyOf(refused), group).toMatchObject({ code: "invalid_body", status: 400 });
+    }
   });
 
   it("answers a method an operator path lacks with 405 and Allow, like every other path", async () => {

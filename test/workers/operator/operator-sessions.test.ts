@@ -7,7 +7,7 @@ import { pruneConsoleSessions } from "../../../src/console/console-sessions";
 import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
 import { SESSION_COOKIE } from "../../../src/console/session-cookie";
-import { ANONYMOUS_LIMITS, OPERATOR_SESSION_LIMITS } from "../../../src/limiter/plans";
+import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { addOperator } from "../../support/operators";
@@ -145,10 +145,10 @@ describe("signing in to the operators' console", () => {
     const { cookie } = await signIn(await addOperator("ana"));
     const bySession = await withCookie(cookie, "/admin/pipeline");
     expect(bySession.status).toBe(200);
-    expect(bySession.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_SESSION_LIMITS.perMinute));
-    // A token, from the same address, is counted by the address, as every caller without a key.
+    expect(bySession.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_LIMITS.perMinute));
+    // A token is counted on its operator's own budget too, never the address's.
     const byToken = await api("/admin/pipeline", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
-    expect(byToken.headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));
+    expect(byToken.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_LIMITS.perMinute));
     // A cookie this service did not seal earns nothing: the address counts it.
     const forged = await api("/admin/pipeline", { key: null, headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie.slice(0, -4)}AAAA` } });
     expect(forged.headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));

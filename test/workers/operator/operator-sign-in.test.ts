@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } from "jose";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { REVOKE_OPERATOR } from "../../../src/operator/operator-table";
+import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
 import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { interceptD1 } from "../../support/faults";
@@ -215,6 +216,33 @@ describe("the operators' side behind Cloudflare Access", () => {
       .setExpirationTime("1h")
       .sign(published.privateKey);
     expect(await errorBodyOf(await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": others }))).toMatchObject({ code: "invalid_access_assertion" });
+  });
+
+  it("counts each operator behind Access on their own: two behind one office address send twice its minute's worth, never refused", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      // Mid-minute, so the minute cannot end among the requests.
+      vi.setSystemTime(Date.UTC(2030, 6, 1, 9, 0, 15));
+      const office = { "CF-Connecting-IP": "203.0.113.200" };
+      const [ana, ben] = [await assertion({ email: "ana@example.com" }), await assertion({ email: "ben@example.com" })];
+      const refused: string[] = [];
+      for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 1; i++) {
+        for (const [who, token] of [["ana", ana], ["ben", ben]] as const) {
+          const response = await throughAccess(behindAccess, "/session", { "Cf-Access-Jwt-Assertion": token, ...office });
+          if (response.status !== 200) refused.push(`${who} #${i}: ${response.status}`);
+          else expect(response.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_LIMITS.perMinute));
+        }
+      }
+      expect(refused).toEqual([]);
+      // Each on a budget of their own: neither the address's nor the other's (a day of a 2 s poll is
+      // test/node/logic/operator-budget.test.ts's).
+      const usage = async (budget: string) => (await env.RATE_LIMITER.getByName(budget).usage()).minute.count;
+      expect(await usage("operator:ana@example.com")).toBeGreaterThanOrEqual(ANONYMOUS_LIMITS.perMinute + 1);
+      expect(await usage("operator:ben@example.com")).toBeGreaterThanOrEqual(ANONYMOUS_LIMITS.perMinute + 1);
+      expect(await usage("ip:203.0.113.200")).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("refuses a change another site's page sends with the operator's Access cookie riding along; the keys command, which sends no Origin, goes on", async () => {
