@@ -427,6 +427,38 @@ describe("a key revoked as leaked", () => {
   });
 });
 
+describe("a link's fragment", () => {
+  it("builds no path from \\, ?, #, %2F or .. in an endpoint's id: the page says so and sends nothing but GETs, whatever is clicked", async () => {
+    const holder = await issueKey("fragments in the console test");
+    const visit = await open();
+    const sent: string[] = [];
+    try {
+      await signInWithKey(visit, holder.key);
+      // Signed in: from here on, every request but a read is one a bent path made.
+      visit.page.on("request", (request) => {
+        if (new URL(request.url()).pathname.startsWith("/v2") && request.method() !== "GET") sent.push(`${request.method()} ${request.url()}`);
+      });
+      const fragments = [
+        "we_00000000000000000000\\..\\..\\keys\\" + holder.id + "\\revoke?",
+        "we_00000000000000000000?x",
+        "we_00000000000000000000%2F..%2F..%2Fkeys",
+        "..%2Fkeys%2F" + holder.id + "%2Frevoke",
+        "we_00000000000000000000#test",
+      ];
+      for (const fragment of fragments) {
+        await visit.page.goto(`${root()}/console#/webhooks/${fragment}`);
+        await visit.page.getByText(/is not an endpoint id/).first().waitFor();
+        for (const button of await visit.page.locator("main button").all()) {
+          if ((await button.isVisible()) && (await button.textContent()) !== "Sign out") await button.click();
+        }
+      }
+      expect(sent).toEqual([]);
+    } finally {
+      await visit.context.close();
+    }
+  });
+});
+
 describe("signing in with an operator's link, and ending with the key", () => {
   it("signs in once with `npm run keys -- console-link`; the link is then refused; a revoked key's session ends within 5 s", async () => {
     const holder = await issueKey("Link holder");

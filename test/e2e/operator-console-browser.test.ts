@@ -173,6 +173,37 @@ describe("the operators' console", () => {
     // file's two.
   }, 300_000);
 
+  it("builds no path from what a link's fragment bends: a budget page opened with \\, ?, #, %2F or .. in its key sends nothing but GETs, whatever is clicked", async () => {
+    const { context, page } = await open();
+    page.on("dialog", (dialog) => void dialog.accept());
+    await page.goto(`${root()}/operator`);
+    await page.getByLabel(/token/i).fill(token);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    // Signed in: from here on, every request but a read is one a bent path made.
+    const sent: string[] = [];
+    page.on("request", (request) => {
+      if (new URL(request.url()).pathname.startsWith("/admin") && request.method() !== "GET") sent.push(`${request.method()} ${request.url()}`);
+    });
+    const fragments = [
+      `${caller.id}\\revoke?`,
+      `${caller.id}\\..\\..\\webhook-endpoints\\we_00000000000000000000\\enable?`,
+      `${caller.id}?x=1`,
+      `${caller.id}%2F..%2Frevoke`,
+      `..%2F..%2Fkeys%2F${caller.id}%2Frevoke`,
+      `${caller.id}#unban`,
+    ];
+    for (const fragment of fragments) {
+      await page.goto(`${root()}/operator#/budget/${fragment}`);
+      await page.getByText(/is not a key id/).first().waitFor();
+      for (const button of await page.locator("main button").all()) {
+        if ((await button.isVisible()) && (await button.textContent()) !== "Sign out") await button.click();
+      }
+    }
+    expect(sent).toEqual([]);
+    await context.close();
+  });
+
   it("asks before a link replaces the operator signed in, and keeps them when told no", async () => {
     const colleague = "colleague@example.com";
     expect((await keys.run("operator", "add", colleague, "--json")).status).toBe(0);

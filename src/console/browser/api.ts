@@ -14,6 +14,34 @@ export class ApiFailure extends Error {
   }
 }
 
+/** The ids a console puts into an API path, each by the pattern the API gives it. */
+const ID_PATTERNS = {
+  key: /^key_[0-9A-Za-z]{16}$/,
+  endpoint: /^we_[0-9a-f]{20}$/,
+  delivery: /^wd_[0-9a-f]{20}_[0-9]{1,19}$/,
+} as const;
+export type IdKind = keyof typeof ID_PATTERNS;
+
+/** Whether `text` is an id of that kind: what a view checks a part of its address by before it draws anything that calls the API. */
+export const isId = (kind: IdKind, text: string | undefined): boolean => text !== undefined && ID_PATTERNS[kind].test(text);
+
+/**
+ * The one way a console builds an API path: literal segments as written, each id checked against its kind's
+ * pattern and encoded. A part of the page's address is the caller's to write (a link is anyone's to send):
+ * `#/budget/key_X\revoke?` must never become `/keys/key_X/revoke`. Throws on an id that fails, and nothing is sent.
+ */
+export function apiPath(...segments: (string | { [kind in IdKind]?: string })[]): string {
+  return segments
+    .map((segment) => {
+      if (typeof segment === "string") return segment;
+      const [kind, id] = Object.entries(segment)[0] as [IdKind, string];
+      if (!isId(kind, id)) throw new ApiFailure(0, "not_an_id", `${JSON.stringify(String(id).slice(0, 40))} is not a ${kind} id.`);
+      return encodeURIComponent(id);
+    })
+    .map((segment) => `/${segment}`)
+    .join("");
+}
+
 /** Called when the session has ended (401): the page goes back to signing in. */
 let onSignedOut: (message: string) => void = () => {};
 export const whenSignedOut = (handler: (message: string) => void) => {

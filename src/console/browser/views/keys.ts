@@ -1,4 +1,4 @@
-import { call, messageOf } from "../api";
+import { apiPath, call, messageOf } from "../api";
 import { h, notice, show, shownOnce, when } from "../dom";
 import type { OwnKey, RotatedKey, View } from "../types";
 
@@ -93,7 +93,7 @@ export const keysView: View = (root, session, _route, page) => {
     const ends = reason === "leaked" ? " The webhook endpoints it made or aimed are disabled, and its console sessions end." : "";
     if (!confirm(`Revoke ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}? Every request with it is refused from now on, for good.${ends}`)) return;
     try {
-      await call("POST", `/keys/${key.id}/revoke`, { body: { reason } });
+      await call("POST", apiPath("keys", { key: key.id }, "revoke"), { body: { reason } });
       show(status, notice(`Revoked ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}.`));
       await load();
     } catch (error) {
@@ -109,7 +109,7 @@ export const keysView: View = (root, session, _route, page) => {
         event.preventDefault();
         let rotated: RotatedKey;
         try {
-          rotated = await call<RotatedKey>("POST", `/keys/${session.key.id}/rotate`, { body: { graceSeconds: Number(grace.value) } });
+          rotated = await call<RotatedKey>("POST", apiPath("keys", { key: session.key.id }, "rotate"), { body: { graceSeconds: Number(grace.value) } });
         } catch (error) {
           return void show(status, notice(messageOf(error), "error"));
         }

@@ -1,4 +1,4 @@
-import { call, messageOf } from "../api";
+import { apiPath, call, isId, messageOf } from "../api";
 import { h, notice, show, shownOnce, when } from "../dom";
 import { deliveryLog } from "./delivery-log";
 import { ORDER_EVENT_TYPES, type CreatedWebhookEndpoint, type RotatedWebhookSecret, type WebhookDelivery, type WebhookEndpoint, type WebhookTestResult, type View } from "../types";
@@ -28,7 +28,12 @@ export const webhooksView: View = (root, session, route) => {
     show(root, h("h1", { tabindex: -1 }, "Webhooks"), notice(`This key cannot manage webhooks: it lacks the webhooks:manage scope (it has ${session.key.scopes.join(", ")}).`, "error"));
     return;
   }
-  return route[0] ? endpointView(root, route[0]) : endpointsView(root);
+  if (route[0] === undefined || route[0] === "") return endpointsView(root);
+  // A part of the address is whoever sent the link's to write: nothing is drawn, nor sent, for what is not an endpoint id.
+  if (!isId("endpoint", route[0])) {
+    return void show(root, h("h1", { tabindex: -1 }, "Endpoint"), notice(`${JSON.stringify(route[0].slice(0, 40))} is not an endpoint id: open one from the list.`, "error"));
+  }
+  return endpointView(root, route[0]);
 };
 
 function endpointsView(root: HTMLElement): void {
@@ -94,6 +99,7 @@ function endpointsView(root: HTMLElement): void {
 }
 
 function endpointView(root: HTMLElement, id: string): () => void {
+  const target = { endpoint: id };
   const status = h("div", {});
   const facts = h("div", {});
   const actions = h("div", {});
@@ -110,7 +116,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
   const load = async () => {
     let endpoint: WebhookEndpoint;
     try {
-      endpoint = await call<WebhookEndpoint>("GET", `/webhook-endpoints/${id}`);
+      endpoint = await call<WebhookEndpoint>("GET", apiPath("webhook-endpoints", target));
     } catch (error) {
       show(facts, notice(messageOf(error), "error"));
       return;
@@ -146,7 +152,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
         onsubmit: (event: Event) => {
           event.preventDefault();
           act(async () => {
-            await call("PATCH", `/webhook-endpoints/${id}`, { body: { status: "enabled", confirmUrl: url.value } });
+            await call("PATCH", apiPath("webhook-endpoints", target), { body: { status: "enabled", confirmUrl: url.value } });
             show(status, notice("Enabled: deliveries resume with the next event. Recover the window since the leak to send what failed."));
             await load();
           });
@@ -165,7 +171,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
       type: "button",
       onclick: () =>
         act(async () => {
-          await call("PATCH", `/webhook-endpoints/${id}`, { body: { status: enabled ? "disabled" : "enabled" } });
+          await call("PATCH", apiPath("webhook-endpoints", target), { body: { status: enabled ? "disabled" : "enabled" } });
           show(status, notice(enabled ? "Disabled: nothing is delivered until you enable it." : "Enabled: deliveries resume with the next event."));
           await load();
         }),
@@ -174,7 +180,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
       type: "button",
       onclick: () =>
         act(async () => {
-          const result = await call<WebhookTestResult>("POST", `/webhook-endpoints/${id}/test`);
+          const result = await call<WebhookTestResult>("POST", apiPath("webhook-endpoints", target, "test"));
           show(
             status,
             notice(
@@ -193,7 +199,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
         onsubmit: (event: Event) => {
           event.preventDefault();
           void act(async () => {
-            const rotated = await call<RotatedWebhookSecret>("POST", `/webhook-endpoints/${id}/rotate-secret`, { body: { overlapSeconds: Number(overlap.value) } });
+            const rotated = await call<RotatedWebhookSecret>("POST", apiPath("webhook-endpoints", target, "rotate-secret"), { body: { overlapSeconds: Number(overlap.value) } });
             show(status, shownOnce("The new signing secret", rotated.secret), notice(`Until ${new Date(rotated.previousSecretExpiresAt).toLocaleString()} each delivery is signed with both secrets.`));
           });
         },
@@ -211,7 +217,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
         onsubmit: (event: Event) => {
           event.preventDefault();
           void act(async () => {
-            await call("PATCH", `/webhook-endpoints/${id}`, { body: { url: url.value, types: types.value() } });
+            await call("PATCH", apiPath("webhook-endpoints", target), { body: { url: url.value, types: types.value() } });
             show(status, notice("Saved."));
             drawnStatus = undefined;
             await load();
@@ -231,7 +237,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
         onsubmit: (event: Event) => {
           event.preventDefault();
           void act(async () => {
-            const result = await call<{ recovered: number; more: boolean }>("POST", `/webhook-endpoints/${id}/recover`, { body: { since: new Date(since.value).toISOString() } });
+            const result = await call<{ recovered: number; more: boolean }>("POST", apiPath("webhook-endpoints", target, "recover"), { body: { since: new Date(since.value).toISOString() } });
             show(status, notice(`${result.recovered} failed deliveries sent again${result.more ? "; more remain: recover again" : ""}.`));
             await loadLog();
           });
@@ -248,7 +254,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
       onclick: () =>
         act(async () => {
           if (!confirm(`Delete the endpoint ${endpoint.url}? Nothing more is delivered to it.`)) return;
-          await call("DELETE", `/webhook-endpoints/${id}`);
+          await call("DELETE", apiPath("webhook-endpoints", target));
           location.hash = "#/webhooks";
         }),
     }, "Delete endpoint");
@@ -257,7 +263,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
 
   const loadLog = async () => {
     try {
-      const { data } = await call<{ data: WebhookDelivery[] }>("GET", `/webhook-endpoints/${id}/deliveries`);
+      const { data } = await call<{ data: WebhookDelivery[] }>("GET", apiPath("webhook-endpoints", target, "deliveries"));
       show(log, h("h2", {}, "Delivery log"), deliveryLog(log, data, retry));
     } catch (error) {
       show(log, notice(messageOf(error), "error"));
@@ -270,7 +276,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
           type: "button",
           onclick: () =>
             act(async () => {
-              await call("POST", `/webhook-endpoints/${id}/deliveries/${delivery.id}/retry`);
+              await call("POST", apiPath("webhook-endpoints", target, "deliveries", { delivery: delivery.id }, "retry"));
               show(status, notice(`Delivery of ${delivery.eventId} sent again.`));
               await loadLog();
             }),

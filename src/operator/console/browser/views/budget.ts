@@ -1,4 +1,4 @@
-import { messageOf } from "../../../../console/browser/api";
+import { apiPath, isId, messageOf } from "../../../../console/browser/api";
 import { h, notice, show, shownOnce, when } from "../../../../console/browser/dom";
 import { usageChart } from "../../../../console/browser/views/usage";
 import type { UsageHistory } from "../../../../console/browser/types";
@@ -15,6 +15,9 @@ const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
  */
 export const budgetView: OperatorView = (root, [keyId]) => {
   if (!keyId) return void show(root, h("h1", { tabindex: -1 }, "Budget"), notice("Open a budget from a key found in Keys.", "error"));
+  // A part of the address is whoever sent the link's to write: nothing is drawn, nor sent, for what is not a key id.
+  if (!isId("key", keyId)) return void show(root, h("h1", { tabindex: -1 }, "Budget"), notice(`${JSON.stringify(keyId.slice(0, 40))} is not a key id: open a budget from a key found in Keys.`, "error"));
+  const key = { key: keyId };
   const status = h("div", {});
   const standing = h("div", { id: "budget-standing" });
   const keys = h("div", {});
@@ -22,7 +25,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
   const endpoints = h("div", {});
   const link = h("div", {});
   const timeline = h("div", { id: "budget-timeline" });
-  const chart = usageChart((query, signal) => admin<UsageHistory>("GET", `/keys/${keyId}/usage/history?${query}`, { signal }));
+  const chart = usageChart((query, signal) => admin<UsageHistory>("GET", `${apiPath("keys", key, "usage", "history")}?${query}`, { signal }));
 
   const act = acting(status, () => load());
 
@@ -31,7 +34,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
     let usage: BudgetUsage;
     let budgetEndpoints: OperatorEndpoint[];
     try {
-      [budget, usage] = await Promise.all([admin<Budget>("GET", `/keys/${keyId}/budget`), admin<BudgetUsage>("GET", `/keys/${keyId}/usage`)]);
+      [budget, usage] = await Promise.all([admin<Budget>("GET", apiPath("keys", key, "budget")), admin<BudgetUsage>("GET", apiPath("keys", key, "usage"))]);
       budgetEndpoints = (await admin<{ data: OperatorEndpoint[] }>("GET", `/webhook-endpoints?budget=${encodeURIComponent(budget.budget)}`)).data;
     } catch (error) {
       return void show(status, notice(messageOf(error), "error"));
@@ -49,7 +52,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         h("dt", {}, "Ban"), h("dd", { id: "budget-ban" }, banned ? `banned until ${iso(usage.usage.bannedUntil)}` : "none"),
       ),
       // Offered unbanned too: it starts the refusal streak over, so a budget about to be banned is not.
-      h("button", { type: "button", class: banned ? "danger" : "quiet", onclick: () => void act(() => admin("POST", `/keys/${keyId}/unban`), "Unbanned, its refusal streak started over: every location admits it again within 5 seconds.") }, "Unban"),
+      h("button", { type: "button", class: banned ? "danger" : "quiet", onclick: () => void act(() => admin("POST", apiPath("keys", key, "unban")), "Unbanned, its refusal streak started over: every location admits it again within 5 seconds.") }, "Unban"),
     );
     show(
       keys,
@@ -93,7 +96,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
       limits,
       h(
         "form",
-        { onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", `/keys/${keyId}/limits`, { body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) } }), "Limits set: every location counts by them from its next call.")) },
+        { onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", apiPath("keys", key, "limits"), { body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) } }), "Limits set: every location counts by them from its next call.")) },
         h("div", { class: "controls" }, h("label", { for: "limit-minute" }, "Per minute"), perMinute, h("label", { for: "limit-day" }, "Per day"), perDay),
         h("p", { class: "hint" }, own ? "The limits in force: the budget's own, kept in its keys' records until changed." : "The limits in force: its plan's. Set, they are kept in its keys' records until changed."),
         h("button", { type: "submit" }, "Set limits"),
@@ -138,7 +141,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         class: "quiet",
         onclick: async () => {
           try {
-            const made = await admin<{ url: string; expiresAt: string }>("POST", `/keys/${keyId}/console-link`);
+            const made = await admin<{ url: string; expiresAt: string }>("POST", apiPath("keys", key, "console-link"));
             show(link, shownOnce(`A callers' console sign-in link for ${keyId}, until ${made.expiresAt}: hand it to the key's holder`, made.url));
           } catch (error) {
             show(status, notice(messageOf(error), "error"));

@@ -1,4 +1,4 @@
-import { messageOf } from "../../../../console/browser/api";
+import { apiPath, messageOf } from "../../../../console/browser/api";
 import { h, notice, show, when } from "../../../../console/browser/dom";
 import { acting, admin } from "../api";
 import { deliveryLog } from "../../../../console/browser/views/delivery-log";
@@ -17,7 +17,7 @@ export const webhooksView: OperatorView = (root) => {
 
   const readLog = async (endpoint: OperatorEndpoint) => {
     try {
-      const { data } = await admin<{ data: WebhookDelivery[] }>("GET", `/webhook-endpoints/${endpoint.id}/deliveries`);
+      const { data } = await admin<{ data: WebhookDelivery[] }>("GET", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "deliveries"));
       const failed = data.filter((delivery) => delivery.outcome === "failed").length;
       const lastDelivered = data.find((delivery) => delivery.outcome === "delivered");
       show(
@@ -41,12 +41,12 @@ export const webhooksView: OperatorView = (root) => {
       endpoint.status === "enabled"
         ? h(
             "form",
-            { class: "row", onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", `/webhook-endpoints/${endpoint.id}/disable`, { body: reason.value.trim() ? { reason: reason.value.trim() } : {} }), `Locked ${endpoint.id}: nothing more is delivered to it.`)) },
+            { class: "row", onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "disable"), { body: reason.value.trim() ? { reason: reason.value.trim() } : {} }), `Locked ${endpoint.id}: nothing more is delivered to it.`)) },
             h("label", { for: reasonId }, "Reason for its owner"),
             reason,
             h("button", { type: "submit", class: "danger" }, "Lock"),
           )
-        : h("button", { type: "button", onclick: () => void act(() => admin("POST", `/webhook-endpoints/${endpoint.id}/enable`), `Unlocked ${endpoint.id}.`) }, "Unlock");
+        : h("button", { type: "button", onclick: () => void act(() => admin("POST", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "enable")), `Unlocked ${endpoint.id}.`) }, "Unlock");
     return h(
       "tr",
       {},
