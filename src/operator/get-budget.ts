@@ -46,7 +46,8 @@ const recordJson = ({ id, name, start, plan, scopes, createdAt, expiresAt, revok
  * GET /admin/keys/{keyId}/budget: a budget's page for operators: its keys
  * and its audit timeline, every key operation, console sign-in and endpoint
  * action, with who did it. The timeline reads both audit tables in one
- * query, the endpoints' by the budget they belong or belonged to.
+ * query, the endpoints' by the budget each row carries (an index: never a
+ * scan of every budget's rows), the newest page of each.
  */
 export const getBudget = keyOperation(
   {
@@ -71,8 +72,8 @@ export const getBudget = keyOperation(
             `SELECT at, subject, operation, actor, changes, outcome FROM (
                SELECT at, key_id AS subject, operation, actor, changes, outcome FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1))
                UNION ALL
-               SELECT at, endpoint_id, operation, actor, changes, outcome FROM webhook_endpoint_events
-                WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE budget = ?2) OR json_extract(changes, '$.budget') = ?2
+               SELECT * FROM (SELECT at, endpoint_id, operation, actor, changes, outcome FROM webhook_endpoint_events
+                WHERE budget = ?2 ORDER BY id DESC LIMIT ?3)
              ) ORDER BY at DESC LIMIT ?3`,
           )
           .bind(ids, budget, TIMELINE)

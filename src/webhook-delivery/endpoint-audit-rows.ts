@@ -14,6 +14,8 @@ export interface EndpointEvent {
   /** The operator's name, or `key:<id>` for the owner's key that asked. */
   actor: string;
   at: string;
+  /** The endpoint's budget; left out, the endpoint's as it is when the row is written. */
+  budget?: string;
 }
 
 /**
@@ -27,10 +29,11 @@ export function auditedEndpointChange<T>(db: D1Database, event: EndpointEvent, c
       (await callDependency("D1", () =>
         db
           .prepare(
-            "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES (?1, ?2, ?3, ?4, ?5, ?6) " +
+            "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) " +
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, (SELECT budget FROM webhook_endpoints WHERE id = ?4))) " +
               "ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id RETURNING id",
           )
-          .bind(crypto.randomUUID(), event.at, event.operation, event.endpointId, JSON.stringify(event.changes), event.actor)
+          .bind(crypto.randomUUID(), event.at, event.operation, event.endpointId, JSON.stringify(event.changes), event.actor, event.budget ?? null)
           .first<number>("id"),
       ))!,
     {
@@ -38,6 +41,27 @@ export function auditedEndpointChange<T>(db: D1Database, event: EndpointEvent, c
       markUnknown: (rowId) => callDependency("D1", () => db.prepare("UPDATE webhook_endpoint_events SET outcome = 'unknown' WHERE id = ?1").bind(rowId).run()),
     },
     change,
+  );
+}
+
+/**
+ * Counts a retry or a test event in its endpoint's audit: one row an endpoint, key and hour, its `count` and
+ * the last one's changes, so retries and tests (each within its limits, but many) do not grow the audit a row
+ * each. Written after the action, as a count of what was done: `unknown` marks the hour's row when one of them
+ * failed in a way that may have come after it took effect.
+ */
+export async function countEndpointAction(db: D1Database, event: EndpointEvent, outcomeUnknown: boolean): Promise<void> {
+  const hour = event.at.slice(0, 13);
+  await callDependency("D1", () =>
+    db
+      .prepare(
+        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget, outcome) " +
+          "VALUES (?1, ?2, ?3, ?4, json_object('count', 1, 'last', json(?5)), ?6, ?7, CASE WHEN ?8 THEN 'unknown' END) " +
+          "ON CONFLICT (event_id) DO UPDATE SET at = excluded.at, changes = json_set(changes, '$.count', (changes ->> '$.count') + 1, '$.last', json(?5)), " +
+          "outcome = coalesce(outcome, excluded.outcome)",
+      )
+      .bind(`${event.operation}:${event.endpointId}:${event.actor}:${hour}`, event.at, event.operation, event.endpointId, JSON.stringify(event.changes), event.actor, event.budget ?? null, outcomeUnknown ? 1 : 0)
+      .run(),
   );
 }
 

@@ -3,19 +3,23 @@ import { ApiError } from "../../framework/api-error";
 import type { Context } from "hono";
 import type { AppEnv } from "../../framework/app-env";
 import { keyOfCaller } from "../../keys/require-api-key";
-import { auditedEndpointChange, type EndpointEvent } from "../../webhook-delivery/endpoint-audit-rows";
+import { auditedEndpointChange, countEndpointAction, type EndpointEvent } from "../../webhook-delivery/endpoint-audit-rows";
+import { budgetOf } from "../../keys/api-key-record";
 
 /**
  * An owner's action with its audit row, for an action the service may
  * refuse (an ApiError returned): refused, the row is taken back and the
- * refusal is the answer. The key that asked is who did it.
+ * refusal is the answer. The key that asked is who did it, and the row
+ * carries its budget. Retries and test events are counted an hour a row.
  */
 export async function auditedUnlessRefused<T>(
   c: Context<AppEnv>,
   event: Pick<EndpointEvent, "endpointId" | "operation" | "changes">,
   action: () => Promise<T | ApiError>,
 ): Promise<T> {
-  const audited = { ...event, actor: `key:${keyOfCaller(c).id}`, at: new Date().toISOString() };
+  const caller = keyOfCaller(c);
+  const audited = { ...event, actor: `key:${caller.id}`, at: new Date().toISOString(), budget: budgetOf(caller) };
+  if (COUNTED.has(event.operation)) return countedAction(c.env.DB, audited, action);
   try {
     return await auditedEndpointChange(c.env.DB, audited, async () => {
       const result = await action();
@@ -28,3 +32,20 @@ export async function auditedUnlessRefused<T>(
   }
 }
 
+
+/** What is counted an hour a row rather than written a row each (countEndpointAction()). */
+const COUNTED: ReadonlySet<EndpointEvent["operation"]> = new Set(["retry", "test"]);
+
+/** A retry or a test event, counted once done; a refusal leaves no count. */
+async function countedAction<T>(db: D1Database, event: EndpointEvent, action: () => Promise<T | ApiError>): Promise<T> {
+  let result: T | ApiError;
+  try {
+    result = await action();
+  } catch (error) {
+    await countEndpointAction(db, event, true);
+    throw error;
+  }
+  if (result instanceof ApiError) throw result;
+  await countEndpointAction(db, event, false);
+  return result;
+}

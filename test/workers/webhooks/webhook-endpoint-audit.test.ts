@@ -9,7 +9,10 @@ import { makeEndpoint, pendingDeliveries, webhookOwnerOfEachTest, withoutDispatc
  * key that asked; an action refused leaves no row.
  */
 const owner = webhookOwnerOfEachTest();
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
 
 const auditOf = async (id: string) =>
   (await env.DB.prepare("SELECT operation, changes, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 ORDER BY id").bind(id).all<{ operation: string; changes: string; actor: string; outcome: string | null }>()).results.map(
@@ -29,9 +32,29 @@ describe("the audit of an owner's actions on an endpoint", () => {
     const actor = `key:${owner.record.id}`;
     expect(await auditOf(endpointId)).toEqual([
       { operation: "create", changes: { url: "https://receiver.example/hooks", types: expect.stringContaining("order.cancelled") }, actor, outcome: null },
-      { operation: "test", changes: { testEventId: tested.id }, actor, outcome: null },
-      { operation: "retry", changes: { deliveryId: deliveryIds[0] }, actor, outcome: null },
+      { operation: "test", changes: { count: 1, last: { testEventId: tested.id } }, actor, outcome: null },
+      { operation: "retry", changes: { count: 1, last: { deliveryId: deliveryIds[0] } }, actor, outcome: null },
       { operation: "delete", changes: {}, actor, outcome: null },
+    ]);
+    // Every row carries the endpoint's budget: its page reads them by an index.
+    const budgets = await env.DB.prepare("SELECT DISTINCT budget FROM webhook_endpoint_events WHERE endpoint_id = ?1").bind(endpointId).all<{ budget: string }>();
+    expect(budgets.results).toEqual([{ budget: owner.record.id }]);
+  });
+
+  it("counts retries and test events an hour a row, per endpoint and key, the last one's changes kept", async () => {
+    // Mid-hour, so no hour ends among them.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2030, 7, 1, 10, 30, 0));
+    vi.spyOn(globalThis, "fetch").mockResolvedValue(new Response("ok", { status: 200 }));
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [9_102]);
+    const deliveryId = `wd_${endpointId.slice(3)}_${seqs[0]}`;
+    for (let i = 0; i < 4; i++) expect((await post(`/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryId}/retry`)).status).toBe(202);
+    const tests: string[] = [];
+    for (let i = 0; i < 3; i++) tests.push((await (await post(`/v2/webhook-endpoints/${endpointId}/test`)).json<{ id: string }>()).id);
+    const rows = (await auditOf(endpointId)).filter((row) => row.operation !== "create");
+    expect(rows).toEqual([
+      { operation: "retry", changes: { count: 4, last: { deliveryId } }, actor: `key:${owner.record.id}`, outcome: null },
+      { operation: "test", changes: { count: 3, last: { testEventId: tests[2] } }, actor: `key:${owner.record.id}`, outcome: null },
     ]);
   });
 
