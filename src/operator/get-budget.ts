@@ -4,6 +4,10 @@ import { callDependency } from "../lib/dependency";
 import { budgetOf, limitsFor, type ApiKeyRecord as KeyRecord } from "../keys/api-key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../keys/budget-keys";
 import { keyOperation } from "./key-operation";
+import { documentedParameters, strictQuery } from "../framework/operations/strict-query";
+import { rfc3339ToUtc } from "../lib/date-time";
+
+const TIMELINE_PARAMETERS = { before: "an RFC 3339 date-time: the timeline's rows before it (the answer's timelineNext)" } as const;
 import { keyState } from "./search-keys";
 import { leakedMakerOf, leaksOf, type LeakOfKey } from "../keys/leaked-key-audit";
 
@@ -55,8 +59,12 @@ export const getBudget = keyOperation(
     method: "get",
     action: "budget",
     summary: "A key's budget: its keys and audit timeline",
-    description: "The budget the key spends: every key of it with its state, and the newest 200 audit rows of its keys and webhook endpoints, with who acted (its endpoints: GET /admin/webhook-endpoints?budget=).",
-    body: z.object({ budget: z.string(), keys: z.array(z.object({}).loose()), moreKeys: z.boolean().describe("More keys are listed than the page shows (the first 100 by id)"), limitsInForce: z.object({ perMinute: z.number(), perDay: z.number() }), timeline: z.array(TimelineEntry) }),
+    description:
+      "The budget the key spends: every key of it with its state, and its audit timeline a page of 200 at a time, newest first (before=, the answer's " +
+      "timelineNext, for the next), its keys' and webhook endpoints' rows with who acted (its endpoints: GET /admin/webhook-endpoints?budget=).",
+    queryParameters: documentedParameters(TIMELINE_PARAMETERS, { before: { type: "string", format: "date-time" } }),
+    errors: ["not_found", "invalid_query"],
+    body: z.object({ budget: z.string(), keys: z.array(z.object({}).loose()), moreKeys: z.boolean().describe("More keys are listed than the page shows (the first 100 by id)"), limitsInForce: z.object({ perMinute: z.number(), perDay: z.number() }), timeline: z.array(TimelineEntry), timelineNext: z.string().nullable() }),
   },
   async (c, { record }) => {
     const budget = budgetOf(record);
@@ -66,17 +74,21 @@ export const getBudget = keyOperation(
     if (!keys.some(({ id }) => id === record.id)) keys.unshift({ ...record, state: keyState(record, Date.now()) });
     const ids = JSON.stringify(keys.map(({ id }) => id));
     const leaks = await leaksOf(db, keys);
+    const { value, invalid } = strictQuery(new URL(c.req.url).searchParams, TIMELINE_PARAMETERS);
+    const beforeText = value("before");
+    const before = beforeText === undefined ? "9999-12-31T23:59:59.999Z" : rfc3339ToUtc(beforeText);
+    if (before === undefined) throw invalid("before", beforeText!);
     const timeline = await callDependency("D1", () =>
         db
           .prepare(
             `SELECT at, subject, operation, actor, changes, outcome FROM (
-               SELECT at, key_id AS subject, operation, actor, changes, outcome FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1))
+               SELECT at, key_id AS subject, operation, actor, changes, outcome FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1)) AND at < ?4
                UNION ALL
                SELECT * FROM (SELECT at, endpoint_id, operation, actor, changes, outcome FROM webhook_endpoint_events
-                WHERE budget = ?2 ORDER BY id DESC LIMIT ?3)
+                WHERE budget = ?2 AND at < ?4 ORDER BY id DESC LIMIT ?3)
              ) ORDER BY at DESC LIMIT ?3`,
           )
-          .bind(ids, budget, TIMELINE)
+          .bind(ids, budget, TIMELINE, before)
           .all<{ at: string; subject: string; operation: string; actor: string; changes: string; outcome: string | null }>(),
     );
     return jsonBody(
@@ -88,6 +100,7 @@ export const getBudget = keyOperation(
         /** What the budget counts by now: its keys' own limits, or their plan's. */
         limitsInForce: limitsFor(record),
         timeline: timeline.results.map((row) => ({ ...row, changes: JSON.parse(row.changes) as Record<string, unknown> })),
+        timelineNext: timeline.results.length === TIMELINE ? timeline.results.at(-1)!.at : null,
       },
       200,
       { "Cache-Control": "no-store" },

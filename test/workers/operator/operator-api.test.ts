@@ -103,6 +103,23 @@ describe("the operator API", () => {
     }
   });
 
+  it("pages a budget's timeline, its own rows only: 200 a page, newest first, the next by before=", async () => {
+    const mine = await storeTestKey({ plan: "pro" });
+    const base = Date.UTC(2030, 0, 1);
+    const row = (budget: string, i: number) =>
+      env.DB.prepare("INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'test', 'we_00000000000000000001', '{}', 'key:x', ?3)").bind(`${budget}-${i}`, new Date(base + i * 1_000).toISOString(), budget);
+    await env.DB.batch([...Array.from({ length: 230 }, (_, i) => row(mine.record.id, i)), ...Array.from({ length: 30 }, (_, i) => row("key_someoneelse00000", i))]);
+    const page = async (query = "") => (await (await asOperator(`/admin/keys/${mine.record.id}/budget${query}`)).json()) as { timeline: { at: string; subject: string }[]; timelineNext: string | null };
+    const first = await page();
+    expect(first.timeline).toHaveLength(200);
+    expect(first.timeline[0]!.at).toBe(new Date(base + 229_000).toISOString());
+    const second = await page(`?before=${encodeURIComponent(first.timelineNext!)}`);
+    expect(second.timeline).toHaveLength(30);
+    expect(second.timelineNext).toBeNull();
+    expect(new Set([...first.timeline, ...second.timeline].map((entry) => entry.at)).size).toBe(230);
+    expect(await errorBodyOf(await asOperator(`/admin/keys/${mine.record.id}/budget?before=yesterday`))).toMatchObject({ code: "invalid_query" });
+  });
+
   it("answers a method an operator path lacks with 405 and Allow, like every other path", async () => {
     const response = await asOperator(`/admin/keys/${key.record.id}/unban`, "GET");
     expect(await errorBodyOf(response)).toMatchObject({ code: "method_not_allowed", status: 405 });
