@@ -152,7 +152,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), and answers what the receiver did within 10 s. Never retried, and never in the deliveries list: no order changed. The endpoint must be enabled. At most 10 a minute per endpoint (429 too_many_test_events, with Retry-After, beyond). Audited, with the key that asked.
+         * @description POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), and answers what the receiver did within 10 s. Never retried, and never in the deliveries list: no order changed. The endpoint must be enabled. At most 10 a minute per budget, across its endpoints (429 too_many_test_events, with Retry-After, beyond). Audited, with the key that asked.
          */
         post: operations["sendWebhookTestEvent"];
         delete?: never;
@@ -440,6 +440,7 @@ export interface components {
              * @example webhook_endpoint_disabled
              * @example webhook_endpoint_locked
              * @example webhook_url_unconfirmed
+             * @example event_sequence_too_low
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large

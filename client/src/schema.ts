@@ -150,6 +150,7 @@ export interface components {
              * @example webhook_endpoint_disabled
              * @example webhook_endpoint_locked
              * @example webhook_url_unconfirmed
+             * @example event_sequence_too_low
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large
