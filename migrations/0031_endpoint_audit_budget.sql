@@ -9,4 +9,4 @@ UPDATE webhook_endpoint_events SET budget = coalesce(
   (SELECT budget FROM webhook_endpoints WHERE webhook_endpoints.id = webhook_endpoint_events.endpoint_id),
   json_extract(changes, '$.budget')
 );
-CREATE INDEX webhook_endpoint_events_by_budget ON webhook_endpoint_events (budget, id);
+CREATE INDEX webhook_endpoint_events_by_budget ON webhook_endpoint_events (budget, at);

@@ -7,7 +7,7 @@ import { bearerToken } from "./bearer";
 import type { StoredKey } from "./lookup";
 import { ANONYMOUS_LIMITS, OPERATOR_LIMITS, PARTNER_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
 import { budgetOf, limitsFor, limitsStampOf, type ApiKeyRecord } from "./api-key-record";
-import { invalidCaller, PARTNER_SIGNATURE_HEADER, sessionEndedCaller } from "./identify-caller";
+import { invalidCaller, OTHER_CREDENTIAL_HEADERS, sessionEndedCaller } from "./identify-caller";
 
 /**
  * How rateLimit() counts callers: a key against its budget, an operator and
@@ -71,12 +71,12 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
 /**
  * What names a request's caller before identification: the Authorization
  * header as sent, or, with none and no cookie (which may stand for a key or
- * an operator) nor a partner's signature (checked only by identification), the
+ * an operator) nor another credential (GitHub's signature, Access's assertion: checked only by identification), the
  * address group it is counted by.
  */
 function credentialOf(c: Context<AppEnv>): string | undefined {
   const authorization = c.req.header("Authorization");
   if (authorization !== undefined) return `key ${authorization}`;
-  if (c.req.header(PARTNER_SIGNATURE_HEADER) !== undefined) return undefined;
+  if (OTHER_CREDENTIAL_HEADERS.some((name) => c.req.header(name) !== undefined)) return undefined;
   return c.req.header("Cookie") === undefined ? `ip:${addressGroup(c.req.header("CF-Connecting-IP"))}` : undefined;
 }

@@ -16,8 +16,12 @@ import { logLine } from "../lib/log";
 
 export const CHALLENGE = 'Bearer realm="store-orders"';
 
-/** What a partner's report is signed with (GitHub's secret scanning): a request that carries it is never known by its address alone. */
-export const PARTNER_SIGNATURE_HEADER = "Github-Public-Key-Signature";
+/**
+ * Headers that stand for someone other than a key's holder (GitHub's secret scanning signature, Cloudflare
+ * Access's assertion for an operator): a request that carries one is never known by its address alone, so a
+ * refusal of the address is never repeated to it before identification.
+ */
+export const OTHER_CREDENTIAL_HEADERS = ["Github-Public-Key-Signature", "Cf-Access-Jwt-Assertion"] as const;
 
 /** A console session (console/): which one, and until when it lasts. */
 export interface CallerSession {

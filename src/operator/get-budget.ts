@@ -7,7 +7,19 @@ import { keyOperation } from "./key-operation";
 import { documentedParameters, strictQuery } from "../framework/operations/strict-query";
 import { rfc3339ToUtc } from "../lib/date-time";
 
-const TIMELINE_PARAMETERS = { before: "an RFC 3339 date-time: the timeline's rows before it (the answer's timelineNext)" } as const;
+/**
+ * A page of the timeline from TIMELINE + 1 rows read, newest first: rows sharing the instant of the first one
+ * not shown go to the next page whole (`before` takes that instant, inclusive), so no row is skipped at a page's
+ * end; a page of one instant only (TIMELINE rows at one millisecond) is shown as it is.
+ */
+function timelinePage<Row extends { at: string }>(rows: readonly Row[]): { rows: Row[]; next: string | null } {
+  if (rows.length <= TIMELINE) return { rows: [...rows], next: null };
+  const next = rows[TIMELINE]!.at;
+  const shown = rows.slice(0, TIMELINE).filter((row) => row.at > next);
+  return shown.length > 0 ? { rows: shown, next } : { rows: rows.slice(0, TIMELINE), next };
+}
+
+const TIMELINE_PARAMETERS = { before: "an RFC 3339 date-time: the timeline's rows at or before it (the answer's timelineNext)" } as const;
 import { keyState } from "./search-keys";
 import { leakedMakerOf, leaksOf, type LeakOfKey } from "../keys/leaked-key-audit";
 
@@ -76,21 +88,22 @@ export const getBudget = keyOperation(
     const leaks = await leaksOf(db, keys);
     const { value, invalid } = strictQuery(new URL(c.req.url).searchParams, TIMELINE_PARAMETERS);
     const beforeText = value("before");
-    const before = beforeText === undefined ? "9999-12-31T23:59:59.999Z" : rfc3339ToUtc(beforeText);
-    if (before === undefined) throw invalid("before", beforeText!);
+    const through = beforeText === undefined ? "9999-12-31T23:59:59.999Z" : rfc3339ToUtc(beforeText);
+    if (through === undefined) throw invalid("before", beforeText!);
     const timeline = await callDependency("D1", () =>
         db
           .prepare(
             `SELECT at, subject, operation, actor, changes, outcome FROM (
-               SELECT at, key_id AS subject, operation, actor, changes, outcome FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1)) AND at < ?4
+               SELECT at, key_id AS subject, operation, actor, changes, outcome FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1)) AND at <= ?4
                UNION ALL
                SELECT * FROM (SELECT at, endpoint_id, operation, actor, changes, outcome FROM webhook_endpoint_events
-                WHERE budget = ?2 AND at < ?4 ORDER BY id DESC LIMIT ?3)
+                WHERE budget = ?2 AND at <= ?4 ORDER BY at DESC LIMIT ?3)
              ) ORDER BY at DESC LIMIT ?3`,
           )
-          .bind(ids, budget, TIMELINE, before)
+          .bind(ids, budget, TIMELINE + 1, through)
           .all<{ at: string; subject: string; operation: string; actor: string; changes: string; outcome: string | null }>(),
     );
+    const page = timelinePage(timeline.results);
     return jsonBody(
       c,
       {
@@ -99,8 +112,8 @@ export const getBudget = keyOperation(
         moreKeys: more,
         /** What the budget counts by now: its keys' own limits, or their plan's. */
         limitsInForce: limitsFor(record),
-        timeline: timeline.results.map((row) => ({ ...row, changes: JSON.parse(row.changes) as Record<string, unknown> })),
-        timelineNext: timeline.results.length === TIMELINE ? timeline.results.at(-1)!.at : null,
+        timeline: page.rows.map((row) => ({ ...row, changes: JSON.parse(row.changes) as Record<string, unknown> })),
+        timelineNext: page.next,
       },
       200,
       { "Cache-Control": "no-store" },

@@ -40,4 +40,5 @@ export async function liftHostLock(db: D1Queryable, host: string, at: string, ac
 
 /** The endpoints whose URL names the host somewhere, for the caller to narrow to those on it (their URLs are in the normal form). */
 export const endpointsNaming = (db: D1Queryable, host: string) =>
-  db.prepare("SELECT id, url FROM webhook_endpoints WHERE instr(url, ?1) > 0").bind(`//${host}`).all<{ id: string; url: string }>();
+  // Lower-cased: URLs stored before they were kept in the normal form may spell the host in capitals.
+  db.prepare("SELECT id, url FROM webhook_endpoints WHERE instr(lower(url), ?1) > 0").bind(`//${host}`).all<{ id: string; url: string }>();

@@ -103,20 +103,60 @@ describe("the operator API", () => {
     }
   });
 
+  it("writes limits into no key the budget's object knows revoked or rotated away, whatever a stale read of its record says", async () => {
+    const owner = await storeTestKey({ plan: "pro" });
+    const revoked = await storeTestKey({ plan: "pro", budget: owner.record.id });
+    const hash = await sha256Hex(revoked.key);
+    expect((await asOperator(`/admin/keys/${revoked.record.id}/revoke`, "POST")).status).toBe(200);
+    // KV at this location still answers the record from before the revocation.
+    const stale = new Proxy(env.API_KEYS, {
+      get(target, property) {
+        if (property === "get") {
+          return (name: string, options?: unknown) => {
+            if (name === `id:${revoked.record.id}`) return Promise.resolve(hash);
+            if (name === `key:${hash}`) return Promise.resolve(typeof options === "object" ? revoked.record : JSON.stringify(revoked.record));
+            return target.get(name, options as never);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const set = await apiWith({ ...env, API_KEYS: stale }, `/admin/keys/${owner.record.id}/limits`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ perMinute: 7, perDay: 70 }),
+    });
+    expect(set.status).toBe(200);
+    const stored = JSON.parse((await env.API_KEYS.get(`key:${hash}`))!) as { revokedAt?: string; limits?: unknown };
+    expect(stored.revokedAt).toBeDefined();
+    const owners = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(owner.key)}`))!) as { limits?: unknown };
+    expect(owners.limits).toEqual({ perMinute: 7, perDay: 70 });
+  });
+
   it("pages a budget's timeline, its own rows only: 200 a page, newest first, the next by before=", async () => {
     const mine = await storeTestKey({ plan: "pro" });
     const base = Date.UTC(2030, 0, 1);
     const row = (budget: string, i: number) =>
       env.DB.prepare("INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'test', 'we_00000000000000000001', '{}', 'key:x', ?3)").bind(`${budget}-${i}`, new Date(base + i * 1_000).toISOString(), budget);
-    await env.DB.batch([...Array.from({ length: 230 }, (_, i) => row(mine.record.id, i)), ...Array.from({ length: 30 }, (_, i) => row("key_someoneelse00000", i))]);
-    const page = async (query = "") => (await (await asOperator(`/admin/keys/${mine.record.id}/budget${query}`)).json()) as { timeline: { at: string; subject: string }[]; timelineNext: string | null };
+    // Three more rows at the instant where the first page ends (a host lock writes many at once): none may be skipped.
+    const tied = (i: number) =>
+      env.DB.prepare("INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'disable', 'we_00000000000000000002', '{}', 'ops', ?3)").bind(`tied-${i}`, new Date(base + 30_000).toISOString(), mine.record.id);
+    await env.DB.batch([...Array.from({ length: 230 }, (_, i) => row(mine.record.id, i)), ...Array.from({ length: 30 }, (_, i) => row("key_someoneelse00000", i)), ...[0, 1, 2].map(tied)]);
+    const page = async (query = "") =>
+      (await (await asOperator(`/admin/keys/${mine.record.id}/budget${query}`)).json()) as { timeline: { at: string; subject: string; operation: string }[]; timelineNext: string | null };
     const first = await page();
-    expect(first.timeline).toHaveLength(200);
     expect(first.timeline[0]!.at).toBe(new Date(base + 229_000).toISOString());
+    // The page ends before the tied instant: its four rows go to the next page together.
+    expect(first.timeline).toHaveLength(199);
+    expect(first.timelineNext).toBe(new Date(base + 30_000).toISOString());
     const second = await page(`?before=${encodeURIComponent(first.timelineNext!)}`);
-    expect(second.timeline).toHaveLength(30);
+    expect(second.timeline).toHaveLength(34);
     expect(second.timelineNext).toBeNull();
-    expect(new Set([...first.timeline, ...second.timeline].map((entry) => entry.at)).size).toBe(230);
+    const all = [...first.timeline, ...second.timeline];
+    expect(all).toHaveLength(233);
+    expect(all.filter((entry) => entry.operation === "disable")).toHaveLength(3);
     expect(await errorBodyOf(await asOperator(`/admin/keys/${mine.record.id}/budget?before=yesterday`))).toMatchObject({ code: "invalid_query" });
   });
 

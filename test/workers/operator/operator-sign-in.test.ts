@@ -245,6 +245,22 @@ describe("the operators' side behind Cloudflare Access", () => {
     }
   });
 
+  it("never answers an Access operator with a refusal of their office's address, even one repeated before identification", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.UTC(2030, 6, 2, 9, 0, 15));
+      const office = { "CF-Connecting-IP": "203.0.113.201" };
+      // The office's keyless callers spend its minute: its refusal is kept, to be repeated to the address.
+      for (let i = 0; i <= ANONYMOUS_LIMITS.perMinute; i++) await (await apiWith(env, "/v1/store/orders", { key: null, headers: office })).arrayBuffer();
+      expect((await apiWith(env, "/v1/store/orders", { key: null, headers: office })).status).toBe(429);
+      // The keys command with a service token sends no Authorization and no cookie: only Access's assertion.
+      const cli = await assertion({ common_name: "8b1c0a4e.access" });
+      expect((await throughAccess(behindAccess, "/pipeline", { "Cf-Access-Jwt-Assertion": cli, ...office })).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("refuses a change another site's page sends with the operator's Access cookie riding along; the keys command, which sends no Origin, goes on", async () => {
     const ana = await assertion({ email: "ana@example.com" });
     const fromElsewhere = await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana, Origin: "https://evil.example" }, "POST");
