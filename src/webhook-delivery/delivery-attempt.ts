@@ -46,6 +46,8 @@ export interface AttemptContext {
   fetch: typeof fetch;
   now(): number;
   retrySeconds: readonly number[];
+  /** How long a receiver has to answer; DELIVERY_TIMEOUT_MS unless a test drives the timeout itself with a shorter one. */
+  timeoutMs?: number;
 }
 
 /**
@@ -62,7 +64,7 @@ export async function attemptDelivery(context: AttemptContext, endpoint: LaneEnd
   }
   const body = orderEventJson(event, [] as DroppedValue[]);
   const headers = await webhookHeaders(secrets, `evt_${event.seq}`, Math.floor(startedAt / 1000), body);
-  const posted = await postToReceiver(context.fetch, endpoint.url, { headers, body }, DELIVERY_TIMEOUT_MS);
+  const posted = await postToReceiver(context.fetch, endpoint.url, { headers, body }, context.timeoutMs ?? DELIVERY_TIMEOUT_MS);
   const now = context.now();
   // The owner's log of this attempt, before its outcome.
   recordAttempt(sql, { seq: delivery.seq, at: startedAt, status: posted.status, duration_ms: posted.durationMs, response: posted.response, error: posted.error });

@@ -44,7 +44,12 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const asOperator = async <T>(path: string): Promise<T> => (await (await fetchLocal(`${root()}/admin${path}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as T;
+/** The operator API's answer to a GET, which must be a success: an error's body is no answer to check. */
+async function asOperator<T>(path: string): Promise<T> {
+  const response = await fetchLocal(`${root()}/admin${path}`, { headers: { Authorization: `Bearer ${token}` } });
+  expect(response.status, `GET /admin${path}`).toBe(200);
+  return (await response.json()) as T;
+}
 
 
 
@@ -132,7 +137,11 @@ describe("the operators' console", () => {
       ["unban", true],
       ["update", true],
     ]);
-    expect(await asOperator<{ usage: unknown }>(`/keys/${caller.id}/usage`)).toBeTruthy();
+    // What the page did, as the operator API sees it: the budget's limits set from the form, and no ban, its streak started over.
+    expect(await asOperator<{ keyId: string; usage: { refusedInARow: number; bannedUntil: number } }>(`/keys/${caller.id}/usage`)).toMatchObject({
+      keyId: caller.id,
+      usage: { refusedInARow: 0, bannedUntil: 0 },
+    });
 
     // Traffic: under npm start the runtime drops the request analytics, and the view says so in the API's words.
     await goTo(page, "Traffic");

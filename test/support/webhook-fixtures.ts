@@ -38,6 +38,13 @@ export async function freshWebhookOwner(): Promise<TestKey> {
   return storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
 }
 
+/** A receiver that never answers: its request ends only when the signal the POST was sent with aborts it (the real timeout). */
+export const silentReceiver = (_url: string, signal: AbortSignal | undefined): Promise<Response> =>
+  new Promise((_, reject) => {
+    if (!signal) return;
+    signal.addEventListener("abort", () => reject(signal.reason));
+  });
+
 /** A receiver per URL: answers the statuses given in turn (200 after), or what `answer` makes; records each POST. */
 export function receivers(answer: (url: string, signal: AbortSignal | undefined) => Promise<Response> | Response = () => new Response("ok")) {
   const posts: { url: string; webhookId: string }[] = [];
