@@ -3,7 +3,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { INSERT_KEY_EVENT, keyEventValues } from "../../../src/keys/audit";
 import { sha256Hex } from "../../../src/lib/digest";
-import { interceptD1 } from "../../support/faults";
+import { interceptD1, staleKeyKv } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -109,19 +109,7 @@ describe("the operator API", () => {
     const hash = await sha256Hex(revoked.key);
     expect((await asOperator(`/admin/keys/${revoked.record.id}/revoke`, "POST")).status).toBe(200);
     // KV at this location still answers the record from before the revocation.
-    const stale = new Proxy(env.API_KEYS, {
-      get(target, property) {
-        if (property === "get") {
-          return (name: string, options?: unknown) => {
-            if (name === `id:${revoked.record.id}`) return Promise.resolve(hash);
-            if (name === `key:${hash}`) return Promise.resolve(typeof options === "object" ? revoked.record : JSON.stringify(revoked.record));
-            return target.get(name, options as never);
-          };
-        }
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const stale = await staleKeyKv(revoked);
     const set = await apiWith({ ...env, API_KEYS: stale }, `/admin/keys/${owner.record.id}/limits`, {
       method: "POST",
       key: null,

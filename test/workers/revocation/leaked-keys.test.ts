@@ -1,9 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
-import { sha256Hex } from "../../../src/lib/digest";
-import { idName, recordName } from "../../../src/keys/layout";
 import { updateEndpoint } from "../../../src/webhook-delivery/endpoint-table";
+import { staleKeyKv } from "../../support/faults";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { dispatchQuietly, freshWebhookOwner, laneDeliveries, makeEndpoint, receivers, runLaneOnce, withoutDispatcher } from "../../support/webhook-fixtures";
@@ -176,33 +175,8 @@ describe("a key revoked as leaked", () => {
   });
 });
 
-/**
- * KV answering a key's old record, as an edge location may for up to 60 s
- * after a change: reads of the key's record and of its id entry give what
- * they held before, everything else the real KV.
- */
-async function staleFor(key: TestKey): Promise<Env> {
-  const hash = await sha256Hex(key.key);
-  const before = new Map<string, unknown>([
-    [recordName(hash), key.record],
-    [idName(key.record.id), hash],
-  ]);
-  const kv = new Proxy(env.API_KEYS, {
-    get(target, property) {
-      if (property === "get") {
-        return (name: string, options?: unknown) => {
-          if (!before.has(name)) return target.get(name, options as never);
-          const value = before.get(name);
-          const json = typeof options === "object" && options !== null && (options as { type?: string }).type === "json";
-          return Promise.resolve(json || typeof value !== "object" ? value : JSON.stringify(value));
-        };
-      }
-      const value = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { ...bindings, API_KEYS: kv };
-}
+/** The bindings, with KV answering the key's old record (test/support/faults.ts). */
+const staleFor = async (key: TestKey): Promise<Env> => ({ ...bindings, API_KEYS: await staleKeyKv(key) });
 
 describe("a leaked key, while KV still answers its old record everywhere else", () => {
   it("rotated away with grace, acts only on itself: it cannot take over the new key, nor make, re-point or re-secret endpoints", async () => {
