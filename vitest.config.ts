@@ -19,14 +19,15 @@ export default defineConfig(async () => {
               wrangler: { configPath: "./wrangler.toml" },
               // The operator API is on in tests (README, "Operator API"); a test switches it off by leaving this out.
               // Lists read the version afresh (README, "Orders"): tests write through SQL and list at once, as
-              // a client with a bookmark would; the tests of the reuse turn it on.
+              // a client with a bookmark would; the tests of the reuse turn it on. FC_SEED replays a failed property (test/support/property-seed.ts).
               miniflare: {
-                bindings: { TEST_MIGRATIONS: migrations, OPERATOR_TOKEN: "tests:operator-token-for-tests", WEBHOOK_SECRETS_KEY: "tests-webhook-sealing-key", CONSOLE_SESSION_KEY: "tests-console-session-key", ORDER_LIST_VERSION_REUSE_MS: "0" },
+                bindings: { TEST_MIGRATIONS: migrations, OPERATOR_TOKEN: "tests:operator-token-for-tests", WEBHOOK_SECRETS_KEY: "tests-webhook-sealing-key", CONSOLE_SESSION_KEY: "tests-console-session-key", ORDER_LIST_VERSION_REUSE_MS: "0", FC_SEED: process.env.FC_SEED ?? "" },
               },
             }),
           ],
           test: {
             name: "workers",
+            restoreMocks: true,
             include: ["test/workers/**/*.test.ts"],
             // Both cores, a runtime each, and every file of a core in its runtime: a runtime per file loaded the app
             // into it again each time, half the project's CPU (CONTRIBUTING.md#tests). Each file starts as a new
@@ -46,6 +47,7 @@ export default defineConfig(async () => {
           // and tools that cannot run inside workerd (the OpenAPI validator compiles code at run time).
           test: {
             name: "node",
+            restoreMocks: true,
             include: ["test/node/**/*.test.ts"],
             environment: "node",
             // Both cores: these files are independent (no shared service, temporary folders of their own).
@@ -65,6 +67,7 @@ export default defineConfig(async () => {
           // share nothing, so npm test runs them beside everything else, not in the e2e files' turn.
           test: {
             name: "e2e-own",
+            restoreMocks: true,
             include: ["test/e2e/npm-start.test.ts"],
             environment: "node",
             // As the node project's, so that a plain `vitest run` may group the two (it refuses projects in one group
@@ -78,6 +81,7 @@ export default defineConfig(async () => {
           // Tests of real processes on one shared `npm start` (wrangler dev): the npm scripts, the client, a browser.
           test: {
             name: "e2e",
+            restoreMocks: true,
             include: ["test/e2e/**/*.test.ts"],
             exclude: ["test/e2e/npm-start.test.ts"],
             environment: "node",

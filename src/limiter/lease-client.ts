@@ -1,4 +1,5 @@
 import { callDependency } from "../lib/dependency";
+import { waitsOutside } from "../lib/waits-outside";
 import {
   abandonAsk,
   absorbAnswer,
@@ -164,10 +165,12 @@ export class LeaseClient {
     } else if (verdict.outcome !== "admitted" && !caller.flushing) {
       caller.flushing = true;
       context.background(
-        new Promise((resolve) => setTimeout(resolve, REFUSAL_FLUSH_MS)).then(() => {
-          caller.flushing = false;
-          return this.#settle(name, caller, context, Date.now());
-        }),
+        waitsOutside(
+          new Promise((resolve) => setTimeout(resolve, REFUSAL_FLUSH_MS)).then(() => {
+            caller.flushing = false;
+            return this.#settle(name, caller, context, Date.now());
+          }),
+        ),
       );
     }
   }
@@ -185,7 +188,7 @@ export class LeaseClient {
       });
       const leases = book.leases.length;
       const verdict = absorbAnswer(book, answer, Date.now(), !speculative, request, sentAt);
-      if (book.leases.length > leases) context.background(this.#returnWhenExpired(name, caller, context, book.leases.at(-1)!));
+      if (book.leases.length > leases) context.background(waitsOutside(this.#returnWhenExpired(name, caller, context, book.leases.at(-1)!)));
       settled({ ok: true });
       return verdict;
     } catch (error) {

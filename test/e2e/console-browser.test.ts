@@ -192,7 +192,7 @@ describe("the console in chromium, against npm start", () => {
     await page.getByLabel("Granularity").selectOption("minute");
     const minutes = (await (await perMinute).json()) as { buckets: unknown[] };
     expect(minutes.buckets).toHaveLength(60);
-    await expect.poll(() => page.locator("#usage-table tbody tr").count()).toBe(60);
+    await expect.poll(() => page.locator("#usage-table tbody tr").count(), { timeout: 30_000 }).toBe(60);
   });
 
   it("adds an endpoint (its secret shown once), sends a test event the receiver verifies, and shows the delivery log with each attempt", async () => {
@@ -217,7 +217,7 @@ describe("the console in chromium, against npm start", () => {
     const row = page.locator(`tr[data-delivery-id][data-outcome=delivered]`, { hasText: String(delivery.headers["webhook-id"]) });
     await row.waitFor({ timeout: 15_000 });
     await row.getByText(/1 attempt/).click();
-    await expect.poll(() => row.innerText()).toMatch(/200 · \d+ ms/);
+    await expect.poll(() => row.innerText(), { timeout: 30_000 }).toMatch(/200 · \d+ ms/);
     expect(await row.innerText()).toContain("ok from /good");
     await expectAccessible(page, "webhook endpoint");
     await screenshot(page, "console-webhook");
@@ -247,12 +247,12 @@ describe("the console in chromium, against npm start", () => {
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByText("Saved.").waitFor();
     const facts = page.locator("dl.facts");
-    await expect.poll(() => facts.innerText()).toContain(`${receiverRoot}/good?edited`);
+    await expect.poll(() => facts.innerText(), { timeout: 30_000 }).toContain(`${receiverRoot}/good?edited`);
     expect(await facts.innerText()).toMatch(/Event types\s+order\.cancelled\n/);
     await page.getByRole("button", { name: "Disable" }).click();
-    await expect.poll(() => page.locator("#endpoint-status").innerText()).toMatch(/^disabled by owner/);
+    await expect.poll(() => page.locator("#endpoint-status").innerText(), { timeout: 30_000 }).toMatch(/^disabled by owner/);
     await page.getByRole("button", { name: "Enable" }).click();
-    await expect.poll(() => page.locator("#endpoint-status").innerText()).toBe("enabled");
+    await expect.poll(() => page.locator("#endpoint-status").innerText(), { timeout: 30_000 }).toBe("enabled");
   });
 
   it("retries a failing receiver's deliveries from the page: one by its button, the rest since a time", async () => {
@@ -272,7 +272,7 @@ describe("the console in chromium, against npm start", () => {
     flaky.failing = false;
     // A caller may enable what the service disabled.
     await page.getByRole("button", { name: "Enable" }).click();
-    await expect.poll(() => page.locator("#endpoint-status").innerText()).toBe("enabled");
+    await expect.poll(() => page.locator("#endpoint-status").innerText(), { timeout: 30_000 }).toBe("enabled");
     const first = failed.first();
     const eventId = (await first.locator("code").innerText()).trim();
     await first.getByRole("button", { name: `Retry ${eventId}` }).click();
@@ -294,7 +294,7 @@ describe("the console in chromium, against npm start", () => {
     const polling = page.waitForRequest((request) => request.url().includes("after=latest"));
     await page.getByRole("button", { name: "Start live tail" }).click();
     await page.getByText("Live: new events appear").waitFor();
-    await expect.poll(() => page.locator("#events-table tbody tr").count()).toBe(0);
+    await expect.poll(() => page.locator("#events-table tbody tr").count(), { timeout: 30_000 }).toBe(0);
     await polling;
     await page.waitForTimeout(500);
     const orderId = await cancelAnOrder();
@@ -309,7 +309,7 @@ describe("the console in chromium, against npm start", () => {
   it("rotates the signed-in key (the new key shown once), shows both, and revokes the old one early", async () => {
     const { page } = visit;
     await goTo(page, "Keys");
-    await expect.poll(() => page.locator("#keys-table tbody tr").count()).toBe(1);
+    await expect.poll(() => page.locator("#keys-table tbody tr").count(), { timeout: 30_000 }).toBe(1);
     await page.getByLabel("Grace period").selectOption({ label: "1 hour" });
     await page.getByRole("button", { name: "Rotate" }).click();
     newKey = await page.getByLabel("Your new key").inputValue();
@@ -317,13 +317,13 @@ describe("the console in chromium, against npm start", () => {
     // The page moved to the new key: its header says so, and a second rotation would rotate the new key.
     await page.getByText("This console now uses the new key.").waitFor();
     expect(await page.locator("header .who code").innerText()).toBe(`${newKey.slice(0, 12)}…`);
-    await expect.poll(() => page.locator("#keys-table tbody tr").count()).toBe(2);
+    await expect.poll(() => page.locator("#keys-table tbody tr").count(), { timeout: 30_000 }).toBe(2);
     const oldRow = page.locator(`tr[data-key-id=${owner.id}]`);
     expect(await oldRow.innerText()).toContain("expiring");
     await expectAccessible(page, "keys");
     await screenshot(page, "console-keys");
     await oldRow.getByRole("button", { name: /^Revoke .* now$/ }).click();
-    await expect.poll(() => oldRow.innerText()).toContain("revoked");
+    await expect.poll(() => oldRow.innerText(), { timeout: 30_000 }).toContain("revoked");
     expect((await fetch(`${root()}/v2/console/session`, { headers: { Authorization: `Bearer ${owner.key}` } })).status).toBe(401);
     // The session moved to the new key: the page goes on.
     const session = await page.evaluate(async () => (await (await fetch("/v2/console/session")).json()) as { key: { id: string } });
@@ -477,7 +477,7 @@ describe("signing in with an operator's link, and ending with the key", () => {
       const asked = first.page.waitForEvent("dialog");
       await first.page.goto(link);
       expect((await asked).message()).toContain("You are signed in as Someone else");
-      await expect.poll(() => first.page.locator("header .who").innerText()).toContain("Link holder");
+      await expect.poll(() => first.page.locator("header .who").innerText(), { timeout: 30_000 }).toContain("Link holder");
       await first.page.getByRole("heading", { name: "Overview" }).waitFor();
       // The token leaves the address bar at once.
       expect(first.page.url()).not.toContain("#link=");

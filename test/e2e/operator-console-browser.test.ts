@@ -133,7 +133,7 @@ describe("the operators' console", () => {
     await page.getByRole("button", { name: "Unban" }).click();
     await page.getByText(/^Unbanned/).waitFor();
     const timeline = page.locator("#budget-timeline tbody tr");
-    await expect.poll(async () => (await timeline.allTextContents()).slice(0, 2).map((row) => [/unban/.test(row) ? "unban" : /update/.test(row) ? "update" : row, row.includes(OPERATOR)])).toEqual([
+    await expect.poll(async () => (await timeline.allTextContents()).slice(0, 2).map((row) => [/unban/.test(row) ? "unban" : /update/.test(row) ? "update" : row, row.includes(OPERATOR)]), { timeout: 30_000 }).toEqual([
       ["unban", true],
       ["update", true],
     ]);
@@ -163,7 +163,7 @@ describe("the operators' console", () => {
     };
     await page.route(/\/admin\/traffic\?range=6h$/, (route) => route.fulfill({ json: answer }));
     await page.getByLabel("Range").selectOption("6h");
-    await expect.poll(async () => page.locator("#traffic-admitted").textContent()).toBe("240");
+    await expect.poll(async () => page.locator("#traffic-admitted").textContent(), { timeout: 30_000 }).toBe("240");
     expect(await page.locator("#traffic-refused").textContent()).toBe("42");
     expect(await page.getByText("2001:db8:1:2::/64").count()).toBe(1);
     await expectAccessible(page, "traffic");

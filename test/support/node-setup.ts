@@ -1,4 +1,5 @@
 import { vi } from "vitest";
+import { seedProperties } from "./property-seed";
 
 // Setup files run before each test file. The node project's files of a worker share one process (vitest.config.ts),
 // so each starts as in a process of its own: the environment variables the process started with (a file that
@@ -11,3 +12,4 @@ vi.useRealTimers();
 vi.unstubAllGlobals();
 vi.unstubAllEnvs();
 vi.restoreAllMocks();
+seedProperties(process.env.FC_SEED);

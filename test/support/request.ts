@@ -1,6 +1,7 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import worker from "../../src/app/worker";
+import { isWaitingOutside } from "../../src/lib/waits-outside";
 import { expect } from "vitest";
 import { defaultKey } from "./test-keys";
 
@@ -17,19 +18,36 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
   return apiWith(env, path, init);
 }
 
-/**
- * How long a request's background work (waitUntil) is waited for. Sending
- * refusals and handing back leases take milliseconds; a lease's timer waits
- * up to its expiry (5 s) and is left to run, as the runtime would.
- */
-const BACKGROUND_WAIT_MS = 250;
-
 /** The same, with bindings of the test's choosing (a failing D1, a counting KV...). */
 export async function apiWith(bindings: Env, path: string, init: ApiInit = {}): Promise<Response> {
   const ctx = createExecutionContext();
-  const response = await worker.fetch(clientRequest(path, init), bindings, ctx);
-  await Promise.race([waitOnExecutionContext(ctx), new Promise((resolve) => setTimeout(resolve, BACKGROUND_WAIT_MS))]);
+  const work: Promise<unknown>[] = [];
+  const recording: ExecutionContext = {
+    waitUntil(promise) {
+      if (!isWaitingOutside(promise)) work.push(promise);
+      ctx.waitUntil(promise);
+    },
+    passThroughOnException: () => ctx.passThroughOnException(),
+    props: ctx.props,
+    exports: ctx.exports,
+  };
+  const response = await worker.fetch(clientRequest(path, init), bindings, recording);
+  await backgroundSettled(work);
   return response;
+}
+
+/**
+ * Waits for a request's background work (a refusal's record, a lease asked
+ * ahead, a dispatcher's nudge, an audit row), including what that work adds
+ * as it runs; not for work that waits on a timer or on the client reading
+ * the body (src/lib/waits-outside.ts), which runs on as the runtime would run it.
+ */
+async function backgroundSettled(work: Promise<unknown>[]): Promise<void> {
+  for (let settled = 0; settled < work.length; ) {
+    const batch = work.length;
+    await Promise.allSettled(work.slice(settled, batch));
+    settled = batch;
+  }
 }
 
 type ApiInit = RequestInit & { key?: string | null };

@@ -33,6 +33,9 @@ export const feedHead = async () => String((await env.DB.prepare("SELECT coalesc
 export async function freshWebhookOwner(): Promise<TestKey> {
   // A dispatcher an earlier test ran watches on, once a second: stopped, it hands this test's lanes nothing behind its back.
   await runInDurableObject(env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME), (_, state) => state.storage.deleteAlarm());
+  // And the lanes of the endpoints an earlier test made: their alarms would run them (retries, paced sends) during this one.
+  const { results: endpoints } = await env.DB.prepare("SELECT id FROM webhook_endpoints").all<{ id: string }>();
+  await Promise.all(endpoints.map(({ id }) => runInDurableObject(laneOf(env, id), (_, state) => state.storage.deleteAlarm())));
   await clearOrders();
   await env.DB.batch([env.DB.prepare("DELETE FROM webhook_endpoints"), env.DB.prepare("UPDATE webhook_dispatch SET mark = (SELECT coalesce(max(seq), 0) FROM order_events)")]);
   return storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });

@@ -1,4 +1,5 @@
 import { pacedCopy } from "../../lib/paced-copy";
+import { waitsOutside } from "../../lib/waits-outside";
 import { TtlCache } from "../../lib/ttl-cache";
 
 /**
@@ -146,7 +147,7 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
       const id = crypto.randomUUID();
       const key = fillBodyKey(baseUrl, version, id);
       fill.background(
-        caches.open(ORDER_LIST_CACHE_NAME).then(async (cache) => {
+        waitsOutside(caches.open(ORDER_LIST_CACHE_NAME).then(async (cache) => {
           let stored = false;
           try {
             await cache.put(key, entry);
@@ -164,7 +165,7 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
           } else {
             await cache.delete(key);
           }
-        }).catch(fill.onError),
+        }).catch(fill.onError)),
       );
       return writable;
     },

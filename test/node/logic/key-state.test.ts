@@ -7,7 +7,7 @@ import { acquire, endedKeys, expiresAt, KEEP_FOR_KV_MS, keyStanding, revokeKey, 
  * over seeded runs of rotations, revocations and time passing: what it
  * answers of a key matches what was told, for as long as KV may still show
  * otherwise, whatever came in between. The seed is printed on a failure and
- * taken from FC_SEED when set.
+ * taken from FC_SEED when set (test/support/property-seed.ts).
  */
 const KEYS = ["key_a", "key_b", "key_c"];
 const START = Date.UTC(2030, 0, 1, 23, 50);
@@ -18,12 +18,11 @@ const step = fc.oneof(
   fc.record({ kind: fc.constant("revoke" as const), key: fc.constantFrom(...KEYS) }),
   fc.record({ kind: fc.constant("wait" as const), ms: fc.oneof(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 2 * 86_400_000 })) }),
 );
-const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
 const LIMITS = { perMinute: 100, perDay: 1_000 };
 const BAN = { threshold: 20, seconds: 900 };
 
 describe("key state in the budget's object, simulated", () => {
-  test.prop([fc.array(step, { maxLength: 40 })], { numRuns: 2_000, ...(seed !== undefined && { seed }) })(
+  test.prop([fc.array(step, { maxLength: 40 })], { numRuns: 2_000 })(
     "a key is refused from its grace's end or its revocation, acts only on itself from its rotation, each until KV says so everywhere",
     (steps) => {
       let state: LimiterState | undefined;

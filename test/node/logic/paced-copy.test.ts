@@ -41,6 +41,15 @@ async function drainCopy(reader: ReadableStreamDefaultReader<Uint8Array>): Promi
   }
 }
 
+/**
+ * Lets every chunk that can move, move: the copy and the client are promises
+ * and streams in this process only, so a fixed number of event-loop turns
+ * settles them however loaded the machine is (no wall clock).
+ */
+async function settle(turns = 50) {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<number[]> {
   const out: number[] = [];
   for await (const chunk of stream) out.push(...chunk);
@@ -60,12 +69,16 @@ describe("pacedCopy", () => {
     const src = source(1_000);
     const copy = copyTarget();
     const client = pacedCopy(src.stream, copy.target).getReader();
-    const clientReads = Array.from({ length: 10 }, () => client.read());
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    // The copy has read nothing: at most the chunk waiting for it has been taken from the source.
+    let served = 0;
+    const clientReads = Array.from({ length: 10 }, () => client.read().then(() => served++));
+    await settle();
+    // The copy has read nothing: the client got at most the chunk the copy took in, and the source gave no more than that and one waiting.
+    expect(src.read()).toBeGreaterThanOrEqual(1);
     expect(src.read()).toBeLessThanOrEqual(2);
+    expect(served).toBeLessThanOrEqual(1);
     for (let i = 0; i < 10; i++) await copy.reader.read();
     await Promise.all(clientReads);
+    expect(served).toBe(10);
     expect(src.read()).toBeLessThanOrEqual(12);
   });
 
@@ -73,7 +86,7 @@ describe("pacedCopy", () => {
     const src = source(10);
     const copy = copyTarget();
     pacedCopy(src.stream, copy.target);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await settle();
     expect(src.read()).toBe(0);
     expect(copy.opened()).toBe(0);
   });

@@ -73,7 +73,7 @@ describe("the request analytics point", () => {
       const response = await send(stand.env);
       const body = new Uint8Array(await response.arrayBuffer());
       // A streamed list's point is written once its body has ended.
-      await vi.waitFor(() => expect(stand.points.length, name).toBeGreaterThan(0));
+      await vi.waitFor(() => expect(stand.points.length, name).toBeGreaterThan(0), { timeout: 10_000 });
       const points = stand.named();
       const last = points.at(-1)!;
       // The limited case sends twice: one point per request.

@@ -223,12 +223,12 @@ describe("finding keys and a budget's page", () => {
     }
     expect(banned).toBe(true);
     // The budget's object writes the notice as the ban starts.
-    await vi.waitFor(async () => expect((await search("state=banned")).map(({ id }) => id)).toContain(tight.record.id));
+    await vi.waitFor(async () => expect((await search("state=banned")).map(({ id }) => id)).toContain(tight.record.id), { timeout: 10_000 });
     const [found] = await search("q=banned%20shop");
     expect(found).toMatchObject({ state: "banned", bannedUntil: expect.any(String) });
     expect(Date.parse(found!.bannedUntil!)).toBeGreaterThan(Date.now());
     expect((await api(`/admin/keys/${tight.record.id}/unban`, { ...operator, method: "POST" })).status).toBe(200);
-    await vi.waitFor(async () => expect(await search("q=banned%20shop")).toEqual([expect.objectContaining({ state: "live", bannedUntil: null })]));
+    await vi.waitFor(async () => expect(await search("q=banned%20shop")).toEqual([expect.objectContaining({ state: "live", bannedUntil: null })]), { timeout: 10_000 });
     expect((await search("state=banned")).map(({ id }) => id)).not.toContain(tight.record.id);
 
     const rotating = await storeTestKey({ plan: "pro", name: "Rotating shop", scopes: ["orders:read", "keys:manage"] });

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import { BOOKMARK_HEADER } from "../../../src/lib/bookmark";
 import { ORDER_LIST_CACHE_NAME, cachedOrderList, orderListCacheKey } from "../../../src/orders/whole-list/order-list-cache";
 import { reusableVersion } from "../../../src/read-your-writes/recent-version";
@@ -7,12 +7,15 @@ import { api, apiWith, errorBodyOf } from "../../support/request";
 import { countingD1, failingReads, interceptD1 } from "../../support/faults";
 import { clearOrders, seedManyOrders, seedOrders } from "../../support/seed";
 
-beforeEach(clearOrders);
-
 /** Cache writes (and the deletes after them) run after the response (waitUntil), once the body has been read: this waits for those started so far. */
 const putForReal = Cache.prototype.put;
-const cacheWrites = vi.spyOn(Cache.prototype, "put");
-const cacheDeletes = vi.spyOn(Cache.prototype, "delete");
+let cacheWrites: MockInstance<Cache["put"]>;
+let cacheDeletes: MockInstance<Cache["delete"]>;
+beforeEach(async () => {
+  cacheWrites = vi.spyOn(Cache.prototype, "put");
+  cacheDeletes = vi.spyOn(Cache.prototype, "delete");
+  await clearOrders();
+});
 const cacheWritesSettled = async () => {
   await Promise.allSettled(cacheWrites.mock.results.map((result) => result.value));
   // A delete follows a put that must not stay; give it its turn, then wait for it.

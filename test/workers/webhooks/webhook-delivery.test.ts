@@ -113,7 +113,7 @@ describe("the dispatcher's pass", () => {
     await runInDurableObject(stub, async (instance) => instance.alarm());
     const reached = await dispatchMark();
     expect(reached).toBe(await head());
-    await vi.waitFor(async () => expect((await laneDelivery(made.id, reached))?.outcome).toBe("delivered"));
+    await vi.waitFor(async () => expect((await laneDelivery(made.id, reached))?.outcome).toBe("delivered"), { timeout: 10_000 });
     expect(fetched).toHaveBeenCalledTimes(1);
     // Its storage wiped: the next pass finds the mark in D1 and hands nothing again.
     await runInDurableObject(stub, (_, state) => state.storage.deleteAll());
@@ -257,14 +257,14 @@ describe("a lane's run", () => {
     await seedOrders([{ id: 90 }]);
     const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     await dispatchEvents(env.DB, (id, seqs) => laneOf(env, id).enqueue(id, seqs));
-    await vi.waitFor(async () => expect((await laneDeliveries(made.id))[0]?.outcome).toBe("delivered"));
+    await vi.waitFor(async () => expect((await laneDeliveries(made.id))[0]?.outcome).toBe("delivered"), { timeout: 10_000 });
     expect(fetched).toHaveBeenCalledWith("https://receiver.example/hooks", expect.objectContaining({ method: "POST" }));
     await sql("DELETE FROM webhook_endpoints WHERE id = ?1", made.id);
     await quietLanes(made.id, ["1"]);
     await runInDurableObject(laneOf(env, made.id), (_, state) => state.storage.setAlarm(Date.now()));
     // Run now, unless the platform ran it first: either way the lane empties itself.
     await runDurableObjectAlarm(laneOf(env, made.id));
-    await vi.waitFor(async () => expect(await laneDeliveries(made.id)).toEqual([]));
+    await vi.waitFor(async () => expect(await laneDeliveries(made.id)).toEqual([]), { timeout: 10_000 });
   });
 });
 
@@ -302,7 +302,7 @@ describe("an endpoint's deliveries", () => {
     expect(retry.status).toBe(202);
     expect(await retry.json()).toMatchObject({ id: firstId, outcome: "pending", nextAttemptAt: expect.any(String) });
     // The retry woke the lane, which sends it now.
-    await vi.waitFor(async () => expect((await laneDelivery(made.id, first!))?.outcome).toBe("delivered"));
+    await vi.waitFor(async () => expect((await laneDelivery(made.id, first!))?.outcome).toBe("delivered"), { timeout: 10_000 });
 
     const stranger = (await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] })).key;
     expect((await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: stranger })).status).toBe(404);

@@ -88,7 +88,7 @@ describe("changing a webhook endpoint", () => {
     expect(await dispatched()).toEqual([[endpointId, String(next + 1)]]);
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     expect((await api(`/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryId}/retry`, { method: "POST", key: owner.key })).status).toBe(202);
-    await vi.waitFor(async () => expect((await laneDeliveries(endpointId)).find((row) => row.seq === seqs[0])?.outcome).toBe("delivered"));
+    await vi.waitFor(async () => expect((await laneDeliveries(endpointId)).find((row) => row.seq === seqs[0])?.outcome).toBe("delivered"), { timeout: 10_000 });
   });
 
   it("enables again what the service disabled after its receiver failed, not what an operator disabled", async () => {
@@ -343,13 +343,18 @@ describe("edge cases of the owner's operations", () => {
 
   it("sends no test event to a URL today's rules refuse, and reports a receiver that stalls after its status as answering", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
-    const fetched = vi.spyOn(globalThis, "fetch").mockResolvedValue(
-      new Response(new ReadableStream({ pull: () => new Promise(() => {}) }), { status: 200 }),
-    );
-    const stalled = vi.spyOn(ReadableStreamDefaultReader.prototype, "read").mockRejectedValueOnce(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    // The receiver answers its status, then never a byte of its body: only the POST's own timeout (shortened) ends the read.
+    const timeout = AbortSignal.timeout.bind(AbortSignal);
+    const shortened = vi.spyOn(AbortSignal, "timeout").mockImplementation(() => timeout(50));
+    const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async (_url, init) => {
+      const signal = init?.signal ?? undefined;
+      const body = new ReadableStream({ start: (controller) => signal?.addEventListener("abort", () => controller.error(signal.reason)) });
+      return new Response(body, { status: 200 });
+    });
     const answered = await (await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key })).json();
     expect(answered).toMatchObject({ delivered: true, status: 200, response: null, error: null });
-    stalled.mockRestore();
+    expect(shortened).toHaveBeenCalledWith(10_000);
+    shortened.mockRestore();
 
     await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://10.0.0.1/hooks' WHERE id = ?1").bind(made.id).run();
     fetched.mockClear();

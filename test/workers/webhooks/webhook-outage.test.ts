@@ -127,7 +127,7 @@ describe("the dispatcher in an outage", () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     expect(await alarmWith(stub, env)).not.toBeNull();
     expect(await dispatchMark()).not.toBe(markBefore);
-    await vi.waitFor(async () => expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]));
+    await vi.waitFor(async () => expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]), { timeout: 10_000 });
     expect(await runInDurableObject(stub, (_, state) => state.storage.kv.get("failedPasses"))).toBeUndefined();
   });
 
@@ -232,7 +232,7 @@ describe("the dispatcher in an outage", () => {
     worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
     // The wake set an alarm at once; it runs, and the dispatcher, watching an endpoint, sets its next.
-    await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.kv.get("watching"))).toBe(true);
+    await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.kv.get("watching")), { timeout: 10_000 }).toBe(true);
     // Stopped: a dispatcher left watching would hand the next tests' lanes their events behind their backs.
     await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });
@@ -255,7 +255,7 @@ describe("the dispatcher in an outage", () => {
       body: JSON.stringify({ url: "https://receiver.example/hooks" }),
     });
     expect(response.status).toBe(201);
-    await expect.poll(() => wakes).toEqual([1, 2]);
+    await expect.poll(() => wakes, { timeout: 10_000 }).toEqual([1, 2]);
   });
 
   it("sets an alarm on a nudge when a watching dispatcher has lost its own", async () => {
@@ -265,7 +265,7 @@ describe("the dispatcher in an outage", () => {
     expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBeNull();
     await stub.nudge();
     // The nudge's alarm runs at once; while it runs none is set, and it sets the next (the dispatcher watches).
-    await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.getAlarm())).not.toBeNull();
+    await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.getAlarm()), { timeout: 10_000 }).not.toBeNull();
     // Stopped: a dispatcher left watching would hand the next tests' lanes their events behind their backs.
     await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });

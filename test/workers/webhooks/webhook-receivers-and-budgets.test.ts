@@ -12,7 +12,7 @@ import { seedOrders } from "../../support/seed";
 import { interceptD1 } from "../../support/faults";
 import { storeTestKey } from "../../support/test-keys";
 import { api } from "../../support/request";
-import { dispatchQuietly, laneDeliveries, laneDelivery, makeEndpoint, pendingDeliveries, receivers, runLaneOnce, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
+import { dispatchQuietly, laneDeliveries, laneDelivery, makeEndpoint, pendingDeliveries, receivers, runLaneOnce, silentReceiver, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
 
 /**
  * Webhook delivery against what receivers and budgets do (docs/design/order-events.md#lanes):
@@ -58,12 +58,12 @@ describe("each endpoint in a lane of its own", () => {
    * lane's own context (a timer), so the test only flips a flag, never
    * settles a promise made in another object's context.
    */
-  function heldReceiver(answer: () => Response | never) {
+  function heldReceiver(answer: (signal: AbortSignal | undefined) => Promise<Response> | Response) {
     const held = { waiting: 0, released: 0 };
-    const { fetch, posts } = receivers(async () => {
+    const { fetch, posts } = receivers(async (_url, signal) => {
       const turn = held.waiting++;
       while (held.released <= turn) await scheduler.wait(5);
-      return answer();
+      return answer(signal);
     });
     return { held, fetch, posts };
   }
@@ -74,12 +74,10 @@ describe("each endpoint in a lane of its own", () => {
     const healthy = await makeEndpoint(owner.key, { url: "https://healthy.example/hooks" });
     await seedOrders([{ id: 8 }, { id: 9 }]);
     await dispatchQuietly();
-    // The slow receiver answers nothing until the test lets its timeout run out.
-    const hanging = heldReceiver(() => {
-      throw Object.assign(new Error("timed out"), { name: "TimeoutError" });
-    });
-    const slowRun = runLaneOnce(slow.id, { fetch: hanging.fetch });
-    await expect.poll(() => hanging.held.waiting).toBe(2);
+    // The slow receiver never answers; held, it does not even fail until the test lets the POST's own timeout end it.
+    const hanging = heldReceiver((signal) => silentReceiver("", signal));
+    const slowRun = runLaneOnce(slow.id, { fetch: hanging.fetch, timeoutMs: 100 });
+    await expect.poll(() => hanging.held.waiting, { timeout: 10_000 }).toBe(2);
     // Both of the slow endpoint's deliveries hang; the healthy lane runs and finishes meanwhile.
     const { fetch, posts } = receivers(() => new Response(null, { status: 204 }));
     expect(await runLaneOnce(healthy.id, { fetch })).toMatchObject({ delivered: 2, attempted: 2 });
@@ -89,8 +87,8 @@ describe("each endpoint in a lane of its own", () => {
     hanging.held.released = 2;
     await slowRun;
     expect((await laneDeliveries(slow.id)).map((row) => [row.outcome, row.attempts, row.last_error])).toEqual([
-      ["pending", 1, "no answer within 10 s"],
-      ["pending", 1, "no answer within 10 s"],
+      ["pending", 1, "no answer within 0.1 s"],
+      ["pending", 1, "no answer within 0.1 s"],
     ]);
   });
 
@@ -98,9 +96,9 @@ describe("each endpoint in a lane of its own", () => {
     const { endpointId } = await pendingDeliveries(owner.key, [31, 32, 33, 34, 35, 36, 37, 38]);
     const { held, fetch, posts } = heldReceiver(() => new Response("ok"));
     const run = runLaneOnce(endpointId, { fetch });
-    await expect.poll(() => held.waiting).toBe(6);
+    await expect.poll(() => held.waiting, { timeout: 10_000 }).toBe(6);
     held.released = 1;
-    await expect.poll(() => held.waiting).toBe(7);
+    await expect.poll(() => held.waiting, { timeout: 10_000 }).toBe(7);
     expect(posts).toHaveLength(7);
     held.released = 8;
     expect(await run).toMatchObject({ delivered: 8, attempted: 8, next: null });
@@ -124,7 +122,7 @@ describe("each endpoint in a lane of its own", () => {
     });
     let settled = false;
     const run = runLaneOnce(endpointId, { fetch, db: failing }).finally(() => void (settled = true));
-    await expect.poll(() => eventReads).toBe(2);
+    await expect.poll(() => eventReads, { timeout: 10_000 }).toBe(2);
     expect(settled).toBe(false);
     release.open = true;
     await expect(run).rejects.toThrow(/Network connection lost/);
