@@ -309,7 +309,7 @@ export function evaluateFigures(load: LoadRow[]): Figure[] {
 }
 
 export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: FanOut, delivery: DeliveryRow[] = [], fanOutDelivery?: FanOutDeliveryRow): Target[] {
-  const [bare, data] = load;
+  const [, data] = load;
   const row = (name: string) => load.find((candidate) => candidate.name === name);
   const list = row(ROWS.list);
   const sized = (orders: number, kind: string) => scale.find((row) => row.name === `${orders.toLocaleString("en")} orders, ${kind}`);

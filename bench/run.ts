@@ -459,7 +459,10 @@ async function measureFanOutDelivery(keys: string[]): Promise<FanOutDeliveryRow>
     const markNow = async () => String(((await execute("SELECT CAST(mark AS TEXT) AS mark FROM webhook_dispatch WHERE id = 1", [])) as { mark: string }[])[0]?.mark);
     const idleFrom = runtime.cpuMicros();
     const idleStarted = Date.now();
-    while (Date.now() - idleStarted < 2_000) await markNow(), await new Promise((resolve) => setTimeout(resolve, 50));
+    while (Date.now() - idleStarted < 2_000) {
+      await markNow();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const idleMicrosPerMs = (runtime.cpuMicros() - idleFrom) / (Date.now() - idleStarted);
     const cpuBeforePass = runtime.cpuMicros();
     const passStarted = Date.now();

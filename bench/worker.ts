@@ -255,7 +255,9 @@ async function recordFloor(request: Request, env: Env, ctx: ExecutionContext, ex
   for (let attempt = 1; ; attempt++) {
     const lines: string[] = [];
     let point: AnalyticsEngineDataPoint | undefined;
-    const recording = { ...env, REQUESTS: { writeDataPoint: (written?: AnalyticsEngineDataPoint) => void (point = written) } as AnalyticsEngineDataset };
+    const recording = { ...env, REQUESTS: { writeDataPoint: (written?: AnalyticsEngineDataPoint) => {
+          point = written;
+        } } as AnalyticsEngineDataset };
     const log = console.log;
     console.log = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
     let response: Response;

@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { SCOPES, type Scope } from "../src/framework/operations/scopes";
 import { DEFAULT_SCOPES, budgetOf, limitsFor, scopesOf, type ApiKeyRecord } from "../src/keys/api-key-record";
-import { PLANS, Plan, type Limits } from "../src/limiter/plans";
+import { PLANS, type Plan, type Limits } from "../src/limiter/plans";
 import { CLI_ACTOR, ENVIRONMENTS, findById, issueKey, keysOfBudget, openKeyStore, type KeyStore, type StoredRecord } from "./lib/key-store";
 import { sha256Hex } from "../src/lib/digest";
 import { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, keyShape } from "../src/keys/key-format";

@@ -171,7 +171,7 @@ export class StoreOrdersClient {
   }
 
   get #v2Base(): string {
-    return this.#options.baseUrl.replace(/\/v1$/, "") + "/v2";
+    return `${this.#options.baseUrl.replace(/\/v1$/, "")}/v2`;
   }
 
   async #cancel(orders: string, orderId: OrderId): Promise<void> {

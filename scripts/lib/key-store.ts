@@ -84,8 +84,10 @@ export function localKeyStore(state: LocalState): KeyStore {
     get: (name) => kv.get(name),
     async list(prefix) {
       const names: { name: string; metadata?: KeySummary }[] = [];
-      for (let cursor: string | undefined, page; !page?.list_complete; cursor = page.cursor) {
-        page = await kv.list({ prefix, ...(cursor && { cursor }) });
+      for (let cursor: string | undefined, complete = false; !complete; ) {
+        const page = await kv.list({ prefix, ...(cursor && { cursor }) });
+        complete = page.list_complete;
+        cursor = page.list_complete ? undefined : page.cursor;
         names.push(...page.keys.map(({ name, metadata }) => ({ name, metadata: metadata as KeySummary | undefined })));
       }
       return names;

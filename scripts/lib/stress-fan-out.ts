@@ -18,7 +18,9 @@ export const FAN_OUT = { budgets: 10, endpointsPerBudget: 10, changes: 500, burs
 /** A receiver that takes every request and answers none: a hung server. */
 async function hangingReceiver(): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
   let requests = 0;
-  const server: Server = createServer(() => void (requests += 1));
+  const server: Server = createServer(() => {
+    requests += 1;
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`,

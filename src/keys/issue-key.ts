@@ -34,7 +34,7 @@ export function generateApiKey(prefix: KeyPrefix): string {
 }
 
 export function generateKeyId(): string {
-  return "key_" + randomBase62(16);
+  return `key_${randomBase62(16)}`;
 }
 
 export interface KeyOptions {

@@ -8,7 +8,7 @@ export function ifNoneMatchMatches(header: string | undefined, etag: string): bo
   if (header === undefined) return false;
   const tags = parseIfNoneMatch(header);
   if (tags === "*") return true;
-  return tags !== undefined && tags.includes(opaqueTag(etag));
+  return tags?.includes(opaqueTag(etag)) ?? false;
 }
 
 const isOws = (char: string | undefined) => char === " " || char === "\t";

@@ -292,7 +292,8 @@ function noteRefusal(book: LeaseBook, now: number): void {
 /** A 429 decided here, for the budget's usage history (the object counts the ones it decides). */
 function noteAnswered(book: LeaseBook, now: number): void {
   const minuteStart = windowStart(now / 1000, MINUTE_SECONDS);
-  const answered = (book.pending.answered ??= []);
+  book.pending.answered ??= [];
+  const answered = book.pending.answered;
   const latest = answered.at(-1);
   if (latest && latest[0] === minuteStart) latest[1] += 1;
   else answered.push([minuteStart, 1]);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineOperation, type Operation } from "../framework/operations/define-operation";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError, type ErrorCode } from "../framework/api-error";
-import { type KeyOperation } from "../keys/audit";
+import type { KeyOperation } from "../keys/audit";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findApiKeyById } from "../keys/lookup";
 import { budgetOf, KeyIdParams, type ApiKeyRecord } from "../keys/api-key-record";

@@ -17,7 +17,6 @@ import { openText, sealText } from "../lib/sealing";
 import { sha256Hex } from "../lib/digest";
 import { fromThisOrigin, SESSION_SECONDS, sessionCookie, sessionCookieOf, sessionKeyOf } from "../console/session-cookie";
 import { LINK_TOKEN } from "../console/console-links";
-import { MISSING_KEY, type OtherCredential } from "../keys/identify-caller";
 import type { TtlCache } from "../lib/ttl-cache";
 import { REDEEM_OPERATOR_LINK } from "./operator-links";
 

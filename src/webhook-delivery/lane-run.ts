@@ -12,7 +12,7 @@ import { attemptDelivery, type AttemptContext } from "./delivery-attempt";
 import { pruneAttempts } from "./lane-attempts";
 import { deliveryOf, dueDeliveries, failPending, nextDueAt, pruneSettled, type LaneDelivery } from "./lane-deliveries";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
-import { LANE_CONCURRENCY, nextStartAfter, waitBeforeStart } from "./lane-pacing";
+import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { liveSecrets } from "./webhook-secrets";
 
 /** How long one run starts deliveries; those in flight then are finished before it ends. */

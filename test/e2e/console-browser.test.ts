@@ -439,10 +439,10 @@ describe("a link's fragment", () => {
         if (new URL(request.url()).pathname.startsWith("/v2") && request.method() !== "GET") sent.push(`${request.method()} ${request.url()}`);
       });
       const fragments = [
-        "we_00000000000000000000\\..\\..\\keys\\" + holder.id + "\\revoke?",
+        `we_00000000000000000000\\..\\..\\keys\\${holder.id}\\revoke?`,
         "we_00000000000000000000?x",
         "we_00000000000000000000%2F..%2F..%2Fkeys",
-        "..%2Fkeys%2F" + holder.id + "%2Frevoke",
+        `..%2Fkeys%2F${holder.id}%2Frevoke`,
         "we_00000000000000000000#test",
       ];
       for (const fragment of fragments) {

@@ -235,7 +235,7 @@ describe("verifyWebhook", () => {
 
   it.each([
     ["a changed body", { body: '{"test": 2432232315}' }, /no signature matches/],
-    ["another secret", { secret: "whsec_" + btoa("x".repeat(24)) }, /no signature matches/],
+    ["another secret", { secret: `whsec_${btoa("x".repeat(24))}` }, /no signature matches/],
     ["a changed id", { headers: { ...vector.headers, "webhook-id": "msg_other" } }, /no signature matches/],
     ["an old timestamp", { now: at + 301_000 }, /outside the tolerance/],
     ["a missing signature", { headers: { "webhook-id": "x", "webhook-timestamp": "1614265330" } }, /required/],
@@ -245,7 +245,7 @@ describe("verifyWebhook", () => {
   });
 
   it("reads an event's ids exactly: strings as v2 writes them, and integers as deliveries signed before that carried them", async () => {
-    const secret = "whsec_" + btoa("k".repeat(32));
+    const secret = `whsec_${btoa("k".repeat(32))}`;
     const { signWebhook } = await import("../../src/webhook-delivery/webhook-signature");
     for (const id of ['"9223372036854775807"', "9223372036854775807"]) {
       const body = `{"id":"evt_1","type":"order.created","order":{"id":${id},"status":"pending","complete":false}}`;

@@ -458,7 +458,7 @@ describe("npm run deploy:production, as a gradual release", () => {
 });
 
 describe("npm run deploy:production, promoted by health", () => {
-  const gateLines = (stdout: string) => stdout.split("\n").filter((line) => /^   new [\d,]+ requests/.test(line));
+  const gateLines = (stdout: string) => stdout.split("\n").filter((line) => /^ {3}new [\d,]+ requests/.test(line));
 
   it("ramps a healthy version to 100%, printing the comparison at each split step from the versions' real traffic", async () => {
     const { dir } = configuredCopy();

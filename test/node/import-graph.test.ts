@@ -39,7 +39,7 @@ function sourceFiles(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, "utf8");
-  return [...text.matchAll(/(?:from|import)\s+"(\.[^"]+)"/g)].map((match) => normalize(join(dirname(file), match[1]!)) + ".ts");
+  return [...text.matchAll(/(?:from|import)\s+"(\.[^"]+)"/g)].map((match) => `${normalize(join(dirname(file), match[1]!))}.ts`);
 }
 
 const modules = new Map(sourceFiles("src").map((file) => [file, importsOf(file)]));

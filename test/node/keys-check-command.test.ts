@@ -23,7 +23,7 @@ describe("npm run keys -- check", () => {
     ["a mistyped character", (key: string) => key.slice(0, 10) + (key[10] === "a" ? "b" : "a") + key.slice(11), /checksum .* does not match/],
     ["a character missing", (key: string) => key.slice(0, -1), /37 characters after its prefix, not 38/],
     ["another prefix", (key: string) => key.replace("so_live_", "sk_live_"), /does not start with so_live_ or so_test_/],
-    ["a character outside base62", (key: string) => key.slice(0, -1) + "-", /characters other than letters and digits/],
+    ["a character outside base62", (key: string) => `${key.slice(0, -1)}-`, /characters other than letters and digits/],
   ])("refuses a key with %s, saying why, exit 1", async (_, spoil, why) => {
     const result = await check(spoil(generateApiKey("so_live_")));
     expect(result.status).toBe(1);

@@ -16,8 +16,12 @@ export type EngineRow = Record<string, string | number>;
 /** A data point as the binding took it, stamped when it was written. */
 export function engineRow(point: AnalyticsEngineDataPoint, timestamp: number, sampleInterval = 1): EngineRow {
   const row: EngineRow = { timestamp, _sample_interval: sampleInterval, index1: String(point.indexes?.[0] ?? "") };
-  point.blobs?.forEach((blob, i) => (row[`blob${i + 1}`] = blob === null ? "" : String(blob)));
-  point.doubles?.forEach((double, i) => (row[`double${i + 1}`] = double));
+  point.blobs?.forEach((blob, i) => {
+    row[`blob${i + 1}`] = blob === null ? "" : String(blob);
+  });
+  point.doubles?.forEach((double, i) => {
+    row[`double${i + 1}`] = double;
+  });
   return row;
 }
 

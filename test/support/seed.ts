@@ -88,6 +88,8 @@ const GUARD_MIGRATION = "0002_orders_write_guards.sql";
  * they existed, then puts them back exactly as the migration makes them.
  */
 export async function withoutWriteGuards<T>(write: () => Promise<T>): Promise<T> {
+  const guardMigration = env.TEST_MIGRATIONS.find((m) => m.name === GUARD_MIGRATION);
+  if (!guardMigration) throw new Error(`${GUARD_MIGRATION} is not among the migrations`);
   const { results } = await env.DB.prepare(
     "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'orders_guard_%'",
   ).all<{ name: string }>();
@@ -98,8 +100,6 @@ export async function withoutWriteGuards<T>(write: () => Promise<T>): Promise<T>
   try {
     return await write();
   } finally {
-    const migration = env.TEST_MIGRATIONS.find((m) => m.name === GUARD_MIGRATION);
-    if (!migration) throw new Error(`${GUARD_MIGRATION} is not among the migrations`);
-    await env.DB.batch(migration.queries.map((query) => env.DB.prepare(query)));
+    await env.DB.batch(guardMigration.queries.map((query) => env.DB.prepare(query)));
   }
 }

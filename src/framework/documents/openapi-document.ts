@@ -150,7 +150,7 @@ export function openApiDocument(
   version: ApiVersion = API_VERSIONS.v1,
   webhooks: readonly WebhookDescription[] = [],
 ): JsonObject {
-  const serviceRoot = config.productionBaseUrl.slice(0, -VERSION_PREFIX.length) + "/";
+  const serviceRoot = `${config.productionBaseUrl.slice(0, -VERSION_PREFIX.length)}/`;
   const base = (v1BaseUrl: string) => versionBaseUrl(v1BaseUrl, version);
   const servers = [
     { url: base(config.baseUrl), description: "This deployment" },

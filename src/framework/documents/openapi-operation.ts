@@ -35,7 +35,10 @@ export function openApiDocumentOperation(
     handle(c) {
       const config = c.get("config");
       let json = documents.get(config);
-      if (json === undefined) documents.set(config, (json = JSON.stringify(openApiDocument([...operations, self], config, version, webhooks))));
+      if (json === undefined) {
+        json = JSON.stringify(openApiDocument([...operations, self], config, version, webhooks));
+        documents.set(config, json);
+      }
       return textBody(c, json, 200, { "Content-Type": "application/json" });
     },
   });

@@ -1,6 +1,5 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { jsonBody } from "../../framework/counted-body";
-import { callDependency } from "../../lib/dependency";
 import { keyOfCaller } from "../require-api-key";
 import { budgetOf, type ApiKeyRecord } from "../api-key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../budget-keys";

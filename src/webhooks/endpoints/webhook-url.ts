@@ -46,14 +46,14 @@ export function normalWebhookUrl(text: string): string {
   } catch {
     return text;
   }
-  const unescape = (part: string) =>
+  const decodeUnreserved = (part: string) =>
     part.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => {
       const char = String.fromCharCode(parseInt(hex, 16));
       return /[A-Za-z0-9\-._~]/.test(char) ? char : `%${hex.toUpperCase()}`;
     });
   // The WHATWG parser keeps a host's trailing dot (the root label): `receiver.example.` is `receiver.example`.
   const host = `${hostOfUrl(url)}${url.port ? `:${url.port}` : ""}`;
-  return `${url.protocol}//${host}${unescape(url.pathname)}${unescape(url.search)}`;
+  return `${url.protocol}//${host}${decodeUnreserved(url.pathname)}${decodeUnreserved(url.search)}`;
 }
 
 /** A URL's host in the normal form: the parser's (lower-case, IDNs in ASCII), without a trailing dot. */

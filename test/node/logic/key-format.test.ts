@@ -50,7 +50,7 @@ describe("the key format's checksum", () => {
 
   it("is the pattern docs/api.md gives secret scanners", () => {
     const docs = readFileSync("docs/api.md", "utf8");
-    expect(docs).toContain("```\n" + KEY_PATTERN_SOURCE + "\n```");
+    expect(docs).toContain(`\`\`\`\n${KEY_PATTERN_SOURCE}\n\`\`\``);
     expect(docs).toContain(`regex = '''\\b${KEY_PATTERN_SOURCE}\\b'''`);
   });
 

@@ -12,7 +12,6 @@ import { acquire, endedKeys, expiresAt, KEEP_FOR_KV_MS, keyStanding, revokeKey, 
 const KEYS = ["key_a", "key_b", "key_c"];
 const START = Date.UTC(2030, 0, 1, 23, 50);
 
-type Step = { kind: "rotate"; key: string; graceMs: number } | { kind: "revoke"; key: string } | { kind: "wait"; ms: number };
 const step = fc.oneof(
   fc.record({ kind: fc.constant("rotate" as const), key: fc.constantFrom(...KEYS), graceMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 7 * 86_400_000 })) }),
   fc.record({ kind: fc.constant("revoke" as const), key: fc.constantFrom(...KEYS) }),

@@ -155,8 +155,8 @@ describe("GET /v1/openapi.json", () => {
 
   it("leaves Error.code open: the known codes are examples, in the Error schema and in each response, never an enum", async () => {
     const document = await fetchDocument();
-    const { Error } = document.components.schemas as Record<string, { properties: Record<string, object> }>;
-    expect(Error!.properties.code).toMatchObject({ type: "string", examples: Object.keys(ERROR_STATUS) });
+    const { Error: errorSchema } = document.components.schemas as Record<string, { properties: Record<string, object> }>;
+    expect(errorSchema!.properties.code).toMatchObject({ type: "string", examples: Object.keys(ERROR_STATUS) });
     expect(document.paths["/store/orders/{orderId}"].delete.responses["404"]!.content).toEqual({
       "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { code: { examples: ["order_not_found", "not_found", "unsupported_version"] } } }] } },
     });

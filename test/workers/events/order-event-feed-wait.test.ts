@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/app/worker";
 import { feedCursor } from "../../../src/events/order-event-feed-query";
-import { api, apiWith, clientRequest } from "../../support/request";
+import { apiWith, clientRequest } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import { eventsOfEachTest, type EventPage } from "../../support/event-feed";
 import { feedHead } from "../../support/webhook-fixtures";

@@ -48,7 +48,7 @@ describe("bearer authentication", () => {
     const refused = await apiWith(bindings, "/v1/store/orders", { key: mistyped });
     expect(await errorBodyOf(refused)).toMatchObject({ code: "invalid_api_key", status: 401 });
     expect(counting.operations()).toBe(0);
-    const unknown = "so_test_" + "Q".repeat(32);
+    const unknown = `so_test_${"Q".repeat(32)}`;
     const wellFormed = unknown + keyChecksum(unknown);
     expect(await errorBodyOf(await apiWith(bindings, "/v1/store/orders", { key: wellFormed }))).toMatchObject({ code: "invalid_api_key" });
     expect(counting.operations()).toBe(1);
@@ -56,7 +56,7 @@ describe("bearer authentication", () => {
 
   it("keeps accepting a key issued before the checksum (32 characters, none)", async () => {
     const { record } = await storeTestKey();
-    const legacy = "so_test_" + "L".repeat(16) + record.id.slice(4);
+    const legacy = `so_test_${"L".repeat(16)}${record.id.slice(4)}`;
     await putApiKey(env.API_KEYS, legacy, { ...record, id: `key_${"l".repeat(16)}` });
     expect((await listWith(`Bearer ${legacy}`)).status).toBe(200);
   });

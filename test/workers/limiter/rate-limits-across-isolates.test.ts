@@ -7,7 +7,7 @@ import { RateLimiter } from "../../../src/limiter/limiter-object";
 import worker from "../../../src/app/worker";
 import { storeTestKey } from "../../support/test-keys";
 import { api, apiWith, clientRequest, errorBodyOf } from "../../support/request";
-import { at, onAFakeClock, send, setClock, statuses } from "../../support/limits-clock";
+import { onAFakeClock, send, setClock, statuses } from "../../support/limits-clock";
 
 /** Callers without a valid key, the limiter object and its alarm, and leases: the limits kept across isolates (docs/design/rate-limits.md#leases). */
 
@@ -76,7 +76,10 @@ describe("the limiter object", () => {
     const { key } = await storeTestKey({ plan: "pro", limits: { perMinute: 50, perDay: 1000 } });
     setClock(1);
     const responses = await Promise.all(Array.from({ length: 200 }, () => api("/v1/store/orders", { key })));
-    const counts = statuses(responses).reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+    const counts = statuses(responses).reduce<Record<number, number>>((acc, s) => {
+      acc[s] = (acc[s] ?? 0) + 1;
+      return acc;
+    }, {});
     expect(counts).toEqual({ 200: 50, 429: 150 });
   });
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { storeTestKey } from "../../support/test-keys";
-import { api, errorBodyOf } from "../../support/request";
+import { errorBodyOf } from "../../support/request";
 import { at, onAFakeClock, send, setClock, statuses } from "../../support/limits-clock";
 
 /** The limits as a caller meets them (docs/api.md#rate-limits): the windows, bans and plans, on a fake clock. */
@@ -94,7 +94,7 @@ describe("windows", () => {
     // Had the refusals counted, the day (3) would be used up.
     const [next] = await send(key, 1);
     expect(next.status).toBe(200);
-    expect(next.headers.get("RateLimit")).toBe('"minute";r=1;t=60, "day";r=0;t=' + (86400 - 43260));
+    expect(next.headers.get("RateLimit")).toBe(`"minute";r=1;t=60, "day";r=0;t=${86400 - 43260}`);
   });
 });
 

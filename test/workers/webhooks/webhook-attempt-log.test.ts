@@ -23,7 +23,7 @@ const listed = async (endpointId: string) => (await (await api(`/v2/webhook-endp
 describe("a delivery's attempt log", () => {
   it("shows every attempt newest first: a refusal with the start of its answer, a failure to connect, the success", async () => {
     const { endpointId } = await pendingDeliveries(owner.key, [1]);
-    const answers = [() => new Response("x".repeat(1_000) + " the end", { status: 500 }), () => Promise.reject(new TypeError("Network connection lost.")), () => new Response("ok")];
+    const answers = [() => new Response(`${"x".repeat(1_000)} the end`, { status: 500 }), () => Promise.reject(new TypeError("Network connection lost.")), () => new Response("ok")];
     const { fetch } = receivers(() => answers.shift()!());
     const t0 = Date.now() + 1_000;
     for (const at of [0, 1_000, 3_000]) await runLaneOnce(endpointId, { fetch, now: () => t0 + at });

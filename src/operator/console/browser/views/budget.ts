@@ -96,7 +96,10 @@ export const budgetView: OperatorView = (root, [keyId]) => {
       limits,
       h(
         "form",
-        { onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", apiPath("keys", key, "limits"), { body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) } }), "Limits set: every location counts by them from its next call.")) },
+        { onsubmit: (event: Event) => {
+          event.preventDefault();
+          void act(() => admin("POST", apiPath("keys", key, "limits"), { body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) } }), "Limits set: every location counts by them from its next call.");
+        } },
         h("div", { class: "controls" }, h("label", { for: "limit-minute" }, "Per minute"), perMinute, h("label", { for: "limit-day" }, "Per day"), perDay),
         h("p", { class: "hint" }, own ? "The limits in force: the budget's own, kept in its keys' records until changed." : "The limits in force: its plan's. Set, they are kept in its keys' records until changed."),
         h("button", { type: "submit" }, "Set limits"),

@@ -20,7 +20,10 @@ export const keysView: OperatorView = (root) => {
   const search = h("input", { id: "key-search", name: "q", type: "search", autocomplete: "off", spellcheck: "false", placeholder: "key_…, so_live_…, a name or a budget" });
   const form = h(
     "form",
-    { role: "search", onsubmit: (event: Event) => (event.preventDefault(), void find(undefined)) },
+    { role: "search", onsubmit: (event: Event) => {
+        event.preventDefault();
+        void find(undefined);
+      } },
     h("label", { for: "key-search" }, "Find keys"),
     search,
     h("div", { class: "controls" }, select("key-plan", "Plan", PLANS), select("key-state", "State", STATES), select("key-scope", "Scope", SCOPES)),

@@ -55,7 +55,10 @@ export const pipelineView: OperatorView = (root) => {
     if (!stopped) timer = setTimeout(read, REFRESH_MS);
   };
 
-  const readNow = h("button", { type: "button", class: "quiet", onclick: () => (clearTimeout(timer), void read()) }, "Read now");
+  const readNow = h("button", { type: "button", class: "quiet", onclick: () => {
+        clearTimeout(timer);
+        void read();
+      } }, "Read now");
   show(root, h("h1", { tabindex: -1 }, "Pipeline"), h("p", {}, "Order events from their capture to the webhook lanes. ", readNow), status, figures);
   void read();
   return () => {

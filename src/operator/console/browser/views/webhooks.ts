@@ -41,7 +41,10 @@ export const webhooksView: OperatorView = (root) => {
       endpoint.status === "enabled"
         ? h(
             "form",
-            { class: "row", onsubmit: (event: Event) => (event.preventDefault(), void act(() => admin("POST", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "disable"), { body: reason.value.trim() ? { reason: reason.value.trim() } : {} }), `Locked ${endpoint.id}: nothing more is delivered to it.`)) },
+            { class: "row", onsubmit: (event: Event) => {
+          event.preventDefault();
+          void act(() => admin("POST", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "disable"), { body: reason.value.trim() ? { reason: reason.value.trim() } : {} }), `Locked ${endpoint.id}: nothing more is delivered to it.`);
+        } },
             h("label", { for: reasonId }, "Reason for its owner"),
             reason,
             h("button", { type: "submit", class: "danger" }, "Lock"),
