@@ -15,17 +15,26 @@ import { percentile, type DeliveryRow } from "./report";
 export async function measureDelivery(
   name: string,
   receiver: WebhookReceiver,
-  options: { changes: number; perSecond: number; patienceMs: number; write(index: number): Promise<void>; ours(arrival: Arrival): boolean },
+  options: {
+    changes: number;
+    perSecond: number;
+    patienceMs: number;
+    write(index: number): Promise<void>;
+    ours(arrival: Arrival): boolean;
+  },
 ): Promise<DeliveryRow> {
   const started = Date.now();
   await Promise.all(
     Array.from({ length: options.changes }, (_, index) =>
-      new Promise((resolve) => setTimeout(resolve, started + (index * 1000) / options.perSecond - Date.now())).then(() => options.write(index)),
+      new Promise((resolve) => setTimeout(resolve, started + (index * 1000) / options.perSecond - Date.now())).then(
+        () => options.write(index),
+      ),
     ),
   );
   const arrived = () => [...receiver.arrivals.values()].filter(options.ours);
   const deadline = Date.now() + options.patienceMs;
-  while (arrived().length < options.changes && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  while (arrived().length < options.changes && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   const latencies = arrived()
     .map((arrival) => arrival.receivedAt - Date.parse(arrival.createdAt))
     .sort((a, b) => a - b);

@@ -132,7 +132,9 @@ export function scaleTable(rows: ScaleRow[]): string {
   const lines = ["| Row | median ms | µs per order | bytes | workerd peak RSS MB |", "|---|---:|---:|---:|---:|"];
   for (const row of rows) {
     const perOrder = row.orders > 0 ? ((row.medianMs * 1000) / row.orders).toFixed(2) : "–";
-    lines.push(`| ${row.name} | ${row.medianMs.toFixed(1)} | ${perOrder} | ${row.bytes} | ${(row.peakRssBytes / MB).toFixed(1)} |`);
+    lines.push(
+      `| ${row.name} | ${row.medianMs.toFixed(1)} | ${perOrder} | ${row.bytes} | ${(row.peakRssBytes / MB).toFixed(1)} |`,
+    );
   }
   return lines.join("\n");
 }
@@ -143,8 +145,14 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 export function deliveryTable(rows: DeliveryRow[]): string {
-  const lines = ["| Row | changes | a second | delivered | p50 ms | p99 ms | max ms |", "|---|---:|---:|---:|---:|---:|---:|"];
-  for (const row of rows) lines.push(`| ${row.name} | ${row.changes} | ${row.perSecond} | ${row.delivered} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} |`);
+  const lines = [
+    "| Row | changes | a second | delivered | p50 ms | p99 ms | max ms |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const row of rows)
+    lines.push(
+      `| ${row.name} | ${row.changes} | ${row.perSecond} | ${row.delivered} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} |`,
+    );
   return lines.join("\n");
 }
 
@@ -181,7 +189,9 @@ export const entryName = (row: string) => `${row} [through the entry worker]`;
 
 /** Each row the targets compare, with what it is compared with. */
 const COMPARED: readonly (readonly [string, string])[] = [
-  ...[ROWS.banned, ROWS.limited, ROWS.keyless, ROWS.revalidation, ROWS.unauthenticated].map((name) => [name, floorName(name)] as const),
+  ...[ROWS.banned, ROWS.limited, ROWS.keyless, ROWS.revalidation, ROWS.unauthenticated].map(
+    (name) => [name, floorName(name)] as const,
+  ),
   [ROWS.list, ROWS.peerLogged],
   [ROWS.listUncached, ROWS.dataLogged],
 ];
@@ -194,22 +204,35 @@ const COMPARED: readonly (readonly [string, string])[] = [
  */
 export function entryWorkerTable(rows: LoadRow[]): string {
   const row = (name: string) => rows.find((candidate) => candidate.name === name);
-  const lines = ["| Row / what it is compared with | direct socket | through the entry worker | workerd CPU µs beyond, direct |", "|---|---:|---:|---:|"];
+  const lines = [
+    "| Row / what it is compared with | direct socket | through the entry worker | workerd CPU µs beyond, direct |",
+    "|---|---:|---:|---:|",
+  ];
   for (const [measured, against] of COMPARED) {
-    const [direct, directBase, entry, entryBase] = [row(measured), row(against), row(entryName(measured)), row(entryName(against))];
+    const [direct, directBase, entry, entryBase] = [
+      row(measured),
+      row(against),
+      row(entryName(measured)),
+      row(entryName(against)),
+    ];
     if (!direct || !directBase) continue;
-    lines.push(`| ${measured} / ${against} | ${ratio(direct.requestsPerSecond, directBase.requestsPerSecond)} | ${entry && entryBase ? ratio(entry.requestsPerSecond, entryBase.requestsPerSecond) : "–"} | ${cpuBeyond(direct, directBase)} |`);
+    lines.push(
+      `| ${measured} / ${against} | ${ratio(direct.requestsPerSecond, directBase.requestsPerSecond)} | ${entry && entryBase ? ratio(entry.requestsPerSecond, entryBase.requestsPerSecond) : "–"} | ${cpuBeyond(direct, directBase)} |`,
+    );
   }
   return lines.length > 2 ? lines.join("\n") : "";
 }
 
 /** The workerd CPU µs a response costs beyond another's, where both were measured. */
 const cpuBeyond = (row: LoadRow, base: LoadRow) =>
-  row.workerdCpuMicros !== undefined && base.workerdCpuMicros !== undefined ? String(Math.round(row.workerdCpuMicros - base.workerdCpuMicros)) : "–";
+  row.workerdCpuMicros !== undefined && base.workerdCpuMicros !== undefined
+    ? String(Math.round(row.workerdCpuMicros - base.workerdCpuMicros))
+    : "–";
 
 /** The breakdown rows: the per-request chain cut after each layer (bench/worker.ts), named by the last layer kept. */
 export const BREAKDOWN = "breakdown: a bare 429 after ";
-export const breakdownRowName = (layers: readonly string[], cut: number) => `${BREAKDOWN}${cut === 0 ? "no layer" : `${layers[cut - 1]} (${cut} of ${layers.length})`}`;
+export const breakdownRowName = (layers: readonly string[], cut: number) =>
+  `${BREAKDOWN}${cut === 0 ? "no layer" : `${layers[cut - 1]} (${cut} of ${layers.length})`}`;
 
 /**
  * Each layer's share of a refused request: the time a request takes at each
@@ -223,7 +246,9 @@ export function breakdownTable(rows: LoadRow[]): string {
   const micros = (row: LoadRow) => 1e6 / row.requestsPerSecond;
   const total = micros(cuts.at(-1)!) - micros(cuts[0]!);
   const cpuShare = (row: LoadRow, before: LoadRow | undefined) =>
-    before?.workerdCpuMicros === undefined || row.workerdCpuMicros === undefined ? "–" : String(Math.round(row.workerdCpuMicros - before.workerdCpuMicros));
+    before?.workerdCpuMicros === undefined || row.workerdCpuMicros === undefined
+      ? "–"
+      : String(Math.round(row.workerdCpuMicros - before.workerdCpuMicros));
   const lines = [
     "| Layer added | req/s | µs per request | its share, µs | of the chain's cost | its share of workerd CPU, µs |",
     "|---|---:|---:|---:|---:|---:|",
@@ -277,9 +302,15 @@ function comparison(load: LoadRow[], measured: string, against: string): { value
   const row = (name: string) => load.find((candidate) => candidate.name === name);
   const [m, a] = [row(measured), row(against)];
   const value = (m?.requestsPerSecond ?? NaN) / (a?.requestsPerSecond ?? NaN);
-  const beyond = m?.workerdCpuMicros !== undefined && a?.workerdCpuMicros !== undefined ? `, ${cpuBeyond(m, a)} µs of workerd CPU beyond it` : "";
+  const beyond =
+    m?.workerdCpuMicros !== undefined && a?.workerdCpuMicros !== undefined
+      ? `, ${cpuBeyond(m, a)} µs of workerd CPU beyond it`
+      : "";
   const [em, ea] = [row(entryName(measured)), row(entryName(against))];
-  const entry = em && ea ? `; ${(em.requestsPerSecond / ea.requestsPerSecond).toFixed(2)}× through the entry worker, no target` : "";
+  const entry =
+    em && ea
+      ? `; ${(em.requestsPerSecond / ea.requestsPerSecond).toFixed(2)}× through the entry worker, no target`
+      : "";
   return { value, detail: `${value.toFixed(2)}×${beyond}${entry}` };
 }
 
@@ -297,7 +328,8 @@ export interface Figure {
  */
 export function evaluateFigures(load: LoadRow[]): Figure[] {
   const bare = load[0];
-  const vsBare = (name: string) => `${((load.find((row) => row.name === name)?.requestsPerSecond ?? NaN) / (bare?.requestsPerSecond ?? NaN)).toFixed(2)}×`;
+  const vsBare = (name: string) =>
+    `${((load.find((row) => row.name === name)?.requestsPerSecond ?? NaN) / (bare?.requestsPerSecond ?? NaN)).toFixed(2)}×`;
   return [
     { name: "banned key against the bare route (retired target 0.5×)", detail: vsBare(ROWS.banned) },
     { name: "limited key against the bare route (retired target 0.32×)", detail: vsBare(ROWS.limited) },
@@ -308,11 +340,18 @@ export function evaluateFigures(load: LoadRow[]): Figure[] {
   ];
 }
 
-export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: FanOut, delivery: DeliveryRow[] = [], fanOutDelivery?: FanOutDeliveryRow): Target[] {
+export function evaluateTargets(
+  load: LoadRow[],
+  scale: ScaleRow[],
+  fanOut?: FanOut,
+  delivery: DeliveryRow[] = [],
+  fanOutDelivery?: FanOutDeliveryRow,
+): Target[] {
   const [, data] = load;
   const row = (name: string) => load.find((candidate) => candidate.name === name);
   const list = row(ROWS.list);
-  const sized = (orders: number, kind: string) => scale.find((row) => row.name === `${orders.toLocaleString("en")} orders, ${kind}`);
+  const sized = (orders: number, kind: string) =>
+    scale.find((row) => row.name === `${orders.toLocaleString("en")} orders, ${kind}`);
   const full = (orders: number) => sized(orders, SCALE.uncached);
   const revalidation = scale.find((row) => row.name.endsWith(SCALE.revalidation));
   const perOrder = (row: ScaleRow | undefined) => (row ? row.medianMs / row.orders : NaN);
@@ -355,14 +394,26 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
   compared(ROWS.limited, floorName(ROWS.limited), 0.85, "429 limited key against its floor");
   compared(ROWS.keyless, floorName(ROWS.keyless), 0.85, "429 without a key, one /64, against its floor");
   compared(ROWS.revalidation, floorName(ROWS.revalidation), 0.85, "304 revalidation of the list against its floor");
-  compared(ROWS.list, ROWS.peerLogged, 1, "authenticated list (cache on) against the peer as deployed (its log line and point)");
-  compared(ROWS.listUncached, ROWS.dataLogged, 0.95, "authenticated list, cache off, against the data baseline with the log line and point");
+  compared(
+    ROWS.list,
+    ROWS.peerLogged,
+    1,
+    "authenticated list (cache on) against the peer as deployed (its log line and point)",
+  );
+  compared(
+    ROWS.listUncached,
+    ROWS.dataLogged,
+    0.95,
+    "authenticated list, cache off, against the data baseline with the log line and point",
+  );
 
   const perAdmission = fanOut ? fanOut.objectCalls / fanOut.admitted : NaN;
   targets.push({
     name: "one enterprise key from several isolates: object calls per admitted request ≤ 0.1",
     met: perAdmission <= 0.1,
-    detail: fanOut ? `${perAdmission.toFixed(3)} (${fanOut.objectCalls} calls for ${fanOut.admitted} admitted, ${fanOut.isolates} isolates)` : "not measured",
+    detail: fanOut
+      ? `${perAdmission.toFixed(3)} (${fanOut.objectCalls} calls for ${fanOut.admitted} admitted, ${fanOut.isolates} isolates)`
+      : "not measured",
   });
 
   const conditional = revalidation && full(10_000) ? revalidation.medianMs / full(10_000)!.medianMs : NaN;
@@ -387,7 +438,8 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
   });
 
   // The cached rows carry the peak of their whole size: uncached lists, the miss that filled the cache and the hits.
-  const memory = (sized(100_000, SCALE.cached)?.peakRssBytes ?? NaN) - (sized(1_000, SCALE.cached)?.peakRssBytes ?? NaN);
+  const memory =
+    (sized(100_000, SCALE.cached)?.peakRssBytes ?? NaN) - (sized(1_000, SCALE.cached)?.peakRssBytes ?? NaN);
   targets.push({
     name: "workerd peak memory grows < 64 MB from 1,000 to 100,000 orders, cache on (misses, fills and hits)",
     met: memory < 64 * MB,
@@ -395,15 +447,44 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
   });
 
   /** A time over another, at most `bound`; the detail names both, and `base` how the second was made up. */
-  const ratioTarget = (name: string, bound: number, measuredMs: number, baselineMs: number, digits: number, base = "", after = "") => {
+  const ratioTarget = (
+    name: string,
+    bound: number,
+    measuredMs: number,
+    baselineMs: number,
+    digits: number,
+    base = "",
+    after = "",
+  ) => {
     const value = measuredMs / baselineMs;
-    targets.push({ name, met: value <= bound, detail: `${value.toFixed(2)}× (${measuredMs.toFixed(digits)} ms vs ${base || `${baselineMs.toFixed(digits)} ms`}${after})` });
+    targets.push({
+      name,
+      met: value <= bound,
+      detail: `${value.toFixed(2)}× (${measuredMs.toFixed(digits)} ms vs ${base || `${baselineMs.toFixed(digits)} ms`}${after})`,
+    });
   };
   /** A scale row's time over another's, at most `bound`. */
-  const timeRatio = (name: string, bound: number, measured: ScaleRow | undefined, baseline: ScaleRow | undefined, digits: number) =>
-    ratioTarget(name, bound, measured?.medianMs ?? NaN, baseline?.medianMs ?? NaN, digits);
-  timeRatio("100,000 orders with D1 50 ms away: read-ahead ≤ 0.6× the time without", 0.6, sized(100_000, SCALE.farD1), sized(100_000, SCALE.farD1Serial), 0);
-  timeRatio("v2: a page of 100 status=pending among 1,000,000 orders ≤ 1.5× its time among 10,000", 1.5, sized(1_000_000, SCALE.v2Page), sized(10_000, SCALE.v2Page), 1);
+  const timeRatio = (
+    name: string,
+    bound: number,
+    measured: ScaleRow | undefined,
+    baseline: ScaleRow | undefined,
+    digits: number,
+  ) => ratioTarget(name, bound, measured?.medianMs ?? NaN, baseline?.medianMs ?? NaN, digits);
+  timeRatio(
+    "100,000 orders with D1 50 ms away: read-ahead ≤ 0.6× the time without",
+    0.6,
+    sized(100_000, SCALE.farD1),
+    sized(100_000, SCALE.farD1Serial),
+    0,
+  );
+  timeRatio(
+    "v2: a page of 100 status=pending among 1,000,000 orders ≤ 1.5× its time among 10,000",
+    1.5,
+    sized(1_000_000, SCALE.v2Page),
+    sized(10_000, SCALE.v2Page),
+    1,
+  );
   /**
    * A walk against what it must read (docs/design/performance.md#why-the-other-targets-are-what-they-are):
    * the rows, as v1's uncached list reads them, and a page's fixed cost once per page, as a page of one pays it.
@@ -423,7 +504,11 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
       `; ${(walkMs / v1).toFixed(2)}× v1's list alone`,
     );
   };
-  walkTarget("v2: walking all 100,000 orders in pages of 1,000", sized(100_000, SCALE.v2Walk), sized(100_000, SCALE.v2PageOfOne));
+  walkTarget(
+    "v2: walking all 100,000 orders in pages of 1,000",
+    sized(100_000, SCALE.v2Walk),
+    sized(100_000, SCALE.v2PageOfOne),
+  );
   timeRatio(
     "v2: a page of 100 with a ship date range covering every order, among 1,000,000 orders ≤ 1.5× its time among 10,000",
     1.5,
@@ -432,7 +517,11 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     1,
   );
   // A filtered walk reads each order through its status index, then per page a range's bounded frontier.
-  walkTarget("v2: walking 100,000 orders with status=pending, pages of 1,000,", sized(100_000, SCALE.v2StatusWalk), sized(100_000, SCALE.v2StatusPageOfOne));
+  walkTarget(
+    "v2: walking 100,000 orders with status=pending, pages of 1,000,",
+    sized(100_000, SCALE.v2StatusWalk),
+    sized(100_000, SCALE.v2StatusPageOfOne),
+  );
   timeRatio(
     "v2: walking them with a wide ship date range as well ≤ 1.25× the walk with the status alone (the range's own cost: a bounded frontier a page)",
     1.25,
@@ -440,8 +529,20 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
     sized(100_000, SCALE.v2StatusWalk),
     0,
   );
-  timeRatio("events: a feed page of 100 among 1,000,000 events ≤ 1.5× its time among 10,000", 1.5, sized(1_000_000, SCALE.feedPage), sized(10_000, SCALE.feedPage), 1);
-  timeRatio("events: a feed page of 100 with two types among 1,000,000 events ≤ 1.5× its time among 10,000", 1.5, sized(1_000_000, SCALE.feedTypesPage), sized(10_000, SCALE.feedTypesPage), 1);
+  timeRatio(
+    "events: a feed page of 100 among 1,000,000 events ≤ 1.5× its time among 10,000",
+    1.5,
+    sized(1_000_000, SCALE.feedPage),
+    sized(10_000, SCALE.feedPage),
+    1,
+  );
+  timeRatio(
+    "events: a feed page of 100 with two types among 1,000,000 events ≤ 1.5× its time among 10,000",
+    1.5,
+    sized(1_000_000, SCALE.feedTypesPage),
+    sized(10_000, SCALE.feedTypesPage),
+    1,
+  );
   const v2Page = row(ROWS.v2Page);
   const v2VsData = v2Page && data ? v2Page.requestsPerSecond / data.requestsPerSecond : NaN;
   targets.push({
@@ -451,12 +552,18 @@ export function evaluateTargets(load: LoadRow[], scale: ScaleRow[], fanOut?: Fan
   });
 
   // Every change must arrive: a row that lost one misses its target whatever its percentiles.
-  for (const [name, boundMs] of [[DELIVERY.api, 2_000], [DELIVERY.external, 5_000], [DELIVERY.besideHanging, 5_000]] as const) {
+  for (const [name, boundMs] of [
+    [DELIVERY.api, 2_000],
+    [DELIVERY.external, 5_000],
+    [DELIVERY.besideHanging, 5_000],
+  ] as const) {
     const measured = delivery.find((candidate) => candidate.name === name);
     targets.push({
       name: `${name}: every event at a local receiver, p99 from commit to receipt ≤ ${boundMs / 1000} s`,
       met: measured !== undefined && measured.delivered === measured.changes && measured.p99Ms <= boundMs,
-      detail: measured ? `p99 ${measured.p99Ms} ms, p50 ${measured.p50Ms} ms, ${measured.delivered} of ${measured.changes} delivered` : "not measured",
+      detail: measured
+        ? `p99 ${measured.p99Ms} ms, p50 ${measured.p50Ms} ms, ${measured.delivered} of ${measured.changes} delivered`
+        : "not measured",
     });
   }
   if (fanOutDelivery) {
@@ -485,7 +592,10 @@ export interface BenchResults {
 }
 
 /** Where bench/README.md's last run begins and ends: the bench rewrites what lies between. */
-export const LAST_RUN_MARKERS = ["<!-- last run: written by npm run bench from results.json -->", "<!-- end of last run -->"] as const;
+export const LAST_RUN_MARKERS = [
+  "<!-- last run: written by npm run bench from results.json -->",
+  "<!-- end of last run -->",
+] as const;
 
 /** bench/README.md's "Last run": the machine, the settings and every target's verdict and figure, from results.json. */
 export function lastRunSection({ date, machine, settings, targets, figures = [] }: BenchResults): string {
@@ -494,7 +604,9 @@ export function lastRunSection({ date, machine, settings, targets, figures = [] 
       `${settings.warmup} s warm-up, ${settings.duration} s per row, median of ${settings.rounds} rounds. Every row's figures: [results.json](results.json).`,
     "",
     ...targets.map((target) => `- ${target.met ? "met" : "**MISSED**"}: ${target.name}: ${target.detail}`),
-    ...(figures.length > 0 ? ["", "No target:", "", ...figures.map((figure) => `- ${figure.name}: ${figure.detail}`)] : []),
+    ...(figures.length > 0
+      ? ["", "No target:", "", ...figures.map((figure) => `- ${figure.name}: ${figure.detail}`)]
+      : []),
   ].join("\n");
 }
 

@@ -8,7 +8,34 @@
 import autocannon from "autocannon";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DELIVERY, ROWS, SCALE, WALK_PAGE, fanOutDeliveryTable, type FanOutDeliveryRow, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateFigures, evaluateTargets, floorName, lastRunSection, loadTable, medianRow, scaleTable, unexpectedWarnings, withLastRun, type BenchResults, type DeliveryRow, type FanOut, type LoadRow, type ScaleRow, type Target } from "./report";
+import {
+  DELIVERY,
+  ROWS,
+  SCALE,
+  WALK_PAGE,
+  fanOutDeliveryTable,
+  type FanOutDeliveryRow,
+  breakdownRowName,
+  breakdownTable,
+  deliveryTable,
+  entryName,
+  entryWorkerTable,
+  evaluateFigures,
+  evaluateTargets,
+  floorName,
+  lastRunSection,
+  loadTable,
+  medianRow,
+  scaleTable,
+  unexpectedWarnings,
+  withLastRun,
+  type BenchResults,
+  type DeliveryRow,
+  type FanOut,
+  type LoadRow,
+  type ScaleRow,
+  type Target,
+} from "./report";
 import { measureDelivery } from "./delivery-latency";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver, type WebhookReceiver } from "../scripts/lib/webhook-receiver";
@@ -21,7 +48,10 @@ const OUT_OF_RECORD = "bench/results.json";
 const README = "bench/README.md";
 
 /** What a row sends, to `origin + path`. autocannon 8 takes `warmup`, which its published types (7.x) lack. */
-type RowOptions = Omit<autocannon.Options, "url"> & { path: string; /** The direct socket (nothing in front of the worker) unless given. */ origin?: string };
+type RowOptions = Omit<autocannon.Options, "url"> & {
+  path: string /** The direct socket (nothing in front of the worker) unless given. */;
+  origin?: string;
+};
 
 interface RowSpec {
   name: string;
@@ -84,7 +114,10 @@ async function prepareKeys(): Promise<Keys> {
   // The limited key's one request a day, spent, so every later request of it is a 429 (until midnight UTC).
   await fetch(`${origin}/v1/store/orders`, { headers: { Authorization: `Bearer ${keys.limited}` } });
   // The banned key: one admitted, then refused until the service's ban rule (20 in a row) bans it for 15 minutes.
-  for (let i = 0; i < 23; i++) await (await fetch(`${origin}/v1/store/orders`, { headers: { ...bearer(keys.banned), ...variant("bans") } })).arrayBuffer();
+  for (let i = 0; i < 23; i++)
+    await (
+      await fetch(`${origin}/v1/store/orders`, { headers: { ...bearer(keys.banned), ...variant("bans") } })
+    ).arrayBuffer();
   return keys;
 }
 
@@ -99,25 +132,68 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
     expected: 304,
     options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, "If-None-Match": await currentEtag() } }),
   };
-  const unauthenticated: RowSpec = { name: ROWS.unauthenticated, expected: 401, options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromRandomAddress }] }) };
+  const unauthenticated: RowSpec = {
+    name: ROWS.unauthenticated,
+    expected: 401,
+    options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromRandomAddress }] }),
+  };
   const keyless: RowSpec = {
     name: ROWS.keyless,
     expected: 429,
     withinOneMinute: true,
     options: async () => ({ path: "/v1/store/orders", requests: [{ setupRequest: fromOneNetwork }] }),
   };
-  const limited: RowSpec = { name: ROWS.limited, expected: 429, options: async () => ({ path: "/v1/store/orders", headers: bearer(keys.limited) }) };
-  const banned: RowSpec = { name: ROWS.banned, expected: 429, options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans") } }) };
+  const limited: RowSpec = {
+    name: ROWS.limited,
+    expected: 429,
+    options: async () => ({ path: "/v1/store/orders", headers: bearer(keys.limited) }),
+  };
+  const banned: RowSpec = {
+    name: ROWS.banned,
+    expected: 429,
+    options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans") } }),
+  };
   const bare: RowSpec = { name: ROWS.bare, expected: 200, options: async () => ({ path: "/bench/bare" }) };
-  const data: RowSpec = { name: ROWS.data, expected: 200, options: async () => ({ path: "/bench/query/store/orders" }) };
-  const dataLogged: RowSpec = { name: ROWS.dataLogged, expected: 200, options: async () => ({ path: "/bench/query-logged/store/orders" }) };
-  const list: RowSpec = { name: ROWS.list, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: roomy }) };
-  const uncached: RowSpec = { name: ROWS.listUncached, expected: 200, options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, ...variant("nocache") } }) };
-  const peer: RowSpec = { name: ROWS.peer, expected: 200, options: async () => ({ path: "/bench/peer/store/orders", headers: roomy }) };
-  const peerLogged: RowSpec = { name: ROWS.peerLogged, expected: 200, options: async () => ({ path: "/bench/peer-logged/store/orders", headers: roomy }) };
+  const data: RowSpec = {
+    name: ROWS.data,
+    expected: 200,
+    options: async () => ({ path: "/bench/query/store/orders" }),
+  };
+  const dataLogged: RowSpec = {
+    name: ROWS.dataLogged,
+    expected: 200,
+    options: async () => ({ path: "/bench/query-logged/store/orders" }),
+  };
+  const list: RowSpec = {
+    name: ROWS.list,
+    expected: 200,
+    options: async () => ({ path: "/v1/store/orders", headers: roomy }),
+  };
+  const uncached: RowSpec = {
+    name: ROWS.listUncached,
+    expected: 200,
+    options: async () => ({ path: "/v1/store/orders", headers: { ...roomy, ...variant("nocache") } }),
+  };
+  const peer: RowSpec = {
+    name: ROWS.peer,
+    expected: 200,
+    options: async () => ({ path: "/bench/peer/store/orders", headers: roomy }),
+  };
+  const peerLogged: RowSpec = {
+    name: ROWS.peerLogged,
+    expected: 200,
+    options: async () => ({ path: "/bench/peer-logged/store/orders", headers: roomy }),
+  };
   const refusals = [revalidation, unauthenticated, keyless, limited, banned];
   // Every row runs on the direct socket, as Cloudflare runs the Worker; these run through Miniflare's entry worker too, for its share (no target).
-  const throughEntry = [bare, dataLogged, list, peerLogged, uncached, ...refusals.flatMap((row) => [row, floorOf(row)])].map(viaEntryWorker);
+  const throughEntry = [
+    bare,
+    dataLogged,
+    list,
+    peerLogged,
+    uncached,
+    ...refusals.flatMap((row) => [row, floorOf(row)]),
+  ].map(viaEntryWorker);
   // Cancels change the list (and its ETag), so they come after every row that reads it.
   return [
     bare,
@@ -129,7 +205,11 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
     peer,
     peerLogged,
     uncached,
-    { name: ROWS.v2Page, expected: 200, options: async () => ({ path: "/v2/store/orders?status=pending&limit=100", headers: roomy }) },
+    {
+      name: ROWS.v2Page,
+      expected: 200,
+      options: async () => ({ path: "/v2/store/orders?status=pending&limit=100", headers: roomy }),
+    },
     {
       name: ROWS.farList,
       expected: 200,
@@ -140,13 +220,19 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
     {
       name: ROWS.bannedUnrecorded,
       expected: 429,
-      options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant("bans-unrecorded") } }),
+      options: async () => ({
+        path: "/v1/store/orders",
+        headers: { ...bearer(keys.banned), ...variant("bans-unrecorded") },
+      }),
     },
     // The fixed cost's breakdown: the banned key through the chain cut after each layer.
     ...Array.from({ length: layers.length + 1 }, (_, cut) => ({
       name: breakdownRowName(layers, cut),
       expected: 429,
-      options: async () => ({ path: "/v1/store/orders", headers: { ...bearer(keys.banned), ...variant(`breakdown-${cut}`) } }),
+      options: async () => ({
+        path: "/v1/store/orders",
+        headers: { ...bearer(keys.banned), ...variant(`breakdown-${cut}`) },
+      }),
     })),
     ...throughEntry,
     {
@@ -156,7 +242,9 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
         path: "/v1/store/orders/1",
         method: "DELETE",
         headers: roomy,
-        requests: [{ setupRequest: (req) => ({ ...req, path: `/v1/store/orders/${1 + Math.floor(Math.random() * 100)}` }) }],
+        requests: [
+          { setupRequest: (req) => ({ ...req, path: `/v1/store/orders/${1 + Math.floor(Math.random() * 100)}` }) },
+        ],
       }),
     },
   ];
@@ -230,12 +318,19 @@ async function onFreshWorkerd(orders: number, statuses?: "pending" | "mixed"): P
 
 /** v1's whole list with the cache off: what a walk is judged by. */
 const measureUncached = (orders: number, runs: number, roomy: Record<string, string>) =>
-  measureList(`${orders.toLocaleString("en")} orders, ${SCALE.uncached}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant("nocache") });
+  measureList(`${orders.toLocaleString("en")} orders, ${SCALE.uncached}`, "/v1/store/orders", orders, runs, {
+    ...roomy,
+    ...variant("nocache"),
+  });
 
 /** The scale rows: sequential requests, each size on a fresh workerd. */
 async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> {
   const scale: ScaleRow[] = [];
-  for (const [orders, runs] of [[1_000, 7], [10_000, 5], [100_000, 3]] as const) {
+  for (const [orders, runs] of [
+    [1_000, 7],
+    [10_000, 5],
+    [100_000, 3],
+  ] as const) {
     console.error(`Scale: ${orders} orders…`);
     // A fresh workerd for each size, so its peak memory is this size's (a miss, a fill and hits) and not a larger list's.
     await onFreshWorkerd(orders);
@@ -252,26 +347,78 @@ async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> 
       const latest = await fetch(`${origin}/v1/store/orders`, { headers: roomy });
       await latest.arrayBuffer();
       const current = latest.headers.get("ETag")!;
-      scale.push(await measureList(`${size} orders, ${SCALE.revalidation}`, "/v1/store/orders", 0, 21, { ...roomy, "If-None-Match": current }, 304));
+      scale.push(
+        await measureList(
+          `${size} orders, ${SCALE.revalidation}`,
+          "/v1/store/orders",
+          0,
+          21,
+          { ...roomy, "If-None-Match": current },
+          304,
+        ),
+      );
     }
     if (orders === 100_000) {
-      for (const [name, bindings] of [[SCALE.farD1, "d1far"], [SCALE.farD1Serial, "d1far-serial"]]) {
-        scale.push(await measureList(`${size} orders, ${name}`, "/v1/store/orders", orders, runs, { ...roomy, ...variant(bindings!) }));
+      for (const [name, bindings] of [
+        [SCALE.farD1, "d1far"],
+        [SCALE.farD1Serial, "d1far-serial"],
+      ]) {
+        scale.push(
+          await measureList(`${size} orders, ${name}`, "/v1/store/orders", orders, runs, {
+            ...roomy,
+            ...variant(bindings!),
+          }),
+        );
       }
       scale.push(...(await measureWalks(orders, runs, roomy)));
     }
   }
 
   // v2's filtered page costs what a page reads, not what the table holds.
-  for (const [orders, runs] of [[10_000, 21], [1_000_000, 21]] as const) {
+  for (const [orders, runs] of [
+    [10_000, 21],
+    [1_000_000, 21],
+  ] as const) {
     console.error(`Scale: v2 pages among ${orders} orders…`);
     await onFreshWorkerd(orders, "mixed");
     await measureList(`warm-up`, "/v2/store/orders?status=pending&limit=100", 100, 3, roomy);
-    scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.v2Page}`, "/v2/store/orders?status=pending&limit=100", 100, runs, roomy));
-    scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.v2RangePage}`, "/v2/store/orders?shipDateFrom=2026-01-01T00:00:00Z&limit=100", 100, runs, roomy));
+    scale.push(
+      await measureList(
+        `${orders.toLocaleString("en")} orders, ${SCALE.v2Page}`,
+        "/v2/store/orders?status=pending&limit=100",
+        100,
+        runs,
+        roomy,
+      ),
+    );
+    scale.push(
+      await measureList(
+        `${orders.toLocaleString("en")} orders, ${SCALE.v2RangePage}`,
+        "/v2/store/orders?shipDateFrom=2026-01-01T00:00:00Z&limit=100",
+        100,
+        runs,
+        roomy,
+      ),
+    );
     // The seed leaves one order.created per order in the feed.
-    scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.feedPage}`, "/v2/store/order-events?limit=100", 100, runs, roomy));
-    scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${SCALE.feedTypesPage}`, "/v2/store/order-events?types=order.created,order.cancelled&limit=100", 100, runs, roomy));
+    scale.push(
+      await measureList(
+        `${orders.toLocaleString("en")} orders, ${SCALE.feedPage}`,
+        "/v2/store/order-events?limit=100",
+        100,
+        runs,
+        roomy,
+      ),
+    );
+    scale.push(
+      await measureList(
+        `${orders.toLocaleString("en")} orders, ${SCALE.feedTypesPage}`,
+        "/v2/store/order-events?types=order.created,order.cancelled&limit=100",
+        100,
+        runs,
+        roomy,
+      ),
+    );
   }
   return scale;
 }
@@ -315,17 +462,23 @@ try {
 
   const targets = evaluateTargets(load, scale, fanOut, delivery, fanOutDelivery);
   const figures = evaluateFigures(load);
-  console.log(`\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`);
+  console.log(
+    `\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`,
+  );
   console.log(loadTable(load));
   console.log(`\n${entryWorkerTable(load)}`);
   console.log(`\n## Where a refused request's time goes (the banned key through the chain cut after each layer)\n`);
   console.log(breakdownTable(load));
   console.log("\n## Scale (sequential requests; median time; workerd's peak resident memory)\n");
   console.log(scaleTable(scale));
-  console.log(`\n## Webhook delivery (${DELIVERY_CHANGES} changes at ${DELIVERY_RATE} a second each; commit to first arrival at a receiver on this machine)\n`);
+  console.log(
+    `\n## Webhook delivery (${DELIVERY_CHANGES} changes at ${DELIVERY_RATE} a second each; commit to first arrival at a receiver on this machine)\n`,
+  );
   console.log(deliveryTable(delivery));
   console.log(`\n${fanOutDeliveryTable(fanOutDelivery)}`);
-  console.log(`\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`);
+  console.log(
+    `\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`,
+  );
   console.log("\n## Targets\n");
   printTargets(targets);
   console.log("\n## No target\n");
@@ -333,7 +486,18 @@ try {
 
   const warnings = unexpectedWarnings(load);
   for (const warning of warnings) console.log(`\n${warning}`);
-  const results = { date: new Date().toISOString(), machine: machine(), settings: { connections, warmup, duration, rounds }, load, scale, fanOut, delivery, fanOutDelivery, targets, figures };
+  const results = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    settings: { connections, warmup, duration, rounds },
+    load,
+    scale,
+    fanOut,
+    delivery,
+    fanOutDelivery,
+    targets,
+    figures,
+  };
   writeFileSync(values.out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nJSON: ${values.out}`);
   // The guide shows the last full run of record, never a partial or scratch one.
@@ -357,12 +521,18 @@ try {
  * receiver on this machine through one endpoint that wants every type.
  */
 async function measureDeliveries(webhooksKey: string, roomy: Record<string, string>): Promise<DeliveryRow[]> {
-  console.error(`Webhook delivery: ${DELIVERY_CHANGES} cancels, then ${DELIVERY_CHANGES} external updates, ${DELIVERY_RATE} a second…`);
+  console.error(
+    `Webhook delivery: ${DELIVERY_CHANGES} cancels, then ${DELIVERY_CHANGES} external updates, ${DELIVERY_RATE} a second…`,
+  );
   // Orders 1..N for the cancels, N+1..2N for the external updates; the endpoint comes after their creations.
   await seed(2 * DELIVERY_CHANGES);
   const receiver = await startWebhookReceiver();
   const manage = { Authorization: `Bearer ${webhooksKey}`, "Content-Type": "application/json" };
-  const created = await fetch(`${origin}/v2/webhook-endpoints`, { method: "POST", headers: manage, body: JSON.stringify({ url: receiver.url }) });
+  const created = await fetch(`${origin}/v2/webhook-endpoints`, {
+    method: "POST",
+    headers: manage,
+    body: JSON.stringify({ url: receiver.url }),
+  });
   if (created.status !== 201) throw new Error(`webhook endpoint: status ${created.status}: ${await created.text()}`);
   const endpoint = (await created.json()) as { id: string; secret: string };
   receiver.secret = endpoint.secret;
@@ -380,26 +550,35 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
     const external = await measureDelivery(DELIVERY.external, receiver, {
       ...options,
       async write(index) {
-        await execute("UPDATE orders SET quantity = quantity + 1 WHERE id = ?1", [String(DELIVERY_CHANGES + index + 1)]);
+        await execute("UPDATE orders SET quantity = quantity + 1 WHERE id = ?1", [
+          String(DELIVERY_CHANGES + index + 1),
+        ]);
       },
       ours: (arrival) => arrival.type === "order.updated",
     });
     // The same, with another endpoint of the budget whose receiver takes every POST and answers none.
     const hanging = createServer(() => {});
     await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
-    const stuck = await fetch(`${origin}/v2/webhook-endpoints`, { method: "POST", headers: manage, body: JSON.stringify({ url: `http://127.0.0.1:${(hanging.address() as { port: number }).port}/hooks` }) });
+    const stuck = await fetch(`${origin}/v2/webhook-endpoints`, {
+      method: "POST",
+      headers: manage,
+      body: JSON.stringify({ url: `http://127.0.0.1:${(hanging.address() as { port: number }).port}/hooks` }),
+    });
     const stuckId = ((await stuck.json()) as { id: string }).id;
     const besideFrom = Date.now();
     try {
       const besideHanging = await measureDelivery(DELIVERY.besideHanging, receiver, {
         ...options,
         async write(index) {
-          await execute("UPDATE orders SET quantity = quantity + 1 WHERE id = ?1", [String(DELIVERY_CHANGES + index + 1)]);
+          await execute("UPDATE orders SET quantity = quantity + 1 WHERE id = ?1", [
+            String(DELIVERY_CHANGES + index + 1),
+          ]);
         },
         // Each order's second update: its first was the row above's.
         ours: (arrival) => arrival.type === "order.updated" && Date.parse(arrival.createdAt) >= besideFrom,
       });
-      if (receiver.rejected.length > 0) throw new Error(`webhook signatures did not verify: ${receiver.rejected.slice(0, 3).join("; ")}`);
+      if (receiver.rejected.length > 0)
+        throw new Error(`webhook signatures did not verify: ${receiver.rejected.slice(0, 3).join("; ")}`);
       return [api, external, besideHanging];
     } finally {
       await fetch(`${origin}/v2/webhook-endpoints/${stuckId}`, { method: "DELETE", headers: manage });
@@ -428,8 +607,13 @@ async function measureFanOutDelivery(keys: string[]): Promise<FanOutDeliveryRow>
     for (const key of keys) {
       for (let n = 0; n < 10; n++) {
         const receiver = await startWebhookReceiver();
-        const response = await fetch(`${origin}/v2/webhook-endpoints`, { method: "POST", headers: { ...bearer(key), "Content-Type": "application/json" }, body: JSON.stringify({ url: receiver.url, types: ["order.created"] }) });
-        if (response.status !== 201) throw new Error(`fan-out endpoint: status ${response.status}: ${await response.text()}`);
+        const response = await fetch(`${origin}/v2/webhook-endpoints`, {
+          method: "POST",
+          headers: { ...bearer(key), "Content-Type": "application/json" },
+          body: JSON.stringify({ url: receiver.url, types: ["order.created"] }),
+        });
+        if (response.status !== 201)
+          throw new Error(`fan-out endpoint: status ${response.status}: ${await response.text()}`);
         const endpoint = (await response.json()) as { id: string; secret: string };
         receiver.secret = endpoint.secret;
         made.push({ id: endpoint.id, key, receiver });
@@ -446,8 +630,11 @@ async function measureFanOutDelivery(keys: string[]): Promise<FanOutDeliveryRow>
     );
     const arrived = () => made.reduce((sum, { receiver }) => sum + receiver.arrivals.size, 0);
     const deadline = Date.now() + 120_000;
-    while (arrived() < made.length * FAN_OUT_EVENTS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    const lastArrival = Math.max(...made.flatMap(({ receiver }) => [...receiver.arrivals.values()].map((arrival) => arrival.receivedAt)));
+    while (arrived() < made.length * FAN_OUT_EVENTS && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const lastArrival = Math.max(
+      ...made.flatMap(({ receiver }) => [...receiver.arrivals.values()].map((arrival) => arrival.receivedAt)),
+    );
     const seconds = (lastArrival - started) / 1000;
     const delivered = arrived();
     // Everything workerd spent from the burst's write to the last arrival: the passes, the lanes' runs, local D1's SQL.
@@ -456,7 +643,14 @@ async function measureFanOutDelivery(keys: string[]): Promise<FanOutDeliveryRow>
     // The same events handed to the same endpoints again: the pass's reads, its hand-offs to each lane, and lanes that
     // find nothing new to send. Measured until the mark is back where it was, less what the runtime spends idle (the
     // dispatcher's watch each second, this loop's reads of the mark) over as long.
-    const markNow = async () => String(((await execute("SELECT CAST(mark AS TEXT) AS mark FROM webhook_dispatch WHERE id = 1", [])) as { mark: string }[])[0]?.mark);
+    const markNow = async () =>
+      String(
+        (
+          (await execute("SELECT CAST(mark AS TEXT) AS mark FROM webhook_dispatch WHERE id = 1", [])) as {
+            mark: string;
+          }[]
+        )[0]?.mark,
+      );
     const idleFrom = runtime.cpuMicros();
     const idleStarted = Date.now();
     while (Date.now() - idleStarted < 2_000) {
@@ -469,7 +663,8 @@ async function measureFanOutDelivery(keys: string[]): Promise<FanOutDeliveryRow>
     const rewound = await fetch(`${origin}/bench/dispatch-again?events=${FAN_OUT_EVENTS}`, { method: "POST" });
     if (rewound.status !== 200) throw new Error(`dispatch again: status ${rewound.status}: ${await rewound.text()}`);
     const { mark } = (await rewound.json()) as { mark: string };
-    while ((await markNow()) !== mark && Date.now() - passStarted < 60_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    while ((await markNow()) !== mark && Date.now() - passStarted < 60_000)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const passCpu = runtime.cpuMicros() - cpuBeforePass - idleMicrosPerMs * (Date.now() - passStarted);
     const workerdCpuMicrosPerHandOff = passCpu / (made.length * FAN_OUT_EVENTS);
 
@@ -483,14 +678,33 @@ async function measureFanOutDelivery(keys: string[]): Promise<FanOutDeliveryRow>
           Array.from({ length: 6 }, async () => {
             while (next < FAN_OUT_EVENTS) {
               const index = next++;
-              const body = JSON.stringify({ id: `evt_bare_${index}`, type: "order.created", createdAt: new Date().toISOString(), order: { id: String(index) } });
-              await (await fetch(receiver.url, { method: "POST", headers: { "Content-Type": "application/json", "webhook-id": `evt_bare_${index}` }, body })).arrayBuffer();
+              const body = JSON.stringify({
+                id: `evt_bare_${index}`,
+                type: "order.created",
+                createdAt: new Date().toISOString(),
+                order: { id: String(index) },
+              });
+              await (
+                await fetch(receiver.url, {
+                  method: "POST",
+                  headers: { "Content-Type": "application/json", "webhook-id": `evt_bare_${index}` },
+                  body,
+                })
+              ).arrayBuffer();
             }
           }),
         );
       }),
     );
-    return { endpoints: made.length, events: FAN_OUT_EVENTS, delivered, seconds, bareSeconds: (Date.now() - bareStarted) / 1000, workerdCpuMicrosPerDelivery, workerdCpuMicrosPerHandOff };
+    return {
+      endpoints: made.length,
+      events: FAN_OUT_EVENTS,
+      delivered,
+      seconds,
+      bareSeconds: (Date.now() - bareStarted) / 1000,
+      workerdCpuMicrosPerDelivery,
+      workerdCpuMicrosPerHandOff,
+    };
   } finally {
     for (const { id, key, receiver } of made) {
       await fetch(`${origin}/v2/webhook-endpoints/${id}`, { method: "DELETE", headers: bearer(key) });
@@ -608,14 +822,26 @@ async function measureWalks(orders: number, runs: number, roomy: Record<string, 
     await measureWalk(`${size} orders, ${SCALE.v2Walk}`, "", orders, runs, roomy),
     await measureWalk(`${size} orders, ${SCALE.v2StatusWalk}`, "status=pending&", orders, runs, roomy),
     // The seed ships every order on one day, and all are pending: the range and the status cover the whole list.
-    await measureWalk(`${size} orders, ${SCALE.v2RangeWalk}`, "status=pending&shipDateFrom=2026-01-01T00:00:00Z&", orders, runs, roomy),
+    await measureWalk(
+      `${size} orders, ${SCALE.v2RangeWalk}`,
+      "status=pending&shipDateFrom=2026-01-01T00:00:00Z&",
+      orders,
+      runs,
+      roomy,
+    ),
     await measurePageOfOne(`${size} orders, ${SCALE.v2PageOfOne}`, "", roomy),
     await measurePageOfOne(`${size} orders, ${SCALE.v2StatusPageOfOne}`, "status=pending&", roomy),
   ];
 }
 
 /** Sequential walks of v2's list with `filters` (a query prefix), page after page of 1,000 following nextCursor: the median walk, each the sum of its pages' times to their last byte. */
-async function measureWalk(name: string, filters: string, orders: number, runs: number, headers: Record<string, string>): Promise<ScaleRow> {
+async function measureWalk(
+  name: string,
+  filters: string,
+  orders: number,
+  runs: number,
+  headers: Record<string, string>,
+): Promise<ScaleRow> {
   const times: number[] = [];
   let bytes = 0;
   for (let run = 0; run < runs; run++) {
@@ -626,7 +852,10 @@ async function measureWalk(name: string, filters: string, orders: number, runs: 
       // Each page timed to its last byte, as measureList times v1's list: the bench's own parse of a page (to
       // count it and find the next cursor) is the load generator's work, kept out of the service's time.
       const started = performance.now();
-      const { status, body } = await client.get(`/v2/store/orders?${filters}limit=${WALK_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, headers);
+      const { status, body } = await client.get(
+        `/v2/store/orders?${filters}limit=${WALK_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        headers,
+      );
       elapsed += performance.now() - started;
       if (status !== 200) throw new Error(`${name}: status ${status}`);
       bytes += body.byteLength;
@@ -638,14 +867,27 @@ async function measureWalk(name: string, filters: string, orders: number, runs: 
     times.push(elapsed);
   }
   times.sort((a, b) => a - b);
-  return { name, orders, runs, medianMs: times[Math.floor(times.length / 2)]!, bytes, peakRssBytes: runtime.peakResidentBytes() };
+  return {
+    name,
+    orders,
+    runs,
+    medianMs: times[Math.floor(times.length / 2)]!,
+    bytes,
+    peakRssBytes: runtime.peakResidentBytes(),
+  };
 }
 
 /** A walk's page with one order, after the first page's cursor as every page but the first: its fixed cost, sequentially, the median of 51. */
 async function measurePageOfOne(name: string, filters: string, headers: Record<string, string>): Promise<ScaleRow> {
   const { body } = await client.get(`/v2/store/orders?${filters}limit=1`, headers);
   const { nextCursor } = JSON.parse(body.toString()) as { nextCursor: string };
-  return measureList(name, `/v2/store/orders?${filters}limit=1&cursor=${encodeURIComponent(nextCursor)}`, 1, 51, headers);
+  return measureList(
+    name,
+    `/v2/store/orders?${filters}limit=1&cursor=${encodeURIComponent(nextCursor)}`,
+    1,
+    51,
+    headers,
+  );
 }
 
 /** Sequential full reads of a list: median time to the last byte, bytes, and workerd's peak memory meanwhile. */
@@ -676,7 +918,14 @@ async function measureList(
     }
   }
   times.sort((a, b) => a - b);
-  return { name, orders, runs, medianMs: times[Math.floor(times.length / 2)]!, bytes, peakRssBytes: runtime.peakResidentBytes() };
+  return {
+    name,
+    orders,
+    runs,
+    medianMs: times[Math.floor(times.length / 2)]!,
+    bytes,
+    peakRssBytes: runtime.peakResidentBytes(),
+  };
 }
 
 function machine(): BenchResults["machine"] {

@@ -102,7 +102,9 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
     directOrigin: `http://127.0.0.1:${directPort}`,
     async fetchOn(isolate, path, init) {
       // Miniflare's Fetcher speaks undici's types; these are the same requests and responses.
-      const target = (await mf.getWorker(`isolate-${isolate}`)) as unknown as { fetch(url: string, init?: RequestInit): Promise<Response> };
+      const target = (await mf.getWorker(`isolate-${isolate}`)) as unknown as {
+        fetch(url: string, init?: RequestInit): Promise<Response>;
+      };
       return target.fetch(`${origin}${path}`, init);
     },
     recentErrors: () => [...errors],

@@ -48,17 +48,38 @@ bench.get("/bench/bare", (c) => c.json([]));
 // The baselines share the app's isolate memory, as the app's own routes do.
 const list = listOrders(isolateMemory.listVersion, isolateMemory.ownWrites, isolateMemory.listFills);
 bench.use("/bench/query/*", responseIdentity(), loadConfig(isolateMemory.configs));
-mountRoutes(bench, [{ base: "/bench/query", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }], accessGuards);
+mountRoutes(
+  bench,
+  [{ base: "/bench/query", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }],
+  accessGuards,
+);
 
 // The data baseline as a deployed route would be: the same, with the request log line and the analytics point.
 bench.use("/bench/query-logged/*", responseIdentity(), requestLog(requestParty), loadConfig(isolateMemory.configs));
-mountRoutes(bench, [{ base: "/bench/query-logged", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }], accessGuards);
+mountRoutes(
+  bench,
+  [{ base: "/bench/query-logged", operations: [{ ...list, public: true, scope: undefined, operator: undefined }] }],
+  accessGuards,
+);
 
 // The peer: the same authenticated list, limited by Cloudflare's rate limiting binding instead of the Durable Object.
-bench.use("/bench/peer/*", responseIdentity(), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
+bench.use(
+  "/bench/peer/*",
+  responseIdentity(),
+  loadConfig(isolateMemory.configs),
+  identifyCaller(isolateMemory.apiKeys),
+  peerRateLimit(),
+);
 mountRoutes(bench, [{ base: "/bench/peer", operations: [list] }], accessGuards);
 // The peer as this service would deploy it: the same, with the request log line and the analytics point.
-bench.use("/bench/peer-logged/*", responseIdentity(), requestLog(requestParty), loadConfig(isolateMemory.configs), identifyCaller(isolateMemory.apiKeys), peerRateLimit());
+bench.use(
+  "/bench/peer-logged/*",
+  responseIdentity(),
+  requestLog(requestParty),
+  loadConfig(isolateMemory.configs),
+  identifyCaller(isolateMemory.apiKeys),
+  peerRateLimit(),
+);
 mountRoutes(bench, [{ base: "/bench/peer-logged", operations: [list] }], accessGuards);
 
 /**
@@ -83,7 +104,10 @@ bench.post("/bench/seed", async (c) => {
   const count = Number(c.req.query("orders"));
   if (!Number.isInteger(count) || count < 0) return c.json({ error: "orders must be a count" }, 400);
   // `statuses=mixed`: every fourth order pending, the rest shipped, delivered or cancelled (v2's filtered pages).
-  const status = c.req.query("statuses") === "mixed" ? "CASE i % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'shipped' WHEN 2 THEN 'delivered' ELSE 'cancelled' END" : "'pending'";
+  const status =
+    c.req.query("statuses") === "mixed"
+      ? "CASE i % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'shipped' WHEN 2 THEN 'delivered' ELSE 'cancelled' END"
+      : "'pending'";
   await c.env.DB.batch([
     c.env.DB.prepare("DELETE FROM orders"),
     c.env.DB.prepare("DELETE FROM order_events"),
@@ -100,7 +124,9 @@ bench.post("/bench/seed", async (c) => {
 /** Hands the last `events` events to every endpoint again (their lanes add nothing): a dispatch pass's own cost. */
 bench.post("/bench/dispatch-again", async (c) => {
   const events = Number(c.req.query("events"));
-  const dispatcher = c.env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME) as unknown as DurableObjectStub<WebhookDispatcher>;
+  const dispatcher = c.env.WEBHOOK_DISPATCHER.getByName(
+    DISPATCHER_NAME,
+  ) as unknown as DurableObjectStub<WebhookDispatcher>;
   return c.json({ mark: await dispatcher.rewind(events) });
 });
 
@@ -115,7 +141,9 @@ async function storeKey(env: Env, limits: Limits, scopes?: Scope[]): Promise<str
 
 /** One key with the limits asked for, for tests of limits across isolates. */
 bench.post("/bench/key", async (c) =>
-  c.json({ key: await storeKey(c.env, { perMinute: Number(c.req.query("perMinute")), perDay: Number(c.req.query("perDay")) }) }),
+  c.json({
+    key: await storeKey(c.env, { perMinute: Number(c.req.query("perMinute")), perDay: Number(c.req.query("perDay")) }),
+  }),
 );
 
 /** Stores the benchmark's keys as `npm run keys` would: roomy ones, one that is always limited. */
@@ -131,7 +159,11 @@ bench.post("/bench/keys", async (c) => {
     // Every scope: the delivery rows make their webhook endpoint with it.
     webhooks: await storeKey(c.env, { perMinute: 1_000_000_000, perDay: 1_000_000_000 }, [...SCOPES]),
     // The fan-out row's ten budgets, ten endpoints each.
-    fanOut: await Promise.all(Array.from({ length: 10 }, () => storeKey(c.env, { perMinute: 1_000_000_000, perDay: 1_000_000_000 }, [...SCOPES]))),
+    fanOut: await Promise.all(
+      Array.from({ length: 10 }, () =>
+        storeKey(c.env, { perMinute: 1_000_000_000, perDay: 1_000_000_000 }, [...SCOPES]),
+      ),
+    ),
   });
 });
 
@@ -180,7 +212,8 @@ function delayedD1(db: D1Database, delayMs: number): D1Database {
       get(target, property) {
         if (property === "bind") return (...values: unknown[]) => statement(target.bind(...values));
         if (property === "first" || property === "all" || property === "run" || property === "raw") {
-          return (...args: unknown[]) => later(() => (target[property] as (...a: unknown[]) => Promise<unknown>)(...args));
+          return (...args: unknown[]) =>
+            later(() => (target[property] as (...a: unknown[]) => Promise<unknown>)(...args));
         }
         return Reflect.get(target, property, target);
       },
@@ -188,7 +221,8 @@ function delayedD1(db: D1Database, delayMs: number): D1Database {
   const session = <T extends D1Database | D1DatabaseSession>(real: T): T =>
     new Proxy(real, {
       get(target, property) {
-        if (property === "withSession") return (constraint: string) => session((target as D1Database).withSession(constraint));
+        if (property === "withSession")
+          return (constraint: string) => session((target as D1Database).withSession(constraint));
         if (property === "prepare") return (sql: string) => statement(target.prepare(sql));
         if (property === "batch") return (statements: D1PreparedStatement[]) => later(() => target.batch(statements));
         const value = Reflect.get(target, property, target);
@@ -255,9 +289,14 @@ async function recordFloor(request: Request, env: Env, ctx: ExecutionContext, ex
   for (let attempt = 1; ; attempt++) {
     const lines: string[] = [];
     let point: AnalyticsEngineDataPoint | undefined;
-    const recording = { ...env, REQUESTS: { writeDataPoint: (written?: AnalyticsEngineDataPoint) => {
+    const recording = {
+      ...env,
+      REQUESTS: {
+        writeDataPoint: (written?: AnalyticsEngineDataPoint) => {
           point = written;
-        } } as AnalyticsEngineDataset };
+        },
+      } as AnalyticsEngineDataset,
+    };
     const log = console.log;
     console.log = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
     let response: Response;
@@ -267,19 +306,33 @@ async function recordFloor(request: Request, env: Env, ctx: ExecutionContext, ex
       console.log = log;
     }
     const body = await response.arrayBuffer();
-    if (response.status === expected && lines.length === 1) return { status: response.status, headers: new Headers(response.headers), body, line: lines[0]!, point };
-    if (attempt === 100) throw new Error(`the floor's sample answered ${response.status} with ${lines.length} log lines; expected ${expected} and one`);
+    if (response.status === expected && lines.length === 1)
+      return { status: response.status, headers: new Headers(response.headers), body, line: lines[0]!, point };
+    if (attempt === 100)
+      throw new Error(
+        `the floor's sample answered ${response.status} with ${lines.length} log lines; expected ${expected} and one`,
+      );
   }
 }
 
 /** Rows name their floor and its status here; the rest of the request is the row's own (bench/run.ts). */
 const FLOOR_HEADER = "X-Bench-Floor";
 
-async function serveFloor(request: Request, env: Env, made: Env, ctx: ExecutionContext, floor: string): Promise<Response> {
+async function serveFloor(
+  request: Request,
+  env: Env,
+  made: Env,
+  ctx: ExecutionContext,
+  floor: string,
+): Promise<Response> {
   const [name, status] = floor.split(":");
   let recorded = floors.get(name!);
   if (!recorded) {
-    const sample = new Request(request, { headers: new Headers([...request.headers].filter(([header]) => header.toLowerCase() !== FLOOR_HEADER.toLowerCase())) });
+    const sample = new Request(request, {
+      headers: new Headers(
+        [...request.headers].filter(([header]) => header.toLowerCase() !== FLOOR_HEADER.toLowerCase()),
+      ),
+    });
     recorded = recordFloor(sample, made, ctx, Number(status));
     floors.set(name!, recorded);
     recorded.catch(() => floors.delete(name!));

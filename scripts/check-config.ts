@@ -9,7 +9,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEPLOYED_ENVIRONMENTS, configProblems, missingFromConfig, readEnvironment, varProblems, webhookPipelineProblems } from "./lib/environments";
+import {
+  DEPLOYED_ENVIRONMENTS,
+  configProblems,
+  missingFromConfig,
+  readEnvironment,
+  varProblems,
+  webhookPipelineProblems,
+} from "./lib/environments";
 import { runWranglerAsync } from "./lib/wrangler";
 
 const config = process.argv[2] ?? "wrangler.toml";
@@ -30,7 +37,16 @@ const checked = await Promise.all(
     // A configuration already found wrong is reported as it is: its build would cost seconds to say no more.
     if (problems.length > 0) return { env, problems: [...problems, `${env}: not built until the above is fixed`] };
     const outdir = mkdtempSync(join(tmpdir(), `store-orders-dry-run-${env}-`));
-    const dryRun = await runWranglerAsync(["deploy", "--dry-run", "--env", env, "--config", config, "--outdir", outdir]);
+    const dryRun = await runWranglerAsync([
+      "deploy",
+      "--dry-run",
+      "--env",
+      env,
+      "--config",
+      config,
+      "--outdir",
+      outdir,
+    ]);
     rmSync(outdir, { recursive: true, force: true });
     const output = `${dryRun.stdout}\n${dryRun.stderr}`;
     if (dryRun.status !== 0) problems.push(`${env}: wrangler deploy --dry-run failed:\n${output.trim()}`);
@@ -48,7 +64,11 @@ for (const { env, problems } of checked) {
 
 // The benchmark runs the app under its own wrangler.toml, which must keep up with the app's.
 const benchConfig = readEnvironment(undefined, "bench/wrangler.toml");
-const bench = [...missingFromConfig("bench/wrangler.toml", benchConfig, local), ...varProblems("bench/wrangler.toml", benchConfig), ...webhookPipelineProblems("bench/wrangler.toml", benchConfig)];
+const bench = [
+  ...missingFromConfig("bench/wrangler.toml", benchConfig, local),
+  ...varProblems("bench/wrangler.toml", benchConfig),
+  ...webhookPipelineProblems("bench/wrangler.toml", benchConfig),
+];
 for (const problem of bench) console.error(`FAIL ${problem}`);
 if (bench.length === 0) console.log("ok   bench: the benchmark's worker has every var and binding, each valid");
 failed ||= bench.length > 0;

@@ -17,7 +17,19 @@ const COMMANDS: readonly (readonly string[])[] = [
   ["tsc", "-p", "src/operator/console/browser"],
   ["tsc", "-p", "client/tsconfig.json"],
   ["wrangler", "types", "--check", ...wranglerTypes],
-  ["wrangler", "types", "--check", "-c", "bench/wrangler.toml", "--env-interface", "BenchEnv", "--include-runtime", "false", ...wranglerTypes, "bench/worker-configuration.d.ts"],
+  [
+    "wrangler",
+    "types",
+    "--check",
+    "-c",
+    "bench/wrangler.toml",
+    "--env-interface",
+    "BenchEnv",
+    "--include-runtime",
+    "false",
+    ...wranglerTypes,
+    "bench/worker-configuration.d.ts",
+  ],
   ["tsx", "scripts/check-config.ts"],
 ];
 const AT_ONCE = 2;
@@ -32,11 +44,16 @@ function run(command: readonly string[]): Promise<Outcome> {
   return new Promise((resolve) => {
     const [name, ...args] = command;
     // The project's own binaries, as npm scripts find them.
-    const child = spawn(`node_modules/.bin/${name}`, args, { env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(`node_modules/.bin/${name}`, args, {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk));
-    child.on("error", (error) => resolve({ command: command.join(" "), status: 1, output: `${output}${String(error)}\n` }));
+    child.on("error", (error) =>
+      resolve({ command: command.join(" "), status: 1, output: `${output}${String(error)}\n` }),
+    );
     child.on("close", (status) => resolve({ command: command.join(" "), status: status ?? 1, output }));
   });
 }
@@ -54,6 +71,8 @@ await Promise.all(
 );
 const failed = outcomes.filter((outcome) => outcome.status !== 0);
 if (failed.length > 0) {
-  console.error(`\n${failed.length} of ${COMMANDS.length} checks failed: ${failed.map((outcome) => outcome.command).join("; ")}`);
+  console.error(
+    `\n${failed.length} of ${COMMANDS.length} checks failed: ${failed.map((outcome) => outcome.command).join("; ")}`,
+  );
   process.exit(1);
 }

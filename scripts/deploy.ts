@@ -21,7 +21,13 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { isDeployedEnvironment, placeholdersIn, readEnvironment } from "./lib/environments";
-import { DEFAULT_THRESHOLDS, healthQuery, judgeHealth, readHealthAnswer, type HealthThresholds } from "./lib/health-gate";
+import {
+  DEFAULT_THRESHOLDS,
+  healthQuery,
+  judgeHealth,
+  readHealthAnswer,
+  type HealthThresholds,
+} from "./lib/health-gate";
 import { CLOUDFLARE_API, runAnalyticsSql, type AnalyticsAccess } from "../src/lib/cloudflare-api";
 import { DEFAULT_STEPS, deployVersions, durableObjectMigrations, parseSteps, split } from "./lib/release-plan";
 import { describeResults, runSmokeChecks, type SmokeTarget } from "./lib/smoke-checks";
@@ -31,7 +37,6 @@ const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for
        [--base-url https://host/v1] [--all-at-once] [--compare-migrations-with <commit>] [--dry-run]
        [--no-health-gate] [--min-requests 100] [--error-ratio-factor 2] [--error-ratio-floor 0.5] [--p99-factor 1.5] [--p99-slack 50]
 The health gate reads CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (and CLOUDFLARE_API_BASE_URL, as wrangler does).`;
-
 
 class Refused extends Error {}
 
@@ -60,14 +65,19 @@ function options(argv: string[]) {
     },
   });
   const env = positionals[0] ?? "";
-  if (!isDeployedEnvironment(env)) throw new Refused(`usage: the environment must be staging or production (got "${env}")\n${USAGE}`);
+  if (!isDeployedEnvironment(env))
+    throw new Refused(`usage: the environment must be staging or production (got "${env}")\n${USAGE}`);
   const steps = parseSteps(values.steps);
-  if (!steps) throw new Refused(`--steps takes rising whole percentages ending at 100, such as 10,50,100 (got "${values.steps}")`);
+  if (!steps)
+    throw new Refused(
+      `--steps takes rising whole percentages ending at 100, such as 10,50,100 (got "${values.steps}")`,
+    );
   const wait = Number(values.wait);
   const propagationWait = Number(values["propagation-wait"]);
   if (!(wait >= 0) || !(propagationWait >= 0)) throw new Refused("--wait and --propagation-wait take seconds");
   const compareWith = values["compare-migrations-with"];
-  if (compareWith !== undefined && !/^[0-9a-f]{7,40}$/.test(compareWith)) throw new Refused(`--compare-migrations-with takes a commit id (hex), such as 3f9a1c2b7d4e (got "${compareWith}")`);
+  if (compareWith !== undefined && !/^[0-9a-f]{7,40}$/.test(compareWith))
+    throw new Refused(`--compare-migrations-with takes a commit id (hex), such as 3f9a1c2b7d4e (got "${compareWith}")`);
   const thresholds = thresholdsFrom(values);
   return {
     env,
@@ -88,7 +98,8 @@ function options(argv: string[]) {
 function thresholdsFrom(values: Record<string, string | boolean | undefined>): HealthThresholds {
   const read = (name: string) => {
     const value = Number(values[name]);
-    if (!(value >= 0) || String(values[name]).trim() === "") throw new Refused(`--${name} takes a number of at least 0 (got "${values[name]}")`);
+    if (!(value >= 0) || String(values[name]).trim() === "")
+      throw new Refused(`--${name} takes a number of at least 0 (got "${values[name]}")`);
     return value;
   };
   return {
@@ -132,7 +143,11 @@ export async function runDeploy(argv: string[], context: DeployContext): Promise
     await release(argv, context);
     return 0;
   } catch (error) {
-    context.err(error instanceof Refused ? error.message : `FAILED: ${error instanceof Error ? error.message : String(error)}. Nothing was deployed.`);
+    context.err(
+      error instanceof Refused
+        ? error.message
+        : `FAILED: ${error instanceof Error ? error.message : String(error)}. Nothing was deployed.`,
+    );
     return 1;
   }
 }
@@ -152,23 +167,36 @@ interface ReleaseFacts extends ReturnType<typeof options> {
 }
 
 /** Everything a release checks before it changes anything; a dry run makes the same checks. Refuses with the reason and what to do. */
-function preflight(argv: string[], cwd: string, git: Git, wrangler: Wrangler, out: (line: string) => void): ReleaseFacts {
+function preflight(
+  argv: string[],
+  cwd: string,
+  git: Git,
+  wrangler: Wrangler,
+  out: (line: string) => void,
+): ReleaseFacts {
   const chosen = options(argv);
   const { env, healthGate, key, baseUrl, allAtOnce, compareWith, dryRun } = chosen;
   const toml = join(cwd, "wrangler.toml");
   const config = readEnvironment(env, toml);
   const placeholders = placeholdersIn(config);
   if (placeholders.length > 0) {
-    throw new Refused(`Not deploying ${env}: wrangler.toml still has placeholder ids for ${placeholders.join(", ")}. Create the resources and fill in the ids first (docs/operations.md#first-time-set-up-of-an-environment).`);
+    throw new Refused(
+      `Not deploying ${env}: wrangler.toml still has placeholder ids for ${placeholders.join(", ")}. Create the resources and fill in the ids first (docs/operations.md#first-time-set-up-of-an-environment).`,
+    );
   }
-  if (git("status", "--porcelain") !== "") throw new Refused(`Not deploying ${env}: the working tree has uncommitted changes; a release is one commit.`);
-  if (!key && !dryRun) throw new Refused(`Not deploying ${env}: the smoke checks need an API key of ${env} (--key, or SMOKE_API_KEY).`);
+  if (git("status", "--porcelain") !== "")
+    throw new Refused(`Not deploying ${env}: the working tree has uncommitted changes; a release is one commit.`);
+  if (!key && !dryRun)
+    throw new Refused(`Not deploying ${env}: the smoke checks need an API key of ${env} (--key, or SMOKE_API_KEY).`);
 
   // The gate compares versions on a split: a release that ramps needs it, or the operator's word that it goes without.
   const gated = healthGate && !allAtOnce;
   const access = gated ? analyticsAccess(env) : undefined;
   const dataset = config.analyticsDatasets.find((binding) => binding.binding === "REQUESTS")?.dataset;
-  if (gated && !dataset) throw new Refused(`Not deploying ${env} gradually: wrangler.toml has no REQUESTS analytics dataset for ${env}, which the health gate reads.`);
+  if (gated && !dataset)
+    throw new Refused(
+      `Not deploying ${env} gradually: wrangler.toml has no REQUESTS analytics dataset for ${env}, which the health gate reads.`,
+    );
 
   const worker = config.name;
   const commit = git("rev-parse", "HEAD");
@@ -177,7 +205,9 @@ function preflight(argv: string[], cwd: string, git: Git, wrangler: Wrangler, ou
 
   // What serves now, and the commit it was released from: read in a dry run too, so it refuses what a release would.
   const current = currentVersion(env, wrangler);
-  out(`Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}${current.tag ? ` (commit ${current.tag.slice(0, 12)})` : " (no commit tag)"}.`);
+  out(
+    `Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}${current.tag ? ` (commit ${current.tag.slice(0, 12)})` : " (no commit tag)"}.`,
+  );
   const baseline = current.tag ?? (compareWith && resolveCommit(git, compareWith));
   const migrationsChanged = baseline === undefined || !sameMigrations(git, baseline, env, toml);
   if (migrationsChanged && !allAtOnce) {
@@ -190,7 +220,16 @@ function preflight(argv: string[], cwd: string, git: Git, wrangler: Wrangler, ou
             `Check the release, then run it again with --all-at-once (wrangler deploy, tagged, then the same smoke checks).`,
     );
   }
-  return { ...chosen, worker, commit, subject, smokeBase, current, migrationsChanged, ...(access && dataset && { gate: { access, dataset } }) };
+  return {
+    ...chosen,
+    worker,
+    commit,
+    subject,
+    smokeBase,
+    current,
+    migrationsChanged,
+    ...(access && dataset && { gate: { access, dataset } }),
+  };
 }
 
 /** The release's steps, each printed as it runs; in a dry run printed and not run. Each stops at `signal` (an interruption). */
@@ -253,7 +292,9 @@ class ReleaseSteps {
     const { gate, current, dryRun, thresholds } = this.facts;
     if (!gate) return this.out(`== ${percent}%: no health gate (--no-health-gate): the smoke check decides`);
     const sql = healthQuery(gate.dataset, [newVersion, current.id], windowSeconds);
-    this.out(`== ${percent}%: health gate: the new version against ${current.id} over the step's ${Math.ceil(windowSeconds)} s (Analytics Engine SQL API)`);
+    this.out(
+      `== ${percent}%: health gate: the new version against ${current.id} over the step's ${Math.ceil(windowSeconds)} s (Analytics Engine SQL API)`,
+    );
     if (dryRun) {
       for (const line of sql.split("\n")) this.out(`   ${line}`);
       return;
@@ -267,7 +308,8 @@ class ReleaseSteps {
     }
     const judged = judgeHealth(health.get(newVersion)!, health.get(current.id)!, thresholds);
     this.out(`   ${judged.line}: ${judged.verdict}`);
-    if (judged.verdict === "unhealthy") throw new Error(`the health gate failed at ${percent}%: ${judged.reasons.join("; ")}`);
+    if (judged.verdict === "unhealthy")
+      throw new Error(`the health gate failed at ${percent}%: ${judged.reasons.join("; ")}`);
     for (const reason of judged.reasons) this.out(`   ${reason}`);
   }
 }
@@ -278,24 +320,37 @@ const rampOf = (steps: readonly number[]) => [
   ...steps.map((percent) => ({ percent, title: `Ramping to ${percent}%` })),
 ];
 
-async function release(argv: string[], { cwd, out, signals = process, wrangler = wranglerProcesses }: DeployContext): Promise<void> {
-  const git: Git = (...args) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+async function release(
+  argv: string[],
+  { cwd, out, signals = process, wrangler = wranglerProcesses }: DeployContext,
+): Promise<void> {
+  const git: Git = (...args) =>
+    execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
   const facts = preflight(argv, cwd, git, wrangler, out);
   const { env, worker, commit, subject, current, allAtOnce, migrationsChanged, wait, dryRun } = facts;
   const interruption = interruptible(signals);
   try {
     const steps = new ReleaseSteps(facts, wrangler, out, interruption.signal);
-    const guard = (restorable: boolean, traffic: () => Promise<void>) => guarded({ env, previous: current.id, restorable, dryRun, wrangler, out }, traffic);
+    const guard = (restorable: boolean, traffic: () => Promise<void>) =>
+      guarded({ env, previous: current.id, restorable, dryRun, wrangler, out }, traffic);
 
     steps.wrangler(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
     if (allAtOnce) {
-      const newVersion = steps.newVersion(`Deploying ${worker} all at once`, ["deploy", "--env", env, "--tag", commit, `--message=${subject}`], "deploy");
+      const newVersion = steps.newVersion(
+        `Deploying ${worker} all at once`,
+        ["deploy", "--env", env, "--tag", commit, `--message=${subject}`],
+        "deploy",
+      );
       // A migration the previous version never had cannot be rolled back to it: the smoke check decides, and a failure says what to do by hand.
       await guard(!migrationsChanged, () => steps.smoke("100%", newVersion));
       return out(done(env, dryRun));
     }
 
-    const newVersion = steps.newVersion(`Uploading the new version`, ["versions", "upload", "--env", env, "--tag", commit, `--message=${subject}`], "version-upload");
+    const newVersion = steps.newVersion(
+      `Uploading the new version`,
+      ["versions", "upload", "--env", env, "--tag", commit, `--message=${subject}`],
+      "version-upload",
+    );
     await guard(true, async () => {
       for (const { percent, title } of rampOf(facts.steps)) {
         steps.wrangler(title, deployVersions(env, split(newVersion, current.id, percent), `${subject} (${percent}%)`));
@@ -317,7 +372,9 @@ async function release(argv: string[], { cwd, out, signals = process, wrangler =
 /** SIGINT and SIGTERM (a Ctrl-C, a CI timeout) during a release abort it, so its guard restores the previous version instead of the process dying mid-ramp. */
 function interruptible(signals: Pick<NodeJS.EventEmitter, "on" | "off">): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
-  const handlers = (["SIGINT", "SIGTERM"] as const).map((name) => [name, () => controller.abort(new Error(`interrupted by ${name}`))] as const);
+  const handlers = (["SIGINT", "SIGTERM"] as const).map(
+    (name) => [name, () => controller.abort(new Error(`interrupted by ${name}`))] as const,
+  );
   for (const [name, handler] of handlers) signals.on(name, handler);
   return {
     signal: controller.signal,
@@ -338,18 +395,26 @@ interface Guard {
 }
 
 /** Runs the release's traffic steps; on any failure or interruption (the steps stop at `signal`), 100% back on the previous version (when it can run), and one line saying so. */
-async function guarded({ env, previous, restorable, dryRun, wrangler, out }: Guard, traffic: () => Promise<void>): Promise<void> {
+async function guarded(
+  { env, previous, restorable, dryRun, wrangler, out }: Guard,
+  traffic: () => Promise<void>,
+): Promise<void> {
   const rollback = (why: string) => deployVersions(env, [`${previous}@100%`], why);
   if (dryRun) {
     await traffic();
-    out(restorable ? `== On any failure from here: wrangler ${rollback("rollback").join(" ")}` : `== On any failure from here: no rollback (${MIGRATED})`);
+    out(
+      restorable
+        ? `== On any failure from here: wrangler ${rollback("rollback").join(" ")}`
+        : `== On any failure from here: no rollback (${MIGRATED})`,
+    );
     return;
   }
   try {
     await traffic();
   } catch (error) {
     const what = error instanceof Error ? error.message : String(error);
-    if (!restorable) throw new Refused(`FAILED: ${what}. Not rolled back to ${previous}: ${MIGRATED}. ${MIGRATED_BY_HAND}`);
+    if (!restorable)
+      throw new Refused(`FAILED: ${what}. Not rolled back to ${previous}: ${MIGRATED}. ${MIGRATED_BY_HAND}`);
     const restored = wrangler.inTerminal(rollback(`rollback: ${what}`)) === 0;
     throw new Refused(
       restored
@@ -386,11 +451,16 @@ function currentVersion(env: string, wrangler: Wrangler): { id: string; tag: str
   if (status.status !== 0) throw new Error(`wrangler deployments status failed: ${status.stderr.trim()}`);
   const versions = (JSON.parse(status.stdout) as { versions: { version_id: string; percentage: number }[] }).versions;
   if (versions.length !== 1 || versions[0]!.percentage !== 100) {
-    throw new Refused(`Not deploying: ${env} is already split between versions (${versions.map((v) => `${v.version_id}@${v.percentage}%`).join(", ")}); finish or roll back that release first.`);
+    throw new Refused(
+      `Not deploying: ${env} is already split between versions (${versions.map((v) => `${v.version_id}@${v.percentage}%`).join(", ")}); finish or roll back that release first.`,
+    );
   }
   const id = versions[0]!.version_id;
   const view = wrangler.run(["versions", "view", id, "--env", env, "--json"]);
-  const tag = view.status === 0 ? (JSON.parse(view.stdout) as { annotations?: Record<string, string> }).annotations?.["workers/tag"] : undefined;
+  const tag =
+    view.status === 0
+      ? (JSON.parse(view.stdout) as { annotations?: Record<string, string> }).annotations?.["workers/tag"]
+      : undefined;
   return { id, tag: tag !== undefined && COMMIT.test(tag) ? tag : undefined };
 }
 
@@ -406,7 +476,10 @@ function resolveCommit(git: (...args: string[]) => string, named: string): strin
 /** Whether the env's Durable Object migrations are the same now as at `commit` (40 hex digits, never an option: `--end-of-options`); false when that commit cannot be read. */
 function sameMigrations(git: (...args: string[]) => string, commit: string, env: string, toml: string): boolean {
   try {
-    return durableObjectMigrations(git("show", "--end-of-options", `${commit}:wrangler.toml`), env) === durableObjectMigrations(readFileSync(toml, "utf8"), env);
+    return (
+      durableObjectMigrations(git("show", "--end-of-options", `${commit}:wrangler.toml`), env) ===
+      durableObjectMigrations(readFileSync(toml, "utf8"), env)
+    );
   } catch {
     return false;
   }
@@ -414,12 +487,19 @@ function sameMigrations(git: (...args: string[]) => string, commit: string, env:
 
 /** The new version's id, from the record wrangler wrote to its output file. */
 function versionFromOutput(output: string, type: "version-upload" | "deploy"): string {
-  const records = readFileSync(output, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type?: string; version_id?: string });
+  const records = readFileSync(output, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { type?: string; version_id?: string });
   const id = records.find((record) => record.type === type)?.version_id;
   if (!id) throw new Error(`wrangler wrote no version id to its output file (no "${type}" record)`);
   return id;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  process.exitCode = await runDeploy(process.argv.slice(2), { cwd: process.cwd(), out: (line) => console.log(line), err: (line) => console.error(line) });
+  process.exitCode = await runDeploy(process.argv.slice(2), {
+    cwd: process.cwd(),
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  });
 }

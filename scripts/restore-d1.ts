@@ -19,7 +19,8 @@ import { runWrangler } from "./lib/wrangler";
  */
 export const RESTORE_MARGIN = 100_000n;
 
-const USAGE = "Usage: npm run restore -- --env <staging|production> --timestamp <RFC 3339 or Unix seconds> --base-url <https://host/v1> [--dry-run]   (OPERATOR_TOKEN set)";
+const USAGE =
+  "Usage: npm run restore -- --env <staging|production> --timestamp <RFC 3339 or Unix seconds> --base-url <https://host/v1> [--dry-run]   (OPERATOR_TOKEN set)";
 
 export interface RestoreContext {
   out(line: string): void;
@@ -29,7 +30,12 @@ export interface RestoreContext {
 export async function runRestore(argv: string[], context: RestoreContext): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { env: { type: "string" }, timestamp: { type: "string" }, "base-url": { type: "string" }, "dry-run": { type: "boolean", default: false } },
+    options: {
+      env: { type: "string" },
+      timestamp: { type: "string" },
+      "base-url": { type: "string" },
+      "dry-run": { type: "boolean", default: false },
+    },
   });
   const env = values.env ?? "";
   if (!isDeployedEnvironment(env) || !values.timestamp || !values["base-url"]) {
@@ -38,7 +44,9 @@ export async function runRestore(argv: string[], context: RestoreContext): Promi
   }
   const api = operatorApi(values["base-url"], undefined);
   if (!api) {
-    context.err("OPERATOR_TOKEN is not set: the event sequence must be noted through the operator API before the restore.");
+    context.err(
+      "OPERATOR_TOKEN is not set: the event sequence must be noted through the operator API before the restore.",
+    );
     return 2;
   }
   const restore = ["d1", "time-travel", "restore", "DB", "--env", env, "--timestamp", values.timestamp];
@@ -54,7 +62,9 @@ export async function runRestore(argv: string[], context: RestoreContext): Promi
     if (answer?.sequence === undefined) throw new Error(`the operator API at ${api.baseUrl} was not reachable`);
     noted = answer.sequence;
   } catch (error) {
-    context.err(`Not restored: the event sequence could not be noted (${error instanceof Error ? error.message : String(error)}).`);
+    context.err(
+      `Not restored: the event sequence could not be noted (${error instanceof Error ? error.message : String(error)}).`,
+    );
     return 1;
   }
   const raiseTo = String(BigInt(noted) + RESTORE_MARGIN);
@@ -66,9 +76,13 @@ export async function runRestore(argv: string[], context: RestoreContext): Promi
   }
   context.out(restored.stdout.trim());
   try {
-    const answer = (await api.call("POST", "/order-events/sequence", { atLeast: raiseTo })) as { sequence?: string } | undefined;
+    const answer = (await api.call("POST", "/order-events/sequence", { atLeast: raiseTo })) as
+      | { sequence?: string }
+      | undefined;
     if (answer?.sequence === undefined) throw new Error(`the operator API at ${api.baseUrl} was not reachable`);
-    context.out(`Order event sequence raised back: ${answer.sequence}. New events take ids above every one handed out before the restore.`);
+    context.out(
+      `Order event sequence raised back: ${answer.sequence}. New events take ids above every one handed out before the restore.`,
+    );
     return 0;
   } catch (error) {
     context.err(
@@ -80,5 +94,8 @@ export async function runRestore(argv: string[], context: RestoreContext): Promi
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  process.exitCode = await runRestore(process.argv.slice(2), { out: (line) => console.log(line), err: (line) => console.error(line) });
+  process.exitCode = await runRestore(process.argv.slice(2), {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  });
 }

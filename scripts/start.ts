@@ -34,13 +34,32 @@ const operatorEnv = operatorEnvFile(stateDir);
 const operatorToken = ensureLocalSecrets(operatorEnv);
 
 const base = `http://localhost:${values.port}/v1`;
-console.log(`\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization: Bearer ${demoKey}" ${base}/store/orders\n`);
+console.log(
+  `\nStarting the service on ${base}. Try:\n\n  curl -H "Authorization: Bearer ${demoKey}" ${base}/store/orders\n`,
+);
 console.log(`The console (sign in with the demo key): http://localhost:${values.port}/console\n`);
-console.log(`Operator API (local token, from ${operatorEnv}): curl -H "Authorization: Bearer ${operatorToken}" http://localhost:${values.port}/admin/keys/<keyId>/usage\n`);
+console.log(
+  `Operator API (local token, from ${operatorEnv}): curl -H "Authorization: Bearer ${operatorToken}" http://localhost:${values.port}/admin/keys/<keyId>/usage\n`,
+);
 // BASE_URL follows the port, so GET / and the deprecation Link point where the service really is (never the environment's:
 // tools such as Vite set one of their own); any other var wrangler.toml declares is taken from the environment when set there.
-const fromEnvironment = varsFromEnvironment(Object.keys(readEnvironment(undefined).vars).filter((name) => name !== "BASE_URL"), process.env);
-const dev = startWrangler(["dev", "--port", values.port, "--ip", "127.0.0.1", "--var", `BASE_URL:${base}`, ...fromEnvironment, "--env-file", operatorEnv, ...persist]);
+const fromEnvironment = varsFromEnvironment(
+  Object.keys(readEnvironment(undefined).vars).filter((name) => name !== "BASE_URL"),
+  process.env,
+);
+const dev = startWrangler([
+  "dev",
+  "--port",
+  values.port,
+  "--ip",
+  "127.0.0.1",
+  "--var",
+  `BASE_URL:${base}`,
+  ...fromEnvironment,
+  "--env-file",
+  operatorEnv,
+  ...persist,
+]);
 // A stop of npm start is wrangler dev's: it stops workerd and frees the port, then this process follows it out.
 // The local state's runtime leaves exit hooks behind that would end this process at once, before wrangler hears
 // of it, and leave wrangler and workerd holding the port: from here on, this process only stands for wrangler dev.
@@ -83,7 +102,11 @@ function ensureLocalSecrets(file: string): string {
   const sealing = /^WEBHOOK_SECRETS_KEY="?([^"\n]+)"?$/m.exec(text)?.[1] ?? random() + random();
   const sessions = /^CONSOLE_SESSION_KEY="?([^"\n]+)"?$/m.exec(text)?.[1] ?? random() + random();
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `OPERATOR_TOKEN="local:${token}"\nWEBHOOK_SECRETS_KEY="${sealing}"\nCONSOLE_SESSION_KEY="${sessions}"\n`, { mode: 0o600 });
+  writeFileSync(
+    file,
+    `OPERATOR_TOKEN="local:${token}"\nWEBHOOK_SECRETS_KEY="${sealing}"\nCONSOLE_SESSION_KEY="${sessions}"\n`,
+    { mode: 0o600 },
+  );
   return token;
 }
 

@@ -95,23 +95,41 @@ const callers: Caller[] = [
   await keyed("business", "business"),
   await keyed("enterprise", "enterprise", { perMinute: 100_000, perDay: 1_000_000 }),
   await keyed("enterprise, tight", "enterprise", { perMinute: 40, perDay: 200 }),
-  ...[1, 2, 3].map((n) => ({ label: `no key, 198.51.100.${n}`, plan: "none" as const, headers: { "CF-Connecting-IP": `198.51.100.${n}` } })),
+  ...[1, 2, 3].map((n) => ({
+    label: `no key, 198.51.100.${n}`,
+    plan: "none" as const,
+    headers: { "CF-Connecting-IP": `198.51.100.${n}` },
+  })),
 ];
 // Makes the webhook endpoints and reads the feed; not one of the load's callers.
 const integrator = await keyed("integrator", "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, [...SCOPES]);
 // The fan-out phase's budgets, ten endpoints each.
 const fanOutKeys: string[] = [];
-for (let n = 1; n <= 10; n++) fanOutKeys.push(String((await keyed(`fan-out ${n}`, "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, ["orders:read", "webhooks:manage"])).headers.Authorization).slice("Bearer ".length));
+for (let n = 1; n <= 10; n++)
+  fanOutKeys.push(
+    String(
+      (
+        await keyed(`fan-out ${n}`, "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, [
+          "orders:read",
+          "webhooks:manage",
+        ])
+      ).headers.Authorization,
+    ).slice("Bearer ".length),
+  );
 await store.close();
 
 const service = await startService(state.path);
 // Read through the runtime that owns the database: a second process opening the SQLite files beside it meets SQLITE_BUSY.
 const live = await d1HttpApi(service.baseUrl);
-const versionOf = async () => Number((await live("SELECT version FROM orders_version WHERE singleton = 1"))[0]!.version);
+const versionOf = async () =>
+  Number((await live("SELECT version FROM orders_version WHERE singleton = 1"))[0]!.version);
 const observations: Observation[] = [];
 let violations: Violation[] = [];
 let timedOut = false;
-const receivers = { all: await startWebhookReceiver({ refuseFirst: 0.2 }), cancels: await startWebhookReceiver({ refuseFirst: 0.2 }) };
+const receivers = {
+  all: await startWebhookReceiver({ refuseFirst: 0.2 }),
+  cancels: await startWebhookReceiver({ refuseFirst: 0.2 }),
+};
 
 try {
   await createEndpoint(receivers.all);
@@ -153,7 +171,11 @@ try {
   const seconds = (Date.now() - started) / 1000;
 
   const statusesOf = async (range: { from: number; to: number }) =>
-    new Map((await live(`SELECT CAST(id AS TEXT) AS id, status FROM orders WHERE id BETWEEN ${range.from} AND ${range.to}`)).map((row) => [String(row.id), String(row.status)] as const));
+    new Map(
+      (
+        await live(`SELECT CAST(id AS TEXT) AS id, status FROM orders WHERE id BETWEEN ${range.from} AND ${range.to}`)
+      ).map((row) => [String(row.id), String(row.status)] as const),
+    );
   // The other system's rows moved the version too; the cancels' check counts the API's writes.
   const outcome = {
     pendingAfter: await statusesOf(PENDING),
@@ -177,13 +199,28 @@ try {
       external: external.changes,
       cancelled,
       endpoints: [
-        { label: "endpoint for every type", received: new Set(receivers.all.arrivals.keys()), rejected: receivers.all.rejected },
-        { label: "endpoint for order.cancelled", types: CANCELS_ONLY, received: new Set(receivers.cancels.arrivals.keys()), rejected: receivers.cancels.rejected },
+        {
+          label: "endpoint for every type",
+          received: new Set(receivers.all.arrivals.keys()),
+          rejected: receivers.all.rejected,
+        },
+        {
+          label: "endpoint for order.cancelled",
+          types: CANCELS_ONLY,
+          received: new Set(receivers.cancels.arrivals.keys()),
+          rejected: receivers.cancels.rejected,
+        },
       ],
     }),
   ];
-  if (timedOut) violations.push({ check: "bounds", detail: `only ${observations.length} of ${totalRequests} requests within ${maxSeconds} s` });
-  console.error("Fan-out: 100 endpoints over 10 budgets, one hanging and one slow, 500 changes by the other system in bursts…");
+  if (timedOut)
+    violations.push({
+      check: "bounds",
+      detail: `only ${observations.length} of ${totalRequests} requests within ${maxSeconds} s`,
+    });
+  console.error(
+    "Fan-out: 100 endpoints over 10 budgets, one hanging and one slow, 500 changes by the other system in bursts…",
+  );
   const operator = operatorApi(service.baseUrl, { stateDir: state.path });
   const fanOut = await fanOutPhase({
     baseUrl: service.baseUrl,
@@ -201,24 +238,59 @@ try {
       `${receivers.all.refused + receivers.cancels.refused} first attempts refused on purpose and retried; ` +
       `${receivers.all.duplicates + receivers.cancels.duplicates} events acknowledged twice (at least once: a receipt D1 could not record is posted again).`,
   );
-  const excused = observations.filter((o) => o.status === 503 && schemaChanges.some((window) => o.receivedAt >= window.from && o.receivedAt <= window.to)).length;
-  if (outage.forMs > 0) console.log(`Outage: ${excused} requests answered 503 (with Retry-After) while its renames changed D1's schema under the service, as a failing dependency is answered.`);
+  const excused = observations.filter(
+    (o) => o.status === 503 && schemaChanges.some((window) => o.receivedAt >= window.from && o.receivedAt <= window.to),
+  ).length;
+  if (outage.forMs > 0)
+    console.log(
+      `Outage: ${excused} requests answered 503 (with Retry-After) while its renames changed D1's schema under the service, as a failing dependency is answered.`,
+    );
   for (const line of fanOut.lines) console.log(line);
   printChecks();
   // What the service said about it (its warnings and errors, counted by message), and where the undelivered events' deliveries stand.
   if (violations.length > 0) {
     const said = new Map<string, number>();
     for (const line of service.output().split("\n")) {
-      const message = /"message":"([^"]+)"/.exec(line)?.[1] ?? (/✘|Error|wrangler:warn/.test(line) ? line.trim().replace(/"[0-9a-f]{32}"/g, "…").slice(0, 160) : undefined);
-      if (message && /"level":"(warn|error)"|✘|Error|wrangler:warn/.test(line)) said.set(message, (said.get(message) ?? 0) + 1);
+      const message =
+        /"message":"([^"]+)"/.exec(line)?.[1] ??
+        (/✘|Error|wrangler:warn/.test(line)
+          ? line
+              .trim()
+              .replace(/"[0-9a-f]{32}"/g, "…")
+              .slice(0, 160)
+          : undefined);
+      if (message && /"level":"(warn|error)"|✘|Error|wrangler:warn/.test(line))
+        said.set(message, (said.get(message) ?? 0) + 1);
     }
-    console.log(`\nThe service's warnings and errors:\n${[...said].map(([message, n]) => `  ${n} × ${message}`).join("\n")}`);
-    for (const line of service.output().split("\n").filter((text) => /"status":5\d\d/.test(text)).slice(0, 5)) console.log(`  ${line.slice(0, 500)}`);
-    for (const line of service.output().split("\n").filter((text) => /hung|canceled/.test(text)).slice(0, 3)) console.log(`  ${line.slice(0, 600)}`);
-    console.log(`  the dispatcher's mark: ${JSON.stringify(await live("SELECT mark FROM webhook_dispatch"))}, the feed's head: ${JSON.stringify(await live("SELECT max(seq) AS head FROM order_events"))}`);
+    console.log(
+      `\nThe service's warnings and errors:\n${[...said].map(([message, n]) => `  ${n} × ${message}`).join("\n")}`,
+    );
+    for (const line of service
+      .output()
+      .split("\n")
+      .filter((text) => /"status":5\d\d/.test(text))
+      .slice(0, 5))
+      console.log(`  ${line.slice(0, 500)}`);
+    for (const line of service
+      .output()
+      .split("\n")
+      .filter((text) => /hung|canceled/.test(text))
+      .slice(0, 3))
+      console.log(`  ${line.slice(0, 600)}`);
+    console.log(
+      `  the dispatcher's mark: ${JSON.stringify(await live("SELECT mark FROM webhook_dispatch"))}, the feed's head: ${JSON.stringify(await live("SELECT max(seq) AS head FROM order_events"))}`,
+    );
     await untilDelivered(feed, 180_000);
-    console.log(`  after 180 s more: ${feed.filter((event) => !receivers.all.arrivals.has(event.id)).length} still missing at the endpoint for every type`);
-    console.log(`  the first missing: ${feed.filter((event) => !receivers.all.arrivals.has(event.id)).slice(0, 5).map((event) => event.id).join(", ")}`);
+    console.log(
+      `  after 180 s more: ${feed.filter((event) => !receivers.all.arrivals.has(event.id)).length} still missing at the endpoint for every type`,
+    );
+    console.log(
+      `  the first missing: ${feed
+        .filter((event) => !receivers.all.arrivals.has(event.id))
+        .slice(0, 5)
+        .map((event) => event.id)
+        .join(", ")}`,
+    );
   }
 } finally {
   await service.stop();
@@ -261,7 +333,10 @@ async function asIntegrator(path: string, init: RequestInit = {}): Promise<Respo
 }
 
 async function createEndpoint(receiver: WebhookReceiver, types?: string[]): Promise<void> {
-  const response = await asIntegrator("/v2/webhook-endpoints", { method: "POST", body: JSON.stringify({ url: receiver.url, ...(types && { types }) }) });
+  const response = await asIntegrator("/v2/webhook-endpoints", {
+    method: "POST",
+    body: JSON.stringify({ url: receiver.url, ...(types && { types }) }),
+  });
   receiver.secret = ((await response.json()) as { secret: string }).secret;
 }
 
@@ -269,7 +344,9 @@ async function createEndpoint(receiver: WebhookReceiver, types?: string[]): Prom
 async function readFeed(after: string | undefined): Promise<{ events: FeedEvent[]; after: string }> {
   const events: FeedEvent[] = [];
   for (let cursor = after; ; ) {
-    const page = (await (await asIntegrator(`/v2/store/order-events?limit=1000${cursor ? `&after=${encodeURIComponent(cursor)}` : ""}`)).json()) as {
+    const page = (await (
+      await asIntegrator(`/v2/store/order-events?limit=1000${cursor ? `&after=${encodeURIComponent(cursor)}` : ""}`)
+    ).json()) as {
       data: { id: string; type: string; order: { id: number | string } }[];
       nextCursor: string;
     };
@@ -283,7 +360,11 @@ async function readFeed(after: string | undefined): Promise<{ events: FeedEvent[
 async function untilDelivered(feed: FeedEvent[], patienceMs: number): Promise<boolean> {
   const deadline = Date.now() + patienceMs;
   const complete = () =>
-    feed.every((event) => receivers.all.arrivals.has(event.id) && (!CANCELS_ONLY.includes(event.type) || receivers.cancels.arrivals.has(event.id)));
+    feed.every(
+      (event) =>
+        receivers.all.arrivals.has(event.id) &&
+        (!CANCELS_ONLY.includes(event.type) || receivers.cancels.arrivals.has(event.id)),
+    );
   while (!complete()) {
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -310,7 +391,10 @@ async function send(caller: Caller): Promise<Observation> {
           ? ["DELETE", `/v1/store/orders/${between(Math.random() < 0.9 ? PENDING : SHIPPED)}`, {}]
           : ["DELETE", "/v1/store/orders/not-a-number", {}];
   try {
-    const response = await fetchLocal(`${service.baseUrl}${path}`, { method, headers: { ...caller.headers, ...extra } });
+    const response = await fetchLocal(`${service.baseUrl}${path}`, {
+      method,
+      headers: { ...caller.headers, ...extra },
+    });
     const receivedAt = Date.now();
     await response.arrayBuffer();
     return {
@@ -323,13 +407,23 @@ async function send(caller: Caller): Promise<Observation> {
       rateLimitPolicy: response.headers.get("RateLimit-Policy"),
     };
   } catch {
-    return { caller: caller.label, method, path, status: 0, receivedAt: Date.now(), rateLimit: null, rateLimitPolicy: null };
+    return {
+      caller: caller.label,
+      method,
+      path,
+      status: 0,
+      receivedAt: Date.now(),
+      rateLimit: null,
+      rateLimitPolicy: null,
+    };
   }
 }
 
 function printSummary(seconds: number, outcome: { pendingAfter: Map<string, string>; versionDelta: number }): void {
   const count = (items: Observation[], test: (o: Observation) => boolean) => items.filter(test).length;
-  console.log(`\n## Stress run: ${observations.length} requests, ${clients} clients, ${seconds.toFixed(1)} s (${Math.round(observations.length / seconds)} req/s)\n`);
+  console.log(
+    `\n## Stress run: ${observations.length} requests, ${clients} clients, ${seconds.toFixed(1)} s (${Math.round(observations.length / seconds)} req/s)\n`,
+  );
   const windows = admissionsByWindow(observations);
   // The fullest minute window of each caller, against its quota: the limit held where it was tested hardest.
   const fullestMinute = (caller: string) => {
@@ -337,7 +431,9 @@ function printSummary(seconds: number, outcome: { pendingAfter: Map<string, stri
     const fullest = mine.sort((a, b) => b.remaining.length - a.remaining.length)[0];
     return fullest ? `${fullest.remaining.length} / ${fullest.quota} (${mine.length} windows)` : "–";
   };
-  console.log("| Caller | Plan | Requests | Admitted | 429 | other 4xx | 5xx or no answer | most admitted in a minute / quota |");
+  console.log(
+    "| Caller | Plan | Requests | Admitted | 429 | other 4xx | 5xx or no answer | most admitted in a minute / quota |",
+  );
   console.log("|---|---|---:|---:|---:|---:|---:|---:|");
   for (const caller of callers) {
     const mine = observations.filter((o) => o.caller === caller.label);
@@ -349,7 +445,12 @@ function printSummary(seconds: number, outcome: { pendingAfter: Map<string, stri
   }
   const statuses = new Map<number, number>();
   for (const o of observations) statuses.set(o.status, (statuses.get(o.status) ?? 0) + 1);
-  console.log(`\nStatuses: ${[...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}: ${n}`).join(", ")}`);
+  console.log(
+    `\nStatuses: ${[...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([status, n]) => `${status}: ${n}`)
+      .join(", ")}`,
+  );
   const deletes = observations.filter((o) => o.method === "DELETE" && !o.path.endsWith("not-a-number"));
   const cancelled = [...outcome.pendingAfter.values()].filter((s) => s === "cancelled").length;
   console.log(
@@ -363,7 +464,9 @@ function printChecks(): void {
   const checks = ["no 5xx", "over-admission", "cancels", "events", "fan-out", "bounds"];
   for (const check of checks) {
     const found = violations.filter((v) => v.check === check);
-    console.log(`- ${found.length === 0 ? "PASS" : "FAIL"} ${check}${found.length ? `: ${found.length} violations` : ""}`);
+    console.log(
+      `- ${found.length === 0 ? "PASS" : "FAIL"} ${check}${found.length ? `: ${found.length} violations` : ""}`,
+    );
     for (const v of found.slice(0, 10)) console.log(`  - ${v.detail}`);
   }
   console.log(violations.length === 0 ? "\nNo violations." : `\n${violations.length} violations.`);

@@ -24,10 +24,18 @@ import { spawn } from "node:child_process";
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
 /** Runs `command`; `yielding`, at a lower priority (nice 10), so the e2e runs get the CPU first when they need it. */
-function run(command: string, args: readonly string[], buffered: boolean, yielding: boolean): Promise<{ status: number; output: string }> {
+function run(
+  command: string,
+  args: readonly string[],
+  buffered: boolean,
+  yielding: boolean,
+): Promise<{ status: number; output: string }> {
   return new Promise((resolve) => {
     const [file, ...rest] = yielding ? ["nice", "-n", "10", command, ...args] : [command, ...args];
-    const child = spawn(file!, rest, { env, stdio: ["ignore", buffered ? "pipe" : "inherit", buffered ? "pipe" : "inherit"] });
+    const child = spawn(file!, rest, {
+      env,
+      stdio: ["ignore", buffered ? "pipe" : "inherit", buffered ? "pipe" : "inherit"],
+    });
     let output = "";
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk));
     child.stderr?.on("data", (chunk: Buffer) => (output += chunk));
@@ -36,7 +44,8 @@ function run(command: string, args: readonly string[], buffered: boolean, yieldi
   });
 }
 
-const vitest = (args: readonly string[], buffered: boolean, yielding = false) => run("node_modules/.bin/vitest", ["run", ...args], buffered, yielding);
+const vitest = (args: readonly string[], buffered: boolean, yielding = false) =>
+  run("node_modules/.bin/vitest", ["run", ...args], buffered, yielding);
 const check = (buffered: boolean) => run("node_modules/.bin/tsx", ["scripts/check.ts"], buffered, false);
 
 const chosen = process.argv.slice(2);
@@ -53,13 +62,18 @@ const held = (name: string, running: Promise<{ status: number; output: string }>
   name,
   result: running.finally(() => endedAt.set(name, Math.round((Date.now() - started) / 1000))),
 });
-const waitingOnServices = [held("e2e-own", vitest(["--project", "e2e-own"], true)), held("e2e", vitest(["--project", "e2e"], true))];
+const waitingOnServices = [
+  held("e2e-own", vitest(["--project", "e2e-own"], true)),
+  held("e2e", vitest(["--project", "e2e"], true)),
+];
 const failed: string[] = [];
 /** Waits for a run printed as it goes, then says how it ended and when. */
 async function streamed(name: string, running: Promise<{ status: number }>): Promise<void> {
   const from = Date.now();
   const { status } = await running;
-  console.log(`\n── ${name}: ${status === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - from) / 1000)} s (${Math.round((Date.now() - started) / 1000)} s since npm test started) ──`);
+  console.log(
+    `\n── ${name}: ${status === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - from) / 1000)} s (${Math.round((Date.now() - started) / 1000)} s since npm test started) ──`,
+  );
   if (status !== 0) failed.push(name);
 }
 await streamed("npm run check", check(false));
@@ -68,12 +82,19 @@ const node = held("node", vitest(["--project", "node"], true, true));
 await streamed("workers", vitest(["--project", "workers"], false, true));
 const rest = [node, ...waitingOnServices];
 const waiting = rest.filter(({ name }) => !endedAt.has(name)).map(({ name }) => name);
-if (waiting.length > 0) console.log(`\nThe check and the workers project are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`);
+if (waiting.length > 0)
+  console.log(
+    `\nThe check and the workers project are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`,
+  );
 for (const { name, result } of rest) {
   const { status, output } = await result;
   process.stdout.write(`\n── ${name}: ended ${endedAt.get(name)} s after npm test started ──\n${output}`);
   if (status !== 0) failed.push(name);
 }
 const seconds = Math.round((Date.now() - started) / 1000);
-console.log(failed.length === 0 ? `\nThe check and every project passed in ${seconds} s.` : `\nFAILED: ${failed.join(", ")} (${seconds} s).`);
+console.log(
+  failed.length === 0
+    ? `\nThe check and every project passed in ${seconds} s.`
+    : `\nFAILED: ${failed.join(", ")} (${seconds} s).`,
+);
 process.exit(failed.length === 0 ? 0 : 1);

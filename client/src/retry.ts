@@ -10,7 +10,12 @@ export interface RetryOptions {
   maxRetryAfterSeconds: number;
 }
 
-export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterSeconds: 60 };
+export const DEFAULT_RETRY: RetryOptions = {
+  maxAttempts: 4,
+  baseDelayMs: 200,
+  maxDelayMs: 5_000,
+  maxRetryAfterSeconds: 60,
+};
 
 /** What came back from an attempt: a status and its Retry-After, or no response at all. */
 export type Outcome = { status: number; retryAfter: string | null } | { status: "network_error" };
@@ -33,7 +38,13 @@ export function retryAfterMs(value: string | null, now: number): number | undefi
  * do not come back in step. No other 4xx or 5xx is retried: asking again
  * would get the same answer.
  */
-export function retryDelayMs(outcome: Outcome, attempt: number, options: RetryOptions, random: () => number, now: number): number | undefined {
+export function retryDelayMs(
+  outcome: Outcome,
+  attempt: number,
+  options: RetryOptions,
+  random: () => number,
+  now: number,
+): number | undefined {
   if (attempt >= options.maxAttempts) return undefined;
   if (outcome.status !== "network_error" && !RETRIED.has(outcome.status)) return undefined;
   const told = outcome.status === "network_error" ? undefined : retryAfterMs(outcome.retryAfter, now);

@@ -188,24 +188,41 @@ export class StoreOrdersClient {
     if (filters.limit !== undefined) query.set("limit", String(filters.limit));
     for (let cursor: string | null | undefined; cursor !== null; ) {
       if (cursor !== undefined) query.set("cursor", cursor);
-      const page = await this.#call("GET", `${this.#v2Base}/store/orders?${query}`, this.#bookmarkHeader(), async (response) => {
-        const body = this.#parse(await response.text(), response) as { data?: unknown; nextCursor?: unknown };
-        if (!isOrders(body.data) || (typeof body.nextCursor !== "string" && body.nextCursor !== null)) {
-          throw new StoreOrdersError("unexpected_response", "The page is not {data, nextCursor}.", response.status, requestIdOf(response));
-        }
-        return { orders: body.data, next: body.nextCursor };
-      });
+      const page = await this.#call(
+        "GET",
+        `${this.#v2Base}/store/orders?${query}`,
+        this.#bookmarkHeader(),
+        async (response) => {
+          const body = this.#parse(await response.text(), response) as { data?: unknown; nextCursor?: unknown };
+          if (!isOrders(body.data) || (typeof body.nextCursor !== "string" && body.nextCursor !== null)) {
+            throw new StoreOrdersError(
+              "unexpected_response",
+              "The page is not {data, nextCursor}.",
+              response.status,
+              requestIdOf(response),
+            );
+          }
+          return { orders: body.data, next: body.nextCursor };
+        },
+      );
       yield* page.orders;
       cursor = page.next;
     }
   }
 
   #usage(options: UsageOptions): Promise<UsageHistory> {
-    const query = new URLSearchParams(Object.entries(options).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const query = new URLSearchParams(
+      Object.entries(options).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    );
     return this.#call("GET", `${this.#v2Base}/usage${query.size ? `?${query}` : ""}`, {}, async (response) => {
       const body = this.#parse(await response.text(), response) as Partial<UsageHistory>;
       if (typeof body.budget !== "string" || !Array.isArray(body.buckets)) {
-        throw new StoreOrdersError("unexpected_response", "The answer is not {budget, granularity, buckets}.", response.status, requestIdOf(response));
+        throw new StoreOrdersError(
+          "unexpected_response",
+          "The answer is not {budget, granularity, buckets}.",
+          response.status,
+          requestIdOf(response),
+        );
       }
       return body as UsageHistory;
     });
@@ -219,13 +236,23 @@ export class StoreOrdersClient {
     const feed = { cursor: options.after, [Symbol.asyncIterator]: () => pages() };
     const eventsPage = (after: string | undefined) => {
       if (after !== undefined) query.set("after", after);
-      return this.#call("GET", `${this.#v2Base}/store/order-events?${query}`, this.#bookmarkHeader(), async (response) => {
-        const body = this.#parse(await response.text(), response) as { data?: unknown; nextCursor?: unknown };
-        if (!isEvents(body.data) || typeof body.nextCursor !== "string") {
-          throw new StoreOrdersError("unexpected_response", "The page is not {data, nextCursor}.", response.status, requestIdOf(response));
-        }
-        return { events: body.data, next: body.nextCursor };
-      });
+      return this.#call(
+        "GET",
+        `${this.#v2Base}/store/order-events?${query}`,
+        this.#bookmarkHeader(),
+        async (response) => {
+          const body = this.#parse(await response.text(), response) as { data?: unknown; nextCursor?: unknown };
+          if (!isEvents(body.data) || typeof body.nextCursor !== "string") {
+            throw new StoreOrdersError(
+              "unexpected_response",
+              "The page is not {data, nextCursor}.",
+              response.status,
+              requestIdOf(response),
+            );
+          }
+          return { events: body.data, next: body.nextCursor };
+        },
+      );
     };
     async function* pages(): AsyncGenerator<OrderEvent> {
       while (!options.signal?.aborted) {
@@ -243,11 +270,22 @@ export class StoreOrdersClient {
   }
 
   async #getOrder(orderId: OrderId): Promise<Order> {
-    return this.#call("GET", `${this.#v2Base}/store/orders/${exactId(orderId)}`, this.#bookmarkHeader(), async (response) => {
-      const order = this.#parse(await response.text(), response);
-      if (!isOrders([order])) throw new StoreOrdersError("unexpected_response", "The answer is not an order.", response.status, requestIdOf(response));
-      return order as Order;
-    });
+    return this.#call(
+      "GET",
+      `${this.#v2Base}/store/orders/${exactId(orderId)}`,
+      this.#bookmarkHeader(),
+      async (response) => {
+        const order = this.#parse(await response.text(), response);
+        if (!isOrders([order]))
+          throw new StoreOrdersError(
+            "unexpected_response",
+            "The answer is not an order.",
+            response.status,
+            requestIdOf(response),
+          );
+        return order as Order;
+      },
+    );
   }
 
   #bookmarkHeader(): Record<string, string> {
@@ -255,7 +293,12 @@ export class StoreOrdersClient {
   }
 
   /** One operation: attempts until a success, an error not worth retrying, or the attempts run out. */
-  async #call<T>(method: string, url: string, headers: Record<string, string>, read: (response: Response) => Promise<T>): Promise<T> {
+  async #call<T>(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    read: (response: Response) => Promise<T>,
+  ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let outcome: Outcome;
       let failure: StoreOrdersError;
@@ -272,7 +315,13 @@ export class StoreOrdersClient {
             // A body cut off mid-way: the service stops a list that failed rather than send a short one.
             if (error instanceof StoreOrdersError && error.code !== "unexpected_response") throw error;
             outcome = { status: "network_error" };
-            failure = new StoreOrdersError("unexpected_response", "The response body was incomplete.", response.status, requestIdOf(response), { cause: error });
+            failure = new StoreOrdersError(
+              "unexpected_response",
+              "The response body was incomplete.",
+              response.status,
+              requestIdOf(response),
+              { cause: error },
+            );
           }
         } else {
           outcome = { status: response.status, retryAfter: response.headers.get("Retry-After") };
@@ -280,7 +329,9 @@ export class StoreOrdersClient {
         }
       } catch (error) {
         outcome = { status: "network_error" };
-        failure = new StoreOrdersError("network_error", `No response from ${this.#options.baseUrl}.`, 0, undefined, { cause: error });
+        failure = new StoreOrdersError("network_error", `No response from ${this.#options.baseUrl}.`, 0, undefined, {
+          cause: error,
+        });
       }
       const delay = retryDelayMs(outcome, attempt, this.#retry, this.#random, Date.now());
       if (delay === undefined) throw failure;
@@ -299,13 +350,25 @@ export class StoreOrdersClient {
     try {
       return parseWithExactIntegers(text, ID_KEYS);
     } catch (error) {
-      throw new StoreOrdersError("unexpected_response", "The answer is not valid JSON.", response.status, requestIdOf(response), { cause: error });
+      throw new StoreOrdersError(
+        "unexpected_response",
+        "The answer is not valid JSON.",
+        response.status,
+        requestIdOf(response),
+        { cause: error },
+      );
     }
   }
 
   #ordersOf(text: string, response: Response): Order[] {
     const orders = this.#parse(text, response);
-    if (!isOrders(orders)) throw new StoreOrdersError("unexpected_response", "The order list is not an array of orders.", response.status, requestIdOf(response));
+    if (!isOrders(orders))
+      throw new StoreOrdersError(
+        "unexpected_response",
+        "The order list is not an array of orders.",
+        response.status,
+        requestIdOf(response),
+      );
     return orders;
   }
 }
@@ -314,12 +377,19 @@ const isOrders = (value: unknown): value is Order[] =>
   Array.isArray(value) && value.every((order) => typeof order?.id === "string" && INT64.test(order.id));
 
 const isEvents = (value: unknown): value is OrderEvent[] =>
-  Array.isArray(value) && value.every((event) => typeof event?.id === "string" && /^evt_[0-9]+$/.test(event.id) && isOrders([event.order]));
+  Array.isArray(value) &&
+  value.every((event) => typeof event?.id === "string" && /^evt_[0-9]+$/.test(event.id) && isOrders([event.order]));
 
 /** An id as the exact decimal text the API takes, refused before sending when it is not one. */
 function exactId(id: OrderId, name = "orderId"): string {
   const text = String(id);
-  if (!INT64.test(text)) throw new StoreOrdersError(`invalid_${name === "orderId" ? "order" : "pet"}_id`, `${name} must be a decimal 64-bit integer, got ${text}`, 400, undefined);
+  if (!INT64.test(text))
+    throw new StoreOrdersError(
+      `invalid_${name === "orderId" ? "order" : "pet"}_id`,
+      `${name} must be a decimal 64-bit integer, got ${text}`,
+      400,
+      undefined,
+    );
   return text;
 }
 

@@ -31,5 +31,10 @@ export async function errorOf(response: Response): Promise<StoreOrdersError> {
   if (typeof shape?.code === "string" && typeof shape.message === "string") {
     return new StoreOrdersError(shape.code, shape.message, response.status, requestId);
   }
-  return new StoreOrdersError("unexpected_response", `HTTP ${response.status} without an Error body`, response.status, requestId);
+  return new StoreOrdersError(
+    "unexpected_response",
+    `HTTP ${response.status} without an Error body`,
+    response.status,
+    requestId,
+  );
 }

@@ -54,13 +54,16 @@ export async function verifyWebhook<Event = unknown>(
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError("webhook-id, webhook-timestamp and webhook-signature are required");
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError("webhook-id, webhook-timestamp and webhook-signature are required");
   if (!/^[0-9]{1,12}$/.test(timestamp)) throw new WebhookVerificationError("webhook-timestamp is not Unix seconds");
   const now = (options.now ?? Date.now()) / 1000;
-  if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300)) throw new WebhookVerificationError("webhook-timestamp is outside the tolerance");
+  if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300))
+    throw new WebhookVerificationError("webhook-timestamp is outside the tolerance");
   const keyBytes = Uint8Array.from(atob(secret.replace(/^whsec_/, "")), (char) => char.charCodeAt(0));
   const key = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const expected = `v1,${base64(new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`))))}`;
-  if (!signatures.split(" ").some((signature) => sameText(signature, expected))) throw new WebhookVerificationError("no signature matches");
+  if (!signatures.split(" ").some((signature) => sameText(signature, expected)))
+    throw new WebhookVerificationError("no signature matches");
   return parseWithExactIntegers(body, new Set(["id", "petId"])) as Event;
 }

@@ -20,7 +20,9 @@ function applied(record: ApiKeyRecord, changes: Partial<ApiKeyRecord>): ApiKeyRe
 
 /** The records to write, the named key's first, and the audit rows for them. */
 export function budgetUpdate(named: StoredRecord, sharing: readonly StoredRecord[], changes: Partial<ApiKeyRecord>) {
-  const budgetChanges = Object.fromEntries(Object.entries(changes).filter(([field]) => (BUDGET_FIELDS as readonly string[]).includes(field)));
+  const budgetChanges = Object.fromEntries(
+    Object.entries(changes).filter(([field]) => (BUDGET_FIELDS as readonly string[]).includes(field)),
+  );
   const records = [
     { hash: named.hash, record: applied(named.record, changes) },
     ...sharing.map(({ hash, record }) => ({ hash, record: applied(record, budgetChanges) })),

@@ -18,10 +18,21 @@ export async function d1HttpApi(origin: string, binding = "DB"): Promise<Execute
   const api = `${origin}/cdn-cgi/explorer/api/d1/database`;
   const { result } = (await (await fetchLocal(api)).json()) as { result: { name: string; uuid: string }[] };
   const database = result.find((candidate) => candidate.name === binding);
-  if (!database) throw new Error(`no D1 database bound as ${binding} at ${api}: ${result.map((candidate) => candidate.name).join(", ")}`);
+  if (!database)
+    throw new Error(
+      `no D1 database bound as ${binding} at ${api}: ${result.map((candidate) => candidate.name).join(", ")}`,
+    );
   return async (sql, params = []) => {
-    const response = await fetchLocal(`${api}/${database.uuid}/raw`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ sql, params }) });
-    const answer = (await response.json()) as { success: boolean; errors: unknown[]; result?: { results?: { columns: string[]; rows: unknown[][] } }[] };
+    const response = await fetchLocal(`${api}/${database.uuid}/raw`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ sql, params }),
+    });
+    const answer = (await response.json()) as {
+      success: boolean;
+      errors: unknown[];
+      result?: { results?: { columns: string[]; rows: unknown[][] } }[];
+    };
     if (!answer.success) throw new Error(`${sql}: ${JSON.stringify(answer.errors)}`);
     const { columns = [], rows = [] } = answer.result?.at(-1)?.results ?? {};
     return rows.map((row) => Object.fromEntries(columns.map((column, index) => [column, row[index]])));

@@ -52,8 +52,14 @@ export const PIPELINE_CRON = "* * * * *";
  */
 export function webhookPipelineProblems(label: string, config: EnvironmentConfig): string[] {
   const problems: string[] = [];
-  if (!config.crons.includes(PIPELINE_CRON)) problems.push(`${label}: the triggers' crons lack "${PIPELINE_CRON}", which prunes the order events and wakes the webhook dispatcher`);
-  if (!config.durableObjects.some((binding) => binding.name === "WEBHOOK_LANES" && binding.class_name === "WebhookLane")) problems.push(`${label}: the WEBHOOK_LANES Durable Object binding (class WebhookLane) is missing`);
+  if (!config.crons.includes(PIPELINE_CRON))
+    problems.push(
+      `${label}: the triggers' crons lack "${PIPELINE_CRON}", which prunes the order events and wakes the webhook dispatcher`,
+    );
+  if (
+    !config.durableObjects.some((binding) => binding.name === "WEBHOOK_LANES" && binding.class_name === "WebhookLane")
+  )
+    problems.push(`${label}: the WEBHOOK_LANES Durable Object binding (class WebhookLane) is missing`);
   return problems;
 }
 
@@ -62,7 +68,11 @@ export function webhookPipelineProblems(label: string, config: EnvironmentConfig
  * not inherit bindings or vars, so a name added at the top level and forgotten
  * in an environment would only show up as a failure in that deployment.
  */
-export function configProblems(env: DeployedEnvironment, config: EnvironmentConfig, local: EnvironmentConfig): string[] {
+export function configProblems(
+  env: DeployedEnvironment,
+  config: EnvironmentConfig,
+  local: EnvironmentConfig,
+): string[] {
   const problems = missingFromConfig(env, config, local);
 
   // The vars' own rules (src/framework/read-config.ts) are checked for every environment by varProblems(); deployments also need https.
@@ -72,13 +82,18 @@ export function configProblems(env: DeployedEnvironment, config: EnvironmentConf
   }
   if (!config.observability) problems.push(`${env}: [env.${env}.observability] enabled must be true`);
   // The prune of order events (docs/design/order-events.md#retention): without it they grow until the database stops.
-  for (const cron of local.crons) if (!config.crons.includes(cron)) problems.push(`${env}: [env.${env}.triggers] crons lacks "${cron}"`);
+  for (const cron of local.crons)
+    if (!config.crons.includes(cron)) problems.push(`${env}: [env.${env}.triggers] crons lacks "${cron}"`);
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
   problems.push(...webhookPipelineProblems(env, config));
-  for (const flag of REQUIRED_COMPATIBILITY_FLAGS) if (!config.compatibilityFlags.includes(flag)) problems.push(`${env}: compatibility_flags lacks "${flag}"`);
+  for (const flag of REQUIRED_COMPATIBILITY_FLAGS)
+    if (!config.compatibilityFlags.includes(flag)) problems.push(`${env}: compatibility_flags lacks "${flag}"`);
   // The operators' traffic view reads the dataset the worker writes (docs/operations.md#traffic).
   const written = config.analyticsDatasets.find((binding) => binding.binding === "REQUESTS")?.dataset;
-  if (config.vars.ANALYTICS_DATASET !== written) problems.push(`${env}: ANALYTICS_DATASET must name the REQUESTS binding's dataset "${written}", got ${JSON.stringify(config.vars.ANALYTICS_DATASET)}`);
+  if (config.vars.ANALYTICS_DATASET !== written)
+    problems.push(
+      `${env}: ANALYTICS_DATASET must name the REQUESTS binding's dataset "${written}", got ${JSON.stringify(config.vars.ANALYTICS_DATASET)}`,
+    );
   return problems;
 }
 
@@ -92,12 +107,17 @@ export function varProblems(label: string, config: EnvironmentConfig): string[] 
 export function missingFromConfig(label: string, config: EnvironmentConfig, local: EnvironmentConfig): string[] {
   const problems: string[] = [];
   const missing = (kind: string, wanted: string[], present: string[]) => {
-    for (const name of wanted.filter((n) => !present.includes(n))) problems.push(`${label}: ${kind} "${name}" is missing`);
+    for (const name of wanted.filter((n) => !present.includes(n)))
+      problems.push(`${label}: ${kind} "${name}" is missing`);
   };
   missing("var", Object.keys(local.vars), Object.keys(config.vars));
   missing("D1 binding", bindingNames(local.d1), bindingNames(config.d1));
   missing("KV binding", bindingNames(local.kv), bindingNames(config.kv));
-  missing("Durable Object binding", local.durableObjects.map((b) => b.name), config.durableObjects.map((b) => b.name));
+  missing(
+    "Durable Object binding",
+    local.durableObjects.map((b) => b.name),
+    config.durableObjects.map((b) => b.name),
+  );
   return problems;
 }
 
@@ -120,6 +140,9 @@ function bindingNames(bindings: { binding: string }[]): string[] {
  * points the local service at a key server of its own. Names the file does not
  * declare are left alone, so nothing else in a shell's environment reaches the worker.
  */
-export function varsFromEnvironment(declared: readonly string[], environment: Record<string, string | undefined>): string[] {
+export function varsFromEnvironment(
+  declared: readonly string[],
+  environment: Record<string, string | undefined>,
+): string[] {
   return declared.flatMap((name) => (environment[name] === undefined ? [] : ["--var", `${name}:${environment[name]}`]));
 }

@@ -20,7 +20,13 @@ export interface HealthThresholds {
   minRequests: number;
 }
 
-export const DEFAULT_THRESHOLDS: HealthThresholds = { errorRatioFactor: 2, errorRatioFloor: 0.005, p99Factor: 1.5, p99SlackMs: 50, minRequests: 100 };
+export const DEFAULT_THRESHOLDS: HealthThresholds = {
+  errorRatioFactor: 2,
+  errorRatioFloor: 0.005,
+  p99Factor: 1.5,
+  p99SlackMs: 50,
+  minRequests: 100,
+};
 
 export interface VersionHealth {
   requests: number;
@@ -28,7 +34,11 @@ export interface VersionHealth {
   p99Ms: number;
 }
 
-export type HealthVerdict = { verdict: "healthy" | "too little traffic" | "unhealthy"; line: string; reasons: string[] };
+export type HealthVerdict = {
+  verdict: "healthy" | "too little traffic" | "unhealthy";
+  line: string;
+  reasons: string[];
+};
 
 const DATASET = /^[A-Za-z0-9_]+$/;
 
@@ -57,11 +67,15 @@ export function healthQuery(dataset: string, versions: readonly string[], window
 /** The SQL API's answer (FORMAT JSON: numbers may come quoted) as health per version; a version without rows had no requests. */
 export function readHealthAnswer(answer: unknown, versions: readonly string[]): Map<string, VersionHealth> {
   const data = (answer as { data?: unknown } | null)?.data;
-  if (!Array.isArray(data)) throw new Error(`the SQL API answered without data: ${JSON.stringify(answer).slice(0, 200)}`);
-  const health = new Map<string, VersionHealth>(versions.map((version) => [version, { requests: 0, errors: 0, p99Ms: 0 }]));
+  if (!Array.isArray(data))
+    throw new Error(`the SQL API answered without data: ${JSON.stringify(answer).slice(0, 200)}`);
+  const health = new Map<string, VersionHealth>(
+    versions.map((version) => [version, { requests: 0, errors: 0, p99Ms: 0 }]),
+  );
   for (const row of data as Record<string, unknown>[]) {
     const [requests, errors, p99Ms] = [Number(row.requests), Number(row.errors), Number(row.p99_ms)];
-    if (![requests, errors, p99Ms].every(Number.isFinite)) throw new Error(`the SQL API answered a row that is not numbers: ${JSON.stringify(row)}`);
+    if (![requests, errors, p99Ms].every(Number.isFinite))
+      throw new Error(`the SQL API answered a row that is not numbers: ${JSON.stringify(row)}`);
     if (health.has(String(row.version))) health.set(String(row.version), { requests, errors, p99Ms });
   }
   return health;
@@ -76,19 +90,35 @@ const describe = (name: string, health: VersionHealth) =>
  * max(factor x the old one's, the floor) and its p99 at most factor x the
  * old one's plus the slack, once it has served enough requests to judge.
  */
-export function judgeHealth(fresh: VersionHealth, old: VersionHealth, thresholds: HealthThresholds = DEFAULT_THRESHOLDS): HealthVerdict {
+export function judgeHealth(
+  fresh: VersionHealth,
+  old: VersionHealth,
+  thresholds: HealthThresholds = DEFAULT_THRESHOLDS,
+): HealthVerdict {
   const line = `${describe("new", fresh)}; previous ${describe("", old).trimStart()}`;
   if (fresh.requests < thresholds.minRequests) {
-    return { verdict: "too little traffic", line, reasons: [`the new version served ${fresh.requests} requests, fewer than the ${thresholds.minRequests} needed to judge: the smoke check decides`] };
+    return {
+      verdict: "too little traffic",
+      line,
+      reasons: [
+        `the new version served ${fresh.requests} requests, fewer than the ${thresholds.minRequests} needed to judge: the smoke check decides`,
+      ],
+    };
   }
   const reasons: string[] = [];
   const oldRatio = old.requests > 0 ? old.errors / old.requests : 0;
   const maxRatio = Math.max(thresholds.errorRatioFactor * oldRatio, thresholds.errorRatioFloor);
   const ratio = fresh.errors / fresh.requests;
-  if (ratio > maxRatio) reasons.push(`its 5xx ratio ${percent(ratio)} is above ${percent(maxRatio)} (max of ${thresholds.errorRatioFactor}x the previous ${percent(oldRatio)} and ${percent(thresholds.errorRatioFloor)})`);
+  if (ratio > maxRatio)
+    reasons.push(
+      `its 5xx ratio ${percent(ratio)} is above ${percent(maxRatio)} (max of ${thresholds.errorRatioFactor}x the previous ${percent(oldRatio)} and ${percent(thresholds.errorRatioFloor)})`,
+    );
   if (old.requests > 0) {
     const maxP99 = thresholds.p99Factor * old.p99Ms + thresholds.p99SlackMs;
-    if (fresh.p99Ms > maxP99) reasons.push(`its p99 ${Math.round(fresh.p99Ms)} ms is above ${Math.round(maxP99)} ms (${thresholds.p99Factor}x the previous ${Math.round(old.p99Ms)} ms + ${thresholds.p99SlackMs} ms)`);
+    if (fresh.p99Ms > maxP99)
+      reasons.push(
+        `its p99 ${Math.round(fresh.p99Ms)} ms is above ${Math.round(maxP99)} ms (${thresholds.p99Factor}x the previous ${Math.round(old.p99Ms)} ms + ${thresholds.p99SlackMs} ms)`,
+      );
   }
   return { verdict: reasons.length > 0 ? "unhealthy" : "healthy", line, reasons };
 }

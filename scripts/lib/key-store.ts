@@ -7,7 +7,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { DELETE_KEY_EVENT, INSERT_KEY_EVENT, KEY_HISTORY, MARK_KEY_EVENT_UNKNOWN, keyEventOf, keyEventValues, withAuditRow, type KeyEvent, type KeyEventRow } from "../../src/keys/audit";
+import {
+  DELETE_KEY_EVENT,
+  INSERT_KEY_EVENT,
+  KEY_HISTORY,
+  MARK_KEY_EVENT_UNKNOWN,
+  keyEventOf,
+  keyEventValues,
+  withAuditRow,
+  type KeyEvent,
+  type KeyEventRow,
+} from "../../src/keys/audit";
 import { idName, recordName } from "../../src/keys/layout";
 import { sha256Hex } from "../../src/lib/digest";
 import { ApiKeyRecord, budgetOf } from "../../src/keys/api-key-record";
@@ -99,10 +109,23 @@ export function localKeyStore(state: LocalState): KeyStore {
     },
     audited(events, operation) {
       return withAuditRow(
-        async () => Promise.all(auditRows(events).map(async (values) => (await whenFree(() => db.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id")))!)),
+        async () =>
+          Promise.all(
+            auditRows(events).map(
+              async (values) =>
+                (await whenFree(() =>
+                  db
+                    .prepare(INSERT_KEY_EVENT)
+                    .bind(...values)
+                    .first<number>("id"),
+                ))!,
+            ),
+          ),
         {
-          remove: async (rowIds) => Promise.all(rowIds.map((id) => whenFree(() => db.prepare(DELETE_KEY_EVENT).bind(id).run()))),
-          markUnknown: async (rowIds) => Promise.all(rowIds.map((id) => whenFree(() => db.prepare(MARK_KEY_EVENT_UNKNOWN).bind(id).run()))),
+          remove: async (rowIds) =>
+            Promise.all(rowIds.map((id) => whenFree(() => db.prepare(DELETE_KEY_EVENT).bind(id).run()))),
+          markUnknown: async (rowIds) =>
+            Promise.all(rowIds.map((id) => whenFree(() => db.prepare(MARK_KEY_EVENT_UNKNOWN).bind(id).run()))),
         },
         operation,
       );
@@ -111,7 +134,14 @@ export function localKeyStore(state: LocalState): KeyStore {
       return (await whenFree(() => db.prepare(KEY_HISTORY).bind(keyId).all<KeyEventRow>())).results.map(keyEventOf);
     },
     async query<T>(statement: string, values: readonly (string | number)[]) {
-      return (await whenFree(() => db.prepare(statement).bind(...values).all<T>())).results;
+      return (
+        await whenFree(() =>
+          db
+            .prepare(statement)
+            .bind(...values)
+            .all<T>(),
+        )
+      ).results;
     },
     close: () => state.dispose(),
   };
@@ -125,7 +155,8 @@ const inline = (sql: string, values: readonly (string | number)[]) =>
     const value = values[Number(n) - 1]!;
     return typeof value === "number" ? String(value) : literal(value);
   });
-const statements = (template: string, rows: (string | number)[][]) => rows.map((values) => inline(template, values)).join(";\n");
+const statements = (template: string, rows: (string | number)[][]) =>
+  rows.map((values) => inline(template, values)).join(";\n");
 
 type D1Results<T> = { results: T[] }[];
 
@@ -133,7 +164,8 @@ type D1Results<T> = { results: T[] }[];
 function remoteKeyStore(environment: Exclude<Environment, "local">): KeyStore {
   const where = ["--remote", "--env", environment];
   const target = ["--binding", "API_KEYS", ...where];
-  const sql = (command: string, json = false) => mustRunWrangler(["d1", "execute", "DB", ...where, "--command", command, ...(json ? ["--json"] : [])]);
+  const sql = (command: string, json = false) =>
+    mustRunWrangler(["d1", "execute", "DB", ...where, "--command", command, ...(json ? ["--json"] : [])]);
 
   return {
     environment,
@@ -158,10 +190,25 @@ function remoteKeyStore(environment: Exclude<Environment, "local">): KeyStore {
     },
     audited(events, operation) {
       return withAuditRow(
-        async () => (JSON.parse(sql(statements(INSERT_KEY_EVENT, auditRows(events)), true)) as D1Results<{ id: number }>).map((result) => result.results[0]!.id),
+        async () =>
+          (JSON.parse(sql(statements(INSERT_KEY_EVENT, auditRows(events)), true)) as D1Results<{ id: number }>).map(
+            (result) => result.results[0]!.id,
+          ),
         {
-          remove: async (rowIds) => sql(statements(DELETE_KEY_EVENT, rowIds.map((id) => [id]))),
-          markUnknown: async (rowIds) => sql(statements(MARK_KEY_EVENT_UNKNOWN, rowIds.map((id) => [id]))),
+          remove: async (rowIds) =>
+            sql(
+              statements(
+                DELETE_KEY_EVENT,
+                rowIds.map((id) => [id]),
+              ),
+            ),
+          markUnknown: async (rowIds) =>
+            sql(
+              statements(
+                MARK_KEY_EVENT_UNKNOWN,
+                rowIds.map((id) => [id]),
+              ),
+            ),
         },
         operation,
       );
@@ -180,7 +227,9 @@ function remoteKeyStore(environment: Exclude<Environment, "local">): KeyStore {
 
 /** The key store of an environment; `persistTo` is the local state folder (local only). Close it when done. */
 export function openKeyStore(environment: Environment, persistTo?: string): Promise<KeyStore> {
-  return environment === "local" ? openLocalState(persistTo).then(localKeyStore) : Promise.resolve(remoteKeyStore(environment));
+  return environment === "local"
+    ? openLocalState(persistTo).then(localKeyStore)
+    : Promise.resolve(remoteKeyStore(environment));
 }
 
 export async function storedRecordOf(store: KeyStore, key: string): Promise<ApiKeyRecord | null> {
@@ -207,10 +256,23 @@ export async function keysOfBudget(store: KeyStore, record: ApiKeyRecord): Promi
 }
 
 /** Makes a new key, stores only its hash, audits its creation, and returns the key: the one time it is ever seen. */
-export async function issueKey(store: KeyStore, options: KeyOptions, changes: Record<string, unknown> = {}): Promise<{ key: string; record: ApiKeyRecord }> {
+export async function issueKey(
+  store: KeyStore,
+  options: KeyOptions,
+  changes: Record<string, unknown> = {},
+): Promise<{ key: string; record: ApiKeyRecord }> {
   const { key, record } = newApiKey(store.environment === "production" ? "so_live_" : "so_test_", options);
   const { name, plan, limits, scopes, expiresAt } = record;
-  const created = { plan, name, ...(limits && { limits }), ...(scopes && { scopes }), ...(expiresAt && { expiresAt }), ...changes };
-  await store.audited([{ operation: "create", keyId: record.id, changes: created }], async () => store.putRecords([{ hash: await sha256Hex(key), record }]));
+  const created = {
+    plan,
+    name,
+    ...(limits && { limits }),
+    ...(scopes && { scopes }),
+    ...(expiresAt && { expiresAt }),
+    ...changes,
+  };
+  await store.audited([{ operation: "create", keyId: record.id, changes: created }], async () =>
+    store.putRecords([{ hash: await sha256Hex(key), record }]),
+  );
   return { key, record };
 }

@@ -47,11 +47,15 @@ export async function startService(
   extraArgs: string[] = [],
 ): Promise<RunningService> {
   const port = await freePort();
-  const child: ChildProcess = spawn("npm", ["start", "--", "--port", String(port), "--persist-to", stateDir, ...extraArgs], {
-    detached: true,
-    env: { ...process.env, ...extraEnv },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child: ChildProcess = spawn(
+    "npm",
+    ["start", "--", "--port", String(port), "--persist-to", stateDir, ...extraArgs],
+    {
+      detached: true,
+      env: { ...process.env, ...extraEnv },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   child.stdout?.on("data", (chunk) => (output += chunk));
   child.stderr?.on("data", (chunk) => (output += chunk));

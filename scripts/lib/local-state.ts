@@ -24,7 +24,10 @@ export interface LocalBindings {
   API_KEYS: {
     get(key: string): Promise<string | null>;
     put(key: string, value: string, options?: { metadata?: unknown }): Promise<void>;
-    list(options: { prefix: string; cursor?: string }): Promise<{ keys: { name: string; metadata?: unknown }[]; list_complete: boolean; cursor?: string }>;
+    list(options: {
+      prefix: string;
+      cursor?: string;
+    }): Promise<{ keys: { name: string; metadata?: unknown }[]; list_complete: boolean; cursor?: string }>;
   };
   DB: {
     prepare(sql: string): D1Statement;
@@ -38,7 +41,11 @@ export interface LocalState {
 }
 
 export async function openLocalState(persistTo = ".wrangler/state"): Promise<LocalState> {
-  const proxy = await getPlatformProxy<LocalBindings>({ persist: { path: join(persistTo, "v3") }, remoteBindings: false, envFiles: [] });
+  const proxy = await getPlatformProxy<LocalBindings>({
+    persist: { path: join(persistTo, "v3") },
+    remoteBindings: false,
+    envFiles: [],
+  });
   return { env: proxy.env, dispose: () => proxy.dispose() };
 }
 
@@ -53,9 +60,13 @@ const MIGRATIONS_TABLE = "d1_migrations";
  */
 export async function applyMigrations(db: LocalBindings["DB"], dir = "migrations"): Promise<string[]> {
   await db
-    .prepare(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE}(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`)
+    .prepare(
+      `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE}(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`,
+    )
     .run();
-  const applied = new Set((await db.prepare(`SELECT name FROM ${MIGRATIONS_TABLE}`).all<{ name: string }>()).results.map(({ name }) => name));
+  const applied = new Set(
+    (await db.prepare(`SELECT name FROM ${MIGRATIONS_TABLE}`).all<{ name: string }>()).results.map(({ name }) => name),
+  );
   const number = (name: string) => Number.parseInt(name.split("_")[0]!, 10);
   const pending = readdirSync(dir)
     .filter((name) => name.endsWith(".sql") && !applied.has(name))

@@ -23,7 +23,9 @@ export async function tellOperatorApi(api: OperatorApi | undefined, path: string
   if (!api) return { ok: false, problem: "no operator API configured: pass --base-url and OPERATOR_TOKEN" };
   try {
     const answer = await api.call("POST", path, body);
-    return answer === undefined ? { ok: false, problem: `the operator API at ${api.baseUrl} was not reachable` } : { ok: true, at: api.baseUrl, answer };
+    return answer === undefined
+      ? { ok: false, problem: `the operator API at ${api.baseUrl} was not reachable` }
+      : { ok: true, at: api.baseUrl, answer };
   } catch (error) {
     return { ok: false, problem: error instanceof Error ? error.message : String(error) };
   }
@@ -50,7 +52,10 @@ function credentialHeaders(local: { stateDir: string | undefined } | undefined):
 }
 
 /** The operator API for `--env local` (with its state folder) or a deployed environment; undefined without a URL or a credential. */
-export function operatorApi(baseUrl: string | undefined, local: { stateDir: string | undefined } | undefined): OperatorApi | undefined {
+export function operatorApi(
+  baseUrl: string | undefined,
+  local: { stateDir: string | undefined } | undefined,
+): OperatorApi | undefined {
   const root = (baseUrl ?? (local ? "http://127.0.0.1:8787" : undefined))?.replace(/\/v1\/?$/, "").replace(/\/$/, "");
   const credential = credentialHeaders(local);
   if (!root || !credential) return undefined;
@@ -68,7 +73,8 @@ export function operatorApi(baseUrl: string | undefined, local: { stateDir: stri
         return undefined;
       }
       const answer = (await response.json().catch(() => ({}))) as { message?: string };
-      if (!response.ok) throw new Error(`the operator API answered ${response.status}: ${answer.message ?? "no message"}`);
+      if (!response.ok)
+        throw new Error(`the operator API answered ${response.status}: ${answer.message ?? "no message"}`);
       return answer;
     },
   };

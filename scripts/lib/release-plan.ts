@@ -24,7 +24,15 @@ export function split(newVersion: string, currentVersion: string, percent: numbe
 }
 
 /** The arguments of a traffic change; the message joined to its flag, so a subject starting with "-" is never an option. */
-export const deployVersions = (env: string, versions: string[], message: string) => ["versions", "deploy", ...versions, "--env", env, "--yes", `--message=${message}`];
+export const deployVersions = (env: string, versions: string[], message: string) => [
+  "versions",
+  "deploy",
+  ...versions,
+  "--env",
+  env,
+  "--yes",
+  `--message=${message}`,
+];
 
 /** The environment's Durable Object migrations in a wrangler.toml's text, as comparable JSON. */
 export function durableObjectMigrations(toml: string, env: string): string {

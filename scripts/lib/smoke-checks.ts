@@ -74,7 +74,9 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
     const answeredBy = response.headers.get("X-Worker-Version");
     if (version && answeredBy !== version.id) {
       await response.body?.cancel();
-      throw new WrongVersion(`answered by version ${answeredBy ?? "(none named)"}, not ${version.id}: the version override was not applied`);
+      throw new WrongVersion(
+        `answered by version ${answeredBy ?? "(none named)"}, not ${version.id}: the version override was not applied`,
+      );
     }
     return response;
   }
@@ -99,7 +101,10 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
     const text = await response.text();
     const page = OrderPage.safeParse(JSON.parse(text));
     expect(page.success, `${url}: not a page {data, nextCursor}: ${page.error?.issues[0]?.message}`);
-    expect(page.data.data.every((order) => order.status === "pending"), `${url}: an order that is not pending in a status=pending page`);
+    expect(
+      page.data.data.every((order) => order.status === "pending"),
+      `${url}: an order that is not pending in a status=pending page`,
+    );
     pageOrderId ??= page.data.data[0]?.id;
     return new Response(null, { headers: response.headers });
   }
@@ -196,15 +201,18 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
     },
   ];
 
-
-
   const results: SmokeResult[] = [];
   for (const check of checks) {
     try {
       await check.run();
       results.push({ name: check.name });
     } catch (error) {
-      const reason = error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error);
+      const reason =
+        error instanceof Error
+          ? error.cause instanceof Error
+            ? `${error.message}: ${error.cause.message}`
+            : error.message
+          : String(error);
       results.push({ name: check.name, problem: reason, ...(error instanceof WrongVersion && { wrongVersion: true }) });
     }
   }
@@ -212,4 +220,7 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
 }
 
 /** One line per check, PASS or FAIL with the reason. */
-export const describeResults = (results: SmokeResult[]) => results.map((result) => (result.problem === undefined ? `PASS ${result.name}` : `FAIL ${result.name}: ${result.problem}`));
+export const describeResults = (results: SmokeResult[]) =>
+  results.map((result) =>
+    result.problem === undefined ? `PASS ${result.name}` : `FAIL ${result.name}: ${result.problem}`,
+  );

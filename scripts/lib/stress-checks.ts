@@ -76,7 +76,13 @@ export function admissionsByWindow(observations: Observation[]): WindowAdmission
       if (size === undefined) continue;
       const end = Math.round((o.receivedAt / 1000 + field.secondsLeft) / size) * size;
       const id = `${o.caller} ${field.name} ${end}`;
-      const group = groups.get(id) ?? { caller: o.caller, window: field.name, end, quota: quotas.get(field.name), remaining: [] };
+      const group = groups.get(id) ?? {
+        caller: o.caller,
+        window: field.name,
+        end,
+        quota: quotas.get(field.name),
+        remaining: [],
+      };
       group.remaining.push(field.remaining);
       groups.set(id, group);
     }
@@ -102,7 +108,11 @@ export function overAdmissions(observations: Observation[]): Violation[] {
     if (quota === undefined) continue;
     const sorted = [...remaining].sort((a, b) => a - b);
     const beyond = sorted.filter((count, index) => count > quota - sorted.length + index).length;
-    if (beyond > 0) violations.push({ check: "over-admission", detail: `${id}: ${beyond} admissions reported more left than the window could have had` });
+    if (beyond > 0)
+      violations.push({
+        check: "over-admission",
+        detail: `${id}: ${beyond} admissions reported more left than the window could have had`,
+      });
   }
   return violations;
 }
@@ -113,11 +123,19 @@ export function overAdmissions(observations: Observation[]): Violation[] {
  * a few seconds each): a dependency failing twice is answered 503 with
  * Retry-After, as documented, and that is what the renames make D1 do.
  */
-export function serverErrors(observations: Observation[], excused: readonly { from: number; to: number }[] = []): Violation[] {
+export function serverErrors(
+  observations: Observation[],
+  excused: readonly { from: number; to: number }[] = [],
+): Violation[] {
   return observations
     .filter((o) => o.status === 0 || o.status >= 500)
-    .filter((o) => !(o.status === 503 && excused.some((window) => o.receivedAt >= window.from && o.receivedAt <= window.to)))
-    .map((o) => ({ check: "no 5xx", detail: `${o.method} ${o.path} by ${o.caller}: ${o.status === 0 ? "no response" : o.status}` }));
+    .filter(
+      (o) => !(o.status === 503 && excused.some((window) => o.receivedAt >= window.from && o.receivedAt <= window.to)),
+    )
+    .map((o) => ({
+      check: "no 5xx",
+      detail: `${o.method} ${o.path} by ${o.caller}: ${o.status === 0 ? "no response" : o.status}`,
+    }));
 }
 
 export interface CancelOutcome {
@@ -140,7 +158,10 @@ export function cancelViolations(observations: Observation[], outcome: CancelOut
   for (const o of observations.filter((o) => o.method === "DELETE")) {
     const id = idOf(o);
     if (o.status === 204 && outcome.pendingAfter.has(id) && outcome.pendingAfter.get(id) !== "cancelled") {
-      violations.push({ check: "cancels", detail: `order ${id} was answered 204 but is ${outcome.pendingAfter.get(id)}` });
+      violations.push({
+        check: "cancels",
+        detail: `order ${id} was answered 204 but is ${outcome.pendingAfter.get(id)}`,
+      });
     }
     if (outcome.shippedAfter.has(id) && o.status === 204) {
       violations.push({ check: "cancels", detail: `shipped order ${id} was answered 204` });
@@ -189,7 +210,12 @@ export interface EndpointReceipts {
  * in the order they were made (one writer: their events must keep it);
  * `cancelled` the orders the API's cancels changed.
  */
-export function eventViolations(input: { feed: readonly FeedEvent[]; external: readonly ExpectedChange[]; cancelled: readonly string[]; endpoints: readonly EndpointReceipts[] }): Violation[] {
+export function eventViolations(input: {
+  feed: readonly FeedEvent[];
+  external: readonly ExpectedChange[];
+  cancelled: readonly string[];
+  endpoints: readonly EndpointReceipts[];
+}): Violation[] {
   const violations: Violation[] = [];
   const add = (detail: string) => violations.push({ check: "events", detail });
   const ids = new Set<string>();
@@ -204,7 +230,10 @@ export function eventViolations(input: { feed: readonly FeedEvent[]; external: r
 
   const expected = new Map<string, number>();
   const key = (change: ExpectedChange) => `${change.type} of order ${change.orderId}`;
-  for (const change of [...input.external, ...input.cancelled.map((orderId) => ({ type: "order.cancelled", orderId }))]) {
+  for (const change of [
+    ...input.external,
+    ...input.cancelled.map((orderId) => ({ type: "order.cancelled", orderId })),
+  ]) {
     expected.set(key(change), (expected.get(key(change)) ?? 0) + 1);
   }
   const found = new Map<string, number>();
@@ -213,21 +242,30 @@ export function eventViolations(input: { feed: readonly FeedEvent[]; external: r
     const seen = found.get(change) ?? 0;
     if (seen !== times) add(`${change}: made ${times} time(s), in the feed ${seen} time(s)`);
   }
-  for (const [change, times] of found) if (!expected.has(change)) add(`${change}: in the feed ${times} time(s), never made`);
+  for (const [change, times] of found)
+    if (!expected.has(change)) add(`${change}: in the feed ${times} time(s), never made`);
 
   const externalOrders = new Set(input.external.map((change) => change.orderId));
   const externalInFeed = input.feed.filter((event) => externalOrders.has(event.orderId)).map(key);
   const firstOutOfOrder = input.external.findIndex((change, index) => externalInFeed[index] !== key(change));
-  if (firstOutOfOrder >= 0 && violations.length === 0) add(`the external writes' events are out of order from the ${firstOutOfOrder + 1}th: ${externalInFeed[firstOutOfOrder]} where ${key(input.external[firstOutOfOrder]!)} was made`);
+  if (firstOutOfOrder >= 0 && violations.length === 0)
+    add(
+      `the external writes' events are out of order from the ${firstOutOfOrder + 1}th: ${externalInFeed[firstOutOfOrder]} where ${key(input.external[firstOutOfOrder]!)} was made`,
+    );
 
   for (const endpoint of input.endpoints) {
     const wanted = input.feed.filter((event) => !endpoint.types || endpoint.types.includes(event.type));
     const missing = wanted.filter((event) => !endpoint.received.has(event.id));
-    if (missing.length > 0) add(`${endpoint.label}: ${missing.length} of ${wanted.length} events never delivered (first ${missing[0]!.id})`);
+    if (missing.length > 0)
+      add(`${endpoint.label}: ${missing.length} of ${wanted.length} events never delivered (first ${missing[0]!.id})`);
     const wantedIds = new Set(wanted.map((event) => event.id));
     const stray = [...endpoint.received].filter((id) => !wantedIds.has(id));
-    if (stray.length > 0) add(`${endpoint.label}: ${stray.length} events delivered it did not ask for or that are not in the feed (first ${stray[0]})`);
-    if (endpoint.rejected.length > 0) add(`${endpoint.label}: ${endpoint.rejected.length} deliveries failed verification (${endpoint.rejected[0]})`);
+    if (stray.length > 0)
+      add(
+        `${endpoint.label}: ${stray.length} events delivered it did not ask for or that are not in the feed (first ${stray[0]})`,
+      );
+    if (endpoint.rejected.length > 0)
+      add(`${endpoint.label}: ${endpoint.rejected.length} deliveries failed verification (${endpoint.rejected[0]})`);
   }
   return violations;
 }

@@ -13,7 +13,15 @@ import type { Violation } from "./stress-checks";
 import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver";
 
 /** 500 changes in bursts of 10, 3 s apart: 1,000 deliveries a burst, which this 2-core machine sends within the 5 s bound (bench/README.md, the fan-out row). */
-export const FAN_OUT = { budgets: 10, endpointsPerBudget: 10, changes: 500, burst: 10, burstGapMs: 3_000, slowAnswerMs: 3_000, healthyP99Ms: 5_000 } as const;
+export const FAN_OUT = {
+  budgets: 10,
+  endpointsPerBudget: 10,
+  changes: 500,
+  burst: 10,
+  burstGapMs: 3_000,
+  slowAnswerMs: 3_000,
+  healthyP99Ms: 5_000,
+} as const;
 
 /** A receiver that takes every request and answers none: a hung server. */
 async function hangingReceiver(): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
@@ -56,7 +64,14 @@ export interface FanOutResult {
  * (with webhooks:manage), `pipeline` reads the operator API's figures,
  * `live` is D1 as the other system writes it.
  */
-export async function fanOutPhase(options: { baseUrl: string; keys: readonly string[]; pipeline(): Promise<unknown>; live: Execute; firstOrderId: number; patienceMs: number }): Promise<FanOutResult> {
+export async function fanOutPhase(options: {
+  baseUrl: string;
+  keys: readonly string[];
+  pipeline(): Promise<unknown>;
+  live: Execute;
+  firstOrderId: number;
+  patienceMs: number;
+}): Promise<FanOutResult> {
   const origin = options.baseUrl.replace(/\/v1$/, "");
   const { pipeline } = options;
   const lines: string[] = [`The pipeline before: ${JSON.stringify(await pipeline())}`];
@@ -74,7 +89,8 @@ export async function fanOutPhase(options: { baseUrl: string; keys: readonly str
           headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
           body: JSON.stringify({ url: receiver?.url ?? hanging.url }),
         });
-        if (response.status !== 201) throw new Error(`making endpoint ${made}: ${response.status} ${await response.text()}`);
+        if (response.status !== 201)
+          throw new Error(`making endpoint ${made}: ${response.status} ${await response.text()}`);
         if (receiver) receiver.secret = ((await response.json()) as { secret: string }).secret;
       }
     }
@@ -82,17 +98,21 @@ export async function fanOutPhase(options: { baseUrl: string; keys: readonly str
     const started = Date.now();
     for (let from = options.firstOrderId; from < options.firstOrderId + FAN_OUT.changes; from += FAN_OUT.burst) {
       // Once more when wrangler dev answers that the runtime restarted mid-request (as it asks): the insert is idempotent.
-      await retriedOnce(() => options.live(
-        `INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
+      await retriedOnce(() =>
+        options.live(
+          `INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
          WITH RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${from + FAN_OUT.burst - 1})
          SELECT i, 1, 1, 'pending', 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
-        [],
-      ));
+          [],
+        ),
+      );
       await new Promise((resolve) => setTimeout(resolve, FAN_OUT.burstGapMs));
     }
-    const expected = (receiver: WebhookReceiver) => [...receiver.arrivals.values()].filter((arrival) => Number(arrival.orderId) >= options.firstOrderId).length;
+    const expected = (receiver: WebhookReceiver) =>
+      [...receiver.arrivals.values()].filter((arrival) => Number(arrival.orderId) >= options.firstOrderId).length;
     const deadline = Date.now() + options.patienceMs;
-    while ([...healthy, slow].some((receiver) => expected(receiver) < FAN_OUT.changes) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    while ([...healthy, slow].some((receiver) => expected(receiver) < FAN_OUT.changes) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 250));
     const waited = ((Date.now() - started) / 1000).toFixed(1);
 
     const violations: Violation[] = [];
@@ -100,16 +120,31 @@ export async function fanOutPhase(options: { baseUrl: string; keys: readonly str
     let worstP99 = 0;
     for (const [index, receiver] of [...healthy, slow].entries()) {
       const label = receiver === slow ? "the slow endpoint" : `healthy endpoint ${index + 1}`;
-      const arrived = [...receiver.arrivals.values()].filter((arrival) => Number(arrival.orderId) >= options.firstOrderId);
-      if (arrived.length < FAN_OUT.changes) violations.push({ check: "fan-out", detail: `${label}: ${arrived.length} of ${FAN_OUT.changes} events within ${options.patienceMs / 1000} s` });
-      if (receiver.duplicates > 0) violations.push({ check: "fan-out", detail: `${label}: ${receiver.duplicates} events acknowledged twice` });
-      if (receiver.rejected.length > 0) violations.push({ check: "fan-out", detail: `${label}: ${receiver.rejected.length} requests did not verify (${receiver.rejected[0]})` });
+      const arrived = [...receiver.arrivals.values()].filter(
+        (arrival) => Number(arrival.orderId) >= options.firstOrderId,
+      );
+      if (arrived.length < FAN_OUT.changes)
+        violations.push({
+          check: "fan-out",
+          detail: `${label}: ${arrived.length} of ${FAN_OUT.changes} events within ${options.patienceMs / 1000} s`,
+        });
+      if (receiver.duplicates > 0)
+        violations.push({ check: "fan-out", detail: `${label}: ${receiver.duplicates} events acknowledged twice` });
+      if (receiver.rejected.length > 0)
+        violations.push({
+          check: "fan-out",
+          detail: `${label}: ${receiver.rejected.length} requests did not verify (${receiver.rejected[0]})`,
+        });
       if (receiver === slow) continue;
       const own = arrived.map((arrival) => arrival.receivedAt - Date.parse(arrival.createdAt));
       latencies.push(...own);
       const p99 = percentile(own, 99);
       worstP99 = Math.max(worstP99, p99);
-      if (p99 > FAN_OUT.healthyP99Ms) violations.push({ check: "fan-out", detail: `${label}: p99 from commit to receipt ${p99} ms, over ${FAN_OUT.healthyP99Ms} ms beside a hanging receiver` });
+      if (p99 > FAN_OUT.healthyP99Ms)
+        violations.push({
+          check: "fan-out",
+          detail: `${label}: p99 from commit to receipt ${p99} ms, over ${FAN_OUT.healthyP99Ms} ms beside a hanging receiver`,
+        });
     }
     lines.push(
       `Fan-out: ${FAN_OUT.changes} changes in bursts of ${FAN_OUT.burst} to ${made} endpoints over ${options.keys.length} budgets (${healthy.length} healthy, 1 answering in ${FAN_OUT.slowAnswerMs / 1000} s, 1 never answering: ${hanging.requests()} requests held); ` +

@@ -18,7 +18,10 @@ export interface ExternalWrites {
 type Status = "pending" | "shipped" | "delivered" | "cancelled";
 
 /** Writes one change after another, each to a row that exists (or a new one), until `stop()` says so. */
-export async function writeExternally(execute: Execute, options: { firstId: number; stop(): boolean; pauseMs: number }): Promise<ExternalWrites> {
+export async function writeExternally(
+  execute: Execute,
+  options: { firstId: number; stop(): boolean; pauseMs: number },
+): Promise<ExternalWrites> {
   const live = new Map<number, Status>();
   const result: ExternalWrites = { changes: [], statements: 0 };
   let nextId = options.firstId;

@@ -14,7 +14,11 @@ const BARS = "▁▂▃▄▅▆▇█";
 /** One character per value, from the lowest bar (zero) to the highest (the largest value). */
 export function sparkline(values: readonly number[]): string {
   const top = Math.max(0, ...values);
-  return values.map((value) => (top === 0 || value <= 0 ? BARS[0] : BARS[Math.min(BARS.length - 1, Math.ceil((value / top) * (BARS.length - 1)))])).join("");
+  return values
+    .map((value) =>
+      top === 0 || value <= 0 ? BARS[0] : BARS[Math.min(BARS.length - 1, Math.ceil((value / top) * (BARS.length - 1)))],
+    )
+    .join("");
 }
 
 /** The answer as lines: a heading with the totals and the sparkline, then one row per bucket. */
@@ -29,6 +33,9 @@ export function usageReport(history: UsageHistoryAnswer): string[] {
     `admitted ${sparkline(history.buckets.map((bucket) => bucket.admitted))}`,
     "",
     `${"start".padEnd(24)}  ${"admitted".padStart(width)}  refused`,
-    ...history.buckets.map((bucket) => `${bucket.start.padEnd(24)}  ${String(bucket.admitted).padStart(width)}  ${String(bucket.refused).padStart(7)}`),
+    ...history.buckets.map(
+      (bucket) =>
+        `${bucket.start.padEnd(24)}  ${String(bucket.admitted).padStart(width)}  ${String(bucket.refused).padStart(7)}`,
+    ),
   ];
 }

@@ -32,7 +32,9 @@ export interface WebhookReceiver {
 }
 
 /** `refuseFirst`: the fraction of events whose first attempt is answered 500; `answerAfterMs`: how long it takes to answer each. */
-export async function startWebhookReceiver(options: { refuseFirst?: number; answerAfterMs?: number } = {}): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  options: { refuseFirst?: number; answerAfterMs?: number } = {},
+): Promise<WebhookReceiver> {
   const attempted = new Set<string>();
   const server = createServer((request, response) => {
     const receivedAt = Date.now();
@@ -58,7 +60,12 @@ export async function startWebhookReceiver(options: { refuseFirst?: number; answ
       if (receiver.arrivals.has(id)) receiver.duplicates += 1;
       else {
         const event = JSON.parse(body) as { type: string; createdAt: string; order: { id: number | string } };
-        receiver.arrivals.set(id, { type: event.type, orderId: String(event.order.id), createdAt: event.createdAt, receivedAt });
+        receiver.arrivals.set(id, {
+          type: event.type,
+          orderId: String(event.order.id),
+          createdAt: event.createdAt,
+          receivedAt,
+        });
       }
       response.writeHead(204).end();
     });

@@ -35,7 +35,10 @@ export function runWrangler(args: string[]): WranglerResult {
 export function runWranglerAsync(args: string[]): Promise<WranglerResult> {
   return new Promise((resolve) => {
     const [command, prefix] = wranglerCommand();
-    const child = spawn(command, [...prefix, ...args], { env: { ...process.env, ...unattended }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, [...prefix, ...args], {
+      env: { ...process.env, ...unattended },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -56,7 +59,10 @@ export function mustRunWrangler(args: string[]): string {
 /** Runs wrangler to completion in this terminal (its output shown as it comes) and returns its exit status. */
 export function runWranglerInTerminal(args: string[], env: Record<string, string> = {}): number {
   const [command, prefix] = wranglerCommand();
-  const result = spawnSync(command, [...prefix, ...args], { env: { ...process.env, ...unattended, ...env }, stdio: "inherit" });
+  const result = spawnSync(command, [...prefix, ...args], {
+    env: { ...process.env, ...unattended, ...env },
+    stdio: "inherit",
+  });
   return result.status ?? 1;
 }
 

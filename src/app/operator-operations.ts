@@ -25,4 +25,28 @@ import { getTraffic } from "../operator/traffic/get-traffic";
 export const OPERATOR_PREFIX = "/admin";
 
 /** The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event pipeline and the event sequence, the traffic, then keys (found across budgets) and their budgets, and console sign-in links. */
-export const operatorOperations = [openOperatorSessionOperation, redeemOperatorLinkOperation, getOperatorSession, endOperatorSessionOperation, listAllWebhookEndpoints, listEndpointDeliveries, disableWebhookEndpoint, enableWebhookEndpoint, lockHostOperation, liftHostLockOperation, getPipelineHealth, ...eventSequenceOperations, getTraffic, searchKeys, getBudget, getKeyUsage, getKeyUsageHistory, unbanKey, unbanAddressGroup, setBudgetLimits, tellKeyRotation, revokeAnyKey, createConsoleLinkOperation];
+export const operatorOperations = [
+  openOperatorSessionOperation,
+  redeemOperatorLinkOperation,
+  getOperatorSession,
+  endOperatorSessionOperation,
+  listAllWebhookEndpoints,
+  listEndpointDeliveries,
+  disableWebhookEndpoint,
+  enableWebhookEndpoint,
+  lockHostOperation,
+  liftHostLockOperation,
+  getPipelineHealth,
+  ...eventSequenceOperations,
+  getTraffic,
+  searchKeys,
+  getBudget,
+  getKeyUsage,
+  getKeyUsageHistory,
+  unbanKey,
+  unbanAddressGroup,
+  setBudgetLimits,
+  tellKeyRotation,
+  revokeAnyKey,
+  createConsoleLinkOperation,
+];

@@ -11,7 +11,16 @@ import { nudgeDispatcher } from "../webhook-delivery/dispatcher-calls";
 import { API_VERSIONS } from "../framework/service-identity";
 
 const { listVersion, ownWrites, listFills } = isolateMemory;
-const served = [listOrders(listVersion, ownWrites, listFills), cancelOrder(listVersion, ownWrites, { operationId: "cancelOrder", stability: "stable", params: OrderIdParams, cancelled: nudgeDispatcher }), getPetById];
+const served = [
+  listOrders(listVersion, ownWrites, listFills),
+  cancelOrder(listVersion, ownWrites, {
+    operationId: "cancelOrder",
+    stability: "stable",
+    params: OrderIdParams,
+    cancelled: nudgeDispatcher,
+  }),
+  getPetById,
+];
 
 const document = openApiDocumentOperation(served, API_VERSIONS.v1, isolateMemory.documents.v1);
 

@@ -35,7 +35,12 @@ const served = [
   listOrdersV2(ownWrites),
   getOrderV2(ownWrites),
   // v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
-  cancelOrder(listVersion, ownWrites, { operationId: "cancelOrderV2", stability: "beta", params: OrderIdParamsV2, cancelled: nudgeDispatcher }),
+  cancelOrder(listVersion, ownWrites, {
+    operationId: "cancelOrderV2",
+    stability: "beta",
+    params: OrderIdParamsV2,
+    cancelled: nudgeDispatcher,
+  }),
   listOrderEvents(ownWrites),
   createWebhookEndpoint,
   listWebhookEndpoints,
@@ -57,7 +62,10 @@ const served = [
   endConsoleSessionOperation,
 ];
 
-const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [orderEventWebhook, testEventWebhook]);
+const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [
+  orderEventWebhook,
+  testEventWebhook,
+]);
 
 /**
  * Every operation under /v2, in the order they are documented; then its

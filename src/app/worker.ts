@@ -43,7 +43,15 @@ const operatorApi = (env: Env) => {
 };
 /** Every route the worker serves, one way: `GET /` and the two consoles, each version's operations, the operator API. */
 const routes: RouteGroup[] = [
-  { base: "", operations: [describeServiceOperation(versions), consolePageOperation, operatorConsolePageOperation, reportLeakedTokens] },
+  {
+    base: "",
+    operations: [
+      describeServiceOperation(versions),
+      consolePageOperation,
+      operatorConsolePageOperation,
+      reportLeakedTokens,
+    ],
+  },
   ...versions,
   { base: OPERATOR_PREFIX, operations: operatorOperations, available: operatorApi },
 ];
@@ -95,7 +103,10 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
 ];
 
 /** How an operation's access is checked: API keys with their scopes; an operator's token, or Cloudflare Access. */
-export const accessGuards: AccessGuards = { apiKey: requireApiKey, operator: () => requireOperator(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions) };
+export const accessGuards: AccessGuards = {
+  apiKey: requireApiKey,
+  operator: () => requireOperator(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions),
+};
 
 const app = new Hono<AppEnv>();
 app.use(...perRequestChain.map(([, handler]) => handler));
@@ -116,7 +127,8 @@ export default {
   fetch: app.fetch,
   scheduled(controller, env, ctx) {
     const config = configOf(env, isolateMemory.configs);
-    if (config.ok) ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime, config.config.orderEventsBudgetBytes));
+    if (config.ok)
+      ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime, config.config.orderEventsBudgetBytes));
     ctx.waitUntil(pruneEndpointAudit(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneOperatorSessions(env.DB, controller.scheduledTime));

@@ -14,13 +14,20 @@ export const LINK_SECONDS = 15 * 60;
 export const LINK_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 /** A new link's token and its row; the token is shown to the operator once. */
-export async function createConsoleLink(db: D1Database, keyId: string, createdBy: string, now = Date.now()): Promise<{ token: string; expiresAt: string }> {
+export async function createConsoleLink(
+  db: D1Database,
+  keyId: string,
+  createdBy: string,
+  now = Date.now(),
+): Promise<{ token: string; expiresAt: string }> {
   const token = urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))));
   const expiresAt = new Date(now + LINK_SECONDS * 1000).toISOString();
   const hash = await sha256Hex(token);
   await callDependency("D1", () =>
     db
-      .prepare("INSERT INTO console_links (token_hash, key_id, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5)")
+      .prepare(
+        "INSERT INTO console_links (token_hash, key_id, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5)",
+      )
       .bind(hash, keyId, new Date(now).toISOString(), expiresAt, createdBy)
       .run(),
   );
@@ -31,12 +38,18 @@ export async function createConsoleLink(db: D1Database, keyId: string, createdBy
  * Uses a link: one guarded UPDATE, so of two tries at once only one gets
  * the key. Undefined for a token that is unknown, used, or expired.
  */
-export async function redeemConsoleLink(db: D1Database, token: string, now = Date.now()): Promise<{ keyId: string; createdBy: string } | undefined> {
+export async function redeemConsoleLink(
+  db: D1Database,
+  token: string,
+  now = Date.now(),
+): Promise<{ keyId: string; createdBy: string } | undefined> {
   const hash = await sha256Hex(token);
   const at = new Date(now).toISOString();
   const row = await callDependency("D1", () =>
     db
-      .prepare("UPDATE console_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING key_id, created_by")
+      .prepare(
+        "UPDATE console_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING key_id, created_by",
+      )
       .bind(hash, at)
       .first<{ key_id: string; created_by: string }>(),
   );

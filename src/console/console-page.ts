@@ -37,7 +37,12 @@ export const consolePage = (title: string, path: string, name: string, noscript:
 </html>
 `;
 
-const PAGE = consolePage("Store Orders console", CONSOLE_PATH, "console", 'The console needs JavaScript. Everything it does, the API does too: see <a href="/v2/docs">the v2 reference</a>.');
+const PAGE = consolePage(
+  "Store Orders console",
+  CONSOLE_PATH,
+  "console",
+  'The console needs JavaScript. Everything it does, the API does too: see <a href="/v2/docs">the v2 reference</a>.',
+);
 
 /**
  * `GET /console`: the callers' web page (docs/api.md#the-console). It needs no

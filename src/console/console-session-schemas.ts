@@ -20,7 +20,9 @@ export const ConsoleSession = z
         minute: z.object({ remaining: z.number().int(), resetAt: z.string() }),
         day: z.object({ remaining: z.number().int(), resetAt: z.string() }),
       })
-      .describe("What the budget's limiter has left in each window now (admissions an isolate holds ahead of need count as spent)"),
+      .describe(
+        "What the budget's limiter has left in each window now (admissions an isolate holds ahead of need count as spent)",
+      ),
     session: z
       .object({ expiresAt: z.string().describe("When the session ends, at the latest (RFC 3339)") })
       .nullable()
@@ -28,9 +30,13 @@ export const ConsoleSession = z
   })
   .meta({ id: "ConsoleSession" });
 
-export const SignedIn = z.object({ expiresAt: z.string().describe("When the session ends, at the latest (RFC 3339)") }).meta({ id: "ConsoleSignIn" });
+export const SignedIn = z
+  .object({ expiresAt: z.string().describe("When the session ends, at the latest (RFC 3339)") })
+  .meta({ id: "ConsoleSignIn" });
 
-export const RedeemConsoleLink = z.strictObject({ token: z.string().describe("The token from the link's fragment (#link=...)") });
+export const RedeemConsoleLink = z.strictObject({
+  token: z.string().describe("The token from the link's fragment (#link=...)"),
+});
 
 export const ConsoleLink = z
   .object({

@@ -13,7 +13,15 @@ import { isUsable } from "../keys/api-key-record";
 import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findUsableRecordById } from "../keys/lookup";
-import { fromThisOrigin, openSession, sealSession, sessionCookie, sessionCookieOf, sessionKeyOf, SESSION_SECONDS } from "./session-cookie";
+import {
+  fromThisOrigin,
+  openSession,
+  sealSession,
+  sessionCookie,
+  sessionCookieOf,
+  sessionKeyOf,
+  SESSION_SECONDS,
+} from "./session-cookie";
 
 export type SessionVia = "key" | "link";
 
@@ -23,7 +31,11 @@ const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 const ended = (c: Context<AppEnv>, address: string, why: string): Caller => ({
   kind: "anonymous",
   address,
-  rejection: { code: "session_ended", message: sessionEndedMessage(why), headers: { "WWW-Authenticate": CHALLENGE, "Set-Cookie": sessionCookie(c.req.url, undefined) } },
+  rejection: {
+    code: "session_ended",
+    message: sessionEndedMessage(why),
+    headers: { "WWW-Authenticate": CHALLENGE, "Set-Cookie": sessionCookie(c.req.url, undefined) },
+  },
 });
 
 /**
@@ -38,17 +50,34 @@ export function consoleSessionCredential(records: TtlCache<string, ApiKeyRecord 
     // A deployment without the secret has no console: its cookies are not credentials (sign-in says why).
     if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
     if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, true)) {
-      return { kind: "anonymous", address, rejection: { code: "cross_site_request", message: "This request changes something, and came from another site: refused." } };
+      return {
+        kind: "anonymous",
+        address,
+        rejection: {
+          code: "cross_site_request",
+          message: "This request changes something, and came from another site: refused.",
+        },
+      };
     }
     const now = Date.now();
     const claims = await openSession(sessionKeyOf(c.env), sealed);
     if (!claims) return ended(c, address, "its cookie is not one this service sealed");
     if (claims.expiresAt <= now) return ended(c, address, "a session lasts 12 hours");
-    const row = await callDependency("D1", () => c.env.DB.prepare("SELECT ended_at FROM console_sessions WHERE id = ?1").bind(claims.sid).first<{ ended_at: string | null }>());
+    const row = await callDependency("D1", () =>
+      c.env.DB.prepare("SELECT ended_at FROM console_sessions WHERE id = ?1")
+        .bind(claims.sid)
+        .first<{ ended_at: string | null }>(),
+    );
     if (!row || row.ended_at !== null) return ended(c, address, "signed out, or replaced by a newer sign-in");
     const record = await findUsableRecordById(c.env.API_KEYS, claims.keyId, records, now);
-    if (!record || !isUsable(record, now) || budgetOf(record) !== claims.budget) return ended(c, address, "its key was revoked or expired");
-    return { kind: "key", key: record, address, session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() } };
+    if (!record || !isUsable(record, now) || budgetOf(record) !== claims.budget)
+      return ended(c, address, "its key was revoked or expired");
+    return {
+      kind: "key",
+      key: record,
+      address,
+      session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() },
+    };
   };
 }
 
@@ -58,24 +87,50 @@ export function consoleSessionCredential(records: TtlCache<string, ApiKeyRecord 
  * A session this browser already had ends: a new sign-in replaces it (the
  * console moving to a rotated key, or a link opened where someone was signed in).
  */
-export async function openConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, via: SessionVia, auditChanges: Record<string, unknown> = {}): Promise<{ cookie: string; expiresAt: string }> {
+export async function openConsoleSession(
+  c: Context<AppEnv>,
+  key: ApiKeyRecord,
+  via: SessionVia,
+  auditChanges: Record<string, unknown> = {},
+): Promise<{ cookie: string; expiresAt: string }> {
   const now = Date.now();
   const previousCookie = sessionCookieOf(c.req.header("Cookie"), c.req.url);
   const previous = previousCookie === undefined ? undefined : await openSession(sessionKeyOf(c.env), previousCookie);
-  const claims = { sid: crypto.randomUUID(), keyId: key.id, budget: budgetOf(key), expiresAt: now + SESSION_SECONDS * 1000 };
+  const claims = {
+    sid: crypto.randomUUID(),
+    keyId: key.id,
+    budget: budgetOf(key),
+    expiresAt: now + SESSION_SECONDS * 1000,
+  };
   const expiresAt = new Date(claims.expiresAt).toISOString();
   const cookie = sessionCookie(c.req.url, await sealSession(sessionKeyOf(c.env), claims));
   const db = c.env.DB;
   const replaced = previous && { replaced: previous.sid };
-  await auditedKeyOperation(db, { operation: "console_sign_in", keyId: key.id, changes: { via, session: claims.sid, expiresAt, budget: claims.budget, ...replaced, ...auditChanges }, actor: `key:${key.id}` }, () =>
-    callDependency("D1", () =>
-      db.batch([
-        db
-          .prepare("INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
-          .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt),
-        ...(previous ? [db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(previous.sid, new Date(now).toISOString())] : []),
-      ]),
-    ),
+  await auditedKeyOperation(
+    db,
+    {
+      operation: "console_sign_in",
+      keyId: key.id,
+      changes: { via, session: claims.sid, expiresAt, budget: claims.budget, ...replaced, ...auditChanges },
+      actor: `key:${key.id}`,
+    },
+    () =>
+      callDependency("D1", () =>
+        db.batch([
+          db
+            .prepare(
+              "INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt),
+          ...(previous
+            ? [
+                db
+                  .prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL")
+                  .bind(previous.sid, new Date(now).toISOString()),
+              ]
+            : []),
+        ]),
+      ),
   );
   return { cookie, expiresAt };
 }
@@ -84,8 +139,21 @@ export async function openConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, 
 export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, sessionId: string): Promise<void> {
   const db = c.env.DB;
   const at = new Date().toISOString();
-  await auditedKeyOperation(db, { operation: "console_sign_out", keyId: key.id, changes: { session: sessionId, budget: budgetOf(key) }, actor: `key:${key.id}` }, () =>
-    callDependency("D1", () => db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(sessionId, at).run()),
+  await auditedKeyOperation(
+    db,
+    {
+      operation: "console_sign_out",
+      keyId: key.id,
+      changes: { session: sessionId, budget: budgetOf(key) },
+      actor: `key:${key.id}`,
+    },
+    () =>
+      callDependency("D1", () =>
+        db
+          .prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL")
+          .bind(sessionId, at)
+          .run(),
+      ),
   );
 }
 
@@ -93,7 +161,11 @@ export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, s
  * Ends every session of a key, and every link to it not yet used, at once (a key revoked as leaked):
  * the statements counted by what they ended.
  */
-export async function endEverySessionOfKey(db: D1Database, keyId: string, at: string): Promise<{ sessions: number; links: number }> {
+export async function endEverySessionOfKey(
+  db: D1Database,
+  keyId: string,
+  at: string,
+): Promise<{ sessions: number; links: number }> {
   const [sessions, links] = await db.batch([
     db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE key_id = ?1 AND ended_at IS NULL").bind(keyId, at),
     // A link is spent as its redemption spends it: no session can open from it any more.
@@ -104,11 +176,15 @@ export async function endEverySessionOfKey(db: D1Database, keyId: string, at: st
 
 /** A sign-in must not come from another site (login CSRF): API clients, which send no Origin, may sign in. */
 export function refuseSignInFromAnotherSite(request: Request): void {
-  if (!fromThisOrigin(request, false)) throw new ApiError("cross_site_request", "Sign in from this service's own console, not from another site.");
+  if (!fromThisOrigin(request, false))
+    throw new ApiError("cross_site_request", "Sign in from this service's own console, not from another site.");
 }
 
 /** Rows a day past their end: sessions and links no one can use any more (the daily cron). */
 export async function pruneConsoleSessions(db: D1Database, now: number): Promise<void> {
   const before = new Date(now - 86_400_000).toISOString();
-  await db.batch([db.prepare("DELETE FROM console_sessions WHERE expires_at < ?1").bind(before), db.prepare("DELETE FROM console_links WHERE expires_at < ?1").bind(before)]);
+  await db.batch([
+    db.prepare("DELETE FROM console_sessions WHERE expires_at < ?1").bind(before),
+    db.prepare("DELETE FROM console_links WHERE expires_at < ?1").bind(before),
+  ]);
 }

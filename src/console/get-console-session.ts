@@ -30,10 +30,21 @@ export const getConsoleSession = defineOperation({
     return jsonBody(
       c,
       {
-        key: { id: key.id, name: key.name, start: key.start ?? null, plan: key.plan, scopes: [...scopesOf(key)], expiresAt: key.expiresAt ?? null, budget: budgetOf(key) },
+        key: {
+          id: key.id,
+          name: key.name,
+          start: key.start ?? null,
+          plan: key.plan,
+          scopes: [...scopesOf(key)],
+          expiresAt: key.expiresAt ?? null,
+          budget: budgetOf(key),
+        },
         limits,
         remaining: {
-          minute: { remaining: Math.max(0, limits.perMinute - usage.minute.count), resetAt: instant(usage.minute.reset) },
+          minute: {
+            remaining: Math.max(0, limits.perMinute - usage.minute.count),
+            resetAt: instant(usage.minute.reset),
+          },
           day: { remaining: Math.max(0, limits.perDay - usage.day.count), resetAt: instant(usage.day.reset) },
         },
         session: session ? { expiresAt: session.expiresAt } : null,

@@ -24,7 +24,10 @@ export const openConsoleSessionOperation = defineOperation({
   async handle(c) {
     refuseSignInFromAnotherSite(c.req.raw);
     if (c.get("caller").kind === "key" && c.req.header("Authorization") === undefined) {
-      throw new ApiError("missing_api_key", 'Send the key to sign in with in the header "Authorization: Bearer <key>".');
+      throw new ApiError(
+        "missing_api_key",
+        'Send the key to sign in with in the header "Authorization: Bearer <key>".',
+      );
     }
     const { cookie, expiresAt } = await openConsoleSession(c, keyOfCaller(c), "key");
     return jsonBody(c, { expiresAt }, 201, { "Set-Cookie": cookie, "Cache-Control": "no-store" });

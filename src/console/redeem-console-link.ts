@@ -11,9 +11,13 @@ import { openConsoleSession } from "./console-sessions";
 import { refuseSignInFromAnotherSite } from "./console-sessions";
 
 const invalidLink = () =>
-  new ApiError("invalid_console_link", "This sign-in link was used already, has expired (links last 15 minutes), or never existed. Ask for a new one.", {
-    "WWW-Authenticate": CHALLENGE,
-  });
+  new ApiError(
+    "invalid_console_link",
+    "This sign-in link was used already, has expired (links last 15 minutes), or never existed. Ask for a new one.",
+    {
+      "WWW-Authenticate": CHALLENGE,
+    },
+  );
 
 /**
  * POST /v2/console/session/link: an operator's single-use link (its token)

@@ -14,7 +14,8 @@ import { openText, sealText } from "../lib/sealing";
  */
 export const SESSION_COOKIE = "so_console";
 /** A session cookie's name on this transport; the operators' console has a cookie of its own (`name`). */
-export const sessionCookieName = (requestUrl: string, name = SESSION_COOKIE) => (plainLoopback(requestUrl) ? name : `__Host-${name}`);
+export const sessionCookieName = (requestUrl: string, name = SESSION_COOKIE) =>
+  plainLoopback(requestUrl) ? name : `__Host-${name}`;
 /** A session lasts 12 hours from sign-in, at most: the key's revocation, expiry or the sign-out end it sooner. */
 export const SESSION_SECONDS = 12 * 60 * 60;
 const PURPOSE = "store-orders console sessions 1";
@@ -32,11 +33,13 @@ export type SessionClaims = z.infer<typeof SessionClaims>;
 
 /** The Workers secret sessions are sealed with; a deployment without it has no console sign-in (docs/operations.md#the-console). */
 export function sessionKeyOf(env: Env): string {
-  if (!env.CONSOLE_SESSION_KEY) throw new Error("CONSOLE_SESSION_KEY is not set: console sessions cannot be sealed or opened");
+  if (!env.CONSOLE_SESSION_KEY)
+    throw new Error("CONSOLE_SESSION_KEY is not set: console sessions cannot be sealed or opened");
   return env.CONSOLE_SESSION_KEY;
 }
 
-export const sealSession = (keyMaterial: string, claims: SessionClaims): Promise<string> => sealText(PURPOSE, keyMaterial, ADDITIONAL_DATA, JSON.stringify(claims));
+export const sealSession = (keyMaterial: string, claims: SessionClaims): Promise<string> =>
+  sealText(PURPOSE, keyMaterial, ADDITIONAL_DATA, JSON.stringify(claims));
 
 /** The claims of a sealed cookie; undefined for anything not sealed by this key (forged, changed, or another deployment's). */
 export async function openSession(keyMaterial: string, sealed: string): Promise<SessionClaims | undefined> {
@@ -48,7 +51,11 @@ export async function openSession(keyMaterial: string, sealed: string): Promise<
 }
 
 /** The session cookie's value in a Cookie header (by the name this transport uses), if any. */
-export function sessionCookieOf(header: string | undefined, requestUrl: string, cookie = SESSION_COOKIE): string | undefined {
+export function sessionCookieOf(
+  header: string | undefined,
+  requestUrl: string,
+  cookie = SESSION_COOKIE,
+): string | undefined {
   if (!header) return undefined;
   const name = sessionCookieName(requestUrl, cookie);
   for (const pair of header.split(";")) {
@@ -71,7 +78,13 @@ function plainLoopback(requestUrl: string): boolean {
  * readable by scripts; never sent with a request another site starts.
  */
 export function sessionCookie(requestUrl: string, value: string | undefined, cookie = SESSION_COOKIE): string {
-  const attributes = ["Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${value === undefined ? 0 : SESSION_SECONDS}`, ...(plainLoopback(requestUrl) ? [] : ["Secure"])];
+  const attributes = [
+    "Path=/",
+    "HttpOnly",
+    "SameSite=Strict",
+    `Max-Age=${value === undefined ? 0 : SESSION_SECONDS}`,
+    ...(plainLoopback(requestUrl) ? [] : ["Secure"]),
+  ];
   return [`${sessionCookieName(requestUrl, cookie)}=${value ?? ""}`, ...attributes].join("; ");
 }
 

@@ -14,7 +14,12 @@ const Sequence = z.object({ sequence: z.string().regex(/^(0|[1-9][0-9]*)$/) });
 const MAX_RAISE = 1_000_000_000_000n;
 
 /** The sequence noted before the restore. */
-const RaiseBody = z.object({ atLeast: z.string().regex(/^(0|[1-9][0-9]*)$/, "the sequence noted before the restore, as digits").max(19) });
+const RaiseBody = z.object({
+  atLeast: z
+    .string()
+    .regex(/^(0|[1-9][0-9]*)$/, "the sequence noted before the restore, as digits")
+    .max(19),
+});
 
 /**
  * The operator API's order event sequence (docs/operations.md#restoring-d1):
@@ -52,7 +57,10 @@ export const eventSequenceOperations = [
       const current = await callDependency("D1", () => eventSequence(db));
       // A typo of a digit too many would spend the int64 sequence, and every later order write would fail.
       if (BigInt(atLeast) > BigInt(current) + MAX_RAISE) {
-        throw new ApiError("invalid_body", `atLeast is more than ${MAX_RAISE} above the sequence (${current}): check the value noted before the restore.`);
+        throw new ApiError(
+          "invalid_body",
+          `atLeast is more than ${MAX_RAISE} above the sequence (${current}): check the value noted before the restore.`,
+        );
       }
       // Writes in a gap below what was handed out would take ids that lanes hold already: their webhooks would be lost.
       const hold = await callDependency("D1", () => orderWritesHold(db).first<{ handedOut: string }>());
@@ -66,7 +74,11 @@ export const eventSequenceOperations = [
       const sequence = await callDependency("D1", () => raiseEventSequence(db, atLeast));
       // Order writes go on only at or above what was handed out (a hold the dispatcher wrote meanwhile stays).
       await callDependency("D1", () => releaseOrderWrites(db, sequence));
-      logLine("warn", c.get("requestId"), "the order event sequence was raised (after a D1 restore)", { atLeast, sequence, operator: c.get("operator") });
+      logLine("warn", c.get("requestId"), "the order event sequence was raised (after a D1 restore)", {
+        atLeast,
+        sequence,
+        operator: c.get("operator"),
+      });
       return jsonBody(c, { sequence });
     },
   }),

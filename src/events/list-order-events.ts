@@ -6,7 +6,14 @@ import { CURSOR_PATTERN } from "../lib/opaque-cursor";
 import { droppedValuesWarning, type DroppedValue } from "../orders/order-json";
 import { bookmarkHeader, bookmarkOf } from "../read-your-writes/d1-bookmark";
 import type { OwnWrites } from "../read-your-writes/own-writes";
-import { DEFAULT_EVENT_LIMIT, FEED_PARAMETERS, feedCursor, MAX_EVENT_LIMIT, MAX_WAIT_SECONDS, readFeedQuery } from "./order-event-feed-query";
+import {
+  DEFAULT_EVENT_LIMIT,
+  FEED_PARAMETERS,
+  feedCursor,
+  MAX_EVENT_LIMIT,
+  MAX_WAIT_SECONDS,
+  readFeedQuery,
+} from "./order-event-feed-query";
 import { readFeed, sleepUnlessAborted } from "./order-event-feed";
 import { orderEventJson } from "./order-event-json";
 import { ORDER_EVENT_TYPES, OrderEventPage } from "./order-event-schemas";

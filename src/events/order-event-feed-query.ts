@@ -16,7 +16,8 @@ export const MAX_EVENT_LIMIT = 1000;
 export const MAX_WAIT_SECONDS = 20;
 
 export const FEED_PARAMETERS = {
-  after: "the nextCursor of the previous page, as it was given (without it, the oldest event kept); latest: after the newest event now, to follow only what comes next",
+  after:
+    "the nextCursor of the previous page, as it was given (without it, the oldest event kept); latest: after the newest event now, to follow only what comes next",
   types: `one or more of ${ORDER_EVENT_TYPES.join(", ")}, comma-separated`,
   limit: `a whole number from 1 to ${MAX_EVENT_LIMIT} (default ${DEFAULT_EVENT_LIMIT})`,
   wait: `a whole number of seconds from 0 to ${MAX_WAIT_SECONDS} (default 0): how long to hold an empty page open for the next event`,
@@ -43,7 +44,10 @@ export async function readFeedQuery(search: URLSearchParams): Promise<FeedQuery>
   else if (after !== undefined) {
     const [seq] = (await openCursor(PURPOSE, after, 1)) ?? [];
     if (seq === undefined || !/^(0|[1-9][0-9]{0,18})$/.test(seq)) {
-      throw new ApiError("invalid_cursor", "after is not a cursor this API made: send the nextCursor of a page of this feed exactly as it was given.");
+      throw new ApiError(
+        "invalid_cursor",
+        "after is not a cursor this API made: send the nextCursor of a page of this feed exactly as it was given.",
+      );
     }
     query.after = seq;
   }
@@ -53,7 +57,10 @@ export async function readFeedQuery(search: URLSearchParams): Promise<FeedQuery>
     if (!listed) throw invalid("types", types);
     query.types = listed;
   }
-  for (const [name, min, max, field] of [["limit", 1, MAX_EVENT_LIMIT, "limit"], ["wait", 0, MAX_WAIT_SECONDS, "waitSeconds"]] as const) {
+  for (const [name, min, max, field] of [
+    ["limit", 1, MAX_EVENT_LIMIT, "limit"],
+    ["wait", 0, MAX_WAIT_SECONDS, "waitSeconds"],
+  ] as const) {
     const text = value(name);
     if (text === undefined) continue;
     const number = plainWholeNumber(text, min, max);

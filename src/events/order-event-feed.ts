@@ -29,7 +29,8 @@ const START = "max(CAST(?1 AS INTEGER), (SELECT pruned_through FROM order_event_
  */
 function pageStatement(db: D1Queryable, query: FeedQuery, after: string): D1PreparedStatement {
   const arms = (query.types ?? [undefined]).map(
-    (_, i) => `SELECT * FROM (SELECT ${COLUMNS} FROM order_events WHERE ${query.types ? `type = ?${i + 3} AND ` : ""}seq > ${START} ORDER BY seq LIMIT ?2)`,
+    (_, i) =>
+      `SELECT * FROM (SELECT ${COLUMNS} FROM order_events WHERE ${query.types ? `type = ?${i + 3} AND ` : ""}seq > ${START} ORDER BY seq LIMIT ?2)`,
   );
   // ORDER BY the arms' integer (qualified): a bare `seq` would be the text column of the result, and "100" sorts before "99".
   const sql = `SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM (${arms.join(" UNION ALL ")}) AS arms ORDER BY arms.seq LIMIT ?2`;
@@ -43,7 +44,11 @@ export async function readFeedPage(db: D1Queryable, query: FeedQuery): Promise<F
   if (query.after === "latest") {
     // Where the next event will be: after the newest (or what was pruned, should none be kept).
     const head = await callDependency("D1", () =>
-      db.prepare("SELECT CAST(max(pruned_through, coalesce((SELECT max(seq) FROM order_events), 0)) AS TEXT) AS head FROM order_event_retention WHERE id = 1").first<string>("head"),
+      db
+        .prepare(
+          "SELECT CAST(max(pruned_through, coalesce((SELECT max(seq) FROM order_events), 0)) AS TEXT) AS head FROM order_event_retention WHERE id = 1",
+        )
+        .first<string>("head"),
     );
     return { events: [], nextSeq: head ?? "0" };
   }
@@ -60,7 +65,10 @@ export async function readFeedPage(db: D1Queryable, query: FeedQuery): Promise<F
   );
   const { pruned, head } = bounds!.results[0] as { pruned: string; head: string };
   if (query.after !== undefined && BigInt(query.after) < BigInt(pruned)) {
-    throw new ApiError("cursor_expired", "after is older than the events kept (30 days): start again without after, from the oldest event kept, and refresh what you keep from the order list.");
+    throw new ApiError(
+      "cursor_expired",
+      "after is older than the events kept (30 days): start again without after, from the oldest event kept, and refresh what you keep from the order list.",
+    );
   }
   const events = page!.results as unknown as OrderEventRow[];
   // A full page continues after its last event; a short one after everything the read saw, matched or not.

@@ -25,8 +25,14 @@ type OrderField = keyof typeof OrderV2.shape;
 
 /** One Order field at a time, as v2's pages write it: `{"petId":"42"}`, or `{}` when the value is absent or does not fit. */
 const fieldWriters = Object.fromEntries(
-  Object.entries(OrderV2.shape).map(([field, schema]) => [field, jsonWriter(z.object({ [field]: schema instanceof z.ZodOptional ? schema : schema.optional() }))]),
-) as Record<OrderField, (row: Record<string, Cell>, leftOut: (field: string, row: Record<string, Cell>) => void) => string>;
+  Object.entries(OrderV2.shape).map(([field, schema]) => [
+    field,
+    jsonWriter(z.object({ [field]: schema instanceof z.ZodOptional ? schema : schema.optional() })),
+  ]),
+) as Record<
+  OrderField,
+  (row: Record<string, Cell>, leftOut: (field: string, row: Record<string, Cell>) => void) => string
+>;
 
 /**
  * `previous`: the old value of each Order field that changed, as the list

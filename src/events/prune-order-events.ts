@@ -37,7 +37,9 @@ export interface EventStorage {
 
 export async function eventStorage(db: D1Queryable, budgetBytes: number): Promise<EventStorage> {
   const row = await db
-    .prepare("SELECT (SELECT coalesce(max(seq), 0) FROM order_events) AS head, (SELECT pruned_through FROM order_event_retention WHERE id = 1) AS pruned")
+    .prepare(
+      "SELECT (SELECT coalesce(max(seq), 0) FROM order_events) AS head, (SELECT pruned_through FROM order_event_retention WHERE id = 1) AS pruned",
+    )
     .first<{ head: number; pruned: number }>();
   const rows = Math.max(0, row!.head - row!.pruned);
   return { head: row!.head, prunedThrough: row!.pruned, rows, bytes: rows * EVENT_ROW_BYTES, budgetBytes };
@@ -52,7 +54,10 @@ export interface PruneSteps {
 }
 
 /** One run's batches: the oldest first, past the retention or over the budget, PRUNE_BATCHES_PER_RUN at most; how many went. */
-export async function pruneBatches(storage: Pick<EventStorage, "head" | "prunedThrough" | "budgetBytes">, steps: PruneSteps): Promise<number> {
+export async function pruneBatches(
+  storage: Pick<EventStorage, "head" | "prunedThrough" | "budgetBytes">,
+  steps: PruneSteps,
+): Promise<number> {
   const overBudgetThrough = storage.head - Math.floor(storage.budgetBytes / EVENT_ROW_BYTES);
   let deleted = 0;
   let from = storage.prunedThrough;
@@ -70,10 +75,15 @@ export async function pruneBatches(storage: Pick<EventStorage, "head" | "prunedT
 export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes: number): Promise<number> {
   const storage = await eventStorage(db, budgetBytes);
   if (storage.bytes >= storage.budgetBytes * BUDGET_WARNING_SHARE) {
-    logLine("warn", "order-events-prune", "the order events are near their storage budget: older events are pruned to stay under it, and the feed reaches back less far", {
-      bytes: storage.bytes,
-      budgetBytes: storage.budgetBytes,
-    });
+    logLine(
+      "warn",
+      "order-events-prune",
+      "the order events are near their storage budget: older events are pruned to stay under it, and the feed reaches back less far",
+      {
+        bytes: storage.bytes,
+        budgetBytes: storage.budgetBytes,
+      },
+    );
   }
   // created_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order, and the sequence follows it: each
   // look reads the next batch by the key and no more (by created_at alone, a run with nothing old would read every event).
@@ -86,7 +96,9 @@ export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes
     async remove(from, through) {
       // Everything up to the batch's last event goes, so the mark says exactly what is gone.
       const [, deletion] = await db.batch([
-        db.prepare("UPDATE order_event_retention SET pruned_through = max(pruned_through, ?1) WHERE id = 1").bind(through),
+        db
+          .prepare("UPDATE order_event_retention SET pruned_through = max(pruned_through, ?1) WHERE id = 1")
+          .bind(through),
         db.prepare("DELETE FROM order_events WHERE seq > ?1 AND seq <= ?2").bind(from, through),
       ]);
       return deletion!.meta.changes;

@@ -81,7 +81,9 @@ export const ErrorBody = z
     code: z
       .string()
       .meta({ examples: Object.keys(ERROR_STATUS) })
-      .describe("Machine-readable error code: one of the examples, or one added later; a client that does not know a code acts on the HTTP status"),
+      .describe(
+        "Machine-readable error code: one of the examples, or one added later; a client that does not know a code acts on the HTTP status",
+      ),
     message: z.string().describe("Human-readable description"),
     status: z.number().int().describe("The HTTP status code"),
   })
@@ -121,7 +123,12 @@ export class ApiError extends HTTPException {
  * headers prepared on the context kept. ApiError.toResponse() writes through
  * it; so does the rate limiter, which answers its refusals without throwing.
  */
-export function errorResponse(c: Context, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
+export function errorResponse(
+  c: Context,
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   const status = ERROR_STATUS[code];
   const body: z.infer<typeof ErrorBody> = { code, message, status };
   return jsonBody(c, body, status, headers);

@@ -11,7 +11,12 @@ const encoder = new TextEncoder();
  * costs no second pass. Every body the API writes goes through these two or,
  * streamed, reports its size when it ends (`bodyBytes` on the context).
  */
-export function textBody(c: Context, text: string, status: ContentfulStatusCode, headers: Record<string, string>): Response {
+export function textBody(
+  c: Context,
+  text: string,
+  status: ContentfulStatusCode,
+  headers: Record<string, string>,
+): Response {
   // A fresh encoding owns a plain ArrayBuffer; the type definitions only say ArrayBufferLike.
   const bytes = encoder.encode(text) as Uint8Array<ArrayBuffer>;
   c.set("bodyBytes", bytes.byteLength);
@@ -19,7 +24,12 @@ export function textBody(c: Context, text: string, status: ContentfulStatusCode,
 }
 
 /** A JSON body, counted (textBody). */
-export function jsonBody(c: Context, value: unknown, status: ContentfulStatusCode = 200, headers: Record<string, string> = {}): Response {
+export function jsonBody(
+  c: Context,
+  value: unknown,
+  status: ContentfulStatusCode = 200,
+  headers: Record<string, string> = {},
+): Response {
   return textBody(c, JSON.stringify(value), status, { "Content-Type": "application/json", ...headers });
 }
 
@@ -28,7 +38,12 @@ export function jsonBody(c: Context, value: unknown, status: ContentfulStatusCod
  * its Content-Security-Policy, never sniffed as anything else, sending no
  * Referer onward.
  */
-export function htmlBody(c: Context, html: string, contentSecurityPolicy: string, headers: Record<string, string> = {}): Response {
+export function htmlBody(
+  c: Context,
+  html: string,
+  contentSecurityPolicy: string,
+  headers: Record<string, string> = {},
+): Response {
   return textBody(c, html, 200, {
     "Content-Type": "text/html; charset=UTF-8",
     "Content-Security-Policy": contentSecurityPolicy,

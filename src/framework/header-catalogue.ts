@@ -21,9 +21,15 @@ const integer = { type: "integer" };
 const text = { type: "string" };
 
 export const HEADERS = {
-  "X-RateLimit-Limit": { description: "Requests allowed in the reported window", schema: integer, always: true, exposed: true },
+  "X-RateLimit-Limit": {
+    description: "Requests allowed in the reported window",
+    schema: integer,
+    always: true,
+    exposed: true,
+  },
   "X-RateLimit-Remaining": {
-    description: "At most this many requests are left in the reported window (other locations may have used some); 0 during a ban",
+    description:
+      "At most this many requests are left in the reported window (other locations may have used some); 0 during a ban",
     schema: integer,
     always: true,
     exposed: true,
@@ -54,12 +60,17 @@ export const HEADERS = {
   },
   "X-Request-Id": { description: "The request's id, also in the logs", schema: text, always: true, exposed: true },
   "X-Worker-Version": {
-    description: "The id of the Worker version that answered, also in the logs: during a gradual deployment, which release this was",
+    description:
+      "The id of the Worker version that answered, also in the logs: during a gradual deployment, which release this was",
     schema: text,
     always: true,
     exposed: true,
   },
-  "Retry-After": { description: "Whole seconds to wait before retrying", schema: { type: "integer", minimum: 1 }, exposed: true },
+  "Retry-After": {
+    description: "Whole seconds to wait before retrying",
+    schema: { type: "integer", minimum: 1 },
+    exposed: true,
+  },
   "WWW-Authenticate": { description: 'RFC 6750 challenge: `Bearer realm="store-orders"`', schema: text },
   Allow: { description: "The methods this path answers", schema: text },
   ETag: {
@@ -76,7 +87,11 @@ export const HEADERS = {
     schema: text,
     request: true,
   },
-  Deprecation: { description: "RFC 9745: `@<unix seconds>` when this operation was deprecated", schema: text, exposed: true },
+  Deprecation: {
+    description: "RFC 9745: `@<unix seconds>` when this operation was deprecated",
+    schema: text,
+    exposed: true,
+  },
   Sunset: { description: "RFC 8594: HTTP-date from which this operation answers 410", schema: text, exposed: true },
   Location: {
     description: "The URL of what a 201 made, where it is read and deleted",
@@ -84,12 +99,14 @@ export const HEADERS = {
     exposed: true,
   },
   Link: {
-    description: 'RFC 8288 links: rel="deprecation" where a deprecation is documented, rel="next" for the next page of a v2 list',
+    description:
+      'RFC 8288 links: rel="deprecation" where a deprecation is documented, rel="next" for the next page of a v2 list',
     schema: text,
     exposed: true,
   },
   "Set-Cookie": {
-    description: "The console's session cookie (__Host-so_console; so_console on plain http to localhost): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out and when a session has ended",
+    description:
+      "The console's session cookie (__Host-so_console; so_console on plain http to localhost): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out and when a session has ended",
     schema: text,
   },
   [BOOKMARK_HEADER]: {

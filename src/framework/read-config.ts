@@ -12,14 +12,14 @@ const rule = (message: string) => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? "is missing" : message),
 });
 const URL_RULE = `must be an http(s) URL ending in ${VERSION_PREFIX}`;
-const baseUrl = z.url({ protocol: /^https?$/, ...rule(URL_RULE) }).refine((url) => url.endsWith(VERSION_PREFIX), URL_RULE);
+const baseUrl = z
+  .url({ protocol: /^https?$/, ...rule(URL_RULE) })
+  .refine((url) => url.endsWith(VERSION_PREFIX), URL_RULE);
 const positiveWholeNumber = z
   .string(rule("must be a positive whole number"))
   .regex(/^[1-9][0-9]{0,14}$/, "must be a positive whole number")
   .transform(Number);
-const onOff = z
-  .enum(["on", "off"], rule('must be "on" or "off"'))
-  .transform((value) => value === "on");
+const onOff = z.enum(["on", "off"], rule('must be "on" or "off"')).transform((value) => value === "on");
 const readAhead = z
   .string(rule("must be a whole number from 0 to 8"))
   .regex(/^[0-8]$/, "must be a whole number from 0 to 8")
@@ -40,14 +40,24 @@ const isoDate = z
   .transform((value) => Date.parse(value));
 
 const ACCESS_TEAM_RULE = "must be your Access team's domain, <team>.cloudflareaccess.com";
-const accessTeamDomain = z.string(rule(ACCESS_TEAM_RULE)).regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.cloudflareaccess\.com$/, ACCESS_TEAM_RULE);
-const accountId = z.string(rule("must be your Cloudflare account id (32 hex digits)")).regex(/^[0-9a-f]{32}$/, "must be your Cloudflare account id (32 hex digits)");
-const datasetName = z.string(rule("must be the REQUESTS binding's dataset name")).regex(/^[A-Za-z0-9_]+$/, "must be the REQUESTS binding's dataset name (letters, digits, _)");
-const accessAudience = z.string(rule("must be the Access application's audience tag")).regex(/^[0-9a-f]{64}$/, "must be the Access application's audience tag (64 hex digits)");
+const accessTeamDomain = z
+  .string(rule(ACCESS_TEAM_RULE))
+  .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.cloudflareaccess\.com$/, ACCESS_TEAM_RULE);
+const accountId = z
+  .string(rule("must be your Cloudflare account id (32 hex digits)"))
+  .regex(/^[0-9a-f]{32}$/, "must be your Cloudflare account id (32 hex digits)");
+const datasetName = z
+  .string(rule("must be the REQUESTS binding's dataset name"))
+  .regex(/^[A-Za-z0-9_]+$/, "must be the REQUESTS binding's dataset name (letters, digits, _)");
+const accessAudience = z
+  .string(rule("must be the Access application's audience tag"))
+  .regex(/^[0-9a-f]{64}$/, "must be the Access application's audience tag (64 hex digits)");
 
 /** Where GitHub publishes the keys it signs secret scanning reports with (docs/operations.md#secret-scanning), unless SECRET_SCANNING_KEYS_URL says otherwise. */
 export const GITHUB_SECRET_SCANNING_KEYS_URL = "https://api.github.com/meta/public_keys/secret_scanning";
-const keysUrl = z.string(rule("must be an http(s) URL")).refine((text) => /^https?:\/\//.test(text) && URL.canParse(text), "must be an http(s) URL");
+const keysUrl = z
+  .string(rule("must be an http(s) URL"))
+  .refine((text) => /^https?:\/\//.test(text) && URL.canParse(text), "must be an http(s) URL");
 
 /** The order events' storage budget when ORDER_EVENTS_BUDGET_MB is not set: 7 days at 20 changes a second (docs/design/order-events.md#capacity). */
 export const DEFAULT_ORDER_EVENTS_BUDGET_MB = 5_120;
@@ -75,7 +85,8 @@ const Vars = z
   })
   .refine((vars) => (vars.ACCESS_TEAM_DOMAIN === undefined) === (vars.ACCESS_AUD === undefined), {
     path: ["ACCESS_AUD"],
-    message: "and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare Access, or neither",
+    message:
+      "and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare Access, or neither",
   })
   .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
     path: ["PETS_SUNSET_AT"],
@@ -89,7 +100,11 @@ const Vars = z
     /** Unix milliseconds. */
     pets: { deprecatedAt: vars.PETS_DEPRECATED_AT, sunsetAt: vars.PETS_SUNSET_AT },
     /** docs/design/order-list.md#the-cache: the cache of unchanged lists, how many pages a list reads ahead, how long a version read is reused. */
-    orderList: { cache: vars.ORDER_LIST_CACHE, readAhead: vars.ORDER_LIST_READ_AHEAD, versionReuseMs: vars.ORDER_LIST_VERSION_REUSE_MS },
+    orderList: {
+      cache: vars.ORDER_LIST_CACHE,
+      readAhead: vars.ORDER_LIST_READ_AHEAD,
+      versionReuseMs: vars.ORDER_LIST_VERSION_REUSE_MS,
+    },
     /** The plan's subrequests per invocation, which bounds the pages one list may read (docs/design/order-list.md#capacity). */
     subrequestLimit: vars.SUBREQUEST_LIMIT,
     /** Seconds before each retry of a failed webhook delivery (docs/operations.md#webhooks). */
@@ -97,7 +112,10 @@ const Vars = z
     /** The order events' storage budget in the orders database, bytes (docs/design/order-events.md#retention); 5 GiB unless set. */
     orderEventsBudgetBytes: (vars.ORDER_EVENTS_BUDGET_MB ?? DEFAULT_ORDER_EVENTS_BUDGET_MB) * 1024 * 1024,
     /** The Access application in front of the operators' side (docs/operations.md#cloudflare-access); undefined: operator tokens alone. */
-    access: vars.ACCESS_TEAM_DOMAIN === undefined ? undefined : { teamDomain: vars.ACCESS_TEAM_DOMAIN, audience: vars.ACCESS_AUD! },
+    access:
+      vars.ACCESS_TEAM_DOMAIN === undefined
+        ? undefined
+        : { teamDomain: vars.ACCESS_TEAM_DOMAIN, audience: vars.ACCESS_AUD! },
     /** Where the operators' traffic view reads the request analytics (docs/operations.md#traffic): it needs both, and the ANALYTICS_READ_TOKEN secret. */
     analytics: { accountId: vars.ANALYTICS_ACCOUNT_ID, dataset: vars.ANALYTICS_DATASET },
     /** Where GitHub's secret scanning keys are fetched from (docs/operations.md#secret-scanning). */
@@ -116,7 +134,9 @@ export function readConfig(vars: Record<string, unknown>): ConfigResult {
     ok: false,
     problems: result.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? "vars");
-      return vars[name] === undefined ? `${name} ${issue.message}` : `${name} ${issue.message}, got ${JSON.stringify(vars[name])}`;
+      return vars[name] === undefined
+        ? `${name} ${issue.message}`
+        : `${name} ${issue.message}, got ${JSON.stringify(vars[name])}`;
     }),
   };
 }

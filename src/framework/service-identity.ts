@@ -28,4 +28,5 @@ export type ApiVersion = (typeof API_VERSIONS)[keyof typeof API_VERSIONS];
 export const VERSION_PREFIX = API_VERSIONS.v1.prefix;
 
 /** The base URL of `version` on the deployment whose /v1 base URL is `v1BaseUrl`. */
-export const versionBaseUrl = (v1BaseUrl: string, version: ApiVersion) => v1BaseUrl.slice(0, -VERSION_PREFIX.length) + version.prefix;
+export const versionBaseUrl = (v1BaseUrl: string, version: ApiVersion) =>
+  v1BaseUrl.slice(0, -VERSION_PREFIX.length) + version.prefix;

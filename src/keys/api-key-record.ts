@@ -2,7 +2,6 @@ import { z } from "zod";
 import { Scope } from "../framework/operations/scopes";
 import { Limits, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT, Plan } from "../limiter/plans";
 
-
 /** An instant as the keys command writes it; anything else would compare as NaN, and a NaN expiry never comes. */
 const Instant = z.iso.datetime({ offset: true });
 
@@ -19,7 +18,10 @@ export const KeyIdParams = z.object({ keyId: KeyId });
 export const ApiKeyRecord = z.object({
   id: KeyId,
   /** The key's first 12 characters, shown so its holder can tell keys apart (absent on keys made before they were kept). */
-  start: z.string().regex(/^so_(live|test)_[0-9A-Za-z]{4}$/).optional(),
+  start: z
+    .string()
+    .regex(/^so_(live|test)_[0-9A-Za-z]{4}$/)
+    .optional(),
   plan: Plan,
   name: z.string(),
   createdAt: Instant,

@@ -5,7 +5,15 @@
  * budget's keys, with who made it. Never a key, a hash, a link or a session. The statements are written
  * once, here, for the worker (bound) and the keys command (through wrangler).
  */
-export type KeyOperation = "create" | "update" | "rotate" | "revoke" | "unban" | "console_link" | "console_sign_in" | "console_sign_out";
+export type KeyOperation =
+  | "create"
+  | "update"
+  | "rotate"
+  | "revoke"
+  | "unban"
+  | "console_link"
+  | "console_sign_in"
+  | "console_sign_out";
 
 export interface KeyEvent {
   /** Made once per operation, before its row is first written: a retried insert finds the row instead of adding one. */
@@ -31,9 +39,17 @@ export const INSERT_KEY_EVENT =
   "ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id RETURNING id";
 export const DELETE_KEY_EVENT = "DELETE FROM key_events WHERE id = ?1";
 export const MARK_KEY_EVENT_UNKNOWN = "UPDATE key_events SET outcome = 'unknown' WHERE id = ?1";
-export const KEY_HISTORY = "SELECT at, operation, key_id, changes, actor, event_id, outcome FROM key_events WHERE key_id = ?1 ORDER BY id";
+export const KEY_HISTORY =
+  "SELECT at, operation, key_id, changes, actor, event_id, outcome FROM key_events WHERE key_id = ?1 ORDER BY id";
 
-export const keyEventValues = (event: KeyEvent): string[] => [event.at, event.operation, event.keyId, JSON.stringify(event.changes), event.actor, event.id];
+export const keyEventValues = (event: KeyEvent): string[] => [
+  event.at,
+  event.operation,
+  event.keyId,
+  JSON.stringify(event.changes),
+  event.actor,
+  event.id,
+];
 
 export interface KeyEventRow {
   at: string;
@@ -80,7 +96,11 @@ export interface AuditRowsOnFailure<Rows> {
  * audit never misses an operation that happened (docs/operations.md#operator-api).
  * The operation is handed its rows, to add to them what it learns as it goes.
  */
-export async function withAuditRow<Rows, T>(insert: () => Promise<Rows>, onFailure: AuditRowsOnFailure<Rows>, operation: (rows: Rows) => Promise<T>): Promise<T> {
+export async function withAuditRow<Rows, T>(
+  insert: () => Promise<Rows>,
+  onFailure: AuditRowsOnFailure<Rows>,
+  operation: (rows: Rows) => Promise<T>,
+): Promise<T> {
   const rows = await insert();
   try {
     return await operation(rows);
@@ -89,9 +109,11 @@ export async function withAuditRow<Rows, T>(insert: () => Promise<Rows>, onFailu
     try {
       await (notTaken ? onFailure.remove(rows) : onFailure.markUnknown(rows));
     } catch (settling) {
-      throw new AggregateError([error, settling], `the operation failed and its audit rows ${JSON.stringify(rows)} could not be ${notTaken ? "taken back" : "marked unknown"}`);
+      throw new AggregateError(
+        [error, settling],
+        `the operation failed and its audit rows ${JSON.stringify(rows)} could not be ${notTaken ? "taken back" : "marked unknown"}`,
+      );
     }
     throw error;
   }
 }
-

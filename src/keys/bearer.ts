@@ -2,10 +2,7 @@ import { keyShape } from "./key-format";
 
 const BEARER = /^bearer(?: +(.*))?$/is;
 
-type BearerToken =
-  | { kind: "missing" }
-  | { kind: "malformed" }
-  | { kind: "token"; token: string };
+type BearerToken = { kind: "missing" } | { kind: "malformed" } | { kind: "token"; token: string };
 
 /**
  * The token of `Authorization: Bearer <token>`, or undefined when there is

@@ -33,8 +33,12 @@ export async function backfillBudgetEntries(kv: KVNamespace, page = BACKFILL_PAG
   const mark = await callDependency("KV", () => kv.get<Mark>(BUDGET_ENTRIES_MARK, "json"));
   if (mark !== null && "done" in mark) return "done";
   const prefix = idName("");
-  const listed = await callDependency("KV", () => kv.list<KeySummary>({ prefix, limit: page, ...(mark && { cursor: mark.cursor }) }));
-  const entries = listed.keys.flatMap(({ name, metadata }) => (metadata ? [budgetEntry({ id: name.slice(prefix.length), ...metadata })] : []));
+  const listed = await callDependency("KV", () =>
+    kv.list<KeySummary>({ prefix, limit: page, ...(mark && { cursor: mark.cursor }) }),
+  );
+  const entries = listed.keys.flatMap(({ name, metadata }) =>
+    metadata ? [budgetEntry({ id: name.slice(prefix.length), ...metadata })] : [],
+  );
   for (let start = 0; start < entries.length; start += BULK_READ) {
     const chunk = entries.slice(start, start + BULK_READ);
     const stored = await callDependency("KV", () => kv.get(chunk.map(({ key }) => key)));

@@ -24,7 +24,9 @@ export const PRUNE_PAGE = 100;
 
 /** When a key stopped working as its budget entry says (Unix ms), or undefined while it works. */
 function stoppedAt(member: BudgetMember, now: number): number | undefined {
-  const moments = [member.revokedAt, member.expiresAt].map((at) => (at === undefined ? NaN : Date.parse(at))).filter((at) => at <= now);
+  const moments = [member.revokedAt, member.expiresAt]
+    .map((at) => (at === undefined ? NaN : Date.parse(at)))
+    .filter((at) => at <= now);
   return moments.length === 0 ? undefined : Math.min(...moments);
 }
 
@@ -38,15 +40,20 @@ export async function pruneBudgetEntries(kv: KVNamespace, now: number, page = PR
   // Until every key has its budget entry, the backfill would write a pruned one again.
   if (!(await budgetEntriesComplete(kv))) return 0;
   const mark = await callDependency("KV", () => kv.get<{ cursor?: string }>(PRUNE_MARK, "json"));
-  const listed = await callDependency("KV", () => kv.list<BudgetMember>({ prefix: "budget:", limit: page, ...(mark?.cursor && { cursor: mark.cursor }) }));
+  const listed = await callDependency("KV", () =>
+    kv.list<BudgetMember>({ prefix: "budget:", limit: page, ...(mark?.cursor && { cursor: mark.cursor }) }),
+  );
   let pruned = 0;
   for (const { name, metadata } of listed.keys) {
     if (!longStopped(metadata ?? null, now)) continue;
     // The entry itself, not the listing's word, which may be a minute old (an expiry moved later since).
-    if (!longStopped((await callDependency("KV", () => kv.getWithMetadata<BudgetMember>(name))).metadata, now)) continue;
+    if (!longStopped((await callDependency("KV", () => kv.getWithMetadata<BudgetMember>(name))).metadata, now))
+      continue;
     await callDependency("KV", () => kv.delete(name));
     pruned += 1;
   }
-  await callDependency("KV", () => kv.put(PRUNE_MARK, JSON.stringify(listed.list_complete ? {} : { cursor: listed.cursor })));
+  await callDependency("KV", () =>
+    kv.put(PRUNE_MARK, JSON.stringify(listed.list_complete ? {} : { cursor: listed.cursor })),
+  );
   return pruned;
 }

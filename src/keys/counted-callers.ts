@@ -18,17 +18,27 @@ import { invalidCaller, OTHER_CREDENTIAL_HEADERS, sessionEndedCaller } from "./i
  * an address group that sent no credential, is known again by what it sent
  * while the key's record is the one `apiKeys` holds; a cookie is never.
  */
-export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: TtlCache<string, StoredKey>): CountedCallers => ({
+export const countedCallers = (
+  budgets: WeakMap<ApiKeyRecord, Budget>,
+  apiKeys: TtlCache<string, StoredKey>,
+): CountedCallers => ({
   budgetOf(c) {
     const caller = c.get("caller");
     if (caller.kind !== "key") {
-      if (caller.operator) return { name: `operator:${caller.operator}`, limits: OPERATOR_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
-      if (caller.partner) return { name: `partner:${caller.partner}`, limits: PARTNER_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
+      if (caller.operator)
+        return { name: `operator:${caller.operator}`, limits: OPERATOR_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
+      if (caller.partner)
+        return { name: `partner:${caller.partner}`, limits: PARTNER_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
       return { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
     }
     let budget = budgets.get(caller.key);
     if (!budget) {
-      budget = { name: budgetOf(caller.key), limits: limitsFor(caller.key), limitsSetAt: limitsStampOf(caller.key), keyId: caller.key.id };
+      budget = {
+        name: budgetOf(caller.key),
+        limits: limitsFor(caller.key),
+        limitsSetAt: limitsStampOf(caller.key),
+        keyId: caller.key.id,
+      };
       budgets.set(caller.key, budget);
     }
     return budget;
@@ -36,7 +46,12 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
   demote(c) {
     const caller = c.get("caller");
     // A console session learns why it ended: its key was revoked.
-    c.set("caller", caller.kind === "key" && caller.session ? sessionEndedCaller(caller.address, "its key was revoked") : invalidCaller(caller.address));
+    c.set(
+      "caller",
+      caller.kind === "key" && caller.session
+        ? sessionEndedCaller(caller.address, "its key was revoked")
+        : invalidCaller(caller.address),
+    );
   },
   credentialOf,
   recognise(c) {
@@ -46,7 +61,9 @@ export const countedCallers = (budgets: WeakMap<ApiKeyRecord, Budget>, apiKeys: 
     const restore = (request: Context<AppEnv>) => request.set("caller", caller);
     if (caller.kind === "anonymous") {
       // Counted by its address only when it sent nothing: a key not valid is looked up again (its miss lasts 1 s).
-      return caller.operator === undefined && caller.partner === undefined && c.req.header("Authorization") === undefined
+      return caller.operator === undefined &&
+        caller.partner === undefined &&
+        c.req.header("Authorization") === undefined
         ? { credential, holds: () => true, restore }
         : undefined;
     }

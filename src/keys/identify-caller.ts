@@ -80,7 +80,10 @@ declare module "hono" {
  * between this and requireApiKey(), so requests without a valid key are
  * counted (per address) before they get their 401 or 403.
  */
-export function identifyCaller(apiKeys: TtlCache<string, StoredKey>, otherCredential?: OtherCredential): MiddlewareHandler<AppEnv> {
+export function identifyCaller(
+  apiKeys: TtlCache<string, StoredKey>,
+  otherCredential?: OtherCredential,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const address = addressGroup(c.req.header("CF-Connecting-IP"));
     const authorization = c.req.header("Authorization");
@@ -91,7 +94,10 @@ export function identifyCaller(apiKeys: TtlCache<string, StoredKey>, otherCreden
     }
     const { caller, problems } = await callerOf(authorization, c.env.API_KEYS, apiKeys, address);
     // A record nobody can trust is a fault for operators to fix; the client is told only that the key is not valid.
-    if (problems) logLine("error", c.get("requestId"), "an API key's record in KV does not fit the schema; the key is refused", { problems });
+    if (problems)
+      logLine("error", c.get("requestId"), "an API key's record in KV does not fit the schema; the key is refused", {
+        problems,
+      });
     c.set("caller", caller);
     await next();
   };
@@ -112,7 +118,14 @@ async function callerOf(
   if (key && key.revokedAt === undefined && !expired) return { caller: { kind: "key", key, address } };
   // Malformed, unknown and revoked keys get the same answer: nothing here helps someone guessing keys. An
   // expired key says so, so its owner knows to ask for a new one rather than check for a typo.
-  if (expired) return { caller: { kind: "anonymous", address, rejection: invalidKey(`The API key expired at ${key!.expiresAt}. Ask for a new one.`) } };
+  if (expired)
+    return {
+      caller: {
+        kind: "anonymous",
+        address,
+        rejection: invalidKey(`The API key expired at ${key!.expiresAt}. Ask for a new one.`),
+      },
+    };
   return { caller: invalidCaller(address) };
 }
 
@@ -125,7 +138,11 @@ export const sessionEndedMessage = (why: string) => `Your console session has en
 
 /** A caller whose console session has ended (console/): 401 session_ended, saying why. */
 export function sessionEndedCaller(address: string, why: string): Caller {
-  return { kind: "anonymous", address, rejection: { code: "session_ended", message: sessionEndedMessage(why), headers: { "WWW-Authenticate": CHALLENGE } } };
+  return {
+    kind: "anonymous",
+    address,
+    rejection: { code: "session_ended", message: sessionEndedMessage(why), headers: { "WWW-Authenticate": CHALLENGE } },
+  };
 }
 
 export const MISSING_KEY: Rejection = {

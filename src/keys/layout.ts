@@ -26,7 +26,10 @@ interface KvEntry {
 
 /** A key's entry under its budget: its name, and what it says. */
 export function budgetEntry(record: ApiKeyRecord): { key: string; metadata: BudgetMember } {
-  const metadata: BudgetMember = { ...(record.revokedAt && { revokedAt: record.revokedAt }), ...(record.expiresAt && { expiresAt: record.expiresAt }) };
+  const metadata: BudgetMember = {
+    ...(record.revokedAt && { revokedAt: record.revokedAt }),
+    ...(record.expiresAt && { expiresAt: record.expiresAt }),
+  };
   return { key: `${budgetPrefix(budgetOf(record))}${record.id}`, metadata };
 }
 

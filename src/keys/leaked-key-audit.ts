@@ -34,11 +34,27 @@ export async function leaksOf(db: D1Database, records: readonly ApiKeyRecord[]):
   );
   return new Map(
     results.map(({ key_id, changes }) => {
-      const leak = JSON.parse(changes) as { leakedAt: string; foundAt?: string; source?: string; endpointsDisabled?: string[]; rotatedInto?: string[] };
-      return [key_id, { leakedAt: leak.leakedAt, foundAt: leak.foundAt ?? null, source: leak.source ?? null, endpointsDisabled: leak.endpointsDisabled ?? [], rotatedInto: leak.rotatedInto ?? [] }];
+      const leak = JSON.parse(changes) as {
+        leakedAt: string;
+        foundAt?: string;
+        source?: string;
+        endpointsDisabled?: string[];
+        rotatedInto?: string[];
+      };
+      return [
+        key_id,
+        {
+          leakedAt: leak.leakedAt,
+          foundAt: leak.foundAt ?? null,
+          source: leak.source ?? null,
+          endpointsDisabled: leak.endpointsDisabled ?? [],
+          rotatedInto: leak.rotatedInto ?? [],
+        },
+      ];
     }),
   );
 }
 
 /** The leaked key that made `keyId` by rotation, if one did. */
-export const leakedMakerOf = (keyId: string, leaks: ReadonlyMap<string, LeakOfKey>): string | null => [...leaks].find(([, leak]) => leak.rotatedInto.includes(keyId))?.[0] ?? null;
+export const leakedMakerOf = (keyId: string, leaks: ReadonlyMap<string, LeakOfKey>): string | null =>
+  [...leaks].find(([, leak]) => leak.rotatedInto.includes(keyId))?.[0] ?? null;

@@ -23,8 +23,10 @@ export type BudgetLiveness = "live" | "dead" | "unknown";
 /** The scope a key needs for its budget's webhooks to be delivered. */
 export const WEBHOOK_READER_SCOPE: Scope = "orders:read";
 
-const isLive = (member: BudgetMember, now: number) => !member.revokedAt && (!member.expiresAt || Date.parse(member.expiresAt) > now);
-const readsOrders = (summary: Pick<KeySummary, "scopes"> | null) => (summary?.scopes ?? DEFAULT_SCOPES).includes(WEBHOOK_READER_SCOPE);
+const isLive = (member: BudgetMember, now: number) =>
+  !member.revokedAt && (!member.expiresAt || Date.parse(member.expiresAt) > now);
+const readsOrders = (summary: Pick<KeySummary, "scopes"> | null) =>
+  (summary?.scopes ?? DEFAULT_SCOPES).includes(WEBHOOK_READER_SCOPE);
 
 async function listAll<M>(kv: KVNamespace, prefix: string): Promise<{ name: string; metadata: M | null }[]> {
   const entries: { name: string; metadata: M | null }[] = [];
@@ -38,7 +40,8 @@ async function listAll<M>(kv: KVNamespace, prefix: string): Promise<{ name: stri
 }
 
 /** What the budget's object says of its last key change (limiter-object.ts), for budgetLiveness(). */
-export const keysChangedAtOf = (limiters: Env["RATE_LIMITER"], budget: string) => () => callDependency("rate limiter", () => limiters.getByName(budget).keysChangedAt());
+export const keysChangedAtOf = (limiters: Env["RATE_LIMITER"], budget: string) => () =>
+  callDependency("rate limiter", () => limiters.getByName(budget).keysChangedAt());
 
 /** How long after a revocation or rotation KV may still show the budget as it was (its list lags about a minute): twice that. */
 export const KV_PROPAGATION_MS = 120_000;
@@ -111,7 +114,8 @@ export async function budgetLiveness(
   // at the cost of listing them all.
   if (liveness !== "live" && !(await budgetEntriesComplete(kv))) {
     const legacy = (await listAll<KeySummary>(kv, idName(""))).filter(
-      ({ name, metadata }) => metadata !== null && budgetOf({ id: name.slice(idName("").length), budget: metadata.budget }) === budget,
+      ({ name, metadata }) =>
+        metadata !== null && budgetOf({ id: name.slice(idName("").length), budget: metadata.budget }) === budget,
     );
     if (legacy.some(({ metadata }) => isLive(metadata!, now) && readsOrders(metadata))) liveness = "live";
     else if (legacy.length > 0 && liveness === "unknown" && !disagrees) liveness = "dead";

@@ -16,13 +16,19 @@ const KEY_CACHE_MISS_MS = 1_000;
 const KV_CACHE_TTL_SECONDS = 60;
 
 /** What KV holds for a key: its record, nothing, or a record that does not fit the schema (what is wrong, never the values). */
-export type StoredKey = { kind: "found"; record: ApiKeyRecord } | { kind: "unknown" } | { kind: "invalid"; problems: string };
+export type StoredKey =
+  | { kind: "found"; record: ApiKeyRecord }
+  | { kind: "unknown" }
+  | { kind: "invalid"; problems: string };
 
 function readRecord(stored: unknown): StoredKey {
   if (stored === null) return { kind: "unknown" };
   const parsed = ApiKeyRecord.safeParse(stored);
   if (parsed.success) return { kind: "found", record: parsed.data };
-  return { kind: "invalid", problems: parsed.error.issues.map((issue) => `${issue.path.join(".") || "record"}: ${issue.message}`).join("; ") };
+  return {
+    kind: "invalid",
+    problems: parsed.error.issues.map((issue) => `${issue.path.join(".") || "record"}: ${issue.message}`).join("; "),
+  };
 }
 
 /**
@@ -31,7 +37,12 @@ function readRecord(stored: unknown): StoredKey {
  * carried the key into this memory anyway; only its hash names it in KV, and
  * neither reaches a log or an error); only a valid record is kept as long as a hit.
  */
-export async function findApiKey(kv: KVNamespace, token: string, cache: TtlCache<string, StoredKey>, now = Date.now()): Promise<StoredKey> {
+export async function findApiKey(
+  kv: KVNamespace,
+  token: string,
+  cache: TtlCache<string, StoredKey>,
+  now = Date.now(),
+): Promise<StoredKey> {
   const cached = cache.get(token, now);
   if (cached !== undefined) return cached;
 
@@ -45,7 +56,10 @@ export async function findApiKey(kv: KVNamespace, token: string, cache: TtlCache
 }
 
 /** A key's record by its id, and the hash it is stored under, for the operator API (two KV reads, no cache: operators want what KV holds now). */
-export async function findApiKeyById(kv: KVNamespace, keyId: string): Promise<{ hash: string; record: ApiKeyRecord } | null> {
+export async function findApiKeyById(
+  kv: KVNamespace,
+  keyId: string,
+): Promise<{ hash: string; record: ApiKeyRecord } | null> {
   const hash = (await callDependency("KV", () => kv.get(idName(keyId))))?.trim();
   if (hash === undefined) return null;
   const stored = await callDependency("KV", () => kv.get<unknown>(recordName(hash), { type: "json" }));
@@ -58,11 +72,21 @@ export async function findApiKeyById(kv: KVNamespace, keyId: string): Promise<{ 
  * or expiry ends the session when it ends the key's own requests. Null for
  * no key, or a record that does not fit.
  */
-export async function findUsableRecordById(kv: KVNamespace, keyId: string, cache: TtlCache<string, ApiKeyRecord | null>, now = Date.now()): Promise<ApiKeyRecord | null> {
+export async function findUsableRecordById(
+  kv: KVNamespace,
+  keyId: string,
+  cache: TtlCache<string, ApiKeyRecord | null>,
+  now = Date.now(),
+): Promise<ApiKeyRecord | null> {
   const cached = cache.get(keyId, now);
   if (cached !== undefined) return cached;
   const hash = (await callDependency("KV", () => kv.get(idName(keyId), { cacheTtl: KV_CACHE_TTL_SECONDS })))?.trim();
-  const stored = hash === undefined ? null : await callDependency("KV", () => kv.get<unknown>(recordName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }));
+  const stored =
+    hash === undefined
+      ? null
+      : await callDependency("KV", () =>
+          kv.get<unknown>(recordName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }),
+        );
   const found = readRecord(stored);
   const record = found.kind === "found" ? found.record : null;
   cache.set(keyId, record, record ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);

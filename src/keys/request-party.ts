@@ -8,6 +8,7 @@ import type { Caller } from "./identify-caller";
 export function requestParty(c: Context<AppEnv>): RequestParty {
   const caller = c.get("caller") as Caller | undefined;
   const limit = c.get("limit") ?? null;
-  if (caller?.kind === "key") return { keyId: caller.key.id, plan: caller.key.plan, limit, index: budgetOf(caller.key) };
+  if (caller?.kind === "key")
+    return { keyId: caller.key.id, plan: caller.key.plan, limit, index: budgetOf(caller.key) };
   return { keyId: null, plan: null, limit, index: caller && `ip:${caller.address}` };
 }

@@ -13,7 +13,8 @@ import { CHALLENGE } from "./identify-caller";
 export function requireApiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
-    if (caller.kind === "anonymous") throw new ApiError(caller.rejection.code, caller.rejection.message, caller.rejection.headers);
+    if (caller.kind === "anonymous")
+      throw new ApiError(caller.rejection.code, caller.rejection.message, caller.rejection.headers);
     if (scope !== ANY_KEY && !scopesOf(caller.key).includes(scope)) {
       throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
         "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,

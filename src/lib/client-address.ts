@@ -51,7 +51,8 @@ function parseIpv6(text: string): number[] | undefined {
   if (zone !== -1 && zone < end) end = zone;
   const gap = text.indexOf("::", start);
   const groups: number[] = [];
-  if (gap === -1 || gap + 2 > end) return readGroups(text, start, end, groups) && groups.length === 8 ? groups : undefined;
+  if (gap === -1 || gap + 2 > end)
+    return readGroups(text, start, end, groups) && groups.length === 8 ? groups : undefined;
   const nextGap = text.indexOf("::", gap + 2);
   if (nextGap !== -1 && nextGap + 2 <= end) return undefined;
   const tail: number[] = [];

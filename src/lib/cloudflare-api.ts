@@ -18,9 +18,16 @@ export async function runAnalyticsSql(access: AnalyticsAccess, sql: string, time
   const url = `${access.apiBase.replace(/\/+$/, "")}/accounts/${encodeURIComponent(access.accountId)}/analytics_engine/sql`;
   let response: Response;
   try {
-    response = await fetch(url, { method: "POST", headers: { Authorization: `Bearer ${access.apiToken}` }, body: sql, signal: AbortSignal.timeout(timeoutMs) });
+    response = await fetch(url, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${access.apiToken}` },
+      body: sql,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (error) {
-    throw new Error(`the Analytics Engine SQL API could not be reached (${(error as Error).cause ?? (error as Error).message})`);
+    throw new Error(
+      `the Analytics Engine SQL API could not be reached (${(error as Error).cause ?? (error as Error).message})`,
+    );
   }
   const text = await response.text();
   if (!response.ok) throw new Error(`the Analytics Engine SQL API answered ${response.status}: ${text.slice(0, 200)}`);

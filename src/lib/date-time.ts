@@ -18,11 +18,27 @@ export function rfc3339ToUtc(value: string): string | undefined {
   // The list writes one per order, nearly always already canonical: checked digit by digit, with no match or Date to build.
   if (CANONICAL_UTC.test(value)) {
     const year = twoDigits(value, 0) * 100 + twoDigits(value, 2);
-    return isRealTime(year, twoDigits(value, 5), twoDigits(value, 8), twoDigits(value, 11), twoDigits(value, 14), twoDigits(value, 17)) ? value : undefined;
+    return isRealTime(
+      year,
+      twoDigits(value, 5),
+      twoDigits(value, 8),
+      twoDigits(value, 11),
+      twoDigits(value, 14),
+      twoDigits(value, 17),
+    )
+      ? value
+      : undefined;
   }
   const match = RFC3339.exec(value);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const offsetHours = Number(match[9] ?? 0);
   const offsetMinutes = Number(match[10] ?? 0);
   if (!isRealTime(year, month, day, hour, minute, second) || offsetHours > 23 || offsetMinutes > 59) return undefined;
@@ -45,7 +61,15 @@ function twoDigits(value: string, start: number): number {
 }
 
 function isRealTime(year: number, month: number, day: number, hour: number, minute: number, second: number): boolean {
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && hour <= 23 && minute <= 59 && second <= 59;
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59
+  );
 }
 
 function daysInMonth(year: number, month: number): number {

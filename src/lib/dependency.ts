@@ -20,7 +20,11 @@ export class DependencyUnavailable extends Error {
  * attempt that has not answered by then counts as failed, so a stuck
  * dependency costs the client a bounded wait rather than a hung request.
  */
-export async function callDependency<T>(name: string, call: () => Promise<T>, options: { timeoutMs?: number; refusal?: (error: unknown) => boolean } = {}): Promise<T> {
+export async function callDependency<T>(
+  name: string,
+  call: () => Promise<T>,
+  options: { timeoutMs?: number; refusal?: (error: unknown) => boolean } = {},
+): Promise<T> {
   const attempt = () => (options.timeoutMs === undefined ? call() : withTimeout(call(), options.timeoutMs));
   try {
     return await attempt();

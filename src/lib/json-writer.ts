@@ -57,7 +57,10 @@ export function jsonWriter<S extends z.ZodObject>(schema: S) {
     const write = writerOf((optional ? field.unwrap() : field) as z.ZodType);
     return { name, prefix: `${JSON.stringify(name)}:`, optional, write };
   });
-  return <Row extends Record<keyof S["shape"] & string, Cell>>(row: Row, leftOut: (field: string, row: Row) => void): string => {
+  return <Row extends Record<keyof S["shape"] & string, Cell>>(
+    row: Row,
+    leftOut: (field: string, row: Row) => void,
+  ): string => {
     let json = "";
     for (const { name, prefix, optional, write } of fields) {
       const value = row[name as keyof Row] as Cell;

@@ -4,6 +4,11 @@
  * background that failed or data that was left out. JSON, with the request id,
  * like every line (docs/operations.md#logs).
  */
-export function logLine(level: "warn" | "error", requestId: string, message: string, fields: Record<string, unknown> = {}): void {
+export function logLine(
+  level: "warn" | "error",
+  requestId: string,
+  message: string,
+  fields: Record<string, unknown> = {},
+): void {
   (level === "error" ? console.error : console.warn)(JSON.stringify({ level, requestId, message, ...fields }));
 }

@@ -50,7 +50,11 @@ const IPV4_RANGES: readonly (readonly [network: string, prefix: number, kind: st
 ];
 
 const ipv4Number = (dotted: string) => dotted.split(".").reduce((address, octet) => address * 256 + Number(octet), 0);
-const IPV4_NETWORKS = IPV4_RANGES.map(([network, prefix, kind]) => ({ first: ipv4Number(network), size: 2 ** (32 - prefix), kind }));
+const IPV4_NETWORKS = IPV4_RANGES.map(([network, prefix, kind]) => ({
+  first: ipv4Number(network),
+  size: 2 ** (32 - prefix),
+  kind,
+}));
 
 function nonPublicIpv4(address: number): string | undefined {
   return IPV4_NETWORKS.find(({ first, size }) => address >= first && address < first + size)?.kind;
@@ -92,7 +96,8 @@ function nonPublicIpv6(text: string): string | undefined {
 function ipv6Groups(text: string): number[] | undefined {
   const halves = text.split("::");
   if (halves.length > 2) return undefined;
-  const parse = (part: string) => (part === "" ? [] : part.split(":").map((group) => (/^[0-9a-f]{1,4}$/i.test(group) ? parseInt(group, 16) : NaN)));
+  const parse = (part: string) =>
+    part === "" ? [] : part.split(":").map((group) => (/^[0-9a-f]{1,4}$/i.test(group) ? parseInt(group, 16) : NaN));
   const head = parse(halves[0]!);
   const tail = halves.length === 2 ? parse(halves[1]!) : [];
   const missing = 8 - head.length - tail.length;

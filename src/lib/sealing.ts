@@ -12,14 +12,28 @@ async function sealingKey(purpose: string, keyMaterial: string): Promise<CryptoK
   return crypto.subtle.importKey("raw", digest, "AES-GCM", false, ["encrypt", "decrypt"]);
 }
 
-export async function sealText(purpose: string, keyMaterial: string, additionalData: string, text: string): Promise<string> {
+export async function sealText(
+  purpose: string,
+  keyMaterial: string,
+  additionalData: string,
+  text: string,
+): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: utf8(additionalData) }, await sealingKey(purpose, keyMaterial), utf8(text));
+  const sealed = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: utf8(additionalData) },
+    await sealingKey(purpose, keyMaterial),
+    utf8(text),
+  );
   return `${base64(iv)}.${base64(new Uint8Array(sealed))}`;
 }
 
 /** The text; throws when the key, the purpose or the additional data is not the one it was sealed with, or the seal is not one. */
-export async function openText(purpose: string, keyMaterial: string, additionalData: string, sealed: string): Promise<string> {
+export async function openText(
+  purpose: string,
+  keyMaterial: string,
+  additionalData: string,
+  sealed: string,
+): Promise<string> {
   const [iv, ciphertext] = sealed.split(".");
   const opened = await crypto.subtle.decrypt(
     { name: "AES-GCM", iv: fromBase64(iv!), additionalData: utf8(additionalData) },

@@ -27,13 +27,22 @@ export interface BanNotice {
 }
 
 /** What to do with `budget`'s entry when its ban end moves from `before` to `after` (Unix seconds) at `now`; undefined: nothing. */
-export function banNoticeChange(before: number, after: number, now: number): { put: BanNotice } | { remove: true } | undefined {
+export function banNoticeChange(
+  before: number,
+  after: number,
+  now: number,
+): { put: BanNotice } | { remove: true } | undefined {
   if (after > now && after !== before) return { put: { until: after } };
   if (after <= now && before > now) return { remove: true };
   return undefined;
 }
 
-export async function writeBanNotice(kv: KVNamespace, budget: string, change: NonNullable<ReturnType<typeof banNoticeChange>>, now: number): Promise<void> {
+export async function writeBanNotice(
+  kv: KVNamespace,
+  budget: string,
+  change: NonNullable<ReturnType<typeof banNoticeChange>>,
+  now: number,
+): Promise<void> {
   if ("remove" in change) return kv.delete(`${BAN_PREFIX}${budget}`);
   const expiration = Math.max(Math.ceil(change.put.until), Math.ceil(now) + KV_MIN_TTL_SECONDS);
   await kv.put(`${BAN_PREFIX}${budget}`, "", { expiration, metadata: change.put });
@@ -43,6 +52,7 @@ export async function writeBanNotice(kv: KVNamespace, budget: string, change: No
 export async function bannedBudgets(kv: KVNamespace, now: number): Promise<Map<string, number>> {
   const listed = await kv.list<BanNotice>({ prefix: `${BAN_PREFIX}key_` });
   const banned = new Map<string, number>();
-  for (const { name, metadata } of listed.keys) if (metadata && metadata.until > now) banned.set(name.slice(BAN_PREFIX.length), metadata.until);
+  for (const { name, metadata } of listed.keys)
+    if (metadata && metadata.until > now) banned.set(name.slice(BAN_PREFIX.length), metadata.until);
   return banned;
 }

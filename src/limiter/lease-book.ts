@@ -123,7 +123,12 @@ export function takeExpired(book: LeaseBook, now: number): Unspent[] {
   // A spent lease is named too when its grant is known, so the object stops counting it as reserved.
   const unspent = expired
     .filter((lease) => lease.count > 0 || lease.grantId !== undefined)
-    .map(({ minuteStart, dayStart, count, grantId }) => ({ minuteStart, dayStart, count, ...(grantId !== undefined && { grantId }) }));
+    .map(({ minuteStart, dayStart, count, grantId }) => ({
+      minuteStart,
+      dayStart,
+      count,
+      ...(grantId !== undefined && { grantId }),
+    }));
   if (unspent.some((lease) => lease.count > 0)) book.refusedUntil = 0;
   return unspent;
 }
@@ -149,10 +154,20 @@ export function localRefusal(book: LeaseBook, ban: BanRule, now: number): Verdic
   const last = book.last;
   if (!last) return undefined;
   if (book.banEnds > t && now < book.banKnownUntil) {
-    return { ...last, outcome: "banned", now, retryAfter: Math.max(1, Math.ceil(book.banEnds - t)), bannedUntil: Math.ceil(book.banEnds) };
+    return {
+      ...last,
+      outcome: "banned",
+      now,
+      retryAfter: Math.max(1, Math.ceil(book.banEnds - t)),
+      bannedUntil: Math.ceil(book.banEnds),
+    };
   }
   if (book.leases.some((lease) => lease.expiresAt > now && lease.count > 0)) return undefined;
-  if (book.refusedUntil > now && last.outcome === "limited" && book.streak + book.sending + book.pending.count + 1 <= ban.threshold) {
+  if (
+    book.refusedUntil > now &&
+    last.outcome === "limited" &&
+    book.streak + book.sending + book.pending.count + 1 <= ban.threshold
+  ) {
     const reset = last[last.reported].reset;
     return { ...last, now, retryAfter: Math.max(1, Math.ceil(reset - t)) };
   }
@@ -206,7 +221,14 @@ export interface Asker {
  * `id`. A request's ask carries the refusals answered here, so a ban starts on
  * time; every ask names the asks whose answers were lost.
  */
-export function leaseRequest(book: LeaseBook, asker: Asker, waiting: number, now: number, speculative: boolean, id: string): LeaseRequest {
+export function leaseRequest(
+  book: LeaseBook,
+  asker: Asker,
+  waiting: number,
+  now: number,
+  speculative: boolean,
+  id: string,
+): LeaseRequest {
   const refusals = speculative ? undefined : takeRefusals(book, `${id}/refusals`);
   return {
     id,
@@ -242,7 +264,10 @@ export function absorbAnswer(
 ): Verdict | undefined {
   acknowledged(book, request, now);
   book.learned = book.learned.filter((learned) => learned.until > now);
-  book.revoked = book.learned.length === 0 ? answer.revoked : [...new Set([...answer.revoked, ...book.learned.map(({ keyId }) => keyId)])];
+  book.revoked =
+    book.learned.length === 0
+      ? answer.revoked
+      : [...new Set([...answer.revoked, ...book.learned.map(({ keyId }) => keyId)])];
   if (answer.keyRevoked) return asker ? answer : undefined;
   book.last = answer;
   book.streak = answer.refusedInARow;
@@ -317,11 +342,21 @@ export function settleRequest(book: LeaseBook, ban: BanRule, now: number, id: st
   const unspent = takeExpired(book, now);
   const refusals = takeRefusals(book, id);
   if (unspent.length === 0 && !refusals && book.abandoned.length === 0) return undefined;
-  return { ban, unspent, ...(refusals && { refusals }), ...(book.abandoned.length > 0 && { abandoned: [...book.abandoned] }) };
+  return {
+    ban,
+    unspent,
+    ...(refusals && { refusals }),
+    ...(book.abandoned.length > 0 && { abandoned: [...book.abandoned] }),
+  };
 }
 
 /** Records the object's answer to a settle request. */
-export function absorbSettled(book: LeaseBook, answer: { refusedInARow: number; banEnds: number }, request: SettleRequest, now: number): void {
+export function absorbSettled(
+  book: LeaseBook,
+  answer: { refusedInARow: number; banEnds: number },
+  request: SettleRequest,
+  now: number,
+): void {
   acknowledged(book, request, now);
   book.streak = answer.refusedInARow;
   book.banEnds = answer.banEnds;
@@ -350,6 +385,9 @@ export function needsRenewal(book: LeaseBook, now: number): boolean {
 
 /** A revocation this isolate made, as the object answered it: refused here from the next request, whatever older answer arrives after it. */
 export function learnRevoked(book: LeaseBook, revoked: readonly string[], now: number): void {
-  book.learned = [...book.learned.filter((learned) => learned.until > now && !revoked.includes(learned.keyId)), ...revoked.map((keyId) => ({ keyId, until: now + LEASE_MS }))];
+  book.learned = [
+    ...book.learned.filter((learned) => learned.until > now && !revoked.includes(learned.keyId)),
+    ...revoked.map((keyId) => ({ keyId, until: now + LEASE_MS })),
+  ];
   book.revoked = [...new Set([...book.revoked, ...revoked])];
 }

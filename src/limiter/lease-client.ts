@@ -116,7 +116,8 @@ export class LeaseClient {
     const arrived = Date.now();
     noteArrival(caller.book, arrived);
     // Normally a lease's own timer hands back what it left; this catches any it missed.
-    if (caller.book.leases.some((lease) => lease.expiresAt <= arrived)) context.background(this.#settle(name, caller, context, arrived));
+    if (caller.book.leases.some((lease) => lease.expiresAt <= arrived))
+      context.background(this.#settle(name, caller, context, arrived));
     for (;;) {
       const now = Date.now();
       const verdict = decideLocally(caller.book, context.ban, now);
@@ -157,7 +158,9 @@ export class LeaseClient {
     if (verdict.outcome === "admitted") {
       for (const [lease, wake] of caller.spent) if (lease.count === 0) wake();
       if (!caller.asking && needsRenewal(caller.book, now)) {
-        context.background(this.#ask(name, caller, context, true).catch((error: unknown) => context.onBackgroundError(error)));
+        context.background(
+          this.#ask(name, caller, context, true).catch((error: unknown) => context.onBackgroundError(error)),
+        );
       }
     }
     if (verdict.outcome === "limited" && caller.book.pending.count >= refusalBatch(context.ban)) {
@@ -188,7 +191,8 @@ export class LeaseClient {
       });
       const leases = book.leases.length;
       const verdict = absorbAnswer(book, answer, Date.now(), !speculative, request, sentAt);
-      if (book.leases.length > leases) context.background(waitsOutside(this.#returnWhenExpired(name, caller, context, book.leases.at(-1)!)));
+      if (book.leases.length > leases)
+        context.background(waitsOutside(this.#returnWhenExpired(name, caller, context, book.leases.at(-1)!)));
       settled({ ok: true });
       return verdict;
     } catch (error) {

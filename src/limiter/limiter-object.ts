@@ -1,6 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Limits } from "./plans";
-import { acquire, expiresAt, keyStanding, lastKeyChange, reservedGrants, revokeKey, rotateKeyAway, setLimits, settle, unban, usageOf, type KeyStanding, type LimiterState, type Usage } from "./policy";
+import {
+  acquire,
+  expiresAt,
+  keyStanding,
+  lastKeyChange,
+  reservedGrants,
+  revokeKey,
+  rotateKeyAway,
+  setLimits,
+  settle,
+  unban,
+  usageOf,
+  type KeyStanding,
+  type LimiterState,
+  type Usage,
+} from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
 import { admitTestEvent } from "./test-event-quota";
 import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
@@ -41,14 +56,27 @@ export class RateLimiter extends DurableObject<Env> {
   settle(request: SettleRequest): SettleAnswer {
     const previous = this.#load();
     const tally: UsageChange[] = [];
-    const state = settle(previous, request.unspent, request.refusals, request.ban, Date.now(), request.abandoned, tally);
+    const state = settle(
+      previous,
+      request.unspent,
+      request.refusals,
+      request.ban,
+      Date.now(),
+      request.abandoned,
+      tally,
+    );
     this.#save(previous, state, tally);
     return { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil };
   }
 
   /** The budget's history: the non-empty buckets of the range, what isolates still hold of their grants apart (docs/api.md#usage). */
   usageHistory(query: HistoryRange): UsageRow[] {
-    const reserved = reservedGrants(this.#load(), Date.now()).map(({ minuteStart, dayStart, count }) => ({ minuteStart, dayStart, admitted: count, refused: 0 }));
+    const reserved = reservedGrants(this.#load(), Date.now()).map(({ minuteStart, dayStart, count }) => ({
+      minuteStart,
+      dayStart,
+      admitted: count,
+      refused: 0,
+    }));
     return withReserved(this.#ledger.read(query), reserved, query);
   }
 
@@ -129,7 +157,16 @@ export class RateLimiter extends DurableObject<Env> {
     const budget = this.ctx.id.name;
     if (!change || budget === undefined || !noticesBansOf(budget)) return;
     this.ctx.waitUntil(
-      writeBanNotice(this.env.API_KEYS, budget, change, now).catch((error: unknown) => console.error(JSON.stringify({ level: "error", message: "a ban's notice for the operators' search was not written", budget, error: String(error) }))),
+      writeBanNotice(this.env.API_KEYS, budget, change, now).catch((error: unknown) =>
+        console.error(
+          JSON.stringify({
+            level: "error",
+            message: "a ban's notice for the operators' search was not written",
+            budget,
+            error: String(error),
+          }),
+        ),
+      ),
     );
   }
 

@@ -9,7 +9,6 @@ import type { Limits } from "./plans";
 import type { UsageChange } from "./usage-ledger";
 import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, Unspent, Verdict, WindowReport } from "./protocol";
 
-
 export const MINUTE_SECONDS = 60;
 export const DAY_SECONDS = 86_400;
 
@@ -126,7 +125,8 @@ function current(stored: LimiterState | undefined, t: number): LimiterState {
   const previous = stored && upgradedState(stored, now);
   const sameDay = previous?.dayStart === dayStart;
   const limits = previous?.limits;
-  const revokedKept = previous?.revoked && (previous.revokedKeepUntil === undefined ? sameDay : previous.revokedKeepUntil > now);
+  const revokedKept =
+    previous?.revoked && (previous.revokedKeepUntil === undefined ? sameDay : previous.revokedKeepUntil > now);
   const state: LimiterState = {
     minuteStart,
     minuteCount: previous?.minuteStart === minuteStart ? previous.minuteCount : 0,
@@ -137,9 +137,13 @@ function current(stored: LimiterState | undefined, t: number): LimiterState {
     streakFrom: previous?.streakFrom ?? 0,
     batches: previous?.batches ?? [],
     grants: (previous?.grants ?? []).filter((grant) => grant.at + GRANT_MEMORY_MS > now),
-    ...(revokedKept && { revoked: previous.revoked, ...(previous.revokedKeepUntil !== undefined && { revokedKeepUntil: previous.revokedKeepUntil }) }),
+    ...(revokedKept && {
+      revoked: previous.revoked,
+      ...(previous.revokedKeepUntil !== undefined && { revokedKeepUntil: previous.revokedKeepUntil }),
+    }),
     ...(previous?.rotated && { rotated: previous.rotated.filter((key) => key.endsAt + KEEP_FOR_KV_MS > now) }),
-    ...(previous?.keysChangedAt !== undefined && previous.keysChangedAt + KEEP_FOR_KV_MS > now && { keysChangedAt: previous.keysChangedAt }),
+    ...(previous?.keysChangedAt !== undefined &&
+      previous.keysChangedAt + KEEP_FOR_KV_MS > now && { keysChangedAt: previous.keysChangedAt }),
     ...(limits && (sameDay || limits.keepUntil > now) && { limits }),
   };
   if (state.bannedUntil > 0 && state.bannedUntil <= t) {
@@ -208,7 +212,8 @@ export function decide(
   const state = current(previous, t);
   const answer = (verdict: Verdict, granted = 0, expiresAt = now) => leaseAnswer(state, verdict, granted, expiresAt);
 
-  const count = (admitted: number, refused: number) => options.tally?.push({ minuteStart: state.minuteStart, dayStart: state.dayStart, admitted, refused });
+  const count = (admitted: number, refused: number) =>
+    options.tally?.push({ minuteStart: state.minuteStart, dayStart: state.dayStart, admitted, refused });
   if (state.bannedUntil > t) {
     if (!speculative) count(0, 1);
     return { state, verdict: answer(banVerdict(state, limits, now)) };
@@ -225,11 +230,22 @@ export function decide(
     state.refusedInARow = 0;
     state.streakFrom = t;
     if (options.grantId !== undefined) {
-      const grant = { id: options.grantId, minuteStart: state.minuteStart, dayStart: state.dayStart, count: granted, at: now, expiresAt, held: granted - (speculative ? 0 : 1) };
+      const grant = {
+        id: options.grantId,
+        minuteStart: state.minuteStart,
+        dayStart: state.dayStart,
+        count: granted,
+        at: now,
+        expiresAt,
+        held: granted - (speculative ? 0 : 1),
+      };
       state.grants = [...state.grants!, grant];
     }
     const reports = windowReports(state, limits);
-    return { state, verdict: answer({ outcome: "admitted", now, ...reports, reported: quieterWindow(reports) }, granted, expiresAt) };
+    return {
+      state,
+      verdict: answer({ outcome: "admitted", now, ...reports, reported: quieterWindow(reports) }, granted, expiresAt),
+    };
   }
 
   const counted = !speculative && (!options.deferRefusal || state.refusedInARow + 1 > ban.threshold);
@@ -278,7 +294,13 @@ export function acquire(
   if (request.keyId !== undefined && endedKeys(state, now).includes(request.keyId)) {
     return { state, verdict: { ...leaseAnswer(state, refusal(state, limits, now, false)), keyRevoked: true } };
   }
-  return decide(state, limits, request.ban, now, { want: request.want, speculative: request.speculative, grantId: request.id, deferRefusal: request.deferRefusal, tally });
+  return decide(state, limits, request.ban, now, {
+    want: request.want,
+    speculative: request.speculative,
+    grantId: request.id,
+    deferRefusal: request.deferRefusal,
+    tally,
+  });
 }
 
 /**
@@ -304,7 +326,10 @@ export function settle(
   if (lost.length > 0) state.grants = state.grants!.filter((grant) => !abandoned.includes(grant.id));
   takeBack(state, [...unspent, ...lost], tally);
   const handedBack = unspent.flatMap((lease) => (lease.grantId === undefined ? [] : [lease.grantId]));
-  if (handedBack.length > 0) state.grants = state.grants!.map((grant) => (handedBack.includes(grant.id) ? { ...grant, handedBack: true as const } : grant));
+  if (handedBack.length > 0)
+    state.grants = state.grants!.map((grant) =>
+      handedBack.includes(grant.id) ? { ...grant, handedBack: true as const } : grant,
+    );
   if (!refusals || state.batches!.includes(refusals.id)) return state;
   state.batches = [...state.batches!, refusals.id].slice(-BATCHES_REMEMBERED);
   for (const [minuteStart, count] of refusals.answered ?? []) {
@@ -325,7 +350,8 @@ export function settle(
  */
 function takeBack(state: LimiterState, leases: readonly Unspent[], tally: UsageChange[]): void {
   for (const lease of leases) {
-    if (lease.count > 0) tally.push({ minuteStart: lease.minuteStart, dayStart: lease.dayStart, admitted: -lease.count, refused: 0 });
+    if (lease.count > 0)
+      tally.push({ minuteStart: lease.minuteStart, dayStart: lease.dayStart, admitted: -lease.count, refused: 0 });
     if (lease.minuteStart === state.minuteStart) state.minuteCount = Math.max(0, state.minuteCount - lease.count);
     if (lease.dayStart === state.dayStart) state.dayCount = Math.max(0, state.dayCount - lease.count);
   }
@@ -375,7 +401,12 @@ export function unban(previous: LimiterState | undefined, now: number): LimiterS
  * wrote into the key records; now when none is given): in force from every
  * isolate's next call, and never replaced by a record with an older stamp.
  */
-export function setLimits(previous: LimiterState | undefined, limits: Limits, setAt: number, now: number): LimiterState {
+export function setLimits(
+  previous: LimiterState | undefined,
+  limits: Limits,
+  setAt: number,
+  now: number,
+): LimiterState {
   const state = current(previous, now / 1000);
   learnLimits(state, limits, setAt, now);
   return state;
@@ -384,16 +415,30 @@ export function setLimits(previous: LimiterState | undefined, limits: Limits, se
 /** Marks one key of this budget revoked: refused from its next lease request on, kept until KV says so everywhere. */
 export function revokeKey(previous: LimiterState | undefined, keyId: string, now: number): LimiterState {
   const state = current(previous, now / 1000);
-  return { ...state, revoked: [...new Set([...(state.revoked ?? []), keyId])], revokedKeepUntil: now + KEEP_FOR_KV_MS, keysChangedAt: now };
+  return {
+    ...state,
+    revoked: [...new Set([...(state.revoked ?? []), keyId])],
+    revokedKeepUntil: now + KEEP_FOR_KV_MS,
+    keysChangedAt: now,
+  };
 }
 
 /**
  * Marks one key of this budget rotated away, ending at `endsAt` (Unix ms; now for a rotation without grace):
  * it acts only on itself from now on, and is refused from its end on, kept until KV says both everywhere.
  */
-export function rotateKeyAway(previous: LimiterState | undefined, keyId: string, endsAt: number, now: number): LimiterState {
+export function rotateKeyAway(
+  previous: LimiterState | undefined,
+  keyId: string,
+  endsAt: number,
+  now: number,
+): LimiterState {
   const state = current(previous, now / 1000);
-  return { ...state, rotated: [...(state.rotated ?? []).filter((key) => key.keyId !== keyId), { keyId, endsAt: Math.max(now, endsAt) }], keysChangedAt: now };
+  return {
+    ...state,
+    rotated: [...(state.rotated ?? []).filter((key) => key.keyId !== keyId), { keyId, endsAt: Math.max(now, endsAt) }],
+    keysChangedAt: now,
+  };
 }
 
 /** The keys this object refuses at `now`: revoked, or rotated away and past their grace. */
@@ -408,7 +453,10 @@ export function endedKeys(state: LimiterState, now: number): string[] {
  */
 export function lastKeyChange(previous: LimiterState | undefined, now: number): number {
   const state = current(previous, now / 1000);
-  return Math.max(state.keysChangedAt ?? 0, ...(state.rotated ?? []).map((key) => key.endsAt).filter((endsAt) => endsAt <= now));
+  return Math.max(
+    state.keysChangedAt ?? 0,
+    ...(state.rotated ?? []).map((key) => key.endsAt).filter((endsAt) => endsAt <= now),
+  );
 }
 
 /** What the object knows of one key of its budget that KV may not show everywhere yet. */
@@ -421,11 +469,21 @@ export interface KeyStanding {
 
 export function keyStanding(previous: LimiterState | undefined, keyId: string, now: number): KeyStanding {
   const state = current(previous, now / 1000);
-  return { ended: endedKeys(state, now).includes(keyId), rotatedAway: (state.rotated ?? []).some((key) => key.keyId === keyId) };
+  return {
+    ended: endedKeys(state, now).includes(keyId),
+    rotatedAway: (state.rotated ?? []).some((key) => key.keyId === keyId),
+  };
 }
 
 function leaseAnswer(state: LimiterState, verdict: Verdict, granted = 0, expiresAt = verdict.now): LeaseAnswer {
-  return { ...verdict, granted, expiresAt, refusedInARow: state.refusedInARow, banEnds: state.bannedUntil, revoked: endedKeys(state, verdict.now) };
+  return {
+    ...verdict,
+    granted,
+    expiresAt,
+    refusedInARow: state.refusedInARow,
+    banEnds: state.bannedUntil,
+    revoked: endedKeys(state, verdict.now),
+  };
 }
 
 function windowReports(state: LimiterState, limits: Limits): { minute: WindowReport; day: WindowReport } {
@@ -450,7 +508,13 @@ function refusal(state: LimiterState, limits: Limits, now: number, dayFull: bool
   const reports = windowReports(state, limits);
   // With both windows full, the later reset is the one that must pass.
   const refusing: WindowReport["name"] = dayFull ? "day" : "minute";
-  return { outcome: "limited", now, ...reports, reported: refusing, retryAfter: secondsUntil(reports[refusing].reset, now / 1000) };
+  return {
+    outcome: "limited",
+    now,
+    ...reports,
+    reported: refusing,
+    retryAfter: secondsUntil(reports[refusing].reset, now / 1000),
+  };
 }
 
 function banVerdict(state: LimiterState, limits: Limits, now: number): Verdict {

@@ -59,7 +59,12 @@ export function rateLimitHeaders(verdict: Verdict): RateLimitHeaders {
 }
 
 /** Written out field by field, with no closure or array: every response pays for this. */
-function headersOf(verdict: Verdict, banEnd: number | undefined, minuteLeft: number, dayLeft: number): RateLimitHeaders {
+function headersOf(
+  verdict: Verdict,
+  banEnd: number | undefined,
+  minuteLeft: number,
+  dayLeft: number,
+): RateLimitHeaders {
   const { minute, day } = verdict;
   const reported = verdict[verdict.reported];
   const banned = banEnd !== undefined;

@@ -16,7 +16,8 @@ declare module "hono" {
   }
 }
 
-const admit = (c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise<Verdict> => leases.admit(budget.name, new RequestAdmission(c, budget));
+const admit = (c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise<Verdict> =>
+  leases.admit(budget.name, new RequestAdmission(c, budget));
 
 /**
  * Admits or refuses the caller before anything else runs, from this isolate's
@@ -27,7 +28,11 @@ const admit = (c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise
  * API is counted as what it now is, a caller without a valid key: it never
  * spends its budget nor counts toward its ban (docs/operations.md#api-keys).
  */
-export function rateLimit(leases: LeaseClient, callers: CountedCallers, written: WrittenRefusals): MiddlewareHandler<AppEnv> {
+export function rateLimit(
+  leases: LeaseClient,
+  callers: CountedCallers,
+  written: WrittenRefusals,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const identified = callers.budgetOf(c);
     let budget = identified;
@@ -52,7 +57,11 @@ export function rateLimit(leases: LeaseClient, callers: CountedCallers, written:
     if (verdict.outcome !== "admitted") {
       const response =
         verdict.outcome === "banned"
-          ? errorResponse(c, "api_key_banned", `Too many requests were sent while rate limited; this caller is banned for ${verdict.retryAfter} more seconds.`)
+          ? errorResponse(
+              c,
+              "api_key_banned",
+              `Too many requests were sent while rate limited; this caller is banned for ${verdict.retryAfter} more seconds.`,
+            )
           : errorResponse(
               c,
               "rate_limit_exceeded",

@@ -2,7 +2,13 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import type { LeaseClient } from "./lease-client";
 import type { BanRule, Verdict } from "./protocol";
-import { RequestAdmission, knownRevoked, type Budget, type CountedCallers, type Recognition } from "./request-admission";
+import {
+  RequestAdmission,
+  knownRevoked,
+  type Budget,
+  type CountedCallers,
+  type Recognition,
+} from "./request-admission";
 import { rateLimitHeaders, type RateLimitHeaders } from "./rate-limit-headers";
 
 /**
@@ -80,7 +86,19 @@ export function keepRefusal(
     response
       .clone()
       .arrayBuffer()
-      .then((body) => written.set(recognition.credential, { bindings, budget, ban, recognition, outcome: verdict.outcome, state, status: response.status, headers, body })),
+      .then((body) =>
+        written.set(recognition.credential, {
+          bindings,
+          budget,
+          ban,
+          recognition,
+          outcome: verdict.outcome,
+          state,
+          status: response.status,
+          headers,
+          body,
+        }),
+      ),
   );
 }
 
@@ -94,12 +112,22 @@ export function keepRefusal(
  * request log and analytics point are written as for any request. Anything
  * else (a new state, an admission, a lookup to make) goes the whole way.
  */
-export function replayRefusal(leases: LeaseClient, callers: CountedCallers, written: WrittenRefusals): MiddlewareHandler<AppEnv> {
+export function replayRefusal(
+  leases: LeaseClient,
+  callers: CountedCallers,
+  written: WrittenRefusals,
+): MiddlewareHandler<AppEnv> {
   return (c, next) => {
     // A preflight is CORS's to answer; a plain OPTIONS is counted like any request, but rarely refused twice.
     const credential = c.req.method === "OPTIONS" ? undefined : callers.credentialOf(c);
     const refusal = credential === undefined ? undefined : written.get(credential);
-    if (!refusal || refusal.bindings !== c.env || !refusal.recognition.holds(Date.now()) || knownRevoked(leases, refusal.budget)) return next();
+    if (
+      !refusal ||
+      refusal.bindings !== c.env ||
+      !refusal.recognition.holds(Date.now()) ||
+      knownRevoked(leases, refusal.budget)
+    )
+      return next();
     const verdict = leases.refuseKnown(
       refusal.budget.name,
       new RequestAdmission(c, refusal.budget, refusal.ban),

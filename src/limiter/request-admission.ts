@@ -42,7 +42,8 @@ export interface Recognition {
 }
 
 /** True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news. */
-export const knownRevoked = (leases: LeaseClient, budget: Budget) => budget.keyId !== undefined && leases.knowsRevoked(budget.name, budget.keyId);
+export const knownRevoked = (leases: LeaseClient, budget: Budget) =>
+  budget.keyId !== undefined && leases.knowsRevoked(budget.name, budget.keyId);
 
 /**
  * What the lease client may ask of one request: its budget, the ban rule,
@@ -77,4 +78,3 @@ export class RequestAdmission implements AdmitContext {
     logLine("error", this.#c.get("requestId"), "limiter call in the background failed", { error: String(error) });
   }
 }
-

@@ -16,8 +16,15 @@ export const TEST_EVENT_WINDOW_MS = 60_000;
  * ones: the times to keep, and, when refused, how long until the oldest of
  * the window leaves it.
  */
-export function admitTestEvent(earlier: readonly number[], now: number): { times: number[]; retryAfterMs: number | null } {
+export function admitTestEvent(
+  earlier: readonly number[],
+  now: number,
+): { times: number[]; retryAfterMs: number | null } {
   const recent = earlier.filter((at) => at > now - TEST_EVENT_WINDOW_MS && at <= now).sort((a, b) => a - b);
-  if (recent.length >= TEST_EVENTS_PER_WINDOW) return { times: recent, retryAfterMs: recent[recent.length - TEST_EVENTS_PER_WINDOW]! + TEST_EVENT_WINDOW_MS - now };
+  if (recent.length >= TEST_EVENTS_PER_WINDOW)
+    return {
+      times: recent,
+      retryAfterMs: recent[recent.length - TEST_EVENTS_PER_WINDOW]! + TEST_EVENT_WINDOW_MS - now,
+    };
   return { times: [...recent, now], retryAfterMs: null };
 }

@@ -49,7 +49,11 @@ export interface UsageRow {
  * the ledger when it is made, so what an isolate still holds of it moves
  * from `admitted` to `reserved` in the bucket it was granted in.
  */
-export function withReserved(rows: readonly UsageRow[], reserved: readonly UsageChange[], query: HistoryRange): UsageRow[] {
+export function withReserved(
+  rows: readonly UsageRow[],
+  reserved: readonly UsageChange[],
+  query: HistoryRange,
+): UsageRow[] {
   const size = BUCKET_SECONDS[query.granularity];
   const held = new Map<number, number>();
   for (const grant of reserved) {
@@ -78,13 +82,18 @@ export class UsageLedger {
   /** Makes its tables where they are missing: on a new object, and again after the object's storage was emptied (deleteAll drops them). */
   createTables(): void {
     for (const table of Object.values(TABLES)) {
-      this.#sql.exec(`CREATE TABLE IF NOT EXISTS ${table} (start INTEGER PRIMARY KEY, admitted INTEGER NOT NULL, refused INTEGER NOT NULL)`);
+      this.#sql.exec(
+        `CREATE TABLE IF NOT EXISTS ${table} (start INTEGER PRIMARY KEY, admitted INTEGER NOT NULL, refused INTEGER NOT NULL)`,
+      );
     }
   }
 
   /** Adds the changes, summed per bucket first (one write per bucket). */
   record(changes: readonly UsageChange[]): void {
-    for (const [table, key] of [[TABLES.minute, "minuteStart"], [TABLES.day, "dayStart"]] as const) {
+    for (const [table, key] of [
+      [TABLES.minute, "minuteStart"],
+      [TABLES.day, "dayStart"],
+    ] as const) {
       const sums = new Map<number, { admitted: number; refused: number }>();
       for (const change of changes) {
         const sum = sums.get(change[key]) ?? { admitted: 0, refused: 0 };
@@ -122,7 +131,10 @@ export class UsageLedger {
   /** Forgets what is past keeping at `now` (Unix seconds); returns when the next row will be (Unix seconds), or undefined when none is left. */
   prune(now: number): number | undefined {
     let next: number | undefined;
-    for (const [table, kept] of [[TABLES.minute, KEPT_SECONDS.minute], [TABLES.day, KEPT_SECONDS.day]] as const) {
+    for (const [table, kept] of [
+      [TABLES.minute, KEPT_SECONDS.minute],
+      [TABLES.day, KEPT_SECONDS.day],
+    ] as const) {
       this.#sql.exec(`DELETE FROM ${table} WHERE start <= ?`, now - kept);
       const oldest = this.#sql.exec<{ start: number | null }>(`SELECT min(start) AS start FROM ${table}`).one().start;
       if (oldest !== null) next = Math.min(next ?? Infinity, oldest + kept);

@@ -47,8 +47,16 @@ export class AccessKeys {
  * Error body; a failure to fetch the team's keys is thrown (the dependency is
  * down: 503, not the caller's fault).
  */
-export async function verifyAccessAssertion(assertion: string | undefined, application: AccessApplication, keys: AccessKeys): Promise<AccessVerdict> {
-  if (!assertion) return { ok: false, reason: `no ${ACCESS_ASSERTION_HEADER} header: reach this through the Access application that protects it` };
+export async function verifyAccessAssertion(
+  assertion: string | undefined,
+  application: AccessApplication,
+  keys: AccessKeys,
+): Promise<AccessVerdict> {
+  if (!assertion)
+    return {
+      ok: false,
+      reason: `no ${ACCESS_ASSERTION_HEADER} header: reach this through the Access application that protects it`,
+    };
   try {
     const { payload } = await jwtVerify(assertion, keys.of(application.teamDomain), {
       issuer: `https://${application.teamDomain}`,
@@ -56,7 +64,8 @@ export async function verifyAccessAssertion(assertion: string | undefined, appli
       algorithms: ["RS256"],
     });
     if (typeof payload.email === "string" && payload.email !== "") return { ok: true, operator: payload.email };
-    if (typeof payload.common_name === "string" && payload.common_name !== "") return { ok: true, operator: `service:${payload.common_name}` };
+    if (typeof payload.common_name === "string" && payload.common_name !== "")
+      return { ok: true, operator: `service:${payload.common_name}` };
     return { ok: false, reason: "the Access token names no email and no service token" };
   } catch (error) {
     const reason = refusalOf(error);
@@ -75,6 +84,11 @@ function refusalOf(error: unknown): string | undefined {
   }
   if (error instanceof errors.JWKSNoMatchingKey) return "the Access token is signed by a key the team does not publish";
   if (error instanceof errors.JWSSignatureVerificationFailed) return "the Access token's signature does not verify";
-  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid || error instanceof errors.JOSEAlgNotAllowed) return "the Access token is not a valid signed token";
+  if (
+    error instanceof errors.JWSInvalid ||
+    error instanceof errors.JWTInvalid ||
+    error instanceof errors.JOSEAlgNotAllowed
+  )
+    return "the Access token is not a valid signed token";
   return undefined;
 }

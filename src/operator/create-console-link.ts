@@ -18,18 +18,25 @@ export const createConsoleLinkOperation = keyOperation(
     method: "post",
     action: "console-link",
     summary: "A single-use console sign-in link for a key",
-    description: "A link to the console that signs in as the key once, within 15 minutes; its token is shown this once and kept only as a digest. Audited.",
+    description:
+      "A link to the console that signs in as the key once, within 15 minutes; its token is shown this once and kept only as a digest. Audited.",
     body: ConsoleLink,
     status: 201,
     errors: ["not_found", "key_not_found"],
   },
   async (c, { record }) => {
-    if (!isUsable(record)) throw new ApiError("key_not_found", `Key ${record.id} is revoked or expired: no one can sign in with it.`);
+    if (!isUsable(record))
+      throw new ApiError("key_not_found", `Key ${record.id} is revoked or expired: no one can sign in with it.`);
     const operator = c.get("operator") ?? "operator";
     const now = Date.now();
     const { token, expiresAt } = await auditedKeyOperation(
       c.env.DB,
-      { operation: "console_link", keyId: record.id, changes: { expiresAt: new Date(now + LINK_SECONDS * 1000).toISOString(), budget: budgetOf(record) }, actor: operator },
+      {
+        operation: "console_link",
+        keyId: record.id,
+        changes: { expiresAt: new Date(now + LINK_SECONDS * 1000).toISOString(), budget: budgetOf(record) },
+        actor: operator,
+      },
       () => createConsoleLink(c.env.DB, record.id, operator, now),
     );
     // The service's public origin (BASE_URL), where the key's holder opens it; the token in the fragment, which browsers never send.

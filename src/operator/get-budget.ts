@@ -19,7 +19,9 @@ function timelinePage<Row extends { at: string }>(rows: readonly Row[]): { rows:
   return shown.length > 0 ? { rows: shown, next } : { rows: rows.slice(0, TIMELINE), next };
 }
 
-const TIMELINE_PARAMETERS = { before: "an RFC 3339 date-time: the timeline's rows at or before it (the answer's timelineNext)" } as const;
+const TIMELINE_PARAMETERS = {
+  before: "an RFC 3339 date-time: the timeline's rows at or before it (the answer's timelineNext)",
+} as const;
 import { keyState } from "./search-keys";
 import { leakedMakerOf, leaksOf, type LeakOfKey } from "../keys/leaked-key-audit";
 
@@ -29,20 +31,46 @@ const TIMELINE = 200;
 const TimelineEntry = z.object({
   at: z.string(),
   subject: z.string().describe("The key or webhook endpoint acted on"),
-  operation: z.string().describe("create, update, rotate, revoke, unban, console_link, console_sign_in, console_sign_out; an endpoint's create, update, disable, enable, ..."),
-  actor: z.string().describe("Who: an operator's name, `cli:<user>`, or `key:<id>` for the budget's own keys and console sessions"),
+  operation: z
+    .string()
+    .describe(
+      "create, update, rotate, revoke, unban, console_link, console_sign_in, console_sign_out; an endpoint's create, update, disable, enable, ...",
+    ),
+  actor: z
+    .string()
+    .describe("Who: an operator's name, `cli:<user>`, or `key:<id>` for the budget's own keys and console sessions"),
   changes: z.record(z.string(), z.unknown()),
-  outcome: z.string().nullable().describe("`unknown` for an action that failed after its row was written (it may have taken effect)"),
+  outcome: z
+    .string()
+    .nullable()
+    .describe("`unknown` for an action that failed after its row was written (it may have taken effect)"),
 });
 
 /** The budget's first keys by id, MAX_KEYS_PAGE at most, each with its state, newest first; whether more are listed. */
 async function keysOfBudget(kv: KVNamespace, budget: string, now: number) {
   const page = await budgetKeysPage(kv, budget, { limit: MAX_KEYS_PAGE });
-  const keys = page.keys.map((record) => ({ ...record, state: keyState(record, now) })).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const keys = page.keys
+    .map((record) => ({ ...record, state: keyState(record, now) }))
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   return { keys, more: page.more };
 }
 
-const recordJson = ({ id, name, start, plan, scopes, createdAt, expiresAt, revokedAt, revokedReason, limits, state }: KeyRecord & { state: string }, leaks: ReadonlyMap<string, LeakOfKey>) => ({
+const recordJson = (
+  {
+    id,
+    name,
+    start,
+    plan,
+    scopes,
+    createdAt,
+    expiresAt,
+    revokedAt,
+    revokedReason,
+    limits,
+    state,
+  }: KeyRecord & { state: string },
+  leaks: ReadonlyMap<string, LeakOfKey>,
+) => ({
   id,
   name,
   start: start ?? null,
@@ -76,7 +104,14 @@ export const getBudget = keyOperation(
       "timelineNext, for the next), its keys' and webhook endpoints' rows with who acted (its endpoints: GET /admin/webhook-endpoints?budget=).",
     queryParameters: documentedParameters(TIMELINE_PARAMETERS, { before: { type: "string", format: "date-time" } }),
     errors: ["not_found", "invalid_query"],
-    body: z.object({ budget: z.string(), keys: z.array(z.object({}).loose()), moreKeys: z.boolean().describe("More keys are listed than the page shows (the first 100 by id)"), limitsInForce: z.object({ perMinute: z.number(), perDay: z.number() }), timeline: z.array(TimelineEntry), timelineNext: z.string().nullable() }),
+    body: z.object({
+      budget: z.string(),
+      keys: z.array(z.object({}).loose()),
+      moreKeys: z.boolean().describe("More keys are listed than the page shows (the first 100 by id)"),
+      limitsInForce: z.object({ perMinute: z.number(), perDay: z.number() }),
+      timeline: z.array(TimelineEntry),
+      timelineNext: z.string().nullable(),
+    }),
   },
   async (c, { record }) => {
     const budget = budgetOf(record);
@@ -91,17 +126,24 @@ export const getBudget = keyOperation(
     const through = beforeText === undefined ? "9999-12-31T23:59:59.999Z" : rfc3339ToUtc(beforeText);
     if (through === undefined) throw invalid("before", beforeText!);
     const timeline = await callDependency("D1", () =>
-        db
-          .prepare(
-            `SELECT at, subject, operation, actor, changes, outcome FROM (
+      db
+        .prepare(
+          `SELECT at, subject, operation, actor, changes, outcome FROM (
                SELECT at, key_id AS subject, operation, actor, changes, outcome FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1)) AND at <= ?4
                UNION ALL
                SELECT * FROM (SELECT at, endpoint_id, operation, actor, changes, outcome FROM webhook_endpoint_events
                 WHERE budget = ?2 AND at <= ?4 ORDER BY at DESC LIMIT ?3)
              ) ORDER BY at DESC LIMIT ?3`,
-          )
-          .bind(ids, budget, TIMELINE + 1, through)
-          .all<{ at: string; subject: string; operation: string; actor: string; changes: string; outcome: string | null }>(),
+        )
+        .bind(ids, budget, TIMELINE + 1, through)
+        .all<{
+          at: string;
+          subject: string;
+          operation: string;
+          actor: string;
+          changes: string;
+          outcome: string | null;
+        }>(),
     );
     const page = timelinePage(timeline.results);
     return jsonBody(

@@ -4,6 +4,13 @@ import { keyOperation, limiterOf } from "./key-operation";
 
 /** A key's budget as its object counts it now. */
 export const getKeyUsage = keyOperation(
-  { operationId: "getKeyUsage", method: "get", action: "usage", summary: "A key's budget as its object counts it now", description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys." },
-  async (c, { record }) => jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
+  {
+    operationId: "getKeyUsage",
+    method: "get",
+    action: "usage",
+    summary: "A key's budget as its object counts it now",
+    description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys.",
+  },
+  async (c, { record }) =>
+    jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
 );

@@ -39,7 +39,12 @@ export async function audited(
 ): Promise<Response> {
   const usage = await auditedKeyOperation(
     c.env.DB,
-    { operation, keyId: record.id, changes: { ...changes, budget: budgetOf(record) }, actor: c.get("operator") ?? "operator" },
+    {
+      operation,
+      keyId: record.id,
+      changes: { ...changes, budget: budgetOf(record) },
+      actor: c.get("operator") ?? "operator",
+    },
     action,
   );
   return jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage });
@@ -49,7 +54,13 @@ const keyIdInvalid = { code: "not_found", message: "No such key: key ids look li
 const UsageBody = z.object({ keyId: z.string(), budget: z.string(), usage: z.object({}).loose() });
 
 /** What every operator operation shares: the operator token, and no place in the public documents. */
-const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false, errors: ["not_found"] } as const;
+const OPERATOR = {
+  operator: true,
+  tag: "Service",
+  stability: "experimental",
+  documented: false,
+  errors: ["not_found"],
+} as const;
 
 /**
  * An operation of the operator API (docs/operations.md#operator-api) on a
@@ -80,11 +91,15 @@ export function keyOperation(
     path: `/keys/{keyId}/${spec.action}`,
     summary: spec.summary,
     description: spec.description,
-    responses: { [spec.status ?? 200]: { description: spec.body ? spec.summary : "The budget's usage", body: spec.body ?? UsageBody } },
+    responses: {
+      [spec.status ?? 200]: {
+        description: spec.body ? spec.summary : "The budget's usage",
+        body: spec.body ?? UsageBody,
+      },
+    },
     params: { schema: KeyIdParams, invalid: keyIdInvalid },
     async handle(c, { keyId }) {
       return handle(c, await keyOf(c, keyId));
     },
   });
 }
-

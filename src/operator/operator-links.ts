@@ -13,7 +13,9 @@ export const OPERATOR_CONSOLE_PATH = "/operator";
 export const OPERATOR_LINK_SECONDS = 15 * 60;
 
 /** A link's row: only its token's SHA-256 is kept. */
-export const INSERT_OPERATOR_LINK = "INSERT INTO operator_links (token_hash, operator, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
+export const INSERT_OPERATOR_LINK =
+  "INSERT INTO operator_links (token_hash, operator, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
 
 /** Uses a link once (one guarded UPDATE: of two tries at once only one signs in): the operator it was made for. */
-export const REDEEM_OPERATOR_LINK = "UPDATE operator_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING operator";
+export const REDEEM_OPERATOR_LINK =
+  "UPDATE operator_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING operator";

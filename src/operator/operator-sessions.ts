@@ -15,7 +15,13 @@ import { ApiError } from "../framework/api-error";
 import { callDependency } from "../lib/dependency";
 import { openText, sealText } from "../lib/sealing";
 import { sha256Hex } from "../lib/digest";
-import { fromThisOrigin, SESSION_SECONDS, sessionCookie, sessionCookieOf, sessionKeyOf } from "../console/session-cookie";
+import {
+  fromThisOrigin,
+  SESSION_SECONDS,
+  sessionCookie,
+  sessionCookieOf,
+  sessionKeyOf,
+} from "../console/session-cookie";
 import { LINK_TOKEN } from "../console/console-links";
 import type { TtlCache } from "../lib/ttl-cache";
 import { REDEEM_OPERATOR_LINK } from "./operator-links";
@@ -33,7 +39,12 @@ export type OperatorSessionVia = "token" | "link";
  * it opened: the session lasts only while that token is the secret's (a
  * replaced secret ends them), not while someone has the name.
  */
-const OperatorClaims = z.object({ sid: z.string(), operator: z.string(), expiresAt: z.number(), bootstrap: z.string().optional() });
+const OperatorClaims = z.object({
+  sid: z.string(),
+  operator: z.string(),
+  expiresAt: z.number(),
+  bootstrap: z.string().optional(),
+});
 type OperatorClaims = z.infer<typeof OperatorClaims>;
 
 export interface OperatorSession {
@@ -42,10 +53,13 @@ export interface OperatorSession {
 }
 
 /** `Set-Cookie` for an operator's session, or with no value one that ends it. */
-export const operatorCookie = (requestUrl: string, value: string | undefined) => sessionCookie(requestUrl, value, OPERATOR_COOKIE);
+export const operatorCookie = (requestUrl: string, value: string | undefined) =>
+  sessionCookie(requestUrl, value, OPERATOR_COOKIE);
 
 const endedError = (c: Context<AppEnv>, why: string) =>
-  new ApiError("session_ended", `Your operator session has ended (${why}). Sign in again.`, { "Set-Cookie": operatorCookie(c.req.url, undefined) });
+  new ApiError("session_ended", `Your operator session has ended (${why}). Sign in again.`, {
+    "Set-Cookie": operatorCookie(c.req.url, undefined),
+  });
 
 /** Whether a session's operator may act now: a named one live in the table, or the bootstrap operator by its token now. */
 export interface OperatorLiveness {
@@ -60,7 +74,11 @@ export interface OperatorLiveness {
  * A session found ended goes into `ended`, so the limiter stops counting
  * its cookie on the session's own budget.
  */
-export async function operatorOfSession(c: Context<AppEnv>, live: OperatorLiveness, ended: TtlCache<string, true>): Promise<{ operator: string; session: OperatorSession } | undefined> {
+export async function operatorOfSession(
+  c: Context<AppEnv>,
+  live: OperatorLiveness,
+  ended: TtlCache<string, true>,
+): Promise<{ operator: string; session: OperatorSession } | undefined> {
   const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
   if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
   if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, true)) {
@@ -74,11 +92,22 @@ export async function operatorOfSession(c: Context<AppEnv>, live: OperatorLivene
     return endedError(c, why);
   };
   const row = await callDependency("D1", () =>
-    c.env.DB.withSession("first-primary").prepare("SELECT ended_at FROM operator_sessions WHERE id = ?1").bind(claims.sid).first<{ ended_at: string | null }>(),
+    c.env.DB.withSession("first-primary")
+      .prepare("SELECT ended_at FROM operator_sessions WHERE id = ?1")
+      .bind(claims.sid)
+      .first<{ ended_at: string | null }>(),
   );
   if (!row || row.ended_at !== null) throw refuse("signed out");
-  if (claims.bootstrap !== undefined ? claims.bootstrap !== (await live.bootstrapDigest()) : !(await live.named(claims.operator))) throw refuse("its operator was revoked, or its token replaced");
-  return { operator: claims.operator, session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() } };
+  if (
+    claims.bootstrap !== undefined
+      ? claims.bootstrap !== (await live.bootstrapDigest())
+      : !(await live.named(claims.operator))
+  )
+    throw refuse("its operator was revoked, or its token replaced");
+  return {
+    operator: claims.operator,
+    session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() },
+  };
 }
 
 /**
@@ -88,7 +117,10 @@ export async function operatorOfSession(c: Context<AppEnv>, live: OperatorLivene
  * session is still open is the operator API's guard's to say, after the
  * count. A forged, stale or ended session's cookie stands for nobody.
  */
-export async function sealedSessionOperator(c: Context<AppEnv>, ended: TtlCache<string, true>): Promise<string | undefined> {
+export async function sealedSessionOperator(
+  c: Context<AppEnv>,
+  ended: TtlCache<string, true>,
+): Promise<string | undefined> {
   const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
   if (sealed === undefined || !c.env.CONSOLE_SESSION_KEY) return undefined;
   const claims = await openClaims(c.env, sealed);
@@ -104,11 +136,21 @@ async function openClaims(env: Env, sealed: string): Promise<OperatorClaims | un
 }
 
 /** Opens a session for an operator: its row (who, how, when) and the cookie that carries it; `bootstrap`, the secret's token's SHA-256 when it opened it. */
-export async function openOperatorSession(c: Context<AppEnv>, operator: string, via: OperatorSessionVia, bootstrap?: string): Promise<{ cookie: string; session: OperatorSession }> {
+export async function openOperatorSession(
+  c: Context<AppEnv>,
+  operator: string,
+  via: OperatorSessionVia,
+  bootstrap?: string,
+): Promise<{ cookie: string; session: OperatorSession }> {
   // Before anything is written: a deployment without the key has no sessions.
   const sealingKey = sessionKeyOf(c.env);
   const now = Date.now();
-  const claims: OperatorClaims = { sid: crypto.randomUUID(), operator, expiresAt: now + SESSION_SECONDS * 1000, ...(bootstrap && { bootstrap }) };
+  const claims: OperatorClaims = {
+    sid: crypto.randomUUID(),
+    operator,
+    expiresAt: now + SESSION_SECONDS * 1000,
+    ...(bootstrap && { bootstrap }),
+  };
   const expiresAt = new Date(claims.expiresAt).toISOString();
   // As in the callers' console, a session this browser already had ends: a new sign-in replaces it.
   const previousCookie = sessionCookieOf(c.req.header("Cookie"), c.req.url, OPERATOR_COOKIE);
@@ -117,8 +159,18 @@ export async function openOperatorSession(c: Context<AppEnv>, operator: string, 
   const at = new Date(now).toISOString();
   await callDependency("D1", () =>
     db.batch([
-      db.prepare("INSERT INTO operator_sessions (id, operator, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)").bind(claims.sid, operator, via, at, expiresAt),
-      ...(previous ? [db.prepare("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(previous.sid, at)] : []),
+      db
+        .prepare(
+          "INSERT INTO operator_sessions (id, operator, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(claims.sid, operator, via, at, expiresAt),
+      ...(previous
+        ? [
+            db
+              .prepare("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL")
+              .bind(previous.sid, at),
+          ]
+        : []),
     ]),
   );
   const sealed = await sealText(PURPOSE, sealingKey, ADDITIONAL_DATA, JSON.stringify(claims));
@@ -127,7 +179,12 @@ export async function openOperatorSession(c: Context<AppEnv>, operator: string, 
 
 /** Ends a session everywhere at once. */
 export async function endOperatorSession(db: D1Database, sessionId: string): Promise<void> {
-  await callDependency("D1", () => db.prepare("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL").bind(sessionId, new Date().toISOString()).run());
+  await callDependency("D1", () =>
+    db
+      .prepare("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL")
+      .bind(sessionId, new Date().toISOString())
+      .run(),
+  );
 }
 
 /** Uses a link once; the operator it was made for, or undefined for a token unknown, used or expired. */
@@ -136,10 +193,7 @@ export async function redeemOperatorLink(db: D1Database, token: string, now = Da
   const at = new Date(now).toISOString();
   const hash = await sha256Hex(token);
   const row = await callDependency("D1", () =>
-    db
-      .prepare(REDEEM_OPERATOR_LINK)
-      .bind(hash, at)
-      .first<{ operator: string }>(),
+    db.prepare(REDEEM_OPERATOR_LINK).bind(hash, at).first<{ operator: string }>(),
   );
   return row?.operator;
 }
@@ -147,5 +201,8 @@ export async function redeemOperatorLink(db: D1Database, token: string, now = Da
 /** Sessions and links a day past their end (the cron). */
 export async function pruneOperatorSessions(db: D1Database, now: number): Promise<void> {
   const before = new Date(now - 86_400_000).toISOString();
-  await db.batch([db.prepare("DELETE FROM operator_sessions WHERE expires_at < ?1").bind(before), db.prepare("DELETE FROM operator_links WHERE expires_at < ?1").bind(before)]);
+  await db.batch([
+    db.prepare("DELETE FROM operator_sessions WHERE expires_at < ?1").bind(before),
+    db.prepare("DELETE FROM operator_links WHERE expires_at < ?1").bind(before),
+  ]);
 }

@@ -15,11 +15,15 @@ export interface OperatorRow {
 }
 
 /** A new operator; fails on a name taken before (revoked or not) or a digest already stored. */
-export const INSERT_OPERATOR = "INSERT INTO operators (name, token_digest, created_at, created_by) VALUES (?1, ?2, ?3, ?4)";
+export const INSERT_OPERATOR =
+  "INSERT INTO operators (name, token_digest, created_at, created_by) VALUES (?1, ?2, ?3, ?4)";
 /** Revokes a live operator; changes nothing for one revoked already or unknown. */
-export const REVOKE_OPERATOR = "UPDATE operators SET revoked_at = ?2, revoked_by = ?3 WHERE name = ?1 AND revoked_at IS NULL";
-export const LIST_OPERATORS = "SELECT name, created_at, created_by, revoked_at, revoked_by FROM operators ORDER BY name";
-export const OPERATOR_BY_NAME = "SELECT name, created_at, created_by, revoked_at, revoked_by FROM operators WHERE name = ?1";
+export const REVOKE_OPERATOR =
+  "UPDATE operators SET revoked_at = ?2, revoked_by = ?3 WHERE name = ?1 AND revoked_at IS NULL";
+export const LIST_OPERATORS =
+  "SELECT name, created_at, created_by, revoked_at, revoked_by FROM operators ORDER BY name";
+export const OPERATOR_BY_NAME =
+  "SELECT name, created_at, created_by, revoked_at, revoked_by FROM operators WHERE name = ?1";
 /** The live operator a token's digest names. */
 export const LIVE_OPERATOR_BY_DIGEST = "SELECT name FROM operators WHERE token_digest = ?1 AND revoked_at IS NULL";
 /** A live operator by name (an operator's console session names its operator). */

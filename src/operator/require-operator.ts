@@ -42,13 +42,20 @@ declare module "hono" {
  * comparison says how close a guess was. Sets the operator's name, which every
  * audit row of the request's action carries.
  */
-export function requireOperator(accessKeys: AccessKeys, endedSessions: TtlCache<string, true>): MiddlewareHandler<AppEnv> {
+export function requireOperator(
+  accessKeys: AccessKeys,
+  endedSessions: TtlCache<string, true>,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const access = c.get("config").access;
     if (access) {
       // Access's own cookie rides along with any request the browser sends, so a change must come from this origin (or from
       // no browser at all: the keys command, with a service token).
-      if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, false)) throw new ApiError("cross_site_request", "This request changes something, and came from another site: refused.");
+      if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, false))
+        throw new ApiError(
+          "cross_site_request",
+          "This request changes something, and came from another site: refused.",
+        );
       c.set("operator", await accessOperator(c.req.header(ACCESS_ASSERTION_HEADER), access, accessKeys));
     } else {
       c.set("operator", await tokenOrSessionOperator(c, endedSessions));
@@ -75,7 +82,11 @@ export const operatorCredential =
     return operator === undefined ? undefined : { kind: "anonymous", address, rejection: MISSING_KEY, operator };
   };
 
-async function identifiedOperator(c: Context<AppEnv>, accessKeys: AccessKeys, endedSessions: TtlCache<string, true>): Promise<string | undefined> {
+async function identifiedOperator(
+  c: Context<AppEnv>,
+  accessKeys: AccessKeys,
+  endedSessions: TtlCache<string, true>,
+): Promise<string | undefined> {
   const access = c.get("config").access;
   if (access) {
     const verdict = await verifyAccessAssertion(c.req.header(ACCESS_ASSERTION_HEADER), access, accessKeys);
@@ -84,11 +95,14 @@ async function identifiedOperator(c: Context<AppEnv>, accessKeys: AccessKeys, en
   const configured = operatorToken(c.env);
   if (!configured) return undefined;
   const presented = bearerToken(c.req.header("Authorization"));
-  if (presented === undefined) return c.req.header("Authorization") === undefined ? sealedSessionOperator(c, endedSessions) : undefined;
+  if (presented === undefined)
+    return c.req.header("Authorization") === undefined ? sealedSessionOperator(c, endedSessions) : undefined;
   const digest = await sha256Hex(presented);
   if (digest === (await sha256Hex(configured.token))) return configured.name;
   // Only what looks like a named operator's token is looked up: junk in the header costs no read of the table.
-  return presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX) ? liveOperator(c.env.DB, LIVE_OPERATOR_BY_DIGEST, digest) : undefined;
+  return presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX)
+    ? liveOperator(c.env.DB, LIVE_OPERATOR_BY_DIGEST, digest)
+    : undefined;
 }
 
 /** A token in the header, or else the operators' console session cookie (never the callers' cookie, never a key). */
@@ -97,7 +111,10 @@ async function tokenOrSessionOperator(c: Context<AppEnv>, endedSessions: TtlCach
   if (!configured) throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
   const bootstrapDigest = () => sha256Hex(configured.token);
   if (c.req.header("Authorization") === undefined) {
-    const live = { named: async (name: string) => (await liveOperator(c.env.DB, LIVE_OPERATOR_BY_NAME, name)) !== undefined, bootstrapDigest };
+    const live = {
+      named: async (name: string) => (await liveOperator(c.env.DB, LIVE_OPERATOR_BY_NAME, name)) !== undefined,
+      bootstrapDigest,
+    };
     const signedIn = await operatorOfSession(c, live, endedSessions);
     if (signedIn) {
       c.set("operatorSession", signedIn.session);
@@ -105,7 +122,10 @@ async function tokenOrSessionOperator(c: Context<AppEnv>, endedSessions: TtlCach
     }
   }
   const presented = bearerToken(c.req.header("Authorization"));
-  if (!presented) throw new ApiError("missing_api_key", "Send an operator token as a bearer token.", { "WWW-Authenticate": CHALLENGE });
+  if (!presented)
+    throw new ApiError("missing_api_key", "Send an operator token as a bearer token.", {
+      "WWW-Authenticate": CHALLENGE,
+    });
   const digest = await sha256Hex(presented);
   if (digest === (await bootstrapDigest())) {
     c.set("bootstrapDigest", digest);
@@ -113,15 +133,26 @@ async function tokenOrSessionOperator(c: Context<AppEnv>, endedSessions: TtlCach
   }
   const name = await liveOperator(c.env.DB, LIVE_OPERATOR_BY_DIGEST, digest);
   if (name === undefined) {
-    throw new ApiError("invalid_api_key", "The operator token is not valid: unknown, or its operator was revoked.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+    throw new ApiError("invalid_api_key", "The operator token is not valid: unknown, or its operator was revoked.", {
+      "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"`,
+    });
   }
   return name;
 }
 
-async function accessOperator(assertion: string | undefined, access: NonNullable<Config["access"]>, keys: AccessKeys): Promise<string> {
-  const verdict = await callDependency("Cloudflare Access's keys", () => verifyAccessAssertion(assertion, access, keys));
+async function accessOperator(
+  assertion: string | undefined,
+  access: NonNullable<Config["access"]>,
+  keys: AccessKeys,
+): Promise<string> {
+  const verdict = await callDependency("Cloudflare Access's keys", () =>
+    verifyAccessAssertion(assertion, access, keys),
+  );
   // A 401 names how to authenticate (RFC 9110): here, through the Access application.
-  if (!verdict.ok) throw new ApiError("invalid_access_assertion", `Refused by the operators' sign-in: ${verdict.reason}.`, { "WWW-Authenticate": ACCESS_CHALLENGE });
+  if (!verdict.ok)
+    throw new ApiError("invalid_access_assertion", `Refused by the operators' sign-in: ${verdict.reason}.`, {
+      "WWW-Authenticate": ACCESS_CHALLENGE,
+    });
   return verdict.operator;
 }
 
@@ -130,7 +161,9 @@ async function accessOperator(assertion: string | undefined, access: NonNullable
  * so a revocation holds from the moment it is written; undefined for none.
  */
 async function liveOperator(db: D1Database, statement: string, value: string): Promise<string | undefined> {
-  const row = await callDependency("D1", () => db.withSession("first-primary").prepare(statement).bind(value).first<{ name: string }>());
+  const row = await callDependency("D1", () =>
+    db.withSession("first-primary").prepare(statement).bind(value).first<{ name: string }>(),
+  );
   return row?.name;
 }
 
@@ -138,7 +171,9 @@ async function liveOperator(db: D1Database, statement: string, value: string): P
 function operatorToken(env: Env): { name: string; token: string } | undefined {
   const configured = env.OPERATOR_TOKEN;
   const separator = configured?.indexOf(":") ?? -1;
-  return configured && separator >= 1 ? { name: configured.slice(0, separator), token: configured.slice(separator + 1) } : undefined;
+  return configured && separator >= 1
+    ? { name: configured.slice(0, separator), token: configured.slice(separator + 1) }
+    : undefined;
 }
 
 /**
@@ -146,4 +181,5 @@ function operatorToken(env: Env): { name: string; token: string } | undefined {
  * application guards it (docs/operations.md#operator-api): elsewhere every
  * path of it is 404. `config` is the environment's parsed vars, when valid.
  */
-export const operatorApiAvailable = (env: Env, config: Config | undefined): boolean => operatorToken(env) !== undefined || config?.access !== undefined;
+export const operatorApiAvailable = (env: Env, config: Config | undefined): boolean =>
+  operatorToken(env) !== undefined || config?.access !== undefined;

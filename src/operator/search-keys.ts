@@ -24,7 +24,15 @@ const SearchQuery = z.object({
   state: z.enum(KEY_STATES).optional(),
   scope: Scope.optional(),
   cursor: z.string().max(1_000).optional().describe("Where the last page stopped (its nextCursor)"),
-  limit: z.coerce.number().int().min(1).max(1_000).default(50).describe("Keys wanted: no further KV page is read once this many are found (the last page read is answered whole)"),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(50)
+    .describe(
+      "Keys wanted: no further KV page is read once this many are found (the last page read is answered whole)",
+    ),
 });
 
 const FoundKey = z.object({
@@ -41,7 +49,11 @@ const FoundKey = z.object({
   bannedUntil: z.string().nullable().describe("When its budget's ban ends; null: not banned"),
 });
 
-export function keyState(record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt" | "rotatedTo">, now: number, budgetBanned = false): KeyState {
+export function keyState(
+  record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt" | "rotatedTo">,
+  now: number,
+  budgetBanned = false,
+): KeyState {
   if (record.revokedAt) return "revoked";
   const left = record.expiresAt ? Date.parse(record.expiresAt) - now : Infinity;
   if (left <= 0) return "expired";
@@ -50,7 +62,11 @@ export function keyState(record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt" | 
   return left <= EXPIRING_SOON_MS ? "expiring" : "live";
 }
 
-const foundKey = (record: ApiKeyRecord, now: number, banned: ReadonlyMap<string, number>): z.infer<typeof FoundKey> => ({
+const foundKey = (
+  record: ApiKeyRecord,
+  now: number,
+  banned: ReadonlyMap<string, number>,
+): z.infer<typeof FoundKey> => ({
   id: record.id,
   name: record.name,
   start: record.start ?? null,
@@ -80,12 +96,22 @@ export const searchKeys = defineOperation({
   method: "get",
   path: "/keys",
   summary: "Find keys of every budget",
-  description: "By part of an id, name, first characters or budget; by plan, state and scope. Newest listing order is KV's (by id). Never a key itself.",
-  responses: { 200: { description: "A page of keys", body: z.object({ data: z.array(FoundKey), nextCursor: z.string().nullable() }) } },
+  description:
+    "By part of an id, name, first characters or budget; by plan, state and scope. Newest listing order is KV's (by id). Never a key itself.",
+  responses: {
+    200: {
+      description: "A page of keys",
+      body: z.object({ data: z.array(FoundKey), nextCursor: z.string().nullable() }),
+    },
+  },
   errors: ["invalid_query"],
   async handle(c) {
     const parsed = SearchQuery.safeParse(Object.fromEntries(new URL(c.req.url).searchParams));
-    if (!parsed.success) throw new ApiError("invalid_query", `Invalid search: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}.`);
+    if (!parsed.success)
+      throw new ApiError(
+        "invalid_query",
+        `Invalid search: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}.`,
+      );
     const { q, plan, state, scope, limit } = parsed.data;
     const needle = q?.trim().toLowerCase();
     const now = Date.now();
@@ -93,14 +119,20 @@ export const searchKeys = defineOperation({
     const banned = await callDependency("KV", () => bannedBudgets(c.env.API_KEYS, now / 1000));
     let cursor = parsed.data.cursor;
     for (let page = 0; page < PAGES_A_SEARCH && found.length < limit; page++) {
-      const listed = await callDependency("KV", () => c.env.API_KEYS.list<KeySummary>({ prefix: idName(""), ...(cursor && { cursor }) }));
+      const listed = await callDependency("KV", () =>
+        c.env.API_KEYS.list<KeySummary>({ prefix: idName(""), ...(cursor && { cursor }) }),
+      );
       for (const { name, metadata } of listed.keys) {
         if (!metadata) continue;
         const key = foundKey({ id: name.slice(idName("").length), ...metadata }, now, banned);
         if (plan && key.plan !== plan) continue;
         if (state && key.state !== state) continue;
         if (scope && !key.scopes.includes(scope)) continue;
-        if (needle && ![key.id, key.name, key.start ?? "", key.budget].some((field) => field.toLowerCase().includes(needle))) continue;
+        if (
+          needle &&
+          ![key.id, key.name, key.start ?? "", key.budget].some((field) => field.toLowerCase().includes(needle))
+        )
+          continue;
         found.push(key);
       }
       cursor = listed.list_complete ? undefined : listed.cursor;

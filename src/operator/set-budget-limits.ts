@@ -21,14 +21,18 @@ export const setBudgetLimits = keyOperation(
     method: "post",
     action: "limits",
     summary: "Set the budget's limits",
-    description: "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote), written into every live key's record so they hold until changed; audited.",
+    description:
+      "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote), written into every live key's record so they hold until changed; audited.",
     errors: ["not_found", "invalid_limits", "invalid_body", "unsupported_media_type", "body_too_large"],
   },
   async (c, { record }) => {
     // JSON as every body is read (415, 413, 400 invalid_body); then the limits' own rules, with their own code.
     const update = LimitsUpdate.safeParse(await readJsonBody(c, z.unknown()));
     if (!update.success) {
-      throw new ApiError("invalid_limits", 'Send {"perMinute": N, "perDay": N}, both positive whole numbers, and optionally "setAt", an RFC 3339 instant.');
+      throw new ApiError(
+        "invalid_limits",
+        'Send {"perMinute": N, "perDay": N}, both positive whole numbers, and optionally "setAt", an RFC 3339 instant.',
+      );
     }
     const { setAt, ...limits } = update.data;
     const stamp = setAt === undefined ? Date.now() : Date.parse(setAt);
@@ -46,7 +50,12 @@ export const setBudgetLimits = keyOperation(
  * the object forgets the budget (the day it last counted, and 10 minutes): limits an operator sets stay until
  * changed. A record stamped so already (`keys update`, which calls this after its own write) is left as it is.
  */
-async function writeLimitsToRecords(c: Context<AppEnv>, budget: string, limits: Limits, limitsSetAt: string): Promise<void> {
+async function writeLimitsToRecords(
+  c: Context<AppEnv>,
+  budget: string,
+  limits: Limits,
+  limitsSetAt: string,
+): Promise<void> {
   const kv = c.env.API_KEYS;
   const { keys } = await budgetKeysPage(kv, budget, { limit: MAX_KEYS_PAGE });
   for (const key of keys.filter((each) => isUsable(each) && each.limitsSetAt !== limitsSetAt)) {
@@ -55,6 +64,7 @@ async function writeLimitsToRecords(c: Context<AppEnv>, budget: string, limits: 
     const standing = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).standing(key.id));
     if (standing.ended || standing.rotatedAway) continue;
     const stored = await findApiKeyById(kv, key.id);
-    if (stored && isUsable(stored.record) && stored.record.rotatedTo === undefined) await storeKeyRecord(kv, stored.hash, { ...stored.record, limits, limitsSetAt });
+    if (stored && isUsable(stored.record) && stored.record.rotatedTo === undefined)
+      await storeKeyRecord(kv, stored.hash, { ...stored.record, limits, limitsSetAt });
   }
 }

@@ -6,7 +6,9 @@ import { callDependency } from "../lib/dependency";
 import { budgetOf } from "../keys/api-key-record";
 import { keyOperation, limiterOf } from "./key-operation";
 
-const Rotation = z.strictObject({ endsAt: z.iso.datetime({ offset: true }).describe("When the rotated key's grace ends (now, for none)") });
+const Rotation = z.strictObject({
+  endsAt: z.iso.datetime({ offset: true }).describe("When the rotated key's grace ends (now, for none)"),
+});
 
 /**
  * Tells a budget's object that one of its keys was rotated away (`npm run keys
@@ -21,7 +23,8 @@ export const tellKeyRotation = keyOperation(
     method: "post",
     action: "rotation",
     summary: "Tell the budget's object of a rotation",
-    description: "The key acts only on itself from every isolate's next call, and is refused from endsAt on, everywhere within a lease.",
+    description:
+      "The key acts only on itself from every isolate's next call, and is refused from endsAt on, everywhere within a lease.",
     errors: ["not_found", "invalid_body", "unsupported_media_type", "body_too_large"],
   },
   async (c, { record }) => {

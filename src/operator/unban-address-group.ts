@@ -34,17 +34,23 @@ export const unbanAddressGroup = defineOperation({
   method: "post",
   path: "/address-groups/unban",
   summary: "End an address group's ban now",
-  description: "Ends the ban of the callers without a key behind one address group and starts its streak over; audited with the operator's name.",
+  description:
+    "Ends the ban of the callers without a key behind one address group and starts its streak over; audited with the operator's name.",
   requestBody: { description: "The group", schema: UnbanBody },
-  responses: { 200: { description: "The group's usage", body: z.object({ group: z.string(), usage: z.object({}).loose() }) } },
+  responses: {
+    200: { description: "The group's usage", body: z.object({ group: z.string(), usage: z.object({}).loose() }) },
+  },
   errors: ["invalid_body", "unsupported_media_type", "body_too_large"],
   async handle(c) {
     const { group: text } = await readJsonBody(c, UnbanBody);
     const group = groupOf(text.trim().toLowerCase());
-    if (group === undefined) throw new ApiError("invalid_body", `group must be ${GROUP_RULE}; got ${JSON.stringify(text.slice(0, 64))}.`);
+    if (group === undefined)
+      throw new ApiError("invalid_body", `group must be ${GROUP_RULE}; got ${JSON.stringify(text.slice(0, 64))}.`);
     const budget = `ip:${group}`;
-    const usage = await auditedKeyOperation(c.env.DB, { operation: "unban", keyId: budget, changes: { group }, actor: c.get("operator") ?? "operator" }, () =>
-      callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).unban()),
+    const usage = await auditedKeyOperation(
+      c.env.DB,
+      { operation: "unban", keyId: budget, changes: { group }, actor: c.get("operator") ?? "operator" },
+      () => callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).unban()),
     );
     return jsonBody(c, { group, usage });
   },

@@ -3,6 +3,13 @@ import { audited, keyOperation, limiterOf } from "./key-operation";
 
 /** Ends a budget's ban now, audited. */
 export const unbanKey = keyOperation(
-  { operationId: "unbanKey", method: "post", action: "unban", summary: "End a ban now", description: "Ends the budget's ban and starts its streak over; audited with the operator's name." },
-  (c, { record }) => audited(c, record, "unban", {}, () => callDependency("rate limiter", () => limiterOf(c, record).unban())),
+  {
+    operationId: "unbanKey",
+    method: "post",
+    action: "unban",
+    summary: "End a ban now",
+    description: "Ends the budget's ban and starts its streak over; audited with the operator's name.",
+  },
+  (c, { record }) =>
+    audited(c, record, "unban", {}, () => callDependency("rate limiter", () => limiterOf(c, record).unban())),
 );

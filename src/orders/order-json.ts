@@ -32,6 +32,12 @@ const DROPPED_VALUES_LOGGED = 20;
  * The one warning a response logs for the values it left out (docs/design/order-list.md#data-model):
  * what was being written, how many, and the first few by order and column, never the values themselves.
  */
-export function droppedValuesWarning(what: string, values: readonly DroppedValue[]): [message: string, fields: { count: number; values: DroppedValue[] }] {
-  return [`${what}: values that do not fit the Order schema were left out`, { count: values.length, values: values.slice(0, DROPPED_VALUES_LOGGED) }];
+export function droppedValuesWarning(
+  what: string,
+  values: readonly DroppedValue[],
+): [message: string, fields: { count: number; values: DroppedValue[] }] {
+  return [
+    `${what}: values that do not fit the Order schema were left out`,
+    { count: values.length, values: values.slice(0, DROPPED_VALUES_LOGGED) },
+  ];
 }

@@ -22,7 +22,14 @@ export interface OrderRow {
 export const ORDER_PAGE_SIZE = 1000;
 
 /** An order's cells as `.raw()` gives them, in ORDER_COLUMNS' order. */
-export type OrderCells = [id: string, petId: string | null, quantity: string | null, shipDate: string | null, status: string, complete: number];
+export type OrderCells = [
+  id: string,
+  petId: string | null,
+  quantity: string | null,
+  shipDate: string | null,
+  status: string,
+  complete: number,
+];
 
 /**
  * Rows of one shape, built here from the cells: D1's `.all()` builds each
@@ -30,7 +37,14 @@ export type OrderCells = [id: string, petId: string | null, quantity: string | n
  * about 8% of its time (docs/design/order-list.md#v2-pages).
  */
 export const orderRows = (cells: [...OrderCells, ...unknown[]][]): OrderRow[] =>
-  cells.map(([id, petId, quantity, shipDate, status, complete]) => ({ id, petId, quantity, shipDate, status, complete }));
+  cells.map(([id, petId, quantity, shipDate, status, complete]) => ({
+    id,
+    petId,
+    quantity,
+    shipDate,
+    status,
+    complete,
+  }));
 
 export const ORDER_COLUMNS = `CAST(id AS TEXT) AS id, CAST(pet_id AS TEXT) AS petId,
   CAST(quantity AS TEXT) AS quantity, CAST(ship_date AS TEXT) AS shipDate, status, complete`;
@@ -68,7 +82,11 @@ export async function readFirstOrderPage(db: D1Queryable): Promise<FirstOrderPag
     db.batch<unknown>([db.prepare(VERSION_SQL), db.prepare(FIRST_PAGE_SQL), db.prepare(PAGE_ENDS_SQL)]),
   );
   const tag = (version.results[0] as { tag: string } | undefined)?.tag;
-  return { version: tag, rows: page.results as OrderRow[], pageEnds: (ends.results as { id: string }[]).map((row) => row.id) };
+  return {
+    version: tag,
+    rows: page.results as OrderRow[],
+    pageEnds: (ends.results as { id: string }[]).map((row) => row.id),
+  };
 }
 
 /** The orders after `after` up to and including `upTo`; without `upTo`, at most a page of them. */
@@ -101,9 +119,13 @@ export async function cancelPendingOrder(db: D1Queryable, id: string, now: strin
     { refusal: isHeldWrite },
   ).catch((error: unknown) => {
     if (!isHeldWrite(error)) throw error;
-    throw new ApiError("service_unavailable", "Order writes are paused while the orders database is restored. Retry later; nothing was changed.", {
-      "Retry-After": String(HELD_RETRY_AFTER_SECONDS),
-    });
+    throw new ApiError(
+      "service_unavailable",
+      "Order writes are paused while the orders database is restored. Retry later; nothing was changed.",
+      {
+        "Retry-After": String(HELD_RETRY_AFTER_SECONDS),
+      },
+    );
   });
   if (update.meta.changes > 0) return "cancelled";
   const status = current.results[0]?.status;

@@ -38,7 +38,9 @@ export const OrderIdParamsV2 = z.object({
 export const OrderPage = z
   .object({
     data: z.array(OrderV2).describe("The page's orders, ascending by id"),
-    nextCursor: z.string().nullable().describe("Send it as cursor, with the same filters, for the next page; null on the last page"),
+    nextCursor: z
+      .string()
+      .nullable()
+      .describe("Send it as cursor, with the same filters, for the next page; null on the last page"),
   })
   .meta({ id: "OrderPage", description: "One page of the orders that match the filters." });
-

@@ -31,7 +31,10 @@ export const getPetById = defineOperation({
     if (!pet) throw new ApiError("pet_not_found", `Pet ${petId} does not exist.`);
     // As the Pet schema says, like orders: the int64 id digit for digit, nothing of another type.
     const json = writePet(pet, (field) =>
-      logLine("warn", c.get("requestId"), "pet: a value that does not fit the Pet schema was left out", { petId, field }),
+      logLine("warn", c.get("requestId"), "pet: a value that does not fit the Pet schema was left out", {
+        petId,
+        field,
+      }),
     );
     return textBody(c, json, 200, { "Content-Type": "application/json" });
   },

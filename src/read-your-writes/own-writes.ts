@@ -47,6 +47,11 @@ export interface ReadStart {
  * cancel). Taken apart, a cancel in between would leave a version read below
  * the new floor remembered and served to the canceller.
  */
-export function startRead(versions: VersionMemory, ownWrites: OwnWrites, clientBookmark: string | undefined, now: number): ReadStart {
+export function startRead(
+  versions: VersionMemory,
+  ownWrites: OwnWrites,
+  clientBookmark: string | undefined,
+  now: number,
+): ReadStart {
   return { floor: ownWrites.floor(clientBookmark, now), began: versions.beginRead() };
 }

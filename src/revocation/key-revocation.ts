@@ -25,7 +25,9 @@ import { endpointsStartedBy, type EndpointAuditRow } from "./endpoints-a-key-sta
 
 export const RevocationReason = z
   .enum(["leaked", "retired"])
-  .describe("leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console sessions); retired (the default): it is no longer used");
+  .describe(
+    "leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console sessions); retired (the default): it is no longer used",
+  );
 export type RevocationReason = z.infer<typeof RevocationReason>;
 
 /** What a revocation is asked with: why, who asks, and where a scanner found the key. */
@@ -68,33 +70,58 @@ const MAX_FOUND_URL = 2_048;
  * part way keeps its row marked unknown, and asking again (its owner, an operator, GitHub sending its report
  * again) ends the leak again until the record says it has ended.
  */
-export async function revokeKey(c: Context<AppEnv>, stored: { hash: string; record: ApiKeyRecord }, asked: RevocationAsked): Promise<Revocation> {
+export async function revokeKey(
+  c: Context<AppEnv>,
+  stored: { hash: string; record: ApiKeyRecord },
+  asked: RevocationAsked,
+): Promise<Revocation> {
   const { hash, record } = stored;
   const { DB: db, API_KEYS: kv } = c.env;
   const budget = budgetOf(record);
   const leaking = asked.reason === "leaked" && record.leakEndedAt === undefined;
   const revokedAt = record.revokedAt ?? new Date().toISOString();
-  const reason: RevocationReason = leaking ? "leaked" : record.revokedAt ? (record.revokedReason ?? "retired") : asked.reason;
+  const reason: RevocationReason = leaking
+    ? "leaked"
+    : record.revokedAt
+      ? (record.revokedReason ?? "retired")
+      : asked.reason;
   const tellObject = () => callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).revoke(record.id));
   let usage: Usage;
   let leak: LeakEnded | undefined;
   if (record.revokedAt && !leaking) {
-    const repeat = { operation: "revoke" as const, keyId: record.id, changes: { revokedAt, reason, budget }, actor: asked.actor };
+    const repeat = {
+      operation: "revoke" as const,
+      keyId: record.id,
+      changes: { revokedAt, reason, budget },
+      actor: asked.actor,
+    };
     usage = asked.auditRepeat ? await auditedKeyOperation(db, repeat, tellObject) : await tellObject();
   } else {
-    const found = asked.found && { ...(asked.found.url && { foundAt: asked.found.url.slice(0, MAX_FOUND_URL) }), ...(asked.found.source && { source: asked.found.source.slice(0, 64) }) };
+    const found = asked.found && {
+      ...(asked.found.url && { foundAt: asked.found.url.slice(0, MAX_FOUND_URL) }),
+      ...(asked.found.source && { source: asked.found.source.slice(0, 64) }),
+    };
     const changes = { revokedAt, reason, budget, ...(leaking && { leakedAt: new Date().toISOString(), ...found }) };
-    usage = await auditedKeyOperation(db, { operation: "revoke", keyId: record.id, changes, actor: asked.actor }, async (rowId) => {
-      if (!record.revokedAt || record.revokedReason !== reason) await storeKeyRecord(kv, hash, { ...record, revokedAt, revokedReason: reason });
-      const told = await tellObject();
-      if (leaking) {
-        leak = await endWhatTheKeyStarted(db, record, asked.actor);
-        const leakEndedAt = new Date().toISOString();
-        await addKeyEventChanges(db, rowId, { leakEndedAt, endpointsDisabled: leak.endpointsDisabled, rotatedInto: leak.rotatedInto });
-        await storeKeyRecord(kv, hash, { ...record, revokedAt, revokedReason: "leaked", leakEndedAt });
-      }
-      return told;
-    });
+    usage = await auditedKeyOperation(
+      db,
+      { operation: "revoke", keyId: record.id, changes, actor: asked.actor },
+      async (rowId) => {
+        if (!record.revokedAt || record.revokedReason !== reason)
+          await storeKeyRecord(kv, hash, { ...record, revokedAt, revokedReason: reason });
+        const told = await tellObject();
+        if (leaking) {
+          leak = await endWhatTheKeyStarted(db, record, asked.actor);
+          const leakEndedAt = new Date().toISOString();
+          await addKeyEventChanges(db, rowId, {
+            leakEndedAt,
+            endpointsDisabled: leak.endpointsDisabled,
+            rotatedInto: leak.rotatedInto,
+          });
+          await storeKeyRecord(kv, hash, { ...record, revokedAt, revokedReason: "leaked", leakEndedAt });
+        }
+        return told;
+      },
+    );
   }
   c.set("revocation", { budget, revoked: usage.revoked });
   return { revokedAt, reason, usage, ...(leak && { leak }) };
@@ -107,7 +134,9 @@ async function keysMadeBy(db: D1Database, keyId: string): Promise<string[]> {
   for (let depth = 0; depth < MAX_ROTATION_DEPTH && makers.length > 0; depth++) {
     const { results } = await callDependency("D1", () =>
       db
-        .prepare("SELECT key_id FROM key_events WHERE actor IN (SELECT 'key:' || value FROM json_each(?1)) AND operation = 'create' ORDER BY id")
+        .prepare(
+          "SELECT key_id FROM key_events WHERE actor IN (SELECT 'key:' || value FROM json_each(?1)) AND operation = 'create' ORDER BY id",
+        )
         .bind(JSON.stringify(makers))
         .all<{ key_id: string }>(),
     );
@@ -145,9 +174,14 @@ async function endWhatTheKeyStarted(db: D1Database, record: ApiKeyRecord, actor:
     for (const endpointId of await endpointsStartedByAny(db, budgetOf(record), [record.id, ...rotatedInto])) {
       if (disabled.includes(endpointId)) continue;
       try {
-        await auditedEndpointChange(db, { endpointId, operation: "disable", changes: { leakedKey: record.id }, actor, at }, async () => {
-          if (!(await callDependency("D1", () => disableForLeak(db, endpointId, record.id, reason, at)))) throw new OperationNotTaken("no such endpoint");
-        });
+        await auditedEndpointChange(
+          db,
+          { endpointId, operation: "disable", changes: { leakedKey: record.id }, actor, at },
+          async () => {
+            if (!(await callDependency("D1", () => disableForLeak(db, endpointId, record.id, reason, at))))
+              throw new OperationNotTaken("no such endpoint");
+          },
+        );
         disabled.push(endpointId);
       } catch (error) {
         // Deleted meanwhile: nothing to disable, and no audit row stays for it.

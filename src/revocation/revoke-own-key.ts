@@ -10,7 +10,9 @@ import { refuseActingOnAnother } from "../keys/own-keys/acting-key";
 import { KEY_PARAMS, OWN_KEYS, RevokedKey } from "../keys/own-keys/own-key-schemas";
 import { RevocationReason, revokeKey } from "./key-revocation";
 
-export const RevokeOwnKey = z.strictObject({ reason: RevocationReason.default("retired") }).meta({ id: "RevokeOwnKey" });
+export const RevokeOwnKey = z
+  .strictObject({ reason: RevocationReason.default("retired") })
+  .meta({ id: "RevokeOwnKey" });
 
 /**
  * POST /v2/keys/{keyId}/revoke: a key of the caller's budget revoked for
@@ -40,8 +42,14 @@ export const revokeOwnKey = defineOperation({
     const caller = keyOfCaller(c);
     await refuseActingOnAnother(c, keyId);
     const stored = await findApiKeyById(c.env.API_KEYS, keyId);
-    if (!stored || budgetOf(stored.record) !== budgetOf(caller)) throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
+    if (!stored || budgetOf(stored.record) !== budgetOf(caller))
+      throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
     const revoked = await revokeKey(c, stored, { reason, actor: `key:${caller.id}` });
-    return jsonBody(c, { id: keyId, revokedAt: revoked.revokedAt, reason: revoked.reason, ...(revoked.leak && { leak: revoked.leak }) });
+    return jsonBody(c, {
+      id: keyId,
+      revokedAt: revoked.revokedAt,
+      reason: revoked.reason,
+      ...(revoked.leak && { leak: revoked.leak }),
+    });
   },
 });

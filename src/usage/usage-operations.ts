@@ -24,12 +24,17 @@ export const UsageHistory = z
       .array(
         z.object({
           start: z.string().describe("RFC 3339 UTC instant at which the bucket begins"),
-          admitted: z.number().int().describe("Requests admitted in the bucket and served, as far as the limiter knows"),
+          admitted: z
+            .number()
+            .int()
+            .describe("Requests admitted in the bucket and served, as far as the limiter knows"),
           refused: z.number().int().describe("Requests the limiter refused (429) in the bucket"),
           reserved: z
             .number()
             .int()
-            .describe("Admissions granted in the bucket to a Worker isolate ahead of need, not yet handed back: some may have been spent; within 5 s they move to admitted or are gone"),
+            .describe(
+              "Admissions granted in the bucket to a Worker isolate ahead of need, not yet handed back: some may have been spent; within 5 s they move to admitted or are gone",
+            ),
         }),
       )
       .describe(`Every bucket of the range, oldest first, empty ones as zeros; at most ${MAX_BUCKETS}`),
@@ -51,31 +56,35 @@ export async function usageHistoryResponse(c: Context<AppEnv>, budget: string): 
   return jsonBody(c, { budget, granularity: query.granularity, buckets: fillBuckets(rows, query) });
 }
 
-export const getUsage = (leases: LeaseClient) => defineOperation({
-  operationId: "getUsage",
-  scope: "orders:read",
-  method: "get",
-  path: "/usage",
-  summary: "The caller's usage, minute by minute, hour by hour or day by day",
-  tag: "Usage",
-  description:
-    "What the limiter admitted and refused for the calling key's budget (a rotated pair shares one), exactly as it " +
-    "decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, empty ones as zeros.",
-  stability: "beta",
-  queryParameters: usageQueryParameters,
-  responses: { 200: { description: "The budget's usage history", body: UsageHistory } },
-  errors: ["invalid_query"],
-  async handle(c) {
-    const caller = c.get("caller");
-    // Scoped operations only ever see key callers; the check keeps the type honest.
-    if (caller.kind !== "key") throw new Error("a scoped operation without a key");
-    const budget = budgetOf(caller.key);
-    // What this isolate holds of the budget's leases goes back first: what was served here reads as admitted, not reserved.
-    await leases.handBack(budget, {
-      ban: c.get("config").ban,
-      limiter: (name) => c.env.RATE_LIMITER.getByName(name),
-      onBackgroundError: (error) => logLine("error", c.get("requestId"), "handing back leases before the usage history failed", { error: String(error) }),
-    });
-    return usageHistoryResponse(c, budget);
-  },
-});
+export const getUsage = (leases: LeaseClient) =>
+  defineOperation({
+    operationId: "getUsage",
+    scope: "orders:read",
+    method: "get",
+    path: "/usage",
+    summary: "The caller's usage, minute by minute, hour by hour or day by day",
+    tag: "Usage",
+    description:
+      "What the limiter admitted and refused for the calling key's budget (a rotated pair shares one), exactly as it " +
+      "decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, empty ones as zeros.",
+    stability: "beta",
+    queryParameters: usageQueryParameters,
+    responses: { 200: { description: "The budget's usage history", body: UsageHistory } },
+    errors: ["invalid_query"],
+    async handle(c) {
+      const caller = c.get("caller");
+      // Scoped operations only ever see key callers; the check keeps the type honest.
+      if (caller.kind !== "key") throw new Error("a scoped operation without a key");
+      const budget = budgetOf(caller.key);
+      // What this isolate holds of the budget's leases goes back first: what was served here reads as admitted, not reserved.
+      await leases.handBack(budget, {
+        ban: c.get("config").ban,
+        limiter: (name) => c.env.RATE_LIMITER.getByName(name),
+        onBackgroundError: (error) =>
+          logLine("error", c.get("requestId"), "handing back leases before the usage history failed", {
+            error: String(error),
+          }),
+      });
+      return usageHistoryResponse(c, budget);
+    },
+  });

@@ -6,7 +6,14 @@
 import { ApiError } from "../framework/api-error";
 import { strictQuery } from "../framework/operations/strict-query";
 import { rfc3339ToUtc } from "../lib/date-time";
-import { BUCKET_SECONDS, GRANULARITIES, KEPT_SECONDS, type Granularity, type HistoryRange, type UsageRow } from "../limiter/usage-ledger";
+import {
+  BUCKET_SECONDS,
+  GRANULARITIES,
+  KEPT_SECONDS,
+  type Granularity,
+  type HistoryRange,
+  type UsageRow,
+} from "../limiter/usage-ledger";
 /** The range without from: the last hour, day or 30 days, the current bucket included. */
 const DEFAULT_BUCKETS: Record<Granularity, number> = { minute: 60, hour: 24, day: 30 };
 /** Buckets in one answer at most: a day of minutes. */
@@ -50,7 +57,10 @@ export function readUsageQuery(search: URLSearchParams, now: number): UsageQuery
   const from = fromInstant === undefined ? to - DEFAULT_BUCKETS[granularity] * size : floorTo(fromInstant, size);
   if (from >= to) throw new ApiError("invalid_query", "from must come before to.");
   if ((to - from) / size > MAX_BUCKETS) {
-    throw new ApiError("invalid_query", `At most ${MAX_BUCKETS} buckets in one answer; this range has ${(to - from) / size}. Ask for a shorter range or a coarser granularity.`);
+    throw new ApiError(
+      "invalid_query",
+      `At most ${MAX_BUCKETS} buckets in one answer; this range has ${(to - from) / size}. Ask for a shorter range or a coarser granularity.`,
+    );
   }
   // The oldest bucket wholly kept: the one holding the keeping time's edge is being pruned, and would read 0.
   const oldest = floorTo(nowSeconds - KEPT_SECONDS[granularity], size) + size;
@@ -70,7 +80,12 @@ export function fillBuckets(rows: readonly UsageRow[], query: UsageQuery): Usage
   const buckets: UsageBucket[] = [];
   for (let start = query.from; start < query.to; start += size) {
     const row = byStart.get(start);
-    buckets.push({ start: new Date(start * 1000).toISOString(), admitted: row?.admitted ?? 0, refused: row?.refused ?? 0, reserved: row?.reserved ?? 0 });
+    buckets.push({
+      start: new Date(start * 1000).toISOString(),
+      admitted: row?.admitted ?? 0,
+      refused: row?.refused ?? 0,
+      reserved: row?.reserved ?? 0,
+    });
   }
   return buckets;
 }

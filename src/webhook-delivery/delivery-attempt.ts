@@ -28,7 +28,12 @@ export type AttemptOutcome =
   | { kind: "spent"; status: number | null; error: string };
 
 /** The outcome of an attempt made at `now` of a delivery at `step` of the schedule. */
-export function outcomeOf(posted: Pick<ReceiverAnswer, "status" | "error" | "retryAfter">, step: number, schedule: readonly number[], now: number): AttemptOutcome {
+export function outcomeOf(
+  posted: Pick<ReceiverAnswer, "status" | "error" | "retryAfter">,
+  step: number,
+  schedule: readonly number[],
+  now: number,
+): AttemptOutcome {
   const { status } = posted;
   if (status !== null && status >= 200 && status < 300) return { kind: "delivered", status };
   // Standard Webhooks: 410 Gone is the receiver saying it wants no more.
@@ -36,7 +41,12 @@ export function outcomeOf(posted: Pick<ReceiverAnswer, "status" | "error" | "ret
   const error = posted.error ?? `the receiver answered ${status}`;
   const next = step + 1;
   if (next > schedule.length) return { kind: "spent", status, error };
-  return { kind: "retry", dueAt: now + nextDelaySeconds(schedule, next, status, retryAfterSeconds(posted.retryAfter, now)) * 1000, status, error };
+  return {
+    kind: "retry",
+    dueAt: now + nextDelaySeconds(schedule, next, status, retryAfterSeconds(posted.retryAfter, now)) * 1000,
+    status,
+    error,
+  };
 }
 
 export interface AttemptContext {
@@ -55,19 +65,43 @@ export interface AttemptContext {
  * pruned before its delivery was tried. A dependency's failure (D1, while
  * disabling) throws: the delivery stays pending and its lane tries again.
  */
-export async function attemptDelivery(context: AttemptContext, endpoint: LaneEndpoint, secrets: readonly string[], delivery: LaneDelivery, event: OrderEventRow | null): Promise<AttemptOutcome | "expired"> {
+export async function attemptDelivery(
+  context: AttemptContext,
+  endpoint: LaneEndpoint,
+  secrets: readonly string[],
+  delivery: LaneDelivery,
+  event: OrderEventRow | null,
+): Promise<AttemptOutcome | "expired"> {
   const { sql } = context;
   const startedAt = context.now();
   if (event === null) {
-    settleDelivery(sql, delivery.seq, "failed", { status: null, error: "the event is older than the events kept", counts: false }, startedAt);
+    settleDelivery(
+      sql,
+      delivery.seq,
+      "failed",
+      { status: null, error: "the event is older than the events kept", counts: false },
+      startedAt,
+    );
     return "expired";
   }
   const body = orderEventJson(event, [] as DroppedValue[]);
   const headers = await webhookHeaders(secrets, `evt_${event.seq}`, Math.floor(startedAt / 1000), body);
-  const posted = await postToReceiver(context.fetch, endpoint.url, { headers, body }, context.timeoutMs ?? DELIVERY_TIMEOUT_MS);
+  const posted = await postToReceiver(
+    context.fetch,
+    endpoint.url,
+    { headers, body },
+    context.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+  );
   const now = context.now();
   // The owner's log of this attempt, before its outcome.
-  recordAttempt(sql, { seq: delivery.seq, at: startedAt, status: posted.status, duration_ms: posted.durationMs, response: posted.response, error: posted.error });
+  recordAttempt(sql, {
+    seq: delivery.seq,
+    at: startedAt,
+    status: posted.status,
+    duration_ms: posted.durationMs,
+    response: posted.response,
+    error: posted.error,
+  });
   const outcome = outcomeOf(posted, delivery.schedule_step, context.retrySeconds, now);
   const at = new Date(now).toISOString();
   switch (outcome.kind) {
@@ -85,8 +119,22 @@ export async function attemptDelivery(context: AttemptContext, endpoint: LaneEnd
       scheduleRetry(sql, delivery, outcome, outcome.dueAt, now);
       break;
     case "spent":
-      if (settleDelivery(sql, delivery.seq, "failed", { status: outcome.status, error: outcome.error, counts: true }, now) && !deliveredSince(sql, delivery.created_at)) {
-        await disableByService(context.db, endpoint.id, `every delivery failed for ${scheduleSpan(context.retrySeconds)}`, at);
+      if (
+        settleDelivery(
+          sql,
+          delivery.seq,
+          "failed",
+          { status: outcome.status, error: outcome.error, counts: true },
+          now,
+        ) &&
+        !deliveredSince(sql, delivery.created_at)
+      ) {
+        await disableByService(
+          context.db,
+          endpoint.id,
+          `every delivery failed for ${scheduleSpan(context.retrySeconds)}`,
+          at,
+        );
       }
       break;
   }

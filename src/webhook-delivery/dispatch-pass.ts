@@ -37,14 +37,20 @@ export interface DispatchedEvent {
 }
 
 /** The events an endpoint wants among these: it wants the type, and the event came after the endpoint. */
-export function wantedBy(endpoint: Pick<DispatchEndpoint, "types" | "from_seq">, events: readonly DispatchedEvent[]): string[] {
+export function wantedBy(
+  endpoint: Pick<DispatchEndpoint, "types" | "from_seq">,
+  events: readonly DispatchedEvent[],
+): string[] {
   const types = new Set(endpoint.types.split(","));
   const from = BigInt(endpoint.from_seq);
   return events.filter((event) => BigInt(event.seq) > from && types.has(event.type)).map((event) => event.seq);
 }
 
 /** Each endpoint's events to hand over, for the endpoints at the mark (one behind catches up alone, in order). */
-export function matchDeliveries(events: readonly DispatchedEvent[], endpoints: readonly DispatchEndpoint[]): Map<string, string[]> {
+export function matchDeliveries(
+  events: readonly DispatchedEvent[],
+  endpoints: readonly DispatchEndpoint[],
+): Map<string, string[]> {
   const byEndpoint = new Map<string, string[]>();
   for (const endpoint of endpoints) {
     if (endpoint.behind_after !== null) continue;
@@ -65,7 +71,12 @@ export function lanesToCatchUp(endpoints: readonly DispatchEndpoint[], now: numb
 /** A lane's standing after a try failed: behind after what it had, tried again later. */
 export const fellBehind = (endpoint: DispatchEndpoint, had: string, now: number): LaneStanding => {
   const failures = endpoint.behind_failures + 1;
-  return { id: endpoint.id, behindAfter: endpoint.behind_after ?? had, retryAt: now + behindRetryMs(failures), failures };
+  return {
+    id: endpoint.id,
+    behindAfter: endpoint.behind_after ?? had,
+    retryAt: now + behindRetryMs(failures),
+    failures,
+  };
 };
 
 export interface DispatchResult {
@@ -98,7 +109,11 @@ export interface DispatchOptions {
 }
 
 /** A pass from the mark in D1 (or the floor), then the lanes behind whose turn it is. */
-export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, options: DispatchOptions = {}): Promise<DispatchResult> {
+export async function dispatchEvents(
+  db: D1Queryable,
+  handToLane: HandToLane,
+  options: DispatchOptions = {},
+): Promise<DispatchResult> {
   const { floor, laneTimeoutMs = LANE_CALL_TIMEOUT_MS, now = Date.now() } = options;
   const stored = (await readDispatchMark(db).first<{ mark: string }>())?.mark ?? "0";
   const mark = floor !== undefined && BigInt(floor) > BigInt(stored) ? floor : stored;
@@ -122,21 +137,34 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, op
   if (endpoints.length === 0) {
     // Nobody to deliver to: nothing before now will ever be (endpoints start at their creation).
     if (BigInt(head) > BigInt(stored)) await storeDispatchMark(db, head);
-    return { mark: BigInt(head) > BigInt(mark) ? head : mark, more: false, endpoints: 0, enqueued: 0, head, failedLanes: 0, failedEndpoints: [], behind: 0 };
+    return {
+      mark: BigInt(head) > BigInt(mark) ? head : mark,
+      more: false,
+      endpoints: 0,
+      enqueued: 0,
+      head,
+      failedLanes: 0,
+      failedEndpoints: [],
+      behind: 0,
+    };
   }
   // With nothing past the oldest endpoint's start, the mark moves up to it: the events before it are nobody's, and a mark
   // left below them would show as lag that no pass can ever take away.
-  const next = events.at(-1)?.seq ?? (BigInt(start) > BigInt(mark) ? (BigInt(start) > BigInt(head) ? head : start) : mark);
+  const next =
+    events.at(-1)?.seq ?? (BigInt(start) > BigInt(mark) ? (BigInt(start) > BigInt(head) ? head : start) : mark);
   const calls: { endpoint: DispatchEndpoint; seqs: string[]; reached: string; full: boolean }[] = [];
   const byId = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]));
-  for (const [id, seqs] of matchDeliveries(events, endpoints)) calls.push({ endpoint: byId.get(id)!, seqs, reached: next, full: false });
+  for (const [id, seqs] of matchDeliveries(events, endpoints))
+    calls.push({ endpoint: byId.get(id)!, seqs, reached: next, full: false });
   const catchingUp = lanesToCatchUp(endpoints, now);
   if (catchingUp.length > 0) {
     // Up to the mark this pass reaches: a lane that reaches it is at the mark, and the next pass hands it what follows.
     const reads = await db.batch(
       catchingUp.map((endpoint) =>
         db
-          .prepare("SELECT CAST(seq AS TEXT) AS seq, type FROM order_events WHERE seq > CAST(?1 AS INTEGER) AND seq <= CAST(?2 AS INTEGER) ORDER BY order_events.seq LIMIT ?3")
+          .prepare(
+            "SELECT CAST(seq AS TEXT) AS seq, type FROM order_events WHERE seq > CAST(?1 AS INTEGER) AND seq <= CAST(?2 AS INTEGER) ORDER BY order_events.seq LIMIT ?3",
+          )
           .bind(endpoint.behind_after, next, DISPATCH_BATCH),
       ),
     );
@@ -152,7 +180,11 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, op
   let more = events.length === DISPATCH_BATCH;
   for (let i = 0; i < calls.length; i += FAN_OUT) {
     const round = calls.slice(i, i + FAN_OUT);
-    const settled = await Promise.allSettled(round.map(({ endpoint, seqs }) => (seqs.length === 0 ? Promise.resolve(0) : withTimeout(handToLane(endpoint.id, seqs), laneTimeoutMs))));
+    const settled = await Promise.allSettled(
+      round.map(({ endpoint, seqs }) =>
+        seqs.length === 0 ? Promise.resolve(0) : withTimeout(handToLane(endpoint.id, seqs), laneTimeoutMs),
+      ),
+    );
     settled.forEach((result, index) => {
       const { endpoint, reached, full } = round[index]!;
       if (result.status === "rejected") {
@@ -162,7 +194,8 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, op
       }
       enqueued += result.value;
       more ||= full;
-      if (endpoint.behind_after !== null) standings.push({ id: endpoint.id, behindAfter: full ? reached : null, retryAt: null, failures: 0 });
+      if (endpoint.behind_after !== null)
+        standings.push({ id: endpoint.id, behindAfter: full ? reached : null, retryAt: null, failures: 0 });
     });
   }
   await recordLaneStandings(db, standings);
@@ -170,5 +203,14 @@ export async function dispatchEvents(db: D1Queryable, handToLane: HandToLane, op
   const standingNow = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint.behind_after]));
   for (const standing of standings) standingNow.set(standing.id, standing.behindAfter);
   const behind = [...standingNow.values()].filter((after) => after !== null).length;
-  return { mark: next, more, endpoints: endpoints.length, enqueued, head, failedLanes: failedEndpoints.length, failedEndpoints, behind };
+  return {
+    mark: next,
+    more,
+    endpoints: endpoints.length,
+    enqueued,
+    head,
+    failedLanes: failedEndpoints.length,
+    failedEndpoints,
+    behind,
+  };
 }

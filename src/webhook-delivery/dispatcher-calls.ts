@@ -14,7 +14,11 @@ export const dispatcherOf = (env: Env) => env.WEBHOOK_DISPATCHER.getByName(DISPA
  * leaves a sleeping dispatcher asleep until the daily cron, hence an error
  * line (docs/design/order-events.md#dispatch).
  */
-function inBackground(c: Context<AppEnv>, call: (dispatcher: ReturnType<typeof dispatcherOf>) => Promise<void>, lost: { level: "warn" | "error"; message: string }): void {
+function inBackground(
+  c: Context<AppEnv>,
+  call: (dispatcher: ReturnType<typeof dispatcherOf>) => Promise<void>,
+  lost: { level: "warn" | "error"; message: string },
+): void {
   c.executionCtx.waitUntil(
     callDependency("webhook dispatcher", () => call(dispatcherOf(c.env))).catch((error: unknown) =>
       logLine(lost.level, c.get("requestId"), lost.message, { error: String(error) }),
@@ -24,11 +28,15 @@ function inBackground(c: Context<AppEnv>, call: (dispatcher: ReturnType<typeof d
 
 /** An event was just written through the API: delivered at once rather than at the next poll. */
 export const nudgeDispatcher = (c: Context<AppEnv>) =>
-  inBackground(c, (dispatcher) => dispatcher.nudge(), { level: "warn", message: "the webhook dispatcher could not be nudged; its next poll delivers the event" });
+  inBackground(c, (dispatcher) => dispatcher.nudge(), {
+    level: "warn",
+    message: "the webhook dispatcher could not be nudged; its next poll delivers the event",
+  });
 
 /** An endpoint was just made: the dispatcher may be asleep (there were none), and watches from now on. */
 export const wakeDispatcher = (c: Context<AppEnv>) =>
   inBackground(c, (dispatcher) => dispatcher.wake(), {
     level: "error",
-    message: "the webhook dispatcher could not be woken for a new endpoint; its deliveries start at the next endpoint made or the daily cron",
+    message:
+      "the webhook dispatcher could not be woken for a new endpoint; its deliveries start at the next endpoint made or the daily cron",
   });

@@ -13,7 +13,8 @@ export const DISPATCH_POLL_MS = 1_000;
 export const FAILED_PASS_RETRY_MAX_MS = 10_000;
 
 /** The wait after the `failed`th pass in a row failed: 1, 2, 4, 8 s, then FAILED_PASS_RETRY_MAX_MS. */
-export const failedPassRetryMs = (failed: number) => Math.min(FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS * 2 ** (failed - 1));
+export const failedPassRetryMs = (failed: number) =>
+  Math.min(FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS * 2 ** (failed - 1));
 
 /**
  * The webhook dispatcher (docs/design/order-events.md#dispatch): a Durable
@@ -67,14 +68,29 @@ export class WebhookDispatcher extends DurableObject<Env> {
         if (BigInt(sequence) < BigInt(highest)) {
           // Every order write is refused meanwhile: each would make an event with an id receivers have seen.
           await holdOrderWrites(this.env.DB, sequence, highest, new Date(now).toISOString());
-          logLine("error", "webhook-dispatcher", "the event sequence is below what was handed out (a D1 restore): order writes are refused and nothing is dispatched until it is raised (docs/operations.md#restoring-d1)", { sequence, highest });
+          logLine(
+            "error",
+            "webhook-dispatcher",
+            "the event sequence is below what was handed out (a D1 restore): order writes are refused and nothing is dispatched until it is raised (docs/operations.md#restoring-d1)",
+            { sequence, highest },
+          );
           await this.ctx.storage.setAlarm(now + FAILED_PASS_RETRY_MAX_MS);
           return;
         }
       }
-      const result = await dispatchEvents(this.env.DB, (endpointId, seqs) => laneOf(this.env, endpointId).enqueue(endpointId, seqs), { floor: highest, now });
+      const result = await dispatchEvents(
+        this.env.DB,
+        (endpointId, seqs) => laneOf(this.env, endpointId).enqueue(endpointId, seqs),
+        { floor: highest, now },
+      );
       storage.put("highestMark", result.mark);
-      if (result.failedLanes > 0) logLine("warn", "webhook-dispatcher", "some lanes could not be handed their events: each is behind and catches up alone", { endpoints: result.failedEndpoints, behind: result.behind, mark: result.mark });
+      if (result.failedLanes > 0)
+        logLine(
+          "warn",
+          "webhook-dispatcher",
+          "some lanes could not be handed their events: each is behind and catches up alone",
+          { endpoints: result.failedEndpoints, behind: result.behind, mark: result.mark },
+        );
       storage.put("watching", result.endpoints > 0);
       storage.delete("failedPasses");
       next = result.more ? now : result.endpoints > 0 ? now + DISPATCH_POLL_MS : null;
@@ -82,7 +98,11 @@ export class WebhookDispatcher extends DurableObject<Env> {
       const failed = (storage.get<number>("failedPasses") ?? 0) + 1;
       storage.put("failedPasses", failed);
       next = now + failedPassRetryMs(failed);
-      logLine("warn", "webhook-dispatcher", "a dispatch pass failed; it is tried again", { failedPasses: failed, retryAt: new Date(next).toISOString(), error: String(error) });
+      logLine("warn", "webhook-dispatcher", "a dispatch pass failed; it is tried again", {
+        failedPasses: failed,
+        retryAt: new Date(next).toISOString(),
+        error: String(error),
+      });
     }
     if (next !== null) await this.ctx.storage.setAlarm(next);
   }

@@ -33,12 +33,24 @@ export function auditedEndpointChange<T>(db: D1Database, event: EndpointEvent, c
               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, (SELECT budget FROM webhook_endpoints WHERE id = ?4))) " +
               "ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id RETURNING id",
           )
-          .bind(crypto.randomUUID(), event.at, event.operation, event.endpointId, JSON.stringify(event.changes), event.actor, event.budget ?? null)
+          .bind(
+            crypto.randomUUID(),
+            event.at,
+            event.operation,
+            event.endpointId,
+            JSON.stringify(event.changes),
+            event.actor,
+            event.budget ?? null,
+          )
           .first<number>("id"),
       ))!,
     {
-      remove: (rowId) => callDependency("D1", () => db.prepare("DELETE FROM webhook_endpoint_events WHERE id = ?1").bind(rowId).run()),
-      markUnknown: (rowId) => callDependency("D1", () => db.prepare("UPDATE webhook_endpoint_events SET outcome = 'unknown' WHERE id = ?1").bind(rowId).run()),
+      remove: (rowId) =>
+        callDependency("D1", () => db.prepare("DELETE FROM webhook_endpoint_events WHERE id = ?1").bind(rowId).run()),
+      markUnknown: (rowId) =>
+        callDependency("D1", () =>
+          db.prepare("UPDATE webhook_endpoint_events SET outcome = 'unknown' WHERE id = ?1").bind(rowId).run(),
+        ),
     },
     change,
   );
@@ -50,7 +62,11 @@ export function auditedEndpointChange<T>(db: D1Database, event: EndpointEvent, c
  * each. Written after the action, as a count of what was done: `unknown` marks the hour's row when one of them
  * failed in a way that may have come after it took effect.
  */
-export async function countEndpointAction(db: D1Database, event: EndpointEvent, outcomeUnknown: boolean): Promise<void> {
+export async function countEndpointAction(
+  db: D1Database,
+  event: EndpointEvent,
+  outcomeUnknown: boolean,
+): Promise<void> {
   const hour = event.at.slice(0, 13);
   await callDependency("D1", () =>
     db
@@ -60,7 +76,16 @@ export async function countEndpointAction(db: D1Database, event: EndpointEvent, 
           "ON CONFLICT (event_id) DO UPDATE SET at = excluded.at, changes = json_set(changes, '$.count', (changes ->> '$.count') + 1, '$.last', json(?5)), " +
           "outcome = coalesce(outcome, excluded.outcome)",
       )
-      .bind(`${event.operation}:${event.endpointId}:${event.actor}:${hour}`, event.at, event.operation, event.endpointId, JSON.stringify(event.changes), event.actor, event.budget ?? null, outcomeUnknown ? 1 : 0)
+      .bind(
+        `${event.operation}:${event.endpointId}:${event.actor}:${hour}`,
+        event.at,
+        event.operation,
+        event.endpointId,
+        JSON.stringify(event.changes),
+        event.actor,
+        event.budget ?? null,
+        outcomeUnknown ? 1 : 0,
+      )
       .run(),
   );
 }
@@ -73,7 +98,9 @@ const AUDIT_PRUNE_BATCH = 1_000;
 /** Deletes audit rows older than ENDPOINT_AUDIT_RETENTION_MS at `now`, oldest first, a batch a run; how many. */
 export async function pruneEndpointAudit(db: D1Database, now: number): Promise<number> {
   const { meta } = await db
-    .prepare("DELETE FROM webhook_endpoint_events WHERE id IN (SELECT id FROM webhook_endpoint_events WHERE at < ?1 ORDER BY at LIMIT ?2)")
+    .prepare(
+      "DELETE FROM webhook_endpoint_events WHERE id IN (SELECT id FROM webhook_endpoint_events WHERE at < ?1 ORDER BY at LIMIT ?2)",
+    )
     .bind(new Date(now - ENDPOINT_AUDIT_RETENTION_MS).toISOString(), AUDIT_PRUNE_BATCH)
     .run();
   return meta.changes;

@@ -18,7 +18,11 @@ export interface HealthNote {
 }
 
 /** The note after a run that POSTed `sent` deliveries, `delivered` of them accepted, at `now`, and whether the row must be written. */
-export function nextHealth(previous: HealthNote | undefined, run: { delivered: number; sent: number }, now: number): { note: HealthNote; write: boolean } {
+export function nextHealth(
+  previous: HealthNote | undefined,
+  run: { delivered: number; sent: number },
+  now: number,
+): { note: HealthNote; write: boolean } {
   const unchanged = previous ?? { failingSince: null, lastDeliveredAt: null, writtenAt: 0 };
   // Nothing sent (nothing due, or only events pruned before their turn): the receiver was not asked, so nothing changed.
   if (run.sent === 0) return { note: unchanged, write: false };

@@ -41,7 +41,8 @@ const COLUMNS =
   "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, disabled_note, previous_secret_sealed, previous_secret_until, " +
   "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak";
 
-export const newEndpointId = () => `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+export const newEndpointId = () =>
+  `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 
 /**
  * Adds an endpoint unless its budget has MAX_ENDPOINTS_PER_BUDGET already, in
@@ -71,17 +72,26 @@ export async function insertEndpoint(
     .run();
   if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";
   if (await hostLock(db, host)) return "host_locked";
-  const locked = await db.prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`).bind(row.budget, row.url).first();
+  const locked = await db
+    .prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`)
+    .bind(row.budget, row.url)
+    .first();
   return locked ? "locked" : "full";
 }
 
 export async function budgetEndpoints(db: D1Queryable, budget: string): Promise<WebhookEndpointRow[]> {
-  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 ORDER BY created_at, id`).bind(budget).all<WebhookEndpointRow>();
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 ORDER BY created_at, id`)
+    .bind(budget)
+    .all<WebhookEndpointRow>();
   return results;
 }
 
 export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Promise<WebhookEndpointRow | null> {
-  return db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 AND id = ?2`).bind(budget, id).first<WebhookEndpointRow>();
+  return db
+    .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 AND id = ?2`)
+    .bind(budget, id)
+    .first<WebhookEndpointRow>();
 }
 
 /**
@@ -89,16 +99,25 @@ export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Pro
  * (its deliveries) is emptied by the caller, or by itself at its next run
  * when it finds the endpoint gone.
  */
-export async function deleteEndpoint(db: D1Queryable, budget: string, id: string): Promise<"deleted" | "locked" | "none"> {
+export async function deleteEndpoint(
+  db: D1Queryable,
+  budget: string,
+  id: string,
+): Promise<"deleted" | "locked" | "none"> {
   // An endpoint an operator disabled stays (its owner would otherwise lift the lock by making it again).
-  const { meta } = await db.prepare(`DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`).bind(budget, id).run();
+  const { meta } = await db
+    .prepare(`DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`)
+    .bind(budget, id)
+    .run();
   if (meta.changes === 1) return "deleted";
   return (await budgetEndpoint(db, budget, id)) ? "locked" : "none";
 }
 
 /** Every endpoint of every budget, for operators. */
 export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[]> {
-  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`).all<WebhookEndpointRow>();
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
+    .all<WebhookEndpointRow>();
   return results;
 }
 
@@ -107,7 +126,13 @@ export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[
  * with what its owner is told (`note`, each disabling's own); an earlier disabling by its owner or the service
  * gives way to it. False when there is none by that id.
  */
-export async function disableEndpoint(db: D1Queryable, id: string, reason: string, at: string, note: string | null = null): Promise<boolean> {
+export async function disableEndpoint(
+  db: D1Queryable,
+  id: string,
+  reason: string,
+  at: string,
+  note: string | null = null,
+): Promise<boolean> {
   const { meta } = await db
     .prepare(
       "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = CASE WHEN disabled_by IS 'operator' THEN disabled_at ELSE ?2 END, " +
@@ -121,7 +146,9 @@ export async function disableEndpoint(db: D1Queryable, id: string, reason: strin
 /** An operator enables an endpoint, whoever disabled it; false when there is none by that id. */
 export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
   const { meta } = await db
-    .prepare("UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = NULL, disabled_note = NULL, disabled_for_leak = NULL WHERE id = ?1")
+    .prepare(
+      "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = NULL, disabled_note = NULL, disabled_for_leak = NULL WHERE id = ?1",
+    )
     .bind(id)
     .run();
   return meta.changes === 1;
@@ -135,7 +162,10 @@ const LOCKED = "status = 'disabled' AND coalesce(disabled_by, 'operator') = 'ope
 
 /** A budget's endpoints an operator disabled: their URLs no owner may point an endpoint at. */
 export async function lockedEndpoints(db: D1Queryable, budget: string): Promise<{ id: string; url: string }[]> {
-  const { results } = await db.prepare(`SELECT id, url FROM webhook_endpoints WHERE budget = ?1 AND ${LOCKED}`).bind(budget).all<{ id: string; url: string }>();
+  const { results } = await db
+    .prepare(`SELECT id, url FROM webhook_endpoints WHERE budget = ?1 AND ${LOCKED}`)
+    .bind(budget)
+    .all<{ id: string; url: string }>();
   return results;
 }
 
@@ -163,7 +193,13 @@ export interface EndpointChanges {
  * leaked key without its URL confirmed, to move such an endpoint's URL, or
  * to point it at the URL of another an operator disabled.
  */
-export async function updateEndpoint(db: D1Queryable, budget: string, id: string, changes: EndpointChanges, at: string): Promise<{ row: WebhookEndpointRow; locked: boolean } | null> {
+export async function updateEndpoint(
+  db: D1Queryable,
+  budget: string,
+  id: string,
+  changes: EndpointChanges,
+  at: string,
+): Promise<{ row: WebhookEndpointRow; locked: boolean } | null> {
   const enable = changes.status === "enabled" ? 1 : 0;
   const disable = changes.status === "disabled" ? 1 : 0;
   const row = await db
@@ -182,7 +218,20 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
         `AND NOT (?3 IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints AS other WHERE other.budget = ?1 AND other.id <> ?2 AND other.url = ?3 AND ${LOCKED})) ` +
         `RETURNING ${COLUMNS}`,
     )
-    .bind(budget, id, changes.url ?? null, changes.types ?? null, enable, disable, at, changes.rateLimit === undefined ? 0 : 1, changes.rateLimit ?? null, changes.confirmedUrl ?? null, changes.keyId ?? null, changes.host ?? null)
+    .bind(
+      budget,
+      id,
+      changes.url ?? null,
+      changes.types ?? null,
+      enable,
+      disable,
+      at,
+      changes.rateLimit === undefined ? 0 : 1,
+      changes.rateLimit ?? null,
+      changes.confirmedUrl ?? null,
+      changes.keyId ?? null,
+      changes.host ?? null,
+    )
     .first<WebhookEndpointRow>();
   if (row) return { row, locked: false };
   const unchanged = await budgetEndpoint(db, budget, id);
@@ -197,7 +246,14 @@ export async function updateEndpoint(db: D1Queryable, budget: string, id: string
  * overlap (`previousUntil` null, a leak) no old secret signs at all. False
  * when the budget has no endpoint by that id.
  */
-export async function rotateEndpointSecret(db: D1Queryable, budget: string, id: string, sealed: string, previousUntil: string | null, now: string): Promise<boolean> {
+export async function rotateEndpointSecret(
+  db: D1Queryable,
+  budget: string,
+  id: string,
+  sealed: string,
+  previousUntil: string | null,
+  now: string,
+): Promise<boolean> {
   const { meta } = await db
     .prepare(
       "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
@@ -225,20 +281,32 @@ export interface LaneEndpoint {
 
 export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint | null> {
   return db
-    .prepare("SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, disabled_for_leak FROM webhook_endpoints WHERE id = ?1")
+    .prepare(
+      "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, disabled_for_leak FROM webhook_endpoints WHERE id = ?1",
+    )
     .bind(id)
     .first<LaneEndpoint>();
 }
 
 /** What its lane noted of an endpoint's deliveries (endpoint-health.ts). */
-export async function recordEndpointHealth(db: D1Queryable, id: string, failingSince: string | null, lastDeliveredAt: string | null): Promise<void> {
-  await db.prepare("UPDATE webhook_endpoints SET failing_since = ?2, last_delivered_at = ?3 WHERE id = ?1").bind(id, failingSince, lastDeliveredAt).run();
+export async function recordEndpointHealth(
+  db: D1Queryable,
+  id: string,
+  failingSince: string | null,
+  lastDeliveredAt: string | null,
+): Promise<void> {
+  await db
+    .prepare("UPDATE webhook_endpoints SET failing_since = ?2, last_delivered_at = ?3 WHERE id = ?1")
+    .bind(id, failingSince, lastDeliveredAt)
+    .run();
 }
 
 /** The service disables an endpoint (its receiver answered 410, or refused a whole schedule), unless it is disabled already. */
 export async function disableByService(db: D1Queryable, id: string, reason: string, at: string): Promise<void> {
   await db
-    .prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = 'service' WHERE id = ?1 AND status = 'enabled'")
+    .prepare(
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = 'service' WHERE id = ?1 AND status = 'enabled'",
+    )
     .bind(id, at, reason)
     .run();
 }
@@ -248,7 +316,13 @@ export async function disableByService(db: D1Queryable, id: string, reason: stri
  * naming the key: its owner enables it again only with its URL confirmed. An operator's lock and its reason
  * stay as they are; any other disabling gives way to this one. False when there is none by that id.
  */
-export async function disableForLeak(db: D1Queryable, id: string, keyId: string, reason: string, at: string): Promise<boolean> {
+export async function disableForLeak(
+  db: D1Queryable,
+  id: string,
+  keyId: string,
+  reason: string,
+  at: string,
+): Promise<boolean> {
   const { meta } = await db
     .prepare(
       `UPDATE webhook_endpoints SET disabled_at = CASE WHEN status = 'disabled' THEN disabled_at ELSE ?3 END, status = 'disabled', ` +

@@ -15,13 +15,23 @@ export interface HostLock {
 }
 
 /** The condition, on a host bound as the statement's `?n`, that it is locked now. */
-export const HOST_LOCKED = (parameter: number) => `EXISTS (SELECT 1 FROM host_locks WHERE host = ?${parameter} AND lifted_at IS NULL)`;
+export const HOST_LOCKED = (parameter: number) =>
+  `EXISTS (SELECT 1 FROM host_locks WHERE host = ?${parameter} AND lifted_at IS NULL)`;
 
 export const hostLock = (db: D1Queryable, host: string) =>
-  db.prepare("SELECT host, reason, locked_at, locked_by FROM host_locks WHERE host = ?1 AND lifted_at IS NULL").bind(host).first<HostLock>();
+  db
+    .prepare("SELECT host, reason, locked_at, locked_by FROM host_locks WHERE host = ?1 AND lifted_at IS NULL")
+    .bind(host)
+    .first<HostLock>();
 
 /** Locks a host, or locks it again with a new reason after a lift. */
-export async function lockHost(db: D1Queryable, host: string, reason: string | null, at: string, actor: string): Promise<void> {
+export async function lockHost(
+  db: D1Queryable,
+  host: string,
+  reason: string | null,
+  at: string,
+  actor: string,
+): Promise<void> {
   await db
     .prepare(
       "INSERT INTO host_locks (host, reason, locked_at, locked_by) VALUES (?1, ?2, ?3, ?4) " +
@@ -34,11 +44,17 @@ export async function lockHost(db: D1Queryable, host: string, reason: string | n
 
 /** Lifts a host's lock; false when it had none in force. */
 export async function liftHostLock(db: D1Queryable, host: string, at: string, actor: string): Promise<boolean> {
-  const { meta } = await db.prepare("UPDATE host_locks SET lifted_at = ?2, lifted_by = ?3 WHERE host = ?1 AND lifted_at IS NULL").bind(host, at, actor).run();
+  const { meta } = await db
+    .prepare("UPDATE host_locks SET lifted_at = ?2, lifted_by = ?3 WHERE host = ?1 AND lifted_at IS NULL")
+    .bind(host, at, actor)
+    .run();
   return meta.changes === 1;
 }
 
 /** The endpoints whose URL names the host somewhere, for the caller to narrow to those on it (their URLs are in the normal form). */
 export const endpointsNaming = (db: D1Queryable, host: string) =>
   // Lower-cased: URLs stored before they were kept in the normal form may spell the host in capitals.
-  db.prepare("SELECT id, url FROM webhook_endpoints WHERE instr(lower(url), ?1) > 0").bind(`//${host}`).all<{ id: string; url: string }>();
+  db
+    .prepare("SELECT id, url FROM webhook_endpoints WHERE instr(lower(url), ?1) > 0")
+    .bind(`//${host}`)
+    .all<{ id: string; url: string }>();

@@ -28,13 +28,24 @@ CREATE INDEX IF NOT EXISTS attempts_by_age ON attempts (at);
 `;
 
 export function recordAttempt(sql: SqlStorage, attempt: LaneAttempt): void {
-  sql.exec("INSERT INTO attempts (seq, at, status, duration_ms, response, error) VALUES (?, ?, ?, ?, ?, ?)", attempt.seq, attempt.at, attempt.status, attempt.duration_ms, attempt.response, attempt.error);
+  sql.exec(
+    "INSERT INTO attempts (seq, at, status, duration_ms, response, error) VALUES (?, ?, ?, ?, ?, ?)",
+    attempt.seq,
+    attempt.at,
+    attempt.status,
+    attempt.duration_ms,
+    attempt.response,
+    attempt.error,
+  );
 }
 
 /** The newest attempts of each delivery named, newest first, `each` at most per delivery. */
 export function attemptsOf(sql: SqlStorage, seqs: readonly number[], each: number): Map<number, LaneAttempt[]> {
   const found = sql
-    .exec("SELECT seq, at, status, duration_ms, response, error FROM attempts WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY id DESC", JSON.stringify(seqs))
+    .exec(
+      "SELECT seq, at, status, duration_ms, response, error FROM attempts WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY id DESC",
+      JSON.stringify(seqs),
+    )
     .toArray() as unknown as LaneAttempt[];
   const bySeq = new Map<number, LaneAttempt[]>();
   for (const attempt of found) {
@@ -47,5 +58,11 @@ export function attemptsOf(sql: SqlStorage, seqs: readonly number[], each: numbe
 
 /** Deletes up to `limit` attempts made before `before`, oldest first; how many. */
 export function pruneAttempts(sql: SqlStorage, before: number, limit: number): number {
-  return sql.exec("DELETE FROM attempts WHERE id IN (SELECT id FROM attempts WHERE at < ? ORDER BY at LIMIT ?) RETURNING id", before, limit).toArray().length;
+  return sql
+    .exec(
+      "DELETE FROM attempts WHERE id IN (SELECT id FROM attempts WHERE at < ? ORDER BY at LIMIT ?) RETURNING id",
+      before,
+      limit,
+    )
+    .toArray().length;
 }

@@ -18,11 +18,16 @@ export interface DeliveryView {
   nextAttemptAt: string | null;
   outcome: LaneDelivery["outcome"];
   createdAt: string;
-  attemptLog: { at: string; status: number | null; durationMs: number; response: string | null; error: string | null }[];
+  attemptLog: {
+    at: string;
+    status: number | null;
+    durationMs: number;
+    response: string | null;
+    error: string | null;
+  }[];
 }
 
 /** A delivery's id: one per endpoint and event. */
 export const deliveryIdOf = (endpointId: string, seq: number | string) => `wd_${endpointId.slice("we_".length)}_${seq}`;
 /** The event a delivery's id names. */
 export const seqOfDeliveryId = (deliveryId: string) => Number(deliveryId.slice(deliveryId.lastIndexOf("_") + 1));
-

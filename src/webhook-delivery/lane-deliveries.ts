@@ -36,23 +36,47 @@ CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (due_at, seq) WHERE outc
 CREATE INDEX IF NOT EXISTS deliveries_settled ON deliveries (updated_at) WHERE outcome <> 'pending';
 `;
 
-const rows = (cursor: SqlStorageCursor<Record<string, SqlStorageValue>>) => cursor.toArray() as unknown as LaneDelivery[];
+const rows = (cursor: SqlStorageCursor<Record<string, SqlStorageValue>>) =>
+  cursor.toArray() as unknown as LaneDelivery[];
 
 /** Adds a pending delivery, due now, for each event not already here; how many were added. */
 export function addDeliveries(sql: SqlStorage, seqs: readonly number[], now: number): number {
   let added = 0;
-  for (const seq of seqs) added += sql.exec("INSERT OR IGNORE INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, 'pending', ?, ?, ?) RETURNING seq", seq, now, now, now).toArray().length;
+  for (const seq of seqs)
+    added += sql
+      .exec(
+        "INSERT OR IGNORE INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, 'pending', ?, ?, ?) RETURNING seq",
+        seq,
+        now,
+        now,
+        now,
+      )
+      .toArray().length;
   return added;
 }
 
 /** Pending deliveries due at `now`, oldest due first, leaving out those already in flight. */
-export function dueDeliveries(sql: SqlStorage, now: number, limit: number, inFlight: readonly number[]): LaneDelivery[] {
-  return rows(sql.exec("SELECT * FROM deliveries WHERE outcome = 'pending' AND due_at <= ? AND seq NOT IN (SELECT value FROM json_each(?)) ORDER BY due_at, seq LIMIT ?", now, JSON.stringify(inFlight), limit));
+export function dueDeliveries(
+  sql: SqlStorage,
+  now: number,
+  limit: number,
+  inFlight: readonly number[],
+): LaneDelivery[] {
+  return rows(
+    sql.exec(
+      "SELECT * FROM deliveries WHERE outcome = 'pending' AND due_at <= ? AND seq NOT IN (SELECT value FROM json_each(?)) ORDER BY due_at, seq LIMIT ?",
+      now,
+      JSON.stringify(inFlight),
+      limit,
+    ),
+  );
 }
 
 /** When the next pending delivery is due; null when none is pending. */
 export function nextDueAt(sql: SqlStorage): number | null {
-  const [row] = sql.exec<{ due: number | null }>("SELECT min(due_at) AS due FROM deliveries WHERE outcome = 'pending'").toArray();
+  const [row] = sql
+    .exec<{ due: number | null }>("SELECT min(due_at) AS due FROM deliveries WHERE outcome = 'pending'")
+    .toArray();
   return row?.due ?? null;
 }
 
@@ -65,7 +89,13 @@ export function deliveryOf(sql: SqlStorage, seq: number): LaneDelivery | undefin
  * meanwhile (a manual retry that delivered it, a disabling) is never turned
  * into another outcome by an attempt that finished late. Whether it was.
  */
-export function settleDelivery(sql: SqlStorage, seq: number, outcome: "delivered" | "failed", attempt: { status: number | null; error: string | null; counts: boolean }, now: number): boolean {
+export function settleDelivery(
+  sql: SqlStorage,
+  seq: number,
+  outcome: "delivered" | "failed",
+  attempt: { status: number | null; error: string | null; counts: boolean },
+  now: number,
+): boolean {
   return (
     sql.exec(
       "UPDATE deliveries SET outcome = ?, attempts = attempts + ?, last_status = coalesce(?, last_status), last_error = ?, due_at = NULL, updated_at = ? WHERE seq = ? AND outcome = 'pending'",
@@ -80,7 +110,13 @@ export function settleDelivery(sql: SqlStorage, seq: number, outcome: "delivered
 }
 
 /** A failed attempt with the schedule not yet spent: the next one is due at `dueAt`. Only if nothing else moved the delivery on meanwhile. */
-export function scheduleRetry(sql: SqlStorage, delivery: Pick<LaneDelivery, "seq" | "schedule_step">, attempt: { status: number | null; error: string }, dueAt: number, now: number): boolean {
+export function scheduleRetry(
+  sql: SqlStorage,
+  delivery: Pick<LaneDelivery, "seq" | "schedule_step">,
+  attempt: { status: number | null; error: string },
+  dueAt: number,
+  now: number,
+): boolean {
   return (
     sql.exec(
       "UPDATE deliveries SET attempts = attempts + 1, schedule_step = schedule_step + 1, last_status = ?, last_error = ?, due_at = ?, updated_at = ? WHERE seq = ? AND outcome = 'pending' AND schedule_step = ?",
@@ -96,17 +132,22 @@ export function scheduleRetry(sql: SqlStorage, delivery: Pick<LaneDelivery, "seq
 
 /** Fails up to `limit` pending deliveries for one reason (the endpoint disabled, its budget without a live key); how many. */
 export function failPending(sql: SqlStorage, reason: string, now: number, limit: number): number {
-  return sql.exec(
-    "UPDATE deliveries SET outcome = 'failed', last_error = ?, due_at = NULL, updated_at = ? WHERE seq IN (SELECT seq FROM deliveries WHERE outcome = 'pending' ORDER BY due_at, seq LIMIT ?) RETURNING seq",
-    reason,
-    now,
-    limit,
-  ).toArray().length;
+  return sql
+    .exec(
+      "UPDATE deliveries SET outcome = 'failed', last_error = ?, due_at = NULL, updated_at = ? WHERE seq IN (SELECT seq FROM deliveries WHERE outcome = 'pending' ORDER BY due_at, seq LIMIT ?) RETURNING seq",
+      reason,
+      now,
+      limit,
+    )
+    .toArray().length;
 }
 
 /** Whether anything was delivered since `since`: an endpoint that failed a whole schedule with nothing delivered meanwhile is disabled. */
 export function deliveredSince(sql: SqlStorage, since: number): boolean {
-  return sql.exec("SELECT 1 FROM deliveries WHERE outcome = 'delivered' AND updated_at >= ? LIMIT 1", since).toArray().length > 0;
+  return (
+    sql.exec("SELECT 1 FROM deliveries WHERE outcome = 'delivered' AND updated_at >= ? LIMIT 1", since).toArray()
+      .length > 0
+  );
 }
 
 /** The newest deliveries, newest event first. */
@@ -116,33 +157,56 @@ export function newestDeliveries(sql: SqlStorage, limit: number): LaneDelivery[]
 
 /** A delivery made pending again, due now, its schedule afresh; undefined when there is none for that event. */
 export function resetDelivery(sql: SqlStorage, seq: number, now: number): LaneDelivery | undefined {
-  return rows(sql.exec("UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq = ? RETURNING *", now, now, seq))[0];
+  return rows(
+    sql.exec(
+      "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq = ? RETURNING *",
+      now,
+      now,
+      seq,
+    ),
+  )[0];
 }
 
 /** Up to `limit` failed deliveries made since `since` made pending again, due now, in event order; how many. */
 export function recoverFailed(sql: SqlStorage, since: number, now: number, limit: number): number {
-  return sql.exec(
-    "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq IN (SELECT seq FROM deliveries WHERE outcome = 'failed' AND created_at >= ? ORDER BY seq LIMIT ?) RETURNING seq",
-    now,
-    now,
-    since,
-    limit,
-  ).toArray().length;
+  return sql
+    .exec(
+      "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq IN (SELECT seq FROM deliveries WHERE outcome = 'failed' AND created_at >= ? ORDER BY seq LIMIT ?) RETURNING seq",
+      now,
+      now,
+      since,
+      limit,
+    )
+    .toArray().length;
 }
 
 /** Whether any failed delivery made since `since` is left. */
 export function failedSince(sql: SqlStorage, since: number): boolean {
-  return sql.exec("SELECT 1 FROM deliveries WHERE outcome = 'failed' AND created_at >= ? LIMIT 1", since).toArray().length > 0;
+  return (
+    sql.exec("SELECT 1 FROM deliveries WHERE outcome = 'failed' AND created_at >= ? LIMIT 1", since).toArray().length >
+    0
+  );
 }
 
 /** Deletes up to `limit` settled deliveries last changed before `before`, oldest events first; how many. */
 export function pruneSettled(sql: SqlStorage, before: number, limit: number): number {
   // Through the settled ones' index: a lane with nothing old to prune reads nothing.
-  return sql.exec("DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries WHERE outcome <> 'pending' AND updated_at < ? ORDER BY updated_at LIMIT ?) RETURNING seq", before, limit).toArray().length;
+  return sql
+    .exec(
+      "DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries WHERE outcome <> 'pending' AND updated_at < ? ORDER BY updated_at LIMIT ?) RETURNING seq",
+      before,
+      limit,
+    )
+    .toArray().length;
 }
 
 /** What the lane holds, for operators. */
-export function deliveryCounts(sql: SqlStorage): { pending: number; failed: number; delivered: number; oldestPendingAt: number | null } {
+export function deliveryCounts(sql: SqlStorage): {
+  pending: number;
+  failed: number;
+  delivered: number;
+  oldestPendingAt: number | null;
+} {
   const [row] = sql
     .exec<{ pending: number; failed: number; delivered: number; oldest: number | null }>(
       "SELECT count(*) FILTER (WHERE outcome = 'pending') AS pending, count(*) FILTER (WHERE outcome = 'failed') AS failed, " +

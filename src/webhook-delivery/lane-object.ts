@@ -4,7 +4,17 @@ import { logLine } from "../lib/log";
 import { TtlCache } from "../lib/ttl-cache";
 import { readConfig } from "../framework/read-config";
 import { ATTEMPTS_DDL, attemptsOf, type LaneAttempt } from "./lane-attempts";
-import { addDeliveries, DELIVERIES_DDL, deliveryCounts, failedSince, newestDeliveries, nextDueAt, recoverFailed, resetDelivery, type LaneDelivery } from "./lane-deliveries";
+import {
+  addDeliveries,
+  DELIVERIES_DDL,
+  deliveryCounts,
+  failedSince,
+  newestDeliveries,
+  nextDueAt,
+  recoverFailed,
+  resetDelivery,
+  type LaneDelivery,
+} from "./lane-deliveries";
 import { runLane } from "./lane-run";
 import { nextHealth, type HealthNote } from "./endpoint-health";
 import { recordEndpointHealth } from "./endpoint-table";
@@ -17,7 +27,13 @@ export const FAILED_RUN_RETRY_MAX_MS = 10_000;
 export const failedRunRetryMs = (failed: number) => Math.min(FAILED_RUN_RETRY_MAX_MS, 1_000 * 2 ** (failed - 1));
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const attemptJson = (attempt: LaneAttempt) => ({ at: iso(attempt.at), status: attempt.status, durationMs: attempt.duration_ms, response: attempt.response, error: attempt.error });
+const attemptJson = (attempt: LaneAttempt) => ({
+  at: iso(attempt.at),
+  status: attempt.status,
+  durationMs: attempt.duration_ms,
+  response: attempt.response,
+  error: attempt.error,
+});
 
 /**
  * One webhook endpoint's lane (docs/design/order-events.md#lanes): a Durable
@@ -46,7 +62,11 @@ export class WebhookLane extends DurableObject<Env> {
   /** The newest deliveries, with their newest attempts. */
   async deliveries(endpointId: string, limit: number, attemptsEach: number): Promise<DeliveryView[]> {
     const rows = newestDeliveries(this.ctx.storage.sql, limit);
-    const attempts = attemptsOf(this.ctx.storage.sql, rows.map((row) => row.seq), attemptsEach);
+    const attempts = attemptsOf(
+      this.ctx.storage.sql,
+      rows.map((row) => row.seq),
+      attemptsEach,
+    );
     return rows.map((row) => this.view(endpointId, row, attempts.get(row.seq) ?? []));
   }
 
@@ -100,7 +120,8 @@ export class WebhookLane extends DurableObject<Env> {
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         retrySeconds: config.config.webhookRetrySeconds,
         sealingKey: sealingKeyOf(this.env),
-        budgetLiveness: (budget) => budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets, keysChangedAtOf(this.env.RATE_LIMITER, budget)),
+        budgetLiveness: (budget) =>
+          budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets, keysChangedAtOf(this.env.RATE_LIMITER, budget)),
       });
       if (result === "endpoint gone") return await this.wipe();
       storage.delete("failedRuns");
@@ -110,7 +131,12 @@ export class WebhookLane extends DurableObject<Env> {
       const failed = (storage.get<number>("failedRuns") ?? 0) + 1;
       storage.put("failedRuns", failed);
       next = Date.now() + failedRunRetryMs(failed);
-      logLine("warn", "webhook-lane", "a lane's run failed; it is tried again", { endpointId, failedRuns: failed, retryAt: iso(next), error: String(error) });
+      logLine("warn", "webhook-lane", "a lane's run failed; it is tried again", {
+        endpointId,
+        failedRuns: failed,
+        retryAt: iso(next),
+        error: String(error),
+      });
     }
     if (next !== null) await this.ctx.storage.setAlarm(next);
   }
@@ -121,10 +147,18 @@ export class WebhookLane extends DurableObject<Env> {
     const { note, write } = nextHealth(storage.get<HealthNote>("health"), run, Date.now());
     if (!write) return void storage.put("health", note);
     try {
-      await recordEndpointHealth(this.env.DB, endpointId, note.failingSince === null ? null : iso(note.failingSince), note.lastDeliveredAt === null ? null : iso(note.lastDeliveredAt));
+      await recordEndpointHealth(
+        this.env.DB,
+        endpointId,
+        note.failingSince === null ? null : iso(note.failingSince),
+        note.lastDeliveredAt === null ? null : iso(note.lastDeliveredAt),
+      );
       storage.put("health", note);
     } catch (error) {
-      logLine("warn", "webhook-lane", "an endpoint's health was not written; the next run tries again", { endpointId, error: String(error) });
+      logLine("warn", "webhook-lane", "an endpoint's health was not written; the next run tries again", {
+        endpointId,
+        error: String(error),
+      });
     }
   }
 

@@ -46,11 +46,15 @@ export interface LaneContext extends AttemptContext {
 
 /** What a run leaves: when the next is due (null: nothing pending), or that the endpoint is gone and its lane should be emptied. */
 /** `attempted`: deliveries taken up; `sent`: of those, the ones POSTed (an event pruned before its turn is settled unsent). */
-export type LaneRunResult = { next: number | null; delivered: number; attempted: number; sent: number } | "endpoint gone";
+export type LaneRunResult =
+  | { next: number | null; delivered: number; attempted: number; sent: number }
+  | "endpoint gone";
 
 const eventsOf = async (db: D1Queryable, seqs: readonly number[]) => {
   const { results } = await db
-    .prepare("SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq IN (SELECT value FROM json_each(?1))")
+    .prepare(
+      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq IN (SELECT value FROM json_each(?1))",
+    )
     .bind(JSON.stringify(seqs))
     .all<OrderEventRow>();
   return new Map(results.map((row) => [Number(row.seq), row]));
@@ -73,21 +77,31 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
 }
 
 /** The endpoint as it is now and the secrets it signs with, or what the run ends with when nothing can be sent to it. */
-async function sendable(context: LaneContext): Promise<{ endpoint: LaneEndpoint; secrets: readonly string[] } | LaneRunResult> {
+async function sendable(
+  context: LaneContext,
+): Promise<{ endpoint: LaneEndpoint; secrets: readonly string[] } | LaneRunResult> {
   const now = context.now();
   const endpoint = await laneEndpoint(context.db, context.endpointId);
   if (!endpoint) return "endpoint gone";
   if (endpoint.status !== "enabled") {
     // Its owner reads why in the delivery log: a leak's disabling names the key (docs/api.md#what-a-leak-ends).
-    const leak = endpoint.disabled_for_leak === null ? "" : `: the key ${endpoint.disabled_for_leak}, which made or aimed it, was revoked as leaked`;
+    const leak =
+      endpoint.disabled_for_leak === null
+        ? ""
+        : `: the key ${endpoint.disabled_for_leak}, which made or aimed it, was revoked as leaked`;
     return failAll(context, `the endpoint is disabled${leak}`);
   }
   const liveness = await context.budgetLiveness(endpoint.budget);
   if (liveness === "unknown") return { next: now + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0, sent: 0 };
-  if (liveness === "dead") return failAll(context, "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)");
+  if (liveness === "dead")
+    return failAll(
+      context,
+      "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)",
+    );
   const secrets = await liveSecrets(context.sealingKey, endpoint, now);
   // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves secrets unreadable).
-  if (secrets === undefined) return failAll(context, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
+  if (secrets === undefined)
+    return failAll(context, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
   return { endpoint, secrets };
 }
 
@@ -124,17 +138,31 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
           return undefined;
         }
         current = ready;
-        const events = await eventsOf(context.db, due.map((delivery) => delivery.seq));
+        const events = await eventsOf(
+          context.db,
+          due.map((delivery) => delivery.seq),
+        );
         page = due.map((delivery) => ({ delivery, event: events.get(delivery.seq) ?? null }));
       }
       const { delivery, event } = page.shift()!;
       const fresh = deliveryOf(sql, delivery.seq);
-      if (fresh?.outcome === "pending" && fresh.due_at !== null && fresh.due_at <= context.now() && !inFlight.has(fresh.seq)) return { delivery: fresh, event };
+      if (
+        fresh?.outcome === "pending" &&
+        fresh.due_at !== null &&
+        fresh.due_at <= context.now() &&
+        !inFlight.has(fresh.seq)
+      )
+        return { delivery: fresh, event };
     }
   };
 
   try {
-    while (!stopped && failure === undefined && attempted < LANE_RUN_DELIVERIES && context.now() - began < LANE_RUN_MS) {
+    while (
+      !stopped &&
+      failure === undefined &&
+      attempted < LANE_RUN_DELIVERIES &&
+      context.now() - began < LANE_RUN_MS
+    ) {
       const wait = waitBeforeStart(context.now(), nextStartAt, inFlight.size);
       if (wait === "full") {
         await Promise.race(inFlight.values());

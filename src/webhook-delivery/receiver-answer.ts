@@ -35,14 +35,38 @@ export interface ReceiverAnswer {
 }
 
 /** POSTs a signed event to a receiver, redirects not followed, and reads what it made of it: a delivery attempt's, or a test event's. */
-export async function postToReceiver(fetch: typeof globalThis.fetch, url: string, request: { headers: Record<string, string>; body: string }, timeoutMs: number): Promise<ReceiverAnswer> {
+export async function postToReceiver(
+  fetch: typeof globalThis.fetch,
+  url: string,
+  request: { headers: Record<string, string>; body: string },
+  timeoutMs: number,
+): Promise<ReceiverAnswer> {
   const sent = Date.now();
   try {
-    const answer = await fetch(url, { method: "POST", ...request, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+    const answer = await fetch(url, {
+      method: "POST",
+      ...request,
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const durationMs = Date.now() - sent;
-    return { status: answer.status, retryAfter: answer.headers.get("Retry-After"), response: await answerStart(answer), error: null, timedOut: false, durationMs };
+    return {
+      status: answer.status,
+      retryAfter: answer.headers.get("Retry-After"),
+      response: await answerStart(answer),
+      error: null,
+      timedOut: false,
+      durationMs,
+    };
   } catch (cause) {
     const timedOut = cause instanceof Error && cause.name === "TimeoutError";
-    return { status: null, retryAfter: null, response: null, error: timedOut ? `no answer within ${timeoutMs / 1000} s` : "could not connect", timedOut, durationMs: Date.now() - sent };
+    return {
+      status: null,
+      retryAfter: null,
+      response: null,
+      error: timedOut ? `no answer within ${timeoutMs / 1000} s` : "could not connect",
+      timedOut,
+      durationMs: Date.now() - sent,
+    };
   }
 }

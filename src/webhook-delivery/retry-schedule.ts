@@ -17,7 +17,12 @@ export function retryAfterSeconds(value: string | null, now: number): number | n
  * longer when a 429 or 503 asked for longer with `Retry-After`, but never
  * past the schedule's whole span (a receiver cannot park its deliveries for ever).
  */
-export function nextDelaySeconds(schedule: readonly number[], step: number, status: number | null, retryAfter: number | null): number {
+export function nextDelaySeconds(
+  schedule: readonly number[],
+  step: number,
+  status: number | null,
+  retryAfter: number | null,
+): number {
   const scheduled = schedule[Math.min(step, schedule.length) - 1]!;
   if ((status !== 429 && status !== 503) || retryAfter === null) return scheduled;
   const span = schedule.reduce((sum, seconds) => sum + seconds, 0);

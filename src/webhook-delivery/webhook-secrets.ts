@@ -13,7 +13,8 @@ const PREFIX = "whsec_";
 
 /** The Workers secret secrets are sealed with; a deployment without it is misconfigured (docs/operations.md#webhooks). */
 export function sealingKeyOf(env: Env): string {
-  if (!env.WEBHOOK_SECRETS_KEY) throw new Error("WEBHOOK_SECRETS_KEY is not set: webhook secrets cannot be sealed or opened");
+  if (!env.WEBHOOK_SECRETS_KEY)
+    throw new Error("WEBHOOK_SECRETS_KEY is not set: webhook secrets cannot be sealed or opened");
   return env.WEBHOOK_SECRETS_KEY;
 }
 
@@ -27,10 +28,12 @@ export const secretBytes = (secret: string) => fromBase64(secret.slice(PREFIX.le
 const PURPOSE = "store-orders webhook secrets 1";
 
 /** `<iv>.<ciphertext>`, each base64, bound to the endpoint's id. */
-export const sealSecret = (keyMaterial: string, endpointId: string, secret: string): Promise<string> => sealText(PURPOSE, keyMaterial, endpointId, secret);
+export const sealSecret = (keyMaterial: string, endpointId: string, secret: string): Promise<string> =>
+  sealText(PURPOSE, keyMaterial, endpointId, secret);
 
 /** The secret; throws when the key or the endpoint is not the one it was sealed with. */
-export const openSecret = (keyMaterial: string, endpointId: string, sealed: string): Promise<string> => openText(PURPOSE, keyMaterial, endpointId, sealed);
+export const openSecret = (keyMaterial: string, endpointId: string, sealed: string): Promise<string> =>
+  openText(PURPOSE, keyMaterial, endpointId, sealed);
 
 /**
  * The secrets that sign an endpoint's deliveries now: its own, and the one a
@@ -39,12 +42,22 @@ export const openSecret = (keyMaterial: string, endpointId: string, sealed: stri
  */
 export async function liveSecrets(
   keyMaterial: string,
-  endpoint: { id: string; secret_sealed: string; previous_secret_sealed: string | null; previous_secret_until: string | null },
+  endpoint: {
+    id: string;
+    secret_sealed: string;
+    previous_secret_sealed: string | null;
+    previous_secret_until: string | null;
+  },
   now: number,
 ): Promise<string[] | undefined> {
   const secret = await openSecret(keyMaterial, endpoint.id, endpoint.secret_sealed).catch(() => undefined);
   if (secret === undefined) return undefined;
-  const overlapping = endpoint.previous_secret_sealed !== null && endpoint.previous_secret_until !== null && Date.parse(endpoint.previous_secret_until) > now;
-  const previous = overlapping ? await openSecret(keyMaterial, endpoint.id, endpoint.previous_secret_sealed!).catch(() => undefined) : undefined;
+  const overlapping =
+    endpoint.previous_secret_sealed !== null &&
+    endpoint.previous_secret_until !== null &&
+    Date.parse(endpoint.previous_secret_until) > now;
+  const previous = overlapping
+    ? await openSecret(keyMaterial, endpoint.id, endpoint.previous_secret_sealed!).catch(() => undefined)
+    : undefined;
   return previous === undefined ? [secret] : [secret, previous];
 }

@@ -6,7 +6,11 @@ import { WebhookTestEvent } from "./endpoints/webhook-endpoint-schemas";
 /** The Standard Webhooks headers every request to a receiver carries, for ids of the given pattern. */
 const signedHeaders = (id: { description: string; pattern: string }): WebhookDescription["headers"] => [
   { name: "webhook-id", description: id.description, schema: { type: "string", pattern: id.pattern } },
-  { name: "webhook-timestamp", description: "When this attempt was signed, Unix seconds: refuse one far from now", schema: { type: "string", pattern: "^[0-9]+$" } },
+  {
+    name: "webhook-timestamp",
+    description: "When this attempt was signed, Unix seconds: refuse one far from now",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
   {
     name: "webhook-signature",
     description:
@@ -26,7 +30,10 @@ export const orderEventWebhook: WebhookDescription = {
     `order across events. An answer other than 2xx within ${DELIVERY_TIMEOUT_MS / 1000} s is retried on the retry schedule ` +
     "(about 3 days); an endpoint that fails for all of it is disabled.",
   body: OrderEvent,
-  headers: signedHeaders({ description: "The event's id (evt_ and its sequence number): the same on every attempt", pattern: "^evt_[1-9][0-9]*$" }),
+  headers: signedHeaders({
+    description: "The event's id (evt_ and its sequence number): the same on every attempt",
+    pattern: "^evt_[1-9][0-9]*$",
+  }),
   responses: { "2XX": "Received: the delivery is done", default: "Not received: the event is sent again later" },
 };
 
@@ -38,6 +45,9 @@ export const testEventWebhook: WebhookDescription = {
     "POSTed once, at once, when the endpoint's owner asks (sendWebhookTestEvent), signed as every delivery is. Its type is " +
     "webhook.test and its id evt_test_…: no order changed, so a receiver answers it and acts on nothing. Never retried.",
   body: WebhookTestEvent,
-  headers: signedHeaders({ description: "The test's id, evt_test_ and 32 hex digits", pattern: "^evt_test_[0-9a-f]{32}$" }),
+  headers: signedHeaders({
+    description: "The test's id, evt_test_ and 32 hex digits",
+    pattern: "^evt_test_[0-9a-f]{32}$",
+  }),
   responses: { "2XX": "Received", default: "Not received: reported to whoever sent the test, nothing more" },
 };

@@ -42,7 +42,10 @@ function serveTraffic(call: (path: string, init?: RequestInit) => Promise<Respon
 
 /** The shared service's whole v1 list, as a client reads it: the number of orders, or the JSON error of a cut-short body. */
 async function listLength(authorization?: string): Promise<number> {
-  const response = await shared.current.call("/v1/store/orders", authorization ? { headers: { Authorization: authorization } } : {});
+  const response = await shared.current.call(
+    "/v1/store/orders",
+    authorization ? { headers: { Authorization: authorization } } : {},
+  );
   expect(response.status).toBe(200);
   return (JSON.parse(await response.text()) as unknown[]).length;
 }

@@ -9,7 +9,10 @@ const service = useSharedService();
 const keys = useKeysCommand(() => service.statePath);
 
 /** A client on the service, recording each response's status and Retry-After, and each wait (`wait` stands in for the clock). */
-function clientOf(apiKey = service.current.demoKey, wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))) {
+function clientOf(
+  apiKey = service.current.demoKey,
+  wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+) {
   const responses: { status: number; retryAfter: string | null }[] = [];
   const waits: number[] = [];
   const client = new StoreOrdersClient({
@@ -72,13 +75,37 @@ describe("the TypeScript client against npm start", () => {
   it("retries a 429 after its Retry-After, and then succeeds", async () => {
     const minute = () => Math.floor(Date.now() / 60_000);
     for (let attempt = 1; ; attempt++) {
-      const created = await keys.run("create", "--plan", "enterprise", "--per-minute", "1", "--per-day", "1000", "--json");
+      const created = await keys.run(
+        "create",
+        "--plan",
+        "enterprise",
+        "--per-minute",
+        "1",
+        "--per-day",
+        "1000",
+        "--json",
+      );
       const { id, key } = JSON.parse(created.stdout.trim()) as { id: string; key: string };
       // The window passing, without waiting for the clock: the operator raises the limit, which every location has within a lease (5 s).
       const windowPasses = async () => {
-        await keys.run("update", id, "--per-minute", "1000", "--per-day", "1000", "--base-url", service.current.baseUrl);
-        for (let deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 500))) {
-          const probe = await fetch(`${service.current.baseUrl}/v1/openapi.json`, { headers: { Authorization: `Bearer ${key}` } });
+        await keys.run(
+          "update",
+          id,
+          "--per-minute",
+          "1000",
+          "--per-day",
+          "1000",
+          "--base-url",
+          service.current.baseUrl,
+        );
+        for (
+          let deadline = Date.now() + 10_000;
+          Date.now() < deadline;
+          await new Promise((resolve) => setTimeout(resolve, 500))
+        ) {
+          const probe = await fetch(`${service.current.baseUrl}/v1/openapi.json`, {
+            headers: { Authorization: `Bearer ${key}` },
+          });
           await probe.arrayBuffer();
           if (probe.status === 200) return;
         }
@@ -112,9 +139,14 @@ describe("the TypeScript client against npm start", () => {
     }
     await client.v2.orders.cancel(pending!);
     const events = [];
-    for await (const event of client.v2.events.follow({ after: head.cursor, waitSeconds: 0, untilCaughtUp: true })) events.push(event);
+    for await (const event of client.v2.events.follow({ after: head.cursor, waitSeconds: 0, untilCaughtUp: true }))
+      events.push(event);
     expect(events).toEqual([
-      expect.objectContaining({ type: "order.cancelled", order: expect.objectContaining({ id: pending, status: "cancelled" }), previous: { status: "pending" } }),
+      expect.objectContaining({
+        type: "order.cancelled",
+        order: expect.objectContaining({ id: pending, status: "cancelled" }),
+        previous: { status: "pending" },
+      }),
     ]);
   });
 });

@@ -10,10 +10,18 @@ const service = useSharedService();
 const scratch = mkdtempSync(join(tmpdir(), "store-orders-client-package-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
-      done({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      command,
+      args,
+      { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => done({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -42,11 +50,21 @@ describe("the client as a package another project installs", () => {
 
     const project = join(scratch, "project");
     await run("mkdir", ["-p", project], scratch);
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "a-store-front", private: true, type: "module" }));
-    const installed = await run("npm", ["install", join(scratch, tarball), "--offline", "--no-audit", "--no-fund"], project);
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({ name: "a-store-front", private: true, type: "module" }),
+    );
+    const installed = await run(
+      "npm",
+      ["install", join(scratch, tarball), "--offline", "--no-audit", "--no-fund"],
+      project,
+    );
     expect(installed.status, installed.stderr).toBe(0);
     writeFileSync(join(project, "walk.mjs"), WALK);
-    const walked = await run(process.execPath, ["walk.mjs"], project, { BASE_URL: `${service.current.baseUrl}/v1`, API_KEY: service.current.demoKey });
+    const walked = await run(process.execPath, ["walk.mjs"], project, {
+      BASE_URL: `${service.current.baseUrl}/v1`,
+      API_KEY: service.current.demoKey,
+    });
     expect(walked.status, walked.stderr).toBe(0);
     const ids = JSON.parse(walked.stdout) as string[];
 

@@ -6,7 +6,14 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { useSharedService } from "../support/service-fixture";
 import { useKeysCommand } from "../support/npm-script";
-import { expectAccessible, expectLightPage, launchChromium, screenshot, watch, type Watched } from "../support/chromium";
+import {
+  expectAccessible,
+  expectLightPage,
+  launchChromium,
+  screenshot,
+  watch,
+  type Watched,
+} from "../support/chromium";
 
 /**
  * The console (docs/api.md#the-console) in a real browser: Debian's chromium,
@@ -49,7 +56,9 @@ async function issueKey(name: string, scopes = ALL_SCOPES): Promise<Issued> {
 let pending: string[] = [];
 async function cancelAnOrder(): Promise<string> {
   if (pending.length === 0) {
-    const page = await (await service.current.call("/v2/store/orders?status=pending&limit=50")).json() as { data: { id: string }[] };
+    const page = (await (await service.current.call("/v2/store/orders?status=pending&limit=50")).json()) as {
+      data: { id: string }[];
+    };
     pending = page.data.map(({ id }) => id);
   }
   const id = pending.shift()!;
@@ -65,7 +74,9 @@ beforeAll(async () => {
     request.on("end", () => {
       received.push({ path: request.url ?? "", headers: request.headers, body });
       const failing = request.url === "/flaky" && flaky.failing;
-      response.writeHead(failing ? 500 : 200, { "Content-Type": "text/plain" }).end(failing ? "flaky says no" : `ok from ${request.url}`);
+      response
+        .writeHead(failing ? 500 : 200, { "Content-Type": "text/plain" })
+        .end(failing ? "flaky says no" : `ok from ${request.url}`);
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
@@ -100,7 +111,10 @@ async function open(width = 1280): Promise<Visit> {
  * it logged; not Chromium's note of a 401, which the page answers by asking
  * to sign in (with no session, its first call is one).
  */
-const pageErrors = (visit: Visit) => visit.errors.filter((error) => !/^error: Failed to load resource: the server responded with a status of 401/.test(error));
+const pageErrors = (visit: Visit) =>
+  visit.errors.filter(
+    (error) => !/^error: Failed to load resource: the server responded with a status of 401/.test(error),
+  );
 
 /** Signs in by typing the key and pressing Enter: the keyboard alone. */
 async function signInWithKey(visit: Visit, key: string): Promise<void> {
@@ -113,8 +127,6 @@ async function signInWithKey(visit: Visit, key: string): Promise<void> {
   await page.keyboard.press("Enter");
   await page.getByRole("heading", { name: "Overview" }).waitFor();
 }
-
-
 
 const goTo = async (page: Page, view: string) => {
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: view }).click();
@@ -159,9 +171,15 @@ describe("the console in chromium, against npm start", () => {
     await page.getByText("Console owner").first().waitFor();
     expect(await page.locator("[data-remaining=minute]").innerText()).toMatch(/^\d+$/);
     const cookies = await context.cookies();
-    expect(cookies.map(({ name, httpOnly, sameSite }) => ({ name, httpOnly, sameSite }))).toEqual([{ name: "so_console", httpOnly: true, sameSite: "Strict" }]);
+    expect(cookies.map(({ name, httpOnly, sameSite }) => ({ name, httpOnly, sameSite }))).toEqual([
+      { name: "so_console", httpOnly: true, sameSite: "Strict" },
+    ]);
     expect(cookies[0]!.value).not.toContain(owner.key);
-    const storage = await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }));
+    const storage = await page.evaluate(() => ({
+      local: localStorage.length,
+      session: sessionStorage.length,
+      cookie: document.cookie,
+    }));
     expect(storage).toEqual({ local: 0, session: 0, cookie: "" });
     expect(await page.content()).not.toContain(owner.key);
     expect(visit.requests.filter((url) => url.includes(owner.key))).toEqual([]);
@@ -172,12 +190,19 @@ describe("the console in chromium, against npm start", () => {
     const { page } = visit;
     const answered = page.waitForResponse((response) => response.url().includes("/v2/usage?"));
     await goTo(page, "Usage");
-    const history = (await (await answered).json()) as { granularity: string; buckets: { start: string; admitted: number; refused: number }[] };
+    const history = (await (await answered).json()) as {
+      granularity: string;
+      buckets: { start: string; admitted: number; refused: number }[];
+    };
     expect(history.granularity).toBe("hour");
     await page.locator(".chart canvas").first().waitFor();
     await page.locator("summary", { hasText: "The numbers" }).click();
-    const rows = await page.locator("#usage-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
-    expect(rows).toEqual(history.buckets.map((bucket) => [bucket.start, String(bucket.admitted), String(bucket.refused)]));
+    const rows = await page
+      .locator("#usage-table tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+    expect(rows).toEqual(
+      history.buckets.map((bucket) => [bucket.start, String(bucket.admitted), String(bucket.refused)]),
+    );
     // This key's own requests are in the current hour: the chart is not empty.
     expect(history.buckets.at(-1)!.admitted).toBeGreaterThan(0);
     const over = (await page.locator(".u-over").boundingBox())!;
@@ -185,7 +210,10 @@ describe("the console in chromium, against npm start", () => {
     const legend = await page.locator(".u-legend .u-value").allInnerTexts();
     const bucket = history.buckets.find(({ start }) => start === legend[0]);
     expect(bucket, `the legend shows ${legend.join(" | ")}`).toBeDefined();
-    expect(legend.slice(1).map((value) => Number(value.replaceAll(",", "")))).toEqual([bucket!.admitted, bucket!.refused]);
+    expect(legend.slice(1).map((value) => Number(value.replaceAll(",", "")))).toEqual([
+      bucket!.admitted,
+      bucket!.refused,
+    ]);
     await expectAccessible(page, "usage");
     await screenshot(page, "console-usage");
     const perMinute = page.waitForResponse((response) => response.url().includes("granularity=minute"));
@@ -209,12 +237,18 @@ describe("the console in chromium, against npm start", () => {
     await page.getByRole("button", { name: "Send a test event" }).click();
     await page.getByText(/Test event evt_test_[0-9a-f]+ delivered: 200/).waitFor();
     const test = await receivedAt("/good", (request) => String(request.headers["webhook-id"]).startsWith("evt_test_"));
-    expect(new Webhook(endpointSecret).verify(test.body, verifierHeaders(test))).toMatchObject({ type: "webhook.test" });
+    expect(new Webhook(endpointSecret).verify(test.body, verifierHeaders(test))).toMatchObject({
+      type: "webhook.test",
+    });
 
     const orderId = await cancelAnOrder();
     const delivery = await receivedAt("/good", (request) => request.body.includes(`"id":"${orderId}"`));
-    expect(new Webhook(endpointSecret).verify(delivery.body, verifierHeaders(delivery))).toMatchObject({ type: "order.cancelled" });
-    const row = page.locator(`tr[data-delivery-id][data-outcome=delivered]`, { hasText: String(delivery.headers["webhook-id"]) });
+    expect(new Webhook(endpointSecret).verify(delivery.body, verifierHeaders(delivery))).toMatchObject({
+      type: "order.cancelled",
+    });
+    const row = page.locator(`tr[data-delivery-id][data-outcome=delivered]`, {
+      hasText: String(delivery.headers["webhook-id"]),
+    });
     await row.waitFor({ timeout: 15_000 });
     await row.getByText(/1 attempt/).click();
     await expect.poll(() => row.innerText(), { timeout: 30_000 }).toMatch(/200 · \d+ ms/);
@@ -234,7 +268,9 @@ describe("the console in chromium, against npm start", () => {
     const delivery = await receivedAt("/good", (request) => request.body.includes(`"id":"${orderId}"`));
     expect(String(delivery.headers["webhook-signature"]).split(" ")).toHaveLength(2);
     for (const secret of [endpointSecret, rotatedSecret]) {
-      expect(new Webhook(secret).verify(delivery.body, verifierHeaders(delivery))).toMatchObject({ type: "order.cancelled" });
+      expect(new Webhook(secret).verify(delivery.body, verifierHeaders(delivery))).toMatchObject({
+        type: "order.cancelled",
+      });
     }
   });
 
@@ -250,7 +286,9 @@ describe("the console in chromium, against npm start", () => {
     await expect.poll(() => facts.innerText(), { timeout: 30_000 }).toContain(`${receiverRoot}/good?edited`);
     expect(await facts.innerText()).toMatch(/Event types\s+order\.cancelled\n/);
     await page.getByRole("button", { name: "Disable" }).click();
-    await expect.poll(() => page.locator("#endpoint-status").innerText(), { timeout: 30_000 }).toMatch(/^disabled by owner/);
+    await expect
+      .poll(() => page.locator("#endpoint-status").innerText(), { timeout: 30_000 })
+      .toMatch(/^disabled by owner/);
     await page.getByRole("button", { name: "Enable" }).click();
     await expect.poll(() => page.locator("#endpoint-status").innerText(), { timeout: 30_000 }).toBe("enabled");
   });
@@ -268,7 +306,9 @@ describe("the console in chromium, against npm start", () => {
     // Every attempt of the (local, seconds-long) schedule fails: both deliveries end failed, and the service disables the endpoint.
     const failed = page.locator("tr[data-delivery-id][data-outcome=failed]");
     await expect.poll(() => failed.count(), { timeout: 90_000 }).toBe(2);
-    await expect.poll(() => page.locator("#endpoint-status").innerText(), { timeout: 15_000 }).toMatch(/^disabled by service/);
+    await expect
+      .poll(() => page.locator("#endpoint-status").innerText(), { timeout: 15_000 })
+      .toMatch(/^disabled by service/);
     flaky.failing = false;
     // A caller may enable what the service disabled.
     await page.getByRole("button", { name: "Enable" }).click();
@@ -289,7 +329,9 @@ describe("the console in chromium, against npm start", () => {
     await goTo(page, "Events");
     await page.getByLabel("Type").selectOption("order.cancelled");
     await page.locator("#events-table tbody tr").first().waitFor();
-    expect(new Set(await page.locator("#events-table tbody tr td:nth-child(2)").allInnerTexts())).toEqual(new Set(["order.cancelled"]));
+    expect(new Set(await page.locator("#events-table tbody tr td:nth-child(2)").allInnerTexts())).toEqual(
+      new Set(["order.cancelled"]),
+    );
     // The tail's first long poll is out before the change is made.
     const polling = page.waitForRequest((request) => request.url().includes("after=latest"));
     await page.getByRole("button", { name: "Start live tail" }).click();
@@ -324,14 +366,24 @@ describe("the console in chromium, against npm start", () => {
     await screenshot(page, "console-keys");
     await oldRow.getByRole("button", { name: /^Revoke .* now$/ }).click();
     await expect.poll(() => oldRow.innerText(), { timeout: 30_000 }).toContain("revoked");
-    expect((await fetch(`${root()}/v2/console/session`, { headers: { Authorization: `Bearer ${owner.key}` } })).status).toBe(401);
+    expect(
+      (await fetch(`${root()}/v2/console/session`, { headers: { Authorization: `Bearer ${owner.key}` } })).status,
+    ).toBe(401);
     // The session moved to the new key: the page goes on.
-    const session = await page.evaluate(async () => (await (await fetch("/v2/console/session")).json()) as { key: { id: string } });
+    const session = await page.evaluate(
+      async () => (await (await fetch("/v2/console/session")).json()) as { key: { id: string } },
+    );
     expect(session.key.id).not.toBe(owner.id);
     await goTo(page, "Overview");
     // Left: no secret or key on the page after its one showing.
     for (const secret of [newKey, endpointSecret, rotatedSecret]) expect(await page.content()).not.toContain(secret);
-    expect(visit.requests.filter((url) => [newKey, endpointSecret, rotatedSecret, owner.key].some((secret) => url.includes(encodeURIComponent(secret)) || url.includes(secret)))).toEqual([]);
+    expect(
+      visit.requests.filter((url) =>
+        [newKey, endpointSecret, rotatedSecret, owner.key].some(
+          (secret) => url.includes(encodeURIComponent(secret)) || url.includes(secret),
+        ),
+      ),
+    ).toEqual([]);
   });
 
   it("signs out: the page asks for a key again, and a copy of the cookie is refused", async () => {
@@ -340,7 +392,9 @@ describe("the console in chromium, against npm start", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByText("Signed out.").waitFor();
     expect(await context.cookies()).toEqual([]);
-    const replayed = await fetch(`${root()}/v2/console/session`, { headers: { Cookie: `so_console=${cookie!.value}` } });
+    const replayed = await fetch(`${root()}/v2/console/session`, {
+      headers: { Cookie: `so_console=${cookie!.value}` },
+    });
     expect(replayed.status).toBe(401);
     expect(pageErrors(visit)).toEqual([]);
   });
@@ -356,14 +410,20 @@ describe("a key rotated away, signed in", () => {
     });
     expect(rotated.status).toBe(201);
     const replacement = (await rotated.json()) as Issued;
-    for (const [signedIn, other, offered] of [[leaked, replacement, false], [replacement, leaked, true]] as const) {
+    for (const [signedIn, other, offered] of [
+      [leaked, replacement, false],
+      [replacement, leaked, true],
+    ] as const) {
       const visit = await open();
       try {
         await signInWithKey(visit, signedIn.key);
         await goTo(visit.page, "Keys");
         const otherRow = visit.page.locator(`tr[data-key-id=${other.id}]`);
         await otherRow.waitFor();
-        expect(await otherRow.getByRole("button", { name: /^Revoke / }).count(), `${signedIn === leaked ? "the leaked key" : "its replacement"} offered a revocation`).toBe(offered ? 2 : 0);
+        expect(
+          await otherRow.getByRole("button", { name: /^Revoke / }).count(),
+          `${signedIn === leaked ? "the leaked key" : "its replacement"} offered a revocation`,
+        ).toBe(offered ? 2 : 0);
         const told = visit.page.getByText("it can act only on itself");
         expect(await told.count()).toBe(offered ? 0 : 1);
         expect(pageErrors(visit)).toEqual([]);
@@ -406,7 +466,9 @@ describe("a key revoked as leaked", () => {
       expect(text).toContain(foundAt);
       expect(text).toContain(planted);
       expect(text).toContain(replacement.id);
-      expect(await visit.page.locator(`tr[data-key-id=${replacement.id}]`).innerText()).toContain(`made by the leaked key ${leaked.id}`);
+      expect(await visit.page.locator(`tr[data-key-id=${replacement.id}]`).innerText()).toContain(
+        `made by the leaked key ${leaked.id}`,
+      );
       await screenshot(visit.page, "console-leaked-key");
       await expectAccessible(visit.page, "the keys view with a leaked key");
       await visit.page.goto(`${root()}/console#/webhooks/${planted}`);
@@ -436,7 +498,8 @@ describe("a link's fragment", () => {
       await signInWithKey(visit, holder.key);
       // Signed in: from here on, every request but a read is one a bent path made.
       visit.page.on("request", (request) => {
-        if (new URL(request.url()).pathname.startsWith("/v2") && request.method() !== "GET") sent.push(`${request.method()} ${request.url()}`);
+        if (new URL(request.url()).pathname.startsWith("/v2") && request.method() !== "GET")
+          sent.push(`${request.method()} ${request.url()}`);
       });
       const fragments = [
         `we_00000000000000000000\\..\\..\\keys\\${holder.id}\\revoke?`,
@@ -447,7 +510,10 @@ describe("a link's fragment", () => {
       ];
       for (const fragment of fragments) {
         await visit.page.goto(`${root()}/console#/webhooks/${fragment}`);
-        await visit.page.getByText(/is not an endpoint id/).first().waitFor();
+        await visit.page
+          .getByText(/is not an endpoint id/)
+          .first()
+          .waitFor();
         for (const button of await visit.page.locator("main button").all()) {
           if ((await button.isVisible()) && (await button.textContent()) !== "Sign out") await button.click();
         }
@@ -466,7 +532,10 @@ describe("signing in with an operator's link, and ending with the key", () => {
     expect(made.status, made.stderr).toBe(0);
     expect(made.stderr).toMatch(/works once, until/);
     // The link names the service's BASE_URL (localhost); the service listens on 127.0.0.1.
-    const link = made.stdout.trim().replace("//localhost:", "//127.0.0.1:").replace(/^http:\/\/[^/]+/, root());
+    const link = made.stdout
+      .trim()
+      .replace("//localhost:", "//127.0.0.1:")
+      .replace(/^http:\/\/[^/]+/, root());
     expect(link).toMatch(/\/console#link=[A-Za-z0-9_-]{43}$/);
     const first = await open();
     const second = await open();
@@ -477,7 +546,9 @@ describe("signing in with an operator's link, and ending with the key", () => {
       const asked = first.page.waitForEvent("dialog");
       await first.page.goto(link);
       expect((await asked).message()).toContain("You are signed in as Someone else");
-      await expect.poll(() => first.page.locator("header .who").innerText(), { timeout: 30_000 }).toContain("Link holder");
+      await expect
+        .poll(() => first.page.locator("header .who").innerText(), { timeout: 30_000 })
+        .toContain("Link holder");
       await first.page.getByRole("heading", { name: "Overview" }).waitFor();
       // The token leaves the address bar at once.
       expect(first.page.url()).not.toContain("#link=");
@@ -494,7 +565,11 @@ describe("signing in with an operator's link, and ending with the key", () => {
         .poll(
           async () => {
             const view = views.reverse()[0]!;
-            await first.page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: view }).click({ timeout: 250 }).catch(() => undefined);
+            await first.page
+              .getByRole("navigation", { name: "Console" })
+              .getByRole("link", { name: view })
+              .click({ timeout: 250 })
+              .catch(() => undefined);
             return first.page.getByRole("heading", { name: "Sign in to the Store Orders console" }).isVisible();
           },
           { timeout: 5_000, interval: 250 },

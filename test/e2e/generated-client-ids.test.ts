@@ -24,20 +24,36 @@ function generatedType(module: ts.SourceFile, schema: string, property: string):
   const member = (members: ts.NodeArray<ts.TypeElement> | undefined, name: string) =>
     members?.find((m): m is ts.PropertySignature => ts.isPropertySignature(m) && m.name.getText(module) === name)?.type;
   const membersOf = (type: ts.TypeNode | undefined) => (type && ts.isTypeLiteralNode(type) ? type.members : undefined);
-  const components = module.statements.find((node): node is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(node) && node.name.text === "components");
+  const components = module.statements.find(
+    (node): node is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(node) && node.name.text === "components",
+  );
   const type = member(membersOf(member(membersOf(member(components?.members, "schemas")), schema)), property);
   if (!type) throw new Error(`no ${schema}.${property} in the generated types`);
   return type.getText(module);
 }
 
 describe("a client generated from v2's served document", () => {
-  const api = () => createClient<paths>({ baseUrl: `${service.current.baseUrl}/v2`, headers: { Authorization: `Bearer ${service.current.demoKey}` } });
+  const api = () =>
+    createClient<paths>({
+      baseUrl: `${service.current.baseUrl}/v2`,
+      headers: { Authorization: `Bearer ${service.current.demoKey}` },
+    });
 
   it("types the ids as strings: openapi-typescript's reading of /v2/openapi.json", async () => {
     const document = await (await service.current.call("/v2/openapi.json")).json();
     // The module as openapi-typescript prints it, parsed again: its nodes then have source text to read.
-    const module = ts.createSourceFile("types.ts", astToString(await openapiTS(document as never)), ts.ScriptTarget.ES2022, true);
-    for (const [schema, property] of [["Order", "id"], ["Order", "petId"], ["OrderEventPrevious", "id"], ["OrderEventPrevious", "petId"]] as const) {
+    const module = ts.createSourceFile(
+      "types.ts",
+      astToString(await openapiTS(document as never)),
+      ts.ScriptTarget.ES2022,
+      true,
+    );
+    for (const [schema, property] of [
+      ["Order", "id"],
+      ["Order", "petId"],
+      ["OrderEventPrevious", "id"],
+      ["OrderEventPrevious", "petId"],
+    ] as const) {
       expect(generatedType(module, schema, property), `${schema}.${property}`).toMatch(/^string( \| null)?$/);
     }
   });
@@ -48,7 +64,9 @@ describe("a client generated from v2's served document", () => {
     const petId = synthetic(5);
     const walked: { id: string; petId?: string }[] = [];
     for (let cursor: string | undefined, pages = 0; pages < 20; pages++) {
-      const { data, error } = await client.GET("/store/orders", { params: { query: { petId, limit: 30, ...(cursor !== undefined && { cursor }) } } });
+      const { data, error } = await client.GET("/store/orders", {
+        params: { query: { petId, limit: 30, ...(cursor !== undefined && { cursor }) } },
+      });
       expect(error).toBeUndefined();
       walked.push(...data!.data);
       if (data!.nextCursor === null) break;

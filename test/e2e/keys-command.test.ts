@@ -24,7 +24,17 @@ describe("npm run keys, against the running service", () => {
   });
 
   it("create, list, show and revoke a key; the service then refuses it", async () => {
-    const created = await keys.run("create", "--plan", "enterprise", "--per-minute", "500", "--per-day", "9000", "--name", "Acme");
+    const created = await keys.run(
+      "create",
+      "--plan",
+      "enterprise",
+      "--per-minute",
+      "500",
+      "--per-day",
+      "9000",
+      "--name",
+      "Acme",
+    );
     expect(created.status, created.stderr).toBe(0);
     const key = /so_test_[0-9A-Za-z]{38}/.exec(created.stdout)![0];
     const id = /key_[0-9A-Za-z]{16}/.exec(created.stdout)![0];
@@ -58,13 +68,27 @@ describe("npm run keys, against the running service", () => {
   });
 
   it("create --scopes and --expires-in: a read-only key lists but cannot cancel; show and list print scopes and expiry", async () => {
-    const created = await keys.run("create", "--plan", "pro", "--scopes", "orders:read", "--expires-in", "30d", "--json");
+    const created = await keys.run(
+      "create",
+      "--plan",
+      "pro",
+      "--scopes",
+      "orders:read",
+      "--expires-in",
+      "30d",
+      "--json",
+    );
     expect(created.status).toBe(0);
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     expect((await listWith(key)).status).toBe(200);
-    const cancel = await service.current.call("/v1/store/orders/1", { method: "DELETE", headers: { Authorization: `Bearer ${key}` } });
+    const cancel = await service.current.call("/v1/store/orders/1", {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${key}` },
+    });
     expect(cancel.status).toBe(403);
-    expect(cancel.headers.get("WWW-Authenticate")).toBe('Bearer realm="store-orders", error="insufficient_scope", scope="orders:write"');
+    expect(cancel.headers.get("WWW-Authenticate")).toBe(
+      'Bearer realm="store-orders", error="insufficient_scope", scope="orders:write"',
+    );
 
     const show = await keys.run("show", id);
     expect(show.stdout).toMatch(/scopes:\s+orders:read\n/);
@@ -89,11 +113,22 @@ describe("npm run keys, against the running service", () => {
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     expect((await listWith(key)).headers.get("X-RateLimit-Limit")).toBe("60");
 
-    const updated = await keys.run("update", id, "--plan", "pro", "--name", "upgraded", "--base-url", service.current.baseUrl);
+    const updated = await keys.run(
+      "update",
+      id,
+      "--plan",
+      "pro",
+      "--name",
+      "upgraded",
+      "--base-url",
+      service.current.baseUrl,
+    );
     expect(updated.status).toBe(0);
     expect(updated.stderr).toContain("within 5 seconds");
     expect(updated.stdout).toMatch(/plan:\s+pro/);
-    expect((await eventually(key, (r) => r.headers.get("X-RateLimit-Limit") === "300")).headers.get("X-RateLimit-Limit")).toBe("300");
+    expect(
+      (await eventually(key, (r) => r.headers.get("X-RateLimit-Limit") === "300")).headers.get("X-RateLimit-Limit"),
+    ).toBe("300");
 
     const rotated = await keys.run("rotate", id, "--grace", "1h", "--json");
     expect(rotated.status).toBe(0);
@@ -108,21 +143,32 @@ describe("npm run keys, against the running service", () => {
 
     // Either key of the pair updates the budget: both keys answer with the new limits within a lease, and show them.
     const business = '"minute";q=1000;w=60, "day";q=100000;w=86400';
-    const policyOf = async (k: string) => (await eventually(k, (r) => r.headers.get("RateLimit-Policy") === business, 250)).headers.get("RateLimit-Policy");
+    const policyOf = async (k: string) =>
+      (await eventually(k, (r) => r.headers.get("RateLimit-Policy") === business, 250)).headers.get("RateLimit-Policy");
     const budgetUpdated = await keys.run("update", id, "--plan", "business", "--base-url", service.current.baseUrl);
     expect(budgetUpdated.stderr).toContain(next.id);
     const updatedAt = Date.now();
     // Both keys watched at once: the bound is the lease's 5 s, plus a poll's 250 ms.
     expect(await Promise.all([policyOf(key), policyOf(next.key)])).toEqual([business, business]);
     expect(Date.now() - updatedAt).toBeLessThan(5_500);
-    for (const keyId of [id, next.id]) expect((await keys.run("show", keyId)).stdout).toMatch(/plan:\s+business\nname:.*\n.*\nlimits:\s+1000\/minute, 100000\/day/);
+    for (const keyId of [id, next.id])
+      expect((await keys.run("show", keyId)).stdout).toMatch(
+        /plan:\s+business\nname:.*\n.*\nlimits:\s+1000\/minute, 100000\/day/,
+      );
 
     const history = await keys.run("history", id);
     // Each update twice: the records (the keys command, `cli:<user>`) and the budget's limiter (the operator API, `local`).
-    expect(history.stdout.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "update", "update", "rotate", "update", "update"]);
+    expect(
+      history.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split(/\s+/)[1]),
+    ).toEqual(["create", "update", "update", "rotate", "update", "update"]);
     // With its status and standard error: on a busy machine it once printed nothing, a lock the store took for a fault (whenFree, scripts/lib/key-store.ts).
     const nextHistory = await keys.run("history", next.id);
-    expect(nextHistory.stdout, `status ${nextHistory.status}, stderr: ${nextHistory.stderr}`).toMatch(new RegExp(`update\\s+cli:\\S+\\s+.*"reached":\\["${id}","${next.id}"\\]`));
+    expect(nextHistory.stdout, `status ${nextHistory.status}, stderr: ${nextHistory.stderr}`).toMatch(
+      new RegExp(`update\\s+cli:\\S+\\s+.*"reached":\\["${id}","${next.id}"\\]`),
+    );
     expect(history.stdout).toContain(next.id);
     expect(history.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
   });
@@ -131,7 +177,9 @@ describe("npm run keys, against the running service", () => {
     const base = ["--base-url", service.current.baseUrl];
     // The 26 requests must fall in one UTC minute (a new one admits two more and breaks the streak): if it turns mid-way, made again with a fresh key.
     const flood = async () => {
-      const made = JSON.parse((await keys.run("create", "--plan", "free", "--per-minute", "2", "--per-day", "100", "--json")).stdout) as { id: string; key: string };
+      const made = JSON.parse(
+        (await keys.run("create", "--plan", "free", "--per-minute", "2", "--per-day", "100", "--json")).stdout,
+      ) as { id: string; key: string };
       const minute = Math.floor(Date.now() / 60_000);
       for (let i = 0; i < 25; i++) await (await listWith(made.key)).arrayBuffer();
       const banned = await listWith(made.key);
@@ -143,7 +191,10 @@ describe("npm run keys, against the running service", () => {
     const usage = await keys.run("usage", id, ...base, "--json");
     expect(usage.status).toBe(0);
     // The day's count: on a loaded machine the minute may have turned by the time `npm run keys` answers.
-    expect(JSON.parse(usage.stdout)).toMatchObject({ keyId: id, usage: { day: { count: 2 }, bannedUntil: expect.any(Number) } });
+    expect(JSON.parse(usage.stdout)).toMatchObject({
+      keyId: id,
+      usage: { day: { count: 2 }, bannedUntil: expect.any(Number) },
+    });
 
     // The history: exactly the 2 admitted and the 24 refused (21 limited, then 3 banned), once the isolate has sent the refusals it answered itself (within a second).
     const today = async () => {
@@ -151,7 +202,9 @@ describe("npm run keys, against the running service", () => {
       expect(history.status).toBe(0);
       return (JSON.parse(history.stdout) as { buckets: { admitted: number; refused: number }[] }).buckets.at(-1);
     };
-    await expect.poll(today, { timeout: 15_000, interval: 250 }).toEqual({ start: expect.any(String), admitted: 2, refused: 24, reserved: 0 });
+    await expect
+      .poll(today, { timeout: 15_000, interval: 250 })
+      .toEqual({ start: expect.any(String), admitted: 2, refused: 24, reserved: 0 });
     const table = await keys.run("usage", id, "--history", "--granularity", "day", ...base);
     expect(table.stdout).toMatch(/by day, .*: 2 admitted, 24 refused\.\nadmitted ▁+█/);
 
@@ -173,7 +226,12 @@ describe("npm run keys, against the running service", () => {
 
     const history = (await keys.run("history", id)).stdout;
     // The revocation: the record (the keys command) and the budget's limiter (the operator API), then the limiter again.
-    expect(history.split("\n").filter(Boolean).map((line) => line.split(/\s+/)[1])).toEqual(["create", "unban", "update", "update", "revoke", "revoke", "revoke"]);
+    expect(
+      history
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split(/\s+/)[1]),
+    ).toEqual(["create", "unban", "update", "update", "revoke", "revoke", "revoke"]);
     expect(history).toMatch(/unban\s+local/);
     expect(history).toMatch(/revoke\s+local/);
   });
@@ -181,7 +239,8 @@ describe("npm run keys, against the running service", () => {
   it("operator add, list and revoke: a named operator's token works on the operator API once, is never stored, and is refused from the request after its revocation", async () => {
     const created = await keys.run("create", "--plan", "free", "--json");
     const { id } = JSON.parse(created.stdout);
-    const usageAs = (token: string) => service.current.call(`/admin/keys/${id}/usage`, { headers: { Authorization: `Bearer ${token}` } });
+    const usageAs = (token: string) =>
+      service.current.call(`/admin/keys/${id}/usage`, { headers: { Authorization: `Bearer ${token}` } });
 
     const added = await keys.run("operator", "add", "ana@example.com", "--json");
     expect(added.status, added.stderr).toBe(0);
@@ -191,7 +250,9 @@ describe("npm run keys, against the running service", () => {
     expect((await usageAs(token)).status).toBe(200);
 
     const list = await keys.run("operator", "list");
-    expect(list.stdout, `status ${list.status}: ${list.stderr}`).toMatch(/^ana@example\.com {2}added \S+ by cli:\S+ {2}active$/m);
+    expect(list.stdout, `status ${list.status}: ${list.stderr}`).toMatch(
+      /^ana@example\.com {2}added \S+ by cli:\S+ {2}active$/m,
+    );
     expect(list.stdout).not.toContain(token);
     const again = await keys.run("operator", "add", "ana@example.com");
     expect(again.status).toBe(1);
@@ -213,7 +274,9 @@ describe("npm run keys, against the running service", () => {
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
     // All seven requests must fall in one UTC minute: if the minute turns mid-way, the flood is made again with a fresh key.
     const flood = async () => {
-      const { key } = JSON.parse((await keys.run("create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json")).stdout);
+      const { key } = JSON.parse(
+        (await keys.run("create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json")).stdout,
+      );
       const minute = Math.floor(Date.now() / 60_000);
       const sent: Response[] = [];
       for (let i = 0; i < 7; i++) {
@@ -225,7 +288,15 @@ describe("npm run keys, against the running service", () => {
     };
     const responses = (await flood()) ?? (await flood())!;
     expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    expect(responses.map((response) => response.headers.get("X-RateLimit-Remaining"))).toEqual(["4", "3", "2", "1", "0", "0", "0"]);
+    expect(responses.map((response) => response.headers.get("X-RateLimit-Remaining"))).toEqual([
+      "4",
+      "3",
+      "2",
+      "1",
+      "0",
+      "0",
+      "0",
+    ]);
 
     const refused = responses[5].headers;
     const minuteEnd = Math.floor(Date.now() / 60_000) * 60 + 60;
@@ -292,7 +363,10 @@ describe("npm run keys, against the running service", () => {
 
     it("exit 1 for rotating or updating a revoked key", async () => {
       const { id } = (JSON.parse(before) as { id: string; revokedAt?: string }[]).find((row) => row.revokedAt)!;
-      for (const args of [["rotate", id], ["update", id, "--name", "x"]]) {
+      for (const args of [
+        ["rotate", id],
+        ["update", id, "--name", "x"],
+      ]) {
         const result = await keys.run(...args);
         expect(result.status).toBe(1);
         expect(result.stderr).toMatch(/is revoked/);

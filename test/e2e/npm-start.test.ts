@@ -42,13 +42,23 @@ describe("npm start", () => {
   });
 
   async function createKey(perMinute: number, perDay: number): Promise<string> {
-    const args = ["create", "--plan", "enterprise", "--per-minute", String(perMinute), "--per-day", String(perDay), "--json"];
+    const args = [
+      "create",
+      "--plan",
+      "enterprise",
+      "--per-minute",
+      String(perMinute),
+      "--per-day",
+      String(perDay),
+      "--json",
+    ];
     const result = await keys.run(...args);
     expect(result.status, result.stderr).toBe(0);
     return (JSON.parse(result.stdout) as { key: string }).key;
   }
 
-  const listAs = (running: RunningService, key: string) => running.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
+  const listAs = (running: RunningService, key: string) =>
+    running.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
 
   // A restart of the real service on the same persisted state, as an operator restarting `npm start` (or workerd restarting) would.
   it("stops wrangler and workerd with it and frees the port on SIGTERM to npm alone; started again on the same state, keeps orders, cancellations, usage counts, bans and the demo key", async () => {
@@ -98,7 +108,15 @@ describe("npm start", () => {
 
   // Once the service is stopped: wrangler's command is one more local runtime on the same database files.
   it("records the migrations it applied where wrangler looks for them: wrangler has none left to apply", async () => {
-    const listed = await runWranglerAsync(["d1", "migrations", "list", "store-orders", "--local", "--persist-to", service.statePath]);
+    const listed = await runWranglerAsync([
+      "d1",
+      "migrations",
+      "list",
+      "store-orders",
+      "--local",
+      "--persist-to",
+      service.statePath,
+    ]);
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toContain("No migrations to apply");
   });

@@ -36,7 +36,16 @@ beforeAll(async () => {
   const added = await keys.run("operator", "add", OPERATOR, "--json");
   expect(added.status, added.stderr).toBe(0);
   token = (JSON.parse(added.stdout) as { token: string }).token;
-  const created = await keys.run("create", "--plan", "pro", "--scopes", "orders:read,orders:write,webhooks:manage,keys:manage", "--name", "Operators' console test", "--json");
+  const created = await keys.run(
+    "create",
+    "--plan",
+    "pro",
+    "--scopes",
+    "orders:read,orders:write,webhooks:manage,keys:manage",
+    "--name",
+    "Operators' console test",
+    "--json",
+  );
   expect(created.status, created.stderr).toBe(0);
   caller = JSON.parse(created.stdout) as { id: string; key: string };
 });
@@ -51,8 +60,6 @@ async function asOperator<T>(path: string): Promise<T> {
   return (await response.json()) as T;
 }
 
-
-
 async function open(width = 1280) {
   const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: "UTC", locale: "en-GB" });
   context.setDefaultNavigationTimeout(90_000);
@@ -64,7 +71,8 @@ async function open(width = 1280) {
   return { context, page, errors };
 }
 
-const goTo = (page: Page, view: string) => page.getByRole("navigation", { name: "Operators' console" }).getByRole("link", { name: view }).click();
+const goTo = (page: Page, view: string) =>
+  page.getByRole("navigation", { name: "Operators' console" }).getByRole("link", { name: view }).click();
 
 describe("the operators' console", () => {
   it("serves the page under 150 KB compressed, with no inline script or style allowed and nothing from another host", async () => {
@@ -90,12 +98,21 @@ describe("the operators' console", () => {
     // so nothing is posted), and another system updates 5,000 orders in one statement, 50 passes' worth. The view reads
     // it every 2 s, and at once with Read now.
     const watcher = (await (
-      await fetchLocal(`${root()}/v2/webhook-endpoints`, { method: "POST", headers: { Authorization: `Bearer ${caller.key}`, "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://receiver.example/watch", types: ["order.deleted"] }) })
+      await fetchLocal(`${root()}/v2/webhook-endpoints`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${caller.key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ url: "https://receiver.example/watch", types: ["order.deleted"] }),
+      })
     ).json()) as { id: string };
-    await expect.poll(async () => Number(await page.locator("#pipeline-lag").textContent()), { timeout: 60_000 }).toBe(0);
+    await expect
+      .poll(async () => Number(await page.locator("#pipeline-lag").textContent()), { timeout: 60_000 })
+      .toBe(0);
     const headBefore = Number(await page.locator("#pipeline-head").textContent());
     const execute = await d1HttpApi(root());
-    await execute("UPDATE orders SET quantity = quantity % 5 + 1 WHERE id IN (SELECT id FROM orders ORDER BY id DESC LIMIT 5000)", []);
+    await execute(
+      "UPDATE orders SET quantity = quantity % 5 + 1 WHERE id IN (SELECT id FROM orders ORDER BY id DESC LIMIT 5000)",
+      [],
+    );
     const lags: number[] = [];
     const readNow = async () => {
       await page.getByRole("button", { name: "Read now" }).click();
@@ -106,7 +123,14 @@ describe("the operators' console", () => {
     await expect.poll(readNow, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(headBefore + 5_000);
     await expect.poll(async () => (await readNow(), lags.at(-1)), { timeout: 120_000, interval: 200 }).toBe(0);
     expect(Math.max(...lags), "the lag the page showed while the events were handed out").toBeGreaterThan(0);
-    expect((await fetchLocal(`${root()}/v2/webhook-endpoints/${watcher.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${caller.key}` } })).status).toBe(204);
+    expect(
+      (
+        await fetchLocal(`${root()}/v2/webhook-endpoints/${watcher.id}`, {
+          method: "DELETE",
+          headers: { Authorization: `Bearer ${caller.key}` },
+        })
+      ).status,
+    ).toBe(204);
 
     // A key found by its first characters, and its budget's page.
     await goTo(page, "Keys");
@@ -117,7 +141,12 @@ describe("the operators' console", () => {
     await page.getByRole("heading", { name: `Budget of ${caller.id}` }).waitFor();
     await page.locator("#budget-ban").waitFor();
     const usage = await asOperator<{ usage: { day: { count: number } } }>(`/keys/${caller.id}/usage`);
-    expect(await page.getByText(/admitted, until/).nth(1).textContent()).toContain(`${usage.usage.day.count} admitted`);
+    expect(
+      await page
+        .getByText(/admitted, until/)
+        .nth(1)
+        .textContent(),
+    ).toContain(`${usage.usage.day.count} admitted`);
     await expectAccessible(page, "budget");
     await screenshot(page, "operator-budget");
 
@@ -133,12 +162,24 @@ describe("the operators' console", () => {
     await page.getByRole("button", { name: "Unban" }).click();
     await page.getByText(/^Unbanned/).waitFor();
     const timeline = page.locator("#budget-timeline tbody tr");
-    await expect.poll(async () => (await timeline.allTextContents()).slice(0, 2).map((row) => [/unban/.test(row) ? "unban" : /update/.test(row) ? "update" : row, row.includes(OPERATOR)]), { timeout: 30_000 }).toEqual([
-      ["unban", true],
-      ["update", true],
-    ]);
+    await expect
+      .poll(
+        async () =>
+          (await timeline.allTextContents())
+            .slice(0, 2)
+            .map((row) => [/unban/.test(row) ? "unban" : /update/.test(row) ? "update" : row, row.includes(OPERATOR)]),
+        { timeout: 30_000 },
+      )
+      .toEqual([
+        ["unban", true],
+        ["update", true],
+      ]);
     // What the page did, as the operator API sees it: the budget's limits set from the form, and no ban, its streak started over.
-    expect(await asOperator<{ keyId: string; usage: { refusedInARow: number; bannedUntil: number } }>(`/keys/${caller.id}/usage`)).toMatchObject({
+    expect(
+      await asOperator<{ keyId: string; usage: { refusedInARow: number; bannedUntil: number } }>(
+        `/keys/${caller.id}/usage`,
+      ),
+    ).toMatchObject({
       keyId: caller.id,
       usage: { refusedInARow: 0, bannedUntil: 0 },
     });
@@ -150,7 +191,15 @@ describe("the operators' console", () => {
     // Where the SQL API answers (staging, production), the view draws what GET /admin/traffic says (its workers test
     // checks that against what the Worker wrote): an answer of that shape stands in for it here.
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
-    const bucket = (ago: number, counts: Partial<Record<"admitted" | "limited" | "banned", number>>) => ({ start: new Date(minute - ago * 300_000).toISOString(), admitted: 0, limited: 0, banned: 0, unauthenticated: 0, error: 0, ...counts });
+    const bucket = (ago: number, counts: Partial<Record<"admitted" | "limited" | "banned", number>>) => ({
+      start: new Date(minute - ago * 300_000).toISOString(),
+      admitted: 0,
+      limited: 0,
+      banned: 0,
+      unauthenticated: 0,
+      error: 0,
+      ...counts,
+    });
     const answer = {
       range: "6h",
       bucketSeconds: 300,
@@ -175,7 +224,7 @@ describe("the operators' console", () => {
     await page.getByRole("heading", { name: "Sign in to the Store Orders operators' console" }).waitFor();
     await page.getByText("Signed out.").waitFor();
     // The session is over: a request with its cookie is refused.
-    expect((await page.evaluate(async () => (await fetch("/admin/pipeline")).status))).toBe(401);
+    expect(await page.evaluate(async () => (await fetch("/admin/pipeline")).status)).toBe(401);
     expect(errors()).toEqual([]);
     await context.close();
     // Its polls allow four minutes in all: on a machine busy with another npm start, the drain alone can take the
@@ -192,7 +241,8 @@ describe("the operators' console", () => {
     // Signed in: from here on, every request but a read is one a bent path made.
     const sent: string[] = [];
     page.on("request", (request) => {
-      if (new URL(request.url()).pathname.startsWith("/admin") && request.method() !== "GET") sent.push(`${request.method()} ${request.url()}`);
+      if (new URL(request.url()).pathname.startsWith("/admin") && request.method() !== "GET")
+        sent.push(`${request.method()} ${request.url()}`);
     });
     const fragments = [
       `${caller.id}\\revoke?`,
@@ -204,7 +254,10 @@ describe("the operators' console", () => {
     ];
     for (const fragment of fragments) {
       await page.goto(`${root()}/operator#/budget/${fragment}`);
-      await page.getByText(/is not a key id/).first().waitFor();
+      await page
+        .getByText(/is not a key id/)
+        .first()
+        .waitFor();
       for (const button of await page.locator("main button").all()) {
         if ((await button.isVisible()) && (await button.textContent()) !== "Sign out") await button.click();
       }
@@ -244,7 +297,11 @@ describe("the operators' console", () => {
 
   it("signs in with a link, locks a caller's endpoint with a reason, and the callers' console says so; fits 375 px", async () => {
     const endpoint = (await (
-      await fetchLocal(`${root()}/v2/webhook-endpoints`, { method: "POST", headers: { Authorization: `Bearer ${caller.key}`, "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://receiver.example/hooks" }) })
+      await fetchLocal(`${root()}/v2/webhook-endpoints`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${caller.key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ url: "https://receiver.example/hooks" }),
+      })
     ).json()) as { id: string };
     expect(endpoint.id).toMatch(/^we_/);
     const link = await keys.run("operator-link", OPERATOR, "--json");
@@ -257,7 +314,9 @@ describe("the operators' console", () => {
     await page.getByRole("heading", { name: "Pipeline" }).waitFor();
     expect(page.url()).not.toContain("link=");
     await goTo(page, "Webhooks");
-    const row = page.locator("#webhook-list tr", { hasText: endpoint.id.length > 0 ? "receiver.example" : "" }).filter({ has: page.locator(`#reason-${endpoint.id}`) });
+    const row = page
+      .locator("#webhook-list tr", { hasText: endpoint.id.length > 0 ? "receiver.example" : "" })
+      .filter({ has: page.locator(`#reason-${endpoint.id}`) });
     await screenshot(page, "operator-webhooks-narrow");
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await row.getByLabel("Reason for its owner").fill("a leaked secret");
@@ -278,11 +337,27 @@ describe("the operators' console", () => {
     await callerPage.getByRole("button", { name: "Sign in" }).click();
     await callerPage.getByRole("heading", { name: "Overview" }).waitFor();
     await callerPage.goto(`${root()}/console#/webhooks/${endpoint.id}`);
-    await expect.poll(async () => await callerPage.locator("#endpoint-status").textContent(), { timeout: 30_000 }).toContain("disabled by an operator: a leaked secret");
+    await expect
+      .poll(async () => await callerPage.locator("#endpoint-status").textContent(), { timeout: 30_000 })
+      .toContain("disabled by an operator: a leaked secret");
     expect(await callerPage.locator("#endpoint-status").textContent()).not.toContain(OPERATOR);
     await callers.close();
     // Left as found: an operator unlocks it, and its owner deletes it.
-    expect((await fetchLocal(`${root()}/admin/webhook-endpoints/${endpoint.id}/enable`, { method: "POST", headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
-    expect((await fetchLocal(`${root()}/v2/webhook-endpoints/${endpoint.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${caller.key}` } })).status).toBe(204);
+    expect(
+      (
+        await fetchLocal(`${root()}/admin/webhook-endpoints/${endpoint.id}/enable`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}` },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await fetchLocal(`${root()}/v2/webhook-endpoints/${endpoint.id}`, {
+          method: "DELETE",
+          headers: { Authorization: `Bearer ${caller.key}` },
+        })
+      ).status,
+    ).toBe(204);
   });
 });

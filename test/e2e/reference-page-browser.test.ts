@@ -48,36 +48,42 @@ const sectionOf = (page: Page, tag: string, method: string, path: string) =>
   page.locator(`[id$="tag/${tag.toLowerCase()}/${method.toUpperCase()}${path}"]`).first();
 
 describe("the API reference page in chromium", () => {
-  it.each(["v1", "v2"])("shows every operation of the served %s document, marks the deprecated one, and loads nothing from elsewhere", async (version) => {
-    const document = (await (await service.current.call(`/${version}/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, DocumentedOperation>>;
-    };
-    const { page, requests, errors } = await visit(`${service.current.baseUrl}/${version}/docs`, version === "v1" ? "List every order" : "List orders, filtered");
-    try {
-      const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
-        Object.entries(methods).map(([method, operation]) => ({ path, method, ...operation })),
+  it.each(["v1", "v2"])(
+    "shows every operation of the served %s document, marks the deprecated one, and loads nothing from elsewhere",
+    async (version) => {
+      const document = (await (await service.current.call(`/${version}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, DocumentedOperation>>;
+      };
+      const { page, requests, errors } = await visit(
+        `${service.current.baseUrl}/${version}/docs`,
+        version === "v1" ? "List every order" : "List orders, filtered",
       );
-      expect(operations).toHaveLength(version === "v1" ? 4 : 23);
-      for (const operation of operations) {
-        const section = sectionOf(page, operation.tags[0]!, operation.method, operation.path);
-        await section.waitFor({ state: "attached" });
-        // Scalar renders a section's content once it comes near the viewport.
-        await section.scrollIntoViewIfNeeded();
-        await expect.poll(() => section.innerText(), { timeout: 10_000 }).toContain(operation.summary);
-        const text = await section.innerText();
-        expect(text.startsWith("Deprecated"), operation.operationId).toBe(operation.deprecated === true);
+      try {
+        const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+          Object.entries(methods).map(([method, operation]) => ({ path, method, ...operation })),
+        );
+        expect(operations).toHaveLength(version === "v1" ? 4 : 23);
+        for (const operation of operations) {
+          const section = sectionOf(page, operation.tags[0]!, operation.method, operation.path);
+          await section.waitFor({ state: "attached" });
+          // Scalar renders a section's content once it comes near the viewport.
+          await section.scrollIntoViewIfNeeded();
+          await expect.poll(() => section.innerText(), { timeout: 10_000 }).toContain(operation.summary);
+          const text = await section.innerText();
+          expect(text.startsWith("Deprecated"), operation.operationId).toBe(operation.deprecated === true);
+        }
+        await page.mouse.wheel(0, -100_000);
+        mkdirSync("test-artifacts", { recursive: true });
+        await page.screenshot({ path: `test-artifacts/reference-page-${version}.png`, fullPage: false });
+        expect(errors).toEqual([]);
+        const elsewhere = requests.filter((url) => !["127.0.0.1", "localhost"].includes(new URL(url).hostname));
+        expect(elsewhere).toEqual([]);
+        expect(requests.some((url) => url.endsWith("/v1/docs/scalar.js"))).toBe(true);
+      } finally {
+        await page.close();
       }
-      await page.mouse.wheel(0, -100_000);
-      mkdirSync("test-artifacts", { recursive: true });
-      await page.screenshot({ path: `test-artifacts/reference-page-${version}.png`, fullPage: false });
-      expect(errors).toEqual([]);
-      const elsewhere = requests.filter((url) => !["127.0.0.1", "localhost"].includes(new URL(url).hostname));
-      expect(elsewhere).toEqual([]);
-      expect(requests.some((url) => url.endsWith("/v1/docs/scalar.js"))).toBe(true);
-    } finally {
-      await page.close();
-    }
-  });
+    },
+  );
 
   it("opens the deprecated operation's section from its Link header", async () => {
     const response = await service.current.call("/v1/pets/1");
@@ -88,7 +94,9 @@ describe("the API reference page in chromium", () => {
     try {
       const section = sectionOf(page, "pets", "get", "/pets/{petId}");
       // Scrolled to: the section starts at the top of the viewport (give or take a pixel of rounding).
-      await expect.poll(async () => Math.abs((await section.boundingBox())?.y ?? Infinity), { timeout: 10_000 }).toBeLessThan(50);
+      await expect
+        .poll(async () => Math.abs((await section.boundingBox())?.y ?? Infinity), { timeout: 10_000 })
+        .toBeLessThan(50);
       expect(await section.innerText()).toMatch(/^Deprecated/);
       expect(errors).toEqual([]);
     } finally {

@@ -36,14 +36,21 @@ describe("npm run smoke", () => {
   const service = useSharedService();
 
   it("passes every check against npm start", async () => {
-    const result = await runNpmScript("smoke", "--base-url", `${service.current.baseUrl}/v1`, "--key", service.current.demoKey);
+    const result = await runNpmScript(
+      "smoke",
+      "--base-url",
+      `${service.current.baseUrl}/v1`,
+      "--key",
+      service.current.demoKey,
+    );
     expect(lines(result.stdout, "FAIL")).toEqual([]);
     expect(lines(result.stdout, "PASS")).toHaveLength(8);
     expect(result.status).toBe(0);
   });
 
   // The checks themselves, in this process (the command above ran them as `npm run smoke` does): no Node per case.
-  const smokeLines = async (baseUrl: string) => describeResults(await runSmokeChecks({ baseUrl, key: service.current.demoKey })).join("\n");
+  const smokeLines = async (baseUrl: string) =>
+    describeResults(await runSmokeChecks({ baseUrl, key: service.current.demoKey })).join("\n");
 
   it("changes nothing in the deployment it checks", async () => {
     const before = await (await service.current.call("/v1/store/orders")).text();
@@ -63,14 +70,20 @@ describe("npm run smoke", () => {
       breakage: (method, _path, response) => {
         if (method === "DELETE") response.body = "Not Found";
       },
-      failure: /^FAIL DELETE \/store\/orders\/\{id\} of an unknown id is 404 order_not_found: the body is not the Error shape/,
+      failure:
+        /^FAIL DELETE \/store\/orders\/\{id\} of an unknown id is 404 order_not_found: the body is not the Error shape/,
     },
     {
       name: "answers 500 for every filtered v2 page",
       breakage: (_method, path, response) => {
-        if (path.startsWith("/v2/store/orders?")) Object.assign(response, { status: 500, body: JSON.stringify({ code: "internal_error", message: "broken", status: 500 }) });
+        if (path.startsWith("/v2/store/orders?"))
+          Object.assign(response, {
+            status: 500,
+            body: JSON.stringify({ code: "internal_error", message: "broken", status: 500 }),
+          });
       },
-      failure: /^FAIL GET \/v2\/store\/orders\?status=pending is a page of pending orders, and its Link leads to the next: .*expected 200, got 500$/,
+      failure:
+        /^FAIL GET \/v2\/store\/orders\?status=pending is a page of pending orders, and its Link leads to the next: .*expected 200, got 500$/,
       // The single-order check looks up an order of that page, and fails with it.
       failed: 2,
     },
@@ -89,7 +102,9 @@ describe("npm run smoke", () => {
       const proxy = await brokenProxy(service.current.baseUrl, breakage);
       try {
         // The first through `npm run smoke` itself, for its exit code; the others through the same checks in this process.
-        const result = command ? await runNpmScript("smoke", "--base-url", proxy.baseUrl, "--key", service.current.demoKey) : undefined;
+        const result = command
+          ? await runNpmScript("smoke", "--base-url", proxy.baseUrl, "--key", service.current.demoKey)
+          : undefined;
         const output = result ? result.stdout : await smokeLines(proxy.baseUrl);
         const failed = lines(output, "FAIL");
         expect(failed).toHaveLength(failing);

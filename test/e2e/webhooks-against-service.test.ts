@@ -13,7 +13,14 @@ import { useSharedService } from "../support/service-fixture";
 const service = useSharedService();
 const root = () => service.current.baseUrl.replace(/\/v1$/, "");
 const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${root()}${path}`, { ...init, headers: { Authorization: `Bearer ${service.current.demoKey}`, "Content-Type": "application/json", ...init.headers } });
+  fetch(`${root()}${path}`, {
+    ...init,
+    headers: {
+      Authorization: `Bearer ${service.current.demoKey}`,
+      "Content-Type": "application/json",
+      ...init.headers,
+    },
+  });
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -46,7 +53,10 @@ afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
 describe("webhooks against npm start", () => {
   it("deliver a cancel's event to a local receiver, retried after a failure with the same webhook-id, signed", async () => {
-    const created = await call("/v2/webhook-endpoints", { method: "POST", body: JSON.stringify({ url: receiverUrl, types: ["order.cancelled"] }) });
+    const created = await call("/v2/webhook-endpoints", {
+      method: "POST",
+      body: JSON.stringify({ url: receiverUrl, types: ["order.cancelled"] }),
+    });
     expect(created.status).toBe(201);
     const endpoint = (await created.json()) as { id: string; secret: string };
     try {
@@ -55,22 +65,34 @@ describe("webhooks against npm start", () => {
       expect((await call(`/v2/store/orders/${orderId}`, { method: "DELETE" })).status).toBe(204);
 
       // Bounded by the test's timeout: the schedule's first retry is a second after the failure.
-      await expect.poll(() => received.filter((request) => request.status === 204).length, { timeout: 30_000, interval: 100 }).toBe(1);
+      await expect
+        .poll(() => received.filter((request) => request.status === 204).length, { timeout: 30_000, interval: 100 })
+        .toBe(1);
       expect(received.map((request) => request.status)).toEqual([500, 204]);
       const [first, retry] = received;
       expect(retry!.headers["webhook-id"]).toBe(first!.headers["webhook-id"]);
       for (const request of received) {
-        const event = await verifyWebhook<{ id: string; type: string; order: { id: string; status: string }; previous: unknown }>(
-          endpoint.secret,
-          request.headers as Record<string, string>,
-          request.body,
-        );
-        expect(event).toMatchObject({ id: request.headers["webhook-id"], type: "order.cancelled", order: { id: orderId, status: "cancelled" }, previous: { status: "pending" } });
+        const event = await verifyWebhook<{
+          id: string;
+          type: string;
+          order: { id: string; status: string };
+          previous: unknown;
+        }>(endpoint.secret, request.headers as Record<string, string>, request.body);
+        expect(event).toMatchObject({
+          id: request.headers["webhook-id"],
+          type: "order.cancelled",
+          order: { id: orderId, status: "cancelled" },
+          previous: { status: "pending" },
+        });
       }
       // The same event in the feed, by its id.
       const eventId = String(first!.headers["webhook-id"]);
-      const deliveries = (await (await call(`/v2/webhook-endpoints/${endpoint.id}/deliveries`)).json()) as { data: { eventId: string; outcome: string; attempts: number; lastStatus: number }[] };
-      expect(deliveries.data).toEqual([expect.objectContaining({ eventId, outcome: "delivered", attempts: 2, lastStatus: 204 })]);
+      const deliveries = (await (await call(`/v2/webhook-endpoints/${endpoint.id}/deliveries`)).json()) as {
+        data: { eventId: string; outcome: string; attempts: number; lastStatus: number }[];
+      };
+      expect(deliveries.data).toEqual([
+        expect.objectContaining({ eventId, outcome: "delivered", attempts: 2, lastStatus: 204 }),
+      ]);
     } finally {
       expect((await call(`/v2/webhook-endpoints/${endpoint.id}`, { method: "DELETE" })).status).toBe(204);
     }
@@ -100,11 +122,16 @@ describe("webhooks against npm start", () => {
     const endpoints: string[] = [];
     try {
       for (const url of [await listen(slow), await listen(healthy)]) {
-        const created = await call("/v2/webhook-endpoints", { method: "POST", body: JSON.stringify({ url, types: ["order.cancelled"] }) });
+        const created = await call("/v2/webhook-endpoints", {
+          method: "POST",
+          body: JSON.stringify({ url, types: ["order.cancelled"] }),
+        });
         expect(created.status).toBe(201);
         endpoints.push(((await created.json()) as { id: string }).id);
       }
-      const ids = [...(await (await call("/v2/store/orders?status=pending&limit=2")).text()).matchAll(/"id":"(\d+)"/g)].map((match) => match[1]!);
+      const ids = [
+        ...(await (await call("/v2/store/orders?status=pending&limit=2")).text()).matchAll(/"id":"(\d+)"/g),
+      ].map((match) => match[1]!);
       expect(ids).toHaveLength(2);
       expect((await call(`/v2/store/orders/${ids[0]}`, { method: "DELETE" })).status).toBe(204);
       await expect.poll(() => open.size, { timeout: 30_000, interval: 50 }).toBe(1);
@@ -114,13 +141,20 @@ describe("webhooks against npm start", () => {
       // recorded, as it is once its 10 s are over (before, the queue's next batch waited for that).
       expect((await call(`/v2/store/orders/${ids[1]}`, { method: "DELETE" })).status).toBe(204);
       await expect.poll(() => healthyGot.includes(ids[1]!), { timeout: 30_000, interval: 50 }).toBe(true);
-      const slowDeliveries = (await (await call(`/v2/webhook-endpoints/${endpoints[0]}/deliveries`)).json()) as { data: { attempts: number; outcome: string }[] };
+      const slowDeliveries = (await (await call(`/v2/webhook-endpoints/${endpoints[0]}/deliveries`)).json()) as {
+        data: { attempts: number; outcome: string }[];
+      };
       // Newest first: the first cancel's delivery is the last.
       expect(slowDeliveries.data.at(-1)).toMatchObject({ outcome: "pending", attempts: 0 });
     } finally {
       for (const response of open) response.writeHead(204).end();
-      for (const id of endpoints) expect((await call(`/v2/webhook-endpoints/${id}`, { method: "DELETE" })).status).toBe(204);
-      await Promise.all([slow, healthy].map((server) => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))));
+      for (const id of endpoints)
+        expect((await call(`/v2/webhook-endpoints/${id}`, { method: "DELETE" })).status).toBe(204);
+      await Promise.all(
+        [slow, healthy].map(
+          (server) => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
+        ),
+      );
     }
   });
 });

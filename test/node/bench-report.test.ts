@@ -2,7 +2,29 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 const MB = 1024 * 1024;
-import { DELIVERY, ROWS, SCALE, breakdownRowName, breakdownTable, deliveryTable, entryName, entryWorkerTable, evaluateFigures, evaluateTargets, floorName, lastRunSection, LAST_RUN_MARKERS, loadTable, medianRow, percentile, unexpectedWarnings, withLastRun, type DeliveryRow, type LoadRow, type ScaleRow } from "../../bench/report";
+import {
+  DELIVERY,
+  ROWS,
+  SCALE,
+  breakdownRowName,
+  breakdownTable,
+  deliveryTable,
+  entryName,
+  entryWorkerTable,
+  evaluateFigures,
+  evaluateTargets,
+  floorName,
+  lastRunSection,
+  LAST_RUN_MARKERS,
+  loadTable,
+  medianRow,
+  percentile,
+  unexpectedWarnings,
+  withLastRun,
+  type DeliveryRow,
+  type LoadRow,
+  type ScaleRow,
+} from "../../bench/report";
 
 const loadRow = (name: string, requestsPerSecond: number, unexpected = 0): LoadRow => ({
   name,
@@ -23,11 +45,14 @@ const scaleRow = (orders: number, kind: string, medianMs: number, peakRssBytes =
   peakRssBytes,
 });
 
-
 describe("the benchmark report", () => {
   it("names each row that had responses it did not expect, and which, over every round", () => {
     const round = (requestsPerSecond: number, unexpectedBy: Record<string, number>) => ({
-      ...loadRow(ROWS.keyless, requestsPerSecond, Object.values(unexpectedBy).reduce((sum, count) => sum + count, 0)),
+      ...loadRow(
+        ROWS.keyless,
+        requestsPerSecond,
+        Object.values(unexpectedBy).reduce((sum, count) => sum + count, 0),
+      ),
       expected: 429,
       unexpectedBy,
     });
@@ -37,7 +62,9 @@ describe("the benchmark report", () => {
       `WARNING: ${ROWS.keyless}: 52 responses had another status than 429 (401: 50, errors: 2)`,
     ]);
     // A row of a run that did not say which.
-    expect(unexpectedWarnings([loadRow("bare", 5000, 3)])).toEqual(["WARNING: bare: 3 responses had another status than 200"]);
+    expect(unexpectedWarnings([loadRow("bare", 5000, 3)])).toEqual([
+      "WARNING: bare: 3 responses had another status than 200",
+    ]);
   });
 
   it("gives each load row its ratio to both baselines", () => {
@@ -52,7 +79,10 @@ describe("the benchmark report", () => {
     const layers = ["log", "limit"];
     // 4,000 req/s is 250 µs a request; 2,000 is 500; 1,000 is 1,000: the log adds 250 µs, the limit 500.
     // workerd's CPU a request at each cut: 150, 180 and 260 µs, so the log takes 30 of it and the limit 80.
-    const cut = (index: number, requestsPerSecond: number, workerdCpuMicros: number) => ({ ...loadRow(breakdownRowName(layers, index), requestsPerSecond), workerdCpuMicros });
+    const cut = (index: number, requestsPerSecond: number, workerdCpuMicros: number) => ({
+      ...loadRow(breakdownRowName(layers, index), requestsPerSecond),
+      workerdCpuMicros,
+    });
     const rows = [loadRow("bare", 5000), cut(0, 4000, 150), cut(1, 2000, 180.4), cut(2, 1000, 260.4)];
     expect(breakdownTable(rows).split("\n").slice(2)).toEqual([
       "| no layer | 4000 | 250 | – | – | – |",
@@ -60,7 +90,11 @@ describe("the benchmark report", () => {
       "| limit (2 of 2) | 1000 | 1000 | 500 | 67% | 80 |",
     ]);
     // A run that did not measure CPU.
-    expect(breakdownTable([loadRow(breakdownRowName(layers, 0), 4000), loadRow(breakdownRowName(layers, 1), 2000)]).split("\n")[3]).toBe("| log (1 of 2) | 2000 | 500 | 250 | 100% | – |");
+    expect(
+      breakdownTable([loadRow(breakdownRowName(layers, 0), 4000), loadRow(breakdownRowName(layers, 1), 2000)]).split(
+        "\n",
+      )[3],
+    ).toBe("| log (1 of 2) | 2000 | 500 | 250 | 100% | – |");
     expect(breakdownTable([loadRow("bare", 5000)])).toBe("");
   });
 
@@ -94,11 +128,30 @@ describe("the benchmark report", () => {
   it("reads the targets from the figures, met or missed", () => {
     const far = { ...loadRow(ROWS.farList, 700), p50: 7 };
     const floor = (name: string, requestsPerSecond: number) => loadRow(floorName(name), requestsPerSecond);
-    const load = [loadRow("bare", 4000), loadRow("query", 1000), loadRow(ROWS.list, 860), far, { ...loadRow(ROWS.banned, 2400), workerdCpuMicros: 190.2 }, loadRow(ROWS.bannedUnrecorded, 2600), loadRow(ROWS.limited, 1200), loadRow(ROWS.v2Page, 950),
-      loadRow(ROWS.listUncached, 900), loadRow(ROWS.revalidation, 3000), loadRow(ROWS.peer, 782), loadRow(ROWS.peerLogged, 688),
-      loadRow(ROWS.keyless, 2000), loadRow(ROWS.unauthenticated, 1000), loadRow(ROWS.dataLogged, 920),
-      { ...floor(ROWS.banned, 2500), workerdCpuMicros: 150 }, floor(ROWS.limited, 2400), floor(ROWS.keyless, 2300), floor(ROWS.revalidation, 3500), floor(ROWS.unauthenticated, 2100),
-      { ...loadRow(entryName(ROWS.banned), 1800) }, { ...loadRow(entryName(floorName(ROWS.banned)), 2000) }];
+    const load = [
+      loadRow("bare", 4000),
+      loadRow("query", 1000),
+      loadRow(ROWS.list, 860),
+      far,
+      { ...loadRow(ROWS.banned, 2400), workerdCpuMicros: 190.2 },
+      loadRow(ROWS.bannedUnrecorded, 2600),
+      loadRow(ROWS.limited, 1200),
+      loadRow(ROWS.v2Page, 950),
+      loadRow(ROWS.listUncached, 900),
+      loadRow(ROWS.revalidation, 3000),
+      loadRow(ROWS.peer, 782),
+      loadRow(ROWS.peerLogged, 688),
+      loadRow(ROWS.keyless, 2000),
+      loadRow(ROWS.unauthenticated, 1000),
+      loadRow(ROWS.dataLogged, 920),
+      { ...floor(ROWS.banned, 2500), workerdCpuMicros: 150 },
+      floor(ROWS.limited, 2400),
+      floor(ROWS.keyless, 2300),
+      floor(ROWS.revalidation, 3500),
+      floor(ROWS.unauthenticated, 2100),
+      { ...loadRow(entryName(ROWS.banned), 1800) },
+      { ...loadRow(entryName(floorName(ROWS.banned)), 2000) },
+    ];
     const scale = [
       scaleRow(1_000, SCALE.uncached, 20),
       scaleRow(1_000, SCALE.cached, 5, 100 * MB),
@@ -129,11 +182,21 @@ describe("the benchmark report", () => {
       // Fast, but one change never arrived: missed.
       { name: DELIVERY.external, changes: 1000, perSecond: 100, delivered: 999, p50Ms: 900, p99Ms: 1800, maxMs: 2000 },
       // Beside a hanging receiver: every event, but too late.
-      { name: DELIVERY.besideHanging, changes: 1000, perSecond: 100, delivered: 1000, p50Ms: 900, p99Ms: 5200, maxMs: 9000 },
+      {
+        name: DELIVERY.besideHanging,
+        changes: 1000,
+        perSecond: 100,
+        delivered: 1000,
+        p50Ms: 900,
+        p99Ms: 5200,
+        maxMs: 9000,
+      },
     ];
     // One delivery of the fan-out lost: missed, whatever its pace.
     const fanOutDelivery = { endpoints: 100, events: 100, delivered: 9_999, seconds: 4, bareSeconds: 2 };
-    expect(evaluateTargets(load, scale, fanOut, delivery, fanOutDelivery).map(({ met, detail }) => [met, detail])).toEqual([
+    expect(
+      evaluateTargets(load, scale, fanOut, delivery, fanOutDelivery).map(({ met, detail }) => [met, detail]),
+    ).toEqual([
       [false, "0.86× (stretch missed)"],
       [false, "0.86×"],
       [false, "7 ms vs 1 ms"],
@@ -168,7 +231,11 @@ describe("the benchmark report", () => {
       [false, "p99 5200 ms, p50 900 ms, 1000 of 1000 delivered"],
       [false, "9999 of 10000 in 4.00 s (the bare loop 2.00 s)"],
     ]);
-    expect(evaluateTargets(load, scale, fanOut).slice(-3).map(({ met, detail }) => [met, detail])).toEqual([
+    expect(
+      evaluateTargets(load, scale, fanOut)
+        .slice(-3)
+        .map(({ met, detail }) => [met, detail]),
+    ).toEqual([
       [false, "not measured"],
       [false, "not measured"],
       [false, "not measured"],
@@ -176,23 +243,44 @@ describe("the benchmark report", () => {
   });
 
   it("prints the retired comparisons with the bare route and the decided 401 as figures, never as targets", () => {
-    const load = [loadRow("bare", 4000), loadRow(ROWS.banned, 2400), loadRow(ROWS.limited, 1200), loadRow(ROWS.unauthenticated, 100), loadRow(floorName(ROWS.unauthenticated), 2000)];
+    const load = [
+      loadRow("bare", 4000),
+      loadRow(ROWS.banned, 2400),
+      loadRow(ROWS.limited, 1200),
+      loadRow(ROWS.unauthenticated, 100),
+      loadRow(floorName(ROWS.unauthenticated), 2000),
+    ];
     const figures = evaluateFigures(load);
     expect(figures.map(({ detail }) => detail)).toEqual(["0.60×", "0.30×", "0.05×"]);
     expect(figures[2]!.name).toContain("docs/design/performance.md#the-401-without-a-key");
-    const names = evaluateTargets(load, []).map(({ name }) => name).join("\n");
+    const names = evaluateTargets(load, [])
+      .map(({ name }) => name)
+      .join("\n");
     expect(names).not.toContain("bare route");
     expect(names).not.toContain("401");
-    const section = lastRunSection({ date: "2026-11-27T00:00:00Z", machine: { node: "v20", cpus: 2, cpu: "cpu" }, settings: { connections: 10, warmup: 1, duration: 5, rounds: 3 }, targets: [], figures });
+    const section = lastRunSection({
+      date: "2026-11-27T00:00:00Z",
+      machine: { node: "v20", cpus: 2, cpu: "cpu" },
+      settings: { connections: 10, warmup: 1, duration: 5, rounds: 3 },
+      targets: [],
+      figures,
+    });
     expect(section).toContain("No target:\n\n- banned key against the bare route (retired target 0.5×): 0.60×");
   });
 
   it("takes percentiles by nearest rank and tabulates deliveries", () => {
     const latencies = Array.from({ length: 200 }, (_, index) => index + 1);
-    expect([percentile(latencies, 0.5), percentile(latencies, 0.99), percentile([7], 0.99), percentile([], 0.5)]).toEqual([100, 198, 7, NaN]);
-    expect(deliveryTable([{ name: DELIVERY.api, changes: 10, perSecond: 100, delivered: 10, p50Ms: 40, p99Ms: 90, maxMs: 95 }]).split("\n")[2]).toBe(
-      `| ${DELIVERY.api} | 10 | 100 | 10 | 40 | 90 | 95 |`,
-    );
+    expect([
+      percentile(latencies, 0.5),
+      percentile(latencies, 0.99),
+      percentile([7], 0.99),
+      percentile([], 0.5),
+    ]).toEqual([100, 198, 7, NaN]);
+    expect(
+      deliveryTable([
+        { name: DELIVERY.api, changes: 10, perSecond: 100, delivered: 10, p50Ms: 40, p99Ms: 90, maxMs: 95 },
+      ]).split("\n")[2],
+    ).toBe(`| ${DELIVERY.api} | 10 | 100 | 10 | 40 | 90 | 95 |`);
   });
 });
 

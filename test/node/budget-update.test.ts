@@ -11,9 +11,23 @@ const record = (id: string, fields: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
 });
 
 describe("keys update of a rotated pair", () => {
-  const old = { hash: "a".repeat(64), record: record("key_aaaaaaaaaaaaaaaa", { expiresAt: "2030-01-02T00:00:00.000Z", limits: { perMinute: 5, perDay: 50 } }) };
-  const rotated = { hash: "b".repeat(64), record: record("key_bbbbbbbbbbbbbbbb", { budget: "key_aaaaaaaaaaaaaaaa", limits: { perMinute: 5, perDay: 50 } }) };
-  const changes = { plan: "free" as const, limits: undefined, limitsSetAt: "2030-01-01T12:00:00.000Z", name: "renamed" };
+  const old = {
+    hash: "a".repeat(64),
+    record: record("key_aaaaaaaaaaaaaaaa", {
+      expiresAt: "2030-01-02T00:00:00.000Z",
+      limits: { perMinute: 5, perDay: 50 },
+    }),
+  };
+  const rotated = {
+    hash: "b".repeat(64),
+    record: record("key_bbbbbbbbbbbbbbbb", { budget: "key_aaaaaaaaaaaaaaaa", limits: { perMinute: 5, perDay: 50 } }),
+  };
+  const changes = {
+    plan: "free" as const,
+    limits: undefined,
+    limitsSetAt: "2030-01-01T12:00:00.000Z",
+    name: "renamed",
+  };
 
   it("gives every key of the budget the new plan, limits and stamp, and the name only to the key named", () => {
     const { records } = budgetUpdate(rotated, [old], changes);
@@ -31,7 +45,11 @@ describe("keys update of a rotated pair", () => {
     const reached = [rotated.record.id, old.record.id];
     expect(events).toEqual([
       { operation: "update", keyId: rotated.record.id, changes: { ...changes, reached } },
-      { operation: "update", keyId: old.record.id, changes: { plan: "free", limits: undefined, limitsSetAt: changes.limitsSetAt, reached } },
+      {
+        operation: "update",
+        keyId: old.record.id,
+        changes: { plan: "free", limits: undefined, limitsSetAt: changes.limitsSetAt, reached },
+      },
     ]);
   });
 

@@ -13,7 +13,10 @@ const HEADER = `/**
 it.each([
   ["v1", "schema.ts"],
   ["v2", "schema-v2.ts"],
-] as const)("client/src/ holds openapi-typescript's reading of the %s document the service serves, as %s (npm run client:types)", async (version, file) => {
-  const types = astToString(await openapiTS(servedDocument(undefined, version) as never));
-  await expect(HEADER + types).toMatchFileSnapshot(`../../client/src/${file}`);
-});
+] as const)(
+  "client/src/ holds openapi-typescript's reading of the %s document the service serves, as %s (npm run client:types)",
+  async (version, file) => {
+    const types = astToString(await openapiTS(servedDocument(undefined, version) as never));
+    await expect(HEADER + types).toMatchFileSnapshot(`../../client/src/${file}`);
+  },
+);

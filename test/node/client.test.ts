@@ -33,10 +33,18 @@ const error = (code: string, status: number, headers: Record<string, string> = {
 
 describe("exact ids", () => {
   it("parses ids and petIds above 2^53 digit for digit, and leaves everything else as JSON.parse would", () => {
-    const text = '[{"id":9223372036854775807,"petId":9007199254740993,"quantity":3,"shipDate":"x\\"id\\":1","status":"pending","complete":false},' +
+    const text =
+      '[{"id":9223372036854775807,"petId":9007199254740993,"quantity":3,"shipDate":"x\\"id\\":1","status":"pending","complete":false},' +
       ' {"id" : -9223372036854775808 ,"quantity":1.5e3}]';
     expect(parseWithExactIntegers(text, new Set(["id", "petId"]))).toEqual([
-      { id: "9223372036854775807", petId: "9007199254740993", quantity: 3, shipDate: 'x"id":1', status: "pending", complete: false },
+      {
+        id: "9223372036854775807",
+        petId: "9007199254740993",
+        quantity: 3,
+        shipDate: 'x"id":1',
+        status: "pending",
+        complete: false,
+      },
       { id: "-9223372036854775808", quantity: 1500 },
     ]);
   });
@@ -62,7 +70,12 @@ describe("retries", () => {
   });
 
   it("backs off exponentially with jitter when there is no Retry-After, and stops after maxAttempts", async () => {
-    const { client, slept, requests } = fakeService(new TypeError("fetch failed"), new Response("", { status: 502 }), new Response("", { status: 504 }), new TypeError("again"));
+    const { client, slept, requests } = fakeService(
+      new TypeError("fetch failed"),
+      new Response("", { status: 502 }),
+      new Response("", { status: 504 }),
+      new TypeError("again"),
+    );
     const failure = await client.listOrders().catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(StoreOrdersError);
     expect(failure).toMatchObject({ code: "network_error", status: 0 });
@@ -72,9 +85,19 @@ describe("retries", () => {
   });
 
   it("never retries another 4xx, nor a 500", async () => {
-    for (const [code, status] of [["invalid_api_key", 401], ["order_already_shipped", 409], ["insufficient_scope", 403], ["internal_error", 500]] as const) {
+    for (const [code, status] of [
+      ["invalid_api_key", 401],
+      ["order_already_shipped", 409],
+      ["insufficient_scope", 403],
+      ["internal_error", 500],
+    ] as const) {
       const { client, slept } = fakeService(error(code, status));
-      await expect(client.cancelOrder("5")).rejects.toMatchObject({ code, status, requestId: "req-1", message: `${code}!` });
+      await expect(client.cancelOrder("5")).rejects.toMatchObject({
+        code,
+        status,
+        requestId: "req-1",
+        message: `${code}!`,
+      });
       expect(slept).toEqual([]);
     }
   });
@@ -87,7 +110,9 @@ describe("retries", () => {
 
   it("computes delays as a plain function", () => {
     const now = Date.parse("2026-11-23T12:00:00Z");
-    expect(retryDelayMs({ status: 429, retryAfter: "Mon, 23 Nov 2026 12:00:03 GMT" }, 1, DEFAULT_RETRY, () => 0, now)).toBe(3000);
+    expect(
+      retryDelayMs({ status: 429, retryAfter: "Mon, 23 Nov 2026 12:00:03 GMT" }, 1, DEFAULT_RETRY, () => 0, now),
+    ).toBe(3000);
     expect(retryDelayMs({ status: 429, retryAfter: null }, 3, DEFAULT_RETRY, () => 0.999, now)).toBe(799);
     expect(retryDelayMs({ status: 503, retryAfter: "1" }, 4, DEFAULT_RETRY, () => 0, now)).toBeUndefined();
     expect(retryDelayMs({ status: 404, retryAfter: "1" }, 1, DEFAULT_RETRY, () => 0, now)).toBeUndefined();
@@ -105,7 +130,10 @@ describe("reading its own writes, revalidating, and the limits", () => {
     const first = await client.listOrders();
     expect(first).toEqual([{ id: "9223372036854775807", status: "pending", complete: false }]);
     await client.cancelOrder(9223372036854775807n);
-    expect(requests[1]).toMatchObject({ method: "DELETE", url: "https://api.test/v1/store/orders/9223372036854775807" });
+    expect(requests[1]).toMatchObject({
+      method: "DELETE",
+      url: "https://api.test/v1/store/orders/9223372036854775807",
+    });
     expect(await client.listOrders()).toBe(first);
     expect(requests[2]!.headers.get("X-D1-Bookmark")).toBe("b2");
     expect(requests[2]!.headers.get("If-None-Match")).toBe('"orders-a"');
@@ -119,7 +147,10 @@ describe("reading its own writes, revalidating, and the limits", () => {
   });
 
   it("exposes the RateLimit and RateLimit-Policy state of the last response", async () => {
-    const headers = { RateLimit: '"minute";r=58;t=56, "day";r=998;t=39476', "RateLimit-Policy": '"minute";q=60;w=60, "day";q=1000;w=86400' };
+    const headers = {
+      RateLimit: '"minute";r=58;t=56, "day";r=998;t=39476',
+      "RateLimit-Policy": '"minute";q=60;w=60, "day";q=1000;w=86400',
+    };
     const { client } = fakeService(json([], 200, headers));
     await client.listOrders();
     expect(client.rateLimit?.windows).toEqual([
@@ -130,7 +161,9 @@ describe("reading its own writes, revalidating, and the limits", () => {
   });
 
   it("retries a list cut off mid-way, and reports a body that is not the Error shape as unexpected_response", async () => {
-    const cut = new Response(new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode("[{")), c.error(new Error("cut"))) }));
+    const cut = new Response(
+      new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode("[{")), c.error(new Error("cut"))) }),
+    );
     const { client, requests } = fakeService(cut, json([]));
     expect(await client.listOrders()).toEqual([]);
     expect(requests).toHaveLength(2);
@@ -141,14 +174,26 @@ describe("reading its own writes, revalidating, and the limits", () => {
 
 describe("v2", () => {
   const page = (ids: string[], nextCursor: string | null, bookmark: string) =>
-    new Response(`{"data":[${ids.map((id) => `{"id":"${id}","status":"pending","complete":false}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`, {
-      headers: { "Content-Type": "application/json", "X-D1-Bookmark": bookmark },
-    });
+    new Response(
+      `{"data":[${ids.map((id) => `{"id":"${id}","status":"pending","complete":false}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`,
+      {
+        headers: { "Content-Type": "application/json", "X-D1-Bookmark": bookmark },
+      },
+    );
 
   it("walks every page with the same filters, following nextCursor and sending each page's bookmark with the next", async () => {
-    const { client, requests } = fakeService(page(["9007199254740993", "9007199254740994"], "c1", "b1"), page(["9223372036854775807"], null, "b2"));
+    const { client, requests } = fakeService(
+      page(["9007199254740993", "9007199254740994"], "c1", "b1"),
+      page(["9223372036854775807"], null, "b2"),
+    );
     const ids: string[] = [];
-    for await (const order of client.v2.orders.list({ status: ["pending", "shipped"], petId: 7n, complete: false, limit: 2 })) ids.push(order.id);
+    for await (const order of client.v2.orders.list({
+      status: ["pending", "shipped"],
+      petId: 7n,
+      complete: false,
+      limit: 2,
+    }))
+      ids.push(order.id);
     expect(ids).toEqual(["9007199254740993", "9007199254740994", "9223372036854775807"]);
     expect(requests.map((request) => request.url)).toEqual([
       "https://api.test/v2/store/orders?status=pending%2Cshipped&petId=7&complete=false&limit=2",
@@ -158,23 +203,38 @@ describe("v2", () => {
   });
 
   it("reads the key's usage history with the range asked for", async () => {
-    const history = { budget: "key_0123456789abcdef", granularity: "day", buckets: [{ start: "2030-03-10T00:00:00.000Z", admitted: 12, refused: 3 }] };
+    const history = {
+      budget: "key_0123456789abcdef",
+      granularity: "day",
+      buckets: [{ start: "2030-03-10T00:00:00.000Z", admitted: 12, refused: 3 }],
+    };
     const { client, requests } = fakeService(json(history), json(history));
     expect(await client.v2.usage({ granularity: "day", from: "2030-03-10T00:00:00Z" })).toEqual(history);
     await client.v2.usage();
-    expect(requests.map((request) => request.url)).toEqual(["https://api.test/v2/usage?granularity=day&from=2030-03-10T00%3A00%3A00Z", "https://api.test/v2/usage"]);
+    expect(requests.map((request) => request.url)).toEqual([
+      "https://api.test/v2/usage?granularity=day&from=2030-03-10T00%3A00%3A00Z",
+      "https://api.test/v2/usage",
+    ]);
   });
 
   it("gets one order exactly, cancels through /v2, and refuses an id that is not a decimal int64 before sending", async () => {
-    const { client, requests } = fakeService(json({ id: "1", status: "pending", complete: false }), new Response(null, { status: 204 }));
+    const { client, requests } = fakeService(
+      json({ id: "1", status: "pending", complete: false }),
+      new Response(null, { status: 204 }),
+    );
     const text = '{"id":"9223372036854775807","status":"pending","complete":false}';
     const exact = fakeService(new Response(text, { headers: { "Content-Type": "application/json" } }));
     expect((await exact.client.v2.orders.get("9223372036854775807")).id).toBe("9223372036854775807");
     expect((await client.v2.orders.get(1n)).id).toBe("1");
     await client.v2.orders.cancel("1");
-    expect(requests.map((request) => `${request.method} ${request.url}`)).toEqual(["GET https://api.test/v2/store/orders/1", "DELETE https://api.test/v2/store/orders/1"]);
+    expect(requests.map((request) => `${request.method} ${request.url}`)).toEqual([
+      "GET https://api.test/v2/store/orders/1",
+      "DELETE https://api.test/v2/store/orders/1",
+    ]);
     await expect(client.v2.orders.get("1.5")).rejects.toMatchObject({ code: "invalid_order_id" });
-    await expect(client.v2.orders.list({ petId: "x" })[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: "invalid_pet_id" });
+    await expect(client.v2.orders.list({ petId: "x" })[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+      code: "invalid_pet_id",
+    });
   });
 });
 
@@ -187,7 +247,11 @@ describe("v2 events", () => {
 
   it("follows the feed page after page, long-polling, and keeps a cursor that resumes exactly after a whole page", async () => {
     const { client, requests } = fakeService(eventsPage([1, 2], "c2"), eventsPage([3], "c3"), eventsPage([], "c3"));
-    const feed = client.v2.events.follow({ types: ["order.created", "order.cancelled"], limit: 2, untilCaughtUp: true });
+    const feed = client.v2.events.follow({
+      types: ["order.created", "order.cancelled"],
+      limit: 2,
+      untilCaughtUp: true,
+    });
     const seen: { id: string; orderId: string; cursor: string | undefined }[] = [];
     for await (const event of feed) seen.push({ id: event.id, orderId: event.order.id, cursor: feed.cursor });
     expect(seen).toEqual([
@@ -201,7 +265,8 @@ describe("v2 events", () => {
       "https://api.test/v2/store/order-events?types=order.created%2Corder.cancelled&limit=2&wait=20&after=c3",
     ]);
     const resumed = fakeService(eventsPage([], "c3"));
-    for await (const _ of resumed.client.v2.events.follow({ after: feed.cursor, waitSeconds: 0, untilCaughtUp: true })) expect.unreachable();
+    for await (const _ of resumed.client.v2.events.follow({ after: feed.cursor, waitSeconds: 0, untilCaughtUp: true }))
+      expect.unreachable();
     expect(resumed.requests[0]!.url).toBe("https://api.test/v2/store/order-events?wait=0&after=c3");
   });
 
@@ -215,14 +280,20 @@ describe("v2 events", () => {
     }
     expect(ids).toEqual(["evt_1"]);
     const expired = fakeService(error("cursor_expired", 410));
-    await expect(expired.client.v2.events.follow({ after: "old" })[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: "cursor_expired", status: 410 });
+    await expect(
+      expired.client.v2.events.follow({ after: "old" })[Symbol.asyncIterator]().next(),
+    ).rejects.toMatchObject({ code: "cursor_expired", status: 410 });
   });
 });
 
 describe("verifyWebhook", () => {
   const vector = {
     secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-    headers: { "webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek", "webhook-timestamp": "1614265330", "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=" },
+    headers: {
+      "webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
+      "webhook-timestamp": "1614265330",
+      "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+    },
     body: '{"test": 2432232314}',
   };
   const at = 1614265330_000;
@@ -230,7 +301,9 @@ describe("verifyWebhook", () => {
   it("accepts the Standard Webhooks reference vector, among other signatures, with Headers or a plain object", async () => {
     expect(await verifyWebhook(vector.secret, vector.headers, vector.body, { now: at })).toEqual({ test: 2432232314 });
     const rotated = { ...vector.headers, "webhook-signature": `v1,bm9wZQ== ${vector.headers["webhook-signature"]}` };
-    expect(await verifyWebhook(vector.secret, new Headers(rotated), vector.body, { now: at + 299_000 })).toEqual({ test: 2432232314 });
+    expect(await verifyWebhook(vector.secret, new Headers(rotated), vector.body, { now: at + 299_000 })).toEqual({
+      test: 2432232314,
+    });
   });
 
   it.each([
@@ -249,8 +322,14 @@ describe("verifyWebhook", () => {
     const { signWebhook } = await import("../../src/webhook-delivery/webhook-signature");
     for (const id of ['"9223372036854775807"', "9223372036854775807"]) {
       const body = `{"id":"evt_1","type":"order.created","order":{"id":${id},"status":"pending","complete":false}}`;
-      const headers = { "webhook-id": "evt_1", "webhook-timestamp": "1614265330", "webhook-signature": await signWebhook(secret, "evt_1", 1614265330, body) };
-      expect(await verifyWebhook<{ order: { id: string } }>(secret, headers, body, { now: at })).toMatchObject({ order: { id: "9223372036854775807" } });
+      const headers = {
+        "webhook-id": "evt_1",
+        "webhook-timestamp": "1614265330",
+        "webhook-signature": await signWebhook(secret, "evt_1", 1614265330, body),
+      };
+      expect(await verifyWebhook<{ order: { id: string } }>(secret, headers, body, { now: at })).toMatchObject({
+        order: { id: "9223372036854775807" },
+      });
     }
   });
 });

@@ -22,7 +22,13 @@ describe("bodies the API writes", () => {
     const uncounted = sourceFiles("src").flatMap((file) => {
       const text = readFileSync(file, "utf8");
       return [...text.matchAll(UNCOUNTED)]
-        .filter((match) => !(file.endsWith("counted-body.ts") || /c\.set\("bodyBytes", [^)]+\);\s*return $/.test(text.slice(0, match.index))))
+        .filter(
+          (match) =>
+            !(
+              file.endsWith("counted-body.ts") ||
+              /c\.set\("bodyBytes", [^)]+\);\s*return $/.test(text.slice(0, match.index))
+            ),
+        )
         .map((match) => `${file}: ${text.slice(match.index, text.indexOf("\n", match.index))}`);
     });
     expect(uncounted).toEqual([]);

@@ -47,7 +47,8 @@ function resolves(from: string, target: string): string | undefined {
   const [path, anchor] = target.split("#") as [string, string | undefined];
   const file = path === "" ? from : normalize(join(dirname(from), path));
   if (!existsSync(file)) return `${target}: no file ${file}`;
-  if (anchor !== undefined && file.endsWith(".md") && !anchorsOf(file).has(anchor)) return `${target}: no heading #${anchor} in ${file}`;
+  if (anchor !== undefined && file.endsWith(".md") && !anchorsOf(file).has(anchor))
+    return `${target}: no heading #${anchor} in ${file}`;
   return undefined;
 }
 
@@ -59,7 +60,12 @@ function tableRows(file: string, header: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith("|")) break;
-    rows.push(line.split("|").slice(1, -1).map((cell) => cell.trim()));
+    rows.push(
+      line
+        .split("|")
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -86,7 +92,11 @@ describe("the docs", () => {
 
   it("name only files that exist", () => {
     const missing = DOCS.flatMap((file) =>
-      [...readFileSync(file, "utf8").matchAll(/`((?:src|test|scripts|bench|client|migrations)\/[\w./-]+\.(?:ts|sql|toml|json))`/g)]
+      [
+        ...readFileSync(file, "utf8").matchAll(
+          /`((?:src|test|scripts|bench|client|migrations)\/[\w./-]+\.(?:ts|sql|toml|json))`/g,
+        ),
+      ]
         .map((match) => match[1]!)
         .filter((path) => !existsSync(path))
         .map((path) => `${file}: ${path}`),
@@ -95,18 +105,33 @@ describe("the docs", () => {
   });
 
   it("are what the code's comments cite, each at a section that exists", () => {
-    const citations = [...sourceFiles("src"), ...sourceFiles("scripts"), ...sourceFiles("bench"), ...sourceFiles("test"), "wrangler.toml"].flatMap((file) =>
-      [...readFileSync(file, "utf8").matchAll(/\b((?:docs\/[\w/.-]+|CONTRIBUTING|bench\/README)\.md(?:#[\w-]+)?)/g)].map((match) => ({ file, target: match[1]! })),
+    const citations = [
+      ...sourceFiles("src"),
+      ...sourceFiles("scripts"),
+      ...sourceFiles("bench"),
+      ...sourceFiles("test"),
+      "wrangler.toml",
+    ].flatMap((file) =>
+      [
+        ...readFileSync(file, "utf8").matchAll(/\b((?:docs\/[\w/.-]+|CONTRIBUTING|bench\/README)\.md(?:#[\w-]+)?)/g),
+      ].map((match) => ({ file, target: match[1]! })),
     );
     expect(citations.length).toBeGreaterThan(20);
-    const broken = citations.map(({ file, target }) => resolves("README.md", target) && `${file}: ${target}`).filter(Boolean);
+    const broken = citations
+      .map(({ file, target }) => resolves("README.md", target) && `${file}: ${target}`)
+      .filter(Boolean);
     expect(broken).toEqual([]);
-    const stale = [...sourceFiles("src"), ...sourceFiles("scripts")].filter((file) => /README, "/.test(readFileSync(file, "utf8")));
+    const stale = [...sourceFiles("src"), ...sourceFiles("scripts")].filter((file) =>
+      /README, "/.test(readFileSync(file, "utf8")),
+    );
     expect(stale).toEqual([]);
   });
 
   it("list exactly the error codes of the code's table, each with its status", () => {
-    const rows = tableRows("docs/api.md", "| status | code | when |").map(([status, code]) => [unquote(code!), Number(status)]);
+    const rows = tableRows("docs/api.md", "| status | code | when |").map(([status, code]) => [
+      unquote(code!),
+      Number(status),
+    ]);
     expect(Object.fromEntries(rows)).toEqual(ERROR_STATUS);
     expect(rows).toHaveLength(Object.keys(ERROR_STATUS).length);
   });
@@ -114,19 +139,34 @@ describe("the docs", () => {
   it("list exactly the plans and limits of the code's table", () => {
     const rows = tableRows("docs/api.md", "| Plan | Per minute | Per day |");
     const number = (cell: string) => Number(cell.replace(/,/g, ""));
-    const documented = Object.fromEntries(rows.filter(([plan]) => plan !== "enterprise").map(([plan, perMinute, perDay]) => [plan, { perMinute: number(perMinute!), perDay: number(perDay!) }]));
+    const documented = Object.fromEntries(
+      rows
+        .filter(([plan]) => plan !== "enterprise")
+        .map(([plan, perMinute, perDay]) => [plan, { perMinute: number(perMinute!), perDay: number(perDay!) }]),
+    );
     expect(documented).toEqual(PLAN_LIMITS);
     expect(rows.map(([plan]) => plan)).toContain("enterprise");
   });
 
   it("list exactly the headers of the code's catalogue, with where each goes", () => {
-    const rows = tableRows("docs/api.md", "| Header | On every response | Readable by browser code | Sent by clients |");
+    const rows = tableRows(
+      "docs/api.md",
+      "| Header | On every response | Readable by browser code | Sent by clients |",
+    );
     const yes = (cell: string) => cell === "yes";
-    const documented = Object.fromEntries(rows.map(([name, always, exposed, sent]) => [unquote(name!), { always: yes(always!), exposed: yes(exposed!), request: yes(sent!) }]));
+    const documented = Object.fromEntries(
+      rows.map(([name, always, exposed, sent]) => [
+        unquote(name!),
+        { always: yes(always!), exposed: yes(exposed!), request: yes(sent!) },
+      ]),
+    );
     const catalogue = Object.fromEntries(
       Object.entries(HEADERS).map(([name, spec]) => {
         const flags = spec as { always?: true; exposed?: true; request?: true };
-        return [name, { always: flags.always === true, exposed: flags.exposed === true, request: flags.request === true }];
+        return [
+          name,
+          { always: flags.always === true, exposed: flags.exposed === true, request: flags.request === true },
+        ];
       }),
     );
     expect(documented).toEqual(catalogue);

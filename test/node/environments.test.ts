@@ -46,7 +46,9 @@ describe("wrangler.toml environments", () => {
       'staging: the triggers\' crons lack "* * * * *", which prunes the order events and wakes the webhook dispatcher',
     ]);
     const withoutLanes = staging().durableObjects.filter((binding) => binding.name !== "WEBHOOK_LANES");
-    expect(webhookPipelineProblems("staging", staging({ durableObjects: withoutLanes }))).toEqual(["staging: the WEBHOOK_LANES Durable Object binding (class WebhookLane) is missing"]);
+    expect(webhookPipelineProblems("staging", staging({ durableObjects: withoutLanes }))).toEqual([
+      "staging: the WEBHOOK_LANES Durable Object binding (class WebhookLane) is missing",
+    ]);
   });
 
   it("reports a deployed BASE_URL that is not https", () => {
@@ -69,9 +71,15 @@ describe("wrangler.toml environments", () => {
     [{ BAN_SECONDS: "0" }, 'staging: BAN_SECONDS must be a positive whole number, got "0"'],
     [{ BAN_SECONDS: "-900" }, 'staging: BAN_SECONDS must be a positive whole number, got "-900"'],
     [{ PETS_SUNSET_AT: "next June" }, 'staging: PETS_SUNSET_AT must be an ISO 8601 date or date-time, got "next June"'],
-    [{ PETS_SUNSET_AT: "2026-01-01" }, 'staging: PETS_SUNSET_AT must be later than PETS_DEPRECATED_AT, got "2026-01-01"'],
+    [
+      { PETS_SUNSET_AT: "2026-01-01" },
+      'staging: PETS_SUNSET_AT must be later than PETS_DEPRECATED_AT, got "2026-01-01"',
+    ],
     [{ STAGING_BASE_URL: undefined }, "staging: STAGING_BASE_URL is missing"],
-    [{ ACCESS_TEAM_DOMAIN: "store-ops.cloudflareaccess.com" }, "staging: ACCESS_AUD and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare Access, or neither"],
+    [
+      { ACCESS_TEAM_DOMAIN: "store-ops.cloudflareaccess.com" },
+      "staging: ACCESS_AUD and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare Access, or neither",
+    ],
     [
       { ACCESS_TEAM_DOMAIN: "https://store-ops.cloudflareaccess.com", ACCESS_AUD: "f".repeat(64) },
       'staging: ACCESS_TEAM_DOMAIN must be your Access team\'s domain, <team>.cloudflareaccess.com, got "https://store-ops.cloudflareaccess.com"',
@@ -88,20 +96,32 @@ describe("wrangler.toml environments", () => {
   });
 
   it("runs every environment with fetch() to public addresses only, and reports one without it", () => {
-    for (const env of [undefined, ...DEPLOYED_ENVIRONMENTS]) expect(readEnvironment(env).compatibilityFlags).toContain("global_fetch_strictly_public");
-    expect(configProblems("staging", staging({ compatibilityFlags: [] }), local)).toEqual(['staging: compatibility_flags lacks "global_fetch_strictly_public"']);
+    for (const env of [undefined, ...DEPLOYED_ENVIRONMENTS])
+      expect(readEnvironment(env).compatibilityFlags).toContain("global_fetch_strictly_public");
+    expect(configProblems("staging", staging({ compatibilityFlags: [] }), local)).toEqual([
+      'staging: compatibility_flags lacks "global_fetch_strictly_public"',
+    ]);
   });
 
   it("has the traffic view read the dataset each environment writes, and reports one that names another", () => {
     for (const env of DEPLOYED_ENVIRONMENTS) expect(configProblems(env, readEnvironment(env), local)).toEqual([]);
-    expect(configProblems("staging", staging({ vars: { ...staging().vars, ANALYTICS_DATASET: "store_orders_requests_production" } }), local)).toEqual([
+    expect(
+      configProblems(
+        "staging",
+        staging({ vars: { ...staging().vars, ANALYTICS_DATASET: "store_orders_requests_production" } }),
+        local,
+      ),
+    ).toEqual([
       'staging: ANALYTICS_DATASET must name the REQUESTS binding\'s dataset "store_orders_requests_staging", got "store_orders_requests_production"',
     ]);
   });
 
   it("lists the ids an operator still has to fill in", () => {
     expect(placeholdersIn(staging())).toEqual(["D1 database_id of DB", "KV namespace id of API_KEYS"]);
-    const filled = staging({ d1: [{ binding: "DB", database_id: "5e6f0c1e-0000-4000-8000-000000000001" }], kv: [{ binding: "API_KEYS", id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0" }] });
+    const filled = staging({
+      d1: [{ binding: "DB", database_id: "5e6f0c1e-0000-4000-8000-000000000001" }],
+      kv: [{ binding: "API_KEYS", id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0" }],
+    });
     expect(placeholdersIn(filled)).toEqual([]);
   });
 });
@@ -124,11 +144,16 @@ describe("npm run check's configuration step", () => {
   // One run for both environments: each fails on its own fault, and on nothing of the other's; neither is built.
   it("fails, naming the environment and what is wrong in each: production without its Durable Object binding, staging with a BAN_THRESHOLD that is not a number", async () => {
     const broken = configCopy((toml) =>
-      toml.replace(/\[\[env\.production\.durable_objects\.bindings\]\][^[]*/, "").replace(/(\[env\.staging\.vars\][^[]*?)BAN_THRESHOLD = "20"/, '$1BAN_THRESHOLD = "2O"'),
+      toml
+        .replace(/\[\[env\.production\.durable_objects\.bindings\]\][^[]*/, "")
+        .replace(/(\[env\.staging\.vars\][^[]*?)BAN_THRESHOLD = "20"/, '$1BAN_THRESHOLD = "2O"'),
     );
     const result = await runNpmScript("check:config", broken);
     const failures = (env: string) => result.stderr.split("\n").filter((line) => line.startsWith(`FAIL ${env}:`));
-    expect(failures("staging")).toEqual(['FAIL staging: BAN_THRESHOLD must be a positive whole number, got "2O"', "FAIL staging: not built until the above is fixed"]);
+    expect(failures("staging")).toEqual([
+      'FAIL staging: BAN_THRESHOLD must be a positive whole number, got "2O"',
+      "FAIL staging: not built until the above is fixed",
+    ]);
     expect(failures("production")).toContain('FAIL production: Durable Object binding "RATE_LIMITER" is missing');
     expect(failures("production").join("\n")).not.toContain("BAN_THRESHOLD");
     expect(result.stdout).toContain("ok   local: vars valid");
@@ -137,14 +162,17 @@ describe("npm run check's configuration step", () => {
 });
 
 describe("npm run deploy:*", () => {
-  it.each(DEPLOYED_ENVIRONMENTS)("refuses to deploy %s while its ids are placeholders, before calling wrangler", async (env) => {
-    const result = await runNpmScript(`deploy:${env}`);
-    expect(result.stderr).toContain(
-      `Not deploying ${env}: wrangler.toml still has placeholder ids for D1 database_id of DB, KV namespace id of API_KEYS.`,
-    );
-    expect(result.stdout).not.toContain("Applying D1 migrations");
-    expect(result.status).toBe(1);
-  });
+  it.each(DEPLOYED_ENVIRONMENTS)(
+    "refuses to deploy %s while its ids are placeholders, before calling wrangler",
+    async (env) => {
+      const result = await runNpmScript(`deploy:${env}`);
+      expect(result.stderr).toContain(
+        `Not deploying ${env}: wrangler.toml still has placeholder ids for D1 database_id of DB, KV namespace id of API_KEYS.`,
+      );
+      expect(result.stdout).not.toContain("Applying D1 migrations");
+      expect(result.status).toBe(1);
+    },
+  );
 });
 
 describe("npm start's vars from its environment", () => {
@@ -152,7 +180,12 @@ describe("npm start's vars from its environment", () => {
 
   it("passes every var wrangler.toml declares that the environment sets, as wrangler dev's --var, and nothing else", () => {
     expect(declared).toContain("SECRET_SCANNING_KEYS_URL");
-    const args = varsFromEnvironment(declared, { SECRET_SCANNING_KEYS_URL: "http://127.0.0.1:9000/keys", WEBHOOK_RETRY_SECONDS: "1", HOME: "/root", PATH: "/bin" });
+    const args = varsFromEnvironment(declared, {
+      SECRET_SCANNING_KEYS_URL: "http://127.0.0.1:9000/keys",
+      WEBHOOK_RETRY_SECONDS: "1",
+      HOME: "/root",
+      PATH: "/bin",
+    });
     const pairs = args.filter((_, index) => index % 2 === 1);
     expect(args.filter((_, index) => index % 2 === 0).every((flag) => flag === "--var")).toBe(true);
     expect(pairs.sort()).toEqual(["SECRET_SCANNING_KEYS_URL:http://127.0.0.1:9000/keys", "WEBHOOK_RETRY_SECONDS:1"]);

@@ -55,7 +55,13 @@ let port = 0;
  * in 20-119 ms; the new one the same unless, from `from` percent on, it has
  * `errorRatio` 500s or is `slowerMs` slower. `answer` breaks the API itself.
  */
-let traffic: { total: number; from?: number; errorRatio?: number; slowerMs?: number; answer?: "unreachable" | "500" | "not JSON" } = { total: 1_000 };
+let traffic: {
+  total: number;
+  from?: number;
+  errorRatio?: number;
+  slowerMs?: number;
+  answer?: "unreachable" | "500" | "not JSON";
+} = { total: 1_000 };
 let credentials = true;
 let analytics: Server;
 let analyticsPort = 0;
@@ -73,7 +79,18 @@ function windowRows(now: number) {
     return Array.from({ length: count }, (_, i) => {
       const status = i < Math.round(count * errorRatio) ? 500 : 200;
       const durationMs = 20 + (i % 100) + (degraded ? (traffic.slowerMs ?? 0) : 0);
-      const point = dataPoint({ index: "key_1", versionId: version, route: "/v1/store/orders", method: "GET", status, outcome: status >= 500 ? "error" : "admitted", plan: "pro", colo: "AMS", durationMs, bytes: 10 });
+      const point = dataPoint({
+        index: "key_1",
+        versionId: version,
+        route: "/v1/store/orders",
+        method: "GET",
+        status,
+        outcome: status >= 500 ? "error" : "admitted",
+        plan: "pro",
+        colo: "AMS",
+        durationMs,
+        bytes: 10,
+      });
       return engineRow(point, now - 200);
     });
   });
@@ -88,7 +105,10 @@ beforeAll(async () => {
     const serving = Object.entries(split).sort(([, a], [, b]) => b - a)[0]![0];
     const version = !behaviour.ignoreOverrides && override !== undefined && override in split ? override : serving;
     const releasing = readState().newVersion;
-    const broken = version === releasing && behaviour.newBrokenFrom !== undefined && (split[releasing] ?? 0) >= behaviour.newBrokenFrom;
+    const broken =
+      version === releasing &&
+      behaviour.newBrokenFrom !== undefined &&
+      (split[releasing] ?? 0) >= behaviour.newBrokenFrom;
     const headers: Record<string, string> = { "Content-Type": "application/json", "X-Worker-Version": version };
     for (const name of ALWAYS_SENT) headers[name] ??= name === "X-RateLimit-Resource" ? "minute" : "1";
     const send = (status: number, body: unknown, extra: Record<string, string> = {}) => {
@@ -97,11 +117,20 @@ beforeAll(async () => {
     };
     const path = request.url ?? "";
     if (broken) return send(500, { code: "internal_error", message: "broken release", status: 500 });
-    if (path === "/v1/openapi.json" || path === "/v2/openapi.json") return send(200, { openapi: "3.1.0", paths: { "/store/orders": {}, "/store/orders/{orderId}": {} } });
-    if (!request.headers.authorization) return send(401, { code: "missing_api_key", message: "no key", status: 401 }, { "WWW-Authenticate": 'Bearer realm="store-orders"' });
-    if (request.method === "GET" && path === "/v1/store/orders") return send(200, [{ id: 1, status: "pending", complete: false }]);
-    if (request.method === "GET" && path.startsWith("/v2/store/orders?")) return send(200, { data: [{ id: "1", status: "pending", complete: false }], nextCursor: null });
-    if (request.method === "GET" && path === "/v2/store/orders/1") return send(200, { id: "1", status: "pending", complete: false });
+    if (path === "/v1/openapi.json" || path === "/v2/openapi.json")
+      return send(200, { openapi: "3.1.0", paths: { "/store/orders": {}, "/store/orders/{orderId}": {} } });
+    if (!request.headers.authorization)
+      return send(
+        401,
+        { code: "missing_api_key", message: "no key", status: 401 },
+        { "WWW-Authenticate": 'Bearer realm="store-orders"' },
+      );
+    if (request.method === "GET" && path === "/v1/store/orders")
+      return send(200, [{ id: 1, status: "pending", complete: false }]);
+    if (request.method === "GET" && path.startsWith("/v2/store/orders?"))
+      return send(200, { data: [{ id: "1", status: "pending", complete: false }], nextCursor: null });
+    if (request.method === "GET" && path === "/v2/store/orders/1")
+      return send(200, { id: "1", status: "pending", complete: false });
     if (request.method === "DELETE") return send(404, { code: "order_not_found", message: "none", status: 404 });
     return send(404, { code: "not_found", message: "none", status: 404 });
   });
@@ -112,12 +141,16 @@ beforeAll(async () => {
     let sql = "";
     for await (const chunk of request) sql += chunk;
     queries.push(sql);
-    const reply = (status: number, body: string) => (response.writeHead(status, { "Content-Type": "application/json" }), response.end(body));
-    if (request.method !== "POST" || request.url !== `/client/v4/accounts/${ACCOUNT}/analytics_engine/sql`) return reply(404, '{"errors":["no such route"]}');
+    const reply = (status: number, body: string) => (
+      response.writeHead(status, { "Content-Type": "application/json" }), response.end(body)
+    );
+    if (request.method !== "POST" || request.url !== `/client/v4/accounts/${ACCOUNT}/analytics_engine/sql`)
+      return reply(404, '{"errors":["no such route"]}');
     if (request.headers.authorization !== `Bearer ${TOKEN}`) return reply(401, '{"errors":["authentication error"]}');
     if (traffic.answer === "500") return reply(500, '{"errors":["internal error"]}');
     if (traffic.answer === "not JSON") return reply(200, "<html>maintenance</html>");
-    if (tableOf(sql) !== "store_orders_requests_production") return reply(422, `{"errors":["unknown table ${tableOf(sql)}"]}`);
+    if (tableOf(sql) !== "store_orders_requests_production")
+      return reply(422, `{"errors":["unknown table ${tableOf(sql)}"]}`);
     const now = Date.now();
     reply(200, JSON.stringify(runEngineSql(sql, windowRows(now), now)));
   });
@@ -152,7 +185,10 @@ afterEach(() => {
 });
 
 const gitIn = (dir: string, ...args: string[]) =>
-  execFileSync("git", ["-c", "user.name=tests", "-c", "user.email=tests@example.com", ...args], { cwd: dir, encoding: "utf8" }).trim();
+  execFileSync("git", ["-c", "user.name=tests", "-c", "user.email=tests@example.com", ...args], {
+    cwd: dir,
+    encoding: "utf8",
+  }).trim();
 
 /** A configured copy of the project (its ids filled in), committed, with the fake's state: the old version serving 100%. */
 function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir: string; commit: string } {
@@ -171,7 +207,14 @@ function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir:
   gitIn(dir, "add", ".");
   gitIn(dir, "commit", "-qm", "Release 42: faster pages");
   statePath = join(dir, "fake-wrangler.json");
-  const state: FakeState = { worker: WORKER, newVersion: NEW, split: { [OLD]: 100 }, tags: { [OLD]: deployedCommit }, failOn: [], calls: [] };
+  const state: FakeState = {
+    worker: WORKER,
+    newVersion: NEW,
+    split: { [OLD]: 100 },
+    tags: { [OLD]: deployedCommit },
+    failOn: [],
+    calls: [],
+  };
   writeFileSync(statePath, JSON.stringify(state));
   // The fake's state file is not part of the release: ignored, so the tree stays clean.
   writeFileSync(join(dir, ".git", "info", "exclude"), "fake-wrangler.json\n");
@@ -179,7 +222,10 @@ function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir:
 }
 
 /** The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake); `onLine` sees each line it prints. */
-async function deploy(dir: string, ...args: (string | ((line: string) => void) | EventEmitter)[]): Promise<{ status: number; stdout: string; stderr: string }> {
+async function deploy(
+  dir: string,
+  ...args: (string | ((line: string) => void) | EventEmitter)[]
+): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
   const onLine = args.find((arg) => typeof arg === "function") ?? (() => {});
@@ -187,25 +233,51 @@ async function deploy(dir: string, ...args: (string | ((line: string) => void) |
   process.env.STORE_ORDERS_WRANGLER = join(ROOT, "test/support/fake-wrangler.mjs");
   process.env.FAKE_WRANGLER_STATE = statePath;
   // The health gate's credentials, and the SQL API's stand-in where wrangler would read Cloudflare's API from.
-  for (const [name, value] of [["CLOUDFLARE_ACCOUNT_ID", ACCOUNT], ["CLOUDFLARE_API_TOKEN", TOKEN]] as const) {
+  for (const [name, value] of [
+    ["CLOUDFLARE_ACCOUNT_ID", ACCOUNT],
+    ["CLOUDFLARE_API_TOKEN", TOKEN],
+  ] as const) {
     if (credentials) process.env[name] = value;
     else delete process.env[name];
   }
-  process.env.CLOUDFLARE_API_BASE_URL = traffic.answer === "unreachable" ? `http://127.0.0.1:${await freePort()}/client/v4` : `http://127.0.0.1:${analyticsPort}/client/v4`;
+  process.env.CLOUDFLARE_API_BASE_URL =
+    traffic.answer === "unreachable"
+      ? `http://127.0.0.1:${await freePort()}/client/v4`
+      : `http://127.0.0.1:${analyticsPort}/client/v4`;
   const given = args.filter((arg): arg is string => typeof arg === "string");
-  const argv = ["production", "--base-url", `http://127.0.0.1:${port}/v1`, "--wait", "0", "--propagation-wait", "0", "--key", "so_test_key", ...given];
+  const argv = [
+    "production",
+    "--base-url",
+    `http://127.0.0.1:${port}/v1`,
+    "--wait",
+    "0",
+    "--propagation-wait",
+    "0",
+    "--key",
+    "so_test_key",
+    ...given,
+  ];
   const out = (line: string) => {
     stdout += `${line}\n`;
     onLine(line);
   };
-  const status = await runDeploy(argv, { cwd: dir, out, err: (line) => void (stderr += `${line}\n`), ...(signals && { signals }), ...(!asProcesses && { wrangler: inProcess }) });
+  const status = await runDeploy(argv, {
+    cwd: dir,
+    out,
+    err: (line) => void (stderr += `${line}\n`),
+    ...(signals && { signals }),
+    ...(!asProcesses && { wrangler: inProcess }),
+  });
   return { status, stdout, stderr };
 }
 
 /** The wrangler calls that change something, in order (the read-only look-ups left out; a release's own message shortened to its flag). */
 const changes = () =>
   readState()
-    .calls.filter(([first, second]) => !(first === "deployments" && second === "status") && !(first === "versions" && second === "view"))
+    .calls.filter(
+      ([first, second]) =>
+        !(first === "deployments" && second === "status") && !(first === "versions" && second === "view"),
+    )
     .map((call) => call.map((arg) => arg.replace(/^--message=(Release|Next release).*$/, "--message")).join(" "));
 
 /** Commits a change to the configured copy and makes the fake's next version `id`: the next release. */
@@ -243,7 +315,9 @@ describe("npm run deploy:production, as a gradual release", () => {
     behaviour = { newBrokenFrom: 0 };
     const result = await deploy(dir, "--steps", "25,100");
     expect(result.status).toBe(1);
-    expect(result.stderr.trim().split("\n")).toEqual([`FAILED: the smoke checks failed at 0%: expected 200, got 500. Restored 100% of production to ${OLD}.`]);
+    expect(result.stderr.trim().split("\n")).toEqual([
+      `FAILED: the smoke checks failed at 0%: expected 200, got 500. Restored 100% of production to ${OLD}.`,
+    ]);
     expect(changes().filter((call) => call.startsWith("versions deploy"))).toEqual([
       `versions deploy ${NEW}@0% ${OLD}@100% --env production --yes --message`,
       `versions deploy ${OLD}@100% --env production --yes --message=rollback: the smoke checks failed at 0%: expected 200, got 500`,
@@ -266,7 +340,9 @@ describe("npm run deploy:production, as a gradual release", () => {
     writeFileSync(statePath, JSON.stringify({ ...readState(), failOn: [`${NEW}@50%`] }));
     const result = await deploy(dir);
     expect(result.status).toBe(1);
-    expect(result.stderr.trim()).toBe(`FAILED: Ramping to 50% failed (wrangler exit 1). Restored 100% of production to ${OLD}.`);
+    expect(result.stderr.trim()).toBe(
+      `FAILED: Ramping to 50% failed (wrangler exit 1). Restored 100% of production to ${OLD}.`,
+    );
     expect(readState().split).toEqual({ [OLD]: 100 });
   });
 
@@ -281,19 +357,30 @@ describe("npm run deploy:production, as a gradual release", () => {
   });
 
   it("refuses a Durable Object migration change without --all-at-once, and with it deploys plainly and smoke-checks", async () => {
-    const addClass = (toml: string) => toml.replace(/(\[\[env\.production\.migrations\]\]\ntag = "v1"\nnew_sqlite_classes = \["RateLimiter"\]\n)/, '$1\n[[env.production.migrations]]\ntag = "v2"\nnew_sqlite_classes = ["Another"]\n');
+    const addClass = (toml: string) =>
+      toml.replace(
+        /(\[\[env\.production\.migrations\]\]\ntag = "v1"\nnew_sqlite_classes = \["RateLimiter"\]\n)/,
+        '$1\n[[env.production.migrations]]\ntag = "v2"\nnew_sqlite_classes = ["Another"]\n',
+      );
     const { dir } = configuredCopy(addClass);
     expect(readFileSync(join(dir, "wrangler.toml"), "utf8")).toContain('tag = "v2"');
     const refused = await deploy(dir);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/Durable Object migrations in wrangler.toml changed since the deployed version .* --all-at-once/);
+    expect(refused.stderr).toMatch(
+      /Durable Object migrations in wrangler.toml changed since the deployed version .* --all-at-once/,
+    );
     expect(changes()).toEqual([]);
 
     const plain = await deploy(dir, "--all-at-once");
     expect(plain.status, plain.stderr).toBe(0);
-    expect(changes()).toEqual(["d1 migrations apply DB --remote --env production", `deploy --env production --tag ${gitIn(dir, "rev-parse", "HEAD")} --message`]);
+    expect(changes()).toEqual([
+      "d1 migrations apply DB --remote --env production",
+      `deploy --env production --tag ${gitIn(dir, "rev-parse", "HEAD")} --message`,
+    ]);
     // Smoke-checked as the version it deployed, read from wrangler's output file.
-    expect(plain.stdout).toContain(`== 100%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="${NEW}" only`);
+    expect(plain.stdout).toContain(
+      `== 100%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="${NEW}" only`,
+    );
     expect(plain.stdout).toContain("PASS GET /store/orders");
   });
 
@@ -303,12 +390,16 @@ describe("npm run deploy:production, as a gradual release", () => {
     const result = await deploy(dir, "--dry-run", "--wait", "60");
     expect(result.status, result.stderr).toBe(0);
     // The query each gate would run, and nothing sent.
-    expect(result.stdout).toContain(`   FROM store_orders_requests_production\n   WHERE timestamp > NOW() - INTERVAL '60' SECOND AND blob1 IN ('<new version>', '${OLD}')`);
+    expect(result.stdout).toContain(
+      `   FROM store_orders_requests_production\n   WHERE timestamp > NOW() - INTERVAL '60' SECOND AND blob1 IN ('<new version>', '${OLD}')`,
+    );
     expect(queries).toEqual([]);
     const plan = result.stdout.split("\n").filter((line) => line.startsWith("== "));
     expect(plan.map((line) => line.replace(/ --message=.*/, ""))).toEqual([
       "== Applying D1 migrations to production: wrangler d1 migrations apply DB --remote --env production",
-      expect.stringMatching(/^== Uploading the new version: wrangler versions upload --env production --tag [0-9a-f]{40}$/),
+      expect.stringMatching(
+        /^== Uploading the new version: wrangler versions upload --env production --tag [0-9a-f]{40}$/,
+      ),
       `== Deploying the new version at 0%: wrangler versions deploy <new version>@0% ${OLD}@100% --env production --yes`,
       `== 0%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
       `== Ramping to 10%: wrangler versions deploy <new version>@10% ${OLD}@90% --env production --yes`,
@@ -369,7 +460,9 @@ describe("npm run deploy:production, as a gradual release", () => {
     expect(result.status, result.stderr).toBe(0);
     expect(changes()[2]).toBe(`versions deploy ${NEW}@0% ${OLD}@100% --env production --yes --message`);
     expect(result.stdout).toContain(`== 0%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="${NEW}" only`);
-    expect((await deploy(dir, "--compare-migrations-with", "HEAD~1;touch")).stderr).toContain("--compare-migrations-with takes a commit id");
+    expect((await deploy(dir, "--compare-migrations-with", "HEAD~1;touch")).stderr).toContain(
+      "--compare-migrations-with takes a commit id",
+    );
   });
 
   it("leaves 100% on a version that passed its smoke check, whichever step fails", async () => {
@@ -390,7 +483,10 @@ describe("npm run deploy:production, as a gradual release", () => {
       const { dir } = configuredCopy();
       writeFileSync(statePath, JSON.stringify({ ...readState(), failOn: failure.failOn ? [failure.failOn] : [] }));
       behaviour = { newBrokenFrom: failure.brokenFrom };
-      traffic = { total: 1_000, ...(failure.unhealthyFrom !== undefined && { from: failure.unhealthyFrom, errorRatio: 0.05 }) };
+      traffic = {
+        total: 1_000,
+        ...(failure.unhealthyFrom !== undefined && { from: failure.unhealthyFrom, errorRatio: 0.05 }),
+      };
       const result = await deploy(dir);
       expect(result.status, failure.name).toBe(1);
       expect(readState().split, failure.name).toEqual({ [OLD]: 100 });
@@ -432,12 +528,18 @@ describe("npm run deploy:production, as a gradual release", () => {
   });
 
   it("refuses to roll back an all-at-once release that changed the Durable Object migrations, saying why and what to do by hand", async () => {
-    const addClass = (toml: string) => toml.replace(/(\[\[env\.production\.migrations\]\]\ntag = "v1"\nnew_sqlite_classes = \["RateLimiter"\]\n)/, '$1\n[[env.production.migrations]]\ntag = "v2"\nnew_sqlite_classes = ["Another"]\n');
+    const addClass = (toml: string) =>
+      toml.replace(
+        /(\[\[env\.production\.migrations\]\]\ntag = "v1"\nnew_sqlite_classes = \["RateLimiter"\]\n)/,
+        '$1\n[[env.production.migrations]]\ntag = "v2"\nnew_sqlite_classes = ["Another"]\n',
+      );
     const { dir } = configuredCopy(addClass);
     behaviour = { newBrokenFrom: 100 };
     const result = await deploy(dir, "--all-at-once");
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/^FAILED: the smoke checks failed at 100%: .*Not rolled back to .*Durable Object migrations.*By hand/);
+    expect(result.stderr).toMatch(
+      /^FAILED: the smoke checks failed at 100%: .*Not rolled back to .*Durable Object migrations.*By hand/,
+    );
     expect(changes().filter((call) => call.startsWith("versions deploy"))).toEqual([]);
   });
 
@@ -470,7 +572,11 @@ describe("npm run deploy:production, promoted by health", () => {
     ]);
     // One query a split step, over the step's window, naming both versions; sent with the token to the account's SQL API.
     expect(queries).toHaveLength(2);
-    expect(queries[0]).toMatch(new RegExp(`FROM store_orders_requests_production\\nWHERE timestamp > NOW\\(\\) - INTERVAL '\\d+' SECOND AND blob1 IN \\('${NEW}', '${OLD}'\\)`));
+    expect(queries[0]).toMatch(
+      new RegExp(
+        `FROM store_orders_requests_production\\nWHERE timestamp > NOW\\(\\) - INTERVAL '\\d+' SECOND AND blob1 IN \\('${NEW}', '${OLD}'\\)`,
+      ),
+    );
     expect(readState().split).toEqual({ [NEW]: 100 });
   });
 
@@ -483,7 +589,11 @@ describe("npm run deploy:production, promoted by health", () => {
       `FAILED: the health gate failed at 50%: its 5xx ratio 3.00% is above 0.50% (max of 2x the previous 0.20% and 0.50%). Restored 100% of production to ${OLD}.`,
     );
     expect(gateLines(result.stdout)).toHaveLength(2);
-    expect(changes().filter((call) => call.includes("@100%")).at(-1)).toMatch(new RegExp(`^versions deploy ${OLD}@100% .*--message=rollback: the health gate failed at 50%`));
+    expect(
+      changes()
+        .filter((call) => call.includes("@100%"))
+        .at(-1),
+    ).toMatch(new RegExp(`^versions deploy ${OLD}@100% .*--message=rollback: the health gate failed at 50%`));
     expect(changes().some((call) => call.includes(`${NEW}@100%`))).toBe(false);
     expect(readState().split).toEqual({ [OLD]: 100 });
   });
@@ -493,7 +603,9 @@ describe("npm run deploy:production, promoted by health", () => {
     traffic = { total: 1_000, slowerMs: 200 };
     const result = await deploy(dir);
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain("FAILED: the health gate failed at 10%: its p99 318 ms is above 227 ms (1.5x the previous 118 ms + 50 ms)");
+    expect(result.stderr).toContain(
+      "FAILED: the health gate failed at 10%: its p99 318 ms is above 227 ms (1.5x the previous 118 ms + 50 ms)",
+    );
     expect(changes().some((call) => call.includes(`${NEW}@50%`))).toBe(false);
     expect(readState().split).toEqual({ [OLD]: 100 });
   });
@@ -506,7 +618,9 @@ describe("npm run deploy:production, promoted by health", () => {
     const result = await deploy(strict.dir, "--p99-factor", "1", "--p99-slack", "10");
     expect(result.status).toBe(1);
     expect(result.stderr).toContain("its p99 148 ms is above 128 ms (1x the previous 118 ms + 10 ms)");
-    expect((await deploy(strict.dir, "--min-requests", "lots")).stderr).toContain("--min-requests takes a number of at least 0");
+    expect((await deploy(strict.dir, "--min-requests", "lots")).stderr).toContain(
+      "--min-requests takes a number of at least 0",
+    );
   });
 
   it("says when there is too little traffic to judge, and lets the smoke check decide", async () => {
@@ -514,7 +628,9 @@ describe("npm run deploy:production, promoted by health", () => {
     traffic = { total: 60, errorRatio: 0.5 };
     const result = await deploy(dir);
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stdout).toContain("the new version served 6 requests, fewer than the 100 needed to judge: the smoke check decides");
+    expect(result.stdout).toContain(
+      "the new version served 6 requests, fewer than the 100 needed to judge: the smoke check decides",
+    );
     expect(result.stdout).toContain(": too little traffic");
     expect(readState().split).toEqual({ [NEW]: 100 });
 
@@ -530,7 +646,11 @@ describe("npm run deploy:production, promoted by health", () => {
       traffic = { total: 1_000, answer };
       const result = await deploy(dir);
       expect(result.status, answer).toBe(1);
-      expect(result.stderr, answer).toMatch(new RegExp(`^FAILED: the health gate could not judge 10% \\(the Analytics Engine SQL API .*\\); not ramping blind. Restored 100% of production to ${OLD}.`));
+      expect(result.stderr, answer).toMatch(
+        new RegExp(
+          `^FAILED: the health gate could not judge 10% \\(the Analytics Engine SQL API .*\\); not ramping blind. Restored 100% of production to ${OLD}.`,
+        ),
+      );
       expect(readState().split, answer).toEqual({ [OLD]: 100 });
     }
   });
@@ -554,4 +674,3 @@ describe("npm run deploy:production, promoted by health", () => {
     expect((await deploy(dir, "--all-at-once")).status).toBe(0);
   });
 });
-

@@ -39,7 +39,9 @@ function sourceFiles(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, "utf8");
-  return [...text.matchAll(/(?:from|import)\s+"(\.[^"]+)"/g)].map((match) => `${normalize(join(dirname(file), match[1]!))}.ts`);
+  return [...text.matchAll(/(?:from|import)\s+"(\.[^"]+)"/g)].map(
+    (match) => `${normalize(join(dirname(file), match[1]!))}.ts`,
+  );
 }
 
 const modules = new Map(sourceFiles("src").map((file) => [file, importsOf(file)]));
@@ -49,13 +51,17 @@ const roomOf = (file: string) => {
 };
 
 /** The imports between rooms that do not run down the layers: "from -> to". */
-function upwardImports(graph: ReadonlyMap<string, readonly string[]>, layers: readonly (readonly string[])[]): string[] {
+function upwardImports(
+  graph: ReadonlyMap<string, readonly string[]>,
+  layers: readonly (readonly string[])[],
+): string[] {
   const floor = new Map(layers.flatMap((rooms, index) => rooms.map((room) => [room, index] as const)));
   const found: string[] = [];
   for (const [file, imports] of graph) {
     for (const target of imports) {
       const [from, to] = [roomOf(file), roomOf(target)];
-      if (from !== to && !(floor.get(to)! < floor.get(from)!)) found.push(`${from} -> ${to} (${file} imports ${target})`);
+      if (from !== to && !(floor.get(to)! < floor.get(from)!))
+        found.push(`${from} -> ${to} (${file} imports ${target})`);
     }
   }
   return found;
@@ -87,7 +93,8 @@ function findCycle(graph: Map<string, Set<string>>): string[] | undefined {
 
 describe("src's imports", () => {
   it("resolve to modules that exist", () => {
-    for (const [file, imports] of modules) for (const target of imports) expect(modules.has(target), `${file} imports ${target}`).toBe(true);
+    for (const [file, imports] of modules)
+      for (const target of imports) expect(modules.has(target), `${file} imports ${target}`).toBe(true);
   });
 
   it("have no cycle between modules", () => {
@@ -110,10 +117,14 @@ describe("src's imports", () => {
   it("stay a shallow house: at most 8 floors (the longest chain of rooms) and 70 arrows between rooms", () => {
     const arrows = new Map<string, Set<string>>();
     for (const [file, imports] of modules) {
-      for (const target of imports) if (roomOf(target) !== roomOf(file)) arrows.set(roomOf(file), (arrows.get(roomOf(file)) ?? new Set()).add(roomOf(target)));
+      for (const target of imports)
+        if (roomOf(target) !== roomOf(file))
+          arrows.set(roomOf(file), (arrows.get(roomOf(file)) ?? new Set()).add(roomOf(target)));
     }
     const floor = new Map<string, number>();
-    const floorOf = (room: string): number => floor.get(room) ?? (floor.set(room, 1 + Math.max(0, ...[...(arrows.get(room) ?? [])].map(floorOf))), floor.get(room)!);
+    const floorOf = (room: string): number =>
+      floor.get(room) ??
+      (floor.set(room, 1 + Math.max(0, ...[...(arrows.get(room) ?? [])].map(floorOf))), floor.get(room)!);
     expect(Math.max(...[...new Set([...modules.keys()].map(roomOf))].map(floorOf))).toBeLessThanOrEqual(8);
     expect([...arrows.values()].reduce((sum, targets) => sum + targets.size, 0)).toBeLessThanOrEqual(70);
   });
@@ -137,22 +148,38 @@ describe("src's imports", () => {
   it("keep state between requests only in isolate-memory.ts, which says what each entry holds and why sharing it is safe", () => {
     const keepsState = /^(?:export )?(?:let |var |const \w+ = new (?!Error|TextEncoder|TextDecoder|RegExp)\w+\()/m;
     expect(keepsState.test("const leases = new LeaseClient();")).toBe(true);
-    const holders = [...modules.keys()].filter((file) => file !== "src/app/isolate-memory.ts" && keepsState.test(readFileSync(file, "utf8")));
+    const holders = [...modules.keys()].filter(
+      (file) => file !== "src/app/isolate-memory.ts" && keepsState.test(readFileSync(file, "utf8")),
+    );
     expect(holders).toEqual([]);
   });
 
   it("leave the consoles' pages apart: no worker module imports them, and they import nothing of the worker's but the API's generated types", () => {
     expect([...modules].filter(([, imports]) => imports.some(inBrowser))).toEqual([]);
     for (const browser of BROWSERS) {
-      const browserFiles = readdirSync(browser, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts")).map((file) => join(browser, file));
+      const browserFiles = readdirSync(browser, { recursive: true, encoding: "utf8" })
+        .filter((file) => file.endsWith(".ts"))
+        .map((file) => join(browser, file));
       // The operators' page draws with the callers' page's helpers (the DOM, the API client, the usage chart): browser code both.
-      const outside = browserFiles.flatMap((file) => importsOf(file).filter((target) => !inBrowser(target) && !target.endsWith(".css.ts") && target !== "client/src/schema-v2.ts").map((target) => `${file} imports ${target}`));
+      const outside = browserFiles.flatMap((file) =>
+        importsOf(file)
+          .filter((target) => !inBrowser(target) && !target.endsWith(".css.ts") && target !== "client/src/schema-v2.ts")
+          .map((target) => `${file} imports ${target}`),
+      );
       expect(browserFiles.length, browser).toBeGreaterThan(5);
       expect(outside).toEqual([]);
     }
   });
 
   it("are checked by a search that does find a cycle", () => {
-    expect(findCycle(new Map([["a", new Set(["b"])], ["b", new Set(["c"])], ["c", new Set(["a"])]]))).toEqual(["a", "b", "c", "a"]);
+    expect(
+      findCycle(
+        new Map([
+          ["a", new Set(["b"])],
+          ["b", new Set(["c"])],
+          ["c", new Set(["a"])],
+        ]),
+      ),
+    ).toEqual(["a", "b", "c", "a"]);
   });
 });

@@ -16,7 +16,9 @@ describe("leases, simulated, when things go wrong", () => {
       const result = simulate(scenarioFor(seed, "above", { deaths: true }));
       for (const [start, minute] of result.minutes) {
         if (minute.whole && minute.admitted + minute.lostToDeaths < 0.95 * wanted(minute)) {
-          expect.fail(`seed ${seed}, minute ${start}: ${minute.admitted} admitted, ${minute.lostToDeaths} lost, limit ${minute.maxLimit}`);
+          expect.fail(
+            `seed ${seed}, minute ${start}: ${minute.admitted} admitted, ${minute.lostToDeaths} lost, limit ${minute.maxLimit}`,
+          );
         }
       }
     }
@@ -35,10 +37,14 @@ describe("leases, simulated, when things go wrong", () => {
       const late = result.limitedBeforeBan - ban.threshold;
       // Per other isolate: a batch not sent yet, and one whose refusals an admission elsewhere interrupted.
       if (late < 0 || late > (isolates - 1) * 2 * batch || (isolates === 1 && late !== 0)) {
-        expect.fail(`seed ${seed}: the object banned after ${result.limitedBeforeBan} refusals in a row (threshold ${ban.threshold}), with ${isolates} isolates`);
+        expect.fail(
+          `seed ${seed}: the object banned after ${result.limitedBeforeBan} refusals in a row (threshold ${ban.threshold}), with ${isolates} isolates`,
+        );
       }
       if (result.limitedDuringBan > isolates * batch) {
-        expect.fail(`seed ${seed}: ${result.limitedDuringBan} answered "limited" during the ban (threshold ${ban.threshold}), with ${isolates} isolates`);
+        expect.fail(
+          `seed ${seed}: ${result.limitedDuringBan} answered "limited" during the ban (threshold ${ban.threshold}), with ${isolates} isolates`,
+        );
       }
     }
     expect(bans[20]).toBeGreaterThan(RUNS / 4);
@@ -49,16 +55,22 @@ describe("leases, simulated, when things go wrong", () => {
     let bans = 0;
     for (const seed of seeds(6)) {
       for (const demand of ["below", "above"] as const) {
-        const result = simulate(scenarioFor(seed, demand, { ban: BAN, lossRate: 0.2, retryDelayMs: 3_000, deaths: seed % 2 === 0 }));
+        const result = simulate(
+          scenarioFor(seed, demand, { ban: BAN, lossRate: 0.2, retryDelayMs: 3_000, deaths: seed % 2 === 0 }),
+        );
         for (const window of everyWindow(result)) {
           if (window.admitted + window.stranded > window.maxLimit) {
-            expect.fail(`seed ${seed} ${demand}: ${window.admitted} admitted and ${window.stranded} stranded against ${window.maxLimit}`);
+            expect.fail(
+              `seed ${seed} ${demand}: ${window.admitted} admitted and ${window.stranded} stranded against ${window.maxLimit}`,
+            );
           }
         }
         if (result.limitedBeforeBan === undefined) continue;
         bans += 1;
         if (result.limitedBeforeBan < BAN.threshold) {
-          expect.fail(`seed ${seed} ${demand}: banned after ${result.limitedBeforeBan} 429s in a row (${result.unavailable} answered 503)`);
+          expect.fail(
+            `seed ${seed} ${demand}: banned after ${result.limitedBeforeBan} 429s in a row (${result.unavailable} answered 503)`,
+          );
         }
       }
     }
@@ -67,9 +79,12 @@ describe("leases, simulated, when things go wrong", () => {
 
   it("with isolate clocks up to 2 s off the object's, never admit more than the limit in any of the object's windows", () => {
     for (const seed of seeds(7)) {
-      const result = simulate(scenarioFor(seed, "above", { skewMs: 2_000, deaths: seed % 2 === 0, limitChange: seed % 3 === 0 }));
+      const result = simulate(
+        scenarioFor(seed, "above", { skewMs: 2_000, deaths: seed % 2 === 0, limitChange: seed % 3 === 0 }),
+      );
       for (const window of everyWindow(result)) {
-        if (window.admitted > window.maxLimit) expect.fail(`seed ${seed}: ${window.admitted} admitted against ${window.maxLimit}, isolates skewed`);
+        if (window.admitted > window.maxLimit)
+          expect.fail(`seed ${seed}: ${window.admitted} admitted against ${window.maxLimit}, isolates skewed`);
       }
     }
   });
@@ -78,13 +93,27 @@ describe("leases, simulated, when things go wrong", () => {
     let refusals = 0;
     for (const seed of seeds(8)) {
       for (const demand of ["below", "above"] as const) {
-        const result = simulate(scenarioFor(seed, demand, { ban: seed % 2 === 0 ? BAN : undefined, deaths: seed % 3 === 0, limitChange: seed % 5 === 0 }));
+        const result = simulate(
+          scenarioFor(seed, demand, {
+            ban: seed % 2 === 0 ? BAN : undefined,
+            deaths: seed % 3 === 0,
+            limitChange: seed % 5 === 0,
+          }),
+        );
         const minutes = new Set([...result.minutes.keys(), ...result.history.keys()]);
         for (const start of minutes) {
-          const counted = result.minutes.get(start) ?? { admitted: 0, refused: 0, lostToDeaths: 0, refusalsLostToDeaths: 0 };
+          const counted = result.minutes.get(start) ?? {
+            admitted: 0,
+            refused: 0,
+            lostToDeaths: 0,
+            refusalsLostToDeaths: 0,
+          };
           const kept = result.history.get(start) ?? { admitted: 0, refused: 0 };
           refusals += counted.refused;
-          if (kept.admitted !== counted.admitted + counted.lostToDeaths || kept.refused !== counted.refused - counted.refusalsLostToDeaths) {
+          if (
+            kept.admitted !== counted.admitted + counted.lostToDeaths ||
+            kept.refused !== counted.refused - counted.refusalsLostToDeaths
+          ) {
             expect.fail(
               `seed ${seed} ${demand}, minute ${start}: history ${kept.admitted} admitted, ${kept.refused} refused; ` +
                 `requests ${counted.admitted} admitted (${counted.lostToDeaths} lost to deaths), ${counted.refused} refused (${counted.refusalsLostToDeaths} unreported by the dead)`,

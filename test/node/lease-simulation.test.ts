@@ -15,9 +15,16 @@ describe("leases, simulated", () => {
   it("never admit more than the limit in any minute or day window, whatever the isolates, deaths, demand or limit changes", () => {
     for (const seed of seeds(1)) {
       for (const demand of ["below", "above"] as const) {
-        const result = simulate(scenarioFor(seed, demand, { deaths: seed % 2 === 0, limitChange: seed % 3 === 0, ban: seed % 5 === 0 ? BAN : undefined }));
+        const result = simulate(
+          scenarioFor(seed, demand, {
+            deaths: seed % 2 === 0,
+            limitChange: seed % 3 === 0,
+            ban: seed % 5 === 0 ? BAN : undefined,
+          }),
+        );
         for (const window of everyWindow(result)) {
-          if (window.admitted > window.maxLimit) expect.fail(`seed ${seed} ${demand}: ${window.admitted} admitted against ${window.maxLimit}`);
+          if (window.admitted > window.maxLimit)
+            expect.fail(`seed ${seed} ${demand}: ${window.admitted} admitted against ${window.maxLimit}`);
         }
       }
     }
@@ -37,14 +44,19 @@ describe("leases, simulated", () => {
       const result = simulate(scenarioFor(seed, "above"));
       for (const [start, minute] of result.minutes) {
         if (minute.whole && minute.admitted < 0.95 * wanted(minute)) {
-          expect.fail(`seed ${seed}, minute ${start}: ${minute.admitted} of ${minute.maxLimit} with ${result.scenario.isolates} isolates`);
+          expect.fail(
+            `seed ${seed}, minute ${start}: ${minute.admitted} of ${minute.maxLimit} with ${result.scenario.isolates} isolates`,
+          );
         }
       }
     }
   });
 
   it("call the object far less than once per request for a busy caller", () => {
-    const scenario = { ...scenarioFor(11, "below", { isolates: 4 }), limits: { perMinute: 10_000, perDay: 10_000_000 } };
+    const scenario = {
+      ...scenarioFor(11, "below", { isolates: 4 }),
+      limits: { perMinute: 10_000, perDay: 10_000_000 },
+    };
     const result = simulate(scenario);
     expect(result.admitted).toBeGreaterThan(10_000);
     expect(result.objectCalls / result.admitted).toBeLessThan(0.1);

@@ -28,16 +28,22 @@ async function keyWith(perMinute: number, perDay: number): Promise<string> {
 const BANS = { "X-Bench-Variant": "bans" };
 
 const list = (isolate: number, key: string, headers: Record<string, string> = {}) =>
-  runtime.fetchOn(isolate, "/v1/store/orders", { headers: { Authorization: `Bearer ${key}`, ...headers } }).then(async (response) => {
-    await response.arrayBuffer();
-    return response;
-  });
+  runtime
+    .fetchOn(isolate, "/v1/store/orders", { headers: { Authorization: `Bearer ${key}`, ...headers } })
+    .then(async (response) => {
+      await response.arrayBuffer();
+      return response;
+    });
 
 describe("limits across isolates", () => {
   it("runs each isolate with its own memory (its own leases)", async () => {
     const { enterprise } = await storeKeys();
     await list(0, enterprise);
-    const calls = await Promise.all([0, 1, 2].map(async (i) => ((await (await runtime.fetchOn(i, "/bench/calls")).json()) as { calls: number }).calls));
+    const calls = await Promise.all(
+      [0, 1, 2].map(
+        async (i) => ((await (await runtime.fetchOn(i, "/bench/calls")).json()) as { calls: number }).calls,
+      ),
+    );
     expect(calls[0]).toBeGreaterThan(0);
     expect(calls.slice(1)).toEqual([0, 0]);
   });
@@ -61,12 +67,16 @@ describe("limits across isolates", () => {
     expect(first.status).toBe(200);
     let code: string | undefined;
     for (let i = 0; i < 60 && code !== "api_key_banned"; i++) {
-      const response = await runtime.fetchOn(0, "/v1/store/orders", { headers: { Authorization: `Bearer ${banned}`, ...BANS } });
+      const response = await runtime.fetchOn(0, "/v1/store/orders", {
+        headers: { Authorization: `Bearer ${banned}`, ...BANS },
+      });
       code = ((await response.json()) as { code?: string }).code;
     }
     expect(code).toBe("api_key_banned");
     for (const isolate of [1, 2]) {
-      const response = await runtime.fetchOn(isolate, "/v1/store/orders", { headers: { Authorization: `Bearer ${banned}`, ...BANS } });
+      const response = await runtime.fetchOn(isolate, "/v1/store/orders", {
+        headers: { Authorization: `Bearer ${banned}`, ...BANS },
+      });
       expect(response.status).toBe(429);
       expect(((await response.json()) as { code: string }).code).toBe("api_key_banned");
     }

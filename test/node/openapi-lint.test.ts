@@ -34,7 +34,8 @@ const redocly = async (paths: string[]) => {
   const { stdout } = await run("redocly", ["lint", ...paths, "--config", "redocly.yaml", "--format", "json"]);
   return JSON.parse(`[${stdout.trim().replace(/\}\s*\{(?=\s*"totals")/g, "},{")}]`) as RedoclyReport[];
 };
-const spectral = (paths: string[]) => run("spectral", ["lint", ...paths, "--ruleset", ".spectral.yaml", "--fail-severity", "warn"]);
+const spectral = (paths: string[]) =>
+  run("spectral", ["lint", ...paths, "--ruleset", ".spectral.yaml", "--fail-severity", "warn"]);
 
 function documentFile(env: (typeof DEPLOYED_ENVIRONMENTS)[number] | undefined, version: VersionName): string {
   const path = join(dir, `openapi-${env ?? "local"}-${version}.json`);
@@ -42,7 +43,9 @@ function documentFile(env: (typeof DEPLOYED_ENVIRONMENTS)[number] | undefined, v
   return path;
 }
 
-const documents = [undefined, ...DEPLOYED_ENVIRONMENTS].flatMap((env) => (["v1", "v2"] as const).map((version) => [env ?? "local", env, version] as const));
+const documents = [undefined, ...DEPLOYED_ENVIRONMENTS].flatMap((env) =>
+  (["v1", "v2"] as const).map((version) => [env ?? "local", env, version] as const),
+);
 
 // Each linter runs once over every document (a process each, not one per document); each document is then judged alone.
 let reports: { redocly: RedoclyReport[]; spectral: { status: number; output: string } };
@@ -52,21 +55,24 @@ beforeAll(async () => {
   reports = { redocly: redoclyReport, spectral: spectralResult };
 });
 
-describe.each(documents.map((document, index) => [...document, index] as const))("the OpenAPI document served by %s, %s", (name, _, version, index) => {
-  const file = `openapi-${name}-${version}.json`;
+describe.each(documents.map((document, index) => [...document, index] as const))(
+  "the OpenAPI document served by %s, %s",
+  (name, _, version, index) => {
+    const file = `openapi-${name}-${version}.json`;
 
-  it("passes Redocly's recommended rules with no errors and no warnings", () => {
-    expect(reports.redocly).toHaveLength(documents.length);
-    expect(reports.redocly[index]!.problems).toEqual([]);
-    expect(reports.redocly[index]!.totals).toMatchObject({ errors: 0, warnings: 0 });
-  });
+    it("passes Redocly's recommended rules with no errors and no warnings", () => {
+      expect(reports.redocly).toHaveLength(documents.length);
+      expect(reports.redocly[index]!.problems).toEqual([]);
+      expect(reports.redocly[index]!.totals).toMatchObject({ errors: 0, warnings: 0 });
+    });
 
-  it("passes Spectral's spectral:oas rules with no errors and no warnings", () => {
-    expect(reports.spectral.output, reports.spectral.output).not.toContain(file);
-    expect(reports.spectral.output).toContain("No results with a severity of 'warn' or higher found!");
-    expect(reports.spectral.status).toBe(0);
-  });
-});
+    it("passes Spectral's spectral:oas rules with no errors and no warnings", () => {
+      expect(reports.spectral.output, reports.spectral.output).not.toContain(file);
+      expect(reports.spectral.output).toContain("No results with a severity of 'warn' or higher found!");
+      expect(reports.spectral.status).toBe(0);
+    });
+  },
+);
 
 describe("the linters", () => {
   it("do fail a document that breaks their rules", async () => {

@@ -12,7 +12,9 @@ describe("the OpenAPI document", () => {
   });
 
   it("is checked by a validator that does reject a broken document", async () => {
-    const broken = structuredClone(servedDocument()) as { paths: Record<string, Record<string, { parameters: object[] }>> };
+    const broken = structuredClone(servedDocument()) as {
+      paths: Record<string, Record<string, { parameters: object[] }>>;
+    };
     broken.paths["/pets/{petId}"].get.parameters[0] = { name: "petId", in: "body" };
     expect((await new Validator().validate(broken as never)).valid).toBe(false);
   });

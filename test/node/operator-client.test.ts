@@ -12,7 +12,9 @@ let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
 async function serviceAnswering(status: number, body: unknown): Promise<string> {
-  server = createServer((_, response) => response.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body)));
+  server = createServer((_, response) =>
+    response.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body)),
+  );
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
@@ -29,24 +31,45 @@ describe("telling the operator API after a KV write", () => {
 
   it("says where it told the limiter, and what it answered", async () => {
     const api = withToken(await serviceAnswering(200, { keyId: "key_0123456789abcdef" }));
-    expect(await tellOperatorApi(api, "/keys/key_0123456789abcdef/revoke")).toEqual({ ok: true, at: api!.baseUrl, answer: { keyId: "key_0123456789abcdef" } });
+    expect(await tellOperatorApi(api, "/keys/key_0123456789abcdef/revoke")).toEqual({
+      ok: true,
+      at: api!.baseUrl,
+      answer: { keyId: "key_0123456789abcdef" },
+    });
   });
 
   it("reports a 401 or a 500 as the answer it was, not as unreachable", async () => {
-    const refusing = withToken(await serviceAnswering(401, { code: "invalid_api_key", message: "The operator token is not valid.", status: 401 }));
+    const refusing = withToken(
+      await serviceAnswering(401, {
+        code: "invalid_api_key",
+        message: "The operator token is not valid.",
+        status: 401,
+      }),
+    );
     expect(await tellOperatorApi(refusing, "/keys/key_0123456789abcdef/revoke")).toEqual({
       ok: false,
       problem: "the operator API answered 401: The operator token is not valid.",
     });
     server!.close();
-    const failing = withToken(await serviceAnswering(500, { code: "internal_error", message: "Something went wrong.", status: 500 }));
-    expect(await tellOperatorApi(failing, "/keys/key_0123456789abcdef/revoke")).toMatchObject({ ok: false, problem: expect.stringContaining("answered 500") });
+    const failing = withToken(
+      await serviceAnswering(500, { code: "internal_error", message: "Something went wrong.", status: 500 }),
+    );
+    expect(await tellOperatorApi(failing, "/keys/key_0123456789abcdef/revoke")).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining("answered 500"),
+    });
   });
 
   it("says when it could not reach it, or has none to tell", async () => {
     const nowhere = withToken("http://127.0.0.1:9");
-    expect(await tellOperatorApi(nowhere, "/keys/key_0123456789abcdef/revoke")).toEqual({ ok: false, problem: "the operator API at http://127.0.0.1:9 was not reachable" });
-    expect(await tellOperatorApi(undefined, "/keys/key_0123456789abcdef/revoke")).toMatchObject({ ok: false, problem: expect.stringContaining("no operator API configured") });
+    expect(await tellOperatorApi(nowhere, "/keys/key_0123456789abcdef/revoke")).toEqual({
+      ok: false,
+      problem: "the operator API at http://127.0.0.1:9 was not reachable",
+    });
+    expect(await tellOperatorApi(undefined, "/keys/key_0123456789abcdef/revoke")).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining("no operator API configured"),
+    });
   });
 });
 
@@ -54,12 +77,20 @@ describe("signing in to the operator API", () => {
   it("sends an Access service token where one is set (Access turns it into its assertion), else the operator token", async () => {
     const seen: Record<string, string | undefined>[] = [];
     server = createServer((request, response) => {
-      seen.push({ authorization: request.headers.authorization, id: request.headers["cf-access-client-id"] as string | undefined, secret: request.headers["cf-access-client-secret"] as string | undefined });
+      seen.push({
+        authorization: request.headers.authorization,
+        id: request.headers["cf-access-client-id"] as string | undefined,
+        secret: request.headers["cf-access-client-secret"] as string | undefined,
+      });
       response.writeHead(200, { "Content-Type": "application/json" }).end("{}");
     });
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const env = { OPERATOR_TOKEN: "ops:token", CF_ACCESS_CLIENT_ID: "8b1c0a4e.access", CF_ACCESS_CLIENT_SECRET: "service-secret" };
+    const env = {
+      OPERATOR_TOKEN: "ops:token",
+      CF_ACCESS_CLIENT_ID: "8b1c0a4e.access",
+      CF_ACCESS_CLIENT_SECRET: "service-secret",
+    };
     Object.assign(process.env, env);
     try {
       await operatorApi(baseUrl, undefined)!.call("GET", "/pipeline");

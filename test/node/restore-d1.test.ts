@@ -27,8 +27,10 @@ beforeAll(async () => {
     request.on("data", (chunk: Buffer) => (body += chunk.toString()));
     request.on("end", () => {
       asked.push(`${request.method} ${request.url} ${body}`.trim());
-      if (request.headers.authorization !== "Bearer token-for-restore-tests") return void response.writeHead(401).end("{}");
-      if (request.method === "POST" && raiseFails) return void response.writeHead(500, { "Content-Type": "application/json" }).end('{"message":"D1 is down"}');
+      if (request.headers.authorization !== "Bearer token-for-restore-tests")
+        return void response.writeHead(401).end("{}");
+      if (request.method === "POST" && raiseFails)
+        return void response.writeHead(500, { "Content-Type": "application/json" }).end('{"message":"D1 is down"}');
       if (request.method === "POST") sequence = (JSON.parse(body) as { atLeast: string }).atLeast;
       response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ sequence }));
     });
@@ -43,7 +45,10 @@ beforeEach(() => {
   asked.length = 0;
   raiseFails = false;
   sequence = "9007199254741000";
-  writeFileSync(statePath, JSON.stringify({ worker: "store-orders-production", newVersion: "v", split: {}, tags: {}, failOn: [], calls: [] }));
+  writeFileSync(
+    statePath,
+    JSON.stringify({ worker: "store-orders-production", newVersion: "v", split: {}, tags: {}, failOn: [], calls: [] }),
+  );
   process.env.STORE_ORDERS_WRANGLER = resolve("test/support/fake-wrangler.mjs");
   process.env.FAKE_WRANGLER_STATE = statePath;
   process.env.OPERATOR_TOKEN = "restore-tests:token-for-restore-tests";
@@ -51,11 +56,24 @@ beforeEach(() => {
 
 async function restore(...args: string[]) {
   const lines: string[] = [];
-  const status = await runRestore(["--env", "production", "--timestamp", "2026-11-24T09:00:00Z", "--base-url", `http://127.0.0.1:${port}/v1`, ...args], {
-    out: (line) => lines.push(line),
-    err: (line) => lines.push(line),
-  });
-  const calls = (JSON.parse(readFileSync(statePath, "utf8")) as { calls: string[][] }).calls.map((call) => call.join(" "));
+  const status = await runRestore(
+    [
+      "--env",
+      "production",
+      "--timestamp",
+      "2026-11-24T09:00:00Z",
+      "--base-url",
+      `http://127.0.0.1:${port}/v1`,
+      ...args,
+    ],
+    {
+      out: (line) => lines.push(line),
+      err: (line) => lines.push(line),
+    },
+  );
+  const calls = (JSON.parse(readFileSync(statePath, "utf8")) as { calls: string[][] }).calls.map((call) =>
+    call.join(" "),
+  );
   return { status, output: lines.join("\n"), calls };
 }
 
@@ -65,8 +83,13 @@ describe("npm run restore", () => {
     expect(status).toBe(0);
     expect(calls).toEqual(["d1 time-travel restore DB --env production --timestamp 2026-11-24T09:00:00Z"]);
     // Raised with room for the events written between the note and the restore, which feeds and webhooks saw.
-    expect(asked).toEqual(["GET /admin/order-events/sequence", 'POST /admin/order-events/sequence {"atLeast":"9007199254841000"}']);
-    expect(output).toContain("Order event sequence before the restore: 9007199254741000; it is raised to 9007199254841000 after it.");
+    expect(asked).toEqual([
+      "GET /admin/order-events/sequence",
+      'POST /admin/order-events/sequence {"atLeast":"9007199254841000"}',
+    ]);
+    expect(output).toContain(
+      "Order event sequence before the restore: 9007199254741000; it is raised to 9007199254841000 after it.",
+    );
   });
 
   it("restores nothing when the sequence cannot be noted", async () => {
@@ -78,7 +101,10 @@ describe("npm run restore", () => {
   });
 
   it("raises nothing when the restore fails, and --dry-run runs nothing", async () => {
-    writeFileSync(statePath, JSON.stringify({ ...JSON.parse(readFileSync(statePath, "utf8")), failOn: ["time-travel"] }));
+    writeFileSync(
+      statePath,
+      JSON.stringify({ ...JSON.parse(readFileSync(statePath, "utf8")), failOn: ["time-travel"] }),
+    );
     const failed = await restore();
     expect(failed.status).toBe(1);
     expect(asked).toEqual(["GET /admin/order-events/sequence"]);
@@ -90,7 +116,9 @@ describe("npm run restore", () => {
     expect(planned.status).toBe(0);
     expect(planned.calls).toEqual([]);
     expect(asked).toEqual([]);
-    expect(planned.output).toContain("wrangler d1 time-travel restore DB --env production --timestamp 2026-11-24T09:00:00Z");
+    expect(planned.output).toContain(
+      "wrangler d1 time-travel restore DB --env production --timestamp 2026-11-24T09:00:00Z",
+    );
   });
 
   it("says how to raise the sequence by hand when the raise fails after the restore, with a command that works", async () => {
@@ -98,8 +126,12 @@ describe("npm run restore", () => {
     const { status, output, calls } = await restore();
     expect(status).toBe(1);
     expect(calls).toHaveLength(1);
-    expect(output).toContain("RESTORED, BUT THE EVENT SEQUENCE WAS NOT RAISED (the operator API answered 500: D1 is down)");
+    expect(output).toContain(
+      "RESTORED, BUT THE EVENT SEQUENCE WAS NOT RAISED (the operator API answered 500: D1 is down)",
+    );
     // The token without its name, as the operator API compares it; a JSON body, as it reads one.
-    expect(output).toContain(`curl -X POST -H "Authorization: Bearer \${OPERATOR_TOKEN#*:}" -H "Content-Type: application/json" -d '{"atLeast":"9007199254841000"}' http://127.0.0.1:${port}/admin/order-events/sequence`);
+    expect(output).toContain(
+      `curl -X POST -H "Authorization: Bearer \${OPERATOR_TOKEN#*:}" -H "Content-Type: application/json" -d '{"atLeast":"9007199254841000"}' http://127.0.0.1:${port}/admin/order-events/sequence`,
+    );
   });
 });

@@ -18,7 +18,9 @@ const named = (prefix: string) => migrations.find((migration) => migration.name.
 const FIRST_0005: D1Migration = {
   name: "0005 (first text)",
   queries: named("0005").queries.map((query) =>
-    query.startsWith("ALTER TABLE orders ADD COLUMN ship_instant") ? "ALTER TABLE orders ADD COLUMN ship_instant REAL GENERATED ALWAYS AS (julianday(upper(ship_date))) VIRTUAL" : query,
+    query.startsWith("ALTER TABLE orders ADD COLUMN ship_instant")
+      ? "ALTER TABLE orders ADD COLUMN ship_instant REAL GENERATED ALWAYS AS (julianday(upper(ship_date))) VIRTUAL"
+      : query,
   ),
 };
 
@@ -50,7 +52,10 @@ function database(): D1Database {
   const name = DATABASES[used++];
   if (!name) throw new Error("every database of the file's runtime is used: add one to DATABASES");
   const send = async (statements: Statement[], batch: boolean): Promise<D1Result[]> => {
-    const response = await runtime.dispatchFetch("http://sql.local/", { method: "POST", body: JSON.stringify({ db: name, statements, batch }) });
+    const response = await runtime.dispatchFetch("http://sql.local/", {
+      method: "POST",
+      body: JSON.stringify({ db: name, statements, batch }),
+    });
     if (!response.ok) throw new Error(`the database refused: ${await response.text()}`);
     return (await response.json()) as D1Result[];
   };
@@ -63,22 +68,37 @@ function database(): D1Database {
   });
   return {
     prepare: (sql: string) => statement(sql),
-    batch: (statements: Statement[]) => send(statements.map(({ sql, params }) => ({ sql, params })), true),
+    batch: (statements: Statement[]) =>
+      send(
+        statements.map(({ sql, params }) => ({ sql, params })),
+        true,
+      ),
   } as unknown as D1Database;
 }
 
-const apply = async (db: D1Database, migration: D1Migration) => db.batch(migration.queries.map((query) => db.prepare(query)));
+const apply = async (db: D1Database, migration: D1Migration) =>
+  db.batch(migration.queries.map((query) => db.prepare(query)));
 
 /** Rows as another system wrote them before 0002's guards: (id, ship_date). */
 async function legacyRows(db: D1Database, rows: [number, unknown][]) {
   for (const [id, shipDate] of rows) {
-    await db.prepare("INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, 'x', 'x')").bind(id, shipDate).run();
+    await db
+      .prepare(
+        "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, 'x', 'x')",
+      )
+      .bind(id, shipDate)
+      .run();
   }
 }
 
 /** What a range matches: the stored copy, as pages compare it, or (before 0012) the generated column. */
 const inRange = async (db: D1Database, from: string, to = "9999-12-31T23:59:59.999Z", column = "ship_instant_stored") =>
-  (await db.prepare(`SELECT id FROM orders WHERE ${column} >= julianday(?1) AND ${column} < julianday(?2) ORDER BY id`).bind(from, to).all<{ id: number }>()).results.map((row) => row.id);
+  (
+    await db
+      .prepare(`SELECT id FROM orders WHERE ${column} >= julianday(?1) AND ${column} < julianday(?2) ORDER BY id`)
+      .bind(from, to)
+      .all<{ id: number }>()
+  ).results.map((row) => row.id);
 
 const LEGACY: [number, unknown][] = [
   [1, "2026-01-01T10:00:00Z"],
@@ -122,7 +142,10 @@ describe("ship_instant on rows from before the write guards", () => {
   it("cuts a fraction to the millisecond as the list does: a range never disagrees with the date listed", async () => {
     const db = database();
     for (const migration of migrations) await apply(db, migration);
-    await legacyRows(db, [[6, "2026-01-01T10:00:00.9996Z"], [10, "2026-01-01T10:00:00.0005+00:00"]]);
+    await legacyRows(db, [
+      [6, "2026-01-01T10:00:00.9996Z"],
+      [10, "2026-01-01T10:00:00.0005+00:00"],
+    ]);
     // What the list writes for them.
     expect(rfc3339ToUtc("2026-01-01T10:00:00.9996Z")).toBe("2026-01-01T10:00:00.999Z");
     expect(rfc3339ToUtc("2026-01-01T10:00:00.0005+00:00")).toBe("2026-01-01T10:00:00.000Z");
@@ -135,19 +158,40 @@ describe("ship_instant on rows from before the write guards", () => {
     const db = database();
     await apply(db, named("0001"));
     const values = [
-      "2026-01-01T10:00:00Z", "2026-13-01T00:00:00Z", "2026-00-10T00:00:00Z", "2026-01-00T00:00:00Z", "2026-02-29T00:00:00Z",
-      "2028-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-04-30T23:59:59.5-02:00", "0000-01-01T00:00:00+01:00",
-      "0000-01-01T00:00:00-01:00", "9999-12-31T23:59:59Z", "9999-12-31T23:30:00-01:00", "2026-01-01T24:00:00Z",
-      "2026-01-01T10:00:60Z", "2026-01-01T10:00:00+24:00", "2026-01-01T10:00:00.Z", "2026-01-01 10:00:00Z", "2026-1-01T10:00:00Z",
+      "2026-01-01T10:00:00Z",
+      "2026-13-01T00:00:00Z",
+      "2026-00-10T00:00:00Z",
+      "2026-01-00T00:00:00Z",
+      "2026-02-29T00:00:00Z",
+      "2028-02-29T00:00:00Z",
+      "2026-04-31T00:00:00Z",
+      "2026-04-30T23:59:59.5-02:00",
+      "0000-01-01T00:00:00+01:00",
+      "0000-01-01T00:00:00-01:00",
+      "9999-12-31T23:59:59Z",
+      "9999-12-31T23:30:00-01:00",
+      "2026-01-01T24:00:00Z",
+      "2026-01-01T10:00:60Z",
+      "2026-01-01T10:00:00+24:00",
+      "2026-01-01T10:00:00.Z",
+      "2026-01-01 10:00:00Z",
+      "2026-1-01T10:00:00Z",
     ];
-    await legacyRows(db, values.map((value, index) => [index + 1, value]));
+    await legacyRows(
+      db,
+      values.map((value, index) => [index + 1, value]),
+    );
     for (const migration of migrations.slice(1)) await apply(db, migration);
-    const { results } = await db.prepare("SELECT id, ship_instant_stored AS instant, julianday(?1) AS epoch FROM orders ORDER BY id").bind("1970-01-01T00:00:00Z").all<{ id: number; instant: number | null; epoch: number }>();
+    const { results } = await db
+      .prepare("SELECT id, ship_instant_stored AS instant, julianday(?1) AS epoch FROM orders ORDER BY id")
+      .bind("1970-01-01T00:00:00Z")
+      .all<{ id: number; instant: number | null; epoch: number }>();
     for (const row of results) {
       const value = values[row.id - 1]!;
       const listed = rfc3339ToUtc(value);
       expect(row.instant === null, value).toBe(listed === undefined);
-      if (listed !== undefined) expect(Math.round((row.instant! - row.epoch) * 86_400_000), value).toBe(Date.parse(listed));
+      if (listed !== undefined)
+        expect(Math.round((row.instant! - row.epoch) * 86_400_000), value).toBe(Date.parse(listed));
     }
   });
 
@@ -161,9 +205,19 @@ describe("ship_instant on rows from before the write guards", () => {
 
 describe("ship_instant_stored, kept by triggers", () => {
   const copies = async (db: D1Database) =>
-    (await db.prepare("SELECT id, ship_instant_stored IS ship_instant AS same, ship_instant_stored AS stored FROM orders ORDER BY id").all<{ id: number; same: number; stored: number | null }>()).results;
+    (
+      await db
+        .prepare(
+          "SELECT id, ship_instant_stored IS ship_instant AS same, ship_instant_stored AS stored FROM orders ORDER BY id",
+        )
+        .all<{ id: number; same: number; stored: number | null }>()
+    ).results;
   const events = async (db: D1Database) =>
-    (await db.prepare("SELECT type, changed FROM order_events ORDER BY seq").all<{ type: string; changed: string | null }>()).results;
+    (
+      await db
+        .prepare("SELECT type, changed FROM order_events ORDER BY seq")
+        .all<{ type: string; changed: string | null }>()
+    ).results;
 
   it("is filled for the rows a database already holds, legacy values included", async () => {
     const db = database();
@@ -175,17 +229,30 @@ describe("ship_instant_stored, kept by triggers", () => {
     expect(migrations[stored]!.name).toMatch(/^0012/);
     await apply(db, migrations[stored]!);
     expect((await copies(db)).map((row) => [row.id, row.same, row.stored !== null])).toEqual([
-      [1, 1, true], [2, 1, false], [3, 1, false], [4, 1, false], [5, 1, false], [6, 1, true], [7, 1, true], [8, 1, false], [9, 1, false],
+      [1, 1, true],
+      [2, 1, false],
+      [3, 1, false],
+      [4, 1, false],
+      [5, 1, false],
+      [6, 1, true],
+      [7, 1, true],
+      [8, 1, false],
+      [9, 1, false],
     ]);
   });
 
   it("follows every write of a ship date, and is set back when another system writes the copy itself, with no event of its own", async () => {
     const db = database();
     for (const migration of migrations) await apply(db, migration);
-    const insert = "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, 'x', 'x')";
+    const insert =
+      "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, 'x', 'x')";
     await db.prepare(insert).bind(1, "2026-01-01T10:00:00Z").run();
     await db.prepare(insert).bind(2, null).run();
-    await db.prepare("INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at, ship_instant_stored) VALUES (3, '2026-01-01T10:00:00Z', 'pending', 0, 'x', 'x', 0)").run();
+    await db
+      .prepare(
+        "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at, ship_instant_stored) VALUES (3, '2026-01-01T10:00:00Z', 'pending', 0, 'x', 'x', 0)",
+      )
+      .run();
     expect(await inRange(db, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.001Z")).toEqual([1, 3]);
 
     await db.prepare("UPDATE orders SET ship_date = '2026-02-01T10:00:00+01:00' WHERE id = 1").run();

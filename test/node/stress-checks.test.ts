@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { cancelViolations, eventViolations, overAdmissions, parseRateLimit, serverErrors, type Observation } from "../../scripts/lib/stress-checks";
+import {
+  cancelViolations,
+  eventViolations,
+  overAdmissions,
+  parseRateLimit,
+  serverErrors,
+  type Observation,
+} from "../../scripts/lib/stress-checks";
 
 const MINUTE_END = Date.UTC(2026, 10, 22, 12, 1, 0);
 const POLICY = '"minute";q=3;w=60, "day";q=1000;w=86400';
@@ -35,7 +42,9 @@ describe("the stress run's checks", () => {
 
   it("catch more admissions in a window than its quota", () => {
     const four = [admitted(2), admitted(1), admitted(0), admitted(0, { rateLimit: '"minute";r=5;t=20' })];
-    expect(overAdmissions(four).map((v) => v.detail)).toContain("pro minute window ending 2026-11-22T12:01:00.000Z: 4 admitted, quota 3");
+    expect(overAdmissions(four).map((v) => v.detail)).toContain(
+      "pro minute window ending 2026-11-22T12:01:00.000Z: 4 admitted, quota 3",
+    );
   });
 
   it("catch two admissions that saw the same count (a race)", () => {
@@ -56,16 +65,28 @@ describe("the stress run's checks", () => {
     expect(serverErrors([admitted(1, { status: 503 }), admitted(0, { status: 0 }), admitted(2)])).toHaveLength(2);
     // A 503 answered while D1's schema was being changed under the service (the outage's renames) is what a failing dependency gets.
     const during = { from: MINUTE_END - 30_000, to: MINUTE_END };
-    expect(serverErrors([admitted(1, { status: 503 }), admitted(0, { status: 0 }), admitted(2, { status: 500 })], [during])).toHaveLength(2);
+    expect(
+      serverErrors([admitted(1, { status: 503 }), admitted(0, { status: 0 }), admitted(2, { status: 500 })], [during]),
+    ).toHaveLength(2);
   });
 
   it("catch an order changed twice, and a shipped order cancelled", () => {
     const deletes = [admitted(1, { method: "DELETE", path: "/v1/store/orders/7", status: 204 })];
-    const once = { pendingAfter: new Map([["7", "cancelled"]]), shippedAfter: new Map([["8", "shipped"]]), versionDelta: 1 };
+    const once = {
+      pendingAfter: new Map([["7", "cancelled"]]),
+      shippedAfter: new Map([["8", "shipped"]]),
+      versionDelta: 1,
+    };
     expect(cancelViolations(deletes, once)).toEqual([]);
-    expect(cancelViolations(deletes, { ...once, versionDelta: 2 })[0]?.detail).toMatch(/1 orders were cancelled but 2 order writes/);
+    expect(cancelViolations(deletes, { ...once, versionDelta: 2 })[0]?.detail).toMatch(
+      /1 orders were cancelled but 2 order writes/,
+    );
     const shipped = [admitted(1, { method: "DELETE", path: "/v1/store/orders/8", status: 204 })];
-    expect(cancelViolations(shipped, { ...once, shippedAfter: new Map([["8", "cancelled"]]), versionDelta: 2 }).map((v) => v.detail)).toEqual([
+    expect(
+      cancelViolations(shipped, { ...once, shippedAfter: new Map([["8", "cancelled"]]), versionDelta: 2 }).map(
+        (v) => v.detail,
+      ),
+    ).toEqual([
       "shipped order 8 was answered 204",
       "shipped order 8 is now cancelled",
       "1 orders were cancelled but 2 order writes happened: some changed more than once",
@@ -94,11 +115,15 @@ describe("the stress run's checks", () => {
 
     it("find a change missing from the feed, one in it twice, and one nobody made", () => {
       const details = (input: Partial<typeof run>) => eventViolations({ ...run, ...input }).map((v) => v.detail);
-      expect(details({ feed: feed.filter((event) => event.id !== "evt_11"), endpoints: [] })).toEqual(["order.cancelled of order 20001: made 1 time(s), in the feed 0 time(s)"]);
-      expect(details({ feed: [...feed, { id: "evt_15", type: "order.cancelled", orderId: "20001" }], endpoints: [] })).toEqual([
-        "order.cancelled of order 20001: made 1 time(s), in the feed 2 time(s)",
+      expect(details({ feed: feed.filter((event) => event.id !== "evt_11"), endpoints: [] })).toEqual([
+        "order.cancelled of order 20001: made 1 time(s), in the feed 0 time(s)",
       ]);
-      expect(details({ cancelled: [], endpoints: [] })).toEqual(["order.cancelled of order 20001: in the feed 1 time(s), never made"]);
+      expect(
+        details({ feed: [...feed, { id: "evt_15", type: "order.cancelled", orderId: "20001" }], endpoints: [] }),
+      ).toEqual(["order.cancelled of order 20001: made 1 time(s), in the feed 2 time(s)"]);
+      expect(details({ cancelled: [], endpoints: [] })).toEqual([
+        "order.cancelled of order 20001: in the feed 1 time(s), never made",
+      ]);
       expect(details({ feed: [...feed, feed[0]!], endpoints: [] })).toContain("evt_10 appears twice in the feed");
     });
 
@@ -107,9 +132,9 @@ describe("the stress run's checks", () => {
       expect(eventViolations({ ...run, feed: swapped, endpoints: [] }).map((v) => v.detail)).toEqual([
         "the external writes' events are out of order from the 2th: order.deleted of order 30001 where order.updated of order 30001 was made",
       ]);
-      expect(eventViolations({ ...run, feed: [feed[1]!, feed[0]!, feed[2]!, feed[3]!], endpoints: [] }).map((v) => v.detail)).toEqual([
-        "evt_10 comes after evt_11: the feed is not ascending",
-      ]);
+      expect(
+        eventViolations({ ...run, feed: [feed[1]!, feed[0]!, feed[2]!, feed[3]!], endpoints: [] }).map((v) => v.detail),
+      ).toEqual(["evt_10 comes after evt_11: the feed is not ascending"]);
     });
 
     it("find an endpoint that missed an event, got one it did not ask for, or failed verification", () => {

@@ -13,9 +13,15 @@ import { describe, expect, it } from "vitest";
 type Wrap = (superClass: new () => object, unknownKey: (key: string) => unknown) => new () => Record<string, unknown>;
 
 function installedWrapper(): Wrap {
-  const source = readFileSync("node_modules/@cloudflare/vitest-pool-workers/dist/worker/lib/cloudflare/test-internal.mjs", "utf8");
+  const source = readFileSync(
+    "node_modules/@cloudflare/vitest-pool-workers/dist/worker/lib/cloudflare/test-internal.mjs",
+    "utf8",
+  );
   const wrapper = /^function createProxyPrototypeClass\([\s\S]*?\n}$/m.exec(source)?.[0];
-  if (!wrapper) throw new Error("createProxyPrototypeClass not found in the installed pool: check patches/ against its new version");
+  if (!wrapper)
+    throw new Error(
+      "createProxyPrototypeClass not found in the installed pool: check patches/ against its new version",
+    );
   return new Function("IGNORED_KEYS", `${wrapper}\nreturn createProxyPrototypeClass;`)(["self"]) as Wrap;
 }
 

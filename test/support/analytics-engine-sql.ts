@@ -48,7 +48,8 @@ const AGGREGATES = new Set(["sum", "count", "avg", "max", "quantileexactweighted
 
 function tokenize(sql: string): string[] {
   const tokens: string[] = [];
-  const pattern = /\s+|--[^\n]*|('(?:[^']|'')*')|(\d+(?:\.\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(<=|>=|!=|<>|[-+*/(),=<>])|(.)/gy;
+  const pattern =
+    /\s+|--[^\n]*|('(?:[^']|'')*')|(\d+(?:\.\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(<=|>=|!=|<>|[-+*/(),=<>])|(.)/gy;
   for (let match = pattern.exec(sql); match && match.index < sql.length; match = pattern.exec(sql)) {
     if (match[5] !== undefined) throw new Error(`unexpected "${match[5]}" in the SQL`);
     const token = match[1] ?? match[2] ?? match[3] ?? match[4];
@@ -63,7 +64,8 @@ function parse(sql: string): Query {
   const peek = (word?: string) => (word === undefined ? tokens[at] : tokens[at]?.toUpperCase() === word);
   const take = (word?: string): string => {
     const token = tokens[at];
-    if (token === undefined || (word !== undefined && token.toUpperCase() !== word)) throw new Error(`expected ${word ?? "more"} at "${tokens.slice(at, at + 4).join(" ")}"`);
+    if (token === undefined || (word !== undefined && token.toUpperCase() !== word))
+      throw new Error(`expected ${word ?? "more"} at "${tokens.slice(at, at + 4).join(" ")}"`);
     at += 1;
     return token;
   };
@@ -103,17 +105,21 @@ function parse(sql: string): Query {
     }
     return { kind: "column", name: token };
   };
-  const binary = (next: () => Node, ops: string[]): (() => Node) => () => {
-    let left = next();
-    while (ops.includes(tokens[at]?.toUpperCase() ?? "")) left = { kind: "binary", op: take().toUpperCase(), left, right: next() };
-    return left;
-  };
+  const binary =
+    (next: () => Node, ops: string[]): (() => Node) =>
+    () => {
+      let left = next();
+      while (ops.includes(tokens[at]?.toUpperCase() ?? ""))
+        left = { kind: "binary", op: take().toUpperCase(), left, right: next() };
+      return left;
+    };
   const additive = binary(binary(primary, ["*", "/"]), ["+", "-"]);
   const comparison = (): Node => {
     const left = additive();
-    if (peek("NOT") && tokens[at + 1]?.toUpperCase() === "IN") return take(), { kind: "not", operand: inList(left) };
+    if (peek("NOT") && tokens[at + 1]?.toUpperCase() === "IN") return (take(), { kind: "not", operand: inList(left) });
     if (peek("IN")) return inList(left);
-    if (["=", "!=", "<>", "<", "<=", ">", ">="].includes(tokens[at] ?? "")) return { kind: "binary", op: take(), left, right: additive() };
+    if (["=", "!=", "<>", "<", "<=", ">", ">="].includes(tokens[at] ?? ""))
+      return { kind: "binary", op: take(), left, right: additive() };
     return left;
   };
   const inList = (operand: Node): Node => {
@@ -165,11 +171,21 @@ function quantileExactWeighted(level: number, pairs: [number, number][]): number
 }
 
 /** Runs `sql` over `rows` (every row of the query's table) at `now` (ms); answers as the SQL API's FORMAT JSON does. */
-export function runEngineSql(sql: string, rows: readonly EngineRow[], now: number): { meta: { name: string }[]; data: Record<string, Value>[]; rows: number } {
+export function runEngineSql(
+  sql: string,
+  rows: readonly EngineRow[],
+  now: number,
+): { meta: { name: string }[]; data: Record<string, Value>[]; rows: number } {
   const query = parse(sql);
   const aliases = new Map(query.select.map(({ expr, name }) => [name, expr]));
   const isAggregate = (node: Node): boolean =>
-    node.kind === "call" ? AGGREGATES.has(node.name) || node.args.some(isAggregate) : node.kind === "binary" ? isAggregate(node.left) || isAggregate(node.right) : node.kind === "not" ? isAggregate(node.operand) : false;
+    node.kind === "call"
+      ? AGGREGATES.has(node.name) || node.args.some(isAggregate)
+      : node.kind === "binary"
+        ? isAggregate(node.left) || isAggregate(node.right)
+        : node.kind === "not"
+          ? isAggregate(node.operand)
+          : false;
 
   /** One row's value of `node`; over a group, aggregates see every row of it. */
   const evaluate = (node: Node, group: readonly EngineRow[]): Value => {
@@ -195,42 +211,70 @@ export function runEngineSql(sql: string, rows: readonly EngineRow[], now: numbe
         if (node.op === "AND") return truthy(left) ? (truthy(evaluate(node.right, group)) ? 1 : 0) : 0;
         if (node.op === "OR") return truthy(left) ? 1 : truthy(evaluate(node.right, group)) ? 1 : 0;
         const right = evaluate(node.right, group);
-        const compare = typeof left === "string" || typeof right === "string" ? String(left).localeCompare(String(right)) : left - right;
+        const compare =
+          typeof left === "string" || typeof right === "string"
+            ? String(left).localeCompare(String(right))
+            : left - right;
         switch (node.op) {
-          case "+": return number(left) + number(right);
-          case "-": return number(left) - number(right);
-          case "*": return number(left) * number(right);
-          case "/": return number(left) / number(right);
-          case "=": return compare === 0 ? 1 : 0;
-          case "!=": case "<>": return compare !== 0 ? 1 : 0;
-          case "<": return compare < 0 ? 1 : 0;
-          case "<=": return compare <= 0 ? 1 : 0;
-          case ">": return compare > 0 ? 1 : 0;
-          case ">=": return compare >= 0 ? 1 : 0;
+          case "+":
+            return number(left) + number(right);
+          case "-":
+            return number(left) - number(right);
+          case "*":
+            return number(left) * number(right);
+          case "/":
+            return number(left) / number(right);
+          case "=":
+            return compare === 0 ? 1 : 0;
+          case "!=":
+          case "<>":
+            return compare !== 0 ? 1 : 0;
+          case "<":
+            return compare < 0 ? 1 : 0;
+          case "<=":
+            return compare <= 0 ? 1 : 0;
+          case ">":
+            return compare > 0 ? 1 : 0;
+          case ">=":
+            return compare >= 0 ? 1 : 0;
         }
         throw new Error(`unsupported operator ${node.op}`);
       }
       case "call": {
         const each = (arg: Node) => group.map((member) => number(evaluate(arg, [member])));
         switch (node.name) {
-          case "now": return now;
-          case "todatetime": return number(evaluate(node.args[0]!, group)) * 1000;
-          case "tostartofday": return Math.floor(number(evaluate(node.args[0]!, group)) / UNIT_MS.DAY!) * UNIT_MS.DAY!;
+          case "now":
+            return now;
+          case "todatetime":
+            return number(evaluate(node.args[0]!, group)) * 1000;
+          case "tostartofday":
+            return Math.floor(number(evaluate(node.args[0]!, group)) / UNIT_MS.DAY!) * UNIT_MS.DAY!;
           case "tostartofinterval": {
             const size = number(evaluate(node.args[1]!, group));
             return Math.floor(number(evaluate(node.args[0]!, group)) / size) * size;
           }
           // A DateTime (ms here) as whole seconds since 1970, as the engine answers it.
-          case "tounixtimestamp": return Math.floor(number(evaluate(node.args[0]!, group)) / 1000);
-          case "if": return truthy(evaluate(node.args[0]!, group)) ? evaluate(node.args[1]!, group) : evaluate(node.args[2]!, group);
-          case "sum": return each(node.args[0]!).reduce((sum, value) => sum + value, 0);
-          case "count": return group.length;
-          case "max": return Math.max(...each(node.args[0]!));
-          case "avg": return each(node.args[0]!).reduce((sum, value) => sum + value, 0) / group.length;
+          case "tounixtimestamp":
+            return Math.floor(number(evaluate(node.args[0]!, group)) / 1000);
+          case "if":
+            return truthy(evaluate(node.args[0]!, group))
+              ? evaluate(node.args[1]!, group)
+              : evaluate(node.args[2]!, group);
+          case "sum":
+            return each(node.args[0]!).reduce((sum, value) => sum + value, 0);
+          case "count":
+            return group.length;
+          case "max":
+            return Math.max(...each(node.args[0]!));
+          case "avg":
+            return each(node.args[0]!).reduce((sum, value) => sum + value, 0) / group.length;
           case "quantileexactweighted": {
             const values = each(node.args[0]!);
             const weights = each(node.args[1]!);
-            return quantileExactWeighted(number(evaluate(node.params[0]!, group)), values.map((value, i) => [value, weights[i]!]));
+            return quantileExactWeighted(
+              number(evaluate(node.params[0]!, group)),
+              values.map((value, i) => [value, weights[i]!]),
+            );
           }
         }
         throw new Error(`unsupported function ${node.name}`);
@@ -260,7 +304,9 @@ export function runEngineSql(sql: string, rows: readonly EngineRow[], now: numbe
       return 0;
     })
     .slice(0, query.limit ?? Infinity);
-  const data = ordered.map(({ group }) => Object.fromEntries(query.select.map(({ expr, name }) => [name, evaluate(expr, group)])));
+  const data = ordered.map(({ group }) =>
+    Object.fromEntries(query.select.map(({ expr, name }) => [name, evaluate(expr, group)])),
+  );
   return { meta: query.select.map(({ name }) => ({ name })), data, rows: data.length };
 }
 

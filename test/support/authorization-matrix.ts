@@ -48,7 +48,27 @@ import { withoutDispatcher } from "./webhook-fixtures";
  *   (docs/operations.md#cloudflare-access), an assertion Access signed for a
  *   person, with no `Origin` (as the keys command's service token sends it).
  */
-const COLUMNS = ["owner", "none", "malformed", "other budget", "lacks scope", "expired", "revoked", "grace", "expiring", "cookie", "cookie, no Origin", "cookie, other budget", "ended", "operator", "named operator", "revoked operator", "operator session", "operator session, no Origin", "Access operator"] as const;
+const COLUMNS = [
+  "owner",
+  "none",
+  "malformed",
+  "other budget",
+  "lacks scope",
+  "expired",
+  "revoked",
+  "grace",
+  "expiring",
+  "cookie",
+  "cookie, no Origin",
+  "cookie, other budget",
+  "ended",
+  "operator",
+  "named operator",
+  "revoked operator",
+  "operator session",
+  "operator session, no Origin",
+  "Access operator",
+] as const;
 type Column = (typeof COLUMNS)[number];
 
 const ALL: Scope[] = [...SCOPES];
@@ -60,88 +80,147 @@ const DAY = 86_400_000;
 // prettier-ignore
 export const MATRIX: Record<string, string> = {
   // Public: what the service is, for anyone, whatever they send.
-  "GET /":                                                                 "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /console":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /console":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
   // The operators' console's page loads for anyone where the operator API exists; what it shows needs an operator.
-  "GET /operator":                                                         "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /operator":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
   // GitHub's secret scanning reports: GitHub's signature is the one credential; no key, token or session stands for it
   // (test/workers/revocation/secret-scanning.test.ts sends signed ones).
-  "POST /secret-scanning/github":                                          "401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature",
+  "POST /secret-scanning/github":
+    "401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature",
   // Orders are the one store's, not a budget's: any key with the scope reads and cancels them (docs/api.md#authentication).
   // A cookie reads without an Origin (a GET changes nothing); every change needs the console's own.
-  "GET /v1/store/orders":                                                  "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "DELETE /v1/store/orders/{orderId}":                                     "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v1/store/orders":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "DELETE /v1/store/orders/{orderId}":
+    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // Deprecated: the key is checked before the pet (1 is not a pet).
-  "GET /v1/pets/{petId}":                                                  "404 pet_not_found | 401 missing_api_key | 401 invalid_api_key | 404 pet_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v1/pets/{petId}":
+    "404 pet_not_found | 401 missing_api_key | 401 invalid_api_key | 404 pet_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // The documents, the reference pages and the versions' descriptions are public.
-  "GET /v1/openapi.json":                                                  "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v1/docs":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v1":                                                               "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v2/store/orders":                                                  "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "GET /v2/store/orders/{orderId}":                                        "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "DELETE /v2/store/orders/{orderId}":                                     "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "GET /v2/store/order-events":                                            "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v1/openapi.json":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v1/docs":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v1":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2/store/orders":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/store/orders/{orderId}":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "DELETE /v2/store/orders/{orderId}":
+    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/store/order-events":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // A budget's endpoints are its own: another budget's key or session finds none (404), and makes one of its own budget.
   // A key rotated away (grace) acts only on itself: it reads endpoints but changes none, as whoever leaked it may hold it
   // (docs/api.md#what-a-leak-ends); a key made to expire and never rotated (expiring) manages them.
-  "POST /v2/webhook-endpoints":                                            "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 201 | 201 | 403 cross_site_request | 201 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "GET /v2/webhook-endpoints":                                             "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "GET /v2/webhook-endpoints/{endpointId}":                                "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "PATCH /v2/webhook-endpoints/{endpointId}":                              "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "POST /v2/webhook-endpoints/{endpointId}/rotate-secret":                 "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "POST /v2/webhook-endpoints/{endpointId}/test":                          "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "DELETE /v2/webhook-endpoints/{endpointId}":                             "204 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 204 | 204 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "GET /v2/webhook-endpoints/{endpointId}/deliveries":                     "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "POST /v2/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry": "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "POST /v2/webhook-endpoints/{endpointId}/recover":                       "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "GET /v2/usage":                                                         "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "GET /v2/keys":                                                          "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "POST /v2/webhook-endpoints":
+    "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 201 | 201 | 403 cross_site_request | 201 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/webhook-endpoints":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/webhook-endpoints/{endpointId}":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "PATCH /v2/webhook-endpoints/{endpointId}":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/rotate-secret":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/test":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "DELETE /v2/webhook-endpoints/{endpointId}":
+    "204 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 204 | 204 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/webhook-endpoints/{endpointId}/deliveries":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry":
+    "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "POST /v2/webhook-endpoints/{endpointId}/recover":
+    "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/usage":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/keys":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // Key operations act on another key of the budget: refused to a key rotated away (key_acts_only_on_itself).
-  "POST /v2/keys/{keyId}/rotate":                                          "201 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 201 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "POST /v2/keys/{keyId}/revoke":                                          "200 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 200 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "POST /v2/keys/{keyId}/rotate":
+    "201 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 201 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "POST /v2/keys/{keyId}/revoke":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 200 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // Signing in takes the key itself: a cookie cannot open another session (401 missing_api_key), an ended one is told so.
-  "POST /v2/console/session":                                              "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 201 | 401 invalid_api_key | 401 invalid_api_key | 201 | 201 | 401 missing_api_key | 403 cross_site_request | 401 missing_api_key | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "POST /v2/console/session":
+    "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 201 | 401 invalid_api_key | 401 invalid_api_key | 201 | 201 | 401 missing_api_key | 403 cross_site_request | 401 missing_api_key | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // Public: the link's token is the credential (an unknown one here), whoever sends it.
-  "POST /v2/console/session/link":                                         "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link",
+  "POST /v2/console/session/link":
+    "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link",
   // Any valid key may read its session: no scope asked.
-  "GET /v2/console/session":                                               "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 200 | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/console/session":
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 200 | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // Signing out takes any valid key or session, and ends only the caller's own: one with a bearer key has none to end (204 all the same).
-  "DELETE /v2/console/session":                                            "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 204 | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  "GET /v2/openapi.json":                                                  "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v2/docs":                                                          "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  "GET /v2":                                                               "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "DELETE /v2/console/session":
+    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 204 | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  "GET /v2/openapi.json":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2/docs":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
+  "GET /v2":
+    "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
   // The operator API: only an operator's token, the secret's or a live named operator's; a caller's key is not one (401 invalid_api_key),
   // nor is a cookie (401 missing_api_key), nor a revoked operator's token.
   // The operators' console's sign-in: a token opens a session (a session does not open another: 401 missing_api_key); a link's
   // token is the credential, public and limited per address like any keyless call; sign-out is a write, so it needs the Origin.
   // Behind Access there are no sessions of this service's (Access signs operators in): signing in is 404, signing out a no-op.
-  "POST /admin/session":                                                   "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 401 missing_api_key | 403 cross_site_request | 404 not_found",
-  "POST /admin/session/link":                                              "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 404 not_found",
-  "GET /admin/session":                                                    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  "DELETE /admin/session":                                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 204 | 204 | 401 invalid_api_key | 204 | 403 cross_site_request | 204",
+  "POST /admin/session":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 401 missing_api_key | 403 cross_site_request | 404 not_found",
+  "POST /admin/session/link":
+    "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 404 not_found",
+  "GET /admin/session":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "DELETE /admin/session":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 204 | 204 | 401 invalid_api_key | 204 | 403 cross_site_request | 204",
   // An operator's session acts as its operator on every operation, writes only with the console's own Origin.
-  "GET /admin/keys":                                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  "GET /admin/keys/{keyId}/budget":                                        "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  "GET /admin/webhook-endpoints":                                          "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  "GET /admin/webhook-endpoints/{endpointId}/deliveries":                  "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  "POST /admin/webhook-endpoints/{endpointId}/disable":                    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
-  "POST /admin/webhook-endpoints/{endpointId}/enable":                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "GET /admin/keys":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "GET /admin/keys/{keyId}/budget":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "GET /admin/webhook-endpoints":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "GET /admin/webhook-endpoints/{endpointId}/deliveries":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "POST /admin/webhook-endpoints/{endpointId}/disable":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "POST /admin/webhook-endpoints/{endpointId}/enable":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
   // A host never locked has no lock to lift: an operator is told 404, as for any lock that is not there.
-  "POST /admin/host-locks":                                                "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
-  "DELETE /admin/host-locks/{host}":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 404 not_found | 404 not_found | 401 invalid_api_key | 404 not_found | 403 cross_site_request | 404 not_found",
-  "GET /admin/pipeline":                                                   "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "POST /admin/host-locks":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "DELETE /admin/host-locks/{host}":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 404 not_found | 404 not_found | 401 invalid_api_key | 404 not_found | 403 cross_site_request | 404 not_found",
+  "GET /admin/pipeline":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
   // Traffic reads the request analytics, which the tests' environment (as a local one) does not name: every operator gets the same 501.
-  "GET /admin/traffic":                                                    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 501 traffic_not_configured | 501 traffic_not_configured | 401 invalid_api_key | 501 traffic_not_configured | 501 traffic_not_configured | 501 traffic_not_configured",
-  "GET /admin/order-events/sequence":                                      "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  "POST /admin/order-events/sequence":                                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
-  "GET /admin/keys/{keyId}/usage":                                         "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  "GET /admin/keys/{keyId}/usage/history":                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  "POST /admin/keys/{keyId}/unban":                                        "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
-  "POST /admin/address-groups/unban":                                      "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
-  "POST /admin/keys/{keyId}/rotation":                                     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
-  "POST /admin/keys/{keyId}/limits":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
-  "POST /admin/keys/{keyId}/revoke":                                       "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
-  "POST /admin/keys/{keyId}/console-link":                                 "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | 403 cross_site_request | 201",
+  "GET /admin/traffic":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 501 traffic_not_configured | 501 traffic_not_configured | 401 invalid_api_key | 501 traffic_not_configured | 501 traffic_not_configured | 501 traffic_not_configured",
+  "GET /admin/order-events/sequence":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "POST /admin/order-events/sequence":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "GET /admin/keys/{keyId}/usage":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "GET /admin/keys/{keyId}/usage/history":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+  "POST /admin/keys/{keyId}/unban":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "POST /admin/address-groups/unban":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "POST /admin/keys/{keyId}/rotation":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "POST /admin/keys/{keyId}/limits":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "POST /admin/keys/{keyId}/revoke":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+  "POST /admin/keys/{keyId}/console-link":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | 403 cross_site_request | 201",
 };
 
 /**
@@ -183,21 +262,29 @@ let serial = 0;
 const next = () => ++serial;
 
 async function signIn(key: TestKey): Promise<string> {
-  const response = await send(env, "/v2/console/session", { method: "POST", headers: { Authorization: `Bearer ${key.key}`, Origin: ORIGIN } });
+  const response = await send(env, "/v2/console/session", {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key.key}`, Origin: ORIGIN },
+  });
   expect(response.status, "a console sign-in").toBe(201);
   return response.headers.get("Set-Cookie")!.split(";")[0]!;
 }
 
 /** The scope an operation's `lacks scope` caller lacks: its own; for one that asks none, a key with orders:read alone. */
-const scopeOf = (operation: Operation): Scope | undefined => (operation.scope && operation.scope !== ANY_KEY ? operation.scope : undefined);
+const scopeOf = (operation: Operation): Scope | undefined =>
+  operation.scope && operation.scope !== ANY_KEY ? operation.scope : undefined;
 
 async function makeWorld(operation: Operation): Promise<World> {
   const owner = await storeTestKey({ plan: "enterprise", limits: LIMITS, scopes: ALL });
-  const key = (options: Parameters<typeof storeTestKey>[0]) => storeTestKey({ plan: "enterprise", limits: LIMITS, scopes: ALL, budget: owner.record.id, ...options });
+  const key = (options: Parameters<typeof storeTestKey>[0]) =>
+    storeTestKey({ plan: "enterprise", limits: LIMITS, scopes: ALL, budget: owner.record.id, ...options });
   const lacks = scopeOf(operation);
   const ended = await key({});
   const endedCookie = await signIn(ended);
-  expect((await send(env, "/v2/console/session", { method: "DELETE", headers: { Cookie: endedCookie, Origin: ORIGIN } })).status).toBe(204);
+  expect(
+    (await send(env, "/v2/console/session", { method: "DELETE", headers: { Cookie: endedCookie, Origin: ORIGIN } }))
+      .status,
+  ).toBe(204);
   // What the operation's path names, and only that: an order, an endpoint with a failed delivery.
   const orderId = String(900_000 + next());
   let endpointId = NO_ENDPOINT;
@@ -257,7 +344,10 @@ async function endpointWithFailure(owner: TestKey, seq: number): Promise<string>
 /** A live named operator's token, and a session of the operators' console it signed in. */
 async function operatorTokenAndSession(): Promise<{ operatorToken: string; operatorCookie: string }> {
   const operatorToken = await namedOperator();
-  const response = await send(env, "/admin/session", { method: "POST", headers: { Authorization: `Bearer ${operatorToken}`, Origin: ORIGIN } });
+  const response = await send(env, "/admin/session", {
+    method: "POST",
+    headers: { Authorization: `Bearer ${operatorToken}`, Origin: ORIGIN },
+  });
   expect(response.status, "an operators' console sign-in").toBe(201);
   return { operatorToken, operatorCookie: response.headers.get("Set-Cookie")!.split(";")[0]! };
 }
@@ -265,14 +355,26 @@ async function operatorTokenAndSession(): Promise<{ operatorToken: string; opera
 /** An operator of the operators' table (npm run keys -- operator add), revoked at `revokedAt` if given: its token. */
 async function namedOperator(revokedAt?: string): Promise<string> {
   const token = `so_op_matrix_${next()}_${crypto.randomUUID()}`;
-  await env.DB.prepare(INSERT_OPERATOR).bind(`matrix-${next()}`, await sha256Hex(token), new Date().toISOString(), "cli:matrix").run();
-  if (revokedAt) await env.DB.prepare("UPDATE operators SET revoked_at = ?1, revoked_by = 'cli:matrix' WHERE token_digest = ?2").bind(revokedAt, await sha256Hex(token)).run();
+  await env.DB.prepare(INSERT_OPERATOR)
+    .bind(`matrix-${next()}`, await sha256Hex(token), new Date().toISOString(), "cli:matrix")
+    .run();
+  if (revokedAt)
+    await env.DB.prepare("UPDATE operators SET revoked_at = ?1, revoked_by = 'cli:matrix' WHERE token_digest = ?2")
+      .bind(revokedAt, await sha256Hex(token))
+      .run();
   return token;
 }
 
 /** The operation's request against a world: path parameters by name, a body where it needs one. */
 function requestOf(base: string, operation: Operation, world: World): { path: string; method: string; body?: string } {
-  const ids: Record<string, string> = { orderId: world.orderId, endpointId: world.endpointId, deliveryId: world.deliveryId, keyId: world.other.record.id, petId: "1", host: "never-locked.example" };
+  const ids: Record<string, string> = {
+    orderId: world.orderId,
+    endpointId: world.endpointId,
+    deliveryId: world.deliveryId,
+    keyId: world.other.record.id,
+    petId: "1",
+    host: "never-locked.example",
+  };
   const path = (base + operation.path).replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
   const bodies: Record<string, unknown> = {
     createWebhookEndpoint: { url: `https://receiver.example/made-${next()}` },
@@ -287,7 +389,11 @@ function requestOf(base: string, operation: Operation, world: World): { path: st
     unbanAddressGroup: { group: "198.51.100.1" },
   };
   const body = bodies[operation.operationId];
-  return { path: path || "/", method: operation.method.toUpperCase(), ...(body !== undefined && { body: JSON.stringify(body) }) };
+  return {
+    path: path || "/",
+    method: operation.method.toUpperCase(),
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  };
 }
 
 /** The headers a column's caller sends. */
@@ -343,9 +449,16 @@ let accessSigner: { privateKey: CryptoKey; jwks: unknown } | undefined;
 /** An assertion as Access signs one for a person, and the keys it publishes (made once a file). */
 async function accessAssertion(): Promise<string> {
   if (!accessSigner) {
-    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey(
+      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      true,
+      ["sign", "verify"],
+    )) as CryptoKeyPair;
     const jwk = (await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey;
-    accessSigner = { privateKey: pair.privateKey, jwks: { keys: [{ ...jwk, kid: "matrix", alg: "RS256", use: "sig" }] } };
+    accessSigner = {
+      privateKey: pair.privateKey,
+      jwks: { keys: [{ ...jwk, kid: "matrix", alg: "RS256", use: "sig" }] },
+    };
   }
   return new SignJWT({ email: "matrix@example.com" })
     .setProtectedHeader({ alg: "RS256", kid: "matrix" })
@@ -370,7 +483,10 @@ const CONSUMING = new Map<string, (world: World) => Promise<World>>([
       return { ...world, endpointId, deliveryId: deliveryIdOf(endpointId, world.seq) };
     },
   ],
-  ["endConsoleSession", async (world) => ({ ...world, cookie: await signIn(world.owner), strangerCookie: await signIn(world.stranger) })],
+  [
+    "endConsoleSession",
+    async (world) => ({ ...world, cookie: await signIn(world.owner), strangerCookie: await signIn(world.stranger) }),
+  ],
   ["endOperatorSession", async (world) => ({ ...world, ...(await operatorTokenAndSession()) })],
 ]);
 
@@ -400,10 +516,13 @@ async function outcome(response: Response): Promise<string> {
   return `${response.status} ${(JSON.parse(text) as { code: string }).code}`;
 }
 
-export const operations = routes.flatMap(({ base, operations: each }) => each.map((operation) => ({ base, operation })));
+export const operations = routes.flatMap(({ base, operations: each }) =>
+  each.map((operation) => ({ base, operation })),
+);
 
 /** A row's name: the operation's method and path template (an operationId may be in both versions). */
-export const rowOf = ({ base, operation }: { base: string; operation: Operation }) => `${operation.method.toUpperCase()} ${base + operation.path || "/"}`;
+export const rowOf = ({ base, operation }: { base: string; operation: Operation }) =>
+  `${operation.method.toUpperCase()} ${base + operation.path || "/"}`;
 
 /**
  * The matrix's rows that `select` takes, one test each, in a file of their
@@ -416,33 +535,47 @@ export function describeMatrixRows(title: string, select: (row: string) => boole
       // A test event is POSTed: to a receiver that takes it, never to the network. Access's keys are published here.
       vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
         const url = input instanceof Request ? input.url : String(input);
-        return url === `https://${ACCESS_TEAM}/cdn-cgi/access/certs` ? Response.json(accessSigner!.jwks) : new Response("ok");
+        return url === `https://${ACCESS_TEAM}/cdn-cgi/access/certs`
+          ? Response.json(accessSigner!.jwks)
+          : new Response("ok");
       });
     });
 
     const rows = operations.filter((each) => select(rowOf(each)));
-    it.each(rows.map(({ base, operation }) => [rowOf({ base, operation }), base, operation] as const))("%s answers each kind of caller as its row says", async (row, base, operation) => {
-      const { operationId } = operation;
-      rowAddress = `2001:db8:${next().toString(16)}::1`;
-      const expected = MATRIX[row]?.split("|").map((cell) => cell.trim());
-      const actual: string[] = [];
-      // One world a row: a success repeated (a cancel, a rotation, a revocation) answers alike, and refusals change nothing.
-      let world = await makeWorld(operation);
-      for (const column of COLUMNS) {
-        const renew = CONSUMING.get(operationId);
-        if (renew && actual.at(-1)?.startsWith("2")) world = await renew(world);
-        const { path, method, body } = requestOf(base, operation, world);
-        const bindings = column === "Access operator" ? ({ ...withoutDispatcher(), ACCESS_TEAM_DOMAIN: ACCESS_TEAM, ACCESS_AUD } as Env) : withoutDispatcher();
-        const response = await send(bindings, path, { method, headers: headersOf(column, world), ...(body !== undefined && { body }) });
-        actual.push(await outcome(response));
-      }
-      // A retry or a recovery made the world's delivery due: its lane is stopped, so it posts nothing once the test is over.
-      if (world.endpointId !== NO_ENDPOINT) await runInDurableObject(laneOf(env, world.endpointId), (_, state) => state.storage.deleteAlarm());
-      // A new operation's row is reviewed like code: the failure shows what it answered, to be checked cell by cell.
-      expect(expected, `no row for ${row}; it answered: "${actual.join(" | ")}"`).toBeDefined();
-      expect(expected!.length, `${row}'s row has a cell for each of ${COLUMNS.length} callers`).toBe(COLUMNS.length);
-      expect(actual.join(" | ")).toBe(expected!.join(" | "));
-    }, ROW_TIMEOUT_MS);
+    it.each(rows.map(({ base, operation }) => [rowOf({ base, operation }), base, operation] as const))(
+      "%s answers each kind of caller as its row says",
+      async (row, base, operation) => {
+        const { operationId } = operation;
+        rowAddress = `2001:db8:${next().toString(16)}::1`;
+        const expected = MATRIX[row]?.split("|").map((cell) => cell.trim());
+        const actual: string[] = [];
+        // One world a row: a success repeated (a cancel, a rotation, a revocation) answers alike, and refusals change nothing.
+        let world = await makeWorld(operation);
+        for (const column of COLUMNS) {
+          const renew = CONSUMING.get(operationId);
+          if (renew && actual.at(-1)?.startsWith("2")) world = await renew(world);
+          const { path, method, body } = requestOf(base, operation, world);
+          const bindings =
+            column === "Access operator"
+              ? ({ ...withoutDispatcher(), ACCESS_TEAM_DOMAIN: ACCESS_TEAM, ACCESS_AUD } as Env)
+              : withoutDispatcher();
+          const response = await send(bindings, path, {
+            method,
+            headers: headersOf(column, world),
+            ...(body !== undefined && { body }),
+          });
+          actual.push(await outcome(response));
+        }
+        // A retry or a recovery made the world's delivery due: its lane is stopped, so it posts nothing once the test is over.
+        if (world.endpointId !== NO_ENDPOINT)
+          await runInDurableObject(laneOf(env, world.endpointId), (_, state) => state.storage.deleteAlarm());
+        // A new operation's row is reviewed like code: the failure shows what it answered, to be checked cell by cell.
+        expect(expected, `no row for ${row}; it answered: "${actual.join(" | ")}"`).toBeDefined();
+        expect(expected!.length, `${row}'s row has a cell for each of ${COLUMNS.length} callers`).toBe(COLUMNS.length);
+        expect(actual.join(" | ")).toBe(expected!.join(" | "));
+      },
+      ROW_TIMEOUT_MS,
+    );
   });
 }
 

@@ -9,7 +9,14 @@ import { chromium, type Browser, type Page } from "playwright-core";
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+    ],
   });
 }
 
@@ -25,7 +32,8 @@ export function watch(page: Page): Watched {
   const watched: Watched = { requests: [], errors: [] };
   page.on("request", (request) => watched.requests.push(request.url()));
   page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") watched.errors.push(`${message.type()}: ${message.text()}`);
+    if (message.type() === "error" || message.type() === "warning")
+      watched.errors.push(`${message.type()}: ${message.text()}`);
   });
   page.on("pageerror", (error) => watched.errors.push(`page error: ${error.message}`));
   return watched;
@@ -37,8 +45,18 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
 export async function expectAccessible(page: Page, view: string): Promise<void> {
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(context: Document): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document);
-    return result.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+    const result = await (
+      window as unknown as {
+        axe: {
+          run(
+            context: Document,
+          ): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe.run(document);
+    return result.violations
+      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+      .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
   });
   expect(violations, view).toEqual([]);
 }

@@ -5,7 +5,13 @@ import { feedHead } from "./webhook-fixtures";
 
 /** A page of the feed as clients read it (docs/api.md#events-and-webhooks). */
 export interface EventPage {
-  data: { id: string; type: string; createdAt: string; order: Record<string, unknown>; previous?: Record<string, unknown> }[];
+  data: {
+    id: string;
+    type: string;
+    createdAt: string;
+    order: Record<string, unknown>;
+    previous?: Record<string, unknown>;
+  }[];
   nextCursor: string;
 }
 

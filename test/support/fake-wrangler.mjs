@@ -33,19 +33,30 @@ export function answerAsWrangler(args, env) {
     const versions = Object.entries(state.split).map(([version_id, percentage]) => ({ version_id, percentage }));
     stdout = JSON.stringify({ id: "deployment", versions }, null, 2);
   } else if (first === "versions" && second === "view") {
-    stdout = JSON.stringify({ id: args[2], annotations: { "workers/tag": state.tags[args[2]] ?? "", "workers/message": "" } }, null, 2);
+    stdout = JSON.stringify(
+      { id: args[2], annotations: { "workers/tag": state.tags[args[2]] ?? "", "workers/message": "" } },
+      null,
+      2,
+    );
   } else if (first === "versions" && second === "upload") {
     const tag = args[args.indexOf("--tag") + 1];
     state.tags[state.newVersion] = tag;
     save();
-    appendFileSync(env.WRANGLER_OUTPUT_FILE_PATH, `${JSON.stringify({ version: 1, type: "wrangler-session", wrangler_version: "4.86.0" })}\n`);
+    appendFileSync(
+      env.WRANGLER_OUTPUT_FILE_PATH,
+      `${JSON.stringify({ version: 1, type: "wrangler-session", wrangler_version: "4.86.0" })}\n`,
+    );
     appendFileSync(
       env.WRANGLER_OUTPUT_FILE_PATH,
       `${JSON.stringify({ type: "version-upload", version: 1, worker_name: state.worker, worker_tag: null, version_id: state.newVersion, preview_url: null })}\n`,
     );
     stdout = `Worker Version ID: ${state.newVersion}\n`;
   } else if (first === "versions" && second === "deploy") {
-    state.split = Object.fromEntries(args.filter((arg) => /@\d+%$/.test(arg)).map((spec) => [spec.split("@")[0], Number(spec.split("@")[1].slice(0, -1))]));
+    state.split = Object.fromEntries(
+      args
+        .filter((arg) => /@\d+%$/.test(arg))
+        .map((spec) => [spec.split("@")[0], Number(spec.split("@")[1].slice(0, -1))]),
+    );
     save();
   } else if (first === "deploy") {
     state.split = { [state.newVersion]: 100 };

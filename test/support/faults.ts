@@ -13,7 +13,13 @@ export function failingD1(): { db: D1Database; calls: () => number } {
     return Promise.reject(new Error("D1_ERROR: Network connection lost. SELECT secret FROM orders"));
   };
   const statement = { bind: () => statement, first: fail, all: fail, run: fail, raw: fail };
-  const db = { prepare: () => statement, batch: fail, exec: fail, withSession: () => db, getBookmark: () => null } as unknown as D1Database;
+  const db = {
+    prepare: () => statement,
+    batch: fail,
+    exec: fail,
+    withSession: () => db,
+    getBookmark: () => null,
+  } as unknown as D1Database;
   return { db, calls: () => calls };
 }
 
@@ -41,7 +47,8 @@ export function interceptD1(overrides: {
             return wrap((target as D1Database).withSession(constraint));
           };
         }
-        if (property === "batch" && batch) return (statements: D1PreparedStatement[]) => batch(target.batch.bind(target), statements);
+        if (property === "batch" && batch)
+          return (statements: D1PreparedStatement[]) => batch(target.batch.bind(target), statements);
         if (property === "prepare" && prepare) return (sql: string) => prepare(target.prepare(sql), sql);
         return passThrough(target, property);
       },
@@ -60,7 +67,8 @@ export function failingReads(): D1Database {
     new Proxy(statement, {
       get(target, property) {
         if (property === "bind") return (...values: unknown[]) => failing(target.bind(...values));
-        if (property === "all" || property === "raw") return () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+        if (property === "all" || property === "raw")
+          return () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
         return passThrough(target, property);
       },
     });
@@ -91,7 +99,8 @@ export function outageD1(): { db: D1Database; setDown(down: boolean): void; fail
     new Proxy(statement, {
       get(target, property) {
         if (property === "bind") return (...values: unknown[]) => guarded(target.bind(...values));
-        if (down && (property === "first" || property === "all" || property === "run" || property === "raw")) return unreachable;
+        if (down && (property === "first" || property === "all" || property === "run" || property === "raw"))
+          return unreachable;
         return passThrough(target, property);
       },
     });
@@ -109,7 +118,8 @@ export function cappedD1(cap = 1_000): { db: D1Database; queries(): number; rese
   let queries = 0;
   const spend = (count: number) => {
     queries += count;
-    if (queries > cap) throw new Error(`D1_ERROR: Too many API requests by single worker invocation (${queries} > ${cap})`);
+    if (queries > cap)
+      throw new Error(`D1_ERROR: Too many API requests by single worker invocation (${queries} > ${cap})`);
   };
   const counted = (statement: D1PreparedStatement): D1PreparedStatement =>
     new Proxy(statement, {
@@ -135,7 +145,11 @@ export function cappedD1(cap = 1_000): { db: D1Database; queries(): number; rese
 }
 
 /** The real KV of API keys, counting every operation on it (reads, lists, writes, deletes): KV's limit is per invocation, and Miniflare enforces none. */
-export function countingKv(kv: KVNamespace = env.API_KEYS): { kv: KVNamespace; operations: () => number; reset(): void } {
+export function countingKv(kv: KVNamespace = env.API_KEYS): {
+  kv: KVNamespace;
+  operations: () => number;
+  reset(): void;
+} {
   let operations = 0;
   const counted = new Set(["get", "getWithMetadata", "list", "put", "delete"]);
   const wrapped = new Proxy(kv, {
@@ -156,7 +170,10 @@ export function countingKv(kv: KVNamespace = env.API_KEYS): { kv: KVNamespace; o
  * The real KV of API keys, but answering one key's old record (its record and its id entry as they were),
  * as an edge location may for up to 60 s after a change; every other read is the real one.
  */
-export async function staleKeyKv(key: { key: string; record: ApiKeyRecord }, kv: KVNamespace = env.API_KEYS): Promise<KVNamespace> {
+export async function staleKeyKv(
+  key: { key: string; record: ApiKeyRecord },
+  kv: KVNamespace = env.API_KEYS,
+): Promise<KVNamespace> {
   const hash = await sha256Hex(key.key);
   const before = new Map<string, unknown>([
     [recordName(hash), key.record],
@@ -168,7 +185,8 @@ export async function staleKeyKv(key: { key: string; record: ApiKeyRecord }, kv:
         return (name: string, options?: unknown) => {
           if (!before.has(name)) return target.get(name, options as never);
           const value = before.get(name);
-          const json = typeof options === "object" && options !== null && (options as { type?: string }).type === "json";
+          const json =
+            typeof options === "object" && options !== null && (options as { type?: string }).type === "json";
           return Promise.resolve(json || typeof value !== "object" ? value : JSON.stringify(value));
         };
       }

@@ -1,5 +1,13 @@
 import * as rules from "../../src/limiter/lease-book";
-import { DAY_SECONDS, LEASE_MS, MINUTE_SECONDS, acquire, settle, windowStart, type LimiterState } from "../../src/limiter/policy";
+import {
+  DAY_SECONDS,
+  LEASE_MS,
+  MINUTE_SECONDS,
+  acquire,
+  settle,
+  windowStart,
+  type LimiterState,
+} from "../../src/limiter/policy";
 import type { UsageChange } from "../../src/limiter/usage-ledger";
 import type { BanRule, LeaseAnswer, LeaseRequest, SettleRequest, Verdict } from "../../src/limiter/protocol";
 import type { Limits } from "../../src/limiter/plans";
@@ -89,7 +97,15 @@ export const NO_BAN: BanRule = { threshold: Number.MAX_SAFE_INTEGER, seconds: 1 
 export function scenarioFor(
   seed: number,
   demand: Demand,
-  options: { deaths?: boolean; limitChange?: boolean; ban?: BanRule; isolates?: number; lossRate?: number; skewMs?: number; retryDelayMs?: number } = {},
+  options: {
+    deaths?: boolean;
+    limitChange?: boolean;
+    ban?: BanRule;
+    isolates?: number;
+    lossRate?: number;
+    skewMs?: number;
+    retryDelayMs?: number;
+  } = {},
 ): Scenario {
   const { deaths = false, limitChange = false, ban = NO_BAN, lossRate = 0, skewMs = 0, retryDelayMs = 0 } = options;
   const random = seededRandom(seed);
@@ -98,12 +114,29 @@ export function scenarioFor(
   // The day window binds in some runs (a small day limit), never in the "above the minute limit" ones.
   const perDay = demand === "below" && random() < 0.3 ? perMinute * 3 : perMinute * 10_000;
   const dayBoundary = Date.UTC(2030, 0, 2);
-  const start = random() < 0.5 ? dayBoundary - Math.floor(random() * 120_000) : dayBoundary + Math.floor(random() * 3_600_000);
+  const start =
+    random() < 0.5 ? dayBoundary - Math.floor(random() * 120_000) : dayBoundary + Math.floor(random() * 3_600_000);
   const durationMs = 240_000;
   const changed = limitChange
-    ? { at: start + Math.floor(random() * durationMs), limits: { perMinute: Math.max(1, Math.round(perMinute * (random() < 0.5 ? 0.5 : 2))), perDay } }
+    ? {
+        at: start + Math.floor(random() * durationMs),
+        limits: { perMinute: Math.max(1, Math.round(perMinute * (random() < 0.5 ? 0.5 : 2))), perDay },
+      }
     : undefined;
-  return { seed, isolates, limits: { perMinute, perDay }, changed, demand, deaths, ban, start, durationMs, lossRate, skewMs, retryDelayMs };
+  return {
+    seed,
+    isolates,
+    limits: { perMinute, perDay },
+    changed,
+    demand,
+    deaths,
+    ban,
+    start,
+    durationMs,
+    lossRate,
+    skewMs,
+    retryDelayMs,
+  };
 }
 
 interface Isolate {
@@ -154,8 +187,14 @@ export function simulate(scenario: Scenario): SimulationResult {
   };
   const BAN = scenario.ban;
 
-  const limitsAt = (now: number) => (scenario.changed && now >= scenario.changed.at ? scenario.changed.limits : scenario.limits);
-  const ledger = (map: Map<number, WindowLedger>, windowStartSeconds: number, size: number, limit: (l: Limits) => number) => {
+  const limitsAt = (now: number) =>
+    scenario.changed && now >= scenario.changed.at ? scenario.changed.limits : scenario.limits;
+  const ledger = (
+    map: Map<number, WindowLedger>,
+    windowStartSeconds: number,
+    size: number,
+    limit: (l: Limits) => number,
+  ) => {
     let entry = map.get(windowStartSeconds);
     if (!entry) {
       const from = windowStartSeconds * 1000;
@@ -182,7 +221,10 @@ export function simulate(scenario: Scenario): SimulationResult {
 
   // Demand "below": half the minute limit in total, evenly spaced, the isolates taking turns; "above": twice it, at random.
   const perMinute = Math.min(scenario.limits.perMinute, scenario.changed?.limits.perMinute ?? Infinity);
-  const total = scenario.demand === "below" ? perMinute * 0.5 : Math.max(scenario.limits.perMinute, scenario.changed?.limits.perMinute ?? 0) * 2;
+  const total =
+    scenario.demand === "below"
+      ? perMinute * 0.5
+      : Math.max(scenario.limits.perMinute, scenario.changed?.limits.perMinute ?? 0) * 2;
   const isolates: Isolate[] = Array.from({ length: scenario.isolates }, (_, index) => {
     const gapMs = (60_000 * scenario.isolates) / total;
     return {
@@ -206,7 +248,8 @@ export function simulate(scenario: Scenario): SimulationResult {
     if (now === undefined || grant.minuteStart === windowStart(now / 1000, MINUTE_SECONDS)) {
       ledger(minutes, grant.minuteStart, MINUTE_SECONDS, (l) => l.perMinute).stranded += sign * grant.count;
     }
-    if (now === undefined || grant.dayStart === windowStart(now / 1000, DAY_SECONDS)) ledger(days, grant.dayStart, DAY_SECONDS, (l) => l.perDay).stranded += sign * grant.count;
+    if (now === undefined || grant.dayStart === windowStart(now / 1000, DAY_SECONDS))
+      ledger(days, grant.dayStart, DAY_SECONDS, (l) => l.perDay).stranded += sign * grant.count;
     if (sign < 0) stranded.delete(id);
   };
   /** What the lost asks named in a call had been granted, if the object still remembers it: taken back, no longer stranded. */
@@ -217,7 +260,12 @@ export function simulate(scenario: Scenario): SimulationResult {
   };
 
   const settleBook = (isolate: Isolate, now: number) => {
-    const request: SettleRequest | undefined = rules.settleRequest(isolate.book, BAN, now + isolate.skew, `batch-${batch++}`);
+    const request: SettleRequest | undefined = rules.settleRequest(
+      isolate.book,
+      BAN,
+      now + isolate.skew,
+      `batch-${batch++}`,
+    );
     if (!request) return;
     objectCalls += 1;
     if (lost()) return rules.settleFailed(isolate.book, request);
@@ -228,7 +276,12 @@ export function simulate(scenario: Scenario): SimulationResult {
     noteBan();
     // A settle whose answer is lost is not sent again: the object has it all the same.
     if (lost()) return rules.settleFailed(isolate.book, request);
-    rules.absorbSettled(isolate.book, { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil }, request, now + isolate.skew);
+    rules.absorbSettled(
+      isolate.book,
+      { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil },
+      request,
+      now + isolate.skew,
+    );
   };
   /**
    * One attempt of an ask at the object. Returns the answer, or undefined when
@@ -263,7 +316,14 @@ export function simulate(scenario: Scenario): SimulationResult {
     return result.verdict;
   };
   /** What the isolate makes of an answer: the asking request's verdict, "renewed" for a renewal, or undefined (503) when there was none. */
-  const absorb = (isolate: Isolate, request: LeaseRequest, answer: LeaseAnswer | undefined, now: number, sentAt: number, speculative: boolean) => {
+  const absorb = (
+    isolate: Isolate,
+    request: LeaseRequest,
+    answer: LeaseAnswer | undefined,
+    now: number,
+    sentAt: number,
+    speculative: boolean,
+  ) => {
     if (!answer) {
       rules.abandonAsk(isolate.book, request);
       return undefined;
@@ -279,9 +339,17 @@ export function simulate(scenario: Scenario): SimulationResult {
   const ask = (isolate: Isolate, now: number, speculative: boolean) => {
     const { book } = isolate;
     const sentAt = now + isolate.skew;
-    const request: LeaseRequest = rules.leaseRequest(book, { limits: limitsAt(now), limitsSetAt: limitsSetAt(now), ban: BAN }, 0, sentAt, speculative, `ask-${asks++}`);
+    const request: LeaseRequest = rules.leaseRequest(
+      book,
+      { limits: limitsAt(now), limitsSetAt: limitsSetAt(now), ban: BAN },
+      0,
+      sentAt,
+      speculative,
+      `ask-${asks++}`,
+    );
     const answer = attempt(request, now);
-    if (answer || scenario.retryDelayMs === 0) return absorb(isolate, request, answer ?? attempt(request, now), now, sentAt, speculative);
+    if (answer || scenario.retryDelayMs === 0)
+      return absorb(isolate, request, answer ?? attempt(request, now), now, sentAt, speculative);
     const at = now + Math.floor(random() * scenario.retryDelayMs);
     isolate.retry = { request, at, sentAt, speculative };
     isolate.next = Math.max(isolate.next, at);
@@ -304,7 +372,9 @@ export function simulate(scenario: Scenario): SimulationResult {
 
   const eventAt = (isolate: Isolate) => isolate.retry?.at ?? isolate.next;
   for (;;) {
-    const isolate = isolates.reduce((soonest, candidate) => (eventAt(candidate) < eventAt(soonest) ? candidate : soonest));
+    const isolate = isolates.reduce((soonest, candidate) =>
+      eventAt(candidate) < eventAt(soonest) ? candidate : soonest,
+    );
     const now = Math.floor(eventAt(isolate));
     if (now >= end) break;
 
@@ -379,7 +449,8 @@ export const TIMEOUT_MS = Math.max(300_000, RUNS * 2 * 10 * 6);
 export function* seeds(salt: number, share = 1): Generator<number> {
   const runs = Math.ceil(RUNS * share);
   for (let i = 0; i < runs; i++) {
-    if (runs >= 10_000 && i > 0 && i % (runs / 10) === 0) process.stderr.write(`  simulation ${salt}: ${i} of ${runs} seeds\n`);
+    if (runs >= 10_000 && i > 0 && i % (runs / 10) === 0)
+      process.stderr.write(`  simulation ${salt}: ${i} of ${runs} seeds\n`);
     yield (i + 1) * 7919 + salt;
   }
 }
@@ -388,6 +459,6 @@ export function everyWindow(result: SimulationResult) {
   return [...result.minutes.entries(), ...result.days.entries()].map(([start, ledger]) => ({ start, ...ledger }));
 }
 
-
 /** What a minute asked for, up to its limit: random arrivals can fall short of the limit, so the efficiency marks are of this. */
-export const wanted = (minute: { admitted: number; refused: number; maxLimit: number }) => Math.min(minute.maxLimit, minute.admitted + minute.refused);
+export const wanted = (minute: { admitted: number; refused: number; maxLimit: number }) =>
+  Math.min(minute.maxLimit, minute.admitted + minute.refused);

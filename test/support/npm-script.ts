@@ -48,7 +48,10 @@ export function useKeysCommand(stateDir: () => string): { run(...args: string[])
     async run(...args) {
       let stdout = "";
       let stderr = "";
-      const output = { out: (line: string) => void (stdout += `${line}\n`), err: (line: string) => void (stderr += `${line}\n`) };
+      const output = {
+        out: (line: string) => void (stdout += `${line}\n`),
+        err: (line: string) => void (stderr += `${line}\n`),
+      };
       const status = await runKeysCommand([...args, "--persist-to", stateDir()], output, store);
       return { status, stdout, stderr };
     },

@@ -74,7 +74,14 @@ export interface RawOrder {
 
 /** The statement that inserts a row exactly as given, as another system writing SQL would. */
 export const rawOrderInsert = (order: RawOrder): D1PreparedStatement =>
-  env.DB.prepare(INSERT_ORDER).bind(order.id, order.petId, order.quantity, order.shipDate, order.status, order.complete);
+  env.DB.prepare(INSERT_ORDER).bind(
+    order.id,
+    order.petId,
+    order.quantity,
+    order.shipDate,
+    order.status,
+    order.complete,
+  );
 
 /** Inserts the row; throws when a write guard refuses it. */
 export async function insertRawOrder(order: RawOrder): Promise<void> {

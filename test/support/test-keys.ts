@@ -8,9 +8,7 @@ export interface TestKey {
 }
 
 /** Stores a key in KV exactly as `npm run keys -- create` does. */
-export async function storeTestKey(
-  options: Partial<KeyOptions> = {},
-): Promise<TestKey> {
+export async function storeTestKey(options: Partial<KeyOptions> = {}): Promise<TestKey> {
   const issued = newApiKey("so_test_", { plan: "pro", name: "test key", ...options });
   await putApiKey(env.API_KEYS, issued.key, issued.record);
   return issued;

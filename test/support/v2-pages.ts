@@ -20,14 +20,25 @@ export const STATUSES = ["pending", "shipped", "delivered", "cancelled"] as cons
 /** The ids of a page, which v2 writes as strings of decimal digits (docs/api.md#int64-ids-in-v2). */
 export const idsOf = (body: string) => [...body.matchAll(/"id":"(-?\d+)"/g)].map((match) => match[1]!);
 
-export async function page(query: string, init: RequestInit = {}): Promise<{ response: Response; body: string; page: Page }> {
+export async function page(
+  query: string,
+  init: RequestInit = {},
+): Promise<{ response: Response; body: string; page: Page }> {
   const response = await api(`/v2/store/orders${query ? `?${query}` : ""}`, init);
   const body = await response.clone().text();
-  return { response, body, page: response.status === 200 ? (JSON.parse(body) as Page) : { data: [], nextCursor: null } };
+  return {
+    response,
+    body,
+    page: response.status === 200 ? (JSON.parse(body) as Page) : { data: [], nextCursor: null },
+  };
 }
 
 /** Walks every page of `query` with `limit`, calling `between` after each, and returns the ids in order. */
-export async function walk(query: string, limit: number, between: () => Promise<void> = async () => {}): Promise<string[]> {
+export async function walk(
+  query: string,
+  limit: number,
+  between: () => Promise<void> = async () => {},
+): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | null = null;
   for (let pages = 0; pages < 10_000; pages++) {

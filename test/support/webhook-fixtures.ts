@@ -13,31 +13,46 @@ import { apiWith } from "./request";
 import { storeTestKey, type TestKey } from "./test-keys";
 
 /** The bindings with a dispatcher that does nothing when woken: these tests run the passes themselves. */
-export const withoutDispatcher = (): Env => ({ ...env, WEBHOOK_DISPATCHER: { getByName: () => ({ wake: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"] });
+export const withoutDispatcher = (): Env => ({
+  ...env,
+  WEBHOOK_DISPATCHER: { getByName: () => ({ wake: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"],
+});
 
 /** Makes an endpoint through the API, without waking the dispatcher. */
-export async function makeEndpoint(key: string, body: { url: string; types?: string[]; rateLimit?: number }): Promise<{ id: string; secret: string }> {
-  const response = await apiWith(
-    withoutDispatcher(),
-    "/v2/webhook-endpoints",
-    { method: "POST", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) },
-  );
+export async function makeEndpoint(
+  key: string,
+  body: { url: string; types?: string[]; rateLimit?: number },
+): Promise<{ id: string; secret: string }> {
+  const response = await apiWith(withoutDispatcher(), "/v2/webhook-endpoints", {
+    method: "POST",
+    key,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
   expect(response.status).toBe(201);
   return response.json();
 }
 
 /** The feed's head now: a pass from there sees only what the test writes. */
-export const feedHead = async () => String((await env.DB.prepare("SELECT coalesce(max(seq), 0) AS seq FROM order_events").first<number>("seq"))!);
+export const feedHead = async () =>
+  String((await env.DB.prepare("SELECT coalesce(max(seq), 0) AS seq FROM order_events").first<number>("seq"))!);
 
 /** A clean slate for a webhook test (no orders, endpoints or deliveries), and a key that manages endpoints: the owner of what the test makes. */
 export async function freshWebhookOwner(): Promise<TestKey> {
   // A dispatcher an earlier test ran watches on, once a second: stopped, it hands this test's lanes nothing behind its back.
-  await runInDurableObject(env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME), (_, state) => state.storage.deleteAlarm());
+  await runInDurableObject(env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME), (_, state) =>
+    state.storage.deleteAlarm(),
+  );
   // And the lanes of the endpoints an earlier test made: their alarms would run them (retries, paced sends) during this one.
   const { results: endpoints } = await env.DB.prepare("SELECT id FROM webhook_endpoints").all<{ id: string }>();
-  await Promise.all(endpoints.map(({ id }) => runInDurableObject(laneOf(env, id), (_, state) => state.storage.deleteAlarm())));
+  await Promise.all(
+    endpoints.map(({ id }) => runInDurableObject(laneOf(env, id), (_, state) => state.storage.deleteAlarm())),
+  );
   await clearOrders();
-  await env.DB.batch([env.DB.prepare("DELETE FROM webhook_endpoints"), env.DB.prepare("UPDATE webhook_dispatch SET mark = (SELECT coalesce(max(seq), 0) FROM order_events)")]);
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM webhook_endpoints"),
+    env.DB.prepare("UPDATE webhook_dispatch SET mark = (SELECT coalesce(max(seq), 0) FROM order_events)"),
+  ]);
   return storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
 }
 
@@ -49,7 +64,9 @@ export const silentReceiver = (_url: string, signal: AbortSignal | undefined): P
   });
 
 /** A receiver per URL: answers the statuses given in turn (200 after), or what `answer` makes; records each POST. */
-export function receivers(answer: (url: string, signal: AbortSignal | undefined) => Promise<Response> | Response = () => new Response("ok")) {
+export function receivers(
+  answer: (url: string, signal: AbortSignal | undefined) => Promise<Response> | Response = () => new Response("ok"),
+) {
   const posts: { url: string; webhookId: string }[] = [];
   const fetch = (async (url: string, init: RequestInit) => {
     posts.push({ url, webhookId: new Headers(init.headers).get("webhook-id")! });
@@ -70,7 +87,8 @@ export const quietLanes: HandToLane = (endpointId, seqs) =>
   });
 
 /** A dispatch pass from the mark in D1, handing the lanes their events quietly. */
-export const dispatchQuietly = (handToLane: HandToLane = quietLanes, options?: DispatchOptions) => dispatchEvents(env.DB, handToLane, options);
+export const dispatchQuietly = (handToLane: HandToLane = quietLanes, options?: DispatchOptions) =>
+  dispatchEvents(env.DB, handToLane, options);
 
 /** One run of an endpoint's lane, over the real D1 and KV, with what the test hands it. */
 export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> & Pick<LaneContext, "fetch">) {
@@ -83,7 +101,8 @@ export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> 
       retrySeconds: [1, 2, 3],
       now: Date.now,
       sleep: async () => {},
-      budgetLiveness: (budget) => budgetLiveness(env.API_KEYS, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+      budgetLiveness: (budget) =>
+        budgetLiveness(env.API_KEYS, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
       ...overrides,
     }),
   );
@@ -91,13 +110,22 @@ export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> 
 
 /** A lane's deliveries as it keeps them, by event. */
 export const laneDeliveries = (endpointId: string) =>
-  runInDurableObject(laneOf(env, endpointId), (_, state) => state.storage.sql.exec("SELECT * FROM deliveries ORDER BY seq").toArray() as unknown as LaneDelivery[]);
+  runInDurableObject(
+    laneOf(env, endpointId),
+    (_, state) =>
+      state.storage.sql.exec("SELECT * FROM deliveries ORDER BY seq").toArray() as unknown as LaneDelivery[],
+  );
 
 /** One delivery of a lane, by its event. */
-export const laneDelivery = async (endpointId: string, seq: number | string) => (await laneDeliveries(endpointId)).find((row) => row.seq === Number(seq));
+export const laneDelivery = async (endpointId: string, seq: number | string) =>
+  (await laneDeliveries(endpointId)).find((row) => row.seq === Number(seq));
 
 /** Pending deliveries of new orders to a new endpoint of the key's budget: the endpoint and the events' sequences, in order. */
-export async function pendingDeliveries(key: string, ids: number[], url = "https://receiver.example/hooks"): Promise<{ endpointId: string; secret: string; seqs: number[] }> {
+export async function pendingDeliveries(
+  key: string,
+  ids: number[],
+  url = "https://receiver.example/hooks",
+): Promise<{ endpointId: string; secret: string; seqs: number[] }> {
   const made = await makeEndpoint(key, { url });
   await seedOrders(ids.map((id) => ({ id })));
   await dispatchQuietly();
@@ -107,7 +135,13 @@ export async function pendingDeliveries(key: string, ids: number[], url = "https
 /** A statement whose every call fails, as one read during an outage. */
 export function outageStatement(): D1PreparedStatement {
   const fail = () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
-  return { bind: () => outageStatement(), first: fail, all: fail, run: fail, raw: fail } as unknown as D1PreparedStatement;
+  return {
+    bind: () => outageStatement(),
+    first: fail,
+    all: fail,
+    run: fail,
+    raw: fail,
+  } as unknown as D1PreparedStatement;
 }
 
 /** The test's owner of webhook endpoints: a fresh one before each test of the file (freshWebhookOwner). */

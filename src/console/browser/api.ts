@@ -23,7 +23,8 @@ const ID_PATTERNS = {
 export type IdKind = keyof typeof ID_PATTERNS;
 
 /** Whether `text` is an id of that kind: what a view checks a part of its address by before it draws anything that calls the API. */
-export const isId = (kind: IdKind, text: string | undefined): boolean => text !== undefined && ID_PATTERNS[kind].test(text);
+export const isId = (kind: IdKind, text: string | undefined): boolean =>
+  text !== undefined && ID_PATTERNS[kind].test(text);
 
 /**
  * The one way a console builds an API path: literal segments as written, each id checked against its kind's
@@ -35,7 +36,8 @@ export function apiPath(...segments: (string | { [kind in IdKind]?: string })[])
     .map((segment) => {
       if (typeof segment === "string") return segment;
       const [kind, id] = Object.entries(segment)[0] as [IdKind, string];
-      if (!isId(kind, id)) throw new ApiFailure(0, "not_an_id", `${JSON.stringify(String(id).slice(0, 40))} is not a ${kind} id.`);
+      if (!isId(kind, id))
+        throw new ApiFailure(0, "not_an_id", `${JSON.stringify(String(id).slice(0, 40))} is not a ${kind} id.`);
       return encodeURIComponent(id);
     })
     .map((segment) => `/${segment}`)
@@ -77,14 +79,29 @@ async function callAt<T>(base: string, method: string, path: string, options: Ca
   if (response.status === 204) return undefined as T;
   const value = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
   if (!response.ok) {
-    const failure = new ApiFailure(response.status, value.code ?? "unknown", value.message ?? `HTTP ${response.status}`);
+    const failure = new ApiFailure(
+      response.status,
+      value.code ?? "unknown",
+      value.message ?? `HTTP ${response.status}`,
+    );
     // A session that ended (signed out elsewhere, its key revoked): back to signing in. Not a key or a link being tried, and
     // not the first look of a browser that has no session at all.
-    if (response.status === 401 && options.key === undefined && !path.endsWith("/session/link") && failure.code !== "missing_api_key") onSignedOut(failure.message);
+    if (
+      response.status === 401 &&
+      options.key === undefined &&
+      !path.endsWith("/session/link") &&
+      failure.code !== "missing_api_key"
+    )
+      onSignedOut(failure.message);
     throw failure;
   }
   return value as T;
 }
 
 /** An error's message for the page. */
-export const messageOf = (error: unknown) => (error instanceof ApiFailure ? `${error.message} (${error.code})` : error instanceof Error ? error.message : String(error));
+export const messageOf = (error: unknown) =>
+  error instanceof ApiFailure
+    ? `${error.message} (${error.code})`
+    : error instanceof Error
+      ? error.message
+      : String(error);

@@ -5,7 +5,11 @@
 export type Child = Node | string | number | null | undefined | false;
 type Attributes = Record<string, string | number | boolean | EventListener | undefined>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === false) continue;
@@ -22,7 +26,12 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Att
 
 /** Replaces what an element shows. */
 export function show(parent: Element, ...children: (Child | Child[])[]): void {
-  parent.replaceChildren(...children.flat().filter((child): child is Node | string | number => child !== null && child !== undefined && child !== false).map((child) => (child instanceof Node ? child : String(child))));
+  parent.replaceChildren(
+    ...children
+      .flat()
+      .filter((child): child is Node | string | number => child !== null && child !== undefined && child !== false)
+      .map((child) => (child instanceof Node ? child : String(child))),
+  );
 }
 
 /** An instant as the reader's locale writes it, with the exact value on hover. */
@@ -42,19 +51,37 @@ export function notice(text: string, kind: "ok" | "error" = "ok"): HTMLElement {
  */
 export function shownOnce(label: string, value: string): HTMLElement {
   const id = `once-${Math.random().toString(36).slice(2)}`;
-  const field = h("input", { id, type: "text", readonly: true, value, class: "secret", spellcheck: "false", autocomplete: "off" });
+  const field = h("input", {
+    id,
+    type: "text",
+    readonly: true,
+    value,
+    class: "secret",
+    spellcheck: "false",
+    autocomplete: "off",
+  });
   const copied = h("span", { role: "status", class: "copied" });
-  const copy = h("button", {
-    type: "button",
-    onclick: async () => {
-      field.select();
-      try {
-        await navigator.clipboard.writeText(value);
-        copied.textContent = "Copied.";
-      } catch {
-        copied.textContent = "Selected: copy it with your keyboard.";
-      }
+  const copy = h(
+    "button",
+    {
+      type: "button",
+      onclick: async () => {
+        field.select();
+        try {
+          await navigator.clipboard.writeText(value);
+          copied.textContent = "Copied.";
+        } catch {
+          copied.textContent = "Selected: copy it with your keyboard.";
+        }
+      },
     },
-  }, "Copy");
-  return h("div", { class: "once" }, h("label", { for: id }, label), h("div", { class: "row" }, field, copy, copied), h("p", { class: "hint" }, "Shown this once: store it now. It cannot be shown again."));
+    "Copy",
+  );
+  return h(
+    "div",
+    { class: "once" },
+    h("label", { for: id }, label),
+    h("div", { class: "row" }, field, copy, copied),
+    h("p", { class: "hint" }, "Shown this once: store it now. It cannot be shown again."),
+  );
 }

@@ -15,7 +15,10 @@ import { webhooksView } from "./views/webhooks";
 import { eventsView } from "./views/events";
 import { signInView } from "./views/sign-in";
 
-const view = (title: string, draw: View): ShellView<Session> => ({ title, draw: (body, session, route) => draw(body, session, route, { refreshSession: () => shell.refresh() }) });
+const view = (title: string, draw: View): ShellView<Session> => ({
+  title,
+  draw: (body, session, route) => draw(body, session, route, { refreshSession: () => shell.refresh() }),
+});
 
 const shell: Shell<Session> = new Shell(document.getElementById("console")!, {
   product: "Store Orders console",
@@ -33,7 +36,9 @@ const shell: Shell<Session> = new Shell(document.getElementById("console")!, {
   redeem: (token) => call("POST", "/console/session/link", { body: { token } }),
   replaceWithLink: (current) => confirm(`You are signed in as ${current.key.name}. Sign in with this link instead?`),
   signInView,
-  who: (session) => [h("span", {}, session.key.name, " ", h("code", {}, session.key.start ? `${session.key.start}…` : session.key.id))],
+  who: (session) => [
+    h("span", {}, session.key.name, " ", h("code", {}, session.key.start ? `${session.key.start}…` : session.key.id)),
+  ],
   signOut: () => () => call("DELETE", "/console/session"),
 });
 

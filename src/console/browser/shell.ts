@@ -130,19 +130,24 @@ export class Shell<S extends object> {
     const end = this.config.signOut(session);
     const signOut =
       end &&
-      h("button", {
-        type: "button",
-        class: "quiet",
-        onclick: async () => {
-          try {
-            await end();
-          } catch (error) {
-            // A session that had already ended is signed out all the same.
-            if (!(error instanceof ApiFailure && error.status === 401)) return void this.main.querySelector(".view")?.prepend(notice(messageOf(error), "error"));
-          }
-          this.signIn("Signed out.");
+      h(
+        "button",
+        {
+          type: "button",
+          class: "quiet",
+          onclick: async () => {
+            try {
+              await end();
+            } catch (error) {
+              // A session that had already ended is signed out all the same.
+              if (!(error instanceof ApiFailure && error.status === 401))
+                return void this.main.querySelector(".view")?.prepend(notice(messageOf(error), "error"));
+            }
+            this.signIn("Signed out.");
+          },
         },
-      }, "Sign out");
+        "Sign out",
+      );
     return h(
       "header",
       {},
@@ -150,7 +155,15 @@ export class Shell<S extends object> {
       h(
         "nav",
         { "aria-label": navigation },
-        h("ul", {}, Object.entries(views).filter(([, { listed }]) => listed !== false).map(([name, { title }]) => h("li", {}, h("a", { href: `#/${name}`, "aria-current": name === view ? "page" : undefined }, title)))),
+        h(
+          "ul",
+          {},
+          Object.entries(views)
+            .filter(([, { listed }]) => listed !== false)
+            .map(([name, { title }]) =>
+              h("li", {}, h("a", { href: `#/${name}`, "aria-current": name === view ? "page" : undefined }, title)),
+            ),
+        ),
       ),
       h("div", { class: "who" }, ...this.config.who(session), signOut),
     );

@@ -17,7 +17,11 @@ const widthOf = (figure: HTMLElement) => Math.max(280, figure.clientWidth);
  * series per line, as wide as the figure as the window resizes. Both
  * consoles' charts: the callers' usage, the operators' traffic.
  */
-export function timeChart(figure: HTMLElement, yLabel: string, lines: readonly ChartLine[]): { draw: (data: uPlot.AlignedData) => void; stop: () => void } {
+export function timeChart(
+  figure: HTMLElement,
+  yLabel: string,
+  lines: readonly ChartLine[],
+): { draw: (data: uPlot.AlignedData) => void; stop: () => void } {
   let plot: uPlot | undefined;
   const resize = () => plot?.setSize({ width: widthOf(figure), height: HEIGHT });
   window.addEventListener("resize", resize);
@@ -29,7 +33,10 @@ export function timeChart(figure: HTMLElement, yLabel: string, lines: readonly C
         {
           width: widthOf(figure),
           height: HEIGHT,
-          series: [{ label: "Bucket starting", value: (_u, v) => (v == null ? "—" : new Date(v * 1000).toISOString()) }, ...lines.map((line) => ({ width: 2, ...line }))],
+          series: [
+            { label: "Bucket starting", value: (_u, v) => (v == null ? "—" : new Date(v * 1000).toISOString()) },
+            ...lines.map((line) => ({ width: 2, ...line })),
+          ],
           axes: [{}, { label: yLabel }],
           scales: { x: { time: true } },
         },

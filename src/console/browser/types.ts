@@ -15,7 +15,14 @@ export type OrderEvent = Schemas["OrderEvent"];
 export type OrderEventPage = Schemas["OrderEventPage"];
 
 /** Every type of order event (the document's enum), for filters and forms. */
-export const ORDER_EVENT_TYPES: OrderEvent["type"][] = ["order.created", "order.cancelled", "order.shipped", "order.delivered", "order.updated", "order.deleted"];
+export const ORDER_EVENT_TYPES: OrderEvent["type"][] = [
+  "order.created",
+  "order.cancelled",
+  "order.shipped",
+  "order.delivered",
+  "order.updated",
+  "order.deleted",
+];
 
 /** What a view may ask of the page around it. */
 export interface ConsolePage {

@@ -7,11 +7,23 @@ import type { RouteGroup } from "../operations/mount-routes";
 import { jsonBody } from "../counted-body";
 
 const ServiceDescription = z
-  .object({ name: z.string(), baseUrl: z.string(), versions: z.array(z.object({}).loose()), operations: z.array(z.object({}).loose()) })
+  .object({
+    name: z.string(),
+    baseUrl: z.string(),
+    versions: z.array(z.object({}).loose()),
+    operations: z.array(z.object({}).loose()),
+  })
   .describe("What this service is, its versions with their documents, and where its operations live");
 
 const VersionDescription = z
-  .object({ name: z.string(), version: z.string(), baseUrl: z.string(), document: z.string(), reference: z.string(), operations: z.array(z.object({}).loose()) })
+  .object({
+    name: z.string(),
+    version: z.string(),
+    baseUrl: z.string(),
+    document: z.string(),
+    reference: z.string(),
+    operations: z.array(z.object({}).loose()),
+  })
   .describe("One version of the API: its base URL, document, reference page and operations");
 
 /** The Worker version answering: during a gradual deployment, which release this is. */
@@ -30,7 +42,12 @@ function versionEntry(baseUrl: string, version: ApiVersion) {
 function operationEntries(base: string, operations: readonly Operation[]) {
   return operations
     .filter((operation) => operation.documented !== false)
-    .map(({ operationId, method, path, stability }) => ({ operationId, method: method.toUpperCase(), path: base + path, stability }));
+    .map(({ operationId, method, path, stability }) => ({
+      operationId,
+      method: method.toUpperCase(),
+      path: base + path,
+      stability,
+    }));
 }
 
 /** `GET /`: what this service is, each version with its document and reference page, and every documented operation. */
@@ -42,7 +59,8 @@ export function describeServiceOperation(versions: readonly RouteGroup[]): Opera
     method: "get",
     path: "/",
     summary: "What this service is",
-    description: "The service's name and base URL, its versions with their documents, and every documented operation with its path and stability.",
+    description:
+      "The service's name and base URL, its versions with their documents, and every documented operation with its path and stability.",
     tag: "Service",
     stability: "stable",
     responses: { 200: { description: "The service description", body: ServiceDescription } },
@@ -73,7 +91,8 @@ export function describeVersionOperation(version: ApiVersion, operations: readon
     method: "get",
     path: "",
     summary: `What version ${version.version} of this service offers`,
-    description: "The version's base URL, document and reference page, and its documented operations with their paths and stability.",
+    description:
+      "The version's base URL, document and reference page, and its documented operations with their paths and stability.",
     tag: "Service",
     stability: "stable",
     responses: { 200: { description: "The version's description", body: VersionDescription } },

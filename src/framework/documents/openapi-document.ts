@@ -59,7 +59,8 @@ function schemaOf(schema: z.core.$ZodType, components: Components): JsonObject {
   const { $defs = {}, ...rest } = JSON.parse(text) as { $defs?: Record<string, JsonObject> };
   for (const [id, named] of Object.entries($defs)) {
     const known = components.schemas[id];
-    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(named)) throw new Error(`two schemas named ${id} in one document`);
+    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(named))
+      throw new Error(`two schemas named ${id} in one document`);
     components.schemas[id] = named;
   }
   return rest;
@@ -82,7 +83,11 @@ function responsesOf(operation: Operation, components: Components): JsonObject {
     };
   }
 
-  const guarded = operation.public ? [] : operation.scope === ANY_KEY ? GUARDED_ERRORS.filter((code) => code !== "insufficient_scope") : GUARDED_ERRORS;
+  const guarded = operation.public
+    ? []
+    : operation.scope === ANY_KEY
+      ? GUARDED_ERRORS.filter((code) => code !== "insufficient_scope")
+      : GUARDED_ERRORS;
   const codes = [...operation.errors, ...guarded, ...COMMON_ERRORS];
   for (const status of [...new Set(codes.map((code) => ERROR_STATUS[code]))].sort()) {
     const codesHere = codes.filter((code) => ERROR_STATUS[code] === status);
@@ -94,7 +99,9 @@ function responsesOf(operation: Operation, components: Components): JsonObject {
       headers: headerRefs(headers, components),
       content: {
         // The codes as examples, not an enum: Error.code is open (api-error.ts).
-        "application/json": { schema: { allOf: [schemaOf(ErrorBody, components), { properties: { code: { examples: codesHere } } }] } },
+        "application/json": {
+          schema: { allOf: [schemaOf(ErrorBody, components), { properties: { code: { examples: codesHere } } }] },
+        },
       },
     };
   }
@@ -102,8 +109,19 @@ function responsesOf(operation: Operation, components: Components): JsonObject {
 }
 
 function parametersOf(operation: Operation, components: Components): JsonObject[] {
-  const headers = (operation.requestHeaders ?? []).map((name) => ({ name, in: "header", required: false, ...headerObject(name) }));
-  const query = (operation.queryParameters ?? []).map(({ name, description, schema }) => ({ name, in: "query", required: false, description, schema }));
+  const headers = (operation.requestHeaders ?? []).map((name) => ({
+    name,
+    in: "header",
+    required: false,
+    ...headerObject(name),
+  }));
+  const query = (operation.queryParameters ?? []).map(({ name, description, schema }) => ({
+    name,
+    in: "query",
+    required: false,
+    description,
+    schema,
+  }));
   const path = Object.entries(operation.params?.schema.shape ?? {}).map(([name, schema]) => {
     const { description, ...json } = schemaOf(schema as z.ZodType, components);
     return { name, in: "path", required: true, description, schema: json };
@@ -130,9 +148,20 @@ function webhooksOf(webhooks: readonly WebhookDescription[], components: Compone
         post: {
           summary: webhook.summary,
           description: webhook.description,
-          parameters: webhook.headers.map(({ name, description, schema }) => ({ name, in: "header", required: true, description, schema })),
-          requestBody: { required: true, content: { "application/json": { schema: schemaOf(webhook.body, components) } } },
-          responses: Object.fromEntries(Object.entries(webhook.responses).map(([status, description]) => [status, { description }])),
+          parameters: webhook.headers.map(({ name, description, schema }) => ({
+            name,
+            in: "header",
+            required: true,
+            description,
+            schema,
+          })),
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: schemaOf(webhook.body, components) } },
+          },
+          responses: Object.fromEntries(
+            Object.entries(webhook.responses).map(([status, description]) => [status, { description }]),
+          ),
         },
       },
     ]),

@@ -49,11 +49,14 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-const escapeAttribute = (value: string) => value.replaceAll("&", "&amp;").replaceAll("'", "&#39;").replaceAll("<", "&lt;");
+const escapeAttribute = (value: string) =>
+  value.replaceAll("&", "&amp;").replaceAll("'", "&#39;").replaceAll("<", "&lt;");
 
 /** The page of one version: its document, the script from the assets (under /v1/docs, where `npm install` copies it), links to every version's page. */
 function pageOf(version: ApiVersion): string {
-  const others = Object.values(API_VERSIONS).map(({ prefix }) => `<a href="${prefix}/docs">${prefix.slice(1)}</a>`).join(" · ");
+  const others = Object.values(API_VERSIONS)
+    .map(({ prefix }) => `<a href="${prefix}/docs">${prefix.slice(1)}</a>`)
+    .join(" · ");
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -13,7 +13,9 @@ import { CLIENT_SENT, EXPOSED } from "../header-catalogue";
  * Browser code may read every header the catalogue marks exposed
  * (docs/api.md#versioning-stability-and-deprecation).
  */
-export function corsPolicy(allowedMethods: (path: string, env: Env) => string[] | undefined): MiddlewareHandler<AppEnv> {
+export function corsPolicy(
+  allowedMethods: (path: string, env: Env) => string[] | undefined,
+): MiddlewareHandler<AppEnv> {
   const preflight = cors({
     origin: "*",
     allowMethods: (_origin, c) => allowedMethods(c.req.path, c.env) ?? [],

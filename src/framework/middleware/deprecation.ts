@@ -10,7 +10,11 @@ export function deprecation(schedule: (config: Config) => DeprecationSchedule): 
     const current = schedule(c.get("config"));
     const headers = deprecationHeaders(current);
     if (isSunset(current, Date.now())) {
-      throw new ApiError("endpoint_sunset", `This endpoint was retired on ${headers.Sunset}. See the Link header.`, headers);
+      throw new ApiError(
+        "endpoint_sunset",
+        `This endpoint was retired on ${headers.Sunset}. See the Link header.`,
+        headers,
+      );
     }
     // Prepared before the response exists, so they join it as it is made (rate-limit.ts says why).
     for (const [header, value] of Object.entries(headers)) c.header(header, value);

@@ -16,9 +16,13 @@ export const handleError: ErrorHandler<AppEnv> = (err, c) => {
   }
   if (err instanceof DependencyUnavailable) {
     recordFailure(c, err.cause ?? err);
-    return new ApiError("service_unavailable", `The service is temporarily unavailable (${err.dependency}). Retry shortly.`, {
-      "Retry-After": "1",
-    }).toResponse(c);
+    return new ApiError(
+      "service_unavailable",
+      `The service is temporarily unavailable (${err.dependency}). Retry shortly.`,
+      {
+        "Retry-After": "1",
+      },
+    ).toResponse(c);
   }
   recordFailure(c, err);
   return new ApiError("internal_error", "Something went wrong on our side. It has been logged.").toResponse(c);
@@ -28,7 +32,10 @@ export const handleNotFound: NotFoundHandler<AppEnv> = (c) => {
   const { path } = c.req;
   const known = PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
   if (ANY_VERSION.test(path) && !known) {
-    return new ApiError("unsupported_version", `This API version does not exist. Use ${PREFIXES.join(" or ")}.`).toResponse(c);
+    return new ApiError(
+      "unsupported_version",
+      `This API version does not exist. Use ${PREFIXES.join(" or ")}.`,
+    ).toResponse(c);
   }
   return new ApiError("not_found", "No such resource. See GET / for what this service offers.").toResponse(c);
 };

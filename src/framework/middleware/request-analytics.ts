@@ -39,7 +39,15 @@ export function outcomeOf(status: number, limit: "admitted" | "limited" | "banne
 export function dataPoint(facts: RequestFacts): AnalyticsEngineDataPoint {
   return {
     indexes: [facts.index],
-    blobs: [facts.versionId, facts.route, facts.method, `${Math.floor(facts.status / 100)}xx`, facts.outcome, facts.plan, facts.colo],
+    blobs: [
+      facts.versionId,
+      facts.route,
+      facts.method,
+      `${Math.floor(facts.status / 100)}xx`,
+      facts.outcome,
+      facts.plan,
+      facts.colo,
+    ],
     doubles: [facts.status, facts.durationMs, facts.bytes],
   };
 }

@@ -108,4 +108,3 @@ export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): 
   const { handle: _, ...description } = spec;
   return { ...description, run };
 }
-

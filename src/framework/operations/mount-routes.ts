@@ -82,7 +82,8 @@ export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[], gu
       const method = operation.method.toUpperCase();
       const handlers = [routeName(base + operation.path), ...guardsOf(guards, operation), ...operation.run];
       // Handlers registered for one route run in order, each passing on with next().
-      for (const path of honoPaths(base + operation.path)) for (const handler of handlers) app.on(method, path, handler);
+      for (const path of honoPaths(base + operation.path))
+        for (const handler of handlers) app.on(method, path, handler);
     }
   }
   // Registered after every operation, so they only answer methods none of them took.
@@ -110,7 +111,8 @@ function routeName(route: string): MiddlewareHandler<AppEnv> {
 function methodsByPath(operations: readonly Operation[]): Map<string, string[]> {
   const byPath = new Map<string, string[]>();
   for (const { path, method } of operations) byPath.set(path, [...(byPath.get(path) ?? []), method.toUpperCase()]);
-  for (const [path, methods] of byPath) byPath.set(path, [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"]);
+  for (const [path, methods] of byPath)
+    byPath.set(path, [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"]);
   return byPath;
 }
 
@@ -125,13 +127,18 @@ export function allowedMethods(groups: readonly RouteGroup[]): (path: string, en
   const patterns = groups.flatMap(({ base, operations }) =>
     [...methodsByPath(operations)].map(([path, methods]) => {
       const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      const source = (base + path).split(/\{\w+\}/).map(literal).join("[^/]*") + (TOP_LEVEL.test(base + path) ? "/?" : "");
+      const source =
+        (base + path)
+          .split(/\{\w+\}/)
+          .map(literal)
+          .join("[^/]*") + (TOP_LEVEL.test(base + path) ? "/?" : "");
       return { pattern: new RegExp(`^${source}$`), methods };
     }),
   );
   const optional = groups.filter((group) => group.available);
   return (path, env) => {
-    if (optional.some(({ base, available }) => (path === base || path.startsWith(`${base}/`)) && !available!(env))) return undefined;
+    if (optional.some(({ base, available }) => (path === base || path.startsWith(`${base}/`)) && !available!(env)))
+      return undefined;
     return patterns.find(({ pattern }) => pattern.test(path))?.methods ?? [];
   };
 }

@@ -18,7 +18,9 @@ export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sche
   }
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await cappedBody(c.req.raw, MAX_BODY_BYTES)));
+    value = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await cappedBody(c.req.raw, MAX_BODY_BYTES)),
+    );
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw new ApiError("invalid_body", "The body is not valid JSON.");

@@ -19,14 +19,19 @@ export function strictQuery<P extends ParameterTexts>(search: URLSearchParams, p
   const seen = new Set<string>();
   for (const name of search.keys()) {
     if (!Object.hasOwn(parameters, name)) {
-      throw new ApiError("invalid_query", `Unknown query parameter ${JSON.stringify(name.slice(0, 100))}. This operation takes ${Object.keys(parameters).join(", ")}.`);
+      throw new ApiError(
+        "invalid_query",
+        `Unknown query parameter ${JSON.stringify(name.slice(0, 100))}. This operation takes ${Object.keys(parameters).join(", ")}.`,
+      );
     }
-    if (seen.has(name)) throw new ApiError("invalid_query", `${name} is given more than once; give it once (a list is comma-separated).`);
+    if (seen.has(name))
+      throw new ApiError("invalid_query", `${name} is given more than once; give it once (a list is comma-separated).`);
     seen.add(name);
   }
   return {
     value: (name) => search.get(name) ?? undefined,
-    invalid: (name, value) => new ApiError("invalid_query", `${name} must be ${parameters[name]}; got ${JSON.stringify(value.slice(0, 100))}.`),
+    invalid: (name, value) =>
+      new ApiError("invalid_query", `${name} must be ${parameters[name]}; got ${JSON.stringify(value.slice(0, 100))}.`),
   };
 }
 
@@ -45,6 +50,13 @@ export function oneOrMoreOf<T extends string>(text: string, allowed: readonly T[
 }
 
 /** The parameters as the document lists them: what each accepts (the 400's words), and its JSON schema. */
-export function documentedParameters<P extends ParameterTexts>(texts: P, schemas: Record<keyof P, Record<string, unknown>>) {
-  return Object.entries(texts).map(([name, accepts]) => ({ name, description: accepts[0]!.toUpperCase() + accepts.slice(1), schema: schemas[name as keyof P] }));
+export function documentedParameters<P extends ParameterTexts>(
+  texts: P,
+  schemas: Record<keyof P, Record<string, unknown>>,
+) {
+  return Object.entries(texts).map(([name, accepts]) => ({
+    name,
+    description: accepts[0]!.toUpperCase() + accepts.slice(1),
+    schema: schemas[name as keyof P],
+  }));
 }

@@ -30,17 +30,25 @@ interface CallerStanding {
 /** The calling key as its budget's object knows it now; a key the object refuses (revoked, or past its grace) is 401 here too. */
 async function standingOfCaller(c: Context<AppEnv>): Promise<CallerStanding> {
   const caller = keyOfCaller(c);
-  const standing = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budgetOf(caller)).standing(caller.id));
+  const standing = await callDependency("rate limiter", () =>
+    c.env.RATE_LIMITER.getByName(budgetOf(caller)).standing(caller.id),
+  );
   if (standing.ended) {
-    throw new ApiError("invalid_api_key", "The API key is not valid. Check it, or ask for a new one.", { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+    throw new ApiError("invalid_api_key", "The API key is not valid. Check it, or ask for a new one.", {
+      "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"`,
+    });
   }
   return { caller, rotatedAway: standing.rotatedAway || caller.rotatedTo !== undefined };
 }
 
 const actsOnlyOnItself = (what: string) =>
-  new ApiError("key_acts_only_on_itself", `This key was rotated away, or made to expire: it may act only on itself, not on ${what}. Use the key that replaced it.`, {
-    "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope"`,
-  });
+  new ApiError(
+    "key_acts_only_on_itself",
+    `This key was rotated away, or made to expire: it may act only on itself, not on ${what}. Use the key that replaced it.`,
+    {
+      "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope"`,
+    },
+  );
 
 /** Refuses a caller rotated away, or made to expire, acting on another key of its budget (403 key_acts_only_on_itself). */
 export async function refuseActingOnAnother(c: Context<AppEnv>, keyId: string): Promise<void> {

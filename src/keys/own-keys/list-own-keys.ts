@@ -8,7 +8,6 @@ import { CURSOR_PATTERN, openCursor, sealCursor } from "../../lib/opaque-cursor"
 import { OWN_KEYS, OwnKeys, ownKeyOf } from "./own-key-schemas";
 import { leaksOf } from "../leaked-key-audit";
 
-
 const PARAMETERS = {
   limit: `a whole number from 1 to ${MAX_KEYS_PAGE} (default ${MAX_KEYS_PAGE}): keys a page`,
   cursor: "the nextCursor of the page before",
@@ -25,10 +24,15 @@ const CURSOR_PURPOSE = "own-keys";
  * the page.
  */
 async function keysOfBudget(kv: KVNamespace, caller: ApiKeyRecord, after: string | undefined, limit: number) {
-  const page = await budgetKeysPage(kv, budgetOf(caller), { ...(after !== undefined && { after }), limit, id: caller.id });
+  const page = await budgetKeysPage(kv, budgetOf(caller), {
+    ...(after !== undefined && { after }),
+    limit,
+    id: caller.id,
+  });
   const others = page.keys.filter((key) => key.id !== caller.id);
   // Where the listing has the caller, on its own page; where it does not yet, on the first.
-  const keys = page.keys.length !== others.length || (after === undefined && !page.listsId) ? [caller, ...others] : others;
+  const keys =
+    page.keys.length !== others.length || (after === undefined && !page.listsId) ? [caller, ...others] : others;
   return { keys: keys.sort((a, b) => b.createdAt.localeCompare(a.createdAt)), more: page.more, last: page.lastId };
 }
 

@@ -10,11 +10,17 @@ export const OwnKey = z
   .object({
     id: z.string().describe("The key's id (key_ and 16 letters and digits)"),
     name: z.string(),
-    start: z.string().nullable().describe("The key's first 12 characters, to tell keys apart; null for keys made before they were kept"),
+    start: z
+      .string()
+      .nullable()
+      .describe("The key's first 12 characters, to tell keys apart; null for keys made before they were kept"),
     plan: Plan,
     scopes: z.array(Scope),
     createdAt: z.string().describe("RFC 3339"),
-    expiresAt: z.string().nullable().describe("When it stops working (RFC 3339): a rotation's grace end, or the expiry it was made with"),
+    expiresAt: z
+      .string()
+      .nullable()
+      .describe("When it stops working (RFC 3339): a rotation's grace end, or the expiry it was made with"),
     revokedAt: z.string().nullable(),
     revokedReason: z.enum(["leaked", "retired"]).nullable().describe("Why it was revoked; null while it is not"),
     leak: z
@@ -27,14 +33,22 @@ export const OwnKey = z
       })
       .nullable()
       .describe("What its revocation as leaked ended (docs/api.md#what-a-leak-ends); null for any other key"),
-    madeByLeakedKey: z.string().nullable().describe("Set on a key that a key revoked as leaked made by rotation: whoever held that key may hold this one; rotate it"),
+    madeByLeakedKey: z
+      .string()
+      .nullable()
+      .describe(
+        "Set on a key that a key revoked as leaked made by rotation: whoever held that key may hold this one; rotate it",
+      ),
     usable: z.boolean().describe("Whether it may call the API now"),
     current: z.boolean().describe("Whether it is the key making this request"),
   })
   .meta({ id: "OwnKey" });
 
 export const OwnKeys = z
-  .object({ data: z.array(OwnKey), nextCursor: z.string().nullable().describe("Pass as cursor for the next page; null on the last") })
+  .object({
+    data: z.array(OwnKey),
+    nextCursor: z.string().nullable().describe("Pass as cursor for the next page; null on the last"),
+  })
   .meta({ id: "OwnKeyList" });
 
 export const RotateOwnKey = z.strictObject({
@@ -43,7 +57,9 @@ export const RotateOwnKey = z.strictObject({
     .min(0)
     .max(604_800)
     .default(86_400)
-    .describe("How long the key being replaced keeps working (seconds, at most a week; 0 ends it now). A day unless asked."),
+    .describe(
+      "How long the key being replaced keeps working (seconds, at most a week; 0 ends it now). A day unless asked.",
+    ),
 });
 
 export const RotatedKey = z
@@ -59,8 +75,14 @@ export const RotatedKey = z
 /** What a revocation as leaked ended (docs/api.md#what-a-leak-ends). */
 export const LeakEnded = z
   .object({
-    endpointsDisabled: z.array(z.string()).describe("Webhook endpoints it made, or last aimed, now disabled: enable each again with confirmUrl once its URL is checked"),
-    rotatedInto: z.array(z.string()).describe("Keys it made by rotation: they still work, and whoever held it may hold them too; rotate them"),
+    endpointsDisabled: z
+      .array(z.string())
+      .describe(
+        "Webhook endpoints it made, or last aimed, now disabled: enable each again with confirmUrl once its URL is checked",
+      ),
+    rotatedInto: z
+      .array(z.string())
+      .describe("Keys it made by rotation: they still work, and whoever held it may hold them too; rotate them"),
     sessionsEnded: z.number().int().describe("Its console sessions ended"),
   })
   .meta({ id: "LeakEnded" });
@@ -74,12 +96,20 @@ export const RevokedKey = z
   })
   .meta({ id: "RevokedKey" });
 
-export const KEY_PARAMS = { schema: KeyIdParams, invalid: { code: "key_not_found", message: "No such key: key ids look like key_ and 16 letters and digits." } } as const;
+export const KEY_PARAMS = {
+  schema: KeyIdParams,
+  invalid: { code: "key_not_found", message: "No such key: key ids look like key_ and 16 letters and digits." },
+} as const;
 
 /** What every operation on the budget's own keys shares. */
 export const OWN_KEYS = { scope: "keys:manage", tag: "Keys", stability: "beta" } as const;
 
-export function ownKeyOf(record: ApiKeyRecord, currentId: string, now = Date.now(), leaks: ReadonlyMap<string, LeakOfKey> = new Map()): z.infer<typeof OwnKey> {
+export function ownKeyOf(
+  record: ApiKeyRecord,
+  currentId: string,
+  now = Date.now(),
+  leaks: ReadonlyMap<string, LeakOfKey> = new Map(),
+): z.infer<typeof OwnKey> {
   return {
     id: record.id,
     name: record.name,

@@ -16,7 +16,8 @@ import { refuseRotatingFrom } from "./acting-key";
 import { KEY_PARAMS, OWN_KEYS, RotatedKey, RotateOwnKey } from "./own-key-schemas";
 
 /** Production's keys start so_live_, every other deployment's so_test_ (docs/api.md#authentication). */
-const prefixOf = (c: Context<AppEnv>) => (c.get("config").baseUrl === c.get("config").productionBaseUrl ? "so_live_" : "so_test_");
+const prefixOf = (c: Context<AppEnv>) =>
+  c.get("config").baseUrl === c.get("config").productionBaseUrl ? "so_live_" : "so_test_";
 
 /**
  * POST /v2/keys/{keyId}/rotate: a key of the caller's budget (usually the
@@ -48,8 +49,13 @@ export const rotateOwnKey = defineOperation({
     const kv = c.env.API_KEYS;
     // What KV holds now, not the cached record: an expiry set since is kept.
     const stored = await findApiKeyById(kv, keyId);
-    if (!stored || budgetOf(stored.record) !== budgetOf(caller)) throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
-    if (!isUsable(stored.record)) throw new ApiError("key_not_found", `Key ${keyId} is revoked or expired: there is nothing to rotate. Rotate a key that works.`);
+    if (!stored || budgetOf(stored.record) !== budgetOf(caller))
+      throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
+    if (!isUsable(stored.record))
+      throw new ApiError(
+        "key_not_found",
+        `Key ${keyId} is revoked or expired: there is nothing to rotate. Rotate a key that works.`,
+      );
     const { record } = stored;
     const graceEnds = new Date(Date.now() + graceSeconds * 1000).toISOString();
     const oldExpiresAt = record.expiresAt && record.expiresAt < graceEnds ? record.expiresAt : graceEnds;
@@ -63,16 +69,44 @@ export const rotateOwnKey = defineOperation({
     });
     const actor = `key:${caller.id}`;
     const db = c.env.DB;
-    await auditedKeyOperation(db, { operation: "rotate", keyId: record.id, changes: { rotatedTo: rotated.id, expiresAt: oldExpiresAt, budget: budgetOf(record) }, actor }, async () => {
-      await auditedKeyOperation(db, { operation: "create", keyId: rotated.id, changes: { plan: rotated.plan, name: rotated.name, rotatedFrom: record.id, budget: budgetOf(record) }, actor }, () =>
-        putApiKey(kv, key, rotated),
-      );
-      await storeKeyRecord(kv, stored.hash, { ...record, expiresAt: oldExpiresAt, rotatedTo: rotated.id });
-      // The object decides at once what KV may show a minute late elsewhere: the old key acts only on itself, and ends with its grace.
-      const { revoked } = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budgetOf(record)).rotate(record.id, Date.parse(oldExpiresAt)));
-      c.set("revocation", { budget: budgetOf(record), revoked });
-    });
+    await auditedKeyOperation(
+      db,
+      {
+        operation: "rotate",
+        keyId: record.id,
+        changes: { rotatedTo: rotated.id, expiresAt: oldExpiresAt, budget: budgetOf(record) },
+        actor,
+      },
+      async () => {
+        await auditedKeyOperation(
+          db,
+          {
+            operation: "create",
+            keyId: rotated.id,
+            changes: { plan: rotated.plan, name: rotated.name, rotatedFrom: record.id, budget: budgetOf(record) },
+            actor,
+          },
+          () => putApiKey(kv, key, rotated),
+        );
+        await storeKeyRecord(kv, stored.hash, { ...record, expiresAt: oldExpiresAt, rotatedTo: rotated.id });
+        // The object decides at once what KV may show a minute late elsewhere: the old key acts only on itself, and ends with its grace.
+        const { revoked } = await callDependency("rate limiter", () =>
+          c.env.RATE_LIMITER.getByName(budgetOf(record)).rotate(record.id, Date.parse(oldExpiresAt)),
+        );
+        c.set("revocation", { budget: budgetOf(record), revoked });
+      },
+    );
     // The new key is never logged or kept: this answer is its one showing.
-    return jsonBody(c, { key, id: rotated.id, start: rotated.start!, expiresAt: rotated.expiresAt ?? null, previous: { id: record.id, expiresAt: oldExpiresAt } }, 201);
+    return jsonBody(
+      c,
+      {
+        key,
+        id: rotated.id,
+        start: rotated.start!,
+        expiresAt: rotated.expiresAt ?? null,
+        previous: { id: record.id, expiresAt: oldExpiresAt },
+      },
+      201,
+    );
   },
 });

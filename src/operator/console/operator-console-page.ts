@@ -5,7 +5,12 @@ import { CONTENT_SECURITY_POLICY, consolePage } from "../../console/console-page
 import { operatorApiAvailable } from "../require-operator";
 import { OPERATOR_CONSOLE_PATH } from "../operator-links";
 
-const PAGE = consolePage("Store Orders operators", OPERATOR_CONSOLE_PATH, "operator", "The operators' console needs JavaScript. Everything it does, the operator API does too: see docs/operations.md.");
+const PAGE = consolePage(
+  "Store Orders operators",
+  OPERATOR_CONSOLE_PATH,
+  "operator",
+  "The operators' console needs JavaScript. Everything it does, the operator API does too: see docs/operations.md.",
+);
 
 /**
  * `GET /operator`: the operators' web page (docs/operations.md#the-operators-console),
@@ -25,7 +30,8 @@ export const operatorConsolePageOperation = defineOperation({
   responses: { 200: { description: "The operators' console (HTML)" } },
   errors: ["not_found"],
   handle(c) {
-    if (!operatorApiAvailable(c.env, c.get("config"))) throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
+    if (!operatorApiAvailable(c.env, c.get("config")))
+      throw new ApiError("not_found", "No such resource. See GET / for what this service offers.");
     return htmlBody(c, PAGE, CONTENT_SECURITY_POLICY, { "Cache-Control": "no-cache" });
   },
 });

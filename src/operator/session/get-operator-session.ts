@@ -10,12 +10,15 @@ export const getOperatorSession = defineOperation({
   method: "get",
   path: "/session",
   summary: "The signed-in operator",
-  description: "The operator the request stands for, and how they signed in: a console session (with its end), a token, or Cloudflare Access.",
+  description:
+    "The operator the request stands for, and how they signed in: a console session (with its end), a token, or Cloudflare Access.",
   responses: { 200: { description: "The operator", body: OperatorSignedIn } },
   errors: [],
   handle(c) {
     const session = c.get("operatorSession");
     const via = c.get("config").access ? "access" : session ? "session" : "token";
-    return jsonBody(c, { operator: c.get("operator")!, via, expiresAt: session?.expiresAt ?? null }, 200, { "Cache-Control": "no-store" });
+    return jsonBody(c, { operator: c.get("operator")!, via, expiresAt: session?.expiresAt ?? null }, 200, {
+      "Cache-Control": "no-store",
+    });
   },
 });

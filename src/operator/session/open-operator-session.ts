@@ -21,10 +21,18 @@ export const openOperatorSessionOperation = defineOperation({
   errors: ["cross_site_request", "not_found"],
   async handle(c) {
     refuseSignInFromAnotherSite(c.req.raw);
-    if (c.get("config").access) throw new ApiError("not_found", "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console through it.");
-    if (c.req.header("Authorization") === undefined) throw new ApiError("missing_api_key", "Send the operator token to sign in with as a bearer token.");
+    if (c.get("config").access)
+      throw new ApiError(
+        "not_found",
+        "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console through it.",
+      );
+    if (c.req.header("Authorization") === undefined)
+      throw new ApiError("missing_api_key", "Send the operator token to sign in with as a bearer token.");
     const operator = c.get("operator")!;
     const { cookie, session } = await openOperatorSession(c, operator, "token", c.get("bootstrapDigest"));
-    return jsonBody(c, { operator, via: "session", expiresAt: session.expiresAt }, 201, { "Set-Cookie": cookie, "Cache-Control": "no-store" });
+    return jsonBody(c, { operator, via: "session", expiresAt: session.expiresAt }, 201, {
+      "Set-Cookie": cookie,
+      "Cache-Control": "no-store",
+    });
   },
 });

@@ -8,7 +8,11 @@ import { LIVE_OPERATOR_BY_NAME } from "../operator-table";
 import { openOperatorSession, redeemOperatorLink } from "../operator-sessions";
 import { OPERATOR_SESSION, OperatorSignedIn, RedeemOperatorLink } from "./operator-session-schemas";
 
-const invalidLink = () => new ApiError("invalid_console_link", "This sign-in link was used already, has expired (links last 15 minutes), or never existed. Ask for a new one.");
+const invalidLink = () =>
+  new ApiError(
+    "invalid_console_link",
+    "This sign-in link was used already, has expired (links last 15 minutes), or never existed. Ask for a new one.",
+  );
 
 /**
  * POST /admin/session/link: a single-use link (`npm run keys -- operator-link`)
@@ -22,19 +26,36 @@ export const redeemOperatorLinkOperation = defineOperation({
   method: "post",
   path: "/session/link",
   summary: "Sign in to the operators' console with a link",
-  description: "Exchanges a single-use operator sign-in link's token (15 minutes) for a session of its operator, while that operator is live. Refused from another site.",
+  description:
+    "Exchanges a single-use operator sign-in link's token (15 minutes) for a session of its operator, while that operator is live. Refused from another site.",
   requestBody: { description: "The link's token", schema: RedeemOperatorLink },
   responses: { 201: { description: "Signed in: the cookie is set", body: OperatorSignedIn, headers: ["Set-Cookie"] } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_console_link", "cross_site_request", "not_found"],
+  errors: [
+    "unsupported_media_type",
+    "body_too_large",
+    "invalid_body",
+    "invalid_console_link",
+    "cross_site_request",
+    "not_found",
+  ],
   async handle(c) {
     refuseSignInFromAnotherSite(c.req.raw);
-    if (c.get("config").access) throw new ApiError("not_found", "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console through it.");
+    if (c.get("config").access)
+      throw new ApiError(
+        "not_found",
+        "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console through it.",
+      );
     const { token } = await readJsonBody(c, RedeemOperatorLink);
     const operator = await redeemOperatorLink(c.env.DB, token);
     if (operator === undefined) throw invalidLink();
-    const live = await callDependency("D1", () => c.env.DB.withSession("first-primary").prepare(LIVE_OPERATOR_BY_NAME).bind(operator).first());
+    const live = await callDependency("D1", () =>
+      c.env.DB.withSession("first-primary").prepare(LIVE_OPERATOR_BY_NAME).bind(operator).first(),
+    );
     if (!live) throw invalidLink();
     const { cookie, session } = await openOperatorSession(c, operator, "link");
-    return jsonBody(c, { operator, via: "session", expiresAt: session.expiresAt }, 201, { "Set-Cookie": cookie, "Cache-Control": "no-store" });
+    return jsonBody(c, { operator, via: "session", expiresAt: session.expiresAt }, 201, {
+      "Set-Cookie": cookie,
+      "Cache-Control": "no-store",
+    });
   },
 });

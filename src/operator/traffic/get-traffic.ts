@@ -5,24 +5,50 @@ import { jsonBody } from "../../framework/counted-body";
 import { strictQuery } from "../../framework/operations/strict-query";
 import { CLOUDFLARE_API, runAnalyticsSql } from "../../lib/cloudflare-api";
 import { callDependency } from "../../lib/dependency";
-import { BAN_SEEN_MINUTES, TRAFFIC_RANGES, readAddressGroups, readBans, readBudgets, readSeries, trafficQueries, type TrafficRange } from "./traffic-queries";
+import {
+  BAN_SEEN_MINUTES,
+  TRAFFIC_RANGES,
+  readAddressGroups,
+  readBans,
+  readBudgets,
+  readSeries,
+  trafficQueries,
+  type TrafficRange,
+} from "./traffic-queries";
 
 const RANGES = Object.keys(TRAFFIC_RANGES) as TrafficRange[];
 const PARAMETERS = { range: `one of ${RANGES.join(", ")} (default 1h)` } as const;
 /** The SQL API answers within seconds; one that does not is unavailable, and the view says so rather than hang. */
 const SQL_TIMEOUT_MS = 10_000;
 
-const Budget = z.object({ budget: z.string().describe("The budget (its first key's id)"), requests: z.number().int(), refused: z.number().int() });
+const Budget = z.object({
+  budget: z.string().describe("The budget (its first key's id)"),
+  requests: z.number().int(),
+  refused: z.number().int(),
+});
 const Traffic = z.object({
   range: z.enum(RANGES as [TrafficRange, ...TrafficRange[]]),
   bucketSeconds: z.number().int(),
   series: z
-    .array(z.object({ start: z.string(), admitted: z.number().int(), limited: z.number().int(), banned: z.number().int(), unauthenticated: z.number().int(), error: z.number().int() }))
+    .array(
+      z.object({
+        start: z.string(),
+        admitted: z.number().int(),
+        limited: z.number().int(),
+        banned: z.number().int(),
+        unauthenticated: z.number().int(),
+        error: z.number().int(),
+      }),
+    )
     .describe("Requests of every budget and caller without a key, by outcome, a bucket at a time"),
   topByRequests: z.array(Budget),
   topByRefusals: z.array(Budget).describe("Budgets with refusals, most first"),
-  bans: z.array(z.object({ caller: z.string(), refused: z.number().int(), lastRefusedAt: z.string() })).describe(`Budgets and address groups (ip:...) refused as banned within ${BAN_SEEN_MINUTES} minutes`),
-  keyless: z.array(z.object({ addressGroup: z.string(), requests: z.number().int(), refused: z.number().int() })).describe("Address groups whose callers without a valid key were refused, most first"),
+  bans: z
+    .array(z.object({ caller: z.string(), refused: z.number().int(), lastRefusedAt: z.string() }))
+    .describe(`Budgets and address groups (ip:...) refused as banned within ${BAN_SEEN_MINUTES} minutes`),
+  keyless: z
+    .array(z.object({ addressGroup: z.string(), requests: z.number().int(), refused: z.number().int() }))
+    .describe("Address groups whose callers without a valid key were refused, most first"),
   dataset: z.string(),
 });
 
@@ -41,7 +67,8 @@ export const getTraffic = defineOperation({
   method: "get",
   path: "/traffic",
   summary: "Requests across every budget",
-  description: "Admitted and refused requests a bucket at a time, the top budgets by requests and by refusals, bans refusing now, keyless refusals by address group; from the request analytics.",
+  description:
+    "Admitted and refused requests a bucket at a time, the top budgets by requests and by refusals, bans refusing now, keyless refusals by address group; from the request analytics.",
   responses: { 200: { description: "The traffic", body: Traffic } },
   errors: ["invalid_query", "traffic_not_configured", "service_unavailable"],
   async handle(c) {
@@ -51,7 +78,11 @@ export const getTraffic = defineOperation({
     const range = rangeText as TrafficRange;
     const { accountId, dataset } = c.get("config").analytics;
     const apiToken = c.env.ANALYTICS_READ_TOKEN;
-    const missing = [!accountId && "the ANALYTICS_ACCOUNT_ID var", !dataset && "the ANALYTICS_DATASET var", !apiToken && "the ANALYTICS_READ_TOKEN secret"].filter(Boolean);
+    const missing = [
+      !accountId && "the ANALYTICS_ACCOUNT_ID var",
+      !dataset && "the ANALYTICS_DATASET var",
+      !apiToken && "the ANALYTICS_READ_TOKEN secret",
+    ].filter(Boolean);
     if (!accountId || !dataset || !apiToken) {
       throw new ApiError(
         "traffic_not_configured",
@@ -62,7 +93,8 @@ export const getTraffic = defineOperation({
     const queries = trafficQueries(dataset, range);
     const now = Date.now();
     // An answer that cannot be read is the dependency's failure, as one that never came.
-    const ask = <T>(sql: string, read: (answer: unknown) => T) => callDependency("Analytics Engine", async () => read(await runAnalyticsSql(access, sql, SQL_TIMEOUT_MS)));
+    const ask = <T>(sql: string, read: (answer: unknown) => T) =>
+      callDependency("Analytics Engine", async () => read(await runAnalyticsSql(access, sql, SQL_TIMEOUT_MS)));
     const [series, topByRequests, topByRefusals, bans, keyless] = await Promise.all([
       ask(queries.series, (answer) => readSeries(answer, range, now)),
       ask(queries.topByRequests, readBudgets),
@@ -72,7 +104,16 @@ export const getTraffic = defineOperation({
     ]);
     return jsonBody(
       c,
-      { range, bucketSeconds: TRAFFIC_RANGES[range].bucketMinutes * 60, series, topByRequests, topByRefusals, bans, keyless, dataset },
+      {
+        range,
+        bucketSeconds: TRAFFIC_RANGES[range].bucketMinutes * 60,
+        series,
+        topByRequests,
+        topByRefusals,
+        bans,
+        keyless,
+        dataset,
+      },
       200,
       { "Cache-Control": "no-store" },
     );

@@ -27,7 +27,10 @@ export const getOrderV2 = (ownWrites: OwnWrites) =>
     stability: "beta",
     responses: {
       200: { description: "The order", body: OrderV2, headers: ["ETag", "X-D1-Bookmark"] },
-      304: { description: "Not Modified: the order is as the ETag in If-None-Match says. No body.", headers: ["ETag", "X-D1-Bookmark"] },
+      304: {
+        description: "Not Modified: the order is as the ETag in If-None-Match says. No body.",
+        headers: ["ETag", "X-D1-Bookmark"],
+      },
     },
     requestHeaders: ["If-None-Match", "X-D1-Bookmark"],
     errors: ["invalid_order_id", "order_not_found", "invalid_bookmark"],

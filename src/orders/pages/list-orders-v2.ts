@@ -37,7 +37,7 @@ export const listOrdersV2 = (ownWrites: OwnWrites) =>
     description:
       "The orders that match every filter given, ascending by id, a page at a time. Pages are keyed by id, not by " +
       "offset: an order that exists and matches during a whole walk appears exactly once, whatever is inserted, " +
-      "cancelled or shipped meanwhile. Follow nextCursor (or the Link rel=\"next\") with the same filters until it is " +
+      'cancelled or shipped meanwhile. Follow nextCursor (or the Link rel="next") with the same filters until it is ' +
       "null. An unknown, repeated or unparseable parameter is 400 invalid_query. Each page has an ETag; send the " +
       "X-D1-Bookmark of an earlier response to read data at least as new as it saw.",
     stability: "beta",
@@ -66,6 +66,10 @@ export const listOrdersV2 = (ownWrites: OwnWrites) =>
       );
       const headers = { ETag: page.etag, ...bookmarkHeader(db) };
       if (page.kind === "not-modified") return c.body(null, 304, headers);
-      return textBody(c, page.body, 200, { "Content-Type": "application/json", ...headers, ...(page.next && { Link: `<${page.next}>; rel="next"` }) });
+      return textBody(c, page.body, 200, {
+        "Content-Type": "application/json",
+        ...headers,
+        ...(page.next && { Link: `<${page.next}>; rel="next"` }),
+      });
     },
   });

@@ -11,7 +11,8 @@ import { canonicalFilters, type OrderFilters } from "./order-filters";
 
 const PURPOSE = "store-orders v2 order cursor 1";
 
-const filtersDigest = (filters: OrderFilters) => cursorDigest(PURPOSE, new URLSearchParams(canonicalFilters(filters)).toString());
+const filtersDigest = (filters: OrderFilters) =>
+  cursorDigest(PURPOSE, new URLSearchParams(canonicalFilters(filters)).toString());
 
 /** The cursor of the page that follows the order `afterId`, for these filters. */
 export async function encodeCursor(afterId: string, filters: OrderFilters): Promise<string> {
@@ -22,10 +23,16 @@ export async function encodeCursor(afterId: string, filters: OrderFilters): Prom
 export async function decodeCursor(cursor: string, filters: OrderFilters): Promise<string> {
   const [afterId, boundTo] = (await openCursor(PURPOSE, cursor, 2)) ?? [];
   if (afterId === undefined || !isCanonicalInt64(afterId)) {
-    throw new ApiError("invalid_cursor", "cursor is not one this API made: send the nextCursor of the previous page exactly as it was given.");
+    throw new ApiError(
+      "invalid_cursor",
+      "cursor is not one this API made: send the nextCursor of the previous page exactly as it was given.",
+    );
   }
   if (boundTo !== (await filtersDigest(filters))) {
-    throw new ApiError("invalid_cursor", "cursor belongs to other filters: send it with the filters of the page it came from, or start again without a cursor.");
+    throw new ApiError(
+      "invalid_cursor",
+      "cursor belongs to other filters: send it with the filters of the page it came from, or start again without a cursor.",
+    );
   }
   return afterId;
 }

@@ -80,14 +80,18 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
       after === undefined ? `orders.id >= ${bind(INT64_MIN)}` : `orders.id > ${bind(after)}`,
     ];
     const range = () => [
-      ...(filters.shipDateFrom === undefined ? [] : [`ship_instant_stored >= julianday(${bind(filters.shipDateFrom)})`]),
+      ...(filters.shipDateFrom === undefined
+        ? []
+        : [`ship_instant_stored >= julianday(${bind(filters.shipDateFrom)})`]),
       ...(filters.shipDateTo === undefined ? [] : [`ship_instant_stored < julianday(${bind(filters.shipDateTo)})`]),
     ];
     // With a range, the arm reads its index in id order up to its frontier, and stops as soon as the page is full.
     const arm = (status: string | undefined, armIndex: number) =>
       `SELECT ${ORDER_COLUMNS}, orders.id AS position FROM ${from} WHERE ${[
         ...keyed(status),
-        ...(hasRange(filters) ? [`orders.id <= coalesce((SELECT last FROM frontier${armIndex}), ${INT64_MAX})`, ...range()] : []),
+        ...(hasRange(filters)
+          ? [`orders.id <= coalesce((SELECT last FROM frontier${armIndex}), ${INT64_MAX})`, ...range()]
+          : []),
       ].join(" AND ")} ORDER BY orders.id LIMIT ${rows}`;
     const page =
       statuses.length === 1
@@ -95,7 +99,8 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
         : `${statuses.map((status, i) => `SELECT * FROM (${arm(status, i)})`).join(" UNION ALL ")} ORDER BY position LIMIT ${rows}`;
     const blanks = Array.from({ length: PAGE_COLUMNS }, () => "NULL").join(", ");
     // The page as it is read (no copy, no second sort), then its last row.
-    const withLastRow = (scannedTo: string) => `SELECT *, NULL AS scanned_to, NULL AS tag FROM (${page}) UNION ALL SELECT ${blanks}, ${scannedTo}, (${VERSION_SQL})`;
+    const withLastRow = (scannedTo: string) =>
+      `SELECT *, NULL AS scanned_to, NULL AS tag FROM (${page}) UNION ALL SELECT ${blanks}, ${scannedTo}, (${VERSION_SQL})`;
     if (!hasRange(filters)) return withLastRow("NULL");
     // Each frontier first, once (MATERIALIZED: referenced twice, it would otherwise be found twice), from the index's entries alone.
     const frontiers = statuses.map(
@@ -123,9 +128,19 @@ export interface OrderPageRead {
 type PageCells = [...OrderCells, position: string | null, scannedTo: string | null, tag: string | null];
 
 /** The version and a page in one statement. */
-export async function readOrderPageAfter(db: D1Queryable, filters: OrderFilters, after: string | undefined, rows: number): Promise<OrderPageRead> {
+export async function readOrderPageAfter(
+  db: D1Queryable,
+  filters: OrderFilters,
+  after: string | undefined,
+  rows: number,
+): Promise<OrderPageRead> {
   const { sql, values } = pageSql(filters, after, rows);
-  const cells = await callDependency("D1", () => db.prepare(sql).bind(...values).raw<PageCells>());
+  const cells = await callDependency("D1", () =>
+    db
+      .prepare(sql)
+      .bind(...values)
+      .raw<PageCells>(),
+  );
   const [, , , , , , , cut, tag] = cells.pop()!;
   const read = { version: tag ?? undefined, rows: orderRows(cells) };
   // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has looked at.
@@ -133,12 +148,15 @@ export async function readOrderPageAfter(db: D1Queryable, filters: OrderFilters,
   // Rows come in id order: when the last is within the scan, so is every one (a full page of a wide range, as a rule).
   const last = read.rows.at(-1);
   const limit = BigInt(cut);
-  const scanned = last === undefined || BigInt(last.id) <= limit ? read.rows : read.rows.filter((row) => BigInt(row.id) <= limit);
+  const scanned =
+    last === undefined || BigInt(last.id) <= limit ? read.rows : read.rows.filter((row) => BigInt(row.id) <= limit);
   return { ...read, rows: scanned, scannedTo: cut };
 }
 
 /** One order by id, or undefined. */
 export async function readOrder(db: D1Queryable, id: string): Promise<OrderRow | undefined> {
-  const row = await callDependency("D1", () => db.prepare(`SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id = ?1`).bind(id).first<OrderRow>());
+  const row = await callDependency("D1", () =>
+    db.prepare(`SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id = ?1`).bind(id).first<OrderRow>(),
+  );
   return row ?? undefined;
 }

@@ -33,10 +33,15 @@ export type OrderPageResult =
 
 /** The page's query in canonical form: its filters, limit and cursor. */
 function canonicalQuery(query: OrderPageQuery): URLSearchParams {
-  return new URLSearchParams([...canonicalFilters(query.filters), ["limit", String(query.limit)], ...(query.cursor === undefined ? [] : [["cursor", query.cursor] as [string, string]])]);
+  return new URLSearchParams([
+    ...canonicalFilters(query.filters),
+    ["limit", String(query.limit)],
+    ...(query.cursor === undefined ? [] : [["cursor", query.cursor] as [string, string]]),
+  ]);
 }
 
-const pageEtag = async (version: string, query: OrderPageQuery) => `"orders-${version}-${await sha256Hex(canonicalQuery(query).toString(), 8)}"`;
+const pageEtag = async (version: string, query: OrderPageQuery) =>
+  `"orders-${version}-${await sha256Hex(canonicalQuery(query).toString(), 8)}"`;
 
 export async function readOrderPage(request: OrderPageRequest, context: OrderPageContext): Promise<OrderPageResult> {
   const { query } = request;
@@ -59,6 +64,10 @@ export async function readOrderPage(request: OrderPageRequest, context: OrderPag
   const body = `{"data":[${rows.map(write).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
   if (dropped.length > 0) context.dropped(dropped);
   if (nextCursor === null) return { kind: "page", etag, body };
-  const next = new URLSearchParams([...canonicalFilters(query.filters), ["limit", String(query.limit)], ["cursor", nextCursor]]);
+  const next = new URLSearchParams([
+    ...canonicalFilters(query.filters),
+    ["limit", String(query.limit)],
+    ["cursor", nextCursor],
+  ]);
   return { kind: "page", etag, body, next: `${context.listUrl}?${next}` };
 }

@@ -26,7 +26,8 @@ export const listOrders = (versions: VersionMemory, ownWrites: OwnWrites, fills:
     responses: {
       200: { description: "All orders", body: Order.array(), headers: ["ETag", "X-D1-Bookmark"] },
       304: {
-        description: "Not Modified: an ETag in If-None-Match is the current list's. No body; keep using the list you hold.",
+        description:
+          "Not Modified: an ETag in If-None-Match is the current list's. No body; keep using the list you hold.",
         headers: ["ETag", "X-D1-Bookmark"],
       },
     },

@@ -23,7 +23,11 @@ export function laterPageQueries(first: FirstOrderPage): number {
  * page end, pages follow by keyset, so rows inserted at the end while the list
  * streams are read too.
  */
-export function pagesReadAhead(first: FirstOrderPage, read: PageRead, readAhead: number): () => Promise<OrderRow[] | undefined> {
+export function pagesReadAhead(
+  first: FirstOrderPage,
+  read: PageRead,
+  readAhead: number,
+): () => Promise<OrderRow[] | undefined> {
   const ends = first.rows.length < ORDER_PAGE_SIZE ? [] : first.pageEnds;
   let next = 0;
   const inFlight: { rows: Promise<OrderRow[]>; tail: boolean }[] = [{ rows: Promise.resolve(first.rows), tail: false }];

@@ -27,7 +27,8 @@ export const orderListCacheKey = (baseUrl: string, version: string) =>
  * (seen as a list cut off at the same byte four times running). Under its
  * own key, no marker ever names it.
  */
-const fillBodyKey = (baseUrl: string, version: string, fill: string) => new Request(`${orderListCacheKey(baseUrl, version).url}&fill=${fill}`);
+const fillBodyKey = (baseUrl: string, version: string, fill: string) =>
+  new Request(`${orderListCacheKey(baseUrl, version).url}&fill=${fill}`);
 
 /** The fill whose body the marker vouches for. */
 const FILL_HEADER = "X-Body-Fill";
@@ -45,7 +46,8 @@ export interface CacheUse {
  * served; checking the body itself as it streams would cost every hit its
  * bytes passing through JavaScript (1.8× the time at 100,000 orders).
  */
-const wholeMarkerKey = (baseUrl: string, version: string) => new Request(`${orderListCacheKey(baseUrl, version).url}&whole=1`);
+const wholeMarkerKey = (baseUrl: string, version: string) =>
+  new Request(`${orderListCacheKey(baseUrl, version).url}&whole=1`);
 
 /** The body's size, written on its marker (the cache declares no length on a body stored as it streamed). */
 const BYTES_HEADER = "X-Body-Bytes";
@@ -136,7 +138,12 @@ export interface CacheFill extends CacheUse {
  * deleted once its upload has settled (a runtime may store it all the same),
  * and so is one whose upload failed.
  */
-export function cachingOrderList(baseUrl: string, version: string, body: ReadableStream<Uint8Array>, fill: CacheFill): ReadableStream<Uint8Array> {
+export function cachingOrderList(
+  baseUrl: string,
+  version: string,
+  body: ReadableStream<Uint8Array>,
+  fill: CacheFill,
+): ReadableStream<Uint8Array> {
   let kept: boolean | undefined;
   return pacedCopy(body, {
     open() {
@@ -147,25 +154,34 @@ export function cachingOrderList(baseUrl: string, version: string, body: Readabl
       const id = crypto.randomUUID();
       const key = fillBodyKey(baseUrl, version, id);
       fill.background(
-        waitsOutside(caches.open(ORDER_LIST_CACHE_NAME).then(async (cache) => {
-          let stored = false;
-          try {
-            await cache.put(key, entry);
-            stored = true;
-          } catch (error) {
-            // A list found stale at its end was thrown away on purpose.
-            if (kept !== false) fill.onError(error);
-          }
-          // A put that failed may still have left part of the body behind, even of a list the client had whole.
-          if (stored && kept === true) {
-            const bytes = await fill.bytes;
-            const headers = { "Cache-Control": `max-age=${TTL_SECONDS}`, [BYTES_HEADER]: String(bytes), [FILL_HEADER]: id };
-            await cache.put(wholeMarkerKey(baseUrl, version), new Response("", { headers }));
-            fill.fills.learn(version, { fill: id, bytes }, Date.now());
-          } else {
-            await cache.delete(key);
-          }
-        }).catch(fill.onError)),
+        waitsOutside(
+          caches
+            .open(ORDER_LIST_CACHE_NAME)
+            .then(async (cache) => {
+              let stored = false;
+              try {
+                await cache.put(key, entry);
+                stored = true;
+              } catch (error) {
+                // A list found stale at its end was thrown away on purpose.
+                if (kept !== false) fill.onError(error);
+              }
+              // A put that failed may still have left part of the body behind, even of a list the client had whole.
+              if (stored && kept === true) {
+                const bytes = await fill.bytes;
+                const headers = {
+                  "Cache-Control": `max-age=${TTL_SECONDS}`,
+                  [BYTES_HEADER]: String(bytes),
+                  [FILL_HEADER]: id,
+                };
+                await cache.put(wholeMarkerKey(baseUrl, version), new Response("", { headers }));
+                fill.fills.learn(version, { fill: id, bytes }, Date.now());
+              } else {
+                await cache.delete(key);
+              }
+            })
+            .catch(fill.onError),
+        ),
       );
       return writable;
     },

@@ -11,7 +11,13 @@ import { ifNoneMatchMatches } from "../../lib/etag";
 import { cachedOrderList, cachingOrderList, type WholeFills } from "./order-list-cache";
 import { orderListStream } from "./order-list-stream";
 import { laterPageQueries, pagesReadAhead } from "./list-read-ahead";
-import { ORDER_PAGE_SIZE, readFirstOrderPage, readOrderRange, readOrdersVersion, type FirstOrderPage } from "../order-queries";
+import {
+  ORDER_PAGE_SIZE,
+  readFirstOrderPage,
+  readOrderRange,
+  readOrdersVersion,
+  type FirstOrderPage,
+} from "../order-queries";
 import type { VersionMemory } from "../../read-your-writes/recent-version";
 import { droppedValuesWarning } from "../order-json";
 
@@ -45,7 +51,9 @@ export interface OrderListContext {
 }
 
 /** A list's body comes with its size: known for a cached one, once it has streamed for one read now (the request's analytics point). */
-export type OrderList = { kind: "not-modified"; version: string } | { kind: "list"; version: string; body: ReadableStream<Uint8Array>; bytes: number | Promise<number> };
+export type OrderList =
+  | { kind: "not-modified"; version: string }
+  | { kind: "list"; version: string; body: ReadableStream<Uint8Array>; bytes: number | Promise<number> };
 
 export const orderListEtag = (version: string) => `"orders-${version}"`;
 
@@ -56,12 +64,18 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
   if (request.ifNoneMatch !== undefined || config.orderList.cache) {
     const reuseMs = request.bookmark === undefined ? config.orderList.versionReuseMs : 0;
     const version = versions.get(Date.now(), reuseMs) ?? (await readVersion(db, versions, request.began));
-    if (request.ifNoneMatch !== undefined && ifNoneMatchMatches(request.ifNoneMatch, orderListEtag(version))) return { kind: "not-modified", version };
+    if (request.ifNoneMatch !== undefined && ifNoneMatchMatches(request.ifNoneMatch, orderListEtag(version)))
+      return { kind: "not-modified", version };
     if (config.orderList.cache) {
-      const cached = await cachedOrderList(config.baseUrl, version, {
-        background: context.background,
-        onError: (error) => log("warn", "order list cache: not served from the cache", { error: String(error) }),
-      }, fills);
+      const cached = await cachedOrderList(
+        config.baseUrl,
+        version,
+        {
+          background: context.background,
+          onError: (error) => log("warn", "order list cache: not served from the cache", { error: String(error) }),
+        },
+        fills,
+      );
       if (cached) return { kind: "list", version, ...cached };
     }
   }
@@ -108,7 +122,12 @@ async function readVersion(db: D1DatabaseSession, versions: VersionMemory, began
 export function versionOrFault(version: string | undefined): string {
   if (version !== undefined) return version;
   // The cause is the request's error log line.
-  throw new ApiError("internal_error", "Something went wrong on our side. It has been logged.", {}, new Error("the orders_version row is missing"));
+  throw new ApiError(
+    "internal_error",
+    "Something went wrong on our side. It has been logged.",
+    {},
+    new Error("the orders_version row is missing"),
+  );
 }
 
 /**

@@ -47,7 +47,8 @@ export class GithubPublicKeys {
     if (fetching) await fetching;
     else if (held === undefined || now - held.triedAt >= REFETCH_AFTER_MS) await this.#fetch(url, fetcher, now);
     const keys = this.#byUrl.get(url)?.keys;
-    if (keys === undefined) throw new GithubKeysUnavailable(`GitHub's secret scanning keys at ${url} could not be fetched`);
+    if (keys === undefined)
+      throw new GithubKeysUnavailable(`GitHub's secret scanning keys at ${url} could not be fetched`);
     return keys.get(identifier);
   }
 
@@ -75,7 +76,9 @@ export class GithubPublicKeys {
 }
 
 async function fetchKeys(url: string, fetcher: typeof fetch): Promise<Map<string, CryptoKey>> {
-  const response = await fetcher(url, { headers: { Accept: "application/json", "User-Agent": "store-orders-secret-scanning" } });
+  const response = await fetcher(url, {
+    headers: { Accept: "application/json", "User-Agent": "store-orders-secret-scanning" },
+  });
   if (!response.ok) throw new Error(`GitHub's secret scanning keys at ${url} answered ${response.status}`);
   const published = Published.parse(await response.json());
   const keys = new Map<string, CryptoKey>();

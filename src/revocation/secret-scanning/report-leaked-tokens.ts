@@ -31,7 +31,9 @@ const Match = z.object({
 });
 const Report = z.array(Match).min(1);
 
-const Feedback = z.array(z.object({ token_hash: z.string(), token_type: z.string(), label: z.enum(["true_positive", "false_positive"]) }));
+const Feedback = z.array(
+  z.object({ token_hash: z.string(), token_type: z.string(), label: z.enum(["true_positive", "false_positive"]) }),
+);
 
 /**
  * POST /secret-scanning/github: GitHub's secret scanning partner endpoint
@@ -49,7 +51,8 @@ export const reportLeakedTokens = defineOperation({
   method: "post",
   path: SECRET_SCANNING_PATH,
   summary: "GitHub's report of keys found in public",
-  description: "Signed by GitHub (Github-Public-Key-Identifier, Github-Public-Key-Signature); each live key found is revoked as leaked.",
+  description:
+    "Signed by GitHub (Github-Public-Key-Identifier, Github-Public-Key-Signature); each live key found is revoked as leaked.",
   tag: "Service",
   stability: "beta",
   responses: { 200: { description: "GitHub's feedback: one label a match", body: Feedback } },
@@ -70,7 +73,10 @@ function parseReport(body: Uint8Array): z.infer<typeof Report> {
     throw new ApiError("invalid_body", "The report is not valid JSON.");
   }
   if (Array.isArray(value) && value.length > MAX_REPORT_TOKENS) {
-    throw new ApiError("body_too_large", `A report carries at most ${MAX_REPORT_TOKENS} matches and ${MAX_REPORT_BYTES} bytes; send the rest in another.`);
+    throw new ApiError(
+      "body_too_large",
+      `A report carries at most ${MAX_REPORT_TOKENS} matches and ${MAX_REPORT_BYTES} bytes; send the rest in another.`,
+    );
   }
   const parsed = Report.safeParse(value);
   if (!parsed.success) {
@@ -89,18 +95,39 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
   const live = new Set<string>();
   for (let start = 0; start < wellFormed.length; start += BULK_READ) {
     const chunk = wellFormed.slice(start, start + BULK_READ);
-    const stored = await callDependency("KV", () => c.env.API_KEYS.get(chunk.map(([, hash]) => recordName(hash)), "json"));
+    const stored = await callDependency("KV", () =>
+      c.env.API_KEYS.get(
+        chunk.map(([, hash]) => recordName(hash)),
+        "json",
+      ),
+    );
     for (const [token, hash] of chunk) {
       const record = ApiKeyRecord.safeParse(stored.get(recordName(hash)));
       // A key live, or one whose revocation as leaked stopped part way (this report's first sending failed after it began).
-      if (!record.success || !(isUsable(record.data) || (record.data.revokedReason === "leaked" && record.data.leakEndedAt === undefined))) continue;
+      if (
+        !record.success ||
+        !(isUsable(record.data) || (record.data.revokedReason === "leaked" && record.data.leakEndedAt === undefined))
+      )
+        continue;
       if (live.size === MAX_REVOCATIONS_PER_REPORT) {
-        throw new ApiError("service_unavailable", `This report holds more than ${MAX_REVOCATIONS_PER_REPORT} live keys: the first are revoked; send it again for the rest.`, { "Retry-After": "1" });
+        throw new ApiError(
+          "service_unavailable",
+          `This report holds more than ${MAX_REVOCATIONS_PER_REPORT} live keys: the first are revoked; send it again for the rest.`,
+          { "Retry-After": "1" },
+        );
       }
       const found = matches.find((match) => match.token === token)!;
-      await revokeKey(c, { hash, record: record.data }, { reason: "leaked", actor: "github-secret-scanning", found: { url: found.url, source: found.source } });
+      await revokeKey(
+        c,
+        { hash, record: record.data },
+        { reason: "leaked", actor: "github-secret-scanning", found: { url: found.url, source: found.source } },
+      );
       live.add(token);
     }
   }
-  return matches.map(({ token, type }) => ({ token_hash: hashes.get(token)!, token_type: type, label: live.has(token) ? ("true_positive" as const) : ("false_positive" as const) }));
+  return matches.map(({ token, type }) => ({
+    token_hash: hashes.get(token)!,
+    token_type: type,
+    label: live.has(token) ? ("true_positive" as const) : ("false_positive" as const),
+  }));
 }

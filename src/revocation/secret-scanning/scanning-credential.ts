@@ -36,7 +36,9 @@ declare module "hono" {
 }
 
 export const invalidSignature = (why: string) =>
-  new ApiError("invalid_signature", `This report is not signed by GitHub: ${why}.`, { "WWW-Authenticate": 'Github-Public-Key-Signature realm="secret-scanning"' });
+  new ApiError("invalid_signature", `This report is not signed by GitHub: ${why}.`, {
+    "WWW-Authenticate": 'Github-Public-Key-Signature realm="secret-scanning"',
+  });
 
 export const secretScanningCredential =
   (keys: GithubPublicKeys): OtherCredential =>
@@ -50,7 +52,8 @@ export const secretScanningCredential =
 async function readReport(c: Context<AppEnv>, keys: GithubPublicKeys): Promise<ScanningReport> {
   const identifier = c.req.header(KEY_IDENTIFIER_HEADER);
   const signature = c.req.header(SIGNATURE_HEADER);
-  if (!identifier || !signature) return { ok: false, refusal: invalidSignature(`send ${KEY_IDENTIFIER_HEADER} and ${SIGNATURE_HEADER}`) };
+  if (!identifier || !signature)
+    return { ok: false, refusal: invalidSignature(`send ${KEY_IDENTIFIER_HEADER} and ${SIGNATURE_HEADER}`) };
   // The key before the body: a report naming no key GitHub publishes is refused without reading a byte of it.
   let key: CryptoKey | undefined;
   try {
@@ -58,7 +61,15 @@ async function readReport(c: Context<AppEnv>, keys: GithubPublicKeys): Promise<S
   } catch (error) {
     if (!(error instanceof GithubKeysUnavailable)) throw error;
     // GitHub's keys could not be had: the report is neither trusted nor refused, and GitHub sends it again.
-    return { ok: false, refusal: new ApiError("service_unavailable", "GitHub's public keys could not be fetched; send the report again.", { "Retry-After": "60" }, new DependencyUnavailable("GitHub's public keys", error)) };
+    return {
+      ok: false,
+      refusal: new ApiError(
+        "service_unavailable",
+        "GitHub's public keys could not be fetched; send the report again.",
+        { "Retry-After": "60" },
+        new DependencyUnavailable("GitHub's public keys", error),
+      ),
+    };
   }
   if (!key) return { ok: false, refusal: invalidSignature(`GitHub publishes no key ${identifier.slice(0, 80)}`) };
   let body: Uint8Array;
@@ -68,6 +79,7 @@ async function readReport(c: Context<AppEnv>, keys: GithubPublicKeys): Promise<S
     if (error instanceof ApiError) return { ok: false, refusal: error };
     throw error;
   }
-  if (!(await verifyGithubSignature(key, signature, body))) return { ok: false, refusal: invalidSignature("the signature does not verify over the body") };
+  if (!(await verifyGithubSignature(key, signature, body)))
+    return { ok: false, refusal: invalidSignature("the signature does not verify over the body") };
   return { ok: true, body };
 }

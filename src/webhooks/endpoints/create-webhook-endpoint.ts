@@ -4,7 +4,12 @@ import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/dependency";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint } from "./webhook-endpoint-schemas";
-import { insertEndpoint, lockedEndpoints, MAX_ENDPOINTS_PER_BUDGET, newEndpointId } from "../../webhook-delivery/endpoint-table";
+import {
+  insertEndpoint,
+  lockedEndpoints,
+  MAX_ENDPOINTS_PER_BUDGET,
+  newEndpointId,
+} from "../../webhook-delivery/endpoint-table";
 import { endpointJson } from "./endpoint-json";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
@@ -27,9 +32,22 @@ export const createWebhookEndpoint = defineOperation({
     `Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from ` +
     `the next event on. The answer holds the signing secret, shown this once. At most ${MAX_ENDPOINTS_PER_BUDGET} ` +
     "endpoints a budget (a key and the key it was rotated from share them). Audited, with the key that asked.",
-  requestBody: { description: "The endpoint's URL and, optionally, the event types it wants", schema: CreateWebhookEndpoint },
-  responses: { 201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint, headers: ["Location"] } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "too_many_webhook_endpoints", "webhook_endpoint_locked", "key_acts_only_on_itself"],
+  requestBody: {
+    description: "The endpoint's URL and, optionally, the event types it wants",
+    schema: CreateWebhookEndpoint,
+  },
+  responses: {
+    201: { description: "The endpoint, with its secret", body: CreatedWebhookEndpoint, headers: ["Location"] },
+  },
+  errors: [
+    "unsupported_media_type",
+    "body_too_large",
+    "invalid_body",
+    "invalid_webhook_url",
+    "too_many_webhook_endpoints",
+    "webhook_endpoint_locked",
+    "key_acts_only_on_itself",
+  ],
   async handle(c) {
     requireEventScope(c);
     await refuseRotatedAway(c);
@@ -48,18 +66,54 @@ export const createWebhookEndpoint = defineOperation({
     const secret = newWebhookSecret();
     const types = [...new Set(body.types ?? ORDER_EVENT_TYPES)].sort().join(",");
     const rateLimit = body.rateLimit ?? null;
-    const row = { id, budget, url, types, rate_limit: rateLimit, created_at: new Date().toISOString(), secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret) };
-    await auditedUnlessRefused(c, { endpointId: id, operation: "create", changes: { url, types, ...(rateLimit !== null && { rateLimit }) } }, async () => {
-      const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row, host));
-      if (inserted === "full") {
-        return new ApiError("too_many_webhook_endpoints", `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`);
-      }
-      if (inserted === "locked") return lockedUrl();
-      if (inserted === "host_locked") return lockedHost(host);
-      return inserted;
-    });
+    const row = {
+      id,
+      budget,
+      url,
+      types,
+      rate_limit: rateLimit,
+      created_at: new Date().toISOString(),
+      secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret),
+    };
+    await auditedUnlessRefused(
+      c,
+      { endpointId: id, operation: "create", changes: { url, types, ...(rateLimit !== null && { rateLimit }) } },
+      async () => {
+        const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row, host));
+        if (inserted === "full") {
+          return new ApiError(
+            "too_many_webhook_endpoints",
+            `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`,
+          );
+        }
+        if (inserted === "locked") return lockedUrl();
+        if (inserted === "host_locked") return lockedHost(host);
+        return inserted;
+      },
+    );
     wakeDispatcher(c);
     const location = new URL(`${c.req.path}/${id}`, c.req.url).href;
-    return jsonBody(c, { ...endpointJson({ ...row, status: "enabled", disabled_at: null, disabled_reason: null, disabled_by: null, disabled_note: null, previous_secret_sealed: null, previous_secret_until: null, url_changed_at: null, failing_since: null, last_delivered_at: null, disabled_for_leak: null }), secret }, 201, { Location: location });
+    return jsonBody(
+      c,
+      {
+        ...endpointJson({
+          ...row,
+          status: "enabled",
+          disabled_at: null,
+          disabled_reason: null,
+          disabled_by: null,
+          disabled_note: null,
+          previous_secret_sealed: null,
+          previous_secret_until: null,
+          url_changed_at: null,
+          failing_since: null,
+          last_delivered_at: null,
+          disabled_for_leak: null,
+        }),
+        secret,
+      },
+      201,
+      { Location: location },
+    );
   },
 });

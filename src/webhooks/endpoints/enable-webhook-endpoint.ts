@@ -17,17 +17,25 @@ export const enableWebhookEndpoint = defineOperation({
   method: "post",
   path: "/webhook-endpoints/{endpointId}/enable",
   summary: "Enable a webhook endpoint",
-  description: "Deliveries resume with the next event, whoever disabled it (an operator's disabling is lifted only here). Audited with the operator's name.",
+  description:
+    "Deliveries resume with the next event, whoever disabled it (an operator's disabling is lifted only here). Audited with the operator's name.",
   params: { schema: EndpointIdParams, invalid: { code: "not_found", message: "No such webhook endpoint." } },
-  responses: { 200: { description: "Enabled", body: z.object({ endpointId: z.string(), status: z.literal("enabled") }) } },
+  responses: {
+    200: { description: "Enabled", body: z.object({ endpointId: z.string(), status: z.literal("enabled") }) },
+  },
   errors: ["not_found"],
   async handle(c, { endpointId }) {
     const db = c.env.DB;
     const actor = c.get("operator") ?? "operator";
     try {
-      await auditedEndpointChange(db, { endpointId, operation: "enable", changes: {}, actor, at: new Date().toISOString() }, async () => {
-        if (!(await callDependency("D1", () => enableEndpoint(db, endpointId)))) throw new OperationNotTaken("no such endpoint");
-      });
+      await auditedEndpointChange(
+        db,
+        { endpointId, operation: "enable", changes: {}, actor, at: new Date().toISOString() },
+        async () => {
+          if (!(await callDependency("D1", () => enableEndpoint(db, endpointId))))
+            throw new OperationNotTaken("no such endpoint");
+        },
+      );
     } catch (error) {
       if (error instanceof OperationNotTaken) throw new ApiError("not_found", `No webhook endpoint ${endpointId}.`);
       throw error;

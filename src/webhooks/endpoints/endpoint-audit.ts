@@ -3,7 +3,11 @@ import { ApiError } from "../../framework/api-error";
 import type { Context } from "hono";
 import type { AppEnv } from "../../framework/app-env";
 import { keyOfCaller } from "../../keys/require-api-key";
-import { auditedEndpointChange, countEndpointAction, type EndpointEvent } from "../../webhook-delivery/endpoint-audit-rows";
+import {
+  auditedEndpointChange,
+  countEndpointAction,
+  type EndpointEvent,
+} from "../../webhook-delivery/endpoint-audit-rows";
 import { budgetOf } from "../../keys/api-key-record";
 
 /**
@@ -31,7 +35,6 @@ export async function auditedUnlessRefused<T>(
     throw error;
   }
 }
-
 
 /** What is counted an hour a row rather than written a row each (countEndpointAction()). */
 const COUNTED: ReadonlySet<EndpointEvent["operation"]> = new Set(["retry", "test"]);

@@ -21,9 +21,10 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
 });
 
 /** Why an endpoint is disabled, as its owner is told: the service's reasons, never an operator's name. */
-export function disabledBecause(row: Pick<WebhookEndpointRow, "disabled_by" | "disabled_reason" | "disabled_note">): string {
+export function disabledBecause(
+  row: Pick<WebhookEndpointRow, "disabled_by" | "disabled_reason" | "disabled_note">,
+): string {
   if (row.disabled_by === "owner") return "disabled by its owner";
   if (row.disabled_by === "service" && row.disabled_reason) return `disabled by the service: ${row.disabled_reason}`;
   return `disabled by an operator${row.disabled_note ? `: ${row.disabled_note}` : ""}`;
 }
-

@@ -24,14 +24,21 @@ import { normalHost, webhookHost } from "./webhook-url";
 const HOST_RULE = "a host name alone, such as receiver.example (no scheme, port or path)";
 const LockBody = z.strictObject({
   host: z.string().max(253).describe(HOST_RULE),
-  reason: z.string().trim().min(1).max(200).optional().describe('What each endpoint\'s owner is told, after "disabled by an operator"'),
+  reason: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('What each endpoint\'s owner is told, after "disabled by an operator"'),
 });
 const HostParams = z.object({ host: z.string().max(253) });
 const Locked = z.object({ host: z.string(), endpointsDisabled: z.array(z.string()) });
 
 const hostOf = (text: string) => {
   const host = normalHost(text);
-  if (host === undefined) throw new ApiError("invalid_body", `host must be ${HOST_RULE}; got ${JSON.stringify(text.slice(0, 100))}.`);
+  if (host === undefined)
+    throw new ApiError("invalid_body", `host must be ${HOST_RULE}; got ${JSON.stringify(text.slice(0, 100))}.`);
   return host;
 };
 
@@ -41,7 +48,8 @@ export const lockHostOperation = defineOperation({
   method: "post",
   path: "/host-locks",
   summary: "Lock a host: its endpoints disabled, its URLs refused",
-  description: "Every webhook endpoint on the host is disabled as by an operator, and no budget may point one at it until the lock is lifted. Audited with the operator's name.",
+  description:
+    "Every webhook endpoint on the host is disabled as by an operator, and no budget may point one at it until the lock is lifted. Audited with the operator's name.",
   requestBody: { description: "The host, in any spelling, and the reason owners are told", schema: LockBody },
   responses: { 200: { description: "Locked", body: Locked } },
   errors: ["invalid_body", "unsupported_media_type", "body_too_large"],
@@ -57,9 +65,24 @@ export const lockHostOperation = defineOperation({
     const disabled: string[] = [];
     for (const { id } of results.filter(({ url }) => webhookHost(url) === host)) {
       try {
-        await auditedEndpointChange(db, { endpointId: id, operation: "disable", changes: { hostLock: host, ...(body.reason && { reason: body.reason }) }, actor, at }, async () => {
-          if (!(await callDependency("D1", () => disableEndpoint(db, id, `the host ${host} locked by the operator ${actor}`, at, body.reason ?? null)))) throw new OperationNotTaken("no such endpoint");
-        });
+        await auditedEndpointChange(
+          db,
+          {
+            endpointId: id,
+            operation: "disable",
+            changes: { hostLock: host, ...(body.reason && { reason: body.reason }) },
+            actor,
+            at,
+          },
+          async () => {
+            if (
+              !(await callDependency("D1", () =>
+                disableEndpoint(db, id, `the host ${host} locked by the operator ${actor}`, at, body.reason ?? null),
+              ))
+            )
+              throw new OperationNotTaken("no such endpoint");
+          },
+        );
         disabled.push(id);
       } catch (error) {
         // Deleted meanwhile: nothing to disable, and no audit row stays for it.
@@ -76,13 +99,18 @@ export const liftHostLockOperation = defineOperation({
   method: "delete",
   path: "/host-locks/{host}",
   summary: "Lift a host's lock",
-  description: "URLs on the host are taken again; its endpoints stay disabled until an operator enables each. 404 for a host not locked. Audited with the operator's name.",
+  description:
+    "URLs on the host are taken again; its endpoints stay disabled until an operator enables each. 404 for a host not locked. Audited with the operator's name.",
   params: { schema: HostParams, invalid: { code: "not_found", message: "No such host lock." } },
   responses: { 204: { description: "Lifted" } },
   errors: ["not_found"],
   async handle(c, { host }) {
     const normal = normalHost(host);
-    const lifted = normal !== undefined && (await callDependency("D1", () => liftHostLock(c.env.DB, normal, new Date().toISOString(), c.get("operator") ?? "operator")));
+    const lifted =
+      normal !== undefined &&
+      (await callDependency("D1", () =>
+        liftHostLock(c.env.DB, normal, new Date().toISOString(), c.get("operator") ?? "operator"),
+      ));
     if (!lifted) throw new ApiError("not_found", `No lock on the host ${host.slice(0, 100)}.`);
     return c.body(null, 204);
   },

@@ -17,7 +17,9 @@ export const listAllWebhookEndpoints = defineOperation({
   errors: [],
   async handle(c) {
     const budget = c.req.query("budget");
-    const rows = await callDependency("D1", () => (budget === undefined ? allEndpoints(c.env.DB) : budgetEndpoints(c.env.DB, budget)));
+    const rows = await callDependency("D1", () =>
+      budget === undefined ? allEndpoints(c.env.DB) : budgetEndpoints(c.env.DB, budget),
+    );
     return jsonBody(c, { data: rows.map(operatorJson) });
   },
 });

@@ -16,11 +16,19 @@ export const listWebhookDeliveries = defineOperation({
   summary: "List an endpoint's deliveries",
   description: `The endpoint's ${DELIVERIES_SHOWN} newest deliveries, newest event first: attempts, the last status, the next attempt, the outcome, and each delivery's newest attempts (time, status, duration, the start of the answer).`,
   params: ENDPOINT_PARAMS,
-  responses: { 200: { description: "The deliveries", body: z.object({ data: z.array(WebhookDelivery) }).meta({ id: "WebhookDeliveryList" }) } },
+  responses: {
+    200: {
+      description: "The deliveries",
+      body: z.object({ data: z.array(WebhookDelivery) }).meta({ id: "WebhookDeliveryList" }),
+    },
+  },
   errors: ["webhook_endpoint_not_found"],
   async handle(c, { endpointId }) {
-    if (!(await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId)))) throw notFound(endpointId);
-    const data = await callDependency("webhook lane", () => laneOf(c.env, endpointId).deliveries(endpointId, DELIVERIES_SHOWN, ATTEMPTS_SHOWN));
+    if (!(await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId))))
+      throw notFound(endpointId);
+    const data = await callDependency("webhook lane", () =>
+      laneOf(c.env, endpointId).deliveries(endpointId, DELIVERIES_SHOWN, ATTEMPTS_SHOWN),
+    );
     return jsonBody(c, { data });
   },
 });

@@ -13,7 +13,8 @@ export const listWebhookEndpoints = defineOperation({
   method: "get",
   path: "/webhook-endpoints",
   summary: "List the budget's webhook endpoints",
-  description: "Every endpoint of the calling key's budget, oldest first, enabled or disabled. Secrets are never shown again.",
+  description:
+    "Every endpoint of the calling key's budget, oldest first, enabled or disabled. Secrets are never shown again.",
   responses: { 200: { description: "The endpoints", body: WebhookEndpointList } },
   errors: [],
   async handle(c) {

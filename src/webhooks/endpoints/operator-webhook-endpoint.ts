@@ -8,14 +8,23 @@ export const OperatorEndpoint = WebhookEndpoint.extend({
   budget: z.string(),
   disabledAt: z.string().nullable(),
   disabledReason: z.string().nullable(),
-  failingSince: z.string().nullable().describe("Since when its deliveries fail; null while they succeed (as its lane last wrote it: on a change, and every 10 minutes while it delivers)"),
-  lastDeliveredAt: z.string().nullable().describe("When a delivery to it last succeeded, within 10 minutes; null: none yet"),
+  failingSince: z
+    .string()
+    .nullable()
+    .describe(
+      "Since when its deliveries fail; null while they succeed (as its lane last wrote it: on a change, and every 10 minutes while it delivers)",
+    ),
+  lastDeliveredAt: z
+    .string()
+    .nullable()
+    .describe("When a delivery to it last succeeded, within 10 minutes; null: none yet"),
 });
 export const operatorJson = (row: WebhookEndpointRow) => ({
   ...endpointJson(row),
   budget: row.budget,
   disabledAt: row.disabled_at,
-  disabledReason: row.disabled_reason && row.disabled_note ? `${row.disabled_reason}: ${row.disabled_note}` : row.disabled_reason,
+  disabledReason:
+    row.disabled_reason && row.disabled_note ? `${row.disabled_reason}: ${row.disabled_note}` : row.disabled_reason,
   failingSince: row.failing_since,
   lastDeliveredAt: row.last_delivered_at,
 });

@@ -32,33 +32,58 @@ export const recoverWebhookDeliveries = defineOperation({
   params: ENDPOINT_PARAMS,
   requestBody: { description: "Since when", schema: RecoverWebhookDeliveries },
   responses: { 202: { description: "How many were made due", body: RecoveredWebhookDeliveries } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found", "webhook_endpoint_disabled", "webhook_url_unconfirmed", "key_acts_only_on_itself"],
+  errors: [
+    "unsupported_media_type",
+    "body_too_large",
+    "invalid_body",
+    "webhook_endpoint_not_found",
+    "webhook_endpoint_disabled",
+    "webhook_url_unconfirmed",
+    "key_acts_only_on_itself",
+  ],
   async handle(c, { endpointId }) {
     await refuseRotatedAway(c);
     const { since, confirmUrl } = await readJsonBody(c, RecoverWebhookDeliveries);
     // A valid form may still name no instant a date-time can hold (an offset moving it before the year 0000).
     const from = rfc3339ToUtc(since);
-    if (from === undefined) throw new ApiError("invalid_body", "since: not an instant a date-time can hold once in UTC (its offset moves it out of years 0000 to 9999).");
+    if (from === undefined)
+      throw new ApiError(
+        "invalid_body",
+        "since: not an instant a date-time can hold once in UTC (its offset moves it out of years 0000 to 9999).",
+      );
     const db = c.env.DB;
     const endpoint = await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
-      throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then recover.`);
+      throw new ApiError(
+        "webhook_endpoint_disabled",
+        `The endpoint is ${disabledBecause(endpoint)}: enable it first, then recover.`,
+      );
     }
     // Deliveries that failed at an earlier URL are not aimed at a new host (a PATCH, then a thousand re-sends) unless the owner says so.
-    if (endpoint.url_changed_at !== null && endpoint.url_changed_at > from && (confirmUrl === undefined || normalWebhookUrl(confirmUrl) !== endpoint.url)) {
+    if (
+      endpoint.url_changed_at !== null &&
+      endpoint.url_changed_at > from &&
+      (confirmUrl === undefined || normalWebhookUrl(confirmUrl) !== endpoint.url)
+    ) {
       throw new ApiError(
         "webhook_url_unconfirmed",
         `The endpoint's URL changed at ${endpoint.url_changed_at}, after since: deliveries that failed at the URL before would go to ${endpoint.url}. Send "confirmUrl": "${endpoint.url}" to send them there.`,
       );
     }
     const at = new Date().toISOString();
-    const recovering = auditedEndpointChange(db, { endpointId, operation: "recover", changes: { since: from }, actor: `key:${keyOfCaller(c).id}`, at }, async () => {
-      const recovered = await callDependency("webhook lane", () => laneOf(c.env, endpointId).recover(Date.parse(from), RECOVER_AT_ONCE));
-      // Nothing to recover changed nothing: no audit row stays for it.
-      if (recovered.recovered === 0) throw new OperationNotTaken("no failed delivery since then");
-      return recovered;
-    });
+    const recovering = auditedEndpointChange(
+      db,
+      { endpointId, operation: "recover", changes: { since: from }, actor: `key:${keyOfCaller(c).id}`, at },
+      async () => {
+        const recovered = await callDependency("webhook lane", () =>
+          laneOf(c.env, endpointId).recover(Date.parse(from), RECOVER_AT_ONCE),
+        );
+        // Nothing to recover changed nothing: no audit row stays for it.
+        if (recovered.recovered === 0) throw new OperationNotTaken("no failed delivery since then");
+        return recovered;
+      },
+    );
     const recovered = await recovering.catch((error: unknown) => {
       if (error instanceof OperationNotTaken) return { recovered: 0, more: false };
       throw error;

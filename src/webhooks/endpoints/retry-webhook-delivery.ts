@@ -17,24 +17,48 @@ export const retryWebhookDelivery = defineOperation({
   method: "post",
   path: "/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry",
   summary: "Deliver an event again",
-  description: "Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too. Audited, with the key that asked.",
-  params: { schema: DeliveryParams, invalid: { code: "webhook_delivery_not_found", message: "No such delivery: ids are as the deliveries list gives them." } },
+  description:
+    "Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too. Audited, with the key that asked.",
+  params: {
+    schema: DeliveryParams,
+    invalid: {
+      code: "webhook_delivery_not_found",
+      message: "No such delivery: ids are as the deliveries list gives them.",
+    },
+  },
   responses: { 202: { description: "The delivery, due now", body: WebhookDelivery } },
-  errors: ["webhook_endpoint_not_found", "webhook_delivery_not_found", "webhook_endpoint_disabled", "key_acts_only_on_itself"],
+  errors: [
+    "webhook_endpoint_not_found",
+    "webhook_delivery_not_found",
+    "webhook_endpoint_disabled",
+    "key_acts_only_on_itself",
+  ],
   async handle(c, { endpointId, deliveryId }) {
     await refuseRotatedAway(c);
     const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
-      throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then retry.`);
+      throw new ApiError(
+        "webhook_endpoint_disabled",
+        `The endpoint is ${disabledBecause(endpoint)}: enable it first, then retry.`,
+      );
     }
-    const notThisEndpoints = new ApiError("webhook_delivery_not_found", `No delivery ${deliveryId} to endpoint ${endpointId}.`);
+    const notThisEndpoints = new ApiError(
+      "webhook_delivery_not_found",
+      `No delivery ${deliveryId} to endpoint ${endpointId}.`,
+    );
     // A delivery id names its endpoint: another endpoint's is none of this one's.
     if (!deliveryId.startsWith(`wd_${endpointId.slice("we_".length)}_`)) throw notThisEndpoints;
-    const delivery = await auditedUnlessRefused(c, { endpointId, operation: "retry", changes: { deliveryId } }, async () => {
-      const reset = await callDependency("webhook lane", () => laneOf(c.env, endpointId).retry(endpointId, seqOfDeliveryId(deliveryId), ATTEMPTS_SHOWN));
-      return reset ?? notThisEndpoints;
-    });
+    const delivery = await auditedUnlessRefused(
+      c,
+      { endpointId, operation: "retry", changes: { deliveryId } },
+      async () => {
+        const reset = await callDependency("webhook lane", () =>
+          laneOf(c.env, endpointId).retry(endpointId, seqOfDeliveryId(deliveryId), ATTEMPTS_SHOWN),
+        );
+        return reset ?? notThisEndpoints;
+      },
+    );
     return jsonBody(c, delivery, 202);
   },
 });

@@ -25,7 +25,13 @@ export const rotateWebhookSecret = defineOperation({
   params: ENDPOINT_PARAMS,
   requestBody: { description: "How long the old secret signs too (optional)", schema: RotateWebhookSecret },
   responses: { 200: { description: "The new secret, and when the old one stops signing", body: RotatedWebhookSecret } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "webhook_endpoint_not_found", "key_acts_only_on_itself"],
+  errors: [
+    "unsupported_media_type",
+    "body_too_large",
+    "invalid_body",
+    "webhook_endpoint_not_found",
+    "key_acts_only_on_itself",
+  ],
   async handle(c, { endpointId }) {
     await refuseRotatedAway(c);
     const { overlapSeconds } = await readOptionalJsonBody(c, RotateWebhookSecret);
@@ -36,8 +42,13 @@ export const rotateWebhookSecret = defineOperation({
     const previousUntil = overlapSeconds === 0 ? null : previousSecretExpiresAt;
     const secret = newWebhookSecret();
     const sealed = await sealSecret(sealingKeyOf(c.env), endpointId, secret);
-    await auditedUnlessRefused(c, { endpointId, operation: "rotate_secret", changes: { previousSecretExpiresAt } }, async () =>
-      (await callDependency("D1", () => rotateEndpointSecret(c.env.DB, budgetOfCaller(c), endpointId, sealed, previousUntil, at))) || notFound(endpointId),
+    await auditedUnlessRefused(
+      c,
+      { endpointId, operation: "rotate_secret", changes: { previousSecretExpiresAt } },
+      async () =>
+        (await callDependency("D1", () =>
+          rotateEndpointSecret(c.env.DB, budgetOfCaller(c), endpointId, sealed, previousUntil, at),
+        )) || notFound(endpointId),
     );
     return jsonBody(c, { secret, previousSecretExpiresAt });
   },

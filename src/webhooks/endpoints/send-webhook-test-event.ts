@@ -29,20 +29,34 @@ export const sendWebhookTestEvent = defineOperation({
     "with Retry-After, beyond). Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 200: { description: "What the receiver answered", body: WebhookTestResult } },
-  errors: ["webhook_endpoint_not_found", "webhook_endpoint_disabled", "too_many_test_events", "key_acts_only_on_itself"],
+  errors: [
+    "webhook_endpoint_not_found",
+    "webhook_endpoint_disabled",
+    "too_many_test_events",
+    "key_acts_only_on_itself",
+  ],
   async handle(c, { endpointId }) {
     await refuseRotatedAway(c);
     const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
-      throw new ApiError("webhook_endpoint_disabled", `The endpoint is ${disabledBecause(endpoint)}: enable it first, then test it.`);
+      throw new ApiError(
+        "webhook_endpoint_disabled",
+        `The endpoint is ${disabledBecause(endpoint)}: enable it first, then test it.`,
+      );
     }
     const now = Date.now();
-    const wait = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budgetOfCaller(c)).admitTestEvent(now));
+    const wait = await callDependency("rate limiter", () =>
+      c.env.RATE_LIMITER.getByName(budgetOfCaller(c)).admitTestEvent(now),
+    );
     if (wait !== null) {
-      throw new ApiError("too_many_test_events", `This key's budget sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute, across its endpoints: try again in ${Math.ceil(wait / 1000)} s.`, {
-        "Retry-After": String(Math.ceil(wait / 1000)),
-      });
+      throw new ApiError(
+        "too_many_test_events",
+        `This key's budget sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute, across its endpoints: try again in ${Math.ceil(wait / 1000)} s.`,
+        {
+          "Retry-After": String(Math.ceil(wait / 1000)),
+        },
+      );
     }
     const secrets = await liveSecrets(sealingKeyOf(c.env), endpoint, now);
     if (!secrets) throw new Error("the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
@@ -51,11 +65,27 @@ export const sendWebhookTestEvent = defineOperation({
     const headers = await webhookHeaders(secrets, id, Math.floor(now / 1000), body);
     // The rules of today, not of when the URL was taken: a URL they now refuse is not called.
     const refused = webhookUrlProblem(endpoint.url, servedLocally(c.get("config").baseUrl));
-    if (refused) return jsonBody(c, { id, delivered: false, status: null, durationMs: 0, response: null, error: `not sent: ${refused}` });
-    const { status, durationMs, response, error } = await auditedUnlessRefused(c, { endpointId, operation: "test", changes: { testEventId: id } }, () =>
-      postToReceiver(fetch, endpoint.url, { headers, body }, DELIVERY_TIMEOUT_MS),
+    if (refused)
+      return jsonBody(c, {
+        id,
+        delivered: false,
+        status: null,
+        durationMs: 0,
+        response: null,
+        error: `not sent: ${refused}`,
+      });
+    const { status, durationMs, response, error } = await auditedUnlessRefused(
+      c,
+      { endpointId, operation: "test", changes: { testEventId: id } },
+      () => postToReceiver(fetch, endpoint.url, { headers, body }, DELIVERY_TIMEOUT_MS),
     );
-    return jsonBody(c, { id, delivered: status !== null && status >= 200 && status < 300, status, durationMs, response, error });
+    return jsonBody(c, {
+      id,
+      delivered: status !== null && status >= 200 && status < 300,
+      status,
+      durationMs,
+      response,
+      error,
+    });
   },
 });
-

@@ -37,7 +37,16 @@ export const updateWebhookEndpoint = defineOperation({
   params: ENDPOINT_PARAMS,
   requestBody: { description: "What to change: any of url, types and status", schema: UpdateWebhookEndpoint },
   responses: { 200: { description: "The endpoint as it is now", body: WebhookEndpoint } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "invalid_webhook_url", "webhook_endpoint_not_found", "webhook_endpoint_locked", "webhook_url_unconfirmed", "key_acts_only_on_itself"],
+  errors: [
+    "unsupported_media_type",
+    "body_too_large",
+    "invalid_body",
+    "invalid_webhook_url",
+    "webhook_endpoint_not_found",
+    "webhook_endpoint_locked",
+    "webhook_url_unconfirmed",
+    "key_acts_only_on_itself",
+  ],
   async handle(c, { endpointId }) {
     requireEventScope(c);
     await refuseRotatedAway(c);
@@ -65,15 +74,36 @@ export const updateWebhookEndpoint = defineOperation({
       ...(url !== undefined && { host: webhookHost(url)! }),
       keyId: keyOfCaller(c).id,
     };
-    const updated = await auditedUnlessRefused(c, { endpointId, operation: "update", changes: { ...asked, ...(url !== undefined && { url }) } }, async () => {
-      const result = await callDependency("D1", () => updateEndpoint(c.env.DB, budgetOfCaller(c), endpointId, changes, new Date().toISOString()));
-      if (!result) return notFound(endpointId);
-      // The endpoint is locked itself, or (a lock made since the check above) the URL asked for is another's.
-      if (result.locked && body.status === "enabled" && result.row.disabled_for_leak !== null && (result.row.disabled_by ?? "operator") !== "operator") return unconfirmed(url ?? result.row.url);
-      if (result.locked && url !== undefined && url !== result.row.url && (await callDependency("D1", () => hostLock(c.env.DB, webhookHost(url)!)))) return lockedHost(webhookHost(url)!);
-      if (result.locked) return result.row.status === "disabled" && (result.row.disabled_by ?? "operator") === "operator" ? lockedEndpoint() : lockedUrl();
-      return result.row;
-    });
+    const updated = await auditedUnlessRefused(
+      c,
+      { endpointId, operation: "update", changes: { ...asked, ...(url !== undefined && { url }) } },
+      async () => {
+        const result = await callDependency("D1", () =>
+          updateEndpoint(c.env.DB, budgetOfCaller(c), endpointId, changes, new Date().toISOString()),
+        );
+        if (!result) return notFound(endpointId);
+        // The endpoint is locked itself, or (a lock made since the check above) the URL asked for is another's.
+        if (
+          result.locked &&
+          body.status === "enabled" &&
+          result.row.disabled_for_leak !== null &&
+          (result.row.disabled_by ?? "operator") !== "operator"
+        )
+          return unconfirmed(url ?? result.row.url);
+        if (
+          result.locked &&
+          url !== undefined &&
+          url !== result.row.url &&
+          (await callDependency("D1", () => hostLock(c.env.DB, webhookHost(url)!)))
+        )
+          return lockedHost(webhookHost(url)!);
+        if (result.locked)
+          return result.row.status === "disabled" && (result.row.disabled_by ?? "operator") === "operator"
+            ? lockedEndpoint()
+            : lockedUrl();
+        return result.row;
+      },
+    );
     // An endpoint enabled again is watched by the dispatcher from its next pass.
     if (body.status === "enabled") wakeDispatcher(c);
     return jsonBody(c, endpointJson(updated));

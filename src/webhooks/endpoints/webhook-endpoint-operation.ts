@@ -12,7 +12,8 @@ export function budgetOfCaller(c: Context<AppEnv>): string {
   return budgetOf(keyOfCaller(c));
 }
 
-export const notFound = (id: string) => new ApiError("webhook_endpoint_not_found", `No webhook endpoint ${id} in this key's budget.`);
+export const notFound = (id: string) =>
+  new ApiError("webhook_endpoint_not_found", `No webhook endpoint ${id} in this key's budget.`);
 
 /**
  * Making or changing an endpoint also needs the scope of what it will be sent
@@ -21,11 +22,21 @@ export const notFound = (id: string) => new ApiError("webhook_endpoint_not_found
  */
 export function requireEventScope(c: Context<AppEnv>): void {
   if (scopesOf(keyOfCaller(c)).includes(WEBHOOK_READER_SCOPE)) return;
-  throw new ApiError("insufficient_scope", `Webhook endpoints are sent whole orders: making or changing one needs the ${WEBHOOK_READER_SCOPE} scope too, which this key lacks.`, {
-    "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${WEBHOOK_READER_SCOPE}"`,
-  });
+  throw new ApiError(
+    "insufficient_scope",
+    `Webhook endpoints are sent whole orders: making or changing one needs the ${WEBHOOK_READER_SCOPE} scope too, which this key lacks.`,
+    {
+      "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${WEBHOOK_READER_SCOPE}"`,
+    },
+  );
 }
 
 /** What every webhook endpoint operation shares: the scope, the tag, the stability, the endpoint id in the path. */
 export const WEBHOOKS = { scope: "webhooks:manage", tag: "Webhooks", stability: "beta" } as const;
-export const ENDPOINT_PARAMS = { schema: EndpointIdParams, invalid: { code: "webhook_endpoint_not_found", message: "No such webhook endpoint: ids look like we_ and 20 hex digits." } } as const;
+export const ENDPOINT_PARAMS = {
+  schema: EndpointIdParams,
+  invalid: {
+    code: "webhook_endpoint_not_found",
+    message: "No such webhook endpoint: ids look like we_ and 20 hex digits.",
+  },
+} as const;

@@ -2,7 +2,6 @@ import { z } from "zod";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
 import { MAX_WEBHOOK_URL_LENGTH } from "./webhook-url";
 
-
 const EventTypes = z.array(z.enum(ORDER_EVENT_TYPES)).min(1);
 
 /** The fastest rate an owner may ask an endpoint's deliveries to be paced at. */
@@ -13,11 +12,18 @@ const RateLimit = z
   .min(1)
   .max(MAX_RATE_LIMIT)
   .nullable()
-  .describe("Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once)");
+  .describe(
+    "Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once)",
+  );
 
 export const CreateWebhookEndpoint = z
   .strictObject({
-    url: z.string().meta({ maxLength: MAX_WEBHOOK_URL_LENGTH }).describe("Where to POST the events: https to a host on the public internet (while the service runs locally, any https host or http to localhost), no credentials"),
+    url: z
+      .string()
+      .meta({ maxLength: MAX_WEBHOOK_URL_LENGTH })
+      .describe(
+        "Where to POST the events: https to a host on the public internet (while the service runs locally, any https host or http to localhost), no credentials",
+      ),
     types: EventTypes.optional().describe("The event types to deliver; every type when left out"),
     rateLimit: RateLimit.optional(),
   })
@@ -25,20 +31,31 @@ export const CreateWebhookEndpoint = z
 
 export const UpdateWebhookEndpoint = z
   .strictObject({
-    url: z.string().meta({ maxLength: MAX_WEBHOOK_URL_LENGTH }).optional().describe("A new URL, checked as a new endpoint's is"),
+    url: z
+      .string()
+      .meta({ maxLength: MAX_WEBHOOK_URL_LENGTH })
+      .optional()
+      .describe("A new URL, checked as a new endpoint's is"),
     types: EventTypes.optional().describe("The event types to deliver from now on"),
     status: z
       .enum(["enabled", "disabled"])
       .optional()
-      .describe("disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event (not for an endpoint an operator disabled)"),
+      .describe(
+        "disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event (not for an endpoint an operator disabled)",
+      ),
     rateLimit: RateLimit.optional(),
     confirmUrl: z
       .string()
       .meta({ maxLength: MAX_WEBHOOK_URL_LENGTH })
       .optional()
-      .describe("The endpoint's URL (the new one, with url): needed to enable an endpoint disabled because a leaked key made or changed it, else 409 webhook_url_unconfirmed"),
+      .describe(
+        "The endpoint's URL (the new one, with url): needed to enable an endpoint disabled because a leaked key made or changed it, else 409 webhook_url_unconfirmed",
+      ),
   })
-  .refine((body) => Object.keys(body).some((name) => name !== "confirmUrl"), "send at least one of url, types, status and rateLimit")
+  .refine(
+    (body) => Object.keys(body).some((name) => name !== "confirmUrl"),
+    "send at least one of url, types, status and rateLimit",
+  )
   .meta({ id: "UpdateWebhookEndpoint", minProperties: 1 });
 
 export const WebhookEndpoint = z
@@ -46,23 +63,34 @@ export const WebhookEndpoint = z
     id: z.string().regex(/^we_[0-9a-f]{20}$/),
     url: z.string(),
     types: EventTypes.describe("The event types delivered"),
-    status: z.enum(["enabled", "disabled"]).describe("disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)"),
+    status: z
+      .enum(["enabled", "disabled"])
+      .describe(
+        "disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)",
+      ),
     disabledBy: z
       .enum(["owner", "service", "operator"])
       .nullable()
-      .describe("Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an operator enables it); null while enabled"),
+      .describe(
+        "Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an operator enables it); null while enabled",
+      ),
     disabledReason: z.string().nullable().describe("Why, as its owner is told; null while enabled"),
     disabledForLeakedKey: z
       .string()
       .nullable()
-      .describe("Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl"),
+      .describe(
+        "Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl",
+      ),
     rateLimit: RateLimit,
     createdAt: z.iso.datetime(),
   })
   .meta({ id: "WebhookEndpoint", description: "Where a budget's order events are delivered." });
 
 export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
-  secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{43}=$/).describe("The signing secret: shown here only, keep it"),
+  secret: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/]{43}=$/)
+    .describe("The signing secret: shown here only, keep it"),
 }).meta({ id: "CreatedWebhookEndpoint", description: "A new endpoint and its signing secret, shown only once." });
 
 /** How long a replaced secret signs beside the new one, at most a week; a day unless asked. */
@@ -82,18 +110,27 @@ export const RotateWebhookSecret = z
 
 export const RotatedWebhookSecret = z
   .object({
-    secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{43}=$/).describe("The new signing secret: shown here only, keep it"),
-    previousSecretExpiresAt: z.iso.datetime().describe("Until then deliveries carry a signature with each secret, space-separated"),
+    secret: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/]{43}=$/)
+      .describe("The new signing secret: shown here only, keep it"),
+    previousSecretExpiresAt: z.iso
+      .datetime()
+      .describe("Until then deliveries carry a signature with each secret, space-separated"),
   })
   .meta({ id: "RotatedWebhookSecret", description: "An endpoint's new signing secret, shown only once." });
 
 export const RecoverWebhookDeliveries = z
   .strictObject({
-    since: z.iso.datetime({ offset: true }).describe("Every delivery of an event since then that failed is sent again (settled deliveries are kept 7 days)"),
+    since: z.iso
+      .datetime({ offset: true })
+      .describe("Every delivery of an event since then that failed is sent again (settled deliveries are kept 7 days)"),
     confirmUrl: z
       .string()
       .optional()
-      .describe("The endpoint's URL as it is now: needed when it changed after `since` (those deliveries failed at another URL), else 409 webhook_url_unconfirmed"),
+      .describe(
+        "The endpoint's URL as it is now: needed when it changed after `since` (those deliveries failed at another URL), else 409 webhook_url_unconfirmed",
+      ),
   })
   .meta({ id: "RecoverWebhookDeliveries" });
 
@@ -106,10 +143,16 @@ export const RecoveredWebhookDeliveries = z
 
 export const WebhookTestEvent = z
   .object({
-    id: z.string().regex(/^evt_test_[0-9a-f]{32}$/).describe("The test's id, also its webhook-id"),
+    id: z
+      .string()
+      .regex(/^evt_test_[0-9a-f]{32}$/)
+      .describe("The test's id, also its webhook-id"),
     type: z.literal("webhook.test").describe("Never an order event's type: nothing changed"),
     createdAt: z.iso.datetime(),
-    endpointId: z.string().regex(/^we_[0-9a-f]{20}$/).describe("The endpoint it was sent to"),
+    endpointId: z
+      .string()
+      .regex(/^we_[0-9a-f]{20}$/)
+      .describe("The endpoint it was sent to"),
   })
   .meta({ id: "WebhookTestEvent", description: "A test event: signed as every delivery, about no order." });
 
@@ -117,11 +160,17 @@ export const WebhookEndpointList = z
   .object({ data: z.array(WebhookEndpoint).describe("The budget's endpoints, oldest first") })
   .meta({ id: "WebhookEndpointList" });
 
-const endpointId = z.string().regex(/^we_[0-9a-f]{20}$/).describe("The endpoint's id, we_ and 20 hex digits");
+const endpointId = z
+  .string()
+  .regex(/^we_[0-9a-f]{20}$/)
+  .describe("The endpoint's id, we_ and 20 hex digits");
 export const EndpointIdParams = z.object({ endpointId });
 export const DeliveryParams = z.object({
   endpointId,
-  deliveryId: z.string().regex(/^wd_[0-9a-f]{20}_[1-9][0-9]{0,18}$/).describe("The delivery's id, as the deliveries list gives it"),
+  deliveryId: z
+    .string()
+    .regex(/^wd_[0-9a-f]{20}_[1-9][0-9]{0,18}$/)
+    .describe("The delivery's id, as the deliveries list gives it"),
 });
 
 /** The most attempts a delivery shows, newest first. */
@@ -131,7 +180,10 @@ export const ATTEMPTS_SHOWN = 10;
 const receiverAnswer = {
   status: z.number().int().nullable().describe("The receiver's HTTP status; null when it gave none"),
   durationMs: z.number().int().describe("From sending to the answer's status and headers, or to the failure"),
-  response: z.string().nullable().describe("The start of the receiver's answer (its first chunk, at most 256 characters); null without one"),
+  response: z
+    .string()
+    .nullable()
+    .describe("The start of the receiver's answer (its first chunk, at most 256 characters); null without one"),
   error: z.string().nullable().describe("What went wrong, when no answer came, or why nothing was sent"),
 };
 
@@ -150,12 +202,21 @@ export const WebhookTestResult = z
 export const WebhookDelivery = z
   .object({
     id: z.string(),
-    eventId: z.string().regex(/^evt_[1-9][0-9]*$/).describe("The event delivered: its webhook-id"),
+    eventId: z
+      .string()
+      .regex(/^evt_[1-9][0-9]*$/)
+      .describe("The event delivered: its webhook-id"),
     attempts: z.number().int().describe("Attempts made so far"),
-    lastStatus: z.number().int().nullable().describe("The receiver's HTTP status at the last attempt; null before one, or when it gave none"),
+    lastStatus: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The receiver's HTTP status at the last attempt; null before one, or when it gave none"),
     lastError: z.string().nullable().describe("What went wrong at the last attempt"),
     nextAttemptAt: z.iso.datetime().nullable().describe("When the next attempt is due; null when none is"),
-    outcome: z.enum(["pending", "delivered", "failed"]).describe("failed: every attempt of the retry schedule failed, or the endpoint was disabled"),
+    outcome: z
+      .enum(["pending", "delivered", "failed"])
+      .describe("failed: every attempt of the retry schedule failed, or the endpoint was disabled"),
     createdAt: z.iso.datetime(),
     attemptLog: z.array(WebhookAttempt).describe(`Its newest attempts, newest first (at most ${ATTEMPTS_SHOWN})`),
   })

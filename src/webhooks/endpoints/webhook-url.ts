@@ -20,7 +20,8 @@ export function webhookUrlProblem(text: string, local: boolean): string | undefi
   } catch {
     return "url is not an absolute URL";
   }
-  if (url.username !== "" || url.password !== "") return "url must not carry credentials: the signature is how a receiver knows the sender";
+  if (url.username !== "" || url.password !== "")
+    return "url must not carry credentials: the signature is how a receiver knows the sender";
   if (text.includes("#")) return "url must not carry a fragment (#...): it is never sent to the receiver";
   if (local) {
     if (url.protocol === "https:" || (url.protocol === "http:" && LOCAL_HOSTS.includes(url.hostname))) return undefined;

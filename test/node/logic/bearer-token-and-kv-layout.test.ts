@@ -52,9 +52,22 @@ describe("key material", () => {
     expect(keyEntries("ab12", record)).toEqual([
       { key: "budget:key_0123456789abcdef:key_0123456789abcdef", value: "", metadata: {} },
       { key: "key:ab12", value: JSON.stringify(record) },
-      { key: "id:key_0123456789abcdef", value: "ab12", metadata: { plan: "free", name: "n", createdAt: "2026-01-01T00:00:00Z" } },
+      {
+        key: "id:key_0123456789abcdef",
+        value: "ab12",
+        metadata: { plan: "free", name: "n", createdAt: "2026-01-01T00:00:00Z" },
+      },
     ]);
-    const rotated = { ...record, id: "key_fedcba9876543210", budget: "key_0123456789abcdef", revokedAt: "2026-02-01T00:00:00Z" };
-    expect(keyEntries("cd34", rotated)[0]).toEqual({ key: "budget:key_0123456789abcdef:key_fedcba9876543210", value: "", metadata: { revokedAt: "2026-02-01T00:00:00Z" } });
+    const rotated = {
+      ...record,
+      id: "key_fedcba9876543210",
+      budget: "key_0123456789abcdef",
+      revokedAt: "2026-02-01T00:00:00Z",
+    };
+    expect(keyEntries("cd34", rotated)[0]).toEqual({
+      key: "budget:key_0123456789abcdef:key_fedcba9876543210",
+      value: "",
+      metadata: { revokedAt: "2026-02-01T00:00:00Z" },
+    });
   });
 });

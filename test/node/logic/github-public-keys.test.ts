@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { GithubKeysUnavailable, GithubPublicKeys, KEYS_KEPT_MS, REFETCH_AFTER_MS } from "../../../src/revocation/secret-scanning/github-public-keys";
+import {
+  GithubKeysUnavailable,
+  GithubPublicKeys,
+  KEYS_KEPT_MS,
+  REFETCH_AFTER_MS,
+} from "../../../src/revocation/secret-scanning/github-public-keys";
 import { GITHUB_SAMPLE, publishedKeys } from "../../support/github-secret-scanning";
 
 const URL = "https://keys.example/secret_scanning";
@@ -20,7 +25,9 @@ describe("GitHub's published keys, as an isolate keeps them", () => {
   it("fetches once for reports that arrive together, and keeps the list a day", async () => {
     const { state, fetcher } = server();
     const keys = new GithubPublicKeys();
-    const found = await Promise.all(Array.from({ length: 5 }, () => keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T)));
+    const found = await Promise.all(
+      Array.from({ length: 5 }, () => keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T)),
+    );
     expect(found.every((key) => key !== undefined)).toBe(true);
     expect(state.fetches).toBe(1);
     expect(await keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T + KEYS_KEPT_MS - 1)).toBeDefined();
@@ -46,11 +53,15 @@ describe("GitHub's published keys, as an isolate keeps them", () => {
     state.down = true;
     await expect(keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T)).rejects.toBeInstanceOf(GithubKeysUnavailable);
     // Within the minute: still unavailable, and no second fetch.
-    await expect(keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T + 1_000)).rejects.toBeInstanceOf(GithubKeysUnavailable);
+    await expect(keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T + 1_000)).rejects.toBeInstanceOf(
+      GithubKeysUnavailable,
+    );
     expect(state.fetches).toBe(1);
     state.down = false;
     expect(await keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T + REFETCH_AFTER_MS)).toBeDefined();
     state.down = true;
-    expect(await keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T + REFETCH_AFTER_MS + KEYS_KEPT_MS)).toBeDefined();
+    expect(
+      await keys.find(URL, GITHUB_SAMPLE.keyIdentifier, fetcher, T + REFETCH_AFTER_MS + KEYS_KEPT_MS),
+    ).toBeDefined();
   });
 });

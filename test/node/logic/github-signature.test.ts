@@ -1,7 +1,11 @@
 import { createSign, generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { fc, test } from "@fast-check/vitest";
-import { derSignatureToRaw, importGithubKey, verifyGithubSignature } from "../../../src/revocation/secret-scanning/github-signature";
+import {
+  derSignatureToRaw,
+  importGithubKey,
+  verifyGithubSignature,
+} from "../../../src/revocation/secret-scanning/github-signature";
 import { GITHUB_SAMPLE } from "../../support/github-secret-scanning";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -21,20 +25,29 @@ describe("GitHub's secret scanning signature", () => {
       expect(await verifyGithubSignature(key, GITHUB_SAMPLE.signature, changed), `byte ${at}`).toBe(false);
     }
     // Reformatted JSON is another body: the signature is over the raw bytes.
-    expect(await verifyGithubSignature(key, GITHUB_SAMPLE.signature, bytes(JSON.stringify(JSON.parse(GITHUB_SAMPLE.body), null, 1)))).toBe(false);
+    expect(
+      await verifyGithubSignature(
+        key,
+        GITHUB_SAMPLE.signature,
+        bytes(JSON.stringify(JSON.parse(GITHUB_SAMPLE.body), null, 1)),
+      ),
+    ).toBe(false);
     const signature = Uint8Array.from(atob(GITHUB_SAMPLE.signature), (char) => char.charCodeAt(0));
     signature[40] = signature[40]! ^ 0x01;
     expect(await verifyGithubSignature(key, btoa(String.fromCharCode(...signature)), body)).toBe(false);
     expect(await verifyGithubSignature(key, "not base64 at all!", body)).toBe(false);
   });
 
-  test.prop([fc.string({ maxLength: 300 })], { numRuns: 100 })("verifies what Node's crypto signs in DER, and nothing it did not sign", async (text) => {
-    const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
-    const signature = createSign("SHA256").update(text).sign(privateKey).toString("base64");
-    const key = await importGithubKey(publicKey.export({ type: "spki", format: "pem" }).toString());
-    expect(await verifyGithubSignature(key, signature, bytes(text))).toBe(true);
-    expect(await verifyGithubSignature(key, signature, bytes(`${text}.`))).toBe(false);
-  });
+  test.prop([fc.string({ maxLength: 300 })], { numRuns: 100 })(
+    "verifies what Node's crypto signs in DER, and nothing it did not sign",
+    async (text) => {
+      const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+      const signature = createSign("SHA256").update(text).sign(privateKey).toString("base64");
+      const key = await importGithubKey(publicKey.export({ type: "spki", format: "pem" }).toString());
+      expect(await verifyGithubSignature(key, signature, bytes(text))).toBe(true);
+      expect(await verifyGithubSignature(key, signature, bytes(`${text}.`))).toBe(false);
+    },
+  );
 
   it.each([
     ["an empty signature", []],

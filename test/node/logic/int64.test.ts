@@ -6,12 +6,26 @@ describe("isCanonicalInt64", () => {
     expect(isCanonicalInt64(text)).toBe(true);
   });
 
-  it.each(["", "-", "007", "00", "+1", "1.5", "1e3", " 1", "1 ", "abc", "0x10", "9223372036854775808", "-9223372036854775809", "9999999999999999999", "-9999999999999999999", "١٢"])(
-    "rejects %j",
-    (text) => {
-      expect(isCanonicalInt64(text)).toBe(false);
-    },
-  );
+  it.each([
+    "",
+    "-",
+    "007",
+    "00",
+    "+1",
+    "1.5",
+    "1e3",
+    " 1",
+    "1 ",
+    "abc",
+    "0x10",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "9999999999999999999",
+    "-9999999999999999999",
+    "١٢",
+  ])("rejects %j", (text) => {
+    expect(isCanonicalInt64(text)).toBe(false);
+  });
 
   it("rejects very long digit strings without parsing them", () => {
     expect(isCanonicalInt64("1".repeat(100_000))).toBe(false);
@@ -23,7 +37,10 @@ describe("isCanonicalSafeInteger", () => {
     expect(isCanonicalSafeInteger(text)).toBe(true);
   });
 
-  it.each(["9007199254740992", "-9007199254740992", "1.5", "007", "", "1e3", "99999999999999999999"])("rejects %j", (text) => {
-    expect(isCanonicalSafeInteger(text)).toBe(false);
-  });
+  it.each(["9007199254740992", "-9007199254740992", "1.5", "007", "", "1e3", "99999999999999999999"])(
+    "rejects %j",
+    (text) => {
+      expect(isCanonicalSafeInteger(text)).toBe(false);
+    },
+  );
 });

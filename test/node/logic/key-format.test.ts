@@ -2,7 +2,14 @@ import { readFileSync } from "node:fs";
 import { crc32 as zlibCrc32 } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { fc, test } from "@fast-check/vitest";
-import { ANY_KEY_PATTERN_SOURCE, BASE62, KEY_PATTERN_SOURCE, crc32, keyChecksum, keyShape } from "../../../src/keys/key-format";
+import {
+  ANY_KEY_PATTERN_SOURCE,
+  BASE62,
+  KEY_PATTERN_SOURCE,
+  crc32,
+  keyChecksum,
+  keyShape,
+} from "../../../src/keys/key-format";
 import { generateApiKey } from "../../../src/keys/issue-key";
 
 const base62 = fc.string({ unit: fc.constantFrom(...BASE62), minLength: 32, maxLength: 32 });
@@ -14,9 +21,12 @@ describe("the key format's checksum", () => {
     expect(crc32("")).toBe(0);
   });
 
-  test.prop([fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((code) => String.fromCharCode(code)) })])("matches zlib's CRC-32 on any ASCII string", (text) => {
-    expect(crc32(text)).toBe(zlibCrc32(text));
-  });
+  test.prop([fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((code) => String.fromCharCode(code)) })])(
+    "matches zlib's CRC-32 on any ASCII string",
+    (text) => {
+      expect(crc32(text)).toBe(zlibCrc32(text));
+    },
+  );
 
   it("writes the CRC in base62, left-padded with 0 to 6 characters", () => {
     // The largest CRC (2^32 - 1) is 4lFJfS in base62; a small one pads.
@@ -27,19 +37,25 @@ describe("the key format's checksum", () => {
     expect(keyChecksum("so_test_")).toHaveLength(6);
   });
 
-  test.prop([prefix, base62])("accepts every key made with its checksum, and only its own checksum", (start, random) => {
-    const key = start + random + keyChecksum(start + random);
-    expect(keyShape(key)).toBe("checksummed");
-    expect(new RegExp(`^${KEY_PATTERN_SOURCE}$`).test(key)).toBe(true);
-    const other = key.slice(0, -1) + (key.endsWith("0") ? "1" : "0");
-    expect(keyShape(other)).toBe("malformed");
-  });
+  test.prop([prefix, base62])(
+    "accepts every key made with its checksum, and only its own checksum",
+    (start, random) => {
+      const key = start + random + keyChecksum(start + random);
+      expect(keyShape(key)).toBe("checksummed");
+      expect(new RegExp(`^${KEY_PATTERN_SOURCE}$`).test(key)).toBe(true);
+      const other = key.slice(0, -1) + (key.endsWith("0") ? "1" : "0");
+      expect(keyShape(other)).toBe("malformed");
+    },
+  );
 
-  test.prop([prefix, base62, fc.integer({ min: 8, max: 39 }), fc.constantFrom(...BASE62)])("catches any one character changed", (start, random, at, replacement) => {
-    const key = start + random + keyChecksum(start + random);
-    fc.pre(key[at] !== replacement);
-    expect(keyShape(key.slice(0, at) + replacement + key.slice(at + 1))).toBe("malformed");
-  });
+  test.prop([prefix, base62, fc.integer({ min: 8, max: 39 }), fc.constantFrom(...BASE62)])(
+    "catches any one character changed",
+    (start, random, at, replacement) => {
+      const key = start + random + keyChecksum(start + random);
+      fc.pre(key[at] !== replacement);
+      expect(keyShape(key.slice(0, at) + replacement + key.slice(at + 1))).toBe("malformed");
+    },
+  );
 
   it("keeps keys issued before the checksum (32 characters) as legacy, and refuses every other length", () => {
     expect(keyShape("so_live_0123456789abcdefghijABCDEFGHIJKL")).toBe("legacy");
@@ -55,7 +71,9 @@ describe("the key format's checksum", () => {
   });
 
   it("is the pattern the console's sign-in form asks for, either shape", () => {
-    expect(readFileSync("src/console/browser/views/sign-in.ts", "utf8")).toContain(`const KEY_PATTERN = "${ANY_KEY_PATTERN_SOURCE}";`);
+    expect(readFileSync("src/console/browser/views/sign-in.ts", "utf8")).toContain(
+      `const KEY_PATTERN = "${ANY_KEY_PATTERN_SOURCE}";`,
+    );
   });
 
   it("is what new keys are made in", () => {

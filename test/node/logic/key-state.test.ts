@@ -1,6 +1,15 @@
 import { describe, expect } from "vitest";
 import { fc, test } from "@fast-check/vitest";
-import { acquire, endedKeys, expiresAt, KEEP_FOR_KV_MS, keyStanding, revokeKey, rotateKeyAway, type LimiterState } from "../../../src/limiter/policy";
+import {
+  acquire,
+  endedKeys,
+  expiresAt,
+  KEEP_FOR_KV_MS,
+  keyStanding,
+  revokeKey,
+  rotateKeyAway,
+  type LimiterState,
+} from "../../../src/limiter/policy";
 
 /**
  * The budget's object as the judge of key state (docs/design/rate-limits.md#key-state),
@@ -13,9 +22,16 @@ const KEYS = ["key_a", "key_b", "key_c"];
 const START = Date.UTC(2030, 0, 1, 23, 50);
 
 const step = fc.oneof(
-  fc.record({ kind: fc.constant("rotate" as const), key: fc.constantFrom(...KEYS), graceMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 7 * 86_400_000 })) }),
+  fc.record({
+    kind: fc.constant("rotate" as const),
+    key: fc.constantFrom(...KEYS),
+    graceMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 7 * 86_400_000 })),
+  }),
   fc.record({ kind: fc.constant("revoke" as const), key: fc.constantFrom(...KEYS) }),
-  fc.record({ kind: fc.constant("wait" as const), ms: fc.oneof(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 2 * 86_400_000 })) }),
+  fc.record({
+    kind: fc.constant("wait" as const),
+    ms: fc.oneof(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 2 * 86_400_000 })),
+  }),
 );
 const LIMITS = { perMinute: 100, perDay: 1_000 };
 const BAN = { threshold: 20, seconds: 900 };
@@ -48,10 +64,15 @@ describe("key state in the budget's object, simulated", () => {
           if (revokedKnown || endedKnown) expect(standing.ended, `${key} at +${now - START} ms`).toBe(true);
           if (rotated !== undefined && now < rotated.endsAt + KEEP_FOR_KV_MS) expect(standing.rotatedAway).toBe(true);
           // Nothing is ever refused that was not revoked or past a grace.
-          if (revokedAt === undefined && (rotated === undefined || rotated.endsAt > now)) expect(standing.ended).toBe(false);
+          if (revokedAt === undefined && (rotated === undefined || rotated.endsAt > now))
+            expect(standing.ended).toBe(false);
           // A lease request of an ended key is refused without counting it, as a revoked key's is.
           if (state && standing.ended) {
-            const { verdict, state: after } = acquire(state, { keyId: key, limits: LIMITS, ban: BAN, want: 1, speculative: false }, now);
+            const { verdict, state: after } = acquire(
+              state,
+              { keyId: key, limits: LIMITS, ban: BAN, want: 1, speculative: false },
+              now,
+            );
             expect(verdict.keyRevoked).toBe(true);
             expect(after.minuteCount).toBe(state.minuteCount);
             expect(endedKeys(after, now)).toContain(key);

@@ -1,8 +1,28 @@
 import { describe, expect, it } from "vitest";
 import { limitsFor, limitsStampOf } from "../../../src/keys/api-key-record";
 import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT } from "../../../src/limiter/plans";
-import { absorbAnswer, abandonAsk, learnRevoked, leaseRequest, newLeaseBook, takeExpired } from "../../../src/limiter/lease-book";
-import { KEEP_FOR_KV_MS, acquire, decide, expiresAt, quieterWindow, revokeKey, setLimits, settle, unban, usageOf, windowStart, type LimiterState } from "../../../src/limiter/policy";
+import {
+  absorbAnswer,
+  abandonAsk,
+  learnRevoked,
+  leaseRequest,
+  newLeaseBook,
+  takeExpired,
+} from "../../../src/limiter/lease-book";
+import {
+  KEEP_FOR_KV_MS,
+  acquire,
+  decide,
+  expiresAt,
+  quieterWindow,
+  revokeKey,
+  setLimits,
+  settle,
+  unban,
+  usageOf,
+  windowStart,
+  type LimiterState,
+} from "../../../src/limiter/policy";
 import type { LeaseRequest } from "../../../src/limiter/protocol";
 
 const ban = { threshold: 3, seconds: 100 };
@@ -46,7 +66,16 @@ describe("decide", () => {
 
   it("refuses on the day window across minutes, until UTC midnight", () => {
     const { outcomes } = run([0, 1, 60, 61, 120, 180, 86399, 86400]);
-    expect(outcomes).toEqual(["admitted", "admitted", "admitted", "admitted", "admitted", "limited", "limited", "admitted"]);
+    expect(outcomes).toEqual([
+      "admitted",
+      "admitted",
+      "admitted",
+      "admitted",
+      "admitted",
+      "limited",
+      "limited",
+      "admitted",
+    ]);
   });
 
   it("gives Retry-After to the end of the refusing window, at least 1 second", () => {
@@ -101,7 +130,13 @@ describe("decide", () => {
 });
 
 describe("quieterWindow", () => {
-  const report = (name: "minute" | "day", remaining: number, reset: number) => ({ name, limit: 9, size: 1, remaining, reset });
+  const report = (name: "minute" | "day", remaining: number, reset: number) => ({
+    name,
+    limit: 9,
+    size: 1,
+    remaining,
+    reset,
+  });
   it("prefers fewer remaining, then the later reset", () => {
     expect(quieterWindow({ minute: report("minute", 1, 60), day: report("day", 5, 86400) })).toBe("minute");
     expect(quieterWindow({ minute: report("minute", 5, 60), day: report("day", 1, 86400) })).toBe("day");
@@ -118,16 +153,29 @@ describe("expiresAt", () => {
 });
 
 describe("acquire: one lease request as the object takes it", () => {
-  const request = (fields: Partial<LeaseRequest> = {}): LeaseRequest => ({ limits: { perMinute: 100, perDay: 1000 }, ban, want: 10, speculative: false, deferRefusal: true, ...fields });
+  const request = (fields: Partial<LeaseRequest> = {}): LeaseRequest => ({
+    limits: { perMinute: 100, perDay: 1000 },
+    ban,
+    want: 10,
+    speculative: false,
+    deferRefusal: true,
+    ...fields,
+  });
 
   it("answers a retried ask (same id) with its first grant, counted once", () => {
     const first = acquire(undefined, request({ id: "a" }), ms(1));
     const retried = acquire(first.state, request({ id: "a" }), ms(2));
     expect(first.verdict.granted).toBeGreaterThan(1);
     // Its expiry as the first answer set it, read from now: the isolate never spends it longer than the object meant.
-    expect(retried.verdict).toMatchObject({ granted: first.verdict.granted, expiresAt: first.verdict.expiresAt, now: ms(2) });
+    expect(retried.verdict).toMatchObject({
+      granted: first.verdict.granted,
+      expiresAt: first.verdict.expiresAt,
+      now: ms(2),
+    });
     expect(usageOf(retried.state, ms(2)).minute.count).toBe(first.verdict.granted);
-    expect(usageOf(acquire(retried.state, request({ id: "b" }), ms(3)).state, ms(3)).minute.count).toBeGreaterThan(first.verdict.granted);
+    expect(usageOf(acquire(retried.state, request({ id: "b" }), ms(3)).state, ms(3)).minute.count).toBeGreaterThan(
+      first.verdict.granted,
+    );
   });
 
   it("answers a retry that arrives after its minute turned in the windows of now, and never takes one minute's grant from the next", () => {
@@ -136,7 +184,8 @@ describe("acquire: one lease request as the object takes it", () => {
     expect(first.verdict.granted).toBe(25);
     // Other isolates fill the next minute while the first answer is lost.
     let state = first.state;
-    for (let i = 0; usageOf(state, ms(60.1)).minute.count < 100; i++) state = acquire(state, request({ id: `other-${i}`, limits: wide, want: 100 }), ms(60.1)).state;
+    for (let i = 0; usageOf(state, ms(60.1)).minute.count < 100; i++)
+      state = acquire(state, request({ id: `other-${i}`, limits: wide, want: 100 }), ms(60.1)).state;
     const retried = acquire(state, request({ id: "late", limits: wide, want: 40 }), ms(60.6));
     expect(retried.verdict).toMatchObject({ outcome: "limited", granted: 0 });
     // The isolate reads the answer and hands back whatever it left unspent: minute 60 still counts exactly its 100.
@@ -158,7 +207,8 @@ describe("acquire: one lease request as the object takes it", () => {
   it("finds a retried ask's grant however many asks of the budget are in flight", () => {
     const wide = { perMinute: 100_000, perDay: 1_000_000 };
     let state = acquire(undefined, request({ id: "first", limits: wide, want: 1 }), ms(1)).state;
-    for (let i = 0; i < 40; i++) state = acquire(state, request({ id: `busy-${i}`, limits: wide, want: 1 }), ms(1.5)).state;
+    for (let i = 0; i < 40; i++)
+      state = acquire(state, request({ id: `busy-${i}`, limits: wide, want: 1 }), ms(1.5)).state;
     const counted = usageOf(state, ms(2)).minute.count;
     const retried = acquire(state, request({ id: "first", limits: wide, want: 1 }), ms(2.5));
     expect(retried.verdict.granted).toBe(1);
@@ -180,7 +230,10 @@ describe("acquire: one lease request as the object takes it", () => {
     const delivered = { ...full, refusedInARow: ban.threshold };
     expect(acquire(delivered, request({ id: "x", limits }), ms(2)).verdict).toMatchObject({ outcome: "banned" });
     // An isolate from before deferred refusals: counted at once, as it expects.
-    expect(acquire(full, request({ limits, deferRefusal: undefined }), ms(2)).verdict).toMatchObject({ outcome: "limited", refusedInARow: 1 });
+    expect(acquire(full, request({ limits, deferRefusal: undefined }), ms(2)).verdict).toMatchObject({
+      outcome: "limited",
+      refusedInARow: 1,
+    });
   });
 
   it("refuses a revoked key without counting it or touching the streak", () => {
@@ -198,17 +251,27 @@ describe("acquire: one lease request as the object takes it", () => {
     const stale = acquire(newer.state, request({ id: "b", limits: business, limitsSetAt: ms(-100) }), ms(2));
     expect(stale.verdict.minute.limit).toBe(60);
     const operator = setLimits(stale.state, business, ms(3), ms(3));
-    expect(acquire(operator, request({ id: "c", limits: free, limitsSetAt: ms(-10) }), ms(4)).verdict.minute.limit).toBe(1000);
+    expect(
+      acquire(operator, request({ id: "c", limits: free, limitsSetAt: ms(-10) }), ms(4)).verdict.minute.limit,
+    ).toBe(1000);
   });
 
   it("keeps revocations and learned limits across the day boundary until KV has spread them", () => {
     const lateInDay = 86_400 - 20;
-    const revoked = revokeKey(setLimits(undefined, { perMinute: 7, perDay: 70 }, ms(lateInDay), ms(lateInDay)), "key_revoked", ms(lateInDay));
+    const revoked = revokeKey(
+      setLimits(undefined, { perMinute: 7, perDay: 70 }, ms(lateInDay), ms(lateInDay)),
+      "key_revoked",
+      ms(lateInDay),
+    );
     expect(expiresAt(revoked)).toBe(Math.ceil((ms(lateInDay) + KEEP_FOR_KV_MS) / 1000));
     const afterMidnight = acquire(revoked, request({ id: "a", keyId: "key_revoked", limits }), ms(86_400 + 30));
     expect(afterMidnight.verdict.keyRevoked).toBe(true);
     expect(afterMidnight.verdict.minute.limit).toBe(7);
-    const later = acquire(revoked, request({ id: "b", keyId: "key_revoked", limits }), ms(lateInDay) + KEEP_FOR_KV_MS + 1);
+    const later = acquire(
+      revoked,
+      request({ id: "b", keyId: "key_revoked", limits }),
+      ms(lateInDay) + KEEP_FOR_KV_MS + 1,
+    );
     expect(later.verdict.keyRevoked).toBeUndefined();
   });
 });
@@ -287,7 +350,11 @@ describe("plan limits", () => {
     // The object learned the pro plan's limits as an earlier table had them, from a record of that time.
     const learned = setLimits(undefined, { perMinute: 200, perDay: 5000 }, Date.parse(key.createdAt), before);
     const now = PLAN_LIMITS_REVISED_AT + 1000;
-    const asked = acquire(learned, { limits: limitsFor(key), limitsSetAt: limitsStampOf(key), ban, want: 1, speculative: false, id: "a" }, now);
+    const asked = acquire(
+      learned,
+      { limits: limitsFor(key), limitsSetAt: limitsStampOf(key), ban, want: 1, speculative: false, id: "a" },
+      now,
+    );
     expect(asked.verdict.minute.limit).toBe(PLAN_LIMITS.pro.perMinute);
     // A key's own limits keep their own stamp: an override set before the table changed is not outdated by it.
     const own = { ...key, limits: { perMinute: 7, perDay: 70 } };
@@ -298,8 +365,14 @@ describe("plan limits", () => {
   it("takes a key's own limits first, and refuses an enterprise key without them", () => {
     const key = { id: "key_0123456789abcdef", name: "", createdAt: "" };
     expect(limitsFor({ ...key, plan: "pro" })).toEqual(PLAN_LIMITS.pro);
-    expect(limitsFor({ ...key, plan: "pro", limits: { perMinute: 1, perDay: 2 } })).toEqual({ perMinute: 1, perDay: 2 });
-    expect(limitsFor({ ...key, plan: "enterprise", limits: { perMinute: 7, perDay: 8 } })).toEqual({ perMinute: 7, perDay: 8 });
+    expect(limitsFor({ ...key, plan: "pro", limits: { perMinute: 1, perDay: 2 } })).toEqual({
+      perMinute: 1,
+      perDay: 2,
+    });
+    expect(limitsFor({ ...key, plan: "enterprise", limits: { perMinute: 7, perDay: 8 } })).toEqual({
+      perMinute: 7,
+      perDay: 8,
+    });
     expect(() => limitsFor({ ...key, plan: "enterprise" })).toThrow(/no limits/);
   });
 });

@@ -19,12 +19,41 @@ describe("the isolate-object protocol", () => {
     const book = newLeaseBook();
     book.pending = { count: 2, since: NOW - 1000 };
     book.abandoned = ["lost-ask"];
-    const request = leaseRequest(book, { limits, limitsSetAt: NOW - 60_000, ban, keyId: "key_0123456789abcdef" }, 0, NOW, false, "ask");
-    expect(Object.keys(request).sort()).toEqual(["abandoned", "ban", "deferRefusal", "id", "keyId", "limits", "limitsSetAt", "refusals", "speculative", "want"]);
+    const request = leaseRequest(
+      book,
+      { limits, limitsSetAt: NOW - 60_000, ban, keyId: "key_0123456789abcdef" },
+      0,
+      NOW,
+      false,
+      "ask",
+    );
+    expect(Object.keys(request).sort()).toEqual([
+      "abandoned",
+      "ban",
+      "deferRefusal",
+      "id",
+      "keyId",
+      "limits",
+      "limitsSetAt",
+      "refusals",
+      "speculative",
+      "want",
+    ]);
     expect(Object.keys(request.refusals!).sort()).toEqual(["count", "id", "since"]);
 
     const answer = acquire(undefined, request, NOW).verdict;
-    expect(Object.keys(answer).sort()).toEqual(["banEnds", "day", "expiresAt", "granted", "minute", "now", "outcome", "refusedInARow", "reported", "revoked"]);
+    expect(Object.keys(answer).sort()).toEqual([
+      "banEnds",
+      "day",
+      "expiresAt",
+      "granted",
+      "minute",
+      "now",
+      "outcome",
+      "refusedInARow",
+      "reported",
+      "revoked",
+    ]);
     expect(Object.keys(answer.minute).sort()).toEqual(["limit", "name", "remaining", "reset", "size"]);
 
     book.leases.push({ minuteStart: 0, dayStart: 0, count: 1, expiresAt: NOW - 1 });
@@ -43,7 +72,8 @@ describe("the isolate-object protocol", () => {
   it("lets a new isolate read an answer from an object from before these fields, counting nothing twice", () => {
     const full = decide(undefined, { perMinute: 1, perDay: 10 }, ban, NOW).state;
     // An old object counted the refusal itself and says nothing of deferring it.
-    const { refusalDeferred: _, ...oldAnswer } = decide(full, { perMinute: 1, perDay: 10 }, ban, NOW + 1).verdict as LeaseAnswer;
+    const { refusalDeferred: _, ...oldAnswer } = decide(full, { perMinute: 1, perDay: 10 }, ban, NOW + 1)
+      .verdict as LeaseAnswer;
     const book = newLeaseBook();
     const request = leaseRequest(book, { limits, ban }, 0, NOW + 1, false, "ask");
     expect(absorbAnswer(book, oldAnswer, NOW + 1, true, request, NOW + 1)).toMatchObject({ outcome: "limited" });

@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import { pagesReadAhead, laterPageQueries } from "../../../src/orders/whole-list/list-read-ahead";
 import { ORDER_PAGE_SIZE, type OrderRow } from "../../../src/orders/order-queries";
 
-const row = (id: number): OrderRow => ({ id: String(id), petId: null, quantity: null, shipDate: null, status: "pending", complete: 0 });
+const row = (id: number): OrderRow => ({
+  id: String(id),
+  petId: null,
+  quantity: null,
+  shipDate: null,
+  status: "pending",
+  complete: 0,
+});
 
 /** A table of ids 1..count, read through a fake D1 that answers when told and records what is in flight. */
 function table(count: number) {
@@ -37,11 +44,13 @@ async function drain(next: () => Promise<OrderRow[] | undefined>, answer: () => 
     let page: OrderRow[] | undefined;
     for (let settled = false; !settled; ) {
       answer();
-      page = await Promise.race([pending, new Promise<"wait">((resolve) => setTimeout(() => resolve("wait"), 0))]).then((value) => {
-        if (value === "wait") return undefined;
-        settled = true;
-        return value;
-      });
+      page = await Promise.race([pending, new Promise<"wait">((resolve) => setTimeout(() => resolve("wait"), 0))]).then(
+        (value) => {
+          if (value === "wait") return undefined;
+          settled = true;
+          return value;
+        },
+      );
     }
     if (page === undefined) return seen;
     seen.push(...page.map((order) => order.id));
@@ -49,14 +58,17 @@ async function drain(next: () => Promise<OrderRow[] | undefined>, answer: () => 
 }
 
 describe("pagesReadAhead", () => {
-  it.each([0, 1, 999, 1_000, 1_001, 3_000, 4_321])("reads %i orders exactly once each, in order, with any read-ahead", async (count) => {
-    for (const readAhead of [0, 1, 2, 5]) {
-      const t = table(count);
-      const ids = await drain(pagesReadAhead(t.first, t.read, readAhead), () => t.waiting.shift()?.());
-      expect(ids).toEqual(t.ids.map(String));
-      expect(t.maxInFlight()).toBeLessThanOrEqual(Math.max(readAhead, 1));
-    }
-  });
+  it.each([0, 1, 999, 1_000, 1_001, 3_000, 4_321])(
+    "reads %i orders exactly once each, in order, with any read-ahead",
+    async (count) => {
+      for (const readAhead of [0, 1, 2, 5]) {
+        const t = table(count);
+        const ids = await drain(pagesReadAhead(t.first, t.read, readAhead), () => t.waiting.shift()?.());
+        expect(ids).toEqual(t.ids.map(String));
+        expect(t.maxInFlight()).toBeLessThanOrEqual(Math.max(readAhead, 1));
+      }
+    },
+  );
 
   it("has `readAhead` pages in flight while the caller writes one, and none without read-ahead", async () => {
     const t = table(5_000);

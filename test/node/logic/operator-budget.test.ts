@@ -9,13 +9,20 @@ import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
  * is what every operator behind one office address was counted as, the
  * day ran out within an hour.
  */
-function aDayOfPolling(limits: { perMinute: number; perDay: number }): { refused: number; firstRefusedAt: number | undefined } {
+function aDayOfPolling(limits: { perMinute: number; perDay: number }): {
+  refused: number;
+  firstRefusedAt: number | undefined;
+} {
   const start = Date.UTC(2030, 0, 1);
   let state: LimiterState | undefined;
   let refused = 0;
   let firstRefusedAt: number | undefined;
   for (let at = start; at < start + 86_400_000; at += 2_000) {
-    const result = acquire(state, { limits, ban: { threshold: 1_000_000, seconds: 900 }, want: 1, speculative: false }, at);
+    const result = acquire(
+      state,
+      { limits, ban: { threshold: 1_000_000, seconds: 900 }, want: 1, speculative: false },
+      at,
+    );
     state = result.state;
     if (result.verdict.outcome !== "admitted") {
       refused += 1;

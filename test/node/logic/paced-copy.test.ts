@@ -21,7 +21,9 @@ function source(count: number, failAt?: number) {
 
 /** A copy whose reader is driven by the test, so it can be slower than the client. */
 function copyTarget(keep = true) {
-  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, undefined, { highWaterMark: 0 });
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, undefined, {
+    highWaterMark: 0,
+  });
   let opened = 0;
   return {
     target: { open: () => (opened++, writable), keep: async () => keep },
@@ -31,7 +33,9 @@ function copyTarget(keep = true) {
 }
 
 /** Reads the copy to its end; resolves with "closed" when it was completed, "aborted" when it was thrown away. */
-async function drainCopy(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<{ state: "closed" | "aborted"; bytes: number[] }> {
+async function drainCopy(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): Promise<{ state: "closed" | "aborted"; bytes: number[] }> {
   const bytes: number[] = [];
   try {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) bytes.push(...chunk.value);

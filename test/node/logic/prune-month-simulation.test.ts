@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ORDER_EVENTS_BUDGET_MB } from "../../../src/framework/read-config";
-import { EVENT_RETENTION_MS, EVENT_ROW_BYTES, PRUNE_BATCH, PRUNE_BATCHES_PER_RUN, pruneBatches } from "../../../src/events/prune-order-events";
+import {
+  EVENT_RETENTION_MS,
+  EVENT_ROW_BYTES,
+  PRUNE_BATCH,
+  PRUNE_BATCHES_PER_RUN,
+  pruneBatches,
+} from "../../../src/events/prune-order-events";
 
 /**
  * The prune's rule (`pruneBatches`) over a month and a week of minutes at
@@ -52,7 +58,10 @@ interface Scenario {
 
 function scenarioOf(seed: number, rate: number): Scenario {
   const next = random(seed);
-  const stretch = (longest: number): Stretch => ({ from: Math.floor(next() * MINUTES), minutes: 1 + Math.floor(next() * longest) });
+  const stretch = (longest: number): Stretch => ({
+    from: Math.floor(next() * MINUTES),
+    minutes: 1 + Math.floor(next() * longest),
+  });
   return {
     seed,
     rate,
@@ -62,7 +71,8 @@ function scenarioOf(seed: number, rate: number): Scenario {
   };
 }
 
-const within = (minute: number, stretches: Stretch[]) => stretches.some(({ from, minutes }) => minute >= from && minute < from + minutes);
+const within = (minute: number, stretches: Stretch[]) =>
+  stretches.some(({ from, minutes }) => minute >= from && minute < from + minutes);
 
 interface MonthResult {
   /** The most queries any run made. */
@@ -99,7 +109,10 @@ async function simulateMonth(scenario: Scenario): Promise<MonthResult> {
     return index === 0 ? 0 : minutes[index - 1]![1];
   };
   for (let minute = 0; minute < MINUTES; minute++) {
-    const burst = minute >= scenario.burst.from && minute < scenario.burst.from + scenario.burst.minutes ? scenario.burst.factor : 1;
+    const burst =
+      minute >= scenario.burst.from && minute < scenario.burst.from + scenario.burst.minutes
+        ? scenario.burst.factor
+        : 1;
     head += Math.round(scenario.rate * 60 * burst * (0.9 + 0.2 * next()));
     minutes.push([minute, head]);
     if (within(minute, scenario.missed)) continue;
@@ -124,7 +137,8 @@ async function simulateMonth(scenario: Scenario): Promise<MonthResult> {
           async remove(from, through) {
             queries += 2;
             if (removals++ >= failAfter) throw new Error("D1 failed");
-            if (from !== prunedThrough) result.problems.push(`minute ${minute}: a batch from ${from}, the mark at ${prunedThrough}`);
+            if (from !== prunedThrough)
+              result.problems.push(`minute ${minute}: a batch from ${from}, the mark at ${prunedThrough}`);
             prunedThrough = Math.max(prunedThrough, through);
             return through - from;
           },
@@ -135,16 +149,20 @@ async function simulateMonth(scenario: Scenario): Promise<MonthResult> {
     }
     result.mostQueries = Math.max(result.mostQueries, queries);
     result.prunedRows += prunedThrough - before;
-    if (deleted !== 0 && deleted !== prunedThrough - before) result.problems.push(`minute ${minute}: counted ${deleted}, pruned ${prunedThrough - before}`);
+    if (deleted !== 0 && deleted !== prunedThrough - before)
+      result.problems.push(`minute ${minute}: counted ${deleted}, pruned ${prunedThrough - before}`);
     if (queries > RUN_QUERIES) result.problems.push(`minute ${minute}: ${queries} queries`);
     // Never more than the rules allow: only what is past its retention or over the budget.
     const mayGo = Math.max(oldest, head - BUDGET_ROWS);
-    if (prunedThrough > mayGo) result.problems.push(`minute ${minute}: pruned through ${prunedThrough}, only ${mayGo} might go`);
+    if (prunedThrough > mayGo)
+      result.problems.push(`minute ${minute}: pruned through ${prunedThrough}, only ${mayGo} might go`);
     // A run that stopped short of its cap, with D1 answering, has caught up: under budget, nothing past its retention.
     const caughtUp = removals < PRUNE_BATCHES_PER_RUN && failAfter === Infinity;
     if (caughtUp) {
-      if (head - prunedThrough > BUDGET_ROWS) result.problems.push(`minute ${minute}: ${head - prunedThrough} kept, over the budget's ${BUDGET_ROWS}`);
-      if (oldest > prunedThrough) result.problems.push(`minute ${minute}: events through ${oldest} past their retention are kept`);
+      if (head - prunedThrough > BUDGET_ROWS)
+        result.problems.push(`minute ${minute}: ${head - prunedThrough} kept, over the budget's ${BUDGET_ROWS}`);
+      if (oldest > prunedThrough)
+        result.problems.push(`minute ${minute}: events through ${oldest} past their retention are kept`);
       if (minute >= 7 * 1_440) {
         const oldestKept = minutes[firstNot(([, last]) => last <= prunedThrough)]?.[0] ?? minute;
         result.shortestReachMinutes = Math.min(result.shortestReachMinutes, minute - oldestKept);
@@ -155,17 +173,21 @@ async function simulateMonth(scenario: Scenario): Promise<MonthResult> {
 }
 
 describe("the prune over a month of a busy store's events, simulated", () => {
-  it("at the capacity table's 20 changes a second, with a burst, missed crons and failing runs: bounded runs, nothing kept past its rules, nothing pruned before them, and 7 days of feed", async () => {
-    for (let i = 0; i < RUNS; i++) {
-      const seed = (i + 1) * 104_729;
-      // The goal's rate, less the ±10% a minute may add.
-      const scenario = scenarioOf(seed, 18);
-      const result = await simulateMonth(scenario);
-      if (result.problems.length > 0) expect.fail(`seed ${seed}: ${result.problems.slice(0, 3).join("; ")}`);
-      expect(result.mostQueries, `seed ${seed}`).toBeLessThanOrEqual(RUN_QUERIES);
-      expect(result.shortestReachMinutes, `seed ${seed}`).toBeGreaterThanOrEqual(7 * 1_440);
-    }
-  }, TIMEOUT_MS);
+  it(
+    "at the capacity table's 20 changes a second, with a burst, missed crons and failing runs: bounded runs, nothing kept past its rules, nothing pruned before them, and 7 days of feed",
+    async () => {
+      for (let i = 0; i < RUNS; i++) {
+        const seed = (i + 1) * 104_729;
+        // The goal's rate, less the ±10% a minute may add.
+        const scenario = scenarioOf(seed, 18);
+        const result = await simulateMonth(scenario);
+        if (result.problems.length > 0) expect.fail(`seed ${seed}: ${result.problems.slice(0, 3).join("; ")}`);
+        expect(result.mostQueries, `seed ${seed}`).toBeLessThanOrEqual(RUN_QUERIES);
+        expect(result.shortestReachMinutes, `seed ${seed}`).toBeGreaterThanOrEqual(7 * 1_440);
+      }
+    },
+    TIMEOUT_MS,
+  );
 
   it("past the capacity (60 changes a second): the runs stay bounded and the budget holds; the feed reaches back less far", async () => {
     const result = await simulateMonth(scenarioOf(7, 60));

@@ -17,7 +17,11 @@ function lastVerdict(times: number[]): Verdict {
 }
 
 /** A refusal the isolate answers itself from the object's last answer (lease-book.ts decideLocally): the same windows, its own clock. */
-const refusedLocally = (last: Verdict, seconds: number, retryAfter: number): Verdict => ({ ...last, now: ms(seconds), retryAfter });
+const refusedLocally = (last: Verdict, seconds: number, retryAfter: number): Verdict => ({
+  ...last,
+  now: ms(seconds),
+  retryAfter,
+});
 
 describe("rateLimitHeaders", () => {
   it("describes the reported window and both windows in the IETF fields", () => {
@@ -52,11 +56,16 @@ describe("rateLimitHeaders", () => {
   it("writes them again when any value changes: a second later, another wait, other windows", () => {
     const limited = lastVerdict([0, 1, 2]);
     const first = rateLimitHeaders(refusedLocally(limited, 2.5, 58));
-    expect(rateLimitHeaders(refusedLocally(limited, 3.5, 57))).toMatchObject({ "Retry-After": "57", RateLimit: `"minute";r=0;t=57, "day";r=3;t=${86400 - 3}` });
+    expect(rateLimitHeaders(refusedLocally(limited, 3.5, 57))).toMatchObject({
+      "Retry-After": "57",
+      RateLimit: `"minute";r=0;t=57, "day";r=3;t=${86400 - 3}`,
+    });
     expect(rateLimitHeaders(refusedLocally(limited, 3.6, 56))).toMatchObject({ "Retry-After": "56" });
     // An equal answer from the object is a new state: its windows are its own.
     const again = { ...limited, minute: { ...limited.minute }, day: { ...limited.day, remaining: 1 } };
-    expect(rateLimitHeaders(refusedLocally(again, 2.5, 58))).toMatchObject({ RateLimit: `"minute";r=0;t=58, "day";r=1;t=${86400 - 2}` });
+    expect(rateLimitHeaders(refusedLocally(again, 2.5, 58))).toMatchObject({
+      RateLimit: `"minute";r=0;t=58, "day";r=1;t=${86400 - 2}`,
+    });
     expect(rateLimitHeaders(refusedLocally(limited, 2.5, 58))).not.toBe(first);
   });
 

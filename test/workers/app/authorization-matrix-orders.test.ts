@@ -11,4 +11,7 @@ describe("the authorization matrix", () => {
   });
 });
 
-describeMatrixRows("the authorization matrix: orders, events, usage, the documents and the pages", (row) => !/\/v2\/(webhook-endpoints|keys|console)|\/admin/.test(row));
+describeMatrixRows(
+  "the authorization matrix: orders, events, usage, the documents and the pages",
+  (row) => !/\/v2\/(webhook-endpoints|keys|console)|\/admin/.test(row),
+);

@@ -30,7 +30,11 @@ const int64ish = fc.oneof(
   fc.integer({ min: -3, max: 8 }).map(String),
   fc.constantFrom("007", "-0", "1.5", "1e3", "0x10", " 1", "+1", "9223372036854775808", "%00", ".."),
 );
-const anyId = fc.oneof(int64ish, fc.string({ unit: "grapheme", maxLength: 40 }), fc.string({ unit: "binary", maxLength: 200 }));
+const anyId = fc.oneof(
+  int64ish,
+  fc.string({ unit: "grapheme", maxLength: 40 }),
+  fc.string({ unit: "binary", maxLength: 200 }),
+);
 
 beforeAll(async () => {
   await clearOrders();
@@ -44,13 +48,24 @@ beforeAll(async () => {
 });
 
 describe("fuzzed ids", () => {
-  test.prop([anyId], RUNS)("DELETE /v1/store/orders/{orderId} answers only 204, 400, 404 or 409", async (id) => {
-    await expectContractAnswer(await api(`/v1/store/orders/${encodeURIComponent(id)}`, { method: "DELETE" }), [204, 400, 404, 409]);
-  }, TIMEOUT);
+  test.prop([anyId], RUNS)(
+    "DELETE /v1/store/orders/{orderId} answers only 204, 400, 404 or 409",
+    async (id) => {
+      await expectContractAnswer(
+        await api(`/v1/store/orders/${encodeURIComponent(id)}`, { method: "DELETE" }),
+        [204, 400, 404, 409],
+      );
+    },
+    TIMEOUT,
+  );
 
-  test.prop([anyId], RUNS)("GET /v1/pets/{petId} answers only 200, 400, 404 or 410", async (id) => {
-    await expectContractAnswer(await api(`/v1/pets/${encodeURIComponent(id)}`), [200, 400, 404, 410]);
-  }, TIMEOUT);
+  test.prop([anyId], RUNS)(
+    "GET /v1/pets/{petId} answers only 200, 400, 404 or 410",
+    async (id) => {
+      await expectContractAnswer(await api(`/v1/pets/${encodeURIComponent(id)}`), [200, 400, 404, 410]);
+    },
+    TIMEOUT,
+  );
 });
 
 describe("fuzzed paths and methods", () => {
@@ -61,11 +76,15 @@ describe("fuzzed paths and methods", () => {
   const path = fc.array(segment, { minLength: 1, maxLength: 6 }).map((segments) => `/${segments.join("/")}`);
   const body = fc.option(fc.string({ maxLength: 2000 }), { nil: undefined });
 
-  test.prop([fc.constantFrom(...METHODS), path, body], RUNS)("never answer 5xx, and errors have the Error shape", async (method, target, text) => {
-    const withBody = text !== undefined && !["GET", "HEAD"].includes(method.toUpperCase());
-    const response = await api(target, { method, ...(withBody && { body: text }) });
-    await expectContractAnswer(response, [200, 204, 304, 400, 401, 404, 405, 409, 410], method.toUpperCase());
-  }, TIMEOUT);
+  test.prop([fc.constantFrom(...METHODS), path, body], RUNS)(
+    "never answer 5xx, and errors have the Error shape",
+    async (method, target, text) => {
+      const withBody = text !== undefined && !["GET", "HEAD"].includes(method.toUpperCase());
+      const response = await api(target, { method, ...(withBody && { body: text }) });
+      await expectContractAnswer(response, [200, 204, 304, 400, 401, 404, 405, 409, 410], method.toUpperCase());
+    },
+    TIMEOUT,
+  );
 });
 
 describe("fuzzed Authorization headers", () => {
@@ -87,14 +106,18 @@ describe("fuzzed Authorization headers", () => {
     { maxKeys: 40 },
   );
 
-  test.prop([authorization, noise], RUNS)("get 401 (or 429), never 5xx, and are never echoed back", async (header, extra) => {
-    const response = await api("/v1/store/orders", { headers: { ...extra, Authorization: header } });
-    const body = await response.clone().text();
-    await expectContractAnswer(response, [401, 429]);
-    const secret = header.trim().split(/\s+/).at(-1) ?? "";
-    if (secret.length >= 12) {
-      expect(body).not.toContain(secret);
-      expect([...response.headers].some(([, value]) => value.includes(secret))).toBe(false);
-    }
-  }, TIMEOUT);
+  test.prop([authorization, noise], RUNS)(
+    "get 401 (or 429), never 5xx, and are never echoed back",
+    async (header, extra) => {
+      const response = await api("/v1/store/orders", { headers: { ...extra, Authorization: header } });
+      const body = await response.clone().text();
+      await expectContractAnswer(response, [401, 429]);
+      const secret = header.trim().split(/\s+/).at(-1) ?? "";
+      if (secret.length >= 12) {
+        expect(body).not.toContain(secret);
+        expect([...response.headers].some(([, value]) => value.includes(secret))).toBe(false);
+      }
+    },
+    TIMEOUT,
+  );
 });

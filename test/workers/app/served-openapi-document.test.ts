@@ -16,7 +16,10 @@ interface OperationObject {
   deprecated?: boolean;
   "x-stability": string;
   security: object[];
-  responses: Record<string, { description: string; headers: Record<string, unknown>; content?: Record<string, unknown> }>;
+  responses: Record<
+    string,
+    { description: string; headers: Record<string, unknown>; content?: Record<string, unknown> }
+  >;
 }
 interface Document {
   openapi: string;
@@ -37,7 +40,9 @@ const servedOperations = () =>
     .map(({ method, path }) => `${method.toLowerCase()} ${path.slice(3)}`);
 
 function documentedOperations(document: Document): string[] {
-  return Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method} ${path}`));
+  return Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.keys(methods).map((method) => `${method} ${path}`),
+  );
 }
 
 describe("GET /v1/openapi.json", () => {
@@ -53,7 +58,11 @@ describe("GET /v1/openapi.json", () => {
 
   it("lists this deployment first, then production and staging, from the vars", async () => {
     const document = await fetchDocument();
-    expect(document.servers.map((server) => server.url)).toEqual([env.BASE_URL, env.PRODUCTION_BASE_URL, env.STAGING_BASE_URL]);
+    expect(document.servers.map((server) => server.url)).toEqual([
+      env.BASE_URL,
+      env.PRODUCTION_BASE_URL,
+      env.STAGING_BASE_URL,
+    ]);
     for (const server of document.servers) expect(server.url).toMatch(/\/v1$/);
   });
 
@@ -74,10 +83,13 @@ describe("GET /v1/openapi.json", () => {
   it("names every operation, marks its stability, and marks pets deprecated", async () => {
     const document = await fetchDocument();
     const byId = Object.fromEntries(
-      Object.values(document.paths).flatMap((methods) => Object.values(methods)).map((op) => [op.operationId, op]),
+      Object.values(document.paths)
+        .flatMap((methods) => Object.values(methods))
+        .map((op) => [op.operationId, op]),
     );
     expect(Object.keys(byId).sort()).toEqual(["cancelOrder", "getOpenApiDocument", "getPetById", "listOrders"]);
-    for (const operation of Object.values(byId)) expect(["stable", "beta", "experimental"]).toContain(operation["x-stability"]);
+    for (const operation of Object.values(byId))
+      expect(["stable", "beta", "experimental"]).toContain(operation["x-stability"]);
     expect(byId.getPetById.deprecated).toBe(true);
     expect(byId.listOrders.deprecated).toBeUndefined();
     expect(byId.getPetById.responses["200"].headers).toHaveProperty("Sunset");
@@ -93,11 +105,28 @@ describe("GET /v1/openapi.json", () => {
   it("describes each operation's errors and the rate-limit headers on every response", async () => {
     const document = await fetchDocument();
     const cancel = document.paths["/store/orders/{orderId}"].delete;
-    expect(Object.keys(cancel.responses).sort()).toEqual(["204", "400", "401", "403", "404", "405", "409", "429", "500", "503"]);
+    expect(Object.keys(cancel.responses).sort()).toEqual([
+      "204",
+      "400",
+      "401",
+      "403",
+      "404",
+      "405",
+      "409",
+      "429",
+      "500",
+      "503",
+    ]);
     for (const operation of Object.values(document.paths).flatMap((methods) => Object.values(methods))) {
       for (const [status, response] of Object.entries(operation.responses)) {
         expect(Object.keys(response.headers), `${operation.operationId} ${status}`).toEqual(
-          expect.arrayContaining(["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit", "RateLimit-Policy"]),
+          expect.arrayContaining([
+            "X-RateLimit-Limit",
+            "X-RateLimit-Remaining",
+            "X-RateLimit-Reset",
+            "RateLimit",
+            "RateLimit-Policy",
+          ]),
         );
         if (status === "429" || status === "503") expect(response.headers).toHaveProperty("Retry-After");
       }
@@ -138,16 +167,29 @@ describe("GET /v1/openapi.json", () => {
       expect(field!.description).toMatch(/2\^53.*exactly/);
     }
     const paths = (await fetchDocument()).paths;
-    for (const parameter of [...paths["/store/orders/{orderId}"].delete.parameters, ...paths["/pets/{petId}"].get.parameters]) {
+    for (const parameter of [
+      ...paths["/store/orders/{orderId}"].delete.parameters,
+      ...paths["/pets/{petId}"].get.parameters,
+    ]) {
       expect(parameter.description).toMatch(/2\^53.*exactly/);
     }
   });
 
   it("keeps v1's int64s JSON integers, as the specification says, and points each to v2's strings and the TypeScript client", async () => {
     const document = await fetchDocument();
-    const { Order, Pet } = document.components.schemas as Record<string, { properties: Record<string, { type: string; format: string; description: string }> }>;
-    const orderId = document.paths["/store/orders/{orderId}"].delete.parameters.find((parameter) => parameter.name === "orderId") as unknown as { schema: object; description: string };
-    for (const int64 of [Order!.properties.id!, Order!.properties.petId!, Pet!.properties.id!, { ...orderId.schema, description: orderId.description }]) {
+    const { Order, Pet } = document.components.schemas as Record<
+      string,
+      { properties: Record<string, { type: string; format: string; description: string }> }
+    >;
+    const orderId = document.paths["/store/orders/{orderId}"].delete.parameters.find(
+      (parameter) => parameter.name === "orderId",
+    ) as unknown as { schema: object; description: string };
+    for (const int64 of [
+      Order!.properties.id!,
+      Order!.properties.petId!,
+      Pet!.properties.id!,
+      { ...orderId.schema, description: orderId.description },
+    ]) {
       expect(int64).toMatchObject({ type: "integer", format: "int64" });
       expect(int64.description).toMatch(/v2.*strings.*TypeScript client.*client\//);
     }
@@ -155,10 +197,20 @@ describe("GET /v1/openapi.json", () => {
 
   it("leaves Error.code open: the known codes are examples, in the Error schema and in each response, never an enum", async () => {
     const document = await fetchDocument();
-    const { Error: errorSchema } = document.components.schemas as Record<string, { properties: Record<string, object> }>;
+    const { Error: errorSchema } = document.components.schemas as Record<
+      string,
+      { properties: Record<string, object> }
+    >;
     expect(errorSchema!.properties.code).toMatchObject({ type: "string", examples: Object.keys(ERROR_STATUS) });
     expect(document.paths["/store/orders/{orderId}"].delete.responses["404"]!.content).toEqual({
-      "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { code: { examples: ["order_not_found", "not_found", "unsupported_version"] } } }] } },
+      "application/json": {
+        schema: {
+          allOf: [
+            { $ref: "#/components/schemas/Error" },
+            { properties: { code: { examples: ["order_not_found", "not_found", "unsupported_version"] } } },
+          ],
+        },
+      },
     });
     expect(JSON.stringify(document)).not.toMatch(/"code":\{[^{}]*"enum"/);
   });

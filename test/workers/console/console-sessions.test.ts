@@ -10,14 +10,26 @@ const OPERATOR = "Bearer operator-token-for-tests";
 const ALL_SCOPES = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
 
 async function signIn(key: TestKey, url = ""): Promise<{ response: Response; cookie: string }> {
-  const response = await api(`${url}/v2/console/session`, { method: "POST", key: key.key, headers: { Origin: ORIGIN } });
+  const response = await api(`${url}/v2/console/session`, {
+    method: "POST",
+    key: key.key,
+    headers: { Origin: ORIGIN },
+  });
   const cookie = /^__Host-so_console=([^;]+)/.exec(response.headers.get("Set-Cookie") ?? "")?.[1] ?? "";
   return { response, cookie };
 }
 
 /** A request the browser would send with the session cookie and no key. */
 const withCookie = (cookie: string, path: string, init: RequestInit = {}) =>
-  apiWith(withoutDispatcher(), path, { ...init, key: null, headers: { Cookie: `__Host-${SESSION_COOKIE}=${cookie}`, ...(init.method && init.method !== "GET" ? { Origin: ORIGIN } : {}), ...(init.headers as Record<string, string>) } });
+  apiWith(withoutDispatcher(), path, {
+    ...init,
+    key: null,
+    headers: {
+      Cookie: `__Host-${SESSION_COOKIE}=${cookie}`,
+      ...(init.method && init.method !== "GET" ? { Origin: ORIGIN } : {}),
+      ...(init.headers as Record<string, string>),
+    },
+  });
 
 const keyWith = () => storeTestKey({ scopes: [...ALL_SCOPES] });
 
@@ -38,7 +50,11 @@ describe("signing in with a key", () => {
     expect(setCookie).not.toContain(key.record.id);
     const session = await withCookie(cookie, "/v2/console/session");
     expect(session.status).toBe(200);
-    const body = await session.json<{ key: { id: string; start: string; scopes: string[] }; session: { expiresAt: string } | null; remaining: { minute: { remaining: number } } }>();
+    const body = await session.json<{
+      key: { id: string; start: string; scopes: string[] };
+      session: { expiresAt: string } | null;
+      remaining: { minute: { remaining: number } };
+    }>();
     expect(body.key.id).toBe(key.record.id);
     expect(body.key.start).toBe(key.key.slice(0, 12));
     expect(body.key.scopes).toEqual(ALL_SCOPES);
@@ -50,28 +66,45 @@ describe("signing in with a key", () => {
 
   it("drops Secure only for plain http to localhost (npm start)", async () => {
     const key = await keyWith();
-    const request = new Request("http://localhost:8787/v2/console/session", { method: "POST", headers: { Authorization: `Bearer ${key.key}`, Origin: "http://localhost:8787" } });
+    const request = new Request("http://localhost:8787/v2/console/session", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key.key}`, Origin: "http://localhost:8787" },
+    });
     const { default: worker } = await import("../../../src/app/worker");
     const { createExecutionContext } = await import("cloudflare:test");
     const response = await worker.fetch(request, env, createExecutionContext());
     expect(response.status).toBe(201);
-    expect(response.headers.get("Set-Cookie")).toMatch(/^so_console=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    expect(response.headers.get("Set-Cookie")).toMatch(
+      /^so_console=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/,
+    );
   });
 
   it("is refused from another site, and without a key; a bad key is 401 as anywhere", async () => {
     const key = await keyWith();
-    const crossSite = await api("/v2/console/session", { method: "POST", key: key.key, headers: { Origin: "https://evil.example" } });
+    const crossSite = await api("/v2/console/session", {
+      method: "POST",
+      key: key.key,
+      headers: { Origin: "https://evil.example" },
+    });
     expect((await errorBodyOf(crossSite)).code).toBe("cross_site_request");
     expect(crossSite.headers.get("Set-Cookie")).toBeNull();
-    expect((await errorBodyOf(await api("/v2/console/session", { method: "POST", key: null }))).code).toBe("missing_api_key");
-    expect((await errorBodyOf(await api("/v2/console/session", { method: "POST", key: `so_test_${"x".repeat(32)}` }))).code).toBe("invalid_api_key");
+    expect((await errorBodyOf(await api("/v2/console/session", { method: "POST", key: null }))).code).toBe(
+      "missing_api_key",
+    );
+    expect(
+      (await errorBodyOf(await api("/v2/console/session", { method: "POST", key: `so_test_${"x".repeat(32)}` }))).code,
+    ).toBe("invalid_api_key");
   });
 
   it("is audited, with the session's id and never the key", async () => {
     const key = await keyWith();
     await signIn(key);
-    const rows = await env.DB.prepare("SELECT operation, actor, changes FROM key_events WHERE key_id = ?1").bind(key.record.id).all<{ operation: string; actor: string; changes: string }>();
-    expect(rows.results.map((row) => [row.operation, row.actor])).toEqual([["console_sign_in", `key:${key.record.id}`]]);
+    const rows = await env.DB.prepare("SELECT operation, actor, changes FROM key_events WHERE key_id = ?1")
+      .bind(key.record.id)
+      .all<{ operation: string; actor: string; changes: string }>();
+    expect(rows.results.map((row) => [row.operation, row.actor])).toEqual([
+      ["console_sign_in", `key:${key.record.id}`],
+    ]);
     expect(JSON.parse(rows.results[0]!.changes)).toMatchObject({ via: "key" });
     expect(rows.results[0]!.changes).not.toContain(key.key);
   });
@@ -83,10 +116,15 @@ describe("a session", () => {
     const { cookie } = await signIn(key);
     const out = await withCookie(cookie, "/v2/console/session", { method: "DELETE" });
     expect(out.status).toBe(204);
-    expect(out.headers.get("Set-Cookie")).toMatch(/^__Host-so_console=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0; Secure$/);
+    expect(out.headers.get("Set-Cookie")).toMatch(
+      /^__Host-so_console=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0; Secure$/,
+    );
     const after = await withCookie(cookie, "/v2/console/session");
     expect(after.status).toBe(401);
-    expect(await errorBodyOf(after)).toMatchObject({ code: "session_ended", message: expect.stringContaining("signed out") });
+    expect(await errorBodyOf(after)).toMatchObject({
+      code: "session_ended",
+      message: expect.stringContaining("signed out"),
+    });
     // The browser is told to drop the cookie it still sends.
     expect(after.headers.get("Set-Cookie")).toMatch(/^__Host-so_console=; .*Max-Age=0/);
   });
@@ -95,17 +133,28 @@ describe("a session", () => {
     const key = await keyWith();
     const { cookie } = await signIn(key);
     expect((await withCookie(cookie, "/v2/webhook-endpoints")).status).toBe(200);
-    const revoked = await api(`/admin/keys/${key.record.id}/revoke`, { method: "POST", key: null, headers: { Authorization: OPERATOR } });
+    const revoked = await api(`/admin/keys/${key.record.id}/revoke`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: OPERATOR },
+    });
     expect(revoked.status).toBe(200);
     const after = await withCookie(cookie, "/v2/webhook-endpoints");
-    expect(await errorBodyOf(after)).toMatchObject({ code: "session_ended", message: expect.stringContaining("its key was revoked") });
+    expect(await errorBodyOf(after)).toMatchObject({
+      code: "session_ended",
+      message: expect.stringContaining("its key was revoked"),
+    });
   });
 
   it("ends within 5 s of its key's expiry, as the key's own requests do (the rotation's grace ending included)", async () => {
     const key = await keyWith();
     const { cookie } = await signIn(key);
     // The key rotates itself with no grace: the old key expires now.
-    const rotated = await withCookie(cookie, `/v2/keys/${key.record.id}/rotate`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ graceSeconds: 0 }) });
+    const rotated = await withCookie(cookie, `/v2/keys/${key.record.id}/rotate`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ graceSeconds: 0 }),
+    });
     expect(rotated.status).toBe(201);
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.now() + 5_001);
@@ -118,9 +167,17 @@ describe("a session", () => {
     const { cookie } = await signIn(key);
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.now() + 12 * 3_600_000 + 1);
-    expect(await errorBodyOf(await withCookie(cookie, "/v2/console/session"))).toMatchObject({ code: "session_ended", message: expect.stringContaining("12 hours") });
+    expect(await errorBodyOf(await withCookie(cookie, "/v2/console/session"))).toMatchObject({
+      code: "session_ended",
+      message: expect.stringContaining("12 hours"),
+    });
     vi.useRealTimers();
-    const forged = await sealSession("another deployment's key", { sid: crypto.randomUUID(), keyId: key.record.id, budget: key.record.id, expiresAt: Date.now() + 60_000 });
+    const forged = await sealSession("another deployment's key", {
+      sid: crypto.randomUUID(),
+      keyId: key.record.id,
+      budget: key.record.id,
+      expiresAt: Date.now() + 60_000,
+    });
     expect((await withCookie(forged, "/v2/console/session")).status).toBe(401);
     const tampered = cookie.slice(0, -4) + (cookie.endsWith("AAA=") ? "BBB=" : "AAA=");
     expect((await withCookie(tampered, "/v2/console/session")).status).toBe(401);
@@ -141,7 +198,10 @@ describe("a session", () => {
       ["POST", `/v2/webhook-endpoints/${endpoint.id}/test`, undefined],
       ["DELETE", `/v2/webhook-endpoints/${endpoint.id}`, undefined],
     ] as const) {
-      const response = await withCookie(cookie, path, { method, ...(body && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }) });
+      const response = await withCookie(cookie, path, {
+        method,
+        ...(body && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+      });
       expect(response.status, `${method} ${path}`).toBe(404);
     }
     const still = await api(`/v2/webhook-endpoints/${endpoint.id}`, { key: theirs.key });
@@ -155,12 +215,18 @@ describe("a session", () => {
       apiWith(withoutDispatcher(), "/v2/webhook-endpoints", {
         method: "POST",
         key: null,
-        headers: { Cookie: `__Host-${SESSION_COOKIE}=${cookie}`, "Content-Type": "application/json", ...(origin && { Origin: origin }) },
+        headers: {
+          Cookie: `__Host-${SESSION_COOKIE}=${cookie}`,
+          "Content-Type": "application/json",
+          ...(origin && { Origin: origin }),
+        },
         body: JSON.stringify({ url: "https://receiver.example/hook" }),
       });
     expect((await errorBodyOf(await create("https://evil.example"))).code).toBe("cross_site_request");
     expect((await errorBodyOf(await create(undefined))).code).toBe("cross_site_request");
-    expect((await api("/v2/webhook-endpoints", { key: key.key }).then((r) => r.json<{ data: unknown[] }>())).data).toEqual([]);
+    expect(
+      (await api("/v2/webhook-endpoints", { key: key.key }).then((r) => r.json<{ data: unknown[] }>())).data,
+    ).toEqual([]);
     expect((await create(ORIGIN)).status).toBe(201);
   });
 
@@ -174,13 +240,23 @@ describe("a session", () => {
   it("is replaced by a new sign-in from the same browser, which ends it; over https only the __Host- cookie counts", async () => {
     const key = await keyWith();
     const { cookie: first } = await signIn(key);
-    const second = await api("/v2/console/session", { method: "POST", key: key.key, headers: { Origin: ORIGIN, Cookie: `__Host-so_console=${first}` } });
+    const second = await api("/v2/console/session", {
+      method: "POST",
+      key: key.key,
+      headers: { Origin: ORIGIN, Cookie: `__Host-so_console=${first}` },
+    });
     expect(second.status).toBe(201);
-    expect(await errorBodyOf(await withCookie(first, "/v2/console/session"))).toMatchObject({ code: "session_ended", message: expect.stringContaining("replaced") });
+    expect(await errorBodyOf(await withCookie(first, "/v2/console/session"))).toMatchObject({
+      code: "session_ended",
+      message: expect.stringContaining("replaced"),
+    });
     const next = /^__Host-so_console=([^;]+)/.exec(second.headers.get("Set-Cookie")!)![1]!;
     expect((await withCookie(next, "/v2/console/session")).status).toBe(200);
     // Set by another host without the prefix: not this service's cookie.
-    const shadow = await apiWith(withoutDispatcher(), "/v2/console/session", { key: null, headers: { Cookie: `so_console=${next}` } });
+    const shadow = await apiWith(withoutDispatcher(), "/v2/console/session", {
+      key: null,
+      headers: { Cookie: `so_console=${next}` },
+    });
     expect((await errorBodyOf(shadow)).code).toBe("missing_api_key");
   });
 
@@ -188,19 +264,31 @@ describe("a session", () => {
     const mine = await keyWith();
     const other = await keyWith();
     const { cookie } = await signIn(mine);
-    const response = await api("/v2/console/session", { key: other.key, headers: { Cookie: `__Host-${SESSION_COOKIE}=${cookie}` } });
+    const response = await api("/v2/console/session", {
+      key: other.key,
+      headers: { Cookie: `__Host-${SESSION_COOKIE}=${cookie}` },
+    });
     expect((await response.json<{ key: { id: string }; session: null }>()).key.id).toBe(other.record.id);
   });
 });
 
 describe("an operator's single-use link", () => {
   const makeLink = async (keyId: string) => {
-    const response = await api(`/admin/keys/${keyId}/console-link`, { method: "POST", key: null, headers: { Authorization: OPERATOR } });
+    const response = await api(`/admin/keys/${keyId}/console-link`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: OPERATOR },
+    });
     expect(response.status).toBe(201);
     return response.json<{ url: string; expiresAt: string; keyId: string }>();
   };
   const redeem = (token: string, origin = ORIGIN) =>
-    api("/v2/console/session/link", { method: "POST", key: null, headers: { "Content-Type": "application/json", Origin: origin }, body: JSON.stringify({ token }) });
+    api("/v2/console/session/link", {
+      method: "POST",
+      key: null,
+      headers: { "Content-Type": "application/json", Origin: origin },
+      body: JSON.stringify({ token }),
+    });
 
   it("signs in once, within 15 minutes, with the token in the fragment; audited, the token kept only as a digest", async () => {
     const key = await keyWith();
@@ -211,13 +299,19 @@ describe("an operator's single-use link", () => {
     const first = await redeem(token);
     expect(first.status).toBe(201);
     const cookie = /^__Host-so_console=([^;]+)/.exec(first.headers.get("Set-Cookie")!)![1]!;
-    expect((await (await withCookie(cookie, "/v2/console/session")).json<{ key: { id: string } }>()).key.id).toBe(key.record.id);
+    expect((await (await withCookie(cookie, "/v2/console/session")).json<{ key: { id: string } }>()).key.id).toBe(
+      key.record.id,
+    );
     const again = await redeem(token);
     expect((await errorBodyOf(again)).code).toBe("invalid_console_link");
     expect(again.headers.get("Set-Cookie")).toBeNull();
-    const stored = await env.DB.prepare("SELECT token_hash FROM console_links WHERE key_id = ?1").bind(key.record.id).first<{ token_hash: string }>();
+    const stored = await env.DB.prepare("SELECT token_hash FROM console_links WHERE key_id = ?1")
+      .bind(key.record.id)
+      .first<{ token_hash: string }>();
     expect(stored!.token_hash).not.toContain(token);
-    const audit = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id").bind(key.record.id).all<{ operation: string; actor: string }>();
+    const audit = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id")
+      .bind(key.record.id)
+      .all<{ operation: string; actor: string }>();
     expect(audit.results).toEqual([
       { operation: "console_link", actor: "tests" },
       { operation: "console_sign_in", actor: `key:${key.record.id}` },
@@ -227,18 +321,28 @@ describe("an operator's single-use link", () => {
   it("is refused once expired, when unknown, when its key was revoked since, and from another site", async () => {
     const key = await keyWith();
     const expired = (await makeLink(key.record.id)).url.split("#link=")[1]!;
-    await env.DB.prepare("UPDATE console_links SET expires_at = ?2 WHERE key_id = ?1").bind(key.record.id, new Date(Date.now() - 1000).toISOString()).run();
+    await env.DB.prepare("UPDATE console_links SET expires_at = ?2 WHERE key_id = ?1")
+      .bind(key.record.id, new Date(Date.now() - 1000).toISOString())
+      .run();
     expect((await errorBodyOf(await redeem(expired))).code).toBe("invalid_console_link");
     expect((await errorBodyOf(await redeem("A".repeat(43)))).code).toBe("invalid_console_link");
     expect((await errorBodyOf(await redeem("not a token"))).code).toBe("invalid_console_link");
     const crossSite = (await makeLink(key.record.id)).url.split("#link=")[1]!;
     expect((await errorBodyOf(await redeem(crossSite, "https://evil.example"))).code).toBe("cross_site_request");
-    await api(`/admin/keys/${key.record.id}/revoke`, { method: "POST", key: null, headers: { Authorization: OPERATOR } });
+    await api(`/admin/keys/${key.record.id}/revoke`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: OPERATOR },
+    });
     expect((await errorBodyOf(await redeem(crossSite))).code).toBe("invalid_console_link");
   });
 
   it("is given only for a key that exists and works", async () => {
-    const missing = await api("/admin/keys/key_0000000000000000/console-link", { method: "POST", key: null, headers: { Authorization: OPERATOR } });
+    const missing = await api("/admin/keys/key_0000000000000000/console-link", {
+      method: "POST",
+      key: null,
+      headers: { Authorization: OPERATOR },
+    });
     expect(missing.status).toBe(404);
   });
 });
@@ -251,19 +355,61 @@ describe("what reaches the logs", () => {
     }
     const key = await keyWith();
     const { cookie } = await signIn(key);
-    const link = await (await api(`/admin/keys/${key.record.id}/console-link`, { method: "POST", key: null, headers: { Authorization: OPERATOR } })).json<{ url: string }>();
+    const link = await (
+      await api(`/admin/keys/${key.record.id}/console-link`, {
+        method: "POST",
+        key: null,
+        headers: { Authorization: OPERATOR },
+      })
+    ).json<{ url: string }>();
     const token = link.url.split("#link=")[1]!;
-    const redeemed = await api("/v2/console/session/link", { method: "POST", key: null, headers: { "Content-Type": "application/json", Origin: ORIGIN }, body: JSON.stringify({ token }) });
+    const redeemed = await api("/v2/console/session/link", {
+      method: "POST",
+      key: null,
+      headers: { "Content-Type": "application/json", Origin: ORIGIN },
+      body: JSON.stringify({ token }),
+    });
     const json = { "Content-Type": "application/json" };
-    const created = await (await withCookie(cookie, "/v2/webhook-endpoints", { method: "POST", headers: json, body: JSON.stringify({ url: "https://receiver.example/hook" }) })).json<{ id: string; secret: string }>();
-    const rotatedSecret = await (await withCookie(cookie, `/v2/webhook-endpoints/${created.id}/rotate-secret`, { method: "POST", headers: json, body: "{}" })).json<{ secret: string }>();
-    const rotatedKey = await (await withCookie(cookie, `/v2/keys/${key.record.id}/rotate`, { method: "POST", headers: json, body: "{}" })).json<{ key: string }>();
+    const created = await (
+      await withCookie(cookie, "/v2/webhook-endpoints", {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ url: "https://receiver.example/hook" }),
+      })
+    ).json<{ id: string; secret: string }>();
+    const rotatedSecret = await (
+      await withCookie(cookie, `/v2/webhook-endpoints/${created.id}/rotate-secret`, {
+        method: "POST",
+        headers: json,
+        body: "{}",
+      })
+    ).json<{ secret: string }>();
+    const rotatedKey = await (
+      await withCookie(cookie, `/v2/keys/${key.record.id}/rotate`, { method: "POST", headers: json, body: "{}" })
+    ).json<{ key: string }>();
     await withCookie(cookie, "/v2/console/session", { method: "DELETE" });
-    const secrets = [key.key, cookie, token, /^__Host-so_console=([^;]+)/.exec(redeemed.headers.get("Set-Cookie")!)![1]!, created.secret, rotatedSecret.secret, rotatedKey.key];
+    const secrets = [
+      key.key,
+      cookie,
+      token,
+      /^__Host-so_console=([^;]+)/.exec(redeemed.headers.get("Set-Cookie")!)![1]!,
+      created.secret,
+      rotatedSecret.secret,
+      rotatedKey.key,
+    ];
     expect(secrets.every((secret) => secret.length > 20)).toBe(true);
     // Every request above wrote its log line.
     const routes = lines.map((line) => /"route":"([^"]+)"/.exec(line)?.[1]);
-    expect(routes).toEqual(expect.arrayContaining(["/v2/console/session", "/admin/keys/{keyId}/console-link", "/v2/console/session/link", "/v2/webhook-endpoints", "/v2/webhook-endpoints/{endpointId}/rotate-secret", "/v2/keys/{keyId}/rotate"]));
+    expect(routes).toEqual(
+      expect.arrayContaining([
+        "/v2/console/session",
+        "/admin/keys/{keyId}/console-link",
+        "/v2/console/session/link",
+        "/v2/webhook-endpoints",
+        "/v2/webhook-endpoints/{endpointId}/rotate-secret",
+        "/v2/keys/{keyId}/rotate",
+      ]),
+    );
     for (const secret of secrets) expect(lines.filter((line) => line.includes(secret))).toEqual([]);
   });
 });

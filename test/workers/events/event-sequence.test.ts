@@ -14,8 +14,15 @@ import { dispatchQuietly, freshWebhookOwner, laneDeliveries, makeEndpoint } from
  * above every id handed out, for the feed's cursors and for the webhooks.
  */
 const operator = (path: string, init: RequestInit = {}) =>
-  apiWith(env, `/admin${path}`, { ...init, key: null, headers: { Authorization: "Bearer operator-token-for-tests", "Content-Type": "application/json" } });
-const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
+  apiWith(env, `/admin${path}`, {
+    ...init,
+    key: null,
+    headers: { Authorization: "Bearer operator-token-for-tests", "Content-Type": "application/json" },
+  });
+const sql = (statement: string, ...values: unknown[]) =>
+  env.DB.prepare(statement)
+    .bind(...values)
+    .run();
 
 let owner: TestKey;
 beforeEach(async () => {
@@ -25,7 +32,11 @@ beforeEach(async () => {
 async function feedToHead(after = ""): Promise<{ ids: string[]; cursor: string }> {
   const ids: string[] = [];
   for (let cursor = after; ; ) {
-    const page = await (await apiWith(env, `/v2/store/order-events?limit=1000${cursor && `&after=${encodeURIComponent(cursor)}`}`, { key: owner.key })).json<{ data: { id: string }[]; nextCursor: string }>();
+    const page = await (
+      await apiWith(env, `/v2/store/order-events?limit=1000${cursor && `&after=${encodeURIComponent(cursor)}`}`, {
+        key: owner.key,
+      })
+    ).json<{ data: { id: string }[]; nextCursor: string }>();
     ids.push(...page.data.map((event) => event.id));
     cursor = page.nextCursor;
     if (page.data.length === 0) return { ids, cursor };
@@ -50,11 +61,16 @@ describe("the order event sequence across a restore", () => {
     await sql("DELETE FROM order_events WHERE seq > ?1", restorePoint);
     await sql("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'order_events'", restorePoint);
 
-    const raised = await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: noted.sequence }) });
+    const raised = await operator("/order-events/sequence", {
+      method: "POST",
+      body: JSON.stringify({ atLeast: noted.sequence }),
+    });
     expect(raised.status).toBe(200);
     expect(await raised.json()).toEqual({ sequence: noted.sequence });
     // No placeholder is left for a reader to see.
-    expect(await env.DB.prepare("SELECT count(*) AS n FROM order_events WHERE seq > ?1").bind(restorePoint).first("n")).toBe(0);
+    expect(
+      await env.DB.prepare("SELECT count(*) AS n FROM order_events WHERE seq > ?1").bind(restorePoint).first("n"),
+    ).toBe(0);
 
     await sql("UPDATE orders SET status = 'cancelled' WHERE id = 1");
     const next = await feedToHead(cursor);
@@ -63,10 +79,19 @@ describe("the order event sequence across a restore", () => {
     expect((await laneDeliveries(made.id)).at(-1)?.seq).toBe(Number(noted.sequence) + 1);
 
     // Never lowered; a body that is not a sequence is refused.
-    expect(await (await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "1" }) })).json()).toEqual({ sequence: String(BigInt(noted.sequence) + 1n) });
-    expect((await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "-5" }) })).status).toBe(400);
+    expect(
+      await (
+        await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "1" }) })
+      ).json(),
+    ).toEqual({ sequence: String(BigInt(noted.sequence) + 1n) });
+    expect(
+      (await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "-5" }) })).status,
+    ).toBe(400);
     // A digit too many would spend the int64 sequence: refused.
-    const typo = await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: "9223372036854775800" }) });
+    const typo = await operator("/order-events/sequence", {
+      method: "POST",
+      body: JSON.stringify({ atLeast: "9223372036854775800" }),
+    });
     expect(typo.status).toBe(400);
     expect(((await typo.json()) as { message: string }).message).toContain("check the value noted before the restore");
   });
@@ -89,16 +114,26 @@ describe("the webhook dispatcher across a restore", () => {
     await sql("UPDATE webhook_dispatch SET mark = ?1", restorePoint);
     const errors = vi.spyOn(console, "error");
     await runInDurableObject(stub, (instance) => instance.alarm());
-    expect(errors.mock.calls.some(([line]) => String(line).includes("order writes are refused and nothing is dispatched until it is raised"))).toBe(true);
+    expect(
+      errors.mock.calls.some(([line]) =>
+        String(line).includes("order writes are refused and nothing is dispatched until it is raised"),
+      ),
+    ).toBe(true);
     // A write before the raise would make an event with an id a lane holds already: every writer is refused, this API's
     // cancels with 503 and Retry-After, and nothing changes.
     await expect(sql("UPDATE orders SET status = 'cancelled' WHERE id = 11")).rejects.toThrow(/order writes are held/);
     const refused = await apiWith(env, "/v1/store/orders/11", { method: "DELETE", key: owner.key });
     expect(refused.status).toBe(503);
     expect(refused.headers.get("Retry-After")).toBe("60");
-    expect(await refused.json()).toMatchObject({ code: "service_unavailable", message: expect.stringContaining("restored") });
+    expect(await refused.json()).toMatchObject({
+      code: "service_unavailable",
+      message: expect.stringContaining("restored"),
+    });
     expect(await env.DB.prepare("SELECT status FROM orders WHERE id = 11").first("status")).toBe("pending");
-    const pipeline = await (await operator("/pipeline")).json<{ orderWrites: { heldSince: string | null }; warnings: string[] }>();
+    const pipeline = await (await operator("/pipeline")).json<{
+      orderWrites: { heldSince: string | null };
+      warnings: string[];
+    }>();
     expect(pipeline.orderWrites.heldSince).not.toBeNull();
     expect(pipeline.warnings.join(" ")).toContain("order writes are refused");
     await runInDurableObject(stub, (instance) => instance.alarm());
@@ -106,17 +141,31 @@ describe("the webhook dispatcher across a restore", () => {
 
     // A raise short of what was handed out is refused, naming what it needs: a write in the gap would take an id a lane
     // holds already, and its webhooks would be lost. Nothing is raised, and writes stay held.
-    const short = await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: String(handedOut - 1) }) });
+    const short = await operator("/order-events/sequence", {
+      method: "POST",
+      body: JSON.stringify({ atLeast: String(handedOut - 1) }),
+    });
     expect(short.status).toBe(409);
-    expect(await short.json()).toMatchObject({ code: "event_sequence_too_low", status: 409, message: expect.stringContaining(`"atLeast": "${handedOut}"`) });
-    expect((await (await operator("/order-events/sequence")).json<{ sequence: string }>()).sequence).toBe(String(restorePoint));
+    expect(await short.json()).toMatchObject({
+      code: "event_sequence_too_low",
+      status: 409,
+      message: expect.stringContaining(`"atLeast": "${handedOut}"`),
+    });
+    expect((await (await operator("/order-events/sequence")).json<{ sequence: string }>()).sequence).toBe(
+      String(restorePoint),
+    );
     await expect(sql("UPDATE orders SET status = 'cancelled' WHERE id = 11")).rejects.toThrow(/order writes are held/);
 
-    expect((await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: noted.sequence }) })).status).toBe(200);
+    expect(
+      (await operator("/order-events/sequence", { method: "POST", body: JSON.stringify({ atLeast: noted.sequence }) }))
+        .status,
+    ).toBe(200);
     expect((await apiWith(env, "/v1/store/orders/11", { method: "DELETE", key: owner.key })).status).toBe(204);
     await sql("UPDATE orders SET status = 'cancelled' WHERE id = 12");
     await runInDurableObject(stub, (instance) => instance.alarm());
-    expect((await (await operator("/pipeline")).json<{ orderWrites: { heldSince: string | null } }>()).orderWrites.heldSince).toBeNull();
+    expect(
+      (await (await operator("/pipeline")).json<{ orderWrites: { heldSince: string | null } }>()).orderWrites.heldSince,
+    ).toBeNull();
     const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
     expect(seqs.slice(0, 2)).toEqual([handedOut - 1, handedOut]);
     expect(seqs.slice(2).every((seq) => seq > handedOut)).toBe(true);

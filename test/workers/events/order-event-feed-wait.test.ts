@@ -46,7 +46,9 @@ describe("the feed's wait", () => {
   /** A feed request on the test's timers: its response, when it comes. */
   function held(bindings: Env, query: string, init: RequestInit = {}) {
     let response: Response | undefined;
-    const done = Promise.resolve(worker.fetch(clientRequest(`/v2/store/order-events?${query}`, init), bindings, createExecutionContext())).then((answer: Response) => (response = answer));
+    const done = Promise.resolve(
+      worker.fetch(clientRequest(`/v2/store/order-events?${query}`, init), bindings, createExecutionContext()),
+    ).then((answer: Response) => (response = answer));
     return { done, answered: () => response };
   }
 
@@ -71,7 +73,9 @@ describe("the feed's wait", () => {
     await vi.advanceTimersByTimeAsync(1_000);
     const response = await request.done;
     expect(response.status).toBe(200);
-    expect((await response.json<EventPage>()).data.map((event: EventPage["data"][number]) => event.order.id)).toEqual(["8"]);
+    expect((await response.json<EventPage>()).data.map((event: EventPage["data"][number]) => event.order.id)).toEqual([
+      "8",
+    ]);
     expect(reads()).toBe(4);
   });
 
@@ -121,7 +125,10 @@ describe("the feed's wait", () => {
       caller.abort();
       expect(await answer).toBeInstanceOf(Error);
       // Answered, so logged: without the signal the runtime dropped the cancelled wait unanswered and unlogged.
-      await vi.waitFor(() => expect(lines.some((line) => line.includes('"route":"/v2/store/order-events"'))).toBe(true), { timeout: 30_000 });
+      await vi.waitFor(
+        () => expect(lines.some((line) => line.includes('"route":"/v2/store/order-events"'))).toBe(true),
+        { timeout: 30_000 },
+      );
       expect(statements).toBe(readsBeforeCancel);
     } finally {
       session.prepare = prepare;

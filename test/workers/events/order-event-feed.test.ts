@@ -18,7 +18,10 @@ import { feedHead } from "../../support/webhook-fixtures";
  * every change in commit order, a page at a time, whoever wrote it; a
  * position that is never null. Its wait: order-event-feed-wait.test.ts.
  */
-const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
+const sql = (statement: string, ...values: unknown[]) =>
+  env.DB.prepare(statement)
+    .bind(...values)
+    .run();
 
 const feed = eventsOfEachTest();
 
@@ -30,13 +33,17 @@ async function page(query: string): Promise<EventPage> {
 }
 
 /** Every page from `after` to the first short one; the events and the last page's cursor. */
-async function walk(after: string, query = "limit=2"): Promise<{ events: EventPage["data"]; pages: number; last: string }> {
+async function walk(
+  after: string,
+  query = "limit=2",
+): Promise<{ events: EventPage["data"]; pages: number; last: string }> {
   const events: EventPage["data"] = [];
   for (let pages = 1, cursor = after; ; pages++) {
     const next = await page(`${query}&after=${cursor}`);
     events.push(...next.data);
     expect(next.nextCursor).toEqual(expect.any(String));
-    if (next.data.length < Number(new URLSearchParams(query).get("limit") ?? 100)) return { events, pages, last: next.nextCursor };
+    if (next.data.length < Number(new URLSearchParams(query).get("limit") ?? 100))
+      return { events, pages, last: next.nextCursor };
     cursor = next.nextCursor;
   }
 }
@@ -63,7 +70,10 @@ describe("the order event feed", () => {
     const ids = events.map((event) => Number(event.id.slice("evt_".length)));
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(ids.length);
-    expect(events[3]).toMatchObject({ order: { id: "1", petId: "5", quantity: 2, status: "cancelled", complete: false }, previous: { status: "pending" } });
+    expect(events[3]).toMatchObject({
+      order: { id: "1", petId: "5", quantity: 2, status: "cancelled", complete: false },
+      previous: { status: "pending" },
+    });
     expect(events[5]!.previous).toEqual({ quantity: null });
 
     // Exact int64 on the wire, as a string of its digits (docs/api.md#int64-ids-in-v2).
@@ -84,13 +94,15 @@ describe("the order event feed", () => {
     expect((await api("/v2/store/orders/1", { method: "DELETE" })).status).toBe(204);
     expect((await api("/v2/store/orders/2", { method: "DELETE" })).status).toBe(204);
     const after = await feedCursor("97");
-    expect((await page(`limit=10&after=${after}`)).data.map((event) => event.id)).toEqual(["evt_98", "evt_99", "evt_100", "evt_101"]);
-    expect((await page(`limit=10&types=order.created,order.cancelled&after=${after}`)).data.map((event) => event.id)).toEqual([
+    expect((await page(`limit=10&after=${after}`)).data.map((event) => event.id)).toEqual([
       "evt_98",
       "evt_99",
       "evt_100",
       "evt_101",
     ]);
+    expect(
+      (await page(`limit=10&types=order.created,order.cancelled&after=${after}`)).data.map((event) => event.id),
+    ).toEqual(["evt_98", "evt_99", "evt_100", "evt_101"]);
   });
 
   it("starts at the oldest event kept without after", async () => {
@@ -128,7 +140,7 @@ describe("the order event feed", () => {
     let rowsRead = 0;
     const counting: D1Queryable = {
       prepare: (query) => env.DB.prepare(query),
-      batch: async <T,>(statements: D1PreparedStatement[]) => {
+      batch: async <T>(statements: D1PreparedStatement[]) => {
         const results = await env.DB.batch<T>(statements);
         rowsRead += results.reduce((sum, result) => sum + result.meta.rows_read, 0);
         return results;
@@ -138,7 +150,12 @@ describe("the order event feed", () => {
     expect(plain.events).toHaveLength(10);
     expect(rowsRead).toBeLessThanOrEqual(30);
     rowsRead = 0;
-    const rare = await readFeedPage(counting, { after, types: ["order.cancelled", "order.deleted"], limit: 10, waitSeconds: 0 });
+    const rare = await readFeedPage(counting, {
+      after,
+      types: ["order.cancelled", "order.deleted"],
+      limit: 10,
+      waitSeconds: 0,
+    });
     expect(rare.events.map((event) => event.type)).toEqual(["order.cancelled", "order.cancelled", "order.cancelled"]);
     // Each type's arm reads its own events (D1 counts a subquery's rows twice): never the 3,000 creations.
     expect(rowsRead).toBeLessThanOrEqual(30);
@@ -152,7 +169,12 @@ describe("the order event feed", () => {
     ["a wait over 20 s", "wait=21", "invalid_query", /wait must be a whole number of seconds from 0 to 20/],
     ["a negative wait", "wait=-1", "invalid_query", /wait must be/],
     ["a fractional wait", "wait=1.5", "invalid_query", /wait must be/],
-    ["an unknown type", "types=order.created,order.paid", "invalid_query", /types must be one or more of order.created/],
+    [
+      "an unknown type",
+      "types=order.created,order.paid",
+      "invalid_query",
+      /types must be one or more of order.created/,
+    ],
     ["an empty type", "types=", "invalid_query", /types must be/],
     ["a made-up cursor", "after=abc", "invalid_cursor", /not a cursor this API made/],
     ["a cursor with bytes outside base64url", "after=%E2%82%AC", "invalid_cursor", /not a cursor this API made/],
@@ -176,7 +198,13 @@ describe("the order event feed", () => {
     const head = Number(await feedHead());
     // Events come in time order: those before the old ones are older still.
     await sql("UPDATE order_events SET created_at = ?1 WHERE seq <= ?2", old, head);
-    for (const seq of [head + 1, head + 2]) await sql("INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, ?3)", seq, old, '{"id":"1","status":"pending","complete":0}');
+    for (const seq of [head + 1, head + 2])
+      await sql(
+        "INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, ?3)",
+        seq,
+        old,
+        '{"id":"1","status":"pending","complete":0}',
+      );
     await seedOrders([{ id: 7 }]);
     const ctx = createExecutionContext();
     worker.scheduled(createScheduledController({ scheduledTime: now, cron: "17 3 * * *" }), env, ctx);
@@ -194,6 +222,9 @@ describe("the order event feed", () => {
 
   it("needs the orders:read scope", async () => {
     const { key } = await storeTestKey({ scopes: ["orders:write"] });
-    expect(await errorBodyOf(await api("/v2/store/order-events", { key }))).toMatchObject({ code: "insufficient_scope", status: 403 });
+    expect(await errorBodyOf(await api("/v2/store/order-events", { key }))).toMatchObject({
+      code: "insufficient_scope",
+      status: 403,
+    });
   });
 });

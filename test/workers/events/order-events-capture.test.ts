@@ -32,18 +32,36 @@ async function events(): Promise<Record<string, unknown>[]> {
   return results.map((row) => JSON.parse(orderEventJson(row, dropped)) as Record<string, unknown>);
 }
 
-const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
+const sql = (statement: string, ...values: unknown[]) =>
+  env.DB.prepare(statement)
+    .bind(...values)
+    .run();
 
 describe("order events, captured by triggers", () => {
   it("appends order.created for an insert, with the order exactly as v2's pages write it (int64s as strings)", async () => {
-    await seedOrders([{ id: 9223372036854775807n, petId: 9007199254740993n, quantity: 2, shipDate: "2026-03-01T10:00:00+01:00", status: "pending" }]);
+    await seedOrders([
+      {
+        id: 9223372036854775807n,
+        petId: 9007199254740993n,
+        quantity: 2,
+        shipDate: "2026-03-01T10:00:00+01:00",
+        status: "pending",
+      },
+    ]);
     const [created, ...rest] = await events();
     expect(rest).toEqual([]);
     expect(created).toEqual({
       id: expect.stringMatching(/^evt_\d+$/),
       type: "order.created",
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-      order: { id: "9223372036854775807", petId: "9007199254740993", quantity: 2, shipDate: "2026-03-01T09:00:00.000Z", status: "pending", complete: false },
+      order: {
+        id: "9223372036854775807",
+        petId: "9007199254740993",
+        quantity: 2,
+        shipDate: "2026-03-01T09:00:00.000Z",
+        status: "pending",
+        complete: false,
+      },
     });
   });
 
@@ -78,7 +96,11 @@ describe("order events, captured by triggers", () => {
     await sql("UPDATE orders SET status = status, quantity = quantity WHERE id = 1");
     expect((await api("/v1/store/orders/1", { method: "DELETE" })).status).toBe(204);
     await expect(sql("UPDATE orders SET pet_id = 'not a number' WHERE id = 1")).rejects.toThrow(/pet_id/);
-    await expect(sql("INSERT INTO orders (id, pet_id, status, complete, created_at, updated_at) VALUES (2, 'x', 'pending', 0, 'x', 'x')")).rejects.toThrow(/pet_id/);
+    await expect(
+      sql(
+        "INSERT INTO orders (id, pet_id, status, complete, created_at, updated_at) VALUES (2, 'x', 'pending', 0, 'x', 'x')",
+      ),
+    ).rejects.toThrow(/pet_id/);
     expect(await events()).toEqual([]);
   });
 
@@ -107,9 +129,13 @@ describe("order events, captured by triggers", () => {
     // The same row again: nothing changed, nothing appended.
     await replace("delivered", 1);
     await replace("delivered", 4);
-    await sql("INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 9, 9, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')");
+    await sql(
+      "INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 9, 9, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+    );
     // A new order by REPLACE is a creation.
-    await sql("INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (4, 7, 1, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')");
+    await sql(
+      "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (4, 7, 1, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+    );
     const appended = await events();
     expect(appended.map((event) => [event.type, (event.order as { id: unknown }).id, event.previous])).toEqual([
       ["order.created", "3", undefined],
@@ -137,11 +163,20 @@ describe("order events, captured by triggers", () => {
   });
 
   it("records the order an UPDATE OR REPLACE overwrites by moving another onto its id as deleted, then the move", async () => {
-    await seedOrders([{ id: 1, status: "pending" }, { id: 2, status: "shipped" }]);
+    await seedOrders([
+      { id: 1, status: "pending" },
+      { id: 2, status: "shipped" },
+    ]);
     before = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
     await sql("UPDATE OR REPLACE orders SET id = 2 WHERE id = 1");
     const appended = await events();
-    expect(appended.map((event) => [event.type, (event.order as { id: string; status: string }).id, (event.order as { status: string }).status])).toEqual([
+    expect(
+      appended.map((event) => [
+        event.type,
+        (event.order as { id: string; status: string }).id,
+        (event.order as { status: string }).status,
+      ]),
+    ).toEqual([
       ["order.deleted", "2", "shipped"],
       ["order.updated", "2", "pending"],
     ]);
@@ -150,7 +185,9 @@ describe("order events, captured by triggers", () => {
     before = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
     await sql("UPDATE OR IGNORE orders SET id = 3 WHERE id = 2");
     await sql("DELETE FROM orders WHERE id = 3");
-    expect((await events()).map((event) => [event.type, (event.order as { id: string }).id])).toEqual([["order.deleted", "3"]]);
+    expect((await events()).map((event) => [event.type, (event.order as { id: string }).id])).toEqual([
+      ["order.deleted", "3"],
+    ]);
   });
 
   it("records one event for a REPLACE with recursive triggers on, as with them off", async () => {
@@ -158,7 +195,9 @@ describe("order events, captured by triggers", () => {
     before = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
     await env.DB.batch([
       env.DB.prepare("PRAGMA recursive_triggers = ON"),
-      env.DB.prepare("INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 7, 1, 'delivered', 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')"),
+      env.DB.prepare(
+        "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 7, 1, 'delivered', 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')",
+      ),
       env.DB.prepare("UPDATE OR REPLACE orders SET id = 5 WHERE id = 4"),
       env.DB.prepare("DELETE FROM orders WHERE id = 3"),
       env.DB.prepare("PRAGMA recursive_triggers = OFF"),
@@ -174,10 +213,20 @@ describe("order events, captured by triggers", () => {
 
   it("leaves out of an event what the list leaves out of the order, and notes it", async () => {
     await sql("DROP TRIGGER orders_guard_insert");
-    await sql("INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (7, 'seven', 2.5, 'pending', 0, 'x', 'x')");
-    const { results } = await env.DB.prepare("SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq > ?1").bind(before).all<OrderEventRow>();
+    await sql(
+      "INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (7, 'seven', 2.5, 'pending', 0, 'x', 'x')",
+    );
+    const { results } = await env.DB.prepare(
+      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq > ?1",
+    )
+      .bind(before)
+      .all<OrderEventRow>();
     const dropped: DroppedValue[] = [];
-    expect(JSON.parse(orderEventJson(results[0]!, dropped)).order).toEqual({ id: "7", status: "pending", complete: false });
+    expect(JSON.parse(orderEventJson(results[0]!, dropped)).order).toEqual({
+      id: "7",
+      status: "pending",
+      complete: false,
+    });
     expect(dropped).toEqual([
       { orderId: "7", column: "pet_id" },
       { orderId: "7", column: "quantity" },
@@ -191,15 +240,28 @@ describe("order events, kept 30 days", () => {
     const at = (ms: number) => new Date(ms).toISOString();
     // Events come in time order: those before these are older still.
     await sql("UPDATE order_events SET created_at = ?1 WHERE seq < 900001", at(now - EVENT_RETENTION_MS - 120_000));
-    for (const [seq, createdAt] of [[900_001, at(now - EVENT_RETENTION_MS - 60_000)], [900_002, at(now - EVENT_RETENTION_MS - 1)], [900_003, at(now - EVENT_RETENTION_MS + 1)], [900_004, at(now - 1_000)]] as const) {
-      await sql("INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, '{}')", seq, createdAt);
+    for (const [seq, createdAt] of [
+      [900_001, at(now - EVENT_RETENTION_MS - 60_000)],
+      [900_002, at(now - EVENT_RETENTION_MS - 1)],
+      [900_003, at(now - EVENT_RETENTION_MS + 1)],
+      [900_004, at(now - 1_000)],
+    ] as const) {
+      await sql(
+        "INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, '{}')",
+        seq,
+        createdAt,
+      );
     }
     const ctx = createExecutionContext();
     worker.scheduled(createScheduledController({ scheduledTime: now, cron: "17 3 * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
-    const { results } = await env.DB.prepare("SELECT seq FROM order_events WHERE seq > 900000 ORDER BY seq").all<{ seq: number }>();
+    const { results } = await env.DB.prepare("SELECT seq FROM order_events WHERE seq > 900000 ORDER BY seq").all<{
+      seq: number;
+    }>();
     expect(results.map((row) => row.seq)).toEqual([900_003, 900_004]);
     // The feed's mark moved with the delete: a cursor before 900,002 is expired, one at it is not.
-    expect(await env.DB.prepare("SELECT pruned_through FROM order_event_retention").first("pruned_through")).toBe(900_002);
+    expect(await env.DB.prepare("SELECT pruned_through FROM order_event_retention").first("pruned_through")).toBe(
+      900_002,
+    );
   });
 });

@@ -1,6 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { EVENT_RETENTION_MS, EVENT_ROW_BYTES, PRUNE_BATCH, PRUNE_BATCHES_PER_RUN, pruneOrderEvents } from "../../../src/events/prune-order-events";
+import {
+  EVENT_RETENTION_MS,
+  EVENT_ROW_BYTES,
+  PRUNE_BATCH,
+  PRUNE_BATCHES_PER_RUN,
+  pruneOrderEvents,
+} from "../../../src/events/prune-order-events";
 import { CATCH_UP_LANES, dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { cappedD1 } from "../../support/faults";
 import { api } from "../../support/request";
@@ -12,7 +18,10 @@ import { feedHead } from "../../support/webhook-fixtures";
  * the queries one invocation may make: each run here goes through a D1
  * that throws past 1,000 queries, as D1 does in production.
  */
-const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
+const sql = (statement: string, ...values: unknown[]) =>
+  env.DB.prepare(statement)
+    .bind(...values)
+    .run();
 
 /** `count` events after the head, each created at `createdAt`. */
 async function appendEvents(count: number, createdAt: string): Promise<number> {
@@ -27,7 +36,8 @@ async function appendEvents(count: number, createdAt: string): Promise<number> {
   return head;
 }
 
-const prunedThrough = () => env.DB.prepare("SELECT pruned_through FROM order_event_retention").first<number>("pruned_through");
+const prunedThrough = () =>
+  env.DB.prepare("SELECT pruned_through FROM order_event_retention").first<number>("pruned_through");
 const kept = () => env.DB.prepare("SELECT count(*) AS n FROM order_events").first<number>("n");
 
 describe("the prune of order events", () => {
@@ -59,9 +69,15 @@ describe("the prune of order events", () => {
     expect(await pruneOrderEvents(d1.db, now, budget)).toBeGreaterThanOrEqual(3_000);
     expect(await kept()).toBeLessThanOrEqual(2_000);
     expect(await prunedThrough()).toBe(first + 3_000);
-    const { results } = await env.DB.prepare("SELECT min(seq) AS oldest, max(seq) AS newest FROM order_events").all<{ oldest: number; newest: number }>();
+    const { results } = await env.DB.prepare("SELECT min(seq) AS oldest, max(seq) AS newest FROM order_events").all<{
+      oldest: number;
+      newest: number;
+    }>();
     expect(results[0]).toEqual({ oldest: first + 3_001, newest: first + 5_000 });
-    const answer = await api("/admin/pipeline", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } });
+    const answer = await api("/admin/pipeline", {
+      key: null,
+      headers: { Authorization: "Bearer operator-token-for-tests" },
+    });
     const health = await answer.json<{ orderEvents: { rows: number } }>();
     expect(answer.status, JSON.stringify(health)).toBe(200);
     expect(health.orderEvents.rows).toBe(2_000);
@@ -100,13 +116,18 @@ describe("a dispatch pass over a thousand endpoints", () => {
     // Their retries due: CATCH_UP_LANES a pass, one read each.
     d1.reset();
     calls.length = 0;
-    const catching = await dispatchEvents(d1.db, async (_, seqs) => (calls.push(seqs.length), seqs.length), { now: now + 1_000 });
+    const catching = await dispatchEvents(d1.db, async (_, seqs) => (calls.push(seqs.length), seqs.length), {
+      now: now + 1_000,
+    });
     // A full page each (the 100 they missed): another pass at once finds nothing more, and those 20 are at the mark.
     expect(catching).toMatchObject({ failedLanes: 0, behind: 1_000, more: true });
     expect(calls).toEqual(Array(CATCH_UP_LANES).fill(100));
     expect(d1.queries()).toBeLessThanOrEqual(6 + CATCH_UP_LANES);
     d1.reset();
-    expect(await dispatchEvents(d1.db, async (_, seqs) => seqs.length, { now: now + 1_000 })).toMatchObject({ behind: 1_000 - CATCH_UP_LANES, more: false });
+    expect(await dispatchEvents(d1.db, async (_, seqs) => seqs.length, { now: now + 1_000 })).toMatchObject({
+      behind: 1_000 - CATCH_UP_LANES,
+      more: false,
+    });
     expect(d1.queries()).toBeLessThanOrEqual(6 + CATCH_UP_LANES);
     await sql("DELETE FROM webhook_endpoints");
   });

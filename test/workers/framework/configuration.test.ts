@@ -21,16 +21,19 @@ describe("invalid vars", () => {
     ["PETS_SUNSET_AT", "2020-01-01T00:00:00Z"],
     ["PETS_DEPRECATED_AT", "soon"],
     ["STAGING_BASE_URL", undefined],
-  ])("%s=%j makes the worker answer 503 and log an error naming it, rather than run with a default", async (name, value) => {
-    const { response, errors } = await withVar(name, value);
-    expect(response.status).toBe(503);
-    expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable" });
-    expect(response.headers.get("Retry-After")).toMatch(/^\d+$/);
-    expect(errors).toHaveLength(1);
-    const line = JSON.parse(errors[0]!) as { level: string; error: string };
-    expect(line.level).toBe("error");
-    expect(line.error).toContain(`invalid configuration: ${name}`);
-  });
+  ])(
+    "%s=%j makes the worker answer 503 and log an error naming it, rather than run with a default",
+    async (name, value) => {
+      const { response, errors } = await withVar(name, value);
+      expect(response.status).toBe(503);
+      expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable" });
+      expect(response.headers.get("Retry-After")).toMatch(/^\d+$/);
+      expect(errors).toHaveLength(1);
+      const line = JSON.parse(errors[0]!) as { level: string; error: string };
+      expect(line.level).toBe("error");
+      expect(line.error).toContain(`invalid configuration: ${name}`);
+    },
+  );
 
   it("are not needed for a CORS preflight, which serves no data", async () => {
     const response = await apiWith({ ...env, BAN_SECONDS: "x" } as Env, "/v1/store/orders", {

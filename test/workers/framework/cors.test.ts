@@ -40,7 +40,9 @@ describe("CORS", () => {
   it("lets browser code read every rate-limit, retry, id, cache, deprecation and bookmark header", async () => {
     const response = await api("/v1/store/orders", { headers: { Origin: "https://shop.example" } });
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
-    const exposed = (response.headers.get("Access-Control-Expose-Headers") ?? "").split(/,\s*/).map((h) => h.toLowerCase());
+    const exposed = (response.headers.get("Access-Control-Expose-Headers") ?? "")
+      .split(/,\s*/)
+      .map((h) => h.toLowerCase());
     for (const header of [
       "X-RateLimit-Limit",
       "X-RateLimit-Remaining",
@@ -65,18 +67,28 @@ describe("CORS", () => {
     ["/v1/store/orders/42", "DELETE, OPTIONS"],
     ["/v1", "GET, HEAD, OPTIONS"],
     ["/v2/webhook-endpoints", "POST, GET, HEAD, OPTIONS"],
-  ])("answers a plain OPTIONS (no Access-Control-Request-Method) for %s with 204 and Allow: %s, without a key", async (path, allow) => {
-    const response = await api(path, { method: "OPTIONS", key: null });
-    expect(response.status).toBe(204);
-    expect(response.headers.get("Allow")).toBe(allow);
-    expect(response.headers.get("Access-Control-Allow-Methods")).toBeNull();
-    expect(await response.text()).toBe("");
-    const preflight = await api(path, { method: "OPTIONS", key: null, headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "GET" } });
-    expect(preflight.headers.get("Access-Control-Allow-Methods")).toBe(allow.replaceAll(", ", ","));
-  });
+  ])(
+    "answers a plain OPTIONS (no Access-Control-Request-Method) for %s with 204 and Allow: %s, without a key",
+    async (path, allow) => {
+      const response = await api(path, { method: "OPTIONS", key: null });
+      expect(response.status).toBe(204);
+      expect(response.headers.get("Allow")).toBe(allow);
+      expect(response.headers.get("Access-Control-Allow-Methods")).toBeNull();
+      expect(await response.text()).toBe("");
+      const preflight = await api(path, {
+        method: "OPTIONS",
+        key: null,
+        headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "GET" },
+      });
+      expect(preflight.headers.get("Access-Control-Allow-Methods")).toBe(allow.replaceAll(", ", ","));
+    },
+  );
 
   it("answers a plain OPTIONS for a path no operation serves 404 not_found", async () => {
-    expect(await errorBodyOf(await api("/v1/store/orders/42/extra", { method: "OPTIONS", key: null }))).toMatchObject({ code: "not_found", status: 404 });
+    expect(await errorBodyOf(await api("/v1/store/orders/42/extra", { method: "OPTIONS", key: null }))).toMatchObject({
+      code: "not_found",
+      status: 404,
+    });
   });
 
   it("exposes exactly the headers the catalogue marks readable, a 201's Location among them", async () => {

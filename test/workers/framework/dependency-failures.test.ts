@@ -87,7 +87,11 @@ describe("when D1 fails in the middle of a list", () => {
     await expect(response.text()).rejects.toThrow();
     const lines = logged.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>);
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: "error", requestId: response.headers.get("X-Request-Id"), message: "order list stream aborted" }),
+      expect.objectContaining({
+        level: "error",
+        requestId: response.headers.get("X-Request-Id"),
+        message: "order list stream aborted",
+      }),
     );
     await clearOrders();
   });

@@ -8,7 +8,9 @@ import { api, apiWith } from "../../support/request";
 import { clearOrders, seedOrders } from "../../support/seed";
 
 /** Every line the worker writes to the console while `send` runs, parsed. */
-async function logLinesOf(send: () => Promise<Response>): Promise<{ response: Response; lines: RequestLogLine[]; raw: string }> {
+async function logLinesOf(
+  send: () => Promise<Response>,
+): Promise<{ response: Response; lines: RequestLogLine[]; raw: string }> {
   const written: string[] = [];
   for (const level of ["log", "info", "warn", "error"] as const) {
     vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void written.push(args.map(String).join(" ")));
@@ -54,7 +56,11 @@ describe("the request log", () => {
       { path: "/", init: {}, route: "/" },
       { path: "/v1/docs", init: {}, route: "/v1/docs" },
       { path: `/admin/keys/${key.record.id}/usage`, init: operator, route: "/admin/keys/{keyId}/usage" },
-      { path: `/admin/keys/${key.record.id}/unban`, init: { ...operator, method: "GET" }, route: "/admin/keys/{keyId}/unban" },
+      {
+        path: `/admin/keys/${key.record.id}/unban`,
+        init: { ...operator, method: "GET" },
+        route: "/admin/keys/{keyId}/unban",
+      },
     ];
     for (const { path, init, route } of cases) {
       const { lines } = await logLinesOf(() => api(path, init));
@@ -64,7 +70,9 @@ describe("the request log", () => {
 
   it("names the route by its template, not by the id in the path", async () => {
     const { lines } = await logLinesOf(() => api("/v1/store/orders/2", { method: "DELETE", key: key.key }));
-    expect(lines).toEqual([expect.objectContaining({ method: "DELETE", route: "/v1/store/orders/{orderId}", status: 409 })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ method: "DELETE", route: "/v1/store/orders/{orderId}", status: 409 }),
+    ]);
   });
 
   it("logs refusals: no key, wrong method, unknown path", async () => {
@@ -84,7 +92,9 @@ describe("the request log", () => {
     const tight = await storeTestKey({ limits: { perMinute: 1, perDay: 100 } });
     await api("/v1/store/orders", { key: tight.key });
     const { lines } = await logLinesOf(() => api("/v1/store/orders", { key: tight.key }));
-    expect(lines).toEqual([expect.objectContaining({ status: 429, keyId: tight.record.id, plan: "pro", limit: "limited" })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ status: 429, keyId: tight.record.id, plan: "pro", limit: "limited" }),
+    ]);
   });
 
   it("writes a 5xx as one error line with the internal cause the client is not shown", async () => {
@@ -92,7 +102,12 @@ describe("the request log", () => {
     const { response, lines } = await logLinesOf(() => apiWith(broken, "/v1/store/orders", { key: key.key }));
     expect(response.status).toBe(503);
     expect(lines).toEqual([
-      expect.objectContaining({ level: "error", status: 503, limit: "admitted", error: expect.stringContaining("Network connection lost") }),
+      expect.objectContaining({
+        level: "error",
+        status: 503,
+        limit: "admitted",
+        error: expect.stringContaining("Network connection lost"),
+      }),
     ]);
   });
 

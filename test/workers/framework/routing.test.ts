@@ -10,7 +10,10 @@ describe("routing and the Error shape", () => {
     const { id, tag } = env.CF_VERSION_METADATA;
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     for (const [method, path] of [...EVERY_OUTCOME, ["OPTIONS", "/v1/store/orders"]] as [string, string][]) {
-      const response = await api(path, { method, headers: method === "OPTIONS" ? { Origin: "https://shop.example", "Access-Control-Request-Method": "GET" } : {} });
+      const response = await api(path, {
+        method,
+        headers: method === "OPTIONS" ? { Origin: "https://shop.example", "Access-Control-Request-Method": "GET" } : {},
+      });
       expect(response.headers.get("X-Worker-Version"), `${method} ${path}`).toBe(id);
     }
     const described = await (await api("/")).json<{ workerVersion: { id: string; tag: string | null } }>();
@@ -56,26 +59,78 @@ describe("routing and the Error shape", () => {
 
   it.each([
     ["/v1", "1.0.0", ["listOrders", "cancelOrder", "getPetById", "getOpenApiDocument"]],
-    ["/v2", "2.0.0", ["listOrdersV2", "getOrderV2", "cancelOrderV2", "listOrderEvents", "createWebhookEndpoint", "listWebhookEndpoints", "getWebhookEndpoint", "updateWebhookEndpoint", "rotateWebhookSecret", "sendWebhookTestEvent", "deleteWebhookEndpoint", "listWebhookDeliveries", "retryWebhookDelivery", "recoverWebhookDeliveries", "getUsage", "listOwnKeys", "rotateOwnKey", "revokeOwnKey", "openConsoleSession", "redeemConsoleLink", "getConsoleSession", "endConsoleSession", "getOpenApiDocument"]],
-  ])("describes the version at its base address, GET %s, as GET / lists it, without a key", async (prefix, version, operationIds) => {
-    const response = await api(prefix, { key: null });
-    expect(response.status).toBe(200);
-    const body = await response.json<{ name: string; version: string; baseUrl: string; operations: { operationId: string; path: string }[] }>();
-    const service = await (await api("/")).json<{ versions: { version: string }[]; operations: { operationId: string; path: string }[] }>();
-    expect(body).toMatchObject({ name: "Store Orders", ...service.versions.find((entry) => entry.version === version) });
-    expect(body.baseUrl).toBe(`http://localhost:8787${prefix}`);
-    expect(body.operations.map((operation) => operation.operationId)).toEqual(operationIds);
-    expect(body.operations).toEqual(service.operations.filter((operation) => operation.path.startsWith(`${prefix}/`)));
-    expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
-    const refused = await api(prefix, { method: "POST" });
-    expect(refused.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
-    // Its base URL asked for as a folder, as a client joining paths writes it: the same answer, and the same methods.
-    const folder = await api(`${prefix}/`, { key: null });
-    expect(folder.status).toBe(200);
-    expect(await folder.json()).toEqual(body);
-    expect((await api(`${prefix}/`, { method: "POST" })).headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
-    expect((await api(`${prefix}/`, { method: "OPTIONS", key: null, headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET" } })).status).toBe(204);
-  });
+    [
+      "/v2",
+      "2.0.0",
+      [
+        "listOrdersV2",
+        "getOrderV2",
+        "cancelOrderV2",
+        "listOrderEvents",
+        "createWebhookEndpoint",
+        "listWebhookEndpoints",
+        "getWebhookEndpoint",
+        "updateWebhookEndpoint",
+        "rotateWebhookSecret",
+        "sendWebhookTestEvent",
+        "deleteWebhookEndpoint",
+        "listWebhookDeliveries",
+        "retryWebhookDelivery",
+        "recoverWebhookDeliveries",
+        "getUsage",
+        "listOwnKeys",
+        "rotateOwnKey",
+        "revokeOwnKey",
+        "openConsoleSession",
+        "redeemConsoleLink",
+        "getConsoleSession",
+        "endConsoleSession",
+        "getOpenApiDocument",
+      ],
+    ],
+  ])(
+    "describes the version at its base address, GET %s, as GET / lists it, without a key",
+    async (prefix, version, operationIds) => {
+      const response = await api(prefix, { key: null });
+      expect(response.status).toBe(200);
+      const body = await response.json<{
+        name: string;
+        version: string;
+        baseUrl: string;
+        operations: { operationId: string; path: string }[];
+      }>();
+      const service = await (await api("/")).json<{
+        versions: { version: string }[];
+        operations: { operationId: string; path: string }[];
+      }>();
+      expect(body).toMatchObject({
+        name: "Store Orders",
+        ...service.versions.find((entry) => entry.version === version),
+      });
+      expect(body.baseUrl).toBe(`http://localhost:8787${prefix}`);
+      expect(body.operations.map((operation) => operation.operationId)).toEqual(operationIds);
+      expect(body.operations).toEqual(
+        service.operations.filter((operation) => operation.path.startsWith(`${prefix}/`)),
+      );
+      expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
+      const refused = await api(prefix, { method: "POST" });
+      expect(refused.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+      // Its base URL asked for as a folder, as a client joining paths writes it: the same answer, and the same methods.
+      const folder = await api(`${prefix}/`, { key: null });
+      expect(folder.status).toBe(200);
+      expect(await folder.json()).toEqual(body);
+      expect((await api(`${prefix}/`, { method: "POST" })).headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+      expect(
+        (
+          await api(`${prefix}/`, {
+            method: "OPTIONS",
+            key: null,
+            headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET" },
+          })
+        ).status,
+      ).toBe(204);
+    },
+  );
 
   it.each(["/nope", "/store/orders", "/v1/nope", "/v1/store/orders/1/items", "/v1x/store/orders"])(
     "answers 404 not_found for %s",
@@ -103,14 +158,20 @@ describe("routing and the Error shape", () => {
   });
 
   it("answers an empty last segment as a missing id (400), with its route's 405 for other methods", async () => {
-    expect(await errorBodyOf(await api("/v1/store/orders/", { method: "DELETE" }))).toMatchObject({ code: "invalid_order_id", status: 400 });
+    expect(await errorBodyOf(await api("/v1/store/orders/", { method: "DELETE" }))).toMatchObject({
+      code: "invalid_order_id",
+      status: 400,
+    });
     const other = await api("/v1/store/orders/", { method: "PATCH" });
     expect(other.headers.get("Allow")).toBe("DELETE, OPTIONS");
     expect(await errorBodyOf(other)).toMatchObject({ code: "method_not_allowed", status: 405 });
   });
 
   it("answers an empty segment within a path 404 not_found: no resource lives there", async () => {
-    expect(await errorBodyOf(await api("/v2/webhook-endpoints//deliveries"))).toMatchObject({ code: "not_found", status: 404 });
+    expect(await errorBodyOf(await api("/v2/webhook-endpoints//deliveries"))).toMatchObject({
+      code: "not_found",
+      status: 404,
+    });
   });
 
   it("routes with Hono's RegExpRouter, one match for the whole table (a route it cannot take would fall back to the slower TrieRouter)", async () => {

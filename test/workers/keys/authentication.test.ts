@@ -32,7 +32,10 @@ describe("bearer authentication", () => {
     ["a token one character short", "Bearer so_test_0123456789abcdefghijABCDEFGHIJK"],
     ["a token with characters outside base62", "Bearer so_test_0123456789abcdefghijABCDEFGHIJK+"],
     ["a 10 KB token", `Bearer so_test_${"a".repeat(10_240)}`],
-    ["two keys in one header", "Bearer so_test_0123456789abcdefghijABCDEFGHIJKL, Bearer so_test_0123456789abcdefghijABCDEFGHIJKL"],
+    [
+      "two keys in one header",
+      "Bearer so_test_0123456789abcdefghijABCDEFGHIJKL, Bearer so_test_0123456789abcdefghijABCDEFGHIJKL",
+    ],
     ["an unknown key", "Bearer so_test_0123456789abcdefghijABCDEFGHIJKL"],
   ])("answers 401 invalid_api_key for %s, with error=invalid_token", async (_, authorization) => {
     const response = await listWith(authorization);
@@ -50,7 +53,9 @@ describe("bearer authentication", () => {
     expect(counting.operations()).toBe(0);
     const unknown = `so_test_${"Q".repeat(32)}`;
     const wellFormed = unknown + keyChecksum(unknown);
-    expect(await errorBodyOf(await apiWith(bindings, "/v1/store/orders", { key: wellFormed }))).toMatchObject({ code: "invalid_api_key" });
+    expect(await errorBodyOf(await apiWith(bindings, "/v1/store/orders", { key: wellFormed }))).toMatchObject({
+      code: "invalid_api_key",
+    });
     expect(counting.operations()).toBe(1);
   });
 
@@ -137,7 +142,9 @@ describe("scopes", () => {
     expect((await listWith(`Bearer ${key}`)).status).toBe(200);
     const response = await api("/v1/store/orders/1", { method: "DELETE", key });
     expect(await errorBodyOf(response)).toMatchObject({ code: "insufficient_scope", status: 403 });
-    expect(response.headers.get("WWW-Authenticate")).toBe(`${CHALLENGE}, error="insufficient_scope", scope="orders:write"`);
+    expect(response.headers.get("WWW-Authenticate")).toBe(
+      `${CHALLENGE}, error="insufficient_scope", scope="orders:write"`,
+    );
     expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
   });
 
@@ -145,7 +152,9 @@ describe("scopes", () => {
     const { key } = await storeTestKey({ scopes: ["orders:write"] });
     const response = await listWith(`Bearer ${key}`);
     expect(response.status).toBe(403);
-    expect(response.headers.get("WWW-Authenticate")).toBe(`${CHALLENGE}, error="insufficient_scope", scope="orders:read"`);
+    expect(response.headers.get("WWW-Authenticate")).toBe(
+      `${CHALLENGE}, error="insufficient_scope", scope="orders:read"`,
+    );
     expect((await api("/v1/store/orders/1", { method: "DELETE", key })).status).toBe(404);
   });
 
@@ -161,7 +170,11 @@ describe("rotated keys", () => {
     const old = await storeTestKey({ plan: "free", expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     const rotated = await storeTestKey({ plan: "free", budget: old.record.id });
     const remaining = async (key: string) => (await listWith(`Bearer ${key}`)).headers.get("X-RateLimit-Remaining");
-    expect([await remaining(old.key), await remaining(rotated.key), await remaining(old.key)]).toEqual(["59", "58", "57"]);
+    expect([await remaining(old.key), await remaining(rotated.key), await remaining(old.key)]).toEqual([
+      "59",
+      "58",
+      "57",
+    ]);
 
     const graceOver = await storeTestKey({ plan: "free", expiresAt: new Date(Date.now() - 1_000).toISOString() });
     const sharing = await storeTestKey({ plan: "free", budget: graceOver.record.id });
@@ -175,7 +188,8 @@ describe("rotated keys", () => {
     // `keys update <new> --plan free`, as an isolate may see it: the old key's record from before the update (a cached copy).
     const rotated = await storeTestKey({ plan: "free", budget: old.record.id, limitsSetAt: stamp(1_000) });
     const policies: (string | null)[] = [];
-    for (const key of [rotated.key, old.key, old.key]) policies.push((await listWith(`Bearer ${key}`)).headers.get("RateLimit-Policy"));
+    for (const key of [rotated.key, old.key, old.key])
+      policies.push((await listWith(`Bearer ${key}`)).headers.get("RateLimit-Policy"));
     expect(policies).toEqual(Array(3).fill('"minute";q=60;w=60, "day";q=1000;w=86400'));
   });
 });
@@ -189,8 +203,9 @@ describe("key records", () => {
     const response = await listWith(`Bearer ${key}`);
     expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_api_key", status: 401 });
     const logged = errors.map((line) => JSON.parse(line) as { level: string; message: string; problems?: string });
-    expect(logged).toContainEqual(expect.objectContaining({ level: "error", problems: expect.stringContaining("expiresAt") }));
+    expect(logged).toContainEqual(
+      expect.objectContaining({ level: "error", problems: expect.stringContaining("expiresAt") }),
+    );
     expect(errors.join("\n")).not.toContain(key);
   });
 });
-

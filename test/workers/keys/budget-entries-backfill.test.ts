@@ -16,7 +16,10 @@ import { TtlCache } from "../../../src/lib/ttl-cache";
  */
 
 /** Writes a key as the layout before budget entries did: its record and its id entry only. */
-const legacyWriter = { put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) };
+const legacyWriter = {
+  put: async (name: string, value: string, options?: unknown) =>
+    void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))),
+};
 
 /** The KV binding, counting its calls and naming the prefixes it lists. */
 function countingKv() {
@@ -53,7 +56,9 @@ describe("the budget entries' backfill", () => {
     // A revocation in flight: its budget entry written (first, as every revocation writes it), its id entry not yet.
     const revoking = newApiKey("so_test_", { plan: "pro", name: "being revoked" });
     await putApiKey(legacyWriter, revoking.key, revoking.record);
-    await env.API_KEYS.put(`${budgetPrefix(revoking.record.id)}${revoking.record.id}`, "", { metadata: { revokedAt: "2026-03-04T00:00:00.000Z" } });
+    await env.API_KEYS.put(`${budgetPrefix(revoking.record.id)}${revoking.record.id}`, "", {
+      metadata: { revokedAt: "2026-03-04T00:00:00.000Z" },
+    });
 
     const counting = countingKv();
     const runs: string[] = [];
@@ -67,10 +72,17 @@ describe("the budget entries' backfill", () => {
     expect(runs).toEqual(["more", "more", "done"]);
 
     for (const { record } of legacy) {
-      expect(await env.API_KEYS.getWithMetadata(`${budgetPrefix(record.id)}${record.id}`)).toMatchObject({ value: "", metadata: {} });
+      expect(await env.API_KEYS.getWithMetadata(`${budgetPrefix(record.id)}${record.id}`)).toMatchObject({
+        value: "",
+        metadata: {},
+      });
     }
-    expect((await env.API_KEYS.getWithMetadata(`${budgetPrefix(revoked.record.id)}${revoked.record.id}`)).metadata).toEqual({ revokedAt: "2026-01-02T00:00:00.000Z" });
-    expect((await env.API_KEYS.getWithMetadata(`${budgetPrefix(revoking.record.id)}${revoking.record.id}`)).metadata).toEqual({ revokedAt: "2026-03-04T00:00:00.000Z" });
+    expect(
+      (await env.API_KEYS.getWithMetadata(`${budgetPrefix(revoked.record.id)}${revoked.record.id}`)).metadata,
+    ).toEqual({ revokedAt: "2026-01-02T00:00:00.000Z" });
+    expect(
+      (await env.API_KEYS.getWithMetadata(`${budgetPrefix(revoking.record.id)}${revoking.record.id}`)).metadata,
+    ).toEqual({ revokedAt: "2026-03-04T00:00:00.000Z" });
     // Done is done: a later run reads the mark alone.
     counting.reset();
     expect(await backfillBudgetEntries(counting.kv, 5)).toBe("done");
@@ -89,13 +101,17 @@ describe("the budget entries' backfill", () => {
     const { key, record } = newApiKey("so_test_", { plan: "pro", name: "revoked" });
     await putApiKey(env.API_KEYS, key, { ...record, revokedAt: new Date().toISOString() });
     const before = countingKv();
-    expect(await budgetLiveness(before.kv, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id))).toBe("dead");
+    expect(
+      await budgetLiveness(before.kv, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id)),
+    ).toBe("dead");
     // Before the backfill is done, a key stored before budgets were listed could be anywhere among the id entries.
     expect(before.listed).toEqual([budgetPrefix(record.id), "id:"]);
 
     await backfillBudgetEntries(env.API_KEYS);
     const after = countingKv();
-    expect(await budgetLiveness(after.kv, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id))).toBe("dead");
+    expect(
+      await budgetLiveness(after.kv, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id)),
+    ).toBe("dead");
     expect(after.listed).toEqual([budgetPrefix(record.id)]);
   });
 
@@ -104,6 +120,8 @@ describe("the budget entries' backfill", () => {
     await putApiKey(env.API_KEYS, key, { ...record, revokedAt: new Date().toISOString() });
     await env.API_KEYS.put(`${budgetPrefix(record.id)}${record.id}`, "", { metadata: {} });
     await backfillBudgetEntries(env.API_KEYS);
-    expect(await budgetLiveness(env.API_KEYS, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id))).toBe("dead");
+    expect(
+      await budgetLiveness(env.API_KEYS, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id)),
+    ).toBe("dead");
   });
 });

@@ -6,7 +6,11 @@ import { storeTestKey, type TestKey } from "../../support/test-keys";
 /** A budget's own keys (docs/api.md#authentication): listed, the calling one rotated with a grace period, one revoked early. */
 const manager = () => storeTestKey({ scopes: ["orders:read", "keys:manage"] });
 const rotate = ({ key, record }: TestKey, body?: unknown, keyId = record.id) =>
-  api(`/v2/keys/${keyId}/rotate`, { method: "POST", key, ...(body !== undefined && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }) });
+  api(`/v2/keys/${keyId}/rotate`, {
+    method: "POST",
+    key,
+    ...(body !== undefined && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+  });
 
 interface Rotated {
   key: string;
@@ -31,13 +35,19 @@ describe("a key's own budget", () => {
     expect((await usageOld.json<{ key: { budget: string } }>()).key.budget).toBe(old.record.id);
     const fresh = await usageNew.json<{ key: { budget: string; scopes: string[] } }>();
     expect(fresh.key).toMatchObject({ budget: old.record.id, scopes: ["orders:read", "keys:manage"] });
-    const listed = await (await api("/v2/keys", { key: rotated.key })).json<{ data: { id: string; current: boolean; expiresAt: string | null; usable: boolean }[] }>();
+    const listed = await (await api("/v2/keys", { key: rotated.key })).json<{
+      data: { id: string; current: boolean; expiresAt: string | null; usable: boolean }[];
+    }>();
     expect(listed.data.map((key) => [key.id, key.current, key.usable])).toEqual([
       [rotated.id, true, true],
       [old.record.id, false, true],
     ]);
     expect(JSON.stringify(listed)).not.toContain(rotated.key);
-    const audit = await env.DB.prepare("SELECT operation, key_id, actor FROM key_events WHERE key_id IN (?1, ?2) ORDER BY id").bind(old.record.id, rotated.id).all();
+    const audit = await env.DB.prepare(
+      "SELECT operation, key_id, actor FROM key_events WHERE key_id IN (?1, ?2) ORDER BY id",
+    )
+      .bind(old.record.id, rotated.id)
+      .all();
     expect(audit.results).toEqual([
       { operation: "rotate", key_id: old.record.id, actor: `key:${old.record.id}` },
       { operation: "create", key_id: rotated.id, actor: `key:${old.record.id}` },
@@ -54,7 +64,10 @@ describe("a key's own budget", () => {
     const again = await api(`/v2/keys/${old.record.id}/revoke`, { method: "POST", key: rotated.key });
     expect((await again.json<{ revokedAt: string }>()).revokedAt).toBe(revokedAt);
     const stranger = await storeTestKey();
-    expect((await errorBodyOf(await api(`/v2/keys/${stranger.record.id}/revoke`, { method: "POST", key: rotated.key }))).code).toBe("key_not_found");
+    expect(
+      (await errorBodyOf(await api(`/v2/keys/${stranger.record.id}/revoke`, { method: "POST", key: rotated.key })))
+        .code,
+    ).toBe("key_not_found");
     expect((await api("/v2/console/session", { key: stranger.key })).status).toBe(200);
   });
 
@@ -70,7 +83,11 @@ describe("a key's own budget", () => {
 
   it("needs keys:manage, and says so", async () => {
     const plain = await storeTestKey({ scopes: ["orders:read"] });
-    for (const response of [await rotate(plain), await api("/v2/keys", { key: plain.key }), await api(`/v2/keys/${plain.record.id}/revoke`, { method: "POST", key: plain.key })]) {
+    for (const response of [
+      await rotate(plain),
+      await api("/v2/keys", { key: plain.key }),
+      await api(`/v2/keys/${plain.record.id}/revoke`, { method: "POST", key: plain.key }),
+    ]) {
       const error = await errorBodyOf(response);
       expect(error.code).toBe("insufficient_scope");
       expect(error.message).toContain("keys:manage");
@@ -99,12 +116,21 @@ describe("a key in its grace period (rotated away), or one that expires", () => 
     const takeover = await rotate(leaked, { graceSeconds: 0 }, replacement.id);
     expect(takeover.status).toBe(403);
     expect(takeover.headers.get("WWW-Authenticate")).toContain('error="insufficient_scope"');
-    expect(await errorBodyOf(takeover)).toMatchObject({ code: "key_acts_only_on_itself", message: expect.stringContaining("may act only on itself") });
-    expect((await errorBodyOf(await api(`/v2/keys/${replacement.id}/revoke`, { method: "POST", key: leaked.key }))).code).toBe("key_acts_only_on_itself");
+    expect(await errorBodyOf(takeover)).toMatchObject({
+      code: "key_acts_only_on_itself",
+      message: expect.stringContaining("may act only on itself"),
+    });
+    expect(
+      (await errorBodyOf(await api(`/v2/keys/${replacement.id}/revoke`, { method: "POST", key: leaked.key }))).code,
+    ).toBe("key_acts_only_on_itself");
     // A console session of the leaked key is refused alike.
     const session = await api("/v2/console/session", { method: "POST", key: leaked.key, headers: { Origin: ORIGIN } });
     const cookie = session.headers.get("Set-Cookie")!.split(";")[0]!;
-    const fromSession = await api(`/v2/keys/${replacement.id}/rotate`, { method: "POST", key: null, headers: { Cookie: cookie, Origin: ORIGIN } });
+    const fromSession = await api(`/v2/keys/${replacement.id}/rotate`, {
+      method: "POST",
+      key: null,
+      headers: { Cookie: cookie, Origin: ORIGIN },
+    });
     expect((await errorBodyOf(fromSession)).code).toBe("key_acts_only_on_itself");
     // The replacement still works, and nothing was audited for the refusals.
     expect((await api("/v2/keys", { key: replacement.key })).status).toBe(200);
@@ -115,18 +141,28 @@ describe("a key in its grace period (rotated away), or one that expires", () => 
   it("may revoke itself, and make no key, not even by rotating itself: the new key would not be rotated away", async () => {
     const leaked = await manager();
     const replacement = await (await rotate(leaked, { graceSeconds: 86_400 })).json<Rotated>();
-    expect(await errorBodyOf(await rotate(leaked, { graceSeconds: 0 }))).toMatchObject({ status: 403, code: "key_acts_only_on_itself" });
+    expect(await errorBodyOf(await rotate(leaked, { graceSeconds: 0 }))).toMatchObject({
+      status: 403,
+      code: "key_acts_only_on_itself",
+    });
     expect((await api(`/v2/keys/${leaked.record.id}/revoke`, { method: "POST", key: leaked.key })).status).toBe(200);
     expect((await api("/v2/keys", { key: replacement.key })).status).toBe(200);
   });
 
   it("made to expire and never rotated, rotates itself into a key that stops when it would have", async () => {
-    const expiring = await storeTestKey({ scopes: ["orders:read", "keys:manage"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
+    const expiring = await storeTestKey({
+      scopes: ["orders:read", "keys:manage"],
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
     const itself = await rotate(expiring, { graceSeconds: 0 });
     expect(itself.status).toBe(201);
     const again = await itself.json<Rotated & { expiresAt: string | null }>();
     expect(again.expiresAt).toBe(expiring.record.expiresAt);
     // The new key, expiring too, acts only on itself.
-    expect(await errorBodyOf(await rotate({ key: again.key, record: { ...expiring.record, id: again.id } }, {}, expiring.record.id))).toMatchObject({ code: "key_acts_only_on_itself" });
+    expect(
+      await errorBodyOf(
+        await rotate({ key: again.key, record: { ...expiring.record, id: again.id } }, {}, expiring.record.id),
+      ),
+    ).toMatchObject({ code: "key_acts_only_on_itself" });
   });
 });

@@ -41,7 +41,10 @@ describe("callers without a valid key", () => {
       remaining.push(response.headers.get("X-RateLimit-Remaining"));
     }
     expect(remaining).toEqual(["59", "58", "57"]);
-    const nextNetwork = await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": "2001:db8:77:1::1" } });
+    const nextNetwork = await api("/v1/store/orders", {
+      key: null,
+      headers: { "CF-Connecting-IP": "2001:db8:77:1::1" },
+    });
     expect(nextNetwork.headers.get("X-RateLimit-Remaining")).toBe("59");
   });
 
@@ -153,13 +156,17 @@ describe("leases", () => {
   }
 
   const counted = (name: string) =>
-    runInDurableObject(env.RATE_LIMITER.getByName(name), (_, state) => state.storage.kv.get<{ minuteCount: number; dayCount: number }>("state"));
+    runInDurableObject(env.RATE_LIMITER.getByName(name), (_, state) =>
+      state.storage.kv.get<{ minuteCount: number; dayCount: number }>("state"),
+    );
 
   it("lets concurrent requests in one isolate share one lease request instead of each calling the object", async () => {
     const { key } = await storeTestKey({ plan: "enterprise", limits: { perMinute: 10_000, perDay: 100_000 } });
     setClock(1);
     const limiter = countingLimiter();
-    const responses = await Promise.all(Array.from({ length: 40 }, () => apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders", { key })));
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, () => apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders", { key })),
+    );
     expect(statuses(responses)).toEqual(Array(40).fill(200));
     expect(limiter.acquires()).toBeLessThanOrEqual(3);
   });
@@ -173,9 +180,13 @@ describe("leases", () => {
     for (let i = 0; i < 15; i++) expect((await send()).status).toBe(429);
     // One call admitted the first request, one refused the second; the rest were answered here.
     expect(limiter.acquires()).toBe(2);
-    const state = await runInDurableObject(env.RATE_LIMITER.getByName(record.id), (_, s) => s.storage.kv.get<{ refusedInARow: number }>("state"));
+    const state = await runInDurableObject(env.RATE_LIMITER.getByName(record.id), (_, s) =>
+      s.storage.kv.get<{ refusedInARow: number }>("state"),
+    );
     // The object's own refusal is counted once its client has the 429: it travels with the isolate's refusals, in batches.
-    expect(state!.refusedInARow).toBeGreaterThanOrEqual(refusalBatch({ threshold: Number(env.BAN_THRESHOLD), seconds: Number(env.BAN_SECONDS) }));
+    expect(state!.refusedInARow).toBeGreaterThanOrEqual(
+      refusalBatch({ threshold: Number(env.BAN_THRESHOLD), seconds: Number(env.BAN_SECONDS) }),
+    );
   });
 
   /** The real limiter, deciding every call, whose answers never come back (as when it answers after the isolate's timeout). */
@@ -199,7 +210,8 @@ describe("leases", () => {
     const { key, record } = await storeTestKey({ plan: "free", limits: { perMinute: 20, perDay: 1000 } });
     setClock(1);
     const losing = losingAnswers();
-    for (let i = 0; i < 30; i++) expect((await apiWith({ ...env, RATE_LIMITER: losing }, "/v1/store/orders", { key })).status).toBe(503);
+    for (let i = 0; i < 30; i++)
+      expect((await apiWith({ ...env, RATE_LIMITER: losing }, "/v1/store/orders", { key })).status).toBe(503);
     expect((await counted(record.id))!.minuteCount).toBeLessThanOrEqual(1);
     const [next] = await send(key, 1);
     expect(next.status).toBe(200);
@@ -212,8 +224,11 @@ describe("leases", () => {
     setClock(1);
     expect(statuses(await send(key, 1))).toEqual([200]);
     const losing = losingAnswers();
-    for (let i = 0; i < 30; i++) expect((await apiWith({ ...env, RATE_LIMITER: losing }, "/v1/store/orders", { key })).status).toBe(503);
-    const state = await runInDurableObject(env.RATE_LIMITER.getByName(record.id), (_, s) => s.storage.kv.get<{ refusedInARow: number; bannedUntil: number }>("state"));
+    for (let i = 0; i < 30; i++)
+      expect((await apiWith({ ...env, RATE_LIMITER: losing }, "/v1/store/orders", { key })).status).toBe(503);
+    const state = await runInDurableObject(env.RATE_LIMITER.getByName(record.id), (_, s) =>
+      s.storage.kv.get<{ refusedInARow: number; bannedUntil: number }>("state"),
+    );
     expect(state).toMatchObject({ refusedInARow: 0, bannedUntil: 0 });
     expect(await errorBodyOf((await send(key, 1))[0]!)).toMatchObject({ code: "rate_limit_exceeded" });
   });
@@ -225,12 +240,20 @@ describe("leases", () => {
     setClock(1);
     // A steady caller, one request every 50 ms: its isolate expects more and leases ahead of them.
     for (let i = 0; i < 8; i++) {
-      expect((await worker.fetch(clientRequest("/v1/store/orders", { key }), env, createExecutionContext())).status).toBe(200);
+      expect(
+        (await worker.fetch(clientRequest("/v1/store/orders", { key }), env, createExecutionContext())).status,
+      ).toBe(200);
       await vi.advanceTimersByTimeAsync(50);
     }
     // vi.waitFor polls on the real timers: the renewal is the object's call, in the background.
-    await vi.waitFor(async () => expect((await counted(record.id))!.dayCount).toBeGreaterThan(8), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect((await counted(record.id))!.dayCount).toBeGreaterThan(8), {
+      timeout: 10_000,
+      interval: 20,
+    });
     await vi.advanceTimersByTimeAsync(LEASE_MS);
-    await vi.waitFor(async () => expect((await counted(record.id))!.dayCount).toBe(8), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect((await counted(record.id))!.dayCount).toBe(8), {
+      timeout: 10_000,
+      interval: 20,
+    });
   }, 30_000);
 });

@@ -26,18 +26,35 @@ interface Answer {
 /** Bindings that record the analytics points, one object for the whole test: a refusal is repeated only under the bindings it was written under. */
 function recordingBindings(): { bindings: Env; points: AnalyticsEngineDataPoint[] } {
   const points: AnalyticsEngineDataPoint[] = [];
-  return { points, bindings: { ...env, REQUESTS: { writeDataPoint: (point?: AnalyticsEngineDataPoint) => void points.push(point ?? {}) } } as Env };
+  return {
+    points,
+    bindings: {
+      ...env,
+      REQUESTS: { writeDataPoint: (point?: AnalyticsEngineDataPoint) => void points.push(point ?? {}) },
+    } as Env,
+  };
 }
 
 /** One request, with the log line and the point it wrote. */
-async function answer(recording: ReturnType<typeof recordingBindings>, init: Parameters<typeof apiWith>[2]): Promise<Answer> {
+async function answer(
+  recording: ReturnType<typeof recordingBindings>,
+  init: Parameters<typeof apiWith>[2],
+): Promise<Answer> {
   const lines: string[] = [];
-  const log = vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
+  const log = vi
+    .spyOn(console, "log")
+    .mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
   const response = await apiWith(recording.bindings, "/v1/store/orders", init);
   const body = await response.text();
   log.mockRestore();
   expect(lines).toHaveLength(1);
-  return { status: response.status, headers: Object.fromEntries(response.headers), body, line: JSON.parse(lines[0]!) as RequestLogLine, point: recording.points.at(-1)! };
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    body,
+    line: JSON.parse(lines[0]!) as RequestLogLine,
+    point: recording.points.at(-1)!,
+  };
 }
 
 /** What two answers must share when one repeats the other: everything but the request's id. */
@@ -70,11 +87,22 @@ describe("a refusal repeated", () => {
     // Every refusal counts toward the ban: the 21st in a row (BAN_THRESHOLD 20) is the first answered banned.
     const rest: Answer[] = [];
     for (let i = 0; i < 14; i++) rest.push(await answer(recording, { key }));
-    expect(rest.map((refusal) => JSON.parse(refusal.body).code)).toEqual([...Array(13).fill("rate_limit_exceeded"), "api_key_banned"]);
+    expect(rest.map((refusal) => JSON.parse(refusal.body).code)).toEqual([
+      ...Array(13).fill("rate_limit_exceeded"),
+      "api_key_banned",
+    ]);
     // A banned key's refusals repeat too.
     admit.mockClear();
-    const banned = [await answer(recording, { key }), await answer(recording, { key }), await answer(recording, { key })];
-    expect(banned.map((refusal) => JSON.parse(refusal.body).code)).toEqual(["api_key_banned", "api_key_banned", "api_key_banned"]);
+    const banned = [
+      await answer(recording, { key }),
+      await answer(recording, { key }),
+      await answer(recording, { key }),
+    ];
+    expect(banned.map((refusal) => JSON.parse(refusal.body).code)).toEqual([
+      "api_key_banned",
+      "api_key_banned",
+      "api_key_banned",
+    ]);
     expect(admit.mock.calls.length).toBeLessThanOrEqual(1);
     expect(withoutId(banned[2]!)).toEqual(withoutId(banned[1]!));
   });
@@ -127,7 +155,8 @@ describe("a refusal repeated", () => {
     const address = { "CF-Connecting-IP": "2001:db8:5:7::1" };
     setClock(10.2);
     let status = 200;
-    for (let i = 0; i < 100 && status !== 429; i++) status = (await answer(recording, { key: null, headers: address })).status;
+    for (let i = 0; i < 100 && status !== 429; i++)
+      status = (await answer(recording, { key: null, headers: address })).status;
     expect(status).toBe(429);
     await answer(recording, { key: null, headers: address });
     const admit = vi.spyOn(isolateMemory.leases, "admit");

@@ -24,8 +24,14 @@ afterEach(() => {
 describe("the operator API", () => {
   it("needs the operator token: none is 401 missing, a wrong one 401 invalid, the right one passes", async () => {
     const path = `/admin/keys/${key.record.id}/usage`;
-    expect(await errorBodyOf(await asOperator(path, "GET", null))).toMatchObject({ code: "missing_api_key", status: 401 });
-    expect(await errorBodyOf(await asOperator(path, "GET", "not-the-token"))).toMatchObject({ code: "invalid_api_key", status: 401 });
+    expect(await errorBodyOf(await asOperator(path, "GET", null))).toMatchObject({
+      code: "missing_api_key",
+      status: 401,
+    });
+    expect(await errorBodyOf(await asOperator(path, "GET", "not-the-token"))).toMatchObject({
+      code: "invalid_api_key",
+      status: 401,
+    });
     // An API key is not an operator token.
     expect((await asOperator(path, "GET", key.key)).status).toBe(401);
     expect((await asOperator(path)).status).toBe(200);
@@ -34,7 +40,11 @@ describe("the operator API", () => {
   it("does not exist without an OPERATOR_TOKEN secret: every path 404, whatever the method, preflights included", async () => {
     const { OPERATOR_TOKEN: _, ...withoutToken } = env;
     const without = (path: string, method: string, headers: Record<string, string> = {}) =>
-      apiWith(withoutToken as Env, path, { method, key: null, headers: { Authorization: `Bearer ${TOKEN}`, ...headers } });
+      apiWith(withoutToken as Env, path, {
+        method,
+        key: null,
+        headers: { Authorization: `Bearer ${TOKEN}`, ...headers },
+      });
     const preflight = { Origin: "https://ops.example", "Access-Control-Request-Method": "POST" };
     for (const [path, method, headers] of [
       [`/admin/keys/${key.record.id}/usage`, "GET"],
@@ -49,7 +59,9 @@ describe("the operator API", () => {
       expect(response.headers.get("Allow"), `${method} ${path}`).toBeNull();
     }
     // With the token, the same preflight is answered as usual.
-    expect((await api(`/admin/keys/${key.record.id}/revoke`, { method: "OPTIONS", key: null, headers: preflight })).status).toBe(204);
+    expect(
+      (await api(`/admin/keys/${key.record.id}/revoke`, { method: "OPTIONS", key: null, headers: preflight })).status,
+    ).toBe(204);
   });
 
   it("counts the operator on their own budget, never the address's: 61 requests in a minute meet no 429", async () => {
@@ -59,15 +71,29 @@ describe("the operator API", () => {
     const address = { "CF-Connecting-IP": "198.51.100.61" };
     const statuses: number[] = [];
     for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 1; i++) {
-      statuses.push((await api(`/admin/keys/${key.record.id}/usage`, { key: null, headers: { Authorization: `Bearer ${TOKEN}`, ...address } })).status);
+      statuses.push(
+        (
+          await api(`/admin/keys/${key.record.id}/usage`, {
+            key: null,
+            headers: { Authorization: `Bearer ${TOKEN}`, ...address },
+          })
+        ).status,
+      );
     }
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
     // The address's own keyless callers are counted apart, as before.
-    expect((await api("/v1/store/orders", { key: null, headers: address })).headers.get("X-RateLimit-Limit")).toBe(String(ANONYMOUS_LIMITS.perMinute));
-    // A token that is not an operator's is counted by the address.
-    expect((await api(`/admin/keys/${key.record.id}/usage`, { key: null, headers: { Authorization: "Bearer not-a-token", ...address } })).headers.get("X-RateLimit-Limit")).toBe(
+    expect((await api("/v1/store/orders", { key: null, headers: address })).headers.get("X-RateLimit-Limit")).toBe(
       String(ANONYMOUS_LIMITS.perMinute),
     );
+    // A token that is not an operator's is counted by the address.
+    expect(
+      (
+        await api(`/admin/keys/${key.record.id}/usage`, {
+          key: null,
+          headers: { Authorization: "Bearer not-a-token", ...address },
+        })
+      ).headers.get("X-RateLimit-Limit"),
+    ).toBe(String(ANONYMOUS_LIMITS.perMinute));
   });
 
   it("unbans an address group, audited under the operator's name; a group spelled otherwise is 400", async () => {
@@ -89,8 +115,12 @@ describe("the operator API", () => {
     expect(await unban.json()).toMatchObject({ group: "2001:db8:77:1::/64", usage: { bannedUntil: 0 } });
     // Not banned any more once this isolate asks the object again (within a lease): its minute is still spent, so it is limited, no more.
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 11));
-    expect((await errorBodyOf(await api("/v1/store/orders", { key: null, headers: address }))).code).toBe("rate_limit_exceeded");
-    const row = await env.DB.prepare("SELECT actor, changes FROM key_events WHERE key_id = ?1 AND operation = 'unban'").bind("ip:2001:db8:77:1::/64").first();
+    expect((await errorBodyOf(await api("/v1/store/orders", { key: null, headers: address }))).code).toBe(
+      "rate_limit_exceeded",
+    );
+    const row = await env.DB.prepare("SELECT actor, changes FROM key_events WHERE key_id = ?1 AND operation = 'unban'")
+      .bind("ip:2001:db8:77:1::/64")
+      .first();
     expect(row).toEqual({ actor: "tests", changes: JSON.stringify({ group: "2001:db8:77:1::/64" }) });
     for (const group of ["2001:db8:77:1::9", "2001:0db8:77:1::/64", "not an address", "10.0.0.1/24"]) {
       const refused = await api("/admin/address-groups/unban", {
@@ -127,13 +157,24 @@ describe("the operator API", () => {
     const mine = await storeTestKey({ plan: "pro" });
     const base = Date.UTC(2030, 0, 1);
     const row = (budget: string, i: number) =>
-      env.DB.prepare("INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'test', 'we_00000000000000000001', '{}', 'key:x', ?3)").bind(`${budget}-${i}`, new Date(base + i * 1_000).toISOString(), budget);
+      env.DB.prepare(
+        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'test', 'we_00000000000000000001', '{}', 'key:x', ?3)",
+      ).bind(`${budget}-${i}`, new Date(base + i * 1_000).toISOString(), budget);
     // Three more rows at the instant where the first page ends (a host lock writes many at once): none may be skipped.
     const tied = (i: number) =>
-      env.DB.prepare("INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'disable', 'we_00000000000000000002', '{}', 'ops', ?3)").bind(`tied-${i}`, new Date(base + 30_000).toISOString(), mine.record.id);
-    await env.DB.batch([...Array.from({ length: 230 }, (_, i) => row(mine.record.id, i)), ...Array.from({ length: 30 }, (_, i) => row("key_someoneelse00000", i)), ...[0, 1, 2].map(tied)]);
+      env.DB.prepare(
+        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'disable', 'we_00000000000000000002', '{}', 'ops', ?3)",
+      ).bind(`tied-${i}`, new Date(base + 30_000).toISOString(), mine.record.id);
+    await env.DB.batch([
+      ...Array.from({ length: 230 }, (_, i) => row(mine.record.id, i)),
+      ...Array.from({ length: 30 }, (_, i) => row("key_someoneelse00000", i)),
+      ...[0, 1, 2].map(tied),
+    ]);
     const page = async (query = "") =>
-      (await (await asOperator(`/admin/keys/${mine.record.id}/budget${query}`)).json()) as { timeline: { at: string; subject: string; operation: string }[]; timelineNext: string | null };
+      (await (await asOperator(`/admin/keys/${mine.record.id}/budget${query}`)).json()) as {
+        timeline: { at: string; subject: string; operation: string }[];
+        timelineNext: string | null;
+      };
     const first = await page();
     expect(first.timeline[0]!.at).toBe(new Date(base + 229_000).toISOString());
     // The page ends before the tied instant: its four rows go to the next page together.
@@ -145,7 +186,9 @@ describe("the operator API", () => {
     const all = [...first.timeline, ...second.timeline];
     expect(all).toHaveLength(233);
     expect(all.filter((entry) => entry.operation === "disable")).toHaveLength(3);
-    expect(await errorBodyOf(await asOperator(`/admin/keys/${mine.record.id}/budget?before=yesterday`))).toMatchObject({ code: "invalid_query" });
+    expect(await errorBodyOf(await asOperator(`/admin/keys/${mine.record.id}/budget?before=yesterday`))).toMatchObject({
+      code: "invalid_query",
+    });
   });
 
   it("answers a method an operator path lacks with 405 and Allow, like every other path", async () => {
@@ -175,7 +218,9 @@ describe("the operator API", () => {
     // The isolate asks the object again within a lease's length; the next minute has room again.
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 1, 0));
     expect((await api("/v1/store/orders", { key: key.key })).status).toBe(200);
-    const event = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1").bind(key.record.id).first();
+    const event = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1")
+      .bind(key.record.id)
+      .first();
     expect(event).toEqual({ operation: "unban", actor: "tests" });
   });
 
@@ -200,7 +245,9 @@ describe("the operator API", () => {
     expect((await api("/v1/store/orders", { key: key.key })).status).toBe(200);
     expect((await asOperator(`/admin/keys/${key.record.id}/revoke`, "POST")).status).toBe(200);
     for (let i = 0; i < 25; i++) expect((await api("/v1/store/orders", { key: key.key })).status).toBe(401);
-    const { usage } = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as { usage: { minute: { count: number }; refusedInARow: number; bannedUntil: number } };
+    const { usage } = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as {
+      usage: { minute: { count: number }; refusedInARow: number; bannedUntil: number };
+    };
     expect(usage).toMatchObject({ minute: { count: 1 }, refusedInARow: 0, bannedUntil: 0 });
   });
 
@@ -215,9 +262,19 @@ describe("the operator API", () => {
     // The next day, long after the object's 10 minutes: its state is gone, KV's record is what refuses the key.
     vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
     await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
-    expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({ code: "invalid_api_key" });
-    const { results } = await env.DB.prepare("SELECT operation, changes, outcome FROM key_events WHERE key_id = ?1").bind(roomy.record.id).all();
-    expect(results).toEqual([{ operation: "revoke", changes: JSON.stringify({ revokedAt: stored.revokedAt, reason: "retired", budget: roomy.record.id }), outcome: null }]);
+    expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({
+      code: "invalid_api_key",
+    });
+    const { results } = await env.DB.prepare("SELECT operation, changes, outcome FROM key_events WHERE key_id = ?1")
+      .bind(roomy.record.id)
+      .all();
+    expect(results).toEqual([
+      {
+        operation: "revoke",
+        changes: JSON.stringify({ revokedAt: stored.revokedAt, reason: "retired", budget: roomy.record.id }),
+        outcome: null,
+      },
+    ]);
   });
 
   it("keeps the audit row of an action whose outcome is unknown, marked so, instead of deleting it", async () => {
@@ -228,22 +285,45 @@ describe("the operator API", () => {
       RATE_LIMITER: {
         getByName: (name: string) => {
           const real = env.RATE_LIMITER.getByName(name);
-          return { acquire: (request: never) => real.acquire(request), settle: (request: never) => real.settle(request), unban: () => Promise.reject(new Error("Network connection lost.")) };
+          return {
+            acquire: (request: never) => real.acquire(request),
+            settle: (request: never) => real.settle(request),
+            unban: () => Promise.reject(new Error("Network connection lost.")),
+          };
         },
       },
     } as unknown as Env;
-    const response = await apiWith(lostAnswers, `/admin/keys/${key.record.id}/unban`, { method: "POST", key: null, headers: { Authorization: `Bearer ${TOKEN}` } });
+    const response = await apiWith(lostAnswers, `/admin/keys/${key.record.id}/unban`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
-    const { results } = await env.DB.prepare("SELECT operation, actor, outcome FROM key_events WHERE key_id = ?1").bind(key.record.id).all();
+    const { results } = await env.DB.prepare("SELECT operation, actor, outcome FROM key_events WHERE key_id = ?1")
+      .bind(key.record.id)
+      .all();
     expect(results).toEqual([{ operation: "unban", actor: "tests", outcome: "unknown" }]);
   });
 
   it("writes one row for an audit insert sent twice (its first answer lost)", async () => {
-    const values = keyEventValues({ id: "evt-once", at: "2030-03-10T12:00:00.000Z", operation: "unban", keyId: key.record.id, changes: {}, actor: "tests" });
-    const first = await env.DB.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id");
-    const again = await env.DB.prepare(INSERT_KEY_EVENT).bind(...values).first<number>("id");
+    const values = keyEventValues({
+      id: "evt-once",
+      at: "2030-03-10T12:00:00.000Z",
+      operation: "unban",
+      keyId: key.record.id,
+      changes: {},
+      actor: "tests",
+    });
+    const first = await env.DB.prepare(INSERT_KEY_EVENT)
+      .bind(...values)
+      .first<number>("id");
+    const again = await env.DB.prepare(INSERT_KEY_EVENT)
+      .bind(...values)
+      .first<number>("id");
     expect(again).toBe(first);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first("n")).toBe(1);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first("n"),
+    ).toBe(1);
   });
 
   it("keeps a revocation made just before midnight when the day's state is cleared", async () => {
@@ -254,7 +334,9 @@ describe("the operator API", () => {
     expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
     vi.setSystemTime(Date.UTC(2030, 2, 11, 0, 0, 5));
     await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
-    expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({ code: "invalid_api_key" });
+    expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({
+      code: "invalid_api_key",
+    });
   });
 
   it("writes every action to the audit with the operator's name: limits, revocation, unban", async () => {
@@ -268,12 +350,28 @@ describe("the operator API", () => {
     expect((await post("limits", { perMinute: 5, perDay: 50, setAt: "2030-03-10T12:00:00.000Z" })).status).toBe(200);
     expect((await post("unban")).status).toBe(200);
     expect((await post("revoke")).status).toBe(200);
-    const { results } = await env.DB.prepare("SELECT operation, changes, actor FROM key_events WHERE key_id = ?1 ORDER BY id").bind(key.record.id).all();
+    const { results } = await env.DB.prepare(
+      "SELECT operation, changes, actor FROM key_events WHERE key_id = ?1 ORDER BY id",
+    )
+      .bind(key.record.id)
+      .all();
     expect(results.map((row) => ({ ...row, changes: JSON.parse(String(row.changes)) }))).toEqual([
-      { operation: "update", actor: "tests", changes: { limits: { perMinute: 5, perDay: 50 }, limitsSetAt: "2030-03-10T12:00:00.000Z", budget: key.record.id } },
+      {
+        operation: "update",
+        actor: "tests",
+        changes: {
+          limits: { perMinute: 5, perDay: 50 },
+          limitsSetAt: "2030-03-10T12:00:00.000Z",
+          budget: key.record.id,
+        },
+      },
       { operation: "unban", actor: "tests", changes: { budget: key.record.id } },
       // The revoke names when: the instant it wrote into the key's record.
-      { operation: "revoke", actor: "tests", changes: { revokedAt: expect.any(String), reason: "retired", budget: key.record.id } },
+      {
+        operation: "revoke",
+        actor: "tests",
+        changes: { revokedAt: expect.any(String), reason: "retired", budget: key.record.id },
+      },
     ]);
   });
 
@@ -283,7 +381,12 @@ describe("the operator API", () => {
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 10));
     for (let i = 0; i < 22; i++) await api("/v1/store/orders", { key: key.key });
     const noAudit = interceptD1({
-      prepare: (statement, sql) => (sql.startsWith("INSERT INTO key_events") ? ({ bind: () => ({ first: () => Promise.reject(new Error("D1_ERROR: overloaded")) }) } as unknown as D1PreparedStatement) : statement),
+      prepare: (statement, sql) =>
+        sql.startsWith("INSERT INTO key_events")
+          ? ({
+              bind: () => ({ first: () => Promise.reject(new Error("D1_ERROR: overloaded")) }),
+            } as unknown as D1PreparedStatement)
+          : statement,
     });
     const response = await apiWith({ ...env, DB: noAudit }, `/admin/keys/${key.record.id}/unban`, {
       method: "POST",
@@ -291,9 +394,13 @@ describe("the operator API", () => {
       headers: { Authorization: `Bearer ${TOKEN}` },
     });
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
-    const { usage } = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as { usage: { bannedUntil: number } };
+    const { usage } = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as {
+      usage: { bannedUntil: number };
+    };
     expect(usage.bannedUntil).toBeGreaterThan(Date.UTC(2030, 2, 10, 12, 0, 10) / 1000);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first("n")).toBe(0);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first("n"),
+    ).toBe(0);
   });
 
   it("keeps limits an operator sets across a UTC midnight, after the object has forgotten the budget: they are in its keys' records", async () => {
@@ -309,8 +416,14 @@ describe("the operator API", () => {
     });
     expect(set.status).toBe(200);
     for (const key of [pro, rotated]) {
-      const stored = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(key.key)}`))!) as { limits?: unknown; limitsSetAt?: string };
-      expect(stored).toMatchObject({ limits: { perMinute: 2, perDay: 5 }, limitsSetAt: new Date(Date.UTC(2030, 2, 10, 23, 50, 0)).toISOString() });
+      const stored = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(key.key)}`))!) as {
+        limits?: unknown;
+        limitsSetAt?: string;
+      };
+      expect(stored).toMatchObject({
+        limits: { perMinute: 2, perDay: 5 },
+        limitsSetAt: new Date(Date.UTC(2030, 2, 10, 23, 50, 0)).toISOString(),
+      });
     }
     // The next day, long after the object's 10 minutes: its state is gone, and the records hold the limits.
     vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
@@ -320,8 +433,12 @@ describe("the operator API", () => {
     expect((await api("/v1/store/orders", { key: rotated.key })).status).toBe(200);
     expect((await api("/v1/store/orders", { key: pro.key })).status).toBe(429);
     // The operators' budget page shows the limits in force.
-    const page = (await (await asOperator(`/admin/keys/${pro.record.id}/budget`)).json()) as { keys: { limits: unknown }[] };
-    expect(page.keys.every((key) => JSON.stringify(key.limits) === JSON.stringify({ perMinute: 2, perDay: 5 }))).toBe(true);
+    const page = (await (await asOperator(`/admin/keys/${pro.record.id}/budget`)).json()) as {
+      keys: { limits: unknown }[];
+    };
+    expect(page.keys.every((key) => JSON.stringify(key.limits) === JSON.stringify({ perMinute: 2, perDay: 5 }))).toBe(
+      true,
+    );
   });
 
   it("applies new limits through the key's object within a lease's length, before KV changes", async () => {
@@ -340,11 +457,21 @@ describe("the operator API", () => {
     expect((await api("/v1/store/orders", { key: pro.key })).headers.get("X-RateLimit-Limit")).toBe("1000");
 
     const post = (body: string, headers: Record<string, string> = { "Content-Type": "application/json" }) =>
-      api(`/admin/keys/${pro.record.id}/limits`, { method: "POST", key: null, headers: { Authorization: `Bearer ${TOKEN}`, ...headers }, body });
+      api(`/admin/keys/${pro.record.id}/limits`, {
+        method: "POST",
+        key: null,
+        headers: { Authorization: `Bearer ${TOKEN}`, ...headers },
+        body,
+      });
     expect(await errorBodyOf(await post("{}"))).toMatchObject({ code: "invalid_limits", status: 400 });
     // The body is read as every JSON body is: its type, its size and its syntax, each in the Error shape.
-    expect(await errorBodyOf(await post(JSON.stringify({ perMinute: 5, perDay: 50 }), {}))).toMatchObject({ code: "unsupported_media_type", status: 415 });
-    expect(await errorBodyOf(await post(`{"perMinute": 5, "perDay": 50, "pad": "${"x".repeat(20_000)}"}`))).toMatchObject({ code: "body_too_large", status: 413 });
+    expect(await errorBodyOf(await post(JSON.stringify({ perMinute: 5, perDay: 50 }), {}))).toMatchObject({
+      code: "unsupported_media_type",
+      status: 415,
+    });
+    expect(
+      await errorBodyOf(await post(`{"perMinute": 5, "perDay": 50, "pad": "${"x".repeat(20_000)}"}`)),
+    ).toMatchObject({ code: "body_too_large", status: 413 });
     expect(await errorBodyOf(await post("{"))).toMatchObject({ code: "invalid_body", status: 400 });
   });
 });

@@ -22,7 +22,6 @@ beforeEach(async () => {
   key = await storeTestKey({ plan: "free" });
 });
 
-
 const withToken = (token: string, path: string, method = "GET", body?: unknown) =>
   api(`/admin${path}`, {
     method,
@@ -34,18 +33,28 @@ const withToken = (token: string, path: string, method = "GET", body?: unknown) 
 describe("named operators", () => {
   it("act with a token of their own, and every audit row of their actions names them", async () => {
     const ana = await addOperator("ana@example.com");
-    expect((await withToken(ana, `/keys/${key.record.id}/limits`, "POST", { perMinute: 5, perDay: 50 })).status).toBe(200);
+    expect((await withToken(ana, `/keys/${key.record.id}/limits`, "POST", { perMinute: 5, perDay: 50 })).status).toBe(
+      200,
+    );
     expect((await withToken(ana, `/keys/${key.record.id}/unban`, "POST")).status).toBe(200);
     expect((await withToken(ana, `/keys/${key.record.id}/console-link`, "POST")).status).toBe(201);
     expect((await withToken(ana, `/keys/${key.record.id}/revoke`, "POST")).status).toBe(200);
-    const keyRows = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id").bind(key.record.id).all();
-    expect(keyRows.results).toEqual(["update", "unban", "console_link", "revoke"].map((operation) => ({ operation, actor: "ana@example.com" })));
+    const keyRows = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id")
+      .bind(key.record.id)
+      .all();
+    expect(keyRows.results).toEqual(
+      ["update", "unban", "console_link", "revoke"].map((operation) => ({ operation, actor: "ana@example.com" })),
+    );
 
     const owner = await freshWebhookOwner();
     const endpoint = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     expect((await withToken(ana, `/webhook-endpoints/${endpoint.id}/disable`, "POST")).status).toBe(200);
     expect((await withToken(ana, `/webhook-endpoints/${endpoint.id}/enable`, "POST")).status).toBe(200);
-    const endpointRows = await env.DB.prepare("SELECT operation, actor FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create' ORDER BY id").bind(endpoint.id).all();
+    const endpointRows = await env.DB.prepare(
+      "SELECT operation, actor FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create' ORDER BY id",
+    )
+      .bind(endpoint.id)
+      .all();
     expect(endpointRows.results).toEqual([
       { operation: "disable", actor: "ana@example.com" },
       { operation: "enable", actor: "ana@example.com" },
@@ -70,9 +79,17 @@ describe("named operators", () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const failing = interceptD1({
       onSession: (constraint) => void sessions.push(constraint),
-      prepare: (statement, sql) => (sql.includes("FROM operators") ? ({ bind: () => ({ first: () => Promise.reject(new Error("D1_ERROR: overloaded")) }) } as unknown as D1PreparedStatement) : statement),
+      prepare: (statement, sql) =>
+        sql.includes("FROM operators")
+          ? ({
+              bind: () => ({ first: () => Promise.reject(new Error("D1_ERROR: overloaded")) }),
+            } as unknown as D1PreparedStatement)
+          : statement,
     });
-    const response = await apiWith({ ...env, DB: failing }, `/admin/keys/${key.record.id}/usage`, { key: null, headers: { Authorization: `Bearer ${ana}` } });
+    const response = await apiWith({ ...env, DB: failing }, `/admin/keys/${key.record.id}/usage`, {
+      key: null,
+      headers: { Authorization: `Bearer ${ana}` },
+    });
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
     expect(sessions).toContain("first-primary");
   });
@@ -86,7 +103,10 @@ describe("named operators", () => {
   it("need the operator API to exist: without the bootstrap secret a named token finds nothing (404)", async () => {
     const ana = await addOperator("ana");
     const { OPERATOR_TOKEN: _, ...withoutToken } = env;
-    const response = await apiWith(withoutToken as Env, `/admin/keys/${key.record.id}/usage`, { key: null, headers: { Authorization: `Bearer ${ana}` } });
+    const response = await apiWith(withoutToken as Env, `/admin/keys/${key.record.id}/usage`, {
+      key: null,
+      headers: { Authorization: `Bearer ${ana}` },
+    });
     expect(await errorBodyOf(response)).toMatchObject({ code: "not_found", status: 404 });
   });
 });
@@ -130,7 +150,10 @@ beforeEach(() => {
 afterEach(() => vi.restoreAllMocks());
 
 /** An assertion as Access signs one: for this team and application, an hour long, unless the test says otherwise. */
-async function assertion(claims: JWTPayload, options: { key?: typeof published; audience?: string; issuer?: string; expires?: number | string } = {}) {
+async function assertion(
+  claims: JWTPayload,
+  options: { key?: typeof published; audience?: string; issuer?: string; expires?: number | string } = {},
+) {
   const key = options.key ?? published;
   return new SignJWT(claims)
     .setProtectedHeader({ alg: "RS256", kid: key.kid })
@@ -141,10 +164,18 @@ async function assertion(claims: JWTPayload, options: { key?: typeof published; 
     .sign(key.privateKey);
 }
 
-const throughAccess = (bindings: Env, path: string, headers: Record<string, string>, method = "GET") => apiWith(bindings, `/admin${path}`, { method, key: null, headers });
+const throughAccess = (bindings: Env, path: string, headers: Record<string, string>, method = "GET") =>
+  apiWith(bindings, `/admin${path}`, { method, key: null, headers });
 
-const encode = (value: unknown) => btoa(JSON.stringify(value)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-const claimsOf = (claims: JWTPayload) => ({ ...claims, iss: `https://${TEAM}`, aud: AUDIENCE, iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 3600 });
+const encode = (value: unknown) =>
+  btoa(JSON.stringify(value)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+const claimsOf = (claims: JWTPayload) => ({
+  ...claims,
+  iss: `https://${TEAM}`,
+  aud: AUDIENCE,
+  iat: Math.floor(Date.now() / 1000),
+  exp: Math.floor(Date.now() / 1000) + 3600,
+});
 
 /** A token with `alg: none` and no signature, naming the published key. */
 async function unsigned(claims: JWTPayload): Promise<string> {
@@ -153,20 +184,44 @@ async function unsigned(claims: JWTPayload): Promise<string> {
 
 /** A token HMAC-signed (HS256) with the bytes of the team's published public key as the secret: the algorithm-confusion forgery. */
 async function hmacWithPublicKey(claims: JWTPayload): Promise<string> {
-  const publicKey = await crypto.subtle.importKey("jwk", (jwks as { keys: JsonWebKey[] }).keys[0]!, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["verify"]);
+  const publicKey = await crypto.subtle.importKey(
+    "jwk",
+    (jwks as { keys: JsonWebKey[] }).keys[0]!,
+    { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+    true,
+    ["verify"],
+  );
   const spki = new Uint8Array((await crypto.subtle.exportKey("spki", publicKey)) as ArrayBuffer);
   const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki))}\n-----END PUBLIC KEY-----\n`;
-  return new SignJWT(claimsOf(claims)).setProtectedHeader({ alg: "HS256", kid: published.kid }).sign(new TextEncoder().encode(pem));
+  return new SignJWT(claimsOf(claims))
+    .setProtectedHeader({ alg: "HS256", kid: published.kid })
+    .sign(new TextEncoder().encode(pem));
 }
 
 describe("the operators' side behind Cloudflare Access", () => {
   it("takes the person Access signed in as the operator: the audit names their email, and a service token by its client id", async () => {
     const ana = await assertion({ email: "ana@example.com" });
-    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status).toBe(200);
-    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana }, "POST")).status).toBe(200);
+    expect(
+      (await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status,
+    ).toBe(200);
+    expect(
+      (await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana }, "POST"))
+        .status,
+    ).toBe(200);
     const service = await assertion({ common_name: "8b1c0a4e.access" });
-    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": service }, "POST")).status).toBe(200);
-    const rows = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id").bind(key.record.id).all();
+    expect(
+      (
+        await throughAccess(
+          behindAccess,
+          `/keys/${key.record.id}/unban`,
+          { "Cf-Access-Jwt-Assertion": service },
+          "POST",
+        )
+      ).status,
+    ).toBe(200);
+    const rows = await env.DB.prepare("SELECT operation, actor FROM key_events WHERE key_id = ?1 ORDER BY id")
+      .bind(key.record.id)
+      .all();
     expect(rows.results).toEqual([
       { operation: "unban", actor: "ana@example.com" },
       { operation: "unban", actor: "service:8b1c0a4e.access" },
@@ -177,25 +232,56 @@ describe("the operators' side behind Cloudflare Access", () => {
 
   it.each([
     ["a missing one", async () => undefined, "no Cf-Access-Jwt-Assertion header"],
-    ["one for another application", () => assertion({ email: "ana@example.com" }, { audience: "0".repeat(64) }), "for another application"],
-    ["an expired one", () => assertion({ email: "ana@example.com" }, { expires: Math.floor(Date.now() / 1000) - 60 }), "has expired"],
-    ["one signed by a key the team does not publish", () => assertion({ email: "ana@example.com" }, { key: unpublished }), "signed by a key the team does not publish"],
-    ["one from another team", () => assertion({ email: "ana@example.com" }, { issuer: "https://other-team.cloudflareaccess.com" }), "issued by another team"],
+    [
+      "one for another application",
+      () => assertion({ email: "ana@example.com" }, { audience: "0".repeat(64) }),
+      "for another application",
+    ],
+    [
+      "an expired one",
+      () => assertion({ email: "ana@example.com" }, { expires: Math.floor(Date.now() / 1000) - 60 }),
+      "has expired",
+    ],
+    [
+      "one signed by a key the team does not publish",
+      () => assertion({ email: "ana@example.com" }, { key: unpublished }),
+      "signed by a key the team does not publish",
+    ],
+    [
+      "one from another team",
+      () => assertion({ email: "ana@example.com" }, { issuer: "https://other-team.cloudflareaccess.com" }),
+      "issued by another team",
+    ],
     ["one that names nobody", () => assertion({}), "names no email and no service token"],
     ["something that is not a token", async () => "not.a.token", "not a valid signed token"],
     // Access signs with RS256 only: an unsigned token, and one "signed" with HMAC keyed by the team's public key
     // (a verifier that takes the token's own alg would check it with that key and let it in), are refused.
     ["one with alg none", () => unsigned({ email: "ana@example.com" }), "not a valid signed token"],
-    ["one HMAC-signed with the team's public key", () => hmacWithPublicKey({ email: "ana@example.com" }), "not a valid signed token"],
-    ["one naming a published key but signed by another", () => assertion({ email: "ana@example.com" }, { key: { ...unpublished, kid: published.kid } }), "signature does not verify"],
+    [
+      "one HMAC-signed with the team's public key",
+      () => hmacWithPublicKey({ email: "ana@example.com" }),
+      "not a valid signed token",
+    ],
+    [
+      "one naming a published key but signed by another",
+      () => assertion({ email: "ana@example.com" }, { key: { ...unpublished, kid: published.kid } }),
+      "signature does not verify",
+    ],
   ])("refuses %s with 401 invalid_access_assertion, saying why", async (_, make, reason) => {
     const token = await make();
-    const response = await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, token === undefined ? {} : { "Cf-Access-Jwt-Assertion": token }, "POST");
+    const response = await throughAccess(
+      behindAccess,
+      `/keys/${key.record.id}/unban`,
+      token === undefined ? {} : { "Cf-Access-Jwt-Assertion": token },
+      "POST",
+    );
     const body = await errorBodyOf(response);
     expect(body).toMatchObject({ code: "invalid_access_assertion", status: 401 });
     expect(body.message).toContain(reason);
     expect(response.headers.get("WWW-Authenticate")).toBe('CloudflareAccess realm="store-orders-operator"');
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM key_events WHERE key_id = ?1").bind(key.record.id).first<number>("n");
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM key_events WHERE key_id = ?1")
+      .bind(key.record.id)
+      .first<number>("n");
     expect(rows).toBe(0);
   });
 
@@ -207,7 +293,9 @@ describe("the operators' side behind Cloudflare Access", () => {
       .setIssuedAt()
       .setExpirationTime("1h")
       .sign(published.privateKey);
-    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": token })).status).toBe(200);
+    expect(
+      (await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": token })).status,
+    ).toBe(200);
     const others = await new SignJWT({ email: "ana@example.com" })
       .setProtectedHeader({ alg: "RS256", kid: published.kid })
       .setIssuer(`https://${TEAM}`)
@@ -215,7 +303,11 @@ describe("the operators' side behind Cloudflare Access", () => {
       .setIssuedAt()
       .setExpirationTime("1h")
       .sign(published.privateKey);
-    expect(await errorBodyOf(await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": others }))).toMatchObject({ code: "invalid_access_assertion" });
+    expect(
+      await errorBodyOf(
+        await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": others }),
+      ),
+    ).toMatchObject({ code: "invalid_access_assertion" });
   });
 
   it("counts each operator behind Access on their own: two behind one office address send twice its minute's worth, never refused", async () => {
@@ -227,8 +319,14 @@ describe("the operators' side behind Cloudflare Access", () => {
       const [ana, ben] = [await assertion({ email: "ana@example.com" }), await assertion({ email: "ben@example.com" })];
       const refused: string[] = [];
       for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 1; i++) {
-        for (const [who, token] of [["ana", ana], ["ben", ben]] as const) {
-          const response = await throughAccess(behindAccess, "/session", { "Cf-Access-Jwt-Assertion": token, ...office });
+        for (const [who, token] of [
+          ["ana", ana],
+          ["ben", ben],
+        ] as const) {
+          const response = await throughAccess(behindAccess, "/session", {
+            "Cf-Access-Jwt-Assertion": token,
+            ...office,
+          });
           if (response.status !== 200) refused.push(`${who} #${i}: ${response.status}`);
           else expect(response.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_LIMITS.perMinute));
         }
@@ -251,11 +349,14 @@ describe("the operators' side behind Cloudflare Access", () => {
       vi.setSystemTime(Date.UTC(2030, 6, 2, 9, 0, 15));
       const office = { "CF-Connecting-IP": "203.0.113.201" };
       // The office's keyless callers spend its minute: its refusal is kept, to be repeated to the address.
-      for (let i = 0; i <= ANONYMOUS_LIMITS.perMinute; i++) await (await apiWith(env, "/v1/store/orders", { key: null, headers: office })).arrayBuffer();
+      for (let i = 0; i <= ANONYMOUS_LIMITS.perMinute; i++)
+        await (await apiWith(env, "/v1/store/orders", { key: null, headers: office })).arrayBuffer();
       expect((await apiWith(env, "/v1/store/orders", { key: null, headers: office })).status).toBe(429);
       // The keys command with a service token sends no Authorization and no cookie: only Access's assertion.
       const cli = await assertion({ common_name: "8b1c0a4e.access" });
-      expect((await throughAccess(behindAccess, "/pipeline", { "Cf-Access-Jwt-Assertion": cli, ...office })).status).toBe(200);
+      expect(
+        (await throughAccess(behindAccess, "/pipeline", { "Cf-Access-Jwt-Assertion": cli, ...office })).status,
+      ).toBe(200);
     } finally {
       vi.useRealTimers();
     }
@@ -263,18 +364,40 @@ describe("the operators' side behind Cloudflare Access", () => {
 
   it("refuses a change another site's page sends with the operator's Access cookie riding along; the keys command, which sends no Origin, goes on", async () => {
     const ana = await assertion({ email: "ana@example.com" });
-    const fromElsewhere = await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana, Origin: "https://evil.example" }, "POST");
+    const fromElsewhere = await throughAccess(
+      behindAccess,
+      `/keys/${key.record.id}/unban`,
+      { "Cf-Access-Jwt-Assertion": ana, Origin: "https://evil.example" },
+      "POST",
+    );
     expect(await errorBodyOf(fromElsewhere)).toMatchObject({ code: "cross_site_request", status: 403 });
-    const fetchSite = await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana, "Sec-Fetch-Site": "cross-site" }, "POST");
+    const fetchSite = await throughAccess(
+      behindAccess,
+      `/keys/${key.record.id}/unban`,
+      { "Cf-Access-Jwt-Assertion": ana, "Sec-Fetch-Site": "cross-site" },
+      "POST",
+    );
     expect(await errorBodyOf(fetchSite)).toMatchObject({ code: "cross_site_request" });
-    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana }, "POST")).status).toBe(200);
+    expect(
+      (await throughAccess(behindAccess, `/keys/${key.record.id}/unban`, { "Cf-Access-Jwt-Assertion": ana }, "POST"))
+        .status,
+    ).toBe(200);
     // Reads are not changes: a cross-site read is the browser's to withhold (no CORS for /admin).
-    expect((await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana, Origin: "https://evil.example" })).status).toBe(200);
+    expect(
+      (
+        await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, {
+          "Cf-Access-Jwt-Assertion": ana,
+          Origin: "https://evil.example",
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it("takes no operator token in Access's place, not even the bootstrap one", async () => {
     for (const token of ["operator-token-for-tests", "so_op_anything"]) {
-      const response = await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { Authorization: `Bearer ${token}` });
+      const response = await throughAccess(behindAccess, `/keys/${key.record.id}/usage`, {
+        Authorization: `Bearer ${token}`,
+      });
       expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_access_assertion" });
     }
   });
@@ -282,10 +405,15 @@ describe("the operators' side behind Cloudflare Access", () => {
   it("exists behind Access without an OPERATOR_TOKEN secret, and answers 503 while the team's keys cannot be fetched", async () => {
     const { OPERATOR_TOKEN: _, ...withoutToken } = behindAccess;
     const ana = await assertion({ email: "ana@example.com" });
-    expect((await throughAccess(withoutToken as Env, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana })).status).toBe(200);
+    expect(
+      (await throughAccess(withoutToken as Env, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana }))
+        .status,
+    ).toBe(200);
     vi.spyOn(console, "error").mockImplementation(() => {});
     const unreachable = { ...behindAccess, ACCESS_TEAM_DOMAIN: "unreachable.cloudflareaccess.com" } as Env;
-    const response = await throughAccess(unreachable, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": ana });
+    const response = await throughAccess(unreachable, `/keys/${key.record.id}/usage`, {
+      "Cf-Access-Jwt-Assertion": ana,
+    });
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
   });
 
@@ -293,7 +421,10 @@ describe("the operators' side behind Cloudflare Access", () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     for (const [vars, named] of [
       [{ ACCESS_TEAM_DOMAIN: TEAM }, "ACCESS_AUD and ACCESS_TEAM_DOMAIN go together"],
-      [{ ACCESS_TEAM_DOMAIN: "store-ops.example.com", ACCESS_AUD: AUDIENCE }, "ACCESS_TEAM_DOMAIN must be your Access team's domain"],
+      [
+        { ACCESS_TEAM_DOMAIN: "store-ops.example.com", ACCESS_AUD: AUDIENCE },
+        "ACCESS_TEAM_DOMAIN must be your Access team's domain",
+      ],
       [{ ACCESS_TEAM_DOMAIN: TEAM, ACCESS_AUD: "aud" }, "ACCESS_AUD must be the Access application's audience tag"],
     ] as const) {
       errors.mockClear();

@@ -19,7 +19,9 @@ const OPERATOR = { key: null, headers: { Authorization: "Bearer operator-token-f
 
 function analytics() {
   const rows: EngineRow[] = [];
-  const dataset: AnalyticsEngineDataset = { writeDataPoint: (point) => void rows.push(engineRow(point ?? {}, Date.now())) };
+  const dataset: AnalyticsEngineDataset = {
+    writeDataPoint: (point) => void rows.push(engineRow(point ?? {}, Date.now())),
+  };
   const asked: { url: string; authorization: string | null; sql: string }[] = [];
   let failing = false;
   const realFetch = globalThis.fetch;
@@ -32,7 +34,13 @@ function analytics() {
     if (tableOf(sql) !== DATASET) return Response.json({ errors: [`unknown table ${tableOf(sql)}`] }, { status: 422 });
     return Response.json(runEngineSql(sql, rows, Date.now()));
   });
-  const bindings = { ...env, REQUESTS: dataset, ANALYTICS_ACCOUNT_ID: ACCOUNT, ANALYTICS_DATASET: DATASET, ANALYTICS_READ_TOKEN: READ_TOKEN } as Env;
+  const bindings = {
+    ...env,
+    REQUESTS: dataset,
+    ANALYTICS_ACCOUNT_ID: ACCOUNT,
+    ANALYTICS_DATASET: DATASET,
+    ANALYTICS_READ_TOKEN: READ_TOKEN,
+  } as Env;
   return { rows, asked, bindings, fail: (on: boolean) => void (failing = on) };
 }
 
@@ -56,7 +64,13 @@ describe("GET /admin/traffic", () => {
       banned = response.status === 429 && (await response.json<{ code: string }>()).code === "api_key_banned";
     }
     expect(banned).toBe(true);
-    for (let i = 0; i < 3; i++) await (await apiWith(stand.bindings, "/v1/store/orders", { key: "so_test_not_a_key", headers: { "CF-Connecting-IP": "198.51.100.9" } })).arrayBuffer();
+    for (let i = 0; i < 3; i++)
+      await (
+        await apiWith(stand.bindings, "/v1/store/orders", {
+          key: "so_test_not_a_key",
+          headers: { "CF-Connecting-IP": "198.51.100.9" },
+        })
+      ).arrayBuffer();
 
     // What was written, counted here by outcome before the view's own request writes its point.
     const before = [...stand.rows];
@@ -77,14 +91,19 @@ describe("GET /admin/traffic", () => {
     // The view's series adds up to the same.
     const total = (outcome: string) => traffic.series.reduce((sum, bucket) => sum + Number(bucket[outcome]), 0);
     expect(written("limited")).toBeGreaterThan(0);
-    for (const outcome of ["admitted", "limited", "banned", "unauthenticated"]) expect(total(outcome), outcome).toBe(written(outcome));
+    for (const outcome of ["admitted", "limited", "banned", "unauthenticated"])
+      expect(total(outcome), outcome).toBe(written(outcome));
     expect(traffic.series).toHaveLength(60);
     expect(traffic.bucketSeconds).toBe(60);
 
     const limitedRefusals = written("limited") + written("banned");
     expect(traffic.topByRequests).toContainEqual({ budget: busy.record.id, requests: 5, refused: 0 });
-    expect(traffic.topByRefusals).toEqual([{ budget: limited.record.id, requests: limitedRefusals + 1, refused: limitedRefusals }]);
-    expect(traffic.bans).toEqual([{ caller: limited.record.id, refused: written("banned"), lastRefusedAt: expect.any(String) }]);
+    expect(traffic.topByRefusals).toEqual([
+      { budget: limited.record.id, requests: limitedRefusals + 1, refused: limitedRefusals },
+    ]);
+    expect(traffic.bans).toEqual([
+      { caller: limited.record.id, refused: written("banned"), lastRefusedAt: expect.any(String) },
+    ]);
     expect(traffic.keyless.find((group) => group.addressGroup === "198.51.100.9")).toBeUndefined(); // a 401 is not a refusal by the limiter
     expect(traffic.dataset).toBe(DATASET);
 
@@ -101,13 +120,20 @@ describe("GET /admin/traffic", () => {
     // A keyless caller's budget (docs/api.md#rate-limits) is spent well before 200 requests a minute.
     let refused = 0;
     for (let i = 0; i < 200 && refused < 3; i++) {
-      const response = await apiWith(stand.bindings, "/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": "2001:db8:77:88::5" } });
+      const response = await apiWith(stand.bindings, "/v1/store/orders", {
+        key: null,
+        headers: { "CF-Connecting-IP": "2001:db8:77:88::5" },
+      });
       await response.arrayBuffer();
       if (response.status === 429) refused += 1;
     }
     expect(refused).toBe(3);
-    const traffic = await (await apiWith(stand.bindings, "/admin/traffic", OPERATOR)).json<{ keyless: { addressGroup: string; refused: number }[] }>();
-    expect(traffic.keyless).toContainEqual(expect.objectContaining({ addressGroup: "2001:db8:77:88::/64", refused: 3 }));
+    const traffic = await (await apiWith(stand.bindings, "/admin/traffic", OPERATOR)).json<{
+      keyless: { addressGroup: string; refused: number }[];
+    }>();
+    expect(traffic.keyless).toContainEqual(
+      expect.objectContaining({ addressGroup: "2001:db8:77:88::/64", refused: 3 }),
+    );
   });
 
   it("is 501 traffic_not_configured, naming what is missing, where no account, dataset or read token is set (as locally)", async () => {
@@ -117,7 +143,9 @@ describe("GET /admin/traffic", () => {
     expect(error).toMatchObject({ code: "traffic_not_configured", status: 501 });
     expect(error.message).toContain("the ANALYTICS_READ_TOKEN secret");
     const local = await errorBodyOf(await apiWith(env, "/admin/traffic", OPERATOR));
-    expect(local.message).toContain("the ANALYTICS_ACCOUNT_ID var and the ANALYTICS_DATASET var and the ANALYTICS_READ_TOKEN secret");
+    expect(local.message).toContain(
+      "the ANALYTICS_ACCOUNT_ID var and the ANALYTICS_DATASET var and the ANALYTICS_READ_TOKEN secret",
+    );
     expect(stand.asked).toHaveLength(0);
   });
 
@@ -128,8 +156,14 @@ describe("GET /admin/traffic", () => {
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
     expect(response.headers.get("Retry-After")).not.toBeNull();
     stand.fail(false);
-    expect(await errorBodyOf(await apiWith(stand.bindings, "/admin/traffic?range=2h", OPERATOR))).toMatchObject({ code: "invalid_query", status: 400 });
-    expect(await errorBodyOf(await apiWith(stand.bindings, "/admin/traffic?rnage=1h", OPERATOR))).toMatchObject({ code: "invalid_query", status: 400 });
+    expect(await errorBodyOf(await apiWith(stand.bindings, "/admin/traffic?range=2h", OPERATOR))).toMatchObject({
+      code: "invalid_query",
+      status: 400,
+    });
+    expect(await errorBodyOf(await apiWith(stand.bindings, "/admin/traffic?rnage=1h", OPERATOR))).toMatchObject({
+      code: "invalid_query",
+      status: 400,
+    });
   });
 
   it("needs an operator: a caller's key is refused", async () => {
@@ -151,14 +185,33 @@ describe("the traffic series", () => {
       expect(now - Date.parse(series.at(-1)!.start), range).toBeLessThan(bucketMinutes * 60_000);
     }
     const last = Date.parse("2026-11-27T10:07:00Z") / 1000;
-    const series = readSeries({ data: [{ bucket: String(last), outcome: "admitted", requests: "7" }, { bucket: last - 3600, outcome: "admitted", requests: 9 }, { bucket: last, outcome: "limited", requests: 2 }] }, "1h", now);
-    expect(series.at(-1)).toEqual({ start: "2026-11-27T10:07:00.000Z", admitted: 7, limited: 2, banned: 0, unauthenticated: 0, error: 0 });
+    const series = readSeries(
+      {
+        data: [
+          { bucket: String(last), outcome: "admitted", requests: "7" },
+          { bucket: last - 3600, outcome: "admitted", requests: 9 },
+          { bucket: last, outcome: "limited", requests: 2 },
+        ],
+      },
+      "1h",
+      now,
+    );
+    expect(series.at(-1)).toEqual({
+      start: "2026-11-27T10:07:00.000Z",
+      admitted: 7,
+      limited: 2,
+      banned: 0,
+      unauthenticated: 0,
+      error: 0,
+    });
     expect(series.reduce((sum, bucket) => sum + bucket.admitted, 0)).toBe(7);
   });
 
   it("refuses a dataset name that could leave the query, and an answer without numbers", () => {
     expect(() => trafficQueries("x; DROP", "1h")).toThrow(/not a plain name/);
     expect(() => readSeries({ rows: 0 }, "1h", Date.now())).toThrow(/without data/);
-    expect(() => readSeries({ data: [{ bucket: "soon", outcome: "admitted", requests: 1 }] }, "1h", Date.now())).toThrow(/not a number/);
+    expect(() =>
+      readSeries({ data: [{ bucket: "soon", outcome: "admitted", requests: 1 }] }, "1h", Date.now()),
+    ).toThrow(/not a number/);
   });
 });

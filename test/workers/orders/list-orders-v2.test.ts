@@ -11,14 +11,25 @@ import { idsOf, page, walk, STATUSES, type ListedOrder } from "../../support/v2-
 /** v1's whole list, filtered in JavaScript the way the v2 filters say: the reference a walk must equal. */
 async function v1Filtered(filters: OrderFilters): Promise<string[]> {
   const body = await (await api("/v1/store/orders")).text();
-  const orders = JSON.parse(body.replace(/"(id|petId)":(-?\d+)/g, '"$1":"$2"')) as (ListedOrder & { id: string; petId?: string })[];
+  const orders = JSON.parse(body.replace(/"(id|petId)":(-?\d+)/g, '"$1":"$2"')) as (ListedOrder & {
+    id: string;
+    petId?: string;
+  })[];
   const instant = (text: string) => Date.parse(text);
   return orders
     .filter((order) => !filters.status || filters.status.includes(order.status as (typeof STATUSES)[number]))
     .filter((order) => filters.petId === undefined || order.petId === filters.petId)
     .filter((order) => filters.complete === undefined || order.complete === filters.complete)
-    .filter((order) => filters.shipDateFrom === undefined || (order.shipDate !== undefined && instant(order.shipDate) >= instant(filters.shipDateFrom)))
-    .filter((order) => filters.shipDateTo === undefined || (order.shipDate !== undefined && instant(order.shipDate) < instant(filters.shipDateTo)))
+    .filter(
+      (order) =>
+        filters.shipDateFrom === undefined ||
+        (order.shipDate !== undefined && instant(order.shipDate) >= instant(filters.shipDateFrom)),
+    )
+    .filter(
+      (order) =>
+        filters.shipDateTo === undefined ||
+        (order.shipDate !== undefined && instant(order.shipDate) < instant(filters.shipDateTo)),
+    )
     .map((order) => order.id);
 }
 
@@ -43,7 +54,11 @@ describe("GET /v2/store/orders: the query", () => {
     ["toString", "toString=1", /Unknown query parameter "toString"/],
     ["__proto__", "__proto__=1", /Unknown query parameter "__proto__"/],
     ["a repeated parameter", "status=pending&status=shipped", /status is given more than once/],
-    ["an unknown status", "status=pending,lost", /status must be one or more of pending, shipped, delivered, cancelled/],
+    [
+      "an unknown status",
+      "status=pending,lost",
+      /status must be one or more of pending, shipped, delivered, cancelled/,
+    ],
     ["an empty status", "status=", /status must be/],
     ["a petId that is not an int64", "petId=9223372036854775808", /petId must be a decimal 64-bit integer/],
     ["a petId with a leading zero", "petId=07", /petId must be/],
@@ -63,7 +78,10 @@ describe("GET /v2/store/orders: the query", () => {
   it("answers 400 invalid_cursor for a cursor it did not make, and for one made with other filters", async () => {
     await seedOrders([1, 2, 3].map((id) => ({ id, status: "pending" as const })));
     for (const cursor of ["abc", "bm90LWEtY3Vyc29y", "x".repeat(500)]) {
-      expect(await errorBodyOf((await page(`cursor=${cursor}`)).response)).toMatchObject({ code: "invalid_cursor", status: 400 });
+      expect(await errorBodyOf((await page(`cursor=${cursor}`)).response)).toMatchObject({
+        code: "invalid_cursor",
+        status: 400,
+      });
     }
     const first = await page("status=pending&limit=1");
     const cursor = encodeURIComponent(first.page.nextCursor!);
@@ -79,14 +97,28 @@ describe("GET /v2/store/orders: the query", () => {
     expect(await errorBodyOf(response)).toMatchObject({ code: "missing_api_key" });
     const listed = await api("/v2/store/orders");
     expect(listed.status).toBe(200);
-    for (const header of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "RateLimit", "RateLimit-Policy", "X-Request-Id"]) expect(listed.headers.get(header)).not.toBeNull();
+    for (const header of [
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+      "RateLimit",
+      "RateLimit-Policy",
+      "X-Request-Id",
+    ])
+      expect(listed.headers.get(header)).not.toBeNull();
   });
 });
 
 describe("GET /v2/store/orders: pages", () => {
   it("answers the orders ascending by id, with v1's writer but int64s as strings, and nextCursor null on the last page", async () => {
     await seedOrders([
-      { id: "9223372036854775807", petId: "9007199254740993", quantity: 2, shipDate: "2026-03-01T10:00:00+01:00", status: "shipped", complete: true },
+      {
+        id: "9223372036854775807",
+        petId: "9007199254740993",
+        quantity: 2,
+        shipDate: "2026-03-01T10:00:00+01:00",
+        status: "shipped",
+        complete: true,
+      },
       { id: 1, petId: 5, status: "pending" },
     ]);
     const { response, body, page: only } = await page("");
@@ -107,7 +139,11 @@ describe("GET /v2/store/orders: pages", () => {
     const next = /^<([^>]+)>; rel="next"$/.exec(link)![1]!;
     const url = new URL(next);
     expect(`${url.origin}${url.pathname}`).toBe("http://localhost:8787/v2/store/orders");
-    expect(Object.fromEntries(url.searchParams)).toEqual({ status: "pending", limit: "2", cursor: first.page.nextCursor });
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      status: "pending",
+      limit: "2",
+      cursor: first.page.nextCursor,
+    });
     const second = await page(url.search.slice(1));
     expect(idsOf(second.body)).toEqual(["3", "4"]);
   });
@@ -118,7 +154,10 @@ describe("GET /v2/store/orders: pages", () => {
       petId: i % 4,
       status: STATUSES[i % 4]!,
       complete: i % 3 === 0,
-      shipDate: i % 5 === 0 ? null : `2026-01-${String(1 + (i % 28)).padStart(2, "0")}T${i % 2 === 0 ? "10:00:00Z" : "11:00:00+01:00"}`,
+      shipDate:
+        i % 5 === 0
+          ? null
+          : `2026-01-${String(1 + (i % 28)).padStart(2, "0")}T${i % 2 === 0 ? "10:00:00Z" : "11:00:00+01:00"}`,
     }));
     await seedOrders(orders);
     const cases: OrderFilters[] = [
@@ -134,7 +173,8 @@ describe("GET /v2/store/orders: pages", () => {
     ];
     for (const filters of cases) {
       const expected = await v1Filtered(filters);
-      for (const limit of [1, 7, 1000]) expect(await walk(queryOf(filters), limit), `${queryOf(filters)} limit ${limit}`).toEqual(expected);
+      for (const limit of [1, 7, 1000])
+        expect(await walk(queryOf(filters), limit), `${queryOf(filters)} limit ${limit}`).toEqual(expected);
     }
   });
 
@@ -152,14 +192,29 @@ describe("GET /v2/store/orders: pages", () => {
   it("walks every order that exists during the walk exactly once, whatever is inserted, cancelled or shipped between pages", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ status: fc.constantFrom(...STATUSES), petId: fc.integer({ min: 0, max: 3 }), complete: fc.boolean() }), { minLength: 0, maxLength: 40 }),
-        fc.record({ status: fc.option(fc.subarray([...STATUSES], { minLength: 1 }), { nil: undefined }), complete: fc.option(fc.boolean(), { nil: undefined }) }),
+        fc.array(
+          fc.record({
+            status: fc.constantFrom(...STATUSES),
+            petId: fc.integer({ min: 0, max: 3 }),
+            complete: fc.boolean(),
+          }),
+          { minLength: 0, maxLength: 40 },
+        ),
+        fc.record({
+          status: fc.option(fc.subarray([...STATUSES], { minLength: 1 }), { nil: undefined }),
+          complete: fc.option(fc.boolean(), { nil: undefined }),
+        }),
         fc.integer({ min: 1, max: 9 }),
-        fc.array(fc.tuple(fc.constantFrom("insert", "cancel", "ship"), fc.integer({ min: 1, max: 200 })), { maxLength: 12 }),
+        fc.array(fc.tuple(fc.constantFrom("insert", "cancel", "ship"), fc.integer({ min: 1, max: 200 })), {
+          maxLength: 12,
+        }),
         async (rows, chosen, limit, writes) => {
           await clearOrders();
           await seedOrders(rows.map((row, i) => ({ id: i * 5 + 1, ...row })));
-          const filters: OrderFilters = { ...(chosen.status && { status: [...chosen.status].sort() }), ...(chosen.complete !== undefined && { complete: chosen.complete }) };
+          const filters: OrderFilters = {
+            ...(chosen.status && { status: [...chosen.status].sort() }),
+            ...(chosen.complete !== undefined && { complete: chosen.complete }),
+          };
           const before = new Set(await v1Filtered(filters));
           const touched = new Set<string>();
           let step = 0;
@@ -167,8 +222,16 @@ describe("GET /v2/store/orders: pages", () => {
             for (const [kind, n] of writes.slice(step, (step += 2))) {
               const id = String(kind === "insert" ? 1000 + n * 7 + step : (n % Math.max(1, rows.length)) * 5 + 1);
               touched.add(id);
-              if (kind === "insert") await env.DB.prepare("INSERT OR IGNORE INTO orders (id, status, complete, created_at, updated_at) VALUES (?1, 'pending', 0, 'x', 'x')").bind(id).run();
-              else await env.DB.prepare(`UPDATE orders SET status = ?2 WHERE id = ?1`).bind(id, kind === "cancel" ? "cancelled" : "shipped").run();
+              if (kind === "insert")
+                await env.DB.prepare(
+                  "INSERT OR IGNORE INTO orders (id, status, complete, created_at, updated_at) VALUES (?1, 'pending', 0, 'x', 'x')",
+                )
+                  .bind(id)
+                  .run();
+              else
+                await env.DB.prepare(`UPDATE orders SET status = ?2 WHERE id = ?1`)
+                  .bind(id, kind === "cancel" ? "cancelled" : "shipped")
+                  .run();
             }
           });
           expect(new Set(ids).size).toBe(ids.length);

@@ -1,7 +1,11 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import { BOOKMARK_HEADER } from "../../../src/lib/bookmark";
-import { ORDER_LIST_CACHE_NAME, cachedOrderList, orderListCacheKey } from "../../../src/orders/whole-list/order-list-cache";
+import {
+  ORDER_LIST_CACHE_NAME,
+  cachedOrderList,
+  orderListCacheKey,
+} from "../../../src/orders/whole-list/order-list-cache";
 import { reusableVersion } from "../../../src/read-your-writes/recent-version";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { countingD1, failingReads, interceptD1 } from "../../support/faults";
@@ -126,7 +130,9 @@ describe("the order list from the cache", () => {
     const next = await countedList();
     expect(next.body).toBe(first.body);
     expect(next.queries).toBeGreaterThan(1);
-    expect(warnings.mock.calls.map(([line]) => JSON.parse(String(line)).message)).toContain("order list cache: the list was not stored");
+    expect(warnings.mock.calls.map(([line]) => JSON.parse(String(line)).message)).toContain(
+      "order list cache: the list was not stored",
+    );
     warnings.mockRestore();
   });
 
@@ -158,7 +164,10 @@ describe("the order list from the cache", () => {
     expect(await cachedBodyOf(whole.response)).toBe(whole.body);
     // What a client gone away mid-list leaves, seconds later, once its request is torn down: the first part, under the version.
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
-    await cache.put(orderListCacheKey(env.BASE_URL, version), new Response(whole.body.slice(0, 40_000), { headers: { "Cache-Control": "max-age=600" } }));
+    await cache.put(
+      orderListCacheKey(env.BASE_URL, version),
+      new Response(whole.body.slice(0, 40_000), { headers: { "Cache-Control": "max-age=600" } }),
+    );
     const served = await countedList();
     expect(served.body).toBe(whole.body);
     expect(served.queries).toBe(1);
@@ -174,7 +183,9 @@ describe("the order list from the cache", () => {
       // This isolate stored the fill and its marker: it knows the fill, so the body is the one lookup.
       const hit = await countedList();
       expect(hit.body).toBe(whole.body);
-      expect(lookups.mock.calls.map(([request]) => new URL((request as Request).url).searchParams.has("fill"))).toEqual([true]);
+      expect(lookups.mock.calls.map(([request]) => new URL((request as Request).url).searchParams.has("fill"))).toEqual(
+        [true],
+      );
       expect(hit.queries).toBe(1);
 
       // The cache let the body go: the known fill is a miss, the marker is read, and the list comes from D1, whole.
@@ -185,7 +196,9 @@ describe("the order list from the cache", () => {
       expect(refilled.body).toBe(whole.body);
       expect(refilled.queries).toBeGreaterThan(1);
       // The known fill, then the marker, which still names the body that is gone.
-      expect(lookups.mock.calls.map(([request]) => new URL((request as Request).url).searchParams.has("whole"))).toEqual([false, true, false]);
+      expect(
+        lookups.mock.calls.map(([request]) => new URL((request as Request).url).searchParams.has("whole")),
+      ).toEqual([false, true, false]);
       expect(refilled.response.headers.get("ETag")).toBe(`"orders-${version}"`);
       expect(await cachedBodyOf(refilled.response)).toBe(whole.body);
     } finally {
@@ -240,7 +253,10 @@ describe("the order list from the cache", () => {
     const afterHead = await countedList();
     expect(afterHead.queries).toBeGreaterThan(1);
 
-    const notModified = await countedList({}, { headers: { "If-None-Match": afterHead.response.headers.get("ETag")! } });
+    const notModified = await countedList(
+      {},
+      { headers: { "If-None-Match": afterHead.response.headers.get("ETag")! } },
+    );
     expect(notModified.response.status).toBe(304);
     expect(notModified.body).toBe("");
     expect(notModified.queries).toBe(1);
@@ -270,7 +286,9 @@ describe("the order list from the cache", () => {
       bodies.add((await countedList({ ORDER_LIST_CACHE: "off", ORDER_LIST_READ_AHEAD: readAhead })).body);
     }
     expect(bodies.size).toBe(1);
-    const ids = (JSON.parse([...bodies][0]!.replace(/"id":(\d+)/g, '"id":"$1"')) as { id: string }[]).map((order) => order.id);
+    const ids = (JSON.parse([...bodies][0]!.replace(/"id":(\d+)/g, '"id":"$1"')) as { id: string }[]).map(
+      (order) => order.id,
+    );
     expect(ids).toHaveLength(2_001);
     expect(ids.at(-1)).toBe("9000000000000000000");
   });
@@ -317,7 +335,9 @@ describe("reusing the version for lists without a bookmark", () => {
     await seedOrders([{ id: 1 }, { id: 2 }]);
     const first = await countedList(REUSE);
     await seedOrders([{ id: 3 }]);
-    const bookmarked = await countedList(REUSE, { headers: { [BOOKMARK_HEADER]: first.response.headers.get(BOOKMARK_HEADER)! } });
+    const bookmarked = await countedList(REUSE, {
+      headers: { [BOOKMARK_HEADER]: first.response.headers.get(BOOKMARK_HEADER)! },
+    });
     expect(bookmarked.queries).toBeGreaterThan(0);
     expect(JSON.parse(bookmarked.body)).toHaveLength(3);
 

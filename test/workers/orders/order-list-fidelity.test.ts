@@ -4,7 +4,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isCanonicalInt64 } from "../../../src/lib/int64";
 import { Order, ORDER_STATUSES } from "../../../src/orders/order-schemas";
 import { api } from "../../support/request";
-import { clearOrders, insertRawOrder, rawOrderInsert, withoutWriteGuards, type RawOrder, type SqliteValue } from "../../support/seed";
+import {
+  clearOrders,
+  insertRawOrder,
+  rawOrderInsert,
+  withoutWriteGuards,
+  type RawOrder,
+  type SqliteValue,
+} from "../../support/seed";
 
 /**
  * The order table is shared with other systems, so the list must be valid
@@ -36,11 +43,39 @@ function parseList(text: string): { orders: unknown[]; ids: string[] } {
 
 const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
 const dateLike = fc.oneof(
-  fc.date({ min: new Date(-62_167_219_200_000), max: new Date(253_402_300_799_999), noInvalidDate: true }).map((d) => d.toISOString()),
-  fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 }), fc.integer({ min: 0, max: 61 }))
-    .map(([y, mo, d, s]) => `${String(y).padStart(4, "0")}-${String(mo).padStart(2, "0")}-${String(d).padStart(2, "0")}T23:59:${String(s).padStart(2, "0")}`)
-    .chain((base) => fc.constantFrom(base, `${base}Z`, `${base}.5+05:30`, `${base}-24:00`, `${base}+01:00`, `${base}z`, base.replace("T", " "))),
-  fc.constantFrom("", "2026-13-45", "soon", "2026-11-02T09:00:00Z", "0000-01-01T00:00:00+01:00", "9999-12-31T23:59:59-00:01"),
+  fc
+    .date({ min: new Date(-62_167_219_200_000), max: new Date(253_402_300_799_999), noInvalidDate: true })
+    .map((d) => d.toISOString()),
+  fc
+    .tuple(
+      fc.integer({ min: 0, max: 9999 }),
+      fc.integer({ min: 0, max: 13 }),
+      fc.integer({ min: 0, max: 32 }),
+      fc.integer({ min: 0, max: 61 }),
+    )
+    .map(
+      ([y, mo, d, s]) =>
+        `${String(y).padStart(4, "0")}-${String(mo).padStart(2, "0")}-${String(d).padStart(2, "0")}T23:59:${String(s).padStart(2, "0")}`,
+    )
+    .chain((base) =>
+      fc.constantFrom(
+        base,
+        `${base}Z`,
+        `${base}.5+05:30`,
+        `${base}-24:00`,
+        `${base}+01:00`,
+        `${base}z`,
+        base.replace("T", " "),
+      ),
+    ),
+  fc.constantFrom(
+    "",
+    "2026-13-45",
+    "soon",
+    "2026-11-02T09:00:00Z",
+    "0000-01-01T00:00:00+01:00",
+    "9999-12-31T23:59:59-00:01",
+  ),
 );
 const injection = fc.constantFrom(
   '2,"status":"delivered","complete":true},{"id":99999999,"status":"pending","complete":false',
@@ -79,7 +114,9 @@ const rawOrders = fc.uniqueArray(int64, { minLength: 1, maxLength: 8 }).chain((i
 );
 
 async function tableIds(): Promise<string[]> {
-  const { results } = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM orders ORDER BY orders.id").all<{ id: string }>();
+  const { results } = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM orders ORDER BY orders.id").all<{
+    id: string;
+  }>();
   return results.map((row) => row.id);
 }
 
@@ -108,7 +145,10 @@ describe("the list is valid whatever other systems wrote", () => {
       await clearOrders();
       const accepted: RawOrder[] = [];
       for (const order of orders) {
-        const written = await insertRawOrder(order).then(() => true, () => false);
+        const written = await insertRawOrder(order).then(
+          () => true,
+          () => false,
+        );
         if (written) accepted.push(order);
       }
       expect(await tableIds()).toHaveLength(accepted.length);
@@ -202,7 +242,9 @@ describe("write guards (migrations/0002_orders_write_guards.sql)", () => {
 
   it("refuses an update that writes a bad value, but not one that leaves it as it was", async () => {
     await insert({});
-    await expect(env.DB.prepare("UPDATE orders SET ship_date = 'tomorrow' WHERE id = 5").run()).rejects.toThrow(/ship_date/);
+    await expect(env.DB.prepare("UPDATE orders SET ship_date = 'tomorrow' WHERE id = 5").run()).rejects.toThrow(
+      /ship_date/,
+    );
     await expect(env.DB.prepare("UPDATE orders SET pet_id = 'x' WHERE id = 5").run()).rejects.toThrow(/pet_id/);
     await expect(env.DB.prepare("UPDATE orders SET quantity = 0.5 WHERE id = 5").run()).rejects.toThrow(/quantity/);
     await env.DB.prepare("UPDATE orders SET quantity = quantity, status = 'shipped' WHERE id = 5").run();

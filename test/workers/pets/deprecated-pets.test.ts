@@ -29,7 +29,9 @@ describe("GET /v1/pets/{petId} before its sunset", () => {
     expect(response.headers.get("Deprecation")).toBe(`@${DEPRECATED_AT / 1000}`);
     expect(response.headers.get("Sunset")).toBe(new Date(SUNSET_AT).toUTCString());
     // The operation's section of the reference page, a page for people (RFC 9745).
-    expect(response.headers.get("Link")).toBe(`<${env.BASE_URL}/docs#tag/pets/GET/pets/%7BpetId%7D>; rel="deprecation"; type="text/html"`);
+    expect(response.headers.get("Link")).toBe(
+      `<${env.BASE_URL}/docs#tag/pets/GET/pets/%7BpetId%7D>; rel="deprecation"; type="text/html"`,
+    );
   });
 
   it("writes the headers in their exact syntax", async () => {

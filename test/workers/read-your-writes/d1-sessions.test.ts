@@ -73,7 +73,9 @@ describe("D1 sessions", () => {
     "first-primary",
   ])("refuses the malformed bookmark %j with 400 invalid_bookmark, before D1 sees it", async (bookmark) => {
     const d1 = sessionRecordingD1();
-    const response = await apiWith({ ...env, DB: d1.db }, "/v1/store/orders", { headers: { [BOOKMARK_HEADER]: bookmark } });
+    const response = await apiWith({ ...env, DB: d1.db }, "/v1/store/orders", {
+      headers: { [BOOKMARK_HEADER]: bookmark },
+    });
     expect(response.status).toBe(400);
     expect(await errorBodyOf(response)).toMatchObject({ code: "invalid_bookmark", status: 400 });
     expect(d1.constraints).toEqual([]);

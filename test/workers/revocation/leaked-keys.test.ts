@@ -5,7 +5,15 @@ import { updateEndpoint } from "../../../src/webhook-delivery/endpoint-table";
 import { staleKeyKv } from "../../support/faults";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
-import { dispatchQuietly, freshWebhookOwner, laneDeliveries, makeEndpoint, receivers, runLaneOnce, withoutDispatcher } from "../../support/webhook-fixtures";
+import {
+  dispatchQuietly,
+  freshWebhookOwner,
+  laneDeliveries,
+  makeEndpoint,
+  receivers,
+  runLaneOnce,
+  withoutDispatcher,
+} from "../../support/webhook-fixtures";
 import { seedOrders } from "../../support/seed";
 
 /**
@@ -26,12 +34,16 @@ interface Rotated {
 /** A key with every scope, and the key a rotation by it made (the leaked key's holder, and the owner's new key). */
 async function leakedAndReplacement(graceSeconds = 86_400): Promise<{ leaked: TestKey; replacement: Rotated }> {
   const leaked = await storeTestKey({ scopes: [...OWNER_SCOPES] });
-  const rotated = await call(`/v2/keys/${leaked.record.id}/rotate`, leaked.key, { method: "POST", ...json({ graceSeconds }) });
+  const rotated = await call(`/v2/keys/${leaked.record.id}/rotate`, leaked.key, {
+    method: "POST",
+    ...json({ graceSeconds }),
+  });
   expect(rotated.status).toBe(201);
   return { leaked, replacement: await rotated.json<Rotated>() };
 }
 
-const endpoint = (key: string, id: string) => call(`/v2/webhook-endpoints/${id}`, key).then((response) => response.json<Record<string, unknown>>());
+const endpoint = (key: string, id: string) =>
+  call(`/v2/webhook-endpoints/${id}`, key).then((response) => response.json<Record<string, unknown>>());
 
 beforeEach(async () => {
   await freshWebhookOwner();
@@ -43,19 +55,40 @@ describe("a key revoked as leaked", () => {
     const owner = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: leaked.record.id });
     const planted = await makeEndpoint(leaked.key, { url: "https://attacker.example/planted" });
     const ownersRepointed = await makeEndpoint(owner.key, { url: "https://receiver.example/mine" });
-    expect((await call(`/v2/webhook-endpoints/${ownersRepointed.id}`, leaked.key, { method: "PATCH", ...json({ url: "https://attacker.example/moved" }) })).status).toBe(200);
+    expect(
+      (
+        await call(`/v2/webhook-endpoints/${ownersRepointed.id}`, leaked.key, {
+          method: "PATCH",
+          ...json({ url: "https://attacker.example/moved" }),
+        })
+      ).status,
+    ).toBe(200);
     const ownersResecreted = await makeEndpoint(owner.key, { url: "https://receiver.example/resecreted" });
-    expect((await call(`/v2/webhook-endpoints/${ownersResecreted.id}/rotate-secret`, leaked.key, { method: "POST" })).status).toBe(200);
+    expect(
+      (await call(`/v2/webhook-endpoints/${ownersResecreted.id}/rotate-secret`, leaked.key, { method: "POST" })).status,
+    ).toBe(200);
     const ownersOwn = await makeEndpoint(owner.key, { url: "https://receiver.example/untouched" });
     // The leaked key made this one, but the owner has since set its URL and rotated its secret, and its types were never the leaked key's alone.
     const reclaimed = await makeEndpoint(leaked.key, { url: "https://attacker.example/reclaimed" });
-    expect((await call(`/v2/webhook-endpoints/${reclaimed.id}`, owner.key, { method: "PATCH", ...json({ url: "https://receiver.example/reclaimed", types: ["order.cancelled"] }) })).status).toBe(200);
-    expect((await call(`/v2/webhook-endpoints/${reclaimed.id}/rotate-secret`, owner.key, { method: "POST" })).status).toBe(200);
+    expect(
+      (
+        await call(`/v2/webhook-endpoints/${reclaimed.id}`, owner.key, {
+          method: "PATCH",
+          ...json({ url: "https://receiver.example/reclaimed", types: ["order.cancelled"] }),
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call(`/v2/webhook-endpoints/${reclaimed.id}/rotate-secret`, owner.key, { method: "POST" })).status,
+    ).toBe(200);
     // An order event is waiting for each endpoint when the leak is found.
     await seedOrders([{ id: 4_100 }]);
     await dispatchQuietly();
 
-    const revoked = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST", ...json({ reason: "leaked" }) });
+    const revoked = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, {
+      method: "POST",
+      ...json({ reason: "leaked" }),
+    });
     expect(revoked.status).toBe(200);
     const body = await revoked.json<{ reason: string; leak: { endpointsDisabled: string[] } }>();
     expect(body.reason).toBe("leaked");
@@ -72,34 +105,72 @@ describe("a key revoked as leaked", () => {
     // Its pending deliveries fail, and the delivery log says why.
     await runLaneOnce(planted.id, { fetch: receivers().fetch });
     const [failed] = await laneDeliveries(planted.id);
-    expect(failed).toMatchObject({ outcome: "failed", last_error: `the endpoint is disabled: the key ${leaked.record.id}, which made or aimed it, was revoked as leaked` });
+    expect(failed).toMatchObject({
+      outcome: "failed",
+      last_error: `the endpoint is disabled: the key ${leaked.record.id}, which made or aimed it, was revoked as leaked`,
+    });
     expect(await endpoint(owner.key, reclaimed.id)).toMatchObject({ status: "enabled" });
     // The disabling is in each endpoint's audit, by whoever revoked the key.
-    const audit = await env.DB.prepare("SELECT actor, changes FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation = 'disable'").bind(planted.id).first<{ actor: string; changes: string }>();
-    expect(audit).toEqual({ actor: `key:${owner.record.id}`, changes: JSON.stringify({ leakedKey: leaked.record.id }) });
+    const audit = await env.DB.prepare(
+      "SELECT actor, changes FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation = 'disable'",
+    )
+      .bind(planted.id)
+      .first<{ actor: string; changes: string }>();
+    expect(audit).toEqual({
+      actor: `key:${owner.record.id}`,
+      changes: JSON.stringify({ leakedKey: leaked.record.id }),
+    });
   });
 
   it("is enabled again by its owner only with the URL it will deliver to confirmed, and recovers the window since the leak", async () => {
     const leaked = await storeTestKey({ scopes: [...OWNER_SCOPES] });
     const owner = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: leaked.record.id });
     const planted = await makeEndpoint(leaked.key, { url: "https://receiver.example/planted" });
-    expect((await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST", ...json({ reason: "leaked" }) })).status).toBe(200);
-    const enable = (extra: Record<string, unknown>) => call(`/v2/webhook-endpoints/${planted.id}`, owner.key, { method: "PATCH", ...json({ status: "enabled", ...extra }) });
+    expect(
+      (await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST", ...json({ reason: "leaked" }) }))
+        .status,
+    ).toBe(200);
+    const enable = (extra: Record<string, unknown>) =>
+      call(`/v2/webhook-endpoints/${planted.id}`, owner.key, {
+        method: "PATCH",
+        ...json({ status: "enabled", ...extra }),
+      });
     const unconfirmed = await enable({});
-    expect(await errorBodyOf(unconfirmed)).toMatchObject({ status: 409, code: "webhook_url_unconfirmed", message: expect.stringContaining("https://receiver.example/planted") });
-    expect(await errorBodyOf(await enable({ confirmUrl: "https://receiver.example/other" }))).toMatchObject({ code: "webhook_url_unconfirmed" });
+    expect(await errorBodyOf(unconfirmed)).toMatchObject({
+      status: 409,
+      code: "webhook_url_unconfirmed",
+      message: expect.stringContaining("https://receiver.example/planted"),
+    });
+    expect(await errorBodyOf(await enable({ confirmUrl: "https://receiver.example/other" }))).toMatchObject({
+      code: "webhook_url_unconfirmed",
+    });
     expect(await endpoint(owner.key, planted.id)).toMatchObject({ status: "disabled" });
     // Nothing was done, so no audit row stays for the refusals.
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation = 'update'").bind(planted.id).first<number>("n"))).toBe(0);
+    expect(
+      await env.DB.prepare(
+        "SELECT count(*) AS n FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation = 'update'",
+      )
+        .bind(planted.id)
+        .first<number>("n"),
+    ).toBe(0);
     const enabled = await enable({ confirmUrl: "https://receiver.example/planted" });
     expect(enabled.status).toBe(200);
     expect(await enabled.json()).toMatchObject({ status: "enabled", disabledForLeakedKey: null, disabledReason: null });
-    const recovered = await call(`/v2/webhook-endpoints/${planted.id}/recover`, owner.key, { method: "POST", ...json({ since: new Date(Date.now() - 60_000).toISOString() }) });
+    const recovered = await call(`/v2/webhook-endpoints/${planted.id}/recover`, owner.key, {
+      method: "POST",
+      ...json({ since: new Date(Date.now() - 60_000).toISOString() }),
+    });
     expect(recovered.status).toBe(202);
     // An endpoint disabled otherwise is enabled again as before, without confirmUrl.
     const own = await makeEndpoint(owner.key, { url: "https://receiver.example/own" });
-    expect((await call(`/v2/webhook-endpoints/${own.id}`, owner.key, { method: "PATCH", ...json({ status: "disabled" }) })).status).toBe(200);
-    expect((await call(`/v2/webhook-endpoints/${own.id}`, owner.key, { method: "PATCH", ...json({ status: "enabled" }) })).status).toBe(200);
+    expect(
+      (await call(`/v2/webhook-endpoints/${own.id}`, owner.key, { method: "PATCH", ...json({ status: "disabled" }) }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await call(`/v2/webhook-endpoints/${own.id}`, owner.key, { method: "PATCH", ...json({ status: "enabled" }) }))
+        .status,
+    ).toBe(200);
   });
 
   it("ends its console sessions and names the keys it made by rotation, in the answer, the audit and the budget's key list", async () => {
@@ -107,17 +178,39 @@ describe("a key revoked as leaked", () => {
     const signedIn = await api("/v2/console/session", { method: "POST", key: leaked.key, headers: { Origin: ORIGIN } });
     expect(signedIn.status).toBe(201);
     const cookie = signedIn.headers.get("Set-Cookie")!.split(";")[0]!;
-    const revoked = await call(`/v2/keys/${leaked.record.id}/revoke`, replacement.key, { method: "POST", ...json({ reason: "leaked" }) });
-    expect(await revoked.json()).toMatchObject({ reason: "leaked", leak: { rotatedInto: [replacement.id], sessionsEnded: 1 } });
-    const row = await env.DB.prepare("SELECT changes, actor FROM key_events WHERE key_id = ?1 AND operation = 'revoke'").bind(leaked.record.id).first<{ changes: string; actor: string }>();
+    const revoked = await call(`/v2/keys/${leaked.record.id}/revoke`, replacement.key, {
+      method: "POST",
+      ...json({ reason: "leaked" }),
+    });
+    expect(await revoked.json()).toMatchObject({
+      reason: "leaked",
+      leak: { rotatedInto: [replacement.id], sessionsEnded: 1 },
+    });
+    const row = await env.DB.prepare("SELECT changes, actor FROM key_events WHERE key_id = ?1 AND operation = 'revoke'")
+      .bind(leaked.record.id)
+      .first<{ changes: string; actor: string }>();
     expect(row!.actor).toBe(`key:${replacement.id}`);
-    expect(JSON.parse(row!.changes)).toMatchObject({ reason: "leaked", rotatedInto: [replacement.id], leakedAt: expect.any(String) });
+    expect(JSON.parse(row!.changes)).toMatchObject({
+      reason: "leaked",
+      rotatedInto: [replacement.id],
+      leakedAt: expect.any(String),
+    });
     forgetIsolateMemory();
-    expect(await errorBodyOf(await api("/v2/keys", { key: null, headers: { Cookie: cookie, Origin: ORIGIN } }))).toMatchObject({ status: 401, code: "session_ended" });
+    expect(
+      await errorBodyOf(await api("/v2/keys", { key: null, headers: { Cookie: cookie, Origin: ORIGIN } })),
+    ).toMatchObject({ status: 401, code: "session_ended" });
     // The replacement still works: it is never revoked silently, only named.
-    const listed = await call("/v2/keys", replacement.key).then((response) => response.json<{ data: Record<string, unknown>[] }>());
-    expect(listed.data.find((key) => key.id === leaked.record.id)).toMatchObject({ revokedReason: "leaked", leak: { rotatedInto: [replacement.id], leakedAt: expect.any(String) } });
-    expect(listed.data.find((key) => key.id === replacement.id)).toMatchObject({ usable: true, madeByLeakedKey: leaked.record.id });
+    const listed = await call("/v2/keys", replacement.key).then((response) =>
+      response.json<{ data: Record<string, unknown>[] }>(),
+    );
+    expect(listed.data.find((key) => key.id === leaked.record.id)).toMatchObject({
+      revokedReason: "leaked",
+      leak: { rotatedInto: [replacement.id], leakedAt: expect.any(String) },
+    });
+    expect(listed.data.find((key) => key.id === replacement.id)).toMatchObject({
+      usable: true,
+      madeByLeakedKey: leaked.record.id,
+    });
   });
 
   it("is revoked as retired by default, and a key retired may be revoked again as leaked: the leak ends then", async () => {
@@ -127,12 +220,28 @@ describe("a key revoked as leaked", () => {
     const retired = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST" });
     expect(await retired.json()).toMatchObject({ reason: "retired" });
     expect(await endpoint(owner.key, planted.id)).toMatchObject({ status: "enabled" });
-    const leakedLate = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST", ...json({ reason: "leaked" }) });
+    const leakedLate = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, {
+      method: "POST",
+      ...json({ reason: "leaked" }),
+    });
     expect(await leakedLate.json()).toMatchObject({ reason: "leaked", leak: { endpointsDisabled: [planted.id] } });
-    expect(await endpoint(owner.key, planted.id)).toMatchObject({ status: "disabled", disabledForLeakedKey: leaked.record.id });
+    expect(await endpoint(owner.key, planted.id)).toMatchObject({
+      status: "disabled",
+      disabledForLeakedKey: leaked.record.id,
+    });
     // Asked again, nothing more ends: an endpoint its owner enabled since stays enabled.
-    expect((await call(`/v2/webhook-endpoints/${planted.id}`, owner.key, { method: "PATCH", ...json({ status: "enabled", confirmUrl: "https://attacker.example/late" }) })).status).toBe(200);
-    const again = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST", ...json({ reason: "leaked" }) });
+    expect(
+      (
+        await call(`/v2/webhook-endpoints/${planted.id}`, owner.key, {
+          method: "PATCH",
+          ...json({ status: "enabled", confirmUrl: "https://attacker.example/late" }),
+        })
+      ).status,
+    ).toBe(200);
+    const again = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, {
+      method: "POST",
+      ...json({ reason: "leaked" }),
+    });
     expect(await again.json()).not.toHaveProperty("leak");
     expect(await endpoint(owner.key, planted.id)).toMatchObject({ status: "enabled" });
   });
@@ -142,8 +251,13 @@ describe("a key revoked as leaked", () => {
     const owner = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: leaked.record.id });
     const plantedByMade = await makeEndpoint(replacement.key, { url: "https://attacker.example/by-the-made-key" });
     const ownersOwn = await makeEndpoint(owner.key, { url: "https://receiver.example/owners" });
-    const revoked = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST", ...json({ reason: "leaked" }) });
-    expect(await revoked.json()).toMatchObject({ leak: { endpointsDisabled: [plantedByMade.id], rotatedInto: [replacement.id] } });
+    const revoked = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, {
+      method: "POST",
+      ...json({ reason: "leaked" }),
+    });
+    expect(await revoked.json()).toMatchObject({
+      leak: { endpointsDisabled: [plantedByMade.id], rotatedInto: [replacement.id] },
+    });
     expect(await endpoint(owner.key, ownersOwn.id)).toMatchObject({ status: "enabled" });
   });
 
@@ -151,12 +265,27 @@ describe("a key revoked as leaked", () => {
     const leaked = await storeTestKey({ scopes: [...OWNER_SCOPES] });
     const owner = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: leaked.record.id });
     const planted = await makeEndpoint(leaked.key, { url: "https://attacker.example/again" });
-    expect((await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST", ...json({ reason: "leaked" }) })).status).toBe(200);
+    expect(
+      (await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, { method: "POST", ...json({ reason: "leaked" }) }))
+        .status,
+    ).toBe(200);
     // A PATCH of the leaked key's that passed its checks just before the revocation, landing after it.
     const enable = { status: "enabled" as const, confirmedUrl: "https://attacker.example/again" };
-    const late = await updateEndpoint(env.DB, leaked.record.id, planted.id, { ...enable, keyId: leaked.record.id }, new Date().toISOString());
+    const late = await updateEndpoint(
+      env.DB,
+      leaked.record.id,
+      planted.id,
+      { ...enable, keyId: leaked.record.id },
+      new Date().toISOString(),
+    );
     expect(late).toMatchObject({ locked: true, row: { status: "disabled", disabled_for_leak: leaked.record.id } });
-    const byOwner = await updateEndpoint(env.DB, leaked.record.id, planted.id, { ...enable, keyId: owner.record.id }, new Date().toISOString());
+    const byOwner = await updateEndpoint(
+      env.DB,
+      leaked.record.id,
+      planted.id,
+      { ...enable, keyId: owner.record.id },
+      new Date().toISOString(),
+    );
     expect(byOwner).toMatchObject({ locked: false, row: { status: "enabled", disabled_for_leak: null } });
   });
 
@@ -170,7 +299,9 @@ describe("a key revoked as leaked", () => {
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ reason: "leaked", leak: { endpointsDisabled: [planted.id] } });
-    const row = await env.DB.prepare("SELECT changes FROM key_events WHERE key_id = ?1 AND operation = 'revoke'").bind(leaked.record.id).first<string>("changes");
+    const row = await env.DB.prepare("SELECT changes FROM key_events WHERE key_id = ?1 AND operation = 'revoke'")
+      .bind(leaked.record.id)
+      .first<string>("changes");
     expect(JSON.parse(row!)).toMatchObject({ foundAt: "https://paste.example/abc", reason: "leaked" });
   });
 });
@@ -190,14 +321,21 @@ describe("a leaked key, while KV still answers its old record everywhere else", 
       await send(`/v2/keys/${replacement.id}/rotate`, { method: "POST", ...json({ graceSeconds: 0 }) }),
       await send(`/v2/keys/${replacement.id}/revoke`, { method: "POST" }),
       await send("/v2/webhook-endpoints", { method: "POST", ...json({ url: "https://attacker.example/new" }) }),
-      await send(`/v2/webhook-endpoints/${ownersEndpoint.id}`, { method: "PATCH", ...json({ url: "https://attacker.example/moved" }) }),
+      await send(`/v2/webhook-endpoints/${ownersEndpoint.id}`, {
+        method: "PATCH",
+        ...json({ url: "https://attacker.example/moved" }),
+      }),
       await send(`/v2/webhook-endpoints/${ownersEndpoint.id}/rotate-secret`, { method: "POST" }),
       await send(`/v2/webhook-endpoints/${ownersEndpoint.id}`, { method: "DELETE" }),
     ];
     // Nor by rotating itself into a key that is not rotated away: it may only revoke itself.
     attempts.push(await send(`/v2/keys/${leaked.record.id}/rotate`, { method: "POST", ...json({ graceSeconds: 0 }) }));
-    for (const attempt of attempts) expect(await errorBodyOf(attempt)).toMatchObject({ status: 403, code: "key_acts_only_on_itself" });
-    expect(await endpoint(replacement.key, ownersEndpoint.id)).toMatchObject({ url: "https://receiver.example/owners", status: "enabled" });
+    for (const attempt of attempts)
+      expect(await errorBodyOf(attempt)).toMatchObject({ status: 403, code: "key_acts_only_on_itself" });
+    expect(await endpoint(replacement.key, ownersEndpoint.id)).toMatchObject({
+      url: "https://receiver.example/owners",
+      status: "enabled",
+    });
     // Reading stays open, and it may still act on itself.
     expect((await send("/v2/webhook-endpoints", { method: "GET" })).status).toBe(200);
   });
@@ -213,18 +351,31 @@ describe("a leaked key, while KV still answers its old record everywhere else", 
       await send("/v2/webhook-endpoints", { method: "POST", ...json({ url: "https://attacker.example/new" }) }),
       await send("/v2/console/session", { method: "POST", headers: { Origin: ORIGIN } }),
     ];
-    for (const attempt of attempts) expect(await errorBodyOf(attempt)).toMatchObject({ status: 401, code: "invalid_api_key" });
+    for (const attempt of attempts)
+      expect(await errorBodyOf(attempt)).toMatchObject({ status: 401, code: "invalid_api_key" });
   });
 
   it("revoked, is refused everywhere at its next call", async () => {
     const { leaked, replacement } = await leakedAndReplacement(86_400);
-    expect((await call(`/v2/keys/${leaked.record.id}/revoke`, replacement.key, { method: "POST", ...json({ reason: "leaked" }) })).status).toBe(200);
+    expect(
+      (
+        await call(`/v2/keys/${leaked.record.id}/revoke`, replacement.key, {
+          method: "POST",
+          ...json({ reason: "leaked" }),
+        })
+      ).status,
+    ).toBe(200);
     const stale = await staleFor(leaked);
     forgetIsolateMemory();
     const attempts = [
       await apiWith(stale, `/v2/keys/${replacement.id}/revoke`, { method: "POST", key: leaked.key }),
-      await apiWith(stale, "/v2/webhook-endpoints", { method: "POST", key: leaked.key, ...json({ url: "https://attacker.example/new" }) }),
+      await apiWith(stale, "/v2/webhook-endpoints", {
+        method: "POST",
+        key: leaked.key,
+        ...json({ url: "https://attacker.example/new" }),
+      }),
     ];
-    for (const attempt of attempts) expect(await errorBodyOf(attempt)).toMatchObject({ status: 401, code: "invalid_api_key" });
+    for (const attempt of attempts)
+      expect(await errorBodyOf(attempt)).toMatchObject({ status: 401, code: "invalid_api_key" });
   });
 });

@@ -10,7 +10,14 @@ import { TtlCache } from "../../../src/lib/ttl-cache";
 import { countingKv } from "../../support/faults";
 import { apiWith } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
-import { freshWebhookOwner, laneDelivery, pendingDeliveries, receivers, runLaneOnce, withoutDispatcher } from "../../support/webhook-fixtures";
+import {
+  freshWebhookOwner,
+  laneDelivery,
+  pendingDeliveries,
+  receivers,
+  runLaneOnce,
+  withoutDispatcher,
+} from "../../support/webhook-fixtures";
 
 /**
  * A budget with a long history (docs/operations.md#api-keys): what reads its
@@ -25,7 +32,12 @@ const KV_OPERATIONS_PER_INVOCATION = 1_000;
 async function pastRotations(owner: TestKey, count: number, stoppedAt: number): Promise<void> {
   for (let i = 0; i < count; i++) {
     const stopped = new Date(stoppedAt - i * 60_000).toISOString();
-    const old = newApiKey("so_test_", { plan: "pro", name: `rotation ${i}`, budget: owner.record.id, ...(i % 3 === 0 ? { revokedAt: stopped } : { expiresAt: stopped }) });
+    const old = newApiKey("so_test_", {
+      plan: "pro",
+      name: `rotation ${i}`,
+      budget: owner.record.id,
+      ...(i % 3 === 0 ? { revokedAt: stopped } : { expiresAt: stopped }),
+    });
     await putApiKey(env.API_KEYS, old.key, { ...old.record, rotatedTo: owner.record.id });
   }
 }
@@ -41,7 +53,11 @@ describe("a budget rotated 600 times", () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [41]);
     const { posts, fetch } = receivers();
     counting.reset();
-    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(counting.kv, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)) });
+    await runLaneOnce(endpointId, {
+      fetch,
+      budgetLiveness: (budget) =>
+        budgetLiveness(counting.kv, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+    });
     expect(counting.operations()).toBeLessThanOrEqual(10);
     expect(posts).toHaveLength(1);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "delivered" });
@@ -70,7 +86,9 @@ describe("a budget rotated 600 times", () => {
 
     // The operators' budget page: the first 100 keys, and that there are more.
     counting.reset();
-    const budgetPage = await apiWith(bindings, `/admin/keys/${owner.record.id}/budget`, { key: "operator-token-for-tests" });
+    const budgetPage = await apiWith(bindings, `/admin/keys/${owner.record.id}/budget`, {
+      key: "operator-token-for-tests",
+    });
     expect(budgetPage.status).toBe(200);
     expect(counting.operations()).toBeLessThan(KV_OPERATIONS_PER_INVOCATION);
     expect(await budgetPage.json()).toMatchObject({ moreKeys: true, keys: expect.any(Array) });
@@ -91,33 +109,67 @@ describe("a key that stopped working", () => {
     await env.API_KEYS.put(BUDGET_ENTRIES_MARK, JSON.stringify({ done: true }));
     const owner = await storeTestKey();
     const now = Date.now();
-    const old = (fields: object) => newApiKey("so_test_", { plan: "pro", name: "old", budget: owner.record.id, ...fields });
+    const old = (fields: object) =>
+      newApiKey("so_test_", { plan: "pro", name: "old", budget: owner.record.id, ...fields });
     const revokedLongAgo = old({ revokedAt: new Date(now - STOPPED_KEYS_LISTED_MS - DAY).toISOString() });
     const expiredLongAgo = old({ expiresAt: new Date(now - STOPPED_KEYS_LISTED_MS - DAY).toISOString() });
     const revokedLately = old({ revokedAt: new Date(now - STOPPED_KEYS_LISTED_MS + DAY).toISOString() });
     const expiringLater = old({ expiresAt: new Date(now + DAY).toISOString() });
-    for (const key of [revokedLongAgo, expiredLongAgo, revokedLately, expiringLater]) await putApiKey(env.API_KEYS, key.key, key.record);
+    for (const key of [revokedLongAgo, expiredLongAgo, revokedLately, expiringLater])
+      await putApiKey(env.API_KEYS, key.key, key.record);
     // Round the whole namespace: a page a run, as the cron does.
     for (let run = 0; run < 50; run++) await pruneBudgetEntries(env.API_KEYS, now, 100);
-    const listed = (await env.API_KEYS.list({ prefix: budgetPrefix(owner.record.id) })).keys.map(({ name }) => name.slice(budgetPrefix(owner.record.id).length)).sort();
+    const listed = (await env.API_KEYS.list({ prefix: budgetPrefix(owner.record.id) })).keys
+      .map(({ name }) => name.slice(budgetPrefix(owner.record.id).length))
+      .sort();
     expect(listed).toEqual([owner.record.id, revokedLately.record.id, expiringLater.record.id].sort());
     expect((await findApiKeyById(env.API_KEYS, revokedLongAgo.record.id))?.record.revokedAt).toBeDefined();
     // And the budget is still live by its listing.
-    expect(await budgetLiveness(env.API_KEYS, owner.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, owner.record.id))).toBe("live");
+    expect(
+      await budgetLiveness(
+        env.API_KEYS,
+        owner.record.id,
+        new TtlCache(10),
+        keysChangedAtOf(env.RATE_LIMITER, owner.record.id),
+      ),
+    ).toBe("live");
   });
 
   it("leaves a budget whose every key stopped long ago with nothing listed, and that budget is dead, not waited on for ever", async () => {
     await env.API_KEYS.put(BUDGET_ENTRIES_MARK, JSON.stringify({ done: true }));
     const now = Date.now();
-    const gone = newApiKey("so_test_", { plan: "pro", name: "long revoked", revokedAt: new Date(now - STOPPED_KEYS_LISTED_MS - DAY).toISOString() });
+    const gone = newApiKey("so_test_", {
+      plan: "pro",
+      name: "long revoked",
+      revokedAt: new Date(now - STOPPED_KEYS_LISTED_MS - DAY).toISOString(),
+    });
     await putApiKey(env.API_KEYS, gone.key, gone.record);
     for (let run = 0; run < 50; run++) await pruneBudgetEntries(env.API_KEYS, now, 100);
     expect((await env.API_KEYS.list({ prefix: budgetPrefix(gone.record.id) })).keys).toEqual([]);
-    expect(await budgetLiveness(env.API_KEYS, gone.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, gone.record.id), now)).toBe("dead");
+    expect(
+      await budgetLiveness(
+        env.API_KEYS,
+        gone.record.id,
+        new TtlCache(10),
+        keysChangedAtOf(env.RATE_LIMITER, gone.record.id),
+        now,
+      ),
+    ).toBe("dead");
     // A key made a moment ago that the list does not show yet is live by its own entry.
     const fresh = newApiKey("so_test_", { plan: "pro", name: "new" });
-    const unlisted = { put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) };
+    const unlisted = {
+      put: async (name: string, value: string, options?: unknown) =>
+        void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))),
+    };
     await putApiKey(unlisted, fresh.key, fresh.record);
-    expect(await budgetLiveness(env.API_KEYS, fresh.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, fresh.record.id), now)).toBe("live");
+    expect(
+      await budgetLiveness(
+        env.API_KEYS,
+        fresh.record.id,
+        new TtlCache(10),
+        keysChangedAtOf(env.RATE_LIMITER, fresh.record.id),
+        now,
+      ),
+    ).toBe("live");
   });
 });

@@ -29,7 +29,12 @@ beforeEach(async () => {
     const url = input instanceof Request ? input.url : String(input);
     if (url !== GITHUB_SECRET_SCANNING_KEYS_URL) return realFetch(input, init);
     keyFetches += 1;
-    return Response.json(publishedKeys({ id: GITHUB_SAMPLE.keyIdentifier, pem: GITHUB_SAMPLE.publicKey, current: false }, { id: SIGNER_ID, pem: signer.pem }));
+    return Response.json(
+      publishedKeys(
+        { id: GITHUB_SAMPLE.keyIdentifier, pem: GITHUB_SAMPLE.publicKey, current: false },
+        { id: SIGNER_ID, pem: signer.pem },
+      ),
+    );
   });
 });
 afterEach(() => vi.restoreAllMocks());
@@ -37,34 +42,64 @@ afterEach(() => vi.restoreAllMocks());
 /** Where GitHub's reports come from in a test: one address, unless the test bans one of its own. */
 const GITHUB_ADDRESS = "203.0.113.77";
 function report(body: string, headers: Record<string, string>, address = GITHUB_ADDRESS) {
-  return apiWith(withoutDispatcher(), "/secret-scanning/github", { method: "POST", key: null, body, headers: { "Content-Type": "application/json", "CF-Connecting-IP": address, ...headers } });
+  return apiWith(withoutDispatcher(), "/secret-scanning/github", {
+    method: "POST",
+    key: null,
+    body,
+    headers: { "Content-Type": "application/json", "CF-Connecting-IP": address, ...headers },
+  });
 }
 const signed = async (matches: unknown[], address = GITHUB_ADDRESS) => {
   const body = JSON.stringify(matches);
-  return report(body, { "Github-Public-Key-Identifier": SIGNER_ID, "Github-Public-Key-Signature": await signer.sign(body) }, address);
+  return report(
+    body,
+    { "Github-Public-Key-Identifier": SIGNER_ID, "Github-Public-Key-Signature": await signer.sign(body) },
+    address,
+  );
 };
 
 describe("GitHub's secret scanning reports", () => {
   it("accept GitHub's documented sample request, signed by the key it names, and answer GitHub's feedback", async () => {
-    const response = await report(GITHUB_SAMPLE.body, { "Github-Public-Key-Identifier": GITHUB_SAMPLE.keyIdentifier, "Github-Public-Key-Signature": GITHUB_SAMPLE.signature });
+    const response = await report(GITHUB_SAMPLE.body, {
+      "Github-Public-Key-Identifier": GITHUB_SAMPLE.keyIdentifier,
+      "Github-Public-Key-Signature": GITHUB_SAMPLE.signature,
+    });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual([{ token_hash: await sha256Hex("some_token"), token_type: "some_type", label: "false_positive" }]);
+    expect(await response.json()).toEqual([
+      { token_hash: await sha256Hex("some_token"), token_type: "some_type", label: "false_positive" },
+    ]);
   });
 
   it("refuse the sample with one byte of its body changed, and a report with no signature, 401 in the Error shape", async () => {
     const changed = GITHUB_SAMPLE.body.replace("some_token", "some_tokeN");
-    const forged = await report(changed, { "Github-Public-Key-Identifier": GITHUB_SAMPLE.keyIdentifier, "Github-Public-Key-Signature": GITHUB_SAMPLE.signature });
-    expect(await errorBodyOf(forged)).toMatchObject({ status: 401, code: "invalid_signature", message: expect.stringContaining("does not verify") });
+    const forged = await report(changed, {
+      "Github-Public-Key-Identifier": GITHUB_SAMPLE.keyIdentifier,
+      "Github-Public-Key-Signature": GITHUB_SAMPLE.signature,
+    });
+    expect(await errorBodyOf(forged)).toMatchObject({
+      status: 401,
+      code: "invalid_signature",
+      message: expect.stringContaining("does not verify"),
+    });
     expect(forged.headers.get("WWW-Authenticate")).toContain("Github-Public-Key-Signature");
     expect(await errorBodyOf(await report(GITHUB_SAMPLE.body, {}))).toMatchObject({ code: "invalid_signature" });
-    const unknownKey = await report(GITHUB_SAMPLE.body, { "Github-Public-Key-Identifier": "f".repeat(64), "Github-Public-Key-Signature": GITHUB_SAMPLE.signature });
-    expect(await errorBodyOf(unknownKey)).toMatchObject({ code: "invalid_signature", message: expect.stringContaining("publishes no key") });
+    const unknownKey = await report(GITHUB_SAMPLE.body, {
+      "Github-Public-Key-Identifier": "f".repeat(64),
+      "Github-Public-Key-Signature": GITHUB_SAMPLE.signature,
+    });
+    expect(await errorBodyOf(unknownKey)).toMatchObject({
+      code: "invalid_signature",
+      message: expect.stringContaining("publishes no key"),
+    });
   });
 
   it("revoke a live key as leaked before answering, with where it was found; its endpoints end; a replay changes nothing", async () => {
     await freshWebhookOwner();
     const leaked = await storeTestKey({ scopes: ["orders:read", "webhooks:manage", "keys:manage"] });
-    const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage", "keys:manage"], budget: leaked.record.id });
+    const owner = await storeTestKey({
+      scopes: ["orders:read", "webhooks:manage", "keys:manage"],
+      budget: leaked.record.id,
+    });
     const planted = await makeEndpoint(leaked.key, { url: "https://attacker.example/planted" });
     const revokedBefore = await storeTestKey({ revokedAt: "2026-01-01T00:00:00Z" });
     const url = "https://github.com/octocat/Hello-World/blob/12345600b9cbe38a219f39a9941c9319b600c002/foo/bar.txt";
@@ -80,57 +115,127 @@ describe("GitHub's secret scanning reports", () => {
       { token_hash: await sha256Hex(revokedBefore.key), token_type: "store_orders_api_key", label: "false_positive" },
       { token_hash: await sha256Hex(matches[2]!.token), token_type: "store_orders_api_key", label: "false_positive" },
     ]);
-    const stored = JSON.parse((await env.API_KEYS.get(recordName(await sha256Hex(leaked.key))))!) as { revokedAt?: string; revokedReason?: string };
+    const stored = JSON.parse((await env.API_KEYS.get(recordName(await sha256Hex(leaked.key))))!) as {
+      revokedAt?: string;
+      revokedReason?: string;
+    };
     expect(stored).toMatchObject({ revokedAt: expect.any(String), revokedReason: "leaked" });
-    expect(await errorBodyOf(await api("/v1/store/orders", { key: leaked.key }))).toMatchObject({ code: "invalid_api_key" });
-    const row = await env.DB.prepare("SELECT actor, changes FROM key_events WHERE key_id = ?1 AND operation = 'revoke'").bind(leaked.record.id).first<{ actor: string; changes: string }>();
+    expect(await errorBodyOf(await api("/v1/store/orders", { key: leaked.key }))).toMatchObject({
+      code: "invalid_api_key",
+    });
+    const row = await env.DB.prepare("SELECT actor, changes FROM key_events WHERE key_id = ?1 AND operation = 'revoke'")
+      .bind(leaked.record.id)
+      .first<{ actor: string; changes: string }>();
     expect(row!.actor).toBe("github-secret-scanning");
-    expect(JSON.parse(row!.changes)).toMatchObject({ reason: "leaked", foundAt: url, source: "commit", endpointsDisabled: [planted.id] });
-    const endpoint = await (await api(`/v2/webhook-endpoints/${planted.id}`, { key: owner.key })).json<{ status: string }>();
+    expect(JSON.parse(row!.changes)).toMatchObject({
+      reason: "leaked",
+      foundAt: url,
+      source: "commit",
+      endpointsDisabled: [planted.id],
+    });
+    const endpoint = await (await api(`/v2/webhook-endpoints/${planted.id}`, { key: owner.key })).json<{
+      status: string;
+    }>();
     expect(endpoint.status).toBe("disabled");
     // The owner looks, and enables it again: GitHub sending the same report again undoes nothing.
-    expect((await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${planted.id}`, { method: "PATCH", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ status: "enabled", confirmUrl: "https://attacker.example/planted" }) })).status).toBe(200);
+    expect(
+      (
+        await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${planted.id}`, {
+          method: "PATCH",
+          key: owner.key,
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ status: "enabled", confirmUrl: "https://attacker.example/planted" }),
+        })
+      ).status,
+    ).toBe(200);
     const replay = await signed(matches);
-    expect((await replay.json<{ label: string }[]>()).map((feedback) => feedback.label)).toEqual(["false_positive", "false_positive", "false_positive"]);
-    expect((await (await api(`/v2/webhook-endpoints/${planted.id}`, { key: owner.key })).json<{ status: string }>()).status).toBe("enabled");
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM key_events WHERE key_id = ?1 AND operation = 'revoke'").bind(leaked.record.id).first<number>("n"))).toBe(1);
+    expect((await replay.json<{ label: string }[]>()).map((feedback) => feedback.label)).toEqual([
+      "false_positive",
+      "false_positive",
+      "false_positive",
+    ]);
+    expect(
+      (await (await api(`/v2/webhook-endpoints/${planted.id}`, { key: owner.key })).json<{ status: string }>()).status,
+    ).toBe("enabled");
+    expect(
+      await env.DB.prepare("SELECT count(*) AS n FROM key_events WHERE key_id = ?1 AND operation = 'revoke'")
+        .bind(leaked.record.id)
+        .first<number>("n"),
+    ).toBe(1);
   });
 
   it("finish a leak whose first report failed part way: sent again, the key's endpoints are disabled and it is a true positive", async () => {
     await freshWebhookOwner();
     const leaked = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const planted = await makeEndpoint(leaked.key, { url: "https://attacker.example/half" });
-    const matches = [{ token: leaked.key, type: "store_orders_api_key", url: "https://github.com/o/r/blob/x/.env", source: "commit" }];
+    const matches = [
+      { token: leaked.key, type: "store_orders_api_key", url: "https://github.com/o/r/blob/x/.env", source: "commit" },
+    ];
     const body = JSON.stringify(matches);
-    const headers = { "Content-Type": "application/json", "CF-Connecting-IP": GITHUB_ADDRESS, "Github-Public-Key-Identifier": SIGNER_ID, "Github-Public-Key-Signature": await signer.sign(body) };
+    const headers = {
+      "Content-Type": "application/json",
+      "CF-Connecting-IP": GITHUB_ADDRESS,
+      "Github-Public-Key-Identifier": SIGNER_ID,
+      "Github-Public-Key-Signature": await signer.sign(body),
+    };
     // D1 refuses the endpoint's disabling: the key is revoked and refused, its leak not yet ended.
     const failing = interceptD1({
-      prepare: (statement, sql) => (sql.includes("disabled_for_leak = ?2") ? ({ bind: () => ({ run: () => Promise.reject(new Error("D1_ERROR: Network connection lost.")) }) } as unknown as D1PreparedStatement) : statement),
+      prepare: (statement, sql) =>
+        sql.includes("disabled_for_leak = ?2")
+          ? ({
+              bind: () => ({ run: () => Promise.reject(new Error("D1_ERROR: Network connection lost.")) }),
+            } as unknown as D1PreparedStatement)
+          : statement,
     });
-    const first = await apiWith({ ...withoutDispatcher(), DB: failing }, "/secret-scanning/github", { method: "POST", key: null, body, headers });
+    const first = await apiWith({ ...withoutDispatcher(), DB: failing }, "/secret-scanning/github", {
+      method: "POST",
+      key: null,
+      body,
+      headers,
+    });
     expect(first.status).toBe(503);
-    expect(await errorBodyOf(await api("/v1/store/orders", { key: leaked.key }))).toMatchObject({ code: "invalid_api_key" });
-    const stored = JSON.parse((await env.API_KEYS.get(recordName(await sha256Hex(leaked.key))))!) as { revokedReason?: string; leakEndedAt?: string };
+    expect(await errorBodyOf(await api("/v1/store/orders", { key: leaked.key }))).toMatchObject({
+      code: "invalid_api_key",
+    });
+    const stored = JSON.parse((await env.API_KEYS.get(recordName(await sha256Hex(leaked.key))))!) as {
+      revokedReason?: string;
+      leakEndedAt?: string;
+    };
     expect(stored).toMatchObject({ revokedReason: "leaked" });
     expect(stored.leakEndedAt).toBeUndefined();
     // GitHub sends it again.
-    const again = await apiWith(withoutDispatcher(), "/secret-scanning/github", { method: "POST", key: null, body, headers });
-    expect(await again.json()).toEqual([{ token_hash: await sha256Hex(leaked.key), token_type: "store_orders_api_key", label: "true_positive" }]);
+    const again = await apiWith(withoutDispatcher(), "/secret-scanning/github", {
+      method: "POST",
+      key: null,
+      body,
+      headers,
+    });
+    expect(await again.json()).toEqual([
+      { token_hash: await sha256Hex(leaked.key), token_type: "store_orders_api_key", label: "true_positive" },
+    ]);
     const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"], budget: leaked.record.id });
-    expect((await (await api(`/v2/webhook-endpoints/${planted.id}`, { key: owner.key })).json<{ status: string }>()).status).toBe("disabled");
+    expect(
+      (await (await api(`/v2/webhook-endpoints/${planted.id}`, { key: owner.key })).json<{ status: string }>()).status,
+    ).toBe("disabled");
   });
 
   it("change nothing when the signature fails: the key reported stays live", async () => {
     const live = await storeTestKey();
     const body = JSON.stringify([{ token: live.key, type: "store_orders_api_key", url: "", source: "content" }]);
-    const forged = await report(body, { "Github-Public-Key-Identifier": SIGNER_ID, "Github-Public-Key-Signature": await signer.sign(`${body} `) });
+    const forged = await report(body, {
+      "Github-Public-Key-Identifier": SIGNER_ID,
+      "Github-Public-Key-Signature": await signer.sign(`${body} `),
+    });
     expect(await errorBodyOf(forged)).toMatchObject({ status: 401, code: "invalid_signature" });
     expect((await api("/v1/store/orders", { key: live.key })).status).toBe(200);
   });
 
   it("take at most 1,000 matches and 1 MB a report: 413 beyond, in the Error shape", async () => {
     const match = { token: "x", type: "t", url: "", source: "content" };
-    expect(await errorBodyOf(await signed(Array.from({ length: 1_001 }, () => match)))).toMatchObject({ status: 413, code: "body_too_large" });
+    expect(await errorBodyOf(await signed(Array.from({ length: 1_001 }, () => match)))).toMatchObject({
+      status: 413,
+      code: "body_too_large",
+    });
     expect((await signed(Array.from({ length: 1_000 }, () => match))).status).toBe(200);
     const huge = [{ ...match, type: "t".repeat(1_048_576) }];
     expect(await errorBodyOf(await signed(huge))).toMatchObject({ status: 413, code: "body_too_large" });
@@ -166,7 +271,11 @@ describe("GitHub's secret scanning reports", () => {
       vi.setSystemTime(Date.UTC(2031, 0, 1, 12, 0, 0));
       for (let i = 0; i < 3; i++) expect((await signed([{ token: "x", type: "t" }])).status).toBe(200);
       expect(keyFetches).toBe(1);
-      const unknown = () => report("[]", { "Github-Public-Key-Identifier": "e".repeat(64), "Github-Public-Key-Signature": GITHUB_SAMPLE.signature });
+      const unknown = () =>
+        report("[]", {
+          "Github-Public-Key-Identifier": "e".repeat(64),
+          "Github-Public-Key-Signature": GITHUB_SAMPLE.signature,
+        });
       // Within the minute of the last fetch, an unknown identifier is refused from the list in hand.
       for (let i = 0; i < 3; i++) expect((await unknown()).status).toBe(401);
       expect(keyFetches).toBe(1);

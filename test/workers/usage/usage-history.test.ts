@@ -1,5 +1,10 @@
 import { env } from "cloudflare:workers";
-import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/app/worker";
 import { REFUSAL_FLUSH_MS } from "../../../src/limiter/lease-client";
@@ -59,7 +64,9 @@ describe("the usage history", () => {
     // Leases expire and hand back what they left; the isolate's refusals go to the object.
     await vi.advanceTimersByTimeAsync(Math.max(LEASE_MS, REFUSAL_FLUSH_MS) + 100);
     const minutes = async (keyId: string) => {
-      const response = await asOperator(`/admin/keys/${keyId}/usage/history?granularity=minute&from=2030-03-10T11:59:00Z&to=2030-03-10T12:02:00Z`);
+      const response = await asOperator(
+        `/admin/keys/${keyId}/usage/history?granularity=minute&from=2030-03-10T11:59:00Z&to=2030-03-10T12:02:00Z`,
+      );
       expect(response.status).toBe(200);
       return response.json<History>();
     };
@@ -78,9 +85,21 @@ describe("the usage history", () => {
       },
       { timeout: 10_000, interval: 20 },
     );
-    const hours = await (await asOperator(`/admin/keys/${tight.record.id}/usage/history?granularity=hour&from=2030-03-10T12:00:00Z&to=2030-03-10T13:00:00Z`)).json<History>();
-    expect(hours).toEqual({ budget: tight.record.id, granularity: "hour", buckets: [{ start: "2030-03-10T12:00:00.000Z", admitted: 4, refused: 6, reserved: 0 }] });
-    const days = await (await asOperator(`/admin/keys/${tight.record.id}/usage/history?granularity=day&from=2030-03-09T00:00:00Z&to=2030-03-11T00:00:00Z`)).json<History>();
+    const hours = await (
+      await asOperator(
+        `/admin/keys/${tight.record.id}/usage/history?granularity=hour&from=2030-03-10T12:00:00Z&to=2030-03-10T13:00:00Z`,
+      )
+    ).json<History>();
+    expect(hours).toEqual({
+      budget: tight.record.id,
+      granularity: "hour",
+      buckets: [{ start: "2030-03-10T12:00:00.000Z", admitted: 4, refused: 6, reserved: 0 }],
+    });
+    const days = await (
+      await asOperator(
+        `/admin/keys/${tight.record.id}/usage/history?granularity=day&from=2030-03-09T00:00:00Z&to=2030-03-11T00:00:00Z`,
+      )
+    ).json<History>();
     expect(days.buckets).toEqual([
       { start: "2030-03-09T00:00:00.000Z", admitted: 0, refused: 0, reserved: 0 },
       { start: "2030-03-10T00:00:00.000Z", admitted: 4, refused: 6, reserved: 0 },
@@ -108,7 +127,12 @@ describe("the usage history", () => {
     const theirs = await (await send("/v2/usage?granularity=day", { key: stranger.key })).json<History>();
     expect(theirs.budget).toBe(stranger.record.id);
     expect(theirs.buckets).toHaveLength(30);
-    expect(theirs.buckets.at(-1)).toEqual({ start: "2030-03-10T00:00:00.000Z", admitted: expect.any(Number), refused: 0, reserved: expect.any(Number) });
+    expect(theirs.buckets.at(-1)).toEqual({
+      start: "2030-03-10T00:00:00.000Z",
+      admitted: expect.any(Number),
+      refused: 0,
+      reserved: expect.any(Number),
+    });
     expect((await (await send("/v2/usage", { key: stranger.key })).json<History>()).buckets).toHaveLength(24);
   });
 
@@ -155,17 +179,29 @@ describe("the usage history", () => {
     const stub = env.RATE_LIMITER.getByName(key.record.id);
     const ban = { threshold: 20, seconds: 900 };
     // Another isolate asks for 10, its asking request's own included: 9 are held.
-    const answer = await stub.acquire({ id: "ask-elsewhere", limits: { perMinute: 10_000, perDay: 100_000 }, ban, want: 10, speculative: false });
+    const answer = await stub.acquire({
+      id: "ask-elsewhere",
+      limits: { perMinute: 10_000, perDay: 100_000 },
+      ban,
+      want: 10,
+      speculative: false,
+    });
     expect(answer.granted).toBe(10);
     const read = async () => {
       const history = await (await send("/v2/usage?granularity=minute", { key: key.key })).json<History>();
-      return { admitted: history.buckets.reduce((total, bucket) => total + bucket.admitted, 0), reserved: history.buckets.reduce((total, bucket) => total + bucket.reserved, 0) };
+      return {
+        admitted: history.buckets.reduce((total, bucket) => total + bucket.admitted, 0),
+        reserved: history.buckets.reduce((total, bucket) => total + bucket.reserved, 0),
+      };
     };
     // The asking request and this read are admitted; the other isolate's 9 are reserved.
     expect(await read()).toEqual({ admitted: 2, reserved: 9 });
     // It spends 4 and hands back 5 (naming its grant): 4 more admitted, nothing reserved.
     const minuteStart = answer.minute.reset - answer.minute.size;
-    await stub.settle({ ban, unspent: [{ minuteStart, dayStart: answer.day.reset - answer.day.size, count: 5, grantId: "ask-elsewhere" }] });
+    await stub.settle({
+      ban,
+      unspent: [{ minuteStart, dayStart: answer.day.reset - answer.day.size, count: 5, grantId: "ask-elsewhere" }],
+    });
     expect(await read()).toEqual({ admitted: 2 + 4 + 1, reserved: 0 });
   });
 
@@ -176,7 +212,11 @@ describe("the usage history", () => {
     expect((await send("/v1/store/orders", { key: key.key })).status).toBe(200);
     await Promise.all(pending.splice(0));
     const stub = env.RATE_LIMITER.getByName(key.record.id);
-    const count = (table: string) => runInDurableObject(stub, (_, state) => state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n);
+    const count = (table: string) =>
+      runInDurableObject(
+        stub,
+        (_, state) => state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n,
+      );
     expect([await count("usage_minutes"), await count("usage_days")]).toEqual([1, 1]);
 
     vi.setSystemTime(at(49 * 3_600));
@@ -188,7 +228,12 @@ describe("the usage history", () => {
 
     vi.setSystemTime(alarm!);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
-    expect(await runInDurableObject(stub, async (_, state) => [...(await state.storage.list()).keys()].length + (await state.storage.getAlarm() ?? 0))).toBe(0);
+    expect(
+      await runInDurableObject(
+        stub,
+        async (_, state) => [...(await state.storage.list()).keys()].length + ((await state.storage.getAlarm()) ?? 0),
+      ),
+    ).toBe(0);
   });
 
   it("serves an unused budget's next requests after its alarm emptied the object: the ledger's tables are made again", async () => {
@@ -201,12 +246,19 @@ describe("the usage history", () => {
     vi.setSystemTime(at(2 * 86_400));
     await runInDurableObject(stub, async (_, state) => state.storage.setAlarm(Date.now()));
     expect(await runDurableObjectAlarm(stub)).toBe(true);
-    expect(await runInDurableObject(stub, async (_, state) => [...(await state.storage.list()).keys()].length + (await state.storage.getAlarm() ?? 0))).toBe(0);
+    expect(
+      await runInDurableObject(
+        stub,
+        async (_, state) => [...(await state.storage.list()).keys()].length + ((await state.storage.getAlarm()) ?? 0),
+      ),
+    ).toBe(0);
 
     // The same instance serves the budget's next request: admitted and counted, not 503 (no such table).
     expect((await send("/v1/store/orders", { key: key.key })).status).toBe(200);
     await Promise.all(pending.splice(0));
-    const history = await send(`/v2/usage?granularity=minute&from=${new Date(at(2 * 86_400 - 60)).toISOString()}`, { key: key.key });
+    const history = await send(`/v2/usage?granularity=minute&from=${new Date(at(2 * 86_400 - 60)).toISOString()}`, {
+      key: key.key,
+    });
     expect(history.status).toBe(200);
   });
 });

@@ -15,15 +15,30 @@ import { silentReceiver } from "../../support/webhook-fixtures";
 const owner = webhookOwnerOfEachTest();
 
 interface Listed {
-  data: { id: string; attempts: number; attemptLog: { at: string; status: number | null; durationMs: number; response: string | null; error: string | null }[] }[];
+  data: {
+    id: string;
+    attempts: number;
+    attemptLog: {
+      at: string;
+      status: number | null;
+      durationMs: number;
+      response: string | null;
+      error: string | null;
+    }[];
+  }[];
 }
 
-const listed = async (endpointId: string) => (await (await api(`/v2/webhook-endpoints/${endpointId}/deliveries`, { key: owner.key })).json<Listed>()).data;
+const listed = async (endpointId: string) =>
+  (await (await api(`/v2/webhook-endpoints/${endpointId}/deliveries`, { key: owner.key })).json<Listed>()).data;
 
 describe("a delivery's attempt log", () => {
   it("shows every attempt newest first: a refusal with the start of its answer, a failure to connect, the success", async () => {
     const { endpointId } = await pendingDeliveries(owner.key, [1]);
-    const answers = [() => new Response(`${"x".repeat(1_000)} the end`, { status: 500 }), () => Promise.reject(new TypeError("Network connection lost.")), () => new Response("ok")];
+    const answers = [
+      () => new Response(`${"x".repeat(1_000)} the end`, { status: 500 }),
+      () => Promise.reject(new TypeError("Network connection lost.")),
+      () => new Response("ok"),
+    ];
     const { fetch } = receivers(() => answers.shift()!());
     const t0 = Date.now() + 1_000;
     for (const at of [0, 1_000, 3_000]) await runLaneOnce(endpointId, { fetch, now: () => t0 + at });
@@ -31,9 +46,27 @@ describe("a delivery's attempt log", () => {
     const [delivery] = await listed(endpointId);
     expect(delivery!.attempts).toBe(3);
     expect(delivery!.attemptLog).toEqual([
-      { at: new Date(t0 + 3_000).toISOString(), status: 200, durationMs: expect.any(Number), response: "ok", error: null },
-      { at: new Date(t0 + 1_000).toISOString(), status: null, durationMs: expect.any(Number), response: null, error: "could not connect" },
-      { at: new Date(t0).toISOString(), status: 500, durationMs: expect.any(Number), response: "x".repeat(256), error: null },
+      {
+        at: new Date(t0 + 3_000).toISOString(),
+        status: 200,
+        durationMs: expect.any(Number),
+        response: "ok",
+        error: null,
+      },
+      {
+        at: new Date(t0 + 1_000).toISOString(),
+        status: null,
+        durationMs: expect.any(Number),
+        response: null,
+        error: "could not connect",
+      },
+      {
+        at: new Date(t0).toISOString(),
+        status: 500,
+        durationMs: expect.any(Number),
+        response: "x".repeat(256),
+        error: null,
+      },
     ]);
   });
 
@@ -43,15 +76,30 @@ describe("a delivery's attempt log", () => {
     const { fetch } = receivers(silentReceiver);
     await runLaneOnce(endpointId, { fetch, timeoutMs: 50 });
     const [delivery] = await listed(endpointId);
-    expect(delivery).toMatchObject({ attempts: 1, lastError: "no answer within 0.05 s", attemptLog: [{ status: null, error: "no answer within 0.05 s" }] });
+    expect(delivery).toMatchObject({
+      attempts: 1,
+      lastError: "no answer within 0.05 s",
+      attemptLog: [{ status: null, error: "no answer within 0.05 s" }],
+    });
   });
 
   it("goes with its endpoint: a deleted endpoint's lane keeps no delivery and no attempt", async () => {
     const { endpointId } = await pendingDeliveries(owner.key, [3]);
     await runLaneOnce(endpointId, { fetch: receivers(() => new Response(null, { status: 503 })).fetch });
-    expect(await api(`/v2/webhook-endpoints/${endpointId}`, { method: "DELETE", key: owner.key })).toHaveProperty("status", 204);
+    expect(await api(`/v2/webhook-endpoints/${endpointId}`, { method: "DELETE", key: owner.key })).toHaveProperty(
+      "status",
+      204,
+    );
     await expect
-      .poll(() => runInDurableObject(laneOf(env, endpointId), (_, state) => state.storage.sql.exec("SELECT (SELECT count(*) FROM deliveries) + (SELECT count(*) FROM attempts) AS n").one().n))
+      .poll(() =>
+        runInDurableObject(
+          laneOf(env, endpointId),
+          (_, state) =>
+            state.storage.sql
+              .exec("SELECT (SELECT count(*) FROM deliveries) + (SELECT count(*) FROM attempts) AS n")
+              .one().n,
+        ),
+      )
       .toBe(0);
   });
 });

@@ -8,7 +8,17 @@ import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-run";
 import { signWebhook } from "../../../src/webhook-delivery/webhook-signature";
 import { apiWith } from "../../support/request";
-import { dispatchQuietly, feedHead, freshWebhookOwner, laneDeliveries, laneDelivery, makeEndpoint, quietLanes, runLaneOnce, withoutDispatcher } from "../../support/webhook-fixtures";
+import {
+  dispatchQuietly,
+  feedHead,
+  freshWebhookOwner,
+  laneDeliveries,
+  laneDelivery,
+  makeEndpoint,
+  quietLanes,
+  runLaneOnce,
+  withoutDispatcher,
+} from "../../support/webhook-fixtures";
 import { seedOrders } from "../../support/seed";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
@@ -18,8 +28,12 @@ import { storeTestKey, type TestKey } from "../../support/test-keys";
  * posts them, with a receiver of the test's making; the deliveries list and
  * a retry; the signature against the Standard Webhooks vector.
  */
-const sql = (statement: string, ...values: unknown[]) => env.DB.prepare(statement).bind(...values).run();
-const dispatchMark = async () => String(await env.DB.prepare("SELECT mark FROM webhook_dispatch").first<number>("mark"));
+const sql = (statement: string, ...values: unknown[]) =>
+  env.DB.prepare(statement)
+    .bind(...values)
+    .run();
+const dispatchMark = async () =>
+  String(await env.DB.prepare("SELECT mark FROM webhook_dispatch").first<number>("mark"));
 
 let owner: TestKey;
 beforeEach(async () => {
@@ -27,7 +41,8 @@ beforeEach(async () => {
 });
 
 const head = feedHead;
-const endpoint = (body: { url: string; types?: string[]; rateLimit?: number }, key = owner.key) => makeEndpoint(key, body);
+const endpoint = (body: { url: string; types?: string[]; rateLimit?: number }, key = owner.key) =>
+  makeEndpoint(key, body);
 
 /** A receiver that answers the statuses given, in turn (0: no connection), and records what it got. */
 function receiver(...statuses: number[]) {
@@ -45,7 +60,10 @@ describe("the dispatcher's pass", () => {
   it("hands each lane the events its endpoint wants, after the endpoint was made; a pass run again adds nothing", async () => {
     await seedOrders([{ id: 1 }]);
     const cancelled = await endpoint({ url: "https://a.example/", types: ["order.cancelled"] });
-    const every = await endpoint({ url: "https://b.example/" }, (await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] })).key);
+    const every = await endpoint(
+      { url: "https://b.example/" },
+      (await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] })).key,
+    );
     const mark = await head();
     await seedOrders([{ id: 2 }]);
     await sql("UPDATE orders SET status = 'cancelled' WHERE id = 1");
@@ -56,7 +74,12 @@ describe("the dispatcher's pass", () => {
     });
     const created = String(Number(mark) + 1);
     const cancel = String(Number(mark) + 2);
-    expect(handed.sort()).toEqual([[cancelled.id, [cancel]], [every.id, [created, cancel]]].sort());
+    expect(handed.sort()).toEqual(
+      [
+        [cancelled.id, [cancel]],
+        [every.id, [created, cancel]],
+      ].sort(),
+    );
     expect(pass).toMatchObject({ mark: cancel, more: false, endpoints: 2, enqueued: 3, failedLanes: 0 });
     expect(await dispatchMark()).toBe(cancel);
 
@@ -77,10 +100,14 @@ describe("the dispatcher's pass", () => {
     );
     expect(await dispatchQuietly()).toMatchObject({ mark: "1049", more: true, enqueued: 100 });
     expect(await dispatchQuietly()).toMatchObject({ mark: "1100", more: false, enqueued: 51 });
-    expect((await laneDeliveries(made.id)).map((row) => row.seq)).toEqual(Array.from({ length: 151 }, (_, index) => 950 + index));
+    expect((await laneDeliveries(made.id)).map((row) => row.seq)).toEqual(
+      Array.from({ length: 151 }, (_, index) => 950 + index),
+    );
 
     // The deliveries list, newest first by number too.
-    const listed = await (await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{ data: { eventId: string }[] }>();
+    const listed = await (await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{
+      data: { eventId: string }[];
+    }>();
     expect(listed.data.slice(0, 2).map((delivery) => delivery.eventId)).toEqual(["evt_1100", "evt_1099"]);
   });
 
@@ -113,7 +140,9 @@ describe("the dispatcher's pass", () => {
     await runInDurableObject(stub, async (instance) => instance.alarm());
     const reached = await dispatchMark();
     expect(reached).toBe(await head());
-    await vi.waitFor(async () => expect((await laneDelivery(made.id, reached))?.outcome).toBe("delivered"), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await laneDelivery(made.id, reached))?.outcome).toBe("delivered"), {
+      timeout: 10_000,
+    });
     expect(fetched).toHaveBeenCalledTimes(1);
     // Its storage wiped: the next pass finds the mark in D1 and hands nothing again.
     await runInDurableObject(stub, (_, state) => state.storage.deleteAll());
@@ -169,17 +198,29 @@ describe("a lane's run", () => {
     const { made, seq } = await pendingDelivery();
     const { got, fetch } = receiver(204);
     const now = Date.now() + 1_000;
-    expect(await runLaneOnce(made.id, { fetch, now: () => now })).toEqual({ next: null, delivered: 1, attempted: 1, sent: 1 });
+    expect(await runLaneOnce(made.id, { fetch, now: () => now })).toEqual({
+      next: null,
+      delivered: 1,
+      attempted: 1,
+      sent: 1,
+    });
     const [post] = got;
     expect(post!.url).toBe("https://receiver.example/hooks");
     const id = post!.headers.get("webhook-id")!;
     expect(id).toBe(`evt_${seq}`);
     expect(post!.headers.get("webhook-timestamp")).toBe(String(Math.floor(now / 1000)));
     expect(post!.headers.get("content-type")).toBe("application/json");
-    expect(post!.headers.get("webhook-signature")).toBe(await signWebhook(made.secret, id, Math.floor(now / 1000), post!.body));
+    expect(post!.headers.get("webhook-signature")).toBe(
+      await signWebhook(made.secret, id, Math.floor(now / 1000), post!.body),
+    );
     expect(post!.body).toContain('"order":{"id":"9223372036854775807","petId":"5",');
     expect(JSON.parse(post!.body)).toMatchObject({ id, type: "order.created" });
-    expect(await laneDelivery(made.id, seq)).toMatchObject({ outcome: "delivered", attempts: 1, last_status: 204, due_at: null });
+    expect(await laneDelivery(made.id, seq)).toMatchObject({
+      outcome: "delivered",
+      attempts: 1,
+      last_status: 204,
+      due_at: null,
+    });
     // Handed the event again (a pass run twice), the lane sends nothing more.
     await quietLanes(made.id, [String(seq)]);
     expect(await runLaneOnce(made.id, { fetch })).toMatchObject({ attempted: 0 });
@@ -196,8 +237,15 @@ describe("a lane's run", () => {
     await runLaneOnce(made.id, { fetch, now: () => Date.now() + 1_000 });
     const verified = got.map((post) => new Webhook(made.secret).verify(post.body, Object.fromEntries(post.headers)));
     expect(verified).toEqual([
-      expect.objectContaining({ type: "order.created", order: expect.objectContaining({ id: "9007199254740993", petId: "9007199254740995" }) }),
-      expect.objectContaining({ type: "order.updated", order: expect.objectContaining({ id: "9007199254740993", petId: "9007199254740997" }), previous: { petId: "9007199254740995" } }),
+      expect.objectContaining({
+        type: "order.created",
+        order: expect.objectContaining({ id: "9007199254740993", petId: "9007199254740995" }),
+      }),
+      expect.objectContaining({
+        type: "order.updated",
+        order: expect.objectContaining({ id: "9007199254740993", petId: "9007199254740997" }),
+        previous: { petId: "9007199254740995" },
+      }),
     ]);
   });
 
@@ -206,11 +254,24 @@ describe("a lane's run", () => {
     const { got, fetch } = receiver(500, 0, 200);
     const t0 = Date.now() + 1_000;
     expect(await runLaneOnce(made.id, { fetch, now: () => t0 })).toMatchObject({ next: t0 + 1_000, attempted: 1 });
-    expect(await laneDelivery(made.id, seq)).toMatchObject({ outcome: "pending", attempts: 1, last_status: 500, due_at: t0 + 1_000 });
+    expect(await laneDelivery(made.id, seq)).toMatchObject({
+      outcome: "pending",
+      attempts: 1,
+      last_status: 500,
+      due_at: t0 + 1_000,
+    });
     // Not due yet: nothing is sent.
-    expect(await runLaneOnce(made.id, { fetch, now: () => t0 + 999 })).toMatchObject({ attempted: 0, next: t0 + 1_000 });
+    expect(await runLaneOnce(made.id, { fetch, now: () => t0 + 999 })).toMatchObject({
+      attempted: 0,
+      next: t0 + 1_000,
+    });
     await runLaneOnce(made.id, { fetch, now: () => t0 + 1_000 });
-    expect(await laneDelivery(made.id, seq)).toMatchObject({ attempts: 2, last_status: null, last_error: "could not connect", due_at: t0 + 3_000 });
+    expect(await laneDelivery(made.id, seq)).toMatchObject({
+      attempts: 2,
+      last_status: null,
+      last_error: "could not connect",
+      due_at: t0 + 3_000,
+    });
     await runLaneOnce(made.id, { fetch, now: () => t0 + 3_000 });
     expect(new Set(got.map((post) => post.headers.get("webhook-id"))).size).toBe(1);
     expect(await laneDelivery(made.id, seq)).toMatchObject({ outcome: "delivered", attempts: 3, last_status: 200 });
@@ -221,9 +282,22 @@ describe("a lane's run", () => {
     const { fetch } = receiver(503, 503, 503, 503);
     const t0 = Date.now() + 1_000;
     for (const at of [0, 1_000, 3_000, 6_000]) await runLaneOnce(made.id, { fetch, now: () => t0 + at });
-    expect(await laneDelivery(made.id, seq)).toMatchObject({ outcome: "failed", attempts: 4, last_status: 503, due_at: null });
-    const disabled = await env.DB.prepare("SELECT status, disabled_reason, disabled_by FROM webhook_endpoints WHERE id = ?1").bind(made.id).first();
-    expect(disabled).toEqual({ status: "disabled", disabled_reason: "every delivery failed for 6 s", disabled_by: "service" });
+    expect(await laneDelivery(made.id, seq)).toMatchObject({
+      outcome: "failed",
+      attempts: 4,
+      last_status: 503,
+      due_at: null,
+    });
+    const disabled = await env.DB.prepare(
+      "SELECT status, disabled_reason, disabled_by FROM webhook_endpoints WHERE id = ?1",
+    )
+      .bind(made.id)
+      .first();
+    expect(disabled).toEqual({
+      status: "disabled",
+      disabled_reason: "every delivery failed for 6 s",
+      disabled_by: "service",
+    });
     // Nothing more goes to it.
     await seedOrders([{ id: 77 }]);
     await dispatchQuietly();
@@ -239,7 +313,9 @@ describe("a lane's run", () => {
     const { fetch } = receiver(503, 200, 503, 503, 503);
     for (const at of [0, 1_000, 3_000, 6_000]) await runLaneOnce(made.id, { fetch, now: () => t0 + at });
     expect(await laneDelivery(made.id, seq)).toMatchObject({ outcome: "failed" });
-    expect(await env.DB.prepare("SELECT status FROM webhook_endpoints WHERE id = ?1").bind(made.id).first("status")).toBe("enabled");
+    expect(
+      await env.DB.prepare("SELECT status FROM webhook_endpoints WHERE id = ?1").bind(made.id).first("status"),
+    ).toBe("enabled");
   });
 
   it("empties itself when its endpoint was deleted, and never reaches another budget's endpoint", async () => {
@@ -257,7 +333,9 @@ describe("a lane's run", () => {
     await seedOrders([{ id: 90 }]);
     const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     await dispatchEvents(env.DB, (id, seqs) => laneOf(env, id).enqueue(id, seqs));
-    await vi.waitFor(async () => expect((await laneDeliveries(made.id))[0]?.outcome).toBe("delivered"), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await laneDeliveries(made.id))[0]?.outcome).toBe("delivered"), {
+      timeout: 10_000,
+    });
     expect(fetched).toHaveBeenCalledWith("https://receiver.example/hooks", expect.objectContaining({ method: "POST" }));
     await sql("DELETE FROM webhook_endpoints WHERE id = ?1", made.id);
     await quietLanes(made.id, ["1"]);
@@ -277,37 +355,65 @@ describe("an endpoint's deliveries", () => {
     const t0 = Date.now() + 1_000;
     // The first refused for the whole schedule, the second not tried yet.
     const refusing = receiver(500, 500, 500, 500).fetch;
-    await runInDurableObject(laneOf(env, made.id), (_, state) => state.storage.sql.exec("UPDATE deliveries SET due_at = ? WHERE seq = ?", t0 + 60_000, second!));
+    await runInDurableObject(laneOf(env, made.id), (_, state) =>
+      state.storage.sql.exec("UPDATE deliveries SET due_at = ? WHERE seq = ?", t0 + 60_000, second!),
+    );
     for (const at of [0, 1_000, 3_000, 6_000]) await runLaneOnce(made.id, { fetch: refusing, now: () => t0 + at });
-    const listed = await (await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{ data: Record<string, unknown>[] }>();
+    const listed = await (await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{
+      data: Record<string, unknown>[];
+    }>();
     const [firstId, secondId] = [deliveryIdOf(made.id, first!), deliveryIdOf(made.id, second!)];
     expect(listed.data.map((delivery) => [delivery.id, delivery.outcome])).toEqual([
       [secondId, "pending"],
       [firstId, "failed"],
     ]);
-    expect(listed.data[1]).toMatchObject({ id: firstId, eventId: `evt_${first}`, attempts: 4, lastStatus: 500, lastError: "the receiver answered 500", nextAttemptAt: null, outcome: "failed" });
+    expect(listed.data[1]).toMatchObject({
+      id: firstId,
+      eventId: `evt_${first}`,
+      attempts: 4,
+      lastStatus: 500,
+      lastError: "the receiver answered 500",
+      nextAttemptAt: null,
+      outcome: "failed",
+    });
     expect((listed.data[1]!.attemptLog as unknown[]).length).toBe(4);
     // An operator reads the same log of any budget's endpoint (docs/operations.md#operator-api); an unknown endpoint is 404.
     const asOperator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
-    expect(await (await apiWith(env, `/admin/webhook-endpoints/${made.id}/deliveries`, asOperator)).json()).toEqual(listed);
-    expect((await apiWith(env, "/admin/webhook-endpoints/we_00000000000000000000/deliveries", asOperator)).status).toBe(404);
+    expect(await (await apiWith(env, `/admin/webhook-endpoints/${made.id}/deliveries`, asOperator)).json()).toEqual(
+      listed,
+    );
+    expect((await apiWith(env, "/admin/webhook-endpoints/we_00000000000000000000/deliveries", asOperator)).status).toBe(
+      404,
+    );
 
     // The schedule spent with nothing delivered disabled the endpoint: a retry says so until it is enabled again.
     const path = `/v2/webhook-endpoints/${made.id}/deliveries/${firstId}/retry`;
-    expect(((await (await apiWith(env, path, { method: "POST", key: owner.key })).json()) as { code: string }).code).toBe("webhook_endpoint_disabled");
-    const enable = { method: "PATCH", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ status: "enabled" }) };
+    expect(
+      ((await (await apiWith(env, path, { method: "POST", key: owner.key })).json()) as { code: string }).code,
+    ).toBe("webhook_endpoint_disabled");
+    const enable = {
+      method: "PATCH",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ status: "enabled" }),
+    };
     expect((await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}`, enable)).status).toBe(200);
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     const retry = await apiWith(env, path, { method: "POST", key: owner.key });
     expect(retry.status).toBe(202);
     expect(await retry.json()).toMatchObject({ id: firstId, outcome: "pending", nextAttemptAt: expect.any(String) });
     // The retry woke the lane, which sends it now.
-    await vi.waitFor(async () => expect((await laneDelivery(made.id, first!))?.outcome).toBe("delivered"), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await laneDelivery(made.id, first!))?.outcome).toBe("delivered"), {
+      timeout: 10_000,
+    });
 
     const stranger = (await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] })).key;
     expect((await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: stranger })).status).toBe(404);
     for (const unknown of ["wd_00000000000000000000_1", `wd_${made.id.slice(3)}_999999`]) {
-      const answer = await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries/${unknown}/retry`, { method: "POST", key: owner.key });
+      const answer = await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries/${unknown}/retry`, {
+        method: "POST",
+        key: owner.key,
+      });
       expect(((await answer.json()) as { code: string }).code).toBe("webhook_delivery_not_found");
     }
   });
@@ -320,20 +426,45 @@ describe("keeping deliveries", () => {
     const old = now - DELIVERY_LOG_MS - 60_000;
     await runInDurableObject(laneOf(env, made.id), (_, state) => {
       state.storage.kv.put("endpointId", made.id);
-      const rows: [number, string, number][] = [[1, "delivered", old], [2, "pending", old], [3, "failed", now]];
-      for (const [seq, outcome, at] of rows) state.storage.sql.exec("INSERT INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?)", seq, outcome, outcome === "pending" ? now + 60_000 : null, at, at);
-      state.storage.sql.exec("INSERT INTO attempts (seq, at, status, duration_ms) VALUES (1, ?, 200, 5), (3, ?, 500, 5)", old, now);
+      const rows: [number, string, number][] = [
+        [1, "delivered", old],
+        [2, "pending", old],
+        [3, "failed", now],
+      ];
+      for (const [seq, outcome, at] of rows)
+        state.storage.sql.exec(
+          "INSERT INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+          seq,
+          outcome,
+          outcome === "pending" ? now + 60_000 : null,
+          at,
+          at,
+        );
+      state.storage.sql.exec(
+        "INSERT INTO attempts (seq, at, status, duration_ms) VALUES (1, ?, 200, 5), (3, ?, 500, 5)",
+        old,
+        now,
+      );
     });
     await runLaneOnce(made.id, { fetch: receiver().fetch, now: () => now });
     expect((await laneDeliveries(made.id)).map((row) => row.seq)).toEqual([2, 3]);
-    expect(await runInDurableObject(laneOf(env, made.id), (_, state) => state.storage.sql.exec("SELECT seq FROM attempts").toArray())).toEqual([{ seq: 3 }]);
+    expect(
+      await runInDurableObject(laneOf(env, made.id), (_, state) =>
+        state.storage.sql.exec("SELECT seq FROM attempts").toArray(),
+      ),
+    ).toEqual([{ seq: 3 }]);
   });
 });
 
 describe("Standard Webhooks signatures", () => {
   it("reproduce the specification's test vector", async () => {
-    expect(await signWebhook("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, '{"test": 2432232314}')).toBe(
-      "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
-    );
+    expect(
+      await signWebhook(
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "msg_p5jXN8AQM9LWM0D4loKWxJek",
+        1614265330,
+        '{"test": 2432232314}',
+      ),
+    ).toBe("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
   });
 });

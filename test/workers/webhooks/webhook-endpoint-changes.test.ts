@@ -6,7 +6,15 @@ import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import { storeTestKey } from "../../support/test-keys";
-import { dispatchQuietly, laneDeliveries, makeEndpoint, pendingDeliveries, quietLanes, webhookOwnerOfEachTest, withoutDispatcher } from "../../support/webhook-fixtures";
+import {
+  dispatchQuietly,
+  laneDeliveries,
+  makeEndpoint,
+  pendingDeliveries,
+  quietLanes,
+  webhookOwnerOfEachTest,
+  withoutDispatcher,
+} from "../../support/webhook-fixtures";
 
 /**
  * An owner's changes to its endpoints (docs/api.md#webhook-endpoints): the
@@ -18,11 +26,22 @@ afterEach(() => vi.restoreAllMocks());
 const OPERATOR = "Bearer operator-token-for-tests";
 
 const change = (id: string, body: unknown, key = owner.key) =>
-  apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}`, { method: "PATCH", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}`, {
+    method: "PATCH",
+    key,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 /** The audit of an endpoint after its making (whose own row the test of the audit checks). */
 const auditOf = async (id: string) =>
-  (await env.DB.prepare("SELECT operation, changes, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create' ORDER BY id").bind(id).all()).results;
+  (
+    await env.DB.prepare(
+      "SELECT operation, changes, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create' ORDER BY id",
+    )
+      .bind(id)
+      .all()
+  ).results;
 
 /** What the next dispatch pass hands each lane: endpoint and event. */
 async function dispatched(): Promise<[string, string][]> {
@@ -37,14 +56,28 @@ async function dispatched(): Promise<[string, string][]> {
 describe("changing a webhook endpoint", () => {
   it("changes its URL and types, answers it as it is now, and audits who asked", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
-    const response = await change(made.id, { url: "https://other.example/hooks", types: ["order.shipped", "order.cancelled", "order.shipped"] });
+    const response = await change(made.id, {
+      url: "https://other.example/hooks",
+      types: ["order.shipped", "order.cancelled", "order.shipped"],
+    });
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ id: made.id, url: "https://other.example/hooks", types: ["order.cancelled", "order.shipped"], status: "enabled" });
-    expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toMatchObject({ url: "https://other.example/hooks", types: ["order.cancelled", "order.shipped"] });
+    expect(await response.json()).toMatchObject({
+      id: made.id,
+      url: "https://other.example/hooks",
+      types: ["order.cancelled", "order.shipped"],
+      status: "enabled",
+    });
+    expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toMatchObject({
+      url: "https://other.example/hooks",
+      types: ["order.cancelled", "order.shipped"],
+    });
     expect(await auditOf(made.id)).toEqual([
       {
         operation: "update",
-        changes: JSON.stringify({ url: "https://other.example/hooks", types: ["order.shipped", "order.cancelled", "order.shipped"] }),
+        changes: JSON.stringify({
+          url: "https://other.example/hooks",
+          types: ["order.shipped", "order.cancelled", "order.shipped"],
+        }),
         actor: `key:${owner.record.id}`,
         outcome: null,
       },
@@ -53,7 +86,9 @@ describe("changing a webhook endpoint", () => {
 
   it("refuses what a new endpoint would be refused, and an empty change", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
-    expect((await errorBodyOf(await change(made.id, { url: "ftp://receiver.example/hooks" }))).code).toBe("invalid_webhook_url");
+    expect((await errorBodyOf(await change(made.id, { url: "ftp://receiver.example/hooks" }))).code).toBe(
+      "invalid_webhook_url",
+    );
     expect((await errorBodyOf(await change(made.id, { types: ["order.exploded"] }))).code).toBe("invalid_body");
     expect((await errorBodyOf(await change(made.id, {}))).code).toBe("invalid_body");
     expect((await errorBodyOf(await change(made.id, { status: "paused" }))).code).toBe("invalid_body");
@@ -67,7 +102,9 @@ describe("changing a webhook endpoint", () => {
     const refused = await change(made.id, { status: "disabled" }, stranger.key);
     expect(refused.status).toBe(404);
     expect((await errorBodyOf(refused)).code).toBe("webhook_endpoint_not_found");
-    expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toMatchObject({ status: "enabled" });
+    expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toMatchObject({
+      status: "enabled",
+    });
     expect(await auditOf(made.id)).toEqual([]);
   });
 
@@ -78,22 +115,41 @@ describe("changing a webhook endpoint", () => {
     await seedOrders([{ id: 2 }]);
     expect(await dispatched()).toEqual([]);
 
-    const retry = await api(`/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryId}/retry`, { method: "POST", key: owner.key });
+    const retry = await api(`/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryId}/retry`, {
+      method: "POST",
+      key: owner.key,
+    });
     expect(retry.status).toBe(409);
-    expect(await errorBodyOf(retry)).toMatchObject({ code: "webhook_endpoint_disabled", message: expect.stringContaining("disabled by its owner") });
+    expect(await errorBodyOf(retry)).toMatchObject({
+      code: "webhook_endpoint_disabled",
+      message: expect.stringContaining("disabled by its owner"),
+    });
 
     expect(await (await change(endpointId, { status: "enabled" })).json()).toMatchObject({ status: "enabled" });
     const next = (await env.DB.prepare("SELECT max(seq) AS seq FROM order_events").first<number>("seq"))!;
     await seedOrders([{ id: 3 }]);
     expect(await dispatched()).toEqual([[endpointId, String(next + 1)]]);
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
-    expect((await api(`/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryId}/retry`, { method: "POST", key: owner.key })).status).toBe(202);
-    await vi.waitFor(async () => expect((await laneDeliveries(endpointId)).find((row) => row.seq === seqs[0])?.outcome).toBe("delivered"), { timeout: 10_000 });
+    expect(
+      (
+        await api(`/v2/webhook-endpoints/${endpointId}/deliveries/${deliveryId}/retry`, {
+          method: "POST",
+          key: owner.key,
+        })
+      ).status,
+    ).toBe(202);
+    await vi.waitFor(
+      async () =>
+        expect((await laneDeliveries(endpointId)).find((row) => row.seq === seqs[0])?.outcome).toBe("delivered"),
+      { timeout: 10_000 },
+    );
   });
 
   it("enables again what the service disabled after its receiver failed, not what an operator disabled", async () => {
     const byService = await makeEndpoint(owner.key, { url: "https://receiver.example/gone" });
-    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = 'the receiver answered 410 Gone', disabled_by = 'service' WHERE id = ?1")
+    await env.DB.prepare(
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = 'the receiver answered 410 Gone', disabled_by = 'service' WHERE id = ?1",
+    )
       .bind(byService.id, new Date().toISOString())
       .run();
     expect(await (await api(`/v2/webhook-endpoints/${byService.id}`, { key: owner.key })).json()).toMatchObject({
@@ -101,34 +157,62 @@ describe("changing a webhook endpoint", () => {
       disabledBy: "service",
       disabledReason: "disabled by the service: the receiver answered 410 Gone",
     });
-    expect(await (await change(byService.id, { status: "enabled" })).json()).toMatchObject({ status: "enabled", disabledBy: null, disabledReason: null });
+    expect(await (await change(byService.id, { status: "enabled" })).json()).toMatchObject({
+      status: "enabled",
+      disabledBy: null,
+      disabledReason: null,
+    });
 
     const byOperator = await makeEndpoint(owner.key, { url: "https://receiver.example/abusive" });
-    expect((await api(`/admin/webhook-endpoints/${byOperator.id}/disable`, { method: "POST", key: null, headers: { Authorization: OPERATOR } })).status).toBe(200);
+    expect(
+      (
+        await api(`/admin/webhook-endpoints/${byOperator.id}/disable`, {
+          method: "POST",
+          key: null,
+          headers: { Authorization: OPERATOR },
+        })
+      ).status,
+    ).toBe(200);
     const refused = await change(byOperator.id, { status: "enabled" });
     expect(refused.status).toBe(409);
-    expect(await errorBodyOf(refused)).toMatchObject({ code: "webhook_endpoint_locked", message: expect.stringContaining("only an operator") });
+    expect(await errorBodyOf(refused)).toMatchObject({
+      code: "webhook_endpoint_locked",
+      message: expect.stringContaining("only an operator"),
+    });
     expect(await (await api(`/v2/webhook-endpoints/${byOperator.id}`, { key: owner.key })).json()).toMatchObject({
       status: "disabled",
       disabledBy: "operator",
       disabledReason: "disabled by an operator",
     });
     // Nor its URL (the lock would move away with it); its types may change. The audits of the refused changes are taken back.
-    expect((await errorBodyOf(await change(byOperator.id, { url: "https://receiver.example/fixed" }))).code).toBe("webhook_endpoint_locked");
-    expect(await (await change(byOperator.id, { types: ["order.cancelled"] })).json()).toMatchObject({ url: "https://receiver.example/abusive", status: "disabled", types: ["order.cancelled"] });
+    expect((await errorBodyOf(await change(byOperator.id, { url: "https://receiver.example/fixed" }))).code).toBe(
+      "webhook_endpoint_locked",
+    );
+    expect(await (await change(byOperator.id, { types: ["order.cancelled"] })).json()).toMatchObject({
+      url: "https://receiver.example/abusive",
+      status: "disabled",
+      types: ["order.cancelled"],
+    });
     expect((await auditOf(byOperator.id)).map((row) => row.operation)).toEqual(["disable", "update"]);
   });
 
   it("needs the webhooks:manage scope", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const reader = await storeTestKey({ scopes: ["orders:read"] });
-    expect((await errorBodyOf(await change(made.id, { status: "disabled" }, reader.key))).code).toBe("insufficient_scope");
+    expect((await errorBodyOf(await change(made.id, { status: "disabled" }, reader.key))).code).toBe(
+      "insufficient_scope",
+    );
   });
 });
 
 describe("recovering failed deliveries", () => {
   const recover = (id: string, body: unknown) =>
-    apiWith(env, `/v2/webhook-endpoints/${id}/recover`, { method: "POST", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    apiWith(env, `/v2/webhook-endpoints/${id}/recover`, {
+      method: "POST",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
   // The recovered deliveries are sent by the lane's alarm: to a receiver that takes them, never to the network.
   beforeEach(() => void vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok")));
 
@@ -157,7 +241,10 @@ describe("recovering failed deliveries", () => {
   /** How many of the lane's deliveries are failed, and how many are not (due again, or already sent again by its run). */
   const outcomes = async (endpointId: string) => {
     const rows = await laneDeliveries(endpointId);
-    return { failed: rows.filter((row) => row.outcome === "failed").length, recovered: rows.filter((row) => row.outcome !== "failed").length };
+    return {
+      failed: rows.filter((row) => row.outcome === "failed").length,
+      recovered: rows.filter((row) => row.outcome !== "failed").length,
+    };
   };
 
   it("asks to confirm the URL when it changed after since: those deliveries failed at another host", async () => {
@@ -167,14 +254,26 @@ describe("recovering failed deliveries", () => {
     // The URL moves to a new host after they failed: a recovery would aim them all at it.
     expect((await change(made.id, { url: "https://victim.example/" })).status).toBe(200);
     const asked = await errorBodyOf(await recover(made.id, { since }));
-    expect(asked).toMatchObject({ code: "webhook_url_unconfirmed", status: 409, message: expect.stringContaining('"confirmUrl": "https://victim.example/"') });
+    expect(asked).toMatchObject({
+      code: "webhook_url_unconfirmed",
+      status: 409,
+      message: expect.stringContaining('"confirmUrl": "https://victim.example/"'),
+    });
     expect(await outcomes(made.id)).toEqual({ failed: 3, recovered: 0 });
-    expect((await errorBodyOf(await recover(made.id, { since, confirmUrl: "https://receiver.example/hooks" }))).code).toBe("webhook_url_unconfirmed");
+    expect(
+      (await errorBodyOf(await recover(made.id, { since, confirmUrl: "https://receiver.example/hooks" }))).code,
+    ).toBe("webhook_url_unconfirmed");
     // Confirmed in any spelling of the URL they will go to.
-    expect(await (await recover(made.id, { since, confirmUrl: "https://VICTIM.example:443/" })).json()).toEqual({ recovered: 3, more: false });
+    expect(await (await recover(made.id, { since, confirmUrl: "https://VICTIM.example:443/" })).json()).toEqual({
+      recovered: 3,
+      more: false,
+    });
     // A window that starts after the change needs no confirmation.
     await failedDeliveries(made.id, 1, "2099-01-01T00:00:00.000Z", 100);
-    expect(await (await recover(made.id, { since: new Date(Date.now() + 60_000).toISOString() })).json()).toEqual({ recovered: 1, more: false });
+    expect(await (await recover(made.id, { since: new Date(Date.now() + 60_000).toISOString() })).json()).toEqual({
+      recovered: 1,
+      more: false,
+    });
   });
 
   it("makes every failed delivery since the time due again with a fresh schedule, and audits it", async () => {
@@ -186,17 +285,32 @@ describe("recovering failed deliveries", () => {
     expect(await response.json()).toEqual({ recovered: 3, more: false });
     // The three since then, each due again with a fresh schedule (sent, or about to be, by the lane).
     const rows = await laneDeliveries(made.id);
-    expect(rows.filter((row) => row.outcome !== "failed").map((row) => [row.seq, row.schedule_step])).toEqual([3, 4, 5].map((seq) => [seq, 0]));
+    expect(rows.filter((row) => row.outcome !== "failed").map((row) => [row.seq, row.schedule_step])).toEqual(
+      [3, 4, 5].map((seq) => [seq, 0]),
+    );
     expect(rows.filter((row) => row.outcome === "failed").map((row) => row.seq)).toEqual([1, 2]);
-    expect(await auditOf(made.id)).toEqual([{ operation: "recover", changes: JSON.stringify({ since: "2030-01-02T00:00:00.000Z" }), actor: `key:${owner.record.id}`, outcome: null }]);
+    expect(await auditOf(made.id)).toEqual([
+      {
+        operation: "recover",
+        changes: JSON.stringify({ since: "2030-01-02T00:00:00.000Z" }),
+        actor: `key:${owner.record.id}`,
+        outcome: null,
+      },
+    ]);
   });
 
   it("takes 1,000 a request and says when more remain", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     await failedDeliveries(made.id, 1_001, "2030-01-02T00:00:00.000Z");
-    expect(await (await recover(made.id, { since: "2030-01-01T00:00:00Z" })).json()).toEqual({ recovered: 1_000, more: true });
+    expect(await (await recover(made.id, { since: "2030-01-01T00:00:00Z" })).json()).toEqual({
+      recovered: 1_000,
+      more: true,
+    });
     expect(await outcomes(made.id)).toEqual({ failed: 1, recovered: 1_000 });
-    expect(await (await recover(made.id, { since: "2030-01-01T00:00:00Z" })).json()).toEqual({ recovered: 1, more: false });
+    expect(await (await recover(made.id, { since: "2030-01-01T00:00:00Z" })).json()).toEqual({
+      recovered: 1,
+      more: false,
+    });
     expect(await outcomes(made.id)).toEqual({ failed: 0, recovered: 1_001 });
   });
 
@@ -204,7 +318,9 @@ describe("recovering failed deliveries", () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     expect((await errorBodyOf(await recover(made.id, { since: "yesterday" }))).code).toBe("invalid_body");
     await change(made.id, { status: "disabled" });
-    expect((await errorBodyOf(await recover(made.id, { since: "2030-01-01T00:00:00Z" }))).code).toBe("webhook_endpoint_disabled");
+    expect((await errorBodyOf(await recover(made.id, { since: "2030-01-01T00:00:00Z" }))).code).toBe(
+      "webhook_endpoint_disabled",
+    );
     const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const other = await api(`/v2/webhook-endpoints/${made.id}/recover`, {
       method: "POST",
@@ -217,29 +333,61 @@ describe("recovering failed deliveries", () => {
 });
 
 describe("a test event", () => {
-  const test = (id: string) => apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}/test`, { method: "POST", key: owner.key });
+  const test = (id: string) =>
+    apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}/test`, { method: "POST", key: owner.key });
 
   it("is POSTed at once, signed as a delivery, and answers what the receiver said; it is no delivery", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const posts: { url: string; body: string; headers: Record<string, string> }[] = [];
     vi.spyOn(globalThis, "fetch").mockImplementation(async (url, init) => {
-      posts.push({ url: String(url), body: String(init!.body), headers: Object.fromEntries(new Headers(init!.headers)) });
+      posts.push({
+        url: String(url),
+        body: String(init!.body),
+        headers: Object.fromEntries(new Headers(init!.headers)),
+      });
       return new Response("thanks, ".repeat(100), { status: 202 });
     });
     const response = await test(made.id);
     expect(response.status).toBe(200);
-    const result = await response.json<{ id: string; delivered: boolean; status: number; durationMs: number; response: string; error: null }>();
-    expect(result).toEqual({ id: expect.stringMatching(/^evt_test_[0-9a-f]{32}$/), delivered: true, status: 202, durationMs: expect.any(Number), response: "thanks, ".repeat(32), error: null });
+    const result = await response.json<{
+      id: string;
+      delivered: boolean;
+      status: number;
+      durationMs: number;
+      response: string;
+      error: null;
+    }>();
+    expect(result).toEqual({
+      id: expect.stringMatching(/^evt_test_[0-9a-f]{32}$/),
+      delivered: true,
+      status: 202,
+      durationMs: expect.any(Number),
+      response: "thanks, ".repeat(32),
+      error: null,
+    });
     expect(posts).toHaveLength(1);
     expect(posts[0]!.url).toBe("https://receiver.example/hooks");
-    expect(new Webhook(made.secret).verify(posts[0]!.body, posts[0]!.headers)).toEqual({ id: result.id, type: "webhook.test", createdAt: expect.any(String), endpointId: made.id });
-    expect((await (await api(`/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{ data: unknown[] }>()).data).toEqual([]);
+    expect(new Webhook(made.secret).verify(posts[0]!.body, posts[0]!.headers)).toEqual({
+      id: result.id,
+      type: "webhook.test",
+      createdAt: expect.any(String),
+      endpointId: made.id,
+    });
+    expect(
+      (await (await api(`/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{ data: unknown[] }>())
+        .data,
+    ).toEqual([]);
   });
 
   it("says what went wrong when the receiver cannot be reached, and is refused for a disabled endpoint", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("Network connection lost."));
-    expect(await (await test(made.id)).json()).toMatchObject({ delivered: false, status: null, response: null, error: "could not connect" });
+    expect(await (await test(made.id)).json()).toMatchObject({
+      delivered: false,
+      status: null,
+      response: null,
+      error: "could not connect",
+    });
     await change(made.id, { status: "disabled" });
     expect((await errorBodyOf(await test(made.id))).code).toBe("webhook_endpoint_disabled");
   });
@@ -263,18 +411,34 @@ describe("a test event", () => {
     expect((await test(again.id)).status).toBe(429);
     expect(posts).toHaveBeenCalledTimes(10);
     // Refused ones leave no count: six tests of this endpoint, not seven (counted an hour a row).
-    expect((await auditOf(made.id)).filter((row) => row.operation === "test").map((row) => (JSON.parse(String(row.changes)) as { count: number }).count)).toEqual([6]);
+    expect(
+      (await auditOf(made.id))
+        .filter((row) => row.operation === "test")
+        .map((row) => (JSON.parse(String(row.changes)) as { count: number }).count),
+    ).toEqual([6]);
     // Another budget counts its own.
     const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const theirs = await makeEndpoint(stranger.key, { url: "https://receiver.example/theirs" });
-    expect((await api(`/v2/webhook-endpoints/${theirs.id}/test`, { method: "POST", key: stranger.key })).status).toBe(200);
+    expect((await api(`/v2/webhook-endpoints/${theirs.id}/test`, { method: "POST", key: stranger.key })).status).toBe(
+      200,
+    );
   });
 });
 
 describe("an operator's disabling", () => {
-  const operator = (id: string, action: "disable" | "enable") => api(`/admin/webhook-endpoints/${id}/${action}`, { method: "POST", key: null, headers: { Authorization: OPERATOR } });
+  const operator = (id: string, action: "disable" | "enable") =>
+    api(`/admin/webhook-endpoints/${id}/${action}`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: OPERATOR },
+    });
   const create = (url: string) =>
-    apiWith(withoutDispatcher(), "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url }) });
+    apiWith(withoutDispatcher(), "/v2/webhook-endpoints", {
+      method: "POST",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ url }),
+    });
 
   it("is lifted by no back door: the owner can neither delete the endpoint nor make another of its URL; an operator enables it", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/abusive" });
@@ -284,7 +448,9 @@ describe("an operator's disabling", () => {
     const refused = await errorBodyOf(await change(made.id, { status: "enabled" }));
     expect(refused).toMatchObject({ code: "webhook_endpoint_locked" });
     expect(refused.message).not.toContain("operator-token");
-    expect((await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key }))).code).toBe("webhook_endpoint_locked");
+    expect(
+      (await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key }))).code,
+    ).toBe("webhook_endpoint_locked");
     expect((await errorBodyOf(await create("https://receiver.example/abusive"))).code).toBe("webhook_endpoint_locked");
     expect((await create("https://receiver.example/another")).status).toBe(201);
 
@@ -297,16 +463,28 @@ describe("an operator's disabling", () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/abusive" });
     const other = await makeEndpoint(owner.key, { url: "https://receiver.example/other" });
     expect((await operator(made.id, "disable")).status).toBe(200);
-    for (const spelling of ["https://RECEIVER.example:443/abusive", "https://receiver.EXAMPLE./abusive".replace("EXAMPLE.", "example"), "https://receiver.example/%61busive", "HTTPS://receiver.example/abusive"]) {
+    for (const spelling of [
+      "https://RECEIVER.example:443/abusive",
+      "https://receiver.EXAMPLE./abusive".replace("EXAMPLE.", "example"),
+      "https://receiver.example/%61busive",
+      "HTTPS://receiver.example/abusive",
+    ]) {
       expect((await errorBodyOf(await create(spelling))).code, spelling).toBe("webhook_endpoint_locked");
-      expect((await errorBodyOf(await change(other.id, { url: spelling }))).code, spelling).toBe("webhook_endpoint_locked");
+      expect((await errorBodyOf(await change(other.id, { url: spelling }))).code, spelling).toBe(
+        "webhook_endpoint_locked",
+      );
     }
     // The locked endpoint's URL cannot move away (after which it could be made again).
     const moved = await errorBodyOf(await change(made.id, { url: "https://receiver.example/elsewhere" }));
-    expect(moved).toMatchObject({ code: "webhook_endpoint_locked", message: expect.stringContaining("change its URL") });
+    expect(moved).toMatchObject({
+      code: "webhook_endpoint_locked",
+      message: expect.stringContaining("change its URL"),
+    });
     expect((await errorBodyOf(await create("https://receiver.example/abusive"))).code).toBe("webhook_endpoint_locked");
     // A fragment is refused: the receiver never sees it, and it would be one more spelling.
-    expect((await errorBodyOf(await create("https://receiver.example/abusive#again"))).code).toBe("invalid_webhook_url");
+    expect((await errorBodyOf(await create("https://receiver.example/abusive#again"))).code).toBe(
+      "invalid_webhook_url",
+    );
     // What is stored and shown is the one form.
     const spelled = await create("https://Receiver.Example:443/%7Eteam/hooks");
     expect(spelled.status).toBe(201);
@@ -317,17 +495,30 @@ describe("an operator's disabling", () => {
 
   it("holds a URL stored before URLs were kept in one form", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/legacy-lock" });
-    await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://RECEIVER.example:443/legacy-lock' WHERE id = ?1").bind(made.id).run();
+    await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://RECEIVER.example:443/legacy-lock' WHERE id = ?1")
+      .bind(made.id)
+      .run();
     expect((await operator(made.id, "disable")).status).toBe(200);
-    expect((await errorBodyOf(await create("https://receiver.example/legacy-lock"))).code).toBe("webhook_endpoint_locked");
+    expect((await errorBodyOf(await create("https://receiver.example/legacy-lock"))).code).toBe(
+      "webhook_endpoint_locked",
+    );
   });
 
   it("is assumed of a disabled endpoint that does not say who disabled it (written before who was kept)", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/legacy" });
-    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'disabled by the operator ops', disabled_by = NULL WHERE id = ?1").bind(made.id).run();
+    await env.DB.prepare(
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'disabled by the operator ops', disabled_by = NULL WHERE id = ?1",
+    )
+      .bind(made.id)
+      .run();
     expect((await errorBodyOf(await change(made.id, { status: "enabled" }))).code).toBe("webhook_endpoint_locked");
-    const retried = await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key }));
-    expect(retried).toMatchObject({ code: "webhook_endpoint_disabled", message: "The endpoint is disabled by an operator: enable it first, then test it." });
+    const retried = await errorBodyOf(
+      await api(`/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key }),
+    );
+    expect(retried).toMatchObject({
+      code: "webhook_endpoint_disabled",
+      message: "The endpoint is disabled by an operator: enable it first, then test it.",
+    });
   });
 });
 
@@ -335,7 +526,12 @@ describe("edge cases of the owner's operations", () => {
   it("recovers nothing without an audit row when nothing failed, and refuses a since whose offset moves it out of the four-digit years", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const recover = (since: string) =>
-      apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}/recover`, { method: "POST", key: owner.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ since }) });
+      apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}/recover`, {
+        method: "POST",
+        key: owner.key,
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ since }),
+      });
     expect(await (await recover("2030-01-01T00:00:00Z")).json()).toEqual({ recovered: 0, more: false });
     expect(await auditOf(made.id)).toEqual([]);
     expect((await errorBodyOf(await recover("0000-01-01T00:00:00+00:30"))).code).toBe("invalid_body");
@@ -348,18 +544,26 @@ describe("edge cases of the owner's operations", () => {
     const shortened = vi.spyOn(AbortSignal, "timeout").mockImplementation(() => timeout(50));
     const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async (_url, init) => {
       const signal = init?.signal ?? undefined;
-      const body = new ReadableStream({ start: (controller) => signal?.addEventListener("abort", () => controller.error(signal.reason)) });
+      const body = new ReadableStream({
+        start: (controller) => signal?.addEventListener("abort", () => controller.error(signal.reason)),
+      });
       return new Response(body, { status: 200 });
     });
-    const answered = await (await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key })).json();
+    const answered = await (
+      await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key })
+    ).json();
     expect(answered).toMatchObject({ delivered: true, status: 200, response: null, error: null });
     expect(shortened).toHaveBeenCalledWith(10_000);
     shortened.mockRestore();
 
-    await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://10.0.0.1/hooks' WHERE id = ?1").bind(made.id).run();
+    await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://10.0.0.1/hooks' WHERE id = ?1")
+      .bind(made.id)
+      .run();
     fetched.mockClear();
     const deployed = { ...withoutDispatcher(), BASE_URL: "https://store-orders.example.com/v1" };
-    const refused = await (await apiWith(deployed, `/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key })).json();
+    const refused = await (
+      await apiWith(deployed, `/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key })
+    ).json();
     expect(refused).toMatchObject({ delivered: false, status: null, error: expect.stringMatching(/^not sent: /) });
     expect(fetched).not.toHaveBeenCalled();
   });

@@ -16,7 +16,12 @@ beforeEach(async () => {
 });
 
 const create = (body: unknown, key = owner.key, bindings: Env = env) =>
-  apiWith(bindings, "/v2/webhook-endpoints", { method: "POST", key, headers: { "Content-Type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  apiWith(bindings, "/v2/webhook-endpoints", {
+    method: "POST",
+    key,
+    headers: { "Content-Type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 
 /** The bindings of a deployment: a base URL that is not this machine's. */
 const deployed: Env = { ...env, BASE_URL: "https://store-orders.example.com/v1" };
@@ -55,15 +60,22 @@ describe("webhook endpoints", () => {
     expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toEqual(shown);
 
     // Sealed in D1: the row holds no secret, and opens only with the Workers secret and this endpoint's id.
-    const sealed = (await env.DB.prepare("SELECT secret_sealed FROM webhook_endpoints WHERE id = ?1").bind(made.id).first<string>("secret_sealed"))!;
+    const sealed = (await env.DB.prepare("SELECT secret_sealed FROM webhook_endpoints WHERE id = ?1")
+      .bind(made.id)
+      .first<string>("secret_sealed"))!;
     expect(sealed).not.toContain(secret!.slice(6, 20));
     expect(await openSecret(env.WEBHOOK_SECRETS_KEY!, made.id, sealed)).toBe(secret);
     await expect(openSecret(env.WEBHOOK_SECRETS_KEY!, "we_00000000000000000000", sealed)).rejects.toThrow();
     await expect(openSecret("another key", made.id, sealed)).rejects.toThrow();
 
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
-    expect(await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key }))).toMatchObject({ code: "webhook_endpoint_not_found", status: 404 });
-    expect((await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key }))).code).toBe("webhook_endpoint_not_found");
+    expect(await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key }))).toMatchObject({
+      code: "webhook_endpoint_not_found",
+      status: 404,
+    });
+    expect(
+      (await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key }))).code,
+    ).toBe("webhook_endpoint_not_found");
   });
 
   it("are answered 201 with Location, the new endpoint's own URL", async () => {
@@ -78,20 +90,34 @@ describe("webhook endpoints", () => {
     const managerOnly = await storeTestKey({ scopes: ["webhooks:manage"] });
     const refused = await create({ url: "https://receiver.example/hooks" }, managerOnly.key);
     expect(refused.status).toBe(403);
-    expect(refused.headers.get("WWW-Authenticate")).toBe('Bearer realm="store-orders", error="insufficient_scope", scope="orders:read"');
-    expect(await errorBodyOf(refused)).toMatchObject({ code: "insufficient_scope", message: expect.stringContaining("orders:read") });
+    expect(refused.headers.get("WWW-Authenticate")).toBe(
+      'Bearer realm="store-orders", error="insufficient_scope", scope="orders:read"',
+    );
+    expect(await errorBodyOf(refused)).toMatchObject({
+      code: "insufficient_scope",
+      message: expect.stringContaining("orders:read"),
+    });
     // Nor may it change one of its budget's (made by a key that could).
     const reader = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"], budget: managerOnly.record.id });
     const made = await (await create({ url: "https://receiver.example/hooks" }, reader.key)).json<Endpoint>();
-    const patch = await api(`/v2/webhook-endpoints/${made.id}`, { method: "PATCH", key: managerOnly.key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://elsewhere.example/" }) });
+    const patch = await api(`/v2/webhook-endpoints/${made.id}`, {
+      method: "PATCH",
+      key: managerOnly.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ url: "https://elsewhere.example/" }),
+    });
     expect((await errorBodyOf(patch)).code).toBe("insufficient_scope");
     // It may still list, read and delete them: nothing of an order is in those.
     expect((await api("/v2/webhook-endpoints", { key: managerOnly.key })).status).toBe(200);
-    expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: managerOnly.key })).status).toBe(204);
+    expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: managerOnly.key })).status).toBe(
+      204,
+    );
   });
 
   it("keep the types asked for, each once", async () => {
-    const made = await (await create({ url: "https://receiver.example/", types: ["order.shipped", "order.cancelled", "order.shipped"] })).json<Endpoint>();
+    const made = await (
+      await create({ url: "https://receiver.example/", types: ["order.shipped", "order.cancelled", "order.shipped"] })
+    ).json<Endpoint>();
     expect(made.types).toEqual(["order.cancelled", "order.shipped"]);
   });
 
@@ -100,21 +126,33 @@ describe("webhook endpoints", () => {
     const rotated = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"], budget: owner.record.id });
     const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { key: rotated.key })).status).toBe(200);
-    expect(await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { key: stranger.key }))).toMatchObject({ code: "webhook_endpoint_not_found" });
+    expect(await errorBodyOf(await api(`/v2/webhook-endpoints/${made.id}`, { key: stranger.key }))).toMatchObject({
+      code: "webhook_endpoint_not_found",
+    });
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: stranger.key })).status).toBe(404);
-    expect((await (await api("/v2/webhook-endpoints", { key: stranger.key })).json<{ data: unknown[] }>()).data).toEqual([]);
+    expect(
+      (await (await api("/v2/webhook-endpoints", { key: stranger.key })).json<{ data: unknown[] }>()).data,
+    ).toEqual([]);
   });
 
   it("are at most 10 a budget: the 11th is 409, and after a delete there is room again", async () => {
     const made: Endpoint[] = [];
-    for (let i = 0; i < 10; i++) made.push(await (await create({ url: `https://receiver.example/${i}` })).json<Endpoint>());
-    expect(await errorBodyOf(await create({ url: "https://receiver.example/10" }))).toMatchObject({ code: "too_many_webhook_endpoints", status: 409 });
+    for (let i = 0; i < 10; i++)
+      made.push(await (await create({ url: `https://receiver.example/${i}` })).json<Endpoint>());
+    expect(await errorBodyOf(await create({ url: "https://receiver.example/10" }))).toMatchObject({
+      code: "too_many_webhook_endpoints",
+      status: 409,
+    });
     await api(`/v2/webhook-endpoints/${made[0]!.id}`, { method: "DELETE", key: owner.key });
     expect((await create({ url: "https://receiver.example/10" })).status).toBe(201);
   });
 
   it("never pass 10 a budget, however many are made at once", async () => {
-    const statuses = await Promise.all(Array.from({ length: 16 }, (_, i) => create({ url: `https://receiver.example/${i}` }).then((response) => response.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        create({ url: `https://receiver.example/${i}` }).then((response) => response.status),
+      ),
+    );
     expect(statuses.filter((status) => status === 201)).toHaveLength(10);
     expect(statuses.filter((status) => status === 409)).toHaveLength(6);
   });
@@ -134,7 +172,9 @@ describe("webhook endpoints", () => {
   it("take http to localhost only while the service itself runs locally", async () => {
     expect((await create({ url: "http://localhost:9999/hooks" })).status).toBe(201);
     expect((await create({ url: "http://127.0.0.1:9999/hooks" })).status).toBe(201);
-    expect(await errorBodyOf(await create({ url: "http://localhost:9999/hooks" }, owner.key, deployed))).toMatchObject({ code: "invalid_webhook_url" });
+    expect(await errorBodyOf(await create({ url: "http://localhost:9999/hooks" }, owner.key, deployed))).toMatchObject({
+      code: "invalid_webhook_url",
+    });
   });
 
   it.each([
@@ -174,7 +214,9 @@ describe("webhook endpoints", () => {
   });
 
   it("take plain http locally only to localhost and 127.0.0.1, as documented", async () => {
-    expect(await errorBodyOf(await create({ url: "http://[::1]:9999/hooks" }))).toMatchObject({ code: "invalid_webhook_url" });
+    expect(await errorBodyOf(await create({ url: "http://[::1]:9999/hooks" }))).toMatchObject({
+      code: "invalid_webhook_url",
+    });
   });
 
   it.each([
@@ -195,7 +237,12 @@ describe("webhook endpoints", () => {
     ["a JSON-like type that is not JSON", { "Content-Type": "application/json-seq" }],
     ["no Content-Type", {}],
   ])("refuse a body sent as %s: 415 unsupported_media_type", async (_, headers) => {
-    const response = await apiWith(env, "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers, body: JSON.stringify({ url: "https://receiver.example/" }) });
+    const response = await apiWith(env, "/v2/webhook-endpoints", {
+      method: "POST",
+      key: owner.key,
+      headers,
+      body: JSON.stringify({ url: "https://receiver.example/" }),
+    });
     const error = await errorBodyOf(response);
     expect(error).toMatchObject({ code: "unsupported_media_type", status: 415 });
     expect(error.message).toMatch(/Content-Type: application\/json/);
@@ -203,7 +250,12 @@ describe("webhook endpoints", () => {
 
   it("take JSON sent with a charset", async () => {
     const headers = { "Content-Type": "application/json; charset=utf-8" };
-    const response = await apiWith(env, "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers, body: JSON.stringify({ url: "https://receiver.example/" }) });
+    const response = await apiWith(env, "/v2/webhook-endpoints", {
+      method: "POST",
+      key: owner.key,
+      headers,
+      body: JSON.stringify({ url: "https://receiver.example/" }),
+    });
     expect(response.status).toBe(201);
   });
 
@@ -211,7 +263,9 @@ describe("webhook endpoints", () => {
     const body = JSON.stringify({ url: `https://receiver.example/${"a".repeat(16_384)}` });
     expect(await errorBodyOf(await create(body))).toMatchObject({ code: "body_too_large", status: 413 });
     // Just under the cap, the same URL is read, and refused for what it is.
-    expect((await errorBodyOf(await create({ url: `https://receiver.example/${"a".repeat(16_300)}` }))).code).toBe("invalid_webhook_url");
+    expect((await errorBodyOf(await create({ url: `https://receiver.example/${"a".repeat(16_300)}` }))).code).toBe(
+      "invalid_webhook_url",
+    );
   });
 
   /** A body that counts how many of its chunks were read: `chunks` of 4 KB, then its end. */
@@ -221,7 +275,11 @@ describe("webhook endpoints", () => {
       pull(controller) {
         if (read.count === chunks) return controller.close();
         read.count += 1;
-        controller.enqueue(new TextEncoder().encode(read.count === 1 ? `{"url": "https://receiver.example/${"a".repeat(4_060)}` : "a".repeat(4_096)));
+        controller.enqueue(
+          new TextEncoder().encode(
+            read.count === 1 ? `{"url": "https://receiver.example/${"a".repeat(4_060)}` : "a".repeat(4_096),
+          ),
+        );
       },
     });
     return { stream, read };
@@ -230,21 +288,34 @@ describe("webhook endpoints", () => {
   it("refuse a body whose Content-Length is over the cap before reading any of it", async () => {
     const { stream, read } = countedBody(8);
     const headers = { "Content-Type": "application/json", "Content-Length": String(8 * 4_096) };
-    const response = await apiWith(env, "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers, body: stream });
+    const response = await apiWith(env, "/v2/webhook-endpoints", {
+      method: "POST",
+      key: owner.key,
+      headers,
+      body: stream,
+    });
     expect(await errorBodyOf(response)).toMatchObject({ code: "body_too_large", status: 413 });
     expect(read.count).toBeLessThanOrEqual(1);
   });
 
   it("refuse a body sent without a length as soon as it passes the cap, not after reading it all", async () => {
     const { stream, read } = countedBody(1_000);
-    const response = await apiWith(env, "/v2/webhook-endpoints", { method: "POST", key: owner.key, headers: { "Content-Type": "application/json" }, body: stream });
+    const response = await apiWith(env, "/v2/webhook-endpoints", {
+      method: "POST",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: stream,
+    });
     expect(await errorBodyOf(response)).toMatchObject({ code: "body_too_large", status: 413 });
     expect(read.count).toBeLessThan(10);
   });
 
   it("need the webhooks:manage scope, which keys without scopes never had", async () => {
     const reader = await storeTestKey({ scopes: ["orders:read", "orders:write"] });
-    expect(await errorBodyOf(await create({ url: "https://receiver.example/" }, reader.key))).toMatchObject({ code: "insufficient_scope", status: 403 });
+    expect(await errorBodyOf(await create({ url: "https://receiver.example/" }, reader.key))).toMatchObject({
+      code: "insufficient_scope",
+      status: 403,
+    });
     const unscoped = await storeTestKey({});
     expect(unscoped.record.scopes).toBeUndefined();
     expect((await api("/v2/webhook-endpoints", { key: unscoped.key })).status).toBe(403);
@@ -254,21 +325,45 @@ describe("webhook endpoints", () => {
 describe("webhook endpoints, for operators", () => {
   it("lists every budget's with their status, and disables one, audited", async () => {
     const made = await (await create({ url: "https://receiver.example/op" })).json<Endpoint>();
-    const all = await (await api("/admin/webhook-endpoints", { key: null, headers: { Authorization: OPERATOR } })).json<{ data: Record<string, unknown>[] }>();
-    expect(all.data.find((endpoint) => endpoint.id === made.id)).toMatchObject({ budget: owner.record.id, status: "enabled", disabledAt: null });
+    const all = await (
+      await api("/admin/webhook-endpoints", { key: null, headers: { Authorization: OPERATOR } })
+    ).json<{ data: Record<string, unknown>[] }>();
+    expect(all.data.find((endpoint) => endpoint.id === made.id)).toMatchObject({
+      budget: owner.record.id,
+      status: "enabled",
+      disabledAt: null,
+    });
     expect(JSON.stringify(all)).not.toContain("whsec_");
 
-    const disabled = await api(`/admin/webhook-endpoints/${made.id}/disable`, { method: "POST", key: null, headers: { Authorization: OPERATOR } });
+    const disabled = await api(`/admin/webhook-endpoints/${made.id}/disable`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: OPERATOR },
+    });
     expect(await disabled.json()).toEqual({ endpointId: made.id, status: "disabled" });
-    expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toMatchObject({ status: "disabled" });
-    const audit = await env.DB.prepare("SELECT operation, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create'").bind(made.id).all();
+    expect(await (await api(`/v2/webhook-endpoints/${made.id}`, { key: owner.key })).json()).toMatchObject({
+      status: "disabled",
+    });
+    const audit = await env.DB.prepare(
+      "SELECT operation, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create'",
+    )
+      .bind(made.id)
+      .all();
     expect(audit.results).toEqual([{ operation: "disable", actor: "tests", outcome: null }]);
   });
 
   it("answers 404 for an endpoint that does not exist, and keeps no audit row of it", async () => {
     const id = "we_0123456789abcdef0123";
-    const response = await api(`/admin/webhook-endpoints/${id}/disable`, { method: "POST", key: null, headers: { Authorization: OPERATOR } });
+    const response = await api(`/admin/webhook-endpoints/${id}/disable`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: OPERATOR },
+    });
     expect(response.status).toBe(404);
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM webhook_endpoint_events WHERE endpoint_id = ?1").bind(id).first("n"))).toBe(0);
+    expect(
+      await env.DB.prepare("SELECT count(*) AS n FROM webhook_endpoint_events WHERE endpoint_id = ?1")
+        .bind(id)
+        .first("n"),
+    ).toBe(0);
   });
 });

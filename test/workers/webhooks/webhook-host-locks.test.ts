@@ -15,12 +15,26 @@ const asOperator = (path: string, method: string, body?: unknown) =>
   api(`/admin${path}`, {
     method,
     key: null,
-    headers: { Authorization: "Bearer operator-token-for-tests", ...(body !== undefined && { "Content-Type": "application/json" }) },
+    headers: {
+      Authorization: "Bearer operator-token-for-tests",
+      ...(body !== undefined && { "Content-Type": "application/json" }),
+    },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
 const create = (key: string, url: string) =>
-  apiWith(withoutDispatcher(), "/v2/webhook-endpoints", { method: "POST", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url }) });
-const endpoint = async (key: string, id: string) => (await api(`/v2/webhook-endpoints/${id}`, { key })).json<{ url: string; status: string; disabledBy: string | null; disabledReason: string | null }>();
+  apiWith(withoutDispatcher(), "/v2/webhook-endpoints", {
+    method: "POST",
+    key,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ url }),
+  });
+const endpoint = async (key: string, id: string) =>
+  (await api(`/v2/webhook-endpoints/${id}`, { key })).json<{
+    url: string;
+    status: string;
+    disabledBy: string | null;
+    disabledReason: string | null;
+  }>();
 
 describe("a webhook URL's normal form", () => {
   it.each([
@@ -47,7 +61,10 @@ describe("a webhook URL's normal form", () => {
   it("lets no endpoint of the budget take a locked endpoint's URL with a trailing dot", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hook" });
     expect((await asOperator(`/webhook-endpoints/${made.id}/disable`, "POST")).status).toBe(200);
-    expect(await errorBodyOf(await create(owner.key, "https://receiver.example./hook"))).toMatchObject({ status: 409, code: "webhook_endpoint_locked" });
+    expect(await errorBodyOf(await create(owner.key, "https://receiver.example./hook"))).toMatchObject({
+      status: 409,
+      code: "webhook_endpoint_locked",
+    });
     const stored = await makeEndpoint(owner.key, { url: "https://Receiver.Example./other" });
     expect((await endpoint(owner.key, stored.id)).url).toBe("https://receiver.example/other");
   });
@@ -61,13 +78,23 @@ describe("an operator's lock on a host", () => {
     const elsewhere = await makeEndpoint(owner.key, { url: "https://not-locked.example/hook" });
     const lock = await asOperator("/host-locks", "POST", { host: "Locked.Example.", reason: "probing our network" });
     expect(lock.status).toBe(200);
-    expect(((await lock.json()) as { host: string; endpointsDisabled: string[] }).endpointsDisabled.sort()).toEqual([mine.id, theirs.id].sort());
-    expect(await endpoint(owner.key, mine.id)).toMatchObject({ status: "disabled", disabledBy: "operator", disabledReason: "disabled by an operator: probing our network" });
+    expect(((await lock.json()) as { host: string; endpointsDisabled: string[] }).endpointsDisabled.sort()).toEqual(
+      [mine.id, theirs.id].sort(),
+    );
+    expect(await endpoint(owner.key, mine.id)).toMatchObject({
+      status: "disabled",
+      disabledBy: "operator",
+      disabledReason: "disabled by an operator: probing our network",
+    });
     expect(await endpoint(stranger.key, theirs.id)).toMatchObject({ status: "disabled", disabledBy: "operator" });
     expect(await endpoint(owner.key, elsewhere.id)).toMatchObject({ status: "enabled" });
     // Every URL on the host, in any spelling, for every budget; and no endpoint moves onto it.
     for (const url of ["https://locked.example/new", "https://locked.example.:9443/x", "https://LOCKED.EXAMPLE/"]) {
-      expect(await errorBodyOf(await create(stranger.key, url))).toMatchObject({ status: 409, code: "webhook_endpoint_locked", message: expect.stringContaining("locked.example") });
+      expect(await errorBodyOf(await create(stranger.key, url))).toMatchObject({
+        status: 409,
+        code: "webhook_endpoint_locked",
+        message: expect.stringContaining("locked.example"),
+      });
     }
     const moved = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${elsewhere.id}`, {
       method: "PATCH",
@@ -80,16 +107,31 @@ describe("an operator's lock on a host", () => {
     expect((await asOperator("/host-locks/LOCKED.example.", "DELETE")).status).toBe(204);
     expect((await create(stranger.key, "https://locked.example/new")).status).toBe(201);
     expect(await endpoint(owner.key, mine.id)).toMatchObject({ status: "disabled", disabledBy: "operator" });
-    expect(await errorBodyOf(await asOperator("/host-locks/locked.example", "DELETE"))).toMatchObject({ status: 404, code: "not_found" });
+    expect(await errorBodyOf(await asOperator("/host-locks/locked.example", "DELETE"))).toMatchObject({
+      status: 404,
+      code: "not_found",
+    });
     // Who locked and who lifted it stays.
-    expect(await env.DB.prepare("SELECT locked_by, lifted_by FROM host_locks WHERE host = 'locked.example'").first()).toEqual({ locked_by: "tests", lifted_by: "tests" });
-    expect(await errorBodyOf(await asOperator("/host-locks", "POST", { host: "https://locked.example/" }))).toMatchObject({ status: 400, code: "invalid_body" });
+    expect(
+      await env.DB.prepare("SELECT locked_by, lifted_by FROM host_locks WHERE host = 'locked.example'").first(),
+    ).toEqual({ locked_by: "tests", lifted_by: "tests" });
+    expect(
+      await errorBodyOf(await asOperator("/host-locks", "POST", { host: "https://locked.example/" })),
+    ).toMatchObject({ status: 400, code: "invalid_body" });
   });
 
   it("refuses an insert that a lock made meanwhile would have refused: the statement itself checks the host", async () => {
     expect((await asOperator("/host-locks", "POST", { host: "raced.example" })).status).toBe(200);
     const { insertEndpoint } = await import("../../../src/webhook-delivery/endpoint-table");
-    const row = { id: "we_00000000000000000042", budget: owner.record.id, url: "https://raced.example/x", types: "order.created", created_at: new Date().toISOString(), secret_sealed: "x", rate_limit: null };
+    const row = {
+      id: "we_00000000000000000042",
+      budget: owner.record.id,
+      url: "https://raced.example/x",
+      types: "order.created",
+      created_at: new Date().toISOString(),
+      secret_sealed: "x",
+      rate_limit: null,
+    };
     expect(await insertEndpoint(env.DB, row, "raced.example")).toBe("host_locked");
   });
 });

@@ -1,16 +1,39 @@
 import { env } from "cloudflare:workers";
-import { createExecutionContext, createScheduledController, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createScheduledController,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../../src/app/worker";
-import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs, type WebhookDispatcher } from "../../../src/webhook-delivery/dispatcher-object";
+import {
+  FAILED_PASS_RETRY_MAX_MS,
+  failedPassRetryMs,
+  type WebhookDispatcher,
+} from "../../../src/webhook-delivery/dispatcher-object";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
-import { BEHIND_RETRY_MAX_MS, behindRetryMs, dispatchEvents, type HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
+import {
+  BEHIND_RETRY_MAX_MS,
+  behindRetryMs,
+  dispatchEvents,
+  type HandToLane,
+} from "../../../src/webhook-delivery/dispatch-pass";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { failedRunRetryMs, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { outageD1 } from "../../support/faults";
 import { api, apiWith } from "../../support/request";
 import { seedOrders } from "../../support/seed";
-import { dispatchQuietly, laneDeliveries, makeEndpoint, pendingDeliveries, quietLanes, receivers, runLaneOnce, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
+import {
+  dispatchQuietly,
+  laneDeliveries,
+  makeEndpoint,
+  pendingDeliveries,
+  quietLanes,
+  receivers,
+  runLaneOnce,
+  webhookOwnerOfEachTest,
+} from "../../support/webhook-fixtures";
 
 /**
  * Webhook delivery through outages (docs/design/order-events.md#faults): D1
@@ -20,7 +43,8 @@ import { dispatchQuietly, laneDeliveries, makeEndpoint, pendingDeliveries, quiet
  * twice" by counting the POSTs.
  */
 const owner = webhookOwnerOfEachTest();
-const dispatchMark = async () => String(await env.DB.prepare("SELECT mark FROM webhook_dispatch").first<number>("mark"));
+const dispatchMark = async () =>
+  String(await env.DB.prepare("SELECT mark FROM webhook_dispatch").first<number>("mark"));
 
 /**
  * Runs an object's alarm with the bindings given (a failing D1), as the
@@ -48,13 +72,18 @@ describe("a D1 outage during a lane's run", () => {
     const outage = outageD1();
     const { posts, fetch } = receivers();
     outage.setDown(true);
-    for (let run = 0; run < 5; run++) await expect(runLaneOnce(endpointId, { db: outage.db, fetch })).rejects.toThrow(/Network connection lost/);
+    for (let run = 0; run < 5; run++)
+      await expect(runLaneOnce(endpointId, { db: outage.db, fetch })).rejects.toThrow(/Network connection lost/);
     expect(posts).toEqual([]);
-    expect((await laneDeliveries(endpointId)).map((row) => [row.outcome, row.attempts, row.schedule_step])).toEqual(seqs.map(() => ["pending", 0, 0]));
+    expect((await laneDeliveries(endpointId)).map((row) => [row.outcome, row.attempts, row.schedule_step])).toEqual(
+      seqs.map(() => ["pending", 0, 0]),
+    );
     outage.setDown(false);
     await runLaneOnce(endpointId, { db: outage.db, fetch });
     expect(posts.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
-    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "delivered" && row.attempts === 1)).toBe(true);
+    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "delivered" && row.attempts === 1)).toBe(
+      true,
+    );
   });
 
   it("never lets the lane's alarm die: a failed run is tried again with backoff, then delivers", async () => {
@@ -81,9 +110,18 @@ describe("an endpoint's health, as operators list it", () => {
     const { endpointId } = await pendingDeliveries(owner.key, [21]);
     const lane = laneOf(env, endpointId);
     const listed = async () =>
-      (await (await api(`/admin/webhook-endpoints?budget=${owner.record.id}`, { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } })).json<{ data: { id: string; failingSince: string | null; lastDeliveredAt: string | null }[] }>()).data.find(({ id }) => id === endpointId)!;
+      (
+        await (
+          await api(`/admin/webhook-endpoints?budget=${owner.record.id}`, {
+            key: null,
+            headers: { Authorization: "Bearer operator-token-for-tests" },
+          })
+        ).json<{ data: { id: string; failingSince: string | null; lastDeliveredAt: string | null }[] }>()
+      ).data.find(({ id }) => id === endpointId)!;
     expect(await listed()).toMatchObject({ failingSince: null, lastDeliveredAt: null });
-    const refusing = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("down", { status: 503 }));
+    const refusing = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation(async () => new Response("down", { status: 503 }));
     const before = Date.now();
     await alarmWith(lane, env);
     expect(refusing).toHaveBeenCalled();
@@ -91,7 +129,9 @@ describe("an endpoint's health, as operators list it", () => {
     expect(Date.parse(failing.failingSince!)).toBeGreaterThanOrEqual(before);
     expect(failing.lastDeliveredAt).toBeNull();
     // Its retry made due now: the receiver is back.
-    await runInDurableObject(lane, (_, state) => state.storage.sql.exec("UPDATE deliveries SET due_at = ?", Date.now()));
+    await runInDurableObject(lane, (_, state) =>
+      state.storage.sql.exec("UPDATE deliveries SET due_at = ?", Date.now()),
+    );
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     await alarmWith(lane, env);
     const recovered = await listed();
@@ -121,13 +161,24 @@ describe("the dispatcher in an outage", () => {
       expect(at!).toBeLessThanOrEqual(to + failedPassRetryMs(failed));
     }
     // 1, 2, 4, 8 s, then never more than FAILED_PASS_RETRY_MAX_MS: however long the outage, a pass comes within that of its end.
-    expect([1, 2, 3, 4, 5, 8, 100].map(failedPassRetryMs)).toEqual([1000, 2000, 4000, 8000, FAILED_PASS_RETRY_MAX_MS, FAILED_PASS_RETRY_MAX_MS, FAILED_PASS_RETRY_MAX_MS]);
+    expect([1, 2, 3, 4, 5, 8, 100].map(failedPassRetryMs)).toEqual([
+      1000,
+      2000,
+      4000,
+      8000,
+      FAILED_PASS_RETRY_MAX_MS,
+      FAILED_PASS_RETRY_MAX_MS,
+      FAILED_PASS_RETRY_MAX_MS,
+    ]);
     expect(await dispatchMark()).toBe(markBefore);
 
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     expect(await alarmWith(stub, env)).not.toBeNull();
     expect(await dispatchMark()).not.toBe(markBefore);
-    await vi.waitFor(async () => expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]), { timeout: 10_000 });
+    await vi.waitFor(
+      async () => expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]),
+      { timeout: 10_000 },
+    );
     expect(await runInDurableObject(stub, (_, state) => state.storage.kv.get("failedPasses"))).toBeUndefined();
   });
 
@@ -146,34 +197,55 @@ describe("the dispatcher in an outage", () => {
       return quietLanes(id, seqs);
     };
     // The mark moves past all three: the reached endpoint is not held back by the other's lane.
-    expect(await dispatchQuietly(lanes, { now })).toMatchObject({ mark: String(before + 3), failedLanes: 1, failedEndpoints: [unreachable.id], behind: 1 });
+    expect(await dispatchQuietly(lanes, { now })).toMatchObject({
+      mark: String(before + 3),
+      failedLanes: 1,
+      failedEndpoints: [unreachable.id],
+      behind: 1,
+    });
     expect(await laneDeliveries(reached.id)).toHaveLength(3);
-    const health = await (await api("/admin/pipeline", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } })).json<{ dispatcher: { lanesBehind: number }; warnings: string[] }>();
+    const health = await (
+      await api("/admin/pipeline", { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } })
+    ).json<{ dispatcher: { lanesBehind: number }; warnings: string[] }>();
     expect(health.dispatcher.lanesBehind).toBe(1);
     expect(health.warnings.join(" ")).toContain("behind the dispatcher's mark");
 
     // A new event, before the lane's retry is due: the reached lane has it, the one behind is not called (nor handed it out of order).
     await seedOrders([{ id: 32 }]);
     handed.length = 0;
-    expect(await dispatchQuietly(lanes, { now: now + 500 })).toMatchObject({ mark: String(before + 4), failedLanes: 0, behind: 1 });
+    expect(await dispatchQuietly(lanes, { now: now + 500 })).toMatchObject({
+      mark: String(before + 4),
+      failedLanes: 0,
+      behind: 1,
+    });
     expect(handed.map((call) => call.id)).toEqual([reached.id]);
 
     // Its retry is due and its lane answers: it is handed all four, oldest first, in one call, and is at the mark again.
     reachable = true;
     handed.length = 0;
-    expect(await dispatchQuietly(lanes, { now: now + 1_000 })).toMatchObject({ mark: String(before + 4), behind: 0, enqueued: 4 });
+    expect(await dispatchQuietly(lanes, { now: now + 1_000 })).toMatchObject({
+      mark: String(before + 4),
+      behind: 0,
+      enqueued: 4,
+    });
     expect(handed).toEqual([{ id: unreachable.id, seqs: [1, 2, 3, 4].map((n) => String(before + n)) }]);
 
     await seedOrders([{ id: 33 }]);
     handed.length = 0;
-    expect(await dispatchQuietly(lanes, { now: now + 1_500 })).toMatchObject({ mark: String(before + 5), behind: 0, enqueued: 2 });
+    expect(await dispatchQuietly(lanes, { now: now + 1_500 })).toMatchObject({
+      mark: String(before + 5),
+      behind: 0,
+      enqueued: 2,
+    });
     expect(handed.map((call) => call.id).sort()).toEqual([reached.id, unreachable.id].sort());
 
     const { posts, fetch } = receivers();
     await runLaneOnce(reached.id, { fetch });
     await runLaneOnce(unreachable.id, { fetch });
     for (const host of ["https://reached", "https://unreachable"]) {
-      expect(posts.filter((post) => post.url.startsWith(host)).map((post) => post.webhookId)).toEqual([1, 2, 3, 4, 5].map((n) => `evt_${before + n}`));
+      expect(posts.filter((post) => post.url.startsWith(host)).map((post) => post.webhookId)).toEqual(
+        [1, 2, 3, 4, 5].map((n) => `evt_${before + n}`),
+      );
     }
   });
 
@@ -188,7 +260,11 @@ describe("the dispatcher in an outage", () => {
     await dispatchQuietly(failing, { now });
     const tries: number[] = [];
     for (let failures = 1; failures <= 12; failures++) {
-      const { behind_retry_at: retryAt } = (await env.DB.prepare("SELECT behind_retry_at FROM webhook_endpoints WHERE id = ?1").bind(behind.id).first<{ behind_retry_at: number }>())!;
+      const { behind_retry_at: retryAt } = (await env.DB.prepare(
+        "SELECT behind_retry_at FROM webhook_endpoints WHERE id = ?1",
+      )
+        .bind(behind.id)
+        .first<{ behind_retry_at: number }>())!;
       tries.push(retryAt - now);
       // Not before it is due: a pass then leaves it alone.
       expect(await dispatchQuietly(failing, { now: retryAt - 1 })).toMatchObject({ failedLanes: 0, behind: 1 });
@@ -203,9 +279,17 @@ describe("the dispatcher in an outage", () => {
     const handed: string[][] = [];
     const results = [];
     for (let pass = 0; pass < 3; pass++) {
-      results.push(await dispatchQuietly(async (id, seqs) => (handed.push(seqs), quietLanes(id, seqs)), { now: now + BEHIND_RETRY_MAX_MS }));
+      results.push(
+        await dispatchQuietly(async (id, seqs) => (handed.push(seqs), quietLanes(id, seqs)), {
+          now: now + BEHIND_RETRY_MAX_MS,
+        }),
+      );
     }
-    expect(results.map((result) => [result.more, result.behind])).toEqual([[true, 1], [true, 1], [false, 0]]);
+    expect(results.map((result) => [result.more, result.behind])).toEqual([
+      [true, 1],
+      [true, 1],
+      [false, 0],
+    ]);
     expect(handed.flat()).toEqual(Array.from({ length: 250 }, (_, i) => String(before + 1 + i)));
     expect(await laneDeliveries(behind.id)).toHaveLength(250);
   });
@@ -217,9 +301,16 @@ describe("the dispatcher in an outage", () => {
     await seedOrders([{ id: 41 }]);
     const handed: string[] = [];
     // The healthy lane answers at once (a stand-in: a real one could take longer than the 50 ms on a busy machine).
-    const lanes: HandToLane = async (id, seqs) => (id === hung.id ? new Promise<number>(() => {}) : (handed.push(id), seqs.length));
+    const lanes: HandToLane = async (id, seqs) =>
+      id === hung.id ? new Promise<number>(() => {}) : (handed.push(id), seqs.length);
     const pass = await dispatchEvents(env.DB, lanes, { laneTimeoutMs: 50 });
-    expect(pass).toMatchObject({ failedLanes: 1, failedEndpoints: [hung.id], mark: String(Number(before) + 1), behind: 1, enqueued: 1 });
+    expect(pass).toMatchObject({
+      failedLanes: 1,
+      failedEndpoints: [hung.id],
+      mark: String(Number(before) + 1),
+      behind: 1,
+      enqueued: 1,
+    });
     expect(handed).toEqual([healthy.id]);
   });
 
@@ -232,7 +323,9 @@ describe("the dispatcher in an outage", () => {
     worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
     // The wake set an alarm at once; it runs, and the dispatcher, watching an endpoint, sets its next.
-    await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.kv.get("watching")), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(() => runInDurableObject(stub, (_, state) => state.storage.kv.get("watching")), { timeout: 10_000 })
+      .toBe(true);
     // Stopped: a dispatcher left watching would hand the next tests' lanes their events behind their backs.
     await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });
@@ -248,12 +341,16 @@ describe("the dispatcher in an outage", () => {
         },
       }),
     };
-    const response = await apiWith({ ...env, WEBHOOK_DISPATCHER: stand_in as unknown as Env["WEBHOOK_DISPATCHER"] }, "/v2/webhook-endpoints", {
-      method: "POST",
-      key: owner.key,
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ url: "https://receiver.example/hooks" }),
-    });
+    const response = await apiWith(
+      { ...env, WEBHOOK_DISPATCHER: stand_in as unknown as Env["WEBHOOK_DISPATCHER"] },
+      "/v2/webhook-endpoints",
+      {
+        method: "POST",
+        key: owner.key,
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ url: "https://receiver.example/hooks" }),
+      },
+    );
     expect(response.status).toBe(201);
     await expect.poll(() => wakes, { timeout: 10_000 }).toEqual([1, 2]);
   });
@@ -265,7 +362,9 @@ describe("the dispatcher in an outage", () => {
     expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBeNull();
     await stub.nudge();
     // The nudge's alarm runs at once; while it runs none is set, and it sets the next (the dispatcher watches).
-    await expect.poll(() => runInDurableObject(stub, (_, state) => state.storage.getAlarm()), { timeout: 10_000 }).not.toBeNull();
+    await expect
+      .poll(() => runInDurableObject(stub, (_, state) => state.storage.getAlarm()), { timeout: 10_000 })
+      .not.toBeNull();
     // Stopped: a dispatcher left watching would hand the next tests' lanes their events behind their backs.
     await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });

@@ -12,7 +12,17 @@ import { seedOrders } from "../../support/seed";
 import { interceptD1 } from "../../support/faults";
 import { storeTestKey } from "../../support/test-keys";
 import { api } from "../../support/request";
-import { dispatchQuietly, laneDeliveries, laneDelivery, makeEndpoint, pendingDeliveries, receivers, runLaneOnce, silentReceiver, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
+import {
+  dispatchQuietly,
+  laneDeliveries,
+  laneDelivery,
+  makeEndpoint,
+  pendingDeliveries,
+  receivers,
+  runLaneOnce,
+  silentReceiver,
+  webhookOwnerOfEachTest,
+} from "../../support/webhook-fixtures";
 
 /**
  * Webhook delivery against what receivers and budgets do (docs/design/order-events.md#lanes):
@@ -28,27 +38,48 @@ describe("what cannot be delivered", () => {
     const { posts, fetch } = receivers();
     await runLaneOnce(endpointId, { fetch, sealingKey: "another-sealing-key" });
     expect(posts).toEqual([]);
-    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)" });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({
+      outcome: "failed",
+      last_error: "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)",
+    });
   });
 
   it("asks again later about a budget none of whose keys is listed yet (a key made a moment ago), failing nothing", async () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [22]);
     const { posts, fetch } = receivers();
     const now = Date.now();
-    expect(await runLaneOnce(endpointId, { fetch, now: () => now, budgetLiveness: async () => "unknown" })).toMatchObject({ next: now + 30_000, attempted: 0 });
+    expect(
+      await runLaneOnce(endpointId, { fetch, now: () => now, budgetLiveness: async () => "unknown" }),
+    ).toMatchObject({ next: now + 30_000, attempted: 0 });
     expect(posts).toEqual([]);
-    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0, schedule_step: 0 });
-    const listed = await budgetLiveness({ list: async () => ({ keys: [], list_complete: true, cacheStatus: null }), get: async () => null } as unknown as KVNamespace, "key_nobodyknowsthis", new TtlCache(10), async () => 0);
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({
+      outcome: "pending",
+      attempts: 0,
+      schedule_step: 0,
+    });
+    const listed = await budgetLiveness(
+      {
+        list: async () => ({ keys: [], list_complete: true, cacheStatus: null }),
+        get: async () => null,
+      } as unknown as KVNamespace,
+      "key_nobodyknowsthis",
+      new TtlCache(10),
+      async () => 0,
+    );
     expect(listed).toBe("unknown");
   });
 
   it("fails the pending deliveries of an endpoint disabled meanwhile, without a POST", async () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [23, 24]);
-    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'operator' WHERE id = ?1").bind(endpointId).run();
+    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'operator' WHERE id = ?1")
+      .bind(endpointId)
+      .run();
     const { posts, fetch } = receivers();
     await runLaneOnce(endpointId, { fetch });
     expect(posts).toEqual([]);
-    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome, row.last_error])).toEqual(seqs.map((seq) => [seq, "failed", "the endpoint is disabled"]));
+    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome, row.last_error])).toEqual(
+      seqs.map((seq) => [seq, "failed", "the endpoint is disabled"]),
+    );
   });
 });
 
@@ -105,7 +136,10 @@ describe("each endpoint in a lane of its own", () => {
   });
 
   it("ends a run D1 failed only once the POSTs it started are recorded: the next run sends none of them again", async () => {
-    const { endpointId } = await pendingDeliveries(owner.key, Array.from({ length: 51 }, (_, index) => 200 + index));
+    const { endpointId } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 51 }, (_, index) => 200 + index),
+    );
     // The last five of the first page are held; the second page's events cannot be read (D1 down at that moment).
     let answered = 0;
     const release = { open: false };
@@ -116,7 +150,8 @@ describe("each endpoint in a lane of its own", () => {
     let eventReads = 0;
     const failing = interceptD1({
       prepare: (statement, query) => {
-        if (query.includes("FROM order_events WHERE seq IN") && ++eventReads === 2) throw new Error("D1_ERROR: Network connection lost.");
+        if (query.includes("FROM order_events WHERE seq IN") && ++eventReads === 2)
+          throw new Error("D1_ERROR: Network connection lost.");
         return statement;
       },
     });
@@ -151,7 +186,11 @@ describe("each endpoint in a lane of its own", () => {
         // While the lane waits its turn, a manual retry delivers the second and the third is settled by another run.
         sleep: async (ms) => {
           clock += ms;
-          state.storage.sql.exec("UPDATE deliveries SET outcome = 'delivered', due_at = NULL WHERE seq IN (?, ?)", second!, third!);
+          state.storage.sql.exec(
+            "UPDATE deliveries SET outcome = 'delivered', due_at = NULL WHERE seq IN (?, ?)",
+            second!,
+            third!,
+          );
         },
         fetch,
         budgetLiveness: async () => "live",
@@ -181,7 +220,11 @@ describe("each endpoint in a lane of its own", () => {
     const result = await runLaneOnce(made.id, { fetch, now: () => clock, sleep: async (ms) => void (clock += ms) });
     expect(result).toMatchObject({ delivered: 5, attempted: 5, next: null });
     // When each attempt started, as the lane logs it.
-    const started = (await runInDurableObject(laneOf(env, made.id), (_, state) => state.storage.sql.exec("SELECT at FROM attempts ORDER BY at").toArray())).map((row) => row.at as number);
+    const started = (
+      await runInDurableObject(laneOf(env, made.id), (_, state) =>
+        state.storage.sql.exec("SELECT at FROM attempts ORDER BY at").toArray(),
+      )
+    ).map((row) => row.at as number);
     const gaps = started.slice(1).map((at, index) => at - started[index]!);
     expect(gaps).toEqual([500, 500, 500, 500]);
     expect((await laneEndpoint(env.DB, made.id))?.rate_limit).toBe(2);
@@ -194,7 +237,11 @@ describe("what the receiver asks for", () => {
     const { fetch } = receivers(() => new Response("gone", { status: 410 }));
     await runLaneOnce(endpointId, { fetch });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_status: 410 });
-    expect(await env.DB.prepare("SELECT status, disabled_reason FROM webhook_endpoints WHERE id = ?1").bind(endpointId).first()).toEqual({
+    expect(
+      await env.DB.prepare("SELECT status, disabled_reason FROM webhook_endpoints WHERE id = ?1")
+        .bind(endpointId)
+        .first(),
+    ).toEqual({
       status: "disabled",
       disabled_reason: "the receiver answered 410 Gone",
     });
@@ -203,13 +250,23 @@ describe("what the receiver asks for", () => {
   it("never fails a delivery that was delivered meanwhile, whatever a late answer says (410 included)", async () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [15]);
     const endpoint = (await laneEndpoint(env.DB, endpointId))!;
-    const event = await env.DB.prepare("SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq = ?1").bind(seqs[0]!).first();
+    const event = await env.DB.prepare(
+      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq = ?1",
+    )
+      .bind(seqs[0]!)
+      .first();
     await runInDurableObject(laneOf(env, endpointId), async (_, state) => {
       const stale = state.storage.sql.exec("SELECT * FROM deliveries").toArray()[0];
       // A manual retry delivered it while this attempt was out.
       state.storage.sql.exec("UPDATE deliveries SET outcome = 'delivered', last_status = 200, due_at = NULL");
       const late = await attemptDelivery(
-        { sql: state.storage.sql, db: env.DB, fetch: receivers(() => new Response("gone", { status: 410 })).fetch, now: Date.now, retrySeconds: [1] },
+        {
+          sql: state.storage.sql,
+          db: env.DB,
+          fetch: receivers(() => new Response("gone", { status: 410 })).fetch,
+          now: Date.now,
+          retrySeconds: [1],
+        },
         endpoint,
         ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
         stale as never,
@@ -246,10 +303,18 @@ describe("a budget with no live key", () => {
     await putApiKey(env.API_KEYS, owner.key, { ...owner.record, revokedAt: new Date(Date.now() - 1000).toISOString() });
     await runLaneOnce(endpointId, { fetch });
     expect(posts).toEqual([]);
-    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)" });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({
+      outcome: "failed",
+      last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)",
+    });
 
     // A key of the budget that has expired: still nothing.
-    const expired = newApiKey("so_test_", { plan: "pro", name: "rotated", budget: owner.record.id, expiresAt: new Date(Date.now() - 1000).toISOString() });
+    const expired = newApiKey("so_test_", {
+      plan: "pro",
+      name: "rotated",
+      budget: owner.record.id,
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
+    });
     await putApiKey(env.API_KEYS, expired.key, expired.record);
     await seedOrders([{ id: 13 }]);
     await dispatchQuietly();
@@ -270,7 +335,12 @@ describe("a budget with no live key", () => {
     // A list a minute behind, as KV's is after a write: it still shows the key live.
     const staleList: KVNamespace = new Proxy(env.API_KEYS, {
       get(target, property) {
-        if (property === "list") return async () => ({ keys: [{ name: `budget:${owner.record.id}:${owner.record.id}`, metadata: {} }], list_complete: true, cacheStatus: null });
+        if (property === "list")
+          return async () => ({
+            keys: [{ name: `budget:${owner.record.id}:${owner.record.id}`, metadata: {} }],
+            list_complete: true,
+            cacheStatus: null,
+          });
         const value = Reflect.get(target, property);
         return typeof value === "function" ? value.bind(target) : value;
       },
@@ -278,43 +348,107 @@ describe("a budget with no live key", () => {
     await putApiKey(env.API_KEYS, owner.key, { ...owner.record, revokedAt: new Date(Date.now() - 1000).toISOString() });
     const { posts, fetch } = receivers();
     // Each listed key's entry is read itself: the revocation is seen, so nothing is posted; the list disagrees, so nothing fails.
-    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(staleList, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)) });
+    await runLaneOnce(endpointId, {
+      fetch,
+      budgetLiveness: (budget) =>
+        budgetLiveness(staleList, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+    });
     expect(posts).toEqual([]);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
     // The list catches up: the budget has had no live key since long before KV's propagation (its object was never told).
     await runLaneOnce(endpointId, { fetch });
     expect(posts).toEqual([]);
-    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "failed", last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)" });
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({
+      outcome: "failed",
+      last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)",
+    });
   });
 
   it("finds a live key stored before budgets were listed beside a revoked key of the same budget that is listed", async () => {
-    const legacyPut = { put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) };
+    const legacyPut = {
+      put: async (name: string, value: string, options?: unknown) =>
+        void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))),
+    };
     const first = newApiKey("so_test_", { plan: "pro", name: "first" });
     const rotated = newApiKey("so_test_", { plan: "pro", name: "rotated", budget: first.record.id });
     await putApiKey(legacyPut, first.key, first.record);
     await putApiKey(legacyPut, rotated.key, rotated.record);
     // Revoked since (the runbook's "revoke the old key"): that write lists it, revoked; the rotated key is not listed.
     await putApiKey(env.API_KEYS, first.key, { ...first.record, revokedAt: new Date().toISOString() });
-    expect(await budgetLiveness(env.API_KEYS, first.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, first.record.id))).toBe("live");
+    expect(
+      await budgetLiveness(
+        env.API_KEYS,
+        first.record.id,
+        new TtlCache(10),
+        keysChangedAtOf(env.RATE_LIMITER, first.record.id),
+      ),
+    ).toBe("live");
   });
 
   it("counts only keys that may read orders: a budget whose one live key has webhooks:manage alone is sent nothing", async () => {
     const manager = newApiKey("so_test_", { plan: "pro", name: "webhooks only", scopes: ["webhooks:manage"] });
     await putApiKey(env.API_KEYS, manager.key, manager.record);
-    expect(await budgetLiveness(env.API_KEYS, manager.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, manager.record.id))).toBe("dead");
+    expect(
+      await budgetLiveness(
+        env.API_KEYS,
+        manager.record.id,
+        new TtlCache(10),
+        keysChangedAtOf(env.RATE_LIMITER, manager.record.id),
+      ),
+    ).toBe("dead");
     // A key of the budget that reads orders brings them back.
-    const reader = newApiKey("so_test_", { plan: "pro", name: "reader", scopes: ["orders:read"], budget: manager.record.id });
+    const reader = newApiKey("so_test_", {
+      plan: "pro",
+      name: "reader",
+      scopes: ["orders:read"],
+      budget: manager.record.id,
+    });
     await putApiKey(env.API_KEYS, reader.key, reader.record);
-    expect(await budgetLiveness(env.API_KEYS, manager.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, manager.record.id))).toBe("live");
+    expect(
+      await budgetLiveness(
+        env.API_KEYS,
+        manager.record.id,
+        new TtlCache(10),
+        keysChangedAtOf(env.RATE_LIMITER, manager.record.id),
+      ),
+    ).toBe("live");
   });
 
   it("finds the keys of a budget stored before budgets were listed", async () => {
     const legacy = newApiKey("so_test_", { plan: "pro", name: "legacy" });
     // Only the record and the id entry, as keys made before the budget entry existed.
-    await putApiKey({ put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) }, legacy.key, legacy.record);
-    expect(await budgetLiveness(env.API_KEYS, legacy.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, legacy.record.id))).toBe("live");
-    await putApiKey({ put: async (name: string, value: string, options?: unknown) => void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))) }, legacy.key, { ...legacy.record, revokedAt: new Date().toISOString() });
-    expect(await budgetLiveness(env.API_KEYS, legacy.record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, legacy.record.id))).toBe("dead");
+    await putApiKey(
+      {
+        put: async (name: string, value: string, options?: unknown) =>
+          void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))),
+      },
+      legacy.key,
+      legacy.record,
+    );
+    expect(
+      await budgetLiveness(
+        env.API_KEYS,
+        legacy.record.id,
+        new TtlCache(10),
+        keysChangedAtOf(env.RATE_LIMITER, legacy.record.id),
+      ),
+    ).toBe("live");
+    await putApiKey(
+      {
+        put: async (name: string, value: string, options?: unknown) =>
+          void (name.startsWith("budget:") || (await env.API_KEYS.put(name, value, options as KVNamespacePutOptions))),
+      },
+      legacy.key,
+      { ...legacy.record, revokedAt: new Date().toISOString() },
+    );
+    expect(
+      await budgetLiveness(
+        env.API_KEYS,
+        legacy.record.id,
+        new TtlCache(10),
+        keysChangedAtOf(env.RATE_LIMITER, legacy.record.id),
+      ),
+    ).toBe("dead");
   });
 });
 
@@ -330,9 +464,19 @@ describe("a budget's listing behind its writes (KV's list lags about a minute)",
     });
   const ownerWith = () => storeTestKey({ scopes: ["orders:read", "webhooks:manage", "keys:manage"] });
   const runRequest = (path: string, key: string, body?: unknown) =>
-    api(path, { method: "POST", key, ...(body !== undefined && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }) });
-  const rotate = (key: string, keyId: string, graceSeconds: number) => runRequest(`/v2/keys/${keyId}/rotate`, key, { graceSeconds }).then((response) => response.json<{ id: string; key: string }>());
-  const failedForNoKey = { outcome: "failed", last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)" };
+    api(path, {
+      method: "POST",
+      key,
+      ...(body !== undefined && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+    });
+  const rotate = (key: string, keyId: string, graceSeconds: number) =>
+    runRequest(`/v2/keys/${keyId}/rotate`, key, { graceSeconds }).then((response) =>
+      response.json<{ id: string; key: string }>(),
+    );
+  const failedForNoKey = {
+    outcome: "failed",
+    last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)",
+  };
 
   it("fails nothing right after a rotation without grace, while the list shows the old key and not yet the new one", async () => {
     const first = await ownerWith();
@@ -342,11 +486,21 @@ describe("a budget's listing behind its writes (KV's list lags about a minute)",
     const { posts, fetch } = receivers();
     // The list as before the rotation: the old key, live. Its entry, read, has stopped: the two disagree.
     const before = listingOnly([{ name: entry(first.record.id), metadata: {} }]);
-    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(before, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)) });
+    await runLaneOnce(endpointId, {
+      fetch,
+      budgetLiveness: (budget) =>
+        budgetLiveness(before, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+    });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
     // The list has the old key's end, not the new key yet: KV alone says no live key, but the budget's object saw the rotation a moment ago.
-    const halfway = listingOnly([{ name: entry(first.record.id), metadata: { expiresAt: new Date(Date.now() - 1).toISOString() } }]);
-    await runLaneOnce(endpointId, { fetch, budgetLiveness: (budget) => budgetLiveness(halfway, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)) });
+    const halfway = listingOnly([
+      { name: entry(first.record.id), metadata: { expiresAt: new Date(Date.now() - 1).toISOString() } },
+    ]);
+    await runLaneOnce(endpointId, {
+      fetch,
+      budgetLiveness: (budget) =>
+        budgetLiveness(halfway, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+    });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
     expect(posts).toEqual([]);
     // The list catches up: the new key is live, and the delivery goes out.
@@ -362,8 +516,11 @@ describe("a budget's listing behind its writes (KV's list lags about a minute)",
     expect((await runRequest(`/v2/keys/${first.record.id}/revoke`, next.key)).status).toBe(200);
     const { posts, fetch } = receivers();
     // The list shows the old key revoked, and not the new one: consistent, and wrong for another minute.
-    const lagging = listingOnly([{ name: `budget:${first.record.id}:${first.record.id}`, metadata: { revokedAt: new Date().toISOString() } }]);
-    const liveness = (now: number) => (budget: string) => budgetLiveness(lagging, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget), now);
+    const lagging = listingOnly([
+      { name: `budget:${first.record.id}:${first.record.id}`, metadata: { revokedAt: new Date().toISOString() } },
+    ]);
+    const liveness = (now: number) => (budget: string) =>
+      budgetLiveness(lagging, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget), now);
     await runLaneOnce(endpointId, { fetch, budgetLiveness: liveness(Date.now()) });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
     expect(await liveness(Date.now() + 119_000)(first.record.id)).toBe("unknown");

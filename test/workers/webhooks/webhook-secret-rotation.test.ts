@@ -24,9 +24,16 @@ const rotate = (id: string, body?: unknown, key = owner.key) =>
   });
 
 /** One attempt of the delivery of event `seq` at `now` (the lane's others held back), to a receiver that keeps what it got. */
-async function deliveredAt(endpointId: string, seq: number, now: number): Promise<{ body: string; headers: Record<string, string> }> {
+async function deliveredAt(
+  endpointId: string,
+  seq: number,
+  now: number,
+): Promise<{ body: string; headers: Record<string, string> }> {
   await runInDurableObject(laneOf(env, endpointId), (_, state) =>
-    state.storage.sql.exec("UPDATE deliveries SET due_at = CASE WHEN seq = ? THEN 0 ELSE 9000000000000000 END WHERE outcome = 'pending'", seq),
+    state.storage.sql.exec(
+      "UPDATE deliveries SET due_at = CASE WHEN seq = ? THEN 0 ELSE 9000000000000000 END WHERE outcome = 'pending'",
+      seq,
+    ),
   );
   const got: { body: string; headers: Record<string, string> }[] = [];
   const fetch = (async (_url: string, init: RequestInit) => {
@@ -72,8 +79,14 @@ describe("rotating a webhook endpoint's secret", () => {
     expect(after.headers["webhook-signature"]!.split(" ")).toHaveLength(1);
     expect([verifies(rotated.secret, after), verifies(old, after)]).toEqual([true, false]);
 
-    expect(await (await api(`/v2/webhook-endpoints/${endpointId}`, { key: owner.key })).json()).not.toHaveProperty("secret");
-    const audit = await env.DB.prepare("SELECT operation, actor FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create'").bind(endpointId).all();
+    expect(await (await api(`/v2/webhook-endpoints/${endpointId}`, { key: owner.key })).json()).not.toHaveProperty(
+      "secret",
+    );
+    const audit = await env.DB.prepare(
+      "SELECT operation, actor FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create'",
+    )
+      .bind(endpointId)
+      .all();
     expect(audit.results).toEqual([{ operation: "rotate_secret", actor: `key:${owner.record.id}` }]);
   });
 
@@ -103,7 +116,10 @@ describe("a rotation retried during its overlap", () => {
     const { endpointId, secret: held, seqs } = await pendingDeliveries(owner.key, [4]);
     await rotate(endpointId, { overlapSeconds: 3600 });
     // The answer was lost: the owner asks again.
-    const again = await (await rotate(endpointId, { overlapSeconds: 3600 })).json<{ secret: string; previousSecretExpiresAt: string }>();
+    const again = await (await rotate(endpointId, { overlapSeconds: 3600 })).json<{
+      secret: string;
+      previousSecretExpiresAt: string;
+    }>();
     const post = await deliveredAt(endpointId, seqs[0]!, Date.parse(again.previousSecretExpiresAt) - HOUR / 2);
     expect([verifies(again.secret, post), verifies(held, post)]).toEqual([true, true]);
   });

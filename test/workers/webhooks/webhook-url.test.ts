@@ -113,7 +113,9 @@ describe("nonPublicHost", () => {
 describe("webhookUrlProblem", () => {
   it.each(INTERNAL)("refuses %s in a deployed service, naming what the host is", (url, hostname, kind) => {
     const problem = webhookUrlProblem(url, false);
-    expect(problem).toMatch(new RegExp(`^url must name a host on the public internet: ${hostname.replace(/[.[\]]/g, "\\$&")} is `));
+    expect(problem).toMatch(
+      new RegExp(`^url must name a host on the public internet: ${hostname.replace(/[.[\]]/g, "\\$&")} is `),
+    );
     expect(problem).toMatch(kind);
   });
 

@@ -7,14 +7,31 @@ import type { WebhookDelivery } from "../types";
  * callers' with a retry for a failed delivery (`action`), the operators'
  * read-only. What the reader opened stays open when `into` is drawn again.
  */
-export function deliveryLog(into: HTMLElement, data: readonly WebhookDelivery[], action: (delivery: WebhookDelivery) => Child = () => ""): HTMLElement {
-  const open = new Set([...into.querySelectorAll("tr[data-delivery-id] details[open]")].map((details) => details.closest("tr")!.dataset.deliveryId));
+export function deliveryLog(
+  into: HTMLElement,
+  data: readonly WebhookDelivery[],
+  action: (delivery: WebhookDelivery) => Child = () => "",
+): HTMLElement {
+  const open = new Set(
+    [...into.querySelectorAll("tr[data-delivery-id] details[open]")].map(
+      (details) => details.closest("tr")!.dataset.deliveryId,
+    ),
+  );
   const row = (delivery: WebhookDelivery) =>
     h(
       "tr",
       { "data-delivery-id": delivery.id, "data-outcome": delivery.outcome },
       h("td", {}, h("code", {}, delivery.eventId)),
-      h("td", {}, delivery.outcome, delivery.lastStatus !== null ? ` (${delivery.lastStatus})` : delivery.lastError ? ` (${delivery.lastError})` : ""),
+      h(
+        "td",
+        {},
+        delivery.outcome,
+        delivery.lastStatus !== null
+          ? ` (${delivery.lastStatus})`
+          : delivery.lastError
+            ? ` (${delivery.lastError})`
+            : "",
+      ),
       h(
         "td",
         {},
@@ -26,7 +43,14 @@ export function deliveryLog(into: HTMLElement, data: readonly WebhookDelivery[],
             "ol",
             { class: "attempts" },
             delivery.attemptLog.map((attempt) =>
-              h("li", {}, when(attempt.at), ` · ${attempt.status ?? "no answer"} · ${attempt.durationMs} ms`, attempt.error ? ` · ${attempt.error}` : "", attempt.response !== null ? h("pre", {}, attempt.response) : null),
+              h(
+                "li",
+                {},
+                when(attempt.at),
+                ` · ${attempt.status ?? "no answer"} · ${attempt.durationMs} ms`,
+                attempt.error ? ` · ${attempt.error}` : "",
+                attempt.response !== null ? h("pre", {}, attempt.response) : null,
+              ),
             ),
           ),
         ),
@@ -40,7 +64,15 @@ export function deliveryLog(into: HTMLElement, data: readonly WebhookDelivery[],
         "table",
         { class: "deliveries-table" },
         h("caption", {}, "Newest first, each with its latest attempts"),
-        h("thead", {}, h("tr", {}, ["Event", "Outcome", "Attempts", "Next attempt", ""].map((title) => h("th", { scope: "col" }, title)))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Event", "Outcome", "Attempts", "Next attempt", ""].map((title) => h("th", { scope: "col" }, title)),
+          ),
+        ),
         h("tbody", {}, data.map(row)),
       );
 }

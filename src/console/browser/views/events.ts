@@ -12,10 +12,19 @@ const SHOWN = 200;
  */
 export const eventsView: View = (root, session) => {
   if (!session.key.scopes.includes("orders:read")) {
-    show(root, h("h1", { tabindex: -1 }, "Events"), notice("This key cannot read the event feed: it lacks the orders:read scope.", "error"));
+    show(
+      root,
+      h("h1", { tabindex: -1 }, "Events"),
+      notice("This key cannot read the event feed: it lacks the orders:read scope.", "error"),
+    );
     return;
   }
-  const type = h("select", { id: "events-type" }, h("option", { value: "" }, "Every type"), ORDER_EVENT_TYPES.map((t) => h("option", { value: t }, t)));
+  const type = h(
+    "select",
+    { id: "events-type" },
+    h("option", { value: "" }, "Every type"),
+    ORDER_EVENT_TYPES.map((t) => h("option", { value: t }, t)),
+  );
   const tailButton = h("button", { type: "button", "aria-pressed": "false" }, "Start live tail");
   const status = h("div", {});
   const body = h("tbody", {});
@@ -23,7 +32,15 @@ export const eventsView: View = (root, session) => {
     "table",
     { id: "events-table" },
     h("caption", {}),
-    h("thead", {}, h("tr", {}, ["Event", "Type", "Committed", "Order", "Status"].map((title) => h("th", { scope: "col" }, title)))),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        ["Event", "Type", "Committed", "Order", "Status"].map((title) => h("th", { scope: "col" }, title)),
+      ),
+    ),
     body,
   );
   let abort = new AbortController();
@@ -36,7 +53,15 @@ export const eventsView: View = (root, session) => {
     return `/store/order-events?${params}${extra}`;
   };
   const rowOf = (event: OrderEvent) =>
-    h("tr", { "data-event-id": event.id }, h("td", {}, h("code", {}, event.id)), h("td", {}, h("code", {}, event.type)), h("td", {}, when(event.createdAt)), h("td", {}, h("code", {}, String(event.order.id))), h("td", {}, event.order.status ?? "—"));
+    h(
+      "tr",
+      { "data-event-id": event.id },
+      h("td", {}, h("code", {}, event.id)),
+      h("td", {}, h("code", {}, event.type)),
+      h("td", {}, when(event.createdAt)),
+      h("td", {}, h("code", {}, String(event.order.id))),
+      h("td", {}, event.order.status ?? "—"),
+    );
   const prepend = (events: OrderEvent[]) => {
     body.prepend(...events.map(rowOf).reverse());
     while (body.rows.length > SHOWN) body.lastElementChild!.remove();
@@ -81,7 +106,10 @@ export const eventsView: View = (root, session) => {
     table.caption!.textContent = tailing ? "Newest first, as they are committed" : "Oldest first, the last 30 days";
     more.hidden = tailing;
     if (tailing) {
-      show(status, h("p", { role: "status", class: "live" }, "Live: new events appear at the top as they are committed."));
+      show(
+        status,
+        h("p", { role: "status", class: "live" }, "Live: new events appear at the top as they are committed."),
+      );
       void tail(abort.signal);
     } else void page(abort.signal);
   };
@@ -93,7 +121,14 @@ export const eventsView: View = (root, session) => {
     tailButton.textContent = tailing ? "Stop live tail" : "Start live tail";
     load();
   });
-  show(root, h("h1", { tabindex: -1 }, "Events"), h("div", { class: "controls" }, h("label", { for: "events-type" }, "Type"), type, tailButton), status, table, more);
+  show(
+    root,
+    h("h1", { tabindex: -1 }, "Events"),
+    h("div", { class: "controls" }, h("label", { for: "events-type" }, "Type"), type, tailButton),
+    status,
+    table,
+    more,
+  );
   load();
   return () => {
     tailing = false;

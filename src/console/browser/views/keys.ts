@@ -10,7 +10,15 @@ const GRACES = [
 ];
 
 const stateOf = (key: OwnKey) =>
-  key.revokedAt ? (key.revokedReason === "leaked" ? "revoked as leaked" : "revoked") : !key.usable ? "expired" : key.expiresAt ? "expiring" : "active";
+  key.revokedAt
+    ? key.revokedReason === "leaked"
+      ? "revoked as leaked"
+      : "revoked"
+    : !key.usable
+      ? "expired"
+      : key.expiresAt
+        ? "expiring"
+        : "active";
 
 /** What a leaked key's revocation ended, and the keys it made that its holder may still hold (docs/api.md#what-a-leak-ends). */
 const leakNotices = (keys: OwnKey[]) =>
@@ -18,9 +26,24 @@ const leakNotices = (keys: OwnKey[]) =>
     const leak = key.leak;
     if (!leak) return [];
     const found = leak.foundAt ? ` It was found at ${leak.foundAt}${leak.source ? ` (${leak.source})` : ""}.` : "";
-    const endpoints = leak.endpointsDisabled.length > 0 ? ` The webhook endpoints it made or aimed were disabled: ${leak.endpointsDisabled.join(", ")}.` : "";
-    const made = leak.rotatedInto.length > 0 ? ` It made ${leak.rotatedInto.join(", ")} by rotation: whoever held it may hold them too. Rotate them.` : "";
-    return [h("div", { class: "leak", "data-leaked-key": key.id }, notice(`${key.start ?? key.id} was revoked as leaked at ${new Date(leak.leakedAt).toLocaleString()}.${found}${endpoints}${made}`, "error"))];
+    const endpoints =
+      leak.endpointsDisabled.length > 0
+        ? ` The webhook endpoints it made or aimed were disabled: ${leak.endpointsDisabled.join(", ")}.`
+        : "";
+    const made =
+      leak.rotatedInto.length > 0
+        ? ` It made ${leak.rotatedInto.join(", ")} by rotation: whoever held it may hold them too. Rotate them.`
+        : "";
+    return [
+      h(
+        "div",
+        { class: "leak", "data-leaked-key": key.id },
+        notice(
+          `${key.start ?? key.id} was revoked as leaked at ${new Date(leak.leakedAt).toLocaleString()}.${found}${endpoints}${made}`,
+          "error",
+        ),
+      ),
+    ];
   });
 
 /**
@@ -33,7 +56,10 @@ export const keysView: View = (root, session, _route, page) => {
     show(
       root,
       h("h1", { tabindex: -1 }, "Keys"),
-      notice(`This key cannot rotate or revoke keys: it lacks the keys:manage scope (it has ${session.key.scopes.join(", ")}). Ask your operator for a key with it, or for a rotation.`, "error"),
+      notice(
+        `This key cannot rotate or revoke keys: it lacks the keys:manage scope (it has ${session.key.scopes.join(", ")}). Ask your operator for a key with it, or for a rotation.`,
+        "error",
+      ),
     );
     return;
   }
@@ -49,14 +75,24 @@ export const keysView: View = (root, session, _route, page) => {
       show(
         list,
         expiring
-          ? notice(`The signed-in key stops working at ${new Date(expiring).toLocaleString()}: it can act only on itself. Sign in with the key that replaced it to manage the others.`)
+          ? notice(
+              `The signed-in key stops working at ${new Date(expiring).toLocaleString()}: it can act only on itself. Sign in with the key that replaced it to manage the others.`,
+            )
           : null,
         ...leakNotices(data),
         h(
           "table",
           { id: "keys-table" },
           h("caption", {}, "This budget's keys, newest first"),
-          h("thead", {}, h("tr", {}, ["Key", "Name", "Created", "Stops working", "State", ""].map((title) => h("th", { scope: "col" }, title)))),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["Key", "Name", "Created", "Stops working", "State", ""].map((title) => h("th", { scope: "col" }, title)),
+            ),
+          ),
           h(
             "tbody",
             {},
@@ -68,14 +104,29 @@ export const keysView: View = (root, session, _route, page) => {
                 h("td", {}, key.name),
                 h("td", {}, when(key.createdAt)),
                 h("td", {}, key.expiresAt ? when(key.expiresAt) : "never"),
-                h("td", {}, stateOf(key), key.madeByLeakedKey ? h("strong", { class: "warning" }, ` (made by the leaked key ${key.madeByLeakedKey}: rotate it)`) : ""),
+                h(
+                  "td",
+                  {},
+                  stateOf(key),
+                  key.madeByLeakedKey
+                    ? h("strong", { class: "warning" }, ` (made by the leaked key ${key.madeByLeakedKey}: rotate it)`)
+                    : "",
+                ),
                 h(
                   "td",
                   {},
                   key.usable && !key.current && !expiring
                     ? [
-                        h("button", { type: "button", class: "danger", onclick: () => revoke(key, "retired") }, `Revoke ${key.start ?? key.id} now`),
-                        h("button", { type: "button", class: "danger", onclick: () => revoke(key, "leaked") }, "Revoke as leaked"),
+                        h(
+                          "button",
+                          { type: "button", class: "danger", onclick: () => revoke(key, "retired") },
+                          `Revoke ${key.start ?? key.id} now`,
+                        ),
+                        h(
+                          "button",
+                          { type: "button", class: "danger", onclick: () => revoke(key, "leaked") },
+                          "Revoke as leaked",
+                        ),
                       ]
                     : "",
                 ),
@@ -90,8 +141,14 @@ export const keysView: View = (root, session, _route, page) => {
   };
 
   const revoke = async (key: OwnKey, reason: "retired" | "leaked") => {
-    const ends = reason === "leaked" ? " The webhook endpoints it made or aimed are disabled, and its console sessions end." : "";
-    if (!confirm(`Revoke ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}? Every request with it is refused from now on, for good.${ends}`)) return;
+    const ends =
+      reason === "leaked" ? " The webhook endpoints it made or aimed are disabled, and its console sessions end." : "";
+    if (
+      !confirm(
+        `Revoke ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}? Every request with it is refused from now on, for good.${ends}`,
+      )
+    )
+      return;
     try {
       await call("POST", apiPath("keys", { key: key.id }, "revoke"), { body: { reason } });
       show(status, notice(`Revoked ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}.`));
@@ -101,7 +158,11 @@ export const keysView: View = (root, session, _route, page) => {
     }
   };
 
-  const grace = h("select", { id: "rotate-grace" }, GRACES.map(({ seconds, label }) => h("option", { value: seconds, selected: seconds === 86_400 }, label)));
+  const grace = h(
+    "select",
+    { id: "rotate-grace" },
+    GRACES.map(({ seconds, label }) => h("option", { value: seconds, selected: seconds === 86_400 }, label)),
+  );
   const rotate = h(
     "form",
     {
@@ -109,12 +170,20 @@ export const keysView: View = (root, session, _route, page) => {
         event.preventDefault();
         let rotated: RotatedKey;
         try {
-          rotated = await call<RotatedKey>("POST", apiPath("keys", { key: session.key.id }, "rotate"), { body: { graceSeconds: Number(grace.value) } });
+          rotated = await call<RotatedKey>("POST", apiPath("keys", { key: session.key.id }, "rotate"), {
+            body: { graceSeconds: Number(grace.value) },
+          });
         } catch (error) {
           return void show(status, notice(messageOf(error), "error"));
         }
         // The key first: whatever happens next, it is on the page to be kept.
-        show(shown, shownOnce("Your new key", rotated.key), notice(`The old key ${rotated.previous.id} works until ${new Date(rotated.previous.expiresAt).toLocaleString()}.`));
+        show(
+          shown,
+          shownOnce("Your new key", rotated.key),
+          notice(
+            `The old key ${rotated.previous.id} works until ${new Date(rotated.previous.expiresAt).toLocaleString()}.`,
+          ),
+        );
         show(status);
         try {
           // The session moves to the new key (the old session ends), so it outlives the old one.
@@ -122,13 +191,22 @@ export const keysView: View = (root, session, _route, page) => {
           await page.refreshSession();
           shown.append(notice("This console now uses the new key."));
         } catch (error) {
-          shown.append(notice(`This console still uses the old key: ${messageOf(error)} Sign in with the new key before the old one stops.`, "error"));
+          shown.append(
+            notice(
+              `This console still uses the old key: ${messageOf(error)} Sign in with the new key before the old one stops.`,
+              "error",
+            ),
+          );
         }
         await load();
       },
     },
     h("h2", {}, "Rotate this key"),
-    h("p", {}, "A new key for the same budget, plan, limits, scopes and webhooks. The key you signed in with keeps working for the grace period, so your clients can move over."),
+    h(
+      "p",
+      {},
+      "A new key for the same budget, plan, limits, scopes and webhooks. The key you signed in with keeps working for the grace period, so your clients can move over.",
+    ),
     h("label", { for: "rotate-grace" }, "Grace period"),
     grace,
     h("button", { type: "submit" }, "Rotate"),

@@ -16,8 +16,18 @@ export const overviewView: View = (root, first) => {
       h(
         "dl",
         { class: "remaining" },
-        row("Left this minute", h("strong", { "data-remaining": "minute" }, String(session.remaining.minute.remaining)), ` of ${session.limits.perMinute}, until `, when(session.remaining.minute.resetAt)),
-        row("Left today", h("strong", { "data-remaining": "day" }, String(session.remaining.day.remaining)), ` of ${session.limits.perDay}, until `, when(session.remaining.day.resetAt)),
+        row(
+          "Left this minute",
+          h("strong", { "data-remaining": "minute" }, String(session.remaining.minute.remaining)),
+          ` of ${session.limits.perMinute}, until `,
+          when(session.remaining.minute.resetAt),
+        ),
+        row(
+          "Left today",
+          h("strong", { "data-remaining": "day" }, String(session.remaining.day.remaining)),
+          ` of ${session.limits.perDay}, until `,
+          when(session.remaining.day.resetAt),
+        ),
       ),
     );
   const { key } = first;
@@ -28,7 +38,12 @@ export const overviewView: View = (root, first) => {
       "dl",
       { class: "facts" },
       row("Name", key.name),
-      row("Key", h("code", {}, key.start ? `${key.start}…` : "(made before prefixes were kept)"), " ", h("code", {}, key.id)),
+      row(
+        "Key",
+        h("code", {}, key.start ? `${key.start}…` : "(made before prefixes were kept)"),
+        " ",
+        h("code", {}, key.id),
+      ),
       row("Plan", key.plan),
       row("Limits", `${first.limits.perMinute} a minute, ${first.limits.perDay} a day`),
       row("Scopes", key.scopes.join(", ")),

@@ -21,7 +21,16 @@ export interface SignInForm {
 export function signInForm(form: SignInForm, message: string | undefined, signedIn: () => Promise<void>): HTMLElement {
   const status = h("div", {});
   const { id, label, hint, pattern } = form.field;
-  const field = h("input", { id, name: id, type: "password", autocomplete: "off", required: true, spellcheck: "false", pattern, "aria-describedby": `${id}-hint` });
+  const field = h("input", {
+    id,
+    name: id,
+    type: "password",
+    autocomplete: "off",
+    required: true,
+    spellcheck: "false",
+    pattern,
+    "aria-describedby": `${id}-hint`,
+  });
   return h(
     "div",
     { class: "sign-in" },
@@ -58,7 +67,12 @@ export const signInView = (message: string | undefined, signedIn: () => Promise<
   signInForm(
     {
       heading: "Sign in to the Store Orders console",
-      field: { id: "api-key", label: "API key", hint: "so_live_ or so_test_ and 38 letters and digits (32 for keys made before November 2026). It is exchanged for a 12-hour session and not kept by this page.", pattern: KEY_PATTERN },
+      field: {
+        id: "api-key",
+        label: "API key",
+        hint: "so_live_ or so_test_ and 38 letters and digits (32 for keys made before November 2026). It is exchanged for a 12-hour session and not kept by this page.",
+        pattern: KEY_PATTERN,
+      },
       exchange: (key) => call("POST", "/console/session", { key }),
       footer: "No key? An operator can send you a sign-in link instead.",
     },

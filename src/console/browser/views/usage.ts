@@ -32,8 +32,15 @@ const RANGES: Record<Granularity, { buckets: number; label: string }[]> = {
  * Nothing is added up or filled in here. Both consoles draw it: the
  * callers' from `GET /v2/usage`, the operators' from a key's history.
  */
-export function usageChart(load: (query: string, signal: AbortSignal) => Promise<UsageHistory>): { element: HTMLElement; stop: () => void } {
-  const granularity = h("select", { id: "usage-granularity" }, ...(["minute", "hour", "day"] as const).map((g) => h("option", { value: g, selected: g === "hour" }, `Per ${g}`)));
+export function usageChart(load: (query: string, signal: AbortSignal) => Promise<UsageHistory>): {
+  element: HTMLElement;
+  stop: () => void;
+} {
+  const granularity = h(
+    "select",
+    { id: "usage-granularity" },
+    ...(["minute", "hour", "day"] as const).map((g) => h("option", { value: g, selected: g === "hour" }, `Per ${g}`)),
+  );
   const range = h("select", { id: "usage-range" });
   const chart = h("figure", { class: "chart", "aria-labelledby": "usage-caption" });
   const table = h("div", {});
@@ -44,7 +51,11 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
   ]);
   let abort = new AbortController();
 
-  const fillRanges = () => show(range, RANGES[granularity.value as Granularity].map(({ buckets, label }) => h("option", { value: buckets }, label)));
+  const fillRanges = () =>
+    show(
+      range,
+      RANGES[granularity.value as Granularity].map(({ buckets, label }) => h("option", { value: buckets }, label)),
+    );
 
   const draw = async () => {
     abort.abort();
@@ -61,8 +72,18 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
     }
     show(status);
     const { buckets } = history;
-    plot.draw([buckets.map((b) => Date.parse(b.start) / 1000), buckets.map((b) => b.admitted), buckets.map((b) => b.refused)]);
-    chart.append(h("figcaption", { id: "usage-caption" }, `Admitted and refused requests per ${g}, ${buckets.length} buckets from ${buckets[0]?.start ?? "—"}; point at the chart for the numbers.`));
+    plot.draw([
+      buckets.map((b) => Date.parse(b.start) / 1000),
+      buckets.map((b) => b.admitted),
+      buckets.map((b) => b.refused),
+    ]);
+    chart.append(
+      h(
+        "figcaption",
+        { id: "usage-caption" },
+        `Admitted and refused requests per ${g}, ${buckets.length} buckets from ${buckets[0]?.start ?? "—"}; point at the chart for the numbers.`,
+      ),
+    );
     show(
       table,
       h(
@@ -73,8 +94,22 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
           "table",
           { id: "usage-table" },
           h("caption", {}, `Per ${g}, oldest first`),
-          h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Bucket starting (UTC)"), h("th", { scope: "col" }, "Admitted"), h("th", { scope: "col" }, "Refused"))),
-          h("tbody", {}, buckets.map((b) => h("tr", {}, h("td", {}, b.start), h("td", {}, b.admitted), h("td", {}, b.refused)))),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              h("th", { scope: "col" }, "Bucket starting (UTC)"),
+              h("th", { scope: "col" }, "Admitted"),
+              h("th", { scope: "col" }, "Refused"),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            buckets.map((b) => h("tr", {}, h("td", {}, b.start), h("td", {}, b.admitted), h("td", {}, b.refused))),
+          ),
         ),
       ),
     );
@@ -89,7 +124,21 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
   fillRanges();
   void draw();
   return {
-    element: h("div", {}, h("div", { class: "controls" }, h("label", { for: "usage-granularity" }, "Granularity"), granularity, h("label", { for: "usage-range" }, "Range"), range), status, chart, table),
+    element: h(
+      "div",
+      {},
+      h(
+        "div",
+        { class: "controls" },
+        h("label", { for: "usage-granularity" }, "Granularity"),
+        granularity,
+        h("label", { for: "usage-range" }, "Range"),
+        range,
+      ),
+      status,
+      chart,
+      table,
+    ),
     stop() {
       abort.abort();
       plot.stop();
@@ -99,6 +148,11 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
 
 export const usageView: View = (root) => {
   const chart = usageChart((query, signal) => call<UsageHistory>("GET", `/usage?${query}`, { signal }));
-  show(root, h("h1", { tabindex: -1 }, "Usage"), h("p", {}, "What the limiter admitted and refused for this key's budget, exactly as it decided."), chart.element);
+  show(
+    root,
+    h("h1", { tabindex: -1 }, "Usage"),
+    h("p", {}, "What the limiter admitted and refused for this key's budget, exactly as it decided."),
+    chart.element,
+  );
   return chart.stop;
 };

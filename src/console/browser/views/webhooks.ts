@@ -1,7 +1,15 @@
 import { apiPath, call, isId, messageOf } from "../api";
 import { h, notice, show, shownOnce, when } from "../dom";
 import { deliveryLog } from "./delivery-log";
-import { ORDER_EVENT_TYPES, type CreatedWebhookEndpoint, type RotatedWebhookSecret, type WebhookDelivery, type WebhookEndpoint, type WebhookTestResult, type View } from "../types";
+import {
+  ORDER_EVENT_TYPES,
+  type CreatedWebhookEndpoint,
+  type RotatedWebhookSecret,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookTestResult,
+  type View,
+} from "../types";
 
 const OVERLAPS = [
   { seconds: 3_600, label: "1 hour" },
@@ -11,8 +19,13 @@ const OVERLAPS = [
 ];
 
 /** Checkboxes for the event types, each checked when `chosen` has it. */
-function typePicker(idPrefix: string, chosen: readonly string[]): { fieldset: HTMLFieldSetElement; value: () => string[] } {
-  const boxes = ORDER_EVENT_TYPES.map((type) => h("input", { type: "checkbox", id: `${idPrefix}-${type}`, value: type, checked: chosen.includes(type) }));
+function typePicker(
+  idPrefix: string,
+  chosen: readonly string[],
+): { fieldset: HTMLFieldSetElement; value: () => string[] } {
+  const boxes = ORDER_EVENT_TYPES.map((type) =>
+    h("input", { type: "checkbox", id: `${idPrefix}-${type}`, value: type, checked: chosen.includes(type) }),
+  );
   const fieldset = h(
     "fieldset",
     { class: "types" },
@@ -25,13 +38,24 @@ function typePicker(idPrefix: string, chosen: readonly string[]): { fieldset: HT
 /** #/webhooks: the budget's endpoints and a form to add one; #/webhooks/<id>: one endpoint. */
 export const webhooksView: View = (root, session, route) => {
   if (!session.key.scopes.includes("webhooks:manage")) {
-    show(root, h("h1", { tabindex: -1 }, "Webhooks"), notice(`This key cannot manage webhooks: it lacks the webhooks:manage scope (it has ${session.key.scopes.join(", ")}).`, "error"));
+    show(
+      root,
+      h("h1", { tabindex: -1 }, "Webhooks"),
+      notice(
+        `This key cannot manage webhooks: it lacks the webhooks:manage scope (it has ${session.key.scopes.join(", ")}).`,
+        "error",
+      ),
+    );
     return;
   }
   if (route[0] === undefined || route[0] === "") return endpointsView(root);
   // A part of the address is whoever sent the link's to write: nothing is drawn, nor sent, for what is not an endpoint id.
   if (!isId("endpoint", route[0])) {
-    return void show(root, h("h1", { tabindex: -1 }, "Endpoint"), notice(`${JSON.stringify(route[0].slice(0, 40))} is not an endpoint id: open one from the list.`, "error"));
+    return void show(
+      root,
+      h("h1", { tabindex: -1 }, "Endpoint"),
+      notice(`${JSON.stringify(route[0].slice(0, 40))} is not an endpoint id: open one from the list.`, "error"),
+    );
   }
   return endpointView(root, route[0]);
 };
@@ -50,7 +74,15 @@ function endpointsView(root: HTMLElement): void {
               "table",
               { id: "endpoints-table" },
               h("caption", {}, "Where this budget's order events are delivered"),
-              h("thead", {}, h("tr", {}, ["URL", "Types", "Status", "Created"].map((title) => h("th", { scope: "col" }, title)))),
+              h(
+                "thead",
+                {},
+                h(
+                  "tr",
+                  {},
+                  ["URL", "Types", "Status", "Created"].map((title) => h("th", { scope: "col" }, title)),
+                ),
+              ),
               h(
                 "tbody",
                 {},
@@ -71,7 +103,13 @@ function endpointsView(root: HTMLElement): void {
       show(list, notice(messageOf(error), "error"));
     }
   };
-  const url = h("input", { id: "new-endpoint-url", type: "url", required: true, placeholder: "https://example.com/webhooks", autocomplete: "off" });
+  const url = h("input", {
+    id: "new-endpoint-url",
+    type: "url",
+    required: true,
+    placeholder: "https://example.com/webhooks",
+    autocomplete: "off",
+  });
   const types = typePicker("new-endpoint", ORDER_EVENT_TYPES);
   const form = h(
     "form",
@@ -79,8 +117,15 @@ function endpointsView(root: HTMLElement): void {
       onsubmit: async (event: Event) => {
         event.preventDefault();
         try {
-          const created = await call<CreatedWebhookEndpoint>("POST", "/webhook-endpoints", { body: { url: url.value, types: types.value() } });
-          show(status, notice(`Added ${created.url}.`), shownOnce("Its signing secret", created.secret), h("p", {}, h("a", { href: `#/webhooks/${created.id}` }, "Open the endpoint")));
+          const created = await call<CreatedWebhookEndpoint>("POST", "/webhook-endpoints", {
+            body: { url: url.value, types: types.value() },
+          });
+          show(
+            status,
+            notice(`Added ${created.url}.`),
+            shownOnce("Its signing secret", created.secret),
+            h("p", {}, h("a", { href: `#/webhooks/${created.id}` }, "Open the endpoint")),
+          );
           url.value = "";
           await load();
         } catch (error) {
@@ -131,7 +176,12 @@ function endpointView(root: HTMLElement, id: string): () => void {
         h("dt", {}, "Event types"),
         h("dd", {}, endpoint.types.join(", ")),
         h("dt", {}, "Status"),
-        h("dd", { id: "endpoint-status" }, endpoint.status, endpoint.disabledBy ? ` by ${endpoint.disabledBy}: ${endpoint.disabledReason ?? ""}` : ""),
+        h(
+          "dd",
+          { id: "endpoint-status" },
+          endpoint.status,
+          endpoint.disabledBy ? ` by ${endpoint.disabledBy}: ${endpoint.disabledReason ?? ""}` : "",
+        ),
         h("dt", {}, "Created"),
         h("dd", {}, when(endpoint.createdAt)),
       ),
@@ -144,7 +194,13 @@ function endpointView(root: HTMLElement, id: string): () => void {
 
   /** An endpoint a leaked key made or aimed is enabled again only with its URL typed (docs/api.md#what-a-leak-ends). */
   const confirmedEnable = (leakedKey: string) => {
-    const url = h("input", { id: "confirm-url", type: "url", required: true, autocomplete: "off", spellcheck: "false" });
+    const url = h("input", {
+      id: "confirm-url",
+      type: "url",
+      required: true,
+      autocomplete: "off",
+      spellcheck: "false",
+    });
     return h(
       "form",
       {
@@ -152,13 +208,23 @@ function endpointView(root: HTMLElement, id: string): () => void {
         onsubmit: (event: Event) => {
           event.preventDefault();
           act(async () => {
-            await call("PATCH", apiPath("webhook-endpoints", target), { body: { status: "enabled", confirmUrl: url.value } });
-            show(status, notice("Enabled: deliveries resume with the next event. Recover the window since the leak to send what failed."));
+            await call("PATCH", apiPath("webhook-endpoints", target), {
+              body: { status: "enabled", confirmUrl: url.value },
+            });
+            show(
+              status,
+              notice(
+                "Enabled: deliveries resume with the next event. Recover the window since the leak to send what failed.",
+              ),
+            );
             await load();
           });
         },
       },
-      notice(`The key ${leakedKey}, which made this endpoint or last changed where it delivers, was revoked as leaked: whoever held it may have pointed it at their own server. Check the URL above is yours, then type it to enable the endpoint again.`, "error"),
+      notice(
+        `The key ${leakedKey}, which made this endpoint or last changed where it delivers, was revoked as leaked: whoever held it may have pointed it at their own server. Check the URL above is yours, then type it to enable the endpoint again.`,
+        "error",
+      ),
       h("label", { for: "confirm-url" }, "The endpoint's URL, to confirm"),
       url,
       h("button", { type: "submit" }, "Enable"),
@@ -167,40 +233,73 @@ function endpointView(root: HTMLElement, id: string): () => void {
 
   const drawActions = (endpoint: WebhookEndpoint) => {
     const enabled = endpoint.status === "enabled";
-    const toggle = endpoint.disabledForLeakedKey ? confirmedEnable(endpoint.disabledForLeakedKey) : h("button", {
-      type: "button",
-      onclick: () =>
-        act(async () => {
-          await call("PATCH", apiPath("webhook-endpoints", target), { body: { status: enabled ? "disabled" : "enabled" } });
-          show(status, notice(enabled ? "Disabled: nothing is delivered until you enable it." : "Enabled: deliveries resume with the next event."));
-          await load();
-        }),
-    }, enabled ? "Disable" : "Enable");
-    const test = h("button", {
-      type: "button",
-      onclick: () =>
-        act(async () => {
-          const result = await call<WebhookTestResult>("POST", apiPath("webhook-endpoints", target, "test"));
-          show(
-            status,
-            notice(
-              result.delivered
-                ? `Test event ${result.id} delivered: ${result.status} in ${result.durationMs} ms.`
-                : `Test event ${result.id} not delivered: ${result.status ?? result.error ?? "no answer"} after ${result.durationMs} ms.`,
-              result.delivered ? "ok" : "error",
-            ),
-          );
-        }),
-    }, "Send a test event");
-    const overlap = h("select", { id: "rotate-overlap" }, OVERLAPS.map(({ seconds, label }) => h("option", { value: seconds, selected: seconds === 86_400 }, label)));
+    const toggle = endpoint.disabledForLeakedKey
+      ? confirmedEnable(endpoint.disabledForLeakedKey)
+      : h(
+          "button",
+          {
+            type: "button",
+            onclick: () =>
+              act(async () => {
+                await call("PATCH", apiPath("webhook-endpoints", target), {
+                  body: { status: enabled ? "disabled" : "enabled" },
+                });
+                show(
+                  status,
+                  notice(
+                    enabled
+                      ? "Disabled: nothing is delivered until you enable it."
+                      : "Enabled: deliveries resume with the next event.",
+                  ),
+                );
+                await load();
+              }),
+          },
+          enabled ? "Disable" : "Enable",
+        );
+    const test = h(
+      "button",
+      {
+        type: "button",
+        onclick: () =>
+          act(async () => {
+            const result = await call<WebhookTestResult>("POST", apiPath("webhook-endpoints", target, "test"));
+            show(
+              status,
+              notice(
+                result.delivered
+                  ? `Test event ${result.id} delivered: ${result.status} in ${result.durationMs} ms.`
+                  : `Test event ${result.id} not delivered: ${result.status ?? result.error ?? "no answer"} after ${result.durationMs} ms.`,
+                result.delivered ? "ok" : "error",
+              ),
+            );
+          }),
+      },
+      "Send a test event",
+    );
+    const overlap = h(
+      "select",
+      { id: "rotate-overlap" },
+      OVERLAPS.map(({ seconds, label }) => h("option", { value: seconds, selected: seconds === 86_400 }, label)),
+    );
     const rotate = h(
       "form",
       {
         onsubmit: (event: Event) => {
           event.preventDefault();
           void act(async () => {
-            const rotated = await call<RotatedWebhookSecret>("POST", apiPath("webhook-endpoints", target, "rotate-secret"), { body: { overlapSeconds: Number(overlap.value) } });
-            show(status, shownOnce("The new signing secret", rotated.secret), notice(`Until ${new Date(rotated.previousSecretExpiresAt).toLocaleString()} each delivery is signed with both secrets.`));
+            const rotated = await call<RotatedWebhookSecret>(
+              "POST",
+              apiPath("webhook-endpoints", target, "rotate-secret"),
+              { body: { overlapSeconds: Number(overlap.value) } },
+            );
+            show(
+              status,
+              shownOnce("The new signing secret", rotated.secret),
+              notice(
+                `Until ${new Date(rotated.previousSecretExpiresAt).toLocaleString()} each delivery is signed with both secrets.`,
+              ),
+            );
           });
         },
       },
@@ -209,7 +308,13 @@ function endpointView(root: HTMLElement, id: string): () => void {
       overlap,
       h("button", { type: "submit" }, "Rotate secret"),
     );
-    const url = h("input", { id: "edit-endpoint-url", type: "url", required: true, value: endpoint.url, autocomplete: "off" });
+    const url = h("input", {
+      id: "edit-endpoint-url",
+      type: "url",
+      required: true,
+      value: endpoint.url,
+      autocomplete: "off",
+    });
     const types = typePicker("edit-endpoint", endpoint.types);
     const edit = h(
       "form",
@@ -217,7 +322,9 @@ function endpointView(root: HTMLElement, id: string): () => void {
         onsubmit: (event: Event) => {
           event.preventDefault();
           void act(async () => {
-            await call("PATCH", apiPath("webhook-endpoints", target), { body: { url: url.value, types: types.value() } });
+            await call("PATCH", apiPath("webhook-endpoints", target), {
+              body: { url: url.value, types: types.value() },
+            });
             show(status, notice("Saved."));
             drawnStatus = undefined;
             await load();
@@ -237,8 +344,17 @@ function endpointView(root: HTMLElement, id: string): () => void {
         onsubmit: (event: Event) => {
           event.preventDefault();
           void act(async () => {
-            const result = await call<{ recovered: number; more: boolean }>("POST", apiPath("webhook-endpoints", target, "recover"), { body: { since: new Date(since.value).toISOString() } });
-            show(status, notice(`${result.recovered} failed deliveries sent again${result.more ? "; more remain: recover again" : ""}.`));
+            const result = await call<{ recovered: number; more: boolean }>(
+              "POST",
+              apiPath("webhook-endpoints", target, "recover"),
+              { body: { since: new Date(since.value).toISOString() } },
+            );
+            show(
+              status,
+              notice(
+                `${result.recovered} failed deliveries sent again${result.more ? "; more remain: recover again" : ""}.`,
+              ),
+            );
             await loadLog();
           });
         },
@@ -248,22 +364,29 @@ function endpointView(root: HTMLElement, id: string): () => void {
       since,
       h("button", { type: "submit" }, "Recover"),
     );
-    const remove = h("button", {
-      type: "button",
-      class: "danger",
-      onclick: () =>
-        act(async () => {
-          if (!confirm(`Delete the endpoint ${endpoint.url}? Nothing more is delivered to it.`)) return;
-          await call("DELETE", apiPath("webhook-endpoints", target));
-          location.hash = "#/webhooks";
-        }),
-    }, "Delete endpoint");
+    const remove = h(
+      "button",
+      {
+        type: "button",
+        class: "danger",
+        onclick: () =>
+          act(async () => {
+            if (!confirm(`Delete the endpoint ${endpoint.url}? Nothing more is delivered to it.`)) return;
+            await call("DELETE", apiPath("webhook-endpoints", target));
+            location.hash = "#/webhooks";
+          }),
+      },
+      "Delete endpoint",
+    );
     show(actions, h("div", { class: "row" }, test, toggle, remove), edit, rotate, recover);
   };
 
   const loadLog = async () => {
     try {
-      const { data } = await call<{ data: WebhookDelivery[] }>("GET", apiPath("webhook-endpoints", target, "deliveries"));
+      const { data } = await call<{ data: WebhookDelivery[] }>(
+        "GET",
+        apiPath("webhook-endpoints", target, "deliveries"),
+      );
       show(log, h("h2", {}, "Delivery log"), deliveryLog(log, data, retry));
     } catch (error) {
       show(log, notice(messageOf(error), "error"));
@@ -272,18 +395,33 @@ function endpointView(root: HTMLElement, id: string): () => void {
 
   const retry = (delivery: WebhookDelivery) =>
     delivery.outcome === "failed"
-      ? h("button", {
-          type: "button",
-          onclick: () =>
-            act(async () => {
-              await call("POST", apiPath("webhook-endpoints", target, "deliveries", { delivery: delivery.id }, "retry"));
-              show(status, notice(`Delivery of ${delivery.eventId} sent again.`));
-              await loadLog();
-            }),
-        }, `Retry ${delivery.eventId}`)
+      ? h(
+          "button",
+          {
+            type: "button",
+            onclick: () =>
+              act(async () => {
+                await call(
+                  "POST",
+                  apiPath("webhook-endpoints", target, "deliveries", { delivery: delivery.id }, "retry"),
+                );
+                show(status, notice(`Delivery of ${delivery.eventId} sent again.`));
+                await loadLog();
+              }),
+          },
+          `Retry ${delivery.eventId}`,
+        )
       : "";
 
-  show(root, h("p", {}, h("a", { href: "#/webhooks" }, "← All endpoints")), h("h1", { tabindex: -1 }, "Endpoint"), status, facts, actions, log);
+  show(
+    root,
+    h("p", {}, h("a", { href: "#/webhooks" }, "← All endpoints")),
+    h("h1", { tabindex: -1 }, "Endpoint"),
+    status,
+    facts,
+    actions,
+    log,
+  );
   void load();
   // The endpoint and its log follow the service: deliveries made and retried, a disabling after failures.
   const timer = setInterval(() => void load(), 5_000);

@@ -17,7 +17,11 @@ import { keysView } from "./views/keys";
 import { budgetView } from "./views/budget";
 import { webhooksView } from "./views/webhooks";
 
-const view = (title: string, draw: OperatorView, listed = true): ShellView<OperatorSignedIn> => ({ title, listed, draw: (body, _, route) => draw(body, route) });
+const view = (title: string, draw: OperatorView, listed = true): ShellView<OperatorSignedIn> => ({
+  title,
+  listed,
+  draw: (body, _, route) => draw(body, route),
+});
 
 const shell: Shell<OperatorSignedIn> = new Shell(document.getElementById("console")!, {
   product: "Store Orders operators",
@@ -35,7 +39,8 @@ const shell: Shell<OperatorSignedIn> = new Shell(document.getElementById("consol
   session: () => admin<OperatorSignedIn>("GET", "/session"),
   redeem: (token) => admin("POST", "/session/link", { body: { token } }),
   // A colleague's link must not make whoever opens it act, and be audited, as that colleague unasked.
-  replaceWithLink: (current) => confirm(`You are signed in as ${current.operator}. Sign in as the operator this link was made for instead?`),
+  replaceWithLink: (current) =>
+    confirm(`You are signed in as ${current.operator}. Sign in as the operator this link was made for instead?`),
   signInView,
   who: (who) => [h("span", { id: "operator-name" }, who.operator)],
   // Behind Access there is no session of this service's to end: Access signs out.

@@ -45,17 +45,36 @@ export interface Budget {
     limits: { perMinute: number; perDay: number } | null;
     revokedReason: "leaked" | "retired" | null;
     /** What its revocation as leaked ended (docs/api.md#what-a-leak-ends). */
-    leak: { leakedAt: string; foundAt: string | null; source: string | null; endpointsDisabled: string[]; rotatedInto: string[] } | null;
+    leak: {
+      leakedAt: string;
+      foundAt: string | null;
+      source: string | null;
+      endpointsDisabled: string[];
+      rotatedInto: string[];
+    } | null;
     /** The leaked key that made this one by rotation. */
     madeByLeakedKey: string | null;
   })[];
-  timeline: { at: string; subject: string; operation: string; actor: string; changes: Record<string, unknown>; outcome: string | null }[];
+  timeline: {
+    at: string;
+    subject: string;
+    operation: string;
+    actor: string;
+    changes: Record<string, unknown>;
+    outcome: string | null;
+  }[];
 }
 
 export interface BudgetUsage {
   keyId: string;
   budget: string;
-  usage: { minute: { count: number; reset: number }; day: { count: number; reset: number }; refusedInARow: number; bannedUntil: number; revoked: string[] };
+  usage: {
+    minute: { count: number; reset: number };
+    day: { count: number; reset: number };
+    refusedInARow: number;
+    bannedUntil: number;
+    revoked: string[];
+  };
 }
 
 export interface PipelineHealth {
@@ -70,7 +89,14 @@ export interface PipelineHealth {
 export interface Traffic {
   range: "1h" | "6h" | "24h" | "7d";
   bucketSeconds: number;
-  series: { start: string; admitted: number; limited: number; banned: number; unauthenticated: number; error: number }[];
+  series: {
+    start: string;
+    admitted: number;
+    limited: number;
+    banned: number;
+    unauthenticated: number;
+    error: number;
+  }[];
   topByRequests: { budget: string; requests: number; refused: number }[];
   topByRefusals: { budget: string; requests: number; refused: number }[];
   bans: { caller: string; refused: number; lastRefusedAt: string }[];

@@ -14,9 +14,19 @@ const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
  * link to hand out, and its audit timeline, who did what.
  */
 export const budgetView: OperatorView = (root, [keyId]) => {
-  if (!keyId) return void show(root, h("h1", { tabindex: -1 }, "Budget"), notice("Open a budget from a key found in Keys.", "error"));
+  if (!keyId)
+    return void show(
+      root,
+      h("h1", { tabindex: -1 }, "Budget"),
+      notice("Open a budget from a key found in Keys.", "error"),
+    );
   // A part of the address is whoever sent the link's to write: nothing is drawn, nor sent, for what is not a key id.
-  if (!isId("key", keyId)) return void show(root, h("h1", { tabindex: -1 }, "Budget"), notice(`${JSON.stringify(keyId.slice(0, 40))} is not a key id: open a budget from a key found in Keys.`, "error"));
+  if (!isId("key", keyId))
+    return void show(
+      root,
+      h("h1", { tabindex: -1 }, "Budget"),
+      notice(`${JSON.stringify(keyId.slice(0, 40))} is not a key id: open a budget from a key found in Keys.`, "error"),
+    );
   const key = { key: keyId };
   const status = h("div", {});
   const standing = h("div", { id: "budget-standing" });
@@ -25,7 +35,9 @@ export const budgetView: OperatorView = (root, [keyId]) => {
   const endpoints = h("div", {});
   const link = h("div", {});
   const timeline = h("div", { id: "budget-timeline" });
-  const chart = usageChart((query, signal) => admin<UsageHistory>("GET", `${apiPath("keys", key, "usage", "history")}?${query}`, { signal }));
+  const chart = usageChart((query, signal) =>
+    admin<UsageHistory>("GET", `${apiPath("keys", key, "usage", "history")}?${query}`, { signal }),
+  );
 
   const act = acting(status, () => load());
 
@@ -34,8 +46,16 @@ export const budgetView: OperatorView = (root, [keyId]) => {
     let usage: BudgetUsage;
     let budgetEndpoints: OperatorEndpoint[];
     try {
-      [budget, usage] = await Promise.all([admin<Budget>("GET", apiPath("keys", key, "budget")), admin<BudgetUsage>("GET", apiPath("keys", key, "usage"))]);
-      budgetEndpoints = (await admin<{ data: OperatorEndpoint[] }>("GET", `/webhook-endpoints?budget=${encodeURIComponent(budget.budget)}`)).data;
+      [budget, usage] = await Promise.all([
+        admin<Budget>("GET", apiPath("keys", key, "budget")),
+        admin<BudgetUsage>("GET", apiPath("keys", key, "usage")),
+      ]);
+      budgetEndpoints = (
+        await admin<{ data: OperatorEndpoint[] }>(
+          "GET",
+          `/webhook-endpoints?budget=${encodeURIComponent(budget.budget)}`,
+        )
+      ).data;
     } catch (error) {
       return void show(status, notice(messageOf(error), "error"));
     }
@@ -45,14 +65,31 @@ export const budgetView: OperatorView = (root, [keyId]) => {
       h(
         "dl",
         { class: "facts" },
-        h("dt", {}, "Budget"), h("dd", {}, h("code", {}, budget.budget)),
-        h("dt", {}, "This minute"), h("dd", {}, `${usage.usage.minute.count} admitted, until ${iso(usage.usage.minute.reset)}`),
-        h("dt", {}, "Today"), h("dd", {}, `${usage.usage.day.count} admitted, until ${iso(usage.usage.day.reset)}`),
-        h("dt", {}, "Refused in a row"), h("dd", {}, usage.usage.refusedInARow),
-        h("dt", {}, "Ban"), h("dd", { id: "budget-ban" }, banned ? `banned until ${iso(usage.usage.bannedUntil)}` : "none"),
+        h("dt", {}, "Budget"),
+        h("dd", {}, h("code", {}, budget.budget)),
+        h("dt", {}, "This minute"),
+        h("dd", {}, `${usage.usage.minute.count} admitted, until ${iso(usage.usage.minute.reset)}`),
+        h("dt", {}, "Today"),
+        h("dd", {}, `${usage.usage.day.count} admitted, until ${iso(usage.usage.day.reset)}`),
+        h("dt", {}, "Refused in a row"),
+        h("dd", {}, usage.usage.refusedInARow),
+        h("dt", {}, "Ban"),
+        h("dd", { id: "budget-ban" }, banned ? `banned until ${iso(usage.usage.bannedUntil)}` : "none"),
       ),
       // Offered unbanned too: it starts the refusal streak over, so a budget about to be banned is not.
-      h("button", { type: "button", class: banned ? "danger" : "quiet", onclick: () => void act(() => admin("POST", apiPath("keys", key, "unban")), "Unbanned, its refusal streak started over: every location admits it again within 5 seconds.") }, "Unban"),
+      h(
+        "button",
+        {
+          type: "button",
+          class: banned ? "danger" : "quiet",
+          onclick: () =>
+            void act(
+              () => admin("POST", apiPath("keys", key, "unban")),
+              "Unbanned, its refusal streak started over: every location admits it again within 5 seconds.",
+            ),
+        },
+        "Unban",
+      ),
     );
     show(
       keys,
@@ -60,7 +97,15 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         "table",
         {},
         h("caption", {}, "The budget's keys"),
-        h("thead", {}, h("tr", {}, ["Name", "Id", "Plan", "State", "Scopes", "Expires"].map((title) => h("th", { scope: "col" }, title)))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Name", "Id", "Plan", "State", "Scopes", "Expires"].map((title) => h("th", { scope: "col" }, title)),
+          ),
+        ),
         h(
           "tbody",
           {},
@@ -71,7 +116,19 @@ export const budgetView: OperatorView = (root, [keyId]) => {
               h("td", {}, key.name),
               h("td", {}, h("code", {}, key.id)),
               h("td", {}, key.plan),
-              h("td", {}, key.state, key.revokedReason === "leaked" ? " (leaked)" : "", key.madeByLeakedKey ? h("strong", { class: "warning" }, ` made by the leaked key ${key.madeByLeakedKey}: have its owner rotate it`) : ""),
+              h(
+                "td",
+                {},
+                key.state,
+                key.revokedReason === "leaked" ? " (leaked)" : "",
+                key.madeByLeakedKey
+                  ? h(
+                      "strong",
+                      { class: "warning" },
+                      ` made by the leaked key ${key.madeByLeakedKey}: have its owner rotate it`,
+                    )
+                  : "",
+              ),
               h("td", {}, (key.scopes ?? ["orders:read", "orders:write"]).join(", ")),
               h("td", {}, when(key.expiresAt)),
             ),
@@ -90,18 +147,55 @@ export const budgetView: OperatorView = (root, [keyId]) => {
       ),
     );
     const own = budget.keys.some((key) => key.limits);
-    const perMinute = h("input", { id: "limit-minute", name: "perMinute", type: "number", min: 1, step: 1, required: true, value: budget.limitsInForce.perMinute });
-    const perDay = h("input", { id: "limit-day", name: "perDay", type: "number", min: 1, step: 1, required: true, value: budget.limitsInForce.perDay });
+    const perMinute = h("input", {
+      id: "limit-minute",
+      name: "perMinute",
+      type: "number",
+      min: 1,
+      step: 1,
+      required: true,
+      value: budget.limitsInForce.perMinute,
+    });
+    const perDay = h("input", {
+      id: "limit-day",
+      name: "perDay",
+      type: "number",
+      min: 1,
+      step: 1,
+      required: true,
+      value: budget.limitsInForce.perDay,
+    });
     show(
       limits,
       h(
         "form",
-        { onsubmit: (event: Event) => {
-          event.preventDefault();
-          void act(() => admin("POST", apiPath("keys", key, "limits"), { body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) } }), "Limits set: every location counts by them from its next call.");
-        } },
-        h("div", { class: "controls" }, h("label", { for: "limit-minute" }, "Per minute"), perMinute, h("label", { for: "limit-day" }, "Per day"), perDay),
-        h("p", { class: "hint" }, own ? "The limits in force: the budget's own, kept in its keys' records until changed." : "The limits in force: its plan's. Set, they are kept in its keys' records until changed."),
+        {
+          onsubmit: (event: Event) => {
+            event.preventDefault();
+            void act(
+              () =>
+                admin("POST", apiPath("keys", key, "limits"), {
+                  body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) },
+                }),
+              "Limits set: every location counts by them from its next call.",
+            );
+          },
+        },
+        h(
+          "div",
+          { class: "controls" },
+          h("label", { for: "limit-minute" }, "Per minute"),
+          perMinute,
+          h("label", { for: "limit-day" }, "Per day"),
+          perDay,
+        ),
+        h(
+          "p",
+          { class: "hint" },
+          own
+            ? "The limits in force: the budget's own, kept in its keys' records until changed."
+            : "The limits in force: its plan's. Set, they are kept in its keys' records until changed.",
+        ),
         h("button", { type: "submit" }, "Set limits"),
       ),
     );
@@ -113,8 +207,31 @@ export const budgetView: OperatorView = (root, [keyId]) => {
             "table",
             {},
             h("caption", {}, "The budget's webhook endpoints"),
-            h("thead", {}, h("tr", {}, ["URL", "Status"].map((title) => h("th", { scope: "col" }, title)))),
-            h("tbody", {}, budgetEndpoints.map((endpoint) => h("tr", {}, h("td", {}, h("code", {}, endpoint.url)), h("td", {}, endpoint.status === "disabled" ? `disabled: ${endpoint.disabledReason ?? ""}` : "enabled")))),
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                ["URL", "Status"].map((title) => h("th", { scope: "col" }, title)),
+              ),
+            ),
+            h(
+              "tbody",
+              {},
+              budgetEndpoints.map((endpoint) =>
+                h(
+                  "tr",
+                  {},
+                  h("td", {}, h("code", {}, endpoint.url)),
+                  h(
+                    "td",
+                    {},
+                    endpoint.status === "disabled" ? `disabled: ${endpoint.disabledReason ?? ""}` : "enabled",
+                  ),
+                ),
+              ),
+            ),
           ),
     );
     show(
@@ -123,12 +240,28 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         "table",
         {},
         h("caption", {}, "Newest first: every key operation, console sign-in and endpoint action, with who did it"),
-        h("thead", {}, h("tr", {}, ["When", "What", "On", "Who", "Details"].map((title) => h("th", { scope: "col" }, title)))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["When", "What", "On", "Who", "Details"].map((title) => h("th", { scope: "col" }, title)),
+          ),
+        ),
         h(
           "tbody",
           {},
           budget.timeline.map((row) =>
-            h("tr", {}, h("td", {}, when(row.at)), h("td", {}, row.operation, row.outcome ? ` (${row.outcome})` : ""), h("td", {}, h("code", {}, row.subject)), h("td", {}, row.actor), h("td", {}, h("code", {}, JSON.stringify(row.changes)))),
+            h(
+              "tr",
+              {},
+              h("td", {}, when(row.at)),
+              h("td", {}, row.operation, row.outcome ? ` (${row.outcome})` : ""),
+              h("td", {}, h("code", {}, row.subject)),
+              h("td", {}, row.actor),
+              h("td", {}, h("code", {}, JSON.stringify(row.changes))),
+            ),
           ),
         ),
       ),
@@ -145,7 +278,13 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         onclick: async () => {
           try {
             const made = await admin<{ url: string; expiresAt: string }>("POST", apiPath("keys", key, "console-link"));
-            show(link, shownOnce(`A callers' console sign-in link for ${keyId}, until ${made.expiresAt}: hand it to the key's holder`, made.url));
+            show(
+              link,
+              shownOnce(
+                `A callers' console sign-in link for ${keyId}, until ${made.expiresAt}: hand it to the key's holder`,
+                made.url,
+              ),
+            );
           } catch (error) {
             show(status, notice(messageOf(error), "error"));
           }

@@ -9,7 +9,12 @@ const SCOPES = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"]
 
 const select = (id: string, label: string, values: string[]) => [
   h("label", { for: id }, label),
-  h("select", { id, name: id }, h("option", { value: "" }, "Any"), values.map((value) => h("option", { value }, value))),
+  h(
+    "select",
+    { id, name: id },
+    h("option", { value: "" }, "Any"),
+    values.map((value) => h("option", { value }, value)),
+  ),
 ];
 
 /** Keys of every budget (GET /admin/keys): by part of an id, name, first characters or budget; by plan, state and scope; paged. */
@@ -17,16 +22,32 @@ export const keysView: OperatorView = (root) => {
   const results = h("div", { id: "key-results" });
   const status = h("div", {});
   const more = h("div", {});
-  const search = h("input", { id: "key-search", name: "q", type: "search", autocomplete: "off", spellcheck: "false", placeholder: "key_…, so_live_…, a name or a budget" });
+  const search = h("input", {
+    id: "key-search",
+    name: "q",
+    type: "search",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "key_…, so_live_…, a name or a budget",
+  });
   const form = h(
     "form",
-    { role: "search", onsubmit: (event: Event) => {
+    {
+      role: "search",
+      onsubmit: (event: Event) => {
         event.preventDefault();
         void find(undefined);
-      } },
+      },
+    },
     h("label", { for: "key-search" }, "Find keys"),
     search,
-    h("div", { class: "controls" }, select("key-plan", "Plan", PLANS), select("key-state", "State", STATES), select("key-scope", "Scope", SCOPES)),
+    h(
+      "div",
+      { class: "controls" },
+      select("key-plan", "Plan", PLANS),
+      select("key-state", "State", STATES),
+      select("key-scope", "Scope", SCOPES),
+    ),
     h("button", { type: "submit" }, "Search"),
   );
   const rows = h("tbody", {});
@@ -34,7 +55,11 @@ export const keysView: OperatorView = (root) => {
   const find = async (cursor: string | undefined) => {
     const query = new URLSearchParams();
     if (search.value.trim()) query.set("q", search.value.trim());
-    for (const [field, name] of [["key-plan", "plan"], ["key-state", "state"], ["key-scope", "scope"]] as const) {
+    for (const [field, name] of [
+      ["key-plan", "plan"],
+      ["key-state", "state"],
+      ["key-scope", "scope"],
+    ] as const) {
       const value = (root.querySelector(`#${field}`) as HTMLSelectElement).value;
       if (value) query.set(name, value);
     }
@@ -48,7 +73,13 @@ export const keysView: OperatorView = (root) => {
           h(
             "tr",
             {},
-            h("td", {}, h("a", { href: `#/budget/${key.id}` }, key.name), h("br"), h("code", {}, key.start ? `${key.start}…` : key.id)),
+            h(
+              "td",
+              {},
+              h("a", { href: `#/budget/${key.id}` }, key.name),
+              h("br"),
+              h("code", {}, key.start ? `${key.start}…` : key.id),
+            ),
             h("td", {}, h("code", {}, key.id)),
             h("td", {}, key.plan),
             h("td", {}, key.state, key.bannedUntil ? [" until ", when(key.bannedUntil)] : ""),
@@ -57,8 +88,16 @@ export const keysView: OperatorView = (root) => {
           ),
         ),
       );
-      show(status, h("p", { role: "status" }, `${rows.children.length} found${page.nextCursor ? ", more to look through" : ""}.`));
-      show(more, page.nextCursor ? h("button", { type: "button", class: "quiet", onclick: () => void find(page.nextCursor!) }, "Look further") : null);
+      show(
+        status,
+        h("p", { role: "status" }, `${rows.children.length} found${page.nextCursor ? ", more to look through" : ""}.`),
+      );
+      show(
+        more,
+        page.nextCursor
+          ? h("button", { type: "button", class: "quiet", onclick: () => void find(page.nextCursor!) }, "Look further")
+          : null,
+      );
     } catch (error) {
       show(status, notice(messageOf(error), "error"));
     }
@@ -70,7 +109,15 @@ export const keysView: OperatorView = (root) => {
       "table",
       {},
       h("caption", {}, "Keys found; open one for its budget"),
-      h("thead", {}, h("tr", {}, ["Name", "Id", "Plan", "State", "Budget", "Made"].map((title) => h("th", { scope: "col" }, title)))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["Name", "Id", "Plan", "State", "Budget", "Made"].map((title) => h("th", { scope: "col" }, title)),
+        ),
+      ),
       rows,
     ),
   );

@@ -11,12 +11,31 @@ const RANGES = [
   ["7d", "Last 7 days"],
 ] as const;
 
-const cells = (...values: (string | number | HTMLElement)[]) => h("tr", {}, values.map((value) => h("td", {}, value)));
+const cells = (...values: (string | number | HTMLElement)[]) =>
+  h(
+    "tr",
+    {},
+    values.map((value) => h("td", {}, value)),
+  );
 const budgetLink = (budget: string) => h("a", { href: `#/budget/${budget}` }, h("code", {}, budget));
 const table = (caption: string, headings: string[], rows: HTMLElement[], empty: string) =>
   rows.length === 0
     ? h("p", { class: "hint" }, empty)
-    : h("table", {}, h("caption", {}, caption), h("thead", {}, h("tr", {}, headings.map((heading) => h("th", { scope: "col" }, heading)))), h("tbody", {}, rows));
+    : h(
+        "table",
+        {},
+        h("caption", {}, caption),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            headings.map((heading) => h("th", { scope: "col" }, heading)),
+          ),
+        ),
+        h("tbody", {}, rows),
+      );
 
 /**
  * Every budget's traffic (GET /admin/traffic, read from the request
@@ -24,7 +43,11 @@ const table = (caption: string, headings: string[], rows: HTMLElement[], empty: 
  * and by refusals, the bans refusing now, keyless refusals by address group.
  */
 export const trafficView: OperatorView = (root) => {
-  const range = h("select", { id: "traffic-range" }, RANGES.map(([value, label]) => h("option", { value }, label)));
+  const range = h(
+    "select",
+    { id: "traffic-range" },
+    RANGES.map(([value, label]) => h("option", { value }, label)),
+  );
   const chart = h("figure", { class: "chart", "aria-labelledby": "traffic-caption" });
   const figures = h("div", { id: "traffic-figures" });
   const status = h("div", {});
@@ -50,32 +73,101 @@ export const trafficView: OperatorView = (root) => {
     show(status);
     const { series } = traffic;
     const perMinute = traffic.bucketSeconds / 60;
-    plot.draw([series.map((b) => Date.parse(b.start) / 1000), series.map((b) => b.admitted / perMinute), series.map((b) => (b.limited + b.banned) / perMinute), series.map((b) => b.unauthenticated / perMinute), series.map((b) => b.error / perMinute)]);
-    chart.append(h("figcaption", { id: "traffic-caption" }, `Requests a minute across every budget and caller, averaged over ${perMinute === 1 ? "each minute" : `${perMinute} minutes`}, from ${series[0]?.start ?? "—"}; point at the chart for the numbers.`));
+    plot.draw([
+      series.map((b) => Date.parse(b.start) / 1000),
+      series.map((b) => b.admitted / perMinute),
+      series.map((b) => (b.limited + b.banned) / perMinute),
+      series.map((b) => b.unauthenticated / perMinute),
+      series.map((b) => b.error / perMinute),
+    ]);
+    chart.append(
+      h(
+        "figcaption",
+        { id: "traffic-caption" },
+        `Requests a minute across every budget and caller, averaged over ${perMinute === 1 ? "each minute" : `${perMinute} minutes`}, from ${series[0]?.start ?? "—"}; point at the chart for the numbers.`,
+      ),
+    );
     const sum = (pick: (b: Traffic["series"][number]) => number) => series.reduce((total, b) => total + pick(b), 0);
     show(
       figures,
       h(
         "dl",
         { class: "facts" },
-        h("dt", {}, "Admitted"), h("dd", { id: "traffic-admitted" }, sum((b) => b.admitted)),
-        h("dt", {}, "Refused by the limiter"), h("dd", { id: "traffic-refused" }, sum((b) => b.limited + b.banned)),
-        h("dt", {}, "Without a valid key (401)"), h("dd", {}, sum((b) => b.unauthenticated)),
-        h("dt", {}, "Errors (5xx)"), h("dd", {}, sum((b) => b.error)),
+        h("dt", {}, "Admitted"),
+        h(
+          "dd",
+          { id: "traffic-admitted" },
+          sum((b) => b.admitted),
+        ),
+        h("dt", {}, "Refused by the limiter"),
+        h(
+          "dd",
+          { id: "traffic-refused" },
+          sum((b) => b.limited + b.banned),
+        ),
+        h("dt", {}, "Without a valid key (401)"),
+        h(
+          "dd",
+          {},
+          sum((b) => b.unauthenticated),
+        ),
+        h("dt", {}, "Errors (5xx)"),
+        h(
+          "dd",
+          {},
+          sum((b) => b.error),
+        ),
       ),
       h("h2", {}, "Bans refusing now"),
-      table("Budgets and address groups refused as banned in the last 5 minutes", ["Caller", "Refused", "Last refused (UTC)"], traffic.bans.map((ban) => cells(ban.caller.startsWith("ip:") ? h("code", {}, ban.caller.slice(3)) : budgetLink(ban.caller), ban.refused, ban.lastRefusedAt)), "No ban refused anyone in the last 5 minutes."),
+      table(
+        "Budgets and address groups refused as banned in the last 5 minutes",
+        ["Caller", "Refused", "Last refused (UTC)"],
+        traffic.bans.map((ban) =>
+          cells(
+            ban.caller.startsWith("ip:") ? h("code", {}, ban.caller.slice(3)) : budgetLink(ban.caller),
+            ban.refused,
+            ban.lastRefusedAt,
+          ),
+        ),
+        "No ban refused anyone in the last 5 minutes.",
+      ),
       h("h2", {}, "Top budgets"),
-      table("By requests", ["Budget", "Requests", "Refused"], traffic.topByRequests.map((b) => cells(budgetLink(b.budget), b.requests, b.refused)), "No budget sent a request in this range."),
-      table("By refusals", ["Budget", "Refused", "Requests"], traffic.topByRefusals.map((b) => cells(budgetLink(b.budget), b.refused, b.requests)), "No budget was refused in this range."),
+      table(
+        "By requests",
+        ["Budget", "Requests", "Refused"],
+        traffic.topByRequests.map((b) => cells(budgetLink(b.budget), b.requests, b.refused)),
+        "No budget sent a request in this range.",
+      ),
+      table(
+        "By refusals",
+        ["Budget", "Refused", "Requests"],
+        traffic.topByRefusals.map((b) => cells(budgetLink(b.budget), b.refused, b.requests)),
+        "No budget was refused in this range.",
+      ),
       h("h2", {}, "Callers without a key, by address group"),
-      table("Address groups (an IPv4 address, an IPv6 /64) refused by their limit", ["Address group", "Refused", "Requests"], traffic.keyless.map((g) => cells(h("code", {}, g.addressGroup), g.refused, g.requests)), "No caller without a key was refused in this range."),
-      h("p", { class: "hint" }, `From the request analytics (dataset ${traffic.dataset}), which sample at high volume: counts are weighted estimates.`),
+      table(
+        "Address groups (an IPv4 address, an IPv6 /64) refused by their limit",
+        ["Address group", "Refused", "Requests"],
+        traffic.keyless.map((g) => cells(h("code", {}, g.addressGroup), g.refused, g.requests)),
+        "No caller without a key was refused in this range.",
+      ),
+      h(
+        "p",
+        { class: "hint" },
+        `From the request analytics (dataset ${traffic.dataset}), which sample at high volume: counts are weighted estimates.`,
+      ),
     );
   };
 
   range.addEventListener("change", () => void draw());
-  show(root, h("h1", { tabindex: -1 }, "Traffic"), h("div", { class: "controls" }, h("label", { for: "traffic-range" }, "Range"), range), status, chart, figures);
+  show(
+    root,
+    h("h1", { tabindex: -1 }, "Traffic"),
+    h("div", { class: "controls" }, h("label", { for: "traffic-range" }, "Range"), range),
+    status,
+    chart,
+    figures,
+  );
   void draw();
   return () => {
     abort.abort();

@@ -17,13 +17,21 @@ export const webhooksView: OperatorView = (root) => {
 
   const readLog = async (endpoint: OperatorEndpoint) => {
     try {
-      const { data } = await admin<{ data: WebhookDelivery[] }>("GET", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "deliveries"));
+      const { data } = await admin<{ data: WebhookDelivery[] }>(
+        "GET",
+        apiPath("webhook-endpoints", { endpoint: endpoint.id }, "deliveries"),
+      );
       const failed = data.filter((delivery) => delivery.outcome === "failed").length;
       const lastDelivered = data.find((delivery) => delivery.outcome === "delivered");
       show(
         log,
         h("h2", { tabindex: -1 }, "Delivery log of ", h("code", {}, endpoint.url)),
-        h("p", { id: "endpoint-health" }, `${failed} of the newest ${data.length} deliveries failed; the newest delivered: `, lastDelivered ? h("code", {}, lastDelivered.eventId) : "none"),
+        h(
+          "p",
+          { id: "endpoint-health" },
+          `${failed} of the newest ${data.length} deliveries failed; the newest delivered: `,
+          lastDelivered ? h("code", {}, lastDelivered.eventId) : "none",
+        ),
         deliveryLog(log, data),
       );
       log.querySelector("h2")!.focus();
@@ -41,28 +49,75 @@ export const webhooksView: OperatorView = (root) => {
       endpoint.status === "enabled"
         ? h(
             "form",
-            { class: "row", onsubmit: (event: Event) => {
-          event.preventDefault();
-          void act(() => admin("POST", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "disable"), { body: reason.value.trim() ? { reason: reason.value.trim() } : {} }), `Locked ${endpoint.id}: nothing more is delivered to it.`);
-        } },
+            {
+              class: "row",
+              onsubmit: (event: Event) => {
+                event.preventDefault();
+                void act(
+                  () =>
+                    admin("POST", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "disable"), {
+                      body: reason.value.trim() ? { reason: reason.value.trim() } : {},
+                    }),
+                  `Locked ${endpoint.id}: nothing more is delivered to it.`,
+                );
+              },
+            },
             h("label", { for: reasonId }, "Reason for its owner"),
             reason,
             h("button", { type: "submit", class: "danger" }, "Lock"),
           )
-        : h("button", { type: "button", onclick: () => void act(() => admin("POST", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "enable")), `Unlocked ${endpoint.id}.`) }, "Unlock");
+        : h(
+            "button",
+            {
+              type: "button",
+              onclick: () =>
+                void act(
+                  () => admin("POST", apiPath("webhook-endpoints", { endpoint: endpoint.id }, "enable")),
+                  `Unlocked ${endpoint.id}.`,
+                ),
+            },
+            "Unlock",
+          );
     return h(
       "tr",
       {},
-      h("td", {}, h("code", {}, endpoint.url), h("br"), "of ", h("a", { href: `#/budget/${endpoint.budget}` }, h("code", {}, endpoint.budget))),
       h(
         "td",
         {},
-        endpoint.status === "disabled" ? ["disabled ", when(endpoint.disabledAt), h("br"), endpoint.disabledReason ?? ""] : "enabled",
+        h("code", {}, endpoint.url),
         h("br"),
-        endpoint.failingSince ? h("strong", {}, "failing since ", when(endpoint.failingSince)) : endpoint.lastDeliveredAt ? "delivering" : "no delivery yet",
+        "of ",
+        h("a", { href: `#/budget/${endpoint.budget}` }, h("code", {}, endpoint.budget)),
+      ),
+      h(
+        "td",
+        {},
+        endpoint.status === "disabled"
+          ? ["disabled ", when(endpoint.disabledAt), h("br"), endpoint.disabledReason ?? ""]
+          : "enabled",
+        h("br"),
+        endpoint.failingSince
+          ? h("strong", {}, "failing since ", when(endpoint.failingSince))
+          : endpoint.lastDeliveredAt
+            ? "delivering"
+            : "no delivery yet",
         endpoint.lastDeliveredAt ? ["; last delivered ", when(endpoint.lastDeliveredAt)] : "",
       ),
-      h("td", {}, action, h("button", { type: "button", class: "quiet", "aria-label": `Delivery log of ${endpoint.url}`, onclick: () => void readLog(endpoint) }, "Delivery log")),
+      h(
+        "td",
+        {},
+        action,
+        h(
+          "button",
+          {
+            type: "button",
+            class: "quiet",
+            "aria-label": `Delivery log of ${endpoint.url}`,
+            onclick: () => void readLog(endpoint),
+          },
+          "Delivery log",
+        ),
+      ),
     );
   };
 
@@ -77,7 +132,17 @@ export const webhooksView: OperatorView = (root) => {
               "table",
               {},
               h("caption", {}, "Every endpoint of every budget"),
-              h("thead", {}, h("tr", {}, ["URL, of budget", "Status and deliveries", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
+              h(
+                "thead",
+                {},
+                h(
+                  "tr",
+                  {},
+                  ["URL, of budget", "Status and deliveries", "Actions"].map((title) =>
+                    h("th", { scope: "col" }, title),
+                  ),
+                ),
+              ),
               h("tbody", {}, data.map(row)),
             ),
       );
@@ -86,6 +151,17 @@ export const webhooksView: OperatorView = (root) => {
     }
   };
 
-  show(root, h("h1", { tabindex: -1 }, "Webhooks"), h("p", {}, "Locking an endpoint stops its deliveries; its owner sees that an operator locked it (never which) and the reason given, and cannot undo it."), status, list, log);
+  show(
+    root,
+    h("h1", { tabindex: -1 }, "Webhooks"),
+    h(
+      "p",
+      {},
+      "Locking an endpoint stops its deliveries; its owner sees that an operator locked it (never which) and the reason given, and cannot undo it.",
+    ),
+    status,
+    list,
+    log,
+  );
   void load();
 };
