@@ -9,7 +9,10 @@ export interface LoadRow {
   total: number;
   /** Responses with another status, errors and timeouts: the row does not measure what it says if this is not 0. */
   unexpected: number;
-  /** The unexpected ones by status ("errors", "timeouts" for those), summed over the rounds. Absent in runs before 2026-11-26. */
+  /**
+   * The unexpected ones by status ("errors", "timeouts" for those), summed over the rounds. Absent in runs before
+   * 2026-11-26.
+   */
   unexpectedBy?: Record<string, number>;
   /**
    * CPU time per response (user and system, µs), warm-up included: of the
@@ -42,7 +45,10 @@ export interface DeliveryRow {
   maxMs: number;
 }
 
-/** One burst of changes delivered to many endpoints at once, beside the same POSTs made by a bare loop to the same receivers. */
+/**
+ * One burst of changes delivered to many endpoints at once, beside the same POSTs made by a bare loop to the same
+ * receivers.
+ */
 export interface FanOutDeliveryRow {
   endpoints: number;
   events: number;
@@ -70,9 +76,13 @@ export function fanOutDeliveryTable(row: FanOutDeliveryRow): string {
   const micros = (value: number | undefined) => (value === undefined ? "–" : Math.round(value));
   const perSecond = (count: number, seconds: number) => Math.round(count / seconds);
   return [
-    "| Row | endpoints | deliveries | seconds | deliveries a second | the bare loop's a second | ratio | workerd CPU µs a delivery | of it, the dispatch's µs a hand-off |",
+    "| Row | endpoints | deliveries | seconds | deliveries a second | the bare loop's a second | ratio | workerd CPU " +
+      "µs a delivery | of it, the dispatch's µs a hand-off |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    `| ${DELIVERY.fanOut} | ${row.endpoints} | ${row.delivered} of ${row.endpoints * row.events} | ${row.seconds.toFixed(2)} | ${perSecond(row.delivered, row.seconds)} | ${perSecond(row.endpoints * row.events, row.bareSeconds)} | ${(row.bareSeconds / row.seconds).toFixed(2)}× | ${micros(row.workerdCpuMicrosPerDelivery)} | ${micros(row.workerdCpuMicrosPerHandOff)} |`,
+    `| ${DELIVERY.fanOut} | ${row.endpoints} | ${row.delivered} of ${row.endpoints * row.events} | ` +
+      `${row.seconds.toFixed(2)} | ${perSecond(row.delivered, row.seconds)} | ` +
+      `${perSecond(row.endpoints * row.events, row.bareSeconds)} | ${(row.bareSeconds / row.seconds).toFixed(2)}× | ` +
+      `${micros(row.workerdCpuMicrosPerDelivery)} | ${micros(row.workerdCpuMicrosPerHandOff)} |`,
   ].join("\n");
 }
 
@@ -106,7 +116,8 @@ export function unexpectedWarnings(rows: LoadRow[]): string[] {
     .filter((row) => row.unexpected > 0)
     .map((row) => {
       const by = Object.entries(row.unexpectedBy ?? {}).map(([status, count]) => `${status}: ${count}`);
-      return `WARNING: ${row.name}: ${row.unexpected} responses had another status than ${row.expected}${by.length > 0 ? ` (${by.join(", ")})` : ""}`;
+      const which = by.length > 0 ? ` (${by.join(", ")})` : "";
+      return `WARNING: ${row.name}: ${row.unexpected} responses had another status than ${row.expected}${which}`;
     });
 }
 
@@ -121,7 +132,8 @@ export function loadTable(rows: LoadRow[]): string {
   for (const row of rows) {
     lines.push(
       `| ${row.name} | ${Math.round(row.requestsPerSecond)} | ${row.p50} | ${row.p99} | ` +
-        `${ratio(row.requestsPerSecond, runtime?.requestsPerSecond)} | ${ratio(row.requestsPerSecond, data?.requestsPerSecond)} | ` +
+        `${ratio(row.requestsPerSecond, runtime?.requestsPerSecond)} | ` +
+        `${ratio(row.requestsPerSecond, data?.requestsPerSecond)} | ` +
         `${micros(row.workerdCpuMicros)} | ${micros(row.benchCpuMicros)} |`,
     );
   }
@@ -133,7 +145,8 @@ export function scaleTable(rows: ScaleRow[]): string {
   for (const row of rows) {
     const perOrder = row.orders > 0 ? ((row.medianMs * 1000) / row.orders).toFixed(2) : "–";
     lines.push(
-      `| ${row.name} | ${row.medianMs.toFixed(1)} | ${perOrder} | ${row.bytes} | ${(row.peakRssBytes / MB).toFixed(1)} |`,
+      `| ${row.name} | ${row.medianMs.toFixed(1)} | ${perOrder} | ${row.bytes} | ` +
+        `${(row.peakRssBytes / MB).toFixed(1)} |`,
     );
   }
   return lines.join("\n");
@@ -151,7 +164,8 @@ export function deliveryTable(rows: DeliveryRow[]): string {
   ];
   for (const row of rows)
     lines.push(
-      `| ${row.name} | ${row.changes} | ${row.perSecond} | ${row.delivered} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} |`,
+      `| ${row.name} | ${row.changes} | ${row.perSecond} | ${row.delivered} | ${row.p50Ms} | ${row.p99Ms} | ` +
+        `${row.maxMs} |`,
     );
   return lines.join("\n");
 }
@@ -217,7 +231,9 @@ export function entryWorkerTable(rows: LoadRow[]): string {
     ];
     if (!direct || !directBase) continue;
     lines.push(
-      `| ${measured} / ${against} | ${ratio(direct.requestsPerSecond, directBase.requestsPerSecond)} | ${entry && entryBase ? ratio(entry.requestsPerSecond, entryBase.requestsPerSecond) : "–"} | ${cpuBeyond(direct, directBase)} |`,
+      `| ${measured} / ${against} | ${ratio(direct.requestsPerSecond, directBase.requestsPerSecond)} | ` +
+        `${entry && entryBase ? ratio(entry.requestsPerSecond, entryBase.requestsPerSecond) : "–"} | ` +
+        `${cpuBeyond(direct, directBase)} |`,
     );
   }
   return lines.length > 2 ? lines.join("\n") : "";
@@ -256,7 +272,8 @@ export function breakdownTable(rows: LoadRow[]): string {
   cuts.forEach((row, i) => {
     const share = i === 0 ? NaN : micros(row) - micros(cuts[i - 1]!);
     lines.push(
-      `| ${row.name.slice(BREAKDOWN.length)} | ${Math.round(row.requestsPerSecond)} | ${Math.round(micros(row))} | ${i === 0 ? "–" : Math.round(share)} | ` +
+      `| ${row.name.slice(BREAKDOWN.length)} | ${Math.round(row.requestsPerSecond)} | ${Math.round(micros(row))} | ` +
+        `${i === 0 ? "–" : Math.round(share)} | ` +
         `${i === 0 ? "–" : `${Math.round((share / total) * 100)}%`} | ${cpuShare(row, cuts[i - 1])} |`,
     );
   });
@@ -297,7 +314,10 @@ export const DELIVERY = {
 } as const;
 
 /** The targets, read from one run's figures. */
-/** One row's throughput over another's, with the workerd CPU it costs beyond it and the same ratio through the entry worker. */
+/**
+ * One row's throughput over another's, with the workerd CPU it costs beyond it and the same ratio through the entry
+ * worker.
+ */
 function comparison(load: LoadRow[], measured: string, against: string): { value: number; detail: string } {
   const row = (name: string) => load.find((candidate) => candidate.name === name);
   const [m, a] = [row(measured), row(against)];
@@ -329,12 +349,16 @@ export interface Figure {
 export function evaluateFigures(load: LoadRow[]): Figure[] {
   const bare = load[0];
   const vsBare = (name: string) =>
-    `${((load.find((row) => row.name === name)?.requestsPerSecond ?? NaN) / (bare?.requestsPerSecond ?? NaN)).toFixed(2)}×`;
+    `${((load.find((row) => row.name === name)?.requestsPerSecond ?? NaN) / (bare?.requestsPerSecond ?? NaN)).toFixed(
+      2,
+    )}×`;
   return [
     { name: "banned key against the bare route (retired target 0.5×)", detail: vsBare(ROWS.banned) },
     { name: "limited key against the bare route (retired target 0.32×)", detail: vsBare(ROWS.limited) },
     {
-      name: "401 without a key against its floor: counted exactly, in an object per address group, a zone rule upstream (decided: docs/design/performance.md#the-401-without-a-key)",
+      name:
+        "401 without a key against its floor: counted exactly, in an object per address group, a zone rule " +
+        "upstream (decided: docs/design/performance.md#the-401-without-a-key)",
       detail: comparison(load, ROWS.unauthenticated, floorName(ROWS.unauthenticated)).detail,
     },
   ];
@@ -364,7 +388,9 @@ export function evaluateTargets(
     detail: `${throughput.toFixed(2)}× (stretch ${throughput >= 0.95 ? "met" : "missed"})`,
   });
   targets.push({
-    name: "stretch: the authenticated list (from the cache) ≥ 1.0× the data baseline, faster than the query it replaces",
+    name:
+      "stretch: the authenticated list (from the cache) ≥ 1.0× the data baseline, faster than the query it " +
+      "replaces",
     met: throughput >= 1,
     detail: `${throughput.toFixed(2)}×`,
   });
@@ -382,10 +408,13 @@ export function evaluateTargets(
   targets.push({
     name: "the request analytics point costs the banned row at most 5% (with it ≥ 0.95× without it, side by side)",
     met: recorded >= 0.95,
-    detail: `${recorded.toFixed(2)}× (${Math.round(banned?.requestsPerSecond ?? NaN)} vs ${Math.round(unrecorded?.requestsPerSecond ?? NaN)} req/s)`,
+    detail:
+      `${recorded.toFixed(2)}× (${Math.round(banned?.requestsPerSecond ?? NaN)} vs ` +
+      `${Math.round(unrecorded?.requestsPerSecond ?? NaN)} req/s)`,
   });
 
-  // Issue 43: each response against what writes the same bytes, log line and point; the list against the peer as deployed.
+  // Issue 43: each response against what writes the same bytes, log line and point; the list against the peer as
+  // deployed.
   const compared = (measured: string, against: string, bound: number, label: string) => {
     const { value, detail } = comparison(load, measured, against);
     targets.push({ name: `${label} ≥ ${bound.toFixed(2)}×`, met: value >= bound, detail });
@@ -412,7 +441,8 @@ export function evaluateTargets(
     name: "one enterprise key from several isolates: object calls per admitted request ≤ 0.1",
     met: perAdmission <= 0.1,
     detail: fanOut
-      ? `${perAdmission.toFixed(3)} (${fanOut.objectCalls} calls for ${fanOut.admitted} admitted, ${fanOut.isolates} isolates)`
+      ? `${perAdmission.toFixed(3)} (${fanOut.objectCalls} calls for ${fanOut.admitted} admitted, ${fanOut.isolates} ` +
+        `isolates)`
       : "not measured",
   });
 
@@ -420,7 +450,9 @@ export function evaluateTargets(
   targets.push({
     name: "304 of 10,000 orders < 1/5 of the full 10,000 list's time",
     met: conditional < 0.2,
-    detail: `${conditional.toFixed(3)}× (${revalidation?.medianMs.toFixed(1)} ms vs ${full(10_000)?.medianMs.toFixed(1)} ms)`,
+    detail:
+      `${conditional.toFixed(3)}× (${revalidation?.medianMs.toFixed(1)} ms vs ` +
+      `${full(10_000)?.medianMs.toFixed(1)} ms)`,
   });
 
   const growth = perOrder(full(100_000)) / perOrder(full(10_000));
@@ -434,7 +466,9 @@ export function evaluateTargets(
   targets.push({
     name: "a cached 200 of 10,000 orders ≤ 1/4 the time of an uncached one",
     met: cachedVsUncached <= 0.25,
-    detail: `${cachedVsUncached.toFixed(3)}× (${sized(10_000, SCALE.cached)?.medianMs.toFixed(1)} ms vs ${full(10_000)?.medianMs.toFixed(1)} ms)`,
+    detail:
+      `${cachedVsUncached.toFixed(3)}× (${sized(10_000, SCALE.cached)?.medianMs.toFixed(1)} ms vs ` +
+      `${full(10_000)?.medianMs.toFixed(1)} ms)`,
   });
 
   // The cached rows carry the peak of their whole size: uncached lists, the miss that filled the cache and the hits.
@@ -460,7 +494,9 @@ export function evaluateTargets(
     targets.push({
       name,
       met: value <= bound,
-      detail: `${value.toFixed(2)}× (${measuredMs.toFixed(digits)} ms vs ${base || `${baselineMs.toFixed(digits)} ms`}${after})`,
+      detail:
+        `${value.toFixed(2)}× (${measuredMs.toFixed(digits)} ms vs ` +
+        `${base || `${baselineMs.toFixed(digits)} ms`}${after})`,
     });
   };
   /** A scale row's time over another's, at most `bound`. */
@@ -510,7 +546,8 @@ export function evaluateTargets(
     sized(100_000, SCALE.v2PageOfOne),
   );
   timeRatio(
-    "v2: a page of 100 with a ship date range covering every order, among 1,000,000 orders ≤ 1.5× its time among 10,000",
+    "v2: a page of 100 with a ship date range covering every order, among 1,000,000 orders ≤ 1.5× its time among " +
+      "10,000",
     1.5,
     sized(1_000_000, SCALE.v2RangePage),
     sized(10_000, SCALE.v2RangePage),
@@ -523,7 +560,8 @@ export function evaluateTargets(
     sized(100_000, SCALE.v2StatusPageOfOne),
   );
   timeRatio(
-    "v2: walking them with a wide ship date range as well ≤ 1.25× the walk with the status alone (the range's own cost: a bounded frontier a page)",
+    "v2: walking them with a wide ship date range as well ≤ 1.25× the walk with the status alone (the range's own " +
+      "cost: a bounded frontier a page)",
     1.25,
     sized(100_000, SCALE.v2RangeWalk),
     sized(100_000, SCALE.v2StatusWalk),
@@ -546,7 +584,9 @@ export function evaluateTargets(
   const v2Page = row(ROWS.v2Page);
   const v2VsData = v2Page && data ? v2Page.requestsPerSecond / data.requestsPerSecond : NaN;
   targets.push({
-    name: "v2: a filtered page of 100 (key, limits, log included) ≥ 0.9× the data baseline's throughput, as the v1 list's target",
+    name:
+      "v2: a filtered page of 100 (key, limits, log included) ≥ 0.9× the data baseline's throughput, as the v1 " +
+      "list's target",
     met: v2VsData >= 0.9,
     detail: `${v2VsData.toFixed(2)}×`,
   });
@@ -569,9 +609,13 @@ export function evaluateTargets(
   if (fanOutDelivery) {
     const expected = fanOutDelivery.endpoints * fanOutDelivery.events;
     targets.push({
-      name: `${DELIVERY.fanOut}: every delivery arrives (its pace beside a bare POST loop is printed, not a target: docs/design/order-events.md#capacity)`,
+      name:
+        `${DELIVERY.fanOut}: every delivery arrives (its pace beside a bare POST loop is printed, not a target: ` +
+        `docs/design/order-events.md#capacity)`,
       met: fanOutDelivery.delivered === expected,
-      detail: `${fanOutDelivery.delivered} of ${expected} in ${fanOutDelivery.seconds.toFixed(2)} s (the bare loop ${fanOutDelivery.bareSeconds.toFixed(2)} s)`,
+      detail:
+        `${fanOutDelivery.delivered} of ${expected} in ${fanOutDelivery.seconds.toFixed(2)} s (the bare loop ` +
+        `${fanOutDelivery.bareSeconds.toFixed(2)} s)`,
     });
   }
   return targets;
@@ -600,8 +644,13 @@ export const LAST_RUN_MARKERS = [
 /** bench/README.md's "Last run": the machine, the settings and every target's verdict and figure, from results.json. */
 export function lastRunSection({ date, machine, settings, targets, figures = [] }: BenchResults): string {
   return [
-    `${date.slice(0, 10)}: ${machine.cpus} cores (${machine.cpu}), Node ${machine.node}; ${settings.connections} connections, ` +
-      `${settings.warmup} s warm-up, ${settings.duration} s per row, median of ${settings.rounds} rounds. Every row's figures: [results.json](results.json).`,
+    `${date.slice(0, 10)}: ${machine.cpus} cores (${machine.cpu}), Node ${machine.node}; ${settings.connections} ` +
+      `connections, ` +
+      `${settings.warmup} s warm-up, ${settings.duration} s per row, median of ${settings.rounds} rounds. ` +
+      `Every row's ` +
+      `` +
+      `` +
+      `figures: [results.json](results.json).`,
     "",
     ...targets.map((target) => `- ${target.met ? "met" : "**MISSED**"}: ${target.name}: ${target.detail}`),
     ...(figures.length > 0

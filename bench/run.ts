@@ -77,7 +77,8 @@ const { values } = parseArgs({
     connections: { type: "string", default: "10" },
     out: { type: "string", default: OUT_OF_RECORD },
     // For quick comparisons while working on one path: only the load rows whose names contain one of these
-    // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets. `--only webhook`: the delivery rows alone;
+    // (comma-separated), beside the two baselines; no scale rows, no fan-out, no targets. `--only webhook`: the
+    // delivery rows alone;
     // `--only walks`: v1's list of 100,000 orders and v2's walks of them, with the walks' targets, `--rounds` times.
     only: { type: "string" },
   },
@@ -185,7 +186,8 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
     options: async () => ({ path: "/bench/peer-logged/store/orders", headers: roomy }),
   };
   const refusals = [revalidation, unauthenticated, keyless, limited, banned];
-  // Every row runs on the direct socket, as Cloudflare runs the Worker; these run through Miniflare's entry worker too, for its share (no target).
+  // Every row runs on the direct socket, as Cloudflare runs the Worker; these run through Miniflare's entry worker too,
+  // for its share (no target).
   const throughEntry = [
     bare,
     dataLogged,
@@ -332,7 +334,8 @@ async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> 
     [100_000, 3],
   ] as const) {
     console.error(`Scale: ${orders} orders…`);
-    // A fresh workerd for each size, so its peak memory is this size's (a miss, a fill and hits) and not a larger list's.
+    // A fresh workerd for each size, so its peak memory is this size's (a miss, a fill and hits) and not a larger
+    // list's.
     await onFreshWorkerd(orders);
     const size = orders.toLocaleString("en");
     const uncached = await measureUncached(orders, runs, roomy);
@@ -340,7 +343,8 @@ async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> 
     await measureList(`${size} orders, cache fill`, "/v1/store/orders", orders, 1, roomy);
     await new Promise((resolve) => setTimeout(resolve, 500));
     // A hit read from the local Cache API took 4 to 16 ms at 10,000 orders, and 15 to 120 ms at 100,000, from one
-    // request to the next on the same code: the median of 21 hits, where a few runs' median was a coin toss (issue 51's runs I and J).
+    // request to the next on the same code: the median of 21 hits, where a few runs' median was a coin toss (issue 51's
+    // runs I and J).
     const cached = await measureList(`${size} orders, ${SCALE.cached}`, "/v1/store/orders", orders, CACHED_RUNS, roomy);
     scale.push(uncached, { ...cached, peakRssBytes: runtime.peakResidentBytes() });
     if (orders === 10_000) {
@@ -463,7 +467,8 @@ try {
   const targets = evaluateTargets(load, scale, fanOut, delivery, fanOutDelivery);
   const figures = evaluateFigures(load);
   console.log(
-    `\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} interleaved rounds)\n`,
+    `\n## Load (${connections} connections, ${warmup} s warm-up, ${duration} s per row, median of ${rounds} ` +
+      `interleaved rounds)\n`,
   );
   console.log(loadTable(load));
   console.log(`\n${entryWorkerTable(load)}`);
@@ -472,12 +477,17 @@ try {
   console.log("\n## Scale (sequential requests; median time; workerd's peak resident memory)\n");
   console.log(scaleTable(scale));
   console.log(
-    `\n## Webhook delivery (${DELIVERY_CHANGES} changes at ${DELIVERY_RATE} a second each; commit to first arrival at a receiver on this machine)\n`,
+    `\n## Webhook delivery (${DELIVERY_CHANGES} changes at ${DELIVERY_RATE} a second each; commit to ` +
+      `first arrival at ` +
+      `` +
+      `` +
+      `a receiver on this machine)\n`,
   );
   console.log(deliveryTable(delivery));
   console.log(`\n${fanOutDeliveryTable(fanOutDelivery)}`);
   console.log(
-    `\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`,
+    `\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ` +
+      `${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`,
   );
   console.log("\n## Targets\n");
   printTargets(targets);
@@ -522,7 +532,8 @@ try {
  */
 async function measureDeliveries(webhooksKey: string, roomy: Record<string, string>): Promise<DeliveryRow[]> {
   console.error(
-    `Webhook delivery: ${DELIVERY_CHANGES} cancels, then ${DELIVERY_CHANGES} external updates, ${DELIVERY_RATE} a second…`,
+    `Webhook delivery: ${DELIVERY_CHANGES} cancels, then ${DELIVERY_CHANGES} external updates, ${DELIVERY_RATE} a ` +
+      `second…`,
   );
   // Orders 1..N for the cancels, N+1..2N for the external updates; the endpoint comes after their creations.
   await seed(2 * DELIVERY_CHANGES);
@@ -834,7 +845,10 @@ async function measureWalks(orders: number, runs: number, roomy: Record<string, 
   ];
 }
 
-/** Sequential walks of v2's list with `filters` (a query prefix), page after page of 1,000 following nextCursor: the median walk, each the sum of its pages' times to their last byte. */
+/**
+ * Sequential walks of v2's list with `filters` (a query prefix), page after page of 1,000 following nextCursor: the
+ * median walk, each the sum of its pages' times to their last byte.
+ */
 async function measureWalk(
   name: string,
   filters: string,
@@ -877,7 +891,10 @@ async function measureWalk(
   };
 }
 
-/** A walk's page with one order, after the first page's cursor as every page but the first: its fixed cost, sequentially, the median of 51. */
+/**
+ * A walk's page with one order, after the first page's cursor as every page but the first: its fixed cost,
+ * sequentially, the median of 51.
+ */
 async function measurePageOfOne(name: string, filters: string, headers: Record<string, string>): Promise<ScaleRow> {
   const { body } = await client.get(`/v2/store/orders?${filters}limit=1`, headers);
   const { nextCursor } = JSON.parse(body.toString()) as { nextCursor: string };

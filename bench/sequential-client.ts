@@ -15,7 +15,10 @@ export interface Fetched {
 
 export interface SequentialClient {
   get(path: string, headers: Record<string, string>): Promise<Fetched>;
-  /** Drops the connection, so no request goes out on a socket a restarted server closed; the next request opens a new one. */
+  /**
+   * Drops the connection, so no request goes out on a socket a restarted server closed; the next request opens a new
+   * one.
+   */
   disconnect(): void;
 }
 

@@ -99,7 +99,10 @@ const breakdown = Array.from({ length: perRequestChain.length + 1 }, (_, cut) =>
 
 bench.get("/bench/breakdown", (c) => c.json({ layers: perRequestChain.map(([name]) => name) }));
 
-/** Replaces every order with `count` pending ones, ids 1..count, in one statement; the event feed then holds their creations. */
+/**
+ * Replaces every order with `count` pending ones, ids 1..count, in one statement; the event feed then holds their
+ * creations.
+ */
 bench.post("/bench/seed", async (c) => {
   const count = Number(c.req.query("orders"));
   if (!Number.isInteger(count) || count < 0) return c.json({ error: "orders must be a count" }, 400);
@@ -153,7 +156,8 @@ bench.post("/bench/keys", async (c) => {
     roomy: await store({ perMinute: 1_000_000_000, perDay: 1_000_000_000 }),
     far: await store({ perMinute: 1_000_000_000, perDay: 1_000_000_000 }),
     enterprise: await store({ perMinute: 100_000, perDay: 100_000_000 }),
-    // Limited by its day, not its minute: a minute's turn during the row would admit one of its requests (run J's warning).
+    // Limited by its day, not its minute: a minute's turn during the row would admit one of its requests (run J's
+    // warning).
     limited: await store({ perMinute: 1_000_000_000, perDay: 1 }),
     banned: await store({ perMinute: 1, perDay: 1_000_000_000 }),
     // Every scope: the delivery rows make their webhook endpoint with it.

@@ -1,6 +1,7 @@
 /**
- * `npm run check` (and so the first half of `npm test`): every TypeScript
- * project type-checks, the binding types are what `wrangler types` writes, and
+ * `npm run check` (and so the first half of `npm test`): the tree is formatted
+ * and passes the linter (Biome, biome.jsonc), no line is over 120 columns,
+ * every TypeScript project type-checks, the binding types are what `wrangler types` writes, and
  * the configuration of every environment holds (check-config.ts). Two at a
  * time, one per core: each is a single-threaded process of seconds, and one
  * after another they left a core idle for a minute of every test run. Each
@@ -10,6 +11,8 @@ import { spawn } from "node:child_process";
 
 const wranglerTypes = ["--strict-vars=false"];
 const COMMANDS: readonly (readonly string[])[] = [
+  ["biome", "ci", "--reporter=summary"],
+  ["tsx", "scripts/check-line-length.ts"],
   ["tsc", "-p", "tsconfig.json"],
   ["tsc", "-p", "scripts/tsconfig.json"],
   ["tsc", "-p", "bench/tsconfig.json"],

@@ -33,9 +33,10 @@ import { DEFAULT_STEPS, deployVersions, durableObjectMigrations, parseSteps, spl
 import { describeResults, runSmokeChecks, type SmokeTarget } from "./lib/smoke-checks";
 import { wranglerProcesses, type Wrangler } from "./lib/wrangler";
 
-const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for the smoke checks>] [--steps 10,50,100] [--wait 60]
-       [--base-url https://host/v1] [--all-at-once] [--compare-migrations-with <commit>] [--dry-run]
-       [--no-health-gate] [--min-requests 100] [--error-ratio-factor 2] [--error-ratio-floor 0.5] [--p99-factor 1.5] [--p99-slack 50]
+const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for the smoke checks>]
+       [--steps 10,50,100] [--wait 60] [--base-url https://host/v1] [--all-at-once]
+       [--compare-migrations-with <commit>] [--dry-run] [--no-health-gate] [--min-requests 100]
+       [--error-ratio-factor 2] [--error-ratio-floor 0.5] [--p99-factor 1.5] [--p99-slack 50]
 The health gate reads CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (and CLOUDFLARE_API_BASE_URL, as wrangler does).`;
 
 class Refused extends Error {}
@@ -166,7 +167,10 @@ interface ReleaseFacts extends ReturnType<typeof options> {
   gate?: { access: AnalyticsAccess; dataset: string };
 }
 
-/** Everything a release checks before it changes anything; a dry run makes the same checks. Refuses with the reason and what to do. */
+/**
+ * Everything a release checks before it changes anything; a dry run makes the same checks. Refuses with the reason and
+ * what to do.
+ */
 function preflight(
   argv: string[],
   cwd: string,
@@ -181,7 +185,8 @@ function preflight(
   const placeholders = placeholdersIn(config);
   if (placeholders.length > 0) {
     throw new Refused(
-      `Not deploying ${env}: wrangler.toml still has placeholder ids for ${placeholders.join(", ")}. Create the resources and fill in the ids first (docs/operations.md#first-time-set-up-of-an-environment).`,
+      `Not deploying ${env}: wrangler.toml still has placeholder ids for ${placeholders.join(", ")}. Create the ` +
+        `resources and fill in the ids first (docs/operations.md#first-time-set-up-of-an-environment).`,
     );
   }
   if (git("status", "--porcelain") !== "")
@@ -195,7 +200,8 @@ function preflight(
   const dataset = config.analyticsDatasets.find((binding) => binding.binding === "REQUESTS")?.dataset;
   if (gated && !dataset)
     throw new Refused(
-      `Not deploying ${env} gradually: wrangler.toml has no REQUESTS analytics dataset for ${env}, which the health gate reads.`,
+      `Not deploying ${env} gradually: wrangler.toml has no REQUESTS analytics dataset for ${env}, which the health ` +
+        `gate reads.`,
     );
 
   const worker = config.name;
@@ -206,18 +212,23 @@ function preflight(
   // What serves now, and the commit it was released from: read in a dry run too, so it refuses what a release would.
   const current = currentVersion(env, wrangler);
   out(
-    `Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}${current.tag ? ` (commit ${current.tag.slice(0, 12)})` : " (no commit tag)"}.`,
+    `Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}` +
+      `${current.tag ? ` (commit ${current.tag.slice(0, 12)})` : " (no commit tag)"}.`,
   );
   const baseline = current.tag ?? (compareWith && resolveCommit(git, compareWith));
   const migrationsChanged = baseline === undefined || !sameMigrations(git, baseline, env, toml);
   if (migrationsChanged && !allAtOnce) {
     throw new Refused(
       baseline === undefined
-        ? `Not deploying ${env} gradually: the serving version has no commit tag (it was not released by this script), so its Durable Object migrations cannot be compared. ` +
-            `Name the commit it was deployed from with --compare-migrations-with <commit>, or check the release and run it with --all-at-once.`
-        : `Not deploying ${env} gradually: the Durable Object migrations in wrangler.toml changed since the deployed version ` +
+        ? `Not deploying ${env} gradually: the serving version has no commit tag (it was not released by this ` +
+            `script), so its Durable Object migrations cannot be compared. ` +
+            `Name the commit it was deployed from with --compare-migrations-with <commit>, or check the release and ` +
+            `run it with --all-at-once.`
+        : `Not deploying ${env} gradually: the Durable Object migrations in wrangler.toml changed since the deployed ` +
+            `version ` +
             `(commit ${baseline.slice(0, 12)}), and versions cannot carry a migration. ` +
-            `Check the release, then run it again with --all-at-once (wrangler deploy, tagged, then the same smoke checks).`,
+            `Check the release, then run it again with --all-at-once (wrangler deploy, tagged, then the same smoke ` +
+            `checks).`,
     );
   }
   return {
@@ -232,7 +243,10 @@ function preflight(
   };
 }
 
-/** The release's steps, each printed as it runs; in a dry run printed and not run. Each stops at `signal` (an interruption). */
+/**
+ * The release's steps, each printed as it runs; in a dry run printed and not run. Each stops at `signal` (an
+ * interruption).
+ */
 class ReleaseSteps {
   constructor(
     private readonly facts: ReleaseFacts,
@@ -250,7 +264,10 @@ class ReleaseSteps {
     if (status !== 0) throw new Error(`${title} failed (wrangler exit ${status})`);
   }
 
-  /** A wrangler step that writes wrangler's output file, and the new version's id read from it (never from the printed text). */
+  /**
+   * A wrangler step that writes wrangler's output file, and the new version's id read from it (never from the printed
+   * text).
+   */
   newVersion(title: string, args: string[], record: "version-upload" | "deploy"): string {
     if (this.facts.dryRun) {
       this.wrangler(title, args);
@@ -266,7 +283,10 @@ class ReleaseSteps {
     }
   }
 
-  /** The smoke checks against the new version only; a version deployed a moment ago may take seconds to answer its override everywhere: retried, then a clear failure. */
+  /**
+   * The smoke checks against the new version only; a version deployed a moment ago may take seconds to answer its
+   * override everywhere: retried, then a clear failure.
+   */
   async smoke(title: string, newVersion: string): Promise<void> {
     const { smokeBase, key, worker, propagationWait, dryRun } = this.facts;
     const target: SmokeTarget = { baseUrl: smokeBase, key: key ?? "", version: { worker, id: newVersion } };
@@ -287,13 +307,20 @@ class ReleaseSteps {
     }
   }
 
-  /** The step's health: the new version against the previous one over the step's window; unhealthy fails the release (rolled back). */
+  /**
+   * The step's health: the new version against the previous one over the step's window; unhealthy fails the release
+   * (rolled back).
+   */
   async gate(percent: number, windowSeconds: number, newVersion: string): Promise<void> {
     const { gate, current, dryRun, thresholds } = this.facts;
     if (!gate) return this.out(`== ${percent}%: no health gate (--no-health-gate): the smoke check decides`);
     const sql = healthQuery(gate.dataset, [newVersion, current.id], windowSeconds);
     this.out(
-      `== ${percent}%: health gate: the new version against ${current.id} over the step's ${Math.ceil(windowSeconds)} s (Analytics Engine SQL API)`,
+      `== ${percent}%: health gate: the new version against ${current.id} over the step's ` +
+        `${Math.ceil(windowSeconds)} ` +
+        `` +
+        `` +
+        `s (Analytics Engine SQL API)`,
     );
     if (dryRun) {
       for (const line of sql.split("\n")) this.out(`   ${line}`);
@@ -314,7 +341,9 @@ class ReleaseSteps {
   }
 }
 
-/** The ramp as data: 0% first (the new version deployed, reached only by the smoke checks' override), then each step. */
+/**
+ * The ramp as data: 0% first (the new version deployed, reached only by the smoke checks' override), then each step.
+ */
 const rampOf = (steps: readonly number[]) => [
   { percent: 0, title: "Deploying the new version at 0%" },
   ...steps.map((percent) => ({ percent, title: `Ramping to ${percent}%` })),
@@ -341,7 +370,8 @@ async function release(
         ["deploy", "--env", env, "--tag", commit, `--message=${subject}`],
         "deploy",
       );
-      // A migration the previous version never had cannot be rolled back to it: the smoke check decides, and a failure says what to do by hand.
+      // A migration the previous version never had cannot be rolled back to it: the smoke check decides, and a failure
+      // says what to do by hand.
       await guard(!migrationsChanged, () => steps.smoke("100%", newVersion));
       return out(done(env, dryRun));
     }
@@ -354,7 +384,8 @@ async function release(
     await guard(true, async () => {
       for (const { percent, title } of rampOf(facts.steps)) {
         steps.wrangler(title, deployVersions(env, split(newVersion, current.id, percent), `${subject} (${percent}%)`));
-        // A step that splits traffic runs its wait, then the gate on that traffic; at 100% there is no previous version's traffic left to compare with.
+        // A step that splits traffic runs its wait, then the gate on that traffic; at 100% there is no previous
+        // version's traffic left to compare with.
         if (percent > 0 && percent < 100) {
           const stepStarted = Date.now();
           if (!dryRun && wait > 0) await sleep(wait, interruption.signal);
@@ -369,7 +400,10 @@ async function release(
   }
 }
 
-/** SIGINT and SIGTERM (a Ctrl-C, a CI timeout) during a release abort it, so its guard restores the previous version instead of the process dying mid-ramp. */
+/**
+ * SIGINT and SIGTERM (a Ctrl-C, a CI timeout) during a release abort it, so its guard restores the previous version
+ * instead of the process dying mid-ramp.
+ */
 function interruptible(signals: Pick<NodeJS.EventEmitter, "on" | "off">): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const handlers = (["SIGINT", "SIGTERM"] as const).map(
@@ -394,7 +428,10 @@ interface Guard {
   out(line: string): void;
 }
 
-/** Runs the release's traffic steps; on any failure or interruption (the steps stop at `signal`), 100% back on the previous version (when it can run), and one line saying so. */
+/**
+ * Runs the release's traffic steps; on any failure or interruption (the steps stop at `signal`), 100% back on the
+ * previous version (when it can run), and one line saying so.
+ */
 async function guarded(
   { env, previous, restorable, dryRun, wrangler, out }: Guard,
   traffic: () => Promise<void>,
@@ -426,20 +463,26 @@ async function guarded(
 
 const MIGRATED = "this release changed the Durable Object migrations, which the previous version cannot run with";
 const MIGRATED_BY_HAND =
-  "By hand (docs/operations.md#rollback): fix forward with another --all-at-once release, or, if the new class holds nothing yet, " +
+  "By hand (docs/operations.md#rollback): fix forward with another --all-at-once release, or, if the new class holds " +
+  "nothing yet, " +
   "add a migration that deletes it (deleted_classes) and release that --all-at-once before moving traffic back";
 
 const done = (env: string, dryRun: boolean) =>
   dryRun ? `\nDry run: nothing was run.` : `\nReleased to ${env}: 100% on the new version, every smoke check passed.`;
 
-/** Where the health gate reads the request analytics: refused without credentials (the release must not ramp blind unless told to). */
+/**
+ * Where the health gate reads the request analytics: refused without credentials (the release must not ramp blind
+ * unless told to).
+ */
 function analyticsAccess(env: string): AnalyticsAccess {
   const accountId = process.env.CLOUDFLARE_ACCOUNT_ID?.trim();
   const apiToken = process.env.CLOUDFLARE_API_TOKEN?.trim();
   if (!accountId || !apiToken) {
     throw new Refused(
-      `Not deploying ${env} gradually: the health gate needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (a token that may read Account Analytics) ` +
-        `to compare the new version with the previous one at each step. Set them, or run with --no-health-gate to ramp on the smoke checks alone.`,
+      `Not deploying ${env} gradually: the health gate needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (a token ` +
+        `that may read Account Analytics) ` +
+        `to compare the new version with the previous one at each step. Set them, or run with --no-health-gate to ` +
+        `ramp on the smoke checks alone.`,
     );
   }
   return { accountId, apiToken, apiBase: process.env.CLOUDFLARE_API_BASE_URL?.trim() || CLOUDFLARE_API };
@@ -452,7 +495,9 @@ function currentVersion(env: string, wrangler: Wrangler): { id: string; tag: str
   const versions = (JSON.parse(status.stdout) as { versions: { version_id: string; percentage: number }[] }).versions;
   if (versions.length !== 1 || versions[0]!.percentage !== 100) {
     throw new Refused(
-      `Not deploying: ${env} is already split between versions (${versions.map((v) => `${v.version_id}@${v.percentage}%`).join(", ")}); finish or roll back that release first.`,
+      `Not deploying: ${env} is already split between versions ` +
+        `(${versions.map((v) => `${v.version_id}@${v.percentage}%`).join(", ")}); ` +
+        "finish or roll back that release first.",
     );
   }
   const id = versions[0]!.version_id;
@@ -464,7 +509,10 @@ function currentVersion(env: string, wrangler: Wrangler): { id: string; tag: str
   return { id, tag: tag !== undefined && COMMIT.test(tag) ? tag : undefined };
 }
 
-/** The full id of a commit the operator named (hex only, so it cannot be an option); refused when this repository does not have it. */
+/**
+ * The full id of a commit the operator named (hex only, so it cannot be an option); refused when this repository does
+ * not have it.
+ */
 function resolveCommit(git: (...args: string[]) => string, named: string): string {
   try {
     return git("rev-parse", "--verify", "--end-of-options", `${named}^{commit}`);
@@ -473,7 +521,10 @@ function resolveCommit(git: (...args: string[]) => string, named: string): strin
   }
 }
 
-/** Whether the env's Durable Object migrations are the same now as at `commit` (40 hex digits, never an option: `--end-of-options`); false when that commit cannot be read. */
+/**
+ * Whether the env's Durable Object migrations are the same now as at `commit` (40 hex digits, never an option:
+ * `--end-of-options`); false when that commit cannot be read.
+ */
 function sameMigrations(git: (...args: string[]) => string, commit: string, env: string, toml: string): boolean {
   try {
     return (

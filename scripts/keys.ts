@@ -44,7 +44,8 @@ const USAGE = `Usage: npm run keys -- <command> [options]
   check <token>      whether a string is a well-formed key (offline: its shape and checksum, no lookup)
   show <keyId>
   revoke <keyId> [--leaked [--found-at <where>]]
-                     --leaked: what it started ends too (its webhook endpoints, console sessions), through the operator API
+                     --leaked: what it started ends too (its webhook endpoints, console sessions),
+                     through the operator API
   history <keyId>
   usage <keyId> [--history [--granularity minute|hour|day] [--from T] [--to T]]
                      (through the operator API; --history: admitted and refused per bucket, with a sparkline)
@@ -155,7 +156,9 @@ interface CommandContext {
   output: KeysOutput;
 }
 
-/** What a subcommand on one key gets besides: the key as stored, and the operator API (absent when none is reachable). */
+/**
+ * What a subcommand on one key gets besides: the key as stored, and the operator API (absent when none is reachable).
+ */
 interface KeyCommandContext extends CommandContext {
   keyId: string;
   found: StoredRecord;
@@ -244,7 +247,8 @@ async function revoke(context: KeyCommandContext): Promise<void> {
     );
     record = revoked;
   }
-  // Told again for a key already revoked: a revoke whose limiter call failed, or whose leak was not ended, is finished by running it again.
+  // Told again for a key already revoked: a revoke whose limiter call failed, or whose leak was not ended, is finished
+  // by running it again.
   const told = await context.tellLimiter("revoke", {
     reason,
     ...(values["found-at"] !== undefined && { foundAt: values["found-at"] }),
@@ -253,7 +257,8 @@ async function revoke(context: KeyCommandContext): Promise<void> {
     output.err(`Revoked ${keyId} in KV only (${told.problem}): every location refuses it within about 65 seconds.`);
     if (reason === "leaked")
       output.err(
-        "Its leak is NOT ended: the webhook endpoints it made still deliver, its console sessions go on. Run this again once the operator API answers.",
+        "Its leak is NOT ended: the webhook endpoints it made still deliver, its console sessions go on. Run this " +
+          "again once the operator API answers.",
       );
   } else if (reason === "leaked") {
     const leak = (
@@ -264,11 +269,13 @@ async function revoke(context: KeyCommandContext): Promise<void> {
     );
     if (leak) {
       output.err(
-        `Disabled the webhook endpoints it made or last aimed: ${leak.endpointsDisabled.join(", ") || "none"}; ended ${leak.sessionsEnded} console session(s).`,
+        `Disabled the webhook endpoints it made or last aimed: ${leak.endpointsDisabled.join(", ") || "none"}; ended ` +
+          `${leak.sessionsEnded} console session(s).`,
       );
       if (leak.rotatedInto.length > 0)
         output.err(
-          `Keys it made by rotation still work, and whoever held it may hold them: ${leak.rotatedInto.join(", ")}. Rotate them.`,
+          `Keys it made by rotation still work, and whoever held it may hold them: ${leak.rotatedInto.join(", ")}. ` +
+            `Rotate them.`,
         );
     }
   } else {
@@ -292,8 +299,10 @@ async function update(context: KeyCommandContext): Promise<void> {
     const told = await context.tellLimiter("limits", { ...limitsFor(record), setAt: record.limitsSetAt });
     output.err(
       told.ok
-        ? `Updated the budget of ${reached}, and told its limiter at ${told.at}: every location applies the new limits within 5 seconds.`
-        : `Updated the budget of ${reached} in KV only (${told.problem}): every location applies it within about 65 seconds (KV's propagation and the key cache).`,
+        ? `Updated the budget of ${reached}, and told its limiter at ${told.at}: every location applies the new ` +
+            `limits within 5 seconds.`
+        : `Updated the budget of ${reached} in KV only (${told.problem}): every location applies it within about 65 ` +
+            `seconds (KV's propagation and the key cache).`,
     );
   }
   showRecord(context, record);
@@ -301,11 +310,16 @@ async function update(context: KeyCommandContext): Promise<void> {
 
 async function rotateKey({ store, found, keyId, values, output, tellLimiter }: KeyCommandContext): Promise<void> {
   const rotated = await rotate(store, found, values.grace ?? "24h");
-  // The budget's object decides at once what KV may show a minute late elsewhere: the old key acts only on itself, and ends with its grace.
+  // The budget's object decides at once what KV may show a minute late elsewhere: the old key acts only on itself, and
+  // ends with its grace.
   const told = await tellLimiter("rotation", { endsAt: rotated.oldExpiresAt });
   if (!told.ok)
     output.err(
-      `Told only KV (${told.problem}): ${keyId} may act on the budget's other keys and endpoints for about 65 seconds more at other locations.`,
+      `Told only KV (${told.problem}): ${keyId} may act on the budget's other keys and endpoints for ` +
+        `about 65 seconds ` +
+        `` +
+        `` +
+        `more at other locations.`,
     );
   if (values.json)
     return void output.out(JSON.stringify({ id: rotated.record.id, key: rotated.key, plan: rotated.record.plan }));
@@ -356,14 +370,18 @@ async function unban({ api, keyId, values, output }: KeyCommandContext): Promise
   output.out(JSON.stringify(answer, null, values.json ? undefined : 2));
 }
 
-/** A single-use console sign-in link for the key, for 15 minutes: printed once, for the operator to hand to the key's holder. */
+/**
+ * A single-use console sign-in link for the key, for 15 minutes: printed once, for the operator to hand to the key's
+ * holder.
+ */
 async function consoleLink({ api, keyId, values, output }: KeyCommandContext): Promise<void> {
   const answer =
     api && ((await api.call("POST", `/keys/${keyId}/console-link`)) as { url: string; expiresAt: string } | undefined);
   if (answer === undefined) throw needsOperatorApi("console-link");
   if (values.json) return void output.out(JSON.stringify(answer));
   output.err(
-    `A console sign-in link for ${keyId}: it works once, until ${answer.expiresAt}. Hand it to the key's holder, privately.`,
+    `A console sign-in link for ${keyId}: it works once, until ${answer.expiresAt}. Hand it to the key's holder, ` +
+      `privately.`,
   );
   output.out(answer.url);
 }
@@ -409,7 +427,8 @@ async function operator(
   if (action !== "add" && action !== "revoke") throw new UsageError("operator takes add <name>, list or revoke <name>");
   if (name === undefined || !OPERATOR_NAME.test(name)) {
     throw new UsageError(
-      `operator ${action} needs a name: letters, digits and . _ @ + -, up to 64, such as ana or ana@example.com${name === undefined ? "" : ` (got "${name}")`}`,
+      `operator ${action} needs a name: letters, digits and . _ @ + -, up to 64, such as ana or ana@example.com` +
+        (name === undefined ? "" : ` (got "${name}")`),
     );
   }
   const now = new Date().toISOString();
@@ -417,13 +436,15 @@ async function operator(
   if (action === "add") {
     if (existing)
       throw new UsageError(
-        `An operator named ${name} ${existing.revoked_at ? `was revoked at ${existing.revoked_at}; a name is never given twice` : "exists"}.`,
+        `An operator named ${name} ` +
+          `${existing.revoked_at ? `was revoked at ${existing.revoked_at}; a name is never given twice` : "exists"}.`,
       );
     const token = `so_op_${urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))))}`;
     await store.query(INSERT_OPERATOR, [name, await sha256Hex(token), now, CLI_ACTOR]);
     if (values.json) return void output.out(JSON.stringify({ name, token }));
     output.out(
-      `Added the operator ${name} in ${store.environment}. Their token, shown this once only; hand it to them privately:\n\n  ${token}\n`,
+      `Added the operator ${name} in ${store.environment}. Their token, shown this once only; hand it to them ` +
+        `privately:\n\n  ${token}\n`,
     );
     return;
   }
@@ -444,7 +465,8 @@ async function operatorLink({ store, values, output }: CommandContext, name: str
   const [existing] = await store.query<OperatorRow>(OPERATOR_BY_NAME, [name]);
   if (!existing || existing.revoked_at)
     throw new UsageError(
-      `No live operator ${name} in ${store.environment}${existing ? ` (revoked at ${existing.revoked_at})` : ""}: links are for named operators (operator add).`,
+      `No live operator ${name} in ${store.environment}${existing ? ` (revoked at ${existing.revoked_at})` : ""}: ` +
+        "links are for named operators (operator add).",
     );
   const token = urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))));
   const now = Date.now();
@@ -464,7 +486,8 @@ async function operatorLink({ store, values, output }: CommandContext, name: str
   const url = `${new URL(baseUrl).origin}${OPERATOR_CONSOLE_PATH}#link=${token}`;
   if (values.json) return void output.out(JSON.stringify({ operator: name, url, expiresAt }));
   output.err(
-    `A sign-in link to the operators' console for ${name}: it works once, until ${expiresAt}. Hand it to them privately.`,
+    `A sign-in link to the operators' console for ${name}: it works once, until ${expiresAt}. Hand it to them ` +
+      `privately.`,
   );
   output.out(url);
 }
@@ -530,7 +553,8 @@ function updatesFrom(
     }
   }
   if (newLimits) changes.limits = newLimits;
-  // One stamp for the budget's new limits: the object never lets an older record's limits win (docs/operations.md#api-keys).
+  // One stamp for the budget's new limits: the object never lets an older record's limits win
+  // (docs/operations.md#api-keys).
   if ("plan" in changes || "limits" in changes) changes.limitsSetAt = new Date().toISOString();
   if (values.name !== undefined) changes.name = values.name;
   if (values["expires-in"] !== undefined) changes.expiresAt = expiryFrom(values["expires-in"]);
@@ -606,7 +630,8 @@ function describeRecord(record: ApiKeyRecord): string {
     `plan:     ${record.plan}`,
     `name:     ${record.name}`,
     `created:  ${record.createdAt}`,
-    `limits:   ${describeLimits(limitsFor(record))}${record.limits ? "" : " (the plan's)"}, for budget ${budgetOf(record)}`,
+    `limits:   ${describeLimits(limitsFor(record))}${record.limits ? "" : " (the plan's)"}, for budget ` +
+      `${budgetOf(record)}`,
     `scopes:   ${scopesOf(record).join(", ")}`,
     `expires:  ${record.expiresAt ?? "never"}`,
     `state:    ${stateOf(record)}`,

@@ -20,7 +20,8 @@ import { runWrangler } from "./lib/wrangler";
 export const RESTORE_MARGIN = 100_000n;
 
 const USAGE =
-  "Usage: npm run restore -- --env <staging|production> --timestamp <RFC 3339 or Unix seconds> --base-url <https://host/v1> [--dry-run]   (OPERATOR_TOKEN set)";
+  "Usage: npm run restore -- --env <staging|production> --timestamp <RFC 3339 or Unix seconds> --base-url " +
+  "<https://host/v1> [--dry-run]   (OPERATOR_TOKEN set)";
 
 export interface RestoreContext {
   out(line: string): void;
@@ -63,7 +64,8 @@ export async function runRestore(argv: string[], context: RestoreContext): Promi
     noted = answer.sequence;
   } catch (error) {
     context.err(
-      `Not restored: the event sequence could not be noted (${error instanceof Error ? error.message : String(error)}).`,
+      `Not restored: the event sequence could not be noted ` +
+        `(${error instanceof Error ? error.message : String(error)}).`,
     );
     return 1;
   }
@@ -81,13 +83,16 @@ export async function runRestore(argv: string[], context: RestoreContext): Promi
       | undefined;
     if (answer?.sequence === undefined) throw new Error(`the operator API at ${api.baseUrl} was not reachable`);
     context.out(
-      `Order event sequence raised back: ${answer.sequence}. New events take ids above every one handed out before the restore.`,
+      `Order event sequence raised back: ${answer.sequence}. New events take ids above every one handed out before ` +
+        `the restore.`,
     );
     return 0;
   } catch (error) {
     context.err(
-      `RESTORED, BUT THE EVENT SEQUENCE WAS NOT RAISED (${error instanceof Error ? error.message : String(error)}). Before any order changes, ` +
-        `run: curl -X POST -H "Authorization: Bearer \${OPERATOR_TOKEN#*:}" -H "Content-Type: application/json" -d '{"atLeast":"${raiseTo}"}' ${api.baseUrl}/admin/order-events/sequence`,
+      `RESTORED, BUT THE EVENT SEQUENCE WAS NOT RAISED (${error instanceof Error ? error.message : String(error)}). ` +
+        `Before any order changes, ` +
+        `run: curl -X POST -H "Authorization: Bearer \${OPERATOR_TOKEN#*:}" -H "Content-Type: application/json" -d ` +
+        `'{"atLeast":"${raiseTo}"}' ${api.baseUrl}/admin/order-events/sequence`,
     );
     return 1;
   }

@@ -39,10 +39,13 @@ console.log(
 );
 console.log(`The console (sign in with the demo key): http://localhost:${values.port}/console\n`);
 console.log(
-  `Operator API (local token, from ${operatorEnv}): curl -H "Authorization: Bearer ${operatorToken}" http://localhost:${values.port}/admin/keys/<keyId>/usage\n`,
+  `Operator API (local token, from ${operatorEnv}): curl -H "Authorization: Bearer ${operatorToken}" ` +
+    `http://localhost:${values.port}/admin/keys/<keyId>/usage\n`,
 );
-// BASE_URL follows the port, so GET / and the deprecation Link point where the service really is (never the environment's:
-// tools such as Vite set one of their own); any other var wrangler.toml declares is taken from the environment when set there.
+// BASE_URL follows the port, so GET / and the deprecation Link point where the service really is (never the
+// environment's:
+// tools such as Vite set one of their own); any other var wrangler.toml declares is taken from the environment when set
+// there.
 const fromEnvironment = varsFromEnvironment(
   Object.keys(readEnvironment(undefined).vars).filter((name) => name !== "BASE_URL"),
   process.env,
@@ -80,7 +83,8 @@ function syntheticOrdersSql(count: number): string {
   return `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
 INSERT OR IGNORE INTO orders (id, pet_id, quantity, ship_date, status, complete, created_at, updated_at)
 SELECT 9007199254740992 + i, 9007199254740992 + i % 1000, 1 + i % 5,
-  CASE WHEN i % 7 = 0 THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%SZ', '2026-11-01T00:00:00Z', '+' || (i % 525600) || ' minutes') END,
+  CASE WHEN i % 7 = 0 THEN NULL
+    ELSE strftime('%Y-%m-%dT%H:%M:%SZ', '2026-11-01T00:00:00Z', '+' || (i % 525600) || ' minutes') END,
   CASE i % 4 WHEN 1 THEN 'pending' WHEN 2 THEN 'shipped' WHEN 3 THEN 'delivered' ELSE 'cancelled' END,
   CASE WHEN i % 4 = 3 THEN 1 ELSE 0 END, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z' FROM n`;
 }

@@ -48,7 +48,10 @@ const outage = { afterMs: Number(values["outage-after"]) * 1000, forMs: Number(v
 /** When the outage's renames changed D1's schema, and how long after one a request's answer may still show it. */
 const schemaChanges: { from: number; to: number }[] = [];
 const SCHEMA_CHANGE_GRACE_MS = 3_000;
-/** The tables every D1 call of the webhook machinery reads: renamed away, they are an outage for it alone (the API's own reads go on). */
+/**
+ * The tables every D1 call of the webhook machinery reads: renamed away, they are an outage for it alone (the API's own
+ * reads go on).
+ */
 const OUTAGE_TABLES = ["webhook_endpoints", "webhook_dispatch"];
 const totalRequests = Number(values.requests);
 const clients = Number(values.clients);
@@ -82,7 +85,8 @@ mustRunWrangler(["d1", "migrations", "apply", "store-orders", "--local", ...pers
 d1(
   `INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
    WITH RECURSIVE n(i) AS (SELECT ${PENDING.from} UNION ALL SELECT i + 1 FROM n WHERE i < ${SHIPPED.to})
-   SELECT i, 1, 1, CASE WHEN i > ${PENDING.to} THEN 'shipped' ELSE 'pending' END, 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
+   SELECT i, 1, 1, CASE WHEN i > ${PENDING.to} THEN 'shipped' ELSE 'pending' END, 0,
+     '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
 );
 const store = await openKeyStore("local", state.path);
 const keyed = async (label: string, plan: Plan, limits?: Limits, scopes?: Scope[]): Promise<Caller> => {
@@ -119,7 +123,8 @@ for (let n = 1; n <= 10; n++)
 await store.close();
 
 const service = await startService(state.path);
-// Read through the runtime that owns the database: a second process opening the SQLite files beside it meets SQLITE_BUSY.
+// Read through the runtime that owns the database: a second process opening the SQLite files beside it meets
+// SQLITE_BUSY.
 const live = await d1HttpApi(service.baseUrl);
 const versionOf = async () =>
   Number((await live("SELECT version FROM orders_version WHERE singleton = 1"))[0]!.version);
@@ -185,7 +190,8 @@ try {
   const feed = (await readFeed(feedMark)).events;
   const cancelled = [...outcome.pendingAfter].filter(([, status]) => status === "cancelled").map(([id]) => id);
   console.error(`Waiting for ${feed.length} events at the two endpoints…`);
-  // Long enough for the lanes' backoff after the outage (10 s at most) and the retry schedule of the refused first attempts.
+  // Long enough for the lanes' backoff after the outage (10 s at most) and the retry schedule of the refused first
+  // attempts.
   const waitedFrom = Date.now();
   const delivered = await untilDelivered(feed, DELIVERY_PATIENCE_MS);
   const waited = ((Date.now() - waitedFrom) / 1000).toFixed(1);
@@ -233,21 +239,29 @@ try {
   violations.push(...fanOut.violations);
   printSummary(seconds, outcome);
   console.log(
-    `Events: ${feed.length} in the feed after the mark (${external.changes.length} changes by the other system in ${external.statements} statements, ` +
-      `${cancelled.length} cancels); every endpoint had them ${delivered ? `all ${waited} s after the traffic` : `NOT all within ${DELIVERY_PATIENCE_MS / 1000} s`}; ` +
+    `Events: ${feed.length} in the feed after the mark (${external.changes.length} changes by the other system in ` +
+      `${external.statements} statements, ` +
+      `${cancelled.length} cancels); every endpoint had them ` +
+      `${delivered ? `all ${waited} s after the traffic` : `NOT all within ${DELIVERY_PATIENCE_MS / 1000} s`}; ` +
       `${receivers.all.refused + receivers.cancels.refused} first attempts refused on purpose and retried; ` +
-      `${receivers.all.duplicates + receivers.cancels.duplicates} events acknowledged twice (at least once: a receipt D1 could not record is posted again).`,
+      `${receivers.all.duplicates + receivers.cancels.duplicates} events acknowledged twice (at least ` +
+      `once: a receipt ` +
+      `` +
+      `` +
+      `D1 could not record is posted again).`,
   );
   const excused = observations.filter(
     (o) => o.status === 503 && schemaChanges.some((window) => o.receivedAt >= window.from && o.receivedAt <= window.to),
   ).length;
   if (outage.forMs > 0)
     console.log(
-      `Outage: ${excused} requests answered 503 (with Retry-After) while its renames changed D1's schema under the service, as a failing dependency is answered.`,
+      `Outage: ${excused} requests answered 503 (with Retry-After) while its renames changed D1's schema under the ` +
+        `service, as a failing dependency is answered.`,
     );
   for (const line of fanOut.lines) console.log(line);
   printChecks();
-  // What the service said about it (its warnings and errors, counted by message), and where the undelivered events' deliveries stand.
+  // What the service said about it (its warnings and errors, counted by message), and where the undelivered events'
+  // deliveries stand.
   if (violations.length > 0) {
     const said = new Map<string, number>();
     for (const line of service.output().split("\n")) {
@@ -278,11 +292,13 @@ try {
       .slice(0, 3))
       console.log(`  ${line.slice(0, 600)}`);
     console.log(
-      `  the dispatcher's mark: ${JSON.stringify(await live("SELECT mark FROM webhook_dispatch"))}, the feed's head: ${JSON.stringify(await live("SELECT max(seq) AS head FROM order_events"))}`,
+      `  the dispatcher's mark: ${JSON.stringify(await live("SELECT mark FROM webhook_dispatch"))}, the feed's head: ` +
+        `${JSON.stringify(await live("SELECT max(seq) AS head FROM order_events"))}`,
     );
     await untilDelivered(feed, 180_000);
     console.log(
-      `  after 180 s more: ${feed.filter((event) => !receivers.all.arrivals.has(event.id)).length} still missing at the endpoint for every type`,
+      `  after 180 s more: ${feed.filter((event) => !receivers.all.arrivals.has(event.id)).length} still missing at ` +
+        `the endpoint for every type`,
     );
     console.log(
       `  the first missing: ${feed
@@ -299,7 +315,10 @@ try {
 }
 process.exit(violations.length === 0 ? 0 : 1);
 
-/** The webhook tables away for `outage.forMs`, from `outage.afterMs` into the traffic: deliveries must all arrive after it. */
+/**
+ * The webhook tables away for `outage.forMs`, from `outage.afterMs` into the traffic: deliveries must all arrive after
+ * it.
+ */
 async function webhookOutage(): Promise<void> {
   if (outage.forMs <= 0) return;
   await new Promise((resolve) => setTimeout(resolve, outage.afterMs));
@@ -422,7 +441,8 @@ async function send(caller: Caller): Promise<Observation> {
 function printSummary(seconds: number, outcome: { pendingAfter: Map<string, string>; versionDelta: number }): void {
   const count = (items: Observation[], test: (o: Observation) => boolean) => items.filter(test).length;
   console.log(
-    `\n## Stress run: ${observations.length} requests, ${clients} clients, ${seconds.toFixed(1)} s (${Math.round(observations.length / seconds)} req/s)\n`,
+    `\n## Stress run: ${observations.length} requests, ${clients} clients, ${seconds.toFixed(1)} s ` +
+      `(${Math.round(observations.length / seconds)} req/s)\n`,
   );
   const windows = admissionsByWindow(observations);
   // The fullest minute window of each caller, against its quota: the limit held where it was tested hardest.
@@ -438,8 +458,10 @@ function printSummary(seconds: number, outcome: { pendingAfter: Map<string, stri
   for (const caller of callers) {
     const mine = observations.filter((o) => o.caller === caller.label);
     console.log(
-      `| ${caller.label} | ${caller.plan} | ${mine.length} | ${count(mine, isAdmitted)} | ${count(mine, (o) => o.status === 429)} | ` +
-        `${count(mine, (o) => o.status >= 400 && o.status < 500 && o.status !== 429)} | ${count(mine, (o) => o.status === 0 || o.status >= 500)} | ` +
+      `| ${caller.label} | ${caller.plan} | ${mine.length} | ${count(mine, isAdmitted)} | ` +
+        `${count(mine, (o) => o.status === 429)} | ` +
+        `${count(mine, (o) => o.status >= 400 && o.status < 500 && o.status !== 429)} | ` +
+        `${count(mine, (o) => o.status === 0 || o.status >= 500)} | ` +
         `${fullestMinute(caller.label)} |`,
     );
   }
@@ -454,7 +476,8 @@ function printSummary(seconds: number, outcome: { pendingAfter: Map<string, stri
   const deletes = observations.filter((o) => o.method === "DELETE" && !o.path.endsWith("not-a-number"));
   const cancelled = [...outcome.pendingAfter.values()].filter((s) => s === "cancelled").length;
   console.log(
-    `Cancels: ${deletes.length} DELETEs of ${PENDING.to - PENDING.from + 1} pending and ${SHIPPED.to - SHIPPED.from + 1} shipped orders; ` +
+    `Cancels: ${deletes.length} DELETEs of ${PENDING.to - PENDING.from + 1} pending and ` +
+      `${SHIPPED.to - SHIPPED.from + 1} shipped orders; ` +
       `${cancelled} orders cancelled, ${outcome.versionDelta} order writes.`,
   );
 }

@@ -72,7 +72,8 @@ async function streamed(name: string, running: Promise<{ status: number }>): Pro
   const from = Date.now();
   const { status } = await running;
   console.log(
-    `\n── ${name}: ${status === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - from) / 1000)} s (${Math.round((Date.now() - started) / 1000)} s since npm test started) ──`,
+    `\n── ${name}: ${status === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - from) / 1000)} s ` +
+      `(${Math.round((Date.now() - started) / 1000)} s since npm test started) ──`,
   );
   if (status !== 0) failed.push(name);
 }
@@ -84,7 +85,8 @@ const rest = [node, ...waitingOnServices];
 const waiting = rest.filter(({ name }) => !endedAt.has(name)).map(({ name }) => name);
 if (waiting.length > 0)
   console.log(
-    `\nThe check and the workers project are done; still running: ${waiting.join(", ")} (the output of each follows when it ends)…`,
+    `\nThe check and the workers project are done; still running: ${waiting.join(", ")} (the output of each follows ` +
+      `when it ends)…`,
   );
 for (const { name, result } of rest) {
   const { status, output } = await result;

@@ -127,7 +127,10 @@ export class StoreOrdersClient {
     this.#random = options.random ?? Math.random;
   }
 
-  /** Version 2 of the API (beta): the order list filtered and paged, one order, cancel; the order event feed; the key's usage. */
+  /**
+   * Version 2 of the API (beta): the order list filtered and paged, one order, cancel; the order event feed; the key's
+   * usage.
+   */
   readonly v2: { orders: OrdersV2; events: EventsV2; usage(options?: UsageOptions): Promise<UsageHistory> } = {
     orders: {
       list: (filters = {}) => this.#walk(filters),
@@ -165,7 +168,10 @@ export class StoreOrdersClient {
     });
   }
 
-  /** Cancels a pending order. Cancelling one already cancelled succeeds; a shipped one fails with `order_already_shipped`. */
+  /**
+   * Cancels a pending order. Cancelling one already cancelled succeeds; a shipped one fails with
+   * `order_already_shipped`.
+   */
   cancelOrder(orderId: OrderId): Promise<void> {
     return this.#cancel(`${this.#options.baseUrl}/store/orders`, orderId);
   }
@@ -258,7 +264,8 @@ export class StoreOrdersClient {
       while (!options.signal?.aborted) {
         const page = await eventsPage(feed.cursor);
         for (const [i, event] of page.events.entries()) {
-          // The cursor passes the page as its last event is handed over: saved after handling that event, it resumes exactly.
+          // The cursor passes the page as its last event is handed over: saved after handling that event, it resumes
+          // exactly.
           if (i === page.events.length - 1) feed.cursor = page.next;
           yield event;
         }
@@ -345,7 +352,10 @@ export class StoreOrdersClient {
     this.#rateLimit = rateLimitOf(response.headers) ?? this.#rateLimit;
   }
 
-  /** v1's ids arrive as JSON integers and come out as their exact digits; v2's already are strings, and stay as they are. */
+  /**
+   * v1's ids arrive as JSON integers and come out as their exact digits; v2's already are strings, and stay as they
+   * are.
+   */
   #parse(text: string, response: Response): unknown {
     try {
       return parseWithExactIntegers(text, ID_KEYS);

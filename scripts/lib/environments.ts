@@ -42,7 +42,10 @@ export function readEnvironment(env: DeployedEnvironment | undefined, config = "
   };
 }
 
-/** The cron that prunes the order events a batch at a time and wakes a dispatcher whose alarm was lost (docs/design/order-events.md#retention). */
+/**
+ * The cron that prunes the order events a batch at a time and wakes a dispatcher whose alarm was lost
+ * (docs/design/order-events.md#retention).
+ */
 export const PIPELINE_CRON = "* * * * *";
 
 /**
@@ -54,7 +57,8 @@ export function webhookPipelineProblems(label: string, config: EnvironmentConfig
   const problems: string[] = [];
   if (!config.crons.includes(PIPELINE_CRON))
     problems.push(
-      `${label}: the triggers' crons lack "${PIPELINE_CRON}", which prunes the order events and wakes the webhook dispatcher`,
+      `${label}: the triggers' crons lack "${PIPELINE_CRON}", which prunes the order events and wakes the webhook ` +
+        `dispatcher`,
     );
   if (
     !config.durableObjects.some((binding) => binding.name === "WEBHOOK_LANES" && binding.class_name === "WebhookLane")
@@ -75,7 +79,8 @@ export function configProblems(
 ): string[] {
   const problems = missingFromConfig(env, config, local);
 
-  // The vars' own rules (src/framework/read-config.ts) are checked for every environment by varProblems(); deployments also need https.
+  // The vars' own rules (src/framework/read-config.ts) are checked for every environment by varProblems(); deployments
+  // also need https.
   const baseUrl = config.vars.BASE_URL;
   if (typeof baseUrl !== "string" || !baseUrl.startsWith("https://")) {
     problems.push(`${env}: BASE_URL must be an https URL, got ${JSON.stringify(baseUrl)}`);
@@ -92,12 +97,16 @@ export function configProblems(
   const written = config.analyticsDatasets.find((binding) => binding.binding === "REQUESTS")?.dataset;
   if (config.vars.ANALYTICS_DATASET !== written)
     problems.push(
-      `${env}: ANALYTICS_DATASET must name the REQUESTS binding's dataset "${written}", got ${JSON.stringify(config.vars.ANALYTICS_DATASET)}`,
+      `${env}: ANALYTICS_DATASET must name the REQUESTS binding's dataset "${written}", got ` +
+        `${JSON.stringify(config.vars.ANALYTICS_DATASET)}`,
     );
   return problems;
 }
 
-/** The vars the worker would refuse to run with (src/framework/read-config.ts), each naming the environment (`label`) and the var. */
+/**
+ * The vars the worker would refuse to run with (src/framework/read-config.ts), each naming the environment (`label`)
+ * and the var.
+ */
 export function varProblems(label: string, config: EnvironmentConfig): string[] {
   const result = readConfig(config.vars);
   return result.ok ? [] : result.problems.map((problem) => `${label}: ${problem}`);

@@ -58,13 +58,17 @@ export function healthQuery(dataset: string, versions: readonly string[], window
     "  SUM(IF(double1 >= 500, _sample_interval, 0)) AS errors,",
     "  quantileExactWeighted(0.99)(double2, _sample_interval) AS p99_ms",
     `FROM ${dataset}`,
-    `WHERE timestamp > NOW() - INTERVAL '${Math.max(1, Math.ceil(windowSeconds))}' SECOND AND blob1 IN (${versions.map((version) => `'${version}'`).join(", ")})`,
+    `WHERE timestamp > NOW() - INTERVAL '${Math.max(1, Math.ceil(windowSeconds))}' SECOND ` +
+      `AND blob1 IN (${versions.map((version) => `'${version}'`).join(", ")})`,
     "GROUP BY version",
     "FORMAT JSON",
   ].join("\n");
 }
 
-/** The SQL API's answer (FORMAT JSON: numbers may come quoted) as health per version; a version without rows had no requests. */
+/**
+ * The SQL API's answer (FORMAT JSON: numbers may come quoted) as health per version; a version without rows had no
+ * requests.
+ */
 export function readHealthAnswer(answer: unknown, versions: readonly string[]): Map<string, VersionHealth> {
   const data = (answer as { data?: unknown } | null)?.data;
   if (!Array.isArray(data))
@@ -83,7 +87,9 @@ export function readHealthAnswer(answer: unknown, versions: readonly string[]): 
 
 const percent = (ratio: number) => `${(ratio * 100).toFixed(2)}%`;
 const describe = (name: string, health: VersionHealth) =>
-  `${name} ${health.requests.toLocaleString("en")} requests, 5xx ${health.requests ? percent(health.errors / health.requests) : "-"}, p99 ${health.requests ? `${Math.round(health.p99Ms)} ms` : "-"}`;
+  `${name} ${health.requests.toLocaleString("en")} requests, ` +
+  `5xx ${health.requests ? percent(health.errors / health.requests) : "-"}, ` +
+  `p99 ${health.requests ? `${Math.round(health.p99Ms)} ms` : "-"}`;
 
 /**
  * Whether the new version may take more traffic: its 5xx ratio at most
@@ -101,7 +107,11 @@ export function judgeHealth(
       verdict: "too little traffic",
       line,
       reasons: [
-        `the new version served ${fresh.requests} requests, fewer than the ${thresholds.minRequests} needed to judge: the smoke check decides`,
+        `the new version served ${fresh.requests} requests, fewer than the ${thresholds.minRequests} ` +
+          `needed to judge: ` +
+          `` +
+          `` +
+          `the smoke check decides`,
       ],
     };
   }
@@ -111,13 +121,15 @@ export function judgeHealth(
   const ratio = fresh.errors / fresh.requests;
   if (ratio > maxRatio)
     reasons.push(
-      `its 5xx ratio ${percent(ratio)} is above ${percent(maxRatio)} (max of ${thresholds.errorRatioFactor}x the previous ${percent(oldRatio)} and ${percent(thresholds.errorRatioFloor)})`,
+      `its 5xx ratio ${percent(ratio)} is above ${percent(maxRatio)} (max of ${thresholds.errorRatioFactor}x the ` +
+        `previous ${percent(oldRatio)} and ${percent(thresholds.errorRatioFloor)})`,
     );
   if (old.requests > 0) {
     const maxP99 = thresholds.p99Factor * old.p99Ms + thresholds.p99SlackMs;
     if (fresh.p99Ms > maxP99)
       reasons.push(
-        `its p99 ${Math.round(fresh.p99Ms)} ms is above ${Math.round(maxP99)} ms (${thresholds.p99Factor}x the previous ${Math.round(old.p99Ms)} ms + ${thresholds.p99SlackMs} ms)`,
+        `its p99 ${Math.round(fresh.p99Ms)} ms is above ${Math.round(maxP99)} ms (${thresholds.p99Factor}x the ` +
+          `previous ${Math.round(old.p99Ms)} ms + ${thresholds.p99SlackMs} ms)`,
       );
   }
   return { verdict: reasons.length > 0 ? "unhealthy" : "healthy", line, reasons };

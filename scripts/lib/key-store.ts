@@ -49,7 +49,9 @@ export interface KeyStore {
    */
   audited<T>(events: AuditEvent[], operation: () => Promise<T>): Promise<T>;
   history(keyId: string): Promise<KeyEvent[]>;
-  /** Runs one statement on the environment's database with its values bound (the operators' table), returning its rows. */
+  /**
+   * Runs one statement on the environment's database with its values bound (the operators' table), returning its rows.
+   */
   query<T>(statement: string, values: readonly (string | number)[]): Promise<T[]>;
   close(): Promise<void>;
 }
@@ -86,7 +88,10 @@ export async function whenFree<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The keys of the local state (the folder `npm start` persists to), open for the whole command; closing the store closes the state. */
+/**
+ * The keys of the local state (the folder `npm start` persists to), open for the whole command; closing the store
+ * closes the state.
+ */
 export function localKeyStore(state: LocalState): KeyStore {
   const { API_KEYS: kv, DB: db } = state.env;
   return {
@@ -245,7 +250,10 @@ export async function findById(store: KeyStore, keyId: string): Promise<StoredRe
   return stored === null ? null : { hash, record: ApiKeyRecord.parse(JSON.parse(stored)) };
 }
 
-/** Every key that spends the budget `record` spends (itself included): the keys a rotation made, or the key they replaced. */
+/**
+ * Every key that spends the budget `record` spends (itself included): the keys a rotation made, or the key they
+ * replaced.
+ */
 export async function keysOfBudget(store: KeyStore, record: ApiKeyRecord): Promise<StoredRecord[]> {
   const budget = budgetOf(record);
   const ids = (await store.list("id:"))

@@ -61,7 +61,8 @@ const MIGRATIONS_TABLE = "d1_migrations";
 export async function applyMigrations(db: LocalBindings["DB"], dir = "migrations"): Promise<string[]> {
   await db
     .prepare(
-      `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE}(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE}(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, ` +
+        `applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`,
     )
     .run();
   const applied = new Set(

@@ -15,7 +15,10 @@ export interface OperatorApi {
   readonly baseUrl: string;
 }
 
-/** What telling the operator API came to: done (where), or why not, as it was (not configured, not reachable, or its answer). */
+/**
+ * What telling the operator API came to: done (where), or why not, as it was (not configured, not reachable, or its
+ * answer).
+ */
 export type Told = { ok: true; at: string; answer: unknown } | { ok: false; problem: string };
 
 /** A POST to the operator API whose failure is reported, never thrown: it follows a KV write that already happened. */
@@ -51,7 +54,10 @@ function credentialHeaders(local: { stateDir: string | undefined } | undefined):
   return configured ? { Authorization: `Bearer ${tokenOf(configured)}` } : undefined;
 }
 
-/** The operator API for `--env local` (with its state folder) or a deployed environment; undefined without a URL or a credential. */
+/**
+ * The operator API for `--env local` (with its state folder) or a deployed environment; undefined without a URL or a
+ * credential.
+ */
 export function operatorApi(
   baseUrl: string | undefined,
   local: { stateDir: string | undefined } | undefined,

@@ -23,7 +23,9 @@ export function split(newVersion: string, currentVersion: string, percent: numbe
   return percent >= 100 ? [`${newVersion}@100%`] : [`${newVersion}@${percent}%`, `${currentVersion}@${100 - percent}%`];
 }
 
-/** The arguments of a traffic change; the message joined to its flag, so a subject starting with "-" is never an option. */
+/**
+ * The arguments of a traffic change; the message joined to its flag, so a subject starting with "-" is never an option.
+ */
 export const deployVersions = (env: string, versions: string[], message: string) => [
   "versions",
   "deploy",

@@ -49,7 +49,10 @@ function expect(condition: boolean, problem: string): asserts condition {
 /** The `rel="next"` target of a Link header. */
 const nextLink = (link: string | null) => (link === null ? undefined : /<([^>]+)>\s*;\s*rel="next"/.exec(link)?.[1]);
 
-/** fetch()'s failure when the connection was reset or closed under it (undici's TypeError, its cause the socket's error). */
+/**
+ * fetch()'s failure when the connection was reset or closed under it (undici's TypeError, its cause the socket's
+ * error).
+ */
 function connectionReset(error: unknown): boolean {
   const code = (error as { cause?: { code?: string } } | undefined)?.cause?.code;
   return error instanceof TypeError && ["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"].includes(code ?? "");
@@ -59,7 +62,9 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
   // The same deployment serves v2 beside v1 (BASE_URL names v1's base).
   const v2 = baseUrl.replace(/\/v1\/?$/, "/v2");
 
-  /** A request to `path` under v1's base, or to an absolute URL (a Link); with the version override when one is checked. */
+  /**
+   * A request to `path` under v1's base, or to an absolute URL (a Link); with the version override when one is checked.
+   */
   async function call(method: string, path: string, authorized = true): Promise<Response> {
     const headers: Record<string, string> = authorized ? { Authorization: `Bearer ${key}` } : {};
     if (version) headers["Cloudflare-Workers-Version-Overrides"] = `${version.worker}="${version.id}"`;
@@ -91,10 +96,16 @@ export async function runSmokeChecks({ baseUrl, key, version }: SmokeTarget): Pr
 
   let listBody = "";
   let pageOrderId: string | undefined;
-  /** Why the page check failed: the single-order check, which needs its order, fails the same way (a version not applied yet stays that). */
+  /**
+   * Why the page check failed: the single-order check, which needs its order, fails the same way (a version not applied
+   * yet stays that).
+   */
   let pageFailure: unknown;
 
-  /** A v2 page of pending orders: 200, the page shape, every order pending; the first id kept (as digits) for the single-order check. */
+  /**
+   * A v2 page of pending orders: 200, the page shape, every order pending; the first id kept (as digits) for the
+   * single-order check.
+   */
   async function pendingPage(url: string): Promise<Response> {
     const response = await call("GET", url);
     expect(response.status === 200, `${url}: expected 200, got ${response.status}`);

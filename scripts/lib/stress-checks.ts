@@ -174,7 +174,9 @@ export function cancelViolations(observations: Observation[], outcome: CancelOut
   if (outcome.versionDelta !== cancelled) {
     violations.push({
       check: "cancels",
-      detail: `${cancelled} orders were cancelled but ${outcome.versionDelta} order writes happened: some changed more than once`,
+      detail:
+        `${cancelled} orders were cancelled but ${outcome.versionDelta} order writes happened: some changed ` +
+        `more than once`,
     });
   }
   return violations;
@@ -250,7 +252,8 @@ export function eventViolations(input: {
   const firstOutOfOrder = input.external.findIndex((change, index) => externalInFeed[index] !== key(change));
   if (firstOutOfOrder >= 0 && violations.length === 0)
     add(
-      `the external writes' events are out of order from the ${firstOutOfOrder + 1}th: ${externalInFeed[firstOutOfOrder]} where ${key(input.external[firstOutOfOrder]!)} was made`,
+      `the external writes' events are out of order from the ${firstOutOfOrder + 1}th: ` +
+        `${externalInFeed[firstOutOfOrder]} where ${key(input.external[firstOutOfOrder]!)} was made`,
     );
 
   for (const endpoint of input.endpoints) {
@@ -262,7 +265,8 @@ export function eventViolations(input: {
     const stray = [...endpoint.received].filter((id) => !wantedIds.has(id));
     if (stray.length > 0)
       add(
-        `${endpoint.label}: ${stray.length} events delivered it did not ask for or that are not in the feed (first ${stray[0]})`,
+        `${endpoint.label}: ${stray.length} events delivered it did not ask for or that are not in the feed (first ` +
+          `${stray[0]})`,
       );
     if (endpoint.rejected.length > 0)
       add(`${endpoint.label}: ${endpoint.rejected.length} deliveries failed verification (${endpoint.rejected[0]})`);

@@ -12,7 +12,10 @@ import type { Execute } from "./d1-http-api";
 import type { Violation } from "./stress-checks";
 import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver";
 
-/** 500 changes in bursts of 10, 3 s apart: 1,000 deliveries a burst, which this 2-core machine sends within the 5 s bound (bench/README.md, the fan-out row). */
+/**
+ * 500 changes in bursts of 10, 3 s apart: 1,000 deliveries a burst, which this 2-core machine sends within the 5 s
+ * bound (bench/README.md, the fan-out row).
+ */
 export const FAN_OUT = {
   budgets: 10,
   endpointsPerBudget: 10,
@@ -97,7 +100,8 @@ export async function fanOutPhase(options: {
     // The other system's bursts: a statement of FAN_OUT.burst new orders, a second apart.
     const started = Date.now();
     for (let from = options.firstOrderId; from < options.firstOrderId + FAN_OUT.changes; from += FAN_OUT.burst) {
-      // Once more when wrangler dev answers that the runtime restarted mid-request (as it asks): the insert is idempotent.
+      // Once more when wrangler dev answers that the runtime restarted mid-request (as it asks): the insert is
+      // idempotent.
       await retriedOnce(() =>
         options.live(
           `INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
@@ -143,12 +147,18 @@ export async function fanOutPhase(options: {
       if (p99 > FAN_OUT.healthyP99Ms)
         violations.push({
           check: "fan-out",
-          detail: `${label}: p99 from commit to receipt ${p99} ms, over ${FAN_OUT.healthyP99Ms} ms beside a hanging receiver`,
+          detail:
+            `${label}: p99 from commit to receipt ${p99} ms, over ${FAN_OUT.healthyP99Ms} ms beside a hanging ` +
+            `receiver`,
         });
     }
     lines.push(
-      `Fan-out: ${FAN_OUT.changes} changes in bursts of ${FAN_OUT.burst} to ${made} endpoints over ${options.keys.length} budgets (${healthy.length} healthy, 1 answering in ${FAN_OUT.slowAnswerMs / 1000} s, 1 never answering: ${hanging.requests()} requests held); ` +
-        `every healthy endpoint had them ${violations.length === 0 ? "all" : "NOT all"} ${waited} s after the first burst; healthy p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms (the worst endpoint's p99 ${worstP99} ms).`,
+      `Fan-out: ${FAN_OUT.changes} changes in bursts of ${FAN_OUT.burst} to ${made} endpoints over ` +
+        `${options.keys.length} budgets (${healthy.length} healthy, 1 answering in ${FAN_OUT.slowAnswerMs / 1000} s, ` +
+        `1 never answering: ${hanging.requests()} requests held); ` +
+        `every healthy endpoint had them ${violations.length === 0 ? "all" : "NOT all"} ${waited} s after the first ` +
+        `burst; healthy p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms (the worst ` +
+        `endpoint's p99 ${worstP99} ms).`,
       `The pipeline after: ${JSON.stringify(await pipeline())}`,
     );
     return { violations, lines };

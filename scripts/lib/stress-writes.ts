@@ -47,7 +47,8 @@ export async function writeExternally(
     if (live.size < 20 || roll < 0.25) {
       const id = nextId++;
       await run(
-        "INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (?1, 7, 1, 'pending', 0, ?2, ?2)",
+        "INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (?1, 7, 1, " +
+          "'pending', 0, ?2, ?2)",
         id,
         now(),
       );

@@ -31,7 +31,10 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** `refuseFirst`: the fraction of events whose first attempt is answered 500; `answerAfterMs`: how long it takes to answer each. */
+/**
+ * `refuseFirst`: the fraction of events whose first attempt is answered 500; `answerAfterMs`: how long it takes to
+ * answer each.
+ */
 export async function startWebhookReceiver(
   options: { refuseFirst?: number; answerAfterMs?: number } = {},
 ): Promise<WebhookReceiver> {

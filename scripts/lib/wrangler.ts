@@ -66,7 +66,10 @@ export function runWranglerInTerminal(args: string[], env: Record<string, string
   return result.status ?? 1;
 }
 
-/** How a command runs wrangler: to completion, captured, or in this terminal. A release's tests hand one in that answers in-process. */
+/**
+ * How a command runs wrangler: to completion, captured, or in this terminal. A release's tests hand one in that answers
+ * in-process.
+ */
 export interface Wrangler {
   run(args: string[]): WranglerResult;
   inTerminal(args: string[], env?: Record<string, string>): number;

@@ -113,7 +113,10 @@ export const isolateMemory = {
    * goes at the next fetch.
    */
   accessKeys: new AccessKeys(),
-  /** GitHub's secret scanning keys, by the URL they came from: a day at most, fetched again at most once a minute (github-public-keys.ts). */
+  /**
+   * GitHub's secret scanning keys, by the URL they came from: a day at most, fetched again at most once a minute
+   * (github-public-keys.ts).
+   */
   githubKeys: new GithubPublicKeys(),
 };
 

@@ -24,7 +24,11 @@ import { getTraffic } from "../operator/traffic/get-traffic";
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
 
-/** The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event pipeline and the event sequence, the traffic, then keys (found across budgets) and their budgets, and console sign-in links. */
+/**
+ * The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event
+ * pipeline and the event sequence, the traffic, then keys (found across budgets) and their budgets, and console sign-in
+ * links.
+ */
 export const operatorOperations = [
   openOperatorSessionOperation,
   redeemOperatorLinkOperation,

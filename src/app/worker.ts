@@ -36,12 +36,17 @@ const versions: RouteGroup[] = [
   { base: API_VERSIONS.v1.prefix, operations: v1, version: API_VERSIONS.v1 },
   { base: API_VERSIONS.v2.prefix, operations: v2, version: API_VERSIONS.v2 },
 ];
-/** The operator API exists where its token is set or Access guards it; an environment whose vars are invalid answers 503 anyway. */
+/**
+ * The operator API exists where its token is set or Access guards it; an environment whose vars are invalid answers 503
+ * anyway.
+ */
 const operatorApi = (env: Env) => {
   const config = configOf(env, isolateMemory.configs);
   return operatorApiAvailable(env, config.ok ? config.config : undefined);
 };
-/** Every route the worker serves, one way: `GET /` and the two consoles, each version's operations, the operator API. */
+/**
+ * Every route the worker serves, one way: `GET /` and the two consoles, each version's operations, the operator API.
+ */
 const routes: RouteGroup[] = [
   {
     base: "",
@@ -138,7 +143,10 @@ export default {
   },
 } satisfies ExportedHandler<Env>;
 
-/** The HTTP API alone, for the bench's worker and the tests that read its routes; its route table, for the authorization matrix (test/support/authorization-matrix.ts). */
+/**
+ * The HTTP API alone, for the bench's worker and the tests that read its routes; its route table, for the authorization
+ * matrix (test/support/authorization-matrix.ts).
+ */
 export { app, routes };
 
 export { RateLimiter } from "../limiter/limiter-object";

@@ -26,7 +26,8 @@ export async function createConsoleLink(
   await callDependency("D1", () =>
     db
       .prepare(
-        "INSERT INTO console_links (token_hash, key_id, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO console_links (token_hash, key_id, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4, " +
+          "?5)",
       )
       .bind(hash, keyId, new Date(now).toISOString(), expiresAt, createdBy)
       .run(),
@@ -48,7 +49,8 @@ export async function redeemConsoleLink(
   const row = await callDependency("D1", () =>
     db
       .prepare(
-        "UPDATE console_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING key_id, created_by",
+        "UPDATE console_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 " +
+          "RETURNING key_id, created_by",
       )
       .bind(hash, at)
       .first<{ key_id: string; created_by: string }>(),

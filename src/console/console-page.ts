@@ -1,7 +1,9 @@
 import { defineOperation } from "../framework/operations/define-operation";
 import { htmlBody } from "../framework/counted-body";
 
-/** Where the console lives; its script and styles are static assets beside it (scripts/build-assets.ts bundles them). */
+/**
+ * Where the console lives; its script and styles are static assets beside it (scripts/build-assets.ts bundles them).
+ */
 export const CONSOLE_PATH = "/console";
 
 /**
@@ -20,7 +22,9 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** A console's page: its one stylesheet and one script, served beside it under `path` as `<name>.css` and `<name>.js`. */
+/**
+ * A console's page: its one stylesheet and one script, served beside it under `path` as `<name>.css` and `<name>.js`.
+ */
 export const consolePage = (title: string, path: string, name: string, noscript: string) => `<!doctype html>
 <html lang="en">
 <head>

@@ -119,7 +119,11 @@ export async function openConsoleSession(
         db.batch([
           db
             .prepare(
-              "INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+              "INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, " +
+                "?2, ?3, ?4, " +
+                "" +
+                "" +
+                "?5, ?6)",
             )
             .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt),
           ...(previous
@@ -135,7 +139,10 @@ export async function openConsoleSession(
   return { cookie, expiresAt };
 }
 
-/** Ends a session everywhere at once (its row), audited; the cookie that ends it in this browser is the caller's to send. */
+/**
+ * Ends a session everywhere at once (its row), audited; the cookie that ends it in this browser is the caller's to
+ * send.
+ */
 export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, sessionId: string): Promise<void> {
   const db = c.env.DB;
   const at = new Date().toISOString();

@@ -14,7 +14,8 @@ export const endConsoleSessionOperation = defineOperation({
   path: "/console/session",
   summary: "Sign out of the console",
   description:
-    "Ends the console session the request came with, at once and everywhere (a copy of its cookie is refused from then " +
+    "Ends the console session the request came with, at once and everywhere (a copy of its cookie is refused from " +
+    "then " +
     "on), and clears the cookie. A request with a key and no session has nothing to end. Audited.",
   responses: { 204: { description: "Signed out", headers: ["Set-Cookie"] } },
   errors: [],

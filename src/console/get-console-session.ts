@@ -17,8 +17,13 @@ export const getConsoleSession = defineOperation({
   path: "/console/session",
   summary: "The calling key, its limits and what is left of them",
   description:
-    "The calling key (with a console session, the session's key): its name, first characters, plan, scopes, expiry and " +
-    "budget; its limits, and what the budget's limiter has left of each window now; and the session's end, if it came with one.",
+    "The calling key (with a console session, the session's key): its name, first characters, plan, scopes, expiry " +
+    "and " +
+    "budget; its limits, and what the budget's limiter has left of each window now; and the session's " +
+    "end, if it came " +
+    "" +
+    "" +
+    "with one.",
   responses: { 200: { description: "The key and its limits", body: ConsoleSession } },
   errors: [],
   async handle(c) {

@@ -7,7 +7,10 @@ import { CONSOLE, SignedIn } from "./console-session-schemas";
 import { openConsoleSession } from "./console-sessions";
 import { refuseSignInFromAnotherSite } from "./console-sessions";
 
-/** POST /v2/console/session: a key, presented once, exchanged for a console session (the cookie); the browser keeps no key. */
+/**
+ * POST /v2/console/session: a key, presented once, exchanged for a console session (the cookie); the browser keeps no
+ * key.
+ */
 export const openConsoleSessionOperation = defineOperation({
   ...CONSOLE,
   scope: ANY_KEY,
@@ -16,8 +19,10 @@ export const openConsoleSessionOperation = defineOperation({
   path: "/console/session",
   summary: "Sign in to the console with a key",
   description:
-    "Exchanges the key in the Authorization header for a console session: an HttpOnly, SameSite=Strict cookie, sealed, " +
-    "for 12 hours at most, ending sooner at sign-out or when the key is revoked or expires. The cookie then stands for the " +
+    "Exchanges the key in the Authorization header for a console session: an HttpOnly, SameSite=Strict cookie, " +
+    "sealed, " +
+    "for 12 hours at most, ending sooner at sign-out or when the key is revoked or expires. The cookie then stands " +
+    "for the " +
     "key in every operation, with its scopes and limits. Refused from another site. Audited.",
   responses: { 201: { description: "Signed in: the cookie is set", body: SignedIn, headers: ["Set-Cookie"] } },
   errors: ["cross_site_request"],

@@ -33,8 +33,10 @@ export const redeemConsoleLinkOperation = defineOperation({
   path: "/console/session/link",
   summary: "Sign in to the console with an operator's link",
   description:
-    "Exchanges the token of a single-use sign-in link an operator made (15 minutes) for a console session of the key it " +
-    "names, as signing in with the key does. A link works once: a used, expired or unknown one is 401 invalid_console_link. " +
+    "Exchanges the token of a single-use sign-in link an operator made (15 minutes) for a console session of the key " +
+    "it " +
+    "names, as signing in with the key does. A link works once: a used, expired or unknown one is 401 " +
+    "invalid_console_link. " +
     "Refused from another site. Audited.",
   requestBody: { description: "The link's token", schema: RedeemConsoleLink },
   responses: { 201: { description: "Signed in: the cookie is set", body: SignedIn, headers: ["Set-Cookie"] } },

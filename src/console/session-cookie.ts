@@ -31,7 +31,10 @@ export const SessionClaims = z.object({
 });
 export type SessionClaims = z.infer<typeof SessionClaims>;
 
-/** The Workers secret sessions are sealed with; a deployment without it has no console sign-in (docs/operations.md#the-console). */
+/**
+ * The Workers secret sessions are sealed with; a deployment without it has no console sign-in
+ * (docs/operations.md#the-console).
+ */
 export function sessionKeyOf(env: Env): string {
   if (!env.CONSOLE_SESSION_KEY)
     throw new Error("CONSOLE_SESSION_KEY is not set: console sessions cannot be sealed or opened");
@@ -41,7 +44,10 @@ export function sessionKeyOf(env: Env): string {
 export const sealSession = (keyMaterial: string, claims: SessionClaims): Promise<string> =>
   sealText(PURPOSE, keyMaterial, ADDITIONAL_DATA, JSON.stringify(claims));
 
-/** The claims of a sealed cookie; undefined for anything not sealed by this key (forged, changed, or another deployment's). */
+/**
+ * The claims of a sealed cookie; undefined for anything not sealed by this key (forged, changed, or another
+ * deployment's).
+ */
 export async function openSession(keyMaterial: string, sealed: string): Promise<SessionClaims | undefined> {
   try {
     return SessionClaims.parse(JSON.parse(await openText(PURPOSE, keyMaterial, ADDITIONAL_DATA, sealed)));

@@ -47,8 +47,10 @@ export const eventSequenceOperations = [
     path: "/order-events/sequence",
     summary: "Raise the order event sequence after a restore",
     description:
-      'Body {"atLeast": "<digits>"}: the next event id is above it. Never lowers it. Lets order writes go on if a restore held them, ' +
-      "only once the sequence is at or above every id handed out: a raise short of that is refused (409 event_sequence_too_low, naming the sequence it needs).",
+      'Body {"atLeast": "<digits>"}: the next event id is above it. Never lowers it. ' +
+      "Lets order writes go on if a restore held them, " +
+      "only once the sequence is at or above every id handed out: a raise short of that is refused (409 " +
+      "event_sequence_too_low, naming the sequence it needs).",
     responses: { 200: { description: "The sequence now", body: Sequence } },
     errors: ["invalid_body", "unsupported_media_type", "body_too_large", "event_sequence_too_low"],
     async handle(c) {
@@ -59,7 +61,8 @@ export const eventSequenceOperations = [
       if (BigInt(atLeast) > BigInt(current) + MAX_RAISE) {
         throw new ApiError(
           "invalid_body",
-          `atLeast is more than ${MAX_RAISE} above the sequence (${current}): check the value noted before the restore.`,
+          `atLeast is more than ${MAX_RAISE} above the sequence (${current}): check the value noted before the ` +
+            `restore.`,
         );
       }
       // Writes in a gap below what was handed out would take ids that lanes hold already: their webhooks would be lost.
@@ -68,7 +71,9 @@ export const eventSequenceOperations = [
       if (hold && reached < BigInt(hold.handedOut)) {
         throw new ApiError(
           "event_sequence_too_low",
-          `Order writes are held: event ids up to ${hold.handedOut} were handed out, and a sequence of ${reached} would hand some out again. Send "atLeast": "${hold.handedOut}" or more (the value noted before the restore).`,
+          `Order writes are held: event ids up to ${hold.handedOut} were handed out, and a sequence of ${reached} ` +
+            `would hand some out again. Send "atLeast": "${hold.handedOut}" or more (the value noted before the ` +
+            `restore).`,
         );
       }
       const sequence = await callDependency("D1", () => raiseEventSequence(db, atLeast));

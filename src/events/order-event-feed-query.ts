@@ -17,14 +17,20 @@ export const MAX_WAIT_SECONDS = 20;
 
 export const FEED_PARAMETERS = {
   after:
-    "the nextCursor of the previous page, as it was given (without it, the oldest event kept); latest: after the newest event now, to follow only what comes next",
+    "the nextCursor of the previous page, as it was given (without it, the oldest event kept); latest: after the " +
+    "newest event now, to follow only what comes next",
   types: `one or more of ${ORDER_EVENT_TYPES.join(", ")}, comma-separated`,
   limit: `a whole number from 1 to ${MAX_EVENT_LIMIT} (default ${DEFAULT_EVENT_LIMIT})`,
-  wait: `a whole number of seconds from 0 to ${MAX_WAIT_SECONDS} (default 0): how long to hold an empty page open for the next event`,
+  wait:
+    `a whole number of seconds from 0 to ${MAX_WAIT_SECONDS} (default 0): how long to hold an empty page open for ` +
+    `the next event`,
 } as const;
 
 export interface FeedQuery {
-  /** The sequence number to continue after, as decimal digits; undefined: from the oldest event kept; "latest": after the newest now. */
+  /**
+   * The sequence number to continue after, as decimal digits; undefined: from the oldest event kept; "latest": after
+   * the newest now.
+   */
   after?: string;
   types?: OrderEventType[];
   limit: number;

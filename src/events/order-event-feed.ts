@@ -28,12 +28,15 @@ const START = "max(CAST(?1 AS INTEGER), (SELECT pruned_through FROM order_event_
  * each type's index, a page's worth of each at most, merged in sequence order.
  */
 function pageStatement(db: D1Queryable, query: FeedQuery, after: string): D1PreparedStatement {
-  const arms = (query.types ?? [undefined]).map(
-    (_, i) =>
-      `SELECT * FROM (SELECT ${COLUMNS} FROM order_events WHERE ${query.types ? `type = ?${i + 3} AND ` : ""}seq > ${START} ORDER BY seq LIMIT ?2)`,
-  );
-  // ORDER BY the arms' integer (qualified): a bare `seq` would be the text column of the result, and "100" sorts before "99".
-  const sql = `SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM (${arms.join(" UNION ALL ")}) AS arms ORDER BY arms.seq LIMIT ?2`;
+  const arms = (query.types ?? [undefined]).map((_, i) => {
+    const ofType = query.types ? `type = ?${i + 3} AND ` : "";
+    return `SELECT * FROM (SELECT ${COLUMNS} FROM order_events WHERE ${ofType}seq > ${START} ORDER BY seq LIMIT ?2)`;
+  });
+  // ORDER BY the arms' integer (qualified): a bare `seq` would be the text column of the result, and "100" sorts before
+  // "99".
+  const sql =
+    `SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM ` +
+    `(${arms.join(" UNION ALL ")}) AS arms ORDER BY arms.seq LIMIT ?2`;
   return db.prepare(sql).bind(after, query.limit, ...(query.types ?? []));
 }
 
@@ -46,7 +49,8 @@ export async function readFeedPage(db: D1Queryable, query: FeedQuery): Promise<F
     const head = await callDependency("D1", () =>
       db
         .prepare(
-          "SELECT CAST(max(pruned_through, coalesce((SELECT max(seq) FROM order_events), 0)) AS TEXT) AS head FROM order_event_retention WHERE id = 1",
+          "SELECT CAST(max(pruned_through, coalesce((SELECT max(seq) FROM order_events), 0)) AS TEXT) AS head FROM " +
+            "order_event_retention WHERE id = 1",
         )
         .first<string>("head"),
     );
@@ -57,7 +61,8 @@ export async function readFeedPage(db: D1Queryable, query: FeedQuery): Promise<F
   const [bounds, page] = await callDependency("D1", () =>
     db.batch([
       db.prepare(
-        "SELECT CAST(pruned_through AS TEXT) AS pruned, CAST(max(pruned_through, coalesce((SELECT max(seq) FROM order_events), 0)) AS TEXT) AS head " +
+        "SELECT CAST(pruned_through AS TEXT) AS pruned, CAST(max(pruned_through, coalesce((SELECT max(seq) FROM " +
+          "order_events), 0)) AS TEXT) AS head " +
           "FROM order_event_retention WHERE id = 1",
       ),
       pageStatement(db, query, after),
@@ -67,7 +72,8 @@ export async function readFeedPage(db: D1Queryable, query: FeedQuery): Promise<F
   if (query.after !== undefined && BigInt(query.after) < BigInt(pruned)) {
     throw new ApiError(
       "cursor_expired",
-      "after is older than the events kept (30 days): start again without after, from the oldest event kept, and refresh what you keep from the order list.",
+      "after is older than the events kept (30 days): start again without after, from the oldest event kept, and " +
+        "refresh what you keep from the order list.",
     );
   }
   const events = page!.results as unknown as OrderEventRow[];
@@ -94,7 +100,9 @@ export const sleepUnlessAborted = (ms: number, signal: AbortSignal) =>
     }
   });
 
-/** A page with events, or an empty one once `waitSeconds` have passed with none: one read, then one a second at most. */
+/**
+ * A page with events, or an empty one once `waitSeconds` have passed with none: one read, then one a second at most.
+ */
 export async function readFeed(db: D1Queryable, query: FeedQuery, waiting: FeedWaiting): Promise<FeedPage> {
   const deadline = Date.now() + query.waitSeconds * 1000;
   for (let next = query; ; ) {

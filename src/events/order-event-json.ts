@@ -23,7 +23,10 @@ export interface OrderEventRow {
 
 type OrderField = keyof typeof OrderV2.shape;
 
-/** One Order field at a time, as v2's pages write it: `{"petId":"42"}`, or `{}` when the value is absent or does not fit. */
+/**
+ * One Order field at a time, as v2's pages write it: `{"petId":"42"}`, or `{}` when the value is absent or does not
+ * fit.
+ */
 const fieldWriters = Object.fromEntries(
   Object.entries(OrderV2.shape).map(([field, schema]) => [
     field,
@@ -50,7 +53,9 @@ function previousJson(row: Record<string, Cell>, changed: readonly OrderField[])
 /** The event's JSON; what the writer left out of its order is noted in `dropped`, for one log line per request. */
 export function orderEventJson(row: OrderEventRow, dropped: DroppedValue[]): string {
   const order = orderWriter(dropped, "v2")(JSON.parse(row.order_row) as OrderRow);
-  const head = `{"id":"evt_${row.seq}","type":${JSON.stringify(row.type)},"createdAt":${JSON.stringify(row.created_at)},"order":${order}`;
+  const head =
+    `{"id":"evt_${row.seq}","type":${JSON.stringify(row.type)},` +
+    `"createdAt":${JSON.stringify(row.created_at)},"order":${order}`;
   if (row.previous_row === null) return `${head}}`;
   const changed = (row.changed ?? "").split(",").filter(Boolean) as OrderField[];
   return `${head},"previous":${previousJson(JSON.parse(row.previous_row) as Record<string, Cell>, changed)}}`;

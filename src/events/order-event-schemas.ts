@@ -25,7 +25,11 @@ const PreviousOrder = z
   .meta({
     id: "OrderEventPrevious",
     description:
-      "The old value of each Order field the change changed (null: it had none); {} when only the table's own columns changed.",
+      "The old value of each Order field the change changed (null: it had none); {} when only the table's " +
+      "own columns " +
+      "" +
+      "" +
+      "changed.",
   });
 
 export const OrderEvent = z

@@ -38,14 +38,18 @@ export interface EventStorage {
 export async function eventStorage(db: D1Queryable, budgetBytes: number): Promise<EventStorage> {
   const row = await db
     .prepare(
-      "SELECT (SELECT coalesce(max(seq), 0) FROM order_events) AS head, (SELECT pruned_through FROM order_event_retention WHERE id = 1) AS pruned",
+      "SELECT (SELECT coalesce(max(seq), 0) FROM order_events) AS head, (SELECT pruned_through FROM " +
+        "order_event_retention WHERE id = 1) AS pruned",
     )
     .first<{ head: number; pruned: number }>();
   const rows = Math.max(0, row!.head - row!.pruned);
   return { head: row!.head, prunedThrough: row!.pruned, rows, bytes: rows * EVENT_ROW_BYTES, budgetBytes };
 }
 
-/** What one run reads and deletes, apart from D1: the prune's rule, run against a month of traffic in test/node/logic/prune-month-simulation.test.ts. */
+/**
+ * What one run reads and deletes, apart from D1: the prune's rule, run against a month of traffic in
+ * test/node/logic/prune-month-simulation.test.ts.
+ */
 export interface PruneSteps {
   /** The last of the (at most PRUNE_BATCH) events after `from` created before the cutoff; null when none is. */
   oldThrough(from: number): Promise<number | null>;
@@ -53,7 +57,10 @@ export interface PruneSteps {
   remove(from: number, through: number): Promise<number>;
 }
 
-/** One run's batches: the oldest first, past the retention or over the budget, PRUNE_BATCHES_PER_RUN at most; how many went. */
+/**
+ * One run's batches: the oldest first, past the retention or over the budget, PRUNE_BATCHES_PER_RUN at most; how many
+ * went.
+ */
 export async function pruneBatches(
   storage: Pick<EventStorage, "head" | "prunedThrough" | "budgetBytes">,
   steps: PruneSteps,
@@ -78,7 +85,11 @@ export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes
     logLine(
       "warn",
       "order-events-prune",
-      "the order events are near their storage budget: older events are pruned to stay under it, and the feed reaches back less far",
+      "the order events are near their storage budget: older events are pruned to stay under it, and the " +
+        "feed reaches " +
+        "" +
+        "" +
+        "back less far",
       {
         bytes: storage.bytes,
         budgetBytes: storage.budgetBytes,
@@ -86,9 +97,11 @@ export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes
     );
   }
   // created_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order, and the sequence follows it: each
-  // look reads the next batch by the key and no more (by created_at alone, a run with nothing old would read every event).
+  // look reads the next batch by the key and no more (by created_at alone, a run with nothing old would read every
+  // event).
   const oldThrough = db.prepare(
-    "SELECT max(seq) AS through FROM (SELECT seq, created_at FROM order_events WHERE seq > ?1 ORDER BY seq LIMIT ?2) WHERE created_at < ?3",
+    "SELECT max(seq) AS through FROM (SELECT seq, created_at FROM order_events WHERE seq > ?1 ORDER BY seq LIMIT ?2) " +
+      "WHERE created_at < ?3",
   );
   const cutoff = new Date(now - EVENT_RETENTION_MS).toISOString();
   return pruneBatches(storage, {

@@ -82,7 +82,8 @@ export const ErrorBody = z
       .string()
       .meta({ examples: Object.keys(ERROR_STATUS) })
       .describe(
-        "Machine-readable error code: one of the examples, or one added later; a client that does not know a code acts on the HTTP status",
+        "Machine-readable error code: one of the examples, or one added later; a client that does not know a code " +
+          "acts on the HTTP status",
       ),
     message: z.string().describe("Human-readable description"),
     status: z.number().int().describe("The HTTP status code"),

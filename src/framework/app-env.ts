@@ -4,19 +4,22 @@ declare global {
   namespace Cloudflare {
     interface Env {
       /**
-       * A secret, not a var (`wrangler secret put OPERATOR_TOKEN`; locally `operator.env` beside the state, made by `npm start`):
+       * A secret, not a var (`wrangler secret put OPERATOR_TOKEN`; locally `operator.env` beside the state, made by
+       * `npm start`):
        * `<name>:<token>`. The operator API is off without it (docs/operations.md#operator-api).
        */
       OPERATOR_TOKEN?: string;
       /**
-       * A secret (`wrangler secret put WEBHOOK_SECRETS_KEY`; locally in `operator.env`, made by `npm start`): what webhook
+       * A secret (`wrangler secret put WEBHOOK_SECRETS_KEY`; locally in `operator.env`, made by `npm start`): what
+       * webhook
        * signing secrets are sealed with in D1. Webhook endpoints cannot be made or delivered to without it
        * (docs/operations.md#webhooks).
        */
       WEBHOOK_SECRETS_KEY?: string;
       /**
        * A secret (`wrangler secret put CONSOLE_SESSION_KEY`; locally in `operator.env`, made by `npm start`): what the
-       * console's session cookies are sealed with. The console cannot sign anyone in without it (docs/operations.md#the-console).
+       * console's session cookies are sealed with. The console cannot sign anyone in without it
+       * (docs/operations.md#the-console).
        */
       CONSOLE_SESSION_KEY?: string;
       /**
@@ -46,7 +49,10 @@ export interface AppEnv {
     route?: string;
     /** Set by handleError() for 5xx: the internal cause, for the request log only. */
     failure?: string;
-    /** Set by what writes the body (counted-body.ts): its size, or when it streams, its size once it has ended; for the analytics point. */
+    /**
+     * Set by what writes the body (counted-body.ts): its size, or when it streams, its size once it has ended; for the
+     * analytics point.
+     */
     bodyBytes?: number | Promise<number>;
   };
 }

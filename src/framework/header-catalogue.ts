@@ -61,7 +61,8 @@ export const HEADERS = {
   "X-Request-Id": { description: "The request's id, also in the logs", schema: text, always: true, exposed: true },
   "X-Worker-Version": {
     description:
-      "The id of the Worker version that answered, also in the logs: during a gradual deployment, which release this was",
+      "The id of the Worker version that answered, also in the logs: during a gradual deployment, which release this " +
+      "was",
     schema: text,
     always: true,
     exposed: true,
@@ -75,7 +76,8 @@ export const HEADERS = {
   Allow: { description: "The methods this path answers", schema: text },
   ETag: {
     description:
-      "What the response holds, for revalidation with If-None-Match: the order list's version (v1's list), that version " +
+      "What the response holds, for revalidation with If-None-Match: the order list's version (v1's list), that " +
+      "version " +
       "and the page's query (a v2 page), or the order's JSON (one v2 order)",
     schema: text,
     exposed: true,
@@ -106,7 +108,8 @@ export const HEADERS = {
   },
   "Set-Cookie": {
     description:
-      "The console's session cookie (__Host-so_console; so_console on plain http to localhost): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out and when a session has ended",
+      "The console's session cookie (__Host-so_console; so_console on plain http to localhost): HttpOnly, " +
+      "SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out and when a session has ended",
     schema: text,
   },
   [BOOKMARK_HEADER]: {

@@ -11,14 +11,18 @@ export const API_VERSIONS = {
     prefix: "/v1",
     version: "1.0.0",
     stable: "covered by the /v1 promise",
-    ids: "Ids are 64-bit integers and go beyond 2^53: parse them exactly, never into a double (v2 writes them as strings).",
+    ids:
+      "Ids are 64-bit integers and go beyond 2^53: parse them exactly, never into a double (v2 writes them as " +
+      "strings).",
   },
   v2: {
     prefix: "/v2",
     version: "2.0.0",
     stable: "covered by the /v2 promise once v2 is declared stable",
     // docs/api.md#int64-ids-in-v2
-    ids: "Ids are 64-bit integers written as strings of decimal digits, in bodies and parameters alike: exact in any JSON parser.",
+    ids:
+      "Ids are 64-bit integers written as strings of decimal digits, in bodies and parameters alike: exact in any " +
+      "JSON parser.",
   },
 } as const;
 

@@ -17,7 +17,9 @@ export const KeyIdParams = z.object({ keyId: KeyId });
 
 export const ApiKeyRecord = z.object({
   id: KeyId,
-  /** The key's first 12 characters, shown so its holder can tell keys apart (absent on keys made before they were kept). */
+  /**
+   * The key's first 12 characters, shown so its holder can tell keys apart (absent on keys made before they were kept).
+   */
   start: z
     .string()
     .regex(/^so_(live|test)_[0-9A-Za-z]{4}$/)
@@ -38,17 +40,26 @@ export const ApiKeyRecord = z.object({
   expiresAt: Instant.optional(),
   /** Set on a key made by rotation: the id of the key whose budget (limiter) it shares. */
   budget: z.string().optional(),
-  /** Set on a key rotated away: the key that replaced it. It works until expiresAt, its grace (absent on keys rotated before this was kept). */
+  /**
+   * Set on a key rotated away: the key that replaced it. It works until expiresAt, its grace (absent on keys rotated
+   * before this was kept).
+   */
   rotatedTo: z.string().optional(),
   revokedAt: Instant.optional(),
-  /** Why it was revoked: `leaked` ended what it started (docs/api.md#what-a-leak-ends); absent on a key revoked before reasons were kept: retired. */
+  /**
+   * Why it was revoked: `leaked` ended what it started (docs/api.md#what-a-leak-ends); absent on a key revoked before
+   * reasons were kept: retired.
+   */
   revokedReason: z.enum(["leaked", "retired"]).optional(),
   /** Set once a revocation as leaked has ended all the key started: until then, asking again ends it again. */
   leakEndedAt: Instant.optional(),
 });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
-/** What a key may do unless it asks for more (`--scopes`), and what a key made before scopes existed keeps: no scope added since. */
+/**
+ * What a key may do unless it asks for more (`--scopes`), and what a key made before scopes existed keeps: no scope
+ * added since.
+ */
 export const DEFAULT_SCOPES: readonly Scope[] = ["orders:read", "orders:write"];
 
 export const scopesOf = (record: ApiKeyRecord): readonly Scope[] => record.scopes ?? DEFAULT_SCOPES;
@@ -66,7 +77,10 @@ export function limitsFor(key: ApiKeyRecord): Limits {
   return PLAN_LIMITS[key.plan];
 }
 
-/** The stamp of the limits limitsFor() gives, Unix ms: the record's, and no older than the plan table when they come from it. */
+/**
+ * The stamp of the limits limitsFor() gives, Unix ms: the record's, and no older than the plan table when they come
+ * from it.
+ */
 export function limitsStampOf(key: ApiKeyRecord): number {
   const setAt = limitsSetAtOf(key);
   return key.limits ? setAt : Math.max(setAt, PLAN_LIMITS_REVISED_AT);

@@ -111,7 +111,8 @@ export async function withAuditRow<Rows, T>(
     } catch (settling) {
       throw new AggregateError(
         [error, settling],
-        `the operation failed and its audit rows ${JSON.stringify(rows)} could not be ${notTaken ? "taken back" : "marked unknown"}`,
+        `the operation failed and its audit rows ${JSON.stringify(rows)} could not be ` +
+          `${notTaken ? "taken back" : "marked unknown"}`,
       );
     }
     throw error;

@@ -35,7 +35,10 @@ export async function auditedKeyOperation<T>(
   );
 }
 
-/** Adds to an audit row's changes what its operation learned as it went (a leak's ending: what it ended, and that it did). */
+/**
+ * Adds to an audit row's changes what its operation learned as it went (a leak's ending: what it ended, and that it
+ * did).
+ */
 export const addKeyEventChanges = (db: D1Database, rowId: number, added: Record<string, unknown>) =>
   callDependency("D1", () =>
     db

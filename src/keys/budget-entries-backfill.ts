@@ -8,7 +8,10 @@
 import { callDependency } from "../lib/dependency";
 import { budgetEntry, idName, type KeySummary } from "./layout";
 
-/** Where the backfill keeps its place: `{ "cursor": ... }` between runs, `{ "done": true }` once every key has its budget entry. */
+/**
+ * Where the backfill keeps its place: `{ "cursor": ... }` between runs, `{ "done": true }` once every key has its
+ * budget entry.
+ */
 export const BUDGET_ENTRIES_MARK = "layout:budget-entries";
 
 /**

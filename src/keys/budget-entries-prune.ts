@@ -35,7 +35,10 @@ function longStopped(member: BudgetMember | null, now: number): boolean {
   return at !== undefined && now - at > STOPPED_KEYS_LISTED_MS;
 }
 
-/** One run: the next page of budget entries, those of keys stopped for longer than STOPPED_KEYS_LISTED_MS deleted; how many. */
+/**
+ * One run: the next page of budget entries, those of keys stopped for longer than STOPPED_KEYS_LISTED_MS deleted; how
+ * many.
+ */
 export async function pruneBudgetEntries(kv: KVNamespace, now: number, page = PRUNE_PAGE): Promise<number> {
   // Until every key has its budget entry, the backfill would write a pruned one again.
   if (!(await budgetEntriesComplete(kv))) return 0;

@@ -53,9 +53,15 @@ export type Caller =
       kind: "anonymous";
       address: string;
       rejection: Rejection;
-      /** An operator identified before the count (Access, a token, a console session this service sealed): counted on their own, not by the address. */
+      /**
+       * An operator identified before the count (Access, a token, a console session this service sealed): counted on
+       * their own, not by the address.
+       */
       operator?: string;
-      /** A partner whose signature verified (GitHub's secret scanning): counted on a budget of its own, never its address's. */
+      /**
+       * A partner whose signature verified (GitHub's secret scanning): counted on a budget of its own, never its
+       * address's.
+       */
       partner?: string;
     };
 
@@ -129,7 +135,10 @@ async function callerOf(
   return { caller: invalidCaller(address) };
 }
 
-/** A caller whose key is not valid (malformed, unknown, revoked): limited by its address, answered 401 where a key is needed. */
+/**
+ * A caller whose key is not valid (malformed, unknown, revoked): limited by its address, answered 401 where a key is
+ * needed.
+ */
 export function invalidCaller(address: string): Caller {
   return { kind: "anonymous", address, rejection: INVALID_KEY };
 }

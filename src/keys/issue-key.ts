@@ -67,7 +67,10 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
   return { key, record };
 }
 
-/** Stores a key through a KV binding (the worker, the tests and the bench), with the entries `npm run keys` writes through wrangler. */
+/**
+ * Stores a key through a KV binding (the worker, the tests and the bench), with the entries `npm run keys` writes
+ * through wrangler.
+ */
 export async function putApiKey(kv: KvWriter, key: string, record: ApiKeyRecord): Promise<void> {
   await storeKeyRecord(kv, await sha256Hex(key), record);
 }

@@ -14,10 +14,14 @@ export const KEY_RANDOM_LENGTH = 32;
 /** Base62 digits of a CRC-32: 62^5 < 2^32 <= 62^6. */
 export const KEY_CHECKSUM_LENGTH = 6;
 
-/** What secret scanners are given (a GitHub custom pattern, a gitleaks rule): the prefix, the random part and its checksum. */
+/**
+ * What secret scanners are given (a GitHub custom pattern, a gitleaks rule): the prefix, the random part and its
+ * checksum.
+ */
 export const KEY_PATTERN_SOURCE = `so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH}}`;
 /** Either shape, for a form's `pattern`: a key with its checksum, or one issued before it. */
-export const ANY_KEY_PATTERN_SOURCE = `so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}([0-9A-Za-z]{${KEY_CHECKSUM_LENGTH}})?`;
+const OPTIONAL_CHECKSUM = `([0-9A-Za-z]{${KEY_CHECKSUM_LENGTH}})?`;
+export const ANY_KEY_PATTERN_SOURCE = `so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}${OPTIONAL_CHECKSUM}`;
 
 const CHECKSUMMED = new RegExp(`^${KEY_PATTERN_SOURCE}$`);
 const LEGACY = new RegExp(`^so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}$`);

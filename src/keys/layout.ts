@@ -15,7 +15,10 @@ export const budgetPrefix = (budget: string) => `budget:${budget}:`;
 /** Summary kept as metadata on `id:` entries so listing keys is one KV list call. */
 export type KeySummary = Omit<ApiKeyRecord, "id">;
 
-/** What a budget's entry of a key says: enough to tell whether the key is live (webhooks are delivered only for a budget that has one). */
+/**
+ * What a budget's entry of a key says: enough to tell whether the key is live (webhooks are delivered only for a budget
+ * that has one).
+ */
 export type BudgetMember = Pick<ApiKeyRecord, "revokedAt" | "expiresAt">;
 
 interface KvEntry {
@@ -49,7 +52,10 @@ export interface KvWriter {
   put(key: string, value: string, options?: { metadata?: unknown }): Promise<unknown>;
 }
 
-/** Stores a key's entries through a KV binding (the worker, the tests, the bench), as `npm run keys` writes them through wrangler. */
+/**
+ * Stores a key's entries through a KV binding (the worker, the tests, the bench), as `npm run keys` writes them through
+ * wrangler.
+ */
 export async function storeKeyRecord(kv: KvWriter, hash: string, record: ApiKeyRecord): Promise<void> {
   for (const entry of keyEntries(hash, record)) {
     await callDependency("KV", () => kv.put(entry.key, entry.value, entry.metadata && { metadata: entry.metadata }));

@@ -26,7 +26,8 @@ export async function leaksOf(db: D1Database, records: readonly ApiKeyRecord[]):
   const { results } = await callDependency("D1", () =>
     db
       .prepare(
-        "SELECT key_id, changes FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1)) AND operation = 'revoke' AND outcome IS NULL " +
+        "SELECT key_id, changes FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1)) AND operation = " +
+          "'revoke' AND outcome IS NULL " +
           "AND changes ->> '$.leakEndedAt' IS NOT NULL ORDER BY id",
       )
       .bind(JSON.stringify(leaked))

@@ -14,10 +14,16 @@ import type { Scope } from "../framework/operations/scopes";
 import { budgetPrefix, idName, type BudgetMember, type KeySummary } from "./layout";
 import { budgetEntriesComplete } from "./budget-entries-backfill";
 
-/** How long one answer is kept per isolate: a revocation reaches deliveries this much later than KV has it, as it reaches requests. */
+/**
+ * How long one answer is kept per isolate: a revocation reaches deliveries this much later than KV has it, as it
+ * reaches requests.
+ */
 const LIVENESS_CACHE_MS = 5_000;
 
-/** `unknown`: KV cannot tell yet (nothing listed, as for a key made a moment ago; a listing behind its writes; a change too recent): asked again later. */
+/**
+ * `unknown`: KV cannot tell yet (nothing listed, as for a key made a moment ago; a listing behind its writes; a change
+ * too recent): asked again later.
+ */
 export type BudgetLiveness = "live" | "dead" | "unknown";
 
 /** The scope a key needs for its budget's webhooks to be delivered. */
@@ -43,7 +49,10 @@ async function listAll<M>(kv: KVNamespace, prefix: string): Promise<{ name: stri
 export const keysChangedAtOf = (limiters: Env["RATE_LIMITER"], budget: string) => () =>
   callDependency("rate limiter", () => limiters.getByName(budget).keysChangedAt());
 
-/** How long after a revocation or rotation KV may still show the budget as it was (its list lags about a minute): twice that. */
+/**
+ * How long after a revocation or rotation KV may still show the budget as it was (its list lags about a minute): twice
+ * that.
+ */
 export const KV_PROPAGATION_MS = 120_000;
 /** KV entries one check reads at most, whatever the budget's history: two a key that the listing says may be live. */
 export const MAX_ENTRY_READS = 50;
@@ -92,7 +101,8 @@ export async function budgetLiveness(
         disagrees = true;
         continue;
       }
-      // Live by both entries: a budget entry the backfill wrote from an id entry read just before a revocation says live.
+      // Live by both entries: a budget entry the backfill wrote from an id entry read just before a revocation says
+      // live.
       if (summary.metadata !== null && !isLive(summary.metadata, now)) continue;
       if (readsOrders(summary.metadata)) {
         live = true;
@@ -109,7 +119,8 @@ export async function budgetLiveness(
     const first = (await callDependency("KV", () => kv.getWithMetadata<KeySummary>(idName(budget)))).metadata;
     if (first !== null) liveness = isLive(first, now) && readsOrders(first) ? "live" : "dead";
   }
-  // Keys stored before budgets were listed have no entry of their own here (a rotated pair may have one key with and one
+  // Keys stored before budgets were listed have no entry of their own here (a rotated pair may have one key with and
+  // one
   // without) until the cron's backfill has given every key one: till then they are found among every key's id entry,
   // at the cost of listing them all.
   if (liveness !== "live" && !(await budgetEntriesComplete(kv))) {

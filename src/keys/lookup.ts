@@ -15,7 +15,10 @@ const KEY_CACHE_MISS_MS = 1_000;
 // KV's edge cache lifetime; 60 s is its default and adds no delay beyond propagation.
 const KV_CACHE_TTL_SECONDS = 60;
 
-/** What KV holds for a key: its record, nothing, or a record that does not fit the schema (what is wrong, never the values). */
+/**
+ * What KV holds for a key: its record, nothing, or a record that does not fit the schema (what is wrong, never the
+ * values).
+ */
 export type StoredKey =
   | { kind: "found"; record: ApiKeyRecord }
   | { kind: "unknown" }
@@ -55,7 +58,10 @@ export async function findApiKey(
   return found;
 }
 
-/** A key's record by its id, and the hash it is stored under, for the operator API (two KV reads, no cache: operators want what KV holds now). */
+/**
+ * A key's record by its id, and the hash it is stored under, for the operator API (two KV reads, no cache: operators
+ * want what KV holds now).
+ */
 export async function findApiKeyById(
   kv: KVNamespace,
   keyId: string,

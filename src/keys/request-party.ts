@@ -4,7 +4,10 @@ import type { RequestParty } from "../framework/middleware/request-log";
 import { budgetOf } from "./api-key-record";
 import type { Caller } from "./identify-caller";
 
-/** The request as the request log names it (framework/middleware/request-log.ts): the key by its id only, never the key itself. */
+/**
+ * The request as the request log names it (framework/middleware/request-log.ts): the key by its id only, never the key
+ * itself.
+ */
 export function requestParty(c: Context<AppEnv>): RequestParty {
   const caller = c.get("caller") as Caller | undefined;
   const limit = c.get("limit") ?? null;

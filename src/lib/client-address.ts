@@ -24,7 +24,8 @@ export function addressGroup(connectingIp: string | undefined): string {
 
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
-// One match, no intermediate arrays: every request without a key, and every request with one (its fallback), reads its address.
+// One match, no intermediate arrays: every request without a key, and every request with one (its fallback), reads its
+// address.
 function parseIpv4(text: string): number[] | undefined {
   const match = IPV4.exec(text);
   if (!match) return undefined;
@@ -64,7 +65,10 @@ function parseIpv6(text: string): number[] | undefined {
   return groups;
 }
 
-/** Appends the groups of `text` from `from` to `to` (colon-separated, the last piece possibly IPv4); false when one is not a group. */
+/**
+ * Appends the groups of `text` from `from` to `to` (colon-separated, the last piece possibly IPv4); false when one is
+ * not a group.
+ */
 function readGroups(text: string, from: number, to: number, groups: number[]): boolean {
   if (from === to) return true;
   let pieceStart = from;

@@ -13,9 +13,13 @@ export interface AnalyticsAccess {
   apiBase: string;
 }
 
-/** Runs `sql` on the account's SQL API; any failure (unreachable, refused, an answer that is not JSON) is an error with the reason. */
+/**
+ * Runs `sql` on the account's SQL API; any failure (unreachable, refused, an answer that is not JSON) is an error with
+ * the reason.
+ */
 export async function runAnalyticsSql(access: AnalyticsAccess, sql: string, timeoutMs = 30_000): Promise<unknown> {
-  const url = `${access.apiBase.replace(/\/+$/, "")}/accounts/${encodeURIComponent(access.accountId)}/analytics_engine/sql`;
+  const base = access.apiBase.replace(/\/+$/, "");
+  const url = `${base}/accounts/${encodeURIComponent(access.accountId)}/analytics_engine/sql`;
   let response: Response;
   try {
     response = await fetch(url, {

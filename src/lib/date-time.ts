@@ -15,7 +15,8 @@ const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The instant as `YYYY-MM-DDTHH:mm:ss.sssZ`, or undefined when `value` is not an RFC 3339 date-time. */
 export function rfc3339ToUtc(value: string): string | undefined {
-  // The list writes one per order, nearly always already canonical: checked digit by digit, with no match or Date to build.
+  // The list writes one per order, nearly always already canonical: checked digit by digit, with no match or Date to
+  // build.
   if (CANONICAL_UTC.test(value)) {
     const year = twoDigits(value, 0) * 100 + twoDigits(value, 2);
     return isRealTime(
@@ -43,7 +44,8 @@ export function rfc3339ToUtc(value: string): string | undefined {
   const offsetMinutes = Number(match[10] ?? 0);
   if (!isRealTime(year, month, day, hour, minute, second) || offsetHours > 23 || offsetMinutes > 59) return undefined;
 
-  // Cut to the millisecond by its digits, as ship_instant cuts it in SQL (migrations/0007): a listed date and a range never disagree.
+  // Cut to the millisecond by its digits, as ship_instant cuts it in SQL (migrations/0007): a listed date and a range
+  // never disagree.
   const millis = Number((match[7] ?? "").padEnd(3, "0").slice(0, 3));
   const offset = (match[8] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
   // Date.UTC would map years 0-99 to 1900-1999; the setters do not.

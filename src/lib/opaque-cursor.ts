@@ -9,7 +9,10 @@
 import { urlSafe } from "./base64";
 import { sha256Hex } from "./digest";
 
-/** Every cursor this API makes is base64url of at most 200 characters: the documents say so, and anything else is refused unread. */
+/**
+ * Every cursor this API makes is base64url of at most 200 characters: the documents say so, and anything else is
+ * refused unread.
+ */
 export const CURSOR_PATTERN = "^[A-Za-z0-9_-]{1,200}$";
 const CURSOR = new RegExp(CURSOR_PATTERN);
 

@@ -27,7 +27,10 @@ export async function sealText(
   return `${base64(iv)}.${base64(new Uint8Array(sealed))}`;
 }
 
-/** The text; throws when the key, the purpose or the additional data is not the one it was sealed with, or the seal is not one. */
+/**
+ * The text; throws when the key, the purpose or the additional data is not the one it was sealed with, or the seal is
+ * not one.
+ */
 export async function openText(
   purpose: string,
   keyMaterial: string,

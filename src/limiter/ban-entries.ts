@@ -26,7 +26,10 @@ export interface BanNotice {
   until: number;
 }
 
-/** What to do with `budget`'s entry when its ban end moves from `before` to `after` (Unix seconds) at `now`; undefined: nothing. */
+/**
+ * What to do with `budget`'s entry when its ban end moves from `before` to `after` (Unix seconds) at `now`; undefined:
+ * nothing.
+ */
 export function banNoticeChange(
   before: number,
   after: number,

@@ -26,7 +26,10 @@ export const refusalBatch = (ban: BanRule): number => Math.max(MIN_REFUSAL_BATCH
 const RENEW_AHEAD_MS = 1_000;
 /** The current period says something about the rate once it is this long. */
 const MIN_SAMPLE_MS = 250;
-/** Lost asks an isolate keeps naming to the object; the oldest are dropped beyond this (their grants stay counted: safe). */
+/**
+ * Lost asks an isolate keeps naming to the object; the oldest are dropped beyond this (their grants stay counted:
+ * safe).
+ */
 const ABANDONED_KEPT = 32;
 
 interface Lease extends Unspent {
@@ -43,7 +46,10 @@ export interface LeaseBook {
   refusedUntil: number;
   /** Exact end of a known ban, Unix seconds; 0 when none. */
   banEnds: number;
-  /** Until then (Unix ms) a known ban is answered here; after it the object is asked again, so an unban reaches the isolate. */
+  /**
+   * Until then (Unix ms) a known ban is answered here; after it the object is asked again, so an unban reaches the
+   * isolate.
+   */
   banKnownUntil: number;
   /** Keys of this budget the object has been told are revoked. */
   revoked: string[];
@@ -133,7 +139,10 @@ export function takeExpired(book: LeaseBook, now: number): Unspent[] {
   return unspent;
 }
 
-/** Ends every lease now, so the next settle hands back all that is left of them (the usage history, read where it was spent). */
+/**
+ * Ends every lease now, so the next settle hands back all that is left of them (the usage history, read where it was
+ * spent).
+ */
 export function expireLeases(book: LeaseBook, now: number): void {
   for (const lease of book.leases) lease.expiresAt = Math.min(lease.expiresAt, now);
 }
@@ -174,7 +183,9 @@ export function localRefusal(book: LeaseBook, ban: BanRule, now: number): Verdic
   return undefined;
 }
 
-/** Counts a refusal localRefusal() gave as answered here: toward the streak (a limited one) and into the usage history. */
+/**
+ * Counts a refusal localRefusal() gave as answered here: toward the streak (a limited one) and into the usage history.
+ */
 export function noteLocalRefusal(book: LeaseBook, refusal: Verdict, now: number): void {
   if (refusal.outcome === "limited") noteRefusal(book, now);
   noteAnswered(book, now);
@@ -208,7 +219,10 @@ function admittedWithUnspent(last: LeaseAnswer, held: number, now: number): Verd
   return { outcome: "admitted", now, minute, day, reported: quieterWindow({ minute, day }) };
 }
 
-/** What the isolate knows of the caller when it asks: the limits of the record it holds, the ban rule, the key presented. */
+/**
+ * What the isolate knows of the caller when it asks: the limits of the record it holds, the ban rule, the key
+ * presented.
+ */
 export interface Asker {
   limits: Limits;
   limitsSetAt?: number;
@@ -362,7 +376,10 @@ export function absorbSettled(
   book.banEnds = answer.banEnds;
 }
 
-/** A settle request that failed: its refusals are lost (which can only delay a ban); the lost asks are named again next time. */
+/**
+ * A settle request that failed: its refusals are lost (which can only delay a ban); the lost asks are named again next
+ * time.
+ */
 export function settleFailed(book: LeaseBook, request: SettleRequest): void {
   book.sending = Math.max(0, book.sending - (request.refusals?.count ?? 0));
 }
@@ -383,7 +400,10 @@ export function needsRenewal(book: LeaseBook, now: number): boolean {
   return unspent(book, now) <= lowWater || newest.expiresAt - now <= RENEW_AHEAD_MS;
 }
 
-/** A revocation this isolate made, as the object answered it: refused here from the next request, whatever older answer arrives after it. */
+/**
+ * A revocation this isolate made, as the object answered it: refused here from the next request, whatever older answer
+ * arrives after it.
+ */
 export function learnRevoked(book: LeaseBook, revoked: readonly string[], now: number): void {
   book.learned = [
     ...book.learned.filter((learned) => learned.until > now && !revoked.includes(learned.keyId)),

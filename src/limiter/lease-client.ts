@@ -91,7 +91,10 @@ export class LeaseClient {
     await this.#settle(name, caller, context, Date.now());
   }
 
-  /** What the budget's object answered a revocation made from this isolate: its next request of the key is refused, not the one after its lease. */
+  /**
+   * What the budget's object answered a revocation made from this isolate: its next request of the key is refused, not
+   * the one after its lease.
+   */
   learnRevoked(name: string, revoked: readonly string[]): void {
     const caller = this.#callers.get(name);
     if (caller) learnRevoked(caller.book, revoked, Date.now());

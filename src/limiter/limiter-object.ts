@@ -28,7 +28,8 @@ const TEST_EVENTS = "testEvents";
 /**
  * One object per budget (an API key and the keys rotated from it, or an
  * address group, for callers without one): the counter of record. It grants
- * leases of admissions that worker isolates spend on their own (docs/design/rate-limits.md#leases). Each method reads, decides and writes with no await in between,
+ * leases of admissions that worker isolates spend on their own (docs/design/rate-limits.md#leases). Each method reads,
+ * decides and writes with no await in between,
  * so concurrent calls are decided one after another and never over-grant.
  * State lives in the object's SQLite storage, written before the answer
  * leaves, so a grant survives eviction and restarts; a copy in memory saves
@@ -69,7 +70,10 @@ export class RateLimiter extends DurableObject<Env> {
     return { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil };
   }
 
-  /** The budget's history: the non-empty buckets of the range, what isolates still hold of their grants apart (docs/api.md#usage). */
+  /**
+   * The budget's history: the non-empty buckets of the range, what isolates still hold of their grants apart
+   * (docs/api.md#usage).
+   */
   usageHistory(query: HistoryRange): UsageRow[] {
     const reserved = reservedGrants(this.#load(), Date.now()).map(({ minuteStart, dayStart, count }) => ({
       minuteStart,
@@ -112,17 +116,26 @@ export class RateLimiter extends DurableObject<Env> {
     return this.#change((previous, now) => rotateKeyAway(previous, keyId, endsAt, now));
   }
 
-  /** Whether a key is ended or rotated away as this object knows now: who may act is decided here, never by a KV read that may lag. */
+  /**
+   * Whether a key is ended or rotated away as this object knows now: who may act is decided here, never by a KV read
+   * that may lag.
+   */
   standing(keyId: string): KeyStanding {
     return keyStanding(this.#load(), keyId, Date.now());
   }
 
-  /** When the budget's keys last changed (Unix ms; 0: not within KV's reach): a lane calls a budget dead only well after it (live-budget.ts). */
+  /**
+   * When the budget's keys last changed (Unix ms; 0: not within KV's reach): a lane calls a budget dead only well after
+   * it (live-budget.ts).
+   */
   keysChangedAt(): number {
     return lastKeyChange(this.#load(), Date.now());
   }
 
-  /** Counts a test event of the budget's: null when it may be sent, else the milliseconds until one may (test-event-quota.ts). */
+  /**
+   * Counts a test event of the budget's: null when it may be sent, else the milliseconds until one may
+   * (test-event-quota.ts).
+   */
   admitTestEvent(now: number): number | null {
     const { times, retryAfterMs } = admitTestEvent(this.ctx.storage.kv.get<number[]>(TEST_EVENTS) ?? [], now);
     this.ctx.storage.kv.put(TEST_EVENTS, times);

@@ -38,7 +38,9 @@ interface RecentGrant extends Unspent {
   /** When it was granted and until when it may be spent, Unix ms on the object's clock. */
   at: number;
   expiresAt: number;
-  /** What the isolate holds of it beyond the asking request's own admission (absent in grants stored by older objects). */
+  /**
+   * What the isolate holds of it beyond the asking request's own admission (absent in grants stored by older objects).
+   */
   held?: number;
   /** The isolate has handed back what it left of it (a settle named it): none of it is reserved any more. */
   handedBack?: true;
@@ -65,7 +67,10 @@ export interface LimiterState {
   batches?: string[];
   /** The grants of the last GRANT_MEMORY_MS, oldest first. */
   grants?: RecentGrant[];
-  /** Keys of this budget revoked through the operator API: refused within a lease's expiry, before KV has spread the news. */
+  /**
+   * Keys of this budget revoked through the operator API: refused within a lease's expiry, before KV has spread the
+   * news.
+   */
   revoked?: string[];
   /** Unix ms until which `revoked` is kept (absent: written before revocations expired, kept with the day). */
   revokedKeepUntil?: number;
@@ -75,7 +80,10 @@ export interface LimiterState {
    * each kept until KV's propagation past its end (a week's grace at most: a budget keeps a week's rotations).
    */
   rotated?: { keyId: string; endsAt: number }[];
-  /** Unix ms of the last revocation or rotation told: until KV has spread it, a budget that looks keyless in KV may not be. */
+  /**
+   * Unix ms of the last revocation or rotation told: until KV has spread it, a budget that looks keyless in KV may not
+   * be.
+   */
   keysChangedAt?: number;
   limits?: BudgetLimits;
   /** Written by objects older than `limits`: limits from the operator API until `until` (Unix ms). */
@@ -370,7 +378,9 @@ export function reservedGrants(state: LimiterState | undefined, now: number): Un
     .map(({ minuteStart, dayStart, count, held }) => ({ minuteStart, dayStart, count: held ?? count }));
 }
 
-/** What the operator API reports of a budget: its counts in both windows (grants included), streak, ban, revocations. */
+/**
+ * What the operator API reports of a budget: its counts in both windows (grants included), streak, ban, revocations.
+ */
 export interface Usage {
   minute: { count: number; reset: number };
   day: { count: number; reset: number };

@@ -98,7 +98,9 @@ export interface LeaseRequest {
   deferRefusal?: boolean;
 }
 
-/** The object's answer to a lease request: the verdict for the asking request, and what the isolate may spend after it. */
+/**
+ * The object's answer to a lease request: the verdict for the asking request, and what the isolate may spend after it.
+ */
 export interface LeaseAnswer extends Verdict {
   /** Admissions granted, the asking request's own included (0 when refused). */
   granted: number;

@@ -22,6 +22,9 @@ interface WrittenRefusal {
   headers: RateLimitHeaders;
 }
 
+/** One window in a RateLimit-Policy field: its name, quota and size. */
+const policyOf = (window: WindowReport) => `"${window.name}";q=${window.limit};w=${window.size}`;
+
 /** Keyed by the refusal's minute window, so an entry lives as long as the answer it was written from. */
 const writtenRefusals = new WeakMap<WindowReport, WrittenRefusal>();
 
@@ -73,8 +76,10 @@ function headersOf(
     "X-RateLimit-Remaining": banned ? "0" : String(reported.remaining),
     "X-RateLimit-Reset": String(banEnd ?? reported.reset),
     "X-RateLimit-Resource": reported.name,
-    "RateLimit-Policy": `"${minute.name}";q=${minute.limit};w=${minute.size}, "${day.name}";q=${day.limit};w=${day.size}`,
-    RateLimit: `"${minute.name}";r=${banned ? 0 : minute.remaining};t=${minuteLeft}, "${day.name}";r=${banned ? 0 : day.remaining};t=${dayLeft}`,
+    "RateLimit-Policy": `${policyOf(minute)}, ${policyOf(day)}`,
+    RateLimit:
+      `"${minute.name}";r=${banned ? 0 : minute.remaining};t=${minuteLeft}, ` +
+      `"${day.name}";r=${banned ? 0 : day.remaining};t=${dayLeft}`,
   };
   if (verdict.retryAfter !== undefined) headers["Retry-After"] = String(verdict.retryAfter);
   return headers;

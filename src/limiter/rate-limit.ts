@@ -11,7 +11,10 @@ declare module "hono" {
   interface ContextVariableMap {
     /** Set by rateLimit(): the limiter's decision, for the request log. */
     limit?: Verdict["outcome"];
-    /** Set by an operation that revoked a key: its budget's revoked keys as the object answered, learned once it has answered. */
+    /**
+     * Set by an operation that revoked a key: its budget's revoked keys as the object answered, learned once it has
+     * answered.
+     */
     revocation?: { budget: string; revoked: readonly string[] };
   }
 }
@@ -48,7 +51,8 @@ export function rateLimit(
       verdict = await admit(c, leases, budget);
     }
     c.set("limit", verdict.outcome);
-    // Prepared before the response exists, so they join it as it is made: set afterwards, each header would copy the response.
+    // Prepared before the response exists, so they join it as it is made: set afterwards, each header would copy the
+    // response.
     const headers = rateLimitHeaders(verdict);
     for (const header in headers) c.header(header, headers[header as keyof typeof headers]);
 
@@ -60,12 +64,14 @@ export function rateLimit(
           ? errorResponse(
               c,
               "api_key_banned",
-              `Too many requests were sent while rate limited; this caller is banned for ${verdict.retryAfter} more seconds.`,
+              `Too many requests were sent while rate limited; this caller is banned for ${verdict.retryAfter} more ` +
+                `seconds.`,
             )
           : errorResponse(
               c,
               "rate_limit_exceeded",
-              `The ${verdict.reported} limit of ${verdict[verdict.reported].limit} requests is used up. Retry after ${verdict.retryAfter} seconds, and back off exponentially.`,
+              `The ${verdict.reported} limit of ${verdict[verdict.reported].limit} requests is used up. Retry after ` +
+                `${verdict.retryAfter} seconds, and back off exponentially.`,
             );
       if (budget === identified) keepRefusal(c, written, callers, budget, verdict, headers, response);
       return response;

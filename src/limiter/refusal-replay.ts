@@ -31,7 +31,8 @@ interface WrittenRefusal {
 
 /**
  * Callers whose last refusal this isolate keeps; the one written longest ago is dropped beyond this (its next
- * refusal goes the whole way; a caller refused steadily is written again every second, as its state changes). One is under 1.5 KB: its headers' 750 bytes of text and its 150-byte body as sent,
+ * refusal goes the whole way; a caller refused steadily is written again every second, as its state changes). One is
+ * under 1.5 KB: its headers' 750 bytes of text and its 150-byte body as sent,
  * and about 370 bytes of objects around them (10,000 entries measured in Node); so at most 1.5 MB of the
  * isolate's 128.
  */

@@ -35,13 +35,18 @@ export interface CountedCallers {
 /** A caller known by its credential (refusal-replay.ts), for as long as `holds` says. */
 export interface Recognition {
   credential: string;
-  /** True while the credential still names this caller as identified (its key's record is still the one the isolate holds, unexpired). */
+  /**
+   * True while the credential still names this caller as identified (its key's record is still the one the isolate
+   * holds, unexpired).
+   */
   holds(now: number): boolean;
   /** Sets the caller on a request named by the credential, as identification would. */
   restore(c: Context<AppEnv>): void;
 }
 
-/** True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news. */
+/**
+ * True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news.
+ */
 export const knownRevoked = (leases: LeaseClient, budget: Budget) =>
   budget.keyId !== undefined && leases.knowsRevoked(budget.name, budget.keyId);
 

@@ -40,7 +40,9 @@ export interface UsageRow {
   start: number;
   admitted: number;
   refused: number;
-  /** Of what was granted in the bucket, what isolates hold and may yet hand back (absent from objects older than it). */
+  /**
+   * Of what was granted in the bucket, what isolates hold and may yet hand back (absent from objects older than it).
+   */
   reserved?: number;
 }
 
@@ -79,11 +81,15 @@ export class UsageLedger {
     this.createTables();
   }
 
-  /** Makes its tables where they are missing: on a new object, and again after the object's storage was emptied (deleteAll drops them). */
+  /**
+   * Makes its tables where they are missing: on a new object, and again after the object's storage was emptied
+   * (deleteAll drops them).
+   */
   createTables(): void {
     for (const table of Object.values(TABLES)) {
       this.#sql.exec(
-        `CREATE TABLE IF NOT EXISTS ${table} (start INTEGER PRIMARY KEY, admitted INTEGER NOT NULL, refused INTEGER NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS ${table} (start INTEGER PRIMARY KEY, admitted INTEGER NOT NULL, refused INTEGER ` +
+          `NOT NULL)`,
       );
     }
   }
@@ -105,7 +111,8 @@ export class UsageLedger {
         if (admitted === 0 && refused === 0) continue;
         this.#sql.exec(
           `INSERT INTO ${table} (start, admitted, refused) VALUES (?, ?, ?) ` +
-            "ON CONFLICT (start) DO UPDATE SET admitted = admitted + excluded.admitted, refused = refused + excluded.refused",
+            "ON CONFLICT (start) DO UPDATE SET admitted = admitted + excluded.admitted, refused = refused + " +
+            "excluded.refused",
           start,
           admitted,
           refused,
@@ -120,7 +127,8 @@ export class UsageLedger {
     const size = BUCKET_SECONDS[query.granularity];
     return this.#sql
       .exec<{ start: number; admitted: number; refused: number }>(
-        `SELECT (start / ${size}) * ${size} AS start, sum(admitted) AS admitted, sum(refused) AS refused FROM ${table} ` +
+        `SELECT (start / ${size}) * ${size} AS start, sum(admitted) AS admitted, sum(refused) AS refused FROM ` +
+          `${table} ` +
           "WHERE start >= ? AND start < ? GROUP BY 1 ORDER BY 1",
         query.from,
         query.to,
@@ -128,7 +136,10 @@ export class UsageLedger {
       .toArray();
   }
 
-  /** Forgets what is past keeping at `now` (Unix seconds); returns when the next row will be (Unix seconds), or undefined when none is left. */
+  /**
+   * Forgets what is past keeping at `now` (Unix seconds); returns when the next row will be (Unix seconds), or
+   * undefined when none is left.
+   */
   prune(now: number): number | undefined {
     let next: number | undefined;
     for (const [table, kept] of [

@@ -74,7 +74,9 @@ export async function verifyAccessAssertion(
   }
 }
 
-/** Why a token is refused, for the errors that are the token's; undefined for the rest (the keys could not be fetched). */
+/**
+ * Why a token is refused, for the errors that are the token's; undefined for the rest (the keys could not be fetched).
+ */
 function refusalOf(error: unknown): string | undefined {
   if (error instanceof errors.JWTExpired) return "the Access token has expired: sign in again";
   if (error instanceof errors.JWTClaimValidationFailed) {

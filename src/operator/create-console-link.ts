@@ -19,7 +19,8 @@ export const createConsoleLinkOperation = keyOperation(
     action: "console-link",
     summary: "A single-use console sign-in link for a key",
     description:
-      "A link to the console that signs in as the key once, within 15 minutes; its token is shown this once and kept only as a digest. Audited.",
+      "A link to the console that signs in as the key once, within 15 minutes; its token is shown this once and kept " +
+      "only as a digest. Audited.",
     body: ConsoleLink,
     status: 201,
     errors: ["not_found", "key_not_found"],
@@ -39,7 +40,8 @@ export const createConsoleLinkOperation = keyOperation(
       },
       () => createConsoleLink(c.env.DB, record.id, operator, now),
     );
-    // The service's public origin (BASE_URL), where the key's holder opens it; the token in the fragment, which browsers never send.
+    // The service's public origin (BASE_URL), where the key's holder opens it; the token in the fragment, which
+    // browsers never send.
     const url = `${new URL(c.get("config").baseUrl).origin}${CONSOLE_PATH}#link=${token}`;
     return jsonBody(c, { keyId: record.id, url, expiresAt }, 201, { "Cache-Control": "no-store" });
   },

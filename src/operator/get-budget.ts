@@ -34,7 +34,8 @@ const TimelineEntry = z.object({
   operation: z
     .string()
     .describe(
-      "create, update, rotate, revoke, unban, console_link, console_sign_in, console_sign_out; an endpoint's create, update, disable, enable, ...",
+      "create, update, rotate, revoke, unban, console_link, console_sign_in, console_sign_out; an endpoint's create, " +
+        "update, disable, enable, ...",
     ),
   actor: z
     .string()
@@ -100,8 +101,10 @@ export const getBudget = keyOperation(
     action: "budget",
     summary: "A key's budget: its keys and audit timeline",
     description:
-      "The budget the key spends: every key of it with its state, and its audit timeline a page of 200 at a time, newest first (before=, the answer's " +
-      "timelineNext, for the next), its keys' and webhook endpoints' rows with who acted (its endpoints: GET /admin/webhook-endpoints?budget=).",
+      "The budget the key spends: every key of it with its state, and its audit timeline a page of 200 at a time, " +
+      "newest first (before=, the answer's " +
+      "timelineNext, for the next), its keys' and webhook endpoints' rows with who acted (its endpoints: GET " +
+      "/admin/webhook-endpoints?budget=).",
     queryParameters: documentedParameters(TIMELINE_PARAMETERS, { before: { type: "string", format: "date-time" } }),
     errors: ["not_found", "invalid_query"],
     body: z.object({
@@ -129,7 +132,8 @@ export const getBudget = keyOperation(
       db
         .prepare(
           `SELECT at, subject, operation, actor, changes, outcome FROM (
-               SELECT at, key_id AS subject, operation, actor, changes, outcome FROM key_events WHERE key_id IN (SELECT value FROM json_each(?1)) AND at <= ?4
+               SELECT at, key_id AS subject, operation, actor, changes, outcome FROM key_events
+                WHERE key_id IN (SELECT value FROM json_each(?1)) AND at <= ?4
                UNION ALL
                SELECT * FROM (SELECT at, endpoint_id, operation, actor, changes, outcome FROM webhook_endpoint_events
                 WHERE budget = ?2 AND at <= ?4 ORDER BY at DESC LIMIT ?3)

@@ -10,7 +10,8 @@ export const getKeyUsageHistory = keyOperation(
     action: "usage/history",
     summary: "A key's budget's usage history",
     description:
-      "As GET /v2/usage answers the key itself: admitted and refused per minute, hour or day, exactly as the limiter decided.",
+      "As GET /v2/usage answers the key itself: admitted and refused per minute, hour or day, exactly as the limiter " +
+      "decided.",
     errors: ["not_found", "invalid_query"],
     queryParameters: usageQueryParameters,
     body: UsageHistory,

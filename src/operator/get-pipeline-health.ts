@@ -30,7 +30,8 @@ const Health = z.object({
       .string()
       .nullable()
       .describe(
-        "Since when order writes are refused: the event sequence is below what was handed out (a D1 restore); null when they are not",
+        "Since when order writes are refused: the event sequence is below what was handed out (a D1 restore); null " +
+          "when they are not",
       ),
   }),
   database: z.object({
@@ -55,7 +56,8 @@ export const getPipelineHealth = defineOperation({
   path: "/pipeline",
   summary: "The event pipeline's storage and lag",
   description:
-    "The order events' storage against its budget, the dispatcher's mark and lag, the orders database's size, the Worker version answering; what to act on.",
+    "The order events' storage against its budget, the dispatcher's mark and lag, the orders database's size, the " +
+    "Worker version answering; what to act on.",
   responses: { 200: { description: "The figures", body: Health } },
   errors: [],
   async handle(c) {
@@ -73,17 +75,20 @@ export const getPipelineHealth = defineOperation({
     const warnings = [
       ...(share >= BUDGET_WARNING_SHARE
         ? [
-            `the order events use ${Math.round(share * 100)}% of their budget: the feed reaches back less far than the 30 days kept otherwise`,
+            `the order events use ${Math.round(share * 100)}% of their budget: the feed reaches back less far than ` +
+              `the 30 days kept otherwise`,
           ]
         : []),
       ...(lanesBehind > 0
         ? [
-            `${lanesBehind} endpoint lane(s) could not take their events and are behind the dispatcher's mark (its log says which)`,
+            `${lanesBehind} endpoint lane(s) could not take their events and are behind the dispatcher's mark (its ` +
+              `log says which)`,
           ]
         : []),
       ...(hold
         ? [
-            `order writes are refused since ${hold.since}: the event sequence (${hold.sequence}) is below what was handed out (${hold.handedOut}); raise it (docs/operations.md#restoring-d1)`,
+            `order writes are refused since ${hold.since}: the event sequence (${hold.sequence}) is below what was ` +
+              `handed out (${hold.handedOut}); raise it (docs/operations.md#restoring-d1)`,
           ]
         : []),
     ];

@@ -18,4 +18,5 @@ export const INSERT_OPERATOR_LINK =
 
 /** Uses a link once (one guarded UPDATE: of two tries at once only one signs in): the operator it was made for. */
 export const REDEEM_OPERATOR_LINK =
-  "UPDATE operator_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING operator";
+  "UPDATE operator_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING " +
+  "operator";

@@ -61,7 +61,9 @@ const endedError = (c: Context<AppEnv>, why: string) =>
     "Set-Cookie": operatorCookie(c.req.url, undefined),
   });
 
-/** Whether a session's operator may act now: a named one live in the table, or the bootstrap operator by its token now. */
+/**
+ * Whether a session's operator may act now: a named one live in the table, or the bootstrap operator by its token now.
+ */
 export interface OperatorLiveness {
   named(name: string): Promise<boolean>;
   /** The SHA-256 of the OPERATOR_TOKEN secret's token now. */
@@ -135,7 +137,10 @@ async function openClaims(env: Env, sealed: string): Promise<OperatorClaims | un
   }
 }
 
-/** Opens a session for an operator: its row (who, how, when) and the cookie that carries it; `bootstrap`, the secret's token's SHA-256 when it opened it. */
+/**
+ * Opens a session for an operator: its row (who, how, when) and the cookie that carries it; `bootstrap`, the secret's
+ * token's SHA-256 when it opened it.
+ */
 export async function openOperatorSession(
   c: Context<AppEnv>,
   operator: string,

@@ -24,7 +24,10 @@ declare module "hono" {
     operator?: string;
     /** Set by requireOperator() when the operator came with a console session rather than a token or Access. */
     operatorSession?: OperatorSession;
-    /** Set by requireOperator() when the OPERATOR_TOKEN secret's token came: its SHA-256, which a session it opens is bound to. */
+    /**
+     * Set by requireOperator() when the OPERATOR_TOKEN secret's token came: its SHA-256, which a session it opens is
+     * bound to.
+     */
     bootstrapDigest?: string;
   }
 }
@@ -49,7 +52,8 @@ export function requireOperator(
   return async (c, next) => {
     const access = c.get("config").access;
     if (access) {
-      // Access's own cookie rides along with any request the browser sends, so a change must come from this origin (or from
+      // Access's own cookie rides along with any request the browser sends, so a change must come from this origin (or
+      // from
       // no browser at all: the keys command, with a service token).
       if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, false))
         throw new ApiError(

@@ -14,7 +14,10 @@ const EXPIRING_SOON_MS = 7 * 86_400_000;
 /** KV pages (1,000 keys each) one search reads at most before it answers with a cursor to go on from. */
 const PAGES_A_SEARCH = 5;
 
-/** A key that works is `banned` while its budget is, else `grace` once rotated away (until its expiry), else `expiring` or `live`. */
+/**
+ * A key that works is `banned` while its budget is, else `grace` once rotated away (until its expiry), else `expiring`
+ * or `live`.
+ */
 export const KEY_STATES = ["live", "expiring", "grace", "banned", "revoked", "expired"] as const;
 type KeyState = (typeof KEY_STATES)[number];
 
@@ -97,7 +100,8 @@ export const searchKeys = defineOperation({
   path: "/keys",
   summary: "Find keys of every budget",
   description:
-    "By part of an id, name, first characters or budget; by plan, state and scope. Newest listing order is KV's (by id). Never a key itself.",
+    "By part of an id, name, first characters or budget; by plan, state and scope. Newest listing order is KV's (by " +
+    "id). Never a key itself.",
   responses: {
     200: {
       description: "A page of keys",
@@ -110,7 +114,9 @@ export const searchKeys = defineOperation({
     if (!parsed.success)
       throw new ApiError(
         "invalid_query",
-        `Invalid search: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}.`,
+        `Invalid search: ${parsed.error.issues
+          .map((issue) => `${issue.path.join(".")}: ${issue.message}`)
+          .join("; ")}.`,
       );
     const { q, plan, state, scope, limit } = parsed.data;
     const needle = q?.trim().toLowerCase();

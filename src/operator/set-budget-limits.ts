@@ -22,7 +22,8 @@ export const setBudgetLimits = keyOperation(
     action: "limits",
     summary: "Set the budget's limits",
     description:
-      "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote), written into every live key's record so they hold until changed; audited.",
+      "The budget's limits from every isolate's next call, stamped setAt (the stamp keys update wrote), written into " +
+      "every live key's record so they hold until changed; audited.",
     errors: ["not_found", "invalid_limits", "invalid_body", "unsupported_media_type", "body_too_large"],
   },
   async (c, { record }) => {

@@ -24,7 +24,11 @@ export const tellKeyRotation = keyOperation(
     action: "rotation",
     summary: "Tell the budget's object of a rotation",
     description:
-      "The key acts only on itself from every isolate's next call, and is refused from endsAt on, everywhere within a lease.",
+      "The key acts only on itself from every isolate's next call, and is refused from endsAt on, " +
+      "everywhere within a " +
+      "" +
+      "" +
+      "lease.",
     errors: ["not_found", "invalid_body", "unsupported_media_type", "body_too_large"],
   },
   async (c, { record }) => {

@@ -35,7 +35,8 @@ export const unbanAddressGroup = defineOperation({
   path: "/address-groups/unban",
   summary: "End an address group's ban now",
   description:
-    "Ends the ban of the callers without a key behind one address group and starts its streak over; audited with the operator's name.",
+    "Ends the ban of the callers without a key behind one address group and starts its streak over; audited with the " +
+    "operator's name.",
   requestBody: { description: "The group", schema: UnbanBody },
   responses: {
     200: { description: "The group's usage", body: z.object({ group: z.string(), usage: z.object({}).loose() }) },

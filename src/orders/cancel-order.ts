@@ -15,7 +15,10 @@ export interface CancelOrderIn {
   stability: Stability;
   /** The order id as the version's document presents it: the same text on the wire in both. */
   params: typeof OrderIdParams | typeof OrderIdParamsV2;
-  /** After a cancel that changed the order (its event is written): the composition's hook, which nudges webhook delivery. */
+  /**
+   * After a cancel that changed the order (its event is written): the composition's hook, which nudges webhook
+   * delivery.
+   */
   cancelled(c: Context<AppEnv>): void;
 }
 
@@ -34,7 +37,8 @@ export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites, versi
     tag: "Orders",
     description:
       "Cancels an order whose status is pending. Cancelling an order that is already cancelled succeeds again " +
-      "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be cancelled.",
+      "and changes nothing, so a lost response can be retried safely. Shipped and delivered orders cannot be " +
+      "cancelled.",
     stability: version.stability,
     responses: {
       204: {

@@ -18,7 +18,9 @@ export interface OrderRow {
   complete: number;
 }
 
-/** Rows per D1 query while streaming the list: big enough to amortise the round trip, small enough to keep memory flat. */
+/**
+ * Rows per D1 query while streaming the list: big enough to amortise the round trip, small enough to keep memory flat.
+ */
 export const ORDER_PAGE_SIZE = 1000;
 
 /** An order's cells as `.raw()` gives them, in ORDER_COLUMNS' order. */
@@ -60,7 +62,8 @@ const PAGE_ENDS_SQL = `SELECT CAST(id AS TEXT) AS id FROM
 // makes SQLite compare them as integers, so the primary key index is used.
 const RANGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 AND orders.id <= ?2 ORDER BY orders.id`;
 const TAIL_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
-export const VERSION_SQL = `SELECT epoch || '-' || version || '-' || stamp AS tag FROM orders_version WHERE singleton = 1`;
+export const VERSION_SQL =
+  "SELECT epoch || '-' || version || '-' || stamp AS tag FROM orders_version WHERE singleton = 1";
 
 /** The version of the whole order table, changed by triggers on every write; undefined when its row is missing. */
 export async function readOrdersVersion(db: D1Queryable): Promise<string | undefined> {

@@ -14,7 +14,10 @@ export const HELD_RETRY_AFTER_SECONDS = 60;
 
 export const isHeldWrite = (error: unknown): boolean => error instanceof Error && error.message.includes(HOLD_MESSAGE);
 
-/** Holds order writes: the sequence (`sequence`) is below what was handed out (`handedOut`). Keeps the first hold's time. */
+/**
+ * Holds order writes: the sequence (`sequence`) is below what was handed out (`handedOut`). Keeps the first hold's
+ * time.
+ */
 export async function holdOrderWrites(
   db: D1Queryable,
   sequence: string,
@@ -23,7 +26,11 @@ export async function holdOrderWrites(
 ): Promise<void> {
   await db
     .prepare(
-      "INSERT INTO order_writes_hold (id, since, sequence, handed_out) VALUES (1, ?1, CAST(?2 AS INTEGER), CAST(?3 AS INTEGER)) ON CONFLICT (id) DO UPDATE SET sequence = excluded.sequence, handed_out = excluded.handed_out",
+      "INSERT INTO order_writes_hold (id, since, sequence, handed_out) VALUES (1, ?1, CAST(?2 AS " +
+        "INTEGER), CAST(?3 AS " +
+        "" +
+        "" +
+        "INTEGER)) ON CONFLICT (id) DO UPDATE SET sequence = excluded.sequence, handed_out = excluded.handed_out",
     )
     .bind(since, sequence, handedOut)
     .run();
@@ -37,5 +44,6 @@ export async function releaseOrderWrites(db: D1Queryable, sequence: string): Pro
 /** The hold, when there is one. */
 export const orderWritesHold = (db: D1Queryable) =>
   db.prepare(
-    "SELECT since, CAST(sequence AS TEXT) AS sequence, CAST(handed_out AS TEXT) AS handedOut FROM order_writes_hold WHERE id = 1",
+    "SELECT since, CAST(sequence AS TEXT) AS sequence, CAST(handed_out AS TEXT) AS handedOut FROM order_writes_hold " +
+      "WHERE id = 1",
   );

@@ -11,7 +11,8 @@ export async function findPet(db: D1Database, id: string): Promise<PetRow | null
   return callDependency("D1", () =>
     db
       .prepare(
-        "SELECT CAST(id AS TEXT) AS id, CAST(name AS TEXT) AS name, CAST(status AS TEXT) AS status FROM pets WHERE pets.id = ?1",
+        "SELECT CAST(id AS TEXT) AS id, CAST(name AS TEXT) AS name, CAST(status AS TEXT) AS status FROM pets WHERE " +
+          "pets.id = ?1",
       )
       .bind(id)
       .first<PetRow>(),

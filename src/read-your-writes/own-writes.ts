@@ -13,7 +13,9 @@ export class OwnWrites {
 
   constructor(private readonly keepMs: number) {}
 
-  /** A cancel that changed an order (or found it cancelled) left `bookmark`; an older one never replaces a newer one. */
+  /**
+   * A cancel that changed an order (or found it cancelled) left `bookmark`; an older one never replaces a newer one.
+   */
   note(bookmark: string | null, now: number): void {
     if (bookmark === null) return;
     const kept = this.#current(now);
@@ -34,7 +36,10 @@ export class OwnWrites {
   }
 }
 
-/** Where a read of the list starts: the bookmark it reads at least as new as, and the mark `versions` needs to keep what it reads. */
+/**
+ * Where a read of the list starts: the bookmark it reads at least as new as, and the mark `versions` needs to keep what
+ * it reads.
+ */
 export interface ReadStart {
   floor: string | undefined;
   began: number;

@@ -21,7 +21,10 @@ export function reusableVersion(recent: RecentVersion | undefined, now: number, 
   return age >= 0 && age < reuseMs ? recent.version : undefined;
 }
 
-/** What one isolate remembers (isolate-memory.ts): one database, so one version; `forgets` counts the forgets, so a read can tell it began before one. */
+/**
+ * What one isolate remembers (isolate-memory.ts): one database, so one version; `forgets` counts the forgets, so a read
+ * can tell it began before one.
+ */
 export class VersionMemory {
   #recent: RecentVersion | undefined;
   #forgets = 0;

@@ -26,7 +26,8 @@ import { endpointsStartedBy, type EndpointAuditRow } from "./endpoints-a-key-sta
 export const RevocationReason = z
   .enum(["leaked", "retired"])
   .describe(
-    "leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console sessions); retired (the default): it is no longer used",
+    "leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console " +
+      "sessions); retired (the default): it is no longer used",
   );
 export type RevocationReason = z.infer<typeof RevocationReason>;
 
@@ -36,7 +37,10 @@ export interface RevocationAsked {
   /** As audits name who did it: `key:<id>`, an operator's name, `github-secret-scanning`. */
   actor: string;
   found?: { url?: string; source?: string };
-  /** Audit a call on a key revoked already too (the operator API: every operator's action is in the audit, a repeat that finishes a revocation included). */
+  /**
+   * Audit a call on a key revoked already too (the operator API: every operator's action is in the audit, a repeat that
+   * finishes a revocation included).
+   */
   auditRepeat?: boolean;
 }
 
@@ -127,7 +131,10 @@ export async function revokeKey(
   return { revokedAt, reason, usage, ...(leak && { leak }) };
 }
 
-/** The keys a key made by rotation, and those they made, as the key audit says (a few levels at most in practice; bounded). */
+/**
+ * The keys a key made by rotation, and those they made, as the key audit says (a few levels at most in practice;
+ * bounded).
+ */
 async function keysMadeBy(db: D1Database, keyId: string): Promise<string[]> {
   const made: string[] = [];
   let makers = [keyId];
@@ -135,7 +142,8 @@ async function keysMadeBy(db: D1Database, keyId: string): Promise<string[]> {
     const { results } = await callDependency("D1", () =>
       db
         .prepare(
-          "SELECT key_id FROM key_events WHERE actor IN (SELECT 'key:' || value FROM json_each(?1)) AND operation = 'create' ORDER BY id",
+          "SELECT key_id FROM key_events WHERE actor IN (SELECT 'key:' || value FROM json_each(?1)) AND operation = " +
+            "'create' ORDER BY id",
         )
         .bind(JSON.stringify(makers))
         .all<{ key_id: string }>(),
@@ -151,7 +159,8 @@ async function endpointsStartedByAny(db: D1Database, budget: string, keyIds: rea
   const { results } = await callDependency("D1", () =>
     db
       .prepare(
-        "SELECT endpoint_id, operation, changes, actor FROM webhook_endpoint_events WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE budget = ?1) " +
+        "SELECT endpoint_id, operation, changes, actor FROM webhook_endpoint_events WHERE endpoint_id IN (SELECT id " +
+          "FROM webhook_endpoints WHERE budget = ?1) " +
           "AND operation IN ('create', 'update', 'rotate_secret') ORDER BY id",
       )
       .bind(budget)
@@ -168,7 +177,9 @@ async function endpointsStartedByAny(db: D1Database, budget: string, keyIds: rea
 async function endWhatTheKeyStarted(db: D1Database, record: ApiKeyRecord, actor: string): Promise<LeakEnded> {
   const at = new Date().toISOString();
   const rotatedInto = await keysMadeBy(db, record.id);
-  const reason = `the key ${record.id}, which made it or last changed its URL, secret or types${rotatedInto.length > 0 ? " (itself or a key it made)" : ""}, was revoked as leaked at ${at}`;
+  const reason =
+    `the key ${record.id}, which made it or last changed its URL, secret or ` +
+    `types${rotatedInto.length > 0 ? " (itself or a key it made)" : ""}, was revoked as leaked at ${at}`;
   const disabled: string[] = [];
   for (let look = 0; look < 2; look++) {
     for (const endpointId of await endpointsStartedByAny(db, budgetOf(record), [record.id, ...rotatedInto])) {

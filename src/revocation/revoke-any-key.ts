@@ -29,8 +29,13 @@ export const revokeAnyKey = defineOperation({
   path: "/keys/{keyId}/revoke",
   summary: "Revoke a key, for good, everywhere within a lease",
   description:
-    "Writes the key's record revoked (KV, for good), then has the budget's object refuse the key from every isolate's next call, without counting it, " +
-    "until KV has spread the record; with reason leaked (and where it was found), every webhook endpoint it made or last aimed is disabled and its " +
+    "Writes the key's record revoked (KV, for good), then has the budget's object refuse the key from " +
+    "every isolate's " +
+    "" +
+    "" +
+    "next call, without counting it, " +
+    "until KV has spread the record; with reason leaked (and where it was found), every webhook endpoint it made or " +
+    "last aimed is disabled and its " +
     "console sessions end (docs/api.md#what-a-leak-ends); audited.",
   params: {
     schema: KeyIdParams,

@@ -33,7 +33,11 @@ export const UsageHistory = z
             .number()
             .int()
             .describe(
-              "Admissions granted in the bucket to a Worker isolate ahead of need, not yet handed back: some may have been spent; within 5 s they move to admitted or are gone",
+              "Admissions granted in the bucket to a Worker isolate ahead of need, not yet handed back: " +
+                "some may have " +
+                "" +
+                "" +
+                "been spent; within 5 s they move to admitted or are gone",
             ),
         }),
       )
@@ -66,7 +70,11 @@ export const getUsage = (leases: LeaseClient) =>
     tag: "Usage",
     description:
       "What the limiter admitted and refused for the calling key's budget (a rotated pair shares one), exactly as it " +
-      "decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, empty ones as zeros.",
+      "decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, " +
+      "empty ones as " +
+      "" +
+      "" +
+      "zeros.",
     stability: "beta",
     queryParameters: usageQueryParameters,
     responses: { 200: { description: "The budget's usage history", body: UsageHistory } },
@@ -76,7 +84,8 @@ export const getUsage = (leases: LeaseClient) =>
       // Scoped operations only ever see key callers; the check keeps the type honest.
       if (caller.kind !== "key") throw new Error("a scoped operation without a key");
       const budget = budgetOf(caller.key);
-      // What this isolate holds of the budget's leases goes back first: what was served here reads as admitted, not reserved.
+      // What this isolate holds of the budget's leases goes back first: what was served here reads as admitted, not
+      // reserved.
       await leases.handBack(budget, {
         ban: c.get("config").ban,
         limiter: (name) => c.env.RATE_LIMITER.getByName(name),

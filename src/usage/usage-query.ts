@@ -21,8 +21,12 @@ export const MAX_BUCKETS = 1_440;
 
 export const USAGE_PARAMETERS = {
   granularity: `one of ${GRANULARITIES.join(", ")} (default hour)`,
-  from: "an RFC 3339 date-time: the first bucket is the one holding it (default: the last hour of minutes, day of hours or 30 days)",
-  to: "an RFC 3339 date-time after from: the last bucket is the one holding it, or the one before when it is a bucket's start (default: now, the current bucket included)",
+  from:
+    "an RFC 3339 date-time: the first bucket is the one holding it (default: the last hour of minutes, day of " +
+    "hours or 30 days)",
+  to:
+    "an RFC 3339 date-time after from: the last bucket is the one holding it, or the one before when it is a " +
+    "bucket's start (default: now, the current bucket included)",
 } as const;
 
 export type UsageQuery = HistoryRange;
@@ -59,7 +63,11 @@ export function readUsageQuery(search: URLSearchParams, now: number): UsageQuery
   if ((to - from) / size > MAX_BUCKETS) {
     throw new ApiError(
       "invalid_query",
-      `At most ${MAX_BUCKETS} buckets in one answer; this range has ${(to - from) / size}. Ask for a shorter range or a coarser granularity.`,
+      `At most ${MAX_BUCKETS} buckets in one answer; this range has ${(to - from) / size}. Ask for a ` +
+        `shorter range or ` +
+        `` +
+        `` +
+        `a coarser granularity.`,
     );
   }
   // The oldest bucket wholly kept: the one holding the keeping time's edge is being pruned, and would read 0.
@@ -67,7 +75,12 @@ export function readUsageQuery(search: URLSearchParams, now: number): UsageQuery
   if (from < oldest) {
     throw new ApiError(
       "invalid_query",
-      `${granularity === "day" ? "Days are" : "Minutes and hours are"} kept for ${granularity === "day" ? "400 days" : "48 hours"}: from must be ${new Date(oldest * 1000).toISOString()} or later${granularity === "day" ? "" : "; ask for days before then"}.`,
+      `${granularity === "day" ? "Days are" : "Minutes and hours are"} kept for ` +
+        `${granularity === "day" ? "400 days" : "48 hours"}: from must be ` +
+        `${new Date(oldest * 1000).toISOString()} or ` +
+        `` +
+        `` +
+        `later${granularity === "day" ? "" : "; ask for days before then"}.`,
     );
   }
   return { granularity, from, to };

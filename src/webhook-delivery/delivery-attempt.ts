@@ -56,7 +56,9 @@ export interface AttemptContext {
   fetch: typeof fetch;
   now(): number;
   retrySeconds: readonly number[];
-  /** How long a receiver has to answer; DELIVERY_TIMEOUT_MS unless a test drives the timeout itself with a shorter one. */
+  /**
+   * How long a receiver has to answer; DELIVERY_TIMEOUT_MS unless a test drives the timeout itself with a shorter one.
+   */
   timeoutMs?: number;
 }
 

@@ -13,7 +13,10 @@ export async function storeDispatchMark(db: D1Queryable, mark: string): Promise<
   await db.prepare("UPDATE webhook_dispatch SET mark = max(mark, CAST(?1 AS INTEGER)) WHERE id = 1").bind(mark).run();
 }
 
-/** Takes a mark kept by a dispatcher from before the mark lived here, where it is lower: what it had not handed out yet is handed out. */
+/**
+ * Takes a mark kept by a dispatcher from before the mark lived here, where it is lower: what it had not handed out yet
+ * is handed out.
+ */
 export async function adoptEarlierMark(db: D1Queryable, mark: string): Promise<void> {
   await db.prepare("UPDATE webhook_dispatch SET mark = min(mark, CAST(?1 AS INTEGER)) WHERE id = 1").bind(mark).run();
 }

@@ -12,7 +12,10 @@ import { withTimeout } from "../lib/dependency";
 import { readDispatchMark, storeDispatchMark } from "./dispatch-mark";
 import { enabledEndpoints, recordLaneStandings, type DispatchEndpoint, type LaneStanding } from "./endpoint-table";
 
-/** Events a pass reads at most, and a lane behind is handed at most per pass; a full pass is followed by another at once. */
+/**
+ * Events a pass reads at most, and a lane behind is handed at most per pass; a full pass is followed by another at
+ * once.
+ */
 export const DISPATCH_BATCH = 100;
 /** Lanes called at once. */
 const FAN_OUT = 50;
@@ -25,7 +28,9 @@ export const CATCH_UP_LANES = 20;
  * this long, and, while it keeps failing, at most once a BEHIND_RETRY_MAX_MS.
  */
 export const LANE_CALL_TIMEOUT_MS = 10_000;
-/** The longest wait before a lane behind that keeps failing is tried again: bounds how late it resumes once it answers. */
+/**
+ * The longest wait before a lane behind that keeps failing is tried again: bounds how late it resumes once it answers.
+ */
 export const BEHIND_RETRY_MAX_MS = 60_000;
 
 /** The wait after a lane's `failures`th failure in a row: 1, 2, 4 ... s, then BEHIND_RETRY_MAX_MS. */
@@ -123,12 +128,14 @@ export async function dispatchEvents(
     db
       .prepare(
         "SELECT CAST(seq AS TEXT) AS seq, type FROM order_events WHERE seq > max(CAST(?1 AS INTEGER), " +
-          "(SELECT coalesce(min(from_seq), 0) FROM webhook_endpoints WHERE status = 'enabled')) ORDER BY order_events.seq LIMIT ?2",
+          "(SELECT coalesce(min(from_seq), 0) FROM webhook_endpoints WHERE status = 'enabled')) ORDER BY " +
+          "order_events.seq LIMIT ?2",
       )
       .bind(mark, DISPATCH_BATCH),
     enabledEndpoints(db),
     db.prepare(
-      "SELECT CAST(coalesce(max(seq), 0) AS TEXT) AS head, CAST((SELECT coalesce(min(from_seq), 0) FROM webhook_endpoints WHERE status = 'enabled') AS TEXT) AS start FROM order_events",
+      "SELECT CAST(coalesce(max(seq), 0) AS TEXT) AS head, CAST((SELECT coalesce(min(from_seq), 0) FROM " +
+        "webhook_endpoints WHERE status = 'enabled') AS TEXT) AS start FROM order_events",
     ),
   ]);
   const events = eventRows!.results as unknown as DispatchedEvent[];
@@ -148,7 +155,8 @@ export async function dispatchEvents(
       behind: 0,
     };
   }
-  // With nothing past the oldest endpoint's start, the mark moves up to it: the events before it are nobody's, and a mark
+  // With nothing past the oldest endpoint's start, the mark moves up to it: the events before it are nobody's, and a
+  // mark
   // left below them would show as lag that no pass can ever take away.
   const next =
     events.at(-1)?.seq ?? (BigInt(start) > BigInt(mark) ? (BigInt(start) > BigInt(head) ? head : start) : mark);
@@ -163,7 +171,8 @@ export async function dispatchEvents(
       catchingUp.map((endpoint) =>
         db
           .prepare(
-            "SELECT CAST(seq AS TEXT) AS seq, type FROM order_events WHERE seq > CAST(?1 AS INTEGER) AND seq <= CAST(?2 AS INTEGER) ORDER BY order_events.seq LIMIT ?3",
+            "SELECT CAST(seq AS TEXT) AS seq, type FROM order_events WHERE seq > CAST(?1 AS INTEGER) AND seq <= " +
+              "CAST(?2 AS INTEGER) ORDER BY order_events.seq LIMIT ?3",
           )
           .bind(endpoint.behind_after, next, DISPATCH_BATCH),
       ),

@@ -38,5 +38,6 @@ export const wakeDispatcher = (c: Context<AppEnv>) =>
   inBackground(c, (dispatcher) => dispatcher.wake(), {
     level: "error",
     message:
-      "the webhook dispatcher could not be woken for a new endpoint; its deliveries start at the next endpoint made or the daily cron",
+      "the webhook dispatcher could not be woken for a new endpoint; its deliveries start at the next endpoint made " +
+      "or the daily cron",
   });

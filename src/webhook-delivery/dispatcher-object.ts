@@ -6,7 +6,10 @@ import { adoptEarlierMark } from "./dispatch-mark";
 import { dispatchEvents } from "./dispatch-pass";
 import { laneOf } from "./lane-calls";
 
-/** While endpoints exist, how often the dispatcher looks for events written by other systems (the API's own cancels nudge it). */
+/**
+ * While endpoints exist, how often the dispatcher looks for events written by other systems (the API's own cancels
+ * nudge it).
+ */
 export const DISPATCH_POLL_MS = 1_000;
 
 /** The longest wait before a pass that failed is tried again: bounds how late delivery resumes after an outage. */
@@ -60,7 +63,8 @@ export class WebhookDispatcher extends DurableObject<Env> {
         await adoptEarlierMark(this.env.DB, earlier);
         storage.delete("mark");
       }
-      // The highest mark reached is kept here too, where a D1 restore cannot rewind it. Below it, a new event would take an
+      // The highest mark reached is kept here too, where a D1 restore cannot rewind it. Below it, a new event would
+      // take an
       // id a lane already holds, and no lane would send it: nothing is handed out until the sequence is raised past it.
       const highest = storage.get<string>("highestMark");
       if (highest !== undefined) {
@@ -71,7 +75,8 @@ export class WebhookDispatcher extends DurableObject<Env> {
           logLine(
             "error",
             "webhook-dispatcher",
-            "the event sequence is below what was handed out (a D1 restore): order writes are refused and nothing is dispatched until it is raised (docs/operations.md#restoring-d1)",
+            "the event sequence is below what was handed out (a D1 restore): order writes are refused and nothing is " +
+              "dispatched until it is raised (docs/operations.md#restoring-d1)",
             { sequence, highest },
           );
           await this.ctx.storage.setAlarm(now + FAILED_PASS_RETRY_MAX_MS);

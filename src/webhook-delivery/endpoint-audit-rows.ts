@@ -72,8 +72,13 @@ export async function countEndpointAction(
     db
       .prepare(
         "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget, outcome) " +
-          "VALUES (?1, ?2, ?3, ?4, json_object('count', 1, 'last', json(?5)), ?6, ?7, CASE WHEN ?8 THEN 'unknown' END) " +
-          "ON CONFLICT (event_id) DO UPDATE SET at = excluded.at, changes = json_set(changes, '$.count', (changes ->> '$.count') + 1, '$.last', json(?5)), " +
+          "VALUES (?1, ?2, ?3, ?4, json_object('count', 1, 'last', json(?5)), ?6, ?7, CASE WHEN ?8 THEN 'unknown' " +
+          "END) " +
+          "ON CONFLICT (event_id) DO UPDATE SET at = excluded.at, changes = json_set(changes, '$.count', " +
+          "(changes ->> " +
+          "" +
+          "" +
+          "'$.count') + 1, '$.last', json(?5)), " +
           "outcome = coalesce(outcome, excluded.outcome)",
       )
       .bind(
@@ -99,7 +104,11 @@ const AUDIT_PRUNE_BATCH = 1_000;
 export async function pruneEndpointAudit(db: D1Database, now: number): Promise<number> {
   const { meta } = await db
     .prepare(
-      "DELETE FROM webhook_endpoint_events WHERE id IN (SELECT id FROM webhook_endpoint_events WHERE at < ?1 ORDER BY at LIMIT ?2)",
+      "DELETE FROM webhook_endpoint_events WHERE id IN (SELECT id FROM webhook_endpoint_events WHERE at < " +
+        "?1 ORDER BY " +
+        "" +
+        "" +
+        "at LIMIT ?2)",
     )
     .bind(new Date(now - ENDPOINT_AUDIT_RETENTION_MS).toISOString(), AUDIT_PRUNE_BATCH)
     .run();

@@ -17,14 +17,18 @@ export interface HealthNote {
   writtenAt: number;
 }
 
-/** The note after a run that POSTed `sent` deliveries, `delivered` of them accepted, at `now`, and whether the row must be written. */
+/**
+ * The note after a run that POSTed `sent` deliveries, `delivered` of them accepted, at `now`, and whether the row must
+ * be written.
+ */
 export function nextHealth(
   previous: HealthNote | undefined,
   run: { delivered: number; sent: number },
   now: number,
 ): { note: HealthNote; write: boolean } {
   const unchanged = previous ?? { failingSince: null, lastDeliveredAt: null, writtenAt: 0 };
-  // Nothing sent (nothing due, or only events pruned before their turn): the receiver was not asked, so nothing changed.
+  // Nothing sent (nothing due, or only events pruned before their turn): the receiver was not asked, so nothing
+  // changed.
   if (run.sent === 0) return { note: unchanged, write: false };
   if (run.delivered > 0) {
     const write = previous === undefined || previous.failingSince !== null || now - previous.writtenAt >= REFRESH_MS;

@@ -30,7 +30,10 @@ export interface WebhookEndpointRow {
   rate_limit: number | null;
   /** When its URL last changed; null: not since it was made. */
   url_changed_at: string | null;
-  /** Since when its deliveries fail (null while they succeed) and when one last succeeded, as its lane last wrote them (endpoint-health.ts). */
+  /**
+   * Since when its deliveries fail (null while they succeed) and when one last succeeded, as its lane last wrote them
+   * (endpoint-health.ts).
+   */
   failing_since: string | null;
   last_delivered_at: string | null;
   /** The leaked key whose revocation disabled it (enabled again only with its URL confirmed); null otherwise. */
@@ -38,7 +41,8 @@ export interface WebhookEndpointRow {
 }
 
 const COLUMNS =
-  "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, disabled_note, previous_secret_sealed, previous_secret_until, " +
+  "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, " +
+  "disabled_note, previous_secret_sealed, previous_secret_until, " +
   "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak";
 
 export const newEndpointId = () =>
@@ -59,7 +63,8 @@ export async function insertEndpoint(
 ): Promise<"inserted" | "full" | "locked" | "host_locked"> {
   const { meta } = await db
     .prepare(
-      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, rate_limit) " +
+      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, " +
+        "rate_limit) " +
         "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7 " +
         `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
         // The same URL again beside one an operator disabled would lift the lock by the back door.
@@ -135,8 +140,10 @@ export async function disableEndpoint(
 ): Promise<boolean> {
   const { meta } = await db
     .prepare(
-      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = CASE WHEN disabled_by IS 'operator' THEN disabled_at ELSE ?2 END, " +
-        "disabled_reason = CASE WHEN disabled_by IS 'operator' THEN disabled_reason ELSE ?3 END, disabled_by = 'operator', disabled_note = ?4 WHERE id = ?1",
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = CASE WHEN disabled_by IS 'operator' THEN " +
+        "disabled_at ELSE ?2 END, " +
+        "disabled_reason = CASE WHEN disabled_by IS 'operator' THEN disabled_reason ELSE ?3 END, disabled_by = " +
+        "'operator', disabled_note = ?4 WHERE id = ?1",
     )
     .bind(id, at, reason, note)
     .run();
@@ -147,7 +154,8 @@ export async function disableEndpoint(
 export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
   const { meta } = await db
     .prepare(
-      "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = NULL, disabled_note = NULL, disabled_for_leak = NULL WHERE id = ?1",
+      "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = " +
+        "NULL, disabled_note = NULL, disabled_for_leak = NULL WHERE id = ?1",
     )
     .bind(id)
     .run();
@@ -177,7 +185,10 @@ export interface EndpointChanges {
   status?: "enabled" | "disabled";
   /** null: no limit. */
   rateLimit?: number | null;
-  /** The URL the owner confirmed, normal form: enabling one disabled for a leaked key needs it to be the URL it will deliver to. */
+  /**
+   * The URL the owner confirmed, normal form: enabling one disabled for a leaked key needs it to be the URL it will
+   * deliver to.
+   */
   confirmedUrl?: string;
   /** The key asking: never the leaked key itself, whatever it confirms. */
   keyId?: string;
@@ -204,18 +215,23 @@ export async function updateEndpoint(
   const disable = changes.status === "disabled" ? 1 : 0;
   const row = await db
     .prepare(
-      "UPDATE webhook_endpoints SET url = coalesce(?3, url), url_changed_at = CASE WHEN ?3 IS NOT NULL AND ?3 IS NOT url THEN ?7 ELSE url_changed_at END, types = coalesce(?4, types), " +
+      "UPDATE webhook_endpoints SET url = coalesce(?3, url), url_changed_at = CASE WHEN ?3 IS NOT NULL AND ?3 IS NOT " +
+        "url THEN ?7 ELSE url_changed_at END, types = coalesce(?4, types), " +
         "status = CASE WHEN ?5 THEN 'enabled' WHEN ?6 THEN 'disabled' ELSE status END, " +
         "disabled_at = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_at, ?7) ELSE disabled_at END, " +
-        "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') ELSE disabled_reason END, " +
+        "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') " +
+        "ELSE disabled_reason END, " +
         "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END, " +
         "disabled_for_leak = CASE WHEN ?5 THEN NULL ELSE disabled_for_leak END, " +
         "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END " +
-        `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ${LOCKED}) ` +
-        "AND NOT (?5 AND disabled_for_leak IS NOT NULL AND (?10 IS NOT coalesce(?3, url) OR disabled_for_leak IS ?11)) " +
+        `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ` +
+        `${LOCKED}) ` +
+        "AND NOT (?5 AND disabled_for_leak IS NOT NULL AND (?10 IS NOT coalesce(?3, url) OR disabled_for_leak IS " +
+        "?11)) " +
         `AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ${HOST_LOCKED(12)}) ` +
         // Unqualified, the lock's columns are the other endpoint's (SQLite reads a name in the innermost FROM first).
-        `AND NOT (?3 IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints AS other WHERE other.budget = ?1 AND other.id <> ?2 AND other.url = ?3 AND ${LOCKED})) ` +
+        `AND NOT (?3 IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints AS other WHERE other.budget = ?1 AND ` +
+        `other.id <> ?2 AND other.url = ?3 AND ${LOCKED})) ` +
         `RETURNING ${COLUMNS}`,
     )
     .bind(
@@ -256,7 +272,8 @@ export async function rotateEndpointSecret(
 ): Promise<boolean> {
   const { meta } = await db
     .prepare(
-      "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
+      "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN " +
+        "previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
         "previous_secret_until = ?4, secret_sealed = ?3 WHERE budget = ?1 AND id = ?2",
     )
     .bind(budget, id, sealed, previousUntil, now)
@@ -282,7 +299,8 @@ export interface LaneEndpoint {
 export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint | null> {
   return db
     .prepare(
-      "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, disabled_for_leak FROM webhook_endpoints WHERE id = ?1",
+      "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, " +
+        "disabled_for_leak FROM webhook_endpoints WHERE id = ?1",
     )
     .bind(id)
     .first<LaneEndpoint>();
@@ -301,11 +319,15 @@ export async function recordEndpointHealth(
     .run();
 }
 
-/** The service disables an endpoint (its receiver answered 410, or refused a whole schedule), unless it is disabled already. */
+/**
+ * The service disables an endpoint (its receiver answered 410, or refused a whole schedule), unless it is disabled
+ * already.
+ */
 export async function disableByService(db: D1Queryable, id: string, reason: string, at: string): Promise<void> {
   await db
     .prepare(
-      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = 'service' WHERE id = ?1 AND status = 'enabled'",
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = " +
+        "'service' WHERE id = ?1 AND status = 'enabled'",
     )
     .bind(id, at, reason)
     .run();
@@ -325,8 +347,10 @@ export async function disableForLeak(
 ): Promise<boolean> {
   const { meta } = await db
     .prepare(
-      `UPDATE webhook_endpoints SET disabled_at = CASE WHEN status = 'disabled' THEN disabled_at ELSE ?3 END, status = 'disabled', ` +
-        `disabled_reason = CASE WHEN ${LOCKED} THEN disabled_reason ELSE ?4 END, disabled_by = CASE WHEN ${LOCKED} THEN 'operator' ELSE 'service' END, ` +
+      `UPDATE webhook_endpoints SET disabled_at = CASE WHEN status = 'disabled' THEN disabled_at ELSE ?3 END, status ` +
+        `= 'disabled', ` +
+        `disabled_reason = CASE WHEN ${LOCKED} THEN disabled_reason ELSE ?4 END, disabled_by = CASE WHEN ${LOCKED} ` +
+        `THEN 'operator' ELSE 'service' END, ` +
         "disabled_for_leak = ?2 WHERE id = ?1",
     )
     .bind(id, keyId, at, reason)
@@ -341,7 +365,9 @@ export interface DispatchEndpoint {
   types: string;
   /** It receives the events after this one (the feed's head when it was made). */
   from_seq: string;
-  /** Null while its lane is at the dispatcher's mark; else the last event its lane was handed, and it catches up alone. */
+  /**
+   * Null while its lane is at the dispatcher's mark; else the last event its lane was handed, and it catches up alone.
+   */
   behind_after: string | null;
   /** When a lane behind is tried again (epoch ms); null: at the next pass. */
   behind_retry_at: number | null;
@@ -351,7 +377,8 @@ export interface DispatchEndpoint {
 
 export const enabledEndpoints = (db: D1Queryable) =>
   db.prepare(
-    "SELECT id, types, CAST(from_seq AS TEXT) AS from_seq, CAST(behind_after AS TEXT) AS behind_after, behind_retry_at, behind_failures " +
+    "SELECT id, types, CAST(from_seq AS TEXT) AS from_seq, CAST(behind_after AS TEXT) AS behind_after, " +
+      "behind_retry_at, behind_failures " +
       "FROM webhook_endpoints WHERE status = 'enabled' ORDER BY id",
   );
 
@@ -359,7 +386,9 @@ export const enabledEndpoints = (db: D1Queryable) =>
 export const countLanesBehind = (db: D1Queryable) =>
   db.prepare("SELECT count(*) AS behind FROM webhook_endpoints WHERE status = 'enabled' AND behind_after IS NOT NULL");
 
-/** Where an endpoint's lane stands after a pass: behind (and when to try it again), or at the mark (`behindAfter` null). */
+/**
+ * Where an endpoint's lane stands after a pass: behind (and when to try it again), or at the mark (`behindAfter` null).
+ */
 export interface LaneStanding {
   id: string;
   behindAfter: string | null;
@@ -372,8 +401,10 @@ export async function recordLaneStandings(db: D1Queryable, standings: readonly L
   if (standings.length === 0) return;
   await db
     .prepare(
-      "UPDATE webhook_endpoints SET behind_after = CAST(s.value ->> '$.behindAfter' AS INTEGER), behind_retry_at = s.value ->> '$.retryAt', " +
-        "behind_failures = s.value ->> '$.failures' FROM json_each(?1) AS s WHERE webhook_endpoints.id = s.value ->> '$.id'",
+      "UPDATE webhook_endpoints SET behind_after = CAST(s.value ->> '$.behindAfter' AS INTEGER), behind_retry_at = " +
+        "s.value ->> '$.retryAt', " +
+        "behind_failures = s.value ->> '$.failures' FROM json_each(?1) AS s WHERE webhook_endpoints.id = s.value ->> " +
+        "'$.id'",
     )
     .bind(JSON.stringify(standings))
     .run();

@@ -35,8 +35,10 @@ export async function lockHost(
   await db
     .prepare(
       "INSERT INTO host_locks (host, reason, locked_at, locked_by) VALUES (?1, ?2, ?3, ?4) " +
-        "ON CONFLICT (host) DO UPDATE SET reason = excluded.reason, locked_at = CASE WHEN lifted_at IS NULL THEN locked_at ELSE excluded.locked_at END, " +
-        "locked_by = CASE WHEN lifted_at IS NULL THEN locked_by ELSE excluded.locked_by END, lifted_at = NULL, lifted_by = NULL",
+        "ON CONFLICT (host) DO UPDATE SET reason = excluded.reason, locked_at = CASE WHEN lifted_at IS NULL THEN " +
+        "locked_at ELSE excluded.locked_at END, " +
+        "locked_by = CASE WHEN lifted_at IS NULL THEN locked_by ELSE excluded.locked_by END, lifted_at = NULL, " +
+        "lifted_by = NULL",
     )
     .bind(host, reason, at, actor)
     .run();
@@ -51,7 +53,10 @@ export async function liftHostLock(db: D1Queryable, host: string, at: string, ac
   return meta.changes === 1;
 }
 
-/** The endpoints whose URL names the host somewhere, for the caller to narrow to those on it (their URLs are in the normal form). */
+/**
+ * The endpoints whose URL names the host somewhere, for the caller to narrow to those on it (their URLs are in the
+ * normal form).
+ */
 export const endpointsNaming = (db: D1Queryable, host: string) =>
   // Lower-cased: URLs stored before they were kept in the normal form may spell the host in capitals.
   db

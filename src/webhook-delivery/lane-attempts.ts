@@ -43,7 +43,8 @@ export function recordAttempt(sql: SqlStorage, attempt: LaneAttempt): void {
 export function attemptsOf(sql: SqlStorage, seqs: readonly number[], each: number): Map<number, LaneAttempt[]> {
   const found = sql
     .exec(
-      "SELECT seq, at, status, duration_ms, response, error FROM attempts WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY id DESC",
+      "SELECT seq, at, status, duration_ms, response, error FROM attempts WHERE seq IN (SELECT value FROM " +
+        "json_each(?)) ORDER BY id DESC",
       JSON.stringify(seqs),
     )
     .toArray() as unknown as LaneAttempt[];

@@ -45,7 +45,8 @@ export function addDeliveries(sql: SqlStorage, seqs: readonly number[], now: num
   for (const seq of seqs)
     added += sql
       .exec(
-        "INSERT OR IGNORE INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, 'pending', ?, ?, ?) RETURNING seq",
+        "INSERT OR IGNORE INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, 'pending', ?, ?, " +
+          "?) RETURNING seq",
         seq,
         now,
         now,
@@ -64,7 +65,8 @@ export function dueDeliveries(
 ): LaneDelivery[] {
   return rows(
     sql.exec(
-      "SELECT * FROM deliveries WHERE outcome = 'pending' AND due_at <= ? AND seq NOT IN (SELECT value FROM json_each(?)) ORDER BY due_at, seq LIMIT ?",
+      "SELECT * FROM deliveries WHERE outcome = 'pending' AND due_at <= ? AND seq NOT IN (SELECT value FROM " +
+        "json_each(?)) ORDER BY due_at, seq LIMIT ?",
       now,
       JSON.stringify(inFlight),
       limit,
@@ -98,7 +100,11 @@ export function settleDelivery(
 ): boolean {
   return (
     sql.exec(
-      "UPDATE deliveries SET outcome = ?, attempts = attempts + ?, last_status = coalesce(?, last_status), last_error = ?, due_at = NULL, updated_at = ? WHERE seq = ? AND outcome = 'pending'",
+      "UPDATE deliveries SET outcome = ?, attempts = attempts + ?, last_status = coalesce(?, " +
+        "last_status), last_error " +
+        "" +
+        "" +
+        "= ?, due_at = NULL, updated_at = ? WHERE seq = ? AND outcome = 'pending'",
       outcome,
       attempt.counts ? 1 : 0,
       attempt.status,
@@ -109,7 +115,10 @@ export function settleDelivery(
   );
 }
 
-/** A failed attempt with the schedule not yet spent: the next one is due at `dueAt`. Only if nothing else moved the delivery on meanwhile. */
+/**
+ * A failed attempt with the schedule not yet spent: the next one is due at `dueAt`. Only if nothing else moved the
+ * delivery on meanwhile.
+ */
 export function scheduleRetry(
   sql: SqlStorage,
   delivery: Pick<LaneDelivery, "seq" | "schedule_step">,
@@ -119,7 +128,8 @@ export function scheduleRetry(
 ): boolean {
   return (
     sql.exec(
-      "UPDATE deliveries SET attempts = attempts + 1, schedule_step = schedule_step + 1, last_status = ?, last_error = ?, due_at = ?, updated_at = ? WHERE seq = ? AND outcome = 'pending' AND schedule_step = ?",
+      "UPDATE deliveries SET attempts = attempts + 1, schedule_step = schedule_step + 1, last_status = ?, last_error " +
+        "= ?, due_at = ?, updated_at = ? WHERE seq = ? AND outcome = 'pending' AND schedule_step = ?",
       attempt.status,
       attempt.error,
       dueAt,
@@ -130,11 +140,15 @@ export function scheduleRetry(
   );
 }
 
-/** Fails up to `limit` pending deliveries for one reason (the endpoint disabled, its budget without a live key); how many. */
+/**
+ * Fails up to `limit` pending deliveries for one reason (the endpoint disabled, its budget without a live key); how
+ * many.
+ */
 export function failPending(sql: SqlStorage, reason: string, now: number, limit: number): number {
   return sql
     .exec(
-      "UPDATE deliveries SET outcome = 'failed', last_error = ?, due_at = NULL, updated_at = ? WHERE seq IN (SELECT seq FROM deliveries WHERE outcome = 'pending' ORDER BY due_at, seq LIMIT ?) RETURNING seq",
+      "UPDATE deliveries SET outcome = 'failed', last_error = ?, due_at = NULL, updated_at = ? WHERE seq IN (SELECT " +
+        "seq FROM deliveries WHERE outcome = 'pending' ORDER BY due_at, seq LIMIT ?) RETURNING seq",
       reason,
       now,
       limit,
@@ -142,7 +156,10 @@ export function failPending(sql: SqlStorage, reason: string, now: number, limit:
     .toArray().length;
 }
 
-/** Whether anything was delivered since `since`: an endpoint that failed a whole schedule with nothing delivered meanwhile is disabled. */
+/**
+ * Whether anything was delivered since `since`: an endpoint that failed a whole schedule with nothing delivered
+ * meanwhile is disabled.
+ */
 export function deliveredSince(sql: SqlStorage, since: number): boolean {
   return (
     sql.exec("SELECT 1 FROM deliveries WHERE outcome = 'delivered' AND updated_at >= ? LIMIT 1", since).toArray()
@@ -159,7 +176,8 @@ export function newestDeliveries(sql: SqlStorage, limit: number): LaneDelivery[]
 export function resetDelivery(sql: SqlStorage, seq: number, now: number): LaneDelivery | undefined {
   return rows(
     sql.exec(
-      "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq = ? RETURNING *",
+      "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq = ? " +
+        "RETURNING *",
       now,
       now,
       seq,
@@ -171,7 +189,8 @@ export function resetDelivery(sql: SqlStorage, seq: number, now: number): LaneDe
 export function recoverFailed(sql: SqlStorage, since: number, now: number, limit: number): number {
   return sql
     .exec(
-      "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq IN (SELECT seq FROM deliveries WHERE outcome = 'failed' AND created_at >= ? ORDER BY seq LIMIT ?) RETURNING seq",
+      "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq IN (SELECT " +
+        "seq FROM deliveries WHERE outcome = 'failed' AND created_at >= ? ORDER BY seq LIMIT ?) RETURNING seq",
       now,
       now,
       since,
@@ -193,7 +212,8 @@ export function pruneSettled(sql: SqlStorage, before: number, limit: number): nu
   // Through the settled ones' index: a lane with nothing old to prune reads nothing.
   return sql
     .exec(
-      "DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries WHERE outcome <> 'pending' AND updated_at < ? ORDER BY updated_at LIMIT ?) RETURNING seq",
+      "DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries WHERE outcome <> 'pending' AND updated_at < ? " +
+        "ORDER BY updated_at LIMIT ?) RETURNING seq",
       before,
       limit,
     )
@@ -209,8 +229,10 @@ export function deliveryCounts(sql: SqlStorage): {
 } {
   const [row] = sql
     .exec<{ pending: number; failed: number; delivered: number; oldest: number | null }>(
-      "SELECT count(*) FILTER (WHERE outcome = 'pending') AS pending, count(*) FILTER (WHERE outcome = 'failed') AS failed, " +
-        "count(*) FILTER (WHERE outcome = 'delivered') AS delivered, min(created_at) FILTER (WHERE outcome = 'pending') AS oldest FROM deliveries",
+      "SELECT count(*) FILTER (WHERE outcome = 'pending') AS pending, count(*) FILTER (WHERE outcome = 'failed') AS " +
+        "failed, " +
+        "count(*) FILTER (WHERE outcome = 'delivered') AS delivered, min(created_at) FILTER (WHERE outcome = " +
+        "'pending') AS oldest FROM deliveries",
     )
     .toArray();
   return { pending: row!.pending, failed: row!.failed, delivered: row!.delivered, oldestPendingAt: row!.oldest };

@@ -21,7 +21,10 @@ import { recordEndpointHealth } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, type DeliveryView } from "./lane-calls";
 
-/** The longest wait before a run that failed (D1 or KV down) is tried again: bounds how late delivery resumes after an outage. */
+/**
+ * The longest wait before a run that failed (D1 or KV down) is tried again: bounds how late delivery resumes after an
+ * outage.
+ */
 export const FAILED_RUN_RETRY_MAX_MS = 10_000;
 /** The wait after the `failed`th run in a row failed: 1, 2, 4, 8 s, then FAILED_RUN_RETRY_MAX_MS. */
 export const failedRunRetryMs = (failed: number) => Math.min(FAILED_RUN_RETRY_MAX_MS, 1_000 * 2 ** (failed - 1));
@@ -54,7 +57,8 @@ export class WebhookLane extends DurableObject<Env> {
   async enqueue(endpointId: string, seqs: readonly string[]): Promise<number> {
     this.ctx.storage.kv.put("endpointId", endpointId);
     const added = addDeliveries(this.ctx.storage.sql, seqs.map(Number), Date.now());
-    // Even when nothing is new: a lane reset between its rows and its alarm is handed the same events again, and must run.
+    // Even when nothing is new: a lane reset between its rows and its alarm is handed the same events again, and must
+    // run.
     await this.runSoon();
     return added;
   }
@@ -94,7 +98,8 @@ export class WebhookLane extends DurableObject<Env> {
   async wipe(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
-    // The tables go with everything else; this instance may still be called (a late pass), so they are made again, empty.
+    // The tables go with everything else; this instance may still be called (a late pass), so they are made again,
+    // empty.
     this.ctx.storage.sql.exec(DELIVERIES_DDL + ATTEMPTS_DDL);
   }
 
@@ -141,7 +146,10 @@ export class WebhookLane extends DurableObject<Env> {
     if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 
-  /** The run's outcome in the endpoint's health, written to its row when operators should see it change; a write that fails is tried at the next run. */
+  /**
+   * The run's outcome in the endpoint's health, written to its row when operators should see it change; a write that
+   * fails is tried at the next run.
+   */
   private async noteHealth(endpointId: string, run: { delivered: number; sent: number }): Promise<void> {
     const storage = this.ctx.storage.kv;
     const { note, write } = nextHealth(storage.get<HealthNote>("health"), run, Date.now());

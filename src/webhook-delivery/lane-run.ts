@@ -44,8 +44,14 @@ export interface LaneContext extends AttemptContext {
   sleep(ms: number): Promise<void>;
 }
 
-/** What a run leaves: when the next is due (null: nothing pending), or that the endpoint is gone and its lane should be emptied. */
-/** `attempted`: deliveries taken up; `sent`: of those, the ones POSTed (an event pruned before its turn is settled unsent). */
+/**
+ * What a run leaves: when the next is due (null: nothing pending), or that the endpoint is gone and its lane should be
+ * emptied.
+ */
+/**
+ * `attempted`: deliveries taken up; `sent`: of those, the ones POSTed (an event pruned before its turn is settled
+ * unsent).
+ */
 export type LaneRunResult =
   | { next: number | null; delivered: number; attempted: number; sent: number }
   | "endpoint gone";
@@ -53,7 +59,8 @@ export type LaneRunResult =
 const eventsOf = async (db: D1Queryable, seqs: readonly number[]) => {
   const { results } = await db
     .prepare(
-      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq IN (SELECT value FROM json_each(?1))",
+      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
+        "seq IN (SELECT value FROM json_each(?1))",
     )
     .bind(JSON.stringify(seqs))
     .all<OrderEventRow>();
@@ -76,7 +83,9 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   return sendDue(context, began);
 }
 
-/** The endpoint as it is now and the secrets it signs with, or what the run ends with when nothing can be sent to it. */
+/**
+ * The endpoint as it is now and the secrets it signs with, or what the run ends with when nothing can be sent to it.
+ */
 async function sendable(
   context: LaneContext,
 ): Promise<{ endpoint: LaneEndpoint; secrets: readonly string[] } | LaneRunResult> {
@@ -99,7 +108,8 @@ async function sendable(
       "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)",
     );
   const secrets = await liveSecrets(context.sealingKey, endpoint, now);
-  // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves secrets unreadable).
+  // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves
+  // secrets unreadable).
   if (secrets === undefined)
     return failAll(context, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
   return { endpoint, secrets };

@@ -34,7 +34,10 @@ export interface ReceiverAnswer {
   durationMs: number;
 }
 
-/** POSTs a signed event to a receiver, redirects not followed, and reads what it made of it: a delivery attempt's, or a test event's. */
+/**
+ * POSTs a signed event to a receiver, redirects not followed, and reads what it made of it: a delivery attempt's, or a
+ * test event's.
+ */
 export async function postToReceiver(
   fetch: typeof globalThis.fetch,
   url: string,

@@ -11,7 +11,9 @@ import { openText, sealText } from "../lib/sealing";
 
 const PREFIX = "whsec_";
 
-/** The Workers secret secrets are sealed with; a deployment without it is misconfigured (docs/operations.md#webhooks). */
+/**
+ * The Workers secret secrets are sealed with; a deployment without it is misconfigured (docs/operations.md#webhooks).
+ */
 export function sealingKeyOf(env: Env): string {
   if (!env.WEBHOOK_SECRETS_KEY)
     throw new Error("WEBHOOK_SECRETS_KEY is not set: webhook secrets cannot be sealed or opened");

@@ -14,7 +14,8 @@ const signedHeaders = (id: { description: string; pattern: string }): WebhookDes
   {
     name: "webhook-signature",
     description:
-      "v1, and the base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body keyed with the secret's decoded bytes (after whsec_); " +
+      "v1, and the base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body keyed with the secret's decoded bytes " +
+      "(after whsec_); " +
       "during a secret's rotation one per secret, space-separated: accept it when any verifies",
     schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$" },
   },
@@ -26,8 +27,10 @@ export const orderEventWebhook: WebhookDescription = {
   summary: "An order event, delivered to a webhook endpoint",
   description:
     "POSTed to each enabled endpoint whose types hold the event, signed as Standard Webhooks specifies. Verify the " +
-    "signature over the raw body before acting, and deduplicate by webhook-id: delivery is at least once, in no promised " +
-    `order across events. An answer other than 2xx within ${DELIVERY_TIMEOUT_MS / 1000} s is retried on the retry schedule ` +
+    "signature over the raw body before acting, and deduplicate by webhook-id: delivery is at least once, in no " +
+    "promised " +
+    `order across events. An answer other than 2xx within ${DELIVERY_TIMEOUT_MS / 1000} s is retried on the retry ` +
+    `schedule ` +
     "(about 3 days); an endpoint that fails for all of it is disabled.",
   body: OrderEvent,
   headers: signedHeaders({
@@ -42,8 +45,10 @@ export const testEventWebhook: WebhookDescription = {
   name: "testEvent",
   summary: "A test event, sent when the endpoint's owner asks",
   description:
-    "POSTed once, at once, when the endpoint's owner asks (sendWebhookTestEvent), signed as every delivery is. Its type is " +
-    "webhook.test and its id evt_test_…: no order changed, so a receiver answers it and acts on nothing. Never retried.",
+    "POSTed once, at once, when the endpoint's owner asks (sendWebhookTestEvent), signed as every delivery is. Its " +
+    "type is " +
+    "webhook.test and its id evt_test_…: no order changed, so a receiver answers it and acts on nothing. Never " +
+    "retried.",
   body: WebhookTestEvent,
   headers: signedHeaders({
     description: "The test's id, evt_test_ and 32 hex digits",

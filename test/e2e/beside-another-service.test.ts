@@ -17,7 +17,9 @@ const other = useService();
 const ORDERS = 37 + SYNTHETIC_ORDERS;
 let traffic: { stop(): Promise<number> } | undefined;
 
-/** Lists, pages and cancels against the other service, about ten requests a second, until stopped; counts the answers. */
+/**
+ * Lists, pages and cancels against the other service, about ten requests a second, until stopped; counts the answers.
+ */
 function serveTraffic(call: (path: string, init?: RequestInit) => Promise<Response>) {
   let running = true;
   let answered = 0;
@@ -40,7 +42,10 @@ function serveTraffic(call: (path: string, init?: RequestInit) => Promise<Respon
   };
 }
 
-/** The shared service's whole v1 list, as a client reads it: the number of orders, or the JSON error of a cut-short body. */
+/**
+ * The shared service's whole v1 list, as a client reads it: the number of orders, or the JSON error of a cut-short
+ * body.
+ */
 async function listLength(authorization?: string): Promise<number> {
   const response = await shared.current.call(
     "/v1/store/orders",

@@ -4,11 +4,17 @@ import { useKeysCommand } from "../support/npm-script";
 import { useSharedService } from "../support/service-fixture";
 import { SYNTHETIC_ORDERS } from "../support/shared-service";
 
-/** The client against the shared `npm start -- --orders 100000`: synthetic orders with ids just beyond 2^53, and the demo data. */
+/**
+ * The client against the shared `npm start -- --orders 100000`: synthetic orders with ids just beyond 2^53, and the
+ * demo data.
+ */
 const service = useSharedService();
 const keys = useKeysCommand(() => service.statePath);
 
-/** A client on the service, recording each response's status and Retry-After, and each wait (`wait` stands in for the clock). */
+/**
+ * A client on the service, recording each response's status and Retry-After, and each wait (`wait` stands in for the
+ * clock).
+ */
 function clientOf(
   apiKey = service.current.demoKey,
   wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
@@ -86,7 +92,8 @@ describe("the TypeScript client against npm start", () => {
         "--json",
       );
       const { id, key } = JSON.parse(created.stdout.trim()) as { id: string; key: string };
-      // The window passing, without waiting for the clock: the operator raises the limit, which every location has within a lease (5 s).
+      // The window passing, without waiting for the clock: the operator raises the limit, which every location has
+      // within a lease (5 s).
       const windowPasses = async () => {
         await keys.run(
           "update",
@@ -116,7 +123,8 @@ describe("the TypeScript client against npm start", () => {
       expect(responses).toEqual([{ status: 200, retryAfter: null }]);
       const again = await client.listOrders();
       // A minute that began between the two lists admits the second, as it should (the service shares this machine's
-      // clock): on a busy machine a list takes seconds, so the case runs again, with a new key, until both fall in one minute.
+      // clock): on a busy machine a list takes seconds, so the case runs again, with a new key, until both fall in one
+      // minute.
       if (responses[1]?.status !== 429 && minute() !== began && attempt < 3) continue;
       expect(again.length).toBeGreaterThan(0);
       // The retry revalidates the list the client holds.

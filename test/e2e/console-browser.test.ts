@@ -95,7 +95,8 @@ interface Visit extends Watched {
 
 async function open(width = 1280): Promise<Visit> {
   const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: "UTC", locale: "en-GB" });
-  // Playwright's 30 s only catches a hang: on a busy machine (an npm start serving traffic beside the tests) a wrangler dev
+  // Playwright's 30 s only catches a hang: on a busy machine (an npm start serving traffic beside the tests) a wrangler
+  // dev
   // page load can take longer. The promises the tests check (a session ended within 5 s) keep their own limits.
   context.setDefaultNavigationTimeout(90_000);
   context.setDefaultTimeout(90_000);
@@ -303,7 +304,8 @@ describe("the console in chromium, against npm start", () => {
     await page.getByRole("heading", { name: "Endpoint", level: 1 }).waitFor();
     await cancelAnOrder();
     await cancelAnOrder();
-    // Every attempt of the (local, seconds-long) schedule fails: both deliveries end failed, and the service disables the endpoint.
+    // Every attempt of the (local, seconds-long) schedule fails: both deliveries end failed, and the service disables
+    // the endpoint.
     const failed = page.locator("tr[data-delivery-id][data-outcome=failed]");
     await expect.poll(() => failed.count(), { timeout: 90_000 }).toBe(2);
     await expect

@@ -16,10 +16,16 @@ import { SYNTHETIC_ORDERS } from "../support/shared-service";
  */
 const service = useSharedService();
 
-/** The synthetic orders are 2^53 + i for i = 1..SYNTHETIC_ORDERS, pet 2^53 + i % 1000, status by i % 4 (scripts/start.ts). */
+/**
+ * The synthetic orders are 2^53 + i for i = 1..SYNTHETIC_ORDERS, pet 2^53 + i % 1000, status by i % 4
+ * (scripts/start.ts).
+ */
 const synthetic = (i: number) => String(2n ** 53n + BigInt(i));
 
-/** The type openapi-typescript's module gives a property of one of the document's schemas (`components.schemas`), as TypeScript source. */
+/**
+ * The type openapi-typescript's module gives a property of one of the document's schemas (`components.schemas`), as
+ * TypeScript source.
+ */
 function generatedType(module: ts.SourceFile, schema: string, property: string): string {
   const member = (members: ts.NodeArray<ts.TypeElement> | undefined, name: string) =>
     members?.find((m): m is ts.PropertySignature => ts.isPropertySignature(m) && m.name.getText(module) === name)?.type;
@@ -60,7 +66,8 @@ describe("a client generated from v2's served document", () => {
 
   it("walks the orders of a pet above 2^53 exactly, and a cancel by id cancels exactly that order, its neighbours unchanged", async () => {
     const client = api();
-    // Pet 2^53 + 5 has orders 2^53 + 5, 2^53 + 1005, ...: every one pending as seeded, each between a cancelled and a shipped one.
+    // Pet 2^53 + 5 has orders 2^53 + 5, 2^53 + 1005, ...: every one pending as seeded, each between a cancelled and a
+    // shipped one.
     const petId = synthetic(5);
     const walked: { id: string; petId?: string }[] = [];
     for (let cursor: string | undefined, pages = 0; pages < 20; pages++) {

@@ -157,14 +157,16 @@ describe("npm run keys, against the running service", () => {
       );
 
     const history = await keys.run("history", id);
-    // Each update twice: the records (the keys command, `cli:<user>`) and the budget's limiter (the operator API, `local`).
+    // Each update twice: the records (the keys command, `cli:<user>`) and the budget's limiter (the operator API,
+    // `local`).
     expect(
       history.stdout
         .split("\n")
         .filter(Boolean)
         .map((line) => line.split(/\s+/)[1]),
     ).toEqual(["create", "update", "update", "rotate", "update", "update"]);
-    // With its status and standard error: on a busy machine it once printed nothing, a lock the store took for a fault (whenFree, scripts/lib/key-store.ts).
+    // With its status and standard error: on a busy machine it once printed nothing, a lock the store took for a fault
+    // (whenFree, scripts/lib/key-store.ts).
     const nextHistory = await keys.run("history", next.id);
     expect(nextHistory.stdout, `status ${nextHistory.status}, stderr: ${nextHistory.stderr}`).toMatch(
       new RegExp(`update\\s+cli:\\S+\\s+.*"reached":\\["${id}","${next.id}"\\]`),
@@ -175,7 +177,8 @@ describe("npm run keys, against the running service", () => {
 
   it("through the operator API: usage, revoke refused within 5 s, unban admitted again, each in the history", async () => {
     const base = ["--base-url", service.current.baseUrl];
-    // The 26 requests must fall in one UTC minute (a new one admits two more and breaks the streak): if it turns mid-way, made again with a fresh key.
+    // The 26 requests must fall in one UTC minute (a new one admits two more and breaks the streak): if it turns
+    // mid-way, made again with a fresh key.
     const flood = async () => {
       const made = JSON.parse(
         (await keys.run("create", "--plan", "free", "--per-minute", "2", "--per-day", "100", "--json")).stdout,
@@ -196,7 +199,8 @@ describe("npm run keys, against the running service", () => {
       usage: { day: { count: 2 }, bannedUntil: expect.any(Number) },
     });
 
-    // The history: exactly the 2 admitted and the 24 refused (21 limited, then 3 banned), once the isolate has sent the refusals it answered itself (within a second).
+    // The history: exactly the 2 admitted and the 24 refused (21 limited, then 3 banned), once the isolate has sent the
+    // refusals it answered itself (within a second).
     const today = async () => {
       const history = await keys.run("usage", id, "--history", "--granularity", "day", ...base, "--json");
       expect(history.status).toBe(0);
@@ -225,7 +229,8 @@ describe("npm run keys, against the running service", () => {
     expect((await keys.run("revoke", id, ...base)).stderr).toContain(`told its limiter at ${service.current.baseUrl}`);
 
     const history = (await keys.run("history", id)).stdout;
-    // The revocation: the record (the keys command) and the budget's limiter (the operator API), then the limiter again.
+    // The revocation: the record (the keys command) and the budget's limiter (the operator API), then the limiter
+    // again.
     expect(
       history
         .split("\n")
@@ -272,7 +277,8 @@ describe("npm run keys, against the running service", () => {
   });
 
   it("enforces a key's --per-minute over real HTTP: five 200s, then 429s with the headers", async () => {
-    // All seven requests must fall in one UTC minute: if the minute turns mid-way, the flood is made again with a fresh key.
+    // All seven requests must fall in one UTC minute: if the minute turns mid-way, the flood is made again with a fresh
+    // key.
     const flood = async () => {
       const { key } = JSON.parse(
         (await keys.run("create", "--plan", "free", "--per-minute", "5", "--per-day", "100", "--json")).stdout,

@@ -60,14 +60,17 @@ describe("npm start", () => {
   const listAs = (running: RunningService, key: string) =>
     running.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
 
-  // A restart of the real service on the same persisted state, as an operator restarting `npm start` (or workerd restarting) would.
+  // A restart of the real service on the same persisted state, as an operator restarting `npm start` (or workerd
+  // restarting) would.
   it("stops wrangler and workerd with it and frees the port on SIGTERM to npm alone; started again on the same state, keeps orders, cancellations, usage counts, bans and the demo key", async () => {
     // Usage: the day window (50) is the one with less left, so it is the one reported.
     const counted = await createKey(1_000, 50);
     for (let i = 0; i < 3; i++) expect((await listAs(service.current, counted)).status).toBe(200);
 
-    // A ban: one admitted, then refused until the key's object bans it (more than BAN_THRESHOLD, 20, refusals in a row).
-    // Until it says so: on the wall clock a minute can end among the requests, admitting one and starting the streak again.
+    // A ban: one admitted, then refused until the key's object bans it (more than BAN_THRESHOLD, 20, refusals in a
+    // row).
+    // Until it says so: on the wall clock a minute can end among the requests, admitting one and starting the streak
+    // again.
     const banned = await createKey(1, 1_000);
     let last: Response | undefined;
     let code: string | undefined;

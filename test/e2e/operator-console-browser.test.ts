@@ -94,7 +94,8 @@ describe("the operators' console", () => {
     await expectAccessible(page, "pipeline");
     await screenshot(page, "operator-pipeline");
 
-    // The dispatcher's lag moves as events back up and drain: an endpoint keeps it watching (of a type no change here makes,
+    // The dispatcher's lag moves as events back up and drain: an endpoint keeps it watching (of a type no change here
+    // makes,
     // so nothing is posted), and another system updates 5,000 orders in one statement, 50 passes' worth. The view reads
     // it every 2 s, and at once with Read now.
     const watcher = (await (
@@ -174,7 +175,8 @@ describe("the operators' console", () => {
         ["unban", true],
         ["update", true],
       ]);
-    // What the page did, as the operator API sees it: the budget's limits set from the form, and no ban, its streak started over.
+    // What the page did, as the operator API sees it: the budget's limits set from the form, and no ban, its streak
+    // started over.
     expect(
       await asOperator<{ keyId: string; usage: { refusedInARow: number; bannedUntil: number } }>(
         `/keys/${caller.id}/usage`,

@@ -82,8 +82,10 @@ describe("npm run smoke", () => {
             body: JSON.stringify({ code: "internal_error", message: "broken", status: 500 }),
           });
       },
-      failure:
-        /^FAIL GET \/v2\/store\/orders\?status=pending is a page of pending orders, and its Link leads to the next: .*expected 200, got 500$/,
+      failure: new RegExp(
+        "^FAIL GET /v2/store/orders\\?status=pending is a page of pending orders, and its Link leads to the next: " +
+          ".*expected 200, got 500$",
+      ),
       // The single-order check looks up an order of that page, and fails with it.
       failed: 2,
     },
@@ -101,7 +103,8 @@ describe("npm run smoke", () => {
     async ({ breakage, failure, command, failed: failing = 1 }) => {
       const proxy = await brokenProxy(service.current.baseUrl, breakage);
       try {
-        // The first through `npm run smoke` itself, for its exit code; the others through the same checks in this process.
+        // The first through `npm run smoke` itself, for its exit code; the others through the same checks in this
+        // process.
         const result = command
           ? await runNpmScript("smoke", "--base-url", proxy.baseUrl, "--key", service.current.demoKey)
           : undefined;

@@ -34,7 +34,8 @@ const error = (code: string, status: number, headers: Record<string, string> = {
 describe("exact ids", () => {
   it("parses ids and petIds above 2^53 digit for digit, and leaves everything else as JSON.parse would", () => {
     const text =
-      '[{"id":9223372036854775807,"petId":9007199254740993,"quantity":3,"shipDate":"x\\"id\\":1","status":"pending","complete":false},' +
+      '[{"id":9223372036854775807,"petId":9007199254740993,"quantity":3,' +
+      '"shipDate":"x\\"id\\":1","status":"pending","complete":false},' +
       ' {"id" : -9223372036854775808 ,"quantity":1.5e3}]';
     expect(parseWithExactIntegers(text, new Set(["id", "petId"]))).toEqual([
       {
@@ -175,7 +176,8 @@ describe("reading its own writes, revalidating, and the limits", () => {
 describe("v2", () => {
   const page = (ids: string[], nextCursor: string | null, bookmark: string) =>
     new Response(
-      `{"data":[${ids.map((id) => `{"id":"${id}","status":"pending","complete":false}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`,
+      `{"data":[${ids.map((id) => `{"id":"${id}","status":"pending","complete":false}`).join(",")}],` +
+        `"nextCursor":${JSON.stringify(nextCursor)}}`,
       {
         headers: { "Content-Type": "application/json", "X-D1-Bookmark": bookmark },
       },
@@ -239,11 +241,13 @@ describe("v2", () => {
 });
 
 describe("v2 events", () => {
+  const eventOf = (seq: number) =>
+    `{"id":"evt_${seq}","type":"order.created","createdAt":"2026-11-24T00:00:00.000Z",` +
+    '"order":{"id":"9223372036854775807","status":"pending","complete":false}}';
   const eventsPage = (seqs: number[], nextCursor: string) =>
-    new Response(
-      `{"data":[${seqs.map((seq) => `{"id":"evt_${seq}","type":"order.created","createdAt":"2026-11-24T00:00:00.000Z","order":{"id":"9223372036854775807","status":"pending","complete":false}}`).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`,
-      { headers: { "Content-Type": "application/json" } },
-    );
+    new Response(`{"data":[${seqs.map((seq) => eventOf(seq)).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`, {
+      headers: { "Content-Type": "application/json" },
+    });
 
   it("follows the feed page after page, long-polling, and keeps a cursor that resumes exactly after a whole page", async () => {
     const { client, requests } = fakeService(eventsPage([1, 2], "c2"), eventsPage([3], "c3"), eventsPage([], "c3"));

@@ -78,11 +78,13 @@ describe("wrangler.toml environments", () => {
     [{ STAGING_BASE_URL: undefined }, "staging: STAGING_BASE_URL is missing"],
     [
       { ACCESS_TEAM_DOMAIN: "store-ops.cloudflareaccess.com" },
-      "staging: ACCESS_AUD and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare Access, or neither",
+      "staging: ACCESS_AUD and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare " +
+        "Access, or neither",
     ],
     [
       { ACCESS_TEAM_DOMAIN: "https://store-ops.cloudflareaccess.com", ACCESS_AUD: "f".repeat(64) },
-      'staging: ACCESS_TEAM_DOMAIN must be your Access team\'s domain, <team>.cloudflareaccess.com, got "https://store-ops.cloudflareaccess.com"',
+      "staging: ACCESS_TEAM_DOMAIN must be your Access team's domain, <team>.cloudflareaccess.com, " +
+        'got "https://store-ops.cloudflareaccess.com"',
     ],
   ])("reports %j", (override, problem) => {
     expect(varProblems("staging", staging({ vars: { ...staging().vars, ...override } }))).toEqual([problem]);
@@ -112,7 +114,8 @@ describe("wrangler.toml environments", () => {
         local,
       ),
     ).toEqual([
-      'staging: ANALYTICS_DATASET must name the REQUESTS binding\'s dataset "store_orders_requests_staging", got "store_orders_requests_production"',
+      'staging: ANALYTICS_DATASET must name the REQUESTS binding\'s dataset "store_orders_requests_staging", ' +
+        'got "store_orders_requests_production"',
     ]);
   });
 
@@ -167,7 +170,8 @@ describe("npm run deploy:*", () => {
     async (env) => {
       const result = await runNpmScript(`deploy:${env}`);
       expect(result.stderr).toContain(
-        `Not deploying ${env}: wrangler.toml still has placeholder ids for D1 database_id of DB, KV namespace id of API_KEYS.`,
+        `Not deploying ${env}: wrangler.toml still has placeholder ids for D1 database_id of DB, KV namespace id of ` +
+          `API_KEYS.`,
       );
       expect(result.stdout).not.toContain("Applying D1 migrations");
       expect(result.status).toBe(1);

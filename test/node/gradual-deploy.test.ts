@@ -190,7 +190,9 @@ const gitIn = (dir: string, ...args: string[]) =>
     encoding: "utf8",
   }).trim();
 
-/** A configured copy of the project (its ids filled in), committed, with the fake's state: the old version serving 100%. */
+/**
+ * A configured copy of the project (its ids filled in), committed, with the fake's state: the old version serving 100%.
+ */
 function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir: string; commit: string } {
   const dir = mkdtempSync(join(tmpdir(), "store-orders-release-"));
   repos.push(dir);
@@ -221,7 +223,10 @@ function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir:
   return { dir, commit: gitIn(dir, "rev-parse", "HEAD") };
 }
 
-/** The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake); `onLine` sees each line it prints. */
+/**
+ * The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake); `onLine` sees
+ * each line it prints.
+ */
 async function deploy(
   dir: string,
   ...args: (string | ((line: string) => void) | EventEmitter)[]
@@ -271,7 +276,10 @@ async function deploy(
   return { status, stdout, stderr };
 }
 
-/** The wrangler calls that change something, in order (the read-only look-ups left out; a release's own message shortened to its flag). */
+/**
+ * The wrangler calls that change something, in order (the read-only look-ups left out; a release's own message
+ * shortened to its flag).
+ */
 const changes = () =>
   readState()
     .calls.filter(
@@ -320,7 +328,11 @@ describe("npm run deploy:production, as a gradual release", () => {
     ]);
     expect(changes().filter((call) => call.startsWith("versions deploy"))).toEqual([
       `versions deploy ${NEW}@0% ${OLD}@100% --env production --yes --message`,
-      `versions deploy ${OLD}@100% --env production --yes --message=rollback: the smoke checks failed at 0%: expected 200, got 500`,
+      `versions deploy ${OLD}@100% --env production --yes --message=rollback: the smoke checks failed at ` +
+        `0%: expected ` +
+        `` +
+        `` +
+        `200, got 500`,
     ]);
     expect(readState().split).toEqual({ [OLD]: 100 });
   });
@@ -391,7 +403,8 @@ describe("npm run deploy:production, as a gradual release", () => {
     expect(result.status, result.stderr).toBe(0);
     // The query each gate would run, and nothing sent.
     expect(result.stdout).toContain(
-      `   FROM store_orders_requests_production\n   WHERE timestamp > NOW() - INTERVAL '60' SECOND AND blob1 IN ('<new version>', '${OLD}')`,
+      `   FROM store_orders_requests_production\n   WHERE timestamp > NOW() - INTERVAL '60' SECOND AND blob1 IN ` +
+        `('<new version>', '${OLD}')`,
     );
     expect(queries).toEqual([]);
     const plan = result.stdout.split("\n").filter((line) => line.startsWith("== "));
@@ -400,7 +413,8 @@ describe("npm run deploy:production, as a gradual release", () => {
       expect.stringMatching(
         /^== Uploading the new version: wrangler versions upload --env production --tag [0-9a-f]{40}$/,
       ),
-      `== Deploying the new version at 0%: wrangler versions deploy <new version>@0% ${OLD}@100% --env production --yes`,
+      `== Deploying the new version at 0%: wrangler versions deploy <new version>@0% ${OLD}@100% --env production ` +
+        `--yes`,
       `== 0%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
       `== Ramping to 10%: wrangler versions deploy <new version>@10% ${OLD}@90% --env production --yes`,
       `== 10%: health gate: the new version against ${OLD} over the step's 60 s (Analytics Engine SQL API)`,
@@ -570,11 +584,13 @@ describe("npm run deploy:production, promoted by health", () => {
       "   new 100 requests, 5xx 0.00%, p99 118 ms; previous 900 requests, 5xx 0.22%, p99 118 ms: healthy",
       "   new 500 requests, 5xx 0.20%, p99 118 ms; previous 500 requests, 5xx 0.20%, p99 118 ms: healthy",
     ]);
-    // One query a split step, over the step's window, naming both versions; sent with the token to the account's SQL API.
+    // One query a split step, over the step's window, naming both versions; sent with the token to the account's SQL
+    // API.
     expect(queries).toHaveLength(2);
     expect(queries[0]).toMatch(
       new RegExp(
-        `FROM store_orders_requests_production\\nWHERE timestamp > NOW\\(\\) - INTERVAL '\\d+' SECOND AND blob1 IN \\('${NEW}', '${OLD}'\\)`,
+        `FROM store_orders_requests_production\\nWHERE timestamp > NOW\\(\\) - INTERVAL '\\d+' SECOND AND blob1 IN ` +
+          `\\('${NEW}', '${OLD}'\\)`,
       ),
     );
     expect(readState().split).toEqual({ [NEW]: 100 });
@@ -586,7 +602,8 @@ describe("npm run deploy:production, promoted by health", () => {
     const result = await deploy(dir);
     expect(result.status).toBe(1);
     expect(result.stderr.trim()).toBe(
-      `FAILED: the health gate failed at 50%: its 5xx ratio 3.00% is above 0.50% (max of 2x the previous 0.20% and 0.50%). Restored 100% of production to ${OLD}.`,
+      `FAILED: the health gate failed at 50%: its 5xx ratio 3.00% is above 0.50% (max of 2x the previous 0.20% and ` +
+        `0.50%). Restored 100% of production to ${OLD}.`,
     );
     expect(gateLines(result.stdout)).toHaveLength(2);
     expect(
@@ -648,7 +665,8 @@ describe("npm run deploy:production, promoted by health", () => {
       expect(result.status, answer).toBe(1);
       expect(result.stderr, answer).toMatch(
         new RegExp(
-          `^FAILED: the health gate could not judge 10% \\(the Analytics Engine SQL API .*\\); not ramping blind. Restored 100% of production to ${OLD}.`,
+          `^FAILED: the health gate could not judge 10% \\(the Analytics Engine SQL API .*\\); not ramping blind. ` +
+            `Restored 100% of production to ${OLD}.`,
         ),
       );
       expect(readState().split, answer).toEqual({ [OLD]: 100 });

@@ -160,7 +160,8 @@ describe("src's imports", () => {
       const browserFiles = readdirSync(browser, { recursive: true, encoding: "utf8" })
         .filter((file) => file.endsWith(".ts"))
         .map((file) => join(browser, file));
-      // The operators' page draws with the callers' page's helpers (the DOM, the API client, the usage chart): browser code both.
+      // The operators' page draws with the callers' page's helpers (the DOM, the API client, the usage chart): browser
+      // code both.
       const outside = browserFiles.flatMap((file) =>
         importsOf(file)
           .filter((target) => !inBrowser(target) && !target.endsWith(".css.ts") && target !== "client/src/schema-v2.ts")

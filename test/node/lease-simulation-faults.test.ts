@@ -17,7 +17,8 @@ describe("leases, simulated, when things go wrong", () => {
       for (const [start, minute] of result.minutes) {
         if (minute.whole && minute.admitted + minute.lostToDeaths < 0.95 * wanted(minute)) {
           expect.fail(
-            `seed ${seed}, minute ${start}: ${minute.admitted} admitted, ${minute.lostToDeaths} lost, limit ${minute.maxLimit}`,
+            `seed ${seed}, minute ${start}: ${minute.admitted} admitted, ${minute.lostToDeaths} lost, limit ` +
+              `${minute.maxLimit}`,
           );
         }
       }
@@ -38,12 +39,14 @@ describe("leases, simulated, when things go wrong", () => {
       // Per other isolate: a batch not sent yet, and one whose refusals an admission elsewhere interrupted.
       if (late < 0 || late > (isolates - 1) * 2 * batch || (isolates === 1 && late !== 0)) {
         expect.fail(
-          `seed ${seed}: the object banned after ${result.limitedBeforeBan} refusals in a row (threshold ${ban.threshold}), with ${isolates} isolates`,
+          `seed ${seed}: the object banned after ${result.limitedBeforeBan} refusals in a row (threshold ` +
+            `${ban.threshold}), with ${isolates} isolates`,
         );
       }
       if (result.limitedDuringBan > isolates * batch) {
         expect.fail(
-          `seed ${seed}: ${result.limitedDuringBan} answered "limited" during the ban (threshold ${ban.threshold}), with ${isolates} isolates`,
+          `seed ${seed}: ${result.limitedDuringBan} answered "limited" during the ban (threshold ${ban.threshold}), ` +
+            `with ${isolates} isolates`,
         );
       }
     }
@@ -61,7 +64,8 @@ describe("leases, simulated, when things go wrong", () => {
         for (const window of everyWindow(result)) {
           if (window.admitted + window.stranded > window.maxLimit) {
             expect.fail(
-              `seed ${seed} ${demand}: ${window.admitted} admitted and ${window.stranded} stranded against ${window.maxLimit}`,
+              `seed ${seed} ${demand}: ${window.admitted} admitted and ${window.stranded} stranded against ` +
+                `${window.maxLimit}`,
             );
           }
         }
@@ -69,7 +73,8 @@ describe("leases, simulated, when things go wrong", () => {
         bans += 1;
         if (result.limitedBeforeBan < BAN.threshold) {
           expect.fail(
-            `seed ${seed} ${demand}: banned after ${result.limitedBeforeBan} 429s in a row (${result.unavailable} answered 503)`,
+            `seed ${seed} ${demand}: banned after ${result.limitedBeforeBan} 429s in a row (${result.unavailable} ` +
+              `answered 503)`,
           );
         }
       }
@@ -116,7 +121,8 @@ describe("leases, simulated, when things go wrong", () => {
           ) {
             expect.fail(
               `seed ${seed} ${demand}, minute ${start}: history ${kept.admitted} admitted, ${kept.refused} refused; ` +
-                `requests ${counted.admitted} admitted (${counted.lostToDeaths} lost to deaths), ${counted.refused} refused (${counted.refusalsLostToDeaths} unreported by the dead)`,
+                `requests ${counted.admitted} admitted (${counted.lostToDeaths} lost to deaths), ${counted.refused} ` +
+                `refused (${counted.refusalsLostToDeaths} unreported by the dead)`,
             );
           }
         }

@@ -45,7 +45,11 @@ describe("leases, simulated", () => {
       for (const [start, minute] of result.minutes) {
         if (minute.whole && minute.admitted < 0.95 * wanted(minute)) {
           expect.fail(
-            `seed ${seed}, minute ${start}: ${minute.admitted} of ${minute.maxLimit} with ${result.scenario.isolates} isolates`,
+            `seed ${seed}, minute ${start}: ${minute.admitted} of ${minute.maxLimit} with ` +
+              `${result.scenario.isolates} ` +
+              `` +
+              `` +
+              `isolates`,
           );
         }
       }

@@ -8,7 +8,11 @@ import { whenFree } from "../../scripts/lib/key-store";
  * SQLITE_BUSY_SNAPSHOT: it must be tried again, not end the command.
  */
 const LOCKED_AS_REPORTED =
-  "Error: D1_ERROR: Failed to parse body as JSON, got: Error: internal error; reference = 006bi4ue1o9upoqhbh94c26j\n    at D1DatabaseObject.queryExecute (file:///node_modules/miniflare/dist/src/workers/d1/database.worker.js:191:73)";
+  "Error: D1_ERROR: Failed to parse body as JSON, got: Error: internal error; reference = " +
+  "006bi4ue1o9upoqhbh94c26j\n  " +
+  "" +
+  "" +
+  "  at D1DatabaseObject.queryExecute (file:///node_modules/miniflare/dist/src/workers/d1/database.worker.js:191:73)";
 
 function failingTimes(times: number, message: string) {
   let calls = 0;

@@ -131,7 +131,8 @@ describe("npm run restore", () => {
     );
     // The token without its name, as the operator API compares it; a JSON body, as it reads one.
     expect(output).toContain(
-      `curl -X POST -H "Authorization: Bearer \${OPERATOR_TOKEN#*:}" -H "Content-Type: application/json" -d '{"atLeast":"9007199254841000"}' http://127.0.0.1:${port}/admin/order-events/sequence`,
+      `curl -X POST -H "Authorization: Bearer \${OPERATOR_TOKEN#*:}" -H "Content-Type: application/json" -d ` +
+        `'{"atLeast":"9007199254841000"}' http://127.0.0.1:${port}/admin/order-events/sequence`,
     );
   });
 });

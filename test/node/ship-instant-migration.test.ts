@@ -24,7 +24,9 @@ const FIRST_0005: D1Migration = {
   ),
 };
 
-/** One local runtime for the file, with a fresh database for each test: a runtime per test was most of the file's time. */
+/**
+ * One local runtime for the file, with a fresh database for each test: a runtime per test was most of the file's time.
+ */
 const DATABASES = Array.from({ length: 8 }, (_, index) => `DB${index}`);
 /**
  * The databases are reached by requests to a worker of the runtime that runs the statements, not through
@@ -84,7 +86,8 @@ async function legacyRows(db: D1Database, rows: [number, unknown][]) {
   for (const [id, shipDate] of rows) {
     await db
       .prepare(
-        "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, 'x', 'x')",
+        "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, " +
+          "'x', 'x')",
       )
       .bind(id, shipDate)
       .run();
@@ -208,7 +211,11 @@ describe("ship_instant_stored, kept by triggers", () => {
     (
       await db
         .prepare(
-          "SELECT id, ship_instant_stored IS ship_instant AS same, ship_instant_stored AS stored FROM orders ORDER BY id",
+          "SELECT id, ship_instant_stored IS ship_instant AS same, ship_instant_stored AS stored FROM " +
+            "orders ORDER BY " +
+            "" +
+            "" +
+            "id",
         )
         .all<{ id: number; same: number; stored: number | null }>()
     ).results;
@@ -245,12 +252,17 @@ describe("ship_instant_stored, kept by triggers", () => {
     const db = database();
     for (const migration of migrations) await apply(db, migration);
     const insert =
-      "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, 'x', 'x')";
+      "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at) VALUES (?1, ?2, 'pending', 0, " +
+      "'x', 'x')";
     await db.prepare(insert).bind(1, "2026-01-01T10:00:00Z").run();
     await db.prepare(insert).bind(2, null).run();
     await db
       .prepare(
-        "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at, ship_instant_stored) VALUES (3, '2026-01-01T10:00:00Z', 'pending', 0, 'x', 'x', 0)",
+        "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at, " +
+          "ship_instant_stored) VALUES (3, " +
+          "" +
+          "" +
+          "'2026-01-01T10:00:00Z', 'pending', 0, 'x', 'x', 0)",
       )
       .run();
     expect(await inRange(db, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.001Z")).toEqual([1, 3]);

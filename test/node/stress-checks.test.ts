@@ -50,7 +50,8 @@ describe("the stress run's checks", () => {
   it("catch two admissions that saw the same count (a race)", () => {
     const violations = overAdmissions([admitted(2), admitted(2)]);
     expect(violations.map((v) => v.detail)).toContain(
-      "pro minute window ending 2026-11-22T12:01:00.000Z: 1 admissions reported more left than the window could have had",
+      "pro minute window ending 2026-11-22T12:01:00.000Z: 1 admissions reported more left than the window could have " +
+        "had",
     );
   });
 
@@ -63,7 +64,8 @@ describe("the stress run's checks", () => {
   it("ignore refusals, and count a 5xx or a lost answer as a violation", () => {
     expect(overAdmissions([admitted(0), admitted(0, { status: 429 })])).toEqual([]);
     expect(serverErrors([admitted(1, { status: 503 }), admitted(0, { status: 0 }), admitted(2)])).toHaveLength(2);
-    // A 503 answered while D1's schema was being changed under the service (the outage's renames) is what a failing dependency gets.
+    // A 503 answered while D1's schema was being changed under the service (the outage's renames) is what a failing
+    // dependency gets.
     const during = { from: MINUTE_END - 30_000, to: MINUTE_END };
     expect(
       serverErrors([admitted(1, { status: 503 }), admitted(0, { status: 0 }), admitted(2, { status: 500 })], [during]),
@@ -130,7 +132,8 @@ describe("the stress run's checks", () => {
     it("find external writes whose events are out of order, and a feed that is not ascending", () => {
       const swapped = [feed[0]!, feed[1]!, { ...feed[3]!, id: "evt_12" }, { ...feed[2]!, id: "evt_14" }];
       expect(eventViolations({ ...run, feed: swapped, endpoints: [] }).map((v) => v.detail)).toEqual([
-        "the external writes' events are out of order from the 2th: order.deleted of order 30001 where order.updated of order 30001 was made",
+        "the external writes' events are out of order from the 2th: order.deleted of order 30001 where order.updated " +
+          "of order 30001 was made",
       ]);
       expect(
         eventViolations({ ...run, feed: [feed[1]!, feed[0]!, feed[2]!, feed[3]!], endpoints: [] }).map((v) => v.detail),

@@ -4,7 +4,8 @@
  * release's health gate): one table; SELECT expressions with AS; WHERE;
  * GROUP BY; ORDER BY; LIMIT; FORMAT JSON; comparison, arithmetic, AND, OR,
  * NOT, IN; `NOW()`, `INTERVAL 'n' UNIT`, `toStartOfDay`,
- * `toStartOfInterval`, `toUnixTimestamp`, `IF`, `SUM`, `count()`, `AVG`, `MAX`, `quantileExactWeighted(level)(value, weight)`. Rows are
+ * `toStartOfInterval`, `toUnixTimestamp`, `IF`, `SUM`, `count()`, `AVG`, `MAX`, `quantileExactWeighted(level)(value,
+ * weight)`. Rows are
  * the data points a recording stand-in of the binding kept, so the queries
  * operators run are checked against what the Worker writes. Anything outside
  * the subset is an error, never a guess.

@@ -76,7 +76,9 @@ const LIMITS = { perMinute: 1_000_000, perDay: 10_000_000 };
 const OPERATOR_TOKEN = "operator-token-for-tests";
 const DAY = 86_400_000;
 
-// Columns: owner | none | malformed | other budget | lacks scope | expired | revoked | grace | expiring | cookie | cookie, no Origin | cookie, other budget | ended | operator | named operator | revoked operator | operator session | operator session, no Origin | Access operator
+// Columns: owner | none | malformed | other budget | lacks scope | expired | revoked | grace | expiring | cookie |
+// cookie, no Origin | cookie, other budget | ended | operator | named operator | revoked operator | operator session |
+// operator session, no Origin | Access operator
 // prettier-ignore
 export const MATRIX: Record<string, string> = {
   // Public: what the service is, for anyone, whatever they send.
@@ -90,16 +92,31 @@ export const MATRIX: Record<string, string> = {
   // GitHub's secret scanning reports: GitHub's signature is the one credential; no key, token or session stands for it
   // (test/workers/revocation/secret-scanning.test.ts sends signed ones).
   "POST /secret-scanning/github":
-    "401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature",
-  // Orders are the one store's, not a budget's: any key with the scope reads and cancels them (docs/api.md#authentication).
+    "401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 " +
+    "invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 " +
+    "invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 " +
+    "invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 " +
+    "invalid_signature | 401 invalid_signature | 401 invalid_signature",
+  // Orders are the one store's, not a budget's: any key with the scope reads and cancels them
+  // (docs/api.md#authentication).
   // A cookie reads without an Origin (a GET changes nothing); every change needs the console's own.
   "GET /v1/store/orders":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
+    "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "DELETE /v1/store/orders/{orderId}":
-    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // Deprecated: the key is checked before the pet (1 is not a pet).
   "GET /v1/pets/{petId}":
-    "404 pet_not_found | 401 missing_api_key | 401 invalid_api_key | 404 pet_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "404 pet_not_found | 401 missing_api_key | 401 invalid_api_key | 404 pet_not_found | 403 " +
+    "insufficient_scope | 401 " +
+    "" +
+    "" +
+    "invalid_api_key | 401 invalid_api_key | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 " +
+    "pet_not_found | 404 pet_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // The documents, the reference pages and the versions' descriptions are public.
   "GET /v1/openapi.json":
     "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
@@ -108,119 +125,260 @@ export const MATRIX: Record<string, string> = {
   "GET /v1":
     "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
   "GET /v2/store/orders":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
+    "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "GET /v2/store/orders/{orderId}":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
+    "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "DELETE /v2/store/orders/{orderId}":
-    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "GET /v2/store/order-events":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  // A budget's endpoints are its own: another budget's key or session finds none (404), and makes one of its own budget.
-  // A key rotated away (grace) acts only on itself: it reads endpoints but changes none, as whoever leaked it may hold it
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
+    "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  // A budget's endpoints are its own: another budget's key or session finds none (404), and makes one of its own
+  // budget.
+  // A key rotated away (grace) acts only on itself: it reads endpoints but changes none, as whoever leaked it may hold
+  // it
   // (docs/api.md#what-a-leak-ends); a key made to expire and never rotated (expiring) manages them.
   "POST /v2/webhook-endpoints":
-    "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 201 | 201 | 403 cross_site_request | 201 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 403 key_acts_only_on_itself | 201 | 201 | 403 cross_site_request | 201 | 401 session_ended | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key " +
+    "| 401 missing_api_key",
   "GET /v2/webhook-endpoints":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
+    "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "GET /v2/webhook-endpoints/{endpointId}":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 " +
+    "session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 " +
+    "missing_api_key | 401 missing_api_key",
   "PATCH /v2/webhook-endpoints/{endpointId}":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 " +
+    "webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "POST /v2/webhook-endpoints/{endpointId}/rotate-secret":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 " +
+    "webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "POST /v2/webhook-endpoints/{endpointId}/test":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 200 | 200 | 403 cross_site_request | 404 " +
+    "webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "DELETE /v2/webhook-endpoints/{endpointId}":
-    "204 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 204 | 204 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "204 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 204 | 204 | 403 cross_site_request | 404 " +
+    "webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "GET /v2/webhook-endpoints/{endpointId}/deliveries":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 404 webhook_endpoint_not_found | 401 " +
+    "session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 " +
+    "missing_api_key | 401 missing_api_key",
   "POST /v2/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry":
-    "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 202 | 202 | 403 cross_site_request | 404 " +
+    "webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "POST /v2/webhook-endpoints/{endpointId}/recover":
-    "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 202 | 202 | 403 cross_site_request | 404 webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "202 | 401 missing_api_key | 401 invalid_api_key | 404 webhook_endpoint_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 202 | 202 | 403 cross_site_request | 404 " +
+    "webhook_endpoint_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "GET /v2/usage":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
+    "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "GET /v2/keys":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
+    "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // Key operations act on another key of the budget: refused to a key rotated away (key_acts_only_on_itself).
   "POST /v2/keys/{keyId}/rotate":
-    "201 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 201 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "201 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 201 | 403 " +
+    "cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "POST /v2/keys/{keyId}/revoke":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 200 | 403 cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  // Signing in takes the key itself: a cookie cannot open another session (401 missing_api_key), an ended one is told so.
+    "200 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 200 | 403 " +
+    "cross_site_request | 404 key_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  // Signing in takes the key itself: a cookie cannot open another session (401 missing_api_key), an ended one is told
+  // so.
   "POST /v2/console/session":
-    "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 201 | 401 invalid_api_key | 401 invalid_api_key | 201 | 201 | 401 missing_api_key | 403 cross_site_request | 401 missing_api_key | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 201 | 401 invalid_api_key | 401 invalid_api_key | 201 | " +
+    "201 | 401 missing_api_key | 403 cross_site_request | 401 missing_api_key | 401 session_ended | 401 " +
+    "invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | " +
+    "401 missing_api_key",
   // Public: the link's token is the credential (an unknown one here), whoever sends it.
   "POST /v2/console/session/link":
-    "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link",
+    "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 " +
+    "invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 " +
+    "invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 " +
+    "invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | " +
+    "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link",
   // Any valid key may read its session: no scope asked.
   "GET /v2/console/session":
-    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 200 | 401 invalid_api_key | 401 invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  // Signing out takes any valid key or session, and ends only the caller's own: one with a bearer key has none to end (204 all the same).
+    "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 200 | 401 invalid_api_key | 401 invalid_api_key | 200 | " +
+    "200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+  // Signing out takes any valid key or session, and ends only the caller's own: one with a bearer key has none to end
+  // (204 all the same).
   "DELETE /v2/console/session":
-    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 204 | 401 invalid_api_key | 401 invalid_api_key | 204 | 204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
+    "204 | 401 missing_api_key | 401 invalid_api_key | 204 | 204 | 401 invalid_api_key | 401 invalid_api_key | 204 | " +
+    "204 | 204 | 403 cross_site_request | 204 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
+    "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   "GET /v2/openapi.json":
     "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
   "GET /v2/docs":
     "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
   "GET /v2":
     "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
-  // The operator API: only an operator's token, the secret's or a live named operator's; a caller's key is not one (401 invalid_api_key),
+  // The operator API: only an operator's token, the secret's or a live named operator's; a caller's key is not one (401
+  // invalid_api_key),
   // nor is a cookie (401 missing_api_key), nor a revoked operator's token.
-  // The operators' console's sign-in: a token opens a session (a session does not open another: 401 missing_api_key); a link's
-  // token is the credential, public and limited per address like any keyless call; sign-out is a write, so it needs the Origin.
-  // Behind Access there are no sessions of this service's (Access signs operators in): signing in is 404, signing out a no-op.
+  // The operators' console's sign-in: a token opens a session (a session does not open another: 401 missing_api_key); a
+  // link's
+  // token is the credential, public and limited per address like any keyless call; sign-out is a write, so it needs the
+  // Origin.
+  // Behind Access there are no sessions of this service's (Access signs operators in): signing in is 404, signing out a
+  // no-op.
   "POST /admin/session":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 401 missing_api_key | 403 cross_site_request | 404 not_found",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 401 " +
+    "missing_api_key | 403 cross_site_request | 404 not_found",
   "POST /admin/session/link":
-    "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 404 not_found",
+    "401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 " +
+    "invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 " +
+    "invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 " +
+    "invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | 401 invalid_console_link | " +
+    "401 invalid_console_link | 401 invalid_console_link | 404 not_found",
   "GET /admin/session":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
   "DELETE /admin/session":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 204 | 204 | 401 invalid_api_key | 204 | 403 cross_site_request | 204",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 204 | 204 | 401 invalid_api_key | 204 | " +
+    "403 cross_site_request | 204",
   // An operator's session acts as its operator on every operation, writes only with the console's own Origin.
   "GET /admin/keys":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
   "GET /admin/keys/{keyId}/budget":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
   "GET /admin/webhook-endpoints":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
   "GET /admin/webhook-endpoints/{endpointId}/deliveries":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
   "POST /admin/webhook-endpoints/{endpointId}/disable":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "POST /admin/webhook-endpoints/{endpointId}/enable":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   // A host never locked has no lock to lift: an operator is told 404, as for any lock that is not there.
   "POST /admin/host-locks":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "DELETE /admin/host-locks/{host}":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 404 not_found | 404 not_found | 401 invalid_api_key | 404 not_found | 403 cross_site_request | 404 not_found",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 404 not_found | 404 not_found | 401 " +
+    "invalid_api_key | 404 not_found | 403 cross_site_request | 404 not_found",
   "GET /admin/pipeline":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
-  // Traffic reads the request analytics, which the tests' environment (as a local one) does not name: every operator gets the same 501.
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
+  // Traffic reads the request analytics, which the tests' environment (as a local one) does not name: every operator
+  // gets the same 501.
   "GET /admin/traffic":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 501 traffic_not_configured | 501 traffic_not_configured | 401 invalid_api_key | 501 traffic_not_configured | 501 traffic_not_configured | 501 traffic_not_configured",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 501 traffic_not_configured | 501 " +
+    "traffic_not_configured | 401 invalid_api_key | 501 traffic_not_configured | 501 traffic_not_configured | " +
+    "501 traffic_not_configured",
   "GET /admin/order-events/sequence":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
   "POST /admin/order-events/sequence":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "GET /admin/keys/{keyId}/usage":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
   "GET /admin/keys/{keyId}/usage/history":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 200 | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
   "POST /admin/keys/{keyId}/unban":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "POST /admin/address-groups/unban":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "POST /admin/keys/{keyId}/rotation":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "POST /admin/keys/{keyId}/limits":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "POST /admin/keys/{keyId}/revoke":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | 403 cross_site_request | 200",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "POST /admin/keys/{keyId}/console-link":
-    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | 403 cross_site_request | 201",
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | " +
+    "403 cross_site_request | 201",
 };
 
 /**
@@ -270,7 +428,9 @@ async function signIn(key: TestKey): Promise<string> {
   return response.headers.get("Set-Cookie")!.split(";")[0]!;
 }
 
-/** The scope an operation's `lacks scope` caller lacks: its own; for one that asks none, a key with orders:read alone. */
+/**
+ * The scope an operation's `lacks scope` caller lacks: its own; for one that asks none, a key with orders:read alone.
+ */
 const scopeOf = (operation: Operation): Scope | undefined =>
   operation.scope && operation.scope !== ANY_KEY ? operation.scope : undefined;
 
@@ -549,7 +709,8 @@ export function describeMatrixRows(title: string, select: (row: string) => boole
         rowAddress = `2001:db8:${next().toString(16)}::1`;
         const expected = MATRIX[row]?.split("|").map((cell) => cell.trim());
         const actual: string[] = [];
-        // One world a row: a success repeated (a cancel, a rotation, a revocation) answers alike, and refusals change nothing.
+        // One world a row: a success repeated (a cancel, a rotation, a revocation) answers alike, and refusals change
+        // nothing.
         let world = await makeWorld(operation);
         for (const column of COLUMNS) {
           const renew = CONSUMING.get(operationId);
@@ -566,7 +727,8 @@ export function describeMatrixRows(title: string, select: (row: string) => boole
           });
           actual.push(await outcome(response));
         }
-        // A retry or a recovery made the world's delivery due: its lane is stopped, so it posts nothing once the test is over.
+        // A retry or a recovery made the world's delivery due: its lane is stopped, so it posts nothing once the test
+        // is over.
         if (world.endpointId !== NO_ENDPOINT)
           await runInDurableObject(laneOf(env, world.endpointId), (_, state) => state.storage.deleteAlarm());
         // A new operation's row is reviewed like code: the failure shows what it answered, to be checked cell by cell.
@@ -579,5 +741,7 @@ export function describeMatrixRows(title: string, select: (row: string) => boole
   });
 }
 
-/** A row's time on a busy machine: seventeen requests, and for a consuming operation what each cell used up made again. */
+/**
+ * A row's time on a busy machine: seventeen requests, and for a consuming operation what each cell used up made again.
+ */
 const ROW_TIMEOUT_MS = 60_000;

@@ -5,7 +5,10 @@ import { createRequire } from "node:module";
 import { expect } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 
-/** Debian's chromium (installed by .ci/run), never one a tool downloads: headless, no sandbox, nothing fetched in the background. */
+/**
+ * Debian's chromium (installed by .ci/run), never one a tool downloads: headless, no sandbox, nothing fetched in the
+ * background.
+ */
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: "/usr/bin/chromium",
@@ -41,7 +44,10 @@ export function watch(page: Page): Watched {
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-/** The view's accessibility: no serious or critical violation (axe-core, injected through the debugger, which no CSP governs). */
+/**
+ * The view's accessibility: no serious or critical violation (axe-core, injected through the debugger, which no CSP
+ * governs).
+ */
 export async function expectAccessible(page: Page, view: string): Promise<void> {
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
@@ -61,7 +67,10 @@ export async function expectAccessible(page: Page, view: string): Promise<void> 
   expect(violations, view).toEqual([]);
 }
 
-/** A screenshot in test-artifacts/, kept in the folder CONSOLE_SCREENSHOTS names as well (docs/images for the docs' pictures). */
+/**
+ * A screenshot in test-artifacts/, kept in the folder CONSOLE_SCREENSHOTS names as well (docs/images for the docs'
+ * pictures).
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync("test-artifacts", { recursive: true });
   const path = `test-artifacts/${name}.png`;

@@ -48,7 +48,14 @@ export function answerAsWrangler(args, env) {
     );
     appendFileSync(
       env.WRANGLER_OUTPUT_FILE_PATH,
-      `${JSON.stringify({ type: "version-upload", version: 1, worker_name: state.worker, worker_tag: null, version_id: state.newVersion, preview_url: null })}\n`,
+      `${JSON.stringify({
+        type: "version-upload",
+        version: 1,
+        worker_name: state.worker,
+        worker_tag: null,
+        version_id: state.newVersion,
+        preview_url: null,
+      })}\n`,
     );
     stdout = `Worker Version ID: ${state.newVersion}\n`;
   } else if (first === "versions" && second === "deploy") {
@@ -65,7 +72,15 @@ export function answerAsWrangler(args, env) {
     if (env.WRANGLER_OUTPUT_FILE_PATH) {
       appendFileSync(
         env.WRANGLER_OUTPUT_FILE_PATH,
-        `${JSON.stringify({ type: "deploy", version: 1, worker_name: state.worker, worker_tag: null, version_id: state.newVersion, targets: [], wrangler_environment: "production" })}\n`,
+        `${JSON.stringify({
+          type: "deploy",
+          version: 1,
+          worker_name: state.worker,
+          worker_tag: null,
+          version_id: state.newVersion,
+          targets: [],
+          wrangler_environment: "production",
+        })}\n`,
       );
     }
   }

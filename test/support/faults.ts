@@ -87,7 +87,10 @@ export function countingD1(): { db: D1Database; queries: () => number } {
   return { db, queries: () => queries };
 }
 
-/** The real D1, unreachable while `down` is true (every read, write and batch of it, sessions included): an outage for a stretch. */
+/**
+ * The real D1, unreachable while `down` is true (every read, write and batch of it, sessions included): an outage for a
+ * stretch.
+ */
 export function outageD1(): { db: D1Database; setDown(down: boolean): void; failedCalls(): number } {
   let down = false;
   let failed = 0;
@@ -144,7 +147,10 @@ export function cappedD1(cap = 1_000): { db: D1Database; queries(): number; rese
   return { db, queries: () => queries, reset: () => void (queries = 0) };
 }
 
-/** The real KV of API keys, counting every operation on it (reads, lists, writes, deletes): KV's limit is per invocation, and Miniflare enforces none. */
+/**
+ * The real KV of API keys, counting every operation on it (reads, lists, writes, deletes): KV's limit is per
+ * invocation, and Miniflare enforces none.
+ */
 export function countingKv(kv: KVNamespace = env.API_KEYS): {
   kv: KVNamespace;
   operations: () => number;

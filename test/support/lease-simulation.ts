@@ -54,7 +54,10 @@ export interface Scenario {
   lossRate: number;
   /** Each isolate's clock is off from the object's by up to this many ms, either way. */
   skewMs: number;
-  /** The retry of an ask whose first attempt was lost reaches the object up to this many ms later (0: at once); the isolate's requests wait for it. */
+  /**
+   * The retry of an ask whose first attempt was lost reaches the object up to this many ms later (0: at once); the
+   * isolate's requests wait for it.
+   */
   retryDelayMs: number;
 }
 
@@ -93,7 +96,9 @@ export interface SimulationResult {
 export const BAN: BanRule = { threshold: 20, seconds: 900 };
 export const NO_BAN: BanRule = { threshold: Number.MAX_SAFE_INTEGER, seconds: 1 };
 
-/** A scenario drawn from the seed: 1 to 32 isolates, limits from tiny to large, often across a minute or day boundary. */
+/**
+ * A scenario drawn from the seed: 1 to 32 isolates, limits from tiny to large, often across a minute or day boundary.
+ */
 export function scenarioFor(
   seed: number,
   demand: Demand,
@@ -219,7 +224,8 @@ export function simulate(scenario: Scenario): SimulationResult {
     ledger(days, windowStart(now / 1000, DAY_SECONDS), DAY_SECONDS, (l) => l.perDay),
   ];
 
-  // Demand "below": half the minute limit in total, evenly spaced, the isolates taking turns; "above": twice it, at random.
+  // Demand "below": half the minute limit in total, evenly spaced, the isolates taking turns; "above": twice it, at
+  // random.
   const perMinute = Math.min(scenario.limits.perMinute, scenario.changed?.limits.perMinute ?? Infinity);
   const total =
     scenario.demand === "below"
@@ -252,7 +258,10 @@ export function simulate(scenario: Scenario): SimulationResult {
       ledger(days, grant.dayStart, DAY_SECONDS, (l) => l.perDay).stranded += sign * grant.count;
     if (sign < 0) stranded.delete(id);
   };
-  /** What the lost asks named in a call had been granted, if the object still remembers it: taken back, no longer stranded. */
+  /**
+   * What the lost asks named in a call had been granted, if the object still remembers it: taken back, no longer
+   * stranded.
+   */
   const takenBack = (abandoned: readonly string[] | undefined, now: number) => {
     for (const grant of state?.grants ?? []) {
       if (abandoned?.includes(grant.id) && stranded.has(grant.id)) strand(grant.id, stranded.get(grant.id)!, -1, now);
@@ -315,7 +324,10 @@ export function simulate(scenario: Scenario): SimulationResult {
     if (repeated && stranded.has(request.id!)) strand(request.id!, stranded.get(request.id!)!, -1);
     return result.verdict;
   };
-  /** What the isolate makes of an answer: the asking request's verdict, "renewed" for a renewal, or undefined (503) when there was none. */
+  /**
+   * What the isolate makes of an answer: the asking request's verdict, "renewed" for a renewal, or undefined (503) when
+   * there was none.
+   */
   const absorb = (
     isolate: Isolate,
     request: LeaseRequest,
@@ -378,7 +390,8 @@ export function simulate(scenario: Scenario): SimulationResult {
     const now = Math.floor(eventAt(isolate));
     if (now >= end) break;
 
-    // Each lease's timer hands back what it left unspent when it expires (here, at the next event), on its isolate's clock.
+    // Each lease's timer hands back what it left unspent when it expires (here, at the next event), on its isolate's
+    // clock.
     for (const other of isolates) {
       if (other.book.leases.some((lease) => lease.expiresAt <= now + other.skew)) settleBook(other, now);
     }
@@ -424,7 +437,8 @@ export function simulate(scenario: Scenario): SimulationResult {
     }
     if (verdict) count(verdict, now);
   }
-  // Every lease has expired: what was left unspent, and the refusals answered locally, go back as the isolates' timers would send them.
+  // Every lease has expired: what was left unspent, and the refusals answered locally, go back as the isolates' timers
+  // would send them.
   for (const isolate of isolates) settleBook(isolate, end + LEASE_MS);
   return { scenario, history, minutes, days, objectCalls, admitted, limitedBeforeBan, limitedDuringBan, unavailable };
 }
@@ -459,6 +473,9 @@ export function everyWindow(result: SimulationResult) {
   return [...result.minutes.entries(), ...result.days.entries()].map(([start, ledger]) => ({ start, ...ledger }));
 }
 
-/** What a minute asked for, up to its limit: random arrivals can fall short of the limit, so the efficiency marks are of this. */
+/**
+ * What a minute asked for, up to its limit: random arrivals can fall short of the limit, so the efficiency marks are of
+ * this.
+ */
 export const wanted = (minute: { admitted: number; refused: number; maxLimit: number }) =>
   Math.min(minute.maxLimit, minute.admitted + minute.refused);

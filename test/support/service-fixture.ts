@@ -7,7 +7,10 @@ export interface ServiceForTests {
   readonly statePath: string;
   /** The running service (started before the file's first test). */
   readonly current: RunningService;
-  /** Stops the service (`stop`, else as the fixture stops it) and starts it again on the same state, as an operator restarting it would. */
+  /**
+   * Stops the service (`stop`, else as the fixture stops it) and starts it again on the same state, as an operator
+   * restarting it would.
+   */
   restart(stop?: (running: RunningService) => Promise<void>): Promise<RunningService>;
 }
 
@@ -40,7 +43,10 @@ export function useService(args: string[] = []): ServiceForTests {
   };
 }
 
-/** The e2e project's one shared `npm start -- --orders 100000` (shared-service.ts), for files that need no service of their own. */
+/**
+ * The e2e project's one shared `npm start -- --orders 100000` (shared-service.ts), for files that need no service of
+ * their own.
+ */
 export function useSharedService() {
   return sharedServiceOf(inject("sharedService"));
 }

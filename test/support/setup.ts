@@ -7,7 +7,8 @@ import { storeDefaultKey } from "./test-keys";
 
 // Setup files run before each test file. The files of a core share one runtime (vitest.config.ts), so each
 // starts as the first requests of a new isolate would: D1, KV, the caches and every object emptied, the
-// isolate's memory forgotten, the real clock back, no global left stubbed by the file before, and its properties seeded (FC_SEED).
+// isolate's memory forgotten, the real clock back, no global left stubbed by the file before, and its properties seeded
+// (FC_SEED).
 await reset();
 forgetIsolateMemory();
 vi.useRealTimers();

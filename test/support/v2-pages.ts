@@ -1,7 +1,10 @@
 import { expect } from "vitest";
 import { api } from "./request";
 
-/** v2's order list as a client reads it (docs/api.md#v2-filtering-and-pagination): pages, their ids, a walk of every page. */
+/**
+ * v2's order list as a client reads it (docs/api.md#v2-filtering-and-pagination): pages, their ids, a walk of every
+ * page.
+ */
 export interface ListedOrder {
   id: number | string;
   petId?: number | string;

@@ -37,13 +37,18 @@ export async function makeEndpoint(
 export const feedHead = async () =>
   String((await env.DB.prepare("SELECT coalesce(max(seq), 0) AS seq FROM order_events").first<number>("seq"))!);
 
-/** A clean slate for a webhook test (no orders, endpoints or deliveries), and a key that manages endpoints: the owner of what the test makes. */
+/**
+ * A clean slate for a webhook test (no orders, endpoints or deliveries), and a key that manages endpoints: the owner of
+ * what the test makes.
+ */
 export async function freshWebhookOwner(): Promise<TestKey> {
-  // A dispatcher an earlier test ran watches on, once a second: stopped, it hands this test's lanes nothing behind its back.
+  // A dispatcher an earlier test ran watches on, once a second: stopped, it hands this test's lanes nothing behind its
+  // back.
   await runInDurableObject(env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME), (_, state) =>
     state.storage.deleteAlarm(),
   );
-  // And the lanes of the endpoints an earlier test made: their alarms would run them (retries, paced sends) during this one.
+  // And the lanes of the endpoints an earlier test made: their alarms would run them (retries, paced sends) during this
+  // one.
   const { results: endpoints } = await env.DB.prepare("SELECT id FROM webhook_endpoints").all<{ id: string }>();
   await Promise.all(
     endpoints.map(({ id }) => runInDurableObject(laneOf(env, id), (_, state) => state.storage.deleteAlarm())),
@@ -56,7 +61,10 @@ export async function freshWebhookOwner(): Promise<TestKey> {
   return storeTestKey({ scopes: ["orders:read", "orders:write", "webhooks:manage"] });
 }
 
-/** A receiver that never answers: its request ends only when the signal the POST was sent with aborts it (the real timeout). */
+/**
+ * A receiver that never answers: its request ends only when the signal the POST was sent with aborts it (the real
+ * timeout).
+ */
 export const silentReceiver = (_url: string, signal: AbortSignal | undefined): Promise<Response> =>
   new Promise((_, reject) => {
     if (!signal) return;
@@ -120,7 +128,10 @@ export const laneDeliveries = (endpointId: string) =>
 export const laneDelivery = async (endpointId: string, seq: number | string) =>
   (await laneDeliveries(endpointId)).find((row) => row.seq === Number(seq));
 
-/** Pending deliveries of new orders to a new endpoint of the key's budget: the endpoint and the events' sequences, in order. */
+/**
+ * Pending deliveries of new orders to a new endpoint of the key's budget: the endpoint and the events' sequences, in
+ * order.
+ */
 export async function pendingDeliveries(
   key: string,
   ids: number[],

@@ -22,7 +22,10 @@ const ID_PATTERNS = {
 } as const;
 export type IdKind = keyof typeof ID_PATTERNS;
 
-/** Whether `text` is an id of that kind: what a view checks a part of its address by before it draws anything that calls the API. */
+/**
+ * Whether `text` is an id of that kind: what a view checks a part of its address by before it draws anything that calls
+ * the API.
+ */
 export const isId = (kind: IdKind, text: string | undefined): boolean =>
   text !== undefined && ID_PATTERNS[kind].test(text);
 
@@ -84,7 +87,8 @@ async function callAt<T>(base: string, method: string, path: string, options: Ca
       value.code ?? "unknown",
       value.message ?? `HTTP ${response.status}`,
     );
-    // A session that ended (signed out elsewhere, its key revoked): back to signing in. Not a key or a link being tried, and
+    // A session that ended (signed out elsewhere, its key revoked): back to signing in. Not a key or a link being
+    // tried, and
     // not the first look of a browser that has no session at all.
     if (
       response.status === 401 &&

@@ -32,7 +32,9 @@ export function workerVersionOf(c: Context<AppEnv>) {
   return { id: id || null, tag: tag || null };
 }
 
-/** A version as `GET /` lists it and `GET <version>` describes it, on the deployment whose /v1 base URL is `baseUrl`. */
+/**
+ * A version as `GET /` lists it and `GET <version>` describes it, on the deployment whose /v1 base URL is `baseUrl`.
+ */
 function versionEntry(baseUrl: string, version: ApiVersion) {
   const base = versionBaseUrl(baseUrl, version);
   return { version: version.version, baseUrl: base, document: `${base}/openapi.json`, reference: `${base}/docs` };
@@ -60,7 +62,8 @@ export function describeServiceOperation(versions: readonly RouteGroup[]): Opera
     path: "/",
     summary: "What this service is",
     description:
-      "The service's name and base URL, its versions with their documents, and every documented operation with its path and stability.",
+      "The service's name and base URL, its versions with their documents, and every documented operation with its " +
+      "path and stability.",
     tag: "Service",
     stability: "stable",
     responses: { 200: { description: "The service description", body: ServiceDescription } },
@@ -92,7 +95,8 @@ export function describeVersionOperation(version: ApiVersion, operations: readon
     path: "",
     summary: `What version ${version.version} of this service offers`,
     description:
-      "The version's base URL, document and reference page, and its documented operations with their paths and stability.",
+      "The version's base URL, document and reference page, and its documented operations with their paths and " +
+      "stability.",
     tag: "Service",
     stability: "stable",
     responses: { 200: { description: "The version's description", body: VersionDescription } },

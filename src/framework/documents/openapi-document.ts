@@ -222,8 +222,10 @@ export function openApiDocument(
       title: SERVICE.name,
       version: version.version,
       description:
-        `Version ${version.prefix.slice(1)} of the Store Orders API: the orders placed in a store. Every operation needs an ` +
-        "API key as a bearer token unless marked otherwise, and every response carries rate-limit headers. Each operation has an " +
+        `Version ${version.prefix.slice(1)} of the Store Orders API: the orders placed in a store. Every operation ` +
+        `needs an ` +
+        "API key as a bearer token unless marked otherwise, and every response carries rate-limit headers. Each " +
+        "operation has an " +
         `x-stability marker: stable (${version.stable}), beta (may still change), experimental (may go away). ` +
         version.ids,
       // GET / at the service's root says what the service is and where its operations live.
@@ -246,11 +248,19 @@ export function openApiDocument(
           type: "http",
           scheme: "bearer",
           description:
-            "An API key: so_live_ (production) or so_test_ (staging), 32 random letters and digits, then a 6-character checksum " +
-            "(CRC-32 in base62; keys made before it have none), so a mistyped or leaked key is recognised (docs/api.md#key-format). A key has the scopes " +
-            "orders:read (list orders, the event feed; the deprecated pets), orders:write (cancel), webhooks:manage (webhook " +
-            "endpoints) and keys:manage (rotate and revoke its budget's keys); each operation names the one it needs, or none when " +
-            "any key will do. The console's session cookie stands for its key in every operation (docs/api.md#the-console).",
+            "An API key: so_live_ (production) or so_test_ (staging), 32 random letters and digits, then a " +
+            "6-character checksum " +
+            "(CRC-32 in base62; keys made before it have none), so a mistyped or leaked key is recognised " +
+            "(docs/api.md#key-format). A key has the scopes " +
+            "orders:read (list orders, the event feed; the deprecated pets), orders:write (cancel), webhooks:manage " +
+            "(webhook " +
+            "endpoints) and keys:manage (rotate and revoke its budget's keys); each operation names the " +
+            "one it needs, " +
+            "" +
+            "" +
+            "or none when " +
+            "any key will do. The console's session cookie stands for its key in every operation " +
+            "(docs/api.md#the-console).",
         },
       },
       schemas: components.schemas,

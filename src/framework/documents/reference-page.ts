@@ -2,7 +2,10 @@ import { API_VERSIONS, VERSION_PREFIX, type ApiVersion } from "../service-identi
 import { defineOperation } from "../operations/define-operation";
 import { htmlBody } from "../counted-body";
 
-/** Where v1's reference page lives, and the script of every version's page among the static assets (scripts/build-assets.ts copies it there). */
+/**
+ * Where v1's reference page lives, and the script of every version's page among the static assets
+ * (scripts/build-assets.ts copies it there).
+ */
 export const REFERENCE_PATH = `${VERSION_PREFIX}/docs`;
 const SCRIPT_PATH = `${REFERENCE_PATH}/scalar.js`;
 
@@ -52,7 +55,10 @@ const CONTENT_SECURITY_POLICY = [
 const escapeAttribute = (value: string) =>
   value.replaceAll("&", "&amp;").replaceAll("'", "&#39;").replaceAll("<", "&lt;");
 
-/** The page of one version: its document, the script from the assets (under /v1/docs, where `npm install` copies it), links to every version's page. */
+/**
+ * The page of one version: its document, the script from the assets (under /v1/docs, where `npm install` copies it),
+ * links to every version's page.
+ */
 function pageOf(version: ApiVersion): string {
   const others = Object.values(API_VERSIONS)
     .map(({ prefix }) => `<a href="${prefix}/docs">${prefix.slice(1)}</a>`)
@@ -67,8 +73,10 @@ function pageOf(version: ApiVersion): string {
 </head>
 <body>
 <nav aria-label="API versions">Versions: ${others}</nav>
-<noscript>This reference needs JavaScript. The OpenAPI document itself is at <a href="${version.prefix}/openapi.json">${version.prefix}/openapi.json</a>.</noscript>
-<script id="api-reference" data-url="${version.prefix}/openapi.json" data-configuration='${escapeAttribute(JSON.stringify(SCALAR_CONFIGURATION))}'></script>
+<noscript>This reference needs JavaScript. The OpenAPI document itself is at
+<a href="${version.prefix}/openapi.json">${version.prefix}/openapi.json</a>.</noscript>
+<script id="api-reference" data-url="${version.prefix}/openapi.json"
+data-configuration='${escapeAttribute(JSON.stringify(SCALAR_CONFIGURATION))}'></script>
 <script src="${SCRIPT_PATH}"></script>
 </body>
 </html>

@@ -28,7 +28,8 @@ export function corsPolicy(
     if (c.req.method !== "OPTIONS" || c.req.header("Access-Control-Request-Method") === undefined) {
       // What Hono's cors sets on every other request, set before the response exists so they join it as it is
       // made: Hono's sets them on a placeholder response, and every request then paid for two more responses and
-      // their headers' copies, a quarter of a refused request's fixed cost (docs/design/performance.md#why-issue-30s-targets-were-missed).
+      // their headers' copies, a quarter of a refused request's fixed cost
+      // (docs/design/performance.md#why-issue-30s-targets-were-missed).
       c.header("Access-Control-Allow-Origin", "*");
       c.header("Access-Control-Expose-Headers", exposed);
       if (c.req.method !== "OPTIONS") return next();
@@ -36,7 +37,8 @@ export function corsPolicy(
       const methods = allowedMethods(c.req.path, c.env);
       return methods?.length ? Promise.resolve(c.body(null, 204, { Allow: methods.join(", ") })) : next();
     }
-    // A path that does not exist in this deployment (the operator API without its token) answers no preflight: its 404 follows.
+    // A path that does not exist in this deployment (the operator API without its token) answers no preflight: its 404
+    // follows.
     return allowedMethods(c.req.path, c.env) === undefined ? next() : preflight(c, next);
   };
 }

@@ -24,7 +24,10 @@ export interface RequestFacts {
   /** The Cloudflare data center that answered; "local" where the runtime gives none. */
   colo: string;
   durationMs: number;
-  /** Response body bytes as written (counted by what wrote them, a streamed body once it has ended); 0 without a body; -1 for a body its writer did not count. */
+  /**
+   * Response body bytes as written (counted by what wrote them, a streamed body once it has ended); 0 without a body;
+   * -1 for a body its writer did not count.
+   */
   bytes: number;
 }
 

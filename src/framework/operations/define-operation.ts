@@ -62,7 +62,10 @@ type OperationDescription = Access & {
   responses: Record<number, SuccessResponse>;
   /** Errors particular to this operation; authentication, limits and outages are added for all. */
   errors: readonly ErrorCode[];
-  /** False for what is routed like an operation but is not one of the API's (GET /, the reference page, the operator API): left out of documents. */
+  /**
+   * False for what is routed like an operation but is not one of the API's (GET /, the reference page, the operator
+   * API): left out of documents.
+   */
   documented?: false;
 };
 
@@ -87,7 +90,9 @@ type OperationSpec<P extends z.ZodObject> = OperationDescription &
  */
 export type Operation = OperationDescription & {
   params?: PathParams<z.ZodObject>;
-  /** Its parameters' validation, then the operation; mountRoutes() puts the guards its description asks for before them. */
+  /**
+   * Its parameters' validation, then the operation; mountRoutes() puts the guards its description asks for before them.
+   */
   run: MiddlewareHandler<AppEnv>[];
 };
 

@@ -7,7 +7,9 @@ import type { Operation } from "./define-operation";
 import type { KeyRequirement } from "./scopes";
 import { referenceLink } from "../documents/reference-page";
 
-/** Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2` for the versions, `/admin` for operators. */
+/**
+ * Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2` for the versions, `/admin` for operators.
+ */
 export interface RouteGroup {
   base: string;
   operations: readonly Operation[];
@@ -35,7 +37,10 @@ export interface AccessGuards {
 
 const notFound = () => new ApiError("not_found", "No such resource. See GET / for what this service offers.");
 
-/** The guards an operation's description asks for: a key with its scope, or the operator token; the deprecation headers and sunset. */
+/**
+ * The guards an operation's description asks for: a key with its scope, or the operator token; the deprecation headers
+ * and sunset.
+ */
 function guardsOf(guards: AccessGuards, operation: Operation): MiddlewareHandler<AppEnv>[] {
   const access = operation.public ? [] : operation.operator ? [guards.operator()] : [guards.apiKey(operation.scope)];
   const dates = operation.deprecation;
@@ -107,7 +112,10 @@ function routeName(route: string): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** The methods each path template answers: its operations', HEAD with GET (Hono answers it from GET), and OPTIONS (CORS). */
+/**
+ * The methods each path template answers: its operations', HEAD with GET (Hono answers it from GET), and OPTIONS
+ * (CORS).
+ */
 function methodsByPath(operations: readonly Operation[]): Map<string, string[]> {
   const byPath = new Map<string, string[]>();
   for (const { path, method } of operations) byPath.set(path, [...(byPath.get(path) ?? []), method.toUpperCase()]);

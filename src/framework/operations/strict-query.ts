@@ -21,7 +21,8 @@ export function strictQuery<P extends ParameterTexts>(search: URLSearchParams, p
     if (!Object.hasOwn(parameters, name)) {
       throw new ApiError(
         "invalid_query",
-        `Unknown query parameter ${JSON.stringify(name.slice(0, 100))}. This operation takes ${Object.keys(parameters).join(", ")}.`,
+        `Unknown query parameter ${JSON.stringify(name.slice(0, 100))}. This operation takes ` +
+          `${Object.keys(parameters).join(", ")}.`,
       );
     }
     if (seen.has(name))

@@ -27,7 +27,10 @@ interface CallerStanding {
   rotatedAway: boolean;
 }
 
-/** The calling key as its budget's object knows it now; a key the object refuses (revoked, or past its grace) is 401 here too. */
+/**
+ * The calling key as its budget's object knows it now; a key the object refuses (revoked, or past its grace) is 401
+ * here too.
+ */
 async function standingOfCaller(c: Context<AppEnv>): Promise<CallerStanding> {
   const caller = keyOfCaller(c);
   const standing = await callDependency("rate limiter", () =>
@@ -44,13 +47,16 @@ async function standingOfCaller(c: Context<AppEnv>): Promise<CallerStanding> {
 const actsOnlyOnItself = (what: string) =>
   new ApiError(
     "key_acts_only_on_itself",
-    `This key was rotated away, or made to expire: it may act only on itself, not on ${what}. Use the key that replaced it.`,
+    `This key was rotated away, or made to expire: it may act only on itself, not on ${what}. Use the key that ` +
+      `replaced it.`,
     {
       "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope"`,
     },
   );
 
-/** Refuses a caller rotated away, or made to expire, acting on another key of its budget (403 key_acts_only_on_itself). */
+/**
+ * Refuses a caller rotated away, or made to expire, acting on another key of its budget (403 key_acts_only_on_itself).
+ */
 export async function refuseActingOnAnother(c: Context<AppEnv>, keyId: string): Promise<void> {
   const { caller, rotatedAway } = await standingOfCaller(c);
   if (keyId === caller.id || (!rotatedAway && caller.expiresAt === undefined)) return;
@@ -68,7 +74,10 @@ export async function refuseRotatingFrom(c: Context<AppEnv>, keyId: string): Pro
   if (keyId !== caller.id && caller.expiresAt !== undefined) throw actsOnlyOnItself("another key of its budget");
 }
 
-/** Refuses a caller rotated away changing its budget's webhook endpoints (403 key_acts_only_on_itself): reading them stays open. */
+/**
+ * Refuses a caller rotated away changing its budget's webhook endpoints (403 key_acts_only_on_itself): reading them
+ * stays open.
+ */
 export async function refuseRotatedAway(c: Context<AppEnv>): Promise<void> {
   if ((await standingOfCaller(c)).rotatedAway) throw actsOnlyOnItself("webhook endpoints");
 }

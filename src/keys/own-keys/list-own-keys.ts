@@ -36,7 +36,10 @@ async function keysOfBudget(kv: KVNamespace, caller: ApiKeyRecord, after: string
   return { keys: keys.sort((a, b) => b.createdAt.localeCompare(a.createdAt)), more: page.more, last: page.lastId };
 }
 
-/** GET /v2/keys: the keys of the caller's budget, a page at a time (a rotated pair while both live, and those that stopped within 30 days). */
+/**
+ * GET /v2/keys: the keys of the caller's budget, a page at a time (a rotated pair while both live, and those that
+ * stopped within 30 days).
+ */
 export const listOwnKeys = defineOperation({
   ...OWN_KEYS,
   operationId: "listOwnKeys",
@@ -44,9 +47,15 @@ export const listOwnKeys = defineOperation({
   path: "/keys",
   summary: "List the keys of the caller's budget",
   description:
-    "Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with their " +
-    "state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key itself: only its first 12 characters. " +
-    "A page at a time in key id order (newest first within a page; the calling key on its page, or on the first while the list does not show it yet), " +
+    "Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with " +
+    "their " +
+    "state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key " +
+    "itself: only its first 12 characters. " +
+    "A page at a time in key id order (newest first within a page; the calling key on its page, or on the " +
+    "first while " +
+    "" +
+    "" +
+    "the list does not show it yet), " +
     "nextCursor for the next; a key that stopped " +
     "working more than 30 days ago is no longer listed.",
   queryParameters: documentedParameters(PARAMETERS, QUERY_SCHEMAS),

@@ -37,7 +37,8 @@ export const OwnKey = z
       .string()
       .nullable()
       .describe(
-        "Set on a key that a key revoked as leaked made by rotation: whoever held that key may hold this one; rotate it",
+        "Set on a key that a key revoked as leaked made by rotation: whoever held that key may hold this one; rotate " +
+          "it",
       ),
     usable: z.boolean().describe("Whether it may call the API now"),
     current: z.boolean().describe("Whether it is the key making this request"),
@@ -78,7 +79,8 @@ export const LeakEnded = z
     endpointsDisabled: z
       .array(z.string())
       .describe(
-        "Webhook endpoints it made, or last aimed, now disabled: enable each again with confirmUrl once its URL is checked",
+        "Webhook endpoints it made, or last aimed, now disabled: enable each again with confirmUrl once its URL is " +
+          "checked",
       ),
     rotatedInto: z
       .array(z.string())

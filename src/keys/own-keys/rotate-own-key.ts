@@ -32,11 +32,19 @@ export const rotateOwnKey = defineOperation({
   path: "/keys/{keyId}/rotate",
   summary: "Rotate a key of the caller's budget",
   description:
-    "Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, plan, " +
-    "limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working for the " +
-    "grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends with it. " +
-    "A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated away may rotate no key, " +
-    "itself included, and one made to expire only itself (403 key_acts_only_on_itself), so no rotation returns a key that outlives the key that asked. With no grace the " +
+    "Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, " +
+    "plan, " +
+    "limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working " +
+    "for the " +
+    "grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends " +
+    "with it. " +
+    "A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated " +
+    "away may rotate " +
+    "" +
+    "" +
+    "no key, " +
+    "itself included, and one made to expire only itself (403 key_acts_only_on_itself), so no rotation returns a key " +
+    "that outlives the key that asked. With no grace the " +
     "old key is refused everywhere within 5 s. Audited, with the key that asked.",
   params: KEY_PARAMS,
   requestBody: { description: "The grace period (optional)", schema: RotateOwnKey },
@@ -89,7 +97,8 @@ export const rotateOwnKey = defineOperation({
           () => putApiKey(kv, key, rotated),
         );
         await storeKeyRecord(kv, stored.hash, { ...record, expiresAt: oldExpiresAt, rotatedTo: rotated.id });
-        // The object decides at once what KV may show a minute late elsewhere: the old key acts only on itself, and ends with its grace.
+        // The object decides at once what KV may show a minute late elsewhere: the old key acts only on itself, and
+        // ends with its grace.
         const { revoked } = await callDependency("rate limiter", () =>
           c.env.RATE_LIMITER.getByName(budgetOf(record)).rotate(record.id, Date.parse(oldExpiresAt)),
         );

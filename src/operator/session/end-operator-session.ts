@@ -11,7 +11,8 @@ export const endOperatorSessionOperation = defineOperation({
   path: "/session",
   summary: "Sign out of the operators' console",
   description:
-    "Ends the session the request came with, at once and everywhere (a copy of its cookie is refused from then on), and clears the cookie.",
+    "Ends the session the request came with, at once and everywhere (a copy of its cookie is refused from then on), " +
+    "and clears the cookie.",
   responses: { 204: { description: "Signed out", headers: ["Set-Cookie"] } },
   errors: [],
   async handle(c) {

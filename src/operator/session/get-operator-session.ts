@@ -11,7 +11,8 @@ export const getOperatorSession = defineOperation({
   path: "/session",
   summary: "The signed-in operator",
   description:
-    "The operator the request stands for, and how they signed in: a console session (with its end), a token, or Cloudflare Access.",
+    "The operator the request stands for, and how they signed in: a console session (with its end), a token, or " +
+    "Cloudflare Access.",
   responses: { 200: { description: "The operator", body: OperatorSignedIn } },
   errors: [],
   handle(c) {

@@ -5,7 +5,9 @@ import { refuseSignInFromAnotherSite } from "../../console/console-sessions";
 import { openOperatorSession } from "../operator-sessions";
 import { OPERATOR_SESSION, OperatorSignedIn } from "./operator-session-schemas";
 
-/** POST /admin/session: an operator's token, presented once, exchanged for an operators' console session (the cookie). */
+/**
+ * POST /admin/session: an operator's token, presented once, exchanged for an operators' console session (the cookie).
+ */
 export const openOperatorSessionOperation = defineOperation({
   ...OPERATOR_SESSION,
   operator: true,
@@ -14,8 +16,13 @@ export const openOperatorSessionOperation = defineOperation({
   path: "/session",
   summary: "Sign in to the operators' console with a token",
   description:
-    "Exchanges the operator token in the Authorization header for a session of the operators' console: a sealed, HttpOnly, " +
-    "SameSite=Strict cookie for 12 hours at most, ended sooner by sign-out or the operator's revocation. Refused from another " +
+    "Exchanges the operator token in the Authorization header for a session of the operators' console: a sealed, " +
+    "HttpOnly, " +
+    "SameSite=Strict cookie for 12 hours at most, ended sooner by sign-out or the operator's revocation. " +
+    "Refused from " +
+    "" +
+    "" +
+    "another " +
     "site. Behind Cloudflare Access there is nothing to open: Access signs operators in.",
   responses: { 201: { description: "Signed in: the cookie is set", body: OperatorSignedIn, headers: ["Set-Cookie"] } },
   errors: ["cross_site_request", "not_found"],
@@ -24,7 +31,8 @@ export const openOperatorSessionOperation = defineOperation({
     if (c.get("config").access)
       throw new ApiError(
         "not_found",
-        "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console through it.",
+        "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console " +
+          "through it.",
       );
     if (c.req.header("Authorization") === undefined)
       throw new ApiError("missing_api_key", "Send the operator token to sign in with as a bearer token.");

@@ -27,7 +27,8 @@ export const redeemOperatorLinkOperation = defineOperation({
   path: "/session/link",
   summary: "Sign in to the operators' console with a link",
   description:
-    "Exchanges a single-use operator sign-in link's token (15 minutes) for a session of its operator, while that operator is live. Refused from another site.",
+    "Exchanges a single-use operator sign-in link's token (15 minutes) for a session of its operator, while that " +
+    "operator is live. Refused from another site.",
   requestBody: { description: "The link's token", schema: RedeemOperatorLink },
   responses: { 201: { description: "Signed in: the cookie is set", body: OperatorSignedIn, headers: ["Set-Cookie"] } },
   errors: [
@@ -43,7 +44,8 @@ export const redeemOperatorLinkOperation = defineOperation({
     if (c.get("config").access)
       throw new ApiError(
         "not_found",
-        "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console through it.",
+        "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console " +
+          "through it.",
       );
     const { token } = await readJsonBody(c, RedeemOperatorLink);
     const operator = await redeemOperatorLink(c.env.DB, token);

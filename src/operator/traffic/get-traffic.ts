@@ -68,7 +68,8 @@ export const getTraffic = defineOperation({
   path: "/traffic",
   summary: "Requests across every budget",
   description:
-    "Admitted and refused requests a bucket at a time, the top budgets by requests and by refusals, bans refusing now, keyless refusals by address group; from the request analytics.",
+    "Admitted and refused requests a bucket at a time, the top budgets by requests and by refusals, bans refusing " +
+    "now, keyless refusals by address group; from the request analytics.",
   responses: { 200: { description: "The traffic", body: Traffic } },
   errors: ["invalid_query", "traffic_not_configured", "service_unavailable"],
   async handle(c) {
@@ -86,7 +87,9 @@ export const getTraffic = defineOperation({
     if (!accountId || !dataset || !apiToken) {
       throw new ApiError(
         "traffic_not_configured",
-        `Traffic is read from the request analytics through Analytics Engine's SQL API, and this environment lacks ${missing.join(" and ")}. Locally the runtime drops the analytics, so there is nothing to read (docs/operations.md#traffic).`,
+        `Traffic is read from the request analytics through Analytics Engine's SQL API, and this environment lacks ` +
+          `${missing.join(" and ")}. Locally the runtime drops the analytics, so there is nothing to read ` +
+          `(docs/operations.md#traffic).`,
       );
     }
     const access = { accountId, apiToken, apiBase: CLOUDFLARE_API };

@@ -48,7 +48,8 @@ export function trafficQueries(
   const sql = (...lines: string[]) => [...lines, "FORMAT JSON"].join("\n");
   return {
     series: sql(
-      `SELECT toUnixTimestamp(toStartOfInterval(timestamp, INTERVAL '${bucketMinutes}' MINUTE)) AS bucket, blob5 AS outcome, ${WEIGHT} AS requests`,
+      `SELECT toUnixTimestamp(toStartOfInterval(timestamp, INTERVAL '${bucketMinutes}' MINUTE)) AS bucket, blob5 AS ` +
+        `outcome, ${WEIGHT} AS requests`,
       `FROM ${dataset} WHERE ${since(minutes)}`,
       "GROUP BY bucket, outcome ORDER BY bucket",
     ),
@@ -122,7 +123,8 @@ export function readSeries(answer: unknown, range: TrafficRange, now: number): T
   for (const row of rowsOf(answer)) {
     const bucket = buckets.get(count(row, "bucket"));
     const outcome = String(row.outcome);
-    // A point from the range's first partial minute falls before the first whole bucket; an unknown outcome is a newer writer's.
+    // A point from the range's first partial minute falls before the first whole bucket; an unknown outcome is a newer
+    // writer's.
     if (bucket && (OUTCOMES as readonly string[]).includes(outcome))
       bucket[outcome as (typeof OUTCOMES)[number]] += count(row, "requests");
   }

@@ -19,7 +19,9 @@ export async function encodeCursor(afterId: string, filters: OrderFilters): Prom
   return sealCursor(PURPOSE, [afterId, await filtersDigest(filters)]);
 }
 
-/** The order id a cursor continues after; 400 `invalid_cursor` for one this API did not make, or made for other filters. */
+/**
+ * The order id a cursor continues after; 400 `invalid_cursor` for one this API did not make, or made for other filters.
+ */
 export async function decodeCursor(cursor: string, filters: OrderFilters): Promise<string> {
   const [afterId, boundTo] = (await openCursor(PURPOSE, cursor, 2)) ?? [];
   if (afterId === undefined || !isCanonicalInt64(afterId)) {
@@ -31,7 +33,8 @@ export async function decodeCursor(cursor: string, filters: OrderFilters): Promi
   if (boundTo !== (await filtersDigest(filters))) {
     throw new ApiError(
       "invalid_cursor",
-      "cursor belongs to other filters: send it with the filters of the page it came from, or start again without a cursor.",
+      "cursor belongs to other filters: send it with the filters of the page it came from, or start again without a " +
+        "cursor.",
     );
   }
   return afterId;

@@ -36,7 +36,10 @@ const INDEXES: Record<string, string> = {
   "complete,petId,status": "orders_by_status_pet_complete",
 };
 
-/** The index a page with these filters reads through (the ship date range does not choose it); undefined for the primary key. */
+/**
+ * The index a page with these filters reads through (the ship date range does not choose it); undefined for the primary
+ * key.
+ */
 export function pageIndex(filters: OrderFilters): string | undefined {
   const equalities = (["status", "petId", "complete"] as const).filter((name) => filters[name] !== undefined).sort();
   return INDEXES[equalities.join(",")];
@@ -72,7 +75,10 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
   const scanRows = RANGE_SCAN_FACTOR * rows;
   const statuses = filters.status ?? [undefined];
   return statement((bind) => {
-    /** The equality filters of one arm, and the keyset start; ids are bound as text (D1 rejects BigInt), compared as integers by the column's affinity. */
+    /**
+     * The equality filters of one arm, and the keyset start; ids are bound as text (D1 rejects BigInt), compared as
+     * integers by the column's affinity.
+     */
     const keyed = (status: string | undefined) => [
       ...(status === undefined ? [] : [`status = ${bind(status)}`]),
       ...(filters.petId === undefined ? [] : [`pet_id = ${bind(filters.petId)}`]),
@@ -96,18 +102,23 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
     const page =
       statuses.length === 1
         ? arm(statuses[0], 0)
-        : `${statuses.map((status, i) => `SELECT * FROM (${arm(status, i)})`).join(" UNION ALL ")} ORDER BY position LIMIT ${rows}`;
+        : `${statuses.map((status, i) => `SELECT * FROM (${arm(status, i)})`).join(" UNION ALL ")} ` +
+          `ORDER BY position LIMIT ${rows}`;
     const blanks = Array.from({ length: PAGE_COLUMNS }, () => "NULL").join(", ");
     // The page as it is read (no copy, no second sort), then its last row.
     const withLastRow = (scannedTo: string) =>
-      `SELECT *, NULL AS scanned_to, NULL AS tag FROM (${page}) UNION ALL SELECT ${blanks}, ${scannedTo}, (${VERSION_SQL})`;
+      `SELECT *, NULL AS scanned_to, NULL AS tag FROM (${page}) UNION ALL SELECT ${blanks}, ${scannedTo}, ` +
+      `(${VERSION_SQL})`;
     if (!hasRange(filters)) return withLastRow("NULL");
-    // Each frontier first, once (MATERIALIZED: referenced twice, it would otherwise be found twice), from the index's entries alone.
+    // Each frontier first, once (MATERIALIZED: referenced twice, it would otherwise be found twice), from the index's
+    // entries alone.
     const frontiers = statuses.map(
       (status, i) =>
-        `frontier${i} AS MATERIALIZED (SELECT (SELECT orders.id FROM ${from} WHERE ${keyed(status).join(" AND ")} ORDER BY orders.id LIMIT 1 OFFSET ${scanRows - 1}) AS last)`,
+        `frontier${i} AS MATERIALIZED (SELECT (SELECT orders.id FROM ${from} WHERE ${keyed(status).join(" AND ")} ` +
+        `ORDER BY orders.id LIMIT 1 OFFSET ${scanRows - 1}) AS last)`,
     );
-    const lowest = `SELECT CAST(min(last) AS TEXT) FROM (${statuses.map((_, i) => `SELECT last FROM frontier${i}`).join(" UNION ALL ")})`;
+    const lasts = statuses.map((_, i) => `SELECT last FROM frontier${i}`).join(" UNION ALL ");
+    const lowest = `SELECT CAST(min(last) AS TEXT) FROM (${lasts})`;
     return `WITH ${frontiers.join(", ")} ${withLastRow(`(${lowest})`)}`;
   });
 }
@@ -143,7 +154,8 @@ export async function readOrderPageAfter(
   );
   const [, , , , , , , cut, tag] = cells.pop()!;
   const read = { version: tag ?? undefined, rows: orderRows(cells) };
-  // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has looked at.
+  // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has
+  // looked at.
   if (cut === null) return read;
   // Rows come in id order: when the last is within the scan, so is every one (a full page of a wide range, as a rule).
   const last = read.rows.at(-1);

@@ -56,7 +56,8 @@ export async function readOrderPage(request: OrderPageRequest, context: OrderPag
   const etag = await pageEtag(versionOrFault(read.version), query);
   const rows = read.rows.slice(0, query.limit);
   const more = read.rows.length > query.limit;
-  // A page short of its limit still goes on when its scan stopped early (a ship date range): from where the scan reached.
+  // A page short of its limit still goes on when its scan stopped early (a ship date range): from where the scan
+  // reached.
   const nextAfter = more ? rows.at(-1)!.id : read.scannedTo;
   const nextCursor = nextAfter === undefined ? null : await encodeCursor(nextAfter, query.filters);
   const dropped: DroppedValue[] = [];

@@ -50,7 +50,10 @@ export interface OrderListContext {
   fills: WholeFills;
 }
 
-/** A list's body comes with its size: known for a cached one, once it has streamed for one read now (the request's analytics point). */
+/**
+ * A list's body comes with its size: known for a cached one, once it has streamed for one read now (the request's
+ * analytics point).
+ */
 export type OrderList =
   | { kind: "not-modified"; version: string }
   | { kind: "list"; version: string; body: ReadableStream<Uint8Array>; bytes: number | Promise<number> };
@@ -141,7 +144,8 @@ function refuseOverBudget(first: FirstOrderPage, subrequestLimit: number): void 
   if (pages > limit) {
     throw new ApiError(
       "order_list_too_large",
-      `The order list needs ${pages} reads of ${ORDER_PAGE_SIZE.toLocaleString("en")} orders, more than this deployment can make for one response (${limit}). ` +
+      `The order list needs ${pages} reads of ${ORDER_PAGE_SIZE.toLocaleString("en")} orders, more than this ` +
+        `deployment can make for one response (${limit}). ` +
         "Read it a page at a time with GET /v2/store/orders.",
     );
   }

@@ -21,7 +21,10 @@ function lengthAt(der: Uint8Array, at: number): { length: number; start: number 
   return length === undefined || length < 0x80 ? undefined : { length, start: at + 2 };
 }
 
-/** One DER INTEGER at `at`, as a 32-byte unsigned big-endian number, and where it ends; undefined when it is not one or does not fit. */
+/**
+ * One DER INTEGER at `at`, as a 32-byte unsigned big-endian number, and where it ends; undefined when it is not one or
+ * does not fit.
+ */
 function integerAt(der: Uint8Array, at: number): { value: Uint8Array; end: number } | undefined {
   if (der[at] !== 0x02) return undefined;
   const head = lengthAt(der, at + 1);
@@ -53,7 +56,9 @@ export function derSignatureToRaw(der: Uint8Array): Uint8Array | undefined {
 
 const ECDSA_P256 = { name: "ECDSA", namedCurve: "P-256" } as const;
 
-/** A public key as GitHub publishes it (PEM, SubjectPublicKeyInfo) for verifying. Throws on anything but a P-256 key. */
+/**
+ * A public key as GitHub publishes it (PEM, SubjectPublicKeyInfo) for verifying. Throws on anything but a P-256 key.
+ */
 export function importGithubKey(pem: string): Promise<CryptoKey> {
   const base64 = pem.replace(/-----(BEGIN|END) PUBLIC KEY-----/g, "").replace(/\s+/g, "");
   return crypto.subtle.importKey("spki", fromBase64(base64), ECDSA_P256, false, ["verify"]);

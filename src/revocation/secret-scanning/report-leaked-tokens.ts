@@ -52,7 +52,8 @@ export const reportLeakedTokens = defineOperation({
   path: SECRET_SCANNING_PATH,
   summary: "GitHub's report of keys found in public",
   description:
-    "Signed by GitHub (Github-Public-Key-Identifier, Github-Public-Key-Signature); each live key found is revoked as leaked.",
+    "Signed by GitHub (Github-Public-Key-Identifier, Github-Public-Key-Signature); each live key found is revoked as " +
+    "leaked.",
   tag: "Service",
   stability: "beta",
   responses: { 200: { description: "GitHub's feedback: one label a match", body: Feedback } },
@@ -103,7 +104,8 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
     );
     for (const [token, hash] of chunk) {
       const record = ApiKeyRecord.safeParse(stored.get(recordName(hash)));
-      // A key live, or one whose revocation as leaked stopped part way (this report's first sending failed after it began).
+      // A key live, or one whose revocation as leaked stopped part way (this report's first sending failed after it
+      // began).
       if (
         !record.success ||
         !(isUsable(record.data) || (record.data.revokedReason === "leaked" && record.data.leakEndedAt === undefined))
@@ -112,7 +114,8 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
       if (live.size === MAX_REVOCATIONS_PER_REPORT) {
         throw new ApiError(
           "service_unavailable",
-          `This report holds more than ${MAX_REVOCATIONS_PER_REPORT} live keys: the first are revoked; send it again for the rest.`,
+          `This report holds more than ${MAX_REVOCATIONS_PER_REPORT} live keys: the first are revoked; send it again ` +
+            `for the rest.`,
           { "Retry-After": "1" },
         );
       }

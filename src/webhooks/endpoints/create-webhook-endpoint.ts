@@ -58,7 +58,8 @@ export const createWebhookEndpoint = defineOperation({
     const host = webhookHost(url)!;
     const budget = budgetOfCaller(c);
     if (await callDependency("D1", () => hostLock(c.env.DB, host))) throw lockedHost(host);
-    // Stored URLs from before they were kept in one form are compared in it here; the insert's own check covers a lock made meanwhile.
+    // Stored URLs from before they were kept in one form are compared in it here; the insert's own check covers a lock
+    // made meanwhile.
     const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, budget));
     const refusal = lockRefusal(locked, url);
     if (refusal) throw refusal;

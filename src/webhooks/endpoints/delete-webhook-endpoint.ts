@@ -16,7 +16,8 @@ export const deleteWebhookEndpoint = defineOperation({
   path: "/webhook-endpoints/{endpointId}",
   summary: "Delete a webhook endpoint",
   description:
-    "Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until an operator enables it. Audited, with the key that asked.",
+    "Nothing more is delivered to it, deliveries waiting for a retry included. One an operator disabled stays until " +
+    "an operator enables it. Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 204: { description: "Deleted" } },
   errors: ["webhook_endpoint_not_found", "webhook_endpoint_locked", "key_acts_only_on_itself"],

@@ -18,7 +18,8 @@ export const enableWebhookEndpoint = defineOperation({
   path: "/webhook-endpoints/{endpointId}/enable",
   summary: "Enable a webhook endpoint",
   description:
-    "Deliveries resume with the next event, whoever disabled it (an operator's disabling is lifted only here). Audited with the operator's name.",
+    "Deliveries resume with the next event, whoever disabled it (an operator's disabling is lifted only here). " +
+    "Audited with the operator's name.",
   params: { schema: EndpointIdParams, invalid: { code: "not_found", message: "No such webhook endpoint." } },
   responses: {
     200: { description: "Enabled", body: z.object({ endpointId: z.string(), status: z.literal("enabled") }) },

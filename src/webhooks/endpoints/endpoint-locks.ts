@@ -11,7 +11,8 @@ import { normalWebhookUrl } from "./webhook-url";
 export const lockedUrl = () =>
   new ApiError(
     "webhook_endpoint_locked",
-    "An operator disabled this budget's endpoint for this URL: no endpoint of the budget may point at it, until an operator enables that one.",
+    "An operator disabled this budget's endpoint for this URL: no endpoint of the budget may point at it, until an " +
+      "operator enables that one.",
   );
 
 export const lockedHost = (host: string) =>

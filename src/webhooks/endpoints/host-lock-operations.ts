@@ -49,7 +49,8 @@ export const lockHostOperation = defineOperation({
   path: "/host-locks",
   summary: "Lock a host: its endpoints disabled, its URLs refused",
   description:
-    "Every webhook endpoint on the host is disabled as by an operator, and no budget may point one at it until the lock is lifted. Audited with the operator's name.",
+    "Every webhook endpoint on the host is disabled as by an operator, and no budget may point one at it until the " +
+    "lock is lifted. Audited with the operator's name.",
   requestBody: { description: "The host, in any spelling, and the reason owners are told", schema: LockBody },
   responses: { 200: { description: "Locked", body: Locked } },
   errors: ["invalid_body", "unsupported_media_type", "body_too_large"],
@@ -100,7 +101,11 @@ export const liftHostLockOperation = defineOperation({
   path: "/host-locks/{host}",
   summary: "Lift a host's lock",
   description:
-    "URLs on the host are taken again; its endpoints stay disabled until an operator enables each. 404 for a host not locked. Audited with the operator's name.",
+    "URLs on the host are taken again; its endpoints stay disabled until an operator enables each. 404 " +
+    "for a host not " +
+    "" +
+    "" +
+    "locked. Audited with the operator's name.",
   params: { schema: HostParams, invalid: { code: "not_found", message: "No such host lock." } },
   responses: { 204: { description: "Lifted" } },
   errors: ["not_found"],

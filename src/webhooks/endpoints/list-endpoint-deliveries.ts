@@ -8,14 +8,18 @@ import { laneOf } from "../../webhook-delivery/lane-calls";
 import { ATTEMPTS_SHOWN, DELIVERIES_SHOWN, EndpointIdParams, WebhookDelivery } from "./webhook-endpoint-schemas";
 import { OPERATOR } from "./operator-webhook-endpoint";
 
-/** GET /admin/webhook-endpoints/{endpointId}/deliveries: any budget's endpoint's delivery log, as its owner reads it. */
+/**
+ * GET /admin/webhook-endpoints/{endpointId}/deliveries: any budget's endpoint's delivery log, as its owner reads it.
+ */
 export const listEndpointDeliveries = defineOperation({
   ...OPERATOR,
   operationId: "listEndpointDeliveries",
   method: "get",
   path: "/webhook-endpoints/{endpointId}/deliveries",
   summary: "An endpoint's delivery log",
-  description: `Any budget's endpoint's ${DELIVERIES_SHOWN} newest deliveries, as GET /v2/webhook-endpoints/{endpointId}/deliveries answers its owner: why an integrator's webhook fails.`,
+  description:
+    `Any budget's endpoint's ${DELIVERIES_SHOWN} newest deliveries, as GET ` +
+    `/v2/webhook-endpoints/{endpointId}/deliveries answers its owner: why an integrator's webhook fails.`,
   params: { schema: EndpointIdParams, invalid: { code: "not_found", message: "No such webhook endpoint." } },
   responses: { 200: { description: "The deliveries", body: z.object({ data: z.array(WebhookDelivery) }) } },
   errors: ["not_found"],

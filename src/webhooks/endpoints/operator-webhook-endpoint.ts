@@ -12,7 +12,8 @@ export const OperatorEndpoint = WebhookEndpoint.extend({
     .string()
     .nullable()
     .describe(
-      "Since when its deliveries fail; null while they succeed (as its lane last wrote it: on a change, and every 10 minutes while it delivers)",
+      "Since when its deliveries fail; null while they succeed (as its lane last wrote it: on a change, and every 10 " +
+        "minutes while it delivers)",
     ),
   lastDeliveredAt: z
     .string()
@@ -29,5 +30,8 @@ export const operatorJson = (row: WebhookEndpointRow) => ({
   lastDeliveredAt: row.last_delivered_at,
 });
 
-/** What both operator operations on endpoints share; disabling is audited as every operator action is (the row first: keys/audit.ts). */
+/**
+ * What both operator operations on endpoints share; disabling is audited as every operator action is (the row first:
+ * keys/audit.ts).
+ */
 export const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false } as const;

@@ -26,9 +26,11 @@ export const recoverWebhookDeliveries = defineOperation({
   path: "/webhook-endpoints/{endpointId}/recover",
   summary: "Send again every failed delivery since a time",
   description:
-    `After the receiver is fixed: each failed delivery made since \`since\` is due now, with the same webhook-id and a fresh ` +
+    `After the receiver is fixed: each failed delivery made since \`since\` is due now, with the same webhook-id and ` +
+    `a fresh ` +
     `retry schedule, ${RECOVER_AT_ONCE} a request in event order; \`more\` says to ask again. The endpoint must be ` +
-    "enabled; when its URL changed after `since`, `confirmUrl` must name the URL they will go to. Audited with the key that asked.",
+    "enabled; when its URL changed after `since`, `confirmUrl` must name the URL they will go to. Audited with the " +
+    "key that asked.",
   params: ENDPOINT_PARAMS,
   requestBody: { description: "Since when", schema: RecoverWebhookDeliveries },
   responses: { 202: { description: "How many were made due", body: RecoveredWebhookDeliveries } },
@@ -60,7 +62,8 @@ export const recoverWebhookDeliveries = defineOperation({
         `The endpoint is ${disabledBecause(endpoint)}: enable it first, then recover.`,
       );
     }
-    // Deliveries that failed at an earlier URL are not aimed at a new host (a PATCH, then a thousand re-sends) unless the owner says so.
+    // Deliveries that failed at an earlier URL are not aimed at a new host (a PATCH, then a thousand re-sends) unless
+    // the owner says so.
     if (
       endpoint.url_changed_at !== null &&
       endpoint.url_changed_at > from &&
@@ -68,7 +71,8 @@ export const recoverWebhookDeliveries = defineOperation({
     ) {
       throw new ApiError(
         "webhook_url_unconfirmed",
-        `The endpoint's URL changed at ${endpoint.url_changed_at}, after since: deliveries that failed at the URL before would go to ${endpoint.url}. Send "confirmUrl": "${endpoint.url}" to send them there.`,
+        `The endpoint's URL changed at ${endpoint.url_changed_at}, after since: deliveries that failed at the URL ` +
+          `before would go to ${endpoint.url}. Send "confirmUrl": "${endpoint.url}" to send them there.`,
       );
     }
     const at = new Date().toISOString();

@@ -18,7 +18,8 @@ export const retryWebhookDelivery = defineOperation({
   path: "/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry",
   summary: "Deliver an event again",
   description:
-    "Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed ones too. Audited, with the key that asked.",
+    "Sends the delivery's event again now, with the same webhook-id, and a fresh retry schedule; delivered or failed " +
+    "ones too. Audited, with the key that asked.",
   params: {
     schema: DeliveryParams,
     invalid: {

@@ -9,7 +9,10 @@ import { rotateEndpointSecret } from "../../webhook-delivery/endpoint-table";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
-/** POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the overlap. */
+/**
+ * POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the
+ * overlap.
+ */
 export const rotateWebhookSecret = defineOperation({
   ...WEBHOOKS,
   operationId: "rotateWebhookSecret",
@@ -17,10 +20,17 @@ export const rotateWebhookSecret = defineOperation({
   path: "/webhook-endpoints/{endpointId}/rotate-secret",
   summary: "Rotate a webhook endpoint's signing secret",
   description:
-    "Makes a new signing secret, shown this once. For the overlap (a day unless asked, at most a week) every delivery carries a " +
-    "signature with each secret, space-separated as Standard Webhooks specifies, so the receiver can change to the new one at its " +
-    "own pace; then only the new one signs. A rotation during an overlap keeps the secret from before it signing (a retried " +
-    "rotation never cuts the receiver off); an overlap of 0 ends every old secret at once. The body may be left out. Audited " +
+    "Makes a new signing secret, shown this once. For the overlap (a day unless asked, at most a week) " +
+    "every delivery " +
+    "" +
+    "" +
+    "carries a " +
+    "signature with each secret, space-separated as Standard Webhooks specifies, so the receiver can change to the " +
+    "new one at its " +
+    "own pace; then only the new one signs. A rotation during an overlap keeps the secret from before it signing (a " +
+    "retried " +
+    "rotation never cuts the receiver off); an overlap of 0 ends every old secret at once. The body may be left out. " +
+    "Audited " +
     "with the key that asked.",
   params: ENDPOINT_PARAMS,
   requestBody: { description: "How long the old secret signs too (optional)", schema: RotateWebhookSecret },

@@ -23,9 +23,12 @@ export const sendWebhookTestEvent = defineOperation({
   path: "/webhook-endpoints/{endpointId}/test",
   summary: "Send a test event",
   description:
-    "POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), " +
-    `and answers what the receiver did within ${DELIVERY_TIMEOUT_MS / 1000} s. Never retried, and never in the deliveries list: ` +
-    `no order changed. The endpoint must be enabled. At most ${TEST_EVENTS_PER_WINDOW} a minute per budget, across its endpoints (429 too_many_test_events, ` +
+    "POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a " +
+    "rotation's overlap), " +
+    `and answers what the receiver did within ${DELIVERY_TIMEOUT_MS / 1000} s. Never retried, and never in the ` +
+    `deliveries list: ` +
+    `no order changed. The endpoint must be enabled. At most ${TEST_EVENTS_PER_WINDOW} a minute per budget, across ` +
+    `its endpoints (429 too_many_test_events, ` +
     "with Retry-After, beyond). Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
   responses: { 200: { description: "What the receiver answered", body: WebhookTestResult } },
@@ -52,7 +55,8 @@ export const sendWebhookTestEvent = defineOperation({
     if (wait !== null) {
       throw new ApiError(
         "too_many_test_events",
-        `This key's budget sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute, across its endpoints: try again in ${Math.ceil(wait / 1000)} s.`,
+        `This key's budget sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute, across its endpoints: try ` +
+          `again in ${Math.ceil(wait / 1000)} s.`,
         {
           "Retry-After": String(Math.ceil(wait / 1000)),
         },
@@ -60,7 +64,8 @@ export const sendWebhookTestEvent = defineOperation({
     }
     const secrets = await liveSecrets(sealingKeyOf(c.env), endpoint, now);
     if (!secrets) throw new Error("the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
-    const id = `evt_test_${[...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+    const random = [...crypto.getRandomValues(new Uint8Array(16))];
+    const id = `evt_test_${random.map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
     const body = JSON.stringify({ id, type: "webhook.test", createdAt: new Date(now).toISOString(), endpointId });
     const headers = await webhookHeaders(secrets, id, Math.floor(now / 1000), body);
     // The rules of today, not of when the URL was taken: a URL they now refuse is not called.

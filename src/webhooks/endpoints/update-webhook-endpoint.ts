@@ -19,7 +19,11 @@ import { budgetOfCaller, ENDPOINT_PARAMS, notFound, requireEventScope, WEBHOOKS 
 const unconfirmed = (url: string) =>
   new ApiError(
     "webhook_url_unconfirmed",
-    `The endpoint was disabled because a leaked key made or changed it: it would deliver your orders to ${url}. Check that URL is yours, then send "status": "enabled" with "confirmUrl": "${url}".`,
+    `The endpoint was disabled because a leaked key made or changed it: it would deliver your orders to ` +
+      `${url}. Check ` +
+      `` +
+      `` +
+      `that URL is yours, then send "status": "enabled" with "confirmUrl": "${url}".`,
   );
 
 /** PATCH /v2/webhook-endpoints/{endpointId}: its URL, its types, enabled or disabled; audited. */
@@ -30,9 +34,12 @@ export const updateWebhookEndpoint = defineOperation({
   path: "/webhook-endpoints/{endpointId}",
   summary: "Change a webhook endpoint",
   description:
-    "Changes what is sent: the URL (checked as a new endpoint's), the event types, or the status. Disabled, nothing is delivered; " +
-    "enabled again, deliveries resume with the next event (the service's own disabling after failures included; an operator's is " +
-    "lifted only by an operator; one disabled for a leaked key needs confirmUrl). A key rotated away may not change endpoints " +
+    "Changes what is sent: the URL (checked as a new endpoint's), the event types, or the status. Disabled, nothing " +
+    "is delivered; " +
+    "enabled again, deliveries resume with the next event (the service's own disabling after failures included; an " +
+    "operator's is " +
+    "lifted only by an operator; one disabled for a leaked key needs confirmUrl). A key rotated away may not change " +
+    "endpoints " +
     "(403 key_acts_only_on_itself). Audited with the key that asked.",
   params: ENDPOINT_PARAMS,
   requestBody: { description: "What to change: any of url, types and status", schema: UpdateWebhookEndpoint },
@@ -64,7 +71,8 @@ export const updateWebhookEndpoint = defineOperation({
     }
     const { confirmUrl, ...asked } = body;
     const confirmed = confirmUrl === undefined ? undefined : normalWebhookUrl(confirmUrl);
-    // The URL it will deliver to is the one to confirm (a leaked key may have pointed it anywhere), checked in the update itself.
+    // The URL it will deliver to is the one to confirm (a leaked key may have pointed it anywhere), checked in the
+    // update itself.
     const changes = {
       url,
       status: body.status,

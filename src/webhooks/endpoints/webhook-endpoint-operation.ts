@@ -24,7 +24,8 @@ export function requireEventScope(c: Context<AppEnv>): void {
   if (scopesOf(keyOfCaller(c)).includes(WEBHOOK_READER_SCOPE)) return;
   throw new ApiError(
     "insufficient_scope",
-    `Webhook endpoints are sent whole orders: making or changing one needs the ${WEBHOOK_READER_SCOPE} scope too, which this key lacks.`,
+    `Webhook endpoints are sent whole orders: making or changing one needs the ${WEBHOOK_READER_SCOPE} scope too, ` +
+      `which this key lacks.`,
     {
       "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${WEBHOOK_READER_SCOPE}"`,
     },

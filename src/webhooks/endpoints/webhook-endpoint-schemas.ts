@@ -13,7 +13,8 @@ const RateLimit = z
   .max(MAX_RATE_LIMIT)
   .nullable()
   .describe(
-    "Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once)",
+    "Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the " +
+      "endpoint's lane (six at once)",
   );
 
 export const CreateWebhookEndpoint = z
@@ -22,7 +23,8 @@ export const CreateWebhookEndpoint = z
       .string()
       .meta({ maxLength: MAX_WEBHOOK_URL_LENGTH })
       .describe(
-        "Where to POST the events: https to a host on the public internet (while the service runs locally, any https host or http to localhost), no credentials",
+        "Where to POST the events: https to a host on the public internet (while the service runs locally, any https " +
+          "host or http to localhost), no credentials",
       ),
     types: EventTypes.optional().describe("The event types to deliver; every type when left out"),
     rateLimit: RateLimit.optional(),
@@ -41,7 +43,8 @@ export const UpdateWebhookEndpoint = z
       .enum(["enabled", "disabled"])
       .optional()
       .describe(
-        "disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event (not for an endpoint an operator disabled)",
+        "disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event " +
+          "(not for an endpoint an operator disabled)",
       ),
     rateLimit: RateLimit.optional(),
     confirmUrl: z
@@ -49,7 +52,8 @@ export const UpdateWebhookEndpoint = z
       .meta({ maxLength: MAX_WEBHOOK_URL_LENGTH })
       .optional()
       .describe(
-        "The endpoint's URL (the new one, with url): needed to enable an endpoint disabled because a leaked key made or changed it, else 409 webhook_url_unconfirmed",
+        "The endpoint's URL (the new one, with url): needed to enable an endpoint disabled because a leaked key made " +
+          "or changed it, else 409 webhook_url_unconfirmed",
       ),
   })
   .refine(
@@ -72,14 +76,19 @@ export const WebhookEndpoint = z
       .enum(["owner", "service", "operator"])
       .nullable()
       .describe(
-        "Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an operator enables it); null while enabled",
+        "Who disabled it: its owner or the service (either may be enabled again with PATCH), or an operator (only an " +
+          "operator enables it); null while enabled",
       ),
     disabledReason: z.string().nullable().describe("Why, as its owner is told; null while enabled"),
     disabledForLeakedKey: z
       .string()
       .nullable()
       .describe(
-        "Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl",
+        "Set when the service disabled it because the key that made it, or last changed its URL, secret " +
+          "or types, was " +
+          "" +
+          "" +
+          "revoked as leaked: enable it again with confirmUrl",
       ),
     rateLimit: RateLimit,
     createdAt: z.iso.datetime(),
@@ -129,7 +138,8 @@ export const RecoverWebhookDeliveries = z
       .string()
       .optional()
       .describe(
-        "The endpoint's URL as it is now: needed when it changed after `since` (those deliveries failed at another URL), else 409 webhook_url_unconfirmed",
+        "The endpoint's URL as it is now: needed when it changed after `since` (those deliveries failed at another " +
+          "URL), else 409 webhook_url_unconfirmed",
       ),
   })
   .meta({ id: "RecoverWebhookDeliveries" });

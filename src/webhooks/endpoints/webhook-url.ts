@@ -69,7 +69,10 @@ export function webhookHost(text: string): string | undefined {
   }
 }
 
-/** A host name as an operator writes it (`Receiver.Example.`, an IDN), in the normal form; undefined when it is not a host alone. */
+/**
+ * A host name as an operator writes it (`Receiver.Example.`, an IDN), in the normal form; undefined when it is not a
+ * host alone.
+ */
 export function normalHost(text: string): string | undefined {
   if (!/^[^\s/?#@:\\]+$/.test(text) && !/^\[[0-9A-Fa-f:.]+\]$/.test(text)) return undefined;
   try {

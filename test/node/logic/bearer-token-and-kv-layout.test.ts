@@ -8,7 +8,8 @@ import { sha256Hex } from "../../../src/lib/digest";
 describe("parseBearer", () => {
   const key = "so_live_0123456789abcdefghijABCDEFGHIJKL";
 
-  const checksummed = `so_live_0123456789abcdefghijABCDEFGHIJKL${keyChecksum("so_live_0123456789abcdefghijABCDEFGHIJKL")}`;
+  const unchecked = "so_live_0123456789abcdefghijABCDEFGHIJKL";
+  const checksummed = `${unchecked}${keyChecksum(unchecked)}`;
   const mistyped = checksummed.slice(0, 20) + (checksummed[20] === "x" ? "y" : "x") + checksummed.slice(21);
 
   it.each([

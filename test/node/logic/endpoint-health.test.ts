@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { REFRESH_MS, nextHealth, type HealthNote } from "../../../src/webhook-delivery/endpoint-health";
 
-/** When a lane writes its endpoint's health for operators: on a change of state, and every REFRESH_MS while it delivers. */
+/**
+ * When a lane writes its endpoint's health for operators: on a change of state, and every REFRESH_MS while it delivers.
+ */
 describe("an endpoint's health note", () => {
   const t = 1_000_000;
   it("is written on the first run that attempted anything, on each change of state, and not on runs that change nothing", () => {

@@ -27,7 +27,8 @@ describe("jsonWriter", () => {
       () => {},
     );
     expect(json).toBe(
-      `{"id":9223372036854775807,"name":${JSON.stringify('a "quoted"\nname')},"size":3,"at":"2026-01-01T00:00:00.000Z","kind":"b","done":true}`,
+      `{"id":9223372036854775807,"name":${JSON.stringify('a "quoted"\nname')},"size":3,` +
+        '"at":"2026-01-01T00:00:00.000Z","kind":"b","done":true}',
     );
     expect(JSON.parse(json).name).toBe('a "quoted"\nname');
   });

@@ -38,7 +38,8 @@ const BAN = { threshold: 20, seconds: 900 };
 
 describe("key state in the budget's object, simulated", () => {
   test.prop([fc.array(step, { maxLength: 40 })], { numRuns: 2_000 })(
-    "a key is refused from its grace's end or its revocation, acts only on itself from its rotation, each until KV says so everywhere",
+    "a key is refused from its grace's end or its revocation, acts only on itself from its rotation, each until KV " +
+      "says so everywhere",
     (steps) => {
       let state: LimiterState | undefined;
       let now = START;
@@ -53,7 +54,8 @@ describe("key state in the budget's object, simulated", () => {
           state = rotateKeyAway(state, each.key, now + each.graceMs, now);
           rotations.set(each.key, { at: now, endsAt: now + each.graceMs });
         }
-        // The object's alarm forgets the whole state once nothing in it matters: never a rotation or revocation KV may not show yet.
+        // The object's alarm forgets the whole state once nothing in it matters: never a rotation or revocation KV may
+        // not show yet.
         if (state && expiresAt(state) * 1000 <= now) state = undefined;
         for (const key of KEYS) {
           const standing = keyStanding(state, key, now);

@@ -76,7 +76,8 @@ describe("pacedCopy", () => {
     let served = 0;
     const clientReads = Array.from({ length: 10 }, () => client.read().then(() => served++));
     await settle();
-    // The copy has read nothing: the client got at most the chunk the copy took in, and the source gave no more than that and one waiting.
+    // The copy has read nothing: the client got at most the chunk the copy took in, and the source gave no more than
+    // that and one waiting.
     expect(src.read()).toBeGreaterThanOrEqual(1);
     expect(src.read()).toBeLessThanOrEqual(2);
     expect(served).toBeLessThanOrEqual(1);

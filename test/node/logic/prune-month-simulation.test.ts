@@ -79,7 +79,10 @@ interface MonthResult {
   mostQueries: number;
   /** Each problem found, with its minute. */
   problems: string[];
-  /** The feed's shortest reach (minutes back to its oldest event) once past the first 7 days, on minutes after a run that caught up. */
+  /**
+   * The feed's shortest reach (minutes back to its oldest event) once past the first 7 days, on minutes after a run
+   * that caught up.
+   */
   shortestReachMinutes: number;
   prunedRows: number;
 }
@@ -174,7 +177,8 @@ async function simulateMonth(scenario: Scenario): Promise<MonthResult> {
 
 describe("the prune over a month of a busy store's events, simulated", () => {
   it(
-    "at the capacity table's 20 changes a second, with a burst, missed crons and failing runs: bounded runs, nothing kept past its rules, nothing pruned before them, and 7 days of feed",
+    "at the capacity table's 20 changes a second, with a burst, missed crons and failing runs: bounded runs, nothing " +
+      "kept past its rules, nothing pruned before them, and 7 days of feed",
     async () => {
       for (let i = 0; i < RUNS; i++) {
         const seed = (i + 1) * 104_729;

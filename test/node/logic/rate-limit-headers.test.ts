@@ -16,7 +16,10 @@ function lastVerdict(times: number[]): Verdict {
   return verdict!;
 }
 
-/** A refusal the isolate answers itself from the object's last answer (lease-book.ts decideLocally): the same windows, its own clock. */
+/**
+ * A refusal the isolate answers itself from the object's last answer (lease-book.ts decideLocally): the same windows,
+ * its own clock.
+ */
 const refusedLocally = (last: Verdict, seconds: number, retryAfter: number): Verdict => ({
   ...last,
   now: ms(seconds),

@@ -3,7 +3,8 @@ import { describeMatrixRows, MATRIX, operations, rowOf } from "../../support/aut
 
 /**
  * Every operation's answer to every kind of caller (test/support/authorization-matrix.ts
- * holds the table): its rows for orders, events, usage, the documents and the pages here, the others in the files beside it.
+ * holds the table): its rows for orders, events, usage, the documents and the pages here, the others in the files
+ * beside it.
  */
 describe("the authorization matrix", () => {
   it("has a row for every operation of the route table, and no other", () => {

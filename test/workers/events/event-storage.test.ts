@@ -18,8 +18,10 @@ const ROWS = 20_000;
 const EVENT_ROWS = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
   INSERT INTO order_events (type, created_at, order_id, order_row, previous_row, changed)
   SELECT 'order.shipped', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 1000000000 + i,
-    json_object('id', CAST(1000000000 + i AS TEXT), 'petId', CAST(4000 + i % 977 AS TEXT), 'quantity', '2', 'shipDate', '2026-11-20T09:30:00.000Z', 'status', 'shipped', 'complete', 0),
-    json_object('id', CAST(1000000000 + i AS TEXT), 'petId', CAST(4000 + i % 977 AS TEXT), 'quantity', '2', 'shipDate', '2026-11-20T09:30:00.000Z', 'status', 'pending', 'complete', 0),
+    json_object('id', CAST(1000000000 + i AS TEXT), 'petId', CAST(4000 + i % 977 AS TEXT), 'quantity', '2',
+      'shipDate', '2026-11-20T09:30:00.000Z', 'status', 'shipped', 'complete', 0),
+    json_object('id', CAST(1000000000 + i AS TEXT), 'petId', CAST(4000 + i % 977 AS TEXT), 'quantity', '2',
+      'shipDate', '2026-11-20T09:30:00.000Z', 'status', 'pending', 'complete', 0),
     'status' FROM n`;
 
 describe("what the pipeline keeps, per row", () => {
@@ -40,7 +42,8 @@ describe("what the pipeline keeps, per row", () => {
       const now = Date.now();
       sql.exec(
         `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
-         INSERT INTO deliveries (seq, outcome, attempts, schedule_step, last_status, last_error, due_at, created_at, updated_at)
+         INSERT INTO deliveries (seq, outcome, attempts, schedule_step, last_status, last_error, due_at,
+           created_at, updated_at)
          SELECT 1000000000 + i, 'delivered', 1, 0, 200, NULL, NULL, ? + i, ? + i + 180 FROM n`,
         now,
         now,
@@ -48,7 +51,8 @@ describe("what the pipeline keeps, per row", () => {
       const withDeliveries = sql.databaseSize;
       sql.exec(
         `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
-         INSERT INTO attempts (seq, at, status, duration_ms, response, error) SELECT 1000000000 + i, ? + i, 200, 180, '{"received":true}', NULL FROM n`,
+         INSERT INTO attempts (seq, at, status, duration_ms, response, error) SELECT 1000000000 + i, ? + i,
+           200, 180, '{"received":true}', NULL FROM n`,
         now,
       );
       return { delivery: (withDeliveries - empty) / ROWS, attempt: (sql.databaseSize - withDeliveries) / ROWS };

@@ -52,7 +52,10 @@ describe("the feed's wait", () => {
     return { done, answered: () => response };
   }
 
-  /** One second more on the test's timers, then the read it lets the request make (real I/O: waited for on the real timers). */
+  /**
+   * One second more on the test's timers, then the read it lets the request make (real I/O: waited for on the real
+   * timers).
+   */
   async function nextSecond(reads: () => number, expected: number): Promise<void> {
     await vi.advanceTimersByTimeAsync(1_000);
     await vi.waitFor(() => expect(reads()).toBe(expected), { timeout: 10_000 });

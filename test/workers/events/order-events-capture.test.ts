@@ -24,7 +24,8 @@ beforeEach(async () => {
 /** The events appended since the test began, as clients would receive them. */
 async function events(): Promise<Record<string, unknown>[]> {
   const { results } = await env.DB.prepare(
-    "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq > ?1 ORDER BY seq",
+    "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq " +
+      "> ?1 ORDER BY seq",
   )
     .bind(before)
     .all<OrderEventRow>();
@@ -98,7 +99,11 @@ describe("order events, captured by triggers", () => {
     await expect(sql("UPDATE orders SET pet_id = 'not a number' WHERE id = 1")).rejects.toThrow(/pet_id/);
     await expect(
       sql(
-        "INSERT INTO orders (id, pet_id, status, complete, created_at, updated_at) VALUES (2, 'x', 'pending', 0, 'x', 'x')",
+        "INSERT INTO orders (id, pet_id, status, complete, created_at, updated_at) VALUES (2, 'x', " +
+          "'pending', 0, 'x', " +
+          "" +
+          "" +
+          "'x')",
       ),
     ).rejects.toThrow(/pet_id/);
     expect(await events()).toEqual([]);
@@ -121,7 +126,11 @@ describe("order events, captured by triggers", () => {
     await seedOrders([{ id: 3, petId: 7, quantity: 1, status: "pending" }]);
     const replace = (status: string, quantity: number) =>
       sql(
-        "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 7, ?2, ?1, 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')",
+        "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) " +
+          "VALUES (3, 7, " +
+          "" +
+          "" +
+          "?2, ?1, 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')",
         status,
         quantity,
       );
@@ -130,11 +139,16 @@ describe("order events, captured by triggers", () => {
     await replace("delivered", 1);
     await replace("delivered", 4);
     await sql(
-      "INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 9, 9, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+      "INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) " +
+        "VALUES (3, 9, 9, " +
+        "" +
+        "" +
+        "'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
     );
     // A new order by REPLACE is a creation.
     await sql(
-      "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (4, 7, 1, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+      "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (4, 7, " +
+        "1, 'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
     );
     const appended = await events();
     expect(appended.map((event) => [event.type, (event.order as { id: unknown }).id, event.previous])).toEqual([
@@ -196,7 +210,11 @@ describe("order events, captured by triggers", () => {
     await env.DB.batch([
       env.DB.prepare("PRAGMA recursive_triggers = ON"),
       env.DB.prepare(
-        "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (3, 7, 1, 'delivered', 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')",
+        "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) " +
+          "VALUES (3, 7, " +
+          "" +
+          "" +
+          "1, 'delivered', 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')",
       ),
       env.DB.prepare("UPDATE OR REPLACE orders SET id = 5 WHERE id = 4"),
       env.DB.prepare("DELETE FROM orders WHERE id = 3"),
@@ -214,10 +232,12 @@ describe("order events, captured by triggers", () => {
   it("leaves out of an event what the list leaves out of the order, and notes it", async () => {
     await sql("DROP TRIGGER orders_guard_insert");
     await sql(
-      "INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (7, 'seven', 2.5, 'pending', 0, 'x', 'x')",
+      "INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) VALUES (7, 'seven', 2.5, " +
+        "'pending', 0, 'x', 'x')",
     );
     const { results } = await env.DB.prepare(
-      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq > ?1",
+      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
+        "seq > ?1",
     )
       .bind(before)
       .all<OrderEventRow>();
@@ -247,7 +267,8 @@ describe("order events, kept 30 days", () => {
       [900_004, at(now - 1_000)],
     ] as const) {
       await sql(
-        "INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, '{}')",
+        "INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, 1, " +
+          "'{}')",
         seq,
         createdAt,
       );

@@ -28,7 +28,8 @@ async function appendEvents(count: number, createdAt: string): Promise<number> {
   const head = Number(await feedHead());
   await sql(
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-     INSERT INTO order_events (seq, type, created_at, order_id, order_row) SELECT ?2 + i, 'order.created', ?3, i, '{"id":"1","status":"pending","complete":0}' FROM n`,
+     INSERT INTO order_events (seq, type, created_at, order_id, order_row) SELECT ?2 + i, 'order.created',
+       ?3, i, '{"id":"1","status":"pending","complete":0}' FROM n`,
     count,
     head,
     createdAt,
@@ -92,7 +93,8 @@ describe("a dispatch pass over a thousand endpoints", () => {
     await sql(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
        INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed)
-       SELECT printf('we_%020d', i), printf('key_%d', i % 100), 'https://receiver.example/' || i, 'order.created', 'enabled', '2026-11-26T00:00:00.000Z', ?1, 'x' FROM n`,
+       SELECT printf('we_%020d', i), printf('key_%d', i % 100), 'https://receiver.example/' || i,
+         'order.created', 'enabled', '2026-11-26T00:00:00.000Z', ?1, 'x' FROM n`,
       head,
     );
     await appendEvents(100, new Date().toISOString());

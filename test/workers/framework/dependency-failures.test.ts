@@ -145,7 +145,8 @@ describe("when the limiter is slow", () => {
   });
 
   it("serves the request when only the first attempt was stuck", async () => {
-    // The object answers the second attempt within its time on a busy machine too: it is started first, as a live one is.
+    // The object answers the second attempt within its time on a busy machine too: it is started first, as a live one
+    // is.
     expect((await api("/v1/store/orders")).status).toBe(200);
     const limiter = stuckLimiter(1);
     const response = await apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders");

@@ -14,12 +14,18 @@ const PUBLIC = [
   "GET /v2/openapi.json",
   "GET /v2/docs",
 ];
-/** A public operation that takes a body: its token is the credential (docs/api.md#the-console), so without one it answers what a bodiless request gets. */
+/**
+ * A public operation that takes a body: its token is the credential (docs/api.md#the-console), so without one it
+ * answers what a bodiless request gets.
+ */
 const PUBLIC_WITH_A_BODY = { "POST /v2/console/session/link": 415, "POST /admin/session/link": 415 } as Record<
   string,
   number
 >;
-/** A route whose credential is a partner's signature, not a key (docs/operations.md#secret-scanning): without one, 401 saying so. */
+/**
+ * A route whose credential is a partner's signature, not a key (docs/operations.md#secret-scanning): without one, 401
+ * saying so.
+ */
 const SIGNED = { "POST /secret-scanning/github": "invalid_signature" } as Record<string, string>;
 
 /** Every route the app serves, as "METHOD /path" with parameters filled in. */

@@ -185,7 +185,8 @@ describe("rotated keys", () => {
   it("answer both keys of a pair with the budget's newest limits, even where one key's record is older", async () => {
     const stamp = (agoMs: number) => new Date(Date.now() - agoMs).toISOString();
     const old = await storeTestKey({ plan: "business", limitsSetAt: stamp(60_000) });
-    // `keys update <new> --plan free`, as an isolate may see it: the old key's record from before the update (a cached copy).
+    // `keys update <new> --plan free`, as an isolate may see it: the old key's record from before the update (a cached
+    // copy).
     const rotated = await storeTestKey({ plan: "free", budget: old.record.id, limitsSetAt: stamp(1_000) });
     const policies: (string | null)[] = [];
     for (const key of [rotated.key, old.key, old.key])

@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import { api, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
-/** A budget's own keys (docs/api.md#authentication): listed, the calling one rotated with a grace period, one revoked early. */
+/**
+ * A budget's own keys (docs/api.md#authentication): listed, the calling one rotated with a grace period, one revoked
+ * early.
+ */
 const manager = () => storeTestKey({ scopes: ["orders:read", "keys:manage"] });
 const rotate = ({ key, record }: TestKey, body?: unknown, keyId = record.id) =>
   api(`/v2/keys/${keyId}/rotate`, {
@@ -112,7 +115,8 @@ describe("a key in its grace period (rotated away), or one that expires", () => 
   it("cannot take the budget over: it may neither rotate nor revoke the key that replaced it, with its key or a console session of it", async () => {
     const leaked = await manager();
     const replacement = await (await rotate(leaked, { graceSeconds: 86_400 })).json<Rotated>();
-    // Whoever holds the leaked key tries the takeover: rotate the replacement with no grace, for a key that never expires.
+    // Whoever holds the leaked key tries the takeover: rotate the replacement with no grace, for a key that never
+    // expires.
     const takeover = await rotate(leaked, { graceSeconds: 0 }, replacement.id);
     expect(takeover.status).toBe(403);
     expect(takeover.headers.get("WWW-Authenticate")).toContain('error="insufficient_scope"');

@@ -9,7 +9,10 @@ import { storeTestKey } from "../../support/test-keys";
 import { api, apiWith, clientRequest, errorBodyOf } from "../../support/request";
 import { onAFakeClock, send, setClock, statuses } from "../../support/limits-clock";
 
-/** Callers without a valid key, the limiter object and its alarm, and leases: the limits kept across isolates (docs/design/rate-limits.md#leases). */
+/**
+ * Callers without a valid key, the limiter object and its alarm, and leases: the limits kept across isolates
+ * (docs/design/rate-limits.md#leases).
+ */
 
 onAFakeClock();
 
@@ -183,13 +186,17 @@ describe("leases", () => {
     const state = await runInDurableObject(env.RATE_LIMITER.getByName(record.id), (_, s) =>
       s.storage.kv.get<{ refusedInARow: number }>("state"),
     );
-    // The object's own refusal is counted once its client has the 429: it travels with the isolate's refusals, in batches.
+    // The object's own refusal is counted once its client has the 429: it travels with the isolate's refusals, in
+    // batches.
     expect(state!.refusedInARow).toBeGreaterThanOrEqual(
       refusalBatch({ threshold: Number(env.BAN_THRESHOLD), seconds: Number(env.BAN_SECONDS) }),
     );
   });
 
-  /** The real limiter, deciding every call, whose answers never come back (as when it answers after the isolate's timeout). */
+  /**
+   * The real limiter, deciding every call, whose answers never come back (as when it answers after the isolate's
+   * timeout).
+   */
   function losingAnswers(): Env["RATE_LIMITER"] {
     return {
       getByName: (name: string) => {
@@ -234,7 +241,8 @@ describe("leases", () => {
   });
 
   it("hands back what an expired lease left unspent, so the admissions are not lost to the window", async () => {
-    // The lease's own timer hands it back: its timers and the clock are the test's, so nothing waits for the wall clock.
+    // The lease's own timer hands it back: its timers and the clock are the test's, so nothing waits for the wall
+    // clock.
     vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
     const { key, record } = await storeTestKey({ plan: "enterprise", limits: { perMinute: 1_000, perDay: 10_000 } });
     setClock(1);

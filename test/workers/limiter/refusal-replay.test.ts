@@ -23,7 +23,10 @@ interface Answer {
   point: AnalyticsEngineDataPoint;
 }
 
-/** Bindings that record the analytics points, one object for the whole test: a refusal is repeated only under the bindings it was written under. */
+/**
+ * Bindings that record the analytics points, one object for the whole test: a refusal is repeated only under the
+ * bindings it was written under.
+ */
 function recordingBindings(): { bindings: Env; points: AnalyticsEngineDataPoint[] } {
   const points: AnalyticsEngineDataPoint[] = [];
   return {

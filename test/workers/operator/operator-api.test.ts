@@ -113,7 +113,8 @@ describe("the operator API", () => {
     });
     expect(unban.status).toBe(200);
     expect(await unban.json()).toMatchObject({ group: "2001:db8:77:1::/64", usage: { bannedUntil: 0 } });
-    // Not banned any more once this isolate asks the object again (within a lease): its minute is still spent, so it is limited, no more.
+    // Not banned any more once this isolate asks the object again (within a lease): its minute is still spent, so it is
+    // limited, no more.
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 11));
     expect((await errorBodyOf(await api("/v1/store/orders", { key: null, headers: address }))).code).toBe(
       "rate_limit_exceeded",
@@ -158,12 +159,14 @@ describe("the operator API", () => {
     const base = Date.UTC(2030, 0, 1);
     const row = (budget: string, i: number) =>
       env.DB.prepare(
-        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'test', 'we_00000000000000000001', '{}', 'key:x', ?3)",
+        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES " +
+          "(?1, ?2, 'test', 'we_00000000000000000001', '{}', 'key:x', ?3)",
       ).bind(`${budget}-${i}`, new Date(base + i * 1_000).toISOString(), budget);
     // Three more rows at the instant where the first page ends (a host lock writes many at once): none may be skipped.
     const tied = (i: number) =>
       env.DB.prepare(
-        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES (?1, ?2, 'disable', 'we_00000000000000000002', '{}', 'ops', ?3)",
+        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor, budget) VALUES " +
+          "(?1, ?2, 'disable', 'we_00000000000000000002', '{}', 'ops', ?3)",
       ).bind(`tied-${i}`, new Date(base + 30_000).toISOString(), mine.record.id);
     await env.DB.batch([
       ...Array.from({ length: 230 }, (_, i) => row(mine.record.id, i)),
@@ -203,7 +206,8 @@ describe("the operator API", () => {
     const body = (await (await asOperator(`/admin/keys/${key.record.id}/usage`)).json()) as {
       usage: { minute: { count: number }; day: { count: number }; refusedInARow: number };
     };
-    // The refusal reaches the object with the isolate's next batch, once its client has the 429 (docs/design/rate-limits.md#leases).
+    // The refusal reaches the object with the isolate's next batch, once its client has the 429
+    // (docs/design/rate-limits.md#leases).
     expect(body.usage).toMatchObject({ minute: { count: 1 }, day: { count: 1 }, refusedInARow: 0 });
   });
 

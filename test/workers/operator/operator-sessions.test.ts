@@ -244,7 +244,8 @@ describe("signing in to the operators' console", () => {
       headers: { Cookie: `__Host-${OPERATOR_COOKIE}=${cookie}` },
     });
     expect(await errorBodyOf(answer)).toMatchObject({ code: "session_ended", status: 401 });
-    // A named operator given the bootstrap's name is someone else: the table says whether they are live, not the secret.
+    // A named operator given the bootstrap's name is someone else: the table says whether they are live, not the
+    // secret.
     const namesake = await addOperator("tests");
     const { cookie: theirs } = await signIn(namesake);
     await env.DB.prepare(REVOKE_OPERATOR).bind("tests", new Date().toISOString(), "cli:tests").run();
@@ -459,20 +460,28 @@ describe("what the operators' sessions and the audit keep, and for how long", ()
           "INSERT INTO operator_sessions (id, operator, via, created_at, expires_at) VALUES (?1, 'o', 'token', ?2, ?2)",
         ).bind(`op-${id}`, expires),
         env.DB.prepare(
-          "INSERT INTO operator_links (token_hash, operator, created_at, expires_at, created_by) VALUES (?1, 'o', ?2, ?2, 'cli:t')",
+          "INSERT INTO operator_links (token_hash, operator, created_at, expires_at, created_by) VALUES " +
+            "(?1, 'o', ?2, " +
+            "" +
+            "" +
+            "?2, 'cli:t')",
         ).bind(`ol-${id}`, expires),
         env.DB.prepare(
-          "INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, 'key_x', 'key_x', 'key', ?2, ?2)",
+          "INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, 'key_x', " +
+            "'key_x', 'key', ?2, ?2)",
         ).bind(`cs-${id}`, expires),
         env.DB.prepare(
-          "INSERT INTO console_links (token_hash, key_id, created_at, expires_at, created_by) VALUES (?1, 'key_x', ?2, ?2, 't')",
+          "INSERT INTO console_links (token_hash, key_id, created_at, expires_at, created_by) VALUES (?1, 'key_x', " +
+            "?2, ?2, 't')",
         ).bind(`cl-${id}`, expires),
       ]),
       env.DB.prepare(
-        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES ('old', ?1, 'create', 'we_x', '{}', 't')",
+        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES ('old', " +
+          "?1, 'create', 'we_x', '{}', 't')",
       ).bind(iso(now - 366 * DAY)),
       env.DB.prepare(
-        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES ('kept', ?1, 'create', 'we_x', '{}', 't')",
+        "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES ('kept', " +
+          "?1, 'create', 'we_x', '{}', 't')",
       ).bind(iso(now - 364 * DAY)),
     ]);
     await pruneOperatorSessions(env.DB, now);

@@ -51,7 +51,11 @@ describe("named operators", () => {
     expect((await withToken(ana, `/webhook-endpoints/${endpoint.id}/disable`, "POST")).status).toBe(200);
     expect((await withToken(ana, `/webhook-endpoints/${endpoint.id}/enable`, "POST")).status).toBe(200);
     const endpointRows = await env.DB.prepare(
-      "SELECT operation, actor FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create' ORDER BY id",
+      "SELECT operation, actor FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> " +
+        "'create' ORDER BY " +
+        "" +
+        "" +
+        "id",
     )
       .bind(endpoint.id)
       .all();
@@ -182,7 +186,10 @@ async function unsigned(claims: JWTPayload): Promise<string> {
   return `${encode({ alg: "none", kid: published.kid })}.${encode(claimsOf(claims))}.`;
 }
 
-/** A token HMAC-signed (HS256) with the bytes of the team's published public key as the secret: the algorithm-confusion forgery. */
+/**
+ * A token HMAC-signed (HS256) with the bytes of the team's published public key as the secret: the algorithm-confusion
+ * forgery.
+ */
 async function hmacWithPublicKey(claims: JWTPayload): Promise<string> {
   const publicKey = await crypto.subtle.importKey(
     "jwk",

@@ -104,7 +104,8 @@ describe("GET /admin/traffic", () => {
     expect(traffic.bans).toEqual([
       { caller: limited.record.id, refused: written("banned"), lastRefusedAt: expect.any(String) },
     ]);
-    expect(traffic.keyless.find((group) => group.addressGroup === "198.51.100.9")).toBeUndefined(); // a 401 is not a refusal by the limiter
+    // A 401 is not a refusal by the limiter.
+    expect(traffic.keyless.find((group) => group.addressGroup === "198.51.100.9")).toBeUndefined();
     expect(traffic.dataset).toBe(DATASET);
 
     // Five queries to the account's SQL API with the read token, whatever the number of budgets.

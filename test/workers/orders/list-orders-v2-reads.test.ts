@@ -65,7 +65,8 @@ describe("GET /v2/store/orders: what a page reads", () => {
   it("reads a bounded multiple of a page's rows with a ship date range, however wide or sparse the range, with or without other filters", async () => {
     await seedManyOrders(20_000);
     await env.DB.prepare(
-      "UPDATE orders SET ship_date = strftime('%Y-%m-%dT%H:%M:%SZ', '2026-01-01', '+' || id || ' minutes'), pet_id = id % 7",
+      "UPDATE orders SET ship_date = strftime('%Y-%m-%dT%H:%M:%SZ', '2026-01-01', '+' || id || ' minutes'), pet_id = " +
+        "id % 7",
     ).run();
     const everything = { shipDateFrom: "0000-01-01T00:00:00Z" };
     const nothing = { shipDateFrom: "2030-01-01T00:00:00Z" };
@@ -107,7 +108,8 @@ describe("GET /v2/store/orders: what a page reads", () => {
     let pages = 1;
     const ids = await walk("shipDateFrom=2026-01-01T00:00:00Z", 100, async () => void (pages += 1));
     expect(ids).toEqual(Array.from({ length: 10 }, (_, i) => String(2991 + i)));
-    // Each page scans at most RANGE_SCAN_FACTOR × 101 orders: 3,000 orders take a bounded number of pages, all but the last empty.
+    // Each page scans at most RANGE_SCAN_FACTOR × 101 orders: 3,000 orders take a bounded number of pages, all but the
+    // last empty.
     expect(pages).toBeGreaterThan(1);
     expect(pages).toBeLessThanOrEqual(Math.ceil(3_000 / (RANGE_SCAN_FACTOR * 101)) + 1);
   });

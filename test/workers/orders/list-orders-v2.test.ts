@@ -125,7 +125,8 @@ describe("GET /v2/store/orders: pages", () => {
     expect(response.headers.get("Content-Type")).toBe("application/json");
     expect(body).toBe(
       '{"data":[{"id":"1","petId":"5","status":"pending","complete":false},' +
-        '{"id":"9223372036854775807","petId":"9007199254740993","quantity":2,"shipDate":"2026-03-01T09:00:00.000Z","status":"shipped","complete":true}],"nextCursor":null}',
+        '{"id":"9223372036854775807","petId":"9007199254740993","quantity":2,' +
+        '"shipDate":"2026-03-01T09:00:00.000Z","status":"shipped","complete":true}],"nextCursor":null}',
     );
     expect(only.nextCursor).toBeNull();
     expect(response.headers.get("Link")).toBeNull();
@@ -224,7 +225,11 @@ describe("GET /v2/store/orders: pages", () => {
               touched.add(id);
               if (kind === "insert")
                 await env.DB.prepare(
-                  "INSERT OR IGNORE INTO orders (id, status, complete, created_at, updated_at) VALUES (?1, 'pending', 0, 'x', 'x')",
+                  "INSERT OR IGNORE INTO orders (id, status, complete, created_at, updated_at) VALUES " +
+                    "(?1, 'pending', " +
+                    "" +
+                    "" +
+                    "0, 'x', 'x')",
                 )
                   .bind(id)
                   .run();

@@ -20,7 +20,8 @@ describe("GET /v1/store/orders", () => {
     } finally {
       // Storage outlives a test in this file: the row goes back as a migration makes it.
       await env.DB.prepare(
-        "INSERT INTO orders_version (singleton, epoch, version, stamp) VALUES (1, lower(hex(randomblob(6))), 0, lower(hex(randomblob(6))))",
+        "INSERT INTO orders_version (singleton, epoch, version, stamp) VALUES (1, lower(hex(randomblob(6))), 0, " +
+          "lower(hex(randomblob(6))))",
       ).run();
     }
   });

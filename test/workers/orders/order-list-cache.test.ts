@@ -11,7 +11,10 @@ import { api, apiWith, errorBodyOf } from "../../support/request";
 import { countingD1, failingReads, interceptD1 } from "../../support/faults";
 import { clearOrders, seedManyOrders, seedOrders } from "../../support/seed";
 
-/** Cache writes (and the deletes after them) run after the response (waitUntil), once the body has been read: this waits for those started so far. */
+/**
+ * Cache writes (and the deletes after them) run after the response (waitUntil), once the body has been read: this waits
+ * for those started so far.
+ */
 const putForReal = Cache.prototype.put;
 let cacheWrites: MockInstance<Cache["put"]>;
 let cacheDeletes: MockInstance<Cache["delete"]>;
@@ -141,7 +144,8 @@ describe("the order list from the cache", () => {
     const whole = await countedList();
     const version = whole.response.headers.get("ETag")!.slice('"orders-'.length, -1);
     await cacheWritesSettled();
-    // What a runtime that stores an aborted upload leaves behind: the first part of the list, under its version and a fill
+    // What a runtime that stores an aborted upload leaves behind: the first part of the list, under its version and a
+    // fill
     // of its own, and no marker; the whole fill and its marker have gone (the cache may let any entry go).
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
     const base = orderListCacheKey(env.BASE_URL, version).url;
@@ -162,7 +166,8 @@ describe("the order list from the cache", () => {
     const whole = await countedList();
     const version = whole.response.headers.get("ETag")!.slice('"orders-'.length, -1);
     expect(await cachedBodyOf(whole.response)).toBe(whole.body);
-    // What a client gone away mid-list leaves, seconds later, once its request is torn down: the first part, under the version.
+    // What a client gone away mid-list leaves, seconds later, once its request is torn down: the first part, under the
+    // version.
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
     await cache.put(
       orderListCacheKey(env.BASE_URL, version),

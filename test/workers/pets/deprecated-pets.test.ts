@@ -39,7 +39,10 @@ describe("GET /v1/pets/{petId} before its sunset", () => {
     expect(response.headers.get("Deprecation")).toMatch(/^@\d+$/);
     // RFC 9110 IMF-fixdate, e.g. "Tue, 01 Jun 2027 00:00:00 GMT".
     expect(response.headers.get("Sunset")).toMatch(
-      /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/,
+      new RegExp(
+        "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) " +
+          "\\d{4} \\d{2}:\\d{2}:\\d{2} GMT$",
+      ),
     );
     expect(response.headers.get("Link")).toMatch(/^<https?:\/\/[^>]+>; rel="deprecation"; type="text\/html"$/);
   });

@@ -68,7 +68,8 @@ describe("a key revoked as leaked", () => {
       (await call(`/v2/webhook-endpoints/${ownersResecreted.id}/rotate-secret`, leaked.key, { method: "POST" })).status,
     ).toBe(200);
     const ownersOwn = await makeEndpoint(owner.key, { url: "https://receiver.example/untouched" });
-    // The leaked key made this one, but the owner has since set its URL and rotated its secret, and its types were never the leaked key's alone.
+    // The leaked key made this one, but the owner has since set its URL and rotated its secret, and its types were
+    // never the leaked key's alone.
     const reclaimed = await makeEndpoint(leaked.key, { url: "https://attacker.example/reclaimed" });
     expect(
       (
@@ -105,9 +106,10 @@ describe("a key revoked as leaked", () => {
     // Its pending deliveries fail, and the delivery log says why.
     await runLaneOnce(planted.id, { fetch: receivers().fetch });
     const [failed] = await laneDeliveries(planted.id);
+    const why = `the key ${leaked.record.id}, which made or aimed it, was revoked as leaked`;
     expect(failed).toMatchObject({
       outcome: "failed",
-      last_error: `the endpoint is disabled: the key ${leaked.record.id}, which made or aimed it, was revoked as leaked`,
+      last_error: `the endpoint is disabled: ${why}`,
     });
     expect(await endpoint(owner.key, reclaimed.id)).toMatchObject({ status: "enabled" });
     // The disabling is in each endpoint's audit, by whoever revoked the key.

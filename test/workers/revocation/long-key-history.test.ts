@@ -28,7 +28,9 @@ import {
 const DAY = 86_400_000;
 const KV_OPERATIONS_PER_INVOCATION = 1_000;
 
-/** `count` keys of `owner`'s budget, each rotated away and long expired (or revoked), stored as rotations leave them. */
+/**
+ * `count` keys of `owner`'s budget, each rotated away and long expired (or revoked), stored as rotations leave them.
+ */
 async function pastRotations(owner: TestKey, count: number, stoppedAt: number): Promise<void> {
   for (let i = 0; i < count; i++) {
     const stopped = new Date(stoppedAt - i * 60_000).toISOString();

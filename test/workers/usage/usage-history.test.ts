@@ -48,7 +48,8 @@ describe("the usage history", () => {
     vi.setSystemTime(at(10));
     const steady = await storeTestKey({ plan: "enterprise", limits: { perMinute: 1_000, perDay: 10_000 } });
     const tight = await storeTestKey({ plan: "free", limits: { perMinute: 3, perDay: 100 } });
-    // A steady caller leases ahead of its requests; a tight one is refused after three, first by its object, then by the isolate.
+    // A steady caller leases ahead of its requests; a tight one is refused after three, first by its object, then by
+    // the isolate.
     for (let i = 0; i < 8; i++) {
       expect((await send("/v1/store/orders", { key: steady.key })).status).toBe(200);
       await vi.advanceTimersByTimeAsync(50);
@@ -87,7 +88,8 @@ describe("the usage history", () => {
     );
     const hours = await (
       await asOperator(
-        `/admin/keys/${tight.record.id}/usage/history?granularity=hour&from=2030-03-10T12:00:00Z&to=2030-03-10T13:00:00Z`,
+        `/admin/keys/${tight.record.id}/usage/history?granularity=hour` +
+          "&from=2030-03-10T12:00:00Z&to=2030-03-10T13:00:00Z",
       )
     ).json<History>();
     expect(hours).toEqual({
@@ -97,7 +99,8 @@ describe("the usage history", () => {
     });
     const days = await (
       await asOperator(
-        `/admin/keys/${tight.record.id}/usage/history?granularity=day&from=2030-03-09T00:00:00Z&to=2030-03-11T00:00:00Z`,
+        `/admin/keys/${tight.record.id}/usage/history?granularity=day` +
+          "&from=2030-03-09T00:00:00Z&to=2030-03-11T00:00:00Z",
       )
     ).json<History>();
     expect(days.buckets).toEqual([
@@ -118,7 +121,8 @@ describe("the usage history", () => {
     expect(own.status).toBe(200);
     const body = await own.json<History>();
     expect(body.budget).toBe(owner.record.id);
-    // The last 60 minutes, the current one last; this minute holds what was granted so far (the lease's unspent part included until it is handed back).
+    // The last 60 minutes, the current one last; this minute holds what was granted so far (the lease's unspent part
+    // included until it is handed back).
     expect(body.buckets).toHaveLength(60);
     expect(body.buckets.at(-1)!.start).toBe("2030-03-10T12:00:00.000Z");
     expect(body.buckets.at(-1)!.admitted).toBeGreaterThanOrEqual(2);
@@ -172,7 +176,8 @@ describe("the usage history", () => {
   });
 
   it("sets apart as reserved what another isolate holds of its grant, until it hands it back, spent or not", async () => {
-    // Mid-minute, and still: a grant's lease ends at its minute's end, and on the wall clock a read just after it found nothing reserved.
+    // Mid-minute, and still: a grant's lease ends at its minute's end, and on the wall clock a read just after it found
+    // nothing reserved.
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(at(10));
     const key = await storeTestKey({ plan: "enterprise", limits: { perMinute: 10_000, perDay: 100_000 } });
@@ -241,7 +246,8 @@ describe("the usage history", () => {
     vi.setSystemTime(at(0));
     const key = await storeTestKey({ plan: "pro" });
     const stub = env.RATE_LIMITER.getByName(key.record.id);
-    // The operator API tells the budget's object of a revocation before the budget made a request; then its alarm, with nothing left.
+    // The operator API tells the budget's object of a revocation before the budget made a request; then its alarm, with
+    // nothing left.
     await stub.revoke("key_0000000000000000");
     vi.setSystemTime(at(2 * 86_400));
     await runInDurableObject(stub, async (_, state) => state.storage.setAlarm(Date.now()));

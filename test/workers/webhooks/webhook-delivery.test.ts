@@ -91,12 +91,14 @@ describe("the dispatcher's pass", () => {
 
   it("reads events by the sequence's number, not its digits, where it crosses into another length: none skipped, none out of order", async () => {
     const made = await endpoint({ url: "https://a.example/", types: ["order.created"] });
-    // The next 151 events get 950..1100: sorted as text, "1000".."1099" would fill the first pass and 950..999 be passed over.
+    // The next 151 events get 950..1100: sorted as text, "1000".."1099" would fill the first pass and 950..999 be
+    // passed over.
     await sql("UPDATE sqlite_sequence SET seq = 949 WHERE name = 'order_events'");
     await sql("UPDATE webhook_dispatch SET mark = 949");
     await sql(
       `INSERT INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at)
-       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 151) SELECT i, 1, 1, 'pending', 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 151) SELECT i, 1, 1,
+         'pending', 0, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
     );
     expect(await dispatchQuietly()).toMatchObject({ mark: "1049", more: true, enqueued: 100 });
     expect(await dispatchQuietly()).toMatchObject({ mark: "1100", more: false, enqueued: 51 });
@@ -377,7 +379,8 @@ describe("an endpoint's deliveries", () => {
       outcome: "failed",
     });
     expect((listed.data[1]!.attemptLog as unknown[]).length).toBe(4);
-    // An operator reads the same log of any budget's endpoint (docs/operations.md#operator-api); an unknown endpoint is 404.
+    // An operator reads the same log of any budget's endpoint (docs/operations.md#operator-api); an unknown endpoint is
+    // 404.
     const asOperator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
     expect(await (await apiWith(env, `/admin/webhook-endpoints/${made.id}/deliveries`, asOperator)).json()).toEqual(
       listed,

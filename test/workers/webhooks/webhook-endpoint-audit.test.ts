@@ -117,7 +117,8 @@ describe("the audit of an owner's actions on an endpoint", () => {
     );
     expect((await auditOf(made.id)).map(({ operation }) => operation)).toEqual(["create", "update"]);
     const rows = await env.DB.prepare(
-      "SELECT count(*) AS n FROM webhook_endpoint_events WHERE operation = 'create' AND changes LIKE '%receiver.example/11%'",
+      "SELECT count(*) AS n FROM webhook_endpoint_events WHERE operation = 'create' AND changes LIKE " +
+        "'%receiver.example/11%'",
     ).first<number>("n");
     expect(rows).toBe(0);
   });

@@ -37,7 +37,11 @@ const change = (id: string, body: unknown, key = owner.key) =>
 const auditOf = async (id: string) =>
   (
     await env.DB.prepare(
-      "SELECT operation, changes, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> 'create' ORDER BY id",
+      "SELECT operation, changes, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND " +
+        "operation <> " +
+        "" +
+        "" +
+        "'create' ORDER BY id",
     )
       .bind(id)
       .all()
@@ -148,7 +152,8 @@ describe("changing a webhook endpoint", () => {
   it("enables again what the service disabled after its receiver failed, not what an operator disabled", async () => {
     const byService = await makeEndpoint(owner.key, { url: "https://receiver.example/gone" });
     await env.DB.prepare(
-      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = 'the receiver answered 410 Gone', disabled_by = 'service' WHERE id = ?1",
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = 'the receiver answered " +
+        "410 Gone', disabled_by = 'service' WHERE id = ?1",
     )
       .bind(byService.id, new Date().toISOString())
       .run();
@@ -184,7 +189,8 @@ describe("changing a webhook endpoint", () => {
       disabledBy: "operator",
       disabledReason: "disabled by an operator",
     });
-    // Nor its URL (the lock would move away with it); its types may change. The audits of the refused changes are taken back.
+    // Nor its URL (the lock would move away with it); its types may change. The audits of the refused changes are taken
+    // back.
     expect((await errorBodyOf(await change(byOperator.id, { url: "https://receiver.example/fixed" }))).code).toBe(
       "webhook_endpoint_locked",
     );
@@ -216,11 +222,15 @@ describe("recovering failed deliveries", () => {
   // The recovered deliveries are sent by the lane's alarm: to a receiver that takes them, never to the network.
   beforeEach(() => void vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok")));
 
-  /** `count` failed deliveries to the endpoint's lane, of events firstSeq.. (kept in the feed, so a run can send them), made at `createdAt`. */
+  /**
+   * `count` failed deliveries to the endpoint's lane, of events firstSeq.. (kept in the feed, so a run can send them),
+   * made at `createdAt`.
+   */
   const failedDeliveries = async (endpointId: string, count: number, createdAt: string, firstSeq = 1) => {
     await env.DB.prepare(
       "WITH RECURSIVE n(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1 + ?2 - 1) " +
-        "INSERT OR IGNORE INTO order_events (seq, type, created_at, order_id, order_row) SELECT i, 'order.created', ?3, i, json_object('id', CAST(i AS TEXT), 'status', 'pending', 'complete', 0) FROM n",
+        "INSERT OR IGNORE INTO order_events (seq, type, created_at, order_id, order_row) SELECT i, 'order.created', " +
+        "?3, i, json_object('id', CAST(i AS TEXT), 'status', 'pending', 'complete', 0) FROM n",
     )
       .bind(firstSeq, count, createdAt)
       .run();
@@ -228,7 +238,8 @@ describe("recovering failed deliveries", () => {
       state.storage.kv.put("endpointId", endpointId);
       state.storage.sql.exec(
         "WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ? + ? - 1) " +
-          "INSERT INTO deliveries (seq, attempts, schedule_step, outcome, created_at, updated_at) SELECT i, 4, 3, 'failed', ?, ? FROM n",
+          "INSERT INTO deliveries (seq, attempts, schedule_step, outcome, created_at, updated_at) SELECT i, 4, 3, " +
+          "'failed', ?, ? FROM n",
         firstSeq,
         firstSeq,
         count,
@@ -238,7 +249,9 @@ describe("recovering failed deliveries", () => {
     });
   };
 
-  /** How many of the lane's deliveries are failed, and how many are not (due again, or already sent again by its run). */
+  /**
+   * How many of the lane's deliveries are failed, and how many are not (due again, or already sent again by its run).
+   */
   const outcomes = async (endpointId: string) => {
     const rows = await laneDeliveries(endpointId);
     return {
@@ -507,7 +520,8 @@ describe("an operator's disabling", () => {
   it("is assumed of a disabled endpoint that does not say who disabled it (written before who was kept)", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/legacy" });
     await env.DB.prepare(
-      "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'disabled by the operator ops', disabled_by = NULL WHERE id = ?1",
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'disabled by the operator ops', " +
+        "disabled_by = NULL WHERE id = ?1",
     )
       .bind(made.id)
       .run();
@@ -539,7 +553,8 @@ describe("edge cases of the owner's operations", () => {
 
   it("sends no test event to a URL today's rules refuse, and reports a receiver that stalls after its status as answering", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
-    // The receiver answers its status, then never a byte of its body: only the POST's own timeout (shortened) ends the read.
+    // The receiver answers its status, then never a byte of its body: only the POST's own timeout (shortened) ends the
+    // read.
     const timeout = AbortSignal.timeout.bind(AbortSignal);
     const shortened = vi.spyOn(AbortSignal, "timeout").mockImplementation(() => timeout(50));
     const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async (_url, init) => {

@@ -160,7 +160,8 @@ describe("the dispatcher in an outage", () => {
       expect(at!).toBeGreaterThanOrEqual(from + failedPassRetryMs(failed));
       expect(at!).toBeLessThanOrEqual(to + failedPassRetryMs(failed));
     }
-    // 1, 2, 4, 8 s, then never more than FAILED_PASS_RETRY_MAX_MS: however long the outage, a pass comes within that of its end.
+    // 1, 2, 4, 8 s, then never more than FAILED_PASS_RETRY_MAX_MS: however long the outage, a pass comes within that of
+    // its end.
     expect([1, 2, 3, 4, 5, 8, 100].map(failedPassRetryMs)).toEqual([
       1000,
       2000,
@@ -210,7 +211,8 @@ describe("the dispatcher in an outage", () => {
     expect(health.dispatcher.lanesBehind).toBe(1);
     expect(health.warnings.join(" ")).toContain("behind the dispatcher's mark");
 
-    // A new event, before the lane's retry is due: the reached lane has it, the one behind is not called (nor handed it out of order).
+    // A new event, before the lane's retry is due: the reached lane has it, the one behind is not called (nor handed it
+    // out of order).
     await seedOrders([{ id: 32 }]);
     handed.length = 0;
     expect(await dispatchQuietly(lanes, { now: now + 500 })).toMatchObject({
@@ -220,7 +222,8 @@ describe("the dispatcher in an outage", () => {
     });
     expect(handed.map((call) => call.id)).toEqual([reached.id]);
 
-    // Its retry is due and its lane answers: it is handed all four, oldest first, in one call, and is at the mark again.
+    // Its retry is due and its lane answers: it is handed all four, oldest first, in one call, and is at the mark
+    // again.
     reachable = true;
     handed.length = 0;
     expect(await dispatchQuietly(lanes, { now: now + 1_000 })).toMatchObject({

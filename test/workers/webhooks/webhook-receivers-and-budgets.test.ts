@@ -251,7 +251,8 @@ describe("what the receiver asks for", () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [15]);
     const endpoint = (await laneEndpoint(env.DB, endpointId))!;
     const event = await env.DB.prepare(
-      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE seq = ?1",
+      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
+        "seq = ?1",
     )
       .bind(seqs[0]!)
       .first();
@@ -347,7 +348,8 @@ describe("a budget with no live key", () => {
     });
     await putApiKey(env.API_KEYS, owner.key, { ...owner.record, revokedAt: new Date(Date.now() - 1000).toISOString() });
     const { posts, fetch } = receivers();
-    // Each listed key's entry is read itself: the revocation is seen, so nothing is posted; the list disagrees, so nothing fails.
+    // Each listed key's entry is read itself: the revocation is seen, so nothing is posted; the list disagrees, so
+    // nothing fails.
     await runLaneOnce(endpointId, {
       fetch,
       budgetLiveness: (budget) =>
@@ -355,7 +357,8 @@ describe("a budget with no live key", () => {
     });
     expect(posts).toEqual([]);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
-    // The list catches up: the budget has had no live key since long before KV's propagation (its object was never told).
+    // The list catches up: the budget has had no live key since long before KV's propagation (its object was never
+    // told).
     await runLaneOnce(endpointId, { fetch });
     expect(posts).toEqual([]);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({
@@ -492,7 +495,8 @@ describe("a budget's listing behind its writes (KV's list lags about a minute)",
         budgetLiveness(before, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
     });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
-    // The list has the old key's end, not the new key yet: KV alone says no live key, but the budget's object saw the rotation a moment ago.
+    // The list has the old key's end, not the new key yet: KV alone says no live key, but the budget's object saw the
+    // rotation a moment ago.
     const halfway = listingOnly([
       { name: entry(first.record.id), metadata: { expiresAt: new Date(Date.now() - 1).toISOString() } },
     ]);

@@ -23,7 +23,10 @@ const rotate = (id: string, body?: unknown, key = owner.key) =>
     ...(body !== undefined && { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
   });
 
-/** One attempt of the delivery of event `seq` at `now` (the lane's others held back), to a receiver that keeps what it got. */
+/**
+ * One attempt of the delivery of event `seq` at `now` (the lane's others held back), to a receiver that keeps what it
+ * got.
+ */
 async function deliveredAt(
   endpointId: string,
   seq: number,
@@ -44,7 +47,10 @@ async function deliveredAt(
   return got[0]!;
 }
 
-/** Whether Standard Webhooks' verifier takes the post with `secret`, on a clock at the delivery's own time (it refuses stale or future timestamps). */
+/**
+ * Whether Standard Webhooks' verifier takes the post with `secret`, on a clock at the delivery's own time (it refuses
+ * stale or future timestamps).
+ */
 const verifies = (secret: string, post: { body: string; headers: Record<string, string> }) => {
   vi.useFakeTimers({ toFake: ["Date"], now: Number(post.headers["webhook-timestamp"]) * 1000 });
   try {

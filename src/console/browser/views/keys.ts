@@ -20,7 +20,10 @@ const stateOf = (key: OwnKey) =>
         ? "expiring"
         : "active";
 
-/** What a leaked key's revocation ended, and the keys it made that its holder may still hold (docs/api.md#what-a-leak-ends). */
+/**
+ * What a leaked key's revocation ended, and the keys it made that its holder may still hold
+ * (docs/api.md#what-a-leak-ends).
+ */
 const leakNotices = (keys: OwnKey[]) =>
   keys.flatMap((key) => {
     const leak = key.leak;
@@ -39,7 +42,8 @@ const leakNotices = (keys: OwnKey[]) =>
         "div",
         { class: "leak", "data-leaked-key": key.id },
         notice(
-          `${key.start ?? key.id} was revoked as leaked at ${new Date(leak.leakedAt).toLocaleString()}.${found}${endpoints}${made}`,
+          `${key.start ?? key.id} was revoked as leaked at ` +
+            `${new Date(leak.leakedAt).toLocaleString()}.${found}${endpoints}${made}`,
           "error",
         ),
       ),
@@ -57,7 +61,8 @@ export const keysView: View = (root, session, _route, page) => {
       root,
       h("h1", { tabindex: -1 }, "Keys"),
       notice(
-        `This key cannot rotate or revoke keys: it lacks the keys:manage scope (it has ${session.key.scopes.join(", ")}). Ask your operator for a key with it, or for a rotation.`,
+        `This key cannot rotate or revoke keys: it lacks the keys:manage scope (it has ` +
+          `${session.key.scopes.join(", ")}). Ask your operator for a key with it, or for a rotation.`,
         "error",
       ),
     );
@@ -70,13 +75,15 @@ export const keysView: View = (root, session, _route, page) => {
   const load = async () => {
     try {
       const { data } = await call<{ data: OwnKey[] }>("GET", "/keys");
-      // A key rotated away, or one that expires, acts only on itself (docs/api.md#your-own-keys): no actions on the others.
+      // A key rotated away, or one that expires, acts only on itself (docs/api.md#your-own-keys): no actions on the
+      // others.
       const expiring = data.find((key) => key.current)?.expiresAt ?? null;
       show(
         list,
         expiring
           ? notice(
-              `The signed-in key stops working at ${new Date(expiring).toLocaleString()}: it can act only on itself. Sign in with the key that replaced it to manage the others.`,
+              `The signed-in key stops working at ${new Date(expiring).toLocaleString()}: it can act only on itself. ` +
+                `Sign in with the key that replaced it to manage the others.`,
             )
           : null,
         ...leakNotices(data),
@@ -145,7 +152,8 @@ export const keysView: View = (root, session, _route, page) => {
       reason === "leaked" ? " The webhook endpoints it made or aimed are disabled, and its console sessions end." : "";
     if (
       !confirm(
-        `Revoke ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}? Every request with it is refused from now on, for good.${ends}`,
+        `Revoke ${key.start ?? key.id}${reason === "leaked" ? " as leaked" : ""}? Every request with it is refused ` +
+          `from now on, for good.${ends}`,
       )
     )
       return;
@@ -193,7 +201,8 @@ export const keysView: View = (root, session, _route, page) => {
         } catch (error) {
           shown.append(
             notice(
-              `This console still uses the old key: ${messageOf(error)} Sign in with the new key before the old one stops.`,
+              `This console still uses the old key: ${messageOf(error)} Sign in with the new key before the old one ` +
+                `stops.`,
               "error",
             ),
           );
@@ -205,7 +214,11 @@ export const keysView: View = (root, session, _route, page) => {
     h(
       "p",
       {},
-      "A new key for the same budget, plan, limits, scopes and webhooks. The key you signed in with keeps working for the grace period, so your clients can move over.",
+      "A new key for the same budget, plan, limits, scopes and webhooks. The key you signed in with keeps " +
+        "working for " +
+        "" +
+        "" +
+        "the grace period, so your clients can move over.",
     ),
     h("label", { for: "rotate-grace" }, "Grace period"),
     grace,

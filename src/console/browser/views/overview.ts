@@ -2,7 +2,9 @@ import { call, messageOf } from "../api";
 import { h, notice, show, when } from "../dom";
 import type { Session, View } from "../types";
 
-/** How often the remaining counts are read again while the overview is shown (each read is a request the budget counts). */
+/**
+ * How often the remaining counts are read again while the overview is shown (each read is a request the budget counts).
+ */
 const REFRESH_MS = 10_000;
 
 const row = (term: string, ...value: (Node | string)[]) => [h("dt", {}, term), h("dd", {}, ...value)];

@@ -1,7 +1,10 @@
 import { call, messageOf } from "../api";
 import { h, notice } from "../dom";
 
-/** Either shape of key (docs/api.md#key-format): the page imports nothing of the worker's, so a test holds this to the worker's own. */
+/**
+ * Either shape of key (docs/api.md#key-format): the page imports nothing of the worker's, so a test holds this to the
+ * worker's own.
+ */
 const KEY_PATTERN = "so_(live|test)_[0-9A-Za-z]{32}([0-9A-Za-z]{6})?";
 
 export interface SignInForm {
@@ -70,7 +73,9 @@ export const signInView = (message: string | undefined, signedIn: () => Promise<
       field: {
         id: "api-key",
         label: "API key",
-        hint: "so_live_ or so_test_ and 38 letters and digits (32 for keys made before November 2026). It is exchanged for a 12-hour session and not kept by this page.",
+        hint:
+          "so_live_ or so_test_ and 38 letters and digits (32 for keys made before November 2026). It is " +
+          "exchanged for a 12-hour session and not kept by this page.",
         pattern: KEY_PATTERN,
       },
       exchange: (key) => call("POST", "/console/session", { key }),

@@ -81,7 +81,11 @@ export function usageChart(load: (query: string, signal: AbortSignal) => Promise
       h(
         "figcaption",
         { id: "usage-caption" },
-        `Admitted and refused requests per ${g}, ${buckets.length} buckets from ${buckets[0]?.start ?? "—"}; point at the chart for the numbers.`,
+        `Admitted and refused requests per ${g}, ${buckets.length} buckets from ` +
+          `${buckets[0]?.start ?? "—"}; point at ` +
+          `` +
+          `` +
+          `the chart for the numbers.`,
       ),
     );
     show(

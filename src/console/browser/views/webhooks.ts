@@ -42,14 +42,16 @@ export const webhooksView: View = (root, session, route) => {
       root,
       h("h1", { tabindex: -1 }, "Webhooks"),
       notice(
-        `This key cannot manage webhooks: it lacks the webhooks:manage scope (it has ${session.key.scopes.join(", ")}).`,
+        `This key cannot manage webhooks: it lacks the webhooks:manage scope (it has ` +
+          `${session.key.scopes.join(", ")}).`,
         "error",
       ),
     );
     return;
   }
   if (route[0] === undefined || route[0] === "") return endpointsView(root);
-  // A part of the address is whoever sent the link's to write: nothing is drawn, nor sent, for what is not an endpoint id.
+  // A part of the address is whoever sent the link's to write: nothing is drawn, nor sent, for what is not an endpoint
+  // id.
   if (!isId("endpoint", route[0])) {
     return void show(
       root,
@@ -214,7 +216,8 @@ function endpointView(root: HTMLElement, id: string): () => void {
             show(
               status,
               notice(
-                "Enabled: deliveries resume with the next event. Recover the window since the leak to send what failed.",
+                "Enabled: deliveries resume with the next event. Recover the window since the leak to send what " +
+                  "failed.",
               ),
             );
             await load();
@@ -222,7 +225,9 @@ function endpointView(root: HTMLElement, id: string): () => void {
         },
       },
       notice(
-        `The key ${leakedKey}, which made this endpoint or last changed where it delivers, was revoked as leaked: whoever held it may have pointed it at their own server. Check the URL above is yours, then type it to enable the endpoint again.`,
+        `The key ${leakedKey}, which made this endpoint or last changed where it delivers, was revoked as leaked: ` +
+          `whoever held it may have pointed it at their own server. Check the URL above is yours, then type it to ` +
+          `enable the endpoint again.`,
         "error",
       ),
       h("label", { for: "confirm-url" }, "The endpoint's URL, to confirm"),
@@ -269,7 +274,8 @@ function endpointView(root: HTMLElement, id: string): () => void {
               notice(
                 result.delivered
                   ? `Test event ${result.id} delivered: ${result.status} in ${result.durationMs} ms.`
-                  : `Test event ${result.id} not delivered: ${result.status ?? result.error ?? "no answer"} after ${result.durationMs} ms.`,
+                  : `Test event ${result.id} not delivered: ${result.status ?? result.error ?? "no answer"} after ` +
+                      `${result.durationMs} ms.`,
                 result.delivered ? "ok" : "error",
               ),
             );
@@ -297,7 +303,8 @@ function endpointView(root: HTMLElement, id: string): () => void {
               status,
               shownOnce("The new signing secret", rotated.secret),
               notice(
-                `Until ${new Date(rotated.previousSecretExpiresAt).toLocaleString()} each delivery is signed with both secrets.`,
+                `Until ${new Date(rotated.previousSecretExpiresAt).toLocaleString()} each delivery is signed with ` +
+                  `both secrets.`,
               ),
             );
           });

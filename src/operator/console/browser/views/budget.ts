@@ -139,7 +139,10 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         key.leak
           ? [
               notice(
-                `${key.id} was revoked as leaked at ${key.leak.leakedAt}${key.leak.foundAt ? `, found at ${key.leak.foundAt}` : ""}; endpoints disabled: ${key.leak.endpointsDisabled.join(", ") || "none"}; keys it made by rotation: ${key.leak.rotatedInto.join(", ") || "none"}.`,
+                `${key.id} was revoked as leaked at ${key.leak.leakedAt}` +
+                  `${key.leak.foundAt ? `, found at ${key.leak.foundAt}` : ""}; ` +
+                  `endpoints disabled: ${key.leak.endpointsDisabled.join(", ") || "none"}; ` +
+                  `keys it made by rotation: ${key.leak.rotatedInto.join(", ") || "none"}.`,
                 "error",
               ),
             ]

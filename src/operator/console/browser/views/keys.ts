@@ -17,7 +17,10 @@ const select = (id: string, label: string, values: string[]) => [
   ),
 ];
 
-/** Keys of every budget (GET /admin/keys): by part of an id, name, first characters or budget; by plan, state and scope; paged. */
+/**
+ * Keys of every budget (GET /admin/keys): by part of an id, name, first characters or budget; by plan, state and scope;
+ * paged.
+ */
 export const keysView: OperatorView = (root) => {
   const results = h("div", { id: "key-results" });
   const status = h("div", {});

@@ -8,7 +8,10 @@ const REFRESH_MS = 2_000;
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
-/** The event pipeline (GET /admin/pipeline): the events against their budget, the dispatcher's mark and lag, what to act on. */
+/**
+ * The event pipeline (GET /admin/pipeline): the events against their budget, the dispatcher's mark and lag, what to act
+ * on.
+ */
 export const pipelineView: OperatorView = (root) => {
   const figures = h("div", { id: "pipeline-figures" });
   const status = h("div", {});
@@ -96,7 +99,8 @@ export const pipelineView: OperatorView = (root) => {
         h(
           "p",
           { class: "hint" },
-          `Events up to ${events.prunedThrough} are pruned: the feed answers 410 below it. Read again every ${REFRESH_MS / 1000} s.`,
+          `Events up to ${events.prunedThrough} are pruned: the feed answers 410 below it. Read again every ` +
+            `${REFRESH_MS / 1000} s.`,
         ),
       );
     } catch (error) {

@@ -9,7 +9,9 @@ export const signInView = (message: string | undefined, signedIn: () => Promise<
       field: {
         id: "operator-token",
         label: "Operator token",
-        hint: "Yours from npm run keys -- operator add, or the deployment's OPERATOR_TOKEN. It is exchanged for a 12-hour session and not kept by this page.",
+        hint:
+          "Yours from npm run keys -- operator add, or the deployment's OPERATOR_TOKEN. It is exchanged for a " +
+          "12-hour session and not kept by this page.",
       },
       exchange: (key) => admin("POST", "/session", { key }),
       footer: "Or open a sign-in link from npm run keys -- operator-link <your name>.",

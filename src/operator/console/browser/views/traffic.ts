@@ -84,7 +84,9 @@ export const trafficView: OperatorView = (root) => {
       h(
         "figcaption",
         { id: "traffic-caption" },
-        `Requests a minute across every budget and caller, averaged over ${perMinute === 1 ? "each minute" : `${perMinute} minutes`}, from ${series[0]?.start ?? "—"}; point at the chart for the numbers.`,
+        `Requests a minute across every budget and caller, averaged over ` +
+          `${perMinute === 1 ? "each minute" : `${perMinute} minutes`}, from ${series[0]?.start ?? "—"}; ` +
+          "point at the chart for the numbers.",
       ),
     );
     const sum = (pick: (b: Traffic["series"][number]) => number) => series.reduce((total, b) => total + pick(b), 0);
@@ -154,7 +156,8 @@ export const trafficView: OperatorView = (root) => {
       h(
         "p",
         { class: "hint" },
-        `From the request analytics (dataset ${traffic.dataset}), which sample at high volume: counts are weighted estimates.`,
+        `From the request analytics (dataset ${traffic.dataset}), which sample at high volume: counts are weighted ` +
+          `estimates.`,
       ),
     );
   };

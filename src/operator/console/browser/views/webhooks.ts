@@ -157,7 +157,8 @@ export const webhooksView: OperatorView = (root) => {
     h(
       "p",
       {},
-      "Locking an endpoint stops its deliveries; its owner sees that an operator locked it (never which) and the reason given, and cannot undo it.",
+      "Locking an endpoint stops its deliveries; its owner sees that an operator locked it (never which) and the " +
+        "reason given, and cannot undo it.",
     ),
     status,
     list,
