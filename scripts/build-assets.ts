@@ -6,9 +6,10 @@
  * from the locked versions or the source.
  * - The API reference page's script (Scalar's standalone bundle), under /v1/docs.
  * - The console (docs/api.md#the-console): its script and stylesheet, bundled
- *   from src/console/browser with the chart library, under /console; and the
- *   operators' console's (docs/operations.md#the-operators-console) from
- *   src/operator/console/browser, under /operator.
+ *   from src/console/browser with the consoles' kit (src/console-kit/browser)
+ *   and the chart library, under /console; and the operators' console's
+ *   (docs/operations.md#the-operators-console) from
+ *   src/operator/console/browser, with the same kit, under /operator.
  */
 import { copyFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -24,8 +25,8 @@ copyFileSync(bundle, target);
 
 // The two consoles, each its own script and stylesheet beside its page.
 for (const [name, entry, outdir] of [
-  ["console", "src/console/browser/main.ts", "public/console"],
-  ["operator", "src/operator/console/browser/main.ts", "public/operator"],
+  ["console", "src/console/browser/console-main.ts", "public/console"],
+  ["operator", "src/operator/console/browser/operator-console-main.ts", "public/operator"],
 ]) {
   await build({
     entryPoints: { [name]: entry },

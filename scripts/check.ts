@@ -11,11 +11,12 @@ import { spawn } from "node:child_process";
 
 const wranglerTypes = ["--strict-vars=false"];
 const COMMANDS: readonly (readonly string[])[] = [
-  ["biome", "ci", "--reporter=summary"],
+  ["biome", "ci", "--reporter=summary", "--error-on-warnings"],
   ["tsx", "scripts/check-line-length.ts"],
   ["tsc", "-p", "tsconfig.json"],
   ["tsc", "-p", "scripts/tsconfig.json"],
   ["tsc", "-p", "bench/tsconfig.json"],
+  ["tsc", "-p", "src/console-kit/browser"],
   ["tsc", "-p", "src/console/browser"],
   ["tsc", "-p", "src/operator/console/browser"],
   ["tsc", "-p", "client/tsconfig.json"],

@@ -18,10 +18,10 @@ import {
   type KeyEvent,
   type KeyEventRow,
 } from "../../src/keys/audit";
-import { idName, recordName } from "../../src/keys/layout";
+import { idName, recordName } from "../../src/keys/kv-layout";
 import { sha256Hex } from "../../src/lib/digest";
 import { ApiKeyRecord, budgetOf } from "../../src/keys/api-key-record";
-import { keyEntries, type KeySummary } from "../../src/keys/layout";
+import { keyEntries, type KeySummary } from "../../src/keys/kv-layout";
 import { newApiKey, type KeyOptions } from "../../src/keys/issue-key";
 import { openLocalState, type LocalState } from "./local-state";
 import { mustRunWrangler } from "./wrangler";

@@ -12,6 +12,8 @@ import type { ApiKeyRecord } from "../keys/api-key-record";
 import { TtlCache } from "../lib/ttl-cache";
 import { LeaseClient } from "../limiter/lease-client";
 import { WrittenRefusals } from "../limiter/refusal-replay";
+import type { WrittenHeaders } from "../limiter/rate-limit-headers";
+import type { WindowReport } from "../limiter/protocol";
 import type { Budget } from "../limiter/request-admission";
 import { OwnWrites } from "../read-your-writes/own-writes";
 import { VersionMemory } from "../read-your-writes/recent-version";
@@ -37,6 +39,13 @@ export const isolateMemory = {
    * holds, under the same bindings (limiter/refusal-replay.ts).
    */
   refusals: new WrittenRefusals(),
+  /**
+   * The rate-limit headers last written for each refused state, held weakly
+   * by the object's answer they were written from, so they go with it (at
+   * most a second: the whole seconds in them change). Safe: they are the
+   * same text for every caller refused in that state, and read-only.
+   */
+  refusalHeaders: new WeakMap<WindowReport, WrittenHeaders>(),
   /**
    * API key records by the key as presented, so a known key costs no
    * SHA-256 (keys/lookup.ts): a record for 5 s, an unknown or invalid one

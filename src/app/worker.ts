@@ -90,7 +90,10 @@ const callers = countedCallers(isolateMemory.budgets, isolateMemory.apiKeys);
 export const perRequestChain: readonly (readonly [name: string, handler: MiddlewareHandler<AppEnv>])[] = [
   ["request id and version", responseIdentity()],
   ["request log and analytics point", requestLog(requestParty)],
-  ["a refusal repeated", replayRefusal(isolateMemory.leases, callers, isolateMemory.refusals)],
+  [
+    "a refusal repeated",
+    replayRefusal(isolateMemory.leases, callers, isolateMemory.refusals, isolateMemory.refusalHeaders),
+  ],
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
   [
@@ -104,7 +107,10 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
       ),
     ),
   ],
-  ["rate limit: lease, headers, refusal", rateLimit(isolateMemory.leases, callers, isolateMemory.refusals)],
+  [
+    "rate limit: lease, headers, refusal",
+    rateLimit(isolateMemory.leases, callers, isolateMemory.refusals, isolateMemory.refusalHeaders),
+  ],
 ];
 
 /** How an operation's access is checked: API keys with their scopes; an operator's token, or Cloudflare Access. */

@@ -39,13 +39,5 @@ export const RedeemConsoleLink = z.strictObject({
   token: z.string().describe("The token from the link's fragment (#link=...)"),
 });
 
-export const ConsoleLink = z
-  .object({
-    keyId: z.string(),
-    url: z.string().describe("The console with the single-use token in its fragment; hand it to the key's holder"),
-    expiresAt: z.string(),
-  })
-  .meta({ id: "ConsoleLink" });
-
 /** What every session operation shares. */
 export const CONSOLE = { tag: "Console", stability: "beta" } as const;

@@ -5,8 +5,7 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
-import { ApiError } from "../framework/api-error";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { CHALLENGE, sessionEndedMessage, type Caller, type OtherCredential } from "../keys/identify-caller";
 import { isUsable } from "../keys/api-key-record";
@@ -14,14 +13,14 @@ import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findUsableRecordById } from "../keys/lookup";
 import {
-  fromThisOrigin,
   openSession,
   sealSession,
   sessionCookie,
   sessionCookieOf,
   sessionKeyOf,
   SESSION_SECONDS,
-} from "./session-cookie";
+} from "../console-kit/session-cookie";
+import { fromThisOrigin } from "../console-kit/origin-checks";
 
 export type SessionVia = "key" | "link";
 
@@ -179,12 +178,6 @@ export async function endEverySessionOfKey(
     db.prepare("UPDATE console_links SET used_at = ?2 WHERE key_id = ?1 AND used_at IS NULL").bind(keyId, at),
   ]);
   return { sessions: sessions!.meta.changes, links: links!.meta.changes };
-}
-
-/** A sign-in must not come from another site (login CSRF): API clients, which send no Origin, may sign in. */
-export function refuseSignInFromAnotherSite(request: Request): void {
-  if (!fromThisOrigin(request, false))
-    throw new ApiError("cross_site_request", "Sign in from this service's own console, not from another site.");
 }
 
 /** Rows a day past their end: sessions and links no one can use any more (the daily cron). */

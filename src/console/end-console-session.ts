@@ -3,7 +3,7 @@ import { ANY_KEY } from "../framework/operations/scopes";
 import { keyOfCaller } from "../keys/require-api-key";
 import { CONSOLE } from "./console-session-schemas";
 import { endConsoleSession } from "./console-sessions";
-import { sessionCookie } from "./session-cookie";
+import { sessionCookie } from "../console-kit/session-cookie";
 
 /** DELETE /v2/console/session: sign-out, everywhere at once; the cookie is cleared. */
 export const endConsoleSessionOperation = defineOperation({

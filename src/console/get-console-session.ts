@@ -1,7 +1,7 @@
 import { defineOperation } from "../framework/operations/define-operation";
 import { ANY_KEY } from "../framework/operations/scopes";
 import { jsonBody } from "../framework/counted-body";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { keyOfCaller } from "../keys/require-api-key";
 import { budgetOf, limitsFor, scopesOf } from "../keys/api-key-record";
 import { CONSOLE, ConsoleSession } from "./console-session-schemas";

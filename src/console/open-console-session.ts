@@ -5,7 +5,7 @@ import { jsonBody } from "../framework/counted-body";
 import { keyOfCaller } from "../keys/require-api-key";
 import { CONSOLE, SignedIn } from "./console-session-schemas";
 import { openConsoleSession } from "./console-sessions";
-import { refuseSignInFromAnotherSite } from "./console-sessions";
+import { refuseSignInFromAnotherSite } from "../console-kit/origin-checks";
 
 /**
  * POST /v2/console/session: a key, presented once, exchanged for a console session (the cookie); the browser keeps no

@@ -6,9 +6,9 @@ import { CHALLENGE } from "../keys/identify-caller";
 import { isUsable } from "../keys/api-key-record";
 import { findApiKeyById } from "../keys/lookup";
 import { CONSOLE, RedeemConsoleLink, SignedIn } from "./console-session-schemas";
-import { LINK_TOKEN, redeemConsoleLink } from "./console-links";
+import { LINK_TOKEN, redeemConsoleLink } from "../console-kit/sign-in-links";
 import { openConsoleSession } from "./console-sessions";
-import { refuseSignInFromAnotherSite } from "./console-sessions";
+import { refuseSignInFromAnotherSite } from "../console-kit/origin-checks";
 
 const invalidLink = () =>
   new ApiError(

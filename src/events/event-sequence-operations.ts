@@ -3,7 +3,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { ApiError } from "../framework/api-error";
 import { readJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { logLine } from "../lib/log";
 import { orderWritesHold, releaseOrderWrites } from "../orders/order-writes-hold";
 import { eventSequence, raiseEventSequence } from "./event-sequence";

@@ -6,7 +6,7 @@
  * are asked for.
  */
 import { ApiError } from "../framework/api-error";
-import { openCursor, sealCursor } from "../lib/opaque-cursor";
+import { readCursor, makeCursor } from "../lib/opaque-cursor";
 import { oneOrMoreOf, plainWholeNumber, strictQuery } from "../framework/operations/strict-query";
 import { ORDER_EVENT_TYPES, type OrderEventType } from "./order-event-schemas";
 
@@ -40,7 +40,7 @@ export interface FeedQuery {
 const PURPOSE = "store-orders v2 order event cursor 1";
 
 /** The cursor of the position after the event `seq`. */
-export const feedCursor = (seq: string) => sealCursor(PURPOSE, [seq]);
+export const feedCursor = (seq: string) => makeCursor(PURPOSE, [seq]);
 
 export async function readFeedQuery(search: URLSearchParams): Promise<FeedQuery> {
   const { value, invalid } = strictQuery(search, FEED_PARAMETERS);
@@ -48,7 +48,7 @@ export async function readFeedQuery(search: URLSearchParams): Promise<FeedQuery>
   const after = value("after");
   if (after === "latest") query.after = "latest";
   else if (after !== undefined) {
-    const [seq] = (await openCursor(PURPOSE, after, 1)) ?? [];
+    const [seq] = (await readCursor(PURPOSE, after, 1)) ?? [];
     if (seq === undefined || !/^(0|[1-9][0-9]{0,18})$/.test(seq)) {
       throw new ApiError(
         "invalid_cursor",

@@ -7,7 +7,7 @@
  */
 import { ApiError } from "../framework/api-error";
 import type { D1Queryable } from "../lib/d1-session";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import type { FeedQuery } from "./order-event-feed-query";
 import type { OrderEventRow } from "./order-event-json";
 

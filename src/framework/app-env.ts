@@ -5,14 +5,12 @@ declare global {
     interface Env {
       /**
        * A secret, not a var (`wrangler secret put OPERATOR_TOKEN`; locally `operator.env` beside the state, made by
-       * `npm start`):
-       * `<name>:<token>`. The operator API is off without it (docs/operations.md#operator-api).
+       * `npm start`): `<name>:<token>`. The operator API is off without it (docs/operations.md#operator-api).
        */
       OPERATOR_TOKEN?: string;
       /**
        * A secret (`wrangler secret put WEBHOOK_SECRETS_KEY`; locally in `operator.env`, made by `npm start`): what
-       * webhook
-       * signing secrets are sealed with in D1. Webhook endpoints cannot be made or delivered to without it
+       * webhook signing secrets are sealed with in D1. Webhook endpoints cannot be made or delivered to without it
        * (docs/operations.md#webhooks).
        */
       WEBHOOK_SECRETS_KEY?: string;

@@ -1,4 +1,4 @@
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import {
   DELETE_KEY_EVENT,
   INSERT_KEY_EVENT,

@@ -4,9 +4,14 @@
  * of `id:` entries a run, until a mark says every key has one. From then on
  * finding a budget's keys never lists the whole namespace: without the mark,
  * a budget with no live key would list every key on each of its lanes' runs.
+ *
+ * Compatibility: it can go once every deployment's KV holds the mark
+ * (`wrangler kv key get layout:budget-entries --binding API_KEYS --env <name>`
+ * answers `{"done":true}`), together with the whole-namespace scan it
+ * stands in for in live-budget.ts and the prune's wait on it.
  */
-import { callDependency } from "../lib/dependency";
-import { budgetEntry, idName, type KeySummary } from "./layout";
+import { callDependency } from "../lib/call-dependency";
+import { budgetEntry, idName, type KeySummary } from "./kv-layout";
 
 /**
  * Where the backfill keeps its place: `{ "cursor": ... }` between runs, `{ "done": true }` once every key has its

@@ -8,9 +8,9 @@
  * The key's record and id entry stay (the operators' search finds it, the
  * audit in D1 keeps its story).
  */
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { budgetEntriesComplete } from "./budget-entries-backfill";
-import type { BudgetMember } from "./layout";
+import type { BudgetMember } from "./kv-layout";
 
 /** How long a key that stopped working (revoked, or past its expiry) stays listed under its budget. */
 export const STOPPED_KEYS_LISTED_MS = 30 * 86_400_000;

@@ -5,9 +5,9 @@
  * one request. A page lists KV once per 1,000 names the budget lists (a
  * month of keys is one list) and reads one id entry per key it shows.
  */
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { ApiKeyRecord } from "./api-key-record";
-import { budgetPrefix, idName, type KeySummary } from "./layout";
+import { budgetPrefix, idName, type KeySummary } from "./kv-layout";
 
 /** Keys one page shows at most. */
 export const MAX_KEYS_PAGE = 100;

@@ -4,7 +4,7 @@
  * worker when a key rotates itself (keys/own-keys). It uses Web Crypto only, so
  * it runs in Node (the keys command) and in workerd.
  */
-import { storeKeyRecord, type KvWriter } from "./layout";
+import { storeKeyRecord, type KvWriter } from "./kv-layout";
 import { sha256Hex } from "../lib/digest";
 import type { Scope } from "../framework/operations/scopes";
 import type { ApiKeyRecord } from "./api-key-record";

@@ -4,7 +4,7 @@
  * with the budget's keys in both consoles, so the owner sees what happened
  * and which keys the leaked one made.
  */
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import type { ApiKeyRecord } from "./api-key-record";
 
 /** What the audit says a key's revocation as leaked ended (docs/api.md#what-a-leak-ends). */

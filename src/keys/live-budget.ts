@@ -7,11 +7,11 @@
  * at all; and failed for want of a live key only once KV agrees with itself
  * and has had time to spread the last change (docs/api.md#webhook-endpoints).
  */
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { budgetOf, DEFAULT_SCOPES } from "./api-key-record";
 import type { Scope } from "../framework/operations/scopes";
-import { budgetPrefix, idName, type BudgetMember, type KeySummary } from "./layout";
+import { budgetPrefix, idName, type BudgetMember, type KeySummary } from "./kv-layout";
 import { budgetEntriesComplete } from "./budget-entries-backfill";
 
 /**
@@ -119,10 +119,10 @@ export async function budgetLiveness(
     const first = (await callDependency("KV", () => kv.getWithMetadata<KeySummary>(idName(budget)))).metadata;
     if (first !== null) liveness = isLive(first, now) && readsOrders(first) ? "live" : "dead";
   }
-  // Keys stored before budgets were listed have no entry of their own here (a rotated pair may have one key with and
-  // one
-  // without) until the cron's backfill has given every key one: till then they are found among every key's id entry,
-  // at the cost of listing them all.
+  // Keys stored before budgets were listed have no entry of their own here (a rotated pair may have one key with
+  // and one without) until the cron's backfill has given every key one: till then they are found among every key's
+  // id entry, at the cost of listing them all. Compatibility: goes with the backfill (budget-entries-backfill.ts says
+  // when).
   if (liveness !== "live" && !(await budgetEntriesComplete(kv))) {
     const legacy = (await listAll<KeySummary>(kv, idName(""))).filter(
       ({ name, metadata }) =>

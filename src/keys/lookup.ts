@@ -1,7 +1,7 @@
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { sha256Hex } from "../lib/digest";
-import { idName, recordName } from "./layout";
+import { idName, recordName } from "./kv-layout";
 import { ApiKeyRecord } from "./api-key-record";
 
 /**

@@ -37,8 +37,8 @@ function parseIpv4(text: string): number[] | undefined {
  * The eight 16-bit groups of an IPv6 address, or undefined when `text` is
  * not one: in brackets or not, a zone (`%eth0`) ignored, at most one `::`,
  * an IPv4 address allowed as the last piece. Read by index, with no regular
- * expression, split or closure: every request from an IPv6 caller without a
- * key reads one, and that was a tenth of such a 429's cost beyond writing it
+ * expression, split or closure. Hot path: every request from an IPv6 caller
+ * without a key reads one, its refusals included
  * (docs/design/performance.md#what-the-floors-show).
  */
 function parseIpv6(text: string): number[] | undefined {

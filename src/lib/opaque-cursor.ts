@@ -30,13 +30,13 @@ function fromBase64url(text: string): string | undefined {
 }
 
 /** A cursor of `purpose` carrying these fields (none may contain a dot). */
-export async function sealCursor(purpose: string, fields: readonly string[]): Promise<string> {
+export async function makeCursor(purpose: string, fields: readonly string[]): Promise<string> {
   const payload = fields.join(".");
   return base64url(`${payload}.${await cursorDigest(purpose, payload)}`);
 }
 
 /** The fields of a cursor this API made for `purpose` with `count` fields; undefined for anything else. */
-export async function openCursor(purpose: string, cursor: string, count: number): Promise<string[] | undefined> {
+export async function readCursor(purpose: string, cursor: string, count: number): Promise<string[] | undefined> {
   const parts = fromBase64url(cursor)?.split(".");
   if (parts?.length !== count + 1) return undefined;
   const check = parts.pop()!;

@@ -1,4 +1,4 @@
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { waitsOutside } from "../lib/waits-outside";
 import {
   abandonAsk,

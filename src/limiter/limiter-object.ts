@@ -17,7 +17,7 @@ import {
   type Usage,
 } from "./policy";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./protocol";
-import { admitTestEvent } from "./test-event-quota";
+import { admitTestEvent } from "./webhook-test-event-quota";
 import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 
@@ -134,7 +134,7 @@ export class RateLimiter extends DurableObject<Env> {
 
   /**
    * Counts a test event of the budget's: null when it may be sent, else the milliseconds until one may
-   * (test-event-quota.ts).
+   * (webhook-test-event-quota.ts).
    */
   admitTestEvent(now: number): number | null {
     const { times, retryAfterMs } = admitTestEvent(this.ctx.storage.kv.get<number[]>(TEST_EVENTS) ?? [], now);

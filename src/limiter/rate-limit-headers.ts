@@ -7,11 +7,10 @@ export type RateLimitHeaders = Readonly<Partial<Record<HeaderName, string>>>;
  * A refusal's headers as last written, and every value they were written
  * from. A caller refused by this isolate is refused from the same windows
  * (the last answer its object gave) until the object answers again, so the
- * values repeat for a second at a time: building them again for every
- * refusal was half of what a banned 429 cost beyond writing it
- * (docs/design/performance.md#what-the-floors-show).
+ * values repeat for a second at a time. Hot path: a refusal in a state
+ * already written builds no headers (docs/design/performance.md#what-the-floors-show).
  */
-interface WrittenRefusal {
+export interface WrittenHeaders {
   day: WindowReport;
   outcome: Verdict["outcome"];
   reported: Verdict["reported"];
@@ -25,8 +24,11 @@ interface WrittenRefusal {
 /** One window in a RateLimit-Policy field: its name, quota and size. */
 const policyOf = (window: WindowReport) => `"${window.name}";q=${window.limit};w=${window.size}`;
 
-/** Keyed by the refusal's minute window, so an entry lives as long as the answer it was written from. */
-const writtenRefusals = new WeakMap<WindowReport, WrittenRefusal>();
+/**
+ * Refusals' headers keyed by the refusal's minute window, so an entry lives as long as the answer it was written
+ * from; one per isolate (app/isolate-memory.ts).
+ */
+export type WrittenHeadersByWindow = WeakMap<WindowReport, WrittenHeaders>;
 
 /**
  * The rate-limit headers of one verdict: the X-RateLimit-* fields for the
@@ -36,7 +38,7 @@ const writtenRefusals = new WeakMap<WindowReport, WrittenRefusal>();
  * seconds left) and the same object returned while that state lasts: treat
  * them as read-only.
  */
-export function rateLimitHeaders(verdict: Verdict): RateLimitHeaders {
+export function rateLimitHeaders(verdict: Verdict, writtenRefusals: WrittenHeadersByWindow): RateLimitHeaders {
   const { minute, day, outcome, reported, retryAfter } = verdict;
   const banEnd = outcome === "banned" ? verdict.bannedUntil : undefined;
   const nowSeconds = verdict.now / 1000;

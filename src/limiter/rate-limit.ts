@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { errorResponse } from "../framework/api-error";
-import { rateLimitHeaders } from "./rate-limit-headers";
+import { rateLimitHeaders, type WrittenHeadersByWindow } from "./rate-limit-headers";
 import type { LeaseClient } from "./lease-client";
 import type { Verdict } from "./protocol";
 import { keepRefusal, type WrittenRefusals } from "./refusal-replay";
@@ -35,6 +35,7 @@ export function rateLimit(
   leases: LeaseClient,
   callers: CountedCallers,
   written: WrittenRefusals,
+  writtenHeaders: WrittenHeadersByWindow,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const identified = callers.budgetOf(c);
@@ -53,7 +54,7 @@ export function rateLimit(
     c.set("limit", verdict.outcome);
     // Prepared before the response exists, so they join it as it is made: set afterwards, each header would copy the
     // response.
-    const headers = rateLimitHeaders(verdict);
+    const headers = rateLimitHeaders(verdict, writtenHeaders);
     for (const header in headers) c.header(header, headers[header as keyof typeof headers]);
 
     // A refusal is the limiter's answer, not a fault: written here, with no error to build and throw on every refused

@@ -9,7 +9,7 @@ import {
   type CountedCallers,
   type Recognition,
 } from "./request-admission";
-import { rateLimitHeaders, type RateLimitHeaders } from "./rate-limit-headers";
+import { rateLimitHeaders, type RateLimitHeaders, type WrittenHeadersByWindow } from "./rate-limit-headers";
 
 /**
  * A refusal as rateLimit() wrote it, with what it was written for: the
@@ -117,6 +117,7 @@ export function replayRefusal(
   leases: LeaseClient,
   callers: CountedCallers,
   written: WrittenRefusals,
+  writtenHeaders: WrittenHeadersByWindow,
 ): MiddlewareHandler<AppEnv> {
   return (c, next) => {
     // A preflight is CORS's to answer; a plain OPTIONS is counted like any request, but rarely refused twice.
@@ -132,7 +133,8 @@ export function replayRefusal(
     const verdict = leases.refuseKnown(
       refusal.budget.name,
       new RequestAdmission(c, refusal.budget, refusal.ban),
-      (candidate) => candidate.outcome === refusal.outcome && rateLimitHeaders(candidate) === refusal.state,
+      (candidate) =>
+        candidate.outcome === refusal.outcome && rateLimitHeaders(candidate, writtenHeaders) === refusal.state,
     );
     if (!verdict) return next();
     refusal.recognition.restore(c);

@@ -3,9 +3,8 @@ import { ApiError } from "../framework/api-error";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { budgetOf } from "../keys/api-key-record";
 import { isUsable } from "../keys/api-key-record";
-import { createConsoleLink, LINK_SECONDS } from "../console/console-links";
-import { ConsoleLink } from "../console/console-session-schemas";
-import { CONSOLE_PATH } from "../console/console-page";
+import { ConsoleLink, createConsoleLink, LINK_SECONDS } from "../console-kit/sign-in-links";
+import { CONSOLE_PATH } from "../console-kit/console-page-html";
 import { keyOperation } from "./key-operation";
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { jsonBody } from "../framework/counted-body";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { budgetOf, limitsFor, type ApiKeyRecord as KeyRecord } from "../keys/api-key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../keys/budget-keys";
 import { keyOperation } from "./key-operation";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "../framework/operations/define-operation";
 import { jsonBody } from "../framework/counted-body";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { BUDGET_WARNING_SHARE, eventStorage } from "../events/prune-order-events";
 import { readDispatchMark } from "../webhook-delivery/dispatch-mark";
 import { countLanesBehind } from "../webhook-delivery/endpoint-table";

@@ -12,17 +12,12 @@ import { z } from "zod";
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { openText, sealText } from "../lib/sealing";
 import { sha256Hex } from "../lib/digest";
-import {
-  fromThisOrigin,
-  SESSION_SECONDS,
-  sessionCookie,
-  sessionCookieOf,
-  sessionKeyOf,
-} from "../console/session-cookie";
-import { LINK_TOKEN } from "../console/console-links";
+import { fromThisOrigin } from "../console-kit/origin-checks";
+import { SESSION_SECONDS, sessionCookie, sessionCookieOf, sessionKeyOf } from "../console-kit/session-cookie";
+import { LINK_TOKEN } from "../console-kit/sign-in-links";
 import type { TtlCache } from "../lib/ttl-cache";
 import { REDEEM_OPERATOR_LINK } from "./operator-links";
 

@@ -3,11 +3,11 @@ import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { bearerToken } from "../keys/bearer";
 import { sha256Hex } from "../lib/digest";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { LIVE_OPERATOR_BY_DIGEST, LIVE_OPERATOR_BY_NAME } from "./operator-table";
 import { operatorOfSession, sealedSessionOperator, type OperatorSession } from "./operator-sessions";
 import { MISSING_KEY, type OtherCredential } from "../keys/identify-caller";
-import { fromThisOrigin } from "../console/session-cookie";
+import { fromThisOrigin } from "../console-kit/origin-checks";
 import type { TtlCache } from "../lib/ttl-cache";
 import { ACCESS_ASSERTION_HEADER, verifyAccessAssertion, type AccessKeys } from "./access-assertion";
 import type { Config } from "../framework/read-config";
@@ -53,8 +53,7 @@ export function requireOperator(
     const access = c.get("config").access;
     if (access) {
       // Access's own cookie rides along with any request the browser sends, so a change must come from this origin (or
-      // from
-      // no browser at all: the keys command, with a service token).
+      // from no browser at all: the keys command, with a service token).
       if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, false))
         throw new ApiError(
           "cross_site_request",

@@ -3,10 +3,10 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
 import { Scope } from "../framework/operations/scopes";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { Plan } from "../limiter/plans";
 import { budgetOf, scopesOf, type ApiKeyRecord } from "../keys/api-key-record";
-import { idName, type KeySummary } from "../keys/layout";
+import { idName, type KeySummary } from "../keys/kv-layout";
 import { bannedBudgets } from "../limiter/ban-entries";
 
 /** A key expiring within this is `expiring`. */

@@ -3,11 +3,11 @@ import { z } from "zod";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { readJsonBody } from "../framework/operations/read-json-body";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { Limits } from "../limiter/plans";
 import { budgetOf, isUsable } from "../keys/api-key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../keys/budget-keys";
-import { storeKeyRecord } from "../keys/layout";
+import { storeKeyRecord } from "../keys/kv-layout";
 import { findApiKeyById } from "../keys/lookup";
 import { audited, keyOperation, limiterOf } from "./key-operation";
 

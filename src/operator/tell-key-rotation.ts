@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
 import { readJsonBody } from "../framework/operations/read-json-body";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { budgetOf } from "../keys/api-key-record";
 import { keyOperation, limiterOf } from "./key-operation";
 

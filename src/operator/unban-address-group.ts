@@ -3,7 +3,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
 import { readJsonBody } from "../framework/operations/read-json-body";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { addressGroup } from "../lib/client-address";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 

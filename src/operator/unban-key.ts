@@ -1,4 +1,4 @@
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { audited, keyOperation, limiterOf } from "./key-operation";
 
 /** Ends a budget's ban now, audited. */

@@ -1,4 +1,4 @@
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import type { D1Queryable } from "../lib/d1-session";
 import { ApiError } from "../framework/api-error";
 import { HELD_RETRY_AFTER_SECONDS, isHeldWrite } from "./order-writes-hold";

@@ -1,4 +1,4 @@
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 
 /** A pet as D1 gives it back: every column as TEXT, as for orders, to keep the int64 id exact. */
 interface PetRow {

@@ -12,11 +12,11 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../framework/app-env";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audited-key-operation";
 import { OperationNotTaken } from "../keys/audit";
-import { storeKeyRecord } from "../keys/layout";
+import { storeKeyRecord } from "../keys/kv-layout";
 import type { Usage } from "../limiter/policy";
 import { endEverySessionOfKey } from "../console/console-sessions";
 import { disableForLeak } from "../webhook-delivery/endpoint-table";

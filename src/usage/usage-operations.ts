@@ -9,7 +9,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { documentedParameters } from "../framework/operations/strict-query";
 import type { AppEnv } from "../framework/app-env";
 import { budgetOf } from "../keys/api-key-record";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import type { LeaseClient } from "../limiter/lease-client";
 import { GRANULARITIES } from "../limiter/usage-ledger";
 import { logLine } from "../lib/log";

@@ -8,7 +8,7 @@
  * per event, so an event handed twice is sent once.
  */
 import type { D1Queryable } from "../lib/d1-session";
-import { withTimeout } from "../lib/dependency";
+import { withTimeout } from "../lib/call-dependency";
 import { readDispatchMark, storeDispatchMark } from "./dispatch-mark";
 import { enabledEndpoints, recordLaneStandings, type DispatchEndpoint, type LaneStanding } from "./endpoint-table";
 
@@ -156,8 +156,7 @@ export async function dispatchEvents(
     };
   }
   // With nothing past the oldest endpoint's start, the mark moves up to it: the events before it are nobody's, and a
-  // mark
-  // left below them would show as lag that no pass can ever take away.
+  // mark left below them would show as lag that no pass can ever take away.
   const next =
     events.at(-1)?.seq ?? (BigInt(start) > BigInt(mark) ? (BigInt(start) > BigInt(head) ? head : start) : mark);
   const calls: { endpoint: DispatchEndpoint; seqs: string[]; reached: string; full: boolean }[] = [];

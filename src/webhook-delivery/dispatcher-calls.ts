@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 import { logLine } from "../lib/log";
 
 /** The one dispatcher's name: one object reads the feed for every endpoint (dispatcher-object.ts). */

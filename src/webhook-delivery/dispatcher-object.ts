@@ -64,8 +64,8 @@ export class WebhookDispatcher extends DurableObject<Env> {
         storage.delete("mark");
       }
       // The highest mark reached is kept here too, where a D1 restore cannot rewind it. Below it, a new event would
-      // take an
-      // id a lane already holds, and no lane would send it: nothing is handed out until the sequence is raised past it.
+      // take an id a lane already holds, and no lane would send it: nothing is handed out until the sequence is raised
+      // past it.
       const highest = storage.get<string>("highestMark");
       if (highest !== undefined) {
         const sequence = await eventSequence(this.env.DB);

@@ -4,7 +4,7 @@
  * and its prune. Beside the endpoints' own table: every change to one is written with its row.
  */
 import { withAuditRow } from "../keys/audit";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 
 /** What is recorded of an action on an endpoint (migrations/0016_webhook_endpoint_owner_changes.sql, 0019). */
 export interface EndpointEvent {

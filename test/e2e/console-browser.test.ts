@@ -96,8 +96,7 @@ interface Visit extends Watched {
 async function open(width = 1280): Promise<Visit> {
   const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: "UTC", locale: "en-GB" });
   // Playwright's 30 s only catches a hang: on a busy machine (an npm start serving traffic beside the tests) a wrangler
-  // dev
-  // page load can take longer. The promises the tests check (a session ended within 5 s) keep their own limits.
+  // dev page load can take longer. The promises the tests check (a session ended within 5 s) keep their own limits.
   context.setDefaultNavigationTimeout(90_000);
   context.setDefaultTimeout(90_000);
   const page = await context.newPage();

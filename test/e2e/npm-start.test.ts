@@ -68,9 +68,8 @@ describe("npm start", () => {
     for (let i = 0; i < 3; i++) expect((await listAs(service.current, counted)).status).toBe(200);
 
     // A ban: one admitted, then refused until the key's object bans it (more than BAN_THRESHOLD, 20, refusals in a
-    // row).
-    // Until it says so: on the wall clock a minute can end among the requests, admitting one and starting the streak
-    // again.
+    // row). Until it says so: on the wall clock a minute can end among the requests, admitting one and starting the
+    // streak again.
     const banned = await createKey(1, 1_000);
     let last: Response | undefined;
     let code: string | undefined;

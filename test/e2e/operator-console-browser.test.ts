@@ -95,9 +95,8 @@ describe("the operators' console", () => {
     await screenshot(page, "operator-pipeline");
 
     // The dispatcher's lag moves as events back up and drain: an endpoint keeps it watching (of a type no change here
-    // makes,
-    // so nothing is posted), and another system updates 5,000 orders in one statement, 50 passes' worth. The view reads
-    // it every 2 s, and at once with Read now.
+    // makes, so nothing is posted), and another system updates 5,000 orders in one statement, 50 passes' worth. The
+    // view reads it every 2 s, and at once with Read now.
     const watcher = (await (
       await fetchLocal(`${root()}/v2/webhook-endpoints`, {
         method: "POST",

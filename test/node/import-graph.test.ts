@@ -15,18 +15,21 @@ const LAYERS: readonly (readonly string[])[] = [
   ["framework"],
   ["limiter", "read-your-writes", "pets"],
   ["keys", "orders"],
-  ["usage", "events", "console"],
-  ["webhook-delivery"],
-  ["webhooks", "operator", "revocation"],
+  ["usage", "events"],
+  ["webhook-delivery", "console-kit"],
+  ["webhooks", "operator", "console"],
+  ["revocation"],
   ["app"],
 ];
 /**
- * The consoles' pages (src/console/browser, src/operator/console/browser) are
- * programs of their own: they run in the browser, bundled by
+ * The consoles' pages (src/console/browser, src/operator/console/browser, and
+ * the kit both draw with, src/console-kit/browser) are programs of their own: they run in the browser, bundled by
  * scripts/build-assets.ts, and call the worker only over HTTP. The worker's
  * graph leaves them out; their own test is below.
  */
-const BROWSERS = ["src/console/browser", "src/operator/console/browser"];
+const BROWSERS = ["src/console-kit/browser", "src/console/browser", "src/operator/console/browser"];
+/** Each console's page, which draws with the kit and never with the other console. */
+const CONSOLES = BROWSERS.slice(1);
 const inBrowser = (path: string) => BROWSERS.some((browser) => path.startsWith(browser));
 
 function sourceFiles(dir: string): string[] {
@@ -146,8 +149,17 @@ describe("src's imports", () => {
   });
 
   it("keep state between requests only in isolate-memory.ts, which says what each entry holds and why sharing it is safe", () => {
-    const keepsState = /^(?:export )?(?:let |var |const \w+ = new (?!Error|TextEncoder|TextDecoder|RegExp)\w+\()/m;
+    // A module-level let or var, or a const made with `new` (generic or not), but for values that hold no state: an
+    // error, a coder, a pattern, the app itself, or a value typed read-only.
+    const constants = "Error|TextEncoder|TextDecoder|RegExp|Hono\\b";
+    const keepsState = new RegExp(
+      `^(?:export )?(?:let |var |const \\w+(?::(?!\\s*Readonly)[^=]+)? = new (?!${constants})\\w+(?:<.*>)?\\()`,
+      "m",
+    );
     expect(keepsState.test("const leases = new LeaseClient();")).toBe(true);
+    expect(keepsState.test("const written = new WeakMap<WindowReport, WrittenHeaders>();")).toBe(true);
+    expect(keepsState.test("export const seen: Set<string> = new Set();")).toBe(true);
+    expect(keepsState.test("const PATTERN = new RegExp(SOURCE);")).toBe(false);
     const holders = [...modules.keys()].filter(
       (file) => file !== "src/app/isolate-memory.ts" && keepsState.test(readFileSync(file, "utf8")),
     );
@@ -160,8 +172,6 @@ describe("src's imports", () => {
       const browserFiles = readdirSync(browser, { recursive: true, encoding: "utf8" })
         .filter((file) => file.endsWith(".ts"))
         .map((file) => join(browser, file));
-      // The operators' page draws with the callers' page's helpers (the DOM, the API client, the usage chart): browser
-      // code both.
       const outside = browserFiles.flatMap((file) =>
         importsOf(file)
           .filter((target) => !inBrowser(target) && !target.endsWith(".css.ts") && target !== "client/src/schema-v2.ts")
@@ -170,6 +180,17 @@ describe("src's imports", () => {
       expect(browserFiles.length, browser).toBeGreaterThan(5);
       expect(outside).toEqual([]);
     }
+  });
+
+  it("keep the two consoles peers: each page draws with the kit below it, and neither imports the other", () => {
+    const across = CONSOLES.flatMap((browser) =>
+      readdirSync(browser, { recursive: true, encoding: "utf8" })
+        .filter((file) => file.endsWith(".ts"))
+        .flatMap((file) => importsOf(join(browser, file)).map((target) => [join(browser, file), target] as const))
+        .filter(([, target]) => CONSOLES.some((other) => other !== browser && target.startsWith(other)))
+        .map(([file, target]) => `${file} imports ${target}`),
+    );
+    expect(across).toEqual([]);
   });
 
   it("are checked by a search that does find a cycle", () => {

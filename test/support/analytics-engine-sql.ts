@@ -1,14 +1,11 @@
 /**
- * A small evaluator of Workers Analytics Engine's SQL, for the subset this
- * project's queries use (docs/operations.md#request-analytics and the
- * release's health gate): one table; SELECT expressions with AS; WHERE;
- * GROUP BY; ORDER BY; LIMIT; FORMAT JSON; comparison, arithmetic, AND, OR,
- * NOT, IN; `NOW()`, `INTERVAL 'n' UNIT`, `toStartOfDay`,
- * `toStartOfInterval`, `toUnixTimestamp`, `IF`, `SUM`, `count()`, `AVG`, `MAX`, `quantileExactWeighted(level)(value,
- * weight)`. Rows are
- * the data points a recording stand-in of the binding kept, so the queries
- * operators run are checked against what the Worker writes. Anything outside
- * the subset is an error, never a guess.
+ * A small evaluator of Workers Analytics Engine's SQL, for the subset this project's queries use
+ * (docs/operations.md#request-analytics and the release's health gate): one table; SELECT expressions with AS; WHERE;
+ * GROUP BY; ORDER BY; LIMIT; FORMAT JSON; comparison, arithmetic, AND, OR, NOT, IN; `NOW()`, `INTERVAL 'n' UNIT`,
+ * `toStartOfDay`, `toStartOfInterval`, `toUnixTimestamp`, `IF`, `SUM`, `count()`, `AVG`, `MAX`,
+ * `quantileExactWeighted(level)(value, weight)`. Rows are the data points a recording stand-in of the binding kept, so
+ * the queries operators run are checked against what the Worker writes. Anything outside the subset is an error, never
+ * a guess.
  */
 
 /** A stored data point as the engine's columns: index1, blob1.., double1.., timestamp (ms), _sample_interval. */

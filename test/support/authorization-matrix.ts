@@ -141,10 +141,8 @@ export const MATRIX: Record<string, string> = {
     "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
     "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
   // A budget's endpoints are its own: another budget's key or session finds none (404), and makes one of its own
-  // budget.
-  // A key rotated away (grace) acts only on itself: it reads endpoints but changes none, as whoever leaked it may hold
-  // it
-  // (docs/api.md#what-a-leak-ends); a key made to expire and never rotated (expiring) manages them.
+  // budget. A key rotated away (grace) acts only on itself: it reads endpoints but changes none, as whoever leaked it
+  // may hold it (docs/api.md#what-a-leak-ends); a key made to expire and never rotated (expiring) manages them.
   "POST /v2/webhook-endpoints":
     "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
     "invalid_api_key | 403 key_acts_only_on_itself | 201 | 201 | 403 cross_site_request | 201 | 401 session_ended | " +
@@ -245,12 +243,9 @@ export const MATRIX: Record<string, string> = {
   "GET /v2":
     "200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200 | 200",
   // The operator API: only an operator's token, the secret's or a live named operator's; a caller's key is not one (401
-  // invalid_api_key),
-  // nor is a cookie (401 missing_api_key), nor a revoked operator's token.
-  // The operators' console's sign-in: a token opens a session (a session does not open another: 401 missing_api_key); a
-  // link's
-  // token is the credential, public and limited per address like any keyless call; sign-out is a write, so it needs the
-  // Origin.
+  // invalid_api_key), nor is a cookie (401 missing_api_key), nor a revoked operator's token. The operators' console's
+  // sign-in: a token opens a session (a session does not open another: 401 missing_api_key); a link's token is the
+  // credential, public and limited per address like any keyless call; sign-out is a write, so it needs the Origin.
   // Behind Access there are no sessions of this service's (Access signs operators in): signing in is 404, signing out a
   // no-op.
   "POST /admin/session":

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import type { ApiKeyRecord } from "../../src/keys/api-key-record";
-import { idName, recordName } from "../../src/keys/layout";
+import { idName, recordName } from "../../src/keys/kv-layout";
 import { sha256Hex } from "../../src/lib/digest";
 
 /** Bindings that fail (or are watched) the way the outage and session tests need. */

@@ -27,9 +27,8 @@ export function corsPolicy(
   return (c, next) => {
     if (c.req.method !== "OPTIONS" || c.req.header("Access-Control-Request-Method") === undefined) {
       // What Hono's cors sets on every other request, set before the response exists so they join it as it is
-      // made: Hono's sets them on a placeholder response, and every request then paid for two more responses and
-      // their headers' copies, a quarter of a refused request's fixed cost
-      // (docs/design/performance.md#why-issue-30s-targets-were-missed).
+      // made. Hot path: no response is made but the one sent (Hono's cors sets them on a placeholder, which costs
+      // two more responses and their headers' copies; docs/design/performance.md#why-issue-30s-targets-were-missed).
       c.header("Access-Control-Allow-Origin", "*");
       c.header("Access-Control-Expose-Headers", exposed);
       if (c.req.method !== "OPTIONS") return next();

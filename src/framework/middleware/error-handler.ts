@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { ApiError } from "../api-error";
-import { DependencyUnavailable } from "../../lib/dependency";
+import { DependencyUnavailable } from "../../lib/call-dependency";
 import { API_VERSIONS } from "../service-identity";
 
 const PREFIXES = Object.values(API_VERSIONS).map(({ prefix }) => prefix);

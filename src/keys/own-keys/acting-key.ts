@@ -16,7 +16,7 @@
 import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { CHALLENGE } from "../identify-caller";
 import { budgetOf, type ApiKeyRecord } from "../api-key-record";
 import { keyOfCaller } from "../require-api-key";

@@ -4,7 +4,7 @@ import { keyOfCaller } from "../require-api-key";
 import { budgetOf, type ApiKeyRecord } from "../api-key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../budget-keys";
 import { documentedParameters, plainWholeNumber, strictQuery } from "../../framework/operations/strict-query";
-import { CURSOR_PATTERN, openCursor, sealCursor } from "../../lib/opaque-cursor";
+import { CURSOR_PATTERN, readCursor, makeCursor } from "../../lib/opaque-cursor";
 import { OWN_KEYS, OwnKeys, ownKeyOf } from "./own-key-schemas";
 import { leaksOf } from "../leaked-key-audit";
 
@@ -68,12 +68,12 @@ export const listOwnKeys = defineOperation({
     const limit = limitText === undefined ? MAX_KEYS_PAGE : plainWholeNumber(limitText, 1, MAX_KEYS_PAGE);
     if (limit === undefined) throw invalid("limit", limitText!);
     const cursorText = value("cursor");
-    const after = cursorText === undefined ? undefined : (await openCursor(CURSOR_PURPOSE, cursorText, 1))?.[0];
+    const after = cursorText === undefined ? undefined : (await readCursor(CURSOR_PURPOSE, cursorText, 1))?.[0];
     if (cursorText !== undefined && after === undefined) throw invalid("cursor", cursorText);
     const now = Date.now();
     const page = await keysOfBudget(c.env.API_KEYS, caller, after, limit);
     const leaks = await leaksOf(c.env.DB, page.keys);
-    const nextCursor = page.more && page.last !== undefined ? await sealCursor(CURSOR_PURPOSE, [page.last]) : null;
+    const nextCursor = page.more && page.last !== undefined ? await makeCursor(CURSOR_PURPOSE, [page.last]) : null;
     return jsonBody(c, { data: page.keys.map((record) => ownKeyOf(record, caller.id, now, leaks)), nextCursor });
   },
 });

@@ -1,7 +1,7 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { htmlBody } from "../../framework/counted-body";
-import { CONTENT_SECURITY_POLICY, consolePage } from "../../console/console-page";
+import { CONTENT_SECURITY_POLICY, consolePage } from "../../console-kit/console-page-html";
 import { operatorApiAvailable } from "../require-operator";
 import { OPERATOR_CONSOLE_PATH } from "../operator-links";
 

@@ -1,7 +1,7 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
-import { refuseSignInFromAnotherSite } from "../../console/console-sessions";
+import { refuseSignInFromAnotherSite } from "../../console-kit/origin-checks";
 import { openOperatorSession } from "../operator-sessions";
 import { OPERATOR_SESSION, OperatorSignedIn } from "./operator-session-schemas";
 

@@ -4,7 +4,7 @@ import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { strictQuery } from "../../framework/operations/strict-query";
 import { CLOUDFLARE_API, runAnalyticsSql } from "../../lib/cloudflare-api";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import {
   BAN_SEEN_MINUTES,
   TRAFFIC_RANGES,

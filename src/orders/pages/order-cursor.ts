@@ -6,7 +6,7 @@
  */
 import { ApiError } from "../../framework/api-error";
 import { isCanonicalInt64 } from "../../lib/int64";
-import { cursorDigest, openCursor, sealCursor } from "../../lib/opaque-cursor";
+import { cursorDigest, makeCursor, readCursor } from "../../lib/opaque-cursor";
 import { canonicalFilters, type OrderFilters } from "./order-filters";
 
 const PURPOSE = "store-orders v2 order cursor 1";
@@ -16,14 +16,14 @@ const filtersDigest = (filters: OrderFilters) =>
 
 /** The cursor of the page that follows the order `afterId`, for these filters. */
 export async function encodeCursor(afterId: string, filters: OrderFilters): Promise<string> {
-  return sealCursor(PURPOSE, [afterId, await filtersDigest(filters)]);
+  return makeCursor(PURPOSE, [afterId, await filtersDigest(filters)]);
 }
 
 /**
  * The order id a cursor continues after; 400 `invalid_cursor` for one this API did not make, or made for other filters.
  */
 export async function decodeCursor(cursor: string, filters: OrderFilters): Promise<string> {
-  const [afterId, boundTo] = (await openCursor(PURPOSE, cursor, 2)) ?? [];
+  const [afterId, boundTo] = (await readCursor(PURPOSE, cursor, 2)) ?? [];
   if (afterId === undefined || !isCanonicalInt64(afterId)) {
     throw new ApiError(
       "invalid_cursor",

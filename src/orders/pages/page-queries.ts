@@ -11,7 +11,7 @@
  * page however wide or sparse the range, and may come back short, with the
  * place its scan reached as the next page's start.
  */
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import type { D1Queryable } from "../../lib/d1-session";
 import type { OrderFilters } from "./order-filters";
 import { ORDER_COLUMNS, VERSION_SQL, orderRows, type OrderCells, type OrderRow } from "../order-queries";

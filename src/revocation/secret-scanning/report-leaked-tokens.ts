@@ -4,11 +4,11 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import type { AppEnv } from "../../framework/app-env";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import { ApiKeyRecord, isUsable } from "../../keys/api-key-record";
 import { keyShape } from "../../keys/key-format";
-import { recordName } from "../../keys/layout";
+import { recordName } from "../../keys/kv-layout";
 import { revokeKey } from "../key-revocation";
 import { invalidSignature, MAX_REPORT_BYTES, SECRET_SCANNING_PATH } from "./scanning-credential";
 

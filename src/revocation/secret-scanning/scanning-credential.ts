@@ -12,7 +12,7 @@ import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
 import { cappedBody } from "../../framework/operations/read-json-body";
-import { DependencyUnavailable } from "../../lib/dependency";
+import { DependencyUnavailable } from "../../lib/call-dependency";
 import { MISSING_KEY, type OtherCredential } from "../../keys/identify-caller";
 import { GithubKeysUnavailable, type GithubPublicKeys } from "./github-public-keys";
 import { verifyGithubSignature } from "./github-signature";

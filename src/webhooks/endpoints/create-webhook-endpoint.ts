@@ -1,25 +1,29 @@
+import type { D1Queryable } from "../../lib/d1-session";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readJsonBody } from "../../framework/operations/read-json-body";
 import { ApiError } from "../../framework/api-error";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint } from "./webhook-endpoint-schemas";
-import {
-  insertEndpoint,
-  lockedEndpoints,
-  MAX_ENDPOINTS_PER_BUDGET,
-  newEndpointId,
-} from "../../webhook-delivery/endpoint-table";
+import { lockedEndpoints } from "./update-webhook-endpoint";
 import { endpointJson } from "./endpoint-json";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
 import { lockedHost, lockedUrl, lockRefusal } from "./endpoint-locks";
-import { hostLock } from "../../webhook-delivery/host-lock-table";
 import { normalWebhookUrl, webhookHost, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
+import { HOST_LOCKED, hostLock } from "../../webhook-delivery/host-lock-table";
+import { budgetEndpoint, type WebhookEndpointRow } from "./endpoint-rows";
+import { LOCKED } from "../../webhook-delivery/endpoint-table";
+
+/** The most endpoints one budget may have. */
+export const MAX_ENDPOINTS_PER_BUDGET = 10;
+
+export const newEndpointId = () =>
+  `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 
 /** POST /v2/webhook-endpoints: a new endpoint of the caller's budget, its secret shown once. */
 export const createWebhookEndpoint = defineOperation({
@@ -118,3 +122,39 @@ export const createWebhookEndpoint = defineOperation({
     );
   },
 });
+
+/**
+ * Adds an endpoint unless its budget has MAX_ENDPOINTS_PER_BUDGET already, in
+ * one statement (two concurrent creations cannot both pass the count); it
+ * receives the events after the feed's head as it is now. Not when full, nor
+ * beside an endpoint of the same URL that an operator disabled (`locked`),
+ * nor on a host an operator locked (`host_locked`: `host` is the URL's).
+ * Safe to retry: the id is made once per creation.
+ */
+export async function insertEndpoint(
+  db: D1Queryable,
+  row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit">,
+  host: string,
+): Promise<"inserted" | "full" | "locked" | "host_locked"> {
+  const { meta } = await db
+    .prepare(
+      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, " +
+        "rate_limit) " +
+        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7 " +
+        `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
+        // The same URL again beside one an operator disabled would lift the lock by the back door.
+        `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
+        // A retry of an insert that did happen (its answer lost) adds nothing.
+        "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1) " +
+        `AND NOT ${HOST_LOCKED(8)}`,
+    )
+    .bind(row.id, row.budget, row.url, row.types, row.created_at, row.secret_sealed, row.rate_limit, host)
+    .run();
+  if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";
+  if (await hostLock(db, host)) return "host_locked";
+  const locked = await db
+    .prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`)
+    .bind(row.budget, row.url)
+    .first();
+  return locked ? "locked" : "full";
+}

@@ -1,12 +1,14 @@
+import type { D1Queryable } from "../../lib/d1-session";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
-import { callDependency } from "../../lib/dependency";
-import { deleteEndpoint } from "../../webhook-delivery/endpoint-table";
+import { callDependency } from "../../lib/call-dependency";
 import { laneOf } from "../../webhook-delivery/lane-calls";
 import { logLine } from "../../lib/log";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
+import { budgetEndpoint } from "./endpoint-rows";
+import { LOCKED } from "../../webhook-delivery/endpoint-table";
 
 /** DELETE /v2/webhook-endpoints/{endpointId}: the endpoint and its deliveries. */
 export const deleteWebhookEndpoint = defineOperation({
@@ -49,3 +51,22 @@ export const deleteWebhookEndpoint = defineOperation({
     return c.body(null, 204);
   },
 });
+
+/**
+ * Deletes a budget's endpoint; false when it has none by that id. Its lane
+ * (its deliveries) is emptied by the caller, or by itself at its next run
+ * when it finds the endpoint gone.
+ */
+export async function deleteEndpoint(
+  db: D1Queryable,
+  budget: string,
+  id: string,
+): Promise<"deleted" | "locked" | "none"> {
+  // An endpoint an operator disabled stays (its owner would otherwise lift the lock by making it again).
+  const { meta } = await db
+    .prepare(`DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`)
+    .bind(budget, id)
+    .run();
+  if (meta.changes === 1) return "deleted";
+  return (await budgetEndpoint(db, budget, id)) ? "locked" : "none";
+}

@@ -1,13 +1,13 @@
+import type { D1Queryable } from "../../lib/d1-session";
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { OperationNotTaken } from "../../keys/audit";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
-import { enableEndpoint } from "../../webhook-delivery/endpoint-table";
 import { OPERATOR } from "./operator-webhook-endpoint";
 
 /** Enables an endpoint whoever disabled it, audited: the one way to lift an operator's disabling. */
@@ -45,3 +45,15 @@ export const enableWebhookEndpoint = defineOperation({
     return jsonBody(c, { endpointId, status: "enabled" as const });
   },
 });
+
+/** An operator enables an endpoint, whoever disabled it; false when there is none by that id. */
+export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
+  const { meta } = await db
+    .prepare(
+      "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = " +
+        "NULL, disabled_note = NULL, disabled_for_leak = NULL WHERE id = ?1",
+    )
+    .bind(id)
+    .run();
+  return meta.changes === 1;
+}

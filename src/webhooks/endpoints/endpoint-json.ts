@@ -4,7 +4,7 @@
  * what that operator chose to tell them.
  */
 import type { z } from "zod";
-import type { WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";
+import type { WebhookEndpointRow } from "./endpoint-rows";
 import type { WebhookEndpoint } from "./webhook-endpoint-schemas";
 
 /** The endpoint as its owner sees it. */

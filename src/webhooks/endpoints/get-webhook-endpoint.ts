@@ -1,7 +1,7 @@
 import { defineOperation } from "../../framework/operations/define-operation";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
+import { budgetEndpoint } from "./endpoint-rows";
 import { endpointJson } from "./endpoint-json";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";

@@ -1,9 +1,11 @@
+import type { D1Queryable } from "../../lib/d1-session";
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
-import { callDependency } from "../../lib/dependency";
-import { allEndpoints, budgetEndpoints } from "../../webhook-delivery/endpoint-table";
+import { callDependency } from "../../lib/call-dependency";
+import { budgetEndpoints } from "./endpoint-rows";
 import { jsonBody } from "../../framework/counted-body";
 import { OperatorEndpoint, operatorJson, OPERATOR } from "./operator-webhook-endpoint";
+import { COLUMNS, type WebhookEndpointRow } from "./endpoint-rows";
 
 /** The operator's view of every budget's endpoints. */
 export const listAllWebhookEndpoints = defineOperation({
@@ -23,3 +25,11 @@ export const listAllWebhookEndpoints = defineOperation({
     return jsonBody(c, { data: rows.map(operatorJson) });
   },
 });
+
+/** Every endpoint of every budget, for operators. */
+export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[]> {
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
+    .all<WebhookEndpointRow>();
+  return results;
+}

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { jsonBody } from "../../framework/counted-body";
 import { laneEndpoint } from "../../webhook-delivery/endpoint-table";
 import { laneOf } from "../../webhook-delivery/lane-calls";

@@ -1,8 +1,8 @@
 import { defineOperation } from "../../framework/operations/define-operation";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { z } from "zod";
 import { ATTEMPTS_SHOWN, DELIVERIES_SHOWN, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
+import { budgetEndpoint } from "./endpoint-rows";
 import { laneOf } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";

@@ -1,7 +1,7 @@
 import { defineOperation } from "../../framework/operations/define-operation";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { WebhookEndpointList } from "./webhook-endpoint-schemas";
-import { budgetEndpoints } from "../../webhook-delivery/endpoint-table";
+import { budgetEndpoints } from "./endpoint-rows";
 import { endpointJson } from "./endpoint-json";
 import { jsonBody } from "../../framework/counted-body";
 import { budgetOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { WebhookEndpoint } from "./webhook-endpoint-schemas";
-import type { WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";
+import type { WebhookEndpointRow } from "./endpoint-rows";
 import { endpointJson } from "./endpoint-json";
 
 /** An endpoint as operators see it (docs/operations.md#webhooks): with its budget and why it is disabled. */

@@ -1,8 +1,8 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { ATTEMPTS_SHOWN, DeliveryParams, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
+import { budgetEndpoint } from "./endpoint-rows";
 import { disabledBecause } from "./endpoint-json";
 import { laneOf, seqOfDeliveryId } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";

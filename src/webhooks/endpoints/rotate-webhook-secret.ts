@@ -1,11 +1,11 @@
+import type { D1Queryable } from "../../lib/d1-session";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
 import { jsonBody } from "../../framework/counted-body";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
-import { rotateEndpointSecret } from "../../webhook-delivery/endpoint-table";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
@@ -63,3 +63,30 @@ export const rotateWebhookSecret = defineOperation({
     return jsonBody(c, { secret, previousSecretExpiresAt });
   },
 });
+
+/**
+ * Replaces a budget's endpoint's secret. The one the receiver holds keeps
+ * signing beside the new until `previousUntil`: during an overlap that is
+ * still the secret from before it began (a rotation retried after its answer
+ * was lost must not cut the receiver off for a secret it never saw); with no
+ * overlap (`previousUntil` null, a leak) no old secret signs at all. False
+ * when the budget has no endpoint by that id.
+ */
+export async function rotateEndpointSecret(
+  db: D1Queryable,
+  budget: string,
+  id: string,
+  sealed: string,
+  previousUntil: string | null,
+  now: string,
+): Promise<boolean> {
+  const { meta } = await db
+    .prepare(
+      "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN " +
+        "previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
+        "previous_secret_until = ?4, secret_sealed = ?3 WHERE budget = ?1 AND id = ?2",
+    )
+    .bind(budget, id, sealed, previousUntil, now)
+    .run();
+  return meta.changes === 1;
+}

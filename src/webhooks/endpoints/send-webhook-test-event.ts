@@ -1,14 +1,14 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
-import { callDependency } from "../../lib/dependency";
+import { callDependency } from "../../lib/call-dependency";
 import { DELIVERY_TIMEOUT_MS } from "../../webhook-delivery/delivery-attempt";
 import { postToReceiver } from "../../webhook-delivery/receiver-answer";
 import { webhookHeaders } from "../../webhook-delivery/webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../../webhook-delivery/webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "../../webhook-delivery/endpoint-table";
-import { TEST_EVENTS_PER_WINDOW } from "../../limiter/test-event-quota";
+import { budgetEndpoint } from "./endpoint-rows";
+import { TEST_EVENTS_PER_WINDOW } from "../../limiter/webhook-test-event-quota";
 import { disabledBecause } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";

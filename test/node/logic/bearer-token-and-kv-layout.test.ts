@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { generateApiKey, generateKeyId } from "../../../src/keys/issue-key";
 import { parseBearer } from "../../../src/keys/bearer";
 import { keyChecksum } from "../../../src/keys/key-format";
-import { keyEntries } from "../../../src/keys/layout";
+import { keyEntries } from "../../../src/keys/kv-layout";
 import { sha256Hex } from "../../../src/lib/digest";
 
 describe("parseBearer", () => {

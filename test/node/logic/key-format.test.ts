@@ -71,7 +71,7 @@ describe("the key format's checksum", () => {
   });
 
   it("is the pattern the console's sign-in form asks for, either shape", () => {
-    expect(readFileSync("src/console/browser/views/sign-in.ts", "utf8")).toContain(
+    expect(readFileSync("src/console/browser/views/key-sign-in.ts", "utf8")).toContain(
       `const KEY_PATTERN = "${ANY_KEY_PATTERN_SOURCE}";`,
     );
   });

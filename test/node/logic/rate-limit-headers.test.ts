@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rateLimitHeaders } from "../../../src/limiter/rate-limit-headers";
+import { rateLimitHeaders, type WrittenHeadersByWindow } from "../../../src/limiter/rate-limit-headers";
 import { decide, type LimiterState } from "../../../src/limiter/policy";
 import type { Verdict } from "../../../src/limiter/protocol";
 
@@ -26,9 +26,12 @@ const refusedLocally = (last: Verdict, seconds: number, retryAfter: number): Ver
   retryAfter,
 });
 
+/** One isolate's memory of the headers it wrote (app/isolate-memory.ts). */
+const written: WrittenHeadersByWindow = new WeakMap();
+
 describe("rateLimitHeaders", () => {
   it("describes the reported window and both windows in the IETF fields", () => {
-    expect(rateLimitHeaders(lastVerdict([10.5]))).toEqual({
+    expect(rateLimitHeaders(lastVerdict([10.5]), written)).toEqual({
       "X-RateLimit-Limit": "2",
       "X-RateLimit-Remaining": "1",
       "X-RateLimit-Reset": String(DAY + 60),
@@ -39,7 +42,7 @@ describe("rateLimitHeaders", () => {
   });
 
   it("adds Retry-After to refusals and reports zero left until a ban ends", () => {
-    expect(rateLimitHeaders(lastVerdict([0, 1, 2, 3, 4, 5, 30]))).toMatchObject({
+    expect(rateLimitHeaders(lastVerdict([0, 1, 2, 3, 4, 5, 30]), written)).toMatchObject({
       "X-RateLimit-Remaining": "0",
       "X-RateLimit-Reset": String(DAY + 105),
       "Retry-After": "75",
@@ -50,30 +53,30 @@ describe("rateLimitHeaders", () => {
   it("writes a refusal's headers once for as long as every value in them stays the same", () => {
     const limited = lastVerdict([0, 1, 2]);
     expect(limited.outcome).toBe("limited");
-    const first = rateLimitHeaders(refusedLocally(limited, 2.1, 58));
+    const first = rateLimitHeaders(refusedLocally(limited, 2.1, 58), written);
     // Later in the same whole second, from the same windows: the very same headers, not a copy.
-    expect(rateLimitHeaders(refusedLocally(limited, 2.9, 58))).toBe(first);
+    expect(rateLimitHeaders(refusedLocally(limited, 2.9, 58), written)).toBe(first);
     expect(first).toMatchObject({ "Retry-After": "58", RateLimit: `"minute";r=0;t=58, "day";r=3;t=${86400 - 2}` });
   });
 
   it("writes them again when any value changes: a second later, another wait, other windows", () => {
     const limited = lastVerdict([0, 1, 2]);
-    const first = rateLimitHeaders(refusedLocally(limited, 2.5, 58));
-    expect(rateLimitHeaders(refusedLocally(limited, 3.5, 57))).toMatchObject({
+    const first = rateLimitHeaders(refusedLocally(limited, 2.5, 58), written);
+    expect(rateLimitHeaders(refusedLocally(limited, 3.5, 57), written)).toMatchObject({
       "Retry-After": "57",
       RateLimit: `"minute";r=0;t=57, "day";r=3;t=${86400 - 3}`,
     });
-    expect(rateLimitHeaders(refusedLocally(limited, 3.6, 56))).toMatchObject({ "Retry-After": "56" });
+    expect(rateLimitHeaders(refusedLocally(limited, 3.6, 56), written)).toMatchObject({ "Retry-After": "56" });
     // An equal answer from the object is a new state: its windows are its own.
     const again = { ...limited, minute: { ...limited.minute }, day: { ...limited.day, remaining: 1 } };
-    expect(rateLimitHeaders(refusedLocally(again, 2.5, 58))).toMatchObject({
+    expect(rateLimitHeaders(refusedLocally(again, 2.5, 58), written)).toMatchObject({
       RateLimit: `"minute";r=0;t=58, "day";r=1;t=${86400 - 2}`,
     });
-    expect(rateLimitHeaders(refusedLocally(limited, 2.5, 58))).not.toBe(first);
+    expect(rateLimitHeaders(refusedLocally(limited, 2.5, 58), written)).not.toBe(first);
   });
 
   it("builds an admission's headers every time: its remaining count changes with each request", () => {
     const admitted = lastVerdict([0]);
-    expect(rateLimitHeaders(admitted)).not.toBe(rateLimitHeaders(admitted));
+    expect(rateLimitHeaders(admitted, written)).not.toBe(rateLimitHeaders(admitted, written));
   });
 });

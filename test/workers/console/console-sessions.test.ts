@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { makeEndpoint, withoutDispatcher } from "../../support/webhook-fixtures";
-import { sealSession, SESSION_COOKIE } from "../../../src/console/session-cookie";
+import { sealSession, SESSION_COOKIE } from "../../../src/console-kit/session-cookie";
 
 /** The console's sessions (docs/api.md#the-console): the cookie, and what it may and may not do. */
 const OPERATOR = "Bearer operator-token-for-tests";

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import worker from "../../../src/app/worker";
 import { BUDGET_ENTRIES_MARK, backfillBudgetEntries } from "../../../src/keys/budget-entries-backfill";
 import { newApiKey, putApiKey } from "../../../src/keys/issue-key";
-import { budgetPrefix } from "../../../src/keys/layout";
+import { budgetPrefix } from "../../../src/keys/kv-layout";
 import { budgetLiveness, keysChangedAtOf } from "../../../src/keys/live-budget";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 

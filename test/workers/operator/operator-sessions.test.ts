@@ -6,7 +6,7 @@ import { OPERATOR_COOKIE, pruneOperatorSessions } from "../../../src/operator/op
 import { pruneConsoleSessions } from "../../../src/console/console-sessions";
 import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
-import { SESSION_COOKIE } from "../../../src/console/session-cookie";
+import { SESSION_COOKIE } from "../../../src/console-kit/session-cookie";
 import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";

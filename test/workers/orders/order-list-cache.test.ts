@@ -145,8 +145,7 @@ describe("the order list from the cache", () => {
     const version = whole.response.headers.get("ETag")!.slice('"orders-'.length, -1);
     await cacheWritesSettled();
     // What a runtime that stores an aborted upload leaves behind: the first part of the list, under its version and a
-    // fill
-    // of its own, and no marker; the whole fill and its marker have gone (the cache may let any entry go).
+    // fill of its own, and no marker; the whole fill and its marker have gone (the cache may let any entry go).
     const cache = await caches.open(ORDER_LIST_CACHE_NAME);
     const base = orderListCacheKey(env.BASE_URL, version).url;
     const marker = await cache.match(new Request(`${base}&whole=1`));

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
-import { updateEndpoint } from "../../../src/webhook-delivery/endpoint-table";
+import { updateEndpoint } from "../../../src/webhooks/endpoints/update-webhook-endpoint";
 import { staleKeyKv } from "../../support/faults";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";

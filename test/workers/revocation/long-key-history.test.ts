@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { BUDGET_ENTRIES_MARK } from "../../../src/keys/budget-entries-backfill";
 import { pruneBudgetEntries, STOPPED_KEYS_LISTED_MS } from "../../../src/keys/budget-entries-prune";
 import { budgetLiveness, keysChangedAtOf } from "../../../src/keys/live-budget";
-import { budgetPrefix } from "../../../src/keys/layout";
+import { budgetPrefix } from "../../../src/keys/kv-layout";
 import { findApiKeyById } from "../../../src/keys/lookup";
 import { newApiKey, putApiKey } from "../../../src/keys/issue-key";
 import { TtlCache } from "../../../src/lib/ttl-cache";

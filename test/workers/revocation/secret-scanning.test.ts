@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { GITHUB_SECRET_SCANNING_KEYS_URL } from "../../../src/framework/read-config";
 import { sha256Hex } from "../../../src/lib/digest";
-import { recordName } from "../../../src/keys/layout";
+import { recordName } from "../../../src/keys/kv-layout";
 import { ANONYMOUS_LIMITS, PARTNER_LIMITS } from "../../../src/limiter/plans";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";

@@ -1,6 +1,7 @@
-import { call, messageOf } from "../api";
-import { h, notice, show, when } from "../dom";
-import type { Session, View } from "../types";
+import { call, messageOf } from "../../../console-kit/browser/api-client";
+import { h, notice, show, when } from "../../../console-kit/browser/dom";
+import type { Session } from "../../../console-kit/browser/api-types";
+import type { View } from "../console-view";
 
 /**
  * How often the remaining counts are read again while the overview is shown (each read is a request the budget counts).

@@ -1,9 +1,9 @@
-import { apiPath, isId, messageOf } from "../../../../console/browser/api";
-import { h, notice, show, shownOnce, when } from "../../../../console/browser/dom";
-import { usageChart } from "../../../../console/browser/views/usage";
-import type { UsageHistory } from "../../../../console/browser/types";
-import { acting, admin } from "../api";
-import type { Budget, BudgetUsage, OperatorEndpoint, OperatorView } from "../types";
+import { apiPath, isId, messageOf } from "../../../../console-kit/browser/api-client";
+import { h, notice, show, shownOnce, when } from "../../../../console-kit/browser/dom";
+import { usageChart } from "../../../../console-kit/browser/usage-chart";
+import type { UsageHistory } from "../../../../console-kit/browser/api-types";
+import { acting, admin } from "../operator-api";
+import type { Budget, BudgetUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 

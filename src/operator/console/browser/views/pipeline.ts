@@ -1,7 +1,7 @@
-import { messageOf } from "../../../../console/browser/api";
-import { h, notice, show } from "../../../../console/browser/dom";
-import { admin } from "../api";
-import type { OperatorView, PipelineHealth } from "../types";
+import { messageOf } from "../../../../console-kit/browser/api-client";
+import { h, notice, show } from "../../../../console-kit/browser/dom";
+import { admin } from "../operator-api";
+import type { OperatorView, PipelineHealth } from "../operator-api-types";
 
 /** How often the figures are read again: the dispatcher's lag is seen moving as deliveries back up or drain. */
 const REFRESH_MS = 2_000;

@@ -1,8 +1,8 @@
-import { messageOf } from "../../../../console/browser/api";
-import { h, notice, show } from "../../../../console/browser/dom";
-import { timeChart } from "../../../../console/browser/time-chart";
-import { admin } from "../api";
-import type { OperatorView, Traffic } from "../types";
+import { messageOf } from "../../../../console-kit/browser/api-client";
+import { h, notice, show } from "../../../../console-kit/browser/dom";
+import { timeChart } from "../../../../console-kit/browser/time-chart";
+import { admin } from "../operator-api";
+import type { OperatorView, Traffic } from "../operator-api-types";
 
 const RANGES = [
   ["1h", "Last hour"],

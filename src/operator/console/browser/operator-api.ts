@@ -2,8 +2,8 @@
  * The operators' console is a client of the operator API, with its session cookie: every check, limit and audit row
  * applies.
  */
-import { clientOf, messageOf } from "../../../console/browser/api";
-import { notice, show } from "../../../console/browser/dom";
+import { clientOf, messageOf } from "../../../console-kit/browser/api-client";
+import { notice, show } from "../../../console-kit/browser/dom";
 
 export const admin = clientOf("/admin");
 

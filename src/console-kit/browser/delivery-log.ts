@@ -1,5 +1,5 @@
-import { h, when, type Child } from "../dom";
-import type { WebhookDelivery } from "../types";
+import { h, when, type Child } from "./dom";
+import type { WebhookDelivery } from "./api-types";
 
 /**
  * An endpoint's delivery log as a table, newest first, each delivery with

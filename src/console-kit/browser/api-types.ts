@@ -23,12 +23,3 @@ export const ORDER_EVENT_TYPES: OrderEvent["type"][] = [
   "order.updated",
   "order.deleted",
 ];
-
-/** What a view may ask of the page around it. */
-export interface ConsolePage {
-  /** Reads the session again (after it moved to another key) and shows the key it now stands for. */
-  refreshSession(): Promise<void>;
-}
-
-/** A view draws into its element and returns what stops its timers and polls when another view replaces it. */
-export type View = (root: HTMLElement, session: Session, route: string[], page: ConsolePage) => (() => void) | void;

@@ -3,17 +3,18 @@
  * operator's link), then shows one view at a time (shell.ts).
  */
 import "uplot/dist/uPlot.min.css";
-import "./console.css";
-import { call } from "./api";
-import { h } from "./dom";
-import { Shell, type ShellView } from "./shell";
-import type { Session, View } from "./types";
+import "../../console-kit/browser/console.css";
+import { call } from "../../console-kit/browser/api-client";
+import { h } from "../../console-kit/browser/dom";
+import { Shell, type ShellView } from "../../console-kit/browser/console-shell";
+import type { Session } from "../../console-kit/browser/api-types";
+import type { View } from "./console-view";
 import { overviewView } from "./views/overview";
 import { usageView } from "./views/usage";
-import { keysView } from "./views/keys";
-import { webhooksView } from "./views/webhooks";
+import { keysView } from "./views/own-keys";
+import { webhooksView } from "./views/webhook-endpoints";
 import { eventsView } from "./views/events";
-import { signInView } from "./views/sign-in";
+import { signInView } from "./views/key-sign-in";
 
 const view = (title: string, draw: View): ShellView<Session> => ({
   title,

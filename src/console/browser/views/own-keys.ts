@@ -1,6 +1,7 @@
-import { apiPath, call, messageOf } from "../api";
-import { h, notice, show, shownOnce, when } from "../dom";
-import type { OwnKey, RotatedKey, View } from "../types";
+import { apiPath, call, messageOf } from "../../../console-kit/browser/api-client";
+import { h, notice, show, shownOnce, when } from "../../../console-kit/browser/dom";
+import type { OwnKey, RotatedKey } from "../../../console-kit/browser/api-types";
+import type { View } from "../console-view";
 
 const GRACES = [
   { seconds: 3_600, label: "1 hour" },

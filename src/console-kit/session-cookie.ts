@@ -93,16 +93,3 @@ export function sessionCookie(requestUrl: string, value: string | undefined, coo
   ];
   return [`${sessionCookieName(requestUrl, cookie)}=${value ?? ""}`, ...attributes].join("; ");
 }
-
-/**
- * Whether a request that would change something comes from this origin: a
- * browser sends `Origin` with every such request, so a write riding on the
- * session cookie without one, or from another origin, is refused. A request
- * that brings its own key (sign-in) may come without one, as API clients do,
- * but never from another site.
- */
-export function fromThisOrigin(request: Request, originRequired: boolean): boolean {
-  const origin = request.headers.get("Origin");
-  if (origin === null) return !originRequired && request.headers.get("Sec-Fetch-Site") !== "cross-site";
-  return origin === new URL(request.url).origin;
-}

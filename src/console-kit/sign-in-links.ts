@@ -6,7 +6,8 @@
  */
 import { sha256Hex } from "../lib/digest";
 import { base64, urlSafe } from "../lib/base64";
-import { callDependency } from "../lib/dependency";
+import { z } from "zod";
+import { callDependency } from "../lib/call-dependency";
 
 export const LINK_SECONDS = 15 * 60;
 
@@ -57,3 +58,12 @@ export async function redeemConsoleLink(
   );
   return row ? { keyId: row.key_id, createdBy: row.created_by } : undefined;
 }
+
+/** A new link as the operator API answers it. */
+export const ConsoleLink = z
+  .object({
+    keyId: z.string(),
+    url: z.string().describe("The console with the single-use token in its fragment; hand it to the key's holder"),
+    expiresAt: z.string(),
+  })
+  .meta({ id: "ConsoleLink" });

@@ -1,7 +1,7 @@
-import { messageOf } from "../../../../console/browser/api";
-import { h, notice, show, when } from "../../../../console/browser/dom";
-import { admin } from "../api";
-import type { FoundKey, OperatorView } from "../types";
+import { messageOf } from "../../../../console-kit/browser/api-client";
+import { h, notice, show, when } from "../../../../console-kit/browser/dom";
+import { admin } from "../operator-api";
+import type { FoundKey, OperatorView } from "../operator-api-types";
 
 const PLANS = ["free", "pro", "business", "enterprise"];
 const STATES = ["live", "expiring", "grace", "banned", "revoked", "expired"];

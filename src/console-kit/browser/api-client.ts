@@ -88,8 +88,7 @@ async function callAt<T>(base: string, method: string, path: string, options: Ca
       value.message ?? `HTTP ${response.status}`,
     );
     // A session that ended (signed out elsewhere, its key revoked): back to signing in. Not a key or a link being
-    // tried, and
-    // not the first look of a browser that has no session at all.
+    // tried, and not the first look of a browser that has no session at all.
     if (
       response.status === 401 &&
       options.key === undefined &&

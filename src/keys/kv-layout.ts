@@ -5,7 +5,7 @@
  * list call. The key itself is never stored.
  */
 import { budgetOf, type ApiKeyRecord } from "./api-key-record";
-import { callDependency } from "../lib/dependency";
+import { callDependency } from "../lib/call-dependency";
 
 export const recordName = (hash: string) => `key:${hash}`;
 export const idName = (keyId: string) => `id:${keyId}`;

@@ -1,5 +1,5 @@
-import { signInForm } from "../../../../console/browser/views/sign-in";
-import { admin } from "../api";
+import { signInForm } from "../../../../console-kit/browser/sign-in-form";
+import { admin } from "../operator-api";
 
 /** The operators' console: an operator's token. */
 export const signInView = (message: string | undefined, signedIn: () => Promise<void>): HTMLElement =>

@@ -1,9 +1,9 @@
-import { apiPath, messageOf } from "../../../../console/browser/api";
-import { h, notice, show, when } from "../../../../console/browser/dom";
-import { acting, admin } from "../api";
-import { deliveryLog } from "../../../../console/browser/views/delivery-log";
-import type { WebhookDelivery } from "../../../../console/browser/types";
-import type { OperatorEndpoint, OperatorView } from "../types";
+import { apiPath, messageOf } from "../../../../console-kit/browser/api-client";
+import { h, notice, show, when } from "../../../../console-kit/browser/dom";
+import { acting, admin } from "../operator-api";
+import { deliveryLog } from "../../../../console-kit/browser/delivery-log";
+import type { WebhookDelivery } from "../../../../console-kit/browser/api-types";
+import type { OperatorEndpoint, OperatorView } from "../operator-api-types";
 
 /**
  * Every endpoint of every budget (GET /admin/webhook-endpoints): lock one

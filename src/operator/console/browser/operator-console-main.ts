@@ -5,17 +5,17 @@
  * A client of the operator API.
  */
 import "uplot/dist/uPlot.min.css";
-import "../../../console/browser/console.css";
-import { h } from "../../../console/browser/dom";
-import { Shell, type ShellView } from "../../../console/browser/shell";
-import { admin } from "./api";
-import type { OperatorSignedIn, OperatorView } from "./types";
-import { signInView } from "./views/sign-in";
+import "../../../console-kit/browser/console.css";
+import { h } from "../../../console-kit/browser/dom";
+import { Shell, type ShellView } from "../../../console-kit/browser/console-shell";
+import { admin } from "./operator-api";
+import type { OperatorSignedIn, OperatorView } from "./operator-api-types";
+import { signInView } from "./views/token-sign-in";
 import { pipelineView } from "./views/pipeline";
 import { trafficView } from "./views/traffic";
-import { keysView } from "./views/keys";
+import { keysView } from "./views/key-search";
 import { budgetView } from "./views/budget";
-import { webhooksView } from "./views/webhooks";
+import { webhooksView } from "./views/endpoints-of-every-budget";
 
 const view = (title: string, draw: OperatorView, listed = true): ShellView<OperatorSignedIn> => ({
   title,

@@ -5,7 +5,7 @@
  * linked to and the back button works; a header with the views, who is
  * signed in and a sign-out. Each console is this, configured.
  */
-import { ApiFailure, messageOf, whenSignedOut } from "./api";
+import { ApiFailure, messageOf, whenSignedOut } from "./api-client";
 import { h, notice, show } from "./dom";
 
 export interface ShellView<S> {

@@ -1,6 +1,6 @@
-import { apiPath, call, isId, messageOf } from "../api";
-import { h, notice, show, shownOnce, when } from "../dom";
-import { deliveryLog } from "./delivery-log";
+import { apiPath, call, isId, messageOf } from "../../../console-kit/browser/api-client";
+import { h, notice, show, shownOnce, when } from "../../../console-kit/browser/dom";
+import { deliveryLog } from "../../../console-kit/browser/delivery-log";
 import {
   ORDER_EVENT_TYPES,
   type CreatedWebhookEndpoint,
@@ -8,8 +8,8 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookTestResult,
-  type View,
-} from "../types";
+} from "../../../console-kit/browser/api-types";
+import type { View } from "../console-view";
 
 const OVERLAPS = [
   { seconds: 3_600, label: "1 hour" },

@@ -1,0 +1,28 @@
+import { call } from "../../../console-kit/browser/api-client";
+import { signInForm } from "../../../console-kit/browser/sign-in-form";
+
+/**
+ * Either shape of key (docs/api.md#key-format): the page imports nothing of the worker's, so a test holds this to the
+ * worker's own.
+ */
+const KEY_PATTERN = "so_(live|test)_[0-9A-Za-z]{32}([0-9A-Za-z]{6})?";
+
+/** The callers' console: a key. */
+export const signInView = (message: string | undefined, signedIn: () => Promise<void>): HTMLElement =>
+  signInForm(
+    {
+      heading: "Sign in to the Store Orders console",
+      field: {
+        id: "api-key",
+        label: "API key",
+        hint:
+          "so_live_ or so_test_ and 38 letters and digits (32 for keys made before November 2026). It is " +
+          "exchanged for a 12-hour session and not kept by this page.",
+        pattern: KEY_PATTERN,
+      },
+      exchange: (key) => call("POST", "/console/session", { key }),
+      footer: "No key? An operator can send you a sign-in link instead.",
+    },
+    message,
+    signedIn,
+  );
