@@ -8,9 +8,10 @@
  * wrangler's own table, as wrangler records them, so `wrangler d1 migrations
  * list --local` and this agree on what is applied.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { getPlatformProxy, unstable_splitSqlQuery } from "wrangler";
+import { getPlatformProxy, unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
 
 interface D1Statement {
   bind(...values: unknown[]): D1Statement;
@@ -40,13 +41,51 @@ export interface LocalState {
   dispose(): Promise<void>;
 }
 
+/**
+ * Opens the state through a runtime that declares only what the scripts use:
+ * wrangler.toml's D1 database and KV namespace, by the same ids, so the same
+ * persisted files. The Worker's own configuration would declare its Durable
+ * Objects too, whose classes the proxy cannot load: every command then
+ * printed wrangler's and workerd's warnings about them, and an alarm
+ * stored in the state started a scheduler that found no class to run.
+ */
+type D1Entry = { binding: string; database_name?: string; database_id?: string };
+type KvEntry = { binding: string; id?: string };
+
 export async function openLocalState(persistTo = ".wrangler/state"): Promise<LocalState> {
-  const proxy = await getPlatformProxy<LocalBindings>({
-    persist: { path: join(persistTo, "v3") },
-    remoteBindings: false,
-    envFiles: [],
-  });
-  return { env: proxy.env, dispose: () => proxy.dispose() };
+  const worker = unstable_readConfig({ config: "wrangler.toml" });
+  const folder = mkdtempSync(join(tmpdir(), "store-orders-state-"));
+  const configPath = join(folder, "wrangler.json");
+  const storage = {
+    name: worker.name,
+    compatibility_date: worker.compatibility_date,
+    compatibility_flags: worker.compatibility_flags,
+    d1_databases: worker.d1_databases.map(({ binding, database_name, database_id }: D1Entry) => ({
+      binding,
+      database_name,
+      database_id,
+    })),
+    kv_namespaces: worker.kv_namespaces.map(({ binding, id }: KvEntry) => ({ binding, id })),
+  };
+  writeFileSync(configPath, JSON.stringify(storage));
+  try {
+    const proxy = await getPlatformProxy<LocalBindings>({
+      configPath,
+      persist: { path: join(persistTo, "v3") },
+      remoteBindings: false,
+      envFiles: [],
+    });
+    return {
+      env: proxy.env,
+      dispose: async () => {
+        await proxy.dispose();
+        rmSync(folder, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 /** wrangler's table of applied migrations: its default name, which wrangler.toml keeps. */

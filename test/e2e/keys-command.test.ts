@@ -21,6 +21,17 @@ describe("npm run keys, against the running service", () => {
     expect(created.key).toMatch(/^so_test_[0-9A-Za-z]{38}$/);
 
     expect((await listWith(created.key)).status).toBe(200);
+    // It says what it means and nothing a user must learn to ignore: no wrangler or workerd warning about the Worker's
+    // Durable Objects, no alarm scheduler's stack trace (the state the service runs on has lanes' alarms stored).
+    expect(result.stderr).toBe("");
+  });
+
+  it("list, as the process a user runs, prints the keys and nothing else", async () => {
+    const listed = await runKeys(service.statePath, "list");
+    expect(listed.status).toBe(0);
+    expect(listed.stderr).toBe("");
+    expect(listed.stdout).not.toMatch(/warning|Durable Object|no such actor/i);
+    expect(listed.stdout).toMatch(/^key_[0-9A-Za-z]{16}\s/m);
   });
 
   it("create, list, show and revoke a key; the service then refuses it", async () => {
