@@ -3,12 +3,24 @@
  * (docs/operations.md#request-analytics and the release's health gate): one table; SELECT expressions with AS; WHERE;
  * GROUP BY; ORDER BY; LIMIT; FORMAT JSON; comparison, arithmetic, AND, OR, NOT, IN; `NOW()`, `INTERVAL 'n' UNIT`,
  * `toStartOfDay`, `toStartOfInterval`, `toUnixTimestamp`, `IF`, `SUM`, `count()`, `AVG`, `MAX`,
- * `quantileExactWeighted(level)(value, weight)`. Rows are the data points a recording stand-in of the binding kept, so
- * the queries operators run are checked against what the Worker writes. Anything outside the subset is an error, never
- * a guess.
+ * `quantileExactWeighted(level)(value, weight)` and its older spelling `quantileWeighted(level, value, weight)`. Rows are
+ * the data points a recording stand-in of the binding kept, so the queries operators run are checked against what the
+ * Worker writes. Anything outside the subset is an error, never a guess.
+ *
+ * Held to the real engine where Cloudflare documents it (developers.cloudflare.com/analytics/analytics-engine/:
+ * sql-reference/statements/#format-clause, sql-api/, sql-reference/aggregate-functions/): the answer is
+ * `{ meta: [{ name, type }], data, rows }`; `timestamp` is a DateTime and `_sample_interval` an integer. Where
+ * Cloudflare's pages are silent, as the ClickHouse engine underneath writes JSON (clickhouse.com/docs/interfaces/
+ * formats/JSON): 64-bit integers (count(), a SUM of integers) quoted as strings, DateTimes as `YYYY-MM-DD hh:mm:ss`
+ * (UTC), floats as numbers. And what that engine refuses is refused here: a column neither aggregated nor grouped by,
+ * an unknown column or function. An alias shadows a column of the same name, as there. MAX and the quantiles see the
+ * stored rows: on a sampled dataset that is the sample, as the engine's answer is.
  */
 
-/** A stored data point as the engine's columns: index1, blob1.., double1.., timestamp (ms), _sample_interval. */
+/**
+ * A stored data point as the engine's columns: index1, blob1.., double1.., timestamp (ms here; answered as a
+ * DateTime), _sample_interval.
+ */
 export type EngineRow = Record<string, string | number>;
 
 /** A data point as the binding took it, stamped when it was written. */
@@ -24,6 +36,8 @@ export function engineRow(point: AnalyticsEngineDataPoint, timestamp: number, sa
 }
 
 type Value = string | number;
+/** The engine's types of what a query answers, as `meta` names them. */
+type EngineType = "String" | "Float64" | "UInt64" | "UInt32" | "UInt8" | "DateTime";
 type Node =
   | { kind: "literal"; value: Value }
   | { kind: "column"; name: string }
@@ -42,7 +56,7 @@ interface Query {
 }
 
 const UNIT_MS: Record<string, number> = { SECOND: 1_000, MINUTE: 60_000, HOUR: 3_600_000, DAY: 86_400_000 };
-const AGGREGATES = new Set(["sum", "count", "avg", "max", "quantileexactweighted"]);
+const AGGREGATES = new Set(["sum", "count", "avg", "max", "quantileexactweighted", "quantileweighted"]);
 
 function tokenize(sql: string): string[] {
   const tokens: string[] = [];
@@ -98,6 +112,11 @@ function parse(sql: string): Query {
         const args = list(expression);
         take(")");
         return { kind: "call", name: token.toLowerCase(), params: first, args };
+      }
+      // The older spelling, quantileWeighted(level, value, weight), is the same function.
+      if (token.toLowerCase() === "quantileweighted") {
+        if (first.length !== 3) throw new Error("quantileWeighted takes (level, value, weight)");
+        return { kind: "call", name: "quantileexactweighted", params: [first[0]!], args: first.slice(1) };
       }
       return { kind: "call", name: token.toLowerCase(), params: [], args: first };
     }
@@ -192,11 +211,12 @@ export function runEngineSql(
       case "literal":
         return node.value;
       case "column": {
-        if (node.name in row) return row[node.name]!;
+        // An alias shadows the column of its name (the engine's rule), but for an alias of that very column.
         const alias = aliases.get(node.name);
         if (alias && !(alias.kind === "column" && alias.name === node.name)) return evaluate(alias, group);
-        if (/^(blob|double)\d+$|^index1$/.test(node.name)) return node.name.startsWith("double") ? 0 : "";
-        throw new Error(`no column or alias "${node.name}"`);
+        if (node.name in row) return row[node.name]!;
+        if (isColumn(node.name)) return node.name.startsWith("double") ? 0 : "";
+        throw new Error(`Unknown identifier: ${node.name}`);
       }
       case "not":
         return truthy(evaluate(node.operand, group)) ? 0 : 1;
@@ -280,8 +300,44 @@ export function runEngineSql(
     }
   };
 
+  /** The column an expression reads that is neither aggregated nor what the query groups by, if any. */
+  const grouped = new Set(query.groupBy.map((expr) => JSON.stringify(resolve(expr))));
+  const ungrouped = (node: Node): string | undefined => {
+    if (grouped.has(JSON.stringify(resolve(node)))) return undefined;
+    const resolved = resolve(node);
+    switch (resolved.kind) {
+      case "column":
+        return resolved.name;
+      case "call":
+        return AGGREGATES.has(resolved.name) ? undefined : resolved.args.map(ungrouped).find(Boolean);
+      case "binary":
+        return ungrouped(resolved.left) ?? ungrouped(resolved.right);
+      case "not":
+        return ungrouped(resolved.operand);
+      case "in":
+        return [resolved.operand, ...resolved.list].map(ungrouped).find(Boolean);
+      case "literal":
+        return undefined;
+    }
+  };
+  /** An alias read as what it stands for. */
+  function resolve(node: Node): Node {
+    if (node.kind !== "column") return node;
+    const alias = aliases.get(node.name);
+    return alias && !(alias.kind === "column" && alias.name === node.name) ? resolve(alias) : node;
+  }
+
+  const aggregatedQuery = query.groupBy.length > 0 || query.select.some(({ expr }) => isAggregate(expr));
+  if (aggregatedQuery) {
+    for (const { expr } of [...query.select, ...query.orderBy]) {
+      const column = ungrouped(expr);
+      if (column !== undefined)
+        throw new Error(`Column \`${column}\` is not under aggregate function and not in GROUP BY`);
+    }
+  }
+
   const kept = rows.filter((row) => !query.where || truthy(evaluate(query.where, [row])));
-  const aggregated = query.groupBy.length > 0 || query.select.some(({ expr }) => isAggregate(expr));
+  const aggregated = aggregatedQuery;
   const groups = new Map<string, EngineRow[]>();
   if (aggregated) {
     for (const row of kept) {
@@ -302,10 +358,67 @@ export function runEngineSql(
       return 0;
     })
     .slice(0, query.limit ?? Infinity);
+  const types = query.select.map(({ expr }) => typeOf(resolve(expr), (name) => aliases.get(name)));
   const data = ordered.map(({ group }) =>
-    Object.fromEntries(query.select.map(({ expr, name }) => [name, evaluate(expr, group)])),
+    Object.fromEntries(query.select.map(({ expr, name }, i) => [name, written(evaluate(expr, group), types[i]!)])),
   );
-  return { meta: query.select.map(({ name }) => ({ name })), data, rows: data.length };
+  return { meta: query.select.map(({ name }, i) => ({ name, type: types[i]! })), data, rows: data.length };
+}
+
+const isColumn = (name: string) => /^(blob|double)\d+$|^index1$|^timestamp$|^_sample_interval$/.test(name);
+
+/** The type the engine gives an expression (ClickHouse's rules, for this subset). */
+function typeOf(node: Node, aliasOf: (name: string) => Node | undefined): EngineType {
+  const of = (inner: Node) => typeOf(inner, aliasOf);
+  switch (node.kind) {
+    case "literal":
+      return typeof node.value === "string" ? "String" : Number.isInteger(node.value) ? "UInt8" : "Float64";
+    case "column": {
+      const alias = aliasOf(node.name);
+      if (alias && !(alias.kind === "column" && alias.name === node.name)) return of(alias);
+      if (node.name === "timestamp") return "DateTime";
+      if (node.name === "_sample_interval") return "UInt32";
+      return node.name.startsWith("double") ? "Float64" : "String";
+    }
+    case "not":
+    case "in":
+      return "UInt8";
+    case "binary":
+      if (["=", "!=", "<>", "<", "<=", ">", ">=", "AND", "OR"].includes(node.op)) return "UInt8";
+      if (node.op === "/" || of(node.left) === "Float64" || of(node.right) === "Float64") return "Float64";
+      return of(node.left) === "DateTime" ? "DateTime" : "UInt64";
+    case "call":
+      switch (node.name) {
+        case "now":
+        case "todatetime":
+        case "tostartofday":
+        case "tostartofinterval":
+          return "DateTime";
+        case "tounixtimestamp":
+          return "UInt32";
+        case "count":
+          return "UInt64";
+        case "sum":
+          return of(node.args[0]!) === "Float64" ? "Float64" : "UInt64";
+        case "avg":
+        case "quantileexactweighted":
+          return "Float64";
+        case "max":
+          return of(node.args[0]!);
+        case "if": {
+          const [then, otherwise] = [of(node.args[1]!), of(node.args[2]!)];
+          return then === "Float64" || otherwise === "Float64" ? "Float64" : then === "UInt8" ? otherwise : then;
+        }
+      }
+      throw new Error(`Unknown function ${node.name}`);
+  }
+}
+
+/** A value as FORMAT JSON writes it: 64-bit integers quoted, DateTimes as UTC text, the rest as they are. */
+function written(value: Value, type: EngineType): Value {
+  if (type === "UInt64") return String(Math.round(Number(value)));
+  if (type === "DateTime") return new Date(Number(value)).toISOString().slice(0, 19).replace("T", " ");
+  return value;
 }
 
 /** The table a query reads, for a stand-in that holds several. */

@@ -2,7 +2,8 @@
 /**
  * A stand-in for wrangler in the deploy's tests (STORE_ORDERS_WRANGLER names
  * it): records every call's arguments and answers like wrangler 4.86 for the
- * commands a release uses. Its state, one JSON file (FAKE_WRANGLER_STATE),
+ * commands a release uses; its output-file entries are held to the installed
+ * wrangler's own (test/node/fake-wrangler-fidelity.test.ts). Its state, one JSON file (FAKE_WRANGLER_STATE),
  * holds what is deployed (`split`: version id to percentage), the serving
  * version's tag, the calls so far, and `failOn`: calls whose arguments
  * contain one of these strings exit 1, as a failing wrangler does.
@@ -16,6 +17,9 @@ import { pathToFileURL } from "node:url";
  * process per call is most of their time); what it returns is what the
  * process would print and exit with.
  */
+/** The environment a call names (`--env <name>`), as wrangler writes it in its output file. */
+const envOf = (args) => (args.includes("--env") ? args[args.indexOf("--env") + 1] : undefined);
+
 export function answerAsWrangler(args, env) {
   const file = env.FAKE_WRANGLER_STATE;
   const state = JSON.parse(readFileSync(file, "utf8"));
@@ -44,7 +48,13 @@ export function answerAsWrangler(args, env) {
     save();
     appendFileSync(
       env.WRANGLER_OUTPUT_FILE_PATH,
-      `${JSON.stringify({ version: 1, type: "wrangler-session", wrangler_version: "4.86.0" })}\n`,
+      `${JSON.stringify({
+        type: "wrangler-session",
+        version: 1,
+        wrangler_version: "4.86.0",
+        command_line_args: args,
+        log_file_path: null,
+      })}\n`,
     );
     appendFileSync(
       env.WRANGLER_OUTPUT_FILE_PATH,
@@ -55,6 +65,9 @@ export function answerAsWrangler(args, env) {
         worker_tag: null,
         version_id: state.newVersion,
         preview_url: null,
+        preview_alias_url: null,
+        wrangler_environment: envOf(args),
+        worker_name_overridden: false,
       })}\n`,
     );
     stdout = `Worker Version ID: ${state.newVersion}\n`;
@@ -79,7 +92,8 @@ export function answerAsWrangler(args, env) {
           worker_tag: null,
           version_id: state.newVersion,
           targets: [],
-          wrangler_environment: "production",
+          wrangler_environment: envOf(args),
+          worker_name_overridden: false,
         })}\n`,
       );
     }

@@ -20,6 +20,19 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
 
 /** The same, with bindings of the test's choosing (a failing D1, a counting KV...). */
 export async function apiWith(bindings: Env, path: string, init: ApiInit = {}): Promise<Response> {
+  const context = recordingContext();
+  const response = await worker.fetch(clientRequest(path, init), bindings, context.ctx);
+  await context.settled();
+  return response;
+}
+
+/**
+ * An execution context that keeps the request's background work (a refusal's record, a lease asked ahead, a
+ * dispatcher's nudge, an audit row) to wait for: `settled()` waits for it, including what that work adds as it runs;
+ * not for work that waits on a timer or on the client reading the body (src/lib/waits-outside.ts), which runs on as
+ * the runtime would run it.
+ */
+export function recordingContext(): { ctx: ExecutionContext; settled(): Promise<void> } {
   const ctx = createExecutionContext();
   const work: Promise<unknown>[] = [];
   const recording: ExecutionContext = {
@@ -31,23 +44,16 @@ export async function apiWith(bindings: Env, path: string, init: ApiInit = {}): 
     props: ctx.props,
     exports: ctx.exports,
   };
-  const response = await worker.fetch(clientRequest(path, init), bindings, recording);
-  await backgroundSettled(work);
-  return response;
-}
-
-/**
- * Waits for a request's background work (a refusal's record, a lease asked
- * ahead, a dispatcher's nudge, an audit row), including what that work adds
- * as it runs; not for work that waits on a timer or on the client reading
- * the body (src/lib/waits-outside.ts), which runs on as the runtime would run it.
- */
-async function backgroundSettled(work: Promise<unknown>[]): Promise<void> {
-  for (let settled = 0; settled < work.length; ) {
-    const batch = work.length;
-    await Promise.allSettled(work.slice(settled, batch));
-    settled = batch;
-  }
+  return {
+    ctx: recording,
+    async settled() {
+      for (let settled = 0; settled < work.length; ) {
+        const batch = work.length;
+        await Promise.allSettled(work.slice(settled, batch));
+        settled = batch;
+      }
+    },
+  };
 }
 
 type ApiInit = RequestInit & { key?: string | null };

@@ -7,16 +7,27 @@ import { dispatchEvents, type DispatchOptions, type HandToLane } from "../../src
 import { addDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
 import { laneOf } from "../../src/webhook-delivery/lane-calls";
 import { DISPATCHER_NAME } from "../../src/webhook-delivery/dispatcher-calls";
+import type { WebhookDispatcher } from "../../src/webhook-delivery/dispatcher-object";
 import { runLane, type LaneContext } from "../../src/webhook-delivery/lane-run";
 import { clearOrders, seedOrders } from "./seed";
 import { apiWith } from "./request";
 import { storeTestKey, type TestKey } from "./test-keys";
 
-/** The bindings with a dispatcher that does nothing when woken: these tests run the passes themselves. */
-export const withoutDispatcher = (): Env => ({
-  ...env,
-  WEBHOOK_DISPATCHER: { getByName: () => ({ wake: async () => {} }) } as unknown as Env["WEBHOOK_DISPATCHER"],
-});
+/**
+ * The bindings with a dispatcher that does nothing when woken or nudged: these tests run the passes themselves. It
+ * takes exactly what the real object's calls are (WebhookDispatcher's wake and nudge, by their names), so a call the
+ * Worker makes of it that the object does not have fails the test instead of being logged and passed over.
+ */
+export const withoutDispatcher = (): Env => {
+  const idle: Pick<WebhookDispatcher, "wake" | "nudge"> = { wake: async () => {}, nudge: async () => {} };
+  const dispatcher = new Proxy(idle, {
+    get(target, name) {
+      if (name in target || name === "then") return target[name as keyof typeof target];
+      throw new Error(`the dispatcher stand-in was asked for ${String(name)}, which it does not have`);
+    },
+  });
+  return { ...env, WEBHOOK_DISPATCHER: { getByName: () => dispatcher } as unknown as Env["WEBHOOK_DISPATCHER"] };
+};
 
 /** Makes an endpoint through the API, without waking the dispatcher. */
 export async function makeEndpoint(
