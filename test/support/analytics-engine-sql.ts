@@ -3,9 +3,9 @@
  * (docs/operations.md#request-analytics and the release's health gate): one table; SELECT expressions with AS; WHERE;
  * GROUP BY; ORDER BY; LIMIT; FORMAT JSON; comparison, arithmetic, AND, OR, NOT, IN; `NOW()`, `INTERVAL 'n' UNIT`,
  * `toStartOfDay`, `toStartOfInterval`, `toUnixTimestamp`, `IF`, `SUM`, `count()`, `AVG`, `MAX`,
- * `quantileExactWeighted(level)(value, weight)` and its older spelling `quantileWeighted(level, value, weight)`. Rows are
- * the data points a recording stand-in of the binding kept, so the queries operators run are checked against what the
- * Worker writes. Anything outside the subset is an error, never a guess.
+ * `quantileExactWeighted(level)(value, weight)` and its older spelling `quantileWeighted(level, value, weight)`.
+ * Rows are the data points a recording stand-in of the binding kept, so the queries operators run are checked against
+ * what the Worker writes. Anything outside the subset is an error, never a guess.
  *
  * Held to the real engine where Cloudflare documents it (developers.cloudflare.com/analytics/analytics-engine/:
  * sql-reference/statements/#format-clause, sql-api/, sql-reference/aggregate-functions/): the answer is

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { LANE_RUN_DELIVERIES, LANE_RUN_MS } from "../../../src/webhook-delivery/lane-run";
+import {
+  dispatchQuietly,
+  laneDeliveries,
+  pendingDeliveries,
+  receivers,
+  runLaneOnce,
+  webhookOwnerOfEachTest,
+} from "../../support/webhook-fixtures";
+
+/**
+ * What bounds one run of an endpoint's lane (src/webhook-delivery/lane-run.ts), and an answer it must not follow: a
+ * run ends at LANE_RUN_MS by its clock or after LANE_RUN_DELIVERIES attempts, whatever is still due, and says when
+ * to run again; a receiver's redirect is its answer, never a second POST elsewhere.
+ */
+const owner = webhookOwnerOfEachTest();
+
+describe("one run of a lane", () => {
+  it("ends once it has run LANE_RUN_MS by its clock, the rest still due, and the next run delivers them", async () => {
+    const { endpointId } = await pendingDeliveries(owner.key, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const { fetch, posts } = receivers();
+    // The lane's clock moves a quarter of LANE_RUN_MS at each POST: the run stops starting new ones past it.
+    let now = Date.now();
+    const slowFetch = (async (url: string, init: RequestInit) => {
+      now += LANE_RUN_MS / 4;
+      return fetch(url, init);
+    }) as typeof globalThis.fetch;
+    const first = await runLaneOnce(endpointId, { fetch: slowFetch, now: () => now });
+    expect(first).toMatchObject({ next: expect.any(Number) });
+    const { attempted } = first as { attempted: number };
+    expect(attempted).toBeGreaterThan(0);
+    expect(attempted).toBeLessThan(10);
+    expect((await laneDeliveries(endpointId)).filter((row) => row.outcome === "pending")).toHaveLength(10 - attempted);
+    expect(await runLaneOnce(endpointId, { fetch })).toMatchObject({ delivered: 10 - attempted, next: null });
+    expect(new Set(posts.map((post) => post.webhookId)).size).toBe(10);
+  });
+
+  it(`attempts at most LANE_RUN_DELIVERIES (${LANE_RUN_DELIVERIES}) in a run, and says the rest are due now`, async () => {
+    const ids = Array.from({ length: LANE_RUN_DELIVERIES + 5 }, (_, i) => 1_000 + i);
+    const { endpointId } = await pendingDeliveries(owner.key, ids);
+    // A dispatch pass hands a lane a page of events at a time: enough passes to hand it every one.
+    for (let pass = 0; (await laneDeliveries(endpointId)).length < ids.length; pass++) {
+      expect(pass).toBeLessThan(20);
+      await dispatchQuietly();
+    }
+    const { fetch } = receivers(() => new Response(null, { status: 204 }));
+    const before = Date.now();
+    const first = await runLaneOnce(endpointId, { fetch });
+    expect(first).toMatchObject({ attempted: LANE_RUN_DELIVERIES, delivered: LANE_RUN_DELIVERIES });
+    expect((first as { next: number }).next).toBeGreaterThanOrEqual(before);
+    expect(await runLaneOnce(endpointId, { fetch })).toMatchObject({ attempted: 5, delivered: 5, next: null });
+  });
+
+  it("takes a receiver's redirect as its answer: not followed, not delivered, retried at the same URL", async () => {
+    const { endpointId } = await pendingDeliveries(owner.key, [41]);
+    const asked: { url: string; redirect: RequestInit["redirect"] }[] = [];
+    const fetch = (async (url: string, init: RequestInit) => {
+      asked.push({ url, redirect: init.redirect });
+      return new Response(null, { status: 301, headers: { Location: "https://elsewhere.example/hooks" } });
+    }) as unknown as typeof globalThis.fetch;
+    await runLaneOnce(endpointId, { fetch });
+    expect(asked).toEqual([{ url: "https://receiver.example/hooks", redirect: "manual" }]);
+    expect((await laneDeliveries(endpointId)).map((row) => [row.outcome, row.attempts, row.last_status])).toEqual([
+      ["pending", 1, 301],
+    ]);
+  });
+});
