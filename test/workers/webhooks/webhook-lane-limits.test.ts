@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { LANE_RUN_DELIVERIES, LANE_RUN_MS } from "../../../src/webhook-delivery/lane-run";
+import { env } from "cloudflare:workers";
+import { LANE_BATCH, LANE_RUN_DELIVERIES, LANE_RUN_MS } from "../../../src/webhook-delivery/lane-run";
 import {
   dispatchQuietly,
   laneDeliveries,
@@ -64,5 +65,58 @@ describe("one run of a lane", () => {
     expect((await laneDeliveries(endpointId)).map((row) => [row.outcome, row.attempts, row.last_status])).toEqual([
       ["pending", 1, 301],
     ]);
+  });
+
+  it("fails a delivery whose event was pruned before it was sent, saying so, and sends the others", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [51, 52, 53]);
+    await env.DB.prepare("DELETE FROM order_events WHERE seq = ?1").bind(seqs[1]!).run();
+    const { fetch, posts } = receivers();
+    expect(await runLaneOnce(endpointId, { fetch })).toMatchObject({ delivered: 2, next: null });
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${seqs[0]}`, `evt_${seqs[2]}`]);
+    const pruned = (await laneDeliveries(endpointId)).find((row) => row.seq === seqs[1]);
+    expect(pruned).toMatchObject({ outcome: "failed", last_error: "the event is older than the events kept" });
+  });
+
+  it("reads its endpoint again with each page: a URL changed between pages holds from the next page on", async () => {
+    const ids = Array.from({ length: 60 }, (_, i) => 2_000 + i);
+    const { endpointId } = await pendingDeliveries(owner.key, ids);
+    const { fetch, posts } = receivers();
+    let moved = false;
+    const movingFetch = (async (url: string, init: RequestInit) => {
+      // Once the first page is under way, the owner points the endpoint elsewhere.
+      if (!moved) {
+        moved = true;
+        await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://moved.example/hooks' WHERE id = ?1")
+          .bind(endpointId)
+          .run();
+      }
+      return fetch(url, init);
+    }) as typeof globalThis.fetch;
+    expect(await runLaneOnce(endpointId, { fetch: movingFetch })).toMatchObject({ delivered: 60, next: null });
+    const to = (url: string) => posts.filter((post) => post.url === url).length;
+    // The first page (50) went where it was read from; the rest to the URL read with the next page.
+    expect(to("https://receiver.example/hooks")).toBe(50);
+    expect(to("https://moved.example/hooks")).toBe(10);
+  });
+
+  it(`fails what cannot be sent a batch (${LANE_BATCH}) a run, and runs again at once until none is left`, async () => {
+    const ids = Array.from({ length: LANE_BATCH + 5 }, (_, i) => 5_000 + i);
+    const { endpointId } = await pendingDeliveries(owner.key, ids);
+    for (let pass = 0; (await laneDeliveries(endpointId)).length < ids.length; pass++) {
+      expect(pass).toBeLessThan(30);
+      await dispatchQuietly();
+    }
+    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
+      .bind(endpointId)
+      .run();
+    const { fetch, posts } = receivers();
+    const pendingOf = async () => (await laneDeliveries(endpointId)).filter((row) => row.outcome === "pending").length;
+    const before = Date.now();
+    const first = (await runLaneOnce(endpointId, { fetch })) as { next: number | null };
+    expect(first.next).toBeGreaterThanOrEqual(before);
+    expect(await pendingOf()).toBe(5);
+    expect(await runLaneOnce(endpointId, { fetch })).toMatchObject({ next: null });
+    expect(await pendingOf()).toBe(0);
+    expect(posts).toEqual([]);
   });
 });
