@@ -17,8 +17,8 @@ export const DEFAULT_RETRY: RetryOptions = {
   maxRetryAfterSeconds: 60,
 };
 
-/** What came back from an attempt: a status and its Retry-After, or no response at all. */
-export type Outcome = { status: number; retryAfter: string | null } | { status: "network_error" };
+/** What came back from an attempt: a status, its Retry-After and error code, or no response at all. */
+export type Outcome = { status: number; retryAfter: string | null; code?: string } | { status: "network_error" };
 
 /** Statuses worth another attempt: the limit (429) and the service or its path being briefly unavailable. */
 const RETRIED = new Set([429, 502, 503, 504]);
@@ -32,8 +32,8 @@ export function retryAfterMs(value: string | null, now: number): number | undefi
 }
 
 /**
- * How long to wait before attempt `attempt + 1`, or undefined to stop. 429
- * and 503 wait what Retry-After says; without it (and for 502, 504 and
+ * How long to wait before attempt `attempt + 1`, or undefined to stop. 429,
+ * 503 and a write's 409 `idempotency_key_in_flight` wait what Retry-After says; without it (and for 502, 504 and
  * network failures) the wait is exponential with full jitter, so many clients
  * do not come back in step. No other 4xx or 5xx is retried: asking again
  * would get the same answer.
@@ -46,7 +46,9 @@ export function retryDelayMs(
   now: number,
 ): number | undefined {
   if (attempt >= options.maxAttempts) return undefined;
-  if (outcome.status !== "network_error" && !RETRIED.has(outcome.status)) return undefined;
+  // A write whose first attempt is still running answers 409 idempotency_key_in_flight: its answer comes after.
+  const inFlight = outcome.status === 409 && outcome.code === "idempotency_key_in_flight";
+  if (outcome.status !== "network_error" && !RETRIED.has(outcome.status) && !inFlight) return undefined;
   const told = outcome.status === "network_error" ? undefined : retryAfterMs(outcome.retryAfter, now);
   if (told !== undefined) return told <= options.maxRetryAfterSeconds * 1000 ? told : undefined;
   return Math.floor(random() * Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1)));

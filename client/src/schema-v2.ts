@@ -418,6 +418,7 @@ export interface components {
              * @example invalid_limits
              * @example invalid_body
              * @example invalid_webhook_url
+             * @example invalid_idempotency_key
              * @example missing_api_key
              * @example invalid_api_key
              * @example invalid_console_link
@@ -441,10 +442,12 @@ export interface components {
              * @example webhook_endpoint_locked
              * @example webhook_url_unconfirmed
              * @example event_sequence_too_low
+             * @example idempotency_key_in_flight
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large
              * @example unsupported_media_type
+             * @example idempotency_key_reused
              * @example rate_limit_exceeded
              * @example api_key_banned
              * @example too_many_test_events
@@ -820,6 +823,8 @@ export interface components {
         Allow: string;
         /** @description Whole seconds to wait before retrying */
         "Retry-After": number;
+        /** @description `true` on an answer given again to a retry with the same Idempotency-Key: the write was not made twice */
+        "Idempotent-Replayed": "true";
         /** @description The URL of what a 201 made, where it is read and deleted */
         Location: string;
         /** @description The console's session cookie (__Host-so_console; so_console on plain http to localhost): HttpOnly, SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out and when a session has ended */
@@ -1311,7 +1316,10 @@ export interface operations {
     cancelOrderV2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The identifier of the order. A 64-bit integer (up to 9223372036854775807) as a string of decimal digits, so that no JSON parser rounds it beyond 2^53: keep it a string (or a BigInt), never a number. */
                 orderId: string;
@@ -1332,11 +1340,12 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Error: `invalid_order_id` */
+            /** @description Error: `invalid_order_id` or `invalid_idempotency_key` */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1351,7 +1360,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example invalid_order_id */
+                        /**
+                         * @example invalid_order_id
+                         * @example invalid_idempotency_key
+                         */
                         code?: unknown;
                     };
                 };
@@ -1446,7 +1458,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `order_already_shipped` */
+            /** @description Error: `order_already_shipped` or `idempotency_key_in_flight` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1461,7 +1473,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example order_already_shipped */
+                        /**
+                         * @example order_already_shipped
+                         * @example idempotency_key_in_flight
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -1957,7 +1992,10 @@ export interface operations {
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1980,13 +2018,14 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
-            /** @description Error: `invalid_body` or `invalid_webhook_url` */
+            /** @description Error: `invalid_body` or `invalid_webhook_url` or `invalid_idempotency_key` */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2004,6 +2043,7 @@ export interface operations {
                         /**
                          * @example invalid_body
                          * @example invalid_webhook_url
+                         * @example invalid_idempotency_key
                          */
                         code?: unknown;
                     };
@@ -2101,7 +2141,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `too_many_webhook_endpoints` or `webhook_endpoint_locked` */
+            /** @description Error: `too_many_webhook_endpoints` or `webhook_endpoint_locked` or `idempotency_key_in_flight` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2119,6 +2159,7 @@ export interface operations {
                         /**
                          * @example too_many_webhook_endpoints
                          * @example webhook_endpoint_locked
+                         * @example idempotency_key_in_flight
                          */
                         code?: unknown;
                     };
@@ -2160,6 +2201,26 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example unsupported_media_type */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -2420,7 +2481,10 @@ export interface operations {
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The endpoint's id, we_ and 20 hex digits */
                 endpointId: string;
@@ -2440,9 +2504,30 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error: `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example invalid_idempotency_key */
+                        code?: unknown;
+                    };
+                };
             };
             /** @description Error: `missing_api_key` or `invalid_api_key` */
             401: {
@@ -2537,7 +2622,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `webhook_endpoint_locked` */
+            /** @description Error: `webhook_endpoint_locked` or `idempotency_key_in_flight` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2552,7 +2637,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example webhook_endpoint_locked */
+                        /**
+                         * @example webhook_endpoint_locked
+                         * @example idempotency_key_in_flight
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -2627,7 +2735,10 @@ export interface operations {
     updateWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The endpoint's id, we_ and 20 hex digits */
                 endpointId: string;
@@ -2652,13 +2763,14 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Error: `invalid_body` or `invalid_webhook_url` */
+            /** @description Error: `invalid_body` or `invalid_webhook_url` or `invalid_idempotency_key` */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2676,6 +2788,7 @@ export interface operations {
                         /**
                          * @example invalid_body
                          * @example invalid_webhook_url
+                         * @example invalid_idempotency_key
                          */
                         code?: unknown;
                     };
@@ -2774,7 +2887,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `webhook_endpoint_locked` or `webhook_url_unconfirmed` */
+            /** @description Error: `webhook_endpoint_locked` or `webhook_url_unconfirmed` or `idempotency_key_in_flight` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2792,6 +2905,7 @@ export interface operations {
                         /**
                          * @example webhook_endpoint_locked
                          * @example webhook_url_unconfirmed
+                         * @example idempotency_key_in_flight
                          */
                         code?: unknown;
                     };
@@ -2833,6 +2947,26 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example unsupported_media_type */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -2907,7 +3041,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The endpoint's id, we_ and 20 hex digits */
                 endpointId: string;
@@ -2932,13 +3069,14 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RotatedWebhookSecret"];
                 };
             };
-            /** @description Error: `invalid_body` */
+            /** @description Error: `invalid_body` or `invalid_idempotency_key` */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2953,7 +3091,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example invalid_body */
+                        /**
+                         * @example invalid_body
+                         * @example invalid_idempotency_key
+                         */
                         code?: unknown;
                     };
                 };
@@ -3051,6 +3192,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `idempotency_key_in_flight` */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_in_flight */
+                        code?: unknown;
+                    };
+                };
+            };
             /** @description Error: `body_too_large` */
             413: {
                 headers: {
@@ -3087,6 +3248,26 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example unsupported_media_type */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -3161,7 +3342,10 @@ export interface operations {
     sendWebhookTestEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The endpoint's id, we_ and 20 hex digits */
                 endpointId: string;
@@ -3181,10 +3365,31 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookTestResult"];
+                };
+            };
+            /** @description Error: `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example invalid_idempotency_key */
+                        code?: unknown;
+                    };
                 };
             };
             /** @description Error: `missing_api_key` or `invalid_api_key` */
@@ -3280,7 +3485,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `webhook_endpoint_disabled` */
+            /** @description Error: `webhook_endpoint_disabled` or `idempotency_key_in_flight` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3295,7 +3500,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example webhook_endpoint_disabled */
+                        /**
+                         * @example webhook_endpoint_disabled
+                         * @example idempotency_key_in_flight
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -3557,7 +3785,10 @@ export interface operations {
     retryWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The endpoint's id, we_ and 20 hex digits */
                 endpointId: string;
@@ -3579,10 +3810,31 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Error: `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example invalid_idempotency_key */
+                        code?: unknown;
+                    };
                 };
             };
             /** @description Error: `missing_api_key` or `invalid_api_key` */
@@ -3679,7 +3931,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `webhook_endpoint_disabled` */
+            /** @description Error: `webhook_endpoint_disabled` or `idempotency_key_in_flight` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3694,7 +3946,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example webhook_endpoint_disabled */
+                        /**
+                         * @example webhook_endpoint_disabled
+                         * @example idempotency_key_in_flight
+                         */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -3769,7 +4044,10 @@ export interface operations {
     recoverWebhookDeliveries: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The endpoint's id, we_ and 20 hex digits */
                 endpointId: string;
@@ -3794,13 +4072,14 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RecoveredWebhookDeliveries"];
                 };
             };
-            /** @description Error: `invalid_body` */
+            /** @description Error: `invalid_body` or `invalid_idempotency_key` */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3815,7 +4094,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example invalid_body */
+                        /**
+                         * @example invalid_body
+                         * @example invalid_idempotency_key
+                         */
                         code?: unknown;
                     };
                 };
@@ -3913,7 +4195,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `webhook_endpoint_disabled` or `webhook_url_unconfirmed` */
+            /** @description Error: `webhook_endpoint_disabled` or `webhook_url_unconfirmed` or `idempotency_key_in_flight` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3931,6 +4213,7 @@ export interface operations {
                         /**
                          * @example webhook_endpoint_disabled
                          * @example webhook_url_unconfirmed
+                         * @example idempotency_key_in_flight
                          */
                         code?: unknown;
                     };
@@ -3972,6 +4255,26 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example unsupported_media_type */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -4462,7 +4765,10 @@ export interface operations {
     rotateOwnKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 keyId: string;
             };
@@ -4492,13 +4798,14 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RotatedKey"];
                 };
             };
-            /** @description Error: `invalid_body` */
+            /** @description Error: `invalid_body` or `invalid_idempotency_key` */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4513,7 +4820,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example invalid_body */
+                        /**
+                         * @example invalid_body
+                         * @example invalid_idempotency_key
+                         */
                         code?: unknown;
                     };
                 };
@@ -4611,6 +4921,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `idempotency_key_in_flight` */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_in_flight */
+                        code?: unknown;
+                    };
+                };
+            };
             /** @description Error: `body_too_large` */
             413: {
                 headers: {
@@ -4647,6 +4977,26 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example unsupported_media_type */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -4721,7 +5071,10 @@ export interface operations {
     revokeOwnKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 keyId: string;
             };
@@ -4745,13 +5098,14 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RevokedKey"];
                 };
             };
-            /** @description Error: `invalid_body` */
+            /** @description Error: `invalid_body` or `invalid_idempotency_key` */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4766,7 +5120,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example invalid_body */
+                        /**
+                         * @example invalid_body
+                         * @example invalid_idempotency_key
+                         */
                         code?: unknown;
                     };
                 };
@@ -4864,6 +5221,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `idempotency_key_in_flight` */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_in_flight */
+                        code?: unknown;
+                    };
+                };
+            };
             /** @description Error: `body_too_large` */
             413: {
                 headers: {
@@ -4900,6 +5277,26 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example unsupported_media_type */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };
@@ -5318,7 +5715,10 @@ export interface operations {
     endConsoleSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the same API key, gets the first answer again instead of a second write */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5336,9 +5736,30 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Worker-Version": components["headers"]["X-Worker-Version"];
                     "Set-Cookie": components["headers"]["Set-Cookie"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error: `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example invalid_idempotency_key */
+                        code?: unknown;
+                    };
+                };
             };
             /** @description Error: `missing_api_key` or `invalid_api_key` */
             401: {
@@ -5404,6 +5825,46 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @example method_not_allowed */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_in_flight` */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_in_flight */
+                        code?: unknown;
+                    };
+                };
+            };
+            /** @description Error: `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Worker-Version": components["headers"]["X-Worker-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @example idempotency_key_reused */
                         code?: unknown;
                     };
                 };

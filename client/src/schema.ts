@@ -128,6 +128,7 @@ export interface components {
              * @example invalid_limits
              * @example invalid_body
              * @example invalid_webhook_url
+             * @example invalid_idempotency_key
              * @example missing_api_key
              * @example invalid_api_key
              * @example invalid_console_link
@@ -151,10 +152,12 @@ export interface components {
              * @example webhook_endpoint_locked
              * @example webhook_url_unconfirmed
              * @example event_sequence_too_low
+             * @example idempotency_key_in_flight
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large
              * @example unsupported_media_type
+             * @example idempotency_key_reused
              * @example rate_limit_exceeded
              * @example api_key_banned
              * @example too_many_test_events

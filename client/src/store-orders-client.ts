@@ -306,13 +306,20 @@ export class StoreOrdersClient {
     headers: Record<string, string>,
     read: (response: Response) => Promise<T>,
   ): Promise<T> {
+    // One key for a write and every retry of it: the service runs it once and answers the retries with its answer.
+    const idempotency: Record<string, string> = method === "GET" ? {} : { "Idempotency-Key": crypto.randomUUID() };
     for (let attempt = 1; ; attempt++) {
       let outcome: Outcome;
       let failure: StoreOrdersError;
       try {
         const response = await this.#fetch(url, {
           method,
-          headers: { ...headers, Authorization: `Bearer ${this.#options.apiKey}`, Accept: "application/json" },
+          headers: {
+            ...headers,
+            ...idempotency,
+            Authorization: `Bearer ${this.#options.apiKey}`,
+            Accept: "application/json",
+          },
         });
         this.#observe(response);
         if (response.ok || response.status === 304) {
@@ -331,8 +338,8 @@ export class StoreOrdersClient {
             );
           }
         } else {
-          outcome = { status: response.status, retryAfter: response.headers.get("Retry-After") };
           failure = await errorOf(response);
+          outcome = { status: response.status, retryAfter: response.headers.get("Retry-After"), code: failure.code };
         }
       } catch (error) {
         outcome = { status: "network_error" };

@@ -87,14 +87,27 @@ export async function fanOutPhase(options: {
       for (let n = 0; n < FAN_OUT.endpointsPerBudget; n++, made++) {
         const receiver = made === 0 ? undefined : made === 1 ? slow : await startWebhookReceiver();
         if (receiver && receiver !== slow) healthy.push(receiver);
-        const response = await fetch(`${origin}/v2/webhook-endpoints`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ url: receiver?.url ?? hanging.url }),
-        });
+        // Each creation sent twice with one Idempotency-Key, as a client retrying after a timeout would: the second
+        // must be the first's answer (the same endpoint, its secret), never a second endpoint.
+        const create = () =>
+          fetch(`${origin}/v2/webhook-endpoints`, {
+            method: "POST",
+            headers: {
+              Authorization: `Bearer ${key}`,
+              "Content-Type": "application/json",
+              "Idempotency-Key": `stress-endpoint-${made}`,
+            },
+            body: JSON.stringify({ url: receiver?.url ?? hanging.url }),
+          });
+        const response = await create();
         if (response.status !== 201)
           throw new Error(`making endpoint ${made}: ${response.status} ${await response.text()}`);
-        if (receiver) receiver.secret = ((await response.json()) as { secret: string }).secret;
+        const madeOnce = (await response.json()) as { id: string; secret: string };
+        const retried = await create();
+        const again = (await retried.json()) as { id: string; secret: string };
+        if (retried.headers.get("Idempotent-Replayed") !== "true" || again.id !== madeOnce.id)
+          throw new Error(`endpoint ${made}'s retry made ${again.id} beside ${madeOnce.id}: a write made twice`);
+        if (receiver) receiver.secret = madeOnce.secret;
       }
     }
     // The other system's bursts: a statement of FAN_OUT.burst new orders, a second apart.

@@ -1,3 +1,4 @@
+import { withIdempotencyKey } from "../idempotency/idempotency-key";
 import type { Operation } from "../framework/operations/define-operation";
 import { describeVersionOperation } from "../framework/documents/describe-service";
 import { openApiDocumentOperation } from "../framework/documents/openapi-operation";
@@ -31,36 +32,40 @@ import { endConsoleSessionOperation } from "../console/end-console-session";
 import { orderEventWebhook, testEventWebhook } from "../webhooks/webhook-descriptions";
 
 const { leases, listVersion, ownWrites } = isolateMemory;
-const served = [
-  listOrdersV2(ownWrites),
-  getOrderV2(ownWrites),
-  // v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
-  cancelOrder(listVersion, ownWrites, {
-    operationId: "cancelOrderV2",
-    stability: "beta",
-    params: OrderIdParamsV2,
-    cancelled: nudgeDispatcher,
-  }),
-  listOrderEvents(ownWrites),
-  createWebhookEndpoint,
-  listWebhookEndpoints,
-  getWebhookEndpoint,
-  updateWebhookEndpoint,
-  rotateWebhookSecret,
-  sendWebhookTestEvent,
-  deleteWebhookEndpoint,
-  listWebhookDeliveries,
-  retryWebhookDelivery,
-  recoverWebhookDeliveries,
-  getUsage(leases),
-  listOwnKeys,
-  rotateOwnKey,
-  revokeOwnKey,
-  openConsoleSessionOperation,
-  redeemConsoleLinkOperation,
-  getConsoleSession,
-  endConsoleSessionOperation,
-];
+const served = withIdempotencyKey(
+  [
+    listOrdersV2(ownWrites),
+    getOrderV2(ownWrites),
+    // v1's cancel, exactly: one guarded UPDATE, idempotent (docs/api.md#orders).
+    cancelOrder(listVersion, ownWrites, {
+      operationId: "cancelOrderV2",
+      stability: "beta",
+      params: OrderIdParamsV2,
+      cancelled: nudgeDispatcher,
+    }),
+    listOrderEvents(ownWrites),
+    createWebhookEndpoint,
+    listWebhookEndpoints,
+    getWebhookEndpoint,
+    updateWebhookEndpoint,
+    rotateWebhookSecret,
+    sendWebhookTestEvent,
+    deleteWebhookEndpoint,
+    listWebhookDeliveries,
+    retryWebhookDelivery,
+    recoverWebhookDeliveries,
+    getUsage(leases),
+    listOwnKeys,
+    rotateOwnKey,
+    revokeOwnKey,
+    openConsoleSessionOperation,
+    redeemConsoleLinkOperation,
+    getConsoleSession,
+    endConsoleSessionOperation,
+    // Signing in makes a session, not a write a retry could repeat: another sign-in is another session.
+  ],
+  [openConsoleSessionOperation],
+);
 
 const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [
   orderEventWebhook,

@@ -1,3 +1,4 @@
+import { idempotency } from "../idempotency/idempotency-key";
 import { Hono, type MiddlewareHandler } from "hono";
 import { describeServiceOperation } from "../framework/documents/describe-service";
 import { allowedMethods, mountRoutes, type AccessGuards, type RouteGroup } from "../framework/operations/mount-routes";
@@ -117,6 +118,7 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
 export const accessGuards: AccessGuards = {
   apiKey: requireApiKey,
   operator: () => requireOperator(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions),
+  idempotency,
 };
 
 const app = new Hono<AppEnv>();

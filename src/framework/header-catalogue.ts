@@ -112,6 +112,20 @@ export const HEADERS = {
       "SameSite=Strict, Secure but on localhost; set at sign-in, cleared at sign-out and when a session has ended",
     schema: text,
   },
+  "Idempotency-Key": {
+    description:
+      "Makes a retry of this write safe (docs/api.md#retrying-safely): 1 to 255 printable characters of your " +
+      "choosing, a new one for each write and the same one for its retries. Within 24 hours the same key, from the " +
+      "same API key, gets the first answer again instead of a second write",
+    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+    request: true,
+  },
+  "Idempotent-Replayed": {
+    description:
+      "`true` on an answer given again to a retry with the same Idempotency-Key: the write was not made twice",
+    schema: { type: "string", enum: ["true"] },
+    exposed: true,
+  },
   [BOOKMARK_HEADER]: {
     description: "D1 bookmark: how new the data this response saw (or wrote) is. Send it back to read at least that",
     schema: { type: "string", pattern: BOOKMARK_PATTERN.source },

@@ -20,6 +20,7 @@ import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest } from "./p
 import { admitTestEvent } from "./webhook-test-event-quota";
 import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
+import { IdempotentAnswers, type BeginAnswer, type KeptAnswer } from "./idempotent-answers";
 
 const STATE = "state";
 /** The times of the budget's test events within the last minute. */
@@ -40,10 +41,12 @@ const TEST_EVENTS = "testEvents";
 export class RateLimiter extends DurableObject<Env> {
   #state: LimiterState | undefined;
   readonly #ledger: UsageLedger;
+  readonly #answers: IdempotentAnswers;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#ledger = new UsageLedger(ctx.storage.sql);
+    this.#answers = new IdempotentAnswers(ctx.storage.sql);
   }
 
   acquire(request: LeaseRequest): LeaseAnswer {
@@ -142,6 +145,39 @@ export class RateLimiter extends DurableObject<Env> {
     return retryAfterMs;
   }
 
+  /**
+   * A write with an Idempotency-Key (docs/api.md#retrying-safely): whether it runs, gets its first answer again, or
+   * is refused; one that runs holds the key until finishIdempotent or abandonIdempotent (idempotent-answers.ts).
+   */
+  beginIdempotent(keyId: string, idempotencyKey: string, request: string): BeginAnswer {
+    const answer = this.#answers.begin(keyId, idempotencyKey, request, Date.now());
+    if (answer.kind === "run") this.#wakeForPrune();
+    return answer;
+  }
+
+  finishIdempotent(
+    keyId: string,
+    idempotencyKey: string,
+    request: string,
+    startedAt: number,
+    answer: KeptAnswer,
+  ): void {
+    this.#answers.finish(keyId, idempotencyKey, request, startedAt, answer);
+  }
+
+  abandonIdempotent(keyId: string, idempotencyKey: string, request: string, startedAt: number): void {
+    this.#answers.abandon(keyId, idempotencyKey, request, startedAt);
+  }
+
+  /** An alarm by the time the oldest kept answer is due to go, unless one comes sooner. */
+  #wakeForPrune(): void {
+    const due = this.#answers.prune(Date.now());
+    if (due === undefined) return;
+    void this.ctx.storage.getAlarm().then((alarm) => {
+      if (alarm === null || alarm > due) return this.ctx.storage.setAlarm(due);
+    });
+  }
+
   #change(change: (previous: LimiterState | undefined, now: number) => LimiterState): Usage {
     const previous = this.#load();
     this.#save(previous, change(previous, Date.now()));
@@ -191,18 +227,24 @@ export class RateLimiter extends DurableObject<Env> {
   async alarm(): Promise<void> {
     const now = Date.now();
     const nextPrune = this.#ledger.prune(now / 1000);
+    const nextAnswerDue = this.#answers.prune(now);
     const state = this.ctx.storage.kv.get<LimiterState>(STATE);
     const stateLive = state !== undefined && expiresAt(state) * 1000 > now;
     if (!stateLive) {
       this.#state = undefined;
       this.ctx.storage.kv.delete(STATE);
     }
-    const next = Math.min(stateLive ? expiresAt(state) : Infinity, nextPrune ?? Infinity);
+    const next = Math.min(
+      stateLive ? expiresAt(state) : Infinity,
+      nextPrune ?? Infinity,
+      nextAnswerDue === undefined ? Infinity : nextAnswerDue / 1000,
+    );
     if (next !== Infinity) await this.ctx.storage.setAlarm(next * 1000);
     else {
       await this.ctx.storage.deleteAll();
       // This instance may serve the budget's next request: its ledger's tables must be there (deleteAll dropped them).
       this.#ledger.createTables();
+      this.#answers.createTables();
     }
   }
 }

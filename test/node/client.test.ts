@@ -70,6 +70,31 @@ describe("retries", () => {
     expect(requests).toHaveLength(3);
   });
 
+  it("sends a write with an Idempotency-Key, the same on every retry, and waits out a 409 in flight", async () => {
+    const { client, slept, requests } = fakeService(
+      new TypeError("fetch failed: the connection was reset"),
+      error("idempotency_key_in_flight", 409, { "Retry-After": "1" }),
+      new Response(null, { status: 204, headers: { "Idempotent-Replayed": "true" } }),
+      new Response(null, { status: 204 }),
+    );
+    await client.v2.orders.cancel("7");
+    await client.v2.orders.cancel("8");
+    const keys = requests.map((request) => request.headers.get("Idempotency-Key"));
+    expect(requests.map((request) => request.method)).toEqual(["DELETE", "DELETE", "DELETE", "DELETE"]);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys.slice(0, 3)).toEqual([keys[0], keys[0], keys[0]]);
+    expect(keys[3]).not.toBe(keys[0]);
+    expect(slept[1]).toBe(1000);
+  });
+
+  it("sends no Idempotency-Key with a read, and retries no other 409", async () => {
+    const { client, requests } = fakeService(json([]), error("order_already_shipped", 409));
+    await client.listOrders();
+    expect(requests[0]!.headers.has("Idempotency-Key")).toBe(false);
+    await expect(client.v2.orders.cancel("9")).rejects.toMatchObject({ code: "order_already_shipped" });
+    expect(requests).toHaveLength(2);
+  });
+
   it("backs off exponentially with jitter when there is no Retry-After, and stops after maxAttempts", async () => {
     const { client, slept, requests } = fakeService(
       new TypeError("fetch failed"),

@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["framework"],
   ["limiter", "read-your-writes", "pets"],
   ["keys", "orders"],
-  ["usage", "events"],
+  ["usage", "events", "idempotency"],
   ["webhook-delivery", "console-kit"],
   ["webhooks", "operator", "console"],
   ["revocation"],
@@ -117,7 +117,8 @@ describe("src's imports", () => {
     expect(shown).toEqual([...LAYERS].reverse());
   });
 
-  it("stay a shallow house: at most 8 floors (the longest chain of rooms) and 70 arrows between rooms", () => {
+  // 17 rooms: 75 arrows of the 136 possible pairs.
+  it("stay a shallow house: at most 8 floors (the longest chain of rooms) and 75 arrows between rooms", () => {
     const arrows = new Map<string, Set<string>>();
     for (const [file, imports] of modules) {
       for (const target of imports)
@@ -129,7 +130,7 @@ describe("src's imports", () => {
       floor.get(room) ??
       (floor.set(room, 1 + Math.max(0, ...[...(arrows.get(room) ?? [])].map(floorOf))), floor.get(room)!);
     expect(Math.max(...[...new Set([...modules.keys()].map(roomOf))].map(floorOf))).toBeLessThanOrEqual(8);
-    expect([...arrows.values()].reduce((sum, targets) => sum + targets.size, 0)).toBeLessThanOrEqual(70);
+    expect([...arrows.values()].reduce((sum, targets) => sum + targets.size, 0)).toBeLessThanOrEqual(75);
   });
 
   it("run down the layers: a room imports only from rooms below it", () => {

@@ -747,6 +747,61 @@ export function describeMatrixRows(title: string, select: (row: string) => boole
 }
 
 /**
+ * The Idempotency-Key on the rows `select` takes (docs/api.md#retrying-safely): every write that takes one, sent
+ * twice by the owner's key and twice by its console session, answers the second time what it answered the first,
+ * marked replayed (a 5xx or 429 is not kept); an operation that takes none never says it replayed.
+ */
+export function describeIdempotencyRows(title: string, select: (row: string) => boolean): void {
+  describe(title, () => {
+    beforeEach(() => {
+      vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    });
+    const rows = operations.filter((each) => select(rowOf(each)) && !each.operation.operator);
+    it.each(rows.map(({ base, operation }) => [rowOf({ base, operation }), base, operation] as const))(
+      "%s: a retry with the same Idempotency-Key gets the first answer again, or takes none",
+      async (_row, base, operation) => {
+        rowAddress = `2001:db8:${next().toString(16)}::1`;
+        rowWork = [];
+        const world = await makeWorld(operation);
+        for (const column of ["owner", "cookie"] as const) {
+          const { path, method, body } = requestOf(base, operation, world);
+          const once = () =>
+            send(withoutDispatcher(), path, {
+              method,
+              headers: { ...headersOf(column, world), "Idempotency-Key": `${column}-${operation.operationId}` },
+              ...(body !== undefined && { body }),
+            });
+          const first = await once();
+          const firstBody = await first.text();
+          const second = await once();
+          if (!operation.idempotent) {
+            expect(second.headers.get("Idempotent-Replayed"), column).toBeNull();
+            continue;
+          }
+          if (first.status >= 500 || first.status === 429) continue;
+          // Signing out ends the cookie it came with: its retry is refused by the guard, before anything kept.
+          if (operation.operationId === "endConsoleSession" && column === "cookie" && first.status === 204) {
+            expect((JSON.parse(await second.text()) as { code: string }).code).toBe("session_ended");
+            continue;
+          }
+          expect([column, second.status, second.headers.get("Idempotent-Replayed")]).toEqual([
+            column,
+            first.status,
+            // An answer the key's guard gave (the cookie column's refusal on a key-only route) is not the write's.
+            first.status === 401 || first.status === 403 ? null : "true",
+          ]);
+          if (second.headers.get("Idempotent-Replayed")) expect(await second.text()).toBe(firstBody);
+        }
+        await Promise.all(rowWork.map((settled) => settled()));
+        if (world.endpointId !== NO_ENDPOINT)
+          await runInDurableObject(laneOf(env, world.endpointId), (_, state) => state.storage.deleteAlarm());
+      },
+      ROW_TIMEOUT_MS,
+    );
+  });
+}
+
+/**
  * A row's time on a busy machine: seventeen requests, and for a consuming operation what each cell used up made again.
  */
 const ROW_TIMEOUT_MS = 60_000;

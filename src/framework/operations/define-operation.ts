@@ -59,6 +59,11 @@ type OperationDescription = Access & {
   requestBody?: { description: string; schema: z.ZodType };
   /** Optional request headers the operation reads (validated by its handler). */
   requestHeaders?: readonly HeaderName[];
+  /**
+   * A write a retry may repeat safely: it takes an Idempotency-Key, checked after the caller's access
+   * (mountRoutes() puts the guard the app hands it there).
+   */
+  idempotent?: true;
   responses: Record<number, SuccessResponse>;
   /** Errors particular to this operation; authentication, limits and outages are added for all. */
   errors: readonly ErrorCode[];

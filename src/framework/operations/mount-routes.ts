@@ -33,6 +33,8 @@ export interface AccessGuards {
   apiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv>;
   /** Refuses a caller without the operator token; sets `operator`. */
   operator(): MiddlewareHandler<AppEnv>;
+  /** An idempotent write's: answers a retry with the first answer, or lets the write run (after the access guard). */
+  idempotency(): MiddlewareHandler<AppEnv>;
 }
 
 const notFound = () => new ApiError("not_found", "No such resource. See GET / for what this service offers.");
@@ -43,6 +45,7 @@ const notFound = () => new ApiError("not_found", "No such resource. See GET / fo
  */
 function guardsOf(guards: AccessGuards, operation: Operation): MiddlewareHandler<AppEnv>[] {
   const access = operation.public ? [] : operation.operator ? [guards.operator()] : [guards.apiKey(operation.scope)];
+  if (operation.idempotent) access.push(guards.idempotency());
   const dates = operation.deprecation;
   if (!dates) return access;
   return [...access, deprecation((config) => ({ ...dates(config), link: referenceLink(config.baseUrl, operation) }))];

@@ -1,0 +1,146 @@
+/**
+ * Retrying a write safely (docs/api.md#retrying-safely), as Stripe's
+ * Idempotency-Key and the IETF's draft-ietf-httpapi-idempotency-key-header
+ * have it: a write sent with an Idempotency-Key runs once; a retry with the
+ * same key from the same API key, within 24 hours, gets the first answer
+ * again, marked `Idempotent-Replayed: true`. Kept in the budget's limiter
+ * object (limiter/idempotent-answers.ts), the answer's body sealed: it may
+ * hold a secret shown once (a new key, an endpoint's secret). Runs after the
+ * caller's access is checked, so a key that may no longer write gets its
+ * refusal, never a kept answer.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../framework/app-env";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ApiError } from "../framework/api-error";
+import { textBody } from "../framework/counted-body";
+import type { Operation } from "../framework/operations/define-operation";
+import { cappedBody, MAX_BODY_BYTES } from "../framework/operations/read-json-body";
+import { callDependency } from "../lib/call-dependency";
+import { base64 } from "../lib/base64";
+import { openText, sealText } from "../lib/sealing";
+import { budgetOf } from "../keys/api-key-record";
+import { keyOfCaller } from "../keys/require-api-key";
+import type { BeginAnswer, KeptAnswer } from "../limiter/idempotent-answers";
+
+/** 1 to 255 printable ASCII characters, as the header's description says. */
+const IDEMPOTENCY_KEY = /^[\x20-\x7E]{1,255}$/;
+
+/** The headers a kept answer is given again with: what it made and how to read it. */
+const KEPT_HEADERS = ["Location", "Content-Type", "ETag"] as const;
+
+const PURPOSE = "store-orders idempotent answer 1";
+
+/** The writes of a route group that take an Idempotency-Key: every keyed POST, PATCH and DELETE but `except`. */
+export function withIdempotencyKey(operations: readonly Operation[], except: readonly Operation[]): Operation[] {
+  return operations.map((operation) =>
+    operation.method === "get" || operation.scope === undefined || except.includes(operation)
+      ? operation
+      : {
+          ...operation,
+          idempotent: true,
+          requestHeaders: [...(operation.requestHeaders ?? []), "Idempotency-Key"],
+          errors: [
+            ...operation.errors,
+            "invalid_idempotency_key",
+            "idempotency_key_in_flight",
+            "idempotency_key_reused",
+          ],
+          responses: Object.fromEntries(
+            Object.entries(operation.responses).map(([status, response]) => [
+              status,
+              { ...response, headers: [...(response.headers ?? []), "Idempotent-Replayed" as const] },
+            ]),
+          ),
+        },
+  );
+}
+
+/** The guard of an idempotent write: mountRoutes() puts it after the access guard. */
+export function idempotency(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const idempotencyKey = c.req.header("Idempotency-Key");
+    if (idempotencyKey === undefined) return next();
+    if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new ApiError(
+        "invalid_idempotency_key",
+        "Idempotency-Key must be 1 to 255 printable ASCII characters: a new one for each write, the same for its " +
+          "retries.",
+      );
+    }
+    const keyId = keyOfCaller(c).id;
+    const limiter = c.env.RATE_LIMITER.getByName(budgetOf(keyOfCaller(c)));
+    const request = await requestOf(c);
+    // The stub's type of a union answer is a union of stubs: it is plain data (structured clone), read as such.
+    const decision = await callDependency(
+      "rate limiter",
+      () => limiter.beginIdempotent(keyId, idempotencyKey, request) as unknown as Promise<BeginAnswer>,
+    );
+    if (decision.kind === "replay") return replay(c, decision.answer, keyId, idempotencyKey);
+    if (decision.kind === "reused") {
+      throw new ApiError(
+        "idempotency_key_reused",
+        "This Idempotency-Key came with another request (method, path or body) from this key within 24 hours: use a " +
+          "new one for a new write.",
+      );
+    }
+    if (decision.kind === "in_flight") {
+      const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+      throw new ApiError(
+        "idempotency_key_in_flight",
+        "The first request with this Idempotency-Key is still running: retry after it, and get its answer.",
+        { "Retry-After": String(seconds) },
+      );
+    }
+    await next();
+    const { startedAt } = decision;
+    // A failure the client should retry, or a limit: not the write's answer, so the retry runs.
+    if (c.res.status >= 500 || c.res.status === 429) {
+      await callDependency("rate limiter", () =>
+        limiter.abandonIdempotent(keyId, idempotencyKey, request, startedAt),
+      ).catch(() => {});
+      return;
+    }
+    const body = await c.res.clone().text();
+    const headers: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const value = c.res.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    const answer: KeptAnswer = {
+      status: c.res.status,
+      headers,
+      sealedBody: await sealText(PURPOSE, sealingKeyOf(c.env), `${keyId}\n${idempotencyKey}`, body),
+    };
+    // Kept after the answer: a write whose answer is lost to a failure here is retried as a new one would be.
+    c.executionCtx.waitUntil(
+      callDependency("rate limiter", () =>
+        limiter.finishIdempotent(keyId, idempotencyKey, request, startedAt, answer),
+      ).catch(() => {}),
+    );
+  };
+}
+
+/** What identifies a request under its key: method, path and query, and the SHA-256 of its body. */
+async function requestOf(c: Context<AppEnv>): Promise<string> {
+  const body = await cappedBody(c.req.raw.clone(), MAX_BODY_BYTES);
+  const digest = base64(new Uint8Array(await crypto.subtle.digest("SHA-256", body)));
+  const url = new URL(c.req.url);
+  return `${c.req.method} ${url.pathname}${url.search}\n${digest}`;
+}
+
+async function replay(c: Context<AppEnv>, answer: KeptAnswer, keyId: string, idempotencyKey: string) {
+  const body = await openText(PURPOSE, sealingKeyOf(c.env), `${keyId}\n${idempotencyKey}`, answer.sealedBody);
+  const headers = { ...answer.headers, "Idempotent-Replayed": "true" };
+  if (answer.status === 204) {
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    return c.body(null, 204);
+  }
+  return textBody(c, body, answer.status as ContentfulStatusCode, headers);
+}
+
+function sealingKeyOf(env: Env): string {
+  if (!env.WEBHOOK_SECRETS_KEY)
+    throw new Error("WEBHOOK_SECRETS_KEY is not set: answers kept for retries cannot be sealed or opened");
+  return env.WEBHOOK_SECRETS_KEY;
+}

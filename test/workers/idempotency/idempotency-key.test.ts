@@ -1,0 +1,193 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { IdempotentAnswers, MAX_KEPT } from "../../../src/limiter/idempotent-answers";
+import { failingD1, interceptD1 } from "../../support/faults";
+import { api, apiWith, errorBodyOf } from "../../support/request";
+import { storeTestKey, type TestKey } from "../../support/test-keys";
+import { withoutDispatcher } from "../../support/webhook-fixtures";
+
+/**
+ * Retrying a write safely (docs/api.md#retrying-safely): the Idempotency-Key, kept in the budget's limiter object,
+ * replayed only to the key id that sent it.
+ */
+const ALL = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
+const owner = () => storeTestKey({ scopes: [...ALL] });
+
+const json = (body: unknown) => ({ "Content-Type": "application/json", body: JSON.stringify(body) });
+function post(key: TestKey, path: string, idempotencyKey: string | undefined, body: unknown, bindings: Env = env) {
+  const { body: text, ...contentType } = json(body);
+  return apiWith(bindings, path, {
+    method: "POST",
+    key: key.key,
+    headers: { ...contentType, ...(idempotencyKey !== undefined && { "Idempotency-Key": idempotencyKey }) },
+    body: text,
+  });
+}
+const rotate = (key: TestKey, idempotencyKey?: string, body: unknown = { graceSeconds: 60 }) =>
+  post(key, `/v2/keys/${key.record.id}/rotate`, idempotencyKey, body);
+const keysOf = async (key: TestKey) =>
+  (await (await api("/v2/keys", { key: key.key })).json<{ data: { id: string }[] }>()).data.map(({ id }) => id);
+
+describe("an Idempotency-Key", () => {
+  it("makes a retry of a rotation get the first answer again, the new key included, and no second key", async () => {
+    const key = await owner();
+    const first = await rotate(key, "rotate-1");
+    expect(first.status).toBe(201);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    // The client timed out and never read it; its retry gets the same answer.
+    const retried = await rotate(key, "rotate-1");
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retried.headers.get("Content-Type")).toBe(first.headers.get("Content-Type"));
+    expect(await retried.text()).toBe(await first.text());
+    expect(await keysOf(key)).toHaveLength(2);
+  });
+
+  it("lets one of many concurrent retries rotate: the others wait (409, Retry-After) or get its answer", async () => {
+    const key = await owner();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => rotate(key, "rotate-at-once")));
+    const made = answers.filter((answer) => answer.status === 201);
+    const waiting = answers.filter((answer) => answer.status === 409);
+    expect(made.length + waiting.length).toBe(6);
+    expect(made.filter((answer) => answer.headers.get("Idempotent-Replayed") === null)).toHaveLength(1);
+    for (const answer of waiting) {
+      expect((await errorBodyOf(answer)).code).toBe("idempotency_key_in_flight");
+      expect(Number(answer.headers.get("Retry-After"))).toBeGreaterThan(0);
+    }
+    expect(await keysOf(key)).toHaveLength(2);
+    expect((await rotate(key, "rotate-at-once")).headers.get("Idempotent-Replayed")).toBe("true");
+  });
+
+  it("is refused with another request (422), and another write needs a key of its own", async () => {
+    const key = await owner();
+    expect((await rotate(key, "same-key", { graceSeconds: 60 })).status).toBe(201);
+    const other = await rotate(key, "same-key", { graceSeconds: 120 });
+    expect(await errorBodyOf(other)).toMatchObject({ code: "idempotency_key_reused", status: 422 });
+    expect(await keysOf(key)).toHaveLength(2);
+  });
+
+  it("answers 409 with Retry-After while the first request runs, then the first answer", async () => {
+    const key = await owner();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const started = new Promise<void>((resolve) => (reached = resolve));
+    const slowInsert = interceptD1({
+      prepare: (statement, sql) =>
+        sql.startsWith("INSERT INTO webhook_endpoints")
+          ? holdRun(statement, async () => {
+              reached();
+              await held;
+            })
+          : statement,
+    });
+    const bindings = { ...withoutDispatcher(), DB: slowInsert } as Env;
+    const endpoint = { url: "https://receiver.example/hooks" };
+    const first = post(key, "/v2/webhook-endpoints", "make-endpoint", endpoint, bindings);
+    await started;
+    const meanwhile = await post(key, "/v2/webhook-endpoints", "make-endpoint", endpoint, withoutDispatcher());
+    expect(await errorBodyOf(meanwhile)).toMatchObject({ code: "idempotency_key_in_flight", status: 409 });
+    expect(Number(meanwhile.headers.get("Retry-After"))).toBeGreaterThan(0);
+    release();
+    const made = await first;
+    expect(made.status).toBe(201);
+    const again = await post(key, "/v2/webhook-endpoints", "make-endpoint", endpoint, withoutDispatcher());
+    expect(again.status).toBe(201);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.headers.get("Location")).toBe(made.headers.get("Location"));
+    // The secret, shown once, is shown again to the retry that stands for that once.
+    expect(await again.json()).toEqual(await made.json());
+  });
+
+  it("is the key id's own: another key of the budget with the same Idempotency-Key runs its own request", async () => {
+    const key = await owner();
+    const sibling = await storeTestKey({ scopes: [...ALL], budget: key.record.id });
+    const endpoint = { url: "https://receiver.example/hooks" };
+    const mine = await post(key, "/v2/webhook-endpoints", "copied-curl-line", endpoint, withoutDispatcher());
+    const theirs = await post(sibling, "/v2/webhook-endpoints", "copied-curl-line", endpoint, withoutDispatcher());
+    expect([mine.status, theirs.status]).toEqual([201, 201]);
+    expect(theirs.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(((await theirs.json()) as { id: string }).id).not.toBe(((await mine.json()) as { id: string }).id);
+  });
+
+  it("keeps no 5xx: the retry after an outage runs", async () => {
+    const key = await owner();
+    const endpoint = { url: "https://receiver.example/hooks" };
+    const down = { ...withoutDispatcher(), DB: failingD1().db } as Env;
+    expect((await post(key, "/v2/webhook-endpoints", "after-outage", endpoint, down)).status).toBe(503);
+    const retried = await post(key, "/v2/webhook-endpoints", "after-outage", endpoint, withoutDispatcher());
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("Idempotent-Replayed")).toBeNull();
+  });
+
+  it("is checked after the key: a revoked key's retry is refused, never given the kept answer", async () => {
+    const key = await owner();
+    const other = await storeTestKey({ scopes: [...ALL], budget: key.record.id });
+    expect((await rotate(key, "before-revocation")).status).toBe(201);
+    expect((await post(other, `/v2/keys/${key.record.id}/revoke`, undefined, {})).status).toBeLessThan(300);
+    const refused = await rotate(key, "before-revocation");
+    expect(refused.status).toBe(401);
+  });
+
+  it("must be 1 to 255 printable characters (400 invalid_idempotency_key), and is not needed", async () => {
+    const key = await owner();
+    for (const bad of ["x".repeat(256), "tab\there"]) {
+      expect(await errorBodyOf(await rotate(key, bad))).toMatchObject({ code: "invalid_idempotency_key" });
+    }
+    expect((await rotate(key, undefined)).status).toBe(201);
+  });
+
+  it("keeps the answer sealed in the budget's object: the new key is not there as text", async () => {
+    const key = await owner();
+    const made = (await (await rotate(key, "sealed")).json()) as { key: string };
+    const stored = await runInDurableObject(env.RATE_LIMITER.getByName(key.record.id), (_, state) =>
+      state.storage.sql.exec<{ answer: string }>("SELECT answer FROM idempotent_answers").toArray(),
+    );
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.answer).not.toContain(made.key);
+    expect(stored[0]!.answer).not.toContain(made.key.slice(8, 30));
+  });
+});
+
+describe("a budget's kept answers", () => {
+  it(`are at most ${MAX_KEPT.toLocaleString("en")}, the oldest dropped first, at a measured size each`, async () => {
+    await runInDurableObject(env.RATE_LIMITER.getByName("budget-of-many-writes"), (_, state) => {
+      const answers = new IdempotentAnswers(state.storage.sql);
+      // A rotation's answer as it is kept: about 300 bytes of JSON, sealed (base64, 4/3 the size), headers beside it.
+      const answer = { status: 201, headers: { "Content-Type": "application/json" }, sealedBody: "s".repeat(420) };
+      const start = Date.now();
+      const before = state.storage.sql.databaseSize;
+      for (let i = 0; i < MAX_KEPT + 25; i++) {
+        const begun = answers.begin("key_A", `write-${i}`, `POST /v2/keys/key_A/rotate\ndigest-${i}`, start + i);
+        if (begun.kind === "run")
+          answers.finish("key_A", `write-${i}`, `POST /v2/keys/key_A/rotate\ndigest-${i}`, start + i, answer);
+      }
+      const rows = state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM idempotent_answers").one().n;
+      expect(rows).toBe(MAX_KEPT);
+      const oldest = state.storage.sql
+        .exec<{ idempotency_key: string }>("SELECT idempotency_key FROM idempotent_answers ORDER BY started_at LIMIT 1")
+        .one().idempotency_key;
+      expect(oldest).toBe("write-25");
+      // docs/design/rate-limits.md#idempotent-answers: under 1 KB a kept answer of this size, so 10 MB a budget.
+      const bytesPerRow = (state.storage.sql.databaseSize - before) / rows;
+      expect(bytesPerRow).toBeLessThan(1_024);
+    });
+  });
+});
+
+/** A statement whose run (and first, all) waits for `hold` first; bound copies too. */
+function holdRun(statement: D1PreparedStatement, hold: () => Promise<void>): D1PreparedStatement {
+  return new Proxy(statement, {
+    get(target, property) {
+      if (property === "bind") return (...values: unknown[]) => holdRun(target.bind(...values), hold);
+      if (property === "run" || property === "first" || property === "all")
+        return async (...args: unknown[]) => {
+          await hold();
+          return (target[property] as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      const value = target[property as keyof D1PreparedStatement];
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
