@@ -504,6 +504,11 @@ export interface components {
             types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit?: number | null;
+            /**
+             * @description hmac (the default): deliveries signed v1 with a secret you hold; ed25519: signed v1a with a key pair, of which you hold only the public key
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
         };
         /** @description A new endpoint and its signing secret, shown only once. */
         CreatedWebhookEndpoint: {
@@ -524,10 +529,17 @@ export interface components {
             disabledForLeakedKey: string | null;
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit: number | null;
+            /**
+             * @description hmac: signed v1 with the secret; ed25519: signed v1a, verified with publicKey
+             * @enum {string}
+             */
+            signing: "hmac" | "ed25519";
+            /** @description The Ed25519 public key deliveries are verified with (after a rotation, the new one); null for hmac */
+            publicKey: string | null;
             /** Format: date-time */
             createdAt: string;
-            /** @description The signing secret: shown here only, keep it */
-            secret: string;
+            /** @description The signing secret of an hmac endpoint: shown here only (or to a retry of this request with its Idempotency-Key), keep it. An ed25519 endpoint has none to show: verify with its publicKey */
+            secret?: string;
         };
         WebhookEndpointList: {
             /** @description The budget's endpoints, oldest first */
@@ -552,6 +564,13 @@ export interface components {
             disabledForLeakedKey: string | null;
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit: number | null;
+            /**
+             * @description hmac: signed v1 with the secret; ed25519: signed v1a, verified with publicKey
+             * @enum {string}
+             */
+            signing: "hmac" | "ed25519";
+            /** @description The Ed25519 public key deliveries are verified with (after a rotation, the new one); null for hmac */
+            publicKey: string | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -577,13 +596,15 @@ export interface components {
              */
             overlapSeconds: number;
         };
-        /** @description An endpoint's new signing secret, shown only once. */
+        /** @description An endpoint's new signing secret, shown only once, or its new public key. */
         RotatedWebhookSecret: {
-            /** @description The new signing secret: shown here only, keep it */
-            secret: string;
+            /** @description An hmac endpoint's new signing secret: shown here only, keep it */
+            secret?: string;
+            /** @description An ed25519 endpoint's new public key: verify with it from now on */
+            publicKey?: string;
             /**
              * Format: date-time
-             * @description Until then deliveries carry a signature with each secret, space-separated
+             * @description Until then deliveries carry a signature with each secret or key, space-separated
              */
             previousSecretExpiresAt: string;
         };

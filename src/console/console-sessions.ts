@@ -120,8 +120,6 @@ export async function openConsoleSession(
             .prepare(
               "INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, " +
                 "?2, ?3, ?4, " +
-                "" +
-                "" +
                 "?5, ?6)",
             )
             .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt),

@@ -21,8 +21,6 @@ export const getConsoleSession = defineOperation({
     "and " +
     "budget; its limits, and what the budget's limiter has left of each window now; and the session's " +
     "end, if it came " +
-    "" +
-    "" +
     "with one.",
   responses: { 200: { description: "The key and its limits", body: ConsoleSession } },
   errors: [],

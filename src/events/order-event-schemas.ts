@@ -27,8 +27,6 @@ const PreviousOrder = z
     description:
       "The old value of each Order field the change changed (null: it had none); {} when only the table's " +
       "own columns " +
-      "" +
-      "" +
       "changed.",
   });
 

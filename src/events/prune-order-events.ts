@@ -87,8 +87,6 @@ export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes
       "order-events-prune",
       "the order events are near their storage budget: older events are pruned to stay under it, and the " +
         "feed reaches " +
-        "" +
-        "" +
         "back less far",
       {
         bytes: storage.bytes,

@@ -26,8 +26,6 @@ export const tellKeyRotation = keyOperation(
     description:
       "The key acts only on itself from every isolate's next call, and is refused from endsAt on, " +
       "everywhere within a " +
-      "" +
-      "" +
       "lease.",
     errors: ["not_found", "invalid_body", "unsupported_media_type", "body_too_large"],
   },

@@ -28,8 +28,6 @@ export async function holdOrderWrites(
     .prepare(
       "INSERT INTO order_writes_hold (id, since, sequence, handed_out) VALUES (1, ?1, CAST(?2 AS " +
         "INTEGER), CAST(?3 AS " +
-        "" +
-        "" +
         "INTEGER)) ON CONFLICT (id) DO UPDATE SET sequence = excluded.sequence, handed_out = excluded.handed_out",
     )
     .bind(since, sequence, handedOut)

@@ -31,8 +31,6 @@ export const revokeAnyKey = defineOperation({
   description:
     "Writes the key's record revoked (KV, for good), then has the budget's object refuse the key from " +
     "every isolate's " +
-    "" +
-    "" +
     "next call, without counting it, " +
     "until KV has spread the record; with reason leaked (and where it was found), every webhook endpoint it made or " +
     "last aimed is disabled and its " +

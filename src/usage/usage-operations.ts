@@ -35,8 +35,6 @@ export const UsageHistory = z
             .describe(
               "Admissions granted in the bucket to a Worker isolate ahead of need, not yet handed back: " +
                 "some may have " +
-                "" +
-                "" +
                 "been spent; within 5 s they move to admitted or are gone",
             ),
         }),
@@ -72,8 +70,6 @@ export const getUsage = (leases: LeaseClient) =>
       "What the limiter admitted and refused for the calling key's budget (a rotated pair shares one), exactly as it " +
       "decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, " +
       "empty ones as " +
-      "" +
-      "" +
       "zeros.",
     stability: "beta",
     queryParameters: usageQueryParameters,

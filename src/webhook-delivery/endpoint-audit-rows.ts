@@ -76,8 +76,6 @@ export async function countEndpointAction(
           "END) " +
           "ON CONFLICT (event_id) DO UPDATE SET at = excluded.at, changes = json_set(changes, '$.count', " +
           "(changes ->> " +
-          "" +
-          "" +
           "'$.count') + 1, '$.last', json(?5)), " +
           "outcome = coalesce(outcome, excluded.outcome)",
       )
@@ -106,8 +104,6 @@ export async function pruneEndpointAudit(db: D1Database, now: number): Promise<n
     .prepare(
       "DELETE FROM webhook_endpoint_events WHERE id IN (SELECT id FROM webhook_endpoint_events WHERE at < " +
         "?1 ORDER BY " +
-        "" +
-        "" +
         "at LIMIT ?2)",
     )
     .bind(new Date(now - ENDPOINT_AUDIT_RETENTION_MS).toISOString(), AUDIT_PRUNE_BATCH)

@@ -102,8 +102,6 @@ export function settleDelivery(
     sql.exec(
       "UPDATE deliveries SET outcome = ?, attempts = attempts + ?, last_status = coalesce(?, " +
         "last_status), last_error " +
-        "" +
-        "" +
         "= ?, due_at = NULL, updated_at = ? WHERE seq = ? AND outcome = 'pending'",
       outcome,
       attempt.counts ? 1 : 0,

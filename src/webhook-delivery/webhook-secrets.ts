@@ -23,6 +23,37 @@ export function sealingKeyOf(env: Env): string {
 /** A new secret, as its owner sees it once. */
 export const newWebhookSecret = () => `${PREFIX}${base64(crypto.getRandomValues(new Uint8Array(32)))}`;
 
+/**
+ * Standard Webhooks' asymmetric keys: `whsk_` and the base64 of the Ed25519 seed and public key (64 bytes, as
+ * libsodium writes a secret key), never shown, sealed as a secret is; `whpk_` and the base64 of the public key, which
+ * its owner verifies with.
+ */
+export const SIGNING_KEY_PREFIX = "whsk_";
+export const PUBLIC_KEY_PREFIX = "whpk_";
+/** PKCS #8's wrapping of an Ed25519 seed (RFC 8410): these 16 bytes, then the 32 of the seed. */
+const PKCS8_ED25519 = [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
+
+/** A new Ed25519 key pair: the signing key to seal, the public key to show. */
+export async function newSigningKeyPair(): Promise<{ signingKey: string; publicKey: string }> {
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
+  const publicBytes = new Uint8Array((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer);
+  const seedAndPublic = new Uint8Array(64);
+  seedAndPublic.set(pkcs8.slice(PKCS8_ED25519.length), 0);
+  seedAndPublic.set(publicBytes, 32);
+  return {
+    signingKey: `${SIGNING_KEY_PREFIX}${base64(seedAndPublic)}`,
+    publicKey: `${PUBLIC_KEY_PREFIX}${base64(publicBytes)}`,
+  };
+}
+
+/** The private key of a `whsk_` signing key, for WebCrypto. */
+export function signingPrivateKey(signingKey: string): Promise<CryptoKey> {
+  const seed = fromBase64(signingKey.slice(SIGNING_KEY_PREFIX.length)).slice(0, 32);
+  const pkcs8 = new Uint8Array([...PKCS8_ED25519, ...seed]);
+  return crypto.subtle.importKey("pkcs8", pkcs8, { name: "Ed25519" }, false, ["sign"]);
+}
+
 /** The bytes a secret signs with (Standard Webhooks: the base64 after the prefix, decoded). */
 export const secretBytes = (secret: string) => fromBase64(secret.slice(PREFIX.length));
 

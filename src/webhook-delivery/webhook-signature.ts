@@ -1,18 +1,24 @@
 /**
- * Standard Webhooks signatures (https://www.standardwebhooks.com/): HMAC-SHA256
- * over `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the secret's
- * decoded bytes, sent as `v1,<base64>` in `webhook-signature`; during a
- * secret's rotation one signature per secret, space-separated, so a receiver
- * holding either verifies it.
+ * Standard Webhooks signatures (https://www.standardwebhooks.com/) over
+ * `<webhook-id>.<webhook-timestamp>.<body>`: HMAC-SHA256 keyed with a
+ * `whsec_` secret's decoded bytes, sent as `v1,<base64>`, or Ed25519 with a
+ * `whsk_` signing key, sent as `v1a,<base64>`, in `webhook-signature`;
+ * during a rotation one signature per secret or key, space-separated, so a
+ * receiver holding either verifies it.
  */
 import { base64 } from "../lib/base64";
-import { secretBytes } from "./webhook-secrets";
+import { SIGNING_KEY_PREFIX, secretBytes, signingPrivateKey } from "./webhook-secrets";
 
 export async function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): Promise<string> {
+  const signed = new TextEncoder().encode(`${id}.${timestampSeconds}.${body}`);
+  if (secret.startsWith(SIGNING_KEY_PREFIX)) {
+    const signature = await crypto.subtle.sign({ name: "Ed25519" }, await signingPrivateKey(secret), signed);
+    return `v1a,${base64(new Uint8Array(signature))}`;
+  }
   const key = await crypto.subtle.importKey("raw", secretBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, [
     "sign",
   ]);
-  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestampSeconds}.${body}`));
+  const mac = await crypto.subtle.sign("HMAC", key, signed);
   return `v1,${base64(new Uint8Array(mac))}`;
 }
 

@@ -10,8 +10,6 @@ import { whenFree } from "../../scripts/lib/key-store";
 const LOCKED_AS_REPORTED =
   "Error: D1_ERROR: Failed to parse body as JSON, got: Error: internal error; reference = " +
   "006bi4ue1o9upoqhbh94c26j\n  " +
-  "" +
-  "" +
   "  at D1DatabaseObject.queryExecute (file:///node_modules/miniflare/dist/src/workers/d1/database.worker.js:191:73)";
 
 function failingTimes(times: number, message: string) {

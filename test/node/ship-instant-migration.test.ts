@@ -213,8 +213,6 @@ describe("ship_instant_stored, kept by triggers", () => {
         .prepare(
           "SELECT id, ship_instant_stored IS ship_instant AS same, ship_instant_stored AS stored FROM " +
             "orders ORDER BY " +
-            "" +
-            "" +
             "id",
         )
         .all<{ id: number; same: number; stored: number | null }>()
@@ -260,8 +258,6 @@ describe("ship_instant_stored, kept by triggers", () => {
       .prepare(
         "INSERT INTO orders (id, ship_date, status, complete, created_at, updated_at, " +
           "ship_instant_stored) VALUES (3, " +
-          "" +
-          "" +
           "'2026-01-01T10:00:00Z', 'pending', 0, 'x', 'x', 0)",
       )
       .run();

@@ -112,8 +112,6 @@ export const MATRIX: Record<string, string> = {
   "GET /v1/pets/{petId}":
     "404 pet_not_found | 401 missing_api_key | 401 invalid_api_key | 404 pet_not_found | 403 " +
     "insufficient_scope | 401 " +
-    "" +
-    "" +
     "invalid_api_key | 401 invalid_api_key | 404 pet_not_found | 404 pet_not_found | 404 pet_not_found | 404 " +
     "pet_not_found | 404 pet_not_found | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key | 401 " +
     "invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",

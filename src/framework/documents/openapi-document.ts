@@ -256,8 +256,6 @@ export function openApiDocument(
             "(webhook " +
             "endpoints) and keys:manage (rotate and revoke its budget's keys); each operation names the " +
             "one it needs, " +
-            "" +
-            "" +
             "or none when " +
             "any key will do. The console's session cookie stands for its key in every operation " +
             "(docs/api.md#the-console).",

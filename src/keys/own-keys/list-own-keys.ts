@@ -53,8 +53,6 @@ export const listOwnKeys = defineOperation({
     "itself: only its first 12 characters. " +
     "A page at a time in key id order (newest first within a page; the calling key on its page, or on the " +
     "first while " +
-    "" +
-    "" +
     "the list does not show it yet), " +
     "nextCursor for the next; a key that stopped " +
     "working more than 30 days ago is no longer listed.",

@@ -40,8 +40,6 @@ export const rotateOwnKey = defineOperation({
     "with it. " +
     "A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated " +
     "away may rotate " +
-    "" +
-    "" +
     "no key, " +
     "itself included, and one made to expire only itself (403 key_acts_only_on_itself), so no rotation returns a key " +
     "that outlives the key that asked. With no grace the " +

@@ -20,8 +20,6 @@ export const openOperatorSessionOperation = defineOperation({
     "HttpOnly, " +
     "SameSite=Strict cookie for 12 hours at most, ended sooner by sign-out or the operator's revocation. " +
     "Refused from " +
-    "" +
-    "" +
     "another " +
     "site. Behind Cloudflare Access there is nothing to open: Access signs operators in.",
   responses: { 201: { description: "Signed in: the cookie is set", body: OperatorSignedIn, headers: ["Set-Cookie"] } },

@@ -8,7 +8,7 @@ import { CreatedWebhookEndpoint, CreateWebhookEndpoint } from "./webhook-endpoin
 import { lockedEndpoints } from "./update-webhook-endpoint";
 import { endpointJson } from "./endpoint-json";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
-import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
+import { newSigningKeyPair, newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
 import { lockedHost, lockedUrl, lockRefusal } from "./endpoint-locks";
 import { normalWebhookUrl, webhookHost, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
@@ -68,7 +68,9 @@ export const createWebhookEndpoint = defineOperation({
     const refusal = lockRefusal(locked, url);
     if (refusal) throw refusal;
     const id = newEndpointId();
-    const secret = newWebhookSecret();
+    // An ed25519 endpoint's signing key is sealed where a secret would be, never shown: its owner gets the public key.
+    const pair = body.signing === "ed25519" ? await newSigningKeyPair() : undefined;
+    const secret = pair?.signingKey ?? newWebhookSecret();
     const types = [...new Set(body.types ?? ORDER_EVENT_TYPES)].sort().join(",");
     const rateLimit = body.rateLimit ?? null;
     const row = {
@@ -79,6 +81,7 @@ export const createWebhookEndpoint = defineOperation({
       rate_limit: rateLimit,
       created_at: new Date().toISOString(),
       secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret),
+      public_key: pair?.publicKey ?? null,
     };
     await auditedUnlessRefused(
       c,
@@ -115,7 +118,7 @@ export const createWebhookEndpoint = defineOperation({
           last_delivered_at: null,
           disabled_for_leak: null,
         }),
-        secret,
+        ...(pair === undefined && { secret }),
       },
       201,
       { Location: location },
@@ -133,14 +136,17 @@ export const createWebhookEndpoint = defineOperation({
  */
 export async function insertEndpoint(
   db: D1Queryable,
-  row: Pick<WebhookEndpointRow, "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit">,
+  row: Pick<
+    WebhookEndpointRow,
+    "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit" | "public_key"
+  >,
   host: string,
 ): Promise<"inserted" | "full" | "locked" | "host_locked"> {
   const { meta } = await db
     .prepare(
       "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, " +
-        "rate_limit) " +
-        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7 " +
+        "rate_limit, public_key) " +
+        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7, ?9 " +
         `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
         // The same URL again beside one an operator disabled would lift the lock by the back door.
         `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
@@ -148,7 +154,17 @@ export async function insertEndpoint(
         "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1) " +
         `AND NOT ${HOST_LOCKED(8)}`,
     )
-    .bind(row.id, row.budget, row.url, row.types, row.created_at, row.secret_sealed, row.rate_limit, host)
+    .bind(
+      row.id,
+      row.budget,
+      row.url,
+      row.types,
+      row.created_at,
+      row.secret_sealed,
+      row.rate_limit,
+      host,
+      row.public_key ?? null,
+    )
     .run();
   if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";
   if (await hostLock(db, host)) return "host_locked";

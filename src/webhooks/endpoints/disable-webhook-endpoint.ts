@@ -30,8 +30,6 @@ export const disableWebhookEndpoint = defineOperation({
   description:
     "Nothing more is delivered to it; its owner sees it disabled by an operator (never which one), with " +
     "the reason if " +
-    "" +
-    "" +
     "one is sent. Audited with the operator's name.",
   params: { schema: EndpointIdParams, invalid: { code: "not_found", message: "No such webhook endpoint." } },
   requestBody: { description: "Optional: the reason the owner is told", schema: DisableBody },

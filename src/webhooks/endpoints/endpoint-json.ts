@@ -17,6 +17,8 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
   disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
   disabledForLeakedKey: row.status === "disabled" ? row.disabled_for_leak : null,
   rateLimit: row.rate_limit,
+  signing: row.public_key === null ? "hmac" : "ed25519",
+  publicKey: row.public_key,
   createdAt: row.created_at,
 });
 

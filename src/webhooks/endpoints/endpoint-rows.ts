@@ -32,12 +32,14 @@ export interface WebhookEndpointRow {
   last_delivered_at: string | null;
   /** The leaked key whose revocation disabled it (enabled again only with its URL confirmed); null otherwise. */
   disabled_for_leak: string | null;
+  /** An Ed25519 endpoint's public key (`whpk_...`); null: it signs with an HMAC secret. */
+  public_key: string | null;
 }
 
 export const COLUMNS =
   "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, " +
   "disabled_note, previous_secret_sealed, previous_secret_until, " +
-  "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak";
+  "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak, public_key";
 
 export async function budgetEndpoints(db: D1Queryable, budget: string): Promise<WebhookEndpointRow[]> {
   const { results } = await db

@@ -103,8 +103,6 @@ export const liftHostLockOperation = defineOperation({
   description:
     "URLs on the host are taken again; its endpoints stay disabled until an operator enables each. 404 " +
     "for a host not " +
-    "" +
-    "" +
     "locked. Audited with the operator's name.",
   params: { schema: HostParams, invalid: { code: "not_found", message: "No such host lock." } },
   responses: { 204: { description: "Lifted" } },

@@ -3,7 +3,8 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
-import { newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
+import { newSigningKeyPair, newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
+import { budgetEndpoint } from "./endpoint-rows";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
@@ -22,8 +23,6 @@ export const rotateWebhookSecret = defineOperation({
   description:
     "Makes a new signing secret, shown this once. For the overlap (a day unless asked, at most a week) " +
     "every delivery " +
-    "" +
-    "" +
     "carries a " +
     "signature with each secret, space-separated as Standard Webhooks specifies, so the receiver can change to the " +
     "new one at its " +
@@ -50,17 +49,24 @@ export const rotateWebhookSecret = defineOperation({
     const previousSecretExpiresAt = new Date(now + overlapSeconds * 1000).toISOString();
     // No overlap: no old secret signs at all (a leak), not even one an earlier overlap kept.
     const previousUntil = overlapSeconds === 0 ? null : previousSecretExpiresAt;
-    const secret = newWebhookSecret();
+    // The endpoint keeps how it signs: an ed25519 one gets a new key pair, its owner the new public key.
+    const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+    if (!endpoint) throw notFound(endpointId);
+    const pair = endpoint.public_key === null ? undefined : await newSigningKeyPair();
+    const secret = pair?.signingKey ?? newWebhookSecret();
     const sealed = await sealSecret(sealingKeyOf(c.env), endpointId, secret);
     await auditedUnlessRefused(
       c,
       { endpointId, operation: "rotate_secret", changes: { previousSecretExpiresAt } },
       async () =>
         (await callDependency("D1", () =>
-          rotateEndpointSecret(c.env.DB, budgetOfCaller(c), endpointId, sealed, previousUntil, at),
+          rotateEndpointSecret(c.env.DB, budgetOfCaller(c), endpointId, sealed, pair?.publicKey ?? null, {
+            previousUntil,
+            now: at,
+          }),
         )) || notFound(endpointId),
     );
-    return jsonBody(c, { secret, previousSecretExpiresAt });
+    return jsonBody(c, { ...(pair ? { publicKey: pair.publicKey } : { secret }), previousSecretExpiresAt });
   },
 });
 
@@ -77,16 +83,18 @@ export async function rotateEndpointSecret(
   budget: string,
   id: string,
   sealed: string,
-  previousUntil: string | null,
-  now: string,
+  publicKey: string | null,
+  when: { previousUntil: string | null; now: string },
 ): Promise<boolean> {
+  // How an endpoint signs never changes: an hmac endpoint takes a secret, an ed25519 one a key pair.
   const { meta } = await db
     .prepare(
       "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN " +
         "previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
-        "previous_secret_until = ?4, secret_sealed = ?3 WHERE budget = ?1 AND id = ?2",
+        "previous_secret_until = ?4, secret_sealed = ?3, public_key = ?6 " +
+        "WHERE budget = ?1 AND id = ?2 AND (public_key IS NULL) = (?6 IS NULL)",
     )
-    .bind(budget, id, sealed, previousUntil, now)
+    .bind(budget, id, sealed, when.previousUntil, when.now, publicKey)
     .run();
   return meta.changes === 1;
 }

@@ -17,6 +17,12 @@ const RateLimit = z
       "endpoint's lane (six at once)",
   );
 
+/** How an endpoint's deliveries are signed (docs/api.md#receiving-webhooks). */
+export const Signing = z.enum(["hmac", "ed25519"]);
+
+/** An Ed25519 public key as Standard Webhooks writes it: `whpk_` and the base64 of its 32 bytes. */
+const PublicKey = z.string().regex(/^whpk_[A-Za-z0-9+/]{43}=$/);
+
 export const CreateWebhookEndpoint = z
   .strictObject({
     url: z
@@ -28,6 +34,10 @@ export const CreateWebhookEndpoint = z
       ),
     types: EventTypes.optional().describe("The event types to deliver; every type when left out"),
     rateLimit: RateLimit.optional(),
+    signing: Signing.optional().describe(
+      "hmac (the default): deliveries signed v1 with a secret you hold; ed25519: signed v1a with a key pair, of " +
+        "which you hold only the public key",
+    ),
   })
   .meta({ id: "CreateWebhookEndpoint" });
 
@@ -86,11 +96,13 @@ export const WebhookEndpoint = z
       .describe(
         "Set when the service disabled it because the key that made it, or last changed its URL, secret " +
           "or types, was " +
-          "" +
-          "" +
           "revoked as leaked: enable it again with confirmUrl",
       ),
     rateLimit: RateLimit,
+    signing: Signing.describe("hmac: signed v1 with the secret; ed25519: signed v1a, verified with publicKey"),
+    publicKey: PublicKey.nullable().describe(
+      "The Ed25519 public key deliveries are verified with (after a rotation, the new one); null for hmac",
+    ),
     createdAt: z.iso.datetime(),
   })
   .meta({ id: "WebhookEndpoint", description: "Where a budget's order events are delivered." });
@@ -99,7 +111,11 @@ export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
   secret: z
     .string()
     .regex(/^whsec_[A-Za-z0-9+/]{43}=$/)
-    .describe("The signing secret: shown here only, keep it"),
+    .optional()
+    .describe(
+      "The signing secret of an hmac endpoint: shown here only (or to a retry of this request with its " +
+        "Idempotency-Key), keep it. An ed25519 endpoint has none to show: verify with its publicKey",
+    ),
 }).meta({ id: "CreatedWebhookEndpoint", description: "A new endpoint and its signing secret, shown only once." });
 
 /** How long a replaced secret signs beside the new one, at most a week; a day unless asked. */
@@ -122,12 +138,17 @@ export const RotatedWebhookSecret = z
     secret: z
       .string()
       .regex(/^whsec_[A-Za-z0-9+/]{43}=$/)
-      .describe("The new signing secret: shown here only, keep it"),
+      .optional()
+      .describe("An hmac endpoint's new signing secret: shown here only, keep it"),
+    publicKey: PublicKey.optional().describe("An ed25519 endpoint's new public key: verify with it from now on"),
     previousSecretExpiresAt: z.iso
       .datetime()
-      .describe("Until then deliveries carry a signature with each secret, space-separated"),
+      .describe("Until then deliveries carry a signature with each secret or key, space-separated"),
   })
-  .meta({ id: "RotatedWebhookSecret", description: "An endpoint's new signing secret, shown only once." });
+  .meta({
+    id: "RotatedWebhookSecret",
+    description: "An endpoint's new signing secret, shown only once, or its new public key.",
+  });
 
 export const RecoverWebhookDeliveries = z
   .strictObject({

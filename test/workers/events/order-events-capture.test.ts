@@ -101,8 +101,6 @@ describe("order events, captured by triggers", () => {
       sql(
         "INSERT INTO orders (id, pet_id, status, complete, created_at, updated_at) VALUES (2, 'x', " +
           "'pending', 0, 'x', " +
-          "" +
-          "" +
           "'x')",
       ),
     ).rejects.toThrow(/pet_id/);
@@ -128,8 +126,6 @@ describe("order events, captured by triggers", () => {
       sql(
         "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) " +
           "VALUES (3, 7, " +
-          "" +
-          "" +
           "?2, ?1, 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')",
         status,
         quantity,
@@ -141,8 +137,6 @@ describe("order events, captured by triggers", () => {
     await sql(
       "INSERT OR IGNORE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) " +
         "VALUES (3, 9, 9, " +
-        "" +
-        "" +
         "'pending', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
     );
     // A new order by REPLACE is a creation.
@@ -212,8 +206,6 @@ describe("order events, captured by triggers", () => {
       env.DB.prepare(
         "INSERT OR REPLACE INTO orders (id, pet_id, quantity, status, complete, created_at, updated_at) " +
           "VALUES (3, 7, " +
-          "" +
-          "" +
           "1, 'delivered', 1, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')",
       ),
       env.DB.prepare("UPDATE OR REPLACE orders SET id = 5 WHERE id = 4"),

@@ -462,8 +462,6 @@ describe("what the operators' sessions and the audit keep, and for how long", ()
         env.DB.prepare(
           "INSERT INTO operator_links (token_hash, operator, created_at, expires_at, created_by) VALUES " +
             "(?1, 'o', ?2, " +
-            "" +
-            "" +
             "?2, 'cli:t')",
         ).bind(`ol-${id}`, expires),
         env.DB.prepare(

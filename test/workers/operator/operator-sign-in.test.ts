@@ -53,8 +53,6 @@ describe("named operators", () => {
     const endpointRows = await env.DB.prepare(
       "SELECT operation, actor FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND operation <> " +
         "'create' ORDER BY " +
-        "" +
-        "" +
         "id",
     )
       .bind(endpoint.id)

@@ -227,8 +227,6 @@ describe("GET /v2/store/orders: pages", () => {
                 await env.DB.prepare(
                   "INSERT OR IGNORE INTO orders (id, status, complete, created_at, updated_at) VALUES " +
                     "(?1, 'pending', " +
-                    "" +
-                    "" +
                     "0, 'x', 'x')",
                 )
                   .bind(id)

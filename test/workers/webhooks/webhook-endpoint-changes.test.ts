@@ -39,8 +39,6 @@ const auditOf = async (id: string) =>
     await env.DB.prepare(
       "SELECT operation, changes, actor, outcome FROM webhook_endpoint_events WHERE endpoint_id = ?1 AND " +
         "operation <> " +
-        "" +
-        "" +
         "'create' ORDER BY id",
     )
       .bind(id)

@@ -49,6 +49,8 @@ describe("webhook endpoints", () => {
       disabledReason: null,
       disabledForLeakedKey: null,
       rateLimit: null,
+      signing: "hmac",
+      publicKey: null,
       createdAt: expect.any(String),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });

@@ -131,6 +131,7 @@ describe("an operator's lock on a host", () => {
       created_at: new Date().toISOString(),
       secret_sealed: "x",
       rate_limit: null,
+      public_key: null,
     };
     expect(await insertEndpoint(env.DB, row, "raced.example")).toBe("host_locked");
   });

@@ -217,8 +217,6 @@ export const keysView: View = (root, session, _route, page) => {
       {},
       "A new key for the same budget, plan, limits, scopes and webhooks. The key you signed in with keeps " +
         "working for " +
-        "" +
-        "" +
         "the grace period, so your clients can move over.",
     ),
     h("label", { for: "rotate-grace" }, "Grace period"),

@@ -113,6 +113,12 @@ function endpointsView(root: HTMLElement): void {
     autocomplete: "off",
   });
   const types = typePicker("new-endpoint", ORDER_EVENT_TYPES);
+  const signing = h(
+    "select",
+    { id: "new-endpoint-signing" },
+    h("option", { value: "hmac" }, "HMAC secret (v1): you hold the secret"),
+    h("option", { value: "ed25519" }, "Ed25519 (v1a): you hold only a public key"),
+  );
   const form = h(
     "form",
     {
@@ -120,12 +126,14 @@ function endpointsView(root: HTMLElement): void {
         event.preventDefault();
         try {
           const created = await call<CreatedWebhookEndpoint>("POST", "/webhook-endpoints", {
-            body: { url: url.value, types: types.value() },
+            body: { url: url.value, types: types.value(), signing: signing.value },
           });
           show(
             status,
             notice(`Added ${created.url}.`),
-            shownOnce("Its signing secret", created.secret),
+            created.secret === undefined
+              ? shownOnce("Its public key, to verify deliveries with (v1a)", created.publicKey ?? "")
+              : shownOnce("Its signing secret", created.secret),
             h("p", {}, h("a", { href: `#/webhooks/${created.id}` }, "Open the endpoint")),
           );
           url.value = "";
@@ -139,6 +147,8 @@ function endpointsView(root: HTMLElement): void {
     h("label", { for: "new-endpoint-url" }, "URL"),
     url,
     types.fieldset,
+    h("label", { for: "new-endpoint-signing" }, "Signing"),
+    signing,
     h("button", { type: "submit" }, "Add endpoint"),
   );
   show(root, h("h1", { tabindex: -1 }, "Webhooks"), status, list, form);
@@ -183,6 +193,12 @@ function endpointView(root: HTMLElement, id: string): () => void {
           { id: "endpoint-status" },
           endpoint.status,
           endpoint.disabledBy ? ` by ${endpoint.disabledBy}: ${endpoint.disabledReason ?? ""}` : "",
+        ),
+        h("dt", {}, "Signing"),
+        h(
+          "dd",
+          { id: "endpoint-signing" },
+          endpoint.signing === "ed25519" ? `Ed25519 (v1a), public key ${endpoint.publicKey}` : "HMAC secret (v1)",
         ),
         h("dt", {}, "Created"),
         h("dd", {}, when(endpoint.createdAt)),
@@ -301,7 +317,9 @@ function endpointView(root: HTMLElement, id: string): () => void {
             );
             show(
               status,
-              shownOnce("The new signing secret", rotated.secret),
+              rotated.secret === undefined
+                ? shownOnce("The new public key, to verify deliveries with (v1a)", rotated.publicKey ?? "")
+                : shownOnce("The new signing secret", rotated.secret),
               notice(
                 `Until ${new Date(rotated.previousSecretExpiresAt).toLocaleString()} each delivery is signed with ` +
                   `both secrets.`,
