@@ -505,6 +505,11 @@ export interface components {
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit?: number | null;
             /**
+             * @description concurrent (the default): up to six deliveries at once, in no promised order; fifo: one at a time, in event order, a failing one holding the later ones behind it until it is delivered or given up
+             * @enum {string}
+             */
+            ordering?: "concurrent" | "fifo";
+            /**
              * @description hmac (the default): deliveries signed v1 with a secret you hold; ed25519: signed v1a with a key pair, of which you hold only the public key
              * @enum {string}
              */
@@ -529,6 +534,11 @@ export interface components {
             disabledForLeakedKey: string | null;
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit: number | null;
+            /**
+             * @description fifo: one delivery at a time, in event order; concurrent: up to six at once
+             * @enum {string}
+             */
+            ordering: "concurrent" | "fifo";
             /**
              * @description hmac: signed v1 with the secret; ed25519: signed v1a, verified with publicKey
              * @enum {string}
@@ -565,6 +575,11 @@ export interface components {
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit: number | null;
             /**
+             * @description fifo: one delivery at a time, in event order; concurrent: up to six at once
+             * @enum {string}
+             */
+            ordering: "concurrent" | "fifo";
+            /**
              * @description hmac: signed v1 with the secret; ed25519: signed v1a, verified with publicKey
              * @enum {string}
              */
@@ -586,6 +601,11 @@ export interface components {
             status?: "enabled" | "disabled";
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit?: number | null;
+            /**
+             * @description concurrent or fifo, from the next delivery on
+             * @enum {string}
+             */
+            ordering?: "concurrent" | "fifo";
             /** @description The endpoint's URL (the new one, with url): needed to enable an endpoint disabled because a leaked key made or changed it, else 409 webhook_url_unconfirmed */
             confirmUrl?: string;
         };
@@ -639,6 +659,8 @@ export interface components {
             lastError: string | null;
             /** @description When the next attempt is due; null when none is */
             nextAttemptAt: string | null;
+            /** @description A fifo endpoint's pending delivery waits for this event's delivery (evt_...), the oldest one pending: it is sent once that one is delivered or given up; null otherwise */
+            heldBehind: string | null;
             /**
              * @description failed: every attempt of the retry schedule failed, or the endpoint was disabled
              * @enum {string}

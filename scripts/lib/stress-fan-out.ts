@@ -81,12 +81,15 @@ export async function fanOutPhase(options: {
   const hanging = await hangingReceiver();
   const healthy: WebhookReceiver[] = [];
   const slow = await startWebhookReceiver({ answerAfterMs: FAN_OUT.slowAnswerMs });
+  let ordered: WebhookReceiver | undefined;
   try {
     let made = 0;
     for (const key of options.keys) {
       for (let n = 0; n < FAN_OUT.endpointsPerBudget; n++, made++) {
         const receiver = made === 0 ? undefined : made === 1 ? slow : await startWebhookReceiver();
         if (receiver && receiver !== slow) healthy.push(receiver);
+        // One ordered endpoint among them: every event once, in event order.
+        if (made === 2) ordered = receiver;
         // Each creation sent twice with one Idempotency-Key, as a client retrying after a timeout would: the second
         // must be the first's answer (the same endpoint, its secret), never a second endpoint.
         const create = () =>
@@ -97,7 +100,7 @@ export async function fanOutPhase(options: {
               "Content-Type": "application/json",
               "Idempotency-Key": `stress-endpoint-${made}`,
             },
-            body: JSON.stringify({ url: receiver?.url ?? hanging.url }),
+            body: JSON.stringify({ url: receiver?.url ?? hanging.url, ...(made === 2 && { ordering: "fifo" }) }),
           });
         const response = await create();
         if (response.status !== 201)
@@ -152,6 +155,17 @@ export async function fanOutPhase(options: {
           check: "fan-out",
           detail: `${label}: ${receiver.rejected.length} requests did not verify (${receiver.rejected[0]})`,
         });
+      if (receiver === ordered) {
+        const seqs = [...receiver.arrivals.keys()].map((id) => Number(id.slice("evt_".length)));
+        const outOfOrder = seqs.findIndex((seq, i) => i > 0 && seq < seqs[i - 1]!);
+        if (outOfOrder !== -1 || receiver.duplicates > 0)
+          violations.push({
+            check: "fan-out",
+            detail:
+              `the fifo endpoint: ${receiver.duplicates} events twice, ` +
+              `${outOfOrder === -1 ? "in order" : `evt_${seqs[outOfOrder]} after evt_${seqs[outOfOrder - 1]}`}`,
+          });
+      }
       if (receiver === slow) continue;
       const own = arrived.map((arrival) => arrival.receivedAt - Date.parse(arrival.createdAt));
       latencies.push(...own);

@@ -27,13 +27,17 @@ export interface LaneEndpoint {
   rate_limit: number | null;
   /** The leaked key whose revocation disabled it; null otherwise. */
   disabled_for_leak: string | null;
+  /** fifo: one delivery at a time, in event order; concurrent: LANE_CONCURRENCY at once, in no order. */
+  ordering: EndpointOrdering;
 }
+
+export type EndpointOrdering = "concurrent" | "fifo";
 
 export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint | null> {
   return db
     .prepare(
       "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, " +
-        "disabled_for_leak FROM webhook_endpoints WHERE id = ?1",
+        "disabled_for_leak, ordering FROM webhook_endpoints WHERE id = ?1",
     )
     .bind(id)
     .first<LaneEndpoint>();

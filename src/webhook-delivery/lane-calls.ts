@@ -16,6 +16,8 @@ export interface DeliveryView {
   lastStatus: number | null;
   lastError: string | null;
   nextAttemptAt: string | null;
+  /** A fifo endpoint's pending delivery behind the oldest pending one: that one's event id; null otherwise. */
+  heldBehind: string | null;
   outcome: LaneDelivery["outcome"];
   createdAt: string;
   attemptLog: {

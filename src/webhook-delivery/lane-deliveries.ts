@@ -82,6 +82,27 @@ export function nextDueAt(sql: SqlStorage): number | null {
   return row?.due ?? null;
 }
 
+/**
+ * A fifo endpoint's next delivery: the oldest pending one, due or not (its retry holds the later ones behind it);
+ * undefined when none is pending.
+ */
+export function headOfLine(sql: SqlStorage): LaneDelivery | undefined {
+  return rows(sql.exec("SELECT * FROM deliveries WHERE outcome = 'pending' ORDER BY seq LIMIT 1"))[0];
+}
+
+/** A fifo endpoint's pending deliveries that are due, oldest event first, up to the first that is not. */
+export function dueInOrder(sql: SqlStorage, now: number, limit: number, inFlight: readonly number[]): LaneDelivery[] {
+  const due: LaneDelivery[] = [];
+  for (const row of rows(
+    sql.exec("SELECT * FROM deliveries WHERE outcome = 'pending' ORDER BY seq LIMIT ?", limit + inFlight.length),
+  )) {
+    if (inFlight.includes(row.seq)) continue;
+    if (row.due_at === null || row.due_at > now || due.length >= limit) break;
+    due.push(row);
+  }
+  return due;
+}
+
 export function deliveryOf(sql: SqlStorage, seq: number): LaneDelivery | undefined {
   return rows(sql.exec("SELECT * FROM deliveries WHERE seq = ?", seq))[0];
 }

@@ -14,10 +14,11 @@ import {
   recoverFailed,
   resetDelivery,
   type LaneDelivery,
+  headOfLine,
 } from "./lane-deliveries";
 import { runLane } from "./lane-run";
 import { nextHealth, type HealthNote } from "./endpoint-health";
-import { recordEndpointHealth } from "./endpoint-table";
+import { recordEndpointHealth, type EndpointOrdering } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, type DeliveryView } from "./lane-calls";
 
@@ -63,15 +64,21 @@ export class WebhookLane extends DurableObject<Env> {
     return added;
   }
 
-  /** The newest deliveries, with their newest attempts. */
-  async deliveries(endpointId: string, limit: number, attemptsEach: number): Promise<DeliveryView[]> {
+  /** The newest deliveries, with their newest attempts; a fifo endpoint's say which one holds them. */
+  async deliveries(
+    endpointId: string,
+    limit: number,
+    attemptsEach: number,
+    ordering: EndpointOrdering = "concurrent",
+  ): Promise<DeliveryView[]> {
     const rows = newestDeliveries(this.ctx.storage.sql, limit);
     const attempts = attemptsOf(
       this.ctx.storage.sql,
       rows.map((row) => row.seq),
       attemptsEach,
     );
-    return rows.map((row) => this.view(endpointId, row, attempts.get(row.seq) ?? []));
+    const head = ordering === "fifo" ? headOfLine(this.ctx.storage.sql) : undefined;
+    return rows.map((row) => this.view(endpointId, row, attempts.get(row.seq) ?? [], head));
   }
 
   /** One delivery due again now, its schedule afresh; null when the lane has none for that event. */
@@ -179,7 +186,7 @@ export class WebhookLane extends DurableObject<Env> {
     if (due === null || due > at) await this.ctx.storage.setAlarm(at);
   }
 
-  private view(endpointId: string, row: LaneDelivery, attempts: LaneAttempt[]): DeliveryView {
+  private view(endpointId: string, row: LaneDelivery, attempts: LaneAttempt[], head?: LaneDelivery): DeliveryView {
     return {
       id: deliveryIdOf(endpointId, row.seq),
       eventId: `evt_${row.seq}`,
@@ -187,6 +194,7 @@ export class WebhookLane extends DurableObject<Env> {
       lastStatus: row.last_status,
       lastError: row.last_error,
       nextAttemptAt: row.outcome === "pending" && row.due_at !== null ? iso(row.due_at) : null,
+      heldBehind: row.outcome === "pending" && head !== undefined && row.seq > head.seq ? `evt_${head.seq}` : null,
       outcome: row.outcome,
       createdAt: iso(row.created_at),
       attemptLog: attempts.map(attemptJson),

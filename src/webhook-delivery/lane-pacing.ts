@@ -15,7 +15,12 @@ export function nextStartAfter(startedAt: number, perSecond: number | null): num
 }
 
 /** How long to wait before starting another at `now`: 0 when it may start now. */
-export function waitBeforeStart(now: number, nextStartAt: number, inFlight: number): number | "full" {
-  if (inFlight >= LANE_CONCURRENCY) return "full";
+export function waitBeforeStart(
+  now: number,
+  nextStartAt: number,
+  inFlight: number,
+  concurrency = LANE_CONCURRENCY,
+): number | "full" {
+  if (inFlight >= concurrency) return "full";
   return Math.max(0, nextStartAt - now);
 }

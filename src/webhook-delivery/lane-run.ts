@@ -1,8 +1,9 @@
 /**
  * One run of an endpoint's lane (docs/design/order-events.md#lanes): its due
- * deliveries attempted, up to LANE_CONCURRENCY at once and paced by the
- * endpoint's rateLimit, for at most LANE_RUN_MS; then when the next run is
- * due. Everything a run needs is handed to it, so tests drive it with a
+ * deliveries attempted, up to LANE_CONCURRENCY at once (a fifo endpoint's
+ * one at a time, in event order, the oldest pending holding the others) and
+ * paced by the endpoint's rateLimit, for at most LANE_RUN_MS; then when the
+ * next run is due. Everything a run needs is handed to it, so tests drive it with a
  * receiver and a clock of their own.
  */
 import type { OrderEventRow } from "../events/order-event-json";
@@ -10,7 +11,16 @@ import type { BudgetLiveness } from "../keys/live-budget";
 import type { D1Queryable } from "../lib/d1-session";
 import { attemptDelivery, type AttemptContext } from "./delivery-attempt";
 import { pruneAttempts } from "./lane-attempts";
-import { deliveryOf, dueDeliveries, failPending, nextDueAt, pruneSettled, type LaneDelivery } from "./lane-deliveries";
+import {
+  deliveryOf,
+  dueDeliveries,
+  dueInOrder,
+  failPending,
+  headOfLine,
+  nextDueAt,
+  pruneSettled,
+  type LaneDelivery,
+} from "./lane-deliveries";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { liveSecrets } from "./webhook-secrets";
@@ -140,7 +150,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   const nextDelivery = async () => {
     for (;;) {
       if (page.length === 0) {
-        const due = dueDeliveries(sql, context.now(), PAGE, [...inFlight.keys()]);
+        let due = dueDeliveries(sql, context.now(), PAGE, [...inFlight.keys()]);
         if (due.length === 0) return undefined;
         const ready = await sendable(context);
         if (ready === "endpoint gone" || !("endpoint" in ready)) {
@@ -148,6 +158,11 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
           return undefined;
         }
         current = ready;
+        // A fifo endpoint takes the oldest pending first, and nothing behind it until it is settled.
+        if (ready.endpoint.ordering === "fifo") {
+          due = dueInOrder(sql, context.now(), PAGE, [...inFlight.keys()]);
+          if (due.length === 0) return undefined;
+        }
         const events = await eventsOf(
           context.db,
           due.map((delivery) => delivery.seq),
@@ -161,8 +176,11 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
         fresh.due_at !== null &&
         fresh.due_at <= context.now() &&
         !inFlight.has(fresh.seq)
-      )
+      ) {
+        // One that failed before it holds this one: the run ends, and the next is due when it is.
+        if (current?.endpoint.ordering === "fifo" && headOfLine(sql)?.seq !== fresh.seq) return undefined;
         return { delivery: fresh, event };
+      }
     }
   };
 
@@ -173,7 +191,12 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
       attempted < LANE_RUN_DELIVERIES &&
       context.now() - began < LANE_RUN_MS
     ) {
-      const wait = waitBeforeStart(context.now(), nextStartAt, inFlight.size);
+      const wait = waitBeforeStart(
+        context.now(),
+        nextStartAt,
+        inFlight.size,
+        current?.endpoint.ordering === "fifo" ? 1 : undefined,
+      );
       if (wait === "full") {
         await Promise.race(inFlight.values());
         continue;
@@ -207,6 +230,6 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   }
   if (failure !== undefined) throw failure;
   if (verdict !== undefined && (verdict === "endpoint gone" || attempted === 0)) return verdict;
-  const due = nextDueAt(sql);
+  const due = current?.endpoint.ordering === "fifo" ? (headOfLine(sql)?.due_at ?? null) : nextDueAt(sql);
   return { next: due === null ? null : Math.max(due, context.now()), delivered, attempted, sent };
 }

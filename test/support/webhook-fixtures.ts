@@ -32,7 +32,7 @@ export const withoutDispatcher = (): Env => {
 /** Makes an endpoint through the API, without waking the dispatcher. */
 export async function makeEndpoint(
   key: string,
-  body: { url: string; types?: string[]; rateLimit?: number; signing?: "hmac" | "ed25519" },
+  body: { url: string; types?: string[]; rateLimit?: number; signing?: "hmac" | "ed25519"; ordering?: "fifo" },
 ): Promise<{ id: string; secret: string; publicKey: string | null }> {
   const response = await apiWith(withoutDispatcher(), "/v2/webhook-endpoints", {
     method: "POST",

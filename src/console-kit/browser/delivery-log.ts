@@ -31,6 +31,8 @@ export function deliveryLog(
           : delivery.lastError
             ? ` (${delivery.lastError})`
             : "",
+        // A fifo endpoint's: it goes once the one before it is delivered or given up.
+        delivery.heldBehind ? h("span", { class: "held" }, ` held behind ${delivery.heldBehind}`) : "",
       ),
       h(
         "td",

@@ -82,10 +82,20 @@ export const createWebhookEndpoint = defineOperation({
       created_at: new Date().toISOString(),
       secret_sealed: await sealSecret(sealingKeyOf(c.env), id, secret),
       public_key: pair?.publicKey ?? null,
+      ordering: body.ordering ?? "concurrent",
     };
     await auditedUnlessRefused(
       c,
-      { endpointId: id, operation: "create", changes: { url, types, ...(rateLimit !== null && { rateLimit }) } },
+      {
+        endpointId: id,
+        operation: "create",
+        changes: {
+          url,
+          types,
+          ...(rateLimit !== null && { rateLimit }),
+          ...(body.ordering === "fifo" && { ordering: "fifo" }),
+        },
+      },
       async () => {
         const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row, host));
         if (inserted === "full") {
@@ -138,15 +148,15 @@ export async function insertEndpoint(
   db: D1Queryable,
   row: Pick<
     WebhookEndpointRow,
-    "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit" | "public_key"
+    "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit" | "public_key" | "ordering"
   >,
   host: string,
 ): Promise<"inserted" | "full" | "locked" | "host_locked"> {
   const { meta } = await db
     .prepare(
       "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, " +
-        "rate_limit, public_key) " +
-        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7, ?9 " +
+        "rate_limit, public_key, ordering) " +
+        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7, ?9, ?10 " +
         `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
         // The same URL again beside one an operator disabled would lift the lock by the back door.
         `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
@@ -164,6 +174,7 @@ export async function insertEndpoint(
       row.rate_limit,
       host,
       row.public_key ?? null,
+      row.ordering ?? "concurrent",
     )
     .run();
   if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";

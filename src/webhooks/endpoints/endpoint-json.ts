@@ -17,6 +17,7 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
   disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
   disabledForLeakedKey: row.status === "disabled" ? row.disabled_for_leak : null,
   rateLimit: row.rate_limit,
+  ordering: row.ordering,
   signing: row.public_key === null ? "hmac" : "ed25519",
   publicKey: row.public_key,
   createdAt: row.created_at,

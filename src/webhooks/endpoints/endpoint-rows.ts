@@ -5,6 +5,7 @@
  * endpoint. A statement only one operation makes is in that operation's file.
  */
 import type { D1Queryable } from "../../lib/d1-session";
+import type { EndpointOrdering } from "../../webhook-delivery/endpoint-table";
 
 export interface WebhookEndpointRow {
   id: string;
@@ -34,12 +35,13 @@ export interface WebhookEndpointRow {
   disabled_for_leak: string | null;
   /** An Ed25519 endpoint's public key (`whpk_...`); null: it signs with an HMAC secret. */
   public_key: string | null;
+  ordering: EndpointOrdering;
 }
 
 export const COLUMNS =
   "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, " +
   "disabled_note, previous_secret_sealed, previous_secret_until, " +
-  "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak, public_key";
+  "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak, public_key, ordering";
 
 export async function budgetEndpoints(db: D1Queryable, budget: string): Promise<WebhookEndpointRow[]> {
   const { results } = await db

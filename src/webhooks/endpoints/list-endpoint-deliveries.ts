@@ -24,10 +24,10 @@ export const listEndpointDeliveries = defineOperation({
   responses: { 200: { description: "The deliveries", body: z.object({ data: z.array(WebhookDelivery) }) } },
   errors: ["not_found"],
   async handle(c, { endpointId }) {
-    if (!(await callDependency("D1", () => laneEndpoint(c.env.DB, endpointId))))
-      throw new ApiError("not_found", `No webhook endpoint ${endpointId}.`);
+    const endpoint = await callDependency("D1", () => laneEndpoint(c.env.DB, endpointId));
+    if (!endpoint) throw new ApiError("not_found", `No webhook endpoint ${endpointId}.`);
     const data = await callDependency("webhook lane", () =>
-      laneOf(c.env, endpointId).deliveries(endpointId, DELIVERIES_SHOWN, ATTEMPTS_SHOWN),
+      laneOf(c.env, endpointId).deliveries(endpointId, DELIVERIES_SHOWN, ATTEMPTS_SHOWN, endpoint.ordering),
     );
     return jsonBody(c, { data }, 200, { "Cache-Control": "no-store" });
   },

@@ -27,10 +27,10 @@ export const listWebhookDeliveries = defineOperation({
   },
   errors: ["webhook_endpoint_not_found"],
   async handle(c, { endpointId }) {
-    if (!(await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId))))
-      throw notFound(endpointId);
+    const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+    if (!endpoint) throw notFound(endpointId);
     const data = await callDependency("webhook lane", () =>
-      laneOf(c.env, endpointId).deliveries(endpointId, DELIVERIES_SHOWN, ATTEMPTS_SHOWN),
+      laneOf(c.env, endpointId).deliveries(endpointId, DELIVERIES_SHOWN, ATTEMPTS_SHOWN, endpoint.ordering),
     );
     return jsonBody(c, { data });
   },

@@ -15,6 +15,7 @@ import { hostLock } from "../../webhook-delivery/host-lock-table";
 import { normalWebhookUrl, servedLocally, webhookHost, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 import { HOST_LOCKED } from "../../webhook-delivery/host-lock-table";
+import type { EndpointOrdering } from "../../webhook-delivery/endpoint-table";
 import { budgetEndpoint, COLUMNS, type WebhookEndpointRow } from "./endpoint-rows";
 import { LOCKED } from "../../webhook-delivery/endpoint-table";
 
@@ -81,6 +82,7 @@ export const updateWebhookEndpoint = defineOperation({
       status: body.status,
       types: body.types && [...new Set(body.types)].sort().join(","),
       rateLimit: body.rateLimit,
+      ordering: body.ordering,
       ...(confirmed !== undefined && { confirmedUrl: confirmed }),
       ...(url !== undefined && { host: webhookHost(url)! }),
       keyId: keyOfCaller(c).id,
@@ -138,6 +140,8 @@ export interface EndpointChanges {
   status?: "enabled" | "disabled";
   /** null: no limit. */
   rateLimit?: number | null;
+  /** How it receives from the next delivery on. */
+  ordering?: EndpointOrdering;
   /**
    * The URL the owner confirmed, normal form: enabling one disabled for a leaked key needs it to be the URL it will
    * deliver to.
@@ -176,7 +180,7 @@ export async function updateEndpoint(
         "ELSE disabled_reason END, " +
         "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END, " +
         "disabled_for_leak = CASE WHEN ?5 THEN NULL ELSE disabled_for_leak END, " +
-        "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END " +
+        "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END, ordering = coalesce(?13, ordering) " +
         `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ` +
         `${LOCKED}) ` +
         "AND NOT (?5 AND disabled_for_leak IS NOT NULL AND (?10 IS NOT coalesce(?3, url) OR disabled_for_leak IS " +
@@ -200,6 +204,7 @@ export async function updateEndpoint(
       changes.confirmedUrl ?? null,
       changes.keyId ?? null,
       changes.host ?? null,
+      changes.ordering ?? null,
     )
     .first<WebhookEndpointRow>();
   if (row) return { row, locked: false };

@@ -17,6 +17,9 @@ const RateLimit = z
       "endpoint's lane (six at once)",
   );
 
+/** How an endpoint receives its deliveries (docs/api.md#webhook-endpoints). */
+export const Ordering = z.enum(["concurrent", "fifo"]);
+
 /** How an endpoint's deliveries are signed (docs/api.md#receiving-webhooks). */
 export const Signing = z.enum(["hmac", "ed25519"]);
 
@@ -34,6 +37,10 @@ export const CreateWebhookEndpoint = z
       ),
     types: EventTypes.optional().describe("The event types to deliver; every type when left out"),
     rateLimit: RateLimit.optional(),
+    ordering: Ordering.optional().describe(
+      "concurrent (the default): up to six deliveries at once, in no promised order; fifo: one at a time, in event " +
+        "order, a failing one holding the later ones behind it until it is delivered or given up",
+    ),
     signing: Signing.optional().describe(
       "hmac (the default): deliveries signed v1 with a secret you hold; ed25519: signed v1a with a key pair, of " +
         "which you hold only the public key",
@@ -57,6 +64,7 @@ export const UpdateWebhookEndpoint = z
           "(not for an endpoint an operator disabled)",
       ),
     rateLimit: RateLimit.optional(),
+    ordering: Ordering.optional().describe("concurrent or fifo, from the next delivery on"),
     confirmUrl: z
       .string()
       .meta({ maxLength: MAX_WEBHOOK_URL_LENGTH })
@@ -99,6 +107,7 @@ export const WebhookEndpoint = z
           "revoked as leaked: enable it again with confirmUrl",
       ),
     rateLimit: RateLimit,
+    ordering: Ordering.describe("fifo: one delivery at a time, in event order; concurrent: up to six at once"),
     signing: Signing.describe("hmac: signed v1 with the secret; ed25519: signed v1a, verified with publicKey"),
     publicKey: PublicKey.nullable().describe(
       "The Ed25519 public key deliveries are verified with (after a rotation, the new one); null for hmac",
@@ -245,6 +254,13 @@ export const WebhookDelivery = z
       .describe("The receiver's HTTP status at the last attempt; null before one, or when it gave none"),
     lastError: z.string().nullable().describe("What went wrong at the last attempt"),
     nextAttemptAt: z.iso.datetime().nullable().describe("When the next attempt is due; null when none is"),
+    heldBehind: z
+      .string()
+      .nullable()
+      .describe(
+        "A fifo endpoint's pending delivery waits for this event's delivery (evt_...), the oldest one pending: it is " +
+          "sent once that one is delivered or given up; null otherwise",
+      ),
     outcome: z
       .enum(["pending", "delivered", "failed"])
       .describe("failed: every attempt of the retry schedule failed, or the endpoint was disabled"),

@@ -49,6 +49,7 @@ describe("webhook endpoints", () => {
       disabledReason: null,
       disabledForLeakedKey: null,
       rateLimit: null,
+      ordering: "concurrent",
       signing: "hmac",
       publicKey: null,
       createdAt: expect.any(String),

@@ -132,6 +132,7 @@ describe("an operator's lock on a host", () => {
       secret_sealed: "x",
       rate_limit: null,
       public_key: null,
+      ordering: "concurrent" as const,
     };
     expect(await insertEndpoint(env.DB, row, "raced.example")).toBe("host_locked");
   });

@@ -119,6 +119,12 @@ function endpointsView(root: HTMLElement): void {
     h("option", { value: "hmac" }, "HMAC secret (v1): you hold the secret"),
     h("option", { value: "ed25519" }, "Ed25519 (v1a): you hold only a public key"),
   );
+  const ordering = h(
+    "select",
+    { id: "new-endpoint-ordering" },
+    h("option", { value: "concurrent" }, "Concurrent: up to six at once, in no order"),
+    h("option", { value: "fifo" }, "FIFO: one at a time, in event order"),
+  );
   const form = h(
     "form",
     {
@@ -126,7 +132,7 @@ function endpointsView(root: HTMLElement): void {
         event.preventDefault();
         try {
           const created = await call<CreatedWebhookEndpoint>("POST", "/webhook-endpoints", {
-            body: { url: url.value, types: types.value(), signing: signing.value },
+            body: { url: url.value, types: types.value(), signing: signing.value, ordering: ordering.value },
           });
           show(
             status,
@@ -147,6 +153,8 @@ function endpointsView(root: HTMLElement): void {
     h("label", { for: "new-endpoint-url" }, "URL"),
     url,
     types.fieldset,
+    h("label", { for: "new-endpoint-ordering" }, "Ordering"),
+    ordering,
     h("label", { for: "new-endpoint-signing" }, "Signing"),
     signing,
     h("button", { type: "submit" }, "Add endpoint"),
@@ -193,6 +201,12 @@ function endpointView(root: HTMLElement, id: string): () => void {
           { id: "endpoint-status" },
           endpoint.status,
           endpoint.disabledBy ? ` by ${endpoint.disabledBy}: ${endpoint.disabledReason ?? ""}` : "",
+        ),
+        h("dt", {}, "Ordering"),
+        h(
+          "dd",
+          { id: "endpoint-ordering" },
+          endpoint.ordering === "fifo" ? "FIFO: one at a time, in event order" : "Concurrent: up to six at once",
         ),
         h("dt", {}, "Signing"),
         h(

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { api } from "../../support/request";
+import { seedOrders } from "../../support/seed";
+import {
+  dispatchQuietly,
+  laneDeliveries,
+  makeEndpoint,
+  receivers,
+  runLaneOnce,
+  webhookOwnerOfEachTest,
+} from "../../support/webhook-fixtures";
+
+/**
+ * Ordered endpoints (docs/api.md#webhook-endpoints): a fifo endpoint receives one delivery at a time, in event order;
+ * a failing one holds the later ones behind it until it is delivered or given up, and its owner sees which.
+ */
+const owner = webhookOwnerOfEachTest();
+
+/** Runs the lane as its alarm would, its clock moved to each run's `next`, until nothing is pending. */
+async function runUntilSettled(endpointId: string, fetch: typeof globalThis.fetch) {
+  let now = Date.now();
+  for (let run = 0; run < 50; run++) {
+    const result = await runLaneOnce(endpointId, { fetch, now: () => now });
+    if (result === "endpoint gone" || result.next === null) return;
+    now = Math.max(now, result.next);
+  }
+  throw new Error("the lane never settled");
+}
+
+const deliveriesOf = async (key: string, endpointId: string) =>
+  (
+    await (
+      await api(`/v2/webhook-endpoints/${endpointId}/deliveries`, { key })
+    ).json<{
+      data: { eventId: string; outcome: string; heldBehind: string | null }[];
+    }>()
+  ).data;
+
+describe("a fifo endpoint", () => {
+  it("gets every event once and in order from a receiver that fails one event's first three attempts", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", ordering: "fifo" });
+    await seedOrders([81, 82, 83, 84, 85, 86].map((id) => ({ id })));
+    await dispatchQuietly();
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    const failing = `evt_${seqs[2]}`;
+    let refused = 0;
+    let inFlight = 0;
+    let most = 0;
+    const { fetch, posts } = receivers(async (_url, _signal) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await scheduler.wait(1);
+      inFlight -= 1;
+      const last = posts.at(-1)!;
+      if (last.webhookId === failing && refused < 3) {
+        refused += 1;
+        return new Response(null, { status: 503 });
+      }
+      return new Response(null, { status: 204 });
+    });
+    await runUntilSettled(made.id, fetch);
+    const ids = posts.map((post) => post.webhookId);
+    // Every event once, but the failing one four times, and never anything after it before it went through.
+    expect([...new Set(ids)]).toEqual(seqs.map((seq) => `evt_${seq}`));
+    expect(ids.filter((id) => id === failing)).toHaveLength(4);
+    expect(ids.slice(ids.indexOf(failing), ids.lastIndexOf(failing) + 1).every((id) => id === failing)).toBe(true);
+    expect(most).toBe(1);
+    expect((await laneDeliveries(made.id)).every((row) => row.outcome === "delivered")).toBe(true);
+  });
+
+  it("shows the owner the deliveries held behind the failing one", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", ordering: "fifo" });
+    await seedOrders([91, 92, 93].map((id) => ({ id })));
+    await dispatchQuietly();
+    const { fetch, posts } = receivers(() => new Response(null, { status: 500 }));
+    await runLaneOnce(made.id, { fetch });
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    expect(posts).toHaveLength(1);
+    const log = await deliveriesOf(owner.key, made.id);
+    expect(log.map((row) => [row.eventId, row.heldBehind])).toEqual([
+      [`evt_${seqs[2]}`, `evt_${seqs[0]}`],
+      [`evt_${seqs[1]}`, `evt_${seqs[0]}`],
+      [`evt_${seqs[0]}`, null],
+    ]);
+  });
+
+  it("is chosen on creation or with PATCH; a concurrent endpoint sends past a failing delivery", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    expect(made).toMatchObject({ ordering: "concurrent" });
+    await seedOrders([95, 96].map((id) => ({ id })));
+    await dispatchQuietly();
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    const { fetch, posts } = receivers((_url) =>
+      posts.at(-1)!.webhookId === `evt_${seqs[0]}` ? new Response(null, { status: 500 }) : new Response("ok"),
+    );
+    await runLaneOnce(made.id, { fetch });
+    expect(new Set(posts.map((post) => post.webhookId))).toEqual(new Set(seqs.map((seq) => `evt_${seq}`)));
+    const changed = await api(`/v2/webhook-endpoints/${made.id}`, {
+      method: "PATCH",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ ordering: "fifo" }),
+    });
+    expect(await changed.json()).toMatchObject({ ordering: "fifo" });
+  });
+});
