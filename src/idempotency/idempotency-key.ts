@@ -17,6 +17,7 @@ import { textBody } from "../framework/counted-body";
 import type { Operation } from "../framework/operations/define-operation";
 import { cappedBody, MAX_BODY_BYTES } from "../framework/operations/read-json-body";
 import { callDependency } from "../lib/call-dependency";
+import { logLine } from "../lib/log";
 import { base64 } from "../lib/base64";
 import { openText, sealText } from "../lib/sealing";
 import { budgetOf } from "../keys/api-key-record";
@@ -26,8 +27,8 @@ import type { BeginAnswer, KeptAnswer } from "../limiter/idempotent-answers";
 /** 1 to 255 printable ASCII characters, as the header's description says. */
 const IDEMPOTENCY_KEY = /^[\x20-\x7E]{1,255}$/;
 
-/** The headers a kept answer is given again with: what it made and how to read it. */
-const KEPT_HEADERS = ["Location", "Content-Type", "ETag"] as const;
+/** The headers a kept answer is given again with: what it made, how to read it, and how new what it wrote is. */
+const KEPT_HEADERS = ["Location", "Content-Type", "ETag", "X-D1-Bookmark"] as const;
 
 const PURPOSE = "store-orders idempotent answer 1";
 
@@ -68,15 +69,23 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
           "retries.",
       );
     }
+    const sealingKey = c.env.WEBHOOK_SECRETS_KEY;
+    if (!sealingKey) {
+      // Nothing could be kept sealed: the write runs as one without the header would, and operators are told.
+      logLine("error", c.get("requestId"), "WEBHOOK_SECRETS_KEY is not set: an Idempotency-Key was not honoured");
+      return next();
+    }
     const keyId = keyOfCaller(c).id;
     const limiter = c.env.RATE_LIMITER.getByName(budgetOf(keyOfCaller(c)));
     const request = await requestOf(c);
+    const sealedFor = `${keyId}\n${idempotencyKey}`;
     // The stub's type of a union answer is a union of stubs: it is plain data (structured clone), read as such.
     const decision = await callDependency(
       "rate limiter",
       () => limiter.beginIdempotent(keyId, idempotencyKey, request) as unknown as Promise<BeginAnswer>,
     );
-    if (decision.kind === "replay") return replay(c, decision.answer, keyId, idempotencyKey);
+    if (decision.kind === "bypass") return next();
+    if (decision.kind === "replay") return replay(c, decision.answer, sealingKey, sealedFor);
     if (decision.kind === "reused") {
       throw new ApiError(
         "idempotency_key_reused",
@@ -94,32 +103,41 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
     }
     await next();
     const { startedAt } = decision;
-    // A failure the client should retry, or a limit: not the write's answer, so the retry runs.
-    if (c.res.status >= 500 || c.res.status === 429) {
+    try {
+      if (!kept(c.res.status)) {
+        await callDependency("rate limiter", () =>
+          limiter.abandonIdempotent(keyId, idempotencyKey, request, startedAt),
+        );
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const name of KEPT_HEADERS) {
+        const value = c.res.headers.get(name);
+        if (value !== null) headers[name] = value;
+      }
+      const body = await c.res.clone().text();
+      const answer: KeptAnswer = {
+        status: c.res.status,
+        headers,
+        sealedBody: await sealText(PURPOSE, sealingKey, sealedFor, body),
+      };
+      // Kept before the answer leaves: a retry that comes after it finds it (the write is made, whatever follows).
       await callDependency("rate limiter", () =>
-        limiter.abandonIdempotent(keyId, idempotencyKey, request, startedAt),
-      ).catch(() => {});
-      return;
-    }
-    const body = await c.res.clone().text();
-    const headers: Record<string, string> = {};
-    for (const name of KEPT_HEADERS) {
-      const value = c.res.headers.get(name);
-      if (value !== null) headers[name] = value;
-    }
-    const answer: KeptAnswer = {
-      status: c.res.status,
-      headers,
-      sealedBody: await sealText(PURPOSE, sealingKeyOf(c.env), `${keyId}\n${idempotencyKey}`, body),
-    };
-    // Kept after the answer: a write whose answer is lost to a failure here is retried as a new one would be.
-    c.executionCtx.waitUntil(
-      callDependency("rate limiter", () =>
         limiter.finishIdempotent(keyId, idempotencyKey, request, startedAt, answer),
-      ).catch(() => {}),
-    );
+      );
+    } catch (error) {
+      // The write's answer stands; only its keeping failed: a retry after RUNNING_MS runs it again.
+      logLine("error", c.get("requestId"), "an answer for an Idempotency-Key was not kept", { error: String(error) });
+    }
   };
 }
+
+/**
+ * Kept: what the write answered (2xx), and refusals a retry would get again whatever happens meanwhile (a malformed
+ * or unknown thing). Not kept: a 5xx or 429 (the retry should run), and what depends on the state of things or of the
+ * caller (401, 403, 409), which may change before the retry.
+ */
+const kept = (status: number) => status < 400 || (status < 500 && ![401, 403, 409, 429].includes(status));
 
 /** What identifies a request under its key: method, path and query, and the SHA-256 of its body. */
 async function requestOf(c: Context<AppEnv>): Promise<string> {
@@ -129,18 +147,12 @@ async function requestOf(c: Context<AppEnv>): Promise<string> {
   return `${c.req.method} ${url.pathname}${url.search}\n${digest}`;
 }
 
-async function replay(c: Context<AppEnv>, answer: KeptAnswer, keyId: string, idempotencyKey: string) {
-  const body = await openText(PURPOSE, sealingKeyOf(c.env), `${keyId}\n${idempotencyKey}`, answer.sealedBody);
+async function replay(c: Context<AppEnv>, answer: KeptAnswer, sealingKey: string, sealedFor: string) {
+  const body = await openText(PURPOSE, sealingKey, sealedFor, answer.sealedBody);
   const headers = { ...answer.headers, "Idempotent-Replayed": "true" };
   if (answer.status === 204) {
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     return c.body(null, 204);
   }
   return textBody(c, body, answer.status as ContentfulStatusCode, headers);
-}
-
-function sealingKeyOf(env: Env): string {
-  if (!env.WEBHOOK_SECRETS_KEY)
-    throw new Error("WEBHOOK_SECRETS_KEY is not set: answers kept for retries cannot be sealed or opened");
-  return env.WEBHOOK_SECRETS_KEY;
 }

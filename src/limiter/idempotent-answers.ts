@@ -56,7 +56,11 @@ export function decideRetry(kept: RetryRecord | undefined, request: string, now:
 }
 
 /** What the object answers a request with an Idempotency-Key: a decision, and for one that runs, when it began. */
-export type BeginAnswer = Exclude<RetryDecision, { kind: "run" }> | { kind: "run"; startedAt: number };
+export type BeginAnswer =
+  | Exclude<RetryDecision, { kind: "run" }>
+  | { kind: "run"; startedAt: number }
+  /** A key the object knows ended: nothing kept is looked at, nothing is kept. */
+  | { kind: "bypass" };
 
 /** The SQLite table of a budget's kept answers, in its limiter object. */
 export class IdempotentAnswers {
@@ -149,8 +153,9 @@ export class IdempotentAnswers {
 
   #keepAtMost(kept: number): void {
     this.#sql.exec(
+      // A request still running keeps its row (dropping it would let its retry run it twice).
       "DELETE FROM idempotent_answers WHERE rowid IN (SELECT rowid FROM idempotent_answers ORDER BY started_at " +
-        "DESC LIMIT -1 OFFSET ?)",
+        "DESC LIMIT -1 OFFSET ?) AND answer IS NOT NULL",
       kept,
     );
   }

@@ -150,6 +150,10 @@ export class RateLimiter extends DurableObject<Env> {
    * is refused; one that runs holds the key until finishIdempotent or abandonIdempotent (idempotent-answers.ts).
    */
   beginIdempotent(keyId: string, idempotencyKey: string, request: string): BeginAnswer {
+    // A key this object knows ended (revoked, or past its grace) is given nothing kept, even while KV still shows it
+    // live somewhere: its request goes on to be refused (docs/design/rate-limits.md#key-state). A key rotated away
+    // still gets the answers it was given before: its own rotation's, most of all.
+    if (keyStanding(this.#load(), keyId, Date.now()).ended) return { kind: "bypass" };
     const answer = this.#answers.begin(keyId, idempotencyKey, request, Date.now());
     if (answer.kind === "run") this.#wakeForPrune();
     return answer;

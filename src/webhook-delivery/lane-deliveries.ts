@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
 );
 CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (due_at, seq) WHERE outcome = 'pending';
 CREATE INDEX IF NOT EXISTS deliveries_settled ON deliveries (updated_at) WHERE outcome <> 'pending';
+CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (seq) WHERE outcome = 'pending';
 `;
 
 const rows = (cursor: SqlStorageCursor<Record<string, SqlStorageValue>>) =>

@@ -37,6 +37,8 @@ const PKCS8_ED25519 = [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2
 export async function newSigningKeyPair(): Promise<{ signingKey: string; publicKey: string }> {
   const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
   const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
+  if (pkcs8.length !== PKCS8_ED25519.length + 32 || PKCS8_ED25519.some((byte, i) => pkcs8[i] !== byte))
+    throw new Error("the runtime's PKCS #8 export of an Ed25519 key is not RFC 8410's: no seed to keep");
   const publicBytes = new Uint8Array((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer);
   const seedAndPublic = new Uint8Array(64);
   seedAndPublic.set(pkcs8.slice(PKCS8_ED25519.length), 0);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { IdempotentAnswers, MAX_KEPT } from "../../../src/limiter/idempotent-answers";
 import { failingD1, interceptD1 } from "../../support/faults";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -128,6 +128,44 @@ describe("an Idempotency-Key", () => {
     expect((await post(other, `/v2/keys/${key.record.id}/revoke`, undefined, {})).status).toBeLessThan(300);
     const refused = await rotate(key, "before-revocation");
     expect(refused.status).toBe(401);
+  });
+
+  it("keeps no refusal that depends on the state of things: after the endpoint is enabled, the retry runs", async () => {
+    const key = await owner();
+    const made = (await (
+      await post(
+        key,
+        "/v2/webhook-endpoints",
+        undefined,
+        { url: "https://receiver.example/hooks" },
+        withoutDispatcher(),
+      )
+    ).json()) as { id: string };
+    const toggle = (status: string) =>
+      apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}`, {
+        method: "PATCH",
+        key: key.key,
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ status }),
+      });
+    expect((await toggle("disabled")).status).toBe(200);
+    const test = () => post(key, `/v2/webhook-endpoints/${made.id}/test`, "test-event", {}, withoutDispatcher());
+    expect((await errorBodyOf(await test())).code).toBe("webhook_endpoint_disabled");
+    expect((await toggle("enabled")).status).toBe(200);
+    const retried = await test();
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get("Idempotent-Replayed")).toBeNull();
+  });
+
+  it("is not honoured where no answer can be kept sealed (no WEBHOOK_SECRETS_KEY): the write runs, and it is logged", async () => {
+    const key = await owner();
+    const errors: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((line: unknown) => void errors.push(String(line)));
+    const unsealed = { ...env, WEBHOOK_SECRETS_KEY: undefined } as unknown as Env;
+    const rotateWithout = () =>
+      post(key, `/v2/keys/${key.record.id}/rotate`, "no-sealing", { graceSeconds: 60 }, unsealed);
+    expect((await rotateWithout()).status).toBe(201);
+    expect(errors.some((line) => line.includes("an Idempotency-Key was not honoured"))).toBe(true);
   });
 
   it("must be 1 to 255 printable characters (400 invalid_idempotency_key), and is not needed", async () => {
