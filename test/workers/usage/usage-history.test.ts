@@ -38,6 +38,9 @@ async function send(path: string, init: Parameters<typeof clientRequest>[1] = {}
 const asOperator = (path: string) => send(path, { key: null, headers: { Authorization: `Bearer ${TOKEN}` } });
 
 afterEach(async () => {
+  // Background work a request left on the test's clock (a lease's expiry, taken by the last requests of a
+  // vi.waitFor) runs out on it: dropped with the fake timers, it would never end, and the wait below with it.
+  if (vi.isFakeTimers()) await vi.runAllTimersAsync();
   vi.useRealTimers();
   await Promise.all(pending.splice(0));
 });
