@@ -332,6 +332,9 @@ describe("the operators' console", () => {
 
     // The caller's own console tells them an operator locked it, and why.
     const callers = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // As open()'s: Playwright's 30 s catches only a hang, and a busy machine's wrangler dev can take longer.
+    callers.setDefaultNavigationTimeout(90_000);
+    callers.setDefaultTimeout(90_000);
     const callerPage = await callers.newPage();
     await callerPage.goto(`${root()}/console`);
     await callerPage.getByLabel("API key").fill(caller.key);
