@@ -16,14 +16,25 @@
  * start` serving, as long as the e2e runs' starts wanted the CPU, while they
  * ended 93 s before the node project. The check and the workers project are
  * printed as they go, the other runs whole once each ends, so none interleave.
+ * A failed run's failures are printed again at the very end: CI shows only
+ * the end of what a run printed.
  * Arguments (`npm test -- <files>`) go to one plain `vitest run`, after the
  * check.
  */
 import { spawn } from "node:child_process";
 
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+// Output passes through pipes: keep vitest's colours when a person is watching.
+const env = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  ...(process.stdout.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: "1" } : {}),
+};
 
-/** Runs `command`; `yielding`, at a lower priority (nice 10), so the e2e runs get the CPU first when they need it. */
+/**
+ * Runs `command`, keeping what it prints; `buffered`, printing nothing of it (the caller prints it whole), else
+ * passing it on as it comes. `yielding`, at a lower priority (nice 10), so the e2e runs get the CPU first when they
+ * need it.
+ */
 function run(
   command: string,
   args: readonly string[],
@@ -32,13 +43,14 @@ function run(
 ): Promise<{ status: number; output: string }> {
   return new Promise((resolve) => {
     const [file, ...rest] = yielding ? ["nice", "-n", "10", command, ...args] : [command, ...args];
-    const child = spawn(file!, rest, {
-      env,
-      stdio: ["ignore", buffered ? "pipe" : "inherit", buffered ? "pipe" : "inherit"],
-    });
+    const child = spawn(file!, rest, { env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => (output += chunk));
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk));
+    const keep = (into: NodeJS.WriteStream) => (chunk: Buffer) => {
+      output += chunk;
+      if (!buffered) into.write(chunk);
+    };
+    child.stdout.on("data", keep(process.stdout));
+    child.stderr.on("data", keep(process.stderr));
     child.on("error", (error) => resolve({ status: 1, output: `${output}${String(error)}\n` }));
     child.on("close", (status, signal) => resolve({ status: status ?? (signal ? 1 : 0), output }));
   });
@@ -54,6 +66,21 @@ if (chosen.length > 0) {
   process.exit(checked.status === 0 ? (await vitest(chosen, false)).status : checked.status);
 }
 
+/**
+ * What a failed run said of its failures: vitest's failed files and tests, its "Failed Tests" and "Unhandled
+ * Errors" sections and its totals; the whole output's end when it printed none of them (the check, a crash).
+ */
+function failures(output: string): string {
+  const lines = output.split("\n");
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal's colour codes are what it removes.
+  const plain = lines.map((line) => line.replace(/\x1b\[[0-9;]*m/g, ""));
+  const sectionAt = plain.findIndex((line) => /⎯\s*(Failed Tests|Failed Suites|Unhandled Errors?) /.test(line));
+  const failedLines = lines.filter((_, at) => /^\s*(FAIL|×)\s/.test(plain[at]!));
+  if (sectionAt < 0 && failedLines.length === 0) return lines.slice(-80).join("\n");
+  const section = sectionAt < 0 ? [] : lines.slice(sectionAt, sectionAt + 150);
+  return [...failedLines.slice(0, 40), "", ...section].join("\n");
+}
+
 const started = Date.now();
 /** When each held run ended, in seconds since npm test started. */
 const endedAt = new Map<string, number>();
@@ -66,16 +93,17 @@ const waitingOnServices = [
   held("e2e-own", vitest(["--project", "e2e-own"], true)),
   held("e2e", vitest(["--project", "e2e"], true)),
 ];
-const failed: string[] = [];
+/** Each failed run and what it printed. */
+const failed: { name: string; output: string }[] = [];
 /** Waits for a run printed as it goes, then says how it ended and when. */
-async function streamed(name: string, running: Promise<{ status: number }>): Promise<void> {
+async function streamed(name: string, running: Promise<{ status: number; output: string }>): Promise<void> {
   const from = Date.now();
-  const { status } = await running;
+  const { status, output } = await running;
   console.log(
     `\n── ${name}: ${status === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - from) / 1000)} s ` +
       `(${Math.round((Date.now() - started) / 1000)} s since npm test started) ──`,
   );
-  if (status !== 0) failed.push(name);
+  if (status !== 0) failed.push({ name, output });
 }
 await streamed("npm run check", check(false));
 // The two projects side by side: one after the other, each left a core idle while its last file ran.
@@ -91,12 +119,13 @@ if (waiting.length > 0)
 for (const { name, result } of rest) {
   const { status, output } = await result;
   process.stdout.write(`\n── ${name}: ended ${endedAt.get(name)} s after npm test started ──\n${output}`);
-  if (status !== 0) failed.push(name);
+  if (status !== 0) failed.push({ name, output });
 }
+for (const { name, output } of failed) process.stdout.write(`\n── ${name} failed: ──\n${failures(output)}\n`);
 const seconds = Math.round((Date.now() - started) / 1000);
 console.log(
   failed.length === 0
     ? `\nThe check and every project passed in ${seconds} s.`
-    : `\nFAILED: ${failed.join(", ")} (${seconds} s).`,
+    : `\nFAILED: ${failed.map(({ name }) => name).join(", ")} (${seconds} s).`,
 );
 process.exit(failed.length === 0 ? 0 : 1);
