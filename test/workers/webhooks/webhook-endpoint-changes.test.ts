@@ -558,7 +558,10 @@ describe("edge cases of the owner's operations", () => {
     const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async (_url, init) => {
       const signal = init?.signal ?? undefined;
       const body = new ReadableStream({
-        start: (controller) => signal?.addEventListener("abort", () => controller.error(signal.reason)),
+        start: (controller) =>
+          signal?.aborted
+            ? controller.error(signal.reason)
+            : signal?.addEventListener("abort", () => controller.error(signal.reason)),
       });
       return new Response(body, { status: 200 });
     });
