@@ -29,7 +29,7 @@ import { openConsoleSessionOperation } from "../console/open-console-session";
 import { redeemConsoleLinkOperation } from "../console/redeem-console-link";
 import { getConsoleSession } from "../console/get-console-session";
 import { endConsoleSessionOperation } from "../console/end-console-session";
-import { orderEventWebhook, testEventWebhook } from "../webhooks/webhook-descriptions";
+import { endpointNoticeWebhook, orderEventWebhook, testEventWebhook } from "../webhooks/webhook-descriptions";
 
 const { leases, listVersion, ownWrites } = isolateMemory;
 const served = withIdempotencyKey(
@@ -69,6 +69,7 @@ const served = withIdempotencyKey(
 
 const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory.documents.v2, [
   orderEventWebhook,
+  endpointNoticeWebhook,
   testEventWebhook,
 ]);
 

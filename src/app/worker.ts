@@ -6,6 +6,7 @@ import type { AppEnv } from "../framework/app-env";
 import { pruneOrderEvents } from "../events/prune-order-events";
 import { dispatcherOf } from "../webhook-delivery/dispatcher-calls";
 import { pruneEndpointAudit } from "../webhook-delivery/endpoint-audit-rows";
+import { pruneNotices } from "../webhook-delivery/endpoint-notices";
 import { configOf } from "../framework/middleware/load-config";
 import { isolateMemory } from "./isolate-memory";
 import { consolePageOperation } from "../console/console-page";
@@ -130,7 +131,7 @@ app.onError(handleError);
 /**
  * The Worker: the HTTP API and the console; and every minute (the cron) the
  * order events pruned past their age or budget, a batch at a time, the
- * endpoints' audit and both consoles' sessions past keeping, keys stored before
+ * endpoints' audit, their failing notices and both consoles' sessions past keeping, keys stored before
  * budgets were listed given their budget entries, keys stopped for 30 days
  * taken out of their budgets' listings, and the webhook
  * dispatcher woken, should its alarm have been lost
@@ -143,6 +144,7 @@ export default {
     if (config.ok)
       ctx.waitUntil(pruneOrderEvents(env.DB, controller.scheduledTime, config.config.orderEventsBudgetBytes));
     ctx.waitUntil(pruneEndpointAudit(env.DB, controller.scheduledTime));
+    ctx.waitUntil(pruneNotices(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneOperatorSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(backfillBudgetEntries(env.API_KEYS));

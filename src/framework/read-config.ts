@@ -35,6 +35,15 @@ const retrySeconds = z
   .regex(/^[1-9][0-9]{0,4}(,[1-9][0-9]{0,4})*$/, SCHEDULE_RULE)
   .transform((text) => text.split(",").map(Number))
   .refine((delays) => delays.every((seconds) => seconds <= 86_400) && delays.length <= 100, SCHEDULE_RULE);
+const PERIOD_RULE = "must be a whole number of seconds, 1 or more";
+const periodSeconds = z
+  .string(rule(PERIOD_RULE))
+  .regex(/^[1-9][0-9]{0,9}$/, PERIOD_RULE)
+  .transform(Number);
+const bothPeriods = (vars: { WEBHOOK_FAILING_AFTER: unknown; WEBHOOK_DISABLE_AFTER: unknown }) =>
+  typeof vars.WEBHOOK_FAILING_AFTER === "number" && typeof vars.WEBHOOK_DISABLE_AFTER === "number";
+/** A day: the shortest either period of a failing endpoint may be in production. */
+const DAY_SECONDS = 86_400;
 const isoDate = z
   .union([z.iso.date(), z.iso.datetime({ offset: true })], rule("must be an ISO 8601 date or date-time"))
   .transform((value) => Date.parse(value));
@@ -82,6 +91,8 @@ const Vars = z
     ORDER_LIST_VERSION_REUSE_MS: reuseMs,
     SUBREQUEST_LIMIT: positiveWholeNumber,
     WEBHOOK_RETRY_SECONDS: retrySeconds,
+    WEBHOOK_FAILING_AFTER: periodSeconds,
+    WEBHOOK_DISABLE_AFTER: periodSeconds,
     ORDER_EVENTS_BUDGET_MB: positiveWholeNumber.optional(),
     ACCESS_TEAM_DOMAIN: accessTeamDomain.optional(),
     ACCESS_AUD: accessAudience.optional(),
@@ -93,6 +104,20 @@ const Vars = z
     path: ["ACCESS_AUD"],
     message:
       "and ACCESS_TEAM_DOMAIN go together: set both to put the operators' side behind Cloudflare Access, or neither",
+  })
+  // Only once both are numbers: a var that is not says so itself, and nothing more.
+  .refine((vars) => !bothPeriods(vars) || vars.WEBHOOK_FAILING_AFTER < vars.WEBHOOK_DISABLE_AFTER, {
+    path: ["WEBHOOK_FAILING_AFTER"],
+    message: "must be shorter than WEBHOOK_DISABLE_AFTER: an endpoint's owner is told it fails before it is disabled",
+  })
+  // A production endpoint disabled after a few minutes of a receiver's outage would be an incident of our own making.
+  .refine((vars) => vars.BASE_URL !== vars.PRODUCTION_BASE_URL || vars.WEBHOOK_FAILING_AFTER >= DAY_SECONDS, {
+    path: ["WEBHOOK_FAILING_AFTER"],
+    message: `must be at least ${DAY_SECONDS} (a day) in production`,
+  })
+  .refine((vars) => vars.BASE_URL !== vars.PRODUCTION_BASE_URL || vars.WEBHOOK_DISABLE_AFTER >= DAY_SECONDS, {
+    path: ["WEBHOOK_DISABLE_AFTER"],
+    message: `must be at least ${DAY_SECONDS} (a day) in production`,
   })
   .refine((vars) => vars.PETS_SUNSET_AT > vars.PETS_DEPRECATED_AT, {
     path: ["PETS_SUNSET_AT"],
@@ -121,6 +146,11 @@ const Vars = z
     subrequestLimit: vars.SUBREQUEST_LIMIT,
     /** Seconds before each retry of a failed webhook delivery (docs/operations.md#webhooks). */
     webhookRetrySeconds: vars.WEBHOOK_RETRY_SECONDS,
+    /**
+     * A failing endpoint (docs/api.md#failing-endpoints): its owner told after failingAfterMs of failed attempts, the
+     * endpoint disabled after disableAfterMs.
+     */
+    webhookHealth: { failingAfterMs: vars.WEBHOOK_FAILING_AFTER * 1000, disableAfterMs: vars.WEBHOOK_DISABLE_AFTER * 1000 },
     /**
      * The order events' storage budget in the orders database, bytes (docs/design/order-events.md#retention); 5 GiB
      * unless set.

@@ -4,17 +4,15 @@
  * attempt logged, and the delivery settled by what the receiver said: a 2xx
  * is delivered; a 410 Gone fails it and disables the endpoint; anything else
  * is tried again on the retry schedule, counted in the delivery's row, and
- * once that is spent the delivery is failed and an endpoint that delivered
- * nothing meanwhile is disabled.
+ * once that is spent the delivery is failed. Whether a failing endpoint is
+ * disabled is a matter of time, not of one delivery (endpoint-watch.ts).
  */
-import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
 import type { D1Queryable } from "../lib/d1-session";
-import type { DroppedValue } from "../orders/order-json";
 import { recordAttempt } from "./lane-attempts";
-import { deliveredSince, scheduleRetry, settleDelivery, type LaneDelivery } from "./lane-deliveries";
+import { scheduleRetry, settleDelivery, type LaneDelivery } from "./lane-deliveries";
 import { disableByService, type LaneEndpoint } from "./endpoint-table";
 import { postToReceiver, type ReceiverAnswer } from "./receiver-answer";
-import { nextDelaySeconds, retryAfterSeconds, scheduleSpan } from "./retry-schedule";
+import { nextDelaySeconds, retryAfterSeconds } from "./retry-schedule";
 import { webhookHeaders } from "./webhook-signature";
 
 /** How long a receiver has to answer. In a lane of its own, a slow one delays nobody else. */
@@ -49,6 +47,12 @@ export function outcomeOf(
   };
 }
 
+/** What a delivery POSTs: an order event's or a notice's JSON, and its id (the webhook-id). */
+export interface LaneMessage {
+  id: string;
+  body: string;
+}
+
 export interface AttemptContext {
   sql: SqlStorage;
   db: D1Queryable;
@@ -63,20 +67,21 @@ export interface AttemptContext {
 }
 
 /**
- * Makes one attempt. The event is as the feed holds it, or null when it was
- * pruned before its delivery was tried. A dependency's failure (D1, while
- * disabling) throws: the delivery stays pending and its lane tries again.
+ * Makes one attempt. The message is the event as the feed holds it (or the
+ * notice), or null when it was pruned before its delivery was tried. A
+ * dependency's failure (D1, while disabling) throws: the delivery stays
+ * pending and its lane tries again.
  */
 export async function attemptDelivery(
   context: AttemptContext,
   endpoint: LaneEndpoint,
   secrets: readonly string[],
   delivery: LaneDelivery,
-  event: OrderEventRow | null,
+  message: LaneMessage | null,
 ): Promise<AttemptOutcome | "expired"> {
   const { sql } = context;
   const startedAt = context.now();
-  if (event === null) {
+  if (message === null) {
     settleDelivery(
       sql,
       delivery.seq,
@@ -86,8 +91,8 @@ export async function attemptDelivery(
     );
     return "expired";
   }
-  const body = orderEventJson(event, [] as DroppedValue[]);
-  const headers = await webhookHeaders(secrets, `evt_${event.seq}`, Math.floor(startedAt / 1000), body);
+  const { body } = message;
+  const headers = await webhookHeaders(secrets, message.id, Math.floor(startedAt / 1000), body);
   const posted = await postToReceiver(
     context.fetch,
     endpoint.url,
@@ -121,23 +126,7 @@ export async function attemptDelivery(
       scheduleRetry(sql, delivery, outcome, outcome.dueAt, now);
       break;
     case "spent":
-      if (
-        settleDelivery(
-          sql,
-          delivery.seq,
-          "failed",
-          { status: outcome.status, error: outcome.error, counts: true },
-          now,
-        ) &&
-        !deliveredSince(sql, delivery.created_at)
-      ) {
-        await disableByService(
-          context.db,
-          endpoint.id,
-          `every delivery failed for ${scheduleSpan(context.retrySeconds)}`,
-          at,
-        );
-      }
+      settleDelivery(sql, delivery.seq, "failed", { status: outcome.status, error: outcome.error, counts: true }, now);
       break;
   }
   return outcome;

@@ -1,10 +1,12 @@
 /**
  * An endpoint's delivery health, as its lane notes it after each run and
- * writes it to its row for operators (docs/operations.md#the-operators-console):
+ * writes it to its row for its owner and operators (docs/api.md#failing-endpoints):
  * since when its deliveries fail, and when one last succeeded. Written to D1
  * only when the state changes (failing, or delivering again) and, while it
  * delivers, at most every REFRESH_MS, so a busy endpoint costs a few writes
- * an hour, never one a delivery. A plain rule; the lane writes what it says.
+ * an hour, never one a delivery. And what a failing period calls for: its
+ * owner told, then the endpoint disabled. Plain rules; the lane does what
+ * they say.
  */
 export const REFRESH_MS = 10 * 60_000;
 
@@ -15,6 +17,43 @@ export interface HealthNote {
   lastDeliveredAt: number | null;
   /** When the row was last written (Unix ms). */
   writtenAt: number;
+  /** The failing period (its failingSince) whose owner was told it fails; null or absent: none yet. */
+  toldFailing?: number | null;
+}
+
+/** How long an endpoint fails before its owner is told, and before it is disabled (the WEBHOOK_* vars), ms. */
+export interface HealthPeriods {
+  failingAfterMs: number;
+  disableAfterMs: number;
+}
+
+/**
+ * Failed attempts the second half of a failing period must hold before the endpoint is disabled: one failure
+ * long ago and no traffic since says nothing of the receiver now.
+ */
+export const DISABLE_MIN_RECENT_FAILURES = 3;
+
+/** Where the second half of a period failing since `failingSince` begins, at `now`. */
+export const secondHalfFrom = (failingSince: number, now: number) =>
+  failingSince + Math.floor((now - failingSince) / 2);
+
+/**
+ * What a failing period calls for at `now`, with `recentFailures` failed
+ * attempts since secondHalfFrom: the endpoint disabled once every attempt
+ * has failed for disableAfterMs (Svix's rule); before that, its owner told
+ * once a period that it has failed for failingAfterMs; else nothing.
+ */
+export function failingVerdict(
+  note: HealthNote,
+  recentFailures: number,
+  periods: HealthPeriods,
+  now: number,
+): "disable" | "tell failing" | "none" {
+  if (note.failingSince === null) return "none";
+  const failingFor = now - note.failingSince;
+  if (failingFor >= periods.disableAfterMs && recentFailures >= DISABLE_MIN_RECENT_FAILURES) return "disable";
+  if (failingFor >= periods.failingAfterMs && note.toldFailing !== note.failingSince) return "tell failing";
+  return "none";
 }
 
 /**
@@ -32,7 +71,10 @@ export function nextHealth(
   if (run.sent === 0) return { note: unchanged, write: false };
   if (run.delivered > 0) {
     const write = previous === undefined || previous.failingSince !== null || now - previous.writtenAt >= REFRESH_MS;
-    return { note: { failingSince: null, lastDeliveredAt: now, writtenAt: write ? now : unchanged.writtenAt }, write };
+    return {
+      note: { failingSince: null, lastDeliveredAt: now, writtenAt: write ? now : unchanged.writtenAt, toldFailing: null },
+      write,
+    };
   }
   if (unchanged.failingSince !== null) return { note: unchanged, write: false };
   return { note: { ...unchanged, failingSince: now, writtenAt: now }, write: true };

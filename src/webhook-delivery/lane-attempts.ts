@@ -67,3 +67,14 @@ export function pruneAttempts(sql: SqlStorage, before: number, limit: number): n
     )
     .toArray().length;
 }
+
+/** Attempts since `since` that were refused or never answered: what disabling a failing endpoint asks for. */
+export function failedAttemptsSince(sql: SqlStorage, since: number): number {
+  const [row] = sql
+    .exec<{ failed: number }>(
+      "SELECT count(*) AS failed FROM attempts WHERE at >= ? AND (status IS NULL OR status NOT BETWEEN 200 AND 299)",
+      since,
+    )
+    .toArray();
+  return row?.failed ?? 0;
+}

@@ -4,6 +4,7 @@
  * object itself.
  */
 import type { LaneDelivery } from "./lane-deliveries";
+import { noticeIdOf } from "./endpoint-notices";
 
 /** An endpoint's lane: one Durable Object per endpoint, named by its id. */
 export const laneOf = (env: Env, endpointId: string) => env.WEBHOOK_LANES.getByName(endpointId);
@@ -28,6 +29,9 @@ export interface DeliveryView {
     error: string | null;
   }[];
 }
+
+/** The id of what a lane's delivery sends: an order event's (its sequence) or a notice's (its negated id). */
+export const eventIdOf = (seq: number) => (seq < 0 ? noticeIdOf(-seq) : `evt_${seq}`);
 
 /** A delivery's id: one per endpoint and event. */
 export const deliveryIdOf = (endpointId: string, seq: number | string) => `wd_${endpointId.slice("we_".length)}_${seq}`;

@@ -176,17 +176,6 @@ export function failPending(sql: SqlStorage, reason: string, now: number, limit:
     .toArray().length;
 }
 
-/**
- * Whether anything was delivered since `since`: an endpoint that failed a whole schedule with nothing delivered
- * meanwhile is disabled.
- */
-export function deliveredSince(sql: SqlStorage, since: number): boolean {
-  return (
-    sql.exec("SELECT 1 FROM deliveries WHERE outcome = 'delivered' AND updated_at >= ? LIMIT 1", since).toArray()
-      .length > 0
-  );
-}
-
 /** The newest deliveries, newest event first. */
 export function newestDeliveries(sql: SqlStorage, limit: number): LaneDelivery[] {
   return rows(sql.exec("SELECT * FROM deliveries ORDER BY seq DESC LIMIT ?", limit));

@@ -17,10 +17,9 @@ import {
   headOfLine,
 } from "./lane-deliveries";
 import { runLane } from "./lane-run";
-import { nextHealth, type HealthNote } from "./endpoint-health";
-import { recordEndpointHealth, type EndpointOrdering } from "./endpoint-table";
+import type { EndpointOrdering } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
-import { deliveryIdOf, type DeliveryView } from "./lane-calls";
+import { deliveryIdOf, eventIdOf, laneOf, type DeliveryView } from "./lane-calls";
 
 /**
  * The longest wait before a run that failed (D1 or KV down) is tried again: bounds how late delivery resumes after an
@@ -125,12 +124,15 @@ export class WebhookLane extends DurableObject<Env> {
       if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
       const result = await runLane({
         sql: this.ctx.storage.sql,
+        kv: storage,
         db: this.env.DB,
         endpointId,
         fetch: (input, init) => fetch(input, init),
         now: Date.now,
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         retrySeconds: config.config.webhookRetrySeconds,
+        health: config.config.webhookHealth,
+        handToLane: (recipient, seqs) => laneOf(this.env, recipient).enqueue(recipient, seqs),
         sealingKey: sealingKeyOf(this.env),
         budgetLiveness: (budget) =>
           budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets, keysChangedAtOf(this.env.RATE_LIMITER, budget)),
@@ -138,7 +140,6 @@ export class WebhookLane extends DurableObject<Env> {
       if (result === "endpoint gone") return await this.wipe();
       storage.delete("failedRuns");
       next = result.next;
-      await this.noteHealth(endpointId, result);
     } catch (error) {
       const failed = (storage.get<number>("failedRuns") ?? 0) + 1;
       storage.put("failedRuns", failed);
@@ -153,30 +154,6 @@ export class WebhookLane extends DurableObject<Env> {
     if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 
-  /**
-   * The run's outcome in the endpoint's health, written to its row when operators should see it change; a write that
-   * fails is tried at the next run.
-   */
-  private async noteHealth(endpointId: string, run: { delivered: number; sent: number }): Promise<void> {
-    const storage = this.ctx.storage.kv;
-    const { note, write } = nextHealth(storage.get<HealthNote>("health"), run, Date.now());
-    if (!write) return void storage.put("health", note);
-    try {
-      await recordEndpointHealth(
-        this.env.DB,
-        endpointId,
-        note.failingSince === null ? null : iso(note.failingSince),
-        note.lastDeliveredAt === null ? null : iso(note.lastDeliveredAt),
-      );
-      storage.put("health", note);
-    } catch (error) {
-      logLine("warn", "webhook-lane", "an endpoint's health was not written; the next run tries again", {
-        endpointId,
-        error: String(error),
-      });
-    }
-  }
-
   /** Sets the alarm for the first due delivery, unless one is set sooner; none while nothing is pending. */
   private async runSoon(): Promise<void> {
     const next = nextDueAt(this.ctx.storage.sql);
@@ -189,12 +166,12 @@ export class WebhookLane extends DurableObject<Env> {
   private view(endpointId: string, row: LaneDelivery, attempts: LaneAttempt[], head?: LaneDelivery): DeliveryView {
     return {
       id: deliveryIdOf(endpointId, row.seq),
-      eventId: `evt_${row.seq}`,
+      eventId: eventIdOf(row.seq),
       attempts: row.attempts,
       lastStatus: row.last_status,
       lastError: row.last_error,
       nextAttemptAt: row.outcome === "pending" && row.due_at !== null ? iso(row.due_at) : null,
-      heldBehind: row.outcome === "pending" && head !== undefined && row.seq > head.seq ? `evt_${head.seq}` : null,
+      heldBehind: row.outcome === "pending" && head !== undefined && row.seq > head.seq ? eventIdOf(head.seq) : null,
       outcome: row.outcome,
       createdAt: iso(row.created_at),
       attemptLog: attempts.map(attemptJson),

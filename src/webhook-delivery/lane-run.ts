@@ -2,14 +2,18 @@
  * One run of an endpoint's lane (docs/design/order-events.md#lanes): its due
  * deliveries attempted, up to LANE_CONCURRENCY at once (a fifo endpoint's
  * one at a time, in event order, the oldest pending holding the others) and
- * paced by the endpoint's rateLimit, for at most LANE_RUN_MS; then when the
- * next run is due. Everything a run needs is handed to it, so tests drive it with a
+ * paced by the endpoint's rateLimit, for at most LANE_RUN_MS; then the
+ * endpoint's health watched (endpoint-watch.ts), and when the next run is
+ * due. Everything a run needs is handed to it, so tests drive it with a
  * receiver and a clock of their own.
  */
-import type { OrderEventRow } from "../events/order-event-json";
+import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
+import type { DroppedValue } from "../orders/order-json";
 import type { BudgetLiveness } from "../keys/live-budget";
 import type { D1Queryable } from "../lib/d1-session";
-import { attemptDelivery, type AttemptContext } from "./delivery-attempt";
+import { attemptDelivery, type AttemptContext, type LaneMessage } from "./delivery-attempt";
+import { noticeBodies, noticeIdOf } from "./endpoint-notices";
+import { watchEndpoint, type WatchContext } from "./endpoint-watch";
 import { pruneAttempts } from "./lane-attempts";
 import {
   deliveryOf,
@@ -45,7 +49,7 @@ export const LANE_ATTEMPT_BYTES = 90;
 /** How soon a lane whose budget shows no key at all asks again: KV's list catches up within a minute. */
 const UNKNOWN_BUDGET_RETRY_MS = 30_000;
 
-export interface LaneContext extends AttemptContext {
+export interface LaneContext extends AttemptContext, WatchContext {
   endpointId: string;
   sealingKey: string;
   /** Whether the endpoint's budget has a key neither revoked nor expired, or no key is seen yet. */
@@ -66,16 +70,28 @@ export type LaneRunResult =
   | { next: number | null; delivered: number; attempted: number; sent: number }
   | "endpoint gone";
 
-const eventsOf = async (db: D1Queryable, seqs: readonly number[]) => {
-  const { results } = await db
-    .prepare(
-      "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
-        "seq IN (SELECT value FROM json_each(?1))",
-    )
-    .bind(JSON.stringify(seqs))
-    .all<OrderEventRow>();
-  return new Map(results.map((row) => [Number(row.seq), row]));
-};
+/**
+ * What each delivery sends, by its key in the lane: an order event's (its sequence) or a notice's (its negated id,
+ * endpoint-notices.ts); absent once pruned.
+ */
+async function messagesOf(db: D1Queryable, seqs: readonly number[]): Promise<Map<number, LaneMessage>> {
+  const events = seqs.filter((seq) => seq > 0);
+  const notices = seqs.filter((seq) => seq < 0).map((seq) => -seq);
+  const messages = new Map<number, LaneMessage>();
+  if (events.length > 0) {
+    const { results } = await db
+      .prepare(
+        "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
+          "seq IN (SELECT value FROM json_each(?1))",
+      )
+      .bind(JSON.stringify(events))
+      .all<OrderEventRow>();
+    for (const row of results)
+      messages.set(Number(row.seq), { id: `evt_${row.seq}`, body: orderEventJson(row, [] as DroppedValue[]) });
+  }
+  for (const [id, body] of await noticeBodies(db, notices)) messages.set(-id, { id: noticeIdOf(id), body });
+  return messages;
+}
 
 /** Settles what cannot be sent at all: every pending delivery fails with the reason, a batch a run. */
 function failAll(context: LaneContext, reason: string): LaneRunResult {
@@ -89,8 +105,10 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   const began = context.now();
   pruneSettled(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
   pruneAttempts(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
-  if (nextDueAt(sql) === null) return { next: null, delivered: 0, attempted: 0, sent: 0 };
-  return sendDue(context, began);
+  const result =
+    nextDueAt(sql) === null ? { next: null, delivered: 0, attempted: 0, sent: 0 } : await sendDue(context, began);
+  if (result !== "endpoint gone") await watchEndpoint(context, result);
+  return result;
 }
 
 /**
@@ -137,7 +155,7 @@ async function sendable(
 async function sendDue(context: LaneContext, began: number): Promise<LaneRunResult> {
   const { sql } = context;
   const inFlight = new Map<number, Promise<void>>();
-  let page: { delivery: LaneDelivery; event: OrderEventRow | null }[] = [];
+  let page: { delivery: LaneDelivery; message: LaneMessage | null }[] = [];
   let current: { endpoint: LaneEndpoint; secrets: readonly string[] } | undefined;
   let verdict: LaneRunResult | undefined;
   let nextStartAt = began;
@@ -163,13 +181,13 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
           due = dueInOrder(sql, context.now(), PAGE, [...inFlight.keys()]);
           if (due.length === 0) return undefined;
         }
-        const events = await eventsOf(
+        const messages = await messagesOf(
           context.db,
           due.map((delivery) => delivery.seq),
         );
-        page = due.map((delivery) => ({ delivery, event: events.get(delivery.seq) ?? null }));
+        page = due.map((delivery) => ({ delivery, message: messages.get(delivery.seq) ?? null }));
       }
-      const { delivery, event } = page.shift()!;
+      const { delivery, message } = page.shift()!;
       const fresh = deliveryOf(sql, delivery.seq);
       if (
         fresh?.outcome === "pending" &&
@@ -179,7 +197,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
       ) {
         // One that failed before it holds this one: the run ends, and the next is due when it is.
         if (current?.endpoint.ordering === "fifo" && headOfLine(sql)?.seq !== fresh.seq) return undefined;
-        return { delivery: fresh, event };
+        return { delivery: fresh, message };
       }
     }
   };
@@ -213,7 +231,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
       const { seq } = next.delivery;
       inFlight.set(
         seq,
-        attemptDelivery(context, endpoint, secrets, next.delivery, next.event)
+        attemptDelivery(context, endpoint, secrets, next.delivery, next.message)
           .then((outcome) => {
             if (outcome !== "expired") sent += 1;
             if (outcome !== "expired" && outcome.kind === "delivered") delivered += 1;

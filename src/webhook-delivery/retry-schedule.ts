@@ -28,9 +28,3 @@ export function nextDelaySeconds(
   const span = schedule.reduce((sum, seconds) => sum + seconds, 0);
   return Math.max(scheduled, Math.min(retryAfter, span));
 }
-
-/** The schedule's whole span, as an endpoint's owner is told when it was spent. */
-export function scheduleSpan(schedule: readonly number[]): string {
-  const days = schedule.reduce((sum, seconds) => sum + seconds, 0) / 86_400;
-  return days < 1 ? `${Math.round(days * 86_400)} s` : `${days.toFixed(1)} days`;
-}

@@ -1,7 +1,7 @@
 import type { WebhookDescription } from "../framework/documents/openapi-document";
 import { OrderEvent } from "../events/order-event-schemas";
 import { DELIVERY_TIMEOUT_MS } from "../webhook-delivery/delivery-attempt";
-import { WebhookTestEvent } from "./endpoints/webhook-endpoint-schemas";
+import { EndpointNotice, WebhookTestEvent } from "./endpoints/webhook-endpoint-schemas";
 
 /** The Standard Webhooks headers every request to a receiver carries, for ids of the given pattern. */
 const signedHeaders = (id: { description: string; pattern: string }): WebhookDescription["headers"] => [
@@ -14,10 +14,11 @@ const signedHeaders = (id: { description: string; pattern: string }): WebhookDes
   {
     name: "webhook-signature",
     description:
-      "v1, and the base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body keyed with the secret's decoded bytes " +
-      "(after whsec_); " +
-      "during a secret's rotation one per secret, space-separated: accept it when any verifies",
-    schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$" },
+      "An hmac endpoint's: v1, and the base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body keyed with the " +
+      "secret's decoded bytes (after whsec_). An ed25519 endpoint's: v1a, and the base64 Ed25519 signature of the " +
+      "same, verified with its publicKey. During a rotation one per secret or key, space-separated: accept it when " +
+      "any verifies",
+    schema: { type: "string", pattern: "^v1a?,[A-Za-z0-9+/]+=*( v1a?,[A-Za-z0-9+/]+=*)*$" },
   },
 ];
 
@@ -27,17 +28,33 @@ export const orderEventWebhook: WebhookDescription = {
   summary: "An order event, delivered to a webhook endpoint",
   description:
     "POSTed to each enabled endpoint whose types hold the event, signed as Standard Webhooks specifies. Verify the " +
-    "signature over the raw body before acting, and deduplicate by webhook-id: delivery is at least once, in no " +
-    "promised " +
-    `order across events. An answer other than 2xx within ${DELIVERY_TIMEOUT_MS / 1000} s is retried on the retry ` +
-    `schedule ` +
-    "(about 3 days); an endpoint that fails for all of it is disabled.",
+    "signature over the raw body before acting, and deduplicate by webhook-id: delivery is at least once, in event " +
+    "order to a fifo endpoint, in no promised order otherwise. An answer other than 2xx within " +
+    `${DELIVERY_TIMEOUT_MS / 1000} s is retried on the retry schedule (about 3 days); an endpoint whose every ` +
+    "attempt fails for 5 days is disabled, its owner told by the notices (endpointNotice).",
   body: OrderEvent,
   headers: signedHeaders({
     description: "The event's id (evt_ and its sequence number): the same on every attempt",
     pattern: "^evt_[1-9][0-9]*$",
   }),
   responses: { "2XX": "Received: the delivery is done", default: "Not received: the event is sent again later" },
+};
+
+/** A notice of another endpoint failing (docs/api.md#failing-endpoints). */
+export const endpointNoticeWebhook: WebhookDescription = {
+  name: "endpointNotice",
+  summary: "Another endpoint of the budget is failing, or was disabled",
+  description:
+    "POSTed to each of the budget's other enabled endpoints whose types name it (never by default), signed and " +
+    "retried as an order event is: webhook_endpoint.failing once every attempt to an endpoint has failed for " +
+    "WEBHOOK_FAILING_AFTER, webhook_endpoint.disabled when it has for WEBHOOK_DISABLE_AFTER and the service " +
+    "disabled it. Once each a failing period; an endpoint enabled again starts a new one.",
+  body: EndpointNotice,
+  headers: signedHeaders({
+    description: "The notice's id (ntc_ and a number of its own): the same on every attempt",
+    pattern: "^ntc_[1-9][0-9]*$",
+  }),
+  responses: { "2XX": "Received: the delivery is done", default: "Not received: the notice is sent again later" },
 };
 
 /** The test event an endpoint's owner sends on demand (docs/api.md#webhook-endpoints). */

@@ -86,8 +86,25 @@ describe("wrangler.toml environments", () => {
       "staging: ACCESS_TEAM_DOMAIN must be your Access team's domain, <team>.cloudflareaccess.com, " +
         'got "https://store-ops.cloudflareaccess.com"',
     ],
+    [
+      { WEBHOOK_FAILING_AFTER: "86400", WEBHOOK_DISABLE_AFTER: "86400" },
+      "staging: WEBHOOK_FAILING_AFTER must be shorter than WEBHOOK_DISABLE_AFTER: an endpoint's owner is told it fails " +
+        'before it is disabled, got "86400"',
+    ],
+    [{ WEBHOOK_DISABLE_AFTER: "5d" }, 'staging: WEBHOOK_DISABLE_AFTER must be a whole number of seconds, 1 or more, got "5d"'],
   ])("reports %j", (override, problem) => {
     expect(varProblems("staging", staging({ vars: { ...staging().vars, ...override } }))).toEqual([problem]);
+  });
+
+  it("lets a failing endpoint's periods be shorter than a day outside production only", () => {
+    const short = { WEBHOOK_FAILING_AFTER: "10", WEBHOOK_DISABLE_AFTER: "60" };
+    expect(varProblems("local", { ...local, vars: { ...local.vars, ...short } })).toEqual([]);
+    expect(varProblems("staging", staging({ vars: { ...staging().vars, ...short } }))).toEqual([]);
+    const production = readEnvironment("production");
+    expect(varProblems("production", { ...production, vars: { ...production.vars, ...short } })).toEqual([
+      'production: WEBHOOK_FAILING_AFTER must be at least 86400 (a day) in production, got "10"',
+      'production: WEBHOOK_DISABLE_AFTER must be at least 86400 (a day) in production, got "60"',
+    ]);
   });
 
   it("reports observability switched off and a worker name shared with local", () => {

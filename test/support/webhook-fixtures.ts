@@ -110,12 +110,21 @@ export const quietLanes: HandToLane = (endpointId, seqs) =>
 export const dispatchQuietly = (handToLane: HandToLane = quietLanes, options?: DispatchOptions) =>
   dispatchEvents(env.DB, handToLane, options);
 
-/** One run of an endpoint's lane, over the real D1 and KV, with what the test hands it. */
+/** A failing endpoint's periods as wrangler.toml's defaults have them: a day, then 5 days. */
+export const DEFAULT_HEALTH = { failingAfterMs: 86_400_000, disableAfterMs: 432_000_000 };
+
+/**
+ * One run of an endpoint's lane, over the real D1 and KV, with what the test hands it; notices are handed to their
+ * recipients' lanes quietly (quietLanes).
+ */
 export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> & Pick<LaneContext, "fetch">) {
   return runInDurableObject(laneOf(env, endpointId), (_, state) =>
     runLane({
       sql: state.storage.sql,
+      kv: state.storage.kv,
       db: env.DB,
+      health: DEFAULT_HEALTH,
+      handToLane: quietLanes,
       endpointId,
       sealingKey: env.WEBHOOK_SECRETS_KEY!,
       retrySeconds: [1, 2, 3],

@@ -51,7 +51,9 @@ export async function enableEndpoint(db: D1Queryable, id: string): Promise<boole
   const { meta } = await db
     .prepare(
       "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = " +
-        "NULL, disabled_note = NULL, disabled_for_leak = NULL WHERE id = ?1",
+        "NULL, disabled_note = NULL, disabled_for_leak = NULL, " +
+        // A failing endpoint starts a new period (docs/api.md#failing-endpoints).
+        "failing_since = CASE WHEN status = 'disabled' THEN NULL ELSE failing_since END WHERE id = ?1",
     )
     .bind(id)
     .run();

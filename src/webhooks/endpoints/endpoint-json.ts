@@ -16,6 +16,8 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
   disabledBy: row.status === "disabled" ? (row.disabled_by ?? "operator") : null,
   disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
   disabledForLeakedKey: row.status === "disabled" ? row.disabled_for_leak : null,
+  failingSince: row.failing_since,
+  lastDeliveredAt: row.last_delivered_at,
   rateLimit: row.rate_limit,
   ordering: row.ordering,
   signing: row.public_key === null ? "hmac" : "ed25519",

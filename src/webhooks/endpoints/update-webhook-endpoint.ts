@@ -180,6 +180,8 @@ export async function updateEndpoint(
         "ELSE disabled_reason END, " +
         "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END, " +
         "disabled_for_leak = CASE WHEN ?5 THEN NULL ELSE disabled_for_leak END, " +
+        // Enabled again, a failing endpoint starts a new period (docs/api.md#failing-endpoints).
+        "failing_since = CASE WHEN ?5 AND status = 'disabled' THEN NULL ELSE failing_since END, " +
         "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END, ordering = coalesce(?13, ordering) " +
         `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ` +
         `${LOCKED}) ` +

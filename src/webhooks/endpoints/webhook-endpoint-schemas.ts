@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
+import { ENDPOINT_NOTICE_TYPES } from "../../webhook-delivery/endpoint-notices";
 import { MAX_WEBHOOK_URL_LENGTH } from "./webhook-url";
 
-const EventTypes = z.array(z.enum(ORDER_EVENT_TYPES)).min(1);
+/** The order events' types, and the notices of another endpoint failing (docs/api.md#failing-endpoints). */
+const EventTypes = z.array(z.enum([...ORDER_EVENT_TYPES, ...ENDPOINT_NOTICE_TYPES])).min(1);
 
 /** The fastest rate an owner may ask an endpoint's deliveries to be paced at. */
 export const MAX_RATE_LIMIT = 1_000;
@@ -35,7 +37,10 @@ export const CreateWebhookEndpoint = z
         "Where to POST the events: https to a host on the public internet (while the service runs locally, any https " +
           "host or http to localhost), no credentials",
       ),
-    types: EventTypes.optional().describe("The event types to deliver; every type when left out"),
+    types: EventTypes.optional().describe(
+      "The event types to deliver; every order event's type when left out. The webhook_endpoint.* notices of the " +
+        "budget's other endpoints failing only when named",
+    ),
     rateLimit: RateLimit.optional(),
     ordering: Ordering.optional().describe(
       "concurrent (the default): up to six deliveries at once, in no promised order; fifo: one at a time, in event " +
@@ -88,7 +93,8 @@ export const WebhookEndpoint = z
     status: z
       .enum(["enabled", "disabled"])
       .describe(
-        "disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)",
+        "disabled: nothing is delivered (by its owner, an operator, or the service: its receiver answered 410, or " +
+          "every attempt failed for WEBHOOK_DISABLE_AFTER, 5 days unless the deployment says otherwise)",
       ),
     disabledBy: z
       .enum(["owner", "service", "operator"])
@@ -106,6 +112,14 @@ export const WebhookEndpoint = z
           "or types, was " +
           "revoked as leaked: enable it again with confirmUrl",
       ),
+    failingSince: z.iso
+      .datetime()
+      .nullable()
+      .describe(
+        "Since when every attempt has failed (it is told to the budget's endpoints that name " +
+          "webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed",
+      ),
+    lastDeliveredAt: z.iso.datetime().nullable().describe("When a delivery last succeeded; null before the first"),
     rateLimit: RateLimit,
     ordering: Ordering.describe("fifo: one delivery at a time, in event order; concurrent: up to six at once"),
     signing: Signing.describe("hmac: signed v1 with the secret; ed25519: signed v1a, verified with publicKey"),
@@ -196,6 +210,36 @@ export const WebhookTestEvent = z
   })
   .meta({ id: "WebhookTestEvent", description: "A test event: signed as every delivery, about no order." });
 
+/** The endpoint as a notice of it carries it: what it was when the notice was made. */
+const NoticedEndpoint = z.object({
+  id: z.string().regex(/^we_[0-9a-f]{20}$/),
+  url: z.string(),
+  status: z.enum(["enabled", "disabled"]).describe("disabled in a webhook_endpoint.disabled notice"),
+  failingSince: z.iso.datetime().describe("Since when every attempt has failed"),
+  lastDeliveredAt: z.iso.datetime().nullable().describe("When a delivery last succeeded; null if none ever did"),
+  disabledReason: z.string().nullable().describe("Why it was disabled, as its owner is told; null while enabled"),
+});
+
+export const EndpointNotice = z
+  .object({
+    id: z
+      .string()
+      .regex(/^ntc_[1-9][0-9]*$/)
+      .describe("The notice's id, also its webhook-id: of its own, never an order event's sequence"),
+    type: z
+      .enum(ENDPOINT_NOTICE_TYPES)
+      .describe(
+        "webhook_endpoint.failing: every attempt has failed for WEBHOOK_FAILING_AFTER (a day unless the deployment " +
+          "says otherwise); webhook_endpoint.disabled: for WEBHOOK_DISABLE_AFTER (5 days), and it was disabled",
+      ),
+    createdAt: z.iso.datetime(),
+    endpoint: NoticedEndpoint.describe("The failing endpoint, as it was then"),
+  })
+  .meta({
+    id: "EndpointNotice",
+    description: "Another endpoint of the budget fails: its owner told by another path than that endpoint.",
+  });
+
 export const WebhookEndpointList = z
   .object({ data: z.array(WebhookEndpoint).describe("The budget's endpoints, oldest first") })
   .meta({ id: "WebhookEndpointList" });
@@ -209,7 +253,7 @@ export const DeliveryParams = z.object({
   endpointId,
   deliveryId: z
     .string()
-    .regex(/^wd_[0-9a-f]{20}_[1-9][0-9]{0,18}$/)
+    .regex(/^wd_[0-9a-f]{20}_-?[1-9][0-9]{0,18}$/)
     .describe("The delivery's id, as the deliveries list gives it"),
 });
 
@@ -244,8 +288,8 @@ export const WebhookDelivery = z
     id: z.string(),
     eventId: z
       .string()
-      .regex(/^evt_[1-9][0-9]*$/)
-      .describe("The event delivered: its webhook-id"),
+      .regex(/^(evt|ntc)_[1-9][0-9]*$/)
+      .describe("The event delivered (evt_…), or the notice (ntc_…, another endpoint failing): its webhook-id"),
     attempts: z.number().int().describe("Attempts made so far"),
     lastStatus: z
       .number()

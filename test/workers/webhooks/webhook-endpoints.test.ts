@@ -48,6 +48,8 @@ describe("webhook endpoints", () => {
       disabledBy: null,
       disabledReason: null,
       disabledForLeakedKey: null,
+      failingSince: null,
+      lastDeliveredAt: null,
       rateLimit: null,
       ordering: "concurrent",
       signing: "hmac",

@@ -1,0 +1,134 @@
+/**
+ * Notices of a failing endpoint (docs/api.md#failing-endpoints), in D1
+ * (migrations/0034_endpoint_notices.sql): `webhook_endpoint.failing` and
+ * `webhook_endpoint.disabled`, told to the budget's other endpoints that name
+ * the type, never to the failing one. Not order events: they carry the
+ * endpoint, and ids of their own (ntc_ and the row's id) outside the order
+ * feed's sequence. In a lane, a notice's delivery is keyed by its negated id,
+ * so an order event's and a notice's never meet, and a fifo lane sends a
+ * notice ahead of the order events it holds.
+ */
+import type { D1Queryable } from "../lib/d1-session";
+
+export const ENDPOINT_NOTICE_TYPES = ["webhook_endpoint.failing", "webhook_endpoint.disabled"] as const;
+export type EndpointNoticeType = (typeof ENDPOINT_NOTICE_TYPES)[number];
+
+/** How long a notice is kept: every delivery of it is settled long before (the retry schedule spans about 3 days). */
+export const NOTICE_RETENTION_MS = 30 * 86_400_000;
+/** Notices pruned at most per cron run. */
+const NOTICE_PRUNE_BATCH = 1_000;
+/**
+ * What a notice row costs D1, its indexes included, measured on the table
+ * (test/workers/webhooks/webhook-failing-endpoint.test.ts keeps it true): at most two an endpoint and failing period,
+ * a period at least WEBHOOK_FAILING_AFTER long, for NOTICE_RETENTION_MS.
+ */
+export const NOTICE_ROW_BYTES = 600;
+
+/** A notice's id, as its deliveries' webhook-id and its JSON carry it. */
+export const noticeIdOf = (id: number) => `ntc_${id}`;
+
+/**
+ * The endpoint as a notice carries it, written by SQL from its row when the notice is made: what it was then.
+ * `failingSince` is the period's.
+ */
+const ENDPOINT_AS_NOTICED =
+  "json_object('id', id, 'url', url, 'status', status, 'failingSince', ?3, 'lastDeliveredAt', last_delivered_at, " +
+  "'disabledReason', CASE WHEN status = 'disabled' THEN 'disabled by the service: ' || disabled_reason END)";
+
+const insertNotice = (db: D1Queryable, endpointId: string, type: EndpointNoticeType, periodFrom: string, at: string) =>
+  db
+    .prepare(
+      "INSERT OR IGNORE INTO endpoint_notices (budget, endpoint_id, type, period_from, created_at, endpoint) SELECT " +
+        `budget, id, ?2, ?3, ?4, ${ENDPOINT_AS_NOTICED} FROM webhook_endpoints WHERE id = ?1 AND ` +
+        (type === "webhook_endpoint.failing"
+          ? "status = 'enabled'"
+          : // Only the disabling this very statement's batch made: not an owner's, an operator's or an older one.
+            "status = 'disabled' AND disabled_by = 'service' AND disabled_at = ?4"),
+    )
+    .bind(endpointId, type, periodFrom, at);
+
+/** The notice of that type made for that period, if any. */
+const noticeOf = (db: D1Queryable, endpointId: string, type: EndpointNoticeType, periodFrom: string) =>
+  db
+    .prepare("SELECT id FROM endpoint_notices WHERE endpoint_id = ?1 AND type = ?2 AND period_from = ?3")
+    .bind(endpointId, type, periodFrom);
+
+/**
+ * Makes the notice of a period (once: made again, it is the one made before); with `disable`, disables the enabled
+ * endpoint for that reason in the same transaction, and makes the notice only if it did. The notice's id, or null when
+ * there is none (the endpoint gone, disabled meanwhile, or enabled no more).
+ */
+export async function makeNotice(
+  db: D1Queryable,
+  notice: { endpointId: string; type: EndpointNoticeType; periodFrom: string; at: string; disable?: string },
+): Promise<number | null> {
+  const { endpointId, type, periodFrom, at } = notice;
+  const statements = [
+    insertNotice(db, endpointId, type, periodFrom, at),
+    noticeOf(db, endpointId, type, periodFrom),
+  ];
+  if (notice.disable !== undefined)
+    statements.unshift(
+      db
+        .prepare(
+          "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = " +
+            "'service' WHERE id = ?1 AND status = 'enabled'",
+        )
+        .bind(endpointId, at, notice.disable),
+    );
+  const results = await db.batch<{ id: number }>(statements);
+  return results.at(-1)!.results[0]?.id ?? null;
+}
+
+/** The notice already made of that type for that period: the id a lane hands on after a crash, or null. */
+export async function madeNotice(
+  db: D1Queryable,
+  endpointId: string,
+  type: EndpointNoticeType,
+  periodFrom: string,
+): Promise<number | null> {
+  return (await noticeOf(db, endpointId, type, periodFrom).first<{ id: number }>())?.id ?? null;
+}
+
+/** Who is told a notice: the budget's other enabled endpoints whose types name it. */
+export async function noticeRecipients(db: D1Queryable, noticeId: number): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      "SELECT e.id FROM endpoint_notices AS n JOIN webhook_endpoints AS e ON e.budget = n.budget AND e.id <> " +
+        "n.endpoint_id WHERE n.id = ?1 AND e.status = 'enabled' AND ',' || e.types || ',' LIKE '%,' || n.type || ',%' " +
+        "ORDER BY e.id",
+    )
+    .bind(noticeId)
+    .all<{ id: string }>();
+  return results.map(({ id }) => id);
+}
+
+/** Each notice's JSON, by id, for those still kept. */
+export async function noticeBodies(db: D1Queryable, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const { results } = await db
+    .prepare(
+      "SELECT id, type, created_at, endpoint FROM endpoint_notices WHERE id IN (SELECT value FROM json_each(?1))",
+    )
+    .bind(JSON.stringify(ids))
+    .all<{ id: number; type: string; created_at: string; endpoint: string }>();
+  return new Map(
+    results.map((row) => [
+      row.id,
+      `{"id":"${noticeIdOf(row.id)}","type":${JSON.stringify(row.type)},"createdAt":${JSON.stringify(row.created_at)},` +
+        `"endpoint":${row.endpoint}}`,
+    ]),
+  );
+}
+
+/** Deletes notices older than NOTICE_RETENTION_MS, a batch a run (the cron); how many. */
+export async function pruneNotices(db: D1Queryable, now: number): Promise<number> {
+  const { meta } = await db
+    .prepare(
+      "DELETE FROM endpoint_notices WHERE id IN (SELECT id FROM endpoint_notices WHERE created_at < ?1 ORDER BY " +
+        "created_at LIMIT ?2)",
+    )
+    .bind(new Date(now - NOTICE_RETENTION_MS).toISOString(), NOTICE_PRUNE_BATCH)
+    .run();
+  return meta.changes;
+}

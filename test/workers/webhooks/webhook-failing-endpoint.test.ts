@@ -1,0 +1,292 @@
+import { env } from "cloudflare:workers";
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it } from "vitest";
+import { EndpointNotice } from "../../../src/webhooks/endpoints/webhook-endpoint-schemas";
+import { NOTICE_RETENTION_MS, NOTICE_ROW_BYTES, pruneNotices } from "../../../src/webhook-delivery/endpoint-notices";
+import type { HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
+import { apiWith } from "../../support/request";
+import { seedOrders } from "../../support/seed";
+import { storeTestKey } from "../../support/test-keys";
+import {
+  dispatchQuietly,
+  laneDeliveries,
+  makeEndpoint,
+  quietLanes,
+  receivers,
+  runLaneOnce,
+  webhookOwnerOfEachTest,
+  withoutDispatcher,
+} from "../../support/webhook-fixtures";
+
+/**
+ * Failing endpoints (docs/api.md#failing-endpoints): disabled on time, as
+ * Svix does, and their owner told by another path than the failing
+ * endpoint. The periods are shortened here as WEBHOOK_FAILING_AFTER and
+ * WEBHOOK_DISABLE_AFTER shorten them; the lane runs on the test's clock,
+ * and one event at a time reaches the failing endpoint, each tried once
+ * (a long retry schedule), so the attempts are the test's to count.
+ */
+const owner = webhookOwnerOfEachTest();
+const HEALTH = { failingAfterMs: 10_000, disableAfterMs: 60_000 };
+const NOTICES = ["webhook_endpoint.failing", "webhook_endpoint.disabled"];
+let nextOrder = 9_000;
+
+const refusing = () => receivers(() => new Response("down", { status: 503 }));
+
+/** The owner's endpoints: the failing one (order events), one that watches it, one on the default types. */
+async function budgetWithWatcher() {
+  const failing = await makeEndpoint(owner.key, { url: "https://failing.example/hooks" });
+  const watcher = await makeEndpoint(owner.key, { url: "https://pager.example/hooks", types: NOTICES });
+  const plain = await makeEndpoint(owner.key, { url: "https://plain.example/hooks" });
+  return { failing, watcher, plain };
+}
+
+/**
+ * One new event, handed to the lanes; then one run of `endpointId`'s lane at `at`, its receiver refusing (or
+ * answering as `fetch` does): one attempt, its retry a day away.
+ */
+async function failedRunAt(
+  endpointId: string,
+  at: number,
+  handToLane: HandToLane = quietLanes,
+  fetch = refusing().fetch,
+) {
+  await seedOrders([{ id: nextOrder++ }]);
+  await dispatchQuietly();
+  return runLaneOnce(endpointId, { fetch, now: () => at, retrySeconds: [86_400], health: HEALTH, handToLane });
+}
+
+const noticeDeliveries = async (endpointId: string) =>
+  (await laneDeliveries(endpointId)).filter((row) => row.seq < 0);
+
+const endpointRow = (id: string) =>
+  env.DB.prepare("SELECT status, disabled_by, disabled_reason, failing_since FROM webhook_endpoints WHERE id = ?1")
+    .bind(id)
+    .first<{ status: string; disabled_by: string | null; disabled_reason: string | null; failing_since: string | null }>();
+
+const patch = (id: string, body: object) =>
+  apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}`, {
+    method: "PATCH",
+    key: owner.key,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+describe("a failing endpoint", () => {
+  it("is told to the budget's endpoints that name webhook_endpoint.failing once it has failed for WEBHOOK_FAILING_AFTER: once a period, signed, never to itself, the default types or another budget", async () => {
+    const { failing, watcher, plain } = await budgetWithWatcher();
+    const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
+    const elsewhere = await makeEndpoint(stranger.key, { url: "https://elsewhere.example/hooks", types: NOTICES });
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
+    // Failing, but not yet for WEBHOOK_FAILING_AFTER: nobody is told.
+    await failedRunAt(failing.id, t0 + HEALTH.failingAfterMs - 1);
+    expect(await noticeDeliveries(watcher.id)).toEqual([]);
+
+    await failedRunAt(failing.id, t0 + HEALTH.failingAfterMs);
+    const [notice] = await noticeDeliveries(watcher.id);
+    expect(notice).toMatchObject({ outcome: "pending" });
+    for (const other of [failing, plain, elsewhere]) expect(await noticeDeliveries(other.id)).toEqual([]);
+    // Failing on: told once a period.
+    await failedRunAt(failing.id, t0 + HEALTH.failingAfterMs + 5_000);
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+
+    // The watcher's lane sends it as it sends an event: signed, with an id of its own, carrying the endpoint.
+    const posted: { headers: Headers; body: string }[] = [];
+    await runLaneOnce(watcher.id, {
+      fetch: (async (_url: string, init: RequestInit) => {
+        posted.push({ headers: new Headers(init.headers), body: String(init.body) });
+        return new Response(null, { status: 204 });
+      }) as unknown as typeof fetch,
+      health: HEALTH,
+    });
+    expect(posted).toHaveLength(1);
+    const { headers, body } = posted[0]!;
+    const verified = new Webhook(watcher.secret).verify(body, Object.fromEntries(headers)) as unknown;
+    expect(EndpointNotice.parse(verified)).toEqual({
+      id: `ntc_${-notice!.seq}`,
+      type: "webhook_endpoint.failing",
+      createdAt: new Date(t0 + HEALTH.failingAfterMs).toISOString(),
+      endpoint: {
+        id: failing.id,
+        url: "https://failing.example/hooks",
+        status: "enabled",
+        failingSince: new Date(t0).toISOString(),
+        lastDeliveredAt: null,
+        disabledReason: null,
+      },
+    });
+    expect(headers.get("webhook-id")).toBe(`ntc_${-notice!.seq}`);
+    // The watcher's owner sees it in the delivery log, by the notice's id.
+    const log = await (await apiWith(env, `/v2/webhook-endpoints/${watcher.id}/deliveries`, { key: owner.key })).json<{
+      data: { eventId: string; outcome: string }[];
+    }>();
+    expect(log.data).toEqual([expect.objectContaining({ eventId: `ntc_${-notice!.seq}`, outcome: "delivered" })]);
+    // And its owner reads the failing period on the endpoint itself (the console's banner).
+    expect(await (await apiWith(env, `/v2/webhook-endpoints/${failing.id}`, { key: owner.key })).json()).toMatchObject({
+      status: "enabled",
+      failingSince: new Date(t0).toISOString(),
+      lastDeliveredAt: null,
+    });
+  });
+
+  it("is disabled once every attempt has failed for WEBHOOK_DISABLE_AFTER with 3 failed attempts in the period's second half, told as webhook_endpoint.disabled; its deliveries recover once enabled, and a new period starts", async () => {
+    const { failing, watcher } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    // Past WEBHOOK_DISABLE_AFTER, but one failed attempt in the period's second half says little of the receiver now.
+    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs + 1_000);
+    expect((await endpointRow(failing.id))!.status).toBe("enabled");
+    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs + 2_000);
+    expect((await endpointRow(failing.id))!.status).toBe("enabled");
+    const disabledAt = t0 + HEALTH.disableAfterMs + 3_000;
+    await failedRunAt(failing.id, disabledAt);
+    expect(await endpointRow(failing.id)).toEqual({
+      status: "disabled",
+      disabled_by: "service",
+      disabled_reason: "every attempt failed for 60 s",
+      failing_since: new Date(t0).toISOString(),
+    });
+    const notices = await env.DB.prepare(
+      "SELECT type, endpoint FROM endpoint_notices WHERE endpoint_id = ?1 ORDER BY id",
+    )
+      .bind(failing.id)
+      .all<{ type: string; endpoint: string }>();
+    expect(notices.results.map((row) => row.type)).toEqual(["webhook_endpoint.failing", "webhook_endpoint.disabled"]);
+    expect(JSON.parse(notices.results[1]!.endpoint)).toMatchObject({
+      status: "disabled",
+      disabledReason: "disabled by the service: every attempt failed for 60 s",
+    });
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(2);
+
+    // Its deliveries are kept: pending until their turn, then failed as disabled; enabled again, its owner recovers
+    // them.
+    const dueAll = disabledAt + 86_400_000 + 1;
+    await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => dueAll, health: HEALTH });
+    const kept = await laneDeliveries(failing.id);
+    expect(kept).toHaveLength(4);
+    expect(kept.map((row) => [row.outcome, row.last_error])).toEqual(
+      kept.map(() => ["failed", "the endpoint is disabled"]),
+    );
+    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+    const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
+      method: "POST",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
+    });
+    expect(recovered.status).toBe(202);
+    const restart = dueAll + 10_000;
+    await runLaneOnce(failing.id, { fetch: receivers(() => new Response("ok")).fetch, now: () => restart, health: HEALTH });
+    expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(kept.map(() => "delivered"));
+    // Failing again after its enabling: a new period, from then, with nothing of the old one counted.
+    await failedRunAt(failing.id, restart + 1);
+    expect(await endpointRow(failing.id)).toMatchObject({
+      status: "enabled",
+      failing_since: new Date(restart + 1).toISOString(),
+    });
+    await failedRunAt(failing.id, restart + 1 + HEALTH.failingAfterMs);
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(3);
+    expect((await endpointRow(failing.id))!.status).toBe("enabled");
+    // A delivery through ends the period.
+    await runLaneOnce(failing.id, {
+      fetch: receivers(() => new Response("ok")).fetch,
+      now: () => restart + HEALTH.failingAfterMs + 1_000 + 86_400_000,
+      health: HEALTH,
+    });
+    expect(await endpointRow(failing.id)).toMatchObject({ status: "enabled", failing_since: null });
+  });
+
+  it("stays enabled while a delivery gets through now and then, whatever the others do", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    // Three refused for each one taken, for twice WEBHOOK_DISABLE_AFTER.
+    for (let at = 0; at <= 2 * HEALTH.disableAfterMs; at += 5_000) {
+      const takes = at % 20_000 === 0;
+      await failedRunAt(failing.id, t0 + at, quietLanes, takes ? receivers(() => new Response("ok")).fetch : undefined);
+    }
+    expect((await endpointRow(failing.id))!.status).toBe("enabled");
+  });
+
+  it("hands a notice to every recipient once, though a recipient's lane failed the first time: the lane's next run hands it", async () => {
+    const { failing, watcher } = await budgetWithWatcher();
+    const second = await makeEndpoint(owner.key, { url: "https://second-pager.example/hooks", types: NOTICES });
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    let refused = 0;
+    const flaky: HandToLane = (endpointId, seqs) => {
+      if (endpointId === second.id && refused++ === 0) return Promise.reject(new Error("the lane did not answer"));
+      return quietLanes(endpointId, seqs);
+    };
+    await expect(failedRunAt(failing.id, t0 + HEALTH.failingAfterMs, flaky)).rejects.toThrow("did not answer");
+    expect(await noticeDeliveries(second.id)).toEqual([]);
+    // The next run, with nothing due (as the alarm's retry finds the lane), hands what it owes.
+    await runLaneOnce(failing.id, {
+      fetch: refusing().fetch,
+      now: () => t0 + HEALTH.failingAfterMs + 1_000,
+      health: HEALTH,
+      handToLane: flaky,
+      retrySeconds: [86_400],
+    });
+    expect(await noticeDeliveries(second.id)).toHaveLength(1);
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    expect(
+      await env.DB.prepare("SELECT count(*) AS n FROM endpoint_notices WHERE endpoint_id = ?1")
+        .bind(failing.id)
+        .first("n"),
+    ).toBe(1);
+  });
+
+  it("is not told of, nor disabled, when its owner disabled it meanwhile", async () => {
+    const { failing, watcher } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 2_000);
+    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 1_000);
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    // Disabled by its owner between two attempts: the service's disabling and its notice give way.
+    await seedOrders([{ id: nextOrder++ }]);
+    await dispatchQuietly();
+    expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
+    await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + HEALTH.disableAfterMs, health: HEALTH });
+    expect(await endpointRow(failing.id)).toMatchObject({ status: "disabled", disabled_by: "owner" });
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+  });
+});
+
+describe("notices kept", () => {
+  it("cost D1 no more than NOTICE_ROW_BYTES each, indexes included, and go after NOTICE_RETENTION_MS", async () => {
+    const ROWS = 5_000;
+    const endpointJson = JSON.stringify({
+      id: "we_0123456789abcdef0123",
+      url: `https://${"receiver".repeat(6)}.example.com/hooks/orders`,
+      status: "disabled",
+      failingSince: "2026-11-28T09:00:00.000Z",
+      lastDeliveredAt: "2026-11-23T09:00:00.000Z",
+      disabledReason: "disabled by the service: every attempt failed for 5 days",
+    });
+    await env.DB.prepare("DELETE FROM endpoint_notices").run();
+    const before = (await env.DB.prepare("SELECT 1").run()).meta.size_after;
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
+       INSERT INTO endpoint_notices (budget, endpoint_id, type, period_from, created_at, endpoint)
+       SELECT 'bud_0123456789abcdef', printf('we_%020d', i), 'webhook_endpoint.disabled',
+         strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || i || ' minutes'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1
+       FROM n`,
+    )
+      .bind(endpointJson)
+      .run();
+    const after = (await env.DB.prepare("SELECT 1").run()).meta.size_after;
+    const perNotice = (after - before) / ROWS;
+    console.log(`bytes per notice: ${perNotice.toFixed(1)}`);
+    expect(perNotice).toBeLessThanOrEqual(NOTICE_ROW_BYTES);
+    expect(perNotice).toBeGreaterThan(NOTICE_ROW_BYTES * 0.6);
+    // All of them older than the retention a month on: pruned a batch a run.
+    const later = Date.now() + NOTICE_RETENTION_MS + 60_000;
+    expect(await pruneNotices(env.DB, later)).toBe(1_000);
+    while ((await pruneNotices(env.DB, later)) > 0);
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM endpoint_notices").first("n")).toBe(0);
+  });
+});
