@@ -500,8 +500,8 @@ export interface components {
         CreateWebhookEndpoint: {
             /** @description Where to POST the events: https to a host on the public internet (while the service runs locally, any https host or http to localhost), no credentials */
             url: string;
-            /** @description The event types to deliver; every type when left out */
-            types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
+            /** @description The event types to deliver; every order event's type when left out. The webhook_endpoint.* notices of the budget's other endpoints failing only when named */
+            types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted" | "webhook_endpoint.failing" | "webhook_endpoint.disabled")[];
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit?: number | null;
             /**
@@ -520,9 +520,9 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types delivered */
-            types: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
+            types: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted" | "webhook_endpoint.failing" | "webhook_endpoint.disabled")[];
             /**
-             * @description disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)
+             * @description disabled: nothing is delivered (by its owner, an operator, or the service: its receiver answered 410, or every attempt failed for WEBHOOK_DISABLE_AFTER, 5 days unless the deployment says otherwise)
              * @enum {string}
              */
             status: "enabled" | "disabled";
@@ -532,6 +532,10 @@ export interface components {
             disabledReason: string | null;
             /** @description Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl */
             disabledForLeakedKey: string | null;
+            /** @description Since when every attempt has failed (it is told to the budget's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
+            failingSince: string | null;
+            /** @description When a delivery last succeeded; null before the first */
+            lastDeliveredAt: string | null;
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit: number | null;
             /**
@@ -560,9 +564,9 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types delivered */
-            types: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
+            types: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted" | "webhook_endpoint.failing" | "webhook_endpoint.disabled")[];
             /**
-             * @description disabled: nothing is delivered (by an operator, or after every attempt failed for the retry schedule's span)
+             * @description disabled: nothing is delivered (by its owner, an operator, or the service: its receiver answered 410, or every attempt failed for WEBHOOK_DISABLE_AFTER, 5 days unless the deployment says otherwise)
              * @enum {string}
              */
             status: "enabled" | "disabled";
@@ -572,6 +576,10 @@ export interface components {
             disabledReason: string | null;
             /** @description Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl */
             disabledForLeakedKey: string | null;
+            /** @description Since when every attempt has failed (it is told to the budget's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
+            failingSince: string | null;
+            /** @description When a delivery last succeeded; null before the first */
+            lastDeliveredAt: string | null;
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit: number | null;
             /**
@@ -593,7 +601,7 @@ export interface components {
             /** @description A new URL, checked as a new endpoint's is */
             url?: string;
             /** @description The event types to deliver from now on */
-            types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted")[];
+            types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted" | "webhook_endpoint.failing" | "webhook_endpoint.disabled")[];
             /**
              * @description disabled: nothing is delivered until it is enabled again; enabled: deliveries resume with the next event (not for an endpoint an operator disabled)
              * @enum {string}
@@ -649,7 +657,7 @@ export interface components {
         /** @description One event's delivery to one endpoint. */
         WebhookDelivery: {
             id: string;
-            /** @description The event delivered: its webhook-id */
+            /** @description The event delivered (evt_…), or the notice (ntc_…, another endpoint failing): its webhook-id */
             eventId: string;
             /** @description Attempts made so far */
             attempts: number;

@@ -150,7 +150,10 @@ const Vars = z
      * A failing endpoint (docs/api.md#failing-endpoints): its owner told after failingAfterMs of failed attempts, the
      * endpoint disabled after disableAfterMs.
      */
-    webhookHealth: { failingAfterMs: vars.WEBHOOK_FAILING_AFTER * 1000, disableAfterMs: vars.WEBHOOK_DISABLE_AFTER * 1000 },
+    webhookHealth: {
+      failingAfterMs: vars.WEBHOOK_FAILING_AFTER * 1000,
+      disableAfterMs: vars.WEBHOOK_DISABLE_AFTER * 1000,
+    },
     /**
      * The order events' storage budget in the orders database, bytes (docs/design/order-events.md#retention); 5 GiB
      * unless set.

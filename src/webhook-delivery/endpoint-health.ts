@@ -72,7 +72,12 @@ export function nextHealth(
   if (run.delivered > 0) {
     const write = previous === undefined || previous.failingSince !== null || now - previous.writtenAt >= REFRESH_MS;
     return {
-      note: { failingSince: null, lastDeliveredAt: now, writtenAt: write ? now : unchanged.writtenAt, toldFailing: null },
+      note: {
+        failingSince: null,
+        lastDeliveredAt: now,
+        writtenAt: write ? now : unchanged.writtenAt,
+        toldFailing: null,
+      },
       write,
     };
   }

@@ -63,10 +63,7 @@ export async function makeNotice(
   notice: { endpointId: string; type: EndpointNoticeType; periodFrom: string; at: string; disable?: string },
 ): Promise<number | null> {
   const { endpointId, type, periodFrom, at } = notice;
-  const statements = [
-    insertNotice(db, endpointId, type, periodFrom, at),
-    noticeOf(db, endpointId, type, periodFrom),
-  ];
+  const statements = [insertNotice(db, endpointId, type, periodFrom, at), noticeOf(db, endpointId, type, periodFrom)];
   if (notice.disable !== undefined)
     statements.unshift(
       db
@@ -95,8 +92,8 @@ export async function noticeRecipients(db: D1Queryable, noticeId: number): Promi
   const { results } = await db
     .prepare(
       "SELECT e.id FROM endpoint_notices AS n JOIN webhook_endpoints AS e ON e.budget = n.budget AND e.id <> " +
-        "n.endpoint_id WHERE n.id = ?1 AND e.status = 'enabled' AND ',' || e.types || ',' LIKE '%,' || n.type || ',%' " +
-        "ORDER BY e.id",
+        "n.endpoint_id WHERE n.id = ?1 AND e.status = 'enabled' AND ',' || e.types || ',' LIKE '%,' || n.type || " +
+        "',%' ORDER BY e.id",
     )
     .bind(noticeId)
     .all<{ id: string }>();
@@ -115,8 +112,8 @@ export async function noticeBodies(db: D1Queryable, ids: readonly number[]): Pro
   return new Map(
     results.map((row) => [
       row.id,
-      `{"id":"${noticeIdOf(row.id)}","type":${JSON.stringify(row.type)},"createdAt":${JSON.stringify(row.created_at)},` +
-        `"endpoint":${row.endpoint}}`,
+      `{"id":"${noticeIdOf(row.id)}","type":${JSON.stringify(row.type)},` +
+        `"createdAt":${JSON.stringify(row.created_at)},"endpoint":${row.endpoint}}`,
     ]),
   );
 }

@@ -10,13 +10,7 @@
  */
 import { logLine } from "../lib/log";
 import type { D1Queryable } from "../lib/d1-session";
-import {
-  failingVerdict,
-  nextHealth,
-  secondHalfFrom,
-  type HealthNote,
-  type HealthPeriods,
-} from "./endpoint-health";
+import { failingVerdict, nextHealth, secondHalfFrom, type HealthNote, type HealthPeriods } from "./endpoint-health";
 import { recordEndpointHealth } from "./endpoint-table";
 import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
 import { failedAttemptsSince } from "./lane-attempts";

@@ -88,10 +88,13 @@ describe("wrangler.toml environments", () => {
     ],
     [
       { WEBHOOK_FAILING_AFTER: "86400", WEBHOOK_DISABLE_AFTER: "86400" },
-      "staging: WEBHOOK_FAILING_AFTER must be shorter than WEBHOOK_DISABLE_AFTER: an endpoint's owner is told it fails " +
-        'before it is disabled, got "86400"',
+      "staging: WEBHOOK_FAILING_AFTER must be shorter than WEBHOOK_DISABLE_AFTER: an endpoint's owner is told it " +
+        'fails before it is disabled, got "86400"',
     ],
-    [{ WEBHOOK_DISABLE_AFTER: "5d" }, 'staging: WEBHOOK_DISABLE_AFTER must be a whole number of seconds, 1 or more, got "5d"'],
+    [
+      { WEBHOOK_DISABLE_AFTER: "5d" },
+      'staging: WEBHOOK_DISABLE_AFTER must be a whole number of seconds, 1 or more, got "5d"',
+    ],
   ])("reports %j", (override, problem) => {
     expect(varProblems("staging", staging({ vars: { ...staging().vars, ...override } }))).toEqual([problem]);
   });

@@ -397,9 +397,7 @@ describe("an endpoint's deliveries", () => {
     expect(
       ((await (await apiWith(env, path, { method: "POST", key: owner.key })).json()) as { code: string }).code,
     ).toBe("webhook_endpoint_disabled");
-    expect((await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}`, patch("enabled"))).status).toBe(
-      200,
-    );
+    expect((await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${made.id}`, patch("enabled"))).status).toBe(200);
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     const retry = await apiWith(env, path, { method: "POST", key: owner.key });
     expect(retry.status).toBe(202);

@@ -56,13 +56,17 @@ async function failedRunAt(
   return runLaneOnce(endpointId, { fetch, now: () => at, retrySeconds: [86_400], health: HEALTH, handToLane });
 }
 
-const noticeDeliveries = async (endpointId: string) =>
-  (await laneDeliveries(endpointId)).filter((row) => row.seq < 0);
+const noticeDeliveries = async (endpointId: string) => (await laneDeliveries(endpointId)).filter((row) => row.seq < 0);
 
 const endpointRow = (id: string) =>
   env.DB.prepare("SELECT status, disabled_by, disabled_reason, failing_since FROM webhook_endpoints WHERE id = ?1")
     .bind(id)
-    .first<{ status: string; disabled_by: string | null; disabled_reason: string | null; failing_since: string | null }>();
+    .first<{
+      status: string;
+      disabled_by: string | null;
+      disabled_reason: string | null;
+      failing_since: string | null;
+    }>();
 
 const patch = (id: string, body: object) =>
   apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}`, {
@@ -179,7 +183,11 @@ describe("a failing endpoint", () => {
     });
     expect(recovered.status).toBe(202);
     const restart = dueAll + 10_000;
-    await runLaneOnce(failing.id, { fetch: receivers(() => new Response("ok")).fetch, now: () => restart, health: HEALTH });
+    await runLaneOnce(failing.id, {
+      fetch: receivers(() => new Response("ok")).fetch,
+      now: () => restart,
+      health: HEALTH,
+    });
     expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(kept.map(() => "delivered"));
     // Failing again after its enabling: a new period, from then, with nothing of the old one counted.
     await failedRunAt(failing.id, restart + 1);

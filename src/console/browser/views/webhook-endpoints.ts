@@ -2,6 +2,7 @@ import { apiPath, call, isId, messageOf } from "../../../console-kit/browser/api
 import { h, notice, show, shownOnce, when } from "../../../console-kit/browser/dom";
 import { deliveryLog } from "../../../console-kit/browser/delivery-log";
 import {
+  ENDPOINT_NOTICE_TYPES,
   ORDER_EVENT_TYPES,
   type CreatedWebhookEndpoint,
   type RotatedWebhookSecret,
@@ -18,12 +19,27 @@ const OVERLAPS = [
   { seconds: 0, label: "None: the old secret stops now" },
 ];
 
-/** Checkboxes for the event types, each checked when `chosen` has it. */
+/**
+ * An endpoint whose every attempt fails, as its owner is warned on the list and on its page
+ * (docs/api.md#failing-endpoints).
+ */
+const failingBanner = (endpoint: WebhookEndpoint) =>
+  notice(
+    `Every delivery to ${endpoint.url} has failed since ${new Date(endpoint.failingSince!).toLocaleString()}` +
+      (endpoint.lastDeliveredAt
+        ? ` (the last one through: ${new Date(endpoint.lastDeliveredAt).toLocaleString()}). `
+        : " (none has ever got through). ") +
+      "Check the receiver and the delivery log. By default the service tells this budget's endpoints that name " +
+      "webhook_endpoint.failing after a day of it, and disables an endpoint whose every attempt fails for 5 days.",
+    "error",
+  );
+
+/** Checkboxes for the event types and the notices, each checked when `chosen` has it. */
 function typePicker(
   idPrefix: string,
   chosen: readonly string[],
 ): { fieldset: HTMLFieldSetElement; value: () => string[] } {
-  const boxes = ORDER_EVENT_TYPES.map((type) =>
+  const boxes = [...ORDER_EVENT_TYPES, ...ENDPOINT_NOTICE_TYPES].map((type) =>
     h("input", { type: "checkbox", id: `${idPrefix}-${type}`, value: type, checked: chosen.includes(type) }),
   );
   const fieldset = h(
@@ -68,8 +84,10 @@ function endpointsView(root: HTMLElement): void {
   const load = async () => {
     try {
       const { data } = await call<{ data: WebhookEndpoint[] }>("GET", "/webhook-endpoints");
+      const failing = data.filter((endpoint) => endpoint.status === "enabled" && endpoint.failingSince !== null);
       show(
         list,
+        failing.map((endpoint) => failingBanner(endpoint)),
         data.length === 0
           ? h("p", {}, "No endpoints yet.")
           : h(
@@ -94,7 +112,15 @@ function endpointsView(root: HTMLElement): void {
                     {},
                     h("td", {}, h("a", { href: `#/webhooks/${endpoint.id}` }, endpoint.url)),
                     h("td", {}, endpoint.types.join(", ")),
-                    h("td", {}, endpoint.status, endpoint.disabledBy ? ` (by ${endpoint.disabledBy})` : ""),
+                    h(
+                      "td",
+                      {},
+                      endpoint.status,
+                      endpoint.disabledBy ? ` (by ${endpoint.disabledBy})` : "",
+                      endpoint.status === "enabled" && endpoint.failingSince
+                        ? h("strong", {}, ", failing since ", when(endpoint.failingSince))
+                        : "",
+                    ),
                     h("td", {}, when(endpoint.createdAt)),
                   ),
                 ),
@@ -188,6 +214,7 @@ function endpointView(root: HTMLElement, id: string): () => void {
     }
     show(
       facts,
+      endpoint.status === "enabled" && endpoint.failingSince ? failingBanner(endpoint) : null,
       h(
         "dl",
         { class: "facts" },
