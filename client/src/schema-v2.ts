@@ -170,7 +170,7 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries
-         * @description The endpoint's 100 newest deliveries, newest event first: attempts, the last status, the next attempt, the outcome, and each delivery's newest attempts (time, status, duration, the start of the answer).
+         * @description The endpoint's 100 newest deliveries, newest first: attempts, the last status, the next attempt, the outcome, and each delivery's newest attempts (time, status, duration, the start of the answer).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -667,7 +667,7 @@ export interface components {
             lastError: string | null;
             /** @description When the next attempt is due; null when none is */
             nextAttemptAt: string | null;
-            /** @description A fifo endpoint's pending delivery waits for this event's delivery (evt_...), the oldest one pending: it is sent once that one is delivered or given up; null otherwise */
+            /** @description A fifo endpoint's pending delivery waits for this one (evt_..., or a notice's ntc_...), the first pending in its line: it is sent once that one is delivered or given up; null otherwise */
             heldBehind: string | null;
             /**
              * @description failed: every attempt of the retry schedule failed, or the endpoint was disabled

@@ -41,7 +41,8 @@ const insertNotice = (db: D1Queryable, endpointId: string, type: EndpointNoticeT
       "INSERT OR IGNORE INTO endpoint_notices (budget, endpoint_id, type, period_from, created_at, endpoint) SELECT " +
         `budget, id, ?2, ?3, ?4, ${ENDPOINT_AS_NOTICED} FROM webhook_endpoints WHERE id = ?1 AND ` +
         (type === "webhook_endpoint.failing"
-          ? "status = 'enabled'"
+          ? // Still in that period: not enabled again, nor delivering, since the lane read it.
+            "status = 'enabled' AND failing_since = ?3"
           : // Only the disabling this very statement's batch made: not an owner's, an operator's or an older one.
             "status = 'disabled' AND disabled_by = 'service' AND disabled_at = ?4"),
     )
@@ -55,8 +56,9 @@ const noticeOf = (db: D1Queryable, endpointId: string, type: EndpointNoticeType,
 
 /**
  * Makes the notice of a period (once: made again, it is the one made before); with `disable`, disables the enabled
- * endpoint for that reason in the same transaction, and makes the notice only if it did. The notice's id, or null when
- * there is none (the endpoint gone, disabled meanwhile, or enabled no more).
+ * endpoint for that reason in the same transaction, and makes the notice only if it did. Only while the endpoint's row
+ * is in that period: one enabled again, or delivering again, since the lane read it is left as it is. The notice's id,
+ * or null when there is none.
  */
 export async function makeNotice(
   db: D1Queryable,
@@ -69,9 +71,9 @@ export async function makeNotice(
       db
         .prepare(
           "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = " +
-            "'service' WHERE id = ?1 AND status = 'enabled'",
+            "'service' WHERE id = ?1 AND status = 'enabled' AND failing_since = ?4",
         )
-        .bind(endpointId, at, notice.disable),
+        .bind(endpointId, at, notice.disable, periodFrom),
     );
   const results = await db.batch<{ id: number }>(statements);
   return results.at(-1)!.results[0]?.id ?? null;

@@ -78,3 +78,14 @@ export function failedAttemptsSince(sql: SqlStorage, since: number): number {
     .toArray();
   return row?.failed ?? 0;
 }
+
+/** When the newest attempt since `since` that the receiver took was made; null when none was. */
+export function lastSuccessSince(sql: SqlStorage, since: number): number | null {
+  const [row] = sql
+    .exec<{ at: number | null }>(
+      "SELECT max(at) AS at FROM attempts WHERE at >= ? AND status BETWEEN 200 AND 299",
+      since,
+    )
+    .toArray();
+  return row?.at ?? null;
+}

@@ -84,19 +84,29 @@ export function nextDueAt(sql: SqlStorage): number | null {
 }
 
 /**
- * A fifo endpoint's next delivery: the oldest pending one, due or not (its retry holds the later ones behind it);
- * undefined when none is pending.
+ * A fifo endpoint's line: the notices first (they report on another endpoint, and are few), oldest first, then the
+ * order events in event order. A notice's key is its negated id, so the oldest is the nearest 0.
+ */
+const PENDING_NOTICES = "SELECT * FROM deliveries WHERE outcome = 'pending' AND seq < 0 ORDER BY seq DESC LIMIT ?";
+const PENDING_EVENTS = "SELECT * FROM deliveries WHERE outcome = 'pending' AND seq > 0 ORDER BY seq LIMIT ?";
+
+/** Whether the delivery keyed `seq` comes after `head` in a fifo endpoint's line. */
+export const behindInLine = (seq: number, head: number) =>
+  seq < 0 === head < 0 ? Math.abs(seq) > Math.abs(head) : head < 0;
+
+/**
+ * A fifo endpoint's next delivery: the first pending one in its line, due or not (its retry holds the later ones
+ * behind it); undefined when none is pending.
  */
 export function headOfLine(sql: SqlStorage): LaneDelivery | undefined {
-  return rows(sql.exec("SELECT * FROM deliveries WHERE outcome = 'pending' ORDER BY seq LIMIT 1"))[0];
+  return rows(sql.exec(PENDING_NOTICES, 1))[0] ?? rows(sql.exec(PENDING_EVENTS, 1))[0];
 }
 
-/** A fifo endpoint's pending deliveries that are due, oldest event first, up to the first that is not. */
+/** A fifo endpoint's pending deliveries that are due, in its line's order, up to the first that is not. */
 export function dueInOrder(sql: SqlStorage, now: number, limit: number, inFlight: readonly number[]): LaneDelivery[] {
   const due: LaneDelivery[] = [];
-  for (const row of rows(
-    sql.exec("SELECT * FROM deliveries WHERE outcome = 'pending' ORDER BY seq LIMIT ?", limit + inFlight.length),
-  )) {
+  const read = limit + inFlight.length;
+  for (const row of [...rows(sql.exec(PENDING_NOTICES, read)), ...rows(sql.exec(PENDING_EVENTS, read))]) {
     if (inFlight.includes(row.seq)) continue;
     if (row.due_at === null || row.due_at > now || due.length >= limit) break;
     due.push(row);
@@ -176,9 +186,17 @@ export function failPending(sql: SqlStorage, reason: string, now: number, limit:
     .toArray().length;
 }
 
-/** The newest deliveries, newest event first. */
+/**
+ * The newest deliveries, newest first: the newest order events' and notices' (each read by its key, newest first: an
+ * event's sequence rises, a notice's negated id falls), merged by when they were made.
+ */
 export function newestDeliveries(sql: SqlStorage, limit: number): LaneDelivery[] {
-  return rows(sql.exec("SELECT * FROM deliveries ORDER BY seq DESC LIMIT ?", limit));
+  const events = rows(sql.exec("SELECT * FROM deliveries WHERE seq > 0 ORDER BY seq DESC LIMIT ?", limit));
+  const notices = rows(sql.exec("SELECT * FROM deliveries WHERE seq < 0 ORDER BY seq LIMIT ?", limit));
+  if (notices.length === 0) return events;
+  return [...events, ...notices]
+    .sort((a, b) => b.created_at - a.created_at || Math.abs(b.seq) - Math.abs(a.seq))
+    .slice(0, limit);
 }
 
 /** A delivery made pending again, due now, its schedule afresh; undefined when there is none for that event. */

@@ -14,6 +14,7 @@ import {
   recoverFailed,
   resetDelivery,
   type LaneDelivery,
+  behindInLine,
   headOfLine,
 } from "./lane-deliveries";
 import { runLane } from "./lane-run";
@@ -171,7 +172,8 @@ export class WebhookLane extends DurableObject<Env> {
       lastStatus: row.last_status,
       lastError: row.last_error,
       nextAttemptAt: row.outcome === "pending" && row.due_at !== null ? iso(row.due_at) : null,
-      heldBehind: row.outcome === "pending" && head !== undefined && row.seq > head.seq ? eventIdOf(head.seq) : null,
+      heldBehind:
+        row.outcome === "pending" && head !== undefined && behindInLine(row.seq, head.seq) ? eventIdOf(head.seq) : null,
       outcome: row.outcome,
       createdAt: iso(row.created_at),
       attemptLog: attempts.map(attemptJson),

@@ -13,7 +13,7 @@ import type { BudgetLiveness } from "../keys/live-budget";
 import type { D1Queryable } from "../lib/d1-session";
 import { attemptDelivery, type AttemptContext, type LaneMessage } from "./delivery-attempt";
 import { noticeBodies, noticeIdOf } from "./endpoint-notices";
-import { watchEndpoint, type WatchContext } from "./endpoint-watch";
+import { OWED_NOTICE_RETRY_MS, watchEndpoint, type WatchContext } from "./endpoint-watch";
 import { pruneAttempts } from "./lane-attempts";
 import {
   deliveryOf,
@@ -107,8 +107,11 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   pruneAttempts(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
   const result =
     nextDueAt(sql) === null ? { next: null, delivered: 0, attempted: 0, sent: 0 } : await sendDue(context, began);
-  if (result !== "endpoint gone") await watchEndpoint(context, result);
-  return result;
+  if (result === "endpoint gone") return result;
+  const { owesNotice } = await watchEndpoint(context, result);
+  if (!owesNotice) return result;
+  const retry = context.now() + OWED_NOTICE_RETRY_MS;
+  return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
 }
 
 /**

@@ -18,7 +18,7 @@ export class ApiFailure extends Error {
 const ID_PATTERNS = {
   key: /^key_[0-9A-Za-z]{16}$/,
   endpoint: /^we_[0-9a-f]{20}$/,
-  delivery: /^wd_[0-9a-f]{20}_[0-9]{1,19}$/,
+  delivery: /^wd_[0-9a-f]{20}_-?[0-9]{1,19}$/,
 } as const;
 export type IdKind = keyof typeof ID_PATTERNS;
 

@@ -15,7 +15,7 @@ export const listWebhookDeliveries = defineOperation({
   path: "/webhook-endpoints/{endpointId}/deliveries",
   summary: "List an endpoint's deliveries",
   description:
-    `The endpoint's ${DELIVERIES_SHOWN} newest deliveries, newest event first: attempts, the last status, ` +
+    `The endpoint's ${DELIVERIES_SHOWN} newest deliveries, newest first: attempts, the last status, ` +
     `the next attempt, the outcome, and each delivery's newest attempts (time, status, duration, the start of the ` +
     `answer).`,
   params: ENDPOINT_PARAMS,

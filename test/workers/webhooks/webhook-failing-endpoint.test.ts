@@ -1,9 +1,14 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { EndpointNotice } from "../../../src/webhooks/endpoints/webhook-endpoint-schemas";
 import { NOTICE_RETENTION_MS, NOTICE_ROW_BYTES, pruneNotices } from "../../../src/webhook-delivery/endpoint-notices";
 import type { HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
+import { OWED_NOTICE_RETRY_MS } from "../../../src/webhook-delivery/endpoint-watch";
+import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { behindInLine, dueInOrder, headOfLine, newestDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
+import { interceptD1 } from "../../support/faults";
 import { apiWith } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import { storeTestKey } from "../../support/test-keys";
@@ -11,6 +16,7 @@ import {
   dispatchQuietly,
   laneDeliveries,
   makeEndpoint,
+  outageStatement,
   quietLanes,
   receivers,
   runLaneOnce,
@@ -55,6 +61,22 @@ async function failedRunAt(
   await dispatchQuietly();
   return runLaneOnce(endpointId, { fetch, now: () => at, retrySeconds: [86_400], health: HEALTH, handToLane });
 }
+
+/** The statement, whose `first()` does `then` once its own answer is in, before the caller has it. */
+const afterRead = (statement: D1PreparedStatement, then: () => Promise<unknown>): D1PreparedStatement =>
+  new Proxy(statement, {
+    get(target, property) {
+      if (property === "bind") return (...values: unknown[]) => afterRead(target.bind(...values), then);
+      if (property === "first")
+        return async (...args: []) => {
+          const answer = await target.first(...args);
+          await then();
+          return answer;
+        };
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 
 const noticeDeliveries = async (endpointId: string) => (await laneDeliveries(endpointId)).filter((row) => row.seq < 0);
 
@@ -218,26 +240,34 @@ describe("a failing endpoint", () => {
     expect((await endpointRow(failing.id))!.status).toBe("enabled");
   });
 
-  it("hands a notice to every recipient once, though a recipient's lane failed the first time: the lane's next run hands it", async () => {
+  it("hands a notice to every recipient once, though a recipient's lane failed: the others at once, that one at a run 30 s later", async () => {
     const { failing, watcher } = await budgetWithWatcher();
     const second = await makeEndpoint(owner.key, { url: "https://second-pager.example/hooks", types: NOTICES });
     const t0 = Date.now() + 1_000;
     await failedRunAt(failing.id, t0);
+    const handed: string[] = [];
     let refused = 0;
     const flaky: HandToLane = (endpointId, seqs) => {
+      handed.push(endpointId);
       if (endpointId === second.id && refused++ === 0) return Promise.reject(new Error("the lane did not answer"));
       return quietLanes(endpointId, seqs);
     };
-    await expect(failedRunAt(failing.id, t0 + HEALTH.failingAfterMs, flaky)).rejects.toThrow("did not answer");
+    const told = t0 + HEALTH.failingAfterMs;
+    // The run is noted and the watcher told; the unreachable lane is owed the notice, and the lane runs again for it.
+    expect(await failedRunAt(failing.id, told, flaky)).toMatchObject({ next: told + OWED_NOTICE_RETRY_MS });
     expect(await noticeDeliveries(second.id)).toEqual([]);
-    // The next run, with nothing due (as the alarm's retry finds the lane), hands what it owes.
-    await runLaneOnce(failing.id, {
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    // That run, with nothing due, hands it to the one that lacks it, and to no other again.
+    const retried = await runLaneOnce(failing.id, {
       fetch: refusing().fetch,
-      now: () => t0 + HEALTH.failingAfterMs + 1_000,
+      now: () => told + OWED_NOTICE_RETRY_MS,
       health: HEALTH,
       handToLane: flaky,
       retrySeconds: [86_400],
     });
+    expect(retried).toMatchObject({ sent: 0 });
+    expect((retried as { next: number }).next).toBeGreaterThan(told + OWED_NOTICE_RETRY_MS);
+    expect(handed.sort()).toEqual([second.id, second.id, watcher.id].sort());
     expect(await noticeDeliveries(second.id)).toHaveLength(1);
     expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
     expect(
@@ -245,6 +275,92 @@ describe("a failing endpoint", () => {
         .bind(failing.id)
         .first("n"),
     ).toBe(1);
+  });
+
+  it("is never disabled once a delivery got through, though the health write of that run failed (D1 down a moment)", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    const healthDown = interceptD1({
+      prepare: (statement, sql) => (sql.includes("SET failing_since") ? outageStatement() : statement),
+    });
+    await seedOrders([{ id: nextOrder++ }]);
+    await dispatchQuietly();
+    const through = t0 + HEALTH.disableAfterMs / 2;
+    await runLaneOnce(failing.id, {
+      fetch: receivers(() => new Response("ok")).fetch,
+      now: () => through,
+      retrySeconds: [86_400],
+      health: HEALTH,
+      db: healthDown,
+    });
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
+    // Failing from just after it, past WEBHOOK_DISABLE_AFTER from the first failure: a new period, not the old one.
+    for (const at of [1, 2, 3]) await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs + at * 1_000);
+    expect(await endpointRow(failing.id)).toMatchObject({
+      status: "enabled",
+      failing_since: new Date(t0 + HEALTH.disableAfterMs + 1_000).toISOString(),
+    });
+  });
+
+  it("is not disabled when its owner disabled and enabled it again while its lane judged it", async () => {
+    const { failing, watcher } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    for (const at of [0, HEALTH.disableAfterMs - 2_000, HEALTH.disableAfterMs - 1_000])
+      await failedRunAt(failing.id, t0 + at);
+    // The owner's disabling and enabling land just after the lane read the endpoint's period, before it acts.
+    const enabledMeanwhile = interceptD1({
+      prepare: (statement, sql) =>
+        sql.startsWith("SELECT failing_since FROM webhook_endpoints")
+          ? afterRead(statement, () =>
+              env.DB.prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?1").bind(failing.id).run(),
+            )
+          : statement,
+    });
+    await seedOrders([{ id: nextOrder++ }]);
+    await dispatchQuietly();
+    await runLaneOnce(failing.id, {
+      fetch: refusing().fetch,
+      now: () => t0 + HEALTH.disableAfterMs,
+      retrySeconds: [86_400],
+      health: HEALTH,
+      db: enabledMeanwhile,
+    });
+    expect((await endpointRow(failing.id))!.status).toBe("enabled");
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+  });
+
+  it("lists a lane's notices among its newest deliveries however many order events it holds, and lines them up first in a fifo lane, oldest first", async () => {
+    const { watcher } = await budgetWithWatcher();
+    const now = Date.now();
+    const { listed, head, due } = await runInDurableObject(laneOf(env, watcher.id), (_, state) => {
+      const insert = (seq: number, at: number) =>
+        state.storage.sql.exec(
+          "INSERT INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, 'pending', ?, ?, ?)",
+          seq,
+          at,
+          at,
+          at,
+        );
+      for (let seq = 1; seq <= 150; seq++) insert(seq, now - 60_000 + seq);
+      insert(-7, now - 1_000);
+      insert(-9, now);
+      return {
+        listed: newestDeliveries(state.storage.sql, 100).map((row) => row.seq),
+        head: headOfLine(state.storage.sql)!.seq,
+        due: dueInOrder(state.storage.sql, now, 4, []).map((row) => row.seq),
+      };
+    });
+    expect(listed.slice(0, 3)).toEqual([-9, -7, 150]);
+    expect(listed).toHaveLength(100);
+    expect(head).toBe(-7);
+    expect(due).toEqual([-7, -9, 1, 2]);
+    expect([behindInLine(-9, -7), behindInLine(1, -7), behindInLine(-7, 1), behindInLine(2, 1)]).toEqual([
+      true,
+      true,
+      false,
+      true,
+    ]);
   });
 
   it("is not told of, nor disabled, when its owner disabled it meanwhile", async () => {
