@@ -302,8 +302,8 @@ export const WebhookDelivery = z
       .string()
       .nullable()
       .describe(
-        "A fifo endpoint's pending delivery waits for this one (evt_..., or a notice's ntc_...), the first pending in " +
-          "its line: it is sent once that one is delivered or given up; null otherwise",
+        "A fifo endpoint's pending delivery waits for this one (evt_..., or a notice's ntc_...), the first pending " +
+          "in its line: it is sent once that one is delivered or given up; null otherwise",
       ),
     outcome: z
       .enum(["pending", "delivered", "failed"])
