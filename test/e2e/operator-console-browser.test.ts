@@ -160,7 +160,10 @@ describe("the operators' console", () => {
     // Written into the key's record: they hold until changed (docs/operations.md#operator-api).
     expect((await keys.run("show", caller.id, "--json")).stdout).toContain('"limits":{"perMinute":321,"perDay":4321}');
     await page.getByRole("button", { name: "Unban" }).click();
-    await page.getByText(/^Unbanned/).waitFor();
+    // Its answer, or the error the page shows instead: a failure says what it was, not only that "Unbanned" never came.
+    const unbanned = page.getByText(/^Unbanned/).or(page.getByRole("alert"));
+    await unbanned.first().waitFor();
+    expect(await unbanned.first().innerText()).toMatch(/^Unbanned/);
     const timeline = page.locator("#budget-timeline tbody tr");
     await expect
       .poll(
