@@ -159,18 +159,27 @@ describe("the operators' console", () => {
     await page.getByText("Limits set").waitFor();
     // Written into the key's record: they hold until changed (docs/operations.md#operator-api).
     expect((await keys.run("show", caller.id, "--json")).stdout).toContain('"limits":{"perMinute":321,"perDay":4321}');
-    await page.getByRole("button", { name: "Unban" }).click();
     // Its answer, or the error the page shows instead: a failure says what it was, not only that "Unbanned" never came.
+    // On a busy machine the local runtime has answered it once with a bare 503 ("HTTP 503 (unknown)": no body of this
+    // service's), as an operator's click may meet a restarting edge: the page says so, and the operator clicks again.
     const unbanned = page.getByText(/^Unbanned/).or(page.getByRole("alert"));
+    await page.getByRole("button", { name: "Unban" }).click();
     await unbanned.first().waitFor();
+    const lostUnban = (await unbanned.first().innerText()) === "HTTP 503 (unknown)";
+    if (lostUnban) {
+      await page.getByRole("button", { name: "Unban" }).click();
+      await page.getByText(/^Unbanned/).waitFor({ timeout: 30_000 });
+    }
     expect(await unbanned.first().innerText()).toMatch(/^Unbanned/);
+    // The newest rows: the unban (twice, when the first answer was lost after it was made), then the limits' update.
     const timeline = page.locator("#budget-timeline tbody tr");
     await expect
       .poll(
         async () =>
           (await timeline.allTextContents())
-            .slice(0, 2)
-            .map((row) => [/unban/.test(row) ? "unban" : /update/.test(row) ? "update" : row, row.includes(OPERATOR)]),
+            .map((row) => [/unban/.test(row) ? "unban" : /update/.test(row) ? "update" : row, row.includes(OPERATOR)])
+            .filter(([what], index, rows) => index === 0 || what !== rows[index - 1]![0])
+            .slice(0, 2),
         { timeout: 30_000 },
       )
       .toEqual([
@@ -229,7 +238,8 @@ describe("the operators' console", () => {
     await page.getByText("Signed out.").waitFor();
     // The session is over: a request with its cookie is refused.
     expect(await page.evaluate(async () => (await fetch("/admin/pipeline")).status)).toBe(401);
-    expect(errors()).toEqual([]);
+    // Chromium's note of that one 503, when it came, and nothing else.
+    expect(errors().filter((error) => !(lostUnban && /status of 503/.test(error)))).toEqual([]);
     await context.close();
     // Its polls allow four minutes in all: on a machine busy with another npm start, the drain alone can take the
     // file's two.
