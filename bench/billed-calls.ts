@@ -7,35 +7,7 @@
  * Object's own storage (its SQLite rows) is not seen from here: it is billed
  * per row its object reads and writes, and stated beside the counts.
  */
-
-export interface BilledCalls {
-  kvReads: number;
-  kvWrites: number;
-  kvLists: number;
-  d1Queries: number;
-  /** Rows D1 says a statement read (`meta.rows_read`; for `.raw()`, read as `.all()`). */
-  d1RowsRead: number;
-  d1RowsWritten: number;
-  /** Calls to Durable Object stubs: each is one request billed to the object. */
-  doRequests: number;
-  analyticsPoints: number;
-  cacheOps: number;
-  /** fetch() to anywhere but a binding: a subrequest (a webhook receiver, GitHub's keys, the SQL API). */
-  subrequests: number;
-}
-
-export const noCalls = (): BilledCalls => ({
-  kvReads: 0,
-  kvWrites: 0,
-  kvLists: 0,
-  d1Queries: 0,
-  d1RowsRead: 0,
-  d1RowsWritten: 0,
-  doRequests: 0,
-  analyticsPoints: 0,
-  cacheOps: 0,
-  subrequests: 0,
-});
+import type { BilledCalls } from "./operation-costs";
 
 const KV_READS = new Set(["get", "getWithMetadata"]);
 const KV_WRITES = new Set(["put", "delete"]);
@@ -203,5 +175,28 @@ export function countGlobals(calls: BilledCalls): () => void {
   return () => {
     caches.open = open;
     globalThis.fetch = fetched;
+  };
+}
+
+/** A Durable Object's SQLite, counting the rows its statements read and wrote (billed per row to the object). */
+export function countedSql(sql: SqlStorage): { sql: SqlStorage; rows(): { read: number; written: number } } {
+  const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+  const counted = new Proxy(sql, {
+    get(target, property) {
+      if (property !== "exec") return passThrough(target, property);
+      return (query: string, ...bindings: unknown[]) => {
+        const cursor = target.exec(query, ...bindings);
+        cursors.push(cursor);
+        return cursor;
+      };
+    },
+  });
+  return {
+    sql: counted,
+    // Read once the statements' cursors are spent: a cursor counts the rows as they are stepped through.
+    rows: () => ({
+      read: cursors.reduce((sum, cursor) => sum + cursor.rowsRead, 0),
+      written: cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0),
+    }),
   };
 }

@@ -16,6 +16,8 @@ import {
   fanOutDeliveryTable,
   type FanOutDeliveryRow,
   breakdownRowName,
+  costTable,
+  operationCosts,
   breakdownTable,
   deliveryTable,
   entryName,
@@ -185,6 +187,11 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
     expected: 200,
     options: async () => ({ path: "/bench/peer-logged/store/orders", headers: roomy }),
   };
+  const peerSameBytes: RowSpec = {
+    name: ROWS.peerSameBytes,
+    expected: 200,
+    options: async () => ({ path: "/bench/peer-same-bytes/store/orders", headers: roomy }),
+  };
   const refusals = [revalidation, unauthenticated, keyless, limited, banned];
   // Every row runs on the direct socket, as Cloudflare runs the Worker; these run through Miniflare's entry worker too,
   // for its share (no target).
@@ -192,7 +199,7 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
     bare,
     dataLogged,
     list,
-    peerLogged,
+    peerSameBytes,
     uncached,
     ...refusals.flatMap((row) => [row, floorOf(row)]),
   ].map(viaEntryWorker);
@@ -206,6 +213,7 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
     list,
     peer,
     peerLogged,
+    peerSameBytes,
     uncached,
     {
       name: ROWS.v2Page,
@@ -489,6 +497,12 @@ try {
     `\n## Fan-out\n\nOne enterprise key (100,000 a minute) from ${fanOut.isolates} isolates at once: ` +
       `${fanOut.admitted} admitted, ${fanOut.objectCalls} calls to its limiter object.`,
   );
+  const costs = operationCosts(load, fanOutDelivery);
+  console.log(
+    "\n## What a million of each costs (Workers Paid list prices, bench/operation-costs.ts; the calls as " +
+      "test/workers/app/billed-calls.test.ts counts them, the CPU from this run)\n",
+  );
+  console.log(costTable(costs));
   console.log("\n## Targets\n");
   printTargets(targets);
   console.log("\n## No target\n");
@@ -505,6 +519,7 @@ try {
     fanOut,
     delivery,
     fanOutDelivery,
+    costs,
     targets,
     figures,
   };

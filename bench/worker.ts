@@ -4,7 +4,17 @@
  * runs it (bench/wrangler.toml); it is never deployed.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { accessGuards, app, perRequestChain } from "../src/app/worker";
+import { accessGuards, app, perRequestChain, routes } from "../src/app/worker";
+import { allowedMethods } from "../src/framework/operations/mount-routes";
+import { corsPolicy } from "../src/framework/middleware/cors";
+import { limitsFor } from "../src/keys/api-key-record";
+import { ANONYMOUS_LIMITS } from "../src/limiter/plans";
+import { quieterWindow } from "../src/limiter/policy";
+import {
+  rateLimitHeaders,
+  type RateLimitHeaders,
+  type WrittenHeadersByWindow,
+} from "../src/limiter/rate-limit-headers";
 import type { AppEnv } from "../src/framework/app-env";
 import { ApiError } from "../src/framework/api-error";
 import { newApiKey, putApiKey } from "../src/keys/issue-key";
@@ -81,6 +91,19 @@ bench.use(
   peerRateLimit(),
 );
 mountRoutes(bench, [{ base: "/bench/peer-logged", operations: [list] }], accessGuards);
+// The peer writing the same bytes as the list: the same CORS and rate-limit fields, their values computed as a user
+// of the binding would have to (it answers only `success`): the key's limits, counts kept in the isolate, the
+// windows' ends (docs/design/performance.md#the-lists-peer).
+bench.use(
+  "/bench/peer-same-bytes/*",
+  responseIdentity(),
+  requestLog(requestParty),
+  corsPolicy(allowedMethods(routes)),
+  loadConfig(isolateMemory.configs),
+  identifyCaller(isolateMemory.apiKeys),
+  peerRateLimit(peerHeaders),
+);
+mountRoutes(bench, [{ base: "/bench/peer-same-bytes", operations: [list] }], accessGuards);
 
 /**
  * The fixed cost's breakdown: the app's per-request chain cut after each of
@@ -173,13 +196,68 @@ bench.post("/bench/keys", async (c) => {
 
 bench.onError(handleError);
 
-function peerRateLimit(): MiddlewareHandler<AppEnv> {
+/**
+ * Cloudflare's rate limiting binding in front of the list; with `headers`, the rate-limit fields it does not give
+ * written as the service writes them.
+ */
+function peerRateLimit(headers?: typeof peerHeaders): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
-    const { success } = await c.env.PEER_LIMITER.limit({ key: caller.kind === "key" ? caller.key.id : caller.address });
+    const id = caller.kind === "key" ? caller.key.id : caller.address;
+    const { success } = await c.env.PEER_LIMITER.limit({ key: id });
+    if (headers) {
+      const limits = caller.kind === "key" ? limitsFor(caller.key) : ANONYMOUS_LIMITS;
+      const written = headers(id, limits, success, Date.now());
+      for (const header in written) c.header(header, written[header as keyof typeof written]);
+    }
     if (!success) throw new ApiError("rate_limit_exceeded", "Refused by the peer rate limiter.");
     await next();
   };
+}
+
+/** What a user of the binding counts to write the fields it does not give: per caller, this isolate's windows. */
+const peerCounts = new Map<string, { minuteStart: number; minute: number; dayStart: number; day: number }>();
+const peerWritten: WrittenHeadersByWindow = new WeakMap();
+
+/** The service's rate-limit fields, from this isolate's counts: what the same-bytes peer writes. */
+function peerHeaders(id: string, limits: Limits, success: boolean, now: number): RateLimitHeaders {
+  const minuteStart = Math.floor(now / 60_000) * 60;
+  const dayStart = Math.floor(now / 86_400_000) * 86_400;
+  let count = peerCounts.get(id);
+  if (count === undefined || count.dayStart !== dayStart) {
+    count = { minuteStart, minute: 0, dayStart, day: 0 };
+    peerCounts.set(id, count);
+  }
+  if (count.minuteStart !== minuteStart) Object.assign(count, { minuteStart, minute: 0 });
+  if (success) {
+    count.minute += 1;
+    count.day += 1;
+  }
+  const minute = {
+    name: "minute" as const,
+    limit: limits.perMinute,
+    size: 60,
+    remaining: Math.max(0, limits.perMinute - count.minute),
+    reset: minuteStart + 60,
+  };
+  const day = {
+    name: "day" as const,
+    limit: limits.perDay,
+    size: 86_400,
+    remaining: Math.max(0, limits.perDay - count.day),
+    reset: dayStart + 86_400,
+  };
+  return rateLimitHeaders(
+    {
+      outcome: success ? "admitted" : "limited",
+      now,
+      minute,
+      day,
+      reported: quieterWindow({ minute, day }),
+      retryAfter: success ? undefined : Math.max(1, minute.reset - Math.floor(now / 1000)),
+    },
+    peerWritten,
+  );
 }
 
 let limiterCalls = 0;

@@ -1,6 +1,19 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { countedEnv, countGlobals, noCalls, type BilledCalls } from "../../../bench/billed-calls";
+import { runInDurableObject } from "cloudflare:test";
+import { countedEnv, countedSql, countGlobals } from "../../../bench/billed-calls";
+import {
+  FAN_OUT_ENDPOINTS,
+  noCalls,
+  OPERATION_USE,
+  type BilledCalls,
+  type Operation,
+} from "../../../bench/operation-costs";
+import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
+import { addDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
+import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { runLane } from "../../../src/webhook-delivery/lane-run";
+import { DEFAULT_HEALTH, freshWebhookOwner, makeEndpoint, quietLanes, receivers } from "../../support/webhook-fixtures";
 import { onAFakeClock, setClock } from "../../support/limits-clock";
 import { apiWith } from "../../support/request";
 import { clearOrders, seedOrders } from "../../support/seed";
@@ -12,9 +25,9 @@ import { storeTestKey } from "../../support/test-keys";
  * read and wrote, calls to Durable Objects, Analytics Engine points, Cache
  * API operations, subrequests; per request, once the isolate is warm (its
  * key cache, its lease), on a frozen clock. These are the counts as they
- * stand (docs/design/performance.md#what-a-million-requests-cost): a change
- * that adds a KV read or a D1 query to a row fails here with the new count,
- * and the cost table is updated with it.
+ * stand (bench/operation-costs.ts, which prices them): a change that adds a
+ * KV read or a D1 query to a row fails here with the new count, and the
+ * table is updated with it.
  */
 onAFakeClock();
 let restoreGlobals: (() => void) | undefined;
@@ -58,28 +71,11 @@ async function perRequest(status: number, request: (index: number) => Sent): Pro
   ) as unknown as BilledCalls;
 }
 
-/** Each operation's calls per request, as they stand; those not named are 0. */
-const COUNTS: Record<string, Partial<BilledCalls>> = {
-  // The version of the list (one row), then the body from the Cache API.
-  "cached list": { d1Queries: 1, d1RowsRead: 1, analyticsPoints: 1, cacheOps: 1 },
-  // The version, the count, the pages: about 4 rows read per order of 100 (the index and the table).
-  "uncached list": { d1Queries: 3, d1RowsRead: 403, analyticsPoints: 1 },
-  "v2 page of 100": { d1Queries: 1, d1RowsRead: 101, analyticsPoints: 1 },
-  // The guarded UPDATE and its triggers (the event, the list's version, ...); the dispatcher nudged.
-  cancel: { d1Queries: 2, d1RowsRead: 10, d1RowsWritten: 10, doRequests: 1, analyticsPoints: 1 },
-  "event feed page": { d1Queries: 2, d1RowsRead: 103, analyticsPoints: 1 },
-  // Answered in the isolate: the object hears of the refusals in one call a second, off these requests.
-  "429 limited key": { analyticsPoints: 1 },
-  "429 banned key": { analyticsPoints: 1 },
-  // Every new address group is an object of its own, asked once (docs/design/performance.md#the-401-without-a-key).
-  "401, a new /64 each": { doRequests: 1, analyticsPoints: 1 },
-  // A keyless address's limit is small: its leases are too.
-  "401, one address": { doRequests: 0.45, analyticsPoints: 1 },
-};
-
 /** The operation's counts are the table's (every mismatch of the file reported, not the first alone). */
-const holds = (operation: string, measured: BilledCalls) =>
-  expect.soft(measured, operation).toEqual({ ...noCalls(), ...COUNTS[operation] });
+const holds = (operation: Operation, measured: BilledCalls) => {
+  const { doRowsRead: _, doRowsWritten: __, ...atTheWorker } = OPERATION_USE[operation];
+  expect.soft(measured, operation).toEqual(atTheWorker);
+};
 
 const roomy = () => storeTestKey({ plan: "enterprise", limits: { perMinute: 1_000_000, perDay: 10_000_000 } });
 
@@ -124,5 +120,92 @@ describe("what one request is billed for, per operation", () => {
       "401, one address",
       await perRequest(401, () => ({ path: "/v1/store/orders", key: null, headers: oneAddress })),
     );
+  });
+});
+
+describe("what a change's deliveries are billed for", () => {
+  it("one change fanned out to 100 endpoints: the dispatch pass, and each endpoint's lane taking and sending it", async () => {
+    setClock(5);
+    await freshWebhookOwner();
+    const endpoints: string[] = [];
+    // Ten budgets of ten endpoints (the most a budget may have).
+    for (let budget = 0; budget < 10; budget++) {
+      const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
+      for (let i = 0; i < 10; i++)
+        endpoints.push((await makeEndpoint(owner.key, { url: `https://r${budget}-${i}.example/hooks` })).id);
+    }
+    await seedOrders([{ id: 777 }]);
+
+    const dispatch = noCalls();
+    const laneRows = { read: 0, written: 0 };
+    const handed = await dispatchEvents(countedEnv(env, dispatch).DB, (endpointId, seqs) =>
+      runInDurableObject(laneOf(env, endpointId), (_, state) => {
+        dispatch.doRequests += 1;
+        const counted = countedSql(state.storage.sql);
+        state.storage.kv.put("endpointId", endpointId);
+        const added = addDeliveries(counted.sql, seqs.map(Number), Date.now());
+        const rows = counted.rows();
+        laneRows.read += rows.read;
+        laneRows.written += rows.written;
+        return added;
+      }),
+    );
+    expect(handed.enqueued).toBe(100);
+    // The pass: its reads of D1, one call to each lane, and the rows each lane wrote to take the event.
+    // The pass reads the event, every enabled endpoint and the feed's head, and moves its mark; each lane writes its
+    // delivery and the delivery's two pending indexes.
+    expect.soft({ ...dispatch, laneRows }, "dispatch pass").toEqual({
+      ...noCalls(),
+      d1Queries: 5,
+      d1RowsRead: 304,
+      d1RowsWritten: 1,
+      doRequests: 100,
+      laneRows: { read: 300, written: 300 },
+    });
+
+    const send = noCalls();
+    const sendRows = { read: 0, written: 0 };
+    const { fetch, posts } = receivers(() => new Response(null, { status: 204 }));
+    for (const endpointId of endpoints)
+      await runInDurableObject(laneOf(env, endpointId), async (_, state) => {
+        const counted = countedSql(state.storage.sql);
+        const calls = noCalls();
+        await runLane({
+          sql: counted.sql,
+          kv: state.storage.kv,
+          db: countedEnv(env, calls).DB,
+          endpointId,
+          sealingKey: env.WEBHOOK_SECRETS_KEY!,
+          retrySeconds: [1, 2, 3],
+          now: Date.now,
+          sleep: async () => {},
+          fetch,
+          health: DEFAULT_HEALTH,
+          handToLane: quietLanes,
+          budgetLiveness: async () => "live",
+        });
+        const rows = counted.rows();
+        sendRows.read += rows.read;
+        sendRows.written += rows.written;
+        for (const [name, count] of Object.entries(calls)) send[name as keyof BilledCalls] += count;
+      });
+    expect(posts).toHaveLength(100);
+    // Per delivery: the pass's share, and each lane's run (an alarm: one request to its object) sending its one.
+    const perDelivery = (count: number) => Math.round((count / FAN_OUT_ENDPOINTS) * 100) / 100;
+    expect
+      .soft(
+        {
+          ...noCalls(),
+          d1Queries: perDelivery(dispatch.d1Queries + send.d1Queries),
+          d1RowsRead: perDelivery(dispatch.d1RowsRead + send.d1RowsRead),
+          d1RowsWritten: perDelivery(dispatch.d1RowsWritten + send.d1RowsWritten),
+          doRequests: perDelivery(dispatch.doRequests + endpoints.length),
+          doRowsRead: perDelivery(laneRows.read + sendRows.read),
+          doRowsWritten: perDelivery(laneRows.written + sendRows.written),
+          subrequests: perDelivery(posts.length),
+        },
+        "a delivery",
+      )
+      .toEqual(OPERATION_USE["webhook delivery"]);
   });
 });

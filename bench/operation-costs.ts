@@ -1,0 +1,146 @@
+/**
+ * What a million of each operation costs on Workers Paid
+ * (docs/design/performance.md#what-a-million-requests-cost): the calls each
+ * makes, as test/workers/app/billed-calls.test.ts counts and holds them,
+ * priced at Cloudflare's list prices, with the CPU the bench measures per
+ * response. Beyond what the plan includes each month: the first 10 million
+ * requests, 30 million CPU ms and so on are in the $5 (PRICES' `included`).
+ */
+
+/** What one request is billed for at the Worker, as bench/billed-calls.ts counts it. */
+export interface BilledCalls {
+  kvReads: number;
+  kvWrites: number;
+  kvLists: number;
+  d1Queries: number;
+  /** Rows D1 says a statement read (`meta.rows_read`; for `.raw()`, read as `.all()`). */
+  d1RowsRead: number;
+  d1RowsWritten: number;
+  /** Calls to Durable Object stubs: each is one request billed to the object. */
+  doRequests: number;
+  analyticsPoints: number;
+  cacheOps: number;
+  /** fetch() to anywhere but a binding: a subrequest (a webhook receiver, GitHub's keys, the SQL API). */
+  subrequests: number;
+}
+
+export const noCalls = (): BilledCalls => ({
+  kvReads: 0,
+  kvWrites: 0,
+  kvLists: 0,
+  d1Queries: 0,
+  d1RowsRead: 0,
+  d1RowsWritten: 0,
+  doRequests: 0,
+  analyticsPoints: 0,
+  cacheOps: 0,
+  subrequests: 0,
+});
+
+/** One billed unit: its price per million beyond what Workers Paid includes a month, and that allowance. */
+interface Price {
+  perMillion: number;
+  includedMillions: number;
+}
+
+/**
+ * Cloudflare's published list prices for Workers Paid (Standard usage model), as read for this table in 2025 from
+ * developers.cloudflare.com: workers/platform/pricing, durable-objects/platform/pricing, kv/platform/pricing,
+ * d1/platform/pricing, analytics/analytics-engine/pricing. Not re-read from this machine (no network): check them
+ * before quoting a bill. The Cache API and subrequests are not billed.
+ */
+export const PRICES = {
+  workerRequests: { perMillion: 0.3, includedMillions: 10 },
+  cpuMs: { perMillion: 0.02, includedMillions: 30 },
+  doRequests: { perMillion: 0.15, includedMillions: 1 },
+  doGbSeconds: { perMillion: 12.5, includedMillions: 0.4 },
+  doRowsRead: { perMillion: 0.001, includedMillions: 25_000 },
+  doRowsWritten: { perMillion: 1, includedMillions: 50 },
+  kvReads: { perMillion: 0.5, includedMillions: 10 },
+  kvWrites: { perMillion: 5, includedMillions: 1 },
+  kvLists: { perMillion: 5, includedMillions: 1 },
+  d1RowsRead: { perMillion: 0.001, includedMillions: 25_000 },
+  d1RowsWritten: { perMillion: 1, includedMillions: 50 },
+  analyticsPoints: { perMillion: 0.25, includedMillions: 10 },
+} as const satisfies Record<string, Price>;
+export const PLAN_DOLLARS_A_MONTH = 5;
+
+/** The calls of one operation beyond the Worker's own: the objects' own rows, where they were counted. */
+export interface OperationUse extends BilledCalls {
+  /** Rows a Durable Object's SQLite read and wrote for it (a lane's; the limiter's are per lease, not counted). */
+  doRowsRead: number;
+  doRowsWritten: number;
+}
+
+const use = (calls: Partial<OperationUse>): OperationUse => ({
+  ...noCalls(),
+  doRowsRead: 0,
+  doRowsWritten: 0,
+  ...calls,
+});
+
+/**
+ * Each operation's calls per request, as the counts test measures them (warm isolate, a steady caller); that test
+ * fails when one changes, and this table changes with it.
+ */
+export const OPERATION_USE = {
+  // The version of the list (one row), then the body from the Cache API.
+  "cached list": use({ d1Queries: 1, d1RowsRead: 1, analyticsPoints: 1, cacheOps: 1 }),
+  // The version, the count, the pages: about 4 rows read per order of 100 (the index and the table).
+  "uncached list": use({ d1Queries: 3, d1RowsRead: 403, analyticsPoints: 1 }),
+  "v2 page of 100": use({ d1Queries: 1, d1RowsRead: 101, analyticsPoints: 1 }),
+  // The guarded UPDATE and its triggers (the event, the list's version...); the dispatcher nudged.
+  cancel: use({ d1Queries: 2, d1RowsRead: 10, d1RowsWritten: 10, doRequests: 1, analyticsPoints: 1 }),
+  "event feed page": use({ d1Queries: 2, d1RowsRead: 103, analyticsPoints: 1 }),
+  // Answered in the isolate: the object hears of the refusals in one call a second, off these requests.
+  "429 limited key": use({ analyticsPoints: 1 }),
+  "429 banned key": use({ analyticsPoints: 1 }),
+  // Every new address group is an object of its own, asked once (docs/design/performance.md#the-401-without-a-key).
+  "401, a new /64 each": use({ doRequests: 1, analyticsPoints: 1 }),
+  // A keyless address's limit is small: its leases are too.
+  "401, one address": use({ doRequests: 0.45, analyticsPoints: 1 }),
+  // One event to one of 100 endpoints, its lane sending only it (the most a delivery costs: a busy lane reads D1 once
+  // a page of 50 and runs once for many): the pass's share, the hand-off and the lane's run (two object requests),
+  // the lane's rows (the delivery, the attempt, their indexes), the endpoint's first health written, the POST.
+  "webhook delivery": use({
+    d1Queries: 3.05,
+    d1RowsRead: 8.04,
+    d1RowsWritten: 1.01,
+    doRequests: 2,
+    doRowsRead: 20,
+    doRowsWritten: 8,
+    subrequests: 1,
+  }),
+} satisfies Record<string, OperationUse>;
+export type Operation = keyof typeof OPERATION_USE;
+
+/** One change to 100 endpoints: the pass once, 100 deliveries. */
+export const FAN_OUT_ENDPOINTS = 100;
+
+/**
+ * Dollars per million of an operation beyond the plan's allowances, line by line: its calls, and `cpuMs` of CPU
+ * each. A Durable Object's duration is left out: a lease's call or a lane's run keeps its object awake milliseconds,
+ * under a cent a million (docs/design/performance.md#what-a-million-requests-cost).
+ */
+export function dollarsPerMillion(
+  calls: OperationUse,
+  cpuMs: number,
+): { lines: Record<string, number>; total: number } {
+  const lines: Record<string, number> = {
+    "Worker requests": PRICES.workerRequests.perMillion,
+    "Worker CPU": cpuMs * PRICES.cpuMs.perMillion,
+    "DO requests": calls.doRequests * PRICES.doRequests.perMillion,
+    "DO rows": calls.doRowsRead * PRICES.doRowsRead.perMillion + calls.doRowsWritten * PRICES.doRowsWritten.perMillion,
+    KV:
+      calls.kvReads * PRICES.kvReads.perMillion +
+      calls.kvWrites * PRICES.kvWrites.perMillion +
+      calls.kvLists * PRICES.kvLists.perMillion,
+    "D1 rows": calls.d1RowsRead * PRICES.d1RowsRead.perMillion + calls.d1RowsWritten * PRICES.d1RowsWritten.perMillion,
+    "Analytics points": calls.analyticsPoints * PRICES.analyticsPoints.perMillion,
+  };
+  return { lines, total: Object.values(lines).reduce((sum, dollars) => sum + dollars, 0) };
+}
+
+/** A month's use of one billed unit, in millions, priced beyond its allowance. */
+export const billed = (unit: keyof typeof PRICES, millions: number) =>
+  Math.max(0, millions - PRICES[unit].includedMillions) * PRICES[unit].perMillion;
