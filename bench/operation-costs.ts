@@ -67,15 +67,29 @@ export const PLAN_DOLLARS_A_MONTH = 5;
 
 /** The calls of one operation beyond the Worker's own: the objects' own rows, where they were counted. */
 export interface OperationUse extends BilledCalls {
+  /** 1 for a request to the Worker (billed with its CPU); 0 for work done in a Durable Object (billed by duration). */
+  workerRequests: number;
   /** Rows a Durable Object's SQLite read and wrote for it (a lane's; the limiter's are per lease, not counted). */
   doRowsRead: number;
   doRowsWritten: number;
+  /**
+   * Seconds an object is kept active for it, where that is more than the milliseconds of a call: a lane waiting on
+   * its receiver. An assumption, not a measure (DELIVERY_WAIT_SECONDS).
+   */
+  doActiveSeconds: number;
 }
+
+/** What a receiver takes to answer, assumed for a lane's duration: 50 ms (the lane waits on it, one at a time). */
+export const DELIVERY_WAIT_SECONDS = 0.05;
+/** Durable Objects are billed at 128 MB, whatever they use. */
+const DO_GB = 0.128;
 
 const use = (calls: Partial<OperationUse>): OperationUse => ({
   ...noCalls(),
+  workerRequests: 1,
   doRowsRead: 0,
   doRowsWritten: 0,
+  doActiveSeconds: 0,
   ...calls,
 });
 
@@ -103,11 +117,26 @@ export const OPERATION_USE = {
   // a page of 50 and runs once for many): the pass's share, the hand-off and the lane's run (two object requests),
   // the lane's rows (the delivery, the attempt, their indexes), the endpoint's first health written, the POST.
   "webhook delivery": use({
+    workerRequests: 0,
+    doActiveSeconds: DELIVERY_WAIT_SECONDS,
     d1Queries: 3.05,
     d1RowsRead: 8.04,
     d1RowsWritten: 1.01,
     doRequests: 2,
     doRowsRead: 20,
+    doRowsWritten: 8,
+    subrequests: 1,
+  }),
+  // The same with 20 changes a second (a pass hands each lane its 20 in one call, a run sends them): the pass, the
+  // lane's run and its reads of D1 spread over the 20; the lane's rows are each delivery's own.
+  "webhook delivery, busy lane": use({
+    workerRequests: 0,
+    doActiveSeconds: DELIVERY_WAIT_SECONDS,
+    d1Queries: 0.15,
+    d1RowsRead: 3.26,
+    d1RowsWritten: 0.05,
+    doRequests: 0.1,
+    doRowsRead: 8.75,
     doRowsWritten: 8,
     subrequests: 1,
   }),
@@ -144,3 +173,47 @@ export function dollarsPerMillion(
 /** A month's use of one billed unit, in millions, priced beyond its allowance. */
 export const billed = (unit: keyof typeof PRICES, millions: number) =>
   Math.max(0, millions - PRICES[unit].includedMillions) * PRICES[unit].perMillion;
+
+/**
+ * A store's month (docs/design/performance.md#a-stores-month): the plans' keys at their day limits reading the cached
+ * list (1,000 free keys at 1,000 a day, 100 pro at 10,000, 10 business at 100,000), 20 changes a second made through
+ * the API (cancels), each delivered to 100 endpoints. Millions a month of each operation.
+ */
+export const STORE_MONTH: readonly { operation: Operation; millions: number }[] = [
+  { operation: "cached list", millions: (30 * (1_000 * 1_000 + 100 * 10_000 + 10 * 100_000)) / 1e6 },
+  { operation: "cancel", millions: (20 * 86_400 * 30) / 1e6 },
+  { operation: "webhook delivery, busy lane", millions: (20 * 86_400 * 30 * FAN_OUT_ENDPOINTS) / 1e6 },
+];
+
+/** Each billed unit's use in a month of `traffic` (millions) and its dollars beyond the plan; the plan's $5 besides. */
+export function monthOf(
+  traffic: readonly { operation: Operation; millions: number }[],
+  cpuMs: Partial<Record<Operation, number>>,
+): { units: Record<keyof typeof PRICES, { millions: number; dollars: number }>; total: number } {
+  const sum = (count: (use: OperationUse, operation: Operation) => number) =>
+    traffic.reduce(
+      (total, { operation, millions }) => total + count(OPERATION_USE[operation], operation) * millions,
+      0,
+    );
+  const millions: Record<keyof typeof PRICES, number> = {
+    workerRequests: sum((use) => use.workerRequests),
+    cpuMs: sum((use, operation) => use.workerRequests * (cpuMs[operation] ?? 0)),
+    doRequests: sum((use) => use.doRequests),
+    doGbSeconds: sum((use) => use.doActiveSeconds * DO_GB),
+    doRowsRead: sum((use) => use.doRowsRead),
+    doRowsWritten: sum((use) => use.doRowsWritten),
+    kvReads: sum((use) => use.kvReads),
+    kvWrites: sum((use) => use.kvWrites),
+    kvLists: sum((use) => use.kvLists),
+    d1RowsRead: sum((use) => use.d1RowsRead),
+    d1RowsWritten: sum((use) => use.d1RowsWritten),
+    analyticsPoints: sum((use) => use.analyticsPoints),
+  };
+  const units = Object.fromEntries(
+    (Object.keys(PRICES) as (keyof typeof PRICES)[]).map((unit) => [
+      unit,
+      { millions: millions[unit], dollars: billed(unit, millions[unit]) },
+    ]),
+  ) as Record<keyof typeof PRICES, { millions: number; dollars: number }>;
+  return { units, total: PLAN_DOLLARS_A_MONTH + Object.values(units).reduce((all, { dollars }) => all + dollars, 0) };
+}

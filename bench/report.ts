@@ -689,9 +689,12 @@ const CPU_ROW: Record<Operation, string | undefined> = {
   "401, a new /64 each": ROWS.unauthenticated,
   "401, one address": undefined,
   "webhook delivery": undefined,
+  "webhook delivery, busy lane": undefined,
 };
 
 const CALL_NAMES: Record<keyof OperationUse, string> = {
+  workerRequests: "Worker request",
+  doActiveSeconds: "s of a lane awake (assumed)",
   kvReads: "KV reads",
   kvWrites: "KV writes",
   kvLists: "KV lists",
@@ -719,12 +722,11 @@ export interface OperationCost {
 export function operationCosts(load: LoadRow[], fanOutDelivery?: FanOutDeliveryRow): OperationCost[] {
   return (Object.keys(OPERATION_USE) as Operation[]).map((operation) => {
     const row = CPU_ROW[operation];
-    const micros =
-      operation === "webhook delivery"
-        ? fanOutDelivery?.workerdCpuMicrosPerDelivery
-        : row === undefined
-          ? undefined
-          : load.find((candidate) => candidate.name === row)?.workerdCpuMicros;
+    const micros = operation.startsWith("webhook delivery")
+      ? fanOutDelivery?.workerdCpuMicrosPerDelivery
+      : row === undefined
+        ? undefined
+        : load.find((candidate) => candidate.name === row)?.workerdCpuMicros;
     const cpuMs = micros === undefined ? null : micros / 1000;
     const { lines, total } = dollarsPerMillion(OPERATION_USE[operation], cpuMs ?? 0);
     const [largest] = Object.entries(lines).sort(([, a], [, b]) => b - a);

@@ -272,15 +272,23 @@ function limiterOf(env: Env, delayMs: number): Env["RATE_LIMITER"] {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     return work();
   };
-  return {
-    getByName: (name: string) => {
-      const stub = env.RATE_LIMITER.getByName(name);
-      return {
-        acquire: (request: Parameters<typeof stub.acquire>[0]) => call(() => stub.acquire(request)),
-        settle: (request: Parameters<typeof stub.settle>[0]) => call(() => stub.settle(request)),
-      };
+  // Every method of the object, whichever the app calls (a lease's, a key's state, an Idempotency-Key's): a stand-in
+  // with only some of them answered the others 503, and the webhook rows could not make their endpoint.
+  return new Proxy(env.RATE_LIMITER, {
+    get(namespace, property) {
+      if (property !== "getByName") return Reflect.get(namespace, property);
+      return (name: string) =>
+        new Proxy(namespace.getByName(name), {
+          get(stub, method) {
+            if (method === "then") return undefined;
+            const value = Reflect.get(stub, method);
+            if (typeof value !== "function") return value;
+            // Reflect.apply: an RPC method's own `.apply` would be a call of a remote method named so.
+            return (...args: unknown[]) => call(() => Reflect.apply(value, stub, args) as Promise<unknown>);
+          },
+        });
     },
-  } as unknown as Env["RATE_LIMITER"];
+  });
 }
 
 /**
