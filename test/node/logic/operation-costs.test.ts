@@ -49,7 +49,8 @@ describe("what a million requests cost", () => {
     const table = costTable(costs).split("\n");
     expect(table).toHaveLength(2 + costs.length);
     expect(table[2]).toBe(
-      "| cached list | 1 D1 queries, 1 D1 rows read, 1 AE points, 1 cache ops, 1 Worker request | 0.500 | $0.56 | Worker requests |",
+      "| cached list | 1 D1 queries, 1 D1 rows read, 1 AE points, 1 cache ops, 1 Worker request | 0.500 | $0.56 | " +
+        "Worker requests |",
     );
   });
 });
