@@ -99,21 +99,28 @@ function countedD1<T extends D1Database | D1DatabaseSession>(db: T, calls: Bille
   });
 }
 
-/** A stub whose every method call counts as one request to its object. */
-function countedStub<T extends object>(stub: T, calls: BilledCalls): T {
+/**
+ * A Durable Object stub whose every method call (whichever the app makes) goes through `around`, which runs the
+ * call when it chooses: counted here, counted and delayed by the bench's far limiter (bench/worker.ts).
+ */
+export function aroundCalls<T extends object>(stub: T, around: (call: () => Promise<unknown>) => unknown): T {
   return new Proxy(stub, {
     get(target, property) {
       if (property === "then") return undefined;
       const value = Reflect.get(target, property);
       if (typeof value !== "function") return value;
       // Reflect.apply: an RPC method's own `.apply` would be a call of a remote method named so.
-      return (...args: unknown[]) => {
-        calls.doRequests += 1;
-        return Reflect.apply(value, target, args);
-      };
+      return (...args: unknown[]) => around(() => Reflect.apply(value, target, args) as Promise<unknown>);
     },
   });
 }
+
+/** A stub whose every method call counts as one request to its object. */
+const countedStub = <T extends object>(stub: T, calls: BilledCalls): T =>
+  aroundCalls(stub, (call) => {
+    calls.doRequests += 1;
+    return call();
+  });
 
 function countedNamespace<T extends object>(namespace: T, calls: BilledCalls): T {
   return new Proxy(namespace, {

@@ -10,6 +10,7 @@ import { corsPolicy } from "../src/framework/middleware/cors";
 import { limitsFor } from "../src/keys/api-key-record";
 import { ANONYMOUS_LIMITS } from "../src/limiter/plans";
 import { quieterWindow } from "../src/limiter/policy";
+import { aroundCalls } from "./billed-calls";
 import {
   rateLimitHeaders,
   type RateLimitHeaders,
@@ -233,20 +234,15 @@ function peerHeaders(id: string, limits: Limits, success: boolean, now: number):
     count.minute += 1;
     count.day += 1;
   }
-  const minute = {
-    name: "minute" as const,
-    limit: limits.perMinute,
-    size: 60,
-    remaining: Math.max(0, limits.perMinute - count.minute),
-    reset: minuteStart + 60,
-  };
-  const day = {
-    name: "day" as const,
-    limit: limits.perDay,
-    size: 86_400,
-    remaining: Math.max(0, limits.perDay - count.day),
-    reset: dayStart + 86_400,
-  };
+  const report = <N extends "minute" | "day">(name: N, limit: number, used: number, start: number, size: number) => ({
+    name,
+    limit,
+    size,
+    remaining: Math.max(0, limit - used),
+    reset: start + size,
+  });
+  const minute = report("minute", limits.perMinute, count.minute, minuteStart, 60);
+  const day = report("day", limits.perDay, count.day, dayStart, 86_400);
   return rateLimitHeaders(
     {
       outcome: success ? "admitted" : "limited",
@@ -277,16 +273,7 @@ function limiterOf(env: Env, delayMs: number): Env["RATE_LIMITER"] {
   return new Proxy(env.RATE_LIMITER, {
     get(namespace, property) {
       if (property !== "getByName") return Reflect.get(namespace, property);
-      return (name: string) =>
-        new Proxy(namespace.getByName(name), {
-          get(stub, method) {
-            if (method === "then") return undefined;
-            const value = Reflect.get(stub, method);
-            if (typeof value !== "function") return value;
-            // Reflect.apply: an RPC method's own `.apply` would be a call of a remote method named so.
-            return (...args: unknown[]) => call(() => Reflect.apply(value, stub, args) as Promise<unknown>);
-          },
-        });
+      return (name: string) => aroundCalls(namespace.getByName(name), call);
     },
   });
 }
