@@ -1,6 +1,6 @@
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import LongestFirst from "./test/support/longest-first";
+import LongestFirst from "./test/support/longest-first.ts";
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("migrations");
@@ -16,7 +16,7 @@ export default defineConfig(async () => {
           plugins: [
             cloudflareTest({
               main: "./src/app/worker.ts",
-              wrangler: { configPath: "./wrangler.toml" },
+              wrangler: { configPath: "./wrangler.jsonc" },
               // The operator API is on in tests (README, "Operator API"); a test switches it off by leaving this out.
               // Lists read the version afresh (README, "Orders"): tests write through SQL and list at once, as
               // a client with a bookmark would; the tests of the reuse turn it on. FC_SEED replays a failed property (test/support/property-seed.ts).

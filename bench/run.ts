@@ -100,7 +100,7 @@ const DELIVERY_RATE = 100;
 const ISOLATES = 4;
 
 console.error("Starting the bench worker on Miniflare…");
-const runtime = await startBenchRuntime("bench/wrangler.toml", ISOLATES);
+const runtime = await startBenchRuntime("bench/wrangler.jsonc", ISOLATES);
 const origin = runtime.origin;
 const client = sequentialClient(origin);
 

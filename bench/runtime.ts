@@ -8,7 +8,7 @@
  * first one's Durable Object namespace, D1 and KV: one service seen from
  * several locations.
  */
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,12 +43,13 @@ export interface BenchRuntime {
 
 export type D1Like = Awaited<ReturnType<Miniflare["getD1Database"]>>;
 
-export async function startBenchRuntime(config = "bench/wrangler.toml", isolates = 1): Promise<BenchRuntime> {
+export async function startBenchRuntime(config = "bench/wrangler.jsonc", isolates = 1): Promise<BenchRuntime> {
   const dir = mkdtempSync(join(tmpdir(), "store-orders-bench-"));
   const errors: string[] = [];
   const bundle = join(dir, "bundle");
   mustRunWrangler(["deploy", "--dry-run", "-c", config, "--outdir", bundle]);
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
+  // The bundle is one module already: wrangler's module rules (which Miniflare 5 no longer takes) have nothing to do.
+  const { modulesRules: _, ...workerOptions } = unstable_getMiniflareWorkerOptions(config).workerOptions;
   const script = readdirSync(bundle).find((file) => file.endsWith(".js"))!;
   // What webhook secrets are sealed under, one for every isolate, as `npm start` makes one in operator.env.
   const sealingKey = crypto.randomUUID();
@@ -58,7 +59,7 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
     modules: true,
     scriptPath: join(bundle, script),
     modulesRoot: bundle,
-    bindings: { ...workerOptions.bindings, WEBHOOK_SECRETS_KEY: sealingKey },
+    bindings: { ...(workerOptions.bindings as object), WEBHOOK_SECRETS_KEY: sealingKey },
     ...(index === 0 && { unsafeDirectSockets: [{ host: "127.0.0.1", port: directPort }] }),
     // The copies use the first isolate's objects: one counter of record per caller, as in production;
     // the first consumes the webhook queues (a queue has one consumer).
@@ -90,9 +91,9 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
         errors.splice(0, Math.max(0, errors.length - 5));
       });
     },
-  } as unknown as ConstructorParameters<typeof Miniflare>[0];
+  } as unknown as Parameters<typeof convertV4MiniflareOptions>[0];
 
-  let mf = new Miniflare(options);
+  let mf = new Miniflare(convertV4MiniflareOptions(options));
   await mf.ready;
   await applyMigrations(await mf.getD1Database("DB"));
 
@@ -112,7 +113,7 @@ export async function startBenchRuntime(config = "bench/wrangler.toml", isolates
     cpuMicros: () => workerdPids().reduce((sum, pid) => sum + cpuTicks(pid), 0) * (1e6 / CLOCK_TICKS),
     async restart() {
       await mf.dispose();
-      mf = new Miniflare(options);
+      mf = new Miniflare(convertV4MiniflareOptions(options));
       await mf.ready;
     },
     async dispose() {

@@ -1,7 +1,7 @@
 /**
  * The benchmark's worker: the real app, and beside it in the same isolate the
  * baselines it is measured against and two set-up routes. Only `npm run bench`
- * runs it (bench/wrangler.toml); it is never deployed.
+ * runs it (bench/wrangler.jsonc); it is never deployed.
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { accessGuards, app, perRequestChain, routes } from "../src/app/worker";
@@ -205,7 +205,7 @@ function peerRateLimit(headers?: typeof peerHeaders): MiddlewareHandler<AppEnv> 
   return async (c, next) => {
     const caller = c.get("caller");
     const id = caller.kind === "key" ? caller.key.id : caller.address;
-    const { success } = await c.env.PEER_LIMITER.limit({ key: id });
+    const { success } = await (c.env as Env & Pick<BenchEnv, "PEER_LIMITER">).PEER_LIMITER.limit({ key: id });
     if (headers) {
       const limits = caller.kind === "key" ? limitsFor(caller.key) : ANONYMOUS_LIMITS;
       const written = headers(id, limits, success, Date.now());
@@ -324,7 +324,7 @@ function variantsOf(env: Env) {
       near,
       // Every limiter call 50 ms away, as from a client far from its key's object.
       far: { ...env, RATE_LIMITER: limiterOf(env, 50) },
-      // The service's own ban rule (bench/wrangler.toml sets a threshold no row reaches).
+      // The service's own ban rule (bench/wrangler.jsonc sets a threshold no row reaches).
       bans,
       // The same, with no analytics binding: no data point built or written (the point's cost, side by side).
       "bans-unrecorded": { ...bans, REQUESTS: undefined as unknown as AnalyticsEngineDataset },

@@ -1,5 +1,5 @@
 /**
- * The static assets the worker serves before itself (wrangler.toml `[assets]`),
+ * The static assets the worker serves before itself (wrangler.jsonc "assets"),
  * made from node_modules and src by `npm install` (postinstall), so
  * `npm start`, `npm test` and a deploy always have them, and nothing is
  * fetched from another host at run time. Not committed: they can never drift

@@ -1,6 +1,6 @@
 /**
  * `npm run check` (and so `npm test`): every deployed environment in
- * wrangler.toml has what the local one has, and builds. Wrangler only warns
+ * wrangler.jsonc has what the local one has, and builds. Wrangler only warns
  * about some mistakes (a binding left out of an environment, an unknown
  * field), so its configuration warnings fail this check too; an
  * environment with a problem found before its build is not built. The bench
@@ -19,7 +19,7 @@ import {
 } from "./lib/environments";
 import { runWranglerAsync } from "./lib/wrangler";
 
-const config = process.argv[2] ?? "wrangler.toml";
+const config = process.argv[2] ?? "wrangler.jsonc";
 const local = readEnvironment(undefined, config);
 let failed = false;
 
@@ -62,12 +62,12 @@ for (const { env, problems } of checked) {
   failed ||= problems.length > 0;
 }
 
-// The benchmark runs the app under its own wrangler.toml, which must keep up with the app's.
-const benchConfig = readEnvironment(undefined, "bench/wrangler.toml");
+// The benchmark runs the app under its own wrangler.jsonc, which must keep up with the app's.
+const benchConfig = readEnvironment(undefined, "bench/wrangler.jsonc");
 const bench = [
-  ...missingFromConfig("bench/wrangler.toml", benchConfig, local),
-  ...varProblems("bench/wrangler.toml", benchConfig),
-  ...webhookPipelineProblems("bench/wrangler.toml", benchConfig),
+  ...missingFromConfig("bench/wrangler.jsonc", benchConfig, local),
+  ...varProblems("bench/wrangler.jsonc", benchConfig),
+  ...webhookPipelineProblems("bench/wrangler.jsonc", benchConfig),
 ];
 for (const problem of bench) console.error(`FAIL ${problem}`);
 if (bench.length === 0) console.log("ok   bench: the benchmark's worker has every var and binding, each valid");

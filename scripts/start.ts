@@ -43,7 +43,7 @@ console.log(
     `http://localhost:${values.port}/admin/keys/<keyId>/usage\n`,
 );
 // BASE_URL follows the port, so GET / and the deprecation Link point where the service really is (never the
-// environment's: tools such as Vite set one of their own); any other var wrangler.toml declares is taken from the
+// environment's: tools such as Vite set one of their own); any other var wrangler.jsonc declares is taken from the
 // environment when set there.
 const fromEnvironment = varsFromEnvironment(
   Object.keys(readEnvironment(undefined).vars).filter((name) => name !== "BASE_URL"),

@@ -22,11 +22,27 @@
  * check.
  */
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
-// Output passes through pipes: keep vitest's colours when a person is watching.
+// The Node the project runs on (package.json's engines): npm puts the one it installs (the node package) first.
+const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  console.error(`npm test needs Node 22.12 or newer, and runs on ${process.version}: run \`npm install\` first.`);
+  process.exit(1);
+}
+console.log(`Node ${process.version}`);
+
+// Output passes through pipes: keep vitest's colours when a person is watching. Wrangler and Miniflare get a config
+// folder of their own, so no run shares (or leaves) state in ~/.config, and never ask Cloudflare for a request's cf.
+const configHome = mkdtempSync(join(tmpdir(), "store-orders-test-config-"));
+process.on("exit", () => rmSync(configHome, { recursive: true, force: true }));
 const env = {
   ...process.env,
   WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  XDG_CONFIG_HOME: configHome,
   ...(process.stdout.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: "1" } : {}),
 };
 

@@ -43,7 +43,7 @@ export interface LocalState {
 
 /**
  * Opens the state through a runtime that declares only what the scripts use:
- * wrangler.toml's D1 database and KV namespace, by the same ids, so the same
+ * wrangler.jsonc's D1 database and KV namespace, by the same ids, so the same
  * persisted files. The Worker's own configuration would declare its Durable
  * Objects too, whose classes the proxy cannot load: every command then
  * printed wrangler's and workerd's warnings about them, and an alarm
@@ -53,7 +53,7 @@ type D1Entry = { binding: string; database_name?: string; database_id?: string }
 type KvEntry = { binding: string; id?: string };
 
 export async function openLocalState(persistTo = ".wrangler/state"): Promise<LocalState> {
-  const worker = unstable_readConfig({ config: "wrangler.toml" });
+  const worker = unstable_readConfig({ config: "wrangler.jsonc" });
   const folder = mkdtempSync(join(tmpdir(), "store-orders-state-"));
   const configPath = join(folder, "wrangler.json");
   const storage = {
@@ -88,7 +88,7 @@ export async function openLocalState(persistTo = ".wrangler/state"): Promise<Loc
   }
 }
 
-/** wrangler's table of applied migrations: its default name, which wrangler.toml keeps. */
+/** wrangler's table of applied migrations: its default name, which wrangler.jsonc keeps. */
 const MIGRATIONS_TABLE = "d1_migrations";
 
 /**

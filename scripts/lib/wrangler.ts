@@ -1,7 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 
-const wranglerBin = createRequire(import.meta.url).resolve("wrangler/bin/wrangler.js");
+// wrangler exports no path to its executable, only its package.json.
+const wranglerBin = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin/wrangler.js");
 
 /**
  * How wrangler is run: the project's own, or the executable STORE_ORDERS_WRANGLER
@@ -10,7 +12,7 @@ const wranglerBin = createRequire(import.meta.url).resolve("wrangler/bin/wrangle
 const wranglerCommand = (): [string, string[]] =>
   process.env.STORE_ORDERS_WRANGLER ? [process.env.STORE_ORDERS_WRANGLER, []] : [process.execPath, [wranglerBin]];
 
-const quiet = { WRANGLER_SEND_METRICS: "false" };
+const quiet = { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
 // CI=true makes one-shot commands (migrations apply) assume "yes" instead of prompting.
 const unattended = { ...quiet, CI: "true" };
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { VERSION_PREFIX } from "./service-identity";
 
 /**
- * The worker's vars (wrangler.toml), parsed and checked once. A typo must not
+ * The worker's vars (wrangler.jsonc), parsed and checked once. A typo must not
  * quietly become NaN (nobody ever banned) or a default nobody chose: an
  * invalid var fails `npm run check:config` before a deploy, and makes the
  * worker answer 503 instead of running with it (docs/operations.md#configuration).

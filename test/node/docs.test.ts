@@ -110,7 +110,7 @@ describe("the docs", () => {
       ...sourceFiles("scripts"),
       ...sourceFiles("bench"),
       ...sourceFiles("test"),
-      "wrangler.toml",
+      "wrangler.jsonc",
     ].flatMap((file) =>
       [
         ...readFileSync(file, "utf8").matchAll(/\b((?:docs\/[\w/.-]+|CONTRIBUTING|bench\/README)\.md(?:#[\w-]+)?)/g),

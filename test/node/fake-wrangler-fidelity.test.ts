@@ -17,12 +17,19 @@ const WRANGLER = readFileSync(
   "utf8",
 );
 
-/** The fields of wrangler's `writeOutput({ type: "<type>", ... })` call for one command. */
+/** The top-level fields of wrangler's `writeOutput({ type: "<type>", ... })` call for one command. */
 function fieldsWranglerWrites(type: string): string[] {
-  const call = new RegExp(`writeOutput\\(\\{\\s*type: "${type}",([^}]*)\\}\\)`).exec(WRANGLER);
-  if (!call) throw new Error(`wrangler's source writes no "${type}" entry`);
-  const fields = [...call[1]!.matchAll(/^\s*(\w+)(?::|,|$)/gm)].map((match) => match[1]!);
-  return ["type", ...fields].sort();
+  const start = new RegExp(`writeOutput\\(\\{\\s*type: "${type}",`).exec(WRANGLER)?.index;
+  if (start === undefined) throw new Error(`wrangler's source writes no "${type}" entry`);
+  const fields: string[] = [];
+  let depth = 0;
+  for (const line of WRANGLER.slice(start).split("\n")) {
+    // The call's own braces are two deep: `writeOutput({`.
+    if (depth === 2) fields.push(/^\s*(\w+)(?::|,|$)/.exec(line)?.[1] ?? "");
+    depth += (line.match(/[{(]/g) ?? []).length - (line.match(/[})]/g) ?? []).length;
+    if (depth <= 0) break;
+  }
+  return fields.filter(Boolean).sort();
 }
 
 function entriesOfTheFake(...calls: string[][]): Record<string, unknown>[] {

@@ -11,7 +11,7 @@ const ISOLATES = 3;
 let runtime: BenchRuntime;
 
 beforeAll(async () => {
-  runtime = await startBenchRuntime("bench/wrangler.toml", ISOLATES);
+  runtime = await startBenchRuntime("bench/wrangler.jsonc", ISOLATES);
 });
 afterAll(() => runtime?.dispose());
 

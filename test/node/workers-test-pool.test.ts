@@ -2,25 +2,24 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 /**
- * The workers tests' pool carries the fix for cloudflare/workers-sdk#15092
- * (patches/, applied by `npm install`): 0.15.1, the last pool for Node 20,
- * wrapped its Durable Object and entrypoint classes' prototype in one more
- * Proxy at every construction, so every property read on the N-th object of
- * a class ran N traps. The authorization matrix makes thousands of objects
- * in one file; unpatched, that was most of the workers project's time. This
- * runs the installed wrapper itself, out of the runtime, with a plain class.
+ * The workers tests' pool wraps its Durable Object and entrypoint classes'
+ * prototype in a Proxy. Before the fix for cloudflare/workers-sdk#15092 it
+ * added one more at every construction, so the N-th object's reads ran N traps
+ * (the authorization matrix makes thousands). This runs the installed wrapper
+ * itself, out of the runtime, with a plain class, so an upgrade that loses the
+ * fix fails here.
  */
 type Wrap = (superClass: new () => object, unknownKey: (key: string) => unknown) => new () => Record<string, unknown>;
 
 function installedWrapper(): Wrap {
   const source = readFileSync(
-    "node_modules/@cloudflare/vitest-pool-workers/dist/worker/lib/cloudflare/test-internal.mjs",
+    "node_modules/@cloudflare/vitest-plugin/dist/worker/lib/cloudflare/test-internal.mjs",
     "utf8",
   );
   const wrapper = /^function createProxyPrototypeClass\([\s\S]*?\n}$/m.exec(source)?.[0];
   if (!wrapper)
     throw new Error(
-      "createProxyPrototypeClass not found in the installed pool: check patches/ against its new version",
+      "createProxyPrototypeClass not found in the installed pool: the plugin changed how it wraps classes",
     );
   return new Function("IGNORED_KEYS", `${wrapper}\nreturn createProxyPrototypeClass;`)(["self"]) as Wrap;
 }

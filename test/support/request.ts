@@ -43,6 +43,9 @@ export function recordingContext(): { ctx: ExecutionContext; settled(): Promise<
     passThroughOnException: () => ctx.passThroughOnException(),
     props: ctx.props,
     exports: ctx.exports,
+    tracing: ctx.tracing,
+    mapVirtualHost: (fetcher, port) => ctx.mapVirtualHost(fetcher, port),
+    abort: (reason) => ctx.abort(reason),
   };
   return {
     ctx: recording,

@@ -110,7 +110,7 @@ export const quietLanes: HandToLane = (endpointId, seqs) =>
 export const dispatchQuietly = (handToLane: HandToLane = quietLanes, options?: DispatchOptions) =>
   dispatchEvents(env.DB, handToLane, options);
 
-/** A failing endpoint's periods as wrangler.toml's defaults have them: a day, then 5 days. */
+/** A failing endpoint's periods as wrangler.jsonc's defaults have them: a day, then 5 days. */
 export const DEFAULT_HEALTH = { failingAfterMs: 86_400_000, disableAfterMs: 432_000_000 };
 
 /**
