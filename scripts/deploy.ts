@@ -10,17 +10,21 @@
  * Any failure, or an interruption (SIGINT,
  * SIGTERM), puts 100% back on the version that was serving and exits 1 with
  * one line saying what failed and what was restored. `--all-at-once` (a
- * Durable Object migration) deploys tagged too, and smoke-checks that version.
- * `--dry-run` makes the same pre-flight checks (reading what is deployed),
- * then prints every command and runs none.
+ * change to the Durable Object classes) deploys tagged too, and smoke-checks
+ * that version. The first release of an environment provisions its database,
+ * namespace and classes with an upload that serves nothing, migrates, and
+ * only then deploys (docs/operations.md#the-first-release). `--dry-run` makes
+ * the same pre-flight checks (reading what is deployed), then prints every
+ * command and runs none.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { isDeployedEnvironment, placeholdersIn, readEnvironment } from "./lib/environments";
+import { enableReadReplication } from "./lib/d1-replication";
+import { exampleDomainsIn, isDeployedEnvironment, readEnvironment } from "./lib/environments";
 import {
   DEFAULT_THRESHOLDS,
   healthQuery,
@@ -29,15 +33,30 @@ import {
   type HealthThresholds,
 } from "./lib/health-gate";
 import { CLOUDFLARE_API, runAnalyticsSql, type AnalyticsAccess } from "../src/lib/cloudflare-api";
-import { DEFAULT_STEPS, deployVersions, durableObjectMigrations, parseSteps, split } from "./lib/release-plan";
+import {
+  CONFIG_FILES,
+  DEFAULT_STEPS,
+  deployVersions,
+  durableObjectLifecycle,
+  parseSteps,
+  split,
+} from "./lib/release-plan";
 import { describeResults, runSmokeChecks, type SmokeTarget } from "./lib/smoke-checks";
 import { wranglerProcesses, type Wrangler } from "./lib/wrangler";
+
+/** The secrets a deployment cannot work without: webhooks and the consoles' sign-in (docs/operations.md#secrets). */
+export const REQUIRED_SECRETS = ["WEBHOOK_SECRETS_KEY", "CONSOLE_SESSION_KEY"];
+/** Secrets a first release passes on when the operator has them: the operator API and the traffic view. */
+const OPTIONAL_SECRETS = ["OPERATOR_TOKEN", "ANALYTICS_READ_TOKEN"];
 
 const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for the smoke checks>]
        [--steps 10,50,100] [--wait 60] [--base-url https://host/v1] [--all-at-once]
        [--compare-migrations-with <commit>] [--dry-run] [--no-health-gate] [--min-requests 100]
        [--error-ratio-factor 2] [--error-ratio-floor 0.5] [--p99-factor 1.5] [--p99-slack 50]
-The health gate reads CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (and CLOUDFLARE_API_BASE_URL, as wrangler does).`;
+The health gate reads CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (and CLOUDFLARE_API_BASE_URL, as wrangler does).
+A first release takes the secrets from this environment: ${REQUIRED_SECRETS.join(", ")}, and ${OPTIONAL_SECRETS.join(
+  ", ",
+)} if set.`;
 
 class Refused extends Error {}
 
@@ -161,8 +180,11 @@ interface ReleaseFacts extends ReturnType<typeof options> {
   commit: string;
   subject: string;
   smokeBase: string;
-  current: { id: string; tag: string | undefined };
+  /** The version serving 100% now; undefined before the environment's first release. */
+  current: { id: string; tag: string | undefined } | undefined;
   migrationsChanged: boolean;
+  /** A first release: the D1 database's name, and whether read replication is turned on once it exists. */
+  first?: { database: string; replication?: AnalyticsAccess };
   /** Set when each ramp step is judged by the health gate: where it reads the request analytics. */
   gate?: { access: AnalyticsAccess; dataset: string };
 }
@@ -180,13 +202,13 @@ function preflight(
 ): ReleaseFacts {
   const chosen = options(argv);
   const { env, healthGate, key, baseUrl, allAtOnce, compareWith, dryRun } = chosen;
-  const toml = join(cwd, "wrangler.toml");
-  const config = readEnvironment(env, toml);
-  const placeholders = placeholdersIn(config);
-  if (placeholders.length > 0) {
+  const configPath = join(cwd, CONFIG_FILES[0]);
+  const config = readEnvironment(env, configPath);
+  const examples = exampleDomainsIn(config);
+  if (examples.length > 0) {
     throw new Refused(
-      `Not deploying ${env}: wrangler.toml still has placeholder ids for ${placeholders.join(", ")}. Create the ` +
-        `resources and fill in the ids first (docs/operations.md#first-time-set-up-of-an-environment).`,
+      `Not deploying ${env}: wrangler.jsonc still names the example domains in ${examples.join(", ")}. Put your ` +
+        `own domain there first (docs/operations.md#environments).`,
     );
   }
   if (git("status", "--porcelain") !== "")
@@ -194,13 +216,15 @@ function preflight(
   if (!key && !dryRun)
     throw new Refused(`Not deploying ${env}: the smoke checks need an API key of ${env} (--key, or SMOKE_API_KEY).`);
 
+  // What serves now, and the commit it was released from: read in a dry run too, so it refuses what a release would.
+  const current = currentVersion(env, wrangler);
   // The gate compares versions on a split: a release that ramps needs it, or the operator's word that it goes without.
-  const gated = healthGate && !allAtOnce;
+  const gated = healthGate && !allAtOnce && current !== undefined;
   const access = gated ? analyticsAccess(env) : undefined;
   const dataset = config.analyticsDatasets.find((binding) => binding.binding === "REQUESTS")?.dataset;
   if (gated && !dataset)
     throw new Refused(
-      `Not deploying ${env} gradually: wrangler.toml has no REQUESTS analytics dataset for ${env}, which the health ` +
+      `Not deploying ${env} gradually: wrangler.jsonc has no REQUESTS analytics dataset for ${env}, which the health ` +
         `gate reads.`,
     );
 
@@ -209,24 +233,47 @@ function preflight(
   const subject = git("log", "-1", "--format=%s");
   const smokeBase = (baseUrl ?? String(config.vars.BASE_URL)).replace(/\/+$/, "");
 
-  // What serves now, and the commit it was released from: read in a dry run too, so it refuses what a release would.
-  const current = currentVersion(env, wrangler);
+  const missing = missingSecrets(env, current !== undefined, wrangler);
+  if (missing.length > 0)
+    throw new Refused(
+      current === undefined
+        ? `Not deploying ${env}: a first release takes its secrets from this environment, and ${missing.join(", ")} ` +
+            `${missing.length > 1 ? "are" : "is"} not set (docs/operations.md#secrets).`
+        : `Not deploying ${env}: the Worker lacks the secret${missing.length > 1 ? "s" : ""} ${missing.join(", ")}; ` +
+            `set ${missing.length > 1 ? "them" : "it"} with \`npx wrangler secret put <NAME> --env ${env}\` ` +
+            `(docs/operations.md#secrets).`,
+    );
+  if (current === undefined) {
+    out(`Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}): its first release.`);
+    const database = config.d1.find((binding) => binding.binding === "DB")?.database_name;
+    if (!database) throw new Refused(`Not deploying ${env}: its DB binding names no database_name to provision.`);
+    return {
+      ...chosen,
+      worker,
+      commit,
+      subject,
+      smokeBase,
+      current,
+      migrationsChanged: true,
+      first: { database, ...(env === "production" && { replication: replicationAccess(env) }) },
+    };
+  }
   out(
     `Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}` +
       `${current.tag ? ` (commit ${current.tag.slice(0, 12)})` : " (no commit tag)"}.`,
   );
   const baseline = current.tag ?? (compareWith && resolveCommit(git, compareWith));
-  const migrationsChanged = baseline === undefined || !sameMigrations(git, baseline, env, toml);
+  const migrationsChanged = baseline === undefined || !sameLifecycle(git, baseline, env, configPath);
   if (migrationsChanged && !allAtOnce) {
     throw new Refused(
       baseline === undefined
         ? `Not deploying ${env} gradually: the serving version has no commit tag (it was not released by this ` +
-            `script), so its Durable Object migrations cannot be compared. ` +
+            `script), so its Durable Object classes cannot be compared. ` +
             `Name the commit it was deployed from with --compare-migrations-with <commit>, or check the release and ` +
             `run it with --all-at-once.`
-        : `Not deploying ${env} gradually: the Durable Object migrations in wrangler.toml changed since the deployed ` +
-            `version ` +
-            `(commit ${baseline.slice(0, 12)}), and versions cannot carry a migration. ` +
+        : `Not deploying ${env} gradually: the Durable Object classes in wrangler.jsonc changed since the deployed ` +
+            `version (commit ${baseline.slice(0, 12)}), and two versions that declare different ones cannot split ` +
+            `traffic. ` +
             `Check the release, then run it again with --all-at-once (wrangler deploy, tagged, then the same smoke ` +
             `checks).`,
     );
@@ -307,12 +354,23 @@ class ReleaseSteps {
     }
   }
 
+  /** Turns read replication on for the D1 database `name`, found by name as wrangler finds it. */
+  async replication(name: string, access: AnalyticsAccess): Promise<void> {
+    const { env, dryRun } = this.facts;
+    this.out(`== Turning D1 read replication on for ${name}: PUT /accounts/<account>/d1/database/<uuid>`);
+    if (dryRun) return;
+    const info = this.run.run(["d1", "info", name, "--env", env, "--json"]);
+    if (info.status !== 0) throw new Error(`wrangler d1 info ${name} failed: ${info.stderr.trim()}`);
+    await enableReadReplication(access, (JSON.parse(info.stdout) as { uuid: string }).uuid);
+  }
+
   /**
    * The step's health: the new version against the previous one over the step's window; unhealthy fails the release
    * (rolled back).
    */
   async gate(percent: number, windowSeconds: number, newVersion: string): Promise<void> {
-    const { gate, current, dryRun, thresholds } = this.facts;
+    const { gate, dryRun, thresholds } = this.facts;
+    const current = this.facts.current!;
     if (!gate) return this.out(`== ${percent}%: no health gate (--no-health-gate): the smoke check decides`);
     const sql = healthQuery(gate.dataset, [newVersion, current.id], windowSeconds);
     this.out(
@@ -360,6 +418,7 @@ async function release(
   const interruption = interruptible(signals);
   try {
     const steps = new ReleaseSteps(facts, wrangler, out, interruption.signal);
+    if (current === undefined) return await firstRelease(facts, steps, out);
     const guard = (restorable: boolean, traffic: () => Promise<void>) =>
       guarded({ env, previous: current.id, restorable, dryRun, wrangler, out }, traffic);
 
@@ -401,6 +460,47 @@ async function release(
 }
 
 /**
+ * An environment's first release: an upload that serves nothing provisions the D1 database and KV namespace by name,
+ * creates the Durable Object classes and sets the secrets (wrangler provisions only in an upload or a deploy, and
+ * `d1 migrations apply --remote` needs the database to exist); the migrations and, in production, read replication
+ * follow; only then the deploy that attaches the routes and the cron. There is no previous version to go back to.
+ */
+async function firstRelease(facts: ReleaseFacts, steps: ReleaseSteps, out: (line: string) => void): Promise<void> {
+  const { env, worker, commit, subject, first, dryRun } = facts;
+  const dir = mkdtempSync(join(tmpdir(), "store-orders-deploy-"));
+  try {
+    const secretsFile = join(dir, "secrets.json");
+    const secrets = [...REQUIRED_SECRETS, ...OPTIONAL_SECRETS].filter((name) => process.env[name]);
+    if (!dryRun)
+      writeFileSync(secretsFile, JSON.stringify(Object.fromEntries(secrets.map((name) => [name, process.env[name]]))), {
+        mode: 0o600,
+      });
+    steps.wrangler(
+      `Provisioning ${env} (D1, KV, Durable Object classes) with its secrets (${secrets.join(", ")}), serving nothing`,
+      ["versions", "upload", "--env", env, "--tag", commit, `--message=${subject}`, "--secrets-file", secretsFile],
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  steps.wrangler(`Applying D1 migrations to ${env}`, ["d1", "migrations", "apply", "DB", "--remote", "--env", env]);
+  if (first!.replication) await steps.replication(first!.database, first!.replication);
+  const newVersion = steps.newVersion(
+    `Deploying ${worker}: its routes and cron from now on`,
+    ["deploy", "--env", env, "--tag", commit, `--message=${subject}`],
+    "deploy",
+  );
+  try {
+    await steps.smoke("100%", newVersion);
+  } catch (error) {
+    throw new Refused(
+      `FAILED: ${(error as Error).message}. ${env} served nothing before this release, so it stays deployed: fix ` +
+        `forward with another release (docs/operations.md#the-first-release).`,
+    );
+  }
+  out(done(env, dryRun));
+}
+
+/**
  * SIGINT and SIGTERM (a Ctrl-C, a CI timeout) during a release abort it, so its guard restores the previous version
  * instead of the process dying mid-ramp.
  */
@@ -421,7 +521,7 @@ function interruptible(signals: Pick<NodeJS.EventEmitter, "on" | "off">): { sign
 interface Guard {
   env: string;
   previous: string;
-  /** False when the release changed the Durable Object migrations: the previous version cannot run on them. */
+  /** False when the release changed the Durable Object classes: the previous version cannot run with them. */
   restorable: boolean;
   dryRun: boolean;
   wrangler: Wrangler;
@@ -461,36 +561,51 @@ async function guarded(
   }
 }
 
-const MIGRATED = "this release changed the Durable Object migrations, which the previous version cannot run with";
+const MIGRATED = "this release changed the Durable Object classes, which the previous version cannot run with";
 const MIGRATED_BY_HAND =
   "By hand (docs/operations.md#rollback): fix forward with another --all-at-once release, or, if the new class holds " +
-  "nothing yet, " +
-  "add a migration that deletes it (deleted_classes) and release that --all-at-once before moving traffic back";
+  'nothing yet, declare it deleted (`"state": "deleted"` in its exports entry) and release that --all-at-once before ' +
+  "moving traffic back";
 
 const done = (env: string, dryRun: boolean) =>
   dryRun ? `\nDry run: nothing was run.` : `\nReleased to ${env}: 100% on the new version, every smoke check passed.`;
+
+/** Cloudflare's API with the operator's credentials; refused with `why` (what needs them) without them. */
+function cloudflareAccess(why: string): AnalyticsAccess {
+  const accountId = process.env.CLOUDFLARE_ACCOUNT_ID?.trim();
+  const apiToken = process.env.CLOUDFLARE_API_TOKEN?.trim();
+  if (!accountId || !apiToken) throw new Refused(why);
+  return { accountId, apiToken, apiBase: process.env.CLOUDFLARE_API_BASE_URL?.trim() || CLOUDFLARE_API };
+}
 
 /**
  * Where the health gate reads the request analytics: refused without credentials (the release must not ramp blind
  * unless told to).
  */
-function analyticsAccess(env: string): AnalyticsAccess {
-  const accountId = process.env.CLOUDFLARE_ACCOUNT_ID?.trim();
-  const apiToken = process.env.CLOUDFLARE_API_TOKEN?.trim();
-  if (!accountId || !apiToken) {
-    throw new Refused(
-      `Not deploying ${env} gradually: the health gate needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (a token ` +
-        `that may read Account Analytics) ` +
-        `to compare the new version with the previous one at each step. Set them, or run with --no-health-gate to ` +
-        `ramp on the smoke checks alone.`,
-    );
-  }
-  return { accountId, apiToken, apiBase: process.env.CLOUDFLARE_API_BASE_URL?.trim() || CLOUDFLARE_API };
-}
+const analyticsAccess = (env: string) =>
+  cloudflareAccess(
+    `Not deploying ${env} gradually: the health gate needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (a token ` +
+      `that may read Account Analytics) to compare the new version with the previous one at each step. Set them, or ` +
+      `run with --no-health-gate to ramp on the smoke checks alone.`,
+  );
 
-/** The version serving 100% of `env` now, and its tag when it is a commit id (anything else is read as no tag). */
-function currentVersion(env: string, wrangler: Wrangler): { id: string; tag: string | undefined } {
+/** What turns read replication on in a first production release (docs/design/reliability.md#read-replication). */
+const replicationAccess = (env: string) =>
+  cloudflareAccess(
+    `Not deploying ${env}: its first release turns D1 read replication on, which needs CLOUDFLARE_ACCOUNT_ID and ` +
+      `CLOUDFLARE_API_TOKEN (a token that may edit D1).`,
+  );
+
+/** How wrangler says a Worker does not exist yet: Cloudflare's API error 10007, or its own words for it. */
+const WORKER_NOT_FOUND = /\[code: 10007\]|Worker "[^"]+"( \(env: [^)]+\))? not found\./;
+
+/**
+ * The version serving 100% of `env` now, and its tag when it is a commit id (anything else is read as no tag);
+ * undefined when the Worker does not exist yet.
+ */
+function currentVersion(env: string, wrangler: Wrangler): { id: string; tag: string | undefined } | undefined {
   const status = wrangler.run(["deployments", "status", "--env", env, "--json"]);
+  if (status.status !== 0 && WORKER_NOT_FOUND.test(status.stderr)) return undefined;
   if (status.status !== 0) throw new Error(`wrangler deployments status failed: ${status.stderr.trim()}`);
   const versions = (JSON.parse(status.stdout) as { versions: { version_id: string; percentage: number }[] }).versions;
   if (versions.length !== 1 || versions[0]!.percentage !== 100) {
@@ -510,6 +625,18 @@ function currentVersion(env: string, wrangler: Wrangler): { id: string; tag: str
 }
 
 /**
+ * The required secrets `env` would run without: those the Worker lacks (`wrangler secret list`), or before its first
+ * release those this process's environment lacks, which that release uploads.
+ */
+function missingSecrets(env: string, exists: boolean, wrangler: Wrangler): string[] {
+  if (!exists) return REQUIRED_SECRETS.filter((name) => !process.env[name]);
+  const listed = wrangler.run(["secret", "list", "--env", env, "--format", "json"]);
+  if (listed.status !== 0) throw new Error(`wrangler secret list failed: ${listed.stderr.trim()}`);
+  const names = new Set((JSON.parse(listed.stdout) as { name: string }[]).map((secret) => secret.name));
+  return REQUIRED_SECRETS.filter((name) => !names.has(name));
+}
+
+/**
  * The full id of a commit the operator named (hex only, so it cannot be an option); refused when this repository does
  * not have it.
  */
@@ -522,18 +649,21 @@ function resolveCommit(git: (...args: string[]) => string, named: string): strin
 }
 
 /**
- * Whether the env's Durable Object migrations are the same now as at `commit` (40 hex digits, never an option:
- * `--end-of-options`); false when that commit cannot be read.
+ * Whether the env's Durable Object classes are declared the same now as at `commit` (40 hex digits, never an option:
+ * `--end-of-options`), whichever configuration file that commit has; false when it cannot be read.
  */
-function sameMigrations(git: (...args: string[]) => string, commit: string, env: string, toml: string): boolean {
-  try {
-    return (
-      durableObjectMigrations(git("show", "--end-of-options", `${commit}:wrangler.toml`), env) ===
-      durableObjectMigrations(readFileSync(toml, "utf8"), env)
-    );
-  } catch {
-    return false;
+function sameLifecycle(git: (...args: string[]) => string, commit: string, env: string, configPath: string): boolean {
+  const now = durableObjectLifecycle(readFileSync(configPath, "utf8"), CONFIG_FILES[0], env);
+  for (const file of CONFIG_FILES) {
+    let text: string;
+    try {
+      text = git("show", "--end-of-options", `${commit}:${file}`);
+    } catch {
+      continue;
+    }
+    return durableObjectLifecycle(text, file, env) === now;
   }
+  return false;
 }
 
 /** The new version's id, from the record wrangler wrote to its output file. */

@@ -4,14 +4,16 @@ import { readConfig } from "../../src/framework/read-config";
 export const DEPLOYED_ENVIRONMENTS = ["staging", "production"] as const;
 export type DeployedEnvironment = (typeof DEPLOYED_ENVIRONMENTS)[number];
 
-/** What this project needs from one environment of wrangler.toml. */
+/** What this project needs from one environment of wrangler.jsonc. */
 export interface EnvironmentConfig {
   name: string;
   vars: Record<string, unknown>;
-  d1: { binding: string; database_id?: string }[];
+  routes: string[];
+  d1: { binding: string; database_name?: string; database_id?: string }[];
   kv: { binding: string; id?: string }[];
   durableObjects: { name: string; class_name: string }[];
-  observability: boolean;
+  /** Workers Logs and traces, each on with every environment's sampling rate. */
+  observability: { logs: boolean; traces: boolean };
   crons: string[];
   analyticsDatasets: { binding: string; dataset?: string }[];
   compatibilityFlags: string[];
@@ -20,22 +22,29 @@ export interface EnvironmentConfig {
 /** Flags every environment runs with: fetch() only to public addresses (docs/operations.md#webhooks). */
 export const REQUIRED_COMPATIBILITY_FLAGS = ["global_fetch_strictly_public"];
 
-const PLACEHOLDER = "REPLACE_WITH_";
+/** The domains the committed configuration names until an operator puts their own (reserved, never a zone). */
+const EXAMPLE_DOMAIN = /\.example\.(com|net|org)(\/|$)/;
 
 export function isDeployedEnvironment(name: string): name is DeployedEnvironment {
   return (DEPLOYED_ENVIRONMENTS as readonly string[]).includes(name);
 }
 
-/** The top level (local development) when `env` is undefined; another wrangler.toml with `config`. */
-export function readEnvironment(env: DeployedEnvironment | undefined, config = "wrangler.toml"): EnvironmentConfig {
+/** The top level (local development) when `env` is undefined; another wrangler.jsonc with `config`. */
+export function readEnvironment(env: DeployedEnvironment | undefined, config = "wrangler.jsonc"): EnvironmentConfig {
   const resolved = unstable_readConfig({ config, env }, { hideWarnings: true });
   return {
     name: resolved.name ?? "",
     vars: resolved.vars,
+    routes: (resolved.routes ?? []).map((route: string | { pattern: string }) =>
+      typeof route === "string" ? route : route.pattern,
+    ),
     d1: resolved.d1_databases,
     kv: resolved.kv_namespaces,
     durableObjects: resolved.durable_objects.bindings,
-    observability: resolved.observability?.enabled === true,
+    observability: {
+      logs: resolved.observability?.enabled === true && resolved.observability.logs?.enabled !== false,
+      traces: resolved.observability?.traces?.enabled === true,
+    },
     crons: resolved.triggers?.crons ?? [],
     analyticsDatasets: resolved.analytics_engine_datasets,
     compatibilityFlags: resolved.compatibility_flags,
@@ -85,10 +94,11 @@ export function configProblems(
   if (typeof baseUrl !== "string" || !baseUrl.startsWith("https://")) {
     problems.push(`${env}: BASE_URL must be an https URL, got ${JSON.stringify(baseUrl)}`);
   }
-  if (!config.observability) problems.push(`${env}: [env.${env}.observability] enabled must be true`);
+  if (!config.observability.logs) problems.push(`${env}: env.${env}.observability must have its logs on`);
+  if (!config.observability.traces) problems.push(`${env}: env.${env}.observability.traces.enabled must be true`);
   // The prune of order events (docs/design/order-events.md#retention): without it they grow until the database stops.
   for (const cron of local.crons)
-    if (!config.crons.includes(cron)) problems.push(`${env}: [env.${env}.triggers] crons lacks "${cron}"`);
+    if (!config.crons.includes(cron)) problems.push(`${env}: env.${env}.triggers.crons lacks "${cron}"`);
   if (config.name === local.name) problems.push(`${env}: name must differ from the local worker's "${local.name}"`);
   problems.push(...webhookPipelineProblems(env, config));
   for (const flag of REQUIRED_COMPATIBILITY_FLAGS)
@@ -130,13 +140,15 @@ export function missingFromConfig(label: string, config: EnvironmentConfig, loca
   return problems;
 }
 
-/** The ids an operator still has to fill in before this environment can be deployed. */
-export function placeholdersIn(config: EnvironmentConfig): string[] {
-  const ids = [
-    ...config.d1.map((d) => ({ what: `D1 database_id of ${d.binding}`, value: d.database_id })),
-    ...config.kv.map((k) => ({ what: `KV namespace id of ${k.binding}`, value: k.id })),
-  ];
-  return ids.filter(({ value }) => value === undefined || value.startsWith(PLACEHOLDER)).map(({ what }) => what);
+/** What still names an example domain: the routes and base URLs an operator replaces with their own first. */
+export function exampleDomainsIn(config: EnvironmentConfig): string[] {
+  const urls = ["BASE_URL", "STAGING_BASE_URL", "PRODUCTION_BASE_URL"].map((name) => ({
+    what: name,
+    value: String(config.vars[name]),
+  }));
+  return [...config.routes.map((route) => ({ what: `route ${route}`, value: route })), ...urls]
+    .filter(({ value }) => EXAMPLE_DOMAIN.test(value))
+    .map(({ what }) => what);
 }
 
 function bindingNames(bindings: { binding: string }[]): string[] {
@@ -144,7 +156,7 @@ function bindingNames(bindings: { binding: string }[]): string[] {
 }
 
 /**
- * The vars wrangler.toml declares that the environment sets, as `wrangler dev`'s
+ * The vars wrangler.jsonc declares that the environment sets, as `wrangler dev`'s
  * `--var NAME:value` arguments: `SECRET_SCANNING_KEYS_URL=http://127.0.0.1:9000/keys npm start`
  * points the local service at a key server of its own. Names the file does not
  * declare are left alone, so nothing else in a shell's environment reaches the worker.

@@ -1,7 +1,7 @@
 /**
  * The rules of a gradual release (docs/operations.md#promotion-staging-smoke-production),
  * as plain functions: the ramp's steps, the traffic split of each, and
- * whether the Durable Object migrations changed since the version now
+ * whether the Durable Object classes changed since the version now
  * deployed (then versions cannot carry the release).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -36,13 +36,21 @@ export const deployVersions = (env: string, versions: string[], message: string)
   `--message=${message}`,
 ];
 
-/** The environment's Durable Object migrations in a wrangler.toml's text, as comparable JSON. */
-export function durableObjectMigrations(toml: string, env: string): string {
+/** The configuration files a commit may hold, newest first: `wrangler.toml` until the move to `wrangler.jsonc`. */
+export const CONFIG_FILES = ["wrangler.jsonc", "wrangler.toml"] as const;
+
+/**
+ * The environment's Durable Object lifecycle (the declared `exports`, or the legacy `migrations`) in a configuration
+ * file's text, as comparable JSON. A version cannot carry a change to it: wrangler refuses a split between versions
+ * whose `exports` differ ("All versions in a multi-version deployment must declare identical `exports`").
+ */
+export function durableObjectLifecycle(text: string, file: (typeof CONFIG_FILES)[number], env: string): string {
   const dir = mkdtempSync(join(tmpdir(), "store-orders-release-"));
   try {
-    const file = join(dir, "wrangler.toml");
-    writeFileSync(file, toml);
-    return JSON.stringify(unstable_readConfig({ config: file, env }, { hideWarnings: true }).migrations ?? []);
+    const path = join(dir, file);
+    writeFileSync(path, text);
+    const config = unstable_readConfig({ config: path, env }, { hideWarnings: true });
+    return JSON.stringify({ exports: config.exports ?? {}, migrations: config.migrations ?? [] });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   DEPLOYED_ENVIRONMENTS,
   configProblems,
-  placeholdersIn,
+  exampleDomainsIn,
   readEnvironment,
   varProblems,
   varsFromEnvironment,
@@ -20,14 +20,15 @@ function staging(overrides: Partial<EnvironmentConfig> = {}): EnvironmentConfig 
   return { ...readEnvironment("staging"), ...overrides };
 }
 
-describe("wrangler.toml environments", () => {
-  // That the committed wrangler.toml passes is checked by `npm run check:config`, which `npm test` runs first;
+describe("wrangler.jsonc environments", () => {
+  // That the committed wrangler.jsonc passes is checked by `npm run check:config`, which `npm test` runs first;
   // these tests check that the checks catch what they should.
   it("gives each deployment its own database, namespace, worker name and base URL", () => {
     const [a, b] = DEPLOYED_ENVIRONMENTS.map((env) => readEnvironment(env));
     expect(a!.name).not.toBe(b!.name);
-    expect(a!.d1[0]!.database_id).not.toBe(b!.d1[0]!.database_id);
-    expect(a!.kv[0]!.id).not.toBe(b!.kv[0]!.id);
+    expect(a!.d1[0]!.database_name).not.toBe(b!.d1[0]!.database_name);
+    // Neither names an id: each Worker's first release provisions its own (docs/operations.md#the-first-release).
+    for (const env of [a!, b!]) expect([env.d1[0]!.database_id, env.kv[0]!.id]).toEqual([undefined, undefined]);
     expect(a!.vars.BASE_URL).not.toBe(b!.vars.BASE_URL);
   });
 
@@ -42,7 +43,7 @@ describe("wrangler.toml environments", () => {
   it("reports an environment whose cron is not every minute, or without the webhook lanes", () => {
     expect(local.crons).toEqual(["* * * * *"]);
     expect(configProblems("staging", staging({ crons: ["17 3 * * *"] }), local)).toEqual([
-      'staging: [env.staging.triggers] crons lacks "* * * * *"',
+      'staging: env.staging.triggers.crons lacks "* * * * *"',
       'staging: the triggers\' crons lack "* * * * *", which prunes the order events and wakes the webhook dispatcher',
     ]);
     const withoutLanes = staging().durableObjects.filter((binding) => binding.name !== "WEBHOOK_LANES");
@@ -110,9 +111,11 @@ describe("wrangler.toml environments", () => {
     ]);
   });
 
-  it("reports observability switched off and a worker name shared with local", () => {
-    expect(configProblems("staging", staging({ observability: false, name: local.name }), local)).toEqual([
-      "staging: [env.staging.observability] enabled must be true",
+  it("reports logs or traces switched off and a worker name shared with local", () => {
+    const off = { logs: false, traces: false };
+    expect(configProblems("staging", staging({ observability: off, name: local.name }), local)).toEqual([
+      "staging: env.staging.observability must have its logs on",
+      "staging: env.staging.observability.traces.enabled must be true",
       `staging: name must differ from the local worker's "${local.name}"`,
     ]);
   });
@@ -139,13 +142,16 @@ describe("wrangler.toml environments", () => {
     ]);
   });
 
-  it("lists the ids an operator still has to fill in", () => {
-    expect(placeholdersIn(staging())).toEqual(["D1 database_id of DB", "KV namespace id of API_KEYS"]);
-    const filled = staging({
-      d1: [{ binding: "DB", database_id: "5e6f0c1e-0000-4000-8000-000000000001" }],
-      kv: [{ binding: "API_KEYS", id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0" }],
-    });
-    expect(placeholdersIn(filled)).toEqual([]);
+  it("lists where an environment still names the example domains, and nothing once it names its own", () => {
+    expect(exampleDomainsIn(staging())).toEqual([
+      "route store-orders-staging.example.com",
+      "BASE_URL",
+      "STAGING_BASE_URL",
+      "PRODUCTION_BASE_URL",
+    ]);
+    const own = (url: string) => url.replace(".example.com", ".acme-store.dev");
+    const vars = Object.fromEntries(Object.entries(staging().vars).map(([name, value]) => [name, own(String(value))]));
+    expect(exampleDomainsIn(staging({ routes: [own("store-orders-staging.example.com")], vars }))).toEqual([]);
   });
 });
 
@@ -153,23 +159,33 @@ describe("npm run check's configuration step", () => {
   const dir = mkdtempSync(join(tmpdir(), "store-orders-config-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** wrangler.toml with its relative paths made absolute, so a copy elsewhere still builds. */
-  function configCopy(edit: (toml: string) => string): string {
-    const toml = readFileSync("wrangler.toml", "utf8")
-      .replace('main = "src/app/worker.ts"', `main = "${resolve("src/app/worker.ts")}"`)
-      .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${resolve("migrations")}"`)
-      .replace('directory = "./public"', `directory = "${resolve("public")}"`);
-    const path = join(dir, `wrangler-${Math.random().toString(36).slice(2)}.toml`);
-    writeFileSync(path, edit(toml));
+  /** wrangler.jsonc with its relative paths made absolute, so a copy elsewhere still builds. */
+  function configCopy(edit: (config: string) => string): string {
+    const config = readFileSync("wrangler.jsonc", "utf8")
+      .replace('"node_modules/wrangler/config-schema.json"', `"${resolve("node_modules/wrangler/config-schema.json")}"`)
+      .replace('"main": "src/app/worker.ts"', `"main": "${resolve("src/app/worker.ts")}"`)
+      .replaceAll('"migrations_dir": "migrations"', `"migrations_dir": "${resolve("migrations")}"`)
+      .replace('"directory": "./public"', `"directory": "${resolve("public")}"`);
+    const path = join(dir, `wrangler-${Math.random().toString(36).slice(2)}.jsonc`);
+    writeFileSync(path, edit(config));
     return path;
   }
 
+  /** `config` with the first match of `find` after `after` replaced. */
+  const editAfter = (config: string, after: string, find: RegExp, replacement: string) => {
+    const at = config.indexOf(after);
+    return config.slice(0, at) + config.slice(at).replace(find, replacement);
+  };
+
   // One run for both environments: each fails on its own fault, and on nothing of the other's; neither is built.
   it("fails, naming the environment and what is wrong in each: production without its Durable Object binding, staging with a BAN_THRESHOLD that is not a number", async () => {
-    const broken = configCopy((toml) =>
-      toml
-        .replace(/\[\[env\.production\.durable_objects\.bindings\]\][^[]*/, "")
-        .replace(/(\[env\.staging\.vars\][^[]*?)BAN_THRESHOLD = "20"/, '$1BAN_THRESHOLD = "2O"'),
+    const broken = configCopy((config) =>
+      editAfter(
+        editAfter(config, '"production": {', /"durable_objects": \{\s*"bindings": \[[^\]]*\]\s*\},/, ""),
+        '"staging": {',
+        /"BAN_THRESHOLD": "20"/,
+        '"BAN_THRESHOLD": "2O"',
+      ),
     );
     const result = await runNpmScript("check:config", broken);
     const failures = (env: string) => result.stderr.split("\n").filter((line) => line.startsWith(`FAIL ${env}:`));
@@ -186,12 +202,12 @@ describe("npm run check's configuration step", () => {
 
 describe("npm run deploy:*", () => {
   it.each(DEPLOYED_ENVIRONMENTS)(
-    "refuses to deploy %s while its ids are placeholders, before calling wrangler",
+    "refuses to deploy %s while it names the example domains, before calling wrangler",
     async (env) => {
       const result = await runNpmScript(`deploy:${env}`);
       expect(result.stderr).toContain(
-        `Not deploying ${env}: wrangler.toml still has placeholder ids for D1 database_id of DB, KV namespace id of ` +
-          `API_KEYS.`,
+        `Not deploying ${env}: wrangler.jsonc still names the example domains in route store-orders` +
+          `${env === "staging" ? "-staging" : ""}.example.com, BASE_URL, STAGING_BASE_URL, PRODUCTION_BASE_URL.`,
       );
       expect(result.stdout).not.toContain("Applying D1 migrations");
       expect(result.status).toBe(1);
@@ -202,7 +218,7 @@ describe("npm run deploy:*", () => {
 describe("npm start's vars from its environment", () => {
   const declared = Object.keys(readEnvironment(undefined).vars);
 
-  it("passes every var wrangler.toml declares that the environment sets, as wrangler dev's --var, and nothing else", () => {
+  it("passes every var wrangler.jsonc declares that the environment sets, as wrangler dev's --var, and nothing else", () => {
     expect(declared).toContain("SECRET_SCANNING_KEYS_URL");
     const args = varsFromEnvironment(declared, {
       SECRET_SCANNING_KEYS_URL: "http://127.0.0.1:9000/keys",

@@ -11,7 +11,7 @@ import { freePort } from "../../scripts/lib/ports";
 import { ALWAYS_SENT } from "../../src/framework/header-catalogue";
 import { dataPoint } from "../../src/framework/middleware/request-analytics";
 import { engineRow, runEngineSql, tableOf } from "../support/analytics-engine-sql";
-import { answerAsWrangler } from "../support/fake-wrangler.mjs";
+import { answerAsWrangler, databaseInfo } from "../support/fake-wrangler.mjs";
 
 /**
  * `npm run deploy:production` end to end, with nothing deployed: a fake
@@ -19,8 +19,8 @@ import { answerAsWrangler } from "../support/fake-wrangler.mjs";
  * like wrangler, and a local server stands in for the deployment, answering
  * as the new version only when the version override names it (and it is
  * deployed). Each case runs the release (the command's own code) in a
- * configured copy of the project: a git repository whose wrangler.toml has
- * its ids filled in. The fake answers in this process (a process per call
+ * configured copy of the project: a git repository whose wrangler.jsonc names
+ * an operator's own domain. The fake answers in this process (a process per call
  * was most of this file's time), except in the first case, which runs it
  * as the release runs wrangler: a process per call. The wrangler failure's
  * own line is wrangler's output, which goes to this process's terminal. A
@@ -36,6 +36,8 @@ const NEW = "1a1a1a1a-new0-4000-8000-000000000002";
 
 interface FakeState {
   worker: string;
+  exists?: boolean;
+  secrets: string[];
   newVersion: string;
   split: Record<string, number>;
   tags: Record<string, string>;
@@ -67,6 +69,8 @@ let analytics: Server;
 let analyticsPort = 0;
 /** The SQL the stand-in was sent, in order. */
 const queries: string[] = [];
+/** The read replication changes the stand-in was sent, with how many wrangler calls the release had made by then. */
+const replication: { uuid: string; body: unknown; afterCalls: number }[] = [];
 const ACCOUNT = "0123abcd0123abcd0123abcd0123abcd";
 const TOKEN = "analytics-read-token-for-tests";
 
@@ -144,6 +148,20 @@ beforeAll(async () => {
     const reply = (status: number, body: string) => (
       response.writeHead(status, { "Content-Type": "application/json" }), response.end(body)
     );
+    const database = new RegExp(`^/client/v4/accounts/${ACCOUNT}/d1/database/([0-9a-f-]+)$`).exec(request.url ?? "");
+    if (request.method === "PUT" && database) {
+      replication.push({ uuid: database[1]!, body: JSON.parse(sql), afterCalls: readState().calls.length });
+      // Cloudflare's "Update D1 Database" answer: the database's record, with its new mode.
+      return reply(
+        200,
+        JSON.stringify({
+          errors: [],
+          messages: [],
+          success: true,
+          result: { ...databaseInfo("store-orders-production"), uuid: database[1], read_replication: { mode: "auto" } },
+        }),
+      );
+    }
     if (request.method !== "POST" || request.url !== `/client/v4/accounts/${ACCOUNT}/analytics_engine/sql`)
       return reply(404, '{"errors":["no such route"]}');
     if (request.headers.authorization !== `Bearer ${TOKEN}`) return reply(401, '{"errors":["authentication error"]}');
@@ -179,6 +197,7 @@ afterEach(() => {
   asProcesses = false;
   for (const dir of repos.splice(0)) rmSync(dir, { recursive: true, force: true });
   behaviour = {};
+  replication.length = 0;
   traffic = { total: 1_000 };
   credentials = true;
   queries.length = 0;
@@ -190,21 +209,29 @@ const gitIn = (dir: string, ...args: string[]) =>
     encoding: "utf8",
   }).trim();
 
+/** The secrets a deployed Worker has set. */
+const SECRETS = ["WEBHOOK_SECRETS_KEY", "CONSOLE_SESSION_KEY", "OPERATOR_TOKEN"];
+
+/** The committed configuration with an operator's own domain in place of the example ones. */
+const configured = () => readFileSync("wrangler.jsonc", "utf8").replaceAll(".example.com", ".acme-store.dev");
+
 /**
- * A configured copy of the project (its ids filled in), committed, with the fake's state: the old version serving 100%.
+ * A configured copy of the project, committed, with the fake's state: the old version serving 100%; `before`, the
+ * configuration of the release before (wrangler.toml for one from before the move to wrangler.jsonc).
  */
-function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir: string; commit: string } {
+function configuredCopy(
+  edit: (config: string) => string = (config) => config,
+  before: { file: string; text: string } = { file: "wrangler.jsonc", text: configured() },
+): { dir: string; commit: string } {
   const dir = mkdtempSync(join(tmpdir(), "store-orders-release-"));
   repos.push(dir);
-  const toml = readFileSync("wrangler.toml", "utf8")
-    .replace(/REPLACE_WITH_\w+_D1_DATABASE_ID/g, "11111111-2222-4333-8444-555555555555")
-    .replace(/REPLACE_WITH_\w+_KV_NAMESPACE_ID/g, "0123456789abcdef0123456789abcdef");
   gitIn(dir, "init", "-q");
-  writeFileSync(join(dir, "wrangler.toml"), toml);
+  writeFileSync(join(dir, before.file), before.text);
   gitIn(dir, "add", ".");
   gitIn(dir, "commit", "-qm", "the release before");
   const deployedCommit = gitIn(dir, "rev-parse", "HEAD");
-  writeFileSync(join(dir, "wrangler.toml"), edit(toml));
+  if (before.file !== "wrangler.jsonc") gitIn(dir, "rm", "-q", before.file);
+  writeFileSync(join(dir, "wrangler.jsonc"), edit(configured()));
   writeFileSync(join(dir, "CHANGES"), "the new release\n");
   gitIn(dir, "add", ".");
   gitIn(dir, "commit", "-qm", "Release 42: faster pages");
@@ -214,6 +241,7 @@ function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir:
     newVersion: NEW,
     split: { [OLD]: 100 },
     tags: { [OLD]: deployedCommit },
+    secrets: SECRETS,
     failOn: [],
     calls: [],
   };
@@ -222,6 +250,12 @@ function configuredCopy(edit: (toml: string) => string = (toml) => toml): { dir:
   writeFileSync(join(dir, ".git", "info", "exclude"), "fake-wrangler.json\n");
   return { dir, commit: gitIn(dir, "rev-parse", "HEAD") };
 }
+
+/** The configuration with one more Durable Object class declared. */
+const addClass = (config: string) => {
+  const lane = '"WebhookLane": { "type": "durable-object", "storage": "sqlite" }';
+  return config.replace(lane, `${lane},\n    "Another": { "type": "durable-object", "storage": "sqlite" }`);
+};
 
 /**
  * The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake); `onLine` sees
@@ -284,7 +318,10 @@ const changes = () =>
   readState()
     .calls.filter(
       ([first, second]) =>
-        !(first === "deployments" && second === "status") && !(first === "versions" && second === "view"),
+        !(first === "deployments" && second === "status") &&
+        !(first === "versions" && second === "view") &&
+        !(first === "secret" && second === "list") &&
+        !(first === "d1" && second === "info"),
     )
     .map((call) => call.map((arg) => arg.replace(/^--message=(Release|Next release).*$/, "--message")).join(" "));
 
@@ -368,18 +405,13 @@ describe("npm run deploy:production, as a gradual release", () => {
     expect(readState().split).toEqual({ [OLD]: 100 });
   });
 
-  it("refuses a Durable Object migration change without --all-at-once, and with it deploys plainly and smoke-checks", async () => {
-    const addClass = (toml: string) =>
-      toml.replace(
-        /(\[\[env\.production\.migrations\]\]\ntag = "v1"\nnew_sqlite_classes = \["RateLimiter"\]\n)/,
-        '$1\n[[env.production.migrations]]\ntag = "v2"\nnew_sqlite_classes = ["Another"]\n',
-      );
+  it("refuses a change to the Durable Object classes without --all-at-once, and with it deploys plainly and smoke-checks", async () => {
     const { dir } = configuredCopy(addClass);
-    expect(readFileSync(join(dir, "wrangler.toml"), "utf8")).toContain('tag = "v2"');
+    expect(readFileSync(join(dir, "wrangler.jsonc"), "utf8")).toContain('"Another": { "type": "durable-object"');
     const refused = await deploy(dir);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(
-      /Durable Object migrations in wrangler.toml changed since the deployed version .* --all-at-once/,
+      /Durable Object classes in wrangler.jsonc changed since the deployed version .* --all-at-once/,
     );
     expect(changes()).toEqual([]);
 
@@ -541,35 +573,150 @@ describe("npm run deploy:production, as a gradual release", () => {
     expect(upload).toContain("--message=--yes --dry-run");
   });
 
-  it("refuses to roll back an all-at-once release that changed the Durable Object migrations, saying why and what to do by hand", async () => {
-    const addClass = (toml: string) =>
-      toml.replace(
-        /(\[\[env\.production\.migrations\]\]\ntag = "v1"\nnew_sqlite_classes = \["RateLimiter"\]\n)/,
-        '$1\n[[env.production.migrations]]\ntag = "v2"\nnew_sqlite_classes = ["Another"]\n',
-      );
+  it("refuses to roll back an all-at-once release that changed the Durable Object classes, saying why and what to do by hand", async () => {
     const { dir } = configuredCopy(addClass);
     behaviour = { newBrokenFrom: 100 };
     const result = await deploy(dir, "--all-at-once");
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(
-      /^FAILED: the smoke checks failed at 100%: .*Not rolled back to .*Durable Object migrations.*By hand/,
+      /^FAILED: the smoke checks failed at 100%: .*Not rolled back to .*Durable Object classes.*By hand/,
     );
     expect(changes().filter((call) => call.startsWith("versions deploy"))).toEqual([]);
   });
 
-  it("refuses placeholders and a dirty tree before anything runs", async () => {
+  it("refuses the example domains and a dirty tree before anything runs", async () => {
     const { dir } = configuredCopy();
     writeFileSync(join(dir, "CHANGES"), "edited, not committed\n");
     const dirty = await deploy(dir);
     expect(dirty.status).toBe(1);
     expect(dirty.stderr).toContain("the working tree has uncommitted changes");
     gitIn(dir, "checkout", "CHANGES");
-    writeFileSync(join(dir, "wrangler.toml"), readFileSync("wrangler.toml", "utf8"));
-    gitIn(dir, "commit", "-qam", "placeholders again");
-    const placeholders = await deploy(dir, "--dry-run");
-    expect(placeholders.status).toBe(1);
-    expect(placeholders.stderr).toContain("Not deploying production: wrangler.toml still has placeholder ids");
+    writeFileSync(join(dir, "wrangler.jsonc"), readFileSync("wrangler.jsonc", "utf8"));
+    gitIn(dir, "commit", "-qam", "the example domains again");
+    const examples = await deploy(dir, "--dry-run");
+    expect(examples.status).toBe(1);
+    expect(examples.stderr).toContain(
+      "Not deploying production: wrangler.jsonc still names the example domains in route store-orders.example.com, " +
+        "BASE_URL, STAGING_BASE_URL, PRODUCTION_BASE_URL.",
+    );
     expect(readState().calls).toEqual([]);
+  });
+
+  it("refuses, before changing anything, a Worker that lacks a required secret, saying how to set it", async () => {
+    const { dir } = configuredCopy();
+    writeFileSync(statePath, JSON.stringify({ ...readState(), secrets: ["OPERATOR_TOKEN", "WEBHOOK_SECRETS_KEY"] }));
+    const result = await deploy(dir, "--dry-run");
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      "Not deploying production: the Worker lacks the secret CONSOLE_SESSION_KEY; set it with " +
+        "`npx wrangler secret put <NAME> --env production`",
+    );
+    expect(changes()).toEqual([]);
+  });
+
+  it("takes a release whose previous configuration was wrangler.toml (no exports) all at once only", async () => {
+    const toml =
+      'name = "store-orders"\n[[env.production.migrations]]\ntag = "v1"\nnew_sqlite_classes = ["RateLimiter"]\n';
+    const { dir } = configuredCopy(undefined, { file: "wrangler.toml", text: toml });
+    const refused = await deploy(dir);
+    expect(refused.stderr).toMatch(/Durable Object classes in wrangler.jsonc changed since the deployed version/);
+    expect(changes()).toEqual([]);
+    const plain = await deploy(dir, "--all-at-once");
+    expect(plain.status, plain.stderr).toBe(0);
+  });
+});
+
+describe("npm run deploy:production, the first release", () => {
+  const secrets = { WEBHOOK_SECRETS_KEY: "sealing-key", CONSOLE_SESSION_KEY: "session-key", OPERATOR_TOKEN: "ops:t" };
+  /** A configured copy whose Worker was never released: nothing deployed, no secrets. */
+  function neverReleased(): string {
+    const { dir } = configuredCopy();
+    writeFileSync(statePath, JSON.stringify({ ...readState(), exists: false, split: {}, tags: {}, secrets: [] }));
+    return dir;
+  }
+  const withSecrets = async <T>(given: Record<string, string>, run: () => Promise<T>): Promise<T> => {
+    for (const [name, value] of Object.entries(given)) process.env[name] = value;
+    try {
+      return await run();
+    } finally {
+      for (const name of Object.keys(given)) delete process.env[name];
+    }
+  };
+
+  it("provisions with an upload that serves nothing, migrates, turns read replication on, then deploys and smoke-checks", async () => {
+    const dir = neverReleased();
+    const before = leftovers();
+    const result = await withSecrets(secrets, () => deploy(dir));
+    expect(result.status, result.stderr + result.stdout).toBe(0);
+    const commit = gitIn(dir, "rev-parse", "HEAD");
+    expect(changes().map((call) => call.replace(/--secrets-file \S+/, "--secrets-file <file>"))).toEqual([
+      `versions upload --env production --tag ${commit} --message --secrets-file <file>`,
+      "d1 migrations apply DB --remote --env production",
+      `deploy --env production --tag ${commit} --message`,
+    ]);
+    // The secrets went with the upload, from a file only its owner could read, which is gone.
+    expect(readState().secrets.sort()).toEqual(Object.keys(secrets).sort());
+    expect((readState() as FakeState & { secretsFileMode: string }).secretsFileMode).toBe("600");
+    expect(leftovers()).toEqual(before);
+    // Read replication, once the database exists (after the migrations) and before any traffic (the deploy).
+    const calls = readState().calls.map((call) => call.slice(0, 2).join(" "));
+    expect(replication).toEqual([
+      { uuid: databaseInfo("").uuid, body: { read_replication: { mode: "auto" } }, afterCalls: expect.any(Number) },
+    ]);
+    expect(calls.slice(0, replication[0]!.afterCalls).at(-1)).toBe("d1 info");
+    expect(calls.indexOf("d1 migrations")).toBeLessThan(replication[0]!.afterCalls);
+    expect(calls.indexOf("deploy --env")).toBeGreaterThanOrEqual(replication[0]!.afterCalls);
+    expect(result.stdout).toContain(
+      `== 100%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="${NEW}" only`,
+    );
+    expect(result.stdout).toContain("Released to production");
+  });
+
+  it("refuses, before any call that changes something, when a required secret is not in its environment", async () => {
+    const dir = neverReleased();
+    const result = await withSecrets({ WEBHOOK_SECRETS_KEY: "sealing-key" }, () => deploy(dir));
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      "Not deploying production: a first release takes its secrets from this environment, and CONSOLE_SESSION_KEY " +
+        "is not set",
+    );
+    expect(changes()).toEqual([]);
+  });
+
+  it("says that a first release that fails its smoke check stays deployed, with nothing to go back to", async () => {
+    const dir = neverReleased();
+    behaviour = { newBrokenFrom: 100 };
+    const result = await withSecrets(secrets, () => deploy(dir));
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^FAILED: the smoke checks failed at 100%: .*served nothing before this release/);
+    expect(changes().filter((call) => call.startsWith("versions deploy"))).toEqual([]);
+  });
+
+  it("--dry-run prints the first release's plan and changes nothing", async () => {
+    const dir = neverReleased();
+    const result = await withSecrets(secrets, () => deploy(dir, "--dry-run"));
+    expect(result.status, result.stderr).toBe(0);
+    const plan = result.stdout
+      .split("\n")
+      .filter((line) => line.startsWith("== "))
+      .map((line) =>
+        line
+          .replace(" --message=Release 42: faster pages", "")
+          .replace(/--secrets-file \S+/, "--secrets-file <file>")
+          .replace(/[0-9a-f]{40}/, "<commit>"),
+      );
+    expect(plan).toEqual([
+      "== Provisioning production (D1, KV, Durable Object classes) with its secrets (WEBHOOK_SECRETS_KEY, " +
+        "CONSOLE_SESSION_KEY, OPERATOR_TOKEN), serving nothing: wrangler versions upload --env production --tag " +
+        "<commit> --secrets-file <file>",
+      "== Applying D1 migrations to production: wrangler d1 migrations apply DB --remote --env production",
+      "== Turning D1 read replication on for store-orders-production: PUT /accounts/<account>/d1/database/<uuid>",
+      "== Deploying store-orders-production: its routes and cron from now on: wrangler deploy --env production --tag " +
+        "<commit>",
+      `== 100%: smoke checks against http://127.0.0.1:${port}/v1, ${WORKER}="<new version>" only`,
+    ]);
+    expect(changes()).toEqual([]);
+    expect(replication).toEqual([]);
   });
 });
 
