@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import type { APIResponse, Browser, Page, Route } from "playwright-core";
 import { useSharedService } from "../support/service-fixture";
 import { useKeysCommand } from "../support/npm-script";
 import { expectAccessible, expectLightPage, launchChromium, screenshot, watch } from "../support/chromium";
@@ -306,6 +306,37 @@ describe("the operators' console", () => {
     await page.goto(local);
     await expect.poll(() => page.locator("#operator-name").textContent(), { timeout: 30_000 }).toBe(colleague);
     expect(asked).toHaveLength(2);
+    await context.close();
+  });
+
+  it("lets a link followed while the page still asks who is signed in decide, whichever answer comes last", async () => {
+    const colleague = "colleague-2@example.com";
+    expect((await keys.run("operator", "add", colleague, "--json")).status).toBe(0);
+    const { context, page } = await open();
+    page.on("dialog", (dialog) => void dialog.accept());
+    await page.goto(`${root()}/operator`);
+    await page.getByLabel(/token/i).fill(token);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    // The page's next look at its session is answered now, naming the operator signed in, and delivered late.
+    const held: { route: Route; answer: APIResponse }[] = [];
+    await page.route("**/admin/session", async (route) => {
+      if (route.request().method() !== "GET" || held.length > 0) return route.continue();
+      held.push({ route, answer: await route.fetch() });
+    });
+    await page.reload();
+    await expect.poll(() => held.length, { timeout: 30_000 }).toBe(1);
+    // Meanwhile a link for a colleague is followed, and signs them in.
+    const { url } = JSON.parse((await keys.run("operator-link", colleague, "--json")).stdout) as { url: string };
+    await page.goto(url.replace(/^https?:\/\/[^/]+/, root()));
+    await expect.poll(() => page.locator("#operator-name").textContent(), { timeout: 30_000 }).toBe(colleague);
+    // The held answer comes last, and changes nothing: a round trip of the page's own after it, to let it be read.
+    expect(await held[0]!.answer.json()).toMatchObject({ operator: OPERATOR });
+    const answered = page.waitForResponse((response) => response.request() === held[0]!.route.request());
+    await held[0]!.route.fulfill({ response: held[0]!.answer });
+    await answered;
+    await page.evaluate(() => fetch("/v1").then((response) => response.text()));
+    expect(await page.locator("#operator-name").textContent()).toBe(colleague);
     await context.close();
   });
 

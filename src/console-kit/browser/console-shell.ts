@@ -41,6 +41,8 @@ export class Shell<S extends object> {
   private stopView: (() => void) | void = undefined;
   /** The signed-in session as the views see it: changed in place when it moves (refresh()). */
   private current: S | undefined;
+  /** Counts the page's turns (a link followed, the console entered): an answer to an older turn is dropped. */
+  private turn = 0;
 
   constructor(
     private readonly main: HTMLElement,
@@ -71,28 +73,37 @@ export class Shell<S extends object> {
    * asked first, so a link cannot swap their session unnoticed.
    */
   private async followLink(): Promise<void> {
+    const turn = ++this.turn;
     const token = LINK.exec(location.hash)![1]!;
     history.replaceState(null, "", `${location.pathname}#/${this.config.home}`);
     const ask = this.config.replaceWithLink;
     if (ask) {
       const signedIn = this.current ?? (await this.config.session().catch(() => undefined));
+      if (turn !== this.turn) return;
       if (signedIn && !ask(signedIn)) return this.enter();
     }
     try {
       await this.config.redeem(token);
     } catch (error) {
-      return this.signIn(messageOf(error));
+      if (turn === this.turn) this.signIn(messageOf(error));
+      return;
     }
-    await this.enter();
+    if (turn === this.turn) await this.enter();
   }
 
   /** Shows the signed-in console, or the sign-in form when there is no session. */
   private readonly enter = async (): Promise<void> => {
+    const turn = ++this.turn;
+    let session: S;
     try {
-      this.current = await this.config.session();
+      session = await this.config.session();
     } catch {
-      return this.signIn();
+      if (turn === this.turn) this.signIn();
+      return;
     }
+    // A link followed meanwhile decides who is signed in: this older answer may name the session it replaced.
+    if (turn !== this.turn) return;
+    this.current = session;
     if (!this.config.views[this.parts()[0]]) history.replaceState(null, "", `#/${this.config.home}`);
     this.route();
   };
