@@ -87,6 +87,9 @@ export class LeaseClient {
   async handBack(name: string, context: SettleContext): Promise<void> {
     const caller = this.#callers.get(name);
     if (!caller) return;
+    // A renewal under way (the reading request's own admission may have asked for one) is waited for: what it grants
+    // is handed back too, not left reserved in the history being read.
+    await caller.asking;
     expireLeases(caller.book, Date.now());
     await this.#settle(name, caller, context, Date.now());
   }

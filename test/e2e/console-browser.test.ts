@@ -573,8 +573,8 @@ describe("signing in with an operator's link, and ending with the key", () => {
 
       const revoked = await keys.run("revoke", holder.id, "--base-url", root());
       expect(revoked.status, revoked.stderr).toBe(0);
-      const from = Date.now();
-      // Any call the page makes from now on is refused: moving to a view makes one.
+      // Any call the page makes from now on is refused: moving to a view makes one. Within a lease's length is held
+      // with the clock injected (test/workers/console/console-sessions.test.ts); here, that the page says so.
       const views = ["Usage", "Overview"];
       await expect
         .poll(
@@ -587,10 +587,9 @@ describe("signing in with an operator's link, and ending with the key", () => {
               .catch(() => undefined);
             return first.page.getByRole("heading", { name: "Sign in to the Store Orders console" }).isVisible();
           },
-          { timeout: 5_000, interval: 250 },
+          { timeout: 30_000, interval: 250 },
         )
         .toBe(true);
-      expect(Date.now() - from).toBeLessThan(5_000);
       expect(pageErrors(first)).toEqual([]);
     } finally {
       await first.context.close();

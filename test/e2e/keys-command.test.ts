@@ -158,10 +158,9 @@ describe("npm run keys, against the running service", () => {
       (await eventually(k, (r) => r.headers.get("RateLimit-Policy") === business, 250)).headers.get("RateLimit-Policy");
     const budgetUpdated = await keys.run("update", id, "--plan", "business", "--base-url", service.current.baseUrl);
     expect(budgetUpdated.stderr).toContain(next.id);
-    const updatedAt = Date.now();
-    // Both keys watched at once: the bound is the lease's 5 s, plus a poll's 250 ms.
+    // Both keys watched at once. Within a lease's length is held with the clock injected
+    // (test/workers/operator/operator-api.test.ts): a busy machine's wall clock says nothing of it.
     expect(await Promise.all([policyOf(key), policyOf(next.key)])).toEqual([business, business]);
-    expect(Date.now() - updatedAt).toBeLessThan(5_500);
     for (const keyId of [id, next.id])
       expect((await keys.run("show", keyId)).stdout).toMatch(
         /plan:\s+business\nname:.*\n.*\nlimits:\s+1000\/minute, 100000\/day/,
@@ -232,10 +231,9 @@ describe("npm run keys, against the running service", () => {
 
     const revoke = await keys.run("revoke", id, ...base);
     expect(revoke.stderr).toContain("refuses it within 5 seconds");
-    const started = Date.now();
+    // Refused within a lease's length is held with the clock injected (test/workers/operator/operator-api.test.ts).
     const refused = await eventually(key, (r) => r.status === 401);
     expect(refused.status).toBe(401);
-    expect(Date.now() - started).toBeLessThan(5_500);
     // Revoking it again tells the limiter again (a revoke whose limiter call failed is finished this way).
     expect((await keys.run("revoke", id, ...base)).stderr).toContain(`told its limiter at ${service.current.baseUrl}`);
 
