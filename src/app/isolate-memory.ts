@@ -127,6 +127,11 @@ export const isolateMemory = {
    * (github-public-keys.ts).
    */
   githubKeys: new GithubPublicKeys(),
+  /**
+   * GitHub's verified reports answered here within the hour, by their bytes' digest (scanning-credential.ts): the
+   * same report again is not counted on GitHub's budget. Safe: a digest of bytes GitHub signed, nothing else.
+   */
+  answeredReports: new TtlCache<string, true>(1_000),
 };
 
 export type IsolateMemory = typeof isolateMemory;

@@ -105,7 +105,7 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
       credentialFor(
         consoleSessionCredential(isolateMemory.sessionKeys),
         operatorCredential(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions),
-        secretScanningCredential(isolateMemory.githubKeys),
+        secretScanningCredential(isolateMemory.githubKeys, isolateMemory.answeredReports),
       ),
     ),
   ],

@@ -5,7 +5,7 @@ import type { TtlCache } from "../lib/ttl-cache";
 import { addressGroup } from "../lib/client-address";
 import { bearerToken } from "./bearer";
 import type { StoredKey } from "./lookup";
-import { ANONYMOUS_LIMITS, OPERATOR_LIMITS, PARTNER_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
+import { ANONYMOUS_LIMITS, NEVER_BANNED, OPERATOR_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
 import { budgetOf, limitsFor, limitsStampOf, type ApiKeyRecord } from "./api-key-record";
 import { invalidCaller, OTHER_CREDENTIAL_HEADERS, sessionEndedCaller } from "./identify-caller";
 
@@ -28,7 +28,12 @@ export const countedCallers = (
       if (caller.operator)
         return { name: `operator:${caller.operator}`, limits: OPERATOR_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
       if (caller.partner)
-        return { name: `partner:${caller.partner}`, limits: PARTNER_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
+        return {
+          name: `partner:${caller.partner.name}`,
+          limits: caller.partner.limits,
+          limitsSetAt: PLAN_LIMITS_REVISED_AT,
+          ban: NEVER_BANNED,
+        };
       return { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
     }
     let budget = budgets.get(caller.key);

@@ -13,6 +13,7 @@ import { parseBearer } from "./bearer";
 import type { ApiKeyRecord } from "./api-key-record";
 import { addressGroup } from "../lib/client-address";
 import { logLine } from "../lib/log";
+import type { Limits } from "../limiter/plans";
 
 export const CHALLENGE = 'Bearer realm="store-orders"';
 
@@ -60,9 +61,9 @@ export type Caller =
       operator?: string;
       /**
        * A partner whose signature verified (GitHub's secret scanning): counted on a budget of its own, never its
-       * address's.
+       * address's, with its limits.
        */
-      partner?: string;
+      partner?: { name: string; limits: Limits };
     };
 
 /**

@@ -46,3 +46,16 @@ export const OPERATOR_LIMITS = PLAN_LIMITS.business;
  * anyone else's keyless traffic, whose ban must never refuse a leak's report.
  */
 export const PARTNER_LIMITS = PLAN_LIMITS.business;
+
+/**
+ * A partner's reports that can change nothing (GitHub's with no token in this service's format, or sent again within
+ * the hour: its retries, or anyone replaying one once seen) are limited on a budget of their own, like a pro key, so
+ * they never spend what its next report that can revoke a key needs.
+ */
+export const UNCHANGING_REPORT_LIMITS = PLAN_LIMITS.pro;
+
+/**
+ * A partner is refused past its limits with Retry-After, and never banned: a ban would let anyone who replays one of
+ * its signed reports switch its reports off for as long as they keep going.
+ */
+export const NEVER_BANNED = { threshold: Number.MAX_SAFE_INTEGER, seconds: 0 };

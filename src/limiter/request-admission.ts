@@ -12,6 +12,8 @@ export interface Budget {
   limitsSetAt: number;
   /** The key's id, when a key is counted: the object may know it revoked before KV does. */
   keyId?: string;
+  /** Its own ban rule, where it is not the service's (a partner is never banned). */
+  ban?: AdmitContext["ban"];
 }
 
 /**
@@ -63,7 +65,7 @@ export class RequestAdmission implements AdmitContext {
   readonly ban: AdmitContext["ban"];
   readonly #c: Context<AppEnv>;
 
-  constructor(c: Context<AppEnv>, budget: Budget, ban: AdmitContext["ban"] = c.get("config").ban) {
+  constructor(c: Context<AppEnv>, budget: Budget, ban: AdmitContext["ban"] = budget.ban ?? c.get("config").ban) {
     this.#c = c;
     this.limits = budget.limits;
     this.limitsSetAt = budget.limitsSetAt;

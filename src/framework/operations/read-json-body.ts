@@ -53,20 +53,27 @@ export function readOptionalJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sc
  * as more than `limit` bytes have arrived, so no caller makes the Worker hold
  * more than that.
  */
-export async function cappedBody(request: Request, limit: number): Promise<Uint8Array> {
+export async function cappedBody(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer>> {
   const tooLarge = () => new ApiError("body_too_large", `The body is longer than ${limit} bytes.`);
   if (Number(request.headers.get("Content-Length")) > limit) throw tooLarge();
-  const bytes = new Uint8Array(limit);
+  if (!request.body) return new Uint8Array(0);
+  // Held as it arrives and joined once: memory follows the body's length, never the limit's.
+  const chunks: Uint8Array[] = [];
   let size = 0;
-  if (!request.body) return bytes.subarray(0, 0);
   const reader = request.body.getReader();
   for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
     if (size + chunk.value.byteLength > limit) {
       await reader.cancel();
       throw tooLarge();
     }
-    bytes.set(chunk.value, size);
+    chunks.push(chunk.value);
     size += chunk.value.byteLength;
   }
-  return bytes.subarray(0, size);
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
 }

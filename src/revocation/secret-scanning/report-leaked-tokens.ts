@@ -61,18 +61,14 @@ export const reportLeakedTokens = defineOperation({
   async handle(c) {
     const report = c.get("secretScanningReport") ?? { ok: false, refusal: invalidSignature("no report was read") };
     if (!report.ok) throw report.refusal;
-    const matches = parseReport(report.body);
-    return jsonBody(c, await judge(c, matches));
+    const feedback = await judge(c, parseReport(report.value));
+    report.answered();
+    return jsonBody(c, feedback);
   },
 });
 
-function parseReport(body: Uint8Array): z.infer<typeof Report> {
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
-  } catch {
-    throw new ApiError("invalid_body", "The report is not valid JSON.");
-  }
+function parseReport(value: unknown): z.infer<typeof Report> {
+  if (value === undefined) throw new ApiError("invalid_body", "The report is not valid JSON.");
   if (Array.isArray(value) && value.length > MAX_REPORT_TOKENS) {
     throw new ApiError(
       "body_too_large",

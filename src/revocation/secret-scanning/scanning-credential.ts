@@ -6,13 +6,20 @@
  * keyless caller's ban would refuse it); a report whose signature fails is
  * counted by its address, as any caller without a credential, and answered
  * 401 by the operation. The body is read here, capped, once: the operation
- * judges the bytes that were verified.
+ * judges the bytes that were verified. A verified report that can change
+ * nothing (no token in this service's format, or a body answered within the
+ * hour) is counted on a budget of its own, so replaying GitHub's published
+ * sample, or any report once seen, never spends what GitHub's next report needs.
  */
 import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
 import { cappedBody } from "../../framework/operations/read-json-body";
 import { DependencyUnavailable } from "../../lib/call-dependency";
+import { sha256Hex } from "../../lib/digest";
+import type { TtlCache } from "../../lib/ttl-cache";
+import { keyShape } from "../../keys/key-format";
+import { PARTNER_LIMITS, UNCHANGING_REPORT_LIMITS } from "../../limiter/plans";
 import { MISSING_KEY, type OtherCredential } from "../../keys/identify-caller";
 import { GithubKeysUnavailable, type GithubPublicKeys } from "./github-public-keys";
 import { verifyGithubSignature } from "./github-signature";
@@ -25,8 +32,23 @@ export const MAX_REPORT_BYTES = 1_048_576;
 const KEY_IDENTIFIER_HEADER = "Github-Public-Key-Identifier";
 const SIGNATURE_HEADER = "Github-Public-Key-Signature";
 
-/** The report as the credential left it: its verified bytes, or why it was refused. */
-export type ScanningReport = { ok: true; body: Uint8Array } | { ok: false; refusal: ApiError };
+/** How long a verified report, once answered, is known by its bytes: sent again, it is not counted on GitHub's. */
+export const ANSWERED_FOR_MS = 3_600_000;
+
+/** The verified reports answered within the hour, by the digest of their bytes. */
+export type AnsweredReports = TtlCache<string, true>;
+
+/**
+ * The report as the credential left it: its verified bytes, its JSON (undefined when it is none) and how to note it
+ * answered; or why it was refused.
+ */
+export type ScanningReport =
+  | { ok: true; body: Uint8Array; value: unknown; answered(): void }
+  | { ok: false; refusal: ApiError };
+
+/** The budget a verified report is counted on: GitHub's, or, for one that can change nothing, its own. */
+const PARTNER = { name: "github", limits: PARTNER_LIMITS };
+const CHANGES_NOTHING = { name: "github:changes-nothing", limits: UNCHANGING_REPORT_LIMITS };
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -41,15 +63,44 @@ export const invalidSignature = (why: string) =>
   });
 
 export const secretScanningCredential =
-  (keys: GithubPublicKeys): OtherCredential =>
+  (keys: GithubPublicKeys, answered: AnsweredReports): OtherCredential =>
   async (c, address) => {
     if (c.req.method !== "POST") return undefined;
-    const report = await readReport(c, keys);
-    c.set("secretScanningReport", report);
-    return report.ok ? { kind: "anonymous", address, rejection: MISSING_KEY, partner: "github" } : undefined;
+    const read = await readReport(c, keys);
+    if (!read.ok) {
+      c.set("secretScanningReport", read);
+      return undefined;
+    }
+    const digest = await sha256Hex(read.body);
+    const value = jsonOf(read.body);
+    const seen = answered.get(digest, Date.now()) !== undefined;
+    c.set("secretScanningReport", {
+      ...read,
+      value,
+      answered: () => answered.set(digest, true, ANSWERED_FOR_MS, Date.now()),
+    });
+    const partner = !seen && holdsServiceToken(value) ? PARTNER : CHANGES_NOTHING;
+    return { kind: "anonymous", address, rejection: MISSING_KEY, partner };
   };
 
-async function readReport(c: Context<AppEnv>, keys: GithubPublicKeys): Promise<ScanningReport> {
+/** The report's JSON, undefined when its bytes are none (the operation says why). */
+function jsonOf(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether any match's token has this service's key format: only such a report can revoke a key. */
+const holdsServiceToken = (value: unknown): boolean =>
+  Array.isArray(value) &&
+  value.some((match) => typeof match?.token === "string" && keyShape(match.token) !== "malformed");
+
+async function readReport(
+  c: Context<AppEnv>,
+  keys: GithubPublicKeys,
+): Promise<{ ok: true; body: Uint8Array<ArrayBuffer> } | { ok: false; refusal: ApiError }> {
   const identifier = c.req.header(KEY_IDENTIFIER_HEADER);
   const signature = c.req.header(SIGNATURE_HEADER);
   if (!identifier || !signature)
@@ -72,7 +123,7 @@ async function readReport(c: Context<AppEnv>, keys: GithubPublicKeys): Promise<S
     };
   }
   if (!key) return { ok: false, refusal: invalidSignature(`GitHub publishes no key ${identifier.slice(0, 80)}`) };
-  let body: Uint8Array;
+  let body: Uint8Array<ArrayBuffer>;
   try {
     body = await cappedBody(c.req.raw, MAX_REPORT_BYTES);
   } catch (error) {

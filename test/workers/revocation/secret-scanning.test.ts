@@ -4,7 +4,8 @@ import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { GITHUB_SECRET_SCANNING_KEYS_URL } from "../../../src/framework/read-config";
 import { sha256Hex } from "../../../src/lib/digest";
 import { recordName } from "../../../src/keys/kv-layout";
-import { ANONYMOUS_LIMITS, PARTNER_LIMITS } from "../../../src/limiter/plans";
+import { ANONYMOUS_LIMITS, NEVER_BANNED, PARTNER_LIMITS, UNCHANGING_REPORT_LIMITS } from "../../../src/limiter/plans";
+import { generateApiKey } from "../../../src/keys/issue-key";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
 import { GITHUB_SAMPLE, githubLikeSigner, publishedKeys } from "../../support/github-secret-scanning";
@@ -38,6 +39,9 @@ beforeEach(async () => {
   });
 });
 afterEach(() => vi.restoreAllMocks());
+
+/** A token in this service's key format that is no key: a report of it revokes nothing, but could have. */
+const UNKNOWN_KEY = generateApiKey("so_live_");
 
 /** Where GitHub's reports come from in a test: one address, unless the test bans one of its own. */
 const GITHUB_ADDRESS = "203.0.113.77";
@@ -254,12 +258,103 @@ describe("GitHub's secret scanning reports", () => {
         banned = (await keyless.json<{ code?: string }>()).code === "api_key_banned";
       }
       expect(banned).toBe(true);
-      const verified = await signed([{ token: "x", type: "t", url: "", source: "content" }], address);
+      const verified = await signed([{ token: UNKNOWN_KEY, type: "t", url: "", source: "content" }], address);
       expect(verified.status).toBe(200);
       expect(verified.headers.get("X-RateLimit-Limit")).toBe(String(PARTNER_LIMITS.perMinute));
       // A report whose signature fails is counted as any caller without a credential: its address's, banned.
       const unsigned = await report("[]", {}, address);
       expect(unsigned.status).toBe(429);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("never let replays of a report that changes nothing spend GitHub's budget: after 1,100 in a minute, a genuine report still revokes", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.UTC(2030, 6, 1, 12, 0, 5));
+      const sample = {
+        "Github-Public-Key-Identifier": GITHUB_SAMPLE.keyIdentifier,
+        "Github-Public-Key-Signature": GITHUB_SAMPLE.signature,
+      };
+      const codes = new Map<string, number>();
+      for (let i = 0; i < 1_100; i++) {
+        const response = await report(GITHUB_SAMPLE.body, sample);
+        const code = response.status === 200 ? "ok" : (await errorBodyOf(response)).code;
+        if (response.status === 200) await response.arrayBuffer();
+        codes.set(code, (codes.get(code) ?? 0) + 1);
+      }
+      // Its own budget's minute is spent (refused with Retry-After), never banned.
+      expect(codes).toEqual(
+        new Map([
+          ["ok", UNCHANGING_REPORT_LIMITS.perMinute],
+          ["rate_limit_exceeded", 1_100 - UNCHANGING_REPORT_LIMITS.perMinute],
+        ]),
+      );
+      const leaked = await storeTestKey();
+      vi.setSystemTime(Date.UTC(2030, 6, 1, 12, 0, 6));
+      const genuine = await signed([{ token: leaked.key, type: "store_orders_api_key", url: "", source: "content" }]);
+      expect(genuine.status).toBe(200);
+      expect((await genuine.json<{ label: string }[]>())[0]!.label).toBe("true_positive");
+      expect(genuine.headers.get("X-RateLimit-Limit")).toBe(String(PARTNER_LIMITS.perMinute));
+      expect((await api("/v1/store/orders", { key: leaked.key })).status).toBe(401);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("count a report sent again within the hour on the budget of reports that change nothing, and judge it afresh", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.UTC(2030, 6, 2, 12, 0, 5));
+      const unknown = [{ token: UNKNOWN_KEY, type: "t", url: "", source: "content" }];
+      const limitOf = (response: Response) => Number(response.headers.get("X-RateLimit-Limit"));
+      const first = await signed(unknown);
+      expect(limitOf(first)).toBe(PARTNER_LIMITS.perMinute);
+      const again = await signed(unknown);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual(await first.json());
+      expect(limitOf(again)).toBe(UNCHANGING_REPORT_LIMITS.perMinute);
+      // An hour on, the same bytes are GitHub's again.
+      vi.setSystemTime(Date.UTC(2030, 6, 2, 13, 0, 6));
+      expect(limitOf(await signed(unknown))).toBe(PARTNER_LIMITS.perMinute);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("refuse GitHub past its budget with Retry-After, and never ban it however many it sends", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.UTC(2030, 6, 3, 12, 0, 5));
+      // Other isolates spent GitHub's minute, a lease at a time.
+      const partner = env.RATE_LIMITER.getByName("partner:github");
+      let granted = 0;
+      for (let ask = 0; granted < PARTNER_LIMITS.perMinute; ask++) {
+        const lease = await partner.acquire({
+          id: `elsewhere-${ask}`,
+          limits: PARTNER_LIMITS,
+          ban: NEVER_BANNED,
+          want: PARTNER_LIMITS.perMinute,
+          speculative: false,
+        });
+        granted += lease.granted;
+      }
+      const codes = new Set<string>();
+      for (let i = 0; i < 60; i++) {
+        const refused = await signed([
+          {
+            token: UNKNOWN_KEY,
+            type: "store_orders_api_key",
+            url: `https://github.com/${i}`,
+            source: "",
+          },
+        ]);
+        expect(refused.status).toBe(429);
+        expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+        codes.add((await errorBodyOf(refused)).code);
+      }
+      expect(codes).toEqual(new Set(["rate_limit_exceeded"]));
     } finally {
       vi.useRealTimers();
     }
