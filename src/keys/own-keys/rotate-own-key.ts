@@ -57,12 +57,17 @@ export const rotateOwnKey = defineOperation({
     const stored = await findApiKeyById(kv, keyId);
     if (!stored || budgetOf(stored.record) !== budgetOf(caller))
       throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
-    if (!isUsable(stored.record))
+    const { record } = stored;
+    // The budget's object, not KV, says whether the key still works: KV may show a key revoked elsewhere a minute ago
+    // as live, and writing that record back would undo the revocation.
+    const { ended } = await callDependency("rate limiter", () =>
+      c.env.RATE_LIMITER.getByName(budgetOf(record)).standing(record.id),
+    );
+    if (ended || !isUsable(record))
       throw new ApiError(
         "key_not_found",
         `Key ${keyId} is revoked or expired: there is nothing to rotate. Rotate a key that works.`,
       );
-    const { record } = stored;
     const graceEnds = new Date(Date.now() + graceSeconds * 1000).toISOString();
     const oldExpiresAt = record.expiresAt && record.expiresAt < graceEnds ? record.expiresAt : graceEnds;
     const { id: _, createdAt: __, start: ___, expiresAt, rotatedTo: ____, ...kept } = record;

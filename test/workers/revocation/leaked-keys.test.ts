@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { sha256Hex } from "../../../src/lib/digest";
+import { recordName } from "../../../src/keys/kv-layout";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { updateEndpoint } from "../../../src/webhooks/endpoints/update-webhook-endpoint";
 import { staleKeyKv } from "../../support/faults";
@@ -355,6 +357,39 @@ describe("a leaked key, while KV still answers its old record everywhere else", 
     ];
     for (const attempt of attempts)
       expect(await errorBodyOf(attempt)).toMatchObject({ status: 401, code: "invalid_api_key" });
+  });
+
+  it("revoked, is not made live again by a rotation from a key that still sees its old record", async () => {
+    const owner = await storeTestKey({ scopes: [...OWNER_SCOPES] });
+    const target = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: owner.record.id });
+    const revoked = await call(`/v2/keys/${target.record.id}/revoke`, owner.key, {
+      method: "POST",
+      ...json({ reason: "leaked" }),
+    });
+    expect(revoked.status).toBe(200);
+    // Another isolate, where KV still shows the target live: a rotation of it is refused, and writes nothing.
+    forgetIsolateMemory();
+    const rotation = await apiWith(await staleFor(target), `/v2/keys/${target.record.id}/rotate`, {
+      method: "POST",
+      key: owner.key,
+      ...json({ graceSeconds: 86_400 }),
+    });
+    expect(await errorBodyOf(rotation)).toMatchObject({ status: 404, code: "key_not_found" });
+    const stored = await env.API_KEYS.get<{ revokedAt?: string; rotatedTo?: string }>(
+      recordName(await sha256Hex(target.key)),
+      "json",
+    );
+    expect(stored).toMatchObject({ revokedAt: expect.any(String) });
+    expect(stored?.rotatedTo).toBeUndefined();
+    // Long after the object has forgotten the revocation, the key is still refused: KV kept it.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 3_600_000);
+      forgetIsolateMemory();
+      expect(await errorBodyOf(await call("/v1/store/orders", target.key))).toMatchObject({ code: "invalid_api_key" });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("revoked, is refused everywhere at its next call", async () => {
