@@ -15,7 +15,7 @@ export type Execute = (sql: string, params?: string[]) => Promise<Record<string,
 
 /** The statement runner for the database bound as `binding` in the runtime at `origin`. */
 export async function d1HttpApi(origin: string, binding = "DB"): Promise<Execute> {
-  const api = `${origin}/cdn-cgi/explorer/api/d1/database`;
+  const api = `${origin}/cdn-cgi/local/explorer/api/d1/database`;
   const { result } = (await (await fetchLocal(api)).json()) as { result: { name: string; uuid: string }[] };
   const database = result.find((candidate) => candidate.name === binding);
   if (!database)
