@@ -5,6 +5,7 @@ import { revokeAnyKey } from "../revocation/revoke-any-key";
 import { setBudgetLimits } from "../operator/set-budget-limits";
 import { unbanKey } from "../operator/unban-key";
 import { unbanAddressGroup } from "../operator/unban-address-group";
+import { unbanPartner } from "../operator/unban-partner";
 import { tellKeyRotation } from "../operator/tell-key-rotation";
 import { createConsoleLinkOperation } from "../operator/create-console-link";
 import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-endpoint";
@@ -49,6 +50,7 @@ export const operatorOperations = [
   getKeyUsageHistory,
   unbanKey,
   unbanAddressGroup,
+  unbanPartner,
   setBudgetLimits,
   tellKeyRotation,
   revokeAnyKey,

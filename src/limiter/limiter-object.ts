@@ -3,6 +3,7 @@ import type { Limits } from "./plans";
 import {
   acquire,
   expiresAt,
+  forgive,
   keyStanding,
   lastKeyChange,
   reservedGrants,
@@ -95,6 +96,11 @@ export class RateLimiter extends DurableObject<Env> {
   /** The operator API's unban: the ban ends now, and isolates learn it at their next call (within a lease's length). */
   unban(): Usage {
     return this.#change((previous, now) => unban(previous, now));
+  }
+
+  /** The operator API's lifting of a partner's refusal: its windows start over and any ban ends. */
+  forgive(): Usage {
+    return this.#change((previous, now) => forgive(previous, now));
   }
 
   /**

@@ -54,6 +54,13 @@ export const PARTNER_LIMITS = PLAN_LIMITS.business;
  */
 export const UNCHANGING_REPORT_LIMITS = PLAN_LIMITS.pro;
 
+/** The partners' budgets, by the name each is counted under (`partner:<name>`), with their limits. */
+export const PARTNER_BUDGETS = {
+  github: PARTNER_LIMITS,
+  "github:changes-nothing": UNCHANGING_REPORT_LIMITS,
+} as const satisfies Record<string, Limits>;
+export type PartnerBudget = keyof typeof PARTNER_BUDGETS;
+
 /**
  * A partner is refused past its limits with Retry-After, and never banned: a ban would let anyone who replays one of
  * its signed reports switch its reports off for as long as they keep going.

@@ -406,6 +406,11 @@ export function unban(previous: LimiterState | undefined, now: number): LimiterS
   return { ...current(previous, now / 1000), bannedUntil: 0, refusedInARow: 0, streakFrom: now / 1000 };
 }
 
+/** Lifts every refusal now: the ban ends as unban() ends it, and the minute and day start over with nothing counted. */
+export function forgive(previous: LimiterState | undefined, now: number): LimiterState {
+  return { ...unban(previous, now), minuteCount: 0, dayCount: 0 };
+}
+
 /**
  * Limits from the operator API, stamped `setAt` (the stamp `keys update`
  * wrote into the key records; now when none is given): in force from every

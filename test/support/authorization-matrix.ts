@@ -352,6 +352,12 @@ export const MATRIX: Record<string, string> = {
     "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
     "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
     "403 cross_site_request | 200",
+  // As the other unbans: operators only; a console session's cross-site write refused.
+  "POST /admin/partners/{partner}/unban":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
   "POST /admin/keys/{keyId}/rotation":
     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
     "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
@@ -527,6 +533,7 @@ function requestOf(base: string, operation: Operation, world: World): { path: st
     keyId: world.other.record.id,
     petId: "1",
     host: "never-locked.example",
+    partner: "github",
   };
   const path = (base + operation.path).replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
   const bodies: Record<string, unknown> = {

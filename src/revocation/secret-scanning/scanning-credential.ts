@@ -19,7 +19,7 @@ import { DependencyUnavailable } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import type { TtlCache } from "../../lib/ttl-cache";
 import { keyShape } from "../../keys/key-format";
-import { PARTNER_LIMITS, UNCHANGING_REPORT_LIMITS } from "../../limiter/plans";
+import { PARTNER_BUDGETS, type PartnerBudget } from "../../limiter/plans";
 import { MISSING_KEY, type OtherCredential } from "../../keys/identify-caller";
 import { GithubKeysUnavailable, type GithubPublicKeys } from "./github-public-keys";
 import { verifyGithubSignature } from "./github-signature";
@@ -47,8 +47,9 @@ export type ScanningReport =
   | { ok: false; refusal: ApiError };
 
 /** The budget a verified report is counted on: GitHub's, or, for one that can change nothing, its own. */
-const PARTNER = { name: "github", limits: PARTNER_LIMITS };
-const CHANGES_NOTHING = { name: "github:changes-nothing", limits: UNCHANGING_REPORT_LIMITS };
+const partner = (name: PartnerBudget) => ({ name, limits: PARTNER_BUDGETS[name] });
+const PARTNER = partner("github");
+const CHANGES_NOTHING = partner("github:changes-nothing");
 
 declare module "hono" {
   interface ContextVariableMap {

@@ -360,6 +360,42 @@ describe("GitHub's secret scanning reports", () => {
     }
   });
 
+  it("let an operator lift GitHub's refusal: its minute starts over, and its next report is admitted", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.UTC(2030, 6, 4, 12, 0, 5));
+      const partner = env.RATE_LIMITER.getByName("partner:github");
+      for (let ask = 0, granted = 0; granted < PARTNER_LIMITS.perMinute; ask++) {
+        const lease = await partner.acquire({
+          id: `elsewhere-${ask}`,
+          limits: PARTNER_LIMITS,
+          ban: NEVER_BANNED,
+          want: PARTNER_LIMITS.perMinute,
+          speculative: false,
+        });
+        granted += lease.granted;
+      }
+      const report = (i: number) =>
+        signed([{ token: UNKNOWN_KEY, type: "store_orders_api_key", url: `https://github.com/lift/${i}`, source: "" }]);
+      expect((await report(0)).status).toBe(429);
+      const operator = { Authorization: "Bearer operator-token-for-tests" };
+      const unknown = await api("/admin/partners/gitlab/unban", { method: "POST", key: null, headers: operator });
+      expect(await errorBodyOf(unknown)).toMatchObject({ status: 404, code: "not_found" });
+      const lifted = await api("/admin/partners/github/unban", { method: "POST", key: null, headers: operator });
+      expect(lifted.status).toBe(200);
+      expect(await lifted.json()).toMatchObject({ partner: "github" });
+      // This isolate learns it at its next call to the object: within a lease's length.
+      vi.setSystemTime(Date.UTC(2030, 6, 4, 12, 0, 11));
+      expect((await report(1)).status).toBe(200);
+      const audit = await env.DB.prepare("SELECT actor FROM key_events WHERE key_id = 'partner:github'").first<string>(
+        "actor",
+      );
+      expect(audit).toBe("tests");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("fetch GitHub's keys once for many reports, and again for an identifier they do not name, at most once a minute", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
