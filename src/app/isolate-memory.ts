@@ -77,6 +77,12 @@ export const isolateMemory = {
    */
   endedOperatorSessions: new TtlCache<string, true>(1_000),
   /**
+   * Digests of named operators' tokens found to be no live operator's, for a minute (require-operator.ts): sent
+   * again, they cost no read of the operators' table before the limiter. Safe: a digest, and only of a miss; a token
+   * made since is found at the guard, after the limiter, and here a minute later.
+   */
+  unknownOperatorTokens: new TtlCache<string, true>(1_000),
+  /**
    * Whether each webhook budget has a live key (keys/live-budget.ts), for
    * 5 s, 10,000 budgets at most. Safe: a revocation or expiry stops its
    * deliveries that much later, as the key cache delays it for requests.

@@ -104,7 +104,10 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
       isolateMemory.apiKeys,
       credentialFor(
         consoleSessionCredential(isolateMemory.sessionKeys),
-        operatorCredential(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions),
+        operatorCredential(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions, {
+          unknownTokens: isolateMemory.unknownOperatorTokens,
+          addressBanned: (address) => isolateMemory.leases.knowsBanned(`ip:${address}`, Date.now()),
+        }),
         secretScanningCredential(isolateMemory.githubKeys, isolateMemory.answeredReports),
       ),
     ),

@@ -96,6 +96,40 @@ describe("named operators", () => {
     expect(sessions).toContain("first-primary");
   });
 
+  it("cost no read of their table for a token found unknown within the minute, nor from an address group banned", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.UTC(2030, 7, 1, 12, 0, 5));
+      let reads = 0;
+      const counting = interceptD1({
+        prepare: (statement, sql) => (sql.includes("FROM operators") && reads++, statement),
+      });
+      const send = (token: string, address: string) =>
+        apiWith({ ...env, DB: counting }, "/admin/pipeline", {
+          key: null,
+          headers: { Authorization: `Bearer ${token}`, "CF-Connecting-IP": address },
+        });
+      // An unknown token: read once before the limiter (and at the guard), then not before the limiter for a minute.
+      const unknown = "so_op_unknownTokenOfNoOperatorAtAll0000000";
+      expect(await errorBodyOf(await send(unknown, "198.51.100.20"))).toMatchObject({ status: 401 });
+      const afterFirst = reads;
+      expect(await errorBodyOf(await send(unknown, "198.51.100.20"))).toMatchObject({ status: 401 });
+      expect(reads - afterFirst).toBe(1);
+      // An address group banned by its keyless requests: a new token each time is never read before the limiter.
+      const banned = "198.51.100.21";
+      for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 25; i++)
+        await (await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": banned } })).arrayBuffer();
+      const beforeBanned = reads;
+      for (let i = 0; i < 5; i++) {
+        const refused = await send(`so_op_freshTokenNumber${i}ThatNoOperatorHasEver00`, banned);
+        expect(await errorBodyOf(refused)).toMatchObject({ status: 429, code: "api_key_banned" });
+      }
+      expect(reads).toBe(beforeBanned);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("are never API keys, nor API keys operators: each is refused where the other is needed", async () => {
     const ana = await addOperator("ana");
     expect((await api("/v1/store/orders", { key: ana })).status).toBe(401);
