@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../../../src/lib/digest";
 import { recordName } from "../../../src/keys/kv-layout";
+import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { updateEndpoint } from "../../../src/webhooks/endpoints/update-webhook-endpoint";
 import { staleKeyKv } from "../../support/faults";
@@ -312,6 +313,40 @@ describe("a key revoked as leaked", () => {
 
 /** The bindings, with KV answering the key's old record (test/support/faults.ts). */
 const staleFor = async (key: TestKey): Promise<Env> => ({ ...bindings, API_KEYS: await staleKeyKv(key) });
+
+describe("a leaked key, long after it started something", () => {
+  it("disables an endpoint it made over a year ago: the audit keeps who last set each part while the endpoint exists", async () => {
+    const leaked = await storeTestKey({ scopes: [...OWNER_SCOPES] });
+    const owner = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: leaked.record.id });
+    const planted = await makeEndpoint(leaked.key, { url: "https://attacker.example/old" });
+    const owners = await makeEndpoint(owner.key, { url: "https://receiver.example/owners" });
+    // The owner later set the planted endpoint's types, and the leaked key its own URL twice: superseded rows go.
+    for (const [key, id, body] of [
+      [owner.key, planted.id, { types: ["order.cancelled"] }],
+      [leaked.key, planted.id, { url: "https://attacker.example/older" }],
+      [leaked.key, planted.id, { url: "https://attacker.example/oldest" }],
+    ] as const) {
+      const patched = await call(`/v2/webhook-endpoints/${id}`, key, { method: "PATCH", ...json(body) });
+      expect(patched.status).toBe(200);
+    }
+    const rows = () =>
+      env.DB.prepare("SELECT count(*) AS n FROM webhook_endpoint_events WHERE endpoint_id = ?1")
+        .bind(planted.id)
+        .first<number>("n");
+    expect(await rows()).toBe(4);
+    // A year and a day on, the audit's prune has run: it kept the create, the owner's types and the last URL.
+    const later = Date.now() + 366 * 86_400_000;
+    await pruneEndpointAudit(env.DB, later);
+    expect(await rows()).toBe(3);
+    const revoked = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, {
+      method: "POST",
+      ...json({ reason: "leaked" }),
+    });
+    expect(await revoked.json()).toMatchObject({ leak: { endpointsDisabled: [planted.id] } });
+    expect(await endpoint(owner.key, planted.id)).toMatchObject({ status: "disabled" });
+    expect(await endpoint(owner.key, owners.id)).toMatchObject({ status: "enabled" });
+  });
+});
 
 describe("a leaked key, while KV still answers its old record everywhere else", () => {
   it("rotated away with grace, acts only on itself: it cannot take over the new key, nor make, re-point or re-secret endpoints", async () => {
