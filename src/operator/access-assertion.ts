@@ -20,6 +20,12 @@ export interface AccessApplication {
 export type AccessVerdict = { ok: true; operator: string } | { ok: false; reason: string };
 
 /**
+ * How far the Worker's clock and Access's may disagree, seconds: an assertion is valid from its `nbf`, which Access
+ * sets to when it signed, and a Worker a second behind would otherwise refuse a valid operator.
+ */
+export const ACCESS_CLOCK_TOLERANCE_S = 30;
+
+/**
  * The team's published keys, one key set per team for the isolate's life:
  * jose keeps the keys it fetched for 10 minutes, and fetches again sooner
  * (at most every 30 s) for a key id it does not know, as when Access rotates
@@ -62,6 +68,7 @@ export async function verifyAccessAssertion(
       issuer: `https://${application.teamDomain}`,
       audience: application.audience,
       algorithms: ["RS256"],
+      clockTolerance: ACCESS_CLOCK_TOLERANCE_S,
     });
     if (typeof payload.email === "string" && payload.email !== "") return { ok: true, operator: payload.email };
     if (typeof payload.common_name === "string" && payload.common_name !== "")

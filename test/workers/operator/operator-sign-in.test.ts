@@ -185,18 +185,29 @@ beforeEach(() => {
 });
 afterEach(() => vi.restoreAllMocks());
 
-/** An assertion as Access signs one: for this team and application, an hour long, unless the test says otherwise. */
+/**
+ * An assertion as Access signs one: for this team and application, valid from when it is signed (`nbf`) for an hour,
+ * unless the test says otherwise; `issuerAhead`, seconds the issuer's clock is ahead of the Worker's.
+ */
 async function assertion(
   claims: JWTPayload,
-  options: { key?: typeof published; audience?: string; issuer?: string; expires?: number | string } = {},
+  options: {
+    key?: typeof published;
+    audience?: string;
+    issuer?: string;
+    expires?: number | string;
+    issuerAhead?: number;
+  } = {},
 ) {
   const key = options.key ?? published;
+  const signedAt = Math.floor(Date.now() / 1000) + (options.issuerAhead ?? 0);
   return new SignJWT(claims)
     .setProtectedHeader({ alg: "RS256", kid: key.kid })
     .setIssuer(options.issuer ?? `https://${TEAM}`)
     .setAudience(options.audience ?? AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime(options.expires ?? "1h")
+    .setIssuedAt(signedAt)
+    .setNotBefore(signedAt)
+    .setExpirationTime(options.expires ?? signedAt + 3600)
     .sign(key.privateKey);
 }
 
@@ -322,6 +333,15 @@ describe("the operators' side behind Cloudflare Access", () => {
       .bind(key.record.id)
       .first<number>("n");
     expect(rows).toBe(0);
+  });
+
+  it("takes an assertion signed by an issuer whose clock is a little ahead, and refuses one not valid for minutes", async () => {
+    const usage = (token: string) =>
+      throughAccess(behindAccess, `/keys/${key.record.id}/usage`, { "Cf-Access-Jwt-Assertion": token });
+    const ahead = await assertion({ email: "ana@example.com" }, { issuerAhead: 2 });
+    expect((await usage(ahead)).status).toBe(200);
+    const future = await assertion({ email: "ana@example.com" }, { issuerAhead: 300 });
+    expect(await errorBodyOf(await usage(future))).toMatchObject({ code: "invalid_access_assertion" });
   });
 
   it("takes an assertion whose aud is an array naming the application, as Access writes it", async () => {
