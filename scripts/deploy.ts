@@ -243,20 +243,13 @@ function preflight(
             `set ${missing.length > 1 ? "them" : "it"} with \`npx wrangler secret put <NAME> --env ${env}\` ` +
             `(docs/operations.md#secrets).`,
     );
+  const facts = { ...chosen, worker, commit, subject, smokeBase, current };
   if (current === undefined) {
     out(`Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}): its first release.`);
     const database = config.d1.find((binding) => binding.binding === "DB")?.database_name;
     if (!database) throw new Refused(`Not deploying ${env}: its DB binding names no database_name to provision.`);
-    return {
-      ...chosen,
-      worker,
-      commit,
-      subject,
-      smokeBase,
-      current,
-      migrationsChanged: true,
-      first: { database, ...(env === "production" && { replication: replicationAccess(env) }) },
-    };
+    const replication = env === "production" ? replicationAccess(env) : undefined;
+    return { ...facts, migrationsChanged: true, first: { database, ...(replication && { replication }) } };
   }
   out(
     `Releasing ${commit.slice(0, 12)} ("${subject}") to ${env} (${worker}); serving now: ${current.id}` +
@@ -278,16 +271,7 @@ function preflight(
             `checks).`,
     );
   }
-  return {
-    ...chosen,
-    worker,
-    commit,
-    subject,
-    smokeBase,
-    current,
-    migrationsChanged,
-    ...(access && dataset && { gate: { access, dataset } }),
-  };
+  return { ...facts, current, migrationsChanged, ...(access && dataset && { gate: { access, dataset } }) };
 }
 
 /**

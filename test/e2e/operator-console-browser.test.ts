@@ -71,6 +71,14 @@ async function open(width = 1280) {
   return { context, page, errors };
 }
 
+/** Signs in with the bootstrap operator's token, as an operator pastes it, and waits for the pipeline. */
+async function signInWithToken(page: Page): Promise<void> {
+  await page.goto(`${root()}/operator`);
+  await page.getByLabel(/token/i).fill(token);
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+}
+
 const goTo = (page: Page, view: string) =>
   page.getByRole("navigation", { name: "Operators' console" }).getByRole("link", { name: view }).click();
 
@@ -248,10 +256,7 @@ describe("the operators' console", () => {
   it("builds no path from what a link's fragment bends: a budget page opened with \\, ?, #, %2F or .. in its key sends nothing but GETs, whatever is clicked", async () => {
     const { context, page } = await open();
     page.on("dialog", (dialog) => void dialog.accept());
-    await page.goto(`${root()}/operator`);
-    await page.getByLabel(/token/i).fill(token);
-    await page.keyboard.press("Enter");
-    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    await signInWithToken(page);
     // Signed in: from here on, every request but a read is one a bent path made.
     const sent: string[] = [];
     page.on("request", (request) => {
@@ -290,10 +295,7 @@ describe("the operators' console", () => {
       asked.push(dialog.message());
       void (accept ? dialog.accept() : dialog.dismiss());
     });
-    await page.goto(`${root()}/operator`);
-    await page.getByLabel(/token/i).fill(token);
-    await page.keyboard.press("Enter");
-    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    await signInWithToken(page);
     const { url } = JSON.parse((await keys.run("operator-link", colleague, "--json")).stdout) as { url: string };
     const local = url.replace(/^https?:\/\/[^/]+/, root());
     await page.goto(local);
@@ -314,10 +316,7 @@ describe("the operators' console", () => {
     expect((await keys.run("operator", "add", colleague, "--json")).status).toBe(0);
     const { context, page } = await open();
     page.on("dialog", (dialog) => void dialog.accept());
-    await page.goto(`${root()}/operator`);
-    await page.getByLabel(/token/i).fill(token);
-    await page.keyboard.press("Enter");
-    await page.getByRole("heading", { name: "Pipeline" }).waitFor();
+    await signInWithToken(page);
     // The page's next look at its session is answered now, naming the operator signed in, and delivered late.
     const held: { route: Route; answer: APIResponse }[] = [];
     await page.route("**/admin/session", async (route) => {

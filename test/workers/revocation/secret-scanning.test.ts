@@ -62,6 +62,21 @@ const signed = async (matches: unknown[], address = GITHUB_ADDRESS) => {
   );
 };
 
+/** Other isolates spend GitHub's minute, a lease at a time, as its object grants them. */
+async function spendGithubsMinute(): Promise<void> {
+  const partner = env.RATE_LIMITER.getByName("partner:github");
+  for (let ask = 0, granted = 0; granted < PARTNER_LIMITS.perMinute; ask++) {
+    const lease = await partner.acquire({
+      id: `elsewhere-${ask}`,
+      limits: PARTNER_LIMITS,
+      ban: NEVER_BANNED,
+      want: PARTNER_LIMITS.perMinute,
+      speculative: false,
+    });
+    granted += lease.granted;
+  }
+}
+
 describe("GitHub's secret scanning reports", () => {
   it("accept GitHub's documented sample request, signed by the key it names, and answer GitHub's feedback", async () => {
     const response = await report(GITHUB_SAMPLE.body, {
@@ -327,19 +342,7 @@ describe("GitHub's secret scanning reports", () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
       vi.setSystemTime(Date.UTC(2030, 6, 3, 12, 0, 5));
-      // Other isolates spent GitHub's minute, a lease at a time.
-      const partner = env.RATE_LIMITER.getByName("partner:github");
-      let granted = 0;
-      for (let ask = 0; granted < PARTNER_LIMITS.perMinute; ask++) {
-        const lease = await partner.acquire({
-          id: `elsewhere-${ask}`,
-          limits: PARTNER_LIMITS,
-          ban: NEVER_BANNED,
-          want: PARTNER_LIMITS.perMinute,
-          speculative: false,
-        });
-        granted += lease.granted;
-      }
+      await spendGithubsMinute();
       const codes = new Set<string>();
       for (let i = 0; i < 60; i++) {
         const refused = await signed([
@@ -364,17 +367,7 @@ describe("GitHub's secret scanning reports", () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
       vi.setSystemTime(Date.UTC(2030, 6, 4, 12, 0, 5));
-      const partner = env.RATE_LIMITER.getByName("partner:github");
-      for (let ask = 0, granted = 0; granted < PARTNER_LIMITS.perMinute; ask++) {
-        const lease = await partner.acquire({
-          id: `elsewhere-${ask}`,
-          limits: PARTNER_LIMITS,
-          ban: NEVER_BANNED,
-          want: PARTNER_LIMITS.perMinute,
-          speculative: false,
-        });
-        granted += lease.granted;
-      }
+      await spendGithubsMinute();
       const report = (i: number) =>
         signed([{ token: UNKNOWN_KEY, type: "store_orders_api_key", url: `https://github.com/lift/${i}`, source: "" }]);
       expect((await report(0)).status).toBe(429);
