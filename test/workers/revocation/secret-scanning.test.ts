@@ -10,7 +10,11 @@ import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
 import { GITHUB_SAMPLE, githubLikeSigner, publishedKeys } from "../../support/github-secret-scanning";
 import { freshWebhookOwner, makeEndpoint, withoutDispatcher } from "../../support/webhook-fixtures";
-import { interceptD1 } from "../../support/faults";
+import { countingKv, interceptD1 } from "../../support/faults";
+import {
+  MAX_REPORT_TOKENS,
+  MAX_REVOCATIONS_PER_REPORT,
+} from "../../../src/revocation/secret-scanning/report-leaked-tokens";
 
 /**
  * GitHub's secret scanning partner endpoint (docs/operations.md#secret-scanning),
@@ -20,16 +24,27 @@ import { interceptD1 } from "../../support/faults";
 const SIGNER_ID = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 let signer: Awaited<ReturnType<typeof githubLikeSigner>>;
 let keyFetches = 0;
+/** GitHub's key server answering 503 to every fetch. */
+let keyServerDown = false;
 
 beforeEach(async () => {
   signer ??= await githubLikeSigner();
   keyFetches = 0;
+  keyServerDown = false;
   forgetIsolateMemory();
   const realFetch = globalThis.fetch;
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
     if (url !== GITHUB_SECRET_SCANNING_KEYS_URL) return realFetch(input, init);
     keyFetches += 1;
+    if (keyServerDown) return new Response("unavailable", { status: 503 });
+    // GitHub's REST API refuses a request without a User-Agent, as its documentation says, with this answer.
+    if (!new Request(url, init).headers.get("User-Agent"))
+      return new Response(
+        "Request forbidden by administrative rules. Please make sure your request has a User-Agent header " +
+          "(https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required).",
+        { status: 403 },
+      );
     return Response.json(
       publishedKeys(
         { id: GITHUB_SAMPLE.keyIdentifier, pem: GITHUB_SAMPLE.publicKey, current: false },
@@ -387,6 +402,64 @@ describe("GitHub's secret scanning reports", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("answer 503 with Retry-After while GitHub's keys cannot be fetched, changing nothing, and judge the report once they can", async () => {
+    const leaked = await storeTestKey();
+    const matches = [{ token: leaked.key, type: "store_orders_api_key", url: "", source: "content" }];
+    keyServerDown = true;
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const unavailable = await signed(matches);
+    expect(await errorBodyOf(unavailable)).toMatchObject({ status: 503, code: "service_unavailable" });
+    expect(unavailable.headers.get("Retry-After")).toBe("60");
+    expect((await api("/v1/store/orders", { key: leaked.key })).status).toBe(200);
+    keyServerDown = false;
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      // GitHub sends it again after the Retry-After; the keys are fetched again.
+      vi.setSystemTime(Date.now() + 61_000);
+      const judged = await signed(matches);
+      expect((await judged.json<{ label: string }[]>())[0]!.label).toBe("true_positive");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("revoke at most 50 live keys a report, 503 for the rest, which GitHub's next sending revokes", async () => {
+    const keys = await Promise.all(Array.from({ length: MAX_REVOCATIONS_PER_REPORT + 1 }, () => storeTestKey()));
+    const matches = keys.map((key) => ({ token: key.key, type: "store_orders_api_key", url: "", source: "content" }));
+    const first = await signed(matches);
+    expect(await errorBodyOf(first)).toMatchObject({ status: 503, code: "service_unavailable" });
+    expect(first.headers.get("Retry-After")).toBe("1");
+    const live = async () =>
+      (await Promise.all(keys.map(async (key) => (await api("/v1/store/orders", { key: key.key })).status))).filter(
+        (status) => status === 200,
+      ).length;
+    expect(await live()).toBe(1);
+    const again = await signed(matches);
+    const labels = (await again.json<{ label: string }[]>()).map((feedback) => feedback.label);
+    expect(labels.filter((label) => label === "true_positive")).toHaveLength(1);
+    expect(await live()).toBe(0);
+  });
+
+  it("read a report's tokens from KV a hundred at a time: 1,000 matches are 10 reads", async () => {
+    const counted = countingKv();
+    const tokens = Array.from({ length: MAX_REPORT_TOKENS }, () => generateApiKey("so_live_"));
+    const body = JSON.stringify(tokens.map((token) => ({ token, type: "store_orders_api_key", url: "", source: "" })));
+    const response = await apiWith({ ...withoutDispatcher(), API_KEYS: counted.kv }, "/secret-scanning/github", {
+      method: "POST",
+      key: null,
+      body,
+      headers: {
+        "Content-Type": "application/json",
+        "CF-Connecting-IP": GITHUB_ADDRESS,
+        "Github-Public-Key-Identifier": SIGNER_ID,
+        "Github-Public-Key-Signature": await signer.sign(body),
+      },
+    });
+    expect(response.status).toBe(200);
+    expect((await response.json<unknown[]>()).length).toBe(MAX_REPORT_TOKENS);
+    expect(counted.operations()).toBe(MAX_REPORT_TOKENS / 100);
   });
 
   it("fetch GitHub's keys once for many reports, and again for an identifier they do not name, at most once a minute", async () => {
