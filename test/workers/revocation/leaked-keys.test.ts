@@ -5,7 +5,7 @@ import { recordName } from "../../../src/keys/kv-layout";
 import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { updateEndpoint } from "../../../src/webhooks/endpoints/update-webhook-endpoint";
-import { staleKeyKv } from "../../support/faults";
+import { interceptD1, staleKeyKv } from "../../support/faults";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import {
@@ -313,6 +313,41 @@ describe("a key revoked as leaked", () => {
 
 /** The bindings, with KV answering the key's old record (test/support/faults.ts). */
 const staleFor = async (key: TestKey): Promise<Env> => ({ ...bindings, API_KEYS: await staleKeyKv(key) });
+
+describe("a leaked key's revocation, racing a change the key made just before", () => {
+  it("looks for what the key started twice: an endpoint whose audit row lands after the first look is disabled too", async () => {
+    const leaked = await storeTestKey({ scopes: [...OWNER_SCOPES] });
+    const owner = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: leaked.record.id });
+    const late = await makeEndpoint(leaked.key, { url: "https://attacker.example/late" });
+    // The first look at the audit does not see the endpoint's rows yet (its request was still committing).
+    let looks = 0;
+    const racing = interceptD1({
+      prepare: (statement, sql) => {
+        if (!sql.includes("FROM webhook_endpoint_events WHERE endpoint_id IN")) return statement;
+        const first = looks++ === 0;
+        return {
+          bind: (...values: unknown[]) => {
+            const bound = statement.bind(...values);
+            return {
+              all: async <T>() => {
+                const answer = await bound.all<T & { endpoint_id: string }>();
+                return first ? { ...answer, results: answer.results.filter((r) => r.endpoint_id !== late.id) } : answer;
+              },
+            };
+          },
+        } as unknown as D1PreparedStatement;
+      },
+    });
+    const revoked = await apiWith({ ...bindings, DB: racing }, `/v2/keys/${leaked.record.id}/revoke`, {
+      key: owner.key,
+      method: "POST",
+      ...json({ reason: "leaked" }),
+    });
+    expect(await revoked.json()).toMatchObject({ leak: { endpointsDisabled: [late.id] } });
+    expect(looks).toBe(2);
+    expect(await endpoint(owner.key, late.id)).toMatchObject({ status: "disabled" });
+  });
+});
 
 describe("a leaked key, long after it started something", () => {
   it("disables an endpoint it made over a year ago: the audit keeps who last set each part while the endpoint exists", async () => {
