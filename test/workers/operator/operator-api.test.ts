@@ -3,6 +3,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { INSERT_KEY_EVENT, keyEventValues } from "../../../src/keys/audit";
 import { sha256Hex } from "../../../src/lib/digest";
+import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { interceptD1, staleKeyKv } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
@@ -459,6 +460,10 @@ describe("the operator API", () => {
     expect(response.status).toBe(200);
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 7));
     expect((await api("/v1/store/orders", { key: pro.key })).headers.get("X-RateLimit-Limit")).toBe("1000");
+    // Another isolate, where KV still serves the record before the update: the key's object decides, not KV.
+    forgetIsolateMemory();
+    const stale = { ...env, API_KEYS: await staleKeyKv(pro) };
+    expect((await apiWith(stale, "/v1/store/orders", { key: pro.key })).headers.get("X-RateLimit-Limit")).toBe("1000");
 
     const post = (body: string, headers: Record<string, string> = { "Content-Type": "application/json" }) =>
       api(`/admin/keys/${pro.record.id}/limits`, {
