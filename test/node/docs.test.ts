@@ -127,6 +127,23 @@ describe("the docs", () => {
     expect(stale).toEqual([]);
   });
 
+  it("state as current only the versions of the dependencies the project installs (run records aside)", () => {
+    const manifest = JSON.parse(readFileSync("package.json", "utf8")) as Record<string, Record<string, string>>;
+    const names = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
+    const installed = (name: string) =>
+      (JSON.parse(readFileSync(join("node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+    const records = ["docs/design/performance.md", "bench/README.md", "bench/HISTORY.md"];
+    const stated = DOCS.filter((doc) => !records.includes(doc)).flatMap((doc) =>
+      names.flatMap((name) => {
+        const escaped = name.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+        const mention = new RegExp(`(?<![\\w/@-])${escaped}(?:@|\\s)v?(\\d+\\.\\d+(?:\\.\\d+)?(?:-[\\w.]+)?)`, "g");
+        return [...readFileSync(doc, "utf8").matchAll(mention)].map((match) => ({ doc, name, version: match[1]! }));
+      }),
+    );
+    const stale = stated.filter(({ name, version }) => !installed(name).startsWith(version));
+    expect(stale).toEqual([]);
+  });
+
   it("list exactly the error codes of the code's table, each with its status", () => {
     const rows = tableRows("docs/api.md", "| status | code | when |").map(([status, code]) => [
       unquote(code!),
