@@ -11,6 +11,7 @@ import type { D1Queryable } from "../lib/d1-session";
 import { withTimeout } from "../lib/call-dependency";
 import { readDispatchMark, storeDispatchMark } from "./dispatch-mark";
 import { enabledEndpoints, recordLaneStandings, type DispatchEndpoint, type LaneStanding } from "./endpoint-table";
+import { backoffMs } from "../lib/backoff";
 
 /**
  * Events a pass reads at most, and a lane behind is handed at most per pass; a full pass is followed by another at
@@ -34,7 +35,7 @@ export const LANE_CALL_TIMEOUT_MS = 10_000;
 export const BEHIND_RETRY_MAX_MS = 60_000;
 
 /** The wait after a lane's `failures`th failure in a row: 1, 2, 4 ... s, then BEHIND_RETRY_MAX_MS. */
-export const behindRetryMs = (failures: number) => Math.min(BEHIND_RETRY_MAX_MS, 1_000 * 2 ** (failures - 1));
+export const behindRetryMs = (failures: number) => backoffMs(failures, BEHIND_RETRY_MAX_MS);
 
 export interface DispatchedEvent {
   seq: string;

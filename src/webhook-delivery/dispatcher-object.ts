@@ -5,6 +5,7 @@ import { holdOrderWrites } from "../orders/order-writes-hold";
 import { adoptEarlierMark } from "./dispatch-mark";
 import { dispatchEvents } from "./dispatch-pass";
 import { laneOf } from "./lane-calls";
+import { backoffMs } from "../lib/backoff";
 
 /**
  * While endpoints exist, how often the dispatcher looks for events written by other systems (the API's own cancels
@@ -16,8 +17,7 @@ export const DISPATCH_POLL_MS = 1_000;
 export const FAILED_PASS_RETRY_MAX_MS = 10_000;
 
 /** The wait after the `failed`th pass in a row failed: 1, 2, 4, 8 s, then FAILED_PASS_RETRY_MAX_MS. */
-export const failedPassRetryMs = (failed: number) =>
-  Math.min(FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS * 2 ** (failed - 1));
+export const failedPassRetryMs = (failed: number) => backoffMs(failed, FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS);
 
 /**
  * The webhook dispatcher (docs/design/order-events.md#dispatch): a Durable

@@ -21,6 +21,7 @@ import { runLane } from "./lane-run";
 import type { EndpointOrdering } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, eventIdOf, laneOf, type DeliveryView } from "./lane-calls";
+import { backoffMs } from "../lib/backoff";
 
 /**
  * The longest wait before a run that failed (D1 or KV down) is tried again: bounds how late delivery resumes after an
@@ -28,7 +29,7 @@ import { deliveryIdOf, eventIdOf, laneOf, type DeliveryView } from "./lane-calls
  */
 export const FAILED_RUN_RETRY_MAX_MS = 10_000;
 /** The wait after the `failed`th run in a row failed: 1, 2, 4, 8 s, then FAILED_RUN_RETRY_MAX_MS. */
-export const failedRunRetryMs = (failed: number) => Math.min(FAILED_RUN_RETRY_MAX_MS, 1_000 * 2 ** (failed - 1));
+export const failedRunRetryMs = (failed: number) => backoffMs(failed, FAILED_RUN_RETRY_MAX_MS);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const attemptJson = (attempt: LaneAttempt) => ({
