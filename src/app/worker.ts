@@ -104,10 +104,11 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
       isolateMemory.apiKeys,
       credentialFor(
         consoleSessionCredential(isolateMemory.sessionKeys),
-        operatorCredential(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions, {
-          unknownTokens: isolateMemory.unknownOperatorTokens,
-          addressBanned: (address) => isolateMemory.leases.knowsBanned(`ip:${address}`, Date.now()),
-        }),
+        operatorCredential(
+          isolateMemory.accessKeys,
+          isolateMemory.endedOperatorSessions,
+          isolateMemory.unknownOperatorTokens,
+        ),
         secretScanningCredential(isolateMemory.githubKeys, isolateMemory.answeredReports),
       ),
     ),

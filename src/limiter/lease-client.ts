@@ -112,15 +112,6 @@ export class LeaseClient {
     this.#callers.clear();
   }
 
-  /**
-   * True while this isolate knows the budget banned, as it would answer it without its object: asks nothing, counts
-   * nothing. A credential that costs a read to check is left unread for such a caller, who is refused anyway.
-   */
-  knowsBanned(name: string, now: number): boolean {
-    const book = this.#callers.get(name)?.book;
-    return book !== undefined && book.banEnds > now / 1000 && now < book.banKnownUntil;
-  }
-
   /** True once the budget's object has said this key of the budget is revoked (operator API). */
   knowsRevoked(name: string, keyId: string): boolean {
     return this.#callers.get(name)?.book.revoked.includes(keyId) ?? false;

@@ -81,18 +81,14 @@ export function requireOperator(
 /** How long a named operator's token that is no live operator's is remembered so, unread: as a key's miss lasts. */
 export const UNKNOWN_TOKEN_MS = 60_000;
 
-/** Before the limiter: what an operator's token costs to check, and who is not worth checking. */
-export interface OperatorTokenChecks {
-  /** Digests of named operators' tokens found to be no live operator's, for UNKNOWN_TOKEN_MS. */
-  unknownTokens: TtlCache<string, true>;
-  /** True when the caller's address group is known banned here: its token is not read, and the limiter refuses it. */
-  addressBanned(address: string): boolean;
-}
-
 export const operatorCredential =
-  (accessKeys: AccessKeys, endedSessions: TtlCache<string, true>, tokens: OperatorTokenChecks): OtherCredential =>
+  (
+    accessKeys: AccessKeys,
+    endedSessions: TtlCache<string, true>,
+    unknownTokens: TtlCache<string, true>,
+  ): OtherCredential =>
   async (c, address) => {
-    const operator = await identifiedOperator(c, accessKeys, endedSessions, tokens, address).catch(() => undefined);
+    const operator = await identifiedOperator(c, accessKeys, endedSessions, unknownTokens).catch(() => undefined);
     return operator === undefined ? undefined : { kind: "anonymous", address, rejection: MISSING_KEY, operator };
   };
 
@@ -100,8 +96,7 @@ async function identifiedOperator(
   c: Context<AppEnv>,
   accessKeys: AccessKeys,
   endedSessions: TtlCache<string, true>,
-  tokens: OperatorTokenChecks,
-  address: string,
+  unknownTokens: TtlCache<string, true>,
 ): Promise<string | undefined> {
   const access = c.get("config").access;
   if (access) {
@@ -116,12 +111,11 @@ async function identifiedOperator(
   const digest = await sha256Hex(presented);
   if (digest === (await sha256Hex(configured.token))) return configured.name;
   // Only what looks like a named operator's token is looked up: junk in the header costs no read of the table, nor
-  // does a token found unknown within the minute, nor any from an address group known banned.
-  if (!presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX) || tokens.unknownTokens.get(digest, Date.now()))
-    return undefined;
-  if (tokens.addressBanned(address)) return undefined;
+  // does a token found unknown within the minute. A live operator's is read whatever their address: an office's ban
+  // must never lock its operators out.
+  if (!presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX) || unknownTokens.get(digest, Date.now())) return undefined;
   const name = await liveOperator(c.env.DB, LIVE_OPERATOR_BY_DIGEST, digest);
-  if (name === undefined) tokens.unknownTokens.set(digest, true, UNKNOWN_TOKEN_MS, Date.now());
+  if (name === undefined) unknownTokens.set(digest, true, UNKNOWN_TOKEN_MS, Date.now());
   return name;
 }
 
