@@ -51,7 +51,7 @@ const OPTIONAL_SECRETS = ["OPERATOR_TOKEN", "ANALYTICS_READ_TOKEN"];
 
 const USAGE = `Usage: npm run deploy:<staging|production> -- [--key <API key for the smoke checks>]
        [--steps 10,50,100] [--wait 60] [--base-url https://host/v1] [--all-at-once]
-       [--compare-migrations-with <commit>] [--dry-run] [--no-health-gate] [--min-requests 100]
+       [--compare-migrations-with <commit>] [--first-release] [--dry-run] [--no-health-gate] [--min-requests 100]
        [--error-ratio-factor 2] [--error-ratio-floor 0.5] [--p99-factor 1.5] [--p99-slack 50]
 The health gate reads CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (and CLOUDFLARE_API_BASE_URL, as wrangler does).
 A first release takes the secrets from this environment: ${REQUIRED_SECRETS.join(", ")}, and ${OPTIONAL_SECRETS.join(
@@ -74,6 +74,7 @@ function options(argv: string[]) {
       "base-url": { type: "string" },
       "propagation-wait": { type: "string", default: "3" },
       "all-at-once": { type: "boolean", default: false },
+      "first-release": { type: "boolean", default: false },
       "compare-migrations-with": { type: "string" },
       "dry-run": { type: "boolean", default: false },
       "no-health-gate": { type: "boolean", default: false },
@@ -109,6 +110,7 @@ function options(argv: string[]) {
     key: values.key ?? process.env.SMOKE_API_KEY,
     baseUrl: values["base-url"],
     allAtOnce: values["all-at-once"],
+    firstRelease: values["first-release"],
     compareWith,
     dryRun: values["dry-run"],
   };
@@ -201,7 +203,7 @@ function preflight(
   out: (line: string) => void,
 ): ReleaseFacts {
   const chosen = options(argv);
-  const { env, healthGate, key, baseUrl, allAtOnce, compareWith, dryRun } = chosen;
+  const { env, healthGate, key, baseUrl, allAtOnce, compareWith, dryRun, firstRelease } = chosen;
   const configPath = join(cwd, CONFIG_FILES[0]);
   const config = readEnvironment(env, configPath);
   const examples = exampleDomainsIn(config);
@@ -213,11 +215,21 @@ function preflight(
   }
   if (git("status", "--porcelain") !== "")
     throw new Refused(`Not deploying ${env}: the working tree has uncommitted changes; a release is one commit.`);
-  if (!key && !dryRun)
+  if (!key && !dryRun && !firstRelease)
     throw new Refused(`Not deploying ${env}: the smoke checks need an API key of ${env} (--key, or SMOKE_API_KEY).`);
 
   // What serves now, and the commit it was released from: read in a dry run too, so it refuses what a release would.
   const current = currentVersion(env, wrangler);
+  // Wrangler says the same of a Worker that is not there and of one looked for in the wrong account or under another
+  // name: a first release is only ever the operator's word, never inferred.
+  if (current === undefined && !firstRelease)
+    throw new Refused(
+      `Not deploying ${env}: wrangler finds no deployment of ${config.name} in this account. If this is its first ` +
+        `release (or finishes one that stopped), run it again with --first-release; otherwise check ` +
+        `CLOUDFLARE_ACCOUNT_ID and the name in wrangler.jsonc.`,
+    );
+  if (current !== undefined && firstRelease)
+    throw new Refused(`Not deploying ${env}: --first-release, but ${config.name} serves ${current.id} already.`);
   // The gate compares versions on a split: a release that ramps needs it, or the operator's word that it goes without.
   const gated = healthGate && !allAtOnce && current !== undefined;
   const access = gated ? analyticsAccess(env) : undefined;
@@ -481,6 +493,11 @@ async function firstRelease(facts: ReleaseFacts, steps: ReleaseSteps, out: (line
         `forward with another release (docs/operations.md#the-first-release).`,
     );
   }
+  if (!facts.key)
+    out(
+      `\nNo key can exist before a first release: only the checks that need none ran. Issue a key of ${env} and run ` +
+        `npm run smoke -- --base-url ${facts.smokeBase} --key <key>.`,
+    );
   out(done(env, dryRun));
 }
 
@@ -580,8 +597,12 @@ const replicationAccess = (env: string) =>
       `CLOUDFLARE_API_TOKEN (a token that may edit D1).`,
   );
 
-/** How wrangler says a Worker does not exist yet: Cloudflare's API error 10007, or its own words for it. */
-const WORKER_NOT_FOUND = /\[code: 10007\]|Worker "[^"]+"( \(env: [^)]+\))? not found\./;
+/**
+ * How wrangler says there is nothing deployed: no such Worker (Cloudflare's API error 10007, or its own words), or one
+ * whose first release stopped after its upload ("has no deployments").
+ */
+const NOTHING_DEPLOYED =
+  /\[code: 10007\]|Worker "[^"]+"( \(env: [^)]+\))? not found\.|The Worker \S+ has no deployments\./;
 
 /**
  * The version serving 100% of `env` now, and its tag when it is a commit id (anything else is read as no tag);
@@ -589,7 +610,7 @@ const WORKER_NOT_FOUND = /\[code: 10007\]|Worker "[^"]+"( \(env: [^)]+\))? not f
  */
 function currentVersion(env: string, wrangler: Wrangler): { id: string; tag: string | undefined } | undefined {
   const status = wrangler.run(["deployments", "status", "--env", env, "--json"]);
-  if (status.status !== 0 && WORKER_NOT_FOUND.test(status.stderr)) return undefined;
+  if (status.status !== 0 && NOTHING_DEPLOYED.test(status.stderr)) return undefined;
   if (status.status !== 0) throw new Error(`wrangler deployments status failed: ${status.stderr.trim()}`);
   const versions = (JSON.parse(status.stdout) as { versions: { version_id: string; percentage: number }[] }).versions;
   if (versions.length !== 1 || versions[0]!.percentage !== 100) {

@@ -257,6 +257,9 @@ const addClass = (config: string) => {
   return config.replace(lane, `${lane},\n    "Another": { "type": "durable-object", "storage": "sqlite" }`);
 };
 
+/** Given to deploy(), the release runs with no smoke key (none can exist before a first release). */
+const WITHOUT_KEY = "(without a key)";
+
 /**
  * The release, as `npm run deploy:production -- <args>` runs it, in this process (wrangler is the fake); `onLine` sees
  * each line it prints.
@@ -283,7 +286,8 @@ async function deploy(
     traffic.answer === "unreachable"
       ? `http://127.0.0.1:${await freePort()}/client/v4`
       : `http://127.0.0.1:${analyticsPort}/client/v4`;
-  const given = args.filter((arg): arg is string => typeof arg === "string");
+  const strings = args.filter((arg): arg is string => typeof arg === "string");
+  const given = strings.filter((arg) => arg !== WITHOUT_KEY);
   const argv = [
     "production",
     "--base-url",
@@ -292,8 +296,7 @@ async function deploy(
     "0",
     "--propagation-wait",
     "0",
-    "--key",
-    "so_test_key",
+    ...(strings.includes(WITHOUT_KEY) ? [] : ["--key", "so_test_key"]),
     ...given,
   ];
   const out = (line: string) => {
@@ -646,7 +649,7 @@ describe("npm run deploy:production, the first release", () => {
   it("provisions with an upload that serves nothing, migrates, turns read replication on, then deploys and smoke-checks", async () => {
     const dir = neverReleased();
     const before = leftovers();
-    const result = await withSecrets(secrets, () => deploy(dir));
+    const result = await withSecrets(secrets, () => deploy(dir, "--first-release"));
     expect(result.status, result.stderr + result.stdout).toBe(0);
     const commit = gitIn(dir, "rev-parse", "HEAD");
     expect(changes().map((call) => call.replace(/--secrets-file \S+/, "--secrets-file <file>"))).toEqual([
@@ -674,7 +677,7 @@ describe("npm run deploy:production, the first release", () => {
 
   it("refuses, before any call that changes something, when a required secret is not in its environment", async () => {
     const dir = neverReleased();
-    const result = await withSecrets({ WEBHOOK_SECRETS_KEY: "sealing-key" }, () => deploy(dir));
+    const result = await withSecrets({ WEBHOOK_SECRETS_KEY: "sealing-key" }, () => deploy(dir, "--first-release"));
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(
       "Not deploying production: a first release takes its secrets from this environment, and CONSOLE_SESSION_KEY " +
@@ -686,15 +689,58 @@ describe("npm run deploy:production, the first release", () => {
   it("says that a first release that fails its smoke check stays deployed, with nothing to go back to", async () => {
     const dir = neverReleased();
     behaviour = { newBrokenFrom: 100 };
-    const result = await withSecrets(secrets, () => deploy(dir));
+    const result = await withSecrets(secrets, () => deploy(dir, "--first-release"));
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/^FAILED: the smoke checks failed at 100%: .*served nothing before this release/);
     expect(changes().filter((call) => call.startsWith("versions deploy"))).toEqual([]);
   });
 
+  it("is only ever the operator's word: no deployment found without --first-release is refused, and so is the flag on a Worker that serves", async () => {
+    const dir = neverReleased();
+    const unsaid = await withSecrets(secrets, () => deploy(dir));
+    expect(unsaid.status).toBe(1);
+    expect(unsaid.stderr).toContain(
+      "Not deploying production: wrangler finds no deployment of store-orders-production in this account. If this " +
+        "is its first release (or finishes one that stopped), run it again with --first-release; otherwise check " +
+        "CLOUDFLARE_ACCOUNT_ID and the name in wrangler.jsonc.",
+    );
+    expect(changes()).toEqual([]);
+    const serving = configuredCopy().dir;
+    const said = await withSecrets(secrets, () => deploy(serving, "--first-release"));
+    expect(said.stderr).toContain(
+      `Not deploying production: --first-release, but store-orders-production serves ${OLD}`,
+    );
+    expect(changes()).toEqual([]);
+  });
+
+  it("finishes a first release that stopped after its upload, when run again", async () => {
+    const dir = neverReleased();
+    writeFileSync(statePath, JSON.stringify({ ...readState(), failOn: ["d1 migrations apply"] }));
+    const stopped = await withSecrets(secrets, () => deploy(dir, "--first-release"));
+    expect(stopped.status).toBe(1);
+    expect(readState().exists).toBe(true);
+    writeFileSync(statePath, JSON.stringify({ ...readState(), failOn: [], calls: [] }));
+    const finished = await withSecrets(secrets, () => deploy(dir, "--first-release"));
+    expect(finished.status, finished.stderr).toBe(0);
+    expect(changes().map((call) => call.split(" ").slice(0, 2).join(" "))).toEqual([
+      "versions upload",
+      "d1 migrations",
+      "deploy --env",
+    ]);
+  });
+
+  it("runs without a smoke key, which cannot exist yet: the checks that need none, and says how to run the rest", async () => {
+    const dir = neverReleased();
+    const result = await withSecrets(secrets, () => deploy(dir, "--first-release", WITHOUT_KEY));
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain("PASS a call without a key is 401 missing_api_key with a Bearer challenge");
+    expect(result.stdout).not.toContain("GET /store/orders lists orders");
+    expect(result.stdout).toContain("No key can exist before a first release");
+  });
+
   it("--dry-run prints the first release's plan and changes nothing", async () => {
     const dir = neverReleased();
-    const result = await withSecrets(secrets, () => deploy(dir, "--dry-run"));
+    const result = await withSecrets(secrets, () => deploy(dir, "--first-release", "--dry-run"));
     expect(result.status, result.stderr).toBe(0);
     const plan = result.stdout
       .split("\n")

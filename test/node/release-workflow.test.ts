@@ -63,7 +63,10 @@ describe("the release workflow", () => {
       expect(job.secrets).toBe("inherit");
     }
     expect(staging!.if).toBe("github.event_name == 'push' && github.ref == 'refs/heads/main'");
-    expect(production!.if).toBe("startsWith(github.ref, 'refs/tags/v') || github.event_name == 'workflow_dispatch'");
+    expect(production!.if).toBe(
+      "startsWith(github.ref, 'refs/tags/v') || " +
+        "(github.event_name == 'workflow_dispatch' && github.ref == 'refs/heads/main')",
+    );
   });
 
   it("releases one environment at a time, through its GitHub environment, by the project's own ramp", () => {

@@ -73,6 +73,10 @@ export function answerAsWrangler(args, env) {
         "into the right account.\n",
     };
   }
+  if (first === "deployments" && Object.keys(state.split).length === 0) {
+    // An upload made the Worker, and nothing was deployed: wrangler's own words.
+    return { status: 1, stdout, stderr: `✘ [ERROR] The Worker ${state.worker} has no deployments.\n` };
+  }
   if (first === "secret" && second === "list") {
     stdout = JSON.stringify(state.secrets.map((name) => ({ name, type: "secret_text" })));
   } else if (first === "d1" && second === "info") {
