@@ -60,7 +60,10 @@ export class Shell<S extends object> {
 
   /** Reads the session again (it moved to another key) and shows it in the header. */
   async refresh(): Promise<void> {
+    const turn = this.turn;
     const fresh = await this.config.session();
+    // A link followed or the console entered meanwhile decides: this answer may name the session it replaced.
+    if (turn !== this.turn) return;
     if (this.current) Object.assign(this.current, fresh);
     else this.current = fresh;
     this.main.querySelector("header")?.replaceWith(this.header(this.current, this.parts()[0]));
