@@ -311,6 +311,22 @@ describe("the operators' console", () => {
     await context.close();
   });
 
+  it("says so when a success's body is cut off on the way, and draws nothing from it", async () => {
+    const { context, page, errors } = await open();
+    await signInWithToken(page);
+    await goTo(page, "Keys");
+    await page.getByRole("heading", { name: "Keys" }).waitFor();
+    // A 200 whose JSON never arrives whole, as a connection dropped mid-body leaves it.
+    await page.route(/\/admin\/keys\?/, (route) =>
+      route.fulfill({ status: 200, contentType: "application/json", body: '{"data": [' }),
+    );
+    await page.getByLabel("Find keys").fill("so_test_");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByText("HTTP 200: the answer could not be read").waitFor();
+    expect(errors()).toEqual([]);
+    await context.close();
+  });
+
   it("lets a link followed while the page still asks who is signed in decide, whichever answer comes last", async () => {
     const colleague = "colleague-2@example.com";
     expect((await keys.run("operator", "add", colleague, "--json")).status).toBe(0);

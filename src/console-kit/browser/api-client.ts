@@ -80,7 +80,11 @@ async function callAt<T>(base: string, method: string, path: string, options: Ca
     signal: options.signal,
   });
   if (response.status === 204) return undefined as T;
-  const value = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
+  const read = await response.json().then(
+    (body: unknown) => ({ ok: true as const, body }),
+    () => ({ ok: false as const, body: {} }),
+  );
+  const value = read.body as { code?: string; message?: string };
   if (!response.ok) {
     const failure = new ApiFailure(
       response.status,
@@ -98,6 +102,9 @@ async function callAt<T>(base: string, method: string, path: string, options: Ca
       onSignedOut(failure.message);
     throw failure;
   }
+  // A success whose body could not be read (cut off on the way) is no answer: the view says so, and draws nothing.
+  if (!read.ok)
+    throw new ApiFailure(response.status, "unknown", `HTTP ${response.status}: the answer could not be read`);
   return value as T;
 }
 
