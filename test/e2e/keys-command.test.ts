@@ -12,7 +12,7 @@ describe("npm run keys, against the running service", () => {
 
   it("create --json prints exactly one JSON line, and the key works in the next request", async () => {
     const result = await runKeys(service.statePath, "create", "--plan", "free", "--json");
-    expect(result.status).toBe(0);
+    expect(result.status, result.stderr).toBe(0);
     const lines = result.stdout.trim().split("\n");
     expect(lines).toHaveLength(1);
     const created = JSON.parse(lines[0]);
@@ -28,7 +28,7 @@ describe("npm run keys, against the running service", () => {
 
   it("list, as the process a user runs, prints the keys and nothing else", async () => {
     const listed = await runKeys(service.statePath, "list");
-    expect(listed.status).toBe(0);
+    expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stderr).toBe("");
     expect(listed.stdout).not.toMatch(/warning|Durable Object|no such actor/i);
     expect(listed.stdout).toMatch(/^key_[0-9A-Za-z]{16}\s/m);
@@ -52,18 +52,18 @@ describe("npm run keys, against the running service", () => {
     expect((await listWith(key)).status).toBe(200);
 
     const list = await keys.run("list");
-    expect(list.status).toBe(0);
+    expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toMatch(new RegExp(`${id}\\s+enterprise\\s+"Acme"`));
     expect(list.stdout).not.toMatch(/so_test_|[0-9a-f]{64}/);
 
     const show = await keys.run("show", id);
-    expect(show.status).toBe(0);
+    expect(show.status, show.stderr).toBe(0);
     expect(show.stdout).toContain("500/minute, 9000/day");
     expect(show.stdout).toMatch(/state:\s+active/);
     expect(show.stdout).not.toContain(key);
 
     const revoke = await keys.run("revoke", id);
-    expect(revoke.status).toBe(0);
+    expect(revoke.status, revoke.stderr).toBe(0);
     expect((await keys.run("show", id)).stdout).toMatch(/state:\s+revoked/);
 
     // The worker may keep the key for its short cache lifetime (5 s); then it is refused.
@@ -89,7 +89,7 @@ describe("npm run keys, against the running service", () => {
       "30d",
       "--json",
     );
-    expect(created.status).toBe(0);
+    expect(created.status, created.stderr).toBe(0);
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     expect((await listWith(key)).status).toBe(200);
     const cancel = await service.current.call("/v1/store/orders/1", {
@@ -134,7 +134,7 @@ describe("npm run keys, against the running service", () => {
       "--base-url",
       service.current.baseUrl,
     );
-    expect(updated.status).toBe(0);
+    expect(updated.status, updated.stderr).toBe(0);
     expect(updated.stderr).toContain("within 5 seconds");
     expect(updated.stdout).toMatch(/plan:\s+pro/);
     expect(
@@ -142,7 +142,7 @@ describe("npm run keys, against the running service", () => {
     ).toBe("300");
 
     const rotated = await keys.run("rotate", id, "--grace", "1h", "--json");
-    expect(rotated.status).toBe(0);
+    expect(rotated.status, rotated.stderr).toBe(0);
     const next = JSON.parse(rotated.stdout) as { id: string; key: string; plan: string };
     expect(next).toMatchObject({ plan: "pro" });
     expect(next.key).not.toBe(key);
@@ -202,7 +202,7 @@ describe("npm run keys, against the running service", () => {
     expect(((await banned.json()) as { code: string }).code).toBe("api_key_banned");
 
     const usage = await keys.run("usage", id, ...base, "--json");
-    expect(usage.status).toBe(0);
+    expect(usage.status, usage.stderr).toBe(0);
     // The day's count: on a loaded machine the minute may have turned by the time `npm run keys` answers.
     expect(JSON.parse(usage.stdout)).toMatchObject({
       keyId: id,
@@ -213,7 +213,7 @@ describe("npm run keys, against the running service", () => {
     // refusals it answered itself (within a second).
     const today = async () => {
       const history = await keys.run("usage", id, "--history", "--granularity", "day", ...base, "--json");
-      expect(history.status).toBe(0);
+      expect(history.status, history.stderr).toBe(0);
       return (JSON.parse(history.stdout) as { buckets: { admitted: number; refused: number }[] }).buckets.at(-1);
     };
     await expect
@@ -223,7 +223,7 @@ describe("npm run keys, against the running service", () => {
     expect(table.stdout).toMatch(/by day, .*: 2 admitted, 24 refused\.\nadmitted ▁+█/);
 
     const unban = await keys.run("unban", id, ...base);
-    expect(unban.status).toBe(0);
+    expect(unban.status, unban.stderr).toBe(0);
     // The minute's two are spent: room again through a raised limit rather than by waiting for the next minute.
     expect((await keys.run("update", id, "--per-minute", "100", "--per-day", "100", ...base)).status).toBe(0);
     const admitted = await eventually(key, (r) => r.status === 200);
@@ -273,7 +273,7 @@ describe("npm run keys, against the running service", () => {
     expect(again.stderr).toContain("An operator named ana@example.com exists");
 
     const revoked = await keys.run("operator", "revoke", "ana@example.com");
-    expect(revoked.status).toBe(0);
+    expect(revoked.status, revoked.stderr).toBe(0);
     expect(revoked.stderr).toContain("refuses their token from the next request on");
     const refused = await usageAs(token);
     expect(refused.status).toBe(401);

@@ -1,17 +1,32 @@
+import { DatabaseSync } from "node:sqlite";
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect } from "vitest";
-import { decideRetry, KEEP_MS, RUNNING_MS, type RetryRecord } from "../../../src/limiter/idempotent-answers";
+import { IdempotentAnswers, KEEP_MS, RUNNING_MS } from "../../../src/limiter/idempotent-answers";
 
 /**
  * The Idempotency-Key's rules (docs/design/rate-limits.md#idempotent-answers), over seeded runs of clients that send
- * and retry writes at once, Workers that answer, fail (5xx) or die mid-write, and time passing: the store here does
- * what IdempotentAnswers' statements do (mark running with the decision, keep an answer only for the run that holds
- * the key, let it go on a 5xx). The seed is printed on a failure and taken from FC_SEED when set.
+ * and retry writes at once, Workers that answer, fail (5xx) or die mid-write, the object's alarm pruning, and time
+ * passing. The store is the object's own class, IdempotentAnswers, its statements run by Node's SQLite in place of
+ * the object's. The seed is printed on a failure and taken from FC_SEED when set.
  */
 type Step =
   | { kind: "send"; key: number; request: number }
   | { kind: "end"; run: number; how: "answer" | "fail" | "die" }
+  | { kind: "prune" }
   | { kind: "wait"; ms: number };
+
+/** The part of a Durable Object's SqlStorage the class uses, over an in-memory SQLite database. */
+function sqlStorage(db: DatabaseSync): SqlStorage {
+  return {
+    exec(query: string, ...bindings: (string | number | null)[]) {
+      const statement = db.prepare(query);
+      const rows = /^\s*SELECT/i.test(query) ? statement.all(...bindings) : (statement.run(...bindings), []);
+      return { toArray: () => rows, one: () => rows[0] };
+    },
+  } as unknown as SqlStorage;
+}
+
+const KEY_ID = "key_A";
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("send" as const), key: fc.nat(2), request: fc.nat(1) }) },
@@ -23,6 +38,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       how: fc.constantFrom("answer" as const, "fail" as const, "die" as const),
     }),
   },
+  { weight: 1, arbitrary: fc.constant({ kind: "prune" as const }) },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -43,56 +59,80 @@ interface Run {
   /** Still writing: not answered, failed or dead. */
   live: boolean;
   answer?: string;
+  /** Its answer was kept: it still held its Idempotency-Key when it answered. */
+  kept?: boolean;
 }
 
 describe("the Idempotency-Key's rules, simulated", () => {
-  test.prop([fc.array(step, { maxLength: 60 })], { numRuns: 3_000 })(
+  test.prop([fc.array(step, { minLength: 10, maxLength: 60, size: "max" })], { numRuns: 3_000 })(
     "write once: no request runs twice while its first is live or answered, and a replay is its first answer",
     (steps) => {
-      const kept = new Map<string, RetryRecord>();
+      const answers = new IdempotentAnswers(sqlStorage(new DatabaseSync(":memory:")));
       const runs: Run[] = [];
+      // The model, from what happened alone: the run that last took each Idempotency-Key, until it failed.
+      const holder = new Map<string, Run>();
       let now = Date.UTC(2030, 0, 1);
       for (const each of steps) {
         if (each.kind === "wait") {
           now += each.ms;
           continue;
         }
+        if (each.kind === "prune") {
+          answers.prune(now);
+          continue;
+        }
         if (each.kind === "end") {
-          const run = runs[each.run];
-          if (!run?.live) continue;
+          const live = runs.filter((run) => run.live);
+          const run = live[each.run % Math.max(1, live.length)];
+          if (!run) continue;
           run.live = false;
-          const record = kept.get(run.key);
-          const holds = record?.startedAt === run.startedAt && record.request === run.request && !record.answer;
+          const holds = holder.get(run.key) === run;
           if (each.how === "answer") {
             run.answer = `answer of the run begun at ${run.startedAt}`;
-            if (holds) record.answer = { status: 201, headers: {}, sealedBody: run.answer };
-          } else if (each.how === "fail" && holds) kept.delete(run.key);
+            run.kept = holds;
+            answers.finish(KEY_ID, run.key, run.request, run.startedAt, {
+              status: 201,
+              headers: {},
+              sealedBody: run.answer,
+            });
+          } else if (each.how === "fail") {
+            answers.abandon(KEY_ID, run.key, run.request, run.startedAt);
+            if (holds) holder.delete(run.key);
+          }
           // A Worker that dies leaves its row running: its key is taken over after RUNNING_MS.
           continue;
         }
         const key = `idem-${each.key}`;
         const request = `POST /v2/keys/key_A/rotate\nbody-${each.request}`;
-        const decision = decideRetry(kept.get(key), request, now);
-        const sameRequest = runs.filter((run) => run.key === key && run.request === request);
+        const first = holder.get(key);
+        const age = first ? now - first.startedAt : Infinity;
+        const decision = answers.begin(KEY_ID, key, request, now);
         if (decision.kind === "run") {
-          // Never while a run of the same request is live and within its time, or answered within the day.
-          const blocking = sameRequest.find(
-            (run) =>
-              (run.live && now - run.startedAt < RUNNING_MS) ||
-              (run.answer !== undefined && kept.get(key)?.startedAt === run.startedAt && now - run.startedAt < KEEP_MS),
-          );
-          expect(blocking, "a second run of a request whose first is live or answered").toBeUndefined();
-          kept.set(key, { request, startedAt: now });
-          runs.push({ key, request, startedAt: now, live: true });
+          if (first && age < KEEP_MS) {
+            // Never over another request's key within its day, nor while the first is answered or running in time.
+            expect(first.request, "a key taken by another request within its day").toBe(request);
+            expect(first.kept, "a second run of an answered request").not.toBe(true);
+            expect(first.live && age < RUNNING_MS, "a second run while the first runs").toBe(false);
+          }
+          expect(decision.startedAt).toBe(now);
+          const run: Run = { key, request, startedAt: now, live: true };
+          runs.push(run);
+          holder.set(key, run);
         } else if (decision.kind === "replay") {
-          const first = sameRequest.find((run) => run.startedAt === kept.get(key)!.startedAt);
+          expect(first?.request).toBe(request);
+          expect(first?.kept).toBe(true);
           expect(decision.answer.sealedBody).toBe(first?.answer);
+          expect(age).toBeLessThan(KEEP_MS);
         } else if (decision.kind === "reused") {
-          expect(kept.get(key)!.request).not.toBe(request);
-          expect(now - kept.get(key)!.startedAt).toBeLessThan(KEEP_MS);
+          expect(first?.request).not.toBe(request);
+          expect(age).toBeLessThan(KEEP_MS);
         } else {
-          expect(decision.retryAfterMs).toBeGreaterThan(0);
-          expect(decision.retryAfterMs).toBeLessThanOrEqual(RUNNING_MS);
+          expect(decision.kind).toBe("in_flight");
+          if (decision.kind !== "in_flight") continue;
+          expect(first?.request).toBe(request);
+          expect(first?.kept).not.toBe(true);
+          expect(age).toBeLessThan(RUNNING_MS);
+          expect(decision.retryAfterMs).toBe(RUNNING_MS - age);
         }
       }
     },

@@ -1,11 +1,14 @@
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { IdempotentAnswers, MAX_KEPT } from "../../../src/limiter/idempotent-answers";
+import { IdempotentAnswers, KEEP_MS, MAX_KEPT, type KeptAnswer } from "../../../src/limiter/idempotent-answers";
+import { PLAN_LIMITS } from "../../../src/limiter/plans";
+import { at, onAFakeClock, setClock } from "../../support/limits-clock";
 import { failingD1, interceptD1 } from "../../support/faults";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { withoutDispatcher } from "../../support/webhook-fixtures";
+import type { RateLimiter } from "../../../src/limiter/limiter-object";
 
 /**
  * Retrying a write safely (docs/api.md#retrying-safely): the Idempotency-Key, kept in the budget's limiter object,
@@ -65,6 +68,30 @@ describe("an Idempotency-Key", () => {
     const other = await rotate(key, "same-key", { graceSeconds: 120 });
     expect(await errorBodyOf(other)).toMatchObject({ code: "idempotency_key_reused", status: 422 });
     expect(await keysOf(key)).toHaveLength(2);
+  });
+
+  it("names the path in the request it stands for: the same key and body on another endpoint is refused (422)", async () => {
+    const key = await owner();
+    const endpoints: { id: string }[] = [];
+    for (const url of ["https://a.example/hooks", "https://b.example/hooks"]) {
+      endpoints.push(await (await post(key, "/v2/webhook-endpoints", undefined, { url }, withoutDispatcher())).json());
+    }
+    const test = (id: string) => post(key, `/v2/webhook-endpoints/${id}/test`, "same-test", {}, withoutDispatcher());
+    expect((await test(endpoints[0]!.id)).status).toBe(200);
+    const other = await test(endpoints[1]!.id);
+    expect(other.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(await errorBodyOf(other)).toMatchObject({ code: "idempotency_key_reused", status: 422 });
+  });
+
+  it("never turns a made write into a 5xx when its answer cannot be kept: the write's answer stands, logged", async () => {
+    const key = await owner();
+    const errors: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((line: unknown) => void errors.push(String(line)));
+    const keeping = { ...withoutDispatcher(), RATE_LIMITER: limiterFailingToKeep() } as Env;
+    const made = await post(key, "/v2/webhook-endpoints", "unkept", { url: "https://receiver.example/hooks" }, keeping);
+    expect(made.status).toBe(201);
+    expect(((await made.json()) as { id: string }).id).toMatch(/^we_/);
+    expect(errors.some((line) => line.includes("an answer for an Idempotency-Key was not kept"))).toBe(true);
   });
 
   it("answers 409 with Retry-After while the first request runs, then the first answer", async () => {
@@ -189,6 +216,54 @@ describe("an Idempotency-Key", () => {
 });
 
 describe("a budget's kept answers", () => {
+  describe("on a fake clock", () => {
+    onAFakeClock();
+    const request = "POST /v2/keys/key_A/rotate\ndigest";
+    const answer: KeptAnswer = { status: 201, headers: {}, sealedBody: "sealed" };
+    const keepOne = (stub: DurableObjectStub<RateLimiter>) =>
+      runInDurableObject(stub, (limiter) => {
+        limiter.acquire({
+          limits: PLAN_LIMITS.free,
+          ban: { threshold: 100, seconds: 60 },
+          want: 1,
+          speculative: false,
+        });
+        const begun = limiter.beginIdempotent("key_A", "kept", request);
+        if (begun.kind !== "run") throw new Error(`expected to run, got ${begun.kind}`);
+        limiter.finishIdempotent("key_A", "kept", request, begun.startedAt, answer);
+      });
+    const retry = (stub: DurableObjectStub<RateLimiter>) =>
+      runInDurableObject(stub, (limiter) => limiter.beginIdempotent("key_A", "kept", request));
+
+    it("outlive the budget's windows: its alarm keeps them for their day, then lets them go", async () => {
+      // Noon: the day's window ends at midnight, twelve hours before the answer's day does.
+      setClock(0);
+      const stub = env.RATE_LIMITER.getByName("budget-kept-past-its-windows");
+      await keepOne(stub);
+      setClock(13 * 3600);
+      expect(await runDurableObjectAlarm(stub)).toBe(true);
+      expect(await retry(stub)).toEqual({ kind: "replay", answer });
+      // The next wake is the answer's own end, not the usage history's (48 hours on).
+      expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBe(at(0) + KEEP_MS);
+
+      vi.setSystemTime(at(0) + KEEP_MS);
+      expect(await runDurableObjectAlarm(stub)).toBe(true);
+      const rows = await runInDurableObject(
+        stub,
+        (_, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM idempotent_answers").one().n,
+      );
+      expect(rows).toBe(0);
+    });
+
+    it("are not given to a key the object knows ended, while KV may still show it live", async () => {
+      setClock(0);
+      const stub = env.RATE_LIMITER.getByName("budget-of-an-ended-key");
+      await keepOne(stub);
+      await runInDurableObject(stub, (limiter) => limiter.revoke("key_A"));
+      expect(await retry(stub)).toEqual({ kind: "bypass" });
+    });
+  });
+
   it(`are at most ${MAX_KEPT.toLocaleString("en")}, the oldest dropped first, at a measured size each`, async () => {
     await runInDurableObject(env.RATE_LIMITER.getByName("budget-of-many-writes"), (_, state) => {
       const answers = new IdempotentAnswers(state.storage.sql);
@@ -226,6 +301,26 @@ function holdRun(statement: D1PreparedStatement, hold: () => Promise<void>): D1P
         };
       const value = target[property as keyof D1PreparedStatement];
       return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The budgets' objects, whose keeping of an answer (finishIdempotent) fails as an overloaded object's call would. */
+function limiterFailingToKeep(): DurableObjectNamespace<RateLimiter> {
+  return new Proxy(env.RATE_LIMITER, {
+    get(target, property) {
+      if (property !== "getByName") {
+        const value = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (name: string) =>
+        new Proxy(target.getByName(name), {
+          get(stub, method) {
+            if (method === "finishIdempotent") return () => Promise.reject(new Error("Durable Object is overloaded"));
+            // A stub's methods are calls to the object: they need no receiver.
+            return Reflect.get(stub, method);
+          },
+        });
     },
   });
 }
