@@ -9,9 +9,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
-import { issueKey, localKeyStore, storedRecordOf } from "./lib/key-store";
+import { localKeyStore } from "./lib/key-store";
 import { applyMigrations, executeSql, openLocalState } from "./lib/local-state";
 import { operatorEnvFile } from "./lib/operator-client";
+import { recordServing } from "./lib/serving-record";
 import { startWrangler } from "./lib/wrangler";
 import { readEnvironment, varsFromEnvironment } from "./lib/environments";
 
@@ -62,6 +63,8 @@ const dev = startWrangler([
   operatorEnv,
   ...persist,
 ]);
+// `npm run keys` finds the service here, and goes through its operator API rather than opening the state itself.
+recordServing(stateDir, Number(values.port));
 // A stop of npm start is wrangler dev's: it stops workerd and frees the port, then this process follows it out.
 // The local state's runtime leaves exit hooks behind that would end this process at once, before wrangler hears
 // of it, and leave wrangler and workerd holding the port: from here on, this process only stands for wrangler dev.
@@ -135,13 +138,13 @@ async function prepareLocalState(): Promise<string> {
     const file = join(stateDir ?? ".wrangler/state", "demo-api-key");
     if (existsSync(file)) {
       const saved = readFileSync(file, "utf8").trim();
-      const record = await storedRecordOf(store, saved);
+      const record = await store.recordOf(saved);
       // A key made before a scope existed lacks it: the walk-through needs every one.
       if (record && !record.revokedAt && SCOPES.every((scope) => record.scopes?.includes(scope))) return saved;
     }
     console.log("Creating a local demo API key (pro plan)…");
     // Every scope, webhooks:manage too: the README's walk-through makes an endpoint with it.
-    const { key } = await issueKey(store, { plan: "pro", name: "local demo key", scopes: [...SCOPES] });
+    const { key } = await store.issueKey({ plan: "pro", name: "local demo key", scopes: [...SCOPES] });
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, `${key}\n`, { mode: 0o600 });
     return key;

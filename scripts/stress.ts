@@ -15,7 +15,8 @@ import { parseArgs } from "node:util";
 import { SCOPES, type Scope } from "../src/framework/operations/scopes";
 import type { Limits, Plan } from "../src/limiter/plans";
 import { fetchLocal, startService, tempStateDir } from "./lib/local-service";
-import { issueKey, openKeyStore } from "./lib/key-store";
+import { localKeyStore } from "./lib/key-store";
+import { openLocalState } from "./lib/local-state";
 import { startWebhookReceiver, type WebhookReceiver } from "./lib/webhook-receiver";
 import { d1HttpApi } from "./lib/d1-http-api";
 import { writeExternally, type ExternalWrites } from "./lib/stress-writes";
@@ -88,9 +89,9 @@ d1(
    SELECT i, 1, 1, CASE WHEN i > ${PENDING.to} THEN 'shipped' ELSE 'pending' END, 0,
      '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
 );
-const store = await openKeyStore("local", state.path);
+const store = localKeyStore(await openLocalState(state.path));
 const keyed = async (label: string, plan: Plan, limits?: Limits, scopes?: Scope[]): Promise<Caller> => {
-  const { key } = await issueKey(store, { plan, name: `stress ${label}`, limits, scopes });
+  const { key } = await store.issueKey({ plan, name: `stress ${label}`, limits, scopes });
   return { label, plan, headers: { Authorization: `Bearer ${key}` } };
 };
 const callers: Caller[] = [

@@ -443,6 +443,7 @@ export interface components {
              * @example webhook_url_unconfirmed
              * @example event_sequence_too_low
              * @example idempotency_key_in_flight
+             * @example operator_exists
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large

@@ -1,37 +1,20 @@
 /**
- * The keys command's way to the operator API (docs/operations.md#operator-api): the
- * service at --base-url, or for local keys the one `npm start` runs on port
- * 8787, with the token from OPERATOR_TOKEN or, locally, from the state
- * folder's operator.env (made by `npm start`); where Cloudflare Access guards
- * it, with an Access service token (CF_ACCESS_CLIENT_ID and
+ * The scripts' way to the operator API (docs/operations.md#operator-api): the
+ * service at --base-url, or for the local state the `npm start` serving it
+ * (serving-record.ts), with the token from OPERATOR_TOKEN or, locally, from
+ * the state folder's operator.env (made by `npm start`); where Cloudflare
+ * Access guards it, with an Access service token (CF_ACCESS_CLIENT_ID and
  * CF_ACCESS_CLIENT_SECRET), which Access turns into its assertion.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { servingUrl } from "./serving-record";
 
 export interface OperatorApi {
   /** The answer's JSON, or undefined when the service could not be reached. */
-  call(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown | undefined>;
+  /** Throws the service's message on an answer that is not a success. */
+  call(method: "GET" | "POST" | "PATCH", path: string, body?: unknown): Promise<unknown | undefined>;
   readonly baseUrl: string;
-}
-
-/**
- * What telling the operator API came to: done (where), or why not, as it was (not configured, not reachable, or its
- * answer).
- */
-export type Told = { ok: true; at: string; answer: unknown } | { ok: false; problem: string };
-
-/** A POST to the operator API whose failure is reported, never thrown: it follows a KV write that already happened. */
-export async function tellOperatorApi(api: OperatorApi | undefined, path: string, body?: unknown): Promise<Told> {
-  if (!api) return { ok: false, problem: "no operator API configured: pass --base-url and OPERATOR_TOKEN" };
-  try {
-    const answer = await api.call("POST", path, body);
-    return answer === undefined
-      ? { ok: false, problem: `the operator API at ${api.baseUrl} was not reachable` }
-      : { ok: true, at: api.baseUrl, answer };
-  } catch (error) {
-    return { ok: false, problem: error instanceof Error ? error.message : String(error) };
-  }
 }
 
 /** The token part of `<name>:<token>`. */
@@ -62,7 +45,9 @@ export function operatorApi(
   baseUrl: string | undefined,
   local: { stateDir: string | undefined } | undefined,
 ): OperatorApi | undefined {
-  const root = (baseUrl ?? (local ? "http://127.0.0.1:8787" : undefined))?.replace(/\/v1\/?$/, "").replace(/\/$/, "");
+  const root = (baseUrl ?? (local ? servingUrl(local.stateDir) : undefined))
+    ?.replace(/\/v1\/?$/, "")
+    .replace(/\/$/, "");
   const credential = credentialHeaders(local);
   if (!root || !credential) return undefined;
   return {

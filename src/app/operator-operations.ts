@@ -6,7 +6,15 @@ import { setBudgetLimits } from "../operator/set-budget-limits";
 import { unbanKey } from "../operator/unban-key";
 import { unbanAddressGroup } from "../operator/unban-address-group";
 import { unbanPartner } from "../operator/unban-partner";
-import { tellKeyRotation } from "../operator/tell-key-rotation";
+import { createKey } from "../operator/create-key";
+import { getKey } from "../operator/get-key";
+import { updateKey } from "../operator/update-key";
+import { rotateAnyKey } from "../operator/rotate-any-key";
+import { getKeyHistory } from "../operator/get-key-history";
+import { listOperators } from "../operator/named-operators/list-operators";
+import { addOperator } from "../operator/named-operators/add-operator";
+import { revokeOperator } from "../operator/named-operators/revoke-operator";
+import { createOperatorLink } from "../operator/named-operators/create-operator-link";
 import { createConsoleLinkOperation } from "../operator/create-console-link";
 import { disableWebhookEndpoint } from "../webhooks/endpoints/disable-webhook-endpoint";
 import { enableWebhookEndpoint } from "../webhooks/endpoints/enable-webhook-endpoint";
@@ -27,8 +35,8 @@ export const OPERATOR_PREFIX = "/admin";
 
 /**
  * The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event
- * pipeline and the event sequence, the traffic, then keys (found across budgets) and their budgets, and console sign-in
- * links.
+ * pipeline and the event sequence, the traffic, then keys (found across budgets, issued, changed, rotated, revoked)
+ * and their budgets, console sign-in links, and the named operators.
  */
 export const operatorOperations = [
   openOperatorSessionOperation,
@@ -45,6 +53,10 @@ export const operatorOperations = [
   ...eventSequenceOperations,
   getTraffic,
   searchKeys,
+  createKey,
+  getKey,
+  updateKey,
+  getKeyHistory,
   getBudget,
   getKeyUsage,
   getKeyUsageHistory,
@@ -52,7 +64,11 @@ export const operatorOperations = [
   unbanAddressGroup,
   unbanPartner,
   setBudgetLimits,
-  tellKeyRotation,
+  rotateAnyKey,
   revokeAnyKey,
   createConsoleLinkOperation,
+  listOperators,
+  addOperator,
+  revokeOperator,
+  createOperatorLink,
 ];

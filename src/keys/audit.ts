@@ -39,8 +39,10 @@ export const INSERT_KEY_EVENT =
   "ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id RETURNING id";
 export const DELETE_KEY_EVENT = "DELETE FROM key_events WHERE id = ?1";
 export const MARK_KEY_EVENT_UNKNOWN = "UPDATE key_events SET outcome = 'unknown' WHERE id = ?1";
+/** A key's events, oldest first, from after row `?2` (0: the first), at most `?3`. */
 export const KEY_HISTORY =
-  "SELECT at, operation, key_id, changes, actor, event_id, outcome FROM key_events WHERE key_id = ?1 ORDER BY id";
+  "SELECT id, at, operation, key_id, changes, actor, event_id, outcome FROM key_events WHERE key_id = ?1 AND id > ?2 " +
+  "ORDER BY id LIMIT ?3";
 
 export const keyEventValues = (event: KeyEvent): string[] => [
   event.at,
@@ -52,6 +54,7 @@ export const keyEventValues = (event: KeyEvent): string[] => [
 ];
 
 export interface KeyEventRow {
+  id: number;
   at: string;
   operation: KeyOperation;
   key_id: string;

@@ -4,6 +4,8 @@
  * worker when a key rotates itself (keys/own-keys). It uses Web Crypto only, so
  * it runs in Node (the keys command) and in workerd.
  */
+import type { Context } from "hono";
+import type { AppEnv } from "../framework/app-env";
 import { storeKeyRecord, type KvWriter } from "./kv-layout";
 import { sha256Hex } from "../lib/digest";
 import type { Scope } from "../framework/operations/scopes";
@@ -15,6 +17,10 @@ import { BASE62, KEY_RANDOM_LENGTH, keyChecksum } from "./key-format";
 const KEY_START_LENGTH = 12;
 
 export type KeyPrefix = "so_live_" | "so_test_";
+
+/** Production's keys start so_live_, every other deployment's so_test_ (docs/api.md#authentication). */
+export const keyPrefixOf = (c: Context<AppEnv>): KeyPrefix =>
+  c.get("config").baseUrl === c.get("config").productionBaseUrl ? "so_live_" : "so_test_";
 
 function randomBase62(length: number): string {
   // 62 does not divide 256: reject bytes >= 248 so every character is equally likely.

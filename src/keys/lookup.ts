@@ -62,10 +62,13 @@ export async function findApiKey(
  * A key's record by its id, and the hash it is stored under, for the operator API (two KV reads, no cache: operators
  * want what KV holds now).
  */
-export async function findApiKeyById(
-  kv: KVNamespace,
-  keyId: string,
-): Promise<{ hash: string; record: ApiKeyRecord } | null> {
+/** A key's record and the hash of the key it is stored under. */
+export interface StoredKeyRecord {
+  hash: string;
+  record: ApiKeyRecord;
+}
+
+export async function findApiKeyById(kv: KVNamespace, keyId: string): Promise<StoredKeyRecord | null> {
   const hash = (await callDependency("KV", () => kv.get(idName(keyId))))?.trim();
   if (hash === undefined) return null;
   const stored = await callDependency("KV", () => kv.get<unknown>(recordName(hash), { type: "json" }));

@@ -22,7 +22,7 @@ function timelinePage<Row extends { at: string }>(rows: readonly Row[]): { rows:
 const TIMELINE_PARAMETERS = {
   before: "an RFC 3339 date-time: the timeline's rows at or before it (the answer's timelineNext)",
 } as const;
-import { keyState } from "./search-keys";
+import { keyState } from "./admin-key";
 import { leakedMakerOf, leaksOf, type LeakOfKey } from "../keys/leaked-key-audit";
 
 /** Timeline entries a budget's page shows: the newest, keys' and endpoints' together. */

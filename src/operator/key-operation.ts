@@ -5,16 +5,11 @@ import type { AppEnv } from "../framework/app-env";
 import { ApiError, type ErrorCode } from "../framework/api-error";
 import type { KeyOperation } from "../keys/audit";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
-import { findApiKeyById } from "../keys/lookup";
+import { findApiKeyById, type StoredKeyRecord } from "../keys/lookup";
 import { budgetOf, KeyIdParams, type ApiKeyRecord } from "../keys/api-key-record";
 import type { Usage } from "../limiter/policy";
 import type { usageQueryParameters } from "../usage/usage-operations";
 import { jsonBody } from "../framework/counted-body";
-
-export interface StoredKeyRecord {
-  hash: string;
-  record: ApiKeyRecord;
-}
 
 async function keyOf(c: Context<AppEnv>, keyId: string): Promise<StoredKeyRecord> {
   const found = await findApiKeyById(c.env.API_KEYS, keyId);
@@ -71,13 +66,15 @@ const OPERATOR = {
 export function keyOperation(
   spec: {
     operationId: string;
-    method: "get" | "post";
+    method: "get" | "post" | "patch";
+    /** The path after the key's (`/keys/{keyId}/<action>`); empty for the key itself. */
     action: string;
     summary: string;
     description: string;
     errors?: readonly ErrorCode[];
     queryParameters?: typeof usageQueryParameters;
     body?: z.ZodType;
+    requestBody?: { description: string; schema: z.ZodType };
     status?: 200 | 201;
   },
   handle: (c: Context<AppEnv>, key: StoredKeyRecord) => Promise<Response>,
@@ -86,9 +83,10 @@ export function keyOperation(
     ...OPERATOR,
     ...(spec.errors && { errors: spec.errors }),
     ...(spec.queryParameters && { queryParameters: spec.queryParameters }),
+    ...(spec.requestBody && { requestBody: spec.requestBody }),
     operationId: spec.operationId,
     method: spec.method,
-    path: `/keys/{keyId}/${spec.action}`,
+    path: spec.action ? `/keys/{keyId}/${spec.action}` : "/keys/{keyId}",
     summary: spec.summary,
     description: spec.description,
     responses: {

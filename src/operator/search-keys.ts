@@ -5,21 +5,13 @@ import { jsonBody } from "../framework/counted-body";
 import { Scope } from "../framework/operations/scopes";
 import { callDependency } from "../lib/call-dependency";
 import { Plan } from "../limiter/plans";
-import { budgetOf, scopesOf, type ApiKeyRecord } from "../keys/api-key-record";
+import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
 import { idName, type KeySummary } from "../keys/kv-layout";
 import { bannedBudgets } from "../limiter/ban-entries";
+import { AdminKey, adminKeyOf, KEY_STATES } from "./admin-key";
 
-/** A key expiring within this is `expiring`. */
-const EXPIRING_SOON_MS = 7 * 86_400_000;
 /** KV pages (1,000 keys each) one search reads at most before it answers with a cursor to go on from. */
 const PAGES_A_SEARCH = 5;
-
-/**
- * A key that works is `banned` while its budget is, else `grace` once rotated away (until its expiry), else `expiring`
- * or `live`.
- */
-export const KEY_STATES = ["live", "expiring", "grace", "banned", "revoked", "expired"] as const;
-type KeyState = (typeof KEY_STATES)[number];
 
 const SearchQuery = z.object({
   q: z.string().max(200).optional().describe("Part of a key's id, name, first characters or budget, in any case"),
@@ -38,50 +30,31 @@ const SearchQuery = z.object({
     ),
 });
 
-const FoundKey = z.object({
-  id: z.string(),
-  name: z.string(),
-  start: z.string().nullable(),
-  plan: Plan,
-  budget: z.string(),
-  scopes: z.array(Scope),
-  state: z.enum(KEY_STATES),
-  createdAt: z.string(),
-  expiresAt: z.string().nullable(),
-  revokedAt: z.string().nullable(),
-  bannedUntil: z.string().nullable().describe("When its budget's ban ends; null: not banned"),
-});
+const FoundKey = AdminKey.pick({
+  id: true,
+  name: true,
+  start: true,
+  plan: true,
+  budget: true,
+  scopes: true,
+  state: true,
+  createdAt: true,
+  expiresAt: true,
+  revokedAt: true,
+}).extend({ bannedUntil: z.string().nullable().describe("When its budget's ban ends; null: not banned") });
 
-export function keyState(
-  record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt" | "rotatedTo">,
-  now: number,
-  budgetBanned = false,
-): KeyState {
-  if (record.revokedAt) return "revoked";
-  const left = record.expiresAt ? Date.parse(record.expiresAt) - now : Infinity;
-  if (left <= 0) return "expired";
-  if (budgetBanned) return "banned";
-  if (record.rotatedTo) return "grace";
-  return left <= EXPIRING_SOON_MS ? "expiring" : "live";
+function foundKey(record: ApiKeyRecord, now: number, banned: ReadonlyMap<string, number>): z.infer<typeof FoundKey> {
+  const bannedUntil = banned.get(budgetOf(record));
+  const { id, name, start, plan, budget, scopes, state, createdAt, expiresAt, revokedAt } = adminKeyOf(
+    record,
+    now,
+    bannedUntil !== undefined,
+  );
+  return {
+    ...{ id, name, start, plan, budget, scopes, state, createdAt, expiresAt, revokedAt },
+    bannedUntil: bannedUntil === undefined ? null : new Date(bannedUntil * 1000).toISOString(),
+  };
 }
-
-const foundKey = (
-  record: ApiKeyRecord,
-  now: number,
-  banned: ReadonlyMap<string, number>,
-): z.infer<typeof FoundKey> => ({
-  id: record.id,
-  name: record.name,
-  start: record.start ?? null,
-  plan: record.plan,
-  budget: budgetOf(record),
-  scopes: [...scopesOf(record)],
-  state: keyState(record, now, banned.has(budgetOf(record))),
-  bannedUntil: banned.has(budgetOf(record)) ? new Date(banned.get(budgetOf(record))! * 1000).toISOString() : null,
-  createdAt: record.createdAt,
-  expiresAt: record.expiresAt ?? null,
-  revokedAt: record.revokedAt ?? null,
-});
 
 /**
  * GET /admin/keys: the keys of every budget, searched and filtered, paged.

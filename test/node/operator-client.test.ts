@@ -1,12 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { operatorApi, tellOperatorApi } from "../../scripts/lib/operator-client";
+import { operatorApi } from "../../scripts/lib/operator-client";
 
 /**
- * How the keys command reports telling the operator API after a KV write
- * (docs/operations.md#api-keys): done, not reachable, or refused, each as what
- * it was, never one for another.
+ * How the scripts call the operator API (docs/operations.md#api-keys): its answer, a refusal as the service's own
+ * message, and a service out of reach as undefined, each as what it was, never one for another.
  */
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
@@ -19,26 +18,22 @@ async function serviceAnswering(status: number, body: unknown): Promise<string> 
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-describe("telling the operator API after a KV write", () => {
+describe("calling the operator API", () => {
   const withToken = (baseUrl: string) => {
     process.env.OPERATOR_TOKEN = "ops:token";
     try {
-      return operatorApi(baseUrl, undefined);
+      return operatorApi(baseUrl, undefined)!;
     } finally {
       delete process.env.OPERATOR_TOKEN;
     }
   };
 
-  it("says where it told the limiter, and what it answered", async () => {
+  it("gives the service's answer", async () => {
     const api = withToken(await serviceAnswering(200, { keyId: "key_0123456789abcdef" }));
-    expect(await tellOperatorApi(api, "/keys/key_0123456789abcdef/revoke")).toEqual({
-      ok: true,
-      at: api!.baseUrl,
-      answer: { keyId: "key_0123456789abcdef" },
-    });
+    expect(await api.call("POST", "/keys/key_0123456789abcdef/revoke")).toEqual({ keyId: "key_0123456789abcdef" });
   });
 
-  it("reports a 401 or a 500 as the answer it was, not as unreachable", async () => {
+  it("throws a 401 or a 500 as the answer it was, not as unreachable", async () => {
     const refusing = withToken(
       await serviceAnswering(401, {
         code: "invalid_api_key",
@@ -46,30 +41,26 @@ describe("telling the operator API after a KV write", () => {
         status: 401,
       }),
     );
-    expect(await tellOperatorApi(refusing, "/keys/key_0123456789abcdef/revoke")).toEqual({
-      ok: false,
-      problem: "the operator API answered 401: The operator token is not valid.",
-    });
+    await expect(refusing.call("GET", "/operators")).rejects.toThrow(
+      "the operator API answered 401: The operator token is not valid.",
+    );
     server!.close();
     const failing = withToken(
       await serviceAnswering(500, { code: "internal_error", message: "Something went wrong.", status: 500 }),
     );
-    expect(await tellOperatorApi(failing, "/keys/key_0123456789abcdef/revoke")).toMatchObject({
-      ok: false,
-      problem: expect.stringContaining("answered 500"),
-    });
+    await expect(failing.call("GET", "/operators")).rejects.toThrow("answered 500");
   });
 
-  it("says when it could not reach it, or has none to tell", async () => {
-    const nowhere = withToken("http://127.0.0.1:9");
-    expect(await tellOperatorApi(nowhere, "/keys/key_0123456789abcdef/revoke")).toEqual({
-      ok: false,
-      problem: "the operator API at http://127.0.0.1:9 was not reachable",
-    });
-    expect(await tellOperatorApi(undefined, "/keys/key_0123456789abcdef/revoke")).toMatchObject({
-      ok: false,
-      problem: expect.stringContaining("no operator API configured"),
-    });
+  it("answers undefined when it cannot reach the service, and has no API without a credential or a service", async () => {
+    expect(await withToken("http://127.0.0.1:9").call("GET", "/operators")).toBeUndefined();
+    expect(operatorApi("http://127.0.0.1:9", undefined)).toBeUndefined();
+    // A local state nothing serves: no serving record beside it.
+    process.env.OPERATOR_TOKEN = "ops:token";
+    try {
+      expect(operatorApi(undefined, { stateDir: "/nonexistent/state" })).toBeUndefined();
+    } finally {
+      delete process.env.OPERATOR_TOKEN;
+    }
   });
 });
 

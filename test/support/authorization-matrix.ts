@@ -358,11 +358,52 @@ export const MATRIX: Record<string, string> = {
     "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
     "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
     "403 cross_site_request | 200",
-  "POST /admin/keys/{keyId}/rotation":
+  // Keys issued, shown, changed and rotated, and the named operators: operators only, as the rest.
+  "POST /admin/keys":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | " +
+    "403 cross_site_request | 201",
+  "GET /admin/keys/{keyId}":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
+  "PATCH /admin/keys/{keyId}":
     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
     "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
     "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
     "403 cross_site_request | 200",
+  "GET /admin/keys/{keyId}/history":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
+  "POST /admin/keys/{keyId}/rotate":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | " +
+    "403 cross_site_request | 201",
+  "GET /admin/operators":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "200 | 200",
+  "POST /admin/operators":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | " +
+    "403 cross_site_request | 201",
+  "POST /admin/operators/{name}/revoke":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
+    "403 cross_site_request | 200",
+  "POST /admin/operators/{name}/link":
+    "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
+    "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | " +
+    "403 cross_site_request | 201",
   "POST /admin/keys/{keyId}/limits":
     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
     "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
@@ -410,6 +451,8 @@ interface World {
   operatorCookie: string;
   /** An assertion Access signed for a person. */
   accessAssertion: string;
+  /** A live named operator that the path names (not the one whose token calls). */
+  subjectOperator: string;
 }
 
 /** The endpoint id of a world whose operation names none. */
@@ -472,6 +515,7 @@ async function makeWorld(operation: Operation): Promise<World> {
     orderId,
     ...(await operatorTokenAndSession()),
     revokedOperatorToken: await namedOperator(new Date(Date.now() - 60_000).toISOString()),
+    subjectOperator: await namedOperatorName(),
     accessAssertion: await accessAssertion(),
   };
 }
@@ -511,6 +555,15 @@ async function operatorTokenAndSession(): Promise<{ operatorToken: string; opera
   return { operatorToken, operatorCookie: response.headers.get("Set-Cookie")!.split(";")[0]! };
 }
 
+/** A live operator of the operators' table that operations name in their path: its name. */
+async function namedOperatorName(): Promise<string> {
+  const name = `subject-${next()}`;
+  await env.DB.prepare(INSERT_OPERATOR)
+    .bind(name, await sha256Hex(crypto.randomUUID()), new Date().toISOString(), "cli:matrix")
+    .run();
+  return name;
+}
+
 /** An operator of the operators' table (npm run keys -- operator add), revoked at `revokedAt` if given: its token. */
 async function namedOperator(revokedAt?: string): Promise<string> {
   const token = `so_op_matrix_${next()}_${crypto.randomUUID()}`;
@@ -534,6 +587,7 @@ function requestOf(base: string, operation: Operation, world: World): { path: st
     petId: "1",
     host: "never-locked.example",
     partner: "github",
+    name: world.subjectOperator,
   };
   const path = (base + operation.path).replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
   const bodies: Record<string, unknown> = {
@@ -544,7 +598,9 @@ function requestOf(base: string, operation: Operation, world: World): { path: st
     redeemOperatorLink: { token: "A".repeat(43) },
     raiseEventSequence: { atLeast: "0" },
     setBudgetLimits: LIMITS,
-    tellKeyRotation: { endsAt: new Date(Date.now() + DAY).toISOString() },
+    createKey: { plan: "free" },
+    updateKey: { name: `renamed-${next()}` },
+    addOperator: { name: `added-${next()}` },
     lockHost: { host: `locked-${next()}.example` },
     unbanAddressGroup: { group: "198.51.100.1" },
   };

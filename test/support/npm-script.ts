@@ -1,7 +1,5 @@
 import { execFile } from "node:child_process";
-import { afterAll, beforeAll } from "vitest";
 import { runKeysCommand } from "../../scripts/keys";
-import { openKeyStore, type KeyStore } from "../../scripts/lib/key-store";
 
 export interface CommandResult {
   status: number;
@@ -31,19 +29,10 @@ export function runKeys(stateDir: string, ...args: string[]): Promise<CommandRes
 }
 
 /**
- * `npm run keys` as a function in this process, on one local store opened
- * for the whole test file: the same code as the command, without a Node and
- * a local runtime started for every call. Open it after the service has
- * created the state (useService's beforeAll runs first).
+ * `npm run keys` as a function in this process: the same code as the command, without a Node started for every call.
+ * It reaches the `npm start` serving `stateDir` as the command does.
  */
 export function useKeysCommand(stateDir: () => string): { run(...args: string[]): Promise<CommandResult> } {
-  let store: KeyStore | undefined;
-  beforeAll(async () => {
-    store = await openKeyStore("local", stateDir());
-  });
-  afterAll(async () => {
-    await store?.close();
-  });
   return {
     async run(...args) {
       let stdout = "";
@@ -52,7 +41,7 @@ export function useKeysCommand(stateDir: () => string): { run(...args: string[])
         out: (line: string) => void (stdout += `${line}\n`),
         err: (line: string) => void (stderr += `${line}\n`),
       };
-      const status = await runKeysCommand([...args, "--persist-to", stateDir()], output, store);
+      const status = await runKeysCommand([...args, "--persist-to", stateDir()], output);
       return { status, stdout, stderr };
     },
   };

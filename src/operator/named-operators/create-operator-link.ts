@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { ApiError } from "../../framework/api-error";
+import { jsonBody } from "../../framework/counted-body";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { base64, urlSafe } from "../../lib/base64";
+import { callDependency } from "../../lib/call-dependency";
+import { sha256Hex } from "../../lib/digest";
+import { INSERT_OPERATOR_LINK, OPERATOR_CONSOLE_PATH, OPERATOR_LINK_SECONDS } from "../operator-links";
+import { NAMED_OPERATORS, OperatorParams, operatorNameInvalid, operatorNamed } from "./named-operator";
+
+/**
+ * POST /admin/operators/{name}/link (`npm run keys -- operator-link`): a
+ * single-use link that signs a named operator in to the operators' console
+ * (docs/operations.md#the-operators-console) within 15 minutes; its token is
+ * in the link's fragment, only its SHA-256 kept.
+ */
+export const createOperatorLink = defineOperation({
+  ...NAMED_OPERATORS,
+  operationId: "createOperatorLink",
+  method: "post",
+  path: "/operators/{name}/link",
+  summary: "A single-use sign-in link to the operators' console",
+  description: "For a live named operator, for 15 minutes; shown this once. A revoked operator is 404 not_found.",
+  params: { schema: OperatorParams, invalid: operatorNameInvalid },
+  responses: {
+    201: {
+      description: "The link, shown once",
+      body: z.object({ operator: z.string(), url: z.string(), expiresAt: z.string() }),
+    },
+  },
+  errors: ["not_found"],
+  async handle(c, { name }) {
+    const operator = await operatorNamed(c, name);
+    if (operator.revoked_at)
+      throw new ApiError("not_found", `The operator ${name} was revoked at ${operator.revoked_at}: no link is made.`);
+    const token = urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))));
+    const now = Date.now();
+    const expiresAt = new Date(now + OPERATOR_LINK_SECONDS * 1000).toISOString();
+    await callDependency("D1", async () =>
+      c.env.DB.prepare(INSERT_OPERATOR_LINK)
+        .bind(await sha256Hex(token), name, new Date(now).toISOString(), expiresAt, c.get("operator") ?? "operator")
+        .run(),
+    );
+    const url = `${new URL(c.get("config").baseUrl).origin}${OPERATOR_CONSOLE_PATH}#link=${token}`;
+    return jsonBody(c, { operator: name, url, expiresAt }, 201);
+  },
+});

@@ -1,0 +1,39 @@
+import { jsonBody } from "../../framework/counted-body";
+import { defineOperation } from "../../framework/operations/define-operation";
+import { callDependency } from "../../lib/call-dependency";
+import { REVOKE_OPERATOR } from "../operator-table";
+import {
+  NAMED_OPERATORS,
+  NamedOperator,
+  namedOperatorOf,
+  OperatorParams,
+  operatorNameInvalid,
+  operatorNamed,
+} from "./named-operator";
+
+/**
+ * POST /admin/operators/{name}/revoke (`npm run keys -- operator revoke`):
+ * the operator's token and sessions are refused from the next request on. A
+ * second revocation changes nothing.
+ */
+export const revokeOperator = defineOperation({
+  ...NAMED_OPERATORS,
+  operationId: "revokeOperator",
+  method: "post",
+  path: "/operators/{name}/revoke",
+  summary: "Revoke a named operator",
+  description: "Their token and sessions are refused from the next request on; revoking again changes nothing.",
+  params: { schema: OperatorParams, invalid: operatorNameInvalid },
+  responses: { 200: { description: "The operator, revoked", body: NamedOperator } },
+  errors: ["not_found"],
+  async handle(c, { name }) {
+    const before = await operatorNamed(c, name);
+    if (!before.revoked_at)
+      await callDependency("D1", () =>
+        c.env.DB.prepare(REVOKE_OPERATOR)
+          .bind(name, new Date().toISOString(), c.get("operator") ?? "operator")
+          .run(),
+      );
+    return jsonBody(c, namedOperatorOf(await operatorNamed(c, name)));
+  },
+});

@@ -1,0 +1,32 @@
+import { jsonBody } from "../framework/counted-body";
+import { readOptionalJsonBody } from "../framework/operations/read-json-body";
+import { RotatedKey, RotateOwnKey } from "../keys/own-keys/own-key-schemas";
+import { rotateKey } from "../keys/rotate-key";
+import { keyOperation } from "./key-operation";
+
+/**
+ * POST /admin/keys/{keyId}/rotate (`npm run keys -- rotate`): any live key
+ * replaced as its owner's rotation replaces it (keys/rotate-key.ts), audited
+ * with the operator's name.
+ */
+export const rotateAnyKey = keyOperation(
+  {
+    operationId: "rotateAnyKey",
+    method: "post",
+    action: "rotate",
+    summary: "Rotate a key",
+    description:
+      "A new key of the same budget, plan, limits, scopes and expiry, shown this once; the old key acts only on " +
+      "itself from every isolate's next call, and stops at the end of its grace (a day unless asked, 0 for none). A " +
+      "key revoked or expired is 404 key_not_found. Audited.",
+    requestBody: { description: "The grace period (optional)", schema: RotateOwnKey },
+    errors: ["not_found", "key_not_found", "invalid_body", "unsupported_media_type", "body_too_large"],
+    body: RotatedKey,
+    status: 201,
+  },
+  async (c, stored) => {
+    const { graceSeconds } = await readOptionalJsonBody(c, RotateOwnKey);
+    const rotated = await rotateKey(c, stored, graceSeconds, c.get("operator") ?? "operator");
+    return jsonBody(c, rotated, 201);
+  },
+);
