@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
 import { PLANS } from "../src/limiter/plans";
-import { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, keyShape } from "../src/keys/key-format";
+import { isWellFormedKey, KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH } from "../src/keys/key-format";
 import { readEnvironment } from "./lib/environments";
 import { operatorApi, type OperatorApi } from "./lib/operator-client";
 import { usageReport, type UsageHistoryAnswer } from "./lib/usage-report";
@@ -165,13 +165,8 @@ async function ask<T>({ api }: CommandContext, method: "GET" | "POST" | "PATCH",
 /** Offline: whether a string is a key in this service's format (docs/api.md#key-format); exit 1 when not. */
 function check(token: string | undefined, output: KeysOutput): void {
   if (token === undefined) throw new UsageError("check takes the token to check");
-  const shape = keyShape(token.trim());
-  if (shape === "malformed") throw new Error(`Not a well-formed key: ${describeMalformed(token.trim())}.`);
-  output.out(
-    shape === "checksummed"
-      ? "A well-formed key: its checksum holds."
-      : "A well-formed key of the shape issued before checksums (32 characters, no checksum to check).",
-  );
+  if (!isWellFormedKey(token.trim())) throw new Error(`Not a well-formed key: ${describeMalformed(token.trim())}.`);
+  output.out("A well-formed key: its checksum holds.");
 }
 
 function describeMalformed(token: string): string {

@@ -140,7 +140,7 @@ async function prepareLocalState(): Promise<string> {
       const saved = readFileSync(file, "utf8").trim();
       const record = await store.recordOf(saved);
       // A key made before a scope existed lacks it: the walk-through needs every one.
-      if (record && !record.revokedAt && SCOPES.every((scope) => record.scopes?.includes(scope))) return saved;
+      if (record && !record.revokedAt && SCOPES.every((scope) => record.scopes.includes(scope))) return saved;
     }
     console.log("Creating a local demo API key (pro plan)…");
     // Every scope, webhooks:manage too: the README's walk-through makes an endpoint with it.

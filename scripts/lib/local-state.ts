@@ -108,9 +108,15 @@ export async function applyMigrations(db: LocalBindings["DB"], dir = "migrations
     (await db.prepare(`SELECT name FROM ${MIGRATIONS_TABLE}`).all<{ name: string }>()).results.map(({ name }) => name),
   );
   const number = (name: string) => Number.parseInt(name.split("_")[0]!, 10);
-  const pending = readdirSync(dir)
-    .filter((name) => name.endsWith(".sql") && !applied.has(name))
-    .sort((a, b) => number(a) - number(b));
+  const files = readdirSync(dir).filter((name) => name.endsWith(".sql"));
+  const gone = [...applied].filter((name) => !files.includes(name));
+  if (gone.length > 0)
+    throw new Error(
+      `This local state was made by migrations that are no longer in ${dir}/ (${gone.slice(0, 3).join(", ")}` +
+        `${gone.length > 3 ? ", …" : ""}): they became one baseline before the first release. Start the local ` +
+        "state anew: rm -rf .wrangler/state (or your --persist-to folder), then npm start.",
+    );
+  const pending = files.filter((name) => !applied.has(name)).sort((a, b) => number(a) - number(b));
   for (const name of pending) {
     const statements = unstable_splitSqlQuery(readFileSync(join(dir, name), "utf8")).map((query) => db.prepare(query));
     await db.batch([...statements, db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (name) VALUES (?1)`).bind(name)]);

@@ -3,7 +3,7 @@ import { ANY_KEY } from "../framework/operations/scopes";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/call-dependency";
 import { keyOfCaller } from "../keys/require-api-key";
-import { budgetOf, limitsFor, scopesOf } from "../keys/api-key-record";
+import { budgetOf, limitsFor } from "../keys/api-key-record";
 import { CONSOLE, ConsoleSession } from "./console-session-schemas";
 
 const instant = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
@@ -38,7 +38,7 @@ export const getConsoleSession = defineOperation({
           name: key.name,
           start: key.start ?? null,
           plan: key.plan,
-          scopes: [...scopesOf(key)],
+          scopes: key.scopes,
           expiresAt: key.expiresAt ?? null,
           budget: budgetOf(key),
         },

@@ -3,7 +3,7 @@
  * `{"id": "evt_<sequence>", "type", "createdAt", "order", "previous"?}`. The
  * order is written by v2's order writer (orders/order-json.ts), so its ids
  * are exact strings and its values exactly what a v2 page would show; the
- * event row keeps every column as text (migrations/0008_order_events.sql).
+ * event row keeps every column as text (migrations/0001_baseline.sql).
  */
 import { z } from "zod";
 import { jsonWriter, type Cell } from "../lib/json-writer";

@@ -34,8 +34,8 @@ export const ApiKeyRecord = z.object({
    * limits it is shown, so a record read before an update never wins.
    */
   limitsSetAt: Instant.optional(),
-  /** Absent on keys made before scopes existed: those keep DEFAULT_SCOPES. */
-  scopes: z.array(Scope).optional(),
+  /** What it may do (docs/api.md#authentication). */
+  scopes: z.array(Scope),
   /** From then on the key answers 401. */
   expiresAt: Instant.optional(),
   /** Set on a key made by rotation: the id of the key whose budget (limiter) it shares. */
@@ -56,13 +56,8 @@ export const ApiKeyRecord = z.object({
 });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
-/**
- * What a key may do unless it asks for more (`--scopes`), and what a key made before scopes existed keeps: no scope
- * added since.
- */
+/** What a key may do unless it asks for more (`--scopes`). */
 export const DEFAULT_SCOPES: readonly Scope[] = ["orders:read", "orders:write"];
-
-export const scopesOf = (record: ApiKeyRecord): readonly Scope[] => record.scopes ?? DEFAULT_SCOPES;
 
 /** The name of the limiter that counts this key: a rotated key and the key it replaced share one budget. */
 export const budgetOf = (record: Pick<ApiKeyRecord, "id" | "budget">): string => record.budget ?? record.id;

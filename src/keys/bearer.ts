@@ -1,4 +1,4 @@
-import { keyShape } from "./key-format";
+import { isWellFormedKey } from "./key-format";
 
 const BEARER = /^bearer(?: +(.*))?$/is;
 
@@ -23,5 +23,5 @@ export function bearerToken(header: string | undefined): string | undefined {
 export function parseBearer(header: string | undefined): BearerToken {
   const token = bearerToken(header);
   if (!token) return { kind: "missing" };
-  return keyShape(token) === "malformed" ? { kind: "malformed" } : { kind: "token", token };
+  return isWellFormedKey(token) ? { kind: "token", token } : { kind: "malformed" };
 }

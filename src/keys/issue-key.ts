@@ -9,7 +9,7 @@ import type { AppEnv } from "../framework/app-env";
 import { storeKeyRecord, type KvWriter } from "./kv-layout";
 import { sha256Hex } from "../lib/digest";
 import type { Scope } from "../framework/operations/scopes";
-import type { ApiKeyRecord } from "./api-key-record";
+import { DEFAULT_SCOPES, type ApiKeyRecord } from "./api-key-record";
 import type { Limits, Plan } from "../limiter/plans";
 import { BASE62, KEY_RANDOM_LENGTH, keyChecksum } from "./key-format";
 
@@ -65,7 +65,7 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
     createdAt: new Date().toISOString(),
     ...(options.limits && { limits: options.limits }),
     ...(options.limitsSetAt && { limitsSetAt: options.limitsSetAt }),
-    ...(options.scopes && { scopes: options.scopes }),
+    scopes: options.scopes ?? [...DEFAULT_SCOPES],
     ...(options.expiresAt && { expiresAt: options.expiresAt }),
     ...(options.budget && { budget: options.budget }),
     ...(options.revokedAt && { revokedAt: options.revokedAt }),

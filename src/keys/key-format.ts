@@ -3,8 +3,7 @@
  * 32 random base62 characters, then a 6-character checksum, the CRC-32 (IEEE)
  * of everything before it in base62, left-padded with `0`. The checksum lets
  * a secret scanner, and this service before any KV read, tell a real key from
- * a string that only looks like one. Keys issued before the checksum (32
- * characters, no checksum) keep working. Pure: the keys command, the consoles
+ * a string that only looks like one. Pure: the keys command, the consoles
  * and the worker share it.
  */
 
@@ -19,12 +18,7 @@ export const KEY_CHECKSUM_LENGTH = 6;
  * checksum.
  */
 export const KEY_PATTERN_SOURCE = `so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH}}`;
-/** Either shape, for a form's `pattern`: a key with its checksum, or one issued before it. */
-const OPTIONAL_CHECKSUM = `([0-9A-Za-z]{${KEY_CHECKSUM_LENGTH}})?`;
-export const ANY_KEY_PATTERN_SOURCE = `so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}${OPTIONAL_CHECKSUM}`;
-
 const CHECKSUMMED = new RegExp(`^${KEY_PATTERN_SOURCE}$`);
-const LEGACY = new RegExp(`^so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}$`);
 
 const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, n) => {
   let c = n;
@@ -50,15 +44,9 @@ export function keyChecksum(body: string): string {
   return digits.padStart(KEY_CHECKSUM_LENGTH, "0");
 }
 
-/**
- * What a string is as a key: `checksummed` (the current shape, checksum
- * right), `legacy` (issued before the checksum), or `malformed` (anything
- * else, a current-length token whose checksum fails included).
- */
-export function keyShape(token: string): "checksummed" | "legacy" | "malformed" {
-  if (CHECKSUMMED.test(token)) {
-    const cut = token.length - KEY_CHECKSUM_LENGTH;
-    return keyChecksum(token.slice(0, cut)) === token.slice(cut) ? "checksummed" : "malformed";
-  }
-  return LEGACY.test(token) ? "legacy" : "malformed";
+/** Whether a string is a key of this service's shape whose checksum holds. */
+export function isWellFormedKey(token: string): boolean {
+  if (!CHECKSUMMED.test(token)) return false;
+  const cut = token.length - KEY_CHECKSUM_LENGTH;
+  return keyChecksum(token.slice(0, cut)) === token.slice(cut);
 }

@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
-import { scopesOf, type ApiKeyRecord } from "./api-key-record";
+import type { ApiKeyRecord } from "./api-key-record";
 import { CHALLENGE } from "./identify-caller";
 
 /**
@@ -15,7 +15,7 @@ export function requireApiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv> 
     const caller = c.get("caller");
     if (caller.kind === "anonymous")
       throw new ApiError(caller.rejection.code, caller.rejection.message, caller.rejection.headers);
-    if (scope !== ANY_KEY && !scopesOf(caller.key).includes(scope)) {
+    if (scope !== ANY_KEY && !caller.key.scopes.includes(scope)) {
       throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
         "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,
       });

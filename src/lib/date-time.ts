@@ -3,7 +3,7 @@
  * calendar day, hours 00-23, seconds 00-59 (no leap seconds: JavaScript dates
  * cannot hold them), optional fraction, and a `Z` or `±hh:mm` offset. `T` and
  * `Z` may be lower case, as the RFC's ABNF is case-insensitive. The triggers
- * in migrations/0002_orders_write_guards.sql accept exactly the same strings.
+ * in migrations/0001_baseline.sql accept exactly the same strings.
  */
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
@@ -44,8 +44,8 @@ export function rfc3339ToUtc(value: string): string | undefined {
   const offsetMinutes = Number(match[10] ?? 0);
   if (!isRealTime(year, month, day, hour, minute, second) || offsetHours > 23 || offsetMinutes > 59) return undefined;
 
-  // Cut to the millisecond by its digits, as ship_instant cuts it in SQL (migrations/0007): a listed date and a range
-  // never disagree.
+  // Cut to the millisecond by its digits, as ship_instant cuts it in SQL (migrations/0001_baseline.sql): a listed
+  // date and a range never disagree.
   const millis = Number((match[7] ?? "").padEnd(3, "0").slice(0, 3));
   const offset = (match[8] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
   // Date.UTC would map years 0-99 to 1900-1999; the setters do not.

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ApiError } from "../framework/api-error";
 import { Scope } from "../framework/operations/scopes";
 import { Limits, Plan } from "../limiter/plans";
-import { budgetOf, limitsFor, scopesOf, type ApiKeyRecord } from "../keys/api-key-record";
+import { budgetOf, limitsFor, type ApiKeyRecord } from "../keys/api-key-record";
 
 /** A key expiring within this is `expiring`. */
 const EXPIRING_SOON_MS = 7 * 86_400_000;
@@ -52,7 +52,7 @@ export const adminKeyOf = (record: ApiKeyRecord, now = Date.now(), budgetBanned 
   start: record.start ?? null,
   plan: record.plan,
   budget: budgetOf(record),
-  scopes: [...scopesOf(record)],
+  scopes: record.scopes,
   limits: record.limits ?? (record.plan === "enterprise" ? null : limitsFor(record)),
   ownLimits: record.limits !== undefined,
   state: keyState(record, now, budgetBanned),

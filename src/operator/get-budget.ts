@@ -76,7 +76,7 @@ const recordJson = (
   name,
   start: start ?? null,
   plan,
-  scopes: scopes ?? null,
+  scopes,
   limits: limits ?? null,
   state,
   createdAt,

@@ -1,5 +1,5 @@
 /**
- * The operators' table (migrations/0025_operators.sql, docs/operations.md#operators):
+ * The operators' table (migrations/0001_baseline.sql, docs/operations.md#operators):
  * its statements, written once for the worker (bound) and the keys command
  * (through wrangler), as the key audit's are.
  */

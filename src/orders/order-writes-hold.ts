@@ -1,5 +1,5 @@
 /**
- * Order writes held after a D1 restore (migrations/0023_order_writes_hold.sql,
+ * Order writes held after a D1 restore (migrations/0001_baseline.sql,
  * docs/operations.md#restoring-d1): while the order events' sequence is below
  * what the webhook dispatcher handed out, triggers refuse every write to
  * orders, so no event takes an id receivers have seen.

@@ -7,7 +7,7 @@
  * counts. Pure: the rows in, the endpoint ids out.
  */
 
-/** An endpoint's audit row as the chooser reads it (migrations/0016_webhook_endpoint_owner_changes.sql, 0019). */
+/** An endpoint's audit row as the chooser reads it (migrations/0001_baseline.sql). */
 export interface EndpointAuditRow {
   endpoint_id: string;
   operation: string;

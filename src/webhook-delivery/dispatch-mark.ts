@@ -1,5 +1,5 @@
 /**
- * The dispatcher's mark (migrations/0021_webhook_lanes.sql): the last event
+ * The dispatcher's mark (migrations/0001_baseline.sql): the last event
  * every endpoint that wanted it has been handed. Kept in D1 beside the
  * events, not in the dispatcher's own storage, so losing that storage never
  * sends every kept event again; it only grows.
@@ -11,12 +11,4 @@ export const readDispatchMark = (db: D1Queryable) =>
 
 export async function storeDispatchMark(db: D1Queryable, mark: string): Promise<void> {
   await db.prepare("UPDATE webhook_dispatch SET mark = max(mark, CAST(?1 AS INTEGER)) WHERE id = 1").bind(mark).run();
-}
-
-/**
- * Takes a mark kept by a dispatcher from before the mark lived here, where it is lower: what it had not handed out yet
- * is handed out.
- */
-export async function adoptEarlierMark(db: D1Queryable, mark: string): Promise<void> {
-  await db.prepare("UPDATE webhook_dispatch SET mark = min(mark, CAST(?1 AS INTEGER)) WHERE id = 1").bind(mark).run();
 }

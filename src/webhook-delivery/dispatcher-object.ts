@@ -2,7 +2,6 @@ import { DurableObject } from "cloudflare:workers";
 import { logLine } from "../lib/log";
 import { eventSequence } from "../events/event-sequence";
 import { holdOrderWrites } from "../orders/order-writes-hold";
-import { adoptEarlierMark } from "./dispatch-mark";
 import { dispatchEvents } from "./dispatch-pass";
 import { laneOf } from "./lane-calls";
 import { backoffMs } from "../lib/backoff";
@@ -57,12 +56,6 @@ export class WebhookDispatcher extends DurableObject<Env> {
     const now = Date.now();
     let next: number | null;
     try {
-      // A dispatcher of the code before migrations/0021 kept its mark here: the lower of the two is where to go on.
-      const earlier = storage.get<string>("mark");
-      if (earlier !== undefined) {
-        await adoptEarlierMark(this.env.DB, earlier);
-        storage.delete("mark");
-      }
       // The highest mark reached is kept here too, where a D1 restore cannot rewind it. Below it, a new event would
       // take an id a lane already holds, and no lane would send it: nothing is handed out until the sequence is raised
       // past it.

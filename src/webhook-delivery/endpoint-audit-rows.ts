@@ -1,12 +1,12 @@
 /**
- * The audit of actions on webhook endpoints in D1 (migrations/0016_webhook_endpoint_owner_changes.sql,
- * 0019): a row with each change, by whoever made it (an owner's key, an operator, a leaked key's revocation),
- * and its prune. Beside the endpoints' own table: every change to one is written with its row.
+ * The audit of actions on webhook endpoints in D1 (migrations/0001_baseline.sql): a row with each change, by
+ * whoever made it (an owner's key, an operator, a leaked key's revocation), and its prune. Beside the endpoints'
+ * own table: every change to one is written with its row.
  */
 import { withAuditRow } from "../keys/audit";
 import { callDependency } from "../lib/call-dependency";
 
-/** What is recorded of an action on an endpoint (migrations/0016_webhook_endpoint_owner_changes.sql, 0019). */
+/** What is recorded of an action on an endpoint (migrations/0001_baseline.sql). */
 export interface EndpointEvent {
   endpointId: string;
   operation: "create" | "delete" | "disable" | "enable" | "update" | "rotate_secret" | "recover" | "retry" | "test";

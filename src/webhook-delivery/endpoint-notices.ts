@@ -1,6 +1,6 @@
 /**
  * Notices of a failing endpoint (docs/api.md#failing-endpoints), in D1
- * (migrations/0034_endpoint_notices.sql): `webhook_endpoint.failing` and
+ * (migrations/0001_baseline.sql): `webhook_endpoint.failing` and
  * `webhook_endpoint.disabled`, told to the budget's other endpoints that name
  * the type, never to the failing one. Not order events: they carry the
  * endpoint, and ids of their own (ntc_ and the row's id) outside the order

@@ -1,5 +1,5 @@
 /**
- * The webhook endpoints in D1 (migrations/0010_webhook_endpoints.sql and
+ * The webhook endpoints in D1 (migrations/0001_baseline.sql and
  * those after it) as the pipeline reads and writes them: the endpoints a
  * dispatch pass fans out to and where their lanes stand, one endpoint as its
  * lane sends to it, its health, the service's disabling. The owners' and
@@ -9,8 +9,7 @@ import type { D1Queryable } from "../lib/d1-session";
 
 /**
  * Disabled by an operator (the owners' and the service's statements both ask): only an operator enables it
- * again. A disabled endpoint that does not say who disabled it (written by code older than migrations/0016)
- * counts as locked: the safe reading.
+ * again. A disabled endpoint that does not say who disabled it counts as locked: the safe reading.
  */
 export const LOCKED = "status = 'disabled' AND coalesce(disabled_by, 'operator') = 'operator'";
 

@@ -1,5 +1,5 @@
 /**
- * Hosts an operator locked (migrations/0030_host_locks.sql): every statement
+ * Hosts an operator locked (migrations/0001_baseline.sql): every statement
  * on that table. A lock is in force while its row has no `lifted_at`; the
  * endpoints table's own statements refuse a URL on a locked host in the same
  * statement that writes it (endpoint-table.ts), so a lock made meanwhile is

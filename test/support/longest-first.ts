@@ -23,7 +23,7 @@ const LONGEST = [
   "test/node/gradual-deploy.test.ts",
   "test/node/environments.test.ts",
   "test/node/lease-simulation.test.ts",
-  "test/node/ship-instant-migration.test.ts",
+  "test/node/ship-instant.test.ts",
 ];
 
 export default class LongestFirst extends BaseSequencer {

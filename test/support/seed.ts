@@ -88,25 +88,24 @@ export async function insertRawOrder(order: RawOrder): Promise<void> {
   await rawOrderInsert(order).run();
 }
 
-const GUARD_MIGRATION = "0002_orders_write_guards.sql";
-
 /**
- * Runs `write` with the write guards dropped, as on a table written before
- * they existed, then puts them back exactly as the migration makes them.
+ * Runs `write` with the write guards dropped, as on a table another system wrote without them, then puts them back
+ * exactly as the schema made them.
  */
 export async function withoutWriteGuards<T>(write: () => Promise<T>): Promise<T> {
-  const guardMigration = env.TEST_MIGRATIONS.find((m) => m.name === GUARD_MIGRATION);
-  if (!guardMigration) throw new Error(`${GUARD_MIGRATION} is not among the migrations`);
   const { results } = await env.DB.prepare(
-    "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'orders_guard_%'",
-  ).all<{ name: string }>();
+    "SELECT name, sql FROM sqlite_master WHERE (type = 'trigger' AND name LIKE 'orders_guard_%') OR " +
+      "name LIKE 'orders_ship_date_rule%' ORDER BY type = 'trigger', rowid",
+  ).all<{ name: string; sql: string }>();
   await env.DB.batch([
-    ...results.map(({ name }) => env.DB.prepare(`DROP TRIGGER ${name}`)),
+    ...results
+      .filter(({ sql }) => sql.startsWith("CREATE TRIGGER"))
+      .map(({ name }) => env.DB.prepare(`DROP TRIGGER ${name}`)),
     env.DB.prepare("DROP TABLE orders_ship_date_rule"),
   ]);
   try {
     return await write();
   } finally {
-    await env.DB.batch(guardMigration.queries.map((query) => env.DB.prepare(query)));
+    await env.DB.batch(results.map(({ sql }) => env.DB.prepare(sql)));
   }
 }

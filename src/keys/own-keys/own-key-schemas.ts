@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Scope } from "../../framework/operations/scopes";
 import { Plan } from "../../limiter/plans";
-import { KeyIdParams, scopesOf, type ApiKeyRecord } from "../api-key-record";
+import { KeyIdParams, type ApiKeyRecord } from "../api-key-record";
 import { isUsable } from "../api-key-record";
 import { leakedMakerOf, type LeakOfKey } from "../leaked-key-audit";
 
@@ -117,7 +117,7 @@ export function ownKeyOf(
     name: record.name,
     start: record.start ?? null,
     plan: record.plan,
-    scopes: [...scopesOf(record)],
+    scopes: record.scopes,
     createdAt: record.createdAt,
     expiresAt: record.expiresAt ?? null,
     revokedAt: record.revokedAt ?? null,

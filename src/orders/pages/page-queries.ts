@@ -3,7 +3,7 @@
  * match the filters, after a given id, in id order, LIMIT page size + 1 (the
  * extra row says whether there is a next page); and one order by id. Each
  * page names the index that starts with exactly its equality filters, then
- * `id` (migrations/0005_order_filter_indexes.sql), so it reads about a page's
+ * `id` (migrations/0001_baseline.sql), so it reads about a page's
  * rows whatever the table's size. Several statuses are one arm each, merged
  * by id: each arm reads at most a page. A ship date range cannot be read in
  * id order through an index, so with one each arm scans a bounded number of

@@ -7,7 +7,7 @@ import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import { ApiKeyRecord, isUsable } from "../../keys/api-key-record";
-import { keyShape } from "../../keys/key-format";
+import { isWellFormedKey } from "../../keys/key-format";
 import { recordName } from "../../keys/kv-layout";
 import { revokeKey } from "../key-revocation";
 import { invalidSignature, MAX_REPORT_BYTES, SECRET_SCANNING_PATH } from "./scanning-credential";
@@ -88,7 +88,7 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
   const hashes = new Map<string, string>();
   for (const { token } of matches) if (!hashes.has(token)) hashes.set(token, await sha256Hex(token));
   // A string not in the key format is no key of this service's: judged without a lookup.
-  const wellFormed = [...hashes].filter(([token]) => keyShape(token) !== "malformed");
+  const wellFormed = [...hashes].filter(([token]) => isWellFormedKey(token));
   const live = new Set<string>();
   for (let start = 0; start < wellFormed.length; start += BULK_READ) {
     const chunk = wellFormed.slice(start, start + BULK_READ);

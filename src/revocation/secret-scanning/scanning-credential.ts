@@ -18,7 +18,7 @@ import { cappedBody } from "../../framework/operations/read-json-body";
 import { DependencyUnavailable } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import type { TtlCache } from "../../lib/ttl-cache";
-import { keyShape } from "../../keys/key-format";
+import { isWellFormedKey } from "../../keys/key-format";
 import { PARTNER_BUDGETS, type PartnerBudget } from "../../limiter/plans";
 import { MISSING_KEY, type OtherCredential } from "../../keys/identify-caller";
 import { GithubKeysUnavailable, type GithubPublicKeys } from "./github-public-keys";
@@ -95,8 +95,7 @@ function jsonOf(body: Uint8Array): unknown {
 
 /** Whether any match's token has this service's key format: only such a report can revoke a key. */
 const holdsServiceToken = (value: unknown): boolean =>
-  Array.isArray(value) &&
-  value.some((match) => typeof match?.token === "string" && keyShape(match.token) !== "malformed");
+  Array.isArray(value) && value.some((match) => typeof match?.token === "string" && isWellFormedKey(match.token));
 
 async function readReport(
   c: Context<AppEnv>,

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
-import { budgetOf, scopesOf } from "../../keys/api-key-record";
+import { budgetOf } from "../../keys/api-key-record";
 import { CHALLENGE } from "../../keys/identify-caller";
 import { keyOfCaller } from "../../keys/require-api-key";
 import { WEBHOOK_READER_SCOPE } from "../../keys/live-budget";
@@ -21,7 +21,7 @@ export const notFound = (id: string) =>
  * webhook what the feed refuses it.
  */
 export function requireEventScope(c: Context<AppEnv>): void {
-  if (scopesOf(keyOfCaller(c)).includes(WEBHOOK_READER_SCOPE)) return;
+  if (keyOfCaller(c).scopes.includes(WEBHOOK_READER_SCOPE)) return;
   throw new ApiError(
     "insufficient_scope",
     `Webhook endpoints are sent whole orders: making or changing one needs the ${WEBHOOK_READER_SCOPE} scope too, ` +

@@ -6,10 +6,9 @@ import { keyEntries } from "../../../src/keys/kv-layout";
 import { sha256Hex } from "../../../src/lib/digest";
 
 describe("parseBearer", () => {
-  const key = "so_live_0123456789abcdefghijABCDEFGHIJKL";
-
   const unchecked = "so_live_0123456789abcdefghijABCDEFGHIJKL";
   const checksummed = `${unchecked}${keyChecksum(unchecked)}`;
+  const key = checksummed;
   const mistyped = checksummed.slice(0, 20) + (checksummed[20] === "x" ? "y" : "x") + checksummed.slice(21);
 
   it.each([
@@ -25,6 +24,7 @@ describe("parseBearer", () => {
     [`Bearer ${key} `, { kind: "malformed" }],
     [`Bearer ${key}, Bearer ${key}`, { kind: "malformed" }],
     ["Bearer so_live_short", { kind: "malformed" }],
+    [`Bearer ${unchecked}`, { kind: "malformed" }],
     [`Bearer ${key}\u00e9`, { kind: "malformed" }],
   ])("%j → %j", (header, expected) => {
     expect(parseBearer(header)).toEqual(expected);

@@ -2,14 +2,7 @@ import { readFileSync } from "node:fs";
 import { crc32 as zlibCrc32 } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { fc, test } from "@fast-check/vitest";
-import {
-  ANY_KEY_PATTERN_SOURCE,
-  BASE62,
-  KEY_PATTERN_SOURCE,
-  crc32,
-  keyChecksum,
-  keyShape,
-} from "../../../src/keys/key-format";
+import { BASE62, KEY_PATTERN_SOURCE, crc32, keyChecksum, isWellFormedKey } from "../../../src/keys/key-format";
 import { generateApiKey } from "../../../src/keys/issue-key";
 
 const base62 = fc.string({ unit: fc.constantFrom(...BASE62), minLength: 32, maxLength: 32 });
@@ -41,10 +34,10 @@ describe("the key format's checksum", () => {
     "accepts every key made with its checksum, and only its own checksum",
     (start, random) => {
       const key = start + random + keyChecksum(start + random);
-      expect(keyShape(key)).toBe("checksummed");
+      expect(isWellFormedKey(key)).toBe(true);
       expect(new RegExp(`^${KEY_PATTERN_SOURCE}$`).test(key)).toBe(true);
       const other = key.slice(0, -1) + (key.endsWith("0") ? "1" : "0");
-      expect(keyShape(other)).toBe("malformed");
+      expect(isWellFormedKey(other)).toBe(false);
     },
   );
 
@@ -53,15 +46,15 @@ describe("the key format's checksum", () => {
     (start, random, at, replacement) => {
       const key = start + random + keyChecksum(start + random);
       fc.pre(key[at] !== replacement);
-      expect(keyShape(key.slice(0, at) + replacement + key.slice(at + 1))).toBe("malformed");
+      expect(isWellFormedKey(key.slice(0, at) + replacement + key.slice(at + 1))).toBe(false);
     },
   );
 
-  it("keeps keys issued before the checksum (32 characters) as legacy, and refuses every other length", () => {
-    expect(keyShape("so_live_0123456789abcdefghijABCDEFGHIJKL")).toBe("legacy");
-    expect(keyShape("so_live_0123456789abcdefghijABCDEFGHIJK")).toBe("malformed");
-    expect(keyShape("so_live_0123456789abcdefghijABCDEFGHIJKLMNOPQ")).toBe("malformed");
-    expect(keyShape("so_prod_0123456789abcdefghijABCDEFGHIJKL")).toBe("malformed");
+  it("refuses every other length, the 32 characters of a shape never issued included", () => {
+    expect(isWellFormedKey("so_live_0123456789abcdefghijABCDEFGHIJKL")).toBe(false);
+    expect(isWellFormedKey("so_live_0123456789abcdefghijABCDEFGHIJK")).toBe(false);
+    expect(isWellFormedKey("so_live_0123456789abcdefghijABCDEFGHIJKLMNOPQ")).toBe(false);
+    expect(isWellFormedKey("so_prod_0123456789abcdefghijABCDEFGHIJKL")).toBe(false);
   });
 
   it("is the pattern docs/api.md gives secret scanners", () => {
@@ -70,13 +63,13 @@ describe("the key format's checksum", () => {
     expect(docs).toContain(`regex = '''\\b${KEY_PATTERN_SOURCE}\\b'''`);
   });
 
-  it("is the pattern the console's sign-in form asks for, either shape", () => {
+  it("is the pattern the console's sign-in form asks for", () => {
     expect(readFileSync("src/console/browser/views/key-sign-in.ts", "utf8")).toContain(
-      `const KEY_PATTERN = "${ANY_KEY_PATTERN_SOURCE}";`,
+      `const KEY_PATTERN = "${KEY_PATTERN_SOURCE}";`,
     );
   });
 
   it("is what new keys are made in", () => {
-    for (let i = 0; i < 200; i++) expect(keyShape(generateApiKey("so_test_"))).toBe("checksummed");
+    for (let i = 0; i < 200; i++) expect(isWellFormedKey(generateApiKey("so_test_"))).toBe(true);
   });
 });

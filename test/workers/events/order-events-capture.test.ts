@@ -10,7 +10,7 @@ import { clearOrders, seedOrders } from "../../support/seed";
 
 /**
  * Order events captured at the source (docs/design/order-events.md): the
- * triggers of migrations/0008_order_events.sql append one event per change to
+ * triggers of migrations/0001_baseline.sql append one event per change to
  * a row of orders, whoever writes it (here mostly SQL, as another system
  * would), in the same transaction; the Worker writes each as JSON with the
  * list's writer.

@@ -4,7 +4,6 @@ import { PLANS } from "../../../src/limiter/plans";
 import { storeTestKey } from "../../support/test-keys";
 import { countingKv } from "../../support/faults";
 import { keyChecksum } from "../../../src/keys/key-format";
-import { putApiKey } from "../../../src/keys/issue-key";
 import { EVERY_OUTCOME } from "../../support/routes";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 
@@ -57,13 +56,6 @@ describe("bearer authentication", () => {
       code: "invalid_api_key",
     });
     expect(counting.operations()).toBe(1);
-  });
-
-  it("keeps accepting a key issued before the checksum (32 characters, none)", async () => {
-    const { record } = await storeTestKey();
-    const legacy = `so_test_${"L".repeat(16)}${record.id.slice(4)}`;
-    await putApiKey(env.API_KEYS, legacy, { ...record, id: `key_${"l".repeat(16)}` });
-    expect((await listWith(`Bearer ${legacy}`)).status).toBe(200);
   });
 
   it("answers 401 invalid_api_key for a revoked key", async () => {

@@ -223,7 +223,7 @@ describe("values that do not fit are left out, not pasted in", () => {
   });
 });
 
-describe("write guards (migrations/0002_orders_write_guards.sql)", () => {
+describe("write guards (migrations/0001_baseline.sql)", () => {
   const insert = (values: Partial<RawOrder>) =>
     insertRawOrder({ id: "5", petId: null, quantity: null, shipDate: null, status: "pending", complete: 0, ...values });
 

@@ -154,21 +154,6 @@ describe("the dispatcher's pass", () => {
     expect(fetched).toHaveBeenCalledTimes(1);
   });
 
-  it("takes a lower mark kept by a dispatcher of the code before the mark moved to D1, once", async () => {
-    const made = await endpoint({ url: "https://a.example/", types: ["order.created"] });
-    const before = await head();
-    await seedOrders([{ id: 5 }]);
-    await sql("UPDATE webhook_dispatch SET mark = (SELECT max(seq) FROM order_events)");
-    const stub = env.WEBHOOK_DISPATCHER.getByName("earlier-mark");
-    await runInDurableObject(stub, (_, state) => state.storage.kv.put("mark", before));
-    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
-    await runInDurableObject(stub, async (instance) => instance.alarm());
-    expect((await laneDeliveries(made.id)).map((row) => String(row.seq))).toEqual([String(Number(before) + 1)]);
-    expect(await runInDurableObject(stub, (_, state) => state.storage.kv.get("mark"))).toBeUndefined();
-    // Stopped: a dispatcher left watching would hand the next tests' lanes their events behind their backs.
-    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
-  });
-
   it("is brought forward by a cancel's nudge while it watches, and never woken by one while it sleeps", async () => {
     const stub = env.WEBHOOK_DISPATCHER.getByName("nudge-test");
     await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());

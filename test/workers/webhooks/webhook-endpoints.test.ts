@@ -315,14 +315,14 @@ describe("webhook endpoints", () => {
     expect(read.count).toBeLessThan(10);
   });
 
-  it("need the webhooks:manage scope, which keys without scopes never had", async () => {
+  it("need the webhooks:manage scope, which a key made without --scopes does not have", async () => {
     const reader = await storeTestKey({ scopes: ["orders:read", "orders:write"] });
     expect(await errorBodyOf(await create({ url: "https://receiver.example/" }, reader.key))).toMatchObject({
       code: "insufficient_scope",
       status: 403,
     });
     const unscoped = await storeTestKey({});
-    expect(unscoped.record.scopes).toBeUndefined();
+    expect(unscoped.record.scopes).toEqual(["orders:read", "orders:write"]);
     expect((await api("/v2/webhook-endpoints", { key: unscoped.key })).status).toBe(403);
   });
 });

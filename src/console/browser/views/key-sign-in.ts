@@ -2,10 +2,10 @@ import { call } from "../../../console-kit/browser/api-client";
 import { signInForm } from "../../../console-kit/browser/sign-in-form";
 
 /**
- * Either shape of key (docs/api.md#key-format): the page imports nothing of the worker's, so a test holds this to the
+ * A key's shape (docs/api.md#key-format): the page imports nothing of the worker's, so a test holds this to the
  * worker's own.
  */
-const KEY_PATTERN = "so_(live|test)_[0-9A-Za-z]{32}([0-9A-Za-z]{6})?";
+const KEY_PATTERN = "so_(live|test)_[0-9A-Za-z]{38}";
 
 /** The callers' console: a key. */
 export const signInView = (message: string | undefined, signedIn: () => Promise<void>): HTMLElement =>

@@ -40,8 +40,7 @@ export interface Budget {
   /** What the budget counts by now: its keys' own limits, or their plan's. */
   limitsInForce: { perMinute: number; perDay: number };
   budget: string;
-  keys: (Omit<FoundKey, "budget" | "scopes" | "bannedUntil"> & {
-    scopes: string[] | null;
+  keys: (Omit<FoundKey, "budget" | "bannedUntil"> & {
     limits: { perMinute: number; perDay: number } | null;
     revokedReason: "leaked" | "retired" | null;
     /** What its revocation as leaked ended (docs/api.md#what-a-leak-ends). */

@@ -129,7 +129,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
                     )
                   : "",
               ),
-              h("td", {}, (key.scopes ?? ["orders:read", "orders:write"]).join(", ")),
+              h("td", {}, key.scopes.join(", ")),
               h("td", {}, when(key.expiresAt)),
             ),
           ),
