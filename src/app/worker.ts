@@ -12,7 +12,6 @@ import { isolateMemory } from "./isolate-memory";
 import { consolePageOperation } from "../console/console-page";
 import { operatorConsolePageOperation } from "../operator/console/operator-console-page";
 import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
-import { backfillBudgetEntries } from "../keys/budget-entries-backfill";
 import { pruneBudgetEntries } from "../keys/budget-entries-prune";
 import { pruneOperatorSessions } from "../operator/operator-sessions";
 import { countedCallers } from "../keys/counted-callers";
@@ -151,7 +150,6 @@ export default {
     ctx.waitUntil(pruneNotices(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneOperatorSessions(env.DB, controller.scheduledTime));
-    ctx.waitUntil(backfillBudgetEntries(env.API_KEYS));
     ctx.waitUntil(pruneBudgetEntries(env.API_KEYS, controller.scheduledTime));
     ctx.waitUntil(dispatcherOf(env).wake());
   },

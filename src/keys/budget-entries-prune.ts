@@ -9,7 +9,6 @@
  * audit in D1 keeps its story).
  */
 import { callDependency } from "../lib/call-dependency";
-import { budgetEntriesComplete } from "./budget-entries-backfill";
 import type { BudgetMember } from "./kv-layout";
 
 /** How long a key that stopped working (revoked, or past its expiry) stays listed under its budget. */
@@ -18,7 +17,7 @@ export const STOPPED_KEYS_LISTED_MS = 30 * 86_400_000;
 export const PRUNE_MARK = "layout:budget-prune";
 /**
  * Entries a run lists: with a read of each entry it would take out and a delete, a run makes at most about
- * 200 KV calls, beside the backfill's 510 in the same cron invocation, under its 1,000.
+ * 200 KV calls, within the cron invocation's 1,000.
  */
 export const PRUNE_PAGE = 100;
 
@@ -40,8 +39,6 @@ function longStopped(member: BudgetMember | null, now: number): boolean {
  * many.
  */
 export async function pruneBudgetEntries(kv: KVNamespace, now: number, page = PRUNE_PAGE): Promise<number> {
-  // Until every key has its budget entry, the backfill would write a pruned one again.
-  if (!(await budgetEntriesComplete(kv))) return 0;
   const mark = await callDependency("KV", () => kv.get<{ cursor?: string }>(PRUNE_MARK, "json"));
   const listed = await callDependency("KV", () =>
     kv.list<BudgetMember>({ prefix: "budget:", limit: page, ...(mark?.cursor && { cursor: mark.cursor }) }),

@@ -9,10 +9,9 @@
  */
 import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
-import { budgetOf, DEFAULT_SCOPES } from "./api-key-record";
+import { DEFAULT_SCOPES } from "./api-key-record";
 import type { Scope } from "../framework/operations/scopes";
 import { budgetPrefix, idName, type BudgetMember, type KeySummary } from "./kv-layout";
-import { budgetEntriesComplete } from "./budget-entries-backfill";
 
 /**
  * How long one answer is kept per isolate: a revocation reaches deliveries this much later than KV has it, as it
@@ -33,17 +32,6 @@ const isLive = (member: BudgetMember, now: number) =>
   !member.revokedAt && (!member.expiresAt || Date.parse(member.expiresAt) > now);
 const readsOrders = (summary: Pick<KeySummary, "scopes"> | null) =>
   (summary?.scopes ?? DEFAULT_SCOPES).includes(WEBHOOK_READER_SCOPE);
-
-async function listAll<M>(kv: KVNamespace, prefix: string): Promise<{ name: string; metadata: M | null }[]> {
-  const entries: { name: string; metadata: M | null }[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await callDependency("KV", () => kv.list<M>({ prefix, ...(cursor && { cursor }) }));
-    entries.push(...page.keys.map(({ name, metadata }) => ({ name, metadata: metadata ?? null })));
-    cursor = page.list_complete ? undefined : page.cursor;
-  } while (cursor);
-  return entries;
-}
 
 /** What the budget's object says of its last key change (limiter-object.ts), for budgetLiveness(). */
 export const keysChangedAtOf = (limiters: Env["RATE_LIMITER"], budget: string) => () =>
@@ -101,8 +89,7 @@ export async function budgetLiveness(
         disagrees = true;
         continue;
       }
-      // Live by both entries: a budget entry the backfill wrote from an id entry read just before a revocation says
-      // live.
+      // Live by both entries: a budget entry written from an id entry read just before a revocation says live.
       if (summary.metadata !== null && !isLive(summary.metadata, now)) continue;
       if (readsOrders(summary.metadata)) {
         live = true;
@@ -115,21 +102,9 @@ export async function budgetLiveness(
   // Nothing listed: a key made a moment ago that the list does not show yet, or a budget whose keys all stopped
   // long enough ago to leave its listing (budget-entries-prune.ts). Its first key's own entry (the budget is named
   // after it, and no key is ever deleted) tells the two apart without waiting on the list.
-  if (!listed && (await budgetEntriesComplete(kv))) {
+  if (!listed) {
     const first = (await callDependency("KV", () => kv.getWithMetadata<KeySummary>(idName(budget)))).metadata;
     if (first !== null) liveness = isLive(first, now) && readsOrders(first) ? "live" : "dead";
-  }
-  // Keys stored before budgets were listed have no entry of their own here (a rotated pair may have one key with
-  // and one without) until the cron's backfill has given every key one: till then they are found among every key's
-  // id entry, at the cost of listing them all. Compatibility: goes with the backfill (budget-entries-backfill.ts says
-  // when).
-  if (liveness !== "live" && !(await budgetEntriesComplete(kv))) {
-    const legacy = (await listAll<KeySummary>(kv, idName(""))).filter(
-      ({ name, metadata }) =>
-        metadata !== null && budgetOf({ id: name.slice(idName("").length), budget: metadata.budget }) === budget,
-    );
-    if (legacy.some(({ metadata }) => isLive(metadata!, now) && readsOrders(metadata))) liveness = "live";
-    else if (legacy.length > 0 && liveness === "unknown" && !disagrees) liveness = "dead";
   }
   if (liveness === "dead" && now - (await keysChangedAt()) < KV_PROPAGATION_MS) liveness = "unknown";
   cache.set(budget, liveness, LIVENESS_CACHE_MS, now);

@@ -61,8 +61,6 @@ export interface LimiterState {
    * refusals answered before it belong to an earlier streak and never count.
    */
   streakFrom?: number;
-  /** Written by objects older than streakFrom: the last grant. */
-  grantedAt?: number;
   /** Ids of the refusal batches counted last. */
   batches?: string[];
   /** The grants of the last GRANT_MEMORY_MS, oldest first. */
@@ -72,7 +70,7 @@ export interface LimiterState {
    * news.
    */
   revoked?: string[];
-  /** Unix ms until which `revoked` is kept (absent: written before revocations expired, kept with the day). */
+  /** Unix ms until which `revoked` is kept. */
   revokedKeepUntil?: number;
   /**
    * Keys of this budget rotated away: each acts only on itself from its rotation on, and is refused from
@@ -86,8 +84,6 @@ export interface LimiterState {
    */
   keysChangedAt?: number;
   limits?: BudgetLimits;
-  /** Written by objects older than `limits`: limits from the operator API until `until` (Unix ms). */
-  override?: { limits: Limits; until: number };
 }
 
 /** How many batch ids the object remembers to count each batch once. */
@@ -106,31 +102,14 @@ export const windowStart = (nowSeconds: number, size: number) => Math.floor(nowS
 const secondsUntil = (moment: number, nowSeconds: number) => Math.max(1, Math.ceil(moment - nowSeconds));
 
 /**
- * State as objects before leases' limits and streaks wrote it, read as today's:
- * an operator override becomes the budget's limits until its end, the last
- * grant starts the streak. Delete it once no deployed object can still hold
- * state written before 2a2dc6f: every request an object serves writes its
- * state anew, and an override lasted a day at most.
- */
-function upgradedState(previous: LimiterState, now: number): LimiterState {
-  const override = previous.override && previous.override.until > now && previous.override;
-  return {
-    ...previous,
-    streakFrom: previous.streakFrom ?? previous.grantedAt ?? 0,
-    ...(!previous.limits && override && { limits: { ...override.limits, setAt: now, keepUntil: override.until } }),
-  };
-}
-
-/**
  * The state as of `t`: windows rolled over, grants too old to be retried
  * forgotten, an ended ban cleared with its streak. Revocations and learned
  * limits stay across the day boundary until their keep time.
  */
-function current(stored: LimiterState | undefined, t: number): LimiterState {
+function current(previous: LimiterState | undefined, t: number): LimiterState {
   const minuteStart = windowStart(t, MINUTE_SECONDS);
   const dayStart = windowStart(t, DAY_SECONDS);
   const now = t * 1000;
-  const previous = stored && upgradedState(stored, now);
   const sameDay = previous?.dayStart === dayStart;
   const limits = previous?.limits;
   const revokedKept =

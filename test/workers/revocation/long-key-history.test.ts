@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BUDGET_ENTRIES_MARK } from "../../../src/keys/budget-entries-backfill";
 import { pruneBudgetEntries, STOPPED_KEYS_LISTED_MS } from "../../../src/keys/budget-entries-prune";
 import { budgetLiveness, keysChangedAtOf } from "../../../src/keys/live-budget";
 import { budgetPrefix } from "../../../src/keys/kv-layout";
@@ -108,7 +107,6 @@ describe("a budget rotated 600 times", () => {
 
 describe("a key that stopped working", () => {
   it("leaves its budget's listing 30 days after it stopped, its record staying; a live key and a recent one stay listed", async () => {
-    await env.API_KEYS.put(BUDGET_ENTRIES_MARK, JSON.stringify({ done: true }));
     const owner = await storeTestKey();
     const now = Date.now();
     const old = (fields: object) =>
@@ -138,7 +136,6 @@ describe("a key that stopped working", () => {
   });
 
   it("leaves a budget whose every key stopped long ago with nothing listed, and that budget is dead, not waited on for ever", async () => {
-    await env.API_KEYS.put(BUDGET_ENTRIES_MARK, JSON.stringify({ done: true }));
     const now = Date.now();
     const gone = newApiKey("so_test_", {
       plan: "pro",
