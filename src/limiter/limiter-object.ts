@@ -9,6 +9,7 @@ import {
   reservedGrants,
   revokeKey,
   rotateKeyAway,
+  endKeyAt,
   setLimits,
   settle,
   unban,
@@ -123,6 +124,11 @@ export class RateLimiter extends DurableObject<Env> {
    */
   rotate(keyId: string, endsAt: number): Usage {
     return this.#change((previous, now) => rotateKeyAway(previous, keyId, endsAt, now));
+  }
+
+  /** An update's end for a key of this budget: isolates refuse it from `endsAt` (Unix ms) on, at their next call. */
+  endKey(keyId: string, endsAt: number): Usage {
+    return this.#change((previous, now) => endKeyAt(previous, keyId, endsAt, now));
   }
 
   /**

@@ -78,6 +78,8 @@ export interface LimiterState {
    * each kept until KV's propagation past its end (a week's grace at most: a budget keeps a week's rotations).
    */
   rotated?: { keyId: string; endsAt: number }[];
+  /** Keys of this budget given an end by an update (`expiresAt`): refused from it on, before KV has spread it. */
+  ending?: { keyId: string; endsAt: number }[];
   /**
    * Unix ms of the last revocation or rotation told: until KV has spread it, a budget that looks keyless in KV may not
    * be.
@@ -129,6 +131,7 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
       ...(previous.revokedKeepUntil !== undefined && { revokedKeepUntil: previous.revokedKeepUntil }),
     }),
     ...(previous?.rotated && { rotated: previous.rotated.filter((key) => key.endsAt + KEEP_FOR_KV_MS > now) }),
+    ...(previous?.ending && { ending: previous.ending.filter((key) => key.endsAt + KEEP_FOR_KV_MS > now) }),
     ...(previous?.keysChangedAt !== undefined &&
       previous.keysChangedAt + KEEP_FOR_KV_MS > now && { keysChangedAt: previous.keysChangedAt }),
     ...(limits && (sameDay || limits.keepUntil > now) && { limits }),
@@ -435,9 +438,24 @@ export function rotateKeyAway(
   };
 }
 
-/** The keys this object refuses at `now`: revoked, or rotated away and past their grace. */
+/**
+ * Gives one key of this budget an end (Unix ms: an update's `expiresAt`), kept until KV says it everywhere; a later
+ * end replaces an earlier one.
+ */
+export function endKeyAt(previous: LimiterState | undefined, keyId: string, endsAt: number, now: number): LimiterState {
+  const state = current(previous, now / 1000);
+  return {
+    ...state,
+    ending: [...(state.ending ?? []).filter((key) => key.keyId !== keyId), { keyId, endsAt }],
+    keysChangedAt: now,
+  };
+}
+
+/** The keys this object refuses at `now`: revoked, rotated away and past their grace, or past an end given them. */
 export function endedKeys(state: LimiterState, now: number): string[] {
-  const ended = (state.rotated ?? []).filter((key) => key.endsAt <= now).map((key) => key.keyId);
+  const ended = [...(state.rotated ?? []), ...(state.ending ?? [])]
+    .filter((key) => key.endsAt <= now)
+    .map((key) => key.keyId);
   return ended.length === 0 ? (state.revoked ?? []) : [...new Set([...(state.revoked ?? []), ...ended])];
 }
 
@@ -449,7 +467,7 @@ export function lastKeyChange(previous: LimiterState | undefined, now: number): 
   const state = current(previous, now / 1000);
   return Math.max(
     state.keysChangedAt ?? 0,
-    ...(state.rotated ?? []).map((key) => key.endsAt).filter((endsAt) => endsAt <= now),
+    ...[...(state.rotated ?? []), ...(state.ending ?? [])].map((key) => key.endsAt).filter((endsAt) => endsAt <= now),
   );
 }
 
@@ -529,7 +547,10 @@ function banVerdict(state: LimiterState, limits: Limits, now: number): Verdict {
  * any ban has ended, and revocations and learned limits are past their keep time.
  */
 export function expiresAt(state: LimiterState): number {
-  const rotatedUntil = Math.max(0, ...(state.rotated ?? []).map((key) => key.endsAt + KEEP_FOR_KV_MS));
+  const rotatedUntil = Math.max(
+    0,
+    ...[...(state.rotated ?? []), ...(state.ending ?? [])].map((key) => key.endsAt + KEEP_FOR_KV_MS),
+  );
   const keptUntil = Math.max(state.revokedKeepUntil ?? 0, rotatedUntil, state.limits?.keepUntil ?? 0) / 1000;
   return Math.ceil(Math.max(state.dayStart + DAY_SECONDS, state.bannedUntil, keptUntil));
 }

@@ -67,6 +67,9 @@ export const updateKey = keyOperation(
       },
       async (rowId) => {
         await storeKeyRecord(c.env.API_KEYS, hash, next);
+        // The object decides at once what KV may show a minute late elsewhere: the key ends at its new end.
+        if (changes.expiresAt)
+          await callDependency("rate limiter", () => limiter.endKey(record.id, Date.parse(changes.expiresAt!)));
         if (!budgetChanged) return;
         const stamp = Date.parse(changes.limitsSetAt!);
         await callDependency("rate limiter", () => limiter.updateLimits(limitsFor(next), stamp));

@@ -200,3 +200,47 @@ export async function staleKeyKv(
     },
   });
 }
+
+/**
+ * An edge location's view of the API keys' KV, as KV's cache makes it for up to 60 s: each name (and each list page)
+ * read once from the store, then answered as it was then, whatever is written meanwhile; writes reach the store, not
+ * this location's copies. `seen` reads names into the copy now, as a request at this location would have.
+ */
+export function edgeKv(kv: KVNamespace = env.API_KEYS): { kv: KVNamespace; seen(...names: string[]): Promise<void> } {
+  const copies = new Map<string, Promise<{ value: string | null; metadata: unknown }>>();
+  const copyOf = (name: string) => {
+    if (!copies.has(name)) copies.set(name, kv.getWithMetadata(name, "text"));
+    return copies.get(name)!;
+  };
+  const lists = new Map<string, Promise<unknown>>();
+  const typed = (value: string | null, type: unknown) =>
+    value !== null && (type === "json" || (type as { type?: string } | undefined)?.type === "json")
+      ? JSON.parse(value)
+      : value;
+  const edge = new Proxy(kv, {
+    get(target, property) {
+      if (property === "get")
+        return async (name: string | string[], type?: unknown) => {
+          if (!Array.isArray(name)) return typed((await copyOf(name)).value, type);
+          const read = async (each: string): Promise<[string, unknown]> => [
+            each,
+            typed((await copyOf(each)).value, type),
+          ];
+          return new Map(await Promise.all(name.map(read)));
+        };
+      if (property === "getWithMetadata")
+        return async (name: string, type?: unknown) => {
+          const { value, metadata } = await copyOf(name);
+          return { value: typed(value, type), metadata, cacheStatus: null };
+        };
+      if (property === "list")
+        return (options?: KVNamespaceListOptions) => {
+          const page = JSON.stringify(options ?? {});
+          if (!lists.has(page)) lists.set(page, target.list(options));
+          return lists.get(page)!;
+        };
+      return passThrough(target, property);
+    },
+  });
+  return { kv: edge, seen: async (...names) => void (await Promise.all(names.map(copyOf))) };
+}

@@ -1,0 +1,99 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
+import { idName, recordName } from "../../../src/keys/kv-layout";
+import { findApiKeyById } from "../../../src/keys/lookup";
+import { sha256Hex } from "../../../src/lib/digest";
+import { edgeKv } from "../../support/faults";
+import { at, onAFakeClock, setClock } from "../../support/limits-clock";
+import { apiWith } from "../../support/request";
+import { storeTestKey, type TestKey } from "../../support/test-keys";
+
+/**
+ * Decisions about a key read its budget's object, never a copy: another location whose KV still shows a key as it was
+ * a minute ago (edgeKv) decides as the object does (docs/design/rate-limits.md#key-state).
+ */
+const ALL = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
+const TOKEN = "operator-token-for-tests";
+
+onAFakeClock();
+
+/** Another location: its own isolate, its KV's copies of the key read before the change. */
+async function elsewhere(...keys: TestKey[]): Promise<Env> {
+  const edge = edgeKv();
+  for (const key of keys) await edge.seen(recordName(await sha256Hex(key.key)), idName(key.record.id));
+  return { ...env, API_KEYS: edge.kv };
+}
+const admin = (bindings: Env, path: string, method: string, body?: unknown) =>
+  apiWith(bindings, `/admin${path}`, {
+    method,
+    key: null,
+    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+const asKey = (bindings: Env, key: TestKey, path: string, method = "GET", body?: unknown) =>
+  apiWith(bindings, path, {
+    method,
+    key: key.key,
+    headers: { "Content-Type": "application/json" },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+
+describe("a key changed at one location, asked about at another whose KV lags", () => {
+  it("stays revoked when a key of its budget, or an operator, rotates it there", async () => {
+    setClock(0);
+    const owner = await storeTestKey({ scopes: [...ALL] });
+    const sibling = await storeTestKey({ scopes: [...ALL], budget: owner.record.id });
+    const there = await elsewhere(owner, sibling);
+    expect((await admin(env, `/keys/${owner.record.id}/revoke`, "POST", {})).status).toBe(200);
+    forgetIsolateMemory();
+    expect((await asKey(there, sibling, `/v2/keys/${owner.record.id}/rotate`, "POST", {})).status).toBe(404);
+    expect((await admin(there, `/keys/${owner.record.id}/rotate`, "POST", {})).status).toBe(404);
+    const stored = (await findApiKeyById(env.API_KEYS, owner.record.id))!.record;
+    expect(stored.revokedAt).toBeDefined();
+    expect(stored.rotatedTo).toBeUndefined();
+    setClock(6);
+    expect((await asKey(there, owner, "/v1/store/orders")).status).toBe(401);
+  });
+
+  it.each([
+    ["revoked", (key: TestKey) => admin(env, `/keys/${key.record.id}/revoke`, "POST", {})],
+    [
+      "rotated away with no grace",
+      (key: TestKey) => admin(env, `/keys/${key.record.id}/rotate`, "POST", { graceSeconds: 0 }),
+    ],
+    [
+      "made to expire in a second",
+      (key: TestKey) => admin(env, `/keys/${key.record.id}`, "PATCH", { expiresAt: new Date(at(1)).toISOString() }),
+    ],
+  ])("asks for nothing that succeeds once %s", async (_, change) => {
+    setClock(0);
+    const key = await storeTestKey({ scopes: [...ALL] });
+    const there = await elsewhere(key);
+    expect((await asKey(there, key, "/v1/store/orders")).status).toBe(200);
+    expect((await change(key)).status).toBeLessThan(300);
+    forgetIsolateMemory();
+    setClock(2);
+    for (const [path, method, body] of [
+      ["/v1/store/orders", "GET"],
+      ["/v2/keys", "GET"],
+      ["/v2/webhook-endpoints", "POST", { url: "https://receiver.example/stale" }],
+      [`/v2/keys/${key.record.id}/rotate`, "POST", {}],
+    ] as const) {
+      const response = await asKey(there, key, path, method, body);
+      expect(response.status, `${method} ${path}`).toBe(401);
+    }
+  });
+
+  it("meets the limits an operator set at once: the budget's object, not the record the location holds", async () => {
+    setClock(0);
+    const key = await storeTestKey({ plan: "free" });
+    const there = await elsewhere(key);
+    expect((await asKey(there, key, "/v1/store/orders")).headers.get("X-RateLimit-Limit")).toBe("60");
+    setClock(0.5);
+    expect((await admin(env, `/keys/${key.record.id}`, "PATCH", { plan: "business" })).status).toBe(200);
+    forgetIsolateMemory();
+    setClock(1);
+    expect((await asKey(there, key, "/v1/store/orders")).headers.get("X-RateLimit-Limit")).toBe("1000");
+  });
+});
