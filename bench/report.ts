@@ -193,6 +193,8 @@ export const ROWS = {
   keyless: "429, no key, many addresses in one /64",
   limited: "429, limited key",
   banned: "429, banned key",
+  limitedNoReplay: "429, limited key, without the refusal replay",
+  bannedNoReplay: "429, banned key, without the refusal replay",
   bannedUnrecorded: "429, banned key, without the analytics point",
   peer: "peer: list behind Cloudflare's rate limiting binding",
   peerLogged: "peer, with the request log and analytics point as deployed",
@@ -426,6 +428,9 @@ export function evaluateTargets(
     const { value, detail } = comparison(load, measured, against);
     targets.push({ name: `${label} ≥ ${bound.toFixed(2)}×`, met: value >= bound, detail });
   };
+  // Issue 76: the refusal replay before identification stays only while it buys this, side by side.
+  compared(ROWS.banned, ROWS.bannedNoReplay, 1.3, "429 banned key with the refusal replay against without it");
+  compared(ROWS.limited, ROWS.limitedNoReplay, 1.3, "429 limited key with the refusal replay against without it");
   compared(ROWS.banned, floorName(ROWS.banned), 0.85, "429 banned key against its floor");
   compared(ROWS.limited, floorName(ROWS.limited), 0.85, "429 limited key against its floor");
   compared(ROWS.keyless, floorName(ROWS.keyless), 0.85, "429 without a key, one /64, against its floor");

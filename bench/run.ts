@@ -228,6 +228,22 @@ async function loadRows(keys: Keys): Promise<RowSpec[]> {
     // Each refused or revalidated row, then its floor at once (a keyless /64 is still refused in the same minute).
     ...refusals.flatMap((row) => [row, floorOf(row)]),
     {
+      name: ROWS.limitedNoReplay,
+      expected: 429,
+      options: async () => ({
+        path: "/v1/store/orders",
+        headers: { ...bearer(keys.limited), ...variant("no-replay") },
+      }),
+    },
+    {
+      name: ROWS.bannedNoReplay,
+      expected: 429,
+      options: async () => ({
+        path: "/v1/store/orders",
+        headers: { ...bearer(keys.banned), ...variant("bans-no-replay") },
+      }),
+    },
+    {
       name: ROWS.bannedUnrecorded,
       expected: 429,
       options: async () => ({

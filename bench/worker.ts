@@ -5,6 +5,7 @@
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { accessGuards, app, perRequestChain, routes } from "../src/app/worker";
+import { REPLAY_LAYER } from "../src/limiter/refusal-replay";
 import { allowedMethods } from "../src/framework/operations/mount-routes";
 import { corsPolicy } from "../src/framework/middleware/cors";
 import { limitsFor } from "../src/keys/api-key-record";
@@ -21,7 +22,7 @@ import { ApiError } from "../src/framework/api-error";
 import { newApiKey, putApiKey } from "../src/keys/issue-key";
 import { identifyCaller } from "../src/keys/identify-caller";
 import { requestParty } from "../src/keys/request-party";
-import { handleError } from "../src/framework/middleware/error-handler";
+import { handleError, handleNotFound } from "../src/framework/middleware/error-handler";
 import { requestLog } from "../src/framework/middleware/request-log";
 import { responseIdentity } from "../src/framework/middleware/response-identity";
 import { loadConfig } from "../src/framework/middleware/load-config";
@@ -122,6 +123,16 @@ const breakdown = Array.from({ length: perRequestChain.length + 1 }, (_, cut) =>
 });
 
 bench.get("/bench/breakdown", (c) => c.json({ layers: perRequestChain.map(([name]) => name) }));
+
+/**
+ * The app without the refusal replay before identification (limiter/refusal-replay.ts): the same chain and routes
+ * less that one layer, so the limited and banned rows show, side by side, what it buys.
+ */
+const withoutReplay = new Hono<AppEnv>();
+withoutReplay.use(...perRequestChain.filter(([name]) => name !== REPLAY_LAYER).map(([, handler]) => handler));
+mountRoutes(withoutReplay, routes, accessGuards);
+withoutReplay.notFound(handleNotFound);
+withoutReplay.onError(handleError);
 
 /**
  * Replaces every order with `count` pending ones, ids 1..count, in one statement; the event feed then holds their
@@ -446,6 +457,8 @@ export default {
     if (variant !== null) {
       const made = variantsOf(env);
       if (Object.hasOwn(made, variant)) return app.fetch(request, made[variant as Variant], ctx);
+      if (variant === "no-replay") return withoutReplay.fetch(request, made.near, ctx);
+      if (variant === "bans-no-replay") return withoutReplay.fetch(request, made.bans, ctx);
       const cut = /^breakdown-(\d)$/.exec(variant);
       if (cut && breakdown[Number(cut[1])]) return breakdown[Number(cut[1])]!.fetch(request, made.bans, ctx);
       return new Response(`No bench variant ${variant}.`, { status: 400 });

@@ -31,11 +31,15 @@ function localToken(stateDir: string | undefined): string | undefined {
 
 /** How the keys command signs in: an operator token, or an Access service token; undefined with neither. */
 function credentialHeaders(local: { stateDir: string | undefined } | undefined): Record<string, string> | undefined {
+  // Locally, only the state's own token: a deployed environment's credential in the shell never goes to a local port.
+  const configured = local ? localToken(local.stateDir) : process.env.OPERATOR_TOKEN;
   const { CF_ACCESS_CLIENT_ID: clientId, CF_ACCESS_CLIENT_SECRET: clientSecret } = process.env;
-  if (clientId && clientSecret) return { "CF-Access-Client-Id": clientId, "CF-Access-Client-Secret": clientSecret };
-  const configured = process.env.OPERATOR_TOKEN ?? (local ? localToken(local.stateDir) : undefined);
+  if (!local && clientId && clientSecret)
+    return { "CF-Access-Client-Id": clientId, "CF-Access-Client-Secret": clientSecret };
   return configured ? { Authorization: `Bearer ${tokenOf(configured)}` } : undefined;
 }
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
  * The operator API for `--env local` (with its state folder) or a deployed environment; undefined without a URL or a
@@ -50,6 +54,9 @@ export function operatorApi(
     .replace(/\/$/, "");
   const credential = credentialHeaders(local);
   if (!root || !credential) return undefined;
+  const { protocol, hostname } = new URL(root);
+  if (protocol !== "https:" && !LOOPBACK.has(hostname))
+    throw new Error(`${root} is not https: an operator's credential is never sent in the clear.`);
   return {
     baseUrl: root,
     async call(method, path, body) {
@@ -57,6 +64,8 @@ export function operatorApi(
       try {
         response = await fetch(`${root}/admin${path}`, {
           method,
+          // A redirect is answered as what it is, never followed with the credential to wherever it points.
+          redirect: "manual",
           headers: { ...credential, "Content-Type": "application/json" },
           ...(body !== undefined && { body: JSON.stringify(body) }),
         });

@@ -43,8 +43,8 @@ function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
-  } catch (error) {
-    // EPERM: a process of another user's holds the id; it is alive.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+  } catch {
+    // Gone, or (EPERM) another user's process now holds the id: never npm start's, and never sent the token.
+    return false;
   }
 }

@@ -22,7 +22,7 @@ import { corsPolicy } from "../framework/middleware/cors";
 import { handleError, handleNotFound } from "../framework/middleware/error-handler";
 import { loadConfig } from "../framework/middleware/load-config";
 import { rateLimit } from "../limiter/rate-limit";
-import { replayRefusal } from "../limiter/refusal-replay";
+import { REPLAY_LAYER, replayRefusal } from "../limiter/refusal-replay";
 import { responseIdentity } from "../framework/middleware/response-identity";
 import { requestLog } from "../framework/middleware/request-log";
 import { operatorApiAvailable, operatorCredential, requireOperator } from "../operator/require-operator";
@@ -91,10 +91,7 @@ const callers = countedCallers(isolateMemory.budgets, isolateMemory.apiKeys);
 export const perRequestChain: readonly (readonly [name: string, handler: MiddlewareHandler<AppEnv>])[] = [
   ["request id and version", responseIdentity()],
   ["request log and analytics point", requestLog(requestParty)],
-  [
-    "a refusal repeated",
-    replayRefusal(isolateMemory.leases, callers, isolateMemory.refusals, isolateMemory.refusalHeaders),
-  ],
+  [REPLAY_LAYER, replayRefusal(isolateMemory.leases, callers, isolateMemory.refusals, isolateMemory.refusalHeaders)],
   ["CORS", corsPolicy(allowedMethods(routes))],
   ["configuration", loadConfig(isolateMemory.configs)],
   [
@@ -134,8 +131,7 @@ app.onError(handleError);
 /**
  * The Worker: the HTTP API and the console; and every minute (the cron) the
  * order events pruned past their age or budget, a batch at a time, the
- * endpoints' audit, their failing notices and both consoles' sessions past keeping, keys stored before
- * budgets were listed given their budget entries, keys stopped for 30 days
+ * endpoints' audit, their failing notices and both consoles' sessions past keeping, keys stopped for 30 days
  * taken out of their budgets' listings, and the webhook
  * dispatcher woken, should its alarm have been lost
  * (docs/design/order-events.md#the-dispatcher-never-stops).

@@ -2,12 +2,23 @@ import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
 import { isUsable, type ApiKeyRecord } from "./api-key-record";
+import type { KeyStanding } from "../limiter/policy";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "./budget-keys";
 import { storeKeyRecord } from "./kv-layout";
 import { findApiKeyById } from "./lookup";
 
 /** What belongs to a budget rather than to one key: the plan and limits, and when they were set. */
 export type BudgetFields = Pick<ApiKeyRecord, "plan" | "limits" | "limitsSetAt">;
+
+/**
+ * A record as its budget's object knows it: an end the object was told (a rotation's grace, an update's expiry) that
+ * the record read from KV does not show yet is the record's, so writing it back never drops that end.
+ */
+export function withKnownEnd(record: ApiKeyRecord, standing: Pick<KeyStanding, "endsAt">): ApiKeyRecord {
+  if (standing.endsAt === undefined) return record;
+  const known = new Date(standing.endsAt).toISOString();
+  return record.expiresAt !== undefined && record.expiresAt <= known ? record : { ...record, expiresAt: known };
+}
 
 /** A record with changes applied: a field given as undefined (a plan's limits replacing a key's own) is dropped. */
 export function withChanges(record: ApiKeyRecord, changes: Partial<ApiKeyRecord>): ApiKeyRecord {
@@ -40,7 +51,7 @@ export async function writeBudgetFields(
     if (standing.ended || standing.rotatedAway) continue;
     const stored = await findApiKeyById(kv, key.id);
     if (stored && isUsable(stored.record) && stored.record.rotatedTo === undefined) {
-      await storeKeyRecord(kv, stored.hash, withChanges(stored.record, fields));
+      await storeKeyRecord(kv, stored.hash, withChanges(withKnownEnd(stored.record, standing), fields));
       written.push(key.id);
     }
   }

@@ -6,6 +6,7 @@ import { budgetOf, isUsable } from "./api-key-record";
 import { auditedKeyOperation } from "./audited-key-operation";
 import { keyPrefixOf, newApiKey, putApiKey } from "./issue-key";
 import { storeKeyRecord } from "./kv-layout";
+import { withKnownEnd } from "./budget-records";
 import type { StoredKeyRecord } from "./lookup";
 
 /**
@@ -15,15 +16,21 @@ import type { StoredKeyRecord } from "./lookup";
  * on. Both audited, by `actor`. Returns the new key: its one showing.
  */
 export async function rotateKey(c: Context<AppEnv>, stored: StoredKeyRecord, graceSeconds: number, actor: string) {
-  const { record } = stored;
-  const limiter = c.env.RATE_LIMITER.getByName(budgetOf(record));
-  // The budget's object, not KV, says whether the key still works: KV may show a key revoked elsewhere a minute ago
-  // as live, and writing that record back would undo the revocation.
-  const { ended } = await callDependency("rate limiter", () => limiter.standing(record.id));
-  if (ended || !isUsable(record))
+  const limiter = c.env.RATE_LIMITER.getByName(budgetOf(stored.record));
+  // The budget's object, not KV, says whether the key still works: KV may show a key revoked or rotated elsewhere a
+  // minute ago as it was, and writing that record back would undo the change.
+  const standing = await callDependency("rate limiter", () => limiter.standing(stored.record.id));
+  const record = withKnownEnd(stored.record, standing);
+  if (standing.ended || !isUsable(record))
     throw new ApiError(
       "key_not_found",
       `Key ${record.id} is revoked or expired: there is nothing to rotate. Rotate a key that works.`,
+    );
+  if (standing.rotatedAway || record.rotatedTo !== undefined)
+    throw new ApiError(
+      "key_not_found",
+      `Key ${record.id} was rotated already${record.rotatedTo ? `, to ${record.rotatedTo}` : ""}: rotate the key ` +
+        "that replaced it.",
     );
   const graceEnds = new Date(Date.now() + graceSeconds * 1000).toISOString();
   const oldExpiresAt = record.expiresAt && record.expiresAt < graceEnds ? record.expiresAt : graceEnds;

@@ -477,13 +477,17 @@ export interface KeyStanding {
   ended: boolean;
   /** Rotated away (in its grace or past it): it acts only on itself. */
   rotatedAway: boolean;
+  /** The end the object was told for it (a rotation's grace, an update's expiry), Unix ms; KV may not show it yet. */
+  endsAt?: number;
 }
 
 export function keyStanding(previous: LimiterState | undefined, keyId: string, now: number): KeyStanding {
   const state = current(previous, now / 1000);
+  const ends = [...(state.rotated ?? []), ...(state.ending ?? [])].filter((key) => key.keyId === keyId);
   return {
     ended: endedKeys(state, now).includes(keyId),
     rotatedAway: (state.rotated ?? []).some((key) => key.keyId === keyId),
+    ...(ends.length > 0 && { endsAt: Math.min(...ends.map((key) => key.endsAt)) }),
   };
 }
 

@@ -38,6 +38,9 @@ interface WrittenRefusal {
  */
 const MAX_KEPT = 1_000;
 
+/** Its name in the app's per-request chain: the bench measures the app without it. */
+export const REPLAY_LAYER = "a refusal repeated";
+
 /**
  * The last refusal written to each caller this isolate refuses, by the
  * credential that names the caller (CountedCallers.credentialOf), so the

@@ -7,6 +7,7 @@ import { Plan } from "../limiter/plans";
 import { DEFAULT_SCOPES } from "../keys/api-key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { keyPrefixOf, newApiKey, putApiKey } from "../keys/issue-key";
+import { NO_STORE } from "./named-operators/named-operator";
 import { AdminKey, adminKeyOf, checkedExpiry, FutureInstant, LimitField, limitsAsked } from "./admin-key";
 
 const CreateKey = z.strictObject({
@@ -66,6 +67,6 @@ export const createKey = defineOperation({
       () => putApiKey(c.env.API_KEYS, key, record),
     );
     // The key is never logged or kept: this answer is its one showing.
-    return jsonBody(c, { key, ...adminKeyOf(record) }, 201);
+    return jsonBody(c, { key, ...adminKeyOf(record) }, 201, NO_STORE);
   },
 });

@@ -14,9 +14,10 @@ export interface OperatorRow {
   revoked_by: string | null;
 }
 
-/** A new operator; fails on a name taken before (revoked or not) or a digest already stored. */
+/** A new operator: its name back, or no row for a name taken before (revoked or not) or a digest already stored. */
 export const INSERT_OPERATOR =
-  "INSERT INTO operators (name, token_digest, created_at, created_by) VALUES (?1, ?2, ?3, ?4)";
+  "INSERT INTO operators (name, token_digest, created_at, created_by) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING " +
+  "RETURNING name";
 /** Revokes a live operator; changes nothing for one revoked already or unknown. */
 export const REVOKE_OPERATOR =
   "UPDATE operators SET revoked_at = ?2, revoked_by = ?3 WHERE name = ?1 AND revoked_at IS NULL";

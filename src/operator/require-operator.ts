@@ -181,6 +181,17 @@ async function liveOperator(db: D1Database, statement: string, value: string): P
   return row?.name;
 }
 
+/** Whether the request carries the `OPERATOR_TOKEN` secret's own token (the bootstrap operator's), not a named one. */
+export async function presentsBootstrapToken(c: Context<AppEnv>): Promise<boolean> {
+  const configured = operatorToken(c.env);
+  const presented = bearerToken(c.req.header("Authorization"));
+  return (
+    configured !== undefined &&
+    presented !== undefined &&
+    (await sha256Hex(presented)) === (await sha256Hex(configured.token))
+  );
+}
+
 /** The `OPERATOR_TOKEN` secret, `<name>:<token>`; undefined when it is not set (or not of that form). */
 function operatorToken(env: Env): { name: string; token: string } | undefined {
   const configured = env.OPERATOR_TOKEN;

@@ -3,6 +3,7 @@ import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { RotatedKey, RotateOwnKey } from "../keys/own-keys/own-key-schemas";
 import { rotateKey } from "../keys/rotate-key";
 import { keyOperation } from "./key-operation";
+import { NO_STORE } from "./named-operators/named-operator";
 
 /**
  * POST /admin/keys/{keyId}/rotate (`npm run keys -- rotate`): any live key
@@ -27,6 +28,6 @@ export const rotateAnyKey = keyOperation(
   async (c, stored) => {
     const { graceSeconds } = await readOptionalJsonBody(c, RotateOwnKey);
     const rotated = await rotateKey(c, stored, graceSeconds, c.get("operator") ?? "operator");
-    return jsonBody(c, rotated, 201);
+    return jsonBody(c, rotated, 201, NO_STORE);
   },
 );

@@ -6,7 +6,7 @@ import { callDependency } from "../lib/call-dependency";
 import { Plan } from "../limiter/plans";
 import { budgetOf, limitsFor, type ApiKeyRecord } from "../keys/api-key-record";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audited-key-operation";
-import { withChanges, writeBudgetFields } from "../keys/budget-records";
+import { withChanges, withKnownEnd, writeBudgetFields } from "../keys/budget-records";
 import { storeKeyRecord } from "../keys/kv-layout";
 import { AdminKey, adminKeyOf, checkedExpiry, FutureInstant, LimitField, limitsAsked } from "./admin-key";
 import { keyOperation, limiterOf } from "./key-operation";
@@ -42,6 +42,7 @@ export const updateKey = keyOperation(
       "invalid_limits",
       "unsupported_media_type",
       "body_too_large",
+      "service_unavailable",
     ],
     body: AdminKey.extend({ reached: z.array(z.string()).describe("The keys whose records changed") }),
   },
@@ -50,13 +51,27 @@ export const updateKey = keyOperation(
     if (Object.keys(asked).length === 0)
       throw new ApiError("invalid_body", "Send at least one of plan, perMinute and perDay, name, expiresAt.");
     const limiter = limiterOf(c, record);
-    const { ended } = await callDependency("rate limiter", () => limiter.standing(record.id));
-    if (ended || record.revokedAt)
+    const standing = await callDependency("rate limiter", () => limiter.standing(record.id));
+    if (standing.ended || record.revokedAt)
       throw new ApiError("key_not_found", `Key ${record.id} is revoked: issue a new key instead.`);
+    // A key rotated away ends with its grace: only revoking it ends it sooner, and nothing makes it last longer.
+    if ((standing.rotatedAway || record.rotatedTo !== undefined) && asked.expiresAt !== undefined)
+      throw new ApiError(
+        "invalid_body",
+        `expiresAt: key ${record.id} was rotated away and ends with its grace. Revoke it to end it sooner.`,
+      );
     const changes = changesOf(record, asked);
-    const next = withChanges(record, changes);
+    const next = withChanges(withKnownEnd(record, standing), changes);
     const budgetChanged = changes.limitsSetAt !== undefined;
-    const reached = [record.id];
+    // KV may still show a key rotated away elsewhere as it was: that record is not written back, lest its rotation go.
+    const recordCurrent = !standing.rotatedAway || record.rotatedTo !== undefined;
+    if (!recordCurrent && !budgetChanged)
+      throw new ApiError(
+        "service_unavailable",
+        `Key ${record.id} was rotated a moment ago and its record has not reached here yet: try again in a minute.`,
+        { "Retry-After": "60" },
+      );
+    const reached = recordCurrent ? [record.id] : [];
     await auditedKeyOperation(
       c.env.DB,
       {
@@ -66,7 +81,7 @@ export const updateKey = keyOperation(
         actor: c.get("operator") ?? "operator",
       },
       async (rowId) => {
-        await storeKeyRecord(c.env.API_KEYS, hash, next);
+        if (recordCurrent) await storeKeyRecord(c.env.API_KEYS, hash, next);
         // The object decides at once what KV may show a minute late elsewhere: the key ends at its new end.
         if (changes.expiresAt)
           await callDependency("rate limiter", () => limiter.endKey(record.id, Date.parse(changes.expiresAt!)));

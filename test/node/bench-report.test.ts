@@ -136,6 +136,8 @@ describe("the benchmark report", () => {
       { ...loadRow(ROWS.banned, 2400), workerdCpuMicros: 190.2 },
       loadRow(ROWS.bannedUnrecorded, 2600),
       loadRow(ROWS.limited, 1200),
+      loadRow(ROWS.bannedNoReplay, 1500),
+      loadRow(ROWS.limitedNoReplay, 1000),
       loadRow(ROWS.v2Page, 950),
       loadRow(ROWS.listUncached, 900),
       loadRow(ROWS.revalidation, 3000),
@@ -203,6 +205,9 @@ describe("the benchmark report", () => {
       [false, "7 ms vs 1 ms"],
       // 2,400 with the point vs 2,600 without: it costs 8%.
       [false, "0.92× (2400 vs 2600 req/s)"],
+      // Issue 76's: the refusal replay stays while it buys 1.3× on the banned and limited rows.
+      [true, "1.60×"],
+      [false, "1.20×"],
       // Issue 43's: each refusal and the 304 against its floor (0.85×), the list against the peer writing the
       // same bytes (issue 69), the uncached list against the data baseline with the log line and point.
       [true, "0.96×, 40 µs of workerd CPU beyond it; 0.90× through the entry worker, no target"],

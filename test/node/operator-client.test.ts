@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { operatorApi } from "../../scripts/lib/operator-client";
@@ -61,6 +64,56 @@ describe("calling the operator API", () => {
     } finally {
       delete process.env.OPERATOR_TOKEN;
     }
+  });
+});
+
+describe("where the operator API's credential goes", () => {
+  it("never in the clear to another host, and never on through a redirect", async () => {
+    process.env.OPERATOR_TOKEN = "ops:token";
+    try {
+      expect(() => operatorApi("http://store-orders.example.com/v1", undefined)).toThrow(/not https/);
+      const seen: (string | undefined)[] = [];
+      const elsewhere = createServer((request, response) => {
+        seen.push(request.headers.authorization);
+        response.end("{}");
+      });
+      await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+      const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/admin/operators`;
+      server = createServer((_, response) => response.writeHead(302, { Location: target }).end());
+      await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+      const api = operatorApi(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, undefined)!;
+      await expect(api.call("GET", "/operators")).rejects.toThrow("answered 302");
+      elsewhere.close();
+      expect(seen).toEqual([]);
+    } finally {
+      delete process.env.OPERATOR_TOKEN;
+    }
+  });
+
+  it("locally, is the state's own token, whatever a deployed environment's the shell holds", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "operator-client-"));
+    const seen: Record<string, string | undefined>[] = [];
+    server = createServer((request, response) => {
+      seen.push({ authorization: request.headers.authorization, id: request.headers["cf-access-client-id"] as string });
+      response.writeHead(200, { "Content-Type": "application/json" }).end("{}");
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    writeFileSync(join(stateDir, "operator.env"), 'OPERATOR_TOKEN="local:the-state-token"\n');
+    Object.assign(process.env, {
+      OPERATOR_TOKEN: "production:not-for-here",
+      CF_ACCESS_CLIENT_ID: "a",
+      CF_ACCESS_CLIENT_SECRET: "b",
+    });
+    try {
+      await operatorApi(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { stateDir })!.call(
+        "GET",
+        "/operators",
+      );
+    } finally {
+      for (const name of ["OPERATOR_TOKEN", "CF_ACCESS_CLIENT_ID", "CF_ACCESS_CLIENT_SECRET"]) delete process.env[name];
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+    expect(seen).toEqual([{ authorization: "Bearer the-state-token", id: undefined }]);
   });
 });
 

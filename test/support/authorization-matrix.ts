@@ -399,11 +399,13 @@ export const MATRIX: Record<string, string> = {
     "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
     "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 200 | 200 | 401 invalid_api_key | 200 | " +
     "403 cross_site_request | 200",
+  // A sign-in link acts as the operator it names: an operator makes their own, the secret's holder anyone's (the
+  // subject here is another named operator).
   "POST /admin/operators/{name}/link":
     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
     "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
-    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 201 | 401 invalid_api_key | 201 | " +
-    "403 cross_site_request | 201",
+    "401 missing_api_key | 401 missing_api_key | 401 missing_api_key | 201 | 404 not_found | 401 invalid_api_key | " +
+    "404 not_found | 403 cross_site_request | 404 not_found",
   "POST /admin/keys/{keyId}/limits":
     "401 invalid_api_key | 401 missing_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | " +
     "401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 invalid_api_key | 401 missing_api_key | " +
@@ -704,6 +706,17 @@ const CONSUMING = new Map<string, (world: World) => Promise<World>>([
     async (world) => ({ ...world, cookie: await signIn(world.owner), strangerCookie: await signIn(world.stranger) }),
   ],
   ["endOperatorSession", async (world) => ({ ...world, ...(await operatorTokenAndSession()) })],
+  // A key is rotated once: the next cell names a key of the budget not rotated yet.
+  ...["rotateOwnKey", "rotateAnyKey"].map(
+    (operationId) =>
+      [
+        operationId,
+        async (world: World) => ({
+          ...world,
+          other: await storeTestKey({ plan: "enterprise", limits: LIMITS, scopes: ALL, budget: world.owner.record.id }),
+        }),
+      ] as const,
+  ),
 ]);
 
 /**

@@ -7,7 +7,7 @@ import { base64, urlSafe } from "../../lib/base64";
 import { callDependency } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import { INSERT_OPERATOR, OPERATOR_BY_NAME, OPERATOR_NAME, type OperatorRow } from "../operator-table";
-import { NAMED_OPERATORS } from "./named-operator";
+import { NAMED_OPERATORS, NO_STORE } from "./named-operator";
 
 const AddOperator = z.strictObject({
   name: z.string().regex(OPERATOR_NAME).describe("Letters, digits and . _ @ + -, up to 64: a handle or an email"),
@@ -48,12 +48,14 @@ export const addOperator = defineOperation({
       );
     const token = `so_op_${urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))))}`;
     const actor = c.get("operator") ?? "operator";
-    await callDependency("D1", async () =>
+    const added = await callDependency("D1", async () =>
       db
         .prepare(INSERT_OPERATOR)
         .bind(name, await sha256Hex(token), new Date().toISOString(), actor)
-        .run(),
+        .first<string>("name"),
     );
-    return jsonBody(c, { name, token }, 201);
+    // Another add of the same name won the race between the read above and this insert.
+    if (added === null) throw new ApiError("operator_exists", `An operator named ${name} exists.`);
+    return jsonBody(c, { name, token }, 201, NO_STORE);
   },
 });

@@ -6,7 +6,8 @@ import { base64, urlSafe } from "../../lib/base64";
 import { callDependency } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import { INSERT_OPERATOR_LINK, OPERATOR_CONSOLE_PATH, OPERATOR_LINK_SECONDS } from "../operator-links";
-import { NAMED_OPERATORS, OperatorParams, operatorNameInvalid, operatorNamed } from "./named-operator";
+import { presentsBootstrapToken } from "../require-operator";
+import { NAMED_OPERATORS, NO_STORE, OperatorParams, operatorNameInvalid, operatorNamed } from "./named-operator";
 
 /**
  * POST /admin/operators/{name}/link (`npm run keys -- operator-link`): a
@@ -20,7 +21,9 @@ export const createOperatorLink = defineOperation({
   method: "post",
   path: "/operators/{name}/link",
   summary: "A single-use sign-in link to the operators' console",
-  description: "For a live named operator, for 15 minutes; shown this once. A revoked operator is 404 not_found.",
+  description:
+    "For a live named operator, for 15 minutes; shown this once. An operator makes their own; the holder of the " +
+    "OPERATOR_TOKEN secret anyone's. A revoked operator is 404 not_found.",
   params: { schema: OperatorParams, invalid: operatorNameInvalid },
   responses: {
     201: {
@@ -30,6 +33,13 @@ export const createOperatorLink = defineOperation({
   },
   errors: ["not_found"],
   async handle(c, { name }) {
+    // A link signs its holder in as the operator it names: an operator makes their own, the bootstrap token's holder
+    // anyone's, so no operator can act under another's name.
+    if (name !== c.get("operator") && !(await presentsBootstrapToken(c)))
+      throw new ApiError(
+        "not_found",
+        `Only ${name}, or the holder of the OPERATOR_TOKEN secret, makes ${name}'s link.`,
+      );
     const operator = await operatorNamed(c, name);
     if (operator.revoked_at)
       throw new ApiError("not_found", `The operator ${name} was revoked at ${operator.revoked_at}: no link is made.`);
@@ -42,6 +52,6 @@ export const createOperatorLink = defineOperation({
         .run(),
     );
     const url = `${new URL(c.get("config").baseUrl).origin}${OPERATOR_CONSOLE_PATH}#link=${token}`;
-    return jsonBody(c, { operator: name, url, expiresAt }, 201);
+    return jsonBody(c, { operator: name, url, expiresAt }, 201, NO_STORE);
   },
 });

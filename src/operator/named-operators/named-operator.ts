@@ -13,6 +13,9 @@ export const NAMED_OPERATORS = {
   documented: false,
 } as const;
 
+/** An answer that carries a secret shown once: no cache keeps it. */
+export const NO_STORE = { "Cache-Control": "no-store" } as const;
+
 /** A name in a path: as the table takes it. */
 export const OperatorParams = z.object({ name: z.string().regex(OPERATOR_NAME) });
 export const operatorNameInvalid = {

@@ -85,6 +85,20 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     }
   });
 
+  it("keeps the end an update gave a key when another location writes its lagging record back", async () => {
+    setClock(0);
+    const key = await storeTestKey({ scopes: [...ALL] });
+    const there = await elsewhere(key);
+    const end = new Date(at(3600)).toISOString();
+    expect((await admin(env, `/keys/${key.record.id}`, "PATCH", { expiresAt: end })).status).toBe(200);
+    forgetIsolateMemory();
+    expect((await admin(there, `/keys/${key.record.id}`, "PATCH", { name: "renamed there" })).status).toBe(200);
+    expect((await findApiKeyById(env.API_KEYS, key.record.id))!.record).toMatchObject({
+      name: "renamed there",
+      expiresAt: end,
+    });
+  });
+
   it("meets the limits an operator set at once: the budget's object, not the record the location holds", async () => {
     setClock(0);
     const key = await storeTestKey({ plan: "free" });

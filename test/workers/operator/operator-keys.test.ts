@@ -25,6 +25,7 @@ describe("keys through the operator API", () => {
   it("issues a key that works at once, shown once, with its plan's limits and default scopes, audited", async () => {
     const made = await admin("/keys", "POST", { plan: "pro", name: "Acme" });
     expect(made.status).toBe(201);
+    expect(made.headers.get("Cache-Control")).toBe("no-store");
     const key = (await made.json()) as Made;
     expect(key).toMatchObject({
       id: expect.stringMatching(/^key_[0-9A-Za-z]{16}$/),
@@ -102,6 +103,21 @@ describe("keys through the operator API", () => {
     expect((await listWith(key.key)).status).toBe(401);
   });
 
+  it("keeps a rotated key's grace: no new expiry for it, and no second rotation of it", async () => {
+    const first = (await (await admin("/keys", "POST", { plan: "free" })).json()) as Made;
+    const rotated = await admin(`/keys/${first.id}/rotate`, "POST", { graceSeconds: 3600 });
+    expect(rotated.headers.get("Cache-Control")).toBe("no-store");
+    const { previous } = (await rotated.json()) as { previous: { expiresAt: string } };
+    const later = new Date(Date.now() + 365 * 86_400_000).toISOString();
+    expect(await errorBodyOf(await admin(`/keys/${first.id}`, "PATCH", { expiresAt: later }))).toMatchObject({
+      code: "invalid_body",
+    });
+    expect(await errorBodyOf(await admin(`/keys/${first.id}/rotate`, "POST", {}))).toMatchObject({
+      code: "key_not_found",
+    });
+    expect(await (await admin(`/keys/${first.id}`)).json()).toMatchObject({ expiresAt: previous.expiresAt });
+  });
+
   it("needs something to change, and keeps an enterprise plan's limits whole", async () => {
     const key = (await (await admin("/keys", "POST", { plan: "free" })).json()) as Made;
     expect(await errorBodyOf(await admin(`/keys/${key.id}`, "PATCH", {}))).toMatchObject({ code: "invalid_body" });
@@ -141,6 +157,7 @@ describe("named operators through the operator API", () => {
   it("adds one whose token works once shown, lists it, refuses its name again, revokes it, and links only the live", async () => {
     const added = await admin("/operators", "POST", { name: "ana@example.com" });
     expect(added.status).toBe(201);
+    expect(added.headers.get("Cache-Control")).toBe("no-store");
     const { token } = (await added.json()) as { token: string };
     expect(token).toMatch(/^so_op_[A-Za-z0-9_-]{43}$/);
     expect((await admin("/operators", "GET", undefined, token)).status).toBe(200);
@@ -153,6 +170,12 @@ describe("named operators through the operator API", () => {
       status: 409,
     });
 
+    // An operator makes their own link, never another's: the bootstrap token's holder makes anyone's.
+    expect((await admin("/operators", "POST", { name: "bo@example.com" })).status).toBe(201);
+    expect(await errorBodyOf(await admin("/operators/bo@example.com/link", "POST", undefined, token))).toMatchObject({
+      code: "not_found",
+    });
+    expect((await admin("/operators/ana@example.com/link", "POST", undefined, token)).status).toBe(201);
     const link = await admin("/operators/ana@example.com/link", "POST");
     expect(link.status).toBe(201);
     expect(((await link.json()) as { url: string }).url).toMatch(/\/operator#link=[A-Za-z0-9_-]{43}$/);
@@ -169,5 +192,10 @@ describe("named operators through the operator API", () => {
       code: "operator_exists",
     });
     expect(await errorBodyOf(await admin("/operators/nobody/revoke", "POST"))).toMatchObject({ code: "not_found" });
+  });
+
+  it("gives a name once when two ask for it at the same moment: one 201, one 409", async () => {
+    const both = await Promise.all([1, 2].map(() => admin("/operators", "POST", { name: "twice@example.com" })));
+    expect(both.map((response) => response.status).sort()).toEqual([201, 409]);
   });
 });
