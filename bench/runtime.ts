@@ -79,17 +79,16 @@ export async function startBenchRuntime(config = "bench/wrangler.jsonc", isolate
     workers: Array.from({ length: isolates }, (_, index) => worker(index)),
     host: "127.0.0.1",
     port,
-    defaultPersistRoot: join(dir, "state"),
+    // Miniflare 5's name for the persisted state (a restart must find the orders seeded before it).
+    resourcePersistencePath: join(dir, "state"),
     // D1's HTTP API, for the bench's other system (scripts/lib/d1-http-api.ts).
     unsafeLocalExplorer: true,
-    // Every request writes a log line; drain them so workerd never blocks on a full pipe,
-    // keeping the last error lines so a failed row can say why.
-    handleRuntimeStdio: (stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) => {
-      stdout.resume();
-      stderr.on("data", (chunk: Buffer) => {
-        for (const line of chunk.toString().split("\n")) if (line.includes('"level":"error"')) errors.push(line);
-        errors.splice(0, Math.max(0, errors.length - 5));
-      });
+    // Every request writes a log line: none is printed, and the last error lines are kept so a failed row can say
+    // why.
+    handleStructuredLogs: ({ message }: { message: string }) => {
+      if (!message.includes('"level":"error"')) return;
+      errors.push(message);
+      errors.splice(0, Math.max(0, errors.length - 5));
     },
   } as unknown as Parameters<typeof convertV4MiniflareOptions>[0];
 

@@ -12,7 +12,10 @@ import { SCOPES } from "../src/framework/operations/scopes";
 import { PLANS } from "../src/limiter/plans";
 import { isWellFormedKey, KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH } from "../src/keys/key-format";
 import { readEnvironment } from "./lib/environments";
+import { operatorEnvFile } from "./lib/local-secrets";
 import { operatorApi, type OperatorApi } from "./lib/operator-client";
+import { servingUrl } from "./lib/serving-record";
+import { withStateWorker } from "./lib/state-worker";
 import { usageReport, type UsageHistoryAnswer } from "./lib/usage-report";
 
 export const ENVIRONMENTS = ["local", "staging", "production"] as const;
@@ -44,7 +47,8 @@ const USAGE = `Usage: npm run keys -- <command> [options]
                      a single-use sign-in link to the operators' console for a named operator, 15 minutes
 
 Every command but check goes through the operator API. --env <${ENVIRONMENTS.join("|")}> (default local) says where:
-local is the npm start serving .wrangler/state (or --persist-to <dir>), with the token npm start keeps there;
+local is the npm start serving .wrangler/state (or --persist-to <dir>), with the token npm start keeps there, or,
+when none serves it, the Worker's own code started over its files for the command;
 staging and production are their BASE_URL (or --base-url), with OPERATOR_TOKEN or an Access service token
 (CF_ACCESS_CLIENT_ID and CF_ACCESS_CLIENT_SECRET).`;
 
@@ -125,11 +129,18 @@ async function keysCommand(argv: string[], output: KeysOutput): Promise<void> {
   if (values["persist-to"] && environment !== "local") throw new UsageError("--persist-to only applies to --env local");
   const run = command === undefined ? undefined : COMMANDS[command];
   if (!run) throw new UsageError(command ? `Unknown command: ${command}` : "No command given.");
-  const context = { api: apiOf(environment, values), where: environment, values, output };
-  if (command === "operator") return operator(context, subject, operatorName);
-  if (command === "create" || command === "list") return run(context, "");
-  if (!subject) throw new UsageError(`${command} needs ${command === "operator-link" ? "a name" : "a key id"}`);
-  return run(context, subject);
+  const subjectless = command === "operator" || command === "create" || command === "list";
+  if (!subjectless && !subject)
+    throw new UsageError(`${command} needs ${command === "operator-link" ? "a name" : "a key id"}`);
+  const on = (api: OperatorApi) => {
+    const context = { api, where: environment, values, output };
+    return command === "operator" ? operator(context, subject, operatorName) : run(context, subject ?? "");
+  };
+  // A local state nothing serves is served for this command alone, by the Worker's own code over its files.
+  const stateDir = values["persist-to"];
+  if (environment === "local" && values["base-url"] === undefined && servingUrl(stateDir) === undefined)
+    return withStateWorker(stateDir, (baseUrl) => on(operatorApi(baseUrl, { stateDir })!));
+  return on(apiOf(environment, values));
 }
 
 /** The operator API of the environment, or why there is none to use. */
@@ -137,12 +148,7 @@ function apiOf(environment: Environment, values: Values): OperatorApi {
   if (environment === "local") {
     const stateDir = values["persist-to"];
     const api = operatorApi(values["base-url"], { stateDir });
-    if (!api)
-      throw new Error(
-        `No npm start serves ${stateDir ?? ".wrangler/state"}: start it (npm start${
-          stateDir ? ` -- --persist-to ${stateDir}` : ""
-        }) and run this again, or pass --base-url.`,
-      );
+    if (!api) throw new Error(`No operator token in ${operatorEnvFile(stateDir)}: run npm start once to make one.`);
     return api;
   }
   const api = operatorApi(values["base-url"] ?? String(readEnvironment(environment).vars.BASE_URL), undefined);

@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
 import { localKeyStore } from "./lib/key-store";
 import { applyMigrations, executeSql, openLocalState } from "./lib/local-state";
-import { operatorEnvFile } from "./lib/operator-client";
+import { ensureLocalSecrets, operatorEnvFile } from "./lib/local-secrets";
 import { recordServing } from "./lib/serving-record";
 import { startWrangler } from "./lib/wrangler";
 import { readEnvironment, varsFromEnvironment } from "./lib/environments";
@@ -32,7 +32,7 @@ if (values.orders !== undefined && (!/^[1-9][0-9]{0,6}$/.test(values.orders) || 
 }
 const demoKey = await prepareLocalState();
 const operatorEnv = operatorEnvFile(stateDir);
-const operatorToken = ensureLocalSecrets(operatorEnv);
+const operatorToken = ensureLocalSecrets(operatorEnv).OPERATOR_TOKEN.slice("local:".length);
 
 const base = `http://localhost:${values.port}/v1`;
 console.log(
@@ -89,31 +89,6 @@ SELECT 9007199254740992 + i, 9007199254740992 + i % 1000, 1 + i % 5,
     ELSE strftime('%Y-%m-%dT%H:%M:%SZ', '2026-11-01T00:00:00Z', '+' || (i % 525600) || ' minutes') END,
   CASE i % 4 WHEN 1 THEN 'pending' WHEN 2 THEN 'shipped' WHEN 3 THEN 'delivered' ELSE 'cancelled' END,
   CASE WHEN i % 4 = 3 THEN 1 ELSE 0 END, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z' FROM n`;
-}
-
-/**
- * The local secrets, in `operator.env` beside the local state (git ignores
- * it), which wrangler dev reads as secrets: the operator API's token, the
- * key webhook secrets are sealed with and the key console sessions are
- * sealed with, each made once, then kept (a new sealing key would leave every
- * endpoint's secret unreadable, and sign everyone out of the console). Not
- * `.dev.vars`, whose secrets `wrangler types --check` would add to the
- * checked types. Deployed environments set theirs with `wrangler secret put`.
- * Returns the operator token.
- */
-function ensureLocalSecrets(file: string): string {
-  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const random = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
-  const token = /^OPERATOR_TOKEN="?local:([^"\n]+)"?$/m.exec(text)?.[1] ?? random();
-  const sealing = /^WEBHOOK_SECRETS_KEY="?([^"\n]+)"?$/m.exec(text)?.[1] ?? random() + random();
-  const sessions = /^CONSOLE_SESSION_KEY="?([^"\n]+)"?$/m.exec(text)?.[1] ?? random() + random();
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(
-    file,
-    `OPERATOR_TOKEN="local:${token}"\nWEBHOOK_SECRETS_KEY="${sealing}"\nCONSOLE_SESSION_KEY="${sessions}"\n`,
-    { mode: 0o600 },
-  );
-  return token;
 }
 
 /**

@@ -7,7 +7,7 @@
  * CF_ACCESS_CLIENT_SECRET), which Access turns into its assertion.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { operatorEnvFile } from "./local-secrets";
 import { servingUrl } from "./serving-record";
 
 export interface OperatorApi {
@@ -19,9 +19,6 @@ export interface OperatorApi {
 
 /** The token part of `<name>:<token>`. */
 const tokenOf = (value: string) => value.slice(value.indexOf(":") + 1);
-
-/** Where `npm start` keeps the local operator token: beside the local state it runs on. */
-export const operatorEnvFile = (stateDir: string | undefined) => join(stateDir ?? ".wrangler/state", "operator.env");
 
 function localToken(stateDir: string | undefined): string | undefined {
   const file = operatorEnvFile(stateDir);

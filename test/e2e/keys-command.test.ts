@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { startService, tempStateDir } from "../../scripts/lib/local-service";
 import { runKeys, useKeysCommand } from "../support/npm-script";
 import { useSharedService } from "../support/service-fixture";
 
@@ -325,15 +325,40 @@ describe("npm run keys, against the running service", () => {
     expect(refused.get("RateLimit")).toMatch(/^"minute";r=0;t=\d+, "day";r=95;t=\d+$/);
   });
 
-  it("says so when no npm start serves the state, and opens no runtime on it", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "keys-unserved-"));
+  it("create, rotate and revoke on a state no npm start serves: the Worker's own code, and npm start then serves what they did", async () => {
+    const state = tempStateDir();
     try {
-      const result = await runKeysCommandIn(empty, "create", "--plan", "free");
-      expect(result.status).toBe(1);
-      expect(result.stderr).toContain(`No npm start serves ${empty}: start it (npm start -- --persist-to ${empty})`);
-      expect(readdirSync(empty)).toEqual([]);
+      const run = async (...args: string[]) => {
+        const result = await runKeysCommandIn(state.path, ...args);
+        expect(result.status, result.stderr).toBe(0);
+        return result.stdout;
+      };
+      const first = JSON.parse(await run("create", "--plan", "pro", "--json")) as { id: string; key: string };
+      const next = JSON.parse(await run("rotate", first.id, "--grace", "0m", "--json")) as { id: string; key: string };
+      const other = JSON.parse(await run("create", "--plan", "free", "--json")) as { id: string; key: string };
+      await run("revoke", other.id);
+      expect(await run("show", first.id)).toMatch(/state:\s+expired/);
+      expect(await run("show", other.id)).toMatch(/state:\s+revoked/);
+      // No delivery a lane had due ran: the lanes' own storage was never opened.
+      expect(existsSync(join(state.path, "v3", "do", "store-orders-WebhookLane"))).toBe(false);
+
+      const served = await startService(state.path);
+      try {
+        const statusOf = async (key: string) => {
+          const response = await served.call("/v1/store/orders", { headers: { Authorization: `Bearer ${key}` } });
+          await response.arrayBuffer();
+          return response.status;
+        };
+        expect([await statusOf(next.key), await statusOf(first.key), await statusOf(other.key)]).toEqual([
+          200, 401, 401,
+        ]);
+        // And the same command, now served, answers from the service the same way.
+        expect(await run("show", next.id)).toMatch(/state:\s+live|state:\s+active/);
+      } finally {
+        await served.stop();
+      }
     } finally {
-      rmSync(empty, { recursive: true, force: true });
+      state.remove();
     }
   });
 
