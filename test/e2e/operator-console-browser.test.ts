@@ -311,18 +311,27 @@ describe("the operators' console", () => {
     await context.close();
   });
 
-  it("says so when a success's body is cut off on the way, and draws nothing from it", async () => {
+  it("says so when a success's body is cut off on the way, draws nothing from it, nor from an earlier search answered late", async () => {
     const { context, page, errors } = await open();
     await signInWithToken(page);
+    // The view's own first search is held, and answered only after the one asked for: a late answer draws nothing.
+    const first: Route[] = [];
+    await page.route(/\/admin\/keys\?/, (route) => {
+      if (first.length === 0) return void first.push(route);
+      // A 200 whose JSON never arrives whole, as a connection dropped mid-body leaves it.
+      return route.fulfill({ status: 200, contentType: "application/json", body: '{"data": [' });
+    });
     await goTo(page, "Keys");
     await page.getByRole("heading", { name: "Keys" }).waitFor();
-    // A 200 whose JSON never arrives whole, as a connection dropped mid-body leaves it.
-    await page.route(/\/admin\/keys\?/, (route) =>
-      route.fulfill({ status: 200, contentType: "application/json", body: '{"data": [' }),
-    );
+    await expect.poll(() => first.length, { timeout: 30_000 }).toBe(1);
     await page.getByLabel("Find keys").fill("so_test_");
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByText("HTTP 200: the answer could not be read").waitFor();
+    const late = page.waitForResponse((response) => response.request() === first[0]!.request());
+    await first[0]!.continue();
+    await late;
+    await page.evaluate(() => fetch("/v1").then((response) => response.text()));
+    expect(await page.getByText("HTTP 200: the answer could not be read").isVisible()).toBe(true);
     expect(errors()).toEqual([]);
     await context.close();
   });

@@ -55,7 +55,10 @@ export const keysView: OperatorView = (root) => {
   );
   const rows = h("tbody", {});
 
+  // Only the latest search draws: an earlier one answered late (the view's first, under a slow service) is dropped.
+  let latest = 0;
   const find = async (cursor: string | undefined) => {
+    const turn = ++latest;
     const query = new URLSearchParams();
     if (search.value.trim()) query.set("q", search.value.trim());
     for (const [field, name] of [
@@ -70,6 +73,7 @@ export const keysView: OperatorView = (root) => {
     show(status, h("p", { role: "status" }, "Searching…"));
     try {
       const page = await admin<{ data: FoundKey[]; nextCursor: string | null }>("GET", `/keys?${query}`);
+      if (turn !== latest) return;
       if (!cursor) rows.replaceChildren();
       rows.append(
         ...page.data.map((key) =>
@@ -102,7 +106,7 @@ export const keysView: OperatorView = (root) => {
           : null,
       );
     } catch (error) {
-      show(status, notice(messageOf(error), "error"));
+      if (turn === latest) show(status, notice(messageOf(error), "error"));
     }
   };
 
