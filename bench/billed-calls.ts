@@ -148,7 +148,7 @@ export function countedEnv<E extends Env>(env: E, calls: BilledCalls): E {
     ...env,
     API_KEYS: countedKv(env.API_KEYS, calls),
     DB: countedD1(env.DB, calls),
-    RATE_LIMITER: countedNamespace(env.RATE_LIMITER, calls),
+    ACCOUNTS: countedNamespace(env.ACCOUNTS, calls),
     WEBHOOK_DISPATCHER: countedNamespace(env.WEBHOOK_DISPATCHER, calls),
     WEBHOOK_LANES: countedNamespace(env.WEBHOOK_LANES, calls),
     REQUESTS: countedAnalytics(env.REQUESTS, calls),

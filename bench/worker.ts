@@ -5,18 +5,18 @@
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { accessGuards, app, perRequestChain, routes } from "../src/app/worker";
-import { REPLAY_LAYER } from "../src/limiter/refusal-replay";
+import { REPLAY_LAYER } from "../src/account/refusal-replay";
 import { allowedMethods } from "../src/framework/operations/mount-routes";
 import { corsPolicy } from "../src/framework/middleware/cors";
-import { limitsFor } from "../src/keys/api-key-record";
-import { ANONYMOUS_LIMITS } from "../src/limiter/plans";
-import { quieterWindow } from "../src/limiter/policy";
+import { limitsFor } from "../src/account/key-record";
+import { ANONYMOUS_LIMITS } from "../src/account/plans";
+import { quieterWindow } from "../src/account/policy";
 import { aroundCalls } from "./billed-calls";
 import {
   rateLimitHeaders,
   type RateLimitHeaders,
   type WrittenHeadersByWindow,
-} from "../src/limiter/rate-limit-headers";
+} from "../src/account/rate-limit-headers";
 import type { AppEnv } from "../src/framework/app-env";
 import { ApiError } from "../src/framework/api-error";
 import { newApiKey, putApiKey } from "../src/keys/issue-key";
@@ -30,10 +30,10 @@ import { mountRoutes } from "../src/framework/operations/mount-routes";
 import { listOrders } from "../src/orders/whole-list/list-orders-v1";
 import { isolateMemory } from "../src/app/isolate-memory";
 import { SCOPES, type Scope } from "../src/framework/operations/scopes";
-import type { Limits } from "../src/limiter/plans";
+import type { Limits } from "../src/account/plans";
 import { DISPATCHER_NAME } from "../src/webhook-delivery/dispatcher-calls";
 
-export { RateLimiter, WebhookLane } from "../src/app/worker";
+export { Account, WebhookLane } from "../src/app/worker";
 import service, { WebhookDispatcher as ServiceDispatcher } from "../src/app/worker";
 
 /** The service's dispatcher, and a way to make it hand out again what it handed out: the fan-out row's re-pass. */
@@ -273,7 +273,7 @@ let limiterCalls = 0;
  * The limiter binding as the app sees it, counting the calls this isolate
  * makes, and delaying each by `delayMs` to stand in for an object far away.
  */
-function limiterOf(env: Env, delayMs: number): Env["RATE_LIMITER"] {
+function limiterOf(env: Env, delayMs: number): Env["ACCOUNTS"] {
   const call = async <T>(work: () => Promise<T>) => {
     limiterCalls += 1;
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -281,7 +281,7 @@ function limiterOf(env: Env, delayMs: number): Env["RATE_LIMITER"] {
   };
   // Every method of the object, whichever the app calls (a lease's, a key's state, an Idempotency-Key's): a stand-in
   // with only some of them answered the others 503, and the webhook rows could not make their endpoint.
-  return new Proxy(env.RATE_LIMITER, {
+  return new Proxy(env.ACCOUNTS, {
     get(namespace, property) {
       if (property !== "getByName") return Reflect.get(namespace, property);
       return (name: string) => aroundCalls(namespace.getByName(name), call);
@@ -327,14 +327,14 @@ const variants = new WeakMap<Env, Record<Variant, Env>>();
 function variantsOf(env: Env) {
   let made = variants.get(env);
   if (!made) {
-    const near = { ...env, RATE_LIMITER: limiterOf(env, 0) };
+    const near = { ...env, ACCOUNTS: limiterOf(env, 0) };
     // D1 50 ms away, every list read from it: with the read-ahead as deployed, and with none.
     const d1far = { ...near, ORDER_LIST_CACHE: "off", DB: delayedD1(env.DB, 50) };
     const bans = { ...near, BAN_THRESHOLD: "20" };
     made = {
       near,
       // Every limiter call 50 ms away, as from a client far from its key's object.
-      far: { ...env, RATE_LIMITER: limiterOf(env, 50) },
+      far: { ...env, ACCOUNTS: limiterOf(env, 50) },
       // The service's own ban rule (bench/wrangler.jsonc sets a threshold no row reaches).
       bans,
       // The same, with no analytics binding: no data point built or written (the point's cost, side by side).

@@ -9,7 +9,7 @@
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
-import { PLANS } from "../src/limiter/plans";
+import { PLANS } from "../src/account/plans";
 import { isWellFormedKey, KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH } from "../src/keys/key-format";
 import { readEnvironment } from "./lib/environments";
 import { operatorEnvFile } from "./lib/local-secrets";

@@ -13,7 +13,7 @@
  */
 import { parseArgs } from "node:util";
 import { SCOPES, type Scope } from "../src/framework/operations/scopes";
-import type { Limits, Plan } from "../src/limiter/plans";
+import type { Limits, Plan } from "../src/account/plans";
 import { fetchLocal, startService, tempStateDir } from "./lib/local-service";
 import { localKeyStore } from "./lib/key-store";
 import { openLocalState } from "./lib/local-state";

@@ -15,7 +15,7 @@ import {
 } from "../../src/keys/audit";
 import { recordName, keyEntries } from "../../src/keys/kv-layout";
 import { sha256Hex } from "../../src/lib/digest";
-import { ApiKeyRecord } from "../../src/keys/api-key-record";
+import { ApiKeyRecord } from "../../src/account/key-record";
 import { newApiKey, type KeyOptions } from "../../src/keys/issue-key";
 import type { LocalState } from "./local-state";
 

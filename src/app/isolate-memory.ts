@@ -8,13 +8,13 @@
  */
 import type { BudgetLiveness } from "../keys/live-budget";
 import type { StoredKey } from "../keys/lookup";
-import type { ApiKeyRecord } from "../keys/api-key-record";
+import type { ApiKeyRecord } from "../account/key-record";
 import { TtlCache } from "../lib/ttl-cache";
-import { LeaseClient } from "../limiter/lease-client";
-import { WrittenRefusals } from "../limiter/refusal-replay";
-import type { WrittenHeaders } from "../limiter/rate-limit-headers";
-import type { WindowReport } from "../limiter/protocol";
-import type { Budget } from "../limiter/request-admission";
+import { LeaseClient } from "../account/lease-client";
+import { WrittenRefusals } from "../account/refusal-replay";
+import type { WrittenHeaders } from "../account/rate-limit-headers";
+import type { WindowReport } from "../account/protocol";
+import type { Budget } from "../account/request-admission";
 import { OwnWrites } from "../read-your-writes/own-writes";
 import { VersionMemory } from "../read-your-writes/recent-version";
 import { WholeFills } from "../orders/whole-list/order-list-cache";

@@ -21,8 +21,8 @@ import { requireApiKey } from "../keys/require-api-key";
 import { corsPolicy } from "../framework/middleware/cors";
 import { handleError, handleNotFound } from "../framework/middleware/error-handler";
 import { loadConfig } from "../framework/middleware/load-config";
-import { rateLimit } from "../limiter/rate-limit";
-import { REPLAY_LAYER, replayRefusal } from "../limiter/refusal-replay";
+import { rateLimit } from "../account/rate-limit";
+import { REPLAY_LAYER, replayRefusal } from "../account/refusal-replay";
 import { responseIdentity } from "../framework/middleware/response-identity";
 import { requestLog } from "../framework/middleware/request-log";
 import { operatorApiAvailable, operatorCredential, requireOperator } from "../operator/require-operator";
@@ -157,6 +157,6 @@ export default {
  */
 export { app, routes };
 
-export { RateLimiter } from "../limiter/limiter-object";
+export { Account } from "../account/account";
 export { WebhookDispatcher } from "../webhook-delivery/dispatcher-object";
 export { WebhookLane } from "../webhook-delivery/lane-object";

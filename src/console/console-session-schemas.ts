@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Scope } from "../framework/operations/scopes";
-import { Limits, Plan } from "../limiter/plans";
+import { Limits, Plan } from "../account/plans";
 
 /** The session's key and its limits, as the console's overview shows them: never the key itself. */
 export const ConsoleSession = z

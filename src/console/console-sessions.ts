@@ -8,8 +8,8 @@ import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { CHALLENGE, sessionEndedMessage, type Caller, type OtherCredential } from "../keys/identify-caller";
-import { isUsable } from "../keys/api-key-record";
-import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
+import { isUsable } from "../account/key-record";
+import { budgetOf, type ApiKeyRecord } from "../account/key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findUsableRecordById } from "../keys/lookup";
 import {

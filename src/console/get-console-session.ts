@@ -3,7 +3,7 @@ import { ANY_KEY } from "../framework/operations/scopes";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/call-dependency";
 import { keyOfCaller } from "../keys/require-api-key";
-import { budgetOf, limitsFor } from "../keys/api-key-record";
+import { budgetOf, limitsFor } from "../account/key-record";
 import { CONSOLE, ConsoleSession } from "./console-session-schemas";
 
 const instant = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
@@ -29,7 +29,7 @@ export const getConsoleSession = defineOperation({
     const caller = c.get("caller");
     const session = caller.kind === "key" ? caller.session : undefined;
     const limits = limitsFor(key);
-    const usage = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budgetOf(key)).usage());
+    const usage = await callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budgetOf(key)).usage());
     return jsonBody(
       c,
       {

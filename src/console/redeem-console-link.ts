@@ -3,7 +3,7 @@ import { readJsonBody } from "../framework/operations/read-json-body";
 import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
 import { CHALLENGE } from "../keys/identify-caller";
-import { isUsable } from "../keys/api-key-record";
+import { isUsable } from "../account/key-record";
 import { findApiKeyById } from "../keys/lookup";
 import { CONSOLE, RedeemConsoleLink, SignedIn } from "./console-session-schemas";
 import { LINK_TOKEN, redeemConsoleLink } from "../console-kit/sign-in-links";

@@ -20,9 +20,9 @@ import { callDependency } from "../lib/call-dependency";
 import { logLine } from "../lib/log";
 import { base64 } from "../lib/base64";
 import { openText, sealText } from "../lib/sealing";
-import { budgetOf } from "../keys/api-key-record";
+import { budgetOf } from "../account/key-record";
 import { keyOfCaller } from "../keys/require-api-key";
-import type { BeginAnswer, KeptAnswer } from "../limiter/idempotent-answers";
+import type { BeginAnswer, KeptAnswer } from "../account/idempotent-answers";
 
 /** 1 to 255 printable ASCII characters, as the header's description says. */
 const IDEMPOTENCY_KEY = /^[\x20-\x7E]{1,255}$/;
@@ -76,7 +76,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       return next();
     }
     const keyId = keyOfCaller(c).id;
-    const limiter = c.env.RATE_LIMITER.getByName(budgetOf(keyOfCaller(c)));
+    const limiter = c.env.ACCOUNTS.getByName(budgetOf(keyOfCaller(c)));
     const request = await requestOf(c);
     const sealedFor = `${keyId}\n${idempotencyKey}`;
     // The stub's type of a union answer is a union of stubs: it is plain data (structured clone), read as such.

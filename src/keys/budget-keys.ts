@@ -6,7 +6,7 @@
  * month of keys is one list) and reads one id entry per key it shows.
  */
 import { callDependency } from "../lib/call-dependency";
-import { ApiKeyRecord } from "./api-key-record";
+import { ApiKeyRecord } from "../account/key-record";
 import { budgetPrefix, idName, type KeySummary } from "./kv-layout";
 
 /** Keys one page shows at most. */

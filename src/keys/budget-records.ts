@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
-import { isUsable, type ApiKeyRecord } from "./api-key-record";
-import type { KeyStanding } from "../limiter/policy";
+import { isUsable, type ApiKeyRecord } from "../account/key-record";
+import type { KeyStanding } from "../account/policy";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "./budget-keys";
 import { storeKeyRecord } from "./kv-layout";
 import { findApiKeyById } from "./lookup";
@@ -47,7 +47,7 @@ export async function writeBudgetFields(
   )) {
     // A record read here may be a minute old: written back whole, it would undo a revocation or a rotation made
     // meanwhile elsewhere. The budget's object knows every one of the last 10 minutes: such a key is left alone.
-    const standing = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).standing(key.id));
+    const standing = await callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).standing(key.id));
     if (standing.ended || standing.rotatedAway) continue;
     const stored = await findApiKeyById(kv, key.id);
     if (stored && isUsable(stored.record) && stored.record.rotatedTo === undefined) {

@@ -1,12 +1,12 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
-import type { Budget, CountedCallers, Recognition } from "../limiter/request-admission";
+import type { Budget, CountedCallers, Recognition } from "../account/request-admission";
 import type { TtlCache } from "../lib/ttl-cache";
 import { addressGroup } from "../lib/client-address";
 import { bearerToken } from "./bearer";
 import type { StoredKey } from "./lookup";
-import { ANONYMOUS_LIMITS, NEVER_BANNED, OPERATOR_LIMITS, PLAN_LIMITS_REVISED_AT } from "../limiter/plans";
-import { budgetOf, limitsFor, limitsStampOf, type ApiKeyRecord } from "./api-key-record";
+import { ANONYMOUS_LIMITS, NEVER_BANNED, OPERATOR_LIMITS, PLAN_LIMITS_REVISED_AT } from "../account/plans";
+import { budgetOf, limitsFor, limitsStampOf, type ApiKeyRecord } from "../account/key-record";
 import { invalidCaller, OTHER_CREDENTIAL_HEADERS, sessionEndedCaller } from "./identify-caller";
 
 /**

@@ -10,10 +10,10 @@ import type { TtlCache } from "../lib/ttl-cache";
 import type { AppEnv } from "../framework/app-env";
 import type { ErrorCode } from "../framework/api-error";
 import { parseBearer } from "./bearer";
-import type { ApiKeyRecord } from "./api-key-record";
+import type { ApiKeyRecord } from "../account/key-record";
 import { addressGroup } from "../lib/client-address";
 import { logLine } from "../lib/log";
-import type { Limits } from "../limiter/plans";
+import type { Limits } from "../account/plans";
 
 export const CHALLENGE = 'Bearer realm="store-orders"';
 

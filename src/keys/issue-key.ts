@@ -9,8 +9,8 @@ import type { AppEnv } from "../framework/app-env";
 import { storeKeyRecord, type KvWriter } from "./kv-layout";
 import { sha256Hex } from "../lib/digest";
 import type { Scope } from "../framework/operations/scopes";
-import { DEFAULT_SCOPES, type ApiKeyRecord } from "./api-key-record";
-import type { Limits, Plan } from "../limiter/plans";
+import { DEFAULT_SCOPES, type ApiKeyRecord } from "../account/key-record";
+import type { Limits, Plan } from "../account/plans";
 import { BASE62, KEY_RANDOM_LENGTH, keyChecksum } from "./key-format";
 
 /** How much of a key its record keeps to tell it apart: the prefix and 4 of its 32 random characters (24 bits). */

@@ -4,7 +4,7 @@
  * revoking by id, and one under its budget, so the keys of a budget are one
  * list call. The key itself is never stored.
  */
-import { budgetOf, type ApiKeyRecord } from "./api-key-record";
+import { budgetOf, type ApiKeyRecord } from "../account/key-record";
 import { callDependency } from "../lib/call-dependency";
 
 export const recordName = (hash: string) => `key:${hash}`;

@@ -5,7 +5,7 @@
  * and which keys the leaked one made.
  */
 import { callDependency } from "../lib/call-dependency";
-import type { ApiKeyRecord } from "./api-key-record";
+import type { ApiKeyRecord } from "../account/key-record";
 
 /** What the audit says a key's revocation as leaked ended (docs/api.md#what-a-leak-ends). */
 export interface LeakOfKey {

@@ -9,7 +9,7 @@
  */
 import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
-import { DEFAULT_SCOPES } from "./api-key-record";
+import { DEFAULT_SCOPES } from "../account/key-record";
 import type { Scope } from "../framework/operations/scopes";
 import { budgetPrefix, idName, type BudgetMember, type KeySummary } from "./kv-layout";
 
@@ -34,7 +34,7 @@ const readsOrders = (summary: Pick<KeySummary, "scopes"> | null) =>
   (summary?.scopes ?? DEFAULT_SCOPES).includes(WEBHOOK_READER_SCOPE);
 
 /** What the budget's object says of its last key change (limiter-object.ts), for budgetLiveness(). */
-export const keysChangedAtOf = (limiters: Env["RATE_LIMITER"], budget: string) => () =>
+export const keysChangedAtOf = (limiters: Env["ACCOUNTS"], budget: string) => () =>
   callDependency("rate limiter", () => limiters.getByName(budget).keysChangedAt());
 
 /**

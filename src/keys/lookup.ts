@@ -2,7 +2,7 @@ import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { sha256Hex } from "../lib/digest";
 import { idName, recordName } from "./kv-layout";
-import { ApiKeyRecord } from "./api-key-record";
+import { ApiKeyRecord } from "../account/key-record";
 
 /**
  * Lifetimes of the per-isolate key cache. They bound how long a revoked key

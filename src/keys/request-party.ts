@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import type { RequestParty } from "../framework/middleware/request-log";
-import { budgetOf } from "./api-key-record";
+import { budgetOf } from "../account/key-record";
 import type { Caller } from "./identify-caller";
 
 /**

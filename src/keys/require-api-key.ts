@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
-import type { ApiKeyRecord } from "./api-key-record";
+import type { ApiKeyRecord } from "../account/key-record";
 import { CHALLENGE } from "./identify-caller";
 
 /**

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { callDependency } from "../lib/call-dependency";
-import { budgetOf, isUsable } from "./api-key-record";
+import { budgetOf, isUsable } from "../account/key-record";
 import { auditedKeyOperation } from "./audited-key-operation";
 import { keyPrefixOf, newApiKey, putApiKey } from "./issue-key";
 import { storeKeyRecord } from "./kv-layout";
@@ -16,7 +16,7 @@ import type { StoredKeyRecord } from "./lookup";
  * on. Both audited, by `actor`. Returns the new key: its one showing.
  */
 export async function rotateKey(c: Context<AppEnv>, stored: StoredKeyRecord, graceSeconds: number, actor: string) {
-  const limiter = c.env.RATE_LIMITER.getByName(budgetOf(stored.record));
+  const limiter = c.env.ACCOUNTS.getByName(budgetOf(stored.record));
   // The budget's object, not KV, says whether the key still works: KV may show a key revoked or rotated elsewhere a
   // minute ago as it was, and writing that record back would undo the change.
   const standing = await callDependency("rate limiter", () => limiter.standing(stored.record.id));

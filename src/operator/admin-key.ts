@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { ApiError } from "../framework/api-error";
 import { Scope } from "../framework/operations/scopes";
-import { Limits, Plan } from "../limiter/plans";
-import { budgetOf, limitsFor, type ApiKeyRecord } from "../keys/api-key-record";
+import { Limits, Plan } from "../account/plans";
+import { budgetOf, limitsFor, type ApiKeyRecord } from "../account/key-record";
 
 /** A key expiring within this is `expiring`. */
 const EXPIRING_SOON_MS = 7 * 86_400_000;

@@ -1,8 +1,8 @@
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
-import { budgetOf } from "../keys/api-key-record";
-import { isUsable } from "../keys/api-key-record";
+import { budgetOf } from "../account/key-record";
+import { isUsable } from "../account/key-record";
 import { ConsoleLink, createConsoleLink, LINK_SECONDS } from "../console-kit/sign-in-links";
 import { CONSOLE_PATH } from "../console-kit/console-page-html";
 import { keyOperation } from "./key-operation";

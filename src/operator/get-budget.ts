@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/call-dependency";
-import { budgetOf, limitsFor, type ApiKeyRecord as KeyRecord } from "../keys/api-key-record";
+import { budgetOf, limitsFor, type ApiKeyRecord as KeyRecord } from "../account/key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../keys/budget-keys";
 import { keyOperation } from "./key-operation";
 import { documentedParameters, strictQuery } from "../framework/operations/strict-query";

@@ -1,4 +1,4 @@
-import { budgetOf } from "../keys/api-key-record";
+import { budgetOf } from "../account/key-record";
 import { UsageHistory, usageHistoryResponse, usageQueryParameters } from "../usage/usage-operations";
 import { keyOperation } from "./key-operation";
 

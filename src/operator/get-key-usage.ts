@@ -1,4 +1,4 @@
-import { budgetOf } from "../keys/api-key-record";
+import { budgetOf } from "../account/key-record";
 import { jsonBody } from "../framework/counted-body";
 import { keyOperation, limiterOf } from "./key-operation";
 

@@ -6,8 +6,8 @@ import { ApiError, type ErrorCode } from "../framework/api-error";
 import type { KeyOperation } from "../keys/audit";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findApiKeyById, type StoredKeyRecord } from "../keys/lookup";
-import { budgetOf, KeyIdParams, type ApiKeyRecord } from "../keys/api-key-record";
-import type { Usage } from "../limiter/policy";
+import { budgetOf, KeyIdParams, type ApiKeyRecord } from "../account/key-record";
+import type { Usage } from "../account/policy";
 import type { usageQueryParameters } from "../usage/usage-operations";
 import { jsonBody } from "../framework/counted-body";
 
@@ -17,7 +17,7 @@ async function keyOf(c: Context<AppEnv>, keyId: string): Promise<StoredKeyRecord
   return found;
 }
 
-export const limiterOf = (c: Context<AppEnv>, record: ApiKeyRecord) => c.env.RATE_LIMITER.getByName(budgetOf(record));
+export const limiterOf = (c: Context<AppEnv>, record: ApiKeyRecord) => c.env.ACCOUNTS.getByName(budgetOf(record));
 
 /**
  * Does one operator action on a key's budget with its audit row (the

@@ -4,10 +4,10 @@ import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
 import { Scope } from "../framework/operations/scopes";
 import { callDependency } from "../lib/call-dependency";
-import { Plan } from "../limiter/plans";
-import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
+import { Plan } from "../account/plans";
+import { budgetOf, type ApiKeyRecord } from "../account/key-record";
 import { idName, type KeySummary } from "../keys/kv-layout";
-import { bannedBudgets } from "../limiter/ban-entries";
+import { bannedBudgets } from "../account/ban-entries";
 import { AdminKey, adminKeyOf, KEY_STATES } from "./admin-key";
 
 /** KV pages (1,000 keys each) one search reads at most before it answers with a cursor to go on from. */

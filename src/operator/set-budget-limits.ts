@@ -2,8 +2,8 @@ import { z } from "zod";
 import { ApiError } from "../framework/api-error";
 import { readJsonBody } from "../framework/operations/read-json-body";
 import { callDependency } from "../lib/call-dependency";
-import { Limits } from "../limiter/plans";
-import { budgetOf } from "../keys/api-key-record";
+import { Limits } from "../account/plans";
+import { budgetOf } from "../account/key-record";
 import { writeBudgetFields } from "../keys/budget-records";
 import { audited, keyOperation, limiterOf } from "./key-operation";
 

@@ -51,7 +51,7 @@ export const unbanAddressGroup = defineOperation({
     const usage = await auditedKeyOperation(
       c.env.DB,
       { operation: "unban", keyId: budget, changes: { group }, actor: c.get("operator") ?? "operator" },
-      () => callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).unban()),
+      () => callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).unban()),
     );
     return jsonBody(c, { group, usage });
   },

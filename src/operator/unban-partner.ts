@@ -3,7 +3,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/call-dependency";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
-import { PARTNER_BUDGETS, type PartnerBudget } from "../limiter/plans";
+import { PARTNER_BUDGETS, type PartnerBudget } from "../account/plans";
 
 const PARTNERS = Object.keys(PARTNER_BUDGETS) as [PartnerBudget, ...PartnerBudget[]];
 
@@ -39,7 +39,7 @@ export const unbanPartner = defineOperation({
     const usage = await auditedKeyOperation(
       c.env.DB,
       { operation: "unban", keyId: budget, changes: { partner }, actor: c.get("operator") ?? "operator" },
-      () => callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).forgive()),
+      () => callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).forgive()),
     );
     return jsonBody(c, { partner, usage });
   },

@@ -13,11 +13,11 @@ import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
-import { budgetOf, type ApiKeyRecord } from "../keys/api-key-record";
+import { budgetOf, type ApiKeyRecord } from "../account/key-record";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audited-key-operation";
 import { OperationNotTaken } from "../keys/audit";
 import { storeKeyRecord } from "../keys/kv-layout";
-import type { Usage } from "../limiter/policy";
+import type { Usage } from "../account/policy";
 import { endEverySessionOfKey } from "../console/console-sessions";
 import { disableForLeak } from "../webhook-delivery/endpoint-table";
 import { auditedEndpointChange } from "../webhook-delivery/endpoint-audit-rows";
@@ -89,7 +89,7 @@ export async function revokeKey(
     : record.revokedAt
       ? (record.revokedReason ?? "retired")
       : asked.reason;
-  const tellObject = () => callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).revoke(record.id));
+  const tellObject = () => callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).revoke(record.id));
   let usage: Usage;
   let leak: LeakEnded | undefined;
   if (record.revokedAt && !leaking) {

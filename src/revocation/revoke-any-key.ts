@@ -3,7 +3,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
-import { budgetOf, KeyIdParams } from "../keys/api-key-record";
+import { budgetOf, KeyIdParams } from "../account/key-record";
 import { findApiKeyById } from "../keys/lookup";
 import { RevocationReason, revokeKey } from "./key-revocation";
 

@@ -4,7 +4,7 @@ import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { keyOfCaller } from "../keys/require-api-key";
-import { budgetOf } from "../keys/api-key-record";
+import { budgetOf } from "../account/key-record";
 import { findApiKeyById } from "../keys/lookup";
 import { refuseActingOnAnother } from "../keys/own-keys/acting-key";
 import { KEY_PARAMS, OWN_KEYS, RevokedKey } from "../keys/own-keys/own-key-schemas";

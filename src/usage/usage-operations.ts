@@ -8,10 +8,10 @@ import { z } from "zod";
 import { defineOperation } from "../framework/operations/define-operation";
 import { documentedParameters } from "../framework/operations/strict-query";
 import type { AppEnv } from "../framework/app-env";
-import { budgetOf } from "../keys/api-key-record";
+import { budgetOf } from "../account/key-record";
 import { callDependency } from "../lib/call-dependency";
-import type { LeaseClient } from "../limiter/lease-client";
-import { GRANULARITIES } from "../limiter/usage-ledger";
+import type { LeaseClient } from "../account/lease-client";
+import { GRANULARITIES } from "../account/usage-ledger";
 import { logLine } from "../lib/log";
 import { MAX_BUCKETS, USAGE_PARAMETERS, fillBuckets, readUsageQuery } from "./usage-query";
 import { jsonBody } from "../framework/counted-body";
@@ -54,7 +54,7 @@ export const usageQueryParameters = documentedParameters(USAGE_PARAMETERS, QUERY
 /** The budget's history for the request's query, as the answer's JSON. */
 export async function usageHistoryResponse(c: Context<AppEnv>, budget: string): Promise<Response> {
   const query = readUsageQuery(new URL(c.req.url).searchParams, Date.now());
-  const rows = await callDependency("rate limiter", () => c.env.RATE_LIMITER.getByName(budget).usageHistory(query));
+  const rows = await callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).usageHistory(query));
   return jsonBody(c, { budget, granularity: query.granularity, buckets: fillBuckets(rows, query) });
 }
 
@@ -84,7 +84,7 @@ export const getUsage = (leases: LeaseClient) =>
       // reserved.
       await leases.handBack(budget, {
         ban: c.get("config").ban,
-        limiter: (name) => c.env.RATE_LIMITER.getByName(name),
+        limiter: (name) => c.env.ACCOUNTS.getByName(name),
         onBackgroundError: (error) =>
           logLine("error", c.get("requestId"), "handing back leases before the usage history failed", {
             error: String(error),

@@ -13,7 +13,7 @@ import {
   type Granularity,
   type HistoryRange,
   type UsageRow,
-} from "../limiter/usage-ledger";
+} from "../account/usage-ledger";
 /** The range without from: the last hour, day or 30 days, the current bucket included. */
 const DEFAULT_BUCKETS: Record<Granularity, number> = { minute: 60, hour: 24, day: 30 };
 /** Buckets in one answer at most: a day of minutes. */

@@ -137,7 +137,7 @@ export class WebhookLane extends DurableObject<Env> {
         handToLane: (recipient, seqs) => laneOf(this.env, recipient).enqueue(recipient, seqs),
         sealingKey: sealingKeyOf(this.env),
         budgetLiveness: (budget) =>
-          budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets, keysChangedAtOf(this.env.RATE_LIMITER, budget)),
+          budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets, keysChangedAtOf(this.env.ACCOUNTS, budget)),
       });
       if (result === "endpoint gone") return await this.wipe();
       storage.delete("failedRuns");

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { readEnvironment } from "../../scripts/lib/environments";
 import { ERROR_STATUS } from "../../src/framework/api-error";
 import { EXPOSED, HEADERS } from "../../src/framework/header-catalogue";
-import { PLAN_LIMITS } from "../../src/limiter/plans";
+import { PLAN_LIMITS } from "../../src/account/plans";
 
 /**
  * The docs say what the code does: their tables of error codes, plans,

@@ -193,7 +193,7 @@ describe("npm run check's configuration step", () => {
       'FAIL staging: BAN_THRESHOLD must be a positive whole number, got "2O"',
       "FAIL staging: not built until the above is fixed",
     ]);
-    expect(failures("production")).toContain('FAIL production: Durable Object binding "RATE_LIMITER" is missing');
+    expect(failures("production")).toContain('FAIL production: Durable Object binding "ACCOUNTS" is missing');
     expect(failures("production").join("\n")).not.toContain("BAN_THRESHOLD");
     expect(result.stdout).toContain("ok   local: vars valid");
     expect(result.status).toBe(1);

@@ -618,8 +618,7 @@ describe("npm run deploy:production, as a gradual release", () => {
   });
 
   it("takes a release whose previous configuration was wrangler.toml (no exports) all at once only", async () => {
-    const toml =
-      'name = "store-orders"\n[[env.production.migrations]]\ntag = "v1"\nnew_sqlite_classes = ["RateLimiter"]\n';
+    const toml = 'name = "store-orders"\n[[env.production.migrations]]\ntag = "v1"\nnew_sqlite_classes = ["Account"]\n';
     const { dir } = configuredCopy(undefined, { file: "wrangler.toml", text: toml });
     const refused = await deploy(dir);
     expect(refused.stderr).toMatch(/Durable Object classes in wrangler.jsonc changed since the deployed version/);

@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 const LAYERS: readonly (readonly string[])[] = [
   ["lib"],
   ["framework"],
-  ["limiter", "read-your-writes", "pets"],
+  ["account", "read-your-writes", "pets"],
   ["keys", "orders"],
   ["usage", "events", "idempotency"],
   ["webhook-delivery", "console-kit"],

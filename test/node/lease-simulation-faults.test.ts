@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { refusalBatch } from "../../src/limiter/lease-book";
+import { refusalBatch } from "../../src/account/lease-book";
 import { BAN, RUNS, TIMEOUT_MS, everyWindow, scenarioFor, seeds, simulate, wanted } from "../support/lease-simulation";
 
 /**

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import type { ApiKeyRecord } from "../../src/keys/api-key-record";
+import type { ApiKeyRecord } from "../../src/account/key-record";
 import { idName, recordName } from "../../src/keys/kv-layout";
 import { sha256Hex } from "../../src/lib/digest";
 

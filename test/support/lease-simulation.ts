@@ -1,4 +1,4 @@
-import * as rules from "../../src/limiter/lease-book";
+import * as rules from "../../src/account/lease-book";
 import {
   DAY_SECONDS,
   LEASE_MS,
@@ -7,10 +7,10 @@ import {
   settle,
   windowStart,
   type LimiterState,
-} from "../../src/limiter/policy";
-import type { UsageChange } from "../../src/limiter/usage-ledger";
-import type { BanRule, LeaseAnswer, LeaseRequest, SettleRequest, Verdict } from "../../src/limiter/protocol";
-import type { Limits } from "../../src/limiter/plans";
+} from "../../src/account/policy";
+import type { UsageChange } from "../../src/account/usage-ledger";
+import type { BanRule, LeaseAnswer, LeaseRequest, SettleRequest, Verdict } from "../../src/account/protocol";
+import type { Limits } from "../../src/account/plans";
 
 /**
  * A deterministic simulation of the limit rules (README, "Rate limits"): one

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { newApiKey, putApiKey, type KeyOptions } from "../../src/keys/issue-key";
-import type { ApiKeyRecord } from "../../src/keys/api-key-record";
+import type { ApiKeyRecord } from "../../src/account/key-record";
 
 export interface TestKey {
   key: string;

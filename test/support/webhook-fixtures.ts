@@ -131,7 +131,7 @@ export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> 
       now: Date.now,
       sleep: async () => {},
       budgetLiveness: (budget) =>
-        budgetLiveness(env.API_KEYS, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+        budgetLiveness(env.API_KEYS, budget, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, budget)),
       ...overrides,
     }),
   );

@@ -18,7 +18,7 @@ import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
 import { callDependency } from "../../lib/call-dependency";
 import { CHALLENGE } from "../identify-caller";
-import { budgetOf, type ApiKeyRecord } from "../api-key-record";
+import { budgetOf, type ApiKeyRecord } from "../../account/key-record";
 import { keyOfCaller } from "../require-api-key";
 
 interface CallerStanding {
@@ -34,7 +34,7 @@ interface CallerStanding {
 async function standingOfCaller(c: Context<AppEnv>): Promise<CallerStanding> {
   const caller = keyOfCaller(c);
   const standing = await callDependency("rate limiter", () =>
-    c.env.RATE_LIMITER.getByName(budgetOf(caller)).standing(caller.id),
+    c.env.ACCOUNTS.getByName(budgetOf(caller)).standing(caller.id),
   );
   if (standing.ended) {
     throw new ApiError("invalid_api_key", "The API key is not valid. Check it, or ask for a new one.", {

@@ -1,7 +1,7 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { jsonBody } from "../../framework/counted-body";
 import { keyOfCaller } from "../require-api-key";
-import { budgetOf, type ApiKeyRecord } from "../api-key-record";
+import { budgetOf, type ApiKeyRecord } from "../../account/key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../budget-keys";
 import { documentedParameters, plainWholeNumber, strictQuery } from "../../framework/operations/strict-query";
 import { CURSOR_PATTERN, readCursor, makeCursor } from "../../lib/opaque-cursor";

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { Scope } from "../../framework/operations/scopes";
-import { Plan } from "../../limiter/plans";
-import { KeyIdParams, type ApiKeyRecord } from "../api-key-record";
-import { isUsable } from "../api-key-record";
+import { Plan } from "../../account/plans";
+import { KeyIdParams, type ApiKeyRecord } from "../../account/key-record";
+import { isUsable } from "../../account/key-record";
 import { leakedMakerOf, type LeakOfKey } from "../leaked-key-audit";
 
 /** A key of the caller's budget as its holder sees it: never the key itself, never its hash. */

@@ -3,7 +3,7 @@ import { readOptionalJsonBody } from "../../framework/operations/read-json-body"
 import { jsonBody } from "../../framework/counted-body";
 import { ApiError } from "../../framework/api-error";
 import { keyOfCaller } from "../require-api-key";
-import { budgetOf } from "../api-key-record";
+import { budgetOf } from "../../account/key-record";
 import { findApiKeyById } from "../lookup";
 import { rotateKey } from "../rotate-key";
 import { refuseRotatingFrom } from "./acting-key";

@@ -6,7 +6,7 @@ import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
-import { ApiKeyRecord, isUsable } from "../../keys/api-key-record";
+import { ApiKeyRecord, isUsable } from "../../account/key-record";
 import { isWellFormedKey } from "../../keys/key-format";
 import { recordName } from "../../keys/kv-layout";
 import { revokeKey } from "../key-revocation";

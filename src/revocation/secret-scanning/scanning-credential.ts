@@ -19,7 +19,7 @@ import { DependencyUnavailable } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import type { TtlCache } from "../../lib/ttl-cache";
 import { isWellFormedKey } from "../../keys/key-format";
-import { PARTNER_BUDGETS, type PartnerBudget } from "../../limiter/plans";
+import { PARTNER_BUDGETS, type PartnerBudget } from "../../account/plans";
 import { MISSING_KEY, type OtherCredential } from "../../keys/identify-caller";
 import { GithubKeysUnavailable, type GithubPublicKeys } from "./github-public-keys";
 import { verifyGithubSignature } from "./github-signature";

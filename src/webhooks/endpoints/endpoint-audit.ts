@@ -8,7 +8,7 @@ import {
   countEndpointAction,
   type EndpointEvent,
 } from "../../webhook-delivery/endpoint-audit-rows";
-import { budgetOf } from "../../keys/api-key-record";
+import { budgetOf } from "../../account/key-record";
 
 /**
  * An owner's action with its audit row, for an action the service may

@@ -8,7 +8,7 @@ import { webhookHeaders } from "../../webhook-delivery/webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../../webhook-delivery/webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
 import { budgetEndpoint } from "./endpoint-rows";
-import { TEST_EVENTS_PER_WINDOW } from "../../limiter/webhook-test-event-quota";
+import { TEST_EVENTS_PER_WINDOW } from "../../account/webhook-test-event-quota";
 import { disabledBecause } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
@@ -50,7 +50,7 @@ export const sendWebhookTestEvent = defineOperation({
     }
     const now = Date.now();
     const wait = await callDependency("rate limiter", () =>
-      c.env.RATE_LIMITER.getByName(budgetOfCaller(c)).admitTestEvent(now),
+      c.env.ACCOUNTS.getByName(budgetOfCaller(c)).admitTestEvent(now),
     );
     if (wait !== null) {
       throw new ApiError(

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
-import { budgetOf } from "../../keys/api-key-record";
+import { budgetOf } from "../../account/key-record";
 import { CHALLENGE } from "../../keys/identify-caller";
 import { keyOfCaller } from "../../keys/require-api-key";
 import { WEBHOOK_READER_SCOPE } from "../../keys/live-budget";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { banNoticeChange, noticesBansOf } from "../../../src/limiter/ban-entries";
+import { banNoticeChange, noticesBansOf } from "../../../src/account/ban-entries";
 
 /** When a budget's object writes or removes the notice of its ban (docs/operations.md#operator-api). */
 describe("a ban's notice", () => {

@@ -1,7 +1,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect } from "vitest";
-import { IdempotentAnswers, KEEP_MS, RUNNING_MS } from "../../../src/limiter/idempotent-answers";
+import { IdempotentAnswers, KEEP_MS, RUNNING_MS } from "../../../src/account/idempotent-answers";
 
 /**
  * The Idempotency-Key's rules (docs/design/rate-limits.md#idempotent-answers), over seeded runs of clients that send

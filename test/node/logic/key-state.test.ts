@@ -10,7 +10,7 @@ import {
   revokeKey,
   rotateKeyAway,
   type LimiterState,
-} from "../../../src/limiter/policy";
+} from "../../../src/account/policy";
 
 /**
  * The budget's object as the judge of key state (docs/design/rate-limits.md#key-state),

@@ -1,6 +1,6 @@
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect } from "vitest";
-import { isUsable, type ApiKeyRecord } from "../../../src/keys/api-key-record";
+import { isUsable, type ApiKeyRecord } from "../../../src/account/key-record";
 import { withChanges, withKnownEnd } from "../../../src/keys/budget-records";
 import {
   endKeyAt,
@@ -10,7 +10,7 @@ import {
   revokeKey,
   rotateKeyAway,
   type LimiterState,
-} from "../../../src/limiter/policy";
+} from "../../../src/account/policy";
 
 /**
  * Several writers at once over one budget's keys (docs/design/rate-limits.md#key-state): an owner, an operator, the

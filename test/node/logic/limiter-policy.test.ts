@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { limitsFor, limitsStampOf } from "../../../src/keys/api-key-record";
-import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT } from "../../../src/limiter/plans";
+import { limitsFor, limitsStampOf } from "../../../src/account/key-record";
+import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT } from "../../../src/account/plans";
 import {
   absorbAnswer,
   abandonAsk,
@@ -8,7 +8,7 @@ import {
   leaseRequest,
   newLeaseBook,
   takeExpired,
-} from "../../../src/limiter/lease-book";
+} from "../../../src/account/lease-book";
 import {
   KEEP_FOR_KV_MS,
   acquire,
@@ -22,8 +22,8 @@ import {
   usageOf,
   windowStart,
   type LimiterState,
-} from "../../../src/limiter/policy";
-import type { LeaseRequest } from "../../../src/limiter/protocol";
+} from "../../../src/account/policy";
+import type { LeaseRequest } from "../../../src/account/protocol";
 
 const ban = { threshold: 3, seconds: 100 };
 const limits = { perMinute: 2, perDay: 5 };

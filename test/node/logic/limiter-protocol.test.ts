@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { absorbAnswer, leaseRequest, newLeaseBook, settleRequest } from "../../../src/limiter/lease-book";
-import { acquire, decide } from "../../../src/limiter/policy";
-import type { LeaseAnswer } from "../../../src/limiter/protocol";
+import { absorbAnswer, leaseRequest, newLeaseBook, settleRequest } from "../../../src/account/lease-book";
+import { acquire, decide } from "../../../src/account/policy";
+import type { LeaseAnswer } from "../../../src/account/protocol";
 
 /**
  * The messages between isolates and a budget's object, pinned: during a

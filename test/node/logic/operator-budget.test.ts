@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { acquire, type LimiterState } from "../../../src/limiter/policy";
-import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
+import { acquire, type LimiterState } from "../../../src/account/policy";
+import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/account/plans";
 
 /**
  * A day of an operators' console page that reads every 2 s (the pipeline

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { rateLimitHeaders, type WrittenHeadersByWindow } from "../../../src/limiter/rate-limit-headers";
-import { decide, type LimiterState } from "../../../src/limiter/policy";
-import type { Verdict } from "../../../src/limiter/protocol";
+import { rateLimitHeaders, type WrittenHeadersByWindow } from "../../../src/account/rate-limit-headers";
+import { decide, type LimiterState } from "../../../src/account/policy";
+import type { Verdict } from "../../../src/account/protocol";
 
 const ban = { threshold: 3, seconds: 100 };
 const limits = { perMinute: 2, perDay: 5 };

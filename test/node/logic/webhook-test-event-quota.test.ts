@@ -3,7 +3,7 @@ import {
   admitTestEvent,
   TEST_EVENT_WINDOW_MS,
   TEST_EVENTS_PER_WINDOW,
-} from "../../../src/limiter/webhook-test-event-quota";
+} from "../../../src/account/webhook-test-event-quota";
 
 /** The test events an endpoint may be sent (docs/api.md#webhook-endpoints), on a clock the test moves. */
 describe("admitTestEvent", () => {

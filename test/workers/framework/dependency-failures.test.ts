@@ -6,8 +6,8 @@ import { handleError } from "../../../src/framework/middleware/error-handler";
 import { responseIdentity } from "../../../src/framework/middleware/response-identity";
 import { requestLog } from "../../../src/framework/middleware/request-log";
 import { requestParty } from "../../../src/keys/request-party";
-import { LIMITER_TIMEOUT_MS } from "../../../src/limiter/lease-client";
-import type { RateLimiter } from "../../../src/limiter/limiter-object";
+import { LIMITER_TIMEOUT_MS } from "../../../src/account/lease-client";
+import type { Account } from "../../../src/account/account";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
 import { failingD1, failingReads, withBatch } from "../../support/faults";
@@ -120,28 +120,28 @@ describe("when KV fails", () => {
 
 describe("when the limiter is slow", () => {
   /** A limiter binding whose first `stuck` lease requests never answer; later ones ask the real limiter. */
-  function stuckLimiter(stuck: number): { binding: Env["RATE_LIMITER"]; calls: () => number } {
+  function stuckLimiter(stuck: number): { binding: Env["ACCOUNTS"]; calls: () => number } {
     let calls = 0;
     const binding = {
       getByName: (name: string) => ({
-        acquire: (...args: Parameters<RateLimiter["acquire"]>) => {
+        acquire: (...args: Parameters<Account["acquire"]>) => {
           calls += 1;
-          return calls <= stuck ? new Promise(() => {}) : env.RATE_LIMITER.getByName(name).acquire(...args);
+          return calls <= stuck ? new Promise(() => {}) : env.ACCOUNTS.getByName(name).acquire(...args);
         },
       }),
-    } as unknown as Env["RATE_LIMITER"];
+    } as unknown as Env["ACCOUNTS"];
     return { binding, calls: () => calls };
   }
 
   it(`answers 503 with Retry-After when it does not answer within ${LIMITER_TIMEOUT_MS} ms, twice`, async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const limiter = stuckLimiter(2);
-    const response = await apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders");
+    const response = await apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders");
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
     expect(response.headers.get("Retry-After")).toBe("1");
     expect(limiter.calls()).toBe(2);
 
-    expect((await apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders")).status).toBe(200);
+    expect((await apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders")).status).toBe(200);
   });
 
   it("serves the request when only the first attempt was stuck", async () => {
@@ -149,7 +149,7 @@ describe("when the limiter is slow", () => {
     // is.
     expect((await api("/v1/store/orders")).status).toBe(200);
     const limiter = stuckLimiter(1);
-    const response = await apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders");
+    const response = await apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders");
     expect(response.status).toBe(200);
     expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
   });

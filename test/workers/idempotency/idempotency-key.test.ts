@@ -1,14 +1,14 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { IdempotentAnswers, KEEP_MS, MAX_KEPT, type KeptAnswer } from "../../../src/limiter/idempotent-answers";
-import { PLAN_LIMITS } from "../../../src/limiter/plans";
+import { IdempotentAnswers, KEEP_MS, MAX_KEPT, type KeptAnswer } from "../../../src/account/idempotent-answers";
+import { PLAN_LIMITS } from "../../../src/account/plans";
 import { at, onAFakeClock, setClock } from "../../support/limits-clock";
 import { failingD1, interceptD1 } from "../../support/faults";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { withoutDispatcher } from "../../support/webhook-fixtures";
-import type { RateLimiter } from "../../../src/limiter/limiter-object";
+import type { Account } from "../../../src/account/account";
 
 /**
  * Retrying a write safely (docs/api.md#retrying-safely): the Idempotency-Key, kept in the budget's limiter object,
@@ -87,7 +87,7 @@ describe("an Idempotency-Key", () => {
     const key = await owner();
     const errors: string[] = [];
     vi.spyOn(console, "error").mockImplementation((line: unknown) => void errors.push(String(line)));
-    const keeping = { ...withoutDispatcher(), RATE_LIMITER: limiterFailingToKeep() } as Env;
+    const keeping = { ...withoutDispatcher(), ACCOUNTS: limiterFailingToKeep() } as Env;
     const made = await post(key, "/v2/webhook-endpoints", "unkept", { url: "https://receiver.example/hooks" }, keeping);
     expect(made.status).toBe(201);
     expect(((await made.json()) as { id: string }).id).toMatch(/^we_/);
@@ -206,7 +206,7 @@ describe("an Idempotency-Key", () => {
   it("keeps the answer sealed in the budget's object: the new key is not there as text", async () => {
     const key = await owner();
     const made = (await (await rotate(key, "sealed")).json()) as { key: string };
-    const stored = await runInDurableObject(env.RATE_LIMITER.getByName(key.record.id), (_, state) =>
+    const stored = await runInDurableObject(env.ACCOUNTS.getByName(key.record.id), (_, state) =>
       state.storage.sql.exec<{ answer: string }>("SELECT answer FROM idempotent_answers").toArray(),
     );
     expect(stored).toHaveLength(1);
@@ -220,7 +220,7 @@ describe("a budget's kept answers", () => {
     onAFakeClock();
     const request = "POST /v2/keys/key_A/rotate\ndigest";
     const answer: KeptAnswer = { status: 201, headers: {}, sealedBody: "sealed" };
-    const keepOne = (stub: DurableObjectStub<RateLimiter>) =>
+    const keepOne = (stub: DurableObjectStub<Account>) =>
       runInDurableObject(stub, (limiter) => {
         limiter.acquire({
           limits: PLAN_LIMITS.free,
@@ -232,13 +232,13 @@ describe("a budget's kept answers", () => {
         if (begun.kind !== "run") throw new Error(`expected to run, got ${begun.kind}`);
         limiter.finishIdempotent("key_A", "kept", request, begun.startedAt, answer);
       });
-    const retry = (stub: DurableObjectStub<RateLimiter>) =>
+    const retry = (stub: DurableObjectStub<Account>) =>
       runInDurableObject(stub, (limiter) => limiter.beginIdempotent("key_A", "kept", request));
 
     it("outlive the budget's windows: its alarm keeps them for their day, then lets them go", async () => {
       // Noon: the day's window ends at midnight, twelve hours before the answer's day does.
       setClock(0);
-      const stub = env.RATE_LIMITER.getByName("budget-kept-past-its-windows");
+      const stub = env.ACCOUNTS.getByName("budget-kept-past-its-windows");
       await keepOne(stub);
       setClock(13 * 3600);
       expect(await runDurableObjectAlarm(stub)).toBe(true);
@@ -257,7 +257,7 @@ describe("a budget's kept answers", () => {
 
     it("are not given to a key the object knows ended, while KV may still show it live", async () => {
       setClock(0);
-      const stub = env.RATE_LIMITER.getByName("budget-of-an-ended-key");
+      const stub = env.ACCOUNTS.getByName("budget-of-an-ended-key");
       await keepOne(stub);
       await runInDurableObject(stub, (limiter) => limiter.revoke("key_A"));
       expect(await retry(stub)).toEqual({ kind: "bypass" });
@@ -265,7 +265,7 @@ describe("a budget's kept answers", () => {
   });
 
   it(`are at most ${MAX_KEPT.toLocaleString("en")}, the oldest dropped first, at a measured size each`, async () => {
-    await runInDurableObject(env.RATE_LIMITER.getByName("budget-of-many-writes"), (_, state) => {
+    await runInDurableObject(env.ACCOUNTS.getByName("budget-of-many-writes"), (_, state) => {
       const answers = new IdempotentAnswers(state.storage.sql);
       // A rotation's answer as it is kept: about 300 bytes of JSON, sealed (base64, 4/3 the size), headers beside it.
       const answer = { status: 201, headers: { "Content-Type": "application/json" }, sealedBody: "s".repeat(420) };
@@ -306,8 +306,8 @@ function holdRun(statement: D1PreparedStatement, hold: () => Promise<void>): D1P
 }
 
 /** The budgets' objects, whose keeping of an answer (finishIdempotent) fails as an overloaded object's call would. */
-function limiterFailingToKeep(): DurableObjectNamespace<RateLimiter> {
-  return new Proxy(env.RATE_LIMITER, {
+function limiterFailingToKeep(): DurableObjectNamespace<Account> {
+  return new Proxy(env.ACCOUNTS, {
     get(target, property) {
       if (property !== "getByName") {
         const value = Reflect.get(target, property, target);

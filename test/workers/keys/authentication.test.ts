@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { PLANS } from "../../../src/limiter/plans";
+import { PLANS } from "../../../src/account/plans";
 import { storeTestKey } from "../../support/test-keys";
 import { countingKv } from "../../support/faults";
 import { keyChecksum } from "../../../src/keys/key-format";

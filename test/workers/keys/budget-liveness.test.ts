@@ -31,7 +31,7 @@ describe("a budget's liveness", () => {
     const { key, record } = newApiKey("so_test_", { plan: "pro", name: "revoked" });
     await putApiKey(env.API_KEYS, key, { ...record, revokedAt: new Date().toISOString() });
     const { kv, listed } = listingKv();
-    expect(await budgetLiveness(kv, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id))).toBe(
+    expect(await budgetLiveness(kv, record.id, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, record.id))).toBe(
       "dead",
     );
     expect(listed).toEqual([budgetPrefix(record.id)]);
@@ -42,7 +42,7 @@ describe("a budget's liveness", () => {
     await putApiKey(env.API_KEYS, key, { ...record, revokedAt: new Date().toISOString() });
     await env.API_KEYS.put(`${budgetPrefix(record.id)}${record.id}`, "", { metadata: {} });
     expect(
-      await budgetLiveness(env.API_KEYS, record.id, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, record.id)),
+      await budgetLiveness(env.API_KEYS, record.id, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, record.id)),
     ).toBe("dead");
   });
 });

@@ -6,7 +6,7 @@ import { sha256Hex } from "../../../src/lib/digest";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { interceptD1, staleKeyKv } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
-import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
+import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/account/plans";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 
 const TOKEN = "operator-token-for-tests";
@@ -266,7 +266,7 @@ describe("the operator API", () => {
     expect(stored.revokedAt).toBe(new Date(Date.UTC(2030, 2, 10, 12, 0, 0)).toISOString());
     // The next day, long after the object's 10 minutes: its state is gone, KV's record is what refuses the key.
     vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
-    await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
+    await runDurableObjectAlarm(env.ACCOUNTS.getByName(roomy.record.id));
     expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({
       code: "invalid_api_key",
     });
@@ -287,9 +287,9 @@ describe("the operator API", () => {
     const lostAnswers = {
       ...env,
       // The object is reached for limits as usual; the unban's answer is lost on the way back.
-      RATE_LIMITER: {
+      ACCOUNTS: {
         getByName: (name: string) => {
-          const real = env.RATE_LIMITER.getByName(name);
+          const real = env.ACCOUNTS.getByName(name);
           return {
             acquire: (request: never) => real.acquire(request),
             settle: (request: never) => real.settle(request),
@@ -338,7 +338,7 @@ describe("the operator API", () => {
     expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(200);
     expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
     vi.setSystemTime(Date.UTC(2030, 2, 11, 0, 0, 5));
-    await runDurableObjectAlarm(env.RATE_LIMITER.getByName(roomy.record.id));
+    await runDurableObjectAlarm(env.ACCOUNTS.getByName(roomy.record.id));
     expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({
       code: "invalid_api_key",
     });
@@ -432,7 +432,7 @@ describe("the operator API", () => {
     }
     // The next day, long after the object's 10 minutes: its state is gone, and the records hold the limits.
     vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
-    await runDurableObjectAlarm(env.RATE_LIMITER.getByName(pro.record.id));
+    await runDurableObjectAlarm(env.ACCOUNTS.getByName(pro.record.id));
     const first = await api("/v1/store/orders", { key: pro.key });
     expect(first.headers.get("X-RateLimit-Limit")).toBe("2");
     expect((await api("/v1/store/orders", { key: rotated.key })).status).toBe(200);

@@ -7,7 +7,7 @@ import { pruneConsoleSessions } from "../../../src/console/console-sessions";
 import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
 import { SESSION_COOKIE } from "../../../src/console-kit/session-cookie";
-import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
+import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/account/plans";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { addOperator } from "../../support/operators";

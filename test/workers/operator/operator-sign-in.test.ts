@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } from "jose";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { REVOKE_OPERATOR } from "../../../src/operator/operator-table";
-import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/limiter/plans";
+import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/account/plans";
 import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { interceptD1 } from "../../support/faults";
@@ -391,7 +391,7 @@ describe("the operators' side behind Cloudflare Access", () => {
       expect(refused).toEqual([]);
       // Each on a budget of their own: neither the address's nor the other's (a day of a 2 s poll is
       // test/node/logic/operator-budget.test.ts's).
-      const usage = async (budget: string) => (await env.RATE_LIMITER.getByName(budget).usage()).minute.count;
+      const usage = async (budget: string) => (await env.ACCOUNTS.getByName(budget).usage()).minute.count;
       expect(await usage("operator:ana@example.com")).toBeGreaterThanOrEqual(ANONYMOUS_LIMITS.perMinute + 1);
       expect(await usage("operator:ben@example.com")).toBeGreaterThanOrEqual(ANONYMOUS_LIMITS.perMinute + 1);
       expect(await usage("ip:203.0.113.200")).toBe(0);

@@ -57,7 +57,7 @@ describe("a budget rotated 600 times", () => {
     await runLaneOnce(endpointId, {
       fetch,
       budgetLiveness: (budget) =>
-        budgetLiveness(counting.kv, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+        budgetLiveness(counting.kv, budget, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, budget)),
     });
     expect(counting.operations()).toBeLessThanOrEqual(10);
     expect(posts).toHaveLength(1);
@@ -130,7 +130,7 @@ describe("a key that stopped working", () => {
         env.API_KEYS,
         owner.record.id,
         new TtlCache(10),
-        keysChangedAtOf(env.RATE_LIMITER, owner.record.id),
+        keysChangedAtOf(env.ACCOUNTS, owner.record.id),
       ),
     ).toBe("live");
   });
@@ -150,7 +150,7 @@ describe("a key that stopped working", () => {
         env.API_KEYS,
         gone.record.id,
         new TtlCache(10),
-        keysChangedAtOf(env.RATE_LIMITER, gone.record.id),
+        keysChangedAtOf(env.ACCOUNTS, gone.record.id),
         now,
       ),
     ).toBe("dead");
@@ -166,7 +166,7 @@ describe("a key that stopped working", () => {
         env.API_KEYS,
         fresh.record.id,
         new TtlCache(10),
-        keysChangedAtOf(env.RATE_LIMITER, fresh.record.id),
+        keysChangedAtOf(env.ACCOUNTS, fresh.record.id),
         now,
       ),
     ).toBe("live");

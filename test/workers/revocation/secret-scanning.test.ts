@@ -4,7 +4,7 @@ import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { GITHUB_SECRET_SCANNING_KEYS_URL } from "../../../src/framework/read-config";
 import { sha256Hex } from "../../../src/lib/digest";
 import { recordName } from "../../../src/keys/kv-layout";
-import { ANONYMOUS_LIMITS, NEVER_BANNED, PARTNER_LIMITS, UNCHANGING_REPORT_LIMITS } from "../../../src/limiter/plans";
+import { ANONYMOUS_LIMITS, NEVER_BANNED, PARTNER_LIMITS, UNCHANGING_REPORT_LIMITS } from "../../../src/account/plans";
 import { generateApiKey } from "../../../src/keys/issue-key";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
@@ -79,7 +79,7 @@ const signed = async (matches: unknown[], address = GITHUB_ADDRESS) => {
 
 /** Other isolates spend GitHub's minute, a lease at a time, as its object grants them. */
 async function spendGithubsMinute(): Promise<void> {
-  const partner = env.RATE_LIMITER.getByName("partner:github");
+  const partner = env.ACCOUNTS.getByName("partner:github");
   for (let ask = 0, granted = 0; granted < PARTNER_LIMITS.perMinute; ask++) {
     const lease = await partner.acquire({
       id: `elsewhere-${ask}`,

@@ -7,8 +7,8 @@ import {
 } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/app/worker";
-import { REFUSAL_FLUSH_MS } from "../../../src/limiter/lease-client";
-import { LEASE_MS } from "../../../src/limiter/policy";
+import { REFUSAL_FLUSH_MS } from "../../../src/account/lease-client";
+import { LEASE_MS } from "../../../src/account/policy";
 import { clientRequest, errorBodyOf, recordingContext } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
 
@@ -198,7 +198,7 @@ describe("the usage history", () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(at(10));
     const key = await storeTestKey({ plan: "enterprise", limits: { perMinute: 10_000, perDay: 100_000 } });
-    const stub = env.RATE_LIMITER.getByName(key.record.id);
+    const stub = env.ACCOUNTS.getByName(key.record.id);
     const ban = { threshold: 20, seconds: 900 };
     // Another isolate asks for 10, its asking request's own included: 9 are held.
     const answer = await stub.acquire({
@@ -233,7 +233,7 @@ describe("the usage history", () => {
     const key = await storeTestKey({ plan: "pro" });
     expect((await send("/v1/store/orders", { key: key.key })).status).toBe(200);
     await Promise.all(pending.splice(0));
-    const stub = env.RATE_LIMITER.getByName(key.record.id);
+    const stub = env.ACCOUNTS.getByName(key.record.id);
     const count = (table: string) =>
       runInDurableObject(
         stub,
@@ -262,7 +262,7 @@ describe("the usage history", () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(at(0));
     const key = await storeTestKey({ plan: "pro" });
-    const stub = env.RATE_LIMITER.getByName(key.record.id);
+    const stub = env.ACCOUNTS.getByName(key.record.id);
     // The operator API tells the budget's object of a revocation before the budget made a request; then its alarm, with
     // nothing left.
     await stub.revoke("key_0000000000000000");

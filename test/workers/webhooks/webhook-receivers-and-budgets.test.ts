@@ -352,7 +352,7 @@ describe("a budget with no live key", () => {
     await runLaneOnce(endpointId, {
       fetch,
       budgetLiveness: (budget) =>
-        budgetLiveness(staleList, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+        budgetLiveness(staleList, budget, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, budget)),
     });
     expect(posts).toEqual([]);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
@@ -374,7 +374,7 @@ describe("a budget with no live key", () => {
         env.API_KEYS,
         manager.record.id,
         new TtlCache(10),
-        keysChangedAtOf(env.RATE_LIMITER, manager.record.id),
+        keysChangedAtOf(env.ACCOUNTS, manager.record.id),
       ),
     ).toBe("dead");
     // A key of the budget that reads orders brings them back.
@@ -390,7 +390,7 @@ describe("a budget with no live key", () => {
         env.API_KEYS,
         manager.record.id,
         new TtlCache(10),
-        keysChangedAtOf(env.RATE_LIMITER, manager.record.id),
+        keysChangedAtOf(env.ACCOUNTS, manager.record.id),
       ),
     ).toBe("live");
   });
@@ -411,7 +411,7 @@ describe("a budget with no live key", () => {
         env.API_KEYS,
         legacy.record.id,
         new TtlCache(10),
-        keysChangedAtOf(env.RATE_LIMITER, legacy.record.id),
+        keysChangedAtOf(env.ACCOUNTS, legacy.record.id),
       ),
     ).toBe("live");
     await putApiKey(
@@ -427,7 +427,7 @@ describe("a budget with no live key", () => {
         env.API_KEYS,
         legacy.record.id,
         new TtlCache(10),
-        keysChangedAtOf(env.RATE_LIMITER, legacy.record.id),
+        keysChangedAtOf(env.ACCOUNTS, legacy.record.id),
       ),
     ).toBe("dead");
   });
@@ -470,7 +470,7 @@ describe("a budget's listing behind its writes (KV's list lags about a minute)",
     await runLaneOnce(endpointId, {
       fetch,
       budgetLiveness: (budget) =>
-        budgetLiveness(before, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+        budgetLiveness(before, budget, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, budget)),
     });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
     // The list has the old key's end, not the new key yet: KV alone says no live key, but the budget's object saw the
@@ -481,7 +481,7 @@ describe("a budget's listing behind its writes (KV's list lags about a minute)",
     await runLaneOnce(endpointId, {
       fetch,
       budgetLiveness: (budget) =>
-        budgetLiveness(halfway, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget)),
+        budgetLiveness(halfway, budget, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, budget)),
     });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
     expect(posts).toEqual([]);
@@ -502,7 +502,7 @@ describe("a budget's listing behind its writes (KV's list lags about a minute)",
       { name: `budget:${first.record.id}:${first.record.id}`, metadata: { revokedAt: new Date().toISOString() } },
     ]);
     const liveness = (now: number) => (budget: string) =>
-      budgetLiveness(lagging, budget, new TtlCache(10), keysChangedAtOf(env.RATE_LIMITER, budget), now);
+      budgetLiveness(lagging, budget, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, budget), now);
     await runLaneOnce(endpointId, { fetch, budgetLiveness: liveness(Date.now()) });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "pending", attempts: 0 });
     expect(await liveness(Date.now() + 119_000)(first.record.id)).toBe("unknown");

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { refusalBatch } from "../../../src/limiter/lease-book";
-import { LEASE_MS } from "../../../src/limiter/policy";
-import { RateLimiter } from "../../../src/limiter/limiter-object";
+import { refusalBatch } from "../../../src/account/lease-book";
+import { LEASE_MS } from "../../../src/account/policy";
+import { Account } from "../../../src/account/account";
 import worker from "../../../src/app/worker";
 import { storeTestKey } from "../../support/test-keys";
 import { api, apiWith, clientRequest, errorBodyOf } from "../../support/request";
@@ -98,8 +98,8 @@ describe("the limiter object", () => {
     const ban = { threshold: 20, seconds: 900 };
 
     const afterEviction = (name: string, limits: { perMinute: number; perDay: number }) =>
-      runInDurableObject(env.RATE_LIMITER.getByName(name), (_, state) =>
-        new RateLimiter(state, env).acquire({ limits, ban, want: 1, speculative: false }),
+      runInDurableObject(env.ACCOUNTS.getByName(name), (_, state) =>
+        new Account(state, env).acquire({ limits, ban, want: 1, speculative: false }),
       );
     expect(await afterEviction(counted.record.id, counted.record.limits!)).toMatchObject({
       outcome: "admitted",
@@ -112,7 +112,7 @@ describe("the limiter object", () => {
     const { key, record } = await storeTestKey({ plan: "free" });
     setClock(0);
     await send(key, 1);
-    const stub = env.RATE_LIMITER.getByName(record.id);
+    const stub = env.ACCOUNTS.getByName(record.id);
     const scheduled = await runInDurableObject(stub, (_, state) => state.storage.getAlarm());
     expect(scheduled).toBe(Date.UTC(2030, 2, 11));
 
@@ -131,8 +131,8 @@ describe("the limiter object", () => {
           return Promise.reject(new Error("Durable Object reset because its code was updated."));
         },
       }),
-    } as unknown as Env["RATE_LIMITER"];
-    const response = await apiWith({ ...env, RATE_LIMITER: unreachable }, "/v1/store/orders");
+    } as unknown as Env["ACCOUNTS"];
+    const response = await apiWith({ ...env, ACCOUNTS: unreachable }, "/v1/store/orders");
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
     expect(response.headers.get("Retry-After")).toBe("1");
     expect(calls).toBe(2);
@@ -141,25 +141,25 @@ describe("the limiter object", () => {
 
 describe("leases", () => {
   /** The real limiter binding, counting the lease requests made through it. */
-  function countingLimiter(): { binding: Env["RATE_LIMITER"]; acquires: () => number } {
+  function countingLimiter(): { binding: Env["ACCOUNTS"]; acquires: () => number } {
     let acquires = 0;
     const binding = {
       getByName: (name: string) => {
-        const stub = env.RATE_LIMITER.getByName(name);
+        const stub = env.ACCOUNTS.getByName(name);
         return {
-          acquire: (...args: Parameters<RateLimiter["acquire"]>) => {
+          acquire: (...args: Parameters<Account["acquire"]>) => {
             acquires += 1;
             return stub.acquire(...args);
           },
-          settle: (...args: Parameters<RateLimiter["settle"]>) => stub.settle(...args),
+          settle: (...args: Parameters<Account["settle"]>) => stub.settle(...args),
         };
       },
-    } as unknown as Env["RATE_LIMITER"];
+    } as unknown as Env["ACCOUNTS"];
     return { binding, acquires: () => acquires };
   }
 
   const counted = (name: string) =>
-    runInDurableObject(env.RATE_LIMITER.getByName(name), (_, state) =>
+    runInDurableObject(env.ACCOUNTS.getByName(name), (_, state) =>
       state.storage.kv.get<{ minuteCount: number; dayCount: number }>("state"),
     );
 
@@ -168,7 +168,7 @@ describe("leases", () => {
     setClock(1);
     const limiter = countingLimiter();
     const responses = await Promise.all(
-      Array.from({ length: 40 }, () => apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders", { key })),
+      Array.from({ length: 40 }, () => apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders", { key })),
     );
     expect(statuses(responses)).toEqual(Array(40).fill(200));
     expect(limiter.acquires()).toBeLessThanOrEqual(3);
@@ -178,12 +178,12 @@ describe("leases", () => {
     const { key, record } = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 1000 } });
     setClock(2);
     const limiter = countingLimiter();
-    const send = () => apiWith({ ...env, RATE_LIMITER: limiter.binding }, "/v1/store/orders", { key });
+    const send = () => apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders", { key });
     expect((await send()).status).toBe(200);
     for (let i = 0; i < 15; i++) expect((await send()).status).toBe(429);
     // One call admitted the first request, one refused the second; the rest were answered here.
     expect(limiter.acquires()).toBe(2);
-    const state = await runInDurableObject(env.RATE_LIMITER.getByName(record.id), (_, s) =>
+    const state = await runInDurableObject(env.ACCOUNTS.getByName(record.id), (_, s) =>
       s.storage.kv.get<{ refusedInARow: number }>("state"),
     );
     // The object's own refusal is counted once its client has the 429: it travels with the isolate's refusals, in
@@ -197,19 +197,19 @@ describe("leases", () => {
    * The real limiter, deciding every call, whose answers never come back (as when it answers after the isolate's
    * timeout).
    */
-  function losingAnswers(): Env["RATE_LIMITER"] {
+  function losingAnswers(): Env["ACCOUNTS"] {
     return {
       getByName: (name: string) => {
-        const stub = env.RATE_LIMITER.getByName(name);
+        const stub = env.ACCOUNTS.getByName(name);
         return {
-          acquire: async (...args: Parameters<RateLimiter["acquire"]>) => {
+          acquire: async (...args: Parameters<Account["acquire"]>) => {
             await stub.acquire(...args);
             throw new Error("no answer within 1000 ms");
           },
-          settle: (...args: Parameters<RateLimiter["settle"]>) => stub.settle(...args),
+          settle: (...args: Parameters<Account["settle"]>) => stub.settle(...args),
         };
       },
-    } as unknown as Env["RATE_LIMITER"];
+    } as unknown as Env["ACCOUNTS"];
   }
 
   it("counts a retried lease request once and takes back a lost one's grant, so lost answers do not drain the minute", async () => {
@@ -218,7 +218,7 @@ describe("leases", () => {
     setClock(1);
     const losing = losingAnswers();
     for (let i = 0; i < 30; i++)
-      expect((await apiWith({ ...env, RATE_LIMITER: losing }, "/v1/store/orders", { key })).status).toBe(503);
+      expect((await apiWith({ ...env, ACCOUNTS: losing }, "/v1/store/orders", { key })).status).toBe(503);
     expect((await counted(record.id))!.minuteCount).toBeLessThanOrEqual(1);
     const [next] = await send(key, 1);
     expect(next.status).toBe(200);
@@ -232,8 +232,8 @@ describe("leases", () => {
     expect(statuses(await send(key, 1))).toEqual([200]);
     const losing = losingAnswers();
     for (let i = 0; i < 30; i++)
-      expect((await apiWith({ ...env, RATE_LIMITER: losing }, "/v1/store/orders", { key })).status).toBe(503);
-    const state = await runInDurableObject(env.RATE_LIMITER.getByName(record.id), (_, s) =>
+      expect((await apiWith({ ...env, ACCOUNTS: losing }, "/v1/store/orders", { key })).status).toBe(503);
+    const state = await runInDurableObject(env.ACCOUNTS.getByName(record.id), (_, s) =>
       s.storage.kv.get<{ refusedInARow: number; bannedUntil: number }>("state"),
     );
     expect(state).toMatchObject({ refusedInARow: 0, bannedUntil: 0 });

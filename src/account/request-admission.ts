@@ -74,7 +74,7 @@ export class RequestAdmission implements AdmitContext {
   }
 
   limiter(name: string) {
-    return this.#c.env.RATE_LIMITER.getByName(name);
+    return this.#c.env.ACCOUNTS.getByName(name);
   }
 
   background(work: Promise<unknown>): void {

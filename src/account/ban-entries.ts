@@ -11,7 +11,7 @@ export const BAN_PREFIX = "ban:";
 
 /**
  * Only a key's budget is noticed: it is named by its first key's id
- * (keys/api-key-record.ts, KeyId). Address groups and operators' sessions
+ * (account/key-record.ts, KeyId). Address groups and operators' sessions
  * are counted by objects too, but the key search never shows them, and a
  * spray of banned addresses must neither cost a KV write each nor push the
  * keys' notices out of the one list call the search makes.

@@ -40,7 +40,7 @@ const TEST_EVENTS = "testEvents";
  * is written in the same call as the decisions it counts (one transaction:
  * nothing awaits in between).
  */
-export class RateLimiter extends DurableObject<Env> {
+export class Account extends DurableObject<Env> {
   #state: LimiterState | undefined;
   readonly #ledger: UsageLedger;
   readonly #answers: IdempotentAnswers;

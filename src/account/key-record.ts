@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Scope } from "../framework/operations/scopes";
-import { Limits, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT, Plan } from "../limiter/plans";
+import { Limits, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT, Plan } from "./plans";
 
 /** An instant as the keys command writes it; anything else would compare as NaN, and a NaN expiry never comes. */
 const Instant = z.iso.datetime({ offset: true });
