@@ -19,7 +19,7 @@ import {
 } from "../src/account/rate-limit-headers";
 import type { AppEnv } from "../src/framework/app-env";
 import { ApiError } from "../src/framework/api-error";
-import { newApiKey, putApiKey } from "../src/keys/issue-key";
+import { newApiKey, storeNewKey } from "../src/keys/issue-key";
 import { identifyCaller } from "../src/keys/identify-caller";
 import { requestParty } from "../src/keys/request-party";
 import { handleError, handleNotFound } from "../src/framework/middleware/error-handler";
@@ -173,7 +173,7 @@ bench.get("/bench/calls", (c) => c.json({ calls: limiterCalls }));
 
 async function storeKey(env: Env, limits: Limits, scopes?: Scope[]): Promise<string> {
   const { key, record } = newApiKey("so_test_", { plan: "enterprise", name: "bench", limits, scopes });
-  await putApiKey(env.API_KEYS, key, record);
+  await storeNewKey(env, key, record);
   return key;
 }
 

@@ -9,7 +9,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
-import { localKeyStore } from "./lib/key-store";
+import { KeyPointer, pointerName } from "../src/keys/kv-layout";
+import { sha256Hex } from "../src/lib/digest";
+import { issueLocalKeys } from "./lib/key-store";
 import { applyMigrations, executeSql, openLocalState } from "./lib/local-state";
 import { ensureLocalSecrets, operatorEnvFile } from "./lib/local-secrets";
 import { recordServing } from "./lib/serving-record";
@@ -98,8 +100,8 @@ SELECT 9007199254740992 + i, 9007199254740992 + i % 1000, 1 + i % 5,
  * local state to be printed on every start.
  */
 async function prepareLocalState(): Promise<string> {
+  const file = join(stateDir ?? ".wrangler/state", "demo-api-key");
   const state = await openLocalState(stateDir);
-  const store = localKeyStore(state);
   try {
     console.log("Applying local D1 migrations…");
     for (const name of await applyMigrations(state.env.DB)) console.log(`  applied ${name}`);
@@ -110,20 +112,24 @@ async function prepareLocalState(): Promise<string> {
       console.log(`Loading ${count.toLocaleString("en")} synthetic orders (once: orders that exist are kept)…`);
       await executeSql(state.env.DB, syntheticOrdersSql(count));
     }
-    const file = join(stateDir ?? ".wrangler/state", "demo-api-key");
     if (existsSync(file)) {
       const saved = readFileSync(file, "utf8").trim();
-      const record = await store.recordOf(saved);
-      // A key made before a scope existed lacks it: the walk-through needs every one.
-      if (record && !record.revokedAt && SCOPES.every((scope) => record.scopes.includes(scope))) return saved;
+      // A key made before keys lived in their accounts has a whole record in KV, not a pointer.
+      const stored = await state.env.API_KEYS.get(pointerName(await sha256Hex(saved)));
+      if (stored === null || !KeyPointer.safeParse(JSON.parse(stored)).success)
+        throw new Error(
+          "This local state's keys were made before keys lived in their accounts. Start the local state anew: " +
+            "rm -rf .wrangler/state (or your --persist-to folder), then npm start.",
+        );
+      return saved;
     }
-    console.log("Creating a local demo API key (pro plan)…");
-    // Every scope, webhooks:manage too: the README's walk-through makes an endpoint with it.
-    const { key } = await store.issueKey({ plan: "pro", name: "local demo key", scopes: [...SCOPES] });
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, `${key}\n`, { mode: 0o600 });
-    return key;
   } finally {
-    await store.close();
+    await state.dispose();
   }
+  console.log("Creating a local demo API key (pro plan)…");
+  // Every scope, webhooks:manage too: the README's walk-through makes an endpoint with it.
+  const [key] = await issueLocalKeys(stateDir, [{ plan: "pro", name: "local demo key", scopes: [...SCOPES] }]);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key!;
 }

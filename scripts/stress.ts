@@ -12,11 +12,10 @@
  * exits 1 on any violation.
  */
 import { parseArgs } from "node:util";
-import { SCOPES, type Scope } from "../src/framework/operations/scopes";
-import type { Limits, Plan } from "../src/account/plans";
+import { SCOPES } from "../src/framework/operations/scopes";
+import type { Plan } from "../src/account/plans";
 import { fetchLocal, startService, tempStateDir } from "./lib/local-service";
-import { localKeyStore } from "./lib/key-store";
-import { openLocalState } from "./lib/local-state";
+import { issueLocalKeys, type KeyAsked } from "./lib/key-store";
 import { startWebhookReceiver, type WebhookReceiver } from "./lib/webhook-receiver";
 import { d1HttpApi } from "./lib/d1-http-api";
 import { writeExternally, type ExternalWrites } from "./lib/stress-writes";
@@ -89,39 +88,41 @@ d1(
    SELECT i, 1, 1, CASE WHEN i > ${PENDING.to} THEN 'shipped' ELSE 'pending' END, 0,
      '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z' FROM n`,
 );
-const store = localKeyStore(await openLocalState(state.path));
-const keyed = async (label: string, plan: Plan, limits?: Limits, scopes?: Scope[]): Promise<Caller> => {
-  const { key } = await store.issueKey({ plan, name: `stress ${label}`, limits, scopes });
-  return { label, plan, headers: { Authorization: `Bearer ${key}` } };
-};
+const big = { perMinute: 100_000, perDay: 1_000_000 };
+const asks: KeyAsked[] = [
+  { plan: "free", name: "stress free" },
+  { plan: "pro", name: "stress pro" },
+  { plan: "business", name: "stress business" },
+  { plan: "enterprise", name: "stress enterprise", ...big },
+  { plan: "enterprise", name: "stress enterprise, tight", perMinute: 40, perDay: 200 },
+  // Makes the webhook endpoints and reads the feed; not one of the load's callers.
+  { plan: "enterprise", name: "stress integrator", ...big, scopes: [...SCOPES] },
+  // The fan-out phase's budgets, ten endpoints each.
+  ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(
+    (n): KeyAsked => ({
+      plan: "enterprise",
+      name: `stress fan-out ${n}`,
+      ...big,
+      scopes: ["orders:read", "webhooks:manage"],
+    }),
+  ),
+];
+const keys = await issueLocalKeys(state.path, asks);
+const keyed = (index: number): Caller => ({
+  label: asks[index]!.name.slice("stress ".length),
+  plan: asks[index]!.plan,
+  headers: { Authorization: `Bearer ${keys[index]}` },
+});
 const callers: Caller[] = [
-  await keyed("free", "free"),
-  await keyed("pro", "pro"),
-  await keyed("business", "business"),
-  await keyed("enterprise", "enterprise", { perMinute: 100_000, perDay: 1_000_000 }),
-  await keyed("enterprise, tight", "enterprise", { perMinute: 40, perDay: 200 }),
+  ...[0, 1, 2, 3, 4].map(keyed),
   ...[1, 2, 3].map((n) => ({
     label: `no key, 198.51.100.${n}`,
     plan: "none" as const,
     headers: { "CF-Connecting-IP": `198.51.100.${n}` },
   })),
 ];
-// Makes the webhook endpoints and reads the feed; not one of the load's callers.
-const integrator = await keyed("integrator", "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, [...SCOPES]);
-// The fan-out phase's budgets, ten endpoints each.
-const fanOutKeys: string[] = [];
-for (let n = 1; n <= 10; n++)
-  fanOutKeys.push(
-    String(
-      (
-        await keyed(`fan-out ${n}`, "enterprise", { perMinute: 100_000, perDay: 1_000_000 }, [
-          "orders:read",
-          "webhooks:manage",
-        ])
-      ).headers.Authorization,
-    ).slice("Bearer ".length),
-  );
-await store.close();
+const integrator = keyed(5);
+const fanOutKeys = keys.slice(6);
 
 const service = await startService(state.path);
 // Read through the runtime that owns the database: a second process opening the SQLite files beside it meets

@@ -250,7 +250,7 @@ export interface paths {
         };
         /**
          * List the keys of the caller's budget
-         * @description Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with their state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key itself: only its first 12 characters. A page at a time in key id order (newest first within a page; the calling key on its page, or on the first while the list does not show it yet), nextCursor for the next; a key that stopped working more than 30 days ago is no longer listed.
+         * @description Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with their state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key itself: only its first 12 characters. A page at a time in key id order (newest first within a page), nextCursor for the next.
          */
         get: operations["listOwnKeys"];
         put?: never;

@@ -1,20 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Limits } from "./plans";
+import { ANONYMOUS_LIMITS, type Limits } from "./plans";
 import {
   acquire,
   expiresAt,
   forgive,
-  keyStanding,
-  lastKeyChange,
   reservedGrants,
-  revokeKey,
-  rotateKeyAway,
-  endKeyAt,
-  setLimits,
   settle,
   unban,
   usageOf,
-  type KeyStanding,
   type LimiterState,
   type Usage,
 } from "./policy";
@@ -23,40 +16,61 @@ import { admitTestEvent } from "./webhook-test-event-quota";
 import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 import { IdempotentAnswers, type BeginAnswer, type KeptAnswer } from "./idempotent-answers";
+import { AccountKeys, revoked, type AccountPlan } from "./account-keys";
+import { limitsFor, standingOf, type ApiKeyRecord, type RevocationReason } from "./key-record";
+import {
+  rotationOf,
+  updateRefusal,
+  WEBHOOK_READER_SCOPE,
+  type KeyUpdate,
+  type NewKey,
+  type Rotation,
+  type Updated,
+} from "./key-rules";
 
 const STATE = "state";
-/** The times of the budget's test events within the last minute. */
+/** The times of the account's test events within the last minute. */
 const TEST_EVENTS = "testEvents";
 
 /**
- * One object per budget (an API key and the keys rotated from it, or an
- * address group, for callers without one): the counter of record. It grants
- * leases of admissions that worker isolates spend on their own (docs/design/rate-limits.md#leases). Each method reads,
- * decides and writes with no await in between,
- * so concurrent calls are decided one after another and never over-grant.
- * State lives in the object's SQLite storage, written before the answer
- * leaves, so a grant survives eviction and restarts; a copy in memory saves
- * the read on every call but the first of each instance. The usage history
- * is written in the same call as the decisions it counts (one transaction:
- * nothing awaits in between).
+ * One object per account (an API key and the keys rotated from it), and one per caller counted without one (an
+ * address group, an operator, a partner): the one owner of everything it knows. An account's keys and plan
+ * (account-keys.ts) decide who may act; its windows, leases and bans decide how much
+ * (docs/design/rate-limits.md#leases); it also keeps the answers its writes gave, its test-event quota and its
+ * usage history. Each method reads, decides and writes with no await in between, so concurrent calls are decided
+ * one after another: no stale copy ever decides.
  */
 export class Account extends DurableObject<Env> {
   #state: LimiterState | undefined;
   readonly #ledger: UsageLedger;
   readonly #answers: IdempotentAnswers;
+  readonly #keys: AccountKeys;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#ledger = new UsageLedger(ctx.storage.sql);
     this.#answers = new IdempotentAnswers(ctx.storage.sql);
+    this.#keys = new AccountKeys(ctx.storage.sql);
   }
 
+  /**
+   * The one step for a request (docs/design/rate-limits.md#key-state): for a key, its standing first (a key
+   * refused is answered so, with nothing counted), then the account's limits.
+   */
   acquire(request: LeaseRequest): LeaseAnswer {
+    const now = Date.now();
     const previous = this.#load();
     const tally: UsageChange[] = [];
-    const { state, verdict } = acquire(previous, request, Date.now(), tally);
+    const key = request.keyId === undefined ? undefined : this.#keys.get(request.keyId);
+    const standing = request.keyId === undefined ? undefined : standingOf(key, now);
+    const { state, verdict } = acquire(previous, request, now, tally, {
+      limits: this.#limits(request.limits),
+      keyRefused: standing !== undefined && standing !== "live",
+    });
     this.#save(previous, state, tally);
-    return verdict;
+    if (standing === undefined) return verdict;
+    // A revoked key's record says nothing its holder needs; an expired key's says when it ended.
+    return { ...verdict, key: { standing, ...(key && standing !== "revoked" && { record: key }) } };
   }
 
   settle(request: SettleRequest): SettleAnswer {
@@ -91,7 +105,12 @@ export class Account extends DurableObject<Env> {
 
   /** The operator API's view of this budget. */
   usage(): Usage {
-    return usageOf(this.#load(), Date.now());
+    const now = Date.now();
+    const refused = this.#keys
+      .all()
+      .filter((key) => standingOf(key, now) !== "live")
+      .map((key) => key.id);
+    return usageOf(this.#load(), now, refused);
   }
 
   /** The operator API's unban: the ban ends now, and isolates learn it at their next call (within a lease's length). */
@@ -104,47 +123,82 @@ export class Account extends DurableObject<Env> {
     return this.#change((previous, now) => forgive(previous, now));
   }
 
-  /**
-   * The operator API's limits: the budget's from every isolate's next call on
-   * (within a lease's length). `setAt` is the stamp the key records carry, so
-   * a record read before the update can never bring the old limits back.
-   */
-  updateLimits(limits: Limits, setAt?: number): Usage {
-    return this.#change((previous, now) => setLimits(previous, limits, setAt ?? now, now));
+  /** A new key of this account; the account's first key sets its plan. False when its id is taken. */
+  addKey(record: ApiKeyRecord): boolean {
+    return this.#keys.add(record);
   }
 
-  /** The operator API's revocation: isolates refuse the key from their next call on (within a lease's length). */
-  revoke(keyId: string): Usage {
-    return this.#change((previous, now) => revokeKey(previous, keyId, now));
+  /** A key of this account as it stands now; null for none. */
+  key(keyId: string): ApiKeyRecord | null {
+    return this.#keys.get(keyId) ?? null;
   }
 
-  /**
-   * A key of this budget rotated away (the owner's rotation, the keys command's): it acts only on itself from
-   * now on, and isolates refuse it from `endsAt` (Unix ms) on, at their next call (within a lease's length).
-   */
-  rotate(keyId: string, endsAt: number): Usage {
-    return this.#change((previous, now) => rotateKeyAway(previous, keyId, endsAt, now));
-  }
-
-  /** An update's end for a key of this budget: isolates refuse it from `endsAt` (Unix ms) on, at their next call. */
-  endKey(keyId: string, endsAt: number): Usage {
-    return this.#change((previous, now) => endKeyAt(previous, keyId, endsAt, now));
+  /** The account's keys after `after` (a key id) in id order, at most `limit`, and whether more follow. */
+  keys(after: string, limit: number): { keys: ApiKeyRecord[]; more: boolean } {
+    return this.#keys.page(after, limit);
   }
 
   /**
-   * Whether a key is ended or rotated away as this object knows now: who may act is decided here, never by a KV read
-   * that may lag.
+   * Revokes a key for good at `at` (null: no such key); a key revoked already keeps its time. Every isolate
+   * refuses it from its next ask (within a lease).
    */
-  standing(keyId: string): KeyStanding {
-    return keyStanding(this.#load(), keyId, Date.now());
+  revokeKey(keyId: string, reason: RevocationReason, at: string): { before: ApiKeyRecord; after: ApiKeyRecord } | null {
+    const before = this.#keys.get(keyId);
+    if (!before) return null;
+    const after = revoked(before, reason, at);
+    this.#keys.put(after);
+    return { before, after };
+  }
+
+  /** A leaked key's ending done: asking to revoke it as leaked again no longer ends it again. */
+  endLeak(keyId: string, at: string): ApiKeyRecord | null {
+    const key = this.#keys.get(keyId);
+    if (!key) return null;
+    const ended = { ...key, leakEndedAt: key.leakEndedAt ?? at };
+    this.#keys.put(ended);
+    return ended;
   }
 
   /**
-   * When the budget's keys last changed (Unix ms; 0: not within KV's reach): a lane calls a budget dead only well after
-   * it (live-budget.ts).
+   * Replaces a live key by a new one of this account, of the same name, scopes and expiry; the old one acts only on
+   * itself from now on and ends with its grace. Refused for a key not live or rotated already, or when the key
+   * that asks (`askedBy`) may not make a key (key-rules.ts).
    */
-  keysChangedAt(): number {
-    return lastKeyChange(this.#load(), Date.now());
+  rotateKey(keyId: string, made: NewKey, graceEndsAt: string, askedBy?: string): Rotation {
+    const key = this.#keys.get(keyId);
+    // The same rotation asked again (its first answer was lost): it happened, and its answer is the same.
+    if (key?.rotatedTo === made.id) return { kind: "rotated", previous: key, rotated: this.#keys.get(made.id)! };
+    const asker = askedBy === undefined ? undefined : this.#keys.get(askedBy);
+    const rotation = rotationOf(key, asker, made, graceEndsAt, Date.now());
+    if (rotation.kind !== "rotated") return rotation;
+    this.#keys.put(rotation.previous);
+    this.#keys.add(rotation.rotated);
+    return rotation;
+  }
+
+  /** A key's name or end changed, and the account's plan and limits (key-rules.ts says what is refused). */
+  updateKey(keyId: string, update: KeyUpdate): Updated {
+    const refusal = updateRefusal(this.#keys.get(keyId), update, Date.now());
+    if (refusal) return refusal;
+    const { plan, ...own } = update;
+    if (plan) this.#keys.setPlan(plan);
+    this.#keys.put({ ...this.#keys.get(keyId)!, ...own });
+    const now = Date.now();
+    const others = this.#keys.all().filter((key) => key.id !== keyId && standingOf(key, now) === "live");
+    const reached = [keyId, ...(plan ? others.map((key) => key.id) : [])];
+    return { kind: "updated", key: this.#keys.get(keyId)!, reached };
+  }
+
+  /** The account's plan and limits, for every key of it from every isolate's next ask (within a lease). */
+  setPlan(plan: AccountPlan): Usage {
+    this.#keys.setPlan(plan);
+    return this.usage();
+  }
+
+  /** Whether a live key of the account may read what its webhooks carry: they are delivered only while one does. */
+  hasLiveReader(): boolean {
+    const now = Date.now();
+    return this.#keys.all().some((key) => standingOf(key, now) === "live" && key.scopes.includes(WEBHOOK_READER_SCOPE));
   }
 
   /**
@@ -162,10 +216,9 @@ export class Account extends DurableObject<Env> {
    * is refused; one that runs holds the key until finishIdempotent or abandonIdempotent (idempotent-answers.ts).
    */
   beginIdempotent(keyId: string, idempotencyKey: string, request: string): BeginAnswer {
-    // A key this object knows ended (revoked, or past its grace) is given nothing kept, even while KV still shows it
-    // live somewhere: its request goes on to be refused (docs/design/rate-limits.md#key-state). A key rotated away
-    // still gets the answers it was given before: its own rotation's, most of all.
-    if (keyStanding(this.#load(), keyId, Date.now()).ended) return { kind: "bypass" };
+    // A key refused now (revoked, or past its grace) is given nothing kept: its request goes on to be refused
+    // (docs/design/rate-limits.md#key-state). A key rotated away still gets its answers: its rotation's, most of all.
+    if (standingOf(this.#keys.get(keyId), Date.now()) !== "live") return { kind: "bypass" };
     const answer = this.#answers.begin(keyId, idempotencyKey, request, Date.now());
     if (answer.kind === "run") this.#wakeForPrune();
     return answer;
@@ -192,6 +245,13 @@ export class Account extends DurableObject<Env> {
     void this.ctx.storage.getAlarm().then((alarm) => {
       if (alarm === null || alarm > due) return this.ctx.storage.setAlarm(due);
     });
+  }
+
+  /** A caller with an account decides by the account's plan; one without sends its own (an address's, a partner's). */
+  #limits(asked: Limits | undefined): Limits {
+    const plan = this.#keys.plan();
+    if (plan) return limitsFor({ id: this.ctx.id.name ?? "", ...plan });
+    return asked ?? ANONYMOUS_LIMITS;
   }
 
   #change(change: (previous: LimiterState | undefined, now: number) => LimiterState): Usage {
@@ -236,9 +296,8 @@ export class Account extends DurableObject<Env> {
   }
 
   /**
-   * Forgets the budget's state once nothing stored can affect a decision any
-   * more (revocations and learned limits included), and its history as it
-   * passes its keeping time; the object is emptied when neither is left.
+   * Forgets the windows once they can affect no decision, and the history and kept answers as they pass their
+   * keeping time. The keys and plan stay: a revoked key stays revoked however long the account is quiet.
    */
   async alarm(): Promise<void> {
     const now = Date.now();
@@ -256,11 +315,5 @@ export class Account extends DurableObject<Env> {
       nextAnswerDue === undefined ? Infinity : nextAnswerDue / 1000,
     );
     if (next !== Infinity) await this.ctx.storage.setAlarm(next * 1000);
-    else {
-      await this.ctx.storage.deleteAll();
-      // This instance may serve the budget's next request: its ledger's tables must be there (deleteAll dropped them).
-      this.#ledger.createTables();
-      this.#answers.createTables();
-    }
   }
 }

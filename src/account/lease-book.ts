@@ -7,7 +7,16 @@
  */
 import type { Limits } from "./plans";
 import { LEASE_MS, MINUTE_SECONDS, quieterWindow, windowStart } from "./policy";
-import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, SettleRequest, Unspent, Verdict } from "./protocol";
+import type {
+  BanRule,
+  KeyAnswer,
+  LeaseAnswer,
+  LeaseRequest,
+  RefusalBatch,
+  SettleRequest,
+  Unspent,
+  Verdict,
+} from "./protocol";
 
 /** The fewest refusals answered here that are sent to the object together, whatever the ban rule. */
 const MIN_REFUSAL_BATCH = 10;
@@ -32,6 +41,14 @@ const MIN_SAMPLE_MS = 250;
  */
 const ABANDONED_KEPT = 32;
 
+/** The account's word on a key, as this isolate holds it: good until `until`, on this isolate's clock. */
+export interface KnownKey extends KeyAnswer {
+  until: number;
+}
+
+/** A decision as the isolate hands it on: for a key, with the account's word on it. */
+export type Admission = Verdict & { key?: KnownKey };
+
 interface Lease extends Unspent {
   /** On this isolate's clock. */
   expiresAt: number;
@@ -51,13 +68,12 @@ export interface LeaseBook {
    * isolate.
    */
   banKnownUntil: number;
-  /** Keys of this budget the object has been told are revoked. */
-  revoked: string[];
   /**
-   * Revocations this isolate made and learned from the object's answer (learnRevoked), kept for a lease's length:
-   * an answer the object gave before the revocation may still arrive, and must not take them back.
+   * The account's word on each key asked with, good until `until` (this isolate's clock): a live key's for a
+   * lease's length at most, a revoked or expired key's for good (neither is ever live again). A key refused
+   * keeps the answer that refused it.
    */
-  learned: { keyId: string; until: number }[];
+  keys: Map<string, { known: KnownKey; refusal?: Admission }>;
   /** The object's refusals in a row at its last answer. */
   streak: number;
   /** Refusals answered here, not yet sent to the object. */
@@ -77,8 +93,7 @@ export function newLeaseBook(): LeaseBook {
     refusedUntil: 0,
     banEnds: 0,
     banKnownUntil: 0,
-    revoked: [],
-    learned: [],
+    keys: new Map(),
     streak: 0,
     pending: { count: 0, since: 0 },
     sending: 0,
@@ -192,20 +207,26 @@ export function noteLocalRefusal(book: LeaseBook, refusal: Verdict, now: number)
 }
 
 /**
- * Decides a request here when the book allows it: a known ban, an admission
- * from an unexpired lease, or a refusal while the object has no room.
- * Returns undefined when only the object can decide.
+ * Decides a request here when the book allows it: for a key (`keyId`), only
+ * while the account's word on it is fresh, and a key it refused is answered
+ * with that refusal; then a known ban, an admission from an unexpired lease,
+ * or a refusal while the object has no room. Returns undefined when only the
+ * object can decide.
  */
-export function decideLocally(book: LeaseBook, ban: BanRule, now: number): Verdict | undefined {
+export function decideLocally(book: LeaseBook, ban: BanRule, now: number, keyId?: string): Admission | undefined {
+  const entry = keyId === undefined ? undefined : book.keys.get(keyId);
+  if (keyId !== undefined && (!entry || entry.known.until <= now)) return undefined;
+  if (entry?.refusal) return entry.refusal;
+  const key = entry && { key: entry.known };
   const refusal = localRefusal(book, ban, now);
   if (refusal) {
     noteLocalRefusal(book, refusal, now);
-    return refusal;
+    return { ...refusal, ...key };
   }
   const lease = book.leases.find((candidate) => candidate.expiresAt > now && candidate.count > 0);
   if (!lease || !book.last) return undefined;
   lease.count -= 1;
-  return admittedWithUnspent(book.last, unspent(book, now), now);
+  return { ...admittedWithUnspent(book.last, unspent(book, now), now), ...key };
 }
 
 /**
@@ -219,13 +240,9 @@ function admittedWithUnspent(last: LeaseAnswer, held: number, now: number): Verd
   return { outcome: "admitted", now, minute, day, reported: quieterWindow({ minute, day }) };
 }
 
-/**
- * What the isolate knows of the caller when it asks: the limits of the record it holds, the ban rule, the key
- * presented.
- */
+/** What the isolate knows of the caller when it asks: the key presented, or the limits of a caller without one. */
 export interface Asker {
-  limits: Limits;
-  limitsSetAt?: number;
+  limits?: Limits;
   ban: BanRule;
   keyId?: string;
 }
@@ -247,8 +264,7 @@ export function leaseRequest(
   return {
     id,
     ...(asker.keyId !== undefined && { keyId: asker.keyId }),
-    limits: asker.limits,
-    ...(asker.limitsSetAt !== undefined && { limitsSetAt: asker.limitsSetAt }),
+    ...(asker.limits && { limits: asker.limits }),
     ban: asker.ban,
     want: leaseWant(book, waiting, now),
     speculative,
@@ -273,16 +289,13 @@ export function absorbAnswer(
   answer: LeaseAnswer,
   now: number,
   asker: boolean,
-  request: Pick<LeaseRequest, "refusals" | "abandoned" | "id">,
+  request: Pick<LeaseRequest, "refusals" | "abandoned" | "id" | "keyId">,
   sentAt = now,
-): Verdict | undefined {
+): Admission | undefined {
   acknowledged(book, request, now);
-  book.learned = book.learned.filter((learned) => learned.until > now);
-  book.revoked =
-    book.learned.length === 0
-      ? answer.revoked
-      : [...new Set([...answer.revoked, ...book.learned.map(({ keyId }) => keyId)])];
-  if (answer.keyRevoked) return asker ? answer : undefined;
+  const key = answer.key && request.keyId !== undefined ? rememberKey(book, request.keyId, answer, sentAt) : undefined;
+  if (key?.refusal) return asker ? key.refusal : undefined;
+  const withKey = key && { key: key.known };
   book.last = answer;
   book.streak = answer.refusedInARow;
   book.banEnds = answer.banEnds;
@@ -299,7 +312,7 @@ export function absorbAnswer(
         ...(request.id !== undefined && { grantId: request.id }),
       });
     }
-    return asker ? admittedWithUnspent(answer, unspent(book, now), answer.now) : undefined;
+    return asker ? { ...admittedWithUnspent(answer, unspent(book, now), answer.now), ...withKey } : undefined;
   }
   if (answer.outcome === "limited") {
     // Ask again within a lease's length at the latest: capacity handed back
@@ -307,7 +320,9 @@ export function absorbAnswer(
     book.refusedUntil = Math.min(now + LEASE_MS, fromObject(answer[answer.reported].reset * 1000));
     if (asker && answer.refusalDeferred) noteRefusal(book, now);
   }
-  return asker ? answer : undefined;
+  if (!asker) return undefined;
+  const { key: _, ...verdict } = answer;
+  return { ...verdict, ...withKey };
 }
 
 /** An ask whose answer never arrived (the client got 503): the object is told of it with the next call. */
@@ -401,13 +416,21 @@ export function needsRenewal(book: LeaseBook, now: number): boolean {
 }
 
 /**
- * A revocation this isolate made, as the object answered it: refused here from the next request, whatever older answer
- * arrives after it.
+ * The account's word on a key, from an answer to an ask sent at `sentAt`: a live key's for a lease's length at
+ * most (never past its end), a revoked or expired key's for good; one unknown (made a moment ago, its pointer
+ * ahead of its account) for a lease's length.
  */
-export function learnRevoked(book: LeaseBook, revoked: readonly string[], now: number): void {
-  book.learned = [
-    ...book.learned.filter((learned) => learned.until > now && !revoked.includes(learned.keyId)),
-    ...revoked.map((keyId) => ({ keyId, until: now + LEASE_MS })),
-  ];
-  book.revoked = [...new Set([...book.revoked, ...revoked])];
+function rememberKey(
+  book: LeaseBook,
+  keyId: string,
+  answer: LeaseAnswer,
+  sentAt: number,
+): { known: KnownKey; refusal?: Admission } {
+  const { standing, record } = answer.key!;
+  const ends = record?.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);
+  const until = standing === "revoked" || standing === "expired" ? Infinity : Math.min(sentAt + LEASE_MS, ends);
+  const known: KnownKey = { ...answer.key!, until };
+  const entry = { known, ...(standing !== "live" && { refusal: { ...answer, key: known } }) };
+  book.keys.set(keyId, entry);
+  return entry;
 }

@@ -7,7 +7,6 @@ import {
   decideLocally,
   expireLeases,
   leaseRequest,
-  learnRevoked,
   localRefusal,
   needsRenewal,
   refusalBatch,
@@ -16,6 +15,7 @@ import {
   noteLocalRefusal,
   settleFailed,
   settleRequest,
+  type Admission,
   type Asker,
   type LeaseBook,
 } from "./lease-book";
@@ -94,13 +94,9 @@ export class LeaseClient {
     await this.#settle(name, caller, context, Date.now());
   }
 
-  /**
-   * What the budget's object answered a revocation made from this isolate: its next request of the key is refused, not
-   * the one after its lease.
-   */
-  learnRevoked(name: string, revoked: readonly string[]): void {
-    const caller = this.#callers.get(name);
-    if (caller) learnRevoked(caller.book, revoked, Date.now());
+  /** Drops the account's word on a key: the key's next request here asks the account. */
+  forgetKey(name: string, keyId: string): void {
+    this.#callers.get(name)?.book.keys.delete(keyId);
   }
 
   /**
@@ -112,12 +108,7 @@ export class LeaseClient {
     this.#callers.clear();
   }
 
-  /** True once the budget's object has said this key of the budget is revoked (operator API). */
-  knowsRevoked(name: string, keyId: string): boolean {
-    return this.#callers.get(name)?.book.revoked.includes(keyId) ?? false;
-  }
-
-  async admit(name: string, context: AdmitContext): Promise<Verdict> {
+  async admit(name: string, context: AdmitContext): Promise<Admission> {
     const caller = this.#caller(name);
     const arrived = Date.now();
     noteArrival(caller.book, arrived);
@@ -126,7 +117,7 @@ export class LeaseClient {
       context.background(this.#settle(name, caller, context, arrived));
     for (;;) {
       const now = Date.now();
-      const verdict = decideLocally(caller.book, context.ban, now);
+      const verdict = decideLocally(caller.book, context.ban, now, context.keyId);
       if (verdict) {
         this.#afterLocal(name, caller, verdict, context, now);
         return verdict;
@@ -149,8 +140,11 @@ export class LeaseClient {
   refuseKnown(name: string, context: AdmitContext, accept: (refusal: Verdict) => boolean): Verdict | undefined {
     const caller = this.#callers.get(name);
     const now = Date.now();
-    // An expired lease goes back first, and what it hands back may make room: admit() decides that request.
+    // An expired lease goes back first, and what it hands back may make room: admit() decides that request. A key
+    // whose account's word is not fresh is asked about first.
     if (!caller || caller.book.leases.some((lease) => lease.expiresAt <= now)) return undefined;
+    if (context.keyId !== undefined && !((caller.book.keys.get(context.keyId)?.known.until ?? 0) > now))
+      return undefined;
     const refusal = localRefusal(caller.book, context.ban, now);
     if (!refusal || !accept(refusal)) return undefined;
     this.#caller(name);
@@ -185,7 +179,12 @@ export class LeaseClient {
   }
 
   /** Asks the object for a lease; a speculative ask is a renewal no request waits on. */
-  async #ask(name: string, caller: Caller, context: AdmitContext, speculative: boolean): Promise<Verdict | undefined> {
+  async #ask(
+    name: string,
+    caller: Caller,
+    context: AdmitContext,
+    speculative: boolean,
+  ): Promise<Admission | undefined> {
     const { book } = caller;
     const sentAt = Date.now();
     const request: LeaseRequest = leaseRequest(book, context, caller.waiting, sentAt, speculative, crypto.randomUUID());

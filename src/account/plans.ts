@@ -10,22 +10,12 @@ export const Limits = z.object({
 });
 export type Limits = z.infer<typeof Limits>;
 
-/** The one table of plan limits (docs/api.md#rate-limits). Enterprise limits come from each key. */
+/** The one table of plan limits (docs/api.md#rate-limits). Enterprise limits are each account's own. */
 export const PLAN_LIMITS: Record<Exclude<Plan, "enterprise">, Limits> = {
   free: { perMinute: 60, perDay: 1_000 },
   pro: { perMinute: 300, perDay: 10_000 },
   business: { perMinute: 1_000, perDay: 100_000 },
 };
-
-/**
- * When PLAN_LIMITS last changed (Unix ms); change it with the table. A budget's
- * object keeps the newest limits it has been shown, by stamp, so limits
- * from the table are stamped no older than this: a change to the table reaches
- * every budget on a plan within a lease, not at the end of the day
- * (docs/design/rate-limits.md#leases). test/node/logic/limiter-policy.test.ts
- * pins the table to this revision.
- */
-export const PLAN_LIMITS_REVISED_AT = Date.parse("2026-11-24T00:00:00Z");
 
 /** Callers without a valid key are limited per address like a free key. */
 export const ANONYMOUS_LIMITS = PLAN_LIMITS.free;

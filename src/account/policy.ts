@@ -5,7 +5,7 @@
  * callers that keep going while refused. The object only stores what these
  * return; the worker isolates spend the leases (lease-book.ts).
  */
-import type { Limits } from "./plans";
+import { ANONYMOUS_LIMITS, type Limits } from "./plans";
 import type { UsageChange } from "./usage-ledger";
 import type { BanRule, LeaseAnswer, LeaseRequest, RefusalBatch, Unspent, Verdict, WindowReport } from "./protocol";
 
@@ -16,22 +16,6 @@ export const DAY_SECONDS = 86_400;
 export const LEASE_MS = 5_000;
 /** A lease takes at most this share of what is left, so other isolates still find room. */
 const LEASE_SHARE = 1 / 4;
-/**
- * How long a revocation, or limits the object learned, outlive the day they
- * were made in: KV's propagation (about 60 s), its edge cache (60 s) and the
- * isolates' key cache (5 s), with room to spare. By then every isolate reads
- * the same from KV (docs/operations.md#api-keys).
- */
-export const KEEP_FOR_KV_MS = 600_000;
-
-/** The budget's limits as the object knows them: the newest it has been shown. */
-export interface BudgetLimits extends Limits {
-  /** When they were set (Unix ms), as the key records or the operator API stamp them. */
-  setAt: number;
-  /** Kept at least until then (Unix ms), across the day boundary too. */
-  keepUntil: number;
-}
-
 /** A grant the object remembers, so a retried ask gets it again and an abandoned one gives it back. */
 interface RecentGrant extends Unspent {
   id: string;
@@ -65,27 +49,6 @@ export interface LimiterState {
   batches?: string[];
   /** The grants of the last GRANT_MEMORY_MS, oldest first. */
   grants?: RecentGrant[];
-  /**
-   * Keys of this budget revoked through the operator API: refused within a lease's expiry, before KV has spread the
-   * news.
-   */
-  revoked?: string[];
-  /** Unix ms until which `revoked` is kept. */
-  revokedKeepUntil?: number;
-  /**
-   * Keys of this budget rotated away: each acts only on itself from its rotation on, and is refused from
-   * `endsAt` (Unix ms, its grace's end) on, before KV has spread either (docs/design/rate-limits.md#key-state);
-   * each kept until KV's propagation past its end (a week's grace at most: a budget keeps a week's rotations).
-   */
-  rotated?: { keyId: string; endsAt: number }[];
-  /** Keys of this budget given an end by an update (`expiresAt`): refused from it on, before KV has spread it. */
-  ending?: { keyId: string; endsAt: number }[];
-  /**
-   * Unix ms of the last revocation or rotation told: until KV has spread it, a budget that looks keyless in KV may not
-   * be.
-   */
-  keysChangedAt?: number;
-  limits?: BudgetLimits;
 }
 
 /** How many batch ids the object remembers to count each batch once. */
@@ -105,17 +68,13 @@ const secondsUntil = (moment: number, nowSeconds: number) => Math.max(1, Math.ce
 
 /**
  * The state as of `t`: windows rolled over, grants too old to be retried
- * forgotten, an ended ban cleared with its streak. Revocations and learned
- * limits stay across the day boundary until their keep time.
+ * forgotten, an ended ban cleared with its streak.
  */
 function current(previous: LimiterState | undefined, t: number): LimiterState {
   const minuteStart = windowStart(t, MINUTE_SECONDS);
   const dayStart = windowStart(t, DAY_SECONDS);
   const now = t * 1000;
   const sameDay = previous?.dayStart === dayStart;
-  const limits = previous?.limits;
-  const revokedKept =
-    previous?.revoked && (previous.revokedKeepUntil === undefined ? sameDay : previous.revokedKeepUntil > now);
   const state: LimiterState = {
     minuteStart,
     minuteCount: previous?.minuteStart === minuteStart ? previous.minuteCount : 0,
@@ -126,15 +85,6 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
     streakFrom: previous?.streakFrom ?? 0,
     batches: previous?.batches ?? [],
     grants: (previous?.grants ?? []).filter((grant) => grant.at + GRANT_MEMORY_MS > now),
-    ...(revokedKept && {
-      revoked: previous.revoked,
-      ...(previous.revokedKeepUntil !== undefined && { revokedKeepUntil: previous.revokedKeepUntil }),
-    }),
-    ...(previous?.rotated && { rotated: previous.rotated.filter((key) => key.endsAt + KEEP_FOR_KV_MS > now) }),
-    ...(previous?.ending && { ending: previous.ending.filter((key) => key.endsAt + KEEP_FOR_KV_MS > now) }),
-    ...(previous?.keysChangedAt !== undefined &&
-      previous.keysChangedAt + KEEP_FOR_KV_MS > now && { keysChangedAt: previous.keysChangedAt }),
-    ...(limits && (sameDay || limits.keepUntil > now) && { limits }),
   };
   if (state.bannedUntil > 0 && state.bannedUntil <= t) {
     state.streakFrom = state.bannedUntil;
@@ -151,20 +101,6 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
  */
 function leaseSize(want: number, room: number): number {
   return Math.min(room, Math.max(1, Math.min(Math.floor(want), Math.floor(room * LEASE_SHARE))));
-}
-
-/**
- * The limits to decide by: the newest the object has been shown for this
- * budget, by any key's record or the operator API. Isolates send the limits
- * of the record they hold, and records can disagree for a while (a cached
- * one, a key of a rotated pair read before an update reached it); a stale
- * record never wins over a newer one (docs/operations.md#api-keys).
- */
-function learnLimits(state: LimiterState, limits: Limits, setAt: number, now: number): Limits {
-  if (!state.limits || setAt > state.limits.setAt) {
-    state.limits = { perMinute: limits.perMinute, perDay: limits.perDay, setAt, keepUntil: now + KEEP_FOR_KV_MS };
-  }
-  return { perMinute: state.limits.perMinute, perDay: state.limits.perDay };
 }
 
 export interface DecideOptions {
@@ -252,18 +188,22 @@ export function decide(
 
 /**
  * One lease request, as the object takes it: the asks whose answers were
- * lost give back their grants, the isolate's refusals are counted, a retried
- * ask gets its grant again without counting it twice, a revoked key is
- * refused without touching the budget, and the rest is decide().
+ * lost give back their grants, the isolate's refusals are counted, a key the
+ * account refuses (`keyRefused`: revoked, expired, unknown) is refused
+ * without touching its windows, a retried ask gets its grant again without
+ * counting it twice, and the rest is decide() by the account's `limits` (a caller without an account: its own).
  */
 export function acquire(
   previous: LimiterState | undefined,
   request: LeaseRequest,
   now: number,
   tally: UsageChange[] = [],
+  account: { limits?: Limits; keyRefused?: boolean } = {},
 ): { state: LimiterState; verdict: LeaseAnswer } {
+  const limits = account.limits ?? request.limits ?? ANONYMOUS_LIMITS;
+  const keyRefused = account.keyRefused ?? false;
   const state = settle(previous, [], request.refusals, request.ban, now, request.abandoned, tally);
-  const limits = learnLimits(state, request.limits, request.limitsSetAt ?? 0, now);
+  if (keyRefused) return { state, verdict: leaseAnswer(state, refusal(state, limits, now, false)) };
   const repeated = request.id === undefined ? undefined : state.grants!.find((grant) => grant.id === request.id);
   if (repeated && repeated.minuteStart === state.minuteStart && repeated.expiresAt > now) {
     // The first answer's grant, in the windows it was granted in (still the
@@ -280,9 +220,6 @@ export function acquire(
     // isolate hand its unspent part back to a window it was never counted in.
     state.grants = state.grants!.filter((grant) => grant !== repeated);
     takeBack(state, [repeated], tally);
-  }
-  if (request.keyId !== undefined && endedKeys(state, now).includes(request.keyId)) {
-    return { state, verdict: { ...leaseAnswer(state, refusal(state, limits, now, false)), keyRevoked: true } };
   }
   return decide(state, limits, request.ban, now, {
     want: request.want,
@@ -361,7 +298,8 @@ export function reservedGrants(state: LimiterState | undefined, now: number): Un
 }
 
 /**
- * What the operator API reports of a budget: its counts in both windows (grants included), streak, ban, revocations.
+ * What the operator API reports of an account: its counts in both windows (grants included), streak, ban, and the
+ * keys it refuses.
  */
 export interface Usage {
   minute: { count: number; reset: number };
@@ -372,14 +310,14 @@ export interface Usage {
   revoked: string[];
 }
 
-export function usageOf(previous: LimiterState | undefined, now: number): Usage {
+export function usageOf(previous: LimiterState | undefined, now: number, refusedKeys: string[] = []): Usage {
   const state = current(previous, now / 1000);
   return {
     minute: { count: state.minuteCount, reset: state.minuteStart + MINUTE_SECONDS },
     day: { count: state.dayCount, reset: state.dayStart + DAY_SECONDS },
     refusedInARow: state.refusedInARow,
     bannedUntil: state.bannedUntil,
-    revoked: endedKeys(state, now),
+    revoked: refusedKeys,
   };
 }
 
@@ -393,104 +331,6 @@ export function forgive(previous: LimiterState | undefined, now: number): Limite
   return { ...unban(previous, now), minuteCount: 0, dayCount: 0 };
 }
 
-/**
- * Limits from the operator API, stamped `setAt` (the stamp `keys update`
- * wrote into the key records; now when none is given): in force from every
- * isolate's next call, and never replaced by a record with an older stamp.
- */
-export function setLimits(
-  previous: LimiterState | undefined,
-  limits: Limits,
-  setAt: number,
-  now: number,
-): LimiterState {
-  const state = current(previous, now / 1000);
-  learnLimits(state, limits, setAt, now);
-  return state;
-}
-
-/** Marks one key of this budget revoked: refused from its next lease request on, kept until KV says so everywhere. */
-export function revokeKey(previous: LimiterState | undefined, keyId: string, now: number): LimiterState {
-  const state = current(previous, now / 1000);
-  return {
-    ...state,
-    revoked: [...new Set([...(state.revoked ?? []), keyId])],
-    revokedKeepUntil: now + KEEP_FOR_KV_MS,
-    keysChangedAt: now,
-  };
-}
-
-/**
- * Marks one key of this budget rotated away, ending at `endsAt` (Unix ms; now for a rotation without grace):
- * it acts only on itself from now on, and is refused from its end on, kept until KV says both everywhere.
- */
-export function rotateKeyAway(
-  previous: LimiterState | undefined,
-  keyId: string,
-  endsAt: number,
-  now: number,
-): LimiterState {
-  const state = current(previous, now / 1000);
-  return {
-    ...state,
-    rotated: [...(state.rotated ?? []).filter((key) => key.keyId !== keyId), { keyId, endsAt: Math.max(now, endsAt) }],
-    keysChangedAt: now,
-  };
-}
-
-/**
- * Gives one key of this budget an end (Unix ms: an update's `expiresAt`), kept until KV says it everywhere; a later
- * end replaces an earlier one.
- */
-export function endKeyAt(previous: LimiterState | undefined, keyId: string, endsAt: number, now: number): LimiterState {
-  const state = current(previous, now / 1000);
-  return {
-    ...state,
-    ending: [...(state.ending ?? []).filter((key) => key.keyId !== keyId), { keyId, endsAt }],
-    keysChangedAt: now,
-  };
-}
-
-/** The keys this object refuses at `now`: revoked, rotated away and past their grace, or past an end given them. */
-export function endedKeys(state: LimiterState, now: number): string[] {
-  const ended = [...(state.rotated ?? []), ...(state.ending ?? [])]
-    .filter((key) => key.endsAt <= now)
-    .map((key) => key.keyId);
-  return ended.length === 0 ? (state.revoked ?? []) : [...new Set([...(state.revoked ?? []), ...ended])];
-}
-
-/**
- * When the budget's keys last changed as far as KV's readers can tell (Unix ms; 0 when this object knows of no
- * change within KV's reach): the last revocation or rotation told, or a rotated key's grace ending since.
- */
-export function lastKeyChange(previous: LimiterState | undefined, now: number): number {
-  const state = current(previous, now / 1000);
-  return Math.max(
-    state.keysChangedAt ?? 0,
-    ...[...(state.rotated ?? []), ...(state.ending ?? [])].map((key) => key.endsAt).filter((endsAt) => endsAt <= now),
-  );
-}
-
-/** What the object knows of one key of its budget that KV may not show everywhere yet. */
-export interface KeyStanding {
-  /** Revoked, or rotated away and past its grace: refused. */
-  ended: boolean;
-  /** Rotated away (in its grace or past it): it acts only on itself. */
-  rotatedAway: boolean;
-  /** The end the object was told for it (a rotation's grace, an update's expiry), Unix ms; KV may not show it yet. */
-  endsAt?: number;
-}
-
-export function keyStanding(previous: LimiterState | undefined, keyId: string, now: number): KeyStanding {
-  const state = current(previous, now / 1000);
-  const ends = [...(state.rotated ?? []), ...(state.ending ?? [])].filter((key) => key.keyId === keyId);
-  return {
-    ended: endedKeys(state, now).includes(keyId),
-    rotatedAway: (state.rotated ?? []).some((key) => key.keyId === keyId),
-    ...(ends.length > 0 && { endsAt: Math.min(...ends.map((key) => key.endsAt)) }),
-  };
-}
-
 function leaseAnswer(state: LimiterState, verdict: Verdict, granted = 0, expiresAt = verdict.now): LeaseAnswer {
   return {
     ...verdict,
@@ -498,7 +338,6 @@ function leaseAnswer(state: LimiterState, verdict: Verdict, granted = 0, expires
     expiresAt,
     refusedInARow: state.refusedInARow,
     banEnds: state.bannedUntil,
-    revoked: endedKeys(state, verdict.now),
   };
 }
 
@@ -546,15 +385,7 @@ function banVerdict(state: LimiterState, limits: Limits, now: number): Verdict {
   };
 }
 
-/**
- * When this state stops mattering, in Unix seconds: the day window is over,
- * any ban has ended, and revocations and learned limits are past their keep time.
- */
+/** When this state stops mattering, in Unix seconds: the day window is over, and any ban has ended. */
 export function expiresAt(state: LimiterState): number {
-  const rotatedUntil = Math.max(
-    0,
-    ...[...(state.rotated ?? []), ...(state.ending ?? [])].map((key) => key.endsAt + KEEP_FOR_KV_MS),
-  );
-  const keptUntil = Math.max(state.revokedKeepUntil ?? 0, rotatedUntil, state.limits?.keepUntil ?? 0) / 1000;
-  return Math.ceil(Math.max(state.dayStart + DAY_SECONDS, state.bannedUntil, keptUntil));
+  return Math.ceil(Math.max(state.dayStart + DAY_SECONDS, state.bannedUntil));
 }

@@ -1,11 +1,9 @@
 /**
- * The messages between a worker isolate and a caller's Durable Object. During
- * a gradual deployment old isolates talk to a new object and new isolates to
- * an old one, so these shapes only ever grow: a new field is optional, and a
- * reader treats a missing field as the older behaviour
- * (docs/api.md#rate-limits). test/node/logic/limiter-protocol.test.ts pins them, so a
- * change is deliberate.
+ * The messages between a worker isolate and an account's Durable Object. During a gradual deployment old
+ * isolates talk to a new object and new isolates to an old one, so from the first release on these shapes only
+ * grow (docs/design/rate-limits.md#leases); test/node/logic/limiter-protocol.test.ts pins them.
  */
+import type { ApiKeyRecord, KeyStanding } from "./key-record";
 import type { Limits } from "./plans";
 
 export interface BanRule {
@@ -45,9 +43,8 @@ export interface Unspent {
   dayStart: number;
   count: number;
   /**
-   * The ask whose grant this was (absent from isolates older than it): the
-   * object marks the grant handed back, so the usage history no longer
-   * counts it as reserved (docs/api.md#usage). Sent with a count of 0 too.
+   * The ask whose grant this was, when the isolate heard its answer: the object marks the grant handed back, so
+   * the usage history no longer counts it as reserved (docs/api.md#usage). Sent with a count of 0 too.
    */
   grantId?: string;
 }
@@ -63,24 +60,22 @@ export interface RefusalBatch {
    * Every 429 the isolate decided itself (limited or banned) since its last
    * batch, by the minute it was answered in: [Unix seconds of the minute's
    * start, count]. The usage history's refusals; the object counts the ones
-   * it decides. Absent from isolates older than the history.
+   * it decides. Absent when there are none.
    */
   answered?: [number, number][];
 }
 
 /** An isolate asking for admissions: for a request waiting on it, or ahead of need (`speculative`). */
 export interface LeaseRequest {
+  /** Unique per ask; a retry of the same ask carries the same id and gets the same grant, counted once. */
+  id: string;
   /**
-   * Unique per ask; a retry of the same ask carries the same id and gets the
-   * same grant, counted once. Absent from isolates older than ids.
+   * The key presented, for an account's lease: the account answers its standing and record with the verdict, and
+   * counts nothing for a key it refuses.
    */
-  id?: string;
-  /** The key presented, so a key revoked through the operator API is refused without spending the budget. */
   keyId?: string;
-  /** The limits of the record the isolate holds. */
-  limits: Limits;
-  /** When those limits were set (Unix ms): the object keeps the newest limits it has been shown for the budget. */
-  limitsSetAt?: number;
+  /** The limits of a caller without an account (an address, an operator, a partner); an account has its own. */
+  limits?: Limits;
   ban: BanRule;
   /** Admissions wanted, the asking request's own included. */
   want: number;
@@ -114,12 +109,16 @@ export interface LeaseAnswer extends Verdict {
   refusedInARow: number;
   /** Exact end of a ban, Unix seconds (0 when none). */
   banEnds: number;
-  /** Keys of this budget revoked through the operator API. */
-  revoked: string[];
   /** Set when the request's refusal was not counted: the isolate counts it once the client has it. */
   refusalDeferred?: boolean;
-  /** Set when the key presented (`keyId`) is revoked: nothing was counted, and the request is not this budget's. */
-  keyRevoked?: boolean;
+  /** For an ask with a key: the key as the account decides it now (when not live, nothing was counted). */
+  key?: KeyAnswer;
+}
+
+/** The account's word on the key presented: its standing, and its record unless revoked or unknown. */
+export interface KeyAnswer {
+  standing: KeyStanding;
+  record?: ApiKeyRecord;
 }
 
 /** An isolate handing back what it did not spend, and sending refusals it answered itself. */

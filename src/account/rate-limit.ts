@@ -5,31 +5,28 @@ import { rateLimitHeaders, type WrittenHeadersByWindow } from "./rate-limit-head
 import type { LeaseClient } from "./lease-client";
 import type { Verdict } from "./protocol";
 import { keepRefusal, type WrittenRefusals } from "./refusal-replay";
-import { RequestAdmission, knownRevoked, type Budget, type CountedCallers } from "./request-admission";
+import { RequestAdmission, type Budget, type CountedCallers } from "./request-admission";
+import type { Admission } from "./lease-book";
 
 declare module "hono" {
   interface ContextVariableMap {
     /** Set by rateLimit(): the limiter's decision, for the request log. */
     limit?: Verdict["outcome"];
-    /**
-     * Set by an operation that revoked a key: its budget's revoked keys as the object answered, learned once it has
-     * answered.
-     */
-    revocation?: { budget: string; revoked: readonly string[] };
+    /** Keys this request changed in their accounts (keys/forget-key.ts): this isolate's word on them goes after it. */
+    changedKeys?: { account: string; keyId: string }[];
   }
 }
 
-const admit = (c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise<Verdict> =>
+const admit = (c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise<Admission> =>
   leases.admit(budget.name, new RequestAdmission(c, budget));
 
 /**
- * Admits or refuses the caller before anything else runs, from this isolate's
- * lease when it has one and from the budget's limiter object when it must;
- * refuses with 429 when the limits say so, and puts the rate-limit headers on
- * whatever response follows, errors included. A limiter that cannot answer
- * when it is needed fails closed (503). A key revoked through the operator
- * API is counted as what it now is, a caller without a valid key: it never
- * spends its budget nor counts toward its ban (docs/operations.md#api-keys).
+ * The one step that answers "may this caller do this now" (docs/design/rate-limits.md#key-state): for a key,
+ * its account says in one answer whether the key stands and whether its limits admit the request; from this
+ * isolate's lease when it has one, from the account when it must. A key the account refuses (unknown, revoked,
+ * expired) is counted as what the request then is, one without a valid key: it never spends the account's
+ * budget nor counts toward its ban. Refuses with 429 when the limits say so, and puts the rate-limit headers on
+ * whatever response follows, errors included. An account that cannot answer when needed fails closed (503).
  */
 export function rateLimit(
   leases: LeaseClient,
@@ -40,16 +37,13 @@ export function rateLimit(
   return async (c, next) => {
     const identified = callers.budgetOf(c);
     let budget = identified;
-    if (knownRevoked(leases, budget)) {
-      callers.demote(c);
-      budget = callers.budgetOf(c);
-    }
     let verdict = await admit(c, leases, budget);
-    // The budget's object refused the key as revoked without counting it: count the request by its address instead.
-    if (knownRevoked(leases, budget)) {
-      callers.demote(c);
-      budget = callers.budgetOf(c);
-      verdict = await admit(c, leases, budget);
+    if (verdict.key) {
+      callers.verified(c, verdict.key);
+      if (verdict.key.standing !== "live") {
+        budget = callers.budgetOf(c);
+        verdict = await admit(c, leases, budget);
+      }
     }
     c.set("limit", verdict.outcome);
     // Prepared before the response exists, so they join it as it is made: set afterwards, each header would copy the
@@ -78,7 +72,6 @@ export function rateLimit(
       return response;
     }
     await next();
-    const revocation = c.get("revocation");
-    if (revocation) leases.learnRevoked(revocation.budget, revocation.revoked);
+    for (const { account, keyId } of c.get("changedKeys") ?? []) leases.forgetKey(account, keyId);
   };
 }

@@ -2,13 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import type { LeaseClient } from "./lease-client";
 import type { BanRule, Verdict } from "./protocol";
-import {
-  RequestAdmission,
-  knownRevoked,
-  type Budget,
-  type CountedCallers,
-  type Recognition,
-} from "./request-admission";
+import { RequestAdmission, type Budget, type CountedCallers, type Recognition } from "./request-admission";
 import { rateLimitHeaders, type RateLimitHeaders, type WrittenHeadersByWindow } from "./rate-limit-headers";
 
 /**
@@ -126,13 +120,7 @@ export function replayRefusal(
     // A preflight is CORS's to answer; a plain OPTIONS is counted like any request, but rarely refused twice.
     const credential = c.req.method === "OPTIONS" ? undefined : callers.credentialOf(c);
     const refusal = credential === undefined ? undefined : written.get(credential);
-    if (
-      !refusal ||
-      refusal.bindings !== c.env ||
-      !refusal.recognition.holds(Date.now()) ||
-      knownRevoked(leases, refusal.budget)
-    )
-      return next();
+    if (!refusal || refusal.bindings !== c.env || !refusal.recognition.holds(Date.now())) return next();
     const verdict = leases.refuseKnown(
       refusal.budget.name,
       new RequestAdmission(c, refusal.budget, refusal.ban),

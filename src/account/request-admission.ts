@@ -1,16 +1,16 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { logLine } from "../lib/log";
-import type { AdmitContext, LeaseClient } from "./lease-client";
+import type { AdmitContext } from "./lease-client";
+import type { KnownKey } from "./lease-book";
 import type { Limits } from "./plans";
 
-/** What a request is counted against: a key's budget, or an address's. */
+/** What a request is counted against: a key's account (which decides the key too), or a caller without one. */
 export interface Budget {
   name: string;
-  limits: Limits;
-  /** When those limits were set, Unix ms: the budget's object keeps the newest it is shown. */
-  limitsSetAt: number;
-  /** The key's id, when a key is counted: the object may know it revoked before KV does. */
+  /** The limits of a caller without an account (an address, an operator, a partner). */
+  limits?: Limits;
+  /** The key presented, when an account counts the request: the account answers its standing. */
   keyId?: string;
   /** Its own ban rule, where it is not the service's (a partner is never banned). */
   ban?: AdmitContext["ban"];
@@ -22,8 +22,11 @@ export interface Budget {
  */
 export interface CountedCallers {
   budgetOf(c: Context<AppEnv>): Budget;
-  /** The caller's key is revoked: from now on the request is what it is, one without a valid key. */
-  demote(c: Context<AppEnv>): void;
+  /**
+   * The account's word on the key presented: a live key is the request's caller from now on; a key refused makes
+   * it what it is, a request without a valid key, counted as one.
+   */
+  verified(c: Context<AppEnv>, key: KnownKey): void;
   /**
    * What names the request's caller before it is identified, cheaply (the
    * key as sent, or the address group of a request with no credential);
@@ -37,20 +40,11 @@ export interface CountedCallers {
 /** A caller known by its credential (refusal-replay.ts), for as long as `holds` says. */
 export interface Recognition {
   credential: string;
-  /**
-   * True while the credential still names this caller as identified (its key's record is still the one the isolate
-   * holds, unexpired).
-   */
+  /** True while the credential still names this caller as identified. */
   holds(now: number): boolean;
   /** Sets the caller on a request named by the credential, as identification would. */
   restore(c: Context<AppEnv>): void;
 }
-
-/**
- * True when the key's budget has told this isolate the key is revoked (operator API), before KV has spread the news.
- */
-export const knownRevoked = (leases: LeaseClient, budget: Budget) =>
-  budget.keyId !== undefined && leases.knowsRevoked(budget.name, budget.keyId);
 
 /**
  * What the lease client may ask of one request: its budget, the ban rule,
@@ -59,8 +53,7 @@ export const knownRevoked = (leases: LeaseClient, budget: Budget) =>
  * answers cost little more than writing them (docs/design/performance.md#what-the-floors-show).
  */
 export class RequestAdmission implements AdmitContext {
-  readonly limits: Limits;
-  readonly limitsSetAt: number;
+  readonly limits: Limits | undefined;
   readonly keyId: string | undefined;
   readonly ban: AdmitContext["ban"];
   readonly #c: Context<AppEnv>;
@@ -68,7 +61,6 @@ export class RequestAdmission implements AdmitContext {
   constructor(c: Context<AppEnv>, budget: Budget, ban: AdmitContext["ban"] = budget.ban ?? c.get("config").ban) {
     this.#c = c;
     this.limits = budget.limits;
-    this.limitsSetAt = budget.limitsSetAt;
     this.keyId = budget.keyId;
     this.ban = ban;
   }

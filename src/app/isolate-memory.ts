@@ -6,15 +6,12 @@
  * it by the composition (worker.ts and the v1, v2 registries): nothing else keeps
  * state at module level.
  */
-import type { BudgetLiveness } from "../keys/live-budget";
 import type { StoredKey } from "../keys/lookup";
-import type { ApiKeyRecord } from "../account/key-record";
 import { TtlCache } from "../lib/ttl-cache";
 import { LeaseClient } from "../account/lease-client";
 import { WrittenRefusals } from "../account/refusal-replay";
 import type { WrittenHeaders } from "../account/rate-limit-headers";
 import type { WindowReport } from "../account/protocol";
-import type { Budget } from "../account/request-admission";
 import { OwnWrites } from "../read-your-writes/own-writes";
 import { VersionMemory } from "../read-your-writes/recent-version";
 import { WholeFills } from "../orders/whole-list/order-list-cache";
@@ -35,8 +32,8 @@ export const isolateMemory = {
    * credential it sent, 1,000 callers at most (about 1.5 KB each): repeated, with a new request
    * id, while the caller's book refuses it in the same state (at most a
    * second: the whole seconds in its headers change). Safe: it is replayed
-   * only while the key's record it was written for is the one `apiKeys`
-   * holds, under the same bindings (limiter/refusal-replay.ts).
+   * only while the account's word on the key it was written for is fresh (a
+   * lease's length), under the same bindings (account/refusal-replay.ts).
    */
   refusals: new WrittenRefusals(),
   /**
@@ -47,27 +44,12 @@ export const isolateMemory = {
    */
   refusalHeaders: new WeakMap<WindowReport, WrittenHeaders>(),
   /**
-   * API key records by the key as presented, so a known key costs no
-   * SHA-256 (keys/lookup.ts): a record for 5 s, an unknown or invalid one
-   * for 1 s, 10,000 at most. Safe: it only delays a
-   * revocation or update by those seconds, on top of KV's own propagation
-   * (docs/operations.md#api-keys).
+   * Keys' pointers (their id and account) by the key as presented, so a known
+   * key costs no SHA-256 (keys/lookup.ts): 5 minutes a pointer, 1 s a miss,
+   * 10,000 at most. Safe: a pointer never changes once written, and decides
+   * nothing: the key's account does.
    */
   apiKeys: new TtlCache<string, StoredKey>(10_000),
-  /**
-   * Each cached key record's budget as the limiter counts it (its name,
-   * limits and their stamp), worked out once per record: held weakly by the
-   * record, so it goes when the key caches above let the record go. Safe: a
-   * record's budget never changes; a changed key is a new record.
-   */
-  budgets: new WeakMap<ApiKeyRecord, Budget>(),
-  /**
-   * Key records by id, for console sessions (console/console-sessions.ts):
-   * as long as `apiKeys` keeps them (5 s a record, 1 s a miss), 10,000 at
-   * most. Safe for the same reason: a revoked key's session ends as soon as
-   * its requests with the key do.
-   */
-  sessionKeys: new TtlCache<string, ApiKeyRecord | null>(10_000),
   /**
    * Operators' console sessions this isolate found ended (signed out, their
    * operator revoked, their token replaced), for their 12 hours at most,
@@ -82,12 +64,6 @@ export const isolateMemory = {
    * made since is found at the guard, after the limiter, and here a minute later.
    */
   unknownOperatorTokens: new TtlCache<string, true>(1_000),
-  /**
-   * Whether each webhook budget has a live key (keys/live-budget.ts), for
-   * 5 s, 10,000 budgets at most. Safe: a revocation or expiry stops its
-   * deliveries that much later, as the key cache delays it for requests.
-   */
-  liveBudgets: new TtlCache<string, BudgetLiveness>(10_000),
   /**
    * The order list's version as last read, reused for ORDER_LIST_VERSION_REUSE_MS
    * by lists without a bookmark. Safe: such a list may be as stale as a

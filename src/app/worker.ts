@@ -12,7 +12,6 @@ import { isolateMemory } from "./isolate-memory";
 import { consolePageOperation } from "../console/console-page";
 import { operatorConsolePageOperation } from "../operator/console/operator-console-page";
 import { consoleSessionCredential, pruneConsoleSessions } from "../console/console-sessions";
-import { pruneBudgetEntries } from "../keys/budget-entries-prune";
 import { pruneOperatorSessions } from "../operator/operator-sessions";
 import { countedCallers } from "../keys/counted-callers";
 import { identifyCaller, type OtherCredential } from "../keys/identify-caller";
@@ -79,8 +78,8 @@ const credentialFor =
     return c.req.header("Authorization") === undefined ? callers(c, address) : undefined;
   };
 
-/** How callers are counted and known again: keys by their budgets, everyone else by address group. */
-const callers = countedCallers(isolateMemory.budgets, isolateMemory.apiKeys);
+/** How callers are counted and known again: keys by their accounts, everyone else by address group. */
+const callers = countedCallers();
 
 /**
  * What every request passes through before its operation, in order, each
@@ -99,7 +98,7 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
     identifyCaller(
       isolateMemory.apiKeys,
       credentialFor(
-        consoleSessionCredential(isolateMemory.sessionKeys),
+        consoleSessionCredential(),
         operatorCredential(
           isolateMemory.accessKeys,
           isolateMemory.endedOperatorSessions,
@@ -131,8 +130,7 @@ app.onError(handleError);
 /**
  * The Worker: the HTTP API and the console; and every minute (the cron) the
  * order events pruned past their age or budget, a batch at a time, the
- * endpoints' audit, their failing notices and both consoles' sessions past keeping, keys stopped for 30 days
- * taken out of their budgets' listings, and the webhook
+ * endpoints' audit, their failing notices and both consoles' sessions past keeping, and the webhook
  * dispatcher woken, should its alarm have been lost
  * (docs/design/order-events.md#the-dispatcher-never-stops).
  */
@@ -146,7 +144,6 @@ export default {
     ctx.waitUntil(pruneNotices(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env.DB, controller.scheduledTime));
     ctx.waitUntil(pruneOperatorSessions(env.DB, controller.scheduledTime));
-    ctx.waitUntil(pruneBudgetEntries(env.API_KEYS, controller.scheduledTime));
     ctx.waitUntil(dispatcherOf(env).wake());
   },
 } satisfies ExportedHandler<Env>;

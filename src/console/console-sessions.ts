@@ -6,12 +6,9 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
-import type { TtlCache } from "../lib/ttl-cache";
-import { CHALLENGE, sessionEndedMessage, type Caller, type OtherCredential } from "../keys/identify-caller";
-import { isUsable } from "../account/key-record";
+import { sessionEndedCaller, type Caller, type OtherCredential } from "../keys/identify-caller";
 import { budgetOf, type ApiKeyRecord } from "../account/key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
-import { findUsableRecordById } from "../keys/lookup";
 import {
   openSession,
   sealSession,
@@ -27,23 +24,15 @@ export type SessionVia = "key" | "link";
 const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 
 /** A session that has ended: 401, and its cookie cleared, so the browser stops sending it. */
-const ended = (c: Context<AppEnv>, address: string, why: string): Caller => ({
-  kind: "anonymous",
-  address,
-  rejection: {
-    code: "session_ended",
-    message: sessionEndedMessage(why),
-    headers: { "WWW-Authenticate": CHALLENGE, "Set-Cookie": sessionCookie(c.req.url, undefined) },
-  },
-});
+const ended = (c: Context<AppEnv>, address: string, why: string): Caller =>
+  sessionEndedCaller(address, why, sessionCookie(c.req.url, undefined));
 
 /**
- * The caller a session cookie stands for: its key, while the session is
- * neither expired nor signed out, and its key neither revoked nor expired
- * (read as briefly cached as a key presented in a header: the same 5 s), of
- * the budget it was opened for. Writes must come from this origin.
+ * The caller a session cookie stands for: its key, of the account it was opened for, while the session is
+ * neither expired nor signed out; whether the key stands is its account's to say, as for a key presented in a
+ * header (account/rate-limit.ts). Writes must come from this origin.
  */
-export function consoleSessionCredential(records: TtlCache<string, ApiKeyRecord | null>): OtherCredential {
+export function consoleSessionCredential(): OtherCredential {
   return async (c, address) => {
     const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url);
     // A deployment without the secret has no console: its cookies are not credentials (sign-in says why).
@@ -68,14 +57,16 @@ export function consoleSessionCredential(records: TtlCache<string, ApiKeyRecord 
         .first<{ ended_at: string | null }>(),
     );
     if (!row || row.ended_at !== null) return ended(c, address, "signed out, or replaced by a newer sign-in");
-    const record = await findUsableRecordById(c.env.API_KEYS, claims.keyId, records, now);
-    if (!record || !isUsable(record, now) || budgetOf(record) !== claims.budget)
-      return ended(c, address, "its key was revoked or expired");
     return {
-      kind: "key",
-      key: record,
+      kind: "presented",
+      keyId: claims.keyId,
+      account: claims.budget,
       address,
-      session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() },
+      session: {
+        id: claims.sid,
+        expiresAt: new Date(claims.expiresAt).toISOString(),
+        clearCookie: sessionCookie(c.req.url, undefined),
+      },
     };
   };
 }

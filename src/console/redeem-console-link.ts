@@ -4,7 +4,7 @@ import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
 import { CHALLENGE } from "../keys/identify-caller";
 import { isUsable } from "../account/key-record";
-import { findApiKeyById } from "../keys/lookup";
+import { findKeyById } from "../keys/lookup";
 import { CONSOLE, RedeemConsoleLink, SignedIn } from "./console-session-schemas";
 import { LINK_TOKEN, redeemConsoleLink } from "../console-kit/sign-in-links";
 import { openConsoleSession } from "./console-sessions";
@@ -48,9 +48,9 @@ export const redeemConsoleLinkOperation = defineOperation({
     if (!LINK_TOKEN.test(token)) throw invalidLink();
     const link = await redeemConsoleLink(c.env.DB, token);
     if (!link) throw invalidLink();
-    const stored = await findApiKeyById(c.env.API_KEYS, link.keyId);
-    if (!stored || !isUsable(stored.record)) throw invalidLink();
-    const { cookie, expiresAt } = await openConsoleSession(c, stored.record, "link", { linkBy: link.createdBy });
+    const key = await findKeyById(c.env, link.keyId);
+    if (!key || !isUsable(key)) throw invalidLink();
+    const { cookie, expiresAt } = await openConsoleSession(c, key, "link", { linkBy: link.createdBy });
     return jsonBody(c, { expiresAt }, 201, { "Set-Cookie": cookie, "Cache-Control": "no-store" });
   },
 });

@@ -79,9 +79,13 @@ export const keyEventOf = (row: KeyEventRow): KeyEvent => ({
  * sent, or the other side refused it unread): its audit row is taken back.
  */
 export class OperationNotTaken extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  /** What the client is answered instead, when the operation was refused (keys/key-refusal.ts). */
+  readonly answer: Error | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { answer?: Error }) {
     super(message, options);
     this.name = "OperationNotTaken";
+    this.answer = options?.answer;
   }
 }
 

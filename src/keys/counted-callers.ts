@@ -1,62 +1,36 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
-import type { Budget, CountedCallers, Recognition } from "../account/request-admission";
-import type { TtlCache } from "../lib/ttl-cache";
+import type { CountedCallers, Recognition } from "../account/request-admission";
 import { addressGroup } from "../lib/client-address";
 import { bearerToken } from "./bearer";
-import type { StoredKey } from "./lookup";
-import { ANONYMOUS_LIMITS, NEVER_BANNED, OPERATOR_LIMITS, PLAN_LIMITS_REVISED_AT } from "../account/plans";
-import { budgetOf, limitsFor, limitsStampOf, type ApiKeyRecord } from "../account/key-record";
-import { invalidCaller, OTHER_CREDENTIAL_HEADERS, sessionEndedCaller } from "./identify-caller";
+import { ANONYMOUS_LIMITS, NEVER_BANNED, OPERATOR_LIMITS } from "../account/plans";
+import { budgetOf } from "../account/key-record";
+import { OTHER_CREDENTIAL_HEADERS, refusedKeyCaller } from "./identify-caller";
 
 /**
- * How rateLimit() counts callers: a key against its budget, an operator and
- * a partner whose signature verified against their own,
- * anyone else against its address group. A key's budget is worked out once per record
- * the isolate holds (`budgets`, keyed by the cached record itself, so it
- * lives exactly as long as that record), not on every request. A key, or
- * an address group that sent no credential, is known again by what it sent
- * while the key's record is the one `apiKeys` holds; a cookie is never.
+ * How rateLimit() counts callers: a key against its account (which says in the same answer whether the key
+ * stands), an operator and a partner whose signature verified against their own, anyone else against its
+ * address group. A key, or an address group that sent no credential, is known again by what it sent while the
+ * account's word on the key is fresh; a cookie is never.
  */
-export const countedCallers = (
-  budgets: WeakMap<ApiKeyRecord, Budget>,
-  apiKeys: TtlCache<string, StoredKey>,
-): CountedCallers => ({
+export const countedCallers = (): CountedCallers => ({
   budgetOf(c) {
     const caller = c.get("caller");
-    if (caller.kind !== "key") {
-      if (caller.operator)
-        return { name: `operator:${caller.operator}`, limits: OPERATOR_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
-      if (caller.partner)
-        return {
-          name: `partner:${caller.partner.name}`,
-          limits: caller.partner.limits,
-          limitsSetAt: PLAN_LIMITS_REVISED_AT,
-          ban: NEVER_BANNED,
-        };
-      return { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS, limitsSetAt: PLAN_LIMITS_REVISED_AT };
-    }
-    let budget = budgets.get(caller.key);
-    if (!budget) {
-      budget = {
-        name: budgetOf(caller.key),
-        limits: limitsFor(caller.key),
-        limitsSetAt: limitsStampOf(caller.key),
-        keyId: caller.key.id,
-      };
-      budgets.set(caller.key, budget);
-    }
-    return budget;
+    if (caller.kind === "presented") return { name: caller.account, keyId: caller.keyId };
+    if (caller.kind === "key") return { name: budgetOf(caller.key), keyId: caller.key.id };
+    if (caller.operator) return { name: `operator:${caller.operator}`, limits: OPERATOR_LIMITS };
+    if (caller.partner)
+      return { name: `partner:${caller.partner.name}`, limits: caller.partner.limits, ban: NEVER_BANNED };
+    return { name: `ip:${caller.address}`, limits: ANONYMOUS_LIMITS };
   },
-  demote(c) {
+  verified(c, key) {
     const caller = c.get("caller");
-    // A console session learns why it ended: its key was revoked.
-    c.set(
-      "caller",
-      caller.kind === "key" && caller.session
-        ? sessionEndedCaller(caller.address, "its key was revoked")
-        : invalidCaller(caller.address),
-    );
+    if (caller.kind === "anonymous") return;
+    const { address, session } = caller;
+    if (key.standing === "live")
+      c.set("caller", { kind: "key", key: key.record!, address, ...(session && { session }) });
+    else
+      c.set("caller", refusedKeyCaller({ address, ...(session && { session }) }, key.standing, key.record?.expiresAt));
   },
   credentialOf,
   recognise(c) {
@@ -76,17 +50,10 @@ export const countedCallers = (
     // spaces) are identified in full each time, so no caller can fill the isolate with copies of one refusal.
     const authorization = c.req.header("Authorization");
     const token = bearerToken(authorization);
-    if (caller.session || token === undefined || authorization !== `Bearer ${token}`) return undefined;
-    const record = caller.key;
-    const expires = record.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);
-    return {
-      credential,
-      holds(now) {
-        const stored = apiKeys.get(token, now);
-        return now < expires && stored?.kind === "found" && stored.record === record;
-      },
-      restore,
-    } satisfies Recognition;
+    if (caller.kind !== "key" || caller.session || token === undefined || authorization !== `Bearer ${token}`)
+      return undefined;
+    // Repeated only while the account's word on the key is fresh: the lease client asks (refuseKnown).
+    return { credential, holds: () => true, restore } satisfies Recognition;
   },
 });
 

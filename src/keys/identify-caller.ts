@@ -1,8 +1,10 @@
 /**
- * Who is calling (docs/api.md#authentication): a valid API key, presented or
- * standing behind a console session, or an address group that did not
- * present one, and why. Worked out once per request, before the limiter;
- * nobody is refused here (require-api-key.ts refuses, after the count).
+ * Who is calling (docs/api.md#authentication): a key found in KV, presented or
+ * standing behind a console session, whose account then says in the same
+ * answer as its limits whether it stands (account/rate-limit.ts); or an
+ * address group that did not present one, and why. Worked out once per
+ * request, before the limiter; nobody is refused here (require-api-key.ts
+ * refuses, after the count).
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { findApiKey, type StoredKey } from "./lookup";
@@ -10,7 +12,7 @@ import type { TtlCache } from "../lib/ttl-cache";
 import type { AppEnv } from "../framework/app-env";
 import type { ErrorCode } from "../framework/api-error";
 import { parseBearer } from "./bearer";
-import type { ApiKeyRecord } from "../account/key-record";
+import type { ApiKeyRecord, KeyStanding } from "../account/key-record";
 import { addressGroup } from "../lib/client-address";
 import { logLine } from "../lib/log";
 import type { Limits } from "../account/plans";
@@ -24,10 +26,11 @@ export const CHALLENGE = 'Bearer realm="store-orders"';
  */
 export const OTHER_CREDENTIAL_HEADERS = ["Github-Public-Key-Signature", "Cf-Access-Jwt-Assertion"] as const;
 
-/** A console session (console/): which one, and until when it lasts. */
+/** A console session (console/): which one, until when it lasts, and the header that clears its cookie. */
 export interface CallerSession {
   id: string;
   expiresAt: string;
+  clearCookie: string;
 }
 
 /**
@@ -44,11 +47,12 @@ export interface Rejection {
 }
 
 /**
- * Who is calling: a valid API key (presented, or standing behind a console
- * session), or an address group (lib/client-address.ts) that did not present
- * one, and why.
+ * Who is calling: a key found, not yet verified (`presented`: its account says whether it stands); a key its
+ * account verified, as the account has it; or an address group (lib/client-address.ts) that did not present a
+ * valid key, and why.
  */
 export type Caller =
+  | { kind: "presented"; keyId: string; account: string; address: string; session?: CallerSession }
   | { kind: "key"; key: ApiKeyRecord; address: string; session?: CallerSession }
   | {
       kind: "anonymous";
@@ -77,7 +81,7 @@ export type OtherCredential = (c: Context<AppEnv>, address: string) => Promise<C
 
 declare module "hono" {
   interface ContextVariableMap {
-    /** Set by identifyCaller(); a key the limiter knows revoked is set again as an invalid caller. */
+    /** Set by identifyCaller(), and again by rateLimit() once the key's account has said whether it stands. */
     caller: Caller;
   }
 }
@@ -120,20 +124,8 @@ async function callerOf(
   if (bearer.kind === "missing") return { caller: { kind: "anonymous", address, rejection: MISSING_KEY } };
   const found = bearer.kind === "token" ? await findApiKey(kv, bearer.token, apiKeys) : undefined;
   if (found?.kind === "invalid") return { caller: invalidCaller(address), problems: found.problems };
-  const key = found?.kind === "found" ? found.record : undefined;
-  const expired = key?.expiresAt !== undefined && Date.parse(key.expiresAt) <= Date.now();
-  if (key && key.revokedAt === undefined && !expired) return { caller: { kind: "key", key, address } };
-  // Malformed, unknown and revoked keys get the same answer: nothing here helps someone guessing keys. An
-  // expired key says so, so its owner knows to ask for a new one rather than check for a typo.
-  if (expired)
-    return {
-      caller: {
-        kind: "anonymous",
-        address,
-        rejection: invalidKey(`The API key expired at ${key!.expiresAt}. Ask for a new one.`),
-      },
-    };
-  return { caller: invalidCaller(address) };
+  if (found?.kind !== "found") return { caller: invalidCaller(address) };
+  return { caller: { kind: "presented", keyId: found.pointer.keyId, account: found.pointer.account, address } };
 }
 
 /**
@@ -144,14 +136,37 @@ export function invalidCaller(address: string): Caller {
   return { kind: "anonymous", address, rejection: INVALID_KEY };
 }
 
-export const sessionEndedMessage = (why: string) => `Your console session has ended (${why}). Sign in again.`;
+/**
+ * A caller whose key its account refused: malformed, unknown and revoked keys get the same answer (nothing here
+ * helps someone guessing keys); an expired key says so, so its owner asks for a new one rather than check for a
+ * typo. A console session learns why it ended.
+ */
+export function refusedKeyCaller(
+  caller: { address: string; session?: CallerSession },
+  standing: Exclude<KeyStanding, "live">,
+  expiresAt?: string,
+): Caller {
+  if (caller.session)
+    return sessionEndedCaller(caller.address, "its key was revoked or expired", caller.session.clearCookie);
+  if (standing === "expired")
+    return {
+      kind: "anonymous",
+      address: caller.address,
+      rejection: invalidKey(`The API key expired${expiresAt ? ` at ${expiresAt}` : ""}. Ask for a new one.`),
+    };
+  return invalidCaller(caller.address);
+}
 
-/** A caller whose console session has ended (console/): 401 session_ended, saying why. */
-export function sessionEndedCaller(address: string, why: string): Caller {
+/** A caller whose console session has ended (console/): 401 session_ended, saying why, its cookie cleared. */
+export function sessionEndedCaller(address: string, why: string, clearCookie: string): Caller {
   return {
     kind: "anonymous",
     address,
-    rejection: { code: "session_ended", message: sessionEndedMessage(why), headers: { "WWW-Authenticate": CHALLENGE } },
+    rejection: {
+      code: "session_ended",
+      message: `Your console session has ended (${why}). Sign in again.`,
+      headers: { "WWW-Authenticate": CHALLENGE, "Set-Cookie": clearCookie },
+    },
   };
 }
 

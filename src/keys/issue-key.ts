@@ -1,15 +1,16 @@
 /**
- * Issuing API keys: a new key and its record, and the KV entries they are
- * stored as. `npm run keys`, the tests and the benchmark issue keys, and the
- * worker when a key rotates itself (keys/own-keys). It uses Web Crypto only, so
- * it runs in Node (the keys command) and in workerd.
+ * Issuing API keys: a new key and its record, stored as its pointer in KV and its row in its account. The
+ * operator API (`npm run keys`), a rotation, the tests and the benchmark issue keys. It uses Web Crypto only, so
+ * it runs in Node and in workerd.
  */
+import { accountOf } from "../account/account-stub";
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
-import { storeKeyRecord, type KvWriter } from "./kv-layout";
+import { projectKey, storeKeyPointer } from "./kv-layout";
 import { sha256Hex } from "../lib/digest";
+import { callDependency } from "../lib/call-dependency";
 import type { Scope } from "../framework/operations/scopes";
-import { DEFAULT_SCOPES, type ApiKeyRecord } from "../account/key-record";
+import { budgetOf, DEFAULT_SCOPES, type ApiKeyRecord } from "../account/key-record";
 import type { Limits, Plan } from "../account/plans";
 import { BASE62, KEY_RANDOM_LENGTH, keyChecksum } from "./key-format";
 
@@ -47,11 +48,8 @@ export interface KeyOptions {
   plan: Plan;
   name: string;
   limits?: Limits;
-  limitsSetAt?: string;
   scopes?: Scope[];
   expiresAt?: string;
-  budget?: string;
-  revokedAt?: string;
 }
 
 /** A new key and its record: the one place a record is made. */
@@ -64,19 +62,27 @@ export function newApiKey(prefix: KeyPrefix, options: KeyOptions): { key: string
     name: options.name,
     createdAt: new Date().toISOString(),
     ...(options.limits && { limits: options.limits }),
-    ...(options.limitsSetAt && { limitsSetAt: options.limitsSetAt }),
     scopes: options.scopes ?? [...DEFAULT_SCOPES],
     ...(options.expiresAt && { expiresAt: options.expiresAt }),
-    ...(options.budget && { budget: options.budget }),
-    ...(options.revokedAt && { revokedAt: options.revokedAt }),
   };
   return { key, record };
 }
 
+/** What a new key of an existing account is made of in the Worker: the key itself never leaves it. */
+export function newKeyOf(prefix: KeyPrefix): { key: string; made: Pick<ApiKeyRecord, "id" | "start" | "createdAt"> } {
+  const key = generateApiKey(prefix);
+  return {
+    key,
+    made: { id: generateKeyId(), start: key.slice(0, KEY_START_LENGTH), createdAt: new Date().toISOString() },
+  };
+}
+
 /**
- * Stores a key through a KV binding (the worker, the tests and the bench), with the entries `npm run keys` writes
- * through wrangler.
+ * Stores a new key: its pointer in KV first (a pointer its account does not know yet finds the key unknown), then
+ * its row in its account, the key's one home, then its entry for the operators' search.
  */
-export async function putApiKey(kv: KvWriter, key: string, record: ApiKeyRecord): Promise<void> {
-  await storeKeyRecord(kv, await sha256Hex(key), record);
+export async function storeNewKey(env: Pick<Env, "API_KEYS" | "ACCOUNTS">, key: string, record: ApiKeyRecord) {
+  await storeKeyPointer(env.API_KEYS, await sha256Hex(key), record);
+  await callDependency("account", () => accountOf(env.ACCOUNTS, budgetOf(record)).addKey(record));
+  await projectKey(env.API_KEYS, record);
 }

@@ -1,44 +1,41 @@
+/**
+ * Finding a key's account: by the key presented (its pointer in KV, kept
+ * per isolate) or by its id (an operator's, a console session's). Both are
+ * written once and never change, so a cached copy is as good as KV; what the
+ * key may do is its account's to say (account/account.ts).
+ */
+import { accountOf } from "../account/account-stub";
 import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { sha256Hex } from "../lib/digest";
-import { idName, recordName } from "./kv-layout";
-import { ApiKeyRecord } from "../account/key-record";
+import type { ApiKeyRecord } from "../account/key-record";
+import { idName, KeyPointer, pointerName } from "./kv-layout";
 
-/**
- * Lifetimes of the per-isolate key cache. They bound how long a revoked key
- * keeps working in one isolate on top of KV's own propagation (about 60 s),
- * and how long a key created a moment ago can stay unknown where it was just
- * tried: misses are kept more briefly than hits.
- */
-const KEY_CACHE_HIT_MS = 5_000;
-const KEY_CACHE_MISS_MS = 1_000;
-// KV's edge cache lifetime; 60 s is its default and adds no delay beyond propagation.
+/** A pointer is kept this long per isolate (it never changes); a miss briefly, so a key made a moment ago is found. */
+const POINTER_HIT_MS = 300_000;
+const POINTER_MISS_MS = 1_000;
+// KV's edge cache lifetime: a pointer never changes, so only a miss (a key made a moment ago) waits on it.
 const KV_CACHE_TTL_SECONDS = 60;
 
-/**
- * What KV holds for a key: its record, nothing, or a record that does not fit the schema (what is wrong, never the
- * values).
- */
+/** What KV holds for a key presented: its pointer, nothing, or an entry that does not fit (what is wrong). */
 export type StoredKey =
-  | { kind: "found"; record: ApiKeyRecord }
+  | { kind: "found"; pointer: KeyPointer }
   | { kind: "unknown" }
   | { kind: "invalid"; problems: string };
 
-function readRecord(stored: unknown): StoredKey {
+function readPointer(stored: unknown): StoredKey {
   if (stored === null) return { kind: "unknown" };
-  const parsed = ApiKeyRecord.safeParse(stored);
-  if (parsed.success) return { kind: "found", record: parsed.data };
+  const parsed = KeyPointer.safeParse(stored);
+  if (parsed.success) return { kind: "found", pointer: parsed.data };
   return {
     kind: "invalid",
-    problems: parsed.error.issues.map((issue) => `${issue.path.join(".") || "record"}: ${issue.message}`).join("; "),
+    problems: parsed.error.issues.map((issue) => `${issue.path.join(".") || "pointer"}: ${issue.message}`).join("; "),
   };
 }
 
 /**
- * What KV holds for an API key, through the isolate's cache (isolate-memory.ts):
- * kept under the key as presented, so a hit costs no digest (the request
- * carried the key into this memory anyway; only its hash names it in KV, and
- * neither reaches a log or an error); only a valid record is kept as long as a hit.
+ * The pointer of a key presented, through the isolate's cache (isolate-memory.ts): kept under the key as
+ * presented, so a hit costs no digest (only its hash names it in KV, and neither reaches a log or an error).
  */
 export async function findApiKey(
   kv: KVNamespace,
@@ -48,56 +45,32 @@ export async function findApiKey(
 ): Promise<StoredKey> {
   const cached = cache.get(token, now);
   if (cached !== undefined) return cached;
-
   const hash = await sha256Hex(token);
   const stored = await callDependency("KV", () =>
-    kv.get<unknown>(recordName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }),
+    kv.get<unknown>(pointerName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }),
   );
-  const found = readRecord(stored);
-  cache.set(token, found, found.kind === "found" ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
+  const found = readPointer(stored);
+  cache.set(token, found, found.kind === "found" ? POINTER_HIT_MS : POINTER_MISS_MS, now);
   return found;
 }
 
-/**
- * A key's record by its id, and the hash it is stored under, for the operator API (two KV reads, no cache: operators
- * want what KV holds now).
- */
-/** A key's record and the hash of the key it is stored under. */
-export interface StoredKeyRecord {
-  hash: string;
-  record: ApiKeyRecord;
-}
-
-export async function findApiKeyById(kv: KVNamespace, keyId: string): Promise<StoredKeyRecord | null> {
-  const hash = (await callDependency("KV", () => kv.get(idName(keyId))))?.trim();
-  if (hash === undefined) return null;
-  const stored = await callDependency("KV", () => kv.get<unknown>(recordName(hash), { type: "json" }));
-  return stored === null ? null : { hash, record: ApiKeyRecord.parse(stored) };
-}
-
-/**
- * A key's record by its id, through the isolate's cache, for a console
- * session (console/): kept as briefly as a key's record is, so a revocation
- * or expiry ends the session when it ends the key's own requests. Null for
- * no key, or a record that does not fit.
- */
-export async function findUsableRecordById(
+/** The account of a key by its id (null: no such key), through a cache when given: it never changes. */
+export async function accountOfKey(
   kv: KVNamespace,
   keyId: string,
-  cache: TtlCache<string, ApiKeyRecord | null>,
+  cache?: TtlCache<string, string | null>,
   now = Date.now(),
-): Promise<ApiKeyRecord | null> {
-  const cached = cache.get(keyId, now);
+): Promise<string | null> {
+  const cached = cache?.get(keyId, now);
   if (cached !== undefined) return cached;
-  const hash = (await callDependency("KV", () => kv.get(idName(keyId), { cacheTtl: KV_CACHE_TTL_SECONDS })))?.trim();
-  const stored =
-    hash === undefined
-      ? null
-      : await callDependency("KV", () =>
-          kv.get<unknown>(recordName(hash), { type: "json", cacheTtl: KV_CACHE_TTL_SECONDS }),
-        );
-  const found = readRecord(stored);
-  const record = found.kind === "found" ? found.record : null;
-  cache.set(keyId, record, record ? KEY_CACHE_HIT_MS : KEY_CACHE_MISS_MS, now);
-  return record;
+  const account = (await callDependency("KV", () => kv.get(idName(keyId), { cacheTtl: KV_CACHE_TTL_SECONDS }))) ?? null;
+  cache?.set(keyId, account, account === null ? POINTER_MISS_MS : POINTER_HIT_MS, now);
+  return account;
+}
+
+/** A key as its account has it now, by id (null: no such key): an operator's view, never a copy. */
+export async function findKeyById(env: Env, keyId: string): Promise<ApiKeyRecord | null> {
+  const account = await accountOfKey(env.API_KEYS, keyId);
+  if (account === null) return null;
+  return callDependency("account", () => accountOf(env.ACCOUNTS, account).key(keyId));
 }

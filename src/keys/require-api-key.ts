@@ -15,6 +15,7 @@ export function requireApiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv> 
     const caller = c.get("caller");
     if (caller.kind === "anonymous")
       throw new ApiError(caller.rejection.code, caller.rejection.message, caller.rejection.headers);
+    if (caller.kind === "presented") throw new Error("a key reached its guard unverified: rateLimit() must run first");
     if (scope !== ANY_KEY && !caller.key.scopes.includes(scope)) {
       throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
         "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,

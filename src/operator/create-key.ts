@@ -6,7 +6,7 @@ import { Scope } from "../framework/operations/scopes";
 import { Plan } from "../account/plans";
 import { DEFAULT_SCOPES } from "../account/key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
-import { keyPrefixOf, newApiKey, putApiKey } from "../keys/issue-key";
+import { keyPrefixOf, newApiKey, storeNewKey } from "../keys/issue-key";
 import { NO_STORE } from "./named-operators/named-operator";
 import { AdminKey, adminKeyOf, checkedExpiry, FutureInstant, LimitField, limitsAsked } from "./admin-key";
 
@@ -64,7 +64,7 @@ export const createKey = defineOperation({
         changes: { plan, name, scopes, ...(limits && { limits }), ...(expiresAt && { expiresAt }) },
         actor: c.get("operator") ?? "operator",
       },
-      () => putApiKey(c.env.API_KEYS, key, record),
+      () => storeNewKey(c.env, key, record),
     );
     // The key is never logged or kept: this answer is its one showing.
     return jsonBody(c, { key, ...adminKeyOf(record) }, 201, NO_STORE);

@@ -48,8 +48,8 @@ const TimelineEntry = z.object({
 });
 
 /** The budget's first keys by id, MAX_KEYS_PAGE at most, each with its state, newest first; whether more are listed. */
-async function keysOfBudget(kv: KVNamespace, budget: string, now: number) {
-  const page = await budgetKeysPage(kv, budget, { limit: MAX_KEYS_PAGE });
+async function keysOfBudget(accounts: Env["ACCOUNTS"], budget: string, now: number) {
+  const page = await budgetKeysPage(accounts, budget, { limit: MAX_KEYS_PAGE });
   const keys = page.keys
     .map((record) => ({ ...record, state: keyState(record, now) }))
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
@@ -119,7 +119,7 @@ export const getBudget = keyOperation(
   async (c, { record }) => {
     const budget = budgetOf(record);
     const db = c.env.DB;
-    const { keys, more } = await keysOfBudget(c.env.API_KEYS, budget, Date.now());
+    const { keys, more } = await keysOfBudget(c.env.ACCOUNTS, budget, Date.now());
     // A key made a moment ago elsewhere may not be listed yet; the one asked for always is.
     if (!keys.some(({ id }) => id === record.id)) keys.unshift({ ...record, state: keyState(record, Date.now()) });
     const ids = JSON.stringify(keys.map(({ id }) => id));

@@ -1,6 +1,6 @@
 import { budgetOf } from "../account/key-record";
 import { jsonBody } from "../framework/counted-body";
-import { keyOperation, limiterOf } from "./key-operation";
+import { keyOperation, accountOfRecord } from "./key-operation";
 
 /** A key's budget as its object counts it now. */
 export const getKeyUsage = keyOperation(
@@ -12,5 +12,5 @@ export const getKeyUsage = keyOperation(
     description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys.",
   },
   async (c, { record }) =>
-    jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage: await limiterOf(c, record).usage() }),
+    jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage: await accountOfRecord(c, record).usage() }),
 );

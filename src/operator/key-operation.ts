@@ -5,19 +5,22 @@ import type { AppEnv } from "../framework/app-env";
 import { ApiError, type ErrorCode } from "../framework/api-error";
 import type { KeyOperation } from "../keys/audit";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
-import { findApiKeyById, type StoredKeyRecord } from "../keys/lookup";
+import { findKeyById } from "../keys/lookup";
 import { budgetOf, KeyIdParams, type ApiKeyRecord } from "../account/key-record";
 import type { Usage } from "../account/policy";
+import { accountOf } from "../account/account-stub";
 import type { usageQueryParameters } from "../usage/usage-operations";
 import { jsonBody } from "../framework/counted-body";
 
-async function keyOf(c: Context<AppEnv>, keyId: string): Promise<StoredKeyRecord> {
-  const found = await findApiKeyById(c.env.API_KEYS, keyId);
+async function keyOf(c: Context<AppEnv>, keyId: string): Promise<ApiKeyRecord> {
+  const found = await findKeyById(c.env, keyId);
   if (!found) throw new ApiError("not_found", `No key ${keyId}.`);
   return found;
 }
 
-export const limiterOf = (c: Context<AppEnv>, record: ApiKeyRecord) => c.env.ACCOUNTS.getByName(budgetOf(record));
+/** The account of a key. */
+export const accountOfRecord = (c: Context<AppEnv>, record: ApiKeyRecord) =>
+  accountOf(c.env.ACCOUNTS, budgetOf(record));
 
 /**
  * Does one operator action on a key's budget with its audit row (the
@@ -59,9 +62,9 @@ const OPERATOR = {
 
 /**
  * An operation of the operator API (docs/operations.md#operator-api) on a
- * key's budget: the key from the path, then the action. The actions reach
- * every isolate through the budget's Durable Object at its next call (within
- * a lease's length, 5 s), sooner than KV spreads a change.
+ * key's account: the key from the path, as its account has it, then the
+ * action, which reaches every isolate at its next ask of the account (within
+ * a lease's length, 5 s).
  */
 export function keyOperation(
   spec: {
@@ -77,7 +80,7 @@ export function keyOperation(
     requestBody?: { description: string; schema: z.ZodType };
     status?: 200 | 201;
   },
-  handle: (c: Context<AppEnv>, key: StoredKeyRecord) => Promise<Response>,
+  handle: (c: Context<AppEnv>, key: { record: ApiKeyRecord }) => Promise<Response>,
 ): Operation {
   return defineOperation({
     ...OPERATOR,
@@ -97,7 +100,7 @@ export function keyOperation(
     },
     params: { schema: KeyIdParams, invalid: keyIdInvalid },
     async handle(c, { keyId }) {
-      return handle(c, await keyOf(c, keyId));
+      return handle(c, { record: await keyOf(c, keyId) });
     },
   });
 }

@@ -25,9 +25,9 @@ export const rotateAnyKey = keyOperation(
     body: RotatedKey,
     status: 201,
   },
-  async (c, stored) => {
+  async (c, { record }) => {
     const { graceSeconds } = await readOptionalJsonBody(c, RotateOwnKey);
-    const rotated = await rotateKey(c, stored, graceSeconds, c.get("operator") ?? "operator");
+    const rotated = await rotateKey(c, record, graceSeconds, c.get("operator") ?? "operator");
     return jsonBody(c, rotated, 201, NO_STORE);
   },
 );

@@ -1,5 +1,5 @@
 import { callDependency } from "../lib/call-dependency";
-import { audited, keyOperation, limiterOf } from "./key-operation";
+import { audited, keyOperation, accountOfRecord } from "./key-operation";
 
 /** Ends a budget's ban now, audited. */
 export const unbanKey = keyOperation(
@@ -11,5 +11,5 @@ export const unbanKey = keyOperation(
     description: "Ends the budget's ban and starts its streak over; audited with the operator's name.",
   },
   (c, { record }) =>
-    audited(c, record, "unban", {}, () => callDependency("rate limiter", () => limiterOf(c, record).unban())),
+    audited(c, record, "unban", {}, () => callDependency("rate limiter", () => accountOfRecord(c, record).unban())),
 );

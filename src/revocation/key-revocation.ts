@@ -1,8 +1,8 @@
 /**
- * Revoking a key, by whoever asks (its budget's own keys, an operator, the
- * keys command through the operator API, GitHub's secret scanning): its
- * record revoked in KV, its budget's object told (every isolate refuses it
- * within a lease's length), audited with why. A key revoked as leaked ends
+ * Revoking a key, by whoever asks (its account's own keys, an operator, the
+ * keys command through the operator API, GitHub's secret scanning): revoked
+ * in its account, which every isolate asks about the key (it is refused
+ * everywhere within a lease's length), audited with why. A key revoked as leaked ends
  * what it started (docs/api.md#what-a-leak-ends): whoever held it may act
  * before its owner, so every webhook endpoint it made or last aimed is
  * disabled, and its console sessions and links end; the keys it made by
@@ -10,26 +10,26 @@
  * silently.
  */
 import type { Context } from "hono";
-import { z } from "zod";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
-import { budgetOf, type ApiKeyRecord } from "../account/key-record";
+import { budgetOf, RevocationReason as KeyRevocationReason, type ApiKeyRecord } from "../account/key-record";
+import { revoked } from "../account/account-keys";
+import { accountOf } from "../account/account-stub";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audited-key-operation";
 import { OperationNotTaken } from "../keys/audit";
-import { storeKeyRecord } from "../keys/kv-layout";
+import { projectKey } from "../keys/kv-layout";
+import { forgetKey } from "../keys/forget-key";
 import type { Usage } from "../account/policy";
 import { endEverySessionOfKey } from "../console/console-sessions";
 import { disableForLeak } from "../webhook-delivery/endpoint-table";
 import { auditedEndpointChange } from "../webhook-delivery/endpoint-audit-rows";
 import { endpointsStartedBy, type EndpointAuditRow } from "./endpoints-a-key-started";
 
-export const RevocationReason = z
-  .enum(["leaked", "retired"])
-  .describe(
-    "leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console " +
-      "sessions); retired (the default): it is no longer used",
-  );
-export type RevocationReason = z.infer<typeof RevocationReason>;
+export const RevocationReason = KeyRevocationReason.describe(
+  "leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console " +
+    "sessions); retired (the default): it is no longer used",
+);
+export type RevocationReason = KeyRevocationReason;
 
 /** What a revocation is asked with: why, who asks, and where a scanner found the key. */
 export interface RevocationAsked {
@@ -66,31 +66,30 @@ const MAX_ROTATION_DEPTH = 8;
 const MAX_FOUND_URL = 2_048;
 
 /**
- * Revokes a stored key, or finishes a revocation that did not reach its budget's object (asked again). A key
- * revoked already as retired and now reported leaked has its leak ended then: a leak found late still ends.
- * In order: the record revoked, then the budget's object told (from then on no request of the key changes an
- * endpoint or a key: each asks the object), then what the key started is chosen and ended, then the audit
- * row says what ended, and last the record says when the leak ended (`leakEndedAt`). A revocation that fails
- * part way keeps its row marked unknown, and asking again (its owner, an operator, GitHub sending its report
- * again) ends the leak again until the record says it has ended.
+ * Revokes a key, or finishes a revocation as leaked that did not finish (asked again). A key revoked already as
+ * retired and now reported leaked has its leak ended then: a leak found late still ends. In order: the audit
+ * row, then the key revoked in its account (from then on every isolate refuses it within a lease, and no request
+ * of it changes an endpoint or a key), then what the key started is chosen and ended, then the audit row says
+ * what ended, and last the account records that the leak ended (`leakEndedAt`). A revocation that fails part way
+ * keeps its row marked unknown, and asking again (its owner, an operator, GitHub sending its report again) ends
+ * the leak again until the account says it has ended.
  */
-export async function revokeKey(
-  c: Context<AppEnv>,
-  stored: { hash: string; record: ApiKeyRecord },
-  asked: RevocationAsked,
-): Promise<Revocation> {
-  const { hash, record } = stored;
+export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked: RevocationAsked): Promise<Revocation> {
   const { DB: db, API_KEYS: kv } = c.env;
   const budget = budgetOf(record);
+  const account = accountOf(c.env.ACCOUNTS, budget);
   const leaking = asked.reason === "leaked" && record.leakEndedAt === undefined;
-  const revokedAt = record.revokedAt ?? new Date().toISOString();
-  const reason: RevocationReason = leaking
-    ? "leaked"
-    : record.revokedAt
-      ? (record.revokedReason ?? "retired")
-      : asked.reason;
-  const tellObject = () => callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).revoke(record.id));
-  let usage: Usage;
+  // The account keeps a revoked key's first time and reason; this is what it will hold.
+  const expected = revoked(record, asked.reason, new Date().toISOString());
+  const { revokedAt, revokedReason: reason } = expected as Required<Pick<ApiKeyRecord, "revokedAt" | "revokedReason">>;
+  const revoke = async () => {
+    const done = await callDependency("account", () => account.revokeKey(record.id, asked.reason, revokedAt));
+    if (!done) throw new OperationNotTaken("no such key");
+    forgetKey(c, done.after);
+    if (done.before.revokedAt === undefined || done.before.revokedReason !== done.after.revokedReason)
+      await projectKey(kv, done.after);
+    return done.after;
+  };
   let leak: LeakEnded | undefined;
   if (record.revokedAt && !leaking) {
     const repeat = {
@@ -99,35 +98,33 @@ export async function revokeKey(
       changes: { revokedAt, reason, budget },
       actor: asked.actor,
     };
-    usage = asked.auditRepeat ? await auditedKeyOperation(db, repeat, tellObject) : await tellObject();
+    if (asked.auditRepeat) await auditedKeyOperation(db, repeat, revoke);
+    else await revoke();
   } else {
     const found = asked.found && {
       ...(asked.found.url && { foundAt: asked.found.url.slice(0, MAX_FOUND_URL) }),
       ...(asked.found.source && { source: asked.found.source.slice(0, 64) }),
     };
     const changes = { revokedAt, reason, budget, ...(leaking && { leakedAt: new Date().toISOString(), ...found }) };
-    usage = await auditedKeyOperation(
+    await auditedKeyOperation(
       db,
       { operation: "revoke", keyId: record.id, changes, actor: asked.actor },
       async (rowId) => {
-        if (!record.revokedAt || record.revokedReason !== reason)
-          await storeKeyRecord(kv, hash, { ...record, revokedAt, revokedReason: reason });
-        const told = await tellObject();
-        if (leaking) {
-          leak = await endWhatTheKeyStarted(db, record, asked.actor);
-          const leakEndedAt = new Date().toISOString();
-          await addKeyEventChanges(db, rowId, {
-            leakEndedAt,
-            endpointsDisabled: leak.endpointsDisabled,
-            rotatedInto: leak.rotatedInto,
-          });
-          await storeKeyRecord(kv, hash, { ...record, revokedAt, revokedReason: "leaked", leakEndedAt });
-        }
-        return told;
+        await revoke();
+        if (!leaking) return;
+        leak = await endWhatTheKeyStarted(db, record, asked.actor);
+        const leakEndedAt = new Date().toISOString();
+        await addKeyEventChanges(db, rowId, {
+          leakEndedAt,
+          endpointsDisabled: leak.endpointsDisabled,
+          rotatedInto: leak.rotatedInto,
+        });
+        const ended = await callDependency("account", () => account.endLeak(record.id, leakEndedAt));
+        if (ended) await projectKey(kv, ended);
       },
     );
   }
-  c.set("revocation", { budget, revoked: usage.revoked });
+  const usage = await callDependency("account", () => account.usage());
   return { revokedAt, reason, usage, ...(leak && { leak }) };
 }
 

@@ -4,7 +4,7 @@ import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { budgetOf, KeyIdParams } from "../account/key-record";
-import { findApiKeyById } from "../keys/lookup";
+import { findKeyById } from "../keys/lookup";
 import { RevocationReason, revokeKey } from "./key-revocation";
 
 const RevokeBody = z.strictObject({
@@ -15,9 +15,8 @@ const RevokeBody = z.strictObject({
 
 /**
  * POST /admin/keys/{keyId}/revoke (docs/operations.md#operator-api): any key
- * revoked for good, by an operator or `npm run keys -- revoke` (which writes
- * KV first and asks again here to tell the budget's object, and to end a
- * leak). Audited with the operator's name.
+ * revoked for good in its account, by an operator or `npm run keys -- revoke`.
+ * Audited with the operator's name.
  */
 export const revokeAnyKey = defineOperation({
   operator: true,
@@ -29,12 +28,9 @@ export const revokeAnyKey = defineOperation({
   path: "/keys/{keyId}/revoke",
   summary: "Revoke a key, for good, everywhere within a lease",
   description:
-    "Writes the key's record revoked (KV, for good), then has the budget's object refuse the key from " +
-    "every isolate's " +
-    "next call, without counting it, " +
-    "until KV has spread the record; with reason leaked (and where it was found), every webhook endpoint it made or " +
-    "last aimed is disabled and its " +
-    "console sessions end (docs/api.md#what-a-leak-ends); audited.",
+    "Revokes the key for good in its account: every isolate refuses it from its next ask (within 5 s), without " +
+    "counting it; with reason leaked (and where it was found), every webhook endpoint it made or last aimed is " +
+    "disabled and its console sessions end (docs/api.md#what-a-leak-ends); audited.",
   params: {
     schema: KeyIdParams,
     invalid: { code: "not_found", message: "No such key: key ids look like key_0123456789abcdef." },
@@ -49,9 +45,9 @@ export const revokeAnyKey = defineOperation({
   errors: ["not_found", "invalid_body", "unsupported_media_type", "body_too_large"],
   async handle(c, { keyId }) {
     const { reason, foundAt } = await readOptionalJsonBody(c, RevokeBody);
-    const stored = await findApiKeyById(c.env.API_KEYS, keyId);
-    if (!stored) throw new ApiError("not_found", `No key ${keyId}.`);
-    const revoked = await revokeKey(c, stored, {
+    const record = await findKeyById(c.env, keyId);
+    if (!record) throw new ApiError("not_found", `No key ${keyId}.`);
+    const revoked = await revokeKey(c, record, {
       reason,
       actor: c.get("operator") ?? "operator",
       auditRepeat: true,
@@ -59,7 +55,7 @@ export const revokeAnyKey = defineOperation({
     });
     return jsonBody(c, {
       keyId,
-      budget: budgetOf(stored.record),
+      budget: budgetOf(record),
       usage: revoked.usage,
       reason: revoked.reason,
       ...(revoked.leak && { leak: revoked.leak }),

@@ -5,7 +5,7 @@ import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { keyOfCaller } from "../keys/require-api-key";
 import { budgetOf } from "../account/key-record";
-import { findApiKeyById } from "../keys/lookup";
+import { findKeyById } from "../keys/lookup";
 import { refuseActingOnAnother } from "../keys/own-keys/acting-key";
 import { KEY_PARAMS, OWN_KEYS, RevokedKey } from "../keys/own-keys/own-key-schemas";
 import { RevocationReason, revokeKey } from "./key-revocation";
@@ -16,8 +16,8 @@ export const RevokeOwnKey = z
 
 /**
  * POST /v2/keys/{keyId}/revoke: a key of the caller's budget revoked for
- * good, as the operator API revokes one (KV, then the budget's object
- * refuses it everywhere within a lease); the old key of a rotation, before
+ * good, as the operator API revokes one (its account refuses it everywhere
+ * within a lease); the old key of a rotation, before
  * its grace ends. As leaked, what it started ends with it. Audited.
  */
 export const revokeOwnKey = defineOperation({
@@ -44,11 +44,11 @@ export const revokeOwnKey = defineOperation({
   async handle(c, { keyId }) {
     const { reason } = await readOptionalJsonBody(c, RevokeOwnKey);
     const caller = keyOfCaller(c);
-    await refuseActingOnAnother(c, keyId);
-    const stored = await findApiKeyById(c.env.API_KEYS, keyId);
-    if (!stored || budgetOf(stored.record) !== budgetOf(caller))
+    refuseActingOnAnother(c, keyId);
+    const record = await findKeyById(c.env, keyId);
+    if (!record || budgetOf(record) !== budgetOf(caller))
       throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
-    const revoked = await revokeKey(c, stored, { reason, actor: `key:${caller.id}` });
+    const revoked = await revokeKey(c, record, { reason, actor: `key:${caller.id}` });
     return jsonBody(c, {
       id: keyId,
       revokedAt: revoked.revokedAt,

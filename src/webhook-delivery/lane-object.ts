@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { budgetLiveness, keysChangedAtOf, type BudgetLiveness } from "../keys/live-budget";
+import { budgetLiveness, type BudgetLiveness } from "../keys/live-budget";
 import { logLine } from "../lib/log";
 import { TtlCache } from "../lib/ttl-cache";
 import { readConfig } from "../framework/read-config";
@@ -136,8 +136,7 @@ export class WebhookLane extends DurableObject<Env> {
         health: config.config.webhookHealth,
         handToLane: (recipient, seqs) => laneOf(this.env, recipient).enqueue(recipient, seqs),
         sealingKey: sealingKeyOf(this.env),
-        budgetLiveness: (budget) =>
-          budgetLiveness(this.env.API_KEYS, budget, this.liveBudgets, keysChangedAtOf(this.env.ACCOUNTS, budget)),
+        budgetLiveness: (budget) => budgetLiveness(this.env.ACCOUNTS, budget, this.liveBudgets),
       });
       if (result === "endpoint gone") return await this.wipe();
       storage.delete("failedRuns");

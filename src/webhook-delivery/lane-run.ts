@@ -46,8 +46,6 @@ export const DELIVERY_LOG_MS = 7 * 86_400_000;
  */
 export const LANE_DELIVERY_BYTES = 70;
 export const LANE_ATTEMPT_BYTES = 90;
-/** How soon a lane whose budget shows no key at all asks again: KV's list catches up within a minute. */
-const UNKNOWN_BUDGET_RETRY_MS = 30_000;
 
 export interface LaneContext extends AttemptContext, WatchContext {
   endpointId: string;
@@ -132,7 +130,6 @@ async function sendable(
     return failAll(context, `the endpoint is disabled${leak}`);
   }
   const liveness = await context.budgetLiveness(endpoint.budget);
-  if (liveness === "unknown") return { next: now + UNKNOWN_BUDGET_RETRY_MS, delivered: 0, attempted: 0, sent: 0 };
   if (liveness === "dead")
     return failAll(
       context,

@@ -12,7 +12,8 @@ import { INSERT_OPERATOR } from "../../src/operator/operator-table";
 import { ORIGIN, recordingContext } from "./request";
 import { seedOrders } from "./seed";
 import { storeTestKey, type TestKey } from "./test-keys";
-import { putApiKey } from "../../src/keys/issue-key";
+import { accountOf } from "../../src/account/account-stub";
+import { budgetOf } from "../../src/account/key-record";
 import { withoutDispatcher } from "./webhook-fixtures";
 
 /**
@@ -522,11 +523,16 @@ async function makeWorld(operation: Operation): Promise<World> {
   };
 }
 
-/** The key as a rotation to `into` leaves it: expiring with its grace, naming the key that replaced it. */
+/** The key as a rotation to `into` (a key of its account already) leaves it: in its grace, naming `into`. */
 async function rotatedAway(key: TestKey, into: TestKey): Promise<TestKey> {
-  const record = { ...key.record, rotatedTo: into.record.id };
-  await putApiKey(env.API_KEYS, key.key, record);
-  return { key: key.key, record };
+  const { id, start, createdAt } = into.record;
+  const done = await accountOf(env.ACCOUNTS, budgetOf(key.record)).rotateKey(
+    key.record.id,
+    { id, start, createdAt },
+    key.record.expiresAt!,
+  );
+  if (done.kind !== "rotated") throw new Error(`the rotation was refused: ${done.kind}`);
+  return { key: key.key, record: done.previous };
 }
 
 /** A new endpoint of the owner's, with a failed delivery of event `seq` in its lane: its id. */

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import type { ApiKeyRecord } from "../../src/account/key-record";
-import { idName, recordName } from "../../src/keys/kv-layout";
+import { idName, pointerName } from "../../src/keys/kv-layout";
 import { sha256Hex } from "../../src/lib/digest";
 
 /** Bindings that fail (or are watched) the way the outage and session tests need. */
@@ -173,32 +173,13 @@ export function countingKv(kv: KVNamespace = env.API_KEYS): {
 }
 
 /**
- * The real KV of API keys, but answering one key's old record (its record and its id entry as they were),
- * as an edge location may for up to 60 s after a change; every other read is the real one.
+ * The KV of API keys as an edge location sees it for up to 60 s after a change (edgeKv), with one key's entries
+ * read there already, before whatever the test changes next.
  */
-export async function staleKeyKv(
-  key: { key: string; record: ApiKeyRecord },
-  kv: KVNamespace = env.API_KEYS,
-): Promise<KVNamespace> {
-  const hash = await sha256Hex(key.key);
-  const before = new Map<string, unknown>([
-    [recordName(hash), key.record],
-    [idName(key.record.id), hash],
-  ]);
-  return new Proxy(kv, {
-    get(target, property) {
-      if (property === "get") {
-        return (name: string, options?: unknown) => {
-          if (!before.has(name)) return target.get(name, options as never);
-          const value = before.get(name);
-          const json =
-            typeof options === "object" && options !== null && (options as { type?: string }).type === "json";
-          return Promise.resolve(json || typeof value !== "object" ? value : JSON.stringify(value));
-        };
-      }
-      return passThrough(target, property);
-    },
-  });
+export async function staleKeyKv(key: { key: string; record: ApiKeyRecord }, kv: KVNamespace = env.API_KEYS) {
+  const edge = edgeKv(kv);
+  await edge.seen(pointerName(await sha256Hex(key.key)), idName(key.record.id));
+  return edge.kv;
 }
 
 /**

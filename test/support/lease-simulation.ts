@@ -244,7 +244,6 @@ export function simulate(scenario: Scenario): SimulationResult {
   const gap = (isolate: Isolate) =>
     scenario.demand === "below" ? isolate.gapMs : -Math.log(1 - random()) * isolate.gapMs;
 
-  const limitsSetAt = (now: number) => (scenario.changed && now >= scenario.changed.at ? scenario.changed.at : 0);
   /** One call reaching the object and its answer reaching the isolate, or not. */
   const lost = () => scenario.lossRate > 0 && random() < scenario.lossRate;
   /** Grants the object made whose answers were lost, by ask id, counted in the windows they were granted in. */
@@ -304,7 +303,8 @@ export function simulate(scenario: Scenario): SimulationResult {
     takenBack(request.abandoned, now);
     const before = state?.grants?.find((grant) => grant.id === request.id);
     const tally: UsageChange[] = [];
-    const result = acquire(state, request, now, tally);
+    // The account's limits as they stand when it decides: a change reaches every isolate at its next ask.
+    const result = acquire(state, request, now, tally, { limits: limitsAt(now) });
     record(tally);
     const after = result.state.grants?.find((grant) => grant.id === request.id);
     const repeated = before !== undefined && after?.at === before.at;
@@ -351,14 +351,7 @@ export function simulate(scenario: Scenario): SimulationResult {
   const ask = (isolate: Isolate, now: number, speculative: boolean) => {
     const { book } = isolate;
     const sentAt = now + isolate.skew;
-    const request: LeaseRequest = rules.leaseRequest(
-      book,
-      { limits: limitsAt(now), limitsSetAt: limitsSetAt(now), ban: BAN },
-      0,
-      sentAt,
-      speculative,
-      `ask-${asks++}`,
-    );
+    const request: LeaseRequest = rules.leaseRequest(book, { ban: BAN }, 0, sentAt, speculative, `ask-${asks++}`);
     const answer = attempt(request, now);
     if (answer || scenario.retryDelayMs === 0)
       return absorb(isolate, request, answer ?? attempt(request, now), now, sentAt, speculative);

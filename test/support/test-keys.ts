@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { newApiKey, putApiKey, type KeyOptions } from "../../src/keys/issue-key";
+import { newApiKey, storeNewKey, type KeyOptions } from "../../src/keys/issue-key";
 import type { ApiKeyRecord } from "../../src/account/key-record";
 
 export interface TestKey {
@@ -7,11 +7,21 @@ export interface TestKey {
   record: ApiKeyRecord;
 }
 
-/** Stores a key in KV exactly as `npm run keys -- create` does. */
-export async function storeTestKey(options: Partial<KeyOptions> = {}): Promise<TestKey> {
-  const issued = newApiKey("so_test_", { plan: "pro", name: "test key", ...options });
-  await putApiKey(env.API_KEYS, issued.key, issued.record);
-  return issued;
+/** What a test may make a key as: a new key's options, or a state it could only reach by operations. */
+export type TestKeyOptions = Partial<KeyOptions> & Partial<Pick<ApiKeyRecord, "budget" | "revokedAt" | "rotatedTo">>;
+
+/** Stores a key as the operator API's create does: its pointer in KV, its row in its account. */
+export async function storeTestKey(options: TestKeyOptions = {}): Promise<TestKey> {
+  const { budget, revokedAt, rotatedTo, ...asked } = options;
+  const issued = newApiKey("so_test_", { plan: "pro", name: "test key", ...asked });
+  const record: ApiKeyRecord = {
+    ...issued.record,
+    ...(budget && { budget }),
+    ...(revokedAt && { revokedAt }),
+    ...(rotatedTo && { rotatedTo }),
+  };
+  await storeNewKey(env, issued.key, record);
+  return { key: issued.key, record };
 }
 
 /** The key `api()` sends unless a test says otherwise; a generous plan so it does not trip limits. */

@@ -1,7 +1,7 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { jsonBody } from "../../framework/counted-body";
 import { keyOfCaller } from "../require-api-key";
-import { budgetOf, type ApiKeyRecord } from "../../account/key-record";
+import { budgetOf } from "../../account/key-record";
 import { budgetKeysPage, MAX_KEYS_PAGE } from "../budget-keys";
 import { documentedParameters, plainWholeNumber, strictQuery } from "../../framework/operations/strict-query";
 import { CURSOR_PATTERN, readCursor, makeCursor } from "../../lib/opaque-cursor";
@@ -18,28 +18,7 @@ const QUERY_SCHEMAS = {
 };
 const CURSOR_PURPOSE = "own-keys";
 
-/**
- * A page of the budget's keys, the calling key always on the first (KV's
- * list may not show a key made a moment ago elsewhere), newest first within
- * the page.
- */
-async function keysOfBudget(kv: KVNamespace, caller: ApiKeyRecord, after: string | undefined, limit: number) {
-  const page = await budgetKeysPage(kv, budgetOf(caller), {
-    ...(after !== undefined && { after }),
-    limit,
-    id: caller.id,
-  });
-  const others = page.keys.filter((key) => key.id !== caller.id);
-  // Where the listing has the caller, on its own page; where it does not yet, on the first.
-  const keys =
-    page.keys.length !== others.length || (after === undefined && !page.listsId) ? [caller, ...others] : others;
-  return { keys: keys.sort((a, b) => b.createdAt.localeCompare(a.createdAt)), more: page.more, last: page.lastId };
-}
-
-/**
- * GET /v2/keys: the keys of the caller's budget, a page at a time (a rotated pair while both live, and those that
- * stopped within 30 days).
- */
+/** GET /v2/keys: the keys of the caller's account, as the account has them, a page at a time. */
 export const listOwnKeys = defineOperation({
   ...OWN_KEYS,
   operationId: "listOwnKeys",
@@ -51,11 +30,7 @@ export const listOwnKeys = defineOperation({
     "their " +
     "state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key " +
     "itself: only its first 12 characters. " +
-    "A page at a time in key id order (newest first within a page; the calling key on its page, or on the " +
-    "first while " +
-    "the list does not show it yet), " +
-    "nextCursor for the next; a key that stopped " +
-    "working more than 30 days ago is no longer listed.",
+    "A page at a time in key id order (newest first within a page), nextCursor for the next.",
   queryParameters: documentedParameters(PARAMETERS, QUERY_SCHEMAS),
   responses: { 200: { description: "The budget's keys", body: OwnKeys } },
   errors: ["invalid_query"],
@@ -69,7 +44,15 @@ export const listOwnKeys = defineOperation({
     const after = cursorText === undefined ? undefined : (await readCursor(CURSOR_PURPOSE, cursorText, 1))?.[0];
     if (cursorText !== undefined && after === undefined) throw invalid("cursor", cursorText);
     const now = Date.now();
-    const page = await keysOfBudget(c.env.API_KEYS, caller, after, limit);
+    const found = await budgetKeysPage(c.env.ACCOUNTS, budgetOf(caller), {
+      ...(after !== undefined && { after }),
+      limit,
+    });
+    const page = {
+      ...found,
+      keys: found.keys.sort((a, b) => b.createdAt.localeCompare(a.createdAt)),
+      last: found.lastId,
+    };
     const leaks = await leaksOf(c.env.DB, page.keys);
     const nextCursor = page.more && page.last !== undefined ? await makeCursor(CURSOR_PURPOSE, [page.last]) : null;
     return jsonBody(c, { data: page.keys.map((record) => ownKeyOf(record, caller.id, now, leaks)), nextCursor });

@@ -4,9 +4,8 @@ import { jsonBody } from "../../framework/counted-body";
 import { ApiError } from "../../framework/api-error";
 import { keyOfCaller } from "../require-api-key";
 import { budgetOf } from "../../account/key-record";
-import { findApiKeyById } from "../lookup";
+import { findKeyById } from "../lookup";
 import { rotateKey } from "../rotate-key";
-import { refuseRotatingFrom } from "./acting-key";
 import { KEY_PARAMS, OWN_KEYS, RotatedKey, RotateOwnKey } from "./own-key-schemas";
 
 /**
@@ -41,12 +40,11 @@ export const rotateOwnKey = defineOperation({
   async handle(c, { keyId }) {
     const { graceSeconds } = await readOptionalJsonBody(c, RotateOwnKey);
     const caller = keyOfCaller(c);
-    await refuseRotatingFrom(c, keyId);
-    // What KV holds now, not the cached record: an expiry set since is kept.
-    const stored = await findApiKeyById(c.env.API_KEYS, keyId);
-    if (!stored || budgetOf(stored.record) !== budgetOf(caller))
+    const target = await findKeyById(c.env, keyId);
+    if (!target || budgetOf(target) !== budgetOf(caller))
       throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
-    // The new key is never logged or kept: this answer is its one showing.
-    return jsonBody(c, await rotateKey(c, stored, graceSeconds, `key:${caller.id}`), 201);
+    // The account refuses what the caller may not do, as it stands there now (key-rules.ts). The new key is never
+    // logged or kept: this answer is its one showing.
+    return jsonBody(c, await rotateKey(c, target, graceSeconds, `key:${caller.id}`, caller.id), 201);
   },
 });

@@ -6,9 +6,10 @@ import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
-import { ApiKeyRecord, isUsable } from "../../account/key-record";
+import { isUsable } from "../../account/key-record";
+import { accountOf } from "../../account/account-stub";
 import { isWellFormedKey } from "../../keys/key-format";
-import { recordName } from "../../keys/kv-layout";
+import { KeyPointer, pointerName } from "../../keys/kv-layout";
 import { revokeKey } from "../key-revocation";
 import { invalidSignature, MAX_REPORT_BYTES, SECRET_SCANNING_PATH } from "./scanning-credential";
 
@@ -94,18 +95,18 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
     const chunk = wellFormed.slice(start, start + BULK_READ);
     const stored = await callDependency("KV", () =>
       c.env.API_KEYS.get(
-        chunk.map(([, hash]) => recordName(hash)),
+        chunk.map(([, hash]) => pointerName(hash)),
         "json",
       ),
     );
     for (const [token, hash] of chunk) {
-      const record = ApiKeyRecord.safeParse(stored.get(recordName(hash)));
+      const pointer = KeyPointer.safeParse(stored.get(pointerName(hash)));
+      if (!pointer.success) continue;
+      const { keyId, account } = pointer.data;
+      const record = await callDependency("account", () => accountOf(c.env.ACCOUNTS, account).key(keyId));
       // A key live, or one whose revocation as leaked stopped part way (this report's first sending failed after it
-      // began).
-      if (
-        !record.success ||
-        !(isUsable(record.data) || (record.data.revokedReason === "leaked" && record.data.leakEndedAt === undefined))
-      )
+      // began), as its account has it now.
+      if (!record || !(isUsable(record) || (record.revokedReason === "leaked" && record.leakEndedAt === undefined)))
         continue;
       if (live.size === MAX_REVOCATIONS_PER_REPORT) {
         throw new ApiError(
@@ -116,11 +117,11 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
         );
       }
       const found = matches.find((match) => match.token === token)!;
-      await revokeKey(
-        c,
-        { hash, record: record.data },
-        { reason: "leaked", actor: "github-secret-scanning", found: { url: found.url, source: found.source } },
-      );
+      await revokeKey(c, record, {
+        reason: "leaked",
+        actor: "github-secret-scanning",
+        found: { url: found.url, source: found.source },
+      });
       live.add(token);
     }
   }

@@ -54,7 +54,7 @@ export const createWebhookEndpoint = defineOperation({
   ],
   async handle(c) {
     requireEventScope(c);
-    await refuseRotatedAway(c);
+    refuseRotatedAway(c);
     const body = await readJsonBody(c, CreateWebhookEndpoint);
     const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
     if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);

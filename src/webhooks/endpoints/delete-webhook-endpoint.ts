@@ -24,7 +24,7 @@ export const deleteWebhookEndpoint = defineOperation({
   responses: { 204: { description: "Deleted" } },
   errors: ["webhook_endpoint_not_found", "webhook_endpoint_locked", "key_acts_only_on_itself"],
   async handle(c, { endpointId }) {
-    await refuseRotatedAway(c);
+    refuseRotatedAway(c);
     await auditedUnlessRefused(c, { endpointId, operation: "delete", changes: {} }, async () => {
       const deleted = await callDependency("D1", () => deleteEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
       if (deleted === "none") return notFound(endpointId);

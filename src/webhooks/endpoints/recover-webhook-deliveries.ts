@@ -44,7 +44,7 @@ export const recoverWebhookDeliveries = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c, { endpointId }) {
-    await refuseRotatedAway(c);
+    refuseRotatedAway(c);
     const { since, confirmUrl } = await readJsonBody(c, RecoverWebhookDeliveries);
     // A valid form may still name no instant a date-time can hold (an offset moving it before the year 0000).
     const from = rfc3339ToUtc(since);

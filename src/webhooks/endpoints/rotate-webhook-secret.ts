@@ -42,7 +42,7 @@ export const rotateWebhookSecret = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c, { endpointId }) {
-    await refuseRotatedAway(c);
+    refuseRotatedAway(c);
     const { overlapSeconds } = await readOptionalJsonBody(c, RotateWebhookSecret);
     const now = Date.now();
     const at = new Date(now).toISOString();

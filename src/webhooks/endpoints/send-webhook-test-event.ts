@@ -39,7 +39,7 @@ export const sendWebhookTestEvent = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c, { endpointId }) {
-    await refuseRotatedAway(c);
+    refuseRotatedAway(c);
     const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {

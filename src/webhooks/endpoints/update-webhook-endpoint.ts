@@ -60,7 +60,7 @@ export const updateWebhookEndpoint = defineOperation({
   ],
   async handle(c, { endpointId }) {
     requireEventScope(c);
-    await refuseRotatedAway(c);
+    refuseRotatedAway(c);
     const body = await readJsonBody(c, UpdateWebhookEndpoint);
     let url: string | undefined;
     if (body.url !== undefined) {

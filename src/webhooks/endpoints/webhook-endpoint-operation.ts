@@ -4,7 +4,7 @@ import type { AppEnv } from "../../framework/app-env";
 import { budgetOf } from "../../account/key-record";
 import { CHALLENGE } from "../../keys/identify-caller";
 import { keyOfCaller } from "../../keys/require-api-key";
-import { WEBHOOK_READER_SCOPE } from "../../keys/live-budget";
+import { WEBHOOK_READER_SCOPE } from "../../account/key-rules";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 
 /** The calling key's budget: its endpoints are the budget's, so a rotated pair shares them. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { generateApiKey, generateKeyId } from "../../../src/keys/issue-key";
 import { parseBearer } from "../../../src/keys/bearer";
 import { keyChecksum } from "../../../src/keys/key-format";
-import { keyEntries } from "../../../src/keys/kv-layout";
+import { projectKey, storeKeyPointer } from "../../../src/keys/kv-layout";
 import { sha256Hex } from "../../../src/lib/digest";
 
 describe("parseBearer", () => {
@@ -48,27 +48,37 @@ describe("key material", () => {
     expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   });
 
-  it("stores a key as a record under its hash, an id entry pointing back, and an entry under its budget", () => {
-    const record = { id: "key_0123456789abcdef", plan: "free" as const, name: "n", createdAt: "2026-01-01T00:00:00Z" };
-    expect(keyEntries("ab12", record)).toEqual([
-      { key: "budget:key_0123456789abcdef:key_0123456789abcdef", value: "", metadata: {} },
-      { key: "key:ab12", value: JSON.stringify(record) },
-      {
-        key: "id:key_0123456789abcdef",
-        value: "ab12",
-        metadata: { plan: "free", name: "n", createdAt: "2026-01-01T00:00:00Z" },
-      },
-    ]);
-    const rotated = {
-      ...record,
-      id: "key_fedcba9876543210",
-      budget: "key_0123456789abcdef",
-      revokedAt: "2026-02-01T00:00:00Z",
+  it("stores a key as a pointer to its id and account under its hash, and an entry by id for the search", async () => {
+    const writes: [string, string, unknown?][] = [];
+    const kv = {
+      put: async (name: string, value: string, options?: { metadata?: unknown }) =>
+        void writes.push([name, value, options]),
     };
-    expect(keyEntries("cd34", rotated)[0]).toEqual({
-      key: "budget:key_0123456789abcdef:key_fedcba9876543210",
-      value: "",
-      metadata: { revokedAt: "2026-02-01T00:00:00Z" },
-    });
+    const record = {
+      id: "key_fedcba9876543210",
+      plan: "free" as const,
+      name: "n",
+      createdAt: "2026-01-01T00:00:00Z",
+      scopes: [],
+    };
+    const rotated = { ...record, budget: "key_0123456789abcdef" };
+    await storeKeyPointer(kv, "cd34", rotated);
+    await projectKey(kv, rotated);
+    expect(writes).toEqual([
+      ["key:cd34", JSON.stringify({ keyId: "key_fedcba9876543210", account: "key_0123456789abcdef" }), undefined],
+      [
+        "id:key_fedcba9876543210",
+        "key_0123456789abcdef",
+        {
+          metadata: {
+            plan: "free",
+            name: "n",
+            createdAt: "2026-01-01T00:00:00Z",
+            scopes: [],
+            budget: "key_0123456789abcdef",
+          },
+        },
+      ],
+    ]);
   });
 });

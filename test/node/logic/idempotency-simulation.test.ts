@@ -2,6 +2,7 @@ import { DatabaseSync } from "node:sqlite";
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect } from "vitest";
 import { IdempotentAnswers, KEEP_MS, RUNNING_MS } from "../../../src/account/idempotent-answers";
+import { sqlStorage } from "../../support/node-sqlite";
 
 /**
  * The Idempotency-Key's rules (docs/design/rate-limits.md#idempotent-answers), over seeded runs of clients that send
@@ -14,17 +15,6 @@ type Step =
   | { kind: "end"; run: number; how: "answer" | "fail" | "die" }
   | { kind: "prune" }
   | { kind: "wait"; ms: number };
-
-/** The part of a Durable Object's SqlStorage the class uses, over an in-memory SQLite database. */
-function sqlStorage(db: DatabaseSync): SqlStorage {
-  return {
-    exec(query: string, ...bindings: (string | number | null)[]) {
-      const statement = db.prepare(query);
-      const rows = /^\s*SELECT/i.test(query) ? statement.all(...bindings) : (statement.run(...bindings), []);
-      return { toArray: () => rows, one: () => rows[0] };
-    },
-  } as unknown as SqlStorage;
-}
 
 const KEY_ID = "key_A";
 

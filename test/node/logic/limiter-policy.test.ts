@@ -1,22 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { limitsFor, limitsStampOf } from "../../../src/account/key-record";
-import { ANONYMOUS_LIMITS, PLAN_LIMITS, PLAN_LIMITS_REVISED_AT } from "../../../src/account/plans";
+import { limitsFor } from "../../../src/account/key-record";
+import { ANONYMOUS_LIMITS, PLAN_LIMITS } from "../../../src/account/plans";
 import {
   absorbAnswer,
   abandonAsk,
-  learnRevoked,
+  decideLocally,
   leaseRequest,
   newLeaseBook,
   takeExpired,
 } from "../../../src/account/lease-book";
 import {
-  KEEP_FOR_KV_MS,
   acquire,
   decide,
   expiresAt,
   quieterWindow,
-  revokeKey,
-  setLimits,
   settle,
   unban,
   usageOf,
@@ -236,43 +233,38 @@ describe("acquire: one lease request as the object takes it", () => {
     });
   });
 
-  it("refuses a revoked key without counting it or touching the streak", () => {
-    const revoked = revokeKey(run([0]).state, "key_revoked", ms(1));
-    const { state, verdict } = acquire(revoked, request({ id: "a", keyId: "key_revoked", limits }), ms(2));
-    expect(verdict).toMatchObject({ keyRevoked: true, granted: 0 });
+  it("refuses a key its account refuses without counting it or touching the streak", () => {
+    const { state, verdict } = acquire(run([0]).state, request({ id: "a", keyId: "key_revoked", limits }), ms(2), [], {
+      keyRefused: true,
+    });
+    expect(verdict).toMatchObject({ granted: 0 });
     expect(usageOf(state, ms(2))).toMatchObject({ minute: { count: 1 }, refusedInARow: 0 });
   });
 
-  it("decides by the newest limits it has been shown, whichever key or the operator showed them", () => {
+  it("decides by the account's limits, whatever limits an ask carries", () => {
     const business = { perMinute: 1000, perDay: 100_000 };
     const free = { perMinute: 60, perDay: 1000 };
-    const newer = acquire(undefined, request({ id: "a", limits: free, limitsSetAt: ms(-10) }), ms(1));
-    expect(newer.verdict.minute.limit).toBe(60);
-    const stale = acquire(newer.state, request({ id: "b", limits: business, limitsSetAt: ms(-100) }), ms(2));
-    expect(stale.verdict.minute.limit).toBe(60);
-    const operator = setLimits(stale.state, business, ms(3), ms(3));
-    expect(
-      acquire(operator, request({ id: "c", limits: free, limitsSetAt: ms(-10) }), ms(4)).verdict.minute.limit,
-    ).toBe(1000);
+    expect(acquire(undefined, request({ id: "a", limits: free }), ms(1)).verdict.minute.limit).toBe(60);
+    const account = acquire(undefined, request({ id: "b", limits: free }), ms(1), [], { limits: business });
+    expect(account.verdict.minute.limit).toBe(1000);
   });
 
-  it("keeps revocations and learned limits across the day boundary until KV has spread them", () => {
-    const lateInDay = 86_400 - 20;
-    const revoked = revokeKey(
-      setLimits(undefined, { perMinute: 7, perDay: 70 }, ms(lateInDay), ms(lateInDay)),
-      "key_revoked",
-      ms(lateInDay),
+  it("keeps nothing past its day or its ban: a key's standing is its account's, never the windows'", () => {
+    const state = run([0]).state;
+    expect(expiresAt(state)).toBe(DAY + 86_400);
+    expect(Object.keys(state).sort()).toEqual(
+      [
+        "batches",
+        "bannedUntil",
+        "dayCount",
+        "dayStart",
+        "grants",
+        "minuteCount",
+        "minuteStart",
+        "refusedInARow",
+        "streakFrom",
+      ].sort(),
     );
-    expect(expiresAt(revoked)).toBe(Math.ceil((ms(lateInDay) + KEEP_FOR_KV_MS) / 1000));
-    const afterMidnight = acquire(revoked, request({ id: "a", keyId: "key_revoked", limits }), ms(86_400 + 30));
-    expect(afterMidnight.verdict.keyRevoked).toBe(true);
-    expect(afterMidnight.verdict.minute.limit).toBe(7);
-    const later = acquire(
-      revoked,
-      request({ id: "b", keyId: "key_revoked", limits }),
-      ms(lateInDay) + KEEP_FOR_KV_MS + 1,
-    );
-    expect(later.verdict.keyRevoked).toBeUndefined();
   });
 });
 
@@ -303,17 +295,24 @@ describe("the isolate's reading of an answer", () => {
     expect(book.leases[0]!.expiresAt).toBe(sentAt + 5_000);
   });
 
-  it("keeps a revocation it made for a lease's length, though an answer the object gave before it arrives after", () => {
-    const older = decide(undefined, { perMinute: 100, perDay: 1000 }, ban, ms(10), { want: 20 }).verdict;
-    const revoked = revokeKey(undefined, "key_old", ms(10));
+  it("holds the account's word on a key for a lease's length, a refusal of it for good, and decides nothing without it", () => {
     const book = newLeaseBook();
-    learnRevoked(book, usageOf(revoked, ms(10)).revoked, ms(10));
-    expect(book.revoked).toEqual(["key_old"]);
-    absorbAnswer(book, older, ms(10.5), false, {}, ms(9.9));
-    expect(book.revoked).toEqual(["key_old"]);
-    // A lease's length later every answer was given after the revocation: the object's list is the record again.
-    absorbAnswer(book, older, ms(16), false, {}, ms(15.9));
-    expect(book.revoked).toEqual([]);
+    const live = {
+      standing: "live" as const,
+      record: { id: "key_live", name: "", plan: "pro" as const, createdAt: "", scopes: [] },
+    };
+    const granted = {
+      ...decide(undefined, { perMinute: 100, perDay: 1000 }, ban, ms(10), { want: 20 }).verdict,
+      key: live,
+    };
+    absorbAnswer(book, granted, ms(10), true, { keyId: "key_live", id: "a" }, ms(10));
+    expect(decideLocally(book, ban, ms(14), "key_live")).toMatchObject({ outcome: "admitted", key: live });
+    // Another key of the account, which the account has not spoken of here: asked about.
+    expect(decideLocally(book, ban, ms(11), "key_other")).toBeUndefined();
+    expect(decideLocally(book, ban, ms(15.1), "key_live")).toBeUndefined();
+    const refused = { ...granted, outcome: "limited" as const, granted: 0, key: { standing: "revoked" as const } };
+    absorbAnswer(book, refused, ms(20), true, { keyId: "key_gone", id: "b" }, ms(20));
+    expect(decideLocally(book, ban, ms(3_600), "key_gone")).toMatchObject({ key: { standing: "revoked" } });
   });
 
   it("counts a refusal the object deferred once it answers the client, and names a lost ask in its next request", () => {
@@ -331,35 +330,13 @@ describe("the isolate's reading of an answer", () => {
 });
 
 describe("plan limits", () => {
-  it("matches the published table, at its revision", () => {
-    // A change to the table changes PLAN_LIMITS_REVISED_AT too, or budgets keep the old limits until midnight.
-    expect({ revisedAt: new Date(PLAN_LIMITS_REVISED_AT).toISOString(), limits: PLAN_LIMITS }).toEqual({
-      revisedAt: "2026-11-24T00:00:00.000Z",
-      limits: {
-        free: { perMinute: 60, perDay: 1000 },
-        pro: { perMinute: 300, perDay: 10000 },
-        business: { perMinute: 1000, perDay: 100000 },
-      },
+  it("matches the published table", () => {
+    expect(PLAN_LIMITS).toEqual({
+      free: { perMinute: 60, perDay: 1000 },
+      pro: { perMinute: 300, perDay: 10000 },
+      business: { perMinute: 1000, perDay: 100000 },
     });
     expect(ANONYMOUS_LIMITS).toEqual(PLAN_LIMITS.free);
-  });
-
-  it("stamps a plan's limits no older than the table, so a changed table reaches a budget within a lease", () => {
-    const key = { id: "key_0123456789abcdef", name: "", plan: "pro" as const, createdAt: "2026-01-01T00:00:00Z" };
-    const before = PLAN_LIMITS_REVISED_AT - 86_400_000;
-    // The object learned the pro plan's limits as an earlier table had them, from a record of that time.
-    const learned = setLimits(undefined, { perMinute: 200, perDay: 5000 }, Date.parse(key.createdAt), before);
-    const now = PLAN_LIMITS_REVISED_AT + 1000;
-    const asked = acquire(
-      learned,
-      { limits: limitsFor(key), limitsSetAt: limitsStampOf(key), ban, want: 1, speculative: false, id: "a" },
-      now,
-    );
-    expect(asked.verdict.minute.limit).toBe(PLAN_LIMITS.pro.perMinute);
-    // A key's own limits keep their own stamp: an override set before the table changed is not outdated by it.
-    const own = { ...key, limits: { perMinute: 7, perDay: 70 } };
-    expect(limitsStampOf(own)).toBe(Date.parse(key.createdAt));
-    expect(limitsStampOf({ ...key, limitsSetAt: "2027-01-01T00:00:00Z" })).toBe(Date.parse("2027-01-01T00:00:00Z"));
   });
 
   it("takes a key's own limits first, and refuses an enterprise key without them", () => {

@@ -99,7 +99,7 @@ describe("the limiter object", () => {
 
     const afterEviction = (name: string, limits: { perMinute: number; perDay: number }) =>
       runInDurableObject(env.ACCOUNTS.getByName(name), (_, state) =>
-        new Account(state, env).acquire({ limits, ban, want: 1, speculative: false }),
+        new Account(state, env).acquire({ id: `after-${name}`, limits, ban, want: 1, speculative: false }),
       );
     expect(await afterEviction(counted.record.id, counted.record.limits!)).toMatchObject({
       outcome: "admitted",

@@ -126,16 +126,16 @@ describe("a refusal repeated", () => {
     expect(JSON.parse(after.body).message).toContain("Retry after 49 seconds");
   });
 
-  it("stops repeating a key's refusal once the isolate no longer holds the record it was written for", async () => {
-    const { key } = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 100 } });
+  it("stops repeating a key's refusal once the account's word on the key is no longer fresh here", async () => {
+    const { key, record } = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 100 } });
     const recording = recordingBindings();
     setClock(10.2);
     for (let i = 0; i < 3; i++) await answer(recording, { key });
     const admit = vi.spyOn(isolateMemory.leases, "admit");
     await answer(recording, { key });
     expect(admit).not.toHaveBeenCalled();
-    // As when the key's cached record expires (5 s) and KV is read again: a changed key is a new record.
-    isolateMemory.apiKeys.clear();
+    // As when the key changed through this isolate, or its word outlived its lease: the account is asked again.
+    isolateMemory.leases.forgetKey(record.id, record.id);
     const again = await answer(recording, { key });
     expect(again.status).toBe(429);
     expect(admit).toHaveBeenCalledTimes(1);

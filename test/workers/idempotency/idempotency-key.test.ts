@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { IdempotentAnswers, KEEP_MS, MAX_KEPT, type KeptAnswer } from "../../../src/account/idempotent-answers";
-import { PLAN_LIMITS } from "../../../src/account/plans";
 import { at, onAFakeClock, setClock } from "../../support/limits-clock";
 import { failingD1, interceptD1 } from "../../support/faults";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -219,21 +218,24 @@ describe("a budget's kept answers", () => {
   describe("on a fake clock", () => {
     onAFakeClock();
     const request = "POST /v2/keys/key_A/rotate\ndigest";
+    const KEY_ID = "key_AAAAAAAAAAAAAAAA";
     const answer: KeptAnswer = { status: 201, headers: {}, sealedBody: "sealed" };
     const keepOne = (stub: DurableObjectStub<Account>) =>
       runInDurableObject(stub, (limiter) => {
+        limiter.addKey({ id: KEY_ID, plan: "free", name: "kept", createdAt: new Date().toISOString(), scopes: [] });
         limiter.acquire({
-          limits: PLAN_LIMITS.free,
+          id: "first-ask",
+          keyId: KEY_ID,
           ban: { threshold: 100, seconds: 60 },
           want: 1,
           speculative: false,
         });
-        const begun = limiter.beginIdempotent("key_A", "kept", request);
+        const begun = limiter.beginIdempotent(KEY_ID, "kept", request);
         if (begun.kind !== "run") throw new Error(`expected to run, got ${begun.kind}`);
-        limiter.finishIdempotent("key_A", "kept", request, begun.startedAt, answer);
+        limiter.finishIdempotent(KEY_ID, "kept", request, begun.startedAt, answer);
       });
     const retry = (stub: DurableObjectStub<Account>) =>
-      runInDurableObject(stub, (limiter) => limiter.beginIdempotent("key_A", "kept", request));
+      runInDurableObject(stub, (limiter) => limiter.beginIdempotent(KEY_ID, "kept", request));
 
     it("outlive the budget's windows: its alarm keeps them for their day, then lets them go", async () => {
       // Noon: the day's window ends at midnight, twelve hours before the answer's day does.
@@ -259,7 +261,7 @@ describe("a budget's kept answers", () => {
       setClock(0);
       const stub = env.ACCOUNTS.getByName("budget-of-an-ended-key");
       await keepOne(stub);
-      await runInDurableObject(stub, (limiter) => limiter.revoke("key_A"));
+      await runInDurableObject(stub, (limiter) => limiter.revokeKey(KEY_ID, "retired", new Date().toISOString()));
       expect(await retry(stub)).toEqual({ kind: "bypass" });
     });
   });

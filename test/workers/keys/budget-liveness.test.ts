@@ -1,48 +1,34 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { newApiKey, putApiKey } from "../../../src/keys/issue-key";
-import { budgetPrefix } from "../../../src/keys/kv-layout";
-import { budgetLiveness, keysChangedAtOf } from "../../../src/keys/live-budget";
+import { budgetLiveness } from "../../../src/keys/live-budget";
 import { TtlCache } from "../../../src/lib/ttl-cache";
+import { edgeKv } from "../../support/faults";
+import { storeTestKey } from "../../support/test-keys";
 
 /**
- * Whether a budget has a live key that reads orders (its webhooks are delivered only then), told from the budget's
- * own entries (docs/operations.md#api-keys): never by listing every key.
+ * Whether an account has a live key that reads orders (its webhooks are delivered only then), told by the account
+ * itself (docs/api.md#webhook-endpoints): never by KV, whose copies may be a minute old.
  */
-
-/** The KV binding, naming the prefixes it lists. */
-function listingKv() {
-  const listed: string[] = [];
-  const kv = new Proxy(env.API_KEYS, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        if (property === "list") listed.push((args[0] as KVNamespaceListOptions).prefix ?? "");
-        return value.apply(target, args);
-      };
-    },
-  });
-  return { kv, listed };
-}
-
-describe("a budget's liveness", () => {
-  it("tells a budget with no live key from the budget's own entries, never listing every key", async () => {
-    const { key, record } = newApiKey("so_test_", { plan: "pro", name: "revoked" });
-    await putApiKey(env.API_KEYS, key, { ...record, revokedAt: new Date().toISOString() });
-    const { kv, listed } = listingKv();
-    expect(await budgetLiveness(kv, record.id, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, record.id))).toBe(
-      "dead",
-    );
-    expect(listed).toEqual([budgetPrefix(record.id)]);
+describe("an account's liveness", () => {
+  it("is live while one key that reads orders stands, and dead once none does", async () => {
+    const reader = await storeTestKey({ scopes: ["orders:read"] });
+    await storeTestKey({ scopes: ["webhooks:manage"], budget: reader.record.id });
+    const account = reader.record.id;
+    expect(await budgetLiveness(env.ACCOUNTS, account, new TtlCache(10))).toBe("live");
+    await env.ACCOUNTS.getByName(account).revokeKey(reader.record.id, "retired", new Date().toISOString());
+    expect(await budgetLiveness(env.ACCOUNTS, account, new TtlCache(10))).toBe("dead");
   });
 
-  it("counts a key live only while its id entry agrees: a budget entry that says live of a key revoked since does not keep the budget live", async () => {
-    const { key, record } = newApiKey("so_test_", { plan: "pro", name: "revoked meanwhile" });
-    await putApiKey(env.API_KEYS, key, { ...record, revokedAt: new Date().toISOString() });
-    await env.API_KEYS.put(`${budgetPrefix(record.id)}${record.id}`, "", { metadata: {} });
-    expect(
-      await budgetLiveness(env.API_KEYS, record.id, new TtlCache(10), keysChangedAtOf(env.ACCOUNTS, record.id)),
-    ).toBe("dead");
+  it("reads nothing from KV: an edge's copy of a revoked key's entries keeps no account live", async () => {
+    const key = await storeTestKey({ scopes: ["orders:read"] });
+    const edge = edgeKv();
+    await edge.seen(`id:${key.record.id}`);
+    await env.ACCOUNTS.getByName(key.record.id).revokeKey(key.record.id, "retired", new Date().toISOString());
+    expect(await budgetLiveness(env.ACCOUNTS, key.record.id, new TtlCache(10))).toBe("dead");
+  });
+
+  it("counts an expired key dead with no action at all", async () => {
+    const key = await storeTestKey({ scopes: ["orders:read"], expiresAt: new Date(Date.now() - 1000).toISOString() });
+    expect(await budgetLiveness(env.ACCOUNTS, key.record.id, new TtlCache(10))).toBe("dead");
   });
 });

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
-import { idName, recordName } from "../../../src/keys/kv-layout";
-import { findApiKeyById } from "../../../src/keys/lookup";
+import { idName, pointerName } from "../../../src/keys/kv-layout";
+import { findKeyById } from "../../../src/keys/lookup";
 import { sha256Hex } from "../../../src/lib/digest";
 import { edgeKv } from "../../support/faults";
 import { at, onAFakeClock, setClock } from "../../support/limits-clock";
@@ -21,7 +21,7 @@ onAFakeClock();
 /** Another location: its own isolate, its KV's copies of the key read before the change. */
 async function elsewhere(...keys: TestKey[]): Promise<Env> {
   const edge = edgeKv();
-  for (const key of keys) await edge.seen(recordName(await sha256Hex(key.key)), idName(key.record.id));
+  for (const key of keys) await edge.seen(pointerName(await sha256Hex(key.key)), idName(key.record.id));
   return { ...env, API_KEYS: edge.kv };
 }
 const admin = (bindings: Env, path: string, method: string, body?: unknown) =>
@@ -49,7 +49,7 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     forgetIsolateMemory();
     expect((await asKey(there, sibling, `/v2/keys/${owner.record.id}/rotate`, "POST", {})).status).toBe(404);
     expect((await admin(there, `/keys/${owner.record.id}/rotate`, "POST", {})).status).toBe(404);
-    const stored = (await findApiKeyById(env.API_KEYS, owner.record.id))!.record;
+    const stored = (await findKeyById(env, owner.record.id))!;
     expect(stored.revokedAt).toBeDefined();
     expect(stored.rotatedTo).toBeUndefined();
     setClock(6);
@@ -93,7 +93,7 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     expect((await admin(env, `/keys/${key.record.id}`, "PATCH", { expiresAt: end })).status).toBe(200);
     forgetIsolateMemory();
     expect((await admin(there, `/keys/${key.record.id}`, "PATCH", { name: "renamed there" })).status).toBe(200);
-    expect((await findApiKeyById(env.API_KEYS, key.record.id))!.record).toMatchObject({
+    expect((await findKeyById(env, key.record.id))!).toMatchObject({
       name: "renamed there",
       expiresAt: end,
     });

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { INSERT_KEY_EVENT, keyEventValues } from "../../../src/keys/audit";
-import { sha256Hex } from "../../../src/lib/digest";
+import { findKeyById } from "../../../src/keys/lookup";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { interceptD1, staleKeyKv } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
@@ -135,10 +135,9 @@ describe("the operator API", () => {
     }
   });
 
-  it("writes limits into no key the budget's object knows revoked or rotated away, whatever a stale read of its record says", async () => {
+  it("sets limits on the account alone: its revoked key stays revoked, whatever a stale read of KV says", async () => {
     const owner = await storeTestKey({ plan: "pro" });
     const revoked = await storeTestKey({ plan: "pro", budget: owner.record.id });
-    const hash = await sha256Hex(revoked.key);
     expect((await asOperator(`/admin/keys/${revoked.record.id}/revoke`, "POST")).status).toBe(200);
     // KV at this location still answers the record from before the revocation.
     const stale = await staleKeyKv(revoked);
@@ -149,10 +148,8 @@ describe("the operator API", () => {
       body: JSON.stringify({ perMinute: 7, perDay: 70 }),
     });
     expect(set.status).toBe(200);
-    const stored = JSON.parse((await env.API_KEYS.get(`key:${hash}`))!) as { revokedAt?: string; limits?: unknown };
-    expect(stored.revokedAt).toBeDefined();
-    const owners = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(owner.key)}`))!) as { limits?: unknown };
-    expect(owners.limits).toEqual({ perMinute: 7, perDay: 70 });
+    expect((await findKeyById(env, revoked.record.id))!.revokedAt).toBeDefined();
+    expect((await findKeyById(env, owner.record.id))!.limits).toEqual({ perMinute: 7, perDay: 70 });
   });
 
   it("pages a budget's timeline, its own rows only: 200 a page, newest first, the next by before=", async () => {
@@ -256,15 +253,15 @@ describe("the operator API", () => {
     expect(usage).toMatchObject({ minute: { count: 1 }, refusedInARow: 0, bannedUntil: 0 });
   });
 
-  it("revokes for good: the record in KV says revoked, so the key stays refused after the object has forgotten it", async () => {
+  it("revokes for good: the account keeps the revocation after its windows are gone", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const roomy = await storeTestKey({ plan: "pro" });
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 0));
     expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(200);
     expect((await asOperator(`/admin/keys/${roomy.record.id}/revoke`, "POST")).status).toBe(200);
-    const stored = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(roomy.key)}`))!) as { revokedAt?: string };
+    const stored = (await findKeyById(env, roomy.record.id))!;
     expect(stored.revokedAt).toBe(new Date(Date.UTC(2030, 2, 10, 12, 0, 0)).toISOString());
-    // The next day, long after the object's 10 minutes: its state is gone, KV's record is what refuses the key.
+    // The next day: the windows are gone, the account's keys are not.
     vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
     await runDurableObjectAlarm(env.ACCOUNTS.getByName(roomy.record.id));
     expect(await errorBodyOf(await api("/v1/store/orders", { key: roomy.key }))).toMatchObject({
@@ -293,6 +290,7 @@ describe("the operator API", () => {
           return {
             acquire: (request: never) => real.acquire(request),
             settle: (request: never) => real.settle(request),
+            key: (keyId: string) => real.key(keyId),
             unban: () => Promise.reject(new Error("Network connection lost.")),
           };
         },
@@ -352,7 +350,7 @@ describe("the operator API", () => {
         headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
         ...(body !== undefined && { body: JSON.stringify(body) }),
       });
-    expect((await post("limits", { perMinute: 5, perDay: 50, setAt: "2030-03-10T12:00:00.000Z" })).status).toBe(200);
+    expect((await post("limits", { perMinute: 5, perDay: 50 })).status).toBe(200);
     expect((await post("unban")).status).toBe(200);
     expect((await post("revoke")).status).toBe(200);
     const { results } = await env.DB.prepare(
@@ -364,14 +362,10 @@ describe("the operator API", () => {
       {
         operation: "update",
         actor: "tests",
-        changes: {
-          limits: { perMinute: 5, perDay: 50 },
-          limitsSetAt: "2030-03-10T12:00:00.000Z",
-          budget: key.record.id,
-        },
+        changes: { limits: { perMinute: 5, perDay: 50 }, budget: key.record.id },
       },
       { operation: "unban", actor: "tests", changes: { budget: key.record.id } },
-      // The revoke names when: the instant it wrote into the key's record.
+      // The revoke names when: the instant the account holds.
       {
         operation: "revoke",
         actor: "tests",
@@ -408,7 +402,7 @@ describe("the operator API", () => {
     ).toBe(0);
   });
 
-  it("keeps limits an operator sets across a UTC midnight, after the object has forgotten the budget: they are in its keys' records", async () => {
+  it("keeps limits an operator sets across a UTC midnight, after the windows are gone: they are the account's", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.UTC(2030, 2, 10, 23, 50, 0));
     const pro = await storeTestKey({ plan: "pro" });
@@ -420,17 +414,9 @@ describe("the operator API", () => {
       body: JSON.stringify({ perMinute: 2, perDay: 5 }),
     });
     expect(set.status).toBe(200);
-    for (const key of [pro, rotated]) {
-      const stored = JSON.parse((await env.API_KEYS.get(`key:${await sha256Hex(key.key)}`))!) as {
-        limits?: unknown;
-        limitsSetAt?: string;
-      };
-      expect(stored).toMatchObject({
-        limits: { perMinute: 2, perDay: 5 },
-        limitsSetAt: new Date(Date.UTC(2030, 2, 10, 23, 50, 0)).toISOString(),
-      });
-    }
-    // The next day, long after the object's 10 minutes: its state is gone, and the records hold the limits.
+    for (const key of [pro, rotated])
+      expect((await findKeyById(env, key.record.id))!.limits).toEqual({ perMinute: 2, perDay: 5 });
+    // The next day: the windows are gone, and the account holds the limits.
     vi.setSystemTime(Date.UTC(2030, 2, 11, 12, 0, 0));
     await runDurableObjectAlarm(env.ACCOUNTS.getByName(pro.record.id));
     const first = await api("/v1/store/orders", { key: pro.key });
@@ -446,7 +432,7 @@ describe("the operator API", () => {
     );
   });
 
-  it("applies new limits through the key's object within a lease's length, before KV changes", async () => {
+  it("applies new limits through the key's account within a lease's length, whatever KV says", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const pro = await storeTestKey({ plan: "pro" });
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 1));

@@ -81,15 +81,15 @@ describe("keys through the operator API", () => {
     expect(updated.status).toBe(200);
     const answer = (await updated.json()) as { plan: string; name: string; reached: string[] };
     expect(answer).toMatchObject({ plan: "business", name: "upgraded" });
-    expect(answer.reached).toEqual([second.id]);
-    // The old key is rotated away: its record keeps what it had, and the budget's object answers both with the plan.
+    // The plan is the account's: it reaches the old key in its grace as well, in the same write.
+    expect(answer.reached).toEqual([second.id, first.id]);
     expect((await listWith(first.key)).headers.get("X-RateLimit-Limit")).toBe("1000");
     expect((await listWith(second.key)).headers.get("X-RateLimit-Limit")).toBe("1000");
     const history = (await (await admin(`/keys/${second.id}/history`)).json()) as { events: { operation: string }[] };
     expect(history.events.map(({ operation }) => operation)).toEqual(["create", "update"]);
   });
 
-  it("refuses to change or rotate a key its budget's object knows revoked, though KV still shows it live", async () => {
+  it("refuses to change or rotate a key its account holds revoked, whatever KV shows", async () => {
     const key = await storeTestKey({ plan: "free" });
     const stale = { ...env, API_KEYS: await staleKeyKv(key) } as Env;
     expect((await admin(`/keys/${key.record.id}/revoke`, "POST", {})).status).toBe(200);

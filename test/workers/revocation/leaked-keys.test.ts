@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { sha256Hex } from "../../../src/lib/digest";
-import { recordName } from "../../../src/keys/kv-layout";
+import { findKeyById } from "../../../src/keys/lookup";
 import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { updateEndpoint } from "../../../src/webhooks/endpoints/update-webhook-endpoint";
@@ -311,7 +310,7 @@ describe("a key revoked as leaked", () => {
   });
 });
 
-/** The bindings, with KV answering the key's old record (test/support/faults.ts). */
+/** The bindings, with KV answering as it did before the key changed (test/support/faults.ts). */
 const staleFor = async (key: TestKey): Promise<Env> => ({ ...bindings, API_KEYS: await staleKeyKv(key) });
 
 describe("a leaked key's revocation, racing a change the key made just before", () => {
@@ -445,13 +444,10 @@ describe("a leaked key, while KV still answers its old record everywhere else", 
       ...json({ graceSeconds: 86_400 }),
     });
     expect(await errorBodyOf(rotation)).toMatchObject({ status: 404, code: "key_not_found" });
-    const stored = await env.API_KEYS.get<{ revokedAt?: string; rotatedTo?: string }>(
-      recordName(await sha256Hex(target.key)),
-      "json",
-    );
+    const stored = await findKeyById(env, target.record.id);
     expect(stored).toMatchObject({ revokedAt: expect.any(String) });
     expect(stored?.rotatedTo).toBeUndefined();
-    // Long after the object has forgotten the revocation, the key is still refused: KV kept it.
+    // An hour on, the key is still refused: the account keeps its revocation for good.
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
       vi.setSystemTime(Date.now() + 3_600_000);

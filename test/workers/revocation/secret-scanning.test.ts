@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { GITHUB_SECRET_SCANNING_KEYS_URL } from "../../../src/framework/read-config";
 import { sha256Hex } from "../../../src/lib/digest";
-import { recordName } from "../../../src/keys/kv-layout";
+import { findKeyById } from "../../../src/keys/lookup";
 import { ANONYMOUS_LIMITS, NEVER_BANNED, PARTNER_LIMITS, UNCHANGING_REPORT_LIMITS } from "../../../src/account/plans";
 import { generateApiKey } from "../../../src/keys/issue-key";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -149,10 +149,7 @@ describe("GitHub's secret scanning reports", () => {
       { token_hash: await sha256Hex(revokedBefore.key), token_type: "store_orders_api_key", label: "false_positive" },
       { token_hash: await sha256Hex(matches[2]!.token), token_type: "store_orders_api_key", label: "false_positive" },
     ]);
-    const stored = JSON.parse((await env.API_KEYS.get(recordName(await sha256Hex(leaked.key))))!) as {
-      revokedAt?: string;
-      revokedReason?: string;
-    };
+    const stored = (await findKeyById(env, leaked.record.id))!;
     expect(stored).toMatchObject({ revokedAt: expect.any(String), revokedReason: "leaked" });
     expect(await errorBodyOf(await api("/v1/store/orders", { key: leaked.key }))).toMatchObject({
       code: "invalid_api_key",
@@ -231,10 +228,7 @@ describe("GitHub's secret scanning reports", () => {
     expect(await errorBodyOf(await api("/v1/store/orders", { key: leaked.key }))).toMatchObject({
       code: "invalid_api_key",
     });
-    const stored = JSON.parse((await env.API_KEYS.get(recordName(await sha256Hex(leaked.key))))!) as {
-      revokedReason?: string;
-      leakEndedAt?: string;
-    };
+    const stored = (await findKeyById(env, leaked.record.id))!;
     expect(stored).toMatchObject({ revokedReason: "leaked" });
     expect(stored.leakEndedAt).toBeUndefined();
     // GitHub sends it again.

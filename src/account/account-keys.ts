@@ -1,0 +1,97 @@
+/**
+ * The keys an account owns, in its Durable Object's SQLite (docs/design/rate-limits.md#key-state): one row a key,
+ * the one home of its standing, scopes and expiry, and the account's plan in a row beside them. Kept apart from
+ * the counting windows and never pruned: a revoked key stays revoked however long the account is quiet.
+ */
+import { ApiKeyRecord, type RevocationReason } from "./key-record";
+import type { Limits, Plan } from "./plans";
+
+/** What belongs to the account rather than to one of its keys. */
+export interface AccountPlan {
+  plan: Plan;
+  limits?: Limits;
+}
+
+/** A key's row: its record without the account's plan. */
+type KeyRow = Omit<ApiKeyRecord, "plan" | "limits">;
+
+export class AccountKeys {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    this.createTables();
+  }
+
+  createTables(): void {
+    this.#sql.exec(
+      "CREATE TABLE IF NOT EXISTS account_keys (key_id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID",
+    );
+    this.#sql.exec("CREATE TABLE IF NOT EXISTS account_plan (one INTEGER PRIMARY KEY CHECK (one = 1), plan TEXT)");
+  }
+
+  plan(): AccountPlan | undefined {
+    const row = this.#sql.exec<{ plan: string }>("SELECT plan FROM account_plan").toArray()[0];
+    return row && (JSON.parse(row.plan) as AccountPlan);
+  }
+
+  setPlan(plan: AccountPlan): void {
+    this.#sql.exec("INSERT OR REPLACE INTO account_plan (one, plan) VALUES (1, ?)", JSON.stringify(plan));
+  }
+
+  get(keyId: string): ApiKeyRecord | undefined {
+    const row = this.#sql.exec<{ record: string }>("SELECT record FROM account_keys WHERE key_id = ?", keyId).toArray();
+    return row[0] && this.#withPlan(row[0].record);
+  }
+
+  /** The keys after `after` in id order, at most `limit`, and whether more follow. */
+  page(after: string, limit: number): { keys: ApiKeyRecord[]; more: boolean } {
+    const rows = this.#sql
+      .exec<{ record: string }>(
+        "SELECT record FROM account_keys WHERE key_id > ? ORDER BY key_id LIMIT ?",
+        after,
+        limit + 1,
+      )
+      .toArray();
+    return { keys: rows.slice(0, limit).map((row) => this.#withPlan(row.record)), more: rows.length > limit };
+  }
+
+  /** Every key, in id order: a few hundred rows at most for an account rotated daily for a year. */
+  all(): ApiKeyRecord[] {
+    return this.#sql
+      .exec<{ record: string }>("SELECT record FROM account_keys ORDER BY key_id")
+      .toArray()
+      .map((row) => this.#withPlan(row.record));
+  }
+
+  /** A new key; the account's first sets its plan. False when the id is taken. */
+  add(record: ApiKeyRecord): boolean {
+    const { plan, limits, ...row } = record;
+    const added = this.#sql.exec(
+      "INSERT INTO account_keys (key_id, record) VALUES (?, ?) ON CONFLICT DO NOTHING",
+      record.id,
+      JSON.stringify(row),
+    ).rowsWritten;
+    if (added > 0 && !this.plan()) this.setPlan({ plan, ...(limits && { limits }) });
+    return added > 0;
+  }
+
+  /** A key's fields replaced (never its plan: setPlan). */
+  put(record: ApiKeyRecord): void {
+    const { plan: _, limits: __, ...row } = record;
+    this.#sql.exec("UPDATE account_keys SET record = ? WHERE key_id = ?", JSON.stringify(row), record.id);
+  }
+
+  #withPlan(text: string): ApiKeyRecord {
+    const row = JSON.parse(text) as KeyRow;
+    const plan = this.plan()!;
+    return ApiKeyRecord.parse({ ...row, plan: plan.plan, ...(plan.limits && { limits: plan.limits }) });
+  }
+}
+
+/** A revocation as the account records it: the first time and reason stay, but a retired key found leaked says so. */
+export function revoked(key: ApiKeyRecord, asked: RevocationReason, at: string): ApiKeyRecord {
+  const leaking = asked === "leaked" && key.leakEndedAt === undefined;
+  const reason = leaking ? "leaked" : key.revokedAt ? (key.revokedReason ?? "retired") : asked;
+  return { ...key, revokedAt: key.revokedAt ?? at, revokedReason: reason };
+}

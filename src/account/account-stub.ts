@@ -1,0 +1,16 @@
+import type { Account } from "./account";
+
+type Methods = "acquire" | "settle" | "addKey" | "key" | "keys" | "revokeKey" | "endLeak" | "rotateKey" | "updateKey";
+type MoreMethods = "setPlan" | "hasLiveReader" | "usage" | "usageHistory" | "unban" | "forgive" | "admitTestEvent";
+type AnswerMethods = "beginIdempotent" | "finishIdempotent" | "abandonIdempotent";
+
+/** The account's methods as the class declares them: RPC's generated types blur the unions some of them answer. */
+export type AccountStub = {
+  [Name in Methods | MoreMethods | AnswerMethods]: (
+    ...args: Parameters<Account[Name]>
+  ) => Promise<Awaited<ReturnType<Account[Name]>>>;
+};
+
+/** An account's Durable Object, by the account's name. */
+export const accountOf = (accounts: Env["ACCOUNTS"], name: string): AccountStub =>
+  accounts.getByName(name) as unknown as AccountStub;
