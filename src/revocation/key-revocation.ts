@@ -23,7 +23,6 @@ import type { Usage } from "../account/policy";
 import { endEverySessionOfKey } from "../console/console-sessions";
 import { disableForLeak } from "../webhook-delivery/endpoint-table";
 import { auditedEndpointChange } from "../webhook-delivery/endpoint-audit-rows";
-import { endpointsStartedBy, type EndpointAuditRow } from "./endpoints-a-key-started";
 
 export const RevocationReason = KeyRevocationReason.describe(
   "leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console " +
@@ -151,19 +150,23 @@ async function keysMadeBy(db: D1Database, keyId: string): Promise<string[]> {
   return made;
 }
 
-/** The budget's endpoints that any of `keyIds` started, as their audit says. */
+/**
+ * The budget's endpoints any of `keyIds` started: made, or the last to set their URL, secret or types, as each
+ * endpoint's row keeps it (never its audit, which is pruned); one whose every part the owner has set since is the
+ * owner's again.
+ */
 async function endpointsStartedByAny(db: D1Database, budget: string, keyIds: readonly string[]): Promise<string[]> {
   const { results } = await callDependency("D1", () =>
     db
       .prepare(
-        "SELECT endpoint_id, operation, changes, actor FROM webhook_endpoint_events WHERE endpoint_id IN (SELECT id " +
-          "FROM webhook_endpoints WHERE budget = ?1) " +
-          "AND operation IN ('create', 'update', 'rotate_secret') ORDER BY id",
+        "SELECT id FROM webhook_endpoints WHERE budget = ?1 AND (url_set_by IN (SELECT value FROM json_each(?2)) " +
+          "OR secret_set_by IN (SELECT value FROM json_each(?2)) OR types_set_by IN (SELECT value FROM json_each(?2))) " +
+          "ORDER BY created_at, id",
       )
-      .bind(budget)
-      .all<EndpointAuditRow>(),
+      .bind(budget, JSON.stringify(keyIds))
+      .all<{ id: string }>(),
   );
-  return [...new Set(keyIds.flatMap((keyId) => endpointsStartedBy(results, keyId)))];
+  return results.map((row) => row.id);
 }
 
 /**

@@ -98,39 +98,15 @@ export const ENDPOINT_AUDIT_RETENTION_MS = 365 * 86_400_000;
 /** Rows one run deletes at most; the cron runs every minute. */
 const AUDIT_PRUNE_BATCH = 1_000;
 
-/** Audit row `row` made the endpoint, or changed its `part`, as SQL. */
-const madeOrChanged = (row: string, part: string) =>
-  `(${row}.operation = 'create' OR ` +
-  `(${row}.operation = 'update' AND json_type(${row}.changes, '$.${part}') IS NOT NULL))`;
-
-/** Whether audit row `row` set an endpoint's URL, secret or types, as SQL over its operation and changes. */
-const SETS = {
-  url: (row: string) => madeOrChanged(row, "url"),
-  secret: (row: string) => `${row}.operation IN ('create', 'rotate_secret')`,
-  types: (row: string) => madeOrChanged(row, "types"),
-};
-
 /**
- * A row that still says who last set a part of an endpoint that exists: kept past the retention, since a leaked key's
- * revocation reads it to find what the key started (revocation/endpoints-a-key-started.ts). At most three an endpoint.
- */
-const LAST_SETTER = `EXISTS (SELECT 1 FROM webhook_endpoints AS w WHERE w.id = e.endpoint_id) AND (${Object.values(SETS)
-  .map(
-    (sets) =>
-      `(${sets("e")} AND NOT EXISTS (SELECT 1 FROM webhook_endpoint_events AS later WHERE later.endpoint_id = ` +
-      `e.endpoint_id AND later.id > e.id AND ${sets("later")}))`,
-  )
-  .join(" OR ")})`;
-
-/**
- * Deletes audit rows older than ENDPOINT_AUDIT_RETENTION_MS at `now`, oldest first, a batch a run, but for each
- * endpoint's last setters; how many.
+ * Deletes audit rows older than ENDPOINT_AUDIT_RETENTION_MS at `now`, oldest first, a batch a run; how many. What a
+ * leak ends is read from the endpoints' own rows (`url_set_by` and its kin), never from here.
  */
 export async function pruneEndpointAudit(db: D1Database, now: number): Promise<number> {
   const { meta } = await db
     .prepare(
-      "DELETE FROM webhook_endpoint_events WHERE id IN (SELECT id FROM webhook_endpoint_events AS e WHERE at < ?1 " +
-        `AND NOT (${LAST_SETTER}) ORDER BY at LIMIT ?2)`,
+      "DELETE FROM webhook_endpoint_events WHERE id IN (SELECT id FROM webhook_endpoint_events WHERE at < ?1 " +
+        "ORDER BY at LIMIT ?2)",
     )
     .bind(new Date(now - ENDPOINT_AUDIT_RETENTION_MS).toISOString(), AUDIT_PRUNE_BATCH)
     .run();

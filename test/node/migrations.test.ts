@@ -37,4 +37,25 @@ describe("the migrations", () => {
     for (const name of names) fresh.exec(migration(name));
     expect(schemaOf(db)).toEqual(schemaOf(fresh));
   });
+
+  it("0002 keeps on each endpoint which key last set its URL, secret and types, from its audit", () => {
+    const db = new DatabaseSync(":memory:");
+    db.exec(migration("0001_baseline.sql"));
+    db.exec(
+      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed) " +
+        "VALUES ('we_1', 'key_A', 'https://a.example', 'order.cancelled', 'enabled', '2026-01-01', 0, 's')",
+    );
+    const audit = db.prepare(
+      "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES (?, ?, ?, 'we_1', ?, ?)",
+    );
+    audit.run("e1", "2026-01-01", "create", "{}", "key:key_leaked");
+    audit.run("e2", "2026-01-02", "update", '{"types":["order.cancelled"]}', "key:key_owner");
+    audit.run("e3", "2026-01-03", "rotate_secret", "{}", "operator");
+    db.exec(migration("0002_endpoint_setters.sql"));
+    expect(db.prepare("SELECT url_set_by, secret_set_by, types_set_by FROM webhook_endpoints").get()).toEqual({
+      url_set_by: "key_leaked",
+      secret_set_by: null,
+      types_set_by: "key_owner",
+    });
+  });
 });

@@ -1,3 +1,4 @@
+import { keyOfCaller } from "../../keys/require-api-key";
 import type { D1Queryable } from "../../lib/d1-session";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readJsonBody } from "../../framework/operations/read-json-body";
@@ -97,7 +98,7 @@ export const createWebhookEndpoint = defineOperation({
         },
       },
       async () => {
-        const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row, host));
+        const inserted = await callDependency("D1", () => insertEndpoint(c.env.DB, row, host, keyOfCaller(c).id));
         if (inserted === "full") {
           return new ApiError(
             "too_many_webhook_endpoints",
@@ -151,12 +152,15 @@ export async function insertEndpoint(
     "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit" | "public_key" | "ordering"
   >,
   host: string,
+  /** The key that makes it: its URL, secret and types are that key's (docs/api.md#what-a-leak-ends). */
+  setBy: string,
 ): Promise<"inserted" | "full" | "locked" | "host_locked"> {
   const { meta } = await db
     .prepare(
       "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, " +
-        "rate_limit, public_key, ordering) " +
-        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7, ?9, ?10 " +
+        "rate_limit, public_key, ordering, url_set_by, secret_set_by, types_set_by) " +
+        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7, ?9, ?10, " +
+        "?11, ?11, ?11 " +
         `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
         // The same URL again beside one an operator disabled would lift the lock by the back door.
         `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
@@ -175,6 +179,7 @@ export async function insertEndpoint(
       host,
       row.public_key ?? null,
       row.ordering ?? "concurrent",
+      setBy,
     )
     .run();
   if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";

@@ -1,3 +1,4 @@
+import { keyOfCaller } from "../../keys/require-api-key";
 import type { D1Queryable } from "../../lib/d1-session";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
@@ -60,10 +61,15 @@ export const rotateWebhookSecret = defineOperation({
       { endpointId, operation: "rotate_secret", changes: { previousSecretExpiresAt } },
       async () =>
         (await callDependency("D1", () =>
-          rotateEndpointSecret(c.env.DB, budgetOfCaller(c), endpointId, sealed, pair?.publicKey ?? null, {
-            previousUntil,
-            now: at,
-          }),
+          rotateEndpointSecret(
+            c.env.DB,
+            budgetOfCaller(c),
+            endpointId,
+            sealed,
+            pair?.publicKey ?? null,
+            { previousUntil, now: at },
+            keyOfCaller(c).id,
+          ),
         )) || notFound(endpointId),
     );
     return jsonBody(c, { ...(pair ? { publicKey: pair.publicKey } : { secret }), previousSecretExpiresAt });
@@ -85,16 +91,17 @@ export async function rotateEndpointSecret(
   sealed: string,
   publicKey: string | null,
   when: { previousUntil: string | null; now: string },
+  setBy: string,
 ): Promise<boolean> {
   // How an endpoint signs never changes: an hmac endpoint takes a secret, an ed25519 one a key pair.
   const { meta } = await db
     .prepare(
       "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN " +
         "previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
-        "previous_secret_until = ?4, secret_sealed = ?3, public_key = ?6 " +
+        "previous_secret_until = ?4, secret_sealed = ?3, public_key = ?6, secret_set_by = ?7 " +
         "WHERE budget = ?1 AND id = ?2 AND (public_key IS NULL) = (?6 IS NULL)",
     )
-    .bind(budget, id, sealed, when.previousUntil, when.now, publicKey)
+    .bind(budget, id, sealed, when.previousUntil, when.now, publicKey, setBy)
     .run();
   return meta.changes === 1;
 }

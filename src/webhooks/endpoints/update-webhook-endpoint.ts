@@ -174,6 +174,9 @@ export async function updateEndpoint(
     .prepare(
       "UPDATE webhook_endpoints SET url = coalesce(?3, url), url_changed_at = CASE WHEN ?3 IS NOT NULL AND ?3 IS NOT " +
         "url THEN ?7 ELSE url_changed_at END, types = coalesce(?4, types), " +
+        // Who set the parts a leaked key could aim, kept on the row (docs/api.md#what-a-leak-ends).
+        "url_set_by = CASE WHEN ?3 IS NOT NULL THEN ?11 ELSE url_set_by END, " +
+        "types_set_by = CASE WHEN ?4 IS NOT NULL THEN ?11 ELSE types_set_by END, " +
         "status = CASE WHEN ?5 THEN 'enabled' WHEN ?6 THEN 'disabled' ELSE status END, " +
         "disabled_at = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_at, ?7) ELSE disabled_at END, " +
         "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') " +

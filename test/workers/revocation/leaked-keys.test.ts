@@ -318,19 +318,19 @@ describe("a leaked key's revocation, racing a change the key made just before", 
     const leaked = await storeTestKey({ scopes: [...OWNER_SCOPES] });
     const owner = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: leaked.record.id });
     const late = await makeEndpoint(leaked.key, { url: "https://attacker.example/late" });
-    // The first look at the audit does not see the endpoint's rows yet (its request was still committing).
+    // The first look at the endpoints does not see the new one yet (its request was still committing).
     let looks = 0;
     const racing = interceptD1({
       prepare: (statement, sql) => {
-        if (!sql.includes("FROM webhook_endpoint_events WHERE endpoint_id IN")) return statement;
+        if (!sql.includes("url_set_by IN")) return statement;
         const first = looks++ === 0;
         return {
           bind: (...values: unknown[]) => {
             const bound = statement.bind(...values);
             return {
               all: async <T>() => {
-                const answer = await bound.all<T & { endpoint_id: string }>();
-                return first ? { ...answer, results: answer.results.filter((r) => r.endpoint_id !== late.id) } : answer;
+                const answer = await bound.all<T & { id: string }>();
+                return first ? { ...answer, results: answer.results.filter((r) => r.id !== late.id) } : answer;
               },
             };
           },
@@ -349,7 +349,7 @@ describe("a leaked key's revocation, racing a change the key made just before", 
 });
 
 describe("a leaked key, long after it started something", () => {
-  it("disables an endpoint it made over a year ago: the audit keeps who last set each part while the endpoint exists", async () => {
+  it("disables an endpoint it made over a year ago, its audit pruned: the endpoint's row keeps who set each part", async () => {
     const leaked = await storeTestKey({ scopes: [...OWNER_SCOPES] });
     const owner = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: leaked.record.id });
     const planted = await makeEndpoint(leaked.key, { url: "https://attacker.example/old" });
@@ -368,10 +368,10 @@ describe("a leaked key, long after it started something", () => {
         .bind(planted.id)
         .first<number>("n");
     expect(await rows()).toBe(4);
-    // A year and a day on, the audit's prune has run: it kept the create, the owner's types and the last URL.
+    // A year and a day on, the audit's prune has taken every row.
     const later = Date.now() + 366 * 86_400_000;
     await pruneEndpointAudit(env.DB, later);
-    expect(await rows()).toBe(3);
+    expect(await rows()).toBe(0);
     const revoked = await call(`/v2/keys/${leaked.record.id}/revoke`, owner.key, {
       method: "POST",
       ...json({ reason: "leaked" }),

@@ -134,6 +134,6 @@ describe("an operator's lock on a host", () => {
       public_key: null,
       ordering: "concurrent" as const,
     };
-    expect(await insertEndpoint(env.DB, row, "raced.example")).toBe("host_locked");
+    expect(await insertEndpoint(env.DB, row, "raced.example", "key_AAAAAAAAAAAAAAAA")).toBe("host_locked");
   });
 });
