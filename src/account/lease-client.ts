@@ -94,6 +94,12 @@ export class LeaseClient {
     await this.#settle(name, caller, context, Date.now());
   }
 
+  /** Whether this isolate knows the caller banned now (its object said so within a lease): nothing is counted. */
+  knowsBanned(name: string, now: number): boolean {
+    const book = this.#callers.get(name)?.book;
+    return book !== undefined && book.banEnds > now / 1000 && now < book.banKnownUntil;
+  }
+
   /** Drops the account's word on a key: the key's next request here asks the account. */
   forgetKey(name: string, keyId: string): void {
     this.#callers.get(name)?.book.keys.delete(keyId);

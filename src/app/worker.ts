@@ -104,7 +104,7 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
           isolateMemory.endedOperatorSessions,
           isolateMemory.unknownOperatorTokens,
         ),
-        secretScanningCredential(isolateMemory.githubKeys, isolateMemory.answeredReports),
+        secretScanningCredential(isolateMemory.githubKeys, isolateMemory.answeredReports, isolateMemory.leases),
       ),
     ),
   ],

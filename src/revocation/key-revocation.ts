@@ -159,9 +159,8 @@ async function endpointsStartedByAny(db: D1Database, budget: string, keyIds: rea
   const { results } = await callDependency("D1", () =>
     db
       .prepare(
-        "SELECT id FROM webhook_endpoints WHERE budget = ?1 AND (url_set_by IN (SELECT value FROM json_each(?2)) " +
-          "OR secret_set_by IN (SELECT value FROM json_each(?2)) OR types_set_by IN (SELECT value FROM json_each(?2))) " +
-          "ORDER BY created_at, id",
+        "WITH keys AS (SELECT value AS id FROM json_each(?2)) SELECT id FROM webhook_endpoints WHERE budget = ?1 " +
+          "AND (url_set_by IN keys OR secret_set_by IN keys OR types_set_by IN keys) ORDER BY created_at, id",
       )
       .bind(budget, JSON.stringify(keyIds))
       .all<{ id: string }>(),

@@ -46,7 +46,8 @@ describe("the migrations", () => {
         "VALUES ('we_1', 'key_A', 'https://a.example', 'order.cancelled', 'enabled', '2026-01-01', 0, 's')",
     );
     const audit = db.prepare(
-      "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) VALUES (?, ?, ?, 'we_1', ?, ?)",
+      "INSERT INTO webhook_endpoint_events (event_id, at, operation, endpoint_id, changes, actor) " +
+        "VALUES (?, ?, ?, 'we_1', ?, ?)",
     );
     audit.run("e1", "2026-01-01", "create", "{}", "key:key_leaked");
     audit.run("e2", "2026-01-02", "update", '{"types":["order.cancelled"]}', "key:key_owner");

@@ -11,6 +11,7 @@
  * hour) is counted on a budget of its own, so replaying GitHub's published
  * sample, or any report once seen, never spends what GitHub's next report needs.
  */
+import type { LeaseClient } from "../../account/lease-client";
 import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
@@ -64,9 +65,11 @@ export const invalidSignature = (why: string) =>
   });
 
 export const secretScanningCredential =
-  (keys: GithubPublicKeys, answered: AnsweredReports): OtherCredential =>
+  (keys: GithubPublicKeys, answered: AnsweredReports, leases: Pick<LeaseClient, "knowsBanned">): OtherCredential =>
   async (c, address) => {
-    if (c.req.method !== "POST") return undefined;
+    // An address group this isolate knows banned is refused before its body is read or verified: a flood of
+    // reports from it costs no buffer and no signature check. GitHub sends a refused report again.
+    if (c.req.method !== "POST" || leases.knowsBanned(`ip:${address}`, Date.now())) return undefined;
     const read = await readReport(c, keys);
     if (!read.ok) {
       c.set("secretScanningReport", read);

@@ -269,12 +269,15 @@ describe("GitHub's secret scanning reports", () => {
     expect(await errorBodyOf(await signed(huge))).toMatchObject({ status: 413, code: "body_too_large" });
   });
 
-  it("count a verified report on the partner's own budget, never its address group's, even while that group is banned", async () => {
+  it("count a verified report on the partner's own budget, never its address group's; refuse a group banned here unread", async () => {
     // Mid-minute on a fake clock: the address's minute must not end among its requests.
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
       vi.setSystemTime(Date.UTC(2030, 5, 1, 12, 0, 15));
       const address = "203.0.113.78";
+      const verified = await signed([{ token: UNKNOWN_KEY, type: "t", url: "", source: "content" }], address);
+      expect(verified.status).toBe(200);
+      expect(verified.headers.get("X-RateLimit-Limit")).toBe(String(PARTNER_LIMITS.perMinute));
       // The address's keyless callers spend its minute and are banned.
       let banned = false;
       for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 30 && !banned; i++) {
@@ -282,12 +285,12 @@ describe("GitHub's secret scanning reports", () => {
         banned = (await keyless.json<{ code?: string }>()).code === "api_key_banned";
       }
       expect(banned).toBe(true);
-      const verified = await signed([{ token: UNKNOWN_KEY, type: "t", url: "", source: "content" }], address);
-      expect(verified.status).toBe(200);
-      expect(verified.headers.get("X-RateLimit-Limit")).toBe(String(PARTNER_LIMITS.perMinute));
-      // A report whose signature fails is counted as any caller without a credential: its address's, banned.
-      const unsigned = await report("[]", {}, address);
-      expect(unsigned.status).toBe(429);
+      // From a group banned here, a report is refused before its signature is checked (its body unread).
+      const verify = vi.spyOn(crypto.subtle, "verify");
+      const refused = await signed([{ token: UNKNOWN_KEY, type: "t", url: "", source: "content" }], address);
+      expect(await errorBodyOf(refused)).toMatchObject({ code: "api_key_banned", status: 429 });
+      expect(refused.headers.get("Retry-After")).not.toBeNull();
+      expect(verify).not.toHaveBeenCalled();
     } finally {
       vi.useRealTimers();
     }
