@@ -310,7 +310,7 @@ export interface paths {
         };
         /**
          * The calling key, its limits and what is left of them
-         * @description The calling key (with a console session, the session's key): its name, first characters, plan, scopes, expiry and budget; its limits, and what the budget's limiter has left of each window now; and the session's end, if it came with one.
+         * @description The calling key (with a console session, the session's key): its name, first characters, plan, scopes, expiry and budget; its limits, and what the budget's account has left of each window now; and the session's end, if it came with one.
          */
         get: operations["getConsoleSession"];
         put?: never;
@@ -825,7 +825,7 @@ export interface components {
                 perMinute: number;
                 perDay: number;
             };
-            /** @description What the budget's limiter has left in each window now (admissions an isolate holds ahead of need count as spent) */
+            /** @description What the budget's account has left in each window now (admissions an isolate holds ahead of need count as spent) */
             remaining: {
                 minute: {
                     remaining: number;

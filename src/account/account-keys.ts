@@ -18,12 +18,9 @@ type KeyRow = Omit<ApiKeyRecord, "plan" | "limits">;
 export class AccountKeys {
   readonly #sql: SqlStorage;
 
+  /** Makes its tables where they are missing: on a new object. */
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    this.createTables();
-  }
-
-  createTables(): void {
     this.#sql.exec(
       "CREATE TABLE IF NOT EXISTS account_keys (key_id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID",
     );

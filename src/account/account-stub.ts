@@ -12,5 +12,5 @@ export type AccountStub = {
 };
 
 /** An account's Durable Object, by the account's name. */
-export const accountOf = (accounts: Env["ACCOUNTS"], name: string): AccountStub =>
+export const accountStub = (accounts: Env["ACCOUNTS"], name: string): AccountStub =>
   accounts.getByName(name) as unknown as AccountStub;

@@ -1,7 +1,7 @@
 /**
  * Bans in force, as KV entries (`ban:<budget>`, expiring with the ban), so
  * the operators' key search can say which budgets are banned from one KV
- * list call rather than a call to every budget's object
+ * list call rather than a call to every account
  * (docs/operations.md#operator-api). The object is the record of a ban; an
  * entry is its notice: written when a ban starts, deleted when an operator
  * lifts it, gone by itself when it ends. Losing one (a failed write) hides a

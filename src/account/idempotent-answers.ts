@@ -1,6 +1,6 @@
 /**
  * The answers a budget's writes gave, kept by the Idempotency-Key they came
- * with (docs/api.md#retrying-safely) in its limiter object's SQLite storage:
+ * with (docs/api.md#retrying-safely) in its account's SQLite storage:
  * one place for the whole budget, consistent everywhere at once, no D1 write.
  * An answer is the key id's own: another key of the budget that sends the
  * same Idempotency-Key never meets it. The rules are plain functions
@@ -62,17 +62,13 @@ export type BeginAnswer =
   /** A key the object knows ended: nothing kept is looked at, nothing is kept. */
   | { kind: "bypass" };
 
-/** The SQLite table of a budget's kept answers, in its limiter object. */
+/** The SQLite table of a budget's kept answers, in its account. */
 export class IdempotentAnswers {
   readonly #sql: SqlStorage;
 
+  /** Makes its table where it is missing: on a new object. */
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    this.createTables();
-  }
-
-  /** Makes its table where it is missing: on a new object, and again after the object's storage was emptied. */
-  createTables(): void {
     this.#sql.exec(
       "CREATE TABLE IF NOT EXISTS idempotent_answers (key_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, " +
         "request TEXT NOT NULL, started_at INTEGER NOT NULL, answer TEXT, PRIMARY KEY (key_id, idempotency_key))",

@@ -60,7 +60,7 @@ export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 export const DEFAULT_SCOPES: readonly Scope[] = ["orders:read", "orders:write"];
 
 /** The key's account: a rotated key and the key it replaced share one. */
-export const budgetOf = (record: Pick<ApiKeyRecord, "id" | "budget">): string => record.budget ?? record.id;
+export const accountOf = (record: Pick<ApiKeyRecord, "id" | "budget">): string => record.budget ?? record.id;
 
 /** A key's own limits when it has them (enterprise, or an override), else its plan's (the limiter's table). */
 export function limitsFor(key: Pick<ApiKeyRecord, "id" | "plan" | "limits">): Limits {

@@ -72,7 +72,7 @@ interface Caller {
 
 /**
  * The isolate's side of leases (docs/design/rate-limits.md#leases): decides from its
- * books when it can, asks the caller's object when it must (one request at a
+ * books when it can, asks the caller's account object when it must (one request at a
  * time per caller), renews steady callers' leases in the background, and hands
  * back what expired unspent. The rules themselves are in lease-book.ts.
  */

@@ -30,7 +30,7 @@ interface RecentGrant extends Unspent {
   handedBack?: true;
 }
 
-/** What one caller's object keeps. Times are Unix seconds unless named otherwise. */
+/** What one caller's account object keeps. Times are Unix seconds unless named otherwise. */
 export interface LimiterState {
   minuteStart: number;
   /** Admissions granted in this minute window, spent or not yet. */

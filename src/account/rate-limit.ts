@@ -35,13 +35,13 @@ export function rateLimit(
   writtenHeaders: WrittenHeadersByWindow,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const identified = callers.budgetOf(c);
+    const identified = callers.accountOf(c);
     let budget = identified;
     let verdict = await admit(c, leases, budget);
     if (verdict.key) {
       callers.verified(c, verdict.key);
       if (verdict.key.standing !== "live") {
-        budget = callers.budgetOf(c);
+        budget = callers.accountOf(c);
         verdict = await admit(c, leases, budget);
       }
     }

@@ -21,7 +21,7 @@ export interface Budget {
  * by the app (keys/counted-callers.ts): the limiter knows budgets, not keys.
  */
 export interface CountedCallers {
-  budgetOf(c: Context<AppEnv>): Budget;
+  accountOf(c: Context<AppEnv>): Budget;
   /**
    * The account's word on the key presented: a live key is the request's caller from now on; a key refused makes
    * it what it is, a request without a valid key, counted as one.
@@ -48,7 +48,7 @@ export interface Recognition {
 
 /**
  * What the lease client may ask of one request: its budget, the ban rule,
- * the limiter objects, the request's background work. One object a request,
+ * the account objects, the request's background work. One object a request,
  * not a copy of the budget and a closure per need: the refusals this path
  * answers cost little more than writing them (docs/design/performance.md#what-the-floors-show).
  */

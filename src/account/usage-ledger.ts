@@ -1,5 +1,5 @@
 /**
- * A budget's usage history in its limiter object's SQLite storage
+ * A budget's usage history in its account's SQLite storage
  * (docs/design/rate-limits.md#usage-history): admitted and refused counts per
  * minute, kept 48 hours, and per day, kept 400 days. Written in the same
  * call as the decision it counts, so the history and the limiter never
@@ -76,16 +76,9 @@ const TABLES = {
 export class UsageLedger {
   readonly #sql: SqlStorage;
 
+  /** Makes its tables where they are missing: on a new object. */
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    this.createTables();
-  }
-
-  /**
-   * Makes its tables where they are missing: on a new object, and again after the object's storage was emptied
-   * (deleteAll drops them).
-   */
-  createTables(): void {
     for (const table of Object.values(TABLES)) {
       this.#sql.exec(
         `CREATE TABLE IF NOT EXISTS ${table} (start INTEGER PRIMARY KEY, admitted INTEGER NOT NULL, refused INTEGER ` +

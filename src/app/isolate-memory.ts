@@ -23,7 +23,7 @@ export const isolateMemory = {
   /**
    * Leases and what the isolate knows of each caller's limits (bans,
    * refusals, revocations), for up to 10,000 callers, least recently seen
-   * dropped first. Safe: an isolate admits only what the caller's object
+   * dropped first. Safe: an isolate admits only what the caller's account object
    * granted it, and a lease expires within 5 s (docs/design/rate-limits.md#leases).
    */
   leases: new LeaseClient(),
@@ -59,11 +59,11 @@ export const isolateMemory = {
    */
   endedOperatorSessions: new TtlCache<string, true>(1_000),
   /**
-   * Digests of named operators' tokens found to be no live operator's, for a minute (require-operator.ts): sent
-   * again, they cost no read of the operators' table before the limiter. Safe: a digest, and only of a miss; a token
-   * made since is found at the guard, after the limiter, and here a minute later.
+   * Digests of named operators' tokens found live or no live operator's, for a minute (require-operator.ts), 1,000
+   * at most: an unknown one costs no read of the operators' table before the limiter, and a live one is read even
+   * from an address group banned here. Safe: a digest; the guard reads every token's row regardless.
    */
-  unknownOperatorTokens: new TtlCache<string, true>(1_000),
+  operatorTokens: new TtlCache<string, boolean>(1_000),
   /**
    * The order list's version as last read, reused for ORDER_LIST_VERSION_REUSE_MS
    * by lists without a bookmark. Safe: such a list may be as stale as a

@@ -102,7 +102,8 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
         operatorCredential(
           isolateMemory.accessKeys,
           isolateMemory.endedOperatorSessions,
-          isolateMemory.unknownOperatorTokens,
+          isolateMemory.operatorTokens,
+          isolateMemory.leases,
         ),
         secretScanningCredential(isolateMemory.githubKeys, isolateMemory.answeredReports, isolateMemory.leases),
       ),

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
 import { sessionEndedCaller, type Caller, type OtherCredential } from "../keys/identify-caller";
-import { budgetOf, type ApiKeyRecord } from "../account/key-record";
+import { accountOf, type ApiKeyRecord } from "../account/key-record";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import {
   openSession,
@@ -89,7 +89,7 @@ export async function openConsoleSession(
   const claims = {
     sid: crypto.randomUUID(),
     keyId: key.id,
-    budget: budgetOf(key),
+    budget: accountOf(key),
     expiresAt: now + SESSION_SECONDS * 1000,
   };
   const expiresAt = new Date(claims.expiresAt).toISOString();
@@ -139,7 +139,7 @@ export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, s
     {
       operation: "console_sign_out",
       keyId: key.id,
-      changes: { session: sessionId, budget: budgetOf(key) },
+      changes: { session: sessionId, budget: accountOf(key) },
       actor: `key:${key.id}`,
     },
     () =>

@@ -3,7 +3,7 @@ import { ANY_KEY } from "../framework/operations/scopes";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/call-dependency";
 import { keyOfCaller } from "../keys/require-api-key";
-import { budgetOf, limitsFor } from "../account/key-record";
+import { accountOf, limitsFor } from "../account/key-record";
 import { CONSOLE, ConsoleSession } from "./console-session-schemas";
 
 const instant = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
@@ -19,7 +19,7 @@ export const getConsoleSession = defineOperation({
   description:
     "The calling key (with a console session, the session's key): its name, first characters, plan, scopes, expiry " +
     "and " +
-    "budget; its limits, and what the budget's limiter has left of each window now; and the session's " +
+    "budget; its limits, and what the budget's account has left of each window now; and the session's " +
     "end, if it came " +
     "with one.",
   responses: { 200: { description: "The key and its limits", body: ConsoleSession } },
@@ -29,7 +29,7 @@ export const getConsoleSession = defineOperation({
     const caller = c.get("caller");
     const session = caller.kind === "key" ? caller.session : undefined;
     const limits = limitsFor(key);
-    const usage = await callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budgetOf(key)).usage());
+    const usage = await callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(accountOf(key)).usage());
     return jsonBody(
       c,
       {
@@ -40,7 +40,7 @@ export const getConsoleSession = defineOperation({
           plan: key.plan,
           scopes: key.scopes,
           expiresAt: key.expiresAt ?? null,
-          budget: budgetOf(key),
+          budget: accountOf(key),
         },
         limits,
         remaining: {

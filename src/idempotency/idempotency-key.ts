@@ -3,7 +3,7 @@
  * Idempotency-Key and the IETF's draft-ietf-httpapi-idempotency-key-header
  * have it: a write sent with an Idempotency-Key runs once; a retry with the
  * same key from the same API key, within 24 hours, gets the first answer
- * again, marked `Idempotent-Replayed: true`. Kept in the budget's limiter
+ * again, marked `Idempotent-Replayed: true`. Kept in the budget's account
  * object (limiter/idempotent-answers.ts), the answer's body sealed: it may
  * hold a secret shown once (a new key, an endpoint's secret). Runs after the
  * caller's access is checked, so a key that may no longer write gets its
@@ -20,7 +20,7 @@ import { callDependency } from "../lib/call-dependency";
 import { logLine } from "../lib/log";
 import { base64 } from "../lib/base64";
 import { openText, sealText } from "../lib/sealing";
-import { budgetOf } from "../account/key-record";
+import { accountOf } from "../account/key-record";
 import { keyOfCaller } from "../keys/require-api-key";
 import type { BeginAnswer, KeptAnswer } from "../account/idempotent-answers";
 
@@ -76,7 +76,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       return next();
     }
     const keyId = keyOfCaller(c).id;
-    const limiter = c.env.ACCOUNTS.getByName(budgetOf(keyOfCaller(c)));
+    const limiter = c.env.ACCOUNTS.getByName(accountOf(keyOfCaller(c)));
     const request = await requestOf(c);
     const sealedFor = `${keyId}\n${idempotencyKey}`;
     // The stub's type of a union answer is a union of stubs: it is plain data (structured clone), read as such.

@@ -4,7 +4,7 @@ import type { CountedCallers, Recognition } from "../account/request-admission";
 import { addressGroup } from "../lib/client-address";
 import { bearerToken } from "./bearer";
 import { ANONYMOUS_LIMITS, NEVER_BANNED, OPERATOR_LIMITS } from "../account/plans";
-import { budgetOf } from "../account/key-record";
+import { accountOf } from "../account/key-record";
 import { OTHER_CREDENTIAL_HEADERS, refusedKeyCaller } from "./identify-caller";
 
 /**
@@ -14,10 +14,10 @@ import { OTHER_CREDENTIAL_HEADERS, refusedKeyCaller } from "./identify-caller";
  * account's word on the key is fresh; a cookie is never.
  */
 export const countedCallers = (): CountedCallers => ({
-  budgetOf(c) {
+  accountOf(c) {
     const caller = c.get("caller");
     if (caller.kind === "presented") return { name: caller.account, keyId: caller.keyId };
-    if (caller.kind === "key") return { name: budgetOf(caller.key), keyId: caller.key.id };
+    if (caller.kind === "key") return { name: accountOf(caller.key), keyId: caller.key.id };
     if (caller.operator) return { name: `operator:${caller.operator}`, limits: OPERATOR_LIMITS };
     if (caller.partner)
       return { name: `partner:${caller.partner.name}`, limits: caller.partner.limits, ban: NEVER_BANNED };

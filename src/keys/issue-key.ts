@@ -3,14 +3,14 @@
  * operator API (`npm run keys`), a rotation, the tests and the benchmark issue keys. It uses Web Crypto only, so
  * it runs in Node and in workerd.
  */
-import { accountOf } from "../account/account-stub";
+import { accountStub } from "../account/account-stub";
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { projectKey, storeKeyPointer } from "./kv-layout";
 import { sha256Hex } from "../lib/digest";
 import { callDependency } from "../lib/call-dependency";
 import type { Scope } from "../framework/operations/scopes";
-import { budgetOf, DEFAULT_SCOPES, type ApiKeyRecord } from "../account/key-record";
+import { accountOf, DEFAULT_SCOPES, type ApiKeyRecord } from "../account/key-record";
 import type { Limits, Plan } from "../account/plans";
 import { BASE62, KEY_RANDOM_LENGTH, keyChecksum } from "./key-format";
 
@@ -83,6 +83,6 @@ export function newKeyOf(prefix: KeyPrefix): { key: string; made: Pick<ApiKeyRec
  */
 export async function storeNewKey(env: Pick<Env, "API_KEYS" | "ACCOUNTS">, key: string, record: ApiKeyRecord) {
   await storeKeyPointer(env.API_KEYS, await sha256Hex(key), record);
-  await callDependency("account", () => accountOf(env.ACCOUNTS, budgetOf(record)).addKey(record));
+  await callDependency("account", () => accountStub(env.ACCOUNTS, accountOf(record)).addKey(record));
   await projectKey(env.API_KEYS, record);
 }

@@ -5,7 +5,7 @@
  * projection the account's operations write after each change, which nothing decides from.
  */
 import { z } from "zod";
-import { budgetOf, KeyId, type ApiKeyRecord } from "../account/key-record";
+import { accountOf, KeyId, type ApiKeyRecord } from "../account/key-record";
 import { callDependency } from "../lib/call-dependency";
 
 export const pointerName = (hash: string) => `key:${hash}`;
@@ -25,12 +25,12 @@ export interface KvWriter {
 
 /** A new key's pointer, written before its account has it: a pointer to nothing yet finds the key unknown. */
 export async function storeKeyPointer(kv: KvWriter, hash: string, record: ApiKeyRecord): Promise<void> {
-  const pointer: KeyPointer = { keyId: record.id, account: budgetOf(record) };
+  const pointer: KeyPointer = { keyId: record.id, account: accountOf(record) };
   await callDependency("KV", () => kv.put(pointerName(hash), JSON.stringify(pointer)));
 }
 
 /** A key's entry by id, as its account now has it: its account, and its summary for the search. */
 export async function projectKey(kv: KvWriter, record: ApiKeyRecord): Promise<void> {
   const { id, ...summary } = record;
-  await callDependency("KV", () => kv.put(idName(id), budgetOf(record), { metadata: summary }));
+  await callDependency("KV", () => kv.put(idName(id), accountOf(record), { metadata: summary }));
 }

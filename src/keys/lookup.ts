@@ -4,7 +4,7 @@
  * written once and never change, so a cached copy is as good as KV; what the
  * key may do is its account's to say (account/account.ts).
  */
-import { accountOf } from "../account/account-stub";
+import { accountStub } from "../account/account-stub";
 import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { sha256Hex } from "../lib/digest";
@@ -72,5 +72,5 @@ export async function accountOfKey(
 export async function findKeyById(env: Env, keyId: string): Promise<ApiKeyRecord | null> {
   const account = await accountOfKey(env.API_KEYS, keyId);
   if (account === null) return null;
-  return callDependency("account", () => accountOf(env.ACCOUNTS, account).key(keyId));
+  return callDependency("account", () => accountStub(env.ACCOUNTS, account).key(keyId));
 }

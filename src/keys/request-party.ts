@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import type { RequestParty } from "../framework/middleware/request-log";
-import { budgetOf } from "../account/key-record";
+import { accountOf } from "../account/key-record";
 import type { Caller } from "./identify-caller";
 
 /**
@@ -12,6 +12,6 @@ export function requestParty(c: Context<AppEnv>): RequestParty {
   const caller = c.get("caller") as Caller | undefined;
   const limit = c.get("limit") ?? null;
   if (caller?.kind === "key")
-    return { keyId: caller.key.id, plan: caller.key.plan, limit, index: budgetOf(caller.key) };
+    return { keyId: caller.key.id, plan: caller.key.plan, limit, index: accountOf(caller.key) };
   return { keyId: null, plan: null, limit, index: caller && `ip:${caller.address}` };
 }

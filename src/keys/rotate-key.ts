@@ -2,8 +2,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
 import { sha256Hex } from "../lib/digest";
-import { budgetOf, type ApiKeyRecord } from "../account/key-record";
-import { accountOf } from "../account/account-stub";
+import { accountOf, type ApiKeyRecord } from "../account/key-record";
+import { accountStub } from "../account/account-stub";
 import { auditedKeyOperation } from "./audited-key-operation";
 import { keyPrefixOf, newKeyOf } from "./issue-key";
 import { projectKey, storeKeyPointer } from "./kv-layout";
@@ -22,7 +22,7 @@ export async function rotateKey(
   actor: string,
   askedBy?: string,
 ) {
-  const budget = budgetOf(target);
+  const budget = accountOf(target);
   const graceEnds = new Date(Date.now() + graceSeconds * 1000).toISOString();
   const { key, made } = newKeyOf(keyPrefixOf(c));
   const db = c.env.DB;
@@ -37,7 +37,7 @@ export async function rotateKey(
           async () => {
             await storeKeyPointer(c.env.API_KEYS, await sha256Hex(key), { ...target, ...made, budget });
             const done = await callDependency("account", () =>
-              accountOf(c.env.ACCOUNTS, budget).rotateKey(target.id, made, graceEnds, askedBy),
+              accountStub(c.env.ACCOUNTS, budget).rotateKey(target.id, made, graceEnds, askedBy),
             );
             if (done.kind !== "rotated")
               throw refusedByAccount(

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ApiError } from "../framework/api-error";
 import { Scope } from "../framework/operations/scopes";
 import { Limits, Plan } from "../account/plans";
-import { budgetOf, limitsFor, type ApiKeyRecord } from "../account/key-record";
+import { accountOf, limitsFor, type ApiKeyRecord } from "../account/key-record";
 
 /** A key expiring within this is `expiring`. */
 const EXPIRING_SOON_MS = 7 * 86_400_000;
@@ -51,7 +51,7 @@ export const adminKeyOf = (record: ApiKeyRecord, now = Date.now(), budgetBanned 
   name: record.name,
   start: record.start ?? null,
   plan: record.plan,
-  budget: budgetOf(record),
+  budget: accountOf(record),
   scopes: record.scopes,
   limits: record.limits ?? (record.plan === "enterprise" ? null : limitsFor(record)),
   ownLimits: record.limits !== undefined,

@@ -1,7 +1,7 @@
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
-import { budgetOf } from "../account/key-record";
+import { accountOf } from "../account/key-record";
 import { isUsable } from "../account/key-record";
 import { ConsoleLink, createConsoleLink, LINK_SECONDS } from "../console-kit/sign-in-links";
 import { CONSOLE_PATH } from "../console-kit/console-page-html";
@@ -34,7 +34,7 @@ export const createConsoleLinkOperation = keyOperation(
       {
         operation: "console_link",
         keyId: record.id,
-        changes: { expiresAt: new Date(now + LINK_SECONDS * 1000).toISOString(), budget: budgetOf(record) },
+        changes: { expiresAt: new Date(now + LINK_SECONDS * 1000).toISOString(), budget: accountOf(record) },
         actor: operator,
       },
       () => createConsoleLink(c.env.DB, record.id, operator, now),

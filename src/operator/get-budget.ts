@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/call-dependency";
-import { budgetOf, limitsFor, type ApiKeyRecord as KeyRecord } from "../account/key-record";
-import { budgetKeysPage, MAX_KEYS_PAGE } from "../keys/budget-keys";
+import { accountOf, limitsFor, type ApiKeyRecord as KeyRecord } from "../account/key-record";
+import { accountKeysPage, MAX_KEYS_PAGE } from "../keys/account-key-pages";
 import { keyOperation } from "./key-operation";
 import { documentedParameters, strictQuery } from "../framework/operations/strict-query";
 import { rfc3339ToUtc } from "../lib/date-time";
@@ -49,7 +49,7 @@ const TimelineEntry = z.object({
 
 /** The budget's first keys by id, MAX_KEYS_PAGE at most, each with its state, newest first; whether more are listed. */
 async function keysOfBudget(accounts: Env["ACCOUNTS"], budget: string, now: number) {
-  const page = await budgetKeysPage(accounts, budget, { limit: MAX_KEYS_PAGE });
+  const page = await accountKeysPage(accounts, budget, { limit: MAX_KEYS_PAGE });
   const keys = page.keys
     .map((record) => ({ ...record, state: keyState(record, now) }))
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
@@ -117,7 +117,7 @@ export const getBudget = keyOperation(
     }),
   },
   async (c, { record }) => {
-    const budget = budgetOf(record);
+    const budget = accountOf(record);
     const db = c.env.DB;
     const { keys, more } = await keysOfBudget(c.env.ACCOUNTS, budget, Date.now());
     // A key made a moment ago elsewhere may not be listed yet; the one asked for always is.

@@ -1,4 +1,4 @@
-import { budgetOf } from "../account/key-record";
+import { accountOf } from "../account/key-record";
 import { UsageHistory, usageHistoryResponse, usageQueryParameters } from "../usage/usage-operations";
 import { keyOperation } from "./key-operation";
 
@@ -16,5 +16,5 @@ export const getKeyUsageHistory = keyOperation(
     queryParameters: usageQueryParameters,
     body: UsageHistory,
   },
-  (c, { record }) => usageHistoryResponse(c, budgetOf(record)),
+  (c, { record }) => usageHistoryResponse(c, accountOf(record)),
 );

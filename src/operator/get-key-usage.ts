@@ -1,4 +1,4 @@
-import { budgetOf } from "../account/key-record";
+import { accountOf } from "../account/key-record";
 import { jsonBody } from "../framework/counted-body";
 import { keyOperation, accountOfRecord } from "./key-operation";
 
@@ -12,5 +12,5 @@ export const getKeyUsage = keyOperation(
     description: "Both windows (grants included), the refusal streak, the ban's end, the budget's revoked keys.",
   },
   async (c, { record }) =>
-    jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage: await accountOfRecord(c, record).usage() }),
+    jsonBody(c, { keyId: record.id, budget: accountOf(record), usage: await accountOfRecord(c, record).usage() }),
 );

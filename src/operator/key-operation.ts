@@ -6,9 +6,9 @@ import { ApiError, type ErrorCode } from "../framework/api-error";
 import type { KeyOperation } from "../keys/audit";
 import { auditedKeyOperation } from "../keys/audited-key-operation";
 import { findKeyById } from "../keys/lookup";
-import { budgetOf, KeyIdParams, type ApiKeyRecord } from "../account/key-record";
+import { accountOf, KeyIdParams, type ApiKeyRecord } from "../account/key-record";
 import type { Usage } from "../account/policy";
-import { accountOf } from "../account/account-stub";
+import { accountStub } from "../account/account-stub";
 import type { usageQueryParameters } from "../usage/usage-operations";
 import { jsonBody } from "../framework/counted-body";
 
@@ -20,7 +20,7 @@ async function keyOf(c: Context<AppEnv>, keyId: string): Promise<ApiKeyRecord> {
 
 /** The account of a key. */
 export const accountOfRecord = (c: Context<AppEnv>, record: ApiKeyRecord) =>
-  accountOf(c.env.ACCOUNTS, budgetOf(record));
+  accountStub(c.env.ACCOUNTS, accountOf(record));
 
 /**
  * Does one operator action on a key's budget with its audit row (the
@@ -40,12 +40,12 @@ export async function audited(
     {
       operation,
       keyId: record.id,
-      changes: { ...changes, budget: budgetOf(record) },
+      changes: { ...changes, budget: accountOf(record) },
       actor: c.get("operator") ?? "operator",
     },
     action,
   );
-  return jsonBody(c, { keyId: record.id, budget: budgetOf(record), usage });
+  return jsonBody(c, { keyId: record.id, budget: accountOf(record), usage });
 }
 
 const keyIdInvalid = { code: "not_found", message: "No such key: key ids look like key_0123456789abcdef." } as const;

@@ -1,3 +1,4 @@
+import type { LeaseClient } from "../account/lease-client";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
@@ -78,17 +79,22 @@ export function requireOperator(
  * fails stands for nobody here: the request is counted as any without one,
  * and the guard refuses it after the count, saying why.
  */
-/** How long a named operator's token that is no live operator's is remembered so, unread: as a key's miss lasts. */
+/** How long a named operator's token is remembered live or unknown, unread: as a key's miss lasts. */
 export const UNKNOWN_TOKEN_MS = 60_000;
+
+/** What the credential remembers of named operators' tokens, by digest: live (true) or no live operator's (false). */
+export type SeenOperatorTokens = TtlCache<string, boolean>;
 
 export const operatorCredential =
   (
     accessKeys: AccessKeys,
     endedSessions: TtlCache<string, true>,
-    unknownTokens: TtlCache<string, true>,
+    seenTokens: SeenOperatorTokens,
+    leases: Pick<LeaseClient, "knowsBanned">,
   ): OtherCredential =>
   async (c, address) => {
-    const operator = await identifiedOperator(c, accessKeys, endedSessions, unknownTokens).catch(() => undefined);
+    const banned = () => leases.knowsBanned(`ip:${address}`, Date.now());
+    const operator = await identifiedOperator(c, accessKeys, endedSessions, seenTokens, banned).catch(() => undefined);
     return operator === undefined ? undefined : { kind: "anonymous", address, rejection: MISSING_KEY, operator };
   };
 
@@ -96,7 +102,8 @@ async function identifiedOperator(
   c: Context<AppEnv>,
   accessKeys: AccessKeys,
   endedSessions: TtlCache<string, true>,
-  unknownTokens: TtlCache<string, true>,
+  seenTokens: SeenOperatorTokens,
+  addressBanned: () => boolean,
 ): Promise<string | undefined> {
   const access = c.get("config").access;
   if (access) {
@@ -110,12 +117,14 @@ async function identifiedOperator(
     return c.req.header("Authorization") === undefined ? sealedSessionOperator(c, endedSessions) : undefined;
   const digest = await sha256Hex(presented);
   if (digest === (await sha256Hex(configured.token))) return configured.name;
-  // Only what looks like a named operator's token is looked up: junk in the header costs no read of the table, nor
-  // does a token found unknown within the minute. A live operator's is read whatever their address: an office's ban
-  // must never lock its operators out.
-  if (!presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX) || unknownTokens.get(digest, Date.now())) return undefined;
+  // Only what looks like a named operator's token is looked up, and not one found unknown within the minute. From
+  // an address group banned here, only a token found live within the minute is: a flood of made-up tokens costs
+  // no read, and an operator already acting keeps acting behind their office's ban.
+  if (!presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX)) return undefined;
+  const seen = seenTokens.get(digest, Date.now());
+  if (seen === false || (seen === undefined && addressBanned())) return undefined;
   const name = await liveOperator(c.env.DB, LIVE_OPERATOR_BY_DIGEST, digest);
-  if (name === undefined) unknownTokens.set(digest, true, UNKNOWN_TOKEN_MS, Date.now());
+  seenTokens.set(digest, name !== undefined, UNKNOWN_TOKEN_MS, Date.now());
   return name;
 }
 

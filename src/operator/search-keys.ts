@@ -5,7 +5,7 @@ import { jsonBody } from "../framework/counted-body";
 import { Scope } from "../framework/operations/scopes";
 import { callDependency } from "../lib/call-dependency";
 import { Plan } from "../account/plans";
-import { budgetOf, type ApiKeyRecord } from "../account/key-record";
+import { accountOf, type ApiKeyRecord } from "../account/key-record";
 import { idName, type KeySummary } from "../keys/kv-layout";
 import { bannedBudgets } from "../account/ban-entries";
 import { AdminKey, adminKeyOf, KEY_STATES } from "./admin-key";
@@ -44,7 +44,7 @@ const FoundKey = AdminKey.pick({
 }).extend({ bannedUntil: z.string().nullable().describe("When its budget's ban ends; null: not banned") });
 
 function foundKey(record: ApiKeyRecord, now: number, banned: ReadonlyMap<string, number>): z.infer<typeof FoundKey> {
-  const bannedUntil = banned.get(budgetOf(record));
+  const bannedUntil = banned.get(accountOf(record));
   const { id, name, start, plan, budget, scopes, state, createdAt, expiresAt, revokedAt } = adminKeyOf(
     record,
     now,

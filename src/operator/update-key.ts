@@ -4,7 +4,7 @@ import { jsonBody } from "../framework/counted-body";
 import { readJsonBody } from "../framework/operations/read-json-body";
 import { callDependency } from "../lib/call-dependency";
 import { Plan } from "../account/plans";
-import { budgetOf, type ApiKeyRecord } from "../account/key-record";
+import { accountOf, type ApiKeyRecord } from "../account/key-record";
 import type { KeyUpdate } from "../account/key-rules";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audited-key-operation";
 import { forgetKey } from "../keys/forget-key";
@@ -61,7 +61,7 @@ export const updateKey = keyOperation(
         {
           operation: "update",
           keyId: record.id,
-          changes: { ...asked, budget: budgetOf(record) },
+          changes: { ...asked, budget: accountOf(record) },
           actor: c.get("operator") ?? "operator",
         },
         async (rowId) => {

@@ -12,9 +12,9 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
-import { budgetOf, RevocationReason as KeyRevocationReason, type ApiKeyRecord } from "../account/key-record";
+import { accountOf, RevocationReason as KeyRevocationReason, type ApiKeyRecord } from "../account/key-record";
 import { revoked } from "../account/account-keys";
-import { accountOf } from "../account/account-stub";
+import { accountStub } from "../account/account-stub";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audited-key-operation";
 import { OperationNotTaken } from "../keys/audit";
 import { projectKey } from "../keys/kv-layout";
@@ -75,8 +75,8 @@ const MAX_FOUND_URL = 2_048;
  */
 export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked: RevocationAsked): Promise<Revocation> {
   const { DB: db, API_KEYS: kv } = c.env;
-  const budget = budgetOf(record);
-  const account = accountOf(c.env.ACCOUNTS, budget);
+  const budget = accountOf(record);
+  const account = accountStub(c.env.ACCOUNTS, budget);
   const leaking = asked.reason === "leaked" && record.leakEndedAt === undefined;
   // The account keeps a revoked key's first time and reason; this is what it will hold.
   const expected = revoked(record, asked.reason, new Date().toISOString());
@@ -181,7 +181,7 @@ async function endWhatTheKeyStarted(db: D1Database, record: ApiKeyRecord, actor:
     `types${rotatedInto.length > 0 ? " (itself or a key it made)" : ""}, was revoked as leaked at ${at}`;
   const disabled: string[] = [];
   for (let look = 0; look < 2; look++) {
-    for (const endpointId of await endpointsStartedByAny(db, budgetOf(record), [record.id, ...rotatedInto])) {
+    for (const endpointId of await endpointsStartedByAny(db, accountOf(record), [record.id, ...rotatedInto])) {
       if (disabled.includes(endpointId)) continue;
       try {
         await auditedEndpointChange(

@@ -3,7 +3,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
-import { budgetOf, KeyIdParams } from "../account/key-record";
+import { accountOf, KeyIdParams } from "../account/key-record";
 import { findKeyById } from "../keys/lookup";
 import { RevocationReason, revokeKey } from "./key-revocation";
 
@@ -55,7 +55,7 @@ export const revokeAnyKey = defineOperation({
     });
     return jsonBody(c, {
       keyId,
-      budget: budgetOf(record),
+      budget: accountOf(record),
       usage: revoked.usage,
       reason: revoked.reason,
       ...(revoked.leak && { leak: revoked.leak }),

@@ -4,7 +4,7 @@ import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { keyOfCaller } from "../keys/require-api-key";
-import { budgetOf } from "../account/key-record";
+import { accountOf } from "../account/key-record";
 import { findKeyById } from "../keys/lookup";
 import { refuseActingOnAnother } from "../keys/own-keys/acting-key";
 import { KEY_PARAMS, OWN_KEYS, RevokedKey } from "../keys/own-keys/own-key-schemas";
@@ -46,7 +46,7 @@ export const revokeOwnKey = defineOperation({
     const caller = keyOfCaller(c);
     refuseActingOnAnother(c, keyId);
     const record = await findKeyById(c.env, keyId);
-    if (!record || budgetOf(record) !== budgetOf(caller))
+    if (!record || accountOf(record) !== accountOf(caller))
       throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
     const revoked = await revokeKey(c, record, { reason, actor: `key:${caller.id}` });
     return jsonBody(c, {

@@ -1,14 +1,14 @@
 /**
  * The usage history, for callers (`GET /v2/usage`, their own budget) and
  * operators (`GET /admin/keys/{keyId}/usage/history`, any key's): the counts
- * the budget's limiter object decided (docs/api.md#usage).
+ * the budget's account decided (docs/api.md#usage).
  */
 import type { Context } from "hono";
 import { z } from "zod";
 import { defineOperation } from "../framework/operations/define-operation";
 import { documentedParameters } from "../framework/operations/strict-query";
 import type { AppEnv } from "../framework/app-env";
-import { budgetOf } from "../account/key-record";
+import { accountOf } from "../account/key-record";
 import { callDependency } from "../lib/call-dependency";
 import type { LeaseClient } from "../account/lease-client";
 import { GRANULARITIES } from "../account/usage-ledger";
@@ -79,7 +79,7 @@ export const getUsage = (leases: LeaseClient) =>
       const caller = c.get("caller");
       // Scoped operations only ever see key callers; the check keeps the type honest.
       if (caller.kind !== "key") throw new Error("a scoped operation without a key");
-      const budget = budgetOf(caller.key);
+      const budget = accountOf(caller.key);
       // What this isolate holds of the budget's leases goes back first: what was served here reads as admitted, not
       // reserved.
       await leases.handBack(budget, {

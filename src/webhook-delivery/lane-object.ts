@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { budgetLiveness, type BudgetLiveness } from "../keys/live-budget";
+import { accountLiveness, type AccountLiveness } from "../keys/live-account";
 import { logLine } from "../lib/log";
 import { TtlCache } from "../lib/ttl-cache";
 import { readConfig } from "../framework/read-config";
@@ -48,7 +48,7 @@ const attemptJson = (attempt: LaneAttempt) => ({
  * receiver that hangs or refuses holds back nothing but its own deliveries.
  */
 export class WebhookLane extends DurableObject<Env> {
-  private readonly liveBudgets = new TtlCache<string, BudgetLiveness>(4);
+  private readonly liveBudgets = new TtlCache<string, AccountLiveness>(4);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -136,7 +136,7 @@ export class WebhookLane extends DurableObject<Env> {
         health: config.config.webhookHealth,
         handToLane: (recipient, seqs) => laneOf(this.env, recipient).enqueue(recipient, seqs),
         sealingKey: sealingKeyOf(this.env),
-        budgetLiveness: (budget) => budgetLiveness(this.env.ACCOUNTS, budget, this.liveBudgets),
+        accountLiveness: (budget) => accountLiveness(this.env.ACCOUNTS, budget, this.liveBudgets),
       });
       if (result === "endpoint gone") return await this.wipe();
       storage.delete("failedRuns");

@@ -9,7 +9,7 @@
  */
 import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
 import type { DroppedValue } from "../orders/order-json";
-import type { BudgetLiveness } from "../keys/live-budget";
+import type { AccountLiveness } from "../keys/live-account";
 import type { D1Queryable } from "../lib/d1-session";
 import { attemptDelivery, type AttemptContext, type LaneMessage } from "./delivery-attempt";
 import { noticeBodies, noticeIdOf } from "./endpoint-notices";
@@ -51,7 +51,7 @@ export interface LaneContext extends AttemptContext, WatchContext {
   endpointId: string;
   sealingKey: string;
   /** Whether the endpoint's budget has a key neither revoked nor expired, or no key is seen yet. */
-  budgetLiveness(budget: string): Promise<BudgetLiveness>;
+  accountLiveness(budget: string): Promise<AccountLiveness>;
   /** Waits that long (a timer in the Worker; tests hand in their own). */
   sleep(ms: number): Promise<void>;
 }
@@ -129,7 +129,7 @@ async function sendable(
         : `: the key ${endpoint.disabled_for_leak}, which made or aimed it, was revoked as leaked`;
     return failAll(context, `the endpoint is disabled${leak}`);
   }
-  const liveness = await context.budgetLiveness(endpoint.budget);
+  const liveness = await context.accountLiveness(endpoint.budget);
   if (liveness === "dead")
     return failAll(
       context,

@@ -12,8 +12,8 @@ import { INSERT_OPERATOR } from "../../src/operator/operator-table";
 import { ORIGIN, recordingContext } from "./request";
 import { seedOrders } from "./seed";
 import { storeTestKey, type TestKey } from "./test-keys";
-import { accountOf } from "../../src/account/account-stub";
-import { budgetOf } from "../../src/account/key-record";
+import { accountStub } from "../../src/account/account-stub";
+import { accountOf } from "../../src/account/key-record";
 import { withoutDispatcher } from "./webhook-fixtures";
 
 /**
@@ -526,7 +526,7 @@ async function makeWorld(operation: Operation): Promise<World> {
 /** The key as a rotation to `into` (a key of its account already) leaves it: in its grace, naming `into`. */
 async function rotatedAway(key: TestKey, into: TestKey): Promise<TestKey> {
   const { id, start, createdAt } = into.record;
-  const done = await accountOf(env.ACCOUNTS, budgetOf(key.record)).rotateKey(
+  const done = await accountStub(env.ACCOUNTS, accountOf(key.record)).rotateKey(
     key.record.id,
     { id, start, createdAt },
     key.record.expiresAt!,

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { beforeEach, expect } from "vitest";
-import { budgetLiveness } from "../../src/keys/live-budget";
+import { accountLiveness } from "../../src/keys/live-account";
 import { TtlCache } from "../../src/lib/ttl-cache";
 import { dispatchEvents, type DispatchOptions, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
 import { addDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
@@ -130,7 +130,7 @@ export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> 
       retrySeconds: [1, 2, 3],
       now: Date.now,
       sleep: async () => {},
-      budgetLiveness: (budget) => budgetLiveness(env.ACCOUNTS, budget, new TtlCache(10)),
+      accountLiveness: (budget) => accountLiveness(env.ACCOUNTS, budget, new TtlCache(10)),
       ...overrides,
     }),
   );

@@ -1,8 +1,8 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { jsonBody } from "../../framework/counted-body";
 import { keyOfCaller } from "../require-api-key";
-import { budgetOf } from "../../account/key-record";
-import { budgetKeysPage, MAX_KEYS_PAGE } from "../budget-keys";
+import { accountOf } from "../../account/key-record";
+import { accountKeysPage, MAX_KEYS_PAGE } from "../account-key-pages";
 import { documentedParameters, plainWholeNumber, strictQuery } from "../../framework/operations/strict-query";
 import { CURSOR_PATTERN, readCursor, makeCursor } from "../../lib/opaque-cursor";
 import { OWN_KEYS, OwnKeys, ownKeyOf } from "./own-key-schemas";
@@ -44,7 +44,7 @@ export const listOwnKeys = defineOperation({
     const after = cursorText === undefined ? undefined : (await readCursor(CURSOR_PURPOSE, cursorText, 1))?.[0];
     if (cursorText !== undefined && after === undefined) throw invalid("cursor", cursorText);
     const now = Date.now();
-    const found = await budgetKeysPage(c.env.ACCOUNTS, budgetOf(caller), {
+    const found = await accountKeysPage(c.env.ACCOUNTS, accountOf(caller), {
       ...(after !== undefined && { after }),
       limit,
     });

@@ -3,7 +3,7 @@ import { readOptionalJsonBody } from "../../framework/operations/read-json-body"
 import { jsonBody } from "../../framework/counted-body";
 import { ApiError } from "../../framework/api-error";
 import { keyOfCaller } from "../require-api-key";
-import { budgetOf } from "../../account/key-record";
+import { accountOf } from "../../account/key-record";
 import { findKeyById } from "../lookup";
 import { rotateKey } from "../rotate-key";
 import { KEY_PARAMS, OWN_KEYS, RotatedKey, RotateOwnKey } from "./own-key-schemas";
@@ -41,7 +41,7 @@ export const rotateOwnKey = defineOperation({
     const { graceSeconds } = await readOptionalJsonBody(c, RotateOwnKey);
     const caller = keyOfCaller(c);
     const target = await findKeyById(c.env, keyId);
-    if (!target || budgetOf(target) !== budgetOf(caller))
+    if (!target || accountOf(target) !== accountOf(caller))
       throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
     // The account refuses what the caller may not do, as it stands there now (key-rules.ts). The new key is never
     // logged or kept: this answer is its one showing.

@@ -3,7 +3,7 @@
  * request analytics (framework/middleware/request-analytics.ts: index1 the
  * budget or `ip:<address group>`, blob5 the outcome, blob6 the plan) and
  * readings of their answers. Reading the analytics scales to any number of
- * budgets where asking each budget's object would not. Plain functions: the
+ * budgets where asking each account would not. Plain functions: the
  * one call out is the operation's.
  */
 import type { RequestOutcome } from "../../framework/middleware/request-analytics";

@@ -7,7 +7,7 @@ import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import { isUsable } from "../../account/key-record";
-import { accountOf } from "../../account/account-stub";
+import { accountStub } from "../../account/account-stub";
 import { isWellFormedKey } from "../../keys/key-format";
 import { KeyPointer, pointerName } from "../../keys/kv-layout";
 import { revokeKey } from "../key-revocation";
@@ -103,7 +103,7 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
       const pointer = KeyPointer.safeParse(stored.get(pointerName(hash)));
       if (!pointer.success) continue;
       const { keyId, account } = pointer.data;
-      const record = await callDependency("account", () => accountOf(c.env.ACCOUNTS, account).key(keyId));
+      const record = await callDependency("account", () => accountStub(c.env.ACCOUNTS, account).key(keyId));
       // A key live, or one whose revocation as leaked stopped part way (this report's first sending failed after it
       // began), as its account has it now.
       if (!record || !(isUsable(record) || (record.revokedReason === "leaked" && record.leakEndedAt === undefined)))

@@ -8,7 +8,7 @@ import {
   countEndpointAction,
   type EndpointEvent,
 } from "../../webhook-delivery/endpoint-audit-rows";
-import { budgetOf } from "../../account/key-record";
+import { accountOf } from "../../account/key-record";
 
 /**
  * An owner's action with its audit row, for an action the service may
@@ -22,7 +22,7 @@ export async function auditedUnlessRefused<T>(
   action: () => Promise<T | ApiError>,
 ): Promise<T> {
   const caller = keyOfCaller(c);
-  const audited = { ...event, actor: `key:${caller.id}`, at: new Date().toISOString(), budget: budgetOf(caller) };
+  const audited = { ...event, actor: `key:${caller.id}`, at: new Date().toISOString(), budget: accountOf(caller) };
   if (COUNTED.has(event.operation)) return countedAction(c.env.DB, audited, action);
   try {
     return await auditedEndpointChange(c.env.DB, audited, async () => {

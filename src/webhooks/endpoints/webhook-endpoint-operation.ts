@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
-import { budgetOf } from "../../account/key-record";
+import { accountOf } from "../../account/key-record";
 import { CHALLENGE } from "../../keys/identify-caller";
 import { keyOfCaller } from "../../keys/require-api-key";
 import { WEBHOOK_READER_SCOPE } from "../../account/key-rules";
@@ -9,7 +9,7 @@ import { EndpointIdParams } from "./webhook-endpoint-schemas";
 
 /** The calling key's budget: its endpoints are the budget's, so a rotated pair shares them. */
 export function budgetOfCaller(c: Context<AppEnv>): string {
-  return budgetOf(keyOfCaller(c));
+  return accountOf(keyOfCaller(c));
 }
 
 export const notFound = (id: string) =>

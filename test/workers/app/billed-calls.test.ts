@@ -177,7 +177,7 @@ async function fanOut(changes: number) {
         fetch,
         health: DEFAULT_HEALTH,
         handToLane: quietLanes,
-        budgetLiveness: async () => "live",
+        accountLiveness: async () => "live",
       });
       const rows = counted.rows();
       sendRows.read += rows.read;

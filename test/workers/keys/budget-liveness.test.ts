@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { budgetLiveness } from "../../../src/keys/live-budget";
+import { accountLiveness } from "../../../src/keys/live-account";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { edgeKv } from "../../support/faults";
 import { storeTestKey } from "../../support/test-keys";
@@ -14,9 +14,9 @@ describe("an account's liveness", () => {
     const reader = await storeTestKey({ scopes: ["orders:read"] });
     await storeTestKey({ scopes: ["webhooks:manage"], budget: reader.record.id });
     const account = reader.record.id;
-    expect(await budgetLiveness(env.ACCOUNTS, account, new TtlCache(10))).toBe("live");
+    expect(await accountLiveness(env.ACCOUNTS, account, new TtlCache(10))).toBe("live");
     await env.ACCOUNTS.getByName(account).revokeKey(reader.record.id, "retired", new Date().toISOString());
-    expect(await budgetLiveness(env.ACCOUNTS, account, new TtlCache(10))).toBe("dead");
+    expect(await accountLiveness(env.ACCOUNTS, account, new TtlCache(10))).toBe("dead");
   });
 
   it("reads nothing from KV: an edge's copy of a revoked key's entries keeps no account live", async () => {
@@ -24,11 +24,11 @@ describe("an account's liveness", () => {
     const edge = edgeKv();
     await edge.seen(`id:${key.record.id}`);
     await env.ACCOUNTS.getByName(key.record.id).revokeKey(key.record.id, "retired", new Date().toISOString());
-    expect(await budgetLiveness(env.ACCOUNTS, key.record.id, new TtlCache(10))).toBe("dead");
+    expect(await accountLiveness(env.ACCOUNTS, key.record.id, new TtlCache(10))).toBe("dead");
   });
 
   it("counts an expired key dead with no action at all", async () => {
     const key = await storeTestKey({ scopes: ["orders:read"], expiresAt: new Date(Date.now() - 1000).toISOString() });
-    expect(await budgetLiveness(env.ACCOUNTS, key.record.id, new TtlCache(10))).toBe("dead");
+    expect(await accountLiveness(env.ACCOUNTS, key.record.id, new TtlCache(10))).toBe("dead");
   });
 });

@@ -96,7 +96,7 @@ describe("named operators", () => {
     expect(sessions).toContain("first-primary");
   });
 
-  it("cost no read of their table for a token found unknown within the minute, and act from a banned office", async () => {
+  it("cost no read of their table for a token found unknown within the minute, nor from a banned group, and act from a banned office once known", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
       vi.setSystemTime(Date.UTC(2030, 7, 1, 12, 0, 5));
@@ -115,11 +115,18 @@ describe("named operators", () => {
       const afterFirst = reads;
       expect(await errorBodyOf(await send(unknown, "198.51.100.20"))).toMatchObject({ status: 401 });
       expect(reads - afterFirst).toBe(1);
-      // An office address banned by its keyless callers: its operator still acts, counted on their own.
+      // An office address banned by its keyless callers.
       const office = "198.51.100.21";
       for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 25; i++)
         await (await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": office } })).arrayBuffer();
       const ana = await addOperator("ana-at-the-office");
+      // From the banned group, a token not found live here within the minute is counted by address first: no read.
+      const beforeBanned = reads;
+      for (const token of [ana, "so_op_madeUpTokenOfNobodyAtAll0000000000000"])
+        expect(await errorBodyOf(await send(token, office))).toMatchObject({ code: "api_key_banned", status: 429 });
+      expect(reads).toBe(beforeBanned);
+      // Once found live (from elsewhere), the operator acts from the banned office, counted on their own.
+      expect((await send(ana, "198.51.100.22")).status).toBe(200);
       const acting = await send(ana, office);
       expect(acting.status).toBe(200);
       expect(acting.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_LIMITS.perMinute));

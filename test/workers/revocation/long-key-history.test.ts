@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { budgetLiveness } from "../../../src/keys/live-budget";
+import { accountLiveness } from "../../../src/keys/live-account";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { countingKv } from "../../support/faults";
 import { apiWith } from "../../support/request";
@@ -49,7 +49,7 @@ describe("an account rotated 600 times", () => {
     counting.reset();
     await runLaneOnce(endpointId, {
       fetch,
-      budgetLiveness: (budget) => budgetLiveness(env.ACCOUNTS, budget, new TtlCache(10)),
+      accountLiveness: (budget) => accountLiveness(env.ACCOUNTS, budget, new TtlCache(10)),
     });
     expect(posts).toHaveLength(1);
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "delivered" });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { budgetLiveness } from "../../../src/keys/live-budget";
+import { accountLiveness } from "../../../src/keys/live-account";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { attemptDelivery } from "../../../src/webhook-delivery/delivery-attempt";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
@@ -172,7 +172,7 @@ describe("each endpoint in a lane of its own", () => {
           );
         },
         fetch,
-        budgetLiveness: async () => "live",
+        accountLiveness: async () => "live",
       });
     });
     expect(posts.map((post) => post.webhookId)).toEqual([`evt_${first}`]);
@@ -306,10 +306,10 @@ describe("an account with no live key", () => {
 
   it("counts only keys that may read orders: an account whose one live key has webhooks:manage alone is sent nothing", async () => {
     const manager = await storeTestKey({ scopes: ["webhooks:manage"] });
-    expect(await budgetLiveness(env.ACCOUNTS, manager.record.id, new TtlCache(10))).toBe("dead");
+    expect(await accountLiveness(env.ACCOUNTS, manager.record.id, new TtlCache(10))).toBe("dead");
     // A key of the account that reads orders brings them back.
     await storeTestKey({ scopes: ["orders:read"], budget: manager.record.id });
-    expect(await budgetLiveness(env.ACCOUNTS, manager.record.id, new TtlCache(10))).toBe("live");
+    expect(await accountLiveness(env.ACCOUNTS, manager.record.id, new TtlCache(10))).toBe("live");
   });
 
   it("delivers right after a rotation without grace, and fails at once once no live key is left", async () => {

@@ -5,25 +5,25 @@
  * deliveries are made (each endpoint's lane, with a 5 s cache), so a
  * revocation stops them within 5 s, and an expiry with no action at all.
  */
-import { accountOf } from "../account/account-stub";
+import { accountStub } from "../account/account-stub";
 import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 
 /** How long one answer is kept per lane: a revocation reaches deliveries this much later. */
 const LIVENESS_CACHE_MS = 5_000;
 
-export type BudgetLiveness = "live" | "dead";
+export type AccountLiveness = "live" | "dead";
 
-export async function budgetLiveness(
+export async function accountLiveness(
   accounts: Env["ACCOUNTS"],
   budget: string,
-  cache: TtlCache<string, BudgetLiveness>,
+  cache: TtlCache<string, AccountLiveness>,
   now = Date.now(),
-): Promise<BudgetLiveness> {
+): Promise<AccountLiveness> {
   const cached = cache.get(budget, now);
   if (cached !== undefined) return cached;
-  const live = await callDependency("account", () => accountOf(accounts, budget).hasLiveReader());
-  const liveness: BudgetLiveness = live ? "live" : "dead";
+  const live = await callDependency("account", () => accountStub(accounts, budget).hasLiveReader());
+  const liveness: AccountLiveness = live ? "live" : "dead";
   cache.set(budget, liveness, LIVENESS_CACHE_MS, now);
   return liveness;
 }

@@ -1,5 +1,5 @@
 /** An account's keys a page at a time, by key id, from the account: a long history is paged, never read whole. */
-import { accountOf } from "../account/account-stub";
+import { accountStub } from "../account/account-stub";
 import type { ApiKeyRecord } from "../account/key-record";
 import { callDependency } from "../lib/call-dependency";
 
@@ -7,13 +7,13 @@ import { callDependency } from "../lib/call-dependency";
 export const MAX_KEYS_PAGE = 100;
 
 /** The keys after `after` (a key id), at most `limit`, whether more follow, and the last id the page shows. */
-export async function budgetKeysPage(
+export async function accountKeysPage(
   accounts: Env["ACCOUNTS"],
   budget: string,
   page: { after?: string; limit: number },
 ): Promise<{ keys: ApiKeyRecord[]; more: boolean; lastId: string | undefined }> {
   const { keys, more } = await callDependency("account", () =>
-    accountOf(accounts, budget).keys(page.after ?? "", page.limit),
+    accountStub(accounts, budget).keys(page.after ?? "", page.limit),
   );
   return { keys, more, lastId: keys.at(-1)?.id };
 }
