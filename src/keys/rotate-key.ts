@@ -7,6 +7,7 @@ import { accountStub } from "../account/account-stub";
 import { auditedKeyOperation } from "./audited-key-operation";
 import { keyPrefixOf, newKeyOf } from "./issue-key";
 import { projectKey, storeKeyPointer } from "./kv-layout";
+import { forgetKey } from "./forget-key";
 import { answeringRefusals, refusedByAccount } from "./key-refusal";
 
 /**
@@ -45,6 +46,7 @@ export async function rotateKey(
                 target.id,
                 `Key ${target.id} is revoked or expired: there is nothing to rotate. Rotate a key that works.`,
               );
+            forgetKey(c, done.previous);
             await projectKey(c.env.API_KEYS, done.previous);
             await projectKey(c.env.API_KEYS, done.rotated);
             return done;

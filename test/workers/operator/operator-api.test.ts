@@ -226,7 +226,23 @@ describe("the operator API", () => {
     expect(event).toEqual({ operation: "unban", actor: "tests" });
   });
 
-  it("revokes through the key's object: refused within a lease's length, though KV still holds the key as active", async () => {
+  it("refuses a key revoked through this isolate at its very next request, the lease it holds notwithstanding", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const busy = await storeTestKey({ plan: "pro" });
+    const start = Date.UTC(2030, 2, 10, 12, 0, 1);
+    // A steady caller: this isolate is granted admissions ahead, and holds the account's word on the key.
+    for (let i = 0; i < 20; i++) {
+      vi.setSystemTime(start + i * 100);
+      expect((await api("/v1/store/orders", { key: busy.key })).status).toBe(200);
+    }
+    expect((await asOperator(`/admin/keys/${busy.record.id}/revoke`, "POST")).status).toBe(200);
+    vi.setSystemTime(start + 2_010);
+    expect(await errorBodyOf(await api("/v1/store/orders", { key: busy.key }))).toMatchObject({
+      code: "invalid_api_key",
+    });
+  });
+
+  it("revokes through the key's account: refused within a lease's length", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const roomy = await storeTestKey({ plan: "pro" });
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 1));

@@ -428,6 +428,29 @@ describe("a leaked key, while KV still answers its old record everywhere else", 
       expect(await errorBodyOf(attempt)).toMatchObject({ status: 401, code: "invalid_api_key" });
   });
 
+  it("rotated away with no grace, is refused at its next call in the isolate that rotated it too", async () => {
+    // A steady key: this isolate holds a lease for it, and the account's word on it, when it rotates itself.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const leaked = await storeTestKey({ scopes: [...OWNER_SCOPES] });
+      const start = Date.UTC(2030, 2, 10, 12, 0, 1);
+      for (let i = 0; i < 20; i++) {
+        vi.setSystemTime(start + i * 100);
+        expect((await call("/v1/store/orders", leaked.key)).status).toBe(200);
+      }
+      const rotated = await call(`/v2/keys/${leaked.record.id}/rotate`, leaked.key, {
+        method: "POST",
+        ...json({ graceSeconds: 0 }),
+      });
+      const replacement = await rotated.json<Rotated>();
+      vi.setSystemTime(start + 2_010);
+      expect(await errorBodyOf(await call("/v1/store/orders", leaked.key))).toMatchObject({ code: "invalid_api_key" });
+      expect((await call("/v1/store/orders", replacement.key)).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("revoked, is not made live again by a rotation from a key that still sees its old record", async () => {
     const owner = await storeTestKey({ scopes: [...OWNER_SCOPES] });
     const target = await storeTestKey({ scopes: [...OWNER_SCOPES], budget: owner.record.id });
