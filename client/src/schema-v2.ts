@@ -444,6 +444,7 @@ export interface components {
              * @example event_sequence_too_low
              * @example idempotency_key_in_flight
              * @example operator_exists
+             * @example too_many_keys
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large
@@ -4973,7 +4974,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `idempotency_key_in_flight` */
+            /** @description Error: `too_many_keys` or `idempotency_key_in_flight` */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4988,7 +4989,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @example idempotency_key_in_flight */
+                        /**
+                         * @example too_many_keys
+                         * @example idempotency_key_in_flight
+                         */
                         code?: unknown;
                     };
                 };

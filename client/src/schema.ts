@@ -154,6 +154,7 @@ export interface components {
              * @example event_sequence_too_low
              * @example idempotency_key_in_flight
              * @example operator_exists
+             * @example too_many_keys
              * @example cursor_expired
              * @example endpoint_sunset
              * @example body_too_large

@@ -3,8 +3,14 @@
  * the one home of its standing, scopes and expiry, and the account's plan in a row beside them. Kept apart from
  * the counting windows and never pruned: a revoked key stays revoked however long the account is quiet.
  */
-import { ApiKeyRecord, type RevocationReason } from "./key-record";
+import { ApiKeyRecord, standingOf, type RevocationReason } from "./key-record";
 import type { Limits, Plan } from "./plans";
+
+/**
+ * The most keys an account holds, about 450 bytes each (test/workers/account/account-keys.test.ts measures them):
+ * beyond, its longest-stopped keys go first. A key gone is refused as a stopped one is: unknown.
+ */
+export const MAX_ACCOUNT_KEYS = 1_000;
 
 /** What belongs to the account rather than to one of its keys. */
 export interface AccountPlan {
@@ -71,6 +77,22 @@ export class AccountKeys {
     ).rowsWritten;
     if (added > 0 && !this.plan()) this.setPlan({ plan, ...(limits && { limits }) });
     return added > 0;
+  }
+
+  /**
+   * Room for one more key: the keys stopped longest ago go while the account holds MAX_ACCOUNT_KEYS. False when
+   * every key it holds is live.
+   */
+  makeRoom(now: number): boolean {
+    const keys = this.all();
+    const over = keys.length - MAX_ACCOUNT_KEYS + 1;
+    if (over <= 0) return true;
+    const stoppedAt = (key: ApiKeyRecord) => key.revokedAt ?? key.expiresAt!;
+    const stopped = keys
+      .filter((key) => standingOf(key, now) !== "live")
+      .sort((a, b) => (stoppedAt(a) < stoppedAt(b) ? -1 : 1));
+    for (const key of stopped.slice(0, over)) this.#sql.exec("DELETE FROM account_keys WHERE key_id = ?", key.id);
+    return stopped.length >= over;
   }
 
   /** A key's fields replaced (never its plan: setPlan). */

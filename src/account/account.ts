@@ -169,8 +169,10 @@ export class Account extends DurableObject<Env> {
     // The same rotation asked again (its first answer was lost): it happened, and its answer is the same.
     if (key?.rotatedTo === made.id) return { kind: "rotated", previous: key, rotated: this.#keys.get(made.id)! };
     const asker = askedBy === undefined ? undefined : this.#keys.get(askedBy);
-    const rotation = rotationOf(key, asker, made, graceEndsAt, Date.now());
+    const now = Date.now();
+    const rotation = rotationOf(key, asker, made, graceEndsAt, now);
     if (rotation.kind !== "rotated") return rotation;
+    if (!this.#keys.makeRoom(now)) return { kind: "too_many_keys" };
     this.#keys.put(rotation.previous);
     this.#keys.add(rotation.rotated);
     return rotation;

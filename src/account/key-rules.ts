@@ -17,6 +17,7 @@ export type KeyRefusal =
   | { kind: "not_live"; key?: ApiKeyRecord }
   | { kind: "rotated_already"; rotatedTo: string }
   | { kind: "acts_only_on_itself" }
+  | { kind: "too_many_keys" }
   | { kind: "invalid"; message: string };
 
 export type Rotation = { kind: "rotated"; previous: ApiKeyRecord; rotated: ApiKeyRecord } | KeyRefusal;

@@ -48,6 +48,7 @@ export const ERROR_STATUS = {
   event_sequence_too_low: 409,
   idempotency_key_in_flight: 409,
   operator_exists: 409,
+  too_many_keys: 409,
   cursor_expired: 410,
   endpoint_sunset: 410,
   body_too_large: 413,

@@ -1,5 +1,6 @@
 import { ApiError } from "../framework/api-error";
 import type { KeyRefusal } from "../account/key-rules";
+import { MAX_ACCOUNT_KEYS } from "../account/account-keys";
 import { OperationNotTaken } from "./audit";
 import { CHALLENGE } from "./identify-caller";
 
@@ -33,6 +34,11 @@ function answerTo(refusal: KeyRefusal, keyId: string, notLive: string): ApiError
       return actsOnlyOnItself("any key but itself, or itself when it was rotated away");
     case "invalid":
       return new ApiError("invalid_body", refusal.message);
+    case "too_many_keys":
+      return new ApiError(
+        "too_many_keys",
+        `This budget holds ${MAX_ACCOUNT_KEYS} keys, every one of them live: revoke one before rotating.`,
+      );
   }
 }
 

@@ -21,7 +21,7 @@ export const rotateAnyKey = keyOperation(
       "itself from every isolate's next call, and stops at the end of its grace (a day unless asked, 0 for none). A " +
       "key revoked or expired is 404 key_not_found. Audited.",
     requestBody: { description: "The grace period (optional)", schema: RotateOwnKey },
-    errors: ["not_found", "key_not_found", "invalid_body", "unsupported_media_type", "body_too_large"],
+    errors: ["not_found", "key_not_found", "too_many_keys", "invalid_body", "unsupported_media_type", "body_too_large"],
     body: RotatedKey,
     status: 201,
   },

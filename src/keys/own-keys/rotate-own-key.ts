@@ -36,7 +36,14 @@ export const rotateOwnKey = defineOperation({
   params: KEY_PARAMS,
   requestBody: { description: "The grace period (optional)", schema: RotateOwnKey },
   responses: { 201: { description: "The new key, shown once, and when the old one stops", body: RotatedKey } },
-  errors: ["unsupported_media_type", "body_too_large", "invalid_body", "key_not_found", "key_acts_only_on_itself"],
+  errors: [
+    "unsupported_media_type",
+    "body_too_large",
+    "invalid_body",
+    "key_not_found",
+    "key_acts_only_on_itself",
+    "too_many_keys",
+  ],
   async handle(c, { keyId }) {
     const { graceSeconds } = await readOptionalJsonBody(c, RotateOwnKey);
     const caller = keyOfCaller(c);

@@ -1,0 +1,86 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { Account } from "../../../src/account/account";
+import { AccountKeys, MAX_ACCOUNT_KEYS } from "../../../src/account/account-keys";
+import type { ApiKeyRecord } from "../../../src/account/key-record";
+import { generateKeyId } from "../../../src/keys/issue-key";
+import { api, errorBodyOf } from "../../support/request";
+import { storeTestKey } from "../../support/test-keys";
+
+/**
+ * An account's keys (src/account/account-keys.ts): a row each, of a measured size, and at most MAX_ACCOUNT_KEYS of
+ * them, the longest-stopped going first; an account of live keys only refuses the next rotation.
+ */
+const ALL = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
+
+/** A key of `account` as a rotation leaves one, live or stopped `stoppedAgoMs` ago. */
+const keyOf = (account: string, stoppedAgoMs?: number): ApiKeyRecord => ({
+  id: generateKeyId(),
+  start: "so_test_AbCd",
+  plan: "pro",
+  name: "a rotation of the key made on 2026-12-06 by the integration's deploy job",
+  createdAt: new Date().toISOString(),
+  scopes: [...ALL],
+  budget: account,
+  ...(stoppedAgoMs === undefined
+    ? { expiresAt: new Date(Date.now() + 86_400_000).toISOString() }
+    : { expiresAt: new Date(Date.now() - stoppedAgoMs).toISOString(), rotatedTo: generateKeyId() }),
+});
+
+const fill = (stub: DurableObjectStub<Account>, keys: ApiKeyRecord[]) =>
+  runInDurableObject(stub, (account) => {
+    for (const key of keys) account.addKey(key);
+  });
+
+describe("an account's keys", () => {
+  it(`are at most ${MAX_ACCOUNT_KEYS.toLocaleString("en")}, under 500 bytes each as stored`, async () => {
+    await runInDurableObject(env.ACCOUNTS.getByName("account-of-many-keys"), (_, state) => {
+      const keys = new AccountKeys(state.storage.sql);
+      const before = state.storage.sql.databaseSize;
+      for (let i = 0; i < MAX_ACCOUNT_KEYS; i++) keys.add(keyOf("account-of-many-keys"));
+      const perKey = (state.storage.sql.databaseSize - before) / MAX_ACCOUNT_KEYS;
+      expect(perKey).toBeLessThan(500);
+      // 1,000 keys: under 500 KB of the object's 10 GB.
+      expect(keys.all()).toHaveLength(MAX_ACCOUNT_KEYS);
+    });
+  });
+
+  it("make room for a rotation by letting the key stopped longest ago go", async () => {
+    const owner = await storeTestKey({ scopes: [...ALL] });
+    const account = env.ACCOUNTS.getByName(owner.record.id);
+    const oldest = { ...keyOf(owner.record.id, 30 * 86_400_000), name: "stopped longest ago" };
+    await fill(account, [oldest, ...Array.from({ length: MAX_ACCOUNT_KEYS - 2 }, () => keyOf(owner.record.id, 1_000))]);
+    const rotated = await api(`/v2/keys/${owner.record.id}/rotate`, {
+      key: owner.key,
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ graceSeconds: 60 }),
+    });
+    expect(rotated.status).toBe(201);
+    expect(await account.key(oldest.id)).toBeNull();
+    const page = await account.keys("", MAX_ACCOUNT_KEYS + 1);
+    expect(page.keys).toHaveLength(MAX_ACCOUNT_KEYS);
+  });
+
+  it("refuse a rotation with 409 too_many_keys when every key the account holds is live", async () => {
+    const owner = await storeTestKey({ scopes: [...ALL] });
+    await fill(
+      env.ACCOUNTS.getByName(owner.record.id),
+      Array.from({ length: MAX_ACCOUNT_KEYS - 1 }, () => keyOf(owner.record.id)),
+    );
+    const refused = await api(`/v2/keys/${owner.record.id}/rotate`, {
+      key: owner.key,
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({}),
+    });
+    expect(await errorBodyOf(refused)).toMatchObject({ code: "too_many_keys", status: 409 });
+    // Nothing changed: the key still works, and no audit row stays for the refused rotation.
+    expect((await api("/v1/store/orders", { key: owner.key })).status).toBe(200);
+    const { results } = await env.DB.prepare("SELECT operation FROM key_events WHERE key_id = ?1")
+      .bind(owner.record.id)
+      .all();
+    expect(results).toEqual([]);
+  });
+});
