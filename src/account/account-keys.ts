@@ -80,19 +80,21 @@ export class AccountKeys {
   }
 
   /**
-   * Room for one more key: the keys stopped longest ago go while the account holds MAX_ACCOUNT_KEYS. False when
-   * every key it holds is live.
+   * Room for one more key: the keys stopped longest ago go while the account holds MAX_ACCOUNT_KEYS. The ids of
+   * those gone, or null when every key it holds is live.
    */
-  makeRoom(now: number): boolean {
+  makeRoom(now: number): string[] | null {
     const keys = this.all();
     const over = keys.length - MAX_ACCOUNT_KEYS + 1;
-    if (over <= 0) return true;
+    if (over <= 0) return [];
     const stoppedAt = (key: ApiKeyRecord) => key.revokedAt ?? key.expiresAt!;
     const stopped = keys
       .filter((key) => standingOf(key, now) !== "live")
       .sort((a, b) => (stoppedAt(a) < stoppedAt(b) ? -1 : 1));
-    for (const key of stopped.slice(0, over)) this.#sql.exec("DELETE FROM account_keys WHERE key_id = ?", key.id);
-    return stopped.length >= over;
+    if (stopped.length < over) return null;
+    const gone = stopped.slice(0, over).map((key) => key.id);
+    for (const id of gone) this.#sql.exec("DELETE FROM account_keys WHERE key_id = ?", id);
+    return gone;
   }
 
   /** A key's fields replaced (never its plan: setPlan). */

@@ -172,10 +172,11 @@ export class Account extends DurableObject<Env> {
     const now = Date.now();
     const rotation = rotationOf(key, asker, made, graceEndsAt, now);
     if (rotation.kind !== "rotated") return rotation;
-    if (!this.#keys.makeRoom(now)) return { kind: "too_many_keys" };
+    const dropped = this.#keys.makeRoom(now);
+    if (!dropped) return { kind: "too_many_keys" };
     this.#keys.put(rotation.previous);
     this.#keys.add(rotation.rotated);
-    return rotation;
+    return { ...rotation, dropped };
   }
 
   /** A key's name or end changed, and the account's plan and limits (key-rules.ts says what is refused). */

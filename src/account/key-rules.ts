@@ -20,7 +20,10 @@ export type KeyRefusal =
   | { kind: "too_many_keys" }
   | { kind: "invalid"; message: string };
 
-export type Rotation = { kind: "rotated"; previous: ApiKeyRecord; rotated: ApiKeyRecord } | KeyRefusal;
+/** A rotation done: the old key and the new, and the keys its account let go to make room (account-keys.ts). */
+export type Rotation =
+  | { kind: "rotated"; previous: ApiKeyRecord; rotated: ApiKeyRecord; dropped?: string[] }
+  | KeyRefusal;
 
 /** A key's own changes, and the account's plan (its limits with it: absent, the plan's). */
 export interface KeyUpdate {

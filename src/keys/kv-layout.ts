@@ -23,6 +23,11 @@ export interface KvWriter {
   put(key: string, value: string, options?: { metadata?: unknown }): Promise<unknown>;
 }
 
+/** A key its account let go: its entry leaves the search (its pointer stays, and finds it unknown). */
+export async function dropKeyEntry(kv: { delete(key: string): Promise<unknown> }, keyId: string): Promise<void> {
+  await callDependency("KV", () => kv.delete(idName(keyId)));
+}
+
 /** A new key's pointer, written before its account has it: a pointer to nothing yet finds the key unknown. */
 export async function storeKeyPointer(kv: KvWriter, hash: string, record: ApiKeyRecord): Promise<void> {
   const pointer: KeyPointer = { keyId: record.id, account: accountOf(record) };

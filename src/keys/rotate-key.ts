@@ -6,7 +6,7 @@ import { accountOf, type ApiKeyRecord } from "../account/key-record";
 import { accountStub } from "../account/account-stub";
 import { auditedKeyOperation } from "./audited-key-operation";
 import { keyPrefixOf, newKeyOf } from "./issue-key";
-import { projectKey, storeKeyPointer } from "./kv-layout";
+import { dropKeyEntry, projectKey, storeKeyPointer } from "./kv-layout";
 import { forgetKey } from "./forget-key";
 import { answeringRefusals, refusedByAccount } from "./key-refusal";
 
@@ -49,6 +49,7 @@ export async function rotateKey(
             forgetKey(c, done.previous);
             await projectKey(c.env.API_KEYS, done.previous);
             await projectKey(c.env.API_KEYS, done.rotated);
+            for (const keyId of done.dropped ?? []) await dropKeyEntry(c.env.API_KEYS, keyId);
             return done;
           },
         ),

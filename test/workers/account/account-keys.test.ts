@@ -5,6 +5,7 @@ import type { Account } from "../../../src/account/account";
 import { AccountKeys, MAX_ACCOUNT_KEYS } from "../../../src/account/account-keys";
 import type { ApiKeyRecord } from "../../../src/account/key-record";
 import { generateKeyId } from "../../../src/keys/issue-key";
+import { idName, projectKey } from "../../../src/keys/kv-layout";
 import { api, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
 
@@ -51,6 +52,7 @@ describe("an account's keys", () => {
     const account = env.ACCOUNTS.getByName(owner.record.id);
     const oldest = { ...keyOf(owner.record.id, 30 * 86_400_000), name: "stopped longest ago" };
     await fill(account, [oldest, ...Array.from({ length: MAX_ACCOUNT_KEYS - 2 }, () => keyOf(owner.record.id, 1_000))]);
+    await projectKey(env.API_KEYS, oldest);
     const rotated = await api(`/v2/keys/${owner.record.id}/rotate`, {
       key: owner.key,
       method: "POST",
@@ -59,6 +61,8 @@ describe("an account's keys", () => {
     });
     expect(rotated.status).toBe(201);
     expect(await account.key(oldest.id)).toBeNull();
+    // Gone from the operators' search too.
+    expect(await env.API_KEYS.get(idName(oldest.id))).toBeNull();
     const page = await account.keys("", MAX_ACCOUNT_KEYS + 1);
     expect(page.keys).toHaveLength(MAX_ACCOUNT_KEYS);
   });
