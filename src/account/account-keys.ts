@@ -44,7 +44,7 @@ export class AccountKeys {
 
   get(keyId: string): ApiKeyRecord | undefined {
     const row = this.#sql.exec<{ record: string }>("SELECT record FROM account_keys WHERE key_id = ?", keyId).toArray();
-    return row[0] && this.#withPlan(row[0].record);
+    return row[0] && this.#withPlan(row[0].record, this.plan()!);
   }
 
   /** The keys after `after` in id order, at most `limit`, and whether more follow. */
@@ -56,15 +56,19 @@ export class AccountKeys {
         limit + 1,
       )
       .toArray();
-    return { keys: rows.slice(0, limit).map((row) => this.#withPlan(row.record)), more: rows.length > limit };
+    const plan = this.plan();
+    if (!plan) return { keys: [], more: false };
+    return { keys: rows.slice(0, limit).map((row) => this.#withPlan(row.record, plan)), more: rows.length > limit };
   }
 
-  /** Every key, in id order: a few hundred rows at most for an account rotated daily for a year. */
+  /** Every key, in id order: MAX_ACCOUNT_KEYS at most. */
   all(): ApiKeyRecord[] {
+    const plan = this.plan();
+    if (!plan) return [];
     return this.#sql
       .exec<{ record: string }>("SELECT record FROM account_keys ORDER BY key_id")
       .toArray()
-      .map((row) => this.#withPlan(row.record));
+      .map((row) => this.#withPlan(row.record, plan));
   }
 
   /** A new key; the account's first sets its plan. False when the id is taken. */
@@ -103,9 +107,9 @@ export class AccountKeys {
     this.#sql.exec("UPDATE account_keys SET record = ? WHERE key_id = ?", JSON.stringify(row), record.id);
   }
 
-  #withPlan(text: string): ApiKeyRecord {
+  /** A row with the account's plan, read once by the caller for all the rows it reads. */
+  #withPlan(text: string, plan: AccountPlan): ApiKeyRecord {
     const row = JSON.parse(text) as KeyRow;
-    const plan = this.plan()!;
     return ApiKeyRecord.parse({ ...row, plan: plan.plan, ...(plan.limits && { limits: plan.limits }) });
   }
 }
