@@ -3,7 +3,7 @@
  * the one home of its standing, scopes and expiry, and the account's plan in a row beside them. Kept apart from
  * the counting windows and never pruned: a revoked key stays revoked however long the account is quiet.
  */
-import { ApiKeyRecord, standingOf, type RevocationReason } from "./key-record";
+import { ApiKeyRecord, standingOf } from "./key-record";
 import type { Limits, Plan } from "./plans";
 
 /**
@@ -112,11 +112,4 @@ export class AccountKeys {
     const row = JSON.parse(text) as KeyRow;
     return ApiKeyRecord.parse({ ...row, plan: plan.plan, ...(plan.limits && { limits: plan.limits }) });
   }
-}
-
-/** A revocation as the account records it: the first time and reason stay, but a retired key found leaked says so. */
-export function revoked(key: ApiKeyRecord, asked: RevocationReason, at: string): ApiKeyRecord {
-  const leaking = asked === "leaked" && key.leakEndedAt === undefined;
-  const reason = leaking ? "leaked" : key.revokedAt ? (key.revokedReason ?? "retired") : asked;
-  return { ...key, revokedAt: key.revokedAt ?? at, revokedReason: reason };
 }

@@ -16,8 +16,8 @@ import { admitTestEvent } from "./webhook-test-event-quota";
 import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 import { IdempotentAnswers, type BeginAnswer, type KeptAnswer } from "./idempotent-answers";
-import { AccountKeys, revoked, type AccountPlan } from "./account-keys";
-import { limitsFor, standingOf, type ApiKeyRecord, type RevocationReason } from "./key-record";
+import { AccountKeys, type AccountPlan } from "./account-keys";
+import { limitsFor, revoked, standingOf, type ApiKeyRecord, type RevocationReason } from "./key-record";
 import {
   rotationOf,
   updateRefusal,

@@ -84,3 +84,10 @@ export function standingOf(key: ApiKeyRecord | undefined, now: number): KeyStand
   if (key.revokedAt !== undefined) return "revoked";
   return isUsable(key, now) ? "live" : "expired";
 }
+
+/** A revocation as the account records it: the first time and reason stay, but a retired key found leaked says so. */
+export function revoked(key: ApiKeyRecord, asked: RevocationReason, at: string): ApiKeyRecord {
+  const leaking = asked === "leaked" && key.leakEndedAt === undefined;
+  const reason = leaking ? "leaked" : key.revokedAt ? (key.revokedReason ?? "retired") : asked;
+  return { ...key, revokedAt: key.revokedAt ?? at, revokedReason: reason };
+}

@@ -17,7 +17,7 @@ import { VersionMemory } from "../read-your-writes/recent-version";
 import { WholeFills } from "../orders/whole-list/order-list-cache";
 import type { ConfigResult } from "../framework/read-config";
 import { AccessKeys } from "../operator/access-assertion";
-import { GithubPublicKeys } from "../revocation/secret-scanning/github-public-keys";
+import { GithubPublicKeys } from "../revocation/github-public-keys";
 
 export const isolateMemory = {
   /**

@@ -1,14 +1,14 @@
 /**
- * Console sessions in D1 and as callers: a session's row (opened, ended),
- * and the credential identifyCaller() asks about requests that carry the
- * session cookie instead of a key (keys/identify-caller.ts).
+ * Console sessions as callers: a session opened and ended (its row in
+ * session-table.ts, its sealed cookie), and the credential identifyCaller()
+ * asks about requests that carry the cookie instead of a key.
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
-import { sessionEndedCaller, type Caller, type OtherCredential } from "../keys/identify-caller";
+import { sessionEndedCaller, type Caller, type OtherCredential } from "../keys/caller";
 import { accountOf, type ApiKeyRecord } from "../account/key-record";
-import { auditedKeyOperation } from "../keys/audited-key-operation";
+import { auditedKeyOperation } from "../keys/audit";
 import {
   openSession,
   sealSession,
@@ -18,8 +18,7 @@ import {
   SESSION_SECONDS,
 } from "../console-kit/session-cookie";
 import { fromThisOrigin } from "../console-kit/origin-checks";
-
-export type SessionVia = "key" | "link";
+import { endSession, insertSession, isSessionOpen, type SessionVia } from "./session-table";
 
 const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 
@@ -51,12 +50,8 @@ export function consoleSessionCredential(): OtherCredential {
     const claims = await openSession(sessionKeyOf(c.env), sealed);
     if (!claims) return ended(c, address, "its cookie is not one this service sealed");
     if (claims.expiresAt <= now) return ended(c, address, "a session lasts 12 hours");
-    const row = await callDependency("D1", () =>
-      c.env.DB.prepare("SELECT ended_at FROM console_sessions WHERE id = ?1")
-        .bind(claims.sid)
-        .first<{ ended_at: string | null }>(),
-    );
-    if (!row || row.ended_at !== null) return ended(c, address, "signed out, or replaced by a newer sign-in");
+    const open = await callDependency("D1", () => isSessionOpen(c.env.DB, claims.sid));
+    if (!open) return ended(c, address, "signed out, or replaced by a newer sign-in");
     return {
       kind: "presented",
       keyId: claims.keyId,
@@ -107,20 +102,15 @@ export async function openConsoleSession(
     () =>
       callDependency("D1", () =>
         db.batch([
-          db
-            .prepare(
-              "INSERT INTO console_sessions (id, key_id, budget, via, created_at, expires_at) VALUES (?1, " +
-                "?2, ?3, ?4, " +
-                "?5, ?6)",
-            )
-            .bind(claims.sid, key.id, claims.budget, via, new Date(now).toISOString(), expiresAt),
-          ...(previous
-            ? [
-                db
-                  .prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL")
-                  .bind(previous.sid, new Date(now).toISOString()),
-              ]
-            : []),
+          insertSession(db, {
+            id: claims.sid,
+            keyId: key.id,
+            account: claims.budget,
+            via,
+            createdAt: new Date(now).toISOString(),
+            expiresAt,
+          }),
+          ...(previous ? [endSession(db, previous.sid, new Date(now).toISOString())] : []),
         ]),
       ),
   );
@@ -142,38 +132,6 @@ export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, s
       changes: { session: sessionId, budget: accountOf(key) },
       actor: `key:${key.id}`,
     },
-    () =>
-      callDependency("D1", () =>
-        db
-          .prepare("UPDATE console_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL")
-          .bind(sessionId, at)
-          .run(),
-      ),
+    () => callDependency("D1", () => endSession(db, sessionId, at).run()),
   );
-}
-
-/**
- * Ends every session of a key, and every link to it not yet used, at once (a key revoked as leaked):
- * the statements counted by what they ended.
- */
-export async function endEverySessionOfKey(
-  db: D1Database,
-  keyId: string,
-  at: string,
-): Promise<{ sessions: number; links: number }> {
-  const [sessions, links] = await db.batch([
-    db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE key_id = ?1 AND ended_at IS NULL").bind(keyId, at),
-    // A link is spent as its redemption spends it: no session can open from it any more.
-    db.prepare("UPDATE console_links SET used_at = ?2 WHERE key_id = ?1 AND used_at IS NULL").bind(keyId, at),
-  ]);
-  return { sessions: sessions!.meta.changes, links: links!.meta.changes };
-}
-
-/** Rows a day past their end: sessions and links no one can use any more (the daily cron). */
-export async function pruneConsoleSessions(db: D1Database, now: number): Promise<void> {
-  const before = new Date(now - 86_400_000).toISOString();
-  await db.batch([
-    db.prepare("DELETE FROM console_sessions WHERE expires_at < ?1").bind(before),
-    db.prepare("DELETE FROM console_links WHERE expires_at < ?1").bind(before),
-  ]);
 }

@@ -2,7 +2,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { readJsonBody } from "../framework/operations/read-json-body";
 import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
-import { CHALLENGE } from "../keys/identify-caller";
+import { CHALLENGE } from "../keys/caller";
 import { isUsable } from "../account/key-record";
 import { findKeyById } from "../keys/lookup";
 import { CONSOLE, RedeemConsoleLink, SignedIn } from "./console-session-schemas";

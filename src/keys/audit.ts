@@ -2,9 +2,12 @@
  * The audit of key operations (the D1 table key_events, docs/operations.md#api-keys):
  * one row for every operation on a key, from `npm run keys` or the operator
  * API, the console's sign-ins and links, and what a key does to its own
- * budget's keys, with who made it. Never a key, a hash, a link or a session. The statements are written
- * once, here, for the worker (bound) and the keys command (through wrangler).
+ * budget's keys, with who made it. Never a key, a hash, a link or a session. Its statements
+ * are here, and auditedKeyOperation() runs an operation with its row.
  */
+import { callDependency } from "../lib/call-dependency";
+import { withAuditRow } from "../lib/audit-row";
+
 export type KeyOperation =
   | "create"
   | "update"
@@ -75,53 +78,40 @@ export const keyEventOf = (row: KeyEventRow): KeyEvent => ({
 });
 
 /**
- * Thrown by an operation that failed before it changed anything (nothing was
- * sent, or the other side refused it unread): its audit row is taken back.
+ * Does one operation on a key with its audit row in the worker's D1 (the row
+ * first): withAuditRow() bound to the database. The operation is handed its
+ * row's id (addKeyEventChanges() adds what it learned).
  */
-export class OperationNotTaken extends Error {
-  /** What the client is answered instead, when the operation was refused (keys/key-refusal.ts). */
-  readonly answer: Error | undefined;
-
-  constructor(message: string, options?: ErrorOptions & { answer?: Error }) {
-    super(message, options);
-    this.name = "OperationNotTaken";
-    this.answer = options?.answer;
-  }
-}
-
-/** What to do with an operation's rows when it fails: take them back, or keep them marked 'unknown'. */
-export interface AuditRowsOnFailure<Rows> {
-  remove(rows: Rows): Promise<unknown>;
-  markUnknown(rows: Rows): Promise<unknown>;
+export async function auditedKeyOperation<T>(
+  db: D1Database,
+  event: Omit<KeyEvent, "id" | "at">,
+  operation: (rowId: number) => Promise<T>,
+): Promise<T> {
+  const row: KeyEvent = { id: crypto.randomUUID(), at: new Date().toISOString(), ...event };
+  return withAuditRow(
+    async () =>
+      (await callDependency("D1", () =>
+        db
+          .prepare(INSERT_KEY_EVENT)
+          .bind(...keyEventValues(row))
+          .first<number>("id"),
+      ))!,
+    {
+      remove: (rowId) => callDependency("D1", () => db.prepare(DELETE_KEY_EVENT).bind(rowId).run()),
+      markUnknown: (rowId) => callDependency("D1", () => db.prepare(MARK_KEY_EVENT_UNKNOWN).bind(rowId).run()),
+    },
+    operation,
+  );
 }
 
 /**
- * Runs an operation with its audit row: the row first, then the operation.
- * When the operation fails before changing anything (OperationNotTaken), the
- * row is taken back; any other failure may have come after it took effect
- * (a write whose answer was lost), so the row stays, marked 'unknown'. The
- * audit never misses an operation that happened (docs/operations.md#operator-api).
- * The operation is handed its rows, to add to them what it learns as it goes.
+ * Adds to an audit row's changes what its operation learned as it went (a leak's ending: what it ended, and that it
+ * did).
  */
-export async function withAuditRow<Rows, T>(
-  insert: () => Promise<Rows>,
-  onFailure: AuditRowsOnFailure<Rows>,
-  operation: (rows: Rows) => Promise<T>,
-): Promise<T> {
-  const rows = await insert();
-  try {
-    return await operation(rows);
-  } catch (error) {
-    const notTaken = error instanceof OperationNotTaken;
-    try {
-      await (notTaken ? onFailure.remove(rows) : onFailure.markUnknown(rows));
-    } catch (settling) {
-      throw new AggregateError(
-        [error, settling],
-        `the operation failed and its audit rows ${JSON.stringify(rows)} could not be ` +
-          `${notTaken ? "taken back" : "marked unknown"}`,
-      );
-    }
-    throw error;
-  }
-}
+export const addKeyEventChanges = (db: D1Database, rowId: number, added: Record<string, unknown>) =>
+  callDependency("D1", () =>
+    db
+      .prepare("UPDATE key_events SET changes = json_patch(changes, ?2) WHERE id = ?1")
+      .bind(rowId, JSON.stringify(added))
+      .run(),
+  );

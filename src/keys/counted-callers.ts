@@ -2,10 +2,10 @@ import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import type { CountedCallers, Recognition } from "../account/request-admission";
 import { addressGroup } from "../lib/client-address";
-import { bearerToken } from "./bearer";
+import { bearerToken } from "./key-format";
 import { ANONYMOUS_LIMITS, NEVER_BANNED, OPERATOR_LIMITS } from "../account/plans";
 import { accountOf } from "../account/key-record";
-import { OTHER_CREDENTIAL_HEADERS, refusedKeyCaller } from "./identify-caller";
+import { OTHER_CREDENTIAL_HEADERS, refusedKeyCaller } from "./caller";
 
 /**
  * How rateLimit() counts callers: a key against its account (which says in the same answer whether the key

@@ -1,8 +1,8 @@
 import { ApiError } from "../framework/api-error";
 import type { KeyRefusal } from "../account/key-rules";
 import { MAX_ACCOUNT_KEYS } from "../account/account-keys";
-import { OperationNotTaken } from "./audit";
-import { CHALLENGE } from "./identify-caller";
+import { OperationNotTaken } from "../lib/audit-row";
+import { CHALLENGE } from "./caller";
 
 /**
  * An account's refusal of a key operation as the client is answered (`notLive`: what to say of a key revoked or

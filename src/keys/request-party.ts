@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import type { RequestParty } from "../framework/middleware/request-log";
 import { accountOf } from "../account/key-record";
-import type { Caller } from "./identify-caller";
+import type { Caller } from "./caller";
 
 /**
  * The request as the request log names it (framework/middleware/request-log.ts): the key by its id only, never the key

@@ -3,7 +3,7 @@ import type { AppEnv } from "../framework/app-env";
 import { ApiError } from "../framework/api-error";
 import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
 import type { ApiKeyRecord } from "../account/key-record";
-import { CHALLENGE } from "./identify-caller";
+import { CHALLENGE } from "./caller";
 
 /**
  * Refuses callers without a valid key, with the reason identifyCaller()

@@ -4,7 +4,7 @@ import { callDependency } from "../lib/call-dependency";
 import { sha256Hex } from "../lib/digest";
 import { accountOf, type ApiKeyRecord } from "../account/key-record";
 import { accountStub } from "../account/account-stub";
-import { auditedKeyOperation } from "./audited-key-operation";
+import { auditedKeyOperation } from "./audit";
 import { keyPrefixOf, newKeyOf } from "./issue-key";
 import { dropKeyEntry, projectKey, storeKeyPointer } from "./kv-layout";
 import { forgetKey } from "./forget-key";

@@ -1,6 +1,6 @@
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
-import { auditedKeyOperation } from "../keys/audited-key-operation";
+import { auditedKeyOperation } from "../keys/audit";
 import { accountOf } from "../account/key-record";
 import { isUsable } from "../account/key-record";
 import { ConsoleLink, createConsoleLink, LINK_SECONDS } from "../console-kit/sign-in-links";

@@ -5,7 +5,7 @@ import { jsonBody } from "../framework/counted-body";
 import { Scope } from "../framework/operations/scopes";
 import { Plan } from "../account/plans";
 import { DEFAULT_SCOPES } from "../account/key-record";
-import { auditedKeyOperation } from "../keys/audited-key-operation";
+import { auditedKeyOperation } from "../keys/audit";
 import { keyPrefixOf, newApiKey, storeNewKey } from "../keys/issue-key";
 import { NO_STORE } from "./named-operators/named-operator";
 import { AdminKey, adminKeyOf, checkedExpiry, FutureInstant, LimitField, limitsAsked } from "./admin-key";

@@ -5,7 +5,7 @@ import { jsonBody } from "../framework/counted-body";
 import { readJsonBody } from "../framework/operations/read-json-body";
 import { callDependency } from "../lib/call-dependency";
 import { addressGroup } from "../lib/client-address";
-import { auditedKeyOperation } from "../keys/audited-key-operation";
+import { auditedKeyOperation } from "../keys/audit";
 
 const GROUP_RULE = "an IPv4 address, or an IPv6 /64 as the rate-limit headers name it (2001:db8::/64)";
 const UnbanBody = z.strictObject({ group: z.string().max(64).describe(GROUP_RULE) });

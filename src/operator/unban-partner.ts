@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineOperation } from "../framework/operations/define-operation";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/call-dependency";
-import { auditedKeyOperation } from "../keys/audited-key-operation";
+import { auditedKeyOperation } from "../keys/audit";
 import { PARTNER_BUDGETS, type PartnerBudget } from "../account/plans";
 
 const PARTNERS = Object.keys(PARTNER_BUDGETS) as [PartnerBudget, ...PartnerBudget[]];

@@ -6,7 +6,7 @@ import { callDependency } from "../lib/call-dependency";
 import { Plan } from "../account/plans";
 import { accountOf, type ApiKeyRecord } from "../account/key-record";
 import type { KeyUpdate } from "../account/key-rules";
-import { addKeyEventChanges, auditedKeyOperation } from "../keys/audited-key-operation";
+import { addKeyEventChanges, auditedKeyOperation } from "../keys/audit";
 import { forgetKey } from "../keys/forget-key";
 import { answeringRefusals, refusedByAccount } from "../keys/key-refusal";
 import { projectKey } from "../keys/kv-layout";

@@ -12,15 +12,15 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
-import { accountOf, RevocationReason as KeyRevocationReason, type ApiKeyRecord } from "../account/key-record";
-import { revoked } from "../account/account-keys";
+import { accountOf, revoked, RevocationReason as KeyRevocationReason, type ApiKeyRecord } from "../account/key-record";
+
 import { accountStub } from "../account/account-stub";
-import { addKeyEventChanges, auditedKeyOperation } from "../keys/audited-key-operation";
-import { OperationNotTaken } from "../keys/audit";
+import { addKeyEventChanges, auditedKeyOperation } from "../keys/audit";
+import { OperationNotTaken } from "../lib/audit-row";
 import { projectKey } from "../keys/kv-layout";
 import { forgetKey } from "../keys/forget-key";
 import type { Usage } from "../account/policy";
-import { endEverySessionOfKey } from "../console/console-sessions";
+import { endEverySessionOfKey } from "../console/session-table";
 import { disableForLeak } from "../webhook-delivery/endpoint-table";
 import { auditedEndpointChange } from "../webhook-delivery/endpoint-audit-rows";
 

@@ -3,7 +3,7 @@
  * whoever made it (an owner's key, an operator, a leaked key's revocation), and its prune. Beside the endpoints'
  * own table: every change to one is written with its row.
  */
-import { withAuditRow } from "../keys/audit";
+import { withAuditRow } from "../lib/audit-row";
 import { callDependency } from "../lib/call-dependency";
 
 /** What is recorded of an action on an endpoint (migrations/0001_baseline.sql). */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
-import { OperationNotTaken } from "../../keys/audit";
+import { OperationNotTaken } from "../../lib/audit-row";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { callDependency } from "../../lib/call-dependency";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";

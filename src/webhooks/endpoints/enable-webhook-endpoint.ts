@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
-import { OperationNotTaken } from "../../keys/audit";
+import { OperationNotTaken } from "../../lib/audit-row";
 import { callDependency } from "../../lib/call-dependency";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";

@@ -1,4 +1,4 @@
-import { OperationNotTaken } from "../../keys/audit";
+import { OperationNotTaken } from "../../lib/audit-row";
 import { ApiError } from "../../framework/api-error";
 import type { Context } from "hono";
 import type { AppEnv } from "../../framework/app-env";

@@ -14,7 +14,7 @@ import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { readJsonBody } from "../../framework/operations/read-json-body";
 import { callDependency } from "../../lib/call-dependency";
-import { OperationNotTaken } from "../../keys/audit";
+import { OperationNotTaken } from "../../lib/audit-row";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { disableEndpoint } from "./endpoint-rows";
 import { endpointsNaming, liftHostLock, lockHost } from "../../webhook-delivery/host-lock-table";

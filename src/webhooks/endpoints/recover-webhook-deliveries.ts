@@ -5,7 +5,7 @@ import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { rfc3339ToUtc } from "../../lib/date-time";
 import { laneOf } from "../../webhook-delivery/lane-calls";
-import { OperationNotTaken } from "../../keys/audit";
+import { OperationNotTaken } from "../../lib/audit-row";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
 import { budgetEndpoint } from "./endpoint-rows";

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { ApiError } from "../../framework/api-error";
 import type { AppEnv } from "../../framework/app-env";
 import { accountOf } from "../../account/key-record";
-import { CHALLENGE } from "../../keys/identify-caller";
+import { CHALLENGE } from "../../keys/caller";
 import { keyOfCaller } from "../../keys/require-api-key";
 import { WEBHOOK_READER_SCOPE } from "../../account/key-rules";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";

@@ -4,7 +4,7 @@ import {
   GithubPublicKeys,
   KEYS_KEPT_MS,
   REFETCH_AFTER_MS,
-} from "../../../src/revocation/secret-scanning/github-public-keys";
+} from "../../../src/revocation/github-public-keys";
 import { GITHUB_SAMPLE, publishedKeys } from "../../support/github-secret-scanning";
 
 const URL = "https://keys.example/secret_scanning";

@@ -1,11 +1,7 @@
 import { createSign, generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { fc, test } from "@fast-check/vitest";
-import {
-  derSignatureToRaw,
-  importGithubKey,
-  verifyGithubSignature,
-} from "../../../src/revocation/secret-scanning/github-signature";
+import { derSignatureToRaw, importGithubKey, verifyGithubSignature } from "../../../src/revocation/github-signature";
 import { GITHUB_SAMPLE } from "../../support/github-secret-scanning";
 
 const bytes = (text: string) => new TextEncoder().encode(text);

@@ -1,8 +1,8 @@
 import { DatabaseSync } from "node:sqlite";
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect } from "vitest";
-import { AccountKeys, revoked } from "../../../src/account/account-keys";
-import { standingOf, type ApiKeyRecord } from "../../../src/account/key-record";
+import { AccountKeys } from "../../../src/account/account-keys";
+import { revoked, standingOf, type ApiKeyRecord } from "../../../src/account/key-record";
 import { rotationOf, updateRefusal } from "../../../src/account/key-rules";
 import { absorbAnswer, decideLocally, newLeaseBook, type LeaseBook } from "../../../src/account/lease-book";
 import { decide, LEASE_MS } from "../../../src/account/policy";

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../../../src/lib/digest";
 import { REVOKE_OPERATOR } from "../../../src/operator/operator-table";
 import { OPERATOR_COOKIE, pruneOperatorSessions } from "../../../src/operator/operator-sessions";
-import { pruneConsoleSessions } from "../../../src/console/console-sessions";
+import { pruneConsoleSessions } from "../../../src/console/session-table";
 import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
 import { SESSION_COOKIE } from "../../../src/console-kit/session-cookie";

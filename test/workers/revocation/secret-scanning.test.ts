@@ -11,10 +11,7 @@ import { storeTestKey } from "../../support/test-keys";
 import { GITHUB_SAMPLE, githubLikeSigner, publishedKeys } from "../../support/github-secret-scanning";
 import { freshWebhookOwner, makeEndpoint, withoutDispatcher } from "../../support/webhook-fixtures";
 import { countingKv, interceptD1 } from "../../support/faults";
-import {
-  MAX_REPORT_TOKENS,
-  MAX_REVOCATIONS_PER_REPORT,
-} from "../../../src/revocation/secret-scanning/report-leaked-tokens";
+import { MAX_REPORT_TOKENS, MAX_REVOCATIONS_PER_REPORT } from "../../../src/revocation/report-leaked-tokens";
 
 /**
  * GitHub's secret scanning partner endpoint (docs/operations.md#secret-scanning),

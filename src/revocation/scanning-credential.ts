@@ -11,17 +11,17 @@
  * hour) is counted on a budget of its own, so replaying GitHub's published
  * sample, or any report once seen, never spends what GitHub's next report needs.
  */
-import type { LeaseClient } from "../../account/lease-client";
+import type { LeaseClient } from "../account/lease-client";
 import type { Context } from "hono";
-import { ApiError } from "../../framework/api-error";
-import type { AppEnv } from "../../framework/app-env";
-import { cappedBody } from "../../framework/operations/read-json-body";
-import { DependencyUnavailable } from "../../lib/call-dependency";
-import { sha256Hex } from "../../lib/digest";
-import type { TtlCache } from "../../lib/ttl-cache";
-import { isWellFormedKey } from "../../keys/key-format";
-import { PARTNER_BUDGETS, type PartnerBudget } from "../../account/plans";
-import { MISSING_KEY, type OtherCredential } from "../../keys/identify-caller";
+import { ApiError } from "../framework/api-error";
+import type { AppEnv } from "../framework/app-env";
+import { cappedBody } from "../framework/operations/read-json-body";
+import { DependencyUnavailable } from "../lib/call-dependency";
+import { sha256Hex } from "../lib/digest";
+import type { TtlCache } from "../lib/ttl-cache";
+import { isWellFormedKey } from "../keys/key-format";
+import { PARTNER_BUDGETS, type PartnerBudget } from "../account/plans";
+import { MISSING_KEY, type OtherCredential } from "../keys/caller";
 import { GithubKeysUnavailable, type GithubPublicKeys } from "./github-public-keys";
 import { verifyGithubSignature } from "./github-signature";
 

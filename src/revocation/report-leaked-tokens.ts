@@ -1,16 +1,16 @@
 import { z } from "zod";
 import type { Context } from "hono";
-import { defineOperation } from "../../framework/operations/define-operation";
-import type { AppEnv } from "../../framework/app-env";
-import { ApiError } from "../../framework/api-error";
-import { jsonBody } from "../../framework/counted-body";
-import { callDependency } from "../../lib/call-dependency";
-import { sha256Hex } from "../../lib/digest";
-import { isUsable } from "../../account/key-record";
-import { accountStub } from "../../account/account-stub";
-import { isWellFormedKey } from "../../keys/key-format";
-import { KeyPointer, pointerName } from "../../keys/kv-layout";
-import { revokeKey } from "../key-revocation";
+import { defineOperation } from "../framework/operations/define-operation";
+import type { AppEnv } from "../framework/app-env";
+import { ApiError } from "../framework/api-error";
+import { jsonBody } from "../framework/counted-body";
+import { callDependency } from "../lib/call-dependency";
+import { sha256Hex } from "../lib/digest";
+import { isUsable } from "../account/key-record";
+import { accountStub } from "../account/account-stub";
+import { isWellFormedKey } from "../keys/key-format";
+import { KeyPointer, pointerName } from "../keys/kv-layout";
+import { revokeKey } from "./key-revocation";
 import { invalidSignature, MAX_REPORT_BYTES, SECRET_SCANNING_PATH } from "./scanning-credential";
 
 /** Matches one report may carry: beyond, 413, as for a body past MAX_REPORT_BYTES. */

@@ -6,7 +6,7 @@
  * 32 bytes each), so the DER is read here: strictly, since a lenient reader
  * is a way past a signature check.
  */
-import { fromBase64 } from "../../lib/base64";
+import { fromBase64 } from "../lib/base64";
 
 const COORDINATE = 32;
 

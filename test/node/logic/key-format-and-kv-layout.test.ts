@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { generateApiKey, generateKeyId } from "../../../src/keys/issue-key";
-import { parseBearer } from "../../../src/keys/bearer";
-import { keyChecksum } from "../../../src/keys/key-format";
+import { keyChecksum, parseBearer } from "../../../src/keys/key-format";
 import { projectKey, storeKeyPointer } from "../../../src/keys/kv-layout";
 import { sha256Hex } from "../../../src/lib/digest";
 
