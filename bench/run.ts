@@ -598,7 +598,7 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
       },
       ours: (arrival) => arrival.type === "order.updated",
     });
-    // The same, with another endpoint of the budget whose receiver takes every POST and answers none.
+    // The same, with another endpoint of the account whose receiver takes every POST and answers none.
     const hanging = createServer(() => {});
     await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
     const stuck = await fetch(`${origin}/v2/webhook-endpoints`, {
@@ -635,7 +635,7 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
 
 /**
  * Fan-out (docs/design/order-events.md#capacity): 100 endpoints over ten
- * budgets, each to a receiver of its own on this machine; one statement of
+ * accounts, each to a receiver of its own on this machine; one statement of
  * another system writes FAN_OUT_EVENTS new orders; then the time from that
  * commit to the last of their deliveries, beside the time a bare loop in
  * this process takes to POST the same requests to the same receivers, six

@@ -197,7 +197,7 @@ bench.post("/bench/keys", async (c) => {
     banned: await store({ perMinute: 1, perDay: 1_000_000_000 }),
     // Every scope: the delivery rows make their webhook endpoint with it.
     webhooks: await storeKey(c.env, { perMinute: 1_000_000_000, perDay: 1_000_000_000 }, [...SCOPES]),
-    // The fan-out row's ten budgets, ten endpoints each.
+    // The fan-out row's ten accounts, ten endpoints each.
     fanOut: await Promise.all(
       Array.from({ length: 10 }, () =>
         storeKey(c.env, { perMinute: 1_000_000_000, perDay: 1_000_000_000 }, [...SCOPES]),

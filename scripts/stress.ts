@@ -97,7 +97,7 @@ const asks: KeyAsked[] = [
   { plan: "enterprise", name: "stress enterprise, tight", perMinute: 40, perDay: 200 },
   // Makes the webhook endpoints and reads the feed; not one of the load's callers.
   { plan: "enterprise", name: "stress integrator", ...big, scopes: [...SCOPES] },
-  // The fan-out phase's budgets, ten endpoints each.
+  // The fan-out phase's accounts, ten endpoints each.
   ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(
     (n): KeyAsked => ({
       plan: "enterprise",

@@ -77,14 +77,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the budget's webhook endpoints
-         * @description Every endpoint of the calling key's budget, oldest first, enabled or disabled. Secrets are never shown again.
+         * List the account's webhook endpoints
+         * @description Every endpoint of the calling key's account, oldest first, enabled or disabled. Secrets are never shown again.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Add a webhook endpoint
-         * @description Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from the next event on. The answer holds the signing secret, shown this once. At most 10 endpoints a budget (a key and the key it was rotated from share them). Audited, with the key that asked.
+         * @description Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from the next event on. The answer holds the signing secret, shown this once. At most 10 endpoints an account (a key and the key it was rotated from share them). Audited, with the key that asked.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -102,7 +102,7 @@ export interface paths {
         };
         /**
          * Get one webhook endpoint
-         * @description One endpoint of the calling key's budget; another budget's is 404, as if it did not exist.
+         * @description One endpoint of the calling key's account; another account's is 404, as if it did not exist.
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
@@ -152,7 +152,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), and answers what the receiver did within 10 s. Never retried, and never in the deliveries list: no order changed. The endpoint must be enabled. At most 10 a minute per budget, across its endpoints (429 too_many_test_events, with Retry-After, beyond). Audited, with the key that asked.
+         * @description POSTs a webhook.test event to the endpoint now, signed as every delivery is (with both secrets during a rotation's overlap), and answers what the receiver did within 10 s. Never retried, and never in the deliveries list: no order changed. The endpoint must be enabled. At most 10 a minute per account, across its endpoints (429 too_many_test_events, with Retry-After, beyond). Audited, with the key that asked.
          */
         post: operations["sendWebhookTestEvent"];
         delete?: never;
@@ -230,7 +230,7 @@ export interface paths {
         };
         /**
          * The caller's usage, minute by minute, hour by hour or day by day
-         * @description What the limiter admitted and refused for the calling key's budget (a rotated pair shares one), exactly as it decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, empty ones as zeros.
+         * @description What the limiter admitted and refused for the calling key's account (a rotated pair shares one), exactly as it decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, empty ones as zeros.
          */
         get: operations["getUsage"];
         put?: never;
@@ -249,8 +249,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the keys of the caller's budget
-         * @description Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with their state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key itself: only its first 12 characters. A page at a time in key id order (newest first within a page), nextCursor for the next.
+         * List the keys of the caller's account
+         * @description Every key of the calling key's account, newest first: the key itself and those it was rotated from or to, with their state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key itself: only its first 12 characters. A page at a time in key id order (newest first within a page), nextCursor for the next.
          */
         get: operations["listOwnKeys"];
         put?: never;
@@ -271,8 +271,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Rotate a key of the caller's budget
-         * @description Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, plan, limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working for the grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends with it. A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated away may rotate no key, itself included, and one made to expire only itself (403 key_acts_only_on_itself), so no rotation returns a key that outlives the key that asked. With no grace the old key is refused everywhere within 5 s. Audited, with the key that asked.
+         * Rotate a key of the caller's account
+         * @description Makes a new key to replace a key of the calling key's account (usually the calling key itself): the same account, plan, limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working for the grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends with it. A key of another account, or one revoked or expired, is 404 key_not_found. A key that was rotated away may rotate no key, itself included, and one made to expire only itself (403 key_acts_only_on_itself), so no rotation returns a key that outlives the key that asked. With no grace the old key is refused everywhere within 5 s. Audited, with the key that asked.
          */
         post: operations["rotateOwnKey"];
         delete?: never;
@@ -291,8 +291,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Revoke a key of the caller's budget
-         * @description Revokes a key of the calling key's budget for good, the calling key included: from the next call on (within 5 s everywhere) it is refused, and a console session of it ends. With reason leaked, every webhook endpoint it made or last aimed (URL, secret or types) is disabled, to be enabled again with confirmUrl, its console sessions and links end, and the keys it made by rotation are named (docs/api.md#what-a-leak-ends). Revoking a revoked key answers as the first time did; a key revoked as retired may be revoked again as leaked. A key that was rotated away, or expires, may revoke only itself (403 key_acts_only_on_itself). Audited.
+         * Revoke a key of the caller's account
+         * @description Revokes a key of the calling key's account for good, the calling key included: from the next call on (within 5 s everywhere) it is refused, and a console session of it ends. With reason leaked, every webhook endpoint it made or last aimed (URL, secret or types) is disabled, to be enabled again with confirmUrl, its console sessions and links end, and the keys it made by rotation are named (docs/api.md#what-a-leak-ends). Revoking a revoked key answers as the first time did; a key revoked as retired may be revoked again as leaked. A key that was rotated away, or expires, may revoke only itself (403 key_acts_only_on_itself). Audited.
          */
         post: operations["revokeOwnKey"];
         delete?: never;
@@ -310,7 +310,7 @@ export interface paths {
         };
         /**
          * The calling key, its limits and what is left of them
-         * @description The calling key (with a console session, the session's key): its name, first characters, plan, scopes, expiry and budget; its limits, and what the budget's account has left of each window now; and the session's end, if it came with one.
+         * @description The calling key (with a console session, the session's key): its name, first characters, plan, scopes, expiry and account; its limits, and what the Account has left of each window now; and the session's end, if it came with one.
          */
         get: operations["getConsoleSession"];
         put?: never;
@@ -502,7 +502,7 @@ export interface components {
         CreateWebhookEndpoint: {
             /** @description Where to POST the events: https to a host on the public internet (while the service runs locally, any https host or http to localhost), no credentials */
             url: string;
-            /** @description The event types to deliver; every order event's type when left out. The webhook_endpoint.* notices of the budget's other endpoints failing only when named */
+            /** @description The event types to deliver; every order event's type when left out. The webhook_endpoint.* notices of the account's other endpoints failing only when named */
             types?: ("order.created" | "order.cancelled" | "order.shipped" | "order.delivered" | "order.updated" | "order.deleted" | "webhook_endpoint.failing" | "webhook_endpoint.disabled")[];
             /** @description Deliveries a second at most: beyond it they wait their turn, none is dropped; null for no limit but the endpoint's lane (six at once) */
             rateLimit?: number | null;
@@ -534,7 +534,7 @@ export interface components {
             disabledReason: string | null;
             /** @description Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl */
             disabledForLeakedKey: string | null;
-            /** @description Since when every attempt has failed (it is told to the budget's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
+            /** @description Since when every attempt has failed (it is told to the account's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
             failingSince: string | null;
             /** @description When a delivery last succeeded; null before the first */
             lastDeliveredAt: string | null;
@@ -558,10 +558,10 @@ export interface components {
             secret?: string;
         };
         WebhookEndpointList: {
-            /** @description The budget's endpoints, oldest first */
+            /** @description The account's endpoints, oldest first */
             data: components["schemas"]["WebhookEndpoint"][];
         };
-        /** @description Where a budget's order events are delivered. */
+        /** @description Where an account's order events are delivered. */
         WebhookEndpoint: {
             id: string;
             url: string;
@@ -578,7 +578,7 @@ export interface components {
             disabledReason: string | null;
             /** @description Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl */
             disabledForLeakedKey: string | null;
-            /** @description Since when every attempt has failed (it is told to the budget's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
+            /** @description Since when every attempt has failed (it is told to the account's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
             failingSince: string | null;
             /** @description When a delivery last succeeded; null before the first */
             lastDeliveredAt: string | null;
@@ -713,7 +713,7 @@ export interface components {
             more: boolean;
         };
         UsageHistory: {
-            /** @description The budget counted: the key's id, or the first key's of a rotated pair */
+            /** @description The account counted: the key's id, or the first key's of a rotated pair */
             budget: string;
             /** @enum {string} */
             granularity: "minute" | "hour" | "day";
@@ -826,7 +826,7 @@ export interface components {
                 perMinute: number;
                 perDay: number;
             };
-            /** @description What the budget's account has left in each window now (admissions an isolate holds ahead of need count as spent) */
+            /** @description What the Account has left in each window now (admissions an isolate holds ahead of need count as spent) */
             remaining: {
                 minute: {
                     remaining: number;
@@ -4415,7 +4415,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The budget's usage history */
+            /** @description The account's usage history */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4622,7 +4622,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The budget's keys */
+            /** @description The account's keys */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -2,7 +2,7 @@
  * The Worker's own code over a local state no `npm start` serves, for one
  * `npm run keys` command: the bundle `wrangler deploy` would upload, on
  * Miniflare, persisting where `npm start` does, so its operator API makes
- * the command's changes as the served one would. Only the budgets' objects
+ * the command's changes as the served one would. Only the accounts' objects
  * are the Worker's own: the webhook dispatcher's and lanes' bindings lead to
  * empty stand-ins, so no delivery a lane has due runs from a keys command
  * (they run when `npm start` next serves the state).
@@ -39,7 +39,7 @@ export async function withStateWorker<T>(stateDir: string | undefined, use: (bas
       workers: [
         {
           ...worker,
-          // The name the storage is kept under: `npm start`'s worker's, so the budgets' objects are the same ones.
+          // The name the storage is kept under: `npm start`'s worker's, so the accounts' objects are the same ones.
           name: "store-orders",
           modules: true,
           scriptPath: join(bundle, script),

@@ -1,6 +1,6 @@
 /**
  * `npm run stress`'s fan-out phase (docs/design/order-events.md#lanes): 100
- * webhook endpoints over 10 budgets, one whose receiver never answers and one
+ * webhook endpoints over 10 accounts, one whose receiver never answers and one
  * that answers slowly among them, while another system writes 500 changes
  * straight to D1 in bursts. Every delivery must arrive, none twice, and each
  * healthy endpoint's p99 from commit to receipt stay under 5 s: a hanging
@@ -63,7 +63,7 @@ export interface FanOutResult {
 }
 
 /**
- * Runs the phase against a running service: `keys` are one key per budget
+ * Runs the phase against a running service: `keys` are one key per account
  * (with webhooks:manage), `pipeline` reads the operator API's figures,
  * `live` is D1 as the other system writes it.
  */

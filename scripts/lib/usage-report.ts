@@ -1,5 +1,5 @@
 /**
- * `npm run keys -- usage <keyId> --history`: a budget's usage history as a
+ * `npm run keys -- usage <keyId> --history`: an account's usage history as a
  * table, with a sparkline of the admitted counts, for a terminal.
  */
 

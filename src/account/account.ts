@@ -90,7 +90,7 @@ export class Account extends DurableObject<Env> {
   }
 
   /**
-   * The budget's history: the non-empty buckets of the range, what isolates still hold of their grants apart
+   * The account's history: the non-empty buckets of the range, what isolates still hold of their grants apart
    * (docs/api.md#usage).
    */
   usageHistory(query: HistoryRange): UsageRow[] {
@@ -103,7 +103,7 @@ export class Account extends DurableObject<Env> {
     return withReserved(this.#ledger.read(query), reserved, query);
   }
 
-  /** The operator API's view of this budget. */
+  /** The operator API's view of this account. */
   usage(): Usage {
     const now = Date.now();
     const refused = this.#keys
@@ -205,7 +205,7 @@ export class Account extends DurableObject<Env> {
   }
 
   /**
-   * Counts a test event of the budget's: null when it may be sent, else the milliseconds until one may
+   * Counts a test event of the account's: null when it may be sent, else the milliseconds until one may
    * (webhook-test-event-quota.ts).
    */
   admitTestEvent(now: number): number | null {

@@ -1,6 +1,6 @@
 /**
- * Bans in force, as KV entries (`ban:<budget>`, expiring with the ban), so
- * the operators' key search can say which budgets are banned from one KV
+ * Bans in force, as KV entries (`ban:<account>`, expiring with the ban), so
+ * the operators' key search can say which accounts are banned from one KV
  * list call rather than a call to every account
  * (docs/operations.md#operator-api). The object is the record of a ban; an
  * entry is its notice: written when a ban starts, deleted when an operator
@@ -10,7 +10,7 @@
 export const BAN_PREFIX = "ban:";
 
 /**
- * Only a key's budget is noticed: it is named by its first key's id
+ * Only a key's account is noticed: it is named by its first key's id
  * (account/key-record.ts, KeyId). Address groups and operators' sessions
  * are counted by objects too, but the key search never shows them, and a
  * spray of banned addresses must neither cost a KV write each nor push the
@@ -27,7 +27,7 @@ export interface BanNotice {
 }
 
 /**
- * What to do with `budget`'s entry when its ban end moves from `before` to `after` (Unix seconds) at `now`; undefined:
+ * What to do with `account`'s entry when its ban end moves from `before` to `after` (Unix seconds) at `now`; undefined:
  * nothing.
  */
 export function banNoticeChange(
@@ -51,8 +51,8 @@ export async function writeBanNotice(
   await kv.put(`${BAN_PREFIX}${budget}`, "", { expiration, metadata: change.put });
 }
 
-/** The budgets banned now, by one list call (a thousand bans; more are not expected, and the rest are not listed). */
-export async function bannedBudgets(kv: KVNamespace, now: number): Promise<Map<string, number>> {
+/** The accounts banned now, by one list call (a thousand bans; more are not expected, and the rest are not listed). */
+export async function bannedAccounts(kv: KVNamespace, now: number): Promise<Map<string, number>> {
   const listed = await kv.list<BanNotice>({ prefix: `${BAN_PREFIX}key_` });
   const banned = new Map<string, number>();
   for (const { name, metadata } of listed.keys)

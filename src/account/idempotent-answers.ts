@@ -1,8 +1,8 @@
 /**
- * The answers a budget's writes gave, kept by the Idempotency-Key they came
- * with (docs/api.md#retrying-safely) in its account's SQLite storage:
- * one place for the whole budget, consistent everywhere at once, no D1 write.
- * An answer is the key id's own: another key of the budget that sends the
+ * The answers an account's writes gave, kept by the Idempotency-Key they came
+ * with (docs/api.md#retrying-safely) in its Account's SQLite storage:
+ * one place for the whole account, consistent everywhere at once, no D1 write.
+ * An answer is the key id's own: another key of the account that sends the
  * same Idempotency-Key never meets it. The rules are plain functions
  * (`decideRetry`); the class is their storage.
  */
@@ -15,7 +15,7 @@ export const KEEP_MS = 24 * 60 * 60 * 1000;
  * leaves its key usable again after it.
  */
 export const RUNNING_MS = 60_000;
-/** The most a budget keeps; beyond it the oldest goes first. */
+/** The most an account keeps; beyond it the oldest goes first. */
 export const MAX_KEPT = 10_000;
 
 /** What a write answered, as a retry gets it again: its status, the headers that say what it made, its body. */
@@ -62,7 +62,7 @@ export type BeginAnswer =
   /** A key the object knows ended: nothing kept is looked at, nothing is kept. */
   | { kind: "bypass" };
 
-/** The SQLite table of a budget's kept answers, in its account. */
+/** The SQLite table of an account's kept answers, in its Durable Object. */
 export class IdempotentAnswers {
   readonly #sql: SqlStorage;
 

@@ -343,7 +343,7 @@ function noteRefusal(book: LeaseBook, now: number): void {
   book.pending.count += 1;
 }
 
-/** A 429 decided here, for the budget's usage history (the object counts the ones it decides). */
+/** A 429 decided here, for the account's usage history (the object counts the ones it decides). */
 function noteAnswered(book: LeaseBook, now: number): void {
   const minuteStart = windowStart(now / 1000, MINUTE_SECONDS);
   book.pending.answered ??= [];

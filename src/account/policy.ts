@@ -56,7 +56,7 @@ const BATCHES_REMEMBERED = 8;
 /**
  * How long the object remembers a grant. An isolate retries an ask within two
  * of its limiter timeouts (2 s) and names a lost one with its next call, so
- * every retry finds its grant however many asks of a hot budget are in flight
+ * every retry finds its grant however many asks of a hot account are in flight
  * (a memory sized by count forgot them, and counted a retry twice). A lost
  * ask named later than this keeps its grant counted: under-admission, never over.
  */

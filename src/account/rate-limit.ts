@@ -25,7 +25,7 @@ const admit = (c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise
  * its account says in one answer whether the key stands and whether its limits admit the request; from this
  * isolate's lease when it has one, from the account when it must. A key the account refuses (unknown, revoked,
  * expired) is counted as what the request then is, one without a valid key: it never spends the account's
- * budget nor counts toward its ban. Refuses with 429 when the limits say so, and puts the rate-limit headers on
+ * account nor counts toward its ban. Refuses with 429 when the limits say so, and puts the rate-limit headers on
  * whatever response follows, errors included. An account that cannot answer when needed fails closed (503).
  */
 export function rateLimit(

@@ -7,7 +7,7 @@ import { rateLimitHeaders, type RateLimitHeaders, type WrittenHeadersByWindow } 
 
 /**
  * A refusal as rateLimit() wrote it, with what it was written for: the
- * caller, its budget and the state of that budget (the rate-limit headers
+ * caller, its account and the state of that account (the rate-limit headers
  * object, which rate-limit-headers.ts keeps while the state lasts).
  */
 interface WrittenRefusal {

@@ -18,7 +18,7 @@ export interface Budget {
 
 /**
  * How the caller that identification found is counted, handed to rateLimit()
- * by the app (keys/counted-callers.ts): the limiter knows budgets, not keys.
+ * by the app (keys/counted-callers.ts): the limiter knows accounts, not keys.
  */
 export interface CountedCallers {
   accountOf(c: Context<AppEnv>): Budget;
@@ -47,9 +47,9 @@ export interface Recognition {
 }
 
 /**
- * What the lease client may ask of one request: its budget, the ban rule,
+ * What the lease client may ask of one request: its account, the ban rule,
  * the account objects, the request's background work. One object a request,
- * not a copy of the budget and a closure per need: the refusals this path
+ * not a copy of the account and a closure per need: the refusals this path
  * answers cost little more than writing them (docs/design/performance.md#what-the-floors-show).
  */
 export class RequestAdmission implements AdmitContext {

@@ -1,5 +1,5 @@
 /**
- * A budget's usage history in its account's SQLite storage
+ * An account's usage history in its Account's SQLite storage
  * (docs/design/rate-limits.md#usage-history): admitted and refused counts per
  * minute, kept 48 hours, and per day, kept 400 days. Written in the same
  * call as the decision it counts, so the history and the limiter never
@@ -7,7 +7,7 @@
  */
 
 /**
- * One change to the budget's usage history (docs/design/rate-limits.md#usage-history):
+ * One change to the account's usage history (docs/design/rate-limits.md#usage-history):
  * admissions granted (or, negative, handed back unspent) and refusals, in the
  * minute and day they belong to. Summed, a settled minute's admitted count is
  * the requests admitted in it.

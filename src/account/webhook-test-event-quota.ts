@@ -1,13 +1,13 @@
 /**
- * The test events a budget may send to its webhook endpoints
+ * The test events an account may send to its webhook endpoints
  * (docs/api.md#webhook-endpoints): each POSTs to an endpoint's URL from
  * Cloudflare's addresses and tells the caller how the host answered, so
  * unbounded they would make the service a port prober and a relay. Counted
- * per budget, in its limiter's Durable Object: deleting an endpoint and
+ * per account, in its Account: deleting an endpoint and
  * making it again, or spreading them over several, starts nothing over.
  */
 
-/** Test events a budget may send within TEST_EVENT_WINDOW_MS, across all its endpoints. */
+/** Test events an account may send within TEST_EVENT_WINDOW_MS, across all its endpoints. */
 export const TEST_EVENTS_PER_WINDOW = 10;
 export const TEST_EVENT_WINDOW_MS = 60_000;
 

@@ -54,8 +54,8 @@ export const isolateMemory = {
    * Operators' console sessions this isolate found ended (signed out, their
    * operator revoked, their token replaced), for their 12 hours at most,
    * 1,000 at most: their cookies are counted by address again, not on the
-   * session's own budget (operator/operator-sessions.ts). Safe: it only ever
-   * takes a budget away; the guard reads every session's row regardless.
+   * session's own account (operator/operator-sessions.ts). Safe: it only ever
+   * takes an account away; the guard reads every session's row regardless.
    */
   endedOperatorSessions: new TtlCache<string, true>(1_000),
   /**
@@ -124,7 +124,7 @@ export type IsolateMemory = typeof isolateMemory;
  * was emptied, and each must meet the worker as a new isolate would. Every
  * holder with a clear() is emptied; the weak maps, which have none, stay:
  * each holds only what follows from its key (a bindings object's vars, a
- * record's budget, a config's document).
+ * record's account, a config's document).
  */
 export function forgetIsolateMemory(): void {
   for (const held of Object.values(isolateMemory)) if ("clear" in held) held.clear();

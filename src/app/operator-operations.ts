@@ -35,8 +35,8 @@ export const OPERATOR_PREFIX = "/admin";
 
 /**
  * The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event
- * pipeline and the event sequence, the traffic, then keys (found across budgets, issued, changed, rotated, revoked)
- * and their budgets, console sign-in links, and the named operators.
+ * pipeline and the event sequence, the traffic, then keys (found across accounts, issued, changed, rotated, revoked)
+ * and their accounts, console sign-in links, and the named operators.
  */
 export const operatorOperations = [
   openOperatorSessionOperation,

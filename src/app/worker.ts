@@ -69,7 +69,7 @@ const routes: RouteGroup[] = [
  * operators' console session), at the secret scanning endpoint GitHub's
  * signature, anywhere else the callers' session. Never the other: an
  * operator who also holds a caller's session must not spend that caller's
- * budget, nor a caller's cookie count as anything under /admin.
+ * account, nor a caller's cookie count as anything under /admin.
  */
 const credentialFor =
   (callers: OtherCredential, operators: OtherCredential, scanner: OtherCredential): OtherCredential =>

@@ -2,7 +2,7 @@
  * The console's session cookie (docs/api.md#the-console): what it carries,
  * sealed with the Workers secret CONSOLE_SESSION_KEY so no one can make or
  * change one, and how it is set. It carries the session's id, its key's id
- * and budget, and its end: never the key.
+ * and account, and its end: never the key.
  */
 import { z } from "zod";
 import { openText, sealText } from "../lib/sealing";

@@ -21,8 +21,7 @@ export const ConsoleSession = z
         day: z.object({ remaining: z.number().int(), resetAt: z.string() }),
       })
       .describe(
-        "What the budget's account has left in each window now (admissions an isolate holds ahead of need count as " +
-          "spent)",
+        "What the Account has left in each window now (admissions an isolate holds ahead of need count as " + "spent)",
       ),
     session: z
       .object({ expiresAt: z.string().describe("When the session ends, at the latest (RFC 3339)") })

@@ -19,7 +19,7 @@ export const getConsoleSession = defineOperation({
   description:
     "The calling key (with a console session, the session's key): its name, first characters, plan, scopes, expiry " +
     "and " +
-    "budget; its limits, and what the budget's account has left of each window now; and the session's " +
+    "account; its limits, and what the Account has left of each window now; and the session's " +
     "end, if it came " +
     "with one.",
   responses: { 200: { description: "The key and its limits", body: ConsoleSession } },

@@ -3,7 +3,7 @@
  * Idempotency-Key and the IETF's draft-ietf-httpapi-idempotency-key-header
  * have it: a write sent with an Idempotency-Key runs once; a retry with the
  * same key from the same API key, within 24 hours, gets the first answer
- * again, marked `Idempotent-Replayed: true`. Kept in the budget's account
+ * again, marked `Idempotent-Replayed: true`. Kept in the Account
  * object (limiter/idempotent-answers.ts), the answer's body sealed: it may
  * hold a secret shown once (a new key, an endpoint's secret). Runs after the
  * caller's access is checked, so a key that may no longer write gets its

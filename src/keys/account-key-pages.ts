@@ -9,11 +9,11 @@ export const MAX_KEYS_PAGE = 100;
 /** The keys after `after` (a key id), at most `limit`, whether more follow, and the last id the page shows. */
 export async function accountKeysPage(
   accounts: Env["ACCOUNTS"],
-  budget: string,
+  account: string,
   page: { after?: string; limit: number },
 ): Promise<{ keys: ApiKeyRecord[]; more: boolean; lastId: string | undefined }> {
   const { keys, more } = await callDependency("account", () =>
-    accountStub(accounts, budget).keys(page.after ?? "", page.limit),
+    accountStub(accounts, account).keys(page.after ?? "", page.limit),
   );
   return { keys, more, lastId: keys.at(-1)?.id };
 }

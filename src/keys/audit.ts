@@ -2,7 +2,7 @@
  * The audit of key operations (the D1 table key_events, docs/operations.md#api-keys):
  * one row for every operation on a key, from `npm run keys` or the operator
  * API, the console's sign-ins and links, and what a key does to its own
- * budget's keys, with who made it. Never a key, a hash, a link or a session. Its statements
+ * account's keys, with who made it. Never a key, a hash, a link or a session. Its statements
  * are here, and auditedKeyOperation() runs an operation with its row.
  */
 import { callDependency } from "../lib/call-dependency";

@@ -37,7 +37,7 @@ function answerTo(refusal: KeyRefusal, keyId: string, notLive: string): ApiError
     case "too_many_keys":
       return new ApiError(
         "too_many_keys",
-        `This budget holds ${MAX_ACCOUNT_KEYS} keys, every one of them live: revoke one before rotating.`,
+        `This account holds ${MAX_ACCOUNT_KEYS} keys, every one of them live: revoke one before rotating.`,
       );
   }
 }

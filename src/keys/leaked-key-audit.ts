@@ -1,7 +1,7 @@
 /**
  * What a key's revocation as leaked ended, read back from the key audit (the
  * revoke row gets `leakEndedAt` and what ended only once all of it has): shown
- * with the budget's keys in both consoles, so the owner sees what happened
+ * with the account's keys in both consoles, so the owner sees what happened
  * and which keys the leaked one made.
  */
 import { callDependency } from "../lib/call-dependency";
@@ -18,7 +18,7 @@ export interface LeakOfKey {
 
 /**
  * What the audit says each key revoked as leaked ended (the revocation's row that ran to its end):
- * one query for the budget's leaked keys, none when it has none.
+ * one query for the account's leaked keys, none when it has none.
  */
 export async function leaksOf(db: D1Database, records: readonly ApiKeyRecord[]): Promise<Map<string, LeakOfKey>> {
   const leaked = records.filter((record) => record.revokedReason === "leaked").map((record) => record.id);

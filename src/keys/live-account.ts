@@ -16,14 +16,14 @@ export type AccountLiveness = "live" | "dead";
 
 export async function accountLiveness(
   accounts: Env["ACCOUNTS"],
-  budget: string,
+  account: string,
   cache: TtlCache<string, AccountLiveness>,
   now = Date.now(),
 ): Promise<AccountLiveness> {
-  const cached = cache.get(budget, now);
+  const cached = cache.get(account, now);
   if (cached !== undefined) return cached;
-  const live = await callDependency("account", () => accountStub(accounts, budget).hasLiveReader());
+  const live = await callDependency("account", () => accountStub(accounts, account).hasLiveReader());
   const liveness: AccountLiveness = live ? "live" : "dead";
-  cache.set(budget, liveness, LIVENESS_CACHE_MS, now);
+  cache.set(account, liveness, LIVENESS_CACHE_MS, now);
   return liveness;
 }

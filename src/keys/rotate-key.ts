@@ -23,22 +23,22 @@ export async function rotateKey(
   actor: string,
   askedBy?: string,
 ) {
-  const budget = accountOf(target);
+  const account = accountOf(target);
   const graceEnds = new Date(Date.now() + graceSeconds * 1000).toISOString();
   const { key, made } = newKeyOf(keyPrefixOf(c));
   const db = c.env.DB;
   const rotation = await answeringRefusals(
     auditedKeyOperation(
       db,
-      { operation: "rotate", keyId: target.id, changes: { rotatedTo: made.id, graceEnds, budget }, actor },
+      { operation: "rotate", keyId: target.id, changes: { rotatedTo: made.id, graceEnds, budget: account }, actor },
       () =>
         auditedKeyOperation(
           db,
-          { operation: "create", keyId: made.id, changes: { rotatedFrom: target.id, budget }, actor },
+          { operation: "create", keyId: made.id, changes: { rotatedFrom: target.id, budget: account }, actor },
           async () => {
-            await storeKeyPointer(c.env.API_KEYS, await sha256Hex(key), { ...target, ...made, budget });
+            await storeKeyPointer(c.env.API_KEYS, await sha256Hex(key), { ...target, ...made, budget: account });
             const done = await callDependency("account", () =>
-              accountStub(c.env.ACCOUNTS, budget).rotateKey(target.id, made, graceEnds, askedBy),
+              accountStub(c.env.ACCOUNTS, account).rotateKey(target.id, made, graceEnds, askedBy),
             );
             if (done.kind !== "rotated")
               throw refusedByAccount(

@@ -7,7 +7,7 @@ import { accountOf, limitsFor, type ApiKeyRecord } from "../account/key-record";
 /** A key expiring within this is `expiring`. */
 const EXPIRING_SOON_MS = 7 * 86_400_000;
 /**
- * A key that works is `banned` while its budget is, else `grace` once rotated away (until its expiry), else `expiring`
+ * A key that works is `banned` while its account is, else `grace` once rotated away (until its expiry), else `expiring`
  * or `live`.
  */
 export const KEY_STATES = ["live", "expiring", "grace", "banned", "revoked", "expired"] as const;
@@ -16,12 +16,12 @@ type KeyState = (typeof KEY_STATES)[number];
 export function keyState(
   record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt" | "rotatedTo">,
   now: number,
-  budgetBanned = false,
+  accountBanned = false,
 ): KeyState {
   if (record.revokedAt) return "revoked";
   const left = record.expiresAt ? Date.parse(record.expiresAt) - now : Infinity;
   if (left <= 0) return "expired";
-  if (budgetBanned) return "banned";
+  if (accountBanned) return "banned";
   if (record.rotatedTo) return "grace";
   return left <= EXPIRING_SOON_MS ? "expiring" : "live";
 }
@@ -33,7 +33,7 @@ export const AdminKey = z
     name: z.string(),
     start: z.string().nullable(),
     plan: Plan,
-    budget: z.string().describe("The budget it spends: its own id, or the key it was rotated from"),
+    budget: z.string().describe("The account it spends: its own id, or the key it was rotated from"),
     scopes: z.array(Scope),
     limits: Limits.nullable().describe("The limits in force: its own, or its plan's (null: an enterprise key without)"),
     ownLimits: z.boolean().describe("Whether the limits are the key's own rather than its plan's"),
@@ -46,7 +46,11 @@ export const AdminKey = z
   })
   .meta({ id: "AdminKey" });
 
-export const adminKeyOf = (record: ApiKeyRecord, now = Date.now(), budgetBanned = false): z.infer<typeof AdminKey> => ({
+export const adminKeyOf = (
+  record: ApiKeyRecord,
+  now = Date.now(),
+  accountBanned = false,
+): z.infer<typeof AdminKey> => ({
   id: record.id,
   name: record.name,
   start: record.start ?? null,
@@ -55,7 +59,7 @@ export const adminKeyOf = (record: ApiKeyRecord, now = Date.now(), budgetBanned 
   scopes: record.scopes,
   limits: record.limits ?? (record.plan === "enterprise" ? null : limitsFor(record)),
   ownLimits: record.limits !== undefined,
-  state: keyState(record, now, budgetBanned),
+  state: keyState(record, now, accountBanned),
   createdAt: record.createdAt,
   expiresAt: record.expiresAt ?? null,
   rotatedTo: record.rotatedTo ?? null,

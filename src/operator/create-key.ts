@@ -20,7 +20,7 @@ const CreateKey = z.strictObject({
 });
 
 /**
- * POST /admin/keys (docs/operations.md#api-keys): a new key, its own budget,
+ * POST /admin/keys (docs/operations.md#api-keys): a new key, its own account,
  * shown this once (`npm run keys -- create`). Audited with the operator's
  * name; only the key's hash is stored.
  */
@@ -34,8 +34,8 @@ export const createKey = defineOperation({
   path: "/keys",
   summary: "Issue a key",
   description:
-    "A new key with its own budget: its plan (or its own limits), scopes and expiry. The key is in this answer only; " +
-    "the service keeps its SHA-256. Audited.",
+    "A new key with its own account: its plan (or its own limits), scopes and expiry. The key is in this " +
+    "answer only; the service keeps its SHA-256. Audited.",
   requestBody: { description: "The key's plan, and optionally its name, limits, scopes and expiry", schema: CreateKey },
   responses: {
     201: {

@@ -25,7 +25,7 @@ const TIMELINE_PARAMETERS = {
 import { keyState } from "./admin-key";
 import { leakedMakerOf, leaksOf, type LeakOfKey } from "../keys/leaked-key-audit";
 
-/** Timeline entries a budget's page shows: the newest, keys' and endpoints' together. */
+/** Timeline entries an account's page shows: the newest, keys' and endpoints' together. */
 const TIMELINE = 200;
 
 const TimelineEntry = z.object({
@@ -39,7 +39,7 @@ const TimelineEntry = z.object({
     ),
   actor: z
     .string()
-    .describe("Who: an operator's name, `cli:<user>`, or `key:<id>` for the budget's own keys and console sessions"),
+    .describe("Who: an operator's name, `cli:<user>`, or `key:<id>` for the account's own keys and console sessions"),
   changes: z.record(z.string(), z.unknown()),
   outcome: z
     .string()
@@ -47,9 +47,12 @@ const TimelineEntry = z.object({
     .describe("`unknown` for an action that failed after its row was written (it may have taken effect)"),
 });
 
-/** The budget's first keys by id, MAX_KEYS_PAGE at most, each with its state, newest first; whether more are listed. */
-async function keysOfBudget(accounts: Env["ACCOUNTS"], budget: string, now: number) {
-  const page = await accountKeysPage(accounts, budget, { limit: MAX_KEYS_PAGE });
+/**
+ * The account's first keys by id, MAX_KEYS_PAGE at most, each with its state, newest first;
+ * whether more are listed.
+ */
+async function keysOfAccount(accounts: Env["ACCOUNTS"], account: string, now: number) {
+  const page = await accountKeysPage(accounts, account, { limit: MAX_KEYS_PAGE });
   const keys = page.keys
     .map((record) => ({ ...record, state: keyState(record, now) }))
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
@@ -88,20 +91,20 @@ const recordJson = (
 });
 
 /**
- * GET /admin/keys/{keyId}/budget: a budget's page for operators: its keys
+ * GET /admin/keys/{keyId}/budget: an account's page for operators: its keys
  * and its audit timeline, every key operation, console sign-in and endpoint
  * action, with who did it. The timeline reads both audit tables in one
- * query, the endpoints' by the budget each row carries (an index: never a
- * scan of every budget's rows), the newest page of each.
+ * query, the endpoints' by the account each row carries (an index: never a
+ * scan of every account's rows), the newest page of each.
  */
 export const getBudget = keyOperation(
   {
     operationId: "getBudget",
     method: "get",
     action: "budget",
-    summary: "A key's budget: its keys and audit timeline",
+    summary: "A key's account: its keys and audit timeline",
     description:
-      "The budget the key spends: every key of it with its state, and its audit timeline a page of 200 at a time, " +
+      "The account the key spends: every key of it with its state, and its audit timeline a page of 200 at a time, " +
       "newest first (before=, the answer's " +
       "timelineNext, for the next), its keys' and webhook endpoints' rows with who acted (its endpoints: GET " +
       "/admin/webhook-endpoints?budget=).",
@@ -117,9 +120,9 @@ export const getBudget = keyOperation(
     }),
   },
   async (c, { record }) => {
-    const budget = accountOf(record);
+    const account = accountOf(record);
     const db = c.env.DB;
-    const { keys, more } = await keysOfBudget(c.env.ACCOUNTS, budget, Date.now());
+    const { keys, more } = await keysOfAccount(c.env.ACCOUNTS, account, Date.now());
     // A key made a moment ago elsewhere may not be listed yet; the one asked for always is.
     if (!keys.some(({ id }) => id === record.id)) keys.unshift({ ...record, state: keyState(record, Date.now()) });
     const ids = JSON.stringify(keys.map(({ id }) => id));
@@ -139,7 +142,7 @@ export const getBudget = keyOperation(
                 WHERE budget = ?2 AND at <= ?4 ORDER BY at DESC LIMIT ?3)
              ) ORDER BY at DESC LIMIT ?3`,
         )
-        .bind(ids, budget, TIMELINE + 1, through)
+        .bind(ids, account, TIMELINE + 1, through)
         .all<{
           at: string;
           subject: string;
@@ -153,10 +156,10 @@ export const getBudget = keyOperation(
     return jsonBody(
       c,
       {
-        budget,
+        budget: account,
         keys: keys.map((key) => recordJson(key, leaks)),
         moreKeys: more,
-        /** What the budget counts by now: its keys' own limits, or their plan's. */
+        /** What the account counts by now: its keys' own limits, or their plan's. */
         limitsInForce: limitsFor(record),
         timeline: page.rows.map((row) => ({ ...row, changes: JSON.parse(row.changes) as Record<string, unknown> })),
         timelineNext: page.next,

@@ -2,13 +2,13 @@ import { accountOf } from "../account/key-record";
 import { UsageHistory, usageHistoryResponse, usageQueryParameters } from "../usage/usage-operations";
 import { keyOperation } from "./key-operation";
 
-/** A key's budget's usage history, as GET /v2/usage answers the key itself. */
+/** A key's account's usage history, as GET /v2/usage answers the key itself. */
 export const getKeyUsageHistory = keyOperation(
   {
     operationId: "getKeyUsageHistory",
     method: "get",
     action: "usage/history",
-    summary: "A key's budget's usage history",
+    summary: "A key's account's usage history",
     description:
       "As GET /v2/usage answers the key itself: admitted and refused per minute, hour or day, exactly as the limiter " +
       "decided.",

@@ -22,7 +22,7 @@ export const accountOfRecord = (c: Context<AppEnv>, record: ApiKeyRecord) =>
   accountStub(c.env.ACCOUNTS, accountOf(record));
 
 /**
- * Does one operator action on a key's budget with its audit row (the
+ * Does one operator action on a key's account with its audit row (the
  * operator's name as who did it), the row first: an action that fails keeps
  * its row marked 'unknown' (it may have taken effect), and one whose row
  * cannot be written does not happen (docs/operations.md#operator-api).
@@ -93,7 +93,7 @@ export function keyOperation(
     description: spec.description,
     responses: {
       [spec.status ?? 200]: {
-        description: spec.body ? spec.summary : "The budget's usage",
+        description: spec.body ? spec.summary : "The account's usage",
         body: spec.body ?? UsageBody,
       },
     },

@@ -69,7 +69,7 @@ export interface OperatorLiveness {
  * The operator a request's session cookie stands for, and the session;
  * undefined when it carries none (or the deployment has no session key).
  * A session found ended goes into `ended`, so the limiter stops counting
- * its cookie on the session's own budget.
+ * its cookie on the session's own account.
  */
 export async function operatorOfSession(
   c: Context<AppEnv>,

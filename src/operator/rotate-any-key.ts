@@ -17,7 +17,7 @@ export const rotateAnyKey = keyOperation(
     action: "rotate",
     summary: "Rotate a key",
     description:
-      "A new key of the same budget, plan, limits, scopes and expiry, shown this once; the old key acts only on " +
+      "A new key of the same account, plan, limits, scopes and expiry, shown this once; the old key acts only on " +
       "itself from every isolate's next call, and stops at the end of its grace (a day unless asked, 0 for none). A " +
       "key revoked or expired is 404 key_not_found. Audited.",
     requestBody: { description: "The grace period (optional)", schema: RotateOwnKey },

@@ -7,14 +7,14 @@ import { callDependency } from "../lib/call-dependency";
 import { Plan } from "../account/plans";
 import { accountOf, type ApiKeyRecord } from "../account/key-record";
 import { idName, type KeySummary } from "../keys/kv-layout";
-import { bannedBudgets } from "../account/ban-entries";
+import { bannedAccounts } from "../account/ban-entries";
 import { AdminKey, adminKeyOf, KEY_STATES } from "./admin-key";
 
 /** KV pages (1,000 keys each) one search reads at most before it answers with a cursor to go on from. */
 const PAGES_A_SEARCH = 5;
 
 const SearchQuery = z.object({
-  q: z.string().max(200).optional().describe("Part of a key's id, name, first characters or budget, in any case"),
+  q: z.string().max(200).optional().describe("Part of a key's id, name, first characters or account, in any case"),
   plan: Plan.optional(),
   state: z.enum(KEY_STATES).optional(),
   scope: Scope.optional(),
@@ -41,7 +41,7 @@ const FoundKey = AdminKey.pick({
   createdAt: true,
   expiresAt: true,
   revokedAt: true,
-}).extend({ bannedUntil: z.string().nullable().describe("When its budget's ban ends; null: not banned") });
+}).extend({ bannedUntil: z.string().nullable().describe("When its account's ban ends; null: not banned") });
 
 function foundKey(record: ApiKeyRecord, now: number, banned: ReadonlyMap<string, number>): z.infer<typeof FoundKey> {
   const bannedUntil = banned.get(accountOf(record));
@@ -57,7 +57,7 @@ function foundKey(record: ApiKeyRecord, now: number, banned: ReadonlyMap<string,
 }
 
 /**
- * GET /admin/keys: the keys of every budget, searched and filtered, paged.
+ * GET /admin/keys: the keys of every account, searched and filtered, paged.
  * Read from the `id:` entries' metadata (one KV list call per 1,000 keys,
  * never a read per key); a search reads at most five such pages and answers
  * what it found with a cursor, so it stays within an invocation's limits
@@ -71,9 +71,9 @@ export const searchKeys = defineOperation({
   operationId: "searchKeys",
   method: "get",
   path: "/keys",
-  summary: "Find keys of every budget",
+  summary: "Find keys of every account",
   description:
-    "By part of an id, name, first characters or budget; by plan, state and scope. Newest listing order is KV's (by " +
+    "By part of an id, name, first characters or account; by plan, state and scope. Newest listing order is KV's (by " +
     "id). Never a key itself.",
   responses: {
     200: {
@@ -95,7 +95,7 @@ export const searchKeys = defineOperation({
     const needle = q?.trim().toLowerCase();
     const now = Date.now();
     const found: z.infer<typeof FoundKey>[] = [];
-    const banned = await callDependency("KV", () => bannedBudgets(c.env.API_KEYS, now / 1000));
+    const banned = await callDependency("KV", () => bannedAccounts(c.env.API_KEYS, now / 1000));
     let cursor = parsed.data.cursor;
     for (let page = 0; page < PAGES_A_SEARCH && found.length < limit; page++) {
       const listed = await callDependency("KV", () =>

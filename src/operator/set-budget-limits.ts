@@ -11,8 +11,8 @@ export const setBudgetLimits = keyOperation(
     operationId: "setBudgetLimits",
     method: "post",
     action: "limits",
-    summary: "Set the budget's limits",
-    description: "The budget's own limits, for every key of it, from every isolate's next call (within 5 s); audited.",
+    summary: "Set the account's limits",
+    description: "The account's own limits, for every key of it, from every isolate's next call (within 5 s); audited.",
     errors: ["not_found", "invalid_limits", "invalid_body", "unsupported_media_type", "body_too_large"],
   },
   async (c, { record }) => {

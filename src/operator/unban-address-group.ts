@@ -22,7 +22,7 @@ function groupOf(text: string): string | undefined {
 /**
  * POST /admin/address-groups/unban: ends an address group's ban now (the
  * callers without a key behind one address, or one IPv6 /64), as an
- * operator unbans a key's budget; audited under the operator's name, the
+ * operator unbans a key's account; audited under the operator's name, the
  * group as the row's subject (`ip:<group>`).
  */
 export const unbanAddressGroup = defineOperation({

@@ -12,7 +12,7 @@ const PARTNERS = Object.keys(PARTNER_BUDGETS) as [PartnerBudget, ...PartnerBudge
  * (docs/operations.md#secret-scanning). A partner is never banned, so what
  * refuses it is its spent minute or day: both start over, and its isolates
  * learn it at their next call (within a lease's length). Audited under the
- * operator's name, the budget as the row's subject (`partner:<name>`).
+ * operator's name, the account as the row's subject (`partner:<name>`).
  */
 export const unbanPartner = defineOperation({
   operator: true,

@@ -14,8 +14,8 @@ import { AdminKey, adminKeyOf, checkedExpiry, FutureInstant, LimitField, limitsA
 import { accountOfRecord, keyOperation } from "./key-operation";
 
 const UpdateKey = z.strictObject({
-  plan: Plan.optional().describe("The budget's plan: every key of the budget gets it"),
-  perMinute: LimitField.optional().describe("With perDay: the budget's own limits"),
+  plan: Plan.optional().describe("The account's plan: every key of the account gets it"),
+  perMinute: LimitField.optional().describe("With perDay: the account's own limits"),
   perDay: LimitField.optional(),
   name: z.string().min(1).max(200).optional().describe("This key's name"),
   expiresAt: FutureInstant.optional().describe("This key's end"),
@@ -32,9 +32,9 @@ export const updateKey = keyOperation(
     operationId: "updateKey",
     method: "patch",
     action: "",
-    summary: "Change a key's name or expiry, or its budget's plan or limits",
+    summary: "Change a key's name or expiry, or its account's plan or limits",
     description:
-      "A plan or limits apply to the budget (every key of it) from every isolate's next call; a name or an " +
+      "A plan or limits apply to the account (every key of it) from every isolate's next call; a name or an " +
       "expiry to the key named. A revoked or expired key is 404 key_not_found. Audited.",
     requestBody: { description: "What changes: at least one field", schema: UpdateKey },
     errors: [
@@ -47,7 +47,7 @@ export const updateKey = keyOperation(
       "service_unavailable",
     ],
     body: AdminKey.extend({
-      reached: z.array(z.string()).describe("The keys changed: the key named, or every live key of its budget"),
+      reached: z.array(z.string()).describe("The keys changed: the key named, or every live key of its account"),
     }),
   },
   async (c, { record }) => {

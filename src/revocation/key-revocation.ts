@@ -75,14 +75,14 @@ const MAX_FOUND_URL = 2_048;
  */
 export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked: RevocationAsked): Promise<Revocation> {
   const { DB: db, API_KEYS: kv } = c.env;
-  const budget = accountOf(record);
-  const account = accountStub(c.env.ACCOUNTS, budget);
+  const account = accountOf(record);
+  const stub = accountStub(c.env.ACCOUNTS, account);
   const leaking = asked.reason === "leaked" && record.leakEndedAt === undefined;
   // The account keeps a revoked key's first time and reason; this is what it will hold.
   const expected = revoked(record, asked.reason, new Date().toISOString());
   const { revokedAt, revokedReason: reason } = expected as Required<Pick<ApiKeyRecord, "revokedAt" | "revokedReason">>;
   const revoke = async () => {
-    const done = await callDependency("account", () => account.revokeKey(record.id, asked.reason, revokedAt));
+    const done = await callDependency("account", () => stub.revokeKey(record.id, asked.reason, revokedAt));
     if (!done) throw new OperationNotTaken("no such key");
     forgetKey(c, done.after);
     if (done.before.revokedAt === undefined || done.before.revokedReason !== done.after.revokedReason)
@@ -94,7 +94,7 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
     const repeat = {
       operation: "revoke" as const,
       keyId: record.id,
-      changes: { revokedAt, reason, budget },
+      changes: { revokedAt, reason, budget: account },
       actor: asked.actor,
     };
     if (asked.auditRepeat) await auditedKeyOperation(db, repeat, revoke);
@@ -104,7 +104,12 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
       ...(asked.found.url && { foundAt: asked.found.url.slice(0, MAX_FOUND_URL) }),
       ...(asked.found.source && { source: asked.found.source.slice(0, 64) }),
     };
-    const changes = { revokedAt, reason, budget, ...(leaking && { leakedAt: new Date().toISOString(), ...found }) };
+    const changes = {
+      revokedAt,
+      reason,
+      budget: account,
+      ...(leaking && { leakedAt: new Date().toISOString(), ...found }),
+    };
     await auditedKeyOperation(
       db,
       { operation: "revoke", keyId: record.id, changes, actor: asked.actor },
@@ -118,12 +123,12 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
           endpointsDisabled: leak.endpointsDisabled,
           rotatedInto: leak.rotatedInto,
         });
-        const ended = await callDependency("account", () => account.endLeak(record.id, leakEndedAt));
+        const ended = await callDependency("account", () => stub.endLeak(record.id, leakEndedAt));
         if (ended) await projectKey(kv, ended);
       },
     );
   }
-  const usage = await callDependency("account", () => account.usage());
+  const usage = await callDependency("account", () => stub.usage());
   return { revokedAt, reason, usage, ...(leak && { leak }) };
 }
 
@@ -151,18 +156,18 @@ async function keysMadeBy(db: D1Database, keyId: string): Promise<string[]> {
 }
 
 /**
- * The budget's endpoints any of `keyIds` started: made, or the last to set their URL, secret or types, as each
+ * The account's endpoints any of `keyIds` started: made, or the last to set their URL, secret or types, as each
  * endpoint's row keeps it (never its audit, which is pruned); one whose every part the owner has set since is the
  * owner's again.
  */
-async function endpointsStartedByAny(db: D1Database, budget: string, keyIds: readonly string[]): Promise<string[]> {
+async function endpointsStartedByAny(db: D1Database, account: string, keyIds: readonly string[]): Promise<string[]> {
   const { results } = await callDependency("D1", () =>
     db
       .prepare(
         "WITH keys AS (SELECT value AS id FROM json_each(?2)) SELECT id FROM webhook_endpoints WHERE budget = ?1 " +
           "AND (url_set_by IN keys OR secret_set_by IN keys OR types_set_by IN keys) ORDER BY created_at, id",
       )
-      .bind(budget, JSON.stringify(keyIds))
+      .bind(account, JSON.stringify(keyIds))
       .all<{ id: string }>(),
   );
   return results.map((row) => row.id);

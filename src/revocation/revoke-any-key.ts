@@ -38,7 +38,7 @@ export const revokeAnyKey = defineOperation({
   requestBody: { description: "Why (optional: retired), and where it was found", schema: RevokeBody },
   responses: {
     200: {
-      description: "The budget's usage, and what a leak ended",
+      description: "The account's usage, and what a leak ended",
       body: z.object({ keyId: z.string(), budget: z.string(), usage: z.object({}).loose() }).loose(),
     },
   },

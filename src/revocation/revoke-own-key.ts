@@ -15,7 +15,7 @@ export const RevokeOwnKey = z
   .meta({ id: "RevokeOwnKey" });
 
 /**
- * POST /v2/keys/{keyId}/revoke: a key of the caller's budget revoked for
+ * POST /v2/keys/{keyId}/revoke: a key of the caller's account revoked for
  * good, as the operator API revokes one (its account refuses it everywhere
  * within a lease); the old key of a rotation, before
  * its grace ends. As leaked, what it started ends with it. Audited.
@@ -25,17 +25,14 @@ export const revokeOwnKey = defineOperation({
   operationId: "revokeOwnKey",
   method: "post",
   path: "/keys/{keyId}/revoke",
-  summary: "Revoke a key of the caller's budget",
+  summary: "Revoke a key of the caller's account",
   description:
-    "Revokes a key of the calling key's budget for good, the calling key included: from the next call on (within 5 s " +
-    "everywhere) it is refused, and a console session of it ends. With reason leaked, every webhook endpoint it made " +
-    "or last " +
-    "aimed (URL, secret or types) is disabled, to be enabled again with confirmUrl, its console sessions and links " +
-    "end, and the " +
-    "keys it made by rotation are named (docs/api.md#what-a-leak-ends). Revoking a revoked key answers as the first " +
-    "time did; " +
-    "a key revoked as retired may be revoked again as leaked. A key that was rotated away, or expires, may revoke " +
-    "only itself " +
+    "Revokes a key of the calling key's account for good, the calling key included: from the next call on " +
+    "(within 5 s everywhere) it is refused, and a console session of it ends. With reason leaked, every " +
+    "webhook endpoint it made or last aimed (URL, secret or types) is disabled, to be enabled again with " +
+    "confirmUrl, its console sessions and links end, and the keys it made by rotation are named " +
+    "(docs/api.md#what-a-leak-ends). Revoking a revoked key answers as the first time did; a key revoked as " +
+    "retired may be revoked again as leaked. A key that was rotated away, or expires, may revoke only itself " +
     "(403 key_acts_only_on_itself). Audited.",
   params: KEY_PARAMS,
   requestBody: { description: "Why (optional: retired)", schema: RevokeOwnKey },
@@ -47,7 +44,7 @@ export const revokeOwnKey = defineOperation({
     refuseActingOnAnother(c, keyId);
     const record = await findKeyById(c.env, keyId);
     if (!record || accountOf(record) !== accountOf(caller))
-      throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
+      throw new ApiError("key_not_found", `No key ${keyId} in this key's account.`);
     const revoked = await revokeKey(c, record, { reason, actor: `key:${caller.id}` });
     return jsonBody(c, {
       id: keyId,

@@ -2,7 +2,7 @@
  * Who sent a secret scanning report (docs/operations.md#secret-scanning): GitHub,
  * when its signature over the raw body verifies with a key GitHub publishes.
  * Worked out before the limiter, as every credential is, so a verified report
- * is counted on the partner's own budget, never its address group's (where a
+ * is counted on the partner's own account, never its address group's (where a
  * keyless caller's ban would refuse it); a report whose signature fails is
  * counted by its address, as any caller without a credential, and answered
  * 401 by the operation. The body is read here, capped, once: the operation
@@ -47,7 +47,7 @@ export type ScanningReport =
   | { ok: true; body: Uint8Array; value: unknown; answered(): void }
   | { ok: false; refusal: ApiError };
 
-/** The budget a verified report is counted on: GitHub's, or, for one that can change nothing, its own. */
+/** The account a verified report is counted on: GitHub's, or, for one that can change nothing, its own. */
 const partner = (name: PartnerBudget) => ({ name, limits: PARTNER_BUDGETS[name] });
 const PARTNER = partner("github");
 const CHANGES_NOTHING = partner("github:changes-nothing");

@@ -1,7 +1,7 @@
 /**
- * The usage history, for callers (`GET /v2/usage`, their own budget) and
+ * The usage history, for callers (`GET /v2/usage`, their own account) and
  * operators (`GET /admin/keys/{keyId}/usage/history`, any key's): the counts
- * the budget's account decided (docs/api.md#usage).
+ * the Account decided (docs/api.md#usage).
  */
 import type { Context } from "hono";
 import { z } from "zod";
@@ -18,7 +18,7 @@ import { jsonBody } from "../framework/counted-body";
 
 export const UsageHistory = z
   .object({
-    budget: z.string().describe("The budget counted: the key's id, or the first key's of a rotated pair"),
+    budget: z.string().describe("The account counted: the key's id, or the first key's of a rotated pair"),
     granularity: z.enum(GRANULARITIES),
     buckets: z
       .array(
@@ -51,11 +51,11 @@ const QUERY_SCHEMAS: Record<keyof typeof USAGE_PARAMETERS, Record<string, unknow
 };
 export const usageQueryParameters = documentedParameters(USAGE_PARAMETERS, QUERY_SCHEMAS);
 
-/** The budget's history for the request's query, as the answer's JSON. */
-export async function usageHistoryResponse(c: Context<AppEnv>, budget: string): Promise<Response> {
+/** The account's history for the request's query, as the answer's JSON. */
+export async function usageHistoryResponse(c: Context<AppEnv>, account: string): Promise<Response> {
   const query = readUsageQuery(new URL(c.req.url).searchParams, Date.now());
-  const rows = await callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).usageHistory(query));
-  return jsonBody(c, { budget, granularity: query.granularity, buckets: fillBuckets(rows, query) });
+  const rows = await callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(account).usageHistory(query));
+  return jsonBody(c, { budget: account, granularity: query.granularity, buckets: fillBuckets(rows, query) });
 }
 
 export const getUsage = (leases: LeaseClient) =>
@@ -67,22 +67,21 @@ export const getUsage = (leases: LeaseClient) =>
     summary: "The caller's usage, minute by minute, hour by hour or day by day",
     tag: "Usage",
     description:
-      "What the limiter admitted and refused for the calling key's budget (a rotated pair shares one), exactly as it " +
-      "decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is listed, " +
-      "empty ones as " +
-      "zeros.",
+      "What the limiter admitted and refused for the calling key's account (a rotated pair shares one), " +
+      "exactly as it decided: minutes and hours for 48 hours, days for 400 days. Every bucket of the range is " +
+      "listed, empty ones as zeros.",
     stability: "beta",
     queryParameters: usageQueryParameters,
-    responses: { 200: { description: "The budget's usage history", body: UsageHistory } },
+    responses: { 200: { description: "The account's usage history", body: UsageHistory } },
     errors: ["invalid_query"],
     async handle(c) {
       const caller = c.get("caller");
       // Scoped operations only ever see key callers; the check keeps the type honest.
       if (caller.kind !== "key") throw new Error("a scoped operation without a key");
-      const budget = accountOf(caller.key);
-      // What this isolate holds of the budget's leases goes back first: what was served here reads as admitted, not
+      const account = accountOf(caller.key);
+      // What this isolate holds of the account's leases goes back first: what was served here reads as admitted, not
       // reserved.
-      await leases.handBack(budget, {
+      await leases.handBack(account, {
         ban: c.get("config").ban,
         limiter: (name) => c.env.ACCOUNTS.getByName(name),
         onBackgroundError: (error) =>
@@ -90,6 +89,6 @@ export const getUsage = (leases: LeaseClient) =>
             error: String(error),
           }),
       });
-      return usageHistoryResponse(c, budget);
+      return usageHistoryResponse(c, account);
     },
   });

@@ -14,7 +14,7 @@ export interface EndpointEvent {
   /** The operator's name, or `key:<id>` for the owner's key that asked. */
   actor: string;
   at: string;
-  /** The endpoint's budget; left out, the endpoint's as it is when the row is written. */
+  /** The endpoint's account; left out, the endpoint's as it is when the row is written. */
   budget?: string;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Notices of a failing endpoint (docs/api.md#failing-endpoints), in D1
  * (migrations/0001_baseline.sql): `webhook_endpoint.failing` and
- * `webhook_endpoint.disabled`, told to the budget's other endpoints that name
+ * `webhook_endpoint.disabled`, told to the account's other endpoints that name
  * the type, never to the failing one. Not order events: they carry the
  * endpoint, and ids of their own (ntc_ and the row's id) outside the order
  * feed's sequence. In a lane, a notice's delivery is keyed by its negated id,
@@ -89,7 +89,7 @@ export async function madeNotice(
   return (await noticeOf(db, endpointId, type, periodFrom).first<{ id: number }>())?.id ?? null;
 }
 
-/** Who is told a notice: the budget's other enabled endpoints whose types name it. */
+/** Who is told a notice: the account's other enabled endpoints whose types name it. */
 export async function noticeRecipients(db: D1Queryable, noticeId: number): Promise<string[]> {
   const { results } = await db
     .prepare(

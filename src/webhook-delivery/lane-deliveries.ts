@@ -171,7 +171,7 @@ export function scheduleRetry(
 }
 
 /**
- * Fails up to `limit` pending deliveries for one reason (the endpoint disabled, its budget without a live key); how
+ * Fails up to `limit` pending deliveries for one reason (the endpoint disabled, its account without a live key); how
  * many.
  */
 export function failPending(sql: SqlStorage, reason: string, now: number, limit: number): number {

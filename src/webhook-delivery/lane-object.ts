@@ -48,7 +48,7 @@ const attemptJson = (attempt: LaneAttempt) => ({
  * receiver that hangs or refuses holds back nothing but its own deliveries.
  */
 export class WebhookLane extends DurableObject<Env> {
-  private readonly liveBudgets = new TtlCache<string, AccountLiveness>(4);
+  private readonly liveAccounts = new TtlCache<string, AccountLiveness>(4);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -136,7 +136,7 @@ export class WebhookLane extends DurableObject<Env> {
         health: config.config.webhookHealth,
         handToLane: (recipient, seqs) => laneOf(this.env, recipient).enqueue(recipient, seqs),
         sealingKey: sealingKeyOf(this.env),
-        accountLiveness: (budget) => accountLiveness(this.env.ACCOUNTS, budget, this.liveBudgets),
+        accountLiveness: (account) => accountLiveness(this.env.ACCOUNTS, account, this.liveAccounts),
       });
       if (result === "endpoint gone") return await this.wipe();
       storage.delete("failedRuns");

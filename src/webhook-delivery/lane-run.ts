@@ -50,7 +50,7 @@ export const LANE_ATTEMPT_BYTES = 90;
 export interface LaneContext extends AttemptContext, WatchContext {
   endpointId: string;
   sealingKey: string;
-  /** Whether the endpoint's budget has a key neither revoked nor expired, or no key is seen yet. */
+  /** Whether the endpoint's account has a key neither revoked nor expired, or no key is seen yet. */
   accountLiveness(budget: string): Promise<AccountLiveness>;
   /** Waits that long (a timer in the Worker; tests hand in their own). */
   sleep(ms: number): Promise<void>;
@@ -133,7 +133,7 @@ async function sendable(
   if (liveness === "dead")
     return failAll(
       context,
-      "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)",
+      "the endpoint's account has no live key with orders:read (revoked, expired, or without that scope)",
     );
   const secrets = await liveSecrets(context.sealingKey, endpoint, now);
   // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves

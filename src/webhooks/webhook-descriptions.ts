@@ -43,9 +43,9 @@ export const orderEventWebhook: WebhookDescription = {
 /** A notice of another endpoint failing (docs/api.md#failing-endpoints). */
 export const endpointNoticeWebhook: WebhookDescription = {
   name: "endpointNotice",
-  summary: "Another endpoint of the budget is failing, or was disabled",
+  summary: "Another endpoint of the account is failing, or was disabled",
   description:
-    "POSTed to each of the budget's other enabled endpoints whose types name it (never by default), signed and " +
+    "POSTed to each of the account's other enabled endpoints whose types name it (never by default), signed and " +
     "retried as an order event is: webhook_endpoint.failing once every attempt to an endpoint has failed for " +
     "WEBHOOK_FAILING_AFTER, webhook_endpoint.disabled when it has for WEBHOOK_DISABLE_AFTER and the service " +
     "disabled it. Once each a failing period; an endpoint enabled again starts a new one.",

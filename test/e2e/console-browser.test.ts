@@ -53,7 +53,7 @@ async function issueKey(name: string, scopes = ALL_SCOPES): Promise<Issued> {
 }
 
 /**
- * Pending orders to cancel, each used once: every cancel is an order event delivered to the budget's endpoints. From
+ * Pending orders to cancel, each used once: every cancel is an order event delivered to the account's endpoints. From
  * the second page of pending orders: the first holds the demo's and the synthetic ones other files of the shared
  * service cancel by id (the client's 2^53 + 1, among others).
  */

@@ -123,7 +123,7 @@ describe("npm run keys, against the running service", () => {
     }
   }
 
-  it("update, rotate and history: a new limit applies to the same key, a rotated pair shares one budget, every step is audited", async () => {
+  it("update, rotate and history: a new limit applies to the same key, a rotated pair shares one account, every step is audited", async () => {
     const created = await keys.run("create", "--plan", "free", "--json");
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     expect((await listWith(key)).headers.get("X-RateLimit-Limit")).toBe("60");
@@ -152,11 +152,11 @@ describe("npm run keys, against the running service", () => {
     expect(next.key).not.toBe(key);
     const oldRemaining = Number((await listWith(key)).headers.get("X-RateLimit-Remaining"));
     const newRemaining = Number((await listWith(next.key)).headers.get("X-RateLimit-Remaining"));
-    // One budget: the new key's request counted after the old key's, in the same windows.
+    // One account: the new key's request counted after the old key's, in the same windows.
     expect(newRemaining).toBeLessThan(oldRemaining);
     expect((await keys.run("show", id)).stdout).toMatch(/expires:\s+\d{4}-/);
 
-    // Either key of the pair updates the budget: both keys answer with the new limits within a lease, and show them.
+    // Either key of the pair updates the account: both keys answer with the new limits within a lease, and show them.
     const business = '"minute";q=1000;w=60, "day";q=100000;w=86400';
     const policyOf = async (k: string) =>
       (await eventually(k, (r) => r.headers.get("RateLimit-Policy") === business, 250)).headers.get("RateLimit-Policy");
@@ -235,7 +235,7 @@ describe("npm run keys, against the running service", () => {
     // Refused within a lease's length is held with the clock injected (test/workers/operator/operator-api.test.ts).
     const refused = await eventually(key, (r) => r.status === 401);
     expect(refused.status).toBe(401);
-    // Revoking it again tells the budget's object again (a revoke whose object call failed is finished this way).
+    // Revoking it again tells the account's object again (a revoke whose object call failed is finished this way).
     const again = await keys.run("revoke", id, ...base);
     expect(again.status, again.stderr).toBe(0);
 

@@ -11,7 +11,7 @@ import { d1HttpApi } from "../../scripts/lib/d1-http-api";
  * The operators' console (docs/operations.md#the-operators-console) in a real
  * browser, Debian's chromium, against `npm start`: a named operator signs in
  * with their token and with a link, finds a key by its first characters,
- * reads its budget's usage as the operator API answers it, sets its limits
+ * reads its account's usage as the operator API answers it, sets its limits
  * and unbans it and finds both in the audit timeline under their name,
  * locks a caller's endpoint with a reason (and the callers' console says it is
  * locked by an operator, and why), watches the
@@ -87,7 +87,7 @@ describe("the operators' console", () => {
     await expectLightPage(root(), "/operator", "operator");
   });
 
-  it("signs a named operator in with a token, and finds, reads and acts on a budget, every action in its timeline under their name", async () => {
+  it("signs a named operator in with a token, and finds, reads and acts on an account, every action in its timeline under their name", async () => {
     const { context, page, errors } = await open();
     await page.goto(`${root()}/operator`);
     await page.getByRole("heading", { name: "Sign in to the Store Orders operators' console" }).waitFor();
@@ -140,14 +140,14 @@ describe("the operators' console", () => {
       ).status,
     ).toBe(204);
 
-    // A key found by its first characters, and its budget's page.
+    // A key found by its first characters, and its account's page.
     await goTo(page, "Keys");
     await page.getByRole("heading", { name: "Keys" }).waitFor();
     await page.getByLabel("Find keys").fill(caller.key.slice(0, 12));
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByRole("link", { name: "Operators' console test" }).click();
-    await page.getByRole("heading", { name: `Budget of ${caller.id}` }).waitFor();
-    await page.locator("#budget-ban").waitFor();
+    await page.getByRole("heading", { name: `Account of ${caller.id}` }).waitFor();
+    await page.locator("#account-ban").waitFor();
     const usage = await asOperator<{ usage: { day: { count: number } } }>(`/keys/${caller.id}/usage`);
     expect(
       await page
@@ -180,7 +180,7 @@ describe("the operators' console", () => {
     }
     expect(await unbanned.first().innerText()).toMatch(/^Unbanned/);
     // The newest rows: the unban (twice, when the first answer was lost after it was made), then the limits' update.
-    const timeline = page.locator("#budget-timeline tbody tr");
+    const timeline = page.locator("#account-timeline tbody tr");
     await expect
       .poll(
         async () =>
@@ -194,7 +194,7 @@ describe("the operators' console", () => {
         ["unban", true],
         ["update", true],
       ]);
-    // What the page did, as the operator API sees it: the budget's limits set from the form, and no ban, its streak
+    // What the page did, as the operator API sees it: the account's limits set from the form, and no ban, its streak
     // started over.
     expect(
       await asOperator<{ keyId: string; usage: { refusedInARow: number; bannedUntil: number } }>(
@@ -239,7 +239,7 @@ describe("the operators' console", () => {
     await expectAccessible(page, "traffic");
     await screenshot(page, "operator-traffic");
     await page.getByRole("table", { name: "By refusals" }).getByRole("link", { name: caller.id }).click();
-    await page.getByRole("heading", { name: `Budget of ${caller.id}` }).waitFor();
+    await page.getByRole("heading", { name: `Account of ${caller.id}` }).waitFor();
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in to the Store Orders operators' console" }).waitFor();
@@ -253,7 +253,7 @@ describe("the operators' console", () => {
     // file's two.
   }, 300_000);
 
-  it("builds no path from what a link's fragment bends: a budget page opened with \\, ?, #, %2F or .. in its key sends nothing but GETs, whatever is clicked", async () => {
+  it("builds no path from what a link's fragment bends: an account page opened with \\, ?, #, %2F or .. in its key sends nothing but GETs, whatever is clicked", async () => {
     const { context, page } = await open();
     page.on("dialog", (dialog) => void dialog.accept());
     await signInWithToken(page);

@@ -26,17 +26,17 @@ import { withoutDispatcher } from "./webhook-fixtures";
  * written down here and in the docs.
  *
  * The callers, in the columns' order:
- * - owner: a key of the subject's budget with every scope (on an operator
+ * - owner: a key of the subject's account with every scope (on an operator
  *   route: a caller's key where the operator token belongs);
  * - none: no credential; malformed: `Bearer not-a-key`;
- * - other budget: a valid key, every scope, of another budget;
- * - lacks scope: a key of the budget with every scope but the operation's;
+ * - other account: a valid key, every scope, of another account;
+ * - lacks scope: a key of the account with every scope but the operation's;
  * - expired; revoked (before its first use: past the 5 s promise);
- * - grace: a key of the budget rotated away (in its grace), acting on another
+ * - grace: a key of the account rotated away (in its grace), acting on another
  *   key where the operation names one;
- * - expiring: a key of the budget made with an expiry, never rotated;
- * - cookie: a console session of the budget's key, from the console's origin;
- *   cookie, no Origin: the same without an `Origin`; cookie, other budget;
+ * - expiring: a key of the account made with an expiry, never rotated;
+ * - cookie: a console session of the account's key, from the console's origin;
+ *   cookie, no Origin: the same without an `Origin`; cookie, other account;
  *   ended: the cookie of a session that was ended;
  * - operator: the OPERATOR_TOKEN secret's token (on a caller's route, it is
  *   not a key); named operator: a token of the operators' table
@@ -77,8 +77,8 @@ const LIMITS = { perMinute: 1_000_000, perDay: 10_000_000 };
 const OPERATOR_TOKEN = "operator-token-for-tests";
 const DAY = 86_400_000;
 
-// Columns: owner | none | malformed | other budget | lacks scope | expired | revoked | grace | expiring | cookie |
-// cookie, no Origin | cookie, other budget | ended | operator | named operator | revoked operator | operator session |
+// Columns: owner | none | malformed | other account | lacks scope | expired | revoked | grace | expiring | cookie |
+// cookie, no Origin | cookie, other account | ended | operator | named operator | revoked operator | operator session |
 // operator session, no Origin | Access operator
 // prettier-ignore
 export const MATRIX: Record<string, string> = {
@@ -98,7 +98,7 @@ export const MATRIX: Record<string, string> = {
     "invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 " +
     "invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 invalid_signature | 401 " +
     "invalid_signature | 401 invalid_signature | 401 invalid_signature",
-  // Orders are the one store's, not a budget's: any key with the scope reads and cancels them
+  // Orders are the one store's, not an account's: any key with the scope reads and cancels them
   // (docs/api.md#authentication).
   // A cookie reads without an Origin (a GET changes nothing); every change needs the console's own.
   "GET /v1/store/orders":
@@ -139,8 +139,8 @@ export const MATRIX: Record<string, string> = {
     "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
     "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
     "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  // A budget's endpoints are its own: another budget's key or session finds none (404), and makes one of its own
-  // budget. A key rotated away (grace) acts only on itself: it reads endpoints but changes none, as whoever leaked it
+  // An account's endpoints are its own: another account's key or session finds none (404), and makes one of its own
+  // account. A key rotated away (grace) acts only on itself: it reads endpoints but changes none, as whoever leaked it
   // may hold it (docs/api.md#what-a-leak-ends); a key made to expire and never rotated (expiring) manages them.
   "POST /v2/webhook-endpoints":
     "201 | 401 missing_api_key | 401 invalid_api_key | 201 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
@@ -199,7 +199,7 @@ export const MATRIX: Record<string, string> = {
     "200 | 401 missing_api_key | 401 invalid_api_key | 200 | 403 insufficient_scope | 401 invalid_api_key | 401 " +
     "invalid_api_key | 200 | 200 | 200 | 200 | 200 | 401 session_ended | 401 invalid_api_key | 401 invalid_api_key " +
     "| 401 invalid_api_key | 401 missing_api_key | 401 missing_api_key | 401 missing_api_key",
-  // Key operations act on another key of the budget: refused to a key rotated away (key_acts_only_on_itself).
+  // Key operations act on another key of the account: refused to a key rotated away (key_acts_only_on_itself).
   "POST /v2/keys/{keyId}/rotate":
     "201 | 401 missing_api_key | 401 invalid_api_key | 404 key_not_found | 403 insufficient_scope | 401 " +
     "invalid_api_key | 401 invalid_api_key | 403 key_acts_only_on_itself | 403 key_acts_only_on_itself | 201 | 403 " +
@@ -425,9 +425,9 @@ export const MATRIX: Record<string, string> = {
 };
 
 /**
- * A budget and what its callers act on: the keys and sessions of each column,
+ * An account and what its callers act on: the keys and sessions of each column,
  * an endpoint with a failed delivery, a pending order, and another key of the
- * budget (the one key operations act on).
+ * account (the one key operations act on).
  */
 interface World {
   owner: TestKey;
@@ -439,7 +439,7 @@ interface World {
   expiring: TestKey;
   cookie: string;
   endedCookie: string;
-  /** A key of another budget, every scope, and a console session of it. */
+  /** A key of another account, every scope, and a console session of it. */
   stranger: TestKey;
   strangerCookie: string;
   endpointId: string;
@@ -712,7 +712,7 @@ const CONSUMING = new Map<string, (world: World) => Promise<World>>([
     async (world) => ({ ...world, cookie: await signIn(world.owner), strangerCookie: await signIn(world.stranger) }),
   ],
   ["endOperatorSession", async (world) => ({ ...world, ...(await operatorTokenAndSession()) })],
-  // A key is rotated once: the next cell names a key of the budget not rotated yet.
+  // A key is rotated once: the next cell names a key of the account not rotated yet.
   ...["rotateOwnKey", "rotateAnyKey"].map(
     (operationId) =>
       [

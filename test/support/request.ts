@@ -67,7 +67,7 @@ export function clientRequest(path: string, init: ApiInit): Request {
   const headers = new Headers(rest.headers);
   if (key !== null && !headers.has("Authorization")) headers.set("Authorization", `Bearer ${key}`);
   // Callers without a key are limited per address (IPv6 per /64): a fresh /64
-  // per request keeps unrelated tests from sharing one budget. Tests of that limit set their own.
+  // per request keeps unrelated tests from sharing one account. Tests of that limit set their own.
   if (!headers.has("CF-Connecting-IP"))
     headers.set("CF-Connecting-IP", `2001:db8:${randomGroup()}:${randomGroup()}::1`);
   return new Request(`${ORIGIN}${path}`, { ...rest, headers });

@@ -149,7 +149,7 @@ export const laneDelivery = async (endpointId: string, seq: number | string) =>
   (await laneDeliveries(endpointId)).find((row) => row.seq === Number(seq));
 
 /**
- * Pending deliveries of new orders to a new endpoint of the key's budget: the endpoint and the events' sequences, in
+ * Pending deliveries of new orders to a new endpoint of the key's account: the endpoint and the events' sequences, in
  * order.
  */
 export async function pendingDeliveries(

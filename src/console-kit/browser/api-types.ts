@@ -24,7 +24,7 @@ export const ORDER_EVENT_TYPES: OrderEvent["type"][] = [
   "order.deleted",
 ];
 
-/** The notices of another endpoint of the budget failing (docs/api.md#failing-endpoints): never sent by default. */
+/** The notices of another endpoint of the account failing (docs/api.md#failing-endpoints): never sent by default. */
 export const ENDPOINT_NOTICE_TYPES: WebhookEndpoint["types"] = [
   "webhook_endpoint.failing",
   "webhook_endpoint.disabled",

@@ -254,7 +254,7 @@ export function openApiDocument(
             "(docs/api.md#key-format). A key has the scopes " +
             "orders:read (list orders, the event feed; the deprecated pets), orders:write (cancel), webhooks:manage " +
             "(webhook " +
-            "endpoints) and keys:manage (rotate and revoke its budget's keys); each operation names the " +
+            "endpoints) and keys:manage (rotate and revoke its account's keys); each operation names the " +
             "one it needs, " +
             "or none when " +
             "any key will do. The console's session cookie stands for its key in every operation " +

@@ -1,6 +1,6 @@
 /**
  * One Workers Analytics Engine data point per request
- * (docs/operations.md#request-analytics): who by budget, never by key; which
+ * (docs/operations.md#request-analytics): who by account, never by key; which
  * version, route and outcome; how long and how big. The columns' order is
  * the dataset's schema: blob1..blob7 and double1..double3 in the SQL.
  */
@@ -11,7 +11,7 @@ export const BLOB_COLUMNS = ["version", "route", "method", "statusClass", "outco
 export const DOUBLE_COLUMNS = ["status", "durationMs", "bytes"] as const;
 
 export interface RequestFacts {
-  /** The budget of a key, or `ip:<address group>` of a caller without one: the sampling index. */
+  /** The account of a key, or `ip:<address group>` of a caller without one: the sampling index. */
   index: string;
   versionId: string;
   /** The operation's path template; "unmatched" when no operation matched. */

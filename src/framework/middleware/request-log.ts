@@ -27,7 +27,7 @@ export interface RequestLogLine {
 /**
  * Who a request was for, as the app's features know it (handed to
  * requestLog() by the app): the key by its id and plan, the limiter's
- * decision, and the budget that indexes its analytics point.
+ * decision, and the account that indexes its analytics point.
  */
 export interface RequestParty {
   keyId: string | null;

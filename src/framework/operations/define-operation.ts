@@ -14,10 +14,10 @@ export type Stability = "stable" | "beta" | "experimental";
 export const TAGS = {
   Orders: "The orders placed in the store: list them, cancel pending ones.",
   Events: "Every change to an order, whoever made it: a feed to follow.",
-  Webhooks: "Where a budget's order events are delivered, signed, as they happen.",
-  Keys: "The keys of the caller's budget: see them, rotate the calling one with a grace period, revoke one early.",
+  Webhooks: "Where an account's order events are delivered, signed, as they happen.",
+  Keys: "The keys of the caller's account: see them, rotate the calling one with a grace period, revoke one early.",
   Console: "The console's sign-in: a session for the web page, opened with a key or an operator's single-use link.",
-  Usage: "What the limiter admitted and refused for the caller's budget, minute by minute, hour by hour, day by day.",
+  Usage: "What the limiter admitted and refused for the caller's account, minute by minute, hour by hour, day by day.",
   Pets: "Deprecated pet operations, kept until their sunset date.",
   Service: "About this API itself.",
 } as const;

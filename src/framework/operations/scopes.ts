@@ -2,7 +2,7 @@ import { z } from "zod";
 
 /**
  * What an operation asks of a key (docs/api.md#authentication): read orders (the list, the feed, the
- * deprecated pets), write them (cancel), manage its budget's webhook endpoints, manage its budget's
+ * deprecated pets), write them (cancel), manage its account's webhook endpoints, manage its account's
  * keys (rotate, revoke). Keys carry them; the operation names the one it needs.
  */
 export const SCOPES = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;

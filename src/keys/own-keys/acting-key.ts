@@ -23,7 +23,7 @@ import { actsOnlyOnItself } from "../key-refusal";
 export function refuseActingOnAnother(c: Context<AppEnv>, keyId: string): void {
   const caller = keyOfCaller(c);
   if (keyId === caller.id || (caller.rotatedTo === undefined && caller.expiresAt === undefined)) return;
-  throw actsOnlyOnItself("another key of its budget");
+  throw actsOnlyOnItself("another key of its account");
 }
 
 /**

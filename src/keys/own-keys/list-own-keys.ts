@@ -24,15 +24,15 @@ export const listOwnKeys = defineOperation({
   operationId: "listOwnKeys",
   method: "get",
   path: "/keys",
-  summary: "List the keys of the caller's budget",
+  summary: "List the keys of the caller's account",
   description:
-    "Every key of the calling key's budget, newest first: the key itself and those it was rotated from or to, with " +
+    "Every key of the calling key's account, newest first: the key itself and those it was rotated from or to, with " +
     "their " +
     "state: a key revoked as leaked with what that ended, and the keys it made by rotation marked. Never a key " +
     "itself: only its first 12 characters. " +
     "A page at a time in key id order (newest first within a page), nextCursor for the next.",
   queryParameters: documentedParameters(PARAMETERS, QUERY_SCHEMAS),
-  responses: { 200: { description: "The budget's keys", body: OwnKeys } },
+  responses: { 200: { description: "The account's keys", body: OwnKeys } },
   errors: ["invalid_query"],
   async handle(c) {
     const caller = keyOfCaller(c);

@@ -5,7 +5,7 @@ import { KeyIdParams, type ApiKeyRecord } from "../../account/key-record";
 import { isUsable } from "../../account/key-record";
 import { leakedMakerOf, type LeakOfKey } from "../leaked-key-audit";
 
-/** A key of the caller's budget as its holder sees it: never the key itself, never its hash. */
+/** A key of the caller's account as its holder sees it: never the key itself, never its hash. */
 export const OwnKey = z
   .object({
     id: z.string().describe("The key's id (key_ and 16 letters and digits)"),
@@ -103,7 +103,7 @@ export const KEY_PARAMS = {
   invalid: { code: "key_not_found", message: "No such key: key ids look like key_ and 16 letters and digits." },
 } as const;
 
-/** What every operation on the budget's own keys shares. */
+/** What every operation on the account's own keys shares. */
 export const OWN_KEYS = { scope: "keys:manage", tag: "Keys", stability: "beta" } as const;
 
 export function ownKeyOf(

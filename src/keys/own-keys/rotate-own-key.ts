@@ -9,8 +9,8 @@ import { rotateKey } from "../rotate-key";
 import { KEY_PARAMS, OWN_KEYS, RotatedKey, RotateOwnKey } from "./own-key-schemas";
 
 /**
- * POST /v2/keys/{keyId}/rotate: a key of the caller's budget (usually the
- * calling one) replaced by a new one of the same budget, plan, limits and
+ * POST /v2/keys/{keyId}/rotate: a key of the caller's account (usually the
+ * calling one) replaced by a new one of the same account, plan, limits and
  * scopes, as `npm run keys -- rotate` does; the old key works through the
  * grace period, then expires. Both audited.
  */
@@ -19,15 +19,15 @@ export const rotateOwnKey = defineOperation({
   operationId: "rotateOwnKey",
   method: "post",
   path: "/keys/{keyId}/rotate",
-  summary: "Rotate a key of the caller's budget",
+  summary: "Rotate a key of the caller's account",
   description:
-    "Makes a new key to replace a key of the calling key's budget (usually the calling key itself): the same budget, " +
-    "plan, " +
+    "Makes a new key to replace a key of the calling key's account (usually the calling key itself): the " +
+    "same account, plan, " +
     "limits, scopes, expiry, webhook endpoints and usage. The new key is shown this once; the old one keeps working " +
     "for the " +
     "grace period (a day unless asked, at most a week, 0 for none), then expires, and a console session of it ends " +
     "with it. " +
-    "A key of another budget, or one revoked or expired, is 404 key_not_found. A key that was rotated " +
+    "A key of another account, or one revoked or expired, is 404 key_not_found. A key that was rotated " +
     "away may rotate " +
     "no key, " +
     "itself included, and one made to expire only itself (403 key_acts_only_on_itself), so no rotation returns a key " +
@@ -49,7 +49,7 @@ export const rotateOwnKey = defineOperation({
     const caller = keyOfCaller(c);
     const target = await findKeyById(c.env, keyId);
     if (!target || accountOf(target) !== accountOf(caller))
-      throw new ApiError("key_not_found", `No key ${keyId} in this key's budget.`);
+      throw new ApiError("key_not_found", `No key ${keyId} in this key's account.`);
     // The account refuses what the caller may not do, as it stands there now (key-rules.ts). The new key is never
     // logged or kept: this answer is its one showing.
     return jsonBody(c, await rotateKey(c, target, graceSeconds, `key:${caller.id}`, caller.id), 201);

@@ -24,7 +24,7 @@ export const operatorConsolePageOperation = defineOperation({
   method: "get",
   path: OPERATOR_CONSOLE_PATH,
   summary: "The operators' console",
-  description: "The operators' web page: the pipeline, keys and budgets, webhooks, through the operator API.",
+  description: "The operators' web page: the pipeline, keys and accounts, webhooks, through the operator API.",
   tag: "Service",
   stability: "experimental",
   responses: { 200: { description: "The operators' console (HTML)" } },

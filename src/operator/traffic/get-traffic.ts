@@ -10,7 +10,7 @@ import {
   TRAFFIC_RANGES,
   readAddressGroups,
   readBans,
-  readBudgets,
+  readAccounts,
   readSeries,
   trafficQueries,
   type TrafficRange,
@@ -22,7 +22,7 @@ const PARAMETERS = { range: `one of ${RANGES.join(", ")} (default 1h)` } as cons
 const SQL_TIMEOUT_MS = 10_000;
 
 const Budget = z.object({
-  budget: z.string().describe("The budget (its first key's id)"),
+  budget: z.string().describe("The account (its first key's id)"),
   requests: z.number().int(),
   refused: z.number().int(),
 });
@@ -40,12 +40,12 @@ const Traffic = z.object({
         error: z.number().int(),
       }),
     )
-    .describe("Requests of every budget and caller without a key, by outcome, a bucket at a time"),
+    .describe("Requests of every account and caller without a key, by outcome, a bucket at a time"),
   topByRequests: z.array(Budget),
-  topByRefusals: z.array(Budget).describe("Budgets with refusals, most first"),
+  topByRefusals: z.array(Budget).describe("Accounts with refusals, most first"),
   bans: z
     .array(z.object({ caller: z.string(), refused: z.number().int(), lastRefusedAt: z.string() }))
-    .describe(`Budgets and address groups (ip:...) refused as banned within ${BAN_SEEN_MINUTES} minutes`),
+    .describe(`Accounts and address groups (ip:...) refused as banned within ${BAN_SEEN_MINUTES} minutes`),
   keyless: z
     .array(z.object({ addressGroup: z.string(), requests: z.number().int(), refused: z.number().int() }))
     .describe("Address groups whose callers without a valid key were refused, most first"),
@@ -53,10 +53,10 @@ const Traffic = z.object({
 });
 
 /**
- * GET /admin/traffic: every budget's traffic, read from the request
+ * GET /admin/traffic: every account's traffic, read from the request
  * analytics through Workers Analytics Engine's SQL API
- * (docs/operations.md#traffic), never from the budgets' objects: five
- * queries however many budgets there are.
+ * (docs/operations.md#traffic), never from the accounts' objects: five
+ * queries however many accounts there are.
  */
 export const getTraffic = defineOperation({
   operator: true,
@@ -66,9 +66,9 @@ export const getTraffic = defineOperation({
   operationId: "getTraffic",
   method: "get",
   path: "/traffic",
-  summary: "Requests across every budget",
+  summary: "Requests across every account",
   description:
-    "Admitted and refused requests a bucket at a time, the top budgets by requests and by refusals, bans refusing " +
+    "Admitted and refused requests a bucket at a time, the top accounts by requests and by refusals, bans refusing " +
     "now, keyless refusals by address group; from the request analytics.",
   responses: { 200: { description: "The traffic", body: Traffic } },
   errors: ["invalid_query", "traffic_not_configured", "service_unavailable"],
@@ -100,8 +100,8 @@ export const getTraffic = defineOperation({
       callDependency("Analytics Engine", async () => read(await runAnalyticsSql(access, sql, SQL_TIMEOUT_MS)));
     const [series, topByRequests, topByRefusals, bans, keyless] = await Promise.all([
       ask(queries.series, (answer) => readSeries(answer, range, now)),
-      ask(queries.topByRequests, readBudgets),
-      ask(queries.topByRefusals, (answer) => readBudgets(answer).filter((budget) => budget.refused > 0)),
+      ask(queries.topByRequests, readAccounts),
+      ask(queries.topByRefusals, (answer) => readAccounts(answer).filter((budget) => budget.refused > 0)),
       ask(queries.bans, readBans),
       ask(queries.keyless, readAddressGroups),
     ]);

@@ -1,9 +1,9 @@
 /**
  * The operators' traffic view (docs/operations.md#traffic) as queries of the
  * request analytics (framework/middleware/request-analytics.ts: index1 the
- * budget or `ip:<address group>`, blob5 the outcome, blob6 the plan) and
+ * account or `ip:<address group>`, blob5 the outcome, blob6 the plan) and
  * readings of their answers. Reading the analytics scales to any number of
- * budgets where asking each account would not. Plain functions: the
+ * accounts where asking each account would not. Plain functions: the
  * one call out is the operation's.
  */
 import type { RequestOutcome } from "../../framework/middleware/request-analytics";
@@ -77,13 +77,13 @@ export function trafficQueries(
 }
 
 export type TrafficBucket = { start: string } & Record<(typeof OUTCOMES)[number], number>;
-export interface BudgetTraffic {
+export interface AccountTraffic {
   budget: string;
   requests: number;
   refused: number;
 }
 export interface BanSeen {
-  /** A budget, or `ip:<address group>` for a caller without a key. */
+  /** An account, or `ip:<address group>` for a caller without a key. */
   caller: string;
   refused: number;
   lastRefusedAt: string;
@@ -131,7 +131,7 @@ export function readSeries(answer: unknown, range: TrafficRange, now: number): T
   return [...buckets.values()];
 }
 
-export function readBudgets(answer: unknown): BudgetTraffic[] {
+export function readAccounts(answer: unknown): AccountTraffic[] {
   return rowsOf(answer).map((row) => ({
     budget: String(row.budget),
     requests: count(row, "requests"),

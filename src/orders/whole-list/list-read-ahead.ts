@@ -7,7 +7,7 @@ export type PageRead = (after: string, upTo: string | undefined) => Promise<Orde
  * The D1 queries a list makes after its first page: one per page end (the
  * range that follows it; the last one reads to the end of the table). Rows
  * inserted past the last page end while the list streams add a query per
- * page of them, which the budget check cannot foresee.
+ * page of them, which the account check cannot foresee.
  */
 export function laterPageQueries(first: FirstOrderPage): number {
   return first.pageEnds.length;

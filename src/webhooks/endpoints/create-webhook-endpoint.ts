@@ -13,20 +13,20 @@ import { newSigningKeyPair, newWebhookSecret, sealingKeyOf, sealSecret } from ".
 import { lockedHost, lockedUrl, lockRefusal } from "./endpoint-locks";
 import { normalWebhookUrl, webhookHost, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
-import { budgetOfCaller, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountOfCaller, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { HOST_LOCKED, hostLock } from "../../webhook-delivery/host-lock-table";
-import { budgetEndpoint, type WebhookEndpointRow } from "./endpoint-rows";
+import { accountEndpoint, type WebhookEndpointRow } from "./endpoint-rows";
 import { LOCKED } from "../../webhook-delivery/endpoint-table";
 
-/** The most endpoints one budget may have. */
+/** The most endpoints one account may have. */
 export const MAX_ENDPOINTS_PER_BUDGET = 10;
 
 export const newEndpointId = () =>
   `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 
-/** POST /v2/webhook-endpoints: a new endpoint of the caller's budget, its secret shown once. */
+/** POST /v2/webhook-endpoints: a new endpoint of the caller's account, its secret shown once. */
 export const createWebhookEndpoint = defineOperation({
   ...WEBHOOKS,
   operationId: "createWebhookEndpoint",
@@ -36,7 +36,7 @@ export const createWebhookEndpoint = defineOperation({
   description:
     `Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from ` +
     `the next event on. The answer holds the signing secret, shown this once. At most ${MAX_ENDPOINTS_PER_BUDGET} ` +
-    "endpoints a budget (a key and the key it was rotated from share them). Audited, with the key that asked.",
+    "endpoints an account (a key and the key it was rotated from share them). Audited, with the key that asked.",
   requestBody: {
     description: "The endpoint's URL and, optionally, the event types it wants",
     schema: CreateWebhookEndpoint,
@@ -61,11 +61,11 @@ export const createWebhookEndpoint = defineOperation({
     if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);
     const url = normalWebhookUrl(body.url);
     const host = webhookHost(url)!;
-    const budget = budgetOfCaller(c);
+    const account = accountOfCaller(c);
     if (await callDependency("D1", () => hostLock(c.env.DB, host))) throw lockedHost(host);
     // Stored URLs from before they were kept in one form are compared in it here; the insert's own check covers a lock
     // made meanwhile.
-    const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, budget));
+    const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, account));
     const refusal = lockRefusal(locked, url);
     if (refusal) throw refusal;
     const id = newEndpointId();
@@ -76,7 +76,7 @@ export const createWebhookEndpoint = defineOperation({
     const rateLimit = body.rateLimit ?? null;
     const row = {
       id,
-      budget,
+      budget: account,
       url,
       types,
       rate_limit: rateLimit,
@@ -102,7 +102,7 @@ export const createWebhookEndpoint = defineOperation({
         if (inserted === "full") {
           return new ApiError(
             "too_many_webhook_endpoints",
-            `This budget has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`,
+            `This account has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`,
           );
         }
         if (inserted === "locked") return lockedUrl();
@@ -138,7 +138,7 @@ export const createWebhookEndpoint = defineOperation({
 });
 
 /**
- * Adds an endpoint unless its budget has MAX_ENDPOINTS_PER_BUDGET already, in
+ * Adds an endpoint unless its account has MAX_ENDPOINTS_PER_BUDGET already, in
  * one statement (two concurrent creations cannot both pass the count); it
  * receives the events after the feed's head as it is now. Not when full, nor
  * beside an endpoint of the same URL that an operator disabled (`locked`),
@@ -182,7 +182,7 @@ export async function insertEndpoint(
       setBy,
     )
     .run();
-  if (meta.changes === 1 || (await budgetEndpoint(db, row.budget, row.id)) !== null) return "inserted";
+  if (meta.changes === 1 || (await accountEndpoint(db, row.budget, row.id)) !== null) return "inserted";
   if (await hostLock(db, host)) return "host_locked";
   const locked = await db
     .prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`)

@@ -4,10 +4,10 @@ import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/call-dependency";
 import { laneOf } from "../../webhook-delivery/lane-calls";
 import { logLine } from "../../lib/log";
-import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
+import { accountOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
-import { budgetEndpoint } from "./endpoint-rows";
+import { accountEndpoint } from "./endpoint-rows";
 import { LOCKED } from "../../webhook-delivery/endpoint-table";
 
 /** DELETE /v2/webhook-endpoints/{endpointId}: the endpoint and its deliveries. */
@@ -26,7 +26,7 @@ export const deleteWebhookEndpoint = defineOperation({
   async handle(c, { endpointId }) {
     refuseRotatedAway(c);
     await auditedUnlessRefused(c, { endpointId, operation: "delete", changes: {} }, async () => {
-      const deleted = await callDependency("D1", () => deleteEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+      const deleted = await callDependency("D1", () => deleteEndpoint(c.env.DB, accountOfCaller(c), endpointId));
       if (deleted === "none") return notFound(endpointId);
       if (deleted === "locked")
         return new ApiError(
@@ -53,20 +53,20 @@ export const deleteWebhookEndpoint = defineOperation({
 });
 
 /**
- * Deletes a budget's endpoint; false when it has none by that id. Its lane
+ * Deletes an account's endpoint; false when it has none by that id. Its lane
  * (its deliveries) is emptied by the caller, or by itself at its next run
  * when it finds the endpoint gone.
  */
 export async function deleteEndpoint(
   db: D1Queryable,
-  budget: string,
+  account: string,
   id: string,
 ): Promise<"deleted" | "locked" | "none"> {
   // An endpoint an operator disabled stays (its owner would otherwise lift the lock by making it again).
   const { meta } = await db
     .prepare(`DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`)
-    .bind(budget, id)
+    .bind(account, id)
     .run();
   if (meta.changes === 1) return "deleted";
-  return (await budgetEndpoint(db, budget, id)) ? "locked" : "none";
+  return (await accountEndpoint(db, account, id)) ? "locked" : "none";
 }

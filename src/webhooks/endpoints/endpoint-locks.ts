@@ -2,8 +2,8 @@
  * An operator's lock on a webhook endpoint (docs/operations.md#webhooks), as
  * its owner's operations meet it: an endpoint an operator disabled can be
  * neither enabled, deleted nor moved by its owner, and no other endpoint of
- * its budget may point at its URL, in whatever spelling (normalWebhookUrl);
- * and no endpoint of any budget at a host an operator locked.
+ * its account may point at its URL, in whatever spelling (normalWebhookUrl);
+ * and no endpoint of any account at a host an operator locked.
  */
 import { ApiError } from "../../framework/api-error";
 import { normalWebhookUrl } from "./webhook-url";
@@ -11,7 +11,7 @@ import { normalWebhookUrl } from "./webhook-url";
 export const lockedUrl = () =>
   new ApiError(
     "webhook_endpoint_locked",
-    "An operator disabled this budget's endpoint for this URL: no endpoint of the budget may point at it, until an " +
+    "An operator disabled this account's endpoint for this URL: no endpoint of the account may point at it, until an " +
       "operator enables that one.",
   );
 
@@ -29,7 +29,7 @@ export const lockedEndpoint = () =>
 
 /**
  * The refusal an owner's change of `endpointId` (or a new endpoint's, with
- * none) meets, given the budget's locked endpoints and the URL asked for in
+ * none) meets, given the account's locked endpoints and the URL asked for in
  * its normal form; undefined when none.
  */
 export function lockRefusal(

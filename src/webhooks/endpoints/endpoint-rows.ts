@@ -1,7 +1,7 @@
 /**
  * A webhook endpoint's row as its owner and operators read it, and the
  * statements more than one of their operations share. Each of the owner's
- * names the budget, so one budget never reads or changes another's
+ * names the account, so one account never reads or changes another's
  * endpoint. A statement only one operation makes is in that operation's file.
  */
 import type { D1Queryable } from "../../lib/d1-session";
@@ -43,18 +43,18 @@ export const COLUMNS =
   "disabled_note, previous_secret_sealed, previous_secret_until, " +
   "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak, public_key, ordering";
 
-export async function budgetEndpoints(db: D1Queryable, budget: string): Promise<WebhookEndpointRow[]> {
+export async function accountEndpoints(db: D1Queryable, account: string): Promise<WebhookEndpointRow[]> {
   const { results } = await db
     .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 ORDER BY created_at, id`)
-    .bind(budget)
+    .bind(account)
     .all<WebhookEndpointRow>();
   return results;
 }
 
-export function budgetEndpoint(db: D1Queryable, budget: string, id: string): Promise<WebhookEndpointRow | null> {
+export function accountEndpoint(db: D1Queryable, account: string, id: string): Promise<WebhookEndpointRow | null> {
   return db
     .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 AND id = ?2`)
-    .bind(budget, id)
+    .bind(account, id)
     .first<WebhookEndpointRow>();
 }
 

@@ -1,6 +1,6 @@
 /**
  * An operator's lock on a host (docs/operations.md#webhooks): `POST
- * /admin/host-locks` disables every endpoint on it, of every budget, as an
+ * /admin/host-locks` disables every endpoint on it, of every account, as an
  * operator's lock disables one (its owner told "disabled by an operator",
  * with the reason), and refuses every URL on it until `DELETE
  * /admin/host-locks/{host}` lifts the lock. Lifting enables nothing: each
@@ -49,7 +49,7 @@ export const lockHostOperation = defineOperation({
   path: "/host-locks",
   summary: "Lock a host: its endpoints disabled, its URLs refused",
   description:
-    "Every webhook endpoint on the host is disabled as by an operator, and no budget may point one at it until the " +
+    "Every webhook endpoint on the host is disabled as by an operator, and no account may point one at it until the " +
     "lock is lifted. Audited with the operator's name.",
   requestBody: { description: "The host, in any spelling, and the reason owners are told", schema: LockBody },
   responses: { 200: { description: "Locked", body: Locked } },

@@ -2,31 +2,31 @@ import type { D1Queryable } from "../../lib/d1-session";
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/call-dependency";
-import { budgetEndpoints } from "./endpoint-rows";
+import { accountEndpoints } from "./endpoint-rows";
 import { jsonBody } from "../../framework/counted-body";
 import { OperatorEndpoint, operatorJson, OPERATOR } from "./operator-webhook-endpoint";
 import { COLUMNS, type WebhookEndpointRow } from "./endpoint-rows";
 
-/** The operator's view of every budget's endpoints. */
+/** The operator's view of every account's endpoints. */
 export const listAllWebhookEndpoints = defineOperation({
   ...OPERATOR,
   operationId: "listAllWebhookEndpoints",
   method: "get",
   path: "/webhook-endpoints",
-  summary: "Every webhook endpoint, of every budget",
-  description: "With its budget, its status and why it was disabled; `?budget=` for one budget's. Never a secret.",
+  summary: "Every webhook endpoint, of every account",
+  description: "With its account, its status and why it was disabled; `?budget=` for one account's. Never a secret.",
   responses: { 200: { description: "The endpoints", body: z.object({ data: z.array(OperatorEndpoint) }) } },
   errors: [],
   async handle(c) {
-    const budget = c.req.query("budget");
+    const account = c.req.query("budget");
     const rows = await callDependency("D1", () =>
-      budget === undefined ? allEndpoints(c.env.DB) : budgetEndpoints(c.env.DB, budget),
+      account === undefined ? allEndpoints(c.env.DB) : accountEndpoints(c.env.DB, account),
     );
     return jsonBody(c, { data: rows.map(operatorJson) });
   },
 });
 
-/** Every endpoint of every budget, for operators. */
+/** Every endpoint of every account, for operators. */
 export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[]> {
   const { results } = await db
     .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)

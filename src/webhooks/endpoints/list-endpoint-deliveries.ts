@@ -9,7 +9,7 @@ import { ATTEMPTS_SHOWN, DELIVERIES_SHOWN, EndpointIdParams, WebhookDelivery } f
 import { OPERATOR } from "./operator-webhook-endpoint";
 
 /**
- * GET /admin/webhook-endpoints/{endpointId}/deliveries: any budget's endpoint's delivery log, as its owner reads it.
+ * GET /admin/webhook-endpoints/{endpointId}/deliveries: any account's endpoint's delivery log, as its owner reads it.
  */
 export const listEndpointDeliveries = defineOperation({
   ...OPERATOR,
@@ -18,7 +18,7 @@ export const listEndpointDeliveries = defineOperation({
   path: "/webhook-endpoints/{endpointId}/deliveries",
   summary: "An endpoint's delivery log",
   description:
-    `Any budget's endpoint's ${DELIVERIES_SHOWN} newest deliveries, as GET ` +
+    `Any account's endpoint's ${DELIVERIES_SHOWN} newest deliveries, as GET ` +
     `/v2/webhook-endpoints/{endpointId}/deliveries answers its owner: why an integrator's webhook fails.`,
   params: { schema: EndpointIdParams, invalid: { code: "not_found", message: "No such webhook endpoint." } },
   responses: { 200: { description: "The deliveries", body: z.object({ data: z.array(WebhookDelivery) }) } },

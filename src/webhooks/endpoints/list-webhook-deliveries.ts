@@ -2,10 +2,10 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/call-dependency";
 import { z } from "zod";
 import { ATTEMPTS_SHOWN, DELIVERIES_SHOWN, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "./endpoint-rows";
+import { accountEndpoint } from "./endpoint-rows";
 import { laneOf } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
-import { budgetOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
+import { accountOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 
 /** GET /v2/webhook-endpoints/{endpointId}/deliveries: its latest deliveries. */
 export const listWebhookDeliveries = defineOperation({
@@ -27,7 +27,7 @@ export const listWebhookDeliveries = defineOperation({
   },
   errors: ["webhook_endpoint_not_found"],
   async handle(c, { endpointId }) {
-    const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+    const endpoint = await callDependency("D1", () => accountEndpoint(c.env.DB, accountOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     const data = await callDependency("webhook lane", () =>
       laneOf(c.env, endpointId).deliveries(endpointId, DELIVERIES_SHOWN, ATTEMPTS_SHOWN, endpoint.ordering),

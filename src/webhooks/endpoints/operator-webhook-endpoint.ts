@@ -3,7 +3,7 @@ import { WebhookEndpoint } from "./webhook-endpoint-schemas";
 import type { WebhookEndpointRow } from "./endpoint-rows";
 import { endpointJson } from "./endpoint-json";
 
-/** An endpoint as operators see it (docs/operations.md#webhooks): with its budget and why it is disabled. */
+/** An endpoint as operators see it (docs/operations.md#webhooks): with its account and why it is disabled. */
 export const OperatorEndpoint = WebhookEndpoint.extend({
   budget: z.string(),
   disabledAt: z.string().nullable(),

@@ -8,9 +8,9 @@ import { laneOf } from "../../webhook-delivery/lane-calls";
 import { OperationNotTaken } from "../../lib/audit-row";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "./endpoint-rows";
+import { accountEndpoint } from "./endpoint-rows";
 import { disabledBecause } from "./endpoint-json";
-import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { keyOfCaller } from "../../keys/require-api-key";
 import { normalWebhookUrl } from "./webhook-url";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
@@ -54,7 +54,7 @@ export const recoverWebhookDeliveries = defineOperation({
         "since: not an instant a date-time can hold once in UTC (its offset moves it out of years 0000 to 9999).",
       );
     const db = c.env.DB;
-    const endpoint = await callDependency("D1", () => budgetEndpoint(db, budgetOfCaller(c), endpointId));
+    const endpoint = await callDependency("D1", () => accountEndpoint(db, accountOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
       throw new ApiError(

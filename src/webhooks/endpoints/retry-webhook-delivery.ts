@@ -2,11 +2,11 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/call-dependency";
 import { ATTEMPTS_SHOWN, DeliveryParams, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "./endpoint-rows";
+import { accountEndpoint } from "./endpoint-rows";
 import { disabledBecause } from "./endpoint-json";
 import { laneOf, seqOfDeliveryId } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
-import { budgetOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
@@ -36,7 +36,7 @@ export const retryWebhookDelivery = defineOperation({
   ],
   async handle(c, { endpointId, deliveryId }) {
     refuseRotatedAway(c);
-    const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+    const endpoint = await callDependency("D1", () => accountEndpoint(c.env.DB, accountOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
       throw new ApiError(

@@ -5,10 +5,10 @@ import { readOptionalJsonBody } from "../../framework/operations/read-json-body"
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { newSigningKeyPair, newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
-import { budgetEndpoint } from "./endpoint-rows";
+import { accountEndpoint } from "./endpoint-rows";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
-import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
 /**
@@ -51,7 +51,7 @@ export const rotateWebhookSecret = defineOperation({
     // No overlap: no old secret signs at all (a leak), not even one an earlier overlap kept.
     const previousUntil = overlapSeconds === 0 ? null : previousSecretExpiresAt;
     // The endpoint keeps how it signs: an ed25519 one gets a new key pair, its owner the new public key.
-    const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+    const endpoint = await callDependency("D1", () => accountEndpoint(c.env.DB, accountOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     const pair = endpoint.public_key === null ? undefined : await newSigningKeyPair();
     const secret = pair?.signingKey ?? newWebhookSecret();
@@ -63,7 +63,7 @@ export const rotateWebhookSecret = defineOperation({
         (await callDependency("D1", () =>
           rotateEndpointSecret(
             c.env.DB,
-            budgetOfCaller(c),
+            accountOfCaller(c),
             endpointId,
             sealed,
             pair?.publicKey ?? null,
@@ -77,16 +77,16 @@ export const rotateWebhookSecret = defineOperation({
 });
 
 /**
- * Replaces a budget's endpoint's secret. The one the receiver holds keeps
+ * Replaces an account's endpoint's secret. The one the receiver holds keeps
  * signing beside the new until `previousUntil`: during an overlap that is
  * still the secret from before it began (a rotation retried after its answer
  * was lost must not cut the receiver off for a secret it never saw); with no
  * overlap (`previousUntil` null, a leak) no old secret signs at all. False
- * when the budget has no endpoint by that id.
+ * when the account has no endpoint by that id.
  */
 export async function rotateEndpointSecret(
   db: D1Queryable,
-  budget: string,
+  account: string,
   id: string,
   sealed: string,
   publicKey: string | null,
@@ -101,7 +101,7 @@ export async function rotateEndpointSecret(
         "previous_secret_until = ?4, secret_sealed = ?3, public_key = ?6, secret_set_by = ?7 " +
         "WHERE budget = ?1 AND id = ?2 AND (public_key IS NULL) = (?6 IS NULL)",
     )
-    .bind(budget, id, sealed, when.previousUntil, when.now, publicKey, setBy)
+    .bind(account, id, sealed, when.previousUntil, when.now, publicKey, setBy)
     .run();
   return meta.changes === 1;
 }

@@ -7,11 +7,11 @@ import { postToReceiver } from "../../webhook-delivery/receiver-answer";
 import { webhookHeaders } from "../../webhook-delivery/webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../../webhook-delivery/webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
-import { budgetEndpoint } from "./endpoint-rows";
+import { accountEndpoint } from "./endpoint-rows";
 import { TEST_EVENTS_PER_WINDOW } from "../../account/webhook-test-event-quota";
 import { disabledBecause } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
-import { budgetOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 
@@ -27,7 +27,7 @@ export const sendWebhookTestEvent = defineOperation({
     "rotation's overlap), " +
     `and answers what the receiver did within ${DELIVERY_TIMEOUT_MS / 1000} s. Never retried, and never in the ` +
     `deliveries list: ` +
-    `no order changed. The endpoint must be enabled. At most ${TEST_EVENTS_PER_WINDOW} a minute per budget, across ` +
+    `no order changed. The endpoint must be enabled. At most ${TEST_EVENTS_PER_WINDOW} a minute per account, across ` +
     `its endpoints (429 too_many_test_events, ` +
     "with Retry-After, beyond). Audited, with the key that asked.",
   params: ENDPOINT_PARAMS,
@@ -40,7 +40,7 @@ export const sendWebhookTestEvent = defineOperation({
   ],
   async handle(c, { endpointId }) {
     refuseRotatedAway(c);
-    const endpoint = await callDependency("D1", () => budgetEndpoint(c.env.DB, budgetOfCaller(c), endpointId));
+    const endpoint = await callDependency("D1", () => accountEndpoint(c.env.DB, accountOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {
       throw new ApiError(
@@ -50,12 +50,12 @@ export const sendWebhookTestEvent = defineOperation({
     }
     const now = Date.now();
     const wait = await callDependency("rate limiter", () =>
-      c.env.ACCOUNTS.getByName(budgetOfCaller(c)).admitTestEvent(now),
+      c.env.ACCOUNTS.getByName(accountOfCaller(c)).admitTestEvent(now),
     );
     if (wait !== null) {
       throw new ApiError(
         "too_many_test_events",
-        `This key's budget sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute, across its endpoints: try ` +
+        `This key's account sent ${TEST_EVENTS_PER_WINDOW} test events in the last minute, across its endpoints: try ` +
           `again in ${Math.ceil(wait / 1000)} s.`,
         {
           "Retry-After": String(Math.ceil(wait / 1000)),

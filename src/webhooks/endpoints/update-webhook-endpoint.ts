@@ -13,10 +13,10 @@ import { endpointJson } from "./endpoint-json";
 import { lockedEndpoint, lockedHost, lockedUrl, lockRefusal } from "./endpoint-locks";
 import { hostLock } from "../../webhook-delivery/host-lock-table";
 import { normalWebhookUrl, servedLocally, webhookHost, webhookUrlProblem } from "./webhook-url";
-import { budgetOfCaller, ENDPOINT_PARAMS, notFound, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountOfCaller, ENDPOINT_PARAMS, notFound, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 import { HOST_LOCKED } from "../../webhook-delivery/host-lock-table";
 import type { EndpointOrdering } from "../../webhook-delivery/endpoint-table";
-import { budgetEndpoint, COLUMNS, type WebhookEndpointRow } from "./endpoint-rows";
+import { accountEndpoint, COLUMNS, type WebhookEndpointRow } from "./endpoint-rows";
 import { LOCKED } from "../../webhook-delivery/endpoint-table";
 
 /** Enabling an endpoint a leaked key made or changed, refused until its owner names the URL it will deliver to. */
@@ -69,7 +69,7 @@ export const updateWebhookEndpoint = defineOperation({
       url = normalWebhookUrl(body.url);
       const host = webhookHost(url)!;
       if (await callDependency("D1", () => hostLock(c.env.DB, host))) throw lockedHost(host);
-      const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, budgetOfCaller(c)));
+      const locked = await callDependency("D1", () => lockedEndpoints(c.env.DB, accountOfCaller(c)));
       const refusal = lockRefusal(locked, url, endpointId);
       if (refusal) throw refusal;
     }
@@ -92,7 +92,7 @@ export const updateWebhookEndpoint = defineOperation({
       { endpointId, operation: "update", changes: { ...asked, ...(url !== undefined && { url }) } },
       async () => {
         const result = await callDependency("D1", () =>
-          updateEndpoint(c.env.DB, budgetOfCaller(c), endpointId, changes, new Date().toISOString()),
+          updateEndpoint(c.env.DB, accountOfCaller(c), endpointId, changes, new Date().toISOString()),
         );
         if (!result) return notFound(endpointId);
         // The endpoint is locked itself, or (a lock made since the check above) the URL asked for is another's.
@@ -123,11 +123,11 @@ export const updateWebhookEndpoint = defineOperation({
   },
 });
 
-/** A budget's endpoints an operator disabled: their URLs no owner may point an endpoint at. */
-export async function lockedEndpoints(db: D1Queryable, budget: string): Promise<{ id: string; url: string }[]> {
+/** An account's endpoints an operator disabled: their URLs no owner may point an endpoint at. */
+export async function lockedEndpoints(db: D1Queryable, account: string): Promise<{ id: string; url: string }[]> {
   const { results } = await db
     .prepare(`SELECT id, url FROM webhook_endpoints WHERE budget = ?1 AND ${LOCKED}`)
-    .bind(budget)
+    .bind(account)
     .all<{ id: string; url: string }>();
   return results;
 }
@@ -154,8 +154,8 @@ export interface EndpointChanges {
 }
 
 /**
- * Changes a budget's endpoint, in one statement: enabling clears why it was
- * disabled, disabling records the owner as who did. Null when the budget has
+ * Changes an account's endpoint, in one statement: enabling clears why it was
+ * disabled, disabling records the owner as who did. Null when the account has
  * no endpoint by that id. Nothing changes (the row is read back: `locked`)
  * when it asks to enable one an operator disabled, or one disabled for a
  * leaked key without its URL confirmed, to move such an endpoint's URL, or
@@ -163,7 +163,7 @@ export interface EndpointChanges {
  */
 export async function updateEndpoint(
   db: D1Queryable,
-  budget: string,
+  account: string,
   id: string,
   changes: EndpointChanges,
   at: string,
@@ -197,7 +197,7 @@ export async function updateEndpoint(
         `RETURNING ${COLUMNS}`,
     )
     .bind(
-      budget,
+      account,
       id,
       changes.url ?? null,
       changes.types ?? null,
@@ -213,6 +213,6 @@ export async function updateEndpoint(
     )
     .first<WebhookEndpointRow>();
   if (row) return { row, locked: false };
-  const unchanged = await budgetEndpoint(db, budget, id);
+  const unchanged = await accountEndpoint(db, account, id);
   return unchanged && { row: unchanged, locked: true };
 }

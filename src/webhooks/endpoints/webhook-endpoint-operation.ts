@@ -7,13 +7,13 @@ import { keyOfCaller } from "../../keys/require-api-key";
 import { WEBHOOK_READER_SCOPE } from "../../account/key-rules";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 
-/** The calling key's budget: its endpoints are the budget's, so a rotated pair shares them. */
-export function budgetOfCaller(c: Context<AppEnv>): string {
+/** The calling key's account: its endpoints are the account's, so a rotated pair shares them. */
+export function accountOfCaller(c: Context<AppEnv>): string {
   return accountOf(keyOfCaller(c));
 }
 
 export const notFound = (id: string) =>
-  new ApiError("webhook_endpoint_not_found", `No webhook endpoint ${id} in this key's budget.`);
+  new ApiError("webhook_endpoint_not_found", `No webhook endpoint ${id} in this key's account.`);
 
 /**
  * Making or changing an endpoint also needs the scope of what it will be sent

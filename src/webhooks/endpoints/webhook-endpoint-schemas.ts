@@ -39,7 +39,7 @@ export const CreateWebhookEndpoint = z
       ),
     types: EventTypes.optional().describe(
       "The event types to deliver; every order event's type when left out. The webhook_endpoint.* notices of the " +
-        "budget's other endpoints failing only when named",
+        "account's other endpoints failing only when named",
     ),
     rateLimit: RateLimit.optional(),
     ordering: Ordering.optional().describe(
@@ -116,7 +116,7 @@ export const WebhookEndpoint = z
       .datetime()
       .nullable()
       .describe(
-        "Since when every attempt has failed (it is told to the budget's endpoints that name " +
+        "Since when every attempt has failed (it is told to the account's endpoints that name " +
           "webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed",
       ),
     lastDeliveredAt: z.iso.datetime().nullable().describe("When a delivery last succeeded; null before the first"),
@@ -128,7 +128,7 @@ export const WebhookEndpoint = z
     ),
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: "WebhookEndpoint", description: "Where a budget's order events are delivered." });
+  .meta({ id: "WebhookEndpoint", description: "Where an account's order events are delivered." });
 
 export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
   secret: z
@@ -237,11 +237,11 @@ export const EndpointNotice = z
   })
   .meta({
     id: "EndpointNotice",
-    description: "Another endpoint of the budget fails: its owner told by another path than that endpoint.",
+    description: "Another endpoint of the account fails: its owner told by another path than that endpoint.",
   });
 
 export const WebhookEndpointList = z
-  .object({ data: z.array(WebhookEndpoint).describe("The budget's endpoints, oldest first") })
+  .object({ data: z.array(WebhookEndpoint).describe("The account's endpoints, oldest first") })
   .meta({ id: "WebhookEndpointList" });
 
 const endpointId = z

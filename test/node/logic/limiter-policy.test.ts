@@ -201,7 +201,7 @@ describe("acquire: one lease request as the object takes it", () => {
     expect(usageOf(retried.state, ms(7)).minute.count).toBe(retried.verdict.granted);
   });
 
-  it("finds a retried ask's grant however many asks of the budget are in flight", () => {
+  it("finds a retried ask's grant however many asks of the account are in flight", () => {
     const wide = { perMinute: 100_000, perDay: 1_000_000 };
     let state = acquire(undefined, request({ id: "first", limits: wide, want: 1 }), ms(1)).state;
     for (let i = 0; i < 40; i++)

@@ -88,7 +88,7 @@ describe("pagesReadAhead", () => {
     expect(ids).toEqual(t.ids.map(String));
   });
 
-  it("counts one query per page end for the budget", () => {
+  it("counts one query per page end for the account", () => {
     expect(laterPageQueries(table(999).first)).toBe(0);
     expect(laterPageQueries(table(1_000).first)).toBe(1);
     expect(laterPageQueries(table(100_000).first)).toBe(100);

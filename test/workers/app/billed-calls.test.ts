@@ -127,7 +127,7 @@ describe("what one request is billed for, per operation", () => {
 });
 
 /**
- * `changes` changes fanned out to 100 endpoints (ten budgets of ten, the most a budget may have): one dispatch pass
+ * `changes` changes fanned out to 100 endpoints (ten accounts of ten, the most an account may have): one dispatch pass
  * handing each lane its deliveries, then each lane's run (an alarm: one request to its object) sending them. What the
  * pass cost, and what each delivery cost with its share of the pass, per delivery.
  */

@@ -183,7 +183,7 @@ describe("a session", () => {
     expect((await withCookie(tampered, "/v2/console/session")).status).toBe(401);
   });
 
-  it("cannot read or change another budget's endpoints", async () => {
+  it("cannot read or change another account's endpoints", async () => {
     const mine = await keyWith();
     const theirs = await keyWith();
     const endpoint = await makeEndpoint(theirs.key, { url: "https://receiver.example/hook" });

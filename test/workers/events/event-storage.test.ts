@@ -9,7 +9,7 @@ import { LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES } from "../../../src/webhook-de
  * What each kept row costs, measured on the real schema (the migrations, the
  * lane's tables) with rows as the code writes them: the figures of the
  * capacity table (docs/design/order-events.md#capacity) and of the prune's
- * budget. A figure in the code below what is measured would let the tables
+ * account. A figure in the code below what is measured would let the tables
  * outgrow their budget; one far above it would waste it.
  */
 const ROWS = 20_000;

@@ -11,7 +11,7 @@ import { storeTestKey } from "../../support/test-keys";
 
 /**
  * The request analytics point (docs/operations.md#request-analytics): every
- * kind of response writes exactly one, with the budget (never the key) as
+ * kind of response writes exactly one, with the account (never the key) as
  * its index. Locally the runtime drops these writes, so a recording stand-in
  * takes the binding's place.
  */
@@ -175,7 +175,7 @@ function documentedQueries(): Map<string, string> {
 }
 
 describe("the operator's analytics queries", () => {
-  it("answer what the Worker wrote: requests and 5xx by version, top budgets today, p99 by route; and the release's health gate reads the same points", async () => {
+  it("answer what the Worker wrote: requests and 5xx by version, top accounts today, p99 by route; and the release's health gate reads the same points", async () => {
     await seedOrders([{ id: 11 }, { id: 12, status: "shipped" }, { id: 13 }]);
     const busy = await storeTestKey({ plan: "pro" });
     const quiet = await storeTestKey({ plan: "free" });

@@ -10,7 +10,7 @@ import { withoutDispatcher } from "../../support/webhook-fixtures";
 import type { Account } from "../../../src/account/account";
 
 /**
- * Retrying a write safely (docs/api.md#retrying-safely): the Idempotency-Key, kept in the budget's limiter object,
+ * Retrying a write safely (docs/api.md#retrying-safely): the Idempotency-Key, kept in the account's Durable Object,
  * replayed only to the key id that sent it.
  */
 const ALL = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
@@ -126,7 +126,7 @@ describe("an Idempotency-Key", () => {
     expect(await again.json()).toEqual(await made.json());
   });
 
-  it("is the key id's own: another key of the budget with the same Idempotency-Key runs its own request", async () => {
+  it("is the key id's own: another key of the account with the same Idempotency-Key runs its own request", async () => {
     const key = await owner();
     const sibling = await storeTestKey({ scopes: [...ALL], budget: key.record.id });
     const endpoint = { url: "https://receiver.example/hooks" };
@@ -202,7 +202,7 @@ describe("an Idempotency-Key", () => {
     expect((await rotate(key, undefined)).status).toBe(201);
   });
 
-  it("keeps the answer sealed in the budget's object: the new key is not there as text", async () => {
+  it("keeps the answer sealed in the account's object: the new key is not there as text", async () => {
     const key = await owner();
     const made = (await (await rotate(key, "sealed")).json()) as { key: string };
     const stored = await runInDurableObject(env.ACCOUNTS.getByName(key.record.id), (_, state) =>
@@ -214,7 +214,7 @@ describe("an Idempotency-Key", () => {
   });
 });
 
-describe("a budget's kept answers", () => {
+describe("an account's kept answers", () => {
   describe("on a fake clock", () => {
     onAFakeClock();
     const request = "POST /v2/keys/key_A/rotate\ndigest";
@@ -237,7 +237,7 @@ describe("a budget's kept answers", () => {
     const retry = (stub: DurableObjectStub<Account>) =>
       runInDurableObject(stub, (limiter) => limiter.beginIdempotent(KEY_ID, "kept", request));
 
-    it("outlive the budget's windows: its alarm keeps them for their day, then lets them go", async () => {
+    it("outlive the account's windows: its alarm keeps them for their day, then lets them go", async () => {
       // Noon: the day's window ends at midnight, twelve hours before the answer's day does.
       setClock(0);
       const stub = env.ACCOUNTS.getByName("budget-kept-past-its-windows");
@@ -284,7 +284,7 @@ describe("a budget's kept answers", () => {
         .exec<{ idempotency_key: string }>("SELECT idempotency_key FROM idempotent_answers ORDER BY started_at LIMIT 1")
         .one().idempotency_key;
       expect(oldest).toBe("write-25");
-      // docs/design/rate-limits.md#idempotent-answers: under 1 KB a kept answer of this size, so 10 MB a budget.
+      // docs/design/rate-limits.md#idempotent-answers: under 1 KB a kept answer of this size, so 10 MB an account.
       const bytesPerRow = (state.storage.sql.databaseSize - before) / rows;
       expect(bytesPerRow).toBeLessThan(1_024);
     });
@@ -307,7 +307,7 @@ function holdRun(statement: D1PreparedStatement, hold: () => Promise<void>): D1P
   });
 }
 
-/** The budgets' objects, whose keeping of an answer (finishIdempotent) fails as an overloaded object's call would. */
+/** The accounts' objects, whose keeping of an answer (finishIdempotent) fails as an overloaded object's call would. */
 function limiterFailingToKeep(): DurableObjectNamespace<Account> {
   return new Proxy(env.ACCOUNTS, {
     get(target, property) {

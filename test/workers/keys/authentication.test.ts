@@ -162,7 +162,7 @@ describe("scopes", () => {
 });
 
 describe("rotated keys", () => {
-  it("count a rotated key and the key it replaced against one budget, and refuse the old one once its grace is over", async () => {
+  it("count a rotated key and the key it replaced against one account, and refuse the old one once its grace is over", async () => {
     const old = await storeTestKey({ plan: "free", expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     const rotated = await storeTestKey({ plan: "free", budget: old.record.id });
     const remaining = async (key: string) => (await listWith(`Bearer ${key}`)).headers.get("X-RateLimit-Remaining");

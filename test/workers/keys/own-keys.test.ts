@@ -4,7 +4,7 @@ import { api, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
 /**
- * A budget's own keys (docs/api.md#authentication): listed, the calling one rotated with a grace period, one revoked
+ * An account's own keys (docs/api.md#authentication): listed, the calling one rotated with a grace period, one revoked
  * early.
  */
 const manager = () => storeTestKey({ scopes: ["orders:read", "keys:manage"] });
@@ -22,8 +22,8 @@ interface Rotated {
   previous: { id: string; expiresAt: string };
 }
 
-describe("a key's own budget", () => {
-  it("rotates the calling key: a new key shown once, the same budget and scopes; the old key works through the grace, and both are listed", async () => {
+describe("a key's own account", () => {
+  it("rotates the calling key: a new key shown once, the same account and scopes; the old key works through the grace, and both are listed", async () => {
     const old = await manager();
     const response = await rotate(old, { graceSeconds: 3_600 });
     expect(response.status).toBe(201);
@@ -32,7 +32,7 @@ describe("a key's own budget", () => {
     expect(rotated.start).toBe(rotated.key.slice(0, 12));
     expect(rotated.previous.id).toBe(old.record.id);
     expect(Math.abs(Date.parse(rotated.previous.expiresAt) - (Date.now() + 3_600_000))).toBeLessThan(10_000);
-    // Both work now, counted against one budget.
+    // Both work now, counted against one account.
     const usageOld = await api("/v2/console/session", { key: old.key });
     const usageNew = await api("/v2/console/session", { key: rotated.key });
     expect((await usageOld.json<{ key: { budget: string } }>()).key.budget).toBe(old.record.id);
@@ -57,7 +57,7 @@ describe("a key's own budget", () => {
     ]);
   });
 
-  it("revokes the old key early, from the new one; another budget's key is not found; revoking twice answers alike", async () => {
+  it("revokes the old key early, from the new one; another account's key is not found; revoking twice answers alike", async () => {
     const old = await manager();
     const rotated = await (await rotate(old)).json<Rotated>();
     const revoked = await api(`/v2/keys/${old.record.id}/revoke`, { method: "POST", key: rotated.key });
@@ -74,10 +74,10 @@ describe("a key's own budget", () => {
     expect((await api("/v2/console/session", { key: stranger.key })).status).toBe(200);
   });
 
-  it("refuses a key revoked in this isolate from its next request, even while the isolate holds admissions of its budget's lease", async () => {
+  it("refuses a key revoked in this isolate from its next request, even while the isolate holds admissions of its account's lease", async () => {
     const old = await manager();
     const rotated = await (await rotate(old)).json<Rotated>();
-    // A busy key: the isolate is granted admissions ahead, which it spends without asking the budget's object.
+    // A busy key: the isolate is granted admissions ahead, which it spends without asking the account's object.
     for (let i = 0; i < 20; i++) expect((await api("/v2/keys", { key: old.key })).status).toBe(200);
     expect((await api(`/v2/keys/${old.record.id}/revoke`, { method: "POST", key: rotated.key })).status).toBe(200);
     expect((await api("/v2/keys", { key: old.key })).status).toBe(401);
@@ -97,13 +97,14 @@ describe("a key's own budget", () => {
     }
   });
 
-  it("refuses a grace longer than a week, a key that is not valid any more, and a key of another budget", async () => {
+  it("refuses a grace longer than a week, a key that is not valid any more, and a key of another account", async () => {
     const key = await manager();
     expect((await errorBodyOf(await rotate(key, { graceSeconds: 604_801 }))).code).toBe("invalid_body");
     const next = await (await rotate(key, { graceSeconds: 0 })).json<Rotated>();
-    // A rotation without grace ends the old key at once: its budget's object refuses it, whatever a cached record says.
+    // A rotation without grace ends the old key at once: its account's object refuses it, whatever a cached
+    // record says.
     expect((await errorBodyOf(await rotate(key))).code).toBe("invalid_api_key");
-    // The new key cannot rotate the old one again, nor another budget's.
+    // The new key cannot rotate the old one again, nor another account's.
     const nextKey = { key: next.key, record: { ...key.record, id: next.id } };
     expect((await errorBodyOf(await rotate(nextKey, {}, key.record.id))).code).toBe("key_not_found");
     const stranger = await storeTestKey();
@@ -112,7 +113,7 @@ describe("a key's own budget", () => {
 });
 
 describe("a key in its grace period (rotated away), or one that expires", () => {
-  it("cannot take the budget over: it may neither rotate nor revoke the key that replaced it, with its key or a console session of it", async () => {
+  it("cannot take the account over: it may neither rotate nor revoke the key that replaced it, with its key or a console session of it", async () => {
     const leaked = await manager();
     const replacement = await (await rotate(leaked, { graceSeconds: 86_400 })).json<Rotated>();
     // Whoever holds the leaked key tries the takeover: rotate the replacement with no grace, for a key that never

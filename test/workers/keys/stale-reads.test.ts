@@ -10,7 +10,7 @@ import { apiWith } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
 /**
- * Decisions about a key read its budget's object, never a copy: another location whose KV still shows a key as it was
+ * Decisions about a key read its account's object, never a copy: another location whose KV still shows a key as it was
  * a minute ago (edgeKv) decides as the object does (docs/design/rate-limits.md#key-state).
  */
 const ALL = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
@@ -40,7 +40,7 @@ const asKey = (bindings: Env, key: TestKey, path: string, method = "GET", body?:
   });
 
 describe("a key changed at one location, asked about at another whose KV lags", () => {
-  it("stays revoked when a key of its budget, or an operator, rotates it there", async () => {
+  it("stays revoked when a key of its account, or an operator, rotates it there", async () => {
     setClock(0);
     const owner = await storeTestKey({ scopes: [...ALL] });
     const sibling = await storeTestKey({ scopes: [...ALL], budget: owner.record.id });
@@ -99,7 +99,7 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     });
   });
 
-  it("meets the limits an operator set at once: the budget's object, not the record the location holds", async () => {
+  it("meets the limits an operator set at once: the account's object, not the record the location holds", async () => {
     setClock(0);
     const key = await storeTestKey({ plan: "free" });
     const there = await elsewhere(key);

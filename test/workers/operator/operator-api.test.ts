@@ -65,7 +65,7 @@ describe("the operator API", () => {
     ).toBe(204);
   });
 
-  it("counts the operator on their own budget, never the address's: 61 requests in a minute meet no 429", async () => {
+  it("counts the operator on their own account, never the address's: 61 requests in a minute meet no 429", async () => {
     const response = await asOperator("/admin/keys/key_0123456789abcdef/usage");
     expect(await errorBodyOf(response)).toMatchObject({ code: "not_found" });
     expect(response.headers.get("X-RateLimit-Limit")).toBe(String(OPERATOR_LIMITS.perMinute));
@@ -152,7 +152,7 @@ describe("the operator API", () => {
     expect((await findKeyById(env, owner.record.id))!.limits).toEqual({ perMinute: 7, perDay: 70 });
   });
 
-  it("pages a budget's timeline, its own rows only: 200 a page, newest first, the next by before=", async () => {
+  it("pages an account's timeline, its own rows only: 200 a page, newest first, the next by before=", async () => {
     const mine = await storeTestKey({ plan: "pro" });
     const base = Date.UTC(2030, 0, 1);
     const row = (budget: string, i: number) =>
@@ -257,7 +257,7 @@ describe("the operator API", () => {
     expect((await api("/v1/store/orders", { key: roomy.key })).status).toBe(401);
   });
 
-  it("lets a revoked key spend nothing of its budget and count nothing toward its ban", async () => {
+  it("lets a revoked key spend nothing of its account and count nothing toward its ban", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.UTC(2030, 2, 10, 12, 0, 1));
     expect((await api("/v1/store/orders", { key: key.key })).status).toBe(200);
@@ -439,7 +439,7 @@ describe("the operator API", () => {
     expect(first.headers.get("X-RateLimit-Limit")).toBe("2");
     expect((await api("/v1/store/orders", { key: rotated.key })).status).toBe(200);
     expect((await api("/v1/store/orders", { key: pro.key })).status).toBe(429);
-    // The operators' budget page shows the limits in force.
+    // The operators' account page shows the limits in force.
     const page = (await (await asOperator(`/admin/keys/${pro.record.id}/budget`)).json()) as {
       keys: { limits: unknown }[];
     };

@@ -69,7 +69,7 @@ describe("keys through the operator API", () => {
     }
   });
 
-  it("changes a budget's plan on every key of a rotated pair, and a name on the key named, audited once with both", async () => {
+  it("changes an account's plan on every key of a rotated pair, and a name on the key named, audited once with both", async () => {
     const first = (await (await admin("/keys", "POST", { plan: "free" })).json()) as Made;
     const rotated = await admin(`/keys/${first.id}/rotate`, "POST", { graceSeconds: 3600 });
     expect(rotated.status).toBe(201);

@@ -252,8 +252,8 @@ describe("signing in to the operators' console", () => {
     expect(await errorBodyOf(await withCookie(theirs, "/admin/pipeline"))).toMatchObject({ code: "session_ended" });
   });
 
-  it("counts by the path: a caller's console cookie under /admin spends nothing of the caller's budget, an operator's on /v2 nothing of the session's", async () => {
-    // A pro key: its budget's limit differs from an address's.
+  it("counts by the path: a caller's console cookie under /admin spends nothing of the caller's account, an operator's on /v2 nothing of the session's", async () => {
+    // A pro key: its account's limit differs from an address's.
     const pro = await storeTestKey({ plan: "pro" });
     const caller = await api("/v2/console/session", { method: "POST", key: pro.key, headers: { Origin: ORIGIN } });
     const callerCookie = cookieOf(caller, SESSION_COOKIE);
@@ -293,7 +293,7 @@ describe("signing in to the operators' console", () => {
   });
 });
 
-describe("finding keys and a budget's page", () => {
+describe("finding keys and an account's page", () => {
   it("finds keys by part of a name, id or first characters, and by plan and state; a bad filter is invalid_query", async () => {
     const pro = await storeTestKey({ plan: "pro", name: "Acme storefront" });
     const search = async (query: string) =>
@@ -318,7 +318,7 @@ describe("finding keys and a budget's page", () => {
     expect(await errorBodyOf(bad)).toMatchObject({ code: "invalid_query", status: 400 });
   });
 
-  it("finds a banned budget's keys by state=banned from the ban's notice until it is lifted, and a key rotated away as grace", async () => {
+  it("finds a banned account's keys by state=banned from the ban's notice until it is lifted, and a key rotated away as grace", async () => {
     const operator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
     type Found = { id: string; state: string; bannedUntil: string | null };
     const search = async (query: string) =>
@@ -333,7 +333,7 @@ describe("finding keys and a budget's page", () => {
       banned = response.status === 429 && (await response.json<{ code: string }>()).code === "api_key_banned";
     }
     expect(banned).toBe(true);
-    // The budget's object writes the notice as the ban starts.
+    // The account's object writes the notice as the ban starts.
     await vi.waitFor(
       async () => expect((await search("state=banned")).map(({ id }) => id)).toContain(tight.record.id),
       { timeout: 10_000 },
@@ -365,7 +365,7 @@ describe("finding keys and a budget's page", () => {
     expect((await search("state=grace&q=rotating")).map(({ id }) => id)).toEqual([rotating.record.id]);
   });
 
-  it("shows a budget's keys, endpoints and audit timeline with who did what, and a lock's reason to the endpoint's owner, never the operator's name", async () => {
+  it("shows an account's keys, endpoints and audit timeline with who did what, and a lock's reason to the endpoint's owner, never the operator's name", async () => {
     const owner = await freshWebhookOwner();
     const endpoint = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const ana = await addOperator("ana");

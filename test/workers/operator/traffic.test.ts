@@ -47,7 +47,7 @@ function analytics() {
 afterEach(() => vi.restoreAllMocks());
 
 describe("GET /admin/traffic", () => {
-  it("counts every budget's and every keyless caller's requests by outcome, with the top budgets, the bans refusing and the address groups refused", async () => {
+  it("counts every account's and every keyless caller's requests by outcome, with the top accounts, the bans refusing and the address groups refused", async () => {
     const stand = analytics();
     const busy = await storeTestKey({ plan: "pro" });
     const limited = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 1_000 } });
@@ -108,7 +108,7 @@ describe("GET /admin/traffic", () => {
     expect(traffic.keyless.find((group) => group.addressGroup === "198.51.100.9")).toBeUndefined();
     expect(traffic.dataset).toBe(DATASET);
 
-    // Five queries to the account's SQL API with the read token, whatever the number of budgets.
+    // Five queries to the Cloudflare account's SQL API with the read token, whatever the number of accounts.
     expect(stand.asked).toHaveLength(5);
     for (const asked of stand.asked) {
       expect(asked.url).toBe(`https://api.cloudflare.com/client/v4/accounts/${ACCOUNT}/analytics_engine/sql`);

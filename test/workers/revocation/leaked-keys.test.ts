@@ -20,7 +20,7 @@ import { seedOrders } from "../../support/seed";
 
 /**
  * A key revoked as leaked ends what it started (docs/api.md#what-a-leak-ends),
- * and who may act is decided by the budget's object, never by a KV read that
+ * and who may act is decided by the account's object, never by a KV read that
  * may be a minute old (docs/design/rate-limits.md#key-state).
  */
 const OWNER_SCOPES = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
@@ -177,7 +177,7 @@ describe("a key revoked as leaked", () => {
     ).toBe(200);
   });
 
-  it("ends its console sessions and names the keys it made by rotation, in the answer, the audit and the budget's key list", async () => {
+  it("ends its console sessions and names the keys it made by rotation, in the answer, the audit and the account's key list", async () => {
     const { leaked, replacement } = await leakedAndReplacement();
     const signedIn = await api("/v2/console/session", { method: "POST", key: leaked.key, headers: { Origin: ORIGIN } });
     expect(signedIn.status).toBe(201);

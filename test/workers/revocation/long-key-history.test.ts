@@ -22,7 +22,7 @@ import {
 const DAY = 86_400_000;
 
 /**
- * `count` keys of `owner`'s budget, each rotated away and long expired (or revoked), stored as rotations leave them.
+ * `count` keys of `owner`'s account, each rotated away and long expired (or revoked), stored as rotations leave them.
  */
 async function pastRotations(owner: TestKey, count: number, stoppedAt: number): Promise<void> {
   for (let i = 0; i < count; i++) {
@@ -37,7 +37,7 @@ async function pastRotations(owner: TestKey, count: number, stoppedAt: number): 
 }
 
 describe("an account rotated 600 times", () => {
-  it("reads none of its keys from KV: a lane's run, GET /v2/keys, the operators' budget page; deliveries go on", async () => {
+  it("reads none of its keys from KV: a lane's run, GET /v2/keys, the operators' account page; deliveries go on", async () => {
     await freshWebhookOwner();
     const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage", "keys:manage"] });
     await pastRotations(owner, 600, Date.now() - DAY);
@@ -76,7 +76,7 @@ describe("an account rotated 600 times", () => {
     expect(seen.size).toBe(601);
     expect(pages).toBe(7);
 
-    // The operators' budget page: the first 100 keys, and that there are more.
+    // The operators' account page: the first 100 keys, and that there are more.
     counting.reset();
     const budgetPage = await apiWith(bindings, `/admin/keys/${owner.record.id}/budget`, {
       key: "operator-token-for-tests",

@@ -13,7 +13,7 @@ import { clientRequest, errorBodyOf, recordingContext } from "../../support/requ
 import { storeTestKey } from "../../support/test-keys";
 
 /**
- * The usage history (docs/api.md#usage): what each budget's limiter object
+ * The usage history (docs/api.md#usage): what each account's limiter object
  * decided, per minute, hour and day, for the key itself (GET /v2/usage) and
  * for operators (GET /admin/keys/{keyId}/usage/history). The clock is the
  * test's: leases expire and refusals are sent when the test says so.
@@ -123,7 +123,7 @@ describe("the usage history", () => {
     ]);
   }, 30_000);
 
-  it("answers a key its own budget's history, shared by a rotated pair, with defaults per granularity", async () => {
+  it("answers a key its own account's history, shared by a rotated pair, with defaults per granularity", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(at(30));
     const owner = await storeTestKey({ plan: "pro" });
@@ -271,7 +271,7 @@ describe("the usage history", () => {
     expect(await runInDurableObject(stub, async (_, state) => state.storage.kv.get("state"))).toBeUndefined();
     expect(await stub.key(key.record.id)).toMatchObject({ id: key.record.id, plan: "pro" });
 
-    // The same instance serves the budget's next request: admitted and counted, not 503 (no such table).
+    // The same instance serves the account's next request: admitted and counted, not 503 (no such table).
     expect((await send("/v1/store/orders", { key: key.key })).status).toBe(200);
     await Promise.all(pending.splice(0));
     const history = await send(`/v2/usage?granularity=minute&from=${new Date(at(2 * 86_400 - 60)).toISOString()}`, {

@@ -299,7 +299,7 @@ describe("a lane's run", () => {
     ).toBe("enabled");
   });
 
-  it("empties itself when its endpoint was deleted, and never reaches another budget's endpoint", async () => {
+  it("empties itself when its endpoint was deleted, and never reaches another account's endpoint", async () => {
     const { made } = await pendingDelivery();
     const response = await apiWith(env, `/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key });
     expect(response.status).toBe(204);
@@ -328,7 +328,7 @@ describe("a lane's run", () => {
 });
 
 describe("an endpoint's deliveries", () => {
-  it("are listed newest first for the endpoint's budget (and for operators), and one is sent again on request with the same event", async () => {
+  it("are listed newest first for the endpoint's account (and for operators), and one is sent again on request with the same event", async () => {
     const made = await endpoint({ url: "https://receiver.example/" });
     await seedOrders([{ id: 11 }, { id: 12 }]);
     await dispatchQuietly();
@@ -358,7 +358,8 @@ describe("an endpoint's deliveries", () => {
       outcome: "failed",
     });
     expect((listed.data[1]!.attemptLog as unknown[]).length).toBe(4);
-    // An operator reads the same log of any budget's endpoint (docs/operations.md#operator-api); an unknown endpoint is
+    // An operator reads the same log of any account's endpoint (docs/operations.md#operator-api); an unknown
+    // endpoint is
     // 404.
     const asOperator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
     expect(await (await apiWith(env, `/admin/webhook-endpoints/${made.id}/deliveries`, asOperator)).json()).toEqual(

@@ -56,7 +56,7 @@ describe("the audit of an owner's actions on an endpoint", () => {
       { operation: "retry", changes: { count: 1, last: { deliveryId: deliveryIds[0] } }, actor, outcome: null },
       { operation: "delete", changes: {}, actor, outcome: null },
     ]);
-    // Every row carries the endpoint's budget: its page reads them by an index.
+    // Every row carries the endpoint's account: its page reads them by an index.
     const budgets = await env.DB.prepare("SELECT DISTINCT budget FROM webhook_endpoint_events WHERE endpoint_id = ?1")
       .bind(endpointId)
       .all<{ budget: string }>();

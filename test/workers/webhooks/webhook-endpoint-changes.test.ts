@@ -98,7 +98,7 @@ describe("changing a webhook endpoint", () => {
     expect(await auditOf(made.id)).toEqual([]);
   });
 
-  it("is its budget's only: another budget's key gets 404 and changes nothing", async () => {
+  it("is its account's only: another account's key gets 404 and changes nothing", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const refused = await change(made.id, { status: "disabled" }, stranger.key);
@@ -325,7 +325,7 @@ describe("recovering failed deliveries", () => {
     expect(await outcomes(made.id)).toEqual({ failed: 0, recovered: 1_001 });
   });
 
-  it("refuses a disabled endpoint, another budget's, and a since that is not an instant", async () => {
+  it("refuses a disabled endpoint, another account's, and a since that is not an instant", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     expect((await errorBodyOf(await recover(made.id, { since: "yesterday" }))).code).toBe("invalid_body");
     await change(made.id, { status: "disabled" });
@@ -403,7 +403,7 @@ describe("a test event", () => {
     expect((await errorBodyOf(await test(made.id))).code).toBe("webhook_endpoint_disabled");
   });
 
-  it("is sent at most 10 times a minute per budget, across its endpoints: the 11th is 429 too_many_test_events with Retry-After, and nothing is POSTed", async () => {
+  it("is sent at most 10 times a minute per account, across its endpoints: the 11th is 429 too_many_test_events with Retry-After, and nothing is POSTed", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     const other = await makeEndpoint(owner.key, { url: "https://receiver.example/other" });
     const posts = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
@@ -416,7 +416,7 @@ describe("a test event", () => {
     expect(wait).toBeLessThanOrEqual(60);
     expect(await errorBodyOf(refused)).toMatchObject({ code: "too_many_test_events", status: 429 });
     expect((await test(other.id)).status).toBe(429);
-    // Deleting an endpoint and making it again starts nothing over: the limit is the budget's, not the lane's.
+    // Deleting an endpoint and making it again starts nothing over: the limit is the account's, not the lane's.
     expect((await api(`/v2/webhook-endpoints/${other.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
     const again = await makeEndpoint(owner.key, { url: "https://receiver.example/other" });
     expect((await test(again.id)).status).toBe(429);
@@ -427,7 +427,7 @@ describe("a test event", () => {
         .filter((row) => row.operation === "test")
         .map((row) => (JSON.parse(String(row.changes)) as { count: number }).count),
     ).toEqual([6]);
-    // Another budget counts its own.
+    // Another account counts its own.
     const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const theirs = await makeEndpoint(stranger.key, { url: "https://receiver.example/theirs" });
     expect((await api(`/v2/webhook-endpoints/${theirs.id}/test`, { method: "POST", key: stranger.key })).status).toBe(
@@ -500,7 +500,7 @@ describe("an operator's disabling", () => {
     const spelled = await create("https://Receiver.Example:443/%7Eteam/hooks");
     expect(spelled.status).toBe(201);
     expect((await spelled.json<{ url: string }>()).url).toBe("https://receiver.example/~team/hooks");
-    // Other endpoints of the budget change as before.
+    // Other endpoints of the account change as before.
     expect((await change(other.id, { url: "https://receiver.example/another" })).status).toBe(200);
   });
 

@@ -5,8 +5,8 @@ import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 
 /**
- * The budget's webhook endpoints (docs/api.md#webhook-endpoints), and the
- * operator's view of every budget's (docs/operations.md#webhooks).
+ * The account's webhook endpoints (docs/api.md#webhook-endpoints), and the
+ * operator's view of every account's (docs/operations.md#webhooks).
  */
 const OPERATOR = "Bearer operator-token-for-tests";
 
@@ -36,7 +36,7 @@ interface Endpoint {
 }
 
 describe("webhook endpoints", () => {
-  it("are made with a secret shown once, listed, read and deleted by their budget", async () => {
+  it("are made with a secret shown once, listed, read and deleted by their account", async () => {
     const response = await create({ url: "https://receiver.example/hooks" });
     expect(response.status).toBe(201);
     const made = await response.json<Endpoint>();
@@ -102,7 +102,7 @@ describe("webhook endpoints", () => {
       code: "insufficient_scope",
       message: expect.stringContaining("orders:read"),
     });
-    // Nor may it change one of its budget's (made by a key that could).
+    // Nor may it change one of its account's (made by a key that could).
     const reader = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"], budget: managerOnly.record.id });
     const made = await (await create({ url: "https://receiver.example/hooks" }, reader.key)).json<Endpoint>();
     const patch = await api(`/v2/webhook-endpoints/${made.id}`, {
@@ -126,7 +126,7 @@ describe("webhook endpoints", () => {
     expect(made.types).toEqual(["order.cancelled", "order.shipped"]);
   });
 
-  it("belong to the budget: a rotated key sees them, another budget's key gets 404", async () => {
+  it("belong to the account: a rotated key sees them, another account's key gets 404", async () => {
     const made = await (await create({ url: "https://receiver.example/" })).json<Endpoint>();
     const rotated = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"], budget: owner.record.id });
     const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
@@ -140,7 +140,7 @@ describe("webhook endpoints", () => {
     ).toEqual([]);
   });
 
-  it("are at most 10 a budget: the 11th is 409, and after a delete there is room again", async () => {
+  it("are at most 10 an account: the 11th is 409, and after a delete there is room again", async () => {
     const made: Endpoint[] = [];
     for (let i = 0; i < 10; i++)
       made.push(await (await create({ url: `https://receiver.example/${i}` })).json<Endpoint>());
@@ -152,7 +152,7 @@ describe("webhook endpoints", () => {
     expect((await create({ url: "https://receiver.example/10" })).status).toBe(201);
   });
 
-  it("never pass 10 a budget, however many are made at once", async () => {
+  it("never pass 10 an account, however many are made at once", async () => {
     const statuses = await Promise.all(
       Array.from({ length: 16 }, (_, i) =>
         create({ url: `https://receiver.example/${i}` }).then((response) => response.status),
@@ -328,7 +328,7 @@ describe("webhook endpoints", () => {
 });
 
 describe("webhook endpoints, for operators", () => {
-  it("lists every budget's with their status, and disables one, audited", async () => {
+  it("lists every account's with their status, and disables one, audited", async () => {
     const made = await (await create({ url: "https://receiver.example/op" })).json<Endpoint>();
     const all = await (
       await api("/admin/webhook-endpoints", { key: null, headers: { Authorization: OPERATOR } })

@@ -99,7 +99,7 @@ const patch = (id: string, body: object) =>
   });
 
 describe("a failing endpoint", () => {
-  it("is told to the budget's endpoints that name webhook_endpoint.failing once it has failed for WEBHOOK_FAILING_AFTER: once a period, signed, never to itself, the default types or another budget", async () => {
+  it("is told to the account's endpoints that name webhook_endpoint.failing once it has failed for WEBHOOK_FAILING_AFTER: once a period, signed, never to itself, the default types or another account", async () => {
     const { failing, watcher, plain } = await budgetWithWatcher();
     const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const elsewhere = await makeEndpoint(stranger.key, { url: "https://elsewhere.example/hooks", types: NOTICES });

@@ -8,7 +8,7 @@ import { makeEndpoint, webhookOwnerOfEachTest, withoutDispatcher } from "../../s
 /**
  * Webhook URLs in their one normal form, and an operator's lock on a host
  * (docs/operations.md#webhooks): every endpoint on it disabled, every URL on
- * it refused to every budget until the lock is lifted.
+ * it refused to every account until the lock is lifted.
  */
 const owner = webhookOwnerOfEachTest();
 const asOperator = (path: string, method: string, body?: unknown) =>
@@ -58,7 +58,7 @@ describe("a webhook URL's normal form", () => {
     expect(normalHost(text)).toBe(host);
   });
 
-  it("lets no endpoint of the budget take a locked endpoint's URL with a trailing dot", async () => {
+  it("lets no endpoint of the account take a locked endpoint's URL with a trailing dot", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hook" });
     expect((await asOperator(`/webhook-endpoints/${made.id}/disable`, "POST")).status).toBe(200);
     expect(await errorBodyOf(await create(owner.key, "https://receiver.example./hook"))).toMatchObject({
@@ -71,7 +71,7 @@ describe("a webhook URL's normal form", () => {
 });
 
 describe("an operator's lock on a host", () => {
-  it("disables every endpoint on it, of every budget, refuses its URLs until lifted, and enables nothing when lifted", async () => {
+  it("disables every endpoint on it, of every account, refuses its URLs until lifted, and enables nothing when lifted", async () => {
     const stranger = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
     const mine = await makeEndpoint(owner.key, { url: "https://locked.example/hook" });
     const theirs = await makeEndpoint(stranger.key, { url: "https://LOCKED.example.:8443/other" });
@@ -88,7 +88,7 @@ describe("an operator's lock on a host", () => {
     });
     expect(await endpoint(stranger.key, theirs.id)).toMatchObject({ status: "disabled", disabledBy: "operator" });
     expect(await endpoint(owner.key, elsewhere.id)).toMatchObject({ status: "enabled" });
-    // Every URL on the host, in any spelling, for every budget; and no endpoint moves onto it.
+    // Every URL on the host, in any spelling, for every account; and no endpoint moves onto it.
     for (const url of ["https://locked.example/new", "https://locked.example.:9443/x", "https://LOCKED.EXAMPLE/"]) {
       expect(await errorBodyOf(await create(stranger.key, url))).toMatchObject({
         status: 409,

@@ -26,9 +26,9 @@ import {
 } from "../../support/webhook-fixtures";
 
 /**
- * Webhook delivery against what receivers and budgets do (docs/design/order-events.md#lanes):
+ * Webhook delivery against what receivers and accounts do (docs/design/order-events.md#lanes):
  * what cannot be delivered, a receiver that hangs beside a healthy one, an
- * owner's rate limit, a receiver that says 410 or asks for time, a budget
+ * owner's rate limit, a receiver that says 410 or asks for time, an account
  * whose keys are revoked or expired.
  */
 const owner = webhookOwnerOfEachTest();
@@ -272,7 +272,7 @@ describe("what the receiver asks for", () => {
 describe("an account with no live key", () => {
   const failedForNoKey = {
     outcome: "failed",
-    last_error: "the endpoint's budget has no live key with orders:read (revoked, expired, or without that scope)",
+    last_error: "the endpoint's account has no live key with orders:read (revoked, expired, or without that scope)",
   };
   const revoke = (key: TestKey) =>
     env.ACCOUNTS.getByName(key.record.budget ?? key.record.id).revokeKey(

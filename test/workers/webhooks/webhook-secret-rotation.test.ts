@@ -107,7 +107,7 @@ describe("rotating a webhook endpoint's secret", () => {
     expect([verifies(none.secret, post), verifies(old, post)]).toEqual([true, false]);
   });
 
-  it("refuses an overlap over a week, another budget's endpoint, and a key without the scope", async () => {
+  it("refuses an overlap over a week, another account's endpoint, and a key without the scope", async () => {
     const { endpointId } = await pendingDeliveries(owner.key, []);
     expect((await errorBodyOf(await rotate(endpointId, { overlapSeconds: 7 * 86_400 + 1 }))).code).toBe("invalid_body");
     const stranger = await storeTestKey({ scopes: ["webhooks:manage"] });

@@ -4,7 +4,8 @@ import type { Session } from "../../../console-kit/browser/api-types";
 import type { View } from "../console-view";
 
 /**
- * How often the remaining counts are read again while the overview is shown (each read is a request the budget counts).
+ * How often the remaining counts are read again while the overview is shown (each read is a request the
+ * account counts).
  */
 const REFRESH_MS = 10_000;
 

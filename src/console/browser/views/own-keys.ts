@@ -52,7 +52,7 @@ const leakNotices = (keys: OwnKey[]) =>
   });
 
 /**
- * The budget's keys: rotate the signed-in key with a grace period (the new
+ * The account's keys: rotate the signed-in key with a grace period (the new
  * key shown once; the session moves to it), see both while both live, revoke
  * the old one early. Needs the keys:manage scope, and says so without it.
  */
@@ -91,7 +91,7 @@ export const keysView: View = (root, session, _route, page) => {
         h(
           "table",
           { id: "keys-table" },
-          h("caption", {}, "This budget's keys, newest first"),
+          h("caption", {}, "This account's keys, newest first"),
           h(
             "thead",
             {},
@@ -215,7 +215,7 @@ export const keysView: View = (root, session, _route, page) => {
     h(
       "p",
       {},
-      "A new key for the same budget, plan, limits, scopes and webhooks. The key you signed in with keeps " +
+      "A new key for the same account, plan, limits, scopes and webhooks. The key you signed in with keeps " +
         "working for " +
         "the grace period, so your clients can move over.",
     ),

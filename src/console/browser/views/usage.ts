@@ -9,7 +9,7 @@ export const usageView: View = (root) => {
   show(
     root,
     h("h1", { tabindex: -1 }, "Usage"),
-    h("p", {}, "What the limiter admitted and refused for this key's budget, exactly as it decided."),
+    h("p", {}, "What the limiter admitted and refused for this key's account, exactly as it decided."),
     chart.element,
   );
   return chart.stop;

@@ -29,7 +29,7 @@ const failingBanner = (endpoint: WebhookEndpoint) =>
       (endpoint.lastDeliveredAt
         ? ` (the last one through: ${new Date(endpoint.lastDeliveredAt).toLocaleString()}). `
         : " (none has ever got through). ") +
-      "Check the receiver and the delivery log. By default the service tells this budget's endpoints that name " +
+      "Check the receiver and the delivery log. By default the service tells this account's endpoints that name " +
       "webhook_endpoint.failing after a day of it, and disables an endpoint whose every attempt fails for 5 days.",
     "error",
   );
@@ -51,7 +51,7 @@ function typePicker(
   return { fieldset, value: () => boxes.filter((box) => box.checked).map((box) => box.value) };
 }
 
-/** #/webhooks: the budget's endpoints and a form to add one; #/webhooks/<id>: one endpoint. */
+/** #/webhooks: the account's endpoints and a form to add one; #/webhooks/<id>: one endpoint. */
 export const webhooksView: View = (root, session, route) => {
   if (!session.key.scopes.includes("webhooks:manage")) {
     show(
@@ -93,7 +93,7 @@ function endpointsView(root: HTMLElement): void {
           : h(
               "table",
               { id: "endpoints-table" },
-              h("caption", {}, "Where this budget's order events are delivered"),
+              h("caption", {}, "Where this account's order events are delivered"),
               h(
                 "thead",
                 {},

@@ -36,8 +36,8 @@ export interface OperatorEndpoint {
   createdAt: string;
 }
 
-export interface Budget {
-  /** What the budget counts by now: its keys' own limits, or their plan's. */
+export interface AccountPage {
+  /** What the account counts by now: its keys' own limits, or their plan's. */
   limitsInForce: { perMinute: number; perDay: number };
   budget: string;
   keys: (Omit<FoundKey, "budget" | "bannedUntil"> & {
@@ -64,7 +64,7 @@ export interface Budget {
   }[];
 }
 
-export interface BudgetUsage {
+export interface AccountUsage {
   keyId: string;
   budget: string;
   usage: {

@@ -14,8 +14,8 @@ import { signInView } from "./views/token-sign-in";
 import { pipelineView } from "./views/pipeline";
 import { trafficView } from "./views/traffic";
 import { keysView } from "./views/key-search";
-import { budgetView } from "./views/budget";
-import { webhooksView } from "./views/endpoints-of-every-budget";
+import { accountView } from "./views/account";
+import { webhooksView } from "./views/endpoints-of-every-account";
 
 const view = (title: string, draw: OperatorView, listed = true): ShellView<OperatorSignedIn> => ({
   title,
@@ -32,8 +32,8 @@ const shell: Shell<OperatorSignedIn> = new Shell(document.getElementById("consol
     traffic: view("Traffic", trafficView),
     keys: view("Keys", keysView),
     webhooks: view("Webhooks", webhooksView),
-    // A budget's page is reached from a key or an endpoint, not from the navigation.
-    budget: view("Budget", budgetView, false),
+    // An account's page is reached from a key or an endpoint, not from the navigation.
+    budget: view("Account", accountView, false),
   },
   home: "pipeline",
   session: () => admin<OperatorSignedIn>("GET", "/session"),

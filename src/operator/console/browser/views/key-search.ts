@@ -18,7 +18,8 @@ const select = (id: string, label: string, values: string[]) => [
 ];
 
 /**
- * Keys of every budget (GET /admin/keys): by part of an id, name, first characters or budget; by plan, state and scope;
+ * Keys of every account (GET /admin/keys): by part of an id, name, first characters or account; by plan, state
+ * and scope;
  * paged.
  */
 export const keysView: OperatorView = (root) => {
@@ -31,7 +32,7 @@ export const keysView: OperatorView = (root) => {
     type: "search",
     autocomplete: "off",
     spellcheck: "false",
-    placeholder: "key_…, so_live_…, a name or a budget",
+    placeholder: "key_…, so_live_…, a name or an account",
   });
   const form = h(
     "form",
@@ -115,14 +116,14 @@ export const keysView: OperatorView = (root) => {
     h(
       "table",
       {},
-      h("caption", {}, "Keys found; open one for its budget"),
+      h("caption", {}, "Keys found; open one for its account"),
       h(
         "thead",
         {},
         h(
           "tr",
           {},
-          ["Name", "Id", "Plan", "State", "Budget", "Made"].map((title) => h("th", { scope: "col" }, title)),
+          ["Name", "Id", "Plan", "State", "Account", "Made"].map((title) => h("th", { scope: "col" }, title)),
         ),
       ),
       rows,

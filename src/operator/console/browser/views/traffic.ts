@@ -17,7 +17,7 @@ const cells = (...values: (string | number | HTMLElement)[]) =>
     {},
     values.map((value) => h("td", {}, value)),
   );
-const budgetLink = (budget: string) => h("a", { href: `#/budget/${budget}` }, h("code", {}, budget));
+const accountLink = (budget: string) => h("a", { href: `#/budget/${budget}` }, h("code", {}, budget));
 const table = (caption: string, headings: string[], rows: HTMLElement[], empty: string) =>
   rows.length === 0
     ? h("p", { class: "hint" }, empty)
@@ -38,8 +38,8 @@ const table = (caption: string, headings: string[], rows: HTMLElement[], empty: 
       );
 
 /**
- * Every budget's traffic (GET /admin/traffic, read from the request
- * analytics): requests by outcome over a range, the top budgets by requests
+ * Every account's traffic (GET /admin/traffic, read from the request
+ * analytics): requests by outcome over a range, the top accounts by requests
  * and by refusals, the bans refusing now, keyless refusals by address group.
  */
 export const trafficView: OperatorView = (root) => {
@@ -84,7 +84,7 @@ export const trafficView: OperatorView = (root) => {
       h(
         "figcaption",
         { id: "traffic-caption" },
-        `Requests a minute across every budget and caller, averaged over ` +
+        `Requests a minute across every account and caller, averaged over ` +
           `${perMinute === 1 ? "each minute" : `${perMinute} minutes`}, from ${series[0]?.start ?? "—"}; ` +
           "point at the chart for the numbers.",
       ),
@@ -122,29 +122,29 @@ export const trafficView: OperatorView = (root) => {
       ),
       h("h2", {}, "Bans refusing now"),
       table(
-        "Budgets and address groups refused as banned in the last 5 minutes",
+        "Accounts and address groups refused as banned in the last 5 minutes",
         ["Caller", "Refused", "Last refused (UTC)"],
         traffic.bans.map((ban) =>
           cells(
-            ban.caller.startsWith("ip:") ? h("code", {}, ban.caller.slice(3)) : budgetLink(ban.caller),
+            ban.caller.startsWith("ip:") ? h("code", {}, ban.caller.slice(3)) : accountLink(ban.caller),
             ban.refused,
             ban.lastRefusedAt,
           ),
         ),
         "No ban refused anyone in the last 5 minutes.",
       ),
-      h("h2", {}, "Top budgets"),
+      h("h2", {}, "Top accounts"),
       table(
         "By requests",
-        ["Budget", "Requests", "Refused"],
-        traffic.topByRequests.map((b) => cells(budgetLink(b.budget), b.requests, b.refused)),
-        "No budget sent a request in this range.",
+        ["Account", "Requests", "Refused"],
+        traffic.topByRequests.map((b) => cells(accountLink(b.budget), b.requests, b.refused)),
+        "No account sent a request in this range.",
       ),
       table(
         "By refusals",
-        ["Budget", "Refused", "Requests"],
-        traffic.topByRefusals.map((b) => cells(budgetLink(b.budget), b.refused, b.requests)),
-        "No budget was refused in this range.",
+        ["Account", "Refused", "Requests"],
+        traffic.topByRefusals.map((b) => cells(accountLink(b.budget), b.refused, b.requests)),
+        "No account was refused in this range.",
       ),
       h("h2", {}, "Callers without a key, by address group"),
       table(

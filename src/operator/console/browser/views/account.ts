@@ -3,38 +3,41 @@ import { h, notice, show, shownOnce, when } from "../../../../console-kit/browse
 import { usageChart } from "../../../../console-kit/browser/usage-chart";
 import type { UsageHistory } from "../../../../console-kit/browser/api-types";
 import { acting, admin } from "../operator-api";
-import type { Budget, BudgetUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
+import type { AccountPage, AccountUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
 /**
- * A budget's page, opened from one of its keys: its keys, what its limiter
+ * An account's page, opened from one of its keys: its keys, what its limiter
  * counts now (a ban with its Unban), its limits (edit), its usage chart (the
  * callers' console's, reused), its webhook endpoints, a callers' console
  * link to hand out, and its audit timeline, who did what.
  */
-export const budgetView: OperatorView = (root, [keyId]) => {
+export const accountView: OperatorView = (root, [keyId]) => {
   if (!keyId)
     return void show(
       root,
-      h("h1", { tabindex: -1 }, "Budget"),
-      notice("Open a budget from a key found in Keys.", "error"),
+      h("h1", { tabindex: -1 }, "Account"),
+      notice("Open an account from a key found in Keys.", "error"),
     );
   // A part of the address is whoever sent the link's to write: nothing is drawn, nor sent, for what is not a key id.
   if (!isId("key", keyId))
     return void show(
       root,
-      h("h1", { tabindex: -1 }, "Budget"),
-      notice(`${JSON.stringify(keyId.slice(0, 40))} is not a key id: open a budget from a key found in Keys.`, "error"),
+      h("h1", { tabindex: -1 }, "Account"),
+      notice(
+        `${JSON.stringify(keyId.slice(0, 40))} is not a key id: open an account from a key found in Keys.`,
+        "error",
+      ),
     );
   const key = { key: keyId };
   const status = h("div", {});
-  const standing = h("div", { id: "budget-standing" });
+  const standing = h("div", { id: "account-standing" });
   const keys = h("div", {});
   const limits = h("div", {});
   const endpoints = h("div", {});
   const link = h("div", {});
-  const timeline = h("div", { id: "budget-timeline" });
+  const timeline = h("div", { id: "account-timeline" });
   const chart = usageChart((query, signal) =>
     admin<UsageHistory>("GET", `${apiPath("keys", key, "usage", "history")}?${query}`, { signal }),
   );
@@ -42,18 +45,18 @@ export const budgetView: OperatorView = (root, [keyId]) => {
   const act = acting(status, () => load());
 
   const load = async () => {
-    let budget: Budget;
-    let usage: BudgetUsage;
-    let budgetEndpoints: OperatorEndpoint[];
+    let account: AccountPage;
+    let usage: AccountUsage;
+    let accountEndpoints: OperatorEndpoint[];
     try {
-      [budget, usage] = await Promise.all([
-        admin<Budget>("GET", apiPath("keys", key, "budget")),
-        admin<BudgetUsage>("GET", apiPath("keys", key, "usage")),
+      [account, usage] = await Promise.all([
+        admin<AccountPage>("GET", apiPath("keys", key, "budget")),
+        admin<AccountUsage>("GET", apiPath("keys", key, "usage")),
       ]);
-      budgetEndpoints = (
+      accountEndpoints = (
         await admin<{ data: OperatorEndpoint[] }>(
           "GET",
-          `/webhook-endpoints?budget=${encodeURIComponent(budget.budget)}`,
+          `/webhook-endpoints?budget=${encodeURIComponent(account.budget)}`,
         )
       ).data;
     } catch (error) {
@@ -65,8 +68,8 @@ export const budgetView: OperatorView = (root, [keyId]) => {
       h(
         "dl",
         { class: "facts" },
-        h("dt", {}, "Budget"),
-        h("dd", {}, h("code", {}, budget.budget)),
+        h("dt", {}, "Account"),
+        h("dd", {}, h("code", {}, account.budget)),
         h("dt", {}, "This minute"),
         h("dd", {}, `${usage.usage.minute.count} admitted, until ${iso(usage.usage.minute.reset)}`),
         h("dt", {}, "Today"),
@@ -74,9 +77,9 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         h("dt", {}, "Refused in a row"),
         h("dd", {}, usage.usage.refusedInARow),
         h("dt", {}, "Ban"),
-        h("dd", { id: "budget-ban" }, banned ? `banned until ${iso(usage.usage.bannedUntil)}` : "none"),
+        h("dd", { id: "account-ban" }, banned ? `banned until ${iso(usage.usage.bannedUntil)}` : "none"),
       ),
-      // Offered unbanned too: it starts the refusal streak over, so a budget about to be banned is not.
+      // Offered unbanned too: it starts the refusal streak over, so an account about to be banned is not.
       h(
         "button",
         {
@@ -96,7 +99,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
       h(
         "table",
         {},
-        h("caption", {}, "The budget's keys"),
+        h("caption", {}, "The account's keys"),
         h(
           "thead",
           {},
@@ -109,7 +112,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         h(
           "tbody",
           {},
-          budget.keys.map((key) =>
+          account.keys.map((key) =>
             h(
               "tr",
               {},
@@ -135,7 +138,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
           ),
         ),
       ),
-      ...budget.keys.flatMap((key) =>
+      ...account.keys.flatMap((key) =>
         key.leak
           ? [
               notice(
@@ -149,7 +152,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
           : [],
       ),
     );
-    const own = budget.keys.some((key) => key.limits);
+    const own = account.keys.some((key) => key.limits);
     const perMinute = h("input", {
       id: "limit-minute",
       name: "perMinute",
@@ -157,7 +160,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
       min: 1,
       step: 1,
       required: true,
-      value: budget.limitsInForce.perMinute,
+      value: account.limitsInForce.perMinute,
     });
     const perDay = h("input", {
       id: "limit-day",
@@ -166,7 +169,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
       min: 1,
       step: 1,
       required: true,
-      value: budget.limitsInForce.perDay,
+      value: account.limitsInForce.perDay,
     });
     show(
       limits,
@@ -196,7 +199,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
           "p",
           { class: "hint" },
           own
-            ? "The limits in force: the budget's own, kept in its keys' records until changed."
+            ? "The limits in force: the account's own, kept in its keys' records until changed."
             : "The limits in force: its plan's. Set, they are kept in its keys' records until changed.",
         ),
         h("button", { type: "submit" }, "Set limits"),
@@ -204,12 +207,12 @@ export const budgetView: OperatorView = (root, [keyId]) => {
     );
     show(
       endpoints,
-      budgetEndpoints.length === 0
+      accountEndpoints.length === 0
         ? h("p", {}, "No webhook endpoints.")
         : h(
             "table",
             {},
-            h("caption", {}, "The budget's webhook endpoints"),
+            h("caption", {}, "The account's webhook endpoints"),
             h(
               "thead",
               {},
@@ -222,7 +225,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
             h(
               "tbody",
               {},
-              budgetEndpoints.map((endpoint) =>
+              accountEndpoints.map((endpoint) =>
                 h(
                   "tr",
                   {},
@@ -255,7 +258,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
         h(
           "tbody",
           {},
-          budget.timeline.map((row) =>
+          account.timeline.map((row) =>
             h(
               "tr",
               {},
@@ -299,7 +302,7 @@ export const budgetView: OperatorView = (root, [keyId]) => {
 
   show(
     root,
-    h("h1", { tabindex: -1 }, `Budget of ${keyId}`),
+    h("h1", { tabindex: -1 }, `Account of ${keyId}`),
     status,
     standing,
     h("h2", {}, "Keys"),

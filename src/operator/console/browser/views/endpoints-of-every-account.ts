@@ -6,7 +6,7 @@ import type { WebhookDelivery } from "../../../../console-kit/browser/api-types"
 import type { OperatorEndpoint, OperatorView } from "../operator-api-types";
 
 /**
- * Every endpoint of every budget (GET /admin/webhook-endpoints): lock one
+ * Every endpoint of every account (GET /admin/webhook-endpoints): lock one
  * with a reason its owner is told, or unlock it; read any endpoint's delivery
  * log, as its owner does, with how its newest deliveries went.
  */
@@ -131,14 +131,14 @@ export const webhooksView: OperatorView = (root) => {
           : h(
               "table",
               {},
-              h("caption", {}, "Every endpoint of every budget"),
+              h("caption", {}, "Every endpoint of every account"),
               h(
                 "thead",
                 {},
                 h(
                   "tr",
                   {},
-                  ["URL, of budget", "Status and deliveries", "Actions"].map((title) =>
+                  ["URL, of account", "Status and deliveries", "Actions"].map((title) =>
                     h("th", { scope: "col" }, title),
                   ),
                 ),
