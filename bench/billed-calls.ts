@@ -185,25 +185,53 @@ export function countGlobals(calls: BilledCalls): () => void {
   };
 }
 
-/** A Durable Object's SQLite, counting the rows its statements read and wrote (billed per row to the object). */
-export function countedSql(sql: SqlStorage): { sql: SqlStorage; rows(): { read: number; written: number } } {
+/**
+ * A Durable Object's storage counting the rows Cloudflare bills its object for
+ * (docs/design/performance.md#what-a-million-requests-cost): what its SQL
+ * statements read and wrote, by workerd's own count, and one row written for
+ * each key-value put, each delete of a key that was there, and each
+ * setAlarm(). Patched in place, so the object's own entry points (a method
+ * called on it, its alarm) are what is counted; `restore` undoes it.
+ */
+export function countStorage(storage: DurableObjectStorage): {
+  rows(): { read: number; written: number };
+  restore(): void;
+} {
+  const { sql, kv } = storage;
+  const exec = sql.exec;
+  const put = kv.put;
+  const remove = kv.delete;
+  const setAlarm = storage.setAlarm;
   const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-  const counted = new Proxy(sql, {
-    get(target, property) {
-      if (property !== "exec") return passThrough(target, property);
-      return (query: string, ...bindings: unknown[]) => {
-        const cursor = target.exec(query, ...bindings);
-        cursors.push(cursor);
-        return cursor;
-      };
-    },
-  });
+  let written = 0;
+  sql.exec = ((query: string, ...bindings: unknown[]) => {
+    const cursor = exec.call(sql, query, ...bindings);
+    cursors.push(cursor);
+    return cursor;
+  }) as SqlStorage["exec"];
+  kv.put = ((key: string, value: unknown) => {
+    written += 1;
+    return put.call(kv, key, value);
+  }) as typeof kv.put;
+  kv.delete = ((key: string) => {
+    if (kv.get(key) !== undefined) written += 1;
+    return remove.call(kv, key);
+  }) as typeof kv.delete;
+  storage.setAlarm = ((...args: Parameters<DurableObjectStorage["setAlarm"]>) => {
+    written += 1;
+    return setAlarm.apply(storage, args);
+  }) as DurableObjectStorage["setAlarm"];
   return {
-    sql: counted,
     // Read once the statements' cursors are spent: a cursor counts the rows as they are stepped through.
     rows: () => ({
       read: cursors.reduce((sum, cursor) => sum + cursor.rowsRead, 0),
-      written: cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0),
+      written: written + cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0),
     }),
+    restore() {
+      sql.exec = exec;
+      kv.put = put;
+      kv.delete = remove;
+      storage.setAlarm = setAlarm;
+    },
   };
 }

@@ -7,6 +7,9 @@
  * requests, 30 million CPU ms and so on are in the $5 (PRICES' `included`).
  */
 
+import { DELIVERY_LOG_MS, LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES } from "../src/webhook-delivery/lane-run";
+import { LANE_CONCURRENCY } from "../src/webhook-delivery/lane-pacing";
+
 /** What one request is billed for at the Worker, as bench/billed-calls.ts counts it. */
 export interface BilledCalls {
   kvReads: number;
@@ -54,6 +57,8 @@ export const PRICES = {
   cpuMs: { perMillion: 0.02, includedMillions: 30 },
   doRequests: { perMillion: 0.15, includedMillions: 1 },
   doGbSeconds: { perMillion: 12.5, includedMillions: 0.4 },
+  /** SQL storage, in GB-months (millions of them is a unit like the others: 5 GB-months included, $0.20 each). */
+  doStorageGbMonths: { perMillion: 200_000, includedMillions: 0.000_005 },
   doRowsRead: { perMillion: 0.001, includedMillions: 25_000 },
   doRowsWritten: { perMillion: 1, includedMillions: 50 },
   kvReads: { perMillion: 0.5, includedMillions: 10 },
@@ -77,10 +82,18 @@ export interface OperationUse extends BilledCalls {
    * its receiver. An assumption, not a measure (DELIVERY_WAIT_SECONDS).
    */
   doActiveSeconds: number;
+  /** GB-months of an object's SQL storage it keeps: a delivery's rows, for the week the delivery log reaches back. */
+  doStorageGbMonths: number;
 }
 
-/** What a receiver takes to answer, assumed for a lane's duration: 50 ms (the lane waits on it, one at a time). */
-export const DELIVERY_WAIT_SECONDS = 0.05;
+/**
+ * What a receiver takes to answer, assumed for a lane's duration: 50 ms, shared by the LANE_CONCURRENCY POSTs a busy
+ * lane has in flight at once.
+ */
+export const DELIVERY_WAIT_SECONDS = 0.05 / LANE_CONCURRENCY;
+/** A delivered event's rows (the delivery, its attempt) kept for the delivery log's week, in GB-months. */
+const DELIVERY_STORAGE_GB_MONTHS =
+  ((LANE_DELIVERY_BYTES + LANE_ATTEMPT_BYTES) / 1e9) * (DELIVERY_LOG_MS / (30 * 86_400_000));
 /** Durable Objects are billed at 128 MB, whatever they use. */
 const DO_GB = 0.128;
 
@@ -90,6 +103,7 @@ const use = (calls: Partial<OperationUse>): OperationUse => ({
   doRowsRead: 0,
   doRowsWritten: 0,
   doActiveSeconds: 0,
+  doStorageGbMonths: 0,
   ...calls,
 });
 
@@ -103,8 +117,16 @@ export const OPERATION_USE = {
   // The version, the count, the pages: about 4 rows read per order of 100 (the index and the table).
   "uncached list": use({ d1Queries: 3, d1RowsRead: 403, analyticsPoints: 1 }),
   "v2 page of 100": use({ d1Queries: 1, d1RowsRead: 101, analyticsPoints: 1 }),
-  // The guarded UPDATE and its triggers (the event, the list's version...); the dispatcher nudged.
-  cancel: use({ d1Queries: 2, d1RowsRead: 10, d1RowsWritten: 10, doRequests: 1, analyticsPoints: 1 }),
+  // The guarded UPDATE and its triggers (the event, the list's version...); the dispatcher nudged, its alarm set 8
+  // times a second at 20 cancels a second (test/workers/webhooks/webhook-dispatcher-nudge.test.ts).
+  cancel: use({
+    d1Queries: 2,
+    d1RowsRead: 10,
+    d1RowsWritten: 10,
+    doRequests: 1,
+    doRowsWritten: 0.4,
+    analyticsPoints: 1,
+  }),
   "event feed page": use({ d1Queries: 2, d1RowsRead: 103, analyticsPoints: 1 }),
   // Answered in the isolate: the object hears of the refusals in one call a second, off these requests.
   "429 limited key": use({ analyticsPoints: 1 }),
@@ -114,30 +136,47 @@ export const OPERATION_USE = {
   // A keyless address's limit is small: its leases are too.
   "401, one address": use({ doRequests: 0.45, analyticsPoints: 1 }),
   // One event to one of 100 endpoints, its lane sending only it (the most a delivery costs: a busy lane reads D1 once
-  // a page of 50 and runs once for many): the pass's share, the hand-off and the lane's run (two object requests),
-  // the lane's rows (the delivery, the attempt, their indexes), the endpoint's first health written, the POST.
+  // a page of 50 and runs once for many): the pass's share, the hand-off, the lane's run and its ask of the account
+  // (three object requests), the lane's rows as billed (the delivery and its two pending indexes, the attempt and its
+  // two, the settling and its index, both deleted a week later; the new lane's endpoint id, the hand-off's alarm, the
+  // endpoint's health), the POST.
   "webhook delivery": use({
     workerRequests: 0,
     doActiveSeconds: DELIVERY_WAIT_SECONDS,
+    doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
     d1Queries: 3.05,
     d1RowsRead: 8.04,
     d1RowsWritten: 1.01,
-    doRequests: 2,
-    doRowsRead: 20,
-    doRowsWritten: 8,
+    doRequests: 3,
+    doRowsRead: 33,
+    doRowsWritten: 13,
     subrequests: 1,
   }),
-  // The same with 20 changes a second (a pass hands each lane its 20 in one call, a run sends them): the pass, the
-  // lane's run and its reads of D1 spread over the 20; the lane's rows are each delivery's own.
-  "webhook delivery, busy lane": use({
+  // The same with 5 changes a pass, as a dispatcher nudged by 20 cancels a second hands them (NUDGE_GAP_MS): the
+  // pass, the run, its reads of D1 and its once-a-run writes spread over the 5; the 10 rows of each delivery its own.
+  "webhook delivery, 5 a run": use({
     workerRequests: 0,
     doActiveSeconds: DELIVERY_WAIT_SECONDS,
+    doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
+    d1Queries: 0.61,
+    d1RowsRead: 4.02,
+    d1RowsWritten: 0.2,
+    doRequests: 0.6,
+    doRowsRead: 23.4,
+    doRowsWritten: 10.6,
+    subrequests: 1,
+  }),
+  // 20 changes in one pass.
+  "webhook delivery, 20 a run": use({
+    workerRequests: 0,
+    doActiveSeconds: DELIVERY_WAIT_SECONDS,
+    doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
     d1Queries: 0.15,
     d1RowsRead: 3.26,
     d1RowsWritten: 0.05,
-    doRequests: 0.1,
-    doRowsRead: 8.75,
-    doRowsWritten: 8,
+    doRequests: 0.15,
+    doRowsRead: 18.9,
+    doRowsWritten: 10.15,
     subrequests: 1,
   }),
 } satisfies Record<string, OperationUse>;
@@ -147,18 +186,21 @@ export type Operation = keyof typeof OPERATION_USE;
 export const FAN_OUT_ENDPOINTS = 100;
 
 /**
- * Dollars per million of an operation beyond the plan's allowances, line by line: its calls, and `cpuMs` of CPU
- * each. A Durable Object's duration is left out: a lease's call or a lane's run keeps its object awake milliseconds,
- * under a cent a million (docs/design/performance.md#what-a-million-requests-cost).
+ * Dollars per million of an operation beyond the plan's allowances, line by line: its calls, `cpuMs` of CPU each
+ * (a Worker request's; an object's CPU is in its duration), an object kept awake where that is more than a call's
+ * milliseconds (a lane waiting on receivers), and the storage it keeps
+ * (docs/design/performance.md#what-a-million-requests-cost).
  */
 export function dollarsPerMillion(
   calls: OperationUse,
   cpuMs: number,
 ): { lines: Record<string, number>; total: number } {
   const lines: Record<string, number> = {
-    "Worker requests": PRICES.workerRequests.perMillion,
-    "Worker CPU": cpuMs * PRICES.cpuMs.perMillion,
+    "Worker requests": calls.workerRequests * PRICES.workerRequests.perMillion,
+    "Worker CPU": calls.workerRequests * cpuMs * PRICES.cpuMs.perMillion,
     "DO requests": calls.doRequests * PRICES.doRequests.perMillion,
+    "DO duration": calls.doActiveSeconds * DO_GB * PRICES.doGbSeconds.perMillion,
+    "DO storage": calls.doStorageGbMonths * PRICES.doStorageGbMonths.perMillion,
     "DO rows": calls.doRowsRead * PRICES.doRowsRead.perMillion + calls.doRowsWritten * PRICES.doRowsWritten.perMillion,
     KV:
       calls.kvReads * PRICES.kvReads.perMillion +
@@ -182,7 +224,7 @@ export const billed = (unit: keyof typeof PRICES, millions: number) =>
 export const STORE_MONTH: readonly { operation: Operation; millions: number }[] = [
   { operation: "cached list", millions: (30 * (1_000 * 1_000 + 100 * 10_000 + 10 * 100_000)) / 1e6 },
   { operation: "cancel", millions: (20 * 86_400 * 30) / 1e6 },
-  { operation: "webhook delivery, busy lane", millions: (20 * 86_400 * 30 * FAN_OUT_ENDPOINTS) / 1e6 },
+  { operation: "webhook delivery, 5 a run", millions: (20 * 86_400 * 30 * FAN_OUT_ENDPOINTS) / 1e6 },
 ];
 
 /** Each billed unit's use in a month of `traffic` (millions) and its dollars beyond the plan; the plan's $5 besides. */
@@ -200,6 +242,7 @@ export function monthOf(
     cpuMs: sum((use, operation) => use.workerRequests * (cpuMs[operation] ?? 0)),
     doRequests: sum((use) => use.doRequests),
     doGbSeconds: sum((use) => use.doActiveSeconds * DO_GB),
+    doStorageGbMonths: sum((use) => use.doStorageGbMonths),
     doRowsRead: sum((use) => use.doRowsRead),
     doRowsWritten: sum((use) => use.doRowsWritten),
     kvReads: sum((use) => use.kvReads),

@@ -694,12 +694,14 @@ const CPU_ROW: Record<Operation, string | undefined> = {
   "401, a new /64 each": ROWS.unauthenticated,
   "401, one address": undefined,
   "webhook delivery": undefined,
-  "webhook delivery, busy lane": undefined,
+  "webhook delivery, 5 a run": undefined,
+  "webhook delivery, 20 a run": undefined,
 };
 
 const CALL_NAMES: Record<keyof OperationUse, string> = {
   workerRequests: "Worker request",
   doActiveSeconds: "s of a lane awake (assumed)",
+  doStorageGbMonths: "GB-months of lane storage",
   kvReads: "KV reads",
   kvWrites: "KV writes",
   kvLists: "KV lists",

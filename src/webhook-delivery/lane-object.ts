@@ -57,7 +57,8 @@ export class WebhookLane extends DurableObject<Env> {
 
   /** Hands the lane events to deliver (a dispatch pass; again after a crash adds nothing); how many were new. */
   async enqueue(endpointId: string, seqs: readonly string[]): Promise<number> {
-    this.ctx.storage.kv.put("endpointId", endpointId);
+    // Each put is a row billed: the name is written once.
+    if (this.ctx.storage.kv.get("endpointId") === undefined) this.ctx.storage.kv.put("endpointId", endpointId);
     const added = addDeliveries(this.ctx.storage.sql, seqs.map(Number), Date.now());
     // Even when nothing is new: a lane reset between its rows and its alarm is handed the same events again, and must
     // run.
@@ -139,7 +140,7 @@ export class WebhookLane extends DurableObject<Env> {
         accountLiveness: (account) => accountLiveness(this.env.ACCOUNTS, account, this.liveAccounts),
       });
       if (result === "endpoint gone") return await this.wipe();
-      storage.delete("failedRuns");
+      if (storage.get("failedRuns") !== undefined) storage.delete("failedRuns");
       next = result.next;
     } catch (error) {
       const failed = (storage.get<number>("failedRuns") ?? 0) + 1;

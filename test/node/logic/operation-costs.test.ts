@@ -6,17 +6,37 @@ import { billed, dollarsPerMillion, noCalls, OPERATION_USE, PRICES } from "../..
 describe("what a million requests cost", () => {
   it("prices each call at Workers Paid's list, line by line", () => {
     const calls = { ...noCalls(), doRowsRead: 20, doRowsWritten: 8, d1RowsRead: 400, d1RowsWritten: 10, doRequests: 2 };
-    const { lines, total } = dollarsPerMillion({ ...calls, kvReads: 1, analyticsPoints: 1 }, 0.5);
+    const use = {
+      ...calls,
+      workerRequests: 1,
+      doActiveSeconds: 0,
+      doStorageGbMonths: 0,
+      kvReads: 1,
+      analyticsPoints: 1,
+    };
+    const { lines, total } = dollarsPerMillion(use, 0.5);
     expect(lines).toEqual({
       "Worker requests": 0.3,
       "Worker CPU": 0.01,
       "DO requests": 0.3,
+      "DO duration": 0,
+      "DO storage": 0,
       "DO rows": 20 * 0.001 + 8,
       KV: 0.5,
       "D1 rows": 400 * 0.001 + 10,
       "Analytics points": 0.25,
     });
     expect(total).toBeCloseTo(0.3 + 0.01 + 0.3 + 8.02 + 0.5 + 10.4 + 0.25, 10);
+  });
+
+  it("charges a delivery no Worker request and no Worker CPU, and its lane's duration and storage", () => {
+    const { lines } = dollarsPerMillion(OPERATION_USE["webhook delivery, 5 a run"], 1);
+    expect(lines["Worker requests"]).toBe(0);
+    expect(lines["Worker CPU"]).toBe(0);
+    // 50 ms shared by six POSTs in flight, at 128 MB: about $0.013 a million.
+    expect(lines["DO duration"]).toBeCloseTo((0.05 / 6) * 0.128 * 12.5, 10);
+    // 160 bytes kept a week: about $0.0075 a million.
+    expect(lines["DO storage"]).toBeCloseTo(160e-9 * (7 / 30) * 0.2 * 1e6, 10);
   });
 
   it("bills a month's use beyond what the plan includes", () => {
