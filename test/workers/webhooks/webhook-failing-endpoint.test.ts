@@ -157,6 +157,19 @@ describe("a failing endpoint", () => {
     });
   });
 
+  it("is never told of its own failing, though its types name the notice", async () => {
+    const failing = await makeEndpoint(owner.key, {
+      url: "https://failing-and-watching.example/hooks",
+      types: ["order.created", ...NOTICES],
+    });
+    const watcher = await makeEndpoint(owner.key, { url: "https://pager.example/hooks", types: NOTICES });
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    await failedRunAt(failing.id, t0 + HEALTH.failingAfterMs);
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    expect(await noticeDeliveries(failing.id)).toEqual([]);
+  });
+
   it("is disabled once every attempt has failed for WEBHOOK_DISABLE_AFTER with 3 failed attempts in the period's second half, told as webhook_endpoint.disabled; its deliveries recover once enabled, and a new period starts", async () => {
     const { failing, watcher } = await budgetWithWatcher();
     const t0 = Date.now() + 1_000;
@@ -378,6 +391,25 @@ describe("a failing endpoint", () => {
     expect(await endpointRow(failing.id)).toMatchObject({ status: "disabled", disabled_by: "owner" });
     expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
   });
+
+  it("is not disabled by the service, nor told of, when its owner disabled it while its last attempt was in flight", async () => {
+    const { failing, watcher } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 2_000);
+    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 1_000);
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    // The run that reaches the verdict: its attempt is refused after the owner disabled the endpoint, so the run has
+    // sent, and judges the period, with the endpoint no longer enabled.
+    const { fetch, posts } = receivers(async () => {
+      expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
+      return new Response("down", { status: 503 });
+    });
+    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs, quietLanes, fetch);
+    expect(posts).toHaveLength(1);
+    expect(await endpointRow(failing.id)).toMatchObject({ status: "disabled", disabled_by: "owner" });
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+  });
 });
 
 describe("notices kept", () => {
@@ -407,6 +439,8 @@ describe("notices kept", () => {
     console.log(`bytes per notice: ${perNotice.toFixed(1)}`);
     expect(perNotice).toBeLessThanOrEqual(NOTICE_ROW_BYTES);
     expect(perNotice).toBeGreaterThan(NOTICE_ROW_BYTES * 0.6);
+    // A minute short of the retention: none goes.
+    expect(await pruneNotices(env.DB, Date.now() + NOTICE_RETENTION_MS - 60_000)).toBe(0);
     // All of them older than the retention a month on: pruned a batch a run.
     const later = Date.now() + NOTICE_RETENTION_MS + 60_000;
     expect(await pruneNotices(env.DB, later)).toBe(1_000);

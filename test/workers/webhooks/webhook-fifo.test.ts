@@ -60,7 +60,9 @@ describe("a fifo endpoint", () => {
     });
     await runUntilSettled(made.id, fetch);
     const ids = posts.map((post) => post.webhookId);
-    // Every event once, but the failing one four times, and never anything after it before it went through.
+    // Every event once and in order, but the failing one four times, and never anything after it before it went
+    // through.
+    expect(ids.filter((id) => id !== failing)).toEqual(seqs.map((seq) => `evt_${seq}`).filter((id) => id !== failing));
     expect([...new Set(ids)]).toEqual(seqs.map((seq) => `evt_${seq}`));
     expect(ids.filter((id) => id === failing)).toHaveLength(4);
     expect(ids.slice(ids.indexOf(failing), ids.lastIndexOf(failing) + 1).every((id) => id === failing)).toBe(true);
