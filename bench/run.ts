@@ -92,6 +92,9 @@ const rounds = Number(values.rounds);
 
 /** The webhook delivery rows: changes of each kind, and how many a second. */
 const DELIVERY_CHANGES = 1_000;
+/** The paced row: cancels through the API at a busy store's rate, counting how the dispatcher hands them on. */
+const PACED_CANCELS = 200;
+const PACED_RATE = 20;
 /** The fan-out row's burst: new orders in one statement, each delivered to 100 endpoints. */
 const FAN_OUT_EVENTS = 100;
 const DELIVERY_RATE = 100;
@@ -566,8 +569,9 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
     `Webhook delivery: ${DELIVERY_CHANGES} cancels, then ${DELIVERY_CHANGES} external updates, ${DELIVERY_RATE} a ` +
       `second…`,
   );
-  // Orders 1..N for the cancels, N+1..2N for the external updates; the endpoint comes after their creations.
-  await seed(2 * DELIVERY_CHANGES);
+  // Orders 1..N for the cancels, N+1..2N for the external updates, then the paced cancels'; the endpoint comes after
+  // their creations.
+  await seed(2 * DELIVERY_CHANGES + PACED_CANCELS);
   const receiver = await startWebhookReceiver();
   const manage = { Authorization: `Bearer ${webhooksKey}`, "Content-Type": "application/json" };
   const created = await fetch(`${origin}/v2/webhook-endpoints`, {
@@ -589,6 +593,31 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
       },
       ours: (arrival) => arrival.type === "order.cancelled",
     });
+    const handedOn = async () =>
+      (await (await fetch(`${origin}/bench/hand-offs?endpoint=${endpoint.id}`, { method: "POST" })).json()) as {
+        passes: number;
+        handOffs: number[];
+      };
+    await handedOn();
+    const pacedFrom = Date.now();
+    const paced = await measureDelivery(DELIVERY.paced, receiver, {
+      changes: PACED_CANCELS,
+      perSecond: PACED_RATE,
+      patienceMs: 60_000,
+      async write(index) {
+        const order = 2 * DELIVERY_CHANGES + index + 1;
+        const response = await fetch(`${origin}/v1/store/orders/${order}`, { method: "DELETE", headers: roomy });
+        if (response.status !== 204) throw new Error(`cancel of order ${order}: status ${response.status}`);
+      },
+      ours: (arrival) => arrival.type === "order.cancelled" && Date.parse(arrival.createdAt) >= pacedFrom,
+    });
+    const { passes, handOffs } = await handedOn();
+    paced.handedOn = {
+      passes,
+      handOffs: handOffs.length,
+      meanHandOff: handOffs.reduce((sum, size) => sum + size, 0) / handOffs.length,
+      largestHandOff: Math.max(...handOffs),
+    };
     const external = await measureDelivery(DELIVERY.external, receiver, {
       ...options,
       async write(index) {
@@ -621,7 +650,7 @@ async function measureDeliveries(webhooksKey: string, roomy: Record<string, stri
       });
       if (receiver.rejected.length > 0)
         throw new Error(`webhook signatures did not verify: ${receiver.rejected.slice(0, 3).join("; ")}`);
-      return [api, external, besideHanging];
+      return [api, paced, external, besideHanging];
     } finally {
       await fetch(`${origin}/v2/webhook-endpoints/${stuckId}`, { method: "DELETE", headers: manage });
       hanging.closeAllConnections();

@@ -33,11 +33,45 @@ import { SCOPES, type Scope } from "../src/framework/operations/scopes";
 import type { Limits } from "../src/account/plans";
 import { DISPATCHER_NAME } from "../src/webhook-delivery/dispatcher-calls";
 
-export { Account, WebhookLane } from "../src/app/worker";
-import service, { WebhookDispatcher as ServiceDispatcher } from "../src/app/worker";
+export { Account } from "../src/app/worker";
+import service, { WebhookDispatcher as ServiceDispatcher, WebhookLane as ServiceLane } from "../src/app/worker";
 
-/** The service's dispatcher, and a way to make it hand out again what it handed out: the fan-out row's re-pass. */
+/** The service's lane, and the size of each hand-off it was given since asked last (the paced cancels' row). */
+export class WebhookLane extends ServiceLane {
+  private handOffs: number[] = [];
+
+  override enqueue(endpointId: string, seqs: readonly string[]): Promise<number> {
+    this.handOffs.push(seqs.length);
+    return super.enqueue(endpointId, seqs);
+  }
+
+  /** The hand-offs' sizes since the last call, and forgets them. */
+  async takeHandOffs(): Promise<number[]> {
+    const taken = this.handOffs;
+    this.handOffs = [];
+    return taken;
+  }
+}
+
+/**
+ * The service's dispatcher, with the passes it ran since asked last (the paced cancels' row), and a way to make it
+ * hand out again what it handed out: the fan-out row's re-pass.
+ */
 export class WebhookDispatcher extends ServiceDispatcher {
+  private passes = 0;
+
+  override alarm(): Promise<void> {
+    this.passes += 1;
+    return super.alarm();
+  }
+
+  /** The passes since the last call, and forgets them. */
+  async takePasses(): Promise<number> {
+    const taken = this.passes;
+    this.passes = 0;
+    return taken;
+  }
+
   /** Moves its mark (D1's and the highest it keeps) back by `events` and runs a pass now. */
   async rewind(events: number): Promise<string> {
     const highest = this.ctx.storage.kv.get<string>("highestMark");
@@ -166,6 +200,15 @@ bench.post("/bench/dispatch-again", async (c) => {
     DISPATCHER_NAME,
   ) as unknown as DurableObjectStub<WebhookDispatcher>;
   return c.json({ mark: await dispatcher.rewind(events) });
+});
+
+/** The dispatcher's passes and one endpoint's hand-offs since asked last: how a stream of cancels is handed on. */
+bench.post("/bench/hand-offs", async (c) => {
+  const dispatcher = c.env.WEBHOOK_DISPATCHER.getByName(
+    DISPATCHER_NAME,
+  ) as unknown as DurableObjectStub<WebhookDispatcher>;
+  const lane = c.env.WEBHOOK_LANES.getByName(c.req.query("endpoint")!) as unknown as DurableObjectStub<WebhookLane>;
+  return c.json({ passes: await dispatcher.takePasses(), handOffs: await lane.takeHandOffs() });
 });
 
 /** Calls this isolate made to limiter objects, for the calls-per-admission figure. */

@@ -182,6 +182,17 @@ describe("the benchmark report", () => {
     const fanOut = { isolates: 4, admitted: 10_000, objectCalls: 120 };
     const delivery: DeliveryRow[] = [
       { name: DELIVERY.api, changes: 1000, perSecond: 100, delivered: 1000, p50Ms: 300, p99Ms: 1900, maxMs: 2500 },
+      // 200 cancels over 10 s, in 40 passes: 4 a second.
+      {
+        name: DELIVERY.paced,
+        changes: 200,
+        perSecond: 20,
+        delivered: 200,
+        p50Ms: 140,
+        p99Ms: 260,
+        maxMs: 270,
+        handedOn: { passes: 40, handOffs: 40, meanHandOff: 5, largestHandOff: 6 },
+      },
       // Fast, but one change never arrived: missed.
       { name: DELIVERY.external, changes: 1000, perSecond: 100, delivered: 999, p50Ms: 900, p99Ms: 1800, maxMs: 2000 },
       // Beside a hanging receiver: every event, but too late.
@@ -233,8 +244,10 @@ describe("the benchmark report", () => {
       [false, "1.60× (3.2 ms vs 2.0 ms)"],
       [true, "0.95×"],
       [true, "p99 1900 ms, p50 300 ms, 1000 of 1000 delivered"],
+      [true, "p99 260 ms, p50 140 ms, 200 of 200 delivered"],
       [false, "p99 1800 ms, p50 900 ms, 999 of 1000 delivered"],
       [false, "p99 5200 ms, p50 900 ms, 1000 of 1000 delivered"],
+      [true, "4.0 a second; a hand-off of 5.0 events on average, 6 at most"],
       [false, "9999 of 10000 in 4.00 s (the bare loop 2.00 s)"],
     ]);
     expect(
@@ -288,7 +301,13 @@ describe("the benchmark report", () => {
       deliveryTable([
         { name: DELIVERY.api, changes: 10, perSecond: 100, delivered: 10, p50Ms: 40, p99Ms: 90, maxMs: 95 },
       ]).split("\n")[2],
-    ).toBe(`| ${DELIVERY.api} | 10 | 100 | 10 | 40 | 90 | 95 |`);
+    ).toBe(`| ${DELIVERY.api} | 10 | 100 | 10 | 40 | 90 | 95 | – |`);
+    const handedOn = { passes: 8, handOffs: 8, meanHandOff: 2.5, largestHandOff: 4 };
+    expect(
+      deliveryTable([
+        { name: DELIVERY.paced, changes: 20, perSecond: 20, delivered: 20, p50Ms: 40, p99Ms: 90, maxMs: 95, handedOn },
+      ]).split("\n")[2],
+    ).toBe(`| ${DELIVERY.paced} | 20 | 20 | 20 | 40 | 90 | 95 | 8, 8 (2.5, 4) |`);
   });
 });
 
