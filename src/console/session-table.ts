@@ -3,6 +3,8 @@
  * one at a time, ended with every link to its key (a key revoked as leaked),
  * and pruned. Kept apart from the cookie so ending one needs no secret.
  */
+import { pruneLinks, spendLinksOfKey } from "../console-kit/sign-in-links";
+
 export type SessionVia = "key" | "link";
 
 export interface SessionRow {
@@ -45,8 +47,7 @@ export async function endEverySessionOfKey(
 ): Promise<{ sessions: number; links: number }> {
   const [sessions, links] = await db.batch([
     db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE key_id = ?1 AND ended_at IS NULL").bind(keyId, at),
-    // A link is spent as its redemption spends it: no session can open from it any more.
-    db.prepare("UPDATE console_links SET used_at = ?2 WHERE key_id = ?1 AND used_at IS NULL").bind(keyId, at),
+    spendLinksOfKey(db, keyId, at),
   ]);
   return { sessions: sessions!.meta.changes, links: links!.meta.changes };
 }
@@ -56,6 +57,6 @@ export async function pruneConsoleSessions(db: D1Database, now: number): Promise
   const before = new Date(now - 86_400_000).toISOString();
   await db.batch([
     db.prepare("DELETE FROM console_sessions WHERE expires_at < ?1").bind(before),
-    db.prepare("DELETE FROM console_links WHERE expires_at < ?1").bind(before),
+    pruneLinks(db, before),
   ]);
 }

@@ -9,6 +9,7 @@
  * notice ahead of the order events it holds.
  */
 import type { D1Queryable } from "../lib/d1-session";
+import { disableForFailing } from "./endpoint-table";
 
 export const ENDPOINT_NOTICE_TYPES = ["webhook_endpoint.failing", "webhook_endpoint.disabled"] as const;
 export type EndpointNoticeType = (typeof ENDPOINT_NOTICE_TYPES)[number];
@@ -67,14 +68,7 @@ export async function makeNotice(
   const { endpointId, type, periodFrom, at } = notice;
   const statements = [insertNotice(db, endpointId, type, periodFrom, at), noticeOf(db, endpointId, type, periodFrom)];
   if (notice.disable !== undefined)
-    statements.unshift(
-      db
-        .prepare(
-          "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = " +
-            "'service' WHERE id = ?1 AND status = 'enabled' AND failing_since = ?4",
-        )
-        .bind(endpointId, at, notice.disable, periodFrom),
-    );
+    statements.unshift(disableForFailing(db, endpointId, at, notice.disable, periodFrom));
   const results = await db.batch<{ id: number }>(statements);
   return results.at(-1)!.results[0]?.id ?? null;
 }

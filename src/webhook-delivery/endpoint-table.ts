@@ -1,17 +1,18 @@
 /**
- * The webhook endpoints in D1 (migrations/0001_baseline.sql and
- * those after it) as the pipeline reads and writes them: the endpoints a
- * dispatch pass fans out to and where their lanes stand, one endpoint as its
- * lane sends to it, its health, the service's disabling. The owners' and
- * operators' statements are beside their operations (webhooks/endpoints/).
+ * The webhook_endpoints table (migrations/0001_baseline.sql): every statement
+ * that writes it, and the reads that share its fragments (the row's columns,
+ * an operator's lock). Owners' statements name the account, so one account
+ * never reads or changes another's endpoint; the pipeline's read the
+ * endpoints a pass fans out to and one endpoint as its lane sends to it.
  */
 import type { D1Queryable } from "../lib/d1-session";
+import { HOST_LOCKED, hostLock } from "./host-lock-table";
 
 /**
  * Disabled by an operator (the owners' and the service's statements both ask): only an operator enables it
  * again. A disabled endpoint that does not say who disabled it counts as locked: the safe reading.
  */
-export const LOCKED = "status = 'disabled' AND coalesce(disabled_by, 'operator') = 'operator'";
+const LOCKED = "status = 'disabled' AND coalesce(disabled_by, 'operator') = 'operator'";
 
 /** An endpoint as its lane sends to it: where, signed with what, how fast, for whom. */
 export interface LaneEndpoint {
@@ -145,3 +146,312 @@ export async function disableForLeak(
     .run();
   return meta.changes === 1;
 }
+
+/** The most endpoints one account may have. */
+export const MAX_ENDPOINTS_PER_ACCOUNT = 10;
+
+export interface WebhookEndpointRow {
+  id: string;
+  budget: string;
+  url: string;
+  types: string;
+  status: "enabled" | "disabled";
+  created_at: string;
+  secret_sealed: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  disabled_by: "operator" | "owner" | "service" | null;
+  /** What the operator who disabled it tells its owner; null for none. */
+  disabled_note: string | null;
+  previous_secret_sealed: string | null;
+  previous_secret_until: string | null;
+  rate_limit: number | null;
+  /** When its URL last changed; null: not since it was made. */
+  url_changed_at: string | null;
+  /**
+   * Since when its deliveries fail (null while they succeed) and when one last succeeded, as its lane last wrote them
+   * (endpoint-health.ts).
+   */
+  failing_since: string | null;
+  last_delivered_at: string | null;
+  /** The leaked key whose revocation disabled it (enabled again only with its URL confirmed); null otherwise. */
+  disabled_for_leak: string | null;
+  /** An Ed25519 endpoint's public key (`whpk_...`); null: it signs with an HMAC secret. */
+  public_key: string | null;
+  ordering: EndpointOrdering;
+}
+
+const COLUMNS =
+  "id, budget, url, types, status, created_at, secret_sealed, disabled_at, disabled_reason, disabled_by, " +
+  "disabled_note, previous_secret_sealed, previous_secret_until, " +
+  "rate_limit, url_changed_at, failing_since, last_delivered_at, disabled_for_leak, public_key, ordering";
+
+export async function accountEndpoints(db: D1Queryable, account: string): Promise<WebhookEndpointRow[]> {
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 ORDER BY created_at, id`)
+    .bind(account)
+    .all<WebhookEndpointRow>();
+  return results;
+}
+
+export function accountEndpoint(db: D1Queryable, account: string, id: string): Promise<WebhookEndpointRow | null> {
+  return db
+    .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE budget = ?1 AND id = ?2`)
+    .bind(account, id)
+    .first<WebhookEndpointRow>();
+}
+
+/** Every endpoint of every account, for operators. */
+export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[]> {
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
+    .all<WebhookEndpointRow>();
+  return results;
+}
+
+/** An account's endpoints an operator disabled: their URLs no owner may point an endpoint at. */
+export async function lockedEndpoints(db: D1Queryable, account: string): Promise<{ id: string; url: string }[]> {
+  const { results } = await db
+    .prepare(`SELECT id, url FROM webhook_endpoints WHERE budget = ?1 AND ${LOCKED}`)
+    .bind(account)
+    .all<{ id: string; url: string }>();
+  return results;
+}
+
+/**
+ * Adds an endpoint unless its account has MAX_ENDPOINTS_PER_ACCOUNT already, in
+ * one statement (two concurrent creations cannot both pass the count); it
+ * receives the events after the feed's head as it is now. Not when full, nor
+ * beside an endpoint of the same URL that an operator disabled (`locked`),
+ * nor on a host an operator locked (`host_locked`: `host` is the URL's).
+ * Safe to retry: the id is made once per creation.
+ */
+export async function insertEndpoint(
+  db: D1Queryable,
+  row: Pick<
+    WebhookEndpointRow,
+    "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit" | "public_key" | "ordering"
+  >,
+  host: string,
+  /** The key that makes it: its URL, secret and types are that key's (docs/api.md#what-a-leak-ends). */
+  setBy: string,
+): Promise<"inserted" | "full" | "locked" | "host_locked"> {
+  const { meta } = await db
+    .prepare(
+      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, " +
+        "rate_limit, public_key, ordering, url_set_by, secret_set_by, types_set_by) " +
+        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7, ?9, ?10, " +
+        "?11, ?11, ?11 " +
+        `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_ACCOUNT} ` +
+        // The same URL again beside one an operator disabled would lift the lock by the back door.
+        `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
+        // A retry of an insert that did happen (its answer lost) adds nothing.
+        "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1) " +
+        `AND NOT ${HOST_LOCKED(8)}`,
+    )
+    .bind(
+      row.id,
+      row.budget,
+      row.url,
+      row.types,
+      row.created_at,
+      row.secret_sealed,
+      row.rate_limit,
+      host,
+      row.public_key ?? null,
+      row.ordering ?? "concurrent",
+      setBy,
+    )
+    .run();
+  if (meta.changes === 1 || (await accountEndpoint(db, row.budget, row.id)) !== null) return "inserted";
+  if (await hostLock(db, host)) return "host_locked";
+  const locked = await db
+    .prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`)
+    .bind(row.budget, row.url)
+    .first();
+  return locked ? "locked" : "full";
+}
+
+/** What an owner changes of its endpoint; a field left out stays as it is. */
+export interface EndpointChanges {
+  url?: string;
+  /** Comma-separated, as stored. */
+  types?: string;
+  status?: "enabled" | "disabled";
+  /** null: no limit. */
+  rateLimit?: number | null;
+  /** How it receives from the next delivery on. */
+  ordering?: EndpointOrdering;
+  /**
+   * The URL the owner confirmed, normal form: enabling one disabled for a leaked key needs it to be the URL it will
+   * deliver to.
+   */
+  confirmedUrl?: string;
+  /** The key asking: never the leaked key itself, whatever it confirms. */
+  keyId?: string;
+  /** The new URL's host, normal form: never one an operator locked. */
+  host?: string;
+}
+
+/**
+ * Changes an account's endpoint, in one statement: enabling clears why it was
+ * disabled, disabling records the owner as who did. Null when the account has
+ * no endpoint by that id. Nothing changes (the row is read back: `locked`)
+ * when it asks to enable one an operator disabled, or one disabled for a
+ * leaked key without its URL confirmed, to move such an endpoint's URL, or
+ * to point it at the URL of another an operator disabled.
+ */
+export async function updateEndpoint(
+  db: D1Queryable,
+  account: string,
+  id: string,
+  changes: EndpointChanges,
+  at: string,
+): Promise<{ row: WebhookEndpointRow; locked: boolean } | null> {
+  const enable = changes.status === "enabled" ? 1 : 0;
+  const disable = changes.status === "disabled" ? 1 : 0;
+  const row = await db
+    .prepare(
+      "UPDATE webhook_endpoints SET url = coalesce(?3, url), url_changed_at = CASE WHEN ?3 IS NOT NULL AND ?3 IS NOT " +
+        "url THEN ?7 ELSE url_changed_at END, types = coalesce(?4, types), " +
+        // Who set the parts a leaked key could aim, kept on the row (docs/api.md#what-a-leak-ends).
+        "url_set_by = CASE WHEN ?3 IS NOT NULL THEN ?11 ELSE url_set_by END, " +
+        "types_set_by = CASE WHEN ?4 IS NOT NULL THEN ?11 ELSE types_set_by END, " +
+        "status = CASE WHEN ?5 THEN 'enabled' WHEN ?6 THEN 'disabled' ELSE status END, " +
+        "disabled_at = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_at, ?7) ELSE disabled_at END, " +
+        "disabled_reason = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_reason, 'disabled by its owner') " +
+        "ELSE disabled_reason END, " +
+        "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END, " +
+        "disabled_for_leak = CASE WHEN ?5 THEN NULL ELSE disabled_for_leak END, " +
+        // Enabled again, a failing endpoint starts a new period (docs/api.md#failing-endpoints).
+        "failing_since = CASE WHEN ?5 AND status = 'disabled' THEN NULL ELSE failing_since END, " +
+        "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END, ordering = coalesce(?13, ordering) " +
+        `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ` +
+        `${LOCKED}) ` +
+        "AND NOT (?5 AND disabled_for_leak IS NOT NULL AND (?10 IS NOT coalesce(?3, url) OR disabled_for_leak IS " +
+        "?11)) " +
+        `AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ${HOST_LOCKED(12)}) ` +
+        // Unqualified, the lock's columns are the other endpoint's (SQLite reads a name in the innermost FROM first).
+        `AND NOT (?3 IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints AS other WHERE other.budget = ?1 AND ` +
+        `other.id <> ?2 AND other.url = ?3 AND ${LOCKED})) ` +
+        `RETURNING ${COLUMNS}`,
+    )
+    .bind(
+      account,
+      id,
+      changes.url ?? null,
+      changes.types ?? null,
+      enable,
+      disable,
+      at,
+      changes.rateLimit === undefined ? 0 : 1,
+      changes.rateLimit ?? null,
+      changes.confirmedUrl ?? null,
+      changes.keyId ?? null,
+      changes.host ?? null,
+      changes.ordering ?? null,
+    )
+    .first<WebhookEndpointRow>();
+  if (row) return { row, locked: false };
+  const unchanged = await accountEndpoint(db, account, id);
+  return unchanged && { row: unchanged, locked: true };
+}
+
+/**
+ * Replaces an account's endpoint's secret. The one the receiver holds keeps
+ * signing beside the new until `previousUntil`: during an overlap that is
+ * still the secret from before it began (a rotation retried after its answer
+ * was lost must not cut the receiver off for a secret it never saw); with no
+ * overlap (`previousUntil` null, a leak) no old secret signs at all. False
+ * when the account has no endpoint by that id.
+ */
+export async function rotateEndpointSecret(
+  db: D1Queryable,
+  account: string,
+  id: string,
+  sealed: string,
+  publicKey: string | null,
+  when: { previousUntil: string | null; now: string },
+  setBy: string,
+): Promise<boolean> {
+  // How an endpoint signs never changes: an hmac endpoint takes a secret, an ed25519 one a key pair.
+  const { meta } = await db
+    .prepare(
+      "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN " +
+        "previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
+        "previous_secret_until = ?4, secret_sealed = ?3, public_key = ?6, secret_set_by = ?7 " +
+        "WHERE budget = ?1 AND id = ?2 AND (public_key IS NULL) = (?6 IS NULL)",
+    )
+    .bind(account, id, sealed, when.previousUntil, when.now, publicKey, setBy)
+    .run();
+  return meta.changes === 1;
+}
+
+/**
+ * Deletes an account's endpoint; false when it has none by that id. Its lane
+ * (its deliveries) is emptied by the caller, or by itself at its next run
+ * when it finds the endpoint gone.
+ */
+export async function deleteEndpoint(
+  db: D1Queryable,
+  account: string,
+  id: string,
+): Promise<"deleted" | "locked" | "none"> {
+  // An endpoint an operator disabled stays (its owner would otherwise lift the lock by making it again).
+  const { meta } = await db
+    .prepare(`DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`)
+    .bind(account, id)
+    .run();
+  if (meta.changes === 1) return "deleted";
+  return (await accountEndpoint(db, account, id)) ? "locked" : "none";
+}
+
+/** An operator enables an endpoint, whoever disabled it; false when there is none by that id. */
+export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
+  const { meta } = await db
+    .prepare(
+      "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = " +
+        "NULL, disabled_note = NULL, disabled_for_leak = NULL, " +
+        // A failing endpoint starts a new period (docs/api.md#failing-endpoints).
+        "failing_since = CASE WHEN status = 'disabled' THEN NULL ELSE failing_since END WHERE id = ?1",
+    )
+    .bind(id)
+    .run();
+  return meta.changes === 1;
+}
+
+/**
+ * An operator disables an endpoint (nothing more is delivered to it, and its owner cannot enable it again),
+ * with what its owner is told (`note`, each disabling's own); an earlier disabling by its owner or the service
+ * gives way to it. False when there is none by that id.
+ */
+export async function disableEndpoint(
+  db: D1Queryable,
+  id: string,
+  reason: string,
+  at: string,
+  note: string | null = null,
+): Promise<boolean> {
+  const { meta } = await db
+    .prepare(
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = CASE WHEN disabled_by IS 'operator' THEN " +
+        "disabled_at ELSE ?2 END, " +
+        "disabled_reason = CASE WHEN disabled_by IS 'operator' THEN disabled_reason ELSE ?3 END, disabled_by = " +
+        "'operator', disabled_note = ?4 WHERE id = ?1",
+    )
+    .bind(id, at, reason, note)
+    .run();
+  return meta.changes === 1;
+}
+
+/**
+ * The service disables an endpoint whose every attempt failed for its period (endpoint-notices.ts, in the batch that
+ * makes its notice): only if enabled and still in that period.
+ */
+export const disableForFailing = (db: D1Queryable, id: string, at: string, reason: string, periodFrom: string) =>
+  db
+    .prepare(
+      "UPDATE webhook_endpoints SET status = 'disabled', disabled_at = ?2, disabled_reason = ?3, disabled_by = " +
+        "'service' WHERE id = ?1 AND status = 'enabled' AND failing_since = ?4",
+    )
+    .bind(id, at, reason, periodFrom);

@@ -1,12 +1,10 @@
 import { keyOfCaller } from "../../keys/require-api-key";
-import type { D1Queryable } from "../../lib/d1-session";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readJsonBody } from "../../framework/operations/read-json-body";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/call-dependency";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint } from "./webhook-endpoint-schemas";
-import { lockedEndpoints } from "./update-webhook-endpoint";
 import { endpointJson } from "./endpoint-json";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { newSigningKeyPair, newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
@@ -16,12 +14,8 @@ import { jsonBody } from "../../framework/counted-body";
 import { accountOfCaller, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
-import { HOST_LOCKED, hostLock } from "../../webhook-delivery/host-lock-table";
-import { accountEndpoint, type WebhookEndpointRow } from "./endpoint-rows";
-import { LOCKED } from "../../webhook-delivery/endpoint-table";
-
-/** The most endpoints one account may have. */
-export const MAX_ENDPOINTS_PER_BUDGET = 10;
+import { hostLock } from "../../webhook-delivery/host-lock-table";
+import { MAX_ENDPOINTS_PER_ACCOUNT, insertEndpoint, lockedEndpoints } from "../../webhook-delivery/endpoint-table";
 
 export const newEndpointId = () =>
   `we_${[...crypto.getRandomValues(new Uint8Array(10))].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
@@ -35,7 +29,7 @@ export const createWebhookEndpoint = defineOperation({
   summary: "Add a webhook endpoint",
   description:
     `Order events (all types, or those named) are POSTed to the URL, signed as Standard Webhooks specifies, from ` +
-    `the next event on. The answer holds the signing secret, shown this once. At most ${MAX_ENDPOINTS_PER_BUDGET} ` +
+    `the next event on. The answer holds the signing secret, shown this once. At most ${MAX_ENDPOINTS_PER_ACCOUNT} ` +
     "endpoints an account (a key and the key it was rotated from share them). Audited, with the key that asked.",
   requestBody: {
     description: "The endpoint's URL and, optionally, the event types it wants",
@@ -102,7 +96,7 @@ export const createWebhookEndpoint = defineOperation({
         if (inserted === "full") {
           return new ApiError(
             "too_many_webhook_endpoints",
-            `This account has ${MAX_ENDPOINTS_PER_BUDGET} webhook endpoints already: delete one first.`,
+            `This account has ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints already: delete one first.`,
           );
         }
         if (inserted === "locked") return lockedUrl();
@@ -136,57 +130,3 @@ export const createWebhookEndpoint = defineOperation({
     );
   },
 });
-
-/**
- * Adds an endpoint unless its account has MAX_ENDPOINTS_PER_BUDGET already, in
- * one statement (two concurrent creations cannot both pass the count); it
- * receives the events after the feed's head as it is now. Not when full, nor
- * beside an endpoint of the same URL that an operator disabled (`locked`),
- * nor on a host an operator locked (`host_locked`: `host` is the URL's).
- * Safe to retry: the id is made once per creation.
- */
-export async function insertEndpoint(
-  db: D1Queryable,
-  row: Pick<
-    WebhookEndpointRow,
-    "id" | "budget" | "url" | "types" | "created_at" | "secret_sealed" | "rate_limit" | "public_key" | "ordering"
-  >,
-  host: string,
-  /** The key that makes it: its URL, secret and types are that key's (docs/api.md#what-a-leak-ends). */
-  setBy: string,
-): Promise<"inserted" | "full" | "locked" | "host_locked"> {
-  const { meta } = await db
-    .prepare(
-      "INSERT INTO webhook_endpoints (id, budget, url, types, status, created_at, from_seq, secret_sealed, " +
-        "rate_limit, public_key, ordering, url_set_by, secret_set_by, types_set_by) " +
-        "SELECT ?1, ?2, ?3, ?4, 'enabled', ?5, (SELECT coalesce(max(seq), 0) FROM order_events), ?6, ?7, ?9, ?10, " +
-        "?11, ?11, ?11 " +
-        `WHERE (SELECT count(*) FROM webhook_endpoints WHERE budget = ?2) < ${MAX_ENDPOINTS_PER_BUDGET} ` +
-        // The same URL again beside one an operator disabled would lift the lock by the back door.
-        `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE budget = ?2 AND url = ?3 AND ${LOCKED}) ` +
-        // A retry of an insert that did happen (its answer lost) adds nothing.
-        "AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1) " +
-        `AND NOT ${HOST_LOCKED(8)}`,
-    )
-    .bind(
-      row.id,
-      row.budget,
-      row.url,
-      row.types,
-      row.created_at,
-      row.secret_sealed,
-      row.rate_limit,
-      host,
-      row.public_key ?? null,
-      row.ordering ?? "concurrent",
-      setBy,
-    )
-    .run();
-  if (meta.changes === 1 || (await accountEndpoint(db, row.budget, row.id)) !== null) return "inserted";
-  if (await hostLock(db, host)) return "host_locked";
-  const locked = await db
-    .prepare(`SELECT 1 AS locked FROM webhook_endpoints WHERE budget = ?1 AND url = ?2 AND ${LOCKED}`)
-    .bind(row.budget, row.url)
-    .first();
-  return locked ? "locked" : "full";
-}

@@ -1,4 +1,3 @@
-import type { D1Queryable } from "../../lib/d1-session";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/call-dependency";
@@ -7,8 +6,7 @@ import { logLine } from "../../lib/log";
 import { accountOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
-import { accountEndpoint } from "./endpoint-rows";
-import { LOCKED } from "../../webhook-delivery/endpoint-table";
+import { deleteEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** DELETE /v2/webhook-endpoints/{endpointId}: the endpoint and its deliveries. */
 export const deleteWebhookEndpoint = defineOperation({
@@ -51,22 +49,3 @@ export const deleteWebhookEndpoint = defineOperation({
     return c.body(null, 204);
   },
 });
-
-/**
- * Deletes an account's endpoint; false when it has none by that id. Its lane
- * (its deliveries) is emptied by the caller, or by itself at its next run
- * when it finds the endpoint gone.
- */
-export async function deleteEndpoint(
-  db: D1Queryable,
-  account: string,
-  id: string,
-): Promise<"deleted" | "locked" | "none"> {
-  // An endpoint an operator disabled stays (its owner would otherwise lift the lock by making it again).
-  const { meta } = await db
-    .prepare(`DELETE FROM webhook_endpoints WHERE budget = ?1 AND id = ?2 AND NOT (${LOCKED})`)
-    .bind(account, id)
-    .run();
-  if (meta.changes === 1) return "deleted";
-  return (await accountEndpoint(db, account, id)) ? "locked" : "none";
-}

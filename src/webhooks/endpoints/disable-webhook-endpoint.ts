@@ -5,10 +5,10 @@ import { OperationNotTaken } from "../../lib/audit-row";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { callDependency } from "../../lib/call-dependency";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
-import { disableEndpoint } from "./endpoint-rows";
 import { jsonBody } from "../../framework/counted-body";
 import { readJsonBody } from "../../framework/operations/read-json-body";
 import { OPERATOR } from "./operator-webhook-endpoint";
+import { disableEndpoint } from "../../webhook-delivery/endpoint-table";
 
 const DisableBody = z.object({
   reason: z

@@ -1,4 +1,3 @@
-import type { D1Queryable } from "../../lib/d1-session";
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
@@ -9,6 +8,7 @@ import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 import { OPERATOR } from "./operator-webhook-endpoint";
+import { enableEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** Enables an endpoint whoever disabled it, audited: the one way to lift an operator's disabling. */
 export const enableWebhookEndpoint = defineOperation({
@@ -45,17 +45,3 @@ export const enableWebhookEndpoint = defineOperation({
     return jsonBody(c, { endpointId, status: "enabled" as const });
   },
 });
-
-/** An operator enables an endpoint, whoever disabled it; false when there is none by that id. */
-export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
-  const { meta } = await db
-    .prepare(
-      "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = " +
-        "NULL, disabled_note = NULL, disabled_for_leak = NULL, " +
-        // A failing endpoint starts a new period (docs/api.md#failing-endpoints).
-        "failing_since = CASE WHEN status = 'disabled' THEN NULL ELSE failing_since END WHERE id = ?1",
-    )
-    .bind(id)
-    .run();
-  return meta.changes === 1;
-}

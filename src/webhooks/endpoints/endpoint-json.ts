@@ -4,8 +4,8 @@
  * what that operator chose to tell them.
  */
 import type { z } from "zod";
-import type { WebhookEndpointRow } from "./endpoint-rows";
 import type { WebhookEndpoint } from "./webhook-endpoint-schemas";
+import type { WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";
 
 /** The endpoint as its owner sees it. */
 export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEndpoint> => ({

@@ -1,10 +1,10 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/call-dependency";
 import { WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { accountEndpoint } from "./endpoint-rows";
 import { endpointJson } from "./endpoint-json";
 import { jsonBody } from "../../framework/counted-body";
 import { accountOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
+import { accountEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** GET /v2/webhook-endpoints/{endpointId}. */
 export const getWebhookEndpoint = defineOperation({

@@ -16,10 +16,10 @@ import { readJsonBody } from "../../framework/operations/read-json-body";
 import { callDependency } from "../../lib/call-dependency";
 import { OperationNotTaken } from "../../lib/audit-row";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
-import { disableEndpoint } from "./endpoint-rows";
 import { endpointsNaming, liftHostLock, lockHost } from "../../webhook-delivery/host-lock-table";
 import { OPERATOR } from "./operator-webhook-endpoint";
 import { normalHost, webhookHost } from "./webhook-url";
+import { disableEndpoint } from "../../webhook-delivery/endpoint-table";
 
 const HOST_RULE = "a host name alone, such as receiver.example (no scheme, port or path)";
 const LockBody = z.strictObject({

@@ -1,11 +1,9 @@
-import type { D1Queryable } from "../../lib/d1-session";
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/call-dependency";
-import { accountEndpoints } from "./endpoint-rows";
 import { jsonBody } from "../../framework/counted-body";
 import { OperatorEndpoint, operatorJson, OPERATOR } from "./operator-webhook-endpoint";
-import { COLUMNS, type WebhookEndpointRow } from "./endpoint-rows";
+import { accountEndpoints, allEndpoints } from "../../webhook-delivery/endpoint-table";
 
 /** The operator's view of every account's endpoints. */
 export const listAllWebhookEndpoints = defineOperation({
@@ -25,11 +23,3 @@ export const listAllWebhookEndpoints = defineOperation({
     return jsonBody(c, { data: rows.map(operatorJson) });
   },
 });
-
-/** Every endpoint of every account, for operators. */
-export async function allEndpoints(db: D1Queryable): Promise<WebhookEndpointRow[]> {
-  const { results } = await db
-    .prepare(`SELECT ${COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
-    .all<WebhookEndpointRow>();
-  return results;
-}

@@ -3,10 +3,10 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/call-dependency";
 import { jsonBody } from "../../framework/counted-body";
-import { laneEndpoint } from "../../webhook-delivery/endpoint-table";
 import { laneOf } from "../../webhook-delivery/lane-calls";
 import { ATTEMPTS_SHOWN, DELIVERIES_SHOWN, EndpointIdParams, WebhookDelivery } from "./webhook-endpoint-schemas";
 import { OPERATOR } from "./operator-webhook-endpoint";
+import { laneEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /**
  * GET /admin/webhook-endpoints/{endpointId}/deliveries: any account's endpoint's delivery log, as its owner reads it.

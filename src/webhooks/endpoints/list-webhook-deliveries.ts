@@ -2,10 +2,10 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/call-dependency";
 import { z } from "zod";
 import { ATTEMPTS_SHOWN, DELIVERIES_SHOWN, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { accountEndpoint } from "./endpoint-rows";
 import { laneOf } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
 import { accountOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
+import { accountEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** GET /v2/webhook-endpoints/{endpointId}/deliveries: its latest deliveries. */
 export const listWebhookDeliveries = defineOperation({

@@ -1,10 +1,10 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { callDependency } from "../../lib/call-dependency";
 import { WebhookEndpointList } from "./webhook-endpoint-schemas";
-import { accountEndpoints } from "./endpoint-rows";
 import { endpointJson } from "./endpoint-json";
 import { jsonBody } from "../../framework/counted-body";
 import { accountOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountEndpoints } from "../../webhook-delivery/endpoint-table";
 
 /** GET /v2/webhook-endpoints: the account's endpoints. */
 export const listWebhookEndpoints = defineOperation({

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { WebhookEndpoint } from "./webhook-endpoint-schemas";
-import type { WebhookEndpointRow } from "./endpoint-rows";
 import { endpointJson } from "./endpoint-json";
+import type { WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";
 
 /** An endpoint as operators see it (docs/operations.md#webhooks): with its account and why it is disabled. */
 export const OperatorEndpoint = WebhookEndpoint.extend({

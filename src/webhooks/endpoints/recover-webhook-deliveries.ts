@@ -8,12 +8,12 @@ import { laneOf } from "../../webhook-delivery/lane-calls";
 import { OperationNotTaken } from "../../lib/audit-row";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
-import { accountEndpoint } from "./endpoint-rows";
 import { disabledBecause } from "./endpoint-json";
 import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { keyOfCaller } from "../../keys/require-api-key";
 import { normalWebhookUrl } from "./webhook-url";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
+import { accountEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** Failed deliveries one request makes due at most; `more` says to ask again. */
 const RECOVER_AT_ONCE = 1_000;

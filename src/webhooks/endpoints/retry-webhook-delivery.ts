@@ -2,13 +2,13 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/call-dependency";
 import { ATTEMPTS_SHOWN, DeliveryParams, WebhookDelivery } from "./webhook-endpoint-schemas";
-import { accountEndpoint } from "./endpoint-rows";
 import { disabledBecause } from "./endpoint-json";
 import { laneOf, seqOfDeliveryId } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
 import { accountOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
+import { accountEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** POST .../deliveries/{deliveryId}/retry: one delivery sent again, its schedule afresh. */
 export const retryWebhookDelivery = defineOperation({

@@ -1,15 +1,14 @@
 import { keyOfCaller } from "../../keys/require-api-key";
-import type { D1Queryable } from "../../lib/d1-session";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { newSigningKeyPair, newWebhookSecret, sealingKeyOf, sealSecret } from "../../webhook-delivery/webhook-secrets";
-import { accountEndpoint } from "./endpoint-rows";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
 import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
+import { accountEndpoint, rotateEndpointSecret } from "../../webhook-delivery/endpoint-table";
 
 /**
  * POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the
@@ -75,33 +74,3 @@ export const rotateWebhookSecret = defineOperation({
     return jsonBody(c, { ...(pair ? { publicKey: pair.publicKey } : { secret }), previousSecretExpiresAt });
   },
 });
-
-/**
- * Replaces an account's endpoint's secret. The one the receiver holds keeps
- * signing beside the new until `previousUntil`: during an overlap that is
- * still the secret from before it began (a rotation retried after its answer
- * was lost must not cut the receiver off for a secret it never saw); with no
- * overlap (`previousUntil` null, a leak) no old secret signs at all. False
- * when the account has no endpoint by that id.
- */
-export async function rotateEndpointSecret(
-  db: D1Queryable,
-  account: string,
-  id: string,
-  sealed: string,
-  publicKey: string | null,
-  when: { previousUntil: string | null; now: string },
-  setBy: string,
-): Promise<boolean> {
-  // How an endpoint signs never changes: an hmac endpoint takes a secret, an ed25519 one a key pair.
-  const { meta } = await db
-    .prepare(
-      "UPDATE webhook_endpoints SET previous_secret_sealed = CASE WHEN ?4 IS NULL THEN NULL WHEN " +
-        "previous_secret_until > ?5 THEN previous_secret_sealed ELSE secret_sealed END, " +
-        "previous_secret_until = ?4, secret_sealed = ?3, public_key = ?6, secret_set_by = ?7 " +
-        "WHERE budget = ?1 AND id = ?2 AND (public_key IS NULL) = (?6 IS NULL)",
-    )
-    .bind(account, id, sealed, when.previousUntil, when.now, publicKey, setBy)
-    .run();
-  return meta.changes === 1;
-}

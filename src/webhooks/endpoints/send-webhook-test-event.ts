@@ -7,13 +7,13 @@ import { postToReceiver } from "../../webhook-delivery/receiver-answer";
 import { webhookHeaders } from "../../webhook-delivery/webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../../webhook-delivery/webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
-import { accountEndpoint } from "./endpoint-rows";
 import { TEST_EVENTS_PER_WINDOW } from "../../account/webhook-test-event-quota";
 import { disabledBecause } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
+import { accountEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** POST /v2/webhook-endpoints/{endpointId}/test: a signed webhook.test event, sent now; what the receiver answered. */
 export const sendWebhookTestEvent = defineOperation({

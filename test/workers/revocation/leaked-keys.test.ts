@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { findKeyById } from "../../../src/keys/lookup";
 import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit-rows";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
-import { updateEndpoint } from "../../../src/webhooks/endpoints/update-webhook-endpoint";
+import { updateEndpoint } from "../../../src/webhook-delivery/endpoint-table";
 import { interceptD1, staleKeyKv } from "../../support/faults";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";

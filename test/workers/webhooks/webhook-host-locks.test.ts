@@ -122,7 +122,7 @@ describe("an operator's lock on a host", () => {
 
   it("refuses an insert that a lock made meanwhile would have refused: the statement itself checks the host", async () => {
     expect((await asOperator("/host-locks", "POST", { host: "raced.example" })).status).toBe(200);
-    const { insertEndpoint } = await import("../../../src/webhooks/endpoints/create-webhook-endpoint");
+    const { insertEndpoint } = await import("../../../src/webhook-delivery/endpoint-table");
     const row = {
       id: "we_00000000000000000042",
       budget: owner.record.id,
