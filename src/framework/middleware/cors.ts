@@ -28,7 +28,7 @@ export function corsPolicy(
     if (c.req.method !== "OPTIONS" || c.req.header("Access-Control-Request-Method") === undefined) {
       // What Hono's cors sets on every other request, set before the response exists so they join it as it is
       // made. Hot path: no response is made but the one sent (Hono's cors sets them on a placeholder, which costs
-      // two more responses and their headers' copies; docs/design/performance.md#why-issue-30s-targets-were-missed).
+      // two more responses and their headers' copies; bench/HISTORY.md#why-issue-30s-targets-were-missed).
       c.header("Access-Control-Allow-Origin", "*");
       c.header("Access-Control-Expose-Headers", exposed);
       if (c.req.method !== "OPTIONS") return next();
