@@ -7,7 +7,7 @@
  * requests, 30 million CPU ms and so on are in the $5 (PRICES' `included`).
  */
 
-import { DELIVERY_LOG_MS, LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES } from "../src/webhook-delivery/lane-run";
+import { DELIVERY_LOG_MS, LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES } from "../src/webhook-delivery/lane-retention";
 import { LANE_CONCURRENCY } from "../src/webhook-delivery/lane-pacing";
 
 /** What one request is billed for at the Worker, as bench/billed-calls.ts counts it. */

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const MAX = 120;
-const ROOTS = ["src", "test", "scripts", "bench", "client/src"];
+const ROOTS = ["src", "web", "test", "scripts", "bench", "client/src"];
 const GENERATED = new Set([
   "worker-configuration.d.ts",
   "bench/worker-configuration.d.ts",
@@ -21,7 +21,7 @@ function* sources(folder: string): Generator<string> {
   for (const entry of readdirSync(folder, { withFileTypes: true })) {
     const path = join(folder, entry.name);
     if (entry.isDirectory()) yield* sources(path);
-    else if (/\.(ts|mjs)$/.test(entry.name) && !GENERATED.has(path)) yield path;
+    else if (/\.(ts|tsx|mjs)$/.test(entry.name) && !GENERATED.has(path)) yield path;
   }
 }
 

@@ -16,9 +16,7 @@ const COMMANDS: readonly (readonly string[])[] = [
   ["tsc", "-p", "tsconfig.json"],
   ["tsc", "-p", "scripts/tsconfig.json"],
   ["tsc", "-p", "bench/tsconfig.json"],
-  ["tsc", "-p", "src/console-kit/browser"],
-  ["tsc", "-p", "src/console/browser"],
-  ["tsc", "-p", "src/operator/console/browser"],
+  ["tsc", "-p", "web"],
   ["tsc", "-p", "client/tsconfig.json"],
   ["wrangler", "types", "--check", ...wranglerTypes],
   [

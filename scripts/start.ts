@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
 import { KeyPointer, pointerName } from "../src/keys/kv-layout";
 import { sha256Hex } from "../src/lib/digest";
+import { buildAssets } from "./lib/assets";
 import { issueLocalKeys } from "./lib/key-store";
 import { applyMigrations, executeSql, openLocalState } from "./lib/local-state";
 import { ensureLocalSecrets, operatorEnvFile } from "./lib/local-secrets";
@@ -32,6 +33,8 @@ if (values.orders !== undefined && (!/^[1-9][0-9]{0,6}$/.test(values.orders) || 
   console.error("--orders must be a whole number from 1 to 1000000");
   process.exit(2);
 }
+// The consoles' pages as they are now (npm test built them already for the services it starts).
+if (process.env.STORE_ORDERS_ASSETS_BUILT !== "1") await buildAssets();
 const demoKey = await prepareLocalState();
 const operatorEnv = operatorEnvFile(stateDir);
 const operatorToken = ensureLocalSecrets(operatorEnv).OPERATOR_TOKEN.slice("local:".length);

@@ -25,6 +25,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { buildAssets } from "./lib/assets";
 
 // The Node the project runs on (package.json's engines): npm puts the one it installs (the node package) first.
 const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
@@ -38,8 +39,11 @@ console.log(`Node ${process.version}`);
 // folder of their own, so no run shares (or leaves) state in ~/.config, and never ask Cloudflare for a request's cf.
 const configHome = mkdtempSync(join(tmpdir(), "store-orders-test-config-"));
 process.on("exit", () => rmSync(configHome, { recursive: true, force: true }));
+// The consoles' pages as they are now, built once: the e2e runs' `npm start`s serve them and build nothing.
+await buildAssets();
 const env = {
   ...process.env,
+  STORE_ORDERS_ASSETS_BUILT: "1",
   WRANGLER_SEND_METRICS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   XDG_CONFIG_HOME: configHome,

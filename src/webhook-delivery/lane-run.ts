@@ -27,6 +27,7 @@ import {
 } from "./lane-deliveries";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
+import { DELIVERY_LOG_MS } from "./lane-retention";
 import { liveSecrets } from "./webhook-secrets";
 
 /** How long one run starts deliveries; those in flight then are finished before it ends. */
@@ -37,15 +38,6 @@ export const LANE_RUN_DELIVERIES = 600;
 const PAGE = 50;
 /** Rows failed, or pruned, per statement and run: a lane with a million left takes several runs, each short. */
 export const LANE_BATCH = 1_000;
-/** How long settled deliveries and their attempts are kept in a lane: the delivery log's reach. */
-export const DELIVERY_LOG_MS = 7 * 86_400_000;
-/**
- * What a settled delivery and one attempt cost a lane's storage, indexes
- * included, measured on its tables (test/workers/events/event-storage.test.ts
- * keeps them true): the capacity table's figures (docs/design/order-events.md#capacity).
- */
-export const LANE_DELIVERY_BYTES = 70;
-export const LANE_ATTEMPT_BYTES = 90;
 
 export interface LaneContext extends AttemptContext, WatchContext {
   endpointId: string;

@@ -12,7 +12,7 @@ import {
 import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
-import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-run";
+import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-retention";
 import { freshWebhookOwner, laneDeliveries, makeEndpoint, receivers } from "../../support/webhook-fixtures";
 import { onAFakeClock, setClock } from "../../support/limits-clock";
 import { apiWith } from "../../support/request";

@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { EVENT_ROW_BYTES } from "../../../src/events/prune-order-events";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES } from "../../../src/webhook-delivery/lane-run";
+import { LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES } from "../../../src/webhook-delivery/lane-retention";
 
 /**
  * What each kept row costs, measured on the real schema (the migrations, the

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
 import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-run";
+import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-retention";
 import { signWebhook } from "../../../src/webhook-delivery/webhook-signature";
 import { apiWith } from "../../support/request";
 import {

@@ -1,5 +1,5 @@
-import { call } from "../../../console-kit/browser/api-client";
-import { signInForm } from "../../../console-kit/browser/sign-in-form";
+import { call } from "../../kit/api-client";
+import { signInForm } from "../../kit/sign-in-form";
 
 /**
  * A key's shape (docs/api.md#key-format): the page imports nothing of the worker's, so a test holds this to the

@@ -1,8 +1,8 @@
-import { call } from "../../../console-kit/browser/api-client";
-import { h, show } from "../../../console-kit/browser/dom";
-import type { UsageHistory } from "../../../console-kit/browser/api-types";
+import { call } from "../../kit/api-client";
+import { h, show } from "../../kit/dom";
+import type { UsageHistory } from "../../kit/api-types";
 import type { View } from "../console-view";
-import { usageChart } from "../../../console-kit/browser/usage-chart";
+import { usageChart } from "../../kit/usage-chart";
 
 export const usageView: View = (root) => {
   const chart = usageChart((query, signal) => call<UsageHistory>("GET", `/usage?${query}`, { signal }));

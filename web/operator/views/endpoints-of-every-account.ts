@@ -1,8 +1,8 @@
-import { apiPath, messageOf } from "../../../../console-kit/browser/api-client";
-import { h, notice, show, when } from "../../../../console-kit/browser/dom";
+import { apiPath, messageOf } from "../../kit/api-client";
+import { h, notice, show, when } from "../../kit/dom";
 import { acting, admin } from "../operator-api";
-import { deliveryLog } from "../../../../console-kit/browser/delivery-log";
-import type { WebhookDelivery } from "../../../../console-kit/browser/api-types";
+import { deliveryLog } from "../../kit/delivery-log";
+import type { WebhookDelivery } from "../../kit/api-types";
 import type { OperatorEndpoint, OperatorView } from "../operator-api-types";
 
 /**

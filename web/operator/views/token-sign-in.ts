@@ -1,4 +1,4 @@
-import { signInForm } from "../../../../console-kit/browser/sign-in-form";
+import { signInForm } from "../../kit/sign-in-form";
 import { admin } from "../operator-api";
 
 /** The operators' console: an operator's token. */

@@ -1,5 +1,5 @@
 /** What the API answers, as its v2 document says (the generated client's types). */
-import type { components } from "../../../client/src/schema-v2";
+import type { components } from "../../client/src/schema-v2";
 
 type Schemas = components["schemas"];
 export type Session = Schemas["ConsoleSession"];

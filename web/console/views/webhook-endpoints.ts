@@ -1,6 +1,6 @@
-import { apiPath, call, isId, messageOf } from "../../../console-kit/browser/api-client";
-import { h, notice, show, shownOnce, when } from "../../../console-kit/browser/dom";
-import { deliveryLog } from "../../../console-kit/browser/delivery-log";
+import { apiPath, call, isId, messageOf } from "../../kit/api-client";
+import { h, notice, show, shownOnce, when } from "../../kit/dom";
+import { deliveryLog } from "../../kit/delivery-log";
 import {
   ENDPOINT_NOTICE_TYPES,
   ORDER_EVENT_TYPES,
@@ -9,7 +9,7 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookTestResult,
-} from "../../../console-kit/browser/api-types";
+} from "../../kit/api-types";
 import type { View } from "../console-view";
 
 const OVERLAPS = [

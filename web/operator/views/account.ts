@@ -1,7 +1,7 @@
-import { apiPath, isId, messageOf } from "../../../../console-kit/browser/api-client";
-import { h, notice, show, shownOnce, when } from "../../../../console-kit/browser/dom";
-import { usageChart } from "../../../../console-kit/browser/usage-chart";
-import type { UsageHistory } from "../../../../console-kit/browser/api-types";
+import { apiPath, isId, messageOf } from "../../kit/api-client";
+import { h, notice, show, shownOnce, when } from "../../kit/dom";
+import { usageChart } from "../../kit/usage-chart";
+import type { UsageHistory } from "../../kit/api-types";
 import { acting, admin } from "../operator-api";
 import type { AccountPage, AccountUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
 

@@ -3,11 +3,11 @@
  * operator's link), then shows one view at a time (shell.ts).
  */
 import "uplot/dist/uPlot.min.css";
-import "../../console-kit/browser/console.css";
-import { call } from "../../console-kit/browser/api-client";
-import { h } from "../../console-kit/browser/dom";
-import { Shell, type ShellView } from "../../console-kit/browser/console-shell";
-import type { Session } from "../../console-kit/browser/api-types";
+import "../kit/console.css";
+import { call } from "../kit/api-client";
+import { h } from "../kit/dom";
+import { Shell, type ShellView } from "../kit/console-shell";
+import type { Session } from "../kit/api-types";
 import type { View } from "./console-view";
 import { overviewView } from "./views/overview";
 import { usageView } from "./views/usage";

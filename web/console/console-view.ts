@@ -1,4 +1,4 @@
-import type { Session } from "../../console-kit/browser/api-types";
+import type { Session } from "../kit/api-types";
 
 /** What a view may ask of the page around it. */
 export interface ConsolePage {

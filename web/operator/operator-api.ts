@@ -2,8 +2,8 @@
  * The operators' console is a client of the operator API, with its session cookie: every check, limit and audit row
  * applies.
  */
-import { clientOf, messageOf } from "../../../console-kit/browser/api-client";
-import { notice, show } from "../../../console-kit/browser/dom";
+import { clientOf, messageOf } from "../kit/api-client";
+import { notice, show } from "../kit/dom";
 
 export const admin = clientOf("/admin");
 

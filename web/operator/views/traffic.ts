@@ -1,6 +1,6 @@
-import { messageOf } from "../../../../console-kit/browser/api-client";
-import { h, notice, show } from "../../../../console-kit/browser/dom";
-import { timeChart } from "../../../../console-kit/browser/time-chart";
+import { messageOf } from "../../kit/api-client";
+import { h, notice, show } from "../../kit/dom";
+import { timeChart } from "../../kit/time-chart";
 import { admin } from "../operator-api";
 import type { OperatorView, Traffic } from "../operator-api-types";
 

@@ -5,9 +5,9 @@
  * A client of the operator API.
  */
 import "uplot/dist/uPlot.min.css";
-import "../../../console-kit/browser/console.css";
-import { h } from "../../../console-kit/browser/dom";
-import { Shell, type ShellView } from "../../../console-kit/browser/console-shell";
+import "../kit/console.css";
+import { h } from "../kit/dom";
+import { Shell, type ShellView } from "../kit/console-shell";
 import { admin } from "./operator-api";
 import type { OperatorSignedIn, OperatorView } from "./operator-api-types";
 import { signInView } from "./views/token-sign-in";

@@ -1,5 +1,5 @@
-import { messageOf } from "../../../../console-kit/browser/api-client";
-import { h, notice, show, when } from "../../../../console-kit/browser/dom";
+import { messageOf } from "../../kit/api-client";
+import { h, notice, show, when } from "../../kit/dom";
 import { admin } from "../operator-api";
 import type { FoundKey, OperatorView } from "../operator-api-types";
 

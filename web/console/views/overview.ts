@@ -1,6 +1,6 @@
-import { call, messageOf } from "../../../console-kit/browser/api-client";
-import { h, notice, show, when } from "../../../console-kit/browser/dom";
-import type { Session } from "../../../console-kit/browser/api-types";
+import { call, messageOf } from "../../kit/api-client";
+import { h, notice, show, when } from "../../kit/dom";
+import type { Session } from "../../kit/api-types";
 import type { View } from "../console-view";
 
 /**

@@ -1,6 +1,6 @@
-import { call, messageOf } from "../../../console-kit/browser/api-client";
-import { h, notice, show, when } from "../../../console-kit/browser/dom";
-import { ORDER_EVENT_TYPES, type OrderEvent, type OrderEventPage } from "../../../console-kit/browser/api-types";
+import { call, messageOf } from "../../kit/api-client";
+import { h, notice, show, when } from "../../kit/dom";
+import { ORDER_EVENT_TYPES, type OrderEvent, type OrderEventPage } from "../../kit/api-types";
 import type { View } from "../console-view";
 
 /** The most events the page keeps on screen; older ones leave as new ones come. */

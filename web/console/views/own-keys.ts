@@ -1,6 +1,6 @@
-import { apiPath, call, messageOf } from "../../../console-kit/browser/api-client";
-import { h, notice, show, shownOnce, when } from "../../../console-kit/browser/dom";
-import type { OwnKey, RotatedKey } from "../../../console-kit/browser/api-types";
+import { apiPath, call, messageOf } from "../../kit/api-client";
+import { h, notice, show, shownOnce, when } from "../../kit/dom";
+import type { OwnKey, RotatedKey } from "../../kit/api-types";
 import type { View } from "../console-view";
 
 const GRACES = [

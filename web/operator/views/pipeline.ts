@@ -1,5 +1,5 @@
-import { messageOf } from "../../../../console-kit/browser/api-client";
-import { h, notice, show } from "../../../../console-kit/browser/dom";
+import { messageOf } from "../../kit/api-client";
+import { h, notice, show } from "../../kit/dom";
 import { admin } from "../operator-api";
 import type { OperatorView, PipelineHealth } from "../operator-api-types";
 

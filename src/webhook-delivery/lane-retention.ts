@@ -1,0 +1,11 @@
+/**
+ * What a lane keeps, and for how long: the delivery log's reach, and what a
+ * settled delivery and one attempt cost its storage, indexes included
+ * (test/workers/events/event-storage.test.ts keeps the sizes true; the
+ * capacity table is docs/design/order-events.md#capacity).
+ */
+
+/** How long settled deliveries and their attempts are kept in a lane. */
+export const DELIVERY_LOG_MS = 7 * 86_400_000;
+export const LANE_DELIVERY_BYTES = 70;
+export const LANE_ATTEMPT_BYTES = 90;
