@@ -79,7 +79,7 @@ export interface OperationUse extends BilledCalls {
   doRowsWritten: number;
   /**
    * Seconds an object is kept active for it, where that is more than the milliseconds of a call: a lane waiting on
-   * its receiver. An assumption, not a measure (DELIVERY_WAIT_SECONDS).
+   * its receiver. An assumption, not a measure (laneAwakeSeconds).
    */
   doActiveSeconds: number;
   /** GB-months of an object's SQL storage it keeps: a delivery's rows, for the week the delivery log reaches back. */
@@ -87,10 +87,10 @@ export interface OperationUse extends BilledCalls {
 }
 
 /**
- * What a receiver takes to answer, assumed for a lane's duration: 50 ms, shared by the LANE_CONCURRENCY POSTs a busy
- * lane has in flight at once.
+ * A lane awake for one delivery, assumed: a receiver's 50 ms answer, shared by the POSTs its run has in flight at once
+ * (the run's deliveries, LANE_CONCURRENCY at most).
  */
-export const DELIVERY_WAIT_SECONDS = 0.05 / LANE_CONCURRENCY;
+const laneAwakeSeconds = (perRun: number) => 0.05 / Math.min(LANE_CONCURRENCY, perRun);
 /** A delivered event's rows (the delivery, its attempt) kept for the delivery log's week, in GB-months. */
 const DELIVERY_STORAGE_GB_MONTHS =
   ((LANE_DELIVERY_BYTES + LANE_ATTEMPT_BYTES) / 1e9) * (DELIVERY_LOG_MS / (30 * 86_400_000));
@@ -142,7 +142,7 @@ export const OPERATION_USE = {
   // endpoint's health), the POST.
   "webhook delivery": use({
     workerRequests: 0,
-    doActiveSeconds: DELIVERY_WAIT_SECONDS,
+    doActiveSeconds: laneAwakeSeconds(1),
     doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
     d1Queries: 3.05,
     d1RowsRead: 8.04,
@@ -156,7 +156,7 @@ export const OPERATION_USE = {
   // pass, the run, its reads of D1 and its once-a-run writes spread over the 5; the 10 rows of each delivery its own.
   "webhook delivery, 5 a run": use({
     workerRequests: 0,
-    doActiveSeconds: DELIVERY_WAIT_SECONDS,
+    doActiveSeconds: laneAwakeSeconds(5),
     doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
     d1Queries: 0.61,
     d1RowsRead: 4.02,
@@ -169,7 +169,7 @@ export const OPERATION_USE = {
   // 20 changes in one pass.
   "webhook delivery, 20 a run": use({
     workerRequests: 0,
-    doActiveSeconds: DELIVERY_WAIT_SECONDS,
+    doActiveSeconds: laneAwakeSeconds(20),
     doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
     d1Queries: 0.15,
     d1RowsRead: 3.26,

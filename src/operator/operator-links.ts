@@ -1,9 +1,6 @@
 /**
  * Operators' sign-in links (docs/operations.md#the-operators-console): where
- * one leads, how long it works, and its row, written by `npm run keys --
- * operator-link` through wrangler and used by the Worker, as the operators'
- * table's statements are (operator-table.ts). Plain values: the keys command
- * imports them without the Worker's runtime.
+ * one leads, how long it works, and every statement on its table.
  */
 
 /** Where the operators' console lives (its page: console/operator-console-page.ts). */
@@ -20,3 +17,6 @@ export const INSERT_OPERATOR_LINK =
 export const REDEEM_OPERATOR_LINK =
   "UPDATE operator_links SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2 RETURNING " +
   "operator";
+
+/** Links a day past their end (the cron): bound to that instant. */
+export const PRUNE_OPERATOR_LINKS = "DELETE FROM operator_links WHERE expires_at < ?1";

@@ -19,7 +19,7 @@ import { fromThisOrigin } from "../console-kit/origin-checks";
 import { SESSION_SECONDS, sessionCookie, sessionCookieOf, sessionKeyOf } from "../console-kit/session-cookie";
 import { LINK_TOKEN } from "../console-kit/sign-in-links";
 import type { TtlCache } from "../lib/ttl-cache";
-import { REDEEM_OPERATOR_LINK } from "./operator-links";
+import { PRUNE_OPERATOR_LINKS, REDEEM_OPERATOR_LINK } from "./operator-links";
 
 /** The operators' cookie (`__Host-so_operator` over https). */
 export const OPERATOR_COOKIE = "so_operator";
@@ -203,6 +203,6 @@ export async function pruneOperatorSessions(db: D1Database, now: number): Promis
   const before = new Date(now - 86_400_000).toISOString();
   await db.batch([
     db.prepare("DELETE FROM operator_sessions WHERE expires_at < ?1").bind(before),
-    db.prepare("DELETE FROM operator_links WHERE expires_at < ?1").bind(before),
+    db.prepare(PRUNE_OPERATOR_LINKS).bind(before),
   ]);
 }

@@ -11,7 +11,7 @@ import { PLAN_LIMITS } from "../../src/account/plans";
  * headers and vars are checked against the source, and every relative link,
  * every #anchor, and every doc the code's comments cite, resolves.
  */
-const DOCS = ["README.md", "CONTRIBUTING.md", "bench/README.md", ...markdownUnder("docs")];
+const DOCS = ["README.md", "CONTRIBUTING.md", "bench/README.md", "bench/HISTORY.md", ...markdownUnder("docs")];
 
 function markdownUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
@@ -98,7 +98,7 @@ describe("the docs", () => {
     const missing = DOCS.flatMap((file) =>
       [
         ...readFileSync(file, "utf8").matchAll(
-          /`((?:src|test|scripts|bench|client|migrations)\/[\w./-]+\.(?:ts|sql|toml|json))`/g,
+          /`((?:src|web|test|scripts|bench|client|migrations)\/[\w./-]+\.(?:ts|sql|toml|json))`/g,
         ),
       ]
         .map((match) => match[1]!)
@@ -111,13 +111,16 @@ describe("the docs", () => {
   it("are what the code's comments cite, each at a section that exists", () => {
     const citations = [
       ...sourceFiles("src"),
+      ...sourceFiles("web"),
       ...sourceFiles("scripts"),
       ...sourceFiles("bench"),
       ...sourceFiles("test"),
       "wrangler.jsonc",
     ].flatMap((file) =>
       [
-        ...readFileSync(file, "utf8").matchAll(/\b((?:docs\/[\w/.-]+|CONTRIBUTING|bench\/README)\.md(?:#[\w-]+)?)/g),
+        ...readFileSync(file, "utf8").matchAll(
+          /\b((?:docs\/[\w/.-]+|CONTRIBUTING|bench\/README|bench\/HISTORY)\.md(?:#[\w-]+)?)/g,
+        ),
       ].map((match) => ({ file, target: match[1]! })),
     );
     expect(citations.length).toBeGreaterThan(20);

@@ -26,6 +26,16 @@ describe("a line over 120 columns", () => {
       expect(tooLong(line), line).toBe(false);
   });
 
+  it("is refused as code inside a template's placeholder, or with a second string after the first", () => {
+    expect(tooLong(`  summary: \`\${await fetch(url).then((response) => response.text())}${"x".repeat(90)}\`,`)).toBe(
+      true,
+    );
+    expect(tooLong(`  pattern: "${"\\d".repeat(60)}" + suffix,`)).toBe(true);
+    expect(tooLong(`    "${"x".repeat(60)}" + "${"y".repeat(60)}",`)).toBe(true);
+    // An escaped quote does not end the string.
+    expect(tooLong(`    "${"x".repeat(60)}\\"${"y".repeat(60)}",`)).toBe(false);
+  });
+
   it("is not long at 120 columns", () => {
     expect(tooLong("x".repeat(120))).toBe(false);
   });

@@ -33,8 +33,8 @@ describe("what a million requests cost", () => {
     const { lines } = dollarsPerMillion(OPERATION_USE["webhook delivery, 5 a run"], 1);
     expect(lines["Worker requests"]).toBe(0);
     expect(lines["Worker CPU"]).toBe(0);
-    // 50 ms shared by six POSTs in flight, at 128 MB: about $0.013 a million.
-    expect(lines["DO duration"]).toBeCloseTo((0.05 / 6) * 0.128 * 12.5, 10);
+    // 50 ms shared by the run's five POSTs in flight, at 128 MB: $0.016 a million.
+    expect(lines["DO duration"]).toBeCloseTo((0.05 / 5) * 0.128 * 12.5, 10);
     // 160 bytes kept a week: about $0.0075 a million.
     expect(lines["DO storage"]).toBeCloseTo(160e-9 * (7 / 30) * 0.2 * 1e6, 10);
   });
