@@ -19,13 +19,32 @@ import { recordServing } from "./lib/serving-record";
 import { startWrangler } from "./lib/wrangler";
 import { readEnvironment, varsFromEnvironment } from "./lib/environments";
 
-const { values } = parseArgs({
-  options: {
-    port: { type: "string", default: "8787" },
-    "persist-to": { type: "string" },
-    orders: { type: "string" },
-  },
-});
+const USAGE = `npm start [-- options]: the service on http://localhost:<port>/v1 over local state, with demo data.
+  --port <n>          the port (8787)
+  --persist-to <dir>  where the local state lives (.wrangler/state)
+  --orders <n>        add n synthetic orders, once (1 to 1000000)
+  --help              this`;
+
+const parsed = (() => {
+  try {
+    return parseArgs({
+      options: {
+        port: { type: "string", default: "8787" },
+        "persist-to": { type: "string" },
+        orders: { type: "string" },
+        help: { type: "boolean" },
+      },
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+})();
+const { values } = parsed;
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const stateDir = values["persist-to"];
 const persist = stateDir ? ["--persist-to", stateDir] : [];
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunningService } from "../../scripts/lib/local-service";
 import { runWranglerAsync } from "../../scripts/lib/wrangler";
-import { useKeysCommand } from "../support/npm-script";
+import { runNpmScript, useKeysCommand } from "../support/npm-script";
 import { useService } from "../support/service-fixture";
 
 describe("npm start", () => {
@@ -26,6 +26,17 @@ describe("npm start", () => {
     expect(described.baseUrl).toBe(`http://localhost:${port}/v1`);
     const pet = await service.current.call("/v1/pets/1");
     expect(pet.headers.get("Link")).toMatch(new RegExp(`^<http://localhost:${port}/v1/`));
+  });
+
+  it("lists its options with --help, and refuses one it does not know with them and no stack trace", async () => {
+    const help = await runNpmScript("start", "--help");
+    expect(help.status).toBe(0);
+    for (const option of ["--port", "--persist-to", "--orders"]) expect(help.stdout).toContain(option);
+    const unknown = await runNpmScript("start", "--prot", "9000");
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--prot'");
+    expect(unknown.stderr).toContain("--port");
+    expect(unknown.stderr).not.toContain("    at ");
   });
 
   it("keeps the demo key where the README says it is with --persist-to", () => {
