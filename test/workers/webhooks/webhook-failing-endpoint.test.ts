@@ -78,6 +78,20 @@ const afterRead = (statement: D1PreparedStatement, then: () => Promise<unknown>)
     },
   });
 
+/**
+ * The owner's endpoints, the failing one refused at its period's start and twice in its second half, a second short
+ * of WEBHOOK_DISABLE_AFTER: its next failed run would disable it. The watcher has been told it is failing.
+ */
+async function failingToTheEdgeOfDisabling() {
+  const { failing, watcher } = await budgetWithWatcher();
+  const t0 = Date.now() + 1_000;
+  await failedRunAt(failing.id, t0);
+  await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 2_000);
+  await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 1_000);
+  expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+  return { failing, watcher, t0 };
+}
+
 const noticeDeliveries = async (endpointId: string) => (await laneDeliveries(endpointId)).filter((row) => row.seq < 0);
 
 const endpointRow = (id: string) =>
@@ -377,12 +391,7 @@ describe("a failing endpoint", () => {
   });
 
   it("is not told of, nor disabled, when its owner disabled it meanwhile", async () => {
-    const { failing, watcher } = await budgetWithWatcher();
-    const t0 = Date.now() + 1_000;
-    await failedRunAt(failing.id, t0);
-    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 2_000);
-    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 1_000);
-    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    const { failing, watcher, t0 } = await failingToTheEdgeOfDisabling();
     // Disabled by its owner between two attempts: the service's disabling and its notice give way.
     await seedOrders([{ id: nextOrder++ }]);
     await dispatchQuietly();
@@ -393,12 +402,7 @@ describe("a failing endpoint", () => {
   });
 
   it("is not disabled by the service, nor told of, when its owner disabled it while its last attempt was in flight", async () => {
-    const { failing, watcher } = await budgetWithWatcher();
-    const t0 = Date.now() + 1_000;
-    await failedRunAt(failing.id, t0);
-    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 2_000);
-    await failedRunAt(failing.id, t0 + HEALTH.disableAfterMs - 1_000);
-    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    const { failing, watcher, t0 } = await failingToTheEdgeOfDisabling();
     // The run that reaches the verdict: its attempt is refused after the owner disabled the endpoint, so the run has
     // sent, and judges the period, with the endpoint no longer enabled.
     const { fetch, posts } = receivers(async () => {
