@@ -1,15 +1,8 @@
-/**
- * The keys an account owns, in its Durable Object's SQLite (docs/design/rate-limits.md#key-state): one row a key,
- * the one home of its standing, scopes and expiry, and the account's plan in a row beside them. Kept apart from
- * the counting windows and never pruned: a revoked key stays revoked however long the account is quiet.
- */
+/** An account's keys and plan, in its object's SQLite: the one home of their standing. Never pruned. */
 import { ApiKeyRecord, standingOf } from "./key-record";
 import type { Limits, Plan } from "./plans";
 
-/**
- * The most keys an account holds, about 450 bytes each (test/workers/account/account-keys.test.ts measures them):
- * beyond, its longest-stopped keys go first. A key gone is refused as a stopped one is: unknown.
- */
+/** The most keys an account holds, about 450 bytes each; beyond, the longest-stopped go, and a key gone is unknown. */
 export const MAX_ACCOUNT_KEYS = 1_000;
 
 /** What belongs to the account rather than to one of its keys. */
@@ -83,10 +76,7 @@ export class AccountKeys {
     return added > 0;
   }
 
-  /**
-   * Room for one more key: the keys stopped longest ago go while the account holds MAX_ACCOUNT_KEYS. The ids of
-   * those gone, or null when every key it holds is live.
-   */
+  /** Room for one more key: the longest-stopped go while at MAX_ACCOUNT_KEYS. Their ids, or null when all are live. */
   makeRoom(now: number): string[] | null {
     const keys = this.all();
     const over = keys.length - MAX_ACCOUNT_KEYS + 1;

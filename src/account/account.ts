@@ -33,12 +33,10 @@ const STATE = "state";
 const TEST_EVENTS = "testEvents";
 
 /**
- * One object per account (an API key and the keys rotated from it), and one per caller counted without one (an
- * address group, an operator, a partner): the one owner of everything it knows. An account's keys and plan
- * (account-keys.ts) decide who may act; its windows, leases and bans decide how much
- * (docs/design/rate-limits.md#leases); it also keeps the answers its writes gave, its test-event quota and its
- * usage history. Each method reads, decides and writes with no await in between, so concurrent calls are decided
- * one after another: no stale copy ever decides.
+ * One object per account, and one per caller counted without one (an address group, an operator, a partner): the one
+ * owner of everything it knows. Its keys and plan decide who may act, its windows, leases and bans how much; it also
+ * keeps its writes' answers, its test-event quota and its usage history. No method awaits between reading and writing,
+ * so calls are decided one after another and no stale copy ever decides.
  */
 export class Account extends DurableObject<Env> {
   #state: LimiterState | undefined;
@@ -53,10 +51,7 @@ export class Account extends DurableObject<Env> {
     this.#keys = new AccountKeys(ctx.storage.sql);
   }
 
-  /**
-   * The one step for a request (docs/design/rate-limits.md#key-state): for a key, its standing first (a key
-   * refused is answered so, with nothing counted), then the account's limits.
-   */
+  /** The one step for a request: the key's standing first (a refused key counts nothing), then the limits. */
   acquire(request: LeaseRequest): LeaseAnswer {
     const now = Date.now();
     const previous = this.#load();
@@ -89,10 +84,7 @@ export class Account extends DurableObject<Env> {
     return { refusedInARow: state.refusedInARow, banEnds: state.bannedUntil };
   }
 
-  /**
-   * The account's history: the non-empty buckets of the range, what isolates still hold of their grants apart
-   * (docs/api.md#usage).
-   */
+  /** The history's non-empty buckets in the range, with what isolates still hold apart (docs/api.md#usage). */
   usageHistory(query: HistoryRange): UsageRow[] {
     const reserved = reservedGrants(this.#load(), Date.now()).map(({ minuteStart, dayStart, count }) => ({
       minuteStart,
@@ -138,10 +130,7 @@ export class Account extends DurableObject<Env> {
     return this.#keys.page(after, limit);
   }
 
-  /**
-   * Revokes a key for good at `at` (null: no such key); a key revoked already keeps its time. Every isolate
-   * refuses it from its next ask (within a lease).
-   */
+  /** Revokes a key for good at `at` (null: none such); isolates refuse it within a lease. */
   revokeKey(keyId: string, reason: RevocationReason, at: string): { before: ApiKeyRecord; after: ApiKeyRecord } | null {
     const before = this.#keys.get(keyId);
     if (!before) return null;
@@ -160,9 +149,8 @@ export class Account extends DurableObject<Env> {
   }
 
   /**
-   * Replaces a live key by a new one of this account, of the same name, scopes and expiry; the old one acts only on
-   * itself from now on and ends with its grace. Refused for a key not live or rotated already, or when the key
-   * that asks (`askedBy`) may not make a key (key-rules.ts).
+   * Replaces a live key by a new one with its name, scopes and expiry; the old one acts only on itself until its grace
+   * ends. Refused for a key not live or rotated already, or an asking key that may not make keys.
    */
   rotateKey(keyId: string, made: NewKey, graceEndsAt: string, askedBy?: string): Rotation {
     const key = this.#keys.get(keyId);
@@ -204,23 +192,16 @@ export class Account extends DurableObject<Env> {
     return this.#keys.all().some((key) => standingOf(key, now) === "live" && key.scopes.includes(WEBHOOK_READER_SCOPE));
   }
 
-  /**
-   * Counts a test event of the account's: null when it may be sent, else the milliseconds until one may
-   * (webhook-test-event-quota.ts).
-   */
+  /** Counts a test event: null when it may be sent, else the milliseconds until one may. */
   admitTestEvent(now: number): number | null {
     const { times, retryAfterMs } = admitTestEvent(this.ctx.storage.kv.get<number[]>(TEST_EVENTS) ?? [], now);
     this.ctx.storage.kv.put(TEST_EVENTS, times);
     return retryAfterMs;
   }
 
-  /**
-   * A write with an Idempotency-Key (docs/api.md#retrying-safely): whether it runs, gets its first answer again, or
-   * is refused; one that runs holds the key until finishIdempotent or abandonIdempotent (idempotent-answers.ts).
-   */
+  /** A write with an Idempotency-Key: it runs (holding the key), gets its first answer again, or is refused. */
   beginIdempotent(keyId: string, idempotencyKey: string, request: string): BeginAnswer {
-    // A key refused now (revoked, or past its grace) is given nothing kept: its request goes on to be refused
-    // (docs/design/rate-limits.md#key-state). A key rotated away still gets its answers: its rotation's, most of all.
+    // A refused key is given nothing kept, and goes on to be refused; a key rotated away still gets its answers.
     if (standingOf(this.#keys.get(keyId), Date.now()) !== "live") return { kind: "bypass" };
     const answer = this.#answers.begin(keyId, idempotencyKey, request, Date.now());
     if (answer.kind === "run") this.#wakeForPrune();
@@ -298,10 +279,7 @@ export class Account extends DurableObject<Env> {
     );
   }
 
-  /**
-   * Forgets the windows once they can affect no decision, and the history and kept answers as they pass their
-   * keeping time. The keys and plan stay: a revoked key stays revoked however long the account is quiet.
-   */
+  /** Forgets windows, history and answers past their time; the keys and plan stay. */
   async alarm(): Promise<void> {
     const now = Date.now();
     const nextPrune = this.#ledger.prune(now / 1000);

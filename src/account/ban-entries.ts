@@ -1,21 +1,11 @@
 /**
- * Bans in force, as KV entries (`ban:<account>`, expiring with the ban), so
- * the operators' key search can say which accounts are banned from one KV
- * list call rather than a call to every account
- * (docs/operations.md#operator-api). The object is the record of a ban; an
- * entry is its notice: written when a ban starts, deleted when an operator
- * lifts it, gone by itself when it ends. Losing one (a failed write) hides a
- * ban from the search only, never from the limiter.
+ * Bans in force as KV entries (`ban:<account>`, expiring with the ban), so the operators' search lists banned accounts
+ * in one call (docs/operations.md#operator-api). The object is the record; a lost entry hides a ban from the search
+ * only, never from the limiter.
  */
 export const BAN_PREFIX = "ban:";
 
-/**
- * Only a key's account is noticed: it is named by its first key's id
- * (account/key-record.ts, KeyId). Address groups and operators' sessions
- * are counted by objects too, but the key search never shows them, and a
- * spray of banned addresses must neither cost a KV write each nor push the
- * keys' notices out of the one list call the search makes.
- */
+/** Only a key's account is noticed: banned addresses must cost no KV write, nor crowd the search's list. */
 export const noticesBansOf = (budget: string) => budget.startsWith("key_");
 
 /** KV's shortest expiry: a ban shorter than this is listed a little longer than it lasts. */
@@ -26,10 +16,7 @@ export interface BanNotice {
   until: number;
 }
 
-/**
- * What to do with `account`'s entry when its ban end moves from `before` to `after` (Unix seconds) at `now`; undefined:
- * nothing.
- */
+/** What to do with the entry when the ban end moves from `before` to `after` (Unix seconds); undefined: nothing. */
 export function banNoticeChange(
   before: number,
   after: number,

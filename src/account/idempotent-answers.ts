@@ -1,19 +1,12 @@
 /**
- * The answers an account's writes gave, kept by the Idempotency-Key they came
- * with (docs/api.md#retrying-safely) in its Account's SQLite storage:
- * one place for the whole account, consistent everywhere at once, no D1 write.
- * An answer is the key id's own: another key of the account that sends the
- * same Idempotency-Key never meets it. The rules are plain functions
- * (`decideRetry`); the class is their storage.
+ * The answers an account's writes gave, by Idempotency-Key (docs/api.md#retrying-safely), in its object's SQLite: one
+ * place, consistent at once, no D1 write. An answer is its key id's own. The rules are plain functions (`decideRetry`);
+ * the class is their storage.
  */
 
 /** How long an answer is kept: a day, as Stripe keeps its. */
 export const KEEP_MS = 24 * 60 * 60 * 1000;
-/**
- * How long a first request may run before its Idempotency-Key is taken over by a retry: longer than any write
- * (their dependencies time out within seconds), so a live one is never run twice; a Worker that died mid-write
- * leaves its key usable again after it.
- */
+/** How long a first request may run before a retry takes its key: longer than any write. */
 export const RUNNING_MS = 60_000;
 /** The most an account keeps; beyond it the oldest goes first. */
 export const MAX_KEPT = 10_000;
@@ -41,11 +34,7 @@ export type RetryDecision =
   | { kind: "reused" }
   | { kind: "in_flight"; retryAfterMs: number };
 
-/**
- * What a request with an Idempotency-Key does, given what is kept for its key id's key: runs (nothing kept, kept
- * past its day, or a first request that outran RUNNING_MS), gets the first answer again (the same request, answered),
- * is refused as another request under the same key, or waits for the first to finish.
- */
+/** What a request with an Idempotency-Key does, given what is kept: run, replay, refuse, or wait. */
 export function decideRetry(kept: RetryRecord | undefined, request: string, now: number): RetryDecision {
   if (!kept || now - kept.startedAt >= KEEP_MS) return { kind: "run" };
   if (kept.request !== request) return { kind: "reused" };
@@ -76,10 +65,7 @@ export class IdempotentAnswers {
     this.#sql.exec("CREATE INDEX IF NOT EXISTS idempotent_answers_age ON idempotent_answers (started_at)");
   }
 
-  /**
-   * Decides a request and, when it is to run, marks it running in the same call (no await between: of two retries
-   * at once, one runs and the other waits). A request that runs is named by when it began, for its finish.
-   */
+  /** Decides and, to run, marks running in the same call, so of two retries at once one runs and one waits. */
   begin(keyId: string, idempotencyKey: string, request: string, now: number): BeginAnswer {
     const decision = decideRetry(this.#read(keyId, idempotencyKey), request, now);
     if (decision.kind === "run") {

@@ -5,10 +5,7 @@ import { Limits, PLAN_LIMITS, Plan } from "./plans";
 /** An instant as the keys command writes it; anything else would compare as NaN, and a NaN expiry never comes. */
 const Instant = z.iso.datetime({ offset: true });
 
-/**
- * Why a key was revoked: leaked, it may be in someone else's hands, so what it started ends with it
- * (docs/api.md#what-a-leak-ends); retired, it is no longer used.
- */
+/** Why a key was revoked: leaked, so what it started ends with it (docs/api.md#what-a-leak-ends); or retired. */
 export const RevocationReason = z.enum(["leaked", "retired"]);
 export type RevocationReason = z.infer<typeof RevocationReason>;
 
@@ -17,15 +14,10 @@ export const KeyId = z.string().regex(/^key_[0-9A-Za-z]{16}$/);
 /** A key's id in a path (`/keys/{keyId}/...`), the owner's operations and the operator's alike. */
 export const KeyIdParams = z.object({ keyId: KeyId });
 
-/**
- * A key as its account knows it (account-keys.ts): the key itself is never stored, only its SHA-256, in KV's
- * pointer to the account. The plan and limits are the account's, shown on each of its keys.
- */
+/** A key as its account knows it: never the key itself, whose SHA-256 names its KV pointer. */
 export const ApiKeyRecord = z.object({
   id: KeyId,
-  /**
-   * The key's first 12 characters, shown so its holder can tell keys apart (absent on keys made before they were kept).
-   */
+  /** The key's first 12 characters, so its holder can tell keys apart (absent on old keys). */
   start: z
     .string()
     .regex(/^so_(live|test)_[0-9A-Za-z]{4}$/)
@@ -40,16 +32,10 @@ export const ApiKeyRecord = z.object({
   expiresAt: Instant.optional(),
   /** Set on a key made by rotation: the account it shares (named after the account's first key). */
   budget: z.string().optional(),
-  /**
-   * Set on a key rotated away: the key that replaced it. It works until expiresAt, its grace (absent on keys rotated
-   * before this was kept).
-   */
+  /** On a key rotated away: the key that replaced it; it works until expiresAt, its grace. */
   rotatedTo: z.string().optional(),
   revokedAt: Instant.optional(),
-  /**
-   * Why it was revoked: `leaked` ended what it started (docs/api.md#what-a-leak-ends); absent on a key revoked before
-   * reasons were kept: retired.
-   */
+  /** `leaked` ended what it started; absent on old keys: retired. */
   revokedReason: RevocationReason.optional(),
   /** Set once a revocation as leaked has ended all the key started: until then, asking again ends it again. */
   leakEndedAt: Instant.optional(),
@@ -73,10 +59,7 @@ export function limitsFor(key: Pick<ApiKeyRecord, "id" | "plan" | "limits">): Li
 export const isUsable = (key: ApiKeyRecord, now = Date.now()): boolean =>
   key.revokedAt === undefined && (key.expiresAt === undefined || Date.parse(key.expiresAt) > now);
 
-/**
- * A key's standing as its account decides it now: live (a key rotated away is live through its grace), or why
- * it is refused. Revoked and expired never become live again: no operation revives a key.
- */
+/** A key's standing as its account decides it now; revoked and expired never become live again. */
 export type KeyStanding = "live" | "not_found" | "revoked" | "expired";
 
 export function standingOf(key: ApiKeyRecord | undefined, now: number): KeyStanding {

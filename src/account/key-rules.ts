@@ -1,7 +1,4 @@
-/**
- * What an account refuses to do to its keys, as plain functions of its rows and a clock: the rules its
- * operations share, whoever asks (the owner's keys, an operator, the keys command).
- */
+/** What an account refuses to do to its keys, whoever asks: plain functions of its rows and a clock. */
 import type { Scope } from "../framework/operations/scopes";
 import type { AccountPlan } from "./account-keys";
 import { standingOf, type ApiKeyRecord } from "./key-record";
@@ -35,11 +32,7 @@ export interface KeyUpdate {
 /** An update done: the key as it is now, and the keys it reached (a plan reaches every live key of the account). */
 export type Updated = { kind: "updated"; key: ApiKeyRecord; reached: string[] } | KeyRefusal;
 
-/**
- * A rotation refused: of a key not live, or rotated already; asked by a key rotated away (its holder may be
- * whoever leaked it), or by a key made to expire for another key (no rotation hands out a key that outlives the
- * key that asked). `asker` is the asking key as the account holds it, when a key asks.
- */
+/** A rotation refused: of a key not live or rotated already, or asked by a key that may not make keys. */
 export function rotationRefusal(
   key: ApiKeyRecord | undefined,
   asker: ApiKeyRecord | undefined,
@@ -53,10 +46,7 @@ export function rotationRefusal(
   return undefined;
 }
 
-/**
- * A rotation as the account makes it, or why it refuses: the old key ends with its grace (or its own end, if
- * sooner) and names the new one; the new key has the old one's name, scopes and expiry, in the same account.
- */
+/** A rotation: the old key ends with its grace and names the new, which has its name, scopes and expiry. */
 export function rotationOf(
   key: ApiKeyRecord | undefined,
   asker: ApiKeyRecord | undefined,

@@ -1,9 +1,7 @@
 /**
- * What one worker isolate knows about one caller's limits, and the rules it
- * decides by without calling the caller's Durable Object: pure functions of
- * an explicit clock (docs/design/rate-limits.md#leases). The isolate admits
- * only what the object granted it, so admissions never exceed a limit
- * however many isolates serve the caller.
+ * What one isolate knows of one caller's limits, and the rules it decides by without calling the caller's object: pure
+ * functions of an explicit clock (docs/design/rate-limits.md#leases). It admits only what the object granted, so no
+ * number of isolates can exceed a limit.
  */
 import type { Limits } from "./plans";
 import { LEASE_MS, MINUTE_SECONDS, quieterWindow, windowStart } from "./policy";
@@ -22,23 +20,16 @@ import type {
 const MIN_REFUSAL_BATCH = 10;
 
 /**
- * Refusals answered here are sent to the object in the background once this
- * many have gathered: half the ban threshold, and at least 10. The batch
- * bounds how late a ban starts when several isolates serve one caller (two
- * batches per other isolate: the threshold, 20 in every environment;
- * docs/design/rate-limits.md#leases); far below any ban, where the bound asks
- * little, refusals go to the object by time instead (lease-client.ts,
- * REFUSAL_FLUSH_MS), not every tenth one.
+ * Refusals answered here go to the object once this many have gathered (half the ban threshold, at least 10), which
+ * bounds how late a ban starts when several isolates serve one caller; far below a ban they go by time instead
+ * (REFUSAL_FLUSH_MS).
  */
 export const refusalBatch = (ban: BanRule): number => Math.max(MIN_REFUSAL_BATCH, Math.floor(ban.threshold / 2));
 /** A lease that ends within this long is renewed ahead, so a steady caller never waits for the object. */
 const RENEW_AHEAD_MS = 1_000;
 /** The current period says something about the rate once it is this long. */
 const MIN_SAMPLE_MS = 250;
-/**
- * Lost asks an isolate keeps naming to the object; the oldest are dropped beyond this (their grants stay counted:
- * safe).
- */
+/** Lost asks kept to name to the object; older ones are dropped (their grants stay counted: safe). */
 const ABANDONED_KEPT = 32;
 
 /** The account's word on a key, as this isolate holds it: good until `until`, on this isolate's clock. */
@@ -63,16 +54,9 @@ export interface LeaseBook {
   refusedUntil: number;
   /** Exact end of a known ban, Unix seconds; 0 when none. */
   banEnds: number;
-  /**
-   * Until then (Unix ms) a known ban is answered here; after it the object is asked again, so an unban reaches the
-   * isolate.
-   */
+  /** Until then (Unix ms) a known ban is answered here; then the object is asked again, so an unban arrives. */
   banKnownUntil: number;
-  /**
-   * The account's word on each key asked with, good until `until` (this isolate's clock): a live key's for a
-   * lease's length at most, a revoked or expired key's for good (neither is ever live again). A key refused
-   * keeps the answer that refused it.
-   */
+  /** The account's word on each key asked with, good until `until`; a refused key keeps its refusal. */
   keys: Map<string, { known: KnownKey; refusal?: Admission }>;
   /** The object's refusals in a row at its last answer. */
   streak: number;
@@ -112,31 +96,19 @@ export function noteArrival(book: LeaseBook, now: number): void {
   demand.current += 1;
 }
 
-/**
- * Requests this isolate expects from the caller within one lease: as many as
- * in the last whole lease-length period, or the current period's rate if it
- * is higher (once the period is long enough to tell), so a caller that
- * speeds up gets larger leases within a quarter of a second.
- */
+/** Requests expected within a lease: the last period's, or the current rate once 250 ms can tell. */
 function expectedDemand(book: LeaseBook, now: number): number {
   const { periodStart, current, previous } = book.demand;
   const elapsed = now - periodStart;
   return Math.max(previous, elapsed >= MIN_SAMPLE_MS ? Math.ceil((current * LEASE_MS) / elapsed) : 0);
 }
 
-/**
- * How many admissions to ask for: one for each request waiting now, or what
- * this isolate expects to spend within one lease. A quiet isolate asks for one.
- */
+/** How many admissions to ask for: one per request waiting, or what the isolate expects to spend within a lease. */
 export function leaseWant(book: LeaseBook, waiting: number, now: number): number {
   return Math.max(waiting + 1, expectedDemand(book, now));
 }
 
-/**
- * Takes expired leases out of the book; what they left unspent goes back to
- * the object. Handing capacity back makes room, so a refusal known here no
- * longer holds.
- */
+/** Takes expired leases out, returning what they left unspent; the room made lifts a known refusal. */
 export function takeExpired(book: LeaseBook, now: number): Unspent[] {
   const expired = book.leases.filter((lease) => lease.expiresAt <= now);
   if (expired.length === 0) return [];
@@ -154,10 +126,7 @@ export function takeExpired(book: LeaseBook, now: number): Unspent[] {
   return unspent;
 }
 
-/**
- * Ends every lease now, so the next settle hands back all that is left of them (the usage history, read where it was
- * spent).
- */
+/** Ends every lease now, so the next settle hands back what is left (the usage history, read where it was spent). */
 export function expireLeases(book: LeaseBook, now: number): void {
   for (const lease of book.leases) lease.expiresAt = Math.min(lease.expiresAt, now);
 }
@@ -167,11 +136,8 @@ export function unspent(book: LeaseBook, now: number): number {
 }
 
 /**
- * The refusal the book answers now without the object: a known ban, or a
- * window the object has said is full while no lease is left. Undefined when
- * there is none, including the refusal that would take the streak past the
- * ban threshold, so a ban starts on time. It records nothing:
- * noteLocalRefusal() counts the refusal once it is answered.
+ * The refusal the book answers without the object: a known ban, or a full window with no lease left. None for the
+ * refusal that would pass the ban threshold, so a ban starts on time. Records nothing (noteLocalRefusal does).
  */
 export function localRefusal(book: LeaseBook, ban: BanRule, now: number): Verdict | undefined {
   const t = now / 1000;
@@ -198,20 +164,15 @@ export function localRefusal(book: LeaseBook, ban: BanRule, now: number): Verdic
   return undefined;
 }
 
-/**
- * Counts a refusal localRefusal() gave as answered here: toward the streak (a limited one) and into the usage history.
- */
+/** Counts a refusal localRefusal() gave: toward the streak and into the usage history. */
 export function noteLocalRefusal(book: LeaseBook, refusal: Verdict, now: number): void {
   if (refusal.outcome === "limited") noteRefusal(book, now);
   noteAnswered(book, now);
 }
 
 /**
- * Decides a request here when the book allows it: for a key (`keyId`), only
- * while the account's word on it is fresh, and a key it refused is answered
- * with that refusal; then a known ban, an admission from an unexpired lease,
- * or a refusal while the object has no room. Returns undefined when only the
- * object can decide.
+ * Decides a request here when the book can: for a key, only while the account's word on it is fresh; then a known ban,
+ * an unexpired lease, or a refusal while the object has no room. Undefined when only the object can decide.
  */
 export function decideLocally(book: LeaseBook, ban: BanRule, now: number, keyId?: string): Admission | undefined {
   const entry = keyId === undefined ? undefined : book.keys.get(keyId);
@@ -229,11 +190,7 @@ export function decideLocally(book: LeaseBook, ban: BanRule, now: number, keyId?
   return { ...admittedWithUnspent(book.last, unspent(book, now), now), ...key };
 }
 
-/**
- * Headers at the last grant described the object's windows with every grant
- * counted; what this isolate still holds is as good as remaining to it. Other
- * isolates may have spent some of the rest since: "at most this many".
- */
+/** What this isolate holds counts as remaining; others may have spent the rest: "at most this many". */
 function admittedWithUnspent(last: LeaseAnswer, held: number, now: number): Verdict {
   const minute = { ...last.minute, remaining: last.minute.remaining + held };
   const day = { ...last.day, remaining: last.day.remaining + held };
@@ -247,11 +204,7 @@ export interface Asker {
   keyId?: string;
 }
 
-/**
- * A lease request for a request waiting on it, or a speculative renewal, named
- * `id`. A request's ask carries the refusals answered here, so a ban starts on
- * time; every ask names the asks whose answers were lost.
- */
+/** A lease request: it carries the refusals answered here, so a ban starts on time, and the lost asks. */
 export function leaseRequest(
   book: LeaseBook,
   asker: Asker,
@@ -275,14 +228,9 @@ export function leaseRequest(
 }
 
 /**
- * Records the object's answer to `request`, sent at `sentAt` and received at
- * `now` (both on this isolate's clock). The object's times are read as
- * durations from `sentAt`, which is no later than the object's decision: a
- * lease expires here no later than the object meant, whatever the two clocks
- * say. For the request that asked (`asker`), the first granted admission is
- * its own, and a refusal the object left to it is counted here, now that the
- * client is about to get its 429. Returns the asker's verdict, or undefined for
- * a renewal that no request waits on.
+ * Records the object's answer to `request`, sent at `sentAt`. Its times are read as durations from `sentAt`, so a lease
+ * never outlives what the object meant, whatever the clocks say. The asker's first granted admission is its own;
+ * returns its verdict, or undefined for a renewal.
  */
 export function absorbAnswer(
   book: LeaseBook,
@@ -315,8 +263,7 @@ export function absorbAnswer(
     return asker ? { ...admittedWithUnspent(answer, unspent(book, now), answer.now), ...withKey } : undefined;
   }
   if (answer.outcome === "limited") {
-    // Ask again within a lease's length at the latest: capacity handed back
-    // by other isolates, or a raised limit, reaches this one that soon.
+    // Ask again within a lease at the latest: capacity handed back elsewhere, or a raised limit, arrives that soon.
     book.refusedUntil = Math.min(now + LEASE_MS, fromObject(answer[answer.reported].reset * 1000));
     if (asker && answer.refusalDeferred) noteRefusal(book, now);
   }
@@ -362,11 +309,7 @@ export function takeRefusals(book: LeaseBook, id: string): RefusalBatch | undefi
   return batch;
 }
 
-/**
- * What to send the object in the background: what expired leases left
- * unspent, the refusals answered here (a batch named `id`), the lost asks.
- * Undefined when there is nothing to send.
- */
+/** What to send the object in the background (unspent leases, refusals, lost asks); undefined for nothing. */
 export function settleRequest(book: LeaseBook, ban: BanRule, now: number, id: string): SettleRequest | undefined {
   const unspent = takeExpired(book, now);
   const refusals = takeRefusals(book, id);
@@ -391,20 +334,15 @@ export function absorbSettled(
   book.banEnds = answer.banEnds;
 }
 
-/**
- * A settle request that failed: its refusals are lost (which can only delay a ban); the lost asks are named again next
- * time.
- */
+/** A failed settle: its refusals are lost (which can only delay a ban); the lost asks are named again. */
 export function settleFailed(book: LeaseBook, request: SettleRequest): void {
   book.sending = Math.max(0, book.sending - (request.refusals?.count ?? 0));
 }
 
 /**
- * True when a steady caller's lease should be renewed in the background: one
- * expected to send several requests within a lease, whose lease would last
- * about a quarter of a lease at that rate, or ends within a second. A short
- * burst is not renewed for, so it leaves nothing unspent. Not while refused
- * or banned.
+ * Whether a steady caller's lease is renewed in the background: one expected to send several within a lease, at a
+ * quarter of it left or within a second of its end. Never for a short burst (it would leave capacity unspent), nor
+ * while refused or banned.
  */
 export function needsRenewal(book: LeaseBook, now: number): boolean {
   const expected = expectedDemand(book, now);
@@ -415,11 +353,7 @@ export function needsRenewal(book: LeaseBook, now: number): boolean {
   return unspent(book, now) <= lowWater || newest.expiresAt - now <= RENEW_AHEAD_MS;
 }
 
-/**
- * The account's word on a key, from an answer to an ask sent at `sentAt`: a live key's for a lease's length at
- * most (never past its end), a revoked or expired key's for good; one unknown (made a moment ago, its pointer
- * ahead of its account) for a lease's length.
- */
+/** The account's word on a key: a live or unknown key's for a lease at most, a stopped key's for good. */
 function rememberKey(
   book: LeaseBook,
   keyId: string,

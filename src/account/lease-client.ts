@@ -21,24 +21,13 @@ import {
 } from "./lease-book";
 import type { LeaseAnswer, LeaseRequest, SettleAnswer, SettleRequest, Verdict } from "./protocol";
 
-/**
- * A limiter answers in milliseconds; one that has not answered in a second is
- * treated as failed and retried once, with the same ask id, so a grant made
- * for the first attempt is the retry's answer and is counted once. An ask
- * that fails both times is named to the object with the next call, which
- * takes its grant back; its refusal was never counted.
- */
+/** An unanswered ask is retried once after this, with the same id, so its grant is counted once. */
 export const LIMITER_TIMEOUT_MS = 1_000;
-/**
- * Refusals answered here reach the object (its usage history, its streak) at
- * most this long after the first of them, in one call for all of them, when
- * no other call takes them sooner.
- */
+/** Refusals answered here reach the object at most this long after the first of them, in one call. */
 export const REFUSAL_FLUSH_MS = 1_000;
 /** Callers an isolate keeps books for; the least recently seen is dropped beyond this (its unspent lease with it). */
 const MAX_CALLERS = 10_000;
 
-/** What the isolate calls on a caller's Durable Object. */
 interface LimiterStub {
   acquire(request: LeaseRequest): Promise<LeaseAnswer>;
   settle(request: SettleRequest): Promise<SettleAnswer>;
@@ -52,7 +41,6 @@ export interface AdmitContext extends Asker {
   onBackgroundError(error: unknown): void;
 }
 
-/** What a settle needs of the admit context. */
 export type SettleContext = Pick<AdmitContext, "ban" | "limiter" | "onBackgroundError">;
 
 type AskOutcome = { ok: true } | { ok: false; error: unknown; speculative: boolean };
@@ -71,24 +59,19 @@ interface Caller {
 }
 
 /**
- * The isolate's side of leases (docs/design/rate-limits.md#leases): decides from its
- * books when it can, asks the caller's account object when it must (one request at a
- * time per caller), renews steady callers' leases in the background, and hands
- * back what expired unspent. The rules themselves are in lease-book.ts.
+ * The isolate's side of leases (docs/design/rate-limits.md#leases): decides from its books when it can, asks the
+ * account's object when it must (one ask at a time per caller), renews steady callers' leases, and hands back what
+ * expired unspent.
  */
 export class LeaseClient {
   readonly #callers = new Map<string, Caller>();
 
-  /**
-   * Hands back now what this isolate holds of the caller's leases, so the
-   * object's history counts as admitted exactly what was served here
-   * (GET /v2/usage, docs/api.md#usage). The next request asks for a new lease.
-   */
+  /** Hands back this isolate's leases of the caller, so the usage history counts what was served. */
   async handBack(name: string, context: SettleContext): Promise<void> {
     const caller = this.#callers.get(name);
     if (!caller) return;
-    // A renewal under way (the reading request's own admission may have asked for one) is waited for: what it grants
-    // is handed back too, not left reserved in the history being read.
+    // A renewal under way is waited for: what it grants is handed back too, not left reserved in the history being
+    // read.
     await caller.asking;
     expireLeases(caller.book, Date.now());
     await this.#settle(name, caller, context, Date.now());
@@ -105,11 +88,7 @@ export class LeaseClient {
     this.#callers.get(name)?.book.keys.delete(keyId);
   }
 
-  /**
-   * Forgets every caller, as a new isolate knows none. A lease already out
-   * still goes back to its object when it expires (its timer holds the
-   * caller), so no object counts less than was served.
-   */
+  /** Forgets every caller, as a new isolate; a lease out still goes back when it expires. */
   clear(): void {
     this.#callers.clear();
   }
@@ -137,17 +116,12 @@ export class LeaseClient {
     }
   }
 
-  /**
-   * The refusal this isolate answers the caller now without its object (a
-   * known ban, a window known full), when `accept` takes it: then counted
-   * exactly as admit() counts it. Undefined, with nothing counted, for
-   * anything else: admit() decides that request.
-   */
+  /** A refusal answered without the object when `accept` takes it, counted as admit() would; else undefined. */
   refuseKnown(name: string, context: AdmitContext, accept: (refusal: Verdict) => boolean): Verdict | undefined {
     const caller = this.#callers.get(name);
     const now = Date.now();
-    // An expired lease goes back first, and what it hands back may make room: admit() decides that request. A key
-    // whose account's word is not fresh is asked about first.
+    // An expired lease goes back first and may make room, and a key whose word is stale is asked about: admit()
+    // decides.
     if (!caller || caller.book.leases.some((lease) => lease.expiresAt <= now)) return undefined;
     if (context.keyId !== undefined && !((caller.book.keys.get(context.keyId)?.known.until ?? 0) > now))
       return undefined;
@@ -216,9 +190,7 @@ export class LeaseClient {
   }
 
   /**
-   * Waits, in the background, until the lease is spent or expires; what an
-   * expired lease left unspent goes back to the object, so other isolates can
-   * use it within the same window.
+   * Waits until the lease is spent or expires; what it left unspent goes back, for other isolates in the same window.
    */
   async #returnWhenExpired(name: string, caller: Caller, context: AdmitContext, lease: Lease): Promise<void> {
     await new Promise<void>((resolve) => {
@@ -232,11 +204,7 @@ export class LeaseClient {
     if (lease.count > 0) await this.#settle(name, caller, context, Date.now());
   }
 
-  /**
-   * Hands back what expired leases left unspent, sends the refusals answered
-   * here and names lost asks, in one attempt: a return applied twice could
-   * over-admit, so one that fails is lost instead (which can only under-admit).
-   */
+  /** Settles in one attempt: applied twice it could over-admit, so a failed one is lost (under-admits). */
   async #settle(name: string, caller: Caller, context: SettleContext, now: number): Promise<void> {
     const request = settleRequest(caller.book, context.ban, now, crypto.randomUUID());
     if (!request) return;

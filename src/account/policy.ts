@@ -1,9 +1,7 @@
 /**
- * The rate-limit rules the caller's Durable Object applies, as pure functions
- * of an explicit clock (docs/design/rate-limits.md#leases): fixed UTC-aligned windows,
- * admissions granted in leases only while both windows have room, bans for
- * callers that keep going while refused. The object only stores what these
- * return; the worker isolates spend the leases (lease-book.ts).
+ * The rate-limit rules a caller's object applies, as pure functions of an explicit clock
+ * (docs/design/rate-limits.md#leases): fixed UTC windows, leases granted only while both windows have room, bans for
+ * callers that keep going while refused. The object stores what these return.
  */
 import { ANONYMOUS_LIMITS, type Limits } from "./plans";
 import type { UsageChange } from "./usage-ledger";
@@ -22,9 +20,7 @@ interface RecentGrant extends Unspent {
   /** When it was granted and until when it may be spent, Unix ms on the object's clock. */
   at: number;
   expiresAt: number;
-  /**
-   * What the isolate holds of it beyond the asking request's own admission (absent in grants stored by older objects).
-   */
+  /** What the isolate holds of it beyond the asking request's own admission (absent in older objects' grants). */
   held?: number;
   /** The isolate has handed back what it left of it (a settle named it): none of it is reserved any more. */
   handedBack?: true;
@@ -40,10 +36,7 @@ export interface LimiterState {
   refusedInARow: number;
   /** Exact, with a fraction: a ban lasts exactly BAN_SECONDS from the refusal that started it. */
   bannedUntil: number;
-  /**
-   * When the streak last started over (a grant, a ban's end, an unban):
-   * refusals answered before it belong to an earlier streak and never count.
-   */
+  /** When the streak last started over (a grant, a ban's end, an unban): refusals before it never count. */
   streakFrom?: number;
   /** Ids of the refusal batches counted last. */
   batches?: string[];
@@ -54,11 +47,8 @@ export interface LimiterState {
 /** How many batch ids the object remembers to count each batch once. */
 const BATCHES_REMEMBERED = 8;
 /**
- * How long the object remembers a grant. An isolate retries an ask within two
- * of its limiter timeouts (2 s) and names a lost one with its next call, so
- * every retry finds its grant however many asks of a hot account are in flight
- * (a memory sized by count forgot them, and counted a retry twice). A lost
- * ask named later than this keeps its grant counted: under-admission, never over.
+ * How long the object remembers a grant: an isolate retries within 2 s and names a lost ask with its next call, so
+ * every retry finds its grant. One named later keeps its grant counted: under-admission, never over.
  */
 const GRANT_MEMORY_MS = 2 * LEASE_MS;
 
@@ -66,10 +56,7 @@ export const windowStart = (nowSeconds: number, size: number) => Math.floor(nowS
 
 const secondsUntil = (moment: number, nowSeconds: number) => Math.max(1, Math.ceil(moment - nowSeconds));
 
-/**
- * The state as of `t`: windows rolled over, grants too old to be retried
- * forgotten, an ended ban cleared with its streak.
- */
+/** The state as of `t`: windows rolled over, old grants forgotten, an ended ban cleared with its streak. */
 function current(previous: LimiterState | undefined, t: number): LimiterState {
   const minuteStart = windowStart(t, MINUTE_SECONDS);
   const dayStart = windowStart(t, DAY_SECONDS);
@@ -94,11 +81,7 @@ function current(previous: LimiterState | undefined, t: number): LimiterState {
   return state;
 }
 
-/**
- * How many admissions to grant: what the isolate wants, at most a share of
- * what is left, at least one. Near the limit that is one, so the last
- * admissions of a window are decided one at a time, here.
- */
+/** How many to grant: what is wanted, at most a share of what is left, at least one. */
 function leaseSize(want: number, room: number): number {
   return Math.min(room, Math.max(1, Math.min(Math.floor(want), Math.floor(room * LEASE_SHARE))));
 }
@@ -117,14 +100,9 @@ export interface DecideOptions {
 }
 
 /**
- * Decides one request and, when it is admitted, grants up to `want`
- * admissions (its own included), counted in both windows at once. A refused
- * request counts in neither and adds to the streak that leads to a ban
- * (unless the isolate counts it later, `deferRefusal`; the refusal that
- * crosses the threshold is always counted here, so a ban starts on time);
- * requests during a ban neither count nor extend it. A `speculative` request
- * (an isolate renewing its lease before it runs out) is no client's request:
- * refusing it adds nothing to the streak.
+ * Decides one request and, when admitted, grants up to `want` admissions counted in both windows. A refusal counts in
+ * neither and adds to the streak (unless `deferRefusal`, but never the one that crosses the threshold); a ban's
+ * requests do neither; a `speculative` refusal adds nothing.
  */
 export function decide(
   previous: LimiterState | undefined,
@@ -187,11 +165,9 @@ export function decide(
 }
 
 /**
- * One lease request, as the object takes it: the asks whose answers were
- * lost give back their grants, the isolate's refusals are counted, a key the
- * account refuses (`keyRefused`: revoked, expired, unknown) is refused
- * without touching its windows, a retried ask gets its grant again without
- * counting it twice, and the rest is decide() by the account's `limits` (a caller without an account: its own).
+ * One lease request as the object takes it: lost asks give their grants back, the isolate's refusals are counted, a key
+ * the account refuses is refused without touching the windows, a retried ask gets its grant again uncounted, and the
+ * rest is decide().
  */
 export function acquire(
   previous: LimiterState | undefined,
@@ -206,18 +182,14 @@ export function acquire(
   if (keyRefused) return { state, verdict: leaseAnswer(state, refusal(state, limits, now, false)) };
   const repeated = request.id === undefined ? undefined : state.grants!.find((grant) => grant.id === request.id);
   if (repeated && repeated.minuteStart === state.minuteStart && repeated.expiresAt > now) {
-    // The first answer's grant, in the windows it was granted in (still the
-    // current ones); nothing is counted again. Its expiry is read from now,
-    // so the isolate spends it no longer than the object meant.
+    // The first answer's grant, in the windows it was granted in; nothing counted again, its expiry read from now.
     const reports = windowReports(state, limits);
     const verdict: Verdict = { outcome: "admitted", now, ...reports, reported: quieterWindow(reports) };
     return { state, verdict: leaseAnswer(state, verdict, repeated.count, repeated.expiresAt) };
   }
   if (repeated) {
-    // Its minute passed (or its lease ran out) before the isolate heard of it:
-    // none of it was spent, so it goes back, and the ask is decided afresh in
-    // the windows of now. Answering it in the new minute would have the
-    // isolate hand its unspent part back to a window it was never counted in.
+    // Its minute or lease passed before the isolate heard of it: it goes back, and the ask is decided afresh, so
+    // nothing is ever handed back to a window it was not counted in.
     state.grants = state.grants!.filter((grant) => grant !== repeated);
     takeBack(state, [repeated], tally);
   }
@@ -231,12 +203,8 @@ export function acquire(
 }
 
 /**
- * Takes back what isolates did not spend (in the windows it was granted for,
- * if they are still current), and what asks whose answers were lost
- * (`abandoned`) were granted, and counts refusals isolates answered
- * themselves. Refusals answered before the streak last started over (a grant,
- * a ban's end, an unban) belong to an earlier streak and do not count; during
- * a ban refusals do not count at all.
+ * Takes back what isolates did not spend (in still-current windows) and what lost asks were granted, and counts
+ * refusals isolates answered. Refusals from before the streak started over, or during a ban, do not count.
  */
 export function settle(
   previous: LimiterState | undefined,
@@ -269,12 +237,7 @@ export function settle(
   return state;
 }
 
-/**
- * Uncounts admissions granted and never spent, in the windows they were
- * counted in when those are still current: nothing of one window is ever
- * taken from another. The history takes them back from their own minute and
- * day, past or not, so a settled minute counts what was spent in it.
- */
+/** Uncounts unspent admissions in their own still-current windows, and from the history's minute and day. */
 function takeBack(state: LimiterState, leases: readonly Unspent[], tally: UsageChange[]): void {
   for (const lease of leases) {
     if (lease.count > 0)
@@ -284,23 +247,14 @@ function takeBack(state: LimiterState, leases: readonly Unspent[], tally: UsageC
   }
 }
 
-/**
- * Admissions granted to isolates that they may still spend or hand back, in
- * the windows they were counted in: the usage history's `reserved`
- * (docs/api.md#usage). A grant stops being reserved when its isolate hands
- * it back (GET /v2/usage has its own isolate do so first) or its lease ends;
- * what an isolate then hands back leaves the admitted count within moments.
- */
+/** Admissions isolates may still spend or hand back: the usage history's `reserved`. */
 export function reservedGrants(state: LimiterState | undefined, now: number): Unspent[] {
   return (state?.grants ?? [])
     .filter((grant) => !grant.handedBack && grant.expiresAt > now && (grant.held ?? grant.count) > 0)
     .map(({ minuteStart, dayStart, count, held }) => ({ minuteStart, dayStart, count: held ?? count }));
 }
 
-/**
- * What the operator API reports of an account: its counts in both windows (grants included), streak, ban, and the
- * keys it refuses.
- */
+/** What the operator API reports of an account: both windows' counts, streak, ban, and the keys it refuses. */
 export interface Usage {
   minute: { count: number; reset: number };
   day: { count: number; reset: number };

@@ -1,7 +1,6 @@
 /**
- * The messages between a worker isolate and an account's Durable Object. During a gradual deployment old
- * isolates talk to a new object and new isolates to an old one, so from the first release on these shapes only
- * grow (docs/design/rate-limits.md#leases); test/node/logic/limiter-protocol.test.ts pins them.
+ * The messages between an isolate and an account's object. In a gradual deployment old isolates meet new objects and
+ * the reverse, so these shapes only grow; test/node/logic/limiter-protocol.test.ts pins them.
  */
 import type { ApiKeyRecord, KeyStanding } from "./key-record";
 import type { Limits } from "./plans";
@@ -42,10 +41,7 @@ export interface Unspent {
   minuteStart: number;
   dayStart: number;
   count: number;
-  /**
-   * The ask whose grant this was, when the isolate heard its answer: the object marks the grant handed back, so
-   * the usage history no longer counts it as reserved (docs/api.md#usage). Sent with a count of 0 too.
-   */
+  /** The ask whose grant this was, so the object stops counting it as reserved; sent with a count of 0 too. */
   grantId?: string;
 }
 
@@ -56,12 +52,7 @@ export interface RefusalBatch {
   since: number;
   /** Unique per batch: a batch sent again (a retried call) is counted once. */
   id: string;
-  /**
-   * Every 429 the isolate decided itself (limited or banned) since its last
-   * batch, by the minute it was answered in: [Unix seconds of the minute's
-   * start, count]. The usage history's refusals; the object counts the ones
-   * it decides. Absent when there are none.
-   */
+  /** Every 429 the isolate decided since its last batch, by minute: [Unix seconds of the minute's start, count]. */
   answered?: [number, number][];
 }
 
@@ -69,10 +60,7 @@ export interface RefusalBatch {
 export interface LeaseRequest {
   /** Unique per ask; a retry of the same ask carries the same id and gets the same grant, counted once. */
   id: string;
-  /**
-   * The key presented, for an account's lease: the account answers its standing and record with the verdict, and
-   * counts nothing for a key it refuses.
-   */
+  /** The key presented: the account answers its standing and record, and counts nothing for a key it refuses. */
   keyId?: string;
   /** The limits of a caller without an account (an address, an operator, a partner); an account has its own. */
   limits?: Limits;
@@ -85,25 +73,15 @@ export interface LeaseRequest {
   refusals?: RefusalBatch;
   /** Ids of earlier asks whose answers never arrived (the client got 503): what they were granted goes back. */
   abandoned?: string[];
-  /**
-   * The isolate counts this request's refusal itself, in a later batch, once
-   * the client has been answered 429: a refusal whose answer is lost (503)
-   * never counts toward a ban. Absent: the object counts it at once.
-   */
+  /** The isolate counts this refusal once the client has it, so a lost answer never counts toward a ban. */
   deferRefusal?: boolean;
 }
 
-/**
- * The object's answer to a lease request: the verdict for the asking request, and what the isolate may spend after it.
- */
+/** The object's answer: the asking request's verdict, and what the isolate may spend after it. */
 export interface LeaseAnswer extends Verdict {
   /** Admissions granted, the asking request's own included (0 when refused). */
   granted: number;
-  /**
-   * Unix milliseconds, on the object's clock, after which the grant must not
-   * be spent. Isolates read it as a duration, `expiresAt - now`, from when
-   * they sent the ask, so clock skew cannot stretch a lease.
-   */
+  /** Object's clock, Unix ms; read as a duration from when the ask was sent, so clock skew cannot stretch a lease. */
   expiresAt: number;
   /** The object's refusals in a row after this answer. */
   refusedInARow: number;
@@ -126,7 +104,6 @@ export interface SettleRequest {
   ban: BanRule;
   unspent: Unspent[];
   refusals?: RefusalBatch;
-  /** As in LeaseRequest. */
   abandoned?: string[];
 }
 

@@ -4,11 +4,8 @@ import type { Verdict, WindowReport } from "./protocol";
 export type RateLimitHeaders = Readonly<Partial<Record<HeaderName, string>>>;
 
 /**
- * A refusal's headers as last written, and every value they were written
- * from. A caller refused by this isolate is refused from the same windows
- * (the last answer its object gave) until the object answers again, so the
- * values repeat for a second at a time. Hot path: a refusal in a state
- * already written builds no headers (docs/design/performance.md#what-the-floors-show).
+ * A refusal's headers as last written, and the values they came from: a caller refused here is refused from the same
+ * windows until the object answers again, so a refusal in a state already written builds no headers.
  */
 export interface WrittenHeaders {
   day: WindowReport;
@@ -24,19 +21,12 @@ export interface WrittenHeaders {
 /** One window in a RateLimit-Policy field: its name, quota and size. */
 const policyOf = (window: WindowReport) => `"${window.name}";q=${window.limit};w=${window.size}`;
 
-/**
- * Refusals' headers keyed by the refusal's minute window, so an entry lives as long as the answer it was written
- * from; one per isolate (app/isolate-memory.ts).
- */
+/** Refusals' headers keyed by the minute window, so an entry lives as long as its answer; one per isolate. */
 export type WrittenHeadersByWindow = WeakMap<WindowReport, WrittenHeaders>;
 
 /**
- * The rate-limit headers of one verdict: the X-RateLimit-* fields for the
- * window that matters most, and the IETF RateLimit fields for both windows.
- * During a ban nothing is left until the ban ends, whatever the windows say.
- * A refusal's are written once per state (its windows, its wait, the whole
- * seconds left) and the same object returned while that state lasts: treat
- * them as read-only.
+ * The rate-limit headers of one verdict: X-RateLimit-* for the window that matters most, the IETF RateLimit fields for
+ * both; nothing left during a ban. A refusal's are written once per state and shared: read-only.
  */
 export function rateLimitHeaders(verdict: Verdict, writtenRefusals: WrittenHeadersByWindow): RateLimitHeaders {
   const { minute, day, outcome, reported, retryAfter } = verdict;

@@ -21,12 +21,10 @@ const admit = (c: Context<AppEnv>, leases: LeaseClient, budget: Budget): Promise
   leases.admit(budget.name, new RequestAdmission(c, budget));
 
 /**
- * The one step that answers "may this caller do this now" (docs/design/rate-limits.md#key-state): for a key,
- * its account says in one answer whether the key stands and whether its limits admit the request; from this
- * isolate's lease when it has one, from the account when it must. A key the account refuses (unknown, revoked,
- * expired) is counted as what the request then is, one without a valid key: it never spends the account's
- * account nor counts toward its ban. Refuses with 429 when the limits say so, and puts the rate-limit headers on
- * whatever response follows, errors included. An account that cannot answer when needed fails closed (503).
+ * The one step that answers "may this caller do this now" (docs/design/rate-limits.md#key-state): for a key, its
+ * account says in one answer whether the key stands and the limits admit, from a lease when the isolate holds one. A
+ * refused key counts as a request without one. 429 when the limits say so, headers on every response, 503 when the
+ * account cannot answer.
  */
 export function rateLimit(
   leases: LeaseClient,
@@ -46,13 +44,12 @@ export function rateLimit(
       }
     }
     c.set("limit", verdict.outcome);
-    // Prepared before the response exists, so they join it as it is made: set afterwards, each header would copy the
-    // response.
+    // Prepared before the response exists: set afterwards, each header would copy the response.
     const headers = rateLimitHeaders(verdict, writtenHeaders);
     for (const header in headers) c.header(header, headers[header as keyof typeof headers]);
 
-    // A refusal is the limiter's answer, not a fault: written here, with no error to build and throw on every refused
-    // request; kept, so that the caller's next refusal in this state is this response again (refusal-replay.ts).
+    // A refusal is an answer, not a fault: written here with no error thrown, and kept for the next refusal in this
+    // state.
     if (verdict.outcome !== "admitted") {
       const response =
         verdict.outcome === "banned"

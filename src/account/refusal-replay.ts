@@ -5,11 +5,7 @@ import type { BanRule, Verdict } from "./protocol";
 import { RequestAdmission, type Budget, type CountedCallers, type Recognition } from "./request-admission";
 import { rateLimitHeaders, type RateLimitHeaders, type WrittenHeadersByWindow } from "./rate-limit-headers";
 
-/**
- * A refusal as rateLimit() wrote it, with what it was written for: the
- * caller, its account and the state of that account (the rate-limit headers
- * object, which rate-limit-headers.ts keeps while the state lasts).
- */
+/** A refusal as rateLimit() wrote it, with the caller, account and state it was written for. */
 interface WrittenRefusal {
   bindings: Env;
   budget: Budget;
@@ -24,23 +20,14 @@ interface WrittenRefusal {
 }
 
 /**
- * Callers whose last refusal this isolate keeps; the one written longest ago is dropped beyond this (its next
- * refusal goes the whole way; a caller refused steadily is written again every second, as its state changes). One is
- * under 1.5 KB: its headers' 750 bytes of text and its 150-byte body as sent,
- * and about 370 bytes of objects around them (10,000 entries measured in Node); so at most 1.5 MB of the
- * isolate's 128.
+ * Callers whose last refusal is kept, oldest dropped beyond this; at under 1.5 KB each, 1.5 MB of the isolate's 128.
  */
 const MAX_KEPT = 1_000;
 
 /** Its name in the app's per-request chain: the bench measures the app without it. */
 export const REPLAY_LAYER = "a refusal repeated";
 
-/**
- * The last refusal written to each caller this isolate refuses, by the
- * credential that names the caller (CountedCallers.credentialOf), so the
- * next refusal in the same state is the same response with a new request id
- * (docs/design/performance.md#what-the-floors-show).
- */
+/** The last refusal written to each refused caller, by credential, replayed with a new request id. */
 export class WrittenRefusals {
   readonly #entries = new Map<string, WrittenRefusal>();
 
@@ -59,12 +46,7 @@ export class WrittenRefusals {
   }
 }
 
-/**
- * Keeps the refusal rateLimit() just wrote, once its body has been read from
- * a copy (in the background: the client's response is not held for it). A
- * caller identified anew on every request (a cookie, a key not valid) is
- * not kept.
- */
+/** Keeps the refusal just written (its body copied in the background); never for a cookie or invalid key. */
 export function keepRefusal(
   c: Context<AppEnv>,
   written: WrittenRefusals,
@@ -101,14 +83,9 @@ export function keepRefusal(
 }
 
 /**
- * Answers a caller this isolate already refuses, before CORS, configuration,
- * identification and the limiter run again for it: when the request names
- * the same caller by the same credential, under the same bindings, and its
- * book refuses it in the same state as the refusal last written to it, the
- * response is that refusal's, copied with this request's id. The refusal is
- * counted as rateLimit() counts one (LeaseClient.refuseKnown), and the
- * request log and analytics point are written as for any request. Anything
- * else (a new state, an admission, a lookup to make) goes the whole way.
+ * Answers a caller already refused here before the rest of the chain runs again: same credential, same bindings, same
+ * refusing state, and the response is that refusal with this request's id. Counted and logged as any refusal; anything
+ * else goes the whole way.
  */
 export function replayRefusal(
   leases: LeaseClient,

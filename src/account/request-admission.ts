@@ -16,22 +16,12 @@ export interface Budget {
   ban?: AdmitContext["ban"];
 }
 
-/**
- * How the caller that identification found is counted, handed to rateLimit()
- * by the app (keys/counted-callers.ts): the limiter knows accounts, not keys.
- */
+/** How the caller identification found is counted, handed in by the app: the limiter knows accounts, not keys. */
 export interface CountedCallers {
   accountOf(c: Context<AppEnv>): Budget;
-  /**
-   * The account's word on the key presented: a live key is the request's caller from now on; a key refused makes
-   * it what it is, a request without a valid key, counted as one.
-   */
+  /** The account's word on the key presented: live, it is the caller; refused, the request counts as without a key. */
   verified(c: Context<AppEnv>, key: KnownKey): void;
-  /**
-   * What names the request's caller before it is identified, cheaply (the
-   * key as sent, or the address group of a request with no credential);
-   * undefined when only identification can say (a cookie).
-   */
+  /** What names the caller cheaply before identification (the key as sent, or the address); undefined for a cookie. */
   credentialOf(c: Context<AppEnv>): string | undefined;
   /** How the identified caller is known again by its credential; undefined for one identified anew every time. */
   recognise(c: Context<AppEnv>): Recognition | undefined;
@@ -46,12 +36,7 @@ export interface Recognition {
   restore(c: Context<AppEnv>): void;
 }
 
-/**
- * What the lease client may ask of one request: its account, the ban rule,
- * the account objects, the request's background work. One object a request,
- * not a copy of the account and a closure per need: the refusals this path
- * answers cost little more than writing them (docs/design/performance.md#what-the-floors-show).
- */
+/** What the lease client may ask of one request: one object, no closures, as refusals here must be cheap. */
 export class RequestAdmission implements AdmitContext {
   readonly limits: Limits | undefined;
   readonly keyId: string | undefined;

@@ -1,17 +1,10 @@
 /**
- * An account's usage history in its Account's SQLite storage
- * (docs/design/rate-limits.md#usage-history): admitted and refused counts per
- * minute, kept 48 hours, and per day, kept 400 days. Written in the same
- * call as the decision it counts, so the history and the limiter never
- * disagree; hours are read as sums of minutes.
+ * An account's usage history in its object's SQLite (docs/design/rate-limits.md#usage-history): admitted and refused
+ * per minute (48 hours) and per day (400 days), written in the call that decides, so history and limiter never
+ * disagree.
  */
 
-/**
- * One change to the account's usage history (docs/design/rate-limits.md#usage-history):
- * admissions granted (or, negative, handed back unspent) and refusals, in the
- * minute and day they belong to. Summed, a settled minute's admitted count is
- * the requests admitted in it.
- */
+/** One change to the history: admissions granted (negative: handed back) and refusals, in their minute and day. */
 export interface UsageChange {
   minuteStart: number;
   dayStart: number;
@@ -40,17 +33,11 @@ export interface UsageRow {
   start: number;
   admitted: number;
   refused: number;
-  /**
-   * Of what was granted in the bucket, what isolates hold and may yet hand back (absent from objects older than it).
-   */
+  /** What isolates hold of the bucket's grants and may yet hand back. */
   reserved?: number;
 }
 
-/**
- * The rows with the reserved grants set apart: a grant counts as admitted in
- * the ledger when it is made, so what an isolate still holds of it moves
- * from `admitted` to `reserved` in the bucket it was granted in.
- */
+/** The rows with what isolates still hold moved from `admitted` to `reserved`, in the bucket it was granted in. */
 export function withReserved(
   rows: readonly UsageRow[],
   reserved: readonly UsageChange[],
@@ -129,10 +116,7 @@ export class UsageLedger {
       .toArray();
   }
 
-  /**
-   * Forgets what is past keeping at `now` (Unix seconds); returns when the next row will be (Unix seconds), or
-   * undefined when none is left.
-   */
+  /** Forgets what is past keeping at `now`; returns when the next row will be (Unix seconds), or undefined. */
   prune(now: number): number | undefined {
     let next: number | undefined;
     for (const [table, kept] of [

@@ -33,11 +33,7 @@ import { getTraffic } from "../operator/traffic/get-traffic";
 /** Where the operator API lives: outside /v1, never in the public document (docs/operations.md#operator-api). */
 export const OPERATOR_PREFIX = "/admin";
 
-/**
- * The operator API (docs/operations.md#operator-api): the operators' console sessions, webhook endpoints, the event
- * pipeline and the event sequence, the traffic, then keys (found across accounts, issued, changed, rotated, revoked)
- * and their accounts, console sign-in links, and the named operators.
- */
+/** The operator API (docs/operations.md#operator-api), in documented order. */
 export const operatorOperations = [
   openOperatorSessionOperation,
   redeemOperatorLinkOperation,

@@ -24,11 +24,7 @@ const served = [
 
 const document = openApiDocumentOperation(served, API_VERSIONS.v1, isolateMemory.documents.v1);
 
-/**
- * Every operation under /v1, in the order they are documented; the document
- * itself is the last documented one, then the reference page, which is for
- * people and not in the document, and `GET /v1`, which describes them.
- */
+/** Every /v1 operation in documented order, then the reference page and `GET /v1`. */
 export const operations: readonly Operation[] = [
   ...served,
   document,

@@ -73,11 +73,7 @@ const document = openApiDocumentOperation(served, API_VERSIONS.v2, isolateMemory
   testEventWebhook,
 ]);
 
-/**
- * Every operation under /v2, in the order they are documented; then its
- * document and reference page, and `GET /v2`, which describes them. No pets:
- * v2 never had them.
- */
+/** Every /v2 operation in documented order, then its document, reference page and `GET /v2`. No pets. */
 export const operations: readonly Operation[] = [
   ...served,
   document,

@@ -38,10 +38,7 @@ const versions: RouteGroup[] = [
   { base: API_VERSIONS.v1.prefix, operations: v1, version: API_VERSIONS.v1 },
   { base: API_VERSIONS.v2.prefix, operations: v2, version: API_VERSIONS.v2 },
 ];
-/**
- * The operator API exists where its token is set or Access guards it; an environment whose vars are invalid answers 503
- * anyway.
- */
+/** The operator API exists where its token is set or Access guards it; invalid vars answer 503 anyway. */
 const operatorApi = (env: Env) => {
   const config = configOf(env, isolateMemory.configs);
   return operatorApiAvailable(env, config.ok ? config.config : undefined);
@@ -64,12 +61,9 @@ const routes: RouteGroup[] = [
 ];
 
 /**
- * A request's credential other than a key, by where it goes: under the
- * operator API the operator (Access's assertion, an operator's token, or the
- * operators' console session), at the secret scanning endpoint GitHub's
- * signature, anywhere else the callers' session. Never the other: an
- * operator who also holds a caller's session must not spend that caller's
- * account, nor a caller's cookie count as anything under /admin.
+ * A request's credential other than a key, by where it goes: under the operator API the operator's, at the secret
+ * scanning endpoint GitHub's signature, anywhere else the callers' session. Never the other, so an operator's visit
+ * never spends a caller's account.
  */
 const credentialFor =
   (callers: OtherCredential, operators: OtherCredential, scanner: OtherCredential): OtherCredential =>
@@ -83,12 +77,7 @@ const credentialFor =
 /** How callers are counted and known again: keys by their accounts, everyone else by address group. */
 const callers = countedCallers();
 
-/**
- * What every request passes through before its operation, in order, each
- * named for the bench's breakdown of the fixed cost (bench/README.md). CORS
- * answers preflights before anything else; every other request is counted,
- * keyed or not, so even 401s and 404s carry limits.
- */
+/** What every request passes through, in order, named for the bench; even 401s and 404s are counted. */
 export const perRequestChain: readonly (readonly [name: string, handler: MiddlewareHandler<AppEnv>])[] = [
   ["request id and version", responseIdentity()],
   ["request log and analytics point", requestLog(requestParty)],
@@ -131,10 +120,8 @@ app.notFound(handleNotFound);
 app.onError(handleError);
 
 /**
- * The Worker: the HTTP API and the console; and every minute (the cron) the
- * order events pruned past their age or budget, a batch at a time, the
- * endpoints' audit, their failing notices and both consoles' sessions past keeping, and the webhook
- * dispatcher woken, should its alarm have been lost
+ * The Worker: the HTTP API and the consoles; and, every minute, the prunes (order events, endpoints' audit, notices,
+ * sessions) and the webhook dispatcher woken should its alarm be lost
  * (docs/design/order-events.md#the-dispatcher-never-stops).
  */
 export default {
@@ -151,10 +138,7 @@ export default {
   },
 } satisfies ExportedHandler<Env>;
 
-/**
- * The HTTP API alone, for the bench's worker and the tests that read its routes; its route table, for the authorization
- * matrix (test/support/authorization-matrix.ts).
- */
+/** The HTTP API alone, for the bench and the tests; its route table, for the authorization matrix. */
 export { app, routes };
 
 export { Account } from "../account/account";

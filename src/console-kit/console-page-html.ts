@@ -1,14 +1,10 @@
 /** The consoles' pages: one stylesheet and one script each, and the policy that allows nothing else. */
 
-/**
- * Where the console lives; its script and styles are static assets beside it (scripts/build-assets.ts bundles them).
- */
+/** Where the console lives; its script and styles are static assets beside it. */
 export const CONSOLE_PATH = "/console";
 
 /**
- * Only this origin, and no inline script or style at all: the page is one
- * bundled script and one stylesheet, and the chart sets its sizes through
- * the CSSOM, which a policy does not govern.
+ * Only this origin, no inline script or style: one bundled script, one stylesheet, the chart sized through the CSSOM.
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -21,9 +17,7 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/**
- * A console's page: its one stylesheet and one script, served beside it under `path` as `<name>.css` and `<name>.js`.
- */
+/** A console's page: one stylesheet and one script, served beside it as `<name>.css` and `<name>.js`. */
 export const consolePage = (title: string, path: string, name: string, noscript: string) => `<!doctype html>
 <html lang="en">
 <head>

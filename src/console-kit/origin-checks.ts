@@ -1,16 +1,9 @@
-/**
- * The consoles' defence against other sites (docs/api.md#the-console): a
- * write that rides on a session cookie must come from this origin, and a
- * sign-in never from another site (login CSRF).
- */
+/** The consoles' defence against other sites: cookie writes from this origin only, no login CSRF. */
 import { ApiError } from "../framework/api-error";
 
 /**
- * Whether a request that would change something comes from this origin: a
- * browser sends `Origin` with every such request, so a write riding on the
- * session cookie without one, or from another origin, is refused. A request
- * that brings its own key (sign-in) may come without one, as API clients do,
- * but never from another site.
+ * Whether a changing request comes from this origin: browsers always send `Origin`, so a cookie's write without one is
+ * refused; a request with its own key may lack one, as API clients do.
  */
 export function fromThisOrigin(request: Request, originRequired: boolean): boolean {
   const origin = request.headers.get("Origin");

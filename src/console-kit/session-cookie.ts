@@ -1,16 +1,13 @@
 /**
- * The console's session cookie (docs/api.md#the-console): what it carries,
- * sealed with the Workers secret CONSOLE_SESSION_KEY so no one can make or
- * change one, and how it is set. It carries the session's id, its key's id
- * and account, and its end: never the key.
+ * The console's session cookie (docs/api.md#the-console), sealed with the secret CONSOLE_SESSION_KEY so no one can make
+ * or change one: the session's id, its key's id and account, its end; never the key.
  */
 import { z } from "zod";
 import { openText, sealText } from "../lib/sealing";
 
 /**
- * The cookie's name: `__Host-` over https, so no other host (a sibling
- * subdomain) can set or shadow it; browsers take that prefix only with
- * `Secure`, so plain http to this machine (`npm start`) has the bare name.
+ * `__Host-` over https, so no sibling subdomain can set or shadow it; browsers take that prefix only with `Secure`, so
+ * plain http to this machine has the bare name.
  */
 export const SESSION_COOKIE = "so_console";
 /** A session cookie's name on this transport; the operators' console has a cookie of its own (`name`). */
@@ -31,10 +28,7 @@ export const SessionClaims = z.object({
 });
 export type SessionClaims = z.infer<typeof SessionClaims>;
 
-/**
- * The Workers secret sessions are sealed with; a deployment without it has no console sign-in
- * (docs/operations.md#the-console).
- */
+/** The secret sessions are sealed with; without it there is no console sign-in. */
 export function sessionKeyOf(env: Env): string {
   if (!env.CONSOLE_SESSION_KEY)
     throw new Error("CONSOLE_SESSION_KEY is not set: console sessions cannot be sealed or opened");
@@ -44,10 +38,7 @@ export function sessionKeyOf(env: Env): string {
 export const sealSession = (keyMaterial: string, claims: SessionClaims): Promise<string> =>
   sealText(PURPOSE, keyMaterial, ADDITIONAL_DATA, JSON.stringify(claims));
 
-/**
- * The claims of a sealed cookie; undefined for anything not sealed by this key (forged, changed, or another
- * deployment's).
- */
+/** A sealed cookie's claims; undefined for anything this key did not seal. */
 export async function openSession(keyMaterial: string, sealed: string): Promise<SessionClaims | undefined> {
   try {
     return SessionClaims.parse(JSON.parse(await openText(PURPOSE, keyMaterial, ADDITIONAL_DATA, sealed)));
@@ -78,11 +69,7 @@ function plainLoopback(requestUrl: string): boolean {
   return url.protocol === "http:" && LOOPBACK.test(url.hostname);
 }
 
-/**
- * `Set-Cookie` for a session (or, with no value, one that ends it): only
- * over https, except plain http to this machine under `npm start`; never
- * readable by scripts; never sent with a request another site starts.
- */
+/** `Set-Cookie` for a session, or one ending it: Secure (but locally), HttpOnly, SameSite=Strict. */
 export function sessionCookie(requestUrl: string, value: string | undefined, cookie = SESSION_COOKIE): string {
   const attributes = [
     "Path=/",

@@ -1,8 +1,6 @@
 /**
- * Single-use sign-in links an operator hands to a key's holder (docs/operations.md#the-console),
- * as Svix hands out its portal: 15 minutes, one session at most. The token
- * travels in the link's fragment, which browsers never send, so it reaches
- * no request log or proxy; D1 keeps only its SHA-256.
+ * Single-use sign-in links an operator hands a key's holder (docs/operations.md#the-console), as Svix hands out its
+ * portal: 15 minutes, one session. The token travels in the fragment, which no request log sees; D1 keeps its SHA-256.
  */
 import { sha256Hex } from "../lib/digest";
 import { base64, urlSafe } from "../lib/base64";
@@ -37,8 +35,7 @@ export async function createConsoleLink(
 }
 
 /**
- * Uses a link: one guarded UPDATE, so of two tries at once only one gets
- * the key. Undefined for a token that is unknown, used, or expired.
+ * Uses a link in one guarded UPDATE, so only one of two tries gets the key; undefined when unknown, used or expired.
  */
 export async function redeemConsoleLink(
   db: D1Database,

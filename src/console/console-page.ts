@@ -10,11 +10,7 @@ const PAGE = consolePage(
   'The console needs JavaScript. Everything it does, the API does too: see <a href="/v2/docs">the v2 reference</a>.',
 );
 
-/**
- * `GET /console`: the callers' web page (docs/api.md#the-console). It needs no
- * key to load (it asks for one, or a link's token); like every call without
- * one, it is limited per address. Not an operation of the API.
- */
+/** `GET /console`: the callers' page (docs/api.md#the-console); it loads with no key, limited per address. */
 export const consolePageOperation = defineOperation({
   operationId: "getConsolePage",
   public: true,

@@ -1,8 +1,4 @@
-/**
- * Console sessions as callers: a session opened and ended (its row in
- * session-table.ts, its sealed cookie), and the credential identifyCaller()
- * asks about requests that carry the cookie instead of a key.
- */
+/** Console sessions as callers: opened, ended, and the credential a session cookie is. */
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
@@ -26,11 +22,7 @@ const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 const ended = (c: Context<AppEnv>, address: string, why: string): Caller =>
   sessionEndedCaller(address, why, sessionCookie(c.req.url, undefined));
 
-/**
- * The caller a session cookie stands for: its key, of the account it was opened for, while the session is
- * neither expired nor signed out; whether the key stands is its account's to say, as for a key presented in a
- * header (account/rate-limit.ts). Writes must come from this origin.
- */
+/** The caller a session cookie stands for: its key, while the session is open; writes from this origin. */
 export function consoleSessionCredential(): OtherCredential {
   return async (c, address) => {
     const sealed = sessionCookieOf(c.req.header("Cookie"), c.req.url);
@@ -66,12 +58,7 @@ export function consoleSessionCredential(): OtherCredential {
   };
 }
 
-/**
- * Opens a session for a key (audited, with how it was opened) and answers
- * with its cookie: 201 and the session as GET /v2/console/session shows it.
- * A session this browser already had ends: a new sign-in replaces it (the
- * console moving to a rotated key, or a link opened where someone was signed in).
- */
+/** Opens a session for a key (audited) and answers 201 with its cookie; a session this browser had ends. */
 export async function openConsoleSession(
   c: Context<AppEnv>,
   key: ApiKeyRecord,
@@ -117,10 +104,7 @@ export async function openConsoleSession(
   return { cookie, expiresAt };
 }
 
-/**
- * Ends a session everywhere at once (its row), audited; the cookie that ends it in this browser is the caller's to
- * send.
- */
+/** Ends a session everywhere at once (its row), audited; the caller sends the clearing cookie. */
 export async function endConsoleSession(c: Context<AppEnv>, key: ApiKeyRecord, sessionId: string): Promise<void> {
   const db = c.env.DB;
   const at = new Date().toISOString();

@@ -7,10 +7,7 @@ import { CONSOLE, SignedIn } from "./console-session-schemas";
 import { openConsoleSession } from "./console-sessions";
 import { refuseSignInFromAnotherSite } from "../console-kit/origin-checks";
 
-/**
- * POST /v2/console/session: a key, presented once, exchanged for a console session (the cookie); the browser keeps no
- * key.
- */
+/** POST /v2/console/session: a key, presented once, exchanged for a session cookie. */
 export const openConsoleSessionOperation = defineOperation({
   ...CONSOLE,
   scope: ANY_KEY,

@@ -19,12 +19,7 @@ const invalidLink = () =>
     },
   );
 
-/**
- * POST /v2/console/session/link: an operator's single-use link (its token)
- * exchanged for a session of the key it was made for. Public: the token is
- * the credential, like a key, and like a request without a key it is limited
- * per address.
- */
+/** POST /v2/console/session/link: a link's token exchanged for its key's session; limited per address. */
 export const redeemConsoleLinkOperation = defineOperation({
   ...CONSOLE,
   public: true,

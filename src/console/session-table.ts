@@ -1,8 +1,4 @@
-/**
- * The console_sessions table's statements: a session opened, looked up, ended
- * one at a time, ended with every link to its key (a key revoked as leaked),
- * and pruned. Kept apart from the cookie so ending one needs no secret.
- */
+/** The console_sessions table's statements. Apart from the cookie, so ending a session needs no secret. */
 import { pruneLinks, spendLinksOfKey } from "../console-kit/sign-in-links";
 
 export type SessionVia = "key" | "link";
@@ -36,10 +32,7 @@ export async function isSessionOpen(db: D1Database, id: string): Promise<boolean
   return row !== null && row.ended_at === null;
 }
 
-/**
- * Ends every session of a key, and every link to it not yet used, at once (a key revoked as leaked):
- * the statements counted by what they ended.
- */
+/** Ends every session of a key and every unused link to it at once (a leak); counted by what they ended. */
 export async function endEverySessionOfKey(
   db: D1Database,
   keyId: string,

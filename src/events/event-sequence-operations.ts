@@ -21,11 +21,7 @@ const RaiseBody = z.object({
     .max(19),
 });
 
-/**
- * The operator API's order event sequence (docs/operations.md#restoring-d1):
- * read it before a D1 Time Travel restore, raise it back after, so no event
- * id is handed out twice.
- */
+/** The operator API's event sequence (docs/operations.md#restoring-d1): read before a restore, raised back after. */
 export const eventSequenceOperations = [
   defineOperation({
     ...OPERATOR,

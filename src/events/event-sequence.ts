@@ -1,11 +1,7 @@
 /**
- * The order events' sequence across a D1 Time Travel restore
- * (docs/operations.md#restoring-d1). A restore rewinds the database, the
- * AUTOINCREMENT counter of `order_events` with it, so new events would take
- * ids that receivers have already seen and deduplicated, and feed cursors
- * past the restored head would skip them. Before restoring, the operator
- * notes the sequence; after, it is raised back to that value, so every new
- * event's id is above every id ever handed out.
+ * The order events' sequence across a D1 restore (docs/operations.md#restoring-d1): a restore rewinds the AUTOINCREMENT
+ * counter, so new events would reuse ids receivers have seen. The sequence noted before is raised back after, keeping
+ * every new id above every id handed out.
  */
 import type { D1Queryable } from "../lib/d1-session";
 
@@ -22,11 +18,8 @@ export async function eventSequence(db: D1Queryable): Promise<string> {
 }
 
 /**
- * Raises the sequence to `at least` unless it is there already; what it is
- * then. AUTOINCREMENT never goes below a row's id once written, so a
- * placeholder event at that id, written and deleted in one transaction (a
- * D1 batch), raises it with no reader ever seeing the placeholder, and
- * without writing SQLite's own table.
+ * Raises the sequence to at least `atLeast`; what it is then. A placeholder event at that id, written and deleted in
+ * one batch, raises AUTOINCREMENT unseen, without writing SQLite's own table.
  */
 export async function raiseEventSequence(db: D1Queryable, atLeast: string): Promise<string> {
   await db.batch([

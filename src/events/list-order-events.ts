@@ -24,9 +24,7 @@ const typePattern = ORDER_EVENT_TYPES.map((type) => type.replace(".", "\\.")).jo
 declare module "hono" {
   interface ContextVariableMap {
     /**
-     * Set by the feed's wait: how long it held the request waiting for an event. The request log shows it;
-     * the analytics point's duration leaves it out, so the release health gate judges the service's time,
-     * not a client's chosen wait (docs/operations.md#promotion-by-health).
+     * How long the feed's wait held the request: logged, and left out of the analytics duration the health gate judges.
      */
     heldMs?: number;
   }
@@ -40,10 +38,7 @@ const QUERY_SCHEMAS: Record<keyof typeof FEED_PARAMETERS, Record<string, unknown
   wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0 },
 };
 
-/**
- * `GET /v2/store/order-events`: every change to an order, whoever made it, in
- * the order it was committed (docs/api.md#events-and-webhooks).
- */
+/** `GET /v2/store/order-events`: every change to an order, in commit order (docs/api.md#events-and-webhooks). */
 export const listOrderEvents = (ownWrites: OwnWrites) =>
   defineOperation({
     operationId: "listOrderEvents",

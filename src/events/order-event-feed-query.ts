@@ -1,10 +1,4 @@
-/**
- * The event feed's query (docs/api.md#events-and-webhooks): `after`,
- * `types`, `limit`, `wait`, read strictly (framework/operations/strict-query.ts). `after` is
- * a cursor (lib/opaque-cursor.ts) holding a position in the sequence: it
- * is bound to no filter, since a position means the same whatever types
- * are asked for.
- */
+/** The event feed's query, read strictly; `after` is a position, bound to no filter. */
 import { ApiError } from "../framework/api-error";
 import { readCursor, makeCursor } from "../lib/opaque-cursor";
 import { oneOrMoreOf, plainWholeNumber, strictQuery } from "../framework/operations/strict-query";
@@ -27,10 +21,7 @@ export const FEED_PARAMETERS = {
 } as const;
 
 export interface FeedQuery {
-  /**
-   * The sequence number to continue after, as decimal digits; undefined: from the oldest event kept; "latest": after
-   * the newest now.
-   */
+  /** The sequence to continue after; undefined: from the oldest kept; "latest": after the newest now. */
   after?: string;
   types?: OrderEventType[];
   limit: number;

@@ -1,9 +1,6 @@
 /**
- * The order event feed (docs/api.md#events-and-webhooks): a page of events
- * after a position, ascending by sequence, read with the feed's bounds in
- * one transaction; and the long poll, which reads again at most once a
- * second until an event comes or the wait ends. Plain inputs and outputs;
- * the operation only maps them to HTTP.
+ * The order event feed (docs/api.md#events-and-webhooks): a page after a position, with the feed's bounds in one
+ * transaction; and the long poll, reading at most once a second. The operation maps it to HTTP.
  */
 import { ApiError } from "../framework/api-error";
 import type { D1Queryable } from "../lib/d1-session";
@@ -23,17 +20,13 @@ export interface FeedPage {
 const COLUMNS = "seq, type, created_at, order_row, previous_row, changed";
 const START = "max(CAST(?1 AS INTEGER), (SELECT pruned_through FROM order_event_retention WHERE id = 1))";
 
-/**
- * The page's statement: through the sequence key, or with types through
- * each type's index, a page's worth of each at most, merged in sequence order.
- */
+/** The page's statement: through the sequence key, or each type's index, merged in sequence order. */
 function pageStatement(db: D1Queryable, query: FeedQuery, after: string): D1PreparedStatement {
   const arms = (query.types ?? [undefined]).map((_, i) => {
     const ofType = query.types ? `type = ?${i + 3} AND ` : "";
     return `SELECT * FROM (SELECT ${COLUMNS} FROM order_events WHERE ${ofType}seq > ${START} ORDER BY seq LIMIT ?2)`;
   });
-  // ORDER BY the arms' integer (qualified): a bare `seq` would be the text column of the result, and "100" sorts before
-  // "99".
+  // ORDER BY the arms' integer: a bare `seq` is the result's text column.
   const sql =
     `SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM ` +
     `(${arms.join(" UNION ALL ")}) AS arms ORDER BY arms.seq LIMIT ?2`;

@@ -1,10 +1,4 @@
-/**
- * An order event as clients receive it (docs/design/order-events.md):
- * `{"id": "evt_<sequence>", "type", "createdAt", "order", "previous"?}`. The
- * order is written by v2's order writer (orders/order-json.ts), so its ids
- * are exact strings and its values exactly what a v2 page would show; the
- * event row keeps every column as text (migrations/0001_baseline.sql).
- */
+/** An order event as clients receive it (docs/design/order-events.md), its order as v2 writes it. */
 import { z } from "zod";
 import { jsonWriter, type Cell } from "../lib/json-writer";
 import { orderWriter, type DroppedValue } from "../orders/order-json";
@@ -23,10 +17,7 @@ export interface OrderEventRow {
 
 type OrderField = keyof typeof OrderV2.shape;
 
-/**
- * One Order field at a time, as v2's pages write it: `{"petId":"42"}`, or `{}` when the value is absent or does not
- * fit.
- */
+/** One Order field at a time, as v2's pages write it; `{}` when absent or unfit. */
 const fieldWriters = Object.fromEntries(
   Object.entries(OrderV2.shape).map(([field, schema]) => [
     field,
@@ -37,11 +28,7 @@ const fieldWriters = Object.fromEntries(
   (row: Record<string, Cell>, leftOut: (field: string, row: Record<string, Cell>) => void) => string
 >;
 
-/**
- * `previous`: the old value of each Order field that changed, as the list
- * would have written it; null where the order had no value there (or one
- * that did not fit), so a client sees the field was cleared or set.
- */
+/** `previous`: each changed field's old value as the list wrote it, null where there was none, so a clearing shows. */
 function previousJson(row: Record<string, Cell>, changed: readonly OrderField[]): string {
   const fields = changed.map((field) => {
     const written = fieldWriters[field](row, () => {});

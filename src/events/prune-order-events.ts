@@ -1,11 +1,7 @@
 /**
- * Order events are kept 30 days and within a storage budget
- * (docs/design/order-events.md#retention), whichever keeps fewer: the
- * Worker's cron, every minute, deletes the oldest, a bounded number of
- * batches per run (so one run stays far inside the queries an invocation
- * may make, and the next run goes on where it stopped), and moves the mark
- * the feed answers 410 cursor_expired by in the same transaction as each
- * delete.
+ * Order events are kept 30 days and within a storage budget, whichever keeps fewer
+ * (docs/design/order-events.md#retention): every minute the cron deletes the oldest, a bounded number of batches a run,
+ * and moves the feed's expiry mark in the same transaction as each delete.
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { logLine } from "../lib/log";
@@ -15,11 +11,7 @@ export const EVENT_RETENTION_MS = 30 * 86_400_000;
 export const PRUNE_BATCH = 5_000;
 /** Batches one run deletes at most: a read and two statements each, 120 queries a run. */
 export const PRUNE_BATCHES_PER_RUN = 40;
-/**
- * What an event costs the database, its indexes included, measured on the
- * migrations with rows as the triggers write them
- * (test/workers/events/event-storage.test.ts keeps it true).
- */
+/** What an event costs the database, indexes included (test/workers/events/event-storage.test.ts keeps it true). */
 export const EVENT_ROW_BYTES = 400;
 /** The share of its budget at which the prune warns an operator. */
 export const BUDGET_WARNING_SHARE = 0.8;
@@ -46,10 +38,7 @@ export async function eventStorage(db: D1Queryable, budgetBytes: number): Promis
   return { head: row!.head, prunedThrough: row!.pruned, rows, bytes: rows * EVENT_ROW_BYTES, budgetBytes };
 }
 
-/**
- * What one run reads and deletes, apart from D1: the prune's rule, run against a month of traffic in
- * test/node/logic/prune-month-simulation.test.ts.
- */
+/** What one run reads and deletes, apart from D1, for test/node/logic/prune-month-simulation.test.ts. */
 export interface PruneSteps {
   /** The last of the (at most PRUNE_BATCH) events after `from` created before the cutoff; null when none is. */
   oldThrough(from: number): Promise<number | null>;
@@ -57,10 +46,7 @@ export interface PruneSteps {
   remove(from: number, through: number): Promise<number>;
 }
 
-/**
- * One run's batches: the oldest first, past the retention or over the budget, PRUNE_BATCHES_PER_RUN at most; how many
- * went.
- */
+/** One run's batches, oldest first, past the retention or over the budget; how many went. */
 export async function pruneBatches(
   storage: Pick<EventStorage, "head" | "prunedThrough" | "budgetBytes">,
   steps: PruneSteps,
@@ -94,9 +80,7 @@ export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes
       },
     );
   }
-  // created_at is written as `YYYY-MM-DDTHH:MM:SS.sssZ`, so text order is time order, and the sequence follows it: each
-  // look reads the next batch by the key and no more (by created_at alone, a run with nothing old would read every
-  // event).
+  // created_at's text order is time order and the sequence follows it, so each look reads the next batch by key.
   const oldThrough = db.prepare(
     "SELECT max(seq) AS through FROM (SELECT seq, created_at FROM order_events WHERE seq > ?1 ORDER BY seq LIMIT ?2) " +
       "WHERE created_at < ?3",

@@ -76,10 +76,8 @@ export const ERROR_STATUS_HEADERS: Partial<Record<ErrorStatus, readonly HeaderNa
 };
 
 /**
- * The Error shape every error body has: the one schema for validation, types
- * and the document. `code` is an open string there, the table's codes its
- * examples: new codes may be added (docs/api.md#versioning-stability-and-deprecation),
- * and a closed enum would have generated clients reject them.
+ * The Error shape of every error body, one schema for validation, types and the document. `code` is an open string, the
+ * table's codes its examples: new codes may come, and a closed enum would break generated clients.
  */
 export const ErrorBody = z
   .object({
@@ -95,18 +93,14 @@ export const ErrorBody = z
   })
   .meta({ id: "Error" });
 
-/**
- * An error the client should see as it is: a code from the table, a message
- * for people, extra headers. It builds its own response (Hono's
- * HTTPException convention), so the one error handler only picks it up.
- */
+/** An error the client sees as it is; it builds its own response, as Hono's HTTPException does. */
 export class ApiError extends HTTPException {
   readonly code: ErrorCode;
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}, cause?: unknown) {
-    // A client error is an outcome, not a fault: no stack to capture, which is most of what throwing costs
-    // (a 401 is thrown on every request without a valid key). Server errors keep theirs, and their cause's.
+    // A client error is an outcome, not a fault: no stack to capture, most of a throw's cost. Server errors keep
+    // theirs.
     const stackTraceLimit = Error.stackTraceLimit;
     if (ERROR_STATUS[code] < 500) Error.stackTraceLimit = 0;
     try {
@@ -124,11 +118,7 @@ export class ApiError extends HTTPException {
   }
 }
 
-/**
- * Every error response: the code's status and the Error body, with the
- * headers prepared on the context kept. ApiError.toResponse() writes through
- * it; so does the rate limiter, which answers its refusals without throwing.
- */
+/** Every error response: the code's status and the Error body, with the headers set on the context kept. */
 export function errorResponse(
   c: Context,
   code: ErrorCode,

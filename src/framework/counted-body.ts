@@ -4,12 +4,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 const encoder = new TextEncoder();
 
 /**
- * Bodies written with their size counted, for the request's analytics point
- * (docs/operations.md#request-analytics): only what writes a body knows its
- * size, since the runtime declares no length on a response made from a
- * string. The text is encoded here instead of by the runtime, so counting
- * costs no second pass. Every body the API writes goes through these two or,
- * streamed, reports its size when it ends (`bodyBytes` on the context).
+ * Bodies written with their size counted for the analytics point: the runtime declares no length on a string body.
+ * Encoded here, so counting costs no second pass; a streamed body sets `bodyBytes` when it ends.
  */
 export function textBody(
   c: Context,
@@ -33,11 +29,7 @@ export function jsonBody(
   return textBody(c, JSON.stringify(value), status, { "Content-Type": "application/json", ...headers });
 }
 
-/**
- * A page for people (the reference page, the console), counted: HTML under
- * its Content-Security-Policy, never sniffed as anything else, sending no
- * Referer onward.
- */
+/** A page for people, counted: HTML under its CSP, never sniffed, sending no Referer. */
 export function htmlBody(
   c: Context,
   html: string,

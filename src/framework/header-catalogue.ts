@@ -1,9 +1,4 @@
-/**
- * The one catalogue of the headers this API sends or reads: what each means
- * and its schema (for the OpenAPI document), whether every response carries
- * it, whether browser code may read it (CORS exposure) and whether clients
- * send it (CORS allowance). Adding a header is one entry here.
- */
+/** The one catalogue of the headers this API sends or reads, their schemas and CORS standing. */
 import { BOOKMARK_HEADER, BOOKMARK_PATTERN } from "../lib/bookmark";
 
 interface HeaderSpec {

@@ -2,10 +2,8 @@ import { z } from "zod";
 import { VERSION_PREFIX } from "./service-identity";
 
 /**
- * The worker's vars (wrangler.jsonc), parsed and checked once. A typo must not
- * quietly become NaN (nobody ever banned) or a default nobody chose: an
- * invalid var fails `npm run check:config` before a deploy, and makes the
- * worker answer 503 instead of running with it (docs/operations.md#configuration).
+ * The worker's vars, parsed and checked once: a typo must not become NaN or a default nobody chose. An invalid var
+ * fails `npm run check:config` and makes the worker answer 503 (docs/operations.md#configuration).
  */
 /** zod's error option: "is missing" when the var is not set at all, else what it must be. */
 const rule = (message: string) => ({
@@ -62,19 +60,13 @@ const accessAudience = z
   .string(rule("must be the Access application's audience tag"))
   .regex(/^[0-9a-f]{64}$/, "must be the Access application's audience tag (64 hex digits)");
 
-/**
- * Where GitHub publishes the keys it signs secret scanning reports with (docs/operations.md#secret-scanning), unless
- * SECRET_SCANNING_KEYS_URL says otherwise.
- */
+/** Where GitHub publishes its secret scanning keys, unless SECRET_SCANNING_KEYS_URL says otherwise. */
 export const GITHUB_SECRET_SCANNING_KEYS_URL = "https://api.github.com/meta/public_keys/secret_scanning";
 const keysUrl = z
   .string(rule("must be an http(s) URL"))
   .refine((text) => /^https?:\/\//.test(text) && URL.canParse(text), "must be an http(s) URL");
 
-/**
- * The order events' storage budget when ORDER_EVENTS_BUDGET_MB is not set: 7 days at 20 changes a second
- * (docs/design/order-events.md#capacity).
- */
+/** The order events' storage budget when ORDER_EVENTS_BUDGET_MB is unset (docs/design/order-events.md#capacity). */
 export const DEFAULT_ORDER_EVENTS_BUDGET_MB = 5_120;
 
 const Vars = z
@@ -130,47 +122,29 @@ const Vars = z
     ban: { threshold: vars.BAN_THRESHOLD, seconds: vars.BAN_SECONDS },
     /** Unix milliseconds. */
     pets: { deprecatedAt: vars.PETS_DEPRECATED_AT, sunsetAt: vars.PETS_SUNSET_AT },
-    /**
-     * docs/design/order-list.md#the-cache: the cache of unchanged lists, how many pages a list reads ahead, how long a
-     * version read is reused.
-     */
+    /** docs/design/order-list.md#the-cache: the list cache, its read-ahead, how long a version read is reused. */
     orderList: {
       cache: vars.ORDER_LIST_CACHE,
       readAhead: vars.ORDER_LIST_READ_AHEAD,
       versionReuseMs: vars.ORDER_LIST_VERSION_REUSE_MS,
     },
-    /**
-     * The plan's subrequests per invocation, which bounds the pages one list may read
-     * (docs/design/order-list.md#capacity).
-     */
+    /** The plan's subrequests per invocation, bounding the pages one list may read. */
     subrequestLimit: vars.SUBREQUEST_LIMIT,
     /** Seconds before each retry of a failed webhook delivery (docs/operations.md#webhooks). */
     webhookRetrySeconds: vars.WEBHOOK_RETRY_SECONDS,
-    /**
-     * A failing endpoint (docs/api.md#failing-endpoints): its owner told after failingAfterMs of failed attempts, the
-     * endpoint disabled after disableAfterMs.
-     */
+    /** A failing endpoint: its owner told after failingAfterMs, it disabled after disableAfterMs. */
     webhookHealth: {
       failingAfterMs: vars.WEBHOOK_FAILING_AFTER * 1000,
       disableAfterMs: vars.WEBHOOK_DISABLE_AFTER * 1000,
     },
-    /**
-     * The order events' storage budget in the orders database, bytes (docs/design/order-events.md#retention); 5 GiB
-     * unless set.
-     */
+    /** The order events' storage budget in bytes (docs/design/order-events.md#retention). */
     orderEventsBudgetBytes: (vars.ORDER_EVENTS_BUDGET_MB ?? DEFAULT_ORDER_EVENTS_BUDGET_MB) * 1024 * 1024,
-    /**
-     * The Access application in front of the operators' side (docs/operations.md#cloudflare-access); undefined:
-     * operator tokens alone.
-     */
+    /** The Access application in front of the operators' side; undefined: operator tokens alone. */
     access:
       vars.ACCESS_TEAM_DOMAIN === undefined
         ? undefined
         : { teamDomain: vars.ACCESS_TEAM_DOMAIN, audience: vars.ACCESS_AUD! },
-    /**
-     * Where the operators' traffic view reads the request analytics (docs/operations.md#traffic): it needs both, and
-     * the ANALYTICS_READ_TOKEN secret.
-     */
+    /** Where the operators' traffic view reads analytics (docs/operations.md#traffic), with ANALYTICS_READ_TOKEN. */
     analytics: { accountId: vars.ANALYTICS_ACCOUNT_ID, dataset: vars.ANALYTICS_DATASET },
     /** Where GitHub's secret scanning keys are fetched from (docs/operations.md#secret-scanning). */
     secretScanningKeysUrl: vars.SECRET_SCANNING_KEYS_URL ?? GITHUB_SECRET_SCANNING_KEYS_URL,

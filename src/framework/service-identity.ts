@@ -1,11 +1,7 @@
 /** What this service is, as `GET /` and the OpenAPI documents name it. */
 export const SERVICE = { name: "Store Orders" } as const;
 
-/**
- * The versions of the API, each under its own path prefix with its own
- * document (docs/api.md#versioning-stability-and-deprecation). Adding one is
- * an entry here and a registry of its operations.
- */
+/** The API's versions, each with its prefix and document; adding one is an entry here and a registry. */
 export const API_VERSIONS = {
   v1: {
     prefix: "/v1",

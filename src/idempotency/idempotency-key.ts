@@ -1,13 +1,8 @@
 /**
- * Retrying a write safely (docs/api.md#retrying-safely), as Stripe's
- * Idempotency-Key and the IETF's draft-ietf-httpapi-idempotency-key-header
- * have it: a write sent with an Idempotency-Key runs once; a retry with the
- * same key from the same API key, within 24 hours, gets the first answer
- * again, marked `Idempotent-Replayed: true`. Kept in the Account
- * object (limiter/idempotent-answers.ts), the answer's body sealed: it may
- * hold a secret shown once (a new key, an endpoint's secret). Runs after the
- * caller's access is checked, so a key that may no longer write gets its
- * refusal, never a kept answer.
+ * Retrying a write safely (docs/api.md#retrying-safely), as Stripe and the IETF draft have it: a write with an
+ * Idempotency-Key runs once, and a retry with the same key from the same API key within 24 hours gets the first answer
+ * again, marked `Idempotent-Replayed: true`. Kept sealed in the Account (it may hold a secret shown once); checked
+ * after access, so a key that may no longer write is refused.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../framework/app-env";
@@ -133,9 +128,8 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * Kept: what the write answered (2xx), and refusals a retry would get again whatever happens meanwhile (a malformed
- * or unknown thing). Not kept: a 5xx or 429 (the retry should run), and what depends on the state of things or of the
- * caller (401, 403, 409), which may change before the retry.
+ * Kept: successes, and refusals a retry would get whatever happens. Not kept: 5xx and 429 (retry should run), and what
+ * may change before the retry (401, 403, 409).
  */
 const kept = (status: number) => status < 400 || (status < 500 && ![401, 403, 409, 429].includes(status));
 

@@ -1,10 +1,4 @@
-/**
- * The audit of key operations (the D1 table key_events, docs/operations.md#api-keys):
- * one row for every operation on a key, from `npm run keys` or the operator
- * API, the console's sign-ins and links, and what a key does to its own
- * account's keys, with who made it. Never a key, a hash, a link or a session. Its statements
- * are here, and auditedKeyOperation() runs an operation with its row.
- */
+/** The audit of key operations (key_events): a row for each, with who; never a key, hash or link. */
 import { callDependency } from "../lib/call-dependency";
 import { withAuditRow } from "../lib/audit-row";
 
@@ -32,11 +26,7 @@ export interface KeyEvent {
   outcome?: "unknown";
 }
 
-/**
- * Appends one event and returns its row id, so an operation that then fails
- * can take its row back. Written again with the same event id (a retry whose
- * first answer was lost), it returns the row the first attempt wrote.
- */
+/** Appends an event and returns its row id; the same event id again (a retry) returns the first row. */
 export const INSERT_KEY_EVENT =
   "INSERT INTO key_events (at, operation, key_id, changes, actor, event_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6) " +
   "ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id RETURNING id";
@@ -77,11 +67,7 @@ export const keyEventOf = (row: KeyEventRow): KeyEvent => ({
   ...(row.outcome === "unknown" && { outcome: "unknown" as const }),
 });
 
-/**
- * Does one operation on a key with its audit row in the worker's D1 (the row
- * first): withAuditRow() bound to the database. The operation is handed its
- * row's id (addKeyEventChanges() adds what it learned).
- */
+/** Does one operation on a key with its audit row (the row first); the operation gets the row's id. */
 export async function auditedKeyOperation<T>(
   db: D1Database,
   event: Omit<KeyEvent, "id" | "at">,
@@ -104,10 +90,7 @@ export async function auditedKeyOperation<T>(
   );
 }
 
-/**
- * Adds to an audit row's changes what its operation learned as it went (a leak's ending: what it ended, and that it
- * did).
- */
+/** Adds what its operation learned to an audit row's changes. */
 export const addKeyEventChanges = (db: D1Database, rowId: number, added: Record<string, unknown>) =>
   callDependency("D1", () =>
     db

@@ -1,7 +1,6 @@
 /**
- * What a caller is (docs/api.md#authentication): a key presented, a key its
- * account verified, or an address group without a valid key and why it is
- * refused where a key is needed. identify-caller.ts says which one a request is.
+ * What a caller is (docs/api.md#authentication): a key presented, a key its account verified, or an address group
+ * without a valid key and why it is refused. identify-caller.ts says which one a request is.
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
@@ -11,11 +10,7 @@ import type { Limits } from "../account/plans";
 
 export const CHALLENGE = 'Bearer realm="store-orders"';
 
-/**
- * Headers that stand for someone other than a key's holder (GitHub's secret scanning signature, Cloudflare
- * Access's assertion for an operator): a request that carries one is never known by its address alone, so a
- * refusal of the address is never repeated to it before identification.
- */
+/** Headers standing for someone other than a key's holder: never answered an address's refusal unidentified. */
 export const OTHER_CREDENTIAL_HEADERS = ["Github-Public-Key-Signature", "Cf-Access-Jwt-Assertion"] as const;
 
 /** A console session (console/): which one, until when it lasts, and the header that clears its cookie. */
@@ -26,11 +21,8 @@ export interface CallerSession {
 }
 
 /**
- * Why a caller without a valid key is refused where a key is needed,
- * described and built into an ApiError only when requireApiKey() throws it:
- * most requests without a key are counted and answered 429 before that, and
- * building the Error was a tenth of such a 429's cost
- * (docs/design/performance.md#what-the-floors-show).
+ * Why a caller without a valid key is refused, built into an ApiError only when requireApiKey() throws it: most such
+ * requests get their 429 first, and building the Error cost a tenth of it.
  */
 export interface Rejection {
   code: ErrorCode;
@@ -38,11 +30,7 @@ export interface Rejection {
   headers?: Record<string, string>;
 }
 
-/**
- * Who is calling: a key found, not yet verified (`presented`: its account says whether it stands); a key its
- * account verified, as the account has it; or an address group (lib/client-address.ts) that did not present a
- * valid key, and why.
- */
+/** Who is calling: a key presented, a key verified, or an address group without a valid key, and why. */
 export type Caller =
   | { kind: "presented"; keyId: string; account: string; address: string; session?: CallerSession }
   | { kind: "key"; key: ApiKeyRecord; address: string; session?: CallerSession }
@@ -50,25 +38,13 @@ export type Caller =
       kind: "anonymous";
       address: string;
       rejection: Rejection;
-      /**
-       * An operator identified before the count (Access, a token, a console session this service sealed): counted on
-       * their own, not by the address.
-       */
+      /** An operator identified before the count: counted on their own, not by the address. */
       operator?: string;
-      /**
-       * A partner whose signature verified (GitHub's secret scanning): counted on a budget of its own, never its
-       * address's, with its limits.
-       */
+      /** A partner whose signature verified: counted on a budget of its own, with its limits. */
       partner?: { name: string; limits: Limits };
     };
 
-/**
- * Who a request is when it carries something other than an API key that
- * stands for a key (the console's session cookie, where no Authorization
- * header is sent: a key in the header wins) or for someone else (an
- * operator, GitHub's signature): undefined when it carries nothing of the
- * kind, and identification goes on with the Authorization header.
- */
+/** Who carries a credential other than a key in the header (cookie, operator, GitHub); undefined: none. */
 export type OtherCredential = (c: Context<AppEnv>, address: string) => Promise<Caller | undefined>;
 
 declare module "hono" {
@@ -78,18 +54,14 @@ declare module "hono" {
   }
 }
 
-/**
- * A caller whose key is not valid (malformed, unknown, revoked): limited by its address, answered 401 where a key is
- * needed.
- */
+/** A caller whose key is not valid: limited by its address, answered 401 where a key is needed. */
 export function invalidCaller(address: string): Caller {
   return { kind: "anonymous", address, rejection: INVALID_KEY };
 }
 
 /**
- * A caller whose key its account refused: malformed, unknown and revoked keys get the same answer (nothing here
- * helps someone guessing keys); an expired key says so, so its owner asks for a new one rather than check for a
- * typo. A console session learns why it ended.
+ * A caller whose key its account refused: malformed, unknown and revoked keys get one answer (nothing to help a
+ * guesser); an expired key says so. A console session learns why it ended.
  */
 export function refusedKeyCaller(
   caller: { address: string; session?: CallerSession },

@@ -8,10 +8,9 @@ import { accountOf } from "../account/key-record";
 import { OTHER_CREDENTIAL_HEADERS, refusedKeyCaller } from "./caller";
 
 /**
- * How rateLimit() counts callers: a key against its account (which says in the same answer whether the key
- * stands), an operator and a partner whose signature verified against their own, anyone else against its
- * address group. A key, or an address group that sent no credential, is known again by what it sent while the
- * account's word on the key is fresh; a cookie is never.
+ * How rateLimit() counts callers: a key against its account, an operator or a verified partner against their own,
+ * anyone else against its address group. A key or a bare address is known again by what it sent while the account's
+ * word is fresh; a cookie never.
  */
 export const countedCallers = (): CountedCallers => ({
   accountOf(c) {
@@ -46,8 +45,7 @@ export const countedCallers = (): CountedCallers => ({
         ? { credential, holds: () => true, restore }
         : undefined;
     }
-    // Kept only under the header as written canonically: other spellings of the same key (any case, any
-    // spaces) are identified in full each time, so no caller can fill the isolate with copies of one refusal.
+    // Only the canonical spelling is kept, so no caller fills the isolate with copies of one refusal.
     const authorization = c.req.header("Authorization");
     const token = bearerToken(authorization);
     if (caller.kind !== "key" || caller.session || token === undefined || authorization !== `Bearer ${token}`)
@@ -57,12 +55,7 @@ export const countedCallers = (): CountedCallers => ({
   },
 });
 
-/**
- * What names a request's caller before identification: the Authorization
- * header as sent, or, with none and no cookie (which may stand for a key or
- * an operator) nor another credential (GitHub's signature, Access's assertion: checked only by identification), the
- * address group it is counted by.
- */
+/** What names a caller before identification: the Authorization header, or with no credential, the address. */
 function credentialOf(c: Context<AppEnv>): string | undefined {
   const authorization = c.req.header("Authorization");
   if (authorization !== undefined) return `key ${authorization}`;

@@ -1,10 +1,7 @@
 /**
- * Who is calling (docs/api.md#authentication): a key found in KV, presented or
- * standing behind a console session, whose account then says in the same
- * answer as its limits whether it stands (account/rate-limit.ts); or an
- * address group that did not present one, and why. Worked out once per
- * request, before the limiter; nobody is refused here (require-api-key.ts
- * refuses, after the count).
+ * Who is calling (docs/api.md#authentication): a key, presented or behind a console session, whose account says with
+ * its limits whether it stands; or an address group without one, and why. Once per request, before the limiter; nobody
+ * is refused here.
  */
 import type { MiddlewareHandler } from "hono";
 import { findApiKey, type StoredKey } from "./lookup";
@@ -15,11 +12,7 @@ import { addressGroup } from "../lib/client-address";
 import { logLine } from "../lib/log";
 import { invalidCaller, MISSING_KEY, type Caller, type OtherCredential } from "./caller";
 
-/**
- * Works out who is calling without refusing anyone yet: the limiter runs
- * between this and requireApiKey(), so requests without a valid key are
- * counted (per address) before they get their 401 or 403.
- */
+/** Identifies without refusing: the limiter runs before requireApiKey(), so keyless requests are counted first. */
 export function identifyCaller(
   apiKeys: TtlCache<string, StoredKey>,
   otherCredential?: OtherCredential,

@@ -1,8 +1,4 @@
-/**
- * Issuing API keys: a new key and its record, stored as its pointer in KV and its row in its account. The
- * operator API (`npm run keys`), a rotation, the tests and the benchmark issue keys. It uses Web Crypto only, so
- * it runs in Node and in workerd.
- */
+/** Issuing API keys: the key, its KV pointer, its row in its account. Web Crypto only: Node and workerd. */
 import { accountStub } from "../account/account-stub";
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
@@ -77,10 +73,7 @@ export function newKeyOf(prefix: KeyPrefix): { key: string; made: Pick<ApiKeyRec
   };
 }
 
-/**
- * Stores a new key: its pointer in KV first (a pointer its account does not know yet finds the key unknown), then
- * its row in its account, the key's one home, then its entry for the operators' search.
- */
+/** Stores a new key: KV pointer first (unknown until its account has it), its row, its search entry. */
 export async function storeNewKey(env: Pick<Env, "API_KEYS" | "ACCOUNTS">, key: string, record: ApiKeyRecord) {
   await storeKeyPointer(env.API_KEYS, await sha256Hex(key), record);
   await callDependency("account", () => accountStub(env.ACCOUNTS, accountOf(record)).addKey(record));

@@ -1,10 +1,7 @@
 /**
- * The shape of an API key (docs/api.md#key-format): `so_live_` or `so_test_`,
- * 32 random base62 characters, then a 6-character checksum, the CRC-32 (IEEE)
- * of everything before it in base62, left-padded with `0`. The checksum lets
- * a secret scanner, and this service before any KV read, tell a real key from
- * a string that only looks like one. Pure: the keys command, the consoles
- * and the worker share it.
+ * The shape of an API key (docs/api.md#key-format): `so_live_` or `so_test_`, 32 random base62 characters, then the
+ * CRC-32 of all that in 6 base62 characters, so a scanner, and this service before any read, tells a real key from a
+ * lookalike.
  */
 
 export const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -13,10 +10,7 @@ export const KEY_RANDOM_LENGTH = 32;
 /** Base62 digits of a CRC-32: 62^5 < 2^32 <= 62^6. */
 export const KEY_CHECKSUM_LENGTH = 6;
 
-/**
- * What secret scanners are given (a GitHub custom pattern, a gitleaks rule): the prefix, the random part and its
- * checksum.
- */
+/** What secret scanners are given: the prefix, the random part and its checksum. */
 export const KEY_PATTERN_SOURCE = `so_(live|test)_[0-9A-Za-z]{${KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH}}`;
 const CHECKSUMMED = new RegExp(`^${KEY_PATTERN_SOURCE}$`);
 
@@ -55,21 +49,14 @@ const BEARER = /^bearer(?: +(.*))?$/is;
 
 type BearerToken = { kind: "missing" } | { kind: "malformed" } | { kind: "token"; token: string };
 
-/**
- * The token of `Authorization: Bearer <token>`, or undefined when there is
- * none. The scheme is case-insensitive (RFC 9110); a scheme with no token sent
- * no token.
- */
+/** The token of `Authorization: Bearer <token>`, if any; the scheme is case-insensitive (RFC 9110). */
 export function bearerToken(header: string | undefined): string | undefined {
   return (header === undefined ? undefined : BEARER.exec(header)?.[1]) || undefined;
 }
 
 /**
- * Reads an API key from `Authorization: Bearer <key>` strictly. The token
- * must be in this service's key format (docs/api.md#key-format), a strict
- * subset of RFC 6750's b64token, its checksum right when it has one, so
- * garbage and mistyped keys are refused without a KV read. Two Authorization
- * headers arrive joined by ", " and so fail the format.
+ * Reads an API key from `Authorization: Bearer <key>` strictly: in this service's key format, its checksum right, so
+ * garbage and typos are refused without a read. Two Authorization headers arrive joined by ", " and fail.
  */
 export function parseBearer(header: string | undefined): BearerToken {
   const token = bearerToken(header);

@@ -4,10 +4,7 @@ import { MAX_ACCOUNT_KEYS } from "../account/account-keys";
 import { OperationNotTaken } from "../lib/audit-row";
 import { CHALLENGE } from "./caller";
 
-/**
- * An account's refusal of a key operation as the client is answered (`notLive`: what to say of a key revoked or
- * expired), thrown from inside the operation's audit so its row is taken back: nothing changed.
- */
+/** An account's refusal as the client is answered, thrown inside the operation's audit so its row is taken back. */
 export function refusedByAccount(refusal: KeyRefusal, keyId: string, notLive: string): OperationNotTaken {
   return new OperationNotTaken(`the account refused: ${refusal.kind}`, { answer: answerTo(refusal, keyId, notLive) });
 }

@@ -1,8 +1,7 @@
 /**
- * Where a key is found in KV (docs/operations.md#api-keys). Under the SHA-256 of the key, a pointer to its id
- * and account, written once when the key is made and never changed, so no read of it can be stale; the key
- * itself is never stored. Under its id, its account, and a summary of it for the operators' key search: a
- * projection the account's operations write after each change, which nothing decides from.
+ * Where a key is found in KV (docs/operations.md#api-keys): under its SHA-256 a pointer to its id and account, written
+ * once and never stale; under its id, its account and a summary for the search, a projection nothing decides from. The
+ * key itself is never stored.
  */
 import { z } from "zod";
 import { accountOf, KeyId, type ApiKeyRecord } from "../account/key-record";

@@ -1,9 +1,4 @@
-/**
- * What a key's revocation as leaked ended, read back from the key audit (the
- * revoke row gets `leakEndedAt` and what ended only once all of it has): shown
- * with the account's keys in both consoles, so the owner sees what happened
- * and which keys the leaked one made.
- */
+/** What a key's revocation as leaked ended, read back from the key audit, for both consoles' key lists. */
 import { callDependency } from "../lib/call-dependency";
 import type { ApiKeyRecord } from "../account/key-record";
 
@@ -16,10 +11,7 @@ export interface LeakOfKey {
   rotatedInto: string[];
 }
 
-/**
- * What the audit says each key revoked as leaked ended (the revocation's row that ran to its end):
- * one query for the account's leaked keys, none when it has none.
- */
+/** What each leaked key's finished revocation ended: one query, none without leaked keys. */
 export async function leaksOf(db: D1Database, records: readonly ApiKeyRecord[]): Promise<Map<string, LeakOfKey>> {
   const leaked = records.filter((record) => record.revokedReason === "leaked").map((record) => record.id);
   if (leaked.length === 0) return new Map();

@@ -1,9 +1,7 @@
 /**
- * Whether an account still has a key that may read what its webhooks carry
- * (`orders:read`: every event holds an order): they are delivered only while
- * it does (docs/api.md#webhook-endpoints). Asked of the account itself where
- * deliveries are made (each endpoint's lane, with a 5 s cache), so a
- * revocation stops them within 5 s, and an expiry with no action at all.
+ * Whether an account still has a key with `orders:read`, without which its webhooks are not delivered
+ * (docs/api.md#webhook-endpoints). Asked of the account by each lane, cached 5 s, so a revocation or expiry stops
+ * deliveries within 5 s.
  */
 import { accountStub } from "../account/account-stub";
 import { callDependency } from "../lib/call-dependency";

@@ -1,8 +1,6 @@
 /**
- * Finding a key's account: by the key presented (its pointer in KV, kept
- * per isolate) or by its id (an operator's, a console session's). Both are
- * written once and never change, so a cached copy is as good as KV; what the
- * key may do is its account's to say (account/account.ts).
+ * Finding a key's account, by the key presented (its KV pointer, cached per isolate) or by its id. Both are written
+ * once, so a copy is as good as KV; what the key may do is its account's to say.
  */
 import { accountStub } from "../account/account-stub";
 import { callDependency } from "../lib/call-dependency";
@@ -33,10 +31,7 @@ function readPointer(stored: unknown): StoredKey {
   };
 }
 
-/**
- * The pointer of a key presented, through the isolate's cache (isolate-memory.ts): kept under the key as
- * presented, so a hit costs no digest (only its hash names it in KV, and neither reaches a log or an error).
- */
+/** The pointer of a key presented, cached under the key as presented, so a hit costs no digest. */
 export async function findApiKey(
   kv: KVNamespace,
   token: string,

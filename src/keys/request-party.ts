@@ -4,10 +4,7 @@ import type { RequestParty } from "../framework/middleware/request-log";
 import { accountOf } from "../account/key-record";
 import type { Caller } from "./caller";
 
-/**
- * The request as the request log names it (framework/middleware/request-log.ts): the key by its id only, never the key
- * itself.
- */
+/** The request as the request log names it: the key by its id only, never the key. */
 export function requestParty(c: Context<AppEnv>): RequestParty {
   const caller = c.get("caller") as Caller | undefined;
   const limit = c.get("limit") ?? null;

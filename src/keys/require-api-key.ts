@@ -5,11 +5,7 @@ import { ANY_KEY, type KeyRequirement } from "../framework/operations/scopes";
 import type { ApiKeyRecord } from "../account/key-record";
 import { CHALLENGE } from "./caller";
 
-/**
- * Refuses callers without a valid key, with the reason identifyCaller()
- * found, and keys without the scope the operation needs (403, with the RFC
- * 6750 challenge naming the scope).
- */
+/** Refuses callers without a valid key, and keys without the scope (403 with the RFC 6750 challenge). */
 export function requireApiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");

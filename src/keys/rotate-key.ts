@@ -11,10 +11,9 @@ import { forgetKey } from "./forget-key";
 import { answeringRefusals, refusedByAccount } from "./key-refusal";
 
 /**
- * A key replaced by a new one of the same account, name, scopes and expiry (the owner's rotation, the operator
- * API's): the old key works through the grace period, then expires, and acts only on itself from now on. The
- * account decides and does both in one step, from the key as it stands there, never from a copy; `askedBy` is
- * the key that asks, when a key asks. Both audited, by `actor`. Returns the new key: its one showing.
+ * A key replaced by a new one of its account, name, scopes and expiry: the old works through its grace, acting only on
+ * itself. The account decides and does both in one step; `askedBy` is the asking key. Audited by `actor`; returns the
+ * new key, its one showing.
  */
 export async function rotateKey(
   c: Context<AppEnv>,

@@ -1,12 +1,4 @@
-/**
- * An operation with its audit row, written first: a row for an operation that
- * never happened is taken back, and one that may have happened stays, marked
- * unknown. Shared by the key audit and the webhook endpoints' audit.
- */
-/**
- * Thrown by an operation that failed before it changed anything (nothing was
- * sent, or the other side refused it unread): its audit row is taken back.
- */
+/** Thrown by an operation that failed before it changed anything: its audit row is taken back. */
 export class OperationNotTaken extends Error {
   /** What the client is answered instead, when the operation was refused (keys/key-refusal.ts). */
   readonly answer: Error | undefined;
@@ -25,12 +17,9 @@ export interface AuditRowsOnFailure<Rows> {
 }
 
 /**
- * Runs an operation with its audit row: the row first, then the operation.
- * When the operation fails before changing anything (OperationNotTaken), the
- * row is taken back; any other failure may have come after it took effect
- * (a write whose answer was lost), so the row stays, marked 'unknown'. The
- * audit never misses an operation that happened (docs/operations.md#operator-api).
- * The operation is handed its rows, to add to them what it learns as it goes.
+ * Runs an operation with its audit row written first: taken back on OperationNotTaken, kept 'unknown' on any other
+ * failure (it may have taken effect), so the audit never misses an operation that happened. The operation gets its rows
+ * to add what it learns.
  */
 export async function withAuditRow<Rows, T>(
   insert: () => Promise<Rows>,

@@ -1,8 +1,4 @@
-/**
- * A platform dependency that failed twice, or did not answer in time: the one
- * error handler answers it with 503 `service_unavailable` and `Retry-After`,
- * so the client backs off instead of seeing a 500.
- */
+/** A platform dependency that failed twice or timed out: answered 503 with `Retry-After`, so the client backs off. */
 export class DependencyUnavailable extends Error {
   constructor(
     readonly dependency: string,
@@ -14,11 +10,8 @@ export class DependencyUnavailable extends Error {
 }
 
 /**
- * Calls a platform dependency (D1, KV, the limiter) and retries once: a single
- * transient failure should not reach the client, a persistent one becomes
- * DependencyUnavailable; an error `refusal` matches is thrown as it is. With `timeoutMs`, an
- * attempt that has not answered by then counts as failed, so a stuck
- * dependency costs the client a bounded wait rather than a hung request.
+ * Calls a platform dependency and retries once, so one transient failure never reaches the client; an error `refusal`
+ * matches is thrown as it is. With `timeoutMs`, a stuck dependency costs a bounded wait.
  */
 export async function callDependency<T>(
   name: string,

@@ -1,10 +1,6 @@
 /**
- * Callers without a key are limited per address (docs/api.md#rate-limits). An
- * IPv6 user gets a whole /64 (2^64 addresses) from one provider, so counting
- * each IPv6 address alone would hand every such caller unlimited budgets:
- * IPv6 callers are grouped by their /64, IPv4 callers by their address. The
- * group is written canonically (RFC 5952) so every spelling of one network
- * counts against one budget.
+ * Callers without a key are limited per address group (docs/api.md#rate-limits): an IPv4 address, or an IPv6 /64, since
+ * one provider hands a user a whole /64. Written canonically (RFC 5952), so every spelling counts against one budget.
  */
 export function addressGroup(connectingIp: string | undefined): string {
   // Cloudflare always sets CF-Connecting-IP; only local runs go without it.
@@ -24,8 +20,7 @@ export function addressGroup(connectingIp: string | undefined): string {
 
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
-// One match, no intermediate arrays: every request without a key, and every request with one (its fallback), reads its
-// address.
+// One match, no arrays: every request reads its address.
 function parseIpv4(text: string): number[] | undefined {
   const match = IPV4.exec(text);
   if (!match) return undefined;
@@ -34,12 +29,8 @@ function parseIpv4(text: string): number[] | undefined {
 }
 
 /**
- * The eight 16-bit groups of an IPv6 address, or undefined when `text` is
- * not one: in brackets or not, a zone (`%eth0`) ignored, at most one `::`,
- * an IPv4 address allowed as the last piece. Read by index, with no regular
- * expression, split or closure. Hot path: every request from an IPv6 caller
- * without a key reads one, its refusals included
- * (docs/design/performance.md#what-the-floors-show).
+ * An IPv6 address's eight groups, or undefined: brackets and zone allowed, one `::` at most, IPv4 as the last piece.
+ * Read by index, no regex: a hot path for keyless IPv6 callers.
  */
 function parseIpv6(text: string): number[] | undefined {
   let start = 0;
@@ -65,10 +56,7 @@ function parseIpv6(text: string): number[] | undefined {
   return groups;
 }
 
-/**
- * Appends the groups of `text` from `from` to `to` (colon-separated, the last piece possibly IPv4); false when one is
- * not a group.
- */
+/** Appends the groups of `text` between `from` and `to`; false when one is not a group. */
 function readGroups(text: string, from: number, to: number, groups: number[]): boolean {
   if (from === to) return true;
   let pieceStart = from;

@@ -1,8 +1,4 @@
-/**
- * Cloudflare's HTTP API, as both the Worker (the operators' traffic view)
- * and the release scripts (the health gate) call it: Workers Analytics
- * Engine's SQL API (docs/operations.md#request-analytics).
- */
+/** Cloudflare's Analytics Engine SQL API, for the Worker's traffic view and the release health gate. */
 export const CLOUDFLARE_API = "https://api.cloudflare.com/client/v4";
 
 export interface AnalyticsAccess {
@@ -13,10 +9,7 @@ export interface AnalyticsAccess {
   apiBase: string;
 }
 
-/**
- * Runs `sql` on the account's SQL API; any failure (unreachable, refused, an answer that is not JSON) is an error with
- * the reason.
- */
+/** Runs `sql` on the account's SQL API; any failure is an error with the reason. */
 export async function runAnalyticsSql(access: AnalyticsAccess, sql: string, timeoutMs = 30_000): Promise<unknown> {
   const base = access.apiBase.replace(/\/+$/, "");
   const url = `${base}/accounts/${encodeURIComponent(access.accountId)}/analytics_engine/sql`;

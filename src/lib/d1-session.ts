@@ -1,9 +1,4 @@
-/**
- * D1 sessions (read replication). Reads go to whichever copy is nearest,
- * unless the client sends back a bookmark, in which case D1 serves them from
- * a copy at least as new as that bookmark: the client reads its own writes.
- * Writes start at the primary, and their bookmark goes back to the client.
- */
+/** D1 sessions: reads from the nearest copy at least as new as a bookmark; writes return theirs. */
 
 /** What the data-access functions need from D1: a database or one session on it. */
 export type D1Queryable = Pick<D1Database, "prepare" | "batch">;

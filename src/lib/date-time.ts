@@ -1,22 +1,15 @@
 /**
- * RFC 3339 `date-time` (section 5.6), strictly: a four-digit year, a real
- * calendar day, hours 00-23, seconds 00-59 (no leap seconds: JavaScript dates
- * cannot hold them), optional fraction, and a `Z` or `±hh:mm` offset. `T` and
- * `Z` may be lower case, as the RFC's ABNF is case-insensitive. The triggers
- * in migrations/0001_baseline.sql accept exactly the same strings.
+ * RFC 3339 `date-time` strictly: a real calendar day, no leap seconds (Dates cannot hold them), optional fraction, `Z`
+ * or an offset, `T` and `Z` in either case. The migrations' triggers accept the same strings.
  */
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
-/**
- * The form this API writes, `YYYY-MM-DDTHH:mm:ss.sssZ`: when its fields are a
- * real instant it is already its own UTC form.
- */
+/** The form this API writes: when its fields are a real instant it is already its own UTC form. */
 const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The instant as `YYYY-MM-DDTHH:mm:ss.sssZ`, or undefined when `value` is not an RFC 3339 date-time. */
 export function rfc3339ToUtc(value: string): string | undefined {
-  // The list writes one per order, nearly always already canonical: checked digit by digit, with no match or Date to
-  // build.
+  // The list writes one per order, nearly always canonical: checked by digits, no Date built.
   if (CANONICAL_UTC.test(value)) {
     const year = twoDigits(value, 0) * 100 + twoDigits(value, 2);
     return isRealTime(
@@ -44,8 +37,7 @@ export function rfc3339ToUtc(value: string): string | undefined {
   const offsetMinutes = Number(match[10] ?? 0);
   if (!isRealTime(year, month, day, hour, minute, second) || offsetHours > 23 || offsetMinutes > 59) return undefined;
 
-  // Cut to the millisecond by its digits, as ship_instant cuts it in SQL (migrations/0001_baseline.sql): a listed
-  // date and a range never disagree.
+  // Cut to the millisecond by its digits, as the SQL's ship_instant, so a listed date and a range agree.
   const millis = Number((match[7] ?? "").padEnd(3, "0").slice(0, 3));
   const offset = (match[8] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
   // Date.UTC would map years 0-99 to 1900-1999; the setters do not.

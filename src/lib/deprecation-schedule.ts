@@ -7,10 +7,7 @@ export interface DeprecationSchedule {
   link: string;
 }
 
-/**
- * RFC 9745 `Deprecation: @<unix seconds>`, RFC 8594 `Sunset: <IMF-fixdate>`
- * and a `Link` with rel="deprecation" to a page for people.
- */
+/** RFC 9745 `Deprecation`, RFC 8594 `Sunset`, and a `Link` rel="deprecation" to a page for people. */
 export function deprecationHeaders(schedule: DeprecationSchedule): Record<string, string> {
   return {
     Deprecation: `@${Math.floor(schedule.deprecatedAt / 1000)}`,

@@ -1,9 +1,4 @@
-/**
- * RFC 9110 section 13.1.2: `If-None-Match = "*" / #entity-tag`, compared
- * weakly (a `W/` prefix does not matter). A header that does not follow the
- * grammar, such as `"x", *` or a list with garbage in it, matches nothing:
- * the client gets the full list rather than a 304 it did not really ask for.
- */
+/** RFC 9110 `If-None-Match`, compared weakly; a header off the grammar matches nothing (no unasked 304). */
 export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
   const tags = parseIfNoneMatch(header);

@@ -2,11 +2,8 @@ import { z } from "zod";
 import { CANONICAL_INTEGER, isCanonicalInt64 } from "./int64";
 
 /**
- * The int64 schemas. Either way the digits go from D1 into the body as text,
- * never through a double; what differs is how a version writes them: v1 as
- * JSON integers (the specification's), v2 as strings of decimal digits,
- * because every mainstream generator types `integer`/`int64` as a JavaScript
- * number, which rounds above 2^53 (docs/api.md#int64-ids-in-v2).
+ * The int64 schemas: digits go from D1 to the body as text, never a double; v1 writes JSON integers (the
+ * specification's), v2 strings, since generators type int64 as a JavaScript number (docs/api.md#int64-ids-in-v2).
  */
 const INTEGER =
   "A 64-bit integer that can exceed 2^53 (up to 9223372036854775807): parse it exactly, as a BigInt or a " +

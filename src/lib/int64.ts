@@ -3,11 +3,7 @@ export const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
 const INT64_MAX_DIGITS = "9223372036854775807";
 const INT64_MIN_DIGITS = "9223372036854775808";
 
-/**
- * True for the canonical decimal spelling of a signed 64-bit integer. Ids stay
- * strings end to end because JavaScript numbers lose precision above 2^53.
- * Compared as text, so checking every id of a long list allocates nothing.
- */
+/** True for the canonical decimal spelling of an int64, compared as text so checking a long list allocates nothing. */
 export function isCanonicalInt64(text: string): boolean {
   // 20 characters is "-9223372036854775808"; anything longer is out of range.
   if (text.length > 20 || !CANONICAL_INTEGER.test(text)) return false;

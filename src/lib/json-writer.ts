@@ -2,23 +2,15 @@ import { z } from "zod";
 import { rfc3339ToUtc } from "./date-time";
 import { isCanonicalInt64, isCanonicalSafeInteger } from "./int64";
 
-/**
- * A value as a D1 row hands it over. Integer columns are read as TEXT, so an
- * int64 never passes through a double; any column may hold any type, since
- * other systems write the tables.
- */
+/** A value as a D1 row hands it over: integers read as TEXT, and any type in any column (others write the tables). */
 export type Cell = string | number | null;
 
 /** A field's JSON, or undefined when the value does not have the type the schema promises. */
 type FieldWriter = (value: Cell) => string | undefined;
 
 /**
- * How the schema says a field is written: int64s digit for digit (the
- * `format: int64` the ids carry), as a JSON integer or, where the schema is a
- * string, a string of the same digits; other integers only within
- * JavaScript's safe range (what the document says), date-times only as RFC
- * 3339 and then in UTC, enum values only when listed, strings always
- * JSON-escaped, and booleans from SQLite's 0 and 1.
+ * How the schema says a field is written: int64s digit for digit, other integers within the safe range, date-times as
+ * RFC 3339 in UTC, enums only when listed, strings escaped, booleans from 0 and 1.
  */
 function writerOf(schema: z.ZodType): FieldWriter {
   if (schema.meta()?.format === "int64") {
@@ -44,12 +36,9 @@ function writerOf(schema: z.ZodType): FieldWriter {
 }
 
 /**
- * A writer of one schema's objects from rows whose keys are the schema's
- * fields. A value is written only when it has the type the schema (and so the
- * OpenAPI document) promises; an optional field whose value does not is left
- * out and named to `leftOut`. Absent values are omitted, never null. A
- * required field that does not fit can only come from a table that lost its
- * constraints: that throws.
+ * A writer of one schema's objects from rows keyed by its fields. A value is written only with the type the document
+ * promises: an optional one that does not fit is left out and named to `leftOut`, a required one throws. Absent values
+ * are omitted, never null.
  */
 export function jsonWriter<S extends z.ZodObject>(schema: S) {
   const fields = Object.entries(schema.shape).map(([name, field]) => {

@@ -1,9 +1,4 @@
-/**
- * A log line besides the request's own (framework/middleware/request-log.ts): something
- * an operator should see that the response does not show, such as work in the
- * background that failed or data that was left out. JSON, with the request id,
- * like every line (docs/operations.md#logs).
- */
+/** A log line beside the request's own, for what the response does not show (docs/operations.md#logs). */
 export function logLine(
   level: "warn" | "error",
   requestId: string,

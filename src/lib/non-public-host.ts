@@ -1,17 +1,8 @@
 /**
- * Whether a URL's host is one that no service on the public internet can be:
- * an IP literal in a private, shared (CGNAT), loopback, link-local,
- * unspecified, reserved, multicast, benchmarking or documentation range, or
- * a name that only resolves inside a machine or a network (`localhost`,
- * `*.localhost`, a single label, `*.local`, `*.internal`, `*.home.arpa`,
- * `*.lan`).
- *
- * It takes `new URL(...).hostname`, as the WHATWG URL parser leaves it: that
- * parser has already turned every IPv4 notation (`2130706433`, `0x7f000001`,
- * `0177.0.0.1`, `127.1`) into dotted decimal, lower-cased names and written
- * IPv6 in compressed hex between brackets (`[::ffff:7f00:1]`), so those two
- * shapes are the only ones to read. Returns what the host is, for a message,
- * or undefined for a host that may be public.
+ * Whether a URL's host can be no public service: an IP literal in a private, shared, loopback, link-local, unspecified,
+ * reserved, multicast, benchmarking or documentation range, or a name that resolves only inside a network. It takes
+ * `new URL(...).hostname`, which already writes every IPv4 notation as dotted decimal and IPv6 compressed in brackets.
+ * Returns what the host is, or undefined.
  */
 export function nonPublicHost(hostname: string): string | undefined {
   if (hostname.startsWith("[")) return nonPublicIpv6(hostname.slice(1, -1));
@@ -25,10 +16,7 @@ export function nonPublicHost(hostname: string): string | undefined {
   return suffix ? `a name that only resolves inside a network (${suffix})` : undefined;
 }
 
-/**
- * Names public DNS never answers: mDNS (RFC 6762), ICANN's private-use TLD,
- * home networks (RFC 8375), and the suffix home routers hand out.
- */
+/** Names public DNS never answers: mDNS, ICANN's private-use TLD, home networks, routers' suffix. */
 const LOCAL_NAME_SUFFIXES = [".local", ".internal", ".home.arpa", ".lan"];
 
 /** IPv4 ranges by first address and prefix length (RFC 6890). */
@@ -61,13 +49,9 @@ function nonPublicIpv4(address: number): string | undefined {
 }
 
 /**
- * IPv6: the unspecified and loopback addresses, unique local (fc00::/7),
- * link-local (fe80::/10), site-local (fec0::/10), multicast (ff00::/8),
- * discard (100::/64), documentation (2001:db8::/32), Teredo (2001::/32,
- * whose IPv4 address is hidden) and local-use NAT64 (64:ff9b:1::/48)
- * ranges; and the forms that carry an IPv4 address, judged by that address:
- * IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96),
- * IPv4-compatible (::/96), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
+ * IPv6's non-public ranges (unspecified, loopback, unique and link-local, site-local, multicast, discard,
+ * documentation, Teredo, local NAT64), and the forms carrying an IPv4 address, judged by it (mapped, translated,
+ * compatible, NAT64, 6to4).
  */
 function nonPublicIpv6(text: string): string | undefined {
   const groups = ipv6Groups(text);

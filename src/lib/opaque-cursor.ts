@@ -1,18 +1,11 @@
 /**
- * Cursors clients hand back as they were given (v2's pages, the event feed):
- * base64url of `<field>.<field>....<check>`. The check, a digest of the
- * fields under the cursor's purpose, makes a cursor this API did not make
- * (mistyped, truncated, from elsewhere, of another kind) a 400, never a
- * silent restart. A cursor only ever says where to continue, so there is
- * nothing secret in it to protect.
+ * Cursors clients hand back as given: base64url of fields and a check, a digest under the cursor's purpose, so a cursor
+ * this API did not make is a 400, never a silent restart. Nothing in one is secret.
  */
 import { urlSafe } from "./base64";
 import { sha256Hex } from "./digest";
 
-/**
- * Every cursor this API makes is base64url of at most 200 characters: the documents say so, and anything else is
- * refused unread.
- */
+/** Every cursor is base64url of at most 200 characters; anything else is refused unread. */
 export const CURSOR_PATTERN = "^[A-Za-z0-9_-]{1,200}$";
 const CURSOR = new RegExp(CURSOR_PATTERN);
 

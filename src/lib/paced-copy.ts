@@ -6,13 +6,9 @@ export interface PacedCopy {
 }
 
 /**
- * The source for the client, and the same bytes written to a copy as they
- * pass, the two paced together: a chunk is read from the source only when the
- * client asks for one and the copy has room for it. A plain `tee()` would
- * instead buffer everything the slower side has not read yet, which for a
- * large list is the whole body. The copy is best effort: if it fails, the
- * client is served on without it; if the source fails or the client goes
- * away, the copy is aborted, never completed with part of the body.
+ * The source for the client, copied as it passes, both paced together: `tee()` would buffer the whole body for the
+ * slower side. A failing copy is dropped; a failing source or a client gone aborts the copy, never completing it with
+ * part.
  */
 export function pacedCopy(source: ReadableStream<Uint8Array>, copy: PacedCopy): ReadableStream<Uint8Array> {
   const reader = source.getReader();

@@ -1,8 +1,4 @@
-/**
- * Sealing text with AES-GCM under a key derived from a Workers secret and a
- * purpose (each purpose its own key), bound to additional data: what is
- * sealed for one thing does not open as another. `<iv>.<ciphertext>`, each base64.
- */
+/** AES-GCM sealing under a key per secret and purpose, bound to additional data: nothing opens as another. */
 import { base64, fromBase64 } from "./base64";
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
@@ -27,10 +23,7 @@ export async function sealText(
   return `${base64(iv)}.${base64(new Uint8Array(sealed))}`;
 }
 
-/**
- * The text; throws when the key, the purpose or the additional data is not the one it was sealed with, or the seal is
- * not one.
- */
+/** The text; throws when key, purpose or additional data differ, or it is no seal. */
 export async function openText(
   purpose: string,
   keyMaterial: string,

@@ -1,8 +1,4 @@
-/**
- * A small per-isolate cache with a lifetime per entry and a bound on size.
- * Map keeps insertion order, so re-inserting on read makes eviction of the
- * first entry least-recently-used.
- */
+/** A small per-isolate cache with a lifetime per entry and a size bound, least recently used first out. */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
 

@@ -1,10 +1,7 @@
 /**
- * Cloudflare Access in front of the operators' side (docs/operations.md#cloudflare-access):
- * Access signs in the person (or a service token) and hands the Worker a JWT
- * in `Cf-Access-Jwt-Assertion`. It is trusted only once verified here: signed
- * by a key the team publishes, for this application's audience, issued by the
- * team, not expired. The operator's name is the email Access signed in, or
- * `service:<client id>` for a service token.
+ * Cloudflare Access in front of the operators' side (docs/operations.md#cloudflare-access): its JWT in
+ * `Cf-Access-Jwt-Assertion` is trusted once verified here (the team's key, this audience, this issuer, not expired).
+ * The operator is the email Access signed in, or `service:<client id>`.
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from "jose";
 
@@ -20,17 +17,11 @@ export interface AccessApplication {
 export type AccessVerdict = { ok: true; operator: string } | { ok: false; reason: string };
 
 /**
- * How far the Worker's clock and Access's may disagree, seconds: an assertion is valid from its `nbf`, which Access
- * sets to when it signed, and a Worker a second behind would otherwise refuse a valid operator.
+ * How far the Worker's clock and Access's may disagree, seconds: a Worker a second behind would refuse a fresh `nbf`.
  */
 export const ACCESS_CLOCK_TOLERANCE_S = 30;
 
-/**
- * The team's published keys, one key set per team for the isolate's life:
- * jose keeps the keys it fetched for 10 minutes, and fetches again sooner
- * (at most every 30 s) for a key id it does not know, as when Access rotates
- * its keys.
- */
+/** The team's published keys for the isolate's life; jose refetches after 10 minutes, sooner for a new id. */
 export class AccessKeys {
   readonly #sets = new Map<string, JWTVerifyGetKey>();
 
@@ -48,11 +39,7 @@ export class AccessKeys {
   }
 }
 
-/**
- * Verifies an Access assertion for `application`. A refusal says why, for the
- * Error body; a failure to fetch the team's keys is thrown (the dependency is
- * down: 503, not the caller's fault).
- */
+/** Verifies an Access assertion for `application`. A refusal says why; a failure to fetch the keys throws (503). */
 export async function verifyAccessAssertion(
   assertion: string | undefined,
   application: AccessApplication,
@@ -81,9 +68,7 @@ export async function verifyAccessAssertion(
   }
 }
 
-/**
- * Why a token is refused, for the errors that are the token's; undefined for the rest (the keys could not be fetched).
- */
+/** Why a token is refused; undefined for errors that are not the token's. */
 function refusalOf(error: unknown): string | undefined {
   if (error instanceof errors.JWTExpired) return "the Access token has expired: sign in again";
   if (error instanceof errors.JWTClaimValidationFailed) {

@@ -6,10 +6,7 @@ import { accountOf, limitsFor, type ApiKeyRecord } from "../account/key-record";
 
 /** A key expiring within this is `expiring`. */
 const EXPIRING_SOON_MS = 7 * 86_400_000;
-/**
- * A key that works is `banned` while its account is, else `grace` once rotated away (until its expiry), else `expiring`
- * or `live`.
- */
+/** A working key is `banned` while its account is, else `grace` once rotated away, else `expiring` or `live`. */
 export const KEY_STATES = ["live", "expiring", "grace", "banned", "revoked", "expired"] as const;
 type KeyState = (typeof KEY_STATES)[number];
 
@@ -83,10 +80,7 @@ export function checkedExpiry(expiresAt: string | undefined, now = Date.now()): 
   return new Date(at).toISOString();
 }
 
-/**
- * The limits a key is given: its plan's, or both of `perMinute` and `perDay` (an enterprise key needs them).
- * Undefined: the plan's.
- */
+/** The limits a key is given: its plan's (undefined), or both `perMinute` and `perDay` (enterprise). */
 export function limitsAsked(plan: Plan, perMinute: number | undefined, perDay: number | undefined): Limits | undefined {
   if (perMinute === undefined && perDay === undefined) {
     if (plan === "enterprise") throw new ApiError("invalid_limits", "An enterprise key needs perMinute and perDay.");

@@ -7,10 +7,7 @@ import { ConsoleLink, createConsoleLink, LINK_SECONDS } from "../console-kit/sig
 import { CONSOLE_PATH } from "../console-kit/console-page-html";
 import { keyOperation } from "./key-operation";
 
-/**
- * POST /admin/keys/{keyId}/console-link: a single-use link that signs the
- * key's holder in to the console, for 15 minutes (docs/operations.md#the-console). Audited.
- */
+/** POST /admin/keys/{keyId}/console-link: a single-use console sign-in link for 15 minutes. Audited. */
 export const createConsoleLinkOperation = keyOperation(
   {
     operationId: "createConsoleLink",
@@ -39,8 +36,7 @@ export const createConsoleLinkOperation = keyOperation(
       },
       () => createConsoleLink(c.env.DB, record.id, operator, now),
     );
-    // The service's public origin (BASE_URL), where the key's holder opens it; the token in the fragment, which
-    // browsers never send.
+    // At the public origin; the token in the fragment, which browsers never send.
     const url = `${new URL(c.get("config").baseUrl).origin}${CONSOLE_PATH}#link=${token}`;
     return jsonBody(c, { keyId: record.id, url, expiresAt }, 201, { "Cache-Control": "no-store" });
   },

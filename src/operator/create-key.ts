@@ -19,11 +19,7 @@ const CreateKey = z.strictObject({
   expiresAt: FutureInstant.optional(),
 });
 
-/**
- * POST /admin/keys (docs/operations.md#api-keys): a new key, its own account,
- * shown this once (`npm run keys -- create`). Audited with the operator's
- * name; only the key's hash is stored.
- */
+/** POST /admin/keys: a new key of a new account, shown once; only its hash stored. Audited. */
 export const createKey = defineOperation({
   operator: true,
   tag: "Service",

@@ -8,9 +8,8 @@ import { documentedParameters, strictQuery } from "../framework/operations/stric
 import { rfc3339ToUtc } from "../lib/date-time";
 
 /**
- * A page of the timeline from TIMELINE + 1 rows read, newest first: rows sharing the instant of the first one
- * not shown go to the next page whole (`before` takes that instant, inclusive), so no row is skipped at a page's
- * end; a page of one instant only (TIMELINE rows at one millisecond) is shown as it is.
+ * A timeline page from TIMELINE + 1 rows, newest first: rows sharing the instant of the first not shown go to the next
+ * page whole, so none is skipped.
  */
 function timelinePage<Row extends { at: string }>(rows: readonly Row[]): { rows: Row[]; next: string | null } {
   if (rows.length <= TIMELINE) return { rows: [...rows], next: null };
@@ -47,10 +46,7 @@ const TimelineEntry = z.object({
     .describe("`unknown` for an action that failed after its row was written (it may have taken effect)"),
 });
 
-/**
- * The account's first keys by id, MAX_KEYS_PAGE at most, each with its state, newest first;
- * whether more are listed.
- */
+/** The account's first keys by id, with their state, MAX_KEYS_PAGE at most; whether more are listed. */
 async function keysOfAccount(accounts: Env["ACCOUNTS"], account: string, now: number) {
   const page = await accountKeysPage(accounts, account, { limit: MAX_KEYS_PAGE });
   const keys = page.keys
@@ -91,11 +87,8 @@ const recordJson = (
 });
 
 /**
- * GET /admin/keys/{keyId}/budget: an account's page for operators: its keys
- * and its audit timeline, every key operation, console sign-in and endpoint
- * action, with who did it. The timeline reads both audit tables in one
- * query, the endpoints' by the account each row carries (an index: never a
- * scan of every account's rows), the newest page of each.
+ * GET /admin/keys/{keyId}/budget: an account's page for operators, its keys and its audit timeline (both audit tables
+ * in one query, by the account's index, newest page of each).
  */
 export const getBudget = keyOperation(
   {

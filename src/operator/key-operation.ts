@@ -21,12 +21,7 @@ async function keyOf(c: Context<AppEnv>, keyId: string): Promise<ApiKeyRecord> {
 export const accountOfRecord = (c: Context<AppEnv>, record: ApiKeyRecord) =>
   accountStub(c.env.ACCOUNTS, accountOf(record));
 
-/**
- * Does one operator action on a key's account with its audit row (the
- * operator's name as who did it), the row first: an action that fails keeps
- * its row marked 'unknown' (it may have taken effect), and one whose row
- * cannot be written does not happen (docs/operations.md#operator-api).
- */
+/** One operator action with its audit row first: a failure keeps it 'unknown'; no row, no action. */
 export async function audited(
   c: Context<AppEnv>,
   record: ApiKeyRecord,
@@ -59,12 +54,7 @@ const OPERATOR = {
   errors: ["not_found"],
 } as const;
 
-/**
- * An operation of the operator API (docs/operations.md#operator-api) on a
- * key's account: the key from the path, as its account has it, then the
- * action, which reaches every isolate at its next ask of the account (within
- * a lease's length, 5 s).
- */
+/** An operator API operation on a key's account: the key as its account has it, then the action. */
 export function keyOperation(
   spec: {
     operationId: string;

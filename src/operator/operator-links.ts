@@ -1,7 +1,4 @@
-/**
- * Operators' sign-in links (docs/operations.md#the-operators-console): where
- * one leads, how long it works, and every statement on its table.
- */
+/** Operators' sign-in links (docs/operations.md#the-operators-console): where one leads, how long, its statements. */
 
 /** Where the operators' console lives (its page: console/operator-console-page.ts). */
 export const OPERATOR_CONSOLE_PATH = "/operator";

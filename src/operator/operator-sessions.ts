@@ -1,12 +1,7 @@
 /**
- * Operators' console sessions (docs/operations.md#the-operators-console): the
- * callers' console's rules on a cookie of their own. A sealed, HttpOnly,
- * SameSite=Strict cookie that carries the session's id, its operator and its
- * end; sealed for another purpose than the callers' cookie, so neither opens
- * as the other, and read only by the operator API's guard, as the callers'
- * is only by the key check. Sign-out ends the session's row; revoking the
- * operator ends every session of theirs; both read on D1's primary with each
- * request, so they hold at once.
+ * Operators' console sessions (docs/operations.md#the-operators-console): the callers' console's rules on a cookie of
+ * their own, sealed for another purpose so neither opens as the other, read only by the operator API's guard. Sign-out
+ * and revoking the operator end sessions in rows read on the primary with each request, so they hold at once.
  */
 import { z } from "zod";
 import type { Context } from "hono";
@@ -30,9 +25,7 @@ const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
 export type OperatorSessionVia = "token" | "link";
 
 /**
- * `bootstrap`: the SHA-256 of the OPERATOR_TOKEN secret's token, for a session
- * it opened: the session lasts only while that token is the secret's (a
- * replaced secret ends them), not while someone has the name.
+ * `bootstrap`: the SHA-256 of the OPERATOR_TOKEN token that opened it: the session lasts only while it is the secret's.
  */
 const OperatorClaims = z.object({
   sid: z.string(),
@@ -56,9 +49,7 @@ const endedError = (c: Context<AppEnv>, why: string) =>
     "Set-Cookie": operatorCookie(c.req.url, undefined),
   });
 
-/**
- * Whether a session's operator may act now: a named one live in the table, or the bootstrap operator by its token now.
- */
+/** Whether a session's operator may act now: a named one live, or the bootstrap operator by today's token. */
 export interface OperatorLiveness {
   named(name: string): Promise<boolean>;
   /** The SHA-256 of the OPERATOR_TOKEN secret's token now. */
@@ -66,10 +57,8 @@ export interface OperatorLiveness {
 }
 
 /**
- * The operator a request's session cookie stands for, and the session;
- * undefined when it carries none (or the deployment has no session key).
- * A session found ended goes into `ended`, so the limiter stops counting
- * its cookie on the session's own account.
+ * The operator a request's session cookie stands for, and the session; undefined for none. A session found ended goes
+ * into `ended`, so the limiter stops counting its cookie as the operator.
  */
 export async function operatorOfSession(
   c: Context<AppEnv>,
@@ -108,11 +97,8 @@ export async function operatorOfSession(
 }
 
 /**
- * The operator a request's operators' console cookie stands for, as the
- * limiter sees it: a session this service sealed, not yet expired, nor found
- * ended (`ended`). Only the seal is checked here, no database: whether the
- * session is still open is the operator API's guard's to say, after the
- * count. A forged, stale or ended session's cookie stands for nobody.
+ * The operator a cookie stands for as the limiter sees it: sealed here, unexpired, not found ended. The seal alone, no
+ * database: the guard says after the count whether the session is open.
  */
 export async function sealedSessionOperator(
   c: Context<AppEnv>,
@@ -132,10 +118,7 @@ async function openClaims(env: Env, sealed: string): Promise<OperatorClaims | un
   }
 }
 
-/**
- * Opens a session for an operator: its row (who, how, when) and the cookie that carries it; `bootstrap`, the secret's
- * token's SHA-256 when it opened it.
- */
+/** Opens a session for an operator: its row and its cookie; `bootstrap` when the secret's token opened it. */
 export async function openOperatorSession(
   c: Context<AppEnv>,
   operator: string,

@@ -1,8 +1,4 @@
-/**
- * The operators' table (migrations/0001_baseline.sql, docs/operations.md#operators):
- * its statements, written once for the worker (bound) and the keys command
- * (through wrangler), as the key audit's are.
- */
+/** The operators' table (docs/operations.md#operators): its statements, for the worker and the keys command. */
 /** A name as it appears in the audit: a person's handle or email, never blank, never with spaces. */
 export const OPERATOR_NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$/;
 

@@ -25,26 +25,16 @@ declare module "hono" {
     operator?: string;
     /** Set by requireOperator() when the operator came with a console session rather than a token or Access. */
     operatorSession?: OperatorSession;
-    /**
-     * Set by requireOperator() when the OPERATOR_TOKEN secret's token came: its SHA-256, which a session it opens is
-     * bound to.
-     */
+    /** Set when the OPERATOR_TOKEN secret's token came: its SHA-256, which a session it opens is bound to. */
     bootstrapDigest?: string;
   }
 }
 
 /**
- * The operator API's guard. Where the environment names a Cloudflare Access
- * application, the request must carry Access's assertion, verified here, and
- * the operator is whom Access signed in; no token stands in for it. Elsewhere,
- * without an `OPERATOR_TOKEN` secret the API does not exist (404, like any
- * unknown path); with one, the request must carry an operator's token as a
- * bearer token: the secret's own (the bootstrap operator, named in it), or a
- * named operator's from the operators' table (`npm run keys -- operator add`),
- * live when the request is read; or, with no Authorization header, the
- * operators' console session cookie (operator-sessions.ts). Tokens are compared by SHA-256, so no
- * comparison says how close a guess was. Sets the operator's name, which every
- * audit row of the request's action carries.
+ * The operator API's guard. Where an Access application is named, Access's assertion, verified here, says who the
+ * operator is, and no token stands in for it. Elsewhere, without an `OPERATOR_TOKEN` secret the API is 404; with one,
+ * the request carries the secret's token, a live named operator's token, or the operators' console session cookie.
+ * Tokens are compared by SHA-256. Sets the operator's name for the audit.
  */
 export function requireOperator(
   accessKeys: AccessKeys,
@@ -53,8 +43,8 @@ export function requireOperator(
   return async (c, next) => {
     const access = c.get("config").access;
     if (access) {
-      // Access's own cookie rides along with any request the browser sends, so a change must come from this origin (or
-      // from no browser at all: the keys command, with a service token).
+      // Access's cookie rides along with any browser request, so a change must come from this origin or from no
+      // browser.
       if (!SAFE_METHOD.test(c.req.method) && !fromThisOrigin(c.req.raw, false))
         throw new ApiError(
           "cross_site_request",
@@ -69,15 +59,9 @@ export function requireOperator(
 }
 
 /**
- * Who the operator is, as the limiter counts them (docs/operations.md#operators-budgets):
- * worked out before the count, so each operator spends a budget of their own
- * (OPERATOR_LIMITS) and never an address group's, which every operator, the
- * service-token CLI and every keyless caller behind one office address would
- * share, and be banned together on. Access's assertion verified by its
- * identity; a token by the operator it names (the table read on the primary,
- * as the guard reads it); a console session by its seal. A credential that
- * fails stands for nobody here: the request is counted as any without one,
- * and the guard refuses it after the count, saying why.
+ * Who the operator is as the limiter counts them (docs/operations.md#operators-budgets), worked out before the count,
+ * so each operator spends a budget of their own and never shares an office address's, or its ban. A credential that
+ * fails stands for nobody: counted as without one, then refused by the guard.
  */
 /** How long a named operator's token is remembered live or unknown, unread: as a key's miss lasts. */
 export const UNKNOWN_TOKEN_MS = 60_000;
@@ -117,9 +101,8 @@ async function identifiedOperator(
     return c.req.header("Authorization") === undefined ? sealedSessionOperator(c, endedSessions) : undefined;
   const digest = await sha256Hex(presented);
   if (digest === (await sha256Hex(configured.token))) return configured.name;
-  // Only what looks like a named operator's token is looked up, and not one found unknown within the minute. From
-  // an address group banned here, only a token found live within the minute is: a flood of made-up tokens costs
-  // no read, and an operator already acting keeps acting behind their office's ban.
+  // Only what looks like a named operator's token is looked up, never one found unknown within the minute, and from a
+  // banned address group only one found live: made-up tokens cost no read.
   if (!presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX)) return undefined;
   const seen = seenTokens.get(digest, Date.now());
   if (seen === false || (seen === undefined && addressBanned())) return undefined;
@@ -179,10 +162,7 @@ async function accessOperator(
   return verdict.operator;
 }
 
-/**
- * The live operator a token's digest (or a name) names, read from the primary,
- * so a revocation holds from the moment it is written; undefined for none.
- */
+/** The live operator a token's digest (or a name) names, from the primary, so a revocation holds at once. */
 async function liveOperator(db: D1Database, statement: string, value: string): Promise<string | undefined> {
   const row = await callDependency("D1", () =>
     db.withSession("first-primary").prepare(statement).bind(value).first<{ name: string }>(),
@@ -210,10 +190,6 @@ function operatorToken(env: Env): { name: string; token: string } | undefined {
     : undefined;
 }
 
-/**
- * The operator API exists only where its bootstrap token is set or an Access
- * application guards it (docs/operations.md#operator-api): elsewhere every
- * path of it is 404. `config` is the environment's parsed vars, when valid.
- */
+/** The operator API exists only where its token is set or Access guards it; elsewhere it is 404. */
 export const operatorApiAvailable = (env: Env, config: Config | undefined): boolean =>
   operatorToken(env) !== undefined || config?.access !== undefined;

@@ -5,11 +5,7 @@ import { rotateKey } from "../keys/rotate-key";
 import { keyOperation } from "./key-operation";
 import { NO_STORE } from "./named-operators/named-operator";
 
-/**
- * POST /admin/keys/{keyId}/rotate (`npm run keys -- rotate`): any live key
- * replaced as its owner's rotation replaces it (keys/rotate-key.ts), audited
- * with the operator's name.
- */
+/** POST /admin/keys/{keyId}/rotate: any live key rotated as its owner would. Audited. */
 export const rotateAnyKey = keyOperation(
   {
     operationId: "rotateAnyKey",

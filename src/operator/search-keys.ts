@@ -56,13 +56,7 @@ function foundKey(record: ApiKeyRecord, now: number, banned: ReadonlyMap<string,
   };
 }
 
-/**
- * GET /admin/keys: the keys of every account, searched and filtered, paged.
- * Read from the `id:` entries' metadata (one KV list call per 1,000 keys,
- * never a read per key); a search reads at most five such pages and answers
- * what it found with a cursor, so it stays within an invocation's limits
- * however many keys there are.
- */
+/** GET /admin/keys: every account's keys, paged from KV's `id:` metadata, within an invocation's limits. */
 export const searchKeys = defineOperation({
   operator: true,
   tag: "Service",

@@ -10,21 +10,13 @@ import { auditedKeyOperation } from "../keys/audit";
 const GROUP_RULE = "an IPv4 address, or an IPv6 /64 as the rate-limit headers name it (2001:db8::/64)";
 const UnbanBody = z.strictObject({ group: z.string().max(64).describe(GROUP_RULE) });
 
-/**
- * The one spelling the limiter names an address group by (lib/client-address.ts): an address as written
- * (a /64's first address with `/64`) counts when it comes back unchanged.
- */
+/** The one spelling the limiter names a group by: what comes back unchanged from it counts. */
 function groupOf(text: string): string | undefined {
   const group = addressGroup(text.replace(/\/64$/, ""));
   return group === text ? group : undefined;
 }
 
-/**
- * POST /admin/address-groups/unban: ends an address group's ban now (the
- * callers without a key behind one address, or one IPv6 /64), as an
- * operator unbans a key's account; audited under the operator's name, the
- * group as the row's subject (`ip:<group>`).
- */
+/** POST /admin/address-groups/unban: ends an address group's ban now; audited as `ip:<group>`. */
 export const unbanAddressGroup = defineOperation({
   operator: true,
   tag: "Service",

@@ -7,13 +7,7 @@ import { PARTNER_BUDGETS, type PartnerBudget } from "../account/plans";
 
 const PARTNERS = Object.keys(PARTNER_BUDGETS) as [PartnerBudget, ...PartnerBudget[]];
 
-/**
- * POST /admin/partners/{partner}/unban: lifts a partner's refusal now
- * (docs/operations.md#secret-scanning). A partner is never banned, so what
- * refuses it is its spent minute or day: both start over, and its isolates
- * learn it at their next call (within a lease's length). Audited under the
- * operator's name, the account as the row's subject (`partner:<name>`).
- */
+/** POST /admin/partners/{partner}/unban: a partner's spent minute and day start over. Audited. */
 export const unbanPartner = defineOperation({
   operator: true,
   tag: "Service",

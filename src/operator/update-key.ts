@@ -21,12 +21,7 @@ const UpdateKey = z.strictObject({
   expiresAt: FutureInstant.optional().describe("This key's end"),
 });
 
-/**
- * PATCH /admin/keys/{keyId} (`npm run keys -- update`): a name or an expiry
- * changes the key named; a plan or limits change its account, for every key
- * of it, in one step at the account, and reach every isolate at its next ask
- * (within a lease). Audited.
- */
+/** PATCH /admin/keys/{keyId}: name and expiry change the key, plan and limits its account. Audited. */
 export const updateKey = keyOperation(
   {
     operationId: "updateKey",

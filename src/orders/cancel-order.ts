@@ -15,18 +15,11 @@ export interface CancelOrderIn {
   stability: Stability;
   /** The order id as the version's document presents it: the same text on the wire in both. */
   params: typeof OrderIdParams | typeof OrderIdParamsV2;
-  /**
-   * After a cancel that changed the order (its event is written): the composition's hook, which nudges webhook
-   * delivery.
-   */
+  /** After a cancel that changed the order: the composition's hook, which nudges webhook delivery. */
   cancelled(c: Context<AppEnv>): void;
 }
 
-/**
- * `DELETE /store/orders/{orderId}`, in v1 and v2 alike; a cancel makes
- * `versions` (isolate-memory.ts) forget the list's version, and `ownWrites`
- * keep its bookmark.
- */
+/** `DELETE /store/orders/{orderId}`, v1 and v2 alike; a cancel forgets the list's version and keeps its bookmark. */
 export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites, version: CancelOrderIn) =>
   defineOperation({
     operationId: version.operationId,
@@ -55,9 +48,8 @@ export const cancelOrder = (versions: VersionMemory, ownWrites: OwnWrites, versi
       const db = writeSession(c.env.DB);
       const outcome = await cancelPendingOrder(db, orderId, new Date().toISOString());
       if (outcome === "cancelled" || outcome === "already_cancelled") {
-        // The canceller's next list must not be answered with a version read
-        // before the cancel. A cancel that changed nothing (404, 409) leaves
-        // both alone: forgetting would only cost other callers' reads.
+        // The canceller's next list must not use a version read before the cancel; a cancel that changed nothing
+        // forgets nothing.
         versions.forget();
         ownWrites.note(db.getBookmark(), Date.now());
       }

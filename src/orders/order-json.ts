@@ -13,12 +13,7 @@ const COLUMNS: Record<string, string> = { petId: "pet_id", quantity: "quantity",
 
 const writeOrder = { v1: jsonWriter(Order), v2: jsonWriter(OrderV2) };
 
-/**
- * A writer of orders as the version's Order schema says (lib/json-writer.ts):
- * ids digit for digit (v2's as strings), and only values of the promised
- * type, whatever other systems wrote to the table. What it leaves out is
- * noted in `dropped`.
- */
+/** A writer of orders as the version's schema says; values of another type go to `dropped`. */
 export function orderWriter(dropped: DroppedValue[], version: keyof typeof writeOrder): (row: OrderRow) => string {
   const leftOut = (field: string, row: OrderRow) => dropped.push({ orderId: row.id, column: COLUMNS[field] ?? field });
   const write = writeOrder[version];
@@ -29,8 +24,7 @@ export function orderWriter(dropped: DroppedValue[], version: keyof typeof write
 const DROPPED_VALUES_LOGGED = 20;
 
 /**
- * The one warning a response logs for the values it left out (docs/design/order-list.md#data-model):
- * what was being written, how many, and the first few by order and column, never the values themselves.
+ * The one warning a response logs for values left out: how many, the first few by order and column, never the values.
  */
 export function droppedValuesWarning(
   what: string,

@@ -4,10 +4,8 @@ import { ApiError } from "../framework/api-error";
 import { HELD_RETRY_AFTER_SECONDS, isHeldWrite } from "./order-writes-hold";
 
 /**
- * An order as D1 gives it back. Integer columns are read as TEXT because D1
- * hands integers to JavaScript as doubles, which corrupts ids above 2^53; the
- * other systems that write this table may have put any type in any column, so
- * every optional column arrives as text and is checked before it is written.
+ * An order as D1 gives it back. Integers are read as TEXT, since D1's doubles corrupt ids above 2^53; other systems
+ * write this table too, so every optional column arrives as text and is checked before it is written.
  */
 export interface OrderRow {
   id: string;
@@ -18,9 +16,7 @@ export interface OrderRow {
   complete: number;
 }
 
-/**
- * Rows per D1 query while streaming the list: big enough to amortise the round trip, small enough to keep memory flat.
- */
+/** Rows per D1 query while streaming the list: enough to amortise the round trip, few enough to keep memory flat. */
 export const ORDER_PAGE_SIZE = 1000;
 
 /** An order's cells as `.raw()` gives them, in ORDER_COLUMNS' order. */
@@ -33,11 +29,7 @@ export type OrderCells = [
   complete: number,
 ];
 
-/**
- * Rows of one shape, built here from the cells: D1's `.all()` builds each
- * row's object key by key from pairs, which cost a list of 100,000 orders
- * about 8% of its time (docs/design/order-list.md#v2-pages).
- */
+/** Rows built here from the cells: D1's `.all()` builds each object key by key, about 8% of a 100,000-order list. */
 export const orderRows = (cells: [...OrderCells, ...unknown[]][]): OrderRow[] =>
   cells.map(([id, petId, quantity, shipDate, status, complete]) => ({
     id,
@@ -53,13 +45,10 @@ export const ORDER_COLUMNS = `CAST(id AS TEXT) AS id, CAST(pet_id AS TEXT) AS pe
 
 // `orders.id`, qualified: a bare `id` in ORDER BY would sort by the TEXT alias.
 const FIRST_PAGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
-// The id that closes each full page (rows 1000, 2000, ...): with them known,
-// the pages after the first are independent range reads, so the next one can
-// be read while this one is written (orders/whole-list/list-read-ahead.ts). One scan of the ids.
+// The id closing each full page, so the later pages are independent range reads, each read while the last is written.
 const PAGE_ENDS_SQL = `SELECT CAST(id AS TEXT) AS id FROM
   (SELECT id, row_number() OVER (ORDER BY id) AS n FROM orders) WHERE n % ${ORDER_PAGE_SIZE} = 0 ORDER BY n`;
-// Ids are bound as strings (D1 rejects BigInt); the INTEGER column's affinity
-// makes SQLite compare them as integers, so the primary key index is used.
+// Ids bound as strings (D1 rejects BigInt); the column's affinity compares them as integers, through the primary key.
 const RANGE_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 AND orders.id <= ?2 ORDER BY orders.id`;
 const TAIL_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE orders.id > ?1 ORDER BY orders.id LIMIT ${ORDER_PAGE_SIZE}`;
 export const VERSION_SQL =
@@ -101,10 +90,8 @@ export async function readOrderRange(db: D1Queryable, after: string, upTo: strin
 export type CancelOutcome = "cancelled" | "already_cancelled" | "not_cancellable" | "not_found";
 
 /**
- * Cancels a pending order with one guarded UPDATE, and reads the status in the
- * same batch (one round trip, one transaction) to tell the caller why nothing
- * changed. The guard makes concurrent cancels change the row exactly once, and
- * makes the retry inside callDependency safe.
+ * Cancels a pending order with one guarded UPDATE and reads its status in the same batch, to say why nothing changed.
+ * The guard makes concurrent cancels, and callDependency's retry, change the row once.
  */
 export async function cancelPendingOrder(db: D1Queryable, id: string, now: string): Promise<CancelOutcome> {
   const [update, current] = await callDependency(

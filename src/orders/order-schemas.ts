@@ -14,11 +14,7 @@ export const Order = z
   })
   .meta({ id: "Order", description: "An order placed in the store. Fields without a value are omitted." });
 
-/**
- * v2's Order: v1's with its int64s as strings of decimal digits
- * (docs/api.md#int64-ids-in-v2). Named Order in v2's document as v1's is in
- * v1's: a document holds only the schemas its own operations refer to.
- */
+/** v2's Order: v1's with int64s as digit strings (docs/api.md#int64-ids-in-v2); "Order" in v2's own document. */
 export const OrderV2 = Order.extend({
   id: int64String("Unique order identifier"),
   petId: int64String("Identifier of the animal in this order").optional(),

@@ -1,8 +1,6 @@
 /**
- * Order writes held after a D1 restore (migrations/0001_baseline.sql,
- * docs/operations.md#restoring-d1): while the order events' sequence is below
- * what the webhook dispatcher handed out, triggers refuse every write to
- * orders, so no event takes an id receivers have seen.
+ * Order writes held after a D1 restore (docs/operations.md#restoring-d1): while the sequence is below what the
+ * dispatcher handed out, triggers refuse order writes, so no event reuses an id.
  */
 import type { D1Queryable } from "../lib/d1-session";
 
@@ -14,10 +12,7 @@ export const HELD_RETRY_AFTER_SECONDS = 60;
 
 export const isHeldWrite = (error: unknown): boolean => error instanceof Error && error.message.includes(HOLD_MESSAGE);
 
-/**
- * Holds order writes: the sequence (`sequence`) is below what was handed out (`handedOut`). Keeps the first hold's
- * time.
- */
+/** Holds order writes while `sequence` is below `handedOut`, keeping the first hold's time. */
 export async function holdOrderWrites(
   db: D1Queryable,
   sequence: string,

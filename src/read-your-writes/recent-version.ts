@@ -1,12 +1,7 @@
 /**
- * The list's version as this isolate last read it (docs/design/order-list.md#the-cache). A list
- * without a bookmark may be served by a replica that lags the primary, so
- * reusing a version read a moment ago promises nothing new: within
- * ORDER_LIST_VERSION_REUSE_MS of a read, an unbookmarked list (with the
- * cache, an unchanged one) needs no D1 query at all. A cancel through this
- * isolate forgets it, so the canceller's next list reads afresh; a read that
- * began before that forget may have seen the list from before the cancel, so
- * it is never remembered.
+ * The list's version as this isolate last read it (docs/design/order-list.md#the-cache). A list without a bookmark may
+ * come from a lagging replica anyway, so for ORDER_LIST_VERSION_REUSE_MS it needs no D1 query at all. A cancel here
+ * forgets it, and a read that began before the forget is never remembered.
  */
 export interface RecentVersion {
   version: string;
@@ -21,10 +16,7 @@ export function reusableVersion(recent: RecentVersion | undefined, now: number, 
   return age >= 0 && age < reuseMs ? recent.version : undefined;
 }
 
-/**
- * What one isolate remembers (isolate-memory.ts): one database, so one version; `forgets` counts the forgets, so a read
- * can tell it began before one.
- */
+/** One isolate's memory: one database, one version; `forgets` lets a read tell it began before one. */
 export class VersionMemory {
   #recent: RecentVersion | undefined;
   #forgets = 0;

@@ -1,10 +1,7 @@
 /**
- * The keys GitHub signs secret scanning reports with, as it publishes them at
- * SECRET_SCANNING_KEYS_URL (`{"public_keys":[{"key_identifier","key","is_current"}]}`),
- * kept by the isolate for up to a day and fetched again for an identifier it
- * does not know, at most once a minute: GitHub rotates its keys by publishing
- * the next one first, and an unsigned flood naming made-up identifiers must
- * not turn into a flood of fetches.
+ * The keys GitHub signs secret scanning reports with, from SECRET_SCANNING_KEYS_URL: kept up to a day, fetched again
+ * for an unknown identifier at most once a minute, since GitHub publishes the next key first and a flood of made-up
+ * identifiers must not become a flood of fetches.
  */
 import { z } from "zod";
 import { importGithubKey } from "./github-signature";
@@ -34,11 +31,7 @@ export class GithubPublicKeys {
   /** One fetch at a time for a URL: reports arriving together wait on the same answer. */
   readonly #fetching = new Map<string, Promise<void>>();
 
-  /**
-   * The key for `identifier`, fetched when the list is older than a day or does not name it (at most once a
-   * minute); undefined when GitHub does not publish it. A failed fetch with a list in hand keeps that list;
-   * with none, it throws GithubKeysUnavailable until a fetch succeeds (tried again at most once a minute).
-   */
+  /** The key for `identifier`, refetched when a day old or unknown (once a minute); undefined if unpublished. */
   async find(url: string, identifier: string, fetcher: typeof fetch, now = Date.now()): Promise<CryptoKey | undefined> {
     const held = this.#byUrl.get(url);
     const fresh = held?.keys !== undefined && now - held.fetchedAt < KEYS_KEPT_MS;

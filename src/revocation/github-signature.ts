@@ -1,10 +1,7 @@
 /**
- * GitHub's signature on a secret scanning report (docs/operations.md#secret-scanning):
- * ECDSA on P-256 with SHA-256 over the raw body, base64 of the DER form in
- * `Github-Public-Key-Signature`, by the key GitHub publishes under the id in
- * `Github-Public-Key-Identifier`. WebCrypto verifies the raw form (r and s,
- * 32 bytes each), so the DER is read here: strictly, since a lenient reader
- * is a way past a signature check.
+ * GitHub's signature on a secret scanning report: ECDSA P-256 SHA-256 over the raw body, DER in base64, by the key
+ * named in `Github-Public-Key-Identifier`. WebCrypto wants the raw form, so the DER is read here, strictly: a lenient
+ * reader is a way past a signature check.
  */
 import { fromBase64 } from "../lib/base64";
 
@@ -21,10 +18,7 @@ function lengthAt(der: Uint8Array, at: number): { length: number; start: number 
   return length === undefined || length < 0x80 ? undefined : { length, start: at + 2 };
 }
 
-/**
- * One DER INTEGER at `at`, as a 32-byte unsigned big-endian number, and where it ends; undefined when it is not one or
- * does not fit.
- */
+/** One DER INTEGER at `at` as 32 unsigned big-endian bytes, and where it ends; undefined when not one or too big. */
 function integerAt(der: Uint8Array, at: number): { value: Uint8Array; end: number } | undefined {
   if (der[at] !== 0x02) return undefined;
   const head = lengthAt(der, at + 1);
@@ -56,9 +50,7 @@ export function derSignatureToRaw(der: Uint8Array): Uint8Array | undefined {
 
 const ECDSA_P256 = { name: "ECDSA", namedCurve: "P-256" } as const;
 
-/**
- * A public key as GitHub publishes it (PEM, SubjectPublicKeyInfo) for verifying. Throws on anything but a P-256 key.
- */
+/** A public key as GitHub publishes it (PEM), for verifying; throws on anything but P-256. */
 export function importGithubKey(pem: string): Promise<CryptoKey> {
   const base64 = pem.replace(/-----(BEGIN|END) PUBLIC KEY-----/g, "").replace(/\s+/g, "");
   return crypto.subtle.importKey("spki", fromBase64(base64), ECDSA_P256, false, ["verify"]);

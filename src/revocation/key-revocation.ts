@@ -1,13 +1,8 @@
 /**
- * Revoking a key, by whoever asks (its account's own keys, an operator, the
- * keys command through the operator API, GitHub's secret scanning): revoked
- * in its account, which every isolate asks about the key (it is refused
- * everywhere within a lease's length), audited with why. A key revoked as leaked ends
- * what it started (docs/api.md#what-a-leak-ends): whoever held it may act
- * before its owner, so every webhook endpoint it made or last aimed is
- * disabled, and its console sessions and links end; the keys it made by
- * rotation are named in its audit for the owner to rotate, never revoked
- * silently.
+ * Revoking a key, whoever asks: revoked in its account (every isolate refuses it within a lease), audited with why. A
+ * key revoked as leaked ends what it started (docs/api.md#what-a-leak-ends), since its holder may act before its owner:
+ * the endpoints it made or aimed are disabled, its console sessions and links end, and the keys it made by rotation are
+ * named for the owner to rotate.
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
@@ -36,10 +31,7 @@ export interface RevocationAsked {
   /** As audits name who did it: `key:<id>`, an operator's name, `github-secret-scanning`. */
   actor: string;
   found?: { url?: string; source?: string };
-  /**
-   * Audit a call on a key revoked already too (the operator API: every operator's action is in the audit, a repeat that
-   * finishes a revocation included).
-   */
+  /** Audit a call on a key revoked already too (the operator API audits every action, a finishing repeat included). */
   auditRepeat?: boolean;
 }
 
@@ -65,13 +57,9 @@ const MAX_ROTATION_DEPTH = 8;
 const MAX_FOUND_URL = 2_048;
 
 /**
- * Revokes a key, or finishes a revocation as leaked that did not finish (asked again). A key revoked already as
- * retired and now reported leaked has its leak ended then: a leak found late still ends. In order: the audit
- * row, then the key revoked in its account (from then on every isolate refuses it within a lease, and no request
- * of it changes an endpoint or a key), then what the key started is chosen and ended, then the audit row says
- * what ended, and last the account records that the leak ended (`leakEndedAt`). A revocation that fails part way
- * keeps its row marked unknown, and asking again (its owner, an operator, GitHub sending its report again) ends
- * the leak again until the account says it has ended.
+ * Revokes a key, or finishes a leak's revocation that did not finish; a leak found after a retirement still ends. In
+ * order: the audit row, the key revoked in its account, what it started ended, the audit row completed, and the account
+ * told the leak ended. One that fails part way is done again when asked again, until the account says it ended.
  */
 export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked: RevocationAsked): Promise<Revocation> {
   const { DB: db, API_KEYS: kv } = c.env;
@@ -132,10 +120,7 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
   return { revokedAt, reason, usage, ...(leak && { leak }) };
 }
 
-/**
- * The keys a key made by rotation, and those they made, as the key audit says (a few levels at most in practice;
- * bounded).
- */
+/** The keys a key made by rotation, and theirs, as the key audit says (bounded depth). */
 async function keysMadeBy(db: D1Database, keyId: string): Promise<string[]> {
   const made: string[] = [];
   let makers = [keyId];
@@ -155,11 +140,7 @@ async function keysMadeBy(db: D1Database, keyId: string): Promise<string[]> {
   return made;
 }
 
-/**
- * The account's endpoints any of `keyIds` started: made, or the last to set their URL, secret or types, as each
- * endpoint's row keeps it (never its audit, which is pruned); one whose every part the owner has set since is the
- * owner's again.
- */
+/** The account's endpoints any of `keyIds` made or last aimed, as each row keeps it. */
 async function endpointsStartedByAny(db: D1Database, account: string, keyIds: readonly string[]): Promise<string[]> {
   const { results } = await callDependency("D1", () =>
     db
@@ -174,9 +155,8 @@ async function endpointsStartedByAny(db: D1Database, account: string, keyIds: re
 }
 
 /**
- * Disables every endpoint the key, or a key it made, started (each audited as the service's disabling), twice
- * over: a change the key made just before its object was told may land after the first look. Then its console
- * sessions and links end.
+ * Disables every endpoint the key or its rotations started, twice over (a change made just before the revocation may
+ * land after the first look); then its console sessions and links end.
  */
 async function endWhatTheKeyStarted(db: D1Database, record: ApiKeyRecord, actor: string): Promise<LeakEnded> {
   const at = new Date().toISOString();

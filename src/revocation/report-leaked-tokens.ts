@@ -17,11 +17,7 @@ import { invalidSignature, MAX_REPORT_BYTES, SECRET_SCANNING_PATH } from "./scan
 export const MAX_REPORT_TOKENS = 1_000;
 /** KV's bulk read takes at most 100 names: a report of 1,000 tokens is 10 reads, not 1,000. */
 const BULK_READ = 100;
-/**
- * Live keys one request revokes at most: each costs about a dozen D1, KV and Durable Object calls (more with
- * endpoints to disable), and an invocation has 1,000. A report with more is answered 503 once these are done,
- * and GitHub sends it again.
- */
+/** Live keys one request revokes at most; a report with more gets 503 after them, and GitHub resends it. */
 export const MAX_REVOCATIONS_PER_REPORT = 50;
 
 const Match = z.object({
@@ -37,13 +33,9 @@ const Feedback = z.array(
 );
 
 /**
- * POST /secret-scanning/github: GitHub's secret scanning partner endpoint
- * (docs/operations.md#secret-scanning). Each token found in public is looked
- * up by its digest; a live key is revoked as leaked before the answer, with
- * where it was found in its audit, so nothing it started outlives the report.
- * The answer is GitHub's feedback: `true_positive` for a key that was live,
- * `false_positive` for anything else (malformed, unknown, already revoked or
- * expired). A report sent again finds its keys revoked: it changes nothing.
+ * POST /secret-scanning/github: GitHub's partner endpoint (docs/operations.md#secret-scanning). Each token is looked up
+ * by digest and a live key revoked as leaked before the answer, so nothing it started outlives the report. The answer
+ * is GitHub's feedback: `true_positive` for a key that was live, else `false_positive`.
  */
 export const reportLeakedTokens = defineOperation({
   operationId: "reportLeakedTokens",
@@ -104,8 +96,7 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
       if (!pointer.success) continue;
       const { keyId, account } = pointer.data;
       const record = await callDependency("account", () => accountStub(c.env.ACCOUNTS, account).key(keyId));
-      // A key live, or one whose revocation as leaked stopped part way (this report's first sending failed after it
-      // began), as its account has it now.
+      // A live key, or one whose leak's ending stopped part way.
       if (!record || !(isUsable(record) || (record.revokedReason === "leaked" && record.leakEndedAt === undefined)))
         continue;
       if (live.size === MAX_REVOCATIONS_PER_REPORT) {

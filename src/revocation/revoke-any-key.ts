@@ -13,11 +13,7 @@ const RevokeBody = z.strictObject({
   foundAt: z.string().max(2_048).optional(),
 });
 
-/**
- * POST /admin/keys/{keyId}/revoke (docs/operations.md#operator-api): any key
- * revoked for good in its account, by an operator or `npm run keys -- revoke`.
- * Audited with the operator's name.
- */
+/** POST /admin/keys/{keyId}/revoke: any key revoked for good in its account. Audited. */
 export const revokeAnyKey = defineOperation({
   operator: true,
   tag: "Service",

@@ -14,12 +14,7 @@ export const RevokeOwnKey = z
   .strictObject({ reason: RevocationReason.default("retired") })
   .meta({ id: "RevokeOwnKey" });
 
-/**
- * POST /v2/keys/{keyId}/revoke: a key of the caller's account revoked for
- * good, as the operator API revokes one (its account refuses it everywhere
- * within a lease); the old key of a rotation, before
- * its grace ends. As leaked, what it started ends with it. Audited.
- */
+/** POST /v2/keys/{keyId}/revoke: a key of the caller's account revoked for good. Audited. */
 export const revokeOwnKey = defineOperation({
   ...OWN_KEYS,
   operationId: "revokeOwnKey",

@@ -1,15 +1,8 @@
 /**
- * Who sent a secret scanning report (docs/operations.md#secret-scanning): GitHub,
- * when its signature over the raw body verifies with a key GitHub publishes.
- * Worked out before the limiter, as every credential is, so a verified report
- * is counted on the partner's own account, never its address group's (where a
- * keyless caller's ban would refuse it); a report whose signature fails is
- * counted by its address, as any caller without a credential, and answered
- * 401 by the operation. The body is read here, capped, once: the operation
- * judges the bytes that were verified. A verified report that can change
- * nothing (no token in this service's format, or a body answered within the
- * hour) is counted on a budget of its own, so replaying GitHub's published
- * sample, or any report once seen, never spends what GitHub's next report needs.
+ * Who sent a secret scanning report (docs/operations.md#secret-scanning): GitHub, when its signature verifies with a
+ * key it publishes. Worked out before the limiter, so a verified report is counted on the partner's own budget, never
+ * its address's; one that fails is counted by address and refused 401. A verified report that can change nothing has a
+ * budget of its own, so replays never spend what GitHub's next report needs.
  */
 import type { LeaseClient } from "../account/lease-client";
 import type { Context } from "hono";
@@ -39,10 +32,7 @@ export const ANSWERED_FOR_MS = 3_600_000;
 /** The verified reports answered within the hour, by the digest of their bytes. */
 export type AnsweredReports = TtlCache<string, true>;
 
-/**
- * The report as the credential left it: its verified bytes, its JSON (undefined when it is none) and how to note it
- * answered; or why it was refused.
- */
+/** The report as the credential left it (verified bytes, JSON, how to note it answered), or why it was refused. */
 export type ScanningReport =
   | { ok: true; body: Uint8Array; value: unknown; answered(): void }
   | { ok: false; refusal: ApiError };
@@ -67,8 +57,7 @@ export const invalidSignature = (why: string) =>
 export const secretScanningCredential =
   (keys: GithubPublicKeys, answered: AnsweredReports, leases: Pick<LeaseClient, "knowsBanned">): OtherCredential =>
   async (c, address) => {
-    // An address group this isolate knows banned is refused before its body is read or verified: a flood of
-    // reports from it costs no buffer and no signature check. GitHub sends a refused report again.
+    // An address group known banned here is refused before its body is read: a flood costs no buffer, no check.
     if (c.req.method !== "POST" || leases.knowsBanned(`ip:${address}`, Date.now())) return undefined;
     const read = await readReport(c, keys);
     if (!read.ok) {

@@ -1,8 +1,4 @@
-/**
- * The usage history, for callers (`GET /v2/usage`, their own account) and
- * operators (`GET /admin/keys/{keyId}/usage/history`, any key's): the counts
- * the Account decided (docs/api.md#usage).
- */
+/** The usage history, for callers (`GET /v2/usage`) and operators (any key's), as the Account decided it. */
 import type { Context } from "hono";
 import { z } from "zod";
 import { defineOperation } from "../framework/operations/define-operation";
@@ -79,8 +75,7 @@ export const getUsage = (leases: LeaseClient) =>
       // Scoped operations only ever see key callers; the check keeps the type honest.
       if (caller.kind !== "key") throw new Error("a scoped operation without a key");
       const account = accountOf(caller.key);
-      // What this isolate holds of the account's leases goes back first: what was served here reads as admitted, not
-      // reserved.
+      // This isolate's leases go back first, so what was served here reads as admitted, not reserved.
       await leases.handBack(account, {
         ban: c.get("config").ban,
         limiter: (name) => c.env.ACCOUNTS.getByName(name),

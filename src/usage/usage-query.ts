@@ -1,8 +1,4 @@
-/**
- * The usage history's query and answer (docs/api.md#usage): a granularity, a
- * range of whole buckets, read strictly (framework/operations/strict-query.ts); the answer has
- * every bucket of the range, empty ones as zeros.
- */
+/** The usage history's query, read strictly, and its answer: every bucket of the range, empty ones as zeros. */
 import { ApiError } from "../framework/api-error";
 import { strictQuery } from "../framework/operations/strict-query";
 import { rfc3339ToUtc } from "../lib/date-time";

@@ -1,11 +1,7 @@
 /**
- * One attempt of one delivery (docs/design/order-events.md#lanes): the
- * event signed (Standard Webhooks) and POSTed with 10 s to answer, the
- * attempt logged, and the delivery settled by what the receiver said: a 2xx
- * is delivered; a 410 Gone fails it and disables the endpoint; anything else
- * is tried again on the retry schedule, counted in the delivery's row, and
- * once that is spent the delivery is failed. Whether a failing endpoint is
- * disabled is a matter of time, not of one delivery (endpoint-watch.ts).
+ * One attempt of one delivery (docs/design/order-events.md#lanes): signed (Standard Webhooks), POSTed with 10 s to
+ * answer, logged, and settled by the answer: a 2xx delivers; a 410 fails it and disables the endpoint; anything else is
+ * retried on the schedule until spent.
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { recordAttempt } from "./lane-attempts";
@@ -60,18 +56,11 @@ export interface AttemptContext {
   fetch: typeof fetch;
   now(): number;
   retrySeconds: readonly number[];
-  /**
-   * How long a receiver has to answer; DELIVERY_TIMEOUT_MS unless a test drives the timeout itself with a shorter one.
-   */
+  /** How long a receiver has to answer; DELIVERY_TIMEOUT_MS unless a test says otherwise. */
   timeoutMs?: number;
 }
 
-/**
- * Makes one attempt. The message is the event as the feed holds it (or the
- * notice), or null when it was pruned before its delivery was tried. A
- * dependency's failure (D1, while disabling) throws: the delivery stays
- * pending and its lane tries again.
- */
+/** Makes one attempt, or settles a delivery whose event was pruned (null); a dependency's failure throws. */
 export async function attemptDelivery(
   context: AttemptContext,
   endpoint: LaneEndpoint,

@@ -1,9 +1,4 @@
-/**
- * The dispatcher's mark (migrations/0001_baseline.sql): the last event
- * every endpoint that wanted it has been handed. Kept in D1 beside the
- * events, not in the dispatcher's own storage, so losing that storage never
- * sends every kept event again; it only grows.
- */
+/** The dispatcher's mark: the last event handed to every endpoint wanting it, kept in D1 with the events. */
 import type { D1Queryable } from "../lib/d1-session";
 
 export const readDispatchMark = (db: D1Queryable) =>

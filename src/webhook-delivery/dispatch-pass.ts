@@ -1,11 +1,8 @@
 /**
- * One pass of the dispatcher (docs/design/order-events.md#dispatch): the
- * events after its mark, matched with the enabled endpoints that want them,
- * handed to each endpoint's lane in one call per lane; then the mark moves
- * past them. A lane that failed falls behind: it no longer holds any other
- * endpoint's events back, and is handed its own from where it stopped, in
- * order, on its own schedule, until it reaches the mark. A lane keeps one row
- * per event, so an event handed twice is sent once.
+ * One pass of the dispatcher (docs/design/order-events.md#dispatch): the events after its mark handed to the lanes of
+ * the endpoints that want them, one call per lane, then the mark moved past them. A lane that failed falls behind and
+ * catches up alone, in order, holding nobody else back; a lane keeps one row per event, so an event handed twice is
+ * sent once.
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { withTimeout } from "../lib/call-dependency";
@@ -13,25 +10,18 @@ import { readDispatchMark, storeDispatchMark } from "./dispatch-mark";
 import { enabledEndpoints, recordLaneStandings, type DispatchEndpoint, type LaneStanding } from "./endpoint-table";
 import { backoffMs } from "../lib/backoff";
 
-/**
- * Events a pass reads at most, and a lane behind is handed at most per pass; a full pass is followed by another at
- * once.
- */
+/** Events a pass reads at most, and a lane behind is handed at most; a full pass is followed by another at once. */
 export const DISPATCH_BATCH = 100;
 /** Lanes called at once. */
 const FAN_OUT = 50;
 /** Lanes behind a pass tries at most: each costs a read of its events. */
 export const CATCH_UP_LANES = 20;
 /**
- * How long a lane may take to take its events (rows written in its own
- * SQLite: milliseconds when it is well, seconds on a machine that is not):
- * one slower counts as failed, falls behind, and holds the pass back at most
- * this long, and, while it keeps failing, at most once a BEHIND_RETRY_MAX_MS.
+ * How long a lane may take to take its events: one slower counts as failed, falls behind, and holds a pass back at most
+ * this long, then at most once a BEHIND_RETRY_MAX_MS while it keeps failing.
  */
 export const LANE_CALL_TIMEOUT_MS = 10_000;
-/**
- * The longest wait before a lane behind that keeps failing is tried again: bounds how late it resumes once it answers.
- */
+/** The longest wait before a failing lane behind is tried again: bounds how late it resumes. */
 export const BEHIND_RETRY_MAX_MS = 60_000;
 
 /** The wait after a lane's `failures`th failure in a row: 1, 2, 4 ... s, then BEHIND_RETRY_MAX_MS. */
@@ -124,8 +114,7 @@ export async function dispatchEvents(
   const stored = (await readDispatchMark(db).first<{ mark: string }>())?.mark ?? "0";
   const mark = floor !== undefined && BigInt(floor) > BigInt(stored) ? floor : stored;
   const [eventRows, endpointRows, headRows] = await db.batch([
-    // From the mark, or from the oldest endpoint's start: what came before every endpoint is nobody's.
-    // ORDER BY the qualified integer: a bare `seq` is the text column, and "1000" sorts before "999".
+    // From the mark, or the oldest endpoint's start. ORDER BY the qualified integer: a bare `seq` is the text column.
     db
       .prepare(
         "SELECT CAST(seq AS TEXT) AS seq, type FROM order_events WHERE seq > max(CAST(?1 AS INTEGER), " +
@@ -156,8 +145,7 @@ export async function dispatchEvents(
       behind: 0,
     };
   }
-  // With nothing past the oldest endpoint's start, the mark moves up to it: the events before it are nobody's, and a
-  // mark left below them would show as lag that no pass can ever take away.
+  // With nothing past the oldest endpoint's start, the mark moves up to it, or it would show as lag no pass can remove.
   const next =
     events.at(-1)?.seq ?? (BigInt(start) > BigInt(mark) ? (BigInt(start) > BigInt(head) ? head : start) : mark);
   const calls: { endpoint: DispatchEndpoint; seqs: string[]; reached: string; full: boolean }[] = [];

@@ -8,12 +8,7 @@ export const DISPATCHER_NAME = "order-events";
 
 export const dispatcherOf = (env: Env) => env.WEBHOOK_DISPATCHER.getByName(DISPATCHER_NAME);
 
-/**
- * Calls the dispatcher after the response, once more if the first call
- * fails. A lost nudge costs a second, until the next poll; a lost wake
- * leaves a sleeping dispatcher asleep until the daily cron, hence an error
- * line (docs/design/order-events.md#dispatch).
- */
+/** Calls the dispatcher after the response, once more on failure; a lost wake logs an error. */
 function inBackground(
   c: Context<AppEnv>,
   call: (dispatcher: ReturnType<typeof dispatcherOf>) => Promise<void>,

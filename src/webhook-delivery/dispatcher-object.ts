@@ -6,21 +6,15 @@ import { dispatchEvents } from "./dispatch-pass";
 import { laneOf } from "./lane-calls";
 import { backoffMs } from "../lib/backoff";
 
-/**
- * While endpoints exist, how often the dispatcher looks for events written by other systems (the API's own cancels
- * nudge it).
- */
+/** While endpoints exist, how often the dispatcher looks for events other systems wrote (API cancels nudge it). */
 export const DISPATCH_POLL_MS = 1_000;
 
-/**
- * The least time between a pass and the next one a nudge brings forward: at 20 cancels a second, a pass hands each
- * lane about 5 events rather than one, and the dispatcher runs at most 4 passes a second.
- */
+/** The least time between a pass and one a nudge brings forward, so a stream of cancels reaches lanes in batches. */
 export const NUDGE_GAP_MS = 250;
 
 /**
- * When a nudge wants the next pass (undefined: leave the alarm as it is): as soon as NUDGE_GAP_MS after the last pass
- * began, and only if that is sooner than the pass due; a dispatcher with no pass due runs one only while it watches.
+ * When a nudge wants the next pass: NUDGE_GAP_MS after the last began, if sooner than the one due; undefined: leave the
+ * alarm. A dispatcher with nothing due runs one only while it watches.
  */
 export function nudgedPassAt(
   due: number | null,
@@ -39,12 +33,9 @@ export const FAILED_PASS_RETRY_MAX_MS = 10_000;
 export const failedPassRetryMs = (failed: number) => backoffMs(failed, FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS);
 
 /**
- * The webhook dispatcher (docs/design/order-events.md#dispatch): a Durable
- * Object whose alarm runs dispatch passes, handing each endpoint's lane its
- * events. Its mark is in D1, so a loss of this object's storage resumes
- * where it was. It watches once a second while there are endpoints, and a
- * cancel through the API brings the next pass forward (at most 4 a second);
- * otherwise it sleeps until woken (an endpoint made, the cron every minute).
+ * The webhook dispatcher (docs/design/order-events.md#dispatch): a Durable Object whose alarm runs dispatch passes. Its
+ * mark is in D1, so a lost storage resumes where it was. It watches every second while endpoints exist, API cancels
+ * bring a pass forward, and otherwise it sleeps until woken.
  */
 export class WebhookDispatcher extends DurableObject<Env> {
   /** When this instance's last pass began; a new instance has none, and its first nudge runs one now. */
@@ -56,33 +47,22 @@ export class WebhookDispatcher extends DurableObject<Env> {
     if (due === null || due > Date.now()) await this.ctx.storage.setAlarm(Date.now());
   }
 
-  /**
-   * An event was just written: brings a pass that is due forward, or sets
-   * one where a watching dispatcher has none (an alarm can be lost). A
-   * sleeping dispatcher (no endpoints) stays asleep: nothing waits for the
-   * event, and a cancel costs no pass.
-   */
+  /** An event was written: brings a due pass forward; a sleeping dispatcher stays asleep. */
   async nudge(): Promise<void> {
     const watching = this.ctx.storage.kv.get<boolean>("watching") === true;
     const at = nudgedPassAt(await this.ctx.storage.getAlarm(), watching, this.lastPassAt, Date.now());
     if (at !== undefined) await this.ctx.storage.setAlarm(at);
   }
 
-  /**
-   * Never throws: the platform gives up on an alarm after a few failed
-   * retries (the cron wakes it within a minute all the same). A failed pass
-   * (D1 down) is tried again with backoff up to FAILED_PASS_RETRY_MAX_MS,
-   * the mark unmoved (docs/design/order-events.md#faults).
-   */
+  /** Never throws: a failed pass is tried again with backoff, the mark unmoved (order-events.md#faults). */
   async alarm(): Promise<void> {
     const storage = this.ctx.storage.kv;
     const now = Date.now();
     this.lastPassAt = now;
     let next: number | null;
     try {
-      // The highest mark reached is kept here too, where a D1 restore cannot rewind it. Below it, a new event would
-      // take an id a lane already holds, and no lane would send it: nothing is handed out until the sequence is raised
-      // past it.
+      // The highest mark is kept here too, where a D1 restore cannot rewind it: below it a new event could take an id a
+      // lane already holds, so nothing is handed out until the sequence passes it.
       const highest = storage.get<string>("highestMark");
       if (highest !== undefined) {
         const sequence = await eventSequence(this.env.DB);

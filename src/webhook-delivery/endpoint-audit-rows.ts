@@ -1,8 +1,4 @@
-/**
- * The audit of actions on webhook endpoints in D1 (migrations/0001_baseline.sql): a row with each change, by
- * whoever made it (an owner's key, an operator, a leaked key's revocation), and its prune. Beside the endpoints'
- * own table: every change to one is written with its row.
- */
+/** The audit of actions on webhook endpoints: a row with each change, by whoever made it, and its prune. */
 import { withAuditRow } from "../lib/audit-row";
 import { callDependency } from "../lib/call-dependency";
 
@@ -18,11 +14,7 @@ export interface EndpointEvent {
   budget?: string;
 }
 
-/**
- * Runs a change to an endpoint with its audit row, as every key operation
- * has (keys/audit.ts): the row first; taken back when the change was not
- * made (OperationNotTaken), kept marked 'unknown' when it may have been.
- */
+/** Runs a change with its audit row first: taken back if not made, kept 'unknown' if it may have been. */
 export function auditedEndpointChange<T>(db: D1Database, event: EndpointEvent, change: () => Promise<T>): Promise<T> {
   return withAuditRow(
     async () =>
@@ -57,10 +49,8 @@ export function auditedEndpointChange<T>(db: D1Database, event: EndpointEvent, c
 }
 
 /**
- * Counts a retry or a test event in its endpoint's audit: one row an endpoint, key and hour, its `count` and
- * the last one's changes, so retries and tests (each within its limits, but many) do not grow the audit a row
- * each. Written after the action, as a count of what was done: `unknown` marks the hour's row when one of them
- * failed in a way that may have come after it took effect.
+ * Counts a retry or test event in one row an endpoint, key and hour, so they do not grow the audit a row each;
+ * `unknown` when one may have taken effect before it failed.
  */
 export async function countEndpointAction(
   db: D1Database,
@@ -99,8 +89,8 @@ export const ENDPOINT_AUDIT_RETENTION_MS = 365 * 86_400_000;
 const AUDIT_PRUNE_BATCH = 1_000;
 
 /**
- * Deletes audit rows older than ENDPOINT_AUDIT_RETENTION_MS at `now`, oldest first, a batch a run; how many. What a
- * leak ends is read from the endpoints' own rows (`url_set_by` and its kin), never from here.
+ * Deletes audit rows past ENDPOINT_AUDIT_RETENTION_MS, oldest first, a batch a run; how many. What a leak ends is read
+ * from the endpoints' rows, never from here.
  */
 export async function pruneEndpointAudit(db: D1Database, now: number): Promise<number> {
   const { meta } = await db

@@ -1,12 +1,7 @@
 /**
- * An endpoint's delivery health, as its lane notes it after each run and
- * writes it to its row for its owner and operators (docs/api.md#failing-endpoints):
- * since when its deliveries fail, and when one last succeeded. Written to D1
- * only when the state changes (failing, or delivering again) and, while it
- * delivers, at most every REFRESH_MS, so a busy endpoint costs a few writes
- * an hour, never one a delivery. And what a failing period calls for: its
- * owner told, then the endpoint disabled. Plain rules; the lane does what
- * they say.
+ * An endpoint's delivery health as its lane notes it after each run (docs/api.md#failing-endpoints): since when it
+ * fails and when it last succeeded, written to its row only when that changes and at most every REFRESH_MS while it
+ * delivers; and what a failing period calls for. Plain rules; the lane does what they say.
  */
 export const REFRESH_MS = 10 * 60_000;
 
@@ -27,10 +22,7 @@ export interface HealthPeriods {
   disableAfterMs: number;
 }
 
-/**
- * Failed attempts the second half of a failing period must hold before the endpoint is disabled: one failure
- * long ago and no traffic since says nothing of the receiver now.
- */
+/** Failures the second half of a failing period must hold before disabling: one old failure says nothing of now. */
 export const DISABLE_MIN_RECENT_FAILURES = 3;
 
 /** Where the second half of a period failing since `failingSince` begins, at `now`. */
@@ -38,10 +30,8 @@ export const secondHalfFrom = (failingSince: number, now: number) =>
   failingSince + Math.floor((now - failingSince) / 2);
 
 /**
- * What a failing period calls for at `now`, with `recentFailures` failed
- * attempts since secondHalfFrom: the endpoint disabled once every attempt
- * has failed for disableAfterMs (Svix's rule); before that, its owner told
- * once a period that it has failed for failingAfterMs; else nothing.
+ * What a failing period calls for at `now`: disabled once every attempt failed for disableAfterMs (Svix's rule); before
+ * that its owner told once, after failingAfterMs; else nothing.
  */
 export function failingVerdict(
   note: HealthNote,
@@ -56,18 +46,14 @@ export function failingVerdict(
   return "none";
 }
 
-/**
- * The note after a run that POSTed `sent` deliveries, `delivered` of them accepted, at `now`, and whether the row must
- * be written.
- */
+/** The note after a run that POSTed `sent`, `delivered` of them accepted, and whether the row must be written. */
 export function nextHealth(
   previous: HealthNote | undefined,
   run: { delivered: number; sent: number },
   now: number,
 ): { note: HealthNote; write: boolean } {
   const unchanged = previous ?? { failingSince: null, lastDeliveredAt: null, writtenAt: 0 };
-  // Nothing sent (nothing due, or only events pruned before their turn): the receiver was not asked, so nothing
-  // changed.
+  // Nothing sent: the receiver was not asked, so nothing changed.
   if (run.sent === 0) return { note: unchanged, write: false };
   if (run.delivered > 0) {
     const write = previous === undefined || previous.failingSince !== null || now - previous.writtenAt >= REFRESH_MS;

@@ -1,12 +1,8 @@
 /**
- * Notices of a failing endpoint (docs/api.md#failing-endpoints), in D1
- * (migrations/0001_baseline.sql): `webhook_endpoint.failing` and
- * `webhook_endpoint.disabled`, told to the account's other endpoints that name
- * the type, never to the failing one. Not order events: they carry the
- * endpoint, and ids of their own (ntc_ and the row's id) outside the order
- * feed's sequence. In a lane, a notice's delivery is keyed by its negated id,
- * so an order event's and a notice's never meet, and a fifo lane sends a
- * notice ahead of the order events it holds.
+ * Notices of a failing endpoint (docs/api.md#failing-endpoints): `webhook_endpoint.failing` and `.disabled`, told to
+ * the account's other endpoints that name the type, never to the failing one. Not order events: they have ids of their
+ * own (ntc_), and in a lane a notice is keyed by its negated id, so it never meets an event and a fifo lane sends it
+ * ahead of them.
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { disableForFailing } from "./endpoint-table";
@@ -18,20 +14,13 @@ export type EndpointNoticeType = (typeof ENDPOINT_NOTICE_TYPES)[number];
 export const NOTICE_RETENTION_MS = 30 * 86_400_000;
 /** Notices pruned at most per cron run. */
 const NOTICE_PRUNE_BATCH = 1_000;
-/**
- * What a notice row costs D1, its indexes included, measured on the table
- * (test/workers/webhooks/webhook-failing-endpoint.test.ts keeps it true): at most two an endpoint and failing period,
- * a period at least WEBHOOK_FAILING_AFTER long, for NOTICE_RETENTION_MS.
- */
+/** A notice row's bytes in D1, indexes included: two at most an endpoint and failing period. */
 export const NOTICE_ROW_BYTES = 600;
 
 /** A notice's id, as its deliveries' webhook-id and its JSON carry it. */
 export const noticeIdOf = (id: number) => `ntc_${id}`;
 
-/**
- * The endpoint as a notice carries it, written by SQL from its row when the notice is made: what it was then.
- * `failingSince` is the period's.
- */
+/** The endpoint as the notice carries it, as it was when the notice was made; `failingSince` is the period's. */
 const ENDPOINT_AS_NOTICED =
   "json_object('id', id, 'url', url, 'status', status, 'failingSince', ?3, 'lastDeliveredAt', last_delivered_at, " +
   "'disabledReason', CASE WHEN status = 'disabled' THEN 'disabled by the service: ' || disabled_reason END)";
@@ -56,10 +45,8 @@ const noticeOf = (db: D1Queryable, endpointId: string, type: EndpointNoticeType,
     .bind(endpointId, type, periodFrom);
 
 /**
- * Makes the notice of a period (once: made again, it is the one made before); with `disable`, disables the enabled
- * endpoint for that reason in the same transaction, and makes the notice only if it did. Only while the endpoint's row
- * is in that period: one enabled again, or delivering again, since the lane read it is left as it is. The notice's id,
- * or null when there is none.
+ * Makes a period's notice once; with `disable`, disables the endpoint in the same transaction and makes the notice only
+ * if it did. Only while the row is still in that period. The notice's id, or null.
  */
 export async function makeNotice(
   db: D1Queryable,

@@ -1,17 +1,11 @@
 /**
- * The webhook_endpoints table (migrations/0001_baseline.sql): every statement
- * that writes it, and the reads that share its fragments (the row's columns,
- * an operator's lock). Owners' statements name the account, so one account
- * never reads or changes another's endpoint; the pipeline's read the
- * endpoints a pass fans out to and one endpoint as its lane sends to it.
+ * The webhook_endpoints table (migrations/0001_baseline.sql): every statement that writes it, and the reads that share
+ * its fragments. Owners' statements name the account, so no account reads or changes another's endpoint.
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { HOST_LOCKED, hostLock } from "./host-lock-table";
 
-/**
- * Disabled by an operator (the owners' and the service's statements both ask): only an operator enables it
- * again. A disabled endpoint that does not say who disabled it counts as locked: the safe reading.
- */
+/** Disabled by an operator, or by nobody named (the safe reading): only an operator enables it again. */
 const LOCKED = "status = 'disabled' AND coalesce(disabled_by, 'operator') = 'operator'";
 
 /** An endpoint as its lane sends to it: where, signed with what, how fast, for whom. */
@@ -56,10 +50,7 @@ export async function recordEndpointHealth(
     .run();
 }
 
-/**
- * The service disables an endpoint (its receiver answered 410, or refused a whole schedule), unless it is disabled
- * already.
- */
+/** The service disables an endpoint (a 410, or a whole schedule refused), unless it is disabled already. */
 export async function disableByService(db: D1Queryable, id: string, reason: string, at: string): Promise<void> {
   await db
     .prepare(
@@ -98,9 +89,7 @@ export const enabledEndpoints = (db: D1Queryable) =>
 export const countLanesBehind = (db: D1Queryable) =>
   db.prepare("SELECT count(*) AS behind FROM webhook_endpoints WHERE status = 'enabled' AND behind_after IS NOT NULL");
 
-/**
- * Where an endpoint's lane stands after a pass: behind (and when to try it again), or at the mark (`behindAfter` null).
- */
+/** Where a lane stands after a pass: behind (and when to try it again), or at the mark (`behindAfter` null). */
 export interface LaneStanding {
   id: string;
   behindAfter: string | null;
@@ -123,9 +112,8 @@ export async function recordLaneStandings(db: D1Queryable, standings: readonly L
 }
 
 /**
- * The service disables an endpoint that a leaked key made or last changed (docs/api.md#what-a-leak-ends),
- * naming the key: its owner enables it again only with its URL confirmed. An operator's lock and its reason
- * stay as they are; any other disabling gives way to this one. False when there is none by that id.
+ * Disables an endpoint that a leaked key made or last changed, naming the key (docs/api.md#what-a-leak-ends); an
+ * operator's lock stays, any other disabling gives way. False when there is none by that id.
  */
 export async function disableForLeak(
   db: D1Queryable,
@@ -169,8 +157,7 @@ export interface WebhookEndpointRow {
   /** When its URL last changed; null: not since it was made. */
   url_changed_at: string | null;
   /**
-   * Since when its deliveries fail (null while they succeed) and when one last succeeded, as its lane last wrote them
-   * (endpoint-health.ts).
+   * Since when its deliveries fail (null while they succeed) and when one last succeeded, as its lane last wrote them.
    */
   failing_since: string | null;
   last_delivered_at: string | null;
@@ -219,12 +206,9 @@ export async function lockedEndpoints(db: D1Queryable, account: string): Promise
 }
 
 /**
- * Adds an endpoint unless its account has MAX_ENDPOINTS_PER_ACCOUNT already, in
- * one statement (two concurrent creations cannot both pass the count); it
- * receives the events after the feed's head as it is now. Not when full, nor
- * beside an endpoint of the same URL that an operator disabled (`locked`),
- * nor on a host an operator locked (`host_locked`: `host` is the URL's).
- * Safe to retry: the id is made once per creation.
+ * Adds an endpoint, receiving the events after the feed's head, in one statement, so two concurrent creations cannot
+ * both pass the count. Not past MAX_ENDPOINTS_PER_ACCOUNT, nor beside a URL an operator disabled (`locked`), nor on a
+ * locked host (`host_locked`). Safe to retry.
  */
 export async function insertEndpoint(
   db: D1Queryable,
@@ -282,10 +266,7 @@ export interface EndpointChanges {
   rateLimit?: number | null;
   /** How it receives from the next delivery on. */
   ordering?: EndpointOrdering;
-  /**
-   * The URL the owner confirmed, normal form: enabling one disabled for a leaked key needs it to be the URL it will
-   * deliver to.
-   */
+  /** The URL the owner confirmed, normal form: enabling one disabled for a leaked key needs it. */
   confirmedUrl?: string;
   /** The key asking: never the leaked key itself, whatever it confirms. */
   keyId?: string;
@@ -294,12 +275,9 @@ export interface EndpointChanges {
 }
 
 /**
- * Changes an account's endpoint, in one statement: enabling clears why it was
- * disabled, disabling records the owner as who did. Null when the account has
- * no endpoint by that id. Nothing changes (the row is read back: `locked`)
- * when it asks to enable one an operator disabled, or one disabled for a
- * leaked key without its URL confirmed, to move such an endpoint's URL, or
- * to point it at the URL of another an operator disabled.
+ * Changes an account's endpoint in one statement: enabling clears why it was disabled, disabling records the owner.
+ * Null when there is no such endpoint. Refused (`locked`, nothing changes) for an operator's lock, a leak's without its
+ * URL confirmed, or a URL an operator disabled.
  */
 export async function updateEndpoint(
   db: D1Queryable,
@@ -358,12 +336,9 @@ export async function updateEndpoint(
 }
 
 /**
- * Replaces an account's endpoint's secret. The one the receiver holds keeps
- * signing beside the new until `previousUntil`: during an overlap that is
- * still the secret from before it began (a rotation retried after its answer
- * was lost must not cut the receiver off for a secret it never saw); with no
- * overlap (`previousUntil` null, a leak) no old secret signs at all. False
- * when the account has no endpoint by that id.
+ * Replaces an endpoint's secret. During an overlap the receiver's secret from before it began keeps signing until
+ * `previousUntil`, so a retried rotation never cuts off a receiver; with none (a leak) no old secret signs. False when
+ * there is no such endpoint.
  */
 export async function rotateEndpointSecret(
   db: D1Queryable,
@@ -387,11 +362,7 @@ export async function rotateEndpointSecret(
   return meta.changes === 1;
 }
 
-/**
- * Deletes an account's endpoint; false when it has none by that id. Its lane
- * (its deliveries) is emptied by the caller, or by itself at its next run
- * when it finds the endpoint gone.
- */
+/** Deletes an account's endpoint; false when none. Its lane is emptied by the caller or at its next run. */
 export async function deleteEndpoint(
   db: D1Queryable,
   account: string,
@@ -421,9 +392,8 @@ export async function enableEndpoint(db: D1Queryable, id: string): Promise<boole
 }
 
 /**
- * An operator disables an endpoint (nothing more is delivered to it, and its owner cannot enable it again),
- * with what its owner is told (`note`, each disabling's own); an earlier disabling by its owner or the service
- * gives way to it. False when there is none by that id.
+ * An operator disables an endpoint, with what its owner is told (`note`); its owner cannot enable it again, and an
+ * earlier disabling gives way. False when there is none by that id.
  */
 export async function disableEndpoint(
   db: D1Queryable,
@@ -444,10 +414,7 @@ export async function disableEndpoint(
   return meta.changes === 1;
 }
 
-/**
- * The service disables an endpoint whose every attempt failed for its period (endpoint-notices.ts, in the batch that
- * makes its notice): only if enabled and still in that period.
- */
+/** The service disables an endpoint whose every attempt failed for its period: only if enabled and still in it. */
 export const disableForFailing = (db: D1Queryable, id: string, at: string, reason: string, periodFrom: string) =>
   db
     .prepare(

@@ -1,12 +1,8 @@
 /**
- * What a lane does after each run for its endpoint's owner
- * (docs/api.md#failing-endpoints): notes its health (endpoint-health.ts),
- * and once every attempt has failed long enough, tells the owner by another
- * path than the failing endpoint (endpoint-notices.ts), then disables it.
- * A notice is made once a period in D1, then handed to each recipient's
- * lane; the lane remembers a notice it owes, and who has it, until every
- * recipient has it, so a crash or a failing lane between the two loses none
- * and sends none twice (a lane keeps one delivery per notice).
+ * What a lane does after each run for its owner (docs/api.md#failing-endpoints): notes its health, and once every
+ * attempt has failed long enough, tells the owner by another path, then disables it. A notice is made once a period in
+ * D1 and handed to each recipient's lane; the lane owes it until all have it, so a crash loses none and sends none
+ * twice.
  */
 import { logLine } from "../lib/log";
 import type { D1Queryable } from "../lib/d1-session";
@@ -48,12 +44,8 @@ export function periodText(ms: number): string {
 }
 
 /**
- * After a run that POSTed `sent` deliveries, `delivered` of them accepted:
- * the run noted first, then every notice the lane owes handed on. A
- * dependency that fails while the run is noted (D1) throws, and the lane's
- * run is tried again; a recipient's lane that cannot be reached is tried
- * again OWED_NOTICE_RETRY_MS later, the others handed theirs meanwhile.
- * Whether a notice is still owed (the lane must run again).
+ * After a run: the run noted (a D1 failure throws, and the run is tried again), then every owed notice handed on; an
+ * unreachable recipient is tried OWED_NOTICE_RETRY_MS later. Whether a notice is still owed.
  */
 export async function watchEndpoint(
   context: WatchContext,
@@ -116,12 +108,8 @@ async function noteRun(context: WatchContext, run: { delivered: number; sent: nu
 const owedNotices = (context: WatchContext) => context.kv.get<OwedNotice[]>("owedNotices") ?? [];
 
 /**
- * The note as it stands, unless its failing period has ended meanwhile
- * without the note saying so: the endpoint was enabled again (enabling
- * clears the row's failing_since; a note is kept with a failingSince only
- * once the row has it), or an attempt got through (the lane's attempts say
- * so, whatever became of the run that made it). A new period starts with the
- * next failure.
+ * The note as it stands, unless its failing period ended meanwhile: the endpoint enabled again, or an attempt got
+ * through. A new period starts with the next failure.
  */
 async function periodStillOpen(context: WatchContext, note: HealthNote | undefined): Promise<HealthNote | undefined> {
   if (note === undefined || note.failingSince === null) return note;
@@ -137,10 +125,8 @@ async function periodStillOpen(context: WatchContext, note: HealthNote | undefin
 }
 
 /**
- * Hands each owed notice to the recipients that do not have it yet; whether
- * any is still owed. One that was never made (its transaction failed, or the
- * endpoint changed meanwhile) is owed no more: the rule says again whether it
- * is due. A deleted endpoint's lane is emptied with what it owed.
+ * Hands each owed notice to the recipients still without it; whether any is still owed. One never made is owed no more;
+ * a deleted endpoint's lane is emptied.
  */
 async function handOwedNotices(context: WatchContext): Promise<boolean> {
   const owed = owedNotices(context);

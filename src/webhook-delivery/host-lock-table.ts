@@ -1,9 +1,6 @@
 /**
- * Hosts an operator locked (migrations/0001_baseline.sql): every statement
- * on that table. A lock is in force while its row has no `lifted_at`; the
- * endpoints table's own statements refuse a URL on a locked host in the same
- * statement that writes it (endpoint-table.ts), so a lock made meanwhile is
- * never missed.
+ * Hosts an operator locked: every statement on that table. A lock holds while `lifted_at` is null, and the endpoints'
+ * statements check it in the statement that writes, so none is missed.
  */
 import type { D1Queryable } from "../lib/d1-session";
 
@@ -53,10 +50,7 @@ export async function liftHostLock(db: D1Queryable, host: string, at: string, ac
   return meta.changes === 1;
 }
 
-/**
- * The endpoints whose URL names the host somewhere, for the caller to narrow to those on it (their URLs are in the
- * normal form).
- */
+/** The endpoints whose URL names the host anywhere, for the caller to narrow. */
 export const endpointsNaming = (db: D1Queryable, host: string) =>
   // Lower-cased: URLs stored before they were kept in the normal form may spell the host in capitals.
   db

@@ -1,8 +1,4 @@
-/**
- * A lane's attempts (docs/api.md#webhook-endpoints): each POST of each
- * delivery, with what the receiver answered, so an endpoint's owner sees why
- * a delivery fails. Kept in the lane's storage, pruned with the deliveries.
- */
+/** A lane's attempts (docs/api.md#webhook-endpoints): each POST with its answer, pruned with the deliveries. */
 
 export interface LaneAttempt {
   seq: number;

@@ -1,8 +1,4 @@
-/**
- * How the rest of the Worker reaches an endpoint's lane (lane-object.ts):
- * its stub, and the delivery ids its owner sees, without importing the
- * object itself.
- */
+/** How the rest of the Worker reaches a lane, and the delivery ids owners see, without importing the object. */
 import type { LaneDelivery } from "./lane-deliveries";
 import { noticeIdOf } from "./endpoint-notices";
 

@@ -1,9 +1,6 @@
 /**
- * A lane's deliveries (docs/design/order-events.md#lanes): one row per event
- * sent to the lane's endpoint, in the lane's own SQLite storage, never in
- * the orders database. The event's sequence number is the row's key, so an
- * event handed over twice (a dispatch pass run again) makes no second row.
- * Times are Unix ms.
+ * A lane's deliveries (docs/design/order-events.md#lanes): one row per event sent to its endpoint, in the lane's own
+ * SQLite, keyed by the event's sequence so an event handed twice makes one row. Times are Unix ms.
  */
 
 export interface LaneDelivery {
@@ -84,8 +81,8 @@ export function nextDueAt(sql: SqlStorage): number | null {
 }
 
 /**
- * A fifo endpoint's line: the notices first (they report on another endpoint, and are few), oldest first, then the
- * order events in event order. A notice's key is its negated id, so the oldest is the nearest 0.
+ * A fifo endpoint's line: the notices first, oldest first, then the order events in order. A notice's key is its
+ * negated id.
  */
 const PENDING_NOTICES = "SELECT * FROM deliveries WHERE outcome = 'pending' AND seq < 0 ORDER BY seq DESC LIMIT ?";
 const PENDING_EVENTS = "SELECT * FROM deliveries WHERE outcome = 'pending' AND seq > 0 ORDER BY seq LIMIT ?";
@@ -94,10 +91,7 @@ const PENDING_EVENTS = "SELECT * FROM deliveries WHERE outcome = 'pending' AND s
 export const behindInLine = (seq: number, head: number) =>
   seq < 0 === head < 0 ? Math.abs(seq) > Math.abs(head) : head < 0;
 
-/**
- * A fifo endpoint's next delivery: the first pending one in its line, due or not (its retry holds the later ones
- * behind it); undefined when none is pending.
- */
+/** A fifo endpoint's next delivery: the first pending in its line, due or not (its retry holds the rest). */
 export function headOfLine(sql: SqlStorage): LaneDelivery | undefined {
   return rows(sql.exec(PENDING_NOTICES, 1))[0] ?? rows(sql.exec(PENDING_EVENTS, 1))[0];
 }
@@ -119,9 +113,8 @@ export function deliveryOf(sql: SqlStorage, seq: number): LaneDelivery | undefin
 }
 
 /**
- * Settles a pending delivery. Only a pending one: a delivery settled
- * meanwhile (a manual retry that delivered it, a disabling) is never turned
- * into another outcome by an attempt that finished late. Whether it was.
+ * Settles a delivery only if still pending, so an attempt that finished late never overrides a retry or a disabling.
+ * Whether it did.
  */
 export function settleDelivery(
   sql: SqlStorage,
@@ -146,8 +139,7 @@ export function settleDelivery(
 }
 
 /**
- * A failed attempt with the schedule not yet spent: the next one is due at `dueAt`. Only if nothing else moved the
- * delivery on meanwhile.
+ * A failed attempt with schedule left: the next is due at `dueAt`, unless something moved the delivery on meanwhile.
  */
 export function scheduleRetry(
   sql: SqlStorage,
@@ -170,10 +162,7 @@ export function scheduleRetry(
   );
 }
 
-/**
- * Fails up to `limit` pending deliveries for one reason (the endpoint disabled, its account without a live key); how
- * many.
- */
+/** Fails up to `limit` pending deliveries for one reason; how many. */
 export function failPending(sql: SqlStorage, reason: string, now: number, limit: number): number {
   return sql
     .exec(
@@ -186,10 +175,7 @@ export function failPending(sql: SqlStorage, reason: string, now: number, limit:
     .toArray().length;
 }
 
-/**
- * The newest deliveries, newest first: the newest order events' and notices' (each read by its key, newest first: an
- * event's sequence rises, a notice's negated id falls), merged by when they were made.
- */
+/** The newest deliveries, newest first: the newest events' and notices', each read by key, merged by when made. */
 export function newestDeliveries(sql: SqlStorage, limit: number): LaneDelivery[] {
   const events = rows(sql.exec("SELECT * FROM deliveries WHERE seq > 0 ORDER BY seq DESC LIMIT ?", limit));
   const notices = rows(sql.exec("SELECT * FROM deliveries WHERE seq < 0 ORDER BY seq LIMIT ?", limit));

@@ -23,10 +23,7 @@ import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, eventIdOf, laneOf, type DeliveryView } from "./lane-calls";
 import { backoffMs } from "../lib/backoff";
 
-/**
- * The longest wait before a run that failed (D1 or KV down) is tried again: bounds how late delivery resumes after an
- * outage.
- */
+/** The longest wait before a failed run (D1 or KV down) is tried again: bounds how late delivery resumes. */
 export const FAILED_RUN_RETRY_MAX_MS = 10_000;
 /** The wait after the `failed`th run in a row failed: 1, 2, 4, 8 s, then FAILED_RUN_RETRY_MAX_MS. */
 export const failedRunRetryMs = (failed: number) => backoffMs(failed, FAILED_RUN_RETRY_MAX_MS);
@@ -41,11 +38,9 @@ const attemptJson = (attempt: LaneAttempt) => ({
 });
 
 /**
- * One webhook endpoint's lane (docs/design/order-events.md#lanes): a Durable
- * Object named by the endpoint's id that keeps the endpoint's deliveries and
- * their attempts in its own SQLite storage, never in the orders database,
- * and sends them from its alarm. Each endpoint in a lane of its own: a
- * receiver that hangs or refuses holds back nothing but its own deliveries.
+ * One webhook endpoint's lane (docs/design/order-events.md#lanes): a Durable Object named by the endpoint's id, keeping
+ * its deliveries and attempts in its own SQLite and sending them from its alarm, so a receiver that hangs holds back
+ * only its own deliveries.
  */
 export class WebhookLane extends DurableObject<Env> {
   private readonly liveAccounts = new TtlCache<string, AccountLiveness>(4);
@@ -60,8 +55,7 @@ export class WebhookLane extends DurableObject<Env> {
     // Each put is a row billed: the name is written once.
     if (this.ctx.storage.kv.get("endpointId") === undefined) this.ctx.storage.kv.put("endpointId", endpointId);
     const added = addDeliveries(this.ctx.storage.sql, seqs.map(Number), Date.now());
-    // Even when nothing is new: a lane reset between its rows and its alarm is handed the same events again, and must
-    // run.
+    // Even when nothing is new: a lane reset between its rows and its alarm must still run.
     await this.runSoon();
     return added;
   }
@@ -107,15 +101,13 @@ export class WebhookLane extends DurableObject<Env> {
   async wipe(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
-    // The tables go with everything else; this instance may still be called (a late pass), so they are made again,
-    // empty.
+    // This instance may still be called (a late pass), so the tables are made again, empty.
     this.ctx.storage.sql.exec(DELIVERIES_DDL + ATTEMPTS_DDL);
   }
 
   /**
-   * Never throws: the platform gives up on an alarm after a few failed
-   * retries. A run that failed (D1 or KV down) is tried again with backoff,
-   * its deliveries still pending in this storage: none is lost.
+   * Never throws, as the platform gives up on an alarm that keeps failing: a failed run is tried again with backoff,
+   * its deliveries still pending here.
    */
   async alarm(): Promise<void> {
     const endpointId = this.ctx.storage.kv.get<string>("endpointId");

@@ -1,9 +1,6 @@
 /**
- * How fast one endpoint's lane starts deliveries (docs/design/order-events.md#lanes):
- * at most LANE_CONCURRENCY in flight (the connections one invocation may
- * hold open), and, when its owner set a `rateLimit`, starts spaced so that
- * no second sees more than that many. Deliveries beyond either wait their
- * turn; none is dropped.
+ * How fast a lane starts deliveries: LANE_CONCURRENCY in flight at most, spaced to the owner's `rateLimit` a second;
+ * the rest wait their turn.
  */
 
 /** POSTs one lane has in flight at most: Workers allow six open connections per invocation. */

@@ -1,8 +1,6 @@
 /**
- * What a lane keeps, and for how long: the delivery log's reach, and what a
- * settled delivery and one attempt cost its storage, indexes included
- * (test/workers/events/event-storage.test.ts keeps the sizes true; the
- * capacity table is docs/design/order-events.md#capacity).
+ * What a lane keeps and how long, and what a settled delivery and an attempt cost its storage (event-storage.test.ts
+ * keeps the sizes true; docs/design/order-events.md#capacity).
  */
 
 /** How long settled deliveries and their attempts are kept in a lane. */

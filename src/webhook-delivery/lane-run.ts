@@ -1,11 +1,7 @@
 /**
- * One run of an endpoint's lane (docs/design/order-events.md#lanes): its due
- * deliveries attempted, up to LANE_CONCURRENCY at once (a fifo endpoint's
- * one at a time, in event order, the oldest pending holding the others) and
- * paced by the endpoint's rateLimit, for at most LANE_RUN_MS; then the
- * endpoint's health watched (endpoint-watch.ts), and when the next run is
- * due. Everything a run needs is handed to it, so tests drive it with a
- * receiver and a clock of their own.
+ * One run of an endpoint's lane (docs/design/order-events.md#lanes): its due deliveries attempted, LANE_CONCURRENCY at
+ * once (fifo: one at a time, in order) and paced by its rateLimit, for at most LANE_RUN_MS; then its health watched.
+ * Everything a run needs is handed in, so tests bring their own receiver and clock.
  */
 import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
 import type { DroppedValue } from "../orders/order-json";
@@ -49,20 +45,16 @@ export interface LaneContext extends AttemptContext, WatchContext {
 }
 
 /**
- * What a run leaves: when the next is due (null: nothing pending), or that the endpoint is gone and its lane should be
- * emptied.
- */
-/**
- * `attempted`: deliveries taken up; `sent`: of those, the ones POSTed (an event pruned before its turn is settled
- * unsent).
+ * What a run leaves: when the next is due (null: nothing pending), with `attempted` (taken up) and `sent` (POSTed); or
+ * that the endpoint is gone.
  */
 export type LaneRunResult =
   | { next: number | null; delivered: number; attempted: number; sent: number }
   | "endpoint gone";
 
 /**
- * What each delivery sends, by its key in the lane: an order event's (its sequence) or a notice's (its negated id,
- * endpoint-notices.ts); absent once pruned.
+ * What each delivery sends, by its key: an order event's (its sequence) or a notice's (its negated id); absent once
+ * pruned.
  */
 async function messagesOf(db: D1Queryable, seqs: readonly number[]): Promise<Map<number, LaneMessage>> {
   const events = seqs.filter((seq) => seq > 0);
@@ -104,9 +96,7 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
 }
 
-/**
- * The endpoint as it is now and the secrets it signs with, or what the run ends with when nothing can be sent to it.
- */
+/** The endpoint as it is now and its signing secrets, or what the run ends with when nothing can be sent. */
 async function sendable(
   context: LaneContext,
 ): Promise<{ endpoint: LaneEndpoint; secrets: readonly string[] } | LaneRunResult> {
@@ -128,21 +118,16 @@ async function sendable(
       "the endpoint's account has no live key with orders:read (revoked, expired, or without that scope)",
     );
   const secrets = await liveSecrets(context.sealingKey, endpoint, now);
-  // Not a passing fault: it would fail every time (docs/operations.md#webhooks: a changed WEBHOOK_SECRETS_KEY leaves
-  // secrets unreadable).
+  // Not a passing fault: a changed WEBHOOK_SECRETS_KEY would fail every time (docs/operations.md#webhooks).
   if (secrets === undefined)
     return failAll(context, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
   return { endpoint, secrets };
 }
 
 /**
- * The pool: due deliveries started in turn, LANE_CONCURRENCY at once, paced.
- * The endpoint is read again with each page, so a disabling, a new URL or a
- * rotated secret holds from the next page on; each delivery's row is read
- * again just before it starts, so one settled, made due later or wiped
- * meanwhile is not sent. Whatever ends the run, it ends only once every
- * POST it started has been recorded: a run that follows never sends one of
- * them a second time.
+ * The pool: due deliveries started in turn, LANE_CONCURRENCY at once, paced. The endpoint is read with each page and
+ * each row just before its start, so a disabling, a new URL or secret, or a settled row holds at once. A run ends only
+ * once every POST it started is recorded, so none is sent twice.
  */
 async function sendDue(context: LaneContext, began: number): Promise<LaneRunResult> {
   const { sql } = context;

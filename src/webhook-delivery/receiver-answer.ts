@@ -2,10 +2,8 @@
 const ANSWER_SHOWN = 256;
 
 /**
- * The start of a receiver's answer (its first chunk, at most ANSWER_SHOWN
- * characters), and no more of it: a receiver may answer with anything, of any
- * length. Null when the body cannot be read (it stalled past the request's
- * timeout): the status was still answered.
+ * The start of a receiver's answer, ANSWER_SHOWN characters at most, since it may be anything of any length; null when
+ * the body stalled past the timeout.
  */
 async function answerStart(answer: Response): Promise<string | null> {
   const reader = answer.body?.getReader();
@@ -34,10 +32,7 @@ export interface ReceiverAnswer {
   durationMs: number;
 }
 
-/**
- * POSTs a signed event to a receiver, redirects not followed, and reads what it made of it: a delivery attempt's, or a
- * test event's.
- */
+/** POSTs a signed event, following no redirect, and reads the answer: an attempt's or a test event's. */
 export async function postToReceiver(
   fetch: typeof globalThis.fetch,
   url: string,

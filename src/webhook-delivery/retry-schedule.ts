@@ -1,8 +1,4 @@
-/**
- * When a failed delivery is tried again (docs/design/order-events.md#lanes):
- * the schedule's next delay (WEBHOOK_RETRY_SECONDS), or longer when the
- * receiver asked for longer, never past the schedule's whole span.
- */
+/** When a failed delivery is tried again (docs/design/order-events.md#lanes). */
 
 /** Seconds a `Retry-After` asks for (delta-seconds or an HTTP-date), or null when it asks for nothing readable. */
 export function retryAfterSeconds(value: string | null, now: number): number | null {
@@ -13,9 +9,8 @@ export function retryAfterSeconds(value: string | null, now: number): number | n
 }
 
 /**
- * The wait before the next attempt after a failed one: the schedule's, or
- * longer when a 429 or 503 asked for longer with `Retry-After`, but never
- * past the schedule's whole span (a receiver cannot park its deliveries for ever).
+ * The wait after a failed attempt: the schedule's, or longer when a 429 or 503 asks with `Retry-After`, never past the
+ * schedule's whole span.
  */
 export function nextDelaySeconds(
   schedule: readonly number[],

@@ -1,19 +1,14 @@
 /**
- * Webhook signing secrets (docs/operations.md#webhooks). A secret is
- * `whsec_` and the base64 of 32 random bytes, shown to its owner once. D1
- * keeps it sealed with AES-GCM under a key derived from the Workers secret
- * WEBHOOK_SECRETS_KEY, bound to its endpoint's id (the additional data), so
- * a database copy alone never yields a secret, and a sealed secret moved to
- * another endpoint does not open.
+ * Webhook signing secrets (docs/operations.md#webhooks): `whsec_` and 32 random bytes in base64, shown once. D1 keeps
+ * each sealed with AES-GCM under WEBHOOK_SECRETS_KEY, bound to its endpoint's id, so a database copy yields no secret
+ * and a sealed one moved elsewhere does not open.
  */
 import { base64, fromBase64 } from "../lib/base64";
 import { openText, sealText } from "../lib/sealing";
 
 const PREFIX = "whsec_";
 
-/**
- * The Workers secret secrets are sealed with; a deployment without it is misconfigured (docs/operations.md#webhooks).
- */
+/** The secret signing secrets are sealed with; a deployment without it is misconfigured. */
 export function sealingKeyOf(env: Env): string {
   if (!env.WEBHOOK_SECRETS_KEY)
     throw new Error("WEBHOOK_SECRETS_KEY is not set: webhook secrets cannot be sealed or opened");
@@ -24,9 +19,8 @@ export function sealingKeyOf(env: Env): string {
 export const newWebhookSecret = () => `${PREFIX}${base64(crypto.getRandomValues(new Uint8Array(32)))}`;
 
 /**
- * Standard Webhooks' asymmetric keys: `whsk_` and the base64 of the Ed25519 seed and public key (64 bytes, as
- * libsodium writes a secret key), never shown, sealed as a secret is; `whpk_` and the base64 of the public key, which
- * its owner verifies with.
+ * Standard Webhooks' asymmetric keys: `whsk_` and the Ed25519 seed and public key (as libsodium writes one), sealed and
+ * never shown; `whpk_` and the public key, which its owner verifies with.
  */
 export const SIGNING_KEY_PREFIX = "whsk_";
 export const PUBLIC_KEY_PREFIX = "whpk_";
@@ -71,9 +65,8 @@ export const openSecret = (keyMaterial: string, endpointId: string, sealed: stri
   openText(PURPOSE, keyMaterial, endpointId, sealed);
 
 /**
- * The secrets that sign an endpoint's deliveries now: its own, and the one a
- * rotation replaced while the overlap lasts (left out, never fatal, should it
- * no longer open). Undefined when its own cannot be opened.
+ * The secrets that sign now: the endpoint's own, and during an overlap the one it replaced (left out should it not
+ * open). Undefined when its own does not open.
  */
 export async function liveSecrets(
   keyMaterial: string,

@@ -1,10 +1,6 @@
 /**
- * Standard Webhooks signatures (https://www.standardwebhooks.com/) over
- * `<webhook-id>.<webhook-timestamp>.<body>`: HMAC-SHA256 keyed with a
- * `whsec_` secret's decoded bytes, sent as `v1,<base64>`, or Ed25519 with a
- * `whsk_` signing key, sent as `v1a,<base64>`, in `webhook-signature`;
- * during a rotation one signature per secret or key, space-separated, so a
- * receiver holding either verifies it.
+ * Standard Webhooks signatures over `<webhook-id>.<webhook-timestamp>.<body>`: HMAC-SHA256 (`v1,`) or Ed25519 (`v1a,`),
+ * one per secret during a rotation, space-separated.
  */
 import { base64 } from "../lib/base64";
 import { SIGNING_KEY_PREFIX, secretBytes, signingPrivateKey } from "./webhook-secrets";

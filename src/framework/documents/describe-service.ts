@@ -32,9 +32,7 @@ export function workerVersionOf(c: Context<AppEnv>) {
   return { id: id || null, tag: tag || null };
 }
 
-/**
- * A version as `GET /` lists it and `GET <version>` describes it, on the deployment whose /v1 base URL is `baseUrl`.
- */
+/** A version as `GET /` lists it and `GET <version>` describes it, for the /v1 base URL `baseUrl`. */
 function versionEntry(baseUrl: string, version: ApiVersion) {
   const base = versionBaseUrl(baseUrl, version);
   return { version: version.version, baseUrl: base, document: `${base}/openapi.json`, reference: `${base}/docs` };
@@ -82,9 +80,7 @@ export function describeServiceOperation(versions: readonly RouteGroup[]): Opera
 }
 
 /**
- * `GET /v1`, `GET /v2`: the base address `npm start` prints and a client is
- * configured with answers what `GET /` says of that version, with its
- * operations (docs/api.md#versioning-stability-and-deprecation).
+ * `GET /v1`, `GET /v2`: the base address a client is configured with says what `GET /` says of it, with its operations.
  */
 export function describeVersionOperation(version: ApiVersion, operations: readonly Operation[]): Operation {
   return defineOperation({

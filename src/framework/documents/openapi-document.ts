@@ -1,7 +1,4 @@
-/**
- * The OpenAPI 3.1 document, generated from the operation registry and the
- * same zod schemas the routes validate with.
- */
+/** The OpenAPI 3.1 document, from the operation registry and the zod schemas the routes validate with. */
 import { z } from "zod";
 import type { Config } from "../read-config";
 import { ERROR_STATUS, ERROR_STATUS_HEADERS, ErrorBody, type ErrorCode } from "../api-error";
@@ -47,11 +44,7 @@ interface Components {
   schemas: Record<string, JsonObject>;
 }
 
-/**
- * A schema's JSON, the named schemas it refers to added to the components.
- * Named by id within one document only: v1's and v2's Order are two schemas
- * (v2 writes ids as strings), each "Order" in its own version's document.
- */
+/** A schema's JSON, its named schemas added to the components: one version's "Order" is not another's. */
 function schemaOf(schema: z.core.$ZodType, components: Components): JsonObject {
   const { $schema: _, ...json } = z.toJSONSchema(schema, jsonSchemaOptions) as JsonObject;
   // Named schemas live in components; point at them instead of inlining copies.
@@ -168,11 +161,7 @@ function webhooksOf(webhooks: readonly WebhookDescription[], components: Compone
   );
 }
 
-/**
- * The OpenAPI document of one version's operations (and the requests it sends, `webhooks`). Its servers are this
- * deployment's first (so the reference page's requests go where the page
- * came from), then production and staging.
- */
+/** One version's OpenAPI document; this deployment's server first, where the reference page calls. */
 export function openApiDocument(
   operations: readonly Operation[],
   config: Pick<Config, "baseUrl" | "productionBaseUrl" | "stagingBaseUrl">,

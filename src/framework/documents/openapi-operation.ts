@@ -9,10 +9,7 @@ const OpenApiDocumentBody = z
   .loose()
   .describe("An OpenAPI 3.1 document");
 
-/**
- * `GET <version>/openapi.json`: the document of `operations` and of itself,
- * built once per parsed config into `documents` (isolate-memory.ts).
- */
+/** `GET <version>/openapi.json`: the document, built once per parsed config. */
 export function openApiDocumentOperation(
   operations: readonly Operation[],
   version: ApiVersion,

@@ -2,27 +2,17 @@ import { API_VERSIONS, VERSION_PREFIX, type ApiVersion } from "../service-identi
 import { defineOperation } from "../operations/define-operation";
 import { htmlBody } from "../counted-body";
 
-/**
- * Where v1's reference page lives, and the script of every version's page among the static assets
- * (scripts/build-assets.ts copies it there).
- */
+/** Where v1's reference page lives, and the page's script among the static assets. */
 export const REFERENCE_PATH = `${VERSION_PREFIX}/docs`;
 const SCRIPT_PATH = `${REFERENCE_PATH}/scalar.js`;
 
-/**
- * The address of an operation's section on the reference page: Scalar's
- * anchor, `#tag/<tag slug>/<METHOD><path>`, with the path's braces encoded.
- */
+/** An operation's section on the reference page: Scalar's `#tag/<tag slug>/<METHOD><path>`, braces encoded. */
 export function referenceLink(baseUrl: string, operation: { tag: string; method: string; path: string }): string {
   const tag = operation.tag.toLowerCase().replaceAll(" ", "-");
   return `${baseUrl}/docs#tag/${tag}/${operation.method.toUpperCase()}${encodeURI(operation.path)}`;
 }
 
-/**
- * Scalar's options, read from the page's data attributes so the page needs no
- * inline script: no fonts from Scalar's servers, no third-party client
- * generators or AI features, nothing that calls out of this origin.
- */
+/** Scalar's options, from the page's data attributes (no inline script): nothing that calls out of this origin. */
 const SCALAR_CONFIGURATION = {
   withDefaultFonts: false,
   // Every operation on the page from the start, so a link to one always finds its section.
@@ -36,10 +26,7 @@ const SCALAR_CONFIGURATION = {
   documentDownloadType: "json",
 };
 
-/**
- * Only this origin: the page, its script and the document. Scalar writes its
- * styles at run time, hence 'unsafe-inline' for styles (never for scripts).
- */
+/** Only this origin. Scalar writes styles at run time, hence 'unsafe-inline' for styles, never scripts. */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
@@ -55,10 +42,7 @@ const CONTENT_SECURITY_POLICY = [
 const escapeAttribute = (value: string) =>
   value.replaceAll("&", "&amp;").replaceAll("'", "&#39;").replaceAll("<", "&lt;");
 
-/**
- * The page of one version: its document, the script from the assets (under /v1/docs, where `npm install` copies it),
- * links to every version's page.
- */
+/** One version's page: its document, the script from the assets, links to every version's page. */
 function pageOf(version: ApiVersion): string {
   const others = Object.values(API_VERSIONS)
     .map(({ prefix }) => `<a href="${prefix}/docs">${prefix.slice(1)}</a>`)
@@ -83,12 +67,7 @@ data-configuration='${escapeAttribute(JSON.stringify(SCALAR_CONFIGURATION))}'></
 `;
 }
 
-/**
- * `GET <version>/docs`: the API reference for people, rendered in the browser
- * from that version's OpenAPI document (docs/api.md#clients). It needs no key;
- * like every call without one, it is limited per address. Not an operation of
- * the API: the document points to it as its externalDocs.
- */
+/** `GET <version>/docs`: the API reference for people, built from the version's document. */
 export const referencePageOperation = (version: ApiVersion) => {
   const page = pageOf(version);
   return defineOperation({

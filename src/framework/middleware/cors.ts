@@ -4,14 +4,9 @@ import type { AppEnv } from "../app-env";
 import { CLIENT_SENT, EXPOSED } from "../header-catalogue";
 
 /**
- * Any origin may call: keys travel in a header, so there is no ambient
- * credential for another site to ride on. The console's session cookie is
- * one, but SameSite=Strict and sent without credentials mode by no other
- * site's script; its writes check Origin besides (docs/api.md#the-console). Preflights need no key,
- * and are answered with the methods of the path they ask about; so is a plain
- * OPTIONS (no Access-Control-Request-Method), with `Allow` as RFC 9110 has it.
- * Browser code may read every header the catalogue marks exposed
- * (docs/api.md#versioning-stability-and-deprecation).
+ * Any origin may call: keys travel in a header, so no ambient credential rides along (the console's cookie is
+ * SameSite=Strict and its writes check Origin). Preflights need no key and get the path's methods; a plain OPTIONS gets
+ * `Allow`. Browsers may read every header the catalogue exposes.
  */
 export function corsPolicy(
   allowedMethods: (path: string, env: Env) => string[] | undefined,
@@ -26,9 +21,7 @@ export function corsPolicy(
   const exposed = EXPOSED.join(",");
   return (c, next) => {
     if (c.req.method !== "OPTIONS" || c.req.header("Access-Control-Request-Method") === undefined) {
-      // What Hono's cors sets on every other request, set before the response exists so they join it as it is
-      // made. Hot path: no response is made but the one sent (Hono's cors sets them on a placeholder, which costs
-      // two more responses and their headers' copies; bench/HISTORY.md#why-issue-30s-targets-were-missed).
+      // Set before the response exists, so no placeholder response is made (Hono's cors costs two more).
       c.header("Access-Control-Allow-Origin", "*");
       c.header("Access-Control-Expose-Headers", exposed);
       if (c.req.method !== "OPTIONS") return next();
@@ -36,8 +29,7 @@ export function corsPolicy(
       const methods = allowedMethods(c.req.path, c.env);
       return methods?.length ? Promise.resolve(c.body(null, 204, { Allow: methods.join(", ") })) : next();
     }
-    // A path that does not exist in this deployment (the operator API without its token) answers no preflight: its 404
-    // follows.
+    // A path this deployment lacks answers no preflight: its 404 follows.
     return allowedMethods(c.req.path, c.env) === undefined ? next() : preflight(c, next);
   };
 }

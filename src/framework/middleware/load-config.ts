@@ -13,10 +13,7 @@ export function configOf(env: Env, parsed: WeakMap<Env, ConfigResult>): ConfigRe
   return result;
 }
 
-/**
- * Puts the parsed vars on the context. With an invalid var the worker refuses
- * to serve (503) rather than guess; the request's log line names the var.
- */
+/** Puts the parsed vars on the context; with an invalid one the worker answers 503 rather than guess. */
 export function loadConfig(parsed: WeakMap<Env, ConfigResult>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const result = configOf(c.env, parsed);

@@ -1,8 +1,6 @@
 /**
- * One Workers Analytics Engine data point per request
- * (docs/operations.md#request-analytics): who by account, never by key; which
- * version, route and outcome; how long and how big. The columns' order is
- * the dataset's schema: blob1..blob7 and double1..double3 in the SQL.
+ * One Analytics Engine data point per request (docs/operations.md#request-analytics): the account, never the key;
+ * version, route, outcome; time and size. The columns' order is the dataset's schema.
  */
 export type RequestOutcome = "admitted" | "limited" | "banned" | "unauthenticated" | "error";
 
@@ -24,10 +22,7 @@ export interface RequestFacts {
   /** The Cloudflare data center that answered; "local" where the runtime gives none. */
   colo: string;
   durationMs: number;
-  /**
-   * Response body bytes as written (counted by what wrote them, a streamed body once it has ended); 0 without a body;
-   * -1 for a body its writer did not count.
-   */
+  /** Body bytes as written (a stream's once ended); 0 without a body; -1 when its writer did not count it. */
   bytes: number;
 }
 

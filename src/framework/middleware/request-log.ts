@@ -24,11 +24,7 @@ export interface RequestLogLine {
   error?: string;
 }
 
-/**
- * Who a request was for, as the app's features know it (handed to
- * requestLog() by the app): the key by its id and plan, the limiter's
- * decision, and the account that indexes its analytics point.
- */
+/** Who a request was for, as the app knows it: the key's id and plan, the limiter's decision, the account. */
 export interface RequestParty {
   keyId: string | null;
   plan: string | null;
@@ -37,11 +33,7 @@ export interface RequestParty {
   index: string | undefined;
 }
 
-/**
- * Writes one JSON line per request once its response is known, errors
- * included (app.onError has already turned them into responses by then), and
- * its analytics data point (request-analytics.ts). It names the key by its id only; the key itself never reaches a log.
- */
+/** One JSON line and one analytics point per request, errors included; a key named by its id only. */
 export function requestLog(partyOf: (c: Context<AppEnv>) => RequestParty): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = Date.now();
@@ -93,9 +85,8 @@ function recordRequest(c: Context<AppEnv>, line: RequestLogLine, index: string |
       // dropped
     }
   };
-  // The writers count what they write (counted-body.ts); a streamed body's point waits for its end, which
-  // comes while the response is still being sent (no waitUntil: nothing should wait on a body nobody reads).
-  // Only an uncounted response is asked for its body: the runtime makes a stream object to answer.
+  // A streamed body's point waits for its end (no waitUntil: nothing should wait on an unread body); only an uncounted
+  // response is asked for its body.
   const bytes = c.req.method === "HEAD" ? 0 : (c.get("bodyBytes") ?? (c.res.body ? -1 : 0));
   if (typeof bytes === "number") write(bytes);
   else void bytes.then(write);

@@ -5,12 +5,8 @@ import type { AppEnv } from "../app-env";
 const RAY_ID = /^[0-9a-f]{16}(?:-([A-Z]{3,4}))?$/;
 
 /**
- * Names every response: its request id and the Worker version answering.
- * Cloudflare's own `cf-ray` is the id operators can search for in the
- * dashboard, so it wins; a client-chosen id is never trusted. The edge sets
- * cf-ray itself, but anything else in front of the worker (wrangler dev, a
- * proxy) may pass one through from the client, so only the ray format is
- * echoed into headers and logs.
+ * Names every response with its request id and Worker version. Cloudflare's `cf-ray` wins, as operators search by it;
+ * only the ray format is echoed, since anything in front of the Worker may pass a client's through.
  */
 export function responseIdentity(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -21,8 +17,7 @@ export function responseIdentity(): MiddlewareHandler<AppEnv> {
     // The data centre, for the analytics point: read from the ray, because request.cf is parsed from JSON on first use.
     if (valid?.[1]) c.set("colo", valid[1]);
     c.header("X-Request-Id", id);
-    // The Worker version that answers (docs/operations.md#versions): during a gradual deployment two serve side
-    // by side, and a smoke check verifies the one it meant is answering. Locally, whatever `wrangler dev` provides.
+    // The Worker version answering, so a smoke check in a gradual deployment knows which one it met.
     const version = c.env?.CF_VERSION_METADATA?.id;
     if (version) c.header("X-Worker-Version", version);
     await next();

@@ -31,11 +31,7 @@ interface SuccessResponse {
 
 type Reply = Response | Promise<Response>;
 
-/**
- * Who may call: anyone (still rate limited per address), keys with a scope
- * or any valid key (docs/api.md#authentication), or operators with the operator token (README,
- * "Operator API").
- */
+/** Who may call: anyone (rate limited per address), keys with a scope, any valid key, or operators. */
 type Access =
   | { public: true; scope?: undefined; operator?: undefined }
   | { public?: false; scope: KeyRequirement; operator?: undefined }
@@ -59,18 +55,12 @@ type OperationDescription = Access & {
   requestBody?: { description: string; schema: z.ZodType };
   /** Optional request headers the operation reads (validated by its handler). */
   requestHeaders?: readonly HeaderName[];
-  /**
-   * A write a retry may repeat safely: it takes an Idempotency-Key, checked after the caller's access
-   * (mountRoutes() puts the guard the app hands it there).
-   */
+  /** A write a retry may repeat safely: it takes an Idempotency-Key, checked after the caller's access. */
   idempotent?: true;
   responses: Record<number, SuccessResponse>;
   /** Errors particular to this operation; authentication, limits and outages are added for all. */
   errors: readonly ErrorCode[];
-  /**
-   * False for what is routed like an operation but is not one of the API's (GET /, the reference page, the operator
-   * API): left out of documents.
-   */
+  /** False for what is routed like an operation but left out of the documents (GET /, the reference page). */
   documented?: false;
 };
 
@@ -88,16 +78,12 @@ type OperationSpec<P extends z.ZodObject> = OperationDescription &
   );
 
 /**
- * One operation: how it is routed, guarded, validated and described. The
- * router, the 405 answers, CORS, `GET /` and the OpenAPI documents are all
- * built from the lists of these (mount-routes.ts), so what is served and what
- * is documented cannot drift apart.
+ * One operation: how it is routed, guarded, validated and described. Routes, 405s, CORS, `GET /` and the OpenAPI
+ * documents are all built from these, so what is served and what is documented cannot drift.
  */
 export type Operation = OperationDescription & {
   params?: PathParams<z.ZodObject>;
-  /**
-   * Its parameters' validation, then the operation; mountRoutes() puts the guards its description asks for before them.
-   */
+  /** Its parameters' validation, then the operation; the guards go before them. */
   run: MiddlewareHandler<AppEnv>[];
 };
 

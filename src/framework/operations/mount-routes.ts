@@ -7,27 +7,17 @@ import type { Operation } from "./define-operation";
 import type { KeyRequirement } from "./scopes";
 import { referenceLink } from "../documents/reference-page";
 
-/**
- * Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2` for the versions, `/admin` for operators.
- */
+/** Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2`, `/admin` for operators. */
 export interface RouteGroup {
   base: string;
   operations: readonly Operation[];
   /** Set on a version of the API: what `GET /` says of it. */
   version?: ApiVersion;
-  /**
-   * Set on a group that exists only in some deployments (the operator API,
-   * only with its token): where it says no, every path of the group is 404
-   * `not_found`, whatever the method, preflights included.
-   */
+  /** Set on a group only some deployments have: where it says no, every path of it is 404, preflights included. */
   available?: (env: Env) => boolean;
 }
 
-/**
- * The guards an operation's access asks for, handed to mountRoutes() by the
- * app: the framework knows that an operation needs a key with a scope or the
- * operator token, not how either is checked.
- */
+/** The guards an operation asks for, handed in by the app: the framework never knows how they check. */
 export interface AccessGuards {
   /** Refuses a caller without a valid key, or with one that lacks the scope. */
   apiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv>;
@@ -39,10 +29,7 @@ export interface AccessGuards {
 
 const notFound = () => new ApiError("not_found", "No such resource. See GET / for what this service offers.");
 
-/**
- * The guards an operation's description asks for: a key with its scope, or the operator token; the deprecation headers
- * and sunset.
- */
+/** The guards an operation's description asks for, and its deprecation headers. */
 function guardsOf(guards: AccessGuards, operation: Operation): MiddlewareHandler<AppEnv>[] {
   const access = operation.public ? [] : operation.operator ? [guards.operator()] : [guards.apiKey(operation.scope)];
   if (operation.idempotent) access.push(guards.idempotency());
@@ -52,12 +39,9 @@ function guardsOf(guards: AccessGuards, operation: Operation): MiddlewareHandler
 }
 
 /**
- * The Hono paths of a path template: `{name}` becomes a parameter, and a
- * template ending in one also gets a path with that segment empty, so
- * `DELETE /store/orders/` reaches the validator (the parameter missing) and
- * gets 400, not 404. Hono's RegExpRouter, which matches this table in one
- * step, refuses a parameter that can match nothing and a literal beside a
- * parameter, so an empty segment within a path (`/admin/keys//revoke`) is 404.
+ * The Hono paths of a path template: `{name}` becomes a parameter, and a trailing one also gets a path with it empty,
+ * so `DELETE /store/orders/` gets the validator's 400, not 404. An empty segment mid-path is 404: the RegExpRouter
+ * refuses a parameter that can match nothing.
  */
 function honoPaths(path: string): string[] {
   const hono = path.replace(/\{(\w+)\}/g, ":$1");
@@ -70,10 +54,8 @@ function honoPaths(path: string): string[] {
 const TOP_LEVEL = /^\/[^/]+$/;
 
 /**
- * Routes every operation of every group, the one way any route is served:
- * each named for the request log by its path template, behind the guards its
- * description asks for, and every path answering the methods it lacks with
- * 405 and `Allow`.
+ * Routes every operation of every group, the one way any route is served: named by its path template for the request
+ * log, behind its guards, every path answering the methods it lacks with 405 and `Allow`.
  */
 export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[], guards: AccessGuards): void {
   for (const { base, available } of groups) {
@@ -115,10 +97,7 @@ function routeName(route: string): MiddlewareHandler<AppEnv> {
   };
 }
 
-/**
- * The methods each path template answers: its operations', HEAD with GET (Hono answers it from GET), and OPTIONS
- * (CORS).
- */
+/** The methods each path template answers: its operations', HEAD with GET, and OPTIONS. */
 function methodsByPath(operations: readonly Operation[]): Map<string, string[]> {
   const byPath = new Map<string, string[]>();
   for (const { path, method } of operations) byPath.set(path, [...(byPath.get(path) ?? []), method.toUpperCase()]);
@@ -127,13 +106,7 @@ function methodsByPath(operations: readonly Operation[]): Map<string, string[]> 
   return byPath;
 }
 
-/**
- * For a request path, the methods its operation path answers (the 405's Allow
- * list), or an empty list for a path no operation serves; undefined for a
- * path of a group not available in this deployment (no preflight is answered
- * for it). CORS preflights answer with it, so a browser learns what this path
- * really allows.
- */
+/** A path's methods (for `Allow` and preflights), empty for none; undefined in a group absent here. */
 export function allowedMethods(groups: readonly RouteGroup[]): (path: string, env: Env) => string[] | undefined {
   const patterns = groups.flatMap(({ base, operations }) =>
     [...methodsByPath(operations)].map(([path, methods]) => {

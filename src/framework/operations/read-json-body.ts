@@ -6,12 +6,7 @@ import type { AppEnv } from "../app-env";
 /** Bodies are small JSON objects: anything longer is refused unread. */
 export const MAX_BODY_BYTES = 16_384;
 
-/**
- * The request's JSON body, checked against `schema` (docs/api.md#errors): 415
- * `unsupported_media_type` for a body not sent as JSON, 413 `body_too_large`
- * past MAX_BODY_BYTES, 400 `invalid_body` for JSON that does not parse or fit,
- * naming what does not fit.
- */
+/** The JSON body checked against `schema`: 415 not JSON, 413 too large, 400 naming what does not fit. */
 export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
   if (!/^application\/json\s*(;|$)/i.test(c.req.header("Content-Type") ?? "")) {
     throw new ApiError("unsupported_media_type", "The body must be JSON, sent with Content-Type: application/json.");
@@ -34,11 +29,7 @@ export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sche
   return parsed.data;
 }
 
-/**
- * The same for a body that may be left out: a request that sends nothing
- * (no body, or an empty one, whatever its Content-Type says) reads as `{}`,
- * so its defaults apply.
- */
+/** The same for an optional body: none, or an empty one, reads as `{}` so its defaults apply. */
 export function readOptionalJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
   const sent = c.req.raw.body !== null && c.req.header("Content-Length") !== "0";
   if (sent) return readJsonBody(c, schema);
@@ -47,12 +38,7 @@ export function readOptionalJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sc
   return Promise.resolve(parsed.data);
 }
 
-/**
- * The body's bytes, at most `limit`: a body whose Content-Length says more is
- * refused before any of it is read, and one sent without it (chunked) as soon
- * as more than `limit` bytes have arrived, so no caller makes the Worker hold
- * more than that.
- */
+/** The body's bytes, at most `limit`: refused on its Content-Length before reading, or as soon as more arrive. */
 export async function cappedBody(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer>> {
   const tooLarge = () => new ApiError("body_too_large", `The body is longer than ${limit} bytes.`);
   if (Number(request.headers.get("Content-Length")) > limit) throw tooLarge();

@@ -1,9 +1,7 @@
 import { z } from "zod";
 
 /**
- * What an operation asks of a key (docs/api.md#authentication): read orders (the list, the feed, the
- * deprecated pets), write them (cancel), manage its account's webhook endpoints, manage its account's
- * keys (rotate, revoke). Keys carry them; the operation names the one it needs.
+ * What an operation asks of a key (docs/api.md#authentication): read or write orders, manage webhook endpoints or keys.
  */
 export const SCOPES = ["orders:read", "orders:write", "webhooks:manage", "keys:manage"] as const;
 export const Scope = z.enum(SCOPES);

@@ -1,9 +1,4 @@
-/**
- * Query parameters read strictly (docs/api.md#v2-filtering-and-pagination):
- * a typo never silently widens a filter. An unknown or repeated parameter,
- * or a value that does not parse, is 400 `invalid_query` naming the
- * parameter and what it accepts.
- */
+/** Query parameters read strictly, so a typo never widens a filter: 400 `invalid_query` naming it. */
 import { ApiError } from "../api-error";
 
 /** What each parameter accepts, as the 400's message and the document say it. */

@@ -8,12 +8,7 @@ import { findKeyById } from "../lookup";
 import { rotateKey } from "../rotate-key";
 import { KEY_PARAMS, OWN_KEYS, RotatedKey, RotateOwnKey } from "./own-key-schemas";
 
-/**
- * POST /v2/keys/{keyId}/rotate: a key of the caller's account (usually the
- * calling one) replaced by a new one of the same account, plan, limits and
- * scopes, as `npm run keys -- rotate` does; the old key works through the
- * grace period, then expires. Both audited.
- */
+/** POST /v2/keys/{keyId}/rotate: a key of the caller's account replaced; the old works through its grace. */
 export const rotateOwnKey = defineOperation({
   ...OWN_KEYS,
   operationId: "rotateOwnKey",
@@ -50,8 +45,7 @@ export const rotateOwnKey = defineOperation({
     const target = await findKeyById(c.env, keyId);
     if (!target || accountOf(target) !== accountOf(caller))
       throw new ApiError("key_not_found", `No key ${keyId} in this key's account.`);
-    // The account refuses what the caller may not do, as it stands there now (key-rules.ts). The new key is never
-    // logged or kept: this answer is its one showing.
+    // The account refuses what the caller may not do; the new key is never logged or kept: this is its one showing.
     return jsonBody(c, await rotateKey(c, target, graceSeconds, `key:${caller.id}`, caller.id), 201);
   },
 });

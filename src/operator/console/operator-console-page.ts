@@ -12,11 +12,7 @@ const PAGE = consolePage(
   "The operators' console needs JavaScript. Everything it does, the operator API does too: see docs/operations.md.",
 );
 
-/**
- * `GET /operator`: the operators' web page (docs/operations.md#the-operators-console),
- * a client of the operator API. It exists where the operator API does (404
- * elsewhere); it needs no token to load (it asks for one, or a link's token).
- */
+/** `GET /operator`: the operators' page, where the operator API exists; it loads with no token. */
 export const operatorConsolePageOperation = defineOperation({
   operationId: "getOperatorConsolePage",
   public: true,

@@ -13,11 +13,7 @@ const AddOperator = z.strictObject({
   name: z.string().regex(OPERATOR_NAME).describe("Letters, digits and . _ @ + -, up to 64: a handle or an email"),
 });
 
-/**
- * POST /admin/operators (`npm run keys -- operator add`): a named operator
- * with a token of its own, shown this once; only its SHA-256 is kept
- * (docs/operations.md#operators). A name is never given twice.
- */
+/** POST /admin/operators: a named operator with its own token, shown once, its SHA-256 kept; names are never reused. */
 export const addOperator = defineOperation({
   ...NAMED_OPERATORS,
   operationId: "addOperator",

@@ -9,12 +9,7 @@ import { INSERT_OPERATOR_LINK, OPERATOR_CONSOLE_PATH, OPERATOR_LINK_SECONDS } fr
 import { presentsBootstrapToken } from "../require-operator";
 import { NAMED_OPERATORS, NO_STORE, OperatorParams, operatorNameInvalid, operatorNamed } from "./named-operator";
 
-/**
- * POST /admin/operators/{name}/link (`npm run keys -- operator-link`): a
- * single-use link that signs a named operator in to the operators' console
- * (docs/operations.md#the-operators-console) within 15 minutes; its token is
- * in the link's fragment, only its SHA-256 kept.
- */
+/** POST /admin/operators/{name}/link: a single-use link into the operators' console, 15 minutes. */
 export const createOperatorLink = defineOperation({
   ...NAMED_OPERATORS,
   operationId: "createOperatorLink",
@@ -33,8 +28,7 @@ export const createOperatorLink = defineOperation({
   },
   errors: ["not_found"],
   async handle(c, { name }) {
-    // A link signs its holder in as the operator it names: an operator makes their own, the bootstrap token's holder
-    // anyone's, so no operator can act under another's name.
+    // Operators make their own links; only the bootstrap token's holder makes anyone's.
     if (name !== c.get("operator") && !(await presentsBootstrapToken(c)))
       throw new ApiError(
         "not_found",

@@ -11,11 +11,7 @@ import {
   operatorNamed,
 } from "./named-operator";
 
-/**
- * POST /admin/operators/{name}/revoke (`npm run keys -- operator revoke`):
- * the operator's token and sessions are refused from the next request on. A
- * second revocation changes nothing.
- */
+/** POST /admin/operators/{name}/revoke: the operator's token and sessions refused from the next request. */
 export const revokeOperator = defineOperation({
   ...NAMED_OPERATORS,
   operationId: "revokeOperator",

@@ -14,11 +14,7 @@ const invalidLink = () =>
     "This sign-in link was used already, has expired (links last 15 minutes), or never existed. Ask for a new one.",
   );
 
-/**
- * POST /admin/session/link: a single-use link (`npm run keys -- operator-link`)
- * exchanged for a session of the operator it was made for. Public: the token
- * is the credential, and like any request without a key it is limited per address.
- */
+/** POST /admin/session/link: a link's token exchanged for the operator's session; public and limited per address. */
 export const redeemOperatorLinkOperation = defineOperation({
   ...OPERATOR_SESSION,
   public: true,

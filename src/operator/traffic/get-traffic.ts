@@ -52,12 +52,7 @@ const Traffic = z.object({
   dataset: z.string(),
 });
 
-/**
- * GET /admin/traffic: every account's traffic, read from the request
- * analytics through Workers Analytics Engine's SQL API
- * (docs/operations.md#traffic), never from the accounts' objects: five
- * queries however many accounts there are.
- */
+/** GET /admin/traffic: every account's traffic from Analytics Engine, five queries for any number. */
 export const getTraffic = defineOperation({
   operator: true,
   tag: "Service",

@@ -1,10 +1,7 @@
 /**
- * The operators' traffic view (docs/operations.md#traffic) as queries of the
- * request analytics (framework/middleware/request-analytics.ts: index1 the
- * account or `ip:<address group>`, blob5 the outcome, blob6 the plan) and
- * readings of their answers. Reading the analytics scales to any number of
- * accounts where asking each account would not. Plain functions: the
- * one call out is the operation's.
+ * The operators' traffic view (docs/operations.md#traffic) as Analytics Engine queries and readings of their answers
+ * (index1 the account or address group, blob5 the outcome, blob6 the plan): it scales to any number of accounts. Plain
+ * functions; the operation makes the call.
  */
 import type { RequestOutcome } from "../../framework/middleware/request-analytics";
 
@@ -123,8 +120,7 @@ export function readSeries(answer: unknown, range: TrafficRange, now: number): T
   for (const row of rowsOf(answer)) {
     const bucket = buckets.get(count(row, "bucket"));
     const outcome = String(row.outcome);
-    // A point from the range's first partial minute falls before the first whole bucket; an unknown outcome is a newer
-    // writer's.
+    // A point before the first whole bucket is skipped, and an outcome a newer writer added.
     if (bucket && (OUTCOMES as readonly string[]).includes(outcome))
       bucket[outcome as (typeof OUTCOMES)[number]] += count(row, "requests");
   }

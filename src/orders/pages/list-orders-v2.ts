@@ -25,10 +25,7 @@ const QUERY_SCHEMAS: Record<keyof typeof PARAMETERS, Record<string, unknown>> = 
   cursor: { type: "string", minLength: 1, maxLength: 200, pattern: CURSOR_PATTERN },
 };
 
-/**
- * `GET /v2/store/orders`: the orders that match the filters, a page at a time
- * (docs/api.md#v2-filtering-and-pagination).
- */
+/** `GET /v2/store/orders`: the matching orders, a page at a time. */
 export const listOrdersV2 = (ownWrites: OwnWrites) =>
   defineOperation({
     operationId: "listOrdersV2",

@@ -1,9 +1,4 @@
-/**
- * v2's page cursors (docs/api.md#v2-filtering-and-pagination): where the
- * next page starts (after an order id) and which filters it belongs to,
- * opaque to clients (lib/opaque-cursor.ts): `<after id>.<filters digest>`.
- * The digest binds it to its filters; a changed `limit` keeps it valid.
- */
+/** v2's page cursors: `<after id>.<filters digest>`, opaque, bound to their filters but not to `limit`. */
 import { ApiError } from "../../framework/api-error";
 import { isCanonicalInt64 } from "../../lib/int64";
 import { cursorDigest, makeCursor, readCursor } from "../../lib/opaque-cursor";
@@ -19,9 +14,7 @@ export async function encodeCursor(afterId: string, filters: OrderFilters): Prom
   return makeCursor(PURPOSE, [afterId, await filtersDigest(filters)]);
 }
 
-/**
- * The order id a cursor continues after; 400 `invalid_cursor` for one this API did not make, or made for other filters.
- */
+/** The id a cursor continues after; 400 `invalid_cursor` for one not made here or for other filters. */
 export async function decodeCursor(cursor: string, filters: OrderFilters): Promise<string> {
   const [afterId, boundTo] = (await readCursor(PURPOSE, cursor, 2)) ?? [];
   if (afterId === undefined || !isCanonicalInt64(afterId)) {

@@ -1,7 +1,4 @@
-/**
- * v2's query parameters for the order list (docs/api.md#v2-filtering-and-pagination), read strictly
- * (framework/operations/strict-query.ts).
- */
+/** v2's order list query parameters (docs/api.md#v2-filtering-and-pagination), read strictly. */
 import { rfc3339ToUtc } from "../../lib/date-time";
 import { isCanonicalInt64 } from "../../lib/int64";
 import { oneOrMoreOf, plainWholeNumber, strictQuery } from "../../framework/operations/strict-query";
@@ -76,10 +73,7 @@ export function readOrderPageQuery(search: URLSearchParams): OrderPageQuery {
   return { filters, limit, ...(cursor !== undefined && { cursor }) };
 }
 
-/**
- * The filters as query parameters in one canonical order and spelling: for the cursor's binding, the next link and the
- * ETag.
- */
+/** The filters in one canonical order and spelling, for the cursor, the next link and the ETag. */
 export function canonicalFilters(filters: OrderFilters): [string, string][] {
   const pairs: [string, string][] = [];
   if (filters.status) pairs.push(["status", filters.status.join(",")]);

@@ -1,15 +1,9 @@
 /**
- * v2's reads (docs/design/order-list.md#v2-pages): a page of the orders that
- * match the filters, after a given id, in id order, LIMIT page size + 1 (the
- * extra row says whether there is a next page); and one order by id. Each
- * page names the index that starts with exactly its equality filters, then
- * `id` (migrations/0001_baseline.sql), so it reads about a page's
- * rows whatever the table's size. Several statuses are one arm each, merged
- * by id: each arm reads at most a page. A ship date range cannot be read in
- * id order through an index, so with one each arm scans a bounded number of
- * rows of its index in id order and keeps those in the range: a page costs a
- * page however wide or sparse the range, and may come back short, with the
- * place its scan reached as the next page's start.
+ * v2's reads (docs/design/order-list.md#v2-pages): a page of the matching orders after an id, in id order, one row more
+ * than the page to say whether another follows; and one order by id. Each page reads through the index that starts with
+ * exactly its equality filters, then `id`, so it reads about a page's rows at any table size; several statuses are one
+ * arm each, merged by id. A ship date range scans a bounded stretch of each arm's index and keeps the rows in range, so
+ * a page may come back short, with where its scan reached as the next start.
  */
 import { callDependency } from "../../lib/call-dependency";
 import type { D1Queryable } from "../../lib/d1-session";
@@ -36,10 +30,7 @@ const INDEXES: Record<string, string> = {
   "complete,petId,status": "orders_by_status_pet_complete",
 };
 
-/**
- * The index a page with these filters reads through (the ship date range does not choose it); undefined for the primary
- * key.
- */
+/** The index a page with these filters reads through; undefined for the primary key. */
 export function pageIndex(filters: OrderFilters): string | undefined {
   const equalities = (["status", "petId", "complete"] as const).filter((name) => filters[name] !== undefined).sort();
   return INDEXES[equalities.join(",")];
@@ -60,14 +51,9 @@ function statement(build: (bind: (value: string | number) => string) => string):
 }
 
 /**
- * The statement of a page: orders matching `filters` after `after` (from the
- * start when undefined), in id order, at most `rows`, then a last row of its
- * own, every order column NULL, with the list's version as `tag`: one
- * statement, so one read of the database, and its cells come back as they
- * are (`.raw()`), without D1 building an object per row. With a ship date
- * range each arm's frontier (the last id its bounded scan reaches, NULL when
- * it reaches the end) is found once, materialised, and bounds that arm's
- * read; the lowest comes back on the last row as `scanned_to`.
+ * A page's statement: orders matching `filters` after `after`, at most `rows`, then a last row with every order column
+ * NULL and the list's version as `tag`: one read, its cells raw. With a ship date range, each arm's frontier (the last
+ * id its bounded scan reaches) is found once and bounds its read; the lowest comes back as `scanned_to`.
  */
 export function pageSql(filters: OrderFilters, after: string | undefined, rows: number): Statement {
   const index = pageIndex(filters);
@@ -75,10 +61,7 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
   const scanRows = RANGE_SCAN_FACTOR * rows;
   const statuses = filters.status ?? [undefined];
   return statement((bind) => {
-    /**
-     * The equality filters of one arm, and the keyset start; ids are bound as text (D1 rejects BigInt), compared as
-     * integers by the column's affinity.
-     */
+    /** An arm's equality filters and the keyset start; ids bound as text (D1 rejects BigInt), compared as integers. */
     const keyed = (status: string | undefined) => [
       ...(status === undefined ? [] : [`status = ${bind(status)}`]),
       ...(filters.petId === undefined ? [] : [`pet_id = ${bind(filters.petId)}`]),
@@ -110,8 +93,7 @@ export function pageSql(filters: OrderFilters, after: string | undefined, rows: 
       `SELECT *, NULL AS scanned_to, NULL AS tag FROM (${page}) UNION ALL SELECT ${blanks}, ${scannedTo}, ` +
       `(${VERSION_SQL})`;
     if (!hasRange(filters)) return withLastRow("NULL");
-    // Each frontier first, once (MATERIALIZED: referenced twice, it would otherwise be found twice), from the index's
-    // entries alone.
+    // Each frontier once (MATERIALIZED: referenced twice, it would be found twice), from the index alone.
     const frontiers = statuses.map(
       (status, i) =>
         `frontier${i} AS MATERIALIZED (SELECT (SELECT orders.id FROM ${from} WHERE ${keyed(status).join(" AND ")} ` +
@@ -128,9 +110,7 @@ export interface OrderPageRead {
   version: string | undefined;
   rows: OrderRow[];
   /**
-   * Set when a bounded scan stopped before the end of its index: every order
-   * up to this id has been looked at, none after it. A page that is not full
-   * goes on from here.
+   * Set when a bounded scan stopped before the end of its index: every order up to this id was looked at, none after.
    */
   scannedTo?: string;
 }
@@ -154,8 +134,7 @@ export async function readOrderPageAfter(
   );
   const [, , , , , , , cut, tag] = cells.pop()!;
   const read = { version: tag ?? undefined, rows: orderRows(cells) };
-  // An arm whose scan was cut short has looked at nothing past its last id; the page holds only what every arm has
-  // looked at.
+  // An arm whose scan was cut short looked at nothing past its last id: the page keeps what every arm looked at.
   if (cut === null) return read;
   // Rows come in id order: when the last is within the scan, so is every one (a full page of a wide range, as a rule).
   const last = read.rows.at(-1);

@@ -1,10 +1,4 @@
-/**
- * v2's order list, one page at a time (docs/api.md#v2-filtering-and-pagination):
- * the cursor checked against the filters, the page and the list's version in
- * one transaction, the schema-driven writer, the next page's cursor and link,
- * and an ETag per page so a client revalidates with 304. Plain inputs and
- * outputs; the operation only maps them to HTTP.
- */
+/** v2's order list a page at a time: cursor checked, page and version in one transaction, an ETag a page. */
 import { sha256Hex } from "../../lib/digest";
 import { ifNoneMatchMatches } from "../../lib/etag";
 import { decodeCursor, encodeCursor } from "./order-cursor";
@@ -56,8 +50,7 @@ export async function readOrderPage(request: OrderPageRequest, context: OrderPag
   const etag = await pageEtag(versionOrFault(read.version), query);
   const rows = read.rows.slice(0, query.limit);
   const more = read.rows.length > query.limit;
-  // A page short of its limit still goes on when its scan stopped early (a ship date range): from where the scan
-  // reached.
+  // A short page goes on from where a bounded scan stopped.
   const nextAfter = more ? rows.at(-1)!.id : read.scannedTo;
   const nextCursor = nextAfter === undefined ? null : await encodeCursor(nextAfter, query.filters);
   const dropped: DroppedValue[] = [];

@@ -8,10 +8,7 @@ import { startRead, type OwnWrites } from "../../read-your-writes/own-writes";
 import type { VersionMemory } from "../../read-your-writes/recent-version";
 import type { WholeFills } from "./order-list-cache";
 
-/**
- * `GET /store/orders`, remembering the list's version in `versions` and its cache's whole fills in `fills`
- * (isolate-memory.ts).
- */
+/** `GET /store/orders`, with the isolate's version and cache memory. */
 export const listOrders = (versions: VersionMemory, ownWrites: OwnWrites, fills: WholeFills) =>
   defineOperation({
     operationId: "listOrders",

@@ -3,25 +3,15 @@ import { ORDER_PAGE_SIZE, type FirstOrderPage, type OrderRow } from "../order-qu
 /** Reads the orders after `after` up to `upTo` inclusive; without `upTo`, the next page of at most ORDER_PAGE_SIZE. */
 export type PageRead = (after: string, upTo: string | undefined) => Promise<OrderRow[]>;
 
-/**
- * The D1 queries a list makes after its first page: one per page end (the
- * range that follows it; the last one reads to the end of the table). Rows
- * inserted past the last page end while the list streams add a query per
- * page of them, which the account check cannot foresee.
- */
+/** The D1 queries a list makes after its first page: one per page end (rows added later add more). */
 export function laterPageQueries(first: FirstOrderPage): number {
   return first.pageEnds.length;
 }
 
 /**
- * The list's pages in id order, one per call, then undefined (a page may be
- * empty, when its rows were deleted meanwhile). With the page ends known
- * (order-queries.ts), every later page is an independent range read, so `readAhead`
- * of them are already in flight while the caller writes the one it was given:
- * with D1 far away, the list takes about 1/(readAhead + 1) of the round trips'
- * time one after another. At most readAhead + 1 pages are held. After the last
- * page end, pages follow by keyset, so rows inserted at the end while the list
- * streams are read too.
+ * The list's pages in id order, one per call, then undefined. With the page ends known, `readAhead` later pages are in
+ * flight while the caller writes one, so a far D1 costs about 1/(readAhead + 1) of the round trips; after the last page
+ * end, pages follow by keyset, so rows added at the end are read too.
  */
 export function pagesReadAhead(
   first: FirstOrderPage,

@@ -3,10 +3,8 @@ import { waitsOutside } from "../../lib/waits-outside";
 import { TtlCache } from "../../lib/ttl-cache";
 
 /**
- * Unchanged versions of the order list from the Cache API (docs/design/order-list.md#the-cache).
- * An entry is keyed by the list's version tag and nothing a client sends, so
- * it is only ever served for exactly the version it was built from; it
- * expires on its own, since the cache is not a store of record.
+ * Unchanged versions of the order list from the Cache API (docs/design/order-list.md#the-cache), keyed by version tag
+ * and nothing a client sends, so an entry is only served for the version it was built from.
  */
 export const ORDER_LIST_CACHE_NAME = "store-orders:order-lists";
 
@@ -18,15 +16,7 @@ const TTL_SECONDS = 600;
 export const orderListCacheKey = (baseUrl: string, version: string) =>
   new Request(`${baseUrl}/store/orders?version=${encodeURIComponent(version)}&format=${LIST_FORMAT}`);
 
-/**
- * Where one fill's body is stored: under its version and a fill id of its
- * own, which its marker names. An upload cut short (a client gone away)
- * may land seconds later, once its request is torn down, after another
- * fill of the same version stored its whole body and marker; under a
- * shared key it replaced that body, and the marker then served the part
- * (seen as a list cut off at the same byte four times running). Under its
- * own key, no marker ever names it.
- */
+/** Each fill's body under a key of its own: a late, cut-short upload never replaces a whole body. */
 const fillBodyKey = (baseUrl: string, version: string, fill: string) =>
   new Request(`${orderListCacheKey(baseUrl, version).url}&fill=${fill}`);
 
@@ -40,11 +30,8 @@ export interface CacheUse {
 }
 
 /**
- * Beside each body, once it was stored whole on purpose, a marker: a body is
- * served only with its marker. A runtime may store an upload that was aborted
- * (Miniflare does, cut short or not), and a cut-short list must never be
- * served; checking the body itself as it streams would cost every hit its
- * bytes passing through JavaScript (1.8× the time at 100,000 orders).
+ * A body is served only with its marker, written once it was stored whole on purpose: a runtime may store an aborted
+ * upload, and checking the body as it streams would cost every hit its bytes through JavaScript.
  */
 const wholeMarkerKey = (baseUrl: string, version: string) =>
   new Request(`${orderListCacheKey(baseUrl, version).url}&whole=1`);
@@ -58,13 +45,7 @@ interface WholeFill {
   bytes: number;
 }
 
-/**
- * What one isolate has learned from markers (and from its own fills stored
- * whole): which fill of each recent version is whole, so its next hit is one
- * lookup, the body, instead of the marker and then the body. It names only
- * fills a marker named, so a cut-short upload stays unservable; a body the
- * cache has since let go is a miss, and the marker is read again.
- */
+/** Which fill of each recent version a marker said is whole, so the next hit is one lookup. */
 export class WholeFills {
   readonly #fills = new TtlCache<string, WholeFill>(16);
 
@@ -87,10 +68,8 @@ export class WholeFills {
 }
 
 /**
- * The cached body of this version and its size, if there is one stored whole.
- * In one lookup when `fills` knows the version's whole fill; else its
- * marker first. A cache that fails is a miss, never a failed list
- * (docs/design/order-list.md#the-cache).
+ * The cached body of this version and its size, if stored whole: one lookup when `fills` knows it, else the marker
+ * first. A failing cache is a miss, never a failed list.
  */
 export async function cachedOrderList(
   baseUrl: string,
@@ -130,13 +109,9 @@ export interface CacheFill extends CacheUse {
 }
 
 /**
- * The body for the client, stored under its version as it streams (paced, so
- * memory stays flat: lib/paced-copy.ts). Only a complete body that is still
- * the version's is stored: a failed read, a client gone away or a write
- * during the read leaves nothing behind: only a body kept on purpose gets
- * its marker, without which it is never served; one that was not is also
- * deleted once its upload has settled (a runtime may store it all the same),
- * and so is one whose upload failed.
+ * The body for the client, stored under its version as it streams (paced: lib/paced-copy.ts). Only a complete body
+ * still current gets its marker; any other (a failed read, a client gone, a write meanwhile, a failed upload) is
+ * deleted once its upload settles.
  */
 export function cachingOrderList(
   baseUrl: string,

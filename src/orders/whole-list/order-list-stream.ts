@@ -14,11 +14,8 @@ interface ListOutcome {
 }
 
 /**
- * Streams the order list as one JSON array, one page per pull (orders/whole-list/list-read-ahead.ts
- * says how many are read ahead): only a few pages of rows are ever held,
- * however large the table. A failure after the first byte can no longer
- * become an error status, so it aborts the stream: the client sees a
- * truncated body, never a short list that parses.
+ * Streams the order list as one JSON array, a page per pull, holding a few pages at most. A failure after the first
+ * byte aborts the stream: a truncated body, never a short list that parses.
  */
 export function orderListStream(
   nextPage: () => Promise<OrderRow[] | undefined>,

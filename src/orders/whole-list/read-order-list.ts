@@ -1,9 +1,7 @@
 /**
- * The whole order list as one pipeline (docs/design/order-list.md#the-cache): the version (reused
- * within a second, or read), a 304 when the client holds it, the edge's cached
- * body, or the first page with every page's end, the capacity check, the later
- * pages read ahead, the schema-driven writer, and the cache filled from the
- * same pass. Plain inputs and outputs; the operation only maps them to HTTP.
+ * The whole order list as one pipeline (docs/design/order-list.md#the-cache): the version, a 304, the cached body, or
+ * the pages read ahead through the schema's writer, filling the cache in the same pass. Plain inputs and outputs; the
+ * operation maps them to HTTP.
  */
 import { ApiError } from "../../framework/api-error";
 import type { Config } from "../../framework/read-config";
@@ -21,10 +19,7 @@ import {
 import type { VersionMemory } from "../../read-your-writes/recent-version";
 import { droppedValuesWarning } from "../order-json";
 
-/**
- * Subrequests a list leaves for the rest of its request: the key's KV read,
- * the limiter's calls, the cache's lookup and fill, the version reads.
- */
+/** Subrequests a list leaves to the rest of its request (key read, limiter, cache, version reads). */
 const OTHER_SUBREQUESTS = 10;
 
 export interface OrderListRequest {
@@ -50,10 +45,7 @@ export interface OrderListContext {
   fills: WholeFills;
 }
 
-/**
- * A list's body comes with its size: known for a cached one, once it has streamed for one read now (the request's
- * analytics point).
- */
+/** A list's body and its size: known for a cached one, once streamed for one read now. */
 export type OrderList =
   | { kind: "not-modified"; version: string }
   | { kind: "list"; version: string; body: ReadableStream<Uint8Array>; bytes: number | Promise<number> };
@@ -62,8 +54,7 @@ export const orderListEtag = (version: string) => `"orders-${version}"`;
 
 export async function readOrderList(request: OrderListRequest, context: OrderListContext): Promise<OrderList> {
   const { db, config, log, versions, fills } = context;
-  // The version first when it can save the list: a 304, or a cached body.
-  // Otherwise version and first page come in one round trip.
+  // The version first when it can save the list; otherwise version and first page in one round trip.
   if (request.ifNoneMatch !== undefined || config.orderList.cache) {
     const reuseMs = request.bookmark === undefined ? config.orderList.versionReuseMs : 0;
     const version = versions.get(Date.now(), reuseMs) ?? (await readVersion(db, versions, request.began));
@@ -101,9 +92,8 @@ export async function readOrderList(request: OrderListRequest, context: OrderLis
     background: context.background,
     bytes,
     fills,
-    // The first page was read in one transaction with the version. Later
-    // pages come from the same session, whose reads never go back in time:
-    // if the version is unchanged after the last, every page was that version's.
+    // Later pages come from the session of the first, which never goes back in time: an unchanged version after the
+    // last means every page was that version's.
     stillCurrent: async () => laterPageQueries(first) === 0 || (await readOrdersVersion(db)) === version,
     onError: (error) => log("warn", "order list cache: the list was not stored", { error: String(error) }),
   });
@@ -118,9 +108,7 @@ async function readVersion(db: D1DatabaseSession, versions: VersionMemory, began
 }
 
 /**
- * The orders_version row is the list's only version: without it every list
- * would look like one version forever (cached, revalidated as unchanged). A
- * server fault, never a 200 or a 304.
+ * Without the orders_version row every list would look like one version forever: a server fault, never a 200 or 304.
  */
 export function versionOrFault(version: string | undefined): string {
   if (version !== undefined) return version;
@@ -134,9 +122,7 @@ export function versionOrFault(version: string | undefined): string {
 }
 
 /**
- * A list that would need more D1 queries than one invocation may make would
- * be cut off mid-body; it is refused before its first byte instead
- * (docs/design/order-list.md#capacity).
+ * A list needing more D1 queries than an invocation may make is refused before its first byte, not cut off mid-body.
  */
 function refuseOverBudget(first: FirstOrderPage, subrequestLimit: number): void {
   const pages = 1 + laterPageQueries(first);

@@ -11,10 +11,8 @@ import {
 import { accountOf } from "../../account/key-record";
 
 /**
- * An owner's action with its audit row, for an action the service may
- * refuse (an ApiError returned): refused, the row is taken back and the
- * refusal is the answer. The key that asked is who did it, and the row
- * carries its account. Retries and test events are counted an hour a row.
+ * An owner's action with its audit row, by the asking key: refused by the service (an ApiError returned), the row is
+ * taken back and the refusal answered.
  */
 export async function auditedUnlessRefused<T>(
   c: Context<AppEnv>,

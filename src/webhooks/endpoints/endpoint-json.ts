@@ -1,8 +1,4 @@
-/**
- * A webhook endpoint as its owner and the operator see it: never its secret,
- * and never the name of the operator who disabled it to its owner, only
- * what that operator chose to tell them.
- */
+/** An endpoint as its owner and operators see it: never its secret, nor the disabling operator's name to its owner. */
 import type { z } from "zod";
 import type { WebhookEndpoint } from "./webhook-endpoint-schemas";
 import type { WebhookEndpointRow } from "../../webhook-delivery/endpoint-table";

@@ -1,9 +1,6 @@
 /**
- * An operator's lock on a webhook endpoint (docs/operations.md#webhooks), as
- * its owner's operations meet it: an endpoint an operator disabled can be
- * neither enabled, deleted nor moved by its owner, and no other endpoint of
- * its account may point at its URL, in whatever spelling (normalWebhookUrl);
- * and no endpoint of any account at a host an operator locked.
+ * An operator's lock as its owner meets it (docs/operations.md#webhooks): a locked endpoint cannot be enabled, deleted
+ * or moved, no endpoint of its account may take its URL in any spelling, and none at all a locked host.
  */
 import { ApiError } from "../../framework/api-error";
 import { normalWebhookUrl } from "./webhook-url";
@@ -28,9 +25,8 @@ export const lockedEndpoint = () =>
   );
 
 /**
- * The refusal an owner's change of `endpointId` (or a new endpoint's, with
- * none) meets, given the account's locked endpoints and the URL asked for in
- * its normal form; undefined when none.
+ * The refusal an owner's change (or a new endpoint) meets, given the locked endpoints and the normal URL; undefined
+ * when none.
  */
 export function lockRefusal(
   locked: readonly { id: string; url: string }[],

@@ -1,12 +1,7 @@
 /**
- * An operator's lock on a host (docs/operations.md#webhooks): `POST
- * /admin/host-locks` disables every endpoint on it, of every account, as an
- * operator's lock disables one (its owner told "disabled by an operator",
- * with the reason), and refuses every URL on it until `DELETE
- * /admin/host-locks/{host}` lifts the lock. Lifting enables nothing: each
- * endpoint is enabled by an operator, as any locked one. Audited: the lock's
- * row keeps who locked and who lifted it, each endpoint's audit its
- * disabling.
+ * An operator's lock on a host (docs/operations.md#webhooks): `POST /admin/host-locks` disables every endpoint on it,
+ * of every account, and refuses every URL on it until `DELETE /admin/host-locks/{host}`. Lifting enables nothing.
+ * Audited in the lock's row and each endpoint's audit.
  */
 import { z } from "zod";
 import { defineOperation } from "../../framework/operations/define-operation";

@@ -30,8 +30,5 @@ export const operatorJson = (row: WebhookEndpointRow) => ({
   lastDeliveredAt: row.last_delivered_at,
 });
 
-/**
- * What both operator operations on endpoints share; disabling is audited as every operator action is (the row first:
- * keys/audit.ts).
- */
+/** What both operator operations on endpoints share. */
 export const OPERATOR = { operator: true, tag: "Service", stability: "experimental", documented: false } as const;

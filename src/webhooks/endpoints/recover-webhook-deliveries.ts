@@ -62,8 +62,7 @@ export const recoverWebhookDeliveries = defineOperation({
         `The endpoint is ${disabledBecause(endpoint)}: enable it first, then recover.`,
       );
     }
-    // Deliveries that failed at an earlier URL are not aimed at a new host (a PATCH, then a thousand re-sends) unless
-    // the owner says so.
+    // Failed deliveries are not re-aimed at a new host unless the owner says so.
     if (
       endpoint.url_changed_at !== null &&
       endpoint.url_changed_at > from &&

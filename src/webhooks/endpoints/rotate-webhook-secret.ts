@@ -11,7 +11,7 @@ import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { accountEndpoint, rotateEndpointSecret } from "../../webhook-delivery/endpoint-table";
 
 /**
- * POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old one signs beside it for the
+ * POST /v2/webhook-endpoints/{endpointId}/rotate-secret: a new secret, shown once; the old signs beside it for the
  * overlap.
  */
 export const rotateWebhookSecret = defineOperation({

@@ -71,8 +71,7 @@ export const updateWebhookEndpoint = defineOperation({
     }
     const { confirmUrl, ...asked } = body;
     const confirmed = confirmUrl === undefined ? undefined : normalWebhookUrl(confirmUrl);
-    // The URL it will deliver to is the one to confirm (a leaked key may have pointed it anywhere), checked in the
-    // update itself.
+    // The URL to confirm is the one it will deliver to, checked in the update itself.
     const changes = {
       url,
       status: body.status,

@@ -16,9 +16,7 @@ export const notFound = (id: string) =>
   new ApiError("webhook_endpoint_not_found", `No webhook endpoint ${id} in this key's account.`);
 
 /**
- * Making or changing an endpoint also needs the scope of what it will be sent
- * (every event carries an order): `webhooks:manage` alone would receive by
- * webhook what the feed refuses it.
+ * Making or changing an endpoint also needs the scope of what it will carry, or it would receive what the feed refuses.
  */
 export function requireEventScope(c: Context<AppEnv>): void {
   if (keyOfCaller(c).scopes.includes(WEBHOOK_READER_SCOPE)) return;

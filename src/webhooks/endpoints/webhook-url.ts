@@ -1,13 +1,9 @@
 import { nonPublicHost } from "../../lib/non-public-host";
 
 /**
- * Where a webhook may point (docs/api.md#webhook-endpoints): `https`, or
- * plain `http` to this machine when the service itself runs locally; no
- * credentials in the URL (they would be stored and logged as part of it);
- * at most 2,048 characters. A deployed service also refuses hosts that are
- * not on the public internet: a URL naming one would have the Worker call
- * into a network it can reach and the caller cannot (docs/operations.md#webhooks).
- * Returns what is wrong, or undefined.
+ * Where a webhook may point (docs/api.md#webhook-endpoints): `https` (plain `http` to this machine when run locally),
+ * no credentials, at most 2,048 characters; deployed, never a host off the public internet, which the Worker could
+ * reach and the caller not. What is wrong, or undefined.
  */
 export const MAX_WEBHOOK_URL_LENGTH = 2_048;
 const LOCAL_HOSTS: readonly string[] = ["localhost", "127.0.0.1"];
@@ -33,12 +29,8 @@ export function webhookUrlProblem(text: string, local: boolean): string | undefi
 }
 
 /**
- * The one form a webhook URL is stored and compared in (an operator's lock
- * holds the URL, not one spelling of it): the WHATWG parser's (scheme and
- * host lower-cased, IDNs in ASCII, the default port dropped, IP addresses in
- * their one notation), the host without a trailing dot, with percent-encoded
- * unreserved characters decoded and the rest in upper-case hex (RFC 3986, 6.2.2). For a URL webhookUrlProblem()
- * took; a stored one it cannot parse (none should be) stays as it is.
+ * The one form a webhook URL is stored and compared in, so an operator's lock holds the URL and not one spelling: the
+ * WHATWG parser's, no trailing dot, unreserved characters decoded and the rest in upper-case hex (RFC 3986, 6.2.2).
  */
 export function normalWebhookUrl(text: string): string {
   let url: URL;
@@ -69,10 +61,7 @@ export function webhookHost(text: string): string | undefined {
   }
 }
 
-/**
- * A host name as an operator writes it (`Receiver.Example.`, an IDN), in the normal form; undefined when it is not a
- * host alone.
- */
+/** A host name as an operator writes it, in normal form; undefined when it is not a host alone. */
 export function normalHost(text: string): string | undefined {
   if (!/^[^\s/?#@:\\]+$/.test(text) && !/^\[[0-9A-Fa-f:.]+\]$/.test(text)) return undefined;
   try {
