@@ -24,7 +24,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
     if (entry === "node_modules" || entry.endsWith(".d.ts")) return [];
-    return statSync(path).isDirectory() ? sourceFiles(path) : /\.(ts|toml|sql)$/.test(path) ? [path] : [];
+    return statSync(path).isDirectory() ? sourceFiles(path) : /\.(tsx?|toml|sql)$/.test(path) ? [path] : [];
   });
 }
 
@@ -98,7 +98,7 @@ describe("the docs", () => {
     const missing = DOCS.flatMap((file) =>
       [
         ...readFileSync(file, "utf8").matchAll(
-          /`((?:src|web|test|scripts|bench|client|migrations)\/[\w./-]+\.(?:ts|sql|toml|json))`/g,
+          /`((?:src|web|test|scripts|bench|client|migrations)\/[\w./-]+\.(?:tsx|ts|sql|toml|json))`/g,
         ),
       ]
         .map((match) => match[1]!)

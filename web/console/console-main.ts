@@ -12,7 +12,7 @@ import type { View } from "./console-view";
 import { overviewView } from "./views/overview";
 import { usageView } from "./views/usage";
 import { keysView } from "./views/own-keys";
-import { webhooksView } from "./views/webhook-endpoints";
+import { webhooksView } from "./views/webhooks/webhooks-view";
 import { eventsView } from "./views/events";
 import { signInView } from "./views/key-sign-in";
 

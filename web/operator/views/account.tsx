@@ -1,6 +1,7 @@
 import { apiPath, isId, messageOf } from "../../kit/api-client";
 import { h, notice, show, shownOnce, when } from "../../kit/dom";
-import { usageChart } from "../../kit/usage-chart";
+import { UsageChart } from "../../kit/usage-chart";
+import { mountView } from "../../kit/parts";
 import type { UsageHistory } from "../../kit/api-types";
 import { acting, admin } from "../operator-api";
 import type { AccountPage, AccountUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
@@ -38,8 +39,14 @@ export const accountView: OperatorView = (root, [keyId]) => {
   const endpoints = h("div", {});
   const link = h("div", {});
   const timeline = h("div", { id: "account-timeline" });
-  const chart = usageChart((query, signal) =>
-    admin<UsageHistory>("GET", `${apiPath("keys", key, "usage", "history")}?${query}`, { signal }),
+  const chart = h("div", {});
+  const stopChart = mountView(
+    chart,
+    <UsageChart
+      load={(query, signal) =>
+        admin<UsageHistory>("GET", `${apiPath("keys", key, "usage", "history")}?${query}`, { signal })
+      }
+    />,
   );
 
   const act = acting(status, () => load());
@@ -310,7 +317,7 @@ export const accountView: OperatorView = (root, [keyId]) => {
     h("h2", {}, "Limits"),
     limits,
     h("h2", {}, "Usage"),
-    chart.element,
+    chart,
     h("h2", {}, "Webhook endpoints"),
     endpoints,
     h("h2", {}, "Callers' console"),
@@ -319,5 +326,5 @@ export const accountView: OperatorView = (root, [keyId]) => {
     timeline,
   );
   void load();
-  return chart.stop;
+  return stopChart;
 };

@@ -1,7 +1,8 @@
 import { apiPath, messageOf } from "../../kit/api-client";
 import { h, notice, show, when } from "../../kit/dom";
 import { acting, admin } from "../operator-api";
-import { deliveryLog } from "../../kit/delivery-log";
+import { DeliveryLog } from "../../kit/delivery-log";
+import { mountView } from "../../kit/parts";
 import type { WebhookDelivery } from "../../kit/api-types";
 import type { OperatorEndpoint, OperatorView } from "../operator-api-types";
 
@@ -23,6 +24,7 @@ export const webhooksView: OperatorView = (root) => {
       );
       const failed = data.filter((delivery) => delivery.outcome === "failed").length;
       const lastDelivered = data.find((delivery) => delivery.outcome === "delivered");
+      const logTable = h("div", {});
       show(
         log,
         h("h2", { tabindex: -1 }, "Delivery log of ", h("code", {}, endpoint.url)),
@@ -32,8 +34,9 @@ export const webhooksView: OperatorView = (root) => {
           `${failed} of the newest ${data.length} deliveries failed; the newest delivered: `,
           lastDelivered ? h("code", {}, lastDelivered.eventId) : "none",
         ),
-        deliveryLog(log, data),
+        logTable,
       );
+      mountView(logTable, <DeliveryLog deliveries={data} />);
       log.querySelector("h2")!.focus();
     } catch (error) {
       show(log, notice(messageOf(error), "error"));

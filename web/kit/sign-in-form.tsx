@@ -1,0 +1,70 @@
+import { useRef, useState } from "hono/jsx/dom";
+import { messageOf } from "./api-client";
+import { mountView, noSpellcheck, Notice } from "./parts";
+
+export interface SignInFormProps {
+  heading: string;
+  /** The field: its id, its label, what it looks like. */
+  field: { id: string; label: string; hint: string; pattern?: string };
+  /** Exchanges what was typed for the session cookie. */
+  exchange(secret: string): Promise<unknown>;
+  footer: string;
+  /** Why the reader is asked to sign in (signed out, a link refused). */
+  message: string | undefined;
+  signedIn(): Promise<void>;
+}
+
+/**
+ * Signing in with a secret (a key, an operator's token): sent once, in a header, exchanged for the session cookie,
+ * never kept by the page. Both consoles sign in this way.
+ */
+function SignInForm({ heading, field, exchange, footer, message, signedIn }: SignInFormProps) {
+  const [failure, setFailure] = useState<string>();
+  const input = useRef<HTMLInputElement>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const secret = input.current!.value.trim();
+    input.current!.value = "";
+    try {
+      await exchange(secret);
+      await signedIn();
+    } catch (error) {
+      setFailure(messageOf(error));
+      input.current!.focus();
+    }
+  };
+  const { id, label, hint, pattern } = field;
+  return (
+    <div class="sign-in">
+      <h1 tabindex={-1}>{heading}</h1>
+      {message && <Notice text={message} kind={/signed out/i.test(message) ? "ok" : "error"} />}
+      <form onSubmit={submit}>
+        <label for={id}>{label}</label>
+        <p id={`${id}-hint`} class="hint">
+          {hint}
+        </p>
+        <input
+          id={id}
+          ref={input}
+          name={id}
+          type="password"
+          autocomplete="off"
+          required
+          pattern={pattern}
+          aria-describedby={`${id}-hint`}
+          {...noSpellcheck}
+        />
+        <button type="submit">Sign in</button>
+      </form>
+      <div>{failure && <Notice text={failure} kind="error" />}</div>
+      <p class="hint">{footer}</p>
+    </div>
+  );
+}
+
+/** The sign-in page in an element of its own, as the shell shows it. */
+export function signInPage(props: SignInFormProps): HTMLElement {
+  const page = document.createElement("div");
+  mountView(page, <SignInForm {...props} />);
+  return page;
+}
