@@ -33,6 +33,9 @@ export const When = ({ iso }: { iso: string | null | undefined }) =>
     <>—</>
   );
 
+/** What a status line says, and how. */
+export type Said = { text: string; kind?: "ok" | "error" };
+
 /** A status line that screen readers announce. */
 export const Notice = ({ text, kind = "ok" }: { text: string; kind?: "ok" | "error" }) => (
   <p class={`notice ${kind}`} role={kind === "error" ? "alert" : "status"}>

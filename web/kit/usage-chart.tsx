@@ -1,8 +1,8 @@
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useEffect, useMemo, useState } from "hono/jsx/dom";
 import { messageOf } from "./api-client";
 import type { UsageHistory } from "./api-types";
 import { Notice } from "./parts";
-import { timeChart } from "./time-chart";
+import { type AlignedData, TimeChart } from "./time-chart";
 
 type Granularity = UsageHistory["granularity"];
 
@@ -26,6 +26,11 @@ const RANGES: Record<Granularity, { buckets: number; label: string }[]> = {
   ],
 };
 
+const LINES = [
+  { label: "Admitted", stroke: "#1b6e3a", fill: "rgba(27,110,58,0.12)" },
+  { label: "Refused", stroke: "#b3261e" },
+];
+
 type Loaded = { kind: "loading" } | { kind: "failed"; message: string } | { kind: "shown"; history: UsageHistory };
 
 /**
@@ -36,36 +41,29 @@ export function UsageChart({ load }: { load: (query: string, signal: AbortSignal
   const [granularity, setGranularity] = useState<Granularity>("hour");
   const [buckets, setBuckets] = useState(RANGES.hour[0]!.buckets);
   const [loaded, setLoaded] = useState<Loaded>({ kind: "loading" });
-  const plotArea = useRef<HTMLDivElement>(null);
-  const plot = useRef<ReturnType<typeof timeChart>>(null);
-
-  useEffect(() => {
-    plot.current = timeChart(plotArea.current!, "Requests", [
-      { label: "Admitted", stroke: "#1b6e3a", fill: "rgba(27,110,58,0.12)" },
-      { label: "Refused", stroke: "#b3261e" },
-    ]);
-    return () => plot.current?.stop();
-  }, []);
 
   useEffect(() => {
     const abort = new AbortController();
     const from = new Date(Date.now() - (buckets - 1) * BUCKET_SECONDS[granularity] * 1000).toISOString();
     setLoaded({ kind: "loading" });
     load(`granularity=${granularity}&from=${encodeURIComponent(from)}`, abort.signal).then(
-      (history) => {
-        plot.current?.draw([
-          history.buckets.map((b) => Date.parse(b.start) / 1000),
-          history.buckets.map((b) => b.admitted),
-          history.buckets.map((b) => b.refused),
-        ]);
-        setLoaded({ kind: "shown", history });
-      },
+      (history) => setLoaded({ kind: "shown", history }),
       (error: Error) => error.name !== "AbortError" && setLoaded({ kind: "failed", message: messageOf(error) }),
     );
     return () => abort.abort();
   }, [granularity, buckets]);
 
   const shown = loaded.kind === "shown" ? loaded.history.buckets : undefined;
+  // One array per answer: the chart is drawn again only for a new one.
+  const data = useMemo(
+    (): AlignedData | undefined =>
+      shown && [
+        shown.map((b) => Date.parse(b.start) / 1000),
+        shown.map((b) => b.admitted),
+        shown.map((b) => b.refused),
+      ],
+    [shown],
+  );
   return (
     <div>
       <div class="controls">
@@ -95,15 +93,17 @@ export function UsageChart({ load }: { load: (query: string, signal: AbortSignal
         {loaded.kind === "loading" && <p role="status">Loading…</p>}
         {loaded.kind === "failed" && <Notice text={loaded.message} kind="error" />}
       </div>
-      <figure class="chart" aria-labelledby="usage-caption">
-        <div ref={plotArea} />
-        {shown && (
-          <figcaption id="usage-caption">
-            {`Admitted and refused requests per ${granularity}, ${shown.length} buckets from ` +
-              `${shown[0]?.start ?? "—"}; point at the chart for the numbers.`}
-          </figcaption>
-        )}
-      </figure>
+      <TimeChart
+        yLabel="Requests"
+        lines={LINES}
+        data={data}
+        captionId="usage-caption"
+        caption={
+          shown &&
+          `Admitted and refused requests per ${granularity}, ${shown.length} buckets from ` +
+            `${shown[0]?.start ?? "—"}; point at the chart for the numbers.`
+        }
+      />
       <div>
         {shown && (
           <details>

@@ -2,22 +2,26 @@
  * The operators' console is a client of the operator API, with its session cookie: every check, limit and audit row
  * applies.
  */
+import { useState } from "hono/jsx/dom";
 import { clientOf, messageOf } from "../kit/api-client";
-import { notice, show } from "../kit/dom";
+import type { Said } from "../kit/parts";
 
 export const admin = clientOf("/admin");
 
 /**
- * An action from a view: its outcome said in `status` (what went wrong in the API's words), then the view read again.
+ * A view's actions: each one's outcome said in `status` (what went wrong in the API's words), then the view read
+ * again.
  */
-export const acting =
-  (status: HTMLElement, reload: () => Promise<void>) =>
-  async (work: () => Promise<unknown>, done: string): Promise<void> => {
+export function useActing(reload: () => Promise<void>) {
+  const [status, setStatus] = useState<Said>();
+  const act = async (work: () => Promise<unknown>, done: string): Promise<void> => {
     try {
       await work();
-      show(status, notice(done));
+      setStatus({ text: done });
       await reload();
     } catch (error) {
-      show(status, notice(messageOf(error), "error"));
+      setStatus({ text: messageOf(error), kind: "error" });
     }
   };
+  return { status, setStatus, act };
+}

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { apiPath, call, messageOf } from "../../kit/api-client";
 import type { OwnKey, RotatedKey, Session } from "../../kit/api-types";
-import { mountView, Notice, ShownOnce, When } from "../../kit/parts";
+import { mountView, Notice, type Said, ShownOnce, When } from "../../kit/parts";
 import type { ConsolePage, View } from "../console-view";
 
 const GRACES = [
@@ -22,7 +22,7 @@ const stateOf = (key: OwnKey) =>
         ? "expiring"
         : "active";
 
-type Said = { text: string; kind?: "ok" | "error" };
+const until = (iso: string) => new Date(iso).toLocaleString();
 
 /** What a leaked key's revocation ended, and the keys it made (docs/api.md#what-a-leak-ends). */
 function LeakNotice({ keyOf }: { keyOf: OwnKey }) {
@@ -103,7 +103,9 @@ function Keys({ session, page }: { session: Session; page: ConsolePage }) {
       await page.refreshSession();
       setRotated({ key: made, moved: { text: "This console now uses the new key." } });
     } catch (error) {
-      const text = `This console still uses the old key: ${messageOf(error)} Sign in with the new key before the old one stops.`;
+      const text =
+        `This console still uses the old key: ${messageOf(error)} Sign in with the new key before the old ` +
+        "one stops.";
       setRotated({ key: made, moved: { text, kind: "error" } });
     }
     await load();
@@ -121,7 +123,7 @@ function Keys({ session, page }: { session: Session; page: ConsolePage }) {
           <>
             <ShownOnce label="Your new key" value={rotated.key.key} />
             <Notice
-              text={`The old key ${rotated.key.previous.id} works until ${new Date(rotated.key.previous.expiresAt).toLocaleString()}.`}
+              text={`The old key ${rotated.key.previous.id} works until ${until(rotated.key.previous.expiresAt)}.`}
             />
             {rotated.moved && <Notice {...rotated.moved} />}
           </>

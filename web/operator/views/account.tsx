@@ -1,330 +1,296 @@
+import { useEffect, useState } from "hono/jsx/dom";
 import { apiPath, isId, messageOf } from "../../kit/api-client";
-import { h, notice, show, shownOnce, when } from "../../kit/dom";
-import { UsageChart } from "../../kit/usage-chart";
-import { mountView } from "../../kit/parts";
 import type { UsageHistory } from "../../kit/api-types";
-import { acting, admin } from "../operator-api";
+import { mountView, Notice, ShownOnce, When } from "../../kit/parts";
+import { UsageChart } from "../../kit/usage-chart";
+import { admin, useActing } from "../operator-api";
 import type { AccountPage, AccountUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
+type Act = ReturnType<typeof useActing>["act"];
+type Read = { account: AccountPage; usage: AccountUsage; endpoints: OperatorEndpoint[] };
+
 /**
- * An account's page, opened from one of its keys: its keys, what its limiter
- * counts now (a ban with its Unban), its limits (edit), its usage chart (the
- * callers' console's, reused), its webhook endpoints, a callers' console
- * link to hand out, and its audit timeline, who did what.
+ * An account's page, opened from one of its keys: its keys, what its limiter counts now (a ban with its Unban), its
+ * limits (edit), its usage chart, its webhook endpoints, a callers' console link to hand out, and its audit
+ * timeline, who did what.
  */
-export const accountView: OperatorView = (root, [keyId]) => {
-  if (!keyId)
-    return void show(
-      root,
-      h("h1", { tabindex: -1 }, "Account"),
-      notice("Open an account from a key found in Keys.", "error"),
-    );
-  // A part of the address is whoever sent the link's to write: nothing is drawn, nor sent, for what is not a key id.
-  if (!isId("key", keyId))
-    return void show(
-      root,
-      h("h1", { tabindex: -1 }, "Account"),
-      notice(
-        `${JSON.stringify(keyId.slice(0, 40))} is not a key id: open an account from a key found in Keys.`,
-        "error",
-      ),
-    );
+function Account({ keyId }: { keyId: string }) {
   const key = { key: keyId };
-  const status = h("div", {});
-  const standing = h("div", { id: "account-standing" });
-  const keys = h("div", {});
-  const limits = h("div", {});
-  const endpoints = h("div", {});
-  const link = h("div", {});
-  const timeline = h("div", { id: "account-timeline" });
-  const chart = h("div", {});
-  const stopChart = mountView(
-    chart,
-    <UsageChart
-      load={(query, signal) =>
-        admin<UsageHistory>("GET", `${apiPath("keys", key, "usage", "history")}?${query}`, { signal })
-      }
-    />,
-  );
-
-  const act = acting(status, () => load());
-
+  const [read, setRead] = useState<Read>();
   const load = async () => {
-    let account: AccountPage;
-    let usage: AccountUsage;
-    let accountEndpoints: OperatorEndpoint[];
     try {
-      [account, usage] = await Promise.all([
+      const [account, usage] = await Promise.all([
         admin<AccountPage>("GET", apiPath("keys", key, "budget")),
         admin<AccountUsage>("GET", apiPath("keys", key, "usage")),
       ]);
-      accountEndpoints = (
-        await admin<{ data: OperatorEndpoint[] }>(
-          "GET",
-          `/webhook-endpoints?budget=${encodeURIComponent(account.budget)}`,
-        )
-      ).data;
+      const path = `/webhook-endpoints?budget=${encodeURIComponent(account.budget)}`;
+      const endpoints = (await admin<{ data: OperatorEndpoint[] }>("GET", path)).data;
+      setRead({ account, usage, endpoints });
     } catch (error) {
-      return void show(status, notice(messageOf(error), "error"));
+      setStatus({ text: messageOf(error), kind: "error" });
     }
-    const banned = usage.usage.bannedUntil * 1000 > Date.now();
-    show(
-      standing,
-      h(
-        "dl",
-        { class: "facts" },
-        h("dt", {}, "Account"),
-        h("dd", {}, h("code", {}, account.budget)),
-        h("dt", {}, "This minute"),
-        h("dd", {}, `${usage.usage.minute.count} admitted, until ${iso(usage.usage.minute.reset)}`),
-        h("dt", {}, "Today"),
-        h("dd", {}, `${usage.usage.day.count} admitted, until ${iso(usage.usage.day.reset)}`),
-        h("dt", {}, "Refused in a row"),
-        h("dd", {}, usage.usage.refusedInARow),
-        h("dt", {}, "Ban"),
-        h("dd", { id: "account-ban" }, banned ? `banned until ${iso(usage.usage.bannedUntil)}` : "none"),
-      ),
-      // Offered unbanned too: it starts the refusal streak over, so an account about to be banned is not.
-      h(
-        "button",
-        {
-          type: "button",
-          class: banned ? "danger" : "quiet",
-          onclick: () =>
-            void act(
-              () => admin("POST", apiPath("keys", key, "unban")),
-              "Unbanned, its refusal streak started over: every location admits it again within 5 seconds.",
-            ),
-        },
-        "Unban",
-      ),
-    );
-    show(
-      keys,
-      h(
-        "table",
-        {},
-        h("caption", {}, "The account's keys"),
-        h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            ["Name", "Id", "Plan", "State", "Scopes", "Expires"].map((title) => h("th", { scope: "col" }, title)),
+  };
+  const { status, setStatus, act } = useActing(load);
+  useEffect(() => void load(), []);
+  const history = (query: string, signal: AbortSignal) =>
+    admin<UsageHistory>("GET", `${apiPath("keys", key, "usage", "history")}?${query}`, { signal });
+
+  return (
+    <>
+      <h1 tabindex={-1}>{`Account of ${keyId}`}</h1>
+      <div>{status && <Notice {...status} />}</div>
+      <div id="account-standing">{read && <Standing read={read} act={act} keyId={keyId} />}</div>
+      <h2>Keys</h2>
+      <div>{read && <Keys account={read.account} />}</div>
+      <h2>Limits</h2>
+      <div>{read && <Limits account={read.account} act={act} keyId={keyId} />}</div>
+      <h2>Usage</h2>
+      <UsageChart load={history} />
+      <h2>Webhook endpoints</h2>
+      <div>{read && <Endpoints endpoints={read.endpoints} />}</div>
+      <h2>Callers' console</h2>
+      <ConsoleLink keyId={keyId} failed={(text) => setStatus({ text, kind: "error" })} />
+      <h2>Audit timeline</h2>
+      <div id="account-timeline">{read && <Timeline account={read.account} />}</div>
+    </>
+  );
+}
+
+function Standing({ read, act, keyId }: { read: Read; act: Act; keyId: string }) {
+  const { usage } = read.usage;
+  const banned = usage.bannedUntil * 1000 > Date.now();
+  return (
+    <>
+      <dl class="facts">
+        <dt>Account</dt>
+        <dd>
+          <code>{read.account.budget}</code>
+        </dd>
+        <dt>This minute</dt>
+        <dd>{`${usage.minute.count} admitted, until ${iso(usage.minute.reset)}`}</dd>
+        <dt>Today</dt>
+        <dd>{`${usage.day.count} admitted, until ${iso(usage.day.reset)}`}</dd>
+        <dt>Refused in a row</dt>
+        <dd>{usage.refusedInARow}</dd>
+        <dt>Ban</dt>
+        <dd id="account-ban">{banned ? `banned until ${iso(usage.bannedUntil)}` : "none"}</dd>
+      </dl>
+      {/* Offered unbanned too: it starts the refusal streak over, so an account about to be banned is not. */}
+      <button
+        type="button"
+        class={banned ? "danger" : "quiet"}
+        onClick={() =>
+          void act(
+            () => admin("POST", apiPath("keys", { key: keyId }, "unban")),
+            "Unbanned, its refusal streak started over: every location admits it again within 5 seconds.",
+          )
+        }
+      >
+        Unban
+      </button>
+    </>
+  );
+}
+
+function Keys({ account }: { account: AccountPage }) {
+  return (
+    <>
+      <table>
+        <caption>The account's keys</caption>
+        <thead>
+          <tr>
+            {["Name", "Id", "Plan", "State", "Scopes", "Expires"].map((title) => (
+              <th scope="col">{title}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {account.keys.map((key) => (
+            <tr key={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <code>{key.id}</code>
+              </td>
+              <td>{key.plan}</td>
+              <td>
+                {key.state}
+                {key.revokedReason === "leaked" ? " (leaked)" : ""}
+                {key.madeByLeakedKey && (
+                  <strong class="warning">
+                    {` made by the leaked key ${key.madeByLeakedKey}: have its owner rotate it`}
+                  </strong>
+                )}
+              </td>
+              <td>{key.scopes.join(", ")}</td>
+              <td>
+                <When iso={key.expiresAt} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {account.keys.map(
+        ({ id, leak }) =>
+          leak && (
+            <Notice
+              kind="error"
+              text={
+                `${id} was revoked as leaked at ${leak.leakedAt}${leak.foundAt ? `, found at ${leak.foundAt}` : ""}; ` +
+                `endpoints disabled: ${leak.endpointsDisabled.join(", ") || "none"}; ` +
+                `keys it made by rotation: ${leak.rotatedInto.join(", ") || "none"}.`
+              }
+            />
           ),
-        ),
-        h(
-          "tbody",
-          {},
-          account.keys.map((key) =>
-            h(
-              "tr",
-              {},
-              h("td", {}, key.name),
-              h("td", {}, h("code", {}, key.id)),
-              h("td", {}, key.plan),
-              h(
-                "td",
-                {},
-                key.state,
-                key.revokedReason === "leaked" ? " (leaked)" : "",
-                key.madeByLeakedKey
-                  ? h(
-                      "strong",
-                      { class: "warning" },
-                      ` made by the leaked key ${key.madeByLeakedKey}: have its owner rotate it`,
-                    )
-                  : "",
-              ),
-              h("td", {}, key.scopes.join(", ")),
-              h("td", {}, when(key.expiresAt)),
-            ),
-          ),
-        ),
-      ),
-      ...account.keys.flatMap((key) =>
-        key.leak
-          ? [
-              notice(
-                `${key.id} was revoked as leaked at ${key.leak.leakedAt}` +
-                  `${key.leak.foundAt ? `, found at ${key.leak.foundAt}` : ""}; ` +
-                  `endpoints disabled: ${key.leak.endpointsDisabled.join(", ") || "none"}; ` +
-                  `keys it made by rotation: ${key.leak.rotatedInto.join(", ") || "none"}.`,
-                "error",
-              ),
-            ]
-          : [],
-      ),
-    );
-    const own = account.keys.some((key) => key.limits);
-    const perMinute = h("input", {
-      id: "limit-minute",
-      name: "perMinute",
-      type: "number",
-      min: 1,
-      step: 1,
-      required: true,
-      value: account.limitsInForce.perMinute,
-    });
-    const perDay = h("input", {
-      id: "limit-day",
-      name: "perDay",
-      type: "number",
-      min: 1,
-      step: 1,
-      required: true,
-      value: account.limitsInForce.perDay,
-    });
-    show(
-      limits,
-      h(
-        "form",
-        {
-          onsubmit: (event: Event) => {
-            event.preventDefault();
-            void act(
-              () =>
-                admin("POST", apiPath("keys", key, "limits"), {
-                  body: { perMinute: Number(perMinute.value), perDay: Number(perDay.value) },
-                }),
-              "Limits set: every location counts by them from its next call.",
-            );
-          },
-        },
-        h(
-          "div",
-          { class: "controls" },
-          h("label", { for: "limit-minute" }, "Per minute"),
-          perMinute,
-          h("label", { for: "limit-day" }, "Per day"),
-          perDay,
-        ),
-        h(
-          "p",
-          { class: "hint" },
-          own
-            ? "The limits in force: the account's own, kept in its keys' records until changed."
-            : "The limits in force: its plan's. Set, they are kept in its keys' records until changed.",
-        ),
-        h("button", { type: "submit" }, "Set limits"),
-      ),
-    );
-    show(
-      endpoints,
-      accountEndpoints.length === 0
-        ? h("p", {}, "No webhook endpoints.")
-        : h(
-            "table",
-            {},
-            h("caption", {}, "The account's webhook endpoints"),
-            h(
-              "thead",
-              {},
-              h(
-                "tr",
-                {},
-                ["URL", "Status"].map((title) => h("th", { scope: "col" }, title)),
-              ),
-            ),
-            h(
-              "tbody",
-              {},
-              accountEndpoints.map((endpoint) =>
-                h(
-                  "tr",
-                  {},
-                  h("td", {}, h("code", {}, endpoint.url)),
-                  h(
-                    "td",
-                    {},
-                    endpoint.status === "disabled" ? `disabled: ${endpoint.disabledReason ?? ""}` : "enabled",
-                  ),
-                ),
-              ),
-            ),
-          ),
-    );
-    show(
-      timeline,
-      h(
-        "table",
-        {},
-        h("caption", {}, "Newest first: every key operation, console sign-in and endpoint action, with who did it"),
-        h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            ["When", "What", "On", "Who", "Details"].map((title) => h("th", { scope: "col" }, title)),
-          ),
-        ),
-        h(
-          "tbody",
-          {},
-          account.timeline.map((row) =>
-            h(
-              "tr",
-              {},
-              h("td", {}, when(row.at)),
-              h("td", {}, row.operation, row.outcome ? ` (${row.outcome})` : ""),
-              h("td", {}, h("code", {}, row.subject)),
-              h("td", {}, row.actor),
-              h("td", {}, h("code", {}, JSON.stringify(row.changes))),
-            ),
-          ),
-        ),
-      ),
+      )}
+    </>
+  );
+}
+
+function Limits({ account, act, keyId }: { account: AccountPage; act: Act; keyId: string }) {
+  const own = account.keys.some((key) => key.limits);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const fields = new FormData(event.currentTarget as HTMLFormElement);
+    const body = { perMinute: Number(fields.get("perMinute")), perDay: Number(fields.get("perDay")) };
+    void act(
+      () => admin("POST", apiPath("keys", { key: keyId }, "limits"), { body }),
+      "Limits set: every location counts by them from its next call.",
     );
   };
+  return (
+    <form onSubmit={submit}>
+      <div class="controls">
+        <label for="limit-minute">Per minute</label>
+        <input
+          id="limit-minute"
+          name="perMinute"
+          type="number"
+          min={1}
+          step={1}
+          required
+          value={account.limitsInForce.perMinute}
+        />
+        <label for="limit-day">Per day</label>
+        <input
+          id="limit-day"
+          name="perDay"
+          type="number"
+          min={1}
+          step={1}
+          required
+          value={account.limitsInForce.perDay}
+        />
+      </div>
+      <p class="hint">
+        {own
+          ? "The limits in force: the account's own, kept in its keys' records until changed."
+          : "The limits in force: its plan's. Set, they are kept in its keys' records until changed."}
+      </p>
+      <button type="submit">Set limits</button>
+    </form>
+  );
+}
 
-  show(
-    link,
-    h(
-      "button",
-      {
-        type: "button",
-        class: "quiet",
-        onclick: async () => {
-          try {
-            const made = await admin<{ url: string; expiresAt: string }>("POST", apiPath("keys", key, "console-link"));
-            show(
-              link,
-              shownOnce(
-                `A callers' console sign-in link for ${keyId}, until ${made.expiresAt}: hand it to the key's holder`,
-                made.url,
-              ),
-            );
-          } catch (error) {
-            show(status, notice(messageOf(error), "error"));
-          }
-        },
-      },
-      "Make a callers' console link",
+const Endpoints = ({ endpoints }: { endpoints: OperatorEndpoint[] }) =>
+  endpoints.length === 0 ? (
+    <p>No webhook endpoints.</p>
+  ) : (
+    <table>
+      <caption>The account's webhook endpoints</caption>
+      <thead>
+        <tr>
+          <th scope="col">URL</th>
+          <th scope="col">Status</th>
+        </tr>
+      </thead>
+      <tbody>
+        {endpoints.map((endpoint) => (
+          <tr key={endpoint.id}>
+            <td>
+              <code>{endpoint.url}</code>
+            </td>
+            <td>{endpoint.status === "disabled" ? `disabled: ${endpoint.disabledReason ?? ""}` : "enabled"}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+
+const Timeline = ({ account }: { account: AccountPage }) => (
+  <table>
+    <caption>Newest first: every key operation, console sign-in and endpoint action, with who did it</caption>
+    <thead>
+      <tr>
+        {["When", "What", "On", "Who", "Details"].map((title) => (
+          <th scope="col">{title}</th>
+        ))}
+      </tr>
+    </thead>
+    <tbody>
+      {account.timeline.map((row) => (
+        <tr>
+          <td>
+            <When iso={row.at} />
+          </td>
+          <td>
+            {row.operation}
+            {row.outcome ? ` (${row.outcome})` : ""}
+          </td>
+          <td>
+            <code>{row.subject}</code>
+          </td>
+          <td>{row.actor}</td>
+          <td>
+            <code>{JSON.stringify(row.changes)}</code>
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);
+
+/** A single-use sign-in link to the callers' console, shown once, for the operator to hand to the key's holder. */
+function ConsoleLink({ keyId, failed }: { keyId: string; failed: (message: string) => void }) {
+  const [made, setMade] = useState<{ url: string; expiresAt: string }>();
+  const make = async () => {
+    try {
+      setMade(await admin<{ url: string; expiresAt: string }>("POST", apiPath("keys", { key: keyId }, "console-link")));
+    } catch (error) {
+      failed(messageOf(error));
+    }
+  };
+  return made ? (
+    <ShownOnce
+      label={`A callers' console sign-in link for ${keyId}, until ${made.expiresAt}: hand it to the key's holder`}
+      value={made.url}
+    />
+  ) : (
+    <button type="button" class="quiet" onClick={make}>
+      Make a callers' console link
+    </button>
+  );
+}
+
+const Refused = ({ text }: { text: string }) => (
+  <>
+    <h1 tabindex={-1}>Account</h1>
+    <Notice text={text} kind="error" />
+  </>
+);
+
+export const accountView: OperatorView = (root, [keyId]) =>
+  mountView(
+    root,
+    !keyId ? (
+      <Refused text="Open an account from a key found in Keys." />
+    ) : // The address's parts are whoever sent the link's to write: nothing is drawn, nor sent, for a non-id.
+    !isId("key", keyId) ? (
+      <Refused
+        text={`${JSON.stringify(keyId.slice(0, 40))} is not a key id: open an account from a key found in Keys.`}
+      />
+    ) : (
+      <Account keyId={keyId} />
     ),
   );
-
-  show(
-    root,
-    h("h1", { tabindex: -1 }, `Account of ${keyId}`),
-    status,
-    standing,
-    h("h2", {}, "Keys"),
-    keys,
-    h("h2", {}, "Limits"),
-    limits,
-    h("h2", {}, "Usage"),
-    chart,
-    h("h2", {}, "Webhook endpoints"),
-    endpoints,
-    h("h2", {}, "Callers' console"),
-    link,
-    h("h2", {}, "Audit timeline"),
-    timeline,
-  );
-  void load();
-  return stopChart;
-};

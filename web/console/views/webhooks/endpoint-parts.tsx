@@ -1,8 +1,7 @@
 import { ENDPOINT_NOTICE_TYPES, ORDER_EVENT_TYPES, type WebhookEndpoint } from "../../../kit/api-types";
-import { Notice } from "../../../kit/parts";
+import { Notice, type Said } from "../../../kit/parts";
 
-/** What a status line says, and how. */
-export type Said = { text: string; kind?: "ok" | "error" };
+export type { Said };
 
 /** An endpoint whose every attempt fails, as the list and its page warn (docs/api.md#failing-endpoints). */
 export const FailingBanner = ({ endpoint }: { endpoint: WebhookEndpoint }) => (

@@ -1,4 +1,7 @@
+import { useEffect, useRef } from "hono/jsx/dom";
 import uPlot from "uplot";
+
+export type AlignedData = uPlot.AlignedData;
 
 /** A line of a time chart: its legend's label and how it is drawn. */
 export interface ChartLine {
@@ -49,4 +52,32 @@ export function timeChart(
       plot?.destroy();
     },
   };
+}
+
+/**
+ * A time chart as a component: `data` drawn (or nothing yet), with its caption under it. The chart is made when the
+ * figure is, and taken down with it.
+ */
+export function TimeChart(props: {
+  yLabel: string;
+  lines: readonly ChartLine[];
+  data: uPlot.AlignedData | undefined;
+  captionId: string;
+  caption: string | undefined;
+}) {
+  const area = useRef<HTMLDivElement>(null);
+  const chart = useRef<ReturnType<typeof timeChart>>(null);
+  useEffect(() => {
+    chart.current = timeChart(area.current!, props.yLabel, props.lines);
+    return () => chart.current?.stop();
+  }, []);
+  useEffect(() => {
+    if (props.data) chart.current?.draw(props.data);
+  }, [props.data]);
+  return (
+    <figure class="chart" aria-labelledby={props.captionId}>
+      <div ref={area} />
+      {props.caption !== undefined && <figcaption id={props.captionId}>{props.caption}</figcaption>}
+    </figure>
+  );
 }
