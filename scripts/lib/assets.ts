@@ -30,8 +30,8 @@ export async function buildAssets(): Promise<void> {
 
   // The two consoles, each its own script and stylesheet beside its page.
   for (const [name, main, outdir] of [
-    ["console", "web/console/console-main.ts", "public/console"],
-    ["operator", "web/operator/operator-console-main.ts", "public/operator"],
+    ["console", "web/console/console-main.tsx", "public/console"],
+    ["operator", "web/operator/operator-console-main.tsx", "public/operator"],
   ]) {
     const { outputFiles } = await build({
       entryPoints: { [name]: main },

@@ -1,24 +1,8 @@
 /**
- * The consoles' shared pieces as hono/jsx/dom components, and how a view is
- * mounted: every value reaches the DOM as text, never parsed as HTML, so
- * nothing the API answers can inject into the page.
+ * The consoles' shared pieces as hono/jsx/dom components: every value reaches the DOM as text, never parsed as HTML,
+ * so nothing the API answers can inject into the page.
  */
-import { flushSync, render, useRef, useState, type Child } from "hono/jsx/dom";
-
-/**
- * Renders a view's component into `root`; the function returned takes it out, running its effects' cleanups (its
- * timers and polls stop), as the shell does when another view replaces it.
- */
-export function mountView(root: HTMLElement, view: Child): () => void {
-  let remove = () => {};
-  const Host = () => {
-    const [shown, setShown] = useState(true);
-    remove = () => flushSync(() => setShown(false));
-    return shown ? view : null;
-  };
-  render(<Host />, root);
-  return () => remove();
-}
+import { useRef, useState } from "hono/jsx/dom";
 
 /** `spellcheck="false"`, which a boolean `false` would remove instead: no secret goes to a spelling service. */
 export const noSpellcheck = { spellcheck: "false" } as object;

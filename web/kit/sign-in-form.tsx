@@ -1,24 +1,22 @@
 import { useRef, useState } from "hono/jsx/dom";
 import { messageOf } from "./api-client";
-import { mountView, noSpellcheck, Notice } from "./parts";
+import type { SignInProps } from "./console-shell";
+import { noSpellcheck, Notice } from "./parts";
 
-export interface SignInFormProps {
+export interface SignInFormProps extends SignInProps {
   heading: string;
   /** The field: its id, its label, what it looks like. */
   field: { id: string; label: string; hint: string; pattern?: string };
   /** Exchanges what was typed for the session cookie. */
   exchange(secret: string): Promise<unknown>;
   footer: string;
-  /** Why the reader is asked to sign in (signed out, a link refused). */
-  message: string | undefined;
-  signedIn(): Promise<void>;
 }
 
 /**
  * Signing in with a secret (a key, an operator's token): sent once, in a header, exchanged for the session cookie,
  * never kept by the page. Both consoles sign in this way.
  */
-function SignInForm({ heading, field, exchange, footer, message, signedIn }: SignInFormProps) {
+export function SignInForm({ heading, field, exchange, footer, message, signedIn }: SignInFormProps) {
   const [failure, setFailure] = useState<string>();
   const input = useRef<HTMLInputElement>(null);
   const submit = async (event: Event) => {
@@ -60,11 +58,4 @@ function SignInForm({ heading, field, exchange, footer, message, signedIn }: Sig
       <p class="hint">{footer}</p>
     </div>
   );
-}
-
-/** The sign-in page in an element of its own, as the shell shows it. */
-export function signInPage(props: SignInFormProps): HTMLElement {
-  const page = document.createElement("div");
-  mountView(page, <SignInForm {...props} />);
-  return page;
 }

@@ -3,6 +3,9 @@
  * in the public documents, so there is no generated client to take these
  * from: they are written here after the operations' schemas in src/operator.
  */
+import type { FC } from "hono/jsx/dom";
+import type { ShellViewProps } from "../kit/console-shell";
+
 export interface OperatorSignedIn {
   operator: string;
   via: "session" | "token" | "access";
@@ -103,5 +106,5 @@ export interface Traffic {
   dataset: string;
 }
 
-/** A view draws into its element from the route's parts and returns what stops its timers. */
-export type OperatorView = (root: HTMLElement, route: string[]) => (() => void) | void;
+/** A view of the operators' console: a component the shell shows while it is chosen. */
+export type OperatorView = FC<ShellViewProps<OperatorSignedIn>>;

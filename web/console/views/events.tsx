@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { call, messageOf } from "../../kit/api-client";
-import { ORDER_EVENT_TYPES, type OrderEvent, type OrderEventPage, type Session } from "../../kit/api-types";
-import { mountView, Notice, When } from "../../kit/parts";
+import { ORDER_EVENT_TYPES, type OrderEvent, type OrderEventPage } from "../../kit/api-types";
+import { Notice, When } from "../../kit/parts";
 import type { View } from "../console-view";
 
 /** The most events the page keeps on screen; older ones leave as new ones come. */
@@ -141,15 +141,12 @@ function Events() {
   );
 }
 
-export const eventsView: View = (root, session: Session) =>
-  mountView(
-    root,
-    session.key.scopes.includes("orders:read") ? (
-      <Events />
-    ) : (
-      <>
-        <h1 tabindex={-1}>Events</h1>
-        <Notice text="This key cannot read the event feed: it lacks the orders:read scope." kind="error" />
-      </>
-    ),
+export const EventsView: View = ({ session }) =>
+  session.key.scopes.includes("orders:read") ? (
+    <Events />
+  ) : (
+    <>
+      <h1 tabindex={-1}>Events</h1>
+      <Notice text="This key cannot read the event feed: it lacks the orders:read scope." kind="error" />
+    </>
   );

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "hono/jsx/dom";
 import { call, messageOf } from "../../kit/api-client";
 import type { Session } from "../../kit/api-types";
-import { mountView, Notice, When } from "../../kit/parts";
+import { Notice, When } from "../../kit/parts";
 import type { View } from "../console-view";
 
 /** How often the remaining counts are read again (each read is a request the account counts). */
@@ -74,4 +74,4 @@ function Overview({ session }: { session: Session }) {
   );
 }
 
-export const overviewView: View = (root, session) => mountView(root, <Overview session={session} />);
+export const OverviewView: View = ({ session }) => <Overview session={session} />;

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { apiPath, call, messageOf } from "../../kit/api-client";
 import type { OwnKey, RotatedKey, Session } from "../../kit/api-types";
-import { mountView, Notice, type Said, ShownOnce, When } from "../../kit/parts";
-import type { ConsolePage, View } from "../console-view";
+import { Notice, type Said, ShownOnce, When } from "../../kit/parts";
+import type { View } from "../console-view";
 
 const GRACES = [
   { seconds: 3_600, label: "1 hour" },
@@ -50,7 +50,7 @@ function LeakNotice({ keyOf }: { keyOf: OwnKey }) {
  * The account's keys: rotate the signed-in key with a grace period (the new key shown once, the session moved to
  * it), see both while both live, revoke the old one early.
  */
-function Keys({ session, page }: { session: Session; page: ConsolePage }) {
+function Keys({ session, refreshSession }: { session: Session; refreshSession: () => Promise<void> }) {
   const [keys, setKeys] = useState<OwnKey[] | Said>();
   const [status, setStatus] = useState<Said>();
   const [rotated, setRotated] = useState<{ key: RotatedKey; moved?: Said }>();
@@ -100,7 +100,7 @@ function Keys({ session, page }: { session: Session; page: ConsolePage }) {
     try {
       // The session moves to the new key (the old session ends), so it outlives the old one.
       await call("POST", "/console/session", { key: made.key });
-      await page.refreshSession();
+      await refreshSession();
       setRotated({ key: made, moved: { text: "This console now uses the new key." } });
     } catch (error) {
       const text =
@@ -210,21 +210,18 @@ function Keys({ session, page }: { session: Session; page: ConsolePage }) {
   );
 }
 
-export const keysView: View = (root, session, _route, page) =>
-  mountView(
-    root,
-    session.key.scopes.includes("keys:manage") ? (
-      <Keys session={session} page={page} />
-    ) : (
-      <>
-        <h1 tabindex={-1}>Keys</h1>
-        <Notice
-          kind="error"
-          text={
-            `This key cannot rotate or revoke keys: it lacks the keys:manage scope (it has ` +
-            `${session.key.scopes.join(", ")}). Ask your operator for a key with it, or for a rotation.`
-          }
-        />
-      </>
-    ),
+export const KeysView: View = ({ session, refreshSession }) =>
+  session.key.scopes.includes("keys:manage") ? (
+    <Keys session={session} refreshSession={refreshSession} />
+  ) : (
+    <>
+      <h1 tabindex={-1}>Keys</h1>
+      <Notice
+        kind="error"
+        text={
+          `This key cannot rotate or revoke keys: it lacks the keys:manage scope (it has ` +
+          `${session.key.scopes.join(", ")}). Ask your operator for a key with it, or for a rotation.`
+        }
+      />
+    </>
   );

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "hono/jsx/dom";
 import { apiPath, isId, messageOf } from "../../kit/api-client";
 import type { UsageHistory } from "../../kit/api-types";
-import { mountView, Notice, ShownOnce, When } from "../../kit/parts";
+import { Notice, ShownOnce, When } from "../../kit/parts";
 import { UsageChart } from "../../kit/usage-chart";
 import { admin, useActing } from "../operator-api";
 import type { AccountPage, AccountUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
@@ -280,17 +280,14 @@ const Refused = ({ text }: { text: string }) => (
   </>
 );
 
-export const accountView: OperatorView = (root, [keyId]) =>
-  mountView(
-    root,
-    !keyId ? (
-      <Refused text="Open an account from a key found in Keys." />
-    ) : // The address's parts are whoever sent the link's to write: nothing is drawn, nor sent, for a non-id.
-    !isId("key", keyId) ? (
-      <Refused
-        text={`${JSON.stringify(keyId.slice(0, 40))} is not a key id: open an account from a key found in Keys.`}
-      />
-    ) : (
-      <Account keyId={keyId} />
-    ),
+export const AccountView: OperatorView = ({ route: [keyId] }) =>
+  !keyId ? (
+    <Refused text="Open an account from a key found in Keys." />
+  ) : // The address's parts are whoever sent the link's to write: nothing is drawn, nor sent, for a non-id.
+  !isId("key", keyId) ? (
+    <Refused
+      text={`${JSON.stringify(keyId.slice(0, 40))} is not a key id: open an account from a key found in Keys.`}
+    />
+  ) : (
+    <Account keyId={keyId} />
   );

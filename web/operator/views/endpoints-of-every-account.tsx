@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { apiPath, messageOf } from "../../kit/api-client";
 import type { WebhookDelivery } from "../../kit/api-types";
 import { DeliveryLog } from "../../kit/delivery-log";
-import { mountView, Notice, type Said, When } from "../../kit/parts";
+import { Notice, type Said, When } from "../../kit/parts";
 import { admin, useActing } from "../operator-api";
 import type { OperatorEndpoint, OperatorView } from "../operator-api-types";
 
@@ -180,4 +180,4 @@ function EndpointLog({ endpoint, deliveries }: { endpoint: OperatorEndpoint; del
   );
 }
 
-export const webhooksView: OperatorView = (root) => mountView(root, <EveryEndpoint />);
+export const EveryEndpointView: OperatorView = () => <EveryEndpoint />;

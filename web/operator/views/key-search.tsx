@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { messageOf } from "../../kit/api-client";
-import { mountView, Notice, noSpellcheck, type Said, When } from "../../kit/parts";
+import { Notice, noSpellcheck, type Said, When } from "../../kit/parts";
 import { admin } from "../operator-api";
 import type { FoundKey, OperatorView } from "../operator-api-types";
 
@@ -152,4 +152,4 @@ function KeySearch() {
   );
 }
 
-export const keysView: OperatorView = (root) => mountView(root, <KeySearch />);
+export const KeySearchView: OperatorView = () => <KeySearch />;

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { messageOf } from "../../kit/api-client";
-import { mountView, Notice } from "../../kit/parts";
+import { Notice } from "../../kit/parts";
 import { admin } from "../operator-api";
 import type { OperatorView, PipelineHealth } from "../operator-api-types";
 
@@ -129,4 +129,4 @@ function Figures({ health }: { health: PipelineHealth }) {
   );
 }
 
-export const pipelineView: OperatorView = (root) => mountView(root, <Pipeline />);
+export const PipelineView: OperatorView = () => <Pipeline />;

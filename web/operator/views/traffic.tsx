@@ -1,7 +1,7 @@
 import type { Child } from "hono/jsx/dom";
 import { useEffect, useMemo, useState } from "hono/jsx/dom";
 import { messageOf } from "../../kit/api-client";
-import { mountView, Notice } from "../../kit/parts";
+import { Notice } from "../../kit/parts";
 import { type AlignedData, TimeChart } from "../../kit/time-chart";
 import { admin } from "../operator-api";
 import type { OperatorView, Traffic } from "../operator-api-types";
@@ -181,4 +181,4 @@ function Figures({ traffic }: { traffic: Traffic }) {
   );
 }
 
-export const trafficView: OperatorView = (root) => mountView(root, <TrafficPage />);
+export const TrafficView: OperatorView = () => <TrafficPage />;
