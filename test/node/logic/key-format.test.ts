@@ -64,7 +64,7 @@ describe("the key format's checksum", () => {
   });
 
   it("is the pattern the console's sign-in form asks for", () => {
-    expect(readFileSync("web/console/views/key-sign-in.ts", "utf8")).toContain(
+    expect(readFileSync("web/console/views/key-sign-in.tsx", "utf8")).toContain(
       `const KEY_PATTERN = "${KEY_PATTERN_SOURCE}";`,
     );
   });
