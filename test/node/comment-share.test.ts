@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { tsFilesUnder } from "../support/source-files";
 
 /**
  * Prose costs reading (CONTRIBUTING.md#style): a comment says what and the one reason why, and figures and history
@@ -25,15 +25,6 @@ function commentLines(text: string): number {
   return count;
 }
 
-const sources = (folder: string): string[] =>
-  readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? sources(join(folder, entry.name))
-      : entry.name.endsWith(".ts")
-        ? [join(folder, entry.name)]
-        : [],
-  );
-
 describe("comment share", () => {
   it("counts whole comment lines only", () => {
     const text = ["/**", " * What.", " */", "const a = 1; // why", "// why", "/* one */", "const b = 2;"].join("\n");
@@ -41,7 +32,7 @@ describe("comment share", () => {
   });
 
   it(`keeps comment lines at most ${MAX_COMMENT_SHARE * 100}% of src`, () => {
-    const texts = sources("src").map((path) => readFileSync(path, "utf8"));
+    const texts = tsFilesUnder("src").map((path) => readFileSync(path, "utf8"));
     const lines = texts.reduce((sum, text) => sum + text.split("\n").length, 0);
     const comments = texts.reduce((sum, text) => sum + commentLines(text), 0);
     expect(comments / lines, `${comments} of ${lines} lines`).toBeLessThanOrEqual(MAX_COMMENT_SHARE);

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tsFilesUnder } from "../support/source-files";
 
 /**
  * One keeper per table (CONTRIBUTING.md#style): every statement that writes a D1 table is in one module, which a
@@ -25,15 +26,6 @@ const KEEPERS: Record<string, string | string[]> = {
   order_events: ["src/events/event-sequence.ts", "src/events/prune-order-events.ts"],
 };
 
-const sources = (folder: string): string[] =>
-  readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? sources(join(folder, entry.name))
-      : entry.name.endsWith(".ts")
-        ? [join(folder, entry.name)]
-        : [],
-  );
-
 /** The files whose statements write `table` (INSERT, UPDATE, DELETE, REPLACE), however they are spelt. */
 function writersOf(files: readonly { path: string; text: string }[], table: string): string[] {
   const write = new RegExp(`\\b(?:INSERT(?: OR \\w+)? INTO|REPLACE INTO|UPDATE|DELETE FROM)\\s+"?${table}"?\\b`, "i");
@@ -41,7 +33,7 @@ function writersOf(files: readonly { path: string; text: string }[], table: stri
 }
 
 describe("each table's statements", () => {
-  const files = sources("src").map((path) => ({ path, text: readFileSync(path, "utf8") }));
+  const files = tsFilesUnder("src").map((path) => ({ path, text: readFileSync(path, "utf8") }));
 
   it("cover every table the migrations make that the Worker writes", () => {
     const tables = readdirSync("migrations").flatMap((file) =>

@@ -1,6 +1,6 @@
 import type { Child } from "hono/jsx/dom";
 import type { WebhookDelivery } from "./api-types";
-import { When } from "./parts";
+import { When, TableHead } from "./parts";
 
 /**
  * An endpoint's delivery log, newest first, each delivery with its latest attempts behind a disclosure. Both consoles
@@ -18,13 +18,7 @@ export function DeliveryLog({
   return (
     <table class="deliveries-table">
       <caption>Newest first, each with its latest attempts</caption>
-      <thead>
-        <tr>
-          {["Event", "Outcome", "Attempts", "Next attempt", ""].map((title) => (
-            <th scope="col">{title}</th>
-          ))}
-        </tr>
-      </thead>
+      <TableHead titles={["Event", "Outcome", "Attempts", "Next attempt", ""]} />
       <tbody>
         {deliveries.map((delivery) => (
           <tr key={delivery.id} data-delivery-id={delivery.id} data-outcome={delivery.outcome}>

@@ -66,3 +66,14 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
     </div>
   );
 }
+
+/** A table's head: one column heading a title. */
+export const TableHead = ({ titles }: { titles: readonly string[] }) => (
+  <thead>
+    <tr>
+      {titles.map((title) => (
+        <th scope="col">{title}</th>
+      ))}
+    </tr>
+  </thead>
+);

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from "hono/jsx/dom";
 import { messageOf } from "./api-client";
 import type { UsageHistory } from "./api-types";
-import { Notice } from "./parts";
+import { Notice, TableHead } from "./parts";
 import { type AlignedData, TimeChart } from "./time-chart";
 
 type Granularity = UsageHistory["granularity"];
@@ -110,13 +110,7 @@ export function UsageChart({ load }: { load: (query: string, signal: AbortSignal
             <summary>The numbers</summary>
             <table id="usage-table">
               <caption>{`Per ${granularity}, oldest first`}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Bucket starting (UTC)</th>
-                  <th scope="col">Admitted</th>
-                  <th scope="col">Refused</th>
-                </tr>
-              </thead>
+              <TableHead titles={["Bucket starting (UTC)", "Admitted", "Refused"]} />
               <tbody>
                 {shown.map((b) => (
                   <tr>

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { call, messageOf } from "../../kit/api-client";
 import { ORDER_EVENT_TYPES, type OrderEvent, type OrderEventPage } from "../../kit/api-types";
-import { Notice, When } from "../../kit/parts";
+import { Notice, When, TableHead } from "../../kit/parts";
 import type { View } from "../console-view";
 
 /** The most events the page keeps on screen; older ones leave as new ones come. */
@@ -121,13 +121,7 @@ function Events() {
       </div>
       <table id="events-table">
         <caption>{tailing ? "Newest first, as they are committed" : "Oldest first, the last 30 days"}</caption>
-        <thead>
-          <tr>
-            {["Event", "Type", "Committed", "Order", "Status"].map((title) => (
-              <th scope="col">{title}</th>
-            ))}
-          </tr>
-        </thead>
+        <TableHead titles={["Event", "Type", "Committed", "Order", "Status"]} />
         <tbody>
           {events.map((event) => (
             <EventRow key={event.id} event={event} />

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { apiPath, call, messageOf } from "../../kit/api-client";
 import type { OwnKey, RotatedKey, Session } from "../../kit/api-types";
-import { Notice, type Said, ShownOnce, When } from "../../kit/parts";
+import { Notice, type Said, ShownOnce, When, TableHead } from "../../kit/parts";
 import type { View } from "../console-view";
 
 const GRACES = [
@@ -147,13 +147,7 @@ function Keys({ session, refreshSession }: { session: Session; refreshSession: (
         {Array.isArray(keys) && (
           <table id="keys-table">
             <caption>This account's keys, newest first</caption>
-            <thead>
-              <tr>
-                {["Key", "Name", "Created", "Stops working", "State", ""].map((title) => (
-                  <th scope="col">{title}</th>
-                ))}
-              </tr>
-            </thead>
+            <TableHead titles={["Key", "Name", "Created", "Stops working", "State", ""]} />
             <tbody>
               {list.map((key) => (
                 <tr key={key.id} data-key-id={key.id}>

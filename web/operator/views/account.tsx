@@ -1,7 +1,7 @@
 import { useEffect, useState } from "hono/jsx/dom";
 import { apiPath, isId, messageOf } from "../../kit/api-client";
 import type { UsageHistory } from "../../kit/api-types";
-import { Notice, ShownOnce, When } from "../../kit/parts";
+import { Notice, ShownOnce, When, TableHead } from "../../kit/parts";
 import { UsageChart } from "../../kit/usage-chart";
 import { admin, useActing } from "../operator-api";
 import type { AccountPage, AccountUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
@@ -99,13 +99,7 @@ function Keys({ account }: { account: AccountPage }) {
     <>
       <table>
         <caption>The account's keys</caption>
-        <thead>
-          <tr>
-            {["Name", "Id", "Plan", "State", "Scopes", "Expires"].map((title) => (
-              <th scope="col">{title}</th>
-            ))}
-          </tr>
-        </thead>
+        <TableHead titles={["Name", "Id", "Plan", "State", "Scopes", "Expires"]} />
         <tbody>
           {account.keys.map((key) => (
             <tr key={key.id}>
@@ -199,12 +193,7 @@ const Endpoints = ({ endpoints }: { endpoints: OperatorEndpoint[] }) =>
   ) : (
     <table>
       <caption>The account's webhook endpoints</caption>
-      <thead>
-        <tr>
-          <th scope="col">URL</th>
-          <th scope="col">Status</th>
-        </tr>
-      </thead>
+      <TableHead titles={["URL", "Status"]} />
       <tbody>
         {endpoints.map((endpoint) => (
           <tr key={endpoint.id}>
@@ -221,13 +210,7 @@ const Endpoints = ({ endpoints }: { endpoints: OperatorEndpoint[] }) =>
 const Timeline = ({ account }: { account: AccountPage }) => (
   <table>
     <caption>Newest first: every key operation, console sign-in and endpoint action, with who did it</caption>
-    <thead>
-      <tr>
-        {["When", "What", "On", "Who", "Details"].map((title) => (
-          <th scope="col">{title}</th>
-        ))}
-      </tr>
-    </thead>
+    <TableHead titles={["When", "What", "On", "Who", "Details"]} />
     <tbody>
       {account.timeline.map((row) => (
         <tr>

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { apiPath, messageOf } from "../../kit/api-client";
 import type { WebhookDelivery } from "../../kit/api-types";
 import { DeliveryLog } from "../../kit/delivery-log";
-import { Notice, type Said, When } from "../../kit/parts";
+import { Notice, type Said, When, TableHead } from "../../kit/parts";
 import { admin, useActing } from "../operator-api";
 import type { OperatorEndpoint, OperatorView } from "../operator-api-types";
 
@@ -50,13 +50,7 @@ function EveryEndpoint() {
           ) : (
             <table>
               <caption>Every endpoint of every account</caption>
-              <thead>
-                <tr>
-                  {["URL, of account", "Status and deliveries", "Actions"].map((title) => (
-                    <th scope="col">{title}</th>
-                  ))}
-                </tr>
-              </thead>
+              <TableHead titles={["URL, of account", "Status and deliveries", "Actions"]} />
               <tbody>
                 {endpoints.map((endpoint) => (
                   <EndpointRow key={endpoint.id} endpoint={endpoint} act={act} readLog={readLog} />

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { messageOf } from "../../kit/api-client";
-import { Notice, noSpellcheck, type Said, When } from "../../kit/parts";
+import { Notice, noSpellcheck, type Said, When, TableHead } from "../../kit/parts";
 import { admin } from "../operator-api";
 import type { FoundKey, OperatorView } from "../operator-api-types";
 
@@ -102,13 +102,7 @@ function KeySearch() {
       <div id="key-results">
         <table>
           <caption>Keys found; open one for its account</caption>
-          <thead>
-            <tr>
-              {["Name", "Id", "Plan", "State", "Account", "Made"].map((title) => (
-                <th scope="col">{title}</th>
-              ))}
-            </tr>
-          </thead>
+          <TableHead titles={["Name", "Id", "Plan", "State", "Account", "Made"]} />
           <tbody>
             {found.map((key) => (
               <tr key={key.id}>

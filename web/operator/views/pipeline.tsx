@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { messageOf } from "../../kit/api-client";
-import { Notice } from "../../kit/parts";
+import { Notice, TableHead } from "../../kit/parts";
 import { admin } from "../operator-api";
 import type { OperatorView, PipelineHealth } from "../operator-api-types";
 
@@ -97,13 +97,7 @@ function Figures({ health }: { health: PipelineHealth }) {
       <h2>Storage</h2>
       <table>
         <caption>What the pipeline keeps, against its budget</caption>
-        <thead>
-          <tr>
-            {["Table", "Rows", "Size", "Budget", "Share"].map((title) => (
-              <th scope="col">{title}</th>
-            ))}
-          </tr>
-        </thead>
+        <TableHead titles={["Table", "Rows", "Size", "Budget", "Share"]} />
         <tbody>
           <tr>
             <td>order events</td>

@@ -1,7 +1,7 @@
 import type { Child } from "hono/jsx/dom";
 import { useEffect, useMemo, useState } from "hono/jsx/dom";
 import { messageOf } from "../../kit/api-client";
-import { Notice } from "../../kit/parts";
+import { Notice, TableHead } from "../../kit/parts";
 import { type AlignedData, TimeChart } from "../../kit/time-chart";
 import { admin } from "../operator-api";
 import type { OperatorView, Traffic } from "../operator-api-types";
@@ -46,13 +46,7 @@ const Table = ({
   ) : (
     <table>
       <caption>{caption}</caption>
-      <thead>
-        <tr>
-          {headings.map((heading) => (
-            <th scope="col">{heading}</th>
-          ))}
-        </tr>
-      </thead>
+      <TableHead titles={headings} />
       <tbody>
         {rows.map((cells) => (
           <tr>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "hono/jsx/dom";
 import { call, messageOf } from "../../../kit/api-client";
 import type { WebhookEndpoint } from "../../../kit/api-types";
-import { Notice, When } from "../../../kit/parts";
+import { Notice, When, TableHead } from "../../../kit/parts";
 import { AddEndpointForm, AddedEndpoint, type AddOutcome } from "./add-endpoint-form";
 import { FailingBanner, type Said } from "./endpoint-parts";
 
@@ -46,13 +46,7 @@ function Endpoints({ endpoints }: { endpoints: WebhookEndpoint[] }) {
       ) : (
         <table id="endpoints-table">
           <caption>Where this account's order events are delivered</caption>
-          <thead>
-            <tr>
-              {["URL", "Types", "Status", "Created"].map((title) => (
-                <th scope="col">{title}</th>
-              ))}
-            </tr>
-          </thead>
+          <TableHead titles={["URL", "Types", "Status", "Created"]} />
           <tbody>
             {endpoints.map((endpoint) => (
               <tr key={endpoint.id}>
