@@ -1,7 +1,7 @@
-import { useEffect, useMemo, useState } from "hono/jsx/dom";
-import { messageOf } from "./api-client";
+import { useMemo, useState } from "hono/jsx/dom";
 import type { UsageHistory } from "./api-types";
-import { Notice, TableHead } from "./parts";
+import { LoadStatus, useLoaded } from "./loaded";
+import { TableHead } from "./parts";
 import { type AlignedData, TimeChart } from "./time-chart";
 
 type Granularity = UsageHistory["granularity"];
@@ -31,8 +31,6 @@ const LINES = [
   { label: "Refused", stroke: "#b3261e" },
 ];
 
-type Loaded = { kind: "loading" } | { kind: "failed"; message: string } | { kind: "shown"; history: UsageHistory };
-
 /**
  * Admitted and refused per minute, hour or day as the API answers them (`load`), in a chart (uPlot, the numbers at
  * the pointer in its legend) and a table; nothing is added up or filled in here. Both consoles show it.
@@ -40,20 +38,14 @@ type Loaded = { kind: "loading" } | { kind: "failed"; message: string } | { kind
 export function UsageChart({ load }: { load: (query: string, signal: AbortSignal) => Promise<UsageHistory> }) {
   const [granularity, setGranularity] = useState<Granularity>("hour");
   const [buckets, setBuckets] = useState(RANGES.hour[0]!.buckets);
-  const [loaded, setLoaded] = useState<Loaded>({ kind: "loading" });
-
-  useEffect(() => {
-    const abort = new AbortController();
-    const from = new Date(Date.now() - (buckets - 1) * BUCKET_SECONDS[granularity] * 1000).toISOString();
-    setLoaded({ kind: "loading" });
-    load(`granularity=${granularity}&from=${encodeURIComponent(from)}`, abort.signal).then(
-      (history) => setLoaded({ kind: "shown", history }),
-      (error: Error) => error.name !== "AbortError" && setLoaded({ kind: "failed", message: messageOf(error) }),
-    );
-    return () => abort.abort();
-  }, [granularity, buckets]);
-
-  const shown = loaded.kind === "shown" ? loaded.history.buckets : undefined;
+  const loaded = useLoaded(
+    (signal) => {
+      const from = new Date(Date.now() - (buckets - 1) * BUCKET_SECONDS[granularity] * 1000).toISOString();
+      return load(`granularity=${granularity}&from=${encodeURIComponent(from)}`, signal);
+    },
+    [granularity, buckets],
+  );
+  const shown = loaded.kind === "shown" ? loaded.value.buckets : undefined;
   // One array per answer: the chart is drawn again only for a new one.
   const data = useMemo(
     (): AlignedData | undefined =>
@@ -89,10 +81,7 @@ export function UsageChart({ load }: { load: (query: string, signal: AbortSignal
           ))}
         </select>
       </div>
-      <div>
-        {loaded.kind === "loading" && <p role="status">Loading…</p>}
-        {loaded.kind === "failed" && <Notice text={loaded.message} kind="error" />}
-      </div>
+      <LoadStatus loaded={loaded} />
       <TimeChart
         yLabel="Requests"
         lines={LINES}

@@ -1,7 +1,7 @@
 import type { Child } from "hono/jsx/dom";
-import { useEffect, useMemo, useState } from "hono/jsx/dom";
-import { messageOf } from "../../kit/api-client";
-import { Notice, TableHead } from "../../kit/parts";
+import { useMemo, useState } from "hono/jsx/dom";
+import { LoadStatus, useLoaded } from "../../kit/loaded";
+import { TableHead } from "../../kit/parts";
 import { type AlignedData, TimeChart } from "../../kit/time-chart";
 import { admin } from "../operator-api";
 import type { OperatorView, Traffic } from "../operator-api-types";
@@ -21,7 +21,6 @@ const LINES = [
 ];
 
 type Bucket = Traffic["series"][number];
-type Loaded = { kind: "loading" } | { kind: "failed"; message: string } | { kind: "shown"; traffic: Traffic };
 
 const AccountLink = ({ budget }: { budget: string }) => (
   <a href={`#/budget/${budget}`}>
@@ -65,18 +64,8 @@ const Table = ({
  */
 function TrafficPage() {
   const [range, setRange] = useState<string>(RANGES[0][0]);
-  const [loaded, setLoaded] = useState<Loaded>({ kind: "loading" });
-  useEffect(() => {
-    const abort = new AbortController();
-    setLoaded({ kind: "loading" });
-    admin<Traffic>("GET", `/traffic?range=${range}`, { signal: abort.signal }).then(
-      (traffic) => setLoaded({ kind: "shown", traffic }),
-      (error: Error) => error.name !== "AbortError" && setLoaded({ kind: "failed", message: messageOf(error) }),
-    );
-    return () => abort.abort();
-  }, [range]);
-
-  const traffic = loaded.kind === "shown" ? loaded.traffic : undefined;
+  const loaded = useLoaded((signal) => admin<Traffic>("GET", `/traffic?range=${range}`, { signal }), [range]);
+  const traffic = loaded.kind === "shown" ? loaded.value : undefined;
   const perMinute = traffic ? traffic.bucketSeconds / 60 : 1;
   const data = useMemo((): AlignedData | undefined => {
     if (!traffic) return undefined;
@@ -101,10 +90,7 @@ function TrafficPage() {
           ))}
         </select>
       </div>
-      <div>
-        {loaded.kind === "loading" && <p role="status">Loading…</p>}
-        {loaded.kind === "failed" && <Notice text={loaded.message} kind="error" />}
-      </div>
+      <LoadStatus loaded={loaded} />
       <TimeChart
         yLabel="Requests a minute"
         lines={LINES}
