@@ -14,7 +14,10 @@ export const KeyId = z.string().regex(/^key_[0-9A-Za-z]{16}$/);
 /** A key's id in a path (`/keys/{keyId}/...`), the owner's operations and the operator's alike. */
 export const KeyIdParams = z.object({ keyId: KeyId });
 
-/** A key as its account knows it: never the key itself, whose SHA-256 names its KV pointer. */
+/**
+ * A key as its account knows it, never the key itself (its SHA-256 names its KV pointer); plan and limits are the
+ * account's.
+ */
 export const ApiKeyRecord = z.object({
   id: KeyId,
   /** The key's first 12 characters, so its holder can tell keys apart (absent on old keys). */

@@ -32,7 +32,10 @@ export interface KeyUpdate {
 /** An update done: the key as it is now, and the keys it reached (a plan reaches every live key of the account). */
 export type Updated = { kind: "updated"; key: ApiKeyRecord; reached: string[] } | KeyRefusal;
 
-/** A rotation refused: of a key not live or rotated already, or asked by a key that may not make keys. */
+/**
+ * A rotation refused: of a key not live or rotated already, or asked by one rotated away (maybe leaked) or made to
+ * expire (its new key would outlive it).
+ */
 export function rotationRefusal(
   key: ApiKeyRecord | undefined,
   asker: ApiKeyRecord | undefined,

@@ -33,7 +33,7 @@ export interface UsageRow {
   start: number;
   admitted: number;
   refused: number;
-  /** What isolates hold of the bucket's grants and may yet hand back. */
+  /** What isolates hold of the bucket's grants and may yet hand back (absent from older objects). */
   reserved?: number;
 }
 
@@ -116,7 +116,7 @@ export class UsageLedger {
       .toArray();
   }
 
-  /** Forgets what is past keeping at `now`; returns when the next row will be (Unix seconds), or undefined. */
+  /** Forgets what is past keeping at `now` (Unix seconds); returns when the next row will be, or undefined. */
   prune(now: number): number | undefined {
     let next: number | undefined;
     for (const [table, kept] of [

@@ -80,7 +80,8 @@ export async function pruneOrderEvents(db: D1Queryable, now: number, budgetBytes
       },
     );
   }
-  // created_at's text order is time order and the sequence follows it, so each look reads the next batch by key.
+  // created_at's text order is time order and the sequence follows it, so each look reads the next batch by key (by
+  // created_at alone, a run with nothing old would read every event).
   const oldThrough = db.prepare(
     "SELECT max(seq) AS through FROM (SELECT seq, created_at FROM order_events WHERE seq > ?1 ORDER BY seq LIMIT ?2) " +
       "WHERE created_at < ?3",

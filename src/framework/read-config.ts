@@ -1,10 +1,10 @@
-import { z } from "zod";
-import { VERSION_PREFIX } from "./service-identity";
-
 /**
  * The worker's vars, parsed and checked once: a typo must not become NaN or a default nobody chose. An invalid var
  * fails `npm run check:config` and makes the worker answer 503 (docs/operations.md#configuration).
  */
+import { z } from "zod";
+import { VERSION_PREFIX } from "./service-identity";
+
 /** zod's error option: "is missing" when the var is not set at all, else what it must be. */
 const rule = (message: string) => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? "is missing" : message),

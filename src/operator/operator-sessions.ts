@@ -49,7 +49,7 @@ const endedError = (c: Context<AppEnv>, why: string) =>
     "Set-Cookie": operatorCookie(c.req.url, undefined),
   });
 
-/** Whether a session's operator may act now: a named one live, or the bootstrap operator by today's token. */
+/** Whether a session's operator may act now: a named one live, or the bootstrap one while its token is the secret's. */
 export interface OperatorLiveness {
   named(name: string): Promise<boolean>;
   /** The SHA-256 of the OPERATOR_TOKEN secret's token now. */

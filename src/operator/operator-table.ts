@@ -1,4 +1,5 @@
 /** The operators' table (docs/operations.md#operators): its statements, for the worker and the keys command. */
+
 /** A name as it appears in the audit: a person's handle or email, never blank, never with spaces. */
 export const OPERATOR_NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$/;
 

@@ -58,17 +58,17 @@ export function requireOperator(
   };
 }
 
-/**
- * Who the operator is as the limiter counts them (docs/operations.md#operators-budgets), worked out before the count,
- * so each operator spends a budget of their own and never shares an office address's, or its ban. A credential that
- * fails stands for nobody: counted as without one, then refused by the guard.
- */
 /** How long a named operator's token is remembered live or unknown, unread: as a key's miss lasts. */
 export const UNKNOWN_TOKEN_MS = 60_000;
 
 /** What the credential remembers of named operators' tokens, by digest: live (true) or no live operator's (false). */
 export type SeenOperatorTokens = TtlCache<string, boolean>;
 
+/**
+ * Who the operator is as the limiter counts them (docs/operations.md#operators-budgets), worked out before the count,
+ * so each operator spends a budget of their own and never shares an office address's, or its ban. A credential that
+ * fails stands for nobody: counted as without one, then refused by the guard.
+ */
 export const operatorCredential =
   (
     accessKeys: AccessKeys,

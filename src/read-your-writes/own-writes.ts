@@ -34,7 +34,7 @@ export interface ReadStart {
   began: number;
 }
 
-/** Takes both at the read's start, so a cancel after it makes `versions` refuse what the read finds. */
+/** Takes both at one moment, the read's start, so a cancel after it makes `versions` refuse what the read finds. */
 export function startRead(
   versions: VersionMemory,
   ownWrites: OwnWrites,

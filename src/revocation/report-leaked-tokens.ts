@@ -17,7 +17,7 @@ import { invalidSignature, MAX_REPORT_BYTES, SECRET_SCANNING_PATH } from "./scan
 export const MAX_REPORT_TOKENS = 1_000;
 /** KV's bulk read takes at most 100 names: a report of 1,000 tokens is 10 reads, not 1,000. */
 const BULK_READ = 100;
-/** Live keys one request revokes at most; a report with more gets 503 after them, and GitHub resends it. */
+/** Live keys one request revokes (about 12 of its 1,000 subrequests each); more get a 503, and GitHub resends. */
 export const MAX_REVOCATIONS_PER_REPORT = 50;
 
 const Match = z.object({

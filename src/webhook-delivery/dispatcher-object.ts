@@ -54,7 +54,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
     if (at !== undefined) await this.ctx.storage.setAlarm(at);
   }
 
-  /** Never throws: a failed pass is tried again with backoff, the mark unmoved (order-events.md#faults). */
+  /** Never throws (the platform gives up on a failing alarm): a failed pass retries with backoff, the mark unmoved. */
   async alarm(): Promise<void> {
     const storage = this.ctx.storage.kv;
     const now = Date.now();

@@ -1,6 +1,6 @@
 /**
- * What a lane keeps and how long, and what a settled delivery and an attempt cost its storage (event-storage.test.ts
- * keeps the sizes true; docs/design/order-events.md#capacity).
+ * What a lane keeps, how long, and what a settled delivery and an attempt cost its storage
+ * (test/workers/events/event-storage.test.ts keeps the sizes true; docs/design/order-events.md#capacity).
  */
 
 /** How long settled deliveries and their attempts are kept in a lane. */

@@ -1,8 +1,8 @@
 /**
- * What a key may do to its account's other keys and endpoints (docs/api.md#your-own-keys). A key rotated away acts only
- * on itself, and may only revoke itself, since its holder may have leaked it. A key made to expire acts only on itself
- * among keys, so no key outlives the one that asked, but manages endpoints. Decided from the key as its account
- * answered for this request.
+ * What a key may do to its account's other keys and endpoints (docs/api.md#your-own-keys). A key rotated away may only
+ * revoke itself: its holder may be whoever leaked it, and endpoints it aimed would outlive it. A key made to expire
+ * acts only on itself among keys, so no key outlives the one that asked, but manages endpoints. Decided from the key
+ * as its account answered for this request.
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../../framework/app-env";

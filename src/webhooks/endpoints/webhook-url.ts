@@ -1,13 +1,13 @@
 import { nonPublicHost } from "../../lib/non-public-host";
 
+export const MAX_WEBHOOK_URL_LENGTH = 2_048;
+const LOCAL_HOSTS: readonly string[] = ["localhost", "127.0.0.1"];
+
 /**
  * Where a webhook may point (docs/api.md#webhook-endpoints): `https` (plain `http` to this machine when run locally),
  * no credentials, at most 2,048 characters; deployed, never a host off the public internet, which the Worker could
  * reach and the caller not. What is wrong, or undefined.
  */
-export const MAX_WEBHOOK_URL_LENGTH = 2_048;
-const LOCAL_HOSTS: readonly string[] = ["localhost", "127.0.0.1"];
-
 export function webhookUrlProblem(text: string, local: boolean): string | undefined {
   if (text.length > MAX_WEBHOOK_URL_LENGTH) return `url is longer than ${MAX_WEBHOOK_URL_LENGTH} characters`;
   let url: URL;
