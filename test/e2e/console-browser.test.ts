@@ -300,6 +300,44 @@ describe("the console in chromium, against npm start", () => {
     await expect.poll(() => page.locator("#endpoint-status").innerText(), { timeout: 30_000 }).toBe("enabled");
   });
 
+  it("leaves an endpoint's page for good: reads it made that answer after the reader left draw nothing", async () => {
+    const { page } = visit;
+    const endpointPage = new URL(page.url()).hash;
+    await goTo(page, "Overview");
+    // The endpoint's read is held until the reader has left its page; then it and the log's read answer.
+    let asked!: () => void;
+    const reading = new Promise<void>((resolve) => (asked = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const endpointRead = /\/v2\/webhook-endpoints\/we_[^/]+$/;
+    await page.route(endpointRead, async (route) => {
+      asked();
+      await held;
+      await route.continue();
+    });
+    await page.evaluate((hash) => (location.hash = hash), endpointPage);
+    await reading;
+    await goTo(page, "Overview");
+    // Drawn again, the page would read the endpoint again at once, and every 5 s after.
+    let readsAfterLeaving = 0;
+    const countReads = (request: { url(): string }) => {
+      if (endpointRead.test(new URL(request.url()).pathname)) readsAfterLeaving += 1;
+    };
+    page.on("request", countReads);
+    const logAnswered = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith("/deliveries"));
+    release();
+    await logAnswered;
+    await page.unroute(endpointRead);
+    // Frames for whatever the late answers would draw, and a read its effects would make.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 200))));
+    page.off("request", countReads);
+    expect(readsAfterLeaving).toBe(0);
+    expect(await page.getByRole("heading", { name: "Endpoint" }).count()).toBe(0);
+    expect(await page.getByRole("heading", { name: "Overview", level: 1 }).count()).toBe(1);
+    await page.evaluate((hash) => (location.hash = hash), endpointPage);
+    await page.getByRole("heading", { name: "Endpoint", level: 1 }).waitFor();
+  });
+
   it("shows a fifo endpoint's deliveries held behind a failing one and the failing banner; retries one by its button, the rest since a time", async () => {
     const { page } = visit;
     const since = new Date(Date.now() - 1000).toISOString().slice(0, 19);

@@ -3,9 +3,10 @@
  * time in the page's <main>, chosen by the address's fragment so each view can be linked to and the back button
  * works; a header with the views, who is signed in and a sign-out. Each console is this, configured.
  */
-import { type Child, type FC, render, useEffect, useLayoutEffect, useRef, useState } from "hono/jsx/dom";
+import { type Child, type FC, render, useLayoutEffect, useRef } from "hono/jsx/dom";
 import { ApiFailure, messageOf, whenSignedOut } from "./api-client";
 import { Notice } from "./parts";
+import { useLiveState } from "./live-state";
 
 /** What the shell hands a view: the session, the fragment's parts after the view's name, and how to read it again. */
 export interface ShellViewProps<S> {
@@ -50,7 +51,14 @@ export interface ShellConfig<S> {
 
 const LINK = /^#link=([A-Za-z0-9_-]+)$/;
 
-type Screen<S> = { kind: "waiting" } | { kind: "signIn"; message?: string } | { kind: "in"; session: S; hash: string };
+/**
+ * What the page shows; `shown` counts each time it is shown anew (a refreshed session is not), so a view and focus
+ * follow a link to the same address too.
+ */
+type Screen<S> =
+  | { kind: "waiting"; shown: 0 }
+  | { kind: "signIn"; shown: number; message?: string }
+  | { kind: "in"; shown: number; session: S; hash: string };
 
 /** The view's name and what follows it in the fragment (`#/budget/key_…`: `budget`, `[key_…]`). */
 function parts(hash: string): [string, string[]] {
@@ -64,7 +72,8 @@ export function startShell<S extends object>(main: HTMLElement, config: ShellCon
 }
 
 function Shell({ main, config }: { main: HTMLElement; config: ShellConfig<object> }) {
-  const [screen, setScreen] = useState<Screen<object>>({ kind: "waiting" });
+  const [screen, setScreen] = useLiveState<Screen<object>>({ kind: "waiting", shown: 0 });
+  const shown = useRef(0);
   /** The signed-in session, for the handlers below, which outlive a render. */
   const current = useRef<object | undefined>(undefined);
   /** Counts the page's turns (a link followed, the console entered): an answer to an older turn is dropped. */
@@ -72,12 +81,12 @@ function Shell({ main, config }: { main: HTMLElement; config: ShellConfig<object
 
   const signIn = (message?: string) => {
     current.current = undefined;
-    setScreen({ kind: "signIn", message });
+    setScreen({ kind: "signIn", shown: ++shown.current, message });
   };
 
   const route = () => {
     if (!current.current) return void enter();
-    setScreen({ kind: "in", session: current.current, hash: location.hash });
+    setScreen({ kind: "in", shown: ++shown.current, session: current.current, hash: location.hash });
   };
 
   /** Shows the signed-in console, or the sign-in form when there is no session. */
@@ -126,10 +135,11 @@ function Shell({ main, config }: { main: HTMLElement; config: ShellConfig<object
     // A link followed or the console entered meanwhile decides: this answer may name the session it replaced.
     if (mine !== turn.current || !current.current) return;
     current.current = fresh;
-    setScreen((shown) => (shown.kind === "in" ? { ...shown, session: fresh } : shown));
+    setScreen((now) => (now.kind === "in" ? { ...now, session: fresh } : now));
   };
 
-  useEffect(() => {
+  // A layout effect, so it runs at once: a link's token leaves the address even in a tab opened in the background.
+  useLayoutEffect(() => {
     // Only a signed-in page goes back to signing in: a request still under way when the reader signed out answers
     // 401 too, and must not replace what signing out said.
     whenSignedOut((message) => void (current.current && signIn(message)));
@@ -145,15 +155,21 @@ function Shell({ main, config }: { main: HTMLElement; config: ShellConfig<object
     if (screen.kind !== "waiting") document.title = `${title} · ${config.product}`;
     // Focus moves to the new heading, so a keyboard or screen reader user lands where the new content starts.
     main.querySelector<HTMLElement>("h1")?.focus();
-  }, [hash, title]);
+  }, [screen.shown]);
 
   if (screen.kind === "waiting") return null;
   if (screen.kind === "signIn") return <config.SignIn message={screen.message} signedIn={enter} />;
   return (
     <>
-      <Header config={config} session={screen.session} view={name} signedOut={() => signIn("Signed out.")} />
-      <div class="view">
-        <chosen.View key={screen.hash} session={screen.session} route={rest} refreshSession={refreshSession} />
+      <Header
+        key={screen.shown}
+        config={config}
+        session={screen.session}
+        view={name}
+        signedOut={() => signIn("Signed out.")}
+      />
+      <div class="view" key={screen.shown}>
+        <chosen.View session={screen.session} route={rest} refreshSession={refreshSession} />
       </div>
     </>
   );
@@ -170,7 +186,7 @@ function Header({
   view: string;
   signedOut: () => void;
 }) {
-  const [failure, setFailure] = useState<string>();
+  const [failure, setFailure] = useLiveState<string>();
   const end = config.signOut(session);
   const signOut = async () => {
     try {

@@ -1,13 +1,14 @@
-import { useEffect, useState } from "hono/jsx/dom";
+import { useEffect } from "hono/jsx/dom";
 import { messageOf } from "./api-client";
 import { Notice } from "./parts";
+import { useLiveState } from "./live-state";
 
 /** A read's state: under way, failed with the API's words, or its value. */
 export type Loaded<T> = { kind: "loading" } | { kind: "failed"; message: string } | { kind: "shown"; value: T };
 
 /** Reads with `read` now and whenever `deps` change, the read before aborted. */
 export function useLoaded<T>(read: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): Loaded<T> {
-  const [loaded, setLoaded] = useState<Loaded<T>>({ kind: "loading" });
+  const [loaded, setLoaded] = useLiveState<Loaded<T>>({ kind: "loading" });
   useEffect(() => {
     const abort = new AbortController();
     setLoaded({ kind: "loading" });

@@ -2,7 +2,8 @@
  * The consoles' shared pieces as hono/jsx/dom components: every value reaches the DOM as text, never parsed as HTML,
  * so nothing the API answers can inject into the page.
  */
-import { useRef, useState } from "hono/jsx/dom";
+import { useRef } from "hono/jsx/dom";
+import { useLiveState } from "./live-state";
 
 /** `spellcheck="false"`, which a boolean `false` would remove instead: no secret goes to a spelling service. */
 export const noSpellcheck = { spellcheck: "false" } as object;
@@ -29,8 +30,8 @@ export const Notice = ({ text, kind = "ok" }: { text: string; kind?: "ok" | "err
 
 /** A secret or key shown this once: readable, selectable, with a copy button and a reminder. */
 export function ShownOnce({ label, value }: { label: string; value: string }) {
-  const [id] = useState(() => `once-${Math.random().toString(36).slice(2)}`);
-  const [copied, setCopied] = useState("");
+  const [id] = useLiveState(() => `once-${Math.random().toString(36).slice(2)}`);
+  const [copied, setCopied] = useLiveState("");
   const field = useRef<HTMLInputElement>(null);
   const copy = async () => {
     field.current?.select();

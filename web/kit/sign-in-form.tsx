@@ -1,7 +1,8 @@
-import { useRef, useState } from "hono/jsx/dom";
+import { useRef } from "hono/jsx/dom";
 import { messageOf } from "./api-client";
 import type { SignInProps } from "./console-shell";
 import { noSpellcheck, Notice } from "./parts";
+import { useLiveState } from "./live-state";
 
 export interface SignInFormProps extends SignInProps {
   heading: string;
@@ -17,7 +18,7 @@ export interface SignInFormProps extends SignInProps {
  * never kept by the page. Both consoles sign in this way.
  */
 export function SignInForm({ heading, field, exchange, footer, message, signedIn }: SignInFormProps) {
-  const [failure, setFailure] = useState<string>();
+  const [failure, setFailure] = useLiveState<string>();
   const input = useRef<HTMLInputElement>(null);
   const submit = async (event: Event) => {
     event.preventDefault();

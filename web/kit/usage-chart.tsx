@@ -1,8 +1,9 @@
-import { useMemo, useState } from "hono/jsx/dom";
+import { useMemo } from "hono/jsx/dom";
 import type { UsageHistory } from "./api-types";
 import { LoadStatus, useLoaded } from "./loaded";
 import { TableHead } from "./parts";
 import { type AlignedData, TimeChart } from "./time-chart";
+import { useLiveState } from "./live-state";
 
 type Granularity = UsageHistory["granularity"];
 
@@ -36,8 +37,8 @@ const LINES = [
  * the pointer in its legend) and a table; nothing is added up or filled in here. Both consoles show it.
  */
 export function UsageChart({ load }: { load: (query: string, signal: AbortSignal) => Promise<UsageHistory> }) {
-  const [granularity, setGranularity] = useState<Granularity>("hour");
-  const [buckets, setBuckets] = useState(RANGES.hour[0]!.buckets);
+  const [granularity, setGranularity] = useLiveState<Granularity>("hour");
+  const [buckets, setBuckets] = useLiveState(RANGES.hour[0]!.buckets);
   const loaded = useLoaded(
     (signal) => {
       const from = new Date(Date.now() - (buckets - 1) * BUCKET_SECONDS[granularity] * 1000).toISOString();

@@ -2,9 +2,10 @@
  * The operators' console is a client of the operator API, with its session cookie: every check, limit and audit row
  * applies.
  */
-import { useState } from "hono/jsx/dom";
+
 import { clientOf, messageOf } from "../kit/api-client";
 import type { Said } from "../kit/parts";
+import { useLiveState } from "../kit/live-state";
 
 export const admin = clientOf("/admin");
 
@@ -13,7 +14,7 @@ export const admin = clientOf("/admin");
  * again.
  */
 export function useActing(reload: () => Promise<void>) {
-  const [status, setStatus] = useState<Said>();
+  const [status, setStatus] = useLiveState<Said>();
   const act = async (work: () => Promise<unknown>, done: string): Promise<void> => {
     try {
       await work();

@@ -1,8 +1,9 @@
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useEffect, useRef } from "hono/jsx/dom";
 import { call, messageOf } from "../../kit/api-client";
 import { ORDER_EVENT_TYPES, type OrderEvent, type OrderEventPage } from "../../kit/api-types";
 import { Notice, When, TableHead } from "../../kit/parts";
 import type { View } from "../console-view";
+import { useLiveState } from "../../kit/live-state";
 
 /** The most events the page keeps on screen; older ones leave as new ones come. */
 const SHOWN = 200;
@@ -38,13 +39,13 @@ const EventRow = ({ event }: { event: OrderEvent }) => (
  * newest event on, each new event shown at the top as it is committed.
  */
 function Events() {
-  const [type, setType] = useState("");
-  const [tailing, setTailing] = useState(false);
-  const [events, setEvents] = useState<OrderEvent[]>([]);
-  const [next, setNext] = useState<string>();
-  const [more, setMore] = useState(false);
-  const [loaded, setLoaded] = useState(false);
-  const [error, setError] = useState<string>();
+  const [type, setType] = useLiveState("");
+  const [tailing, setTailing] = useLiveState(false);
+  const [events, setEvents] = useLiveState<OrderEvent[]>([]);
+  const [next, setNext] = useLiveState<string>();
+  const [more, setMore] = useLiveState(false);
+  const [loaded, setLoaded] = useLiveState(false);
+  const [error, setError] = useLiveState<string>();
   const pages = useRef<AbortController>(null);
 
   /** One page of the feed, oldest first, after what is shown. */

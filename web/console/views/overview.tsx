@@ -1,16 +1,17 @@
-import { useEffect, useState } from "hono/jsx/dom";
+import { useEffect } from "hono/jsx/dom";
 import { call, messageOf } from "../../kit/api-client";
 import type { Session } from "../../kit/api-types";
 import { Notice, When } from "../../kit/parts";
 import type { View } from "../console-view";
+import { useLiveState } from "../../kit/live-state";
 
 /** How often the remaining counts are read again (each read is a request the account counts). */
 const REFRESH_MS = 10_000;
 
 /** What is left of this minute and today, read again every few seconds. */
 function Remaining({ first }: { first: Session }) {
-  const [session, setSession] = useState(first);
-  const [error, setError] = useState<string>();
+  const [session, setSession] = useLiveState(first);
+  const [error, setError] = useLiveState<string>();
   useEffect(() => {
     const timer = setInterval(async () => {
       try {

@@ -1,8 +1,9 @@
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useEffect, useRef } from "hono/jsx/dom";
 import { apiPath, call, messageOf } from "../../kit/api-client";
 import type { OwnKey, RotatedKey, Session } from "../../kit/api-types";
 import { Notice, type Said, ShownOnce, When, TableHead } from "../../kit/parts";
 import type { View } from "../console-view";
+import { useLiveState } from "../../kit/live-state";
 
 const GRACES = [
   { seconds: 3_600, label: "1 hour" },
@@ -51,9 +52,9 @@ function LeakNotice({ keyOf }: { keyOf: OwnKey }) {
  * it), see both while both live, revoke the old one early.
  */
 function Keys({ session, refreshSession }: { session: Session; refreshSession: () => Promise<void> }) {
-  const [keys, setKeys] = useState<OwnKey[] | Said>();
-  const [status, setStatus] = useState<Said>();
-  const [rotated, setRotated] = useState<{ key: RotatedKey; moved?: Said }>();
+  const [keys, setKeys] = useLiveState<OwnKey[] | Said>();
+  const [status, setStatus] = useLiveState<Said>();
+  const [rotated, setRotated] = useLiveState<{ key: RotatedKey; moved?: Said }>();
   const grace = useRef<HTMLSelectElement>(null);
 
   const load = async () => {
@@ -121,7 +122,7 @@ function Keys({ session, refreshSession }: { session: Session; refreshSession: (
       <div>
         {rotated && (
           <>
-            <ShownOnce label="Your new key" value={rotated.key.key} />
+            <ShownOnce key={rotated.key.key} label="Your new key" value={rotated.key.key} />
             <Notice
               text={`The old key ${rotated.key.previous.id} works until ${until(rotated.key.previous.expiresAt)}.`}
             />

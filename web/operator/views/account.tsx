@@ -1,10 +1,11 @@
-import { useEffect, useState } from "hono/jsx/dom";
+import { useEffect } from "hono/jsx/dom";
 import { apiPath, isId, messageOf } from "../../kit/api-client";
 import type { UsageHistory } from "../../kit/api-types";
 import { Notice, ShownOnce, When, TableHead } from "../../kit/parts";
 import { UsageChart } from "../../kit/usage-chart";
 import { admin, useActing } from "../operator-api";
 import type { AccountPage, AccountUsage, OperatorEndpoint, OperatorView } from "../operator-api-types";
+import { useLiveState } from "../../kit/live-state";
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
@@ -18,7 +19,7 @@ type Read = { account: AccountPage; usage: AccountUsage; endpoints: OperatorEndp
  */
 function Account({ keyId }: { keyId: string }) {
   const key = { key: keyId };
-  const [read, setRead] = useState<Read>();
+  const [read, setRead] = useLiveState<Read>();
   const load = async () => {
     try {
       const [account, usage] = await Promise.all([
@@ -236,7 +237,7 @@ const Timeline = ({ account }: { account: AccountPage }) => (
 
 /** A single-use sign-in link to the callers' console, shown once, for the operator to hand to the key's holder. */
 function ConsoleLink({ keyId, failed }: { keyId: string; failed: (message: string) => void }) {
-  const [made, setMade] = useState<{ url: string; expiresAt: string }>();
+  const [made, setMade] = useLiveState<{ url: string; expiresAt: string }>();
   const make = async () => {
     try {
       setMade(await admin<{ url: string; expiresAt: string }>("POST", apiPath("keys", { key: keyId }, "console-link")));
@@ -246,6 +247,7 @@ function ConsoleLink({ keyId, failed }: { keyId: string; failed: (message: strin
   };
   return made ? (
     <ShownOnce
+      key={made.url}
       label={`A callers' console sign-in link for ${keyId}, until ${made.expiresAt}: hand it to the key's holder`}
       value={made.url}
     />

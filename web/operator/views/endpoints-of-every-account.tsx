@@ -1,10 +1,11 @@
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useEffect, useRef } from "hono/jsx/dom";
 import { apiPath, messageOf } from "../../kit/api-client";
 import type { WebhookDelivery } from "../../kit/api-types";
 import { DeliveryLog } from "../../kit/delivery-log";
 import { Notice, type Said, When, TableHead } from "../../kit/parts";
 import { admin, useActing } from "../operator-api";
 import type { OperatorEndpoint, OperatorView } from "../operator-api-types";
+import { useLiveState } from "../../kit/live-state";
 
 type Act = ReturnType<typeof useActing>["act"];
 type Log = { endpoint: OperatorEndpoint; deliveries: WebhookDelivery[] } | Said;
@@ -14,8 +15,8 @@ type Log = { endpoint: OperatorEndpoint; deliveries: WebhookDelivery[] } | Said;
  * it; read any endpoint's delivery log, as its owner does, with how its newest deliveries went.
  */
 function EveryEndpoint() {
-  const [endpoints, setEndpoints] = useState<OperatorEndpoint[]>();
-  const [log, setLog] = useState<Log>();
+  const [endpoints, setEndpoints] = useLiveState<OperatorEndpoint[]>();
+  const [log, setLog] = useLiveState<Log>();
   const load = async () => {
     try {
       setEndpoints((await admin<{ data: OperatorEndpoint[] }>("GET", "/webhook-endpoints")).data);

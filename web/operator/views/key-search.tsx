@@ -1,8 +1,9 @@
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useEffect, useRef } from "hono/jsx/dom";
 import { messageOf } from "../../kit/api-client";
 import { Notice, noSpellcheck, type Said, When, TableHead } from "../../kit/parts";
 import { admin } from "../operator-api";
 import type { FoundKey, OperatorView } from "../operator-api-types";
+import { useLiveState } from "../../kit/live-state";
 
 const FILTERS = [
   { id: "key-plan", name: "plan", label: "Plan", values: ["free", "pro", "business", "enterprise"] },
@@ -24,9 +25,9 @@ type Page = { data: FoundKey[]; nextCursor: string | null };
 
 /** Keys of every account (GET /admin/keys), by part of an id, name, start or account, by plan, state and scope. */
 function KeySearch() {
-  const [found, setFound] = useState<FoundKey[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  const [status, setStatus] = useState<Said | "searching">();
+  const [found, setFound] = useLiveState<FoundKey[]>([]);
+  const [next, setNext] = useLiveState<string | null>(null);
+  const [status, setStatus] = useLiveState<Said | "searching">();
   const form = useRef<HTMLFormElement>(null);
   // Only the latest search draws: an earlier one answered late (the first, under a slow service) is dropped.
   const latest = useRef(0);

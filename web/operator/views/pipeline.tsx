@@ -1,8 +1,9 @@
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useEffect, useRef } from "hono/jsx/dom";
 import { messageOf } from "../../kit/api-client";
 import { Notice, TableHead } from "../../kit/parts";
 import { admin } from "../operator-api";
 import type { OperatorView, PipelineHealth } from "../operator-api-types";
+import { useLiveState } from "../../kit/live-state";
 
 /** How often the figures are read again: the dispatcher's lag is seen moving as deliveries back up or drain. */
 const REFRESH_MS = 2_000;
@@ -11,24 +12,27 @@ const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /** The event pipeline (GET /admin/pipeline): events against their budget, the dispatcher's mark and lag. */
 function Pipeline() {
-  const [health, setHealth] = useState<PipelineHealth>();
-  const [error, setError] = useState<string>();
+  const [health, setHealth] = useLiveState<PipelineHealth>();
+  const [error, setError] = useLiveState<string>();
   const timer = useRef<ReturnType<typeof setTimeout>>(null);
-  const stopped = useRef(false);
+  /** The newest read's number (-1 once the view is left): only the newest read schedules the next, so one poll runs. */
+  const newest = useRef(0);
 
   const read = async () => {
+    clearTimeout(timer.current ?? undefined);
+    const mine = ++newest.current;
     try {
       setHealth(await admin<PipelineHealth>("GET", "/pipeline"));
       setError(undefined);
     } catch (failure) {
       setError(messageOf(failure));
     }
-    if (!stopped.current) timer.current = setTimeout(read, REFRESH_MS);
+    if (mine === newest.current) timer.current = setTimeout(read, REFRESH_MS);
   };
   useEffect(() => {
     void read();
     return () => {
-      stopped.current = true;
+      newest.current = -1;
       clearTimeout(timer.current ?? undefined);
     };
   }, []);
@@ -38,14 +42,7 @@ function Pipeline() {
       <h1 tabindex={-1}>Pipeline</h1>
       <p>
         {"Order events from their capture to the webhook lanes. "}
-        <button
-          type="button"
-          class="quiet"
-          onClick={() => {
-            clearTimeout(timer.current ?? undefined);
-            void read();
-          }}
-        >
+        <button type="button" class="quiet" onClick={() => void read()}>
           Read now
         </button>
       </p>

@@ -1,10 +1,11 @@
 import type { Child } from "hono/jsx/dom";
-import { useMemo, useState } from "hono/jsx/dom";
+import { useMemo } from "hono/jsx/dom";
 import { LoadStatus, useLoaded } from "../../kit/loaded";
 import { TableHead } from "../../kit/parts";
 import { type AlignedData, TimeChart } from "../../kit/time-chart";
 import { admin } from "../operator-api";
 import type { OperatorView, Traffic } from "../operator-api-types";
+import { useLiveState } from "../../kit/live-state";
 
 const RANGES = [
   ["1h", "Last hour"],
@@ -63,7 +64,7 @@ const Table = ({
  * the top accounts by requests and by refusals, the bans refusing now, keyless refusals by address group.
  */
 function TrafficPage() {
-  const [range, setRange] = useState<string>(RANGES[0][0]);
+  const [range, setRange] = useLiveState<string>(RANGES[0][0]);
   const loaded = useLoaded((signal) => admin<Traffic>("GET", `/traffic?range=${range}`, { signal }), [range]);
   const traffic = loaded.kind === "shown" ? loaded.value : undefined;
   const perMinute = traffic ? traffic.bucketSeconds / 60 : 1;

@@ -12,9 +12,13 @@ export const AddedEndpoint = ({ outcome }: { outcome: AddOutcome }) =>
     <>
       <Notice text={`Added ${outcome.created.url}.`} />
       {outcome.created.secret === undefined ? (
-        <ShownOnce label="Its public key, to verify deliveries with (v1a)" value={outcome.created.publicKey ?? ""} />
+        <ShownOnce
+          key={outcome.created.id}
+          label="Its public key, to verify deliveries with (v1a)"
+          value={outcome.created.publicKey ?? ""}
+        />
       ) : (
-        <ShownOnce label="Its signing secret" value={outcome.created.secret} />
+        <ShownOnce key={outcome.created.id} label="Its signing secret" value={outcome.created.secret} />
       )}
       <p>
         <a href={`#/webhooks/${outcome.created.id}`}>Open the endpoint</a>

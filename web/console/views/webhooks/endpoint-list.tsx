@@ -1,14 +1,15 @@
-import { useEffect, useState } from "hono/jsx/dom";
+import { useEffect } from "hono/jsx/dom";
 import { call, messageOf } from "../../../kit/api-client";
 import type { WebhookEndpoint } from "../../../kit/api-types";
 import { Notice, When, TableHead } from "../../../kit/parts";
 import { AddEndpointForm, AddedEndpoint, type AddOutcome } from "./add-endpoint-form";
 import { FailingBanner, type Said } from "./endpoint-parts";
+import { useLiveState } from "../../../kit/live-state";
 
 /** #/webhooks: the account's endpoints, the failing ones warned of, and a form to add one. */
 export function EndpointList() {
-  const [endpoints, setEndpoints] = useState<WebhookEndpoint[] | Said>();
-  const [added, setAdded] = useState<AddOutcome>();
+  const [endpoints, setEndpoints] = useLiveState<WebhookEndpoint[] | Said>();
+  const [added, setAdded] = useLiveState<AddOutcome>();
   const load = async () => {
     try {
       setEndpoints((await call<{ data: WebhookEndpoint[] }>("GET", "/webhook-endpoints")).data);

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "hono/jsx/dom";
+import { useEffect } from "hono/jsx/dom";
 import { apiPath, call, messageOf } from "../../../kit/api-client";
 import type { WebhookDelivery, WebhookEndpoint, WebhookTestResult } from "../../../kit/api-types";
 import { DeliveryLog } from "../../../kit/delivery-log";
@@ -8,6 +8,7 @@ import { EditEndpointForm } from "./edit-endpoint-form";
 import { type EndpointActions, FailingBanner, type Said } from "./endpoint-parts";
 import { RecoverForm } from "./recover-form";
 import { RotateSecretForm } from "./rotate-secret-form";
+import { useLiveState } from "../../../kit/live-state";
 
 /** How often the endpoint and its log are read again: deliveries made and retried, a disabling after failures. */
 const REFRESH_MS = 5_000;
@@ -17,9 +18,9 @@ type Status = Said | { secret: { label: string; value: string; note: string } };
 /** #/webhooks/<id>: one endpoint, what can be done to it, and its delivery log, following the service. */
 export function EndpointPage({ id }: { id: string }) {
   const target = { endpoint: id };
-  const [endpoint, setEndpoint] = useState<WebhookEndpoint | Said>();
-  const [deliveries, setDeliveries] = useState<WebhookDelivery[] | Said>();
-  const [status, setStatus] = useState<Status>();
+  const [endpoint, setEndpoint] = useLiveState<WebhookEndpoint | Said>();
+  const [deliveries, setDeliveries] = useLiveState<WebhookDelivery[] | Said>();
+  const [status, setStatus] = useLiveState<Status>();
 
   const reloadLog = async () => {
     try {
@@ -85,7 +86,7 @@ export function EndpointPage({ id }: { id: string }) {
         {status &&
           ("secret" in status ? (
             <>
-              <ShownOnce label={status.secret.label} value={status.secret.value} />
+              <ShownOnce key={status.secret.value} label={status.secret.label} value={status.secret.value} />
               <Notice text={status.secret.note} />
             </>
           ) : (
