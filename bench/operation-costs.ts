@@ -7,7 +7,7 @@
  * requests, 30 million CPU ms and so on are in the $5 (PRICES' `included`).
  */
 
-import { DELIVERY_LOG_MS, LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES } from "../src/webhook-delivery/lane-retention";
+import { DELIVERY_LOG_MS, LOG_ENTRY_BYTES } from "../src/webhook-delivery/lane-retention";
 import { LANE_CONCURRENCY } from "../src/webhook-delivery/lane-pacing";
 
 /** What one request is billed for at the Worker, as bench/billed-calls.ts counts it. */
@@ -91,9 +91,8 @@ export interface OperationUse extends BilledCalls {
  * (the run's deliveries, LANE_CONCURRENCY at most).
  */
 const laneAwakeSeconds = (perRun: number) => 0.05 / Math.min(LANE_CONCURRENCY, perRun);
-/** A delivered event's rows (the delivery, its attempt) kept for the delivery log's week, in GB-months. */
-const DELIVERY_STORAGE_GB_MONTHS =
-  ((LANE_DELIVERY_BYTES + LANE_ATTEMPT_BYTES) / 1e9) * (DELIVERY_LOG_MS / (30 * 86_400_000));
+/** A delivery that went through at its first try: its log entry, kept for the delivery log's week, in GB-months. */
+const DELIVERY_STORAGE_GB_MONTHS = (LOG_ENTRY_BYTES / 1e9) * (DELIVERY_LOG_MS / (30 * 86_400_000));
 /** Durable Objects are billed at 128 MB, whatever they use. */
 const DO_GB = 0.128;
 
@@ -135,35 +134,35 @@ export const OPERATION_USE = {
   "401, a new /64 each": use({ doRequests: 1, analyticsPoints: 1 }),
   // A keyless address's limit is small: its leases are too.
   "401, one address": use({ doRequests: 0.45, analyticsPoints: 1 }),
-  // One event to one of 100 endpoints, its lane sending only it (the most a delivery costs: a busy lane reads D1 once
-  // a page of 50 and runs once for many): the pass's share, the hand-off, the lane's run and its ask of the account
-  // (three object requests), the lane's rows as billed (the delivery and its two pending indexes, the attempt and its
-  // two, the settling and its index, both deleted a week later; the new lane's endpoint id, the hand-off's alarm, the
-  // endpoint's health), the POST.
+  // One event to one of 100 endpoints, its lane already at work sending only it (the most a delivery costs: a busy
+  // lane runs once for several): the pass's share, the hand-off (one object request; the account's answer is the
+  // lane's for 5 s), the run's reads of the endpoint and the feed, and its one row written, the log's block with the
+  // cursor; a hundredth of the block's prune a week later. A lane's watchdog (a row a minute) and its endpoint's health
+  // (a row in ten) are shares too small to show.
   "webhook delivery": use({
     workerRequests: 0,
     doActiveSeconds: laneAwakeSeconds(1),
     doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
     d1Queries: 3.05,
-    d1RowsRead: 8.04,
-    d1RowsWritten: 1.01,
-    doRequests: 3,
-    doRowsRead: 33,
-    doRowsWritten: 13,
+    d1RowsRead: 26.04,
+    d1RowsWritten: 0.01,
+    doRequests: 1,
+    doRowsRead: 25,
+    doRowsWritten: 1.01,
     subrequests: 1,
   }),
-  // The same with 5 changes a pass, as a dispatcher nudged by 20 cancels a second hands them (NUDGE_GAP_MS): the
-  // pass, the run, its reads of D1 and its once-a-run writes spread over the 5; the 10 rows of each delivery its own.
+  // The same with 5 changes a pass, as a dispatcher nudged by 20 cancels a second hands them (NUDGE_GAP_MS): the pass,
+  // the run and its row spread over the 5.
   "webhook delivery, 5 a run": use({
     workerRequests: 0,
     doActiveSeconds: laneAwakeSeconds(5),
     doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
     d1Queries: 0.61,
-    d1RowsRead: 4.02,
-    d1RowsWritten: 0.2,
-    doRequests: 0.6,
-    doRowsRead: 23.4,
-    doRowsWritten: 10.6,
+    d1RowsRead: 6.82,
+    d1RowsWritten: 0,
+    doRequests: 0.2,
+    doRowsRead: 7.4,
+    doRowsWritten: 0.21,
     subrequests: 1,
   }),
   // 20 changes in one pass.
@@ -172,11 +171,11 @@ export const OPERATION_USE = {
     doActiveSeconds: laneAwakeSeconds(20),
     doStorageGbMonths: DELIVERY_STORAGE_GB_MONTHS,
     d1Queries: 0.15,
-    d1RowsRead: 3.26,
-    d1RowsWritten: 0.05,
-    doRequests: 0.15,
-    doRowsRead: 18.9,
-    doRowsWritten: 10.15,
+    d1RowsRead: 3.21,
+    d1RowsWritten: 0,
+    doRequests: 0.05,
+    doRowsRead: 4.1,
+    doRowsWritten: 0.06,
     subrequests: 1,
   }),
 } satisfies Record<string, OperationUse>;

@@ -1,15 +1,19 @@
 /**
  * One attempt of one delivery (docs/design/order-events.md#lanes): signed (Standard Webhooks), POSTed with 10 s to
- * answer, logged, and settled by the answer: a 2xx delivers; a 410 fails it and disables the endpoint; anything else is
- * retried on the schedule until spent.
+ * answer, and settled by the answer: a 2xx delivers; a 410 fails it and disables the endpoint; anything else is retried
+ * on the schedule until spent. An event's first try that goes through is the log's to keep; any other gets a row.
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { recordAttempt } from "./lane-attempts";
-import { scheduleRetry, settleDelivery, type LaneDelivery } from "./lane-deliveries";
+import { addTried, scheduleRetry, settleDelivery, type LaneDelivery } from "./lane-deliveries";
+import type { LoggedDelivery } from "./lane-log";
+import { EXPIRED, type LaneMessage } from "./lane-feed";
 import { disableByService, type LaneEndpoint } from "./endpoint-table";
 import { postToReceiver, type ReceiverAnswer } from "./receiver-answer";
 import { nextDelaySeconds, retryAfterSeconds } from "./retry-schedule";
 import { webhookHeaders } from "./webhook-signature";
+
+const GONE = "the receiver answered 410 Gone";
 
 /** How long a receiver has to answer. In a lane of its own, a slow one delays nobody else. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -43,11 +47,14 @@ export function outcomeOf(
   };
 }
 
-/** What a delivery POSTs: an order event's or a notice's JSON, and its id (the webhook-id). */
-export interface LaneMessage {
-  id: string;
-  body: string;
+/** An event tried for the first time, as read from the feed: it has no row unless this try fails. */
+export interface FirstTry {
+  seq: number;
+  createdAt: number;
 }
+
+/** An attempt's outcome; a first try delivered comes with its log entry, for the run to flush. */
+export type Attempted = { outcome: AttemptOutcome; logged?: LoggedDelivery } | "expired";
 
 export interface AttemptContext {
   sql: SqlStorage;
@@ -65,19 +72,14 @@ export async function attemptDelivery(
   context: AttemptContext,
   endpoint: LaneEndpoint,
   secrets: readonly string[],
-  delivery: LaneDelivery,
+  delivery: LaneDelivery | FirstTry,
   message: LaneMessage | null,
-): Promise<AttemptOutcome | "expired"> {
+): Promise<Attempted> {
   const { sql } = context;
   const startedAt = context.now();
   if (message === null) {
-    settleDelivery(
-      sql,
-      delivery.seq,
-      "failed",
-      { status: null, error: "the event is older than the events kept", counts: false },
-      startedAt,
-    );
+    if ("outcome" in delivery)
+      settleDelivery(sql, delivery.seq, "failed", { status: null, error: EXPIRED, counts: false }, startedAt);
     return "expired";
   }
   const { body } = message;
@@ -89,28 +91,41 @@ export async function attemptDelivery(
     context.timeoutMs ?? DELIVERY_TIMEOUT_MS,
   );
   const now = context.now();
-  // The owner's log of this attempt, before its outcome.
-  recordAttempt(sql, {
-    seq: delivery.seq,
-    at: startedAt,
-    status: posted.status,
-    duration_ms: posted.durationMs,
-    response: posted.response,
-    error: posted.error,
-  });
-  const outcome = outcomeOf(posted, delivery.schedule_step, context.retrySeconds, now);
+  const firstTry = !("outcome" in delivery);
+  const outcome = outcomeOf(posted, firstTry ? 0 : delivery.schedule_step, context.retrySeconds, now);
   const at = new Date(now).toISOString();
+  // The owner's log of the attempt, before its outcome.
+  const logAttempt = () =>
+    recordAttempt(sql, {
+      seq: delivery.seq,
+      at: startedAt,
+      status: posted.status,
+      duration_ms: posted.durationMs,
+      response: posted.response,
+      error: posted.error,
+    });
+  if (firstTry) {
+    if (outcome.kind === "delivered")
+      return { outcome, logged: [delivery.seq, startedAt, outcome.status, posted.durationMs, posted.response] };
+    logAttempt();
+    const tried =
+      outcome.kind === "gone"
+        ? { status: 410, error: GONE, dueAt: null }
+        : { status: outcome.status, error: outcome.error, dueAt: outcome.kind === "retry" ? outcome.dueAt : null };
+    addTried(sql, delivery.seq, tried, delivery.createdAt, now);
+    if (outcome.kind === "gone") await disableByService(context.db, endpoint.id, GONE, at);
+    return { outcome };
+  }
+  logAttempt();
   switch (outcome.kind) {
     case "delivered":
       settleDelivery(sql, delivery.seq, "delivered", { status: outcome.status, error: null, counts: true }, now);
       break;
-    case "gone": {
-      const reason = "the receiver answered 410 Gone";
+    case "gone":
       // A delivery settled meanwhile (delivered by a manual retry) stays as it is: only a pending one fails.
-      settleDelivery(sql, delivery.seq, "failed", { status: 410, error: reason, counts: true }, now);
-      await disableByService(context.db, endpoint.id, reason, at);
+      settleDelivery(sql, delivery.seq, "failed", { status: 410, error: GONE, counts: true }, now);
+      await disableByService(context.db, endpoint.id, GONE, at);
       break;
-    }
     case "retry":
       scheduleRetry(sql, delivery, outcome, outcome.dueAt, now);
       break;
@@ -118,5 +133,5 @@ export async function attemptDelivery(
       settleDelivery(sql, delivery.seq, "failed", { status: outcome.status, error: outcome.error, counts: true }, now);
       break;
   }
-  return outcome;
+  return { outcome };
 }

@@ -23,6 +23,10 @@ export interface LaneEndpoint {
   disabled_for_leak: string | null;
   /** fifo: one delivery at a time, in event order; concurrent: LANE_CONCURRENCY at once, in no order. */
   ordering: EndpointOrdering;
+  /** The event types it wants, comma-separated. */
+  types: string;
+  /** The feed's head when it was made: it gets only the events after. */
+  from_seq: number;
 }
 
 export type EndpointOrdering = "concurrent" | "fifo";
@@ -31,7 +35,7 @@ export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint 
   return db
     .prepare(
       "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, " +
-        "disabled_for_leak, ordering FROM webhook_endpoints WHERE id = ?1",
+        "disabled_for_leak, ordering, types, from_seq FROM webhook_endpoints WHERE id = ?1",
     )
     .bind(id)
     .first<LaneEndpoint>();
@@ -384,7 +388,10 @@ export async function enableEndpoint(db: D1Queryable, id: string): Promise<boole
       "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = " +
         "NULL, disabled_note = NULL, disabled_for_leak = NULL, " +
         // A failing endpoint starts a new period (docs/api.md#failing-endpoints).
-        "failing_since = CASE WHEN status = 'disabled' THEN NULL ELSE failing_since END WHERE id = ?1",
+        "failing_since = CASE WHEN status = 'disabled' THEN NULL ELSE failing_since END, " +
+        // And its lane starts at the feed's head: what it missed while disabled is sent only if recovered.
+        "from_seq = CASE WHEN status = 'disabled' THEN max(from_seq, (SELECT coalesce(max(seq), 0) FROM " +
+        "order_events)) ELSE from_seq END WHERE id = ?1",
     )
     .bind(id)
     .run();

@@ -10,6 +10,7 @@ import { failingVerdict, nextHealth, secondHalfFrom, type HealthNote, type Healt
 import { recordEndpointHealth } from "./endpoint-table";
 import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
 import { failedAttemptsSince, lastSuccessSince } from "./lane-attempts";
+import { lastLoggedAt } from "./lane-log";
 
 export interface WatchContext {
   db: D1Queryable;
@@ -59,7 +60,8 @@ export async function watchEndpoint(
 async function noteRun(context: WatchContext, run: { delivered: number; sent: number }): Promise<void> {
   const { kv } = context;
   const now = context.now();
-  const { note, write } = nextHealth(await periodStillOpen(context, kv.get<HealthNote>("health")), run, now);
+  const stored = kv.get<HealthNote>("health");
+  const { note, write } = nextHealth(await periodStillOpen(context, stored), run, now);
   if (write) {
     try {
       await recordEndpointHealth(
@@ -77,7 +79,9 @@ async function noteRun(context: WatchContext, run: { delivered: number; sent: nu
       });
     }
   }
-  kv.put("health", note);
+  // Each put is a row billed: a run that only delivered again changes nothing the next run needs.
+  if (write || stored?.failingSince !== note.failingSince || stored.toldFailing !== note.toldFailing)
+    kv.put("health", note);
   if (note.failingSince === null) return;
   const recentFailures = failedAttemptsSince(context.sql, secondHalfFrom(note.failingSince, now));
   const verdict = failingVerdict(note, recentFailures, context.health, now);
@@ -113,7 +117,9 @@ const owedNotices = (context: WatchContext) => context.kv.get<OwedNotice[]>("owe
  */
 async function periodStillOpen(context: WatchContext, note: HealthNote | undefined): Promise<HealthNote | undefined> {
   if (note === undefined || note.failingSince === null) return note;
-  const delivered = lastSuccessSince(context.sql, note.failingSince);
+  const logged = lastLoggedAt(context.sql);
+  const delivered =
+    logged !== null && logged >= note.failingSince ? logged : lastSuccessSince(context.sql, note.failingSince);
   if (delivered !== null) return { failingSince: null, lastDeliveredAt: delivered, writtenAt: 0, toldFailing: null };
   const row = await context.db
     .prepare("SELECT failing_since FROM webhook_endpoints WHERE id = ?1")

@@ -1,6 +1,7 @@
 /**
- * A lane's deliveries (docs/design/order-events.md#lanes): one row per event sent to its endpoint, in the lane's own
- * SQLite, keyed by the event's sequence so an event handed twice makes one row. Times are Unix ms.
+ * A lane's deliveries with a row of their own (docs/design/order-events.md#lanes): an event whose first try did not go
+ * through, one its owner retried, and each notice. Keyed by the event's sequence (a notice's negated id), so an event
+ * handed twice makes one row. Times are Unix ms. Events delivered at their first try are in the log (lane-log.ts).
  */
 
 export interface LaneDelivery {
@@ -52,6 +53,45 @@ export function addDeliveries(sql: SqlStorage, seqs: readonly number[], now: num
       )
       .toArray().length;
   return added;
+}
+
+/**
+ * A row for an event tried from the feed that did not go through: due again at `dueAt`, or failed (`dueAt` null).
+ * The first attempt is its schedule's first step.
+ */
+export function addTried(
+  sql: SqlStorage,
+  seq: number,
+  tried: { status: number | null; error: string; dueAt: number | null },
+  createdAt: number,
+  now: number,
+): void {
+  sql.exec(
+    "INSERT OR IGNORE INTO deliveries (seq, outcome, attempts, schedule_step, last_status, last_error, due_at, " +
+      "created_at, updated_at) VALUES (?, ?, 1, 1, ?, ?, ?, ?, ?)",
+    seq,
+    tried.dueAt === null ? "failed" : "pending",
+    tried.status,
+    tried.error,
+    tried.dueAt,
+    createdAt,
+    now,
+  );
+}
+
+/** A row for a delivered event its owner retried: pending, due now, its schedule afresh, its first answer kept. */
+export function addRetried(sql: SqlStorage, seq: number, status: number, createdAt: number, now: number): LaneDelivery {
+  return rows(
+    sql.exec(
+      "INSERT INTO deliveries (seq, outcome, attempts, schedule_step, last_status, due_at, created_at, updated_at) " +
+        "VALUES (?, 'pending', 1, 0, ?, ?, ?, ?) RETURNING *",
+      seq,
+      status,
+      now,
+      createdAt,
+      now,
+    ),
+  )[0]!;
 }
 
 /** Pending deliveries due at `now`, oldest due first, leaving out those already in flight. */
@@ -231,22 +271,4 @@ export function pruneSettled(sql: SqlStorage, before: number, limit: number): nu
       limit,
     )
     .toArray().length;
-}
-
-/** What the lane holds, for operators. */
-export function deliveryCounts(sql: SqlStorage): {
-  pending: number;
-  failed: number;
-  delivered: number;
-  oldestPendingAt: number | null;
-} {
-  const [row] = sql
-    .exec<{ pending: number; failed: number; delivered: number; oldest: number | null }>(
-      "SELECT count(*) FILTER (WHERE outcome = 'pending') AS pending, count(*) FILTER (WHERE outcome = 'failed') AS " +
-        "failed, " +
-        "count(*) FILTER (WHERE outcome = 'delivered') AS delivered, min(created_at) FILTER (WHERE outcome = " +
-        "'pending') AS oldest FROM deliveries",
-    )
-    .toArray();
-  return { pending: row!.pending, failed: row!.failed, delivered: row!.delivered, oldestPendingAt: row!.oldest };
 }

@@ -3,25 +3,35 @@ import { accountLiveness, type AccountLiveness } from "../keys/live-account";
 import { logLine } from "../lib/log";
 import { TtlCache } from "../lib/ttl-cache";
 import { readConfig } from "../framework/read-config";
-import { ATTEMPTS_DDL, attemptsOf, type LaneAttempt } from "./lane-attempts";
+import { ATTEMPTS_DDL, attemptsOf, recordAttempt, type LaneAttempt } from "./lane-attempts";
 import {
   addDeliveries,
+  addRetried,
   DELIVERIES_DDL,
-  deliveryCounts,
+  deliveryOf,
   failedSince,
   newestDeliveries,
-  nextDueAt,
   recoverFailed,
   resetDelivery,
   type LaneDelivery,
   behindInLine,
   headOfLine,
 } from "./lane-deliveries";
+import { LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
+import { newestWanted, wantedAfter } from "./lane-feed";
 import { runLane } from "./lane-run";
-import type { EndpointOrdering } from "./endpoint-table";
+import { laneEndpoint, type EndpointOrdering, type LaneEndpoint } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, eventIdOf, laneOf, type DeliveryView } from "./lane-calls";
 import { backoffMs } from "../lib/backoff";
+
+/**
+ * The most a lane's work waits after it is woken, should the run the wake began be lost with the object: its alarm is
+ * armed this far ahead, at most once a wake and never while one is armed sooner.
+ */
+export const WATCHDOG_MS = 60_000;
+/** Runs one wake makes in a row while more is due at once; then its alarm goes on. */
+const RUNS_A_WAKE = 10;
 
 /** The longest wait before a failed run (D1 or KV down) is tried again: bounds how late delivery resumes. */
 export const FAILED_RUN_RETRY_MAX_MS = 10_000;
@@ -37,27 +47,51 @@ const attemptJson = (attempt: LaneAttempt) => ({
   error: attempt.error,
 });
 
+const DDL = DELIVERIES_DDL + ATTEMPTS_DDL + LOG_DDL;
+
 /**
- * One webhook endpoint's lane (docs/design/order-events.md#lanes): a Durable Object named by the endpoint's id, keeping
- * its deliveries and attempts in its own SQLite and sending them from its alarm, so a receiver that hangs holds back
- * only its own deliveries.
+ * What a lane keeps of a hand-off: its endpoint's id (once) and the notices (negated ids), each a row; the events are
+ * read from the feed. How many of them were new to it.
+ */
+export function takeHandOff(storage: DurableObjectStorage, endpointId: string, seqs: readonly string[]): number {
+  const { sql, kv } = storage;
+  // Each put is a row billed: the name is written once.
+  if (kv.get("endpointId") === undefined) kv.put("endpointId", endpointId);
+  const keys = seqs.map(Number);
+  const added = addDeliveries(
+    sql,
+    keys.filter((seq) => seq < 0),
+    Date.now(),
+  );
+  const cursor = logCursor(sql) ?? 0;
+  return added + keys.filter((seq) => seq > cursor && deliveryOf(sql, seq) === undefined).length;
+}
+
+/**
+ * One webhook endpoint's lane (docs/design/order-events.md#lanes): a Durable Object named by the endpoint's id. Woken
+ * when events its endpoint wants are written, it reads them from the feed after its cursor and sends them; what went
+ * through is logged a block at a time, and only what did not (or what its owner acted on) gets a row. A receiver that
+ * hangs holds back only its own lane.
  */
 export class WebhookLane extends DurableObject<Env> {
   private readonly liveAccounts = new TtlCache<string, AccountLiveness>(4);
+  /** The runs a wake began, while they last: the alarm waits for them, as a test may; a wake meanwhile asks for more. */
+  running: Promise<void> | undefined;
+  private wokenAgain = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(DELIVERIES_DDL + ATTEMPTS_DDL);
+    ctx.storage.sql.exec(DDL);
   }
 
-  /** Hands the lane events to deliver (a dispatch pass; again after a crash adds nothing); how many were new. */
+  /**
+   * Wakes the lane for the events in `seqs` (it reads them from the feed itself) and keeps the notices among them (a
+   * notice's negated id); again after a crash adds nothing. How many were new to it.
+   */
   async enqueue(endpointId: string, seqs: readonly string[]): Promise<number> {
-    // Each put is a row billed: the name is written once.
-    if (this.ctx.storage.kv.get("endpointId") === undefined) this.ctx.storage.kv.put("endpointId", endpointId);
-    const added = addDeliveries(this.ctx.storage.sql, seqs.map(Number), Date.now());
-    // Even when nothing is new: a lane reset between its rows and its alarm must still run.
-    await this.runSoon();
-    return added;
+    const handed = takeHandOff(this.ctx.storage, endpointId, seqs);
+    await this.wake();
+    return handed;
   }
 
   /** The newest deliveries, with their newest attempts; a fifo endpoint's say which one holds them. */
@@ -67,34 +101,83 @@ export class WebhookLane extends DurableObject<Env> {
     attemptsEach: number,
     ordering: EndpointOrdering = "concurrent",
   ): Promise<DeliveryView[]> {
-    const rows = newestDeliveries(this.ctx.storage.sql, limit);
+    const { sql } = this.ctx.storage;
+    const rows = newestDeliveries(sql, limit);
     const attempts = attemptsOf(
-      this.ctx.storage.sql,
+      sql,
       rows.map((row) => row.seq),
       attemptsEach,
     );
-    const head = ordering === "fifo" ? headOfLine(this.ctx.storage.sql) : undefined;
-    return rows.map((row) => this.view(endpointId, row, attempts.get(row.seq) ?? [], head));
+    const withRows = new Set(rows.map((row) => row.seq));
+    const endpoint = await laneEndpoint(this.env.DB, endpointId);
+    const cursor = endpoint === null ? 0 : (logCursor(sql) ?? endpoint.from_seq);
+    const waiting =
+      endpoint === null
+        ? []
+        : (await newestWanted(this.env.DB, endpoint, cursor, limit)).filter(
+            ({ seq }) => deliveryOf(sql, seq) === undefined,
+          );
+    const head = ordering === "fifo" ? await this.headOfLine(endpoint, cursor) : undefined;
+    const views = [
+      ...rows.map((row) => ({
+        at: row.created_at,
+        seq: row.seq,
+        view: this.view(endpointId, row, attempts.get(row.seq) ?? [], head),
+      })),
+      ...newestLogged(sql, limit)
+        .filter(([seq]) => !withRows.has(seq))
+        .map((entry) => ({ at: entry[1], seq: entry[0], view: loggedView(endpointId, entry, attemptsEach) })),
+      ...waiting.map(({ seq, createdAt }) => ({
+        at: createdAt,
+        seq,
+        view: waitingView(endpointId, seq, createdAt, head),
+      })),
+    ];
+    const notices = rows.some((row) => row.seq < 0);
+    return views
+      .sort((a, b) => (notices ? b.at - a.at : 0) || Math.abs(b.seq) - Math.abs(a.seq))
+      .slice(0, limit)
+      .map(({ view }) => view);
   }
 
   /** One delivery due again now, its schedule afresh; null when the lane has none for that event. */
   async retry(endpointId: string, seq: number, attemptsEach: number): Promise<DeliveryView | null> {
-    const row = resetDelivery(this.ctx.storage.sql, seq, Date.now());
-    if (!row) return null;
-    await this.runSoon();
-    return this.view(endpointId, row, attemptsOf(this.ctx.storage.sql, [seq], attemptsEach).get(seq) ?? []);
+    const { sql } = this.ctx.storage;
+    const now = Date.now();
+    let row = resetDelivery(sql, seq, now);
+    const logged = row === undefined ? loggedDelivery(sql, seq) : undefined;
+    if (logged !== undefined) {
+      // Acted on by its owner, it gets a row of its own, with the answer the log kept.
+      row = addRetried(sql, seq, logged[2], logged[1], now);
+      recordAttempt(sql, {
+        seq,
+        at: logged[1],
+        status: logged[2],
+        duration_ms: logged[3],
+        response: logged[4],
+        error: null,
+      });
+    }
+    if (row === undefined) {
+      // Not tried yet: it is due already.
+      const endpoint = await laneEndpoint(this.env.DB, endpointId);
+      if (endpoint === null) return null;
+      const cursor = logCursor(sql) ?? endpoint.from_seq;
+      if (seq <= cursor) return null;
+      const [event] = (await wantedAfter(this.env.DB, endpoint, seq - 1, 1)).events;
+      if (event?.seq !== seq) return null;
+      await this.wake();
+      return waitingView(endpointId, seq, event.createdAt, undefined);
+    }
+    await this.wake();
+    return this.view(endpointId, row, attemptsOf(sql, [seq], attemptsEach).get(seq) ?? []);
   }
 
   /** Failed deliveries made since `since` due again now, `limit` at most; how many, and whether more remain. */
   async recover(since: number, limit: number): Promise<{ recovered: number; more: boolean }> {
     const recovered = recoverFailed(this.ctx.storage.sql, since, Date.now(), limit);
-    await this.runSoon();
+    await this.wake();
     return { recovered, more: failedSince(this.ctx.storage.sql, since) };
-  }
-
-  /** What the lane holds, and its storage's size in bytes, for operators. */
-  async report(): Promise<ReturnType<typeof deliveryCounts> & { bytes: number }> {
-    return { ...deliveryCounts(this.ctx.storage.sql), bytes: this.ctx.storage.sql.databaseSize };
   }
 
   /** The endpoint was deleted: the lane and everything in it go. */
@@ -102,18 +185,59 @@ export class WebhookLane extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     // This instance may still be called (a late pass), so the tables are made again, empty.
-    this.ctx.storage.sql.exec(DELIVERIES_DDL + ATTEMPTS_DDL);
+    this.ctx.storage.sql.exec(DDL);
+  }
+
+  /** The watchdog, or a retry due: runs the lane, after the runs a wake began if they are still going. */
+  async alarm(): Promise<void> {
+    await this.running;
+    this.startRuns();
+    await this.running;
+  }
+
+  /** Starts runs now (one more after the current, if any), with the watchdog armed should they be lost. */
+  private async wake(): Promise<void> {
+    const watchdog = Date.now() + WATCHDOG_MS;
+    const due = await this.ctx.storage.getAlarm();
+    if (due === null || due > watchdog) await this.ctx.storage.setAlarm(watchdog);
+    this.startRuns();
+  }
+
+  private startRuns(): void {
+    if (this.running !== undefined) {
+      this.wokenAgain = true;
+      return;
+    }
+    this.running = this.runWhileDue().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  /** Runs while more is due at once, RUNS_A_WAKE at most; then the alarm for what is due next, unless one is sooner. */
+  private async runWhileDue(): Promise<void> {
+    for (let runs = 1; ; runs++) {
+      this.wokenAgain = false;
+      const next = await this.runOnce();
+      if (next === "gone") return;
+      const now = Date.now();
+      const again = this.wokenAgain || (next !== null && next <= now);
+      if (again && runs < RUNS_A_WAKE) continue;
+      const at = again ? now : next;
+      if (at === null) return;
+      const due = await this.ctx.storage.getAlarm();
+      if (due === null || due > at) await this.ctx.storage.setAlarm(at);
+      return;
+    }
   }
 
   /**
-   * Never throws, as the platform gives up on an alarm that keeps failing: a failed run is tried again with backoff,
-   * its deliveries still pending here.
+   * One run; when the next is due. Never throws, as the platform gives up on an alarm that keeps failing: a failed run
+   * is tried again with backoff, its work still owed here.
    */
-  async alarm(): Promise<void> {
-    const endpointId = this.ctx.storage.kv.get<string>("endpointId");
-    if (endpointId === undefined) return;
+  private async runOnce(): Promise<number | null | "gone"> {
     const storage = this.ctx.storage.kv;
-    let next: number | null;
+    const endpointId = storage.get<string>("endpointId");
+    if (endpointId === undefined) return null;
     try {
       const config = readConfig(this.env as unknown as Record<string, unknown>);
       if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
@@ -131,33 +255,34 @@ export class WebhookLane extends DurableObject<Env> {
         sealingKey: sealingKeyOf(this.env),
         accountLiveness: (account) => accountLiveness(this.env.ACCOUNTS, account, this.liveAccounts),
       });
-      if (result === "endpoint gone") return await this.wipe();
+      if (result === "endpoint gone") {
+        await this.wipe();
+        return "gone";
+      }
       if (storage.get("failedRuns") !== undefined) storage.delete("failedRuns");
-      next = result.next;
+      return result.next;
     } catch (error) {
       const failed = (storage.get<number>("failedRuns") ?? 0) + 1;
       storage.put("failedRuns", failed);
-      next = Date.now() + failedRunRetryMs(failed);
+      const next = Date.now() + failedRunRetryMs(failed);
       logLine("warn", "webhook-lane", "a lane's run failed; it is tried again", {
         endpointId,
         failedRuns: failed,
         retryAt: iso(next),
         error: String(error),
       });
+      return next;
     }
-    if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 
-  /** Sets the alarm for the first due delivery, unless one is set sooner; none while nothing is pending. */
-  private async runSoon(): Promise<void> {
-    const next = nextDueAt(this.ctx.storage.sql);
-    if (next === null) return;
-    const at = Math.max(next, Date.now());
-    const due = await this.ctx.storage.getAlarm();
-    if (due === null || due > at) await this.ctx.storage.setAlarm(at);
+  /** A fifo endpoint's next delivery: its oldest pending row, else its first event not tried yet. */
+  private async headOfLine(endpoint: LaneEndpoint | null, cursor: number): Promise<number | undefined> {
+    const row = headOfLine(this.ctx.storage.sql);
+    if (row !== undefined || endpoint === null) return row?.seq;
+    return (await wantedAfter(this.env.DB, endpoint, cursor, 1)).events[0]?.seq;
   }
 
-  private view(endpointId: string, row: LaneDelivery, attempts: LaneAttempt[], head?: LaneDelivery): DeliveryView {
+  private view(endpointId: string, row: LaneDelivery, attempts: LaneAttempt[], head?: number): DeliveryView {
     return {
       id: deliveryIdOf(endpointId, row.seq),
       eventId: eventIdOf(row.seq),
@@ -166,10 +291,46 @@ export class WebhookLane extends DurableObject<Env> {
       lastError: row.last_error,
       nextAttemptAt: row.outcome === "pending" && row.due_at !== null ? iso(row.due_at) : null,
       heldBehind:
-        row.outcome === "pending" && head !== undefined && behindInLine(row.seq, head.seq) ? eventIdOf(head.seq) : null,
+        row.outcome === "pending" && head !== undefined && behindInLine(row.seq, head) ? eventIdOf(head) : null,
       outcome: row.outcome,
       createdAt: iso(row.created_at),
       attemptLog: attempts.map(attemptJson),
     };
   }
+}
+
+/** A first try that went through, as the log keeps it. */
+function loggedView(
+  endpointId: string,
+  [seq, at, status, durationMs, response]: LoggedDelivery,
+  attemptsEach: number,
+): DeliveryView {
+  return {
+    id: deliveryIdOf(endpointId, seq),
+    eventId: eventIdOf(seq),
+    attempts: 1,
+    lastStatus: status,
+    lastError: null,
+    nextAttemptAt: null,
+    heldBehind: null,
+    outcome: "delivered",
+    createdAt: iso(at),
+    attemptLog: [{ at: iso(at), status, durationMs, response, error: null }].slice(0, attemptsEach),
+  };
+}
+
+/** An event after the cursor, not tried yet: pending, due since it was written. */
+function waitingView(endpointId: string, seq: number, createdAt: number, head: number | undefined): DeliveryView {
+  return {
+    id: deliveryIdOf(endpointId, seq),
+    eventId: eventIdOf(seq),
+    attempts: 0,
+    lastStatus: null,
+    lastError: null,
+    nextAttemptAt: iso(createdAt),
+    heldBehind: head !== undefined && behindInLine(seq, head) ? eventIdOf(head) : null,
+    outcome: "pending",
+    createdAt: iso(createdAt),
+    attemptLog: [],
+  };
 }

@@ -1,17 +1,15 @@
 /**
- * One run of an endpoint's lane (docs/design/order-events.md#lanes): its due deliveries attempted, LANE_CONCURRENCY at
- * once (fifo: one at a time, in order) and paced by its rateLimit, for at most LANE_RUN_MS; then its health watched.
- * Everything a run needs is handed in, so tests bring their own receiver and clock.
+ * One run of an endpoint's lane (docs/design/order-events.md#lanes): its rows due and then the events after its cursor
+ * attempted, LANE_CONCURRENCY at once (fifo: one at a time, in order) and paced by its rateLimit, for at most
+ * LANE_RUN_MS; its first tries that went through logged a flush at a time; then its health watched. Everything a run
+ * needs is handed in, so tests bring their own receiver and clock.
  */
-import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
-import type { DroppedValue } from "../orders/order-json";
 import type { AccountLiveness } from "../keys/live-account";
-import type { D1Queryable } from "../lib/d1-session";
-import { attemptDelivery, type AttemptContext, type LaneMessage } from "./delivery-attempt";
-import { noticeBodies, noticeIdOf } from "./endpoint-notices";
+import { attemptDelivery, type AttemptContext, type FirstTry } from "./delivery-attempt";
 import { OWED_NOTICE_RETRY_MS, watchEndpoint, type WatchContext } from "./endpoint-watch";
 import { pruneAttempts } from "./lane-attempts";
 import {
+  addTried,
   deliveryOf,
   dueDeliveries,
   dueInOrder,
@@ -22,6 +20,8 @@ import {
   type LaneDelivery,
 } from "./lane-deliveries";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
+import { EXPIRED, messageOf, messagesOf, wantedAfter, type LaneMessage } from "./lane-feed";
+import { appendToLog, logCursor, pruneLog, type LoggedDelivery } from "./lane-log";
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { DELIVERY_LOG_MS } from "./lane-retention";
 import { liveSecrets } from "./webhook-secrets";
@@ -32,6 +32,9 @@ export const LANE_RUN_MS = 20_000;
 export const LANE_RUN_DELIVERIES = 600;
 /** Deliveries read (and their events fetched from D1 in one query) at a time. */
 const PAGE = 50;
+/** A run flushes its log after this many first tries went through, or this long after its last flush. */
+export const FLUSH_EVERY = 50;
+export const FLUSH_MS = 1_000;
 /** Rows failed, or pruned, per statement and run: a lane with a million left takes several runs, each short. */
 export const LANE_BATCH = 1_000;
 
@@ -52,43 +55,33 @@ export type LaneRunResult =
   | { next: number | null; delivered: number; attempted: number; sent: number }
   | "endpoint gone";
 
-/**
- * What each delivery sends, by its key: an order event's (its sequence) or a notice's (its negated id); absent once
- * pruned.
- */
-async function messagesOf(db: D1Queryable, seqs: readonly number[]): Promise<Map<number, LaneMessage>> {
-  const events = seqs.filter((seq) => seq > 0);
-  const notices = seqs.filter((seq) => seq < 0).map((seq) => -seq);
-  const messages = new Map<number, LaneMessage>();
-  if (events.length > 0) {
-    const { results } = await db
-      .prepare(
-        "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
-          "seq IN (SELECT value FROM json_each(?1))",
-      )
-      .bind(JSON.stringify(events))
-      .all<OrderEventRow>();
-    for (const row of results)
-      messages.set(Number(row.seq), { id: `evt_${row.seq}`, body: orderEventJson(row, [] as DroppedValue[]) });
-  }
-  for (const [id, body] of await noticeBodies(db, notices)) messages.set(-id, { id: noticeIdOf(id), body });
-  return messages;
-}
+/** Where the lane is in the feed: its cursor, or before its endpoint's first event. */
+const cursorOf = (sql: SqlStorage, endpoint: LaneEndpoint) => logCursor(sql) ?? endpoint.from_seq;
 
-/** Settles what cannot be sent at all: every pending delivery fails with the reason, a batch a run. */
-function failAll(context: LaneContext, reason: string): LaneRunResult {
-  failPending(context.sql, reason, context.now(), LANE_BATCH);
-  const next = nextDueAt(context.sql);
-  return { next: next === null ? null : context.now(), delivered: 0, attempted: 0, sent: 0 };
+/**
+ * Settles what cannot be sent at all: every pending row, then every event after the cursor, fails with the reason, a
+ * batch a run.
+ */
+async function failAll(context: LaneContext, endpoint: LaneEndpoint, reason: string): Promise<LaneRunResult> {
+  const { sql } = context;
+  const now = context.now();
+  const failed = failPending(sql, reason, now, LANE_BATCH);
+  const cursor = cursorOf(sql, endpoint);
+  const read = await wantedAfter(context.db, endpoint, cursor, Math.max(1, LANE_BATCH - failed));
+  for (const event of read.events)
+    addTried(sql, event.seq, { status: null, error: reason, dueAt: null }, event.createdAt, now);
+  appendToLog(sql, [], cursor, read.through);
+  const more = nextDueAt(sql) !== null || read.more;
+  return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
 }
 
 export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   const { sql } = context;
   const began = context.now();
+  pruneLog(sql, began - DELIVERY_LOG_MS);
   pruneSettled(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
   pruneAttempts(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
-  const result =
-    nextDueAt(sql) === null ? { next: null, delivered: 0, attempted: 0, sent: 0 } : await sendDue(context, began);
+  const result = await sendDue(context, began);
   if (result === "endpoint gone") return result;
   const { owesNotice } = await watchEndpoint(context, result);
   if (!owesNotice) return result;
@@ -109,31 +102,111 @@ async function sendable(
       endpoint.disabled_for_leak === null
         ? ""
         : `: the key ${endpoint.disabled_for_leak}, which made or aimed it, was revoked as leaked`;
-    return failAll(context, `the endpoint is disabled${leak}`);
+    return failAll(context, endpoint, `the endpoint is disabled${leak}`);
   }
   const liveness = await context.accountLiveness(endpoint.budget);
   if (liveness === "dead")
     return failAll(
       context,
+      endpoint,
       "the endpoint's account has no live key with orders:read (revoked, expired, or without that scope)",
     );
   const secrets = await liveSecrets(context.sealingKey, endpoint, now);
   // Not a passing fault: a changed WEBHOOK_SECRETS_KEY would fail every time (docs/operations.md#webhooks).
   if (secrets === undefined)
-    return failAll(context, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
+    return failAll(context, endpoint, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
   return { endpoint, secrets };
 }
 
+/** One thing a run may start: a row due, or an event's first try. */
+type Next = { delivery: LaneDelivery | FirstTry; message: LaneMessage | null };
+
 /**
- * The pool: due deliveries started in turn, LANE_CONCURRENCY at once, paced. The endpoint is read with each page and
- * each row just before its start, so a disabling, a new URL or secret, or a settled row holds at once. A run ends only
- * once every POST it started is recorded, so none is sent twice.
+ * The events after the cursor a run tries for the first time, and the cursor they move: past every event up to the
+ * first whose try is not recorded yet (logged or given a row), never past one a crash would lose.
+ */
+class FirstTries {
+  /** Read, not yet started, in order. */
+  readonly waiting: Next[] = [];
+  /** Started and not yet recorded. */
+  private readonly open = new Set<number>();
+  /** Tries that went through, not yet flushed. */
+  private logged: LoggedDelivery[] = [];
+  /** Up to where the feed was read: every event wanted up to it is read. */
+  private readThrough: number;
+  /** Whether the feed goes on past readThrough. */
+  more = true;
+  private flushedAt: number;
+  private readonly from: number;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    cursor: number,
+    now: number,
+  ) {
+    this.from = cursor;
+    this.readThrough = cursor;
+    this.flushedAt = now;
+  }
+
+  /** Reads the next page of events wanted after what was read, leaving out those with a row already. */
+  async read(context: LaneContext, endpoint: LaneEndpoint): Promise<void> {
+    const read = await wantedAfter(context.db, endpoint, this.readThrough, PAGE);
+    if (read.expired !== undefined) {
+      // One row says what the feed lost before the lane reached it: which of those events it wanted, none can say.
+      const error = `${EXPIRED}: the events after evt_${this.readThrough} up to evt_${read.expired} were pruned first`;
+      addTried(this.sql, read.expired, { status: null, error, dueAt: null }, context.now(), context.now());
+    }
+    this.readThrough = read.through;
+    this.more = read.more;
+    for (const event of read.events)
+      if (deliveryOf(this.sql, event.seq) === undefined)
+        this.waiting.push({ delivery: { seq: event.seq, createdAt: event.createdAt }, message: messageOf(event.row) });
+  }
+
+  started(seq: number): void {
+    this.open.add(seq);
+  }
+
+  /** A try recorded: with its log entry when it went through; flushed when enough are waiting or it is time. */
+  recorded(seq: number, logged: LoggedDelivery | undefined, now: number): void {
+    this.open.delete(seq);
+    if (logged !== undefined) this.logged.push(logged);
+    if (this.logged.length >= FLUSH_EVERY || now - this.flushedAt >= FLUSH_MS) this.flush(now);
+  }
+
+  /** The cursor as far as it may go: before the first event started or waiting, else as far as the feed was read. */
+  private cursor(): number {
+    const first = Math.min(...this.open, this.waiting[0]?.delivery.seq ?? Number.POSITIVE_INFINITY);
+    return first === Number.POSITIVE_INFINITY ? this.readThrough : first - 1;
+  }
+
+  /** Writes what went through up to the cursor and the cursor, in one row. */
+  flush(now: number): void {
+    const cursor = this.cursor();
+    const ready = this.logged.filter((entry) => entry[0] <= cursor);
+    this.logged = this.logged.filter((entry) => entry[0] > cursor);
+    appendToLog(this.sql, ready, this.from, Math.max(cursor, logCursor(this.sql) ?? this.from));
+    this.flushedAt = now;
+  }
+
+  /** Whether events wait to be read or started. */
+  get left(): boolean {
+    return this.waiting.length > 0 || this.more;
+  }
+}
+
+/**
+ * The pool: rows due and first tries started in turn, LANE_CONCURRENCY at once, paced. The endpoint is read with each
+ * page and each row just before its start, so a disabling, a new URL or secret, or a settled row holds at once. A run
+ * ends only once every POST it started is recorded.
  */
 async function sendDue(context: LaneContext, began: number): Promise<LaneRunResult> {
   const { sql } = context;
   const inFlight = new Map<number, Promise<void>>();
-  let page: { delivery: LaneDelivery; message: LaneMessage | null }[] = [];
+  let page: Next[] = [];
   let current: { endpoint: LaneEndpoint; secrets: readonly string[] } | undefined;
+  let firstTries: FirstTries | undefined;
   let verdict: LaneRunResult | undefined;
   let nextStartAt = began;
   let attempted = 0;
@@ -141,28 +214,52 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   let delivered = 0;
   let stopped = false;
   let failure: unknown;
+  const fifo = () => current?.endpoint.ordering === "fifo";
+  const named = context.kv.get("endpointId") !== undefined;
 
-  const nextDelivery = async () => {
+  const nextDelivery = async (): Promise<Next | undefined> => {
     for (;;) {
-      if (page.length === 0) {
-        let due = dueDeliveries(sql, context.now(), PAGE, [...inFlight.keys()]);
-        if (due.length === 0) return undefined;
+      if (page.length === 0 && (firstTries === undefined || firstTries.waiting.length === 0)) {
+        // Nothing left to read nor due: the run ends without reading its endpoint again.
+        if (firstTries !== undefined && !firstTries.more) {
+          const due = nextDueAt(sql);
+          if (due === null || due > context.now()) return undefined;
+        }
         const ready = await sendable(context);
         if (ready === "endpoint gone" || !("endpoint" in ready)) {
           verdict = ready;
           return undefined;
         }
         current = ready;
+        firstTries ??= new FirstTries(sql, cursorOf(sql, ready.endpoint), context.now());
+        const busy = [...inFlight.keys()];
         // A fifo endpoint takes the oldest pending first, and nothing behind it until it is settled.
-        if (ready.endpoint.ordering === "fifo") {
-          due = dueInOrder(sql, context.now(), PAGE, [...inFlight.keys()]);
-          if (due.length === 0) return undefined;
+        const due = fifo() ? dueInOrder(sql, context.now(), PAGE, busy) : dueDeliveries(sql, context.now(), PAGE, busy);
+        if (due.length > 0) {
+          const messages = await messagesOf(
+            context.db,
+            due.map((delivery) => delivery.seq),
+          );
+          page = due.map((delivery) => ({ delivery, message: messages.get(delivery.seq) ?? null }));
+        } else {
+          if (fifo() && headOfLine(sql) !== undefined) return undefined;
+          if (!firstTries.more) return undefined;
+          await firstTries.read(context, ready.endpoint);
+          if (firstTries.waiting.length === 0) {
+            if (firstTries.more) continue;
+            return undefined;
+          }
         }
-        const messages = await messagesOf(
-          context.db,
-          due.map((delivery) => delivery.seq),
-        );
-        page = due.map((delivery) => ({ delivery, message: messages.get(delivery.seq) ?? null }));
+      }
+      if (page.length === 0) {
+        // A fifo endpoint's first try waits while a row holds the line (one that failed before it).
+        if (fifo() && (headOfLine(sql) !== undefined || inFlight.size > 0)) return undefined;
+        // The lane wiped meanwhile (its endpoint deleted): nothing more goes out.
+        if (named && context.kv.get("endpointId") === undefined) return undefined;
+        const next = firstTries!.waiting.shift()!;
+        // One acted on meanwhile has a row now, which the rows' turn sends.
+        if (deliveryOf(sql, next.delivery.seq) === undefined) return next;
+        continue;
       }
       const { delivery, message } = page.shift()!;
       const fresh = deliveryOf(sql, delivery.seq);
@@ -173,7 +270,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
         !inFlight.has(fresh.seq)
       ) {
         // One that failed before it holds this one: the run ends, and the next is due when it is.
-        if (current?.endpoint.ordering === "fifo" && headOfLine(sql)?.seq !== fresh.seq) return undefined;
+        if (fifo() && headOfLine(sql)?.seq !== fresh.seq) return undefined;
         return { delivery: fresh, message };
       }
     }
@@ -186,12 +283,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
       attempted < LANE_RUN_DELIVERIES &&
       context.now() - began < LANE_RUN_MS
     ) {
-      const wait = waitBeforeStart(
-        context.now(),
-        nextStartAt,
-        inFlight.size,
-        current?.endpoint.ordering === "fifo" ? 1 : undefined,
-      );
+      const wait = waitBeforeStart(context.now(), nextStartAt, inFlight.size, fifo() ? 1 : undefined);
       if (wait === "full") {
         await Promise.race(inFlight.values());
         continue;
@@ -203,16 +295,21 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
       const next = await nextDelivery();
       if (next === undefined || current === undefined) break;
       const { endpoint, secrets } = current;
+      const tries = firstTries!;
       attempted += 1;
       nextStartAt = nextStartAfter(context.now(), endpoint.rate_limit);
       const { seq } = next.delivery;
+      const first = !("outcome" in next.delivery);
+      if (first) tries.started(seq);
       inFlight.set(
         seq,
         attemptDelivery(context, endpoint, secrets, next.delivery, next.message)
-          .then((outcome) => {
-            if (outcome !== "expired") sent += 1;
-            if (outcome !== "expired" && outcome.kind === "delivered") delivered += 1;
-            if (outcome !== "expired" && outcome.kind === "gone") stopped = true;
+          .then((attempt) => {
+            if (first) tries.recorded(seq, attempt === "expired" ? undefined : attempt.logged, context.now());
+            if (attempt === "expired") return;
+            sent += 1;
+            if (attempt.outcome.kind === "delivered") delivered += 1;
+            if (attempt.outcome.kind === "gone") stopped = true;
           })
           .catch((error: unknown) => {
             failure ??= error;
@@ -222,9 +319,14 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
     }
   } finally {
     await Promise.allSettled(inFlight.values());
+    // What went through is written even when the run fails: none of it is sent again.
+    firstTries?.flush(context.now());
   }
   if (failure !== undefined) throw failure;
   if (verdict !== undefined && (verdict === "endpoint gone" || attempted === 0)) return verdict;
-  const due = current?.endpoint.ordering === "fifo" ? (headOfLine(sql)?.due_at ?? null) : nextDueAt(sql);
-  return { next: due === null ? null : Math.max(due, context.now()), delivered, attempted, sent };
+  const feedLeft = firstTries?.left ?? false;
+  const head = fifo() ? headOfLine(sql) : undefined;
+  const due = fifo() ? (head === undefined ? null : head.due_at) : nextDueAt(sql);
+  const next = feedLeft && (!fifo() || head === undefined) ? context.now() : due;
+  return { next: next === null ? null : Math.max(next, context.now()), delivered, attempted, sent };
 }

@@ -4,7 +4,11 @@ import { beforeEach, expect } from "vitest";
 import { accountLiveness } from "../../src/keys/live-account";
 import { TtlCache } from "../../src/lib/ttl-cache";
 import { dispatchEvents, type DispatchOptions, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
-import { addDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
+import type { LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
+import { laneEndpoint } from "../../src/webhook-delivery/endpoint-table";
+import { wantedAfter } from "../../src/webhook-delivery/lane-feed";
+import { logCursor, newestLogged } from "../../src/webhook-delivery/lane-log";
+import { takeHandOff } from "../../src/webhook-delivery/lane-object";
 import { laneOf } from "../../src/webhook-delivery/lane-calls";
 import { DISPATCHER_NAME } from "../../src/webhook-delivery/dispatcher-calls";
 import type { WebhookDispatcher } from "../../src/webhook-delivery/dispatcher-object";
@@ -101,10 +105,7 @@ export function receivers(
  * its own.
  */
 export const quietLanes: HandToLane = (endpointId, seqs) =>
-  runInDurableObject(laneOf(env, endpointId), (_, state) => {
-    state.storage.kv.put("endpointId", endpointId);
-    return addDeliveries(state.storage.sql, seqs.map(Number), Date.now());
-  });
+  runInDurableObject(laneOf(env, endpointId), (_, state) => takeHandOff(state.storage, endpointId, seqs));
 
 /** A dispatch pass from the mark in D1, handing the lanes their events quietly. */
 export const dispatchQuietly = (handToLane: HandToLane = quietLanes, options?: DispatchOptions) =>
@@ -136,13 +137,52 @@ export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> 
   );
 }
 
-/** A lane's deliveries as it keeps them, by event. */
-export const laneDeliveries = (endpointId: string) =>
-  runInDurableObject(
-    laneOf(env, endpointId),
-    (_, state) =>
-      state.storage.sql.exec("SELECT * FROM deliveries ORDER BY seq").toArray() as unknown as LaneDelivery[],
-  );
+/**
+ * A lane's deliveries, by event, each as a row of its own would say it: its rows, its log's entries (delivered at the
+ * first try), and the events its endpoint wants after its cursor (pending, due since written).
+ */
+export const laneDeliveries = async (endpointId: string): Promise<LaneDelivery[]> => {
+  const endpoint = await laneEndpoint(env.DB, endpointId);
+  return runInDurableObject(laneOf(env, endpointId), async (_, state) => {
+    const { sql } = state.storage;
+    const rows = sql.exec("SELECT * FROM deliveries ORDER BY seq").toArray() as unknown as LaneDelivery[];
+    const keyed = new Set(rows.map((row) => row.seq));
+    const logged = newestLogged(sql, Number.MAX_SAFE_INTEGER)
+      .filter(([seq]) => !keyed.has(seq))
+      .map(
+        ([seq, at, status]): LaneDelivery => ({
+          seq,
+          outcome: "delivered",
+          attempts: 1,
+          schedule_step: 0,
+          last_status: status,
+          last_error: null,
+          due_at: null,
+          created_at: at,
+          updated_at: at,
+        }),
+      );
+    const waiting: LaneDelivery[] = [];
+    for (let after = endpoint === null ? 0 : (logCursor(sql) ?? endpoint.from_seq), more = endpoint !== null; more; ) {
+      const read = await wantedAfter(env.DB, endpoint!, after, 500);
+      for (const { seq, createdAt } of read.events)
+        if (!keyed.has(seq))
+          waiting.push({
+            seq,
+            outcome: "pending",
+            attempts: 0,
+            schedule_step: 0,
+            last_status: null,
+            last_error: null,
+            due_at: createdAt,
+            created_at: createdAt,
+            updated_at: createdAt,
+          });
+      ({ through: after, more } = read);
+    }
+    return [...rows, ...logged, ...waiting].sort((a, b) => a.seq - b.seq);
+  });
+};
 
 /** One delivery of a lane, by its event. */
 export const laneDelivery = async (endpointId: string, seq: number | string) =>

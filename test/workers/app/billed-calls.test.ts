@@ -13,6 +13,7 @@ import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-retention";
+import { LOG_BLOCK_ENTRIES } from "../../../src/webhook-delivery/lane-log";
 import { freshWebhookOwner, laneDeliveries, makeEndpoint, receivers } from "../../support/webhook-fixtures";
 import { onAFakeClock, setClock } from "../../support/limits-clock";
 import { apiWith } from "../../support/request";
@@ -127,10 +128,10 @@ describe("what one request is billed for, per operation", () => {
 });
 
 /**
- * `changes` changes fanned out to 100 endpoints (ten accounts of ten, the most an account may have): one dispatch pass
- * handing each lane its deliveries (the lane's `enqueue`), then each lane's alarm sending them, both through the
- * object's own entry points with its storage counted as billed (countStorage: rows, key-value puts and deletes,
- * setAlarm). What the pass cost, and what each delivery cost with its share of the pass, per delivery.
+ * `changes` changes fanned out to 100 endpoints (ten accounts of ten, the most an account may have), to lanes already
+ * at work: one dispatch pass handing each lane its events (the lane's `enqueue`), which wakes it to send them, through
+ * the object's own entry point with its storage counted as billed (countStorage: rows, key-value puts and deletes,
+ * setAlarm). What the pass cost, and what each delivery cost with its share of the pass and of its log block's prune.
  */
 async function fanOut(changes: number, row: Operation) {
   setClock(5);
@@ -141,85 +142,97 @@ async function fanOut(changes: number, row: Operation) {
     for (let i = 0; i < 10; i++)
       endpoints.push((await makeEndpoint(owner.key, { url: `https://r${account}-${i}.example/hooks` })).id);
   }
-  await seedOrders(Array.from({ length: changes }, (_, index) => ({ id: 700 + index })));
 
+  /** A call of a lane and the runs it wakes, their storage's rows and their bindings' calls counted. */
   const inLane = <T>(
     endpointId: string,
-    rows: { read: number; written: number },
+    counts: { rows: { read: number; written: number }; calls: BilledCalls },
     call: (lane: WebhookLane) => Promise<T>,
   ) =>
     runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
+      (lane as unknown as { env: Env }).env = countedEnv(env, counts.calls);
       const counted = countStorage(state.storage);
       try {
-        return await call(lane);
+        const result = await call(lane);
+        await lane.running;
+        return result;
       } finally {
         const { read, written } = counted.rows();
-        rows.read += read;
-        rows.written += written;
+        counts.rows.read += read;
+        counts.rows.written += written;
         counted.restore();
       }
     });
+  const counting = () => ({ rows: { read: 0, written: 0 }, calls: noCalls() });
+  const hand = (lanes: ReturnType<typeof counting>, calls = noCalls()) =>
+    dispatchEvents(countedEnv(env, calls).DB, (endpointId, seqs) => {
+      calls.doRequests += 1;
+      return inLane(endpointId, lanes, (lane) => lane.enqueue(endpointId, seqs));
+    });
 
-  const dispatch = noCalls();
-  const laneRows = { read: 0, written: 0 };
-  const handed = await dispatchEvents(countedEnv(env, dispatch).DB, (endpointId, seqs) => {
-    dispatch.doRequests += 1;
-    return inLane(endpointId, laneRows, (lane) => lane.enqueue(endpointId, seqs));
-  });
-  expect(handed.enqueued).toBe(changes * FAN_OUT_ENDPOINTS);
-
-  const sendRows = { read: 0, written: 0 };
   const { fetch, posts } = receivers(() => new Response(null, { status: 204 }));
-  const send = noCalls();
-  const lanesEnv = countedEnv(env, send);
   const fetched = globalThis.fetch;
   globalThis.fetch = fetch as typeof globalThis.fetch;
   try {
-    for (const endpointId of endpoints)
-      await inLane(endpointId, sendRows, (lane) => {
-        // The run's D1 reads and the accounts it asks, counted as the Worker's bindings are.
-        (lane as unknown as { env: Env }).env = lanesEnv;
-        return lane.alarm();
-      });
-    // A week on, the run that prunes them: each delivery's row and its attempt's deleted, billed as rows written. The
-    // run's request is not counted: a lane prunes on a run it makes for newer events anyway.
+    // Lanes at work: an earlier change delivered, so what a lane writes once (its name), once in ten minutes (its
+    // endpoint's health) or once a minute (its watchdog) is written, and not counted against these deliveries.
+    await seedOrders([{ id: 699 }]);
+    await hand(counting());
+    posts.length = 0;
+
+    await seedOrders(Array.from({ length: changes }, (_, index) => ({ id: 700 + index })));
+    const dispatch = noCalls();
+    const lanes = counting();
+    const handed = await hand(lanes, dispatch);
+    expect(handed.enqueued).toBe(changes * FAN_OUT_ENDPOINTS);
+
+    // A week on, the runs that prune: each lane's block emptied (the newest holds the cursor), a row written. A block
+    // holds LOG_BLOCK_ENTRIES, so each delivery's share is a block's prune over that many.
     vi.setSystemTime(Date.now() + DELIVERY_LOG_MS + 1);
-    for (const endpointId of endpoints) await inLane(endpointId, sendRows, (lane) => lane.alarm());
+    const prune = counting();
+    for (const endpointId of endpoints) await inLane(endpointId, prune, (lane) => lane.alarm());
+
+    const deliveries = changes * FAN_OUT_ENDPOINTS;
+    expect(posts).toHaveLength(deliveries);
+    expect(await laneDeliveries(endpoints[0]!)).toEqual([]);
+    const each = (count: number) => Math.round((count / deliveries) * 100) / 100;
+    const calls = { ...dispatch };
+    for (const [unit, count] of Object.entries(lanes.calls)) calls[unit as keyof BilledCalls] += count;
+    return {
+      pass: { ...dispatch, laneRows: lanes.rows },
+      prunedRowsEach: prune.rows.written / endpoints.length,
+      perDelivery: {
+        // What is assumed, not counted (a lane's time awake, its storage), is the row's own.
+        ...OPERATION_USE[row],
+        d1Queries: each(calls.d1Queries),
+        d1RowsRead: each(calls.d1RowsRead),
+        d1RowsWritten: each(calls.d1RowsWritten),
+        doRequests: each(calls.doRequests),
+        doRowsRead: each(lanes.rows.read),
+        doRowsWritten:
+          Math.round(
+            (lanes.rows.written / deliveries + prune.rows.written / endpoints.length / LOG_BLOCK_ENTRIES) * 100,
+          ) / 100,
+        subrequests: each(posts.length),
+      },
+    };
   } finally {
     globalThis.fetch = fetched;
   }
-  const deliveries = changes * FAN_OUT_ENDPOINTS;
-  expect(posts).toHaveLength(deliveries);
-  expect(await laneDeliveries(endpoints[0]!)).toEqual([]);
-  const each = (count: number) => Math.round((count / deliveries) * 100) / 100;
-  return {
-    pass: { ...dispatch, laneRows },
-    perDelivery: {
-      // What is assumed, not counted (a lane's time awake, its storage), is the row's own.
-      ...OPERATION_USE[row],
-      d1Queries: each(dispatch.d1Queries + send.d1Queries),
-      d1RowsRead: each(dispatch.d1RowsRead + send.d1RowsRead),
-      d1RowsWritten: each(dispatch.d1RowsWritten + send.d1RowsWritten),
-      doRequests: each(dispatch.doRequests + endpoints.length + send.doRequests),
-      doRowsRead: each(laneRows.read + sendRows.read),
-      doRowsWritten: each(laneRows.written + sendRows.written),
-      subrequests: each(posts.length),
-    },
-  };
 }
 
 describe("what a change's deliveries are billed for", () => {
   it("one change fanned out to 100 endpoints: the dispatch pass, and each endpoint's lane taking and sending it", async () => {
     const { pass, perDelivery } = await fanOut(1, "webhook delivery");
-    // The pass reads the event, every enabled endpoint and the feed's head, and moves its mark; each lane writes its
-    // delivery and the delivery's two pending indexes, its endpoint's id (a new lane's, once) and its alarm.
+    // The pass reads the event, every enabled endpoint and the feed's head, and moves its mark; each lane, woken, reads
+    // the event from the feed, sends it and writes one row: its log's block, with its cursor.
     expect.soft(pass, "dispatch pass").toEqual({
       ...noCalls(),
       d1Queries: 5,
       d1RowsRead: 304,
       d1RowsWritten: 1,
       doRequests: 100,
-      laneRows: { read: 400, written: 500 },
+      laneRows: { read: 2500, written: 100 },
     });
     expect.soft(perDelivery, "a delivery, alone").toEqual(OPERATION_USE["webhook delivery"]);
   });

@@ -3,7 +3,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { EVENT_ROW_BYTES } from "../../../src/events/prune-order-events";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES } from "../../../src/webhook-delivery/lane-retention";
+import { LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES, LOG_ENTRY_BYTES } from "../../../src/webhook-delivery/lane-retention";
+import { appendToLog, LOG_BLOCK_ENTRIES, type LoggedDelivery } from "../../../src/webhook-delivery/lane-log";
 
 /**
  * What each kept row costs, measured on the real schema (the migrations, the
@@ -62,5 +63,25 @@ describe("what the pipeline keeps, per row", () => {
     expect(delivery).toBeGreaterThan(LANE_DELIVERY_BYTES * 0.75);
     expect(attempt).toBeLessThanOrEqual(LANE_ATTEMPT_BYTES);
     expect(attempt).toBeGreaterThan(LANE_ATTEMPT_BYTES * 0.75);
+  });
+
+  it("a delivery that went through at its first try costs its lane's log no more than LOG_ENTRY_BYTES", async () => {
+    const perEntry = await runInDurableObject(laneOf(env, "we_00000000000000000002"), (_, state) => {
+      const sql = state.storage.sql;
+      const empty = sql.databaseSize;
+      const now = Date.now();
+      // Flushed 5 at a time, as a busy lane's runs do, into full blocks.
+      for (let seq = 1_000_000_000; seq < 1_000_000_000 + ROWS; seq += 5) {
+        const entries = Array.from(
+          { length: 5 },
+          (_, i): LoggedDelivery => [seq + i, now + seq, 200, 180, '{"received":true}'],
+        );
+        appendToLog(sql, entries, seq - 1, seq + 4);
+      }
+      return (sql.databaseSize - empty) / ROWS;
+    });
+    console.log(`bytes per log entry: ${perEntry.toFixed(1)} (blocks of ${LOG_BLOCK_ENTRIES})`);
+    expect(perEntry).toBeLessThanOrEqual(LOG_ENTRY_BYTES);
+    expect(perEntry).toBeGreaterThan(LOG_ENTRY_BYTES * 0.75);
   });
 });

@@ -67,14 +67,36 @@ describe("one run of a lane", () => {
     ]);
   });
 
-  it("fails a delivery whose event was pruned before it was sent, saying so, and sends the others", async () => {
-    const { endpointId, seqs } = await pendingDeliveries(owner.key, [51, 52, 53]);
-    await env.DB.prepare("DELETE FROM order_events WHERE seq = ?1").bind(seqs[1]!).run();
+  it("fails the events pruned before the lane reached them, in one row saying so, and sends the others", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [51, 52, 53, 54]);
+    // The feed's prune takes the oldest first.
+    await env.DB.prepare("DELETE FROM order_events WHERE seq <= ?1").bind(seqs[1]!).run();
     const { fetch, posts } = receivers();
     expect(await runLaneOnce(endpointId, { fetch })).toMatchObject({ delivered: 2, next: null });
-    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${seqs[0]}`, `evt_${seqs[2]}`]);
-    const pruned = (await laneDeliveries(endpointId)).find((row) => row.seq === seqs[1]);
-    expect(pruned).toMatchObject({ outcome: "failed", last_error: "the event is older than the events kept" });
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${seqs[2]}`, `evt_${seqs[3]}`]);
+    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome, row.last_error])).toEqual([
+      [
+        seqs[1],
+        "failed",
+        `the event is older than the events kept: the events after evt_${seqs[0]! - 1} up to evt_${seqs[1]} were ` +
+          "pruned first",
+      ],
+      [seqs[2], "delivered", null],
+      [seqs[3], "delivered", null],
+    ]);
+  });
+
+  it("fails a row whose event was pruned before its retry, saying so, and sends the others", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [55, 56]);
+    await runLaneOnce(endpointId, { fetch: receivers(() => new Response(null, { status: 500 })).fetch });
+    await env.DB.prepare("DELETE FROM order_events WHERE seq = ?1").bind(seqs[0]!).run();
+    const { fetch, posts } = receivers();
+    await runLaneOnce(endpointId, { fetch, now: () => Date.now() + 60_000 });
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${seqs[1]}`]);
+    expect(await laneDeliveries(endpointId)).toMatchObject([
+      { seq: seqs[0], outcome: "failed", last_error: "the event is older than the events kept" },
+      { seq: seqs[1], outcome: "delivered" },
+    ]);
   });
 
   it("reads its endpoint again with each page: a URL changed between pages holds from the next page on", async () => {

@@ -1,10 +1,12 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { accountLiveness } from "../../../src/keys/live-account";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { attemptDelivery } from "../../../src/webhook-delivery/delivery-attempt";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { newestLogged } from "../../../src/webhook-delivery/lane-log";
+import { WATCHDOG_MS, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { laneEndpoint } from "../../../src/webhook-delivery/endpoint-table";
 import { nextDelaySeconds, retryAfterSeconds } from "../../../src/webhook-delivery/retry-schedule";
 import { seedOrders } from "../../support/seed";
@@ -126,7 +128,7 @@ describe("each endpoint in a lane of its own", () => {
     let eventReads = 0;
     const failing = interceptD1({
       prepare: (statement, query) => {
-        if (query.includes("FROM order_events WHERE seq IN") && ++eventReads === 2)
+        if (query.includes("FROM order_events WHERE seq > ?1 AND") && ++eventReads === 2)
           throw new Error("D1_ERROR: Network connection lost.");
         return statement;
       },
@@ -143,14 +145,21 @@ describe("each endpoint in a lane of its own", () => {
     expect(new Set(posts.map((post) => post.webhookId)).size).toBe(51);
   });
 
-  it("sends no delivery settled or wiped after its page was read", async () => {
+  it("sends no delivery settled after its page was read", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
     await seedOrders([61, 62, 63].map((id) => ({ id })));
     await dispatchQuietly();
     const [first, second, third] = (await laneDeliveries(made.id)).map((row) => row.seq);
+    // Each refused once: each has a row, due again within seconds.
+    let clock = Date.now();
+    await runLaneOnce(made.id, {
+      fetch: receivers(() => new Response(null, { status: 500 })).fetch,
+      now: () => clock,
+      sleep: async (ms) => void (clock += ms),
+    });
+    clock += 60_000;
     const { fetch, posts } = receivers();
     await runInDurableObject(laneOf(env, made.id), async (_, state) => {
-      let clock = Date.now();
       const { runLane } = await import("../../../src/webhook-delivery/lane-run");
       await runLane({
         sql: state.storage.sql,
@@ -162,7 +171,7 @@ describe("each endpoint in a lane of its own", () => {
         sealingKey: env.WEBHOOK_SECRETS_KEY!,
         retrySeconds: [1, 2, 3],
         now: () => clock,
-        // While the lane waits its turn, a manual retry delivers the second and the third is settled by another run.
+        // While the lane waits its turn, a manual retry delivers the second and another run the third.
         sleep: async (ms) => {
           clock += ms;
           state.storage.sql.exec(
@@ -178,15 +187,52 @@ describe("each endpoint in a lane of its own", () => {
     expect(posts.map((post) => post.webhookId)).toEqual([`evt_${first}`]);
   });
 
-  it("sets its alarm when handed events it has already, should its alarm have been lost", async () => {
+  it("sends none of a page's events once the lane is wiped (its endpoint deleted) after the page was read", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
+    await seedOrders([67, 68, 69].map((id) => ({ id })));
+    await dispatchQuietly();
+    const [first] = (await laneDeliveries(made.id)).map((row) => row.seq);
+    const { fetch, posts } = receivers();
+    const lane = laneOf(env, made.id);
+    await runInDurableObject(lane, async (instance: WebhookLane, state) => {
+      const { runLane } = await import("../../../src/webhook-delivery/lane-run");
+      let clock = Date.now();
+      await runLane({
+        sql: state.storage.sql,
+        kv: state.storage.kv,
+        db: env.DB,
+        health: DEFAULT_HEALTH,
+        handToLane: quietLanes,
+        endpointId: made.id,
+        sealingKey: env.WEBHOOK_SECRETS_KEY!,
+        retrySeconds: [1, 2, 3],
+        now: () => clock,
+        sleep: async (ms) => {
+          clock += ms;
+          await instance.wipe();
+        },
+        fetch,
+        accountLiveness: async () => "live",
+      });
+    });
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${first}`]);
+  });
+
+  it("arms its watchdog when woken, then sends what it was woken for; woken again for it, owes nothing", async () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [71]);
     const lane = laneOf(env, endpointId);
-    // Due in an hour (a retry's wait), and no alarm for it: the object was reset between its row and its alarm.
-    const due = Date.now() + 3_600_000;
-    await runInDurableObject(lane, (_, state) => state.storage.sql.exec("UPDATE deliveries SET due_at = ?", due));
-    expect(await runInDurableObject(lane, (_, state) => state.storage.getAlarm())).toBeNull();
+    const posted = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    const before = Date.now();
+    expect(await lane.enqueue(endpointId, seqs.map(String))).toBe(1);
+    const alarm = await runInDurableObject(lane, (_, state) => state.storage.getAlarm());
+    expect(alarm).toBeGreaterThanOrEqual(before + WATCHDOG_MS);
+    expect(alarm).toBeLessThanOrEqual(Date.now() + WATCHDOG_MS);
+    await runInDurableObject(lane, (instance: WebhookLane) => instance.running);
+    expect(posted).toHaveBeenCalledTimes(1);
+    expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "delivered" });
     expect(await lane.enqueue(endpointId, seqs.map(String))).toBe(0);
-    expect(await runInDurableObject(lane, (_, state) => state.storage.getAlarm())).toBe(due);
+    await runInDurableObject(lane, (instance: WebhookLane) => instance.running);
+    expect(posted).toHaveBeenCalledTimes(1);
     await runInDurableObject(lane, (_, state) => state.storage.deleteAlarm());
   });
 
@@ -199,11 +245,9 @@ describe("each endpoint in a lane of its own", () => {
     const result = await runLaneOnce(made.id, { fetch, now: () => clock, sleep: async (ms) => void (clock += ms) });
     expect(result).toMatchObject({ delivered: 5, attempted: 5, next: null });
     // When each attempt started, as the lane logs it.
-    const started = (
-      await runInDurableObject(laneOf(env, made.id), (_, state) =>
-        state.storage.sql.exec("SELECT at FROM attempts ORDER BY at").toArray(),
-      )
-    ).map((row) => row.at as number);
+    const started = (await runInDurableObject(laneOf(env, made.id), (_, state) => newestLogged(state.storage.sql, 10)))
+      .map(([, at]) => at)
+      .reverse();
     const gaps = started.slice(1).map((at, index) => at - started[index]!);
     expect(gaps).toEqual([500, 500, 500, 500]);
     expect((await laneEndpoint(env.DB, made.id))?.rate_limit).toBe(2);
@@ -229,6 +273,8 @@ describe("what the receiver asks for", () => {
   it("never fails a delivery that was delivered meanwhile, whatever a late answer says (410 included)", async () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [15]);
     const endpoint = (await laneEndpoint(env.DB, endpointId))!;
+    // Refused once, it has a row; due again now.
+    await runLaneOnce(endpointId, { fetch: receivers(() => new Response(null, { status: 500 })).fetch });
     await runInDurableObject(laneOf(env, endpointId), async (_, state) => {
       const stale = state.storage.sql.exec("SELECT * FROM deliveries").toArray()[0];
       // A manual retry delivered it while this attempt was out.
@@ -246,7 +292,7 @@ describe("what the receiver asks for", () => {
         stale as never,
         { id: `evt_${seqs[0]}`, body: "{}" },
       );
-      expect(late).toEqual({ kind: "gone" });
+      expect(late).toEqual({ outcome: { kind: "gone" } });
     });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "delivered", last_status: 200 });
   });

@@ -1,0 +1,112 @@
+/**
+ * What a lane reads from the order event feed (docs/design/order-events.md#lanes): the events its endpoint wants after
+ * its cursor, in order. The feed is durable and kept longer than a delivery waits, so a lane stores nothing to know
+ * what it owes.
+ */
+import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
+import type { DroppedValue } from "../orders/order-json";
+import type { D1Queryable } from "../lib/d1-session";
+import type { LaneEndpoint } from "./endpoint-table";
+import { noticeBodies, noticeIdOf } from "./endpoint-notices";
+
+/** Sequences one read scans at most: an endpoint wanting rare types reads a lane far behind in windows. */
+export const SCAN_WINDOW = 5_000;
+
+/** Why a delivery whose event the feed no longer holds failed. */
+export const EXPIRED = "the event is older than the events kept";
+
+/** What a delivery POSTs: an order event's or a notice's JSON, and its id (the webhook-id). */
+export interface LaneMessage {
+  id: string;
+  body: string;
+}
+
+/** An event the endpoint wants, as read. */
+export interface WantedEvent {
+  seq: number;
+  createdAt: number;
+  row: OrderEventRow;
+}
+
+export type Wanting = Pick<LaneEndpoint, "types" | "from_seq">;
+
+const typesOf = (endpoint: Wanting) => JSON.stringify(endpoint.types.split(","));
+
+/** What an event's delivery POSTs. */
+export const messageOf = (row: OrderEventRow): LaneMessage => ({
+  id: `evt_${row.seq}`,
+  body: orderEventJson(row, [] as DroppedValue[]),
+});
+
+/**
+ * Up to `limit` events the endpoint wants after `after`, in order; `through`: the sequence up to which the read saw
+ * every event it wants; `more`: whether the feed goes on past it; `expired`: the events after `after` the feed no
+ * longer holds (pruned before the lane reached them), up to that sequence.
+ */
+export async function wantedAfter(
+  db: D1Queryable,
+  endpoint: Wanting,
+  after: number,
+  limit: number,
+): Promise<{ events: WantedEvent[]; through: number; more: boolean; expired?: number }> {
+  const from = Math.max(after, endpoint.from_seq);
+  // ORDER BY the qualified integer: a bare `seq` is the text column.
+  const [rows, heads] = await db.batch([
+    db
+      .prepare(
+        "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
+          "seq > ?1 AND seq <= ?2 AND type IN (SELECT value FROM json_each(?3)) ORDER BY order_events.seq LIMIT ?4",
+      )
+      .bind(from, from + SCAN_WINDOW, typesOf(endpoint), limit),
+    // Each its own subquery: SQLite reads one row for a lone min() or max(), the whole table for both at once.
+    db.prepare(
+      "SELECT coalesce((SELECT max(seq) FROM order_events), 0) AS head, coalesce((SELECT min(seq) FROM " +
+        "order_events), 0) AS oldest",
+    ),
+  ]);
+  const found = rows!.results as unknown as OrderEventRow[];
+  const { head, oldest } = heads!.results[0] as { head: number; oldest: number };
+  const events = found.map((row) => ({ seq: Number(row.seq), createdAt: Date.parse(row.created_at), row }));
+  const full = events.length === limit;
+  const through = full ? events.at(-1)!.seq : Math.max(from, Math.min(from + SCAN_WINDOW, head));
+  return { events, through, more: full || through < head, ...(oldest > from + 1 && { expired: oldest - 1 }) };
+}
+
+/** The newest events the endpoint wants after `after`, newest first, from the feed's last SCAN_WINDOW: a view's. */
+export async function newestWanted(
+  db: D1Queryable,
+  endpoint: Wanting,
+  after: number,
+  limit: number,
+): Promise<{ seq: number; createdAt: number }[]> {
+  const { results } = await db
+    .prepare(
+      "SELECT seq, created_at FROM order_events WHERE seq > max(?1, (SELECT coalesce(max(seq), 0) FROM order_events) " +
+        "- ?2) AND type IN (SELECT value FROM json_each(?3)) ORDER BY seq DESC LIMIT ?4",
+    )
+    .bind(Math.max(after, endpoint.from_seq), SCAN_WINDOW, typesOf(endpoint), limit)
+    .all<{ seq: number; created_at: string }>();
+  return results.map((row) => ({ seq: row.seq, createdAt: Date.parse(row.created_at) }));
+}
+
+/**
+ * What each row of its own sends, by its key: an order event's (its sequence) or a notice's (its negated id); absent
+ * once pruned.
+ */
+export async function messagesOf(db: D1Queryable, seqs: readonly number[]): Promise<Map<number, LaneMessage>> {
+  const events = seqs.filter((seq) => seq > 0);
+  const notices = seqs.filter((seq) => seq < 0).map((seq) => -seq);
+  const messages = new Map<number, LaneMessage>();
+  if (events.length > 0) {
+    const { results } = await db
+      .prepare(
+        "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
+          "seq IN (SELECT value FROM json_each(?1))",
+      )
+      .bind(JSON.stringify(events))
+      .all<OrderEventRow>();
+    for (const row of results) messages.set(Number(row.seq), messageOf(row));
+  }
+  for (const [id, body] of await noticeBodies(db, notices)) messages.set(-id, { id: noticeIdOf(id), body });
+  return messages;
+}
