@@ -72,6 +72,16 @@ export function appendToLog(sql: SqlStorage, entries: readonly LoggedDelivery[],
   );
 }
 
+/**
+ * How far a flush may move the cursor: to just before the first event whose try is not recorded yet (started, or read
+ * and waiting), else as far as the feed was read. Past it, a lane that died would never send that event.
+ */
+export function cursorBefore(unrecorded: Iterable<number>, readThrough: number): number {
+  let first = Number.POSITIVE_INFINITY;
+  for (const seq of unrecorded) if (seq < first) first = seq;
+  return first === Number.POSITIVE_INFINITY ? readThrough : first - 1;
+}
+
 const entriesOf = (rows: { entries: string }[]) => rows.flatMap((row) => JSON.parse(row.entries) as LoggedDelivery[]);
 
 /** The newest logged deliveries, newest first, `limit` at most. */

@@ -21,7 +21,7 @@ import {
 } from "./lane-deliveries";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import { EXPIRED, messageOf, messagesOf, wantedAfter, type LaneMessage } from "./lane-feed";
-import { appendToLog, logCursor, pruneLog, type LoggedDelivery } from "./lane-log";
+import { appendToLog, cursorBefore, logCursor, pruneLog, type LoggedDelivery } from "./lane-log";
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { DELIVERY_LOG_MS } from "./lane-retention";
 import { liveSecrets } from "./webhook-secrets";
@@ -175,15 +175,10 @@ class FirstTries {
     if (this.logged.length >= FLUSH_EVERY || now - this.flushedAt >= FLUSH_MS) this.flush(now);
   }
 
-  /** The cursor as far as it may go: before the first event started or waiting, else as far as the feed was read. */
-  private cursor(): number {
-    const first = Math.min(...this.open, this.waiting[0]?.delivery.seq ?? Number.POSITIVE_INFINITY);
-    return first === Number.POSITIVE_INFINITY ? this.readThrough : first - 1;
-  }
-
   /** Writes what went through up to the cursor and the cursor, in one row. */
   flush(now: number): void {
-    const cursor = this.cursor();
+    const next = this.waiting[0]?.delivery.seq;
+    const cursor = cursorBefore(next === undefined ? this.open : [...this.open, next], this.readThrough);
     const ready = this.logged.filter((entry) => entry[0] <= cursor);
     this.logged = this.logged.filter((entry) => entry[0] > cursor);
     appendToLog(this.sql, ready, this.from, Math.max(cursor, logCursor(this.sql) ?? this.from));

@@ -35,8 +35,8 @@ describe("what a million requests cost", () => {
     expect(lines["Worker CPU"]).toBe(0);
     // 50 ms shared by the run's five POSTs in flight, at 128 MB: $0.016 a million.
     expect(lines["DO duration"]).toBeCloseTo((0.05 / 5) * 0.128 * 12.5, 10);
-    // 160 bytes kept a week: about $0.0075 a million.
-    expect(lines["DO storage"]).toBeCloseTo(160e-9 * (7 / 30) * 0.2 * 1e6, 10);
+    // Its log entry, 90 bytes, kept a week: about $0.0042 a million.
+    expect(lines["DO storage"]).toBeCloseTo(90e-9 * (7 / 30) * 0.2 * 1e6, 10);
   });
 
   it("bills a month's use beyond what the plan includes", () => {

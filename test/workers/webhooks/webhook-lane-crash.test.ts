@@ -1,0 +1,96 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { logCursor } from "../../../src/webhook-delivery/lane-log";
+import { LANE_CONCURRENCY } from "../../../src/webhook-delivery/lane-pacing";
+import { FLUSH_EVERY, runLane } from "../../../src/webhook-delivery/lane-run";
+import {
+  DEFAULT_HEALTH,
+  laneDeliveries,
+  pendingDeliveries,
+  quietLanes,
+  receivers,
+  webhookOwnerOfEachTest,
+} from "../../support/webhook-fixtures";
+
+/**
+ * A lane that dies mid-run (docs/design/order-events.md#faults): what it had flushed to its log stands, what it had
+ * POSTed and not flushed is POSTed again by the next run, and nothing is lost. The death is injected in its storage:
+ * once `standing` flushes are written, the next flush, or the `then`th statement after them, fails, and every one after,
+ * as none runs in an object that is gone.
+ */
+const owner = webhookOwnerOfEachTest();
+
+/** Writes of the log's block: a flush. */
+const FLUSH = /delivery_log (\(after|SET through)/;
+
+async function runDying(
+  endpointId: string,
+  death: { standing: number; then: number },
+  fetch: typeof globalThis.fetch,
+) {
+  return runInDurableObject(laneOf(env, endpointId), async (_, state) => {
+    const sql = state.storage.sql;
+    let flushes = 0;
+    let after = 0;
+    let dead = false;
+    const dying = {
+      exec(query: string, ...bindings: unknown[]) {
+        if (flushes === death.standing && (FLUSH.test(query) || ++after >= death.then)) dead = true;
+        if (dead) throw new Error("the object was reset");
+        if (FLUSH.test(query)) flushes += 1;
+        return sql.exec(query, ...(bindings as SqlStorageValue[]));
+      },
+    } as unknown as SqlStorage;
+    const outcome = await runLane({
+      sql: dying,
+      kv: state.storage.kv,
+      db: env.DB,
+      health: DEFAULT_HEALTH,
+      handToLane: quietLanes,
+      endpointId,
+      sealingKey: env.WEBHOOK_SECRETS_KEY!,
+      retrySeconds: [1, 2, 3],
+      now: Date.now,
+      sleep: async () => {},
+      fetch,
+      accountLiveness: async () => "live",
+    }).then(
+      () => "ran",
+      (error: unknown) => String(error),
+    );
+    return { outcome, cursor: logCursor(sql) };
+  });
+}
+
+describe("a lane that dies mid-run", () => {
+  it.each([
+    ["at its first flush, before any of its POSTs is recorded", { standing: 0, then: Number.POSITIVE_INFINITY }],
+    ["between two flushes, its next POSTs under way", { standing: 1, then: 1 }],
+    ["at its last flush, after every POST", { standing: 2, then: Number.POSITIVE_INFINITY }],
+  ])("%s: the next run sends again only what was not flushed, and every event arrives", async (_, death) => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 120 }, (_, index) => 3_000 + index),
+    );
+    const { fetch, posts } = receivers();
+    const died = await runDying(endpointId, death, fetch);
+    expect(died.outcome).toBe("Error: the object was reset");
+    const beforeCrash = posts.map((post) => Number(post.webhookId.slice("evt_".length)));
+    const flushed = died.cursor ?? seqs[0]! - 1;
+
+    const { fetch: again, posts: resent } = receivers();
+    await runDying(endpointId, { standing: Number.POSITIVE_INFINITY, then: Number.POSITIVE_INFINITY }, again);
+    const sentAgain = resent.map((post) => Number(post.webhookId.slice("evt_".length)));
+
+    // Every event arrived, in one run or the other.
+    expect(new Set([...beforeCrash, ...sentAgain])).toEqual(new Set(seqs));
+    // What was sent twice is exactly what was POSTed after the last flush that stood.
+    const twice = beforeCrash.filter((seq) => sentAgain.includes(seq)).sort((a, b) => a - b);
+    expect(twice).toEqual(beforeCrash.filter((seq) => seq > flushed).sort((a, b) => a - b));
+    expect(twice.length).toBeLessThanOrEqual(FLUSH_EVERY + LANE_CONCURRENCY);
+    if (death.standing > 0) expect(flushed).toBeGreaterThanOrEqual(seqs[0]!);
+    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "delivered")).toBe(true);
+  });
+});
