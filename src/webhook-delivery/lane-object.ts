@@ -75,7 +75,7 @@ export function takeHandOff(storage: DurableObjectStorage, endpointId: string, s
  */
 export class WebhookLane extends DurableObject<Env> {
   private readonly liveAccounts = new TtlCache<string, AccountLiveness>(4);
-  /** The runs a wake began, while they last: the alarm waits for them, as a test may; a wake meanwhile asks for more. */
+  /** The runs a wake began, while they last: the alarm waits for them, as a test may; a wake meanwhile asks more. */
   running: Promise<void> | undefined;
   private wokenAgain = false;
 
@@ -224,8 +224,9 @@ export class WebhookLane extends DurableObject<Env> {
       if (again && runs < RUNS_A_WAKE) continue;
       const at = again ? now : next;
       if (at === null) return;
+      // One due already is the one running these runs, or would find nothing more than they did.
       const due = await this.ctx.storage.getAlarm();
-      if (due === null || due > at) await this.ctx.storage.setAlarm(at);
+      if (due === null || due <= now || due > at) await this.ctx.storage.setAlarm(at);
       return;
     }
   }

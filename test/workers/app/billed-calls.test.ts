@@ -247,3 +247,72 @@ describe("what a change's deliveries are billed for", () => {
     expect.soft(perDelivery, "a delivery, 20 a run").toEqual(OPERATION_USE["webhook delivery, 20 a run"]);
   });
 });
+
+/** Production's retry schedule (wrangler.jsonc): nine waits, ten attempts. */
+const PRODUCTION_RETRIES = "10,60,300,1800,7200,21600,43200,86400,86400";
+
+/**
+ * One delivery to a lane already at work, refused `refusals` times (then taken), each retry run by the lane's alarm
+ * when due, and the prune a week after: the rows its lane writes for it, as billed.
+ */
+async function refusedDelivery(refusals: number) {
+  setClock(5);
+  await freshWebhookOwner();
+  const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
+  const endpointId = (await makeEndpoint(owner.key, { url: "https://refusing.example/hooks" })).id;
+  let answered = 0;
+  let refusing = false;
+  const { fetch } = receivers(() => new Response(null, { status: refusing && answered++ < refusals ? 503 : 204 }));
+  const rows = { read: 0, written: 0 };
+  const inLane = (call: (lane: WebhookLane) => Promise<unknown>, counted: boolean) =>
+    runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
+      (lane as unknown as { env: Env }).env = { ...env, WEBHOOK_RETRY_SECONDS: PRODUCTION_RETRIES };
+      const counting = countStorage(state.storage);
+      try {
+        await call(lane);
+        await lane.running;
+      } finally {
+        if (counted) rows.written += counting.rows().written;
+        counting.restore();
+      }
+    });
+  const fetched = globalThis.fetch;
+  globalThis.fetch = fetch as typeof globalThis.fetch;
+  try {
+    // At work: an earlier change delivered.
+    await seedOrders([{ id: 800 }]);
+    await dispatchEvents(env.DB, (id, seqs) => inLane((lane) => lane.enqueue(id, seqs), false).then(() => 1));
+    refusing = true;
+    await seedOrders([{ id: 801 }]);
+    await dispatchEvents(env.DB, (id, seqs) => inLane((lane) => lane.enqueue(id, seqs), true).then(() => 1));
+    for (let retry = 0; retry < 20; retry++) {
+      const due = await runInDurableObject(laneOf(env, endpointId), (_, state) => state.storage.getAlarm());
+      const [row] = (await laneDeliveries(endpointId)).filter((each) => each.seq > 0).slice(-1);
+      if (row?.outcome !== "pending" || due === null) break;
+      vi.setSystemTime(Math.max(due, Date.now()) + 1);
+      await inLane((lane) => lane.alarm(), true);
+    }
+    const [settled] = (await laneDeliveries(endpointId)).filter((each) => each.seq > 0).slice(-1);
+    vi.setSystemTime(Date.now() + DELIVERY_LOG_MS + 1);
+    await inLane((lane) => lane.alarm(), true);
+    return { written: rows.written, settled, left: await laneDeliveries(endpointId) };
+  } finally {
+    globalThis.fetch = fetched;
+  }
+}
+
+describe("what a delivery that is refused is billed for", () => {
+  it("refused once, then taken: the rows of its own and its attempts, its retry's alarm, the prune", async () => {
+    const { written, settled, left } = await refusedDelivery(1);
+    expect(settled).toMatchObject({ outcome: "delivered", attempts: 2 });
+    expect(left).toEqual([]);
+    expect(written).toBe(19);
+  });
+
+  it("refused until its schedule is spent (production's ten attempts)", async () => {
+    const { written, settled, left } = await refusedDelivery(10);
+    expect(settled).toMatchObject({ outcome: "failed", attempts: 10 });
+    expect(left).toEqual([]);
+    expect(written).toBe(78);
+  });
+});

@@ -17,8 +17,8 @@ import {
 /**
  * A lane that dies mid-run (docs/design/order-events.md#faults): what it had flushed to its log stands, what it had
  * POSTed and not flushed is POSTed again by the next run, and nothing is lost. The death is injected in its storage:
- * once `standing` flushes are written, the next flush, or the `then`th statement after them, fails, and every one after,
- * as none runs in an object that is gone.
+ * once `standing` flushes are written, the next flush, or the `later`th statement after them, fails, and every one
+ * after, as none runs in an object that is gone.
  */
 const owner = webhookOwnerOfEachTest();
 
@@ -27,7 +27,7 @@ const FLUSH = /delivery_log (\(after|SET through)/;
 
 async function runDying(
   endpointId: string,
-  death: { standing: number; then: number },
+  death: { standing: number; later: number },
   fetch: typeof globalThis.fetch,
 ) {
   return runInDurableObject(laneOf(env, endpointId), async (_, state) => {
@@ -37,7 +37,7 @@ async function runDying(
     let dead = false;
     const dying = {
       exec(query: string, ...bindings: unknown[]) {
-        if (flushes === death.standing && (FLUSH.test(query) || ++after >= death.then)) dead = true;
+        if (flushes === death.standing && (FLUSH.test(query) || ++after >= death.later)) dead = true;
         if (dead) throw new Error("the object was reset");
         if (FLUSH.test(query)) flushes += 1;
         return sql.exec(query, ...(bindings as SqlStorageValue[]));
@@ -66,9 +66,9 @@ async function runDying(
 
 describe("a lane that dies mid-run", () => {
   it.each([
-    ["at its first flush, before any of its POSTs is recorded", { standing: 0, then: Number.POSITIVE_INFINITY }],
-    ["between two flushes, its next POSTs under way", { standing: 1, then: 1 }],
-    ["at its last flush, after every POST", { standing: 2, then: Number.POSITIVE_INFINITY }],
+    ["at its first flush, before any of its POSTs is recorded", { standing: 0, later: Number.POSITIVE_INFINITY }],
+    ["between two flushes, its next POSTs under way", { standing: 1, later: 1 }],
+    ["at its last flush, after every POST", { standing: 2, later: Number.POSITIVE_INFINITY }],
   ])("%s: the next run sends again only what was not flushed, and every event arrives", async (_, death) => {
     const { endpointId, seqs } = await pendingDeliveries(
       owner.key,
@@ -81,7 +81,7 @@ describe("a lane that dies mid-run", () => {
     const flushed = died.cursor ?? seqs[0]! - 1;
 
     const { fetch: again, posts: resent } = receivers();
-    await runDying(endpointId, { standing: Number.POSITIVE_INFINITY, then: Number.POSITIVE_INFINITY }, again);
+    await runDying(endpointId, { standing: Number.POSITIVE_INFINITY, later: Number.POSITIVE_INFINITY }, again);
     const sentAgain = resent.map((post) => Number(post.webhookId.slice("evt_".length)));
 
     // Every event arrived, in one run or the other.
