@@ -27,15 +27,20 @@ export interface LaneEndpoint {
   types: string;
   /** The feed's head when it was made: it gets only the events after. */
   from_seq: number;
+  /** The feed's head when it was last enabled again: what its lane had not sent by then is failed. */
+  resumed_seq: number | null;
 }
 
 export type EndpointOrdering = "concurrent" | "fifo";
+
+/** The feed's head, as an endpoint enabled again records it (resumed_seq). */
+const FEED_HEAD = "(SELECT coalesce(max(seq), 0) FROM order_events)";
 
 export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint | null> {
   return db
     .prepare(
       "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, " +
-        "disabled_for_leak, ordering, types, from_seq FROM webhook_endpoints WHERE id = ?1",
+        "disabled_for_leak, ordering, types, from_seq, resumed_seq FROM webhook_endpoints WHERE id = ?1",
     )
     .bind(id)
     .first<LaneEndpoint>();
@@ -305,8 +310,10 @@ export async function updateEndpoint(
         "ELSE disabled_reason END, " +
         "disabled_by = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(disabled_by, 'owner') ELSE disabled_by END, " +
         "disabled_for_leak = CASE WHEN ?5 THEN NULL ELSE disabled_for_leak END, " +
-        // Enabled again, a failing endpoint starts a new period (docs/api.md#failing-endpoints).
+        // Enabled again, a failing endpoint starts a new period (docs/api.md#failing-endpoints), and its lane fails
+        // what it had not sent by now.
         "failing_since = CASE WHEN ?5 AND status = 'disabled' THEN NULL ELSE failing_since END, " +
+        `resumed_seq = CASE WHEN ?5 AND status = 'disabled' THEN ${FEED_HEAD} ELSE resumed_seq END, ` +
         "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END, ordering = coalesce(?13, ordering) " +
         `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ` +
         `${LOCKED}) ` +
@@ -389,9 +396,8 @@ export async function enableEndpoint(db: D1Queryable, id: string): Promise<boole
         "NULL, disabled_note = NULL, disabled_for_leak = NULL, " +
         // A failing endpoint starts a new period (docs/api.md#failing-endpoints).
         "failing_since = CASE WHEN status = 'disabled' THEN NULL ELSE failing_since END, " +
-        // And its lane starts at the feed's head: what it missed while disabled is sent only if recovered.
-        "from_seq = CASE WHEN status = 'disabled' THEN max(from_seq, (SELECT coalesce(max(seq), 0) FROM " +
-        "order_events)) ELSE from_seq END WHERE id = ?1",
+        // And what its lane had not sent by now is failed: sent only if recovered.
+        `resumed_seq = CASE WHEN status = 'disabled' THEN ${FEED_HEAD} ELSE resumed_seq END WHERE id = ?1`,
     )
     .bind(id)
     .run();

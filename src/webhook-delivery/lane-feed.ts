@@ -39,17 +39,19 @@ export const messageOf = (row: OrderEventRow): LaneMessage => ({
 });
 
 /**
- * Up to `limit` events the endpoint wants after `after`, in order; `through`: the sequence up to which the read saw
- * every event it wants; `more`: whether the feed goes on past it; `expired`: the events after `after` the feed no
- * longer holds (pruned before the lane reached them), up to that sequence.
+ * Up to `limit` events the endpoint wants after `after` (up to `upTo`), in order; `through`: the sequence up to which
+ * the read saw every event it wants; `more`: whether the feed goes on past it; `expired`: the events after `after` the
+ * feed no longer holds (pruned before the lane reached them), up to that sequence.
  */
 export async function wantedAfter(
   db: D1Queryable,
   endpoint: Wanting,
   after: number,
   limit: number,
+  upTo = Number.MAX_SAFE_INTEGER,
 ): Promise<{ events: WantedEvent[]; through: number; more: boolean; expired?: number }> {
   const from = Math.max(after, endpoint.from_seq);
+  const end = Math.min(from + SCAN_WINDOW, upTo);
   // ORDER BY the qualified integer: a bare `seq` is the text column.
   const [rows, heads] = await db.batch([
     db
@@ -57,7 +59,7 @@ export async function wantedAfter(
         "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
           "seq > ?1 AND seq <= ?2 AND type IN (SELECT value FROM json_each(?3)) ORDER BY order_events.seq LIMIT ?4",
       )
-      .bind(from, from + SCAN_WINDOW, typesOf(endpoint), limit),
+      .bind(from, end, typesOf(endpoint), limit),
     // Each its own subquery: SQLite reads one row for a lone min() or max(), the whole table for both at once.
     db.prepare(
       "SELECT coalesce((SELECT max(seq) FROM order_events), 0) AS head, coalesce((SELECT min(seq) FROM " +
@@ -68,7 +70,7 @@ export async function wantedAfter(
   const { head, oldest } = heads!.results[0] as { head: number; oldest: number };
   const events = found.map((row) => ({ seq: Number(row.seq), createdAt: Date.parse(row.created_at), row }));
   const full = events.length === limit;
-  const through = full ? events.at(-1)!.seq : Math.max(from, Math.min(from + SCAN_WINDOW, head));
+  const through = full ? events.at(-1)!.seq : Math.max(from, Math.min(end, head));
   return { events, through, more: full || through < head, ...(oldest > from + 1 && { expired: oldest - 1 }) };
 }
 

@@ -58,21 +58,35 @@ export type LaneRunResult =
 /** Where the lane is in the feed: its cursor, or before its endpoint's first event. */
 const cursorOf = (sql: SqlStorage, endpoint: LaneEndpoint) => logCursor(sql) ?? endpoint.from_seq;
 
+/** Why the events a lane had not sent when its endpoint was enabled again failed. */
+export const MISSED = "the endpoint was disabled when it was due (recover it to send it)";
+
+/** Fails the events after the cursor (up to `upTo`), `limit` at most, each a row; whether any is left. */
+async function failAfterCursor(
+  context: LaneContext,
+  endpoint: LaneEndpoint,
+  reason: string,
+  limit: number,
+  upTo?: number,
+): Promise<boolean> {
+  const { sql } = context;
+  const now = context.now();
+  const cursor = cursorOf(sql, endpoint);
+  const read = await wantedAfter(context.db, endpoint, cursor, limit, upTo);
+  for (const event of read.events)
+    addTried(sql, event.seq, { status: null, error: reason, dueAt: null }, event.createdAt, now);
+  appendToLog(sql, [], cursor, read.through);
+  return upTo === undefined ? read.more : read.through < upTo;
+}
+
 /**
  * Settles what cannot be sent at all: every pending row, then every event after the cursor, fails with the reason, a
  * batch a run.
  */
 async function failAll(context: LaneContext, endpoint: LaneEndpoint, reason: string): Promise<LaneRunResult> {
-  const { sql } = context;
-  const now = context.now();
-  const failed = failPending(sql, reason, now, LANE_BATCH);
-  const cursor = cursorOf(sql, endpoint);
-  const read = await wantedAfter(context.db, endpoint, cursor, Math.max(1, LANE_BATCH - failed));
-  for (const event of read.events)
-    addTried(sql, event.seq, { status: null, error: reason, dueAt: null }, event.createdAt, now);
-  appendToLog(sql, [], cursor, read.through);
-  const more = nextDueAt(sql) !== null || read.more;
-  return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
+  const failed = failPending(context.sql, reason, context.now(), LANE_BATCH);
+  const more = await failAfterCursor(context, endpoint, reason, Math.max(1, LANE_BATCH - failed));
+  return { next: more || nextDueAt(context.sql) !== null ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
 }
 
 export async function runLane(context: LaneContext): Promise<LaneRunResult> {
@@ -226,6 +240,14 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
           return undefined;
         }
         current = ready;
+        const { resumed_seq: resumed } = ready.endpoint;
+        if (firstTries === undefined && resumed !== null && cursorOf(sql, ready.endpoint) < resumed) {
+          // Enabled again: what was not sent by then fails, a batch a run, before anything newer goes.
+          if (await failAfterCursor(context, ready.endpoint, MISSED, LANE_BATCH, resumed)) {
+            verdict = { next: context.now(), delivered: 0, attempted: 0, sent: 0 };
+            return undefined;
+          }
+        }
         firstTries ??= new FirstTries(sql, cursorOf(sql, ready.endpoint), context.now());
         const busy = [...inFlight.keys()];
         // A fifo endpoint takes the oldest pending first, and nothing behind it until it is settled.

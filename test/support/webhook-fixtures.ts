@@ -8,7 +8,7 @@ import type { LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
 import { laneEndpoint } from "../../src/webhook-delivery/endpoint-table";
 import { wantedAfter } from "../../src/webhook-delivery/lane-feed";
 import { logCursor, newestLogged } from "../../src/webhook-delivery/lane-log";
-import { takeHandOff } from "../../src/webhook-delivery/lane-object";
+import { takeHandOff, type WebhookLane } from "../../src/webhook-delivery/lane-object";
 import { laneOf } from "../../src/webhook-delivery/lane-calls";
 import { DISPATCHER_NAME } from "../../src/webhook-delivery/dispatcher-calls";
 import type { WebhookDispatcher } from "../../src/webhook-delivery/dispatcher-object";
@@ -114,12 +114,18 @@ export const dispatchQuietly = (handToLane: HandToLane = quietLanes, options?: D
 /** A failing endpoint's periods as wrangler.jsonc's defaults have them: a day, then 5 days. */
 export const DEFAULT_HEALTH = { failingAfterMs: 86_400_000, disableAfterMs: 432_000_000 };
 
+/** What a test hands a lane's run: its receiver at least. */
+type LaneOverrides = Partial<LaneContext> & Pick<LaneContext, "fetch">;
+
 /**
- * One run of an endpoint's lane, over the real D1 and KV, with what the test hands it; notices are handed to their
- * recipients' lanes quietly (quietLanes).
+ * One run of an endpoint's lane, over the real D1 and KV, with what the test hands it (or makes of the object's state);
+ * notices are handed to their recipients' lanes quietly (quietLanes).
  */
-export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> & Pick<LaneContext, "fetch">) {
-  return runInDurableObject(laneOf(env, endpointId), (_, state) =>
+export function runLaneOnce(
+  endpointId: string,
+  overrides: LaneOverrides | ((state: DurableObjectState, lane: WebhookLane) => LaneOverrides),
+) {
+  return runInDurableObject(laneOf(env, endpointId), (lane: WebhookLane, state) =>
     runLane({
       sql: state.storage.sql,
       kv: state.storage.kv,
@@ -132,7 +138,7 @@ export function runLaneOnce(endpointId: string, overrides: Partial<LaneContext> 
       now: Date.now,
       sleep: async () => {},
       accountLiveness: (budget) => accountLiveness(env.ACCOUNTS, budget, new TtlCache(10)),
-      ...overrides,
+      ...(typeof overrides === "function" ? overrides(state, lane) : overrides),
     }),
   );
 }

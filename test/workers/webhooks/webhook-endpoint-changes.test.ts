@@ -3,6 +3,8 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
+import { MISSED } from "../../../src/webhook-delivery/lane-run";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import { storeTestKey } from "../../support/test-keys";
@@ -12,6 +14,8 @@ import {
   makeEndpoint,
   pendingDeliveries,
   quietLanes,
+  receivers,
+  runLaneOnce,
   webhookOwnerOfEachTest,
   withoutDispatcher,
 } from "../../support/webhook-fixtures";
@@ -145,6 +149,44 @@ describe("changing a webhook endpoint", () => {
         expect((await laneDeliveries(endpointId)).find((row) => row.seq === seqs[0])?.outcome).toBe("delivered"),
       { timeout: 10_000 },
     );
+  });
+
+  it("fails, once enabled again, what its lane had not sent by then: sent later only if recovered", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [21]);
+    const { fetch, posts } = receivers();
+    await runLaneOnce(endpointId, { fetch });
+    expect((await change(endpointId, { status: "disabled" })).status).toBe(200);
+    await seedOrders([{ id: 22 }, { id: 23 }]);
+    expect((await change(endpointId, { status: "enabled" })).status).toBe(200);
+    await seedOrders([{ id: 24 }]);
+    const [missedA, missedB, after] = (await laneDeliveries(endpointId)).map((row) => row.seq).slice(1);
+    await runLaneOnce(endpointId, { fetch });
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${seqs[0]}`, `evt_${after}`]);
+    expect(
+      (await laneDeliveries(endpointId)).map((row) => [
+        row.seq,
+        row.outcome,
+        row.outcome === "failed" && row.last_error,
+      ]),
+    ).toEqual([
+      [seqs[0], "delivered", false],
+      [missedA, "failed", MISSED],
+      [missedB, "failed", MISSED],
+      [after, "delivered", false],
+    ]);
+
+    // Recovered, they are due now: the lane, woken, sends them.
+    vi.spyOn(globalThis, "fetch").mockImplementation(fetch);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const recovering = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${endpointId}/recover`, {
+      method: "POST",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ since }),
+    });
+    expect(await recovering.json()).toEqual({ recovered: 2, more: false });
+    await runInDurableObject(laneOf(env, endpointId), (lane: WebhookLane) => lane.running);
+    expect(posts.map((post) => post.webhookId).slice(2)).toEqual([`evt_${missedA}`, `evt_${missedB}`]);
   });
 
   it("enables again what the service disabled after its receiver failed, not what an operator disabled", async () => {

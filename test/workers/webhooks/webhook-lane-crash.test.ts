@@ -1,16 +1,12 @@
-import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { logCursor } from "../../../src/webhook-delivery/lane-log";
 import { LANE_CONCURRENCY } from "../../../src/webhook-delivery/lane-pacing";
-import { FLUSH_EVERY, runLane } from "../../../src/webhook-delivery/lane-run";
+import { FLUSH_EVERY } from "../../../src/webhook-delivery/lane-run";
 import {
-  DEFAULT_HEALTH,
   laneDeliveries,
   pendingDeliveries,
-  quietLanes,
   receivers,
+  runLaneOnce,
   webhookOwnerOfEachTest,
 } from "../../support/webhook-fixtures";
 
@@ -30,7 +26,8 @@ async function runDying(
   death: { standing: number; later: number },
   fetch: typeof globalThis.fetch,
 ) {
-  return runInDurableObject(laneOf(env, endpointId), async (_, state) => {
+  let cursor: number | undefined;
+  const outcome = await runLaneOnce(endpointId, (state) => {
     const sql = state.storage.sql;
     let flushes = 0;
     let after = 0;
@@ -38,30 +35,20 @@ async function runDying(
     const dying = {
       exec(query: string, ...bindings: unknown[]) {
         if (flushes === death.standing && (FLUSH.test(query) || ++after >= death.later)) dead = true;
-        if (dead) throw new Error("the object was reset");
+        if (dead) {
+          cursor ??= logCursor(sql);
+          throw new Error("the object was reset");
+        }
         if (FLUSH.test(query)) flushes += 1;
         return sql.exec(query, ...(bindings as SqlStorageValue[]));
       },
     } as unknown as SqlStorage;
-    const outcome = await runLane({
-      sql: dying,
-      kv: state.storage.kv,
-      db: env.DB,
-      health: DEFAULT_HEALTH,
-      handToLane: quietLanes,
-      endpointId,
-      sealingKey: env.WEBHOOK_SECRETS_KEY!,
-      retrySeconds: [1, 2, 3],
-      now: Date.now,
-      sleep: async () => {},
-      fetch,
-      accountLiveness: async () => "live",
-    }).then(
-      () => "ran",
-      (error: unknown) => String(error),
-    );
-    return { outcome, cursor: logCursor(sql) };
-  });
+    return { sql: dying, fetch, accountLiveness: async () => "live" };
+  }).then(
+    () => "ran",
+    (error: unknown) => String(error),
+  );
+  return { outcome, cursor };
 }
 
 describe("a lane that dies mid-run", () => {

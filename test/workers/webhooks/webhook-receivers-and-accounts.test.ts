@@ -14,13 +14,11 @@ import { interceptD1 } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { api } from "../../support/request";
 import {
-  DEFAULT_HEALTH,
   dispatchQuietly,
   laneDeliveries,
   laneDelivery,
   makeEndpoint,
   pendingDeliveries,
-  quietLanes,
   receivers,
   runLaneOnce,
   silentReceiver,
@@ -159,31 +157,20 @@ describe("each endpoint in a lane of its own", () => {
     });
     clock += 60_000;
     const { fetch, posts } = receivers();
-    await runInDurableObject(laneOf(env, made.id), async (_, state) => {
-      const { runLane } = await import("../../../src/webhook-delivery/lane-run");
-      await runLane({
-        sql: state.storage.sql,
-        kv: state.storage.kv,
-        db: env.DB,
-        health: DEFAULT_HEALTH,
-        handToLane: quietLanes,
-        endpointId: made.id,
-        sealingKey: env.WEBHOOK_SECRETS_KEY!,
-        retrySeconds: [1, 2, 3],
-        now: () => clock,
-        // While the lane waits its turn, a manual retry delivers the second and another run the third.
-        sleep: async (ms) => {
-          clock += ms;
-          state.storage.sql.exec(
-            "UPDATE deliveries SET outcome = 'delivered', due_at = NULL WHERE seq IN (?, ?)",
-            second!,
-            third!,
-          );
-        },
-        fetch,
-        accountLiveness: async () => "live",
-      });
-    });
+    await runLaneOnce(made.id, (state) => ({
+      fetch,
+      now: () => clock,
+      accountLiveness: async () => "live",
+      // While the lane waits its turn, a manual retry delivers the second and another run the third.
+      sleep: async (ms) => {
+        clock += ms;
+        state.storage.sql.exec(
+          "UPDATE deliveries SET outcome = 'delivered', due_at = NULL WHERE seq IN (?, ?)",
+          second!,
+          third!,
+        );
+      },
+    }));
     expect(posts.map((post) => post.webhookId)).toEqual([`evt_${first}`]);
   });
 
@@ -193,28 +180,16 @@ describe("each endpoint in a lane of its own", () => {
     await dispatchQuietly();
     const [first] = (await laneDeliveries(made.id)).map((row) => row.seq);
     const { fetch, posts } = receivers();
-    const lane = laneOf(env, made.id);
-    await runInDurableObject(lane, async (instance: WebhookLane, state) => {
-      const { runLane } = await import("../../../src/webhook-delivery/lane-run");
-      let clock = Date.now();
-      await runLane({
-        sql: state.storage.sql,
-        kv: state.storage.kv,
-        db: env.DB,
-        health: DEFAULT_HEALTH,
-        handToLane: quietLanes,
-        endpointId: made.id,
-        sealingKey: env.WEBHOOK_SECRETS_KEY!,
-        retrySeconds: [1, 2, 3],
-        now: () => clock,
-        sleep: async (ms) => {
-          clock += ms;
-          await instance.wipe();
-        },
-        fetch,
-        accountLiveness: async () => "live",
-      });
-    });
+    let clock = Date.now();
+    await runLaneOnce(made.id, (_, lane) => ({
+      fetch,
+      now: () => clock,
+      accountLiveness: async () => "live",
+      sleep: async (ms) => {
+        clock += ms;
+        await lane.wipe();
+      },
+    }));
     expect(posts.map((post) => post.webhookId)).toEqual([`evt_${first}`]);
   });
 
