@@ -1,8 +1,8 @@
 /**
  * One pass of the dispatcher (docs/design/order-events.md#dispatch): the events after its mark handed to the lanes of
  * the endpoints that want them, one call per lane, then the mark moved past them. A lane that failed falls behind and
- * catches up alone, in order, holding nobody else back; a lane keeps one row per event, so an event handed twice is
- * sent once.
+ * catches up alone, in order, holding nobody else back; a lane reads the events from its own cursor, so an event
+ * handed twice is sent once.
  */
 import type { D1Queryable } from "../lib/d1-session";
 import { withTimeout } from "../lib/call-dependency";
@@ -82,7 +82,7 @@ export interface DispatchResult {
   more: boolean;
   /** Enabled endpoints: none means nothing to watch for until one is made. */
   endpoints: number;
-  /** Deliveries made (events new to their lanes). */
+  /** Events handed that their lanes had not sent yet. */
   enqueued: number;
   /** The feed's newest event; below the mark after a D1 restore that rewound it. */
   head: string;
@@ -94,7 +94,7 @@ export interface DispatchResult {
   behind: number;
 }
 
-/** What a pass calls: an endpoint's lane, handed its events; how many were new to it. */
+/** What a pass calls: an endpoint's lane, woken for its events; how many it had not sent yet. */
 export type HandToLane = (endpointId: string, seqs: string[]) => Promise<number>;
 
 export interface DispatchOptions {

@@ -79,14 +79,24 @@ export function addTried(
   );
 }
 
-/** A row for a delivered event its owner retried: pending, due now, its schedule afresh, its first answer kept. */
-export function addRetried(sql: SqlStorage, seq: number, status: number, createdAt: number, now: number): LaneDelivery {
+/**
+ * A row for an event its owner retried that had none (delivered at its first try, whose answer is kept, or not tried
+ * yet): pending, due now, its schedule afresh.
+ */
+export function addRetried(
+  sql: SqlStorage,
+  seq: number,
+  delivered: number | undefined,
+  createdAt: number,
+  now: number,
+): LaneDelivery {
   return rows(
     sql.exec(
       "INSERT INTO deliveries (seq, outcome, attempts, schedule_step, last_status, due_at, created_at, updated_at) " +
-        "VALUES (?, 'pending', 1, 0, ?, ?, ?, ?) RETURNING *",
+        "VALUES (?, 'pending', ?, 0, ?, ?, ?, ?) RETURNING *",
       seq,
-      status,
+      delivered === undefined ? 0 : 1,
+      delivered ?? null,
       now,
       createdAt,
       now,

@@ -1,7 +1,6 @@
 /**
- * What a lane reads from the order event feed (docs/design/order-events.md#lanes): the events its endpoint wants after
- * its cursor, in order. The feed is durable and kept longer than a delivery waits, so a lane stores nothing to know
- * what it owes.
+ * What a lane reads from the order event feed (docs/design/order-events.md#lanes), which is durable and kept longer
+ * than a delivery waits: so a lane stores nothing to know what it owes.
  */
 import { orderEventJson, type OrderEventRow } from "../events/order-event-json";
 import type { DroppedValue } from "../orders/order-json";
@@ -91,10 +90,7 @@ export async function newestWanted(
   return results.map((row) => ({ seq: row.seq, createdAt: Date.parse(row.created_at) }));
 }
 
-/**
- * What each row of its own sends, by its key: an order event's (its sequence) or a notice's (its negated id); absent
- * once pruned.
- */
+/** What each row sends, by its key: an event's (its sequence) or a notice's (its negated id); absent once pruned. */
 export async function messagesOf(db: D1Queryable, seqs: readonly number[]): Promise<Map<number, LaneMessage>> {
   const events = seqs.filter((seq) => seq > 0);
   const notices = seqs.filter((seq) => seq < 0).map((seq) => -seq);

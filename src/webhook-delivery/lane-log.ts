@@ -1,7 +1,6 @@
 /**
- * A lane's delivery log (docs/design/order-events.md#lanes): the events delivered at their first try, a block of them a
- * row, and the lane's cursor in the newest block. Every event its endpoint wants up to the cursor is logged here or has
- * a row of its own (lane-deliveries.ts), so what went right costs one row written a flush, not rows a delivery.
+ * A lane's delivery log (docs/design/order-events.md#lanes): first tries that went through, a block a row, and the
+ * cursor in the newest block, so what went right costs one row written a flush, not rows a delivery.
  */
 
 /** One delivered event: its sequence, when it was POSTed (Unix ms), the answer's status, its time and its start. */
@@ -108,10 +107,7 @@ export const lastLoggedAt = (sql: SqlStorage): number | null => {
   return block === undefined || block.last_at === 0 ? null : block.last_at;
 };
 
-/**
- * Deletes old blocks whose every entry was made before `before`, each a row written; the newest, which holds the
- * cursor, is emptied instead.
- */
+/** Deletes blocks whose every entry is older than `before`; the newest, which holds the cursor, is emptied instead. */
 export function pruneLog(sql: SqlStorage, before: number): number {
   const deleted = sql
     .exec(

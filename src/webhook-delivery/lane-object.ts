@@ -145,30 +145,17 @@ export class WebhookLane extends DurableObject<Env> {
     const { sql } = this.ctx.storage;
     const now = Date.now();
     let row = resetDelivery(sql, seq, now);
-    const logged = row === undefined ? loggedDelivery(sql, seq) : undefined;
-    if (logged !== undefined) {
-      // Acted on by its owner, it gets a row of its own, with the answer the log kept.
-      row = addRetried(sql, seq, logged[2], logged[1], now);
-      recordAttempt(sql, {
-        seq,
-        at: logged[1],
-        status: logged[2],
-        duration_ms: logged[3],
-        response: logged[4],
-        error: null,
-      });
-    }
     if (row === undefined) {
-      // Not tried yet: it is due already.
-      const endpoint = await laneEndpoint(this.env.DB, endpointId);
-      if (endpoint === null) return null;
-      const cursor = logCursor(sql) ?? endpoint.from_seq;
-      if (seq <= cursor) return null;
-      const [event] = (await wantedAfter(this.env.DB, endpoint, seq - 1, 1)).events;
-      if (event?.seq !== seq) return null;
-      await this.wake();
-      return waitingView(endpointId, seq, event.createdAt, undefined);
+      // Acted on by its owner, it gets a row of its own: with the answer the log kept, or, not tried yet, none.
+      const logged = loggedDelivery(sql, seq);
+      const waiting = logged === undefined ? await this.waitingEvent(endpointId, seq) : undefined;
+      if (logged !== undefined) {
+        row = addRetried(sql, seq, logged[2], logged[1], now);
+        const [, at, status, duration_ms, response] = logged;
+        recordAttempt(sql, { seq, at, status, duration_ms, response, error: null });
+      } else if (waiting !== undefined) row = addRetried(sql, seq, undefined, waiting.createdAt, now);
     }
+    if (row === undefined) return null;
     await this.wake();
     return this.view(endpointId, row, attemptsOf(sql, [seq], attemptsEach).get(seq) ?? []);
   }
@@ -274,6 +261,14 @@ export class WebhookLane extends DurableObject<Env> {
       });
       return next;
     }
+  }
+
+  /** The event `seq`, if it is one the endpoint wants after the lane's cursor: not tried yet. */
+  private async waitingEvent(endpointId: string, seq: number): Promise<{ createdAt: number } | undefined> {
+    const endpoint = await laneEndpoint(this.env.DB, endpointId);
+    if (endpoint === null || seq <= (logCursor(this.ctx.storage.sql) ?? endpoint.from_seq)) return undefined;
+    const [event] = (await wantedAfter(this.env.DB, endpoint, seq - 1, 1)).events;
+    return event?.seq === seq ? event : undefined;
   }
 
   /** A fifo endpoint's next delivery: its oldest pending row, else its first event not tried yet. */
