@@ -9,6 +9,7 @@ import {
   addRetried,
   DELIVERIES_DDL,
   deliveryOf,
+  nextDueAt,
   failedSince,
   newestDeliveries,
   recoverFailed,
@@ -19,7 +20,7 @@ import {
 } from "./lane-deliveries";
 import { LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
 import { newestWanted, wantedAfter } from "./lane-feed";
-import { runLane } from "./lane-run";
+import { OWED_THROUGH, runLane } from "./lane-run";
 import { laneEndpoint, type EndpointOrdering, type LaneEndpoint } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, eventIdOf, laneOf, type DeliveryView } from "./lane-calls";
@@ -64,6 +65,10 @@ export function takeHandOff(storage: DurableObjectStorage, endpointId: string, s
     Date.now(),
   );
   const cursor = logCursor(sql) ?? 0;
+  // A lane in trouble (a row pending, which may hold a fifo line) notes how far it was handed events: should the feed
+  // prune them before it gets there, it knows they were owed. A healthy lane writes nothing.
+  const handed = Math.max(0, ...keys);
+  if (nextDueAt(sql) !== null && handed > (kv.get<number>(OWED_THROUGH) ?? 0)) kv.put(OWED_THROUGH, handed);
   return added + keys.filter((seq) => seq > cursor && deliveryOf(sql, seq) === undefined).length;
 }
 

@@ -58,6 +58,9 @@ export type LaneRunResult =
 /** Where the lane is in the feed: its cursor, or before its endpoint's first event. */
 const cursorOf = (sql: SqlStorage, endpoint: LaneEndpoint) => logCursor(sql) ?? endpoint.from_seq;
 
+/** The lane's key for the furthest event it was handed while in trouble (takeHandOff). */
+export const OWED_THROUGH = "owedThrough";
+
 /** Why the events a lane had not sent when its endpoint was enabled again failed. */
 export const MISSED = "the endpoint was disabled when it was due (recover it to send it)";
 
@@ -166,10 +169,12 @@ class FirstTries {
   /** Reads the next page of events wanted after what was read, leaving out those with a row already. */
   async read(context: LaneContext, endpoint: LaneEndpoint): Promise<void> {
     const read = await wantedAfter(context.db, endpoint, this.readThrough, PAGE);
-    if (read.expired !== undefined) {
-      // One row says what the feed lost before the lane reached it: which of those events it wanted, none can say.
-      const error = `${EXPIRED}: the events after evt_${this.readThrough} up to evt_${read.expired} were pruned first`;
-      addTried(this.sql, read.expired, { status: null, error, dueAt: null }, context.now(), context.now());
+    // The feed pruned past the cursor: what the lane was handed among it was owed, and one row says so. Past that, the
+    // events were none it wanted, or it would have been woken for them and moved on.
+    const lost = Math.min(read.expired ?? 0, context.kv.get<number>(OWED_THROUGH) ?? 0);
+    if (lost > this.readThrough) {
+      const error = `${EXPIRED}: the events after evt_${this.readThrough} up to evt_${lost} were pruned first`;
+      addTried(this.sql, lost, { status: null, error, dueAt: null }, context.now(), context.now());
     }
     this.readThrough = read.through;
     this.more = read.more;

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { LANE_BATCH, LANE_RUN_DELIVERIES, LANE_RUN_MS } from "../../../src/webhook-delivery/lane-run";
+import { seedOrders } from "../../support/seed";
 import {
   dispatchQuietly,
+  feedHead,
   laneDeliveries,
+  makeEndpoint,
   pendingDeliveries,
   receivers,
   runLaneOnce,
@@ -67,23 +70,45 @@ describe("one run of a lane", () => {
     ]);
   });
 
-  it("fails the events pruned before the lane reached them, in one row saying so, and sends the others", async () => {
-    const { endpointId, seqs } = await pendingDeliveries(owner.key, [51, 52, 53, 54]);
-    // The feed's prune takes the oldest first.
-    await env.DB.prepare("DELETE FROM order_events WHERE seq <= ?1").bind(seqs[1]!).run();
+  it("fails in one row the events a held fifo line owed that the feed pruned first, and sends the rest", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", ordering: "fifo" });
+    await seedOrders([{ id: 51 }]);
+    await dispatchQuietly();
+    let clock = Date.now();
+    // The head refused: its row holds the line while three more events are handed to the lane.
+    await runLaneOnce(made.id, { fetch: receivers(() => new Response(null, { status: 500 })).fetch, now: () => clock });
+    await seedOrders([{ id: 52 }, { id: 53 }, { id: 54 }]);
+    await dispatchQuietly();
+    const [head, , pruned, last] = (await laneDeliveries(made.id)).map((row) => row.seq);
+    // The feed's prune takes the oldest first, the head's own event with them.
+    await env.DB.prepare("DELETE FROM order_events WHERE seq <= ?1").bind(pruned!).run();
     const { fetch, posts } = receivers();
-    expect(await runLaneOnce(endpointId, { fetch })).toMatchObject({ delivered: 2, next: null });
-    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${seqs[2]}`, `evt_${seqs[3]}`]);
-    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome, row.last_error])).toEqual([
+    clock += 60_000;
+    await runLaneOnce(made.id, { fetch, now: () => clock });
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${last}`]);
+    expect((await laneDeliveries(made.id)).map((row) => [row.seq, row.outcome, row.last_error])).toEqual([
+      [head, "failed", "the event is older than the events kept"],
       [
-        seqs[1],
+        pruned,
         "failed",
-        `the event is older than the events kept: the events after evt_${seqs[0]! - 1} up to evt_${seqs[1]} were ` +
-          "pruned first",
+        `the event is older than the events kept: the events after evt_${head} up to evt_${pruned} were pruned first`,
       ],
-      [seqs[2], "delivered", null],
-      [seqs[3], "delivered", null],
+      [last, "delivered", null],
     ]);
+  });
+
+  it("says nothing of a prune past a lane that wanted none of the events pruned", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", types: ["order.cancelled"] });
+    const { fetch, posts } = receivers();
+    // Events it does not want: its lane is never woken for them, and its cursor stays where it began.
+    await seedOrders([{ id: 57 }, { id: 58 }, { id: 59 }]);
+    const head = await feedHead();
+    await env.DB.prepare("DELETE FROM order_events WHERE seq <= ?1").bind(head).run();
+    await env.DB.prepare("UPDATE orders SET status = 'cancelled' WHERE id = 59").run();
+    await dispatchQuietly();
+    await runLaneOnce(made.id, { fetch });
+    expect(posts).toHaveLength(1);
+    expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]);
   });
 
   it("fails a row whose event was pruned before its retry, saying so, and sends the others", async () => {
