@@ -93,7 +93,8 @@ export function addRetried(
   return rows(
     sql.exec(
       "INSERT INTO deliveries (seq, outcome, attempts, schedule_step, last_status, due_at, created_at, updated_at) " +
-        "VALUES (?, 'pending', ?, 0, ?, ?, ?, ?) RETURNING *",
+        "VALUES (?1, 'pending', ?2, 0, ?3, ?4, ?5, ?6) ON CONFLICT (seq) DO UPDATE SET outcome = 'pending', " +
+        "schedule_step = 0, due_at = ?4, updated_at = ?6 RETURNING *",
       seq,
       delivered === undefined ? 0 : 1,
       delivered ?? null,

@@ -8,8 +8,10 @@ import type { D1Queryable } from "../lib/d1-session";
 import type { LaneEndpoint } from "./endpoint-table";
 import { noticeBodies, noticeIdOf } from "./endpoint-notices";
 
-/** Sequences one read scans at most: an endpoint wanting rare types reads a lane far behind in windows. */
+/** Sequences one read scans at first: an endpoint wanting rare types reads a lane far behind in windows. */
 export const SCAN_WINDOW = 5_000;
+/** The widest window, after empty ones doubled it: what an endpoint wants is read through its type's index. */
+export const MAX_SCAN_WINDOW = 5_000_000;
 
 /** Why a delivery whose event the feed no longer holds failed. */
 export const EXPIRED = "the event is older than the events kept";
@@ -48,9 +50,10 @@ export async function wantedAfter(
   after: number,
   limit: number,
   upTo = Number.MAX_SAFE_INTEGER,
+  window = SCAN_WINDOW,
 ): Promise<{ events: WantedEvent[]; through: number; more: boolean; expired?: number }> {
   const from = Math.max(after, endpoint.from_seq);
-  const end = Math.min(from + SCAN_WINDOW, upTo);
+  const end = Math.min(from + window, upTo);
   // ORDER BY the qualified integer: a bare `seq` is the text column.
   const [rows, heads] = await db.batch([
     db

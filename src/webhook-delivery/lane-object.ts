@@ -158,7 +158,12 @@ export class WebhookLane extends DurableObject<Env> {
         row = addRetried(sql, seq, logged[2], logged[1], now);
         const [, at, status, duration_ms, response] = logged;
         recordAttempt(sql, { seq, at, status, duration_ms, response, error: null });
-      } else if (waiting !== undefined) row = addRetried(sql, seq, undefined, waiting.createdAt, now);
+      } else if (waiting?.ordering === "concurrent") row = addRetried(sql, seq, undefined, waiting.createdAt, now);
+      // In a fifo line a row would go before the events ahead of it: it waits its turn, as it is.
+      else if (waiting !== undefined) {
+        await this.wake();
+        return waitingView(endpointId, seq, waiting.createdAt, undefined);
+      }
     }
     if (row === undefined) return null;
     await this.wake();
@@ -269,11 +274,14 @@ export class WebhookLane extends DurableObject<Env> {
   }
 
   /** The event `seq`, if it is one the endpoint wants after the lane's cursor: not tried yet. */
-  private async waitingEvent(endpointId: string, seq: number): Promise<{ createdAt: number } | undefined> {
+  private async waitingEvent(
+    endpointId: string,
+    seq: number,
+  ): Promise<{ createdAt: number; ordering: EndpointOrdering } | undefined> {
     const endpoint = await laneEndpoint(this.env.DB, endpointId);
     if (endpoint === null || seq <= (logCursor(this.ctx.storage.sql) ?? endpoint.from_seq)) return undefined;
     const [event] = (await wantedAfter(this.env.DB, endpoint, seq - 1, 1)).events;
-    return event?.seq === seq ? event : undefined;
+    return event?.seq === seq ? { createdAt: event.createdAt, ordering: endpoint.ordering } : undefined;
   }
 
   /** A fifo endpoint's next delivery: its oldest pending row, else its first event not tried yet. */

@@ -20,7 +20,15 @@ import {
   type LaneDelivery,
 } from "./lane-deliveries";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
-import { EXPIRED, messageOf, messagesOf, wantedAfter, type LaneMessage } from "./lane-feed";
+import {
+  EXPIRED,
+  MAX_SCAN_WINDOW,
+  messageOf,
+  messagesOf,
+  SCAN_WINDOW,
+  wantedAfter,
+  type LaneMessage,
+} from "./lane-feed";
 import { appendToLog, cursorBefore, logCursor, pruneLog, type LoggedDelivery } from "./lane-log";
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { DELIVERY_LOG_MS } from "./lane-retention";
@@ -32,6 +40,8 @@ export const LANE_RUN_MS = 20_000;
 export const LANE_RUN_DELIVERIES = 600;
 /** Deliveries read (and their events fetched from D1 in one query) at a time. */
 const PAGE = 50;
+/** Reads of the feed one page may take while they find nothing the endpoint wants. */
+const READS_A_PAGE = 20;
 /** A run flushes its log after this many first tries went through, or this long after its last flush. */
 export const FLUSH_EVERY = 50;
 export const FLUSH_MS = 1_000;
@@ -79,16 +89,21 @@ async function failAfterCursor(
   for (const event of read.events)
     addTried(sql, event.seq, { status: null, error: reason, dueAt: null }, event.createdAt, now);
   appendToLog(sql, [], cursor, read.through);
-  return upTo === undefined ? read.more : read.through < upTo;
+  return read.more && (upTo === undefined || read.through < upTo);
 }
 
 /**
  * Settles what cannot be sent at all: every pending row, then every event after the cursor, fails with the reason, a
  * batch a run.
  */
-async function failAll(context: LaneContext, endpoint: LaneEndpoint, reason: string): Promise<LaneRunResult> {
+async function failEverything(
+  context: LaneContext,
+  endpoint: LaneEndpoint,
+  reason: string,
+  afterCursor: boolean,
+): Promise<LaneRunResult> {
   const failed = failPending(context.sql, reason, context.now(), LANE_BATCH);
-  const more = await failAfterCursor(context, endpoint, reason, Math.max(1, LANE_BATCH - failed));
+  const more = afterCursor ? await failAfterCursor(context, endpoint, reason, Math.max(1, LANE_BATCH - failed)) : true;
   return { next: more || nextDueAt(context.sql) !== null ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
 }
 
@@ -106,10 +121,16 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
 }
 
-/** The endpoint as it is now and its signing secrets, or what the run ends with when nothing can be sent. */
+/**
+ * The endpoint as it is now and its signing secrets, or what the run ends with when nothing can be sent. Once a run
+ * has tried events after its cursor, the rest of them are failed by the next, from the cursor this one leaves.
+ */
 async function sendable(
   context: LaneContext,
+  triedAfterCursor: boolean,
 ): Promise<{ endpoint: LaneEndpoint; secrets: readonly string[] } | LaneRunResult> {
+  const failAll = (endpoint: LaneEndpoint, reason: string) =>
+    failEverything(context, endpoint, reason, !triedAfterCursor);
   const now = context.now();
   const endpoint = await laneEndpoint(context.db, context.endpointId);
   if (!endpoint) return "endpoint gone";
@@ -119,19 +140,18 @@ async function sendable(
       endpoint.disabled_for_leak === null
         ? ""
         : `: the key ${endpoint.disabled_for_leak}, which made or aimed it, was revoked as leaked`;
-    return failAll(context, endpoint, `the endpoint is disabled${leak}`);
+    return failAll(endpoint, `the endpoint is disabled${leak}`);
   }
   const liveness = await context.accountLiveness(endpoint.budget);
   if (liveness === "dead")
     return failAll(
-      context,
       endpoint,
       "the endpoint's account has no live key with orders:read (revoked, expired, or without that scope)",
     );
   const secrets = await liveSecrets(context.sealingKey, endpoint, now);
   // Not a passing fault: a changed WEBHOOK_SECRETS_KEY would fail every time (docs/operations.md#webhooks).
   if (secrets === undefined)
-    return failAll(context, endpoint, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
+    return failAll(endpoint, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
   return { endpoint, secrets };
 }
 
@@ -151,16 +171,22 @@ class FirstTries {
   private logged: LoggedDelivery[] = [];
   /** Up to where the feed was read: every event wanted up to it is read. */
   private readThrough: number;
+  /** The next read's window of sequences: doubled after an empty one. */
+  private window = SCAN_WINDOW;
   /** Whether the feed goes on past readThrough. */
   more = true;
   private flushedAt: number;
   private readonly from: number;
+  /** Whether the lane was named when the run began: unnamed since, it was wiped. */
+  private readonly named: boolean;
 
   constructor(
     private readonly sql: SqlStorage,
+    private readonly kv: SyncKvStorage,
     cursor: number,
     now: number,
   ) {
+    this.named = kv.get("endpointId") !== undefined;
     this.from = cursor;
     this.readThrough = cursor;
     this.flushedAt = now;
@@ -168,7 +194,8 @@ class FirstTries {
 
   /** Reads the next page of events wanted after what was read, leaving out those with a row already. */
   async read(context: LaneContext, endpoint: LaneEndpoint): Promise<void> {
-    const read = await wantedAfter(context.db, endpoint, this.readThrough, PAGE);
+    const read = await wantedAfter(context.db, endpoint, this.readThrough, PAGE, undefined, this.window);
+    this.window = read.events.length === 0 ? Math.min(2 * this.window, MAX_SCAN_WINDOW) : SCAN_WINDOW;
     // The feed pruned past the cursor: what the lane was handed among it was owed, and one row says so. Past that, the
     // events were none it wanted, or it would have been woken for them and moved on.
     const lost = Math.min(read.expired ?? 0, context.kv.get<number>(OWED_THROUGH) ?? 0);
@@ -176,7 +203,8 @@ class FirstTries {
       const error = `${EXPIRED}: the events after evt_${this.readThrough} up to evt_${lost} were pruned first`;
       addTried(this.sql, lost, { status: null, error, dueAt: null }, context.now(), context.now());
     }
-    this.readThrough = read.through;
+    // What the feed no longer holds is passed over at once.
+    this.readThrough = Math.max(read.through, read.expired ?? 0);
     this.more = read.more;
     for (const event of read.events)
       if (deliveryOf(this.sql, event.seq) === undefined)
@@ -194,14 +222,28 @@ class FirstTries {
     if (this.logged.length >= FLUSH_EVERY || now - this.flushedAt >= FLUSH_MS) this.flush(now);
   }
 
-  /** Writes what went through up to the cursor and the cursor, in one row. */
+  /** Writes what went through up to the cursor and the cursor, in one row; nothing in a lane wiped meanwhile. */
   flush(now: number): void {
+    if (this.wiped) return;
     const next = this.waiting[0]?.delivery.seq;
     const cursor = cursorBefore(next === undefined ? this.open : [...this.open, next], this.readThrough);
     const ready = this.logged.filter((entry) => entry[0] <= cursor);
     this.logged = this.logged.filter((entry) => entry[0] > cursor);
     appendToLog(this.sql, ready, this.from, Math.max(cursor, logCursor(this.sql) ?? this.from));
     this.flushedAt = now;
+  }
+
+  /**
+   * Whether FLUSH_EVERY answers wait behind an open try that holds the cursor: no first try starts until it answers,
+   * so a death re-sends at most those and the six in flight.
+   */
+  get held(): boolean {
+    return this.logged.length >= FLUSH_EVERY && this.open.size > 0;
+  }
+
+  /** Whether the lane was wiped (its endpoint deleted) since the run began. */
+  get wiped(): boolean {
+    return this.named && this.kv.get("endpointId") === undefined;
   }
 
   /** Whether events wait to be read or started. */
@@ -229,7 +271,6 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   let stopped = false;
   let failure: unknown;
   const fifo = () => current?.endpoint.ordering === "fifo";
-  const named = context.kv.get("endpointId") !== undefined;
 
   const nextDelivery = async (): Promise<Next | undefined> => {
     for (;;) {
@@ -239,7 +280,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
           const due = nextDueAt(sql);
           if (due === null || due > context.now()) return undefined;
         }
-        const ready = await sendable(context);
+        const ready = await sendable(context, firstTries !== undefined);
         if (ready === "endpoint gone" || !("endpoint" in ready)) {
           verdict = ready;
           return undefined;
@@ -253,7 +294,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
             return undefined;
           }
         }
-        firstTries ??= new FirstTries(sql, cursorOf(sql, ready.endpoint), context.now());
+        firstTries ??= new FirstTries(sql, context.kv, cursorOf(sql, ready.endpoint), context.now());
         const busy = [...inFlight.keys()];
         // A fifo endpoint takes the oldest pending first, and nothing behind it until it is settled.
         const due = fifo() ? dueInOrder(sql, context.now(), PAGE, busy) : dueDeliveries(sql, context.now(), PAGE, busy);
@@ -266,18 +307,19 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
         } else {
           if (fifo() && headOfLine(sql) !== undefined) return undefined;
           if (!firstTries.more) return undefined;
-          await firstTries.read(context, ready.endpoint);
-          if (firstTries.waiting.length === 0) {
-            if (firstTries.more) continue;
-            return undefined;
-          }
+          // Empty windows are read on without the endpoint read again, READS_A_PAGE at most; then the run ends, its
+          // cursor flushed past them, and the next goes on.
+          let reads = 0;
+          do await firstTries.read(context, ready.endpoint);
+          while (firstTries.waiting.length === 0 && firstTries.more && ++reads < READS_A_PAGE);
+          if (firstTries.waiting.length === 0) return undefined;
         }
       }
       if (page.length === 0) {
         // A fifo endpoint's first try waits while a row holds the line (one that failed before it).
         if (fifo() && (headOfLine(sql) !== undefined || inFlight.size > 0)) return undefined;
         // The lane wiped meanwhile (its endpoint deleted): nothing more goes out.
-        if (named && context.kv.get("endpointId") === undefined) return undefined;
+        if (firstTries!.wiped) return undefined;
         const next = firstTries!.waiting.shift()!;
         // One acted on meanwhile has a row now, which the rows' turn sends.
         if (deliveryOf(sql, next.delivery.seq) === undefined) return next;
@@ -305,7 +347,9 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
       attempted < LANE_RUN_DELIVERIES &&
       context.now() - began < LANE_RUN_MS
     ) {
-      const wait = waitBeforeStart(context.now(), nextStartAt, inFlight.size, fifo() ? 1 : undefined);
+      const wait = firstTries?.held
+        ? "full"
+        : waitBeforeStart(context.now(), nextStartAt, inFlight.size, fifo() ? 1 : undefined);
       if (wait === "full") {
         await Promise.race(inFlight.values());
         continue;

@@ -1,4 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
+import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { api } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import {
@@ -104,5 +108,21 @@ describe("a fifo endpoint", () => {
       body: JSON.stringify({ ordering: "fifo" }),
     });
     expect(await changed.json()).toMatchObject({ ordering: "fifo" });
+  });
+});
+
+describe("an owner's retry in a fifo line", () => {
+  it("of an event not tried yet keeps the line's order: it goes in its turn", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", ordering: "fifo" });
+    await seedOrders([61, 62, 63, 64, 65].map((id) => ({ id })));
+    await dispatchQuietly();
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    const posted = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    const path = `/v2/webhook-endpoints/${made.id}/deliveries/${deliveryIdOf(made.id, seqs.at(-1)!)}/retry`;
+    expect((await api(path, { method: "POST", key: owner.key })).status).toBe(202);
+    // The retry woke the lane, which sends the line in order.
+    await runInDurableObject(laneOf(env, made.id), (lane: WebhookLane) => lane.running);
+    const sent = posted.mock.calls.map(([, init]) => new Headers(init?.headers).get("webhook-id"));
+    expect(sent).toEqual(seqs.map((seq) => `evt_${seq}`));
   });
 });

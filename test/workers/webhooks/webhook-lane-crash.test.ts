@@ -7,6 +7,7 @@ import {
   pendingDeliveries,
   receivers,
   runLaneOnce,
+  silentReceiver,
   webhookOwnerOfEachTest,
 } from "../../support/webhook-fixtures";
 
@@ -14,7 +15,7 @@ import {
  * A lane that dies mid-run (docs/design/order-events.md#faults): what it had flushed to its log stands, what it had
  * POSTed and not flushed is POSTed again by the next run, and nothing is lost. The death is injected in its storage:
  * once `standing` flushes are written, the next flush, or the `later`th statement after them, fails, and every one
- * after, as none runs in an object that is gone.
+ * after, as none runs in an object that is gone. And a first try that hangs holds what the lane starts past it.
  */
 const owner = webhookOwnerOfEachTest();
 
@@ -79,5 +80,25 @@ describe("a lane that dies mid-run", () => {
     expect(twice.length).toBeLessThanOrEqual(FLUSH_EVERY + LANE_CONCURRENCY);
     if (death.standing > 0) expect(flushed).toBeGreaterThanOrEqual(seqs[0]!);
     expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "delivered")).toBe(true);
+  });
+});
+
+describe("a lane whose first try hangs", () => {
+  it("starts no more than FLUSH_EVERY answers past it, so a death would re-send at most those and the six in flight", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 200 }, (_, index) => 4_000 + index),
+    );
+    let startedWhileHanging = 0;
+    const { fetch, posts } = receivers((url, signal) => {
+      if (posts.length > 1) return new Response(null, { status: 204 });
+      // The first POST hangs until its own timeout: how many had started by then is what a death would re-send.
+      signal?.addEventListener("abort", () => void (startedWhileHanging = posts.length));
+      return silentReceiver(url, signal);
+    });
+    await runLaneOnce(endpointId, { fetch, timeoutMs: 300 });
+    expect(startedWhileHanging).toBeGreaterThan(FLUSH_EVERY);
+    expect(startedWhileHanging).toBeLessThanOrEqual(FLUSH_EVERY + LANE_CONCURRENCY);
+    expect(new Set(posts.map((post) => post.webhookId)).size).toBe(seqs.length);
   });
 });

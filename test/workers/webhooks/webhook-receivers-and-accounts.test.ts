@@ -143,6 +143,44 @@ describe("each endpoint in a lane of its own", () => {
     expect(new Set(posts.map((post) => post.webhookId)).size).toBe(51);
   });
 
+  it("logs as delivered what a run sent before its endpoint was disabled mid-run, and fails only the rest", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 120 }, (_, index) => 5_000 + index),
+    );
+    // The 40th POST disables it; the next five answer only once the run has read the endpoint again, so that the run
+    // learns of the disabling while they are under way, before any of them is flushed.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let endpointReads = 0;
+    const db = interceptD1({
+      prepare: (statement, query) => {
+        if (query.includes("FROM webhook_endpoints WHERE id = ?1") && ++endpointReads === 2) release();
+        return statement;
+      },
+    });
+    const { fetch, posts } = receivers(async () => {
+      const turn = posts.length;
+      if (turn === 40)
+        await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
+          .bind(endpointId)
+          .run();
+      if (turn > 40 && turn <= 45) await gate;
+      return new Response(null, { status: 204 });
+    });
+    await runLaneOnce(endpointId, { fetch, db });
+    // The next run fails what is left, from the cursor the first one flushed.
+    await runLaneOnce(endpointId, { fetch });
+    const sent = new Set(posts.map((post) => Number(post.webhookId.slice("evt_".length))));
+    expect(sent.size).toBeGreaterThanOrEqual(40);
+    expect(sent.size).toBeLessThan(seqs.length);
+    const rows = await laneDeliveries(endpointId);
+    expect(rows.map((row) => row.seq)).toEqual(seqs);
+    for (const row of rows) expect(row.outcome, `evt_${row.seq}`).toBe(sent.has(row.seq) ? "delivered" : "failed");
+  });
+
   it("sends no delivery settled after its page was read", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
     await seedOrders([61, 62, 63].map((id) => ({ id })));
