@@ -65,8 +65,7 @@ export function takeHandOff(storage: DurableObjectStorage, endpointId: string, s
     Date.now(),
   );
   const cursor = logCursor(sql) ?? 0;
-  // A lane in trouble (a row pending, which may hold a fifo line) notes how far it was handed events: should the feed
-  // prune them before it gets there, it knows they were owed. A healthy lane writes nothing.
+  // A lane in trouble (a row pending) notes how far it was handed events, owed should the feed prune them first.
   const handed = Math.max(0, ...keys);
   if (nextDueAt(sql) !== null && handed > (kv.get<number>(OWED_THROUGH) ?? 0)) kv.put(OWED_THROUGH, handed);
   return added + keys.filter((seq) => seq > cursor && deliveryOf(sql, seq) === undefined).length;

@@ -121,10 +121,7 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
 }
 
-/**
- * The endpoint as it is now and its signing secrets, or what the run ends with when nothing can be sent. Once a run
- * has tried events after its cursor, the rest of them are failed by the next, from the cursor this one leaves.
- */
+/** The endpoint as it is now and its secrets, or what the run ends with; after first tries, the next run fails them. */
 async function sendable(
   context: LaneContext,
   triedAfterCursor: boolean,
@@ -171,13 +168,11 @@ class FirstTries {
   private logged: LoggedDelivery[] = [];
   /** Up to where the feed was read: every event wanted up to it is read. */
   private readThrough: number;
-  /** The next read's window of sequences: doubled after an empty one. */
   private window = SCAN_WINDOW;
   /** Whether the feed goes on past readThrough. */
   more = true;
   private flushedAt: number;
   private readonly from: number;
-  /** Whether the lane was named when the run began: unnamed since, it was wiped. */
   private readonly named: boolean;
 
   constructor(
@@ -196,14 +191,12 @@ class FirstTries {
   async read(context: LaneContext, endpoint: LaneEndpoint): Promise<void> {
     const read = await wantedAfter(context.db, endpoint, this.readThrough, PAGE, undefined, this.window);
     this.window = read.events.length === 0 ? Math.min(2 * this.window, MAX_SCAN_WINDOW) : SCAN_WINDOW;
-    // The feed pruned past the cursor: what the lane was handed among it was owed, and one row says so. Past that, the
-    // events were none it wanted, or it would have been woken for them and moved on.
+    // Pruned past the cursor: one row for what the lane was owed; it was woken for any other it wanted.
     const lost = Math.min(read.expired ?? 0, context.kv.get<number>(OWED_THROUGH) ?? 0);
     if (lost > this.readThrough) {
       const error = `${EXPIRED}: the events after evt_${this.readThrough} up to evt_${lost} were pruned first`;
       addTried(this.sql, lost, { status: null, error, dueAt: null }, context.now(), context.now());
     }
-    // What the feed no longer holds is passed over at once.
     this.readThrough = Math.max(read.through, read.expired ?? 0);
     this.more = read.more;
     for (const event of read.events)
@@ -233,15 +226,11 @@ class FirstTries {
     this.flushedAt = now;
   }
 
-  /**
-   * Whether FLUSH_EVERY answers wait behind an open try that holds the cursor: no first try starts until it answers,
-   * so a death re-sends at most those and the six in flight.
-   */
+  /** Whether FLUSH_EVERY answers wait behind an open try: nothing starts until it answers, bounding a re-send. */
   get held(): boolean {
     return this.logged.length >= FLUSH_EVERY && this.open.size > 0;
   }
 
-  /** Whether the lane was wiped (its endpoint deleted) since the run began. */
   get wiped(): boolean {
     return this.named && this.kv.get("endpointId") === undefined;
   }
@@ -307,8 +296,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
         } else {
           if (fifo() && headOfLine(sql) !== undefined) return undefined;
           if (!firstTries.more) return undefined;
-          // Empty windows are read on without the endpoint read again, READS_A_PAGE at most; then the run ends, its
-          // cursor flushed past them, and the next goes on.
+          // Empty windows are read on without the endpoint, READS_A_PAGE at most; then the next run goes on.
           let reads = 0;
           do await firstTries.read(context, ready.endpoint);
           while (firstTries.waiting.length === 0 && firstTries.more && ++reads < READS_A_PAGE);
