@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { LANE_BATCH, LANE_RUN_DELIVERIES, LANE_RUN_MS } from "../../../src/webhook-delivery/lane-run";
 import { seedOrders } from "../../support/seed";
+import { interceptD1 } from "../../support/faults";
 import {
   dispatchQuietly,
   feedHead,
@@ -109,6 +110,27 @@ describe("one run of a lane", () => {
     await runLaneOnce(made.id, { fetch });
     expect(posts).toHaveLength(1);
     expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]);
+  });
+
+  it("reads past a million sequences it does not want in one run, well within D1's 1,000 queries an invocation", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", types: ["order.cancelled"] });
+    // An event it does not want, a million sequences without one (a raised sequence stands for them; the feed is not
+    // pruned), then one it wants.
+    await seedOrders([{ id: 59 }]);
+    await env.DB.prepare("UPDATE sqlite_sequence SET seq = seq + 1000000 WHERE name = 'order_events'").run();
+    await seedOrders([{ id: 60 }]);
+    await env.DB.prepare("UPDATE orders SET status = 'cancelled' WHERE id = 60").run();
+    let queries = 0;
+    const db = interceptD1({
+      prepare: (statement) => {
+        queries += 1;
+        return statement;
+      },
+    });
+    const { fetch, posts } = receivers();
+    expect(await runLaneOnce(made.id, { fetch, db })).toMatchObject({ delivered: 1, next: null });
+    expect(posts).toHaveLength(1);
+    expect(queries).toBeLessThanOrEqual(60);
   });
 
   it("fails a row whose event was pruned before its retry, saying so, and sends the others", async () => {
