@@ -4,8 +4,9 @@
  * on the schedule until spent. An event's first try that goes through is the log's to keep; any other gets a row.
  */
 import type { D1Queryable } from "../lib/d1-session";
-import { recordAttempt } from "./lane-attempts";
-import { addTried, scheduleRetry, settleDelivery, type LaneDelivery } from "./lane-deliveries";
+import type { LaneAttempt } from "./lane-attempts";
+import { addTried, scheduleRetry, type LaneDelivery, type Settle } from "./lane-deliveries";
+import { appendSettled } from "./lane-settled";
 import type { LoggedDelivery } from "./lane-log";
 import { EXPIRED, type LaneMessage } from "./lane-feed";
 import { disableByService, type LaneEndpoint } from "./endpoint-table";
@@ -53,8 +54,13 @@ export interface FirstTry {
   createdAt: number;
 }
 
-/** An attempt's outcome; a first try delivered comes with its log entry, for the run to flush. */
-export type Attempted = { outcome: AttemptOutcome; logged?: LoggedDelivery } | "expired";
+/**
+ * An attempt's outcome, with what the run flushes: a first try delivered, its log entry; a row settled, its settle.
+ * A row whose event is gone settles as expired.
+ */
+export type Attempted =
+  | { outcome: AttemptOutcome; logged?: LoggedDelivery; settle?: Settle }
+  | { expired: Settle | null };
 
 export interface AttemptContext {
   sql: SqlStorage;
@@ -67,7 +73,7 @@ export interface AttemptContext {
   timeoutMs?: number;
 }
 
-/** Makes one attempt, or settles a delivery whose event was pruned (null); a dependency's failure throws. */
+/** Makes one attempt, or finds its event pruned (null message); a dependency's failure throws. */
 export async function attemptDelivery(
   context: AttemptContext,
   endpoint: LaneEndpoint,
@@ -78,9 +84,8 @@ export async function attemptDelivery(
   const { sql } = context;
   const startedAt = context.now();
   if (message === null) {
-    if ("outcome" in delivery)
-      settleDelivery(sql, delivery.seq, "failed", { status: null, error: EXPIRED, counts: false }, startedAt);
-    return "expired";
+    const row = "outcome" in delivery ? delivery : undefined;
+    return { expired: row ? { seq: row.seq, outcome: "failed", error: EXPIRED, updatedAt: row.updated_at } : null };
   }
   const { body } = message;
   const headers = await webhookHeaders(secrets, message.id, Math.floor(startedAt / 1000), body);
@@ -94,44 +99,45 @@ export async function attemptDelivery(
   const firstTry = !("outcome" in delivery);
   const outcome = outcomeOf(posted, firstTry ? 0 : delivery.schedule_step, context.retrySeconds, now);
   const at = new Date(now).toISOString();
-  // The owner's log of the attempt, before its outcome.
-  const logAttempt = () =>
-    recordAttempt(sql, {
-      seq: delivery.seq,
-      at: startedAt,
-      status: posted.status,
-      duration_ms: posted.durationMs,
-      response: posted.response,
-      error: posted.error,
-    });
+  const attempt: LaneAttempt = [startedAt, posted.status, posted.durationMs, posted.response, posted.error];
   if (firstTry) {
     if (outcome.kind === "delivered")
       return { outcome, logged: [delivery.seq, startedAt, outcome.status, posted.durationMs, posted.response] };
-    logAttempt();
-    const tried =
-      outcome.kind === "gone"
-        ? { status: 410, error: GONE, dueAt: null }
-        : { status: outcome.status, error: outcome.error, dueAt: outcome.kind === "retry" ? outcome.dueAt : null };
-    addTried(sql, delivery.seq, tried, delivery.createdAt, now);
+    if (outcome.kind === "retry") addTried(sql, delivery.seq, attempt, outcome.dueAt, delivery.createdAt, now);
+    else
+      appendSettled(sql, [
+        {
+          seq: delivery.seq,
+          outcome: "failed",
+          attempts: 1,
+          lastStatus: posted.status,
+          lastError: outcome.kind === "gone" ? GONE : outcome.error,
+          createdAt: delivery.createdAt,
+          settledAt: now,
+          attemptLog: [attempt],
+        },
+      ]);
     if (outcome.kind === "gone") await disableByService(context.db, endpoint.id, GONE, at);
     return { outcome };
   }
-  logAttempt();
+  const settle = (kind: Settle["outcome"], error: string | null): Settle => ({
+    seq: delivery.seq,
+    outcome: kind,
+    attempt,
+    error,
+    updatedAt: delivery.updated_at,
+  });
   switch (outcome.kind) {
     case "delivered":
-      settleDelivery(sql, delivery.seq, "delivered", { status: outcome.status, error: null, counts: true }, now);
-      break;
+      return { outcome, settle: settle("delivered", null) };
     case "gone":
-      // A delivery settled meanwhile (delivered by a manual retry) stays as it is: only a pending one fails.
-      settleDelivery(sql, delivery.seq, "failed", { status: 410, error: GONE, counts: true }, now);
       await disableByService(context.db, endpoint.id, GONE, at);
-      break;
+      return { outcome, settle: settle("failed", GONE) };
     case "retry":
-      scheduleRetry(sql, delivery, outcome, outcome.dueAt, now);
+      scheduleRetry(sql, delivery, attempt, outcome.dueAt, now);
       break;
     case "spent":
-      settleDelivery(sql, delivery.seq, "failed", { status: outcome.status, error: outcome.error, counts: true }, now);
-      break;
+      return { outcome, settle: settle("failed", outcome.error) };
   }
   return { outcome };
 }

@@ -6,10 +6,19 @@
  */
 import { logLine } from "../lib/log";
 import type { D1Queryable } from "../lib/d1-session";
-import { failingVerdict, nextHealth, secondHalfFrom, type HealthNote, type HealthPeriods } from "./endpoint-health";
+import {
+  DISABLE_MIN_RECENT_FAILURES,
+  failingVerdict,
+  nextHealth,
+  secondHalfFrom,
+  type HealthNote,
+  type HealthPeriods,
+} from "./endpoint-health";
 import { recordEndpointHealth } from "./endpoint-table";
 import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
-import { failedAttemptsSince, lastSuccessSince } from "./lane-attempts";
+import { tookIt } from "./lane-attempts";
+import { pendingAttemptsSince } from "./lane-deliveries";
+import { failedAttemptsSince, lastSuccessSince } from "./lane-settled";
 import { lastLoggedAt } from "./lane-log";
 
 export interface WatchContext {
@@ -83,7 +92,10 @@ async function noteRun(context: WatchContext, run: { delivered: number; sent: nu
   if (write || stored?.failingSince !== note.failingSince || stored.toldFailing !== note.toldFailing)
     kv.put("health", note);
   if (note.failingSince === null) return;
-  const recentFailures = failedAttemptsSince(context.sql, secondHalfFrom(note.failingSince, now));
+  const since = secondHalfFrom(note.failingSince, now);
+  const pending = pendingAttemptsSince(context.sql, since).filter((attempt) => !tookIt(attempt)).length;
+  const recentFailures =
+    pending + failedAttemptsSince(context.sql, since, Math.max(0, DISABLE_MIN_RECENT_FAILURES - pending));
   const verdict = failingVerdict(note, recentFailures, context.health, now);
   if (verdict === "none") return;
   const owed: OwedNotice = {
@@ -109,6 +121,15 @@ async function noteRun(context: WatchContext, run: { delivered: number; sent: nu
     });
 }
 
+function lastSuccessOf(sql: SqlStorage, since: number): number | null {
+  const pending = pendingAttemptsSince(sql, since)
+    .filter(tookIt)
+    .map((attempt) => attempt[0]);
+  const settled = lastSuccessSince(sql, since);
+  const all = settled === null ? pending : [...pending, settled];
+  return all.length === 0 ? null : Math.max(...all);
+}
+
 const owedNotices = (context: WatchContext) => context.kv.get<OwedNotice[]>("owedNotices") ?? [];
 
 /**
@@ -119,7 +140,7 @@ async function periodStillOpen(context: WatchContext, note: HealthNote | undefin
   if (note === undefined || note.failingSince === null) return note;
   const logged = lastLoggedAt(context.sql);
   const delivered =
-    logged !== null && logged >= note.failingSince ? logged : lastSuccessSince(context.sql, note.failingSince);
+    logged !== null && logged >= note.failingSince ? logged : lastSuccessOf(context.sql, note.failingSince);
   if (delivered !== null) return { failingSince: null, lastDeliveredAt: delivered, writtenAt: 0, toldFailing: null };
   const row = await context.db
     .prepare("SELECT failing_since FROM webhook_endpoints WHERE id = ?1")

@@ -1,8 +1,12 @@
 /**
- * A lane's deliveries with a row of their own (docs/design/order-events.md#lanes): an event whose first try did not go
- * through, one its owner retried, and each notice. Keyed by the event's sequence (a notice's negated id), so an event
- * handed twice makes one row. Times are Unix ms. Events delivered at their first try are in the log (lane-log.ts).
+ * A lane's pending deliveries with a row of their own (docs/design/order-events.md#lanes): an event whose first try did
+ * not go through, one its owner retried or recovered, and each notice, with their attempts inline. Keyed by the
+ * event's sequence (a notice's negated id), so an event handed twice makes one row; no other index, so a retry costs
+ * one row written. Settled, a row leaves for the settled log (lane-settled.ts). Times are Unix ms.
  */
+import { withAttempt, type LaneAttempt } from "./lane-attempts";
+import { logCursor } from "./lane-log";
+import { appendSettled, type SettledDelivery } from "./lane-settled";
 
 export interface LaneDelivery {
   seq: number;
@@ -16,36 +20,46 @@ export interface LaneDelivery {
   due_at: number | null;
   created_at: number;
   updated_at: number;
+  /** Oldest first. */
+  attempt_log: LaneAttempt[];
 }
 
+/** Rows pending at most: past it a lane tries nothing new, so its rows are few enough to read without an index. */
+export const PENDING_CAP = 1_000;
+
+/** Events whose row settled before the cursor passed them (an owner's retry): the feed's read leaves them out. */
+const SETTLED_AHEAD_DDL = "CREATE TABLE IF NOT EXISTS settled_ahead (seq INTEGER PRIMARY KEY);";
+
 export const DELIVERIES_DDL = `
-CREATE TABLE IF NOT EXISTS deliveries (
+CREATE TABLE IF NOT EXISTS pending_deliveries (
   seq INTEGER PRIMARY KEY,
-  outcome TEXT NOT NULL CHECK (outcome IN ('pending', 'delivered', 'failed')),
   attempts INTEGER NOT NULL DEFAULT 0,
   schedule_step INTEGER NOT NULL DEFAULT 0,
   last_status INTEGER,
   last_error TEXT,
-  due_at INTEGER,
+  due_at INTEGER NOT NULL,
   created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  attempt_log TEXT NOT NULL DEFAULT '[]'
 );
-CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (due_at, seq) WHERE outcome = 'pending';
-CREATE INDEX IF NOT EXISTS deliveries_settled ON deliveries (updated_at) WHERE outcome <> 'pending';
-CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (seq) WHERE outcome = 'pending';
+${SETTLED_AHEAD_DDL}
 `;
 
-const rows = (cursor: SqlStorageCursor<Record<string, SqlStorageValue>>) =>
-  cursor.toArray() as unknown as LaneDelivery[];
+const rows = (cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): LaneDelivery[] =>
+  cursor.toArray().map((row) => ({
+    ...(row as unknown as LaneDelivery),
+    outcome: "pending",
+    attempt_log: JSON.parse(row.attempt_log as string) as LaneAttempt[],
+  }));
 
-/** Adds a pending delivery, due now, for each event not already here; how many were added. */
-export function addDeliveries(sql: SqlStorage, seqs: readonly number[], now: number): number {
+/** Adds a pending delivery, due now, for each notice not already here (a notice's negated id); how many were added. */
+export function addNotices(sql: SqlStorage, seqs: readonly number[], now: number): number {
   let added = 0;
   for (const seq of seqs)
     added += sql
       .exec(
-        "INSERT OR IGNORE INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, 'pending', ?, ?, " +
-          "?) RETURNING seq",
+        "INSERT OR IGNORE INTO pending_deliveries (seq, due_at, created_at, updated_at) VALUES (?, ?, ?, ?) " +
+          "RETURNING seq",
         seq,
         now,
         now,
@@ -55,55 +69,54 @@ export function addDeliveries(sql: SqlStorage, seqs: readonly number[], now: num
   return added;
 }
 
-/**
- * A row for an event tried from the feed that did not go through: due again at `dueAt`, or failed (`dueAt` null).
- * The first attempt is its schedule's first step.
- */
+/** A row for an event tried from the feed that did not go through, due again at `dueAt`: its schedule's first step. */
 export function addTried(
   sql: SqlStorage,
   seq: number,
-  tried: { status: number | null; error: string; dueAt: number | null },
+  attempt: LaneAttempt,
+  dueAt: number,
   createdAt: number,
   now: number,
 ): void {
   sql.exec(
-    "INSERT OR IGNORE INTO deliveries (seq, outcome, attempts, schedule_step, last_status, last_error, due_at, " +
-      "created_at, updated_at) VALUES (?, ?, 1, 1, ?, ?, ?, ?, ?)",
+    "INSERT OR IGNORE INTO pending_deliveries (seq, attempts, schedule_step, last_status, last_error, due_at, " +
+      "created_at, updated_at, attempt_log) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?)",
     seq,
-    tried.dueAt === null ? "failed" : "pending",
-    tried.status,
-    tried.error,
-    tried.dueAt,
+    attempt[1],
+    attempt[4],
+    dueAt,
     createdAt,
     now,
+    JSON.stringify([attempt]),
   );
 }
 
-/**
- * A row for an event its owner retried that had none (delivered at its first try, whose answer is kept, or not tried
- * yet): pending, due now, its schedule afresh.
- */
+/** An event its owner retried or recovered that has no row: pending, due now, afresh, with what it had before. */
 export function addRetried(
   sql: SqlStorage,
   seq: number,
-  delivered: number | undefined,
+  before: Pick<SettledDelivery, "attempts" | "lastStatus" | "lastError" | "attemptLog"> | undefined,
   createdAt: number,
   now: number,
 ): LaneDelivery {
   return rows(
     sql.exec(
-      "INSERT INTO deliveries (seq, outcome, attempts, schedule_step, last_status, due_at, created_at, updated_at) " +
-        "VALUES (?1, 'pending', ?2, 0, ?3, ?4, ?5, ?6) ON CONFLICT (seq) DO UPDATE SET outcome = 'pending', " +
-        "schedule_step = 0, due_at = ?4, updated_at = ?6 RETURNING *",
+      "INSERT INTO pending_deliveries (seq, attempts, last_status, last_error, due_at, created_at, updated_at, " +
+        "attempt_log) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?7) ON CONFLICT (seq) DO UPDATE SET schedule_step = 0, " +
+        "due_at = ?5, updated_at = ?5 RETURNING *",
       seq,
-      delivered === undefined ? 0 : 1,
-      delivered ?? null,
+      before?.attempts ?? 0,
+      before?.lastStatus ?? null,
+      before?.lastError ?? null,
       now,
       createdAt,
-      now,
+      JSON.stringify(before?.attemptLog ?? []),
     ),
   )[0]!;
 }
+
+export const pendingCount = (sql: SqlStorage): number =>
+  sql.exec<{ n: number }>("SELECT count(*) AS n FROM pending_deliveries").one().n;
 
 /** Pending deliveries due at `now`, oldest due first, leaving out those already in flight. */
 export function dueDeliveries(
@@ -114,8 +127,8 @@ export function dueDeliveries(
 ): LaneDelivery[] {
   return rows(
     sql.exec(
-      "SELECT * FROM deliveries WHERE outcome = 'pending' AND due_at <= ? AND seq NOT IN (SELECT value FROM " +
-        "json_each(?)) ORDER BY due_at, seq LIMIT ?",
+      "SELECT * FROM pending_deliveries WHERE due_at <= ? AND seq NOT IN (SELECT value FROM json_each(?)) ORDER BY " +
+        "due_at, seq LIMIT ?",
       now,
       JSON.stringify(inFlight),
       limit,
@@ -125,18 +138,15 @@ export function dueDeliveries(
 
 /** When the next pending delivery is due; null when none is pending. */
 export function nextDueAt(sql: SqlStorage): number | null {
-  const [row] = sql
-    .exec<{ due: number | null }>("SELECT min(due_at) AS due FROM deliveries WHERE outcome = 'pending'")
-    .toArray();
-  return row?.due ?? null;
+  return sql.exec<{ due: number | null }>("SELECT min(due_at) AS due FROM pending_deliveries").one().due;
 }
 
 /**
  * A fifo endpoint's line: the notices first, oldest first, then the order events in order. A notice's key is its
  * negated id.
  */
-const PENDING_NOTICES = "SELECT * FROM deliveries WHERE outcome = 'pending' AND seq < 0 ORDER BY seq DESC LIMIT ?";
-const PENDING_EVENTS = "SELECT * FROM deliveries WHERE outcome = 'pending' AND seq > 0 ORDER BY seq LIMIT ?";
+const PENDING_NOTICES = "SELECT * FROM pending_deliveries WHERE seq < 0 ORDER BY seq DESC LIMIT ?";
+const PENDING_EVENTS = "SELECT * FROM pending_deliveries WHERE seq > 0 ORDER BY seq LIMIT ?";
 
 /** Whether the delivery keyed `seq` comes after `head` in a fifo endpoint's line. */
 export const behindInLine = (seq: number, head: number) =>
@@ -159,34 +169,60 @@ export function dueInOrder(sql: SqlStorage, now: number, limit: number, inFlight
   return due;
 }
 
+export const settledAhead = (sql: SqlStorage, seq: number): boolean =>
+  sql.exec("SELECT 1 FROM settled_ahead WHERE seq = ?", seq).toArray().length > 0;
+
+export const passSettledAhead = (sql: SqlStorage, cursor: number): void =>
+  void sql.exec("DELETE FROM settled_ahead WHERE seq <= ?", cursor);
+
 export function deliveryOf(sql: SqlStorage, seq: number): LaneDelivery | undefined {
-  return rows(sql.exec("SELECT * FROM deliveries WHERE seq = ?", seq))[0];
+  return rows(sql.exec("SELECT * FROM pending_deliveries WHERE seq = ?", seq))[0];
 }
 
-/**
- * Settles a delivery only if still pending, so an attempt that finished late never overrides a retry or a disabling.
- * Whether it did.
- */
-export function settleDelivery(
-  sql: SqlStorage,
-  seq: number,
-  outcome: "delivered" | "failed",
-  attempt: { status: number | null; error: string | null; counts: boolean },
+/** What settles a pending row: its outcome, the attempt that settled it (if any), and why it failed. */
+export interface Settle {
+  seq: number;
+  outcome: "delivered" | "failed";
+  attempt?: LaneAttempt;
+  error: string | null;
+  /** The row's `updated_at` when its attempt began: a row changed since (an owner's retry) stays pending. */
+  updatedAt: number;
+}
+
+const settledEntry = (
+  row: LaneDelivery,
+  change: Pick<Settle, "outcome" | "error"> & { attempt?: LaneAttempt },
   now: number,
-): boolean {
-  return (
-    sql.exec(
-      "UPDATE deliveries SET outcome = ?, attempts = attempts + ?, last_status = coalesce(?, " +
-        "last_status), last_error " +
-        "= ?, due_at = NULL, updated_at = ? WHERE seq = ? AND outcome = 'pending'",
-      outcome,
-      attempt.counts ? 1 : 0,
-      attempt.status,
-      attempt.error,
-      now,
-      seq,
-    ).rowsWritten > 0
-  );
+): SettledDelivery => ({
+  seq: row.seq,
+  outcome: change.outcome,
+  attempts: row.attempts + (change.attempt === undefined ? 0 : 1),
+  lastStatus: change.attempt?.[1] ?? row.last_status,
+  lastError: change.error,
+  createdAt: row.created_at,
+  settledAt: now,
+  attemptLog: change.attempt === undefined ? row.attempt_log : withAttempt(row.attempt_log, change.attempt),
+});
+
+/** Moves the rows settled into one settled block, each only if unchanged since its attempt began; how many. */
+export function settleDeliveries(sql: SqlStorage, settles: readonly Settle[], now: number): number {
+  if (settles.length === 0) return 0;
+  const entries: SettledDelivery[] = [];
+  const cursor = logCursor(sql) ?? 0;
+  for (const settle of settles) {
+    const [row] = rows(
+      sql.exec(
+        "DELETE FROM pending_deliveries WHERE seq = ? AND updated_at = ? RETURNING *",
+        settle.seq,
+        settle.updatedAt,
+      ),
+    );
+    if (row === undefined) continue;
+    entries.push(settledEntry(row, settle, now));
+    if (settle.seq > cursor) sql.exec("INSERT OR IGNORE INTO settled_ahead (seq) VALUES (?)", settle.seq);
+  }
+  appendSettled(sql, entries);
+  return entries.length;
 }
 
 /**
@@ -194,54 +230,57 @@ export function settleDelivery(
  */
 export function scheduleRetry(
   sql: SqlStorage,
-  delivery: Pick<LaneDelivery, "seq" | "schedule_step">,
-  attempt: { status: number | null; error: string },
+  delivery: Pick<LaneDelivery, "seq" | "schedule_step" | "attempt_log">,
+  attempt: LaneAttempt,
   dueAt: number,
   now: number,
 ): boolean {
   return (
     sql.exec(
-      "UPDATE deliveries SET attempts = attempts + 1, schedule_step = schedule_step + 1, last_status = ?, last_error " +
-        "= ?, due_at = ?, updated_at = ? WHERE seq = ? AND outcome = 'pending' AND schedule_step = ?",
-      attempt.status,
-      attempt.error,
+      "UPDATE pending_deliveries SET attempts = attempts + 1, schedule_step = schedule_step + 1, last_status = ?, " +
+        "last_error = ?, due_at = ?, updated_at = ?, attempt_log = ? WHERE seq = ? AND schedule_step = ?",
+      attempt[1],
+      attempt[4],
       dueAt,
       now,
+      JSON.stringify(withAttempt(delivery.attempt_log, attempt)),
       delivery.seq,
       delivery.schedule_step,
     ).rowsWritten > 0
   );
 }
 
-/** Fails up to `limit` pending deliveries for one reason; how many. */
+/** Fails up to `limit` pending deliveries for one reason, into one settled block; how many. */
 export function failPending(sql: SqlStorage, reason: string, now: number, limit: number): number {
-  return sql
-    .exec(
-      "UPDATE deliveries SET outcome = 'failed', last_error = ?, due_at = NULL, updated_at = ? WHERE seq IN (SELECT " +
-        "seq FROM deliveries WHERE outcome = 'pending' ORDER BY due_at, seq LIMIT ?) RETURNING seq",
-      reason,
-      now,
+  const failed = rows(
+    sql.exec(
+      "DELETE FROM pending_deliveries WHERE seq IN (SELECT seq FROM pending_deliveries ORDER BY due_at, seq LIMIT ?) " +
+        "RETURNING *",
       limit,
-    )
-    .toArray().length;
+    ),
+  );
+  appendSettled(
+    sql,
+    failed.map((row) => settledEntry(row, { outcome: "failed", error: reason }, now)),
+  );
+  return failed.length;
 }
 
-/** The newest deliveries, newest first: the newest events' and notices', each read by key, merged by when made. */
+/** The newest pending deliveries, newest first: the newest events' and notices', read by key, merged by when made. */
 export function newestDeliveries(sql: SqlStorage, limit: number): LaneDelivery[] {
-  const events = rows(sql.exec("SELECT * FROM deliveries WHERE seq > 0 ORDER BY seq DESC LIMIT ?", limit));
-  const notices = rows(sql.exec("SELECT * FROM deliveries WHERE seq < 0 ORDER BY seq LIMIT ?", limit));
+  const events = rows(sql.exec("SELECT * FROM pending_deliveries WHERE seq > 0 ORDER BY seq DESC LIMIT ?", limit));
+  const notices = rows(sql.exec("SELECT * FROM pending_deliveries WHERE seq < 0 ORDER BY seq LIMIT ?", limit));
   if (notices.length === 0) return events;
   return [...events, ...notices]
     .sort((a, b) => b.created_at - a.created_at || Math.abs(b.seq) - Math.abs(a.seq))
     .slice(0, limit);
 }
 
-/** A delivery made pending again, due now, its schedule afresh; undefined when there is none for that event. */
+/** A pending delivery due now, its schedule afresh; undefined when none is pending for that event. */
 export function resetDelivery(sql: SqlStorage, seq: number, now: number): LaneDelivery | undefined {
   return rows(
     sql.exec(
-      "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq = ? " +
-        "RETURNING *",
+      "UPDATE pending_deliveries SET schedule_step = 0, due_at = ?, updated_at = ? WHERE seq = ? RETURNING *",
       now,
       now,
       seq,
@@ -249,37 +288,16 @@ export function resetDelivery(sql: SqlStorage, seq: number, now: number): LaneDe
   )[0];
 }
 
-/** Up to `limit` failed deliveries made since `since` made pending again, due now, in event order; how many. */
-export function recoverFailed(sql: SqlStorage, since: number, now: number, limit: number): number {
-  return sql
-    .exec(
-      "UPDATE deliveries SET outcome = 'pending', schedule_step = 0, due_at = ?, updated_at = ? WHERE seq IN (SELECT " +
-        "seq FROM deliveries WHERE outcome = 'failed' AND created_at >= ? ORDER BY seq LIMIT ?) RETURNING seq",
-      now,
-      now,
+export const pendingAttemptsSince = (sql: SqlStorage, since: number): LaneAttempt[] =>
+  sql
+    .exec<{ value: string }>(
+      "SELECT attempt.value FROM pending_deliveries, json_each(attempt_log) AS attempt WHERE " +
+        "json_extract(attempt.value, '$[0]') >= ?",
       since,
-      limit,
     )
-    .toArray().length;
-}
+    .toArray()
+    .map((row) => JSON.parse(row.value) as LaneAttempt);
 
-/** Whether any failed delivery made since `since` is left. */
-export function failedSince(sql: SqlStorage, since: number): boolean {
-  return (
-    sql.exec("SELECT 1 FROM deliveries WHERE outcome = 'failed' AND created_at >= ? LIMIT 1", since).toArray().length >
-    0
-  );
-}
-
-/** Deletes up to `limit` settled deliveries last changed before `before`, oldest events first; how many. */
-export function pruneSettled(sql: SqlStorage, before: number, limit: number): number {
-  // Through the settled ones' index: a lane with nothing old to prune reads nothing.
-  return sql
-    .exec(
-      "DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries WHERE outcome <> 'pending' AND updated_at < ? " +
-        "ORDER BY updated_at LIMIT ?) RETURNING seq",
-      before,
-      limit,
-    )
-    .toArray().length;
-}
+/** A lane at its cap that got through again: what it held waits no longer, so the feed behind it moves. */
+export const releaseHeld = (sql: SqlStorage, now: number): number =>
+  sql.exec("UPDATE pending_deliveries SET due_at = ?1 WHERE due_at > ?1", now).rowsWritten;

@@ -41,8 +41,8 @@ export const messageOf = (row: OrderEventRow): LaneMessage => ({
 
 /**
  * Up to `limit` events the endpoint wants after `after` (up to `upTo`), in order; `through`: the sequence up to which
- * the read saw every event it wants; `more`: whether the feed goes on past it; `expired`: the events after `after` the
- * feed no longer holds (pruned before the lane reached them), up to that sequence.
+ * the read saw every event it wants; `more`: whether the feed goes on past it; `head`: the feed's newest; `expired`:
+ * the events after `after` the feed no longer holds (pruned before the lane reached them), up to that sequence.
  */
 export async function wantedAfter(
   db: D1Queryable,
@@ -51,7 +51,7 @@ export async function wantedAfter(
   limit: number,
   upTo = Number.MAX_SAFE_INTEGER,
   window = SCAN_WINDOW,
-): Promise<{ events: WantedEvent[]; through: number; more: boolean; expired?: number }> {
+): Promise<{ events: WantedEvent[]; through: number; more: boolean; head: number; expired?: number }> {
   const from = Math.max(after, endpoint.from_seq);
   const end = Math.min(from + window, upTo);
   // ORDER BY the qualified integer: a bare `seq` is the text column.
@@ -73,22 +73,24 @@ export async function wantedAfter(
   const events = found.map((row) => ({ seq: Number(row.seq), createdAt: Date.parse(row.created_at), row }));
   const full = events.length === limit;
   const through = full ? events.at(-1)!.seq : Math.max(from, Math.min(end, head));
-  return { events, through, more: full || through < head, ...(oldest > from + 1 && { expired: oldest - 1 }) };
+  return { events, through, more: full || through < head, head, ...(oldest > from + 1 && { expired: oldest - 1 }) };
 }
 
-/** The newest events the endpoint wants after `after`, newest first, from the feed's last SCAN_WINDOW: a view's. */
+/** The newest events the endpoint wants in (after, upTo], newest first, from its last SCAN_WINDOW: a view's. */
 export async function newestWanted(
   db: D1Queryable,
   endpoint: Wanting,
   after: number,
   limit: number,
+  upTo?: number,
 ): Promise<{ seq: number; createdAt: number }[]> {
   const { results } = await db
     .prepare(
-      "SELECT seq, created_at FROM order_events WHERE seq > max(?1, (SELECT coalesce(max(seq), 0) FROM order_events) " +
-        "- ?2) AND type IN (SELECT value FROM json_each(?3)) ORDER BY seq DESC LIMIT ?4",
+      "WITH upto AS (SELECT coalesce(?5, (SELECT max(seq) FROM order_events), 0) AS seq) SELECT order_events.seq, " +
+        "created_at FROM order_events, upto WHERE order_events.seq <= upto.seq AND order_events.seq > max(?1, " +
+        "upto.seq - ?2) AND type IN (SELECT value FROM json_each(?3)) ORDER BY order_events.seq DESC LIMIT ?4",
     )
-    .bind(Math.max(after, endpoint.from_seq), SCAN_WINDOW, typesOf(endpoint), limit)
+    .bind(Math.max(after, endpoint.from_seq), SCAN_WINDOW, typesOf(endpoint), limit, upTo ?? null)
     .all<{ seq: number; created_at: string }>();
   return results.map((row) => ({ seq: row.seq, createdAt: Date.parse(row.created_at) }));
 }

@@ -3,23 +3,29 @@ import { accountLiveness, type AccountLiveness } from "../keys/live-account";
 import { logLine } from "../lib/log";
 import { TtlCache } from "../lib/ttl-cache";
 import { readConfig } from "../framework/read-config";
-import { ATTEMPTS_DDL, attemptsOf, recordAttempt, type LaneAttempt } from "./lane-attempts";
+import { attemptJson, type LaneAttempt } from "./lane-attempts";
 import {
-  addDeliveries,
+  addNotices,
   addRetried,
   DELIVERIES_DDL,
   deliveryOf,
   nextDueAt,
-  failedSince,
   newestDeliveries,
-  recoverFailed,
   resetDelivery,
   type LaneDelivery,
   behindInLine,
   headOfLine,
 } from "./lane-deliveries";
+import {
+  appendSettled,
+  failedSince,
+  newestSettled,
+  SETTLED_DDL,
+  settledOf,
+  type SettledDelivery,
+} from "./lane-settled";
 import { LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
-import { newestWanted, wantedAfter } from "./lane-feed";
+import { MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
 import { OWED_THROUGH, runLane } from "./lane-run";
 import { laneEndpoint, type EndpointOrdering, type LaneEndpoint } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
@@ -40,15 +46,8 @@ export const FAILED_RUN_RETRY_MAX_MS = 10_000;
 export const failedRunRetryMs = (failed: number) => backoffMs(failed, FAILED_RUN_RETRY_MAX_MS);
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const attemptJson = (attempt: LaneAttempt) => ({
-  at: iso(attempt.at),
-  status: attempt.status,
-  durationMs: attempt.duration_ms,
-  response: attempt.response,
-  error: attempt.error,
-});
 
-const DDL = DELIVERIES_DDL + ATTEMPTS_DDL + LOG_DDL;
+const DDL = DELIVERIES_DDL + SETTLED_DDL + LOG_DDL;
 
 /**
  * What a lane keeps of a hand-off: its endpoint's id (once) and the notices (negated ids), each a row; the events are
@@ -59,7 +58,7 @@ export function takeHandOff(storage: DurableObjectStorage, endpointId: string, s
   // Each put is a row billed: the name is written once.
   if (kv.get("endpointId") === undefined) kv.put("endpointId", endpointId);
   const keys = seqs.map(Number);
-  const added = addDeliveries(
+  const added = addNotices(
     sql,
     keys.filter((seq) => seq < 0),
     Date.now(),
@@ -106,38 +105,35 @@ export class WebhookLane extends DurableObject<Env> {
     ordering: EndpointOrdering = "concurrent",
   ): Promise<DeliveryView[]> {
     const { sql } = this.ctx.storage;
-    const rows = newestDeliveries(sql, limit);
-    const attempts = attemptsOf(
-      sql,
-      rows.map((row) => row.seq),
-      attemptsEach,
-    );
-    const withRows = new Set(rows.map((row) => row.seq));
     const endpoint = await laneEndpoint(this.env.DB, endpointId);
     const cursor = endpoint === null ? 0 : (logCursor(sql) ?? endpoint.from_seq);
-    const waiting =
-      endpoint === null
-        ? []
-        : (await newestWanted(this.env.DB, endpoint, cursor, limit)).filter(
-            ({ seq }) => deliveryOf(sql, seq) === undefined,
-          );
     const head = ordering === "fifo" ? await this.headOfLine(endpoint, cursor) : undefined;
-    const views = [
-      ...rows.map((row) => ({
-        at: row.created_at,
-        seq: row.seq,
-        view: this.view(endpointId, row, attempts.get(row.seq) ?? [], head),
-      })),
-      ...newestLogged(sql, limit)
-        .filter(([seq]) => !withRows.has(seq))
-        .map((entry) => ({ at: entry[1], seq: entry[0], view: loggedView(endpointId, entry, attemptsEach) })),
-      ...waiting.map(({ seq, createdAt }) => ({
-        at: createdAt,
-        seq,
-        view: waitingView(endpointId, seq, createdAt, head),
-      })),
-    ];
-    const notices = rows.some((row) => row.seq < 0);
+    const pending = newestDeliveries(sql, limit);
+    const shown = new Set<number>();
+    const views: { at: number; seq: number; view: DeliveryView }[] = [];
+    const show = (seq: number, at: number, view: () => DeliveryView) => {
+      if (shown.has(seq)) return;
+      shown.add(seq);
+      views.push({ at, seq, view: view() });
+    };
+    // Newest word first: a pending row, then what settled, then the log's first tries, then what waits in the feed.
+    for (const row of pending) show(row.seq, row.created_at, () => this.view(endpointId, row, attemptsEach, head));
+    for (const entry of newestSettled(sql, limit)) {
+      if (entry.after !== undefined && entry.after >= entry.seq) continue;
+      const range =
+        entry.after === undefined || endpoint === null ? [] : await this.rangeEvents(endpoint, entry, limit);
+      if (range.length === 0) show(entry.seq, entry.createdAt, () => settledView(endpointId, entry, attemptsEach));
+      for (const event of range)
+        show(event.seq, event.createdAt, () =>
+          settledView(endpointId, { ...entry, seq: event.seq, createdAt: event.createdAt }, attemptsEach),
+        );
+    }
+    for (const entry of newestLogged(sql, limit))
+      show(entry[0], entry[1], () => loggedView(endpointId, entry, attemptsEach));
+    if (endpoint !== null)
+      for (const { seq, createdAt } of await newestWanted(this.env.DB, endpoint, cursor, limit))
+        show(seq, createdAt, () => waitingView(endpointId, seq, createdAt, head));
+    const notices = views.some((each) => each.seq < 0);
     return views
       .sort((a, b) => (notices ? b.at - a.at : 0) || Math.abs(b.seq) - Math.abs(a.seq))
       .slice(0, limit)
@@ -150,30 +146,66 @@ export class WebhookLane extends DurableObject<Env> {
     const now = Date.now();
     let row = resetDelivery(sql, seq, now);
     if (row === undefined) {
-      // Acted on by its owner, it gets a row of its own: with the answer the log kept, or, not tried yet, none.
-      const logged = loggedDelivery(sql, seq);
-      const waiting = logged === undefined ? await this.waitingEvent(endpointId, seq) : undefined;
-      if (logged !== undefined) {
-        row = addRetried(sql, seq, logged[2], logged[1], now);
-        const [, at, status, duration_ms, response] = logged;
-        recordAttempt(sql, { seq, at, status, duration_ms, response, error: null });
-      } else if (waiting?.ordering === "concurrent") row = addRetried(sql, seq, undefined, waiting.createdAt, now);
-      // In a fifo line a row would go before the events ahead of it: it waits its turn, as it is.
-      else if (waiting !== undefined) {
-        await this.wake();
-        return waitingView(endpointId, seq, waiting.createdAt, undefined);
+      // Acted on by its owner, it gets a row of its own, with what it had.
+      const settled = settledOf(sql, seq);
+      const logged = settled === undefined ? loggedDelivery(sql, seq) : undefined;
+      if (settled !== undefined && settled.after === undefined)
+        row = addRetried(sql, seq, settled, settled.createdAt, now);
+      else if (logged !== undefined) {
+        const [, at, status, durationMs, response] = logged;
+        const attempt: LaneAttempt = [at, status, durationMs, response, null];
+        row = addRetried(
+          sql,
+          seq,
+          { attempts: 1, lastStatus: status, lastError: null, attemptLog: [attempt] },
+          at,
+          now,
+        );
+      } else {
+        const event = await this.feedEvent(endpointId, seq, settled);
+        if (event?.ordering === "concurrent" || (event !== undefined && settled !== undefined))
+          row = addRetried(sql, seq, undefined, event.createdAt, now);
+        // In a fifo line a row would go before the events ahead of it: it waits its turn, as it is.
+        else if (event !== undefined) {
+          await this.wake();
+          return waitingView(endpointId, seq, event.createdAt, undefined);
+        }
       }
     }
     if (row === undefined) return null;
     await this.wake();
-    return this.view(endpointId, row, attemptsOf(sql, [seq], attemptsEach).get(seq) ?? []);
+    return this.view(endpointId, row, attemptsEach);
   }
 
   /** Failed deliveries made since `since` due again now, `limit` at most; how many, and whether more remain. */
-  async recover(since: number, limit: number): Promise<{ recovered: number; more: boolean }> {
-    const recovered = recoverFailed(this.ctx.storage.sql, since, Date.now(), limit);
+  async recover(endpointId: string, since: number, limit: number): Promise<{ recovered: number; more: boolean }> {
+    const { sql } = this.ctx.storage;
+    const now = Date.now();
+    const endpoint = await laneEndpoint(this.env.DB, endpointId);
+    let recovered = 0;
+    let more = false;
+    for (const entry of failedSince(sql, since)) {
+      if (deliveryOf(sql, entry.seq) !== undefined && entry.after === undefined) continue;
+      if (recovered >= limit) {
+        more = true;
+        break;
+      }
+      if (entry.after === undefined) {
+        addRetried(sql, entry.seq, entry, entry.createdAt, now);
+        recovered += 1;
+        continue;
+      }
+      if (endpoint === null) continue;
+      // A range is made when its first event was: recovered whole, in pages of `limit`, each leaving it the rest.
+      const read = await wantedAfter(this.env.DB, endpoint, entry.after, limit - recovered, entry.seq, MAX_SCAN_WINDOW);
+      for (const event of read.events) addRetried(sql, event.seq, undefined, event.createdAt, now);
+      recovered += read.events.length;
+      const rest = read.more && read.through < entry.seq;
+      appendSettled(sql, [{ ...entry, after: rest ? read.through : entry.seq, settledAt: now }]);
+      more ||= rest;
+    }
     await this.wake();
-    return { recovered, more: failedSince(this.ctx.storage.sql, since) };
+    return { recovered, more };
   }
 
   /** The endpoint was deleted: the lane and everything in it go. */
@@ -272,15 +304,21 @@ export class WebhookLane extends DurableObject<Env> {
     }
   }
 
-  /** The event `seq`, if it is one the endpoint wants after the lane's cursor: not tried yet. */
-  private async waitingEvent(
+  /** The event `seq` from the feed if the endpoint wants it: failed in `range`, or not tried yet. */
+  private async feedEvent(
     endpointId: string,
     seq: number,
+    range: SettledDelivery | undefined,
   ): Promise<{ createdAt: number; ordering: EndpointOrdering } | undefined> {
     const endpoint = await laneEndpoint(this.env.DB, endpointId);
-    if (endpoint === null || seq <= (logCursor(this.ctx.storage.sql) ?? endpoint.from_seq)) return undefined;
+    if (endpoint === null) return undefined;
+    if (range === undefined && seq <= (logCursor(this.ctx.storage.sql) ?? endpoint.from_seq)) return undefined;
     const [event] = (await wantedAfter(this.env.DB, endpoint, seq - 1, 1)).events;
     return event?.seq === seq ? { createdAt: event.createdAt, ordering: endpoint.ordering } : undefined;
+  }
+
+  private rangeEvents(endpoint: LaneEndpoint, range: SettledDelivery, limit: number) {
+    return newestWanted(this.env.DB, endpoint, range.after ?? range.seq, limit, range.seq);
   }
 
   /** A fifo endpoint's next delivery: its oldest pending row, else its first event not tried yet. */
@@ -290,21 +328,37 @@ export class WebhookLane extends DurableObject<Env> {
     return (await wantedAfter(this.env.DB, endpoint, cursor, 1)).events[0]?.seq;
   }
 
-  private view(endpointId: string, row: LaneDelivery, attempts: LaneAttempt[], head?: number): DeliveryView {
+  private view(endpointId: string, row: LaneDelivery, attemptsEach: number, head?: number): DeliveryView {
     return {
       id: deliveryIdOf(endpointId, row.seq),
       eventId: eventIdOf(row.seq),
       attempts: row.attempts,
       lastStatus: row.last_status,
       lastError: row.last_error,
-      nextAttemptAt: row.outcome === "pending" && row.due_at !== null ? iso(row.due_at) : null,
-      heldBehind:
-        row.outcome === "pending" && head !== undefined && behindInLine(row.seq, head) ? eventIdOf(head) : null,
-      outcome: row.outcome,
+      nextAttemptAt: iso(row.due_at!),
+      heldBehind: head !== undefined && behindInLine(row.seq, head) ? eventIdOf(head) : null,
+      outcome: "pending",
       createdAt: iso(row.created_at),
-      attemptLog: attempts.map(attemptJson),
+      attemptLog: newestOf(row.attempt_log, attemptsEach),
     };
   }
+}
+
+const newestOf = (log: readonly LaneAttempt[], each: number) => [...log].reverse().slice(0, each).map(attemptJson);
+
+function settledView(endpointId: string, entry: SettledDelivery, attemptsEach: number): DeliveryView {
+  return {
+    id: deliveryIdOf(endpointId, entry.seq),
+    eventId: eventIdOf(entry.seq),
+    attempts: entry.attempts,
+    lastStatus: entry.lastStatus,
+    lastError: entry.lastError,
+    nextAttemptAt: null,
+    heldBehind: null,
+    outcome: entry.outcome,
+    createdAt: iso(entry.createdAt),
+    attemptLog: newestOf(entry.attemptLog, attemptsEach),
+  };
 }
 
 /** A first try that went through, as the log keeps it. */
@@ -323,7 +377,7 @@ function loggedView(
     heldBehind: null,
     outcome: "delivered",
     createdAt: iso(at),
-    attemptLog: [{ at: iso(at), status, durationMs, response, error: null }].slice(0, attemptsEach),
+    attemptLog: newestOf([[at, status, durationMs, response, null]], attemptsEach),
   };
 }
 

@@ -1,12 +1,13 @@
 /**
- * What a lane keeps, how long, and what a delivery, an attempt and a log entry cost its storage
+ * What a lane keeps, how long, and what a pending row, a settled entry and a log entry cost its storage
  * (test/workers/events/event-storage.test.ts keeps the sizes true; docs/design/order-events.md#capacity).
  */
 
 /** How long settled deliveries and their attempts are kept in a lane. */
 export const DELIVERY_LOG_MS = 7 * 86_400_000;
-/** A delivery with a row of its own, and each attempt of it. */
-export const LANE_DELIVERY_BYTES = 70;
-export const LANE_ATTEMPT_BYTES = 90;
+/** A delivery refused at its first try: its pending row, with that attempt inline (PENDING_CAP of them at most). */
+export const PENDING_ROW_BYTES = 140;
+/** The same settled, with its two attempts, in its settled log's block. */
+export const SETTLED_ENTRY_BYTES = 175;
 /** A delivery that went through at its first try: its entry in the log's block. */
 export const LOG_ENTRY_BYTES = 90;

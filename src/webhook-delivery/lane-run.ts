@@ -7,18 +7,23 @@
 import type { AccountLiveness } from "../keys/live-account";
 import { attemptDelivery, type AttemptContext, type FirstTry } from "./delivery-attempt";
 import { OWED_NOTICE_RETRY_MS, watchEndpoint, type WatchContext } from "./endpoint-watch";
-import { pruneAttempts } from "./lane-attempts";
 import {
-  addTried,
   deliveryOf,
   dueDeliveries,
   dueInOrder,
   failPending,
   headOfLine,
   nextDueAt,
-  pruneSettled,
+  passSettledAhead,
+  PENDING_CAP,
+  pendingCount,
+  releaseHeld,
+  settleDeliveries,
+  settledAhead,
+  type Settle,
   type LaneDelivery,
 } from "./lane-deliveries";
+import { appendSettled, failedRange, pruneSettled } from "./lane-settled";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import {
   EXPIRED,
@@ -74,22 +79,22 @@ export const OWED_THROUGH = "owedThrough";
 /** Why the events a lane had not sent when its endpoint was enabled again failed. */
 export const MISSED = "the endpoint was disabled when it was due (recover it to send it)";
 
-/** Fails the events after the cursor (up to `upTo`), `limit` at most, each a row; whether any is left. */
+/** Fails the events after the cursor (up to `upTo`, else the head) at once: one settled entry names the range. */
 async function failAfterCursor(
   context: LaneContext,
   endpoint: LaneEndpoint,
   reason: string,
-  limit: number,
   upTo?: number,
-): Promise<boolean> {
+): Promise<void> {
   const { sql } = context;
-  const now = context.now();
   const cursor = cursorOf(sql, endpoint);
-  const read = await wantedAfter(context.db, endpoint, cursor, limit, upTo);
-  for (const event of read.events)
-    addTried(sql, event.seq, { status: null, error: reason, dueAt: null }, event.createdAt, now);
-  appendToLog(sql, [], cursor, read.through);
-  return read.more && (upTo === undefined || read.through < upTo);
+  const read = await wantedAfter(context.db, endpoint, cursor, 1, upTo, MAX_SCAN_WINDOW);
+  const through = Math.min(read.head, upTo ?? read.head);
+  if (through <= cursor) return;
+  const [first] = read.events;
+  if (first !== undefined || read.more)
+    appendSettled(sql, [failedRange(cursor, through, reason, first?.createdAt ?? context.now(), context.now())]);
+  appendToLog(sql, [], cursor, through);
 }
 
 /**
@@ -102,17 +107,17 @@ async function failEverything(
   reason: string,
   afterCursor: boolean,
 ): Promise<LaneRunResult> {
-  const failed = failPending(context.sql, reason, context.now(), LANE_BATCH);
-  const more = afterCursor ? await failAfterCursor(context, endpoint, reason, Math.max(1, LANE_BATCH - failed)) : true;
-  return { next: more || nextDueAt(context.sql) !== null ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
+  failPending(context.sql, reason, context.now(), LANE_BATCH);
+  if (afterCursor) await failAfterCursor(context, endpoint, reason);
+  const more = !afterCursor || nextDueAt(context.sql) !== null;
+  return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
 }
 
 export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   const { sql } = context;
   const began = context.now();
   pruneLog(sql, began - DELIVERY_LOG_MS);
-  pruneSettled(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
-  pruneAttempts(sql, began - DELIVERY_LOG_MS, LANE_BATCH);
+  pruneSettled(sql, began - DELIVERY_LOG_MS);
   const result = await sendDue(context, began);
   if (result === "endpoint gone") return result;
   const { owesNotice } = await watchEndpoint(context, result);
@@ -164,8 +169,9 @@ class FirstTries {
   readonly waiting: Next[] = [];
   /** Started and not yet recorded. */
   private readonly open = new Set<number>();
-  /** Tries that went through, not yet flushed. */
+  /** Tries that went through, and rows settled, not yet flushed. */
   private logged: LoggedDelivery[] = [];
+  private readonly settles = new Map<number, Settle>();
   /** Up to where the feed was read: every event wanted up to it is read. */
   private readThrough: number;
   private window = SCAN_WINDOW;
@@ -195,12 +201,12 @@ class FirstTries {
     const lost = Math.min(read.expired ?? 0, context.kv.get<number>(OWED_THROUGH) ?? 0);
     if (lost > this.readThrough) {
       const error = `${EXPIRED}: the events after evt_${this.readThrough} up to evt_${lost} were pruned first`;
-      addTried(this.sql, lost, { status: null, error, dueAt: null }, context.now(), context.now());
+      appendSettled(this.sql, [failedRange(this.readThrough, lost, error, context.now(), context.now())]);
     }
     this.readThrough = Math.max(read.through, read.expired ?? 0);
     this.more = read.more;
     for (const event of read.events)
-      if (deliveryOf(this.sql, event.seq) === undefined)
+      if (deliveryOf(this.sql, event.seq) === undefined && !settledAhead(this.sql, event.seq))
         this.waiting.push({ delivery: { seq: event.seq, createdAt: event.createdAt }, message: messageOf(event.row) });
   }
 
@@ -212,17 +218,40 @@ class FirstTries {
   recorded(seq: number, logged: LoggedDelivery | undefined, now: number): void {
     this.open.delete(seq);
     if (logged !== undefined) this.logged.push(logged);
-    if (this.logged.length >= FLUSH_EVERY || now - this.flushedAt >= FLUSH_MS) this.flush(now);
+    this.flushIfDue(now);
   }
 
-  /** Writes what went through up to the cursor and the cursor, in one row; nothing in a lane wiped meanwhile. */
+  /** A row settled: it stays pending (so a crash sends it again) until the flush moves it, with the others. */
+  settled(settle: Settle, now: number, fifo: boolean): void {
+    this.settles.set(settle.seq, settle);
+    // A fifo line's head holds the rest until it leaves.
+    if (fifo) this.flush(now);
+    else this.flushIfDue(now);
+  }
+
+  /** Rows settled and not yet moved: none is due again. */
+  get settling(): number[] {
+    return [...this.settles.keys()];
+  }
+
+  private flushIfDue(now: number): void {
+    if (this.logged.length + this.settles.size >= FLUSH_EVERY || now - this.flushedAt >= FLUSH_MS) this.flush(now);
+  }
+
+  /**
+   * Writes what went through up to the cursor and the cursor, in one row, and moves the rows settled, in one block;
+   * nothing in a lane wiped meanwhile.
+   */
   flush(now: number): void {
     if (this.wiped) return;
+    settleDeliveries(this.sql, [...this.settles.values()], now);
+    this.settles.clear();
     const next = this.waiting[0]?.delivery.seq;
     const cursor = cursorBefore(next === undefined ? this.open : [...this.open, next], this.readThrough);
     const ready = this.logged.filter((entry) => entry[0] <= cursor);
     this.logged = this.logged.filter((entry) => entry[0] > cursor);
     appendToLog(this.sql, ready, this.from, Math.max(cursor, logCursor(this.sql) ?? this.from));
+    passSettledAhead(this.sql, cursor);
     this.flushedAt = now;
   }
 
@@ -258,6 +287,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   let sent = 0;
   let delivered = 0;
   let stopped = false;
+  let capped = false;
   let failure: unknown;
   const fifo = () => current?.endpoint.ordering === "fifo";
 
@@ -277,14 +307,11 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
         current = ready;
         const { resumed_seq: resumed } = ready.endpoint;
         if (firstTries === undefined && resumed !== null && cursorOf(sql, ready.endpoint) < resumed) {
-          // Enabled again: what was not sent by then fails, a batch a run, before anything newer goes.
-          if (await failAfterCursor(context, ready.endpoint, MISSED, LANE_BATCH, resumed)) {
-            verdict = { next: context.now(), delivered: 0, attempted: 0, sent: 0 };
-            return undefined;
-          }
+          // Enabled again: what was not sent by then fails at once, before anything newer goes.
+          await failAfterCursor(context, ready.endpoint, MISSED, resumed);
         }
         firstTries ??= new FirstTries(sql, context.kv, cursorOf(sql, ready.endpoint), context.now());
-        const busy = [...inFlight.keys()];
+        const busy = [...inFlight.keys(), ...firstTries.settling];
         // A fifo endpoint takes the oldest pending first, and nothing behind it until it is settled.
         const due = fifo() ? dueInOrder(sql, context.now(), PAGE, busy) : dueDeliveries(sql, context.now(), PAGE, busy);
         if (due.length > 0) {
@@ -296,6 +323,10 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
         } else {
           if (fifo() && headOfLine(sql) !== undefined) return undefined;
           if (!firstTries.more) return undefined;
+          if (pendingCount(sql) >= PENDING_CAP) {
+            capped = true;
+            return undefined;
+          }
           // Empty windows are read on without the endpoint, READS_A_PAGE at most; then the next run goes on.
           let reads = 0;
           do await firstTries.read(context, ready.endpoint);
@@ -359,8 +390,10 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
         seq,
         attemptDelivery(context, endpoint, secrets, next.delivery, next.message)
           .then((attempt) => {
-            if (first) tries.recorded(seq, attempt === "expired" ? undefined : attempt.logged, context.now());
-            if (attempt === "expired") return;
+            if (first) tries.recorded(seq, "expired" in attempt ? undefined : attempt.logged, context.now());
+            const settle = "expired" in attempt ? attempt.expired : attempt.settle;
+            if (settle) tries.settled(settle, context.now(), fifo());
+            if ("expired" in attempt) return;
             sent += 1;
             if (attempt.outcome.kind === "delivered") delivered += 1;
             if (attempt.outcome.kind === "gone") stopped = true;
@@ -378,7 +411,9 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   }
   if (failure !== undefined) throw failure;
   if (verdict !== undefined && (verdict === "endpoint gone" || attempted === 0)) return verdict;
-  const feedLeft = firstTries?.left ?? false;
+  // At its cap, a lane that got through again sends what it held now, then the feed behind it.
+  if (capped && delivered > 0) releaseHeld(sql, context.now());
+  const feedLeft = !capped && (firstTries?.left ?? false);
   const head = fifo() ? headOfLine(sql) : undefined;
   const due = fifo() ? (head === undefined ? null : head.due_at) : nextDueAt(sql);
   const next = feedLeft && (!fifo() || head === undefined) ? context.now() : due;

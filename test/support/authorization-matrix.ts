@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import worker, { routes } from "../../src/app/worker";
 import type { Operation } from "../../src/framework/operations/define-operation";
 import { ANY_KEY, SCOPES, type Scope } from "../../src/framework/operations/scopes";
-import { addDeliveries } from "../../src/webhook-delivery/lane-deliveries";
+import { appendSettled } from "../../src/webhook-delivery/lane-settled";
 import { deliveryIdOf, laneOf } from "../../src/webhook-delivery/lane-calls";
 import { sha256Hex } from "../../src/lib/digest";
 import { INSERT_OPERATOR } from "../../src/operator/operator-table";
@@ -546,8 +546,18 @@ async function endpointWithFailure(owner: TestKey, seq: number): Promise<string>
   const endpointId = (await made.json<{ id: string }>()).id;
   await runInDurableObject(laneOf(env, endpointId), (_, state) => {
     state.storage.kv.put("endpointId", endpointId);
-    addDeliveries(state.storage.sql, [seq], Date.now());
-    state.storage.sql.exec("UPDATE deliveries SET outcome = 'failed' WHERE seq = ?", seq);
+    appendSettled(state.storage.sql, [
+      {
+        seq,
+        outcome: "failed",
+        attempts: 1,
+        lastStatus: 503,
+        lastError: "the receiver answered 503",
+        createdAt: Date.now(),
+        settledAt: Date.now(),
+        attemptLog: [],
+      },
+    ]);
   });
   return endpointId;
 }

@@ -4,7 +4,8 @@ import { beforeEach, expect } from "vitest";
 import { accountLiveness } from "../../src/keys/live-account";
 import { TtlCache } from "../../src/lib/ttl-cache";
 import { dispatchEvents, type DispatchOptions, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
-import type { LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
+import { newestDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
+import { readSettled } from "../../src/webhook-delivery/lane-settled";
 import { laneEndpoint } from "../../src/webhook-delivery/endpoint-table";
 import { wantedAfter } from "../../src/webhook-delivery/lane-feed";
 import { logCursor, newestLogged } from "../../src/webhook-delivery/lane-log";
@@ -144,49 +145,64 @@ export function runLaneOnce(
 }
 
 /**
- * A lane's deliveries, by event, each as a row of its own would say it: its rows, its log's entries (delivered at the
- * first try), and the events its endpoint wants after its cursor (pending, due since written).
+ * A lane's deliveries, by event, each as a row of its own would say it: its pending rows, what settled (a range's
+ * events each), its log's entries (delivered at the first try), and the events its endpoint wants after its cursor
+ * (pending, due since written).
  */
 export const laneDeliveries = async (endpointId: string): Promise<LaneDelivery[]> => {
   const endpoint = await laneEndpoint(env.DB, endpointId);
   return runInDurableObject(laneOf(env, endpointId), async (_, state) => {
     const { sql } = state.storage;
-    const rows = sql.exec("SELECT * FROM deliveries ORDER BY seq").toArray() as unknown as LaneDelivery[];
-    const keyed = new Set(rows.map((row) => row.seq));
-    const logged = newestLogged(sql, Number.MAX_SAFE_INTEGER)
-      .filter(([seq]) => !keyed.has(seq))
-      .map(
-        ([seq, at, status]): LaneDelivery => ({
-          seq,
-          outcome: "delivered",
-          attempts: 1,
-          schedule_step: 0,
-          last_status: status,
-          last_error: null,
-          due_at: null,
-          created_at: at,
-          updated_at: at,
-        }),
-      );
-    const waiting: LaneDelivery[] = [];
-    for (let after = endpoint === null ? 0 : (logCursor(sql) ?? endpoint.from_seq), more = endpoint !== null; more; ) {
-      const read = await wantedAfter(env.DB, endpoint!, after, 500);
-      for (const { seq, createdAt } of read.events)
-        if (!keyed.has(seq))
-          waiting.push({
-            seq,
-            outcome: "pending",
-            attempts: 0,
-            schedule_step: 0,
-            last_status: null,
-            last_error: null,
-            due_at: createdAt,
-            created_at: createdAt,
-            updated_at: createdAt,
-          });
-      ({ through: after, more } = read);
+    const found = new Map<number, LaneDelivery>();
+    const add = (delivery: LaneDelivery) => void (found.has(delivery.seq) || found.set(delivery.seq, delivery));
+    const record = (seq: number, outcome: LaneDelivery["outcome"], at: number, more: Partial<LaneDelivery> = {}) =>
+      add({
+        seq,
+        outcome,
+        attempts: 0,
+        schedule_step: 0,
+        last_status: null,
+        last_error: null,
+        due_at: outcome === "pending" ? at : null,
+        created_at: at,
+        updated_at: at,
+        attempt_log: [],
+        ...more,
+      });
+    const wanted = async (after: number, upTo?: number) => {
+      const events: { seq: number; createdAt: number }[] = [];
+      for (let more = endpoint !== null; more; ) {
+        const read = await wantedAfter(env.DB, endpoint!, after, 500, upTo);
+        events.push(...read.events);
+        ({ through: after, more } = read);
+        more &&= upTo === undefined || after < upTo;
+      }
+      return events;
+    };
+    for (const row of newestDeliveries(sql, Number.MAX_SAFE_INTEGER)) add(row);
+    for (const entry of readSettled(sql, () => true)) {
+      if (entry.after !== undefined && entry.after >= entry.seq) continue;
+      const settled = {
+        attempts: entry.attempts,
+        last_status: entry.lastStatus,
+        last_error: entry.lastError,
+        updated_at: entry.settledAt,
+        attempt_log: entry.attemptLog,
+      };
+      const events = entry.after === undefined ? [] : await wanted(entry.after, entry.seq);
+      if (events.length === 0) record(entry.seq, entry.outcome, entry.createdAt, settled);
+      for (const event of events) record(event.seq, entry.outcome, event.createdAt, settled);
     }
-    return [...rows, ...logged, ...waiting].sort((a, b) => a.seq - b.seq);
+    for (const [seq, at, status, durationMs, response] of newestLogged(sql, Number.MAX_SAFE_INTEGER))
+      record(seq, "delivered", at, {
+        attempts: 1,
+        last_status: status,
+        attempt_log: [[at, status, durationMs, response, null]],
+      });
+    if (endpoint !== null)
+      for (const { seq, createdAt } of await wanted(logCursor(sql) ?? endpoint.from_seq))
+        record(seq, "pending", createdAt);
+    return [...found.values()].sort((a, b) => a.seq - b.seq);
   });
 };
 

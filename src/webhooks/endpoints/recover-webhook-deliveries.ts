@@ -80,7 +80,7 @@ export const recoverWebhookDeliveries = defineOperation({
       { endpointId, operation: "recover", changes: { since: from }, actor: `key:${keyOfCaller(c).id}`, at },
       async () => {
         const recovered = await callDependency("webhook lane", () =>
-          laneOf(c.env, endpointId).recover(Date.parse(from), RECOVER_AT_ONCE),
+          laneOf(c.env, endpointId).recover(endpointId, Date.parse(from), RECOVER_AT_ONCE),
         );
         // Nothing to recover changed nothing: no audit row stays for it.
         if (recovered.recovered === 0) throw new OperationNotTaken("no failed delivery since then");

@@ -6,6 +6,7 @@ import {
   FAN_OUT_ENDPOINTS,
   noCalls,
   OPERATION_USE,
+  REFUSED_ROWS,
   type BilledCalls,
   type Operation,
 } from "../../../bench/operation-costs";
@@ -14,7 +15,13 @@ import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-retention";
 import { LOG_BLOCK_ENTRIES } from "../../../src/webhook-delivery/lane-log";
-import { freshWebhookOwner, laneDeliveries, makeEndpoint, receivers } from "../../support/webhook-fixtures";
+import {
+  dispatchQuietly,
+  freshWebhookOwner,
+  laneDeliveries,
+  makeEndpoint,
+  receivers,
+} from "../../support/webhook-fixtures";
 import { onAFakeClock, setClock } from "../../support/limits-clock";
 import { apiWith } from "../../support/request";
 import { clearOrders, seedOrders } from "../../support/seed";
@@ -232,7 +239,7 @@ describe("what a change's deliveries are billed for", () => {
       d1RowsRead: 304,
       d1RowsWritten: 1,
       doRequests: 100,
-      laneRows: { read: 2700, written: 100 },
+      laneRows: { read: 2400, written: 100 },
     });
     expect.soft(perDelivery, "a delivery, alone").toEqual(OPERATION_USE["webhook delivery"]);
   });
@@ -252,17 +259,20 @@ describe("what a change's deliveries are billed for", () => {
 const PRODUCTION_RETRIES = "10,60,300,1800,7200,21600,43200,86400,86400";
 
 /**
- * One delivery to a lane already at work, refused `refusals` times (then taken), each retry run by the lane's alarm
- * when due, and the prune a week after: the rows its lane writes for it, as billed.
+ * `count` deliveries to a lane already at work, handed in one wake, each refused `refusals` times (then taken), each
+ * retry run by the lane's alarm when due, and the prune a week after: the rows its lane writes for them, as billed.
  */
-async function refusedDelivery(refusals: number) {
+async function refusedDeliveries(refusals: number, count = 1) {
   setClock(5);
   await freshWebhookOwner();
   const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
   const endpointId = (await makeEndpoint(owner.key, { url: "https://refusing.example/hooks" })).id;
-  let answered = 0;
   let refusing = false;
-  const { fetch } = receivers(() => new Response(null, { status: refusing && answered++ < refusals ? 503 : 204 }));
+  const { fetch, posts } = receivers(() => {
+    const id = posts.at(-1)!.webhookId;
+    const tries = posts.filter((post) => post.webhookId === id).length;
+    return new Response(null, { status: refusing && tries <= refusals ? 503 : 204 });
+  });
   const rows = { read: 0, written: 0 };
   const inLane = (call: (lane: WebhookLane) => Promise<unknown>, counted: boolean) =>
     runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
@@ -283,36 +293,70 @@ async function refusedDelivery(refusals: number) {
     await seedOrders([{ id: 800 }]);
     await dispatchEvents(env.DB, (id, seqs) => inLane((lane) => lane.enqueue(id, seqs), false).then(() => 1));
     refusing = true;
-    await seedOrders([{ id: 801 }]);
+    await seedOrders(Array.from({ length: count }, (_, index) => ({ id: 801 + index })));
     await dispatchEvents(env.DB, (id, seqs) => inLane((lane) => lane.enqueue(id, seqs), true).then(() => 1));
+    const refused = async () => (await laneDeliveries(endpointId)).filter((each) => each.seq > 0).slice(-count);
     for (let retry = 0; retry < 20; retry++) {
       const due = await runInDurableObject(laneOf(env, endpointId), (_, state) => state.storage.getAlarm());
-      const [row] = (await laneDeliveries(endpointId)).filter((each) => each.seq > 0).slice(-1);
-      if (row?.outcome !== "pending" || due === null) break;
+      if (!(await refused()).some((row) => row.outcome === "pending") || due === null) break;
       vi.setSystemTime(Math.max(due, Date.now()) + 1);
       await inLane((lane) => lane.alarm(), true);
     }
-    const [settled] = (await laneDeliveries(endpointId)).filter((each) => each.seq > 0).slice(-1);
+    const settled = await refused();
     vi.setSystemTime(Date.now() + DELIVERY_LOG_MS + 1);
     await inLane((lane) => lane.alarm(), true);
-    return { written: rows.written, settled, left: await laneDeliveries(endpointId) };
+    return { each: rows.written / count, settled, left: await laneDeliveries(endpointId) };
   } finally {
     globalThis.fetch = fetched;
   }
 }
 
+/** An endpoint with `count` events handed to its lane and not yet sent, disabled: the rows its lane's run writes. */
+async function disabledWith(count: number) {
+  setClock(5);
+  await freshWebhookOwner();
+  const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
+  const endpointId = (await makeEndpoint(owner.key, { url: "https://disabled.example/hooks" })).id;
+  await seedOrders(Array.from({ length: count }, (_, index) => ({ id: 900 + index })));
+  await dispatchQuietly();
+  await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
+    .bind(endpointId)
+    .run();
+  const written = await runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
+    const counting = countStorage(state.storage);
+    try {
+      await lane.alarm();
+      return counting.rows().written;
+    } finally {
+      counting.restore();
+    }
+  });
+  const left = await laneDeliveries(endpointId);
+  expect(left).toHaveLength(count);
+  expect(left.every((row) => row.outcome === "failed")).toBe(true);
+  return written;
+}
+
 describe("what a delivery that is refused is billed for", () => {
-  it("refused once, then taken: the rows of its own and its attempts, its retry's alarm, the prune", async () => {
-    const { written, settled, left } = await refusedDelivery(1);
-    expect(settled).toMatchObject({ outcome: "delivered", attempts: 2 });
+  // Alone, its runs write for it alone (its retries' alarms, the cursor, the endpoint's health twice); in a hand-off of
+  // 5 or 20 those are shared, and its own are its row, its retries, its settling and the prune's share.
+  it.each([
+    ["once, then taken", 1, 1, "onceAlone", "delivered", 2],
+    ["once, then taken", 1, 5, "once5", "delivered", 2],
+    ["once, then taken", 1, 20, "once20", "delivered", 2],
+    ["until its schedule is spent (production's ten attempts)", 10, 1, "spentAlone", "failed", 10],
+    ["until its schedule is spent", 10, 5, "spent5", "failed", 10],
+    ["until its schedule is spent", 10, 20, "spent20", "failed", 10],
+  ] as const)("refused %s, %i a run", async (_, refusals, count, row, outcome, attempts) => {
+    const { each, settled, left } = await refusedDeliveries(refusals, count);
+    expect(settled.map((one) => [one.outcome, one.attempts])).toEqual(Array(count).fill([outcome, attempts]));
     expect(left).toEqual([]);
-    expect(written).toBe(19);
+    expect(each).toBe(REFUSED_ROWS[row]);
   });
 
-  it("refused until its schedule is spent (production's ten attempts)", async () => {
-    const { written, settled, left } = await refusedDelivery(10);
-    expect(settled).toMatchObject({ outcome: "failed", attempts: 10 });
-    expect(left).toEqual([]);
-    expect(written).toBe(78);
+  it("an endpoint disabled with N events not yet sent: the same rows for 5 as for 500", async () => {
+    const few = await disabledWith(5);
+    expect(await disabledWith(500)).toBe(few);
+    expect(few).toBe(REFUSED_ROWS.disabled);
   });
 });

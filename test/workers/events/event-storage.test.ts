@@ -3,7 +3,10 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { EVENT_ROW_BYTES } from "../../../src/events/prune-order-events";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { LANE_ATTEMPT_BYTES, LANE_DELIVERY_BYTES, LOG_ENTRY_BYTES } from "../../../src/webhook-delivery/lane-retention";
+import { LOG_ENTRY_BYTES, PENDING_ROW_BYTES, SETTLED_ENTRY_BYTES } from "../../../src/webhook-delivery/lane-retention";
+import type { LaneAttempt } from "../../../src/webhook-delivery/lane-attempts";
+import { addTried } from "../../../src/webhook-delivery/lane-deliveries";
+import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
 import { appendToLog, LOG_BLOCK_ENTRIES, type LoggedDelivery } from "../../../src/webhook-delivery/lane-log";
 
 /**
@@ -36,33 +39,38 @@ describe("what the pipeline keeps, per row", () => {
     expect(perEvent).toBeGreaterThan(EVENT_ROW_BYTES * 0.75);
   });
 
-  it("a delivery and an attempt cost their lane no more than LANE_DELIVERY_BYTES and LANE_ATTEMPT_BYTES", async () => {
-    const { delivery, attempt } = await runInDurableObject(laneOf(env, "we_00000000000000000001"), (_, state) => {
+  it("a delivery refused once costs its lane no more than PENDING_ROW_BYTES pending and SETTLED_ENTRY_BYTES settled", async () => {
+    const { pending, settled } = await runInDurableObject(laneOf(env, "we_00000000000000000001"), (_, state) => {
       const sql = state.storage.sql;
       const empty = sql.databaseSize;
       const now = Date.now();
-      sql.exec(
-        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
-         INSERT INTO deliveries (seq, outcome, attempts, schedule_step, last_status, last_error, due_at,
-           created_at, updated_at)
-         SELECT 1000000000 + i, 'delivered', 1, 0, 200, NULL, NULL, ? + i, ? + i + 180 FROM n`,
-        now,
-        now,
-      );
-      const withDeliveries = sql.databaseSize;
-      sql.exec(
-        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
-         INSERT INTO attempts (seq, at, status, duration_ms, response, error) SELECT 1000000000 + i, ? + i,
-           200, 180, '{"received":true}', NULL FROM n`,
-        now,
-      );
-      return { delivery: (withDeliveries - empty) / ROWS, attempt: (sql.databaseSize - withDeliveries) / ROWS };
+      const refused = (seq: number): LaneAttempt => [now + seq, 503, 180, "busy", "the receiver answered 503"];
+      for (let seq = 1_000_000_000; seq < 1_000_000_000 + ROWS; seq++)
+        addTried(sql, seq, refused(seq), now + seq + 10_000, now + seq, now + seq);
+      const withRows = sql.databaseSize;
+      sql.exec("DELETE FROM pending_deliveries");
+      // Settled 5 at a time, each with its refusal and the answer that took it, into full blocks.
+      for (let seq = 1_000_000_000; seq < 1_000_000_000 + ROWS; seq += 5)
+        appendSettled(
+          sql,
+          Array.from({ length: 5 }, (_, i) => ({
+            seq: seq + i,
+            outcome: "delivered" as const,
+            attempts: 2,
+            lastStatus: 200,
+            lastError: null,
+            createdAt: now + seq,
+            settledAt: now + seq + 10_000,
+            attemptLog: [refused(seq + i), [now + seq + 10_000, 200, 180, '{"received":true}', null] as LaneAttempt],
+          })),
+        );
+      return { pending: (withRows - empty) / ROWS, settled: (sql.databaseSize - withRows) / ROWS };
     });
-    console.log(`bytes per delivery: ${delivery.toFixed(1)}, per attempt: ${attempt.toFixed(1)}`);
-    expect(delivery).toBeLessThanOrEqual(LANE_DELIVERY_BYTES);
-    expect(delivery).toBeGreaterThan(LANE_DELIVERY_BYTES * 0.75);
-    expect(attempt).toBeLessThanOrEqual(LANE_ATTEMPT_BYTES);
-    expect(attempt).toBeGreaterThan(LANE_ATTEMPT_BYTES * 0.75);
+    console.log(`bytes per pending row: ${pending.toFixed(1)}, per settled entry: ${settled.toFixed(1)}`);
+    expect(pending).toBeLessThanOrEqual(PENDING_ROW_BYTES);
+    expect(pending).toBeGreaterThan(PENDING_ROW_BYTES * 0.75);
+    expect(settled).toBeLessThanOrEqual(SETTLED_ENTRY_BYTES);
+    expect(settled).toBeGreaterThan(SETTLED_ENTRY_BYTES * 0.75);
   });
 
   it("a delivery that went through at its first try costs its lane's log no more than LOG_ENTRY_BYTES", async () => {

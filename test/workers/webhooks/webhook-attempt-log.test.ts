@@ -96,7 +96,7 @@ describe("a delivery's attempt log", () => {
           laneOf(env, endpointId),
           (_, state) =>
             state.storage.sql
-              .exec("SELECT (SELECT count(*) FROM deliveries) + (SELECT count(*) FROM attempts) AS n")
+              .exec("SELECT (SELECT count(*) FROM pending_deliveries) + (SELECT count(*) FROM settled_log) AS n")
               .one().n,
         ),
       )

@@ -411,39 +411,41 @@ describe("an endpoint's deliveries", () => {
 });
 
 describe("keeping deliveries", () => {
-  it("prunes a lane's settled deliveries and attempts past the delivery log's reach, and keeps the pending ones", async () => {
+  it("prunes a lane's settled deliveries, a block at a time, past the delivery log's reach, and keeps the pending ones", async () => {
     const made = await endpoint({ url: "https://kept.example/" });
     const now = Date.now();
     const old = now - DELIVERY_LOG_MS - 60_000;
+    const settled = (seq: number, outcome: "delivered" | "failed", at: number) => ({
+      seq,
+      outcome,
+      attempts: 2,
+      lastStatus: outcome === "delivered" ? 200 : 500,
+      lastError: null,
+      createdAt: at,
+      settledAt: at,
+      attemptLog: [[at, outcome === "delivered" ? 200 : 500, 5, null, null]],
+    });
     await runInDurableObject(laneOf(env, made.id), (_, state) => {
+      const { sql } = state.storage;
       state.storage.kv.put("endpointId", made.id);
-      const rows: [number, string, number][] = [
-        [1, "delivered", old],
-        [2, "pending", old],
-        [3, "failed", now],
-      ];
-      for (const [seq, outcome, at] of rows)
-        state.storage.sql.exec(
-          "INSERT INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-          seq,
-          outcome,
-          outcome === "pending" ? now + 60_000 : null,
-          at,
-          at,
+      // Two blocks: one whose every entry settled before the log's reach, and a newer one.
+      for (const entry of [settled(1, "delivered", old), settled(3, "failed", now)])
+        sql.exec(
+          "INSERT INTO settled_log (settled, last_at, entries) VALUES (1, ?, ?)",
+          entry.settledAt,
+          JSON.stringify([entry]),
         );
-      state.storage.sql.exec(
-        "INSERT INTO attempts (seq, at, status, duration_ms) VALUES (1, ?, 200, 5), (3, ?, 500, 5)",
+      sql.exec(
+        "INSERT INTO pending_deliveries (seq, due_at, created_at, updated_at) VALUES (2, ?, ?, ?)",
+        now + 60_000,
         old,
-        now,
+        old,
       );
     });
     await runLaneOnce(made.id, { fetch: receiver().fetch, now: () => now });
-    expect((await laneDeliveries(made.id)).map((row) => row.seq)).toEqual([2, 3]);
-    expect(
-      await runInDurableObject(laneOf(env, made.id), (_, state) =>
-        state.storage.sql.exec("SELECT seq FROM attempts").toArray(),
-      ),
-    ).toEqual([{ seq: 3 }]);
+    const left = await laneDeliveries(made.id);
+    expect(left.map((row) => row.seq)).toEqual([2, 3]);
+    expect(left[1]!.attempt_log).toEqual([[now, 500, 5, null, null]]);
   });
 });
 

@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { MISSED } from "../../../src/webhook-delivery/lane-run";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -276,15 +277,19 @@ describe("recovering failed deliveries", () => {
       .run();
     await runInDurableObject(laneOf(env, endpointId), (_, state) => {
       state.storage.kv.put("endpointId", endpointId);
-      state.storage.sql.exec(
-        "WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ? + ? - 1) " +
-          "INSERT INTO deliveries (seq, attempts, schedule_step, outcome, created_at, updated_at) SELECT i, 4, 3, " +
-          "'failed', ?, ? FROM n",
-        firstSeq,
-        firstSeq,
-        count,
-        Date.parse(createdAt),
-        Date.parse(createdAt),
+      const at = Date.parse(createdAt);
+      appendSettled(
+        state.storage.sql,
+        Array.from({ length: count }, (_, index) => ({
+          seq: firstSeq + index,
+          outcome: "failed" as const,
+          attempts: 4,
+          lastStatus: 503,
+          lastError: "the receiver answered 503",
+          createdAt: at,
+          settledAt: at,
+          attemptLog: [],
+        })),
       );
     });
   };

@@ -363,7 +363,7 @@ describe("a failing endpoint", () => {
     const { listed, head, due } = await runInDurableObject(laneOf(env, watcher.id), (_, state) => {
       const insert = (seq: number, at: number) =>
         state.storage.sql.exec(
-          "INSERT INTO deliveries (seq, outcome, due_at, created_at, updated_at) VALUES (?, 'pending', ?, ?, ?)",
+          "INSERT INTO pending_deliveries (seq, due_at, created_at, updated_at) VALUES (?, ?, ?, ?)",
           seq,
           at,
           at,

@@ -83,6 +83,48 @@ describe("a lane that dies mid-run", () => {
   });
 });
 
+describe("a lane that dies as it settles its retried rows", () => {
+  it("keeps them pending: the next run sends each again, once, and every one is delivered", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 12 }, (_, index) => 3_500 + index),
+    );
+    let clock = Date.now();
+    await runLaneOnce(endpointId, {
+      fetch: receivers(() => new Response(null, { status: 503 })).fetch,
+      now: () => clock,
+    });
+    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "pending" && row.attempts === 1)).toBe(
+      true,
+    );
+    clock += 60_000;
+    const { fetch, posts } = receivers();
+    // Taken at their retry, the lane dies at the flush that would move them to the settled log.
+    const died = await runLaneOnce(endpointId, (state) => ({
+      fetch,
+      now: () => clock,
+      sql: {
+        exec(query: string, ...bindings: SqlStorageValue[]) {
+          if (query.startsWith("DELETE FROM pending_deliveries WHERE seq = ?")) throw new Error("the object was reset");
+          return state.storage.sql.exec(query, ...bindings);
+        },
+      } as unknown as SqlStorage,
+    })).then(
+      () => "ran",
+      (error: unknown) => String(error),
+    );
+    expect(died).toBe("Error: the object was reset");
+    expect(posts.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
+    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "pending")).toBe(true);
+
+    const { fetch: again, posts: resent } = receivers();
+    await runLaneOnce(endpointId, { fetch: again, now: () => clock });
+    expect(resent.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
+    const rows = await laneDeliveries(endpointId);
+    expect(rows.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["delivered", 2]));
+  });
+});
+
 describe("a lane whose first try hangs", () => {
   it("starts no more than FLUSH_EVERY answers past it, so a death would re-send at most those and the six in flight", async () => {
     const { endpointId, seqs } = await pendingDeliveries(

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { LANE_BATCH, LANE_RUN_DELIVERIES, LANE_RUN_MS } from "../../../src/webhook-delivery/lane-run";
+import { PENDING_CAP } from "../../../src/webhook-delivery/lane-deliveries";
+import { api } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import { interceptD1 } from "../../support/faults";
 import {
@@ -168,7 +172,7 @@ describe("one run of a lane", () => {
     expect(to("https://moved.example/hooks")).toBe(10);
   });
 
-  it(`fails what cannot be sent a batch (${LANE_BATCH}) a run, and runs again at once until none is left`, async () => {
+  it(`fails what cannot be sent at once, however much (${LANE_BATCH + 5}): one entry names the range`, async () => {
     const ids = Array.from({ length: LANE_BATCH + 5 }, (_, i) => 5_000 + i);
     const { endpointId } = await pendingDeliveries(owner.key, ids);
     for (let pass = 0; (await laneDeliveries(endpointId)).length < ids.length; pass++) {
@@ -179,13 +183,63 @@ describe("one run of a lane", () => {
       .bind(endpointId)
       .run();
     const { fetch, posts } = receivers();
-    const pendingOf = async () => (await laneDeliveries(endpointId)).filter((row) => row.outcome === "pending").length;
-    const before = Date.now();
-    const first = (await runLaneOnce(endpointId, { fetch })) as { next: number | null };
-    expect(first.next).toBeGreaterThanOrEqual(before);
-    expect(await pendingOf()).toBe(5);
     expect(await runLaneOnce(endpointId, { fetch })).toMatchObject({ next: null });
-    expect(await pendingOf()).toBe(0);
+    const rows = await laneDeliveries(endpointId);
+    expect(rows).toHaveLength(ids.length);
+    expect(rows.every((row) => row.outcome === "failed" && row.last_error === "the endpoint is disabled")).toBe(true);
+    const blocks = await runInDurableObject(laneOf(env, endpointId), (_, state) =>
+      state.storage.sql.exec("SELECT entries FROM settled_log").toArray(),
+    );
+    expect(blocks).toHaveLength(1);
+    expect(JSON.parse(blocks[0]!.entries as string)).toHaveLength(1);
     expect(posts).toEqual([]);
+  });
+
+  it(`tries nothing new from the feed while PENDING_CAP (${PENDING_CAP}) rows wait; once one gets through, the rest are due at once`, async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [31, 32, 33]);
+    const [first, second, third] = seqs as [number, number, number];
+    const now = Date.now();
+    // The first event refused once and due now; rows of events the feed no longer holds fill the cap, due in an hour.
+    await runInDurableObject(laneOf(env, endpointId), (_, state) => {
+      const insert = (seq: number, dueAt: number) =>
+        state.storage.sql.exec(
+          "INSERT INTO pending_deliveries (seq, attempts, schedule_step, due_at, created_at, updated_at) VALUES " +
+            "(?, 1, 1, ?, ?, ?)",
+          seq,
+          dueAt,
+          now,
+          now,
+        );
+      insert(first, now);
+      for (let held = 1; held < PENDING_CAP; held++) insert(1_000_000_000 + held, now + 3_600_000);
+    });
+    // The receiver answers a turn of the event loop later: the run looks at the feed while the first is in flight.
+    const { fetch, posts } = receivers(() => new Promise((answer) => setTimeout(() => answer(new Response("ok")), 0)));
+    const capped = (await runLaneOnce(endpointId, { fetch, now: () => now })) as { next: number | null };
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${first}`]);
+    expect(capped.next).toBe(now);
+    // The next runs send what the cap held (its events gone, they settle as expired), then the feed behind it.
+    for (let run = 0; run < 3 && posts.length < 3; run++) await runLaneOnce(endpointId, { fetch, now: () => now });
+    expect(posts.map((post) => post.webhookId)).toEqual([first, second, third].map((seq) => `evt_${seq}`));
+    expect((await laneDeliveries(endpointId)).filter((row) => row.outcome === "pending")).toEqual([]);
+  });
+
+  it("sends an event its owner retried before its first try once, though its row settled before the feed reached it", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
+    await seedOrders([{ id: 41 }, { id: 42 }]);
+    await dispatchQuietly();
+    const [, second] = (await laneDeliveries(made.id)).map((row) => row.seq);
+    const retried = await api(`/v2/webhook-endpoints/${made.id}/deliveries/wd_${made.id.slice(3)}_${second}/retry`, {
+      method: "POST",
+      key: owner.key,
+    });
+    expect(retried.status).toBe(202);
+    const { fetch, posts } = receivers();
+    // Paced, the run waits between starts: the retried row is answered and settled before the feed is read.
+    let clock = Date.now();
+    await runLaneOnce(made.id, { fetch, now: () => clock, sleep: async (ms) => void (clock += ms) });
+    const sent = posts.map((post) => post.webhookId);
+    expect(sent.filter((id) => id === `evt_${second}`)).toHaveLength(1);
+    expect(sent).toHaveLength(2);
   });
 });

@@ -130,7 +130,7 @@ describe("an endpoint's health, as operators list it", () => {
     expect(failing.lastDeliveredAt).toBeNull();
     // Its retry made due now: the receiver is back.
     await runInDurableObject(lane, (_, state) =>
-      state.storage.sql.exec("UPDATE deliveries SET due_at = ?", Date.now()),
+      state.storage.sql.exec("UPDATE pending_deliveries SET due_at = ?", Date.now()),
     );
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     await alarmWith(lane, env);

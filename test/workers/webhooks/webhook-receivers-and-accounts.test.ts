@@ -5,6 +5,7 @@ import { accountLiveness } from "../../../src/keys/live-account";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { attemptDelivery } from "../../../src/webhook-delivery/delivery-attempt";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { deliveryOf, settleDeliveries, type Settle } from "../../../src/webhook-delivery/lane-deliveries";
 import { newestLogged } from "../../../src/webhook-delivery/lane-log";
 import { WATCHDOG_MS, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { laneEndpoint } from "../../../src/webhook-delivery/endpoint-table";
@@ -32,6 +33,22 @@ import {
  * whose keys are revoked or expired.
  */
 const owner = webhookOwnerOfEachTest();
+
+/** A row delivered by something else (a manual retry, another run) at `at`. */
+const deliveredMeanwhile = (sql: SqlStorage, seq: number, at: number) =>
+  settleDeliveries(
+    sql,
+    [
+      {
+        seq,
+        outcome: "delivered",
+        attempt: [at, 200, 5, null, null],
+        error: null,
+        updatedAt: deliveryOf(sql, seq)!.updated_at,
+      },
+    ],
+    at,
+  );
 
 describe("what cannot be delivered", () => {
   it("fails a delivery whose secret cannot be opened (it never could), rather than retrying it for ever", async () => {
@@ -202,11 +219,7 @@ describe("each endpoint in a lane of its own", () => {
       // While the lane waits its turn, a manual retry delivers the second and another run the third.
       sleep: async (ms) => {
         clock += ms;
-        state.storage.sql.exec(
-          "UPDATE deliveries SET outcome = 'delivered', due_at = NULL WHERE seq IN (?, ?)",
-          second!,
-          third!,
-        );
+        for (const seq of [second!, third!]) deliveredMeanwhile(state.storage.sql, seq, clock);
       },
     }));
     expect(posts.map((post) => post.webhookId)).toEqual([`evt_${first}`]);
@@ -289,9 +302,9 @@ describe("what the receiver asks for", () => {
     // Refused once, it has a row; due again now.
     await runLaneOnce(endpointId, { fetch: receivers(() => new Response(null, { status: 500 })).fetch });
     await runInDurableObject(laneOf(env, endpointId), async (_, state) => {
-      const stale = state.storage.sql.exec("SELECT * FROM deliveries").toArray()[0];
+      const stale = deliveryOf(state.storage.sql, seqs[0]!);
       // A manual retry delivered it while this attempt was out.
-      state.storage.sql.exec("UPDATE deliveries SET outcome = 'delivered', last_status = 200, due_at = NULL");
+      deliveredMeanwhile(state.storage.sql, seqs[0]!, Date.now());
       const late = await attemptDelivery(
         {
           sql: state.storage.sql,
@@ -305,7 +318,8 @@ describe("what the receiver asks for", () => {
         stale as never,
         { id: `evt_${seqs[0]}`, body: "{}" },
       );
-      expect(late).toEqual({ outcome: { kind: "gone" } });
+      expect(late).toMatchObject({ outcome: { kind: "gone" }, settle: { outcome: "failed" } });
+      expect(settleDeliveries(state.storage.sql, [(late as { settle: Settle }).settle], Date.now())).toBe(0);
     });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "delivered", last_status: 200 });
   });

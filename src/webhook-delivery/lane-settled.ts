@@ -1,0 +1,152 @@
+/**
+ * A lane's settled log (docs/design/order-events.md#lanes): each row that settled, and each range of events failed at
+ * once, an entry in blocks kept in the order they settled, so a settle costs one row written and a prune one a block.
+ */
+import { tookIt, type LaneAttempt } from "./lane-attempts";
+
+export interface SettledDelivery {
+  /** The event's sequence (a notice's negated id); for a range, its last event. */
+  seq: number;
+  /** A range's sequence before its first event: every event the endpoint wanted in (after, seq] failed at once. */
+  after?: number;
+  outcome: "delivered" | "failed";
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  settledAt: number;
+  attemptLog: LaneAttempt[];
+}
+
+/** The entry for every event the endpoint wanted in (after, through], failed at once for `reason`. */
+export const failedRange = (
+  after: number,
+  through: number,
+  reason: string,
+  createdAt: number,
+  now: number,
+): SettledDelivery => ({
+  seq: through,
+  after,
+  outcome: "failed",
+  attempts: 0,
+  lastStatus: null,
+  lastError: reason,
+  createdAt,
+  settledAt: now,
+  attemptLog: [],
+});
+
+/** Entries a block holds at most: a block is rewritten whole at each settle, so it stays small. */
+export const SETTLED_BLOCK_ENTRIES = 100;
+const PRUNE_BLOCKS = 20;
+
+export const SETTLED_DDL = `
+CREATE TABLE IF NOT EXISTS settled_log (
+  id INTEGER PRIMARY KEY,
+  settled INTEGER NOT NULL,
+  last_at INTEGER NOT NULL,
+  entries TEXT NOT NULL
+);
+`;
+
+/** Appends entries to the newest block, or to a new one when it is full: one row written a block. */
+export function appendSettled(sql: SqlStorage, entries: readonly SettledDelivery[]): void {
+  for (let from = 0; from < entries.length; from += SETTLED_BLOCK_ENTRIES)
+    appendBlock(sql, entries.slice(from, from + SETTLED_BLOCK_ENTRIES));
+}
+
+function appendBlock(sql: SqlStorage, entries: readonly SettledDelivery[]): void {
+  const [block] = sql
+    .exec<{ id: number; settled: number }>("SELECT id, settled FROM settled_log ORDER BY id DESC LIMIT 1")
+    .toArray();
+  const added = JSON.stringify(entries);
+  const lastAt = Math.max(...entries.map((entry) => entry.settledAt));
+  if (block === undefined || block.settled + entries.length > SETTLED_BLOCK_ENTRIES) {
+    sql.exec("INSERT INTO settled_log (settled, last_at, entries) VALUES (?, ?, ?)", entries.length, lastAt, added);
+    return;
+  }
+  sql.exec(
+    "UPDATE settled_log SET settled = settled + ?, last_at = max(last_at, ?), entries = substr(entries, 1, " +
+      "length(entries) - 1) || ',' || substr(?, 2) WHERE id = ?",
+    entries.length,
+    lastAt,
+    added,
+    block.id,
+  );
+}
+
+/** Each delivery's newest entry, newest settled first, a block at a time while `wanted` asks for more. */
+export function readSettled(
+  sql: SqlStorage,
+  wanted: (found: readonly SettledDelivery[], blockLastAt: number) => boolean,
+): SettledDelivery[] {
+  const found: SettledDelivery[] = [];
+  const seen = new Set<number>();
+  for (const block of sql.exec<{ last_at: number; entries: string }>(
+    "SELECT last_at, entries FROM settled_log ORDER BY id DESC",
+  )) {
+    if (!wanted(found, block.last_at)) break;
+    for (const entry of (JSON.parse(block.entries) as SettledDelivery[]).reverse()) {
+      if (seen.has(entry.seq)) continue;
+      seen.add(entry.seq);
+      found.push(entry);
+    }
+  }
+  return found;
+}
+
+/** The newest settled deliveries by event: read until an older block could hold none newer (settled after made). */
+export function newestSettled(sql: SqlStorage, limit: number): SettledDelivery[] {
+  const newestFirst = (a: SettledDelivery, b: SettledDelivery) => b.createdAt - a.createdAt || b.seq - a.seq;
+  const found = readSettled(
+    sql,
+    (entries, lastAt) => entries.length < limit || [...entries].sort(newestFirst)[limit - 1]!.createdAt <= lastAt,
+  );
+  return found.sort(newestFirst).slice(0, limit);
+}
+
+/** The newest settled entry for the event `seq`, its own or a range's that holds it. */
+export function settledOf(sql: SqlStorage, seq: number): SettledDelivery | undefined {
+  return readSettled(sql, () => true).find(
+    (entry) => entry.seq === seq || (entry.after !== undefined && seq > entry.after && seq <= entry.seq),
+  );
+}
+
+/** Failed entries of deliveries made since `since`, newest settled first; a range's, made when its first event was. */
+export const failedSince = (sql: SqlStorage, since: number): SettledDelivery[] =>
+  readSettled(sql, (_, lastAt) => lastAt >= since).filter(
+    (entry) => entry.outcome === "failed" && entry.createdAt >= since && (entry.after ?? -1) < entry.seq,
+  );
+
+const attemptsOf = (entries: readonly SettledDelivery[], since: number) =>
+  entries.flatMap((entry) => entry.attemptLog).filter((attempt) => attempt[0] >= since);
+
+/** Attempts since `since` that were refused or never answered, counted up to `enough`. */
+export function failedAttemptsSince(sql: SqlStorage, since: number, enough: number): number {
+  const failed = (entries: readonly SettledDelivery[]) =>
+    attemptsOf(entries, since).filter((attempt) => !tookIt(attempt)).length;
+  return failed(readSettled(sql, (entries, lastAt) => lastAt >= since && failed(entries) < enough));
+}
+
+/** When the newest attempt since `since` that a receiver took was made; null when none was. */
+export function lastSuccessSince(sql: SqlStorage, since: number): number | null {
+  const taken = (entries: readonly SettledDelivery[]) =>
+    attemptsOf(entries, since)
+      .filter(tookIt)
+      .map((attempt) => attempt[0]);
+  const found = taken(readSettled(sql, (entries, lastAt) => lastAt >= since && taken(entries).length === 0));
+  return found.length === 0 ? null : Math.max(...found);
+}
+
+/** Deletes blocks whose every entry settled before `before`, oldest first; how many. */
+export function pruneSettled(sql: SqlStorage, before: number): number {
+  return sql
+    .exec(
+      "DELETE FROM settled_log WHERE id IN (SELECT id FROM settled_log ORDER BY id LIMIT ?) AND last_at < ? " +
+        "RETURNING id",
+      PRUNE_BLOCKS,
+      before,
+    )
+    .toArray().length;
+}
