@@ -742,6 +742,8 @@ export interface OperationCost {
   dollarsPerMillion: number;
   /** The line that costs most. */
   largest: string;
+  /** A delivery's rows written in its lane, as billed. */
+  rowsWritten?: number;
 }
 
 /** Each operation's dollars per million at Workers Paid's list prices, from its counted calls and this run's CPU. */
@@ -756,7 +758,14 @@ export function operationCosts(load: LoadRow[], fanOutDelivery?: FanOutDeliveryR
     const cpuMs = micros === undefined ? null : micros / 1000;
     const { lines, total } = dollarsPerMillion(OPERATION_USE[operation], cpuMs ?? 0);
     const [largest] = Object.entries(lines).sort(([, a], [, b]) => b - a);
-    return { operation, cpuMs, dollarsPerMillion: total, largest: largest![0] };
+    const delivery = operation.startsWith("webhook delivery");
+    return {
+      operation,
+      cpuMs,
+      dollarsPerMillion: total,
+      largest: largest![0],
+      ...(delivery && { rowsWritten: OPERATION_USE[operation].doRowsWritten }),
+    };
   });
 }
 

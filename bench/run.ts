@@ -39,6 +39,7 @@ import {
   type Target,
 } from "./report";
 import { measureDelivery } from "./delivery-latency";
+import { monthOf, REFUSED_ROWS, STORE_MONTH } from "./operation-costs";
 import { d1HttpApi } from "../scripts/lib/d1-http-api";
 import { startWebhookReceiver, type WebhookReceiver } from "../scripts/lib/webhook-receiver";
 import { createServer } from "node:http";
@@ -522,6 +523,15 @@ try {
       "test/workers/app/billed-calls.test.ts counts them, the CPU from this run)\n",
   );
   console.log(costTable(costs));
+  const cpuMs = Object.fromEntries(
+    costs.flatMap(({ operation, cpuMs }) => (cpuMs === null ? [] : [[operation, cpuMs]])),
+  );
+  const storeMonthDollars = Math.round(monthOf(STORE_MONTH, cpuMs).total);
+  console.log(
+    `\nA delivery refused once, then taken: ${REFUSED_ROWS.onceAlone} rows written alone, ${REFUSED_ROWS.once20} ` +
+      `20 a run; its schedule spent: ${REFUSED_ROWS.spentAlone} alone, ${REFUSED_ROWS.spent20} 20 a run; an endpoint ` +
+      `disabled with any number not yet sent: ${REFUSED_ROWS.disabled}.\n\nA store's month: $${storeMonthDollars}.`,
+  );
   console.log("\n## Targets\n");
   printTargets(targets);
   console.log("\n## No target\n");
@@ -539,6 +549,8 @@ try {
     delivery,
     fanOutDelivery,
     costs,
+    refusedDeliveries: REFUSED_ROWS,
+    storeMonthDollars,
     targets,
     figures,
   };
