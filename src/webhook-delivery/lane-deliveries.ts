@@ -169,8 +169,11 @@ export function dueInOrder(sql: SqlStorage, now: number, limit: number, inFlight
   return due;
 }
 
-export const settledAhead = (sql: SqlStorage, seq: number): boolean =>
-  sql.exec("SELECT 1 FROM settled_ahead WHERE seq = ?", seq).toArray().length > 0;
+/** Whether a feed's read leaves the event out: a row pending for it, or one settled before the cursor passed it. */
+export const keyed = (sql: SqlStorage, seq: number): boolean =>
+  sql
+    .exec("SELECT 1 FROM pending_deliveries WHERE seq = ?1 UNION ALL SELECT 1 FROM settled_ahead WHERE seq = ?1", seq)
+    .toArray().length > 0;
 
 export const passSettledAhead = (sql: SqlStorage, cursor: number): void =>
   void sql.exec("DELETE FROM settled_ahead WHERE seq <= ?", cursor);

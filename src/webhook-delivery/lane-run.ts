@@ -19,7 +19,7 @@ import {
   pendingCount,
   releaseHeld,
   settleDeliveries,
-  settledAhead,
+  keyed,
   type Settle,
   type LaneDelivery,
 } from "./lane-deliveries";
@@ -206,7 +206,7 @@ class FirstTries {
     this.readThrough = Math.max(read.through, read.expired ?? 0);
     this.more = read.more;
     for (const event of read.events)
-      if (deliveryOf(this.sql, event.seq) === undefined && !settledAhead(this.sql, event.seq))
+      if (!keyed(this.sql, event.seq))
         this.waiting.push({ delivery: { seq: event.seq, createdAt: event.createdAt }, message: messageOf(event.row) });
   }
 
