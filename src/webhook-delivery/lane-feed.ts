@@ -39,34 +39,52 @@ export const messageOf = (row: OrderEventRow): LaneMessage => ({
   body: orderEventJson(row, [] as DroppedValue[]),
 });
 
+/** How far a read goes: `upTo` at most, windows of `window`, and for a lane's run, `handed` (below). */
+export interface FeedRead {
+  upTo?: number;
+  window?: number;
+  /**
+   * A lane reads no further than the dispatcher's mark or the furthest event it was handed: the mark is the floor a D1
+   * restore's guard holds the sequence above, so no new event can take an id a lane has passed.
+   */
+  handed?: number;
+}
+
 /**
- * Up to `limit` events the endpoint wants after `after` (up to `upTo`), in order; `through`: the sequence up to which
- * the read saw every event it wants; `more`: whether the feed goes on past it; `head`: the feed's newest; `expired`:
- * the events after `after` the feed no longer holds (pruned before the lane reached them), up to that sequence.
+ * Up to `limit` events the endpoint wants after `after`, in order; `through`: the sequence up to which the read saw
+ * every event it wants; `more`: whether the feed goes on past it; `head`: the feed's newest (as far as the read may
+ * go); `expired`: the events after `after` the feed no longer holds (pruned before the lane reached them), up to that
+ * sequence.
  */
 export async function wantedAfter(
   db: D1Queryable,
   endpoint: Wanting,
   after: number,
   limit: number,
-  upTo = Number.MAX_SAFE_INTEGER,
-  window = SCAN_WINDOW,
+  { upTo = Number.MAX_SAFE_INTEGER, window = SCAN_WINDOW, handed }: FeedRead = {},
 ): Promise<{ events: WantedEvent[]; through: number; more: boolean; head: number; expired?: number }> {
   const from = Math.max(after, endpoint.from_seq);
   const end = Math.min(from + window, upTo);
+  // The feed's head, or for a lane's run the furthest of the dispatcher's mark and what it was handed (`param`).
+  const ceiling = (param: string) =>
+    handed === undefined
+      ? "(SELECT max(seq) FROM order_events)"
+      : `min((SELECT max(seq) FROM order_events), max((SELECT mark FROM webhook_dispatch WHERE id = 1), ${param}))`;
   // ORDER BY the qualified integer: a bare `seq` is the text column.
   const [rows, heads] = await db.batch([
     db
       .prepare(
         "SELECT CAST(seq AS TEXT) AS seq, type, created_at, order_row, previous_row, changed FROM order_events WHERE " +
-          "seq > ?1 AND seq <= ?2 AND type IN (SELECT value FROM json_each(?3)) ORDER BY order_events.seq LIMIT ?4",
+          `seq > ?1 AND seq <= ?2 AND seq <= coalesce(${ceiling("?5")}, 0) AND type IN (SELECT value FROM ` +
+          "json_each(?3)) ORDER BY order_events.seq LIMIT ?4",
       )
-      .bind(from, end, typesOf(endpoint), limit),
+      .bind(from, end, typesOf(endpoint), limit, ...(handed === undefined ? [] : [handed])),
     // Each its own subquery: SQLite reads one row for a lone min() or max(), the whole table for both at once.
-    db.prepare(
-      "SELECT coalesce((SELECT max(seq) FROM order_events), 0) AS head, coalesce((SELECT min(seq) FROM " +
-        "order_events), 0) AS oldest",
-    ),
+    db
+      .prepare(
+        `SELECT coalesce(${ceiling("?1")}, 0) AS head, coalesce((SELECT min(seq) FROM order_events), 0) AS oldest`,
+      )
+      .bind(...(handed === undefined ? [] : [handed])),
   ]);
   const found = rows!.results as unknown as OrderEventRow[];
   const { head, oldest } = heads!.results[0] as { head: number; oldest: number };

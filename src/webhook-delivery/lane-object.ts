@@ -81,6 +81,8 @@ export class WebhookLane extends DurableObject<Env> {
   /** The runs a wake began, while they last: the alarm waits for them, as a test may; a wake meanwhile asks more. */
   running: Promise<void> | undefined;
   private wokenAgain = false;
+  /** The furthest event handed to this instance. Safe: lost with it, the dispatcher's mark in D1 is the floor. */
+  private handed = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -92,6 +94,7 @@ export class WebhookLane extends DurableObject<Env> {
    * notice's negated id); again after a crash adds nothing. How many were new to it.
    */
   async enqueue(endpointId: string, seqs: readonly string[]): Promise<number> {
+    this.handed = Math.max(this.handed, ...seqs.map(Number));
     const handed = takeHandOff(this.ctx.storage, endpointId, seqs);
     await this.wake();
     return handed;
@@ -197,7 +200,10 @@ export class WebhookLane extends DurableObject<Env> {
       }
       if (endpoint === null) continue;
       // A range is made when its first event was: recovered whole, in pages of `limit`, each leaving it the rest.
-      const read = await wantedAfter(this.env.DB, endpoint, entry.after, limit - recovered, entry.seq, MAX_SCAN_WINDOW);
+      const read = await wantedAfter(this.env.DB, endpoint, entry.after, limit - recovered, {
+        upTo: entry.seq,
+        window: MAX_SCAN_WINDOW,
+      });
       for (const event of read.events) addRetried(sql, event.seq, undefined, event.createdAt, now);
       recovered += read.events.length;
       const rest = read.more && read.through < entry.seq;
@@ -283,6 +289,7 @@ export class WebhookLane extends DurableObject<Env> {
         handToLane: (recipient, seqs) => laneOf(this.env, recipient).enqueue(recipient, seqs),
         sealingKey: sealingKeyOf(this.env),
         accountLiveness: (account) => accountLiveness(this.env.ACCOUNTS, account, this.liveAccounts),
+        handed: this.handed,
       });
       if (result === "endpoint gone") {
         await this.wipe();

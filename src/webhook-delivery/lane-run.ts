@@ -60,6 +60,8 @@ export interface LaneContext extends AttemptContext, WatchContext {
   accountLiveness(budget: string): Promise<AccountLiveness>;
   /** Waits that long (a timer in the Worker; tests hand in their own). */
   sleep(ms: number): Promise<void>;
+  /** The furthest event handed to the lane since its object started (0: none): FeedRead's `handed`. */
+  handed: number;
 }
 
 /**
@@ -88,7 +90,11 @@ async function failAfterCursor(
 ): Promise<void> {
   const { sql } = context;
   const cursor = cursorOf(sql, endpoint);
-  const read = await wantedAfter(context.db, endpoint, cursor, 1, upTo, MAX_SCAN_WINDOW);
+  const read = await wantedAfter(context.db, endpoint, cursor, 1, {
+    upTo,
+    window: MAX_SCAN_WINDOW,
+    handed: context.handed,
+  });
   const through = Math.min(read.head, upTo ?? read.head);
   if (through <= cursor) return;
   const [first] = read.events;
@@ -195,7 +201,10 @@ class FirstTries {
 
   /** Reads the next page of events wanted after what was read, leaving out those with a row already. */
   async read(context: LaneContext, endpoint: LaneEndpoint): Promise<void> {
-    const read = await wantedAfter(context.db, endpoint, this.readThrough, PAGE, undefined, this.window);
+    const read = await wantedAfter(context.db, endpoint, this.readThrough, PAGE, {
+      window: this.window,
+      handed: context.handed,
+    });
     this.window = read.events.length === 0 ? Math.min(2 * this.window, MAX_SCAN_WINDOW) : SCAN_WINDOW;
     // Pruned past the cursor: one row for what the lane was owed; it was woken for any other it wanted.
     const lost = Math.min(read.expired ?? 0, context.kv.get<number>(OWED_THROUGH) ?? 0);

@@ -318,7 +318,7 @@ async function disabledWith(count: number) {
   const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
   const endpointId = (await makeEndpoint(owner.key, { url: "https://disabled.example/hooks" })).id;
   await seedOrders(Array.from({ length: count }, (_, index) => ({ id: 900 + index })));
-  await dispatchQuietly();
+  while ((await dispatchQuietly()).more);
   await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
     .bind(endpointId)
     .run();

@@ -161,6 +161,7 @@ describe("changing a webhook endpoint", () => {
     expect((await change(endpointId, { status: "enabled" })).status).toBe(200);
     await seedOrders([{ id: 24 }]);
     const [missedA, missedB, after] = (await laneDeliveries(endpointId)).map((row) => row.seq).slice(1);
+    await dispatchQuietly();
     await runLaneOnce(endpointId, { fetch });
     expect(posts.map((post) => post.webhookId)).toEqual([`evt_${seqs[0]}`, `evt_${after}`]);
     expect(

@@ -35,7 +35,7 @@ async function deliveredAt(
     got.push({ body: String(init.body), headers: Object.fromEntries(new Headers(init.headers)) });
     return new Response("ok");
   }) as unknown as typeof globalThis.fetch;
-  expect(await runLaneOnce(endpointId, { fetch, now: () => now })).toMatchObject({ delivered: 1 });
+  expect(await runLaneOnce(endpointId, { fetch, now: () => now, handed: seq })).toMatchObject({ delivered: 1 });
   expect(JSON.parse(got[0]!.body)).toMatchObject({ id: `evt_${seq}` });
   return got[0]!;
 }
