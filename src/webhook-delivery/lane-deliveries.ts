@@ -233,7 +233,7 @@ export function settleDeliveries(sql: SqlStorage, settles: readonly Settle[], no
  */
 export function scheduleRetry(
   sql: SqlStorage,
-  delivery: Pick<LaneDelivery, "seq" | "schedule_step" | "attempt_log">,
+  delivery: Pick<LaneDelivery, "seq" | "updated_at" | "attempt_log">,
   attempt: LaneAttempt,
   dueAt: number,
   now: number,
@@ -241,24 +241,31 @@ export function scheduleRetry(
   return (
     sql.exec(
       "UPDATE pending_deliveries SET attempts = attempts + 1, schedule_step = schedule_step + 1, last_status = ?, " +
-        "last_error = ?, due_at = ?, updated_at = ?, attempt_log = ? WHERE seq = ? AND schedule_step = ?",
+        "last_error = ?, due_at = ?, updated_at = ?, attempt_log = ? WHERE seq = ? AND updated_at = ?",
       attempt[1],
       attempt[4],
       dueAt,
       now,
       JSON.stringify(withAttempt(delivery.attempt_log, attempt)),
       delivery.seq,
-      delivery.schedule_step,
+      delivery.updated_at,
     ).rowsWritten > 0
   );
 }
 
-/** Fails up to `limit` pending deliveries for one reason, into one settled block; how many. */
-export function failPending(sql: SqlStorage, reason: string, now: number, limit: number): number {
+/** Fails up to `limit` pending deliveries for one reason, but those `busy`, into one settled block; how many. */
+export function failPending(
+  sql: SqlStorage,
+  reason: string,
+  now: number,
+  limit: number,
+  busy: readonly number[] = [],
+): number {
   const failed = rows(
     sql.exec(
-      "DELETE FROM pending_deliveries WHERE seq IN (SELECT seq FROM pending_deliveries ORDER BY due_at, seq LIMIT ?) " +
-        "RETURNING *",
+      "DELETE FROM pending_deliveries WHERE seq IN (SELECT seq FROM pending_deliveries WHERE seq NOT IN (SELECT value " +
+        "FROM json_each(?)) ORDER BY due_at, seq LIMIT ?) RETURNING *",
+      JSON.stringify(busy),
       limit,
     ),
   );

@@ -11,6 +11,8 @@ import {
   deliveryOf,
   nextDueAt,
   newestDeliveries,
+  PENDING_CAP,
+  pendingCount,
   resetDelivery,
   type LaneDelivery,
   behindInLine,
@@ -20,6 +22,7 @@ import {
   appendSettled,
   failedSince,
   newestSettled,
+  ownSettled,
   SETTLED_DDL,
   settledOf,
   type SettledDelivery,
@@ -185,11 +188,16 @@ export class WebhookLane extends DurableObject<Env> {
     const { sql } = this.ctx.storage;
     const now = Date.now();
     const endpoint = await laneEndpoint(this.env.DB, endpointId);
+    // Never past the cap: its rows are read without an index.
+    const room = Math.min(limit, PENDING_CAP - pendingCount(sql));
+    const entries = failedSince(sql, since);
+    // A range's events settled on their own since (an owner's retry) are not the range's to send again.
+    const own = new Set(entries.length === 0 ? [] : ownSettled(sql));
     let recovered = 0;
     let more = false;
-    for (const entry of failedSince(sql, since)) {
+    for (const entry of entries) {
       if (deliveryOf(sql, entry.seq) !== undefined && entry.after === undefined) continue;
-      if (recovered >= limit) {
+      if (recovered >= room) {
         more = true;
         break;
       }
@@ -200,13 +208,16 @@ export class WebhookLane extends DurableObject<Env> {
       }
       if (endpoint === null) continue;
       // A range is made when its first event was: recovered whole, in pages of `limit`, each leaving it the rest.
-      const read = await wantedAfter(this.env.DB, endpoint, entry.after, limit - recovered, {
+      const read = await wantedAfter(this.env.DB, endpoint, entry.after, room - recovered, {
         upTo: entry.seq,
         window: MAX_SCAN_WINDOW,
       });
-      for (const event of read.events) addRetried(sql, event.seq, undefined, event.createdAt, now);
-      recovered += read.events.length;
       const rest = read.more && read.through < entry.seq;
+      // Its events pruned since, it stays as it is: failed, and said so.
+      if (read.events.length === 0 && !rest) continue;
+      const taken = read.events.filter(({ seq }) => !own.has(seq));
+      for (const event of taken) addRetried(sql, event.seq, undefined, event.createdAt, now);
+      recovered += taken.length;
       appendSettled(sql, [{ ...entry, after: rest ? read.through : entry.seq, settledAt: now }]);
       more ||= rest;
     }

@@ -98,22 +98,23 @@ async function failAfterCursor(
   const through = Math.min(read.head, upTo ?? read.head);
   if (through <= cursor) return;
   const [first] = read.events;
-  if (first !== undefined || read.more)
+  if (first !== undefined || (read.more && read.through < through))
     appendSettled(sql, [failedRange(cursor, through, reason, first?.createdAt ?? context.now(), context.now())]);
   appendToLog(sql, [], cursor, through);
 }
 
 /**
- * Settles what cannot be sent at all: every pending row, then every event after the cursor, fails with the reason, a
- * batch a run.
+ * Settles what cannot be sent at all: every pending row but those `busy` (in flight, or settled and not yet flushed),
+ * then every event after the cursor, fails with the reason, a batch a run.
  */
 async function failEverything(
   context: LaneContext,
   endpoint: LaneEndpoint,
   reason: string,
   afterCursor: boolean,
+  busy: readonly number[],
 ): Promise<LaneRunResult> {
-  failPending(context.sql, reason, context.now(), LANE_BATCH);
+  failPending(context.sql, reason, context.now(), LANE_BATCH, busy);
   if (afterCursor) await failAfterCursor(context, endpoint, reason);
   const more = !afterCursor || nextDueAt(context.sql) !== null;
   return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
@@ -136,9 +137,10 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
 async function sendable(
   context: LaneContext,
   triedAfterCursor: boolean,
+  busy: readonly number[],
 ): Promise<{ endpoint: LaneEndpoint; secrets: readonly string[] } | LaneRunResult> {
   const failAll = (endpoint: LaneEndpoint, reason: string) =>
-    failEverything(context, endpoint, reason, !triedAfterCursor);
+    failEverything(context, endpoint, reason, !triedAfterCursor, busy);
   const now = context.now();
   const endpoint = await laneEndpoint(context.db, context.endpointId);
   if (!endpoint) return "endpoint gone";
@@ -297,6 +299,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   let delivered = 0;
   let stopped = false;
   let capped = false;
+  let retriedThrough = false;
   let failure: unknown;
   const fifo = () => current?.endpoint.ordering === "fifo";
 
@@ -308,7 +311,10 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
           const due = nextDueAt(sql);
           if (due === null || due > context.now()) return undefined;
         }
-        const ready = await sendable(context, firstTries !== undefined);
+        const ready = await sendable(context, firstTries !== undefined, [
+          ...inFlight.keys(),
+          ...(firstTries?.settling ?? []),
+        ]);
         if (ready === "endpoint gone" || !("endpoint" in ready)) {
           verdict = ready;
           return undefined;
@@ -405,6 +411,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
             if ("expired" in attempt) return;
             sent += 1;
             if (attempt.outcome.kind === "delivered") delivered += 1;
+            if (attempt.outcome.kind === "delivered" && !first) retriedThrough = true;
             if (attempt.outcome.kind === "gone") stopped = true;
           })
           .catch((error: unknown) => {
@@ -420,8 +427,8 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   }
   if (failure !== undefined) throw failure;
   if (verdict !== undefined && (verdict === "endpoint gone" || attempted === 0)) return verdict;
-  // At its cap, a lane that got through again sends what it held now, then the feed behind it.
-  if (capped && delivered > 0) releaseHeld(sql, context.now());
+  // Held at its cap, a lane whose retry got through sends what it held now, then the feed behind it.
+  if (capped && retriedThrough) releaseHeld(sql, context.now());
   const feedLeft = !capped && (firstTries?.left ?? false);
   const head = fifo() ? headOfLine(sql) : undefined;
   const due = fifo() ? (head === undefined ? null : head.due_at) : nextDueAt(sql);

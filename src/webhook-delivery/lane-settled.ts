@@ -116,11 +116,18 @@ export function settledOf(sql: SqlStorage, seq: number): SettledDelivery | undef
 /** Failed entries of deliveries made since `since`, newest settled first; a range's, made when its first event was. */
 export const failedSince = (sql: SqlStorage, since: number): SettledDelivery[] =>
   readSettled(sql, (_, lastAt) => lastAt >= since).filter(
-    (entry) => entry.outcome === "failed" && entry.createdAt >= since && (entry.after ?? -1) < entry.seq,
+    (entry) =>
+      entry.outcome === "failed" && entry.createdAt >= since && (entry.after === undefined || entry.after < entry.seq),
   );
 
 const attemptsOf = (entries: readonly SettledDelivery[], since: number) =>
   entries.flatMap((entry) => entry.attemptLog).filter((attempt) => attempt[0] >= since);
+
+/** The events with a settled entry of their own (not a range's). */
+export const ownSettled = (sql: SqlStorage): number[] =>
+  readSettled(sql, () => true)
+    .filter((entry) => entry.after === undefined)
+    .map((entry) => entry.seq);
 
 /** Attempts since `since` that were refused or never answered, counted up to `enough`. */
 export function failedAttemptsSince(sql: SqlStorage, since: number, enough: number): number {

@@ -75,6 +75,8 @@ export const recoverWebhookDeliveries = defineOperation({
       );
     }
     const at = new Date().toISOString();
+    // A lane at its cap takes none now, and says more remain.
+    let more = false;
     const recovering = auditedEndpointChange(
       db,
       { endpointId, operation: "recover", changes: { since: from }, actor: `key:${keyOfCaller(c).id}`, at },
@@ -83,12 +85,13 @@ export const recoverWebhookDeliveries = defineOperation({
           laneOf(c.env, endpointId).recover(endpointId, Date.parse(from), RECOVER_AT_ONCE),
         );
         // Nothing to recover changed nothing: no audit row stays for it.
+        more = recovered.more;
         if (recovered.recovered === 0) throw new OperationNotTaken("no failed delivery since then");
         return recovered;
       },
     );
     const recovered = await recovering.catch((error: unknown) => {
-      if (error instanceof OperationNotTaken) return { recovered: 0, more: false };
+      if (error instanceof OperationNotTaken) return { recovered: 0, more };
       throw error;
     });
     return jsonBody(c, recovered, 202);

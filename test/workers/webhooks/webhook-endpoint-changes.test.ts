@@ -3,7 +3,9 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
+import { appendSettled, failedRange } from "../../../src/webhook-delivery/lane-settled";
+import { newestDeliveries, settleDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
+import { appendToLog } from "../../../src/webhook-delivery/lane-log";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { MISSED } from "../../../src/webhook-delivery/lane-run";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -358,15 +360,49 @@ describe("recovering failed deliveries", () => {
     ]);
   });
 
-  it("takes 1,000 a request and says when more remain", async () => {
+  it("recovers a failed notice and a failed range's events, but not one of them delivered on its own since", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [81, 82, 83]);
+    const [first, middle, last] = seqs as [number, number, number];
+    const at = Date.now();
+    const entry = { attempts: 1, lastStatus: 503, lastError: "the receiver answered 503", attemptLog: [] };
+    const pendingNow = await runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
+      const { sql } = state.storage;
+      state.storage.kv.put("endpointId", endpointId);
+      // Past the cursor, the three failed as one range, the notice failed; then the middle one retried and delivered.
+      appendToLog(sql, [], first - 1, last);
+      appendSettled(sql, [
+        failedRange(first - 1, last, "the endpoint is disabled", at, at),
+        { ...entry, seq: -5, outcome: "failed", createdAt: at, settledAt: at },
+      ]);
+      appendSettled(sql, [{ ...entry, seq: middle, outcome: "delivered", createdAt: at, settledAt: at + 1 }]);
+      expect(await lane.recover(endpointId, at - 1, 1_000)).toEqual({ recovered: 3, more: false });
+      return newestDeliveries(sql, 10).map((row) => row.seq);
+    });
+    expect(pendingNow.sort((a, b) => a - b)).toEqual([-5, first, last]);
+  });
+
+  it("takes 1,000 a request and says when more remain, none while its lane has 1,000 pending", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
-    await failedDeliveries(made.id, 1_001, "2030-01-02T00:00:00.000Z");
-    expect(await (await recover(made.id, { since: "2030-01-01T00:00:00Z" })).json()).toEqual({
+    // An hour ago: the lane settles what it sends now, after them, as a lane's clock goes.
+    const since = new Date(Date.now() - 7_200_000).toISOString();
+    await failedDeliveries(made.id, 1_001, new Date(Date.now() - 3_600_000).toISOString());
+    expect(await (await recover(made.id, { since })).json()).toEqual({
       recovered: 1_000,
       more: true,
     });
     expect(await outcomes(made.id)).toEqual({ failed: 1, recovered: 1_000 });
-    expect(await (await recover(made.id, { since: "2030-01-01T00:00:00Z" })).json()).toEqual({
+    expect(await (await recover(made.id, { since })).json()).toEqual({ recovered: 0, more: true });
+    // Its lane sends them and they settle.
+    await runInDurableObject(laneOf(env, made.id), (_, state) => {
+      const { sql } = state.storage;
+      const rows = newestDeliveries(sql, 1_000);
+      settleDeliveries(
+        sql,
+        rows.map((row) => ({ seq: row.seq, outcome: "delivered", error: null, updatedAt: row.updated_at })),
+        Date.now(),
+      );
+    });
+    expect(await (await recover(made.id, { since })).json()).toEqual({
       recovered: 1,
       more: false,
     });

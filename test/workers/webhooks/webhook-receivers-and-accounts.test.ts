@@ -198,6 +198,33 @@ describe("each endpoint in a lane of its own", () => {
     for (const row of rows) expect(row.outcome, `evt_${row.seq}`).toBe(sent.has(row.seq) ? "delivered" : "failed");
   });
 
+  it("keeps as delivered the retried rows a run sent before its endpoint was disabled mid-run, their settling not flushed yet", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 30 }, (_, index) => 5_200 + index),
+    );
+    const clock = Date.now();
+    await runLaneOnce(endpointId, {
+      fetch: receivers(() => new Response(null, { status: 503 })).fetch,
+      now: () => clock,
+    });
+    // Due again: the first retry's POST disables the endpoint; the run reads it again once the page is started.
+    const { fetch, posts } = receivers(async () => {
+      if (posts.length === 1)
+        await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
+          .bind(endpointId)
+          .run();
+      return new Response(null, { status: 204 });
+    });
+    await runLaneOnce(endpointId, { fetch, now: () => clock + 60_000 });
+    await runLaneOnce(endpointId, { fetch, now: () => clock + 60_000 });
+    const sent = new Set(posts.map((post) => Number(post.webhookId.slice("evt_".length))));
+    expect(sent.size).toBeGreaterThan(1);
+    const rows = await laneDeliveries(endpointId);
+    expect(rows.map((row) => row.seq)).toEqual(seqs);
+    for (const row of rows) expect(row.outcome, `evt_${row.seq}`).toBe(sent.has(row.seq) ? "delivered" : "failed");
+  });
+
   it("sends no delivery settled after its page was read", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
     await seedOrders([61, 62, 63].map((id) => ({ id })));
