@@ -113,6 +113,22 @@ export async function newestWanted(
   return results.map((row) => ({ seq: row.seq, createdAt: Date.parse(row.created_at) }));
 }
 
+/** The first event in (after, upTo] made at or after `since` (Unix ms); null when none is. */
+export async function firstMadeSince(
+  db: D1Queryable,
+  after: number,
+  upTo: number,
+  since: number,
+): Promise<{ seq: number; createdAt: number } | null> {
+  const row = await db
+    .prepare(
+      "SELECT seq, created_at FROM order_events WHERE seq > ?1 AND seq <= ?2 AND created_at >= ?3 ORDER BY seq LIMIT 1",
+    )
+    .bind(after, upTo, new Date(since).toISOString())
+    .first<{ seq: number; created_at: string }>();
+  return row === null ? null : { seq: row.seq, createdAt: Date.parse(row.created_at) };
+}
+
 /** What each row sends, by its key: an event's (its sequence) or a notice's (its negated id); absent once pruned. */
 export async function messagesOf(db: D1Queryable, seqs: readonly number[]): Promise<Map<number, LaneMessage>> {
   const events = seqs.filter((seq) => seq > 0);

@@ -28,7 +28,7 @@ import {
   type SettledDelivery,
 } from "./lane-settled";
 import { LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
-import { MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
+import { firstMadeSince, MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
 import { OWED_THROUGH, runLane } from "./lane-run";
 import { laneEndpoint, type EndpointOrdering, type LaneEndpoint } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
@@ -207,18 +207,20 @@ export class WebhookLane extends DurableObject<Env> {
         continue;
       }
       if (endpoint === null) continue;
-      // A range is made when its first event was: recovered whole, in pages of `limit`, each leaving it the rest.
-      const read = await wantedAfter(this.env.DB, endpoint, entry.after, room - recovered, {
-        upTo: entry.seq,
+      const range = await this.madeSince(entry, since);
+      if (range === null) continue;
+      // Recovered in pages of `limit`, each leaving it the rest.
+      const read = await wantedAfter(this.env.DB, endpoint, range.after!, room - recovered, {
+        upTo: range.seq,
         window: MAX_SCAN_WINDOW,
       });
-      const rest = read.more && read.through < entry.seq;
+      const rest = read.more && read.through < range.seq;
       // Its events pruned since, it stays as it is: failed, and said so.
       if (read.events.length === 0 && !rest) continue;
       const taken = read.events.filter(({ seq }) => !own.has(seq));
       for (const event of taken) addRetried(sql, event.seq, undefined, event.createdAt, now);
       recovered += taken.length;
-      appendSettled(sql, [{ ...entry, after: rest ? read.through : entry.seq, settledAt: now }]);
+      appendSettled(sql, [{ ...range, after: rest ? read.through : range.seq, settledAt: now }]);
       more ||= rest;
     }
     await this.wake();
@@ -320,6 +322,15 @@ export class WebhookLane extends DurableObject<Env> {
       });
       return next;
     }
+  }
+
+  /** A failed range's part made since `since` (what came before stays failed, a range of its own); null if none. */
+  private async madeSince(range: SettledDelivery, since: number): Promise<SettledDelivery | null> {
+    if (range.createdAt >= since) return range;
+    const first = await firstMadeSince(this.env.DB, range.after!, range.seq, since);
+    if (first === null) return null;
+    if (first.seq - 1 > range.after!) appendSettled(this.ctx.storage.sql, [{ ...range, seq: first.seq - 1 }]);
+    return { ...range, after: first.seq - 1, createdAt: first.createdAt };
   }
 
   /** The event `seq` from the feed if the endpoint wants it: failed in `range`, or not tried yet. */

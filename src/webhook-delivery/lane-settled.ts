@@ -82,14 +82,16 @@ export function readSettled(
   wanted: (found: readonly SettledDelivery[], blockLastAt: number) => boolean,
 ): SettledDelivery[] {
   const found: SettledDelivery[] = [];
-  const seen = new Set<number>();
+  // A range is keyed apart from its last event's own entry: ranges never overlap, an event and a range may.
+  const seen = new Set<string>();
   for (const block of sql.exec<{ last_at: number; entries: string }>(
     "SELECT last_at, entries FROM settled_log ORDER BY id DESC",
   )) {
     if (!wanted(found, block.last_at)) break;
     for (const entry of (JSON.parse(block.entries) as SettledDelivery[]).reverse()) {
-      if (seen.has(entry.seq)) continue;
-      seen.add(entry.seq);
+      const key = entry.after === undefined ? String(entry.seq) : `range ${entry.seq}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
       found.push(entry);
     }
   }
@@ -113,11 +115,12 @@ export function settledOf(sql: SqlStorage, seq: number): SettledDelivery | undef
   );
 }
 
-/** Failed entries of deliveries made since `since`, newest settled first; a range's, made when its first event was. */
+/** Failed entries of deliveries made since `since`, newest settled first; a range's if it failed since then. */
 export const failedSince = (sql: SqlStorage, since: number): SettledDelivery[] =>
-  readSettled(sql, (_, lastAt) => lastAt >= since).filter(
-    (entry) =>
-      entry.outcome === "failed" && entry.createdAt >= since && (entry.after === undefined || entry.after < entry.seq),
+  readSettled(sql, (_, lastAt) => lastAt >= since).filter((entry) =>
+    entry.after === undefined
+      ? entry.outcome === "failed" && entry.createdAt >= since
+      : entry.outcome === "failed" && entry.after < entry.seq && entry.settledAt >= since,
   );
 
 const attemptsOf = (entries: readonly SettledDelivery[], since: number) =>

@@ -381,6 +381,43 @@ describe("recovering failed deliveries", () => {
     expect(pendingNow.sort((a, b) => a - b)).toEqual([-5, first, last]);
   });
 
+  it("recovers of a range failed at once only the events made since: those made before stay failed", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const hour = 3_600_000;
+    const now = Date.now();
+    // Four events past any other: two made three hours ago, two one hour ago.
+    const base = 9_000_000;
+    const seqs = [base + 1, base + 2, base + 3, base + 4];
+    for (const [index, seq] of seqs.entries())
+      await env.DB.prepare(
+        "INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, ?1, " +
+          "json_object('id', CAST(?1 AS TEXT), 'status', 'pending', 'complete', 0))",
+      )
+        .bind(seq, new Date(now - (index < 2 ? 3 : 1) * hour).toISOString())
+        .run();
+    const lane = laneOf(env, made.id);
+    const recoverSince = (since: number) =>
+      runInDurableObject(lane, (object: WebhookLane) => object.recover(made.id, since, 1_000));
+    await runInDurableObject(lane, (_, state) => {
+      state.storage.kv.put("endpointId", made.id);
+      appendToLog(state.storage.sql, [], base, base + 4);
+      appendSettled(state.storage.sql, [
+        failedRange(base, base + 4, "the endpoint is disabled", now - 3 * hour, now - hour / 2),
+      ]);
+    });
+    expect(await recoverSince(now - 2 * hour)).toEqual({ recovered: 2, more: false });
+    expect(
+      (await laneDeliveries(made.id)).filter((row) => row.seq > base).map((row) => [row.seq, row.outcome]),
+    ).toEqual([
+      [seqs[0], "failed"],
+      [seqs[1], "failed"],
+      [seqs[2], "pending"],
+      [seqs[3], "pending"],
+    ]);
+    expect(await recoverSince(now - 2 * hour)).toEqual({ recovered: 0, more: false });
+    expect(await recoverSince(now - 4 * hour)).toEqual({ recovered: 2, more: false });
+  });
+
   it("takes 1,000 a request and says when more remain, none while its lane has 1,000 pending", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
     // An hour ago: the lane settles what it sends now, after them, as a lane's clock goes.
