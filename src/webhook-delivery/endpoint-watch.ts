@@ -17,7 +17,7 @@ import {
 import { recordEndpointHealth } from "./endpoint-table";
 import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
 import { tookIt } from "./lane-attempts";
-import { pendingAttemptsSince } from "./lane-deliveries";
+import { pendingAttemptsSince, pendingSeqs } from "./lane-deliveries";
 import { failedAttemptsSince, lastSuccessSince } from "./lane-settled";
 import { lastLoggedAt } from "./lane-log";
 
@@ -92,11 +92,8 @@ async function noteRun(context: WatchContext, run: { delivered: number; sent: nu
   if (write || stored?.failingSince !== note.failingSince || stored.toldFailing !== note.toldFailing)
     kv.put("health", note);
   if (note.failingSince === null) return;
-  const since = secondHalfFrom(note.failingSince, now);
-  const pending = pendingAttemptsSince(context.sql, since).filter((attempt) => !tookIt(attempt)).length;
-  const recentFailures =
-    pending + failedAttemptsSince(context.sql, since, Math.max(0, DISABLE_MIN_RECENT_FAILURES - pending));
-  const verdict = failingVerdict(note, recentFailures, context.health, now);
+  const failures = recentFailures(context.sql, secondHalfFrom(note.failingSince, now));
+  const verdict = failingVerdict(note, failures, context.health, now);
   if (verdict === "none") return;
   const owed: OwedNotice = {
     type: verdict === "disable" ? "webhook_endpoint.disabled" : "webhook_endpoint.failing",
@@ -121,11 +118,18 @@ async function noteRun(context: WatchContext, run: { delivered: number; sent: nu
     });
 }
 
+/** Attempts since `since` that failed, pending or settled, each once, counted up to DISABLE_MIN_RECENT_FAILURES. */
+export function recentFailures(sql: SqlStorage, since: number): number {
+  const pending = pendingAttemptsSince(sql, since).filter((attempt) => !tookIt(attempt)).length;
+  const enough = Math.max(0, DISABLE_MIN_RECENT_FAILURES - pending);
+  return pending + failedAttemptsSince(sql, since, enough, pendingSeqs(sql));
+}
+
 function lastSuccessOf(sql: SqlStorage, since: number): number | null {
   const pending = pendingAttemptsSince(sql, since)
     .filter(tookIt)
     .map((attempt) => attempt[0]);
-  const settled = lastSuccessSince(sql, since);
+  const settled = lastSuccessSince(sql, since, pendingSeqs(sql));
   const all = settled === null ? pending : [...pending, settled];
   return all.length === 0 ? null : Math.max(...all);
 }

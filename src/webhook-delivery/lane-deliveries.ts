@@ -298,6 +298,14 @@ export function resetDelivery(sql: SqlStorage, seq: number, now: number): LaneDe
   )[0];
 }
 
+export const pendingSeqs = (sql: SqlStorage): Set<number> =>
+  new Set(
+    sql
+      .exec<{ seq: number }>("SELECT seq FROM pending_deliveries")
+      .toArray()
+      .map((row) => row.seq),
+  );
+
 export const pendingAttemptsSince = (sql: SqlStorage, since: number): LaneAttempt[] =>
   sql
     .exec<{ value: string }>(

@@ -123,8 +123,12 @@ export const failedSince = (sql: SqlStorage, since: number): SettledDelivery[] =
       : entry.outcome === "failed" && entry.after < entry.seq && entry.settledAt >= since,
   );
 
-const attemptsOf = (entries: readonly SettledDelivery[], since: number) =>
-  entries.flatMap((entry) => entry.attemptLog).filter((attempt) => attempt[0] >= since);
+/** Attempts since `since`, but those of deliveries in `pending`: a row made pending again carries its attempts. */
+const attemptsOf = (entries: readonly SettledDelivery[], since: number, pending: ReadonlySet<number>) =>
+  entries
+    .filter((entry) => !pending.has(entry.seq))
+    .flatMap((entry) => entry.attemptLog)
+    .filter((attempt) => attempt[0] >= since);
 
 /** The events with a settled entry of their own (not a range's). */
 export const ownSettled = (sql: SqlStorage): number[] =>
@@ -133,16 +137,21 @@ export const ownSettled = (sql: SqlStorage): number[] =>
     .map((entry) => entry.seq);
 
 /** Attempts since `since` that were refused or never answered, counted up to `enough`. */
-export function failedAttemptsSince(sql: SqlStorage, since: number, enough: number): number {
+export function failedAttemptsSince(
+  sql: SqlStorage,
+  since: number,
+  enough: number,
+  pending: ReadonlySet<number>,
+): number {
   const failed = (entries: readonly SettledDelivery[]) =>
-    attemptsOf(entries, since).filter((attempt) => !tookIt(attempt)).length;
+    attemptsOf(entries, since, pending).filter((attempt) => !tookIt(attempt)).length;
   return failed(readSettled(sql, (entries, lastAt) => lastAt >= since && failed(entries) < enough));
 }
 
 /** When the newest attempt since `since` that a receiver took was made; null when none was. */
-export function lastSuccessSince(sql: SqlStorage, since: number): number | null {
+export function lastSuccessSince(sql: SqlStorage, since: number, pending: ReadonlySet<number>): number | null {
   const taken = (entries: readonly SettledDelivery[]) =>
-    attemptsOf(entries, since)
+    attemptsOf(entries, since, pending)
       .filter(tookIt)
       .map((attempt) => attempt[0]);
   const found = taken(readSettled(sql, (entries, lastAt) => lastAt >= since && taken(entries).length === 0));

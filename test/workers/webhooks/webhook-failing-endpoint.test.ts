@@ -5,9 +5,16 @@ import { describe, expect, it } from "vitest";
 import { EndpointNotice } from "../../../src/webhooks/endpoints/webhook-endpoint-schemas";
 import { NOTICE_RETENTION_MS, NOTICE_ROW_BYTES, pruneNotices } from "../../../src/webhook-delivery/endpoint-notices";
 import type { HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
-import { OWED_NOTICE_RETRY_MS } from "../../../src/webhook-delivery/endpoint-watch";
+import { OWED_NOTICE_RETRY_MS, recentFailures } from "../../../src/webhook-delivery/endpoint-watch";
+import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { behindInLine, dueInOrder, headOfLine, newestDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
+import {
+  addRetried,
+  behindInLine,
+  dueInOrder,
+  headOfLine,
+  newestDeliveries,
+} from "../../../src/webhook-delivery/lane-deliveries";
 import { interceptD1 } from "../../support/faults";
 import { apiWith } from "../../support/request";
 import { seedOrders } from "../../support/seed";
@@ -355,6 +362,32 @@ describe("a failing endpoint", () => {
     });
     expect((await endpointRow(failing.id))!.status).toBe("enabled");
     expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+  });
+
+  it("counts each recent failed attempt once, though a delivery made pending again carries its settled attempts", async () => {
+    const now = Date.now();
+    const counted = await runInDurableObject(laneOf(env, "we_00000000000000000077"), (_, state) => {
+      const { sql } = state.storage;
+      const failed = {
+        seq: 7,
+        outcome: "failed" as const,
+        attempts: 2,
+        lastStatus: 503,
+        lastError: "the receiver answered 503",
+        createdAt: now - 2_000,
+        settledAt: now - 1_000,
+        attemptLog: [
+          [now - 2_000, 503, 5, null, null],
+          [now - 1_000, 503, 5, null, null],
+        ] as [number, number, number, null, null][],
+      };
+      appendSettled(sql, [failed]);
+      const settledOnly = recentFailures(sql, now - 10_000);
+      // Recovered: its row carries the two attempts, and its settled entry still holds them.
+      addRetried(sql, 7, failed, failed.createdAt, now);
+      return [settledOnly, recentFailures(sql, now - 10_000)];
+    });
+    expect(counted).toEqual([2, 2]);
   });
 
   it("lists a lane's notices among its newest deliveries however many order events it holds, and lines them up first in a fifo lane, oldest first", async () => {
