@@ -11,6 +11,7 @@ import {
   type Operation,
 } from "../../../bench/operation-costs";
 import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
+import { pendingCount } from "../../../src/webhook-delivery/lane-deliveries";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-retention";
@@ -297,8 +298,11 @@ async function refusedDeliveries(refusals: number, count = 1) {
     await dispatchEvents(env.DB, (id, seqs) => inLane((lane) => lane.enqueue(id, seqs), true).then(() => 1));
     const refused = async () => (await laneDeliveries(endpointId)).filter((each) => each.seq > 0).slice(-count);
     for (let retry = 0; retry < 20; retry++) {
-      const due = await runInDurableObject(laneOf(env, endpointId), (_, state) => state.storage.getAlarm());
-      if (!(await refused()).some((row) => row.outcome === "pending") || due === null) break;
+      const { due, pending } = await runInDurableObject(laneOf(env, endpointId), async (_, state) => ({
+        due: await state.storage.getAlarm(),
+        pending: pendingCount(state.storage.sql),
+      }));
+      if (pending === 0 || due === null) break;
       vi.setSystemTime(Math.max(due, Date.now()) + 1);
       await inLane((lane) => lane.alarm(), true);
     }
