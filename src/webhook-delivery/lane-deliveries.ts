@@ -207,10 +207,18 @@ const settledEntry = (
   attemptLog: change.attempt === undefined ? row.attempt_log : withAttempt(row.attempt_log, change.attempt),
 });
 
-/** Moves the rows settled into one settled block, each only if unchanged since its attempt began; how many. */
-export function settleDeliveries(sql: SqlStorage, settles: readonly Settle[], now: number): number {
-  if (settles.length === 0) return 0;
-  const entries: SettledDelivery[] = [];
+/**
+ * Moves the rows settled into one settled block, each only if unchanged since its attempt began, with `others` settled
+ * without a row (a replay's); how many rows.
+ */
+export function settleDeliveries(
+  sql: SqlStorage,
+  settles: readonly Settle[],
+  now: number,
+  others: readonly SettledDelivery[] = [],
+): number {
+  if (settles.length + others.length === 0) return 0;
+  const entries: SettledDelivery[] = [...others];
   const cursor = logCursor(sql) ?? 0;
   for (const settle of settles) {
     const [row] = rows(
@@ -225,7 +233,7 @@ export function settleDeliveries(sql: SqlStorage, settles: readonly Settle[], no
     if (settle.seq > cursor) sql.exec("INSERT OR IGNORE INTO settled_ahead (seq) VALUES (?)", settle.seq);
   }
   appendSettled(sql, entries);
-  return entries.length;
+  return entries.length - others.length;
 }
 
 /**

@@ -30,6 +30,7 @@ import {
 import { LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
 import { firstMadeSince, MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
 import { OWED_THROUGH, runLane } from "./lane-run";
+import { addReplay, inReplay, REPLAYS_DDL, replays } from "./lane-replays";
 import { laneEndpoint, type EndpointOrdering, type LaneEndpoint } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, eventIdOf, laneOf, type DeliveryView } from "./lane-calls";
@@ -50,7 +51,7 @@ export const failedRunRetryMs = (failed: number) => backoffMs(failed, FAILED_RUN
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const DDL = DELIVERIES_DDL + SETTLED_DDL + LOG_DDL;
+const DDL = DELIVERIES_DDL + SETTLED_DDL + LOG_DDL + REPLAYS_DDL;
 
 /**
  * What a lane keeps of a hand-off: its endpoint's id (once) and the notices (negated ids), each a row; the events are
@@ -134,6 +135,11 @@ export class WebhookLane extends DurableObject<Env> {
           settledView(endpointId, { ...entry, seq: event.seq, createdAt: event.createdAt }, attemptsEach),
         );
     }
+    if (endpoint !== null)
+      for (const replay of replays(sql))
+        for (const event of await this.rangeEvents(endpoint, replay, limit))
+          if (inReplay(replay, event.seq))
+            show(event.seq, event.createdAt, () => waitingView(endpointId, event.seq, event.createdAt, head));
     for (const entry of newestLogged(sql, limit))
       show(entry[0], entry[1], () => loggedView(endpointId, entry, attemptsEach));
     if (endpoint !== null)
@@ -168,8 +174,10 @@ export class WebhookLane extends DurableObject<Env> {
           now,
         );
       } else {
-        const event = await this.feedEvent(endpointId, seq, settled);
-        if (event?.ordering === "concurrent" || (event !== undefined && settled !== undefined))
+        // Failed in a range, or replayed: behind the cursor, it is sent only with a row.
+        const behind = settled !== undefined || replays(sql).some((replay) => inReplay(replay, seq));
+        const event = await this.feedEvent(endpointId, seq, behind);
+        if (event?.ordering === "concurrent" || (event !== undefined && behind))
           row = addRetried(sql, seq, undefined, event.createdAt, now);
         // In a fifo line a row would go before the events ahead of it: it waits its turn, as it is.
         else if (event !== undefined) {
@@ -217,10 +225,12 @@ export class WebhookLane extends DurableObject<Env> {
       const rest = read.more && read.through < range.seq;
       // Its events pruned since, it stays as it is: failed, and said so.
       if (read.events.length === 0 && !rest) continue;
+      // One row replays them, whatever their number.
       const taken = read.events.filter(({ seq }) => !own.has(seq));
-      for (const event of taken) addRetried(sql, event.seq, undefined, event.createdAt, now);
+      const through = rest ? read.through : range.seq;
+      if (taken.length > 0) addReplay(sql, range.after!, through, [...own], now);
       recovered += taken.length;
-      appendSettled(sql, [{ ...range, after: rest ? read.through : range.seq, settledAt: now }]);
+      appendSettled(sql, [{ ...range, after: through, settledAt: now }]);
       more ||= rest;
     }
     await this.wake();
@@ -333,20 +343,20 @@ export class WebhookLane extends DurableObject<Env> {
     return { ...range, after: first.seq - 1, createdAt: first.createdAt };
   }
 
-  /** The event `seq` from the feed if the endpoint wants it: failed in `range`, or not tried yet. */
+  /** The event `seq` from the feed if the endpoint wants it: `behind` the cursor (failed, replayed), or not tried. */
   private async feedEvent(
     endpointId: string,
     seq: number,
-    range: SettledDelivery | undefined,
+    behind: boolean,
   ): Promise<{ createdAt: number; ordering: EndpointOrdering } | undefined> {
     const endpoint = await laneEndpoint(this.env.DB, endpointId);
     if (endpoint === null) return undefined;
-    if (range === undefined && seq <= (logCursor(this.ctx.storage.sql) ?? endpoint.from_seq)) return undefined;
+    if (!behind && seq <= (logCursor(this.ctx.storage.sql) ?? endpoint.from_seq)) return undefined;
     const [event] = (await wantedAfter(this.env.DB, endpoint, seq - 1, 1)).events;
     return event?.seq === seq ? { createdAt: event.createdAt, ordering: endpoint.ordering } : undefined;
   }
 
-  private rangeEvents(endpoint: LaneEndpoint, range: SettledDelivery, limit: number) {
+  private rangeEvents(endpoint: LaneEndpoint, range: Pick<SettledDelivery, "seq" | "after">, limit: number) {
     return newestWanted(this.env.DB, endpoint, range.after ?? range.seq, limit, range.seq);
   }
 

@@ -23,7 +23,8 @@ import {
   type Settle,
   type LaneDelivery,
 } from "./lane-deliveries";
-import { appendSettled, failedRange, pruneSettled } from "./lane-settled";
+import { appendSettled, failedRange, pruneSettled, type SettledDelivery } from "./lane-settled";
+import { endReplays, moveReplay, replays, type Replay } from "./lane-replays";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import {
   EXPIRED,
@@ -33,6 +34,7 @@ import {
   SCAN_WINDOW,
   wantedAfter,
   type LaneMessage,
+  type WantedEvent,
 } from "./lane-feed";
 import { appendToLog, cursorBefore, logCursor, pruneLog, type LoggedDelivery } from "./lane-log";
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
@@ -114,8 +116,13 @@ async function failEverything(
   afterCursor: boolean,
   busy: readonly number[],
 ): Promise<LaneRunResult> {
-  failPending(context.sql, reason, context.now(), LANE_BATCH, busy);
-  if (afterCursor) await failAfterCursor(context, endpoint, reason);
+  const now = context.now();
+  failPending(context.sql, reason, now, LANE_BATCH, busy);
+  if (afterCursor) {
+    const ended = endReplays(context.sql).map((replay) => failedRange(replay.after, replay.seq, reason, now, now));
+    appendSettled(context.sql, ended);
+    await failAfterCursor(context, endpoint, reason);
+  }
   const more = !afterCursor || nextDueAt(context.sql) !== null;
   return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
 }
@@ -169,24 +176,64 @@ async function sendable(
 type Next = { delivery: LaneDelivery | FirstTry; message: LaneMessage | null };
 
 /**
- * The events after the cursor a run tries for the first time, and the cursor they move: past every event up to the
- * first whose try is not recorded yet (logged or given a row), never past one a crash would lose.
+ * A stretch of the feed tried in order with no rows: the events after the cursor, or a replay's. Its cursor moves past
+ * every event up to the first whose try is not recorded yet (logged or given a row), never past one a crash would lose.
+ */
+class Stretch {
+  /** Read and not started, in order; started and not recorded; went through and not flushed. */
+  readonly waiting: Next[] = [];
+  readonly open = new Set<number>();
+  done: LoggedDelivery[] = [];
+  readonly madeAt = new Map<number, number>();
+  /** Every event wanted up to it is read; `more`: the stretch goes on past it. */
+  readThrough: number;
+  window = SCAN_WINDOW;
+  more = true;
+
+  constructor(
+    readonly from: number,
+    readonly replay?: Replay,
+  ) {
+    this.readThrough = replay?.after ?? from;
+  }
+
+  /** Keeps the events read but those with a row already (or, a replay's, delivered on their own). */
+  take(sql: SqlStorage, events: readonly WantedEvent[]): void {
+    for (const event of events) {
+      if (keyed(sql, event.seq) || this.replay?.skip.includes(event.seq)) continue;
+      this.madeAt.set(event.seq, event.createdAt);
+      this.waiting.push({ delivery: { seq: event.seq, createdAt: event.createdAt }, message: messageOf(event.row) });
+    }
+  }
+
+  get cursor(): number {
+    const next = this.waiting[0]?.delivery.seq;
+    return cursorBefore(next === undefined ? this.open : [...this.open, next], this.readThrough);
+  }
+
+  /** The tries that went through up to the cursor, no longer kept here. */
+  ready(): LoggedDelivery[] {
+    const cursor = this.cursor;
+    const ready = this.done.filter((entry) => entry[0] <= cursor);
+    this.done = this.done.filter((entry) => entry[0] > cursor);
+    return ready;
+  }
+
+  get left(): boolean {
+    return this.waiting.length > 0 || this.more;
+  }
+}
+
+/**
+ * What a run tries without rows: the replays its owner recovered, oldest first, then the events after the cursor; and
+ * the flushes that record them, with the rows the run settled.
  */
 class FirstTries {
-  /** Read, not yet started, in order. */
-  readonly waiting: Next[] = [];
-  /** Started and not yet recorded. */
-  private readonly open = new Set<number>();
-  /** Tries that went through, and rows settled, not yet flushed. */
-  private logged: LoggedDelivery[] = [];
+  private readonly feed: Stretch;
+  /** The replays' stretches, then the feed's: the run tries the first with something left. */
+  private readonly stretches: Stretch[];
   private readonly settles = new Map<number, Settle>();
-  /** Up to where the feed was read: every event wanted up to it is read. */
-  private readThrough: number;
-  private window = SCAN_WINDOW;
-  /** Whether the feed goes on past readThrough. */
-  more = true;
   private flushedAt: number;
-  private readonly from: number;
   private readonly named: boolean;
 
   constructor(
@@ -196,39 +243,52 @@ class FirstTries {
     now: number,
   ) {
     this.named = kv.get("endpointId") !== undefined;
-    this.from = cursor;
-    this.readThrough = cursor;
+    this.feed = new Stretch(cursor);
+    this.stretches = [...replays(sql).map((replay) => new Stretch(replay.after, replay)), this.feed];
     this.flushedAt = now;
   }
 
-  /** Reads the next page of events wanted after what was read, leaving out those with a row already. */
+  private get current(): Stretch {
+    return this.stretches.find((stretch) => stretch.left) ?? this.feed;
+  }
+
+  get waiting(): Next[] {
+    return this.current.waiting;
+  }
+
+  get more(): boolean {
+    return this.current.more;
+  }
+
+  /** Reads the current stretch's next page of events wanted, leaving out those with a row already. */
   async read(context: LaneContext, endpoint: LaneEndpoint): Promise<void> {
-    const read = await wantedAfter(context.db, endpoint, this.readThrough, PAGE, {
-      window: this.window,
-      handed: context.handed,
+    const stretch = this.current;
+    const { replay } = stretch;
+    const read = await wantedAfter(context.db, endpoint, stretch.readThrough, PAGE, {
+      window: stretch.window,
+      ...(replay === undefined ? { handed: context.handed } : { upTo: replay.seq }),
     });
-    this.window = read.events.length === 0 ? Math.min(2 * this.window, MAX_SCAN_WINDOW) : SCAN_WINDOW;
+    stretch.window = read.events.length === 0 ? Math.min(2 * stretch.window, MAX_SCAN_WINDOW) : SCAN_WINDOW;
     // Pruned past the cursor: one row for what the lane was owed; it was woken for any other it wanted.
-    const lost = Math.min(read.expired ?? 0, context.kv.get<number>(OWED_THROUGH) ?? 0);
-    if (lost > this.readThrough) {
-      const error = `${EXPIRED}: the events after evt_${this.readThrough} up to evt_${lost} were pruned first`;
-      appendSettled(this.sql, [failedRange(this.readThrough, lost, error, context.now(), context.now())]);
+    const lost = Math.min(read.expired ?? 0, replay?.seq ?? context.kv.get<number>(OWED_THROUGH) ?? 0);
+    if (lost > stretch.readThrough) {
+      const error = `${EXPIRED}: the events after evt_${stretch.readThrough} up to evt_${lost} were pruned first`;
+      appendSettled(this.sql, [failedRange(stretch.readThrough, lost, error, context.now(), context.now())]);
     }
-    this.readThrough = Math.max(read.through, read.expired ?? 0);
-    this.more = read.more;
-    for (const event of read.events)
-      if (!keyed(this.sql, event.seq))
-        this.waiting.push({ delivery: { seq: event.seq, createdAt: event.createdAt }, message: messageOf(event.row) });
+    stretch.readThrough = Math.min(Math.max(read.through, read.expired ?? 0), replay?.seq ?? Number.MAX_SAFE_INTEGER);
+    stretch.more = read.more && (replay === undefined || stretch.readThrough < replay.seq);
+    stretch.take(this.sql, read.events);
   }
 
   started(seq: number): void {
-    this.open.add(seq);
+    this.current.open.add(seq);
   }
 
   /** A try recorded: with its log entry when it went through; flushed when enough are waiting or it is time. */
   recorded(seq: number, logged: LoggedDelivery | undefined, now: number): void {
-    this.open.delete(seq);
-    if (logged !== undefined) this.logged.push(logged);
+    const stretch = this.stretches.find((each) => each.open.has(seq));
+    stretch?.open.delete(seq);
+    if (logged !== undefined) stretch?.done.push(logged);
     this.flushIfDue(now);
   }
 
@@ -245,30 +305,48 @@ class FirstTries {
     return [...this.settles.keys()];
   }
 
+  private get unflushed(): number {
+    return this.stretches.reduce((sum, stretch) => sum + stretch.done.length, this.settles.size);
+  }
+
   private flushIfDue(now: number): void {
-    if (this.logged.length + this.settles.size >= FLUSH_EVERY || now - this.flushedAt >= FLUSH_MS) this.flush(now);
+    if (this.unflushed >= FLUSH_EVERY || now - this.flushedAt >= FLUSH_MS) this.flush(now);
   }
 
   /**
-   * Writes what went through up to the cursor and the cursor, in one row, and moves the rows settled, in one block;
-   * nothing in a lane wiped meanwhile.
+   * Moves the rows settled and a replay's deliveries, in one block, and the replays on; writes what went through up to
+   * the cursor and the cursor, in one row; nothing in a lane wiped meanwhile.
    */
   flush(now: number): void {
     if (this.wiped) return;
-    settleDeliveries(this.sql, [...this.settles.values()], now);
+    const replayed: SettledDelivery[] = [];
+    for (const stretch of this.stretches) {
+      if (stretch.replay === undefined) continue;
+      for (const [seq, at, status, durationMs, response] of stretch.ready())
+        replayed.push({
+          seq,
+          outcome: "delivered",
+          attempts: 1,
+          lastStatus: status,
+          lastError: null,
+          createdAt: stretch.madeAt.get(seq) ?? at,
+          settledAt: now,
+          attemptLog: [[at, status, durationMs, response, null]],
+        });
+    }
+    settleDeliveries(this.sql, [...this.settles.values()], now, replayed);
     this.settles.clear();
-    const next = this.waiting[0]?.delivery.seq;
-    const cursor = cursorBefore(next === undefined ? this.open : [...this.open, next], this.readThrough);
-    const ready = this.logged.filter((entry) => entry[0] <= cursor);
-    this.logged = this.logged.filter((entry) => entry[0] > cursor);
-    appendToLog(this.sql, ready, this.from, Math.max(cursor, logCursor(this.sql) ?? this.from));
+    // After their entries: a death between the two sends them again, never loses them.
+    for (const { replay, cursor } of this.stretches) if (replay !== undefined) moveReplay(this.sql, replay.seq, cursor);
+    const cursor = this.feed.cursor;
+    appendToLog(this.sql, this.feed.ready(), this.feed.from, Math.max(cursor, logCursor(this.sql) ?? this.feed.from));
     passSettledAhead(this.sql, cursor);
     this.flushedAt = now;
   }
 
   /** Whether FLUSH_EVERY answers wait behind an open try: nothing starts until it answers, bounding a re-send. */
   get held(): boolean {
-    return this.logged.length >= FLUSH_EVERY && this.open.size > 0;
+    return this.unflushed - this.settles.size >= FLUSH_EVERY && this.stretches.some((each) => each.open.size > 0);
   }
 
   get wiped(): boolean {
@@ -277,7 +355,7 @@ class FirstTries {
 
   /** Whether events wait to be read or started. */
   get left(): boolean {
-    return this.waiting.length > 0 || this.more;
+    return this.stretches.some((stretch) => stretch.left);
   }
 }
 

@@ -5,10 +5,11 @@ import { accountLiveness } from "../../src/keys/live-account";
 import { TtlCache } from "../../src/lib/ttl-cache";
 import { dispatchEvents, type DispatchOptions, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
 import { newestDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
-import { readSettled } from "../../src/webhook-delivery/lane-settled";
+import { appendSettled, failedRange, readSettled } from "../../src/webhook-delivery/lane-settled";
+import { addReplay, inReplay, replays } from "../../src/webhook-delivery/lane-replays";
 import { laneEndpoint } from "../../src/webhook-delivery/endpoint-table";
 import { wantedAfter } from "../../src/webhook-delivery/lane-feed";
-import { logCursor, newestLogged } from "../../src/webhook-delivery/lane-log";
+import { appendToLog, logCursor, newestLogged } from "../../src/webhook-delivery/lane-log";
 import { takeHandOff, type WebhookLane } from "../../src/webhook-delivery/lane-object";
 import { laneOf } from "../../src/webhook-delivery/lane-calls";
 import { DISPATCHER_NAME } from "../../src/webhook-delivery/dispatcher-calls";
@@ -146,9 +147,9 @@ export function runLaneOnce(
 }
 
 /**
- * A lane's deliveries, by event, each as a row of its own would say it: its pending rows, what settled (a range's
- * events each), its log's entries (delivered at the first try), and the events its endpoint wants after its cursor
- * (pending, due since written).
+ * A lane's deliveries, by event, each as a row of its own would say it: its pending rows and replays, what settled
+ * (a range's events each), its log's entries (delivered at the first try), and the events its endpoint wants after
+ * its cursor (pending, due since written).
  */
 export const laneDeliveries = async (endpointId: string): Promise<LaneDelivery[]> => {
   const endpoint = await laneEndpoint(env.DB, endpointId);
@@ -181,6 +182,9 @@ export const laneDeliveries = async (endpointId: string): Promise<LaneDelivery[]
       return events;
     };
     for (const row of newestDeliveries(sql, Number.MAX_SAFE_INTEGER)) add(row);
+    for (const replay of replays(sql))
+      for (const event of await wanted(replay.after, replay.seq))
+        if (inReplay(replay, event.seq)) record(event.seq, "pending", event.createdAt);
     for (const entry of readSettled(sql, () => true)) {
       if (entry.after !== undefined && entry.after >= entry.seq) continue;
       const settled = {
@@ -206,6 +210,20 @@ export const laneDeliveries = async (endpointId: string): Promise<LaneDelivery[]
     return [...found.values()].sort((a, b) => a.seq - b.seq);
   });
 };
+
+/**
+ * The lane's events `first` to `last` as `recover` leaves them once they failed at once (the endpoint disabled): past
+ * the cursor, the range's entry emptied, and one row replaying them.
+ */
+export const replaying = (endpointId: string, first: number, last: number) =>
+  runInDurableObject(laneOf(env, endpointId), (_, state) => {
+    const { sql } = state.storage;
+    const at = Date.now();
+    state.storage.kv.put("endpointId", endpointId);
+    appendToLog(sql, [], Math.max(first - 1, logCursor(sql) ?? 0), Math.max(last, logCursor(sql) ?? 0));
+    appendSettled(sql, [{ ...failedRange(first - 1, last, "the endpoint is disabled", at, at), after: last }]);
+    addReplay(sql, first - 1, last, [], at);
+  });
 
 /** One delivery of a lane, by its event. */
 export const laneDelivery = async (endpointId: string, seq: number | string) =>

@@ -240,7 +240,7 @@ describe("what a change's deliveries are billed for", () => {
       d1RowsRead: 304,
       d1RowsWritten: 1,
       doRequests: 100,
-      laneRows: { read: 2400, written: 100 },
+      laneRows: { read: 2500, written: 100 },
     });
     expect.soft(perDelivery, "a delivery, alone").toEqual(OPERATION_USE["webhook delivery"]);
   });
@@ -326,19 +326,47 @@ async function disabledWith(count: number) {
   await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
     .bind(endpointId)
     .run();
-  const written = await runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
+  const written = await countedInLane(endpointId, (lane) => lane.alarm());
+  const left = await laneDeliveries(endpointId);
+  expect(left).toHaveLength(count);
+  expect(left.every((row) => row.outcome === "failed")).toBe(true);
+  return { written, endpointId };
+}
+
+/** The rows the lane's storage writes for one call on it, as billed: until the call returns, not the runs it wakes. */
+const countedInLane = (endpointId: string, call: (lane: WebhookLane) => Promise<unknown>) =>
+  runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
     const counting = countStorage(state.storage);
     try {
-      await lane.alarm();
+      await call(lane);
       return counting.rows().written;
     } finally {
       counting.restore();
     }
   });
-  const left = await laneDeliveries(endpointId);
-  expect(left).toHaveLength(count);
-  expect(left.every((row) => row.outcome === "failed")).toBe(true);
-  return written;
+
+/** That endpoint enabled again and its failed events recovered: the rows `recover` writes, then each sent once. */
+async function recoveredAfterDisabled(count: number) {
+  const { endpointId } = await disabledWith(count);
+  await env.DB.prepare("UPDATE webhook_endpoints SET status = 'enabled', disabled_by = NULL WHERE id = ?1")
+    .bind(endpointId)
+    .run();
+  const { fetch, posts } = receivers();
+  const fetched = globalThis.fetch;
+  globalThis.fetch = fetch as typeof globalThis.fetch;
+  try {
+    const written = await countedInLane(endpointId, async (lane) => {
+      expect(await lane.recover(endpointId, 0, 1_000)).toEqual({ recovered: count, more: false });
+    });
+    await runInDurableObject(laneOf(env, endpointId), (lane: WebhookLane) => lane.running);
+    const left = await laneDeliveries(endpointId);
+    expect(left.map((row) => row.outcome)).toEqual(Array(count).fill("delivered"));
+    // Each once, oldest first.
+    expect(posts.map((post) => post.webhookId)).toEqual(left.map((row) => `evt_${row.seq}`));
+    return written;
+  } finally {
+    globalThis.fetch = fetched;
+  }
 }
 
 describe("what a delivery that is refused is billed for", () => {
@@ -359,8 +387,14 @@ describe("what a delivery that is refused is billed for", () => {
   });
 
   it("an endpoint disabled with N events not yet sent: the same rows for 5 as for 500", async () => {
-    const few = await disabledWith(5);
-    expect(await disabledWith(500)).toBe(few);
+    const few = (await disabledWith(5)).written;
+    expect((await disabledWith(500)).written).toBe(few);
     expect(few).toBe(REFUSED_ROWS.disabled);
+  });
+
+  it("its N failed events recovered: one row for 5 as for 500, and then each sent once, oldest first", async () => {
+    const few = await recoveredAfterDisabled(5);
+    expect(await recoveredAfterDisabled(500)).toBe(few);
+    expect(few).toBe(REFUSED_ROWS.recovered);
   });
 });

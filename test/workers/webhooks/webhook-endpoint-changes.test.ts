@@ -3,9 +3,10 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { appendSettled, failedRange } from "../../../src/webhook-delivery/lane-settled";
+import { appendSettled, failedRange, readSettled } from "../../../src/webhook-delivery/lane-settled";
 import { newestDeliveries, settleDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
 import { appendToLog } from "../../../src/webhook-delivery/lane-log";
+import { replays } from "../../../src/webhook-delivery/lane-replays";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { MISSED } from "../../../src/webhook-delivery/lane-run";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -18,6 +19,7 @@ import {
   pendingDeliveries,
   quietLanes,
   receivers,
+  replaying,
   runLaneOnce,
   webhookOwnerOfEachTest,
   withoutDispatcher,
@@ -376,9 +378,15 @@ describe("recovering failed deliveries", () => {
       ]);
       appendSettled(sql, [{ ...entry, seq: middle, outcome: "delivered", createdAt: at, settledAt: at + 1 }]);
       expect(await lane.recover(endpointId, at - 1, 1_000)).toEqual({ recovered: 3, more: false });
+      // The notice has its row again; the range is replayed from one row, the middle one left out.
+      expect(replays(sql).map((replay) => [replay.after, replay.seq, replay.skip])).toEqual([
+        [first - 1, last, [middle]],
+      ]);
       return newestDeliveries(sql, 10).map((row) => row.seq);
     });
-    expect(pendingNow.sort((a, b) => a - b)).toEqual([-5, first, last]);
+    expect(pendingNow).toEqual([-5]);
+    const pending = (await laneDeliveries(endpointId)).filter((row) => row.outcome === "pending");
+    expect(pending.map((row) => row.seq).sort((a, b) => a - b)).toEqual([-5, first, last]);
   });
 
   it("recovers of a range failed at once only the events made since: those made before stay failed", async () => {
@@ -416,6 +424,41 @@ describe("recovering failed deliveries", () => {
     ]);
     expect(await recoverSince(now - 2 * hour)).toEqual({ recovered: 0, more: false });
     expect(await recoverSince(now - 4 * hour)).toEqual({ recovered: 2, more: false });
+  });
+
+  it("retries one of a recovered range's events at once: it gets a row, and the range's replay leaves it out", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [71, 72, 73, 74]);
+    await replaying(endpointId, seqs[0]!, seqs.at(-1)!);
+    const posted = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 204 }));
+    const retried = await runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane) => {
+      const view = await lane.retry(endpointId, seqs[2]!, 10);
+      await lane.running;
+      return view;
+    });
+    expect(retried).toMatchObject({ eventId: `evt_${seqs[2]}`, outcome: "pending" });
+    const sent = posted.mock.calls.map(([, init]) => new Headers(init?.headers).get("webhook-id"));
+    expect(sent.sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
+    expect((await laneDeliveries(endpointId)).map((row) => row.outcome)).toEqual(seqs.map(() => "delivered"));
+  });
+
+  it("fails a recovered range not yet sent as one entry again when its endpoint is disabled", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [75, 76, 77, 78]);
+    await replaying(endpointId, seqs[0]!, seqs.at(-1)!);
+    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
+      .bind(endpointId)
+      .run();
+    const { fetch, posts } = receivers();
+    await runLaneOnce(endpointId, { fetch });
+    expect(posts).toEqual([]);
+    const ranges = await runInDurableObject(laneOf(env, endpointId), (_, state) => ({
+      replays: replays(state.storage.sql),
+      failed: readSettled(state.storage.sql, () => true).filter((entry) => (entry.after ?? entry.seq) < entry.seq),
+    }));
+    expect(ranges.replays).toEqual([]);
+    expect(ranges.failed.map((entry) => [entry.after, entry.seq, entry.lastError])).toEqual([
+      [seqs[0]! - 1, seqs.at(-1)!, "the endpoint is disabled"],
+    ]);
+    expect((await laneDeliveries(endpointId)).map((row) => row.outcome)).toEqual(seqs.map(() => "failed"));
   });
 
   it("takes 1,000 a request and says when more remain, none while its lane has 1,000 pending", async () => {

@@ -10,6 +10,7 @@ import {
   laneDeliveries,
   makeEndpoint,
   receivers,
+  replaying,
   runLaneOnce,
   webhookOwnerOfEachTest,
 } from "../../support/webhook-fixtures";
@@ -124,5 +125,40 @@ describe("an owner's retry in a fifo line", () => {
     await runInDurableObject(laneOf(env, made.id), (lane: WebhookLane) => lane.running);
     const sent = posted.mock.calls.map(([, init]) => new Headers(init?.headers).get("webhook-id"));
     expect(sent).toEqual(seqs.map((seq) => `evt_${seq}`));
+  });
+});
+
+describe("a recovered range in a fifo line", () => {
+  it("goes first, oldest first, one at a time; one of its events refused holds the rest and the feed behind it", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", ordering: "fifo" });
+    await seedOrders([66, 67, 68].map((id) => ({ id })));
+    while ((await dispatchQuietly()).more);
+    const recovered = (await laneDeliveries(made.id)).map((row) => row.seq);
+    await replaying(made.id, recovered[0]!, recovered.at(-1)!);
+    await seedOrders([69, 70].map((id) => ({ id })));
+    while ((await dispatchQuietly()).more);
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    const refused = `evt_${recovered[1]}`;
+    let inFlight = 0;
+    let most = 0;
+    const { fetch, posts } = receivers(async () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await scheduler.wait(1);
+      inFlight -= 1;
+      const tries = posts.filter((post) => post.webhookId === refused).length;
+      return new Response(null, { status: posts.at(-1)!.webhookId === refused && tries === 1 ? 503 : 204 });
+    });
+    await runLaneOnce(made.id, { fetch });
+    // Held behind the refused one: nothing after it went.
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${recovered[0]}`, refused]);
+    await runUntilSettled(made.id, fetch);
+    expect(posts.map((post) => post.webhookId)).toEqual([
+      `evt_${recovered[0]}`,
+      refused,
+      ...seqs.slice(1).map((seq) => `evt_${seq}`),
+    ]);
+    expect(most).toBe(1);
+    expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(seqs.map(() => "delivered"));
   });
 });

@@ -1,4 +1,8 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { replays } from "../../../src/webhook-delivery/lane-replays";
 import { logCursor } from "../../../src/webhook-delivery/lane-log";
 import { LANE_CONCURRENCY } from "../../../src/webhook-delivery/lane-pacing";
 import { FLUSH_EVERY } from "../../../src/webhook-delivery/lane-run";
@@ -6,6 +10,7 @@ import {
   laneDeliveries,
   pendingDeliveries,
   receivers,
+  replaying,
   runLaneOnce,
   silentReceiver,
   webhookOwnerOfEachTest,
@@ -21,11 +26,14 @@ const owner = webhookOwnerOfEachTest();
 
 /** Writes of the log's block: a flush. */
 const FLUSH = /delivery_log (\(after|SET through)/;
+/** Writes of the settled log's block: a flush of what a replay sent, which then moves the replay on. */
+const SETTLED_FLUSH = /^(INSERT INTO|UPDATE) settled_log/;
 
 async function runDying(
   endpointId: string,
   death: { standing: number; later: number },
   fetch: typeof globalThis.fetch,
+  flush = FLUSH,
 ) {
   let cursor: number | undefined;
   const outcome = await runLaneOnce(endpointId, (state) => {
@@ -35,12 +43,12 @@ async function runDying(
     let dead = false;
     const dying = {
       exec(query: string, ...bindings: unknown[]) {
-        if (flushes === death.standing && (FLUSH.test(query) || ++after >= death.later)) dead = true;
+        if (flushes === death.standing && (flush.test(query) || ++after >= death.later)) dead = true;
         if (dead) {
           cursor ??= logCursor(sql);
           throw new Error("the object was reset");
         }
-        if (FLUSH.test(query)) flushes += 1;
+        if (flush.test(query)) flushes += 1;
         return sql.exec(query, ...(bindings as SqlStorageValue[]));
       },
     } as unknown as SqlStorage;
@@ -122,6 +130,38 @@ describe("a lane that dies as it settles its retried rows", () => {
     expect(resent.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
     const rows = await laneDeliveries(endpointId);
     expect(rows.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["delivered", 2]));
+  });
+});
+
+describe("a lane that dies as it replays a recovered range", () => {
+  it("sends again only what the replay had not recorded: every event arrives, each settled delivered once", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 120 }, (_, index) => 3_700 + index),
+    );
+    await replaying(endpointId, seqs[0]!, seqs.at(-1)!);
+    // Answers that take a while, so a flush finds tries open and read past them.
+    const { fetch, posts } = receivers(() => scheduler.wait(1).then(() => new Response(null, { status: 204 })));
+    // It dies at its second flush: the first stands.
+    const died = await runDying(endpointId, { standing: 1, later: Number.POSITIVE_INFINITY }, fetch, SETTLED_FLUSH);
+    expect(died.outcome).toBe("Error: the object was reset");
+    const beforeCrash = posts.map((post) => Number(post.webhookId.slice("evt_".length)));
+    const stood = await runInDurableObject(laneOf(env, endpointId), (_, state) => replays(state.storage.sql));
+    const recorded = stood[0]!.after;
+    expect(recorded).toBeGreaterThanOrEqual(seqs[0]!);
+
+    const { fetch: again, posts: resent } = receivers();
+    await runDying(endpointId, { standing: Number.POSITIVE_INFINITY, later: Number.POSITIVE_INFINITY }, again);
+    const sentAgain = resent.map((post) => Number(post.webhookId.slice("evt_".length)));
+    expect(new Set([...beforeCrash, ...sentAgain])).toEqual(new Set(seqs));
+    const twice = beforeCrash.filter((seq) => sentAgain.includes(seq)).sort((a, b) => a - b);
+    expect(twice).toEqual(beforeCrash.filter((seq) => seq > recorded).sort((a, b) => a - b));
+    expect(twice.length).toBeLessThanOrEqual(FLUSH_EVERY + LANE_CONCURRENCY);
+    const settled = await laneDeliveries(endpointId);
+    expect(settled.map((row) => [row.seq, row.outcome, row.attempts])).toEqual(
+      seqs.map((seq) => [seq, "delivered", 1]),
+    );
+    expect(await runInDurableObject(laneOf(env, endpointId), (_, state) => replays(state.storage.sql))).toEqual([]);
   });
 });
 

@@ -1,0 +1,50 @@
+/**
+ * A lane's replays (docs/design/order-events.md#lanes): a failed range its owner recovered, one row whatever its
+ * length. Every event the endpoint wants in (after, seq] is due again, oldest first, but those in `skip` (delivered on
+ * their own before); a run tries them as it tries the feed's, and moves `after` as it records them.
+ */
+
+export interface Replay {
+  seq: number;
+  after: number;
+  skip: number[];
+  created_at: number;
+}
+
+export const REPLAYS_DDL = `
+CREATE TABLE IF NOT EXISTS replays (
+  seq INTEGER PRIMARY KEY,
+  after INTEGER NOT NULL,
+  skip TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+`;
+
+const replaysOf = (cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): Replay[] =>
+  cursor.toArray().map((row) => ({ ...(row as unknown as Replay), skip: JSON.parse(row.skip as string) as number[] }));
+
+export function addReplay(sql: SqlStorage, after: number, seq: number, skip: readonly number[], now: number): void {
+  sql.exec(
+    "INSERT OR REPLACE INTO replays (seq, after, skip, created_at) VALUES (?, ?, ?, ?)",
+    seq,
+    after,
+    JSON.stringify(skip.filter((each) => each > after && each <= seq)),
+    now,
+  );
+}
+
+/** The replays, oldest range first. */
+export const replays = (sql: SqlStorage): Replay[] => replaysOf(sql.exec("SELECT * FROM replays ORDER BY seq"));
+
+/** Whether the replay has the event `seq` still to send, or being sent. */
+export const inReplay = (replay: Replay, seq: number): boolean =>
+  seq > replay.after && seq <= replay.seq && !replay.skip.includes(seq);
+
+/** Records a replay's events tried up to `after`: it ends once they all are. */
+export function moveReplay(sql: SqlStorage, seq: number, after: number): void {
+  if (after >= seq) sql.exec("DELETE FROM replays WHERE seq = ?", seq);
+  else sql.exec("UPDATE replays SET after = ? WHERE seq = ? AND after < ?", after, seq, after);
+}
+
+/** Ends every replay: what they had left to send, as ranges to fail. */
+export const endReplays = (sql: SqlStorage): Replay[] => replaysOf(sql.exec("DELETE FROM replays RETURNING *"));
