@@ -29,6 +29,8 @@ export interface LaneEndpoint {
   from_seq: number;
   /** The feed's head when it was last enabled again: what its lane had not sent by then is failed. */
   resumed_seq: number | null;
+  /** The feed's head as this was read: what fails for the endpoint's state (disabled) goes no further. */
+  head: number;
 }
 
 export type EndpointOrdering = "concurrent" | "fifo";
@@ -40,7 +42,8 @@ export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint 
   return db
     .prepare(
       "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, " +
-        "disabled_for_leak, ordering, types, from_seq, resumed_seq FROM webhook_endpoints WHERE id = ?1",
+        `disabled_for_leak, ordering, types, from_seq, resumed_seq, ${FEED_HEAD} AS head FROM webhook_endpoints ` +
+        "WHERE id = ?1",
     )
     .bind(id)
     .first<LaneEndpoint>();

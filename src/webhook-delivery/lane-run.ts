@@ -121,7 +121,7 @@ async function failEverything(
   if (afterCursor) {
     const ended = endReplays(context.sql).map((replay) => failedRange(replay.after, replay.seq, reason, now, now));
     appendSettled(context.sql, ended);
-    await failAfterCursor(context, endpoint, reason);
+    await failAfterCursor(context, endpoint, reason, endpoint.head);
   }
   const more = !afterCursor || nextDueAt(context.sql) !== null;
   return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };

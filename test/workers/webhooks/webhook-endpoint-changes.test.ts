@@ -9,6 +9,7 @@ import { appendToLog } from "../../../src/webhook-delivery/lane-log";
 import { replays } from "../../../src/webhook-delivery/lane-replays";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { MISSED } from "../../../src/webhook-delivery/lane-run";
+import type { D1Queryable } from "../../../src/lib/d1-session";
 import { api, apiWith, errorBodyOf } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import { storeTestKey } from "../../support/test-keys";
@@ -154,6 +155,42 @@ describe("changing a webhook endpoint", () => {
         expect((await laneDeliveries(endpointId)).find((row) => row.seq === seqs[0])?.outcome).toBe("delivered"),
       { timeout: 10_000 },
     );
+  });
+
+  it("fails as disabled only the events written before it was read disabled, though enabled again before the feed is read", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [41, 42]);
+    expect((await change(endpointId, { status: "disabled" })).status).toBe(200);
+    // The lane reads the endpoint disabled; then, before it reads the feed, its owner enables it and an order changes.
+    let raced = false;
+    const racing: D1Queryable = {
+      batch: (statements) => env.DB.batch(statements),
+      prepare(query) {
+        const statement = env.DB.prepare(query);
+        if (raced || !query.includes("FROM webhook_endpoints WHERE id")) return statement;
+        return {
+          bind: (...values: unknown[]) => ({
+            first: async () => {
+              const row = await statement.bind(...values).first();
+              raced = true;
+              expect((await change(endpointId, { status: "enabled" })).status).toBe(200);
+              await seedOrders([{ id: 43 }]);
+              while ((await dispatchQuietly()).more);
+              return row;
+            },
+          }),
+        } as unknown as D1PreparedStatement;
+      },
+    };
+    await runLaneOnce(endpointId, { db: racing, fetch: receivers().fetch });
+    expect(raced).toBe(true);
+    const [newer] = (await laneDeliveries(endpointId)).map((row) => row.seq).filter((seq) => !seqs.includes(seq));
+    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome])).toEqual([
+      ...seqs.map((seq) => [seq, "failed"]),
+      [newer, "pending"],
+    ]);
+    const { fetch, posts } = receivers();
+    await runLaneOnce(endpointId, { fetch });
+    expect(posts.map((post) => post.webhookId)).toEqual([`evt_${newer}`]);
   });
 
   it("fails, once enabled again, what its lane had not sent by then: sent later only if recovered", async () => {
