@@ -46,5 +46,15 @@ export function moveReplay(sql: SqlStorage, seq: number, after: number): void {
   else sql.exec("UPDATE replays SET after = ? WHERE seq = ? AND after < ?", after, seq, after);
 }
 
-/** Ends every replay: what they had left to send, as ranges to fail. */
-export const endReplays = (sql: SqlStorage): Replay[] => replaysOf(sql.exec("DELETE FROM replays RETURNING *"));
+/** Ends every replay: the ranges (after, through] it had left to send, around those it leaves out. */
+export function endReplays(sql: SqlStorage): [after: number, through: number][] {
+  const ranges: [number, number][] = [];
+  for (const replay of replaysOf(sql.exec("DELETE FROM replays RETURNING *"))) {
+    let after = replay.after;
+    for (const skipped of [...replay.skip.filter((seq) => seq > after), replay.seq + 1].sort((a, b) => a - b)) {
+      if (skipped - 1 > after) ranges.push([after, skipped - 1]);
+      after = skipped;
+    }
+  }
+  return ranges;
+}

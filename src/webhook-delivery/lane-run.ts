@@ -119,7 +119,7 @@ async function failEverything(
   const now = context.now();
   failPending(context.sql, reason, now, LANE_BATCH, busy);
   if (afterCursor) {
-    const ended = endReplays(context.sql).map((replay) => failedRange(replay.after, replay.seq, reason, now, now));
+    const ended = endReplays(context.sql).map(([after, through]) => failedRange(after, through, reason, now, now));
     appendSettled(context.sql, ended);
     await failAfterCursor(context, endpoint, reason, endpoint.head);
   }

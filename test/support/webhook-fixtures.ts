@@ -213,16 +213,16 @@ export const laneDeliveries = async (endpointId: string): Promise<LaneDelivery[]
 
 /**
  * The lane's events `first` to `last` as `recover` leaves them once they failed at once (the endpoint disabled): past
- * the cursor, the range's entry emptied, and one row replaying them.
+ * the cursor, the range's entry emptied, and one row replaying them but those in `skip`.
  */
-export const replaying = (endpointId: string, first: number, last: number) =>
+export const replaying = (endpointId: string, first: number, last: number, skip: number[] = []) =>
   runInDurableObject(laneOf(env, endpointId), (_, state) => {
     const { sql } = state.storage;
     const at = Date.now();
     state.storage.kv.put("endpointId", endpointId);
     appendToLog(sql, [], Math.max(first - 1, logCursor(sql) ?? 0), Math.max(last, logCursor(sql) ?? 0));
     appendSettled(sql, [{ ...failedRange(first - 1, last, "the endpoint is disabled", at, at), after: last }]);
-    addReplay(sql, first - 1, last, [], at);
+    addReplay(sql, first - 1, last, skip, at);
   });
 
 /** One delivery of a lane, by its event. */

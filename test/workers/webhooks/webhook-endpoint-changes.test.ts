@@ -478,9 +478,10 @@ describe("recovering failed deliveries", () => {
     expect((await laneDeliveries(endpointId)).map((row) => row.outcome)).toEqual(seqs.map(() => "delivered"));
   });
 
-  it("fails a recovered range not yet sent as one entry again when its endpoint is disabled", async () => {
+  it("fails a recovered range not yet sent as one entry again when its endpoint is disabled, around those it left out", async () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [75, 76, 77, 78]);
-    await replaying(endpointId, seqs[0]!, seqs.at(-1)!);
+    const [first, left, third, last] = seqs as [number, number, number, number];
+    await replaying(endpointId, first, last, [left]);
     await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
       .bind(endpointId)
       .run();
@@ -492,10 +493,15 @@ describe("recovering failed deliveries", () => {
       failed: readSettled(state.storage.sql, () => true).filter((entry) => (entry.after ?? entry.seq) < entry.seq),
     }));
     expect(ranges.replays).toEqual([]);
-    expect(ranges.failed.map((entry) => [entry.after, entry.seq, entry.lastError])).toEqual([
-      [seqs[0]! - 1, seqs.at(-1)!, "the endpoint is disabled"],
+    expect(ranges.failed.map((entry) => [entry.after, entry.seq, entry.lastError]).reverse()).toEqual([
+      [first - 1, first, "the endpoint is disabled"],
+      [left, last, "the endpoint is disabled"],
     ]);
-    expect((await laneDeliveries(endpointId)).map((row) => row.outcome)).toEqual(seqs.map(() => "failed"));
+    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome])).toEqual([
+      [first, "failed"],
+      [third, "failed"],
+      [last, "failed"],
+    ]);
   });
 
   it("takes 1,000 a request and says when more remain, none while its lane has 1,000 pending", async () => {
