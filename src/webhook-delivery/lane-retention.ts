@@ -1,5 +1,5 @@
 /**
- * What a lane keeps, how long, and what a pending row, a settled entry and a log entry cost its storage
+ * What a lane keeps, how long, and what a pending row, a settled entry, a log entry and a replay cost its storage
  * (test/workers/events/event-storage.test.ts keeps the sizes true; docs/design/order-events.md#capacity).
  */
 
@@ -11,3 +11,5 @@ export const PENDING_ROW_BYTES = 140;
 export const SETTLED_ENTRY_BYTES = 175;
 /** A delivery that went through at its first try: its entry in the log's block. */
 export const LOG_ENTRY_BYTES = 90;
+/** A failed range recovered, whatever its length: its replay row, with an event left out. */
+export const REPLAY_ROW_BYTES = 45;

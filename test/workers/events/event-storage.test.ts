@@ -3,7 +3,13 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { EVENT_ROW_BYTES } from "../../../src/events/prune-order-events";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { LOG_ENTRY_BYTES, PENDING_ROW_BYTES, SETTLED_ENTRY_BYTES } from "../../../src/webhook-delivery/lane-retention";
+import {
+  LOG_ENTRY_BYTES,
+  PENDING_ROW_BYTES,
+  REPLAY_ROW_BYTES,
+  SETTLED_ENTRY_BYTES,
+} from "../../../src/webhook-delivery/lane-retention";
+import { addReplay } from "../../../src/webhook-delivery/lane-replays";
 import type { LaneAttempt } from "../../../src/webhook-delivery/lane-attempts";
 import { addTried } from "../../../src/webhook-delivery/lane-deliveries";
 import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
@@ -91,5 +97,22 @@ describe("what the pipeline keeps, per row", () => {
     console.log(`bytes per log entry: ${perEntry.toFixed(1)} (blocks of ${LOG_BLOCK_ENTRIES})`);
     expect(perEntry).toBeLessThanOrEqual(LOG_ENTRY_BYTES);
     expect(perEntry).toBeGreaterThan(LOG_ENTRY_BYTES * 0.75);
+  });
+
+  it("a recovered range costs its lane one row of no more than REPLAY_ROW_BYTES, however many events it holds", async () => {
+    const perReplay = await runInDurableObject(laneOf(env, "we_00000000000000000003"), (_, state) => {
+      const sql = state.storage.sql;
+      const empty = sql.databaseSize;
+      const now = Date.now();
+      // Ranges of a thousand events each, one left out of each as delivered on its own.
+      for (let n = 0; n < ROWS; n++) {
+        const after = 1_000_000_000 + n * 1_000;
+        addReplay(sql, after, after + 1_000, [after + 500], now + n);
+      }
+      return (sql.databaseSize - empty) / ROWS;
+    });
+    console.log(`bytes per replay: ${perReplay.toFixed(1)}`);
+    expect(perReplay).toBeLessThanOrEqual(REPLAY_ROW_BYTES);
+    expect(perReplay).toBeGreaterThan(REPLAY_ROW_BYTES * 0.75);
   });
 });
