@@ -13,6 +13,7 @@ import {
   newestDeliveries,
   PENDING_CAP,
   pendingCount,
+  pendingSeqs,
   resetDelivery,
   type LaneDelivery,
   behindInLine,
@@ -30,7 +31,7 @@ import {
 import { LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
 import { firstMadeSince, MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
 import { OWED_THROUGH, runLane } from "./lane-run";
-import { addReplay, inReplay, REPLAYS_DDL, replays } from "./lane-replays";
+import { addReplay, inReplay, leaveToRow, REPLAYS_DDL, replays } from "./lane-replays";
 import { laneEndpoint, type EndpointOrdering, type LaneEndpoint } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
 import { deliveryIdOf, eventIdOf, laneOf, type DeliveryView } from "./lane-calls";
@@ -174,11 +175,13 @@ export class WebhookLane extends DurableObject<Env> {
           now,
         );
       } else {
-        // Failed in a range, or replayed: behind the cursor, it is sent only with a row.
-        const behind = settled !== undefined || replays(sql).some((replay) => inReplay(replay, seq));
-        const event = await this.feedEvent(endpointId, seq, behind);
-        if (event?.ordering === "concurrent" || (event !== undefined && behind))
+        // Failed in a range, or replayed: behind the cursor, it is sent only with a row or by its replay.
+        const replayed = replays(sql).some((replay) => inReplay(replay, seq));
+        const event = await this.feedEvent(endpointId, seq, settled !== undefined || replayed);
+        if (event?.ordering === "concurrent" || (event !== undefined && settled !== undefined)) {
           row = addRetried(sql, seq, undefined, event.createdAt, now);
+          if (replayed) leaveToRow(sql, seq);
+        }
         // In a fifo line a row would go before the events ahead of it: it waits its turn, as it is.
         else if (event !== undefined) {
           await this.wake();
@@ -199,8 +202,8 @@ export class WebhookLane extends DurableObject<Env> {
     // Never past the cap: its rows are read without an index.
     const room = Math.min(limit, PENDING_CAP - pendingCount(sql));
     const entries = failedSince(sql, since);
-    // A range's events settled on their own since (an owner's retry) are not the range's to send again.
-    const own = new Set(entries.length === 0 ? [] : ownSettled(sql));
+    // A range's events with a row of their own since (an owner's retry), pending or settled, are not its to send.
+    const own = new Set(entries.length === 0 ? [] : [...ownSettled(sql), ...pendingSeqs(sql)]);
     let recovered = 0;
     let more = false;
     for (const entry of entries) {
@@ -228,7 +231,7 @@ export class WebhookLane extends DurableObject<Env> {
       // One row replays them, whatever their number.
       const taken = read.events.filter(({ seq }) => !own.has(seq));
       const through = rest ? read.through : range.seq;
-      if (taken.length > 0) addReplay(sql, range.after!, through, [...own], now);
+      if (taken.length > 0) addReplay(sql, range.after!, through, [...own], range.createdAt);
       recovered += taken.length;
       appendSettled(sql, [{ ...range, after: through, settledAt: now }]);
       more ||= rest;

@@ -8,6 +8,7 @@ export interface Replay {
   seq: number;
   after: number;
   skip: number[];
+  /** When the range's first event was made (Unix ms): a range failed again keeps it, for `recover`'s `since`. */
   created_at: number;
 }
 
@@ -23,15 +24,25 @@ CREATE TABLE IF NOT EXISTS replays (
 const replaysOf = (cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): Replay[] =>
   cursor.toArray().map((row) => ({ ...(row as unknown as Replay), skip: JSON.parse(row.skip as string) as number[] }));
 
-export function addReplay(sql: SqlStorage, after: number, seq: number, skip: readonly number[], now: number): void {
+export function addReplay(
+  sql: SqlStorage,
+  after: number,
+  seq: number,
+  skip: readonly number[],
+  createdAt: number,
+): void {
   sql.exec(
     "INSERT OR REPLACE INTO replays (seq, after, skip, created_at) VALUES (?, ?, ?, ?)",
     seq,
     after,
     JSON.stringify(skip.filter((each) => each > after && each <= seq)),
-    now,
+    createdAt,
   );
 }
+
+/** An event a replay holds that got a row of its own (an owner's retry): the replay leaves it to that row. */
+export const leaveToRow = (sql: SqlStorage, seq: number): void =>
+  void sql.exec("UPDATE replays SET skip = json_insert(skip, '$[#]', ?1) WHERE after < ?1 AND seq >= ?1", seq);
 
 /** The replays, oldest range first. */
 export const replays = (sql: SqlStorage): Replay[] => replaysOf(sql.exec("SELECT * FROM replays ORDER BY seq"));
@@ -46,13 +57,13 @@ export function moveReplay(sql: SqlStorage, seq: number, after: number): void {
   else sql.exec("UPDATE replays SET after = ? WHERE seq = ? AND after < ?", after, seq, after);
 }
 
-/** Ends every replay: the ranges (after, through] it had left to send, around those it leaves out. */
-export function endReplays(sql: SqlStorage): [after: number, through: number][] {
-  const ranges: [number, number][] = [];
+/** Ends every replay: the ranges (after, through] it had left to send, around those it leaves out, and when made. */
+export function endReplays(sql: SqlStorage): [after: number, through: number, createdAt: number][] {
+  const ranges: [number, number, number][] = [];
   for (const replay of replaysOf(sql.exec("DELETE FROM replays RETURNING *"))) {
     let after = replay.after;
     for (const skipped of [...replay.skip.filter((seq) => seq > after), replay.seq + 1].sort((a, b) => a - b)) {
-      if (skipped - 1 > after) ranges.push([after, skipped - 1]);
+      if (skipped - 1 > after) ranges.push([after, skipped - 1, replay.created_at]);
       after = skipped;
     }
   }

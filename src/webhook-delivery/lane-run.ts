@@ -119,7 +119,9 @@ async function failEverything(
   const now = context.now();
   failPending(context.sql, reason, now, LANE_BATCH, busy);
   if (afterCursor) {
-    const ended = endReplays(context.sql).map(([after, through]) => failedRange(after, through, reason, now, now));
+    const ended = endReplays(context.sql).map(([after, through, madeAt]) =>
+      failedRange(after, through, reason, madeAt, now),
+    );
     appendSettled(context.sql, ended);
     await failAfterCursor(context, endpoint, reason, endpoint.head);
   }
@@ -280,8 +282,9 @@ class FirstTries {
     stretch.take(this.sql, read.events);
   }
 
+  /** A try started: open in the stretch it was read into, which may no longer be the current one. */
   started(seq: number): void {
-    this.current.open.add(seq);
+    this.stretches.find((stretch) => stretch.madeAt.has(seq))?.open.add(seq);
   }
 
   /** A try recorded: with its log entry when it went through; flushed when enough are waiting or it is time. */

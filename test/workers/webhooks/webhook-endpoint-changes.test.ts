@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { appendSettled, failedRange, readSettled } from "../../../src/webhook-delivery/lane-settled";
-import { newestDeliveries, settleDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
+import { addRetried, newestDeliveries, settleDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
 import { appendToLog } from "../../../src/webhook-delivery/lane-log";
 import { replays } from "../../../src/webhook-delivery/lane-replays";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
@@ -399,31 +399,31 @@ describe("recovering failed deliveries", () => {
     ]);
   });
 
-  it("recovers a failed notice and a failed range's events, but not one of them delivered on its own since", async () => {
-    const { endpointId, seqs } = await pendingDeliveries(owner.key, [81, 82, 83]);
-    const [first, middle, last] = seqs as [number, number, number];
+  it("recovers a failed notice and a failed range's events, but not those with a row of their own since", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [81, 82, 83, 84]);
+    const [first, middle, third, last] = seqs as [number, number, number, number];
     const at = Date.now();
     const entry = { attempts: 1, lastStatus: 503, lastError: "the receiver answered 503", attemptLog: [] };
     const pendingNow = await runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
       const { sql } = state.storage;
       state.storage.kv.put("endpointId", endpointId);
-      // Past the cursor, the three failed as one range, the notice failed; then the middle one retried and delivered.
+      // Past the cursor, the four failed as one range, the notice failed; then the middle one retried and delivered,
+      // and the third retried, still pending.
       appendToLog(sql, [], first - 1, last);
       appendSettled(sql, [
         failedRange(first - 1, last, "the endpoint is disabled", at, at),
         { ...entry, seq: -5, outcome: "failed", createdAt: at, settledAt: at },
       ]);
       appendSettled(sql, [{ ...entry, seq: middle, outcome: "delivered", createdAt: at, settledAt: at + 1 }]);
+      addRetried(sql, third, undefined, at, at + 2);
       expect(await lane.recover(endpointId, at - 1, 1_000)).toEqual({ recovered: 3, more: false });
-      // The notice has its row again; the range is replayed from one row, the middle one left out.
-      expect(replays(sql).map((replay) => [replay.after, replay.seq, replay.skip])).toEqual([
-        [first - 1, last, [middle]],
+      // The notice has its row again; the range is replayed from one row, those with rows of their own left out.
+      expect(replays(sql).map((replay) => [replay.after, replay.seq, replay.skip.sort()])).toEqual([
+        [first - 1, last, [middle, third].sort()],
       ]);
       return newestDeliveries(sql, 10).map((row) => row.seq);
     });
-    expect(pendingNow).toEqual([-5]);
-    const pending = (await laneDeliveries(endpointId)).filter((row) => row.outcome === "pending");
-    expect(pending.map((row) => row.seq).sort((a, b) => a - b)).toEqual([-5, first, last]);
+    expect(pendingNow.sort((a, b) => a - b)).toEqual([-5, third]);
   });
 
   it("recovers of a range failed at once only the events made since: those made before stay failed", async () => {
@@ -467,12 +467,15 @@ describe("recovering failed deliveries", () => {
     const { endpointId, seqs } = await pendingDeliveries(owner.key, [71, 72, 73, 74]);
     await replaying(endpointId, seqs[0]!, seqs.at(-1)!);
     const posted = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 204 }));
-    const retried = await runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane) => {
+    const { retried, skip } = await runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
       const view = await lane.retry(endpointId, seqs[2]!, 10);
+      // Read before the run it woke could record anything: once its row settles, the replay must not send it again.
+      const held = replays(state.storage.sql).map((replay) => replay.skip);
       await lane.running;
-      return view;
+      return { retried: view, skip: held };
     });
     expect(retried).toMatchObject({ eventId: `evt_${seqs[2]}`, outcome: "pending" });
+    expect(skip).toEqual([[seqs[2]]]);
     const sent = posted.mock.calls.map(([, init]) => new Headers(init?.headers).get("webhook-id"));
     expect(sent.sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
     expect((await laneDeliveries(endpointId)).map((row) => row.outcome)).toEqual(seqs.map(() => "delivered"));
@@ -502,6 +505,44 @@ describe("recovering failed deliveries", () => {
       [third, "failed"],
       [last, "failed"],
     ]);
+  });
+
+  it("fails a recovered range again as made when its events were: a later since does not take them", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks" });
+    const hour = 3_600_000;
+    const now = Date.now();
+    const base = 9_100_000;
+    for (const seq of [base + 1, base + 2])
+      await env.DB.prepare(
+        "INSERT INTO order_events (seq, type, created_at, order_id, order_row) VALUES (?1, 'order.created', ?2, ?1, " +
+          "json_object('id', CAST(?1 AS TEXT), 'status', 'pending', 'complete', 0))",
+      )
+        .bind(seq, new Date(now - 3 * hour).toISOString())
+        .run();
+    const lane = laneOf(env, made.id);
+    await runInDurableObject(lane, (_, state) => {
+      state.storage.kv.put("endpointId", made.id);
+      appendToLog(state.storage.sql, [], base, base + 2);
+      appendSettled(state.storage.sql, [
+        failedRange(base, base + 2, "the endpoint is disabled", now - 3 * hour, now - hour),
+      ]);
+    });
+    // Disabled again before its replay sends anything: the run recover wakes fails it again.
+    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
+      .bind(made.id)
+      .run();
+    const recoverSince = (since: number) =>
+      runInDurableObject(lane, async (object: WebhookLane) => {
+        const recovered = await object.recover(made.id, since, 1_000);
+        await object.running;
+        return recovered;
+      });
+    expect(await recoverSince(now - 4 * hour)).toEqual({ recovered: 2, more: false });
+    expect((await laneDeliveries(made.id)).filter((row) => row.seq > base).map((row) => row.outcome)).toEqual([
+      "failed",
+      "failed",
+    ]);
+    expect(await recoverSince(now - 2 * hour)).toEqual({ recovered: 0, more: false });
   });
 
   it("takes 1,000 a request and says when more remain, none while its lane has 1,000 pending", async () => {

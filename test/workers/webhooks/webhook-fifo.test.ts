@@ -161,4 +161,22 @@ describe("a recovered range in a fifo line", () => {
     expect(most).toBe(1);
     expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(seqs.map(() => "delivered"));
   });
+
+  it("holds an owner's retry of one of its events to its turn: each sent once, in order", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", ordering: "fifo" });
+    await seedOrders([51, 52, 53].map((id) => ({ id })));
+    while ((await dispatchQuietly()).more);
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    await replaying(made.id, seqs[0]!, seqs.at(-1)!);
+    const posted = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    try {
+      const path = `/v2/webhook-endpoints/${made.id}/deliveries/${deliveryIdOf(made.id, seqs[1]!)}/retry`;
+      expect((await api(path, { method: "POST", key: owner.key })).status).toBe(202);
+      await runInDurableObject(laneOf(env, made.id), (lane: WebhookLane) => lane.running);
+      const sent = posted.mock.calls.map(([, init]) => new Headers(init?.headers).get("webhook-id"));
+      expect(sent).toEqual(seqs.map((seq) => `evt_${seq}`));
+    } finally {
+      posted.mockRestore();
+    }
+  });
 });

@@ -165,6 +165,35 @@ describe("a lane that dies as it replays a recovered range", () => {
   });
 });
 
+describe("a replay's last event in flight", () => {
+  it("keeps the replay while it is: a flush of what came after it does not end the replay", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 63 }, (_, index) => 9_000 + index),
+    );
+    const last = seqs[2]!;
+    await replaying(endpointId, seqs[0]!, last);
+    let whileInFlight: number | undefined;
+    await runLaneOnce(endpointId, (state) => {
+      const { sql } = state.storage;
+      const { fetch } = receivers();
+      const holding = (async (url: string, init: RequestInit) => {
+        if (new Headers(init.headers).get("webhook-id") === `evt_${last}`) {
+          // Held until the feed's events after it were flushed (or 3 s).
+          for (let wait = 0; wait < 300 && (logCursor(sql) ?? 0) <= last; wait++) await scheduler.wait(10);
+          whileInFlight = replays(sql).length;
+        }
+        return fetch(url, init);
+      }) as typeof globalThis.fetch;
+      return { fetch: holding };
+    });
+    expect(whileInFlight).toBe(1);
+    const rows = await laneDeliveries(endpointId);
+    expect(rows.map((row) => [row.seq, row.outcome, row.attempts])).toEqual(seqs.map((seq) => [seq, "delivered", 1]));
+    expect(await runInDurableObject(laneOf(env, endpointId), (_, state) => replays(state.storage.sql))).toEqual([]);
+  });
+});
+
 describe("a lane whose first try hangs", () => {
   it("starts no more than FLUSH_EVERY answers past it, so a death would re-send at most those and the six in flight", async () => {
     const { endpointId, seqs } = await pendingDeliveries(
