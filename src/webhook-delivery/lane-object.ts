@@ -363,10 +363,19 @@ export class WebhookLane extends DurableObject<Env> {
     return newestWanted(this.env.DB, endpoint, range.after ?? range.seq, limit, range.seq);
   }
 
-  /** A fifo endpoint's next delivery: its oldest pending row, else its first event not tried yet. */
+  /** A fifo endpoint's next delivery: its oldest pending row, else its replay's next event, else the feed's. */
   private async headOfLine(endpoint: LaneEndpoint | null, cursor: number): Promise<number | undefined> {
     const row = headOfLine(this.ctx.storage.sql);
     if (row !== undefined || endpoint === null) return row?.seq;
+    const [replay] = replays(this.ctx.storage.sql);
+    if (replay !== undefined) {
+      const read = await wantedAfter(this.env.DB, endpoint, replay.after, replay.skip.length + 1, {
+        upTo: replay.seq,
+        window: MAX_SCAN_WINDOW,
+      });
+      const next = read.events.find((event) => inReplay(replay, event.seq));
+      if (next !== undefined) return next.seq;
+    }
     return (await wantedAfter(this.env.DB, endpoint, cursor, 1)).events[0]?.seq;
   }
 

@@ -179,4 +179,21 @@ describe("a recovered range in a fifo line", () => {
       posted.mockRestore();
     }
   });
+
+  it("shows its owner the line held behind the replay's next event, the feed's events too", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", ordering: "fifo" });
+    await seedOrders([56, 57].map((id) => ({ id })));
+    while ((await dispatchQuietly()).more);
+    const recovered = (await laneDeliveries(made.id)).map((row) => row.seq);
+    await replaying(made.id, recovered[0]!, recovered.at(-1)!);
+    await seedOrders([58].map((id) => ({ id })));
+    while ((await dispatchQuietly()).more);
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    const log = await deliveriesOf(owner.key, made.id);
+    expect(log.map((row) => [row.eventId, row.heldBehind])).toEqual([
+      [`evt_${seqs[2]}`, `evt_${seqs[0]}`],
+      [`evt_${seqs[1]}`, `evt_${seqs[0]}`],
+      [`evt_${seqs[0]}`, null],
+    ]);
+  });
 });
