@@ -1,7 +1,7 @@
 /**
  * A lane's replays (docs/design/order-events.md#lanes): a failed range its owner recovered, one row whatever its
- * length. Every event the endpoint wants in (after, seq] is due again, oldest first, but those in `skip` (delivered on
- * their own before); a run tries them as it tries the feed's, and moves `after` as it records them.
+ * length. Every event the endpoint wants in (after, seq] is due again, oldest first, but those in `skip` (with a row
+ * of their own); a run tries them as it tries the feed's, and moves `after` as it records them.
  */
 
 export interface Replay {

@@ -24,7 +24,7 @@ import {
   type LaneDelivery,
 } from "./lane-deliveries";
 import { appendSettled, failedRange, pruneSettled, type SettledDelivery } from "./lane-settled";
-import { endReplays, moveReplay, replays, type Replay } from "./lane-replays";
+import { endReplays, inReplay, moveReplay, replays, type Replay } from "./lane-replays";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import {
   EXPIRED,
@@ -199,10 +199,10 @@ class Stretch {
     this.readThrough = replay?.after ?? from;
   }
 
-  /** Keeps the events read but those with a row already (or, a replay's, delivered on their own). */
+  /** Keeps the events read but those with a row already, or a replay's left to their own rows. */
   take(sql: SqlStorage, events: readonly WantedEvent[]): void {
     for (const event of events) {
-      if (keyed(sql, event.seq) || this.replay?.skip.includes(event.seq)) continue;
+      if (keyed(sql, event.seq) || (this.replay !== undefined && !inReplay(this.replay, event.seq))) continue;
       this.madeAt.set(event.seq, event.createdAt);
       this.waiting.push({ delivery: { seq: event.seq, createdAt: event.createdAt }, message: messageOf(event.row) });
     }
