@@ -169,11 +169,19 @@ export function dueInOrder(sql: SqlStorage, now: number, limit: number, inFlight
   return due;
 }
 
-/** Whether a feed's read leaves the event out: a row pending for it, or one settled before the cursor passed it. */
-export const keyed = (sql: SqlStorage, seq: number): boolean =>
-  sql
-    .exec("SELECT 1 FROM pending_deliveries WHERE seq = ?1 UNION ALL SELECT 1 FROM settled_ahead WHERE seq = ?1", seq)
-    .toArray().length > 0;
+/** Events from `first` to `last` a feed's read leaves out (a row pending, or settled before the cursor passed it). */
+export const keyedIn = (sql: SqlStorage, first: number, last: number): Set<number> =>
+  new Set(
+    sql
+      .exec<{ seq: number }>(
+        "SELECT seq FROM pending_deliveries WHERE seq BETWEEN ?1 AND ?2 UNION ALL SELECT seq FROM settled_ahead " +
+          "WHERE seq BETWEEN ?1 AND ?2",
+        first,
+        last,
+      )
+      .toArray()
+      .map((row) => row.seq),
+  );
 
 export const passSettledAhead = (sql: SqlStorage, cursor: number): void =>
   void sql.exec("DELETE FROM settled_ahead WHERE seq <= ?", cursor);

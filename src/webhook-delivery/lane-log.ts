@@ -107,8 +107,8 @@ export const lastLoggedAt = (sql: SqlStorage): number | null => {
   return block === undefined || block.last_at === 0 ? null : block.last_at;
 };
 
-/** Deletes blocks whose every entry is older than `before`; the newest, which holds the cursor, is emptied instead. */
-export function pruneLog(sql: SqlStorage, before: number): number {
+/** Deletes blocks older than `before` (the newest, with the cursor, is emptied instead); whether it filled a batch. */
+export function pruneLog(sql: SqlStorage, before: number): boolean {
   const deleted = sql
     .exec(
       "DELETE FROM delivery_log WHERE after IN (SELECT after FROM delivery_log WHERE after < (SELECT max(after) FROM " +
@@ -117,12 +117,10 @@ export function pruneLog(sql: SqlStorage, before: number): number {
       before,
     )
     .toArray().length;
-  return (
-    deleted +
-    sql.exec(
-      "UPDATE delivery_log SET entries = '[]', delivered = 0 WHERE after = (SELECT max(after) FROM delivery_log) AND " +
-        "delivered > 0 AND last_at < ?",
-      before,
-    ).rowsWritten
+  sql.exec(
+    "UPDATE delivery_log SET entries = '[]', delivered = 0 WHERE after = (SELECT max(after) FROM delivery_log) AND " +
+      "delivered > 0 AND last_at < ?",
+    before,
   );
+  return deleted === PRUNE_BLOCKS;
 }

@@ -2,13 +2,15 @@ import { DurableObject } from "cloudflare:workers";
 import { accountLiveness, type AccountLiveness } from "../keys/live-account";
 import { logLine } from "../lib/log";
 import { TtlCache } from "../lib/ttl-cache";
-import { readConfig } from "../framework/read-config";
+import { configOf } from "../framework/middleware/load-config";
+import type { ConfigResult } from "../framework/read-config";
 import { attemptJson, type LaneAttempt } from "./lane-attempts";
 import {
   addNotices,
   addRetried,
   DELIVERIES_DDL,
   deliveryOf,
+  keyedIn,
   nextDueAt,
   newestDeliveries,
   PENDING_CAP,
@@ -72,7 +74,10 @@ export function takeHandOff(storage: DurableObjectStorage, endpointId: string, s
   // A lane in trouble (a row pending) notes how far it was handed events, owed should the feed prune them first.
   const handed = Math.max(0, ...keys);
   if (nextDueAt(sql) !== null && handed > (kv.get<number>(OWED_THROUGH) ?? 0)) kv.put(OWED_THROUGH, handed);
-  return added + keys.filter((seq) => seq > cursor && deliveryOf(sql, seq) === undefined).length;
+  const events = keys.filter((seq) => seq > cursor);
+  if (events.length === 0) return added;
+  const keyed = keyedIn(sql, Math.min(...events), Math.max(...events));
+  return added + events.filter((seq) => !keyed.has(seq)).length;
 }
 
 /**
@@ -88,6 +93,9 @@ export class WebhookLane extends DurableObject<Env> {
   private wokenAgain = false;
   /** The furthest event handed to this instance. Safe: lost with it, the dispatcher's mark in D1 is the floor. */
   private handed = 0;
+  /** The vars, parsed once for each env this instance runs with (a test may hand it another). */
+  private readonly configs = new WeakMap<Env, ConfigResult>();
+  private readonly prunes = { dueAt: 0 };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -300,7 +308,7 @@ export class WebhookLane extends DurableObject<Env> {
     const endpointId = storage.get<string>("endpointId");
     if (endpointId === undefined) return null;
     try {
-      const config = readConfig(this.env as unknown as Record<string, unknown>);
+      const config = configOf(this.env, this.configs);
       if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
       const result = await runLane({
         sql: this.ctx.storage.sql,
@@ -316,6 +324,7 @@ export class WebhookLane extends DurableObject<Env> {
         sealingKey: sealingKeyOf(this.env),
         accountLiveness: (account) => accountLiveness(this.env.ACCOUNTS, account, this.liveAccounts),
         handed: this.handed,
+        prunes: this.prunes,
       });
       if (result === "endpoint gone") {
         await this.wipe();

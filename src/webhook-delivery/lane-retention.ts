@@ -5,6 +5,8 @@
 
 /** How long settled deliveries and their attempts are kept in a lane. */
 export const DELIVERY_LOG_MS = 7 * 86_400_000;
+/** How long a lane waits to prune again after a prune that left nothing due: a minute's blocks outlive the week. */
+export const PRUNE_GAP_MS = 60_000;
 /** A delivery refused at its first try: its pending row, with that attempt inline (PENDING_CAP of them at most). */
 export const PENDING_ROW_BYTES = 140;
 /** The same settled, with its two attempts, in its settled log's block. */

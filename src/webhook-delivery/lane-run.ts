@@ -19,7 +19,7 @@ import {
   pendingCount,
   releaseHeld,
   settleDeliveries,
-  keyed,
+  keyedIn,
   type Settle,
   type LaneDelivery,
 } from "./lane-deliveries";
@@ -38,7 +38,7 @@ import {
 } from "./lane-feed";
 import { appendToLog, cursorBefore, logCursor, pruneLog, type LoggedDelivery } from "./lane-log";
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
-import { DELIVERY_LOG_MS } from "./lane-retention";
+import { DELIVERY_LOG_MS, PRUNE_GAP_MS } from "./lane-retention";
 import { liveSecrets } from "./webhook-secrets";
 
 /** How long one run starts deliveries; those in flight then are finished before it ends. */
@@ -64,6 +64,8 @@ export interface LaneContext extends AttemptContext, WatchContext {
   sleep(ms: number): Promise<void>;
   /** The furthest event handed to the lane since its object started (0: none): FeedRead's `handed`. */
   handed: number;
+  /** When the lane prunes next (Unix ms; 0: at once), kept by its object from run to run. */
+  prunes: { dueAt: number };
 }
 
 /**
@@ -132,8 +134,11 @@ async function failEverything(
 export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   const { sql } = context;
   const began = context.now();
-  pruneLog(sql, began - DELIVERY_LOG_MS);
-  pruneSettled(sql, began - DELIVERY_LOG_MS);
+  if (began >= context.prunes.dueAt) {
+    const logFull = pruneLog(sql, began - DELIVERY_LOG_MS);
+    const settledFull = pruneSettled(sql, began - DELIVERY_LOG_MS);
+    context.prunes.dueAt = logFull || settledFull ? began : began + PRUNE_GAP_MS;
+  }
   const result = await sendDue(context, began);
   if (result === "endpoint gone") return result;
   const { owesNotice } = await watchEndpoint(context, result);
@@ -201,8 +206,10 @@ class Stretch {
 
   /** Keeps the events read but those with a row already, or a replay's left to their own rows. */
   take(sql: SqlStorage, events: readonly WantedEvent[]): void {
+    if (events.length === 0) return;
+    const keyed = keyedIn(sql, events[0]!.seq, events.at(-1)!.seq);
     for (const event of events) {
-      if (keyed(sql, event.seq) || (this.replay !== undefined && !inReplay(this.replay, event.seq))) continue;
+      if (keyed.has(event.seq) || (this.replay !== undefined && !inReplay(this.replay, event.seq))) continue;
       this.madeAt.set(event.seq, event.createdAt);
       this.waiting.push({ delivery: { seq: event.seq, createdAt: event.createdAt }, message: messageOf(event.row) });
     }

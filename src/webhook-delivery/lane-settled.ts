@@ -158,9 +158,9 @@ export function lastSuccessSince(sql: SqlStorage, since: number, pending: Readon
   return found.length === 0 ? null : Math.max(...found);
 }
 
-/** Deletes blocks whose every entry settled before `before`, oldest first; how many. */
-export function pruneSettled(sql: SqlStorage, before: number): number {
-  return sql
+/** Deletes blocks whose every entry settled before `before`, oldest first; whether it stopped at its batch. */
+export function pruneSettled(sql: SqlStorage, before: number): boolean {
+  const deleted = sql
     .exec(
       "DELETE FROM settled_log WHERE id IN (SELECT id FROM settled_log ORDER BY id LIMIT ?) AND last_at < ? " +
         "RETURNING id",
@@ -168,4 +168,5 @@ export function pruneSettled(sql: SqlStorage, before: number): number {
       before,
     )
     .toArray().length;
+  return deleted === PRUNE_BLOCKS;
 }

@@ -240,7 +240,7 @@ describe("what a change's deliveries are billed for", () => {
       d1RowsRead: 304,
       d1RowsWritten: 1,
       doRequests: 100,
-      laneRows: { read: 2500, written: 100 },
+      laneRows: { read: 1700, written: 100 },
     });
     expect.soft(perDelivery, "a delivery, alone").toEqual(OPERATION_USE["webhook delivery"]);
   });

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
 import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-retention";
+import { DELIVERY_LOG_MS, PRUNE_GAP_MS } from "../../../src/webhook-delivery/lane-retention";
 import { signWebhook } from "../../../src/webhook-delivery/webhook-signature";
 import { apiWith } from "../../support/request";
 import {
@@ -446,6 +446,36 @@ describe("keeping deliveries", () => {
     const left = await laneDeliveries(made.id);
     expect(left.map((row) => row.seq)).toEqual([2, 3]);
     expect(left[1]!.attempt_log).toEqual([[now, 500, 5, null, null]]);
+  });
+
+  it("prunes again at once while a prune fills its batch, then not for PRUNE_GAP_MS", async () => {
+    const made = await endpoint({ url: "https://kept.example/" });
+    const now = Date.now();
+    const old = now - DELIVERY_LOG_MS - 60_000;
+    const blocks = () =>
+      runInDurableObject(laneOf(env, made.id), (_, state) => {
+        const { sql } = state.storage;
+        return sql.exec<{ n: number }>("SELECT count(*) AS n FROM settled_log").one().n;
+      });
+    const addOld = (count: number) =>
+      runInDurableObject(laneOf(env, made.id), (_, state) => {
+        state.storage.kv.put("endpointId", made.id);
+        for (let i = 0; i < count; i++)
+          state.storage.sql.exec("INSERT INTO settled_log (settled, last_at, entries) VALUES (1, ?, '[]')", old);
+      });
+    await addOld(25);
+    const prunes = { dueAt: 0 };
+    const run = (at: number) => runLaneOnce(made.id, { fetch: receiver().fetch, now: () => at, prunes });
+    await run(now);
+    // A full batch of 20: the next run prunes too.
+    expect([await blocks(), prunes.dueAt]).toEqual([5, now]);
+    await run(now);
+    expect([await blocks(), prunes.dueAt]).toEqual([0, now + PRUNE_GAP_MS]);
+    await addOld(1);
+    await run(now + PRUNE_GAP_MS - 1);
+    expect(await blocks()).toBe(1);
+    await run(now + PRUNE_GAP_MS);
+    expect(await blocks()).toBe(0);
   });
 });
 
