@@ -12,7 +12,7 @@ import { EXPIRED, type LaneMessage } from "./lane-feed";
 import { disableByService, type LaneEndpoint } from "./endpoint-table";
 import { postToReceiver, type ReceiverAnswer } from "./receiver-answer";
 import { nextDelaySeconds, retryAfterSeconds } from "./retry-schedule";
-import { webhookHeaders } from "./webhook-signature";
+import { webhookHeaders, type Signer } from "./webhook-signature";
 
 const GONE = "the receiver answered 410 Gone";
 
@@ -77,7 +77,7 @@ export interface AttemptContext {
 export async function attemptDelivery(
   context: AttemptContext,
   endpoint: LaneEndpoint,
-  secrets: readonly string[],
+  signers: readonly Signer[],
   delivery: LaneDelivery | FirstTry,
   message: LaneMessage | null,
 ): Promise<Attempted> {
@@ -88,7 +88,7 @@ export async function attemptDelivery(
     return { expired: row ? { seq: row.seq, outcome: "failed", error: EXPIRED, updatedAt: row.updated_at } : null };
   }
   const { body } = message;
-  const headers = await webhookHeaders(secrets, message.id, Math.floor(startedAt / 1000), body);
+  const headers = await webhookHeaders(signers, message.id, Math.floor(startedAt / 1000), body);
   const posted = await postToReceiver(
     context.fetch,
     endpoint.url,

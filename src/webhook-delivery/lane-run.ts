@@ -40,6 +40,7 @@ import { appendToLog, cursorBefore, logCursor, pruneLog, type LoggedDelivery } f
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { DELIVERY_LOG_MS, PRUNE_GAP_MS } from "./lane-retention";
 import { liveSecrets } from "./webhook-secrets";
+import { signersOf, type Signer } from "./webhook-signature";
 
 /** How long one run starts deliveries; those in flight then are finished before it ends. */
 export const LANE_RUN_MS = 20_000;
@@ -147,12 +148,12 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
 }
 
-/** The endpoint as it is now and its secrets, or what the run ends with; after first tries, the next run fails them. */
+/** The endpoint as it is now and its signers, or what the run ends with; after first tries, the next run fails them. */
 async function sendable(
   context: LaneContext,
   triedAfterCursor: boolean,
   busy: readonly number[],
-): Promise<{ endpoint: LaneEndpoint; secrets: readonly string[] } | LaneRunResult> {
+): Promise<Sendable | LaneRunResult> {
   const failAll = (endpoint: LaneEndpoint, reason: string) =>
     failEverything(context, endpoint, reason, !triedAfterCursor, busy);
   const now = context.now();
@@ -176,7 +177,13 @@ async function sendable(
   // Not a passing fault: a changed WEBHOOK_SECRETS_KEY would fail every time (docs/operations.md#webhooks).
   if (secrets === undefined)
     return failAll(endpoint, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
-  return { endpoint, secrets };
+  return { endpoint, signers: await signersOf(secrets) };
+}
+
+/** An endpoint the run may send to, with its live secrets' keys. */
+interface Sendable {
+  endpoint: LaneEndpoint;
+  signers: readonly Signer[];
 }
 
 /** One thing a run may start: a row due, or an event's first try. */
@@ -378,7 +385,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   const { sql } = context;
   const inFlight = new Map<number, Promise<void>>();
   let page: Next[] = [];
-  let current: { endpoint: LaneEndpoint; secrets: readonly string[] } | undefined;
+  let current: Sendable | undefined;
   let firstTries: FirstTries | undefined;
   let verdict: LaneRunResult | undefined;
   let nextStartAt = began;
@@ -482,7 +489,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
       }
       const next = await nextDelivery();
       if (next === undefined || current === undefined) break;
-      const { endpoint, secrets } = current;
+      const { endpoint, signers } = current;
       const tries = firstTries!;
       attempted += 1;
       nextStartAt = nextStartAfter(context.now(), endpoint.rate_limit);
@@ -491,7 +498,7 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
       if (first) tries.started(seq);
       inFlight.set(
         seq,
-        attemptDelivery(context, endpoint, secrets, next.delivery, next.message)
+        attemptDelivery(context, endpoint, signers, next.delivery, next.message)
           .then((attempt) => {
             if (first) tries.recorded(seq, "expired" in attempt ? undefined : attempt.logged, context.now());
             const settle = "expired" in attempt ? attempt.expired : attempt.settle;

@@ -1,7 +1,7 @@
 import { createPublicKey, verify } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { newSigningKeyPair } from "../../src/webhook-delivery/webhook-secrets";
-import { webhookHeaders } from "../../src/webhook-delivery/webhook-signature";
+import { signersOf, webhookHeaders } from "../../src/webhook-delivery/webhook-signature";
 
 /**
  * The service's v1a signatures verified by an implementation that is not WebCrypto's: Node's crypto.verify (OpenSSL),
@@ -18,7 +18,8 @@ describe("v1a signatures, verified with Node's crypto", () => {
   it("verify with the endpoint's public key, over exactly id.timestamp.body; during a rotation each with its own", async () => {
     const [current, previous] = [await newSigningKeyPair(), await newSigningKeyPair()];
     const body = '{"id":"evt_42","type":"order.cancelled"}';
-    const headers = await webhookHeaders([current.signingKey, previous.signingKey], "evt_42", 1_764_300_000, body);
+    const signers = await signersOf([current.signingKey, previous.signingKey]);
+    const headers = await webhookHeaders(signers, "evt_42", 1_764_300_000, body);
     const signatures = headers["webhook-signature"]!.split(" ");
     expect(signatures.every((each) => /^v1a,[A-Za-z0-9+/]{86}==$/.test(each))).toBe(true);
     const [newer, older] = signatures.map((each) => each.slice("v1a,".length)) as [string, string];

@@ -4,7 +4,7 @@ import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { DELIVERY_TIMEOUT_MS } from "../../webhook-delivery/delivery-attempt";
 import { postToReceiver } from "../../webhook-delivery/receiver-answer";
-import { webhookHeaders } from "../../webhook-delivery/webhook-signature";
+import { signersOf, webhookHeaders } from "../../webhook-delivery/webhook-signature";
 import { liveSecrets, sealingKeyOf } from "../../webhook-delivery/webhook-secrets";
 import { WebhookTestResult } from "./webhook-endpoint-schemas";
 import { TEST_EVENTS_PER_WINDOW } from "../../account/webhook-test-event-quota";
@@ -67,7 +67,7 @@ export const sendWebhookTestEvent = defineOperation({
     const random = [...crypto.getRandomValues(new Uint8Array(16))];
     const id = `evt_test_${random.map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
     const body = JSON.stringify({ id, type: "webhook.test", createdAt: new Date(now).toISOString(), endpointId });
-    const headers = await webhookHeaders(secrets, id, Math.floor(now / 1000), body);
+    const headers = await webhookHeaders(await signersOf(secrets), id, Math.floor(now / 1000), body);
     // The rules of today, not of when the URL was taken: a URL they now refuse is not called.
     const refused = webhookUrlProblem(endpoint.url, servedLocally(c.get("config").baseUrl));
     if (refused)

@@ -10,6 +10,7 @@ import { newestLogged } from "../../../src/webhook-delivery/lane-log";
 import { WATCHDOG_MS, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { laneEndpoint } from "../../../src/webhook-delivery/endpoint-table";
 import { nextDelaySeconds, retryAfterSeconds } from "../../../src/webhook-delivery/retry-schedule";
+import { signersOf } from "../../../src/webhook-delivery/webhook-signature";
 import { seedOrders } from "../../support/seed";
 import { interceptD1 } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
@@ -341,7 +342,7 @@ describe("what the receiver asks for", () => {
           retrySeconds: [1],
         },
         endpoint,
-        ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+        await signersOf(["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]),
         stale as never,
         { id: `evt_${seqs[0]}`, body: "{}" },
       );
