@@ -77,7 +77,7 @@ export interface AttemptContext {
 export async function attemptDelivery(
   context: AttemptContext,
   endpoint: LaneEndpoint,
-  signers: readonly Signer[],
+  signers: () => Promise<readonly Signer[]>,
   delivery: LaneDelivery | FirstTry,
   message: LaneMessage | null,
 ): Promise<Attempted> {
@@ -88,7 +88,7 @@ export async function attemptDelivery(
     return { expired: row ? { seq: row.seq, outcome: "failed", error: EXPIRED, updatedAt: row.updated_at } : null };
   }
   const { body } = message;
-  const headers = await webhookHeaders(signers, message.id, Math.floor(startedAt / 1000), body);
+  const headers = await webhookHeaders(await signers(), message.id, Math.floor(startedAt / 1000), body);
   const posted = await postToReceiver(
     context.fetch,
     endpoint.url,

@@ -177,13 +177,14 @@ async function sendable(
   // Not a passing fault: a changed WEBHOOK_SECRETS_KEY would fail every time (docs/operations.md#webhooks).
   if (secrets === undefined)
     return failAll(endpoint, "the endpoint's secret cannot be opened (WEBHOOK_SECRETS_KEY changed?)");
-  return { endpoint, signers: await signersOf(secrets) };
+  let imported: Promise<Signer[]> | undefined;
+  return { endpoint, signers: () => (imported ??= signersOf(secrets)) };
 }
 
-/** An endpoint the run may send to, with its live secrets' keys. */
+/** An endpoint the run may send to, with its live secrets' keys, imported at its first POST. */
 interface Sendable {
   endpoint: LaneEndpoint;
-  signers: readonly Signer[];
+  signers(): Promise<readonly Signer[]>;
 }
 
 /** One thing a run may start: a row due, or an event's first try. */

@@ -477,6 +477,32 @@ describe("keeping deliveries", () => {
     await run(now + PRUNE_GAP_MS);
     expect(await blocks()).toBe(0);
   });
+
+  it("prunes the log's blocks again at once while a prune fills its batch; the newest, with the cursor, is kept", async () => {
+    const made = await endpoint({ url: "https://kept.example/" });
+    const now = Date.now();
+    const old = now - DELIVERY_LOG_MS - 60_000;
+    const blocks = () =>
+      runInDurableObject(laneOf(env, made.id), (_, state) =>
+        state.storage.sql.exec<{ after: number }>("SELECT after FROM delivery_log ORDER BY after").toArray(),
+      );
+    await runInDurableObject(laneOf(env, made.id), (_, state) => {
+      state.storage.kv.put("endpointId", made.id);
+      for (let block = 0; block < 26; block++)
+        state.storage.sql.exec(
+          "INSERT INTO delivery_log (after, through, delivered, last_at, entries) VALUES (?, ?, 1, ?, '[]')",
+          block,
+          block + 1,
+          old,
+        );
+    });
+    const prunes = { dueAt: 0 };
+    const run = () => runLaneOnce(made.id, { fetch: receiver().fetch, now: () => now, prunes });
+    await run();
+    expect([(await blocks()).length, prunes.dueAt]).toEqual([6, now]);
+    await run();
+    expect([await blocks(), prunes.dueAt]).toEqual([[{ after: 25 }], now + PRUNE_GAP_MS]);
+  });
 });
 
 describe("Standard Webhooks signatures", () => {

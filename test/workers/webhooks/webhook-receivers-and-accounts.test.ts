@@ -342,7 +342,7 @@ describe("what the receiver asks for", () => {
           retrySeconds: [1],
         },
         endpoint,
-        await signersOf(["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]),
+        () => signersOf(["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]),
         stale as never,
         { id: `evt_${seqs[0]}`, body: "{}" },
       );
