@@ -116,8 +116,9 @@ export const OPERATION_USE = {
   // The version, the count, the pages: about 4 rows read per order of 100 (the index and the table).
   "uncached list": use({ d1Queries: 3, d1RowsRead: 403, analyticsPoints: 1 }),
   "v2 page of 100": use({ d1Queries: 1, d1RowsRead: 101, analyticsPoints: 1 }),
-  // The guarded UPDATE and its triggers (the event, the list's version...); the dispatcher nudged, its alarm set 8
-  // times a second at 20 cancels a second (test/workers/webhooks/webhook-dispatcher-nudge.test.ts).
+  // The guarded UPDATE and its triggers (the event, the list's version...); the dispatcher nudged, its alarm and mark
+  // written once a pass, 4 passes a second at 20 cancels a second
+  // (test/workers/webhooks/webhook-dispatcher-nudge.test.ts).
   cancel: use({
     d1Queries: 2,
     d1RowsRead: 10,

@@ -4,42 +4,18 @@ import { eventSequence } from "../events/event-sequence";
 import { holdOrderWrites } from "../orders/order-writes-hold";
 import { dispatchEvents } from "./dispatch-pass";
 import { laneOf } from "./lane-calls";
-import { backoffMs } from "../lib/backoff";
-
-/** While endpoints exist, how often the dispatcher looks for events other systems wrote (API cancels nudge it). */
-export const DISPATCH_POLL_MS = 1_000;
-
-/** The least time between a pass and one a nudge brings forward, so a stream of cancels reaches lanes in batches. */
-export const NUDGE_GAP_MS = 250;
-
-/**
- * When a nudge wants the next pass: NUDGE_GAP_MS after the last began, if sooner than the one due; undefined: leave the
- * alarm. A dispatcher with nothing due runs one only while it watches.
- */
-export function nudgedPassAt(
-  due: number | null,
-  watching: boolean,
-  lastPassAt: number,
-  now: number,
-): number | undefined {
-  const at = Math.max(now, lastPassAt + NUDGE_GAP_MS);
-  return (due === null ? watching : due > at) ? at : undefined;
-}
-
-/** The longest wait before a pass that failed is tried again: bounds how late delivery resumes after an outage. */
-export const FAILED_PASS_RETRY_MAX_MS = 10_000;
-
-/** The wait after the `failed`th pass in a row failed: 1, 2, 4, 8 s, then FAILED_PASS_RETRY_MAX_MS. */
-export const failedPassRetryMs = (failed: number) => backoffMs(failed, FAILED_PASS_RETRY_MAX_MS, DISPATCH_POLL_MS);
+import { failedPassRetryMs, FAILED_PASS_RETRY_MAX_MS, nextPassAt, nudgedPassAt } from "./dispatch-schedule";
 
 /**
  * The webhook dispatcher (docs/design/order-events.md#dispatch): a Durable Object whose alarm runs dispatch passes. Its
- * mark is in D1, so a lost storage resumes where it was. It watches every second while endpoints exist, API cancels
- * bring a pass forward, and otherwise it sleeps until woken.
+ * mark is in D1, so a lost storage resumes where it was. It watches while endpoints exist (dispatch-schedule.ts), API
+ * cancels bring a pass forward, and otherwise it sleeps until woken.
  */
 export class WebhookDispatcher extends DurableObject<Env> {
   /** When this instance's last pass began; a new instance has none, and its first nudge runs one now. */
   private lastPassAt = 0;
+  /** When its last pass that handed events began: a new instance polls at its slower pace until one does. */
+  private lastHandedAt = -Infinity;
 
   /** Runs a pass now (unless one is due sooner): there may be an endpoint to watch for now, or its alarm was lost. */
   async wake(): Promise<void> {
@@ -96,7 +72,8 @@ export class WebhookDispatcher extends DurableObject<Env> {
         );
       if (storage.get<boolean>("watching") !== result.endpoints > 0) storage.put("watching", result.endpoints > 0);
       if (storage.get("failedPasses") !== undefined) storage.delete("failedPasses");
-      next = result.more ? now : result.endpoints > 0 ? now + DISPATCH_POLL_MS : null;
+      if (result.enqueued > 0) this.lastHandedAt = now;
+      next = nextPassAt(result, now, this.lastHandedAt);
     } catch (error) {
       const failed = (storage.get<number>("failedPasses") ?? 0) + 1;
       storage.put("failedPasses", failed);

@@ -3,16 +3,41 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { countStorage } from "../../../bench/billed-calls";
 import { OPERATION_USE } from "../../../bench/operation-costs";
-import { NUDGE_GAP_MS, nudgedPassAt, type WebhookDispatcher } from "../../../src/webhook-delivery/dispatcher-object";
+import type { WebhookDispatcher } from "../../../src/webhook-delivery/dispatcher-object";
+import {
+  BUSY_FOR_MS,
+  DISPATCH_POLL_MS,
+  NUDGE_GAP_MS,
+  nudgedPassAt,
+} from "../../../src/webhook-delivery/dispatch-schedule";
 import { onAFakeClock, setClock } from "../../support/limits-clock";
-import { freshWebhookOwner, makeEndpoint } from "../../support/webhook-fixtures";
+import { seedOrders } from "../../support/seed";
+import { freshWebhookOwner, makeEndpoint, quietLanes } from "../../support/webhook-fixtures";
 
 /**
  * The dispatcher under a stream of API cancels (docs/design/order-events.md#dispatch): each cancel nudges it, and a
  * nudge brings the next pass forward no sooner than NUDGE_GAP_MS after the last began, so a lane is handed several
- * events a pass rather than one, and the dispatcher's alarm is set once a gap, not once a cancel.
+ * events a pass rather than one, and the dispatcher's alarm is set once a gap, not once a cancel. Another system's
+ * stream nudges nobody: the passes that find it poll closely (dispatch-schedule.ts).
  */
 onAFakeClock();
+
+/** A pass of the dispatcher named so, its lanes taking their hand-offs quietly; the wait until the next pass it set. */
+const passOf = (stub: DurableObjectStub<WebhookDispatcher>) =>
+  runInDurableObject(stub, async (dispatcher: WebhookDispatcher, state) => {
+    const object = dispatcher as unknown as { env: Env };
+    const real = object.env;
+    object.env = {
+      ...real,
+      WEBHOOK_LANES: { getByName: () => ({ enqueue: quietLanes }) } as unknown as Env["WEBHOOK_LANES"],
+    };
+    try {
+      await dispatcher.alarm();
+    } finally {
+      object.env = real;
+    }
+    return (await state.storage.getAlarm())! - Date.now();
+  });
 
 describe("a nudge", () => {
   it("wants a pass as soon as the gap after the last allows, only sooner than the pass due, and none while asleep", () => {
@@ -31,14 +56,17 @@ describe("a nudge", () => {
     const owner = await freshWebhookOwner();
     await makeEndpoint(owner.key, { url: "https://nudged.example/hooks" });
     const stub = env.WEBHOOK_DISPATCHER.getByName("nudge-gap-test");
-    const pass = () => runInDurableObject(stub, (dispatcher: WebhookDispatcher) => dispatcher.alarm());
-    // A watching dispatcher: its first pass finds the endpoint, and polls again a second later.
-    await pass();
+    const pass = () => passOf(stub);
+    // A dispatcher in the stream: its pass has handed a cancel's event, and it polls again within the gap.
+    await seedOrders([{ id: 500 }]);
+    expect(await pass()).toBe(NUDGE_GAP_MS);
     const rows = await runInDurableObject(stub, (_, state) => countStorage(state.storage));
     let passes = 0;
     try {
       for (let cancel = 1; cancel <= 20; cancel++) {
         vi.setSystemTime(Date.now() + 50);
+        // The cancel's event, then its nudge.
+        await seedOrders([{ id: 500 + cancel }]);
         await stub.nudge();
         // The platform runs the alarm once it is due.
         const due = await runInDurableObject(stub, (_, state) => state.storage.getAlarm());
@@ -51,10 +79,32 @@ describe("a nudge", () => {
       rows.restore();
     }
     expect(passes).toBe(4);
-    // Each pass's poll alarm and each gap's nudged alarm: no setAlarm for the nudges in between. The cost table
-    // charges each cancel its share.
+    // Each pass's alarm and its mark, no more: each pass polls again within the gap, so no nudge sets an alarm. The
+    // cost table charges each cancel its share.
     expect(rows.rows().written).toBe(8);
     expect(OPERATION_USE.cancel.doRowsWritten).toBe(8 / 20);
+    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
+  });
+});
+
+describe("a stream of changes another system writes", () => {
+  it("nudges nobody, so a pass that hands its events polls every NUDGE_GAP_MS for BUSY_FOR_MS, then every DISPATCH_POLL_MS", async () => {
+    setClock(0);
+    const owner = await freshWebhookOwner();
+    await makeEndpoint(owner.key, { url: "https://streamed.example/hooks" });
+    const stub = env.WEBHOOK_DISPATCHER.getByName("busy-poll-test");
+    const pass = () => passOf(stub);
+    await pass();
+    vi.setSystemTime(Date.now() + BUSY_FOR_MS);
+    expect(await pass()).toBe(DISPATCH_POLL_MS);
+    // Another system writes an order: no nudge, and the pass that finds its event keeps looking closely.
+    await seedOrders([{ id: 41 }]);
+    vi.setSystemTime(Date.now() + DISPATCH_POLL_MS);
+    expect(await pass()).toBe(NUDGE_GAP_MS);
+    vi.setSystemTime(Date.now() + BUSY_FOR_MS - 1);
+    expect(await pass()).toBe(NUDGE_GAP_MS);
+    vi.setSystemTime(Date.now() + 1);
+    expect(await pass()).toBe(DISPATCH_POLL_MS);
     await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });
 });

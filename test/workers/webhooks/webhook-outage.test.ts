@@ -7,11 +7,8 @@ import {
 } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../../src/app/worker";
-import {
-  FAILED_PASS_RETRY_MAX_MS,
-  failedPassRetryMs,
-  type WebhookDispatcher,
-} from "../../../src/webhook-delivery/dispatcher-object";
+import type { WebhookDispatcher } from "../../../src/webhook-delivery/dispatcher-object";
+import { FAILED_PASS_RETRY_MAX_MS, failedPassRetryMs } from "../../../src/webhook-delivery/dispatch-schedule";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
 import {
   BEHIND_RETRY_MAX_MS,
