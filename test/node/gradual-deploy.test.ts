@@ -145,8 +145,10 @@ beforeAll(async () => {
     let sql = "";
     for await (const chunk of request) sql += chunk;
     queries.push(sql);
+    // Each connection closed after its answer: the deploys run in this process, and one reusing a connection the
+    // server was closing as idle (a test later, on a busy machine) failed with ECONNRESET.
     const reply = (status: number, body: string) => (
-      response.writeHead(status, { "Content-Type": "application/json" }), response.end(body)
+      response.writeHead(status, { "Content-Type": "application/json", Connection: "close" }), response.end(body)
     );
     const database = new RegExp(`^/client/v4/accounts/${ACCOUNT}/d1/database/([0-9a-f-]+)$`).exec(request.url ?? "");
     if (request.method === "PUT" && database) {
