@@ -24,16 +24,20 @@ export function nudgedPassAt(
   return (due === null ? watching : due > at) ? at : undefined;
 }
 
-/** The pass after one begun at `now`: at once after a full one, else by BUSY_FOR_MS's rule while endpoints exist. */
-export function nextPassAt(
-  pass: { more: boolean; endpoints: number },
+/** After a pass begun at `now`: when events were last handed, and the next pass (null: no endpoint, it sleeps). */
+export function afterPass(
+  pass: { more: boolean; endpoints: number; enqueued: number },
   now: number,
   lastHandedAt: number,
-): number | null {
-  if (pass.more) return now;
-  if (pass.endpoints === 0) return null;
-  return now + (now - lastHandedAt < BUSY_FOR_MS ? NUDGE_GAP_MS : DISPATCH_POLL_MS);
+): { lastHandedAt: number; next: number | null } {
+  const handedAt = pass.enqueued > 0 ? now : lastHandedAt;
+  const pace = now - handedAt < BUSY_FOR_MS ? NUDGE_GAP_MS : DISPATCH_POLL_MS;
+  return { lastHandedAt: handedAt, next: pass.more ? now : pass.endpoints === 0 ? null : now + pace };
 }
+
+/** The alarm a pass sets as it ends: none when a nudge during it (none is set while it runs) set one as soon. */
+export const alarmAfterPass = (next: number | null, nudged: number | null): number | undefined =>
+  next === null || (nudged !== null && nudged <= next) ? undefined : next;
 
 /** The longest wait before a pass that failed is tried again: bounds how late delivery resumes after an outage. */
 export const FAILED_PASS_RETRY_MAX_MS = 10_000;

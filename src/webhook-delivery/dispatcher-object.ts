@@ -4,7 +4,13 @@ import { eventSequence } from "../events/event-sequence";
 import { holdOrderWrites } from "../orders/order-writes-hold";
 import { dispatchEvents } from "./dispatch-pass";
 import { laneOf } from "./lane-calls";
-import { failedPassRetryMs, FAILED_PASS_RETRY_MAX_MS, nextPassAt, nudgedPassAt } from "./dispatch-schedule";
+import {
+  afterPass,
+  alarmAfterPass,
+  failedPassRetryMs,
+  FAILED_PASS_RETRY_MAX_MS,
+  nudgedPassAt,
+} from "./dispatch-schedule";
 
 /**
  * The webhook dispatcher (docs/design/order-events.md#dispatch): a Durable Object whose alarm runs dispatch passes. Its
@@ -72,8 +78,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
         );
       if (storage.get<boolean>("watching") !== result.endpoints > 0) storage.put("watching", result.endpoints > 0);
       if (storage.get("failedPasses") !== undefined) storage.delete("failedPasses");
-      if (result.enqueued > 0) this.lastHandedAt = now;
-      next = nextPassAt(result, now, this.lastHandedAt);
+      ({ lastHandedAt: this.lastHandedAt, next } = afterPass(result, now, this.lastHandedAt));
     } catch (error) {
       const failed = (storage.get<number>("failedPasses") ?? 0) + 1;
       storage.put("failedPasses", failed);
@@ -84,6 +89,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
         error: String(error),
       });
     }
-    if (next !== null) await this.ctx.storage.setAlarm(next);
+    const at = alarmAfterPass(next, await this.ctx.storage.getAlarm());
+    if (at !== undefined) await this.ctx.storage.setAlarm(at);
   }
 }

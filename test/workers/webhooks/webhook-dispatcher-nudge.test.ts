@@ -11,6 +11,7 @@ import {
   nudgedPassAt,
 } from "../../../src/webhook-delivery/dispatch-schedule";
 import { onAFakeClock, setClock } from "../../support/limits-clock";
+import { withBatch } from "../../support/faults";
 import { seedOrders } from "../../support/seed";
 import { freshWebhookOwner, makeEndpoint, quietLanes } from "../../support/webhook-fixtures";
 
@@ -22,13 +23,18 @@ import { freshWebhookOwner, makeEndpoint, quietLanes } from "../../support/webho
  */
 onAFakeClock();
 
-/** A pass of the dispatcher named so, its lanes taking their hand-offs quietly; the wait until the next pass it set. */
-const passOf = (stub: DurableObjectStub<WebhookDispatcher>) =>
+/**
+ * A pass of the dispatcher named so, run as the platform runs its alarm (no longer set while it runs), its lanes taking
+ * their hand-offs quietly; the wait until the next pass it set.
+ */
+const passOf = (stub: DurableObjectStub<WebhookDispatcher>, db?: (dispatcher: WebhookDispatcher) => D1Database) =>
   runInDurableObject(stub, async (dispatcher: WebhookDispatcher, state) => {
+    await state.storage.deleteAlarm();
     const object = dispatcher as unknown as { env: Env };
     const real = object.env;
     object.env = {
       ...real,
+      DB: db?.(dispatcher) ?? real.DB,
       WEBHOOK_LANES: { getByName: () => ({ enqueue: quietLanes }) } as unknown as Env["WEBHOOK_LANES"],
     };
     try {
@@ -83,6 +89,30 @@ describe("a nudge", () => {
     // cost table charges each cancel its share.
     expect(rows.rows().written).toBe(8);
     expect(OPERATION_USE.cancel.doRowsWritten).toBe(8 / 20);
+    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
+  });
+
+  it("that comes during a pass keeps the pass it wants: the pass ending does not put it off to the next poll", async () => {
+    setClock(0);
+    const owner = await freshWebhookOwner();
+    await makeEndpoint(owner.key, { url: "https://nudged.example/hooks" });
+    const stub = env.WEBHOOK_DISPATCHER.getByName("nudge-in-pass-test");
+    await passOf(stub);
+    // Quiet: the slow pace.
+    vi.setSystemTime(Date.now() + BUSY_FOR_MS);
+    expect(await passOf(stub)).toBe(DISPATCH_POLL_MS);
+    vi.setSystemTime(Date.now() + DISPATCH_POLL_MS);
+    // A cancel nudges the dispatcher while its pass reads the feed.
+    let nudged = false;
+    const nudgedWhileReading = (dispatcher: WebhookDispatcher) =>
+      withBatch(async (real, statements) => {
+        const answers = await real(statements);
+        if (!nudged) await dispatcher.nudge();
+        nudged = true;
+        return answers;
+      });
+    expect(await passOf(stub, nudgedWhileReading)).toBe(NUDGE_GAP_MS);
+    expect(nudged).toBe(true);
     await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
   });
 });
