@@ -45,6 +45,14 @@ const passOf = (stub: DurableObjectStub<WebhookDispatcher>, db?: (dispatcher: We
     return (await state.storage.getAlarm())! - Date.now();
   });
 
+/** A dispatcher of that name on a fake clock at 0, with an endpoint to watch. */
+async function watchingDispatcher(name: string): Promise<DurableObjectStub<WebhookDispatcher>> {
+  setClock(0);
+  const owner = await freshWebhookOwner();
+  await makeEndpoint(owner.key, { url: `https://${name}.example/hooks` });
+  return env.WEBHOOK_DISPATCHER.getByName(name);
+}
+
 describe("a nudge", () => {
   it("wants a pass as soon as the gap after the last allows, only sooner than the pass due, and none while asleep", () => {
     const now = 1_000_000;
@@ -58,10 +66,7 @@ describe("a nudge", () => {
   });
 
   it("runs at most 4 passes a second under 20 cancels a second, and sets the alarm once a pass", async () => {
-    setClock(0);
-    const owner = await freshWebhookOwner();
-    await makeEndpoint(owner.key, { url: "https://nudged.example/hooks" });
-    const stub = env.WEBHOOK_DISPATCHER.getByName("nudge-gap-test");
+    const stub = await watchingDispatcher("nudge-gap-test");
     const pass = () => passOf(stub);
     // A dispatcher in the stream: its pass has handed a cancel's event, and it polls again within the gap.
     await seedOrders([{ id: 500 }]);
@@ -93,10 +98,7 @@ describe("a nudge", () => {
   });
 
   it("that comes during a pass keeps the pass it wants: the pass ending does not put it off to the next poll", async () => {
-    setClock(0);
-    const owner = await freshWebhookOwner();
-    await makeEndpoint(owner.key, { url: "https://nudged.example/hooks" });
-    const stub = env.WEBHOOK_DISPATCHER.getByName("nudge-in-pass-test");
+    const stub = await watchingDispatcher("nudge-in-pass-test");
     await passOf(stub);
     // Quiet: the slow pace.
     vi.setSystemTime(Date.now() + BUSY_FOR_MS);
@@ -119,10 +121,7 @@ describe("a nudge", () => {
 
 describe("a stream of changes another system writes", () => {
   it("nudges nobody, so a pass that hands its events polls every NUDGE_GAP_MS for BUSY_FOR_MS, then every DISPATCH_POLL_MS", async () => {
-    setClock(0);
-    const owner = await freshWebhookOwner();
-    await makeEndpoint(owner.key, { url: "https://streamed.example/hooks" });
-    const stub = env.WEBHOOK_DISPATCHER.getByName("busy-poll-test");
+    const stub = await watchingDispatcher("busy-poll-test");
     const pass = () => passOf(stub);
     await pass();
     vi.setSystemTime(Date.now() + BUSY_FOR_MS);
