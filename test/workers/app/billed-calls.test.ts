@@ -374,12 +374,12 @@ describe("what a delivery that is refused is billed for", () => {
   // 5 or 20 those are shared, and its own are its row, its retries, its settling and the prune's share.
   it.each([
     ["once, then taken", 1, 1, "onceAlone", "delivered", 2],
-    ["once, then taken", 1, 5, "once5", "delivered", 2],
-    ["once, then taken", 1, 20, "once20", "delivered", 2],
-    ["until its schedule is spent (production's ten attempts)", 10, 1, "spentAlone", "failed", 10],
-    ["until its schedule is spent", 10, 5, "spent5", "failed", 10],
-    ["until its schedule is spent", 10, 20, "spent20", "failed", 10],
-  ] as const)("refused %s, %i a run", async (_, refusals, count, row, outcome, attempts) => {
+    ["once, then taken", 5, 1, "once5", "delivered", 2],
+    ["once, then taken", 20, 1, "once20", "delivered", 2],
+    ["until its schedule is spent (production's ten attempts)", 1, 10, "spentAlone", "failed", 10],
+    ["until its schedule is spent", 5, 10, "spent5", "failed", 10],
+    ["until its schedule is spent", 20, 10, "spent20", "failed", 10],
+  ] as const)("refused %s, %i a run", async (_, count, refusals, row, outcome, attempts) => {
     const { each, settled, left } = await refusedDeliveries(refusals, count);
     expect(settled.map((one) => [one.outcome, one.attempts])).toEqual(Array(count).fill([outcome, attempts]));
     expect(left).toEqual([]);
