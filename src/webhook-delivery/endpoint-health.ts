@@ -1,7 +1,8 @@
 /**
  * An endpoint's delivery health as its lane notes it after each run (docs/api.md#failing-endpoints): since when it
  * fails and when it last succeeded, written to its row only when that changes and at most every REFRESH_MS while it
- * delivers; and what a failing period calls for. Plain rules; the lane does what they say.
+ * delivers; and what a failing period calls for. A period is noted at its second failing run, from its first failure:
+ * one refusal taken at its retry writes nothing. Plain rules; the lane does what they say.
  */
 export const REFRESH_MS = 10 * 60_000;
 
@@ -46,10 +47,18 @@ export function failingVerdict(
   return "none";
 }
 
-/** The note after a run that POSTed `sent`, `delivered` of them accepted, and whether the row must be written. */
+/** A failing period's start, for a run begun at `began` that failed: the first earlier failure after `lastSuccess`. */
+export function periodStart(failures: readonly number[], lastSuccess: number | null, began: number): number | null {
+  let first: number | null = null;
+  for (const at of failures)
+    if (at < began && (lastSuccess === null || at > lastSuccess) && (first === null || at < first)) first = at;
+  return first;
+}
+
+/** The note after a run that POSTed `sent`, `delivered` taken (`failingFrom`: periodStart), and whether to write it. */
 export function nextHealth(
   previous: HealthNote | undefined,
-  run: { delivered: number; sent: number },
+  run: { delivered: number; sent: number; failingFrom: number | null },
   now: number,
 ): { note: HealthNote; write: boolean } {
   const unchanged = previous ?? { failingSince: null, lastDeliveredAt: null, writtenAt: 0 };
@@ -67,6 +76,6 @@ export function nextHealth(
       write,
     };
   }
-  if (unchanged.failingSince !== null) return { note: unchanged, write: false };
-  return { note: { ...unchanged, failingSince: now, writtenAt: now }, write: true };
+  if (unchanged.failingSince !== null || run.failingFrom === null) return { note: unchanged, write: false };
+  return { note: { ...unchanged, failingSince: run.failingFrom, writtenAt: now }, write: true };
 }

@@ -10,6 +10,7 @@ import {
   DISABLE_MIN_RECENT_FAILURES,
   failingVerdict,
   nextHealth,
+  periodStart,
   secondHalfFrom,
   type HealthNote,
   type HealthPeriods,
@@ -59,18 +60,22 @@ export function periodText(ms: number): string {
  */
 export async function watchEndpoint(
   context: WatchContext,
-  run: { delivered: number; sent: number },
+  run: { delivered: number; sent: number; began: number },
 ): Promise<{ owesNotice: boolean }> {
   if (run.sent > 0) await noteRun(context, run);
   return { owesNotice: await handOwedNotices(context) };
 }
 
 /** The run in the endpoint's health, and what its failing period calls for. */
-async function noteRun(context: WatchContext, run: { delivered: number; sent: number }): Promise<void> {
+async function noteRun(context: WatchContext, run: { delivered: number; sent: number; began: number }): Promise<void> {
   const { kv } = context;
   const now = context.now();
   const stored = kv.get<HealthNote>("health");
-  const { note, write } = nextHealth(await periodStillOpen(context, stored), run, now);
+  const open = await periodStillOpen(context, stored);
+  // Read only when the run may open a period: every attempt failed, and none is open yet.
+  const failingFrom =
+    run.delivered === 0 && (open?.failingSince ?? null) === null ? failureBefore(context.sql, run.began) : null;
+  const { note, write } = nextHealth(open, { ...run, failingFrom }, now);
   if (write) {
     try {
       await recordEndpointHealth(
@@ -123,6 +128,19 @@ export function recentFailures(sql: SqlStorage, since: number): number {
   const pending = pendingAttemptsSince(sql, since).filter((attempt) => !tookIt(attempt)).length;
   const enough = Math.max(0, DISABLE_MIN_RECENT_FAILURES - pending);
   return pending + failedAttemptsSince(sql, since, enough, pendingSeqs(sql));
+}
+
+/** The first failed attempt before `began` since the last success (periodStart), among the pending rows' attempts. */
+function failureBefore(sql: SqlStorage, began: number): number | null {
+  const failures = pendingAttemptsSince(sql, 0)
+    .filter((attempt) => !tookIt(attempt) && attempt[0] < began)
+    .map((attempt) => attempt[0]);
+  if (failures.length === 0) return null;
+  const first = failures.reduce((min, at) => Math.min(min, at));
+  const logged = lastLoggedAt(sql);
+  const settled = lastSuccessOf(sql, first);
+  const lastSuccess = logged === null ? settled : Math.max(logged, settled ?? logged);
+  return periodStart(failures, lastSuccess, began);
 }
 
 function lastSuccessOf(sql: SqlStorage, since: number): number | null {

@@ -142,7 +142,7 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   }
   const result = await sendDue(context, began);
   if (result === "endpoint gone") return result;
-  const { owesNotice } = await watchEndpoint(context, result);
+  const { owesNotice } = await watchEndpoint(context, { ...result, began });
   if (!owesNotice) return result;
   const retry = context.now() + OWED_NOTICE_RETRY_MS;
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };

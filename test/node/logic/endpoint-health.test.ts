@@ -5,6 +5,7 @@ import {
   REFRESH_MS,
   failingVerdict,
   nextHealth,
+  periodStart,
   secondHalfFrom,
   type HealthNote,
 } from "../../../src/webhook-delivery/endpoint-health";
@@ -15,34 +16,51 @@ import {
 describe("an endpoint's health note", () => {
   const t = 1_000_000;
   it("is written on the first run that attempted anything, on each change of state, and not on runs that change nothing", () => {
+    const ran = (delivered: number, sent: number, failingFrom: number | null = null) => ({
+      delivered,
+      sent,
+      failingFrom,
+    });
     // Nothing POSTed (nothing due, or only events pruned before their turn): the receiver was not asked.
-    expect(nextHealth(undefined, { delivered: 0, sent: 0 }, t)).toEqual({
+    expect(nextHealth(undefined, ran(0, 0), t)).toEqual({
       note: { failingSince: null, lastDeliveredAt: null, writtenAt: 0 },
       write: false,
     });
-    const failing = nextHealth(undefined, { delivered: 0, sent: 2 }, t);
-    expect(failing).toEqual({ note: { failingSince: t, lastDeliveredAt: null, writtenAt: t }, write: true });
-    // Still failing: nothing to write, and since when stays.
-    expect(nextHealth(failing.note, { delivered: 0, sent: 1 }, t + 5_000)).toEqual({
-      note: failing.note,
+    // A first failing run opens nothing: its retry may be taken.
+    expect(nextHealth(undefined, ran(0, 2), t)).toEqual({
+      note: { failingSince: null, lastDeliveredAt: null, writtenAt: 0 },
       write: false,
     });
-    const back = nextHealth(failing.note, { delivered: 1, sent: 3 }, t + 9_000);
+    // The second opens the period, dated from the first failure.
+    const failing = nextHealth(undefined, ran(0, 1, t), t + 10_000);
+    expect(failing).toEqual({ note: { failingSince: t, lastDeliveredAt: null, writtenAt: t + 10_000 }, write: true });
+    // Still failing: nothing to write, and since when stays.
+    expect(nextHealth(failing.note, ran(0, 1, t + 10_000), t + 15_000)).toEqual({ note: failing.note, write: false });
+    const back = nextHealth(failing.note, ran(1, 3), t + 19_000);
     expect(back).toEqual({
-      note: { failingSince: null, lastDeliveredAt: t + 9_000, writtenAt: t + 9_000, toldFailing: null },
+      note: { failingSince: null, lastDeliveredAt: t + 19_000, writtenAt: t + 19_000, toldFailing: null },
       write: true,
     });
-    expect(nextHealth(back.note, { delivered: 0, sent: 1 }, t + 10_000)).toEqual({
-      note: { failingSince: t + 10_000, lastDeliveredAt: t + 9_000, writtenAt: t + 10_000, toldFailing: null },
+    expect(nextHealth(back.note, ran(0, 1, t + 20_000), t + 30_000)).toEqual({
+      note: { failingSince: t + 20_000, lastDeliveredAt: t + 19_000, writtenAt: t + 30_000, toldFailing: null },
       write: true,
     });
   });
 
+  it("opens a period at the first failure before the run that came after the last success", () => {
+    expect(periodStart([], null, t)).toBeNull();
+    expect(periodStart([t + 5, t - 20, t - 10], null, t)).toBe(t - 20);
+    // This run's own failures are not before it; those before the last success belong to no period.
+    expect(periodStart([t, t + 1], null, t)).toBeNull();
+    expect(periodStart([t - 20, t - 10], t - 15, t)).toBe(t - 10);
+    expect(periodStart([t - 20, t - 10], t - 10, t)).toBeNull();
+  });
+
   it("while it delivers, is written at most every REFRESH_MS, its last delivery kept in the note between", () => {
-    let note: HealthNote = nextHealth(undefined, { delivered: 1, sent: 1 }, t).note;
+    let note: HealthNote = nextHealth(undefined, { delivered: 1, sent: 1, failingFrom: null }, t).note;
     let writes = 0;
     for (let at = t + 1_000; at <= t + 3 * REFRESH_MS; at += 1_000) {
-      const next = nextHealth(note, { delivered: 5, sent: 5 }, at);
+      const next = nextHealth(note, { delivered: 5, sent: 5, failingFrom: null }, at);
       writes += next.write ? 1 : 0;
       note = next.note;
       expect(note.lastDeliveredAt).toBe(at);
@@ -74,9 +92,10 @@ describe("a failing period's verdict", () => {
 
   /**
    * Seeded runs of a lane over weeks: runs that deliver, or fail, at random times, the verdict applied as the lane
-   * applies it. An endpoint is never disabled while a delivery got through within disableAfterMs, nor without
-   * DISABLE_MIN_RECENT_FAILURES failures in the second half of its period; its owner is told at most once a period, and
-   * never later than its disabling when told at all in time.
+   * applies it. A period is noted from its second failing run, dated from its first failure; an endpoint is never
+   * disabled while a delivery got through within disableAfterMs, nor without DISABLE_MIN_RECENT_FAILURES failures in
+   * the second half of its period; its owner is told at most once a period, and never later than its disabling when
+   * told at all in time.
    */
   const run = fc.record({
     gapMs: fc.oneof(fc.integer({ min: 1, max: 60_000 }), fc.integer({ min: 1, max: 2 * 86_400_000 })),
@@ -92,9 +111,13 @@ describe("a failing period's verdict", () => {
       const told = new Set<number>();
       for (const { gapMs, delivered } of runs) {
         now += gapMs;
+        const failingFrom = delivered ? null : periodStart(failures, lastDelivered, now);
         if (delivered) lastDelivered = now;
         else failures.push(now);
-        note = nextHealth(note, { delivered: delivered ? 1 : 0, sent: 1 }, now).note;
+        note = nextHealth(note, { delivered: delivered ? 1 : 0, sent: 1, failingFrom }, now).note;
+        const sinceSuccess = failures.filter((at) => lastDelivered === null || at > lastDelivered);
+        // Noted exactly from the second failure since the last success, dated from the first.
+        expect(note.failingSince).toBe(sinceSuccess.length < 2 ? null : sinceSuccess[0]);
         if (note.failingSince === null) continue;
         const recent = failures.filter((at) => at >= secondHalfFrom(note!.failingSince!, now)).length;
         const verdict = failingVerdict(note, recent, periods, now);

@@ -126,9 +126,11 @@ describe("a failing endpoint", () => {
     const elsewhere = await makeEndpoint(stranger.key, { url: "https://elsewhere.example/hooks", types: NOTICES });
     const t0 = Date.now() + 1_000;
     await failedRunAt(failing.id, t0);
-    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
+    // One failed run opens no period; the next opens it, from the first failure.
+    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
     // Failing, but not yet for WEBHOOK_FAILING_AFTER: nobody is told.
     await failedRunAt(failing.id, t0 + HEALTH.failingAfterMs - 1);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
     expect(await noticeDeliveries(watcher.id)).toEqual([]);
 
     await failedRunAt(failing.id, t0 + HEALTH.failingAfterMs);
@@ -247,11 +249,11 @@ describe("a failing endpoint", () => {
     expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(kept.map(() => "delivered"));
     // Failing again after its enabling: a new period, from then, with nothing of the old one counted.
     await failedRunAt(failing.id, restart + 1);
+    await failedRunAt(failing.id, restart + 1 + HEALTH.failingAfterMs);
     expect(await endpointRow(failing.id)).toMatchObject({
       status: "enabled",
       failing_since: new Date(restart + 1).toISOString(),
     });
-    await failedRunAt(failing.id, restart + 1 + HEALTH.failingAfterMs);
     expect(await noticeDeliveries(watcher.id)).toHaveLength(3);
     expect((await endpointRow(failing.id))!.status).toBe("enabled");
     // A delivery through ends the period.
@@ -315,6 +317,7 @@ describe("a failing endpoint", () => {
     const { failing } = await budgetWithWatcher();
     const t0 = Date.now() + 1_000;
     await failedRunAt(failing.id, t0);
+    await failedRunAt(failing.id, t0 + 1_000);
     const healthDown = interceptD1({
       prepare: (statement, sql) => (sql.includes("SET failing_since") ? outageStatement() : statement),
     });

@@ -103,7 +103,7 @@ describe("a D1 outage during a lane's run", () => {
 });
 
 describe("an endpoint's health, as operators list it", () => {
-  it("is failing from its lane's first run that delivered nothing, and delivering again, with when, once a delivery succeeds", async () => {
+  it("is failing from its lane's second run that delivered nothing, since the first, and delivering again, with when, once a delivery succeeds", async () => {
     const { endpointId } = await pendingDeliveries(owner.key, [21]);
     const lane = laneOf(env, endpointId);
     const listed = async () =>
@@ -116,19 +116,28 @@ describe("an endpoint's health, as operators list it", () => {
         ).json<{ data: { id: string; failingSince: string | null; lastDeliveredAt: string | null }[] }>()
       ).data.find(({ id }) => id === endpointId)!;
     expect(await listed()).toMatchObject({ failingSince: null, lastDeliveredAt: null });
+    const retryNow = () =>
+      runInDurableObject(lane, (_, state) =>
+        state.storage.sql.exec("UPDATE pending_deliveries SET due_at = ?", Date.now()),
+      );
     const refusing = vi
       .spyOn(globalThis, "fetch")
       .mockImplementation(async () => new Response("down", { status: 503 }));
     const before = Date.now();
     await alarmWith(lane, env);
-    expect(refusing).toHaveBeenCalled();
+    expect(refusing).toHaveBeenCalledTimes(1);
+    // One refusal is no failing period yet: its retry may be taken.
+    expect(await listed()).toMatchObject({ failingSince: null, lastDeliveredAt: null });
+    await retryNow();
+    const second = Date.now();
+    await alarmWith(lane, env);
+    expect(refusing).toHaveBeenCalledTimes(2);
     const failing = await listed();
     expect(Date.parse(failing.failingSince!)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(failing.failingSince!)).toBeLessThanOrEqual(second);
     expect(failing.lastDeliveredAt).toBeNull();
     // Its retry made due now: the receiver is back.
-    await runInDurableObject(lane, (_, state) =>
-      state.storage.sql.exec("UPDATE pending_deliveries SET due_at = ?", Date.now()),
-    );
+    await retryNow();
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     await alarmWith(lane, env);
     const recovered = await listed();
