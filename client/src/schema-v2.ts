@@ -534,7 +534,7 @@ export interface components {
             disabledReason: string | null;
             /** @description Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl */
             disabledForLeakedKey: string | null;
-            /** @description Since when every attempt has failed, set once a retry fails too (it is told to the account's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
+            /** @description Since when every attempt has failed, set once a second round of attempts in a row fails (it is told to the account's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
             failingSince: string | null;
             /** @description When a delivery last succeeded; null before the first */
             lastDeliveredAt: string | null;
@@ -578,7 +578,7 @@ export interface components {
             disabledReason: string | null;
             /** @description Set when the service disabled it because the key that made it, or last changed its URL, secret or types, was revoked as leaked: enable it again with confirmUrl */
             disabledForLeakedKey: string | null;
-            /** @description Since when every attempt has failed, set once a retry fails too (it is told to the account's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
+            /** @description Since when every attempt has failed, set once a second round of attempts in a row fails (it is told to the account's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed */
             failingSince: string | null;
             /** @description When a delivery last succeeded; null before the first */
             lastDeliveredAt: string | null;

@@ -15,6 +15,8 @@ export interface HealthNote {
   writtenAt: number;
   /** The failing period (its failingSince) whose owner was told it fails; null or absent: none yet. */
   toldFailing?: number | null;
+  /** Failures before it open no period (Unix ms): the endpoint was enabled again then, its period closed. */
+  countFrom?: number;
 }
 
 /** How long an endpoint fails before its owner is told, and before it is disabled (the WEBHOOK_* vars), ms. */
@@ -47,13 +49,16 @@ export function failingVerdict(
   return "none";
 }
 
-/** A failing period's start, for a run begun at `began` that failed: the first earlier failure after `lastSuccess`. */
-export function periodStart(failures: readonly number[], lastSuccess: number | null, began: number): number | null {
+/** A failing period's start, for a run begun at `began` that failed: the first failure from `from` before it. */
+export function periodStart(failures: readonly number[], from: number, began: number): number | null {
   let first: number | null = null;
-  for (const at of failures)
-    if (at < began && (lastSuccess === null || at > lastSuccess) && (first === null || at < first)) first = at;
+  for (const at of failures) if (at >= from && at < began && (first === null || at < first)) first = at;
   return first;
 }
+
+/** The earliest a failure counts towards a period (Unix ms): after the last success the note knows, and its reset. */
+export const countingFrom = (note: HealthNote | undefined): number =>
+  Math.max(note?.countFrom ?? 0, note?.lastDeliveredAt == null ? 0 : note.lastDeliveredAt + 1);
 
 /** The note after a run that POSTed `sent`, `delivered` taken (`failingFrom`: periodStart), and whether to write it. */
 export function nextHealth(

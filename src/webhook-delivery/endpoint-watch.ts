@@ -7,6 +7,7 @@
 import { logLine } from "../lib/log";
 import type { D1Queryable } from "../lib/d1-session";
 import {
+  countingFrom,
   DISABLE_MIN_RECENT_FAILURES,
   failingVerdict,
   nextHealth,
@@ -18,8 +19,8 @@ import {
 import { recordEndpointHealth } from "./endpoint-table";
 import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
 import { tookIt } from "./lane-attempts";
-import { pendingAttemptsSince, pendingSeqs } from "./lane-deliveries";
-import { failedAttemptsSince, lastSuccessSince } from "./lane-settled";
+import { pendingAttemptsSince, pendingSeqs, scheduledAttemptsSince } from "./lane-deliveries";
+import { failedAttemptsSince, lastSuccessSince, settledFailedSince } from "./lane-settled";
 import { lastLoggedAt } from "./lane-log";
 
 export interface WatchContext {
@@ -71,10 +72,12 @@ async function noteRun(context: WatchContext, run: { delivered: number; sent: nu
   const { kv } = context;
   const now = context.now();
   const stored = kv.get<HealthNote>("health");
-  const open = await periodStillOpen(context, stored);
+  const open = await periodStillOpen(context, stored, run.began);
   // Read only when the run may open a period: every attempt failed, and none is open yet.
   const failingFrom =
-    run.delivered === 0 && (open?.failingSince ?? null) === null ? failureBefore(context.sql, run.began) : null;
+    run.delivered === 0 && (open?.failingSince ?? null) === null
+      ? failureBefore(context.sql, run.began, countingFrom(open))
+      : null;
   const { note, write } = nextHealth(open, { ...run, failingFrom }, now);
   if (write) {
     try {
@@ -130,17 +133,15 @@ export function recentFailures(sql: SqlStorage, since: number): number {
   return pending + failedAttemptsSince(sql, since, enough, pendingSeqs(sql));
 }
 
-/** The first failed attempt before `began` since the last success (periodStart), among the pending rows' attempts. */
-function failureBefore(sql: SqlStorage, began: number): number | null {
-  const failures = pendingAttemptsSince(sql, 0)
-    .filter((attempt) => !tookIt(attempt) && attempt[0] < began)
+/** periodStart over the pending rows' schedules (a retry or recover starts one afresh) and this run's failed rows. */
+function failureBefore(sql: SqlStorage, began: number, from: number): number | null {
+  const failures = [...scheduledAttemptsSince(sql, from), ...settledFailedSince(sql, began)]
+    .filter((attempt) => !tookIt(attempt) && attempt[0] >= from && attempt[0] < began)
     .map((attempt) => attempt[0]);
   if (failures.length === 0) return null;
   const first = failures.reduce((min, at) => Math.min(min, at));
-  const logged = lastLoggedAt(sql);
-  const settled = lastSuccessOf(sql, first);
-  const lastSuccess = logged === null ? settled : Math.max(logged, settled ?? logged);
-  return periodStart(failures, lastSuccess, began);
+  const successes = [lastLoggedAt(sql), lastSuccessOf(sql, first)].filter((at) => at !== null);
+  return periodStart(failures, Math.max(from, ...successes.map((at) => at + 1)), began);
 }
 
 function lastSuccessOf(sql: SqlStorage, since: number): number | null {
@@ -155,10 +156,14 @@ function lastSuccessOf(sql: SqlStorage, since: number): number | null {
 const owedNotices = (context: WatchContext) => context.kv.get<OwedNotice[]>("owedNotices") ?? [];
 
 /**
- * The note as it stands, unless its failing period ended meanwhile: the endpoint enabled again, or an attempt got
- * through. A new period starts with the next failure.
+ * The note as it stands, unless its failing period ended meanwhile: the endpoint enabled again (failures before this
+ * run no longer count), or an attempt got through. A new period starts with the next failure.
  */
-async function periodStillOpen(context: WatchContext, note: HealthNote | undefined): Promise<HealthNote | undefined> {
+async function periodStillOpen(
+  context: WatchContext,
+  note: HealthNote | undefined,
+  began: number,
+): Promise<HealthNote | undefined> {
   if (note === undefined || note.failingSince === null) return note;
   const logged = lastLoggedAt(context.sql);
   const delivered =
@@ -169,7 +174,7 @@ async function periodStillOpen(context: WatchContext, note: HealthNote | undefin
     .bind(context.endpointId)
     .first<{ failing_since: string | null }>();
   return row !== null && row.failing_since === null
-    ? { failingSince: null, lastDeliveredAt: note.lastDeliveredAt, writtenAt: 0, toldFailing: null }
+    ? { failingSince: null, lastDeliveredAt: note.lastDeliveredAt, writtenAt: 0, toldFailing: null, countFrom: began }
     : note;
 }
 

@@ -332,6 +332,17 @@ export const pendingAttemptsSince = (sql: SqlStorage, since: number): LaneAttemp
     .toArray()
     .map((row) => JSON.parse(row.value) as LaneAttempt);
 
+/** Attempts since `since` of each pending row's schedule: its last `schedule_step`, none from before a reset. */
+export const scheduledAttemptsSince = (sql: SqlStorage, since: number): LaneAttempt[] =>
+  sql
+    .exec<{ value: string }>(
+      "SELECT attempt.value FROM pending_deliveries, json_each(attempt_log) AS attempt WHERE attempt.key >= " +
+        "json_array_length(attempt_log) - schedule_step AND json_extract(attempt.value, '$[0]') >= ?",
+      since,
+    )
+    .toArray()
+    .map((row) => JSON.parse(row.value) as LaneAttempt);
+
 /** A lane at its cap that got through again: what it held waits no longer, so the feed behind it moves. */
 export const releaseHeld = (sql: SqlStorage, now: number): number =>
   sql.exec("UPDATE pending_deliveries SET due_at = ?1 WHERE due_at > ?1", now).rowsWritten;

@@ -136,6 +136,12 @@ export const ownSettled = (sql: SqlStorage): number[] =>
     .filter((entry) => entry.after === undefined)
     .map((entry) => entry.seq);
 
+/** The attempts of deliveries settled failed (not a range) since `since`: a run's own, read from the newest blocks. */
+export const settledFailedSince = (sql: SqlStorage, since: number): LaneAttempt[] =>
+  readSettled(sql, (_, lastAt) => lastAt >= since)
+    .filter((entry) => entry.after === undefined && entry.outcome === "failed" && entry.settledAt >= since)
+    .flatMap((entry) => entry.attemptLog);
+
 /** Attempts since `since` that were refused or never answered, counted up to `enough`. */
 export function failedAttemptsSince(
   sql: SqlStorage,

@@ -116,8 +116,9 @@ export const WebhookEndpoint = z
       .datetime()
       .nullable()
       .describe(
-        "Since when every attempt has failed, set once a retry fails too (it is told to the account's endpoints " +
-          "that name webhook_endpoint.failing, and disabled if it goes on); null while deliveries succeed",
+        "Since when every attempt has failed, set once a second round of attempts in a row fails (it is told to " +
+          "the account's endpoints that name webhook_endpoint.failing, and disabled if it goes on); null while " +
+          "deliveries succeed",
       ),
     lastDeliveredAt: z.iso.datetime().nullable().describe("When a delivery last succeeded; null before the first"),
     rateLimit: RateLimit,

@@ -1,6 +1,7 @@
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import {
+  countingFrom,
   DISABLE_MIN_RECENT_FAILURES,
   REFRESH_MS,
   failingVerdict,
@@ -47,13 +48,17 @@ describe("an endpoint's health note", () => {
     });
   });
 
-  it("opens a period at the first failure before the run that came after the last success", () => {
-    expect(periodStart([], null, t)).toBeNull();
-    expect(periodStart([t + 5, t - 20, t - 10], null, t)).toBe(t - 20);
-    // This run's own failures are not before it; those before the last success belong to no period.
-    expect(periodStart([t, t + 1], null, t)).toBeNull();
+  it("opens a period at the first failure before the run, counting from just after the last success or a reset", () => {
+    expect(periodStart([], 0, t)).toBeNull();
+    expect(periodStart([t + 5, t - 20, t - 10], 0, t)).toBe(t - 20);
+    // This run's own failures are not before it; those before `from` belong to no period.
+    expect(periodStart([t, t + 1], 0, t)).toBeNull();
     expect(periodStart([t - 20, t - 10], t - 15, t)).toBe(t - 10);
-    expect(periodStart([t - 20, t - 10], t - 10, t)).toBeNull();
+    expect(periodStart([t - 20, t - 10], t - 9, t)).toBeNull();
+    // From the note: after its last success, and after the enabling that closed its period.
+    expect(countingFrom(undefined)).toBe(0);
+    expect(countingFrom({ failingSince: null, lastDeliveredAt: t - 10, writtenAt: 0 })).toBe(t - 9);
+    expect(countingFrom({ failingSince: null, lastDeliveredAt: t - 10, writtenAt: 0, countFrom: t })).toBe(t);
   });
 
   it("while it delivers, is written at most every REFRESH_MS, its last delivery kept in the note between", () => {
@@ -111,7 +116,7 @@ describe("a failing period's verdict", () => {
       const told = new Set<number>();
       for (const { gapMs, delivered } of runs) {
         now += gapMs;
-        const failingFrom = delivered ? null : periodStart(failures, lastDelivered, now);
+        const failingFrom = delivered ? null : periodStart(failures, (lastDelivered ?? -1) + 1, now);
         if (delivered) lastDelivered = now;
         else failures.push(now);
         note = nextHealth(note, { delivered: delivered ? 1 : 0, sent: 1, failingFrom }, now).note;

@@ -265,6 +265,90 @@ describe("a failing endpoint", () => {
     expect(await endpointRow(failing.id)).toMatchObject({ status: "enabled", failing_since: null });
   });
 
+  it("enabled again and its failed deliveries recovered while its receiver still refuses: neither disabled nor told at once, a new period from the first refusal after", async () => {
+    const { failing, watcher } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    for (const at of [0, HEALTH.disableAfterMs + 1_000, HEALTH.disableAfterMs + 2_000, HEALTH.disableAfterMs + 3_000])
+      await failedRunAt(failing.id, t0 + at);
+    expect((await endpointRow(failing.id))!.status).toBe("disabled");
+    const dueAll = t0 + HEALTH.disableAfterMs + 3_000 + 86_400_000 + 1;
+    await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => dueAll, health: HEALTH });
+    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+    const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
+      method: "POST",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
+    });
+    expect(recovered.status).toBe(202);
+    const told = await noticeDeliveries(watcher.id);
+    // The recovered deliveries carry their old refusals; the period they belong to closed with the enabling.
+    const restart = dueAll + 10_000;
+    const refusedAgain = (at: number) =>
+      runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds: [86_400], health: HEALTH });
+    expect(await refusedAgain(restart)).toMatchObject({ sent: 4, delivered: 0 });
+    expect(await endpointRow(failing.id)).toMatchObject({ status: "enabled", failing_since: null });
+    await failedRunAt(failing.id, restart + 1_000);
+    expect(await endpointRow(failing.id)).toMatchObject({
+      status: "enabled",
+      failing_since: new Date(restart).toISOString(),
+    });
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(told.length);
+  });
+
+  it("enabled again by its owner before its lane ran: the refusals before belong to the period that closed", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    for (const at of [0, 1_000]) await failedRunAt(failing.id, t0 + at);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
+    expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
+    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+    // Its two pending deliveries, still on their schedules, refused again with a third.
+    const again = t0 + 86_400_000 + 2_000;
+    await failedRunAt(failing.id, again);
+    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+    await failedRunAt(failing.id, again + 1_000);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(again).toISOString());
+  });
+
+  it("recovered after one refusal and its owner's disabling: the old refusal opens no period with the new ones", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
+    await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + 1_000, health: HEALTH });
+    expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(["failed"]);
+    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+    const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
+      method: "POST",
+      key: owner.key,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
+    });
+    expect(recovered.status).toBe(202);
+    const restart = t0 + 30_000;
+    const refusedAt = (at: number) =>
+      runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds: [86_400], health: HEALTH });
+    expect(await refusedAt(restart)).toMatchObject({ sent: 1, delivered: 0 });
+    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+    await failedRunAt(failing.id, restart + 1_000);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(restart).toISOString());
+  });
+
+  it("opens a period when a delivery spends a one-retry schedule in the run that fails again", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await seedOrders([{ id: nextOrder++ }]);
+    await dispatchQuietly();
+    const refusedAt = (at: number) =>
+      runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds: [1], health: HEALTH });
+    await refusedAt(t0);
+    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+    await refusedAt(t0 + 1_000);
+    expect((await laneDeliveries(failing.id)).map((row) => [row.outcome, row.attempts])).toEqual([["failed", 2]]);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
+  });
+
   it("stays enabled while a delivery gets through now and then, whatever the others do", async () => {
     const { failing } = await budgetWithWatcher();
     const t0 = Date.now() + 1_000;
