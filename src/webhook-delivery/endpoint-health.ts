@@ -15,7 +15,7 @@ export interface HealthNote {
   writtenAt: number;
   /** The failing period (its failingSince) whose owner was told it fails; null or absent: none yet. */
   toldFailing?: number | null;
-  /** Failures before it open no period (Unix ms): the endpoint was enabled again then, its period closed. */
+  /** Failures before it (Unix ms) open no period: the endpoint was enabled again, its period closed. */
   countFrom?: number;
 }
 
@@ -55,10 +55,6 @@ export function periodStart(failures: readonly number[], from: number, began: nu
   for (const at of failures) if (at >= from && at < began && (first === null || at < first)) first = at;
   return first;
 }
-
-/** The earliest a failure counts towards a period (Unix ms): after the last success the note knows, and its reset. */
-export const countingFrom = (note: HealthNote | undefined): number =>
-  Math.max(note?.countFrom ?? 0, note?.lastDeliveredAt == null ? 0 : note.lastDeliveredAt + 1);
 
 /** The note after a run that POSTed `sent`, `delivered` taken (`failingFrom`: periodStart), and whether to write it. */
 export function nextHealth(

@@ -7,7 +7,6 @@
 import { logLine } from "../lib/log";
 import type { D1Queryable } from "../lib/d1-session";
 import {
-  countingFrom,
   DISABLE_MIN_RECENT_FAILURES,
   failingVerdict,
   nextHealth,
@@ -20,7 +19,7 @@ import { recordEndpointHealth } from "./endpoint-table";
 import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
 import { tookIt } from "./lane-attempts";
 import { pendingAttemptsSince, pendingSeqs, scheduledAttemptsSince } from "./lane-deliveries";
-import { failedAttemptsSince, lastSuccessSince, settledFailedSince } from "./lane-settled";
+import { failedAttemptsSince, lastSuccessSince, spentSince } from "./lane-settled";
 import { lastLoggedAt } from "./lane-log";
 
 export interface WatchContext {
@@ -75,9 +74,7 @@ async function noteRun(context: WatchContext, run: { delivered: number; sent: nu
   const open = await periodStillOpen(context, stored, run.began);
   // Read only when the run may open a period: every attempt failed, and none is open yet.
   const failingFrom =
-    run.delivered === 0 && (open?.failingSince ?? null) === null
-      ? failureBefore(context.sql, run.began, countingFrom(open))
-      : null;
+    run.delivered === 0 && (open?.failingSince ?? null) === null ? failureBefore(context.sql, run.began, open) : null;
   const { note, write } = nextHealth(open, { ...run, failingFrom }, now);
   if (write) {
     try {
@@ -133,15 +130,17 @@ export function recentFailures(sql: SqlStorage, since: number): number {
   return pending + failedAttemptsSince(sql, since, enough, pendingSeqs(sql));
 }
 
-/** periodStart over the pending rows' schedules (a retry or recover starts one afresh) and this run's failed rows. */
-function failureBefore(sql: SqlStorage, began: number, from: number): number | null {
-  const failures = [...scheduledAttemptsSince(sql, from), ...settledFailedSince(sql, began)]
-    .filter((attempt) => !tookIt(attempt) && attempt[0] >= from && attempt[0] < began)
+/** periodStart over the pending rows' schedules and those this run spent; the note's success if the logs hold none. */
+function failureBefore(sql: SqlStorage, began: number, note: HealthNote | undefined): number | null {
+  const countFrom = note?.countFrom ?? 0;
+  const failures = [...scheduledAttemptsSince(sql, countFrom), ...spentSince(sql, began)]
+    .filter((attempt) => !tookIt(attempt) && attempt[0] >= countFrom && attempt[0] < began)
     .map((attempt) => attempt[0]);
   if (failures.length === 0) return null;
   const first = failures.reduce((min, at) => Math.min(min, at));
-  const successes = [lastLoggedAt(sql), lastSuccessOf(sql, first)].filter((at) => at !== null);
-  return periodStart(failures, Math.max(from, ...successes.map((at) => at + 1)), began);
+  const found = [lastLoggedAt(sql), lastSuccessOf(sql, first)].filter((at) => at !== null);
+  const lastSuccess = found.length > 0 ? Math.max(...found) : (note?.lastDeliveredAt ?? null);
+  return periodStart(failures, Math.max(countFrom, lastSuccess === null ? 0 : lastSuccess + 1), began);
 }
 
 function lastSuccessOf(sql: SqlStorage, since: number): number | null {

@@ -213,6 +213,7 @@ const settledEntry = (
   createdAt: row.created_at,
   settledAt: now,
   attemptLog: change.attempt === undefined ? row.attempt_log : withAttempt(row.attempt_log, change.attempt),
+  ...(change.outcome === "failed" && change.attempt !== undefined ? { scheduled: row.schedule_step + 1 } : {}),
 });
 
 /**

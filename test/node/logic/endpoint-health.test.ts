@@ -1,7 +1,6 @@
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import {
-  countingFrom,
   DISABLE_MIN_RECENT_FAILURES,
   REFRESH_MS,
   failingVerdict,
@@ -55,10 +54,6 @@ describe("an endpoint's health note", () => {
     expect(periodStart([t, t + 1], 0, t)).toBeNull();
     expect(periodStart([t - 20, t - 10], t - 15, t)).toBe(t - 10);
     expect(periodStart([t - 20, t - 10], t - 9, t)).toBeNull();
-    // From the note: after its last success, and after the enabling that closed its period.
-    expect(countingFrom(undefined)).toBe(0);
-    expect(countingFrom({ failingSince: null, lastDeliveredAt: t - 10, writtenAt: 0 })).toBe(t - 9);
-    expect(countingFrom({ failingSince: null, lastDeliveredAt: t - 10, writtenAt: 0, countFrom: t })).toBe(t);
   });
 
   it("while it delivers, is written at most every REFRESH_MS, its last delivery kept in the note between", () => {

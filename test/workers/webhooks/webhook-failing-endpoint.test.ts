@@ -1,13 +1,14 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { EndpointNotice } from "../../../src/webhooks/endpoints/webhook-endpoint-schemas";
 import { NOTICE_RETENTION_MS, NOTICE_ROW_BYTES, pruneNotices } from "../../../src/webhook-delivery/endpoint-notices";
 import type { HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
 import { OWED_NOTICE_RETRY_MS, recentFailures } from "../../../src/webhook-delivery/endpoint-watch";
 import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import {
   addRetried,
   behindInLine,
@@ -274,20 +275,26 @@ describe("a failing endpoint", () => {
     const dueAll = t0 + HEALTH.disableAfterMs + 3_000 + 86_400_000 + 1;
     await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => dueAll, health: HEALTH });
     expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
-    const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
-      method: "POST",
-      key: owner.key,
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
-    });
-    expect(recovered.status).toBe(202);
     const told = await noticeDeliveries(watcher.id);
-    // The recovered deliveries carry their old refusals; the period they belong to closed with the enabling.
+    // The recovery wakes the lane's own run: on the lane's clock, its receiver still refusing.
     const restart = dueAll + 10_000;
-    const refusedAgain = (at: number) =>
-      runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds: [86_400], health: HEALTH });
-    expect(await refusedAgain(restart)).toMatchObject({ sent: 4, delivered: 0 });
-    expect(await endpointRow(failing.id)).toMatchObject({ status: "enabled", failing_since: null });
+    vi.setSystemTime(restart);
+    try {
+      const refused = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 503 }));
+      const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
+        method: "POST",
+        key: owner.key,
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ since: new Date(t0 - 60_000).toISOString() }),
+      });
+      expect(recovered.status).toBe(202);
+      await runInDurableObject(laneOf(env, failing.id), (lane: WebhookLane) => lane.running);
+      expect(refused).toHaveBeenCalledTimes(4);
+      // The recovered deliveries carry their old refusals; the period they belong to closed with the enabling.
+      expect(await endpointRow(failing.id)).toMatchObject({ status: "enabled", failing_since: null });
+    } finally {
+      vi.useRealTimers();
+    }
     await failedRunAt(failing.id, restart + 1_000);
     expect(await endpointRow(failing.id)).toMatchObject({
       status: "enabled",
@@ -311,28 +318,52 @@ describe("a failing endpoint", () => {
     expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(again).toISOString());
   });
 
-  it("recovered after one refusal and its owner's disabling: the old refusal opens no period with the new ones", async () => {
+  it.each([
+    ["its retries pending", [86_400], 1_000],
+    ["its one retry spent in the run that fails again", [1], 1_000],
+  ] as const)(
+    "recovered after one refusal and its owner's disabling, %s: the old refusal opens no period with the new ones",
+    async (_, retrySeconds, next) => {
+      const { failing } = await budgetWithWatcher();
+      const t0 = Date.now() + 1_000;
+      await failedRunAt(failing.id, t0);
+      expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
+      await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + 1_000, health: HEALTH });
+      expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(["failed"]);
+      expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+      const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
+        method: "POST",
+        key: owner.key,
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
+      });
+      expect(recovered.status).toBe(202);
+      const restart = t0 + 30_000;
+      const refusedAt = (at: number) =>
+        runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds, health: HEALTH });
+      expect(await refusedAt(restart)).toMatchObject({ sent: 1, delivered: 0 });
+      expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+      await seedOrders([{ id: nextOrder++ }]);
+      await dispatchQuietly();
+      await refusedAt(restart + next);
+      expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(restart).toISOString());
+    },
+  );
+
+  it("counts a refusal made after a success in the same run: the period opens at the next failing run", async () => {
     const { failing } = await budgetWithWatcher();
     const t0 = Date.now() + 1_000;
-    await failedRunAt(failing.id, t0);
-    expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
-    await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + 1_000, health: HEALTH });
-    expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(["failed"]);
-    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
-    const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
-      method: "POST",
-      key: owner.key,
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
-    });
-    expect(recovered.status).toBe(202);
-    const restart = t0 + 30_000;
-    const refusedAt = (at: number) =>
-      runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds: [86_400], health: HEALTH });
-    expect(await refusedAt(restart)).toMatchObject({ sent: 1, delivered: 0 });
-    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
-    await failedRunAt(failing.id, restart + 1_000);
-    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(restart).toISOString());
+    await seedOrders([{ id: nextOrder++ }, { id: nextOrder++ }]);
+    await dispatchQuietly();
+    // The first POST is taken, the second refused a moment later: the receiver went down mid-run.
+    const { fetch, posts } = receivers(() => new Response(null, { status: posts.length === 1 ? 200 : 503 }));
+    let clock = t0;
+    expect(
+      await runLaneOnce(failing.id, { fetch, now: () => clock++, retrySeconds: [86_400], health: HEALTH }),
+    ).toMatchObject({ sent: 2, delivered: 1 });
+    const [refused] = (await laneDeliveries(failing.id)).filter((row) => row.outcome === "pending");
+    await failedRunAt(failing.id, t0 + 10_000);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(refused!.attempt_log[0]![0]).toISOString());
   });
 
   it("opens a period when a delivery spends a one-retry schedule in the run that fails again", async () => {
