@@ -18,7 +18,7 @@ import {
 import { recordEndpointHealth } from "./endpoint-table";
 import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
 import { tookIt } from "./lane-attempts";
-import { pendingAttemptsSince, pendingSeqs, scheduledAttemptsSince } from "./lane-deliveries";
+import { pendingAttemptsSince, pendingSeqs } from "./lane-deliveries";
 import { failedAttemptsSince, lastSuccessSince, spentSince } from "./lane-settled";
 import { lastLoggedAt } from "./lane-log";
 
@@ -133,7 +133,7 @@ export function recentFailures(sql: SqlStorage, since: number): number {
 /** periodStart over the pending rows' schedules and those this run spent; the note's success if the logs hold none. */
 function failureBefore(sql: SqlStorage, began: number, note: HealthNote | undefined): number | null {
   const countFrom = note?.countFrom ?? 0;
-  const failures = [...scheduledAttemptsSince(sql, countFrom), ...spentSince(sql, began)]
+  const failures = [...pendingAttemptsSince(sql, countFrom, true), ...spentSince(sql, began)]
     .filter((attempt) => !tookIt(attempt) && attempt[0] >= countFrom && attempt[0] < began)
     .map((attempt) => attempt[0]);
   if (failures.length === 0) return null;
@@ -154,10 +154,7 @@ function lastSuccessOf(sql: SqlStorage, since: number): number | null {
 
 const owedNotices = (context: WatchContext) => context.kv.get<OwedNotice[]>("owedNotices") ?? [];
 
-/**
- * The note as it stands, unless its failing period ended meanwhile: the endpoint enabled again (failures before this
- * run no longer count), or an attempt got through. A new period starts with the next failure.
- */
+/** The note, unless its period ended: an attempt got through, or it was enabled again (countFrom: this run's start). */
 async function periodStillOpen(
   context: WatchContext,
   note: HealthNote | undefined,

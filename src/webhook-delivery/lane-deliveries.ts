@@ -323,23 +323,15 @@ export const pendingSeqs = (sql: SqlStorage): Set<number> =>
       .map((row) => row.seq),
   );
 
-export const pendingAttemptsSince = (sql: SqlStorage, since: number): LaneAttempt[] =>
+/** Attempts since `since` of the pending rows; `scheduled`: only each row's schedule's (none from before a reset). */
+export const pendingAttemptsSince = (sql: SqlStorage, since: number, scheduled = false): LaneAttempt[] =>
   sql
     .exec<{ value: string }>(
       "SELECT attempt.value FROM pending_deliveries, json_each(attempt_log) AS attempt WHERE " +
-        "json_extract(attempt.value, '$[0]') >= ?",
+        "json_extract(attempt.value, '$[0]') >= ?1 AND (?2 = 0 OR attempt.key >= json_array_length(attempt_log) - " +
+        "schedule_step)",
       since,
-    )
-    .toArray()
-    .map((row) => JSON.parse(row.value) as LaneAttempt);
-
-/** Attempts since `since` of each pending row's schedule: its last `schedule_step`, none from before a reset. */
-export const scheduledAttemptsSince = (sql: SqlStorage, since: number): LaneAttempt[] =>
-  sql
-    .exec<{ value: string }>(
-      "SELECT attempt.value FROM pending_deliveries, json_each(attempt_log) AS attempt WHERE attempt.key >= " +
-        "json_array_length(attempt_log) - schedule_step AND json_extract(attempt.value, '$[0]') >= ?",
-      since,
+      scheduled ? 1 : 0,
     )
     .toArray()
     .map((row) => JSON.parse(row.value) as LaneAttempt);

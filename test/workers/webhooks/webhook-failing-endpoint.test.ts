@@ -112,6 +112,15 @@ const endpointRow = (id: string) =>
       failing_since: string | null;
     }>();
 
+/** The owner's `recover` of the endpoint's deliveries failed since `since`. */
+const recover = (id: string, since: Date) =>
+  apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}/recover`, {
+    method: "POST",
+    key: owner.key,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ since: since.toISOString() }),
+  });
+
 const patch = (id: string, body: object) =>
   apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${id}`, {
     method: "PATCH",
@@ -234,13 +243,7 @@ describe("a failing endpoint", () => {
     );
     expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
     expect((await endpointRow(failing.id))!.failing_since).toBeNull();
-    const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
-      method: "POST",
-      key: owner.key,
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
-    });
-    expect(recovered.status).toBe(202);
+    expect((await recover(failing.id, new Date(Date.now() - 60_000))).status).toBe(202);
     const restart = dueAll + 10_000;
     await runLaneOnce(failing.id, {
       fetch: receivers(() => new Response("ok")).fetch,
@@ -281,13 +284,7 @@ describe("a failing endpoint", () => {
     vi.setSystemTime(restart);
     try {
       const refused = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 503 }));
-      const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
-        method: "POST",
-        key: owner.key,
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ since: new Date(t0 - 60_000).toISOString() }),
-      });
-      expect(recovered.status).toBe(202);
+      expect((await recover(failing.id, new Date(t0 - 60_000))).status).toBe(202);
       await runInDurableObject(laneOf(env, failing.id), (lane: WebhookLane) => lane.running);
       expect(refused).toHaveBeenCalledTimes(4);
       // The recovered deliveries carry their old refusals; the period they belong to closed with the enabling.
@@ -331,13 +328,7 @@ describe("a failing endpoint", () => {
       await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + 1_000, health: HEALTH });
       expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(["failed"]);
       expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
-      const recovered = await apiWith(withoutDispatcher(), `/v2/webhook-endpoints/${failing.id}/recover`, {
-        method: "POST",
-        key: owner.key,
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
-      });
-      expect(recovered.status).toBe(202);
+      expect((await recover(failing.id, new Date(Date.now() - 60_000))).status).toBe(202);
       const restart = t0 + 30_000;
       const refusedAt = (at: number) =>
         runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds, health: HEALTH });
