@@ -243,7 +243,12 @@ describe("a failing endpoint", () => {
     );
     expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
     expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+    // The recovery wakes the lane's own run, now: its receiver refuses them again before the restart takes them.
+    const refused = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 503 }));
     expect((await recover(failing.id, new Date(Date.now() - 60_000))).status).toBe(202);
+    await runInDurableObject(laneOf(env, failing.id), (lane: WebhookLane) => lane.running);
+    expect(refused).toHaveBeenCalledTimes(4);
+    refused.mockRestore();
     const restart = dueAll + 10_000;
     await runLaneOnce(failing.id, {
       fetch: receivers(() => new Response("ok")).fetch,
@@ -316,7 +321,8 @@ describe("a failing endpoint", () => {
   });
 
   it.each([
-    ["its retries pending", [86_400], 1_000],
+    // The recovered row's retry is due a second after the restart (the local schedule, 1,2,3).
+    ["its retries pending", [86_400], 500],
     ["its one retry spent in the run that fails again", [1], 1_000],
   ] as const)(
     "recovered after one refusal and its owner's disabling, %s: the old refusal opens no period with the new ones",
@@ -328,15 +334,28 @@ describe("a failing endpoint", () => {
       await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + 1_000, health: HEALTH });
       expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(["failed"]);
       expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
-      expect((await recover(failing.id, new Date(Date.now() - 60_000))).status).toBe(202);
+      // The recovery wakes the lane's own run: on the lane's clock, its receiver still refusing.
       const restart = t0 + 30_000;
-      const refusedAt = (at: number) =>
-        runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds, health: HEALTH });
-      expect(await refusedAt(restart)).toMatchObject({ sent: 1, delivered: 0 });
-      expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+      vi.setSystemTime(restart);
+      try {
+        const refused = vi
+          .spyOn(globalThis, "fetch")
+          .mockImplementation(async () => new Response(null, { status: 503 }));
+        expect((await recover(failing.id, new Date(t0 - 60_000))).status).toBe(202);
+        await runInDurableObject(laneOf(env, failing.id), (lane: WebhookLane) => lane.running);
+        expect(refused).toHaveBeenCalledTimes(1);
+        expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+      } finally {
+        vi.useRealTimers();
+      }
       await seedOrders([{ id: nextOrder++ }]);
       await dispatchQuietly();
-      await refusedAt(restart + next);
+      await runLaneOnce(failing.id, {
+        fetch: refusing().fetch,
+        now: () => restart + next,
+        retrySeconds,
+        health: HEALTH,
+      });
       expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(restart).toISOString());
     },
   );
