@@ -58,23 +58,31 @@ export function periodText(ms: number): string {
  * After a run: the run noted (a D1 failure throws, and the run is tried again), then every owed notice handed on; an
  * unreachable recipient is tried OWED_NOTICE_RETRY_MS later. Whether a notice is still owed.
  */
-export async function watchEndpoint(
-  context: WatchContext,
-  run: { delivered: number; sent: number; began: number },
-): Promise<{ owesNotice: boolean }> {
+export async function watchEndpoint(context: WatchContext, run: WatchedRun): Promise<{ owesNotice: boolean }> {
   if (run.sent > 0) await noteRun(context, run);
   return { owesNotice: await handOwedNotices(context) };
 }
 
+/** A run as the watch notes it: what it POSTed and got through, when it began, its endpoint's `resumed_seq`. */
+export interface WatchedRun {
+  delivered: number;
+  sent: number;
+  began: number;
+  resumedSeq: number | null;
+}
+
 /** The run in the endpoint's health, and what its failing period calls for. */
-async function noteRun(context: WatchContext, run: { delivered: number; sent: number; began: number }): Promise<void> {
+async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
   const { kv } = context;
   const now = context.now();
   const stored = kv.get<HealthNote>("health");
   const open = await periodStillOpen(context, stored, run.began);
+  const countFrom = Math.max(open?.countFrom ?? 0, enabledAgainFrom(kv, run.resumedSeq, run.began));
   // Read only when the run may open a period: every attempt failed, and none is open yet.
   const failingFrom =
-    run.delivered === 0 && (open?.failingSince ?? null) === null ? failureBefore(context.sql, run.began, open) : null;
+    run.delivered === 0 && (open?.failingSince ?? null) === null
+      ? failureBefore(context.sql, run.began, open, countFrom)
+      : null;
   const { note, write } = nextHealth(open, { ...run, failingFrom }, now);
   if (write) {
     try {
@@ -130,10 +138,17 @@ export function recentFailures(sql: SqlStorage, since: number): number {
   return pending + failedAttemptsSince(sql, since, enough, pendingSeqs(sql));
 }
 
-/** periodStart over the pending rows' schedules and those this run spent; the note's success if the logs hold none. */
-function failureBefore(sql: SqlStorage, began: number, note: HealthNote | undefined): number | null {
-  const countFrom = note?.countFrom ?? 0;
-  const failures = [...pendingAttemptsSince(sql, countFrom, true), ...spentSince(sql, began)]
+/** The first run after its last enabling (a new `resumed_seq`): failures before it open no period. One put each. */
+function enabledAgainFrom(kv: SyncKvStorage, resumedSeq: number | null, began: number): number {
+  const seen = kv.get<{ resumedSeq: number | null; from: number }>("enabledAgain");
+  if ((seen?.resumedSeq ?? null) === resumedSeq) return seen?.from ?? 0;
+  kv.put("enabledAgain", { resumedSeq, from: began });
+  return began;
+}
+
+/** periodStart over the pending rows' attempts and those of schedules this run spent, from `countFrom`. */
+function failureBefore(sql: SqlStorage, began: number, note: HealthNote | undefined, countFrom: number): number | null {
+  const failures = [...pendingAttemptsSince(sql, countFrom), ...spentSince(sql, began)]
     .filter((attempt) => !tookIt(attempt) && attempt[0] >= countFrom && attempt[0] < began)
     .map((attempt) => attempt[0]);
   if (failures.length === 0) return null;

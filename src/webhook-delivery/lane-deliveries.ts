@@ -213,7 +213,7 @@ const settledEntry = (
   createdAt: row.created_at,
   settledAt: now,
   attemptLog: change.attempt === undefined ? row.attempt_log : withAttempt(row.attempt_log, change.attempt),
-  ...(change.outcome === "failed" && change.attempt !== undefined ? { scheduled: row.schedule_step + 1 } : {}),
+  ...(change.outcome === "failed" && change.attempt !== undefined ? { spent: true as const } : {}),
 });
 
 /**
@@ -323,15 +323,13 @@ export const pendingSeqs = (sql: SqlStorage): Set<number> =>
       .map((row) => row.seq),
   );
 
-/** Attempts since `since` of the pending rows; `scheduled`: only each row's schedule's (none from before a reset). */
-export const pendingAttemptsSince = (sql: SqlStorage, since: number, scheduled = false): LaneAttempt[] =>
+/** Attempts since `since` of the pending rows. */
+export const pendingAttemptsSince = (sql: SqlStorage, since: number): LaneAttempt[] =>
   sql
     .exec<{ value: string }>(
       "SELECT attempt.value FROM pending_deliveries, json_each(attempt_log) AS attempt WHERE " +
-        "json_extract(attempt.value, '$[0]') >= ?1 AND (?2 = 0 OR attempt.key >= json_array_length(attempt_log) - " +
-        "schedule_step)",
+        "json_extract(attempt.value, '$[0]') >= ?1",
       since,
-      scheduled ? 1 : 0,
     )
     .toArray()
     .map((row) => JSON.parse(row.value) as LaneAttempt);

@@ -77,6 +77,9 @@ export type LaneRunResult =
   | { next: number | null; delivered: number; attempted: number; sent: number }
   | "endpoint gone";
 
+/** What sending leaves, with its endpoint's `resumed_seq` as it read it, for the health watch. */
+type SentResult = "endpoint gone" | (Exclude<LaneRunResult, "endpoint gone"> & { resumedSeq?: number | null });
+
 /** Where the lane is in the feed: its cursor, or before its endpoint's first event. */
 const cursorOf = (sql: SqlStorage, endpoint: LaneEndpoint) => logCursor(sql) ?? endpoint.from_seq;
 
@@ -140,9 +143,10 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
     const settledFull = pruneSettled(sql, began - DELIVERY_LOG_MS);
     context.prunes.dueAt = logFull || settledFull ? began : began + PRUNE_GAP_MS;
   }
-  const result = await sendDue(context, began);
-  if (result === "endpoint gone") return result;
-  const { owesNotice } = await watchEndpoint(context, { ...result, began });
+  const sent = await sendDue(context, began);
+  if (sent === "endpoint gone") return sent;
+  const { resumedSeq = null, ...result } = sent;
+  const { owesNotice } = await watchEndpoint(context, { ...result, began, resumedSeq });
   if (!owesNotice) return result;
   const retry = context.now() + OWED_NOTICE_RETRY_MS;
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
@@ -382,7 +386,7 @@ class FirstTries {
  * page and each row just before its start, so a disabling, a new URL or secret, or a settled row holds at once. A run
  * ends only once every POST it started is recorded.
  */
-async function sendDue(context: LaneContext, began: number): Promise<LaneRunResult> {
+async function sendDue(context: LaneContext, began: number): Promise<SentResult> {
   const { sql } = context;
   const inFlight = new Map<number, Promise<void>>();
   let page: Next[] = [];
@@ -529,5 +533,11 @@ async function sendDue(context: LaneContext, began: number): Promise<LaneRunResu
   const head = fifo() ? headOfLine(sql) : undefined;
   const due = fifo() ? (head === undefined ? null : head.due_at) : nextDueAt(sql);
   const next = feedLeft && (!fifo() || head === undefined) ? context.now() : due;
-  return { next: next === null ? null : Math.max(next, context.now()), delivered, attempted, sent };
+  return {
+    next: next === null ? null : Math.max(next, context.now()),
+    delivered,
+    attempted,
+    sent,
+    resumedSeq: current?.endpoint.resumed_seq ?? null,
+  };
 }

@@ -16,8 +16,8 @@ export interface SettledDelivery {
   createdAt: number;
   settledAt: number;
   attemptLog: LaneAttempt[];
-  /** Settled failed by an attempt: how many of its attempts its last schedule made (an owner's retry starts one). */
-  scheduled?: number;
+  /** Settled failed by an attempt: its schedule spent. */
+  spent?: true;
 }
 
 /** The entry for every event the endpoint wanted in (after, through], failed at once for `reason`. */
@@ -138,11 +138,11 @@ export const ownSettled = (sql: SqlStorage): number[] =>
     .filter((entry) => entry.after === undefined)
     .map((entry) => entry.seq);
 
-/** The attempts of the schedules an attempt since `since` spent (a run's own, read from the newest blocks). */
+/** The attempts of the deliveries whose schedule an attempt since `since` spent (a run's own: the newest blocks). */
 export const spentSince = (sql: SqlStorage, since: number): LaneAttempt[] =>
   readSettled(sql, (_, lastAt) => lastAt >= since)
-    .filter((entry) => entry.scheduled !== undefined && entry.settledAt >= since)
-    .flatMap((entry) => entry.attemptLog.slice(-entry.scheduled!));
+    .filter((entry) => entry.spent && entry.settledAt >= since)
+    .flatMap((entry) => entry.attemptLog);
 
 /** Attempts since `since` that were refused or never answered, counted up to `enough`. */
 export function failedAttemptsSince(

@@ -7,7 +7,7 @@ import { NOTICE_RETENTION_MS, NOTICE_ROW_BYTES, pruneNotices } from "../../../sr
 import type { HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
 import { OWED_NOTICE_RETRY_MS, recentFailures } from "../../../src/webhook-delivery/endpoint-watch";
 import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
-import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import {
   addRetried,
@@ -359,6 +359,41 @@ describe("a failing endpoint", () => {
       expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(restart).toISOString());
     },
   );
+
+  it("counts a refused delivery's attempts across its owner's retry: the period opens at the second failing run", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    const [pending] = await laneDeliveries(failing.id);
+    // The retry wakes the lane's own run: on the lane's clock, its receiver still refusing.
+    vi.setSystemTime(t0 + 5_000);
+    try {
+      const refused = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 503 }));
+      const retry = await apiWith(
+        withoutDispatcher(),
+        `/v2/webhook-endpoints/${failing.id}/deliveries/${deliveryIdOf(failing.id, pending!.seq)}/retry`,
+        { method: "POST", key: owner.key },
+      );
+      expect(retry.status).toBe(202);
+      await runInDurableObject(laneOf(env, failing.id), (lane: WebhookLane) => lane.running);
+      expect(refused).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
+  });
+
+  it("counts no refusal from before an enabling its lane never saw: disabled and enabled again between two runs", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
+    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+    await failedRunAt(failing.id, t0 + 10_000);
+    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+    await failedRunAt(failing.id, t0 + 20_000);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0 + 10_000).toISOString());
+  });
 
   it("counts a refusal made after a success in the same run: the period opens at the next failing run", async () => {
     const { failing } = await budgetWithWatcher();
