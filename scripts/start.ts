@@ -21,6 +21,7 @@ import { readEnvironment, varsFromEnvironment } from "./lib/environments";
 
 const USAGE = `npm start [-- options]: the service on http://localhost:<port>/v1 over local state, with demo data.
   --port <n>          the port (8787)
+  --inspector-port <n>  the debugger's port (wrangler's: 9229, or the next free one)
   --persist-to <dir>  where the local state lives (.wrangler/state)
   --orders <n>        add n synthetic orders, once (1 to 1000000)
   --help              this`;
@@ -30,6 +31,7 @@ const parsed = (() => {
     return parseArgs({
       options: {
         port: { type: "string", default: "8787" },
+        "inspector-port": { type: "string" },
         "persist-to": { type: "string" },
         orders: { type: "string" },
         help: { type: "boolean" },
@@ -47,6 +49,7 @@ if (values.help) {
 }
 const stateDir = values["persist-to"];
 const persist = stateDir ? ["--persist-to", stateDir] : [];
+const inspector = values["inspector-port"] ? ["--inspector-port", values["inspector-port"]] : [];
 
 if (values.orders !== undefined && (!/^[1-9][0-9]{0,6}$/.test(values.orders) || Number(values.orders) > 1_000_000)) {
   console.error("--orders must be a whole number from 1 to 1000000");
@@ -86,6 +89,7 @@ const dev = startWrangler([
   "--env-file",
   operatorEnv,
   ...persist,
+  ...inspector,
 ]);
 // `npm run keys` finds the service here, and goes through its operator API rather than opening the state itself.
 recordServing(stateDir, Number(values.port));

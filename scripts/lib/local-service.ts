@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./ports";
+import { freePorts } from "./ports";
 
 /**
  * fetch(), retried once when a kept-alive connection turns out to have been
@@ -39,17 +39,29 @@ export interface RunningService {
 /**
  * Runs `npm start` as a user would, on a free port and a state directory of
  * the test's own, and waits until it answers. stop() ends the whole process
- * group (npm, tsx, wrangler, workerd) so nothing outlives the test.
+ * group (npm, tsx, wrangler, workerd) so nothing outlives the test. Its
+ * debugger gets a free port too: two wranglers starting at once both take
+ * 9229 when they find it free, and the second fails.
  */
 export async function startService(
   stateDir: string,
   extraEnv: Record<string, string> = {},
   extraArgs: string[] = [],
 ): Promise<RunningService> {
-  const port = await freePort();
+  const [port, inspectorPort] = await freePorts(2);
   const child: ChildProcess = spawn(
     "npm",
-    ["start", "--", "--port", String(port), "--persist-to", stateDir, ...extraArgs],
+    [
+      "start",
+      "--",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--persist-to",
+      stateDir,
+      ...extraArgs,
+    ],
     {
       detached: true,
       env: { ...process.env, ...extraEnv },
