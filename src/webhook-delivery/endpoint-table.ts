@@ -29,6 +29,8 @@ export interface LaneEndpoint {
   from_seq: number;
   /** The feed's head when it was last enabled again: what its lane had not sent by then is failed. */
   resumed_seq: number | null;
+  /** When it was last enabled again (ISO): no failure from before it counts toward a failing period. */
+  enabled_at: string | null;
   /** The feed's head as this was read: what fails for the endpoint's state (disabled) goes no further. */
   head: number;
 }
@@ -42,7 +44,8 @@ export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint 
   return db
     .prepare(
       "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, " +
-        `disabled_for_leak, ordering, types, from_seq, resumed_seq, ${FEED_HEAD} AS head FROM webhook_endpoints ` +
+        `disabled_for_leak, ordering, types, from_seq, resumed_seq, enabled_at, ${FEED_HEAD} AS head FROM ` +
+        "webhook_endpoints " +
         "WHERE id = ?1",
     )
     .bind(id)
@@ -317,6 +320,7 @@ export async function updateEndpoint(
         // what it had not sent by now.
         "failing_since = CASE WHEN ?5 AND status = 'disabled' THEN NULL ELSE failing_since END, " +
         `resumed_seq = CASE WHEN ?5 AND status = 'disabled' THEN ${FEED_HEAD} ELSE resumed_seq END, ` +
+        "enabled_at = CASE WHEN ?5 AND status = 'disabled' THEN ?7 ELSE enabled_at END, " +
         "rate_limit = CASE WHEN ?8 THEN ?9 ELSE rate_limit END, ordering = coalesce(?13, ordering) " +
         `WHERE budget = ?1 AND id = ?2 AND NOT (?5 AND ${LOCKED}) AND NOT (?3 IS NOT NULL AND ?3 IS NOT url AND ` +
         `${LOCKED}) ` +
@@ -392,7 +396,7 @@ export async function deleteEndpoint(
 }
 
 /** An operator enables an endpoint, whoever disabled it; false when there is none by that id. */
-export async function enableEndpoint(db: D1Queryable, id: string): Promise<boolean> {
+export async function enableEndpoint(db: D1Queryable, id: string, at: string): Promise<boolean> {
   const { meta } = await db
     .prepare(
       "UPDATE webhook_endpoints SET status = 'enabled', disabled_at = NULL, disabled_reason = NULL, disabled_by = " +
@@ -400,9 +404,10 @@ export async function enableEndpoint(db: D1Queryable, id: string): Promise<boole
         // A failing endpoint starts a new period (docs/api.md#failing-endpoints).
         "failing_since = CASE WHEN status = 'disabled' THEN NULL ELSE failing_since END, " +
         // And what its lane had not sent by now is failed: sent only if recovered.
-        `resumed_seq = CASE WHEN status = 'disabled' THEN ${FEED_HEAD} ELSE resumed_seq END WHERE id = ?1`,
+        `resumed_seq = CASE WHEN status = 'disabled' THEN ${FEED_HEAD} ELSE resumed_seq END, ` +
+        "enabled_at = CASE WHEN status = 'disabled' THEN ?2 ELSE enabled_at END WHERE id = ?1",
     )
-    .bind(id)
+    .bind(id, at)
     .run();
   return meta.changes === 1;
 }

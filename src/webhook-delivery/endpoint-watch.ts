@@ -63,12 +63,12 @@ export async function watchEndpoint(context: WatchContext, run: WatchedRun): Pro
   return { owesNotice: await handOwedNotices(context) };
 }
 
-/** A run as the watch notes it: what it POSTed and got through, when it began, its endpoint's `resumed_seq`. */
+/** A run as the watch notes it: what it POSTed and got through, when it began and its endpoint was last enabled. */
 export interface WatchedRun {
   delivered: number;
   sent: number;
   began: number;
-  resumedSeq: number | null;
+  enabledAt: number | null;
 }
 
 /** The run in the endpoint's health, and what its failing period calls for. */
@@ -77,7 +77,7 @@ async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
   const now = context.now();
   const stored = kv.get<HealthNote>("health");
   const open = await periodStillOpen(context, stored, run.began);
-  const countFrom = Math.max(open?.countFrom ?? 0, enabledAgainFrom(kv, run.resumedSeq, run.began));
+  const countFrom = Math.max(open?.countFrom ?? 0, run.enabledAt ?? 0);
   // Read only when the run may open a period: every attempt failed, and none is open yet.
   const failingFrom =
     run.delivered === 0 && (open?.failingSince ?? null) === null
@@ -136,14 +136,6 @@ export function recentFailures(sql: SqlStorage, since: number): number {
   const pending = pendingAttemptsSince(sql, since).filter((attempt) => !tookIt(attempt)).length;
   const enough = Math.max(0, DISABLE_MIN_RECENT_FAILURES - pending);
   return pending + failedAttemptsSince(sql, since, enough, pendingSeqs(sql));
-}
-
-/** The first run after its last enabling (a new `resumed_seq`): failures before it open no period. One put each. */
-function enabledAgainFrom(kv: SyncKvStorage, resumedSeq: number | null, began: number): number {
-  const seen = kv.get<{ resumedSeq: number | null; from: number }>("enabledAgain");
-  if ((seen?.resumedSeq ?? null) === resumedSeq) return seen?.from ?? 0;
-  kv.put("enabledAgain", { resumedSeq, from: began });
-  return began;
 }
 
 /** periodStart over the pending rows' attempts and those of schedules this run spent, from `countFrom`. */

@@ -77,8 +77,8 @@ export type LaneRunResult =
   | { next: number | null; delivered: number; attempted: number; sent: number }
   | "endpoint gone";
 
-/** What sending leaves, with its endpoint's `resumed_seq` as it read it, for the health watch. */
-type SentResult = "endpoint gone" | (Exclude<LaneRunResult, "endpoint gone"> & { resumedSeq?: number | null });
+/** What sending leaves, with when its endpoint was last enabled again (Unix ms) as it read it, for the health watch. */
+type SentResult = "endpoint gone" | (Exclude<LaneRunResult, "endpoint gone"> & { enabledAt?: number | null });
 
 /** Where the lane is in the feed: its cursor, or before its endpoint's first event. */
 const cursorOf = (sql: SqlStorage, endpoint: LaneEndpoint) => logCursor(sql) ?? endpoint.from_seq;
@@ -145,8 +145,8 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   }
   const sent = await sendDue(context, began);
   if (sent === "endpoint gone") return sent;
-  const { resumedSeq = null, ...result } = sent;
-  const { owesNotice } = await watchEndpoint(context, { ...result, began, resumedSeq });
+  const { enabledAt = null, ...result } = sent;
+  const { owesNotice } = await watchEndpoint(context, { ...result, began, enabledAt });
   if (!owesNotice) return result;
   const retry = context.now() + OWED_NOTICE_RETRY_MS;
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
@@ -538,6 +538,6 @@ async function sendDue(context: LaneContext, began: number): Promise<SentResult>
     delivered,
     attempted,
     sent,
-    resumedSeq: current?.endpoint.resumed_seq ?? null,
+    enabledAt: current?.endpoint.enabled_at ? Date.parse(current.endpoint.enabled_at) : null,
   };
 }

@@ -28,15 +28,12 @@ export const enableWebhookEndpoint = defineOperation({
   async handle(c, { endpointId }) {
     const db = c.env.DB;
     const actor = c.get("operator") ?? "operator";
+    const at = new Date().toISOString();
     try {
-      await auditedEndpointChange(
-        db,
-        { endpointId, operation: "enable", changes: {}, actor, at: new Date().toISOString() },
-        async () => {
-          if (!(await callDependency("D1", () => enableEndpoint(db, endpointId))))
-            throw new OperationNotTaken("no such endpoint");
-        },
-      );
+      await auditedEndpointChange(db, { endpointId, operation: "enable", changes: {}, actor, at }, async () => {
+        if (!(await callDependency("D1", () => enableEndpoint(db, endpointId, at))))
+          throw new OperationNotTaken("no such endpoint");
+      });
     } catch (error) {
       if (error instanceof OperationNotTaken) throw new ApiError("not_found", `No webhook endpoint ${endpointId}.`);
       throw error;

@@ -713,8 +713,14 @@ describe("an operator's disabling", () => {
     expect((await errorBodyOf(await create("https://receiver.example/abusive"))).code).toBe("webhook_endpoint_locked");
     expect((await create("https://receiver.example/another")).status).toBe(201);
 
+    const enabling = new Date().toISOString();
     expect(await (await operator(made.id, "enable")).json()).toEqual({ endpointId: made.id, status: "enabled" });
     expect((await auditOf(made.id)).map((row) => row.operation)).toEqual(["update", "disable", "enable"]);
+    // Its failing period starts afresh: no failure before the enabling counts (docs/api.md#failing-endpoints).
+    const { enabled_at } = (await env.DB.prepare("SELECT enabled_at FROM webhook_endpoints WHERE id = ?1")
+      .bind(made.id)
+      .first<{ enabled_at: string }>())!;
+    expect(enabled_at >= enabling).toBe(true);
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
   });
 

@@ -333,11 +333,12 @@ describe("a failing endpoint", () => {
       expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
       await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + 1_000, health: HEALTH });
       expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(["failed"]);
-      expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
-      // The recovery wakes the lane's own run: on the lane's clock, its receiver still refusing.
+      // Enabled and recovered at the restart, on the lane's clock; the recovery wakes the lane's own run, its
+      // receiver still refusing.
       const restart = t0 + 30_000;
       vi.setSystemTime(restart);
       try {
+        expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
         const refused = vi
           .spyOn(globalThis, "fetch")
           .mockImplementation(async () => new Response(null, { status: 503 }));
@@ -383,16 +384,32 @@ describe("a failing endpoint", () => {
     expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
   });
 
-  it("counts no refusal from before an enabling its lane never saw: disabled and enabled again between two runs", async () => {
+  it("counts no refusal from before its last enabling, though its lane never saw it disabled, twice with no event between", async () => {
     const { failing } = await budgetWithWatcher();
     const t0 = Date.now() + 1_000;
-    await failedRunAt(failing.id, t0);
-    expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
-    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
-    await failedRunAt(failing.id, t0 + 10_000);
+    await seedOrders([{ id: nextOrder++ }]);
+    await dispatchQuietly();
+    // One delivery, refused at each try, tried again 5 s later.
+    const refusedAt = (at: number) =>
+      runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds: [5, 5, 5, 5], health: HEALTH });
+    const disabledAndEnabledAt = async (at: number) => {
+      vi.setSystemTime(at);
+      try {
+        expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
+        expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+      } finally {
+        vi.useRealTimers();
+      }
+    };
+    expect(await refusedAt(t0)).toMatchObject({ sent: 1 });
+    await disabledAndEnabledAt(t0 + 2_000);
+    expect(await refusedAt(t0 + 6_000)).toMatchObject({ sent: 1 });
     expect((await endpointRow(failing.id))!.failing_since).toBeNull();
-    await failedRunAt(failing.id, t0 + 20_000);
-    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0 + 10_000).toISOString());
+    await disabledAndEnabledAt(t0 + 8_000);
+    expect(await refusedAt(t0 + 12_000)).toMatchObject({ sent: 1 });
+    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+    expect(await refusedAt(t0 + 18_000)).toMatchObject({ sent: 1 });
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0 + 12_000).toISOString());
   });
 
   it("counts a refusal made after a success in the same run: the period opens at the next failing run", async () => {
