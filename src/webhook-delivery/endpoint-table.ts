@@ -60,7 +60,11 @@ export async function recordEndpointHealth(
   lastDeliveredAt: string | null,
 ): Promise<void> {
   await db
-    .prepare("UPDATE webhook_endpoints SET failing_since = ?2, last_delivered_at = ?3 WHERE id = ?1")
+    .prepare(
+      // Never a period from before an enabling the lane had not read when it ran: its next run starts a new one.
+      "UPDATE webhook_endpoints SET failing_since = CASE WHEN enabled_at > ?2 THEN NULL ELSE ?2 END, " +
+        "last_delivered_at = ?3 WHERE id = ?1",
+    )
     .bind(id, failingSince, lastDeliveredAt)
     .run();
 }

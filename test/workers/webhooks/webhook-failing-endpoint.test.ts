@@ -412,6 +412,33 @@ describe("a failing endpoint", () => {
     expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0 + 12_000).toISOString());
   });
 
+  it("notes no period from before an enabling that landed after its lane read the endpoint", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    // The owner's disabling and enabling land just after the second run read its endpoint, before it notes the run.
+    const enabledMeanwhile = interceptD1({
+      prepare: (statement, sql) =>
+        sql.startsWith("SELECT id, budget, url, status")
+          ? afterRead(statement, () =>
+              env.DB.prepare("UPDATE webhook_endpoints SET enabled_at = ?2 WHERE id = ?1")
+                .bind(failing.id, new Date(t0 + 10_000).toISOString())
+                .run(),
+            )
+          : statement,
+    });
+    await seedOrders([{ id: nextOrder++ }]);
+    await dispatchQuietly();
+    await runLaneOnce(failing.id, {
+      fetch: refusing().fetch,
+      now: () => t0 + 10_000,
+      retrySeconds: [86_400],
+      health: HEALTH,
+      db: enabledMeanwhile,
+    });
+    expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+  });
+
   it("counts a refusal made after a success in the same run: the period opens at the next failing run", async () => {
     const { failing } = await budgetWithWatcher();
     const t0 = Date.now() + 1_000;
