@@ -46,6 +46,12 @@ export const OWED_NOTICE_RETRY_MS = 30_000;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** An ISO time of D1's as Unix ms; null when absent or not a time. */
+export const instant = (value: string | null | undefined): number | null => {
+  const ms = Date.parse(value ?? "");
+  return Number.isNaN(ms) ? null : ms;
+};
+
 /** A period as an owner reads it: "5 days", "3 h", "60 s". */
 export function periodText(ms: number): string {
   const seconds = Math.round(ms / 1000);
@@ -173,12 +179,14 @@ async function periodStillOpen(
     logged !== null && logged >= note.failingSince ? logged : lastSuccessOf(context.sql, note.failingSince);
   if (delivered !== null) return { failingSince: null, lastDeliveredAt: delivered, writtenAt: 0, toldFailing: null };
   const row = await context.db
-    .prepare("SELECT failing_since FROM webhook_endpoints WHERE id = ?1")
+    .prepare("SELECT failing_since, enabled_at FROM webhook_endpoints WHERE id = ?1")
     .bind(context.endpointId)
-    .first<{ failing_since: string | null }>();
-  return row !== null && row.failing_since === null
-    ? { failingSince: null, lastDeliveredAt: note.lastDeliveredAt, writtenAt: 0, toldFailing: null, countFrom: began }
-    : note;
+    .first<{ failing_since: string | null; enabled_at: string | null }>();
+  if (row === null || row.failing_since !== null) return note;
+  // Counted from the enabling that ended it, when the row says when; else from this run.
+  const enabledAt = instant(row.enabled_at);
+  const countFrom = enabledAt !== null && enabledAt > note.failingSince ? enabledAt : began;
+  return { failingSince: null, lastDeliveredAt: note.lastDeliveredAt, writtenAt: 0, toldFailing: null, countFrom };
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { AccountLiveness } from "../keys/live-account";
 import { attemptDelivery, type AttemptContext, type FirstTry } from "./delivery-attempt";
-import { OWED_NOTICE_RETRY_MS, watchEndpoint, type WatchContext } from "./endpoint-watch";
+import { instant, OWED_NOTICE_RETRY_MS, watchEndpoint, type WatchContext } from "./endpoint-watch";
 import {
   deliveryOf,
   dueDeliveries,
@@ -538,6 +538,6 @@ async function sendDue(context: LaneContext, began: number): Promise<SentResult>
     delivered,
     attempted,
     sent,
-    enabledAt: current?.endpoint.enabled_at ? Date.parse(current.endpoint.enabled_at) : null,
+    enabledAt: instant(current?.endpoint.enabled_at),
   };
 }

@@ -721,6 +721,13 @@ describe("an operator's disabling", () => {
       .bind(made.id)
       .first<{ enabled_at: string }>())!;
     expect(enabled_at >= enabling).toBe(true);
+    // Enabled again while enabled, it keeps when it was.
+    expect((await change(made.id, { status: "enabled" })).status).toBe(200);
+    expect((await operator(made.id, "enable")).status).toBe(200);
+    const kept = await env.DB.prepare("SELECT enabled_at FROM webhook_endpoints WHERE id = ?1")
+      .bind(made.id)
+      .first<string>("enabled_at");
+    expect(kept).toBe(enabled_at);
     expect((await api(`/v2/webhook-endpoints/${made.id}`, { method: "DELETE", key: owner.key })).status).toBe(204);
   });
 

@@ -412,7 +412,7 @@ describe("a failing endpoint", () => {
     expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0 + 12_000).toISOString());
   });
 
-  it("notes no period from before an enabling that landed after its lane read the endpoint", async () => {
+  it("notes no period from before an enabling that landed after its lane read the endpoint; the next run opens it from the enabling", async () => {
     const { failing } = await budgetWithWatcher();
     const t0 = Date.now() + 1_000;
     await failedRunAt(failing.id, t0);
@@ -437,6 +437,9 @@ describe("a failing endpoint", () => {
       db: enabledMeanwhile,
     });
     expect((await endpointRow(failing.id))!.failing_since).toBeNull();
+    // Refused at the enabling: the next failing run opens the period from that refusal.
+    await failedRunAt(failing.id, t0 + 20_000);
+    expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0 + 10_000).toISOString());
   });
 
   it("counts a refusal made after a success in the same run: the period opens at the next failing run", async () => {
@@ -552,7 +555,7 @@ describe("a failing endpoint", () => {
     // The owner's disabling and enabling land just after the lane read the endpoint's period, before it acts.
     const enabledMeanwhile = interceptD1({
       prepare: (statement, sql) =>
-        sql.startsWith("SELECT failing_since FROM webhook_endpoints")
+        sql.startsWith("SELECT failing_since, enabled_at FROM webhook_endpoints")
           ? afterRead(statement, () =>
               env.DB.prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?1").bind(failing.id).run(),
             )
