@@ -70,6 +70,10 @@ async function failedRunAt(
   return runLaneOnce(endpointId, { fetch, now: () => at, retrySeconds: [86_400], health: HEALTH, handToLane });
 }
 
+/** One run of `endpointId`'s lane at `at`, its receiver refusing; retried on `retrySeconds` (the local 1,2,3). */
+const refusedRunAt = (endpointId: string, at: number, retrySeconds = [1, 2, 3]) =>
+  runLaneOnce(endpointId, { fetch: refusing().fetch, now: () => at, retrySeconds, health: HEALTH });
+
 /** The statement, whose `first()` does `then` once its own answer is in, before the caller has it. */
 const afterRead = (statement: D1PreparedStatement, then: () => Promise<unknown>): D1PreparedStatement =>
   new Proxy(statement, {
@@ -235,7 +239,7 @@ describe("a failing endpoint", () => {
     // Its deliveries are kept: pending until their turn, then failed as disabled; enabled again, its owner recovers
     // them.
     const dueAll = disabledAt + 86_400_000 + 1;
-    await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => dueAll, health: HEALTH });
+    await refusedRunAt(failing.id, dueAll);
     const kept = await laneDeliveries(failing.id);
     expect(kept).toHaveLength(4);
     expect(kept.map((row) => [row.outcome, row.last_error])).toEqual(
@@ -281,7 +285,7 @@ describe("a failing endpoint", () => {
       await failedRunAt(failing.id, t0 + at);
     expect((await endpointRow(failing.id))!.status).toBe("disabled");
     const dueAll = t0 + HEALTH.disableAfterMs + 3_000 + 86_400_000 + 1;
-    await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => dueAll, health: HEALTH });
+    await refusedRunAt(failing.id, dueAll);
     expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
     const told = await noticeDeliveries(watcher.id);
     // The recovery wakes the lane's own run: on the lane's clock, its receiver still refusing.
@@ -331,7 +335,7 @@ describe("a failing endpoint", () => {
       const t0 = Date.now() + 1_000;
       await failedRunAt(failing.id, t0);
       expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
-      await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + 1_000, health: HEALTH });
+      await refusedRunAt(failing.id, t0 + 1_000);
       expect((await laneDeliveries(failing.id)).map((row) => row.outcome)).toEqual(["failed"]);
       // Enabled and recovered at the restart, on the lane's clock; the recovery wakes the lane's own run, its
       // receiver still refusing.
@@ -351,12 +355,7 @@ describe("a failing endpoint", () => {
       }
       await seedOrders([{ id: nextOrder++ }]);
       await dispatchQuietly();
-      await runLaneOnce(failing.id, {
-        fetch: refusing().fetch,
-        now: () => restart + next,
-        retrySeconds,
-        health: HEALTH,
-      });
+      await refusedRunAt(failing.id, restart + next, [...retrySeconds]);
       expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(restart).toISOString());
     },
   );
@@ -390,8 +389,7 @@ describe("a failing endpoint", () => {
     await seedOrders([{ id: nextOrder++ }]);
     await dispatchQuietly();
     // One delivery, refused at each try, tried again 5 s later.
-    const refusedAt = (at: number) =>
-      runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds: [5, 5, 5, 5], health: HEALTH });
+    const refusedAt = (at: number) => refusedRunAt(failing.id, at, [5, 5, 5, 5]);
     const disabledAndEnabledAt = async (at: number) => {
       vi.setSystemTime(at);
       try {
@@ -463,8 +461,7 @@ describe("a failing endpoint", () => {
     const t0 = Date.now() + 1_000;
     await seedOrders([{ id: nextOrder++ }]);
     await dispatchQuietly();
-    const refusedAt = (at: number) =>
-      runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => at, retrySeconds: [1], health: HEALTH });
+    const refusedAt = (at: number) => refusedRunAt(failing.id, at, [1]);
     await refusedAt(t0);
     expect((await endpointRow(failing.id))!.failing_since).toBeNull();
     await refusedAt(t0 + 1_000);
@@ -639,7 +636,7 @@ describe("a failing endpoint", () => {
     await seedOrders([{ id: nextOrder++ }]);
     await dispatchQuietly();
     expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
-    await runLaneOnce(failing.id, { fetch: refusing().fetch, now: () => t0 + HEALTH.disableAfterMs, health: HEALTH });
+    await refusedRunAt(failing.id, t0 + HEALTH.disableAfterMs);
     expect(await endpointRow(failing.id)).toMatchObject({ status: "disabled", disabled_by: "owner" });
     expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
   });
