@@ -45,8 +45,7 @@ export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint 
     .prepare(
       "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, " +
         `disabled_for_leak, ordering, types, from_seq, resumed_seq, enabled_at, ${FEED_HEAD} AS head FROM ` +
-        "webhook_endpoints " +
-        "WHERE id = ?1",
+        "webhook_endpoints WHERE id = ?1",
     )
     .bind(id)
     .first<LaneEndpoint>();
