@@ -183,7 +183,6 @@ async function periodStillOpen(
     .bind(context.endpointId)
     .first<{ failing_since: string | null; enabled_at: string | null }>();
   if (row === null || row.failing_since !== null) return note;
-  // Counted from the enabling that ended it, when the row says when; else from this run.
   const enabledAt = instant(row.enabled_at);
   const countFrom = enabledAt !== null && enabledAt > note.failingSince ? enabledAt : began;
   return { failingSince: null, lastDeliveredAt: note.lastDeliveredAt, writtenAt: 0, toldFailing: null, countFrom };
