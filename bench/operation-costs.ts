@@ -189,13 +189,13 @@ export type Operation = keyof typeof OPERATION_USE;
  * events recovered, whatever their number.
  */
 export const REFUSED_ROWS = {
-  onceAlone: 6,
-  once5: 2.8,
-  once20: 2.2,
-  spentAlone: 26,
-  spent5: 13.2,
-  spent20: 10.8,
-  disabled: 2,
+  onceAlone: 4,
+  once5: 2.4,
+  once20: 2.1,
+  spentAlone: 24,
+  spent5: 12.8,
+  spent20: 10.7,
+  disabled: 1,
   recovered: 3,
 };
 

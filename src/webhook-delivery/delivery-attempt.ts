@@ -6,7 +6,7 @@
 import type { D1Queryable } from "../lib/d1-session";
 import type { LaneAttempt } from "./lane-attempts";
 import { addTried, scheduleRetry, type LaneDelivery, type Settle } from "./lane-deliveries";
-import { appendSettled } from "./lane-settled";
+import { appendSettled } from "./lane-log";
 import type { LoggedDelivery } from "./lane-log";
 import { EXPIRED, type LaneMessage } from "./lane-feed";
 import { disableByService, type LaneEndpoint } from "./endpoint-table";

@@ -2,11 +2,10 @@
  * A lane's pending deliveries with a row of their own (docs/design/order-events.md#lanes): an event whose first try did
  * not go through, one its owner retried or recovered, and each notice, with their attempts inline. Keyed by the
  * event's sequence (a notice's negated id), so an event handed twice makes one row; no other index, so a retry costs
- * one row written. Settled, a row leaves for the settled log (lane-settled.ts). Times are Unix ms.
+ * one row written. Settled, a row leaves for the log (lane-settled.ts). Times are Unix ms.
  */
 import { withAttempt, type LaneAttempt } from "./lane-attempts";
-import { logCursor } from "./lane-log";
-import { appendSettled, type SettledDelivery } from "./lane-settled";
+import type { SettledDelivery } from "./lane-settled";
 
 export interface LaneDelivery {
   seq: number;
@@ -169,15 +168,16 @@ export function dueInOrder(sql: SqlStorage, now: number, limit: number, inFlight
   return due;
 }
 
-/** Events from `first` to `last` a feed's read leaves out (a row pending, or settled before the cursor passed it). */
-export const keyedIn = (sql: SqlStorage, first: number, last: number): Set<number> =>
+/** Events from `first` to `last` a feed's read leaves out: a row pending, or (unless `pendingOnly`) settled ahead. */
+export const keyedIn = (sql: SqlStorage, first: number, last: number, pendingOnly = false): Set<number> =>
   new Set(
     sql
       .exec<{ seq: number }>(
         "SELECT seq FROM pending_deliveries WHERE seq BETWEEN ?1 AND ?2 UNION ALL SELECT seq FROM settled_ahead " +
-          "WHERE seq BETWEEN ?1 AND ?2",
+          "WHERE seq BETWEEN ?1 AND ?2 AND NOT ?3",
         first,
         last,
+        pendingOnly ? 1 : 0,
       )
       .toArray()
       .map((row) => row.seq),
@@ -216,19 +216,14 @@ const settledEntry = (
   ...(change.outcome === "failed" && change.attempt !== undefined ? { spent: true as const } : {}),
 });
 
-/**
- * Moves the rows settled into one settled block, each only if unchanged since its attempt began, with `others` settled
- * without a row (a replay's); how many rows.
- */
-export function settleDeliveries(
+/** Takes out the rows settled, each if unchanged since its attempt began: entries for a flush to `cursor`. */
+export function settledRows(
   sql: SqlStorage,
   settles: readonly Settle[],
   now: number,
-  others: readonly SettledDelivery[] = [],
-): number {
-  if (settles.length + others.length === 0) return 0;
-  const entries: SettledDelivery[] = [...others];
-  const cursor = logCursor(sql) ?? 0;
+  cursor: number,
+): SettledDelivery[] {
+  const entries: SettledDelivery[] = [];
   for (const settle of settles) {
     const [row] = rows(
       sql.exec(
@@ -241,8 +236,7 @@ export function settleDeliveries(
     entries.push(settledEntry(row, settle, now));
     if (settle.seq > cursor) sql.exec("INSERT OR IGNORE INTO settled_ahead (seq) VALUES (?)", settle.seq);
   }
-  appendSettled(sql, entries);
-  return entries.length - others.length;
+  return entries;
 }
 
 /**
@@ -270,14 +264,14 @@ export function scheduleRetry(
   );
 }
 
-/** Fails up to `limit` pending deliveries for one reason, but those `busy`, into one settled block; how many. */
+/** Fails up to `limit` pending deliveries for one reason, but those `busy`: their entries, for one flush. */
 export function failPending(
   sql: SqlStorage,
   reason: string,
   now: number,
   limit: number,
   busy: readonly number[] = [],
-): number {
+): SettledDelivery[] {
   const failed = rows(
     sql.exec(
       "DELETE FROM pending_deliveries WHERE seq IN (SELECT seq FROM pending_deliveries WHERE seq NOT IN (SELECT value " +
@@ -286,11 +280,7 @@ export function failPending(
       limit,
     ),
   );
-  appendSettled(
-    sql,
-    failed.map((row) => settledEntry(row, { outcome: "failed", error: reason }, now)),
-  );
-  return failed.length;
+  return failed.map((row) => settledEntry(row, { outcome: "failed", error: reason }, now));
 }
 
 /** The newest pending deliveries, newest first: the newest events' and notices', read by key, merged by when made. */

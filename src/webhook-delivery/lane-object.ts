@@ -21,16 +21,8 @@ import {
   behindInLine,
   headOfLine,
 } from "./lane-deliveries";
-import {
-  appendSettled,
-  failedSince,
-  newestSettled,
-  ownSettled,
-  SETTLED_DDL,
-  settledOf,
-  type SettledDelivery,
-} from "./lane-settled";
-import { LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
+import { failedSince, newestSettled, ownSettled, settledOf, type SettledDelivery } from "./lane-settled";
+import { appendSettled, LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
 import { firstMadeSince, MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
 import { OWED_THROUGH, runLane } from "./lane-run";
 import { addReplay, inReplay, leaveToRow, REPLAYS_DDL, replays } from "./lane-replays";
@@ -54,7 +46,7 @@ export const failedRunRetryMs = (failed: number) => backoffMs(failed, FAILED_RUN
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const DDL = DELIVERIES_DDL + SETTLED_DDL + LOG_DDL + REPLAYS_DDL;
+const DDL = DELIVERIES_DDL + LOG_DDL + REPLAYS_DDL;
 
 /**
  * What a lane keeps of a hand-off: its endpoint's id (once) and the notices (negated ids), each a row; the events are
@@ -132,12 +124,15 @@ export class WebhookLane extends DurableObject<Env> {
       shown.add(seq);
       views.push({ at, seq, view: view() });
     };
-    // Newest word first: a pending row, then what settled, then the log's first tries, then what waits in the feed.
+    // Newest word first: a row, what settled (own before a range's), the log's first tries, what waits in the feed.
     for (const row of pending) show(row.seq, row.created_at, () => this.view(endpointId, row, attemptsEach, head));
-    for (const entry of newestSettled(sql, limit)) {
-      if (entry.after !== undefined && entry.after >= entry.seq) continue;
-      const range =
-        entry.after === undefined || endpoint === null ? [] : await this.rangeEvents(endpoint, entry, limit);
+    const settled = newestSettled(sql, limit);
+    for (const entry of settled)
+      if (entry.after === undefined)
+        show(entry.seq, entry.createdAt, () => settledView(endpointId, entry, attemptsEach));
+    for (const entry of settled) {
+      if (entry.after === undefined || entry.after >= entry.seq) continue;
+      const range = endpoint === null ? [] : await this.rangeEvents(endpoint, entry, limit);
       if (range.length === 0) show(entry.seq, entry.createdAt, () => settledView(endpointId, entry, attemptsEach));
       for (const event of range)
         show(event.seq, event.createdAt, () =>

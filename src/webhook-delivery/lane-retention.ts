@@ -9,7 +9,7 @@ export const DELIVERY_LOG_MS = 7 * 86_400_000;
 export const PRUNE_GAP_MS = 60_000;
 /** A delivery refused at its first try: its pending row, with that attempt inline (PENDING_CAP of them at most). */
 export const PENDING_ROW_BYTES = 140;
-/** The same settled, with its two attempts, in its settled log's block. */
+/** The same settled, with its two attempts, in the log's block. */
 export const SETTLED_ENTRY_BYTES = 175;
 /** A delivery that went through at its first try: its entry in the log's block. */
 export const LOG_ENTRY_BYTES = 90;

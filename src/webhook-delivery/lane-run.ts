@@ -18,12 +18,12 @@ import {
   PENDING_CAP,
   pendingCount,
   releaseHeld,
-  settleDeliveries,
+  settledRows,
   keyedIn,
   type Settle,
   type LaneDelivery,
 } from "./lane-deliveries";
-import { appendSettled, failedRange, pruneSettled, type SettledDelivery } from "./lane-settled";
+import { failedRange, type SettledDelivery } from "./lane-settled";
 import { endReplays, inReplay, moveReplay, replays, type Replay } from "./lane-replays";
 import { laneEndpoint, type LaneEndpoint } from "./endpoint-table";
 import {
@@ -36,7 +36,16 @@ import {
   type LaneMessage,
   type WantedEvent,
 } from "./lane-feed";
-import { appendToLog, cursorBefore, logCursor, pruneLog, type LoggedDelivery } from "./lane-log";
+import {
+  appendSettled,
+  appendToLog,
+  cursorBefore,
+  CURSOR_LAG,
+  cursorMayStay,
+  logCursor,
+  pruneLog,
+  type LoggedDelivery,
+} from "./lane-log";
 import { nextStartAfter, waitBeforeStart } from "./lane-pacing";
 import { DELIVERY_LOG_MS, PRUNE_GAP_MS } from "./lane-retention";
 import { liveSecrets } from "./webhook-secrets";
@@ -89,26 +98,32 @@ export const OWED_THROUGH = "owedThrough";
 /** Why the events a lane had not sent when its endpoint was enabled again failed. */
 export const MISSED = "the endpoint was disabled when it was due (recover it to send it)";
 
-/** Fails the events after the cursor (up to `upTo`, else the head) at once: one settled entry names the range. */
+/** Fails the events after the cursor (up to `upTo`, else the head) as one range, with `alsoFailed`'s, in one row. */
 async function failAfterCursor(
   context: LaneContext,
   endpoint: LaneEndpoint,
   reason: string,
   upTo?: number,
+  alsoFailed: () => SettledDelivery[] = () => [],
 ): Promise<void> {
   const { sql } = context;
   const cursor = cursorOf(sql, endpoint);
-  const read = await wantedAfter(context.db, endpoint, cursor, 1, {
+  const read = await wantedAfter(context.db, endpoint, cursor, CURSOR_LAG + 1, {
     upTo,
     window: MAX_SCAN_WINDOW,
     handed: context.handed,
   });
   const through = Math.min(read.head, upTo ?? read.head);
-  if (through <= cursor) return;
-  const [first] = read.events;
-  if (first !== undefined || (read.more && read.through < through))
-    appendSettled(sql, [failedRange(cursor, through, reason, first?.createdAt ?? context.now(), context.now())]);
-  appendToLog(sql, [], cursor, through);
+  // The events a run left to their rows, the cursor not moved for them (cursorMayStay), are not the range's.
+  const { events } = read;
+  const keyed = events.length === 0 ? new Set<number>() : keyedIn(sql, events[0]!.seq, events.at(-1)!.seq);
+  const firstIndex = events.findIndex((event) => !keyed.has(event.seq));
+  const first = events[firstIndex];
+  const after = Math.max(cursor, (firstIndex === -1 ? events.at(-1) : events[firstIndex - 1])?.seq ?? cursor);
+  const settled = alsoFailed();
+  if (through > after && (first !== undefined || (read.more && read.through < through)))
+    settled.push(failedRange(after, through, reason, first?.createdAt ?? context.now(), context.now()));
+  appendToLog(sql, { settled, from: cursor, through });
 }
 
 /**
@@ -122,15 +137,15 @@ async function failEverything(
   afterCursor: boolean,
   busy: readonly number[],
 ): Promise<LaneRunResult> {
-  const now = context.now();
-  failPending(context.sql, reason, now, LANE_BATCH, busy);
-  if (afterCursor) {
-    const ended = endReplays(context.sql).map(([after, through, madeAt]) =>
-      failedRange(after, through, reason, madeAt, now),
-    );
-    appendSettled(context.sql, ended);
-    await failAfterCursor(context, endpoint, reason, endpoint.head);
-  }
+  const failed = () => failPending(context.sql, reason, context.now(), LANE_BATCH, busy);
+  if (afterCursor)
+    await failAfterCursor(context, endpoint, reason, endpoint.head, () => [
+      ...failed(),
+      ...endReplays(context.sql).map(([after, through, madeAt]) =>
+        failedRange(after, through, reason, madeAt, context.now()),
+      ),
+    ]);
+  else appendSettled(context.sql, failed());
   const more = !afterCursor || nextDueAt(context.sql) !== null;
   return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
 }
@@ -139,9 +154,7 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   const { sql } = context;
   const began = context.now();
   if (began >= context.prunes.dueAt) {
-    const logFull = pruneLog(sql, began - DELIVERY_LOG_MS);
-    const settledFull = pruneSettled(sql, began - DELIVERY_LOG_MS);
-    context.prunes.dueAt = logFull || settledFull ? began : began + PRUNE_GAP_MS;
+    context.prunes.dueAt = pruneLog(sql, began - DELIVERY_LOG_MS) ? began : began + PRUNE_GAP_MS;
   }
   const sent = await sendDue(context, began);
   if (sent === "endpoint gone") return sent;
@@ -208,6 +221,8 @@ class Stretch {
   readThrough: number;
   window = SCAN_WINDOW;
   more = true;
+  /** Events pruned before it read them were failed as a range: the cursor must pass them. */
+  expired = false;
 
   constructor(
     readonly from: number,
@@ -230,6 +245,12 @@ class Stretch {
   get cursor(): number {
     const next = this.waiting[0]?.delivery.seq;
     return cursorBefore(next === undefined ? this.open : [...this.open, next], this.readThrough);
+  }
+
+  cursorMayStay(sql: SqlStorage, stood: number, through: number): boolean {
+    if (this.expired || through <= stood) return false;
+    const keyed = (pendingOnly: boolean) => keyedIn(sql, stood + 1, through, pendingOnly);
+    return cursorMayStay(stood, through, this.madeAt.keys(), keyed(false), keyed(true));
   }
 
   /** The tries that went through up to the cursor, no longer kept here. */
@@ -295,6 +316,7 @@ class FirstTries {
     if (lost > stretch.readThrough) {
       const error = `${EXPIRED}: the events after evt_${stretch.readThrough} up to evt_${lost} were pruned first`;
       appendSettled(this.sql, [failedRange(stretch.readThrough, lost, error, context.now(), context.now())]);
+      stretch.expired = true;
     }
     stretch.readThrough = Math.min(Math.max(read.through, read.expired ?? 0), replay?.seq ?? Number.MAX_SAFE_INTEGER);
     stretch.more = read.more && (replay === undefined || stretch.readThrough < replay.seq);
@@ -336,16 +358,16 @@ class FirstTries {
   }
 
   /**
-   * Moves the rows settled and a replay's deliveries, in one block, and the replays on; writes what went through up to
-   * the cursor and the cursor, in one row; nothing in a lane wiped meanwhile.
+   * Writes what went through up to the cursor, the rows settled and a replay's deliveries, and the cursor, in one row;
+   * then moves the replays on; nothing in a lane wiped meanwhile.
    */
   flush(now: number): void {
     if (this.wiped) return;
-    const replayed: SettledDelivery[] = [];
+    const settled: SettledDelivery[] = [];
     for (const stretch of this.stretches) {
       if (stretch.replay === undefined) continue;
       for (const [seq, at, status, durationMs, response] of stretch.ready())
-        replayed.push({
+        settled.push({
           seq,
           outcome: "delivered",
           attempts: 1,
@@ -356,13 +378,17 @@ class FirstTries {
           attemptLog: [[at, status, durationMs, response, null]],
         });
     }
-    settleDeliveries(this.sql, [...this.settles.values()], now, replayed);
+    const logged = logCursor(this.sql) ?? this.feed.from;
+    const through = Math.max(this.feed.cursor, logged);
+    settled.push(...settledRows(this.sql, [...this.settles.values()], now, through));
     this.settles.clear();
+    const delivered = this.feed.ready();
+    // A cursor alone is a row written: a run whose events all got rows leaves it for the flush that writes the next.
+    const stays = delivered.length + settled.length === 0 && this.feed.cursorMayStay(this.sql, logged, through);
+    appendToLog(this.sql, { delivered, settled, from: this.feed.from, through: stays ? undefined : through });
     // After their entries: a death between the two sends them again, never loses them.
     for (const { replay, cursor } of this.stretches) if (replay !== undefined) moveReplay(this.sql, replay.seq, cursor);
-    const cursor = this.feed.cursor;
-    appendToLog(this.sql, this.feed.ready(), this.feed.from, Math.max(cursor, logCursor(this.sql) ?? this.feed.from));
-    passSettledAhead(this.sql, cursor);
+    passSettledAhead(this.sql, stays ? logged : through);
     this.flushedAt = now;
   }
 

@@ -1,6 +1,6 @@
 /**
- * A lane's settled log (docs/design/order-events.md#lanes): each row that settled, and each range of events failed at
- * once, an entry in blocks kept in the order they settled, so a settle costs one row written and a prune one a block.
+ * What a lane's log holds of what settled (docs/design/order-events.md#lanes): each row that settled, and each range of
+ * events failed at once, an entry in the log's blocks in the order they settled, written with the run's flush.
  */
 import { tookIt, type LaneAttempt } from "./lane-attempts";
 
@@ -39,45 +39,6 @@ export const failedRange = (
   attemptLog: [],
 });
 
-/** Entries a block holds at most: a block is rewritten whole at each settle, so it stays small. */
-export const SETTLED_BLOCK_ENTRIES = 100;
-const PRUNE_BLOCKS = 20;
-
-export const SETTLED_DDL = `
-CREATE TABLE IF NOT EXISTS settled_log (
-  id INTEGER PRIMARY KEY,
-  settled INTEGER NOT NULL,
-  last_at INTEGER NOT NULL,
-  entries TEXT NOT NULL
-);
-`;
-
-/** Appends entries to the newest block, or to a new one when it is full: one row written a block. */
-export function appendSettled(sql: SqlStorage, entries: readonly SettledDelivery[]): void {
-  for (let from = 0; from < entries.length; from += SETTLED_BLOCK_ENTRIES)
-    appendBlock(sql, entries.slice(from, from + SETTLED_BLOCK_ENTRIES));
-}
-
-function appendBlock(sql: SqlStorage, entries: readonly SettledDelivery[]): void {
-  const [block] = sql
-    .exec<{ id: number; settled: number }>("SELECT id, settled FROM settled_log ORDER BY id DESC LIMIT 1")
-    .toArray();
-  const added = JSON.stringify(entries);
-  const lastAt = Math.max(...entries.map((entry) => entry.settledAt));
-  if (block === undefined || block.settled + entries.length > SETTLED_BLOCK_ENTRIES) {
-    sql.exec("INSERT INTO settled_log (settled, last_at, entries) VALUES (?, ?, ?)", entries.length, lastAt, added);
-    return;
-  }
-  sql.exec(
-    "UPDATE settled_log SET settled = settled + ?, last_at = max(last_at, ?), entries = substr(entries, 1, " +
-      "length(entries) - 1) || ',' || substr(?, 2) WHERE id = ?",
-    entries.length,
-    lastAt,
-    added,
-    block.id,
-  );
-}
-
 /** Each delivery's newest entry, newest settled first, a block at a time while `wanted` asks for more. */
 export function readSettled(
   sql: SqlStorage,
@@ -87,7 +48,7 @@ export function readSettled(
   // A range is keyed apart from its last event's own entry: ranges never overlap, an event and a range may.
   const seen = new Set<string>();
   for (const block of sql.exec<{ last_at: number; entries: string }>(
-    "SELECT last_at, entries FROM settled_log ORDER BY id DESC",
+    "SELECT settled_at AS last_at, settled_entries AS entries FROM delivery_log WHERE settled > 0 ORDER BY id DESC",
   )) {
     if (!wanted(found, block.last_at)) break;
     for (const entry of (JSON.parse(block.entries) as SettledDelivery[]).reverse()) {
@@ -164,17 +125,4 @@ export function lastSuccessSince(sql: SqlStorage, since: number, pending: Readon
       .map((attempt) => attempt[0]);
   const found = taken(readSettled(sql, (entries, lastAt) => lastAt >= since && taken(entries).length === 0));
   return found.length === 0 ? null : Math.max(...found);
-}
-
-/** Deletes blocks whose every entry settled before `before`, oldest first; whether it stopped at its batch. */
-export function pruneSettled(sql: SqlStorage, before: number): boolean {
-  const deleted = sql
-    .exec(
-      "DELETE FROM settled_log WHERE id IN (SELECT id FROM settled_log ORDER BY id LIMIT ?) AND last_at < ? " +
-        "RETURNING id",
-      PRUNE_BLOCKS,
-      before,
-    )
-    .toArray().length;
-  return deleted === PRUNE_BLOCKS;
 }

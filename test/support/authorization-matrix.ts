@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import worker, { routes } from "../../src/app/worker";
 import type { Operation } from "../../src/framework/operations/define-operation";
 import { ANY_KEY, SCOPES, type Scope } from "../../src/framework/operations/scopes";
-import { appendSettled } from "../../src/webhook-delivery/lane-settled";
+import { appendSettled } from "../../src/webhook-delivery/lane-log";
 import { deliveryIdOf, laneOf } from "../../src/webhook-delivery/lane-calls";
 import { sha256Hex } from "../../src/lib/digest";
 import { INSERT_OPERATOR } from "../../src/operator/operator-table";

@@ -4,12 +4,17 @@ import { beforeEach, expect } from "vitest";
 import { accountLiveness } from "../../src/keys/live-account";
 import { TtlCache } from "../../src/lib/ttl-cache";
 import { dispatchEvents, type DispatchOptions, type HandToLane } from "../../src/webhook-delivery/dispatch-pass";
-import { newestDeliveries, type LaneDelivery } from "../../src/webhook-delivery/lane-deliveries";
-import { appendSettled, failedRange, readSettled } from "../../src/webhook-delivery/lane-settled";
+import {
+  newestDeliveries,
+  settledRows,
+  type LaneDelivery,
+  type Settle,
+} from "../../src/webhook-delivery/lane-deliveries";
+import { failedRange, readSettled } from "../../src/webhook-delivery/lane-settled";
 import { addReplay, inReplay, replays } from "../../src/webhook-delivery/lane-replays";
 import { laneEndpoint } from "../../src/webhook-delivery/endpoint-table";
 import { wantedAfter } from "../../src/webhook-delivery/lane-feed";
-import { appendToLog, logCursor, newestLogged } from "../../src/webhook-delivery/lane-log";
+import { appendSettled, appendToLog, logCursor, newestLogged } from "../../src/webhook-delivery/lane-log";
 import { takeHandOff, type WebhookLane } from "../../src/webhook-delivery/lane-object";
 import { laneOf } from "../../src/webhook-delivery/lane-calls";
 import { DISPATCHER_NAME } from "../../src/webhook-delivery/dispatcher-calls";
@@ -221,10 +226,17 @@ export const replaying = (endpointId: string, first: number, last: number, skip:
     const { sql } = state.storage;
     const at = Date.now();
     state.storage.kv.put("endpointId", endpointId);
-    appendToLog(sql, [], Math.max(first - 1, logCursor(sql) ?? 0), Math.max(last, logCursor(sql) ?? 0));
+    appendToLog(sql, { from: Math.max(first - 1, logCursor(sql) ?? 0), through: Math.max(last, logCursor(sql) ?? 0) });
     appendSettled(sql, [{ ...failedRange(first - 1, last, "the endpoint is disabled", at, at), after: last }]);
     addReplay(sql, first - 1, last, skip, at);
   });
+
+/** Settles pending rows as a run's flush does, into the log, the cursor where it is; how many. */
+export function settleNow(sql: SqlStorage, settles: readonly Settle[], now: number): number {
+  const entries = settledRows(sql, settles, now, logCursor(sql) ?? 0);
+  appendSettled(sql, entries);
+  return entries.length;
+}
 
 /** One delivery of a lane, by its event. */
 export const laneDelivery = async (endpointId: string, seq: number | string) =>

@@ -12,8 +12,12 @@ import {
 import { addReplay } from "../../../src/webhook-delivery/lane-replays";
 import type { LaneAttempt } from "../../../src/webhook-delivery/lane-attempts";
 import { addTried } from "../../../src/webhook-delivery/lane-deliveries";
-import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
-import { appendToLog, LOG_BLOCK_ENTRIES, type LoggedDelivery } from "../../../src/webhook-delivery/lane-log";
+import {
+  appendSettled,
+  appendToLog,
+  LOG_BLOCK_ENTRIES,
+  type LoggedDelivery,
+} from "../../../src/webhook-delivery/lane-log";
 
 /**
  * What each kept row costs, measured on the real schema (the migrations, the
@@ -90,7 +94,7 @@ describe("what the pipeline keeps, per row", () => {
           { length: 5 },
           (_, i): LoggedDelivery => [seq + i, now + seq, 200, 180, '{"received":true}'],
         );
-        appendToLog(sql, entries, seq - 1, seq + 4);
+        appendToLog(sql, { delivered: entries, from: seq - 1, through: seq + 4 });
       }
       return (sql.databaseSize - empty) / ROWS;
     });

@@ -96,7 +96,9 @@ describe("a delivery's attempt log", () => {
           laneOf(env, endpointId),
           (_, state) =>
             state.storage.sql
-              .exec("SELECT (SELECT count(*) FROM pending_deliveries) + (SELECT count(*) FROM settled_log) AS n")
+              .exec(
+                "SELECT (SELECT count(*) FROM pending_deliveries) + (SELECT coalesce(sum(settled), 0) FROM delivery_log) AS n",
+              )
               .one().n,
         ),
       )

@@ -6,6 +6,9 @@ import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
 import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { DELIVERY_LOG_MS, PRUNE_GAP_MS } from "../../../src/webhook-delivery/lane-retention";
+import { appendSettled, CURSOR_LAG, logCursor } from "../../../src/webhook-delivery/lane-log";
+import { failedRange } from "../../../src/webhook-delivery/lane-settled";
+import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { signWebhook } from "../../../src/webhook-delivery/webhook-signature";
 import { apiWith } from "../../support/request";
 import {
@@ -15,6 +18,7 @@ import {
   laneDeliveries,
   laneDelivery,
   makeEndpoint,
+  pendingDeliveries,
   quietLanes,
   runLaneOnce,
   withoutDispatcher,
@@ -270,6 +274,41 @@ describe("a lane's run", () => {
     expect(await laneDelivery(made.id, seq)).toMatchObject({ outcome: "delivered", attempts: 3, last_status: 200 });
   });
 
+  it.each([
+    [CURSOR_LAG, "leaves its cursor where it stood (a row keys each)"],
+    [CURSOR_LAG + 1, "moves its cursor past them (too many to read again)"],
+  ])("after a run whose %i events were all refused, %s; each is sent again only by its retry", async (count) => {
+    const made = await endpoint({ url: "https://receiver.example/hooks" });
+    await seedOrders(Array.from({ length: count }, (_, index) => ({ id: 700 + index })));
+    while ((await dispatchQuietly()).more);
+    const cursor = () => runInDurableObject(laneOf(env, made.id), (_, state) => logCursor(state.storage.sql));
+    const stood = await cursor();
+    const t0 = Date.now() + 1_000;
+    const { got, fetch } = receiver(...Array<number>(count).fill(503));
+    expect(await runLaneOnce(made.id, { fetch, now: () => t0 })).toMatchObject({ attempted: count, delivered: 0 });
+    const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
+    expect(await cursor()).toBe(count > CURSOR_LAG ? seqs.at(-1) : stood);
+    // Not due yet: the run reads the same events again and sends none.
+    expect(await runLaneOnce(made.id, { fetch, now: () => t0 + 500 })).toMatchObject({ attempted: 0 });
+    await runLaneOnce(made.id, { fetch, now: () => t0 + 1_000 });
+    expect(got.map((post) => Number(post.headers.get("webhook-id")!.slice("evt_".length)))).toEqual([...seqs, ...seqs]);
+    expect((await laneDeliveries(made.id)).map((row) => [row.outcome, row.attempts])).toEqual(
+      Array(count).fill(["delivered", 2]),
+    );
+    // Their settling writes the cursor with them.
+    expect(await cursor()).toBe(seqs.at(-1));
+  });
+
+  it("moves its cursor past an event whose only try failed it for good: no row keys it, and it is sent no more", async () => {
+    const { made, seq } = await pendingDelivery();
+    const { got, fetch } = receiver(503, 200);
+    const t0 = Date.now() + 1_000;
+    await runLaneOnce(made.id, { fetch, now: () => t0, retrySeconds: [] });
+    expect(await runLaneOnce(made.id, { fetch, now: () => t0 + 1_000 })).toMatchObject({ attempted: 0 });
+    expect(got).toHaveLength(1);
+    expect(await laneDelivery(made.id, seq)).toMatchObject({ outcome: "failed", attempts: 1, last_status: 503 });
+  });
+
   it("fails the delivery once the receiver refused the whole schedule; its endpoint stays enabled, failing", async () => {
     const { made, seq } = await pendingDelivery();
     const { fetch } = receiver(503, 503, 503, 503);
@@ -334,6 +373,32 @@ describe("a lane's run", () => {
 });
 
 describe("an endpoint's deliveries", () => {
+  it("show an event's own word before a range's that names it too: a range fails only those without one", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [91, 92]);
+    const at = Date.now();
+    const views = await runInDurableObject(laneOf(env, endpointId), (lane: WebhookLane, state) => {
+      const { sql } = state.storage;
+      appendSettled(sql, [
+        {
+          seq: seqs[0]!,
+          outcome: "delivered",
+          attempts: 2,
+          lastStatus: 200,
+          lastError: null,
+          createdAt: at,
+          settledAt: at,
+          attemptLog: [[at, 200, 5, null, null]],
+        },
+      ]);
+      appendSettled(sql, [failedRange(seqs[0]! - 1, seqs[1]!, "the event is older than the events kept", at, at + 1)]);
+      return lane.deliveries(endpointId, 100, 5);
+    });
+    expect(views.map((view) => [view.eventId, view.outcome, view.attempts])).toEqual([
+      [`evt_${seqs[1]}`, "failed", 0],
+      [`evt_${seqs[0]}`, "delivered", 2],
+    ]);
+  });
+
   it("are listed newest first for the endpoint's account (and for operators), and one is sent again on request with the same event", async () => {
     const made = await endpoint({ url: "https://receiver.example/" });
     await seedOrders([{ id: 11 }]);
@@ -431,7 +496,8 @@ describe("keeping deliveries", () => {
       // Two blocks: one whose every entry settled before the log's reach, and a newer one.
       for (const entry of [settled(1, "delivered", old), settled(3, "failed", now)])
         sql.exec(
-          "INSERT INTO settled_log (settled, last_at, entries) VALUES (1, ?, ?)",
+          "INSERT INTO delivery_log (delivered, settled, last_at, settled_at, entries, settled_entries) VALUES (0, 1, " +
+            "0, ?, '[]', ?)",
           entry.settledAt,
           JSON.stringify([entry]),
         );
@@ -455,20 +521,24 @@ describe("keeping deliveries", () => {
     const blocks = () =>
       runInDurableObject(laneOf(env, made.id), (_, state) => {
         const { sql } = state.storage;
-        return sql.exec<{ n: number }>("SELECT count(*) AS n FROM settled_log").one().n;
+        return sql.exec<{ n: number }>("SELECT count(*) AS n FROM delivery_log WHERE settled > 0").one().n;
       });
     const addOld = (count: number) =>
       runInDurableObject(laneOf(env, made.id), (_, state) => {
         state.storage.kv.put("endpointId", made.id);
         for (let i = 0; i < count; i++)
-          state.storage.sql.exec("INSERT INTO settled_log (settled, last_at, entries) VALUES (1, ?, '[]')", old);
+          state.storage.sql.exec(
+            "INSERT INTO delivery_log (through, delivered, settled, last_at, settled_at, entries, settled_entries) " +
+              "VALUES ((SELECT max(through) FROM delivery_log), 0, 1, 0, ?, '[]', '[]')",
+            old,
+          );
       });
     await addOld(25);
     const prunes = { dueAt: 0 };
     const run = (at: number) => runLaneOnce(made.id, { fetch: receiver().fetch, now: () => at, prunes });
     await run(now);
-    // A full batch of 20: the next run prunes too.
-    expect([await blocks(), prunes.dueAt]).toEqual([5, now]);
+    // A full batch of 20, and the newest (with the cursor) emptied: the next run prunes too.
+    expect([await blocks(), prunes.dueAt]).toEqual([4, now]);
     await run(now);
     expect([await blocks(), prunes.dueAt]).toEqual([0, now + PRUNE_GAP_MS]);
     await addOld(1);
@@ -490,7 +560,8 @@ describe("keeping deliveries", () => {
       state.storage.kv.put("endpointId", made.id);
       for (let block = 0; block < 26; block++)
         state.storage.sql.exec(
-          "INSERT INTO delivery_log (after, through, delivered, last_at, entries) VALUES (?, ?, 1, ?, '[]')",
+          "INSERT INTO delivery_log (after, through, delivered, settled, last_at, settled_at, entries, settled_entries) " +
+            "VALUES (?, ?, 1, 0, ?, 0, '[]', '[]')",
           block,
           block + 1,
           old,

@@ -3,9 +3,9 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { appendSettled, failedRange, readSettled } from "../../../src/webhook-delivery/lane-settled";
-import { addRetried, newestDeliveries, settleDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
-import { appendToLog } from "../../../src/webhook-delivery/lane-log";
+import { failedRange, readSettled } from "../../../src/webhook-delivery/lane-settled";
+import { addRetried, newestDeliveries } from "../../../src/webhook-delivery/lane-deliveries";
+import { appendSettled, appendToLog } from "../../../src/webhook-delivery/lane-log";
 import { replays } from "../../../src/webhook-delivery/lane-replays";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { MISSED } from "../../../src/webhook-delivery/lane-run";
@@ -24,6 +24,7 @@ import {
   runLaneOnce,
   webhookOwnerOfEachTest,
   withoutDispatcher,
+  settleNow,
 } from "../../support/webhook-fixtures";
 
 /**
@@ -409,7 +410,7 @@ describe("recovering failed deliveries", () => {
       state.storage.kv.put("endpointId", endpointId);
       // Past the cursor, the four failed as one range, the notice failed; then the middle one retried and delivered,
       // and the third retried, still pending.
-      appendToLog(sql, [], first - 1, last);
+      appendToLog(sql, { from: first - 1, through: last });
       appendSettled(sql, [
         failedRange(first - 1, last, "the endpoint is disabled", at, at),
         { ...entry, seq: -5, outcome: "failed", createdAt: at, settledAt: at },
@@ -445,7 +446,7 @@ describe("recovering failed deliveries", () => {
       runInDurableObject(lane, (object: WebhookLane) => object.recover(made.id, since, 1_000));
     await runInDurableObject(lane, (_, state) => {
       state.storage.kv.put("endpointId", made.id);
-      appendToLog(state.storage.sql, [], base, base + 4);
+      appendToLog(state.storage.sql, { from: base, through: base + 4 });
       appendSettled(state.storage.sql, [
         failedRange(base, base + 4, "the endpoint is disabled", now - 3 * hour, now - hour / 2),
       ]);
@@ -522,7 +523,7 @@ describe("recovering failed deliveries", () => {
     const lane = laneOf(env, made.id);
     await runInDurableObject(lane, (_, state) => {
       state.storage.kv.put("endpointId", made.id);
-      appendToLog(state.storage.sql, [], base, base + 2);
+      appendToLog(state.storage.sql, { from: base, through: base + 2 });
       appendSettled(state.storage.sql, [
         failedRange(base, base + 2, "the endpoint is disabled", now - 3 * hour, now - hour),
       ]);
@@ -560,7 +561,7 @@ describe("recovering failed deliveries", () => {
     await runInDurableObject(laneOf(env, made.id), (_, state) => {
       const { sql } = state.storage;
       const rows = newestDeliveries(sql, 1_000);
-      settleDeliveries(
+      settleNow(
         sql,
         rows.map((row) => ({ seq: row.seq, outcome: "delivered", error: null, updatedAt: row.updated_at })),
         Date.now(),

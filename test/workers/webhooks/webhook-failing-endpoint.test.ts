@@ -6,7 +6,7 @@ import { EndpointNotice } from "../../../src/webhooks/endpoints/webhook-endpoint
 import { NOTICE_RETENTION_MS, NOTICE_ROW_BYTES, pruneNotices } from "../../../src/webhook-delivery/endpoint-notices";
 import type { HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
 import { OWED_NOTICE_RETRY_MS, recentFailures } from "../../../src/webhook-delivery/endpoint-watch";
-import { appendSettled } from "../../../src/webhook-delivery/lane-settled";
+import { appendSettled } from "../../../src/webhook-delivery/lane-log";
 import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import {

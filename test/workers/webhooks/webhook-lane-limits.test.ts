@@ -95,7 +95,9 @@ describe("one run of a lane", () => {
       [
         pruned,
         "failed",
-        `the event is older than the events kept: the events after evt_${head} up to evt_${pruned} were pruned first`,
+        // After the lane's cursor, which its head's row, refused alone in its run, left where it was.
+        `the event is older than the events kept: the events after evt_${head! - 1} up to evt_${pruned} were pruned ` +
+          "first",
       ],
       [last, "delivered", null],
     ]);
@@ -138,6 +140,29 @@ describe("one run of a lane", () => {
     });
     expect(posts).toHaveLength(1);
     expect(queries).toBeLessThanOrEqual(60);
+  });
+
+  it("fails once the events it was owed that the feed pruned, though the run's only other event was refused", async () => {
+    const { endpointId } = await pendingDeliveries(owner.key, [81]);
+    const refusing = receivers(() => new Response(null, { status: 500 }));
+    const clock = Date.now();
+    // Refused alone in its run: its row keys it, and the cursor stays before it.
+    await runLaneOnce(endpointId, { fetch: refusing.fetch, now: () => clock });
+    await seedOrders([{ id: 82 }, { id: 83 }, { id: 84 }]);
+    while ((await dispatchQuietly()).more);
+    const seqs = (await laneDeliveries(endpointId)).map((row) => row.seq);
+    await env.DB.prepare("DELETE FROM order_events WHERE seq <= ?1").bind(seqs[2]!).run();
+    const settled = () =>
+      runInDurableObject(
+        laneOf(env, endpointId),
+        (_, state) =>
+          state.storage.sql.exec<{ n: number }>("SELECT coalesce(sum(settled), 0) AS n FROM delivery_log").one().n,
+      );
+    // Before the row is due: the pruned events fail as one range, the last is refused too.
+    for (const at of [clock + 100, clock + 200])
+      await runLaneOnce(endpointId, { fetch: refusing.fetch, now: () => at });
+    expect(await settled()).toBe(1);
+    expect(refusing.posts.map((post) => post.webhookId)).toEqual([`evt_${seqs[0]}`, `evt_${seqs[3]}`]);
   });
 
   it("fails a row whose event was pruned before its retry, saying so, and sends the others", async () => {
@@ -188,7 +213,7 @@ describe("one run of a lane", () => {
     expect(rows).toHaveLength(ids.length);
     expect(rows.every((row) => row.outcome === "failed" && row.last_error === "the endpoint is disabled")).toBe(true);
     const blocks = await runInDurableObject(laneOf(env, endpointId), (_, state) =>
-      state.storage.sql.exec("SELECT entries FROM settled_log").toArray(),
+      state.storage.sql.exec("SELECT settled_entries AS entries FROM delivery_log WHERE settled > 0").toArray(),
     );
     expect(blocks).toHaveLength(1);
     expect(JSON.parse(blocks[0]!.entries as string)).toHaveLength(1);

@@ -5,7 +5,7 @@ import { accountLiveness } from "../../../src/keys/live-account";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { attemptDelivery } from "../../../src/webhook-delivery/delivery-attempt";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
-import { deliveryOf, settleDeliveries, type Settle } from "../../../src/webhook-delivery/lane-deliveries";
+import { deliveryOf, type Settle } from "../../../src/webhook-delivery/lane-deliveries";
 import { newestLogged } from "../../../src/webhook-delivery/lane-log";
 import { WATCHDOG_MS, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { laneEndpoint } from "../../../src/webhook-delivery/endpoint-table";
@@ -25,6 +25,7 @@ import {
   runLaneOnce,
   silentReceiver,
   webhookOwnerOfEachTest,
+  settleNow,
 } from "../../support/webhook-fixtures";
 
 /**
@@ -37,7 +38,7 @@ const owner = webhookOwnerOfEachTest();
 
 /** A row delivered by something else (a manual retry, another run) at `at`. */
 const deliveredMeanwhile = (sql: SqlStorage, seq: number, at: number) =>
-  settleDeliveries(
+  settleNow(
     sql,
     [
       {
@@ -226,6 +227,26 @@ describe("each endpoint in a lane of its own", () => {
     for (const row of rows) expect(row.outcome, `evt_${row.seq}`).toBe(sent.has(row.seq) ? "delivered" : "failed");
   });
 
+  it("fails as a range only the events its lane never tried once its endpoint is disabled: the refused keep their own", async () => {
+    const { endpointId } = await pendingDeliveries(owner.key, [5_300, 5_301, 5_302]);
+    const clock = Date.now();
+    // Refused in a run of their own: their rows key them, and the cursor stays before them.
+    await runLaneOnce(endpointId, {
+      fetch: receivers(() => new Response(null, { status: 503 })).fetch,
+      now: () => clock,
+    });
+    await seedOrders([{ id: 5_303 }, { id: 5_304 }]);
+    while ((await dispatchQuietly()).more);
+    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
+      .bind(endpointId)
+      .run();
+    await runLaneOnce(endpointId, { fetch: receivers().fetch, now: () => clock + 100 });
+    expect((await laneDeliveries(endpointId)).map((row) => [row.outcome, row.attempts, row.last_error])).toEqual([
+      ...Array(3).fill(["failed", 1, "the endpoint is disabled"]),
+      ...Array(2).fill(["failed", 0, "the endpoint is disabled"]),
+    ]);
+  });
+
   it("sends no delivery settled after its page was read", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
     await seedOrders([61, 62, 63].map((id) => ({ id })));
@@ -347,7 +368,7 @@ describe("what the receiver asks for", () => {
         { id: `evt_${seqs[0]}`, body: "{}" },
       );
       expect(late).toMatchObject({ outcome: { kind: "gone" }, settle: { outcome: "failed" } });
-      expect(settleDeliveries(state.storage.sql, [(late as { settle: Settle }).settle], Date.now())).toBe(0);
+      expect(settleNow(state.storage.sql, [(late as { settle: Settle }).settle], Date.now())).toBe(0);
     });
     expect(await laneDelivery(endpointId, seqs[0]!)).toMatchObject({ outcome: "delivered", last_status: 200 });
   });
