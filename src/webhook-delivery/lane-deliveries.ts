@@ -232,11 +232,19 @@ export function settledRows(
         settle.updatedAt,
       ),
     );
-    if (row === undefined) continue;
-    entries.push(settledEntry(row, settle, now));
-    if (settle.seq > cursor) sql.exec("INSERT OR IGNORE INTO settled_ahead (seq) VALUES (?)", settle.seq);
+    if (row !== undefined) entries.push(settledEntry(row, settle, now));
   }
+  noteSettledAhead(
+    sql,
+    entries.map((entry) => entry.seq),
+    cursor,
+  );
   return entries;
+}
+
+/** Notes the events settled past `cursor`: the feed's read leaves them out until the cursor passes them. */
+export function noteSettledAhead(sql: SqlStorage, seqs: readonly number[], cursor: number): void {
+  for (const seq of seqs) if (seq > cursor) sql.exec("INSERT OR IGNORE INTO settled_ahead (seq) VALUES (?)", seq);
 }
 
 /**

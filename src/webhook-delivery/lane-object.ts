@@ -22,7 +22,15 @@ import {
   headOfLine,
 } from "./lane-deliveries";
 import { failedSince, newestSettled, ownSettled, settledOf, type SettledDelivery } from "./lane-settled";
-import { appendSettled, LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
+import {
+  appendSettled,
+  LOG_DDL,
+  logCursor,
+  migrateLog,
+  loggedDelivery,
+  newestLogged,
+  type LoggedDelivery,
+} from "./lane-log";
 import { firstMadeSince, MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
 import { OWED_THROUGH, runLane } from "./lane-run";
 import { addReplay, inReplay, leaveToRow, REPLAYS_DDL, replays } from "./lane-replays";
@@ -92,6 +100,7 @@ export class WebhookLane extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(DDL);
+    ctx.storage.transactionSync(() => migrateLog(ctx.storage.sql));
   }
 
   /**

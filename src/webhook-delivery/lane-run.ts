@@ -14,6 +14,7 @@ import {
   failPending,
   headOfLine,
   nextDueAt,
+  noteSettledAhead,
   passSettledAhead,
   PENDING_CAP,
   pendingCount,
@@ -145,7 +146,16 @@ async function failEverything(
         failedRange(after, through, reason, madeAt, context.now()),
       ),
     ]);
-  else appendSettled(context.sql, failed());
+  else {
+    // Mid-run, the cursor stays: those past it are noted, so no read sends them again.
+    const entries = failed();
+    noteSettledAhead(
+      context.sql,
+      entries.map((entry) => entry.seq),
+      cursorOf(context.sql, endpoint),
+    );
+    appendSettled(context.sql, entries);
+  }
   const more = !afterCursor || nextDueAt(context.sql) !== null;
   return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
 }

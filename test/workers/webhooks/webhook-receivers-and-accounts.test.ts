@@ -247,6 +247,32 @@ describe("each endpoint in a lane of its own", () => {
     ]);
   });
 
+  it("never sends again a row failed mid-run for want of a live key, past a cursor its refusal left where it stood", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [5_400]);
+    const t0 = Date.now();
+    const refusing = receivers(() => new Response(null, { status: 503 })).fetch;
+    await runLaneOnce(endpointId, { fetch: refusing, now: () => t0 });
+    await seedOrders([{ id: 5_401 }]);
+    while ((await dispatchQuietly()).more);
+    const [first, second] = [seqs[0]!, seqs[0]! + 1];
+    // The second refused in a run of its own, due later than the first: both rows, the cursor before both.
+    await runLaneOnce(endpointId, { fetch: refusing, now: () => t0 + 500 });
+    // The first's retry goes out; then the account has no live key, and the second fails.
+    let asked = 0;
+    await runLaneOnce(endpointId, {
+      fetch: receivers().fetch,
+      now: () => t0 + 1_000,
+      accountLiveness: async () => (++asked === 1 ? "live" : "dead"),
+    });
+    const { fetch, posts } = receivers();
+    await runLaneOnce(endpointId, { fetch, now: () => t0 + 60_000, accountLiveness: async () => "live" });
+    expect(posts).toEqual([]);
+    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome, row.attempts])).toEqual([
+      [first, "delivered", 2],
+      [second, "failed", 1],
+    ]);
+  });
+
   it("sends no delivery settled after its page was read", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
     await seedOrders([61, 62, 63].map((id) => ({ id })));
