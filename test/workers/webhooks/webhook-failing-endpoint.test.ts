@@ -286,12 +286,14 @@ describe("a failing endpoint", () => {
     expect((await endpointRow(failing.id))!.status).toBe("disabled");
     const dueAll = t0 + HEALTH.disableAfterMs + 3_000 + 86_400_000 + 1;
     await refusedRunAt(failing.id, dueAll);
-    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
     const told = await noticeDeliveries(watcher.id);
-    // The recovery wakes the lane's own run: on the lane's clock, its receiver still refusing.
     const restart = dueAll + 10_000;
-    vi.setSystemTime(restart);
     try {
+      // Enabled after those runs, on their clock (a busy machine's real clock could put it among them).
+      vi.setSystemTime(dueAll + 1);
+      expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+      // The recovery wakes the lane's own run: on the lane's clock, its receiver still refusing.
+      vi.setSystemTime(restart);
       const refused = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 503 }));
       expect((await recover(failing.id, new Date(t0 - 60_000))).status).toBe(202);
       await runInDurableObject(laneOf(env, failing.id), (lane: WebhookLane) => lane.running);
@@ -314,8 +316,14 @@ describe("a failing endpoint", () => {
     const t0 = Date.now() + 1_000;
     for (const at of [0, 1_000]) await failedRunAt(failing.id, t0 + at);
     expect((await endpointRow(failing.id))!.failing_since).toBe(new Date(t0).toISOString());
-    expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
-    expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+    // Disabled and enabled again after those runs, on their clock.
+    vi.setSystemTime(t0 + 1_500);
+    try {
+      expect((await patch(failing.id, { status: "disabled" })).status).toBe(200);
+      expect((await patch(failing.id, { status: "enabled" })).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
     // Its two pending deliveries, still on their schedules, refused again with a third.
     const again = t0 + 86_400_000 + 2_000;
     await failedRunAt(failing.id, again);
