@@ -1,22 +1,18 @@
 /**
  * An endpoint's delivery health as its lane notes it after each run (docs/api.md#failing-endpoints): since when it
- * fails and when it last succeeded, written to its row only when that changes and at most every REFRESH_MS while it
- * delivers; and what a failing period calls for. A period is noted at its second failing run, from its first failure:
- * one refusal taken at its retry writes nothing. Plain rules; the lane does what they say.
+ * fails and when it last succeeded, kept only in its row, written when that changes and at most every REFRESH_MS while
+ * it delivers; and what a failing period calls for. A period is noted at its second failing run, from its first
+ * failure: one refusal taken at its retry writes nothing. Plain rules; the lane does what they say.
  */
 export const REFRESH_MS = 10 * 60_000;
 
 export interface HealthNote {
   /** Unix ms; null while deliveries succeed. */
   failingSince: number | null;
-  /** Unix ms; null before the first success. */
+  /** Unix ms, as last written: null before the first success. */
   lastDeliveredAt: number | null;
-  /** When the row was last written (Unix ms). */
-  writtenAt: number;
   /** The failing period (its failingSince) whose owner was told it fails; null or absent: none yet. */
   toldFailing?: number | null;
-  /** Failures before it (Unix ms) open no period: the endpoint was enabled again, its period closed. */
-  countFrom?: number;
 }
 
 /** How long an endpoint fails before its owner is told, and before it is disabled (the WEBHOOK_* vars), ms. */
@@ -56,27 +52,19 @@ export function periodStart(failures: readonly number[], from: number, began: nu
   return first;
 }
 
-/** The note after a run that POSTed `sent`, `delivered` taken (`failingFrom`: periodStart), and whether to write it. */
+/** The note after a run that POSTed `sent`, `delivered` taken (`failingFrom`: periodStart); whether to write it. */
 export function nextHealth(
-  previous: HealthNote | undefined,
+  previous: HealthNote,
   run: { delivered: number; sent: number; failingFrom: number | null },
   now: number,
 ): { note: HealthNote; write: boolean } {
-  const unchanged = previous ?? { failingSince: null, lastDeliveredAt: null, writtenAt: 0 };
   // Nothing sent: the receiver was not asked, so nothing changed.
-  if (run.sent === 0) return { note: unchanged, write: false };
+  if (run.sent === 0) return { note: previous, write: false };
   if (run.delivered > 0) {
-    const write = previous === undefined || previous.failingSince !== null || now - previous.writtenAt >= REFRESH_MS;
-    return {
-      note: {
-        failingSince: null,
-        lastDeliveredAt: now,
-        writtenAt: write ? now : unchanged.writtenAt,
-        toldFailing: null,
-      },
-      write,
-    };
+    const { failingSince, lastDeliveredAt } = previous;
+    const write = failingSince !== null || lastDeliveredAt === null || now - lastDeliveredAt >= REFRESH_MS;
+    return { note: { failingSince: null, lastDeliveredAt: write ? now : lastDeliveredAt, toldFailing: null }, write };
   }
-  if (unchanged.failingSince !== null || run.failingFrom === null) return { note: unchanged, write: false };
-  return { note: { ...unchanged, failingSince: run.failingFrom, writtenAt: now }, write: true };
+  if (previous.failingSince !== null || run.failingFrom === null) return { note: previous, write: false };
+  return { note: { ...previous, failingSince: run.failingFrom }, write: true };
 }

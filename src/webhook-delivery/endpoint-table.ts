@@ -31,6 +31,9 @@ export interface LaneEndpoint {
   resumed_seq: number | null;
   /** When it was last enabled again (ISO): no failure from before it counts toward a failing period. */
   enabled_at: string | null;
+  /** Its health as its lane last wrote it (ISO): the one record of it. */
+  failing_since: string | null;
+  last_delivered_at: string | null;
   /** The feed's head as this was read: what fails for the endpoint's state (disabled) goes no further. */
   head: number;
 }
@@ -44,7 +47,8 @@ export function laneEndpoint(db: D1Queryable, id: string): Promise<LaneEndpoint 
   return db
     .prepare(
       "SELECT id, budget, url, status, secret_sealed, previous_secret_sealed, previous_secret_until, rate_limit, " +
-        `disabled_for_leak, ordering, types, from_seq, resumed_seq, enabled_at, ${FEED_HEAD} AS head FROM ` +
+        `disabled_for_leak, ordering, types, from_seq, resumed_seq, enabled_at, failing_since, last_delivered_at, ` +
+        `${FEED_HEAD} AS head FROM ` +
         "webhook_endpoints WHERE id = ?1",
     )
     .bind(id)

@@ -1,8 +1,7 @@
 /**
- * What a lane does after each run for its owner (docs/api.md#failing-endpoints): notes its health, and once every
- * attempt has failed long enough, tells the owner by another path, then disables it. A notice is made once a period in
- * D1 and handed to each recipient's lane; the lane owes it until all have it, so a crash loses none and sends none
- * twice.
+ * What a lane does after each run for its owner (docs/api.md#failing-endpoints): notes its health in its row, and once
+ * every attempt has failed long enough, tells the owner by another path, then disables it. A notice is made once a
+ * period in D1 and owed by the lane until each recipient's lane has it: a crash loses none and sends none twice.
  */
 import { logLine } from "../lib/log";
 import type { D1Queryable } from "../lib/d1-session";
@@ -25,7 +24,7 @@ import { lastLoggedAt } from "./lane-log";
 export interface WatchContext {
   db: D1Queryable;
   sql: SqlStorage;
-  /** The lane's own key-value storage: its health note, and the notice it owes. */
+  /** The lane's own key-value storage: the notices it owes. */
   kv: SyncKvStorage;
   endpointId: string;
   now(): number;
@@ -69,71 +68,69 @@ export async function watchEndpoint(context: WatchContext, run: WatchedRun): Pro
   return { owesNotice: await handOwedNotices(context) };
 }
 
-/** A run as the watch notes it: what it POSTed and got through, when it began and its endpoint was last enabled. */
+/** A run as the watch notes it, with its endpoint's row as it read it: enabled again at, and its health. */
 export interface WatchedRun {
   delivered: number;
   sent: number;
   began: number;
   enabledAt: number | null;
+  noted: HealthNote;
 }
 
 /** The run in the endpoint's health, and what its failing period calls for. */
 async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
-  const { kv } = context;
+  const { db, endpointId } = context;
   const now = context.now();
-  const stored = kv.get<HealthNote>("health");
-  const open = await periodStillOpen(context, stored, run.began);
-  const countFrom = Math.max(open?.countFrom ?? 0, run.enabledAt ?? 0);
+  const open = periodStillOpen(context.sql, run.noted);
+  const countFrom = run.enabledAt ?? 0;
   // Read only when the run may open a period: every attempt failed, and none is open yet.
   const failingFrom =
-    run.delivered === 0 && (open?.failingSince ?? null) === null
-      ? failureBefore(context.sql, run.began, open, countFrom)
-      : null;
-  const { note, write } = nextHealth(open, { ...run, failingFrom }, now);
-  if (write) {
+    run.delivered === 0 && open.failingSince === null ? failureBefore(context.sql, run.began, open, countFrom) : null;
+  const next = nextHealth(open, { ...run, failingFrom }, now);
+  const { note } = next;
+  if (next.write || note.failingSince !== run.noted.failingSince) {
     try {
       await recordEndpointHealth(
-        context.db,
-        context.endpointId,
+        db,
+        endpointId,
         note.failingSince === null ? null : iso(note.failingSince),
         note.lastDeliveredAt === null ? null : iso(note.lastDeliveredAt),
       );
     } catch (error) {
-      // A success is kept, to be written at the next run; a failing period starts only once the row has it.
-      if (note.failingSince === null) kv.put("health", { ...note, writtenAt: 0 });
+      // The row keeps what it had, and the next run notes it again from there.
       return logLine("warn", "webhook-lane", "an endpoint's health was not written; the next run tries again", {
-        endpointId: context.endpointId,
+        endpointId,
         error: String(error),
       });
     }
   }
-  // Each put is a row billed: a run that only delivered again changes nothing the next run needs.
-  if (write || stored?.failingSince !== note.failingSince || stored.toldFailing !== note.toldFailing)
-    kv.put("health", note);
   if (note.failingSince === null) return;
   const failures = recentFailures(context.sql, secondHalfFrom(note.failingSince, now));
   const verdict = failingVerdict(note, failures, context.health, now);
   if (verdict === "none") return;
+  const periodFrom = iso(note.failingSince);
+  // Told once a period: its notice, made once, is the mark.
+  if (verdict === "tell failing" && (await madeNotice(db, endpointId, "webhook_endpoint.failing", periodFrom)) !== null)
+    return;
   const owed: OwedNotice = {
     type: verdict === "disable" ? "webhook_endpoint.disabled" : "webhook_endpoint.failing",
-    periodFrom: iso(note.failingSince),
+    periodFrom,
     handed: [],
   };
   // Owed before it is made: made and the lane gone before it was noted, it would never be handed.
-  kv.put("owedNotices", [...owedNotices(context), owed]);
-  await makeNotice(context.db, {
-    endpointId: context.endpointId,
+  context.kv.put("owedNotices", [...owedNotices(context), owed]);
+  await makeNotice(db, {
+    endpointId,
     type: owed.type,
-    periodFrom: owed.periodFrom,
+    periodFrom,
     at: iso(now),
     disable:
       verdict === "disable" ? `every attempt failed for ${periodText(context.health.disableAfterMs)}` : undefined,
   });
-  if (verdict === "tell failing") kv.put("health", { ...note, toldFailing: note.failingSince });
   if (verdict === "disable")
     logLine("warn", "webhook-lane", "an endpoint that failed every attempt was disabled", {
-      endpointId: context.endpointId,
-      failingSince: owed.periodFrom,
+      endpointId,
+      failingSince: periodFrom,
     });
 }
 
@@ -145,14 +142,14 @@ export function recentFailures(sql: SqlStorage, since: number): number {
 }
 
 /** periodStart over the pending rows' attempts and those of schedules this run spent, from `countFrom`. */
-function failureBefore(sql: SqlStorage, began: number, note: HealthNote | undefined, countFrom: number): number | null {
+function failureBefore(sql: SqlStorage, began: number, note: HealthNote, countFrom: number): number | null {
   const failures = [...pendingAttemptsSince(sql, countFrom), ...spentSince(sql, began)]
     .filter((attempt) => !tookIt(attempt) && attempt[0] >= countFrom && attempt[0] < began)
     .map((attempt) => attempt[0]);
   if (failures.length === 0) return null;
   const first = failures.reduce((min, at) => Math.min(min, at));
   const found = [lastLoggedAt(sql), lastSuccessOf(sql, first)].filter((at) => at !== null);
-  const lastSuccess = found.length > 0 ? Math.max(...found) : (note?.lastDeliveredAt ?? null);
+  const lastSuccess = found.length > 0 ? Math.max(...found) : note.lastDeliveredAt;
   return periodStart(failures, Math.max(countFrom, lastSuccess === null ? 0 : lastSuccess + 1), began);
 }
 
@@ -167,25 +164,12 @@ function lastSuccessOf(sql: SqlStorage, since: number): number | null {
 
 const owedNotices = (context: WatchContext) => context.kv.get<OwedNotice[]>("owedNotices") ?? [];
 
-/** The note, unless its period ended: an attempt got through, or it was enabled again (countFrom: this run's start). */
-async function periodStillOpen(
-  context: WatchContext,
-  note: HealthNote | undefined,
-  began: number,
-): Promise<HealthNote | undefined> {
-  if (note === undefined || note.failingSince === null) return note;
-  const logged = lastLoggedAt(context.sql);
-  const delivered =
-    logged !== null && logged >= note.failingSince ? logged : lastSuccessOf(context.sql, note.failingSince);
-  if (delivered !== null) return { failingSince: null, lastDeliveredAt: delivered, writtenAt: 0, toldFailing: null };
-  const row = await context.db
-    .prepare("SELECT failing_since, enabled_at FROM webhook_endpoints WHERE id = ?1")
-    .bind(context.endpointId)
-    .first<{ failing_since: string | null; enabled_at: string | null }>();
-  if (row === null || row.failing_since !== null) return note;
-  const enabledAt = instant(row.enabled_at);
-  const countFrom = enabledAt !== null && enabledAt > note.failingSince ? enabledAt : began;
-  return { failingSince: null, lastDeliveredAt: note.lastDeliveredAt, writtenAt: 0, toldFailing: null, countFrom };
+/** The row's note, unless an attempt got through since its period began (a write the row may not have). */
+function periodStillOpen(sql: SqlStorage, note: HealthNote): HealthNote {
+  if (note.failingSince === null) return note;
+  const logged = lastLoggedAt(sql);
+  const delivered = logged !== null && logged >= note.failingSince ? logged : lastSuccessOf(sql, note.failingSince);
+  return delivered === null ? note : { failingSince: null, lastDeliveredAt: delivered, toldFailing: null };
 }
 
 /**

@@ -87,8 +87,8 @@ export type LaneRunResult =
   | { next: number | null; delivered: number; attempted: number; sent: number }
   | "endpoint gone";
 
-/** What sending leaves, with when its endpoint was last enabled again (Unix ms) as it read it, for the health watch. */
-type SentResult = "endpoint gone" | (Exclude<LaneRunResult, "endpoint gone"> & { enabledAt?: number | null });
+/** What sending leaves, with its endpoint's row as it read it, for the health watch. */
+type SentResult = "endpoint gone" | (Exclude<LaneRunResult, "endpoint gone"> & { endpoint?: LaneEndpoint });
 
 /** Where the lane is in the feed: its cursor, or before its endpoint's first event. */
 const cursorOf = (sql: SqlStorage, endpoint: LaneEndpoint) => logCursor(sql) ?? endpoint.from_seq;
@@ -168,8 +168,13 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   }
   const sent = await sendDue(context, began);
   if (sent === "endpoint gone") return sent;
-  const { enabledAt = null, ...result } = sent;
-  const { owesNotice } = await watchEndpoint(context, { ...result, began, enabledAt });
+  const { endpoint, ...result } = sent;
+  const noted = {
+    failingSince: instant(endpoint?.failing_since),
+    lastDeliveredAt: instant(endpoint?.last_delivered_at),
+  };
+  const enabledAt = instant(endpoint?.enabled_at);
+  const { owesNotice } = await watchEndpoint(context, { ...result, began, enabledAt, noted });
   if (!owesNotice) return result;
   const retry = context.now() + OWED_NOTICE_RETRY_MS;
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
@@ -574,6 +579,6 @@ async function sendDue(context: LaneContext, began: number): Promise<SentResult>
     delivered,
     attempted,
     sent,
-    enabledAt: instant(current?.endpoint.enabled_at),
+    endpoint: current?.endpoint,
   };
 }

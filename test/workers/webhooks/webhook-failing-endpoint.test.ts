@@ -557,10 +557,10 @@ describe("a failing endpoint", () => {
     const t0 = Date.now() + 1_000;
     for (const at of [0, HEALTH.disableAfterMs - 2_000, HEALTH.disableAfterMs - 1_000])
       await failedRunAt(failing.id, t0 + at);
-    // The owner's disabling and enabling land just after the lane read the endpoint's period, before it acts.
+    // The owner's disabling and enabling land just after the lane read the endpoint and its period, before it acts.
     const enabledMeanwhile = interceptD1({
       prepare: (statement, sql) =>
-        sql.startsWith("SELECT failing_since, enabled_at FROM webhook_endpoints")
+        sql.startsWith("SELECT id, budget, url, status")
           ? afterRead(statement, () =>
               env.DB.prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?1").bind(failing.id).run(),
             )
