@@ -101,12 +101,13 @@ export async function noticeBodies(db: D1Queryable, ids: readonly number[]): Pro
   );
 }
 
-/** Deletes notices older than NOTICE_RETENTION_MS, a batch a run (the cron); how many. */
+/** Deletes notices older than NOTICE_RETENTION_MS but an open period's (its told mark), a batch a run; how many. */
 export async function pruneNotices(db: D1Queryable, now: number): Promise<number> {
   const { meta } = await db
     .prepare(
-      "DELETE FROM endpoint_notices WHERE id IN (SELECT id FROM endpoint_notices WHERE created_at < ?1 ORDER BY " +
-        "created_at LIMIT ?2)",
+      "DELETE FROM endpoint_notices WHERE id IN (SELECT n.id FROM endpoint_notices AS n WHERE n.created_at < ?1 AND " +
+        "NOT (n.type = 'webhook_endpoint.failing' AND EXISTS (SELECT 1 FROM webhook_endpoints AS e WHERE e.id = " +
+        "n.endpoint_id AND e.failing_since = n.period_from)) ORDER BY n.created_at LIMIT ?2)",
     )
     .bind(new Date(now - NOTICE_RETENTION_MS).toISOString(), NOTICE_PRUNE_BATCH)
     .run();

@@ -172,10 +172,7 @@ function periodStillOpen(sql: SqlStorage, note: HealthNote): HealthNote {
   return delivered === null ? note : { failingSince: null, lastDeliveredAt: delivered, toldFailing: null };
 }
 
-/**
- * Hands each owed notice to the recipients still without it; whether any is still owed. One never made is owed no more;
- * a deleted endpoint's lane is emptied.
- */
+/** Hands each owed notice to the recipients still without it (one never made is owed no more); whether any is left. */
 async function handOwedNotices(context: WatchContext): Promise<boolean> {
   const owed = owedNotices(context);
   if (owed.length === 0) return false;

@@ -79,10 +79,7 @@ export interface LaneContext extends AttemptContext, WatchContext {
   prunes: { dueAt: number };
 }
 
-/**
- * What a run leaves: when the next is due (null: nothing pending), with `attempted` (taken up) and `sent` (POSTed); or
- * that the endpoint is gone.
- */
+/** What a run leaves: the next due (null: none), `attempted` (taken up) and `sent` (POSTed); or the endpoint gone. */
 export type LaneRunResult =
   | { next: number | null; delivered: number; attempted: number; sent: number }
   | "endpoint gone";

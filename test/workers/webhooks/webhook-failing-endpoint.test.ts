@@ -665,6 +665,35 @@ describe("a failing endpoint", () => {
 });
 
 describe("notices kept", () => {
+  it("keep a failing notice while its period lasts, past NOTICE_RETENTION_MS: it is the mark that its owner was told", async () => {
+    const { failing, watcher } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    const later = t0 + NOTICE_RETENTION_MS + 60_000;
+    // One new event a run; its retry not due before the last run, so no run judges more attempts than its own.
+    const runAt = async (at: number, fetch = refusing().fetch) => {
+      await seedOrders([{ id: nextOrder++ }]);
+      await dispatchQuietly();
+      await runLaneOnce(failing.id, { fetch, now: () => at, retrySeconds: [60 * 86_400], health: HEALTH });
+    };
+    const kept = () =>
+      env.DB.prepare("SELECT count(*) AS n FROM endpoint_notices WHERE endpoint_id = ?1").bind(failing.id).first("n");
+    for (const at of [t0, t0 + 1_000, t0 + HEALTH.failingAfterMs]) await runAt(at);
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    await pruneNotices(env.DB, later);
+    expect(await kept()).toBe(1);
+    // A month on, still failing, with too few recent failures to disable it: not told again.
+    await runAt(later);
+    expect(await endpointRow(failing.id)).toMatchObject({
+      status: "enabled",
+      failing_since: new Date(t0).toISOString(),
+    });
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    // Its period over, the notice goes with the rest.
+    await runAt(later + 1_000, receivers().fetch);
+    await pruneNotices(env.DB, later + 2_000);
+    expect(await kept()).toBe(0);
+  });
+
   it("cost D1 no more than NOTICE_ROW_BYTES each, indexes included, and go after NOTICE_RETENTION_MS", async () => {
     const ROWS = 5_000;
     const endpointJson = JSON.stringify({
