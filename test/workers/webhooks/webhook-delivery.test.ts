@@ -12,7 +12,6 @@ import {
   lastLoggedAt,
   logCursor,
   loggedDelivery,
-  migrateLog,
   newestLogged,
 } from "../../../src/webhook-delivery/lane-log";
 import { failedRange, readSettled } from "../../../src/webhook-delivery/lane-settled";
@@ -526,7 +525,7 @@ describe("keeping deliveries", () => {
     const made = await endpoint({ url: "https://kept.example/" });
     const at = Date.now();
     const settled = { outcome: "failed", attempts: 1, lastStatus: 500, lastError: "x", createdAt: at, settledAt: at };
-    const found = await runInDurableObject(laneOf(env, made.id), (_, state) => {
+    const found = await runInDurableObject(laneOf(env, made.id), (lane: WebhookLane, state) => {
       const { sql } = state.storage;
       sql.exec(
         "DROP TABLE delivery_log; CREATE TABLE delivery_log (after INTEGER PRIMARY KEY, through INTEGER NOT NULL, " +
@@ -545,7 +544,8 @@ describe("keeping deliveries", () => {
           JSON.stringify([[through, at + through, 200, 5, null]]),
         );
       sql.exec("INSERT INTO settled_log VALUES (1, 1, ?, ?)", at, JSON.stringify([{ ...settled, seq: 11 }]));
-      migrateLog(sql);
+      // The lane as it starts again over that storage.
+      new (lane.constructor as new (ctx: DurableObjectState, bindings: Env) => WebhookLane)(state, env);
       return {
         cursor: logCursor(sql),
         logged: newestLogged(sql, 10).map((entry) => entry[0]),
