@@ -47,10 +47,12 @@ export function readSettled(
   const found: SettledDelivery[] = [];
   // A range is keyed apart from its last event's own entry: ranges never overlap, an event and a range may.
   const seen = new Set<string>();
-  for (const block of sql.exec<{ last_at: number; entries: string }>(
-    "SELECT settled_at AS last_at, settled_entries AS entries FROM delivery_log WHERE settled > 0 ORDER BY id DESC",
+  // Each block's times are at least its elders' (lane-log.ts), so any block, settled or not, can end the scan.
+  for (const block of sql.exec<{ settled: number; last_at: number; entries: string }>(
+    "SELECT settled, max(last_at, settled_at) AS last_at, settled_entries AS entries FROM delivery_log ORDER BY id DESC",
   )) {
     if (!wanted(found, block.last_at)) break;
+    if (block.settled === 0) continue;
     for (const entry of (JSON.parse(block.entries) as SettledDelivery[]).reverse()) {
       const key = entry.after === undefined ? String(entry.seq) : `range ${entry.seq}`;
       if (seen.has(key)) continue;

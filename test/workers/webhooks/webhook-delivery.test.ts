@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { countStorage } from "../../../bench/billed-calls";
 import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
 import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
@@ -14,7 +15,7 @@ import {
   loggedDelivery,
   newestLogged,
 } from "../../../src/webhook-delivery/lane-log";
-import { failedRange, readSettled } from "../../../src/webhook-delivery/lane-settled";
+import { failedAttemptsSince, failedRange, readSettled } from "../../../src/webhook-delivery/lane-settled";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { signWebhook } from "../../../src/webhook-delivery/webhook-signature";
 import { apiWith } from "../../support/request";
@@ -563,6 +564,36 @@ describe("keeping deliveries", () => {
       lastLogged: at + 20,
       tables: [{ name: "delivery_log" }],
     });
+  });
+
+  it("reads a run's recent settled entries from the blocks since, not back through first tries to an older one", async () => {
+    const made = await endpoint({ url: "https://kept.example/" });
+    const at = Date.now();
+    const found = await runInDurableObject(laneOf(env, made.id), (_, state) => {
+      const { sql } = state.storage;
+      const refused = [at - 3 * 3_600_000, 503, 5, null, null] as [number, number, number, null, null];
+      const failed = { seq: 1, outcome: "failed" as const, attempts: 1, lastStatus: 503, lastError: "503" };
+      appendSettled(sql, [{ ...failed, createdAt: refused[0], settledAt: refused[0], attemptLog: [refused] }]);
+      // 300 blocks of first tries since, the newest an hour old.
+      for (let block = 0; block < 300; block++)
+        sql.exec(
+          "INSERT INTO delivery_log (after, through, delivered, settled, last_at, settled_at, entries, " +
+            "settled_entries) VALUES (?1, ?1 + 1, 1, 0, ?2, ?3, '[]', '[]')",
+          block + 1,
+          at - 2 * 3_600_000 + block * 3_000,
+          refused[0],
+        );
+      const counting = countStorage(state.storage);
+      try {
+        const recent = failedAttemptsSince(sql, at - 1_800_000, 3, new Set());
+        const read = counting.rows().read;
+        return { recent, read, older: failedAttemptsSince(sql, at - 4 * 3_600_000, 3, new Set()) };
+      } finally {
+        counting.restore();
+      }
+    });
+    // The newest block, and the one the cursor steps to before the scan ends.
+    expect(found).toEqual({ recent: 0, read: 2, older: 1 });
   });
 
   it("prunes again at once while a prune fills its batch, then not for PRUNE_GAP_MS", async () => {
