@@ -24,7 +24,7 @@ import { lastLoggedAt } from "./lane-log";
 export interface WatchContext {
   db: D1Queryable;
   sql: SqlStorage;
-  /** The lane's own key-value storage: the notices it owes. */
+  /** The lane's own key-value storage: the notices it owes, and a success its endpoint's row has not taken. */
   kv: SyncKvStorage;
   endpointId: string;
   now(): number;
@@ -77,11 +77,16 @@ export interface WatchedRun {
   noted: HealthNote;
 }
 
+/** The lane's key for when a success its row has not taken was made (its write failed): kept until the row has it. */
+const UNWRITTEN_SUCCESS = "unwrittenSuccess";
+
 /** The run in the endpoint's health, and what its failing period calls for. */
 async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
-  const { db, endpointId } = context;
+  const { db, endpointId, kv } = context;
   const now = context.now();
-  const open = periodStillOpen(context.sql, run.noted);
+  const unwritten = kv.get<number>(UNWRITTEN_SUCCESS);
+  const row = unwritten === undefined ? run.noted : { failingSince: null, lastDeliveredAt: unwritten };
+  const open = periodStillOpen(context.sql, row);
   const countFrom = run.enabledAt ?? 0;
   // Read only when the run may open a period: every attempt failed, and none is open yet.
   const failingFrom =
@@ -97,21 +102,24 @@ async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
         note.lastDeliveredAt === null ? null : iso(note.lastDeliveredAt),
       );
     } catch (error) {
-      // The row keeps what it had, and the next run notes it again from there.
+      // The next run notes it again; a success is kept meanwhile, as the log of its attempts may be pruned first.
+      if (note.failingSince === null && note.lastDeliveredAt !== unwritten)
+        kv.put(UNWRITTEN_SUCCESS, note.lastDeliveredAt);
       return logLine("warn", "webhook-lane", "an endpoint's health was not written; the next run tries again", {
         endpointId,
         error: String(error),
       });
     }
+    if (unwritten !== undefined) kv.delete(UNWRITTEN_SUCCESS);
   }
   if (note.failingSince === null) return;
   const failures = recentFailures(context.sql, secondHalfFrom(note.failingSince, now));
-  const verdict = failingVerdict(note, failures, context.health, now);
-  if (verdict === "none") return;
   const periodFrom = iso(note.failingSince);
-  // Told once a period: its notice, made once, is the mark.
+  let verdict = failingVerdict(note, failures, context.health, now);
+  // Told once a period: its failing notice, kept while the period lasts, is the mark.
   if (verdict === "tell failing" && (await madeNotice(db, endpointId, "webhook_endpoint.failing", periodFrom)) !== null)
-    return;
+    verdict = failingVerdict({ ...note, toldFailing: note.failingSince }, failures, context.health, now);
+  if (verdict === "none") return;
   const owed: OwedNotice = {
     type: verdict === "disable" ? "webhook_endpoint.disabled" : "webhook_endpoint.failing",
     periodFrom,

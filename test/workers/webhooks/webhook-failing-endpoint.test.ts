@@ -8,6 +8,7 @@ import type { HandToLane } from "../../../src/webhook-delivery/dispatch-pass";
 import { OWED_NOTICE_RETRY_MS, recentFailures } from "../../../src/webhook-delivery/endpoint-watch";
 import { appendSettled } from "../../../src/webhook-delivery/lane-log";
 import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-retention";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import {
   addRetried,
@@ -186,6 +187,9 @@ describe("a failing endpoint", () => {
       data: { eventId: string; outcome: string }[];
     }>();
     expect(log.data).toEqual([expect.objectContaining({ eventId: `ntc_${-notice!.seq}`, outcome: "delivered" })]);
+    // Failing on once the watcher has it: still told once.
+    await failedRunAt(failing.id, t0 + HEALTH.failingAfterMs + 6_000);
+    expect((await noticeDeliveries(watcher.id)).map((row) => row.outcome)).toEqual(["delivered"]);
     // And its owner reads the failing period on the endpoint itself (the console's banner).
     expect(await (await apiWith(env, `/v2/webhook-endpoints/${failing.id}`, { key: owner.key })).json()).toMatchObject({
       status: "enabled",
@@ -549,6 +553,34 @@ describe("a failing endpoint", () => {
     expect(await endpointRow(failing.id)).toMatchObject({
       status: "enabled",
       failing_since: new Date(t0 + HEALTH.disableAfterMs + 1_000).toISOString(),
+    });
+  });
+
+  it("is not disabled for a period its retries ended, though that health write failed and the log of them was pruned", async () => {
+    const { failing } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    await failedRunAt(failing.id, t0 + 1_000);
+    const healthDown = interceptD1({
+      prepare: (statement, sql) => (sql.includes("SET failing_since") ? outageStatement() : statement),
+    });
+    // A day on, both retries get through, and the row does not hear of it.
+    const retried = t0 + 86_400_000 + 2_000;
+    const { fetch, posts } = receivers();
+    await runLaneOnce(failing.id, {
+      fetch,
+      now: () => retried,
+      retrySeconds: [86_400],
+      health: HEALTH,
+      db: healthDown,
+    });
+    expect([posts.length, (await endpointRow(failing.id))!.failing_since]).toEqual([2, new Date(t0).toISOString()]);
+    // Quiet for longer than the lane keeps its log, then failing again: a new period, not the old one.
+    const back = retried + DELIVERY_LOG_MS + 60_000;
+    for (const at of [0, 1, 2]) await failedRunAt(failing.id, back + at * 1_000);
+    expect(await endpointRow(failing.id)).toMatchObject({
+      status: "enabled",
+      failing_since: new Date(back).toISOString(),
     });
   });
 
