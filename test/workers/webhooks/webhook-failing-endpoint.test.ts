@@ -105,6 +105,18 @@ async function failingToTheEdgeOfDisabling() {
   return { failing, watcher, t0 };
 }
 
+/** An endpoint failing since t0 (its second failed run a second later), and a D1 whose health writes fail. */
+async function failingWithHealthWritesDown() {
+  const { failing } = await budgetWithWatcher();
+  const t0 = Date.now() + 1_000;
+  await failedRunAt(failing.id, t0);
+  await failedRunAt(failing.id, t0 + 1_000);
+  const healthDown = interceptD1({
+    prepare: (statement, sql) => (sql.includes("SET failing_since") ? outageStatement() : statement),
+  });
+  return { failing, t0, healthDown };
+}
+
 const noticeDeliveries = async (endpointId: string) => (await laneDeliveries(endpointId)).filter((row) => row.seq < 0);
 
 const endpointRow = (id: string) =>
@@ -530,13 +542,7 @@ describe("a failing endpoint", () => {
   });
 
   it("is never disabled once a delivery got through, though the health write of that run failed (D1 down a moment)", async () => {
-    const { failing } = await budgetWithWatcher();
-    const t0 = Date.now() + 1_000;
-    await failedRunAt(failing.id, t0);
-    await failedRunAt(failing.id, t0 + 1_000);
-    const healthDown = interceptD1({
-      prepare: (statement, sql) => (sql.includes("SET failing_since") ? outageStatement() : statement),
-    });
+    const { failing, t0, healthDown } = await failingWithHealthWritesDown();
     await seedOrders([{ id: nextOrder++ }]);
     await dispatchQuietly();
     const through = t0 + HEALTH.disableAfterMs / 2;
@@ -557,13 +563,7 @@ describe("a failing endpoint", () => {
   });
 
   it("is not disabled for a period its retries ended, though that health write failed and the log of them was pruned", async () => {
-    const { failing } = await budgetWithWatcher();
-    const t0 = Date.now() + 1_000;
-    await failedRunAt(failing.id, t0);
-    await failedRunAt(failing.id, t0 + 1_000);
-    const healthDown = interceptD1({
-      prepare: (statement, sql) => (sql.includes("SET failing_since") ? outageStatement() : statement),
-    });
+    const { failing, t0, healthDown } = await failingWithHealthWritesDown();
     // A day on, both retries get through, and the row does not hear of it.
     const retried = t0 + 86_400_000 + 2_000;
     const { fetch, posts } = receivers();
