@@ -14,7 +14,7 @@ import {
   type HealthNote,
   type HealthPeriods,
 } from "./endpoint-health";
-import { recordEndpointHealth } from "./endpoint-table";
+import { recordEndpointHealth, type LaneEndpoint } from "./endpoint-table";
 import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
 import { tookIt } from "./lane-attempts";
 import { pendingAttemptsSince, pendingSeqs } from "./lane-deliveries";
@@ -46,7 +46,7 @@ export const OWED_NOTICE_RETRY_MS = 30_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** An ISO time of D1's as Unix ms; null when absent or not a time. */
-export const instant = (value: string | null | undefined): number | null => {
+const instant = (value: string | null | undefined): number | null => {
   const ms = Date.parse(value ?? "");
   return Number.isNaN(ms) ? null : ms;
 };
@@ -68,13 +68,12 @@ export async function watchEndpoint(context: WatchContext, run: WatchedRun): Pro
   return { owesNotice: await handOwedNotices(context) };
 }
 
-/** A run as the watch notes it, with its endpoint's row as it read it: enabled again at, and its health. */
+/** A run as the watch notes it, with its endpoint's row as it read it (absent: it sent nothing). */
 export interface WatchedRun {
   delivered: number;
   sent: number;
   began: number;
-  enabledAt: number | null;
-  noted: HealthNote;
+  endpoint?: Pick<LaneEndpoint, "enabled_at" | "failing_since" | "last_delivered_at">;
 }
 
 /** The lane's key for when a success its row has not taken was made (its write failed): kept until the row has it. */
@@ -84,16 +83,22 @@ const UNWRITTEN_SUCCESS = "unwrittenSuccess";
 async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
   const { db, endpointId, kv } = context;
   const now = context.now();
+  const noted = {
+    failingSince: instant(run.endpoint?.failing_since),
+    lastDeliveredAt: instant(run.endpoint?.last_delivered_at),
+  };
   const unwritten = kv.get<number>(UNWRITTEN_SUCCESS);
-  const row = unwritten === undefined ? run.noted : { failingSince: null, lastDeliveredAt: unwritten };
-  const open = periodStillOpen(context.sql, row);
-  const countFrom = run.enabledAt ?? 0;
+  const open = periodStillOpen(
+    context.sql,
+    unwritten === undefined ? noted : { failingSince: null, lastDeliveredAt: unwritten },
+  );
+  const countFrom = instant(run.endpoint?.enabled_at) ?? 0;
   // Read only when the run may open a period: every attempt failed, and none is open yet.
   const failingFrom =
     run.delivered === 0 && open.failingSince === null ? failureBefore(context.sql, run.began, open, countFrom) : null;
   const next = nextHealth(open, { ...run, failingFrom }, now);
   const { note } = next;
-  if (next.write || note.failingSince !== run.noted.failingSince) {
+  if (next.write || note.failingSince !== noted.failingSince) {
     try {
       await recordEndpointHealth(
         db,
@@ -126,7 +131,7 @@ async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
     handed: [],
   };
   // Owed before it is made: made and the lane gone before it was noted, it would never be handed.
-  context.kv.put("owedNotices", [...owedNotices(context), owed]);
+  kv.put("owedNotices", [...owedNotices(context), owed]);
   await makeNotice(db, {
     endpointId,
     type: owed.type,

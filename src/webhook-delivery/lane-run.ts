@@ -6,7 +6,7 @@
  */
 import type { AccountLiveness } from "../keys/live-account";
 import { attemptDelivery, type AttemptContext, type FirstTry } from "./delivery-attempt";
-import { instant, OWED_NOTICE_RETRY_MS, watchEndpoint, type WatchContext } from "./endpoint-watch";
+import { OWED_NOTICE_RETRY_MS, watchEndpoint, type WatchContext } from "./endpoint-watch";
 import {
   deliveryOf,
   dueDeliveries,
@@ -166,12 +166,7 @@ export async function runLane(context: LaneContext): Promise<LaneRunResult> {
   const sent = await sendDue(context, began);
   if (sent === "endpoint gone") return sent;
   const { endpoint, ...result } = sent;
-  const noted = {
-    failingSince: instant(endpoint?.failing_since),
-    lastDeliveredAt: instant(endpoint?.last_delivered_at),
-  };
-  const enabledAt = instant(endpoint?.enabled_at);
-  const { owesNotice } = await watchEndpoint(context, { ...result, began, enabledAt, noted });
+  const { owesNotice } = await watchEndpoint(context, { ...result, began, endpoint });
   if (!owesNotice) return result;
   const retry = context.now() + OWED_NOTICE_RETRY_MS;
   return { ...result, next: result.next === null ? retry : Math.min(result.next, retry) };
