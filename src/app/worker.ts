@@ -29,8 +29,8 @@ import { requestLog } from "../framework/middleware/request-log";
 import { operatorApiAvailable, operatorCredential, requireOperator } from "../operator/require-operator";
 import { OPERATOR_PREFIX, operatorOperations } from "./operator-operations";
 import { API_VERSIONS } from "../framework/service-identity";
-import { reportLeakedTokens } from "../revocation/report-leaked-tokens";
-import { SECRET_SCANNING_PATH, secretScanningCredential } from "../revocation/scanning-credential";
+import { reportLeakedTokens, SECRET_SCANNING_PATH } from "../revocation/report-leaked-tokens";
+import { secretScanningCredential } from "../revocation/scanning-credential";
 import { operations as v1 } from "./v1-operations";
 import { operations as v2 } from "./v2-operations";
 

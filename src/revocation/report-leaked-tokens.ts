@@ -11,8 +11,11 @@ import { accountStub } from "../account/account-stub";
 import { isWellFormedKey } from "../keys/key-format";
 import { KeyPointer, pointerName } from "../keys/kv-layout";
 import { revokeKey } from "./key-revocation";
-import { invalidSignature, MAX_REPORT_BYTES, SECRET_SCANNING_PATH } from "./scanning-credential";
 
+/** Where GitHub sends reports: outside the API's versions, with no bearer key. */
+export const SECRET_SCANNING_PATH = "/secret-scanning/github";
+/** A report's bytes at most: GitHub sends many matches at once, more than the API's 16 KB bodies. */
+export const MAX_REPORT_BYTES = 1_048_576;
 /** Matches one report may carry: beyond, 413, as for a body past MAX_REPORT_BYTES. */
 export const MAX_REPORT_TOKENS = 1_000;
 /** KV's bulk read takes at most 100 names: a report of 1,000 tokens is 10 reads, not 1,000. */
@@ -27,6 +30,12 @@ const Match = z.object({
   source: z.string().max(64).optional(),
 });
 const Report = z.array(Match).min(1);
+
+/** 401 for a report GitHub did not sign; scanning-credential.ts reads and verifies it before the limiter. */
+export const invalidSignature = (why: string) =>
+  new ApiError("invalid_signature", `This report is not signed by GitHub: ${why}.`, {
+    "WWW-Authenticate": 'Github-Public-Key-Signature realm="secret-scanning"',
+  });
 
 const Feedback = z.array(
   z.object({ token_hash: z.string(), token_type: z.string(), label: z.enum(["true_positive", "false_positive"]) }),

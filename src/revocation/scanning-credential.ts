@@ -17,11 +17,7 @@ import { PARTNER_BUDGETS, type PartnerBudget } from "../account/plans";
 import { MISSING_KEY, type OtherCredential } from "../keys/caller";
 import { GithubKeysUnavailable, type GithubPublicKeys } from "./github-public-keys";
 import { verifyGithubSignature } from "./github-signature";
-
-/** Where GitHub sends reports: outside the API's versions, with no bearer key. */
-export const SECRET_SCANNING_PATH = "/secret-scanning/github";
-/** A report's bytes at most: GitHub sends many matches at once, more than the API's 16 KB bodies. */
-export const MAX_REPORT_BYTES = 1_048_576;
+import { invalidSignature, MAX_REPORT_BYTES } from "./report-leaked-tokens";
 
 const KEY_IDENTIFIER_HEADER = "Github-Public-Key-Identifier";
 const SIGNATURE_HEADER = "Github-Public-Key-Signature";
@@ -48,11 +44,6 @@ declare module "hono" {
     secretScanningReport: ScanningReport;
   }
 }
-
-export const invalidSignature = (why: string) =>
-  new ApiError("invalid_signature", `This report is not signed by GitHub: ${why}.`, {
-    "WWW-Authenticate": 'Github-Public-Key-Signature realm="secret-scanning"',
-  });
 
 export const secretScanningCredential =
   (keys: GithubPublicKeys, answered: AnsweredReports, leases: Pick<LeaseClient, "knowsBanned">): OtherCredential =>
