@@ -130,8 +130,11 @@ async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
     periodFrom,
     handed: [],
   };
-  // Owed before it is made: made and the lane gone before it was noted, it would never be handed.
-  kv.put("owedNotices", [...owedNotices(context), owed]);
+  // Owed before it is made: made and the lane gone before it was noted, it would never be handed. Once: a making that
+  // failed left it owed already.
+  const already = owedNotices(context);
+  if (!already.some((each) => each.type === owed.type && each.periodFrom === periodFrom))
+    kv.put("owedNotices", [...already, owed]);
   await makeNotice(db, {
     endpointId,
     type: owed.type,

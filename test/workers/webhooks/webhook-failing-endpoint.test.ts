@@ -541,6 +541,48 @@ describe("a failing endpoint", () => {
     ).toBe(1);
   });
 
+  it("owes a notice once and hands it once, though its making failed at first (D1 down a moment)", async () => {
+    const { failing, watcher } = await budgetWithWatcher();
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0);
+    let noticeAsked = false;
+    let down = true;
+    const noticeDown = interceptD1({
+      prepare: (statement, sql) => {
+        noticeAsked ||= sql.startsWith("INSERT OR IGNORE INTO endpoint_notices");
+        return statement;
+      },
+      batch: (real, statements) =>
+        noticeAsked && down ? Promise.reject(new Error("D1_ERROR: Network connection lost.")) : real(statements),
+    });
+    const handed: string[] = [];
+    const counting: HandToLane = (endpointId, seqs) => {
+      handed.push(endpointId);
+      return quietLanes(endpointId, seqs);
+    };
+    const told = t0 + HEALTH.failingAfterMs;
+    const runAt = async (at: number) => {
+      await seedOrders([{ id: nextOrder++ }]);
+      await dispatchQuietly();
+      return runLaneOnce(failing.id, {
+        fetch: refusing().fetch,
+        now: () => at,
+        retrySeconds: [86_400],
+        health: HEALTH,
+        handToLane: counting,
+        db: noticeDown,
+      });
+    };
+    await expect(runAt(told)).rejects.toThrow("Network connection lost");
+    down = false;
+    await runAt(told + 1_000);
+    expect(handed).toEqual([watcher.id]);
+    expect(await noticeDeliveries(watcher.id)).toHaveLength(1);
+    expect(await runInDurableObject(laneOf(env, failing.id), (_, state) => state.storage.kv.get("owedNotices"))).toBe(
+      undefined,
+    );
+  });
+
   it("is never disabled once a delivery got through, though the health write of that run failed (D1 down a moment)", async () => {
     const { failing, t0, healthDown } = await failingWithHealthWritesDown();
     await seedOrders([{ id: nextOrder++ }]);
