@@ -17,6 +17,7 @@ import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 import { IdempotentAnswers, type BeginAnswer, type KeptAnswer } from "./idempotent-answers";
 import { AccountKeys, type AccountPlan } from "./account-keys";
+import { SearchEntryWriter, writeSearchEntries } from "./key-search-entries";
 import { limitsFor, revoked, standingOf, type ApiKeyRecord, type RevocationReason } from "./key-record";
 import {
   rotationOf,
@@ -43,12 +44,17 @@ export class Account extends DurableObject<Env> {
   readonly #ledger: UsageLedger;
   readonly #answers: IdempotentAnswers;
   readonly #keys: AccountKeys;
+  readonly #search: SearchEntryWriter;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#ledger = new UsageLedger(ctx.storage.sql);
     this.#answers = new IdempotentAnswers(ctx.storage.sql);
     this.#keys = new AccountKeys(ctx.storage.sql);
+    this.#search = new SearchEntryWriter((change) => writeSearchEntries(env.API_KEYS, ctx.id.name ?? "", change), {
+      key: (keyId) => this.#keys.get(keyId),
+      plan: () => this.#keys.plan(),
+    });
   }
 
   /** The one step for a request: the key's standing first (a refused key counts nothing), then the limits. */
@@ -116,8 +122,10 @@ export class Account extends DurableObject<Env> {
   }
 
   /** A new key of this account; the account's first key sets its plan. False when its id is taken. */
-  addKey(record: ApiKeyRecord): boolean {
-    return this.#keys.add(record);
+  async addKey(record: ApiKeyRecord): Promise<boolean> {
+    const added = this.#keys.add(record);
+    if (added) await this.#search.after({ keyIds: [record.id] });
+    return added;
   }
 
   /** A key of this account as it stands now; null for none. */
@@ -131,20 +139,26 @@ export class Account extends DurableObject<Env> {
   }
 
   /** Revokes a key for good at `at` (null: none such); isolates refuse it within a lease. */
-  revokeKey(keyId: string, reason: RevocationReason, at: string): { before: ApiKeyRecord; after: ApiKeyRecord } | null {
+  async revokeKey(
+    keyId: string,
+    reason: RevocationReason,
+    at: string,
+  ): Promise<{ before: ApiKeyRecord; after: ApiKeyRecord } | null> {
     const before = this.#keys.get(keyId);
     if (!before) return null;
     const after = revoked(before, reason, at);
     this.#keys.put(after);
+    await this.#search.after({ keyIds: [keyId] });
     return { before, after };
   }
 
   /** A leaked key's ending done: asking to revoke it as leaked again no longer ends it again. */
-  endLeak(keyId: string, at: string): ApiKeyRecord | null {
+  async endLeak(keyId: string, at: string): Promise<ApiKeyRecord | null> {
     const key = this.#keys.get(keyId);
     if (!key) return null;
     const ended = { ...key, leakEndedAt: key.leakEndedAt ?? at };
     this.#keys.put(ended);
+    await this.#search.after({ keyIds: [keyId] });
     return ended;
   }
 
@@ -152,10 +166,13 @@ export class Account extends DurableObject<Env> {
    * Replaces a live key by a new one with its name, scopes and expiry; the old one acts only on itself until its grace
    * ends. Refused for a key not live or rotated already, or an asking key that may not make keys.
    */
-  rotateKey(keyId: string, made: NewKey, graceEndsAt: string, askedBy?: string): Rotation {
+  async rotateKey(keyId: string, made: NewKey, graceEndsAt: string, askedBy?: string): Promise<Rotation> {
     const key = this.#keys.get(keyId);
     // The same rotation asked again (its first answer was lost): it happened, and its answer is the same.
-    if (key?.rotatedTo === made.id) return { kind: "rotated", previous: key, rotated: this.#keys.get(made.id)! };
+    if (key?.rotatedTo === made.id) {
+      await this.#search.after({ keyIds: [keyId, made.id] });
+      return { kind: "rotated", previous: key, rotated: this.#keys.get(made.id)! };
+    }
     const asker = askedBy === undefined ? undefined : this.#keys.get(askedBy);
     const now = Date.now();
     const rotation = rotationOf(key, asker, made, graceEndsAt, now);
@@ -164,11 +181,12 @@ export class Account extends DurableObject<Env> {
     if (!dropped) return { kind: "too_many_keys" };
     this.#keys.put(rotation.previous);
     this.#keys.add(rotation.rotated);
+    await this.#search.after({ keyIds: [keyId, made.id, ...dropped] });
     return { ...rotation, dropped };
   }
 
   /** A key's name or end changed, and the account's plan and limits (key-rules.ts says what is refused). */
-  updateKey(keyId: string, update: KeyUpdate): Updated {
+  async updateKey(keyId: string, update: KeyUpdate): Promise<Updated> {
     const refusal = updateRefusal(this.#keys.get(keyId), update, Date.now());
     if (refusal) return refusal;
     const { plan, ...own } = update;
@@ -177,13 +195,17 @@ export class Account extends DurableObject<Env> {
     const now = Date.now();
     const others = this.#keys.all().filter((key) => key.id !== keyId && standingOf(key, now) === "live");
     const reached = [keyId, ...(plan ? others.map((key) => key.id) : [])];
-    return { kind: "updated", key: this.#keys.get(keyId)!, reached };
+    const key = this.#keys.get(keyId)!;
+    await this.#search.after({ keyIds: [keyId], plan: plan !== undefined });
+    return { kind: "updated", key, reached };
   }
 
   /** The account's plan and limits, for every key of it from every isolate's next ask (within a lease). */
-  setPlan(plan: AccountPlan): Usage {
+  async setPlan(plan: AccountPlan): Promise<Usage> {
     this.#keys.setPlan(plan);
-    return this.usage();
+    const usage = this.usage();
+    await this.#search.after({ keyIds: [], plan: true });
+    return usage;
   }
 
   /** Whether a live key of the account may read what its webhooks carry: they are delivered only while one does. */

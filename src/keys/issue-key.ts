@@ -2,7 +2,7 @@
 import { accountStub } from "../account/account-stub";
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
-import { projectKey, storeKeyPointer } from "./kv-layout";
+import { storeKeyPointer } from "./kv-layout";
 import { sha256Hex } from "../lib/digest";
 import { callDependency } from "../lib/call-dependency";
 import type { Scope } from "../framework/operations/scopes";
@@ -73,9 +73,8 @@ export function newKeyOf(prefix: KeyPrefix): { key: string; made: Pick<ApiKeyRec
   };
 }
 
-/** Stores a new key: KV pointer first (unknown until its account has it), its row, its search entry. */
+/** Stores a new key: KV pointer first (unknown until its account has it), then its account's row (and search entry). */
 export async function storeNewKey(env: Pick<Env, "API_KEYS" | "ACCOUNTS">, key: string, record: ApiKeyRecord) {
   await storeKeyPointer(env.API_KEYS, await sha256Hex(key), record);
   await callDependency("account", () => accountStub(env.ACCOUNTS, accountOf(record)).addKey(record));
-  await projectKey(env.API_KEYS, record);
 }

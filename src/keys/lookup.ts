@@ -7,7 +7,8 @@ import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { sha256Hex } from "../lib/digest";
 import type { ApiKeyRecord } from "../account/key-record";
-import { idName, KeyPointer, pointerName } from "./kv-layout";
+import { idName } from "../account/key-search-entries";
+import { KeyPointer, pointerName } from "./kv-layout";
 
 /** A pointer is kept this long per isolate (it never changes); a miss briefly, so a key made a moment ago is found. */
 const POINTER_HIT_MS = 300_000;

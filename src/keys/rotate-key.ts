@@ -6,7 +6,7 @@ import { accountOf, type ApiKeyRecord } from "../account/key-record";
 import { accountStub } from "../account/account-stub";
 import { auditedKeyOperation } from "./audit";
 import { keyPrefixOf, newKeyOf } from "./issue-key";
-import { dropKeyEntry, projectKey, storeKeyPointer } from "./kv-layout";
+import { storeKeyPointer } from "./kv-layout";
 import { forgetKey } from "./forget-key";
 import { answeringRefusals, refusedByAccount } from "./key-refusal";
 
@@ -46,9 +46,6 @@ export async function rotateKey(
                 `Key ${target.id} is revoked or expired: there is nothing to rotate. Rotate a key that works.`,
               );
             forgetKey(c, done.previous);
-            await projectKey(c.env.API_KEYS, done.previous);
-            await projectKey(c.env.API_KEYS, done.rotated);
-            for (const keyId of done.dropped ?? []) await dropKeyEntry(c.env.API_KEYS, keyId);
             return done;
           },
         ),

@@ -6,7 +6,7 @@ import { Scope } from "../framework/operations/scopes";
 import { callDependency } from "../lib/call-dependency";
 import { Plan } from "../account/plans";
 import { accountOf, type ApiKeyRecord } from "../account/key-record";
-import { idName, type KeySummary } from "../keys/kv-layout";
+import { idName, keysOfEntries, type KeySummary } from "../account/key-search-entries";
 import { bannedAccounts } from "../account/ban-entries";
 import { AdminKey, adminKeyOf, KEY_STATES } from "./admin-key";
 
@@ -95,9 +95,8 @@ export const searchKeys = defineOperation({
       const listed = await callDependency("KV", () =>
         c.env.API_KEYS.list<KeySummary>({ prefix: idName(""), ...(cursor && { cursor }) }),
       );
-      for (const { name, metadata } of listed.keys) {
-        if (!metadata) continue;
-        const key = foundKey({ id: name.slice(idName("").length), ...metadata }, now, banned);
+      for (const record of await keysOfEntries(c.env.API_KEYS, listed.keys)) {
+        const key = foundKey(record, now, banned);
         if (plan && key.plan !== plan) continue;
         if (state && key.state !== state) continue;
         if (scope && !key.scopes.includes(scope)) continue;

@@ -9,7 +9,6 @@ import type { KeyUpdate } from "../account/key-rules";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audit";
 import { forgetKey } from "../keys/forget-key";
 import { answeringRefusals, refusedByAccount } from "../keys/key-refusal";
-import { projectKey } from "../keys/kv-layout";
 import { AdminKey, adminKeyOf, checkedExpiry, FutureInstant, LimitField, limitsAsked } from "./admin-key";
 import { accountOfRecord, keyOperation } from "./key-operation";
 
@@ -64,7 +63,6 @@ export const updateKey = keyOperation(
           if (done.kind !== "updated")
             throw refusedByAccount(done, record.id, `Key ${record.id} is revoked or expired: issue a new key instead.`);
           forgetKey(c, done.key);
-          await projectKey(c.env.API_KEYS, done.key);
           if (update.plan) await addKeyEventChanges(c.env.DB, rowId, { reached: done.reached });
           return done;
         },

@@ -12,7 +12,6 @@ import { accountOf, revoked, RevocationReason as KeyRevocationReason, type ApiKe
 import { accountStub } from "../account/account-stub";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audit";
 import { OperationNotTaken } from "../lib/audit-row";
-import { projectKey } from "../keys/kv-layout";
 import { forgetKey } from "../keys/forget-key";
 import type { Usage } from "../account/policy";
 import { endEverySessionOfKey } from "../console/session-table";
@@ -62,7 +61,7 @@ const MAX_FOUND_URL = 2_048;
  * told the leak ended. One that fails part way is done again when asked again, until the account says it ended.
  */
 export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked: RevocationAsked): Promise<Revocation> {
-  const { DB: db, API_KEYS: kv } = c.env;
+  const db = c.env.DB;
   const account = accountOf(record);
   const stub = accountStub(c.env.ACCOUNTS, account);
   const leaking = asked.reason === "leaked" && record.leakEndedAt === undefined;
@@ -73,8 +72,6 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
     const done = await callDependency("account", () => stub.revokeKey(record.id, asked.reason, revokedAt));
     if (!done) throw new OperationNotTaken("no such key");
     forgetKey(c, done.after);
-    if (done.before.revokedAt === undefined || done.before.revokedReason !== done.after.revokedReason)
-      await projectKey(kv, done.after);
     return done.after;
   };
   let leak: LeakEnded | undefined;
@@ -111,8 +108,7 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
           endpointsDisabled: leak.endpointsDisabled,
           rotatedInto: leak.rotatedInto,
         });
-        const ended = await callDependency("account", () => stub.endLeak(record.id, leakEndedAt));
-        if (ended) await projectKey(kv, ended);
+        await callDependency("account", () => stub.endLeak(record.id, leakEndedAt));
       },
     );
   }

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import type { ApiKeyRecord } from "../../src/account/key-record";
-import { idName, pointerName } from "../../src/keys/kv-layout";
+import { idName } from "../../src/account/key-search-entries";
+import { pointerName } from "../../src/keys/kv-layout";
 import { sha256Hex } from "../../src/lib/digest";
 
 /** Bindings that fail (or are watched) the way the outage and session tests need. */

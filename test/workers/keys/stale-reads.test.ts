@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
-import { idName, pointerName } from "../../../src/keys/kv-layout";
+import { idName } from "../../../src/account/key-search-entries";
+import { pointerName } from "../../../src/keys/kv-layout";
 import { findKeyById } from "../../../src/keys/lookup";
 import { sha256Hex } from "../../../src/lib/digest";
 import { edgeKv } from "../../support/faults";

@@ -8,6 +8,7 @@ import { pruneEndpointAudit } from "../../../src/webhook-delivery/endpoint-audit
 import { INSERT_OPERATOR_LINK } from "../../../src/operator/operator-links";
 import { SESSION_COOKIE } from "../../../src/console-kit/session-cookie";
 import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/account/plans";
+import { accountStub } from "../../../src/account/account-stub";
 import { api, apiWith, errorBodyOf, ORIGIN } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { addOperator } from "../../support/operators";
@@ -316,6 +317,42 @@ describe("finding keys and an account's page", () => {
       headers: { Authorization: "Bearer operator-token-for-tests" },
     });
     expect(await errorBodyOf(bad)).toMatchObject({ code: "invalid_query", status: 400 });
+  });
+
+  it("shows every key of an account on the plan it was moved to, the keys the change did not name too", async () => {
+    const operator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
+    const first = await storeTestKey({ plan: "free", name: "Moving shop" });
+    const second = await storeTestKey({ plan: "free", name: "Moving shop's deploy", budget: first.record.id });
+    const plans = async () =>
+      (
+        await (
+          await api("/admin/keys?q=moving%20shop", operator)
+        ).json<{ data: { id: string; plan: string; state: string }[] }>()
+      ).data;
+    expect(await plans()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: first.record.id, plan: "free" }),
+        expect.objectContaining({ id: second.record.id, plan: "free" }),
+      ]),
+    );
+    const moved = await api(`/admin/keys/${second.record.id}`, {
+      ...operator,
+      method: "PATCH",
+      headers: { ...operator.headers, "Content-Type": "application/json" },
+      body: JSON.stringify({ plan: "pro" }),
+    });
+    expect(moved.status).toBe(200);
+    expect(await plans()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: first.record.id, plan: "pro" }),
+        expect.objectContaining({ id: second.record.id, plan: "pro" }),
+      ]),
+    );
+    // The account writes the entries itself: a change asked of it by any caller reaches the search.
+    await accountStub(env.ACCOUNTS, first.record.id).revokeKey(first.record.id, "retired", new Date().toISOString());
+    expect(await plans()).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: first.record.id, plan: "pro", state: "revoked" })]),
+    );
   });
 
   it("finds a banned account's keys by state=banned from the ban's notice until it is lifted, and a key rotated away as grace", async () => {
