@@ -17,7 +17,7 @@ import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 import { IdempotentAnswers, type BeginAnswer, type KeptAnswer } from "./idempotent-answers";
 import { AccountKeys, type AccountPlan } from "./account-keys";
-import { SearchEntryWriter, writeSearchEntries } from "./key-search-entries";
+import { SearchEntries, writeSearchEntries, type SearchChange } from "./key-search-entries";
 import { limitsFor, revoked, standingOf, type ApiKeyRecord, type RevocationReason } from "./key-record";
 import {
   rotationOf,
@@ -30,6 +30,8 @@ import {
 } from "./key-rules";
 
 const STATE = "state";
+/** How soon the alarm writes the search entries a failed write left owed. */
+const SEARCH_RETRY_MS = 30_000;
 /** The times of the account's test events within the last minute. */
 const TEST_EVENTS = "testEvents";
 
@@ -44,17 +46,20 @@ export class Account extends DurableObject<Env> {
   readonly #ledger: UsageLedger;
   readonly #answers: IdempotentAnswers;
   readonly #keys: AccountKeys;
-  readonly #search: SearchEntryWriter;
+  readonly #search: SearchEntries;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#ledger = new UsageLedger(ctx.storage.sql);
     this.#answers = new IdempotentAnswers(ctx.storage.sql);
     this.#keys = new AccountKeys(ctx.storage.sql);
-    this.#search = new SearchEntryWriter((change) => writeSearchEntries(env.API_KEYS, ctx.id.name ?? "", change), {
+    const write = (change: SearchChange) => writeSearchEntries(env.API_KEYS, ctx.id.name ?? "", change);
+    this.#search = new SearchEntries(ctx.storage.kv, write, {
       key: (keyId) => this.#keys.get(keyId),
       plan: () => this.#keys.plan(),
     });
+    // Owed by a run that ended before it wrote them.
+    if (this.#search.owes) void this.#writeSearch();
   }
 
   /** The one step for a request: the key's standing first (a refused key counts nothing), then the limits. */
@@ -124,7 +129,8 @@ export class Account extends DurableObject<Env> {
   /** A new key of this account; the account's first key sets its plan. False when its id is taken. */
   async addKey(record: ApiKeyRecord): Promise<boolean> {
     const added = this.#keys.add(record);
-    if (added) await this.#search.after({ keyIds: [record.id] });
+    // Its entry even when asked again (the first answer lost after its write failed): a call by key id needs it.
+    await this.#changed({ keyIds: [record.id] });
     return added;
   }
 
@@ -148,7 +154,8 @@ export class Account extends DurableObject<Env> {
     if (!before) return null;
     const after = revoked(before, reason, at);
     this.#keys.put(after);
-    await this.#search.after({ keyIds: [keyId] });
+    if (before.revokedAt !== after.revokedAt || before.revokedReason !== after.revokedReason)
+      await this.#changed({ keyIds: [keyId] });
     return { before, after };
   }
 
@@ -156,9 +163,10 @@ export class Account extends DurableObject<Env> {
   async endLeak(keyId: string, at: string): Promise<ApiKeyRecord | null> {
     const key = this.#keys.get(keyId);
     if (!key) return null;
-    const ended = { ...key, leakEndedAt: key.leakEndedAt ?? at };
+    if (key.leakEndedAt !== undefined) return key;
+    const ended = { ...key, leakEndedAt: at };
     this.#keys.put(ended);
-    await this.#search.after({ keyIds: [keyId] });
+    await this.#changed({ keyIds: [keyId] });
     return ended;
   }
 
@@ -169,10 +177,7 @@ export class Account extends DurableObject<Env> {
   async rotateKey(keyId: string, made: NewKey, graceEndsAt: string, askedBy?: string): Promise<Rotation> {
     const key = this.#keys.get(keyId);
     // The same rotation asked again (its first answer was lost): it happened, and its answer is the same.
-    if (key?.rotatedTo === made.id) {
-      await this.#search.after({ keyIds: [keyId, made.id] });
-      return { kind: "rotated", previous: key, rotated: this.#keys.get(made.id)! };
-    }
+    if (key?.rotatedTo === made.id) return { kind: "rotated", previous: key, rotated: this.#keys.get(made.id)! };
     const asker = askedBy === undefined ? undefined : this.#keys.get(askedBy);
     const now = Date.now();
     const rotation = rotationOf(key, asker, made, graceEndsAt, now);
@@ -181,7 +186,7 @@ export class Account extends DurableObject<Env> {
     if (!dropped) return { kind: "too_many_keys" };
     this.#keys.put(rotation.previous);
     this.#keys.add(rotation.rotated);
-    await this.#search.after({ keyIds: [keyId, made.id, ...dropped] });
+    await this.#changed({ keyIds: [keyId, made.id, ...dropped] });
     return { ...rotation, dropped };
   }
 
@@ -196,7 +201,7 @@ export class Account extends DurableObject<Env> {
     const others = this.#keys.all().filter((key) => key.id !== keyId && standingOf(key, now) === "live");
     const reached = [keyId, ...(plan ? others.map((key) => key.id) : [])];
     const key = this.#keys.get(keyId)!;
-    await this.#search.after({ keyIds: [keyId], plan: plan !== undefined });
+    await this.#changed({ keyIds: [keyId], plan: plan !== undefined });
     return { kind: "updated", key, reached };
   }
 
@@ -204,7 +209,7 @@ export class Account extends DurableObject<Env> {
   async setPlan(plan: AccountPlan): Promise<Usage> {
     this.#keys.setPlan(plan);
     const usage = this.usage();
-    await this.#search.after({ keyIds: [], plan: true });
+    await this.#changed({ keyIds: [], plan: true });
     return usage;
   }
 
@@ -247,10 +252,35 @@ export class Account extends DurableObject<Env> {
   /** An alarm by the time the oldest kept answer is due to go, unless one comes sooner. */
   #wakeForPrune(): void {
     const due = this.#answers.prune(Date.now());
-    if (due === undefined) return;
-    void this.ctx.storage.getAlarm().then((alarm) => {
-      if (alarm === null || alarm > due) return this.ctx.storage.setAlarm(due);
-    });
+    if (due !== undefined) void this.#wakeBy(due);
+  }
+
+  async #wakeBy(due: number): Promise<void> {
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > due) await this.ctx.storage.setAlarm(due);
+  }
+
+  /** A change the search's entries owe, owed with it and written before the answer. */
+  async #changed(change: { keyIds: readonly string[]; plan?: boolean }): Promise<void> {
+    this.#search.owe(change);
+    await this.#writeSearch();
+  }
+
+  /** What the search is owed, written; a failure never fails the change, and the alarm tries again. */
+  async #writeSearch(): Promise<void> {
+    try {
+      await this.#search.write();
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "an account's search entries were not written; its alarm tries again",
+          account: this.ctx.id.name,
+          error: String(error),
+        }),
+      );
+      await this.#wakeBy(Date.now() + SEARCH_RETRY_MS);
+    }
   }
 
   /** A caller with an account decides by the account's plan; one without sends its own (an address's, a partner's). */
@@ -301,8 +331,9 @@ export class Account extends DurableObject<Env> {
     );
   }
 
-  /** Forgets windows, history and answers past their time; the keys and plan stay. */
+  /** Forgets windows, history and answers past their time (the keys and plan stay); writes what the search is owed. */
   async alarm(): Promise<void> {
+    if (this.#search.owes) await this.#writeSearch();
     const now = Date.now();
     const nextPrune = this.#ledger.prune(now / 1000);
     const nextAnswerDue = this.#answers.prune(now);
@@ -313,6 +344,7 @@ export class Account extends DurableObject<Env> {
       this.ctx.storage.kv.delete(STATE);
     }
     const next = Math.min(
+      this.#search.owes ? (now + SEARCH_RETRY_MS) / 1000 : Infinity,
       stateLive ? expiresAt(state) : Infinity,
       nextPrune ?? Infinity,
       nextAnswerDue === undefined ? Infinity : nextAnswerDue / 1000,

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { ApiKeyRecord } from "../../../src/account/key-record";
-import { keysOfEntries, SearchEntryWriter, writeSearchEntries } from "../../../src/account/key-search-entries";
+import {
+  keysOfEntries,
+  SearchEntries,
+  writeSearchEntries,
+  type SearchChange,
+} from "../../../src/account/key-search-entries";
 
 /** The operators' search entries (src/account/key-search-entries.ts), written by the account in its changes' order. */
 const record: ApiKeyRecord = {
@@ -31,17 +36,27 @@ function memoryKv() {
   return { kv: kv as unknown as KVNamespace, held, writes };
 }
 
+/** An object's key-value storage, in a Map. */
+function storage(): SyncKvStorage {
+  const held = new Map<string, unknown>();
+  return {
+    get: (name: string) => structuredClone(held.get(name)),
+    put: (name: string, value: unknown) => void held.set(name, structuredClone(value)),
+    delete: (name: string) => held.delete(name),
+  } as unknown as SyncKvStorage;
+}
+
 describe("an account's search entries", () => {
-  it("are each key's account with its summary under its id, a gone key's deleted, and a moved plan last", async () => {
+  it("are a moved plan first, then each key's account with its summary under its id, a gone key's deleted", async () => {
     const { kv, held, writes } = memoryKv();
     await writeSearchEntries(kv, "key_0123456789abcdef", {
       keys: [record, "key_0000000000000000"],
       plan: { plan: "pro" },
     });
     expect(writes).toEqual([
+      "put plan:key_0123456789abcdef",
       "put id:key_fedcba9876543210",
       "delete id:key_0000000000000000",
-      "put plan:key_0123456789abcdef",
     ]);
     const { id: _, ...summary } = record;
     expect(held.get("id:key_fedcba9876543210")).toEqual({ value: "key_0123456789abcdef", metadata: summary });
@@ -60,12 +75,13 @@ describe("an account's search entries", () => {
     expect(unmoved).toMatchObject({ id: "key_aaaaaaaaaaaaaaaa", plan: "enterprise", limits: { perMinute: 9 } });
   });
 
-  it("land in the order of the changes, each as the account holds the key then, though an earlier write is slow", async () => {
+  it("land in the order of the changes, each key as the account holds it when written, though a write is slow", async () => {
     let name = "first";
     const landed: string[] = [];
     let release!: () => void;
     const slow = new Promise<void>((resolve) => (release = resolve));
-    const writer = new SearchEntryWriter(
+    const entries = new SearchEntries(
+      storage(),
       async ({ keys }) => {
         const written = (keys[0] as ApiKeyRecord).name;
         if (written === "first") await slow;
@@ -73,25 +89,52 @@ describe("an account's search entries", () => {
       },
       { key: () => ({ ...record, name }), plan: () => undefined },
     );
-    const first = writer.after({ keyIds: [record.id] });
+    entries.owe({ keyIds: [record.id] });
+    const first = entries.write();
     await Promise.resolve();
+    // Changed again while the first write is under way: owed again, and written after it.
     name = "second";
-    const second = writer.after({ keyIds: [record.id] });
+    entries.owe({ keyIds: [record.id] });
+    const second = entries.write();
     release();
     await Promise.all([first, second]);
     expect(landed).toEqual(["first", "second"]);
+    expect(entries.owes).toBe(false);
   });
 
-  it("fail only their own change's call: the next change writes on", async () => {
-    let calls = 0;
-    const writer = new SearchEntryWriter(
-      async () => {
-        if (calls++ === 0) throw new Error("KV put failed: 500");
+  it("stay owed, in the account's storage, when a write fails or a change comes while it runs", async () => {
+    const kept = storage();
+    let failing = true;
+    const written: string[][] = [];
+    const holds = { key: (id: string) => ({ ...record, id }), plan: () => ({ plan: "pro" as const }) };
+    const write = async ({ keys, plan }: SearchChange) => {
+      if (failing) throw new Error("KV put failed: 429 Too Many Requests");
+      written.push([...keys.map((key) => (key as ApiKeyRecord).id), ...(plan ? ["plan"] : [])]);
+    };
+    const entries = new SearchEntries(kept, write, holds);
+    entries.owe({ keyIds: ["key_a"], plan: true });
+    await expect(entries.write()).rejects.toThrow("429");
+    // A restart: a new writer over the same storage still owes them.
+    const restarted = new SearchEntries(kept, write, holds);
+    expect(restarted.owes).toBe(true);
+    failing = false;
+    let owedAgain = false;
+    const racing: SearchEntries = new SearchEntries(
+      kept,
+      async (change) => {
+        await write(change);
+        if (owedAgain) return;
+        owedAgain = true;
+        racing.owe({ keyIds: ["key_a"] });
       },
-      { key: () => record, plan: () => undefined },
+      holds,
     );
-    await expect(writer.after({ keyIds: [record.id] })).rejects.toThrow("KV put failed");
-    await expect(writer.after({ keyIds: [record.id] })).resolves.toBeUndefined();
-    expect(calls).toBe(2);
+    await racing.write();
+    expect(written).toEqual([["key_a", "plan"]]);
+    // key_a was owed again while it was written: still owed; the plan is not.
+    expect(racing.owes).toBe(true);
+    await racing.write();
+    expect(written).toEqual([["key_a", "plan"], ["key_a"]]);
+    expect(racing.owes).toBe(false);
   });
 });

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Account } from "../../../src/account/account";
 import { AccountKeys, MAX_ACCOUNT_KEYS } from "../../../src/account/account-keys";
 import type { ApiKeyRecord } from "../../../src/account/key-record";
 import { generateKeyId } from "../../../src/keys/issue-key";
-import { idName, writeSearchEntries } from "../../../src/account/key-search-entries";
+import { idName, planName, writeSearchEntries } from "../../../src/account/key-search-entries";
 import { api, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
 
@@ -88,5 +88,33 @@ describe("an account's keys", () => {
       .bind(owner.record.id)
       .all();
     expect(results).toEqual([]);
+  });
+
+  it("write a key's search entry when it is added again, its first answer lost after its entry was", async () => {
+    const key = keyOf("account-asked-twice");
+    const account = env.ACCOUNTS.getByName("account-asked-twice");
+    expect(await account.addKey(key)).toBe(true);
+    await env.API_KEYS.delete(idName(key.id));
+    expect(await account.addKey(key)).toBe(false);
+    expect(await env.API_KEYS.get(idName(key.id))).toBe("account-asked-twice");
+  });
+
+  it("owe the search what a failed write left, and write it at the alarm", async () => {
+    const key = keyOf("account-owing-its-search");
+    const account = env.ACCOUNTS.getByName("account-owing-its-search");
+    await account.addKey(key);
+    await env.API_KEYS.delete(idName(key.id));
+    // As a write that failed leaves it: owed in the object's storage, the alarm set.
+    await runInDurableObject(account, async (_, state) => {
+      state.storage.kv.put("searchEntriesOwed", { change: 7, keys: { [key.id]: 7 }, plan: 7 });
+      await state.storage.setAlarm(Date.now() + 30_000);
+    });
+    expect(await runDurableObjectAlarm(account)).toBe(true);
+    expect(await env.API_KEYS.getWithMetadata(idName(key.id))).toMatchObject({
+      value: "account-owing-its-search",
+      metadata: { name: key.name },
+    });
+    expect(await env.API_KEYS.get(planName("account-owing-its-search"), "json")).toEqual({ plan: "pro" });
+    expect(await runInDurableObject(account, (_, state) => state.storage.kv.get("searchEntriesOwed"))).toBeUndefined();
   });
 });
