@@ -53,7 +53,11 @@ export class Account extends DurableObject<Env> {
     this.#ledger = new UsageLedger(ctx.storage.sql);
     this.#answers = new IdempotentAnswers(ctx.storage.sql);
     this.#keys = new AccountKeys(ctx.storage.sql);
-    const write = (change: SearchChange) => writeSearchEntries(env.API_KEYS, ctx.id.name ?? "", change);
+    const write = async (change: SearchChange) => {
+      // Without its name (an alarm set by an older runtime) it cannot say whose plan: owed until a call names it.
+      if (ctx.id.name === undefined) throw new Error("the account's object does not know its name");
+      await writeSearchEntries(env.API_KEYS, ctx.id.name, change);
+    };
     this.#search = new SearchEntries(ctx.storage.kv, write, {
       key: (keyId) => this.#keys.get(keyId),
       plan: () => this.#keys.plan(),
@@ -129,8 +133,7 @@ export class Account extends DurableObject<Env> {
   /** A new key of this account; the account's first key sets its plan. False when its id is taken. */
   async addKey(record: ApiKeyRecord): Promise<boolean> {
     const added = this.#keys.add(record);
-    // Its entry even when asked again (the first answer lost after its write failed): a call by key id needs it.
-    await this.#changed({ keyIds: [record.id] });
+    if (added) await this.#changed({ keyIds: [record.id] });
     return added;
   }
 
@@ -279,7 +282,8 @@ export class Account extends DurableObject<Env> {
           error: String(error),
         }),
       );
-      await this.#wakeBy(Date.now() + SEARCH_RETRY_MS);
+      // No alarm set either: the next change, or the object's next start, writes them.
+      await this.#wakeBy(Date.now() + SEARCH_RETRY_MS).catch(() => {});
     }
   }
 
@@ -305,9 +309,8 @@ export class Account extends DurableObject<Env> {
     this.ctx.storage.kv.put(STATE, state);
     this.#ledger.record(tally);
     this.#state = state;
-    if (!previous || expiresAt(previous) !== expiresAt(state)) {
-      void this.ctx.storage.setAlarm(expiresAt(state) * 1000);
-    }
+    // Never later than an alarm already due sooner (a prune, the search's retry): the alarm sets the next itself.
+    if (!previous || expiresAt(previous) !== expiresAt(state)) void this.#wakeBy(expiresAt(state) * 1000);
     this.#noticeBan(previous?.bannedUntil ?? 0, state.bannedUntil);
   }
 

@@ -19,15 +19,23 @@ export interface SearchChange {
   plan?: AccountPlan;
 }
 
-/** The entries of a change: the plan first, so no key's summary is newer than the plan entry the search prefers. */
+/** KV's most metadata a name carries: a summary past it would be refused every time, so its key's name is cut. */
+const MAX_METADATA_BYTES = 1_024;
+const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
+
+/** A key's summary within MAX_METADATA_BYTES, its name cut by as little as that takes. */
+export function summaryOf({ id: _, ...summary }: ApiKeyRecord): KeySummary {
+  let name = [...summary.name];
+  while (bytes({ ...summary, name: name.join("") }) > MAX_METADATA_BYTES && name.length > 0) name = name.slice(0, -1);
+  return { ...summary, name: name.join("") };
+}
+
+/** Entries of what the account holds now: the plan first, as the search prefers it to a key's summary. */
 export async function writeSearchEntries(kv: KVNamespace, account: string, change: SearchChange): Promise<void> {
   if (change.plan) await callDependency("KV", () => kv.put(planName(account), JSON.stringify(change.plan)));
   for (const key of change.keys) {
     if (typeof key === "string") await callDependency("KV", () => kv.delete(idName(key)));
-    else {
-      const { id, ...summary } = key;
-      await callDependency("KV", () => kv.put(idName(id), accountOf(key), { metadata: summary }));
-    }
+    else await callDependency("KV", () => kv.put(idName(key.id), accountOf(key), { metadata: summaryOf(key) }));
   }
 }
 
@@ -48,9 +56,8 @@ const OWED = "searchEntriesOwed";
 const NONE: Owed = { change: 0, keys: {}, plan: 0 };
 
 /**
- * The entries an account owes the search, in its own storage: owed in the same step as the change (so neither a failed
- * write nor a restart loses one), then written one write after another, each with what the account holds when it
- * runs, so a slow write never lands after a newer one.
+ * The entries an account owes the search, owed in its storage with the change (no failed write nor restart loses one),
+ * written one write after another with what the account holds then, so a slow write never lands after a newer one.
  */
 export class SearchEntries {
   #last: Promise<void> = Promise.resolve();
@@ -79,21 +86,36 @@ export class SearchEntries {
     });
   }
 
-  /** Writes what is owed once any write under way has ended; rejects, still owing it, when KV failed. */
+  /** Writes what is owed after any write under way, entry by entry; rejects when KV failed (that stays owed). */
   write(): Promise<void> {
     const written = this.#last.then(async () => {
       const owed = this.#owed();
-      const ids = Object.keys(owed.keys);
-      if (ids.length === 0 && owed.plan === 0) return;
-      await this.#write({
-        keys: ids.map((id) => this.#holds.key(id) ?? id),
-        ...(owed.plan > 0 && { plan: this.#holds.plan() }),
-      });
+      if (!this.owes) return;
+      const failures: unknown[] = [];
+      const landed = { plan: false, keys: new Set<string>() };
+      const land = async (change: SearchChange, done: () => void) => {
+        try {
+          await this.#write(change);
+          done();
+        } catch (error) {
+          failures.push(error);
+        }
+      };
+      if (owed.plan > 0) {
+        const plan = this.#holds.plan();
+        if (plan) await land({ keys: [], plan }, () => (landed.plan = true));
+        else landed.plan = true;
+      }
+      for (const id of Object.keys(owed.keys))
+        await land({ keys: [this.#holds.key(id) ?? id] }, () => landed.keys.add(id));
       const now = this.#owed();
-      const keys = Object.fromEntries(Object.entries(now.keys).filter(([id, number]) => owed.keys[id] !== number));
-      const left = { ...now, keys, plan: now.plan === owed.plan ? 0 : now.plan };
+      const keys = Object.fromEntries(
+        Object.entries(now.keys).filter(([id, number]) => !(landed.keys.has(id) && owed.keys[id] === number)),
+      );
+      const left = { ...now, keys, plan: landed.plan && now.plan === owed.plan ? 0 : now.plan };
       if (Object.keys(keys).length === 0 && left.plan === 0) this.#kv.delete(OWED);
       else this.#kv.put(OWED, left);
+      if (failures.length > 0) throw new AggregateError(failures, `${failures.length} search entries were not written`);
     });
     this.#last = written.catch(() => {});
     return written;

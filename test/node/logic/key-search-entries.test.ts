@@ -3,6 +3,7 @@ import type { ApiKeyRecord } from "../../../src/account/key-record";
 import {
   keysOfEntries,
   SearchEntries,
+  summaryOf,
   writeSearchEntries,
   type SearchChange,
 } from "../../../src/account/key-search-entries";
@@ -113,7 +114,7 @@ describe("an account's search entries", () => {
     };
     const entries = new SearchEntries(kept, write, holds);
     entries.owe({ keyIds: ["key_a"], plan: true });
-    await expect(entries.write()).rejects.toThrow("429");
+    await expect(entries.write()).rejects.toThrow("2 search entries were not written");
     // A restart: a new writer over the same storage still owes them.
     const restarted = new SearchEntries(kept, write, holds);
     expect(restarted.owes).toBe(true);
@@ -130,11 +131,54 @@ describe("an account's search entries", () => {
       holds,
     );
     await racing.write();
-    expect(written).toEqual([["key_a", "plan"]]);
+    expect(written).toEqual([["plan"], ["key_a"]]);
     // key_a was owed again while it was written: still owed; the plan is not.
     expect(racing.owes).toBe(true);
     await racing.write();
-    expect(written).toEqual([["key_a", "plan"], ["key_a"]]);
+    expect(written).toEqual([["plan"], ["key_a"], ["key_a"]]);
     expect(racing.owes).toBe(false);
+  });
+
+  it("land each on its own: one KV refuses holds up no other, and stays owed alone", async () => {
+    const written: string[] = [];
+    const entries = new SearchEntries(
+      storage(),
+      async ({ keys }) => {
+        const id = (keys[0] as ApiKeyRecord).id;
+        if (id === "key_b") throw new Error("KV PUT failed: 500");
+        written.push(id);
+      },
+      { key: (id) => ({ ...record, id }), plan: () => undefined },
+    );
+    entries.owe({ keyIds: ["key_a", "key_b", "key_c"] });
+    await expect(entries.write()).rejects.toThrow("1 search entries were not written");
+    expect(written).toEqual(["key_a", "key_c"]);
+    written.length = 0;
+    await expect(entries.write()).rejects.toThrow();
+    expect(written).toEqual([]);
+  });
+
+  it("carry a name cut to fit KV's 1,024 bytes of metadata, by whole characters, and no more than that takes", () => {
+    const fits = summaryOf({ ...record, name: "Acme storefront" });
+    expect(fits.name).toBe("Acme storefront");
+    const scopes = ["orders:read", "orders:write", "webhooks:manage"] as const;
+    const size = (name: string) =>
+      new TextEncoder().encode(JSON.stringify(summaryOf({ ...record, name, scopes: [...scopes] }))).byteLength;
+    // 200 CJK characters or 100 emoji fit; escaped control characters (6 bytes each in JSON) do not.
+    for (const name of ["店".repeat(200), "🛒".repeat(100)]) expect(summaryOf({ ...record, name }).name).toBe(name);
+    for (const name of ["\u0001".repeat(200), `${"\u0001".repeat(190)}${"🛒".repeat(5)}`]) {
+      const cut = summaryOf({ ...record, name, scopes: [...scopes] }).name;
+      expect(name.startsWith(cut) && cut.length < name.length).toBe(true);
+      expect(size(name)).toBeLessThanOrEqual(1_024);
+      // One character more would not fit.
+      expect(
+        new TextEncoder().encode(
+          JSON.stringify({
+            ...summaryOf({ ...record, scopes: [...scopes], name }),
+            name: [...name].slice(0, [...cut].length + 1).join(""),
+          }),
+        ).byteLength,
+      ).toBeGreaterThan(1_024);
+    }
   });
 });

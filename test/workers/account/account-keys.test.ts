@@ -90,13 +90,36 @@ describe("an account's keys", () => {
     expect(results).toEqual([]);
   });
 
-  it("write a key's search entry when it is added again, its first answer lost after its entry was", async () => {
-    const key = keyOf("account-asked-twice");
-    const account = env.ACCOUNTS.getByName("account-asked-twice");
-    expect(await account.addKey(key)).toBe(true);
-    await env.API_KEYS.delete(idName(key.id));
-    expect(await account.addKey(key)).toBe(false);
-    expect(await env.API_KEYS.get(idName(key.id))).toBe("account-asked-twice");
+  it("answer a change whose search entry KV refused, owe the entry, keep the alarm by its retry, and write it then", async () => {
+    const key = keyOf("account-whose-kv-fails");
+    const account = env.ACCOUNTS.getByName("account-whose-kv-fails");
+    await account.addKey(key);
+    await runInDurableObject(account, async (instance, state) => {
+      const bindings = (instance as unknown as { env: Env }).env;
+      const real = bindings.API_KEYS;
+      bindings.API_KEYS = new Proxy(real, {
+        get: (target, property) =>
+          property === "put" ? () => Promise.reject(new Error("KV PUT failed: 500")) : Reflect.get(target, property),
+      });
+      const before = Date.now();
+      await expect(
+        instance.setPlan({ plan: "enterprise", limits: { perMinute: 7, perDay: 70 } }),
+      ).resolves.toBeTruthy();
+      const retryAt = (await state.storage.getAlarm())!;
+      expect(retryAt).toBeGreaterThanOrEqual(before + 30_000);
+      expect(retryAt).toBeLessThanOrEqual(Date.now() + 30_000);
+      // A window opened now ends with the day: the alarm stays by the retry (the alarm sets the next itself).
+      instance.forgive();
+      for (let tick = 0; tick < 3; tick++) await state.storage.getAlarm();
+      expect(await state.storage.getAlarm()).toBe(retryAt);
+      bindings.API_KEYS = real;
+    });
+    expect(await env.API_KEYS.get(planName("account-whose-kv-fails"))).toBeNull();
+    expect(await runDurableObjectAlarm(account)).toBe(true);
+    expect(await env.API_KEYS.get(planName("account-whose-kv-fails"), "json")).toEqual({
+      plan: "enterprise",
+      limits: { perMinute: 7, perDay: 70 },
+    });
   });
 
   it("owe the search what a failed write left, and write it at the alarm", async () => {

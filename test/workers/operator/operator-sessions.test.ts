@@ -355,6 +355,22 @@ describe("finding keys and an account's page", () => {
     );
   });
 
+  it("finds a key whose name is past what KV's metadata holds, its name there cut to fit", async () => {
+    const operator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
+    const name = `Tabbed\t${"\u0001".repeat(193)}`;
+    const made = await api("/admin/keys", {
+      ...operator,
+      method: "POST",
+      headers: { ...operator.headers, "Content-Type": "application/json" },
+      body: JSON.stringify({ plan: "free", name, scopes: ["orders:read", "orders:write", "webhooks:manage"] }),
+    });
+    expect(made.status).toBe(201);
+    const { id } = await made.json<{ id: string }>();
+    const found = await (await api("/admin/keys?q=tabbed", operator)).json<{ data: { id: string; name: string }[] }>();
+    expect(found.data.map((key) => key.id)).toEqual([id]);
+    expect(name.startsWith(found.data[0]!.name)).toBe(true);
+  });
+
   it("finds a banned account's keys by state=banned from the ban's notice until it is lifted, and a key rotated away as grace", async () => {
     const operator = { key: null, headers: { Authorization: "Bearer operator-token-for-tests" } };
     type Found = { id: string; state: string; bannedUntil: string | null };
