@@ -157,19 +157,17 @@ export class Account extends DurableObject<Env> {
     if (!before) return null;
     const after = revoked(before, reason, at);
     this.#keys.put(after);
-    if (before.revokedAt !== after.revokedAt || before.revokedReason !== after.revokedReason)
-      await this.#changed({ keyIds: [keyId] });
+    // The search shows when a key was revoked, never why: a retired key found leaked changes nothing there.
+    if (before.revokedAt === undefined) await this.#changed({ keyIds: [keyId] });
     return { before, after };
   }
 
   /** A leaked key's ending done: asking to revoke it as leaked again no longer ends it again. */
-  async endLeak(keyId: string, at: string): Promise<ApiKeyRecord | null> {
+  endLeak(keyId: string, at: string): ApiKeyRecord | null {
     const key = this.#keys.get(keyId);
     if (!key) return null;
-    if (key.leakEndedAt !== undefined) return key;
-    const ended = { ...key, leakEndedAt: at };
+    const ended = { ...key, leakEndedAt: key.leakEndedAt ?? at };
     this.#keys.put(ended);
-    await this.#changed({ keyIds: [keyId] });
     return ended;
   }
 

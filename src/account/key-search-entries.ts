@@ -10,8 +10,8 @@ import { accountOf, type ApiKeyRecord } from "./key-record";
 export const idName = (keyId: string) => `id:${keyId}`;
 export const planName = (account: string) => `plan:${account}`;
 
-/** The summary on an `id:` entry: the key with its account's plan when it was written (a `plan:` entry is newer). */
-export type KeySummary = Omit<ApiKeyRecord, "id">;
+/** The summary on an `id:` entry: what the search shows of a key, with its account's plan when it was written. */
+export type KeySummary = Omit<ApiKeyRecord, "id" | "revokedReason" | "leakEndedAt">;
 
 /** What the account holds now: keys (an id alone: gone), and its plan when that is owed. */
 export interface SearchChange {
@@ -24,7 +24,7 @@ const MAX_METADATA_BYTES = 1_024;
 const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
 
 /** A key's summary within MAX_METADATA_BYTES, its name cut by as little as that takes. */
-export function summaryOf({ id: _, ...summary }: ApiKeyRecord): KeySummary {
+export function summaryOf({ id: _, revokedReason: __, leakEndedAt: ___, ...summary }: ApiKeyRecord): KeySummary {
   let name = [...summary.name];
   while (bytes({ ...summary, name: name.join("") }) > MAX_METADATA_BYTES && name.length > 0) name = name.slice(0, -1);
   return { ...summary, name: name.join("") };

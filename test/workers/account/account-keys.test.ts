@@ -140,4 +140,31 @@ describe("an account's keys", () => {
     expect(await env.API_KEYS.get(planName("account-owing-its-search"), "json")).toEqual({ plan: "pro" });
     expect(await runInDurableObject(account, (_, state) => state.storage.kv.get("searchEntriesOwed"))).toBeUndefined();
   });
+
+  it("write a key's search entry once as it is revoked: not again as a retired key is found leaked, nor as the leak ends", async () => {
+    const key = keyOf("account-of-a-leak");
+    const account = env.ACCOUNTS.getByName("account-of-a-leak");
+    await account.addKey(key);
+    await runInDurableObject(account, async (instance) => {
+      const bindings = (instance as unknown as { env: Env }).env;
+      const real = bindings.API_KEYS;
+      const puts: string[] = [];
+      bindings.API_KEYS = new Proxy(real, {
+        get: (target, property) =>
+          property === "put"
+            ? (name: string, ...rest: [string]) => {
+                puts.push(name);
+                return real.put(name, ...rest);
+              }
+            : Reflect.get(target, property),
+      });
+      const at = new Date().toISOString();
+      await instance.revokeKey(key.id, "retired", at);
+      await instance.revokeKey(key.id, "leaked", at);
+      instance.endLeak(key.id, at);
+      bindings.API_KEYS = real;
+      // KV takes one write a second per name: a leak's revocation and ending come within one.
+      expect(puts).toEqual([idName(key.id)]);
+    });
+  });
 });
