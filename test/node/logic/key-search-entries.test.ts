@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApiKeyRecord } from "../../../src/account/key-record";
+import type { AccountPlan } from "../../../src/account/account-keys";
+import { seededRandom } from "../../support/lease-simulation";
 import {
   keysOfEntries,
   SearchEntries,
@@ -38,7 +40,7 @@ function memoryKv() {
 }
 
 /** An object's key-value storage, in a Map. */
-function storage(): SyncKvStorage {
+function memoryStorage(): SyncKvStorage {
   const held = new Map<string, unknown>();
   return {
     get: (name: string) => structuredClone(held.get(name)),
@@ -82,7 +84,7 @@ describe("an account's search entries", () => {
     let release!: () => void;
     const slow = new Promise<void>((resolve) => (release = resolve));
     const entries = new SearchEntries(
-      storage(),
+      memoryStorage(),
       async ({ keys }) => {
         const written = (keys[0] as ApiKeyRecord).name;
         if (written === "first") await slow;
@@ -104,7 +106,7 @@ describe("an account's search entries", () => {
   });
 
   it("stay owed, in the account's storage, when a write fails or a change comes while it runs", async () => {
-    const kept = storage();
+    const kept = memoryStorage();
     let failing = true;
     const written: string[][] = [];
     const holds = { key: (id: string) => ({ ...record, id }), plan: () => ({ plan: "pro" as const }) };
@@ -142,7 +144,7 @@ describe("an account's search entries", () => {
   it("land each on its own: one KV refuses holds up no other, and stays owed alone", async () => {
     const written: string[] = [];
     const entries = new SearchEntries(
-      storage(),
+      memoryStorage(),
       async ({ keys }) => {
         const id = (keys[0] as ApiKeyRecord).id;
         if (id === "key_b") throw new Error("KV PUT failed: 500");
@@ -179,6 +181,55 @@ describe("an account's search entries", () => {
           }),
         ).byteLength,
       ).toBeGreaterThan(1_024);
+    }
+  });
+
+  // Many changes at once, writes that take their time, KV down for stretches, restarts between calls.
+  it("end, over 2,000 seeded runs, with KV holding what the account holds and nothing owed", async () => {
+    for (let seed = 1; seed <= 2_000; seed++) {
+      const random = seededRandom(seed);
+      const held = new Map<string, ApiKeyRecord>();
+      let plan: AccountPlan = { plan: "free" };
+      const kv = new Map<string, unknown>();
+      let down = false;
+      const write = async ({ keys, plan: moved }: SearchChange) => {
+        for (let tick = Math.floor(random() * 4); tick > 0; tick--) await Promise.resolve();
+        if (down && random() < 0.7) throw new Error("KV PUT failed: 503");
+        if (moved) kv.set("plan", moved.plan);
+        for (const key of keys)
+          if (typeof key === "string") kv.delete(key);
+          else kv.set(key.id, key.name);
+      };
+      const holds = { key: (id: string) => held.get(id), plan: () => plan };
+      const storage = memoryStorage();
+      let entries = new SearchEntries(storage, write, holds);
+      const calls: Promise<void>[] = [];
+      for (let step = 0; step < 30; step++) {
+        const roll = random();
+        const id = `key_${Math.floor(random() * 4)}`;
+        if (roll < 0.45) {
+          held.set(id, { ...record, id, name: `${seed}.${step}` });
+          entries.owe({ keyIds: [id] });
+        } else if (roll < 0.55) {
+          held.delete(id);
+          entries.owe({ keyIds: [id] });
+        } else if (roll < 0.7) {
+          plan = { plan: random() < 0.5 ? "pro" : "free" };
+          entries.owe({ keyIds: [], plan: true });
+        } else if (roll < 0.8) down = !down;
+        else if (roll < 0.85) {
+          await Promise.allSettled(calls);
+          entries = new SearchEntries(storage, write, holds);
+        } else await Promise.allSettled(calls.splice(0, 2));
+        if (roll < 0.7) calls.push(entries.write().catch(() => {}));
+      }
+      down = false;
+      await Promise.allSettled(calls);
+      await entries.write();
+      expect(entries.owes, `seed ${seed}`).toBe(false);
+      for (const id of ["key_0", "key_1", "key_2", "key_3"])
+        expect(kv.get(id), `seed ${seed}, ${id}`).toBe(held.get(id)?.name);
+      if (kv.has("plan")) expect(kv.get("plan"), `seed ${seed}`).toBe(plan.plan);
     }
   });
 });
