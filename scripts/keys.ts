@@ -292,7 +292,8 @@ async function update(context: CommandContext, keyId: string): Promise<void> {
   const updated = await ask<AdminKey & { reached: string[] }>(context, "PATCH", `/keys/${keyId}`, changes);
   output.err(
     "plan" in changes || "perMinute" in changes
-      ? `Updated the budget of ${updated.reached.join(", ")}: every location applies the new limits within 5 seconds.`
+      ? `Updated the account's plan and limits, for ${updated.reached.join(", ")}: every location applies them ` +
+          "within 5 seconds."
       : `Updated ${keyId}.`,
   );
   showKey(context, updated);
@@ -311,7 +312,7 @@ async function rotate(context: CommandContext, keyId: string): Promise<void> {
     return void output.out(JSON.stringify({ id: rotated.id, key: rotated.key, plan }));
   }
   output.out(
-    `Rotated ${keyId} to ${rotated.id}: both share one budget; ${keyId} works until ${rotated.previous.expiresAt}.`,
+    `Rotated ${keyId} to ${rotated.id}: both share one account; ${keyId} works until ${rotated.previous.expiresAt}.`,
   );
   output.out(`New API key, shown this once only; store it now:\n\n  ${rotated.key}\n`);
 }
@@ -513,7 +514,7 @@ function describeKey(key: AdminKey): string {
     `plan:     ${key.plan}`,
     `name:     ${key.name}`,
     `created:  ${key.createdAt}`,
-    `limits:   ${describeLimits(key.limits)}${key.ownLimits ? "" : " (the plan's)"}, for budget ${key.budget}`,
+    `limits:   ${describeLimits(key.limits)}${key.ownLimits ? "" : " (the plan's)"}, for account ${key.budget}`,
     `scopes:   ${key.scopes.join(", ")}`,
     `expires:  ${key.expiresAt ?? "never"}`,
     `state:    ${stateOf(key)}`,

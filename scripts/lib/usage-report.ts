@@ -29,7 +29,7 @@ export function usageReport(history: UsageHistoryAnswer): string[] {
   const last = history.buckets.at(-1)?.start ?? "";
   const width = Math.max(8, ...history.buckets.map((bucket) => String(bucket.admitted).length));
   return [
-    `Budget ${history.budget}, by ${history.granularity}, ${first} to ${last}: ${admitted} admitted, ${refused} ` +
+    `Account ${history.budget}, by ${history.granularity}, ${first} to ${last}: ${admitted} admitted, ${refused} ` +
       `refused.`,
     `admitted ${sparkline(history.buckets.map((bucket) => bucket.admitted))}`,
     "",

@@ -18,7 +18,7 @@ describe("the keys command's usage history", () => {
       ],
     });
     expect(lines).toEqual([
-      "Budget key_0123456789abcdef, by day, 2030-03-09T00:00:00.000Z to 2030-03-10T00:00:00.000Z: 1200 admitted, 35 " +
+      "Account key_0123456789abcdef, by day, 2030-03-09T00:00:00.000Z to 2030-03-10T00:00:00.000Z: 1200 admitted, 35 " +
         "refused.",
       "admitted ▁█",
       "",
