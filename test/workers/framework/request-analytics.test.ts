@@ -200,14 +200,14 @@ describe("the operator's analytics queries", () => {
     const queries = documentedQueries();
     expect([...queries.keys()]).toEqual([
       "Requests and 5xx by version, the last hour",
-      "Top budgets by requests today",
+      "Top accounts (and address groups, operators, partners) by requests today",
       "p99 duration by route, the last hour",
     ]);
     const run = (title: string) => runEngineSql(queries.get(title)!, rows, now).data;
 
     // As the SQL API answers them: its 64-bit sums quoted (test/support/analytics-engine-sql.ts).
     expect(run("Requests and 5xx by version, the last hour")).toEqual([{ version, requests: "7", errors: "1" }]);
-    expect(run("Top budgets by requests today")).toEqual([
+    expect(run("Top accounts (and address groups, operators, partners) by requests today")).toEqual([
       { budget: busy.record.id, requests: "5" },
       { budget: quiet.record.id, requests: "1" },
       { budget: "ip:198.51.100.7", requests: "1" },
