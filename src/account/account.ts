@@ -307,8 +307,11 @@ export class Account extends DurableObject<Env> {
     this.ctx.storage.kv.put(STATE, state);
     this.#ledger.record(tally);
     this.#state = state;
-    // Never later than an alarm already due sooner (a prune, the search's retry): the alarm sets the next itself.
-    if (!previous || expiresAt(previous) !== expiresAt(state)) void this.#wakeBy(expiresAt(state) * 1000);
+    if (!previous || expiresAt(previous) !== expiresAt(state)) {
+      // Set with the state, in its write; never past the search's retry while entries are owed.
+      const due = expiresAt(state) * 1000;
+      void this.ctx.storage.setAlarm(this.#search.owes ? Math.min(due, Date.now() + SEARCH_RETRY_MS) : due);
+    }
     this.#noticeBan(previous?.bannedUntil ?? 0, state.bannedUntil);
   }
 
