@@ -54,6 +54,7 @@ interface Owed {
 
 const OWED = "searchEntriesOwed";
 const NONE: Owed = { change: 0, keys: {}, plan: 0 };
+const owesAny = (owed: Owed) => owed.plan > 0 || Object.keys(owed.keys).length > 0;
 
 /**
  * The entries an account owes the search, owed in its storage with the change (no failed write nor restart loses one),
@@ -72,8 +73,7 @@ export class SearchEntries {
   }
 
   get owes(): boolean {
-    const owed = this.#owed();
-    return owed.plan > 0 || Object.keys(owed.keys).length > 0;
+    return owesAny(this.#owed());
   }
 
   owe(change: { keyIds: readonly string[]; plan?: boolean }): void {
@@ -90,7 +90,7 @@ export class SearchEntries {
   write(): Promise<void> {
     const written = this.#last.then(async () => {
       const owed = this.#owed();
-      if (!this.owes) return;
+      if (!owesAny(owed)) return;
       const failures: unknown[] = [];
       const landed = { plan: false, keys: new Set<string>() };
       const land = async (change: SearchChange, done: () => void) => {
@@ -113,7 +113,7 @@ export class SearchEntries {
         Object.entries(now.keys).filter(([id, number]) => !(landed.keys.has(id) && owed.keys[id] === number)),
       );
       const left = { ...now, keys, plan: landed.plan && now.plan === owed.plan ? 0 : now.plan };
-      if (Object.keys(keys).length === 0 && left.plan === 0) this.#kv.delete(OWED);
+      if (!owesAny(left)) this.#kv.delete(OWED);
       else this.#kv.put(OWED, left);
       if (failures.length > 0) throw new AggregateError(failures, `${failures.length} search entries were not written`);
     });
