@@ -436,7 +436,24 @@ async function sendDue(context: LaneContext, began: number): Promise<SentResult>
   let failure: unknown;
   const fifo = () => current?.endpoint.ordering === "fifo";
 
+  /** The endpoint read again and the account asked: false when the run ends with a verdict (failing what waits). */
+  const readEndpoint = async (): Promise<boolean> => {
+    const ready = await sendable(context, firstTries !== undefined, [
+      ...inFlight.keys(),
+      ...(firstTries?.settling ?? []),
+    ]);
+    if (ready === "endpoint gone" || !("endpoint" in ready)) {
+      verdict = ready;
+      return false;
+    }
+    current = ready;
+    return true;
+  };
+
   const nextDelivery = async (): Promise<Next | undefined> => {
+    // Before each start, the lane's word on the account (renewed every 5 s): a revocation mid-run holds at once.
+    if (current !== undefined && (await context.accountLiveness(current.endpoint.budget)) === "dead")
+      if (!(await readEndpoint())) return undefined;
     for (;;) {
       if (page.length === 0 && (firstTries === undefined || firstTries.waiting.length === 0)) {
         // Nothing left to read nor due: the run ends without reading its endpoint again.
@@ -444,15 +461,8 @@ async function sendDue(context: LaneContext, began: number): Promise<SentResult>
           const due = nextDueAt(sql);
           if (due === null || due > context.now()) return undefined;
         }
-        const ready = await sendable(context, firstTries !== undefined, [
-          ...inFlight.keys(),
-          ...(firstTries?.settling ?? []),
-        ]);
-        if (ready === "endpoint gone" || !("endpoint" in ready)) {
-          verdict = ready;
-          return undefined;
-        }
-        current = ready;
+        if (!(await readEndpoint())) return undefined;
+        const ready = current!;
         const { resumed_seq: resumed } = ready.endpoint;
         if (firstTries === undefined && resumed !== null && cursorOf(sql, ready.endpoint) < resumed) {
           // Enabled again: what was not sent by then fails at once, before anything newer goes.

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { accountLiveness } from "../../../src/keys/live-account";
+import { accountLiveness, type AccountLiveness } from "../../../src/keys/live-account";
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { attemptDelivery } from "../../../src/webhook-delivery/delivery-attempt";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
@@ -458,6 +458,39 @@ describe("an account with no live key", () => {
     // A key of the account that reads orders brings them back.
     await storeTestKey({ scopes: ["orders:read"], budget: manager.record.id });
     expect(await accountLiveness(env.ACCOUNTS, manager.record.id, new TtlCache(10))).toBe("live");
+  });
+
+  it("stops a paced run within 5 s of its key's revocation, and fails the rest at the next run", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://paced.example/hooks", rateLimit: 1 });
+    await seedOrders(Array.from({ length: 30 }, (_, index) => ({ id: 300 + index })));
+    await dispatchQuietly();
+    const began = Date.now();
+    let clock = began;
+    const revokedAt = began + 2_500;
+    const { fetch, posts } = receivers(() => new Response("ok"));
+    const liveness = new TtlCache<string, AccountLiveness>(4);
+    const lane = {
+      fetch,
+      now: () => clock,
+      // The key revoked while the lane waits its turn, the lane's word on the account 2.5 s old.
+      sleep: async (ms: number) => {
+        const revoking = clock < revokedAt && clock + ms >= revokedAt;
+        clock += ms;
+        if (revoking) await revoke(owner);
+      },
+      accountLiveness: (account: string) => accountLiveness(env.ACCOUNTS, account, liveness, clock),
+    };
+    await runLaneOnce(made.id, lane);
+    // One start a second, as the lane logs them; none once its word on the account is 5 s old.
+    const started = (await runInDurableObject(laneOf(env, made.id), (_, state) => newestLogged(state.storage.sql, 50)))
+      .map(([, at]) => at)
+      .sort((a, b) => a - b);
+    expect(started).toEqual([0, 1_000, 2_000, 3_000, 4_000].map((after) => began + after));
+    await runLaneOnce(made.id, lane);
+    expect(posts).toHaveLength(5);
+    const outcomes = (await laneDeliveries(made.id)).map((row) => row.outcome);
+    expect(outcomes.filter((outcome) => outcome === "delivered")).toHaveLength(5);
+    expect(outcomes.filter((outcome) => outcome === "failed")).toHaveLength(25);
   });
 
   it("delivers right after a rotation without grace, and fails at once once no live key is left", async () => {
