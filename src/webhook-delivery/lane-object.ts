@@ -317,6 +317,7 @@ export class WebhookLane extends DurableObject<Env> {
       const result = await runLane({
         sql: this.ctx.storage.sql,
         kv: storage,
+        transactionSync: (closure) => this.ctx.storage.transactionSync(closure),
         db: this.env.DB,
         endpointId,
         fetch: (input, init) => fetch(input, init),

@@ -71,6 +71,8 @@ export interface LaneContext extends AttemptContext, WatchContext {
   sealingKey: string;
   /** Whether the endpoint's account has a key neither revoked nor expired, or no key is seen yet. */
   accountLiveness(budget: string): Promise<AccountLiveness>;
+  /** The object's storage's: runs `closure` as one transaction, undone should it throw. */
+  transactionSync<T>(closure: () => T): T;
   /** Waits that long (a timer in the Worker; tests hand in their own). */
   sleep(ms: number): Promise<void>;
   /** The furthest event handed to the lane since its object started (0: none): FeedRead's `handed`. */
@@ -281,13 +283,14 @@ class FirstTries {
   private readonly feed: Stretch;
   /** The replays' stretches, then the feed's: the run tries the first with something left. */
   private readonly stretches: Stretch[];
-  private readonly settles = new Map<number, Settle>();
+  private settles = new Map<number, Settle>();
   private flushedAt: number;
   private readonly named: boolean;
 
   constructor(
     private readonly sql: SqlStorage,
     private readonly kv: SyncKvStorage,
+    private readonly transactionSync: LaneContext["transactionSync"],
     cursor: number,
     now: number,
   ) {
@@ -366,10 +369,22 @@ class FirstTries {
 
   /**
    * Writes what went through up to the cursor, the rows settled and a replay's deliveries, and the cursor, in one row;
-   * then moves the replays on; nothing in a lane wiped meanwhile.
+   * then moves the replays on; nothing in a lane wiped meanwhile. All of it or, should a statement fail, none: what it
+   * held is kept for the next flush, as the rows it would settle stay pending.
    */
   flush(now: number): void {
     if (this.wiped) return;
+    const held = { settles: new Map(this.settles), done: this.stretches.map((stretch) => stretch.done) };
+    try {
+      this.transactionSync(() => this.write(now));
+    } catch (error) {
+      this.settles = held.settles;
+      this.stretches.forEach((stretch, index) => (stretch.done = held.done[index]!));
+      throw error;
+    }
+  }
+
+  private write(now: number): void {
     const settled: SettledDelivery[] = [];
     for (const stretch of this.stretches) {
       if (stretch.replay === undefined) continue;
@@ -468,7 +483,13 @@ async function sendDue(context: LaneContext, began: number): Promise<SentResult>
           // Enabled again: what was not sent by then fails at once, before anything newer goes.
           await failAfterCursor(context, ready.endpoint, MISSED, resumed);
         }
-        firstTries ??= new FirstTries(sql, context.kv, cursorOf(sql, ready.endpoint), context.now());
+        firstTries ??= new FirstTries(
+          sql,
+          context.kv,
+          context.transactionSync,
+          cursorOf(sql, ready.endpoint),
+          context.now(),
+        );
         const busy = [...inFlight.keys(), ...firstTries.settling];
         // A fifo endpoint takes the oldest pending first, and nothing behind it until it is settled.
         const due = fifo() ? dueInOrder(sql, context.now(), PAGE, busy) : dueDeliveries(sql, context.now(), PAGE, busy);

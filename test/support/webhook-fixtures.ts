@@ -136,6 +136,7 @@ export function runLaneOnce(
     runLane({
       sql: state.storage.sql,
       kv: state.storage.kv,
+      transactionSync: (closure) => state.storage.transactionSync(closure),
       db: env.DB,
       health: DEFAULT_HEALTH,
       handToLane: quietLanes,

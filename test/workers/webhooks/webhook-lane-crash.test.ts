@@ -33,28 +33,36 @@ async function runDying(
   fetch: typeof globalThis.fetch,
   flush = FLUSH,
 ) {
-  let cursor: number | undefined;
   const outcome = await runLaneOnce(endpointId, (state) => {
     const sql = state.storage.sql;
     let flushes = 0;
     let after = 0;
     let dead = false;
+    let flushing = false;
     const dying = {
       exec(query: string, ...bindings: unknown[]) {
-        if (flushes === death.standing && (flush.test(query) || ++after >= death.later)) dead = true;
-        if (dead) {
-          cursor ??= logCursor(sql);
-          throw new Error("the object was reset");
-        }
+        if (flushes === death.standing && (flush.test(query) || (!flushing && ++after >= death.later))) dead = true;
+        if (dead) throw new Error("the object was reset");
         if (flush.test(query)) flushes += 1;
         return sql.exec(query, ...(bindings as SqlStorageValue[]));
       },
     } as unknown as SqlStorage;
-    return { sql: dying, fetch, accountLiveness: async () => "live" };
+    // A statement after a flush is one after its transaction.
+    const transactionSync = <T>(closure: () => T): T => {
+      flushing = true;
+      try {
+        return state.storage.transactionSync(closure);
+      } finally {
+        flushing = false;
+      }
+    };
+    return { sql: dying, fetch, transactionSync, accountLiveness: async () => "live" };
   }).then(
     () => "ran",
     (error: unknown) => String(error),
   );
+  // What stood: a flush the death cut short is written not at all.
+  const cursor = await runInDurableObject(laneOf(env, endpointId), (_, state) => logCursor(state.storage.sql));
   return { outcome, cursor };
 }
 
@@ -128,6 +136,76 @@ describe("a lane that dies as it settles its retried rows", () => {
     expect(resent.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
     const rows = await laneDeliveries(endpointId);
     expect(rows.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["delivered", 2]));
+  });
+});
+
+describe("a lane whose flush fails part way", () => {
+  it("writes none of it: rows it would settle stay pending, are sent again, and every one is delivered", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 12 }, (_, index) => 3_600 + index),
+    );
+    let clock = Date.now();
+    await runLaneOnce(endpointId, {
+      fetch: receivers(() => new Response(null, { status: 503 })).fetch,
+      now: () => clock,
+    });
+    clock += 60_000;
+    // The rows are taken from the pending table, then the log's write is refused (a full database, say).
+    const failed = await runLaneOnce(endpointId, (state) => ({
+      fetch: receivers().fetch,
+      now: () => clock,
+      sql: {
+        exec(query: string, ...bindings: SqlStorageValue[]) {
+          if (FLUSH.test(query)) throw new Error("SQLITE_FULL");
+          return state.storage.sql.exec(query, ...bindings);
+        },
+      } as unknown as SqlStorage,
+    })).then(
+      () => "ran",
+      (error: unknown) => String(error),
+    );
+    expect(failed).toBe("Error: SQLITE_FULL");
+    const kept = await laneDeliveries(endpointId);
+    expect(kept.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["pending", 1]));
+
+    const { fetch: again, posts: resent } = receivers();
+    await runLaneOnce(endpointId, { fetch: again, now: () => clock });
+    expect(resent.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
+    const rows = await laneDeliveries(endpointId);
+    expect(rows.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["delivered", 2]));
+  });
+});
+
+describe("a lane whose flush fails once mid-run", () => {
+  it("holds what it had for the run's last flush: every event logged delivered, none sent twice", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(
+      owner.key,
+      Array.from({ length: 120 }, (_, index) => 3_800 + index),
+    );
+    const { fetch, posts } = receivers();
+    let refused = false;
+    const failed = await runLaneOnce(endpointId, (state) => ({
+      fetch,
+      sql: {
+        exec(query: string, ...bindings: SqlStorageValue[]) {
+          if (FLUSH.test(query) && !refused) {
+            refused = true;
+            throw new Error("SQLITE_BUSY");
+          }
+          return state.storage.sql.exec(query, ...bindings);
+        },
+      } as unknown as SqlStorage,
+    })).then(
+      () => "ran",
+      (error: unknown) => String(error),
+    );
+    expect(failed).toBe("Error: SQLITE_BUSY");
+    const sent = posts.map((post) => Number(post.webhookId.slice("evt_".length)));
+    expect(new Set(sent).size).toBe(sent.length);
+    const logged = (await laneDeliveries(endpointId)).filter((row) => row.outcome === "delivered");
+    expect(logged.map((row) => row.seq).sort((a, b) => a - b)).toEqual([...sent].sort((a, b) => a - b));
+    expect(sent.length).toBeLessThan(seqs.length);
   });
 });
 
