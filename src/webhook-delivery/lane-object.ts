@@ -32,7 +32,7 @@ import {
   type LoggedDelivery,
 } from "./lane-log";
 import { firstMadeSince, MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
-import { OWED_THROUGH, runLane } from "./lane-run";
+import { runLane } from "./lane-run";
 import { addReplay, inReplay, leaveToRow, REPLAYS_DDL, replays } from "./lane-replays";
 import { laneEndpoint, type EndpointOrdering, type LaneEndpoint } from "./endpoint-table";
 import { sealingKeyOf } from "./webhook-secrets";
@@ -71,9 +71,6 @@ export function takeHandOff(storage: DurableObjectStorage, endpointId: string, s
     Date.now(),
   );
   const cursor = logCursor(sql) ?? 0;
-  // A lane in trouble (a row pending) notes how far it was handed events, owed should the feed prune them first.
-  const handed = Math.max(0, ...keys);
-  if (nextDueAt(sql) !== null && handed > (kv.get<number>(OWED_THROUGH) ?? 0)) kv.put(OWED_THROUGH, handed);
   const events = keys.filter((seq) => seq > cursor);
   if (events.length === 0) return added;
   const keyed = keyedIn(sql, Math.min(...events), Math.max(...events));
@@ -93,6 +90,8 @@ export class WebhookLane extends DurableObject<Env> {
   private wokenAgain = false;
   /** The furthest event handed to this instance. Safe: lost with it, the dispatcher's mark in D1 is the floor. */
   private handed = 0;
+  /** `handed` as the last run began: LaneContext's `handedBefore`. */
+  private handedAtLastRun = 0;
   /** The vars, parsed once for each env this instance runs with (a test may hand it another). */
   private readonly configs = new WeakMap<Env, ConfigResult>();
   private readonly prunes = { dueAt: 0 };
@@ -314,6 +313,8 @@ export class WebhookLane extends DurableObject<Env> {
     try {
       const config = configOf(this.env, this.configs);
       if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
+      const handedBefore = this.handedAtLastRun;
+      this.handedAtLastRun = this.handed;
       const result = await runLane({
         sql: this.ctx.storage.sql,
         kv: storage,
@@ -329,6 +330,7 @@ export class WebhookLane extends DurableObject<Env> {
         sealingKey: sealingKeyOf(this.env),
         accountLiveness: (account) => accountLiveness(this.env.ACCOUNTS, account, this.liveAccounts),
         handed: this.handed,
+        handedBefore,
         prunes: this.prunes,
       });
       if (result === "endpoint gone") {

@@ -77,6 +77,8 @@ export interface LaneContext extends AttemptContext, WatchContext {
   sleep(ms: number): Promise<void>;
   /** The furthest event handed to the lane since its object started (0: none): FeedRead's `handed`. */
   handed: number;
+  /** `handed` as the lane's previous run began: past what the lane has read, it was behind (a slow receiver's). */
+  handedBefore: number;
   /** When the lane prunes next (Unix ms; 0: at once), kept by its object from run to run. */
   prunes: { dueAt: number };
 }
@@ -91,9 +93,6 @@ type SentResult = "endpoint gone" | (Exclude<LaneRunResult, "endpoint gone"> & {
 
 /** Where the lane is in the feed: its cursor, or before its endpoint's first event. */
 const cursorOf = (sql: SqlStorage, endpoint: LaneEndpoint) => logCursor(sql) ?? endpoint.from_seq;
-
-/** The lane's key for the furthest event it was handed while in trouble (takeHandOff). */
-export const OWED_THROUGH = "owedThrough";
 
 /** Why the events a lane had not sent when its endpoint was enabled again failed. */
 export const MISSED = "the endpoint was disabled when it was due (recover it to send it)";
@@ -286,6 +285,7 @@ class FirstTries {
   private settles = new Map<number, Settle>();
   private flushedAt: number;
   private readonly named: boolean;
+  private readonly inTrouble: boolean;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -295,6 +295,7 @@ class FirstTries {
     now: number,
   ) {
     this.named = kv.get("endpointId") !== undefined;
+    this.inTrouble = nextDueAt(sql) !== null;
     this.feed = new Stretch(cursor);
     this.stretches = [...replays(sql).map((replay) => new Stretch(replay.after, replay)), this.feed];
     this.flushedAt = now;
@@ -321,8 +322,10 @@ class FirstTries {
       ...(replay === undefined ? { handed: context.handed } : { upTo: replay.seq }),
     });
     stretch.window = read.events.length === 0 ? Math.min(2 * stretch.window, MAX_SCAN_WINDOW) : SCAN_WINDOW;
-    // Pruned past the cursor: one row for what the lane was owed; it was woken for any other it wanted.
-    const lost = Math.min(read.expired ?? 0, replay?.seq ?? context.kv.get<number>(OWED_THROUGH) ?? 0);
+    // Pruned past the cursor: one row for what the lane was owed, every event handed (the read's head), if it was in
+    // trouble (a row pending as the run began) or behind; else it was woken for every event it wanted and passed it.
+    const behind = this.inTrouble || context.handedBefore > stretch.readThrough;
+    const lost = Math.min(read.expired ?? 0, replay?.seq ?? (behind ? read.head : 0));
     if (lost > stretch.readThrough) {
       const error = `${EXPIRED}: the events after evt_${stretch.readThrough} up to evt_${lost} were pruned first`;
       appendSettled(this.sql, [failedRange(stretch.readThrough, lost, error, context.now(), context.now())]);

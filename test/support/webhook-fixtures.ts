@@ -146,6 +146,7 @@ export function runLaneOnce(
       now: Date.now,
       sleep: async () => {},
       handed: 0,
+      handedBefore: 0,
       prunes: { dueAt: 0 },
       accountLiveness: (budget) => accountLiveness(env.ACCOUNTS, budget, new TtlCache(10)),
       ...(typeof overrides === "function" ? overrides(state, lane) : overrides),

@@ -396,6 +396,44 @@ describe("what a delivery that is refused is billed for", () => {
     expect(few).toBe(REFUSED_ROWS.disabled);
   });
 
+  it("a hand-off to a lane with a row pending: no row written, however many come while it is", async () => {
+    setClock(5);
+    await freshWebhookOwner();
+    const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
+    const endpointId = (await makeEndpoint(owner.key, { url: "https://refusing.example/hooks" })).id;
+    const { fetch } = receivers(() => new Response(null, { status: 503 }));
+    const fetched = globalThis.fetch;
+    globalThis.fetch = fetch as typeof globalThis.fetch;
+    try {
+      // Refused once: its row is due again later, its retry's alarm set.
+      await seedOrders([{ id: 850 }]);
+      await dispatchEvents(env.DB, async (id, seqs) => {
+        await runInDurableObject(laneOf(env, id), async (lane: WebhookLane) => {
+          await lane.enqueue(id, seqs);
+          await lane.running;
+        });
+        return 1;
+      });
+      expect((await laneDeliveries(endpointId)).map((row) => row.outcome)).toEqual(["pending"]);
+      const written: number[] = [];
+      for (let handOff = 0; handOff < 3; handOff++) {
+        await seedOrders([{ id: 851 + handOff }]);
+        await dispatchEvents(env.DB, async (id, seqs) => {
+          written.push(await countedInLane(id, (lane) => lane.enqueue(id, seqs)));
+          await runInDurableObject(laneOf(env, id), (lane: WebhookLane) => lane.running);
+          return 1;
+        });
+      }
+      expect(written).toEqual([0, 0, 0]);
+    } finally {
+      globalThis.fetch = fetched;
+      await runInDurableObject(laneOf(env, endpointId), async (lane: WebhookLane, state) => {
+        await lane.running;
+        await state.storage.deleteAlarm();
+      });
+    }
+  });
+
   it("its N failed events recovered: one row for 5 as for 500, and then each sent once, oldest first", async () => {
     const few = await recoveredAfterDisabled(5);
     expect(await recoveredAfterDisabled(500)).toBe(few);

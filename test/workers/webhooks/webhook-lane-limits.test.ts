@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { LANE_BATCH, LANE_RUN_DELIVERIES, LANE_RUN_MS } from "../../../src/webhook-delivery/lane-run";
 import { addRetried, PENDING_CAP } from "../../../src/webhook-delivery/lane-deliveries";
 import { seedOrders } from "../../support/seed";
@@ -101,6 +102,63 @@ describe("one run of a lane", () => {
       ],
       [last, "delivered", null],
     ]);
+  });
+
+  it("fails in one row the events a slow lane was handed that the feed pruned before it read them", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [61, 62, 63, 64, 65, 66, 67, 68, 69, 70]);
+    const handed = seqs.at(-1)!;
+    // A receiver so slow the run ends at LANE_RUN_MS with events left: each went through, none has a row.
+    let now = Date.now();
+    const { fetch, posts } = receivers();
+    const slow = (async (url: string, init: RequestInit) => {
+      now += LANE_RUN_MS / 4;
+      return fetch(url, init);
+    }) as typeof globalThis.fetch;
+    const first = await runLaneOnce(endpointId, { fetch: slow, now: () => now, handed });
+    const { attempted } = first as { attempted: number };
+    expect(attempted).toBeLessThan(8);
+    // The feed's prune passes its cursor before its next run reads on.
+    const pruned = seqs[8]!;
+    await env.DB.prepare("DELETE FROM order_events WHERE seq <= ?1").bind(pruned).run();
+    await runLaneOnce(endpointId, { fetch, handed, handedBefore: handed });
+    expect(posts.map((post) => post.webhookId)).toEqual(
+      [...seqs.slice(0, attempted), seqs[9]!].map((seq) => `evt_${seq}`),
+    );
+    expect((await laneDeliveries(endpointId)).slice(attempted).map((row) => [row.seq, row.last_error])).toEqual([
+      [
+        pruned,
+        `the event is older than the events kept: the events after evt_${seqs[attempted - 1]} up to evt_${pruned} ` +
+          "were pruned first",
+      ],
+      [seqs[9], null],
+    ]);
+  });
+
+  it("keeps, from run to run of its object, what it was handed: a prune past a slow lane's cursor is a failed range", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [71, 72, 73, 74, 75, 76, 77, 78, 79, 80]);
+    const pruned = seqs[8]!;
+    let posted = 0;
+    // Each answer takes a quarter of a run's time; after the third, the feed's prune passes the lane's cursor.
+    const slow = vi.spyOn(globalThis, "fetch").mockImplementation(async () => {
+      vi.setSystemTime(Date.now() + LANE_RUN_MS / 4);
+      if (++posted === 3) await env.DB.prepare("DELETE FROM order_events WHERE seq <= ?1").bind(pruned).run();
+      return new Response(null, { status: 204 });
+    });
+    // The lane's clock is the mocked one from here on.
+    vi.setSystemTime(Date.now());
+    try {
+      const lane = laneOf(env, endpointId);
+      await lane.enqueue(endpointId, seqs.map(String));
+      await runInDurableObject(lane, (instance: WebhookLane) => instance.running);
+      await runInDurableObject(lane, (_, state) => state.storage.deleteAlarm());
+    } finally {
+      slow.mockRestore();
+      vi.useRealTimers();
+    }
+    const rows = await laneDeliveries(endpointId);
+    expect(rows.filter((row) => row.outcome === "failed").map((row) => row.seq)).toEqual([pruned]);
+    expect(rows.filter((row) => row.outcome === "delivered").length).toBe(posted);
+    expect(posted).toBeLessThan(seqs.length);
   });
 
   it("says nothing of a prune past a lane that wanted none of the events pruned", async () => {
