@@ -13,5 +13,7 @@ export const PENDING_ROW_BYTES = 140;
 export const SETTLED_ENTRY_BYTES = 175;
 /** A delivery that went through at its first try: its entry in the log's block. */
 export const LOG_ENTRY_BYTES = 90;
+/** The same with an answer of all the characters kept (ANSWER_SHOWN), the capacity's worst case. */
+export const LOG_ENTRY_MAX_BYTES = 340;
 /** A failed range recovered, whatever its length: its replay row, with an event left out. */
 export const REPLAY_ROW_BYTES = 45;

@@ -5,6 +5,7 @@ import { EVENT_ROW_BYTES } from "../../../src/events/prune-order-events";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import {
   LOG_ENTRY_BYTES,
+  LOG_ENTRY_MAX_BYTES,
   PENDING_ROW_BYTES,
   REPLAY_ROW_BYTES,
   SETTLED_ENTRY_BYTES,
@@ -83,24 +84,32 @@ describe("what the pipeline keeps, per row", () => {
     expect(settled).toBeGreaterThan(SETTLED_ENTRY_BYTES * 0.75);
   });
 
-  it("a delivery that went through at its first try costs its lane's log no more than LOG_ENTRY_BYTES", async () => {
-    const perEntry = await runInDurableObject(laneOf(env, "we_00000000000000000002"), (_, state) => {
+  /** Bytes a log entry costs its lane, flushed 5 at a time, as a busy lane's runs do, into full blocks. */
+  const perLogEntry = (lane: string, answer: string) =>
+    runInDurableObject(laneOf(env, lane), (_, state) => {
       const sql = state.storage.sql;
       const empty = sql.databaseSize;
       const now = Date.now();
-      // Flushed 5 at a time, as a busy lane's runs do, into full blocks.
       for (let seq = 1_000_000_000; seq < 1_000_000_000 + ROWS; seq += 5) {
-        const entries = Array.from(
-          { length: 5 },
-          (_, i): LoggedDelivery => [seq + i, now + seq, 200, 180, '{"received":true}'],
-        );
+        const entries = Array.from({ length: 5 }, (_, i): LoggedDelivery => [seq + i, now + seq, 200, 180, answer]);
         appendToLog(sql, { delivered: entries, from: seq - 1, through: seq + 4 });
       }
       return (sql.databaseSize - empty) / ROWS;
     });
+
+  it("a delivery that went through at its first try costs its lane's log no more than LOG_ENTRY_BYTES", async () => {
+    const perEntry = await perLogEntry("we_00000000000000000002", '{"received":true}');
     console.log(`bytes per log entry: ${perEntry.toFixed(1)} (blocks of ${LOG_BLOCK_ENTRIES})`);
     expect(perEntry).toBeLessThanOrEqual(LOG_ENTRY_BYTES);
     expect(perEntry).toBeGreaterThan(LOG_ENTRY_BYTES * 0.75);
+  });
+
+  it("one whose receiver answered all the 256 characters kept, quotes in them, no more than LOG_ENTRY_MAX_BYTES", async () => {
+    const page = '<p class="ok">accepted</p>'.repeat(20).slice(0, 256);
+    const perEntry = await perLogEntry("we_00000000000000000004", page);
+    console.log(`bytes per log entry, a 256-character answer: ${perEntry.toFixed(1)}`);
+    expect(perEntry).toBeLessThanOrEqual(LOG_ENTRY_MAX_BYTES);
+    expect(perEntry).toBeGreaterThan(LOG_ENTRY_MAX_BYTES * 0.75);
   });
 
   it("a recovered range costs its lane one row of no more than REPLAY_ROW_BYTES, however many events it holds", async () => {
