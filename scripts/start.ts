@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
-import { KeyPointer, pointerName } from "../src/keys/kv-layout";
+import { KeyPointer, ownerName, pointerName } from "../src/keys/kv-layout";
 import { sha256Hex } from "../src/lib/digest";
 import { buildAssets } from "./lib/assets";
 import { issueLocalKeys } from "./lib/key-store";
@@ -140,9 +140,11 @@ async function prepareLocalState(): Promise<string> {
     }
     if (existsSync(file)) {
       const saved = readFileSync(file, "utf8").trim();
-      // A key made before keys lived in their accounts has a whole record in KV, not a pointer.
+      // A key made before keys lived in their accounts has a whole record in KV, not a pointer; one made before its
+      // owner entry, a pointer alone, and operators' calls by its id would not find it.
       const stored = await state.env.API_KEYS.get(pointerName(await sha256Hex(saved)));
-      if (stored === null || !KeyPointer.safeParse(JSON.parse(stored)).success)
+      const pointer = stored === null ? undefined : KeyPointer.safeParse(JSON.parse(stored)).data;
+      if (pointer === undefined || (await state.env.API_KEYS.get(ownerName(pointer.keyId))) === null)
         throw new Error(
           "This local state's keys were made before keys lived in their accounts. Start the local state anew: " +
             "rm -rf .wrangler/state (or your --persist-to folder), then npm start.",

@@ -7,8 +7,7 @@ import { callDependency } from "../lib/call-dependency";
 import type { TtlCache } from "../lib/ttl-cache";
 import { sha256Hex } from "../lib/digest";
 import type { ApiKeyRecord } from "../account/key-record";
-import { idName } from "../account/key-search-entries";
-import { KeyPointer, pointerName } from "./kv-layout";
+import { KeyPointer, ownerName, pointerName } from "./kv-layout";
 
 /** A pointer is kept this long per isolate (it never changes); a miss briefly, so a key made a moment ago is found. */
 const POINTER_HIT_MS = 300_000;
@@ -59,7 +58,8 @@ export async function accountOfKey(
 ): Promise<string | null> {
   const cached = cache?.get(keyId, now);
   if (cached !== undefined) return cached;
-  const account = (await callDependency("KV", () => kv.get(idName(keyId), { cacheTtl: KV_CACHE_TTL_SECONDS }))) ?? null;
+  const account =
+    (await callDependency("KV", () => kv.get(ownerName(keyId), { cacheTtl: KV_CACHE_TTL_SECONDS }))) ?? null;
   cache?.set(keyId, account, account === null ? POINTER_MISS_MS : POINTER_HIT_MS, now);
   return account;
 }

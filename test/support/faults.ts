@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import type { ApiKeyRecord } from "../../src/account/key-record";
-import { idName } from "../../src/account/key-search-entries";
-import { pointerName } from "../../src/keys/kv-layout";
+import { ownerName, pointerName } from "../../src/keys/kv-layout";
 import { sha256Hex } from "../../src/lib/digest";
 
 /** Bindings that fail (or are watched) the way the outage and session tests need. */
@@ -179,7 +178,7 @@ export function countingKv(kv: KVNamespace = env.API_KEYS): {
  */
 export async function staleKeyKv(key: { key: string; record: ApiKeyRecord }, kv: KVNamespace = env.API_KEYS) {
   const edge = edgeKv(kv);
-  await edge.seen(pointerName(await sha256Hex(key.key)), idName(key.record.id));
+  await edge.seen(pointerName(await sha256Hex(key.key)), ownerName(key.record.id));
   return edge.kv;
 }
 

@@ -47,7 +47,7 @@ describe("key material", () => {
     expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   });
 
-  it("stores a key as a pointer to its id and account under its hash", async () => {
+  it("stores a key as a pointer to its id and account under its hash, and its account under its id", async () => {
     const writes: [string, string, unknown?][] = [];
     const kv = {
       put: async (name: string, value: string, options?: { metadata?: unknown }) =>
@@ -64,6 +64,7 @@ describe("key material", () => {
     await storeKeyPointer(kv, "cd34", rotated);
     expect(writes).toEqual([
       ["key:cd34", JSON.stringify({ keyId: "key_fedcba9876543210", account: "key_0123456789abcdef" }), undefined],
+      ["owner:key_fedcba9876543210", "key_0123456789abcdef", undefined],
     ]);
   });
 });

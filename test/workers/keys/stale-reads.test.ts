@@ -1,8 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
-import { idName } from "../../../src/account/key-search-entries";
-import { pointerName } from "../../../src/keys/kv-layout";
+import { ownerName, pointerName } from "../../../src/keys/kv-layout";
 import { findKeyById } from "../../../src/keys/lookup";
 import { sha256Hex } from "../../../src/lib/digest";
 import { edgeKv } from "../../support/faults";
@@ -22,7 +21,7 @@ onAFakeClock();
 /** Another location: its own isolate, its KV's copies of the key read before the change. */
 async function elsewhere(...keys: TestKey[]): Promise<Env> {
   const edge = edgeKv();
-  for (const key of keys) await edge.seen(pointerName(await sha256Hex(key.key)), idName(key.record.id));
+  for (const key of keys) await edge.seen(pointerName(await sha256Hex(key.key)), ownerName(key.record.id));
   return { ...env, API_KEYS: edge.kv };
 }
 const admin = (bindings: Env, path: string, method: string, body?: unknown) =>
