@@ -11,6 +11,9 @@ export interface AccountPlan {
   limits?: Limits;
 }
 
+/** A plan asked for: without `plan`, the account keeps its own, whatever the asker read. */
+export type PlanChange = Partial<Pick<AccountPlan, "plan">> & Pick<AccountPlan, "limits">;
+
 /** A key's row: its record without the account's plan. */
 type KeyRow = Omit<ApiKeyRecord, "plan" | "limits">;
 
@@ -31,7 +34,11 @@ export class AccountKeys {
     return row && (JSON.parse(row.plan) as AccountPlan);
   }
 
-  setPlan(plan: AccountPlan): void {
+  setPlan(change: PlanChange): void {
+    const plan: AccountPlan = {
+      plan: change.plan ?? this.plan()!.plan,
+      ...(change.limits && { limits: change.limits }),
+    };
     this.#sql.exec("INSERT OR REPLACE INTO account_plan (one, plan) VALUES (1, ?)", JSON.stringify(plan));
   }
 

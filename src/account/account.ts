@@ -16,7 +16,7 @@ import { admitTestEvent } from "./webhook-test-event-quota";
 import { banNoticeChange, noticesBansOf, writeBanNotice } from "./ban-entries";
 import { UsageLedger, withReserved, type HistoryRange, type UsageChange, type UsageRow } from "./usage-ledger";
 import { IdempotentAnswers, type BeginAnswer, type KeptAnswer } from "./idempotent-answers";
-import { AccountKeys, type AccountPlan } from "./account-keys";
+import { AccountKeys, type PlanChange } from "./account-keys";
 import { SearchEntries, writeSearchEntries, type SearchChange } from "./key-search-entries";
 import { limitsFor, revoked, standingOf, type ApiKeyRecord, type RevocationReason } from "./key-record";
 import {
@@ -207,7 +207,7 @@ export class Account extends DurableObject<Env> {
   }
 
   /** The account's plan and limits, for every key of it from every isolate's next ask (within a lease). */
-  async setPlan(plan: AccountPlan): Promise<Usage> {
+  async setPlan(plan: PlanChange): Promise<Usage> {
     this.#keys.setPlan(plan);
     const usage = this.usage();
     await this.#changed({ keyIds: [], plan: true });

@@ -1,6 +1,6 @@
 /** What an account refuses to do to its keys, whoever asks: plain functions of its rows and a clock. */
 import type { Scope } from "../framework/operations/scopes";
-import type { AccountPlan } from "./account-keys";
+import type { PlanChange } from "./account-keys";
 import { standingOf, type ApiKeyRecord } from "./key-record";
 
 /** The scope a key needs for its account's webhooks to be delivered: every event holds an order. */
@@ -26,7 +26,7 @@ export type Rotation =
 export interface KeyUpdate {
   name?: string;
   expiresAt?: string;
-  plan?: AccountPlan;
+  plan?: PlanChange;
 }
 
 /** An update done: the key as it is now, and the keys it reached (a plan reaches every live key of the account). */

@@ -21,7 +21,7 @@ export const setBudgetLimits = keyOperation(
     if (!limits.success)
       throw new ApiError("invalid_limits", 'Send {"perMinute": N, "perDay": N}, both positive whole numbers.');
     return audited(c, record, "update", { limits: limits.data }, () =>
-      callDependency("account", () => accountOfRecord(c, record).setPlan({ plan: record.plan, limits: limits.data })),
+      callDependency("account", () => accountOfRecord(c, record).setPlan({ limits: limits.data })),
     );
   },
 );

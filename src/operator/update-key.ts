@@ -80,7 +80,7 @@ function updateOf(record: ApiKeyRecord, asked: z.infer<typeof UpdateKey>): KeyUp
     asked.perMinute === undefined && asked.perDay === undefined
       ? undefined
       : limitsAsked(plan, asked.perMinute, asked.perDay);
-  if (limits) update.plan = { plan, limits };
+  if (limits) update.plan = { ...(asked.plan !== undefined && { plan: asked.plan }), limits };
   else if (plan !== record.plan) {
     if (plan === "enterprise") throw new ApiError("invalid_limits", "An enterprise key needs perMinute and perDay.");
     update.plan = { plan };

@@ -448,6 +448,37 @@ describe("the operator API", () => {
     );
   });
 
+  it("sets limits on the plan the account holds then, not the one it was read with (a move landing between)", async () => {
+    const pro = await storeTestKey({ plan: "pro" });
+    // Another operator's move to business lands after this call read the key and before it sets the limits.
+    const racing = {
+      getByName(name: string) {
+        const stub = env.ACCOUNTS.getByName(name);
+        return new Proxy(stub, {
+          get: (target, property) =>
+            property === "key"
+              ? async (keyId: string) => {
+                  const read = await target.key(keyId);
+                  await target.setPlan({ plan: "business" });
+                  return read;
+                }
+              : Reflect.get(target, property),
+        });
+      },
+    } as unknown as Env["ACCOUNTS"];
+    const set = await apiWith({ ...env, ACCOUNTS: racing }, `/admin/keys/${pro.record.id}/limits`, {
+      method: "POST",
+      key: null,
+      headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ perMinute: 2, perDay: 5 }),
+    });
+    expect(set.status).toBe(200);
+    expect(await findKeyById(env, pro.record.id)).toMatchObject({
+      plan: "business",
+      limits: { perMinute: 2, perDay: 5 },
+    });
+  });
+
   it("applies new limits through the key's account within a lease's length, whatever KV says", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const pro = await storeTestKey({ plan: "pro" });
