@@ -187,7 +187,7 @@ const breakdown = Array.from({ length: perRequestChain.length + 1 }, (_, cut) =>
 bench.get("/bench/breakdown", (c) => c.json({ layers: perRequestChain.map(([name]) => name) }));
 
 /**
- * The app without the refusal replay before identification (limiter/refusal-replay.ts): the same chain and routes
+ * The app without the refusal replay before identification (account/refusal-replay.ts): the same chain and routes
  * less that one layer, so the limited and banned rows show, side by side, what it buys.
  */
 const withoutReplay = new Hono<AppEnv>();
