@@ -68,11 +68,12 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
   // The account keeps a revoked key's first time and reason; this is what it will hold.
   const expected = revoked(record, asked.reason, new Date().toISOString());
   const { revokedAt, revokedReason: reason } = expected as Required<Pick<ApiKeyRecord, "revokedAt" | "revokedReason">>;
+  let kept: ApiKeyRecord | undefined;
   const revoke = async () => {
     const done = await callDependency("account", () => stub.revokeKey(record.id, asked.reason, revokedAt));
     if (!done) throw new OperationNotTaken("no such key");
     forgetKey(c, done.after);
-    return done.after;
+    kept = done.after;
   };
   let leak: LeakEnded | undefined;
   if (record.revokedAt && !leaking) {
@@ -113,7 +114,13 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
     );
   }
   const usage = await callDependency("account", () => stub.usage());
-  return { revokedAt, reason, usage, ...(leak && { leak }) };
+  // The account's own, should another revocation have landed first.
+  return {
+    revokedAt: kept?.revokedAt ?? revokedAt,
+    reason: kept?.revokedReason ?? reason,
+    usage,
+    ...(leak && { leak }),
+  };
 }
 
 /** The keys a key made by rotation, and theirs, as the key audit says (bounded depth). */

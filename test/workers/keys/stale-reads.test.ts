@@ -110,4 +110,30 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     setClock(1);
     expect((await asKey(there, key, "/v1/store/orders")).headers.get("X-RateLimit-Limit")).toBe("1000");
   });
+
+  it("answers a revocation with the time the account keeps, when another writer's landed first", async () => {
+    const owner = await storeTestKey({ scopes: [...ALL] });
+    const other = await storeTestKey({ scopes: ["orders:read"], budget: owner.record.id });
+    const first = new Date(at(0)).toISOString();
+    // Another writer's revocation lands after this call read the key and before it revokes it.
+    const racing = {
+      getByName(name: string) {
+        const stub = env.ACCOUNTS.getByName(name);
+        return new Proxy(stub, {
+          get: (target, property) =>
+            property === "key"
+              ? async (keyId: string) => {
+                  const read = await target.key(keyId);
+                  if (keyId === other.record.id) await target.revokeKey(keyId, "retired", first);
+                  return read;
+                }
+              : Reflect.get(target, property),
+        });
+      },
+    } as unknown as Env["ACCOUNTS"];
+    setClock(30);
+    const revoked = await asKey({ ...env, ACCOUNTS: racing }, owner, `/v2/keys/${other.record.id}/revoke`, "POST", {});
+    expect(revoked.status).toBe(200);
+    expect(await revoked.json()).toMatchObject({ id: other.record.id, revokedAt: first, reason: "retired" });
+  });
 });
