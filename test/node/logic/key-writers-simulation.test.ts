@@ -6,6 +6,7 @@ import { revoked, standingOf, type ApiKeyRecord } from "../../../src/account/key
 import { rotationOf, updateRefusal } from "../../../src/account/key-rules";
 import { absorbAnswer, decideLocally, newLeaseBook, type LeaseBook } from "../../../src/account/lease-book";
 import { decide, LEASE_MS } from "../../../src/account/policy";
+import { PLAN_LIMITS, type Limits } from "../../../src/account/plans";
 import { sqlStorage } from "../../support/node-sqlite";
 
 /**
@@ -15,8 +16,9 @@ import { sqlStorage } from "../../support/node-sqlite";
  * requests from the account's word of up to a lease ago. The account is the code's own: its key table
  * (AccountKeys, over Node's SQLite) and its rules (key-rules.ts, account-keys.ts); the isolates' books are
  * lease-book.ts. Whatever the interleaving: every request an isolate admits was of a key live at the account
- * within a lease before, one the account answers itself is decided as the account holds it at that moment, and
- * no key revoked is ever live again. The seed is printed on a failure and taken from FC_SEED when set.
+ * within a lease before, by limits it held within that lease, one the account answers itself is decided as the
+ * account holds it at that moment (limits set alone keep its plan), only a live key is rotated, by a live one, and no
+ * key revoked is ever live again. The seed is printed on a failure and taken from FC_SEED when set.
  */
 const MINUTE = 60_000;
 const START = Date.UTC(2030, 0, 1, 23, 30);
@@ -30,6 +32,7 @@ type Step =
   | { kind: "rotate"; writer: Writer; key: number; asker: number; graceMs: number }
   | { kind: "end"; key: number; inMs: number }
   | { kind: "plan"; key: number }
+  | { kind: "limits"; perMinute: number }
   | { kind: "request"; key: number; isolate: number }
   | { kind: "wait"; ms: number };
 
@@ -47,6 +50,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   }),
   fc.record({ kind: fc.constant("end" as const), key, inMs: fc.integer({ min: 1, max: 10 * MINUTE }) }),
   fc.record({ kind: fc.constant("plan" as const), key }),
+  fc.record({ kind: fc.constant("limits" as const), perMinute: fc.integer({ min: 1, max: 5_000 }) }),
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("request" as const), key, isolate: fc.nat(ISOLATES - 1) }) },
   fc.record({ kind: fc.constant("wait" as const), ms: fc.integer({ min: 0, max: 20_000 }) }),
 );
@@ -66,6 +70,11 @@ describe("several writers over one account's keys, simulated", () => {
       /** When each key last stood live at the account, as far as the writes tell. */
       const revokedAt = new Map<string, number>();
       const books: LeaseBook[] = Array.from({ length: ISOLATES }, newLeaseBook);
+      /** The account's limits from each time on, as its plan moved. */
+      const limitsFrom: { at: number; limits: Limits }[] = [{ at: START, limits: PLAN_LIMITS.pro }];
+      const plans: ("pro" | "business")[] = ["pro"];
+      const inForceSince = (since: number) =>
+        limitsFrom.filter((_, index) => (limitsFrom[index + 1]?.at ?? Infinity) > since).map((each) => each.limits);
       const newId = () => `key_${String(made++).padStart(16, "0")}`;
       const create = (lagMs: number) => {
         const id = newId();
@@ -96,6 +105,9 @@ describe("several writers over one account's keys, simulated", () => {
             now,
           );
           if (rotation.kind === "rotated") {
+            // Only a live key is rotated, and by a key live itself: a revoked one never gets a live successor.
+            expect(standingOf(target, now)).toBe("live");
+            if (asker) expect(standingOf(asker, now)).toBe("live");
             keys.put(rotation.previous);
             keys.add(rotation.rotated);
             ids.push(rotation.rotated.id);
@@ -107,7 +119,15 @@ describe("several writers over one account's keys, simulated", () => {
           const update = { expiresAt: iso(now + each.inMs) };
           if (!updateRefusal(keys.get(id), update, now)) keys.put({ ...keys.get(id)!, ...update });
         } else if (each.kind === "plan") {
-          keys.setPlan({ plan: keys.plan()!.plan === "pro" ? "business" : "pro" });
+          const plan = plans.at(-1) === "pro" ? "business" : "pro";
+          keys.setPlan({ plan });
+          plans.push(plan);
+          limitsFrom.push({ at: now, limits: PLAN_LIMITS[plan] });
+        } else if (each.kind === "limits") {
+          // An operator's limits alone: the plan stays the account's, whatever the operator read.
+          const limits = { perMinute: each.perMinute, perDay: 100 * each.perMinute };
+          keys.setPlan({ limits });
+          limitsFrom.push({ at: now, limits });
         } else {
           const id = pick(each.key);
           const book = books[each.isolate]!;
@@ -119,12 +139,16 @@ describe("several writers over one account's keys, simulated", () => {
             if (local.key?.standing === "live") {
               const stopped = revokedAt.get(id) ?? endOf(record);
               expect(now, `${id} admitted here after it stopped`).toBeLessThan(stopped + LEASE_MS);
+              // By limits the account held within a lease: a plan moved holds everywhere once the leases before end.
+              expect(inForceSince(now - LEASE_MS).map((limits) => limits.perMinute)).toContain(local.minute.limit);
             }
             continue;
           }
           // The account answers: its standing now, and the verdict by its plan.
           const standing = standingOf(record, now);
-          const { verdict } = decide(undefined, { perMinute: 1_000, perDay: 100_000 }, BAN, now, { want: 5 });
+          expect(record.limits ?? PLAN_LIMITS[record.plan as "pro" | "business"]).toEqual(limitsFrom.at(-1)!.limits);
+          expect(record.plan).toBe(plans.at(-1));
+          const { verdict } = decide(undefined, limitsFrom.at(-1)!.limits, BAN, now, { want: 5 });
           const answer = { ...verdict, key: { standing, ...(standing !== "revoked" && { record }) } };
           const taken = absorbAnswer(book, answer, now, true, { id: `ask-${now}`, keyId: id }, now);
           expect(taken?.key?.standing).toBe(standing);
