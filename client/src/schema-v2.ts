@@ -738,8 +738,8 @@ export interface components {
             /** @description The key's id (key_ and 16 letters and digits) */
             id: string;
             name: string;
-            /** @description The key's first 12 characters, to tell keys apart; null for keys made before they were kept */
-            start: string | null;
+            /** @description The key's first 12 characters, to tell keys apart */
+            start: string;
             /** @enum {string} */
             plan: "free" | "pro" | "business" | "enterprise";
             scopes: ("orders:read" | "orders:write" | "webhooks:manage" | "keys:manage")[];
@@ -814,8 +814,8 @@ export interface components {
             key: {
                 id: string;
                 name: string;
-                /** @description The key's first 12 characters; null for keys made before they were kept */
-                start: string | null;
+                /** @description The key's first 12 characters */
+                start: string;
                 /** @enum {string} */
                 plan: "free" | "pro" | "business" | "enterprise";
                 scopes: ("orders:read" | "orders:write" | "webhooks:manage" | "keys:manage")[];

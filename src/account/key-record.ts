@@ -20,11 +20,8 @@ export const KeyIdParams = z.object({ keyId: KeyId });
  */
 export const ApiKeyRecord = z.object({
   id: KeyId,
-  /** The key's first 12 characters, so its holder can tell keys apart (absent on old keys). */
-  start: z
-    .string()
-    .regex(/^so_(live|test)_[0-9A-Za-z]{4}$/)
-    .optional(),
+  /** The key's first 12 characters, so its holder can tell keys apart. */
+  start: z.string().regex(/^so_(live|test)_[0-9A-Za-z]{4}$/),
   plan: Plan,
   name: z.string(),
   createdAt: Instant,

@@ -41,6 +41,7 @@ export interface KnownKey extends KeyAnswer {
 export type Admission = Verdict & { key?: KnownKey };
 
 interface Lease extends Unspent {
+  grantId: string;
   /** On this isolate's clock. */
   expiresAt: number;
 }
@@ -113,15 +114,13 @@ export function takeExpired(book: LeaseBook, now: number): Unspent[] {
   const expired = book.leases.filter((lease) => lease.expiresAt <= now);
   if (expired.length === 0) return [];
   book.leases = book.leases.filter((lease) => lease.expiresAt > now);
-  // A spent lease is named too when its grant is known, so the object stops counting it as reserved.
-  const unspent = expired
-    .filter((lease) => lease.count > 0 || lease.grantId !== undefined)
-    .map(({ minuteStart, dayStart, count, grantId }) => ({
-      minuteStart,
-      dayStart,
-      count,
-      ...(grantId !== undefined && { grantId }),
-    }));
+  // A spent lease is named too, so the object stops counting it as reserved.
+  const unspent = expired.map(({ minuteStart, dayStart, count, grantId }) => ({
+    minuteStart,
+    dayStart,
+    count,
+    grantId,
+  }));
   if (unspent.some((lease) => lease.count > 0)) book.refusedUntil = 0;
   return unspent;
 }
@@ -257,7 +256,7 @@ export function absorbAnswer(
         dayStart: answer.day.reset - answer.day.size,
         count,
         expiresAt: fromObject(answer.expiresAt),
-        ...(request.id !== undefined && { grantId: request.id }),
+        grantId: request.id,
       });
     }
     return asker ? { ...admittedWithUnspent(answer, unspent(book, now), answer.now), ...withKey } : undefined;

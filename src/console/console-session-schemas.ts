@@ -8,7 +8,7 @@ export const ConsoleSession = z
     key: z.object({
       id: z.string(),
       name: z.string(),
-      start: z.string().nullable().describe("The key's first 12 characters; null for keys made before they were kept"),
+      start: z.string().describe("The key's first 12 characters"),
       plan: Plan,
       scopes: z.array(Scope),
       expiresAt: z.string().nullable(),

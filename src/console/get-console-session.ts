@@ -36,7 +36,7 @@ export const getConsoleSession = defineOperation({
         key: {
           id: key.id,
           name: key.name,
-          start: key.start ?? null,
+          start: key.start,
           plan: key.plan,
           scopes: key.scopes,
           expiresAt: key.expiresAt ?? null,

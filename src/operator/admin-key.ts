@@ -28,7 +28,7 @@ export const AdminKey = z
   .object({
     id: z.string(),
     name: z.string(),
-    start: z.string().nullable(),
+    start: z.string(),
     plan: Plan,
     budget: z.string().describe("The account it spends: its own id, or the key it was rotated from"),
     scopes: z.array(Scope),
@@ -50,7 +50,7 @@ export const adminKeyOf = (
 ): z.infer<typeof AdminKey> => ({
   id: record.id,
   name: record.name,
-  start: record.start ?? null,
+  start: record.start,
   plan: record.plan,
   budget: accountOf(record),
   scopes: record.scopes,

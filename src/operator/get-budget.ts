@@ -73,7 +73,7 @@ const recordJson = (
 ) => ({
   id,
   name,
-  start: start ?? null,
+  start,
   plan,
   scopes,
   limits: limits ?? null,

@@ -100,10 +100,7 @@ export const searchKeys = defineOperation({
         if (plan && key.plan !== plan) continue;
         if (state && key.state !== state) continue;
         if (scope && !key.scopes.includes(scope)) continue;
-        if (
-          needle &&
-          ![key.id, key.name, key.start ?? "", key.budget].some((field) => field.toLowerCase().includes(needle))
-        )
+        if (needle && ![key.id, key.name, key.start, key.budget].some((field) => field.toLowerCase().includes(needle)))
           continue;
         found.push(key);
       }

@@ -114,7 +114,6 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
     );
   }
   const usage = await callDependency("account", () => stub.usage());
-  // The account's own, should another revocation have landed first.
   return {
     revokedAt: kept?.revokedAt ?? revokedAt,
     reason: kept?.revokedReason ?? reason,

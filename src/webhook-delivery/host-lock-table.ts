@@ -52,8 +52,7 @@ export async function liftHostLock(db: D1Queryable, host: string, at: string, ac
 
 /** The endpoints whose URL names the host anywhere, for the caller to narrow. */
 export const endpointsNaming = (db: D1Queryable, host: string) =>
-  // Lower-cased: URLs stored before they were kept in the normal form may spell the host in capitals.
   db
-    .prepare("SELECT id, url FROM webhook_endpoints WHERE instr(lower(url), ?1) > 0")
+    .prepare("SELECT id, url FROM webhook_endpoints WHERE instr(url, ?1) > 0")
     .bind(`//${host}`)
     .all<{ id: string; url: string }>();

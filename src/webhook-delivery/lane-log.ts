@@ -28,21 +28,6 @@ CREATE TABLE IF NOT EXISTS delivery_log (
 
 const COLUMNS = "after, through, delivered, settled, last_at, settled_at, entries, settled_entries";
 
-/**
- * A lane made before settled entries joined the log's blocks: its two tables become one, blocks in order, the cursor
- * kept (each old settled block takes it, after the log's).
- */
-export function migrateLog(sql: SqlStorage): void {
-  if (sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'settled_log'").toArray().length === 0) return;
-  sql.exec(
-    `ALTER TABLE delivery_log RENAME TO delivery_log_before; ${LOG_DDL} INSERT INTO delivery_log (${COLUMNS}) SELECT ` +
-      "after, through, delivered, 0, last_at, 0, entries, '[]' FROM delivery_log_before ORDER BY after; INSERT INTO " +
-      `delivery_log (${COLUMNS}) SELECT cursor, cursor, 0, settled, logged, last_at, '[]', entries FROM settled_log, ` +
-      "(SELECT max(through) AS cursor, coalesce(max(last_at), 0) AS logged FROM delivery_log_before) ORDER BY id; " +
-      "DROP TABLE delivery_log_before; DROP TABLE settled_log;",
-  );
-}
-
 type Block = {
   id: number;
   through: number | null;

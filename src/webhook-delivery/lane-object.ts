@@ -11,7 +11,6 @@ import {
   DELIVERIES_DDL,
   deliveryOf,
   keyedIn,
-  nextDueAt,
   newestDeliveries,
   PENDING_CAP,
   pendingCount,
@@ -22,15 +21,7 @@ import {
   headOfLine,
 } from "./lane-deliveries";
 import { failedSince, newestSettled, ownSettled, settledOf, type SettledDelivery } from "./lane-settled";
-import {
-  appendSettled,
-  LOG_DDL,
-  logCursor,
-  migrateLog,
-  loggedDelivery,
-  newestLogged,
-  type LoggedDelivery,
-} from "./lane-log";
+import { appendSettled, LOG_DDL, logCursor, loggedDelivery, newestLogged, type LoggedDelivery } from "./lane-log";
 import { firstMadeSince, MAX_SCAN_WINDOW, newestWanted, wantedAfter } from "./lane-feed";
 import { runLane } from "./lane-run";
 import { addReplay, inReplay, leaveToRow, REPLAYS_DDL, replays } from "./lane-replays";
@@ -90,7 +81,6 @@ export class WebhookLane extends DurableObject<Env> {
   private wokenAgain = false;
   /** The furthest event handed to this instance. Safe: lost with it, the dispatcher's mark in D1 is the floor. */
   private handed = 0;
-  /** `handed` as the last run began: LaneContext's `handedBefore`. */
   private handedAtLastRun = 0;
   /** The vars, parsed once for each env this instance runs with (a test may hand it another). */
   private readonly configs = new WeakMap<Env, ConfigResult>();
@@ -99,7 +89,6 @@ export class WebhookLane extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(DDL);
-    ctx.storage.transactionSync(() => migrateLog(ctx.storage.sql));
   }
 
   /**

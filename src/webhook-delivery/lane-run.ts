@@ -381,7 +381,7 @@ class FirstTries {
       this.transactionSync(() => this.write(now));
     } catch (error) {
       this.settles = held.settles;
-      this.stretches.forEach((stretch, index) => (stretch.done = held.done[index]!));
+      for (const [index, stretch] of this.stretches.entries()) stretch.done = held.done[index]!;
       throw error;
     }
   }

@@ -239,7 +239,7 @@ export function openApiDocument(
           description:
             "An API key: so_live_ (production) or so_test_ (staging), 32 random letters and digits, then a " +
             "6-character checksum " +
-            "(CRC-32 in base62; keys made before it have none), so a mistyped or leaked key is recognised " +
+            "(CRC-32 in base62), so a mistyped or leaked key is recognised " +
             "(docs/api.md#key-format). A key has the scopes " +
             "orders:read (list orders, the event feed; the deprecated pets), orders:write (cancel), webhooks:manage " +
             "(webhook " +

@@ -10,10 +10,7 @@ export const OwnKey = z
   .object({
     id: z.string().describe("The key's id (key_ and 16 letters and digits)"),
     name: z.string(),
-    start: z
-      .string()
-      .nullable()
-      .describe("The key's first 12 characters, to tell keys apart; null for keys made before they were kept"),
+    start: z.string().describe("The key's first 12 characters, to tell keys apart"),
     plan: Plan,
     scopes: z.array(Scope),
     createdAt: z.string().describe("RFC 3339"),
@@ -115,7 +112,7 @@ export function ownKeyOf(
   return {
     id: record.id,
     name: record.name,
-    start: record.start ?? null,
+    start: record.start,
     plan: record.plan,
     scopes: record.scopes,
     createdAt: record.createdAt,

@@ -9,7 +9,7 @@ export const endpointJson = (row: WebhookEndpointRow): z.output<typeof WebhookEn
   url: row.url,
   types: row.types.split(",") as z.output<typeof WebhookEndpoint>["types"],
   status: row.status,
-  disabledBy: row.status === "disabled" ? (row.disabled_by ?? "operator") : null,
+  disabledBy: row.status === "disabled" ? row.disabled_by : null,
   disabledReason: row.status === "disabled" ? disabledBecause(row) : null,
   disabledForLeakedKey: row.status === "disabled" ? row.disabled_for_leak : null,
   failingSince: row.failing_since,

@@ -3,7 +3,6 @@
  * or moved, no endpoint of its account may take its URL in any spelling, and none at all a locked host.
  */
 import { ApiError } from "../../framework/api-error";
-import { normalWebhookUrl } from "./webhook-url";
 
 export const lockedUrl = () =>
   new ApiError(
@@ -24,18 +23,14 @@ export const lockedEndpoint = () =>
     "An operator disabled this endpoint: only an operator can enable it or change its URL.",
   );
 
-/**
- * The refusal an owner's change (or a new endpoint) meets, given the locked endpoints and the normal URL; undefined
- * when none.
- */
+/** The refusal an owner's change meets, given the locked endpoints and the normal URL; undefined when none. */
 export function lockRefusal(
   locked: readonly { id: string; url: string }[],
   url: string,
   endpointId?: string,
 ): ApiError | undefined {
   const own = locked.find((endpoint) => endpoint.id === endpointId);
-  if (own && normalWebhookUrl(own.url) !== url) return lockedEndpoint();
-  if (locked.some((endpoint) => endpoint.id !== endpointId && normalWebhookUrl(endpoint.url) === url))
-    return lockedUrl();
+  if (own && own.url !== url) return lockedEndpoint();
+  if (locked.some((endpoint) => endpoint.id !== endpointId && endpoint.url === url)) return lockedUrl();
   return undefined;
 }

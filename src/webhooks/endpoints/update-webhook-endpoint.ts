@@ -95,7 +95,7 @@ export const updateWebhookEndpoint = defineOperation({
           result.locked &&
           body.status === "enabled" &&
           result.row.disabled_for_leak !== null &&
-          (result.row.disabled_by ?? "operator") !== "operator"
+          result.row.disabled_by !== "operator"
         )
           return unconfirmed(url ?? result.row.url);
         if (
@@ -106,7 +106,7 @@ export const updateWebhookEndpoint = defineOperation({
         )
           return lockedHost(webhookHost(url)!);
         if (result.locked)
-          return result.row.status === "disabled" && (result.row.disabled_by ?? "operator") === "operator"
+          return result.row.status === "disabled" && result.row.disabled_by === "operator"
             ? lockedEndpoint()
             : lockedUrl();
         return result.row;

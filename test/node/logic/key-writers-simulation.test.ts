@@ -78,7 +78,14 @@ describe("several writers over one account's keys, simulated", () => {
       const newId = () => `key_${String(made++).padStart(16, "0")}`;
       const create = (lagMs: number) => {
         const id = newId();
-        const record: ApiKeyRecord = { id, plan: "pro", name: id, createdAt: iso(now), scopes: ["orders:read"] };
+        const record: ApiKeyRecord = {
+          id,
+          start: "so_test_AAAA",
+          plan: "pro",
+          name: id,
+          createdAt: iso(now),
+          scopes: ["orders:read"],
+        };
         keys.add(ids.length === 0 ? record : { ...record, budget: ids[0] });
         ids.push(id);
         visibleAt.set(id, now + lagMs);
@@ -100,7 +107,7 @@ describe("several writers over one account's keys, simulated", () => {
           const rotation = rotationOf(
             target,
             asker,
-            { id: newId(), createdAt: iso(now) },
+            { id: newId(), start: "so_test_AAAA", createdAt: iso(now) },
             iso(now + each.graceMs),
             now,
           );

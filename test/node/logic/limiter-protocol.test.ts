@@ -49,14 +49,13 @@ describe("the isolate-object protocol", () => {
     expect(Object.keys(settleRequest(book, ban, NOW, "batch")!).sort()).toEqual(["abandoned", "ban", "unspent"]);
   });
 
-  it("lets a new isolate read an answer from an object from before these fields, counting nothing twice", () => {
+  it("counts a refusal once: one the object counted itself says nothing of deferring it, and the isolate adds none", () => {
     const full = decide(undefined, { perMinute: 1, perDay: 10 }, ban, NOW).state;
-    // An old object counted the refusal itself and says nothing of deferring it.
-    const { refusalDeferred: _, ...oldAnswer } = decide(full, { perMinute: 1, perDay: 10 }, ban, NOW + 1)
+    const { refusalDeferred: _, ...counted } = decide(full, { perMinute: 1, perDay: 10 }, ban, NOW + 1)
       .verdict as LeaseAnswer;
     const book = newLeaseBook();
     const request = leaseRequest(book, { limits, ban }, 0, NOW + 1, false, "ask");
-    expect(absorbAnswer(book, oldAnswer, NOW + 1, true, request, NOW + 1)).toMatchObject({ outcome: "limited" });
+    expect(absorbAnswer(book, counted, NOW + 1, true, request, NOW + 1)).toMatchObject({ outcome: "limited" });
     expect(book.pending.count).toBe(0);
     expect(book.streak).toBe(1);
   });

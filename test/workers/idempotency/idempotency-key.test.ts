@@ -222,7 +222,14 @@ describe("an account's kept answers", () => {
     const answer: KeptAnswer = { status: 201, headers: {}, sealedBody: "sealed" };
     const keepOne = (stub: DurableObjectStub<Account>) =>
       runInDurableObject(stub, (limiter) => {
-        limiter.addKey({ id: KEY_ID, plan: "free", name: "kept", createdAt: new Date().toISOString(), scopes: [] });
+        limiter.addKey({
+          id: KEY_ID,
+          start: "so_test_AAAA",
+          plan: "free",
+          name: "kept",
+          createdAt: new Date().toISOString(),
+          scopes: [],
+        });
         limiter.acquire({
           id: "first-ask",
           keyId: KEY_ID,

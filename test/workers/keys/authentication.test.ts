@@ -153,12 +153,6 @@ describe("scopes", () => {
     );
     expect((await api("/v1/store/orders/1", { method: "DELETE", key })).status).toBe(404);
   });
-
-  it("lets a key made before scopes existed (no scopes in its record) do everything", async () => {
-    const { key } = await storeTestKey();
-    expect((await listWith(`Bearer ${key}`)).status).toBe(200);
-    expect((await api("/v1/store/orders/1", { method: "DELETE", key })).status).toBe(404);
-  });
 });
 
 describe("rotated keys", () => {

@@ -7,15 +7,8 @@ import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { DISPATCHER_NAME } from "../../../src/webhook-delivery/dispatcher-calls";
 import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
 import { DELIVERY_LOG_MS, PRUNE_GAP_MS } from "../../../src/webhook-delivery/lane-retention";
-import {
-  appendSettled,
-  CURSOR_LAG,
-  lastLoggedAt,
-  logCursor,
-  loggedDelivery,
-  newestLogged,
-} from "../../../src/webhook-delivery/lane-log";
-import { failedAttemptsSince, failedRange, readSettled } from "../../../src/webhook-delivery/lane-settled";
+import { appendSettled, CURSOR_LAG, logCursor } from "../../../src/webhook-delivery/lane-log";
+import { failedAttemptsSince, failedRange } from "../../../src/webhook-delivery/lane-settled";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { signWebhook } from "../../../src/webhook-delivery/webhook-signature";
 import { apiWith } from "../../support/request";
@@ -520,50 +513,6 @@ describe("keeping deliveries", () => {
     const left = await laneDeliveries(made.id);
     expect(left.map((row) => row.seq)).toEqual([2, 3]);
     expect(left[1]!.attempt_log).toEqual([[now, 500, 5, null, null]]);
-  });
-
-  it("keeps the log, the settled entries and the cursor of a lane made before they shared its blocks", async () => {
-    const made = await endpoint({ url: "https://kept.example/" });
-    const at = Date.now();
-    const settled = { outcome: "failed", attempts: 1, lastStatus: 500, lastError: "x", createdAt: at, settledAt: at };
-    const found = await runInDurableObject(laneOf(env, made.id), (lane: WebhookLane, state) => {
-      const { sql } = state.storage;
-      sql.exec(
-        "DROP TABLE delivery_log; CREATE TABLE delivery_log (after INTEGER PRIMARY KEY, through INTEGER NOT NULL, " +
-          "delivered INTEGER NOT NULL, last_at INTEGER NOT NULL, entries TEXT NOT NULL); CREATE TABLE settled_log (id " +
-          "INTEGER PRIMARY KEY, settled INTEGER NOT NULL, last_at INTEGER NOT NULL, entries TEXT NOT NULL);",
-      );
-      for (const [after, through] of [
-        [10, 12],
-        [12, 20],
-      ])
-        sql.exec(
-          "INSERT INTO delivery_log VALUES (?, ?, 1, ?, ?)",
-          after,
-          through,
-          at + through,
-          JSON.stringify([[through, at + through, 200, 5, null]]),
-        );
-      sql.exec("INSERT INTO settled_log VALUES (1, 1, ?, ?)", at, JSON.stringify([{ ...settled, seq: 11 }]));
-      // The lane as it starts again over that storage.
-      new (lane.constructor as new (ctx: DurableObjectState, bindings: Env) => WebhookLane)(state, env);
-      return {
-        cursor: logCursor(sql),
-        logged: newestLogged(sql, 10).map((entry) => entry[0]),
-        twelfth: loggedDelivery(sql, 12)?.[0],
-        settled: readSettled(sql, () => true).map((entry) => entry.seq),
-        lastLogged: lastLoggedAt(sql),
-        tables: sql.exec("SELECT name FROM sqlite_master WHERE name LIKE '%_log%' ORDER BY name").toArray(),
-      };
-    });
-    expect(found).toEqual({
-      cursor: 20,
-      logged: [20, 12],
-      twelfth: 12,
-      settled: [11],
-      lastLogged: at + 20,
-      tables: [{ name: "delivery_log" }],
-    });
   });
 
   it("reads a run's recent settled entries from the blocks since, not back through first tries to an older one", async () => {

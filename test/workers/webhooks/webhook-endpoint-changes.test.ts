@@ -765,35 +765,6 @@ describe("an operator's disabling", () => {
     // Other endpoints of the account change as before.
     expect((await change(other.id, { url: "https://receiver.example/another" })).status).toBe(200);
   });
-
-  it("holds a URL stored before URLs were kept in one form", async () => {
-    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/legacy-lock" });
-    await env.DB.prepare("UPDATE webhook_endpoints SET url = 'https://RECEIVER.example:443/legacy-lock' WHERE id = ?1")
-      .bind(made.id)
-      .run();
-    expect((await operator(made.id, "disable")).status).toBe(200);
-    expect((await errorBodyOf(await create("https://receiver.example/legacy-lock"))).code).toBe(
-      "webhook_endpoint_locked",
-    );
-  });
-
-  it("is assumed of a disabled endpoint that does not say who disabled it (written before who was kept)", async () => {
-    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/legacy" });
-    await env.DB.prepare(
-      "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'disabled by the operator ops', " +
-        "disabled_by = NULL WHERE id = ?1",
-    )
-      .bind(made.id)
-      .run();
-    expect((await errorBodyOf(await change(made.id, { status: "enabled" }))).code).toBe("webhook_endpoint_locked");
-    const retried = await errorBodyOf(
-      await api(`/v2/webhook-endpoints/${made.id}/test`, { method: "POST", key: owner.key }),
-    );
-    expect(retried).toMatchObject({
-      code: "webhook_endpoint_disabled",
-      message: "The endpoint is disabled by an operator: enable it first, then test it.",
-    });
-  });
 });
 
 describe("edge cases of the owner's operations", () => {

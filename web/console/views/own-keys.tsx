@@ -38,7 +38,7 @@ function LeakNotice({ keyOf }: { keyOf: OwnKey }) {
       ? ` It made ${leak.rotatedInto.join(", ")} by rotation: whoever held it may hold them too. Rotate them.`
       : "";
   const text =
-    `${keyOf.start ?? keyOf.id} was revoked as leaked at ${new Date(leak.leakedAt).toLocaleString()}.` +
+    `${keyOf.start} was revoked as leaked at ${new Date(leak.leakedAt).toLocaleString()}.` +
     `${found}${endpoints}${made}`;
   return (
     <div class="leak" data-leaked-key={keyOf.id}>
@@ -70,15 +70,11 @@ function Keys({ session, refreshSession }: { session: Session; refreshSession: (
     const asLeaked = reason === "leaked" ? " as leaked" : "";
     const ends =
       reason === "leaked" ? " The webhook endpoints it made or aimed are disabled, and its console sessions end." : "";
-    if (
-      !confirm(
-        `Revoke ${key.start ?? key.id}${asLeaked}? Every request with it is refused from now on, for good.${ends}`,
-      )
-    )
+    if (!confirm(`Revoke ${key.start}${asLeaked}? Every request with it is refused from now on, for good.${ends}`))
       return;
     try {
       await call("POST", apiPath("keys", { key: key.id }, "revoke"), { body: { reason } });
-      setStatus({ text: `Revoked ${key.start ?? key.id}${asLeaked}.` });
+      setStatus({ text: `Revoked ${key.start}${asLeaked}.` });
       await load();
     } catch (error) {
       setStatus({ text: messageOf(error), kind: "error" });
@@ -153,7 +149,7 @@ function Keys({ session, refreshSession }: { session: Session; refreshSession: (
               {list.map((key) => (
                 <tr key={key.id} data-key-id={key.id}>
                   <td>
-                    <code>{key.start ? `${key.start}…` : key.id}</code>
+                    <code>{`${key.start}…`}</code>
                     {key.current ? " (signed in)" : ""}
                   </td>
                   <td>{key.name}</td>
@@ -171,7 +167,7 @@ function Keys({ session, refreshSession }: { session: Session; refreshSession: (
                     {key.usable && !key.current && !expiring && (
                       <>
                         <button type="button" class="danger" onClick={() => revoke(key, "retired")}>
-                          {`Revoke ${key.start ?? key.id} now`}
+                          {`Revoke ${key.start} now`}
                         </button>
                         <button type="button" class="danger" onClick={() => revoke(key, "leaked")}>
                           Revoke as leaked
