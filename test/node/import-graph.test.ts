@@ -47,13 +47,21 @@ const roomOf = (file: string) => {
   return rest.length > 0 ? top! : relative("src", file);
 };
 
-/** The value imports a reader follows from `start`, lib/ and framework/ aside (generic, read once): files opened. */
+/** A call into the Account over RPC (its stub, the limiter's): a reader opens its class for the method called. */
+const CALLS_ACCOUNT = /accountStub\(|LimiterStub/;
+
+/**
+ * The value imports a reader follows from `start`, lib/ and framework/ aside (generic, read once), and the Account's
+ * class where a stub is called (that file, not all it imports): files opened.
+ */
 function readerPath(start: string): string[] {
   const opened = new Set<string>();
   const open = (file: string) => {
     if (opened.has(file)) return;
     opened.add(file);
-    const values = readFileSync(file, "utf8").matchAll(/^(?:import|export) (?!type )[^;]*?from "(\.[^"]+)"/gm);
+    const text = readFileSync(file, "utf8");
+    if (CALLS_ACCOUNT.test(text)) opened.add("src/account/account.ts");
+    const values = text.matchAll(/^(?:import|export) (?!type )[^;]*?from "(\.[^"]+)"/gm);
     for (const [, spec] of values) {
       const target = `${normalize(join(dirname(file), spec!))}.ts`;
       if (!["lib", "framework"].includes(roomOf(target))) open(target);
@@ -143,13 +151,14 @@ describe("src's imports", () => {
     expect([...arrows.values()].reduce((sum, targets) => sum + targets.size, 0)).toBeLessThanOrEqual(75);
   });
 
-  // Wanted: the leak in 12 files of 4 rooms; what a leak ends (sessions, links, endpoints) lives in 3 rooms more.
-  it("keep a reader's paths short: a 429 in 8 files of the account, a leaked key's revocation in 14", () => {
+  // Wanted: a 429 in 8 files, the leak in 12 of 4 rooms. Both open the Account's class besides; what a leak ends
+  // (sessions, links, endpoints) lives in 3 rooms more.
+  it("keep a reader's paths short: a 429 in 9 files of the account, a leaked key's revocation in 15", () => {
     const refusal = new Set([...readerPath("src/account/rate-limit.ts"), ...readerPath("src/account/lease-client.ts")]);
     expect([...refusal].map(roomOf)).toEqual(Array(refusal.size).fill("account"));
-    expect(refusal.size).toBeLessThanOrEqual(8);
+    expect(refusal.size).toBeLessThanOrEqual(9);
     const leak = readerPath("src/revocation/report-leaked-tokens.ts");
-    expect(leak.length).toBeLessThanOrEqual(14);
+    expect(leak.length).toBeLessThanOrEqual(15);
     expect(new Set(leak.map(roomOf)).size).toBeLessThanOrEqual(6);
   });
 
