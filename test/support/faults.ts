@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import type { Account } from "../../src/account/account";
 import type { ApiKeyRecord } from "../../src/account/key-record";
 import { ownerName, pointerName } from "../../src/keys/kv-layout";
 import { sha256Hex } from "../../src/lib/digest";
@@ -224,4 +225,28 @@ export function edgeKv(kv: KVNamespace = env.API_KEYS): { kv: KVNamespace; seen(
     },
   });
   return { kv: edge, seen: async (...names) => void (await Promise.all(names.map(copyOf))) };
+}
+
+/**
+ * The accounts' binding with another writer's change landing right after a call reads a key from its account and
+ * before the call writes: `between` runs on that account's stub once the read has answered.
+ */
+export function accountsChangedAfterRead(
+  between: (account: DurableObjectStub<Account>, keyId: string) => Promise<unknown>,
+): Env["ACCOUNTS"] {
+  return {
+    getByName(name: string) {
+      const stub = env.ACCOUNTS.getByName(name);
+      return new Proxy(stub, {
+        get: (target, property) =>
+          property === "key"
+            ? async (keyId: string) => {
+                const read = await target.key(keyId);
+                await between(target, keyId);
+                return read;
+              }
+            : Reflect.get(target, property),
+      });
+    },
+  } as unknown as Env["ACCOUNTS"];
 }

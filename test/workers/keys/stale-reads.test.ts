@@ -4,7 +4,7 @@ import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
 import { ownerName, pointerName } from "../../../src/keys/kv-layout";
 import { findKeyById } from "../../../src/keys/lookup";
 import { sha256Hex } from "../../../src/lib/digest";
-import { edgeKv } from "../../support/faults";
+import { accountsChangedAfterRead, edgeKv } from "../../support/faults";
 import { at, onAFakeClock, setClock } from "../../support/limits-clock";
 import { apiWith } from "../../support/request";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
@@ -116,21 +116,9 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     const other = await storeTestKey({ scopes: ["orders:read"], budget: owner.record.id });
     const first = new Date(at(0)).toISOString();
     // Another writer's revocation lands after this call read the key and before it revokes it.
-    const racing = {
-      getByName(name: string) {
-        const stub = env.ACCOUNTS.getByName(name);
-        return new Proxy(stub, {
-          get: (target, property) =>
-            property === "key"
-              ? async (keyId: string) => {
-                  const read = await target.key(keyId);
-                  if (keyId === other.record.id) await target.revokeKey(keyId, "retired", first);
-                  return read;
-                }
-              : Reflect.get(target, property),
-        });
-      },
-    } as unknown as Env["ACCOUNTS"];
+    const racing = accountsChangedAfterRead(async (account, keyId) => {
+      if (keyId === other.record.id) await account.revokeKey(keyId, "retired", first);
+    });
     setClock(30);
     const revoked = await asKey({ ...env, ACCOUNTS: racing }, owner, `/v2/keys/${other.record.id}/revoke`, "POST", {});
     expect(revoked.status).toBe(200);

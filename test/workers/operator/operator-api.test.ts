@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { INSERT_KEY_EVENT, keyEventValues } from "../../../src/keys/audit";
 import { findKeyById } from "../../../src/keys/lookup";
 import { forgetIsolateMemory } from "../../../src/app/isolate-memory";
-import { interceptD1, staleKeyKv } from "../../support/faults";
+import { accountsChangedAfterRead, interceptD1, staleKeyKv } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
 import { ANONYMOUS_LIMITS, OPERATOR_LIMITS } from "../../../src/account/plans";
 import { api, apiWith, errorBodyOf } from "../../support/request";
@@ -451,21 +451,7 @@ describe("the operator API", () => {
   it("sets limits on the plan the account holds then, not the one it was read with (a move landing between)", async () => {
     const pro = await storeTestKey({ plan: "pro" });
     // Another operator's move to business lands after this call read the key and before it sets the limits.
-    const racing = {
-      getByName(name: string) {
-        const stub = env.ACCOUNTS.getByName(name);
-        return new Proxy(stub, {
-          get: (target, property) =>
-            property === "key"
-              ? async (keyId: string) => {
-                  const read = await target.key(keyId);
-                  await target.setPlan({ plan: "business" });
-                  return read;
-                }
-              : Reflect.get(target, property),
-        });
-      },
-    } as unknown as Env["ACCOUNTS"];
+    const racing = accountsChangedAfterRead((account) => account.setPlan({ plan: "business" }));
     const set = await apiWith({ ...env, ACCOUNTS: racing }, `/admin/keys/${pro.record.id}/limits`, {
       method: "POST",
       key: null,

@@ -97,84 +97,58 @@ describe("a lane that dies mid-run", () => {
   });
 });
 
-describe("a lane that dies as it settles its retried rows", () => {
-  it("keeps them pending: the next run sends each again, once, and every one is delivered", async () => {
-    const { endpointId, seqs } = await pendingDeliveries(
-      owner.key,
-      Array.from({ length: 12 }, (_, index) => 3_500 + index),
-    );
-    let clock = Date.now();
-    await runLaneOnce(endpointId, {
-      fetch: receivers(() => new Response(null, { status: 503 })).fetch,
-      now: () => clock,
-    });
-    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "pending" && row.attempts === 1)).toBe(
-      true,
-    );
-    clock += 60_000;
-    const { fetch, posts } = receivers();
-    // Taken at their retry, the lane dies at the flush that would move them to the settled log.
-    const died = await runLaneOnce(endpointId, (state) => ({
-      fetch,
-      now: () => clock,
-      sql: {
-        exec(query: string, ...bindings: SqlStorageValue[]) {
-          if (query.startsWith("DELETE FROM pending_deliveries WHERE seq = ?")) throw new Error("the object was reset");
-          return state.storage.sql.exec(query, ...bindings);
-        },
-      } as unknown as SqlStorage,
-    })).then(
-      () => "ran",
-      (error: unknown) => String(error),
-    );
-    expect(died).toBe("Error: the object was reset");
-    expect(posts.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
-    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "pending")).toBe(true);
+describe("a lane that fails as it settles its retried rows", () => {
+  it.each([
+    [
+      "dies at their delete",
+      3_500,
+      (query: string) => query.startsWith("DELETE FROM pending_deliveries WHERE seq = ?"),
+    ],
+    // Taken from the pending table, then the log's write refused (a full database, say): the flush is undone whole.
+    ["has the log's write refused after their delete", 3_600, (query: string) => FLUSH.test(query)],
+  ])(
+    "%s: keeps them pending; the next run sends each again, once, and every one is delivered",
+    async (_, first, fails) => {
+      const { endpointId, seqs } = await pendingDeliveries(
+        owner.key,
+        Array.from({ length: 12 }, (_, index) => first + index),
+      );
+      let clock = Date.now();
+      await runLaneOnce(endpointId, {
+        fetch: receivers(() => new Response(null, { status: 503 })).fetch,
+        now: () => clock,
+      });
+      expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "pending" && row.attempts === 1)).toBe(
+        true,
+      );
+      clock += 60_000;
+      const { fetch, posts } = receivers();
+      // Taken at their retry, the lane fails at the flush that would move them to the settled log.
+      const failed = await runLaneOnce(endpointId, (state) => ({
+        fetch,
+        now: () => clock,
+        sql: {
+          exec(query: string, ...bindings: SqlStorageValue[]) {
+            if (fails(query)) throw new Error("the statement failed");
+            return state.storage.sql.exec(query, ...bindings);
+          },
+        } as unknown as SqlStorage,
+      })).then(
+        () => "ran",
+        (error: unknown) => String(error),
+      );
+      expect(failed).toBe("Error: the statement failed");
+      expect(posts.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
+      const kept = await laneDeliveries(endpointId);
+      expect(kept.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["pending", 1]));
 
-    const { fetch: again, posts: resent } = receivers();
-    await runLaneOnce(endpointId, { fetch: again, now: () => clock });
-    expect(resent.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
-    const rows = await laneDeliveries(endpointId);
-    expect(rows.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["delivered", 2]));
-  });
-});
-
-describe("a lane whose flush fails part way", () => {
-  it("writes none of it: rows it would settle stay pending, are sent again, and every one is delivered", async () => {
-    const { endpointId, seqs } = await pendingDeliveries(
-      owner.key,
-      Array.from({ length: 12 }, (_, index) => 3_600 + index),
-    );
-    let clock = Date.now();
-    await runLaneOnce(endpointId, {
-      fetch: receivers(() => new Response(null, { status: 503 })).fetch,
-      now: () => clock,
-    });
-    clock += 60_000;
-    // The rows are taken from the pending table, then the log's write is refused (a full database, say).
-    const failed = await runLaneOnce(endpointId, (state) => ({
-      fetch: receivers().fetch,
-      now: () => clock,
-      sql: {
-        exec(query: string, ...bindings: SqlStorageValue[]) {
-          if (FLUSH.test(query)) throw new Error("SQLITE_FULL");
-          return state.storage.sql.exec(query, ...bindings);
-        },
-      } as unknown as SqlStorage,
-    })).then(
-      () => "ran",
-      (error: unknown) => String(error),
-    );
-    expect(failed).toBe("Error: SQLITE_FULL");
-    const kept = await laneDeliveries(endpointId);
-    expect(kept.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["pending", 1]));
-
-    const { fetch: again, posts: resent } = receivers();
-    await runLaneOnce(endpointId, { fetch: again, now: () => clock });
-    expect(resent.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
-    const rows = await laneDeliveries(endpointId);
-    expect(rows.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["delivered", 2]));
-  });
+      const { fetch: again, posts: resent } = receivers();
+      await runLaneOnce(endpointId, { fetch: again, now: () => clock });
+      expect(resent.map((post) => post.webhookId).sort()).toEqual(seqs.map((seq) => `evt_${seq}`).sort());
+      const rows = await laneDeliveries(endpointId);
+      expect(rows.map((row) => [row.outcome, row.attempts])).toEqual(seqs.map(() => ["delivered", 2]));
+    },
+  );
 });
 
 describe("a lane whose flush fails once mid-run", () => {
