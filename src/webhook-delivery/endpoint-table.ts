@@ -5,7 +5,7 @@
 import type { D1Queryable } from "../lib/d1-session";
 import { HOST_LOCKED, hostLock } from "./host-lock-table";
 
-/** Disabled by an operator, or by nobody named (the safe reading): only an operator enables it again. */
+/** Disabled by an operator: only an operator enables it again. */
 const LOCKED = "status = 'disabled' AND disabled_by = 'operator'";
 
 /** An endpoint as its lane sends to it: where, signed with what, how fast, for whom. */

@@ -302,8 +302,7 @@ export class WebhookLane extends DurableObject<Env> {
     try {
       const config = configOf(this.env, this.configs);
       if (!config.ok) throw new Error(`invalid configuration: ${config.problems.join("; ")}`);
-      const handedBefore = this.handedAtLastRun;
-      this.handedAtLastRun = this.handed;
+      const handedNow = this.handed;
       const result = await runLane({
         sql: this.ctx.storage.sql,
         kv: storage,
@@ -319,9 +318,11 @@ export class WebhookLane extends DurableObject<Env> {
         sealingKey: sealingKeyOf(this.env),
         accountLiveness: (account) => accountLiveness(this.env.ACCOUNTS, account, this.liveAccounts),
         handed: this.handed,
-        handedBefore,
+        handedBefore: this.handedAtLastRun,
         prunes: this.prunes,
       });
+      // A run that failed may not have read what it was handed: the next is not behind for it.
+      this.handedAtLastRun = handedNow;
       if (result === "endpoint gone") {
         await this.wipe();
         return "gone";

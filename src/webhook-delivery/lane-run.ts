@@ -322,7 +322,7 @@ class FirstTries {
       ...(replay === undefined ? { handed: context.handed } : { upTo: replay.seq }),
     });
     stretch.window = read.events.length === 0 ? Math.min(2 * stretch.window, MAX_SCAN_WINDOW) : SCAN_WINDOW;
-    // Pruned past the cursor: one row up to the read's head if the lane was owed them (docs/design/order-events.md).
+    // Pruned past the cursor: one row for them, not past the read's head, if the lane was owed them (order-events.md).
     const behind = this.inTrouble || context.handedBefore > stretch.readThrough;
     const lost = Math.min(read.expired ?? 0, replay?.seq ?? (behind ? read.head : 0));
     if (lost > stretch.readThrough) {

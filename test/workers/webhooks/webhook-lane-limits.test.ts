@@ -6,7 +6,7 @@ import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { LANE_BATCH, LANE_RUN_DELIVERIES, LANE_RUN_MS } from "../../../src/webhook-delivery/lane-run";
 import { addRetried, PENDING_CAP } from "../../../src/webhook-delivery/lane-deliveries";
 import { seedOrders } from "../../support/seed";
-import { interceptD1 } from "../../support/faults";
+import { failingD1, interceptD1 } from "../../support/faults";
 import {
   dispatchQuietly,
   feedHead,
@@ -172,6 +172,36 @@ describe("one run of a lane", () => {
     await dispatchQuietly();
     await runLaneOnce(made.id, { fetch });
     expect(posts).toHaveLength(1);
+    expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]);
+  });
+
+  it("says nothing of that prune either when its first run after the hand-off failed before reading", async () => {
+    const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", types: ["order.cancelled"] });
+    await seedOrders([{ id: 57 }, { id: 58 }, { id: 59 }]);
+    await env.DB.prepare("DELETE FROM order_events WHERE seq <= ?1")
+      .bind(await feedHead())
+      .run();
+    await env.DB.prepare("UPDATE orders SET status = 'cancelled' WHERE id = 59").run();
+    const wanted = String(await feedHead());
+    const posted = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 204 }));
+    const lane = laneOf(env, made.id);
+    let posts = 0;
+    try {
+      // Handed the event while D1 is down: the run fails before it reads the feed.
+      await runInDurableObject(lane, async (instance: WebhookLane) => {
+        (instance as unknown as { env: Env }).env = { ...env, DB: failingD1().db };
+        await instance.enqueue(made.id, [wanted]);
+        await instance.running;
+        (instance as unknown as { env: Env }).env = env;
+        await instance.alarm();
+        await instance.running;
+      });
+      await runInDurableObject(lane, (_, state) => state.storage.deleteAlarm());
+      posts = posted.mock.calls.length;
+    } finally {
+      posted.mockRestore();
+    }
+    expect(posts).toBe(1);
     expect((await laneDeliveries(made.id)).map((row) => row.outcome)).toEqual(["delivered"]);
   });
 
