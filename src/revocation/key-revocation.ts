@@ -101,6 +101,9 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
       { operation: "revoke", keyId: record.id, changes, actor: asked.actor },
       async (rowId) => {
         await revoke();
+        // Another revocation landed first: the row says what the account kept, as the answer does.
+        if (kept && (kept.revokedAt !== revokedAt || kept.revokedReason !== reason))
+          await addKeyEventChanges(db, rowId, { revokedAt: kept.revokedAt, reason: kept.revokedReason });
         if (!leaking) return;
         leak = await endWhatTheKeyStarted(db, record, asked.actor);
         const leakEndedAt = new Date().toISOString();

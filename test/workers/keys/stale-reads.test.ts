@@ -111,7 +111,7 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     expect((await asKey(there, key, "/v1/store/orders")).headers.get("X-RateLimit-Limit")).toBe("1000");
   });
 
-  it("answers a revocation with the time the account keeps, when another writer's landed first", async () => {
+  it("answers and audits a revocation with the time the account keeps, when another writer's landed first", async () => {
     const owner = await storeTestKey({ scopes: [...ALL] });
     const other = await storeTestKey({ scopes: ["orders:read"], budget: owner.record.id });
     const first = new Date(at(0)).toISOString();
@@ -123,5 +123,10 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     const revoked = await asKey({ ...env, ACCOUNTS: racing }, owner, `/v2/keys/${other.record.id}/revoke`, "POST", {});
     expect(revoked.status).toBe(200);
     expect(await revoked.json()).toMatchObject({ id: other.record.id, revokedAt: first, reason: "retired" });
+    // Its audit row says the same.
+    const row = await env.DB.prepare("SELECT changes FROM key_events WHERE key_id = ?1 AND operation = 'revoke'")
+      .bind(other.record.id)
+      .first<{ changes: string }>();
+    expect(JSON.parse(row!.changes)).toMatchObject({ revokedAt: first, reason: "retired" });
   });
 });
