@@ -227,7 +227,7 @@ try {
       detail: `only ${observations.length} of ${totalRequests} requests within ${maxSeconds} s`,
     });
   console.error(
-    "Fan-out: 100 endpoints over 10 budgets, one hanging and one slow, 500 changes by the other system in bursts…",
+    "Fan-out: 100 endpoints over 10 accounts, one hanging and one slow, 500 changes by the other system in bursts…",
   );
   const operator = operatorApi(service.baseUrl, { stateDir: state.path });
   const fanOut = await fanOutPhase({

@@ -4,8 +4,9 @@
  * that answers slowly among them, while another system writes 500 changes
  * straight to D1 in bursts. Every delivery must arrive, none twice, and each
  * healthy endpoint's p99 from commit to receipt stay under 5 s: a hanging
- * receiver holds back nobody else. What the pipeline keeps is printed before
- * and after.
+ * receiver holds back nobody else. The healthy p99 is printed against its 2 s
+ * target, met or MISSED, which a busy machine's run may miss without failing.
+ * What the pipeline keeps is printed before and after.
  */
 import { createServer, type Server } from "node:http";
 import type { Execute } from "./d1-http-api";
@@ -17,13 +18,14 @@ import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver";
  * bound (bench/README.md, the fan-out row).
  */
 export const FAN_OUT = {
-  budgets: 10,
-  endpointsPerBudget: 10,
+  accounts: 10,
+  endpointsPerAccount: 10,
   changes: 500,
   burst: 10,
   burstGapMs: 3_000,
   slowAnswerMs: 3_000,
   healthyP99Ms: 5_000,
+  healthyP99TargetMs: 2_000,
 } as const;
 
 /** A receiver that takes every request and answers none: a hung server. */
@@ -85,7 +87,7 @@ export async function fanOutPhase(options: {
   try {
     let made = 0;
     for (const key of options.keys) {
-      for (let n = 0; n < FAN_OUT.endpointsPerBudget; n++, made++) {
+      for (let n = 0; n < FAN_OUT.endpointsPerAccount; n++, made++) {
         const receiver = made === 0 ? undefined : made === 1 ? slow : await startWebhookReceiver();
         if (receiver && receiver !== slow) healthy.push(receiver);
         // One ordered endpoint among them: every event once, in event order.
@@ -181,11 +183,12 @@ export async function fanOutPhase(options: {
     }
     lines.push(
       `Fan-out: ${FAN_OUT.changes} changes in bursts of ${FAN_OUT.burst} to ${made} endpoints over ` +
-        `${options.keys.length} budgets (${healthy.length} healthy, 1 answering in ${FAN_OUT.slowAnswerMs / 1000} s, ` +
+        `${options.keys.length} accounts (${healthy.length} healthy, 1 answering in ${FAN_OUT.slowAnswerMs / 1000} s, ` +
         `1 never answering: ${hanging.requests()} requests held); ` +
         `every healthy endpoint had them ${violations.length === 0 ? "all" : "NOT all"} ${waited} s after the first ` +
         `burst; healthy p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms (the worst ` +
-        `endpoint's p99 ${worstP99} ms).`,
+        `endpoint's p99 ${worstP99} ms; target ${FAN_OUT.healthyP99TargetMs} ms: ` +
+        `${percentile(latencies, 99) <= FAN_OUT.healthyP99TargetMs ? "met" : "MISSED"}).`,
       `The pipeline after: ${JSON.stringify(await pipeline())}`,
     );
     return { violations, lines };
