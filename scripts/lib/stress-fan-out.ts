@@ -183,8 +183,8 @@ export async function fanOutPhase(options: {
     }
     lines.push(
       `Fan-out: ${FAN_OUT.changes} changes in bursts of ${FAN_OUT.burst} to ${made} endpoints over ` +
-        `${options.keys.length} accounts (${healthy.length} healthy, 1 answering in ${FAN_OUT.slowAnswerMs / 1000} s, ` +
-        `1 never answering: ${hanging.requests()} requests held); ` +
+        `${options.keys.length} accounts (${healthy.length} healthy, ` +
+        `1 answering in ${FAN_OUT.slowAnswerMs / 1000} s, 1 never answering: ${hanging.requests()} requests held); ` +
         `every healthy endpoint had them ${violations.length === 0 ? "all" : "NOT all"} ${waited} s after the first ` +
         `burst; healthy p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms (the worst ` +
         `endpoint's p99 ${worstP99} ms; target ${FAN_OUT.healthyP99TargetMs} ms: ` +
