@@ -20,9 +20,11 @@ import { AccountKeys, type PlanChange } from "./account-keys";
 import { SearchEntries, writeSearchEntries, type SearchChange } from "./key-search-entries";
 import { limitsFor, revoked, standingOf, type ApiKeyRecord, type RevocationReason } from "./key-record";
 import {
+  revocationRefusal,
   rotationOf,
   updateRefusal,
   WEBHOOK_READER_SCOPE,
+  type KeyRefusal,
   type KeyUpdate,
   type NewKey,
   type Rotation,
@@ -147,14 +149,21 @@ export class Account extends DurableObject<Env> {
     return this.#keys.page(after, limit);
   }
 
-  /** Revokes a key for good at `at` (null: none such); isolates refuse it within a lease. */
+  /**
+   * Revokes a key for good at `at` (null: none such); isolates refuse it within a lease. Refused when a key of the
+   * account asks (`askedBy`) that may act only on itself (key-rules.ts), as the account holds it now.
+   */
   async revokeKey(
     keyId: string,
     reason: RevocationReason,
     at: string,
-  ): Promise<{ before: ApiKeyRecord; after: ApiKeyRecord } | null> {
+    askedBy?: string,
+  ): Promise<{ before: ApiKeyRecord; after: ApiKeyRecord } | KeyRefusal | null> {
     const before = this.#keys.get(keyId);
     if (!before) return null;
+    const asker = askedBy === undefined ? undefined : this.#keys.get(askedBy);
+    const refusal = revocationRefusal(asker, askedBy, keyId, Date.now());
+    if (refusal) return refusal;
     const after = revoked(before, reason, at);
     this.#keys.put(after);
     // The search shows when a key was revoked, never why: a retired key found leaked changes nothing there.

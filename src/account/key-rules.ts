@@ -29,6 +29,22 @@ export interface KeyUpdate {
   plan?: PlanChange;
 }
 
+/**
+ * A revocation refused: asked by a key of the account (`asker`, absent for an operator or a scanner) that may act only
+ * on itself, of another key: one rotated away (maybe leaked), made to expire, or no longer live.
+ */
+export function revocationRefusal(
+  asker: ApiKeyRecord | undefined,
+  askedBy: string | undefined,
+  keyId: string,
+  now: number,
+): KeyRefusal | undefined {
+  if (askedBy === undefined || askedBy === keyId) return undefined;
+  if (standingOf(asker, now) !== "live" || asker!.rotatedTo !== undefined || asker!.expiresAt !== undefined)
+    return { kind: "acts_only_on_itself" };
+  return undefined;
+}
+
 /** An update done: the key as it is now, and the keys it reached (a plan reaches every live key of the account). */
 export type Updated = { kind: "updated"; key: ApiKeyRecord; reached: string[] } | KeyRefusal;
 

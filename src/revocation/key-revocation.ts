@@ -13,6 +13,7 @@ import { accountStub } from "../account/account-stub";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audit";
 import { OperationNotTaken } from "../lib/audit-row";
 import { forgetKey } from "../keys/forget-key";
+import type { KeyRefusal } from "../account/key-rules";
 import type { Usage } from "../account/policy";
 import { endEverySessionOfKey } from "../console/session-table";
 import { disableForLeak } from "../webhook-delivery/endpoint-table";
@@ -30,6 +31,8 @@ export interface RevocationAsked {
   /** As audits name who did it: `key:<id>`, an operator's name, `github-secret-scanning`. */
   actor: string;
   found?: { url?: string; source?: string };
+  /** The key of the account that asks, if one does, and how its caller answers the account's refusal of it. */
+  asker?: { id: string; refused(refusal: KeyRefusal): Error };
   /** Audit a call on a key revoked already too (the operator API audits every action, a finishing repeat included). */
   auditRepeat?: boolean;
 }
@@ -70,8 +73,11 @@ export async function revokeKey(c: Context<AppEnv>, record: ApiKeyRecord, asked:
   const { revokedAt, revokedReason: reason } = expected as Required<Pick<ApiKeyRecord, "revokedAt" | "revokedReason">>;
   let kept: ApiKeyRecord | undefined;
   const revoke = async () => {
-    const done = await callDependency("account", () => stub.revokeKey(record.id, asked.reason, revokedAt));
+    const done = await callDependency("account", () =>
+      stub.revokeKey(record.id, asked.reason, revokedAt, asked.asker?.id),
+    );
     if (!done) throw new OperationNotTaken("no such key");
+    if ("kind" in done) throw asked.asker!.refused(done);
     forgetKey(c, done.after);
     kept = done.after;
   };

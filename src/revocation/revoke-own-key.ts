@@ -4,9 +4,10 @@ import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { keyOfCaller } from "../keys/require-api-key";
+import { answeringRefusals, refusedByAccount } from "../keys/key-refusal";
+import type { KeyRefusal } from "../account/key-rules";
 import { accountOf } from "../account/key-record";
 import { findKeyById } from "../keys/lookup";
-import { refuseActingOnAnother } from "../keys/own-keys/acting-key";
 import { KEY_PARAMS, OWN_KEYS, RevokedKey } from "../keys/own-keys/own-key-schemas";
 import { RevocationReason, revokeKey } from "./key-revocation";
 
@@ -36,11 +37,13 @@ export const revokeOwnKey = defineOperation({
   async handle(c, { keyId }) {
     const { reason } = await readOptionalJsonBody(c, RevokeOwnKey);
     const caller = keyOfCaller(c);
-    refuseActingOnAnother(c, keyId);
     const record = await findKeyById(c.env, keyId);
     if (!record || accountOf(record) !== accountOf(caller))
       throw new ApiError("key_not_found", `No key ${keyId} in this key's account.`);
-    const revoked = await revokeKey(c, record, { reason, actor: `key:${caller.id}` });
+    // Whether the caller may act on another key is the account's to say, as it holds the caller now.
+    const refused = (refusal: KeyRefusal) => refusedByAccount(refusal, keyId, `No key ${keyId} in this key's account.`);
+    const asked = { reason, actor: `key:${caller.id}`, asker: { id: caller.id, refused } };
+    const revoked = await answeringRefusals(revokeKey(c, record, asked));
     return jsonBody(c, {
       id: keyId,
       revokedAt: revoked.revokedAt,

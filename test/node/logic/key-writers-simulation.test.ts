@@ -3,7 +3,7 @@ import { fc, test } from "@fast-check/vitest";
 import { describe, expect } from "vitest";
 import { AccountKeys } from "../../../src/account/account-keys";
 import { revoked, standingOf, type ApiKeyRecord } from "../../../src/account/key-record";
-import { rotationOf, updateRefusal } from "../../../src/account/key-rules";
+import { revocationRefusal, rotationOf, updateRefusal } from "../../../src/account/key-rules";
 import { absorbAnswer, decideLocally, newLeaseBook, type LeaseBook } from "../../../src/account/lease-book";
 import { decide, LEASE_MS } from "../../../src/account/policy";
 import { PLAN_LIMITS, type Limits } from "../../../src/account/plans";
@@ -28,7 +28,7 @@ const ISOLATES = 3;
 type Writer = "owner" | "operator" | "scanner" | "cli";
 type Step =
   | { kind: "create"; lagMs: number }
-  | { kind: "revoke"; writer: Writer; key: number }
+  | { kind: "revoke"; writer: Writer; key: number; asker: number }
   | { kind: "rotate"; writer: Writer; key: number; asker: number; graceMs: number }
   | { kind: "end"; key: number; inMs: number }
   | { kind: "plan"; key: number }
@@ -40,7 +40,7 @@ const key = fc.nat(7);
 const writer = fc.constantFrom<Writer>("owner", "operator", "scanner", "cli");
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant("create" as const), lagMs: fc.integer({ min: 0, max: MINUTE }) }),
-  fc.record({ kind: fc.constant("revoke" as const), writer, key }),
+  fc.record({ kind: fc.constant("revoke" as const), writer, key, asker: key }),
   fc.record({
     kind: fc.constant("rotate" as const),
     writer,
@@ -99,6 +99,13 @@ describe("several writers over one account's keys, simulated", () => {
         else if (each.kind === "revoke") {
           const id = pick(each.key);
           const before = keys.get(id)!;
+          // An owner's key asks: the account refuses one that may act only on itself revoking another.
+          const askedBy = each.writer === "owner" ? pick(each.asker) : undefined;
+          const asker = askedBy === undefined ? undefined : keys.get(askedBy);
+          const refused = revocationRefusal(asker, askedBy, id, now) !== undefined;
+          const free = standingOf(asker, now) === "live" && !asker?.rotatedTo && !asker?.expiresAt;
+          expect(refused, `${askedBy} revoking ${id}`).toBe(askedBy !== undefined && askedBy !== id && !free);
+          if (refused) continue;
           keys.put(revoked(before, each.writer === "scanner" ? "leaked" : "retired", iso(now)));
           if (!revokedAt.has(id)) revokedAt.set(id, now);
         } else if (each.kind === "rotate") {

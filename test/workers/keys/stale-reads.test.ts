@@ -85,6 +85,32 @@ describe("a key changed at one location, asked about at another whose KV lags", 
     }
   });
 
+  it("refuses a key rotated away at another location revoking another key, while its word here is a lease old", async () => {
+    setClock(0);
+    const owner = await storeTestKey({ scopes: [...ALL] });
+    const sibling = await storeTestKey({ scopes: [...ALL], budget: owner.record.id });
+    // This isolate holds the account's word on the owner's key (live, not rotated) with a lease to spend: the
+    // requests of a busy key.
+    for (let request = 0; request < 30; request++) {
+      setClock(request / 10);
+      expect((await asKey(env, owner, "/v2/keys")).status).toBe(200);
+    }
+    // Rotated elsewhere, with a grace: the key's holder (maybe whoever leaked it) may act only on itself.
+    const rotation = await env.ACCOUNTS.getByName(owner.record.id).rotateKey(
+      owner.record.id,
+      { id: "key_RotatedElsewhere", start: "so_test_AAAA", createdAt: new Date(at(3)).toISOString() },
+      new Date(at(600)).toISOString(),
+    );
+    expect(rotation.kind).toBe("rotated");
+    setClock(3.1);
+    const refused = await asKey(env, owner, `/v2/keys/${sibling.record.id}/revoke`, "POST", {});
+    expect(refused.status).toBe(403);
+    expect((await refused.json<{ code: string }>()).code).toBe("key_acts_only_on_itself");
+    expect((await findKeyById(env, sibling.record.id))!.revokedAt).toBeUndefined();
+    // Itself it may still revoke.
+    expect((await asKey(env, owner, `/v2/keys/${owner.record.id}/revoke`, "POST", {})).status).toBe(200);
+  });
+
   it("keeps the end an update gave a key when another location writes its lagging record back", async () => {
     setClock(0);
     const key = await storeTestKey({ scopes: [...ALL] });
