@@ -4,7 +4,8 @@ import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
 import { keyOfCaller } from "../keys/require-api-key";
-import { answeringRefusals, refusedByAccount } from "../keys/key-refusal";
+import { actsOnlyOnItself, answeringRefusals } from "../keys/key-refusal";
+import { OperationNotTaken } from "../lib/audit-row";
 import type { KeyRefusal } from "../account/key-rules";
 import { accountOf } from "../account/key-record";
 import { findKeyById } from "../keys/lookup";
@@ -41,7 +42,11 @@ export const revokeOwnKey = defineOperation({
     if (!record || accountOf(record) !== accountOf(caller))
       throw new ApiError("key_not_found", `No key ${keyId} in this key's account.`);
     // Whether the caller may act on another key is the account's to say, as it holds the caller now.
-    const refused = (refusal: KeyRefusal) => refusedByAccount(refusal, keyId, `No key ${keyId} in this key's account.`);
+    // The one refusal a revocation has: the asking key acts only on itself.
+    const refused = (refusal: KeyRefusal) =>
+      new OperationNotTaken(`the account refused: ${refusal.kind}`, {
+        answer: actsOnlyOnItself("another key of its account"),
+      });
     const asked = { reason, actor: `key:${caller.id}`, asker: { id: caller.id, refused } };
     const revoked = await answeringRefusals(revokeKey(c, record, asked));
     return jsonBody(c, {
