@@ -5,12 +5,14 @@
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { accessGuards, app, perRequestChain, routes } from "../src/app/worker";
-import { REPLAY_LAYER } from "../src/account/refusal-replay";
-import { allowedMethods } from "../src/framework/operations/mount-routes";
+import { REPLAY_LAYER } from "../src/account/rate-limit";
+import { allowedMethods, matchRoute } from "../src/framework/operations/mount-routes";
 import { corsPolicy } from "../src/framework/middleware/cors";
-import { isUsable, limitsFor, type ApiKeyRecord } from "../src/account/key-record";
+import { limitsFor, standingOf, type ApiKeyRecord } from "../src/account/key-record";
+import { accessOf, type KeyRefused } from "../src/account/request-admission";
+import type { KnownKey } from "../src/account/lease-book";
+import { countedCallers } from "../src/keys/counted-callers";
 import { accountStub } from "../src/account/account-stub";
-import { invalidCaller } from "../src/keys/caller";
 import { ANONYMOUS_LIMITS } from "../src/account/plans";
 import { quieterWindow } from "../src/account/policy";
 import { aroundCalls } from "./billed-calls";
@@ -148,23 +150,29 @@ mountRoutes(bench, [{ base: "/bench/peer-same-bytes", operations: [list] }], acc
 
 /**
  * The key a peer was presented, verified as a user of the binding would: it answers only `success`, so the key's
- * record comes from its account, read once an isolate (kept for the run, as a user's cache would keep it).
+ * record comes from its account, read once an isolate (kept for the run, as a user's cache would keep it), and checked
+ * against the operation's need as the app's step checks it.
  */
-const peerRecords = new Map<string, ApiKeyRecord | null>();
+const peerRecords = new Map<string, ApiKeyRecord | undefined>();
+const peerCallers = countedCallers();
 function peerVerifies(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
+    let key: KnownKey | undefined;
     if (caller.kind === "presented") {
       if (!peerRecords.has(caller.keyId))
-        peerRecords.set(caller.keyId, await accountStub(c.env.ACCOUNTS, caller.account).key(caller.keyId));
+        peerRecords.set(
+          caller.keyId,
+          (await accountStub(c.env.ACCOUNTS, caller.account).key(caller.keyId)) ?? undefined,
+        );
       const record = peerRecords.get(caller.keyId);
-      c.set(
-        "caller",
-        record && isUsable(record)
-          ? { kind: "key", key: record, address: caller.address }
-          : invalidCaller(caller.address),
-      );
+      key = { standing: standingOf(record, Date.now()), record, until: Number.POSITIVE_INFINITY };
+      peerCallers.verified(c, key);
     }
+    const need = matchRoute(c);
+    const access = accessOf("admitted", key, need);
+    // Admitted was asked: what refuses is the key's.
+    if (access !== "allowed") throw peerCallers.refusal(c, access as KeyRefused, need!);
     await next();
   };
 }
@@ -187,7 +195,7 @@ const breakdown = Array.from({ length: perRequestChain.length + 1 }, (_, cut) =>
 bench.get("/bench/breakdown", (c) => c.json({ layers: perRequestChain.map(([name]) => name) }));
 
 /**
- * The app without the refusal replay before identification (account/refusal-replay.ts): the same chain and routes
+ * The app without the refusal replay before identification (account/rate-limit.ts): the same chain and routes
  * less that one layer, so the limited and banned rows show, side by side, what it buys.
  */
 const withoutReplay = new Hono<AppEnv>();

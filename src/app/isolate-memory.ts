@@ -6,7 +6,7 @@
 import type { StoredKey } from "../keys/lookup";
 import { TtlCache } from "../lib/ttl-cache";
 import { LeaseClient } from "../account/lease-client";
-import { WrittenRefusals } from "../account/refusal-replay";
+import { WrittenRefusals } from "../account/rate-limit";
 import type { WrittenHeaders } from "../account/rate-limit-headers";
 import type { WindowReport } from "../account/protocol";
 import { OwnWrites } from "../read-your-writes/own-writes";
@@ -22,7 +22,7 @@ export const isolateMemory = {
   /**
    * The last refusal written to each refused caller, by credential, 1,000 at most: replayed with a new request id while
    * the caller's book refuses it in the same state. Safe: only while the account's word on its key is fresh, under the
-   * same bindings (account/refusal-replay.ts).
+   * same bindings (account/rate-limit.ts).
    */
   refusals: new WrittenRefusals(),
   /** Headers written per refused state, held weakly by their answer. Safe: read-only, the same for all. */

@@ -18,12 +18,11 @@ import { countedCallers } from "../keys/counted-callers";
 import { identifyCaller } from "../keys/identify-caller";
 import type { OtherCredential } from "../keys/caller";
 import { requestParty } from "../keys/request-party";
-import { requireApiKey } from "../keys/require-api-key";
 import { corsPolicy } from "../framework/middleware/cors";
 import { handleError, handleNotFound } from "../framework/middleware/error-handler";
 import { loadConfig } from "../framework/middleware/load-config";
 import { rateLimit } from "../account/rate-limit";
-import { REPLAY_LAYER, replayRefusal } from "../account/refusal-replay";
+import { REPLAY_LAYER, replayRefusal } from "../account/rate-limit";
 import { responseIdentity } from "../framework/middleware/response-identity";
 import { requestLog } from "../framework/middleware/request-log";
 import { operatorApiAvailable, operatorCredential, requireOperator } from "../operator/require-operator";
@@ -106,9 +105,8 @@ export const perRequestChain: readonly (readonly [name: string, handler: Middlew
   ],
 ];
 
-/** How an operation's access is checked: API keys with their scopes; an operator's token, or Cloudflare Access. */
+/** How an operator's access is checked (a token, or Cloudflare Access); a key's is the rate limit step's. */
 export const accessGuards: AccessGuards = {
-  apiKey: requireApiKey,
   operator: () => requireOperator(isolateMemory.accessKeys, isolateMemory.endedOperatorSessions),
   idempotency,
 };

@@ -1,6 +1,6 @@
 import { defineOperation } from "../framework/operations/define-operation";
 import { ANY_KEY } from "../framework/operations/scopes";
-import { keyOfCaller } from "../keys/require-api-key";
+import { keyOfCaller } from "../keys/caller";
 import { CONSOLE } from "./console-session-schemas";
 import { endConsoleSession } from "./console-sessions";
 import { sessionCookie } from "../console-kit/session-cookie";

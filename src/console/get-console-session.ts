@@ -2,7 +2,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { ANY_KEY } from "../framework/operations/scopes";
 import { jsonBody } from "../framework/counted-body";
 import { callDependency } from "../lib/call-dependency";
-import { keyOfCaller } from "../keys/require-api-key";
+import { keyOfCaller } from "../keys/caller";
 import { accountOf, limitsFor } from "../account/key-record";
 import { CONSOLE, ConsoleSession } from "./console-session-schemas";
 

@@ -2,7 +2,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { ANY_KEY } from "../framework/operations/scopes";
 import { ApiError } from "../framework/api-error";
 import { jsonBody } from "../framework/counted-body";
-import { keyOfCaller } from "../keys/require-api-key";
+import { keyOfCaller } from "../keys/caller";
 import { CONSOLE, SignedIn } from "./console-session-schemas";
 import { openConsoleSession } from "./console-sessions";
 import { refuseSignInFromAnotherSite } from "../console-kit/origin-checks";

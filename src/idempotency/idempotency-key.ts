@@ -16,7 +16,7 @@ import { logLine } from "../lib/log";
 import { base64 } from "../lib/base64";
 import { openText, sealText } from "../lib/sealing";
 import { accountOf } from "../account/key-record";
-import { keyOfCaller } from "../keys/require-api-key";
+import { keyOfCaller } from "../keys/caller";
 import type { BeginAnswer, KeptAnswer } from "../account/idempotent-answers";
 
 /** 1 to 255 printable ASCII characters, as the header's description says. */

@@ -21,8 +21,8 @@ export interface CallerSession {
 }
 
 /**
- * Why a caller without a valid key is refused, built into an ApiError only when requireApiKey() throws it: most such
- * requests get their 429 first, and building the Error cost a tenth of it.
+ * Why a caller without a valid key is refused, built into an ApiError only when the limiter's step refuses it: most
+ * such requests get their 429 first, and building the Error cost a tenth of it.
  */
 export interface Rejection {
   code: ErrorCode;
@@ -52,6 +52,13 @@ declare module "hono" {
     /** Set by identifyCaller(), and again by rateLimit() once the key's account has said whether it stands. */
     caller: Caller;
   }
+}
+
+/** The calling key, in an operation that needs one: the limiter's step let no other caller reach it. */
+export function keyOfCaller(c: Context<AppEnv>): ApiKeyRecord {
+  const caller = c.get("caller");
+  if (caller.kind !== "key") throw new Error("an operation that needs a key ran without one: it asks for no scope");
+  return caller.key;
 }
 
 /** A caller whose key is not valid: limited by its address, answered 401 where a key is needed. */

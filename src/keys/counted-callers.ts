@@ -5,7 +5,9 @@ import { addressGroup } from "../lib/client-address";
 import { bearerToken } from "./key-format";
 import { ANONYMOUS_LIMITS, NEVER_BANNED, OPERATOR_LIMITS } from "../account/plans";
 import { accountOf } from "../account/key-record";
-import { OTHER_CREDENTIAL_HEADERS, refusedKeyCaller } from "./caller";
+import { CHALLENGE, OTHER_CREDENTIAL_HEADERS, refusedKeyCaller } from "./caller";
+import { ApiError } from "../framework/api-error";
+import { actsOnlyOnItself } from "./key-refusal";
 
 /**
  * How rateLimit() counts callers: a key against its account, an operator or a verified partner against their own,
@@ -30,6 +32,18 @@ export const countedCallers = (): CountedCallers => ({
       c.set("caller", { kind: "key", key: key.record!, address, ...(session && { session }) });
     else
       c.set("caller", refusedKeyCaller({ address, ...(session && { session }) }, key.standing, key.record?.expiresAt));
+  },
+  refusal(c, access, need) {
+    if (access === "acts_only_on_itself") return actsOnlyOnItself(need.beyondItself!);
+    const caller = c.get("caller");
+    if (access === "insufficient_scope" && caller.kind === "key") {
+      const scope = need.scopes.find((one) => !caller.key.scopes.includes(one));
+      return new ApiError("insufficient_scope", `This API key lacks the ${scope} scope this operation needs.`, {
+        "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,
+      });
+    }
+    if (caller.kind !== "anonymous") throw new Error(`a key refused as ${access} was left the caller`);
+    return new ApiError(caller.rejection.code, caller.rejection.message, caller.rejection.headers);
   },
   credentialOf,
   recognise(c) {

@@ -3,7 +3,7 @@ import { defineOperation } from "../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../framework/operations/read-json-body";
 import { jsonBody } from "../framework/counted-body";
 import { ApiError } from "../framework/api-error";
-import { keyOfCaller } from "../keys/require-api-key";
+import { keyOfCaller } from "../keys/caller";
 import { actsOnlyOnItself, answeringRefusals } from "../keys/key-refusal";
 import { OperationNotTaken } from "../lib/audit-row";
 import type { KeyRefusal } from "../account/key-rules";

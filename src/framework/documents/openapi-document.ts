@@ -4,7 +4,7 @@ import type { Config } from "../read-config";
 import { ERROR_STATUS, ERROR_STATUS_HEADERS, ErrorBody, type ErrorCode } from "../api-error";
 import { ALWAYS_SENT, HEADERS, type HeaderName } from "../header-catalogue";
 import { API_VERSIONS, SERVICE, VERSION_PREFIX, versionBaseUrl, type ApiVersion } from "../service-identity";
-import { TAGS, type Operation } from "../operations/define-operation";
+import { scopesOf, TAGS, type Operation } from "../operations/define-operation";
 import { ANY_KEY } from "../operations/scopes";
 
 type JsonObject = Record<string, unknown>;
@@ -189,7 +189,7 @@ export function openApiDocument(
         ...(operation.deprecation && { deprecated: true }),
         "x-stability": operation.stability,
         // Scopes on an http scheme name what a key must be allowed (OpenAPI 3.1, "Security Requirement Object").
-        security: operation.public ? [] : [{ bearerAuth: operation.scope === ANY_KEY ? [] : [operation.scope] }],
+        security: operation.public ? [] : [{ bearerAuth: scopesOf(operation) }],
         parameters: parametersOf(operation, components),
         ...(operation.requestBody && {
           requestBody: {

@@ -5,7 +5,7 @@ import type { Config } from "../read-config";
 import type { AppEnv } from "../app-env";
 import { ApiError, type ErrorCode } from "../api-error";
 import type { HeaderName } from "../header-catalogue";
-import type { KeyRequirement } from "./scopes";
+import { ANY_KEY, type KeyRequirement, type Scope } from "./scopes";
 import type { DeprecationSchedule } from "../../lib/deprecation-schedule";
 
 export type Stability = "stable" | "beta" | "experimental";
@@ -34,7 +34,15 @@ type Reply = Response | Promise<Response>;
 /** Who may call: anyone (rate limited per address), keys with a scope, any valid key, or operators. */
 type Access =
   | { public: true; scope?: undefined; operator?: undefined }
-  | { public?: false; scope: KeyRequirement; operator?: undefined }
+  | {
+      public?: false;
+      scope: KeyRequirement;
+      /** A scope needed besides: what the operation sends on is read with it. */
+      alsoScope?: Scope;
+      /** Set where it acts beyond the calling key (on what, named in the 403): a key rotated away may not call it. */
+      beyondItself?: string;
+      operator?: undefined;
+    }
   | { public?: false; scope?: undefined; operator: true };
 
 /** What describes an operation, for the router, `GET /` and the OpenAPI document. */
@@ -86,6 +94,12 @@ export type Operation = OperationDescription & {
   /** Its parameters' validation, then the operation; the guards go before them. */
   run: MiddlewareHandler<AppEnv>[];
 };
+
+/** Every scope an operation asks of a key: none for one any valid key may call, or one that asks no key. */
+export const scopesOf = (operation: Operation): Scope[] =>
+  operation.public || operation.operator
+    ? []
+    : [operation.scope, operation.alsoScope].filter((scope) => scope !== undefined && scope !== ANY_KEY);
 
 export function defineOperation<P extends z.ZodObject>(spec: OperationSpec<P>): Operation {
   const run: MiddlewareHandler<AppEnv>[] = [];

@@ -1,10 +1,11 @@
 import type { Context, Hono, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import { ApiError } from "../api-error";
 import type { AppEnv } from "../app-env";
 import type { ApiVersion } from "../service-identity";
 import { deprecation } from "../middleware/deprecation";
-import type { Operation } from "./define-operation";
-import type { KeyRequirement } from "./scopes";
+import { scopesOf, type Operation } from "./define-operation";
+import type { KeyNeed } from "./scopes";
 import { referenceLink } from "../documents/reference-page";
 
 /** Operations served under one path prefix: `` for `GET /`, `/v1` and `/v2`, `/admin` for operators. */
@@ -17,10 +18,8 @@ export interface RouteGroup {
   available?: (env: Env) => boolean;
 }
 
-/** The guards an operation asks for, handed in by the app: the framework never knows how they check. */
+/** The guards an operation asks for, handed in by the app; a key's need is answered before them (matchRoute). */
 export interface AccessGuards {
-  /** Refuses a caller without a valid key, or with one that lacks the scope. */
-  apiKey(scope: KeyRequirement): MiddlewareHandler<AppEnv>;
   /** Refuses a caller without the operator token; sets `operator`. */
   operator(): MiddlewareHandler<AppEnv>;
   /** An idempotent write's: answers a retry with the first answer, or lets the write run (after the access guard). */
@@ -31,7 +30,7 @@ const notFound = () => new ApiError("not_found", "No such resource. See GET / fo
 
 /** The guards an operation's description asks for, and its deprecation headers. */
 function guardsOf(guards: AccessGuards, operation: Operation): MiddlewareHandler<AppEnv>[] {
-  const access = operation.public ? [] : operation.operator ? [guards.operator()] : [guards.apiKey(operation.scope)];
+  const access = operation.operator ? [guards.operator()] : [];
   if (operation.idempotent) access.push(guards.idempotency());
   const dates = operation.deprecation;
   if (!dates) return access;
@@ -70,7 +69,11 @@ export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[], gu
   for (const { base, operations } of groups) {
     for (const operation of operations) {
       const method = operation.method.toUpperCase();
-      const handlers = [routeName(base + operation.path), ...guardsOf(guards, operation), ...operation.run];
+      const handlers = [
+        routeName(base + operation.path, needOf(operation)),
+        ...guardsOf(guards, operation),
+        ...operation.run,
+      ];
       // Handlers registered for one route run in order, each passing on with next().
       for (const path of honoPaths(base + operation.path))
         for (const handler of handlers) app.on(method, path, handler);
@@ -90,11 +93,32 @@ export function mountRoutes(app: Hono<AppEnv>, groups: readonly RouteGroup[], gu
   }
 }
 
-function routeName(route: string): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+const ROUTE = Symbol("route");
+type NamingHandler = MiddlewareHandler<AppEnv> & { [ROUTE]?: { route: string; need?: KeyNeed } };
+
+function routeName(route: string, need?: KeyNeed): NamingHandler {
+  const handler: NamingHandler = async (c, next) => {
     c.set("route", route);
     await next();
   };
+  handler[ROUTE] = { route, ...(need && { need }) };
+  return handler;
+}
+
+function needOf(operation: Operation): KeyNeed | undefined {
+  if (operation.public || operation.operator) return undefined;
+  return { scopes: scopesOf(operation), ...(operation.beyondItself && { beyondItself: operation.beyondItself }) };
+}
+
+/** Names the matched route before its handlers run (for a refusal's log); returns what it asks of a key, if any. */
+export function matchRoute(c: Context<AppEnv>): KeyNeed | undefined {
+  for (const { handler } of matchedRoutes(c)) {
+    const match = (handler as NamingHandler)[ROUTE];
+    if (!match) continue;
+    c.set("route", match.route);
+    return match.need;
+  }
+  return undefined;
 }
 
 /** The methods each path template answers: its operations', HEAD with GET, and OPTIONS. */

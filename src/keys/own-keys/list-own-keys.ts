@@ -1,6 +1,6 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { jsonBody } from "../../framework/counted-body";
-import { keyOfCaller } from "../require-api-key";
+import { keyOfCaller } from "../caller";
 import { accountOf } from "../../account/key-record";
 import { accountKeysPage, MAX_KEYS_PAGE } from "../account-key-pages";
 import { documentedParameters, plainWholeNumber, strictQuery } from "../../framework/operations/strict-query";

@@ -2,7 +2,7 @@ import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
 import { jsonBody } from "../../framework/counted-body";
 import { ApiError } from "../../framework/api-error";
-import { keyOfCaller } from "../require-api-key";
+import { keyOfCaller } from "../caller";
 import { accountOf } from "../../account/key-record";
 import { findKeyById } from "../lookup";
 import { rotateKey } from "../rotate-key";

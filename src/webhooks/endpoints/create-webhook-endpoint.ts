@@ -1,6 +1,7 @@
-import { keyOfCaller } from "../../keys/require-api-key";
+import { keyOfCaller } from "../../keys/caller";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readJsonBody } from "../../framework/operations/read-json-body";
+import { WEBHOOK_READER_SCOPE } from "../../account/key-rules";
 import { ApiError } from "../../framework/api-error";
 import { callDependency } from "../../lib/call-dependency";
 import { ORDER_EVENT_TYPES } from "../../events/order-event-schemas";
@@ -11,9 +12,8 @@ import { newSigningKeyPair, newWebhookSecret, sealingKeyOf, sealSecret } from ".
 import { lockedHost, lockedUrl } from "./endpoint-locks";
 import { normalWebhookUrl, webhookHost, servedLocally, webhookUrlProblem } from "./webhook-url";
 import { jsonBody } from "../../framework/counted-body";
-import { accountOfCaller, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountOfCaller, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
-import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { hostLock } from "../../webhook-delivery/host-lock-table";
 import { MAX_ENDPOINTS_PER_ACCOUNT, insertEndpoint } from "../../webhook-delivery/endpoint-table";
 
@@ -23,6 +23,8 @@ export const newEndpointId = () =>
 /** POST /v2/webhook-endpoints: a new endpoint of the caller's account, its secret shown once. */
 export const createWebhookEndpoint = defineOperation({
   ...WEBHOOKS,
+  beyondItself: "webhook endpoints",
+  alsoScope: WEBHOOK_READER_SCOPE,
   operationId: "createWebhookEndpoint",
   method: "post",
   path: "/webhook-endpoints",
@@ -48,8 +50,6 @@ export const createWebhookEndpoint = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c) {
-    requireEventScope(c);
-    refuseRotatedAway(c);
     const body = await readJsonBody(c, CreateWebhookEndpoint);
     const problem = webhookUrlProblem(body.url, servedLocally(c.get("config").baseUrl));
     if (problem) throw new ApiError("invalid_webhook_url", `${problem}.`);

@@ -5,12 +5,12 @@ import { laneOf } from "../../webhook-delivery/lane-calls";
 import { logLine } from "../../lib/log";
 import { accountOfCaller, notFound, WEBHOOKS, ENDPOINT_PARAMS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
-import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { deleteEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** DELETE /v2/webhook-endpoints/{endpointId}: the endpoint and its deliveries. */
 export const deleteWebhookEndpoint = defineOperation({
   ...WEBHOOKS,
+  beyondItself: "webhook endpoints",
   operationId: "deleteWebhookEndpoint",
   method: "delete",
   path: "/webhook-endpoints/{endpointId}",
@@ -22,7 +22,6 @@ export const deleteWebhookEndpoint = defineOperation({
   responses: { 204: { description: "Deleted" } },
   errors: ["webhook_endpoint_not_found", "webhook_endpoint_locked", "key_acts_only_on_itself"],
   async handle(c, { endpointId }) {
-    refuseRotatedAway(c);
     await auditedUnlessRefused(c, { endpointId, operation: "delete", changes: {} }, async () => {
       const deleted = await callDependency("D1", () => deleteEndpoint(c.env.DB, accountOfCaller(c), endpointId));
       if (deleted === "none") return notFound(endpointId);

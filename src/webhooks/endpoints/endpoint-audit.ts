@@ -2,7 +2,7 @@ import { OperationNotTaken } from "../../lib/audit-row";
 import { ApiError } from "../../framework/api-error";
 import type { Context } from "hono";
 import type { AppEnv } from "../../framework/app-env";
-import { keyOfCaller } from "../../keys/require-api-key";
+import { keyOfCaller } from "../../keys/caller";
 import {
   auditedEndpointChange,
   countEndpointAction,

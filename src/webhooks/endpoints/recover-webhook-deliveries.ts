@@ -10,9 +10,8 @@ import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-row
 import { RecoveredWebhookDeliveries, RecoverWebhookDeliveries } from "./webhook-endpoint-schemas";
 import { disabledBecause } from "./endpoint-json";
 import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
-import { keyOfCaller } from "../../keys/require-api-key";
+import { keyOfCaller } from "../../keys/caller";
 import { normalWebhookUrl } from "./webhook-url";
-import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { accountEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** Failed deliveries one request makes due at most; `more` says to ask again. */
@@ -21,6 +20,7 @@ const RECOVER_AT_ONCE = 1_000;
 /** POST /v2/webhook-endpoints/{endpointId}/recover: every failed delivery since a time, sent again; audited. */
 export const recoverWebhookDeliveries = defineOperation({
   ...WEBHOOKS,
+  beyondItself: "webhook endpoints",
   operationId: "recoverWebhookDeliveries",
   method: "post",
   path: "/webhook-endpoints/{endpointId}/recover",
@@ -44,7 +44,6 @@ export const recoverWebhookDeliveries = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c, { endpointId }) {
-    refuseRotatedAway(c);
     const { since, confirmUrl } = await readJsonBody(c, RecoverWebhookDeliveries);
     // A valid form may still name no instant a date-time can hold (an offset moving it before the year 0000).
     const from = rfc3339ToUtc(since);

@@ -7,12 +7,12 @@ import { laneOf, seqOfDeliveryId } from "../../webhook-delivery/lane-calls";
 import { jsonBody } from "../../framework/counted-body";
 import { accountOfCaller, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
-import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { accountEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** POST .../deliveries/{deliveryId}/retry: one delivery sent again, its schedule afresh. */
 export const retryWebhookDelivery = defineOperation({
   ...WEBHOOKS,
+  beyondItself: "webhook endpoints",
   operationId: "retryWebhookDelivery",
   method: "post",
   path: "/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry",
@@ -35,7 +35,6 @@ export const retryWebhookDelivery = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c, { endpointId, deliveryId }) {
-    refuseRotatedAway(c);
     const endpoint = await callDependency("D1", () => accountEndpoint(c.env.DB, accountOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {

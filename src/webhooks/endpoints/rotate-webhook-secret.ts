@@ -1,4 +1,4 @@
-import { keyOfCaller } from "../../keys/require-api-key";
+import { keyOfCaller } from "../../keys/caller";
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readOptionalJsonBody } from "../../framework/operations/read-json-body";
 import { jsonBody } from "../../framework/counted-body";
@@ -7,7 +7,6 @@ import { newSigningKeyPair, newWebhookSecret, sealingKeyOf, sealSecret } from ".
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { RotatedWebhookSecret, RotateWebhookSecret } from "./webhook-endpoint-schemas";
 import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
-import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { accountEndpoint, rotateEndpointSecret } from "../../webhook-delivery/endpoint-table";
 
 /**
@@ -16,6 +15,7 @@ import { accountEndpoint, rotateEndpointSecret } from "../../webhook-delivery/en
  */
 export const rotateWebhookSecret = defineOperation({
   ...WEBHOOKS,
+  beyondItself: "webhook endpoints",
   operationId: "rotateWebhookSecret",
   method: "post",
   path: "/webhook-endpoints/{endpointId}/rotate-secret",
@@ -42,7 +42,6 @@ export const rotateWebhookSecret = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c, { endpointId }) {
-    refuseRotatedAway(c);
     const { overlapSeconds } = await readOptionalJsonBody(c, RotateWebhookSecret);
     const now = Date.now();
     const at = new Date(now).toISOString();

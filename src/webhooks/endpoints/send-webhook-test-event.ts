@@ -12,12 +12,12 @@ import { disabledBecause } from "./endpoint-json";
 import { servedLocally, webhookUrlProblem } from "./webhook-url";
 import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { auditedUnlessRefused } from "./endpoint-audit";
-import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
 import { accountEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** POST /v2/webhook-endpoints/{endpointId}/test: a signed webhook.test event, sent now; what the receiver answered. */
 export const sendWebhookTestEvent = defineOperation({
   ...WEBHOOKS,
+  beyondItself: "webhook endpoints",
   operationId: "sendWebhookTestEvent",
   method: "post",
   path: "/webhook-endpoints/{endpointId}/test",
@@ -39,7 +39,6 @@ export const sendWebhookTestEvent = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c, { endpointId }) {
-    refuseRotatedAway(c);
     const endpoint = await callDependency("D1", () => accountEndpoint(c.env.DB, accountOfCaller(c), endpointId));
     if (!endpoint) throw notFound(endpointId);
     if (endpoint.status === "disabled") {

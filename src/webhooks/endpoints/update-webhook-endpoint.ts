@@ -1,18 +1,18 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { readJsonBody } from "../../framework/operations/read-json-body";
+import { WEBHOOK_READER_SCOPE } from "../../account/key-rules";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
 import { wakeDispatcher } from "../../webhook-delivery/dispatcher-calls";
 import { auditedUnlessRefused } from "./endpoint-audit";
 import { UpdateWebhookEndpoint, WebhookEndpoint } from "./webhook-endpoint-schemas";
-import { keyOfCaller } from "../../keys/require-api-key";
-import { refuseRotatedAway } from "../../keys/own-keys/acting-key";
+import { keyOfCaller } from "../../keys/caller";
 import { endpointJson } from "./endpoint-json";
 import { lockedEndpoint, lockedHost, lockedUrl, lockRefusal } from "./endpoint-locks";
 import { hostLock } from "../../webhook-delivery/host-lock-table";
 import { normalWebhookUrl, servedLocally, webhookHost, webhookUrlProblem } from "./webhook-url";
-import { accountOfCaller, ENDPOINT_PARAMS, notFound, requireEventScope, WEBHOOKS } from "./webhook-endpoint-operation";
+import { accountOfCaller, ENDPOINT_PARAMS, notFound, WEBHOOKS } from "./webhook-endpoint-operation";
 import { lockedEndpoints, updateEndpoint } from "../../webhook-delivery/endpoint-table";
 
 /** Enabling an endpoint a leaked key made or changed, refused until its owner names the URL it will deliver to. */
@@ -29,6 +29,8 @@ const unconfirmed = (url: string) =>
 /** PATCH /v2/webhook-endpoints/{endpointId}: its URL, its types, enabled or disabled; audited. */
 export const updateWebhookEndpoint = defineOperation({
   ...WEBHOOKS,
+  beyondItself: "webhook endpoints",
+  alsoScope: WEBHOOK_READER_SCOPE,
   operationId: "updateWebhookEndpoint",
   method: "patch",
   path: "/webhook-endpoints/{endpointId}",
@@ -55,8 +57,6 @@ export const updateWebhookEndpoint = defineOperation({
     "key_acts_only_on_itself",
   ],
   async handle(c, { endpointId }) {
-    requireEventScope(c);
-    refuseRotatedAway(c);
     const body = await readJsonBody(c, UpdateWebhookEndpoint);
     let url: string | undefined;
     if (body.url !== undefined) {

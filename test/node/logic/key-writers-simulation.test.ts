@@ -7,6 +7,8 @@ import { revocationRefusal, rotationOf, updateRefusal } from "../../../src/accou
 import { absorbAnswer, decideLocally, newLeaseBook, type LeaseBook } from "../../../src/account/lease-book";
 import { decide, LEASE_MS } from "../../../src/account/policy";
 import { PLAN_LIMITS, type Limits } from "../../../src/account/plans";
+import { accessOf } from "../../../src/account/request-admission";
+import type { KeyNeed } from "../../../src/framework/operations/scopes";
 import { sqlStorage } from "../../support/node-sqlite";
 
 /**
@@ -16,8 +18,9 @@ import { sqlStorage } from "../../support/node-sqlite";
  * requests from the account's word of up to a lease ago. The account is the code's own: its key table
  * (AccountKeys, over Node's SQLite) and its rules (key-rules.ts, account-keys.ts); the isolates' books are
  * lease-book.ts. Whatever the interleaving: every request an isolate admits was of a key live at the account
- * within a lease before, by limits it held within that lease, one the account answers itself is decided as the
- * account holds it at that moment (limits set alone keep its plan), only a live key is rotated, by a live one, and no
+ * within a lease before, by limits it held within that lease, with the scopes asked and, acting beyond itself, not
+ * rotated away a lease before (accessOf, the one answer); one the account answers itself is decided as the account
+ * holds it at that moment (limits set alone keep its plan), only a live key is rotated, by a live one, and no
  * key revoked is ever live again. The seed is printed on a failure and taken from FC_SEED when set.
  */
 const MINUTE = 60_000;
@@ -33,10 +36,17 @@ type Step =
   | { kind: "end"; key: number; inMs: number }
   | { kind: "plan"; key: number }
   | { kind: "limits"; perMinute: number }
-  | { kind: "request"; key: number; isolate: number }
+  | { kind: "request"; key: number; isolate: number; need: KeyNeed }
   | { kind: "wait"; ms: number };
 
 const key = fc.nat(7);
+/** What the operation asks of the key: any key, a scope every key here has or one none has, or to act beyond itself. */
+const need = fc.constantFrom<KeyNeed>(
+  { scopes: [] },
+  { scopes: ["orders:read"] },
+  { scopes: ["orders:write"] },
+  { scopes: ["orders:read"], beyondItself: "webhook endpoints" },
+);
 const writer = fc.constantFrom<Writer>("owner", "operator", "scanner", "cli");
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant("create" as const), lagMs: fc.integer({ min: 0, max: MINUTE }) }),
@@ -51,7 +61,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant("end" as const), key, inMs: fc.integer({ min: 1, max: 10 * MINUTE }) }),
   fc.record({ kind: fc.constant("plan" as const), key }),
   fc.record({ kind: fc.constant("limits" as const), perMinute: fc.integer({ min: 1, max: 5_000 }) }),
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("request" as const), key, isolate: fc.nat(ISOLATES - 1) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant("request" as const), key, isolate: fc.nat(ISOLATES - 1), need }),
+  },
   fc.record({ kind: fc.constant("wait" as const), ms: fc.integer({ min: 0, max: 20_000 }) }),
 );
 
@@ -69,6 +82,8 @@ describe("several writers over one account's keys, simulated", () => {
       const visibleAt = new Map<string, number>();
       /** When each key last stood live at the account, as far as the writes tell. */
       const revokedAt = new Map<string, number>();
+      /** When each key was rotated away. */
+      const rotatedAt = new Map<string, number>();
       const books: LeaseBook[] = Array.from({ length: ISOLATES }, newLeaseBook);
       /** The account's limits from each time on, as its plan moved. */
       const limitsFrom: { at: number; limits: Limits }[] = [{ at: START, limits: PLAN_LIMITS.pro }];
@@ -124,6 +139,7 @@ describe("several writers over one account's keys, simulated", () => {
             if (asker) expect(standingOf(asker, now)).toBe("live");
             keys.put(rotation.previous);
             keys.add(rotation.rotated);
+            rotatedAt.set(rotation.previous.id, now);
             ids.push(rotation.rotated.id);
             visibleAt.set(rotation.rotated.id, now);
           } else if (target && standingOf(target, now) === "live" && target.rotatedTo === undefined && !asker)
@@ -150,6 +166,15 @@ describe("several writers over one account's keys, simulated", () => {
           const record = keys.get(id)!;
           if (local) {
             // From the account's word of up to a lease ago: the key stood live within it, or is refused.
+            const access = accessOf(local.outcome, local.key, each.need);
+            if (access === "allowed") {
+              expect(local.key?.standing).toBe("live");
+              expect(each.need.scopes.every((scope) => record.scopes.includes(scope))).toBe(true);
+              if (each.need.beyondItself)
+                expect(now, `${id} acted beyond itself after its rotation`).toBeLessThan(
+                  (rotatedAt.get(id) ?? Infinity) + LEASE_MS,
+                );
+            }
             if (local.key?.standing === "live") {
               const stopped = revokedAt.get(id) ?? endOf(record);
               expect(now, `${id} admitted here after it stopped`).toBeLessThan(stopped + LEASE_MS);
@@ -166,6 +191,13 @@ describe("several writers over one account's keys, simulated", () => {
           const answer = { ...verdict, key: { standing, ...(standing !== "revoked" && { record }) } };
           const taken = absorbAnswer(book, answer, now, true, { id: `ask-${now}`, keyId: id }, now);
           expect(taken?.key?.standing).toBe(standing);
+          // The one answer for the request: allowed only as the account holds the key now, refused saying why.
+          const access = accessOf(taken!.outcome, taken!.key, each.need);
+          const lacks = each.need.scopes.some((scope) => !record.scopes.includes(scope));
+          if (standing !== "live") expect(access).toBe(standing);
+          else if (lacks) expect(access).toBe("insufficient_scope");
+          else if (each.need.beyondItself && record.rotatedTo) expect(access).toBe("acts_only_on_itself");
+          else expect(access).toBe("allowed");
         }
         // No revoked key is ever live again, whoever wrote since.
         for (const id of revokedAt.keys()) expect(standingOf(keys.get(id), now)).toBe("revoked");

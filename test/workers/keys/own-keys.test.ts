@@ -143,6 +143,26 @@ describe("a key in its grace period (rotated away), or one that expires", () => 
     expect(audit.results).toEqual([{ operation: "create" }]);
   });
 
+  it("is refused webhook endpoints in the step that admits it, before the operation reads its path or body", async () => {
+    const leaked = await storeTestKey({ scopes: ["orders:read", "webhooks:manage", "keys:manage"] });
+    expect((await rotate(leaked, { graceSeconds: 86_400 })).status).toBe(201);
+    // Neither an id that names no endpoint (404) nor a body that is not JSON (400) is looked at.
+    for (const [path, method] of [
+      ["/v2/webhook-endpoints/not-an-endpoint", "PATCH"],
+      ["/v2/webhook-endpoints", "POST"],
+    ] as const) {
+      const refused = await api(path, {
+        method,
+        key: leaked.key,
+        body: "{",
+        headers: { "Content-Type": "text/plain" },
+      });
+      expect(await errorBodyOf(refused)).toMatchObject({ status: 403, code: "key_acts_only_on_itself" });
+    }
+    // Reading them stays open.
+    expect((await api("/v2/webhook-endpoints", { key: leaked.key })).status).toBe(200);
+  });
+
   it("may revoke itself, and make no key, not even by rotating itself: the new key would not be rotated away", async () => {
     const leaked = await manager();
     const replacement = await (await rotate(leaked, { graceSeconds: 86_400 })).json<Rotated>();
