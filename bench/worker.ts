@@ -10,7 +10,6 @@ import { allowedMethods, matchRoute } from "../src/framework/operations/mount-ro
 import { corsPolicy } from "../src/framework/middleware/cors";
 import { limitsFor, standingOf, type ApiKeyRecord } from "../src/account/key-record";
 import { accessOf, type KeyRefused } from "../src/account/request-admission";
-import type { KnownKey } from "../src/account/lease-book";
 import { countedCallers } from "../src/keys/counted-callers";
 import { accountStub } from "../src/account/account-stub";
 import { ANONYMOUS_LIMITS } from "../src/account/plans";
@@ -150,15 +149,13 @@ mountRoutes(bench, [{ base: "/bench/peer-same-bytes", operations: [list] }], acc
 
 /**
  * The key a peer was presented, verified as a user of the binding would: it answers only `success`, so the key's
- * record comes from its account, read once an isolate (kept for the run, as a user's cache would keep it), and checked
- * against the operation's need as the app's step checks it.
+ * record comes from its account, read once an isolate (kept for the run, as a user's cache would keep it).
  */
 const peerRecords = new Map<string, ApiKeyRecord | undefined>();
 const peerCallers = countedCallers();
 function peerVerifies(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get("caller");
-    let key: KnownKey | undefined;
     if (caller.kind === "presented") {
       if (!peerRecords.has(caller.keyId))
         peerRecords.set(
@@ -166,13 +163,8 @@ function peerVerifies(): MiddlewareHandler<AppEnv> {
           (await accountStub(c.env.ACCOUNTS, caller.account).key(caller.keyId)) ?? undefined,
         );
       const record = peerRecords.get(caller.keyId);
-      key = { standing: standingOf(record, Date.now()), record, until: Number.POSITIVE_INFINITY };
-      peerCallers.verified(c, key);
+      peerCallers.verified(c, { standing: standingOf(record, Date.now()), record, until: Number.POSITIVE_INFINITY });
     }
-    const need = matchRoute(c);
-    const access = accessOf("admitted", key, need);
-    // Admitted was asked: what refuses is the key's.
-    if (access !== "allowed") throw peerCallers.refusal(c, access as KeyRefused, need!);
     await next();
   };
 }
@@ -302,6 +294,13 @@ function peerRateLimit(headers?: typeof peerHeaders): MiddlewareHandler<AppEnv> 
       for (const header in written) c.header(header, written[header as keyof typeof written]);
     }
     if (!success) throw new ApiError("rate_limit_exceeded", "Refused by the peer rate limiter.");
+    // Counted, then held against what the operation asks of a key, as the service's step does.
+    const verified = c.get("caller");
+    const key =
+      verified.kind === "key" ? { standing: "live" as const, record: verified.key, until: Infinity } : undefined;
+    const need = matchRoute(c);
+    const access = accessOf("admitted", key, need);
+    if (access !== "allowed") throw peerCallers.refusal(c, access as KeyRefused, need!);
     await next();
   };
 }

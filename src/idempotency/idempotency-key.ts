@@ -52,7 +52,7 @@ export function withIdempotencyKey(operations: readonly Operation[], except: rea
   );
 }
 
-/** The guard of an idempotent write: mountRoutes() puts it after the access guard. */
+/** The guard of an idempotent write: after the rate limit step has answered what the operation asks of a key. */
 export function idempotency(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const idempotencyKey = c.req.header("Idempotency-Key");

@@ -12,7 +12,7 @@ import { addressGroup } from "../lib/client-address";
 import { logLine } from "../lib/log";
 import { invalidCaller, MISSING_KEY, type Caller, type OtherCredential } from "./caller";
 
-/** Identifies without refusing: the limiter runs before requireApiKey(), so keyless requests are counted first. */
+/** Identifies without refusing: the rate limit step refuses, after counting, so keyless requests are counted too. */
 export function identifyCaller(
   apiKeys: TtlCache<string, StoredKey>,
   otherCredential?: OtherCredential,

@@ -110,12 +110,12 @@ function needOf(operation: Operation): KeyNeed | undefined {
   return { scopes: scopesOf(operation), ...(operation.beyondItself && { beyondItself: operation.beyondItself }) };
 }
 
-/** Names the matched route before its handlers run (for a refusal's log); returns what it asks of a key, if any. */
+/** What the matched route asks of a key, if any; such a route is named before its handlers run, for a 401's log. */
 export function matchRoute(c: Context<AppEnv>): KeyNeed | undefined {
   for (const { handler } of matchedRoutes(c)) {
     const match = (handler as NamingHandler)[ROUTE];
     if (!match) continue;
-    c.set("route", match.route);
+    if (match.need) c.set("route", match.route);
     return match.need;
   }
   return undefined;

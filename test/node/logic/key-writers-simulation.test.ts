@@ -8,7 +8,7 @@ import { absorbAnswer, decideLocally, newLeaseBook, type LeaseBook } from "../..
 import { decide, LEASE_MS } from "../../../src/account/policy";
 import { PLAN_LIMITS, type Limits } from "../../../src/account/plans";
 import { accessOf } from "../../../src/account/request-admission";
-import type { KeyNeed } from "../../../src/framework/operations/scopes";
+import type { KeyNeed, Scope } from "../../../src/framework/operations/scopes";
 import { sqlStorage } from "../../support/node-sqlite";
 
 /**
@@ -30,7 +30,7 @@ const ISOLATES = 3;
 
 type Writer = "owner" | "operator" | "scanner" | "cli";
 type Step =
-  | { kind: "create"; lagMs: number }
+  | { kind: "create"; lagMs: number; scopes: Scope[] }
   | { kind: "revoke"; writer: Writer; key: number; asker: number }
   | { kind: "rotate"; writer: Writer; key: number; asker: number; graceMs: number }
   | { kind: "end"; key: number; inMs: number }
@@ -40,7 +40,7 @@ type Step =
   | { kind: "wait"; ms: number };
 
 const key = fc.nat(7);
-/** What the operation asks of the key: any key, a scope every key here has or one none has, or to act beyond itself. */
+/** What the operation asks of the key: any key, either scope a key here may have, or to act beyond itself. */
 const need = fc.constantFrom<KeyNeed>(
   { scopes: [] },
   { scopes: ["orders:read"] },
@@ -49,7 +49,11 @@ const need = fc.constantFrom<KeyNeed>(
 );
 const writer = fc.constantFrom<Writer>("owner", "operator", "scanner", "cli");
 const step: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({ kind: fc.constant("create" as const), lagMs: fc.integer({ min: 0, max: MINUTE }) }),
+  fc.record({
+    kind: fc.constant("create" as const),
+    lagMs: fc.integer({ min: 0, max: MINUTE }),
+    scopes: fc.constantFrom<Scope[]>(["orders:read"], ["orders:write"], ["orders:read", "orders:write"]),
+  }),
   fc.record({ kind: fc.constant("revoke" as const), writer, key, asker: key }),
   fc.record({
     kind: fc.constant("rotate" as const),
@@ -91,7 +95,7 @@ describe("several writers over one account's keys, simulated", () => {
       const inForceSince = (since: number) =>
         limitsFrom.filter((_, index) => (limitsFrom[index + 1]?.at ?? Infinity) > since).map((each) => each.limits);
       const newId = () => `key_${String(made++).padStart(16, "0")}`;
-      const create = (lagMs: number) => {
+      const create = (lagMs: number, scopes: Scope[]) => {
         const id = newId();
         const record: ApiKeyRecord = {
           id,
@@ -99,18 +103,18 @@ describe("several writers over one account's keys, simulated", () => {
           plan: "pro",
           name: id,
           createdAt: iso(now),
-          scopes: ["orders:read"],
+          scopes,
         };
         keys.add(ids.length === 0 ? record : { ...record, budget: ids[0] });
         ids.push(id);
         visibleAt.set(id, now + lagMs);
       };
-      create(0);
+      create(0, ["orders:read"]);
       const pick = (index: number) => ids[index % ids.length]!;
 
       for (const each of steps) {
         if (each.kind === "wait") now += each.ms;
-        else if (each.kind === "create") create(each.lagMs);
+        else if (each.kind === "create") create(each.lagMs, each.scopes);
         else if (each.kind === "revoke") {
           const id = pick(each.key);
           const before = keys.get(id)!;

@@ -8,7 +8,7 @@ import { onAFakeClock, setClock } from "../../support/limits-clock";
 
 /**
  * A caller the isolate already refuses is answered its last refusal again
- * (src/account/refusal-replay.ts): byte for byte the response the limiter
+ * (src/account/rate-limit.ts, replayRefusal): byte for byte the response the limiter
  * wrote for that state but its request id, with its own log line and
  * analytics point, and counted toward a ban as every refusal is.
  */

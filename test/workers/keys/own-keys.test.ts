@@ -146,7 +146,7 @@ describe("a key in its grace period (rotated away), or one that expires", () => 
   it("is refused webhook endpoints in the step that admits it, before the operation reads its path or body", async () => {
     const leaked = await storeTestKey({ scopes: ["orders:read", "webhooks:manage", "keys:manage"] });
     expect((await rotate(leaked, { graceSeconds: 86_400 })).status).toBe(201);
-    // Neither an id that names no endpoint (404) nor a body that is not JSON (400) is looked at.
+    // Neither an id that names no endpoint (404, where the old guard came after it) nor a body not JSON (415).
     for (const [path, method] of [
       ["/v2/webhook-endpoints/not-an-endpoint", "PATCH"],
       ["/v2/webhook-endpoints", "POST"],
@@ -161,6 +161,22 @@ describe("a key in its grace period (rotated away), or one that expires", () => 
     }
     // Reading them stays open.
     expect((await api("/v2/webhook-endpoints", { key: leaked.key })).status).toBe(200);
+  });
+
+  it("gets nothing kept of an endpoint it made before its rotation: its retry is refused as a new write would be", async () => {
+    const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage", "keys:manage"] });
+    const make = {
+      method: "POST",
+      key: owner.key,
+      body: JSON.stringify({ url: "https://kept.example/hooks" }),
+      headers: { "Content-Type": "application/json", "Idempotency-Key": "make-it-once" },
+    };
+    const made = await (await api("/v2/webhook-endpoints", make)).json<{ id: string; secret: string }>();
+    expect((await (await api("/v2/webhook-endpoints", make)).json<{ id: string }>()).id).toBe(made.id);
+    expect((await rotate(owner, { graceSeconds: 86_400 })).status).toBe(201);
+    // The kept answer holds the endpoint's signing secret: a key that may be whoever leaked it does not get it again.
+    const retried = await api("/v2/webhook-endpoints", make);
+    expect(await errorBodyOf(retried)).toMatchObject({ status: 403, code: "key_acts_only_on_itself" });
   });
 
   it("may revoke itself, and make no key, not even by rotating itself: the new key would not be rotated away", async () => {
