@@ -18,28 +18,32 @@ export const KeyIdParams = z.object({ keyId: KeyId });
  * A key as its account knows it, never the key itself (its SHA-256 names its KV pointer); plan and limits are the
  * account's.
  */
-export const ApiKeyRecord = z.object({
-  id: KeyId,
-  /** The key's first 12 characters, so its holder can tell keys apart. */
-  start: z.string().regex(/^so_(live|test)_[0-9A-Za-z]{4}$/),
-  plan: Plan,
-  name: z.string(),
-  createdAt: Instant,
-  limits: Limits.optional(),
-  /** What it may do (docs/api.md#authentication). */
-  scopes: z.array(Scope),
-  /** From then on the key answers 401. */
-  expiresAt: Instant.optional(),
-  /** Set on a key made by rotation: the account it shares (named after the account's first key). */
-  budget: z.string().optional(),
-  /** On a key rotated away: the key that replaced it; it works until expiresAt, its grace. */
-  rotatedTo: z.string().optional(),
-  revokedAt: Instant.optional(),
-  /** `leaked` ended what it started; absent on old keys: retired. */
-  revokedReason: RevocationReason.optional(),
-  /** Set once a revocation as leaked has ended all the key started: until then, asking again ends it again. */
-  leakEndedAt: Instant.optional(),
-});
+export const ApiKeyRecord = z
+  .object({
+    id: KeyId,
+    /** The key's first 12 characters, so its holder can tell keys apart. */
+    start: z.string().regex(/^so_(live|test)_[0-9A-Za-z]{4}$/),
+    plan: Plan,
+    name: z.string(),
+    createdAt: Instant,
+    limits: Limits.optional(),
+    /** What it may do (docs/api.md#authentication). */
+    scopes: z.array(Scope),
+    /** From then on the key answers 401. */
+    expiresAt: Instant.optional(),
+    /** Set on a key made by rotation: the account it shares (named after the account's first key). */
+    budget: z.string().optional(),
+    /** On a key rotated away: the key that replaced it; it works until expiresAt, its grace. */
+    rotatedTo: z.string().optional(),
+    revokedAt: Instant.optional(),
+    /** Set with revokedAt, always (revoked()): `leaked` ended what it started. */
+    revokedReason: RevocationReason.optional(),
+    /** Set once a revocation as leaked has ended all the key started: until then, asking again ends it again. */
+    leakEndedAt: Instant.optional(),
+  })
+  .refine((key) => (key.revokedAt === undefined) === (key.revokedReason === undefined), {
+    message: "revokedAt and revokedReason are set together",
+  });
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
 /** What a key may do unless it asks for more (`--scopes`). */
@@ -71,6 +75,6 @@ export function standingOf(key: ApiKeyRecord | undefined, now: number): KeyStand
 /** A revocation as the account records it: the first time and reason stay, but a retired key found leaked says so. */
 export function revoked(key: ApiKeyRecord, asked: RevocationReason, at: string): ApiKeyRecord {
   const leaking = asked === "leaked" && key.leakEndedAt === undefined;
-  const reason = leaking ? "leaked" : key.revokedAt ? (key.revokedReason ?? "retired") : asked;
+  const reason = leaking ? "leaked" : (key.revokedReason ?? asked);
   return { ...key, revokedAt: key.revokedAt ?? at, revokedReason: reason };
 }

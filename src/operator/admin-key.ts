@@ -61,7 +61,7 @@ export const adminKeyOf = (
   expiresAt: record.expiresAt ?? null,
   rotatedTo: record.rotatedTo ?? null,
   revokedAt: record.revokedAt ?? null,
-  revokedReason: record.revokedAt ? (record.revokedReason ?? "retired") : null,
+  revokedReason: record.revokedReason ?? null,
 });
 
 /** At most ten years ahead: a key that outlives its service is a key nobody remembers. */

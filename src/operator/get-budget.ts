@@ -81,7 +81,7 @@ const recordJson = (
   createdAt,
   expiresAt: expiresAt ?? null,
   revokedAt: revokedAt ?? null,
-  revokedReason: revokedAt ? (revokedReason ?? "retired") : null,
+  revokedReason: revokedReason ?? null,
   leak: leaks.get(id) ?? null,
   madeByLeakedKey: leakedMakerOf(id, leaks),
 });

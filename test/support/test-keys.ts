@@ -17,7 +17,7 @@ export async function storeTestKey(options: TestKeyOptions = {}): Promise<TestKe
   const record: ApiKeyRecord = {
     ...issued.record,
     ...(budget && { budget }),
-    ...(revokedAt && { revokedAt }),
+    ...(revokedAt && { revokedAt, revokedReason: "retired" as const }),
     ...(rotatedTo && { rotatedTo }),
   };
   await storeNewKey(env, issued.key, record);

@@ -118,7 +118,7 @@ export function ownKeyOf(
     createdAt: record.createdAt,
     expiresAt: record.expiresAt ?? null,
     revokedAt: record.revokedAt ?? null,
-    revokedReason: record.revokedAt ? (record.revokedReason ?? "retired") : null,
+    revokedReason: record.revokedReason ?? null,
     leak: leaks.get(record.id) ?? null,
     madeByLeakedKey: leakedMakerOf(record.id, leaks),
     usable: isUsable(record, now),

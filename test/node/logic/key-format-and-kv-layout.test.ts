@@ -3,6 +3,7 @@ import { generateApiKey, generateKeyId } from "../../../src/keys/issue-key";
 import { keyChecksum, parseBearer } from "../../../src/keys/key-format";
 import { storeKeyPointer } from "../../../src/keys/kv-layout";
 import { sha256Hex } from "../../../src/lib/digest";
+import { ApiKeyRecord, revoked } from "../../../src/account/key-record";
 
 describe("parseBearer", () => {
   const unchecked = "so_live_0123456789abcdefghijABCDEFGHIJKL";
@@ -66,5 +67,30 @@ describe("key material", () => {
       ["key:cd34", JSON.stringify({ keyId: "key_fedcba9876543210", account: "key_0123456789abcdef" }), undefined],
       ["owner:key_fedcba9876543210", "key_0123456789abcdef", undefined],
     ]);
+  });
+});
+
+describe("a key's record", () => {
+  const made = {
+    id: "key_fedcba9876543210",
+    start: "so_test_AbCd",
+    plan: "free",
+    name: "n",
+    createdAt: "2026-01-01T00:00:00Z",
+    scopes: ["orders:read"],
+  };
+
+  it("holds a revocation's time and reason together, as revoked() writes them: neither alone is a record", () => {
+    const at = "2026-02-01T00:00:00Z";
+    expect(ApiKeyRecord.safeParse(made).success).toBe(true);
+    expect(ApiKeyRecord.safeParse(revoked(ApiKeyRecord.parse(made), "retired", at)).success).toBe(true);
+    expect(ApiKeyRecord.safeParse({ ...made, revokedAt: at }).success).toBe(false);
+    expect(ApiKeyRecord.safeParse({ ...made, revokedReason: "leaked" }).success).toBe(false);
+  });
+
+  it("keeps the first revocation's reason, but says leaked once a retired key is found leaked", () => {
+    const retired = revoked(ApiKeyRecord.parse(made), "retired", "2026-02-01T00:00:00Z");
+    expect(revoked(retired, "retired", "2026-03-01T00:00:00Z")).toEqual(retired);
+    expect(revoked(retired, "leaked", "2026-03-01T00:00:00Z")).toEqual({ ...retired, revokedReason: "leaked" });
   });
 });
