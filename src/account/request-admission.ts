@@ -1,3 +1,4 @@
+/** How a request is admitted: the budget it is counted against, and the one answer to what it may do (accessOf). */
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { logLine } from "../lib/log";
