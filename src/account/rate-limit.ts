@@ -120,7 +120,7 @@ export class WrittenRefusals {
 }
 
 /** Keeps the refusal just written (its body copied in the background); never for a cookie or invalid key. */
-export function keepRefusal(
+function keepRefusal(
   c: Context<AppEnv>,
   written: WrittenRefusals,
   callers: CountedCallers,
