@@ -414,43 +414,14 @@ async function measureScale(roomy: Record<string, string>): Promise<ScaleRow[]> 
     console.error(`Scale: v2 pages among ${orders} orders…`);
     await onFreshWorkerd(orders, "mixed");
     await measureList(`warm-up`, "/v2/store/orders?status=pending&limit=100", 100, 3, roomy);
-    scale.push(
-      await measureList(
-        `${orders.toLocaleString("en")} orders, ${SCALE.v2Page}`,
-        "/v2/store/orders?status=pending&limit=100",
-        100,
-        runs,
-        roomy,
-      ),
-    );
-    scale.push(
-      await measureList(
-        `${orders.toLocaleString("en")} orders, ${SCALE.v2RangePage}`,
-        "/v2/store/orders?shipDateFrom=2026-01-01T00:00:00Z&limit=100",
-        100,
-        runs,
-        roomy,
-      ),
-    );
     // The seed leaves one order.created per order in the feed.
-    scale.push(
-      await measureList(
-        `${orders.toLocaleString("en")} orders, ${SCALE.feedPage}`,
-        "/v2/store/order-events?limit=100",
-        100,
-        runs,
-        roomy,
-      ),
-    );
-    scale.push(
-      await measureList(
-        `${orders.toLocaleString("en")} orders, ${SCALE.feedTypesPage}`,
-        "/v2/store/order-events?types=order.created,order.cancelled&limit=100",
-        100,
-        runs,
-        roomy,
-      ),
-    );
+    for (const [row, path] of [
+      [SCALE.v2Page, "/v2/store/orders?status=pending&limit=100"],
+      [SCALE.v2RangePage, "/v2/store/orders?shipDateFrom=2026-01-01T00:00:00Z&limit=100"],
+      [SCALE.feedPage, "/v2/store/order-events?limit=100"],
+      [SCALE.feedTypesPage, "/v2/store/order-events?types=order.created,order.cancelled&limit=100"],
+    ])
+      scale.push(await measureList(`${orders.toLocaleString("en")} orders, ${row}`, path, 100, runs, roomy));
   }
   return scale;
 }

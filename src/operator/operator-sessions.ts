@@ -10,7 +10,7 @@ import { ApiError } from "../framework/api-error";
 import { callDependency } from "../lib/call-dependency";
 import { openText, sealText } from "../lib/sealing";
 import { sha256Hex } from "../lib/digest";
-import { fromThisOrigin } from "../console-kit/origin-checks";
+import { fromThisOrigin, refuseSignInFromAnotherSite } from "../console-kit/origin-checks";
 import { SESSION_SECONDS, sessionCookie, sessionCookieOf, sessionKeyOf } from "../console-kit/session-cookie";
 import { LINK_TOKEN } from "../console-kit/sign-in-links";
 import type { TtlCache } from "../lib/ttl-cache";
@@ -116,6 +116,17 @@ async function openClaims(env: Env, sealed: string): Promise<OperatorClaims | un
   } catch {
     return undefined;
   }
+}
+
+/** Before an operator signs in: refused from another site, and where Cloudflare Access signs operators in. */
+export function refuseOperatorSignIn(c: Context<AppEnv>): void {
+  refuseSignInFromAnotherSite(c.req.raw);
+  if (c.get("config").access)
+    throw new ApiError(
+      "not_found",
+      "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console " +
+        "through it.",
+    );
 }
 
 /** Opens a session for an operator: its row and its cookie; `bootstrap` when the secret's token opened it. */

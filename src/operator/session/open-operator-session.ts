@@ -1,13 +1,10 @@
 import { defineOperation } from "../../framework/operations/define-operation";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
-import { refuseSignInFromAnotherSite } from "../../console-kit/origin-checks";
-import { openOperatorSession } from "../operator-sessions";
+import { openOperatorSession, refuseOperatorSignIn } from "../operator-sessions";
 import { OPERATOR_SESSION, OperatorSignedIn } from "./operator-session-schemas";
 
-/**
- * POST /admin/session: an operator's token, presented once, exchanged for an operators' console session (the cookie).
- */
+/** POST /admin/session: an operator's token, presented once, exchanged for an operators' console session. */
 export const openOperatorSessionOperation = defineOperation({
   ...OPERATOR_SESSION,
   operator: true,
@@ -17,21 +14,12 @@ export const openOperatorSessionOperation = defineOperation({
   summary: "Sign in to the operators' console with a token",
   description:
     "Exchanges the operator token in the Authorization header for a session of the operators' console: a sealed, " +
-    "HttpOnly, " +
-    "SameSite=Strict cookie for 12 hours at most, ended sooner by sign-out or the operator's revocation. " +
-    "Refused from " +
-    "another " +
-    "site. Behind Cloudflare Access there is nothing to open: Access signs operators in.",
+    "HttpOnly, SameSite=Strict cookie for 12 hours at most, ended sooner by sign-out or the operator's revocation. " +
+    "Refused from another site. Behind Cloudflare Access there is nothing to open: Access signs operators in.",
   responses: { 201: { description: "Signed in: the cookie is set", body: OperatorSignedIn, headers: ["Set-Cookie"] } },
   errors: ["cross_site_request", "not_found"],
   async handle(c) {
-    refuseSignInFromAnotherSite(c.req.raw);
-    if (c.get("config").access)
-      throw new ApiError(
-        "not_found",
-        "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console " +
-          "through it.",
-      );
+    refuseOperatorSignIn(c);
     if (c.req.header("Authorization") === undefined)
       throw new ApiError("missing_api_key", "Send the operator token to sign in with as a bearer token.");
     const operator = c.get("operator")!;

@@ -3,9 +3,8 @@ import { readJsonBody } from "../../framework/operations/read-json-body";
 import { ApiError } from "../../framework/api-error";
 import { jsonBody } from "../../framework/counted-body";
 import { callDependency } from "../../lib/call-dependency";
-import { refuseSignInFromAnotherSite } from "../../console-kit/origin-checks";
 import { LIVE_OPERATOR_BY_NAME } from "../operator-table";
-import { openOperatorSession, redeemOperatorLink } from "../operator-sessions";
+import { openOperatorSession, redeemOperatorLink, refuseOperatorSignIn } from "../operator-sessions";
 import { OPERATOR_SESSION, OperatorSignedIn, RedeemOperatorLink } from "./operator-session-schemas";
 
 const invalidLink = () =>
@@ -36,13 +35,7 @@ export const redeemOperatorLinkOperation = defineOperation({
     "not_found",
   ],
   async handle(c) {
-    refuseSignInFromAnotherSite(c.req.raw);
-    if (c.get("config").access)
-      throw new ApiError(
-        "not_found",
-        "There are no operators' sessions here: Cloudflare Access signs operators in. Open the operators' console " +
-          "through it.",
-      );
+    refuseOperatorSignIn(c);
     const { token } = await readJsonBody(c, RedeemOperatorLink);
     const operator = await redeemOperatorLink(c.env.DB, token);
     if (operator === undefined) throw invalidLink();

@@ -7,18 +7,10 @@ import { callDependency } from "../../lib/call-dependency";
 import { EndpointIdParams } from "./webhook-endpoint-schemas";
 import { jsonBody } from "../../framework/counted-body";
 import { readJsonBody } from "../../framework/operations/read-json-body";
-import { OPERATOR } from "./operator-webhook-endpoint";
+import { OPERATOR, OperatorReason } from "./operator-webhook-endpoint";
 import { disableEndpoint } from "../../webhook-delivery/endpoint-table";
 
-const DisableBody = z.object({
-  reason: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe('What the endpoint\'s owner is told, after "disabled by an operator"'),
-});
+const DisableBody = z.object({ reason: OperatorReason });
 
 /** Disables an endpoint now, audited (a leaked secret, an abusive receiver). */
 export const disableWebhookEndpoint = defineOperation({

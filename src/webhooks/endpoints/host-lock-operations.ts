@@ -12,20 +12,14 @@ import { callDependency } from "../../lib/call-dependency";
 import { OperationNotTaken } from "../../lib/audit-row";
 import { auditedEndpointChange } from "../../webhook-delivery/endpoint-audit-rows";
 import { endpointsNaming, liftHostLock, lockHost } from "../../webhook-delivery/host-lock-table";
-import { OPERATOR } from "./operator-webhook-endpoint";
+import { OPERATOR, OperatorReason } from "./operator-webhook-endpoint";
 import { normalHost, webhookHost } from "./webhook-url";
 import { disableEndpoint } from "../../webhook-delivery/endpoint-table";
 
 const HOST_RULE = "a host name alone, such as receiver.example (no scheme, port or path)";
 const LockBody = z.strictObject({
   host: z.string().max(253).describe(HOST_RULE),
-  reason: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe('What each endpoint\'s owner is told, after "disabled by an operator"'),
+  reason: OperatorReason,
 });
 const HostParams = z.object({ host: z.string().max(253) });
 const Locked = z.object({ host: z.string(), endpointsDisabled: z.array(z.string()) });

@@ -20,6 +20,14 @@ export const OperatorEndpoint = WebhookEndpoint.extend({
     .nullable()
     .describe("When a delivery to it last succeeded, within 10 minutes; null: none yet"),
 });
+export const OperatorReason = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .optional()
+  .describe('What the endpoint\'s owner is told, after "disabled by an operator"');
+
 export const operatorJson = (row: WebhookEndpointRow) => ({
   ...endpointJson(row),
   budget: row.budget,

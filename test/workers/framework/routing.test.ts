@@ -5,6 +5,34 @@ import { EVERY_OUTCOME } from "../../support/routes";
 import type { SmartRouter } from "hono/router/smart-router";
 import { app } from "../../../src/app/worker";
 
+/** Each version's documented operations, as GET / and its base address list them. */
+const V1_OPERATIONS = ["listOrders", "cancelOrder", "getPetById", "getOpenApiDocument"];
+const V2_OPERATIONS = [
+  "listOrdersV2",
+  "getOrderV2",
+  "cancelOrderV2",
+  "listOrderEvents",
+  "createWebhookEndpoint",
+  "listWebhookEndpoints",
+  "getWebhookEndpoint",
+  "updateWebhookEndpoint",
+  "rotateWebhookSecret",
+  "sendWebhookTestEvent",
+  "deleteWebhookEndpoint",
+  "listWebhookDeliveries",
+  "retryWebhookDelivery",
+  "recoverWebhookDeliveries",
+  "getUsage",
+  "listOwnKeys",
+  "rotateOwnKey",
+  "revokeOwnKey",
+  "openConsoleSession",
+  "redeemConsoleLink",
+  "getConsoleSession",
+  "endConsoleSession",
+  "getOpenApiDocument",
+];
+
 describe("routing and the Error shape", () => {
   it("names the Worker version that answered on every kind of response, and at GET /", async () => {
     const { id, tag } = env.CF_VERSION_METADATA;
@@ -26,68 +54,12 @@ describe("routing and the Error shape", () => {
     const body = await response.json<{ name: string; operations: { operationId: string }[] }>();
     expect(body.name).toBe("Store Orders");
     // v1's documented operations, then v2's.
-    expect(body.operations.map((operation) => operation.operationId)).toEqual([
-      "listOrders",
-      "cancelOrder",
-      "getPetById",
-      "getOpenApiDocument",
-      "listOrdersV2",
-      "getOrderV2",
-      "cancelOrderV2",
-      "listOrderEvents",
-      "createWebhookEndpoint",
-      "listWebhookEndpoints",
-      "getWebhookEndpoint",
-      "updateWebhookEndpoint",
-      "rotateWebhookSecret",
-      "sendWebhookTestEvent",
-      "deleteWebhookEndpoint",
-      "listWebhookDeliveries",
-      "retryWebhookDelivery",
-      "recoverWebhookDeliveries",
-      "getUsage",
-      "listOwnKeys",
-      "rotateOwnKey",
-      "revokeOwnKey",
-      "openConsoleSession",
-      "redeemConsoleLink",
-      "getConsoleSession",
-      "endConsoleSession",
-      "getOpenApiDocument",
-    ]);
+    expect(body.operations.map((operation) => operation.operationId)).toEqual([...V1_OPERATIONS, ...V2_OPERATIONS]);
   });
 
   it.each([
-    ["/v1", "1.0.0", ["listOrders", "cancelOrder", "getPetById", "getOpenApiDocument"]],
-    [
-      "/v2",
-      "2.0.0",
-      [
-        "listOrdersV2",
-        "getOrderV2",
-        "cancelOrderV2",
-        "listOrderEvents",
-        "createWebhookEndpoint",
-        "listWebhookEndpoints",
-        "getWebhookEndpoint",
-        "updateWebhookEndpoint",
-        "rotateWebhookSecret",
-        "sendWebhookTestEvent",
-        "deleteWebhookEndpoint",
-        "listWebhookDeliveries",
-        "retryWebhookDelivery",
-        "recoverWebhookDeliveries",
-        "getUsage",
-        "listOwnKeys",
-        "rotateOwnKey",
-        "revokeOwnKey",
-        "openConsoleSession",
-        "redeemConsoleLink",
-        "getConsoleSession",
-        "endConsoleSession",
-        "getOpenApiDocument",
-      ],
-    ],
+    ["/v1", "1.0.0", V1_OPERATIONS],
+    ["/v2", "2.0.0", V2_OPERATIONS],
   ])(
     "describes the version at its base address, GET %s, as GET / lists it, without a key",
     async (prefix, version, operationIds) => {
