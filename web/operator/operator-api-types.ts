@@ -1,10 +1,12 @@
 /**
  * What the operator API answers (docs/operations.md#operator-api). It is not
  * in the public documents, so there is no generated client to take these
- * from: they are written here after the operations' schemas in src/operator.
+ * from: they are written here after the operations' schemas in src/operator,
+ * but for what a key's record shares with the callers' own key list.
  */
 import type { FC } from "hono/jsx/dom";
 import type { ShellViewProps } from "../kit/console-shell";
+import type { OwnKey } from "../kit/api-types";
 
 export interface OperatorSignedIn {
   operator: string;
@@ -45,18 +47,7 @@ export interface AccountPage {
   budget: string;
   keys: (Omit<FoundKey, "budget" | "bannedUntil"> & {
     limits: { perMinute: number; perDay: number } | null;
-    revokedReason: "leaked" | "retired" | null;
-    /** What its revocation as leaked ended (docs/api.md#what-a-leak-ends). */
-    leak: {
-      leakedAt: string;
-      foundAt: string | null;
-      source: string | null;
-      endpointsDisabled: string[];
-      rotatedInto: string[];
-    } | null;
-    /** The leaked key that made this one by rotation. */
-    madeByLeakedKey: string | null;
-  })[];
+  } & Pick<OwnKey, "revokedReason" | "leak" | "madeByLeakedKey">)[];
   timeline: {
     at: string;
     subject: string;

@@ -1,10 +1,15 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { laneOf, type DeliveryView } from "../../../src/webhook-delivery/lane-calls";
 import { api } from "../../support/request";
-import { pendingDeliveries, receivers, runLaneOnce, webhookOwnerOfEachTest } from "../../support/webhook-fixtures";
-import { silentReceiver } from "../../support/webhook-fixtures";
+import {
+  pendingDeliveries,
+  receivers,
+  runLaneOnce,
+  silentReceiver,
+  webhookOwnerOfEachTest,
+} from "../../support/webhook-fixtures";
 
 /**
  * Each attempt of a delivery, as its endpoint's owner reads it in the
@@ -15,17 +20,7 @@ import { silentReceiver } from "../../support/webhook-fixtures";
 const owner = webhookOwnerOfEachTest();
 
 interface Listed {
-  data: {
-    id: string;
-    attempts: number;
-    attemptLog: {
-      at: string;
-      status: number | null;
-      durationMs: number;
-      response: string | null;
-      error: string | null;
-    }[];
-  }[];
+  data: Pick<DeliveryView, "id" | "attempts" | "attemptLog">[];
 }
 
 const listed = async (endpointId: string) =>
