@@ -192,9 +192,9 @@ export const REFUSED_ROWS = {
   onceAlone: 4,
   once5: 2.4,
   once20: 2.1,
-  spentAlone: 22,
-  spent5: 12.4,
-  spent20: 10.6,
+  spentAlone: 20,
+  spent5: 12,
+  spent20: 10.5,
   disabled: 1,
   recovered: 3,
 };

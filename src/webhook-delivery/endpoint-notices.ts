@@ -70,17 +70,37 @@ export async function madeNotice(
   return (await noticeOf(db, endpointId, type, periodFrom).first<{ id: number }>())?.id ?? null;
 }
 
+/** An endpoint `e` told of `endpoint`'s notice of `type`: another of its account's (`budget`), enabled, naming it. */
+const toldOf = (budget: string, endpoint: string, type: string) =>
+  `e.budget = ${budget} AND e.id <> ${endpoint} AND e.status = 'enabled' AND ',' || e.types || ',' LIKE '%,' || ` +
+  `${type} || ',%'`;
+
 /** Who is told a notice: the account's other enabled endpoints whose types name it. */
 export async function noticeRecipients(db: D1Queryable, noticeId: number): Promise<string[]> {
   const { results } = await db
     .prepare(
-      "SELECT e.id FROM endpoint_notices AS n JOIN webhook_endpoints AS e ON e.budget = n.budget AND e.id <> " +
-        "n.endpoint_id WHERE n.id = ?1 AND e.status = 'enabled' AND ',' || e.types || ',' LIKE '%,' || n.type || " +
-        "',%' ORDER BY e.id",
+      "SELECT e.id FROM endpoint_notices AS n JOIN webhook_endpoints AS e ON " +
+        `${toldOf("n.budget", "n.endpoint_id", "n.type")} WHERE n.id = ?1 ORDER BY e.id`,
     )
     .bind(noticeId)
     .all<{ id: string }>();
   return results.map(({ id }) => id);
+}
+
+/** Whether any endpoint would be told of this endpoint's notice of that type now: with none, nothing is owed. */
+export async function anyNoticeRecipient(
+  db: D1Queryable,
+  endpointId: string,
+  type: EndpointNoticeType,
+): Promise<boolean> {
+  const found = await db
+    .prepare(
+      "SELECT 1 AS found FROM webhook_endpoints AS f JOIN webhook_endpoints AS e ON " +
+        `${toldOf("f.budget", "f.id", "?2")} WHERE f.id = ?1 LIMIT 1`,
+    )
+    .bind(endpointId, type)
+    .first<{ found: number }>();
+  return found !== null;
 }
 
 /** Each notice's JSON, by id, for those still kept. */

@@ -15,7 +15,13 @@ import {
   type HealthPeriods,
 } from "./endpoint-health";
 import { recordEndpointHealth, type LaneEndpoint } from "./endpoint-table";
-import { madeNotice, makeNotice, noticeRecipients, type EndpointNoticeType } from "./endpoint-notices";
+import {
+  anyNoticeRecipient,
+  madeNotice,
+  makeNotice,
+  noticeRecipients,
+  type EndpointNoticeType,
+} from "./endpoint-notices";
 import { tookIt } from "./lane-attempts";
 import { pendingAttemptsSince, pendingSeqs } from "./lane-deliveries";
 import { failedAttemptsSince, lastSuccessSince, spentSince } from "./lane-settled";
@@ -131,10 +137,10 @@ async function noteRun(context: WatchContext, run: WatchedRun): Promise<void> {
     handed: [],
   };
   // Owed before it is made: made and the lane gone before it was noted, it would never be handed. Once: a making that
-  // failed left it owed already.
+  // failed left it owed already. With nobody to tell, it is only made, as the mark (and the disabling's record).
   const already = owedNotices(context);
-  if (!already.some((each) => each.type === owed.type && each.periodFrom === periodFrom))
-    kv.put("owedNotices", [...already, owed]);
+  const owedAlready = already.some((each) => each.type === owed.type && each.periodFrom === periodFrom);
+  if (!owedAlready && (await anyNoticeRecipient(db, endpointId, owed.type))) kv.put("owedNotices", [...already, owed]);
   await makeNotice(db, {
     endpointId,
     type: owed.type,

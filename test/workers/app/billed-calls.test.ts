@@ -16,6 +16,7 @@ import { laneOf } from "../../../src/webhook-delivery/lane-calls";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
 import { DELIVERY_LOG_MS } from "../../../src/webhook-delivery/lane-retention";
 import { LOG_BLOCK_ENTRIES } from "../../../src/webhook-delivery/lane-log";
+import { ENDPOINT_NOTICE_TYPES } from "../../../src/webhook-delivery/endpoint-notices";
 import {
   dispatchQuietly,
   freshWebhookOwner,
@@ -264,14 +265,18 @@ const PRODUCTION_RETRIES = "10,60,300,1800,7200,21600,43200,86400,86400";
  * retry run by the lane's alarm when due, and the prune a week after: the rows its lane writes meanwhile, as billed
  * (none refused: what it writes anyway).
  */
-async function refusedDeliveries(refusals: number, count = 1) {
+async function refusedDeliveries(refusals: number, count = 1, told = false) {
   setClock(5);
   await freshWebhookOwner();
   const owner = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
   const endpointId = (await makeEndpoint(owner.key, { url: "https://refusing.example/hooks" })).id;
+  const watcher = told
+    ? (await makeEndpoint(owner.key, { url: "https://watcher.example/hooks", types: [...ENDPOINT_NOTICE_TYPES] })).id
+    : undefined;
   let refusing = false;
-  const { fetch, posts } = receivers(() => {
-    const id = posts.at(-1)!.webhookId;
+  const { fetch, posts } = receivers((url) => {
+    if (url.startsWith("https://watcher.example")) return new Response(null, { status: 204 });
+    const id = posts.filter((post) => post.url === url).at(-1)!.webhookId;
     const tries = posts.filter((post) => post.webhookId === id).length;
     return new Response(null, { status: refusing && tries <= refusals ? 503 : 204 });
   });
@@ -310,8 +315,14 @@ async function refusedDeliveries(refusals: number, count = 1) {
     const settled = await refused();
     vi.setSystemTime(Date.now() + DELIVERY_LOG_MS + 1);
     await inLane((lane) => lane.alarm(), true);
-    return { written: rows.written, settled, left: await laneDeliveries(endpointId) };
+    const told = watcher === undefined ? [] : posts.filter((post) => post.url.startsWith("https://watcher.example"));
+    return { written: rows.written, settled, left: await laneDeliveries(endpointId), told };
   } finally {
+    if (watcher !== undefined)
+      await runInDurableObject(laneOf(env, watcher), async (lane: WebhookLane, state) => {
+        await lane.running;
+        await state.storage.deleteAlarm();
+      });
     globalThis.fetch = fetched;
   }
 }
@@ -388,6 +399,14 @@ describe("what a delivery that is refused is billed for", () => {
     expect(settled.map((one) => [one.outcome, one.attempts])).toEqual(Array(count).fill([outcome, attempts]));
     expect(left).toEqual([]);
     expect((written - anyway) / count).toBe(REFUSED_ROWS[row]);
+  });
+
+  it("refused until its schedule is spent, alone, its account with an endpoint told of its notices: the notice owed while it is handed, its put and delete more", async () => {
+    const anyway = (await refusedDeliveries(10, 0, true)).written;
+    const { written, settled, told } = await refusedDeliveries(10, 1, true);
+    expect(settled.map((one) => [one.outcome, one.attempts])).toEqual([["failed", 10]]);
+    expect(told.map((post) => post.webhookId)).toEqual([expect.stringMatching(/^ntc_\d+$/)]);
+    expect(written - anyway).toBe(REFUSED_ROWS.spentAlone + 2);
   });
 
   it("an endpoint disabled with N events not yet sent: the same rows for 5 as for 500", async () => {

@@ -223,6 +223,33 @@ describe("a failing endpoint", () => {
     expect(await noticeDeliveries(failing.id)).toEqual([]);
   });
 
+  it("owes nothing when no endpoint would be told: its notice is made as the period's mark, and its lane keeps none", async () => {
+    const failing = await makeEndpoint(owner.key, {
+      url: "https://failing-and-watching.example/hooks",
+      types: ["order.created", ...NOTICES],
+    });
+    await makeEndpoint(owner.key, { url: "https://plain.example/hooks" });
+    const put: string[] = [];
+    await runInDurableObject(laneOf(env, failing.id), (_, state) => {
+      const { kv } = state.storage;
+      const real = kv.put;
+      kv.put = ((key: string, value: unknown) => (put.push(key), real.call(kv, key, value))) as typeof kv.put;
+    });
+    const handed: string[] = [];
+    const counting: HandToLane = (endpointId, seqs) => (handed.push(endpointId), quietLanes(endpointId, seqs));
+    const t0 = Date.now() + 1_000;
+    await failedRunAt(failing.id, t0, counting);
+    await failedRunAt(failing.id, t0 + HEALTH.failingAfterMs, counting);
+    expect(
+      await env.DB.prepare("SELECT type, period_from FROM endpoint_notices WHERE endpoint_id = ?1")
+        .bind(failing.id)
+        .all(),
+    ).toMatchObject({ results: [{ type: "webhook_endpoint.failing", period_from: new Date(t0).toISOString() }] });
+    expect(put).not.toContain("owedNotices");
+    expect(put.length).toBeGreaterThan(0);
+    expect(handed).toEqual([]);
+  });
+
   it("is disabled once every attempt has failed for WEBHOOK_DISABLE_AFTER with 3 failed attempts in the period's second half, told as webhook_endpoint.disabled; its deliveries recover once enabled, and a new period starts", async () => {
     const { failing, watcher } = await budgetWithWatcher();
     const t0 = Date.now() + 1_000;
