@@ -78,11 +78,8 @@ function refusalOf(error: unknown): string | undefined {
   }
   if (error instanceof errors.JWKSNoMatchingKey) return "the Access token is signed by a key the team does not publish";
   if (error instanceof errors.JWSSignatureVerificationFailed) return "the Access token's signature does not verify";
-  if (
-    error instanceof errors.JWSInvalid ||
-    error instanceof errors.JWTInvalid ||
-    error instanceof errors.JOSEAlgNotAllowed
-  )
-    return "the Access token is not a valid signed token";
+  // The team's keys not fetched or not readable is Access's fault, not the token's: anything else jose refuses is.
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) return undefined;
+  if (error instanceof errors.JOSEError) return "the Access token is not a valid signed token";
   return undefined;
 }

@@ -234,6 +234,18 @@ async function unsigned(claims: JWTPayload): Promise<string> {
   return `${encode({ alg: "none", kid: published.kid })}.${encode(claimsOf(claims))}.`;
 }
 
+/** A token RS256-signed by the team's key with this header, which jose's own signer would refuse to write. */
+async function signedAsIs(header: object, claims: JWTPayload): Promise<string> {
+  const input = `${encode(header)}.${encode(claimsOf(claims))}`;
+  const signature = await crypto.subtle.sign(
+    "RSASSA-PKCS1-v1_5",
+    published.privateKey as unknown as globalThis.CryptoKey,
+    new TextEncoder().encode(input),
+  );
+  const bytes = btoa(String.fromCharCode(...new Uint8Array(signature)));
+  return `${input}.${bytes.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")}`;
+}
+
 /**
  * A token HMAC-signed (HS256) with the bytes of the team's published public key as the secret: the algorithm-confusion
  * forgery.
@@ -315,6 +327,13 @@ describe("the operators' side behind Cloudflare Access", () => {
     [
       "one HMAC-signed with the team's public key",
       () => hmacWithPublicKey({ email: "ana@example.com" }),
+      "not a valid signed token",
+    ],
+    // A header jose does not support, signed by the team's key or not: the token's fault, never the keys' fetch.
+    [
+      "one with a critical header no verifier knows",
+      () =>
+        signedAsIs({ alg: "RS256", kid: published.kid, crit: ["x-store"], "x-store": 1 }, { email: "ana@example.com" }),
       "not a valid signed token",
     ],
     [
