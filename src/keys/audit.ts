@@ -12,6 +12,9 @@ export type KeyOperation =
   | "console_sign_in"
   | "console_sign_out";
 
+/** Who the audit names for what GitHub's secret scanning reported. */
+export const SCANNER_ACTOR = "github-secret-scanning";
+
 export interface KeyEvent {
   /** Made once per operation, before its row is first written: a retried insert finds the row instead of adding one. */
   id: string;
@@ -20,7 +23,7 @@ export interface KeyEvent {
   keyId: string;
   /** What changed (plan, limits, name, scopes, expiry, the keys an update reached, the key a rotation made). */
   changes: Record<string, unknown>;
-  /** The operator token's name for the operator API; `cli:<user>` for npm run keys. */
+  /** Who did it: `key:<id>`, an operator's name, or SCANNER_ACTOR. */
   actor: string;
   /** Set when the operation failed in a way that may have come after it took effect. */
   outcome?: "unknown";

@@ -8,6 +8,7 @@ import { callDependency } from "../lib/call-dependency";
 import { LIVE_OPERATOR_BY_DIGEST, LIVE_OPERATOR_BY_NAME } from "./operator-table";
 import { operatorOfSession, sealedSessionOperator, type OperatorSession } from "./operator-sessions";
 import { MISSING_KEY, type OtherCredential } from "../keys/caller";
+import { SCANNER_ACTOR } from "../keys/audit";
 import { fromThisOrigin } from "../console-kit/origin-checks";
 import type { TtlCache } from "../lib/ttl-cache";
 import { ACCESS_ASSERTION_HEADER, verifyAccessAssertion, type AccessKeys } from "./access-assertion";
@@ -189,6 +190,10 @@ function operatorToken(env: Env): { name: string; token: string } | undefined {
     ? { name: configured.slice(0, separator), token: configured.slice(separator + 1) }
     : undefined;
 }
+
+/** Whether audits name someone else by `name` already: the OPERATOR_TOKEN's holder, the scanner, or the fallback. */
+export const actorNameTaken = (env: Env, name: string): boolean =>
+  name === operatorToken(env)?.name || name === SCANNER_ACTOR || name === "operator";
 
 /** The operator API exists only where its token is set or Access guards it; elsewhere it is 404. */
 export const operatorApiAvailable = (env: Env, config: Config | undefined): boolean =>

@@ -28,7 +28,7 @@ export type RevocationReason = KeyRevocationReason;
 /** What a revocation is asked with: why, who asks, and where a scanner found the key. */
 export interface RevocationAsked {
   reason: RevocationReason;
-  /** As audits name who did it: `key:<id>`, an operator's name, `github-secret-scanning`. */
+  /** As audits name who did it (KeyEvent's actor). */
   actor: string;
   found?: { url?: string; source?: string };
   /** The key of the account that asks, if one does, and how its caller answers the account's refusal of it. */

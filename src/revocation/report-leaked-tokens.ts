@@ -10,6 +10,7 @@ import { isUsable } from "../account/key-record";
 import { accountStub } from "../account/account-stub";
 import { isWellFormedKey } from "../keys/key-format";
 import { KeyPointer, pointerName } from "../keys/kv-layout";
+import { SCANNER_ACTOR } from "../keys/audit";
 import { revokeKey } from "./key-revocation";
 
 /** Where GitHub sends reports: outside the API's versions, with no bearer key. */
@@ -119,7 +120,7 @@ async function judge(c: Context<AppEnv>, matches: z.infer<typeof Report>): Promi
       const found = matches.find((match) => match.token === token)!;
       await revokeKey(c, record, {
         reason: "leaked",
-        actor: "github-secret-scanning",
+        actor: SCANNER_ACTOR,
         found: { url: found.url, source: found.source },
       });
       live.add(token);

@@ -8,6 +8,7 @@ import { callDependency } from "../../lib/call-dependency";
 import { sha256Hex } from "../../lib/digest";
 import { INSERT_OPERATOR, OPERATOR_BY_NAME, OPERATOR_NAME, type OperatorRow } from "../operator-table";
 import { NAMED_OPERATORS, NO_STORE } from "./named-operator";
+import { actorNameTaken } from "../require-operator";
 
 const AddOperator = z.strictObject({
   name: z.string().regex(OPERATOR_NAME).describe("Letters, digits and . _ @ + -, up to 64: a handle or an email"),
@@ -22,7 +23,8 @@ export const addOperator = defineOperation({
   summary: "Add a named operator",
   description:
     "A new operator and their token (so_op_…), shown this once; the service keeps its SHA-256. A name taken before, " +
-    "revoked or not, is 409 operator_exists.",
+    "revoked or not, or one audits give another (the OPERATOR_TOKEN's holder, github-secret-scanning, operator), is " +
+    "409 operator_exists.",
   requestBody: { description: "The operator's name", schema: AddOperator },
   responses: {
     201: {
@@ -33,6 +35,8 @@ export const addOperator = defineOperation({
   errors: ["invalid_body", "operator_exists", "unsupported_media_type", "body_too_large"],
   async handle(c) {
     const { name } = await readJsonBody(c, AddOperator);
+    if (actorNameTaken(c.env, name))
+      throw new ApiError("operator_exists", `The name ${name} is taken: audits name another with it already.`);
     const db = c.env.DB;
     const existing = await callDependency("D1", () => db.prepare(OPERATOR_BY_NAME).bind(name).first<OperatorRow>());
     if (existing)

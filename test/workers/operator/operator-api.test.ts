@@ -492,6 +492,8 @@ describe("the operator API", () => {
         body,
       });
     expect(await errorBodyOf(await post("{}"))).toMatchObject({ code: "invalid_limits", status: 400 });
+    const stamped = JSON.stringify({ perMinute: 5, perDay: 50, setAt: new Date().toISOString() });
+    expect(await errorBodyOf(await post(stamped))).toMatchObject({ code: "invalid_limits", status: 400 });
     // The body is read as every JSON body is: its type, its size and its syntax, each in the Error shape.
     expect(await errorBodyOf(await post(JSON.stringify({ perMinute: 5, perDay: 50 }), {}))).toMatchObject({
       code: "unsupported_media_type",

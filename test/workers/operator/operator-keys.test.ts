@@ -203,6 +203,16 @@ describe("named operators through the operator API", () => {
     expect(await errorBodyOf(await admin("/operators/nobody/revoke", "POST"))).toMatchObject({ code: "not_found" });
   });
 
+  it.each(["tests", "github-secret-scanning", "operator"])(
+    "never gives a name audits give another already: %s",
+    async (name) => {
+      expect(await errorBodyOf(await admin("/operators", "POST", { name }))).toMatchObject({
+        code: "operator_exists",
+        status: 409,
+      });
+    },
+  );
+
   it("gives a name once when two ask for it at the same moment: one 201, one 409", async () => {
     const both = await Promise.all([1, 2].map(() => admin("/operators", "POST", { name: "twice@example.com" })));
     expect(both.map((response) => response.status).sort()).toEqual([201, 409]);
