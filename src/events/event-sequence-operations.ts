@@ -78,7 +78,7 @@ export const eventSequenceOperations = [
       logLine("warn", c.get("requestId"), "the order event sequence was raised (after a D1 restore)", {
         atLeast,
         sequence,
-        operator: c.get("operator"),
+        operator: c.get("operatorActor"),
       });
       return jsonBody(c, { sequence });
     },

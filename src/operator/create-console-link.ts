@@ -24,7 +24,7 @@ export const createConsoleLinkOperation = keyOperation(
   async (c, { record }) => {
     if (!isUsable(record))
       throw new ApiError("key_not_found", `Key ${record.id} is revoked or expired: no one can sign in with it.`);
-    const operator = c.get("operator") ?? "operator";
+    const operator = c.get("operatorActor") ?? "operator";
     const now = Date.now();
     const { token, expiresAt } = await auditedKeyOperation(
       c.env.DB,

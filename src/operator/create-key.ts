@@ -58,7 +58,7 @@ export const createKey = defineOperation({
         operation: "create",
         keyId: record.id,
         changes: { plan, name, scopes, ...(limits && { limits }), ...(expiresAt && { expiresAt }) },
-        actor: c.get("operator") ?? "operator",
+        actor: c.get("operatorActor") ?? "operator",
       },
       () => storeNewKey(c.env, key, record),
     );

@@ -35,7 +35,7 @@ export async function audited(
       operation,
       keyId: record.id,
       changes: { ...changes, budget: accountOf(record) },
-      actor: c.get("operator") ?? "operator",
+      actor: c.get("operatorActor") ?? "operator",
     },
     action,
   );

@@ -32,12 +32,15 @@ const OperatorClaims = z.object({
   operator: z.string(),
   expiresAt: z.number(),
   bootstrap: z.string().optional(),
+  linkedBy: z.string().optional(),
 });
 type OperatorClaims = z.infer<typeof OperatorClaims>;
 
 export interface OperatorSession {
   id: string;
   expiresAt: string;
+  /** Who made the link it was opened with, when another: the audit names them beside the operator. */
+  linkedBy?: string;
 }
 
 /** `Set-Cookie` for an operator's session, or with no value one that ends it. */
@@ -92,7 +95,11 @@ export async function operatorOfSession(
     throw refuse("its operator was revoked, or its token replaced");
   return {
     operator: claims.operator,
-    session: { id: claims.sid, expiresAt: new Date(claims.expiresAt).toISOString() },
+    session: {
+      id: claims.sid,
+      expiresAt: new Date(claims.expiresAt).toISOString(),
+      ...(claims.linkedBy && { linkedBy: claims.linkedBy }),
+    },
   };
 }
 
@@ -129,12 +136,12 @@ export function refuseOperatorSignIn(c: Context<AppEnv>): void {
     );
 }
 
-/** Opens a session for an operator: its row and its cookie; `bootstrap` when the secret's token opened it. */
+/** Opens an operator's session, its row and cookie: `bootstrap`, the secret's token's; `linkedBy`, another's link's. */
 export async function openOperatorSession(
   c: Context<AppEnv>,
   operator: string,
   via: OperatorSessionVia,
-  bootstrap?: string,
+  { bootstrap, linkedBy }: { bootstrap?: string; linkedBy?: string } = {},
 ): Promise<{ cookie: string; session: OperatorSession }> {
   // Before anything is written: a deployment without the key has no sessions.
   const sealingKey = sessionKeyOf(c.env);
@@ -144,6 +151,7 @@ export async function openOperatorSession(
     operator,
     expiresAt: now + SESSION_SECONDS * 1000,
     ...(bootstrap && { bootstrap }),
+    ...(linkedBy && { linkedBy }),
   };
   const expiresAt = new Date(claims.expiresAt).toISOString();
   // As in the callers' console, a session this browser already had ends: a new sign-in replaces it.
@@ -168,7 +176,10 @@ export async function openOperatorSession(
     ]),
   );
   const sealed = await sealText(PURPOSE, sealingKey, ADDITIONAL_DATA, JSON.stringify(claims));
-  return { cookie: operatorCookie(c.req.url, sealed), session: { id: claims.sid, expiresAt } };
+  return {
+    cookie: operatorCookie(c.req.url, sealed),
+    session: { id: claims.sid, expiresAt, ...(linkedBy && { linkedBy }) },
+  };
 }
 
 /** Ends a session everywhere at once. */
@@ -181,15 +192,19 @@ export async function endOperatorSession(db: D1Database, sessionId: string): Pro
   );
 }
 
-/** Uses a link once; the operator it was made for, or undefined for a token unknown, used or expired. */
-export async function redeemOperatorLink(db: D1Database, token: string, now = Date.now()): Promise<string | undefined> {
+/** Uses a link once; whom it was made for and by, or undefined for a token unknown, used or expired. */
+export async function redeemOperatorLink(
+  db: D1Database,
+  token: string,
+  now = Date.now(),
+): Promise<{ operator: string; madeBy: string } | undefined> {
   if (!LINK_TOKEN.test(token)) return undefined;
   const at = new Date(now).toISOString();
   const hash = await sha256Hex(token);
   const row = await callDependency("D1", () =>
-    db.prepare(REDEEM_OPERATOR_LINK).bind(hash, at).first<{ operator: string }>(),
+    db.prepare(REDEEM_OPERATOR_LINK).bind(hash, at).first<{ operator: string; created_by: string }>(),
   );
-  return row?.operator;
+  return row === null ? undefined : { operator: row.operator, madeBy: row.created_by };
 }
 
 /** Sessions and links a day past their end (the cron). */

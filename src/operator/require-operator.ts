@@ -22,8 +22,10 @@ const NAMED_OPERATOR_TOKEN_PREFIX = "so_op_";
 
 declare module "hono" {
   interface ContextVariableMap {
-    /** Set by requireOperator(): the operator token's name, for the audit. */
+    /** Set by requireOperator(): the operator's name. */
     operator?: string;
+    /** Set by requireOperator(): who the audit names: the operator, and who made their session's link if another. */
+    operatorActor?: string;
     /** Set by requireOperator() when the operator came with a console session rather than a token or Access. */
     operatorSession?: OperatorSession;
     /** Set when the OPERATOR_TOKEN secret's token came: its SHA-256, which a session it opens is bound to. */
@@ -55,6 +57,8 @@ export function requireOperator(
     } else {
       c.set("operator", await tokenOrSessionOperator(c, endedSessions));
     }
+    const linkedBy = c.get("operatorSession")?.linkedBy;
+    c.set("operatorActor", linkedBy ? `${c.get("operator")} (link by ${linkedBy})` : c.get("operator"));
     await next();
   };
 }

@@ -23,7 +23,7 @@ export const rotateAnyKey = keyOperation(
   },
   async (c, { record }) => {
     const { graceSeconds } = await readOptionalJsonBody(c, RotateOwnKey);
-    const rotated = await rotateKey(c, record, graceSeconds, c.get("operator") ?? "operator");
+    const rotated = await rotateKey(c, record, graceSeconds, c.get("operatorActor") ?? "operator");
     return jsonBody(c, rotated, 201, NO_STORE);
   },
 );

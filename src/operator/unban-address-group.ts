@@ -42,7 +42,7 @@ export const unbanAddressGroup = defineOperation({
     const budget = `ip:${group}`;
     const usage = await auditedKeyOperation(
       c.env.DB,
-      { operation: "unban", keyId: budget, changes: { group }, actor: c.get("operator") ?? "operator" },
+      { operation: "unban", keyId: budget, changes: { group }, actor: c.get("operatorActor") ?? "operator" },
       () => callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).unban()),
     );
     return jsonBody(c, { group, usage });

@@ -32,7 +32,7 @@ export const unbanPartner = defineOperation({
     const budget = `partner:${partner}`;
     const usage = await auditedKeyOperation(
       c.env.DB,
-      { operation: "unban", keyId: budget, changes: { partner }, actor: c.get("operator") ?? "operator" },
+      { operation: "unban", keyId: budget, changes: { partner }, actor: c.get("operatorActor") ?? "operator" },
       () => callDependency("rate limiter", () => c.env.ACCOUNTS.getByName(budget).forgive()),
     );
     return jsonBody(c, { partner, usage });

@@ -56,7 +56,7 @@ export const updateKey = keyOperation(
           operation: "update",
           keyId: record.id,
           changes: { ...asked, budget: accountOf(record) },
-          actor: c.get("operator") ?? "operator",
+          actor: c.get("operatorActor") ?? "operator",
         },
         async (rowId) => {
           const done = await callDependency("account", () => accountOfRecord(c, record).updateKey(record.id, update));

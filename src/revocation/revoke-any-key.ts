@@ -45,7 +45,7 @@ export const revokeAnyKey = defineOperation({
     if (!record) throw new ApiError("not_found", `No key ${keyId}.`);
     const revoked = await revokeKey(c, record, {
       reason,
-      actor: c.get("operator") ?? "operator",
+      actor: c.get("operatorActor") ?? "operator",
       auditRepeat: true,
       ...(foundAt && { found: { url: foundAt } }),
     });

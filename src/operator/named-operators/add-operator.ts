@@ -47,7 +47,7 @@ export const addOperator = defineOperation({
           : `An operator named ${name} exists.`,
       );
     const token = `so_op_${urlSafe(base64(crypto.getRandomValues(new Uint8Array(32))))}`;
-    const actor = c.get("operator") ?? "operator";
+    const actor = c.get("operatorActor") ?? "operator";
     const added = await callDependency("D1", async () =>
       db
         .prepare(INSERT_OPERATOR)

@@ -42,7 +42,13 @@ export const createOperatorLink = defineOperation({
     const expiresAt = new Date(now + OPERATOR_LINK_SECONDS * 1000).toISOString();
     await callDependency("D1", async () =>
       c.env.DB.prepare(INSERT_OPERATOR_LINK)
-        .bind(await sha256Hex(token), name, new Date(now).toISOString(), expiresAt, c.get("operator") ?? "operator")
+        .bind(
+          await sha256Hex(token),
+          name,
+          new Date(now).toISOString(),
+          expiresAt,
+          c.get("operatorActor") ?? "operator",
+        )
         .run(),
     );
     const url = `${new URL(c.get("config").baseUrl).origin}${OPERATOR_CONSOLE_PATH}#link=${token}`;

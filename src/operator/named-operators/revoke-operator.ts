@@ -27,7 +27,7 @@ export const revokeOperator = defineOperation({
     if (!before.revoked_at)
       await callDependency("D1", () =>
         c.env.DB.prepare(REVOKE_OPERATOR)
-          .bind(name, new Date().toISOString(), c.get("operator") ?? "operator")
+          .bind(name, new Date().toISOString(), c.get("operatorActor") ?? "operator")
           .run(),
       );
     return jsonBody(c, namedOperatorOf(await operatorNamed(c, name)));

@@ -23,7 +23,9 @@ export const openOperatorSessionOperation = defineOperation({
     if (c.req.header("Authorization") === undefined)
       throw new ApiError("missing_api_key", "Send the operator token to sign in with as a bearer token.");
     const operator = c.get("operator")!;
-    const { cookie, session } = await openOperatorSession(c, operator, "token", c.get("bootstrapDigest"));
+    const { cookie, session } = await openOperatorSession(c, operator, "token", {
+      bootstrap: c.get("bootstrapDigest"),
+    });
     return jsonBody(c, { operator, via: "session", expiresAt: session.expiresAt }, 201, {
       "Set-Cookie": cookie,
       "Cache-Control": "no-store",

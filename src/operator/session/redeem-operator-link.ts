@@ -37,13 +37,15 @@ export const redeemOperatorLinkOperation = defineOperation({
   async handle(c) {
     refuseOperatorSignIn(c);
     const { token } = await readJsonBody(c, RedeemOperatorLink);
-    const operator = await redeemOperatorLink(c.env.DB, token);
-    if (operator === undefined) throw invalidLink();
+    const redeemed = await redeemOperatorLink(c.env.DB, token);
+    if (redeemed === undefined) throw invalidLink();
+    const { operator, madeBy } = redeemed;
     const live = await callDependency("D1", () =>
       c.env.DB.withSession("first-primary").prepare(LIVE_OPERATOR_BY_NAME).bind(operator).first(),
     );
     if (!live) throw invalidLink();
-    const { cookie, session } = await openOperatorSession(c, operator, "link");
+    const linkedBy = madeBy === operator ? undefined : madeBy;
+    const { cookie, session } = await openOperatorSession(c, operator, "link", { linkedBy });
     return jsonBody(c, { operator, via: "session", expiresAt: session.expiresAt }, 201, {
       "Set-Cookie": cookie,
       "Cache-Control": "no-store",

@@ -32,7 +32,7 @@ export const disableWebhookEndpoint = defineOperation({
   async handle(c, { endpointId }) {
     const db = c.env.DB;
     const at = new Date().toISOString();
-    const actor = c.get("operator") ?? "operator";
+    const actor = c.get("operatorActor") ?? "operator";
     // The body is optional: a request without one (the keys command, curl) disables with no reason given.
     const { reason } = c.req.header("Content-Type") === undefined ? {} : await readJsonBody(c, DisableBody);
     const disabled = auditedEndpointChange(

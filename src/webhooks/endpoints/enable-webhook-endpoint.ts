@@ -27,7 +27,7 @@ export const enableWebhookEndpoint = defineOperation({
   errors: ["not_found"],
   async handle(c, { endpointId }) {
     const db = c.env.DB;
-    const actor = c.get("operator") ?? "operator";
+    const actor = c.get("operatorActor") ?? "operator";
     const at = new Date().toISOString();
     try {
       await auditedEndpointChange(db, { endpointId, operation: "enable", changes: {}, actor, at }, async () => {

@@ -48,7 +48,7 @@ export const lockHostOperation = defineOperation({
     const host = hostOf(body.host);
     const db = c.env.DB;
     const at = new Date().toISOString();
-    const actor = c.get("operator") ?? "operator";
+    const actor = c.get("operatorActor") ?? "operator";
     // The lock first: from here on no URL on the host is taken, so none of its endpoints can be missed below.
     await callDependency("D1", () => lockHost(db, host, body.reason ?? null, at, actor));
     const { results } = await callDependency("D1", () => endpointsNaming(db, host));
@@ -101,7 +101,7 @@ export const liftHostLockOperation = defineOperation({
     const lifted =
       normal !== undefined &&
       (await callDependency("D1", () =>
-        liftHostLock(c.env.DB, normal, new Date().toISOString(), c.get("operator") ?? "operator"),
+        liftHostLock(c.env.DB, normal, new Date().toISOString(), c.get("operatorActor") ?? "operator"),
       ));
     if (!lifted) throw new ApiError("not_found", `No lock on the host ${host.slice(0, 100)}.`);
     return c.body(null, 204);

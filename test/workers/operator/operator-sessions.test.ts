@@ -119,6 +119,38 @@ describe("signing in to the operators' console", () => {
     expect(await errorBodyOf(await redeem(late))).toMatchObject({ code: "invalid_console_link" });
   });
 
+  it("names who made the link beside the operator in every audit row of the session it opened, when another made it", async () => {
+    const ana = await addOperator("ana");
+    const linkBy = async (token: string) => {
+      const made = await api("/admin/operators/ana/link", {
+        method: "POST",
+        key: null,
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      const link = ((await made.json()) as { url: string }).url.split("#link=")[1]!;
+      return cookieOf(
+        await api("/admin/session/link", {
+          method: "POST",
+          key: null,
+          headers: { "Content-Type": "application/json", Origin: ORIGIN },
+          body: JSON.stringify({ token: link }),
+        }),
+      );
+    };
+    const actors: string[] = [];
+    for (const maker of ["operator-token-for-tests", ana]) {
+      const cookie = await linkBy(maker);
+      expect(
+        (await withCookie(cookie, `/admin/keys/${key.record.id}/limits`, "POST", { perMinute: 7, perDay: 70 })).status,
+      ).toBe(200);
+      const row = await env.DB.prepare("SELECT actor FROM key_events WHERE key_id = ?1 ORDER BY id DESC")
+        .bind(key.record.id)
+        .first<{ actor: string }>();
+      actors.push(row!.actor);
+    }
+    expect(actors).toEqual(["ana (link by tests)", "ana"]);
+  });
+
   it("ends at sign-out and at the operator's revocation, from the next request on; the others go on", async () => {
     const [ana, ben] = [await addOperator("ana"), await addOperator("ben")];
     const { cookie: anaCookie } = await signIn(ana);
