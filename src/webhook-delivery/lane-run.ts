@@ -119,10 +119,13 @@ async function failAfterCursor(
   const firstIndex = events.findIndex((event) => !keyed.has(event.seq));
   const first = events[firstIndex];
   const after = Math.max(cursor, (firstIndex === -1 ? events.at(-1) : events[firstIndex - 1])?.seq ?? cursor);
-  const settled = alsoFailed();
-  if (through > after && (first !== undefined || (read.more && read.through < through)))
-    settled.push(failedRange(after, through, reason, first?.createdAt ?? context.now(), context.now()));
-  appendToLog(sql, { settled, from: cursor, through });
+  // The rows leave with their entries or not at all: a failed write keeps them, attempts and all.
+  context.transactionSync(() => {
+    const settled = alsoFailed();
+    if (through > after && (first !== undefined || (read.more && read.through < through)))
+      settled.push(failedRange(after, through, reason, first?.createdAt ?? context.now(), context.now()));
+    appendToLog(sql, { settled, from: cursor, through });
+  });
 }
 
 /**
@@ -146,13 +149,15 @@ async function failEverything(
     ]);
   else {
     // Mid-run, the cursor stays: those past it are noted, so no read sends them again.
-    const entries = failed();
-    noteSettledAhead(
-      context.sql,
-      entries.map((entry) => entry.seq),
-      cursorOf(context.sql, endpoint),
-    );
-    appendSettled(context.sql, entries);
+    context.transactionSync(() => {
+      const entries = failed();
+      noteSettledAhead(
+        context.sql,
+        entries.map((entry) => entry.seq),
+        cursorOf(context.sql, endpoint),
+      );
+      appendSettled(context.sql, entries);
+    });
   }
   const more = !afterCursor || nextDueAt(context.sql) !== null;
   return { next: more ? context.now() : null, delivered: 0, attempted: 0, sent: 0 };
@@ -410,7 +415,6 @@ class FirstTries {
     // A cursor alone is a row written: a run whose events all got rows leaves it for the flush that writes the next.
     const stays = delivered.length + settled.length === 0 && this.feed.cursorMayStay(this.sql, logged, through);
     appendToLog(this.sql, { delivered, settled, from: this.feed.from, through: stays ? undefined : through });
-    // After their entries: a death between the two sends them again, never loses them.
     for (const { replay, cursor } of this.stretches) if (replay !== undefined) moveReplay(this.sql, replay.seq, cursor);
     passSettledAhead(this.sql, stays ? logged : through);
     this.flushedAt = now;

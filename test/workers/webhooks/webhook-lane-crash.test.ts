@@ -76,7 +76,7 @@ describe("a lane that dies mid-run", () => {
       owner.key,
       Array.from({ length: 120 }, (_, index) => 3_000 + index),
     );
-    const { fetch, posts } = receivers();
+    const { fetch, posts } = receivers(() => scheduler.wait(1).then(() => new Response(null, { status: 204 })));
     const died = await runDying(endpointId, death, fetch);
     expect(died.outcome).toBe("Error: the object was reset");
     const beforeCrash = posts.map((post) => Number(post.webhookId.slice("evt_".length)));
@@ -93,7 +93,9 @@ describe("a lane that dies mid-run", () => {
     expect(twice).toEqual(beforeCrash.filter((seq) => seq > flushed).sort((a, b) => a - b));
     expect(twice.length).toBeLessThanOrEqual(FLUSH_EVERY + LANE_CONCURRENCY);
     if (death.standing > 0) expect(flushed).toBeGreaterThanOrEqual(seqs[0]!);
-    expect((await laneDeliveries(endpointId)).every((row) => row.outcome === "delivered")).toBe(true);
+    expect((await laneDeliveries(endpointId)).map((row) => [row.seq, row.outcome])).toEqual(
+      seqs.map((seq) => [seq, "delivered"]),
+    );
   });
 });
 
@@ -180,6 +182,29 @@ describe("a lane whose flush fails once mid-run", () => {
     const logged = (await laneDeliveries(endpointId)).filter((row) => row.outcome === "delivered");
     expect(logged.map((row) => row.seq).sort((a, b) => a - b)).toEqual([...sent].sort((a, b) => a - b));
     expect(sent.length).toBeLessThan(seqs.length);
+  });
+});
+
+describe("a lane that fails everything pending (its endpoint disabled) as its log's write fails", () => {
+  it("keeps its rows, attempts and all, for the next run to settle with them", async () => {
+    const { endpointId, seqs } = await pendingDeliveries(owner.key, [6_100, 6_101, 6_102]);
+    const clock = Date.now();
+    await runLaneOnce(endpointId, {
+      fetch: receivers(() => new Response(null, { status: 503 })).fetch,
+      now: () => clock,
+    });
+    await env.DB.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_by = 'owner' WHERE id = ?1")
+      .bind(endpointId)
+      .run();
+    const failed = await runDying(endpointId, { standing: 0, later: Number.POSITIVE_INFINITY }, receivers().fetch);
+    expect(failed.outcome).toBe("Error: the object was reset");
+    const kept = await laneDeliveries(endpointId);
+    expect(kept.map((row) => [row.seq, row.outcome, row.attempts])).toEqual(seqs.map((seq) => [seq, "pending", 1]));
+    await runLaneOnce(endpointId, { fetch: receivers().fetch, now: () => clock + 200 });
+    const settled = await laneDeliveries(endpointId);
+    expect(settled.map((row) => [row.seq, row.outcome, row.attempts, row.attempt_log.length])).toEqual(
+      seqs.map((seq) => [seq, "failed", 1, 1]),
+    );
   });
 });
 
