@@ -477,10 +477,53 @@ describe("an endpoint's deliveries", () => {
 });
 
 describe("keeping deliveries", () => {
-  it("prunes a lane's settled deliveries, a block at a time, past the delivery log's reach, and keeps the pending ones", async () => {
+  it("lists the 100 newest deliveries, rows, logged first tries and events waiting alike, each with its 10 newest attempts", async () => {
+    const made = await endpoint({ url: "https://receiver.example/" });
+    await seedOrders(Array.from({ length: 120 }, (_, index) => ({ id: 5_000 + index })));
+    await dispatchQuietly();
+    // Every tenth refused (a row of its own), the others logged at their first try; then 20 more not tried yet.
+    await runLaneOnce(made.id, {
+      fetch: receiver(...Array.from({ length: 120 }, (_, i) => (i % 10 ? 204 : 503))).fetch,
+    });
+    await seedOrders(Array.from({ length: 20 }, (_, index) => ({ id: 5_200 + index })));
+    await dispatchQuietly();
+    const all = await laneDeliveries(made.id);
+    const newest = all
+      .map((row) => row.seq)
+      .sort((a, b) => b - a)
+      .slice(0, 100);
+    const refused = all.filter((row) => row.attempts === 1 && row.outcome === "pending").at(-1)!.seq;
+    expect(newest).toContain(refused);
+    // That one tried 15 times: its row keeps every attempt, the list shows the 10 newest.
+    const tries = Array.from({ length: 15 }, (_, index) => [1_000 + index, 503, 5, null, null]);
+    await runInDurableObject(laneOf(env, made.id), (_, state) =>
+      state.storage.sql.exec(
+        "UPDATE pending_deliveries SET attempts = 15, attempt_log = ?2 WHERE seq = ?1",
+        refused,
+        JSON.stringify(tries),
+      ),
+    );
+    const listed = await (await apiWith(env, `/v2/webhook-endpoints/${made.id}/deliveries`, { key: owner.key })).json<{
+      data: { id: string; attempts: number; attemptLog: { at: string }[] }[];
+    }>();
+    expect(listed.data.map((delivery) => delivery.id)).toEqual(newest.map((seq) => deliveryIdOf(made.id, seq)));
+    const shown = listed.data.find((delivery) => delivery.id === deliveryIdOf(made.id, refused))!;
+    expect(shown.attempts).toBe(15);
+    expect(shown.attemptLog.map((attempt) => Date.parse(attempt.at))).toEqual(
+      tries
+        .map(([at]) => at)
+        .reverse()
+        .slice(0, 10),
+    );
+  });
+
+  it("prunes a lane's settled deliveries, a block at a time, past the delivery log's 7 days, and keeps the pending ones", async () => {
     const made = await endpoint({ url: "https://kept.example/" });
     const now = Date.now();
-    const old = now - DELIVERY_LOG_MS - 60_000;
+    // A minute either side of the week the docs promise, not of whatever the constant says.
+    const week = 7 * 86_400_000;
+    const old = now - week - 60_000;
+    const recent = now - week + 60_000;
     const settled = (seq: number, outcome: "delivered" | "failed", at: number) => ({
       seq,
       outcome,
@@ -495,7 +538,7 @@ describe("keeping deliveries", () => {
       const { sql } = state.storage;
       state.storage.kv.put("endpointId", made.id);
       // Two blocks: one whose every entry settled before the log's reach, and a newer one.
-      for (const entry of [settled(1, "delivered", old), settled(3, "failed", now)])
+      for (const entry of [settled(1, "delivered", old), settled(3, "failed", recent)])
         sql.exec(
           "INSERT INTO delivery_log (delivered, settled, last_at, settled_at, entries, settled_entries) VALUES (0, 1, " +
             "0, ?, '[]', ?)",
@@ -512,7 +555,7 @@ describe("keeping deliveries", () => {
     await runLaneOnce(made.id, { fetch: receiver().fetch, now: () => now });
     const left = await laneDeliveries(made.id);
     expect(left.map((row) => row.seq)).toEqual([2, 3]);
-    expect(left[1]!.attempt_log).toEqual([[now, 500, 5, null, null]]);
+    expect(left[1]!.attempt_log).toEqual([[recent, 500, 5, null, null]]);
   });
 
   it("reads a run's recent settled entries from the blocks since, not back through first tries to an older one", async () => {

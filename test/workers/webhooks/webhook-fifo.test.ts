@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { deliveryIdOf, laneOf } from "../../../src/webhook-delivery/lane-calls";
 import type { WebhookLane } from "../../../src/webhook-delivery/lane-object";
+import { pendingCount } from "../../../src/webhook-delivery/lane-deliveries";
 import { api } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import {
@@ -75,20 +76,20 @@ describe("a fifo endpoint", () => {
     expect((await laneDeliveries(made.id)).every((row) => row.outcome === "delivered")).toBe(true);
   });
 
-  it("shows the owner the deliveries held behind the failing one", async () => {
+  it("shows the owner the deliveries held behind the failing one, which alone has a row", async () => {
     const made = await makeEndpoint(owner.key, { url: "https://receiver.example/hooks", ordering: "fifo" });
-    await seedOrders([91, 92, 93].map((id) => ({ id })));
+    await seedOrders(Array.from({ length: 21 }, (_, index) => ({ id: 91 + index })));
     await dispatchQuietly();
     const { fetch, posts } = receivers(() => new Response(null, { status: 500 }));
     await runLaneOnce(made.id, { fetch });
     const seqs = (await laneDeliveries(made.id)).map((row) => row.seq);
     expect(posts).toHaveLength(1);
     const log = await deliveriesOf(owner.key, made.id);
-    expect(log.map((row) => [row.eventId, row.heldBehind])).toEqual([
-      [`evt_${seqs[2]}`, `evt_${seqs[0]}`],
-      [`evt_${seqs[1]}`, `evt_${seqs[0]}`],
-      [`evt_${seqs[0]}`, null],
-    ]);
+    expect(log.map((row) => [row.eventId, row.heldBehind])).toEqual(
+      [...seqs].reverse().map((seq) => [`evt_${seq}`, seq === seqs[0] ? null : `evt_${seqs[0]}`]),
+    );
+    // The 20 behind wait in the feed, after the cursor: only the head was written.
+    expect(await runInDurableObject(laneOf(env, made.id), (_, state) => pendingCount(state.storage.sql))).toBe(1);
   });
 
   it("is chosen on creation or with PATCH; a concurrent endpoint sends past a failing delivery", async () => {

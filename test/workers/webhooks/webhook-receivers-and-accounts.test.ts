@@ -5,6 +5,7 @@ import { accountLiveness, type AccountLiveness } from "../../../src/keys/live-ac
 import { TtlCache } from "../../../src/lib/ttl-cache";
 import { attemptDelivery } from "../../../src/webhook-delivery/delivery-attempt";
 import { laneOf } from "../../../src/webhook-delivery/lane-calls";
+import { dispatchEvents } from "../../../src/webhook-delivery/dispatch-pass";
 import { deliveryOf, type Settle } from "../../../src/webhook-delivery/lane-deliveries";
 import { newestLogged } from "../../../src/webhook-delivery/lane-log";
 import { WATCHDOG_MS, type WebhookLane } from "../../../src/webhook-delivery/lane-object";
@@ -116,6 +117,41 @@ describe("each endpoint in a lane of its own", () => {
       ["pending", 1, "no answer within 0.1 s"],
       ["pending", 1, "no answer within 0.1 s"],
     ]);
+  });
+
+  it("is handed its events by a pass that waits for none of its POSTs: the pass and a healthy lane go on while it hangs", async () => {
+    const slowKey = await storeTestKey({ scopes: ["orders:read", "webhooks:manage"] });
+    const slow = await makeEndpoint(slowKey.key, { url: "https://slow.example/hooks" });
+    const healthy = await makeEndpoint(owner.key, { url: "https://healthy.example/hooks" });
+    await seedOrders([{ id: 18 }]);
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { fetch, posts } = receivers(async (url) => {
+      if (url.startsWith("https://slow.example")) await released;
+      return new Response(null, { status: 204 });
+    });
+    const fetched = globalThis.fetch;
+    globalThis.fetch = fetch;
+    const lanes = [slow.id, healthy.id].map((id) => laneOf(env, id));
+    try {
+      const handToLane = (id: string, seqs: string[]) => laneOf(env, id).enqueue(id, seqs);
+      expect(await dispatchEvents(env.DB, handToLane, { laneTimeoutMs: 1_000 })).toMatchObject({
+        failedLanes: 0,
+        enqueued: 2,
+      });
+      await runInDurableObject(lanes[1]!, (lane: WebhookLane) => lane.running);
+      expect((await laneDeliveries(healthy.id)).map((row) => row.outcome)).toEqual(["delivered"]);
+      await expect.poll(() => posts.some((post) => post.url.startsWith("https://slow.example"))).toBe(true);
+      expect((await laneDeliveries(slow.id)).map((row) => row.outcome)).toEqual(["pending"]);
+    } finally {
+      release();
+      for (const lane of lanes)
+        await runInDurableObject(lane, async (object: WebhookLane, state) => {
+          await object.running;
+          await state.storage.deleteAlarm();
+        });
+      globalThis.fetch = fetched;
+    }
   });
 
   it("keeps at most six POSTs of one endpoint in flight; the rest wait their turn", async () => {
