@@ -15,7 +15,7 @@ import { buildAssets } from "./lib/assets";
 import { issueLocalKeys } from "./lib/key-store";
 import { applyMigrations, executeSql, openLocalState } from "./lib/local-state";
 import { ensureLocalSecrets, operatorEnvFile } from "./lib/local-secrets";
-import { recordServing } from "./lib/serving-record";
+import { holdState, recordServing } from "./lib/serving-record";
 import { startWrangler } from "./lib/wrangler";
 import { readEnvironment, varsFromEnvironment } from "./lib/environments";
 
@@ -57,6 +57,8 @@ if (values.orders !== undefined && (!/^[1-9][0-9]{0,6}$/.test(values.orders) || 
 }
 // The consoles' pages as they are now (npm test built them already for the services it starts).
 if (process.env.STORE_ORDERS_ASSETS_BUILT !== "1") await buildAssets();
+// From its first write to its exit: no keys command opens the state meanwhile (it reaches /admin once this serves).
+holdState(stateDir, "npm start");
 const demoKey = await prepareLocalState();
 const operatorEnv = operatorEnvFile(stateDir);
 const operatorToken = ensureLocalSecrets(operatorEnv).OPERATOR_TOKEN.slice("local:".length);

@@ -1,10 +1,12 @@
 /**
- * Where `npm start` serves a local state from, recorded beside the state
- * (`serving.json`), so `npm run keys` reaches the running service's operator
- * API instead of opening the same files in a second runtime. A record whose
+ * Who runs a local state, recorded beside it. `npm start` and a keys command
+ * that opens the state itself each hold it (`runtime.json`) while their
+ * runtime is up, so no two runtimes open one object's files at once; and
+ * `npm start` records where it serves (`serving.json`), so `npm run keys`
+ * reaches the running service's operator API instead. A record whose
  * process is gone (a `kill -9`, a crash) is ignored.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 interface ServingRecord {
@@ -12,7 +14,51 @@ interface ServingRecord {
   port: number;
 }
 
-const servingFile = (stateDir: string | undefined) => join(stateDir ?? ".wrangler/state", "serving.json");
+const stateRoot = (stateDir: string | undefined) => stateDir ?? ".wrangler/state";
+const servingFile = (stateDir: string | undefined) => join(stateRoot(stateDir), "serving.json");
+
+/**
+ * Holds the state for this process's runtime (`who` says which, for the one refused); released when `release` is
+ * called or the process exits. Throws, changing nothing, while a live process holds it.
+ */
+export function holdState(stateDir: string | undefined, who: string): () => void {
+  mkdirSync(stateRoot(stateDir), { recursive: true });
+  const file = join(stateRoot(stateDir), "runtime.json");
+  for (;;) {
+    try {
+      // Created or not, in one step: of two at once, one holds it.
+      const fd = openSync(file, "wx");
+      writeSync(fd, JSON.stringify({ pid: process.pid, who }));
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const holder = readHolder(file);
+      // Held by this process already (npm start makes its demo key as a keys command does): its hold stands.
+      if (holder?.pid === process.pid) return () => {};
+      if (holder && alive(holder.pid))
+        throw new Error(
+          `The local state in ${stateRoot(stateDir)} is in use by ${holder.who} (process ${holder.pid}): try again ` +
+            "once it has finished, or run keys commands while npm start serves it.",
+        );
+      rmSync(file, { force: true });
+    }
+  }
+  const release = () => {
+    if (readHolder(file)?.pid === process.pid) rmSync(file, { force: true });
+  };
+  process.on("exit", release);
+  return release;
+}
+
+function readHolder(file: string): { pid: number; who: string } | undefined {
+  try {
+    const { pid, who } = JSON.parse(readFileSync(file, "utf8")) as { pid?: number; who?: string };
+    return Number.isInteger(pid) ? { pid: pid!, who: String(who) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Records this process as the one serving the state on `port`; forgotten when the process exits. */
 export function recordServing(stateDir: string | undefined, port: number): void {

@@ -15,6 +15,7 @@ import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { ensureLocalSecrets, operatorEnvFile } from "./local-secrets";
 import { applyMigrations } from "./local-state";
 import { freePort } from "./ports";
+import { holdState } from "./serving-record";
 import { mustRunWrangler } from "./wrangler";
 
 /** Stand-ins for the webhook classes: bound, never called by the operator API's key and operator operations. */
@@ -27,6 +28,7 @@ const QUIET = "quiet-webhooks";
 
 /** Runs `use` with the base URL of the Worker serving the state, then stops it. */
 export async function withStateWorker<T>(stateDir: string | undefined, use: (baseUrl: string) => Promise<T>) {
+  const release = holdState(stateDir, "a keys command");
   const dir = mkdtempSync(join(tmpdir(), "store-orders-keys-"));
   let runtime: Miniflare | undefined;
   try {
@@ -77,5 +79,6 @@ export async function withStateWorker<T>(stateDir: string | undefined, use: (bas
   } finally {
     await runtime?.dispose();
     rmSync(dir, { recursive: true, force: true });
+    release();
   }
 }

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { startService, tempStateDir } from "../../scripts/lib/local-service";
 import { runKeys, useKeysCommand } from "../support/npm-script";
@@ -358,6 +359,22 @@ describe("npm run keys, against the running service", () => {
         await served.stop();
       }
     } finally {
+      state.remove();
+    }
+  });
+
+  it("opens a state no npm start serves only while no other runtime holds it, and says whose it is", async () => {
+    const state = tempStateDir();
+    const holder = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)"]);
+    try {
+      // npm start preparing the state (its hold taken, not serving yet), or another keys command at work.
+      writeFileSync(join(state.path, "runtime.json"), JSON.stringify({ pid: holder.pid, who: "npm start" }));
+      const refused = await runKeysCommandIn(state.path, "list");
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain(`in use by npm start (process ${holder.pid})`);
+      expect(existsSync(join(state.path, "v3"))).toBe(false);
+    } finally {
+      holder.kill("SIGKILL");
       state.remove();
     }
   });

@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { recordServing, servingUrl } from "../../scripts/lib/serving-record";
+import { holdState, recordServing, servingUrl } from "../../scripts/lib/serving-record";
 
 /** How `npm run keys` finds the `npm start` serving a local state (scripts/lib/serving-record.ts). */
 const dirs: string[] = [];
@@ -31,5 +31,25 @@ describe("the serving record", () => {
     expect(servingUrl(dir)).toBeUndefined();
     writeFileSync(join(dir, "serving.json"), "{not json");
     expect(servingUrl(dir)).toBeUndefined();
+  });
+});
+
+describe("the hold on a local state", () => {
+  it("lets one runtime at a time open it: another live process's hold refuses, its release or death frees it", async () => {
+    const dir = stateDir();
+    const release = holdState(dir, "npm start");
+    // Its own runtimes after one another (npm start makes its demo key as a keys command does) go on under its hold.
+    holdState(dir, "a keys command")();
+    expect(existsSync(join(dir, "runtime.json"))).toBe(true);
+    release();
+    expect(existsSync(join(dir, "runtime.json"))).toBe(false);
+    // Another process holding it: refused while it lives, taken once it is gone (a kill -9 leaves its file behind).
+    const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)"]);
+    writeFileSync(join(dir, "runtime.json"), JSON.stringify({ pid: other.pid, who: "npm start" }));
+    expect(() => holdState(dir, "a keys command")).toThrow(/in use by npm start \(process \d+\)/);
+    const exited = new Promise((resolve) => other.on("exit", resolve));
+    other.kill("SIGKILL");
+    await exited;
+    holdState(dir, "a keys command")();
   });
 });
