@@ -339,6 +339,15 @@ describe("webhook endpoints, for operators", () => {
       disabledAt: null,
     });
     expect(JSON.stringify(all)).not.toContain("whsec_");
+    // One account's with budget=; a parameter misspelt is refused, never read as "every account's".
+    const asOperator = (query: string) =>
+      api(`/admin/webhook-endpoints?${query}`, { key: null, headers: { Authorization: OPERATOR } });
+    const one = await (await asOperator(`budget=${owner.record.id}`)).json<{ data: { id: string }[] }>();
+    expect(one.data.map((endpoint) => endpoint.id)).toContain(made.id);
+    expect(await errorBodyOf(await asOperator(`bugdet=${owner.record.id}`))).toMatchObject({
+      code: "invalid_query",
+      status: 400,
+    });
 
     const disabled = await api(`/admin/webhook-endpoints/${made.id}/disable`, {
       method: "POST",
