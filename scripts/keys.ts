@@ -8,6 +8,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { text } from "node:stream/consumers";
 import { SCOPES } from "../src/framework/operations/scopes";
 import { PLANS } from "../src/account/plans";
 import { isWellFormedKey, KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH } from "../src/keys/key-format";
@@ -28,7 +29,8 @@ const USAGE = `Usage: npm run keys -- <command> [options]
   update <keyId> [--plan P] [--per-minute N --per-day N] [--name N] [--expires-in D]
   rotate <keyId> [--grace 24h] [--json]
   list
-  check <token>      whether a string is a well-formed key (offline: its shape and checksum, no lookup)
+  check              whether the key on standard input is well formed (offline: its shape and checksum, no
+                     lookup; a key as an argument would stay in ps and the shell's history)
   show <keyId>
   revoke <keyId> [--leaked [--found-at <where>]]
                      --leaked: what it started ends too (its webhook endpoints, console sessions)
@@ -91,6 +93,8 @@ type Values = ReturnType<typeof parseCommandLine>["values"];
 export interface KeysOutput {
   out(line: string): void;
   err(line: string): void;
+  /** Standard input, whole: what `check` reads. */
+  input?(): Promise<string>;
 }
 
 /** Runs one keys command and returns its exit code: 0, or 1 with the reason on standard error. */
@@ -169,8 +173,11 @@ async function ask<T>({ api }: CommandContext, method: "GET" | "POST" | "PATCH",
 }
 
 /** Offline: whether a string is a key in this service's format (docs/api.md#key-format); exit 1 when not. */
-function check(token: string | undefined, output: KeysOutput): void {
-  if (token === undefined) throw new UsageError("check takes the token to check");
+async function check(argument: string | undefined, output: KeysOutput): Promise<void> {
+  if (argument !== undefined)
+    throw new UsageError("check reads the key from standard input, never an argument: ps and the history keep those");
+  const token = (await output.input?.()) ?? "";
+  if (token.trim() === "") throw new UsageError("check reads the key to check from standard input: none came");
   if (!isWellFormedKey(token.trim())) throw new Error(`Not a well-formed key: ${describeMalformed(token.trim())}.`);
   output.out("A well-formed key: its checksum holds.");
 }
@@ -525,5 +532,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   process.exitCode = await runKeysCommand(process.argv.slice(2), {
     out: (line) => console.log(line),
     err: (line) => console.error(line),
+    input: () => text(process.stdin),
   });
 }

@@ -2,13 +2,14 @@ import { describe, expect, it } from "vitest";
 import { runKeysCommand } from "../../scripts/keys";
 import { generateApiKey } from "../../src/keys/issue-key";
 
-/** `npm run keys -- check <token>`: offline, no store opened, no service asked. */
-async function check(token: string): Promise<{ status: number; out: string; err: string }> {
+/** `npm run keys -- check < file`: offline, no store opened, no service asked. */
+async function check(token: string, argv = ["check"]): Promise<{ status: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const status = await runKeysCommand(["check", token], {
+  const status = await runKeysCommand(argv, {
     out: (line) => out.push(line),
     err: (line) => err.push(line),
+    input: async () => `${token}\n`,
   });
   return { status, out: out.join("\n"), err: err.join("\n") };
 }
@@ -19,6 +20,15 @@ describe("npm run keys -- check", () => {
       status: 0,
       out: "A well-formed key: its checksum holds.",
     });
+  });
+
+  it("reads the key from standard input only: as an argument it would stay in ps and the shell's history", async () => {
+    const key = generateApiKey("so_live_");
+    const argued = await check("", ["check", key]);
+    expect(argued).toMatchObject({ status: 1, out: "" });
+    expect(argued.err).toContain("never an argument");
+    expect(argued.err).not.toContain(key);
+    expect(await check("")).toMatchObject({ status: 1 });
   });
 
   it("refuses 32 characters without a checksum: no key of that shape was ever issued", async () => {
