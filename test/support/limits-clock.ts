@@ -9,6 +9,17 @@ import { api } from "./request";
 export const at = (seconds: number) => Date.UTC(2030, 2, 10, 12, 0, 0) + seconds * 1000;
 export const setClock = (seconds: number) => vi.setSystemTime(at(seconds));
 
+/** Runs `work` with Date held at one instant mid-minute, so no window turns during it; the real Date after. */
+export async function inOneInstant<T>(work: () => Promise<T>): Promise<T> {
+  vi.useFakeTimers({ toFake: ["Date"] });
+  setClock(30);
+  try {
+    return await work();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 /** `count` requests of one caller, one after another. */
 export async function send(key: string | null, count: number, path = "/v1/store/orders"): Promise<Response[]> {
   const responses: Response[] = [];

@@ -8,6 +8,7 @@ import { apiWith } from "../../support/request";
 import { failingD1 } from "../../support/faults";
 import { seedOrders } from "../../support/seed";
 import { storeTestKey } from "../../support/test-keys";
+import { inOneInstant } from "../../support/limits-clock";
 
 /**
  * The request analytics point (docs/operations.md#request-analytics): every
@@ -89,10 +90,12 @@ describe("the request analytics point", () => {
       ["unknown path", (b) => apiWith(b, "/v1/nope", { key: key.key }), { route: "unmatched", status: 404 }],
       [
         "limited",
-        async (b) => (
-          await (await apiWith(b, "/v1/store/orders", { key: tight.key })).arrayBuffer(),
-          apiWith(b, "/v1/store/orders", { key: tight.key })
-        ),
+        // Both in one fixed instant: a minute turning between them would admit the second.
+        (b) =>
+          inOneInstant(async () => {
+            await (await apiWith(b, "/v1/store/orders", { key: tight.key })).arrayBuffer();
+            return apiWith(b, "/v1/store/orders", { key: tight.key });
+          }),
         { outcome: "limited", statusClass: "4xx", status: 429, plan: "free" },
       ],
       [

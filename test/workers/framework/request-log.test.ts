@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RequestLogLine } from "../../../src/framework/middleware/request-log";
 import { failingD1 } from "../../support/faults";
 import { storeTestKey, type TestKey } from "../../support/test-keys";
+import { inOneInstant } from "../../support/limits-clock";
 import { EVERY_OUTCOME } from "../../support/routes";
 import { api, apiWith } from "../../support/request";
 import { clearOrders, seedOrders } from "../../support/seed";
@@ -90,8 +91,11 @@ describe("the request log", () => {
 
   it("records a limited request as limited", async () => {
     const tight = await storeTestKey({ limits: { perMinute: 1, perDay: 100 } });
-    await api("/v1/store/orders", { key: tight.key });
-    const { lines } = await logLinesOf(() => api("/v1/store/orders", { key: tight.key }));
+    // Both in one fixed instant: a minute turning between them would admit the second.
+    const { lines } = await inOneInstant(async () => {
+      await api("/v1/store/orders", { key: tight.key });
+      return logLinesOf(() => api("/v1/store/orders", { key: tight.key }));
+    });
     expect(lines).toEqual([
       expect.objectContaining({ status: 429, keyId: tight.record.id, plan: "pro", limit: "limited" }),
     ]);

@@ -4,6 +4,7 @@ import { TRAFFIC_RANGES, readSeries, trafficQueries } from "../../../src/operato
 import { engineRow, runEngineSql, tableOf, type EngineRow } from "../../support/analytics-engine-sql";
 import { apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
+import { setClock } from "../../support/limits-clock";
 
 /**
  * The operators' traffic view (docs/operations.md#traffic): what the Worker
@@ -44,10 +45,16 @@ function analytics() {
   return { rows, asked, bindings, fail: (on: boolean) => void (failing = on) };
 }
 
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
 
 describe("GET /admin/traffic", () => {
   it("counts every account's and every keyless caller's requests by outcome, with the top accounts, the bans refusing and the address groups refused", async () => {
+    // One fixed instant: the limited key's one admission a minute stays one, however slowly the requests go.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    setClock(30);
     const stand = analytics();
     const busy = await storeTestKey({ plan: "pro" });
     const limited = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 1_000 } });
