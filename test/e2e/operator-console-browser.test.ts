@@ -370,7 +370,7 @@ describe("the operators' console", () => {
     await context.close();
   });
 
-  it("signs in with a link, locks a caller's endpoint with a reason, and the callers' console says so; fits 375 px", async () => {
+  it("signs in with a link, reads a caller's endpoint's delivery log, locks it with a reason, and the callers' console says so; fits 375 px", async () => {
     const endpoint = (await (
       await fetchLocal(`${root()}/v2/webhook-endpoints`, {
         method: "POST",
@@ -379,6 +379,29 @@ describe("the operators' console", () => {
       })
     ).json()) as { id: string };
     expect(endpoint.id).toMatch(/^we_/);
+    // An order cancelled (one on a page no other file reads) makes it a delivery, tried once: receiver.example is
+    // nowhere to be reached from here.
+    const pageOf = async (query: string) =>
+      (await (
+        await fetchLocal(`${root()}/v2/store/orders?status=pending&${query}`, {
+          headers: { Authorization: `Bearer ${caller.key}` },
+        })
+      ).json()) as { data: { id: string }[]; nextCursor: string };
+    let cursor = (await pageOf("limit=100")).nextCursor;
+    cursor = (await pageOf(`limit=100&cursor=${encodeURIComponent(cursor)}`)).nextCursor;
+    const [order] = (await pageOf(`limit=1&cursor=${encodeURIComponent(cursor)}`)).data;
+    const cancelled = await fetchLocal(`${root()}/v2/store/orders/${order!.id}`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${caller.key}` },
+    });
+    expect(cancelled.status).toBe(204);
+    const deliveries = `/webhook-endpoints/${endpoint.id}/deliveries`;
+    await expect
+      .poll(async () => (await asOperator<{ data: { attempts: number }[] }>(deliveries)).data[0]?.attempts ?? 0, {
+        timeout: 60_000,
+      })
+      .toBeGreaterThan(0);
+    const [delivery] = (await asOperator<{ data: { id: string; eventId: string }[] }>(deliveries)).data;
     const link = await keys.run("operator-link", OPERATOR, "--json");
     expect(link.status, link.stderr).toBe(0);
     const { url } = JSON.parse(link.stdout) as { url: string };
@@ -393,6 +416,14 @@ describe("the operators' console", () => {
       .locator("#webhook-list tr", { hasText: endpoint.id.length > 0 ? "receiver.example" : "" })
       .filter({ has: page.locator(`#reason-${endpoint.id}`) });
     await screenshot(page, "operator-webhooks-narrow");
+    // The operator reads its log as its owner does: the delivery, its event, its outcome and its attempt.
+    await row.getByRole("button", { name: "Delivery log of https://receiver.example/hooks" }).click();
+    const logged = page.locator(`#endpoint-log tr[data-delivery-id="${delivery!.id}"]`);
+    await logged.waitFor();
+    // Still retried on the local schedule (seconds), or spent by now.
+    expect(["pending", "failed"]).toContain(await logged.getAttribute("data-outcome"));
+    expect(await logged.locator("code").first().innerText()).toBe(delivery!.eventId);
+    expect(await logged.innerText()).toMatch(/\d+ attempts?/);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await row.getByLabel("Reason for its owner").fill("a leaked secret");
     await row.getByRole("button", { name: "Lock" }).click();
