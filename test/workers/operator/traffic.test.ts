@@ -4,7 +4,7 @@ import { TRAFFIC_RANGES, readSeries, trafficQueries } from "../../../src/operato
 import { engineRow, runEngineSql, tableOf, type EngineRow } from "../../support/analytics-engine-sql";
 import { apiWith, errorBodyOf } from "../../support/request";
 import { storeTestKey } from "../../support/test-keys";
-import { setClock } from "../../support/limits-clock";
+import { inOneInstant } from "../../support/limits-clock";
 
 /**
  * The operators' traffic view (docs/operations.md#traffic): what the Worker
@@ -45,83 +45,79 @@ function analytics() {
   return { rows, asked, bindings, fail: (on: boolean) => void (failing = on) };
 }
 
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+afterEach(() => vi.restoreAllMocks());
 
 describe("GET /admin/traffic", () => {
-  it("counts every account's and every keyless caller's requests by outcome, with the top accounts, the bans refusing and the address groups refused", async () => {
+  it("counts every account's and every keyless caller's requests by outcome, with the top accounts, the bans refusing and the address groups refused", () =>
     // One fixed instant: the limited key's one admission a minute stays one, however slowly the requests go.
-    vi.useFakeTimers({ toFake: ["Date"] });
-    setClock(30);
-    const stand = analytics();
-    const busy = await storeTestKey({ plan: "pro" });
-    const limited = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 1_000 } });
-    for (let i = 0; i < 5; i++) {
-      const response = await apiWith(stand.bindings, "/v1/store/orders", { key: busy.key });
+    inOneInstant(async () => {
+      const stand = analytics();
+      const busy = await storeTestKey({ plan: "pro" });
+      const limited = await storeTestKey({ plan: "free", limits: { perMinute: 1, perDay: 1_000 } });
+      for (let i = 0; i < 5; i++) {
+        const response = await apiWith(stand.bindings, "/v1/store/orders", { key: busy.key });
+        expect(response.status).toBe(200);
+        // A list's point is written once its body has been read.
+        await response.arrayBuffer();
+      }
+      // Refused until its object bans it (BAN_THRESHOLD refusals in a row).
+      let banned = false;
+      for (let i = 0; i < 60 && !banned; i++) {
+        const response = await apiWith(stand.bindings, "/v1/store/orders", { key: limited.key });
+        banned = response.status === 429 && (await response.json<{ code: string }>()).code === "api_key_banned";
+      }
+      expect(banned).toBe(true);
+      for (let i = 0; i < 3; i++)
+        await (
+          await apiWith(stand.bindings, "/v1/store/orders", {
+            key: "so_test_not_a_key",
+            headers: { "CF-Connecting-IP": "198.51.100.9" },
+          })
+        ).arrayBuffer();
+
+      // What was written, counted here by outcome before the view's own request writes its point.
+      const before = [...stand.rows];
+      const written = (outcome: string) => before.filter((row) => row.blob5 === outcome).length;
+      const response = await apiWith(stand.bindings, "/admin/traffic?range=1h", OPERATOR);
       expect(response.status).toBe(200);
-      // A list's point is written once its body has been read.
-      await response.arrayBuffer();
-    }
-    // Refused until its object bans it (BAN_THRESHOLD refusals in a row).
-    let banned = false;
-    for (let i = 0; i < 60 && !banned; i++) {
-      const response = await apiWith(stand.bindings, "/v1/store/orders", { key: limited.key });
-      banned = response.status === 429 && (await response.json<{ code: string }>()).code === "api_key_banned";
-    }
-    expect(banned).toBe(true);
-    for (let i = 0; i < 3; i++)
-      await (
-        await apiWith(stand.bindings, "/v1/store/orders", {
-          key: "so_test_not_a_key",
-          headers: { "CF-Connecting-IP": "198.51.100.9" },
-        })
-      ).arrayBuffer();
+      const traffic = await response.json<{
+        range: string;
+        bucketSeconds: number;
+        series: Record<string, number | string>[];
+        topByRequests: { budget: string; requests: number; refused: number }[];
+        topByRefusals: { budget: string; requests: number; refused: number }[];
+        bans: { caller: string; refused: number; lastRefusedAt: string }[];
+        keyless: { addressGroup: string; requests: number; refused: number }[];
+        dataset: string;
+      }>();
 
-    // What was written, counted here by outcome before the view's own request writes its point.
-    const before = [...stand.rows];
-    const written = (outcome: string) => before.filter((row) => row.blob5 === outcome).length;
-    const response = await apiWith(stand.bindings, "/admin/traffic?range=1h", OPERATOR);
-    expect(response.status).toBe(200);
-    const traffic = await response.json<{
-      range: string;
-      bucketSeconds: number;
-      series: Record<string, number | string>[];
-      topByRequests: { budget: string; requests: number; refused: number }[];
-      topByRefusals: { budget: string; requests: number; refused: number }[];
-      bans: { caller: string; refused: number; lastRefusedAt: string }[];
-      keyless: { addressGroup: string; requests: number; refused: number }[];
-      dataset: string;
-    }>();
+      // The view's series adds up to the same.
+      const total = (outcome: string) => traffic.series.reduce((sum, bucket) => sum + Number(bucket[outcome]), 0);
+      expect(written("limited")).toBeGreaterThan(0);
+      for (const outcome of ["admitted", "limited", "banned", "unauthenticated"])
+        expect(total(outcome), outcome).toBe(written(outcome));
+      expect(traffic.series).toHaveLength(60);
+      expect(traffic.bucketSeconds).toBe(60);
 
-    // The view's series adds up to the same.
-    const total = (outcome: string) => traffic.series.reduce((sum, bucket) => sum + Number(bucket[outcome]), 0);
-    expect(written("limited")).toBeGreaterThan(0);
-    for (const outcome of ["admitted", "limited", "banned", "unauthenticated"])
-      expect(total(outcome), outcome).toBe(written(outcome));
-    expect(traffic.series).toHaveLength(60);
-    expect(traffic.bucketSeconds).toBe(60);
+      const limitedRefusals = written("limited") + written("banned");
+      expect(traffic.topByRequests).toContainEqual({ budget: busy.record.id, requests: 5, refused: 0 });
+      expect(traffic.topByRefusals).toEqual([
+        { budget: limited.record.id, requests: limitedRefusals + 1, refused: limitedRefusals },
+      ]);
+      expect(traffic.bans).toEqual([
+        { caller: limited.record.id, refused: written("banned"), lastRefusedAt: expect.any(String) },
+      ]);
+      // A 401 is not a refusal by the limiter.
+      expect(traffic.keyless.find((group) => group.addressGroup === "198.51.100.9")).toBeUndefined();
+      expect(traffic.dataset).toBe(DATASET);
 
-    const limitedRefusals = written("limited") + written("banned");
-    expect(traffic.topByRequests).toContainEqual({ budget: busy.record.id, requests: 5, refused: 0 });
-    expect(traffic.topByRefusals).toEqual([
-      { budget: limited.record.id, requests: limitedRefusals + 1, refused: limitedRefusals },
-    ]);
-    expect(traffic.bans).toEqual([
-      { caller: limited.record.id, refused: written("banned"), lastRefusedAt: expect.any(String) },
-    ]);
-    // A 401 is not a refusal by the limiter.
-    expect(traffic.keyless.find((group) => group.addressGroup === "198.51.100.9")).toBeUndefined();
-    expect(traffic.dataset).toBe(DATASET);
-
-    // Five queries to the Cloudflare account's SQL API with the read token, whatever the number of accounts.
-    expect(stand.asked).toHaveLength(5);
-    for (const asked of stand.asked) {
-      expect(asked.url).toBe(`https://api.cloudflare.com/client/v4/accounts/${ACCOUNT}/analytics_engine/sql`);
-      expect(asked.authorization).toBe(`Bearer ${READ_TOKEN}`);
-    }
-  });
+      // Five queries to the Cloudflare account's SQL API with the read token, whatever the number of accounts.
+      expect(stand.asked).toHaveLength(5);
+      for (const asked of stand.asked) {
+        expect(asked.url).toBe(`https://api.cloudflare.com/client/v4/accounts/${ACCOUNT}/analytics_engine/sql`);
+        expect(asked.authorization).toBe(`Bearer ${READ_TOKEN}`);
+      }
+    }));
 
   it("names the address groups whose keyless callers the limiter refused", async () => {
     const stand = analytics();
