@@ -37,6 +37,8 @@ export default defineConfig(async () => {
             // No test here waits for the clock; the limit only catches a hang, and a busy machine (an npm start
             // serving traffic beside it) makes a test of many requests take longer than vitest's 5 s.
             testTimeout: 30_000,
+            // And a hook's (each test's default key, a file's world) likewise: vitest's 10 s once ran out there.
+            hookTimeout: 30_000,
             setupFiles: ["./test/support/setup.ts"],
             // hono, zod and jose prebundled: each file's runtime loads them as one module each, not hundreds (a fifth of the project's time; jose a tenth of the rest).
             // hono/route with hono, or its matchedRoutes reads a request symbol of a copy of its own.

@@ -87,8 +87,9 @@ if (chosen.length > 0) {
 }
 
 /**
- * What a failed run said of its failures: vitest's failed files and tests, its "Failed Tests" and "Unhandled
- * Errors" sections and its totals; the whole output's end when it printed none of them (the check, a crash).
+ * What a failed run said of its failures: vitest's "Failed Tests" and "Unhandled Errors" sections, then its failed
+ * files and tests, last, where a CI log cut to its end still names them; the whole output's end when it printed none
+ * of them (the check, a crash).
  */
 function failures(output: string): string {
   const lines = output.split("\n");
@@ -98,7 +99,7 @@ function failures(output: string): string {
   const failedLines = lines.filter((_, at) => /^\s*(FAIL|×)\s/.test(plain[at]!));
   if (sectionAt < 0 && failedLines.length === 0) return lines.slice(-80).join("\n");
   const section = sectionAt < 0 ? [] : lines.slice(sectionAt, sectionAt + 150);
-  return [...failedLines.slice(0, 40), "", ...section].join("\n");
+  return [...section, "", ...failedLines.slice(0, 40)].join("\n");
 }
 
 const started = Date.now();
