@@ -136,7 +136,15 @@ describe("when the limiter is slow", () => {
   it(`answers 503 with Retry-After when it does not answer within ${LIMITER_TIMEOUT_MS} ms, twice`, async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const limiter = stuckLimiter(2);
-    const response = await apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders");
+    // Each wait is on a fake clock, moved on once the request is waiting for that ask: no test waits for the real one.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const answering = apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders");
+    for (const ask of [1, 2]) {
+      await expect.poll(limiter.calls).toBe(ask);
+      await vi.advanceTimersByTimeAsync(LIMITER_TIMEOUT_MS);
+    }
+    const response = await answering;
+    vi.useRealTimers();
     expect(await errorBodyOf(response)).toMatchObject({ code: "service_unavailable", status: 503 });
     expect(response.headers.get("Retry-After")).toBe("1");
     expect(limiter.calls()).toBe(2);
@@ -149,7 +157,12 @@ describe("when the limiter is slow", () => {
     // is.
     expect((await api("/v1/store/orders")).status).toBe(200);
     const limiter = stuckLimiter(1);
-    const response = await apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders");
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const answering = apiWith({ ...env, ACCOUNTS: limiter.binding }, "/v1/store/orders");
+    await expect.poll(limiter.calls).toBe(1);
+    await vi.advanceTimersByTimeAsync(LIMITER_TIMEOUT_MS);
+    const response = await answering;
+    vi.useRealTimers();
     expect(response.status).toBe(200);
     expect(response.headers.get("X-RateLimit-Limit")).not.toBeNull();
   });
