@@ -22,10 +22,11 @@
  * check.
  */
 import { spawn } from "node:child_process";
-import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, statfsSync, statSync } from "node:fs";
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildAssets } from "./lib/assets";
+import { processAlive } from "./lib/serving-record";
 
 // The Node the project runs on (package.json's engines): npm puts the one it installs (the node package) first.
 const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
@@ -49,13 +50,29 @@ function inMemory(path: string): string | undefined {
   }
 }
 
+function tryRemove(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {}
+}
+
 // Output passes through pipes: keep vitest's colours when a person is watching. Wrangler and Miniflare get a config
 // folder of their own, so no run shares (or leaves) state in ~/.config, and never ask Cloudflare for a request's cf.
 // Every temporary file of the run (Miniflare's storage, each npm start's state) is in one folder, in memory where the
 // machine has a tmpfs: each Durable Object is a SQLite file made and deleted, and on a disk's file system that was a
 // quarter of the workers runtime's CPU (CONTRIBUTING.md#tests).
-const temporary = mkdtempSync(join(inMemory("/dev/shm") ?? tmpdir(), "store-orders-test-"));
+const temporaries = inMemory("/dev/shm") ?? tmpdir();
+// A run killed outright leaves its folder (in memory, until the machine restarts): the next takes away any whose run
+// is gone. A run stopped by Ctrl-C or a TERM takes its own away.
+for (const name of readdirSync(temporaries)) {
+  const pid = /^store-orders-test-(\d+)-/.exec(name)?.[1];
+  // Another user's (another's process once had the id) is theirs: it stays.
+  if (pid && !processAlive(Number(pid))) tryRemove(join(temporaries, name));
+}
+const temporary = mkdtempSync(join(temporaries, `store-orders-test-${process.pid}-`));
 process.on("exit", () => rmSync(temporary, { recursive: true, force: true }));
+process.on("SIGINT", () => process.exit(130));
+process.on("SIGTERM", () => process.exit(143));
 const configHome = join(temporary, "config");
 mkdirSync(configHome);
 // The consoles' pages as they are now, built once: the e2e runs' `npm start`s serve them and build nothing.

@@ -36,7 +36,7 @@ export function holdState(stateDir: string | undefined, who: string): () => void
       const holder = readHolder(file);
       // Held by this process already (npm start makes its demo key as a keys command does): its hold stands.
       if (holder?.pid === process.pid) return () => {};
-      if (holder && alive(holder.pid))
+      if (holder && processAlive(holder.pid))
         throw new Error(
           `The local state in ${stateRoot(stateDir)} is in use by ${holder.who} (process ${holder.pid}): try again ` +
             "once it has finished, or run keys commands while npm start serves it.",
@@ -72,7 +72,7 @@ export function recordServing(stateDir: string | undefined, port: number): void 
 /** The URL of the `npm start` serving the state, if one is running. */
 export function servingUrl(stateDir: string | undefined): string | undefined {
   const record = readRecord(servingFile(stateDir));
-  return record && alive(record.pid) ? `http://127.0.0.1:${record.port}` : undefined;
+  return record && processAlive(record.pid) ? `http://127.0.0.1:${record.port}` : undefined;
 }
 
 function readRecord(file: string): ServingRecord | undefined {
@@ -85,7 +85,8 @@ function readRecord(file: string): ServingRecord | undefined {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` runs and is this user's. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
