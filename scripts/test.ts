@@ -50,6 +50,7 @@ function inMemory(path: string): string | undefined {
   }
 }
 
+/** Removes `path` and all in it, as far as this user may. */
 function tryRemove(path: string): void {
   try {
     rmSync(path, { recursive: true, force: true });
@@ -70,7 +71,7 @@ for (const name of readdirSync(temporaries)) {
   if (pid && !processAlive(Number(pid))) tryRemove(join(temporaries, name));
 }
 const temporary = mkdtempSync(join(temporaries, `store-orders-test-${process.pid}-`));
-process.on("exit", () => rmSync(temporary, { recursive: true, force: true }));
+process.on("exit", () => tryRemove(temporary));
 process.on("SIGINT", () => process.exit(130));
 process.on("SIGTERM", () => process.exit(143));
 const configHome = join(temporary, "config");
