@@ -261,7 +261,7 @@ async function revoke(context: CommandContext, keyId: string): Promise<void> {
   const { values, output } = context;
   if (values["found-at"] !== undefined && !values.leaked)
     throw new UsageError("--found-at goes with --leaked: where the leaked key was found");
-  const answer = await ask<{ leak?: { endpointsDisabled: string[]; rotatedInto: string[]; sessionsEnded: number } }>(
+  const answer = await ask<{ leak?: { endpointsDisabled: string[]; rotatedInto: string[] } }>(
     context,
     "POST",
     `/keys/${keyId}/revoke`,
@@ -273,10 +273,7 @@ async function revoke(context: CommandContext, keyId: string): Promise<void> {
   output.err(`Revoked ${keyId}${values.leaked ? " as leaked" : ""}: every location refuses it within 5 seconds.`);
   const { leak } = answer;
   if (leak) {
-    output.err(
-      `Disabled the webhook endpoints it made or last aimed: ${leak.endpointsDisabled.join(", ") || "none"}; ended ` +
-        `${leak.sessionsEnded} console session(s).`,
-    );
+    output.err(`Disabled the webhook endpoints it made or last aimed: ${leak.endpointsDisabled.join(", ") || "none"}.`);
     if (leak.rotatedInto.length > 0)
       output.err(
         `Keys it made by rotation still work, and whoever held it may hold them: ${leak.rotatedInto.join(", ")}. ` +

@@ -784,7 +784,7 @@ export interface components {
         };
         RevokeOwnKey: {
             /**
-             * @description leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console sessions); retired (the default): it is no longer used
+             * @description leaked: it may be in someone else's hands, so what it started ends with it (the webhook endpoints it made or aimed); retired (the default): it is no longer used
              * @default retired
              * @enum {string}
              */
@@ -803,8 +803,6 @@ export interface components {
             endpointsDisabled: string[];
             /** @description Keys it made by rotation: they still work, and whoever held it may hold them too; rotate them */
             rotatedInto: string[];
-            /** @description Its console sessions ended */
-            sessionsEnded: number;
         };
         ConsoleSignIn: {
             /** @description When the session ends, at the latest (RFC 3339) */

@@ -1,4 +1,7 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../framework/app-env";
 import type { Account } from "./account";
+import { accountOf, type ApiKeyRecord } from "./key-record";
 
 type Methods = "acquire" | "settle" | "addKey" | "key" | "keys" | "revokeKey" | "endLeak" | "rotateKey" | "updateKey";
 type MoreMethods = "setPlan" | "hasLiveReader" | "usage" | "usageHistory" | "unban" | "forgive" | "admitTestEvent";
@@ -14,3 +17,8 @@ export type AccountStub = {
 /** An account's Durable Object, by the account's name. */
 export const accountStub = (accounts: Env["ACCOUNTS"], name: string): AccountStub =>
   accounts.getByName(name) as unknown as AccountStub;
+
+/** A key this request changed through its account: the isolate drops its word on it, so its next ask is afresh. */
+export function forgetKey(c: Context<AppEnv>, key: ApiKeyRecord): void {
+  c.set("changedKeys", [...(c.get("changedKeys") ?? []), { account: accountOf(key), keyId: key.id }]);
+}

@@ -13,7 +13,7 @@ declare module "hono" {
   interface ContextVariableMap {
     /** Set by rateLimit(): the limiter's decision, for the request log. */
     limit?: Verdict["outcome"];
-    /** Keys this request changed in their accounts (keys/forget-key.ts): this isolate's word on them goes after it. */
+    /** Keys this request changed in their accounts (account-stub.ts): this isolate's word on them goes after it. */
     changedKeys?: { account: string; keyId: string }[];
   }
 }

@@ -65,10 +65,6 @@ export const ConsoleLink = z
   })
   .meta({ id: "ConsoleLink" });
 
-/** Spends every link to a key not yet used (a key revoked as leaked): no session can open from one any more. */
-export const spendLinksOfKey = (db: D1Database, keyId: string, at: string): D1PreparedStatement =>
-  db.prepare("UPDATE console_links SET used_at = ?2 WHERE key_id = ?1 AND used_at IS NULL").bind(keyId, at);
-
 /** Links a day past their end (the daily cron). */
 export const pruneLinks = (db: D1Database, before: string): D1PreparedStatement =>
   db.prepare("DELETE FROM console_links WHERE expires_at < ?1").bind(before);

@@ -1,5 +1,5 @@
 /** The console_sessions table's statements. Apart from the cookie, so ending a session needs no secret. */
-import { pruneLinks, spendLinksOfKey } from "../console-kit/sign-in-links";
+import { pruneLinks } from "../console-kit/sign-in-links";
 
 export type SessionVia = "key" | "link";
 
@@ -30,19 +30,6 @@ export async function isSessionOpen(db: D1Database, id: string): Promise<boolean
     .bind(id)
     .first<{ ended_at: string | null }>();
   return row !== null && row.ended_at === null;
-}
-
-/** Ends every session of a key and every unused link to it at once (a leak); counted by what they ended. */
-export async function endEverySessionOfKey(
-  db: D1Database,
-  keyId: string,
-  at: string,
-): Promise<{ sessions: number; links: number }> {
-  const [sessions, links] = await db.batch([
-    db.prepare("UPDATE console_sessions SET ended_at = ?2 WHERE key_id = ?1 AND ended_at IS NULL").bind(keyId, at),
-    spendLinksOfKey(db, keyId, at),
-  ]);
-  return { sessions: sessions!.meta.changes, links: links!.meta.changes };
 }
 
 /** Rows a day past their end: sessions and links no one can use any more (the daily cron). */

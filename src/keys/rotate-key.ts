@@ -3,11 +3,10 @@ import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
 import { sha256Hex } from "../lib/digest";
 import { accountOf, type ApiKeyRecord } from "../account/key-record";
-import { accountStub } from "../account/account-stub";
+import { accountStub, forgetKey } from "../account/account-stub";
 import { auditedKeyOperation } from "./audit";
 import { keyPrefixOf, newKeyOf } from "./issue-key";
 import { storeKeyPointer } from "./kv-layout";
-import { forgetKey } from "./forget-key";
 import { answeringRefusals, refusedByAccount } from "./key-refusal";
 
 /**

@@ -1,27 +1,24 @@
 /**
  * Revoking a key, whoever asks: revoked in its account (every isolate refuses it within a lease), audited with why. A
  * key revoked as leaked ends what it started (docs/api.md#what-a-leak-ends), since its holder may act before its owner:
- * the endpoints it made or aimed are disabled, its console sessions and links end, and the keys it made by rotation are
- * named for the owner to rotate.
+ * the endpoints it made or aimed are disabled, and the keys it made by rotation are named for the owner to rotate. Its
+ * console sessions and links need nothing here: each use asks its account, which refuses a revoked key.
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../framework/app-env";
 import { callDependency } from "../lib/call-dependency";
 import { accountOf, revoked, RevocationReason as KeyRevocationReason, type ApiKeyRecord } from "../account/key-record";
-
-import { accountStub } from "../account/account-stub";
+import { accountStub, forgetKey } from "../account/account-stub";
 import { addKeyEventChanges, auditedKeyOperation } from "../keys/audit";
 import { OperationNotTaken } from "../lib/audit-row";
-import { forgetKey } from "../keys/forget-key";
 import type { KeyRefusal } from "../account/key-rules";
 import type { Usage } from "../account/policy";
-import { endEverySessionOfKey } from "../console/session-table";
 import { disableForLeak } from "../webhook-delivery/endpoint-table";
 import { auditedEndpointChange } from "../webhook-delivery/endpoint-audit-rows";
 
 export const RevocationReason = KeyRevocationReason.describe(
-  "leaked: it may be in someone else's hands, so what it started ends with it (webhook endpoints, console " +
-    "sessions); retired (the default): it is no longer used",
+  "leaked: it may be in someone else's hands, so what it started ends with it (the webhook endpoints it made " +
+    "or aimed); retired (the default): it is no longer used",
 );
 export type RevocationReason = KeyRevocationReason;
 
@@ -42,7 +39,6 @@ export interface LeakEnded {
   endpointsDisabled: string[];
   /** Keys the leaked key made by rotation: still working, for their owner to rotate. */
   rotatedInto: string[];
-  sessionsEnded: number;
 }
 
 export interface Revocation {
@@ -167,7 +163,7 @@ async function endpointsStartedByAny(db: D1Database, account: string, keyIds: re
 
 /**
  * Disables every endpoint the key or its rotations started, twice over (a change made just before the revocation may
- * land after the first look); then its console sessions and links end.
+ * land after the first look).
  */
 async function endWhatTheKeyStarted(db: D1Database, record: ApiKeyRecord, actor: string): Promise<LeakEnded> {
   const at = new Date().toISOString();
@@ -195,6 +191,5 @@ async function endWhatTheKeyStarted(db: D1Database, record: ApiKeyRecord, actor:
       }
     }
   }
-  const { sessions } = await callDependency("D1", () => endEverySessionOfKey(db, record.id, at));
-  return { endpointsDisabled: disabled, rotatedInto, sessionsEnded: sessions };
+  return { endpointsDisabled: disabled, rotatedInto };
 }

@@ -26,7 +26,7 @@ export const revokeAnyKey = defineOperation({
   description:
     "Revokes the key for good in its account: every isolate refuses it from its next ask (within 5 s), without " +
     "counting it; with reason leaked (and where it was found), every webhook endpoint it made or last aimed is " +
-    "disabled and its console sessions end (docs/api.md#what-a-leak-ends); audited.",
+    "disabled (docs/api.md#what-a-leak-ends); audited.",
   params: {
     schema: KeyIdParams,
     invalid: { code: "not_found", message: "No such key: key ids look like key_0123456789abcdef." },

@@ -82,7 +82,6 @@ export const LeakEnded = z
     rotatedInto: z
       .array(z.string())
       .describe("Keys it made by rotation: they still work, and whoever held it may hold them too; rotate them"),
-    sessionsEnded: z.number().int().describe("Its console sessions ended"),
   })
   .meta({ id: "LeakEnded" });
 

@@ -68,10 +68,9 @@ function Keys({ session, refreshSession }: { session: Session; refreshSession: (
 
   const revoke = async (key: OwnKey, reason: "retired" | "leaked") => {
     const asLeaked = reason === "leaked" ? " as leaked" : "";
-    const ends =
-      reason === "leaked" ? " The webhook endpoints it made or aimed are disabled, and its console sessions end." : "";
-    if (!confirm(`Revoke ${key.start}${asLeaked}? Every request with it is refused from now on, for good.${ends}`))
-      return;
+    const ends = reason === "leaked" ? " The webhook endpoints it made or aimed are disabled." : "";
+    const refused = "Every request with it, and every console session of it, is refused from now on, for good.";
+    if (!confirm(`Revoke ${key.start}${asLeaked}? ${refused}${ends}`)) return;
     try {
       await call("POST", apiPath("keys", { key: key.id }, "revoke"), { body: { reason } });
       setStatus({ text: `Revoked ${key.start}${asLeaked}.` });
