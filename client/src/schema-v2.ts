@@ -292,7 +292,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke a key of the caller's account
-         * @description Revokes a key of the calling key's account for good, the calling key included: from the next call on (within 5 s everywhere) it is refused, and a console session of it ends. With reason leaked, every webhook endpoint it made or last aimed (URL, secret or types) is disabled, to be enabled again with confirmUrl, its console sessions and links end, and the keys it made by rotation are named (docs/api.md#what-a-leak-ends). Revoking a revoked key answers as the first time did; a key revoked as retired may be revoked again as leaked. A key that was rotated away, or expires, may revoke only itself (403 key_acts_only_on_itself). Audited.
+         * @description Revokes a key of the calling key's account for good, the calling key included: from the next call on (within 5 s everywhere) it is refused, and a console session of it ends. With reason leaked, every webhook endpoint it made or last aimed (URL, secret or types) is disabled, to be enabled again with confirmUrl, and the keys it made by rotation are named (docs/api.md#what-a-leak-ends). Revoking a revoked key answers as the first time did; a key revoked as retired may be revoked again as leaked. A key that was rotated away, or expires, may revoke only itself (403 key_acts_only_on_itself). Audited.
          */
         post: operations["revokeOwnKey"];
         delete?: never;
