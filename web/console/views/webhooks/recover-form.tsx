@@ -13,7 +13,9 @@ export function RecoverForm({ actions }: { actions: EndpointActions }) {
         { body: { since } },
       );
       actions.say({
-        text: `${result.recovered} failed deliveries sent again${result.more ? "; more remain: recover again" : ""}.`,
+        text:
+          `${result.recovered} failed ${result.recovered === 1 ? "delivery" : "deliveries"} sent again` +
+          `${result.more ? "; more remain: recover again" : ""}.`,
       });
       await actions.reloadLog();
     });
