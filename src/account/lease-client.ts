@@ -83,6 +83,15 @@ export class LeaseClient {
     return book !== undefined && book.banEnds > now / 1000 && now < book.banKnownUntil;
   }
 
+  /** Whether this isolate knows the caller refused now, banned or limited, as admit() would answer it unasked. */
+  knowsRefused(name: string, now: number): boolean {
+    const book = this.#callers.get(name)?.book;
+    // No threshold: a limit this request would turn into a ban is a refusal all the same.
+    return (
+      book !== undefined && localRefusal(book, { threshold: Number.POSITIVE_INFINITY, seconds: 0 }, now) !== undefined
+    );
+  }
+
   /** Drops the account's word on a key: the key's next request here asks the account. */
   forgetKey(name: string, keyId: string): void {
     this.#callers.get(name)?.book.keys.delete(keyId);

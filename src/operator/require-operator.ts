@@ -79,11 +79,11 @@ export const operatorCredential =
     accessKeys: AccessKeys,
     endedSessions: TtlCache<string, true>,
     seenTokens: SeenOperatorTokens,
-    leases: Pick<LeaseClient, "knowsBanned">,
+    leases: Pick<LeaseClient, "knowsRefused">,
   ): OtherCredential =>
   async (c, address) => {
-    const banned = () => leases.knowsBanned(`ip:${address}`, Date.now());
-    const operator = await identifiedOperator(c, accessKeys, endedSessions, seenTokens, banned).catch(() => undefined);
+    const refused = () => leases.knowsRefused(`ip:${address}`, Date.now());
+    const operator = await identifiedOperator(c, accessKeys, endedSessions, seenTokens, refused).catch(() => undefined);
     return operator === undefined ? undefined : { kind: "anonymous", address, rejection: MISSING_KEY, operator };
   };
 
@@ -92,7 +92,7 @@ async function identifiedOperator(
   accessKeys: AccessKeys,
   endedSessions: TtlCache<string, true>,
   seenTokens: SeenOperatorTokens,
-  addressBanned: () => boolean,
+  addressRefused: () => boolean,
 ): Promise<string | undefined> {
   const access = c.get("config").access;
   if (access) {
@@ -106,11 +106,12 @@ async function identifiedOperator(
     return c.req.header("Authorization") === undefined ? sealedSessionOperator(c, endedSessions) : undefined;
   const digest = await sha256Hex(presented);
   if (digest === (await sha256Hex(configured.token))) return configured.name;
-  // Only what looks like a named operator's token is looked up, never one found unknown within the minute, and from a
-  // banned address group only one found live: made-up tokens cost no read.
+  // Only what looks like a named operator's token is looked up, never one found unknown within the minute, and from an
+  // address group this isolate knows limited or banned only one found live: counted by address first, made-up tokens
+  // cost no read.
   if (!presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX)) return undefined;
   const seen = seenTokens.get(digest, Date.now());
-  if (seen === false || (seen === undefined && addressBanned())) return undefined;
+  if (seen === false || (seen === undefined && addressRefused())) return undefined;
   const name = await liveOperator(c.env.DB, LIVE_OPERATOR_BY_DIGEST, digest);
   seenTokens.set(digest, name !== undefined, UNKNOWN_TOKEN_MS, Date.now());
   return name;

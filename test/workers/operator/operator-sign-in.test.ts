@@ -115,6 +115,17 @@ describe("named operators", () => {
       const afterFirst = reads;
       expect(await errorBodyOf(await send(unknown, "198.51.100.20"))).toMatchObject({ status: 401 });
       expect(reads - afterFirst).toBe(1);
+      // An address over its limit, not banned: made-up tokens are counted by it first, and cost no read.
+      const limited = "198.51.100.23";
+      for (let i = 0; i <= ANONYMOUS_LIMITS.perMinute; i++)
+        await (await api("/v1/store/orders", { key: null, headers: { "CF-Connecting-IP": limited } })).arrayBuffer();
+      const beforeLimited = reads;
+      for (let i = 0; i < 3; i++)
+        expect(await errorBodyOf(await send(`so_op_madeUpTokenNumber${i}OfNobody00000000000`, limited))).toMatchObject({
+          code: "rate_limit_exceeded",
+          status: 429,
+        });
+      expect(reads).toBe(beforeLimited);
       // An office address banned by its keyless callers.
       const office = "198.51.100.21";
       for (let i = 0; i < ANONYMOUS_LIMITS.perMinute + 25; i++)
