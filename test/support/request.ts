@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import worker from "../../src/app/worker";
 import { isWaitingOutside } from "../../src/lib/waits-outside";
 import { expect } from "vitest";
-import { defaultKey } from "./test-keys";
+import { defaultKey, madeDefaultKey } from "./test-keys";
 
 export const ORIGIN = "https://store-orders.test";
 
@@ -21,7 +21,8 @@ export function api(path: string, init: ApiInit = {}): Promise<Response> {
 /** The same, with bindings of the test's choosing (a failing D1, a counting KV...). */
 export async function apiWith(bindings: Env, path: string, init: ApiInit = {}): Promise<Response> {
   const context = recordingContext();
-  const response = await worker.fetch(clientRequest(path, init), bindings, context.ctx);
+  const key = init.key === undefined ? (await defaultKey()).key : init.key;
+  const response = await worker.fetch(clientRequest(path, { ...init, key }), bindings, context.ctx);
   await context.settled();
   return response;
 }
@@ -61,9 +62,12 @@ export function recordingContext(): { ctx: ExecutionContext; settled(): Promise<
 
 type ApiInit = RequestInit & { key?: string | null };
 
-/** The request a client would send: the default test key unless `init` says otherwise, an address of its own. */
+/**
+ * The request a client would send: the default test key (made already: await defaultKey()) unless `init` says
+ * otherwise, an address of its own.
+ */
 export function clientRequest(path: string, init: ApiInit): Request {
-  const { key = defaultKey.key, ...rest } = init;
+  const { key = madeDefaultKey().key, ...rest } = init;
   const headers = new Headers(rest.headers);
   if (key !== null && !headers.has("Authorization")) headers.set("Authorization", `Bearer ${key}`);
   // Callers without a key are limited per address (IPv6 per /64): a fresh /64

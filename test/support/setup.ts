@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, vi } from "vitest";
 import { forgetIsolateMemory } from "../../src/app/isolate-memory";
 import { seedProperties } from "./property-seed";
-import { storeDefaultKey } from "./test-keys";
+import { forgetDefaultKey } from "./test-keys";
 
 // Setup files run before each test file. The files of a core share one runtime (vitest.config.ts), so each
 // starts as the first requests of a new isolate would: D1, KV, the caches and every object emptied, the
@@ -18,7 +18,7 @@ vi.restoreAllMocks();
 seedProperties(env.FC_SEED);
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
-beforeEach(storeDefaultKey);
+beforeEach(forgetDefaultKey);
 
 /**
  * What the file before left that reset() did not take away, taken away: now and then (one full run in a few) a file

@@ -24,9 +24,28 @@ export async function storeTestKey(options: TestKeyOptions = {}): Promise<TestKe
   return { key: issued.key, record };
 }
 
-/** The key `api()` sends unless a test says otherwise; a generous plan so it does not trip limits. */
-export let defaultKey: TestKey;
+/**
+ * The key `api()` sends unless a test says otherwise, a generous plan so it does not trip limits: each test's own, made
+ * when the test first needs it (most send keys of their own, and a key is an account's object made).
+ */
+let defaultKeyOfTest: { made: Promise<TestKey>; key?: TestKey } | undefined;
 
-export async function storeDefaultKey(): Promise<void> {
-  defaultKey = await storeTestKey({ plan: "enterprise", limits: { perMinute: 1_000_000, perDay: 10_000_000 } });
+export function defaultKey(): Promise<TestKey> {
+  if (defaultKeyOfTest) return defaultKeyOfTest.made;
+  const asked = { made: storeTestKey({ plan: "enterprise", limits: { perMinute: 1_000_000, perDay: 10_000_000 } }) };
+  defaultKeyOfTest = asked;
+  void asked.made.then((key) => Object.assign(asked, { key }));
+  return asked.made;
+}
+
+/** The default key already made in this test: for a request that cannot wait for it (await defaultKey() first). */
+export function madeDefaultKey(): TestKey {
+  const key = defaultKeyOfTest?.key;
+  if (!key) throw new Error("No default key yet in this test: await defaultKey() before building the request.");
+  return key;
+}
+
+/** A new test has no default key until it asks. */
+export function forgetDefaultKey(): void {
+  defaultKeyOfTest = undefined;
 }

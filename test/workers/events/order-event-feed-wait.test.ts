@@ -7,6 +7,7 @@ import { apiWith, clientRequest } from "../../support/request";
 import { seedOrders } from "../../support/seed";
 import { eventsOfEachTest, type EventPage } from "../../support/event-feed";
 import { feedHead } from "../../support/webhook-fixtures";
+import { defaultKey } from "../../support/test-keys";
 
 /**
  * The feed's wait (docs/api.md#events-and-webhooks): an empty page held until
@@ -14,6 +15,9 @@ import { feedHead } from "../../support/webhook-fixtures";
  * ended when its client goes away.
  */
 const feed = eventsOfEachTest();
+
+// Its requests are built on the test's timers, so the key they send is made first.
+beforeEach(async () => void (await defaultKey()));
 
 describe("the feed's wait", () => {
   /** D1 with its batches (one per feed read) counted. */

@@ -5,12 +5,12 @@ import {
   runInDurableObject,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/app/worker";
 import { REFUSAL_FLUSH_MS } from "../../../src/account/lease-client";
 import { LEASE_MS } from "../../../src/account/policy";
 import { clientRequest, errorBodyOf, recordingContext } from "../../support/request";
-import { storeTestKey } from "../../support/test-keys";
+import { defaultKey, storeTestKey } from "../../support/test-keys";
 
 /**
  * The usage history (docs/api.md#usage): what each account's limiter object
@@ -55,6 +55,9 @@ afterEach(async () => {
   vi.useRealTimers();
   await Promise.all(pending.splice(0));
 });
+
+// Its requests are built as a client's, with the default key made first.
+beforeEach(async () => void (await defaultKey()));
 
 describe("the usage history", () => {
   it("counts exactly what the limiter decided, minute by minute: leases as they were spent, every 429 once", async () => {
