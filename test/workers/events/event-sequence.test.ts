@@ -61,12 +61,18 @@ describe("the order event sequence across a restore", () => {
     await sql("DELETE FROM order_events WHERE seq > ?1", restorePoint);
     await sql("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'order_events'", restorePoint);
 
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
     const raised = await operator("/order-events/sequence", {
       method: "POST",
       body: JSON.stringify({ atLeast: noted.sequence }),
     });
     expect(raised.status).toBe(200);
     expect(await raised.json()).toEqual({ sequence: noted.sequence });
+    // Its record is the log's: who raised it, to what (docs/operations.md#operator-api).
+    expect(warned.mock.calls.map(([line]) => JSON.parse(String(line)))).toContainEqual(
+      expect.objectContaining({ atLeast: noted.sequence, sequence: noted.sequence, operator: "tests" }),
+    );
+    warned.mockRestore();
     // No placeholder is left for a reader to see.
     expect(
       await env.DB.prepare("SELECT count(*) AS n FROM order_events WHERE seq > ?1").bind(restorePoint).first("n"),
