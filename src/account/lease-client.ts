@@ -86,10 +86,10 @@ export class LeaseClient {
   /** Whether this isolate knows the caller refused now, banned or limited, as admit() would answer it unasked. */
   knowsRefused(name: string, now: number): boolean {
     const book = this.#callers.get(name)?.book;
+    // An expired lease goes back first and may make room (as in refuseKnown): admit() would ask, so nothing is known.
+    if (!book || book.leases.some((lease) => lease.expiresAt <= now)) return false;
     // No threshold: a limit this request would turn into a ban is a refusal all the same.
-    return (
-      book !== undefined && localRefusal(book, { threshold: Number.POSITIVE_INFINITY, seconds: 0 }, now) !== undefined
-    );
+    return localRefusal(book, { threshold: Number.POSITIVE_INFINITY, seconds: 0 }, now) !== undefined;
   }
 
   /** Drops the account's word on a key: the key's next request here asks the account. */
