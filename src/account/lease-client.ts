@@ -86,9 +86,8 @@ export class LeaseClient {
   /** Whether this isolate knows the caller refused now, banned or limited, as admit() would answer it unasked. */
   knowsRefused(name: string, now: number): boolean {
     const book = this.#callers.get(name)?.book;
-    // An expired lease goes back first and may make room (as in refuseKnown): admit() would ask, so nothing is known.
+    // An expired lease goes back first and may make room (as in refuseKnown); a limit about to ban still refuses.
     if (!book || book.leases.some((lease) => lease.expiresAt <= now)) return false;
-    // No threshold: a limit this request would turn into a ban is a refusal all the same.
     return localRefusal(book, { threshold: Number.POSITIVE_INFINITY, seconds: 0 }, now) !== undefined;
   }
 

@@ -106,9 +106,8 @@ async function identifiedOperator(
     return c.req.header("Authorization") === undefined ? sealedSessionOperator(c, endedSessions) : undefined;
   const digest = await sha256Hex(presented);
   if (digest === (await sha256Hex(configured.token))) return configured.name;
-  // Only what looks like a named operator's token is looked up, never one found unknown within the minute, and from an
-  // address group this isolate knows limited or banned only one found live: counted by address first, made-up tokens
-  // cost no read.
+  // Only a named operator's token not found unknown within the minute is looked up, and from an address group known
+  // refused (limited or banned) only one found live: counted by address first, made-up tokens cost no read.
   if (!presented.startsWith(NAMED_OPERATOR_TOKEN_PREFIX)) return undefined;
   const seen = seenTokens.get(digest, Date.now());
   if (seen === false || (seen === undefined && addressRefused())) return undefined;

@@ -161,10 +161,7 @@ async function endpointsStartedByAny(db: D1Database, account: string, keyIds: re
   return results.map((row) => row.id);
 }
 
-/**
- * Disables every endpoint the key or its rotations started, twice over (a change made just before the revocation may
- * land after the first look).
- */
+/** Disables every endpoint the key or its rotations started, twice over (a change just before may land after). */
 async function endWhatTheKeyStarted(db: D1Database, record: ApiKeyRecord, actor: string): Promise<LeakEnded> {
   const at = new Date().toISOString();
   const rotatedInto = await keysMadeBy(db, record.id);
