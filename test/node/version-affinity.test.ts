@@ -14,7 +14,7 @@ import { mustRunWrangler } from "../../scripts/lib/wrangler";
  * (the key set to the client's address), every page a browser loads runs its own version's script and stylesheet;
  * without it, some pages meet the other version's.
  */
-const CLIENTS = 100;
+const CLIENTS = 40;
 const PAGES = [
   { page: "/console", assets: ["/console/console.js", "/console/console.css"] },
   { page: "/operator", assets: ["/operator/operator.js", "/operator/operator.css"] },
