@@ -12,11 +12,9 @@ import { text } from "node:stream/consumers";
 import { SCOPES } from "../src/framework/operations/scopes";
 import { PLANS } from "../src/account/plans";
 import { isWellFormedKey, KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH } from "../src/keys/key-format";
-import { readEnvironment } from "./lib/environments";
 import { operatorEnvFile } from "./lib/local-secrets";
 import { operatorApi, type OperatorApi } from "./lib/operator-client";
 import { servingUrl } from "./lib/serving-record";
-import { withStateWorker } from "./lib/state-worker";
 import { usageReport, type UsageHistoryAnswer } from "./lib/usage-report";
 
 export const ENVIRONMENTS = ["local", "staging", "production"] as const;
@@ -140,22 +138,27 @@ async function keysCommand(argv: string[], output: KeysOutput): Promise<void> {
     const context = { api, where: environment, values, output };
     return command === "operator" ? operator(context, subject, operatorName) : run(context, subject ?? "");
   };
-  // A local state nothing serves is served for this command alone, by the Worker's own code over its files.
+  // A local state nothing serves is served for this command alone, by the Worker's own code over its files. Wrangler
+  // and Miniflare are loaded only where needed: seconds of CPU that a command against a running service never uses.
   const stateDir = values["persist-to"];
-  if (environment === "local" && values["base-url"] === undefined && servingUrl(stateDir) === undefined)
+  if (environment === "local" && values["base-url"] === undefined && servingUrl(stateDir) === undefined) {
+    const { withStateWorker } = await import("./lib/state-worker");
     return withStateWorker(stateDir, (baseUrl) => on(operatorApi(baseUrl, { stateDir })!));
-  return on(apiOf(environment, values));
+  }
+  return on(await apiOf(environment, values));
 }
 
 /** The operator API of the environment, or why there is none to use. */
-function apiOf(environment: Environment, values: Values): OperatorApi {
+async function apiOf(environment: Environment, values: Values): Promise<OperatorApi> {
   if (environment === "local") {
     const stateDir = values["persist-to"];
     const api = operatorApi(values["base-url"], { stateDir });
     if (!api) throw new Error(`No operator token in ${operatorEnvFile(stateDir)}: run npm start once to make one.`);
     return api;
   }
-  const api = operatorApi(values["base-url"] ?? String(readEnvironment(environment).vars.BASE_URL), undefined);
+  const baseUrl =
+    values["base-url"] ?? String((await import("./lib/environments")).readEnvironment(environment).vars.BASE_URL);
+  const api = operatorApi(baseUrl, undefined);
   if (!api)
     throw new Error(
       `${environment}'s operator API needs a credential: OPERATOR_TOKEN, or CF_ACCESS_CLIENT_ID and ` +
