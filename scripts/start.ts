@@ -11,13 +11,9 @@ import { parseArgs } from "node:util";
 import { SCOPES } from "../src/framework/operations/scopes";
 import { KeyPointer, ownerName, pointerName } from "../src/keys/kv-layout";
 import { sha256Hex } from "../src/lib/digest";
-import { buildAssets } from "./lib/assets";
-import { issueLocalKeys } from "./lib/key-store";
-import { applyMigrations, executeSql, openLocalState } from "./lib/local-state";
 import { ensureLocalSecrets, operatorEnvFile } from "./lib/local-secrets";
 import { holdState, recordServing } from "./lib/serving-record";
 import { startWrangler } from "./lib/wrangler";
-import { readEnvironment, varsFromEnvironment } from "./lib/environments";
 
 const USAGE = `npm start [-- options]: the service on http://localhost:<port>/v1 over local state, with demo data.
   --port <n>          the port (8787)
@@ -55,6 +51,14 @@ if (values.orders !== undefined && (!/^[1-9][0-9]{0,6}$/.test(values.orders) || 
   console.error("--orders must be a whole number from 1 to 1000000");
   process.exit(2);
 }
+// Loaded once the options hold: wrangler, Miniflare and esbuild take seconds of CPU that --help never needs.
+const [{ buildAssets }, { issueLocalKeys }, { applyMigrations, executeSql, openLocalState }, environments] =
+  await Promise.all([
+    import("./lib/assets"),
+    import("./lib/key-store"),
+    import("./lib/local-state"),
+    import("./lib/environments"),
+  ]);
 // The consoles' pages as they are now (npm test built them already for the services it starts).
 if (process.env.STORE_ORDERS_ASSETS_BUILT !== "1") await buildAssets();
 // From its first write to its exit: no keys command opens the state meanwhile (it reaches /admin once this serves).
@@ -75,8 +79,8 @@ console.log(
 // BASE_URL follows the port, so GET / and the deprecation Link point where the service really is (never the
 // environment's: tools such as Vite set one of their own); any other var wrangler.jsonc declares is taken from the
 // environment when set there.
-const fromEnvironment = varsFromEnvironment(
-  Object.keys(readEnvironment(undefined).vars).filter((name) => name !== "BASE_URL"),
+const fromEnvironment = environments.varsFromEnvironment(
+  Object.keys(environments.readEnvironment(undefined).vars).filter((name) => name !== "BASE_URL"),
   process.env,
 );
 const dev = startWrangler([
